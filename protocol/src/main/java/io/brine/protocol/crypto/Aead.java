@@ -1,0 +1,53 @@
+package io.brine.protocol.crypto;
+
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+
+/**
+ * AES-256-GCM, the symmetric half of suite 1. A sealed box is {@code nonce(12) || ciphertext || tag(16)} with a
+ * fresh random nonce; the associated data binds the box to its context (message type, generation, sender).
+ */
+public final class Aead {
+
+    public static final int NONCE_LENGTH = 12;
+    public static final int TAG_LENGTH = 16;
+    public static final int OVERHEAD = NONCE_LENGTH + TAG_LENGTH;
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private Aead() {
+    }
+
+    public static byte[] seal(SessionKey key, byte[] associatedData, byte[] plaintext) {
+        byte[] out = new byte[NONCE_LENGTH + plaintext.length + TAG_LENGTH];
+        byte[] nonce = new byte[NONCE_LENGTH];
+        RANDOM.nextBytes(nonce);
+        System.arraycopy(nonce, 0, out, 0, NONCE_LENGTH);
+        try {
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.ENCRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG_LENGTH * 8, nonce));
+            cipher.updateAAD(associatedData);
+            cipher.doFinal(plaintext, 0, plaintext.length, out, NONCE_LENGTH);
+            return out;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("AES-GCM seal failed", e);
+        }
+    }
+
+    public static byte[] open(SessionKey key, byte[] associatedData, byte[] box) throws CryptoException {
+        if (box == null || box.length < OVERHEAD) {
+            throw new CryptoException("sealed box is too short");
+        }
+        try {
+            Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+            cipher.init(Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG_LENGTH * 8, box, 0,
+                    NONCE_LENGTH));
+            cipher.updateAAD(associatedData);
+            return cipher.doFinal(box, NONCE_LENGTH, box.length - NONCE_LENGTH);
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw new CryptoException("cannot open sealed box: wrong key, wrong context, or tampered");
+        }
+    }
+}
