@@ -1,0 +1,55 @@
+package io.brine.protocol.transport;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Collection;
+import java.util.Set;
+
+/**
+ * The master's side of a transport: a request channel that minions send frames on and the master answers, and a
+ * publish channel that carries frames to chosen minions. Each socket is owned by one transport thread; all methods
+ * here are thread-safe and return without waiting for the network.
+ */
+public interface ServerTransport extends AutoCloseable {
+
+    /**
+     * Binds and starts. Inbound frames are handed to {@code handler} on a transport thread: the handler must only
+     * enqueue work, never decrypt, verify or touch the disk there.
+     */
+    void start(InboundHandler handler) throws IOException;
+
+    /** The addresses actually bound (ports chosen by the system when configured as 0), request channel first. */
+    Addresses addresses();
+
+    /** Queues a frame to one peer on the request channel; false when it cannot be delivered (peer gone, queue full). */
+    boolean send(Peer peer, byte[] frame);
+
+    /**
+     * Queues a frame for each of these minions on the publish channel. Returns the ids it could not queue the frame
+     * for (not subscribed, not connected, or its queue is full): a publication never vanishes silently.
+     */
+    Set<String> publish(Collection<String> minionIds, byte[] frame);
+
+    /** Tells the transport that {@code minionId} authenticated on {@code peer}, so publications can reach it. */
+    void bind(String minionId, Peer peer);
+
+    /** The minion was removed: drop its route, close its connection where there is one. */
+    void unbind(String minionId);
+
+    @Override
+    void close();
+
+    /** Where the master listens; {@code publish} equals {@code request} for single-connection transports. */
+    record Addresses(InetSocketAddress request, InetSocketAddress publish) {
+    }
+
+    /** Receives frames from the request channel. */
+    interface InboundHandler {
+
+        void onFrame(Peer from, byte[] frame);
+
+        /** The connection behind {@code peer} closed (transports that can tell). */
+        default void onDisconnect(Peer peer) {
+        }
+    }
+}
