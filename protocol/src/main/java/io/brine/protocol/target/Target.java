@@ -1,0 +1,105 @@
+package io.brine.protocol.target;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * A parsed target expression (Salt's targeting): which minions a publication is for. The master resolves it
+ * against accepted minions and the grains they reported; each minion checks it again against itself.
+ */
+public sealed interface Target {
+
+    /** Whether the minion {@code id} with {@code grains} is targeted. */
+    boolean matches(String id, Map<String, Object> grains);
+
+    /** The exact ids targeted when the expression names them without wildcards or grains; empty otherwise. */
+    default Optional<Set<String>> exactIds() {
+        return Optional.empty();
+    }
+
+    /** Glob on the id (the default target type). */
+    record IdGlob(Glob glob) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return glob.matches(id);
+        }
+
+        @Override
+        public Optional<Set<String>> exactIds() {
+            return glob.isLiteral() ? Optional.of(Set.of(glob.toString())) : Optional.empty();
+        }
+    }
+
+    /** Regular expression on the id, anchored at the start as Salt's {@code re.match} is. */
+    record IdRegex(Pattern pattern) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return pattern.matcher(id).lookingAt();
+        }
+    }
+
+    /** An explicit list of ids. */
+    record IdList(Set<String> ids) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return ids.contains(id);
+        }
+
+        @Override
+        public Optional<Set<String>> exactIds() {
+            return Optional.of(ids);
+        }
+    }
+
+    /**
+     * A grain glob: {@code path} names a grain, nested keys separated by {@code :}; the glob matches the value's
+     * string form case-insensitively, or any element of a list value, as in Salt.
+     */
+    record GrainGlob(List<String> path, Glob glob) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            Object value = grains;
+            for (String key : path) {
+                if (!(value instanceof Map<?, ?> map)) {
+                    return false;
+                }
+                value = map.get(key);
+            }
+            return matchesValue(value);
+        }
+
+        private boolean matchesValue(Object value) {
+            if (value == null || value instanceof Map<?, ?>) {
+                return false;
+            }
+            if (value instanceof List<?> list) {
+                return list.stream().anyMatch(this::matchesValue);
+            }
+            return glob.matches(String.valueOf(value));
+        }
+    }
+
+    record And(Target left, Target right) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return left.matches(id, grains) && right.matches(id, grains);
+        }
+    }
+
+    record Or(Target left, Target right) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return left.matches(id, grains) || right.matches(id, grains);
+        }
+    }
+
+    record Not(Target inner) implements Target {
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return !inner.matches(id, grains);
+        }
+    }
+}
