@@ -75,7 +75,7 @@ final class MasterConfigFile {
         ports.put("publish_port", publishPort.orElse(defaults.publishPort()));
         ports.put("ret_port", retPort.orElse(defaults.retPort()));
         ports.put("tcp_port", tcpPort.orElse(defaults.tcpPort()));
-        checkDistinctPorts(root, ports);
+        root.requireDistinct(ports, "the ports"); // all bound on one interface
 
         reader.finish();
         return config.build();
@@ -133,22 +133,5 @@ final class MasterConfigFile {
                 section.strings("targets", GLOB).orElse(List.of()),
                 section.strings("functions", GLOB).orElse(List.of()))));
         return acl;
-    }
-
-    /** Each port is bound on the same interface, so two equal ones would fail at bind time; say so now. */
-    private static void checkDistinctPorts(ConfigSection root, Map<String, Integer> ports) {
-        List<String> keys = List.copyOf(ports.keySet());
-        for (int i = 0; i < keys.size(); i++) {
-            for (int j = i + 1; j < keys.size(); j++) {
-                String a = keys.get(i);
-                String b = keys.get(j);
-                if (ports.get(a).equals(ports.get(b))) {
-                    String shown = root.has(b) ? b : a;
-                    String other = shown.equals(b) ? a : b;
-                    root.problem(shown, ports.get(a) + " is also " + other + (root.has(other) ? "" : " (its default)")
-                            + "; the ports must differ");
-                }
-            }
-        }
     }
 }

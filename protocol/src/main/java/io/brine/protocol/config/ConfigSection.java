@@ -81,6 +81,28 @@ public final class ConfigSection {
         reader.add(at, keyPath(key), message);
     }
 
+    /**
+     * Records a problem for each two keys whose values are equal, such as two ports bound on one interface.
+     * {@code values} maps each key to its effective value (the default when the key is not set); a problem is
+     * placed at a key that is set, and names the other key, marking a default as such.
+     */
+    public void requireDistinct(Map<String, ?> values, String what) {
+        List<String> keys = List.copyOf(values.keySet());
+        for (int i = 0; i < keys.size(); i++) {
+            for (int j = i + 1; j < keys.size(); j++) {
+                String a = keys.get(i);
+                String b = keys.get(j);
+                if (values.get(a).equals(values.get(b))) {
+                    boolean bSet = mapping.get(b) != null;
+                    String shown = bSet ? b : a;
+                    String other = bSet ? a : b;
+                    problem(shown, values.get(a) + " is also " + other + (mapping.get(other) != null ? ""
+                            : " (its default)") + "; " + what + " must differ");
+                }
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- scalars
 
     /** Any scalar, as written; control characters are refused. */
