@@ -52,7 +52,9 @@ class CodecMalformedTest {
     private static String malformed(byte[] frame, int max) {
         Decoded decoded = Codec.decode(frame, max);
         assertThat(decoded).isInstanceOf(Decoded.Malformed.class);
-        return ((Decoded.Malformed) decoded).reason();
+        String reason = ((Decoded.Malformed) decoded).reason();
+        assertThat(reason).as("a recognised problem, not the last-resort catch").doesNotStartWith("undecodable");
+        return reason;
     }
 
     /** A SESSION frame with this body (hex). */
