@@ -45,7 +45,25 @@ public final class Sessions {
     }
 
     /**
-     * Opens a session frame and checks that the message inside may travel in the frame's direction.
+     * Opens a session frame that must travel in {@code expected}: the master passes MINION_TO_MASTER, a minion
+     * MASTER_TO_MINION. Receivers should use this form: it refuses a frame reflected back at its own sealer.
+     *
+     * @throws MalformedException the frame travels the other way, or as {@link #open(SessionKey, SessionFrame)}
+     * @throws CryptoException    as {@link #open(SessionKey, SessionFrame)}
+     */
+    public static SessionMessage open(SessionKey requestKey, SessionFrame frame, Direction expected)
+            throws CryptoException, MalformedException {
+        if (frame.direction() != expected) {
+            throw new MalformedException("SessionFrame: expected direction " + expected + ", got "
+                    + frame.direction());
+        }
+        return open(requestKey, frame);
+    }
+
+    /**
+     * Opens a session frame and checks that the message inside may travel in the frame's direction. The direction
+     * is the frame's own: a frame the caller sealed itself, reflected back, opens here. Receivers should use
+     * {@link #open(SessionKey, SessionFrame, Direction)}.
      *
      * @throws CryptoException    wrong key, wrong session id, direction or counter, or tampered
      * @throws MalformedException authentic, but not a message legal in this direction (a peer's bug)

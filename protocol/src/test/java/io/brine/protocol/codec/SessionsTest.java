@@ -59,6 +59,18 @@ class SessionsTest {
     }
 
     @Test
+    void aReceiverThatStatesItsDirectionRefusesItsOwnFramesReflectedBack() throws Exception {
+        SessionFrame fromMaster = Sessions.seal(key, Samples.SID, MASTER_TO_MINION, 1, ack);
+        // Sent back to the master unchanged, the frame is authentic and its type matches its direction field...
+        assertThat(Sessions.open(key, fromMaster)).isEqualTo(ack);
+        // ...so the master must say which direction it receives.
+        assertThatThrownBy(() -> Sessions.open(key, fromMaster, MINION_TO_MASTER))
+                .isInstanceOf(MalformedException.class)
+                .hasMessage("SessionFrame: expected direction MINION_TO_MASTER, got MASTER_TO_MINION");
+        assertThat(Sessions.open(key, fromMaster, MASTER_TO_MINION)).isEqualTo(ack);
+    }
+
+    @Test
     void anAlteredCounterOrSessionIdDoesNotOpen() {
         SessionFrame frame = Sessions.seal(key, Samples.SID, MASTER_TO_MINION, 5, ack);
         assertThatThrownBy(() -> Sessions.open(key, new SessionFrame(frame.sessionId(), MASTER_TO_MINION, 6,
