@@ -18,7 +18,7 @@ public record AuthRequest(int suite, String id, byte[] publicKey, byte[] nonce, 
         Map<String, Object> claims, byte[] grant, String token) implements Message {
 
     public AuthRequest {
-        claims = claims == null ? Map.of() : Map.copyOf(claims);
+        claims = claims == null ? Map.of() : Copies.map(claims);
     }
 
     @Override

@@ -18,8 +18,8 @@ public record PublishLoad(String jid, Target target, String fun, List<Object> ar
         int timeoutSeconds, String publisher) {
 
     public PublishLoad {
-        args = List.copyOf(args);
-        kwargs = Map.copyOf(kwargs);
+        args = Copies.list(args);
+        kwargs = Copies.map(kwargs);
     }
 
     /** A target expression; {@code type} is one of glob, pcre, list, grain, compound. */

@@ -20,7 +20,7 @@ public sealed interface SessionMessage {
     /** Minion to master: its grains, at auth and when they change. Claims, never authority. */
     record Grains(Map<String, Object> grains) implements SessionMessage {
         public Grains {
-            grains = Map.copyOf(grains);
+            grains = Copies.map(grains);
         }
 
         @Override

@@ -1,0 +1,218 @@
+package io.brine.protocol.codec;
+
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.message.Message;
+import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.transport.FrameLimits;
+import java.nio.charset.StandardCharsets;
+import java.security.PrivateKey;
+import java.security.interfaces.RSAKey;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The wire codec: {@code frame = version:u8 || type:u8 || body}, the body a msgpack array laid out per record, and for
+ * signed types wrapped as {@code [payload: bin, signature: bin]}. PROTOCOL.md is the spec; this class follows it.
+ *
+ * <p>Decoding never throws: any input that is not a well-formed frame becomes {@link Decoded.Malformed}. Encoding
+ * refuses (with {@link IllegalArgumentException}) any message the decoder would refuse, by decoding what it wrote,
+ * so both directions obey one set of rules.
+ */
+public final class Codec {
+
+    public static final int VERSION = 1;
+    /** The type byte of a {@link PublishLoad}, the plaintext sealed inside a publication's box. */
+    public static final int PUBLISH_LOAD_TYPE = 0x30;
+
+    static final byte[] SIGNATURE_CONTEXT = "brine-sig-v1".getBytes(StandardCharsets.US_ASCII);
+
+    private static final Set<MessageType> FRAME_TYPES = EnumSet.of(MessageType.AUTH_REQUEST,
+            MessageType.AUTH_REPLY, MessageType.PUBLISH, MessageType.SESSION, MessageType.SESSION_UNKNOWN);
+    private static final Set<MessageType> INNER_TYPES = EnumSet.of(MessageType.RETURN, MessageType.GRAINS,
+            MessageType.HEARTBEAT, MessageType.KEY_REQUEST, MessageType.ACK, MessageType.KEY_UPDATE,
+            MessageType.HEARTBEAT_REPLY);
+    private static final int HEADER = 2;
+
+    private Codec() {
+    }
+
+    /** Encodes an unsigned frame (SESSION). */
+    public static byte[] encode(Message message) {
+        MessageType type = message.type();
+        if (type.signed()) {
+            throw new IllegalArgumentException(type + " frames are signed: use encodeSigned");
+        }
+        MsgWriter out = new MsgWriter().header(type.code());
+        Bodies.write(out, message);
+        byte[] frame = out.toByteArray();
+        if (decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Malformed malformed) {
+            throw new IllegalArgumentException("refusing to encode " + type + ": " + malformed.reason());
+        }
+        return frame;
+    }
+
+    /** Encodes a signed frame (AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION_UNKNOWN), signing with {@code key}. */
+    public static byte[] encodeSigned(Message message, PrivateKey key) {
+        MessageType type = message.type();
+        if (!type.signed()) {
+            throw new IllegalArgumentException(type + " frames are not signed: use encode");
+        }
+        MsgWriter payloadOut = new MsgWriter();
+        Bodies.write(payloadOut, message);
+        byte[] payload = payloadOut.toByteArray();
+        // Validate before signing: a refused message should not cost a private-key operation.
+        try {
+            MsgReader.parse(payload, 0, payload.length, type.name(), in -> Bodies.read(type, in));
+        } catch (MalformedException e) {
+            throw new IllegalArgumentException("refusing to encode " + type + ": " + e.getMessage());
+        }
+        int signatureLength = key instanceof RSAKey rsa ? (rsa.getModulus().bitLength() + 7) / 8
+                : FieldLimits.MAX_RSA_BLOCK;
+        long length = HEADER + 1L + binHeaderLength(payload.length) + payload.length
+                + binHeaderLength(signatureLength) + signatureLength;
+        if (length > maxFrameLength(type)) {
+            throw new IllegalArgumentException("refusing to encode " + type + ": " + length
+                    + " bytes exceed the limit of " + maxFrameLength(type));
+        }
+        byte[] signature = Rsa.sign(key, signatureInput(type, payload));
+        return new MsgWriter().header(type.code()).array(2).bin("payload", payload).bin("signature", signature)
+                .toByteArray();
+    }
+
+    /**
+     * Decodes one frame. {@code maxFrameLength} is checked before anything else; an AUTH_REQUEST is also held to
+     * {@link FrameLimits#MAX_UNAUTHENTICATED} whatever {@code maxFrameLength} says. Never throws.
+     */
+    public static Decoded decode(byte[] frame, int maxFrameLength) {
+        if (frame == null) {
+            return new Decoded.Malformed("no frame");
+        }
+        if (frame.length > maxFrameLength) {
+            return new Decoded.Malformed("frame of " + frame.length + " bytes exceeds the limit of "
+                    + maxFrameLength);
+        }
+        try {
+            MessageType type = header(frame, FRAME_TYPES, "frame");
+            if (frame.length > maxFrameLength(type)) {
+                return new Decoded.Malformed(type + " frame of " + frame.length + " bytes exceeds the limit of "
+                        + maxFrameLength(type));
+            }
+            if (!type.signed()) {
+                Message message = MsgReader.parse(frame, HEADER, frame.length - HEADER, type.name(),
+                        in -> Bodies.read(type, in));
+                return new Decoded.Ok(message, null, null);
+            }
+            byte[][] parts = MsgReader.parse(frame, HEADER, frame.length - HEADER, type.name(), in -> {
+                in.array(type + " body", 2);
+                byte[] payload = in.bin(type + " payload", 1, Integer.MAX_VALUE);
+                byte[] signature = in.bin(type + " signature", 0, FieldLimits.MAX_RSA_BLOCK);
+                return new byte[][] {payload, signature};
+            });
+            byte[] payload = parts[0];
+            Message message = MsgReader.parse(payload, 0, payload.length, type.name(), in -> Bodies.read(type, in));
+            return new Decoded.Ok(message, payload, parts[1]);
+        } catch (MalformedException e) {
+            return new Decoded.Malformed(e.getMessage());
+        } catch (RuntimeException e) {
+            // A bug, not an attack we recognised; still never let it escape to the transport thread.
+            return new Decoded.Malformed("undecodable (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    /** The largest frame of {@code type} a receiver accepts: 64 KiB for AUTH_REQUEST, 8 MiB for the rest. */
+    public static int maxFrameLength(MessageType type) {
+        return type == MessageType.AUTH_REQUEST ? FrameLimits.MAX_UNAUTHENTICATED : FrameLimits.MAX_FRAME;
+    }
+
+    /** The plaintext of a session frame: {@code version || type || body}, unsigned (the AEAD authenticates it). */
+    public static byte[] encodeInner(SessionMessage message) {
+        MessageType type = message.type();
+        MsgWriter out = new MsgWriter().header(type.code());
+        Bodies.write(out, message);
+        byte[] plaintext = out.toByteArray();
+        try {
+            decodeInner(plaintext);
+        } catch (MalformedException e) {
+            throw new IllegalArgumentException("refusing to encode " + type + ": " + e.getMessage());
+        }
+        return plaintext;
+    }
+
+    /** Decodes what {@link #encodeInner} made; does not check the direction ({@link Sessions#open} does). */
+    public static SessionMessage decodeInner(byte[] plaintext) throws MalformedException {
+        try {
+            MessageType type = header(plaintext, INNER_TYPES, "inner message");
+            return MsgReader.parse(plaintext, HEADER, plaintext.length - HEADER, type.name(),
+                    in -> Bodies.readInner(type, in));
+        } catch (RuntimeException e) {
+            throw new MalformedException("undecodable inner message (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    /** The plaintext of a publication: {@code version || 0x30 || body}. */
+    public static byte[] encodeLoad(PublishLoad load) {
+        MsgWriter out = new MsgWriter().header(PUBLISH_LOAD_TYPE);
+        Bodies.write(out, load);
+        byte[] plaintext = out.toByteArray();
+        try {
+            decodeLoad(plaintext);
+        } catch (MalformedException e) {
+            throw new IllegalArgumentException("refusing to encode PublishLoad: " + e.getMessage());
+        }
+        return plaintext;
+    }
+
+    public static PublishLoad decodeLoad(byte[] plaintext) throws MalformedException {
+        try {
+            if (plaintext == null || plaintext.length < HEADER + 1) {
+                throw new MalformedException("publish load: too short");
+            }
+            checkVersion(plaintext, "publish load");
+            if ((plaintext[1] & 0xff) != PUBLISH_LOAD_TYPE) {
+                throw new MalformedException("publish load: type 0x" + Integer.toHexString(plaintext[1] & 0xff)
+                        + " is not 0x30");
+            }
+            return MsgReader.parse(plaintext, HEADER, plaintext.length - HEADER, "PublishLoad", Bodies::readLoad);
+        } catch (RuntimeException e) {
+            throw new MalformedException("undecodable publish load (" + e.getClass().getSimpleName() + ")");
+        }
+    }
+
+    /** {@code "brine-sig-v1" || version || type || payload}: what a frame's signature covers. */
+    static byte[] signatureInput(MessageType type, byte[] payload) {
+        byte[] input = new byte[SIGNATURE_CONTEXT.length + HEADER + payload.length];
+        System.arraycopy(SIGNATURE_CONTEXT, 0, input, 0, SIGNATURE_CONTEXT.length);
+        input[SIGNATURE_CONTEXT.length] = VERSION;
+        input[SIGNATURE_CONTEXT.length + 1] = (byte) type.code();
+        System.arraycopy(payload, 0, input, SIGNATURE_CONTEXT.length + HEADER, payload.length);
+        return input;
+    }
+
+    private static int binHeaderLength(int size) {
+        return size < 0x100 ? 2 : size < 0x10000 ? 3 : 5;
+    }
+
+    private static MessageType header(byte[] bytes, Set<MessageType> allowed, String what)
+            throws MalformedException {
+        if (bytes == null || bytes.length < HEADER + 1) {
+            throw new MalformedException(what + ": too short");
+        }
+        checkVersion(bytes, what);
+        int code = bytes[1] & 0xff;
+        Optional<MessageType> type = MessageType.of(code);
+        if (type.isEmpty() || !allowed.contains(type.get())) {
+            throw new MalformedException(what + ": unknown type 0x" + Integer.toHexString(code));
+        }
+        return type.get();
+    }
+
+    private static void checkVersion(byte[] bytes, String what) throws MalformedException {
+        int version = bytes[0] & 0xff;
+        if (version != VERSION) {
+            throw new MalformedException(what + ": unsupported version " + version);
+        }
+    }
+}
