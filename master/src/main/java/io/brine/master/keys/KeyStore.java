@@ -57,6 +57,7 @@ import org.slf4j.LoggerFactory;
  * {@link #list()} and never acted on.</li>
  * </ul>
  */
+@SuppressWarnings("try") // try (StoreLock.Held held = lock.acquire()) holds the lock for the block; held is unused
 public final class KeyStore implements AutoCloseable {
 
     public static final String MASTER_ACTOR = "master";
@@ -435,8 +436,8 @@ public final class KeyStore implements AutoCloseable {
                     return AdminResult.of(id, Status.UNCHANGED, id + ": already rejected; its denied key is left"
                             + " in place");
                 }
-                return AdminResult.of(id, Status.REFUSED, id + ": already has a " + other.state().label()
-                        + " key" + (other.key() == null ? "" : " (" + other.key().fingerprint() + ")")
+                return AdminResult.of(id, Status.REFUSED, id + ": already has " + (other.state() == KeyState.ACCEPTED
+                        ? "an " : "a ") + other.state().label() + " key" + (other.key() == null ? "" : " (" + other.key().fingerprint() + ")")
                         + "; a denied key never replaces a stored key. Delete the id's keys and let the minion"
                         + " offer its key again");
             }
@@ -461,7 +462,7 @@ public final class KeyStore implements AutoCloseable {
                     fingerprint), actor, "deleted by admin");
             return AdminResult.done(id, from, Optional.empty(), fingerprint, id + ": deleted");
         }
-        moveLocked(source, to, actor, verb(to) + " by admin");
+        moveLocked(source, to, actor, to.label() + " by admin");
         return AdminResult.done(id, from, Optional.of(to), fingerprint, id + ": " + to.label());
     }
 
