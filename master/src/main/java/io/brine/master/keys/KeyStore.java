@@ -11,6 +11,7 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.RsaKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -272,11 +273,18 @@ public final class KeyStore implements AutoCloseable {
      * {@value #MASTER_ACTOR}.
      *
      * @throws UncheckedIOException when the store cannot be read or written (the caller must refuse the minion)
+     * @throws IllegalArgumentException for a key brine does not accept (under 2048 bits, ...)
      */
     public KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {
         MinionIds.requireValid(id);
         Objects.requireNonNull(offered, "offered");
         Objects.requireNonNull(verdict, "verdict");
+        try {
+            // A key the store could not read back must never be written.
+            RsaKeys.checkSize(offered);
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
         ensureOpen();
         Snapshot s = snapshot;
         Entry entry = s.keys.get(id);

@@ -99,6 +99,11 @@ final class StoreFiles {
             throw new KeyStoreException(dir + " is writable by group or others (mode "
                     + PosixFilePermissions.toString(attributes.permissions()) + "); run: chmod 700 " + dir);
         }
+        if (groupOrOtherAccess(attributes)) {
+            // Made by hand (e.g. mkdir with the usual umask): nobody else needs to list the minions.
+            log.info("Setting mode 0700 on {} (was {})", dir, PosixFilePermissions.toString(attributes.permissions()));
+            setMode(dir, DIR_MODE);
+        }
     }
 
     /** Sets the mode of {@code path} itself, never following a link. */

@@ -158,6 +158,24 @@ class KeyStoreTest {
     }
 
     @Test
+    void aStateDirectoryMadeByHandIsTightenedTo0700() throws Exception {
+        Files.createDirectories(pki().resolve("minions_pre"));
+        Files.setPosixFilePermissions(pki().resolve("minions_pre"), PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        open();
+
+        assertThat(mode(pki().resolve("minions_pre"))).isEqualTo("rwx------");
+    }
+
+    @Test
+    void refusesAGroupWritableStateDirectory() throws Exception {
+        Files.createDirectories(pki().resolve("minions"));
+        Files.setPosixFilePermissions(pki().resolve("minions"), PosixFilePermissions.fromString("rwxrwx---"));
+
+        assertThatThrownBy(this::open).isInstanceOf(KeyStoreException.class).hasMessageContaining("chmod 700");
+    }
+
+    @Test
     void tempFilesLeftByACrashAreRemovedOnOpenAndNeverListed() throws Exception {
         open().close();
         Path temp = pki().resolve("minions_pre").resolve(".tmp-0123456789abcdef");
@@ -276,6 +294,22 @@ class KeyStoreTest {
         assertThat(store.offer("a", key(1), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Accepted.class);
         store.offer("b", key(2), PolicyVerdict.NONE);
         assertThat(store.accept("b", null, "test").status()).isEqualTo(Status.REFUSED);
+    }
+
+    @Test
+    void aKeyUnder2048BitsIsNeverWritten() throws Exception {
+        KeyStore store = open();
+        String pem;
+        try (var in = getClass().getResourceAsStream("/io/brine/protocol/fixtures/rsa1024.spki.pub")) {
+            pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+        }
+        byte[] der = java.util.Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+        RSAPublicKey small = (RSAPublicKey) java.security.KeyFactory.getInstance("RSA")
+                .generatePublic(new java.security.spec.X509EncodedKeySpec(der));
+
+        assertThatThrownBy(() -> store.offer("web1", small, PolicyVerdict.ACCEPT))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1024");
+        assertThat(file(KeyState.ACCEPTED, "web1")).doesNotExist();
     }
 
     @Test
