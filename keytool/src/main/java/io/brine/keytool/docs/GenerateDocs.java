@@ -64,7 +64,7 @@ public final class GenerateDocs {
                 .append('\n').append(escape(meaning)).append('\n'));
         man.append(".SH EXAMPLES\n.nf\n");
         for (String line : spec.usageMessage().footer()) {
-            man.append(escape(line.strip())).append('\n');
+            man.append(escape(line.startsWith("  ") ? line.substring(2) : line)).append('\n');
         }
         man.append(".fi\n.SH FILES\n.TP\n/etc/brine/master.yaml\nread for \\fBpki_dir\\fR and \\fBcachedir\\fR\n")
                 .append(".TP\n/etc/brine/pki/master\nthe default pki dir\n.TP\n/var/cache/brine/master/audit.log\n")

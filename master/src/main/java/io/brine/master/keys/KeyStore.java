@@ -393,6 +393,42 @@ public final class KeyStore implements AutoCloseable {
         return adminOperation(id, from, KeyState.REJECTED, expectedFingerprint, actor);
     }
 
+    /**
+     * Rejects the key of {@code id} wherever it is, pending or accepted (the master's "revoke"); a rejected id is
+     * left as it is.
+     */
+    public AdminResult reject(String id, String expectedFingerprint, String actor) {
+        MinionIds.requireValid(id);
+        Entry entry = snapshot.keys.get(id);
+        KeyState from = entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED
+                : KeyState.PENDING;
+        AdminResult result = reject(id, from, expectedFingerprint, actor);
+        if (result.status() == Status.NOT_FOUND) {
+            // The snapshot was stale: try the other state once (each attempt re-reads the disk under the lock).
+            result = reject(id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED,
+                    expectedFingerprint, actor);
+        }
+        return result;
+    }
+
+    /**
+     * Deletes every key of {@code id}: its pending, accepted or rejected key, and its denied key. Returns the result
+     * for the former, or for the denied key when that was the only one.
+     */
+    public AdminResult delete(String id, String actor) {
+        MinionIds.requireValid(id);
+        AdminResult main = AdminResult.of(id, Status.NOT_FOUND, id + ": no key");
+        for (KeyState state : PRECEDENCE) {
+            AdminResult result = delete(id, state, null, actor);
+            if (result.status() != Status.NOT_FOUND) {
+                main = result;
+                break;
+            }
+        }
+        AdminResult denied = delete(id, KeyState.DENIED, null, actor);
+        return main.status() == Status.NOT_FOUND && denied.status() != Status.NOT_FOUND ? denied : main;
+    }
+
     /** Deletes the key of {@code id} in state {@code from}. */
     public AdminResult delete(String id, KeyState from, String expectedFingerprint, String actor) {
         Objects.requireNonNull(from, "from");

@@ -362,6 +362,34 @@ class KeyStoreTest {
     }
 
     @Test
+    void rejectWithoutAStateRevokesAnAcceptedOrAPendingKey() throws Exception {
+        KeyStore store = open();
+        store.offer("acc", key(1), PolicyVerdict.ACCEPT);
+        store.offer("pre", key(2), PolicyVerdict.NONE);
+
+        assertThat(store.reject("acc", null, "admin").from()).contains(KeyState.ACCEPTED);
+        assertThat(store.reject("pre", fp(2), "admin").from()).contains(KeyState.PENDING);
+        assertThat(store.reject("acc", null, "admin").status()).isEqualTo(Status.UNCHANGED);
+        assertThat(store.reject("nobody", null, "admin").status()).isEqualTo(Status.NOT_FOUND);
+        assertThat(store.list().ids(KeyState.REJECTED)).containsExactly("acc", "pre");
+    }
+
+    @Test
+    void deleteWithoutAStateRemovesEveryKeyOfTheId() throws Exception {
+        KeyStore store = open();
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.offer("web1", key(2), PolicyVerdict.NONE);
+
+        AdminResult result = store.delete("web1", "admin");
+
+        assertThat(result.status()).isEqualTo(Status.DONE);
+        assertThat(result.from()).contains(KeyState.ACCEPTED);
+        assertThat(file(KeyState.ACCEPTED, "web1")).doesNotExist();
+        assertThat(file(KeyState.DENIED, "web1")).doesNotExist();
+        assertThat(store.delete("web1", "admin").status()).isEqualTo(Status.NOT_FOUND);
+    }
+
+    @Test
     void aDeniedKeyIsNeverAcceptedOverAStoredKey() throws Exception {
         KeyStore store = open();
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
