@@ -347,6 +347,7 @@ public final class BrineKey implements Callable<Integer> {
     // ------------------------------------------------------------ store and audit
 
     private KeyStore openStore(KeytoolConfig config, AuditLog audit) {
+        requireLooksLikePkiDir(config.pkiDir());
         try {
             return KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit).masterKey(false)
                     .createPkiDir(false).pollInterval(Duration.ZERO).build());
@@ -355,6 +356,24 @@ public final class BrineKey implements Callable<Integer> {
         } catch (IOException e) {
             throw UserError.usage("cannot open the pki dir " + config.pkiDir() + ": " + describe(e));
         }
+    }
+
+    /**
+     * The store creates missing state directories; brine-key lets it only in a directory that already is a pki dir,
+     * so a mistyped {@code --pki-dir /} or {@code --pki-dir ~} stays untouched.
+     */
+    private static void requireLooksLikePkiDir(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            throw UserError.usage("pki dir " + dir + (Files.exists(dir) ? " is not a directory" : " does not exist"));
+        }
+        for (String entry : List.of("master.pub", "master.pem", "minions", "minions_pre", "minions_rejected",
+                "minions_denied")) {
+            if (Files.exists(dir.resolve(entry), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+        }
+        throw UserError.usage(dir + " does not look like a pki dir (no master.pub, minions/ or minions_pre/);"
+                + " give the master's pki_dir");
     }
 
     /**
@@ -509,8 +528,9 @@ public final class BrineKey implements Callable<Integer> {
         };
         Map<KeyState, List<StoredKey>> selected = select(listing, from, globs, action.all());
         if (selected.isEmpty()) {
+            String states = describeStates(from);
             err().println("brine-key: the key glob " + MinionIds.printable(action.argument()) + " does not match any "
-                    + describeStates(from) + " key");
+                    + (states.isEmpty() ? "" : states + " ") + "key");
             return UserError.REFUSED;
         }
         List<StoredKey> keys = selected.values().stream().flatMap(List::stream).toList();

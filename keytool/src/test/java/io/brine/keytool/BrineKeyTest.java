@@ -198,6 +198,9 @@ class BrineKeyTest {
         assertThat(JSON.readTree(result.out()).get("minions_pre").toString()).isEqualTo("[\"app1\",\"web1\",\"web2\"]");
         assertThat(result.err()).contains("warning: 2 files").contains("'minions_pre/Bad_Name': name is not a valid id")
                 .contains("'minions_pre/junk': is not a valid public key");
+        Files.writeString(pki.resolve("minions_pre").resolve("junk"), "-----BEGIN \u001b[31mEVIL-----\nAAAA\n"
+                + "-----END \u001b[31mEVIL-----\n");
+        assertThat(run("-L").err()).contains("'minions_pre/junk'").doesNotContain("\u001b");
         Result accept = run("-a", "junk", "-y");
         assertThat(accept.exit()).isEqualTo(1);
         assertThat(exists(KeyState.PENDING, "junk")).isTrue();
@@ -323,6 +326,9 @@ class BrineKeyTest {
         Result result = run("-a", "nope*", "-y");
         assertThat(result.exit()).isEqualTo(1);
         assertThat(result.err()).contains("'nope*' does not match any unaccepted key");
+        assertThat(run("-d", "nope", "-y").err()).contains("'nope' does not match any key");
+        assertThat(run("-a", "nope", "--include-rejected", "--include-denied", "-y").err())
+                .contains("does not match any unaccepted, rejected or denied key");
     }
 
     @Test
@@ -449,6 +455,14 @@ class BrineKeyTest {
         Result noPki = runRaw("--pki-dir", tmp.resolve("absent").toString(), "-L");
         assertThat(noPki.exit()).isEqualTo(2);
         assertThat(noPki.err()).contains("does not exist");
+
+        Path notPki = Files.createDirectories(tmp.resolve("home"));
+        Result wrongDir = runRaw("--pki-dir", notPki.toString(), "-L");
+        assertThat(wrongDir.exit()).isEqualTo(2);
+        assertThat(wrongDir.err()).contains("does not look like a pki dir");
+        try (var entries = Files.list(notPki)) {
+            assertThat(entries).isEmpty();
+        }
     }
 
     @Test

@@ -657,6 +657,10 @@ public final class KeyStore implements AutoCloseable {
     }
 
     private record ParsedFile(StoredKey key, String problem) {
+        ParsedFile {
+            // Parser messages may quote the file; keep terminal escapes out of what admins read.
+            problem = problem == null ? null : problem.replaceAll("[\\p{Cntrl}]", "?");
+        }
     }
 
     private static ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
