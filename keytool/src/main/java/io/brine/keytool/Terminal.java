@@ -17,15 +17,16 @@ public interface Terminal {
     /** The process's terminal: {@link System#console()}. */
     static Terminal system() {
         Console console = System.console();
+        boolean terminal = isTerminal(console);
         return new Terminal() {
             @Override
             public boolean interactive() {
-                return console != null;
+                return terminal;
             }
 
             @Override
             public boolean colour() {
-                return console != null;
+                return terminal;
             }
 
             @Override
@@ -33,5 +34,22 @@ public interface Terminal {
                 return console == null ? null : console.readLine("%s", prompt);
             }
         };
+    }
+
+    /**
+     * JDK 17 has a console only when stdin and stdout are a terminal; from JDK 22 there may be one anyway, and
+     * {@code Console.isTerminal()} (looked up reflectively, as it is not in 17) tells.
+     */
+    private static boolean isTerminal(Console console) {
+        if (console == null) {
+            return false;
+        }
+        try {
+            return (Boolean) Console.class.getMethod("isTerminal").invoke(console);
+        } catch (NoSuchMethodException e) {
+            return true;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return false;
+        }
     }
 }
