@@ -1,8 +1,8 @@
 package io.brine.master.keys;
 
 /**
- * The store's answer to an offered key. Callers switch over it exhaustively. {@code reason} is for logs and the
- * audit trail; it never holds key material.
+ * The store's answer to an offered key. Callers switch over it exhaustively. {@code fingerprint} is always the
+ * offered key's; {@code reason} is for logs and the audit trail and never holds key material.
  */
 public sealed interface KeyDecision permits KeyDecision.Accepted, KeyDecision.Pending, KeyDecision.Rejected,
         KeyDecision.Denied, KeyDecision.Full {

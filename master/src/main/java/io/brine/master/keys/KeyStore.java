@@ -292,7 +292,9 @@ public final class KeyStore implements AutoCloseable {
                 offered);
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         if (fastOutcome.write() == KeyTransitions.Write.NONE) {
-            return decision(id, fastOutcome, entry.key().fingerprint());
+            // Decisions always carry the offered key's fingerprint (the stored one's when they are the same key).
+            boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
+            return decision(id, fastOutcome, same ? entry.key().fingerprint() : Fingerprints.of(offered));
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             Entry denied = s.denied.get(id);

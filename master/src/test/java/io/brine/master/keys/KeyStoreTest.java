@@ -268,7 +268,8 @@ class KeyStoreTest {
         store.offer("bad", key(1), PolicyVerdict.REJECT);
 
         assertThat(store.offer("bad", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Rejected.class);
-        assertThat(store.offer("bad", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Rejected.class);
+        assertThat(store.offer("bad", key(2), PolicyVerdict.ACCEPT))
+                .isEqualTo(new KeyDecision.Rejected("bad", fp(2), "id is rejected"));
         assertThat(file(KeyState.DENIED, "bad")).doesNotExist();
     }
 
