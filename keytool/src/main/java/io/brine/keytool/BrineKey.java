@@ -257,22 +257,15 @@ public final class BrineKey implements Callable<Integer> {
         List<IdGlob> globs = action.all() ? List.of() : IdGlob.parseList(action.argument());
         String boundFingerprint = boundFingerprint(action);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
-        boolean writes = action.kind() == Kind.ACCEPT || action.kind() == Kind.REJECT
-                || action.kind() == Kind.DELETE;
-        AuditLog audit = writes ? openAudit(config) : null;
-        try (KeyStore store = openStore(config, audit)) {
+        try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();
             warnAboutProblems(store, listing.problems());
             return switch (action.kind()) {
                 case LIST -> list(listing, action.states());
                 case PRINT, FINGER -> show(store, listing, action, globs);
-                case ACCEPT, REJECT, DELETE -> change(store, listing, action, globs, boundFingerprint);
+                case ACCEPT, REJECT, DELETE -> change(config, listing, action, globs, boundFingerprint);
                 case GEN_KEYS -> throw new IllegalStateException();
             };
-        } finally {
-            if (audit != null) {
-                audit.close();
-            }
         }
     }
 
@@ -513,7 +506,8 @@ public final class BrineKey implements Callable<Integer> {
 
     // ------------------------------------------------------------ accept, reject, delete
 
-    private int change(KeyStore store, KeyListing listing, Action action, List<IdGlob> globs, String bound) {
+    private int change(KeytoolConfig config, KeyListing listing, Action action, List<IdGlob> globs,
+            String bound) {
         Set<KeyState> from = switch (action.kind()) {
             case ACCEPT -> states(KeyState.PENDING, includeRejected ? KeyState.REJECTED : null,
                     includeDenied ? KeyState.DENIED : null);
@@ -559,6 +553,18 @@ public final class BrineKey implements Callable<Integer> {
         if (!yes && !confirm(action.kind() != Kind.DELETE, verb)) {
             return UserError.REFUSED;
         }
+        // Only now, with something to change, is the audit log opened (and cachedir created).
+        AuditLog audit = openAudit(config);
+        try (KeyStore store = openStore(config, audit)) {
+            return apply(store, action, keys, bound, verb);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
+    }
+
+    private int apply(KeyStore store, Action action, List<StoredKey> keys, String bound, String verb) {
         String actor = actor();
         List<String> done = new ArrayList<>();
         Map<String, String> refused = new LinkedHashMap<>();
