@@ -1,0 +1,23 @@
+package io.brine.keytool;
+
+/** A mistake of the user or of the configuration: one line on stderr, no stack trace, a non-zero exit. */
+final class UserError extends RuntimeException {
+
+    static final int REFUSED = 1;
+    static final int USAGE = 2;
+
+    private final int exitCode;
+
+    UserError(int exitCode, String message) {
+        super(message, null, false, false);
+        this.exitCode = exitCode;
+    }
+
+    static UserError usage(String message) {
+        return new UserError(USAGE, message);
+    }
+
+    int exitCode() {
+        return exitCode;
+    }
+}

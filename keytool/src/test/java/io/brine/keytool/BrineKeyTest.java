@@ -1,0 +1,493 @@
+package io.brine.keytool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.brine.master.keys.KeyState;
+import io.brine.master.keys.KeyStore;
+import io.brine.master.keys.KeyStoreOptions;
+import io.brine.master.keys.PolicyVerdict;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** brine-key run in-process on a temp pki dir, with captured output and a fake terminal. */
+class BrineKeyTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path tmp;
+
+    private Path pki;
+    private Path cache;
+    private final FakeTerminal terminal = new FakeTerminal();
+    private final Map<String, String> environment = new HashMap<>();
+
+    record Result(int exit, String out, String err) {
+    }
+
+    static final class FakeTerminal implements Terminal {
+        boolean interactive;
+        boolean colour;
+        final Deque<String> answers = new ArrayDeque<>();
+        final List<String> prompts = new ArrayList<>();
+
+        @Override
+        public boolean interactive() {
+            return interactive;
+        }
+
+        @Override
+        public boolean colour() {
+            return colour;
+        }
+
+        @Override
+        public String readLine(String prompt) {
+            prompts.add(prompt);
+            return answers.poll();
+        }
+    }
+
+    @BeforeEach
+    void createStore() throws Exception {
+        pki = tmp.resolve("pki");
+        cache = tmp.resolve("cache");
+        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            store.offer("web1", key(1), PolicyVerdict.NONE);
+            store.offer("web2", key(2), PolicyVerdict.NONE);
+            store.offer("app1", key(3), PolicyVerdict.NONE);
+            store.offer("db1", key(4), PolicyVerdict.ACCEPT);
+            store.offer("db1", key(5), PolicyVerdict.NONE);
+            store.offer("evil", key(6), PolicyVerdict.REJECT);
+        }
+    }
+
+    private static RSAPublicKey key(int i) {
+        return (RSAPublicKey) TestKeys.pair(i).getPublic();
+    }
+
+    private static String fp(int i) {
+        return Fingerprints.of(key(i));
+    }
+
+    private Result run(String... args) {
+        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cache.toString()));
+        all.addAll(List.of(args));
+        return runRaw(all.toArray(String[]::new));
+    }
+
+    private Result runRaw(String... args) {
+        KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),
+                tmp.resolve("default-cache"));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = BrineKey.commandLine(new BrineKey(terminal, environment, defaults))
+                .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    private boolean exists(KeyState state, String id) {
+        return Files.exists(pki.resolve(state.dirName()).resolve(id));
+    }
+
+    private List<String> auditEvents() throws Exception {
+        List<String> events = new ArrayList<>();
+        for (String line : Files.readAllLines(cache.resolve("audit.log"))) {
+            JsonNode node = JSON.readTree(line);
+            events.add(node.get("event").asText() + " " + node.get("id").asText() + " by "
+                    + node.get("actor").asText());
+        }
+        return events;
+    }
+
+    // ------------------------------------------------------------ listing
+
+    @Test
+    void listAllGroupsIdsLikeSaltKeyWithoutColourOffATerminal() {
+        Result result = run("-L");
+
+        assertThat(result.exit()).isZero();
+        assertThat(result.out()).isEqualTo("""
+                Accepted Keys:
+                db1
+                Denied Keys:
+                db1
+                Unaccepted Keys:
+                app1
+                web1
+                web2
+                Rejected Keys:
+                evil
+                """);
+        assertThat(result.err()).isEmpty();
+        assertThat(run().out()).isEqualTo(result.out());
+    }
+
+    @Test
+    void colourOnlyOnATerminalAndNeverWithNoColor() {
+        terminal.colour = true;
+        assertThat(run("-L").out()).contains("\u001b[0;32mAccepted Keys:\u001b[0m", "\u001b[0;31mweb1\u001b[0m");
+        assertThat(run("-L", "--no-color").out()).doesNotContain("\u001b[");
+        environment.put("NO_COLOR", "1");
+        assertThat(run("-L").out()).doesNotContain("\u001b[");
+        environment.remove("NO_COLOR");
+        assertThat(run("-L", "--out", "json").out()).doesNotContain("\u001b[");
+    }
+
+    @Test
+    void listAsJsonUsesSaltsKeysSorted() throws Exception {
+        Result result = run("-L", "--out", "json");
+
+        assertThat(result.exit()).isZero();
+        JsonNode json = JSON.readTree(result.out());
+        assertThat(json.fieldNames()).toIterable().containsExactly("minions", "minions_pre", "minions_rejected",
+                "minions_denied");
+        assertThat(json).isEqualTo(JSON.valueToTree(Map.of("minions", List.of("db1"),
+                "minions_pre", List.of("app1", "web1", "web2"), "minions_rejected", List.of("evil"),
+                "minions_denied", List.of("db1"))));
+    }
+
+    @Test
+    void listAsYaml() throws Exception {
+        Result result = run("-l", "un", "--out", "YAML");
+
+        assertThat(result.exit()).isZero();
+        assertThat(new YAMLMapper().readTree(result.out()).get("minions_pre").toString())
+                .isEqualTo("[\"app1\",\"web1\",\"web2\"]");
+        assertThat(result.out()).doesNotContain("minions:");
+    }
+
+    @Test
+    void listOneStateBySaltsNames() {
+        assertThat(run("-l", "acc").out()).isEqualTo("Accepted Keys:\ndb1\n");
+        assertThat(run("-l", "rejected").out()).isEqualTo("Rejected Keys:\nevil\n");
+        assertThat(run("-l", "den").out()).isEqualTo("Denied Keys:\ndb1\n");
+        Result bad = run("-l", "pending");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("expected one of pre, un, unaccepted");
+    }
+
+    @Test
+    void filesThatAreNotKeysAreListedUnderAWarningOnStderr() throws Exception {
+        Files.writeString(pki.resolve("minions_pre").resolve("Bad_Name"), TestKeys.publicPem(7));
+        Files.writeString(pki.resolve("minions_pre").resolve("junk"), "hello");
+
+        Result result = run("-L", "--out", "json");
+
+        assertThat(result.exit()).isZero();
+        assertThat(JSON.readTree(result.out()).get("minions_pre").toString()).isEqualTo("[\"app1\",\"web1\",\"web2\"]");
+        assertThat(result.err()).contains("warning: 2 files").contains("'minions_pre/Bad_Name': name is not a valid id")
+                .contains("'minions_pre/junk': is not a valid public key");
+        Files.writeString(pki.resolve("minions_pre").resolve("junk"), "-----BEGIN \u001b[31mEVIL-----\nAAAA\n"
+                + "-----END \u001b[31mEVIL-----\n");
+        assertThat(run("-L").err()).contains("'minions_pre/junk'").doesNotContain("\u001b");
+        Result accept = run("-a", "junk", "-y");
+        assertThat(accept.exit()).isEqualTo(1);
+        assertThat(exists(KeyState.PENDING, "junk")).isTrue();
+    }
+
+    // ------------------------------------------------------------ accept, reject, delete
+
+    @Test
+    void acceptTakesAGlobOrACommaListOfThem() throws Exception {
+        Result result = run("-a", "web*,app1", "-y");
+
+        assertThat(result.exit()).isZero();
+        assertThat(result.out()).contains("The following keys are going to be accepted:",
+                "Key for minion app1 accepted.", "Key for minion web1 accepted.", "Key for minion web2 accepted.");
+        assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+        assertThat(exists(KeyState.ACCEPTED, "app1")).isTrue();
+        assertThat(auditEvents()).hasSize(3).allMatch(e -> e.startsWith("key.accepted ") && e.contains(
+                " by brine-key:"));
+    }
+
+    @Test
+    void globsSupportQuestionMarksAndClasses() {
+        assertThat(run("-f", "web?").out()).contains("web1:", "web2:").doesNotContain("app1");
+        assertThat(run("-f", "web[!2]").out()).contains("web1:").doesNotContain("web2:");
+        assertThat(run("-f", "[a-d]*").out()).contains("app1:", "db1:").doesNotContain("web1:");
+        assertThat(run("-a", "web[0-9]", "-y").out()).contains("web1 accepted", "web2 accepted");
+    }
+
+    @Test
+    void acceptBoundToAFingerprintChangesNothingWhenItDiffers() {
+        Result wrong = run("-a", "web1", "--finger", fp(2), "-y");
+        assertThat(wrong.exit()).isEqualTo(1);
+        assertThat(wrong.err()).contains("web1").contains(fp(1)).contains("nothing changed");
+        assertThat(exists(KeyState.PENDING, "web1")).isTrue();
+
+        Result right = run("-a", "web1", "-f", fp(1).toUpperCase(), "-y");
+        assertThat(right.exit()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+    }
+
+    @Test
+    void fingerprintBindingNeedsOneIdAndAFingerprint() {
+        assertThat(run("-a", "web*", "--finger", fp(1), "-y").exit()).isEqualTo(2);
+        assertThat(run("-A", "--finger", fp(1), "-y").exit()).isEqualTo(2);
+        Result notFp = run("-a", "web1", "--finger", "ab:cd", "-y");
+        assertThat(notFp.exit()).isEqualTo(2);
+        assertThat(notFp.err()).contains("not a fingerprint");
+        assertThat(exists(KeyState.PENDING, "web1")).isTrue();
+    }
+
+    @Test
+    void withoutATerminalAndWithoutYesNothingChanges() {
+        Result result = run("-A");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains("no terminal").contains("-y").contains("nothing changed");
+        assertThat(exists(KeyState.PENDING, "web1")).isTrue();
+        assertThat(cache).doesNotExist();
+    }
+
+    @Test
+    void acceptAndRejectDefaultToYesDeleteDefaultsToNo() {
+        terminal.interactive = true;
+        terminal.answers.add("");
+        assertThat(run("-a", "web1").exit()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+
+        terminal.answers.add("");
+        assertThat(run("-r", "web2").exit()).isZero();
+        assertThat(exists(KeyState.REJECTED, "web2")).isTrue();
+
+        terminal.answers.add("");
+        Result declined = run("-d", "app1");
+        assertThat(declined.exit()).isEqualTo(1);
+        assertThat(exists(KeyState.PENDING, "app1")).isTrue();
+
+        terminal.answers.add("Y");
+        assertThat(run("-d", "app1").exit()).isZero();
+        assertThat(exists(KeyState.PENDING, "app1")).isFalse();
+        assertThat(terminal.prompts).containsExactly("Proceed? [n/Y] ", "Proceed? [n/Y] ", "Proceed? [N/y] ",
+                "Proceed? [N/y] ");
+
+        terminal.answers.add("no");
+        assertThat(run("-A").exit()).isEqualTo(1);
+    }
+
+    @Test
+    void rejectTouchesAcceptedKeysOnlyWithIncludeAccepted() {
+        Result pendingOnly = run("-r", "db1", "-y");
+        assertThat(pendingOnly.exit()).isEqualTo(1);
+        assertThat(pendingOnly.err()).contains("does not match any unaccepted key");
+
+        assertThat(run("-r", "db1", "--include-accepted", "-y").exit()).isZero();
+        assertThat(exists(KeyState.REJECTED, "db1")).isTrue();
+        assertThat(run("-a", "evil", "-y").exit()).isEqualTo(1);
+        assertThat(run("-a", "evil", "--include-rejected", "-y").exit()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "evil")).isTrue();
+    }
+
+    @Test
+    void aDeniedKeyIsNotAcceptedOverAnAcceptedOne() {
+        Result result = run("-a", "db1", "--include-denied", "-y");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains("db1: already has an accepted key").contains("never replaces");
+        assertThat(Files.exists(pki.resolve("minions_denied/db1"))).isTrue();
+    }
+
+    @Test
+    void deleteRemovesEveryKeyOfTheIdIncludingDenied() throws Exception {
+        Result result = run("-d", "db1", "-y", "--out", "json");
+
+        assertThat(result.exit()).isZero();
+        assertThat(JSON.readTree(result.out()).get("deleted").toString()).isEqualTo("[\"db1\",\"db1\"]");
+        assertThat(exists(KeyState.ACCEPTED, "db1")).isFalse();
+        assertThat(exists(KeyState.DENIED, "db1")).isFalse();
+        assertThat(result.err()).contains("The following keys are going to be deleted:");
+    }
+
+    @Test
+    void nothingMatchedExitsOne() {
+        Result result = run("-a", "nope*", "-y");
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(cache).as("no change, no audit log").doesNotExist();
+        assertThat(result.err()).contains("'nope*' does not match any unaccepted key");
+        assertThat(run("-d", "nope", "-y").err()).contains("'nope' does not match any key");
+        assertThat(run("-a", "nope", "--include-rejected", "--include-denied", "-y").err())
+                .contains("does not match any unaccepted, rejected or denied key");
+    }
+
+    @Test
+    void invalidIdsAndGlobsInArgumentsAreUsageErrors() {
+        for (String bad : List.of("Web1", "../etc", "web1/x", "web$", "web1,,db1", "web1,", "[web", "-x")) {
+            Result result = run("-a", bad, "-y");
+            assertThat(result.exit()).as(bad).isEqualTo(2);
+            assertThat(result.err()).as(bad).startsWith("brine-key: ").doesNotContain("Exception").doesNotContain(
+                    "\tat ");
+        }
+        assertThat(run("-a", "Web1", "-y").err()).contains("'Web1'").contains("[a-z0-9._-]");
+        assertThat(exists(KeyState.PENDING, "web1")).isTrue();
+    }
+
+    @Test
+    void oneActionAtATime() {
+        Result result = run("-a", "web1", "-d", "web2");
+        assertThat(result.exit()).isEqualTo(2);
+        assertThat(result.err()).contains("choose one action").contains("-a and -d");
+    }
+
+    @Test
+    void unknownOptionIsAUsageError() {
+        Result result = run("--frobnicate");
+        assertThat(result.exit()).isEqualTo(2);
+        assertThat(result.err()).contains("Unknown option").contains("--help");
+    }
+
+    // ------------------------------------------------------------ print, finger
+
+    @Test
+    void fingerPrintsIdAndFingerprintGroupedByState() throws Exception {
+        Result result = run("-f", "web1,db1");
+
+        assertThat(result.exit()).isZero();
+        assertThat(result.out()).isEqualTo("Accepted Keys:\ndb1:  " + fp(4) + "\nDenied Keys:\ndb1:  " + fp(5)
+                + "\nUnaccepted Keys:\nweb1:  " + fp(1) + "\n");
+        JsonNode json = JSON.readTree(run("-f", "web1", "--out", "json").out());
+        assertThat(json.get("minions_pre").get("web1").asText()).isEqualTo(fp(1));
+    }
+
+    @Test
+    void fingerAllShowsTheMasterKeyToo() throws Exception {
+        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+            String master = Fingerprints.of(store.masterKeyPair().getPublic());
+            Result result = run("-F");
+            assertThat(result.out()).startsWith("Local Keys:\nmaster.pub:  " + master + "\nAccepted Keys:\n");
+        }
+    }
+
+    @Test
+    void printShowsThePem() throws Exception {
+        Result result = run("-p", "web1");
+        assertThat(result.out()).isEqualTo("Unaccepted Keys:\nweb1:  " + TestKeys.publicPem(1));
+        JsonNode json = JSON.readTree(run("-P", "--out", "json").out());
+        assertThat(json.get("minions").get("db1").asText()).isEqualTo(TestKeys.publicPem(4));
+        assertThat(run("-p", "zzz").exit()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------ --gen-keys
+
+    @Test
+    void genKeysWritesAPrivateAndAPublicKeyAndRefusesToOverwrite() throws Exception {
+        Path dir = tmp.resolve("keys");
+        Result result = runRaw("--gen-keys", "web9", "--gen-keys-dir", dir.toString());
+
+        assertThat(result.exit()).as(result.err()).isZero();
+        Path pem = dir.resolve("web9.pem");
+        Path pub = dir.resolve("web9.pub");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pem))).isEqualTo("r--------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pub))).isEqualTo("rw-r--r--");
+        assertThat(Files.readString(pem)).startsWith("-----BEGIN RSA PRIVATE KEY-----");
+        assertThat(Files.readString(pub)).startsWith("-----BEGIN PUBLIC KEY-----");
+        assertThat(result.out()).contains("Fingerprint: ");
+        String before = Files.readString(pub);
+
+        Result again = runRaw("--gen-keys", "web9", "--gen-keys-dir", dir.toString());
+        assertThat(again.exit()).isEqualTo(1);
+        assertThat(again.err()).contains("already exists");
+        assertThat(Files.readString(pub)).isEqualTo(before);
+    }
+
+    @Test
+    void genKeysValidatesTheNameAndTheSize() {
+        assertThat(runRaw("--gen-keys", "../web9", "--gen-keys-dir", tmp.toString()).exit()).isEqualTo(2);
+        Result small = runRaw("--gen-keys", "web9", "--keysize", "1024", "--gen-keys-dir", tmp.toString());
+        assertThat(small.exit()).isEqualTo(2);
+        assertThat(small.err()).contains("1024");
+        assertThat(tmp.resolve("web9.pem")).doesNotExist();
+    }
+
+    // ------------------------------------------------------------ configuration
+
+    @Test
+    void configDirSuppliesPkiDirAndCachedirRelativeToTheFile() throws Exception {
+        Path etc = Files.createDirectories(tmp.resolve("conf"));
+        Files.writeString(etc.resolve("master.yaml"), "# test\npki_dir: ../pki\ncachedir: ../cache2\n"
+                + "interface: 0.0.0.0\n");
+
+        Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
+
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+        assertThat(tmp.resolve("cache2/audit.log")).exists();
+    }
+
+    @Test
+    void configurationErrorsExitTwoNamingTheFile() throws Exception {
+        Path etc = Files.createDirectories(tmp.resolve("conf"));
+        Result missing = runRaw("-c", etc.toString(), "-L");
+        assertThat(missing.exit()).isEqualTo(2);
+        assertThat(missing.err()).contains(etc.resolve("master.yaml").toString()).contains("does not exist");
+
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: [1, 2]\n");
+        Result wrongType = runRaw("-c", etc.toString(), "-L");
+        assertThat(wrongType.exit()).isEqualTo(2);
+        assertThat(wrongType.err()).contains("pki_dir must be a path");
+
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: x\n  bad: : indent\n");
+        Result badYaml = runRaw("-c", etc.toString(), "-L");
+        assertThat(badYaml.exit()).isEqualTo(2);
+        assertThat(badYaml.err()).contains("master.yaml:").contains("not valid YAML");
+
+        Result noPki = runRaw("--pki-dir", tmp.resolve("absent").toString(), "-L");
+        assertThat(noPki.exit()).isEqualTo(2);
+        assertThat(noPki.err()).contains("does not exist");
+
+        Path notPki = Files.createDirectories(tmp.resolve("home"));
+        Result wrongDir = runRaw("--pki-dir", notPki.toString(), "-L");
+        assertThat(wrongDir.exit()).isEqualTo(2);
+        assertThat(wrongDir.err()).contains("does not look like a pki dir");
+        try (var entries = Files.list(notPki)) {
+            assertThat(entries).isEmpty();
+        }
+    }
+
+    @Test
+    void aDefaultCachedirThatCannotBeWrittenOnlyWarns() throws Exception {
+        Files.writeString(tmp.resolve("default-cache"), "a file, not a directory");
+
+        Result result = runRaw("--pki-dir", pki.toString(), "-a", "web1", "-y");
+
+        assertThat(result.exit()).isZero();
+        assertThat(result.err()).contains("warning: cannot write the audit log").contains("--cachedir");
+        assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+
+        Result explicit = runRaw("--pki-dir", pki.toString(), "--cachedir", tmp.resolve("default-cache").toString(),
+                "-a", "web2", "-y");
+        assertThat(explicit.exit()).isEqualTo(2);
+        assertThat(exists(KeyState.PENDING, "web2")).isTrue();
+    }
+
+    @Test
+    void helpAndVersion() {
+        Result help = runRaw("--help");
+        assertThat(help.exit()).isZero();
+        assertThat(help.out()).contains("--accept", "--finger-all", "Exit codes:", "Examples:");
+        Result version = runRaw("--version");
+        assertThat(version.exit()).isZero();
+        assertThat(version.out()).startsWith("brine-key ").doesNotContain("unknown");
+    }
+}
