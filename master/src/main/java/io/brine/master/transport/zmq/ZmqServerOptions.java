@@ -14,6 +14,8 @@ import java.util.Objects;
  *     sends more, before the frame reaches the heap ({@code ZMQ_MAXMSGSIZE})
  * @param heartbeatInterval how often ZMTP heartbeats are sent to each peer
  * @param heartbeatTimeout a peer silent this long after a heartbeat is disconnected (also sent to peers as TTL)
+ * @param handshakeTimeout a connection that has not completed its ZMTP handshake by then is dropped (bounds idle
+ *     unauthenticated connections)
  * @param linger how long close() lets queued outbound messages drain
  * @param mailboxCapacity commands (sends, publications) waiting for the transport thread before calls are refused
  */
@@ -23,6 +25,7 @@ public record ZmqServerOptions(
         int maxFrameSize,
         Duration heartbeatInterval,
         Duration heartbeatTimeout,
+        Duration handshakeTimeout,
         Duration linger,
         int mailboxCapacity) {
 
@@ -35,34 +38,38 @@ public record ZmqServerOptions(
         }
         requireMillis("heartbeatInterval", heartbeatInterval, 1);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
+        requireMillis("handshakeTimeout", handshakeTimeout, 1);
         requireMillis("linger", linger, 0);
         requirePositive("mailboxCapacity", mailboxCapacity);
     }
 
-    /** 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, heartbeat 10 s / 30 s. */
+    /**
+     * 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, heartbeat 10 s / 30 s, handshake
+     * 10 s, linger 100 ms, 100,000 waiting commands.
+     */
     public static ZmqServerOptions defaults() {
         return new ZmqServerOptions(100_000, 10_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
-                Duration.ofSeconds(30), Duration.ofMillis(100), 100_000);
+                Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100), 100_000);
     }
 
     public ZmqServerOptions withPublishHighWaterMark(int value) {
         return new ZmqServerOptions(value, requestHighWaterMark, maxFrameSize, heartbeatInterval, heartbeatTimeout,
-                linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity);
     }
 
     public ZmqServerOptions withRequestHighWaterMark(int value) {
         return new ZmqServerOptions(publishHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
-                linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity);
     }
 
     public ZmqServerOptions withHeartbeat(Duration interval, Duration timeout) {
         return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, interval, timeout,
-                linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity);
     }
 
     public ZmqServerOptions withMailboxCapacity(int value) {
         return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, heartbeatInterval,
-                heartbeatTimeout, linger, value);
+                heartbeatTimeout, handshakeTimeout, linger, value);
     }
 
     private static void requirePositive(String name, int value) {

@@ -449,12 +449,13 @@ public final class ZmqServerTransport implements ServerTransport {
     // ---- setup helpers ----
 
     private void configureCommon(ZMQ.Socket socket) {
-        socket.setLinger(options.linger().toMillis());
+        socket.setLinger((int) options.linger().toMillis());
         int interval = (int) options.heartbeatInterval().toMillis();
         int timeout = (int) options.heartbeatTimeout().toMillis();
         socket.setHeartbeatIvl(interval);
         socket.setHeartbeatTimeout(timeout);
         socket.setHeartbeatTtl(timeout);
+        socket.setHandshakeIvl((int) options.handshakeTimeout().toMillis());
     }
 
     private void bind(ZMQ.Socket socket, int port) {
