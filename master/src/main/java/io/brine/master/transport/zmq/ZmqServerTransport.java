@@ -248,8 +248,8 @@ public final class ZmqServerTransport implements ServerTransport {
         }
     }
 
-    /** Minion ids subscribed now, as the transport thread last saw them (a snapshot, for tests and metrics). */
-    Set<String> subscribedMinions() {
+    /** Minion ids subscribed now, as the transport thread last saw them: a snapshot, for metrics and tests. */
+    public Set<String> subscribedMinions() {
         return Set.copyOf(subscribed);
     }
 
