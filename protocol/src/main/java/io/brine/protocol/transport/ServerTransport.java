@@ -26,7 +26,9 @@ public interface ServerTransport extends AutoCloseable {
 
     /**
      * Queues a frame for each of these minions on the publish channel. Returns the ids it could not queue the frame
-     * for (not subscribed, not connected, or its queue is full): a publication never vanishes silently.
+     * for (not subscribed, not connected, or its queue is full): a publication never vanishes silently. A transport
+     * that finds out only later, on its own thread, reports those ids to the {@link UndeliveredListener} it was
+     * constructed with. The transport keeps a reference to {@code frame}: do not modify it after the call.
      */
     Set<String> publish(Collection<String> minionIds, byte[] frame);
 

@@ -1,0 +1,87 @@
+package io.brine.master.transport.zmq;
+
+import io.brine.protocol.transport.FrameLimits;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Tuning of {@link ZmqServerTransport}; validated on construction, immutable. Start from {@link #defaults()}.
+ *
+ * @param publishHighWaterMark publications queued per subscriber connection before {@code publish} reports that
+ *     minion undelivered (XPUB send high-water mark; counted in messages, not bytes)
+ * @param requestHighWaterMark messages queued per minion connection on the request channel, each way
+ * @param maxFrameSize largest frame accepted on the request channel; ZeroMQ drops the connection of a peer that
+ *     sends more, before the frame reaches the heap ({@code ZMQ_MAXMSGSIZE})
+ * @param heartbeatInterval how often ZMTP heartbeats are sent to each peer
+ * @param heartbeatTimeout a peer silent this long after a heartbeat is disconnected (also sent to peers as TTL)
+ * @param handshakeTimeout a connection that has not completed its ZMTP handshake by then is dropped (bounds idle
+ *     unauthenticated connections)
+ * @param linger how long close() lets queued outbound messages drain
+ * @param mailboxCapacity commands (sends, publications) waiting for the transport thread before calls are refused
+ */
+public record ZmqServerOptions(
+        int publishHighWaterMark,
+        int requestHighWaterMark,
+        int maxFrameSize,
+        Duration heartbeatInterval,
+        Duration heartbeatTimeout,
+        Duration handshakeTimeout,
+        Duration linger,
+        int mailboxCapacity) {
+
+    public ZmqServerOptions {
+        requirePositive("publishHighWaterMark", publishHighWaterMark);
+        requirePositive("requestHighWaterMark", requestHighWaterMark);
+        requirePositive("maxFrameSize", maxFrameSize);
+        if (maxFrameSize > FrameLimits.MAX_FRAME) {
+            throw new IllegalArgumentException("maxFrameSize above FrameLimits.MAX_FRAME: " + maxFrameSize);
+        }
+        requireMillis("heartbeatInterval", heartbeatInterval, 1);
+        requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
+        requireMillis("handshakeTimeout", handshakeTimeout, 1);
+        requireMillis("linger", linger, 0);
+        requirePositive("mailboxCapacity", mailboxCapacity);
+    }
+
+    /**
+     * 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, heartbeat 10 s / 30 s, handshake
+     * 10 s, linger 100 ms, 100,000 waiting commands.
+     */
+    public static ZmqServerOptions defaults() {
+        return new ZmqServerOptions(100_000, 10_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
+                Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100), 100_000);
+    }
+
+    public ZmqServerOptions withPublishHighWaterMark(int value) {
+        return new ZmqServerOptions(value, requestHighWaterMark, maxFrameSize, heartbeatInterval, heartbeatTimeout,
+                handshakeTimeout, linger, mailboxCapacity);
+    }
+
+    public ZmqServerOptions withRequestHighWaterMark(int value) {
+        return new ZmqServerOptions(publishHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
+                handshakeTimeout, linger, mailboxCapacity);
+    }
+
+    public ZmqServerOptions withHeartbeat(Duration interval, Duration timeout) {
+        return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, interval, timeout,
+                handshakeTimeout, linger, mailboxCapacity);
+    }
+
+    public ZmqServerOptions withMailboxCapacity(int value) {
+        return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, heartbeatInterval,
+                heartbeatTimeout, handshakeTimeout, linger, value);
+    }
+
+    private static void requirePositive(String name, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be positive: " + value);
+        }
+    }
+
+    private static void requireMillis(String name, Duration value, long min) {
+        Objects.requireNonNull(value, name);
+        if (value.toMillis() < min || value.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(name + " out of range: " + value);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+package io.brine.it.transport;
+
+import static java.nio.charset.StandardCharsets.US_ASCII;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.master.transport.zmq.ZmqServerOptions;
+import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.minion.transport.zmq.ZmqClientOptions;
+import io.brine.minion.transport.zmq.ZmqClientTransport;
+import io.brine.protocol.transport.ClientTransport;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A real ZmqServerTransport and real ZmqClientTransports on loopback. */
+class ZmqTransportPairIT {
+
+    private static final ZmqClientOptions CLIENT_OPTIONS =
+            ZmqClientOptions.defaults().withReconnect(Duration.ofMillis(50), Duration.ofMillis(500));
+
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private final Set<String> undelivered = ConcurrentHashMap.newKeySet();
+    /** Stands in for the master's workers: the transport's handler only hands frames over. */
+    private final ExecutorService workers = Executors.newSingleThreadExecutor();
+
+    /** A minion's view: everything arrives on the transport thread and is only queued here. */
+    private static final class Minion implements ClientTransport.Listener {
+        final BlockingQueue<byte[]> replies = new LinkedBlockingQueue<>();
+        final BlockingQueue<byte[]> publications = new LinkedBlockingQueue<>();
+        final AtomicInteger disconnected = new AtomicInteger();
+        final AtomicInteger connected = new AtomicInteger();
+        ZmqClientTransport transport;
+
+        @Override
+        public void onReply(byte[] frame) {
+            replies.add(frame);
+        }
+
+        @Override
+        public void onPublication(byte[] frame) {
+            publications.add(frame);
+        }
+
+        @Override
+        public void onDisconnected() {
+            disconnected.incrementAndGet();
+        }
+
+        @Override
+        public void onConnected() {
+            connected.incrementAndGet();
+        }
+
+        List<String> publicationTexts() {
+            return publications.stream().map(f -> new String(f, US_ASCII)).toList();
+        }
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (AutoCloseable closeable : closeables) {
+            closeable.close();
+        }
+        workers.shutdownNow();
+    }
+
+    /** A master transport that answers each request with "re:" + request, from a worker thread. */
+    private ZmqServerTransport startServer(int requestPort, int publishPort) throws IOException {
+        ZmqServerTransport server = new ZmqServerTransport("127.0.0.1", requestPort, publishPort,
+                ZmqServerOptions.defaults(), (ids, frame) -> undelivered.addAll(ids));
+        try {
+            server.start((peer, frame) -> workers.execute(
+                    () -> server.send(peer, ("re:" + new String(frame, US_ASCII)).getBytes(US_ASCII))));
+        } catch (IOException e) {
+            server.close();
+            throw e;
+        }
+        closeables.add(server);
+        return server;
+    }
+
+    private Minion startMinion(ZmqServerTransport server, String id) throws IOException {
+        Minion minion = new Minion();
+        minion.transport = new ZmqClientTransport("127.0.0.1", server.addresses().request().getPort(),
+                CLIENT_OPTIONS);
+        minion.transport.start(minion);
+        closeables.add(minion.transport);
+        if (id != null) {
+            minion.transport.subscribe(id, server.addresses().publish().getPort());
+        }
+        return minion;
+    }
+
+    @Test
+    void eachMinionGetsItsOwnRepliesInOrder() throws IOException {
+        ZmqServerTransport server = startServer(0, 0);
+        List<Minion> minions = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            minions.add(startMinion(server, null));
+        }
+
+        for (int n = 0; n < 5; n++) {
+            for (int i = 0; i < minions.size(); i++) {
+                assertThat(minions.get(i).transport.send(("m" + i + "-" + n).getBytes(US_ASCII))).isTrue();
+            }
+        }
+
+        for (int i = 0; i < minions.size(); i++) {
+            Minion minion = minions.get(i);
+            int index = i;
+            await().until(() -> minion.replies.size() >= 5);
+            assertThat(minion.replies.stream().map(f -> new String(f, US_ASCII)))
+                    .containsExactlyElementsOf(IntStream.range(0, 5).mapToObj(n -> "re:m" + index + "-" + n).toList());
+        }
+    }
+
+    @Test
+    void aMinionNeverSeesAnotherMinionsPublications() throws IOException {
+        ZmqServerTransport server = startServer(0, 0);
+        Minion web1 = startMinion(server, "web1");
+        Minion web10 = startMinion(server, "web10");
+        await().until(() -> server.subscribedMinions().containsAll(List.of("web1", "web10")));
+
+        assertThat(server.publish(List.of("web10"), "to web10".getBytes(US_ASCII))).isEmpty();
+        assertThat(server.publish(List.of("web1"), "to web1".getBytes(US_ASCII))).isEmpty();
+        assertThat(server.publish(List.of("web1", "web10", "web100"), "to all".getBytes(US_ASCII)))
+                .containsExactly("web100");
+
+        await().until(() -> web1.publications.size() >= 2 && web10.publications.size() >= 2);
+        assertThat(web1.publicationTexts()).containsExactly("to web1", "to all");
+        assertThat(web10.publicationTexts()).containsExactly("to web10", "to all");
+        assertThat(undelivered).isEmpty();
+    }
+
+    @Test
+    void aBurstReachesEverySubscriberCompletelyAndInOrder() throws IOException {
+        ZmqServerTransport server = startServer(0, 0);
+        List<String> ids = List.of("m0", "m1", "m2", "m3", "m4");
+        List<Minion> minions = new ArrayList<>();
+        for (String id : ids) {
+            minions.add(startMinion(server, id));
+        }
+        await().until(() -> server.subscribedMinions().containsAll(ids));
+        int count = 20_000;
+
+        for (int serial = 0; serial < count; serial++) {
+            assertThat(server.publish(ids, ByteBuffer.allocate(256).putInt(serial).array())).isEmpty();
+        }
+
+        for (Minion minion : minions) {
+            await().until(() -> minion.publications.size() >= count);
+            int expected = 0;
+            for (byte[] frame : minion.publications) {
+                assertThat(ByteBuffer.wrap(frame).getInt()).isEqualTo(expected++);
+            }
+            assertThat(expected).isEqualTo(count);
+        }
+        assertThat(undelivered).isEmpty();
+    }
+
+    @Test
+    void aMinionComesBackToARestartedMaster() throws IOException {
+        ZmqServerTransport first = startServer(0, 0);
+        int requestPort = first.addresses().request().getPort();
+        int publishPort = first.addresses().publish().getPort();
+        Minion minion = startMinion(first, "web1");
+        minion.transport.send("before".getBytes(US_ASCII));
+        await().until(() -> !minion.replies.isEmpty());
+
+        first.close();
+        await().until(() -> minion.disconnected.get() == 1);
+
+        // The old sockets' ports may stay busy for a moment: binding again is the condition waited for.
+        ZmqServerTransport[] second = new ZmqServerTransport[1];
+        await().until(() -> {
+            try {
+                second[0] = startServer(requestPort, publishPort);
+                return true;
+            } catch (IOException portStillBusy) {
+                return false;
+            }
+        });
+        ZmqServerTransport server = second[0];
+        await().until(() -> minion.connected.get() == 1);
+        minion.transport.send("after".getBytes(US_ASCII));
+        await().until(() -> minion.replies.size() == 2);
+        assertThat(new String(minion.replies.toArray(byte[][]::new)[1], US_ASCII)).isEqualTo("re:after");
+        // ZeroMQ subscribes again on reconnection.
+        await().until(() -> server.subscribedMinions().contains("web1"));
+        assertThat(server.publish(List.of("web1"), "welcome back".getBytes(US_ASCII))).isEmpty();
+        await().until(() -> minion.publicationTexts().contains("welcome back"));
+    }
+
+    @Test
+    void closingEverythingStopsEveryThread() throws IOException {
+        Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
+        ZmqServerTransport server = startServer(0, 0);
+        Minion minion = startMinion(server, "web1");
+        minion.transport.send("ping".getBytes(US_ASCII));
+        await().until(() -> !minion.replies.isEmpty());
+
+        minion.transport.close();
+        server.close();
+
+        await().pollInSameThread().untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && !before.contains(t) && !t.getName().startsWith("pool-")))
+                .isEmpty());
+    }
+}
