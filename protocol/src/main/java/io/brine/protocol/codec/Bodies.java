@@ -3,6 +3,7 @@ package io.brine.protocol.codec;
 import static io.brine.protocol.codec.FieldLimits.MAX_ACK_JIDS;
 import static io.brine.protocol.codec.FieldLimits.MAX_FUN;
 import static io.brine.protocol.codec.FieldLimits.MAX_GRANT;
+import static io.brine.protocol.codec.FieldLimits.MAX_IDS;
 import static io.brine.protocol.codec.FieldLimits.MAX_PUBLISHER;
 import static io.brine.protocol.codec.FieldLimits.MAX_REASON;
 import static io.brine.protocol.codec.FieldLimits.MAX_RSA_BLOCK;
@@ -18,6 +19,7 @@ import io.brine.protocol.crypto.Aead;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.Publish;
@@ -52,6 +54,10 @@ final class Bodies {
                     .integer(m.timestampMs());
             Values.writeMap(out, "AuthRequest.claims", m.claims());
             out.binOrNil("AuthRequest.grant", m.grant()).strOrNil("AuthRequest.token", m.token());
+        } else if (message instanceof ClientAuth m) {
+            out.array(5).integer(m.suite()).str("ClientAuth.name", m.name())
+                    .bin("ClientAuth.publicKey", m.publicKey()).bin("ClientAuth.nonce", m.nonce())
+                    .integer(m.timestampMs());
         } else if (message instanceof AuthReply m) {
             require(m.status() != null, "AuthReply.status is null");
             out.array(8).integer(m.suite()).integer(m.status().code()).bin("AuthReply.nonce", m.nonce())
@@ -84,6 +90,7 @@ final class Bodies {
     static Message read(MessageType type, MsgReader in) throws IOException, MalformedException {
         return switch (type) {
             case AUTH_REQUEST -> authRequest(in);
+            case CLIENT_AUTH -> clientAuth(in);
             case AUTH_REPLY -> authReply(in);
             case PUBLISH -> publish(in);
             case SESSION -> sessionFrame(in);
@@ -110,6 +117,20 @@ final class Bodies {
         return new AuthRequest(suite, id, publicKey, nonce, timestampMs, claims, grant, token);
     }
 
+    private static ClientAuth clientAuth(MsgReader in) throws IOException, MalformedException {
+        in.array("ClientAuth", 5);
+        int suite = suite(in, "ClientAuth.suite");
+        String name = in.str("ClientAuth.name", MinionIds.MAX_LENGTH);
+        Optional<String> problem = MinionIds.problem(name);
+        if (problem.isPresent()) {
+            throw new MalformedException("ClientAuth.name: " + problem.get());
+        }
+        byte[] publicKey = in.bin("ClientAuth.publicKey", 1, MAX_SPKI);
+        byte[] nonce = in.bin("ClientAuth.nonce", NONCE_LENGTH, NONCE_LENGTH);
+        long timestampMs = in.nonNegative("ClientAuth.timestampMs");
+        return new ClientAuth(suite, name, publicKey, nonce, timestampMs);
+    }
+
     private static AuthReply authReply(MsgReader in) throws IOException, MalformedException {
         in.array("AuthReply", 8);
         int suite = suite(in, "AuthReply.suite");
@@ -128,7 +149,8 @@ final class Bodies {
             in.array("AuthReply.session", 6);
             byte[] sessionId = in.bin("Session.sessionId", SESSION_ID_LENGTH, SESSION_ID_LENGTH);
             long generation = in.nonNegative("Session.generation");
-            byte[] wrappedPublishKey = in.bin("Session.wrappedPublishKey", 1, MAX_RSA_BLOCK);
+            // Empty for publisher sessions: publishers never hold the publish key.
+            byte[] wrappedPublishKey = in.bin("Session.wrappedPublishKey", 0, MAX_RSA_BLOCK);
             byte[] wrappedRequestKey = in.bin("Session.wrappedRequestKey", 1, MAX_RSA_BLOCK);
             int publishPort = in.int32("Session.publishPort", 0, 65535);
             long serialFloor = in.nonNegative("Session.serialFloor");
@@ -194,9 +216,51 @@ final class Bodies {
                     .integer(m.serialFloor());
         } else if (message instanceof SessionMessage.HeartbeatReply m) {
             out.array(1).integer(m.generation());
+        } else if (message instanceof SessionMessage.PublishRequest m) {
+            out.array(6).str("PublishRequest.targetType", m.targetType()).str("PublishRequest.target", m.target())
+                    .str("PublishRequest.fun", m.fun());
+            Values.writeList(out, "PublishRequest.args", m.args());
+            Values.writeMap(out, "PublishRequest.kwargs", m.kwargs());
+            out.integer(m.timeoutSeconds());
+        } else if (message instanceof SessionMessage.JobQuery m) {
+            out.array(2).strOrNil("JobQuery.jid", m.jid()).integer(m.limit());
+        } else if (message instanceof SessionMessage.PublishReply m) {
+            out.array(4).strOrNil("PublishReply.jid", m.jid());
+            writeIds(out, "PublishReply.minions", m.minions());
+            writeIds(out, "PublishReply.unreachable", m.unreachable());
+            out.strOrNil("PublishReply.error", m.error());
+        } else if (message instanceof SessionMessage.ReturnEvent m) {
+            out.array(6).str("ReturnEvent.jid", m.jid()).str("ReturnEvent.minionId", m.minionId());
+            Values.write(out, "ReturnEvent.returnValue", m.returnValue());
+            out.integer(m.retcode()).bool(m.success()).integer(m.durationMs());
+        } else if (message instanceof SessionMessage.JobReply m) {
+            out.array(2);
+            Values.writeMap(out, "JobReply.document", m.document());
+            out.strOrNil("JobReply.error", m.error());
         } else {
             throw new IllegalArgumentException("no layout for " + message.getClass().getName());
         }
+    }
+
+    private static void writeIds(MsgWriter out, String field, List<String> ids) {
+        out.array(ids.size());
+        for (String id : ids) {
+            out.str(field, id);
+        }
+    }
+
+    private static List<String> readIds(MsgReader in, String field) throws IOException, MalformedException {
+        int count = in.arrayUpTo(field, MAX_IDS);
+        List<String> ids = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            String id = in.str(field, MinionIds.MAX_LENGTH);
+            Optional<String> problem = MinionIds.problem(id);
+            if (problem.isPresent()) {
+                throw new MalformedException(field + ": " + problem.get());
+            }
+            ids.add(id);
+        }
+        return ids;
     }
 
     static SessionMessage readInner(MessageType type, MsgReader in) throws IOException, MalformedException {
@@ -242,6 +306,49 @@ final class Bodies {
             case HEARTBEAT_REPLY -> {
                 in.array("HeartbeatReply", 1);
                 return new SessionMessage.HeartbeatReply(in.nonNegative("HeartbeatReply.generation"));
+            }
+            case PUBLISH_REQUEST -> {
+                in.array("PublishRequest", 6);
+                String targetType = in.str("PublishRequest.targetType", 16);
+                String target = in.text("PublishRequest.target", MAX_TARGET_EXPRESSION, false);
+                String fun = in.text("PublishRequest.fun", MAX_FUN, false);
+                List<Object> args = Values.readList(in, "PublishRequest.args");
+                var kwargs = Values.readMap(in, "PublishRequest.kwargs");
+                int timeout = in.int32("PublishRequest.timeoutSeconds", 0, Integer.MAX_VALUE);
+                return new SessionMessage.PublishRequest(targetType, target, fun, args, kwargs, timeout);
+            }
+            case JOB_QUERY -> {
+                in.array("JobQuery", 2);
+                String jid = in.isNil("JobQuery.jid") ? nil(in, "JobQuery.jid") : jid(in, "JobQuery.jid");
+                int limit = in.int32("JobQuery.limit", 0, Integer.MAX_VALUE);
+                return new SessionMessage.JobQuery(jid, limit);
+            }
+            case PUBLISH_REPLY -> {
+                in.array("PublishReply", 4);
+                String jid = in.isNil("PublishReply.jid") ? nil(in, "PublishReply.jid") : jid(in, "PublishReply.jid");
+                List<String> minions = readIds(in, "PublishReply.minions");
+                List<String> unreachable = readIds(in, "PublishReply.unreachable");
+                String error = in.strOrNil("PublishReply.error", MAX_REASON);
+                return new SessionMessage.PublishReply(jid, minions, unreachable, error);
+            }
+            case RETURN_EVENT -> {
+                in.array("ReturnEvent", 6);
+                String jid = jid(in, "ReturnEvent.jid");
+                String minionId = in.str("ReturnEvent.minionId", MinionIds.MAX_LENGTH);
+                if (!MinionIds.isValid(minionId)) {
+                    throw new MalformedException("ReturnEvent.minionId: not a valid id");
+                }
+                Object value = Values.read(in, "ReturnEvent.returnValue");
+                int retcode = in.int32("ReturnEvent.retcode", Integer.MIN_VALUE, Integer.MAX_VALUE);
+                boolean success = in.bool("ReturnEvent.success");
+                long durationMs = in.nonNegative("ReturnEvent.durationMs");
+                return new SessionMessage.ReturnEvent(jid, minionId, value, retcode, success, durationMs);
+            }
+            case JOB_REPLY -> {
+                in.array("JobReply", 2);
+                var document = Values.readMap(in, "JobReply.document");
+                String error = in.strOrNil("JobReply.error", MAX_REASON);
+                return new SessionMessage.JobReply(document, error);
             }
             default -> throw new MalformedException("type 0x" + Integer.toHexString(type.code())
                     + " is not allowed inside a session frame");
@@ -296,6 +403,11 @@ final class Bodies {
             throw new MalformedException(field + ": " + problem.get());
         }
         return jid;
+    }
+
+    private static String nil(MsgReader in, String field) throws IOException, MalformedException {
+        in.nil(field);
+        return null;
     }
 
     private static void require(boolean condition, String problem) {

@@ -30,10 +30,12 @@ public final class Codec {
     static final byte[] SIGNATURE_CONTEXT = "brine-sig-v1".getBytes(StandardCharsets.US_ASCII);
 
     private static final Set<MessageType> FRAME_TYPES = EnumSet.of(MessageType.AUTH_REQUEST,
-            MessageType.AUTH_REPLY, MessageType.PUBLISH, MessageType.SESSION, MessageType.SESSION_UNKNOWN);
+            MessageType.CLIENT_AUTH, MessageType.AUTH_REPLY, MessageType.PUBLISH, MessageType.SESSION,
+            MessageType.SESSION_UNKNOWN);
     private static final Set<MessageType> INNER_TYPES = EnumSet.of(MessageType.RETURN, MessageType.GRAINS,
             MessageType.HEARTBEAT, MessageType.KEY_REQUEST, MessageType.ACK, MessageType.KEY_UPDATE,
-            MessageType.HEARTBEAT_REPLY);
+            MessageType.HEARTBEAT_REPLY, MessageType.PUBLISH_REQUEST, MessageType.JOB_QUERY,
+            MessageType.PUBLISH_REPLY, MessageType.RETURN_EVENT, MessageType.JOB_REPLY);
     private static final int HEADER = 2;
 
     private Codec() {
@@ -122,9 +124,10 @@ public final class Codec {
         }
     }
 
-    /** The largest frame of {@code type} a receiver accepts: 64 KiB for AUTH_REQUEST, 8 MiB for the rest. */
+    /** The largest frame of {@code type} a receiver accepts: 64 KiB for the auth types, 8 MiB for the rest. */
     public static int maxFrameLength(MessageType type) {
-        return type == MessageType.AUTH_REQUEST ? FrameLimits.MAX_UNAUTHENTICATED : FrameLimits.MAX_FRAME;
+        return type == MessageType.AUTH_REQUEST || type == MessageType.CLIENT_AUTH
+                ? FrameLimits.MAX_UNAUTHENTICATED : FrameLimits.MAX_FRAME;
     }
 
     /** The plaintext of a session frame: {@code version || type || body}, unsigned (the AEAD authenticates it). */

@@ -22,6 +22,8 @@ public final class FieldLimits {
     public static final int MAX_TARGET_EXPRESSION = 1024 * 1024;
     /** Jids acknowledged by one Ack. */
     public static final int MAX_ACK_JIDS = 4096;
+    /** Minion ids listed in one publish reply. */
+    public static final int MAX_IDS = 1 << 20;
     /** Containers nested in one generic value (claims, grains, args, kwargs, a return value). */
     public static final int MAX_VALUE_DEPTH = 32;
     /** Array items plus map entries over all generic values of one frame, inner message or publish load. */

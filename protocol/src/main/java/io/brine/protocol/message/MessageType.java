@@ -9,14 +9,20 @@ public enum MessageType {
     PUBLISH(0x03, true),
     SESSION(0x04, false),
     SESSION_UNKNOWN(0x05, true),
+    CLIENT_AUTH(0x06, true),
 
     RETURN(0x10, false),
     GRAINS(0x11, false),
     HEARTBEAT(0x12, false),
     KEY_REQUEST(0x13, false),
+    PUBLISH_REQUEST(0x14, false),
+    JOB_QUERY(0x15, false),
     ACK(0x20, false),
     KEY_UPDATE(0x21, false),
-    HEARTBEAT_REPLY(0x22, false);
+    HEARTBEAT_REPLY(0x22, false),
+    PUBLISH_REPLY(0x23, false),
+    RETURN_EVENT(0x24, false),
+    JOB_REPLY(0x25, false);
 
     private final int code;
     private final boolean signed;
@@ -30,7 +36,10 @@ public enum MessageType {
         return code;
     }
 
-    /** Whether frames of this type carry a signature (by the minion for auth requests, else by the master). */
+    /**
+     * Whether frames of this type carry a signature (by the minion or publisher for auth requests, else by the
+     * master).
+     */
     public boolean signed() {
         return signed;
     }

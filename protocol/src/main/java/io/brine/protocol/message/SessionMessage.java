@@ -77,4 +77,64 @@ public sealed interface SessionMessage {
             return MessageType.HEARTBEAT_REPLY;
         }
     }
+
+    /** Publisher to master: publish this job. The publisher's name comes from its session. */
+    record PublishRequest(String targetType, String target, String fun, List<Object> args,
+            Map<String, Object> kwargs, int timeoutSeconds) implements SessionMessage {
+        public PublishRequest {
+            args = Copies.list(args);
+            kwargs = Copies.map(kwargs);
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.PUBLISH_REQUEST;
+        }
+    }
+
+    /** Publisher to master: one job ({@code jid}) or, with a null jid, the newest {@code limit} jobs. */
+    record JobQuery(String jid, int limit) implements SessionMessage {
+        @Override
+        public MessageType type() {
+            return MessageType.JOB_QUERY;
+        }
+    }
+
+    /**
+     * Master to publisher: the job went out ({@code jid}, the minions it targets, those it could not reach), or
+     * was refused ({@code error} set, {@code jid} null).
+     */
+    record PublishReply(String jid, List<String> minions, List<String> unreachable, String error)
+            implements SessionMessage {
+        public PublishReply {
+            minions = List.copyOf(minions);
+            unreachable = List.copyOf(unreachable);
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.PUBLISH_REPLY;
+        }
+    }
+
+    /** Master to publisher: a minion's return for a job this publisher session published. */
+    record ReturnEvent(String jid, String minionId, Object returnValue, int retcode, boolean success,
+            long durationMs) implements SessionMessage {
+        @Override
+        public MessageType type() {
+            return MessageType.RETURN_EVENT;
+        }
+    }
+
+    /** Master to publisher: the answer to a {@link JobQuery}, as a document, or an error. */
+    record JobReply(Map<String, Object> document, String error) implements SessionMessage {
+        public JobReply {
+            document = Copies.map(document);
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.JOB_REPLY;
+        }
+    }
 }

@@ -114,7 +114,7 @@ class CodecMalformedTest {
 
     @Test
     void unknownTypesAndInnerTypesAreNotFrameTypes() {
-        for (int type : new int[] {0x00, 0x06, 0x10, 0x20, 0x22, 0x30, 0x7f, 0xff}) {
+        for (int type : new int[] {0x00, 0x07, 0x10, 0x20, 0x22, 0x30, 0x7f, 0xff}) {
             byte[] frame = validFrames.get(0).clone();
             frame[1] = (byte) type;
             assertThat(malformed(frame)).isEqualTo("frame: unknown type 0x" + Integer.toHexString(type));

@@ -4,6 +4,8 @@ import static io.brine.protocol.codec.Samples.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionMessage;
@@ -101,6 +103,15 @@ class CodecRoundTripTest {
             assertRoundTrip(Codec.encodeSigned(signed, MASTER.getPrivate()), signed);
         }
         assertRoundTrip(Codec.encodeSigned(Samples.authRequest(), MINION.getPrivate()), Samples.authRequest());
+        assertRoundTrip(Codec.encodeSigned(Samples.clientAuth(), MINION.getPrivate()), Samples.clientAuth());
+    }
+
+    @Test
+    void aPublisherSessionCarriesNoPublishKey() {
+        AuthReply reply = new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, Samples.NONCE, Samples.TS,
+                Samples.seq(294), "accepted", 0, new AuthReply.Session(Samples.SID, 0, new byte[0],
+                        Samples.seq(256), 0, 0));
+        assertRoundTrip(Codec.encodeSigned(reply, MASTER.getPrivate()), reply);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.brine.protocol.codec;
 
 import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.MessageType;
@@ -108,7 +109,20 @@ final class Samples {
                 new SessionMessage.KeyRequest(4),
                 new SessionMessage.Ack(List.of("j1", "j2")),
                 new SessionMessage.KeyUpdate(4, filled(32, 0x11), 900),
-                new SessionMessage.HeartbeatReply(4));
+                new SessionMessage.HeartbeatReply(4),
+                new SessionMessage.PublishRequest("compound", "G@os:debian and web*", "cmd.run", List.of("uptime"),
+                        map("timeout", 5L), 10),
+                new SessionMessage.JobQuery(JID, 0),
+                new SessionMessage.JobQuery(null, 20),
+                new SessionMessage.PublishReply(JID, List.of("web1", "web2"), List.of("web2"), null),
+                new SessionMessage.PublishReply(null, List.of(), List.of(), "publisher_acl: refused"),
+                new SessionMessage.ReturnEvent(JID, "web1", map("out", "up 3 days"), 0, true, 17),
+                new SessionMessage.JobReply(map("jid", JID, "minions", List.of("web1")), null),
+                new SessionMessage.JobReply(map(), "no such job"));
+    }
+
+    static ClientAuth clientAuth() {
+        return new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, "root", seq(294), NONCE, TS);
     }
 
     static PublishLoad load() {

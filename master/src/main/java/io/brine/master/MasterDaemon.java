@@ -1,0 +1,111 @@
+package io.brine.master;
+
+import io.brine.master.audit.AuditLog;
+import io.brine.master.config.MasterConfig;
+import io.brine.master.jobs.JobCache;
+import io.brine.master.keys.KeyStore;
+import io.brine.master.keys.KeyStoreException;
+import io.brine.master.keys.KeyStoreOptions;
+import io.brine.master.policy.AcceptancePolicies;
+import io.brine.master.policy.AcceptancePolicy;
+import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.io.AtomicFiles;
+import io.brine.protocol.transport.ServerTransport;
+import java.io.IOException;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Wires a {@link Master} from {@code master.yaml}: key store, audit log, job cache, policies, transport. */
+public final class MasterDaemon implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MasterDaemon.class);
+    private static final int PENDING_RETRY_SECONDS = 0;
+
+    private final AuditLog audit;
+    private final KeyStore keyStore;
+    private final JobCache jobCache;
+    private final Master master;
+
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, Master master) {
+        this.audit = audit;
+        this.keyStore = keyStore;
+        this.jobCache = jobCache;
+        this.master = master;
+    }
+
+    /** Opens everything and starts serving; closes what it opened if a step fails. */
+    public static MasterDaemon start(MasterConfig config, Clock clock)
+            throws IOException, KeyStoreException, KeyFormatException {
+        List<AutoCloseable> opened = new ArrayList<>();
+        try {
+            AtomicFiles.ensureDirectory(config.cachedir());
+            AuditLog audit = AuditLog.open(config.cachedir(), clock);
+            opened.add(audit);
+            KeyStore keyStore = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).cachedir(config.cachedir())
+                    .auditLog(audit).keysize(config.keysize()).maxPending(config.maxPending())
+                    .maxMinions(config.maxMinions()).clock(clock).build());
+            opened.add(keyStore);
+            RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
+                    config.keysize()).getPublic();
+            JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock);
+            opened.add(jobCache);
+            ServerTransport transport = transport(config);
+            Master master = new Master(keyStore, transport, new Master.Settings(config.publishSession(),
+                    config.authRatePerSource(), config.authBurst(), config.workerThreads(), PENDING_RETRY_SECONDS,
+                    policies(config), config.publisherAcl(), rootKey), audit, jobCache, clock);
+            opened.add(master);
+            master.start();
+            return new MasterDaemon(audit, keyStore, jobCache, master);
+        } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
+            for (int i = opened.size() - 1; i >= 0; i--) {
+                try {
+                    opened.get(i).close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    static ServerTransport transport(MasterConfig config) {
+        return switch (config.transport()) {
+            case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(), config.publishPort());
+            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
+        };
+    }
+
+    static AcceptancePolicies policies(MasterConfig config) {
+        List<AcceptancePolicy> accepters = new ArrayList<>();
+        if (config.acceptance().autoAccept()) {
+            LOG.warn("auto_accept is on: EVERY minion that asks is accepted, including impostors. Use it only on a "
+                    + "trusted, isolated network.");
+            accepters.add(AcceptancePolicies.autoAccept());
+        }
+        return new AcceptancePolicies(List.of(), accepters);
+    }
+
+    public Master master() {
+        return master;
+    }
+
+    public KeyStore keyStore() {
+        return keyStore;
+    }
+
+    @Override
+    public void close() {
+        master.close();
+        jobCache.close();
+        keyStore.close();
+        audit.close();
+        LOG.info("Master stopped");
+    }
+}

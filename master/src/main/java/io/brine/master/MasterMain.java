@@ -1,0 +1,74 @@
+package io.brine.master;
+
+import io.brine.master.config.MasterConfig;
+import io.brine.master.keys.KeyStoreException;
+import io.brine.protocol.BrineVersion;
+import io.brine.protocol.config.ConfigException;
+import io.brine.protocol.config.DaemonLogging;
+import io.brine.protocol.crypto.KeyFormatException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code brine-master -c CONFIG_DIR}: runs the master until SIGTERM or SIGINT. */
+@Command(name = "brine-master", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
+        description = {"Runs the brine master: accepts minion keys, hands out session keys, publishes jobs and "
+                + "collects returns.", "", "Reads CONFIG_DIR/master.yaml (see conf/master.yaml for every key).",
+            "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage."})
+public final class MasterMain implements Callable<Integer> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
+
+    @Option(names = {"-c", "--config-dir"}, paramLabel = "CONFIG_DIR", defaultValue = "/etc/brine",
+            description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
+    Path configDir;
+
+    @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
+    boolean checkConfig;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new MasterMain()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        MasterConfig config;
+        try {
+            config = MasterConfig.load(configDir);
+        } catch (ConfigException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
+        if (checkConfig) {
+            System.out.println("configuration OK: " + configDir.resolve(MasterConfig.FILE_NAME));
+            return 0;
+        }
+        DaemonLogging.configure(config.logLevel(), config.logFile());
+        MasterDaemon daemon;
+        try {
+            daemon = MasterDaemon.start(config, Clock.systemUTC());
+        } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
+            LOG.error("Master cannot start: {}", e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("Master stopping");
+            daemon.close();
+            stopped.countDown();
+        }, "brine-shutdown"));
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+}

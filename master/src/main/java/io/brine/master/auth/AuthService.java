@@ -1,0 +1,203 @@
+package io.brine.master.auth;
+
+import io.brine.master.keys.KeyDecision;
+import io.brine.master.keys.KeyLookup;
+import io.brine.master.keys.KeyStore;
+import io.brine.master.keys.PolicyVerdict;
+import io.brine.master.policy.AcceptancePolicies;
+import io.brine.master.policy.AuthAttempt;
+import io.brine.master.policy.PolicyDecision;
+import io.brine.master.session.MinionSession;
+import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SessionTable;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Suite;
+import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.transport.Peer;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.protocol.codec.Timestamps;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Answers auth requests (PROTOCOL.md, "Auth"). Runs on worker threads. Costs the master one RSA private-key
+ * operation per answered request (its signature); checking the minion's signature and wrapping the session keys
+ * are public-key operations. Requests that fail before a key decision get no answer at all, so garbage costs no
+ * private-key operation.
+ */
+public final class AuthService {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AuthService.class);
+    /** Nonces seen within the skew window: a replayed request must not displace a live session. */
+    private final Cache<NonceKey, Boolean> seenNonces;
+
+    private final KeyStore keyStore;
+    private final AcceptancePolicies policies;
+    private final SessionTable sessions;
+    private final PublishKeyring keyring;
+    private final AuthAudit audit;
+    private final Clock clock;
+    private final int publishPort;
+    private final int pendingRetrySeconds;
+    private final KeyPair masterKeys;
+    private final byte[] masterPublicDer;
+
+    public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
+            AuthAudit audit, Clock clock, int publishPort, int pendingRetrySeconds) {
+        this.keyStore = keyStore;
+        this.policies = policies;
+        this.sessions = sessions;
+        this.keyring = keyring;
+        this.audit = audit;
+        this.clock = clock;
+        this.publishPort = publishPort;
+        this.pendingRetrySeconds = pendingRetrySeconds;
+        this.masterKeys = keyStore.masterKeyPair();
+        this.masterPublicDer = masterKeys.getPublic().getEncoded();
+        this.seenNonces = Caffeine.newBuilder().maximumSize(200_000)
+                .expireAfterWrite(Timestamps.MAX_CLOCK_SKEW.multipliedBy(2)).build();
+    }
+
+    private record NonceKey(String id, byte[] nonce) {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof NonceKey that && id.equals(that.id) && Arrays.equals(nonce, that.nonce);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * id.hashCode() + Arrays.hashCode(nonce);
+        }
+    }
+
+    /** What answering one auth request produced: the reply frame, and the session when the minion was accepted. */
+    public record Outcome(byte[] reply, AuthStatus status, Optional<MinionSession> session) {
+    }
+
+    /** Handles one auth request frame; empty when it is not worth an answer (malformed, forged, unsupported). */
+    public Optional<Outcome> handle(Peer peer, byte[] frame) {
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_UNAUTHENTICATED);
+        if (!(decoded instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthRequest request)) {
+            String reason = decoded instanceof Decoded.Malformed malformed ? malformed.reason() : "not an auth request";
+            LOG.debug("Auth from {} dropped: {}", peer.remoteAddress(), reason);
+            return Optional.empty();
+        }
+        if (request.suite() != Suite.RSA_OAEP_PSS_AES256GCM) {
+            LOG.debug("Auth from {} dropped: unsupported suite {}", peer.remoteAddress(), request.suite());
+            return Optional.empty();
+        }
+        String id = request.id();
+        if (!MinionIds.isValid(id)) {
+            LOG.debug("Auth from {} dropped: invalid id {}", peer.remoteAddress(), MinionIds.printable(id));
+            return Optional.empty();
+        }
+        RSAPublicKey key;
+        try {
+            key = RsaKeys.publicKeyFromDer(request.publicKey());
+        } catch (KeyFormatException e) {
+            LOG.info("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), e.getMessage());
+            audit.refused(id, peer.remoteAddress(), null, e.getMessage());
+            return Optional.empty();
+        }
+        if (!ok.verify(key)) {
+            LOG.info("Minion {} ({}): auth refused: the request is not signed by the key it offers", id,
+                    peer.remoteAddress());
+            audit.refused(id, peer.remoteAddress(), Fingerprints.of(key), "bad signature");
+            return Optional.empty();
+        }
+        String fingerprint = Fingerprints.of(key);
+        long now = clock.millis();
+        if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
+            String reason = "clock skew of " + Duration.ofMillis(now - request.timestampMs()).toSeconds()
+                    + " s is more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
+            LOG.warn("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), reason);
+            audit.refused(id, peer.remoteAddress(), fingerprint, reason);
+            return Optional.of(reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds));
+        }
+
+        if (seenNonces.asMap().putIfAbsent(new NonceKey(id, request.nonce()), Boolean.TRUE) != null) {
+            LOG.info("Minion {} ({}): replayed auth request dropped", id, peer.remoteAddress());
+            audit.refused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
+            return Optional.empty();
+        }
+
+        PolicyDecision policy = needsPolicy(keyStore.lookup(id, key))
+                ? policies.evaluate(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
+                        request.token(), peer.remoteAddress(), clock.instant()))
+                : new PolicyDecision(PolicyVerdict.NONE, "state", "policies are not consulted for this key state");
+        KeyDecision decision = keyStore.offer(id, key, policy.verdict());
+        audit.decided(id, peer.remoteAddress(), fingerprint, decision, policy);
+
+        return Optional.of(answer(request, peer, key, fingerprint, decision, now));
+    }
+
+    private Outcome answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint,
+            KeyDecision decision, long now) {
+        String id = request.id();
+        if (decision instanceof KeyDecision.Accepted accepted) {
+            MinionSession session = sessions.open(id, key, peer, now);
+            LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
+            return new Outcome(acceptedReply(request, session), AuthStatus.ACCEPTED, Optional.of(session));
+        } else if (decision instanceof KeyDecision.Pending pending) {
+            LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(), fingerprint);
+            return reply(request, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
+        } else if (decision instanceof KeyDecision.Rejected rejected) {
+            LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());
+            return reply(request, AuthStatus.REJECTED, rejected.reason(), 0);
+        } else if (decision instanceof KeyDecision.Denied denied) {
+            LOG.warn("Minion {} ({}): denied: offered key {} differs from the stored one; kept in minions_denied",
+                    id, peer.remoteAddress(), fingerprint);
+            return reply(request, AuthStatus.DENIED, denied.reason(), 0);
+        } else if (decision instanceof KeyDecision.Full full) {
+            LOG.warn("Minion {} ({}): refused, store full ({})", id, peer.remoteAddress(), full.reason());
+            return reply(request, AuthStatus.FULL, full.reason(), pendingRetrySeconds);
+        }
+        throw new IllegalStateException("unknown key decision " + decision);
+    }
+
+    private static boolean needsPolicy(KeyLookup lookup) {
+        return lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME;
+    }
+
+    private byte[] acceptedReply(AuthRequest request, MinionSession session) {
+        PublishKeyring.Generation generation = keyring.current();
+        byte[] publishKey = generation.key().bytes();
+        byte[] requestKey = session.requestKey().bytes();
+        try {
+            AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), generation.number(),
+                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort,
+                    keyring.serialFloor());
+            return sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
+                    clock.millis(), masterPublicDer, "accepted", 0, granted));
+        } finally {
+            java.util.Arrays.fill(publishKey, (byte) 0);
+            java.util.Arrays.fill(requestKey, (byte) 0);
+        }
+    }
+
+    private Outcome reply(AuthRequest request, AuthStatus status, String reason, int retryAfter) {
+        byte[] frame = sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
+                masterPublicDer, reason, retryAfter, null));
+        return new Outcome(frame, status, Optional.empty());
+    }
+
+    private byte[] sign(AuthReply reply) {
+        return Codec.encodeSigned(reply, masterKeys.getPrivate());
+    }
+}

@@ -1,0 +1,324 @@
+package io.brine.master.publish;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.master.audit.AuditEvent;
+import io.brine.master.audit.AuditLog;
+import io.brine.master.config.MasterConfig;
+import io.brine.master.jobs.JobIds;
+import io.brine.master.jobs.JobRecord;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.master.session.SessionId;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Timestamps;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.io.AtomicFiles;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.Suite;
+import io.brine.protocol.target.Glob;
+import io.brine.protocol.target.Target;
+import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.transport.Peer;
+import io.brine.protocol.transport.ServerTransport;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishers: the local administrator, proven by the key in {@code cachedir/root.pem} that only the master's user
+ * can read (Salt's {@code .root_key}), and remote publishers registered as {@code pki_dir/publishers/NAME} with an
+ * entry in {@code publisher_acl}. A publisher authenticates like a minion (its own signed request, a signed reply
+ * carrying a request key wrapped for it) and then speaks in sealed session frames, so nothing it sends can be
+ * replayed. Every refusal names its reason and is audited.
+ */
+public final class PublisherService {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PublisherService.class);
+    public static final String ROOT = "root";
+    public static final String ROOT_KEY_FILE = "root.pem";
+    public static final String PUBLISHERS_DIR = "publishers";
+    private static final int MAX_LIST = 1000;
+
+    private final Path publishersDir;
+    private final RSAPublicKey rootKey;
+    private final Map<String, MasterConfig.PublisherAcl> acls;
+    private final JobPublisher jobs;
+    private final ServerTransport transport;
+    private final KeyPair masterKeys;
+    private final AuditLog audit;
+    private final Clock clock;
+    private final Cache<SessionId, ClientSession> sessions = Caffeine.newBuilder().maximumSize(10_000)
+            .expireAfterAccess(Duration.ofHours(1)).build();
+    private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(100_000)
+            .expireAfterWrite(Timestamps.MAX_CLOCK_SKEW.multipliedBy(2)).build();
+
+    private static final class ClientSession {
+        final String name;
+        final SessionId id;
+        final SessionKey requestKey;
+        final Optional<MasterConfig.PublisherAcl> acl;
+        final AtomicLong sendCounter = new AtomicLong();
+        final ReplayWindow window = new ReplayWindow();
+        volatile Peer peer;
+
+        ClientSession(String name, SessionId id, SessionKey requestKey, Optional<MasterConfig.PublisherAcl> acl,
+                Peer peer) {
+            this.name = name;
+            this.id = id;
+            this.requestKey = requestKey;
+            this.acl = acl;
+            this.peer = peer;
+        }
+    }
+
+    public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
+            JobPublisher jobs, ServerTransport transport, KeyPair masterKeys, AuditLog audit, Clock clock) {
+        this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
+        this.rootKey = rootKey;
+        this.acls = Map.copyOf(acls);
+        this.jobs = jobs;
+        this.transport = transport;
+        this.masterKeys = masterKeys;
+        this.audit = audit;
+        this.clock = clock;
+    }
+
+    /** Loads the local administrator's key pair, creating it (0400, master's user only) on first start. */
+    public static KeyPair loadOrCreateRootKey(Path cachedir, int keysize) throws IOException, KeyFormatException {
+        Path file = cachedir.resolve(ROOT_KEY_FILE);
+        if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII));
+        }
+        KeyPair pair = RsaKeys.generate(keysize);
+        AtomicFiles.create(file, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())), AtomicFiles.OWNER_READ);
+        LOG.info("Created the local publisher key {} (readable by the master's user only)", file);
+        return pair;
+    }
+
+    /** Answers a publisher's auth request; empty when it deserves no answer. */
+    public Optional<byte[]> handleAuth(Peer peer, byte[] frame) {
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_UNAUTHENTICATED);
+        if (!(decoded instanceof Decoded.Ok ok) || !(ok.message() instanceof ClientAuth request)) {
+            return Optional.empty();
+        }
+        String name = request.name();
+        RSAPublicKey offered;
+        try {
+            offered = RsaKeys.publicKeyFromDer(request.publicKey());
+        } catch (KeyFormatException e) {
+            return refuse(peer, request, "unusable key: " + e.getMessage());
+        }
+        if (!ok.verify(offered)) {
+            LOG.info("Publisher {} ({}): auth dropped: not signed by the key it offers", name, peer.remoteAddress());
+            return Optional.empty();
+        }
+        if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
+            return refuse(peer, request, "clock skew over " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s");
+        }
+        if (seenNonces.asMap().putIfAbsent(name + ":" + java.util.HexFormat.of().formatHex(request.nonce()),
+                Boolean.TRUE) != null) {
+            LOG.info("Publisher {} ({}): replayed auth dropped", name, peer.remoteAddress());
+            return Optional.empty();
+        }
+        Optional<RSAPublicKey> registered = registeredKey(name);
+        if (registered.isEmpty() || !Arrays.equals(registered.get().getEncoded(), offered.getEncoded())) {
+            return refuse(peer, request, registered.isEmpty() ? "unknown publisher " + name
+                    : "key does not match the registered key of publisher " + name);
+        }
+        Optional<MasterConfig.PublisherAcl> acl = name.equals(ROOT) && rootKey != null
+                && Arrays.equals(rootKey.getEncoded(), offered.getEncoded()) ? Optional.empty()
+                : Optional.ofNullable(acls.get(name));
+        if (!name.equals(ROOT) && acl.isEmpty()) {
+            return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
+        }
+        SessionKey requestKey = SessionKey.random();
+        ClientSession session = new ClientSession(name, SessionId.random(), requestKey, acl, peer);
+        sessions.put(session.id, session);
+        byte[] raw = requestKey.bytes();
+        AuthReply.Session granted = new AuthReply.Session(session.id.bytes(), 0, new byte[0],
+                Rsa.wrap(offered, raw), 0, 0);
+        Arrays.fill(raw, (byte) 0);
+        audit.record(AuditEvent.builder("publisher-auth", name).reason("session opened").source(peer.remoteAddress())
+                .build());
+        LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
+        return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED,
+                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), "accepted", 0, granted),
+                masterKeys.getPrivate()));
+    }
+
+    private Optional<byte[]> refuse(Peer peer, ClientAuth request, String reason) {
+        LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
+        audit.record(AuditEvent.builder("publisher-refused", request.name()).reason(reason)
+                .source(peer.remoteAddress()).build());
+        return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED,
+                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), reason, 0, null),
+                masterKeys.getPrivate()));
+    }
+
+    private Optional<RSAPublicKey> registeredKey(String name) {
+        if (name.equals(ROOT)) {
+            return Optional.ofNullable(rootKey);
+        }
+        if (!MinionIds.isValid(name)) {
+            return Optional.empty();
+        }
+        Path file = MinionIds.resolveInside(publishersDir, name);
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII)));
+        } catch (IOException | KeyFormatException e) {
+            LOG.warn("Publisher {}: unusable key file {}: {}", name, file, e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** Handles a session frame if it belongs to a publisher session; false when the session is not ours. */
+    public boolean handleSession(Peer peer, SessionFrame sealed) {
+        ClientSession session = sessions.getIfPresent(SessionId.of(sealed.sessionId()));
+        if (session == null) {
+            return false;
+        }
+        SessionMessage message;
+        try {
+            message = Sessions.open(session.requestKey, sealed, SessionFrame.Direction.MINION_TO_MASTER);
+        } catch (CryptoException | MalformedException e) {
+            LOG.debug("Publisher {}: session frame dropped: {}", session.name, e.getMessage());
+            return true;
+        }
+        synchronized (session.window) {
+            if (!session.window.accept(sealed.counter())) {
+                LOG.debug("Publisher {}: replayed session frame dropped", session.name);
+                return true;
+            }
+        }
+        session.peer = peer;
+        switch (message.type()) {
+            case PUBLISH_REQUEST -> publish(session, (SessionMessage.PublishRequest) message);
+            case JOB_QUERY -> query(session, (SessionMessage.JobQuery) message);
+            case HEARTBEAT -> send(session, new SessionMessage.HeartbeatReply(0));
+            default -> LOG.debug("Publisher {}: {} is not a publisher message; dropped", session.name,
+                    message.type());
+        }
+        return true;
+    }
+
+    private void publish(ClientSession session, SessionMessage.PublishRequest request) {
+        try {
+            Target target = JobPublisher.parse(request.targetType(), request.target());
+            List<String> minions = jobs.resolve(target);
+            if (session.acl.isPresent()) {
+                checkAcl(session, session.acl.get(), request.fun(), minions);
+            }
+            JobPublisher.Published published = jobs.publish(session.name, request.targetType(), request.target(),
+                    minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(),
+                    event -> send(session, event));
+            send(session, new SessionMessage.PublishReply(published.jid(), published.minions(),
+                    published.unreachable(), null));
+        } catch (PublishException e) {
+            LOG.info("Publisher {}: publication refused: {}", session.name, e.getMessage());
+            audit.record(AuditEvent.builder("publish-refused", session.name).reason(e.getMessage()).build());
+            send(session, new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage()));
+        }
+    }
+
+    private static void checkAcl(ClientSession session, MasterConfig.PublisherAcl acl, String fun,
+            List<String> minions) throws PublishException {
+        if (acl.functions().stream().noneMatch(glob -> Glob.compile(glob).matches(fun))) {
+            throw new PublishException("publisher_acl: " + session.name + " may not run " + fun);
+        }
+        List<Glob> allowed = acl.targets().stream().map(Glob::compile).toList();
+        List<String> outside = minions.stream().filter(id -> allowed.stream().noneMatch(g -> g.matches(id)))
+                .limit(5).toList();
+        if (!outside.isEmpty()) {
+            throw new PublishException("publisher_acl: " + session.name + " may not target " + outside
+                    + (outside.size() == 5 ? " and more" : ""));
+        }
+    }
+
+    private void query(ClientSession session, SessionMessage.JobQuery query) {
+        boolean root = session.acl.isEmpty();
+        if (query.jid() == null) {
+            List<JobRecord> all = jobs.cache().list();
+            List<Object> listed = new ArrayList<>();
+            int limit = query.limit() <= 0 ? MAX_LIST : Math.min(query.limit(), MAX_LIST);
+            for (JobRecord job : all.subList(Math.max(0, all.size() - limit), all.size())) {
+                if (root || job.publisher().equals(session.name)) {
+                    listed.add(summary(job));
+                }
+            }
+            send(session, new SessionMessage.JobReply(Map.of("jobs", listed), null));
+            return;
+        }
+        Optional<JobRecord> job = JobIds.isValid(query.jid()) ? jobs.cache().job(query.jid()) : Optional.empty();
+        if (job.isEmpty() || !(root || job.get().publisher().equals(session.name))) {
+            send(session, new SessionMessage.JobReply(Map.of(), "no job " + query.jid() + " in the job cache"));
+            return;
+        }
+        Map<String, Object> document = summary(job.get());
+        Map<String, Object> returns = new LinkedHashMap<>();
+        for (StoredReturn ret : jobs.cache().returns(query.jid())) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("return", ret.returnValue());
+            entry.put("retcode", (long) ret.retcode());
+            entry.put("success", ret.success());
+            entry.put("duration_ms", ret.durationMs());
+            returns.put(ret.id(), entry);
+        }
+        document.put("args", job.get().args());
+        document.put("kwargs", job.get().kwargs());
+        document.put("returns", returns);
+        document.put("missing", job.get().minions().stream().filter(id -> !returns.containsKey(id)).toList());
+        send(session, new SessionMessage.JobReply(document, null));
+    }
+
+    private Map<String, Object> summary(JobRecord job) {
+        Map<String, Object> summary = new LinkedHashMap<>();
+        summary.put("jid", job.jid());
+        summary.put("time", job.time());
+        summary.put("publisher", job.publisher());
+        summary.put("target_type", job.targetType());
+        summary.put("target", job.target());
+        summary.put("fun", job.fun());
+        summary.put("minions", List.copyOf(job.minions()));
+        return summary;
+    }
+
+    private void send(ClientSession session, SessionMessage message) {
+        SessionFrame sealed = Sessions.seal(session.requestKey, session.id.bytes(),
+                SessionFrame.Direction.MASTER_TO_MINION, session.sendCounter.incrementAndGet(), message);
+        transport.send(session.peer, Codec.encode(sealed));
+    }
+}

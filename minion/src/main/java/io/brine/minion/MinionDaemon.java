@@ -1,0 +1,104 @@
+package io.brine.minion;
+
+import io.brine.minion.config.MinionConfig;
+import io.brine.minion.functions.FunctionAccess;
+import io.brine.minion.functions.FunctionRegistry;
+import io.brine.minion.functions.builtin.BuiltinFunctions;
+import io.brine.minion.grains.Grains;
+import io.brine.minion.jobs.JobRunner;
+import io.brine.minion.transport.zmq.ZmqClientTransport;
+import io.brine.protocol.config.Secret;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.io.AtomicFiles;
+import io.brine.protocol.transport.ClientTransport;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/** Wires a {@link Minion} from {@code minion.yaml}: keys, grains, functions, job runner, transport. */
+public final class MinionDaemon implements AutoCloseable {
+
+    static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(30);
+    static final int RETURN_QUEUE_CAPACITY = 1000;
+    static final int MAX_GRANT_BYTES = 16 * 1024;
+
+    private final Minion minion;
+    private final JobRunner jobs;
+    private final FunctionRegistry registry;
+
+    private MinionDaemon(Minion minion, JobRunner jobs, FunctionRegistry registry) {
+        this.minion = minion;
+        this.jobs = jobs;
+        this.registry = registry;
+    }
+
+    public static MinionDaemon start(MinionConfig config, Clock clock) throws IOException, KeyFormatException {
+        Grains grains = new Grains(staticGrains(config.grains()));
+        var builtIns = BuiltinFunctions.create(BuiltinFunctions.Settings.defaults());
+        FunctionAccess access = FunctionAccess.of(config.functions().allow(), config.functions().deny());
+        FunctionRegistry registry = config.pluginsDir().isPresent()
+                ? FunctionRegistry.load(builtIns, config.pluginsDir().get(), access)
+                : new FunctionRegistry(builtIns, access);
+        byte[] grant = config.autosignGrant().isPresent()
+                ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
+        Minion.Settings settings = new Minion.Settings(config.id(), config.pkiDir(), config.keysize(),
+                config.masterFinger().orElse(null), config.auth().acceptanceWaitTime(),
+                config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
+                HEARTBEAT_INTERVAL, config.statusFile(), grains.get(), grant,
+                config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
+                config.returnRetryMax());
+        ClientTransport transport = transport(config);
+        JobRunner[] runner = new JobRunner[1];
+        Minion minion = new Minion(settings, transport, clock, load -> runner[0].submit(load));
+        runner[0] = new JobRunner(config.id(), registry, grains::get, config.workerThreads(), config.jobTimeout(),
+                minion::submitReturn, clock);
+        try {
+            minion.start();
+        } catch (IOException | KeyFormatException | RuntimeException e) {
+            runner[0].close();
+            registry.close();
+            minion.close();
+            throw e;
+        }
+        return new MinionDaemon(minion, runner[0], registry);
+    }
+
+    static ClientTransport transport(MinionConfig config) {
+        return switch (config.transport()) {
+            case ZEROMQ -> new ZmqClientTransport(config.master(), config.retPort());
+            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
+        };
+    }
+
+    /** Static grains from minion.yaml: a one-element list is a single value, as the admin most likely meant. */
+    static Map<String, Object> staticGrains(Map<String, List<String>> configured) {
+        Map<String, Object> grains = new LinkedHashMap<>();
+        configured.forEach((key, values) -> grains.put(key, values.size() == 1 ? values.get(0) : values));
+        return grains;
+    }
+
+    public Minion minion() {
+        return minion;
+    }
+
+    public CompletableFuture<MinionState> terminated() {
+        return minion.terminated();
+    }
+
+    @Override
+    public void close() {
+        jobs.close();
+        minion.close();
+        registry.close();
+    }
+
+    /** For tests: where the minion keeps its keys. */
+    static Path pkiDir(MinionConfig config) {
+        return config.pkiDir();
+    }
+}

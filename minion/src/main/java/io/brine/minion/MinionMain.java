@@ -1,0 +1,83 @@
+package io.brine.minion;
+
+import io.brine.minion.config.MinionConfig;
+import io.brine.protocol.BrineVersion;
+import io.brine.protocol.config.ConfigException;
+import io.brine.protocol.config.DaemonLogging;
+import io.brine.protocol.crypto.KeyFormatException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, rejection or a master key mismatch. */
+@Command(name = "brine-minion", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
+        description = {"Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "
+                + "returns their results.", "", "Reads CONFIG_DIR/minion.yaml (see conf/minion.yaml for every key).",
+            "Its state is in its log and in status_file (default CACHEDIR/status.json).",
+            "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage, 3 rejected by the master, "
+                    + "4 the master's key does not match the pinned one."})
+public final class MinionMain implements Callable<Integer> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);
+
+    @Option(names = {"-c", "--config-dir"}, paramLabel = "CONFIG_DIR", defaultValue = "/etc/brine",
+            description = "Directory holding minion.yaml (default: ${DEFAULT-VALUE}).")
+    Path configDir;
+
+    @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
+    boolean checkConfig;
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new MinionMain()).execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        MinionConfig config;
+        try {
+            config = MinionConfig.load(configDir);
+        } catch (ConfigException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
+        if (checkConfig) {
+            System.out.println("configuration OK: " + configDir.resolve(MinionConfig.FILE_NAME) + " (id "
+                    + config.id() + ")");
+            return 0;
+        }
+        DaemonLogging.configure(config.logLevel(), config.logFile());
+        MinionDaemon daemon;
+        try {
+            daemon = MinionDaemon.start(config, Clock.systemUTC());
+        } catch (IOException | KeyFormatException | RuntimeException e) {
+            LOG.error("Minion cannot start: {}", e.getMessage());
+            return 1;
+        }
+        Thread hook = new Thread(() -> {
+            LOG.info("Minion {} stopping", config.id());
+            daemon.close();
+        }, "brine-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        MinionState state;
+        try {
+            state = daemon.terminated().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        } catch (ExecutionException e) {
+            return 1;
+        }
+        return switch (state) {
+            case REJECTED -> 3;
+            case MASTER_KEY_MISMATCH -> 4;
+            default -> 0;
+        };
+    }
+}

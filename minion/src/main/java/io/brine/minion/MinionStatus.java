@@ -1,0 +1,12 @@
+package io.brine.minion;
+
+import java.time.Instant;
+
+/**
+ * The minion's state as written to its status file ({@code cachedir/status.json}) for admins and scripts.
+ *
+ * @param nextAttempt when it will ask the master again, for states that retry; null otherwise
+ */
+public record MinionStatus(String id, MinionState state, String reason, Instant since, Instant nextAttempt,
+        String fingerprint, String masterFingerprint, Long generation) {
+}

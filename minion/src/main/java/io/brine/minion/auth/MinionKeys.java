@@ -1,0 +1,65 @@
+package io.brine.minion.auth;
+
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.io.AtomicFiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.KeyPair;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The minion's own key pair, in Salt's file names: {@code minion.pem} (0400) and {@code minion.pub} (0644). */
+public final class MinionKeys {
+
+    private static final Logger LOG = LoggerFactory.getLogger(MinionKeys.class);
+    public static final String PRIVATE_FILE = "minion.pem";
+    public static final String PUBLIC_FILE = "minion.pub";
+
+    private MinionKeys() {
+    }
+
+    /** Loads the key pair, or creates it on first start and logs its fingerprint for the admin to compare. */
+    public static KeyPair loadOrCreate(Path pkiDir, int keysize) throws IOException, KeyFormatException {
+        AtomicFiles.ensureDirectory(pkiDir);
+        Path privateFile = pkiDir.resolve(PRIVATE_FILE);
+        Path publicFile = pkiDir.resolve(PUBLIC_FILE);
+        if (Files.exists(privateFile, LinkOption.NOFOLLOW_LINKS)) {
+            refuseReadableByOthers(privateFile);
+            KeyPair pair = Pem.readPrivateKey(new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII));
+            if (!Files.exists(publicFile, LinkOption.NOFOLLOW_LINKS)) {
+                AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                        AtomicFiles.PUBLIC_READ);
+            }
+            LOG.info("Minion key {} loaded, fingerprint {}", privateFile, Fingerprints.of(pair.getPublic()));
+            return pair;
+        }
+        LOG.info("Generating a {}-bit RSA key pair in {}", keysize, pkiDir);
+        KeyPair pair = RsaKeys.generate(keysize);
+        AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
+        AtomicFiles.create(privateFile, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())), AtomicFiles.OWNER_READ);
+        LOG.info("Minion key created, fingerprint {} (compare with `brine-key -f ID` on the master)",
+                Fingerprints.of(pair.getPublic()));
+        return pair;
+    }
+
+    static void refuseReadableByOthers(Path file) throws IOException {
+        Set<PosixFilePermission> permissions = Files.getPosixFilePermissions(file, LinkOption.NOFOLLOW_LINKS);
+        if (permissions.contains(PosixFilePermission.GROUP_READ)
+                || permissions.contains(PosixFilePermission.OTHERS_READ)
+                || permissions.contains(PosixFilePermission.GROUP_WRITE)
+                || permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IOException(file + " is readable or writable by group or others ("
+                    + java.nio.file.attribute.PosixFilePermissions.toString(permissions)
+                    + "): refusing to use it; run chmod 400 " + file);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.brine.it;
+
+import io.brine.master.MasterDaemon;
+import io.brine.master.config.MasterConfig;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.auth.MinionKeys;
+import io.brine.minion.config.MinionConfig;
+import io.brine.protocol.config.LogLevel;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.io.AtomicFiles;
+import io.brine.protocol.testing.TestKeys;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+
+/**
+ * An embedded master and minions on loopback with ports chosen by the system, each with its own directories under
+ * one temp dir. Minion keys come from {@link TestKeys} so nothing waits for key generation.
+ */
+final class Fleet implements AutoCloseable {
+
+    final Path dir;
+    final Clock clock;
+    MasterDaemon master;
+    MasterConfig masterConfig;
+    final List<MinionDaemon> minions = new ArrayList<>();
+    private int nextKey;
+
+    Fleet(Path dir) {
+        this(dir, Clock.systemUTC());
+    }
+
+    Fleet(Path dir, Clock clock) {
+        this.dir = dir;
+        this.clock = clock;
+    }
+
+    MasterConfig.Builder masterConfig() {
+        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(0).retPort(0)
+                .logLevel(LogLevel.WARN);
+    }
+
+    MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        masterConfig = customize.apply(masterConfig()).build();
+        master = MasterDaemon.start(masterConfig, clock);
+        return master;
+    }
+
+    int retPort() {
+        return master.master().addresses().request().getPort();
+    }
+
+    MinionConfig.Builder minionConfig(String id) {
+        return MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1").retPort(retPort())
+                .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
+                        Duration.ofSeconds(5)));
+    }
+
+    /** Writes test key {@code index} as the minion's key pair, as if it had generated it. */
+    static void seedKey(Path pkiDir, int index) throws Exception {
+        AtomicFiles.ensureDirectory(pkiDir);
+        AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(index)),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(TestKeys.publicPem(index)),
+                AtomicFiles.PUBLIC_READ);
+    }
+
+    MinionDaemon startMinion(String id) throws Exception {
+        return startMinion(id, b -> b);
+    }
+
+    MinionDaemon startMinion(String id, UnaryOperator<MinionConfig.Builder> customize) throws Exception {
+        MinionConfig config = customize.apply(minionConfig(id)).build();
+        if (!config.pkiDir().resolve(MinionKeys.PRIVATE_FILE).toFile().exists()) {
+            seedKey(config.pkiDir(), nextKey++);
+        }
+        MinionDaemon minion = MinionDaemon.start(config, clock);
+        minions.add(minion);
+        return minion;
+    }
+
+    @Override
+    public void close() {
+        for (MinionDaemon minion : minions) {
+            minion.close();
+        }
+        if (master != null) {
+            master.close();
+        }
+    }
+}
