@@ -397,7 +397,7 @@ public final class ZmqServerTransport implements ServerTransport {
 
     private boolean readRequests() {
         for (int i = 0; i < MESSAGES_PER_ROUND; i++) {
-            Msg identity = router.recvMsg(ZMQ.DONTWAIT);
+            Msg identity = router.base().recv(ZMQ.DONTWAIT);
             if (identity == null) {
                 return false;
             }
@@ -407,7 +407,7 @@ public final class ZmqServerTransport implements ServerTransport {
             Msg third = null;
             Msg last = identity;
             while (last != null && last.hasMore()) {
-                last = router.recvMsg(ZMQ.DONTWAIT);
+                last = router.base().recv(ZMQ.DONTWAIT);
                 parts++;
                 if (parts == 2) {
                     second = last;
