@@ -8,12 +8,12 @@ import zmq.socket.pubsub.Dist;
 import zmq.socket.pubsub.XPub;
 
 /**
- * Works around a jeromq 0.6.0 XPUB bug: when a non-blocking send with {@code ZMQ_XPUB_NODROP} fails with EAGAIN
- * (one subscriber's queue is full), XPUB keeps that subscriber "matched", so every later send, whatever its
- * topic, is refused while that queue stays full, and the next one that succeeds is also copied to it. One stalled
- * minion would block publications to all others. libzmq fixed this in 2020 (zeromq/libzmq#3996: unmatch before
- * matching the first part); jeromq has not. We clear the matched set after each refused send, which is exactly
- * that fix, by reaching the private distributor. If a later jeromq renames it, we log once and go on without.
+ * Works around a jeromq XPUB bug (0.5.4 and 0.6.0 alike): when a non-blocking send with {@code ZMQ_XPUB_NODROP}
+ * fails with EAGAIN (one subscriber's queue is full), XPUB keeps that subscriber "matched", so every later send,
+ * whatever its topic, is refused while that queue stays full, and the next one that succeeds is also copied to it.
+ * One stalled minion would block publications to all others. libzmq fixed this in 2020 (zeromq/libzmq#3996: unmatch
+ * before matching the first part); jeromq has not. We clear the matched set after each refused send, which is
+ * exactly that fix, by reaching the private distributor. If a later jeromq renames it, we log once and go on.
  */
 final class XpubUnmatch {
 

@@ -37,7 +37,9 @@ import zmq.io.Metadata;
  * <p><b>Request channel.</b> One brine frame per ZeroMQ message; ROUTER adds the peer's routing identity in
  * front. An empty delimiter after the identity (a REQ peer) is accepted and echoed on replies; any other frame
  * count is dropped with a DEBUG log. Frames above {@link ZmqServerOptions#maxFrameSize()} never reach the heap:
- * ZeroMQ disconnects the sender ({@code ZMQ_MAXMSGSIZE}). The {@link InboundHandler} runs on the transport thread
+ * ZeroMQ disconnects the sender ({@code ZMQ_MAXMSGSIZE}); that limit is per frame, and ZeroMQ hands a multipart
+ * message over only whole, so a peer sending endless extra frames is buffered by ZeroMQ before it can be dropped
+ * here (a known gap of ZeroMQ without CURVE). The {@link InboundHandler} runs on the transport thread
  * and must only enqueue work. {@link Peer#remoteAddress()} is the IP from ZeroMQ's {@code Peer-Address} message
  * property. {@link InboundHandler#onDisconnect} is never called: a ROUTER does not say which identity went away.
  *
@@ -53,7 +55,8 @@ import zmq.io.Metadata;
  *       {@link UndeliveredListener}, called on the transport thread.
  * </ol>
  * What is queued for a connection that drops afterwards is lost with it, as with any socket; the master notices
- * the missing returns.
+ * the missing returns. Nothing is sent on the broadcast topic {@code b/} the minions also subscribe to: with NODROP
+ * one stalled subscriber would hold a broadcast up for all, and per-minion sends are what can be accounted for.
  *
  * <p>{@link #bind} is a no-op (routing is by topic); {@link #unbind} forgets the minion's subscription until it
  * subscribes again.
@@ -397,7 +400,7 @@ public final class ZmqServerTransport implements ServerTransport {
 
     private boolean readRequests() {
         for (int i = 0; i < MESSAGES_PER_ROUND; i++) {
-            Msg identity = router.recvMsg(ZMQ.DONTWAIT);
+            Msg identity = router.base().recv(ZMQ.DONTWAIT);
             if (identity == null) {
                 return false;
             }
@@ -407,7 +410,7 @@ public final class ZmqServerTransport implements ServerTransport {
             Msg third = null;
             Msg last = identity;
             while (last != null && last.hasMore()) {
-                last = router.recvMsg(ZMQ.DONTWAIT);
+                last = router.base().recv(ZMQ.DONTWAIT);
                 parts++;
                 if (parts == 2) {
                     second = last;

@@ -13,10 +13,8 @@ import java.util.Objects;
  * @param maxFrameSize largest frame accepted from the master; ZeroMQ drops the connection on a bigger one
  * @param heartbeatInterval how often ZMTP heartbeats are sent to the master
  * @param heartbeatTimeout the master silent this long after a heartbeat counts as a lost connection
- * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried. Kept short on purpose: jeromq
- *     0.6.0 sometimes never starts reading a freshly connected socket (its I/O poller can leave the new engine on
- *     the connecter's cancelled selection key; a few connects in a hundred on loopback), and only this timer
- *     gets such a connection going again
+ * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried (jeromq 0.6.0 sometimes left a
+ *     fresh connection waiting for this timer, which is one reason the build pins 0.5.4)
  * @param reconnectInterval the first wait before reconnecting (ZeroMQ adds up to as much again at random)
  * @param reconnectIntervalMax the wait doubles after each failed attempt up to this
  * @param linger how long close() lets queued outbound frames drain

@@ -14,10 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
-import org.zeromq.ZEvent;
 import org.zeromq.ZMQ;
 import org.zeromq.ZMQException;
-import org.zeromq.ZMonitor;
 import zmq.Msg;
 import zmq.ZError;
 
@@ -48,7 +46,8 @@ public final class ZmqClientTransport implements ClientTransport {
     private static final long IDLE_POLL_MILLIS = 1000;
     /**
      * After a protocol error (an oversized frame, a failed handshake) ZeroMQ drops a connection for good instead
-     * of reconnecting. When no reconnection attempt follows a disconnection within this grace, we connect again.
+     * of reconnecting. When no reconnection attempt follows a disconnection within this grace, we open a fresh
+     * socket; the grace doubles while fresh sockets keep failing, up to the reconnect interval maximum.
      */
     private static final long ABANDONED_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final AtomicInteger MONITOR_SEQUENCE = new AtomicInteger();
@@ -264,7 +263,7 @@ public final class ZmqClientTransport implements ClientTransport {
 
     private boolean readReplies() {
         for (int i = 0; i < MESSAGES_PER_ROUND; i++) {
-            Msg first = request.socket.recvMsg(ZMQ.DONTWAIT);
+            Msg first = request.socket.base().recv(ZMQ.DONTWAIT);
             if (first == null) {
                 return false;
             }
@@ -272,7 +271,7 @@ public final class ZmqClientTransport implements ClientTransport {
             int parts = 1;
             Msg last = first;
             while (last != null && last.hasMore()) {
-                last = request.socket.recvMsg(ZMQ.DONTWAIT);
+                last = request.socket.base().recv(ZMQ.DONTWAIT);
                 parts++;
                 if (parts == 2) {
                     second = last;
@@ -295,7 +294,7 @@ public final class ZmqClientTransport implements ClientTransport {
         }
         ZMQ.Socket sub = publish.socket;
         for (int i = 0; i < MESSAGES_PER_ROUND; i++) {
-            Msg topic = sub.recvMsg(ZMQ.DONTWAIT);
+            Msg topic = sub.base().recv(ZMQ.DONTWAIT);
             if (topic == null) {
                 return false;
             }
@@ -303,7 +302,7 @@ public final class ZmqClientTransport implements ClientTransport {
             int parts = 1;
             Msg last = topic;
             while (last != null && last.hasMore()) {
-                last = sub.recvMsg(ZMQ.DONTWAIT);
+                last = sub.base().recv(ZMQ.DONTWAIT);
                 parts++;
                 if (parts == 2) {
                     frame = last;
@@ -382,6 +381,9 @@ public final class ZmqClientTransport implements ClientTransport {
         private boolean lost;
         /** System.nanoTime() by which ZeroMQ should have started reconnecting; 0 when not waiting. */
         private long abandonedCheck;
+        /** Sockets opened in a row for this link that never completed a handshake. */
+        private int failedReopens;
+        private boolean handshaken;
 
         /** @param setUp options and subscriptions, applied before connecting */
         Link(int port, SocketType type, boolean notifies, Consumer<ZMQ.Socket> setUp) {
@@ -408,11 +410,11 @@ public final class ZmqClientTransport implements ClientTransport {
 
         /** Handles the monitor's events; true when ZeroMQ has abandoned the connection and this must be reopened. */
         boolean readEvents() {
-            ZEvent event;
-            while ((event = ZEvent.recv(monitor, ZMQ.DONTWAIT)) != null) {
-                ZMonitor.Event kind = event.getEvent();
-                if (kind == ZMonitor.Event.DISCONNECTED) {
-                    abandonedCheck = System.nanoTime() + ABANDONED_GRACE_NANOS;
+            ZMQ.Event event;
+            while ((event = ZMQ.Event.recv(monitor, ZMQ.DONTWAIT)) != null) {
+                int kind = event.getEvent();
+                if (kind == ZMQ.EVENT_DISCONNECTED) {
+                    abandonedCheck = System.nanoTime() + grace();
                     if (connected) {
                         connected = false;
                         lost = true;
@@ -423,8 +425,9 @@ public final class ZmqClientTransport implements ClientTransport {
                     }
                 } else {
                     abandonedCheck = 0;
-                    if (kind == ZMonitor.Event.HANDSHAKE_PROTOCOL && !connected) {
+                    if (kind == ZMQ.EVENT_HANDSHAKE_PROTOCOL && !connected) {
                         connected = true;
+                        handshaken = true;
                         LOG.debug("ZeroMQ transport: connected to {}", endpoint);
                         if (notifies && lost) {
                             tellListener(true);
@@ -439,13 +442,23 @@ public final class ZmqClientTransport implements ClientTransport {
             return abandonedCheck == 0 ? Long.MAX_VALUE : Math.max(0, abandonedCheck - now);
         }
 
+        private long grace() {
+            long max = Math.max(ABANDONED_GRACE_NANOS, options.reconnectIntervalMax().toNanos());
+            return Math.min(max, ABANDONED_GRACE_NANOS << Math.min(failedReopens, 20));
+        }
+
         /** A fresh socket in place of this one; frames still queued in this one are lost with it. */
         Link reopen() {
-            LOG.info("ZeroMQ transport: the connection to {} was dropped for a protocol error; connecting again",
-                    endpoint);
+            if (handshaken) {
+                LOG.info("ZeroMQ transport: the connection to {} was dropped for a protocol error; connecting again",
+                        endpoint);
+            } else {
+                LOG.debug("ZeroMQ transport: no handshake with {} (protocol error); connecting again", endpoint);
+            }
             close();
             Link fresh = new Link(port, type, notifies, setUp);
             fresh.lost = lost || connected;
+            fresh.failedReopens = handshaken ? 0 : failedReopens + 1;
             fresh.register();
             return fresh;
         }
