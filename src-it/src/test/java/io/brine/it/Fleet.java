@@ -1,6 +1,12 @@
 package io.brine.it;
 
 import io.brine.master.MasterDaemon;
+import io.brine.master.client.BrineClient;
+import io.brine.master.client.ClientException;
+import io.brine.master.publish.PublisherService;
+import io.brine.protocol.config.TransportKind;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
 import io.brine.master.config.MasterConfig;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.auth.MinionKeys;
@@ -80,6 +86,14 @@ final class Fleet implements AutoCloseable {
         MinionDaemon minion = MinionDaemon.start(config, clock);
         minions.add(minion);
         return minion;
+    }
+
+    /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
+    BrineClient rootClient() throws ClientException {
+        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+                "root key");
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
+                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
     }
 
     @Override

@@ -1,0 +1,375 @@
+package io.brine.master.cli;
+
+import io.brine.master.client.BrineClient;
+import io.brine.master.client.ClientException;
+import io.brine.master.config.MasterConfig;
+import io.brine.protocol.BrineVersion;
+import io.brine.protocol.config.ConfigException;
+import io.brine.protocol.config.TransportKind;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.target.TargetException;
+import io.brine.protocol.target.Targets;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code brine TARGET FUNCTION [ARG...] [key=value...]}: Salt's {@code salt} command. Publishes a job to the
+ * targeted minions and prints their returns; {@code brine jobs list|show} reads the job cache.
+ */
+@Command(name = "brine", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
+        sortOptions = false, usageHelpAutoWidth = true,
+        subcommands = {BrineCli.Jobs.class, CommandLine.HelpCommand.class},
+        description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
+            "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
+                    + "are keyword arguments; true/false and integers are typed, everything else is a string.",
+            "", "Exit codes: 0 every targeted minion returned success; 1 some did not return, failed, or nothing "
+                    + "matched; 2 usage or configuration error, or the master refused the job."},
+        footer = {"", "Examples:", "  brine '*' test.ping", "  brine -L web1,web2 test.echo hello",
+            "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine --async '*' test.sleep 30",
+            "  brine jobs show 20261122031109123456"})
+public final class BrineCli implements Callable<Integer> {
+
+    private static final Pattern KWARG = Pattern.compile("([A-Za-z_][A-Za-z0-9_]*)=(.*)", Pattern.DOTALL);
+    private static final Pattern INTEGER = Pattern.compile("-?[0-9]{1,18}");
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Mixin
+    Connection connection;
+
+    @ArgGroup(exclusive = true)
+    TargetType targetType = new TargetType();
+
+    static final class TargetType {
+        @Option(names = {"-E", "--pcre"}, description = "TARGET is a regular expression on ids (anchored at the "
+                + "start, as in Salt).")
+        boolean pcre;
+        @Option(names = {"-L", "--list"}, description = "TARGET is a comma-separated list of ids.")
+        boolean list;
+        @Option(names = {"-G", "--grain"}, description = "TARGET is grain:glob, e.g. os:debian.")
+        boolean grain;
+        @Option(names = {"-C", "--compound"}, description = "TARGET is a compound expression, e.g. "
+                + "'G@os:debian and web* or L@db1,db2'.")
+        boolean compound;
+
+        String type() {
+            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound ? "compound" : "glob";
+        }
+    }
+
+    @Option(names = {"-t", "--timeout"}, paramLabel = "SECONDS", defaultValue = "5",
+            description = "Seconds to wait for returns (default: ${DEFAULT-VALUE}).")
+    int timeout;
+
+    @Option(names = "--job-timeout", paramLabel = "SECONDS", defaultValue = "0",
+            description = "How long the function may run on each minion (default: the minion's job_timeout).")
+    int jobTimeout;
+
+    @Option(names = "--async", description = "Print the jid and return at once; see the returns with "
+            + "'brine jobs show JID'.")
+    boolean async;
+
+    @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text",
+            description = "text, json or yaml (default: ${DEFAULT-VALUE}). json: one object mapping each minion "
+                    + "that returned to its return value.")
+    Outputs.Format out;
+
+    @Parameters(index = "0", paramLabel = "TARGET", description = "Which minions.")
+    String target;
+
+    @Parameters(index = "1", paramLabel = "FUNCTION", description = "What to run, e.g. test.ping, cmd.run.")
+    String function;
+
+    @Parameters(index = "2..*", paramLabel = "ARG", description = "Arguments; key=value for keyword arguments.")
+    List<String> arguments = new ArrayList<>();
+
+    public static void main(String[] args) {
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+    }
+
+    /** Runs the CLI with these streams; returns the exit code. */
+    public static int run(String[] args, PrintWriter out, PrintWriter err) {
+        CommandLine cli = new CommandLine(new BrineCli()).setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setParameterExceptionHandler((e, a) -> {
+            err.println("brine: " + e.getMessage());
+            err.println("Try 'brine --help' for more information.");
+            return 2;
+        });
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            err.println("brine: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
+            return 2;
+        });
+        return cli.execute(args);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        String type = targetType.type();
+        try {
+            Targets.parse(type, target);
+        } catch (TargetException e) {
+            err.println("brine: bad target: " + e.getMessage());
+            return 2;
+        }
+        List<Object> args = new ArrayList<>();
+        Map<String, Object> kwargs = new LinkedHashMap<>();
+        for (String argument : arguments) {
+            var kwarg = KWARG.matcher(argument);
+            if (kwarg.matches()) {
+                kwargs.put(kwarg.group(1), typed(kwarg.group(2)));
+            } else {
+                args.add(typed(argument));
+            }
+        }
+        try (BrineClient client = connection.connect(err)) {
+            if (client == null) {
+                return 2;
+            }
+            BrineClient.Published published;
+            try {
+                published = client.publish(new BrineClient.Job(type, target, function, args, kwargs, jobTimeout));
+            } catch (ClientException e) {
+                err.println("brine: the master refused the job: " + e.getMessage());
+                return 2;
+            }
+            if (published.minions().isEmpty()) {
+                err.println("No minions matched the target. No command was sent (jid " + published.jid() + ").");
+                return 1;
+            }
+            if (async) {
+                out.println(this.out == Outputs.Format.text ? published.jid()
+                        : Outputs.structured(this.out, Map.of("jid", published.jid(), "minions",
+                                published.minions())).strip());
+                return 0;
+            }
+            Map<String, Object> values = new LinkedHashMap<>();
+            Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
+                    published.minions(), Duration.ofSeconds(timeout), event -> {
+                        values.put(event.minionId(), event.returnValue());
+                        if (this.out == Outputs.Format.text) {
+                            out.print(Outputs.nested(event.minionId(), event.returnValue()));
+                            out.flush();
+                        }
+                    });
+            if (this.out != Outputs.Format.text) {
+                out.println(Outputs.structured(this.out, values).strip());
+            }
+            TreeSet<String> missing = new TreeSet<>(published.minions());
+            missing.removeAll(returns.keySet());
+            long failed = returns.values().stream().filter(r -> !r.success()).count();
+            StringBuilder summary = new StringBuilder("returned ").append(returns.size()).append(" of ")
+                    .append(published.minions().size()).append(" targeted (jid ").append(published.jid())
+                    .append(")");
+            if (failed > 0) {
+                summary.append("; ").append(failed).append(" failed");
+            }
+            err.println(summary);
+            if (!missing.isEmpty()) {
+                TreeSet<String> unreachable = new TreeSet<>(published.unreachable());
+                unreachable.retainAll(missing);
+                missing.removeAll(unreachable);
+                if (!missing.isEmpty()) {
+                    err.println("did not answer: " + String.join(", ", missing));
+                }
+                if (!unreachable.isEmpty()) {
+                    err.println("not connected: " + String.join(", ", unreachable));
+                }
+            }
+            return missing.isEmpty() && published.unreachable().stream().noneMatch(id -> !returns.containsKey(id))
+                    && failed == 0 ? 0 : 1;
+        } catch (ClientException e) {
+            err.println("brine: " + e.getMessage());
+            return 2;
+        }
+    }
+
+    static Object typed(String value) {
+        if (value.equals("true") || value.equals("false")) {
+            return Boolean.parseBoolean(value);
+        }
+        if (INTEGER.matcher(value).matches()) {
+            return Long.parseLong(value);
+        }
+        return value;
+    }
+
+    /** How to reach the master: by default as the local administrator, from master.yaml. */
+    static final class Connection {
+        @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", defaultValue = "/etc/brine",
+                description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
+        Path configDir;
+
+        @Option(names = "--master", paramLabel = "HOST",
+                description = "A remote master; requires --name, --key and --master-pub.")
+        String master;
+
+        @Option(names = "--port", paramLabel = "PORT", description = "The master's ret_port (or tcp_port).")
+        Integer port;
+
+        @Option(names = "--transport", paramLabel = "KIND", description = "zeromq or tcp.")
+        TransportKind transport;
+
+        @Option(names = "--name", paramLabel = "NAME", description = "Publisher name registered on the master.")
+        String name;
+
+        @Option(names = "--key", paramLabel = "FILE", description = "The publisher's private key (PEM).")
+        Path key;
+
+        @Option(names = "--master-pub", paramLabel = "FILE", description = "The master's public key (PEM).")
+        Path masterPub;
+
+        @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "10",
+                description = "How long to wait for the master's answers (default: ${DEFAULT-VALUE}).")
+        int connectTimeout;
+
+        /** Connects; prints why and returns null when the configuration is wrong. */
+        BrineClient connect(PrintWriter err) throws ClientException {
+            Duration wait = Duration.ofSeconds(connectTimeout);
+            if (master == null) {
+                MasterConfig config;
+                try {
+                    config = MasterConfig.load(configDir);
+                } catch (ConfigException e) {
+                    err.println(e.getMessage());
+                    return null;
+                }
+                if (name == null && key == null) {
+                    return BrineClient.connectLocal(config, wait);
+                }
+                master = BrineClient.localHost(config.interfaceAddress());
+                port = port != null ? port : config.transport() == TransportKind.TCP ? config.tcpPort()
+                        : config.retPort();
+                transport = transport != null ? transport : config.transport();
+                masterPub = masterPub != null ? masterPub : config.pkiDir().resolve("master.pub");
+            }
+            if (name == null || key == null || masterPub == null) {
+                err.println("brine: a remote master needs --name, --key and --master-pub");
+                return null;
+            }
+            KeyPair pair = BrineClient.readPrivate(key, "the publisher key");
+            RSAPublicKey masterKey = BrineClient.readPublic(masterPub, "the master's public key");
+            TransportKind kind = transport != null ? transport : TransportKind.ZEROMQ;
+            int target = port != null ? port : kind == TransportKind.TCP ? 4507 : 4506;
+            return BrineClient.connect(kind, master, target, name, pair, masterKey, wait);
+        }
+    }
+
+    @Command(name = "jobs", description = "Read the job cache.", mixinStandardHelpOptions = true,
+            subcommands = {Jobs.ListJobs.class, Jobs.Show.class})
+    static final class Jobs {
+
+        @Command(name = "list", description = "List the jobs in the job cache, oldest first.",
+                mixinStandardHelpOptions = true)
+        static final class ListJobs implements Callable<Integer> {
+            @Spec
+            CommandLine.Model.CommandSpec spec;
+            @Mixin
+            Connection connection;
+            @Option(names = "--limit", defaultValue = "50", description = "At most this many of the newest jobs "
+                    + "(default: ${DEFAULT-VALUE}; 0: all the master lists).")
+            int limit;
+            @Option(names = "--out", defaultValue = "text", description = "text, json or yaml.")
+            Outputs.Format out;
+
+            @Override
+            public Integer call() throws Exception {
+                PrintWriter stdout = spec.commandLine().getOut();
+                PrintWriter err = spec.commandLine().getErr();
+                try (BrineClient client = connection.connect(err)) {
+                    if (client == null) {
+                        return 2;
+                    }
+                    List<Map<String, Object>> jobs = client.jobs(limit);
+                    if (out != Outputs.Format.text) {
+                        stdout.println(Outputs.structured(out, Map.of("jobs", jobs)).strip());
+                        return 0;
+                    }
+                    for (Map<String, Object> job : jobs) {
+                        stdout.printf("%s  %s  %-10s %-20s %s %s (%d minions)%n", job.get("jid"), job.get("time"),
+                                job.get("publisher"), job.get("fun"), job.get("target_type"), job.get("target"),
+                                ((List<?>) job.getOrDefault("minions", List.of())).size());
+                    }
+                    return 0;
+                } catch (ClientException e) {
+                    err.println("brine: " + e.getMessage());
+                    return 2;
+                }
+            }
+        }
+
+        @Command(name = "show", description = "Show one job: its load, targeted minions, returns and the minions "
+                + "that did not return.", mixinStandardHelpOptions = true)
+        static final class Show implements Callable<Integer> {
+            @Spec
+            CommandLine.Model.CommandSpec spec;
+            @Mixin
+            Connection connection;
+            @Parameters(paramLabel = "JID")
+            String jid;
+            @Option(names = "--out", defaultValue = "text", description = "text, json or yaml.")
+            Outputs.Format out;
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public Integer call() throws Exception {
+                PrintWriter stdout = spec.commandLine().getOut();
+                PrintWriter err = spec.commandLine().getErr();
+                try (BrineClient client = connection.connect(err)) {
+                    if (client == null) {
+                        return 2;
+                    }
+                    Map<String, Object> job;
+                    try {
+                        job = client.job(jid);
+                    } catch (ClientException e) {
+                        err.println("brine: " + e.getMessage());
+                        return 1;
+                    }
+                    if (out != Outputs.Format.text) {
+                        stdout.println(Outputs.structured(out, job).strip());
+                        return 0;
+                    }
+                    stdout.printf("jid:       %s%ntime:      %s%npublisher: %s%nfunction:  %s %s%ntarget:    %s %s%n"
+                            + "minions:   %s%n", job.get("jid"), job.get("time"), job.get("publisher"),
+                            job.get("fun"), job.get("args"), job.get("target_type"), job.get("target"),
+                            String.join(", ", (List<String>) job.getOrDefault("minions", List.of())));
+                    Map<String, Object> returns = (Map<String, Object>) job.getOrDefault("returns", Map.of());
+                    for (Map.Entry<String, Object> ret : returns.entrySet()) {
+                        stdout.print(Outputs.nested(ret.getKey(), ((Map<String, Object>) ret.getValue())
+                                .get("return")));
+                    }
+                    List<String> missing = (List<String>) job.getOrDefault("missing", List.of());
+                    if (!missing.isEmpty()) {
+                        stdout.println("missing:   " + String.join(", ", missing));
+                    }
+                    return 0;
+                } catch (ClientException e) {
+                    err.println("brine: " + e.getMessage());
+                    return 2;
+                }
+            }
+        }
+    }
+}

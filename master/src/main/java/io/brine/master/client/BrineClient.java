@@ -1,0 +1,322 @@
+package io.brine.master.client;
+
+import io.brine.master.config.MasterConfig;
+import io.brine.master.publish.PublisherService;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.config.TransportKind;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.io.AtomicFiles;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.Suite;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.SecureRandom;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The publisher API, which the {@code brine} CLI uses too: authenticate to the master, publish jobs, receive their
+ * returns as they arrive, query the job cache. One instance is one session on one connection; use it from one
+ * thread at a time.
+ *
+ * <pre>{@code
+ * try (BrineClient client = BrineClient.connectLocal(MasterConfig.load(Path.of("/etc/brine")), timeout)) {
+ *     var published = client.publish(Job.of("glob", "web*", "test.ping"));
+ *     client.awaitReturns(published.jid(), published.minions(), Duration.ofSeconds(5), r -> print(r));
+ * }
+ * }</pre>
+ */
+public final class BrineClient implements AutoCloseable {
+
+    /** What to run where: Salt's target type and expression, the function and its arguments. */
+    public record Job(String targetType, String target, String fun, List<Object> args, Map<String, Object> kwargs,
+            int timeoutSeconds) {
+
+        public static Job of(String targetType, String target, String fun, Object... args) {
+            return new Job(targetType, target, fun, List.of(args), Map.of(), 0);
+        }
+    }
+
+    /** A job the master accepted: its jid, the minions it targets, those it could not reach. */
+    public record Published(String jid, List<String> minions, List<String> unreachable) {
+    }
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final ClientChannel channel;
+    private final RSAPublicKey masterKey;
+    private final byte[] sessionId;
+    private final SessionKey requestKey;
+    private final ReplayWindow window = new ReplayWindow();
+    private final Deque<SessionMessage> pending = new ArrayDeque<>();
+    private final Duration timeout;
+    private long counter;
+
+    private BrineClient(ClientChannel channel, RSAPublicKey masterKey, byte[] sessionId, SessionKey requestKey,
+            Duration timeout) {
+        this.channel = channel;
+        this.masterKey = masterKey;
+        this.sessionId = sessionId;
+        this.requestKey = requestKey;
+        this.timeout = timeout;
+    }
+
+    /**
+     * Connects as {@code name} with {@code key}, trusting only {@code masterKey}.
+     *
+     * @param timeout how long to wait for each answer of the master
+     */
+    public static BrineClient connect(TransportKind transport, String host, int port, String name, KeyPair key,
+            RSAPublicKey masterKey, Duration timeout) throws ClientException {
+        ClientChannel channel = transport == TransportKind.TCP ? new TcpClientChannel(host, port, timeout)
+                : new ZmqClientChannel(host, port);
+        try {
+            return authenticate(channel, name, key, masterKey, timeout);
+        } catch (ClientException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Connects as the local administrator: the key in {@code cachedir/root.pem} (readable only by the master's
+     * user) and the master key in {@code pki_dir/master.pub}, on the master's own ports.
+     */
+    public static BrineClient connectLocal(MasterConfig config, Duration timeout) throws ClientException {
+        KeyPair root = readPrivate(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+                "the local publisher key (run brine as the master's user, or pass --key)");
+        RSAPublicKey master = readPublic(config.pkiDir().resolve("master.pub"), "the master's public key");
+        String host = localHost(config.interfaceAddress());
+        int port = config.transport() == TransportKind.TCP ? config.tcpPort() : config.retPort();
+        return connect(config.transport(), host, port, PublisherService.ROOT, root, master, timeout);
+    }
+
+    /** The address to reach a master bound to {@code bindAddress} from this host. */
+    public static String localHost(String bindAddress) {
+        return switch (bindAddress) {
+            case "0.0.0.0", "*", "" -> "127.0.0.1";
+            case "::", "[::]" -> "::1";
+            default -> bindAddress;
+        };
+    }
+
+    public static KeyPair readPrivate(Path file, String what) throws ClientException {
+        try {
+            return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII));
+        } catch (NoSuchFileException e) {
+            throw new ClientException("cannot read " + what + ": " + file + " does not exist");
+        } catch (AccessDeniedException e) {
+            throw new ClientException("cannot read " + what + ": permission denied for " + file);
+        } catch (IOException | KeyFormatException e) {
+            throw new ClientException("cannot read " + what + " from " + file + ": " + e.getMessage());
+        }
+    }
+
+    public static RSAPublicKey readPublic(Path file, String what) throws ClientException {
+        try {
+            return Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII));
+        } catch (NoSuchFileException e) {
+            throw new ClientException("cannot read " + what + ": " + file + " does not exist (has the master run?)");
+        } catch (IOException | KeyFormatException e) {
+            throw new ClientException("cannot read " + what + " from " + file + ": " + e.getMessage());
+        }
+    }
+
+    private static BrineClient authenticate(ClientChannel channel, String name, KeyPair key, RSAPublicKey masterKey,
+            Duration timeout) throws ClientException {
+        byte[] nonce = new byte[32];
+        RANDOM.nextBytes(nonce);
+        channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name, key.getPublic().getEncoded(),
+                nonce, System.currentTimeMillis()), key.getPrivate()));
+        Instant deadline = Instant.now().plus(timeout);
+        while (true) {
+            Duration left = Duration.between(Instant.now(), deadline);
+            byte[] frame = left.isNegative() ? null : channel.receive(left);
+            if (frame == null) {
+                throw new ClientException("no answer from the master within " + timeout.toSeconds()
+                        + " s: is it running, and is this its address and port?");
+            }
+            if (!(Codec.decode(frame, Codec.maxFrameLength(io.brine.protocol.message.MessageType.AUTH_REPLY))
+                    instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthReply reply)
+                    || !Arrays.equals(reply.nonce(), nonce)) {
+                continue;
+            }
+            if (!ok.verify(masterKey)) {
+                throw new ClientException("the answer is not signed by the expected master key: refusing it");
+            }
+            if (reply.status() != AuthStatus.ACCEPTED) {
+                throw new ClientException("the master refused publisher " + name + ": " + reply.reason());
+            }
+            try {
+                SessionKey requestKey = SessionKey.of(Rsa.unwrap(key.getPrivate(),
+                        reply.session().wrappedRequestKey()));
+                return new BrineClient(channel, masterKey, reply.session().sessionId(), requestKey, timeout);
+            } catch (CryptoException e) {
+                throw new ClientException("cannot unwrap the session key: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Publishes a job; throws with the master's reason when it is refused. */
+    public Published publish(Job job) throws ClientException {
+        send(new SessionMessage.PublishRequest(job.targetType(), job.target(), job.fun(), job.args(), job.kwargs(),
+                job.timeoutSeconds()));
+        SessionMessage.PublishReply reply = await(SessionMessage.PublishReply.class, timeout);
+        if (reply.error() != null) {
+            throw new ClientException(reply.error());
+        }
+        return new Published(reply.jid(), reply.minions(), reply.unreachable());
+    }
+
+    /**
+     * Receives returns of {@code jid} until every minion in {@code expected} has returned or {@code wait} is over;
+     * {@code onReturn} hears each as it arrives. Returns them by minion id, in arrival order.
+     */
+    public Map<String, SessionMessage.ReturnEvent> awaitReturns(String jid, Collection<String> expected,
+            Duration wait, Consumer<SessionMessage.ReturnEvent> onReturn) throws ClientException {
+        Map<String, SessionMessage.ReturnEvent> returns = new LinkedHashMap<>();
+        Set<String> outstanding = new java.util.HashSet<>(expected);
+        Instant deadline = Instant.now().plus(wait);
+        // Returns that arrived while we waited for the publish reply come first.
+        for (var it = pending.iterator(); it.hasNext(); ) {
+            SessionMessage message = it.next();
+            if (message instanceof SessionMessage.ReturnEvent event && event.jid().equals(jid)) {
+                it.remove();
+                accept(event, returns, outstanding, onReturn);
+            }
+        }
+        while (!outstanding.isEmpty()) {
+            Duration left = Duration.between(Instant.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                break;
+            }
+            SessionMessage message = next(left);
+            if (message == null) {
+                break;
+            }
+            if (message instanceof SessionMessage.ReturnEvent event && event.jid().equals(jid)) {
+                accept(event, returns, outstanding, onReturn);
+            }
+        }
+        return returns;
+    }
+
+    private static void accept(SessionMessage.ReturnEvent event, Map<String, SessionMessage.ReturnEvent> returns,
+            Set<String> outstanding, Consumer<SessionMessage.ReturnEvent> onReturn) {
+        if (returns.putIfAbsent(event.minionId(), event) == null) {
+            outstanding.remove(event.minionId());
+            onReturn.accept(event);
+        }
+    }
+
+    /** One job from the job cache: load, targeted minions, returns, missing minions. */
+    public Map<String, Object> job(String jid) throws ClientException {
+        send(new SessionMessage.JobQuery(jid, 0));
+        SessionMessage.JobReply reply = await(SessionMessage.JobReply.class, timeout);
+        if (reply.error() != null) {
+            throw new ClientException(reply.error());
+        }
+        return reply.document();
+    }
+
+    /** The newest {@code limit} jobs in the job cache (0: up to the master's maximum), oldest first. */
+    @SuppressWarnings("unchecked")
+    public List<Map<String, Object>> jobs(int limit) throws ClientException {
+        send(new SessionMessage.JobQuery(null, limit));
+        SessionMessage.JobReply reply = await(SessionMessage.JobReply.class, timeout);
+        if (reply.error() != null) {
+            throw new ClientException(reply.error());
+        }
+        Object jobs = reply.document().get("jobs");
+        return jobs instanceof List<?> list ? (List<Map<String, Object>>) list : List.of();
+    }
+
+    private void send(SessionMessage message) throws ClientException {
+        SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
+                ++counter, message);
+        channel.send(Codec.encode(sealed));
+    }
+
+    private <T extends SessionMessage> T await(Class<T> type, Duration wait) throws ClientException {
+        Instant deadline = Instant.now().plus(wait);
+        while (true) {
+            Duration left = Duration.between(Instant.now(), deadline);
+            SessionMessage message = left.isNegative() ? null : next(left);
+            if (message == null) {
+                throw new ClientException("no answer from the master within " + wait.toSeconds() + " s");
+            }
+            if (type.isInstance(message)) {
+                return type.cast(message);
+            }
+            pending.addLast(message);
+        }
+    }
+
+    /** The next session message from the master, or null on timeout. Frames that fail any check are skipped. */
+    private SessionMessage next(Duration wait) throws ClientException {
+        Instant deadline = Instant.now().plus(wait);
+        while (true) {
+            Duration left = Duration.between(Instant.now(), deadline);
+            if (left.isNegative() || left.isZero()) {
+                return null;
+            }
+            byte[] frame = channel.receive(left);
+            if (frame == null) {
+                return null;
+            }
+            Decoded decoded = Codec.decode(frame, io.brine.protocol.transport.FrameLimits.MAX_FRAME);
+            if (!(decoded instanceof Decoded.Ok ok)) {
+                continue;
+            }
+            if (ok.message() instanceof io.brine.protocol.message.SessionUnknown unknown
+                    && Arrays.equals(unknown.sessionId(), sessionId) && ok.verify(masterKey)) {
+                throw new ClientException("the master no longer knows this session (did it restart?)");
+            }
+            if (!(ok.message() instanceof SessionFrame sealed) || !Arrays.equals(sealed.sessionId(), sessionId)) {
+                continue;
+            }
+            try {
+                SessionMessage message = Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+                if (window.accept(sealed.counter())) {
+                    return message;
+                }
+            } catch (CryptoException | MalformedException e) {
+                // Not for us, or damaged: skip it.
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        requestKey.wipe();
+        channel.close();
+    }
+}
