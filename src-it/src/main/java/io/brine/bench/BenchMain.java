@@ -1,0 +1,133 @@
+package io.brine.bench;
+
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code brine-bench}: the swarm benchmark. See {@code BENCHMARKS.md}. */
+@Command(name = "brine-bench", mixinStandardHelpOptions = true,
+        description = {"Runs N simulated minions (real RSA keys, real sockets, the real protocol) against a real "
+                + "brine-master started for the run, and measures auth, key rotation, test.ping, publication fan-out "
+                + "and memory against this machine's raw RSA-2048 speed.", "",
+            "Exit codes: 0 done, 1 a scenario failed, 2 bad usage."})
+public final class BenchMain implements Callable<Integer> {
+
+    /** The scenarios, in the order they run. */
+    enum Scenario { AUTH, ROTATE, PING, PUBLISH, MEMORY }
+
+    @Option(names = "--minions", paramLabel = "N", defaultValue = "100",
+            description = "Simulated minions (default: ${DEFAULT-VALUE}).")
+    int minions;
+
+    @Option(names = "--transport", paramLabel = "zeromq|tcp", defaultValue = "zeromq",
+            description = "The master's and the minions' transport (default: ${DEFAULT-VALUE}).")
+    String transport;
+
+    @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
+            defaultValue = "auth,rotate,ping,publish,memory",
+            description = "Which of auth,rotate,ping,publish,memory to run (default: all). auth always runs: the "
+                    + "others need accepted minions.")
+    List<String> scenarios;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures to FILE as JSON.")
+    Path json;
+
+    @Option(names = "--keys-dir", paramLabel = "DIR",
+            description = "The key cache (default: ~/.cache/brine-bench/keys-2048).")
+    Path keysDir;
+
+    @Option(names = "--generate-keys", paramLabel = "COUNT",
+            description = "Only fill the key cache with COUNT keys (in parallel), then exit.")
+    Integer generateKeys;
+
+    @Option(names = "--minions-per-worker", paramLabel = "M", defaultValue = "0",
+            description = "Simulated minions per worker JVM; 0 sizes workers from the open-files limit.")
+    int minionsPerWorker;
+
+    @Option(names = "--ping-rounds", paramLabel = "R", defaultValue = "3",
+            description = "Measured test.ping rounds after one warm-up round (default: ${DEFAULT-VALUE}).")
+    int pingRounds;
+
+    @Option(names = "--publications", paramLabel = "P", defaultValue = "0",
+            description = "Publications in the publish scenario; 0 picks about 200,000 deliveries' worth.")
+    int publications;
+
+    @Option(names = "--idle-seconds", paramLabel = "S", defaultValue = "60",
+            description = "How long the real brine-minion idles while its CPU is measured (default: "
+                    + "${DEFAULT-VALUE}).")
+    int idleSeconds;
+
+    @Option(names = "--rsa-seconds", paramLabel = "S", defaultValue = "2",
+            description = "How long each raw RSA rate is timed (default: ${DEFAULT-VALUE}).")
+    double rsaSeconds;
+
+    @Option(names = "--profile", paramLabel = "SCENARIO",
+            description = "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish) into "
+                    + "the run directory.")
+    String profile;
+
+    @Option(names = "--keep", description = "Keep the run directory (master config, logs, pki, profiles).")
+    boolean keep;
+
+    @Option(names = "--master-opts", paramLabel = "OPTS",
+            description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
+    String masterOpts;
+
+    public static void main(String[] args) {
+        System.setProperty("logback.configurationFile", "io/brine/bench/logback-bench.xml");
+        System.exit(new CommandLine(new BenchMain()).execute(args));
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        KeyCache keys = new KeyCache(keysDir != null ? keysDir : KeyCache.defaultDir());
+        if (generateKeys != null) {
+            long started = System.nanoTime();
+            keys.ensure(generateKeys, Runtime.getRuntime().availableProcessors(),
+                    n -> System.err.printf("  %d keys generated%n", n));
+            System.out.printf("key cache %s holds keys 0..%d (%.1f s)%n", keys.dir(), generateKeys - 1,
+                    (System.nanoTime() - started) / 1e9);
+            return 0;
+        }
+        if (minions < 1) {
+            System.err.println("--minions must be at least 1");
+            return 2;
+        }
+        Set<Scenario> chosen = EnumSet.of(Scenario.AUTH);
+        for (String name : scenarios) {
+            try {
+                chosen.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, memory");
+                return 2;
+            }
+        }
+        Transport kind;
+        try {
+            kind = Transport.of(transport);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
+        Scenario profiled = null;
+        if (profile != null) {
+            try {
+                profiled = Scenario.valueOf(profile.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                System.err.println("unknown scenario to profile: " + profile);
+                return 2;
+            }
+        }
+        Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
+                minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
+                keep, masterOpts == null ? "" : masterOpts, rsaSeconds);
+        return new Bench(options).run();
+    }
+}

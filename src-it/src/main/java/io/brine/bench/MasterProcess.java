@@ -1,0 +1,226 @@
+package io.brine.bench;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A real master for one run: {@code bin/brine-master} as an admin starts it, with a fresh {@code master.yaml}, pki
+ * dir and cachedir under the run directory, watched from outside through {@code /proc} and {@code jcmd}.
+ *
+ * <p>The configuration is the shipped defaults except what a benchmark on loopback must change, each named in
+ * BENCHMARKS.md: {@code auto_accept: true} (the auth scenario is "first auth under auto_accept"), and
+ * {@code auth_rate_per_source}/{@code auth_burst} raised, because every simulated minion comes from 127.0.0.1 and
+ * the per-source limit would otherwise be the figure measured.
+ */
+final class MasterProcess implements AutoCloseable {
+
+    private static final Pattern HEAP_USED = Pattern.compile("used (\\d+)K");
+
+    final Path dir;
+    final int retPort;
+    final int publishPort;
+    final int tcpPort;
+    private final Process process;
+
+    private MasterProcess(Path dir, int retPort, int publishPort, int tcpPort, Process process) {
+        this.dir = dir;
+        this.retPort = retPort;
+        this.publishPort = publishPort;
+        this.tcpPort = tcpPort;
+        this.process = process;
+    }
+
+    static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions) throws IOException {
+        Files.createDirectories(dir);
+        int[] ports = freePorts(3);
+        String yaml = String.join("\n",
+                "# Written by brine-bench: the shipped defaults, except what a loopback benchmark must change.",
+                "interface: 127.0.0.1",
+                "publish_port: " + ports[0],
+                "ret_port: " + ports[1],
+                "tcp_port: " + ports[2],
+                "transport: " + transport.configValue,
+                "pki_dir: pki",
+                "cachedir: cache",
+                "log_file: master.log",
+                "# The auth scenario is the first auth of N new minions under auto_accept.",
+                "auto_accept: true",
+                "# Every simulated minion connects from 127.0.0.1: the per-source limit must not be what is measured.",
+                "auth_rate_per_source: 1000000",
+                "auth_burst: 1000000",
+                "");
+        Files.writeString(dir.resolve("master.yaml"), yaml, StandardCharsets.UTF_8);
+        List<String> command = new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c",
+                dir.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectOutput(dir.resolve("master.out").toFile())
+                .redirectError(dir.resolve("master.out").toFile());
+        Map<String, String> env = builder.environment();
+        env.put("BRINE_JAVA_OPTS", javaOptions);
+        Process process = builder.start();
+        MasterProcess master = new MasterProcess(dir, ports[1], ports[0], ports[2], process);
+        master.awaitListening(Duration.ofSeconds(60), transport == Transport.TCP ? ports[2] : ports[1]);
+        return master;
+    }
+
+    private void awaitListening(Duration timeout, int port) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (!process.isAlive()) {
+                throw new IOException("the master exited with status " + process.exitValue() + ": see "
+                        + dir.resolve("master.out") + " and master.log");
+            }
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                if (Files.isRegularFile(dir.resolve("pki/master.pub"))
+                        && Files.isRegularFile(dir.resolve("cache/root.pem"))) {
+                    return;
+                }
+            } catch (IOException e) {
+                // not yet
+            }
+            sleep(100);
+        }
+        throw new IOException("the master did not listen on port " + port + " within " + timeout.toSeconds() + " s");
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    boolean alive() {
+        return process.isAlive();
+    }
+
+    Path pkiDir() {
+        return dir.resolve("pki");
+    }
+
+    Path masterPub() {
+        return dir.resolve("pki/master.pub");
+    }
+
+    Path rootKey() {
+        return dir.resolve("cache/root.pem");
+    }
+
+    long cpuMillis() {
+        return ProcStats.cpuMillis(pid());
+    }
+
+    long rssKib() {
+        return ProcStats.rssKib(pid());
+    }
+
+    int openFiles() {
+        return ProcStats.openFiles(pid());
+    }
+
+    /** Live heap in KiB: a full collection ({@code jcmd GC.run}), then {@code GC.heap_info}'s "used". */
+    long liveHeapKib() throws IOException {
+        jcmd("GC.run");
+        jcmd("GC.run");
+        String info = jcmd("GC.heap_info");
+        // G1: one "garbage-first heap ... used NK" line; generational collectors: one line per generation.
+        long used = 0;
+        boolean found = false;
+        for (String line : info.split("\n")) {
+            Matcher matcher = HEAP_USED.matcher(line);
+            if ((line.contains("garbage-first heap") || line.contains("generation")) && matcher.find()) {
+                used += Long.parseLong(matcher.group(1));
+                found = true;
+            }
+        }
+        if (!found) {
+            throw new IOException("cannot read the heap's use from jcmd GC.heap_info: " + info);
+        }
+        return used;
+    }
+
+    /** Starts a JFR recording with the profiling settings; {@link #stopRecording} writes it to {@code file}. */
+    void startRecording(Path file) throws IOException {
+        jcmd("JFR.start", "name=brine-bench", "settings=profile", "filename=" + file);
+    }
+
+    void stopRecording() throws IOException {
+        jcmd("JFR.stop", "name=brine-bench");
+    }
+
+    String jcmd(String... args) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(jcmdBinary());
+        command.add(Long.toString(pid()));
+        command.addAll(List.of(args));
+        Process jcmd = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        try {
+            if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
+                throw new IOException("jcmd " + String.join(" ", args) + " failed: " + out);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        return out;
+    }
+
+    private static String jcmdBinary() {
+        Path javaHome = Path.of(System.getProperty("java.home"));
+        Path jcmd = javaHome.resolve("bin/jcmd");
+        return Files.isExecutable(jcmd) ? jcmd.toString() : "jcmd";
+    }
+
+    /** Stops the master with SIGTERM, as systemd would. */
+    @Override
+    public void close() {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        try {
+            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+
+    static int[] freePorts(int count) throws IOException {
+        List<ServerSocket> sockets = new ArrayList<>();
+        try {
+            int[] ports = new int[count];
+            for (int i = 0; i < count; i++) {
+                ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                sockets.add(socket);
+                ports[i] = socket.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket socket : sockets) {
+                socket.close();
+            }
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

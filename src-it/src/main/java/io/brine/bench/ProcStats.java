@@ -1,0 +1,95 @@
+package io.brine.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What Linux says about a process in {@code /proc/PID}: CPU time (user + system), resident memory, open file
+ * descriptors and their limit. The benchmark reads these from outside, so the measured process runs unchanged.
+ */
+final class ProcStats {
+
+    /** Clock ticks per second of {@code /proc/PID/stat}'s utime and stime; 100 on every Linux we run on. */
+    static final long TICKS_PER_SECOND = clockTicks();
+
+    private ProcStats() {
+    }
+
+    /** User + system CPU time of {@code pid} (all its threads) in milliseconds, at tick resolution (10 ms). */
+    static long cpuMillis(long pid) {
+        String stat = read(Path.of("/proc", Long.toString(pid), "stat"));
+        // The command name is in parentheses and may contain spaces: fields count from the last ')'.
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        long utime = Long.parseLong(fields[11]);
+        long stime = Long.parseLong(fields[12]);
+        return (utime + stime) * 1000 / TICKS_PER_SECOND;
+    }
+
+    /** Resident set size in KiB ({@code VmRSS}). */
+    static long rssKib(long pid) {
+        return statusKib(pid, "VmRSS:");
+    }
+
+    /** Peak resident set size in KiB ({@code VmHWM}). */
+    static long peakRssKib(long pid) {
+        return statusKib(pid, "VmHWM:");
+    }
+
+    /** Threads of the process ({@code Threads:} in status). */
+    static long threads(long pid) {
+        return statusKib(pid, "Threads:");
+    }
+
+    private static long statusKib(long pid, String key) {
+        for (String line : read(Path.of("/proc", Long.toString(pid), "status")).split("\n")) {
+            if (line.startsWith(key)) {
+                return Long.parseLong(line.substring(key.length()).trim().split("\\s+")[0]);
+            }
+        }
+        throw new IllegalStateException("no " + key + " in /proc/" + pid + "/status");
+    }
+
+    /** Open file descriptors of {@code pid} now. */
+    static int openFiles(long pid) {
+        String[] entries = Path.of("/proc", Long.toString(pid), "fd").toFile().list();
+        if (entries == null) {
+            throw new IllegalStateException("cannot list /proc/" + pid + "/fd (has the process exited?)");
+        }
+        return entries.length;
+    }
+
+    /** The soft limit on open files of {@code pid} ("self" for this JVM). */
+    static long openFilesLimit(String pid) {
+        for (String line : read(Path.of("/proc", pid, "limits")).split("\n")) {
+            if (line.startsWith("Max open files")) {
+                String soft = line.substring("Max open files".length()).trim().split("\\s+")[0];
+                return soft.equals("unlimited") ? Long.MAX_VALUE : Long.parseLong(soft);
+            }
+        }
+        throw new IllegalStateException("no open files limit in /proc/" + pid + "/limits");
+    }
+
+    static String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static long clockTicks() {
+        try {
+            Process process = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+            process.waitFor();
+            return Long.parseLong(out);
+        } catch (IOException | NumberFormatException e) {
+            return 100;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 100;
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.brine.bench;
+
+import io.brine.protocol.crypto.Rsa;
+import java.security.KeyPair;
+
+/**
+ * This machine's raw speed at the operations brine's protocol is built from, on one thread through the JCA, as the
+ * master does them: RSASSA-PSS-SHA256 signatures with an RSA-2048 key (the private-key operation) and their
+ * verification (the public-key operation). Each is warmed up until C2 has compiled it, then timed for a while.
+ */
+record RsaLimits(double privateOpsPerSecond, double publicOpsPerSecond) {
+
+    static RsaLimits measure(KeyPair key, double seconds) {
+        byte[] data = new byte[256];
+        byte[] signature = Rsa.sign(key.getPrivate(), data);
+        for (int i = 0; i < 300; i++) {
+            Rsa.sign(key.getPrivate(), data);
+        }
+        double privateRate = rate(seconds, () -> Rsa.sign(key.getPrivate(), data));
+        for (int i = 0; i < 3000; i++) {
+            Rsa.verify(key.getPublic(), data, signature);
+        }
+        double publicRate = rate(seconds, () -> {
+            if (!Rsa.verify(key.getPublic(), data, signature)) {
+                throw new IllegalStateException("signature does not verify");
+            }
+        });
+        return new RsaLimits(privateRate, publicRate);
+    }
+
+    double privateOpMillis() {
+        return 1000 / privateOpsPerSecond;
+    }
+
+    double publicOpMillis() {
+        return 1000 / publicOpsPerSecond;
+    }
+
+    private static double rate(double seconds, Runnable op) {
+        long started = System.nanoTime();
+        long deadline = started + (long) (seconds * 1e9);
+        long count = 0;
+        long now;
+        do {
+            for (int i = 0; i < 10; i++) {
+                op.run();
+            }
+            count += 10;
+            now = System.nanoTime();
+        } while (now < deadline);
+        return count / ((now - started) / 1e9);
+    }
+}

@@ -1,0 +1,330 @@
+package io.brine.bench;
+
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.Publications;
+import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Timestamps;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Publish;
+import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.Suite;
+import io.brine.protocol.transport.ClientTransport;
+import io.brine.protocol.transport.FrameLimits;
+import java.security.KeyPair;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One simulated minion: its own RSA key, its own sockets, and the minion's side of the protocol as
+ * {@code io.brine.minion.Minion} does it (PROTOCOL.md 8.2-8.6): a signed auth request, the signed reply checked
+ * against the pinned master key, both session keys unwrapped with its private key, subscription to its topic,
+ * publications verified, checked for freshness and opened, key updates installed, and returns sealed in its
+ * session. Methods are synchronized: the transport's thread and the worker's command thread both call in.
+ *
+ * <p>Three things differ from a real minion, each to leave the two cores to the master while it is measured, and
+ * each named in BENCHMARKS.md: the auth request is signed ahead of the timed window ({@link #prepareAuth}, fresh
+ * for the protocol: a new nonce and a timestamp seconds old), the session keys are unwrapped after the auth window
+ * closes ({@link #unwrap}), and a publication frame whose exact bytes another minion of the same worker already
+ * verified is not verified again ({@link Swarm#verifiedByMaster}). {@code test.ping} returns {@code true}; the
+ * function {@code bench.deliver} is only counted, never returned, so the publish scenario measures fan-out alone.
+ */
+final class SimMinion {
+
+    /** The function whose publications are counted and not returned. */
+    static final String DELIVER_FUNCTION = "bench.deliver";
+    private static final int SEEN_JIDS = 1024;
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What all the minions of one worker share: the pinned master key, the clock, the counters. */
+    interface Swarm {
+        /** Whether this publication frame is the master's (verifies it, or finds the same bytes verified). */
+        boolean verifiedByMaster(Decoded.Ok ok);
+
+        /** Whether this auth reply is signed by the master. */
+        boolean verifyReply(Decoded.Ok ok);
+
+        Clock clock();
+
+        void accepted(SimMinion minion, long nanos);
+
+        void refused(SimMinion minion, AuthStatus status);
+
+        void keyInstalled(SimMinion minion, long generation, long nanos);
+
+        void delivered(SimMinion minion, PublishLoad load, long nanos);
+
+        void returned(SimMinion minion);
+
+        void sessionUnknown(SimMinion minion);
+    }
+
+    final int index;
+    final String id;
+    private final KeyPair keys;
+    private final Swarm swarm;
+    private ClientTransport transport;
+
+    private byte[] preparedRequest;
+    private byte[] nonce;
+    private long authSentNanos;
+    private AuthReply.Session granted;
+    private int publishPort;
+    private long acceptedNanos;
+    private byte[] sessionId;
+    private SessionKey requestKey;
+    private final ReplayWindow window = new ReplayWindow();
+    private long sendCounter;
+    private final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
+    private long serialFloor;
+    private final ReplayWindow serials = new ReplayWindow();
+    private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
+    private long keyInstalledNanos;
+
+    SimMinion(int index, String id, KeyPair keys, Swarm swarm) {
+        this.index = index;
+        this.id = id;
+        this.keys = keys;
+        this.swarm = swarm;
+    }
+
+    /** Opens its request connection. */
+    synchronized void connect(ClientTransport transport) throws java.io.IOException {
+        this.transport = transport;
+        transport.start(new ClientTransport.Listener() {
+            @Override
+            public void onReply(byte[] frame) {
+                onFrame(frame);
+            }
+
+            @Override
+            public void onPublication(byte[] frame) {
+                onFrame(frame);
+            }
+        });
+    }
+
+    /** Signs a fresh auth request now, to be sent by {@link #sendAuth}: a private-key operation. */
+    synchronized void prepareAuth() {
+        byte[] fresh = new byte[32];
+        RANDOM.nextBytes(fresh);
+        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(), fresh,
+                swarm.clock().millis(), Map.of("bench", true), null, null);
+        preparedRequest = Codec.encodeSigned(request, keys.getPrivate());
+        nonce = fresh;
+    }
+
+    /** Sends the prepared request (preparing one first if there is none). */
+    synchronized void sendAuth(long nanos) {
+        if (preparedRequest == null) {
+            prepareAuth();
+        }
+        authSentNanos = nanos;
+        transport.send(preparedRequest);
+        preparedRequest = null;
+    }
+
+    synchronized boolean accepted() {
+        return granted != null;
+    }
+
+    synchronized long authSentNanos() {
+        return authSentNanos;
+    }
+
+    synchronized boolean awaitingReply() {
+        return nonce != null && granted == null;
+    }
+
+    /** Unwraps both session keys with the private key: two private-key operations. False if they do not unwrap. */
+    boolean unwrap() {
+        AuthReply.Session session;
+        synchronized (this) {
+            session = granted;
+            if (session == null || requestKey != null) {
+                return session != null;
+            }
+        }
+        SessionKey publishKey;
+        SessionKey request;
+        try {
+            publishKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedPublishKey()));
+            request = SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedRequestKey()));
+        } catch (CryptoException e) {
+            return false;
+        }
+        synchronized (this) {
+            requestKey = request;
+            sessionId = session.sessionId();
+            publishKeys.putIfAbsent(session.generation(), publishKey);
+            serialFloor = Math.max(serialFloor, session.serialFloor());
+            // What a real minion sends right after it is accepted; the master keeps it for targeting.
+            send(new SessionMessage.Grains(grains()));
+        }
+        return true;
+    }
+
+    /** Grains shaped like a real minion's (the keys and sizes brine-minion reports on Debian). */
+    private Map<String, Object> grains() {
+        Map<String, Object> grains = new java.util.LinkedHashMap<>();
+        grains.put("cpuarch", "x86_64");
+        grains.put("domain", "bench.example");
+        grains.put("fqdn", id + ".bench.example");
+        grains.put("host", id);
+        grains.put("id", id);
+        grains.put("ipv4", java.util.List.of("127.0.0.1", "10." + (index >> 16 & 255) + "." + (index >> 8 & 255) + "."
+                + (index & 255)));
+        grains.put("ipv6", java.util.List.of("::1"));
+        grains.put("kernel", "Linux");
+        grains.put("kernelrelease", "6.1.0-bench");
+        grains.put("mem_total", 4096L);
+        grains.put("num_cpus", 2L);
+        grains.put("os", "Debian");
+        grains.put("os_family", "Debian");
+        grains.put("oscodename", "bookworm");
+        grains.put("osfinger", "Debian-12");
+        grains.put("osfullname", "Debian GNU/Linux");
+        grains.put("osmajorrelease", 12L);
+        grains.put("osrelease", "12");
+        grains.put("role", "bench");
+        return grains;
+    }
+
+    synchronized long generation() {
+        return publishKeys.isEmpty() ? -1 : publishKeys.lastKey();
+    }
+
+    synchronized long keyInstalledNanos() {
+        return keyInstalledNanos;
+    }
+
+    synchronized void close() {
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    // ---- frames from the master, on the transport's thread ----
+
+    private synchronized void onFrame(byte[] frame) {
+        long now = System.nanoTime();
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
+        if (!(decoded instanceof Decoded.Ok ok)) {
+            return;
+        }
+        switch (ok.message().type()) {
+            case AUTH_REPLY -> onAuthReply(ok, (AuthReply) ok.message(), now);
+            case PUBLISH -> onPublish(ok, (Publish) ok.message(), now);
+            case SESSION -> onSession((SessionFrame) ok.message(), now);
+            case SESSION_UNKNOWN -> swarm.sessionUnknown(this);
+            default -> {
+            }
+        }
+    }
+
+    private void onAuthReply(Decoded.Ok ok, AuthReply reply, long now) {
+        if (nonce == null || !Arrays.equals(nonce, reply.nonce()) || !swarm.verifyReply(ok)
+                || !Timestamps.withinSkew(reply.timestampMs(), swarm.clock())) {
+            return;
+        }
+        nonce = null;
+        if (reply.status() == AuthStatus.ACCEPTED) {
+            granted = reply.session();
+            acceptedNanos = now;
+            publishPort = granted.publishPort();
+            transport.subscribe(id, publishPort);
+            swarm.accepted(this, now);
+        } else {
+            swarm.refused(this, reply.status());
+        }
+    }
+
+    private void onPublish(Decoded.Ok ok, Publish publish, long now) {
+        if (requestKey == null || publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !swarm.verifiedByMaster(ok)) {
+            return;
+        }
+        SessionKey key = publishKeys.get(publish.generation());
+        if (key == null) {
+            if (publish.generation() > generation()) {
+                send(new SessionMessage.KeyRequest(publish.generation()));
+            }
+            return;
+        }
+        if (publish.serial() <= serialFloor || seenJids.contains(publish.jid()) || !serials.accept(publish.serial())) {
+            return;
+        }
+        PublishLoad load;
+        try {
+            load = Publications.open(key, publish);
+        } catch (CryptoException | MalformedException e) {
+            return;
+        }
+        seenJids.add(publish.jid());
+        if (seenJids.size() > SEEN_JIDS) {
+            var oldest = seenJids.iterator();
+            oldest.next();
+            oldest.remove();
+        }
+        swarm.delivered(this, load, now);
+        if (!load.fun().equals(DELIVER_FUNCTION)) {
+            boolean ping = load.fun().equals("test.ping");
+            send(new SessionMessage.Return(load.jid(), load.fun(), ping ? Boolean.TRUE : "bench: " + load.fun()
+                    + " is not simulated", ping ? 0 : 1, ping, 0));
+            swarm.returned(this);
+        }
+    }
+
+    private void onSession(SessionFrame sealed, long now) {
+        if (requestKey == null || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
+                || !Arrays.equals(sessionId, sealed.sessionId())) {
+            return;
+        }
+        SessionMessage message;
+        try {
+            message = Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+        } catch (CryptoException | MalformedException e) {
+            return;
+        }
+        if (!window.accept(sealed.counter())) {
+            return;
+        }
+        if (message instanceof SessionMessage.KeyUpdate update) {
+            if (publishKeys.containsKey(update.generation()) || update.generation() < generation()) {
+                return;
+            }
+            try {
+                publishKeys.put(update.generation(), SessionKey.of(update.publishKey()));
+            } catch (CryptoException e) {
+                return;
+            }
+            while (publishKeys.size() > 2) {
+                publishKeys.pollFirstEntry().getValue().wipe();
+            }
+            serialFloor = Math.max(serialFloor, update.serialFloor());
+            keyInstalledNanos = now;
+            swarm.keyInstalled(this, update.generation(), now);
+        } else if (message instanceof SessionMessage.HeartbeatReply beat && beat.generation() > generation()) {
+            send(new SessionMessage.KeyRequest(beat.generation()));
+        }
+        // Ack: nothing is kept for resending here.
+    }
+
+    private void send(SessionMessage message) {
+        SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
+                ++sendCounter, message);
+        transport.send(Codec.encode(sealed));
+    }
+}

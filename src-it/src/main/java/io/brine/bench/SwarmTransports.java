@@ -1,0 +1,25 @@
+package io.brine.bench;
+
+import io.brine.protocol.transport.ClientTransport;
+
+/**
+ * Client transports for many simulated minions in one JVM. Each minion gets its own {@link ClientTransport} with
+ * its own sockets, exactly as a real minion would open them, but the threads behind them are shared: a real
+ * {@code ZmqClientTransport} owns a ZeroMQ context and two threads, which at 10,000 minions is 30,000 threads.
+ * Listeners are called on the shared transport threads and must not block.
+ */
+interface SwarmTransports extends AutoCloseable {
+
+    /** A transport to the master's request port; nothing happens on the network before {@code start}. */
+    ClientTransport open(String host, int requestPort);
+
+    @Override
+    void close();
+
+    static SwarmTransports create(Transport transport, int ioThreads) {
+        return switch (transport) {
+            case ZEROMQ -> new ZmqSwarmTransports(ioThreads);
+            case TCP -> throw new IllegalArgumentException("the TCP transport is not on this branch yet");
+        };
+    }
+}

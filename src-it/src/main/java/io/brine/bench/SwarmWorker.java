@@ -1,0 +1,371 @@
+package io.brine.bench;
+
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.PublishLoad;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
+
+/**
+ * A swarm worker JVM: a slice of the simulated minions, driven by the coordinator ({@link Bench}) over standard
+ * input and output, one command a line and one answer a line. Asynchronous news ("all my minions are accepted") is
+ * a line starting with {@code event}. Times are {@link System#nanoTime()} values: on Linux that is
+ * {@code CLOCK_MONOTONIC}, one clock for every process on the machine (the coordinator still checks the offset with
+ * the {@code clock} command). Logs go to standard error.
+ *
+ * <p>Usage: {@code SwarmWorker TRANSPORT HOST RET_PORT MASTER_PUB KEYS_DIR KEY_BASE PREFIX FIRST COUNT IO_THREADS}.
+ */
+public final class SwarmWorker implements SimMinion.Swarm {
+
+    private final PrintStream out;
+    private final List<SimMinion> minions = new ArrayList<>();
+    private final RSAPublicKey masterKey;
+    private final Clock clock = Clock.systemUTC();
+    private final SwarmTransports transports;
+    private final String host;
+    private final int retPort;
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread thread = new Thread(r, "bench-worker-timer");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    /** Publication frames (by signature) whose payload was verified against the master key. */
+    private final Map<ByteBuffer, byte[]> verified = new ConcurrentHashMap<>();
+
+    // Auth progress.
+    private final AtomicInteger acceptedCount = new AtomicInteger();
+    private final AtomicLong firstAccepted = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicLong lastAccepted = new AtomicLong();
+    private final Map<AuthStatus, AtomicInteger> refusals = new EnumMap<>(AuthStatus.class);
+    private final AtomicInteger retries = new AtomicInteger();
+    private final AtomicInteger sessionUnknown = new AtomicInteger();
+    private volatile int authWindow;
+    private final AtomicInteger nextToSend = new AtomicInteger();
+    private volatile boolean authRunning;
+
+    // Deliveries of publications and returns since the last reset.
+    private final AtomicLong delivered = new AtomicLong();
+    private final AtomicLong firstDelivered = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicLong lastDelivered = new AtomicLong();
+    private final AtomicLong returned = new AtomicLong();
+    private final AtomicLong keysInstalled = new AtomicLong();
+
+    private SwarmWorker(PrintStream out, RSAPublicKey masterKey, SwarmTransports transports, String host,
+            int retPort) {
+        this.out = out;
+        this.masterKey = masterKey;
+        this.transports = transports;
+        this.host = host;
+        this.retPort = retPort;
+        for (AuthStatus status : AuthStatus.values()) {
+            refusals.put(status, new AtomicInteger());
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("logback.configurationFile", "io/brine/bench/logback-bench.xml");
+        // Answers go to the real stdout; anything printed by accident goes to stderr instead.
+        PrintStream protocol = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+                StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        Transport transport = Transport.of(args[0]);
+        String host = args[1];
+        int retPort = Integer.parseInt(args[2]);
+        RSAPublicKey masterKey = Pem.readPublicKey(Files.readString(Path.of(args[3]), StandardCharsets.US_ASCII));
+        KeyCache keys = new KeyCache(Path.of(args[4]));
+        int keyBase = Integer.parseInt(args[5]);
+        String prefix = args[6];
+        int first = Integer.parseInt(args[7]);
+        int count = Integer.parseInt(args[8]);
+        int ioThreads = Integer.parseInt(args[9]);
+        SwarmWorker worker = new SwarmWorker(protocol, masterKey, SwarmTransports.create(transport, ioThreads), host,
+                retPort);
+        long started = System.nanoTime();
+        worker.minions.addAll(parallel(count, i -> new SimMinion(first + i,
+                String.format("%s%05d", prefix, first + i), keys.load(keyBase + first + i), worker)));
+        protocol.println("ready " + count + " " + (System.nanoTime() - started) / 1_000_000);
+        worker.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
+    }
+
+    private void serve(BufferedReader in) throws Exception {
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] words = line.trim().split("\\s+");
+            String answer;
+            try {
+                answer = handle(words);
+            } catch (Exception e) {
+                answer = "error " + e;
+            }
+            if (answer == null) {
+                break;
+            }
+            out.println(answer);
+        }
+        for (SimMinion minion : minions) {
+            minion.close();
+        }
+        transports.close();
+        System.exit(0);
+    }
+
+    private String handle(String[] words) throws Exception {
+        switch (words[0]) {
+            case "clock":
+                return "clock " + System.nanoTime();
+            case "presign": {
+                long started = System.nanoTime();
+                parallel(minions.size(), i -> {
+                    minions.get(i).prepareAuth();
+                    return null;
+                });
+                return "presign " + (System.nanoTime() - started) / 1_000_000;
+            }
+            case "connect": {
+                // Paced, so the master's listen backlog never overflows (a dropped SYN costs a second).
+                int perSecond = Integer.parseInt(words[1]);
+                long started = System.nanoTime();
+                for (int i = 0; i < minions.size(); i++) {
+                    long due = started + (long) (i * 1e9 / perSecond);
+                    long wait = due - System.nanoTime();
+                    if (wait > 0) {
+                        TimeUnit.NANOSECONDS.sleep(wait);
+                    }
+                    minions.get(i).connect(transports.open(host, retPort));
+                }
+                return "connect " + (System.nanoTime() - started) / 1_000_000;
+            }
+            case "auth": {
+                authWindow = Math.max(1, Integer.parseInt(words[1]));
+                long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(words[2]));
+                authRunning = true;
+                for (int i = 0; i < Math.min(authWindow, minions.size()); i++) {
+                    sendNextAuth();
+                }
+                timer.scheduleWithFixedDelay(() -> retryStalled(timeoutNanos), 1, 1, TimeUnit.SECONDS);
+                return "auth started";
+            }
+            case "unwrap": {
+                long started = System.nanoTime();
+                List<Boolean> ok = parallel(minions.size(), i -> minions.get(i).unwrap());
+                long failed = ok.stream().filter(b -> !b).count();
+                return "unwrap " + (ok.size() - failed) + " " + failed + " " + (System.nanoTime() - started) / 1_000_000;
+            }
+            case "generations": {
+                // Minions holding a generation above G, and when the last of them installed it.
+                long above = Long.parseLong(words[1]);
+                int count = 0;
+                long last = 0;
+                long min = Long.MAX_VALUE;
+                long max = Long.MIN_VALUE;
+                for (SimMinion minion : minions) {
+                    long generation = minion.generation();
+                    min = Math.min(min, generation);
+                    max = Math.max(max, generation);
+                    if (generation > above) {
+                        count++;
+                        last = Math.max(last, minion.keyInstalledNanos());
+                    }
+                }
+                return "generations " + count + " " + last + " " + min + " " + max;
+            }
+            case "reset":
+                delivered.set(0);
+                firstDelivered.set(Long.MAX_VALUE);
+                lastDelivered.set(0);
+                returned.set(0);
+                return "reset";
+            case "deliveries":
+                return "deliveries " + delivered.get() + " " + firstDelivered.get() + " " + lastDelivered.get() + " "
+                        + returned.get();
+            case "status":
+                return "status " + status();
+            case "close":
+                for (SimMinion minion : minions) {
+                    minion.close();
+                }
+                return "close";
+            case "quit":
+                return null;
+            default:
+                return "error unknown command " + words[0];
+        }
+    }
+
+    private String status() {
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("minions", minions.size());
+        status.put("accepted", acceptedCount.get());
+        status.put("retries", retries.get());
+        refusals.forEach((s, n) -> {
+            if (n.get() > 0) {
+                status.put(s.name().toLowerCase(java.util.Locale.ROOT), n.get());
+            }
+        });
+        status.put("session_unknown", sessionUnknown.get());
+        status.put("keys_installed", keysInstalled.get());
+        long pid = ProcessHandle.current().pid();
+        status.put("fds", ProcStats.openFiles(pid));
+        status.put("rss_kib", ProcStats.rssKib(pid));
+        status.put("threads", ProcStats.threads(pid));
+        StringBuilder line = new StringBuilder();
+        status.forEach((k, v) -> line.append(k).append('=').append(v).append(' '));
+        return line.toString().trim();
+    }
+
+    // ---- auth pacing: at most `authWindow` requests without an answer ----
+
+    private void sendNextAuth() {
+        int next = nextToSend.getAndIncrement();
+        if (next < minions.size()) {
+            minions.get(next).sendAuth(System.nanoTime());
+        }
+    }
+
+    private void retryStalled(long timeoutNanos) {
+        if (!authRunning) {
+            return;
+        }
+        long now = System.nanoTime();
+        int sent = Math.min(nextToSend.get(), minions.size());
+        for (int i = 0; i < sent; i++) {
+            SimMinion minion = minions.get(i);
+            if (minion.awaitingReply() && now - minion.authSentNanos() > timeoutNanos) {
+                retries.incrementAndGet();
+                minion.prepareAuth();
+                minion.sendAuth(now);
+            }
+        }
+    }
+
+    // ---- SimMinion.Swarm ----
+
+    @Override
+    public boolean verifiedByMaster(Decoded.Ok ok) {
+        ByteBuffer signature = ByteBuffer.wrap(ok.signature());
+        byte[] payload = verified.get(signature);
+        if (payload != null && Arrays.equals(payload, ok.signedPayload())) {
+            return true;
+        }
+        if (!ok.verify(masterKey)) {
+            return false;
+        }
+        if (verified.size() > 256) {
+            verified.clear();
+        }
+        verified.put(signature, ok.signedPayload());
+        return true;
+    }
+
+    @Override
+    public boolean verifyReply(Decoded.Ok ok) {
+        return ok.verify(masterKey);
+    }
+
+    @Override
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public void accepted(SimMinion minion, long nanos) {
+        firstAccepted.accumulateAndGet(nanos, Math::min);
+        lastAccepted.accumulateAndGet(nanos, Math::max);
+        int accepted = acceptedCount.incrementAndGet();
+        if (authRunning) {
+            sendNextAuth();
+        }
+        if (accepted == minions.size()) {
+            authRunning = false;
+            out.println("event auth-done " + accepted + " " + firstAccepted.get() + " " + lastAccepted.get() + " "
+                    + retries.get());
+        }
+    }
+
+    @Override
+    public void refused(SimMinion minion, AuthStatus status) {
+        refusals.get(status).incrementAndGet();
+        // Not accepted (store full, clock, ...): ask again after a second, as acceptance_wait_time would.
+        timer.schedule(() -> {
+            minion.prepareAuth();
+            minion.sendAuth(System.nanoTime());
+        }, 1, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void keyInstalled(SimMinion minion, long generation, long nanos) {
+        keysInstalled.incrementAndGet();
+    }
+
+    @Override
+    public void delivered(SimMinion minion, PublishLoad load, long nanos) {
+        delivered.incrementAndGet();
+        firstDelivered.accumulateAndGet(nanos, Math::min);
+        lastDelivered.accumulateAndGet(nanos, Math::max);
+    }
+
+    @Override
+    public void returned(SimMinion minion) {
+        returned.incrementAndGet();
+    }
+
+    @Override
+    public void sessionUnknown(SimMinion minion) {
+        sessionUnknown.incrementAndGet();
+    }
+
+    /** {@code task(0..count-1)} on one thread per core, results in order. */
+    static <T> List<T> parallel(int count, IntFunction<T> task) throws Exception {
+        int threads = Runtime.getRuntime().availableProcessors();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<List<T>>> parts = new ArrayList<>();
+            int chunk = Math.max(1, (count + threads - 1) / threads);
+            for (int from = 0; from < count; from += chunk) {
+                int start = from;
+                int end = Math.min(count, from + chunk);
+                Callable<List<T>> part = () -> {
+                    List<T> results = new ArrayList<>(end - start);
+                    for (int i = start; i < end; i++) {
+                        results.add(task.apply(i));
+                    }
+                    return results;
+                };
+                parts.add(pool.submit(part));
+            }
+            List<T> all = new ArrayList<>(count);
+            for (Future<List<T>> part : parts) {
+                all.addAll(part.get());
+            }
+            return all;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,326 @@
+package io.brine.bench;
+
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.transport.ClientTransport;
+import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.transport.TransportMailbox;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+import zmq.Msg;
+
+/**
+ * Many minions' ZeroMQ sockets on one thread: per minion a DEALER to the request port and, once subscribed, a SUB to
+ * the publish port with the topics {@code m/<id>/} and {@code b/}, configured like the real
+ * {@code ZmqClientTransport} (same high-water marks, frame limit, ZMTP heartbeats, handshake and reconnect timers).
+ * One ZeroMQ context with a few I/O threads carries all connections; one loop thread owns every socket.
+ *
+ * <p>The loop waits on a {@link Selector} over each socket's ZeroMQ file descriptor, so a round costs work only for
+ * the sockets that are ready ({@code ZMQ.Poller} looks at every registered socket on every poll). ZeroMQ's
+ * descriptor only says "look again": after it fires, and after every send (which may consume the signal of an
+ * incoming message), the socket is read until it has nothing left. No socket monitors: they would cost two more
+ * sockets per minion; {@link ClientTransport.Listener#onConnected()} is never called.
+ */
+final class ZmqSwarmTransports implements SwarmTransports {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ZmqSwarmTransports.class);
+
+    private static final byte[] BROADCAST_TOPIC = "b/".getBytes(StandardCharsets.US_ASCII);
+    private static final int MESSAGES_PER_READ = 64;
+    private static final int COMMANDS_PER_ROUND = 4096;
+    // As ZmqClientOptions.defaults(): what a real minion sets.
+    private static final int REQUEST_HWM = 10_000;
+    private static final int PUBLISH_HWM = 100_000;
+    private static final int HEARTBEAT_IVL_MS = 10_000;
+    private static final int HEARTBEAT_TIMEOUT_MS = 30_000;
+    private static final int HANDSHAKE_MS = 3_000;
+    private static final int RECONNECT_MS = 1_000;
+    private static final int RECONNECT_MAX_MS = 10_000;
+
+    private final ZContext context;
+    private final Selector selector;
+    private final TransportMailbox<Runnable> mailbox = new TransportMailbox<>(1_000_000);
+    /** Sockets to read before the next wait: their descriptor may have been consumed by a send. */
+    private final ArrayDeque<Endpoint> toRead = new ArrayDeque<>();
+    private final Thread loop;
+    private volatile boolean running = true;
+
+    ZmqSwarmTransports(int ioThreads) {
+        this.context = new ZContext(ioThreads);
+        context.setLinger(0);
+        try {
+            this.selector = Selector.open();
+            mailbox.wakeupChannel().register(selector, SelectionKey.OP_READ);
+        } catch (IOException e) {
+            context.close();
+            throw new UncheckedIOException("cannot open a selector", e);
+        }
+        this.loop = new Thread(this::run, "bench-zmq-loop");
+        loop.setDaemon(true);
+        loop.start();
+    }
+
+    @Override
+    public ClientTransport open(String host, int requestPort) {
+        return new Link(host, requestPort);
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        mailbox.wakeup();
+        try {
+            loop.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void execute(Runnable command) {
+        if (Thread.currentThread() == loop) {
+            command.run();
+        } else if (!mailbox.offer(command)) {
+            LOG.warn("Swarm transport: command dropped, the loop's mailbox is full");
+        }
+    }
+
+    // ---- the loop thread ----
+
+    private void run() {
+        try {
+            while (running) {
+                selector.select(toRead.isEmpty() ? 1000 : 1);
+                Iterator<SelectionKey> keys = selector.selectedKeys().iterator();
+                while (keys.hasNext()) {
+                    SelectionKey key = keys.next();
+                    keys.remove();
+                    if (key.attachment() instanceof Endpoint endpoint) {
+                        read(endpoint);
+                    }
+                }
+                boolean more = mailbox.drain(Runnable::run, COMMANDS_PER_ROUND);
+                for (int i = toRead.size(); i > 0; i--) {
+                    read(toRead.poll());
+                }
+                if (more) {
+                    mailbox.wakeup();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("Swarm transport: loop stopped", e);
+        } finally {
+            try {
+                selector.close();
+            } catch (IOException e) {
+                LOG.debug("closing the selector", e);
+            }
+            context.close();
+            mailbox.close();
+        }
+    }
+
+    /** Reads what the socket holds (up to a fair share; the rest on the next round). */
+    private void read(Endpoint endpoint) {
+        if (endpoint.closed) {
+            return;
+        }
+        ZMQ.Socket socket = endpoint.socket;
+        for (int i = 0; i < MESSAGES_PER_READ; i++) {
+            Msg first = socket.base().recv(ZMQ.DONTWAIT);
+            if (first == null) {
+                return;
+            }
+            Msg second = null;
+            int parts = 1;
+            Msg last = first;
+            while (last != null && last.hasMore()) {
+                last = socket.base().recv(ZMQ.DONTWAIT);
+                parts++;
+                if (parts == 2) {
+                    second = last;
+                }
+            }
+            endpoint.deliver(first, second, parts);
+        }
+        toRead.add(endpoint);
+    }
+
+    private Endpoint register(Link link, ZMQ.Socket socket, boolean publish) {
+        Endpoint endpoint = new Endpoint(link, socket, publish);
+        SelectableChannel fd = socket.getFD();
+        try {
+            endpoint.key = fd.register(selector, SelectionKey.OP_READ, endpoint);
+        } catch (ClosedChannelException e) {
+            throw new IllegalStateException("socket closed while registering", e);
+        }
+        // Anything that arrived before registration would not wake the selector.
+        toRead.add(endpoint);
+        return endpoint;
+    }
+
+    private static void configure(ZMQ.Socket socket) {
+        socket.setLinger(0);
+        socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
+        socket.setHeartbeatIvl(HEARTBEAT_IVL_MS);
+        socket.setHeartbeatTimeout(HEARTBEAT_TIMEOUT_MS);
+        socket.setHeartbeatTtl(HEARTBEAT_TIMEOUT_MS);
+        socket.setHandshakeIvl(HANDSHAKE_MS);
+        socket.setReconnectIVL(RECONNECT_MS);
+        socket.setReconnectIVLMax(RECONNECT_MAX_MS);
+    }
+
+    private static String endpoint(String host, int port) {
+        return "tcp://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    /** One socket of one link, as registered with the selector. */
+    private static final class Endpoint {
+        final Link link;
+        final ZMQ.Socket socket;
+        final boolean publish;
+        SelectionKey key;
+        boolean closed;
+
+        Endpoint(Link link, ZMQ.Socket socket, boolean publish) {
+            this.link = link;
+            this.socket = socket;
+            this.publish = publish;
+        }
+
+        void deliver(Msg first, Msg second, int parts) {
+            try {
+                if (publish) {
+                    if (parts == 2 && second != null) {
+                        link.listener.onPublication(second.data());
+                    }
+                } else if (parts == 1) {
+                    link.listener.onReply(first.data());
+                } else if (parts == 2 && first.size() == 0 && second != null) {
+                    link.listener.onReply(second.data());
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Swarm transport: a listener failed", e);
+            }
+        }
+
+        void close() {
+            if (!closed) {
+                closed = true;
+                if (key != null) {
+                    key.cancel();
+                }
+                socket.close();
+            }
+        }
+    }
+
+    /** One minion's transport: its DEALER and SUB, used only on the loop thread. */
+    private final class Link implements ClientTransport {
+
+        private final String host;
+        private final int requestPort;
+        private volatile Listener listener;
+        private Endpoint request;
+        private Endpoint publish;
+        private String subscribedId;
+        private int subscribedPort;
+        private boolean closed;
+
+        Link(String host, int requestPort) {
+            this.host = Objects.requireNonNull(host, "host");
+            this.requestPort = requestPort;
+        }
+
+        @Override
+        public void start(Listener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
+            execute(() -> {
+                if (closed || request != null) {
+                    return;
+                }
+                ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
+                configure(dealer);
+                dealer.setSndHWM(REQUEST_HWM);
+                dealer.setRcvHWM(REQUEST_HWM);
+                dealer.connect(endpoint(host, requestPort));
+                request = register(this, dealer, false);
+            });
+        }
+
+        @Override
+        public boolean send(byte[] frame) {
+            Objects.requireNonNull(frame, "frame");
+            if (closed) {
+                return false;
+            }
+            execute(() -> {
+                if (request != null && !request.closed) {
+                    if (!request.socket.send(frame, ZMQ.DONTWAIT)) {
+                        LOG.debug("Swarm transport: frame dropped, the queue to the master is full");
+                    }
+                    toRead.add(request);
+                }
+            });
+            return true;
+        }
+
+        @Override
+        public void subscribe(String minionId, int publishPort) {
+            MinionIds.requireValid(minionId);
+            execute(() -> {
+                if (closed) {
+                    return;
+                }
+                if (publish != null && publishPort == subscribedPort) {
+                    if (!minionId.equals(subscribedId)) {
+                        publish.socket.unsubscribe(topicOf(subscribedId));
+                        publish.socket.subscribe(topicOf(minionId));
+                        subscribedId = minionId;
+                    }
+                    return;
+                }
+                if (publish != null) {
+                    publish.close();
+                }
+                ZMQ.Socket sub = context.createSocket(SocketType.SUB);
+                configure(sub);
+                sub.setRcvHWM(PUBLISH_HWM);
+                sub.subscribe(topicOf(minionId));
+                sub.subscribe(BROADCAST_TOPIC);
+                sub.connect(endpoint(host, publishPort));
+                subscribedId = minionId;
+                subscribedPort = publishPort;
+                publish = register(this, sub, true);
+            });
+        }
+
+        @Override
+        public void close() {
+            execute(() -> {
+                closed = true;
+                if (request != null) {
+                    request.close();
+                }
+                if (publish != null) {
+                    publish.close();
+                }
+            });
+        }
+
+        private byte[] topicOf(String id) {
+            return ("m/" + id + "/").getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+}

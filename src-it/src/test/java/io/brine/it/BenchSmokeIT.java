@@ -1,0 +1,49 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * bin/brine-bench works: a tiny swarm against a real master, auth and test.ping, figures in the JSON. The figures
+ * themselves are not checked here (a build machine is not a benchmark machine); BENCHMARKS.md holds real runs.
+ */
+class BenchSmokeIT {
+
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void fiveMinionsAuthenticateAndAnswerAPing() throws Exception {
+        Path json = tmp.resolve("bench.json");
+        // Keys are cached under target/ so that a rebuild does not generate them again.
+        Path keys = ROOT.resolve("src-it/target/bench-keys");
+        Process bench = new ProcessBuilder(List.of("bash", ROOT.resolve("bin/brine-bench").toString(), "--minions",
+                "5", "--scenarios", "auth,ping", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--keys-dir",
+                keys.toString(), "--json", json.toString())).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(bench.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        assertThat(bench.exitValue()).as(out).isZero();
+
+        JsonNode figures = new ObjectMapper().readTree(json.toFile());
+        assertThat(figures.at("/limits/rsa2048_private_ops_per_s").asDouble()).isPositive();
+        assertThat(figures.at("/limits/rsa2048_public_ops_per_s").asDouble()).isPositive();
+        assertThat(figures.at("/minions").asInt()).isEqualTo(5);
+        assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();
+        assertThat(figures.at("/scenarios/auth/master_cpu_ms_per_auth").isNumber()).isTrue();
+        assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
+        assertThat(figures.at("/scenarios/ping/last_ms").asDouble()).isPositive();
+        assertThat(figures.at("/failures").size()).as(out).isZero();
+        assertThat(out).contains("auth ", "ping ");
+    }
+}
