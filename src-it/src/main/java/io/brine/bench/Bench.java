@@ -37,7 +37,7 @@ final class Bench {
 
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
-            boolean keep, String masterOpts, double rsaSeconds) {
+            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions) {
     }
 
     static final String PREFIX = "bench-";
@@ -108,7 +108,7 @@ final class Bench {
         System.out.printf("brine-bench: %d minions over %s on %s%n", options.minions(), transport.configValue,
                 Machine.oneLine());
 
-        int warm = Math.min(200, Math.max(10, options.minions() / 10));
+        int warm = options.warmupMinions();
         KeyCache keys = options.keys();
         int wanted = options.minions() + warm;
         int missing = keys.missing(wanted);
@@ -155,6 +155,7 @@ final class Bench {
         warmUp(keys, warm);
         MasterProcess.sleep(1000);
         long heapBaseline = master.liveHeapKib();
+        Map<String, Long> histogramBaseline = master.histogram();
         int fdsBaseline = master.openFiles();
         memory.put("master_heap_baseline_mib", round(heapBaseline / 1024.0, 1));
 
@@ -165,6 +166,7 @@ final class Bench {
         awaitSubscriptions(fdsBaseline);
 
         long heapConnected = master.liveHeapKib();
+        memory.put("master_heap_per_minion_by_class", heapGrowth(histogramBaseline, master.histogram(), 12));
         long rssConnected = master.rssKib();
         // Both RSS figures are taken right after the full collections of the heap measurement.
         int fdsConnected = master.openFiles();
@@ -227,6 +229,16 @@ final class Bench {
         fd.put("note", why);
         System.out.println("fd limit " + why);
         return fits;
+    }
+
+    /** The classes whose live bytes grew most from {@code before} to {@code after}, in bytes per minion. */
+    private Map<String, Object> heapGrowth(Map<String, Long> before, Map<String, Long> after, int top) {
+        Map<String, Object> growth = new LinkedHashMap<>();
+        after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(top)
+                .forEach(e -> growth.put(e.getKey(), round(e.getValue() / (double) minions, 1)));
+        return growth;
     }
 
     private double workerFdsPerMinion() throws IOException {

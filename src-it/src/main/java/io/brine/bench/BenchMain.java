@@ -51,6 +51,11 @@ public final class BenchMain implements Callable<Integer> {
             description = "Simulated minions per worker JVM; 0 sizes workers from the open-files limit.")
     int minionsPerWorker;
 
+    @Option(names = "--warmup-minions", paramLabel = "W", defaultValue = "200",
+            description = "Minions that authenticate before the measured auth, so the master's code is compiled "
+                    + "(default: ${DEFAULT-VALUE}; at least 2).")
+    int warmupMinions;
+
     @Option(names = "--ping-rounds", paramLabel = "R", defaultValue = "3",
             description = "Measured test.ping rounds after one warm-up round (default: ${DEFAULT-VALUE}).")
     int pingRounds;
@@ -127,7 +132,7 @@ public final class BenchMain implements Callable<Integer> {
         }
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
-                keep, masterOpts == null ? "" : masterOpts, rsaSeconds);
+                keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions));
         return new Bench(options).run();
     }
 }

@@ -149,6 +149,20 @@ final class MasterProcess implements AutoCloseable {
         return used;
     }
 
+    private static final Pattern HISTOGRAM_LINE = Pattern.compile("^\\s*\\d+:\\s+(\\d+)\\s+(\\d+)\\s+(\\S+)");
+
+    /** Bytes per class of the live heap ({@code jcmd GC.class_histogram}, which collects first). */
+    Map<String, Long> histogram() throws IOException {
+        Map<String, Long> bytes = new java.util.HashMap<>();
+        for (String line : jcmd("GC.class_histogram").split("\n")) {
+            Matcher matcher = HISTOGRAM_LINE.matcher(line);
+            if (matcher.find()) {
+                bytes.merge(matcher.group(3), Long.parseLong(matcher.group(2)), Long::sum);
+            }
+        }
+        return bytes;
+    }
+
     /** Starts a JFR recording with the profiling settings; {@link #stopRecording} writes it to {@code file}. */
     void startRecording(Path file) throws IOException {
         jcmd("JFR.start", "name=brine-bench", "settings=profile", "filename=" + file);

@@ -245,8 +245,8 @@ final class SimMinion {
             granted = reply.session();
             acceptedNanos = now;
             publishPort = granted.publishPort();
-            transport.subscribe(id, publishPort);
             swarm.accepted(this, now);
+            transport.subscribe(id, publishPort);
         } else {
             swarm.refused(this, reply.status());
         }

@@ -11,10 +11,10 @@ enum Transport {
 
     /**
      * Master: one TCP connection on the ROUTER and one on the XPUB per minion; jeromq adds no descriptor per
-     * connection. Worker: a DEALER and a SUB per minion, each one TCP connection plus its jeromq mailbox (a pipe:
-     * two descriptors).
+     * connection. Worker: a DEALER and a SUB per minion, each one TCP connection plus its jeromq mailbox, which is
+     * a pipe (two descriptors) and a selector (an epoll descriptor and its wake-up pipe): five per socket.
      */
-    ZEROMQ("zeromq", 2, 6),
+    ZEROMQ("zeromq", 2, 10),
     /** One TCP connection per minion, on both sides. */
     TCP("tcp", 1, 1);
 

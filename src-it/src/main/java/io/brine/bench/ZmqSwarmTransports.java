@@ -39,6 +39,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
 
     private static final byte[] BROADCAST_TOPIC = "b/".getBytes(StandardCharsets.US_ASCII);
     private static final int MESSAGES_PER_READ = 64;
+    private static final int MAX_SOCKETS = 65_536;
     private static final int COMMANDS_PER_ROUND = 4096;
     // As ZmqClientOptions.defaults(): what a real minion sets.
     private static final int REQUEST_HWM = 10_000;
@@ -60,6 +61,8 @@ final class ZmqSwarmTransports implements SwarmTransports {
     ZmqSwarmTransports(int ioThreads) {
         this.context = new ZContext(ioThreads);
         context.setLinger(0);
+        // jeromq refuses a context's 1,025th socket by default; two per minion here.
+        context.getContext().setMaxSockets(MAX_SOCKETS);
         try {
             this.selector = Selector.open();
             mailbox.wakeupChannel().register(selector, SelectionKey.OP_READ);
