@@ -121,6 +121,8 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
                     }
                 })
                 .build();
+        problem().ifPresent(problem -> LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE,
+                problem));
     }
 
     /** Who promotes a key a background run accepted; set once by whoever wires the policies. */

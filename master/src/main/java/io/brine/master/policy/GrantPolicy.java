@@ -60,8 +60,8 @@ public final class GrantPolicy implements AcceptancePolicy {
         ProvisioningGrant grant = signed.grant();
         Optional<ProvisionerKeys.Provisioner> provisioner = provisioners.byFingerprint(signed.signer());
         if (provisioner.isEmpty()) {
-            return suspicious(attempt, dryRun, "the grant is signed by " + signed.signer() + ", not a trusted provisioner"
-                    + " (" + provisioners.size() + " trusted in " + provisioners.dir() + ")");
+            return suspicious(attempt, dryRun, "the grant is signed by " + signed.signer() + ", not a trusted"
+                    + " provisioner (" + provisioners.size() + " trusted in " + provisioners.dir() + ")");
         }
         String rule = RULE + " by provisioner " + provisioner.get().name();
         if (!signed.verify(provisioner.get().key())) {
@@ -72,8 +72,8 @@ public final class GrantPolicy implements AcceptancePolicy {
             return suspicious(attempt, dryRun, "the grant is for id " + grant.id() + ", not " + attempt.id());
         }
         if (!grant.fingerprint().equals(attempt.fingerprint())) {
-            return suspicious(attempt, dryRun, "the grant is for the key " + grant.fingerprint() + ", not the offered "
-                    + attempt.fingerprint());
+            return suspicious(attempt, dryRun, "the grant is for the key " + grant.fingerprint()
+                    + ", not the offered " + attempt.fingerprint());
         }
         Instant now = clock.instant();
         if (!now.isBefore(grant.notAfter())) {

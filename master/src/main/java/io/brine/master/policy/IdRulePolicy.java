@@ -30,6 +30,7 @@ public final class IdRulePolicy implements AcceptancePolicy {
         this.option = option;
         this.verdict = verdict;
         this.file = new WatchedFile<>(option, file, clock, this::parse, IdRules.EMPTY, MAX_BYTES);
+        this.file.current(); // read now, so that problems (and a '*') are reported at start
     }
 
     public static IdRulePolicy autosign(Path file, Clock clock) {

@@ -44,6 +44,7 @@ public final class InventoryPolicy implements AcceptancePolicy {
         this.file = new WatchedFile<>(RULE, file, clock, InventoryPolicy::parse, Inventory.EMPTY, MAX_BYTES);
         this.window = window;
         this.clock = clock;
+        this.file.current(); // read now, so that problems are reported at start
     }
 
     private static Inventory parse(Path path, byte[] content) {

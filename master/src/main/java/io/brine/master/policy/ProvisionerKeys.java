@@ -50,6 +50,7 @@ final class ProvisionerKeys {
     ProvisionerKeys(Path dir, Clock clock) {
         this.dir = dir;
         this.clock = clock;
+        current(); // read now, so that problems are reported at start
     }
 
     Path dir() {

@@ -118,7 +118,9 @@ class AcceptancePoliciesTest {
 
     @Test
     void aKeyAcceptedInTheBackgroundIsPromotedAndAudited() throws Exception {
-        Path exe = file("policy", "#!/bin/sh\nexit 0\n", "rwx------");
+        // Says yes only once the key is pending, so that the promotion (not the next retry) accepts it.
+        Path exe = file("policy", "#!/bin/sh\nwhile [ ! -e " + dir.resolve("pki/minions_pre/web1")
+                + " ]; do sleep 0.05; done\nexit 0\n", "rwx------");
         try (io.brine.master.audit.AuditLog audit = io.brine.master.audit.AuditLog.open(dir.resolve("audit"),
                 clock)) {
             policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(

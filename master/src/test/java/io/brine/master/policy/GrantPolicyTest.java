@@ -163,6 +163,7 @@ class GrantPolicyTest {
     void aProvisionerKeyOthersCanWriteIsNotTrusted() throws Exception {
         Files.setPosixFilePermissions(provisioners.resolve("cloud.pub"), PosixFilePermissions.fromString(
                 "rw-rw-rw-"));
+        clock.advance(Duration.ofSeconds(1));
         assertThat(present("web1", 1, grant("web1", 1)).reason()).contains("not a trusted provisioner");
     }
 
