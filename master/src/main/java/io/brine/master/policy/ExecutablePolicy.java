@@ -90,6 +90,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final Semaphore slots;
     private final Cache<String, Answer> answers;
     private final Map<String, Instant> running = new ConcurrentHashMap<>();
+    private final java.util.Set<Process> processes = ConcurrentHashMap.newKeySet();
     private final Object poolLock = new Object();
     private final AtomicBoolean closed = new AtomicBoolean();
     private ExecutorService runners;
@@ -221,6 +222,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         } catch (IOException e) {
             return new Run(false, -1, "cannot run " + executable + ": " + e.getMessage(), "");
         }
+        processes.add(process);
+        if (closed.get()) {
+            killTree(process);
+        }
         AtomicBoolean timedOut = new AtomicBoolean();
         ScheduledFuture<?> kill = killer().schedule(() -> {
             timedOut.set(true);
@@ -246,6 +251,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             return new Run(false, -1, "interrupted (the master is stopping)", "");
         } finally {
             kill.cancel(false);
+            processes.remove(process);
         }
         String text = collect(output);
         long millis = (System.nanoTime() - started) / 1_000_000;
@@ -407,8 +413,9 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        // Kill first: a runner may be blocked writing to a process that does not read.
+        processes.forEach(ExecutablePolicy::killTree);
         synchronized (poolLock) {
-            // Interrupting a runner kills its process (see run).
             for (ExecutorService pool : new ExecutorService[] {runners, killer, drains}) {
                 if (pool != null) {
                     pool.shutdownNow();

@@ -145,6 +145,19 @@ class ExecutablePolicyTest {
     }
 
     @Test
+    void closingKillsWhatRuns() throws Exception {
+        Path exe = script("echo $$ > $DIR/pid.tmp\nmv $DIR/pid.tmp $DIR/pid\nsleep 30");
+        policy(exe, Duration.ofSeconds(30), 1);
+        policy.evaluate(attempt("web1", 1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(dir.resolve("pid")));
+        long pid = Long.parseLong(Files.readString(dir.resolve("pid")).strip());
+        policy.close();
+        await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive())
+                .orElse(true));
+        assertThat(promoted).isEmpty();
+    }
+
+    @Test
     void aCrashCountsAsNo() throws Exception {
         Path exe = script("kill -SEGV $$");
         policy(exe, Duration.ofSeconds(10), 2);
