@@ -98,7 +98,7 @@ public final class GrantPolicy implements AcceptancePolicy {
             }
         } catch (IOException e) {
             LOG.error("Cannot record the use of a grant in {}: {}", spent, e.getMessage());
-            return none("cannot record the grant's use: " + e.getMessage());
+            return none("cannot check or record the grant's use: " + e.getMessage());
         }
         try {
             classifications.put(grant.id(), grant.fingerprint(), grant.classification());

@@ -75,7 +75,8 @@ public final class TokenPolicy implements AcceptancePolicy {
                 }
             } catch (IOException e) {
                 LOG.error("Cannot record the use of a single-use token in {}: {}", spent, e.getMessage());
-                return new PolicyDecision(PolicyVerdict.NONE, rule, "cannot record the token's use: " + e.getMessage());
+                return new PolicyDecision(PolicyVerdict.NONE, rule, "cannot check or record the token's use: "
+                        + e.getMessage());
             }
             return new PolicyDecision(PolicyVerdict.ACCEPT, rule, "the single-use token matches; now spent",
                     () -> spent.unspend(key));
