@@ -65,7 +65,7 @@ public final class Master implements AutoCloseable {
     private final AtomicBoolean rotationQueued = new AtomicBoolean();
     private final AtomicLong droppedFrames = new AtomicLong();
     private final AuditLog auditLog;
-    private final GrainsStore grains = new GrainsStore();
+    private final GrainsStore grains;
     private final JobPublisher jobs;
     private final PublisherService publishers;
     private volatile AuthService authService;
@@ -82,6 +82,7 @@ public final class Master implements AutoCloseable {
         this.auditLog = auditLog;
         this.clock = clock;
         this.keyring = new PublishKeyring(clock);
+        this.grains = new GrainsStore(settings.policies()::classification);
         this.jobs = new JobPublisher(keyStore, grains, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 jobCache, auditLog, clock);
         this.publishers = new PublisherService(keyStore.pkiDir(), settings.rootKey(), settings.acls(), jobs,

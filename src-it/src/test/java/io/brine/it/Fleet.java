@@ -74,6 +74,23 @@ final class Fleet implements AutoCloseable {
                 AtomicFiles.PUBLIC_READ);
     }
 
+    /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
+    Path masterFile(String name, String content, String mode) throws Exception {
+        Path file = dir.resolve("master").resolve(name);
+        java.nio.file.Files.createDirectories(file.getParent());
+        java.nio.file.Files.writeString(file, content);
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString(
+                mode));
+        return file;
+    }
+
+    /** Starts minion {@code id} with test key {@code keyIndex} (use 100 and up: lower ones are handed out in turn). */
+    MinionDaemon startMinion(String id, int keyIndex, UnaryOperator<MinionConfig.Builder> customize)
+            throws Exception {
+        seedKey(minionConfig(id).build().pkiDir(), keyIndex);
+        return startMinion(id, customize);
+    }
+
     MinionDaemon startMinion(String id) throws Exception {
         return startMinion(id, b -> b);
     }
