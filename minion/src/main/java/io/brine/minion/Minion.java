@@ -45,9 +45,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -128,11 +128,14 @@ public final class Minion implements AutoCloseable {
         this.jobs = jobs;
         this.returns = new ReturnQueue(settings.returnQueueCapacity());
         this.backoff = new Backoff(settings.acceptanceWait(), settings.acceptanceWaitMax(), random::nextDouble);
-        this.loop = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "brine-minion-" + settings.id());
             thread.setDaemon(true);
             return thread;
         });
+        // On close, pending auth retries and timeouts are dropped, not waited for (they can be 30 s away).
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.loop = executor;
         this.status = new MinionStatus(settings.id(), MinionState.CONNECTING, "starting", clock.instant(), null, null,
                 null, null);
     }
@@ -610,7 +613,7 @@ public final class Minion implements AutoCloseable {
 
     @Override
     public void close() {
-        loop.execute(() -> {
+        onLoop(() -> { // dropped when already closed: close is idempotent
             if (!state().terminal()) {
                 setState(MinionState.STOPPED, "stopped", null);
             }
