@@ -11,6 +11,7 @@ import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -273,6 +274,19 @@ public final class Minion implements AutoCloseable {
             return;
         }
         masterKey = trusted.key();
+        if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
+            // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
+            pendingNonce = null;
+            cancel(authTimeout);
+            Duration wait = backoff.next();
+            LOG.error("Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
+                    + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
+                    clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
+            setState(state() == MinionState.ACCEPTED ? MinionState.CONNECTING : state(),
+                    "clock skew with the master", wait);
+            scheduleAuth(wait);
+            return;
+        }
         if (trusted.firstUse()) {
             try {
                 pin.pin(masterKey);
@@ -481,6 +495,11 @@ public final class Minion implements AutoCloseable {
     private void onSessionUnknown(Decoded.Ok ok, SessionUnknown unknown) {
         if (session == null || !Arrays.equals(session.id, unknown.sessionId()) || pin.pinned().isEmpty()
                 || !ok.verify(pin.pinned().get())) {
+            return;
+        }
+        if (unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)) {
+            LOG.debug("Minion {}: session-unknown answer for a frame we did not send, or stale, dropped",
+                    settings.id());
             return;
         }
         LOG.info("Minion {}: the master does not know our session (restarted?); authenticating again",
