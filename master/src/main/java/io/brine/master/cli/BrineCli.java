@@ -174,8 +174,11 @@ public final class BrineCli implements Callable<Integer> {
                 return 0;
             }
             Map<String, Object> values = new LinkedHashMap<>();
+            // Minions the publication could not be queued for cannot return: do not wait the timeout for them.
+            List<String> reached = new ArrayList<>(published.minions());
+            reached.removeAll(published.unreachable());
             Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
-                    published.minions(), Duration.ofSeconds(timeout), event -> {
+                    reached, Duration.ofSeconds(timeout), event -> {
                         values.put(event.minionId(), event.returnValue());
                         if (this.out == Outputs.Format.text) {
                             out.print(Outputs.nested(event.minionId(), event.returnValue()));
