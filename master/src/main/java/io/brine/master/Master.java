@@ -28,6 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -63,9 +64,11 @@ public final class Master implements AutoCloseable {
     private final ThreadPoolExecutor sessionPool;
     private final ScheduledExecutorService timer;
     private final AtomicBoolean rotationQueued = new AtomicBoolean();
+    /** Open once start() has wired the services: frames can arrive as soon as the transport is bound. */
+    private final CountDownLatch serving = new CountDownLatch(1);
     private final AtomicLong droppedFrames = new AtomicLong();
     private final AuditLog auditLog;
-    private final GrainsStore grains = new GrainsStore();
+    private final GrainsStore grains;
     private final JobPublisher jobs;
     private final PublisherService publishers;
     private volatile AuthService authService;
@@ -82,6 +85,7 @@ public final class Master implements AutoCloseable {
         this.auditLog = auditLog;
         this.clock = clock;
         this.keyring = new PublishKeyring(clock);
+        this.grains = new GrainsStore(settings.policies()::classification);
         this.jobs = new JobPublisher(keyStore, grains, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 jobCache, auditLog, clock);
         this.publishers = new PublisherService(keyStore.pkiDir(), settings.rootKey(), settings.acls(), jobs,
@@ -108,6 +112,7 @@ public final class Master implements AutoCloseable {
                 authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
         keyListener = keyStore.addListener(this::onKeyChange);
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
+        serving.countDown();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
@@ -193,7 +198,12 @@ public final class Master implements AutoCloseable {
         }
         pool.execute(() -> {
             try {
+                // A minion reconnecting after a master restart speaks as soon as the port is bound, before
+                // start() has made the services; its frame waits for them instead of failing on a null.
+                serving.await();
                 task.run();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (RuntimeException e) {
                 LOG.error("Bug: unexpected failure handling a frame", e);
             }

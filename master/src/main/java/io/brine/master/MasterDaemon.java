@@ -7,7 +7,6 @@ import io.brine.master.keys.KeyStore;
 import io.brine.master.keys.KeyStoreException;
 import io.brine.master.keys.KeyStoreOptions;
 import io.brine.master.policy.AcceptancePolicies;
-import io.brine.master.policy.AcceptancePolicy;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.transport.zmq.ZmqServerTransport;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -30,12 +29,15 @@ public final class MasterDaemon implements AutoCloseable {
     private final AuditLog audit;
     private final KeyStore keyStore;
     private final JobCache jobCache;
+    private final AcceptancePolicies policies;
     private final Master master;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, Master master) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
+            Master master) {
         this.audit = audit;
         this.keyStore = keyStore;
         this.jobCache = jobCache;
+        this.policies = policies;
         this.master = master;
     }
 
@@ -56,13 +58,15 @@ public final class MasterDaemon implements AutoCloseable {
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
                     config.jobCacheMaxMib() * 1024L * 1024L, clock);
             opened.add(jobCache);
+            AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
+            opened.add(policies);
             ServerTransport transport = transport(config);
             Master master = new Master(keyStore, transport, new Master.Settings(config.publishSession(),
                     config.authRatePerSource(), config.authBurst(), config.workerThreads(), PENDING_RETRY_SECONDS,
-                    policies(config), config.publisherAcl(), rootKey), audit, jobCache, clock);
+                    policies, config.publisherAcl(), rootKey), audit, jobCache, clock);
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, jobCache, master);
+            return new MasterDaemon(audit, keyStore, jobCache, policies, master);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -82,16 +86,6 @@ public final class MasterDaemon implements AutoCloseable {
         };
     }
 
-    static AcceptancePolicies policies(MasterConfig config) {
-        List<AcceptancePolicy> accepters = new ArrayList<>();
-        if (config.acceptance().autoAccept()) {
-            LOG.warn("auto_accept is on: EVERY minion that asks is accepted, including impostors. Use it only on a "
-                    + "trusted, isolated network.");
-            accepters.add(AcceptancePolicies.autoAccept());
-        }
-        return new AcceptancePolicies(List.of(), accepters);
-    }
-
     public Master master() {
         return master;
     }
@@ -103,6 +97,7 @@ public final class MasterDaemon implements AutoCloseable {
     @Override
     public void close() {
         master.close();
+        policies.close();
         jobCache.close();
         keyStore.close();
         audit.close();

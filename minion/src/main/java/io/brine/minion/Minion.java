@@ -11,6 +11,7 @@ import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -45,9 +46,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -128,11 +129,14 @@ public final class Minion implements AutoCloseable {
         this.jobs = jobs;
         this.returns = new ReturnQueue(settings.returnQueueCapacity());
         this.backoff = new Backoff(settings.acceptanceWait(), settings.acceptanceWaitMax(), random::nextDouble);
-        this.loop = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "brine-minion-" + settings.id());
             thread.setDaemon(true);
             return thread;
         });
+        // On close, pending auth retries and timeouts are dropped, not waited for (they can be 30 s away).
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.loop = executor;
         this.status = new MinionStatus(settings.id(), MinionState.CONNECTING, "starting", clock.instant(), null, null,
                 null, null);
     }
@@ -270,6 +274,19 @@ public final class Minion implements AutoCloseable {
             return;
         }
         masterKey = trusted.key();
+        if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
+            // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
+            pendingNonce = null;
+            cancel(authTimeout);
+            Duration wait = backoff.next();
+            LOG.error("Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
+                    + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
+                    clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
+            setState(state() == MinionState.ACCEPTED ? MinionState.CONNECTING : state(),
+                    "clock skew with the master", wait);
+            scheduleAuth(wait);
+            return;
+        }
         if (trusted.firstUse()) {
             try {
                 pin.pin(masterKey);
@@ -480,6 +497,11 @@ public final class Minion implements AutoCloseable {
                 || !ok.verify(pin.pinned().get())) {
             return;
         }
+        if (unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)) {
+            LOG.debug("Minion {}: session-unknown answer for a frame we did not send, or stale, dropped",
+                    settings.id());
+            return;
+        }
         LOG.info("Minion {}: the master does not know our session (restarted?); authenticating again",
                 settings.id());
         session = null;
@@ -610,7 +632,7 @@ public final class Minion implements AutoCloseable {
 
     @Override
     public void close() {
-        loop.execute(() -> {
+        onLoop(() -> { // dropped when already closed: close is idempotent
             if (!state().terminal()) {
                 setState(MinionState.STOPPED, "stopped", null);
             }

@@ -34,6 +34,9 @@ final class Fleet implements AutoCloseable {
     MasterConfig masterConfig;
     final List<MinionDaemon> minions = new ArrayList<>();
     private int nextKey;
+    private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
+    private int stoppedRetPort;
+    private int stoppedPublishPort;
 
     Fleet(Path dir) {
         this(dir, Clock.systemUTC());
@@ -50,9 +53,54 @@ final class Fleet implements AutoCloseable {
     }
 
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        masterCustomization = customize;
         masterConfig = customize.apply(masterConfig()).build();
         master = MasterDaemon.start(masterConfig, clock);
         return master;
+    }
+
+    /**
+     * Starts a new master as configured before, on the ports the old one had bound and with the same pki dir and
+     * cachedir: a short master restart, as the minions see it. Stops the old one first if it still runs.
+     */
+    MasterDaemon restartMaster() throws Exception {
+        if (master != null) {
+            stopMaster();
+        }
+        UnaryOperator<MasterConfig.Builder> customize = masterCustomization;
+        int retPort = stoppedRetPort;
+        int publishPort = stoppedPublishPort;
+        return startMaster(b -> customize.apply(b).retPort(retPort).publishPort(publishPort));
+    }
+
+    void stopMaster() {
+        stoppedRetPort = master.master().addresses().request().getPort();
+        stoppedPublishPort = master.master().addresses().publish().getPort();
+        master.close();
+        master = null;
+    }
+
+    /**
+     * Writes test keys as the master's key pair ({@code pki_dir/master.pem}) and the local publisher key
+     * ({@code cachedir/root.pem}) of the default layout, so the master generates none.
+     */
+    Fleet seedMasterKeys(int masterIndex, int rootIndex) throws Exception {
+        MasterConfig config = masterConfig().build();
+        AtomicFiles.ensureDirectory(config.pkiDir());
+        AtomicFiles.write(config.pkiDir().resolve("master.pem"), Pem.bytes(TestKeys.privatePem(masterIndex)),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.write(config.pkiDir().resolve("master.pub"), Pem.bytes(TestKeys.publicPem(masterIndex)),
+                AtomicFiles.PUBLIC_READ);
+        AtomicFiles.ensureDirectory(config.cachedir());
+        AtomicFiles.write(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+                Pem.bytes(TestKeys.privatePem(rootIndex)), AtomicFiles.OWNER_READ);
+        return this;
+    }
+
+    /** Minion keys come from {@link TestKeys} from index {@code first} on. */
+    Fleet keysFrom(int first) {
+        nextKey = first;
+        return this;
     }
 
     int retPort() {
@@ -72,6 +120,23 @@ final class Fleet implements AutoCloseable {
                 AtomicFiles.OWNER_READ);
         AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(TestKeys.publicPem(index)),
                 AtomicFiles.PUBLIC_READ);
+    }
+
+    /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
+    Path masterFile(String name, String content, String mode) throws Exception {
+        Path file = dir.resolve("master").resolve(name);
+        java.nio.file.Files.createDirectories(file.getParent());
+        java.nio.file.Files.writeString(file, content);
+        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString(
+                mode));
+        return file;
+    }
+
+    /** Starts minion {@code id} with test key {@code keyIndex} (use 100 and up: lower ones are handed out in turn). */
+    MinionDaemon startMinion(String id, int keyIndex, UnaryOperator<MinionConfig.Builder> customize)
+            throws Exception {
+        seedKey(minionConfig(id).build().pkiDir(), keyIndex);
+        return startMinion(id, customize);
     }
 
     MinionDaemon startMinion(String id) throws Exception {

@@ -141,7 +141,17 @@ public final class AuthService {
                 ? policies.evaluate(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
                         request.token(), peer.remoteAddress(), clock.instant()))
                 : new PolicyDecision(PolicyVerdict.NONE, "state", "policies are not consulted for this key state");
-        KeyDecision decision = keyStore.offer(id, key, policy.verdict());
+        KeyDecision decision;
+        try {
+            decision = keyStore.offer(id, key, policy.verdict());
+        } catch (RuntimeException e) {
+            policy.rollback().run();
+            throw e;
+        }
+        if (!(decision instanceof KeyDecision.Accepted)) {
+            // A single-use grant or token a policy spent on this request was not used after all (a limit).
+            policy.rollback().run();
+        }
         audit.decided(id, peer.remoteAddress(), fingerprint, decision, policy);
 
         return Optional.of(answer(request, peer, key, fingerprint, decision, now));

@@ -130,16 +130,32 @@ public record MasterConfig(
     }
 
     /**
-     * A pre-shared autosign token: a minion whose id matches {@code match} and that presents a token whose SHA-256
-     * is {@code sha256} is accepted. Only the hash is configured, so the master's config holds no secret.
+     * A pre-shared autosign token: a minion whose id matches {@code match} and that presents a token {@code t} with
+     * {@code SHA-256(salt || t) == sha256} is accepted. Only the salt and the salted hash are configured, so the
+     * master's config holds no secret; {@code brine-key token-hash} makes the entry.
      *
-     * @param sha256 64 lower-case hex digits
-     * @param singleUse whether the token is spent by its first use
+     * <p>Why a salted SHA-256 and not a slow KDF: tokens are random secrets of at least 16 characters
+     * ({@code brine-key token-hash} refuses shorter ones and can generate them), so brute force is hopeless either
+     * way, while a deliberately slow hash on the unauthenticated path would hand anyone who can send auth requests a
+     * lever on the master's two cores. The random per-entry salt keeps equal tokens from having equal entries and
+     * rules out precomputed tables.
+     *
+     * @param match a glob on minion ids
+     * @param salt 16 to 64 random bytes, as lower-case hex
+     * @param sha256 64 lower-case hex digits: SHA-256 over the salt's bytes followed by the token's UTF-8 bytes
+     * @param singleUse whether the token is spent by its first use (recorded under {@code cachedir})
      */
-    public record AutosignToken(String match, String sha256, boolean singleUse) {
+    public record AutosignToken(String match, String salt, String sha256, boolean singleUse) {
         public AutosignToken {
             Objects.requireNonNull(match, "match");
+            require(salt != null && salt.matches("([0-9a-f]{2}){16,64}"),
+                    "salt must be 16 to 64 bytes as lower-case hex");
             require(sha256 != null && sha256.matches("[0-9a-f]{64}"), "sha256 must be 64 lower-case hex digits");
+        }
+
+        @Override
+        public String toString() {
+            return "AutosignToken[match=" + match + ", singleUse=" + singleUse + "]";
         }
     }
 
@@ -152,9 +168,10 @@ public record MasterConfig(
      * @param autorejectFile {@code autoreject_file}: ids or globs, one a line, that are rejected; wins over the rest
      * @param autosignPolicy {@code autosign_policy}: an executable asked about each new key
      * @param autosignClaims {@code autosign_claims}: claim name to globs; a minion whose claims all match is
-     *     accepted (claims are only trusted when signed by a provisioner, DESIGN.md §4.8)
-     * @param inventoryFile {@code inventory_file}: expected ids, accepted when they first appear within
-     *     {@code inventoryWindow} of the file's change
+     *     accepted. Claims are unsigned: this is only as strong as the network (DESIGN.md §4.8)
+     * @param inventoryFile {@code inventory_file}: expected minions (id, created_at, addresses), accepted when they
+     *     ask within {@code inventoryWindow} of created_at from one of their addresses
+     * @param autosignTokens {@code autosign_tokens}: salted hashes of pre-shared tokens
      */
     public record Acceptance(
             boolean autoAccept,

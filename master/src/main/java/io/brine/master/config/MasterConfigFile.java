@@ -113,17 +113,22 @@ final class MasterConfigFile {
 
     private static Optional<AutosignToken> autosignToken(ConfigSection token) {
         Optional<String> match = token.string("match", GLOB);
+        Optional<String> salt = token.string("salt", value -> value.matches("([0-9a-fA-F]{2}){16,64}")
+                ? Optional.empty() : Optional.of("expected 16 to 64 random bytes as hex (brine-key token-hash makes"
+                        + " the entry)"));
         Optional<String> sha256 = token.string("sha256", value -> value.matches("[0-9a-fA-F]{64}")
-                ? Optional.empty() : Optional.of("expected 64 hex digits (sha256sum of the token)"));
+                ? Optional.empty() : Optional.of("expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                        + " token-hash makes the entry)"));
         boolean singleUse = token.bool("single_use").orElse(false);
-        if (!token.has("match")) {
-            token.problem("match", "is required in an autosign token");
+        for (String key : List.of("match", "salt", "sha256")) {
+            if (!token.has(key)) {
+                token.problem(key, "is required in an autosign token" + (key.equals("salt")
+                        ? " (unsalted hashes are no longer accepted: run brine-key token-hash)" : ""));
+            }
         }
-        if (!token.has("sha256")) {
-            token.problem("sha256", "is required in an autosign token");
-        }
-        return match.isPresent() && sha256.isPresent()
-                ? Optional.of(new AutosignToken(match.get(), sha256.get().toLowerCase(Locale.ROOT), singleUse))
+        return match.isPresent() && salt.isPresent() && sha256.isPresent()
+                ? Optional.of(new AutosignToken(match.get(), salt.get().toLowerCase(Locale.ROOT),
+                        sha256.get().toLowerCase(Locale.ROOT), singleUse))
                 : Optional.empty();
     }
 
