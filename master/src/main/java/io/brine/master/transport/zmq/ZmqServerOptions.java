@@ -18,6 +18,10 @@ import java.util.Objects;
  *     unauthenticated connections)
  * @param linger how long close() lets queued outbound messages drain
  * @param mailboxCapacity commands (sends, publications) waiting for the transport thread before calls are refused
+ * @param ioThreads ZeroMQ I/O threads carrying the connections. jeromq's I/O thread does work proportional to all
+ *     of its connections on every wake-up (it sorts all its timers, a few per connection for ZMTP heartbeats, and
+ *     revisits every channel after any interest change), so thousands of minions on one I/O thread cost CPU that
+ *     grows with the square of the minions; spreading them over several threads divides that work
  */
 public record ZmqServerOptions(
         int publishHighWaterMark,
@@ -27,7 +31,8 @@ public record ZmqServerOptions(
         Duration heartbeatTimeout,
         Duration handshakeTimeout,
         Duration linger,
-        int mailboxCapacity) {
+        int mailboxCapacity,
+        int ioThreads) {
 
     public ZmqServerOptions {
         requirePositive("publishHighWaterMark", publishHighWaterMark);
@@ -41,35 +46,48 @@ public record ZmqServerOptions(
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
         requireMillis("linger", linger, 0);
         requirePositive("mailboxCapacity", mailboxCapacity);
+        requirePositive("ioThreads", ioThreads);
     }
 
     /**
      * 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, heartbeat 10 s / 30 s, handshake
-     * 10 s, linger 100 ms, 100,000 waiting commands.
+     * 10 s, linger 100 ms, 100,000 waiting commands, {@link #DEFAULT_IO_THREADS} I/O threads.
      */
     public static ZmqServerOptions defaults() {
         return new ZmqServerOptions(100_000, 10_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
-                Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100), 100_000);
+                Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100), 100_000, DEFAULT_IO_THREADS);
+    }
+
+    /**
+     * See {@code ioThreads}: with 5,000 minions on a 2-core machine, 16 I/O threads instead of one cut the master's
+     * CPU in jeromq during the first auth by about 2x and when idle by about 1.5x (brine-bench, BENCHMARKS.md).
+     * An idle I/O thread costs a thread and a few descriptors.
+     */
+    public static final int DEFAULT_IO_THREADS = 16;
+
+    public ZmqServerOptions withIoThreads(int value) {
+        return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, heartbeatInterval,
+                heartbeatTimeout, handshakeTimeout, linger, mailboxCapacity, value);
     }
 
     public ZmqServerOptions withPublishHighWaterMark(int value) {
         return new ZmqServerOptions(value, requestHighWaterMark, maxFrameSize, heartbeatInterval, heartbeatTimeout,
-                handshakeTimeout, linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity, ioThreads);
     }
 
     public ZmqServerOptions withRequestHighWaterMark(int value) {
         return new ZmqServerOptions(publishHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
-                handshakeTimeout, linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity, ioThreads);
     }
 
     public ZmqServerOptions withHeartbeat(Duration interval, Duration timeout) {
         return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, interval, timeout,
-                handshakeTimeout, linger, mailboxCapacity);
+                handshakeTimeout, linger, mailboxCapacity, ioThreads);
     }
 
     public ZmqServerOptions withMailboxCapacity(int value) {
         return new ZmqServerOptions(publishHighWaterMark, requestHighWaterMark, maxFrameSize, heartbeatInterval,
-                heartbeatTimeout, handshakeTimeout, linger, value);
+                heartbeatTimeout, handshakeTimeout, linger, value, ioThreads);
     }
 
     private static void requirePositive(String name, int value) {

@@ -122,7 +122,7 @@ public final class ZmqServerTransport implements ServerTransport {
         if (!state.compareAndSet(State.NEW, State.STARTING)) {
             throw new IllegalStateException("transport already started or closed");
         }
-        ZContext ctx = new ZContext(1);
+        ZContext ctx = new ZContext(options.ioThreads());
         ctx.setLinger((int) options.linger().toMillis());
         ZMQ.Socket requestSocket;
         ZMQ.Socket publishSocket;
