@@ -41,7 +41,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
     private static final int MESSAGES_PER_READ = 64;
     private static final int MAX_SOCKETS = 65_536;
     private static final int COMMANDS_PER_ROUND = 4096;
-    // As ZmqClientOptions.defaults(): what a real minion sets.
+    // As ZmqClientTransport with ZmqClientOptions.defaults(): what a real minion sets (it sends no TTL).
     private static final int REQUEST_HWM = 10_000;
     private static final int PUBLISH_HWM = 100_000;
     private static final int HEARTBEAT_IVL_MS = 10_000;
@@ -178,7 +178,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
         socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
         socket.setHeartbeatIvl(HEARTBEAT_IVL_MS);
         socket.setHeartbeatTimeout(HEARTBEAT_TIMEOUT_MS);
-        socket.setHeartbeatTtl(HEARTBEAT_TIMEOUT_MS);
+        socket.setHeartbeatTtl(0);
         socket.setHandshakeIvl(HANDSHAKE_MS);
         socket.setReconnectIVL(RECONNECT_MS);
         socket.setReconnectIVLMax(RECONNECT_MAX_MS);

@@ -338,7 +338,10 @@ public final class ZmqClientTransport implements ClientTransport {
         int timeout = (int) options.heartbeatTimeout().toMillis();
         socket.setHeartbeatIvl(interval);
         socket.setHeartbeatTimeout(timeout);
-        socket.setHeartbeatTtl(timeout);
+        // No TTL in our pings: the master detects a dead minion with its own heartbeats, and a TTL would make
+        // jeromq on the master arm (and leave behind) a timer per ping per connection. With 5,000 minions that
+        // timer churn cost the idle master about a fifth of a core (brine-bench, BENCHMARKS.md).
+        socket.setHeartbeatTtl(0);
         socket.setHandshakeIvl((int) options.handshakeTimeout().toMillis());
         socket.setReconnectIVL((int) options.reconnectInterval().toMillis());
         socket.setReconnectIVLMax((int) options.reconnectIntervalMax().toMillis());
