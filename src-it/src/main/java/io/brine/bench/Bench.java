@@ -37,7 +37,7 @@ final class Bench {
 
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
-            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions) {
+            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome) {
     }
 
     static final String PREFIX = "bench-";
@@ -134,7 +134,9 @@ final class Bench {
                 + "verify) %.0f/s = %.3f ms%n", limits.privateOpsPerSecond(), limits.privateOpMillis(),
                 limits.publicOpsPerSecond(), limits.publicOpMillis());
 
-        Path home = Path.of(System.getProperty("brine.home", "."));
+        Path home = options.masterHome().orElse(Path.of(System.getProperty("brine.home", ".")))
+                .toAbsolutePath();
+        json.put("master_home", home.toString());
         runDir = Files.createTempDirectory("brine-bench-");
         master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts());
         MasterProcess.sleep(3000);
@@ -356,6 +358,7 @@ final class Bench {
     private void auth() throws IOException {
         Map<String, Object> figures = new LinkedHashMap<>();
         profileStart(Scenario.AUTH);
+        Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
         int window = Math.max(1, AUTH_WINDOW / workers.size());
@@ -390,6 +393,7 @@ final class Bench {
             retries += Integer.parseInt(words[5]);
         }
         long cpu1 = master.cpuMillis();
+        Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
         profileStop(Scenario.AUTH);
         double wallMs = (last - t0) / 1e6;
         double cpuPerAuth = (cpu1 - cpu0) / (double) minions;
@@ -405,12 +409,14 @@ final class Bench {
         figures.put("auths_per_s_over_private_ops_per_s", round(authsPerSecond / limits.privateOpsPerSecond(), 3));
         figures.put("retries", retries);
         figures.put("window", AUTH_WINDOW);
+        figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("target_master_cpu_per_auth_in_private_ops", 1.5);
         figures.put("met", ratio <= 1.5);
         scenarios.put("auth", figures);
         System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private ops/s); "
                 + "master CPU %.2f ms per auth = %.2f private ops [target <= 1.5: %s]%n", minions, wallMs / 1000,
                 authsPerSecond, authsPerSecond / limits.privateOpsPerSecond(), cpuPerAuth, ratio, verdict(ratio <= 1.5));
+        System.out.println(threadLine(byThread));
     }
 
     private void unwrap() throws IOException {
@@ -761,6 +767,24 @@ final class Bench {
     }
 
     // ---------------------------------------------------------------- profiling, cleanup, helpers
+
+    /** The master's CPU per thread group between two {@link ProcStats#cpuMillisByThread} readings, biggest first. */
+    private static Map<String, Object> threadCpu(Map<String, Long> before, Map<String, Long> after) {
+        Map<String, Object> delta = new LinkedHashMap<>();
+        after.entrySet().stream()
+                .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
+                .filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> delta.put(e.getKey(), e.getValue()));
+        return delta;
+    }
+
+    private static String threadLine(Map<String, Object> delta) {
+        StringBuilder line = new StringBuilder("         master CPU by thread (ms):");
+        delta.entrySet().stream().limit(8).forEach(e -> line.append(' ').append(e.getKey()).append(' ')
+                .append(e.getValue()).append(';'));
+        return line.toString();
+    }
 
     private void profileStart(Scenario scenario) {
         if (options.profile().equals(Optional.of(scenario))) {

@@ -81,6 +81,11 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--keep", description = "Keep the run directory (master config, logs, pki, profiles).")
     boolean keep;
 
+    @Option(names = "--master-home", paramLabel = "DIR",
+            description = "Run bin/brine-master and bin/brine-minion of another build (for before/after "
+                    + "comparisons); default: this checkout.")
+    Path masterHome;
+
     @Option(names = "--master-opts", paramLabel = "OPTS",
             description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
     String masterOpts;
@@ -132,7 +137,8 @@ public final class BenchMain implements Callable<Integer> {
         }
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
-                keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions));
+                keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
+                Optional.ofNullable(masterHome));
         return new Bench(options).run();
     }
 }

@@ -27,6 +27,33 @@ final class ProcStats {
         return (utime + stime) * 1000 / TICKS_PER_SECOND;
     }
 
+    /**
+     * CPU milliseconds per thread group of {@code pid}: threads named alike (up to a trailing number, as in
+     * {@code brine-auth-1}, {@code C2 CompilerThre}) are added up, user time under the group's name and system time
+     * under "NAME (sys)". Threads that ended are not counted.
+     */
+    static java.util.Map<String, Long> cpuMillisByThread(long pid) {
+        java.util.Map<String, Long> byGroup = new java.util.TreeMap<>();
+        String[] tids = Path.of("/proc", Long.toString(pid), "task").toFile().list();
+        if (tids == null) {
+            return byGroup;
+        }
+        for (String tid : tids) {
+            Path task = Path.of("/proc", Long.toString(pid), "task", tid);
+            try {
+                String name = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).trim();
+                String stat = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
+                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                String group = name.replaceAll("[-#]?\\d+$", "");
+                byGroup.merge(group, Long.parseLong(fields[11]) * 1000 / TICKS_PER_SECOND, Long::sum);
+                byGroup.merge(group + " (sys)", Long.parseLong(fields[12]) * 1000 / TICKS_PER_SECOND, Long::sum);
+            } catch (IOException | RuntimeException e) {
+                // the thread ended meanwhile
+            }
+        }
+        return byGroup;
+    }
+
     /** Resident set size in KiB ({@code VmRSS}). */
     static long rssKib(long pid) {
         return statusKib(pid, "VmRSS:");
