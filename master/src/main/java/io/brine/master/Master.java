@@ -226,7 +226,9 @@ public final class Master implements AutoCloseable {
 
     /**
      * Makes a new publish key generation and sends it to every session sealed with that minion's request key: no
-     * RSA operation per minion. Runs on the timer thread.
+     * RSA operation per minion. A session whose minion is no longer accepted with that key gets nothing and is
+     * closed: an auth answered from the key store's state just before a removal can open a session after the
+     * removal listener has run. Runs on the timer thread.
      */
     private void rotate(String reason) {
         long started = System.nanoTime();
@@ -235,6 +237,11 @@ public final class Master implements AutoCloseable {
         int undelivered = 0;
         var update = sessionService.keyUpdate();
         for (MinionSession session : sessions.all()) {
+            if (!stillAccepted(session)) {
+                sessions.remove(session);
+                LOG.info("Minion {}: key no longer accepted; session closed", session.minionId());
+                continue;
+            }
             if (sessionService.push(session, update).isEmpty()) {
                 sent++;
             } else {
@@ -244,6 +251,12 @@ public final class Master implements AutoCloseable {
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
+    }
+
+    private boolean stillAccepted(MinionSession session) {
+        return keyStore.acceptedKey(session.minionId()).filter(key -> key.getModulus().equals(
+                session.publicKey().getModulus()) && key.getPublicExponent().equals(
+                session.publicKey().getPublicExponent())).isPresent();
     }
 
     private void tick() {

@@ -152,8 +152,18 @@ public final class AuthService {
         String id = request.id();
         if (decision instanceof KeyDecision.Accepted accepted) {
             MinionSession session = sessions.open(id, key, peer, now);
+            byte[] reply = acceptedReply(request, session);
+            // The decision may rest on the store's state just before the key was removed. Checked again once the
+            // reply holds its generation: a removal the store shows only later is followed by the removal
+            // listener (which closes this session) and then a rotation, so the reply holds nothing made after.
+            if (keyStore.lookup(id, key) != KeyLookup.ACCEPTED_SAME) {
+                sessions.remove(session);
+                LOG.info("Minion {} ({}): key removed while answering; refused", id, peer.remoteAddress());
+                audit.refused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
+                return reply(request, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
+            }
             LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
-            return new Outcome(acceptedReply(request, session), AuthStatus.ACCEPTED, Optional.of(session));
+            return new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session));
         } else if (decision instanceof KeyDecision.Pending pending) {
             LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(), fingerprint);
             return reply(request, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
