@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.master.audit.AuditEvent;
 import io.brine.master.audit.AuditLog;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.config.MasterConfig;
@@ -72,6 +73,8 @@ public final class Master implements AutoCloseable {
     private volatile SessionService sessionService;
     private volatile long nextScheduledRotationMs;
     private long ticks;
+    /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
+    private long rotationRequestsSeen;
     private AutoCloseable keyListener;
 
     public Master(KeyStore keyStore, ServerTransport transport, Settings settings, AuditLog auditLog,
@@ -108,6 +111,7 @@ public final class Master implements AutoCloseable {
                 authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
         keyListener = keyStore.addListener(this::onKeyChange);
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
+        rotationRequestsSeen = keyStore.rotationRequests();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
@@ -251,6 +255,14 @@ public final class Master implements AutoCloseable {
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
+        try {
+            auditLog.record(AuditEvent.builder("publish-key-rotated", "master").reason("generation "
+                    + generation.number() + ": " + reason + "; sent to " + sent + " minions, " + undelivered
+                    + " unreachable").build());
+        } catch (java.io.UncheckedIOException e) {
+            LOG.error("Publish key rotation to generation {} not written to the audit log: {}", generation.number(),
+                    e.getMessage());
+        }
     }
 
     private boolean stillAccepted(MinionSession session) {
@@ -264,7 +276,11 @@ public final class Master implements AutoCloseable {
             if (++ticks % 60 == 0) {
                 jobs.cache().sweep();
             }
-            if (clock.millis() >= nextScheduledRotationMs) {
+            long requested = keyStore.rotationRequests();
+            if (requested != rotationRequestsSeen && requested >= 0) {
+                rotationRequestsSeen = requested;
+                rotate("asked by an admin");
+            } else if (clock.millis() >= nextScheduledRotationMs) {
                 rotate("publish_session of " + settings.publishSession().toSeconds() + " s elapsed");
             }
         } catch (RuntimeException e) {
