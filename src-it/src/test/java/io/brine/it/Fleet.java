@@ -1,38 +1,59 @@
 package io.brine.it;
 
+import static org.awaitility.Awaitility.await;
+
 import io.brine.master.MasterDaemon;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.publish.PublisherService;
-import io.brine.protocol.config.TransportKind;
-import java.security.KeyPair;
-import java.security.interfaces.RSAPublicKey;
 import io.brine.master.config.MasterConfig;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.master.publish.JobPublisher;
+import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.zmq.ZmqServerTransport;
 import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
 import io.brine.minion.auth.MinionKeys;
 import io.brine.minion.config.MinionConfig;
 import io.brine.protocol.config.LogLevel;
+import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
  * An embedded master and minions on loopback with ports chosen by the system, each with its own directories under
- * one temp dir. Minion keys come from {@link TestKeys} so nothing waits for key generation.
+ * one temp dir. Minion keys come from {@link TestKeys} so nothing waits for key generation; so does the master's
+ * key when a test seeds it. The master may be restarted on the ports it first bound.
  */
 final class Fleet implements AutoCloseable {
 
+    /** The one default wait of these tests: long enough for a loaded 2-core machine, short enough to fail fast. */
+    static final Duration WAIT = Duration.ofSeconds(15);
+    /** Test keys from here on are the master's (and impostors'); minions take theirs from 0 up. */
+    static final int MASTER_KEY = TestKeys.COUNT - 1;
+
     final Path dir;
+    /** The master's clock. */
     final Clock clock;
+    final Clock minionClock;
     MasterDaemon master;
     MasterConfig masterConfig;
     final List<MinionDaemon> minions = new ArrayList<>();
+    private final Map<MinionDaemon, MinionConfig> minionConfigs = new IdentityHashMap<>();
+    private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
+    private int retPort;
+    private int publishPort;
     private int nextKey;
 
     Fleet(Path dir) {
@@ -40,25 +61,96 @@ final class Fleet implements AutoCloseable {
     }
 
     Fleet(Path dir, Clock clock) {
-        this.dir = dir;
-        this.clock = clock;
+        this(dir, clock, clock);
     }
 
+    /** A master and minions on different clocks: a test can move the master's time without the minions'. */
+    Fleet(Path dir, Clock masterClock, Clock minionClock) {
+        this.dir = dir;
+        this.clock = masterClock;
+        this.minionClock = minionClock;
+    }
+
+    // ---------------------------------------------------------------- master
+
     MasterConfig.Builder masterConfig() {
-        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(0).retPort(0)
-                .logLevel(LogLevel.WARN);
+        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(publishPort)
+                .retPort(retPort).logLevel(LogLevel.WARN);
     }
 
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        masterCustomization = customize;
         masterConfig = customize.apply(masterConfig()).build();
         master = MasterDaemon.start(masterConfig, clock);
+        retPort = master.master().addresses().request().getPort();
+        publishPort = master.master().addresses().publish().getPort();
         return master;
     }
 
-    int retPort() {
-        return master.master().addresses().request().getPort();
+    /** Writes test key {@code index} as the master's key pair before its first start: no key generation. */
+    void seedMasterKey(Path pkiDir, int index) throws Exception {
+        AtomicFiles.ensureDirectory(pkiDir);
+        AtomicFiles.write(pkiDir.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(index)),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.write(pkiDir.resolve("master.pub"), Pem.bytes(TestKeys.publicPem(index)),
+                AtomicFiles.PUBLIC_READ);
     }
 
+    /** Stops the master; minions keep running and keep trying. */
+    void stopMaster() {
+        if (master != null) {
+            master.close();
+            master = null;
+        }
+    }
+
+    /** Stops the master and starts it again with the same directories, on the same ports. */
+    MasterDaemon restartMaster() throws Exception {
+        return restartMaster(masterCustomization);
+    }
+
+    /** Stops the master and starts it again on the same ports, configured by {@code customize}. */
+    MasterDaemon restartMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        stopMaster();
+        return startMaster(customize);
+    }
+
+    int retPort() {
+        return retPort;
+    }
+
+    ZmqServerTransport transport() {
+        return (ZmqServerTransport) master.master().transport();
+    }
+
+    /** Waits until the master's publish channel sees each minion's subscription. */
+    void awaitSubscribed(String... ids) {
+        await().atMost(WAIT).until(() -> transport().subscribedMinions().containsAll(List.of(ids)));
+    }
+
+    /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
+    JobPublisher.Published publish(String fun, List<String> ids) throws Exception {
+        return master.master().jobs().publish("it", "list", String.join(",", ids), ids, fun, List.of(), Map.of(),
+                10, null);
+    }
+
+    /** Waits for every one of {@code ids} to return {@code jid} into the job cache. */
+    List<StoredReturn> awaitReturns(String jid, List<String> ids) {
+        return await().atMost(WAIT).until(() -> master.master().jobs().cache().returns(jid),
+                returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
+    }
+
+    /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
+    BrineClient rootClient() throws ClientException {
+        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+                "root key");
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
+                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    }
+
+    // ---------------------------------------------------------------- minions
+
+    /** One-second acceptance wait growing to two, five-second auth timeout: quick, and still Salt's semantics. */
     MinionConfig.Builder minionConfig(String id) {
         return MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1").retPort(retPort())
                 .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
@@ -83,17 +175,38 @@ final class Fleet implements AutoCloseable {
         if (!config.pkiDir().resolve(MinionKeys.PRIVATE_FILE).toFile().exists()) {
             seedKey(config.pkiDir(), nextKey++);
         }
-        MinionDaemon minion = MinionDaemon.start(config, clock);
+        return start(config);
+    }
+
+    /** Starts (or starts again) a minion from a config, with whatever key its pki dir holds. */
+    MinionDaemon start(MinionConfig config) throws Exception {
+        MinionDaemon minion = MinionDaemon.start(config, minionClock);
         minions.add(minion);
+        minionConfigs.put(minion, config);
         return minion;
     }
 
-    /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
-    BrineClient rootClient() throws ClientException {
-        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
-                "root key");
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
-                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    /** The config a minion was started with. */
+    MinionConfig configOf(MinionDaemon minion) {
+        return minionConfigs.get(minion);
+    }
+
+    void stopMinion(MinionDaemon minion) {
+        minion.close();
+        minions.remove(minion);
+        minionConfigs.remove(minion);
+    }
+
+    static void awaitState(MinionDaemon minion, MinionState state) {
+        await().atMost(WAIT).until(() -> minion.minion().state(), s -> s == state);
+    }
+
+    void awaitAll(MinionState state) {
+        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
+    }
+
+    Set<String> acceptedIds() {
+        return master.keyStore().acceptedIds();
     }
 
     @Override
@@ -101,8 +214,7 @@ final class Fleet implements AutoCloseable {
         for (MinionDaemon minion : minions) {
             minion.close();
         }
-        if (master != null) {
-            master.close();
-        }
+        minions.clear();
+        stopMaster();
     }
 }
