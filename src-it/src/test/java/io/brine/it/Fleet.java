@@ -19,6 +19,9 @@ import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -33,15 +36,13 @@ import java.util.function.UnaryOperator;
 
 /**
  * An embedded master and minions on loopback with ports chosen by the system, each with its own directories under
- * one temp dir. Minion keys come from {@link TestKeys} so nothing waits for key generation; so does the master's
- * key when a test seeds it. The master may be restarted on the ports it first bound.
+ * one temp dir. Every key comes from {@link TestKeys} (minions' from the first, masters' and root keys from the
+ * last) so nothing waits for key generation. The master may be restarted on the ports it first bound.
  */
 final class Fleet implements AutoCloseable {
 
     /** The one default wait of these tests: long enough for a loaded 2-core machine, short enough to fail fast. */
     static final Duration WAIT = Duration.ofSeconds(15);
-    /** Test keys from here on are the master's (and impostors'); minions take theirs from 0 up. */
-    static final int MASTER_KEY = TestKeys.COUNT - 1;
 
     final Path dir;
     /** The master's clock. */
@@ -55,6 +56,8 @@ final class Fleet implements AutoCloseable {
     private int retPort;
     private int publishPort;
     private int nextKey;
+    /** Masters' and root keys come from the top of the test keys, minions' from the bottom. */
+    private int nextMasterKey = TestKeys.COUNT - 1;
 
     Fleet(Path dir) {
         this(dir, Clock.systemUTC());
@@ -81,14 +84,23 @@ final class Fleet implements AutoCloseable {
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
         masterCustomization = customize;
         masterConfig = customize.apply(masterConfig()).build();
+        // A master key of its own for each pki dir, as if generated; the root key likewise.
+        if (!Files.exists(masterConfig.pkiDir().resolve("master.pem"))) {
+            seedMasterKey(masterConfig.pkiDir(), nextMasterKey--);
+        }
+        Path rootKey = masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
+        if (!Files.exists(rootKey)) {
+            AtomicFiles.ensureDirectory(masterConfig.cachedir());
+            AtomicFiles.write(rootKey, Pem.bytes(TestKeys.privatePem(nextMasterKey--)), AtomicFiles.OWNER_READ);
+        }
         master = MasterDaemon.start(masterConfig, clock);
         retPort = master.master().addresses().request().getPort();
         publishPort = master.master().addresses().publish().getPort();
         return master;
     }
 
-    /** Writes test key {@code index} as the master's key pair before its first start: no key generation. */
-    void seedMasterKey(Path pkiDir, int index) throws Exception {
+    /** Writes test key {@code index} as the master's key pair, as if it had generated it. */
+    static void seedMasterKey(Path pkiDir, int index) throws Exception {
         AtomicFiles.ensureDirectory(pkiDir);
         AtomicFiles.write(pkiDir.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(index)),
                 AtomicFiles.OWNER_READ);
@@ -113,6 +125,19 @@ final class Fleet implements AutoCloseable {
     MasterDaemon restartMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
         stopMaster();
         return startMaster(customize);
+    }
+
+    /** Picks free ports for a master not started yet, so that minions can be pointed at it first. */
+    void reservePorts() throws Exception {
+        retPort = freePort();
+        publishPort = freePort();
+    }
+
+    /** A port free now: bound to 0 and closed again. */
+    static int freePort() throws Exception {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
     }
 
     int retPort() {
