@@ -16,22 +16,27 @@ import io.brine.minion.auth.MinionKeys;
 import io.brine.minion.config.MinionConfig;
 import io.brine.protocol.config.LogLevel;
 import io.brine.protocol.config.TransportKind;
-import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
@@ -50,8 +55,10 @@ final class Fleet implements AutoCloseable {
     final Clock minionClock;
     MasterDaemon master;
     MasterConfig masterConfig;
-    final List<MinionDaemon> minions = new ArrayList<>();
-    private final Map<MinionDaemon, MinionConfig> minionConfigs = new IdentityHashMap<>();
+    /** The running minions; minions may be started from several threads at once. */
+    final List<MinionDaemon> minions = new CopyOnWriteArrayList<>();
+    private final Map<MinionDaemon, MinionConfig> minionConfigs = Collections.synchronizedMap(
+            new IdentityHashMap<>());
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
     private int retPort;
     private int publishPort;
@@ -91,7 +98,7 @@ final class Fleet implements AutoCloseable {
         Path rootKey = masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
         if (!Files.exists(rootKey)) {
             AtomicFiles.ensureDirectory(masterConfig.cachedir());
-            AtomicFiles.write(rootKey, Pem.bytes(TestKeys.privatePem(nextMasterKey--)), AtomicFiles.OWNER_READ);
+            writeKeyFile(rootKey, TestKeys.privatePem(nextMasterKey--), "r--------");
         }
         master = MasterDaemon.start(masterConfig, clock);
         retPort = master.master().addresses().request().getPort();
@@ -102,10 +109,8 @@ final class Fleet implements AutoCloseable {
     /** Writes test key {@code index} as the master's key pair, as if it had generated it. */
     static void seedMasterKey(Path pkiDir, int index) throws Exception {
         AtomicFiles.ensureDirectory(pkiDir);
-        AtomicFiles.write(pkiDir.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(index)),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.write(pkiDir.resolve("master.pub"), Pem.bytes(TestKeys.publicPem(index)),
-                AtomicFiles.PUBLIC_READ);
+        writeKeyFile(pkiDir.resolve("master.pem"), TestKeys.privatePem(index), "r--------");
+        writeKeyFile(pkiDir.resolve("master.pub"), TestKeys.publicPem(index), "rw-r--r--");
     }
 
     /** Stops the master; minions keep running and keep trying. */
@@ -185,10 +190,16 @@ final class Fleet implements AutoCloseable {
     /** Writes test key {@code index} as the minion's key pair, as if it had generated it. */
     static void seedKey(Path pkiDir, int index) throws Exception {
         AtomicFiles.ensureDirectory(pkiDir);
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(index)),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(TestKeys.publicPem(index)),
-                AtomicFiles.PUBLIC_READ);
+        writeKeyFile(pkiDir.resolve(MinionKeys.PRIVATE_FILE), TestKeys.privatePem(index), "r--------");
+        writeKeyFile(pkiDir.resolve(MinionKeys.PUBLIC_FILE), TestKeys.publicPem(index), "rw-r--r--");
+    }
+
+    /** A key file with its final mode, not forced to disk: test data, and fsync is most of a swarm's start. */
+    private static void writeKeyFile(Path file, String pem, String mode) throws Exception {
+        Files.deleteIfExists(file);
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(file, pem, StandardCharsets.US_ASCII);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
     }
 
     MinionDaemon startMinion(String id) throws Exception {
@@ -198,9 +209,13 @@ final class Fleet implements AutoCloseable {
     MinionDaemon startMinion(String id, UnaryOperator<MinionConfig.Builder> customize) throws Exception {
         MinionConfig config = customize.apply(minionConfig(id)).build();
         if (!config.pkiDir().resolve(MinionKeys.PRIVATE_FILE).toFile().exists()) {
-            seedKey(config.pkiDir(), nextKey++);
+            seedKey(config.pkiDir(), nextMinionKey());
         }
         return start(config);
+    }
+
+    private synchronized int nextMinionKey() {
+        return nextKey++;
     }
 
     /** Starts (or starts again) a minion from a config, with whatever key its pki dir holds. */
@@ -236,10 +251,22 @@ final class Fleet implements AutoCloseable {
 
     @Override
     public void close() {
-        for (MinionDaemon minion : minions) {
-            minion.close();
+        // A minion's close waits for its threads; many are closed side by side.
+        ExecutorService closers = Executors.newFixedThreadPool(Math.max(1, Math.min(16, minions.size())));
+        try {
+            for (MinionDaemon minion : minions) {
+                closers.execute(minion::close);
+            }
+        } finally {
+            closers.shutdown();
+            try {
+                closers.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
         minions.clear();
+        minionConfigs.clear();
         stopMaster();
     }
 }

@@ -65,8 +65,7 @@ final class RawMinion implements AutoCloseable {
     AuthReply authenticate(Duration timeout) throws Exception {
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
-        send(Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(),
-                nonce, System.currentTimeMillis(), Map.of(), null, null), keys.getPrivate()));
+        send(authRequest(nonce));
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             Optional<Decoded.Ok> ok = nextReply(Duration.ofNanos(deadline - System.nanoTime()));
@@ -89,6 +88,12 @@ final class RawMinion implements AutoCloseable {
             }
         }
         throw new AssertionError(id + ": no auth reply within " + timeout);
+    }
+
+    /** A well-formed auth request with {@code nonce}, signed with this minion's key. */
+    byte[] authRequest(byte[] nonce) {
+        return Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(),
+                nonce, System.currentTimeMillis(), Map.of(), null, null), keys.getPrivate());
     }
 
     void send(byte[] frame) {
