@@ -195,7 +195,7 @@ final class Fleet implements AutoCloseable {
     }
 
     /** A key file with its final mode, not forced to disk: test data, and fsync is most of a swarm's start. */
-    private static void writeKeyFile(Path file, String pem, String mode) throws Exception {
+    static void writeKeyFile(Path file, String pem, String mode) throws Exception {
         Files.deleteIfExists(file);
         Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(file, pem, StandardCharsets.US_ASCII);
