@@ -38,6 +38,12 @@ public final class MinionDaemon implements AutoCloseable {
     }
 
     public static MinionDaemon start(MinionConfig config, Clock clock) throws IOException, KeyFormatException {
+        return start(config, clock, HEARTBEAT_INTERVAL);
+    }
+
+    /** With another heartbeat interval than the daemon's 30 s: tests that wait for a minion to notice something. */
+    public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
+            throws IOException, KeyFormatException {
         Grains grains = new Grains(staticGrains(config.grains()));
         var builtIns = BuiltinFunctions.create(BuiltinFunctions.Settings.defaults());
         FunctionAccess access = FunctionAccess.of(config.functions().allow(), config.functions().deny());
@@ -49,7 +55,7 @@ public final class MinionDaemon implements AutoCloseable {
         Minion.Settings settings = new Minion.Settings(config.id(), config.pkiDir(), config.keysize(),
                 config.masterFinger().orElse(null), config.auth().acceptanceWaitTime(),
                 config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
-                HEARTBEAT_INTERVAL, config.statusFile(), grains.get(), grant,
+                heartbeatInterval, config.statusFile(), grains.get(), grant,
                 config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
                 config.returnRetryMax());
         ClientTransport transport = transport(config);

@@ -62,6 +62,8 @@ final class Fleet implements AutoCloseable {
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
     private int retPort;
     private int publishPort;
+    /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
+    Duration minionHeartbeat;
     private int nextKey;
     /** Masters' and root keys come from the top of the test keys, minions' from the bottom. */
     private int nextMasterKey = TestKeys.COUNT - 1;
@@ -220,7 +222,8 @@ final class Fleet implements AutoCloseable {
 
     /** Starts (or starts again) a minion from a config, with whatever key its pki dir holds. */
     MinionDaemon start(MinionConfig config) throws Exception {
-        MinionDaemon minion = MinionDaemon.start(config, minionClock);
+        MinionDaemon minion = minionHeartbeat == null ? MinionDaemon.start(config, minionClock)
+                : MinionDaemon.start(config, minionClock, minionHeartbeat);
         minions.add(minion);
         minionConfigs.put(minion, config);
         return minion;

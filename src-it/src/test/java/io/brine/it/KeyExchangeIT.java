@@ -174,6 +174,30 @@ class KeyExchangeIT {
     }
 
     @Test
+    void aDeletedMinionThatIsAcceptedAgainIsReachedAgain() throws Exception {
+        fleet.minionHeartbeat = Duration.ofSeconds(1);
+        fleet.startMaster(b -> b);
+        MinionDaemon web1 = fleet.startMinion("web1");
+        Fleet.awaitState(web1, MinionState.PENDING);
+        fleet.master.keyStore().accept("web1", null, "test-admin");
+        Fleet.awaitState(web1, MinionState.ACCEPTED);
+        fleet.awaitSubscribed("web1");
+
+        fleet.master.keyStore().delete("web1", "test-admin");
+        // Its next heartbeat is answered SessionUnknown; it offers its key again and waits.
+        await().atMost(WAIT).until(() -> Files.exists(masterPki().resolve("minions_pre/web1")));
+        Fleet.awaitState(web1, MinionState.PENDING);
+        fleet.master.keyStore().accept("web1", fingerprint(0), "test-admin");
+        Fleet.awaitState(web1, MinionState.ACCEPTED);
+
+        // Its subscription never went away; the master must route to it again.
+        fleet.awaitSubscribed("web1");
+        JobPublisher.Published job = fleet.publish("test.ping", List.of("web1"));
+        assertThat(job.unreachable()).isEmpty();
+        fleet.awaitReturns(job.jid(), List.of("web1"));
+    }
+
+    @Test
     void aMasterFingerThatDoesNotMatchStopsTheMinionBeforeItTrustsAnything() throws Exception {
         fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         MinionDaemon web1 = fleet.startMinion("web1", b -> b.masterFinger(fingerprint(99)));
