@@ -192,8 +192,8 @@ public final class BrineKey implements Callable<Integer> {
     Path pkiDir;
 
     @Option(names = "--cachedir", paramLabel = "DIR",
-            description = "Where audit.log is written (default: cachedir of master.yaml, else"
-                    + " /var/cache/brine/master).")
+            description = "Where audit.log is written (default: audit_log of master.yaml, else audit.log in its"
+                    + " cachedir, else in /var/cache/brine/master).")
     Path cachedir;
 
     @Spec
@@ -388,9 +388,9 @@ public final class BrineKey implements Callable<Integer> {
      */
     private AuditLog openAudit(KeytoolConfig config) {
         try {
-            return AuditLog.open(config.cachedir(), Clock.systemUTC());
+            return AuditLog.openFile(config.auditLog(), Clock.systemUTC());
         } catch (IOException e) {
-            String problem = "cannot write the audit log in " + config.cachedir() + ": " + describe(e);
+            String problem = "cannot write the audit log " + config.auditLog() + ": " + describe(e);
             if (config.cachedirFromUser()) {
                 throw UserError.usage(problem);
             }

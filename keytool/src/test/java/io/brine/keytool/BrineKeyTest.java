@@ -436,6 +436,19 @@ class BrineKeyTest {
     }
 
     @Test
+    void theMastersAuditLogIsWhereChangesAreAudited() throws Exception {
+        Path etc = Files.createDirectories(tmp.resolve("conf"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache2\n"
+                + "audit_log: ../logs/keys.log\n");
+
+        Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
+
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(Files.readString(tmp.resolve("logs/keys.log"))).contains("\"key.accepted\"");
+        assertThat(tmp.resolve("cache2/audit.log")).doesNotExist();
+    }
+
+    @Test
     void configurationErrorsExitTwoNamingTheFile() throws Exception {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
         Result missing = runRaw("-c", etc.toString(), "-L");

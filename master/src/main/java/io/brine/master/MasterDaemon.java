@@ -45,7 +45,7 @@ public final class MasterDaemon implements AutoCloseable {
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             AtomicFiles.ensureDirectory(config.cachedir());
-            AuditLog audit = AuditLog.open(config.cachedir(), clock);
+            AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
             KeyStore keyStore = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).cachedir(config.cachedir())
                     .auditLog(audit).keysize(config.keysize()).maxPending(config.maxPending())
