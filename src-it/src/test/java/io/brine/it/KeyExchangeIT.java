@@ -46,7 +46,13 @@ class KeyExchangeIT {
     }
 
     private JsonNode status(MinionDaemon minion) throws IOException {
-        return JSON.readTree(fleet.configOf(minion).statusFile().toFile());
+        Path file = fleet.configOf(minion).statusFile();
+        return Files.exists(file) ? JSON.readTree(file.toFile()) : JSON.createObjectNode().put("state", "none");
+    }
+
+    /** The status file once it shows {@code state} (it is written just after the state changes in memory). */
+    private JsonNode awaitStatus(MinionDaemon minion, String state) {
+        return await().atMost(WAIT).until(() -> status(minion), s -> s.get("state").asText().equals(state));
     }
 
     private Path masterPki() {
@@ -75,8 +81,7 @@ class KeyExchangeIT {
         MinionDaemon web1 = fleet.startMinion("web1");
         Fleet.awaitState(web1, MinionState.PENDING);
         assertThat(masterPki().resolve("minions_pre/web1")).exists();
-        JsonNode pending = await().atMost(WAIT).until(() -> status(web1), s -> s.get("state").asText().equals(
-                "pending"));
+        JsonNode pending = awaitStatus(web1, "pending");
         assertThat(pending.get("id").asText()).isEqualTo("web1");
         assertThat(pending.get("fingerprint").asText()).isEqualTo(fingerprint(0));
         assertThat(Instant.parse(pending.get("next_attempt").asText())).isAfter(Instant.parse(
@@ -88,14 +93,24 @@ class KeyExchangeIT {
         Fleet.awaitState(web1, MinionState.ACCEPTED);
         assertThat(Files.readString(minionPki(web1).resolve("minion_master.pub")))
                 .isEqualTo(Files.readString(masterPki().resolve("master.pub")));
-        JsonNode accepted = await().atMost(WAIT).until(() -> status(web1), s -> s.get("state").asText().equals(
-                "accepted"));
+        JsonNode accepted = awaitStatus(web1, "accepted");
         assertThat(accepted.get("next_attempt").isNull()).isTrue();
         assertThat(accepted.get("generation").asLong()).isEqualTo(fleet.master.master().keyring().current().number());
         assertThat(accepted.get("master_fingerprint").asText()).isEqualTo(Fingerprints.of(
                 fleet.master.keyStore().masterKeyPair().getPublic()));
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("\"auth-pending\"", "\"auth-accepted\"", "\"key.accepted\"");
+    }
+
+    @Test
+    void authDecisionsGoToTheConfiguredAuditLog() throws Exception {
+        Path auditLog = dir.resolve("logs/brine-audit.log");
+        fleet.startMaster(b -> b.auditLog(auditLog));
+        MinionDaemon web1 = fleet.startMinion("web1");
+        Fleet.awaitState(web1, MinionState.PENDING);
+
+        assertThat(Files.readString(auditLog)).contains("\"auth-pending\"", "\"key.pending\"", "\"web1\"");
+        assertThat(fleet.masterConfig.cachedir().resolve("audit.log")).doesNotExist();
     }
 
     @Test
@@ -120,9 +135,8 @@ class KeyExchangeIT {
                 Duration.ofSeconds(2), true, Duration.ofSeconds(5))));
         Fleet.awaitState(web1, MinionState.PENDING);
         fleet.master.keyStore().reject("web1", null, "test-admin");
-        Fleet.awaitState(web1, MinionState.REJECTED);
+        assertThat(awaitStatus(web1, "rejected").get("next_attempt").isNull()).isFalse();
         assertThat(web1.terminated()).isNotDone();
-        assertThat(status(web1).get("next_attempt").isNull()).isFalse();
 
         fleet.master.keyStore().accept("web1", KeyState.REJECTED, null, "test-admin");
 
@@ -145,7 +159,7 @@ class KeyExchangeIT {
         assertThat(Files.readString(masterPki().resolve("minions/web1"))).isEqualTo(accepted);
         assertThat(Fingerprints.of(io.brine.protocol.crypto.Pem.readPublicKey(Files.readString(
                 masterPki().resolve("minions_denied/web1"))))).isEqualTo(fingerprint(150));
-        assertThat(status(impostor).get("state").asText()).isEqualTo("denied");
+        awaitStatus(impostor, "denied");
         assertThat(impostor.minion().status().nextAttempt()).as("denied keeps asking").isNotNull();
         // The real one keeps its session and keeps working.
         assertThat(fleet.master.master().sessions().byMinion("web1").orElseThrow().sessionId()).isEqualTo(session);
