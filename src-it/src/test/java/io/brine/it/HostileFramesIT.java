@@ -17,11 +17,14 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.protocol.transport.FrameLimits;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -132,11 +135,40 @@ class HostileFramesIT {
             assertThat(answers).isBetween(10, 20);
             assertThat(master.droppedFrames() - dropped + answers).isEqualTo(60);
 
+            // One audit line per answered decision; nothing for what was dropped.
+            assertThat(authAuditLines()).isEqualTo(answers);
+
             // Once the bucket has refilled, a request is answered again: the source is limited, not banned.
             // (Asking again when unanswered is what a minion does.)
             AuthReply reply = await().atMost(WAIT).ignoreExceptions()
                     .until(() -> flood.authenticate(Duration.ofSeconds(1)), r -> r != null);
             assertThat(reply.status()).isEqualTo(AuthStatus.PENDING);
+        }
+    }
+
+    @Test
+    void newKeysBeyondMaxPendingAreRefusedAsFullAndNotStored() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.maxPending(2));
+        List<AuthStatus> answers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            try (RawMinion minion = new RawMinion(fleet.retPort(), "new" + i, TestKeys.pair(130 + i))) {
+                answers.add(minion.authenticate(WAIT).status());
+            }
+        }
+
+        assertThat(answers).containsExactly(AuthStatus.PENDING, AuthStatus.PENDING, AuthStatus.FULL);
+        assertThat(fleet.masterConfig.pkiDir().resolve("minions_pre/new1")).exists();
+        assertThat(fleet.masterConfig.pkiDir().resolve("minions_pre/new2")).doesNotExist();
+        fleet.master.keyStore().accept("new0", null, "it");
+        try (RawMinion minion = new RawMinion(fleet.retPort(), "new2", TestKeys.pair(132))) {
+            assertThat(minion.authenticate(WAIT).status()).isEqualTo(AuthStatus.PENDING);
+        }
+    }
+
+    private long authAuditLines() throws IOException {
+        try (Stream<String> lines = Files.lines(fleet.masterConfig.cachedir().resolve("audit.log"))) {
+            return lines.filter(line -> line.contains("\"event\":\"auth-")).count();
         }
     }
 

@@ -98,7 +98,9 @@ class MasterRestartIT {
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         System.out.printf("MasterRestartIT: accepted %d ms after the master started%n", millis);
-        assertThat(millis).as("well within the 30 s acceptance wait").isLessThan(10_000);
+        // ZeroMQ's reconnect back-off (doubling to 10 s) may take most of it; without asking on connection, the
+        // minion would wait out its 30-37.5 s acceptance wait.
+        assertThat(millis).as("well within the 30 s acceptance wait").isLessThan(20_000);
     }
 
     @Test

@@ -146,7 +146,7 @@ class RotationIT {
     }
 
     @Test
-    void anAdminsRotateRequestFromBrineKeyIsCarriedOutWithinASecond() throws Exception {
+    void anAdminsRotateRequestFromBrineKeyIsCarriedOutAtTheMastersNextTick() throws Exception {
         fleet = new Fleet(dir);
         fleet.startMaster(b -> b.acceptance(autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
@@ -158,7 +158,8 @@ class RotationIT {
                 "--cachedir", dir.resolve("admin-cache").toString(), "--rotate");
         assertThat(exit).isZero();
 
-        await().atMost(Duration.ofMillis(1500)).until(() -> generation() == before + 1);
+        // The master looks for requests every second.
+        await().atMost(Duration.ofSeconds(2)).until(() -> generation() == before + 1);
         await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("\"publish-key-rotated\"", "asked by an admin");
