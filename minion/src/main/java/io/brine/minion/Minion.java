@@ -148,6 +148,13 @@ public final class Minion implements AutoCloseable {
     public void start() throws IOException, KeyFormatException {
         keys = MinionKeys.loadOrCreate(settings.pkiDir(), settings.keysize());
         pin = new MasterPin(settings.pkiDir(), settings.masterFinger());
+        // The first request goes out when the connection is up, or after auth_timeout at the latest (a transport
+        // that cannot tell): a request queued for a master that is down would only be answered when stale.
+        // Queued before the transport starts, so that its connection event comes after.
+        onLoop(() -> {
+            setState(MinionState.CONNECTING, "connecting to the master", settings.authTimeout());
+            scheduleAuth(settings.authTimeout());
+        });
         transport.start(new ClientTransport.Listener() {
             @Override
             public void onReply(byte[] frame) {
@@ -163,12 +170,6 @@ public final class Minion implements AutoCloseable {
             public void onConnected() {
                 onLoop(Minion.this::onReconnected);
             }
-        });
-        // The first request goes out when the connection is up, or after auth_timeout at the latest (a transport
-        // that cannot tell): a request queued for a master that is down would only be answered when stale.
-        onLoop(() -> {
-            setState(MinionState.CONNECTING, "connecting to the master", settings.authTimeout());
-            scheduleAuth(settings.authTimeout());
         });
         loop.scheduleWithFixedDelay(() -> guarded(this::tick), 1, 1, TimeUnit.SECONDS);
     }
