@@ -117,7 +117,7 @@ class MasterRestartIT {
         fleet.restartMaster(b -> b.pkiDir(dir.resolve("impostor-pki")));
 
         Fleet.awaitState(m1, MinionState.MASTER_KEY_MISMATCH);
-        assertThat(m1.terminated()).isCompletedWithValue(MinionState.MASTER_KEY_MISMATCH);
+        assertThat(m1.terminated()).succeedsWithin(WAIT).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
         assertThat(m1.minion().status().reason()).contains("master key changed");
         assertThat(Files.readString(pin)).isEqualTo(pinned);
 
