@@ -84,6 +84,27 @@ class MasterRestartIT {
     }
 
     @Test
+    void aMinionCutOffFromItsMasterReconnectsAndKeepsItsSession() throws Exception {
+        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        try (CuttableProxy network = new CuttableProxy(fleet.retPort())) {
+            MinionDaemon m1 = fleet.startMinion("m1", b -> b.retPort(network.port()));
+            Fleet.awaitState(m1, MinionState.ACCEPTED);
+            MinionSession session = fleet.master.master().sessions().byMinion("m1").orElseThrow();
+            long cutAt = System.currentTimeMillis();
+
+            network.cut();
+
+            // ZeroMQ reconnects; the minion checks its session with a heartbeat, and the master still knows it.
+            await().atMost(WAIT).until(() -> network.connections.get() >= 2 && session.lastSeenMs() > cutAt);
+            assertThat(fleet.master.master().sessions().byMinion("m1")).containsSame(session);
+            assertThat(m1.minion().state()).isEqualTo(MinionState.ACCEPTED);
+            fleet.awaitSubscribed("m1");
+            JobPublisher.Published job = fleet.publish("test.ping", List.of("m1"));
+            fleet.awaitReturns(job.jid(), List.of("m1"));
+        }
+    }
+
+    @Test
     void aMinionStartedBeforeItsMasterAsksAsSoonAsTheMasterIsUp() throws Exception {
         fleet.reservePorts();
         // A long acceptance wait: being accepted quickly must not depend on the retry timer.
