@@ -6,7 +6,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.NotSslRecordException;
 import java.io.IOException;
-import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,8 +21,10 @@ final class TcpExceptionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-        if (root instanceof IOException || root instanceof SSLException || root instanceof NotSslRecordException
-                || cause instanceof DecoderException) {
+        if (cause instanceof NotSslRecordException) {
+            // Its message quotes the bytes received: say what it means instead.
+            LOG.debug("Connection {}: closed: not TLS (a client without tls configured?)", ctx.channel().remoteAddress());
+        } else if (root instanceof IOException || cause instanceof DecoderException) {
             LOG.debug("Connection {}: closed: {}", ctx.channel().remoteAddress(), root.toString());
         } else {
             LOG.error("Connection {}: closed after an unexpected failure", ctx.channel().remoteAddress(), cause);

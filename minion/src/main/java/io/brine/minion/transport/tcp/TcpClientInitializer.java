@@ -10,6 +10,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -131,7 +132,10 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-            if (root instanceof SSLException) {
+            if (cause instanceof NotSslRecordException) {
+                LOG.warn("TCP transport: the master does not speak TLS: remove tls from minion.yaml, or set it up on"
+                        + " the master");
+            } else if (root instanceof SSLException) {
                 LOG.debug("TCP transport: TLS failure: {}", root.toString());
             } else if (root instanceof IOException || cause instanceof DecoderException) {
                 LOG.debug("TCP transport: connection to the master failed: {}", root.toString());

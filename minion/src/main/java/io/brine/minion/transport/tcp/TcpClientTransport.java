@@ -67,7 +67,8 @@ public final class TcpClientTransport implements ClientTransport {
     private final AtomicInteger outboxFrames = new AtomicInteger();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    private volatile String minionId = "?";
+    /** For logs: "TCP transport" until the minion's id is known, then "Minion ID". */
+    private volatile String label = "TCP transport";
     private volatile boolean connected;
 
     // Set in start(), then used on the event loop only.
@@ -162,7 +163,7 @@ public final class TcpClientTransport implements ClientTransport {
     /** Remembers the id for logs: publications come down the one connection, so there is nothing to subscribe. */
     @Override
     public void subscribe(String minionId, int publishPort) {
-        this.minionId = MinionIds.requireValid(minionId);
+        this.label = "Minion " + MinionIds.requireValid(minionId);
     }
 
     /** Whether a connection is ready now (for status and tests). */
@@ -220,7 +221,7 @@ public final class TcpClientTransport implements ClientTransport {
         connecting.closeFuture().addListener(f -> onClosed(connecting));
         future.addListener(f -> {
             if (!f.isSuccess()) {
-                LOG.debug("TCP transport: cannot connect to the master at {}:{}: {}", host, port,
+                LOG.debug("{}: cannot connect to the master at {}:{}: {}", label, host, port,
                         String.valueOf(f.cause()));
                 connecting.close();
             }
@@ -234,8 +235,7 @@ public final class TcpClientTransport implements ClientTransport {
         }
         this.ready = true;
         connected = true;
-        attempt = 0;
-        LOG.debug("Minion {}: connected to the master at {}:{}", minionId, host, port);
+        LOG.debug("{}: connected to the master at {}:{}", label, host, port);
         if (lost) {
             lost = false;
             tell(true);
@@ -256,7 +256,7 @@ public final class TcpClientTransport implements ClientTransport {
         }
         if (wasReady) {
             lost = true;
-            LOG.info("Minion {}: lost the connection to the master at {}:{}; reconnecting", minionId, host, port);
+            LOG.info("{}: lost the connection to the master at {}:{}; reconnecting", label, host, port);
             tell(false);
         }
         long delay = backoffMillis();
@@ -264,7 +264,10 @@ public final class TcpClientTransport implements ClientTransport {
         reconnect = loop.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
     }
 
-    /** The wait before the next attempt: the interval doubled per failed attempt, capped, minus up to half. */
+    /**
+     * The wait before the next attempt: the interval doubled per attempt since the master last sent a frame,
+     * capped, minus up to half.
+     */
     private long backoffMillis() {
         long base = options.reconnectInterval().toMillis();
         long wait = Math.min(options.reconnectIntervalMax().toMillis(), base << Math.min(attempt, 20));
@@ -272,6 +275,9 @@ public final class TcpClientTransport implements ClientTransport {
     }
 
     void deliver(byte[] frame) {
+        // Only a frame from the master proves the connection works (a TLS or framing mismatch is closed before
+        // one arrives): until then the back-off keeps growing, so a misconfigured minion does not hammer.
+        attempt = 0;
         try {
             listener.onReply(frame);
         } catch (RuntimeException e) {
