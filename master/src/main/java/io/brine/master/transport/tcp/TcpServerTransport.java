@@ -13,10 +13,10 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -27,7 +27,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import io.netty.handler.ssl.SslContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -134,8 +133,7 @@ public final class TcpServerTransport implements ServerTransport {
             throw new IOException("cannot bind the TCP transport on " + bindHost + " port " + port + ": "
                     + e.getMessage(), e);
         }
-        SocketAddress local = serverChannel.localAddress();
-        InetSocketAddress bound = (InetSocketAddress) local;
+        InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         addresses = new Addresses(bound, bound);
         LOG.info("TCP transport{}: both channels on {} ({} I/O)", tls != null ? " with TLS" : "", bound,
                 TcpIo.serverChannel(group).getSimpleName().startsWith("Epoll") ? "epoll" : "NIO");
