@@ -50,8 +50,8 @@ class TransportMigrationIT {
                 .allSatisfy(r -> assertThat(r.returnValue()).isEqualTo("both"));
 
         // A rotation reaches both too: each gets the new key on its own transport, and answers under it.
-        fleet.master.master().requestRotation("it");
         long generation = fleet.master.master().keyring().current().number();
+        fleet.master.master().requestRotation("it");
         await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
         JobPublisher.Published again = jobs.publish("glob", "*", "test.ping");
         jobs.awaitReturns(again.jid(), "old1", "moved1");

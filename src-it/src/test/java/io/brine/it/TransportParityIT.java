@@ -115,8 +115,8 @@ class TransportParityIT {
         jobs.awaitReturns(slow.jid(), "db1", "web1", "web2");
 
         // a deleted minion stops answering, even when published to by name
-        assertThat(fleet.master.keyStore().delete("db1", "it").status()).isEqualTo(AdminResult.Status.DONE);
         long generation = fleet.master.master().keyring().current().number();
+        assertThat(fleet.master.keyStore().delete("db1", "it").status()).isEqualTo(AdminResult.Status.DONE);
         await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
         JobPublisher.Published after = jobs.publish("glob", "*", "test.ping");
         assertThat(after.minions()).containsExactly("web1", "web2");
