@@ -105,9 +105,8 @@ public final class Master implements AutoCloseable {
                 classify(from, frame);
             }
         });
-        int publishPort = transport.addresses().publish().getPort();
         authService = new AuthService(keyStore, settings.policies(), sessions, keyring, new AuditedAuth(auditLog),
-                clock, publishPort, settings.pendingRetrySeconds());
+                clock, transport::publishPort, settings.pendingRetrySeconds());
         sessionService = new SessionService(sessions, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
         keyListener = keyStore.addListener(this::onKeyChange);
@@ -174,8 +173,9 @@ public final class Master implements AutoCloseable {
                     return;
                 }
                 submit(authPool, () -> authService.handle(from, frame).ifPresent(outcome -> {
-                    transport.send(from, outcome.reply());
+                    // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
                     outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
+                    transport.send(from, outcome.reply());
                 }));
             }
             case CLIENT_AUTH -> {

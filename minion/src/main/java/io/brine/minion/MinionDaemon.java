@@ -6,6 +6,9 @@ import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.minion.grains.Grains;
 import io.brine.minion.jobs.JobRunner;
+import io.brine.minion.transport.tcp.TcpClientOptions;
+import io.brine.minion.transport.tcp.TcpClientTls;
+import io.brine.minion.transport.tcp.TcpClientTransport;
 import io.brine.minion.transport.zmq.ZmqClientTransport;
 import io.brine.protocol.config.Secret;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -78,10 +81,14 @@ public final class MinionDaemon implements AutoCloseable {
         return new MinionDaemon(minion, runner[0], registry);
     }
 
-    static ClientTransport transport(MinionConfig config) {
+    static ClientTransport transport(MinionConfig config) throws IOException {
         return switch (config.transport()) {
             case ZEROMQ -> new ZmqClientTransport(config.master(), config.retPort());
-            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
+            case TCP -> new TcpClientTransport(config.master(), config.tcpPort(), TcpClientOptions.defaults(),
+                    config.tls().isPresent()
+                            ? TcpClientTls.client(config.tls().get().ca(), config.tls().get().verifyHostname())
+                            : null,
+                    null);
         };
     }
 
