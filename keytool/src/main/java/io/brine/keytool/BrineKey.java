@@ -52,6 +52,8 @@ import picocli.CommandLine.Spec;
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineKey.Version.class,
         sortOptions = false, usageHelpAutoWidth = true,
+        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class},
+        commandListHeading = "%nCommands (after the options above that they use, such as -c):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
         descriptionHeading = "%nDescription:%n",
@@ -69,9 +71,11 @@ import picocli.CommandLine.Spec;
         optionListHeading = "%nOptions:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-            "0:done",
-            "1:nothing matched, or a key was refused (fingerprint mismatch, no confirmation, ...)",
+            "0:done; policy check: the key would be accepted",
+            "1:nothing matched, or a key was refused (fingerprint mismatch, no confirmation, ...); policy check:"
+                    + " the key would stay pending",
             "2:usage or configuration error",
+            "3:policy check: the key would be rejected (or denied)",
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -84,6 +88,12 @@ import picocli.CommandLine.Spec;
             "  brine-key --rotate               rotate the publish key now",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
+            "  brine-key -c /etc/brine policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
+            "                                   which acceptance policy decides about this key, and why",
+            "  brine-key grant --provisioner-key cloud.pem --id web1 --pub web1.pub --ttl 3600 --class role=web",
+            "                                   a signed provisioning grant for web1's key, on stdout",
+            "  brine-key token-hash --match 'web*' < token.txt",
+            "                                   an autosign_tokens entry for master.yaml",
         })
 public final class BrineKey implements Callable<Integer> {
 
@@ -202,17 +212,38 @@ public final class BrineKey implements Callable<Integer> {
     private final Terminal terminal;
     private final Map<String, String> environment;
     private final KeytoolConfig.Defaults defaults;
+    private final InputStream stdin;
 
     /** The command as the launcher runs it. */
     public BrineKey() {
-        this(Terminal.system(), System.getenv(), KeytoolConfig.Defaults.SYSTEM);
+        this(Terminal.system(), System.getenv(), KeytoolConfig.Defaults.SYSTEM, System.in);
     }
 
     /** A command with an injected terminal, environment and defaults (tests). */
     BrineKey(Terminal terminal, Map<String, String> environment, KeytoolConfig.Defaults defaults) {
+        this(terminal, environment, defaults, System.in);
+    }
+
+    /** A command with an injected terminal, environment, defaults and standard input (tests). */
+    BrineKey(Terminal terminal, Map<String, String> environment, KeytoolConfig.Defaults defaults,
+            InputStream stdin) {
         this.terminal = terminal;
         this.environment = Map.copyOf(environment);
         this.defaults = defaults;
+        this.stdin = stdin;
+    }
+
+    /** The directory of master.yaml: {@code -c}, else the default (/etc/brine). */
+    Path configDirOrDefault() {
+        return configDir != null ? configDir : defaults.configDir();
+    }
+
+    InputStream stdin() {
+        return stdin;
+    }
+
+    boolean quiet() {
+        return quiet;
     }
 
     public static void main(String[] args) {
@@ -368,7 +399,7 @@ public final class BrineKey implements Callable<Integer> {
      * The store creates missing state directories; brine-key lets it only in a directory that already is a pki dir,
      * so a mistyped {@code --pki-dir /} or {@code --pki-dir ~} stays untouched.
      */
-    private static void requireLooksLikePkiDir(Path dir) {
+    static void requireLooksLikePkiDir(Path dir) {
         if (!Files.isDirectory(dir)) {
             throw UserError.usage("pki dir " + dir + (Files.exists(dir) ? " is not a directory" : " does not exist"));
         }
@@ -754,7 +785,7 @@ public final class BrineKey implements Callable<Integer> {
         return spec.commandLine().getErr();
     }
 
-    private static String describe(Throwable e) {
+    static String describe(Throwable e) {
         if (e instanceof AccessDeniedException denied) {
             return "permission denied: " + denied.getFile();
         }

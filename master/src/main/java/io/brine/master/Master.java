@@ -29,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -64,9 +65,11 @@ public final class Master implements AutoCloseable {
     private final ThreadPoolExecutor sessionPool;
     private final ScheduledExecutorService timer;
     private final AtomicBoolean rotationQueued = new AtomicBoolean();
+    /** Open once start() has wired the services: frames can arrive as soon as the transport is bound. */
+    private final CountDownLatch serving = new CountDownLatch(1);
     private final AtomicLong droppedFrames = new AtomicLong();
     private final AuditLog auditLog;
-    private final GrainsStore grains = new GrainsStore();
+    private final GrainsStore grains;
     private final JobPublisher jobs;
     private final PublisherService publishers;
     private volatile AuthService authService;
@@ -85,6 +88,7 @@ public final class Master implements AutoCloseable {
         this.auditLog = auditLog;
         this.clock = clock;
         this.keyring = new PublishKeyring(clock);
+        this.grains = new GrainsStore(settings.policies()::classification);
         this.jobs = new JobPublisher(keyStore, grains, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 jobCache, auditLog, clock);
         this.publishers = new PublisherService(keyStore.pkiDir(), settings.rootKey(), settings.acls(), jobs,
@@ -104,14 +108,14 @@ public final class Master implements AutoCloseable {
                 classify(from, frame);
             }
         });
-        int publishPort = transport.addresses().publish().getPort();
         authService = new AuthService(keyStore, settings.policies(), sessions, keyring, new AuditedAuth(auditLog),
-                clock, publishPort, settings.pendingRetrySeconds());
+                clock, transport::publishPort, settings.pendingRetrySeconds());
         sessionService = new SessionService(sessions, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
         keyListener = keyStore.addListener(this::onKeyChange);
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
         rotationRequestsSeen = keyStore.rotationRequests();
+        serving.countDown();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
@@ -173,8 +177,9 @@ public final class Master implements AutoCloseable {
                     return;
                 }
                 submit(authPool, () -> authService.handle(from, frame).ifPresent(outcome -> {
-                    transport.send(from, outcome.reply());
+                    // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
                     outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
+                    transport.send(from, outcome.reply());
                 }));
             }
             case CLIENT_AUTH -> {
@@ -197,7 +202,12 @@ public final class Master implements AutoCloseable {
         }
         pool.execute(() -> {
             try {
+                // A minion reconnecting after a master restart speaks as soon as the port is bound, before
+                // start() has made the services; its frame waits for them instead of failing on a null.
+                serving.await();
                 task.run();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (RuntimeException e) {
                 LOG.error("Bug: unexpected failure handling a frame", e);
             }

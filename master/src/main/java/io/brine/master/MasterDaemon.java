@@ -7,9 +7,13 @@ import io.brine.master.keys.KeyStore;
 import io.brine.master.keys.KeyStoreException;
 import io.brine.master.keys.KeyStoreOptions;
 import io.brine.master.policy.AcceptancePolicies;
-import io.brine.master.policy.AcceptancePolicy;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.CompositeServerTransport;
+import io.brine.master.transport.tcp.TcpServerOptions;
+import io.brine.master.transport.tcp.TcpServerTransport;
+import io.brine.master.transport.tcp.TcpTls;
 import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.transport.ServerTransport;
@@ -30,12 +34,15 @@ public final class MasterDaemon implements AutoCloseable {
     private final AuditLog audit;
     private final KeyStore keyStore;
     private final JobCache jobCache;
+    private final AcceptancePolicies policies;
     private final Master master;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, Master master) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
+            Master master) {
         this.audit = audit;
         this.keyStore = keyStore;
         this.jobCache = jobCache;
+        this.policies = policies;
         this.master = master;
     }
 
@@ -56,13 +63,15 @@ public final class MasterDaemon implements AutoCloseable {
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
                     config.jobCacheMaxMib() * 1024L * 1024L, clock);
             opened.add(jobCache);
+            AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
+            opened.add(policies);
             ServerTransport transport = transport(config);
             Master master = new Master(keyStore, transport, new Master.Settings(config.publishSession(),
                     config.authRatePerSource(), config.authBurst(), config.workerThreads(), PENDING_RETRY_SECONDS,
-                    policies(config), config.publisherAcl(), rootKey), audit, jobCache, clock);
+                    policies, config.publisherAcl(), rootKey), audit, jobCache, clock);
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, jobCache, master);
+            return new MasterDaemon(audit, keyStore, jobCache, policies, master);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -75,21 +84,20 @@ public final class MasterDaemon implements AutoCloseable {
         }
     }
 
-    static ServerTransport transport(MasterConfig config) {
-        return switch (config.transport()) {
-            case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(), config.publishPort());
-            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
-        };
-    }
-
-    static AcceptancePolicies policies(MasterConfig config) {
-        List<AcceptancePolicy> accepters = new ArrayList<>();
-        if (config.acceptance().autoAccept()) {
-            LOG.warn("auto_accept is on: EVERY minion that asks is accepted, including impostors. Use it only on a "
-                    + "trusted, isolated network.");
-            accepters.add(AcceptancePolicies.autoAccept());
+    /** The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}. */
+    static ServerTransport transport(MasterConfig config) throws IOException {
+        List<ServerTransport> members = new ArrayList<>();
+        for (TransportKind kind : config.transports()) {
+            members.add(switch (kind) {
+                case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(),
+                        config.publishPort());
+                case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
+                        TcpServerOptions.defaults(), config.tls().isPresent()
+                                ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
+                        null, null);
+            });
         }
-        return new AcceptancePolicies(List.of(), accepters);
+        return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);
     }
 
     public Master master() {
@@ -103,6 +111,7 @@ public final class MasterDaemon implements AutoCloseable {
     @Override
     public void close() {
         master.close();
+        policies.close();
         jobCache.close();
         keyStore.close();
         audit.close();

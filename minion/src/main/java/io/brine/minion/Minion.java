@@ -46,9 +46,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -113,7 +113,6 @@ public final class Minion implements AutoCloseable {
     private long authRequests;
     /** The master key of the last verified auth reply, for the status file (pinned only once accepted). */
     private String masterFingerprint;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private static final class ActiveSession {
         final byte[] id;
@@ -135,11 +134,14 @@ public final class Minion implements AutoCloseable {
         this.jobs = jobs;
         this.returns = new ReturnQueue(settings.returnQueueCapacity());
         this.backoff = new Backoff(settings.acceptanceWait(), settings.acceptanceWaitMax(), random::nextDouble);
-        this.loop = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "brine-minion-" + settings.id());
             thread.setDaemon(true);
             return thread;
         });
+        // On close, pending auth retries and timeouts are dropped, not waited for (they can be 30 s away).
+        executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.loop = executor;
         this.status = new MinionStatus(settings.id(), MinionState.CONNECTING, "starting", clock.instant(), null, null,
                 null, null);
     }
@@ -284,6 +286,19 @@ public final class Minion implements AutoCloseable {
             return;
         }
         masterKey = trusted.key();
+        if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
+            // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
+            pendingNonce = null;
+            cancel(authTimeout);
+            Duration wait = backoff.next();
+            LOG.error("Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
+                    + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
+                    clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
+            setState(state() == MinionState.ACCEPTED ? MinionState.CONNECTING : state(),
+                    "clock skew with the master", wait);
+            scheduleAuth(wait);
+            return;
+        }
         masterFingerprint = Fingerprints.of(masterKey);
         // Trust on first use starts with an accepted key: a master that never accepted this minion is not pinned.
         if (trusted.firstUse() && reply.status() == AuthStatus.ACCEPTED) {
@@ -504,9 +519,11 @@ public final class Minion implements AutoCloseable {
 
     private void onSessionUnknown(Decoded.Ok ok, SessionUnknown unknown) {
         if (session == null || !Arrays.equals(session.id, unknown.sessionId()) || pin.pinned().isEmpty()
-                || unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)
                 || !ok.verify(pin.pinned().get())) {
-            LOG.debug("Minion {}: SessionUnknown that is not for our session, not fresh or not signed dropped",
+            return;
+        }
+        if (unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)) {
+            LOG.debug("Minion {}: session-unknown answer for a frame we did not send, or stale, dropped",
                     settings.id());
             return;
         }
@@ -647,10 +664,7 @@ public final class Minion implements AutoCloseable {
 
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
-            return;
-        }
-        loop.execute(() -> {
+        onLoop(() -> { // dropped when already closed: close is idempotent
             if (!state().terminal()) {
                 setState(MinionState.STOPPED, "stopped", null);
             }

@@ -6,9 +6,14 @@ import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.minion.grains.Grains;
 import io.brine.minion.jobs.JobRunner;
+import io.brine.minion.transport.tcp.TcpClientOptions;
+import io.brine.minion.transport.tcp.TcpClientTls;
+import io.brine.minion.transport.tcp.TcpClientTransport;
 import io.brine.minion.transport.zmq.ZmqClientTransport;
 import io.brine.protocol.config.Secret;
 import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.grant.GrantException;
+import io.brine.protocol.grant.Grants;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.transport.ClientTransport;
 import java.io.IOException;
@@ -18,14 +23,20 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Wires a {@link Minion} from {@code minion.yaml}: keys, grains, functions, job runner, transport. */
 public final class MinionDaemon implements AutoCloseable {
 
     static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(30);
     static final int RETURN_QUEUE_CAPACITY = 1000;
-    static final int MAX_GRANT_BYTES = 16 * 1024;
+    static final int MAX_GRANT_BYTES = Grants.MAX_BYTES;
+    /** The grain a provisioning grant's classification appears under. */
+    static final String CLASS_GRAIN = "class";
+    private static final Logger LOG = LoggerFactory.getLogger(MinionDaemon.class);
 
     private final Minion minion;
     private final JobRunner jobs;
@@ -44,14 +55,16 @@ public final class MinionDaemon implements AutoCloseable {
     /** With another heartbeat interval than the daemon's 30 s: tests that wait for a minion to notice something. */
     public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
             throws IOException, KeyFormatException {
-        Grains grains = new Grains(staticGrains(config.grains()));
+        byte[] grant = config.autosignGrant().isPresent()
+                ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
+        Map<String, Object> staticGrains = staticGrains(config.grains());
+        classification(grant).ifPresent(classes -> staticGrains.put(CLASS_GRAIN, classes));
+        Grains grains = new Grains(staticGrains);
         var builtIns = BuiltinFunctions.create(BuiltinFunctions.Settings.defaults());
         FunctionAccess access = FunctionAccess.of(config.functions().allow(), config.functions().deny());
         FunctionRegistry registry = config.pluginsDir().isPresent()
                 ? FunctionRegistry.load(builtIns, config.pluginsDir().get(), access)
                 : new FunctionRegistry(builtIns, access);
-        byte[] grant = config.autosignGrant().isPresent()
-                ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
         Minion.Settings settings = new Minion.Settings(config.id(), config.pkiDir(), config.keysize(),
                 config.masterFinger().orElse(null), config.auth().acceptanceWaitTime(),
                 config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
@@ -74,11 +87,32 @@ public final class MinionDaemon implements AutoCloseable {
         return new MinionDaemon(minion, runner[0], registry);
     }
 
-    static ClientTransport transport(MinionConfig config) {
+    static ClientTransport transport(MinionConfig config) throws IOException {
         return switch (config.transport()) {
             case ZEROMQ -> new ZmqClientTransport(config.master(), config.retPort());
-            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
+            case TCP -> new TcpClientTransport(config.master(), config.tcpPort(), TcpClientOptions.defaults(),
+                    config.tls().isPresent()
+                            ? TcpClientTls.client(config.tls().get().ca(), config.tls().get().verifyHostname())
+                            : null,
+                    null);
         };
+    }
+
+    /**
+     * The classification in this minion's provisioning grant. The master targets grain {@value #CLASS_GRAIN} from
+     * its own verified copy (a minion cannot set it there); this copy lets the minion's own target check agree.
+     */
+    static Optional<Map<String, String>> classification(byte[] grant) {
+        if (grant == null) {
+            return Optional.empty();
+        }
+        try {
+            Map<String, String> classes = Grants.parse(grant).grant().classification();
+            return classes.isEmpty() ? Optional.empty() : Optional.of(classes);
+        } catch (GrantException e) {
+            LOG.warn("autosign_grant: the grant is malformed ({}); the master will not accept it", e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** Static grains from minion.yaml: a one-element list is a single value, as the admin most likely meant. */

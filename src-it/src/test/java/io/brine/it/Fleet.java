@@ -9,6 +9,8 @@ import io.brine.master.config.MasterConfig;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.CompositeServerTransport;
+import io.brine.master.transport.tcp.TcpServerTransport;
 import io.brine.master.transport.zmq.ZmqServerTransport;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
@@ -18,6 +20,7 @@ import io.brine.protocol.config.LogLevel;
 import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.transport.ServerTransport;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -32,6 +35,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -41,8 +45,11 @@ import java.util.function.UnaryOperator;
 
 /**
  * An embedded master and minions on loopback with ports chosen by the system, each with its own directories under
- * one temp dir. Every key comes from {@link TestKeys} (minions' from the first, masters' and root keys from the
- * last) so nothing waits for key generation. The master may be restarted on the ports it first bound.
+ * one temp dir. Every key comes from {@link TestKeys} (minions' from the first, or from {@link #keysFrom}; a
+ * master's and its root key from the last unless {@link #seedMasterKeys} chose) so nothing waits for key
+ * generation. The master may be restarted on the ports it first bound. {@link #transport} chooses what the master
+ * serves and the minions speak (ZeroMQ unless told); a suite parametrized over {@link TransportKind} runs the same
+ * flows on each.
  */
 final class Fleet implements AutoCloseable {
 
@@ -62,9 +69,12 @@ final class Fleet implements AutoCloseable {
     final List<MinionDaemon> minions = new CopyOnWriteArrayList<>();
     private final Map<MinionDaemon, MinionConfig> minionConfigs = Collections.synchronizedMap(
             new IdentityHashMap<>());
+    private TransportKind transport = TransportKind.ZEROMQ;
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
+    /** The ports the master bound (or that were reserved for it): a restarted master binds them again. */
     private int retPort;
     private int publishPort;
+    private int tcpPort;
     /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
     Duration minionHeartbeat;
     private int nextKey;
@@ -86,11 +96,21 @@ final class Fleet implements AutoCloseable {
         this.minionClock = minionClock;
     }
 
+    /** The transport the master serves and the minions speak; call before starting anything. */
+    Fleet transport(TransportKind kind) {
+        this.transport = kind;
+        return this;
+    }
+
+    TransportKind transport() {
+        return transport;
+    }
+
     // ---------------------------------------------------------------- master
 
     MasterConfig.Builder masterConfig() {
         return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(publishPort)
-                .retPort(retPort).logLevel(LogLevel.WARN);
+                .retPort(retPort).tcpPort(tcpPort).transport(transport).logLevel(LogLevel.WARN);
     }
 
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
@@ -106,9 +126,32 @@ final class Fleet implements AutoCloseable {
             writeKeyFile(rootKey, TestKeys.privatePem(nextMasterKey--), "r--------");
         }
         master = MasterDaemon.start(masterConfig, clock);
-        retPort = master.master().addresses().request().getPort();
-        publishPort = master.master().addresses().publish().getPort();
+        Optional<ServerTransport> zmq = member(ZmqServerTransport.class).map(ServerTransport.class::cast);
+        retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
+        publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
+        tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
         return master;
+    }
+
+    private <T extends ServerTransport> Optional<T> member(Class<T> type) {
+        ServerTransport served = master.master().transport();
+        if (type.isInstance(served)) {
+            return Optional.of(type.cast(served));
+        }
+        return served instanceof CompositeServerTransport several ? several.member(type) : Optional.empty();
+    }
+
+    /**
+     * Writes test keys as the master's key pair ({@code pki_dir/master.pem}) and the local publisher key
+     * ({@code cachedir/root.pem}) of the default layout, so the master generates none.
+     */
+    Fleet seedMasterKeys(int masterIndex, int rootIndex) throws Exception {
+        MasterConfig config = masterConfig().build();
+        seedMasterKey(config.pkiDir(), masterIndex);
+        AtomicFiles.ensureDirectory(config.cachedir());
+        writeKeyFile(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE), TestKeys.privatePem(rootIndex),
+                "r--------");
+        return this;
     }
 
     /** Writes test key {@code index} as the master's key pair, as if it had generated it. */
@@ -126,7 +169,10 @@ final class Fleet implements AutoCloseable {
         }
     }
 
-    /** Stops the master and starts it again with the same directories, on the same ports. */
+    /**
+     * Starts a new master as configured before, on the ports the old one had bound and with the same pki dir and
+     * cachedir: a short master restart, as the minions see it. Stops the old one first if it still runs.
+     */
     MasterDaemon restartMaster() throws Exception {
         return restartMaster(masterCustomization);
     }
@@ -141,6 +187,7 @@ final class Fleet implements AutoCloseable {
     void reservePorts() throws Exception {
         retPort = freePort();
         publishPort = freePort();
+        tcpPort = freePort();
     }
 
     /** A port free now: bound to 0 and closed again. */
@@ -150,17 +197,26 @@ final class Fleet implements AutoCloseable {
         }
     }
 
+    /** The master's ZeroMQ request port (0 when it serves TCP only). */
     int retPort() {
         return retPort;
     }
 
-    ZmqServerTransport transport() {
-        return (ZmqServerTransport) master.master().transport();
+    /** The master's TCP port, when it serves TCP. */
+    int tcpPort() {
+        if (tcpPort == 0) {
+            throw new IllegalStateException("the master does not serve TCP");
+        }
+        return tcpPort;
     }
 
-    /** Waits until the master's publish channel sees each minion's subscription. */
+    ZmqServerTransport zmqTransport() {
+        return member(ZmqServerTransport.class).orElseThrow();
+    }
+
+    /** Waits until the master's ZeroMQ publish channel sees each minion's subscription. */
     void awaitSubscribed(String... ids) {
-        await().atMost(WAIT).until(() -> transport().subscribedMinions().containsAll(List.of(ids)));
+        await().atMost(WAIT).until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
     }
 
     /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
@@ -175,6 +231,15 @@ final class Fleet implements AutoCloseable {
                 returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
     }
 
+    /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
+    Path masterFile(String name, String content, String mode) throws Exception {
+        Path file = dir.resolve("master").resolve(name);
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, content);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        return file;
+    }
+
     /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
     BrineClient rootClient() throws ClientException {
         KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
@@ -183,13 +248,32 @@ final class Fleet implements AutoCloseable {
                 (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
     }
 
+    Set<String> acceptedIds() {
+        return master.keyStore().acceptedIds();
+    }
+
     // ---------------------------------------------------------------- minions
 
-    /** One-second acceptance wait growing to two, five-second auth timeout: quick, and still Salt's semantics. */
+    /** Minion keys come from {@link TestKeys} from index {@code first} on. */
+    Fleet keysFrom(int first) {
+        nextKey = first;
+        return this;
+    }
+
     MinionConfig.Builder minionConfig(String id) {
-        return MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1").retPort(retPort())
+        return minionConfig(id, transport);
+    }
+
+    /**
+     * A minion speaking {@code kind}, whatever the fleet's transport (for a master serving both). One-second
+     * acceptance wait growing to two, five-second auth timeout: quick, and still Salt's semantics.
+     */
+    MinionConfig.Builder minionConfig(String id, TransportKind kind) {
+        MinionConfig.Builder builder = MinionConfig.builder(dir.resolve("minions").resolve(id), id)
+                .master("127.0.0.1").transport(kind)
                 .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
                         Duration.ofSeconds(5)));
+        return kind == TransportKind.TCP ? builder.tcpPort(tcpPort()) : builder.retPort(retPort());
     }
 
     /** Writes test key {@code index} as the minion's key pair, as if it had generated it. */
@@ -207,12 +291,28 @@ final class Fleet implements AutoCloseable {
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
     }
 
+    /** Starts minion {@code id} with test key {@code keyIndex} (use 100 and up: lower ones are handed out in turn). */
+    MinionDaemon startMinion(String id, int keyIndex, UnaryOperator<MinionConfig.Builder> customize)
+            throws Exception {
+        seedKey(minionConfig(id).build().pkiDir(), keyIndex);
+        return startMinion(id, customize);
+    }
+
     MinionDaemon startMinion(String id) throws Exception {
         return startMinion(id, b -> b);
     }
 
     MinionDaemon startMinion(String id, UnaryOperator<MinionConfig.Builder> customize) throws Exception {
-        MinionConfig config = customize.apply(minionConfig(id)).build();
+        return startMinion(minionConfig(id), customize);
+    }
+
+    MinionDaemon startMinion(String id, TransportKind kind) throws Exception {
+        return startMinion(minionConfig(id, kind), b -> b);
+    }
+
+    private MinionDaemon startMinion(MinionConfig.Builder builder, UnaryOperator<MinionConfig.Builder> customize)
+            throws Exception {
+        MinionConfig config = customize.apply(builder).build();
         if (!config.pkiDir().resolve(MinionKeys.PRIVATE_FILE).toFile().exists()) {
             seedKey(config.pkiDir(), nextMinionKey());
         }
@@ -249,10 +349,6 @@ final class Fleet implements AutoCloseable {
 
     void awaitAll(MinionState state) {
         await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
-    }
-
-    Set<String> acceptedIds() {
-        return master.keyStore().acceptedIds();
     }
 
     @Override

@@ -4,7 +4,9 @@ import static io.brine.it.Fleet.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.master.client.BrineClient;
 import io.brine.master.config.MasterConfig;
+import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
@@ -22,7 +24,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The master goes away and comes back: minions find it again by themselves, and refuse it with another key. */
+/**
+ * The master goes away and comes back: minions find it again by themselves (and resend unacknowledged returns),
+ * and refuse it with another key; the network goes away and comes back.
+ */
 class MasterRestartIT {
 
     @TempDir
@@ -81,6 +86,37 @@ class MasterRestartIT {
         fleet.awaitSubscribed("m1", "m2", "m3");
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2", "m3"));
         fleet.awaitReturns(job.jid(), List.of("m1", "m2", "m3"));
+    }
+
+    @Test
+    void aReturnMadeWhileTheMasterRestartsReachesTheNewMastersJobCache() throws Exception {
+        fleet = new Fleet(dir).seedMasterKeys(108, 109).keysFrom(110);
+        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMinion("m1");
+        await().atMost(WAIT).until(() -> fleet.minions.get(0).minion().state() == MinionState.ACCEPTED);
+
+        // A job that runs until the test lets it finish, so the master can be stopped while it runs.
+        Path started = dir.resolve("started");
+        Path release = dir.resolve("release");
+        String script = "touch " + started + " && while [ ! -e " + release + " ]; do sleep 0.05; done && echo done";
+        String jid;
+        try (BrineClient client = fleet.rootClient()) {
+            jid = client.publish(new BrineClient.Job("list", "m1", "cmd.run", List.of(script),
+                    Map.of("shell", true), 0)).jid();
+        }
+        await().atMost(WAIT).until(() -> Files.exists(started));
+
+        fleet.stopMaster();
+        Files.createFile(release); // the job ends and returns while no master is there
+        fleet.restartMaster();
+
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+                .until(() -> !fleet.master.master().jobs().cache().returns(jid).isEmpty());
+        StoredReturn stored = fleet.master.master().jobs().cache().returns(jid).get(0);
+        assertThat(stored.id()).isEqualTo("m1");
+        assertThat(stored.returnValue()).isEqualTo("done");
+        assertThat(fleet.master.master().sessions().all()).hasSize(1);
+        assertThat(fleet.minions.get(0).minion().state()).isEqualTo(MinionState.ACCEPTED);
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -59,6 +60,10 @@ public final class GenerateDocs {
                         .append('\n');
             }
         }
+        if (!spec.subcommands().isEmpty()) {
+            man.append(".SH COMMANDS\n");
+            commands(man, spec, "");
+        }
         man.append(".SH EXIT STATUS\n");
         spec.usageMessage().exitCodeList().forEach((code, meaning) -> man.append(".TP\n").append(escape(code.strip()))
                 .append('\n').append(escape(meaning)).append('\n'));
@@ -66,10 +71,59 @@ public final class GenerateDocs {
         for (String line : spec.usageMessage().footer()) {
             man.append(escape(line.startsWith("  ") ? line.substring(2) : line)).append('\n');
         }
-        man.append(".fi\n.SH FILES\n.TP\n/etc/brine/master.yaml\nread for \\fBpki_dir\\fR and \\fBcachedir\\fR\n")
+        man.append(".fi\n.SH FILES\n.TP\n/etc/brine/master.yaml\nread for \\fBpki_dir\\fR and \\fBcachedir\\fR"
+                + " (and whole by \\fBpolicy check\\fR)\n")
                 .append(".TP\n/etc/brine/pki/master\nthe default pki dir\n.TP\n/var/cache/brine/master/audit.log\n")
                 .append("the audit log\n.SH SEE ALSO\nsalt-key(1)\n");
         return man.toString();
+    }
+
+    /** Each subcommand (depth first): its synopsis, description and options. */
+    private static void commands(StringBuilder man, CommandSpec spec, String prefix) {
+        for (Map.Entry<String, CommandLine> entry : spec.subcommands().entrySet()) {
+            CommandSpec sub = entry.getValue().getCommandSpec();
+            if (!sub.name().equals(entry.getKey())) {
+                continue; // an alias
+            }
+            String name = prefix + sub.name();
+            if (sub.subcommands().isEmpty()) {
+                man.append(".SS ").append(escape(name)).append('\n');
+                man.append(".B brine-key\n[\\fIOPTIONS\\fR] ").append(escape(name));
+                for (var parameter : sub.positionalParameters()) {
+                    man.append(" \\fI").append(escape(parameter.paramLabel())).append("\\fR");
+                }
+                man.append(" [\\fICOMMAND OPTIONS\\fR]\n.PP\n");
+                for (String line : sub.usageMessage().header()) {
+                    man.append(escape(line)).append('\n');
+                }
+                for (String paragraph : sub.usageMessage().description()) {
+                    man.append(".PP\n").append(escape(paragraph)).append('\n');
+                }
+                options(man, sub);
+            }
+            commands(man, sub, name + " ");
+        }
+    }
+
+    private static void options(StringBuilder man, CommandSpec spec) {
+        for (OptionSpec option : spec.options()) {
+            if (option.usageHelp() || option.versionHelp()) {
+                continue;
+            }
+            man.append(".TP\n");
+            List<String> names = List.of(option.names());
+            for (int i = 0; i < names.size(); i++) {
+                man.append(i == 0 ? "" : ", ").append("\\fB").append(escape(names.get(i))).append("\\fR");
+            }
+            if (option.arity().max() > 0) {
+                man.append(" \\fI").append(escape(option.paramLabel())).append("\\fR");
+            }
+            man.append('\n');
+            for (String line : option.description()) {
+                man.append(escape(line.replace("${DEFAULT-VALUE}", String.valueOf(option.defaultValue()))))
+                        .append('\n');
+            }
+        }
     }
 
     private static String escape(String text) {

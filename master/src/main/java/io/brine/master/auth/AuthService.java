@@ -29,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.function.ToIntFunction;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.protocol.codec.Timestamps;
@@ -53,13 +54,14 @@ public final class AuthService {
     private final PublishKeyring keyring;
     private final AuthAudit audit;
     private final Clock clock;
-    private final int publishPort;
+    /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
+    private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
     private final KeyPair masterKeys;
     private final byte[] masterPublicDer;
 
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
-            AuthAudit audit, Clock clock, int publishPort, int pendingRetrySeconds) {
+            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds) {
         this.keyStore = keyStore;
         this.policies = policies;
         this.sessions = sessions;
@@ -141,7 +143,17 @@ public final class AuthService {
                 ? policies.evaluate(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
                         request.token(), peer.remoteAddress(), clock.instant()))
                 : new PolicyDecision(PolicyVerdict.NONE, "state", "policies are not consulted for this key state");
-        KeyDecision decision = keyStore.offer(id, key, policy.verdict());
+        KeyDecision decision;
+        try {
+            decision = keyStore.offer(id, key, policy.verdict());
+        } catch (RuntimeException e) {
+            policy.rollback().run();
+            throw e;
+        }
+        if (!(decision instanceof KeyDecision.Accepted)) {
+            // A single-use grant or token a policy spent on this request was not used after all (a limit).
+            policy.rollback().run();
+        }
         audit.decided(id, peer.remoteAddress(), fingerprint, decision, policy);
 
         return Optional.of(answer(request, peer, key, fingerprint, decision, now));
@@ -191,7 +203,7 @@ public final class AuthService {
         byte[] requestKey = session.requestKey().bytes();
         try {
             AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), generation.number(),
-                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort,
+                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort.applyAsInt(session.peer()),
                     keyring.serialFloor());
             return sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
                     clock.millis(), masterPublicDer, "accepted", 0, granted));

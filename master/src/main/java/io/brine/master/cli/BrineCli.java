@@ -35,6 +35,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "brine", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
+        customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]"},
         subcommands = {BrineCli.Jobs.class, CommandLine.HelpCommand.class},
         description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
@@ -92,10 +93,13 @@ public final class BrineCli implements Callable<Integer> {
                     + "that returned to its return value.")
     Outputs.Format out;
 
-    @Parameters(index = "0", paramLabel = "TARGET", description = "Which minions.")
+    // Optional to picocli and checked in call(): picocli checks a parent's required parameters before it runs a
+    // subcommand, so required ones here made 'brine jobs list' fail with "Missing required parameters".
+    @Parameters(index = "0", arity = "0..1", paramLabel = "TARGET", description = "Which minions.")
     String target;
 
-    @Parameters(index = "1", paramLabel = "FUNCTION", description = "What to run, e.g. test.ping, cmd.run.")
+    @Parameters(index = "1", arity = "0..1", paramLabel = "FUNCTION",
+            description = "What to run, e.g. test.ping, cmd.run.")
     String function;
 
     @Parameters(index = "2..*", paramLabel = "ARG", description = "Arguments; key=value for keyword arguments.")
@@ -126,6 +130,11 @@ public final class BrineCli implements Callable<Integer> {
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
+        if (target == null || function == null) {
+            err.println("brine: missing " + (target == null ? "TARGET and FUNCTION" : "FUNCTION"));
+            err.println("Try 'brine --help' for more information.");
+            return 2;
+        }
         String type = targetType.type();
         try {
             Targets.parse(type, target);
@@ -165,8 +174,11 @@ public final class BrineCli implements Callable<Integer> {
                 return 0;
             }
             Map<String, Object> values = new LinkedHashMap<>();
+            // Minions the publication could not be queued for cannot return: do not wait the timeout for them.
+            List<String> reached = new ArrayList<>(published.minions());
+            reached.removeAll(published.unreachable());
             Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
-                    published.minions(), Duration.ofSeconds(timeout), event -> {
+                    reached, Duration.ofSeconds(timeout), event -> {
                         values.put(event.minionId(), event.returnValue());
                         if (this.out == Outputs.Format.text) {
                             out.print(Outputs.nested(event.minionId(), event.returnValue()));
@@ -259,9 +271,8 @@ public final class BrineCli implements Callable<Integer> {
                     return BrineClient.connectLocal(config, wait);
                 }
                 master = BrineClient.localHost(config.interfaceAddress());
-                port = port != null ? port : config.transport() == TransportKind.TCP ? config.tcpPort()
-                        : config.retPort();
-                transport = transport != null ? transport : config.transport();
+                transport = transport != null ? transport : BrineClient.localTransport(config);
+                port = port != null ? port : transport == TransportKind.TCP ? config.tcpPort() : config.retPort();
                 masterPub = masterPub != null ? masterPub : config.pkiDir().resolve("master.pub");
             }
             if (name == null || key == null || masterPub == null) {

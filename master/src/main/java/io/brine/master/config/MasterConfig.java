@@ -7,10 +7,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Everything the master daemon is configured with, validated once and then immutable, so that no component has to
@@ -21,6 +23,8 @@ import java.util.Optional;
  * temporary directory. Ports may be 0 (an ephemeral port) only when built in code.
  *
  * @param interfaceAddress {@code interface}: the address both channels listen on
+ * @param transports {@code transport}: the transports served, one or both (during a migration), in the order
+ *     written; the first one's ports are the ones logged
  * @param tls {@code tls}: certificate and key for the TCP transport; empty means plain TCP
  * @param maxMinions {@code max_minions}: accepted minions at most; 0 means no limit
  * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
@@ -33,7 +37,7 @@ public record MasterConfig(
         String interfaceAddress,
         int publishPort,
         int retPort,
-        TransportKind transport,
+        Set<TransportKind> transports,
         int tcpPort,
         Optional<Tls> tls,
         Path pkiDir,
@@ -63,9 +67,11 @@ public record MasterConfig(
         Objects.requireNonNull(interfaceAddress, "interfaceAddress");
         requirePort(publishPort, "publishPort");
         requirePort(retPort, "retPort");
-        Objects.requireNonNull(transport, "transport");
+        require(transports != null && !transports.isEmpty(), "transports must name at least one transport");
+        transports = Collections.unmodifiableSet(new LinkedHashSet<>(transports));
         requirePort(tcpPort, "tcpPort");
         Objects.requireNonNull(tls, "tls");
+        require(tls.isEmpty() || transports.contains(TransportKind.TCP), "tls applies to the tcp transport only");
         Objects.requireNonNull(pkiDir, "pkiDir");
         Objects.requireNonNull(cachedir, "cachedir");
         require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
@@ -130,16 +136,32 @@ public record MasterConfig(
     }
 
     /**
-     * A pre-shared autosign token: a minion whose id matches {@code match} and that presents a token whose SHA-256
-     * is {@code sha256} is accepted. Only the hash is configured, so the master's config holds no secret.
+     * A pre-shared autosign token: a minion whose id matches {@code match} and that presents a token {@code t} with
+     * {@code SHA-256(salt || t) == sha256} is accepted. Only the salt and the salted hash are configured, so the
+     * master's config holds no secret; {@code brine-key token-hash} makes the entry.
      *
-     * @param sha256 64 lower-case hex digits
-     * @param singleUse whether the token is spent by its first use
+     * <p>Why a salted SHA-256 and not a slow KDF: tokens are random secrets of at least 16 characters
+     * ({@code brine-key token-hash} refuses shorter ones and can generate them), so brute force is hopeless either
+     * way, while a deliberately slow hash on the unauthenticated path would hand anyone who can send auth requests a
+     * lever on the master's two cores. The random per-entry salt keeps equal tokens from having equal entries and
+     * rules out precomputed tables.
+     *
+     * @param match a glob on minion ids
+     * @param salt 16 to 64 random bytes, as lower-case hex
+     * @param sha256 64 lower-case hex digits: SHA-256 over the salt's bytes followed by the token's UTF-8 bytes
+     * @param singleUse whether the token is spent by its first use (recorded under {@code cachedir})
      */
-    public record AutosignToken(String match, String sha256, boolean singleUse) {
+    public record AutosignToken(String match, String salt, String sha256, boolean singleUse) {
         public AutosignToken {
             Objects.requireNonNull(match, "match");
+            require(salt != null && salt.matches("([0-9a-f]{2}){16,64}"),
+                    "salt must be 16 to 64 bytes as lower-case hex");
             require(sha256 != null && sha256.matches("[0-9a-f]{64}"), "sha256 must be 64 lower-case hex digits");
+        }
+
+        @Override
+        public String toString() {
+            return "AutosignToken[match=" + match + ", singleUse=" + singleUse + "]";
         }
     }
 
@@ -152,9 +174,10 @@ public record MasterConfig(
      * @param autorejectFile {@code autoreject_file}: ids or globs, one a line, that are rejected; wins over the rest
      * @param autosignPolicy {@code autosign_policy}: an executable asked about each new key
      * @param autosignClaims {@code autosign_claims}: claim name to globs; a minion whose claims all match is
-     *     accepted (claims are only trusted when signed by a provisioner, DESIGN.md §4.8)
-     * @param inventoryFile {@code inventory_file}: expected ids, accepted when they first appear within
-     *     {@code inventoryWindow} of the file's change
+     *     accepted. Claims are unsigned: this is only as strong as the network (DESIGN.md §4.8)
+     * @param inventoryFile {@code inventory_file}: expected minions (id, created_at, addresses), accepted when they
+     *     ask within {@code inventoryWindow} of created_at from one of their addresses
+     * @param autosignTokens {@code autosign_tokens}: salted hashes of pre-shared tokens
      */
     public record Acceptance(
             boolean autoAccept,
@@ -274,7 +297,7 @@ public record MasterConfig(
         private String interfaceAddress = "0.0.0.0";
         private int publishPort = 4505;
         private int retPort = 4506;
-        private TransportKind transport = TransportKind.ZEROMQ;
+        private Set<TransportKind> transports = Set.of(TransportKind.ZEROMQ);
         private int tcpPort = 4507;
         private Tls tls;
         private Path pkiDir;
@@ -314,8 +337,20 @@ public record MasterConfig(
             return this;
         }
 
+        /** Serves this one transport. */
         public Builder transport(TransportKind transport) {
-            this.transport = transport;
+            this.transports = Set.of(transport);
+            return this;
+        }
+
+        /** Serves these transports at once, in this order (the first one's ports are the ones logged). */
+        public Builder transports(TransportKind... transports) {
+            this.transports = new LinkedHashSet<>(List.of(transports));
+            return this;
+        }
+
+        public Builder transports(Set<TransportKind> transports) {
+            this.transports = transports;
             return this;
         }
 
@@ -411,7 +446,7 @@ public record MasterConfig(
 
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
-            return new MasterConfig(interfaceAddress, publishPort, retPort, transport, tcpPort,
+            return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),

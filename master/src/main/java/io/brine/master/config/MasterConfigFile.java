@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
@@ -39,10 +40,15 @@ final class MasterConfigFile {
         publishPort.ifPresent(config::publishPort);
         OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
         retPort.ifPresent(config::retPort);
-        root.choice("transport", TransportKind.class).ifPresent(config::transport);
+        Optional<Set<TransportKind>> transports = root.choices("transport", TransportKind.class);
+        transports.ifPresent(config::transports);
         OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
-        root.section("tls").flatMap(MasterConfigFile::tls).ifPresent(config::tls);
+        Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
+        tls.ifPresent(config::tls);
+        if (tls.isPresent() && !transports.orElse(Set.of()).contains(TransportKind.TCP)) {
+            root.problem("tls", "applies to the tcp transport only: add tcp to transport, or remove tls");
+        }
 
         root.path("pki_dir").ifPresent(config::pkiDir);
         root.path("cachedir").ifPresent(config::cachedir);
@@ -113,17 +119,22 @@ final class MasterConfigFile {
 
     private static Optional<AutosignToken> autosignToken(ConfigSection token) {
         Optional<String> match = token.string("match", GLOB);
+        Optional<String> salt = token.string("salt", value -> value.matches("([0-9a-fA-F]{2}){16,64}")
+                ? Optional.empty() : Optional.of("expected 16 to 64 random bytes as hex (brine-key token-hash makes"
+                        + " the entry)"));
         Optional<String> sha256 = token.string("sha256", value -> value.matches("[0-9a-fA-F]{64}")
-                ? Optional.empty() : Optional.of("expected 64 hex digits (sha256sum of the token)"));
+                ? Optional.empty() : Optional.of("expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                        + " token-hash makes the entry)"));
         boolean singleUse = token.bool("single_use").orElse(false);
-        if (!token.has("match")) {
-            token.problem("match", "is required in an autosign token");
+        for (String key : List.of("match", "salt", "sha256")) {
+            if (!token.has(key)) {
+                token.problem(key, "is required in an autosign token" + (key.equals("salt")
+                        ? " (unsalted hashes are no longer accepted: run brine-key token-hash)" : ""));
+            }
         }
-        if (!token.has("sha256")) {
-            token.problem("sha256", "is required in an autosign token");
-        }
-        return match.isPresent() && sha256.isPresent()
-                ? Optional.of(new AutosignToken(match.get(), sha256.get().toLowerCase(Locale.ROOT), singleUse))
+        return match.isPresent() && salt.isPresent() && sha256.isPresent()
+                ? Optional.of(new AutosignToken(match.get(), salt.get().toLowerCase(Locale.ROOT),
+                        sha256.get().toLowerCase(Locale.ROOT), singleUse))
                 : Optional.empty();
     }
 

@@ -81,7 +81,8 @@ public final class JobCache implements AutoCloseable {
      * queue is full: the caller must not acknowledge, the minion will send it again.
      */
     public boolean addReturn(String jid, StoredReturn ret, Runnable onStored) {
-        return !closed && queue.offer(new PendingReturn(jid, ret, onStored));
+        // Checked here: one bad jid in a batch would make the writer drop the whole batch.
+        return !closed && JobIds.isValid(jid) && queue.offer(new PendingReturn(jid, ret, onStored));
     }
 
     public Optional<JobRecord> job(String jid) {
@@ -216,8 +217,18 @@ public final class JobCache implements AutoCloseable {
                             e.getMessage());
                 }
             }
+            Path returnsFile = jobDir.resolve(RETURNS_FILE);
+            try {
+                if (endsTorn(returnsFile)) {
+                    // A crash tore the last append: start on a new line, or the first return would be unreadable.
+                    lines.insert(0, '\n');
+                }
+            } catch (IOException e) {
+                LOG.error("Job {}: cannot read {}: {}", entry.getKey(), returnsFile, e.getMessage());
+                continue;
+            }
             byte[] content = lines.toString().getBytes(StandardCharsets.UTF_8);
-            try (FileChannel channel = FileChannel.open(jobDir.resolve(RETURNS_FILE), Set.of(
+            try (FileChannel channel = FileChannel.open(returnsFile, Set.of(
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE,
                     LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW))) {
                 ByteBuffer buffer = ByteBuffer.wrap(content);
@@ -233,6 +244,22 @@ public final class JobCache implements AutoCloseable {
             for (PendingReturn pending : entry.getValue()) {
                 pending.onStored().run();
             }
+        }
+    }
+
+    /** Whether {@code file} exists, is not empty and does not end with a newline. */
+    private static boolean endsTorn(Path file) throws IOException {
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long size = channel.size();
+            if (size == 0) {
+                return false;
+            }
+            ByteBuffer last = ByteBuffer.allocate(1);
+            channel.read(last, size - 1);
+            return last.get(0) != '\n';
         }
     }
 

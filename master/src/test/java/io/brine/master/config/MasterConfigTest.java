@@ -45,7 +45,7 @@ class MasterConfigTest {
         assertThat(config.interfaceAddress()).isEqualTo("0.0.0.0");
         assertThat(config.publishPort()).isEqualTo(4505);
         assertThat(config.retPort()).isEqualTo(4506);
-        assertThat(config.transport()).isEqualTo(TransportKind.ZEROMQ);
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ);
         assertThat(config.tcpPort()).isEqualTo(4507);
         assertThat(config.tls()).isEmpty();
         assertThat(config.pkiDir()).isEqualTo(Path.of("/etc/brine/pki/master"));
@@ -111,9 +111,11 @@ class MasterConfigTest {
                 inventory_window: 600
                 autosign_tokens:
                   - match: 'web*'
+                    salt: 00112233445566778899AABBCCDDEEFF
                     sha256: 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08
                     single_use: true
                   - match: db1
+                    salt: 00112233445566778899aabbccddeeff
                     sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
                 publisher_acl:
                   ops:
@@ -126,6 +128,7 @@ class MasterConfigTest {
                 """);
         Path base = dir.toAbsolutePath();
         String hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        String salt = "00112233445566778899aabbccddeeff";
         assertThat(config).isEqualTo(MasterConfig.builder()
                 .interfaceAddress("::").publishPort(14505).retPort(14506).transport(TransportKind.TCP).tcpPort(14507)
                 .tls(new Tls(base.resolve("tls/master.crt"), Path.of("/etc/ssl/master.key")))
@@ -142,8 +145,8 @@ class MasterConfigTest {
                         .autosignClaims(Map.of("role", List.of("web", "db"), "datacenter", List.of("eu-*")))
                         .inventoryFile(base.resolve("inventory.txt"))
                         .inventoryWindow(Duration.ofMinutes(10))
-                        .autosignTokens(List.of(new AutosignToken("web*", hash, true),
-                                new AutosignToken("db1", hash, false)))
+                        .autosignTokens(List.of(new AutosignToken("web*", salt, hash, true),
+                                new AutosignToken("db1", salt, hash, false)))
                         .build())
                 .publisherAcl(Map.of(
                         "ops", new PublisherAcl(List.of("*"), List.of("test.*", "state.apply")),
@@ -152,6 +155,22 @@ class MasterConfigTest {
                 .build());
         assertThat(config.auditLog()).isEqualTo(Path.of("/srv/brine/cache/audit.log"));
         assertThat(config.publisherAcl().keySet()).containsExactly("ops", "web-team");
+    }
+
+    @Test
+    void servesBothTransportsWhenBothAreListed() throws Exception {
+        MasterConfig config = load("transport: [zeromq, tcp]\ntls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ, TransportKind.TCP);
+        assertThat(config.tls()).isPresent();
+    }
+
+    @Test
+    void tlsWithoutTheTcpTransportIsAProblem() throws IOException {
+        List<ConfigProblem> problems = problems("tls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(problems).extracting(ConfigProblem::key, ConfigProblem::message).containsExactly(tuple("tls",
+                "applies to the tcp transport only: add tcp to transport, or remove tls"));
     }
 
     @Test
@@ -185,6 +204,7 @@ class MasterConfigTest {
                 tuple(7, "publish_session"),
                 tuple(9, "tls.key"),
                 tuple(12, "publisher_acl.ops.targets"),
+                tuple(14, "autosign_tokens[0].salt"),
                 tuple(15, "autosign_tokens[0].sha256"),
                 tuple(16, "log_level"),
                 tuple(17, "audit_log"),
@@ -205,7 +225,10 @@ class MasterConfigTest {
                         + " alone, without a unit)",
                 "is required with tls",
                 "expected a list, got \"web*\" (write [value] or '- value' lines)",
-                "\"not-a-hash\" is not valid: expected 64 hex digits (sha256sum of the token)",
+                "is required in an autosign token (unsalted hashes are no longer accepted: run brine-key"
+                        + " token-hash)",
+                "\"not-a-hash\" is not valid: expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                        + " token-hash makes the entry)",
                 "expected one of error, warn, info, debug, trace, got \"warning\"",
                 "~ is not expanded in brine config files: write the full path, got \"~/audit.log\"",
                 "duplicate key (first at line 7)");
@@ -234,10 +257,12 @@ class MasterConfigTest {
     }
 
     @Test
-    void autosignTokensNeedMatchAndHash() throws IOException {
+    void autosignTokensNeedMatchSaltAndHash() throws IOException {
         assertThat(problems("autosign_tokens:\n  - single_use: true\n  - nonsense\n"))
                 .extracting(ConfigProblem::line, ConfigProblem::key, ConfigProblem::message).containsExactly(
                         tuple(2, "autosign_tokens[0].match", "is required in an autosign token"),
+                        tuple(2, "autosign_tokens[0].salt", "is required in an autosign token (unsalted hashes are no"
+                                + " longer accepted: run brine-key token-hash)"),
                         tuple(2, "autosign_tokens[0].sha256", "is required in an autosign token"),
                         tuple(3, "autosign_tokens[1]", "expected a mapping of 'key: value' lines, got \"nonsense\""));
     }
@@ -255,8 +280,11 @@ class MasterConfigTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> MasterConfig.builder(dir).publishPort(70000).build())
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new AutosignToken("web*", "ABC", false))
+        assertThatThrownBy(() -> new AutosignToken("web*", "00112233445566778899aabbccddeeff", "ABC", false))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new AutosignToken("web*", "0011",
+                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("salt");
         assertThat(MasterConfig.builder(dir).publishPort(0).retPort(0).tcpPort(0).build().publishPort()).isZero();
     }
 }

@@ -1,5 +1,6 @@
 package io.brine.protocol.target;
 
+import io.brine.protocol.MinionIds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
@@ -52,7 +53,13 @@ public final class Targets {
         Set<String> ids = new LinkedHashSet<>();
         for (String id : expression.split(",")) {
             if (!id.isBlank()) {
-                ids.add(id.strip());
+                String stripped = id.strip();
+                // One strict validator wherever an id enters (DESIGN.md 4.2): no case folding, no silent miss.
+                MinionIds.problem(stripped).ifPresent(problem -> {
+                    throw new TargetException("not a minion id in the list: " + MinionIds.printable(stripped)
+                            + " (" + problem + ")");
+                });
+                ids.add(stripped);
             }
         }
         if (ids.isEmpty()) {

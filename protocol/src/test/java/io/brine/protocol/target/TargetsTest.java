@@ -34,6 +34,16 @@ class TargetsTest {
     }
 
     @Test
+    void aListNamingSomethingThatIsNotAMinionIdIsABadTarget() {
+        for (String list : List.of("web1,Web2", "web1,../x", "a b", "web1,-x")) {
+            assertThatThrownBy(() -> Targets.parse("list", list)).as(list).isInstanceOf(TargetException.class)
+                    .hasMessageContaining("not a minion id");
+            assertThatThrownBy(() -> Targets.parse("compound", "L@" + list)).as(list)
+                    .isInstanceOf(TargetException.class);
+        }
+    }
+
+    @Test
     void pcreIsAnchoredAtTheStartLikeSalt() {
         Target t = Targets.parse("pcre", "web[0-9]+");
         assertThat(t.matches("web12", Map.of())).isTrue();

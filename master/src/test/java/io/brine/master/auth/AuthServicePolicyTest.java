@@ -1,0 +1,115 @@
+package io.brine.master.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.master.config.MasterConfig;
+import io.brine.master.keys.KeyDecision;
+import io.brine.master.keys.KeyPairFiles;
+import io.brine.master.keys.KeyStore;
+import io.brine.master.keys.KeyStoreOptions;
+import io.brine.master.policy.AcceptancePolicies;
+import io.brine.master.policy.PolicyDecision;
+import io.brine.master.policy.TokenHashes;
+import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SessionTable;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Suite;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.transport.Peer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** How AuthService asks the policies: only for unknown and pending keys, and a spend is given back when not used. */
+class AuthServicePolicyTest {
+
+    static final String TOKEN = "0123456789abcdef-token";
+
+    @TempDir
+    Path dir;
+    KeyStore store;
+    AcceptancePolicies policies;
+    AuthService auth;
+    final List<String> audited = new ArrayList<>();
+    final Peer peer = () -> "10.0.0.5";
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Path pki = Files.createDirectories(dir.resolve("pki"));
+        Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
+        KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
+        store = KeyStore.open(KeyStoreOptions.builder(pki).maxMinions(1).pollInterval(Duration.ZERO).build());
+        MasterConfig config = MasterConfig.builder(dir).acceptance(MasterConfig.Acceptance.builder()
+                .autosignTokens(List.of(TokenHashes.entry("web*", TOKEN, true))).build()).build();
+        policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null);
+        auth = new AuthService(store, policies, new SessionTable(), new PublishKeyring(Clock.systemUTC()),
+                new AuthAudit() {
+                    @Override
+                    public void refused(String id, String remoteAddress, String fingerprint, String reason) {
+                        audited.add("refused " + id);
+                    }
+
+                    @Override
+                    public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
+                            PolicyDecision policy) {
+                        audited.add(decision.getClass().getSimpleName() + " " + id + " [" + policy.rule() + "]");
+                    }
+                }, Clock.systemUTC(), peer -> 4505, 0);
+    }
+
+    @AfterEach
+    void tearDown() {
+        policies.close();
+        store.close();
+    }
+
+    private AuthStatus authenticate(String id, int keyIndex, String token) {
+        KeyPair pair = TestKeys.pair(keyIndex);
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(), nonce,
+                System.currentTimeMillis(), Map.of(), null, token);
+        return auth.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow().status();
+    }
+
+    @Test
+    void aSingleUseTokenSpentOnARequestTheStoreRefusedIsGivenBack() {
+        assertThat(authenticate("db1", 1, null)).isEqualTo(AuthStatus.PENDING);
+        assertThat(store.accept("db1", null, "test").status().name()).isEqualTo("DONE");
+
+        assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.FULL); // max_minions: 1
+        store.delete("db1", "test");
+        assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(audited).last().isEqualTo("Accepted web1 [autosign_tokens[0] (match web*)]");
+
+        store.delete("web1", "test");
+        assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.PENDING);
+    }
+
+    @Test
+    void policiesAreNotAskedForARejectedIdNorToReplaceAnAcceptedKey() {
+        store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(1).getPublic(),
+                io.brine.master.keys.PolicyVerdict.REJECT);
+        assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.REJECTED);
+        store.offer("web2", (java.security.interfaces.RSAPublicKey) TestKeys.pair(3).getPublic(),
+                io.brine.master.keys.PolicyVerdict.ACCEPT);
+        assertThat(authenticate("web2", 4, TOKEN)).isEqualTo(AuthStatus.DENIED);
+        assertThat(audited).allSatisfy(line -> assertThat(line).endsWith("[state]"));
+        // The single-use token is still unspent.
+        store.delete("web2", "test");
+        assertThat(authenticate("web3", 5, TOKEN)).isEqualTo(AuthStatus.ACCEPTED);
+    }
+}

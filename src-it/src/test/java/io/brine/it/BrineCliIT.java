@@ -1,0 +1,267 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.master.cli.BrineCli;
+import io.brine.master.config.MasterConfig;
+import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code brine} CLI in-process ({@link BrineCli#run}) against a real master and minions on loopback, reading a
+ * {@code master.yaml} written with the ports the master actually bound, as an admin on the master's host would.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BrineCliIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Path dir;
+    private Fleet fleet;
+    private Path conf;
+
+    /** What one run of the CLI did. */
+    private record Run(int exit, String out, String err) {
+    }
+
+    @BeforeAll
+    void startFleet(@TempDir Path tempDir) throws Exception {
+        dir = tempDir;
+        fleet = new Fleet(dir).seedMasterKeys(130, 131).keysFrom(132);
+        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMinion("m1", b -> b.grains(Map.of("role", List.of("web"))));
+        fleet.startMinion("m2", b -> b.grains(Map.of("role", List.of("web"))));
+        fleet.startMinion("m3", b -> b.grains(Map.of("role", List.of("db"))));
+        fleet.startMinion("spare");
+        await().atMost(WAIT).until(() -> fleet.minions.stream()
+                .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().atMost(WAIT).until(() -> List.of("m1", "m2", "m3").stream()
+                .allMatch(id -> fleet.master.master().grains().get(id).containsKey("role")));
+        conf = masterYaml("conf", fleet.master.master().addresses().request().getPort(),
+                fleet.master.master().addresses().publish().getPort());
+    }
+
+    @AfterAll
+    void stopFleet() {
+        fleet.close();
+    }
+
+    /** A config dir whose master.yaml names these ports and the fleet master's pki dir and cachedir. */
+    private Path masterYaml(String name, int retPort, int publishPort) throws Exception {
+        Path configDir = Files.createDirectories(dir.resolve(name));
+        Files.writeString(configDir.resolve("master.yaml"), String.join("\n",
+                "interface: 127.0.0.1",
+                "ret_port: " + retPort,
+                "publish_port: " + publishPort,
+                "pki_dir: " + fleet.masterConfig.pkiDir(),
+                "cachedir: " + fleet.masterConfig.cachedir(),
+                ""), StandardCharsets.UTF_8);
+        return configDir;
+    }
+
+    private static Run brine(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = BrineCli.run(args, new PrintWriter(out, true), new PrintWriter(err, true));
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    /** brine -c CONF ARGS... */
+    private Run brineHere(String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "-c";
+        all[1] = conf.toString();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return brine(all);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> json(String text) throws Exception {
+        return JSON.readValue(text, Map.class);
+    }
+
+    private static void assertOneLineNoTrace(Run run) {
+        assertThat(run.err().lines()).hasSize(1);
+        assertThat(run.err()).startsWith("brine: ").doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(run.out()).isEmpty();
+    }
+
+    // ---- publishing ----
+
+    @Test
+    void jsonOutputMapsEachMinionThatReturnedToItsReturn() throws Exception {
+        Run run = brineHere("--out", "json", "m*", "test.ping");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(json(run.out())).isEqualTo(Map.of("m1", true, "m2", true, "m3", true));
+        assertThat(run.err()).startsWith("returned 3 of 3 targeted (jid ");
+    }
+
+    @Test
+    void textOutputIsEachIdThenItsIndentedReturn() {
+        Run run = brineHere("-L", "m1", "test.ping");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).isEqualTo("m1:\n    True\n");
+        assertThat(run.err()).startsWith("returned 1 of 1 targeted");
+    }
+
+    @Test
+    void eachTargetOptionSelectsWhatItSays() throws Exception {
+        assertThat(json(brineHere("--out", "json", "-L", "m1,m3", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m3");
+        assertThat(json(brineHere("--out", "json", "-E", "m[12]", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m2");
+        assertThat(json(brineHere("--out", "json", "-G", "role:db", "test.ping").out()).keySet())
+                .containsExactly("m3");
+        assertThat(json(brineHere("--out", "json", "-C", "G@role:web and not m1", "test.ping").out()).keySet())
+                .containsExactly("m2");
+    }
+
+    @Test
+    void argumentsAndKeyValueArgumentsReachTheFunctionTyped() throws Exception {
+        Run run = brineHere("--out", "json", "-L", "m1", "test.arg", "one", "2", "flag=true", "name=x y");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(json(run.out())).isEqualTo(Map.of("m1", Map.of("args", List.of("one", 2),
+                "kwargs", Map.of("flag", true, "name", "x y"))));
+    }
+
+    @Test
+    void aMinionThatDoesNotReturnInTimeIsNamedAndTheExitCodeIsOne() {
+        Run run = brineHere("-t", "1", "-L", "m1,m2", "test.sleep", "3");
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.out()).isEmpty();
+        assertThat(run.err()).contains("returned 0 of 2 targeted").contains("did not answer: m1, m2");
+    }
+
+    @Test
+    void aStoppedMinionIsNamedAndTheExitCodeIsOne() throws Exception {
+        MinionDaemon spare = fleet.minions.stream().filter(m -> m.minion().id().equals("spare")).findFirst()
+                .orElseThrow();
+        spare.close();
+        ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
+        await().atMost(WAIT).until(() -> !transport.subscribedMinions().contains("spare"));
+
+        long started = System.nanoTime();
+        Run run = brineHere("-t", "30", "-L", "m1,spare", "test.ping");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        assertThat(run.exit()).isEqualTo(1);
+        // The master could not queue the job for spare: the CLI does not wait its timeout for it.
+        assertThat(took).isLessThan(Duration.ofSeconds(15));
+        assertThat(run.out()).isEqualTo("m1:\n    True\n");
+        assertThat(run.err()).contains("returned 1 of 2 targeted").contains("not connected: spare")
+                .doesNotContain("did not answer");
+    }
+
+    // ---- the job cache ----
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void anAsyncJobPrintsItsJidAndJobsShowHasItsReturns() throws Exception {
+        Run run = brineHere("--async", "-L", "m1,m2", "test.echo", "later");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(run.out()).matches("[0-9]{20}\n");
+        String jid = run.out().strip();
+
+        await().atMost(WAIT).until(() -> {
+            Run show = brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json");
+            return show.exit() == 0 && ((Map<String, ?>) json(show.out()).get("returns")).size() == 2;
+        });
+        Map<String, Object> job = json(brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json").out());
+        assertThat(job).containsEntry("jid", jid).containsEntry("fun", "test.echo")
+                .containsEntry("minions", List.of("m1", "m2")).containsEntry("missing", List.of());
+        Map<String, Map<String, Object>> returns = (Map<String, Map<String, Object>>) job.get("returns");
+        assertThat(returns.get("m1")).containsEntry("return", "later").containsEntry("success", true);
+        assertThat(returns.get("m2")).containsEntry("return", "later");
+
+        Run text = brine("jobs", "show", jid, "-c", conf.toString());
+        assertThat(text.out()).contains("jid:       " + jid).contains("m1:\n    later\n");
+
+        Run list = brine("jobs", "list", "-c", conf.toString());
+        assertThat(list.exit()).isZero();
+        assertThat(list.out().lines()).anyMatch(line -> line.startsWith(jid + "  ") && line.contains("test.echo")
+                && line.endsWith("(2 minions)"));
+        Map<String, Object> listed = json(brine("jobs", "list", "-c", conf.toString(), "--out", "json").out());
+        assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
+    }
+
+    @Test
+    void jobsShowOfAnUnknownJidSaysSo() {
+        Run run = brine("jobs", "show", "20000101000000000000", "-c", conf.toString());
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.err()).contains("no job 20000101000000000000");
+    }
+
+    // ---- user errors: one line, exit 2, no trace ----
+
+    @Test
+    void aBadTargetIsOneLineAndExitTwo() {
+        for (String[] target : List.of(new String[] {"-E", "m[1"}, new String[] {"-C", "G@role:web and"},
+                new String[] {"-L", "M1"})) {
+            Run run = brineHere(target[0], target[1], "test.ping");
+            assertThat(run.exit()).as(String.join(" ", target)).isEqualTo(2);
+            assertOneLineNoTrace(run);
+            assertThat(run.err()).startsWith("brine: bad target: ");
+        }
+    }
+
+    @Test
+    void anUnknownOptionIsExitTwo() {
+        Run run = brineHere("--frobnicate", "m*", "test.ping");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains("--frobnicate").doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void aMissingTargetOrFunctionIsExitTwo() {
+        for (String[] args : List.of(new String[] {}, new String[] {"m*"})) {
+            Run run = brineHere(args);
+            assertThat(run.exit()).isEqualTo(2);
+            assertThat(run.err()).startsWith("brine: missing ").contains("FUNCTION").doesNotContain("\tat ");
+        }
+    }
+
+    @Test
+    void aMissingMasterYamlIsExitTwoNamingTheFile() throws Exception {
+        Path empty = Files.createDirectories(dir.resolve("empty-conf"));
+        Run run = brine("-c", empty.toString(), "m*", "test.ping");
+        assertThat(run.exit()).isEqualTo(2);
+        assertThat(run.err()).contains(empty.resolve("master.yaml").toString()).doesNotContain("\tat ");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void noMasterRunningIsExitTwoWithinTheConnectTimeout() throws Exception {
+        int retPort;
+        int publishPort;
+        try (ServerSocket a = new ServerSocket(0); ServerSocket b = new ServerSocket(0)) {
+            retPort = a.getLocalPort();
+            publishPort = b.getLocalPort();
+        }
+        Path nobody = masterYaml("conf-no-master", retPort, publishPort);
+        long started = System.nanoTime();
+        Run run = brine("-c", nobody.toString(), "--connect-timeout", "2", "m*", "test.ping");
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
+        assertThat(run.exit()).isEqualTo(2);
+        assertOneLineNoTrace(run);
+        assertThat(run.err()).contains("no answer from the master");
+        assertThat(took).isBetween(Duration.ofMillis(1900), Duration.ofSeconds(6));
+    }
+}
