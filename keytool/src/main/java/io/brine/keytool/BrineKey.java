@@ -85,6 +85,7 @@ import picocli.CommandLine.Spec;
             "  brine-key -a 'web*,db1' -y       accept web1, web2, ... and db1 without asking",
             "  brine-key -d web1                delete web1's keys (asks first)",
             "  brine-key -L --out json          list all keys as JSON",
+            "  brine-key --rotate               rotate the publish key now",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key -c /etc/brine policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
@@ -107,7 +108,7 @@ public final class BrineKey implements Callable<Integer> {
 
     enum Out { text, json, yaml }
 
-    private enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS }
+    private enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE }
 
     private record Action(Kind kind, String option, String argument, Set<KeyState> states, boolean all) {
     }
@@ -168,6 +169,12 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = {"-q", "--quiet"}, description = "Print only requested data, warnings and errors.")
     boolean quiet;
 
+    @Option(names = "--rotate",
+            description = "Ask the master to rotate the publish key now, as it does when a key is removed: minions"
+                    + " get the new key, and nothing published from then on can be read with an older one. A"
+                    + " running master does it within a second.")
+    boolean rotate;
+
     @Option(names = "--gen-keys", paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
     String genKeys;
@@ -195,8 +202,8 @@ public final class BrineKey implements Callable<Integer> {
     Path pkiDir;
 
     @Option(names = "--cachedir", paramLabel = "DIR",
-            description = "Where audit.log is written (default: cachedir of master.yaml, else"
-                    + " /var/cache/brine/master).")
+            description = "Where audit.log is written (default: audit_log of master.yaml, else audit.log in its"
+                    + " cachedir, else in /var/cache/brine/master).")
     Path cachedir;
 
     @Spec
@@ -285,6 +292,9 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Kind.GEN_KEYS) {
             return generateKeys(action.argument());
         }
+        if (action.kind() == Kind.ROTATE) {
+            return requestRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
+        }
         List<IdGlob> globs = action.all() ? List.of() : IdGlob.parseList(action.argument());
         String boundFingerprint = boundFingerprint(action);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
@@ -295,7 +305,7 @@ public final class BrineKey implements Callable<Integer> {
                 case LIST -> list(listing, action.states());
                 case PRINT, FINGER -> show(store, listing, action, globs);
                 case ACCEPT, REJECT, DELETE -> change(config, listing, action, globs, boundFingerprint);
-                case GEN_KEYS -> throw new IllegalStateException();
+                case GEN_KEYS, ROTATE -> throw new IllegalStateException();
             };
         }
     }
@@ -319,6 +329,9 @@ public final class BrineKey implements Callable<Integer> {
         addIfSet(actions, fingerBinds ? null : finger, fingerAll, Kind.FINGER, "-f", "-F");
         if (genKeys != null) {
             actions.add(new Action(Kind.GEN_KEYS, "--gen-keys", genKeys, all, false));
+        }
+        if (rotate) {
+            actions.add(new Action(Kind.ROTATE, "--rotate", null, all, true));
         }
         if (actions.size() > 1) {
             throw UserError.usage("choose one action; got " + String.join(" and ",
@@ -406,9 +419,9 @@ public final class BrineKey implements Callable<Integer> {
      */
     private AuditLog openAudit(KeytoolConfig config) {
         try {
-            return AuditLog.open(config.cachedir(), Clock.systemUTC());
+            return AuditLog.openFile(config.auditLog(), Clock.systemUTC());
         } catch (IOException e) {
-            String problem = "cannot write the audit log in " + config.cachedir() + ": " + describe(e);
+            String problem = "cannot write the audit log " + config.auditLog() + ": " + describe(e);
             if (config.cachedirFromUser()) {
                 throw UserError.usage(problem);
             }
@@ -670,6 +683,31 @@ public final class BrineKey implements Callable<Integer> {
         }
         return words.size() == 1 ? words.get(0) : String.join(", ", words.subList(0, words.size() - 1)) + " or "
                 + words.get(words.size() - 1);
+    }
+
+    // ------------------------------------------------------------ --rotate
+
+    /** Bumps the rotation request counter in the pki dir; the master, in whatever process, acts on it. */
+    private int requestRotation(KeytoolConfig config) {
+        AuditLog audit = openAudit(config);
+        try (KeyStore store = openStore(config, audit)) {
+            long request = store.requestRotation(actor());
+            if (out == Out.text) {
+                if (!quiet) {
+                    out().println("Publish key rotation requested (request " + request + "); a running master"
+                            + " rotates within a second.");
+                    out().flush();
+                }
+                return 0;
+            }
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("rotation_requested", request);
+            return printStructured(document);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
     }
 
     // ------------------------------------------------------------ --gen-keys

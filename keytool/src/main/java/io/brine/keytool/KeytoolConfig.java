@@ -10,15 +10,16 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * The two settings brine-key needs from {@code master.yaml}: {@code pki_dir} and {@code cachedir}. Deliberately
+ * The settings brine-key needs from {@code master.yaml}: {@code pki_dir}, {@code cachedir} and {@code audit_log}. Deliberately
  * minimal and isolated: the master's full configuration loader replaces it. Relative paths are resolved against
  * the configuration file's directory; command-line options win over the file.
  *
  * @param pkiDir            the pki dir
  * @param cachedir          where the audit log goes
  * @param cachedirFromUser  true when the cachedir was given (option or file) rather than defaulted
+ * @param auditLog          the audit log: {@code audit_log} of the file, else {@code audit.log} in the cachedir
  */
-record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser) {
+record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog) {
 
     /** Where brine-key looks when not told: the config dir, and the defaults of pki_dir and cachedir. */
     record Defaults(Path configDir, Path pkiDir, Path cachedir) {
@@ -44,9 +45,12 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser) {
         }
         Path pkiDir = pkiDirOption != null ? pkiDirOption : path(root, "pki_dir", file, defaults.pkiDir());
         Path cachedir = cachedirOption != null ? cachedirOption : path(root, "cachedir", file, null);
-        boolean fromUser = cachedir != null;
-        return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(),
-                (cachedir != null ? cachedir : defaults.cachedir()).toAbsolutePath().normalize(), fromUser);
+        // The master's audit_log, unless --cachedir says where this run's audit goes.
+        Path auditLog = cachedirOption == null ? path(root, "audit_log", file, null) : null;
+        boolean fromUser = cachedir != null || auditLog != null;
+        Path resolvedCachedir = (cachedir != null ? cachedir : defaults.cachedir()).toAbsolutePath().normalize();
+        return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), resolvedCachedir, fromUser,
+                auditLog != null ? auditLog.toAbsolutePath().normalize() : resolvedCachedir.resolve("audit.log"));
     }
 
     private static JsonNode read(Path file, boolean required) {

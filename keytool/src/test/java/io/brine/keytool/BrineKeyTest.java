@@ -436,6 +436,19 @@ class BrineKeyTest {
     }
 
     @Test
+    void theMastersAuditLogIsWhereChangesAreAudited() throws Exception {
+        Path etc = Files.createDirectories(tmp.resolve("conf"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache2\n"
+                + "audit_log: ../logs/keys.log\n");
+
+        Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
+
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(Files.readString(tmp.resolve("logs/keys.log"))).contains("\"key.accepted\"");
+        assertThat(tmp.resolve("cache2/audit.log")).doesNotExist();
+    }
+
+    @Test
     void configurationErrorsExitTwoNamingTheFile() throws Exception {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
         Result missing = runRaw("-c", etc.toString(), "-L");
@@ -479,6 +492,32 @@ class BrineKeyTest {
                 "-a", "web2", "-y");
         assertThat(explicit.exit()).isEqualTo(2);
         assertThat(exists(KeyState.PENDING, "web2")).isTrue();
+    }
+
+    @Test
+    void rotateBumpsTheRequestCounterTheMasterWatchesAndIsAudited() throws Exception {
+        Result first = run("--rotate");
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(first.out()).contains("rotation requested (request 1)");
+        Result second = run("--rotate", "--out", "json");
+        assertThat(second.exit()).isZero();
+        assertThat(JSON.readTree(second.out()).get("rotation_requested").asLong()).isEqualTo(2);
+
+        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            assertThat(store.rotationRequests()).isEqualTo(2);
+        }
+        assertThat(Files.readString(pki.resolve(KeyStore.ROTATE_FILE))).isEqualTo("2\n");
+        List<String> lines = Files.readAllLines(cache.resolve("audit.log"));
+        assertThat(lines).hasSize(2);
+        JsonNode line = JSON.readTree(lines.get(1));
+        assertThat(line.get("event").asText()).isEqualTo("rotation-requested");
+        assertThat(line.get("actor").asText()).startsWith("brine-key:");
+        assertThat(exists(KeyState.PENDING, "web1")).isTrue();
+
+        Result both = run("--rotate", "-a", "web1", "-y");
+        assertThat(both.exit()).isEqualTo(2);
+        assertThat(both.err()).contains("choose one action");
     }
 
     @Test

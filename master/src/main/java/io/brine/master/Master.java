@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.master.audit.AuditEvent;
 import io.brine.master.audit.AuditLog;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.config.MasterConfig;
@@ -75,6 +76,8 @@ public final class Master implements AutoCloseable {
     private volatile SessionService sessionService;
     private volatile long nextScheduledRotationMs;
     private long ticks;
+    /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
+    private long rotationRequestsSeen;
     private AutoCloseable keyListener;
 
     public Master(KeyStore keyStore, ServerTransport transport, Settings settings, AuditLog auditLog,
@@ -105,13 +108,13 @@ public final class Master implements AutoCloseable {
                 classify(from, frame);
             }
         });
-        int publishPort = transport.addresses().publish().getPort();
         authService = new AuthService(keyStore, settings.policies(), sessions, keyring, new AuditedAuth(auditLog),
-                clock, publishPort, settings.pendingRetrySeconds());
+                clock, transport::publishPort, settings.pendingRetrySeconds());
         sessionService = new SessionService(sessions, keyring, transport, keyStore.masterKeyPair().getPrivate(),
                 authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
         keyListener = keyStore.addListener(this::onKeyChange);
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
+        rotationRequestsSeen = keyStore.rotationRequests();
         serving.countDown();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
@@ -174,8 +177,9 @@ public final class Master implements AutoCloseable {
                     return;
                 }
                 submit(authPool, () -> authService.handle(from, frame).ifPresent(outcome -> {
-                    transport.send(from, outcome.reply());
+                    // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
                     outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
+                    transport.send(from, outcome.reply());
                 }));
             }
             case CLIENT_AUTH -> {
@@ -236,7 +240,9 @@ public final class Master implements AutoCloseable {
 
     /**
      * Makes a new publish key generation and sends it to every session sealed with that minion's request key: no
-     * RSA operation per minion. Runs on the timer thread.
+     * RSA operation per minion. A session whose minion is no longer accepted with that key gets nothing and is
+     * closed: an auth answered from the key store's state just before a removal can open a session after the
+     * removal listener has run. Runs on the timer thread.
      */
     private void rotate(String reason) {
         long started = System.nanoTime();
@@ -245,6 +251,11 @@ public final class Master implements AutoCloseable {
         int undelivered = 0;
         var update = sessionService.keyUpdate();
         for (MinionSession session : sessions.all()) {
+            if (!stillAccepted(session)) {
+                sessions.remove(session);
+                LOG.info("Minion {}: key no longer accepted; session closed", session.minionId());
+                continue;
+            }
             if (sessionService.push(session, update).isEmpty()) {
                 sent++;
             } else {
@@ -254,6 +265,20 @@ public final class Master implements AutoCloseable {
         nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
+        try {
+            auditLog.record(AuditEvent.builder("publish-key-rotated", "master").reason("generation "
+                    + generation.number() + ": " + reason + "; sent to " + sent + " minions, " + undelivered
+                    + " unreachable").build());
+        } catch (java.io.UncheckedIOException e) {
+            LOG.error("Publish key rotation to generation {} not written to the audit log: {}", generation.number(),
+                    e.getMessage());
+        }
+    }
+
+    private boolean stillAccepted(MinionSession session) {
+        return keyStore.acceptedKey(session.minionId()).filter(key -> key.getModulus().equals(
+                session.publicKey().getModulus()) && key.getPublicExponent().equals(
+                session.publicKey().getPublicExponent())).isPresent();
     }
 
     private void tick() {
@@ -261,7 +286,11 @@ public final class Master implements AutoCloseable {
             if (++ticks % 60 == 0) {
                 jobs.cache().sweep();
             }
-            if (clock.millis() >= nextScheduledRotationMs) {
+            long requested = keyStore.rotationRequests();
+            if (requested != rotationRequestsSeen && requested >= 0) {
+                rotationRequestsSeen = requested;
+                rotate("asked by an admin");
+            } else if (clock.millis() >= nextScheduledRotationMs) {
                 rotate("publish_session of " + settings.publishSession().toSeconds() + " s elapsed");
             }
         } catch (RuntimeException e) {

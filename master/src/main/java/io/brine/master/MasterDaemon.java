@@ -8,7 +8,12 @@ import io.brine.master.keys.KeyStoreException;
 import io.brine.master.keys.KeyStoreOptions;
 import io.brine.master.policy.AcceptancePolicies;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.CompositeServerTransport;
+import io.brine.master.transport.tcp.TcpServerOptions;
+import io.brine.master.transport.tcp.TcpServerTransport;
+import io.brine.master.transport.tcp.TcpTls;
 import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.transport.ServerTransport;
@@ -47,7 +52,7 @@ public final class MasterDaemon implements AutoCloseable {
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             AtomicFiles.ensureDirectory(config.cachedir());
-            AuditLog audit = AuditLog.open(config.cachedir(), clock);
+            AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
             KeyStore keyStore = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).cachedir(config.cachedir())
                     .auditLog(audit).keysize(config.keysize()).maxPending(config.maxPending())
@@ -79,11 +84,20 @@ public final class MasterDaemon implements AutoCloseable {
         }
     }
 
-    static ServerTransport transport(MasterConfig config) {
-        return switch (config.transport()) {
-            case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(), config.publishPort());
-            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
-        };
+    /** The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}. */
+    static ServerTransport transport(MasterConfig config) throws IOException {
+        List<ServerTransport> members = new ArrayList<>();
+        for (TransportKind kind : config.transports()) {
+            members.add(switch (kind) {
+                case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(),
+                        config.publishPort());
+                case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
+                        TcpServerOptions.defaults(), config.tls().isPresent()
+                                ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
+                        null, null);
+            });
+        }
+        return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);
     }
 
     public Master master() {

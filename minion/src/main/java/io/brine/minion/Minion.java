@@ -107,7 +107,12 @@ public final class Minion implements AutoCloseable {
     private final Deque<Publish> awaitingKey = new ArrayDeque<>();
     private final ReturnQueue returns;
     private long nextHeartbeatMs;
-    private long lastHeardMs;
+    /** When a heartbeat sent and not yet answered must have been answered by; 0 when none is outstanding. */
+    private long heartbeatDeadlineMs;
+    private boolean everConnected;
+    private long authRequests;
+    /** The master key of the last verified auth reply, for the status file (pinned only once accepted). */
+    private String masterFingerprint;
 
     private static final class ActiveSession {
         final byte[] id;
@@ -145,6 +150,13 @@ public final class Minion implements AutoCloseable {
     public void start() throws IOException, KeyFormatException {
         keys = MinionKeys.loadOrCreate(settings.pkiDir(), settings.keysize());
         pin = new MasterPin(settings.pkiDir(), settings.masterFinger());
+        // The first request goes out when the connection is up, or after auth_timeout at the latest (a transport
+        // that cannot tell): a request queued for a master that is down would only be answered when stale.
+        // Queued before the transport starts, so that its connection event comes after.
+        onLoop(() -> {
+            setState(MinionState.CONNECTING, "connecting to the master", settings.authTimeout());
+            scheduleAuth(settings.authTimeout());
+        });
         transport.start(new ClientTransport.Listener() {
             @Override
             public void onReply(byte[] frame) {
@@ -161,7 +173,6 @@ public final class Minion implements AutoCloseable {
                 onLoop(Minion.this::onReconnected);
             }
         });
-        onLoop(this::authenticate);
         loop.scheduleWithFixedDelay(() -> guarded(this::tick), 1, 1, TimeUnit.SECONDS);
     }
 
@@ -229,6 +240,7 @@ public final class Minion implements AutoCloseable {
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
                 keys.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
                 settings.token());
+        authRequests++;
         if (!transport.send(Codec.encodeSigned(request, keys.getPrivate()))) {
             LOG.debug("Minion {}: auth request not queued (not connected); waiting", settings.id());
         }
@@ -287,7 +299,9 @@ public final class Minion implements AutoCloseable {
             scheduleAuth(wait);
             return;
         }
-        if (trusted.firstUse()) {
+        masterFingerprint = Fingerprints.of(masterKey);
+        // Trust on first use starts with an accepted key: a master that never accepted this minion is not pinned.
+        if (trusted.firstUse() && reply.status() == AuthStatus.ACCEPTED) {
             try {
                 pin.pin(masterKey);
             } catch (IOException e) {
@@ -351,8 +365,8 @@ public final class Minion implements AutoCloseable {
         publishKeys.put(granted.generation(), publishKey);
         serialFloor = granted.serialFloor();
         awaitingKey.clear();
-        lastHeardMs = clock.millis();
-        nextHeartbeatMs = lastHeardMs + jittered(settings.heartbeatInterval());
+        heartbeatDeadlineMs = 0;
+        nextHeartbeatMs = clock.millis() + jittered(settings.heartbeatInterval());
         transport.subscribe(settings.id(), granted.publishPort());
         LOG.info("Minion {}: accepted by the master, publish key generation {}", settings.id(),
                 granted.generation());
@@ -362,12 +376,22 @@ public final class Minion implements AutoCloseable {
         flushReturns();
     }
 
+    /** A connection to the master came up: the first one, or one after a loss (a restart, a network cut). */
     private void onReconnected() {
+        boolean first = !everConnected;
+        everConnected = true;
         if (session != null) {
-            // Ask at once: if the master restarted, it answers SessionUnknown and we authenticate again.
-            sendSession(new SessionMessage.Heartbeat(currentGeneration()));
-        } else if (pendingNonce != null || retry == null || retry.isDone()) {
-            authenticate();
+            // Ask at once: a restarted master answers SessionUnknown, a swapped one nothing we can verify.
+            sendHeartbeat();
+        } else if (pendingNonce != null) {
+            if (!first) {
+                // The request may have been lost with the old connection.
+                authenticate();
+            }
+        } else if (state() == MinionState.CONNECTING) {
+            // Waiting only because the master could not be reached: ask now; after failed tries, spread over a
+            // second so that minions waiting for a master that comes back do not all ask at once.
+            scheduleAuth(authRequests == 0 ? Duration.ZERO : Duration.ofMillis(random.nextInt(1000)));
         }
     }
 
@@ -450,7 +474,7 @@ public final class Minion implements AutoCloseable {
             LOG.debug("Minion {}: replayed session frame dropped", settings.id());
             return;
         }
-        lastHeardMs = clock.millis();
+        heartbeatDeadlineMs = 0;
         switch (message.type()) {
             case KEY_UPDATE -> installKey((SessionMessage.KeyUpdate) message);
             case ACK -> returns.ack(((SessionMessage.Ack) message).jids());
@@ -481,6 +505,7 @@ public final class Minion implements AutoCloseable {
         LOG.info("Minion {}: publish key generation {} installed", settings.id(), update.generation());
         status = new MinionStatus(status.id(), status.state(), status.reason(), status.since(), status.nextAttempt(),
                 status.fingerprint(), status.masterFingerprint(), update.generation());
+        writeStatus();
         List<Publish> waiting = List.copyOf(awaitingKey);
         awaitingKey.clear();
         for (Publish publish : waiting) {
@@ -542,18 +567,25 @@ public final class Minion implements AutoCloseable {
         long now = clock.millis();
         if (session != null) {
             flushReturns();
-            if (now >= nextHeartbeatMs) {
+            if (heartbeatDeadlineMs != 0 && now >= heartbeatDeadlineMs) {
+                LOG.info("Minion {}: no answer to a heartbeat in {} s; authenticating again", settings.id(),
+                        settings.authTimeout().toSeconds());
+                session = null;
+                heartbeatDeadlineMs = 0;
+                setState(MinionState.CONNECTING, "no answer from the master", null);
+                scheduleAuth(Duration.ofMillis(random.nextInt(2000)));
+            } else if (now >= nextHeartbeatMs) {
                 nextHeartbeatMs = now + jittered(settings.heartbeatInterval());
-                if (now - lastHeardMs > 3 * settings.heartbeatInterval().toMillis()) {
-                    LOG.info("Minion {}: nothing heard from the master for {} s; authenticating again",
-                            settings.id(), (now - lastHeardMs) / 1000);
-                    session = null;
-                    setState(MinionState.CONNECTING, "master silent", null);
-                    authenticate();
-                } else {
-                    sendSession(new SessionMessage.Heartbeat(currentGeneration()));
-                }
+                sendHeartbeat();
             }
+        }
+    }
+
+    /** Sends a heartbeat; the master must answer (anything sealed in this session) within auth_timeout. */
+    private void sendHeartbeat() {
+        sendSession(new SessionMessage.Heartbeat(currentGeneration()));
+        if (heartbeatDeadlineMs == 0) {
+            heartbeatDeadlineMs = clock.millis() + settings.authTimeout().toMillis();
         }
     }
 
@@ -579,7 +611,7 @@ public final class Minion implements AutoCloseable {
                 previous.state() == state ? previous.since() : now,
                 nextAttemptIn == null ? null : now.plus(nextAttemptIn),
                 keys == null ? null : Fingerprints.of(keys.getPublic()),
-                pin == null ? null : pin.pinned().map(Fingerprints::of).orElse(null),
+                pin == null ? null : pin.pinned().map(Fingerprints::of).orElse(masterFingerprint),
                 publishKeys.isEmpty() ? null : publishKeys.lastKey());
         writeStatus();
     }

@@ -6,6 +6,9 @@ import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.minion.grains.Grains;
 import io.brine.minion.jobs.JobRunner;
+import io.brine.minion.transport.tcp.TcpClientOptions;
+import io.brine.minion.transport.tcp.TcpClientTls;
+import io.brine.minion.transport.tcp.TcpClientTransport;
 import io.brine.minion.transport.zmq.ZmqClientTransport;
 import io.brine.protocol.config.Secret;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -46,6 +49,12 @@ public final class MinionDaemon implements AutoCloseable {
     }
 
     public static MinionDaemon start(MinionConfig config, Clock clock) throws IOException, KeyFormatException {
+        return start(config, clock, HEARTBEAT_INTERVAL);
+    }
+
+    /** With another heartbeat interval than the daemon's 30 s: tests that wait for a minion to notice something. */
+    public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
+            throws IOException, KeyFormatException {
         byte[] grant = config.autosignGrant().isPresent()
                 ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
         Map<String, Object> staticGrains = staticGrains(config.grains());
@@ -59,7 +68,7 @@ public final class MinionDaemon implements AutoCloseable {
         Minion.Settings settings = new Minion.Settings(config.id(), config.pkiDir(), config.keysize(),
                 config.masterFinger().orElse(null), config.auth().acceptanceWaitTime(),
                 config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
-                HEARTBEAT_INTERVAL, config.statusFile(), grains.get(), grant,
+                heartbeatInterval, config.statusFile(), grains.get(), grant,
                 config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
                 config.returnRetryMax());
         ClientTransport transport = transport(config);
@@ -78,10 +87,14 @@ public final class MinionDaemon implements AutoCloseable {
         return new MinionDaemon(minion, runner[0], registry);
     }
 
-    static ClientTransport transport(MinionConfig config) {
+    static ClientTransport transport(MinionConfig config) throws IOException {
         return switch (config.transport()) {
             case ZEROMQ -> new ZmqClientTransport(config.master(), config.retPort());
-            case TCP -> throw new IllegalArgumentException("transport: tcp is not available yet; use zeromq");
+            case TCP -> new TcpClientTransport(config.master(), config.tcpPort(), TcpClientOptions.defaults(),
+                    config.tls().isPresent()
+                            ? TcpClientTls.client(config.tls().get().ca(), config.tls().get().verifyHostname())
+                            : null,
+                    null);
         };
     }
 

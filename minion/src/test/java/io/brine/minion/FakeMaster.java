@@ -75,6 +75,8 @@ final class FakeMaster implements ClientTransport {
     @Override
     public void start(Listener listener) {
         this.listener = listener;
+        // Connected at once, and says so, as the real transports do for their first connection.
+        listener.onConnected();
     }
 
     @Override

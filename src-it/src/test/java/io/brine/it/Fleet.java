@@ -1,83 +1,144 @@
 package io.brine.it;
 
+import static org.awaitility.Awaitility.await;
+
 import io.brine.master.MasterDaemon;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.publish.PublisherService;
-import io.brine.protocol.config.TransportKind;
-import java.security.KeyPair;
-import java.security.interfaces.RSAPublicKey;
 import io.brine.master.config.MasterConfig;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.master.publish.JobPublisher;
+import io.brine.master.publish.PublisherService;
+import io.brine.master.transport.CompositeServerTransport;
+import io.brine.master.transport.tcp.TcpServerTransport;
+import io.brine.master.transport.zmq.ZmqServerTransport;
 import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
 import io.brine.minion.auth.MinionKeys;
 import io.brine.minion.config.MinionConfig;
 import io.brine.protocol.config.LogLevel;
-import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.config.TransportKind;
 import io.brine.protocol.io.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.transport.ServerTransport;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
  * An embedded master and minions on loopback with ports chosen by the system, each with its own directories under
- * one temp dir. Minion keys come from {@link TestKeys} so nothing waits for key generation.
+ * one temp dir. Every key comes from {@link TestKeys} (minions' from the first, or from {@link #keysFrom}; a
+ * master's and its root key from the last unless {@link #seedMasterKeys} chose) so nothing waits for key
+ * generation. The master may be restarted on the ports it first bound. {@link #transport} chooses what the master
+ * serves and the minions speak (ZeroMQ unless told); a suite parametrized over {@link TransportKind} runs the same
+ * flows on each.
  */
 final class Fleet implements AutoCloseable {
 
+    /**
+     * The one default wait of these tests. Passing tests never wait it out; it is long because this 2-core machine
+     * is shared, and a load average of 30 has been seen while they ran.
+     */
+    static final Duration WAIT = Duration.ofSeconds(30);
+
     final Path dir;
+    /** The master's clock. */
     final Clock clock;
+    final Clock minionClock;
     MasterDaemon master;
     MasterConfig masterConfig;
-    final List<MinionDaemon> minions = new ArrayList<>();
-    private int nextKey;
+    /** The running minions; minions may be started from several threads at once. */
+    final List<MinionDaemon> minions = new CopyOnWriteArrayList<>();
+    private final Map<MinionDaemon, MinionConfig> minionConfigs = Collections.synchronizedMap(
+            new IdentityHashMap<>());
+    private TransportKind transport = TransportKind.ZEROMQ;
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
-    private int stoppedRetPort;
-    private int stoppedPublishPort;
+    /** The ports the master bound (or that were reserved for it): a restarted master binds them again. */
+    private int retPort;
+    private int publishPort;
+    private int tcpPort;
+    /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
+    Duration minionHeartbeat;
+    private int nextKey;
+    /** Masters' and root keys come from the top of the test keys, minions' from the bottom. */
+    private int nextMasterKey = TestKeys.COUNT - 1;
 
     Fleet(Path dir) {
         this(dir, Clock.systemUTC());
     }
 
     Fleet(Path dir, Clock clock) {
-        this.dir = dir;
-        this.clock = clock;
+        this(dir, clock, clock);
     }
 
+    /** A master and minions on different clocks: a test can move the master's time without the minions'. */
+    Fleet(Path dir, Clock masterClock, Clock minionClock) {
+        this.dir = dir;
+        this.clock = masterClock;
+        this.minionClock = minionClock;
+    }
+
+    /** The transport the master serves and the minions speak; call before starting anything. */
+    Fleet transport(TransportKind kind) {
+        this.transport = kind;
+        return this;
+    }
+
+    TransportKind transport() {
+        return transport;
+    }
+
+    // ---------------------------------------------------------------- master
+
     MasterConfig.Builder masterConfig() {
-        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(0).retPort(0)
-                .logLevel(LogLevel.WARN);
+        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(publishPort)
+                .retPort(retPort).tcpPort(tcpPort).transport(transport).logLevel(LogLevel.WARN);
     }
 
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
         masterCustomization = customize;
         masterConfig = customize.apply(masterConfig()).build();
+        // A master key of its own for each pki dir, as if generated; the root key likewise.
+        if (!Files.exists(masterConfig.pkiDir().resolve("master.pem"))) {
+            seedMasterKey(masterConfig.pkiDir(), nextMasterKey--);
+        }
+        Path rootKey = masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
+        if (!Files.exists(rootKey)) {
+            AtomicFiles.ensureDirectory(masterConfig.cachedir());
+            writeKeyFile(rootKey, TestKeys.privatePem(nextMasterKey--), "r--------");
+        }
         master = MasterDaemon.start(masterConfig, clock);
+        Optional<ServerTransport> zmq = member(ZmqServerTransport.class).map(ServerTransport.class::cast);
+        retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
+        publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
+        tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
         return master;
     }
 
-    /**
-     * Starts a new master as configured before, on the ports the old one had bound and with the same pki dir and
-     * cachedir: a short master restart, as the minions see it. Stops the old one first if it still runs.
-     */
-    MasterDaemon restartMaster() throws Exception {
-        if (master != null) {
-            stopMaster();
+    private <T extends ServerTransport> Optional<T> member(Class<T> type) {
+        ServerTransport served = master.master().transport();
+        if (type.isInstance(served)) {
+            return Optional.of(type.cast(served));
         }
-        UnaryOperator<MasterConfig.Builder> customize = masterCustomization;
-        int retPort = stoppedRetPort;
-        int publishPort = stoppedPublishPort;
-        return startMaster(b -> customize.apply(b).retPort(retPort).publishPort(publishPort));
-    }
-
-    void stopMaster() {
-        stoppedRetPort = master.master().addresses().request().getPort();
-        stoppedPublishPort = master.master().addresses().publish().getPort();
-        master.close();
-        master = null;
+        return served instanceof CompositeServerTransport several ? several.member(type) : Optional.empty();
     }
 
     /**
@@ -86,16 +147,112 @@ final class Fleet implements AutoCloseable {
      */
     Fleet seedMasterKeys(int masterIndex, int rootIndex) throws Exception {
         MasterConfig config = masterConfig().build();
-        AtomicFiles.ensureDirectory(config.pkiDir());
-        AtomicFiles.write(config.pkiDir().resolve("master.pem"), Pem.bytes(TestKeys.privatePem(masterIndex)),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.write(config.pkiDir().resolve("master.pub"), Pem.bytes(TestKeys.publicPem(masterIndex)),
-                AtomicFiles.PUBLIC_READ);
+        seedMasterKey(config.pkiDir(), masterIndex);
         AtomicFiles.ensureDirectory(config.cachedir());
-        AtomicFiles.write(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
-                Pem.bytes(TestKeys.privatePem(rootIndex)), AtomicFiles.OWNER_READ);
+        writeKeyFile(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE), TestKeys.privatePem(rootIndex),
+                "r--------");
         return this;
     }
+
+    /** Writes test key {@code index} as the master's key pair, as if it had generated it. */
+    static void seedMasterKey(Path pkiDir, int index) throws Exception {
+        AtomicFiles.ensureDirectory(pkiDir);
+        writeKeyFile(pkiDir.resolve("master.pem"), TestKeys.privatePem(index), "r--------");
+        writeKeyFile(pkiDir.resolve("master.pub"), TestKeys.publicPem(index), "rw-r--r--");
+    }
+
+    /** Stops the master; minions keep running and keep trying. */
+    void stopMaster() {
+        if (master != null) {
+            master.close();
+            master = null;
+        }
+    }
+
+    /**
+     * Starts a new master as configured before, on the ports the old one had bound and with the same pki dir and
+     * cachedir: a short master restart, as the minions see it. Stops the old one first if it still runs.
+     */
+    MasterDaemon restartMaster() throws Exception {
+        return restartMaster(masterCustomization);
+    }
+
+    /** Stops the master and starts it again on the same ports, configured by {@code customize}. */
+    MasterDaemon restartMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        stopMaster();
+        return startMaster(customize);
+    }
+
+    /** Picks free ports for a master not started yet, so that minions can be pointed at it first. */
+    void reservePorts() throws Exception {
+        retPort = freePort();
+        publishPort = freePort();
+        tcpPort = freePort();
+    }
+
+    /** A port free now: bound to 0 and closed again. */
+    static int freePort() throws Exception {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /** The master's ZeroMQ request port (0 when it serves TCP only). */
+    int retPort() {
+        return retPort;
+    }
+
+    /** The master's TCP port, when it serves TCP. */
+    int tcpPort() {
+        if (tcpPort == 0) {
+            throw new IllegalStateException("the master does not serve TCP");
+        }
+        return tcpPort;
+    }
+
+    ZmqServerTransport zmqTransport() {
+        return member(ZmqServerTransport.class).orElseThrow();
+    }
+
+    /** Waits until the master's ZeroMQ publish channel sees each minion's subscription. */
+    void awaitSubscribed(String... ids) {
+        await().atMost(WAIT).until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
+    }
+
+    /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
+    JobPublisher.Published publish(String fun, List<String> ids) throws Exception {
+        return master.master().jobs().publish("it", "list", String.join(",", ids), ids, fun, List.of(), Map.of(),
+                10, null);
+    }
+
+    /** Waits for every one of {@code ids} to return {@code jid} into the job cache. */
+    List<StoredReturn> awaitReturns(String jid, List<String> ids) {
+        return await().atMost(WAIT).until(() -> master.master().jobs().cache().returns(jid),
+                returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
+    }
+
+    /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
+    Path masterFile(String name, String content, String mode) throws Exception {
+        Path file = dir.resolve("master").resolve(name);
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, content);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        return file;
+    }
+
+    /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
+    BrineClient rootClient() throws ClientException {
+        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+                "root key");
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
+                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    }
+
+    Set<String> acceptedIds() {
+        return master.keyStore().acceptedIds();
+    }
+
+    // ---------------------------------------------------------------- minions
 
     /** Minion keys come from {@link TestKeys} from index {@code first} on. */
     Fleet keysFrom(int first) {
@@ -103,33 +260,35 @@ final class Fleet implements AutoCloseable {
         return this;
     }
 
-    int retPort() {
-        return master.master().addresses().request().getPort();
+    MinionConfig.Builder minionConfig(String id) {
+        return minionConfig(id, transport);
     }
 
-    MinionConfig.Builder minionConfig(String id) {
-        return MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1").retPort(retPort())
+    /**
+     * A minion speaking {@code kind}, whatever the fleet's transport (for a master serving both). One-second
+     * acceptance wait growing to two, five-second auth timeout: quick, and still Salt's semantics.
+     */
+    MinionConfig.Builder minionConfig(String id, TransportKind kind) {
+        MinionConfig.Builder builder = MinionConfig.builder(dir.resolve("minions").resolve(id), id)
+                .master("127.0.0.1").transport(kind)
                 .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
                         Duration.ofSeconds(5)));
+        return kind == TransportKind.TCP ? builder.tcpPort(tcpPort()) : builder.retPort(retPort());
     }
 
     /** Writes test key {@code index} as the minion's key pair, as if it had generated it. */
     static void seedKey(Path pkiDir, int index) throws Exception {
         AtomicFiles.ensureDirectory(pkiDir);
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(index)),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(TestKeys.publicPem(index)),
-                AtomicFiles.PUBLIC_READ);
+        writeKeyFile(pkiDir.resolve(MinionKeys.PRIVATE_FILE), TestKeys.privatePem(index), "r--------");
+        writeKeyFile(pkiDir.resolve(MinionKeys.PUBLIC_FILE), TestKeys.publicPem(index), "rw-r--r--");
     }
 
-    /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
-    Path masterFile(String name, String content, String mode) throws Exception {
-        Path file = dir.resolve("master").resolve(name);
-        java.nio.file.Files.createDirectories(file.getParent());
-        java.nio.file.Files.writeString(file, content);
-        java.nio.file.Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString(
-                mode));
-        return file;
+    /** A key file with its final mode, not forced to disk: test data, and fsync is most of a swarm's start. */
+    static void writeKeyFile(Path file, String pem, String mode) throws Exception {
+        Files.deleteIfExists(file);
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(file, pem, StandardCharsets.US_ASCII);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
     }
 
     /** Starts minion {@code id} with test key {@code keyIndex} (use 100 and up: lower ones are handed out in turn). */
@@ -144,30 +303,72 @@ final class Fleet implements AutoCloseable {
     }
 
     MinionDaemon startMinion(String id, UnaryOperator<MinionConfig.Builder> customize) throws Exception {
-        MinionConfig config = customize.apply(minionConfig(id)).build();
+        return startMinion(minionConfig(id), customize);
+    }
+
+    MinionDaemon startMinion(String id, TransportKind kind) throws Exception {
+        return startMinion(minionConfig(id, kind), b -> b);
+    }
+
+    private MinionDaemon startMinion(MinionConfig.Builder builder, UnaryOperator<MinionConfig.Builder> customize)
+            throws Exception {
+        MinionConfig config = customize.apply(builder).build();
         if (!config.pkiDir().resolve(MinionKeys.PRIVATE_FILE).toFile().exists()) {
-            seedKey(config.pkiDir(), nextKey++);
+            seedKey(config.pkiDir(), nextMinionKey());
         }
-        MinionDaemon minion = MinionDaemon.start(config, clock);
+        return start(config);
+    }
+
+    private synchronized int nextMinionKey() {
+        return nextKey++;
+    }
+
+    /** Starts (or starts again) a minion from a config, with whatever key its pki dir holds. */
+    MinionDaemon start(MinionConfig config) throws Exception {
+        MinionDaemon minion = minionHeartbeat == null ? MinionDaemon.start(config, minionClock)
+                : MinionDaemon.start(config, minionClock, minionHeartbeat);
         minions.add(minion);
+        minionConfigs.put(minion, config);
         return minion;
     }
 
-    /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
-    BrineClient rootClient() throws ClientException {
-        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
-                "root key");
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
-                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    /** The config a minion was started with. */
+    MinionConfig configOf(MinionDaemon minion) {
+        return minionConfigs.get(minion);
+    }
+
+    void stopMinion(MinionDaemon minion) {
+        minion.close();
+        minions.remove(minion);
+        minionConfigs.remove(minion);
+    }
+
+    static void awaitState(MinionDaemon minion, MinionState state) {
+        await().atMost(WAIT).until(() -> minion.minion().state(), s -> s == state);
+    }
+
+    void awaitAll(MinionState state) {
+        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
     }
 
     @Override
     public void close() {
-        for (MinionDaemon minion : minions) {
-            minion.close();
+        // A minion's close waits for its threads; many are closed side by side.
+        ExecutorService closers = Executors.newFixedThreadPool(Math.max(1, Math.min(16, minions.size())));
+        try {
+            for (MinionDaemon minion : minions) {
+                closers.execute(minion::close);
+            }
+        } finally {
+            closers.shutdown();
+            try {
+                closers.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
-        if (master != null) {
-            master.close();
-        }
+        minions.clear();
+        minionConfigs.clear();
+        stopMaster();
     }
 }

@@ -41,9 +41,13 @@ public final class AuditLog implements AutoCloseable {
 
     /** Opens (creating 0700 if needed) {@code cachedir} and appends to its {@code audit.log}. */
     public static AuditLog open(Path cachedir, Clock clock) throws IOException {
-        Files.createDirectories(cachedir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
-                "rwx------")));
-        Path file = cachedir.resolve(FILE_NAME);
+        return openFile(cachedir.resolve(FILE_NAME), clock);
+    }
+
+    /** Appends to {@code file} ({@code audit_log}), creating its directory (0700) if needed. */
+    public static AuditLog openFile(Path file, Clock clock) throws IOException {
+        Files.createDirectories(file.toAbsolutePath().getParent(), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS);

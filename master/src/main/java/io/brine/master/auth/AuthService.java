@@ -29,6 +29,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.function.ToIntFunction;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.protocol.codec.Timestamps;
@@ -53,13 +54,14 @@ public final class AuthService {
     private final PublishKeyring keyring;
     private final AuthAudit audit;
     private final Clock clock;
-    private final int publishPort;
+    /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
+    private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
     private final KeyPair masterKeys;
     private final byte[] masterPublicDer;
 
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
-            AuthAudit audit, Clock clock, int publishPort, int pendingRetrySeconds) {
+            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds) {
         this.keyStore = keyStore;
         this.policies = policies;
         this.sessions = sessions;
@@ -162,8 +164,18 @@ public final class AuthService {
         String id = request.id();
         if (decision instanceof KeyDecision.Accepted accepted) {
             MinionSession session = sessions.open(id, key, peer, now);
+            byte[] reply = acceptedReply(request, session);
+            // The decision may rest on the store's state just before the key was removed. Checked again once the
+            // reply holds its generation: a removal the store shows only later is followed by the removal
+            // listener (which closes this session) and then a rotation, so the reply holds nothing made after.
+            if (keyStore.lookup(id, key) != KeyLookup.ACCEPTED_SAME) {
+                sessions.remove(session);
+                LOG.info("Minion {} ({}): key removed while answering; refused", id, peer.remoteAddress());
+                audit.refused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
+                return reply(request, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
+            }
             LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
-            return new Outcome(acceptedReply(request, session), AuthStatus.ACCEPTED, Optional.of(session));
+            return new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session));
         } else if (decision instanceof KeyDecision.Pending pending) {
             LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(), fingerprint);
             return reply(request, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
@@ -191,7 +203,7 @@ public final class AuthService {
         byte[] requestKey = session.requestKey().bytes();
         try {
             AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), generation.number(),
-                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort,
+                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort.applyAsInt(session.peer()),
                     keyring.serialFloor());
             return sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
                     clock.millis(), masterPublicDer, "accepted", 0, granted));

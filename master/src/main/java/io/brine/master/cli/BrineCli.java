@@ -271,9 +271,8 @@ public final class BrineCli implements Callable<Integer> {
                     return BrineClient.connectLocal(config, wait);
                 }
                 master = BrineClient.localHost(config.interfaceAddress());
-                port = port != null ? port : config.transport() == TransportKind.TCP ? config.tcpPort()
-                        : config.retPort();
-                transport = transport != null ? transport : config.transport();
+                transport = transport != null ? transport : BrineClient.localTransport(config);
+                port = port != null ? port : transport == TransportKind.TCP ? config.tcpPort() : config.retPort();
                 masterPub = masterPub != null ? masterPub : config.pkiDir().resolve("master.pub");
             }
             if (name == null || key == null || masterPub == null) {

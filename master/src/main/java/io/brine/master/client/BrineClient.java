@@ -113,8 +113,14 @@ public final class BrineClient implements AutoCloseable {
                 "the local publisher key (run brine as the master's user, or pass --key)");
         RSAPublicKey master = readPublic(config.pkiDir().resolve("master.pub"), "the master's public key");
         String host = localHost(config.interfaceAddress());
-        int port = config.transport() == TransportKind.TCP ? config.tcpPort() : config.retPort();
-        return connect(config.transport(), host, port, PublisherService.ROOT, root, master, timeout);
+        TransportKind transport = localTransport(config);
+        int port = transport == TransportKind.TCP ? config.tcpPort() : config.retPort();
+        return connect(transport, host, port, PublisherService.ROOT, root, master, timeout);
+    }
+
+    /** The transport a local publisher uses: ZeroMQ when the master serves it, else TCP. */
+    public static TransportKind localTransport(MasterConfig config) {
+        return config.transports().contains(TransportKind.ZEROMQ) ? TransportKind.ZEROMQ : TransportKind.TCP;
     }
 
     /** The address to reach a master bound to {@code bindAddress} from this host. */

@@ -7,10 +7,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Everything the master daemon is configured with, validated once and then immutable, so that no component has to
@@ -21,6 +23,8 @@ import java.util.Optional;
  * temporary directory. Ports may be 0 (an ephemeral port) only when built in code.
  *
  * @param interfaceAddress {@code interface}: the address both channels listen on
+ * @param transports {@code transport}: the transports served, one or both (during a migration), in the order
+ *     written; the first one's ports are the ones logged
  * @param tls {@code tls}: certificate and key for the TCP transport; empty means plain TCP
  * @param maxMinions {@code max_minions}: accepted minions at most; 0 means no limit
  * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
@@ -33,7 +37,7 @@ public record MasterConfig(
         String interfaceAddress,
         int publishPort,
         int retPort,
-        TransportKind transport,
+        Set<TransportKind> transports,
         int tcpPort,
         Optional<Tls> tls,
         Path pkiDir,
@@ -63,9 +67,11 @@ public record MasterConfig(
         Objects.requireNonNull(interfaceAddress, "interfaceAddress");
         requirePort(publishPort, "publishPort");
         requirePort(retPort, "retPort");
-        Objects.requireNonNull(transport, "transport");
+        require(transports != null && !transports.isEmpty(), "transports must name at least one transport");
+        transports = Collections.unmodifiableSet(new LinkedHashSet<>(transports));
         requirePort(tcpPort, "tcpPort");
         Objects.requireNonNull(tls, "tls");
+        require(tls.isEmpty() || transports.contains(TransportKind.TCP), "tls applies to the tcp transport only");
         Objects.requireNonNull(pkiDir, "pkiDir");
         Objects.requireNonNull(cachedir, "cachedir");
         require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
@@ -291,7 +297,7 @@ public record MasterConfig(
         private String interfaceAddress = "0.0.0.0";
         private int publishPort = 4505;
         private int retPort = 4506;
-        private TransportKind transport = TransportKind.ZEROMQ;
+        private Set<TransportKind> transports = Set.of(TransportKind.ZEROMQ);
         private int tcpPort = 4507;
         private Tls tls;
         private Path pkiDir;
@@ -331,8 +337,20 @@ public record MasterConfig(
             return this;
         }
 
+        /** Serves this one transport. */
         public Builder transport(TransportKind transport) {
-            this.transport = transport;
+            this.transports = Set.of(transport);
+            return this;
+        }
+
+        /** Serves these transports at once, in this order (the first one's ports are the ones logged). */
+        public Builder transports(TransportKind... transports) {
+            this.transports = new LinkedHashSet<>(List.of(transports));
+            return this;
+        }
+
+        public Builder transports(Set<TransportKind> transports) {
+            this.transports = transports;
             return this;
         }
 
@@ -428,7 +446,7 @@ public record MasterConfig(
 
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
-            return new MasterConfig(interfaceAddress, publishPort, retPort, transport, tcpPort,
+            return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),

@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
@@ -39,10 +40,15 @@ final class MasterConfigFile {
         publishPort.ifPresent(config::publishPort);
         OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
         retPort.ifPresent(config::retPort);
-        root.choice("transport", TransportKind.class).ifPresent(config::transport);
+        Optional<Set<TransportKind>> transports = root.choices("transport", TransportKind.class);
+        transports.ifPresent(config::transports);
         OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
-        root.section("tls").flatMap(MasterConfigFile::tls).ifPresent(config::tls);
+        Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
+        tls.ifPresent(config::tls);
+        if (tls.isPresent() && !transports.orElse(Set.of()).contains(TransportKind.TCP)) {
+            root.problem("tls", "applies to the tcp transport only: add tcp to transport, or remove tls");
+        }
 
         root.path("pki_dir").ifPresent(config::pkiDir);
         root.path("cachedir").ifPresent(config::cachedir);

@@ -537,6 +537,59 @@ public final class KeyStore implements AutoCloseable {
         }
     }
 
+    // ---------------------------------------------------------------- rotation requests
+
+    /**
+     * The file through which an admin asks the master, in this process or another, to rotate the publish key: a
+     * decimal counter that {@link #requestRotation} bumps and the master watches.
+     */
+    public static final String ROTATE_FILE = ".rotate";
+    private static final int MAX_ROTATE_FILE_BYTES = 32;
+
+    /**
+     * Asks the master to rotate the publish key now: bumps the counter in {@value #ROTATE_FILE} (under the store
+     * lock, temp file + rename) and audits the request. A running master notices within a second.
+     *
+     * @return the counter after this request
+     * @throws UncheckedIOException when the file cannot be written
+     */
+    public long requestRotation(String actor) {
+        Objects.requireNonNull(actor, "actor");
+        ensureOpen();
+        long count;
+        try (StoreLock.Held held = lock.acquire()) {
+            count = Math.max(0, rotationRequests()) + 1;
+            StoreFiles.replace(pkiDir, ROTATE_FILE, (count + "\n").getBytes(StandardCharsets.US_ASCII),
+                    StoreFiles.KEY_MODE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + pkiDir.resolve(ROTATE_FILE) + ": " + e.getMessage(), e);
+        }
+        log.info("Key store {}: publish key rotation requested by {} (request {})", pkiDir, actor, count);
+        if (audit != null) {
+            audit.record(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
+            audit.sync();
+        }
+        return count;
+    }
+
+    /**
+     * How many rotations admins have asked for ({@link #requestRotation}): 0 when never, -1 when the file cannot
+     * be read. Reads one small file without the lock (it is only ever replaced whole), so a master can poll it.
+     */
+    public long rotationRequests() {
+        Path file = pkiDir.resolve(ROTATE_FILE);
+        try {
+            if (StoreFiles.attributes(file).filter(PosixFileAttributes::isRegularFile).isEmpty()) {
+                return 0;
+            }
+            return Long.parseLong(new String(StoreFiles.readSmall(file, MAX_ROTATE_FILE_BYTES),
+                    StandardCharsets.US_ASCII).strip());
+        } catch (IOException | NumberFormatException e) {
+            log.debug("Key store {}: cannot read {}: {}", pkiDir, ROTATE_FILE, e.toString());
+            return -1;
+        }
+    }
+
     // ---------------------------------------------------------------- change notification
 
     /**

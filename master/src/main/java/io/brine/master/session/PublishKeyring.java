@@ -21,6 +21,8 @@ public final class PublishKeyring {
     }
 
     private volatile Generation current;
+    /** Kept one rotation longer: a thread may still be copying its key bytes into a reply. */
+    private Generation previous;
     private long serial;
 
     public PublishKeyring(Clock clock) {
@@ -34,9 +36,12 @@ public final class PublishKeyring {
 
     /** Replaces the current generation with a new one and returns it. */
     public synchronized Generation rotate() {
-        Generation previous = current;
-        current = new Generation(previous.number() + 1, SessionKey.random());
-        previous.key().wipe();
+        Generation replaced = current;
+        current = new Generation(replaced.number() + 1, SessionKey.random());
+        if (previous != null) {
+            previous.key().wipe();
+        }
+        previous = replaced;
         return current;
     }
 

@@ -49,6 +49,16 @@ public final class SessionTable {
         return true;
     }
 
+    /** Forgets {@code session} if it is still its minion's session; returns whether it was. */
+    public boolean remove(MinionSession session) {
+        if (!byMinion.remove(session.minionId(), session)) {
+            return false;
+        }
+        bySessionId.remove(session.sessionId(), session);
+        session.close();
+        return true;
+    }
+
     /** A snapshot of the open sessions. */
     public List<MinionSession> all() {
         return new ArrayList<>(byMinion.values());

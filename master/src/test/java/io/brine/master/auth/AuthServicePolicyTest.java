@@ -67,7 +67,7 @@ class AuthServicePolicyTest {
                             PolicyDecision policy) {
                         audited.add(decision.getClass().getSimpleName() + " " + id + " [" + policy.rule() + "]");
                     }
-                }, Clock.systemUTC(), 4505, 0);
+                }, Clock.systemUTC(), peer -> 4505, 0);
     }
 
     @AfterEach

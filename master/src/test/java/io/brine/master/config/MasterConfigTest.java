@@ -45,7 +45,7 @@ class MasterConfigTest {
         assertThat(config.interfaceAddress()).isEqualTo("0.0.0.0");
         assertThat(config.publishPort()).isEqualTo(4505);
         assertThat(config.retPort()).isEqualTo(4506);
-        assertThat(config.transport()).isEqualTo(TransportKind.ZEROMQ);
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ);
         assertThat(config.tcpPort()).isEqualTo(4507);
         assertThat(config.tls()).isEmpty();
         assertThat(config.pkiDir()).isEqualTo(Path.of("/etc/brine/pki/master"));
@@ -155,6 +155,22 @@ class MasterConfigTest {
                 .build());
         assertThat(config.auditLog()).isEqualTo(Path.of("/srv/brine/cache/audit.log"));
         assertThat(config.publisherAcl().keySet()).containsExactly("ops", "web-team");
+    }
+
+    @Test
+    void servesBothTransportsWhenBothAreListed() throws Exception {
+        MasterConfig config = load("transport: [zeromq, tcp]\ntls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ, TransportKind.TCP);
+        assertThat(config.tls()).isPresent();
+    }
+
+    @Test
+    void tlsWithoutTheTcpTransportIsAProblem() throws IOException {
+        List<ConfigProblem> problems = problems("tls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(problems).extracting(ConfigProblem::key, ConfigProblem::message).containsExactly(tuple("tls",
+                "applies to the tcp transport only: add tcp to transport, or remove tls"));
     }
 
     @Test

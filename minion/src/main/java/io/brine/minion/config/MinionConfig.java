@@ -25,6 +25,8 @@ import java.util.Optional;
  *
  * @param id {@code id}: valid by {@link MinionIds}, the one id validator
  * @param master {@code master}: the master's host name or address
+ * @param tls {@code tls}: TLS for the TCP transport, trusting the master's certificate by this CA file; empty means
+ *     plain TCP
  * @param masterFinger {@code master_finger}: the master key's fingerprint in normalized form; when empty the first
  *     key seen is pinned (trust on first use)
  * @param grains {@code grains}: static grains, each a list of values (a single value is a one-element list). They
@@ -44,6 +46,7 @@ public record MinionConfig(
         int publishPort,
         TransportKind transport,
         int tcpPort,
+        Optional<Tls> tls,
         Path pkiDir,
         Path cachedir,
         int keysize,
@@ -78,6 +81,8 @@ public record MinionConfig(
         requirePort(publishPort, "publishPort");
         Objects.requireNonNull(transport, "transport");
         requirePort(tcpPort, "tcpPort");
+        Objects.requireNonNull(tls, "tls");
+        require(tls.isEmpty() || transport == TransportKind.TCP, "tls applies to the tcp transport only");
         Objects.requireNonNull(pkiDir, "pkiDir");
         Objects.requireNonNull(cachedir, "cachedir");
         require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
@@ -127,6 +132,19 @@ public record MinionConfig(
     /** {@link #builder(Path, String)} with nothing else changed. */
     public static MinionConfig defaults(Path base, String id) {
         return builder(base, id).build();
+    }
+
+    /**
+     * TLS for the TCP transport, under brine's own message crypto.
+     *
+     * @param ca {@code tls.ca}: PEM certificates to trust for the master's TLS certificate (its CA, or the
+     *     certificate itself when self-signed); no other is accepted
+     * @param verifyHostname {@code tls.verify_hostname}: also require the certificate to name {@code master}
+     */
+    public record Tls(Path ca, boolean verifyHostname) {
+        public Tls {
+            Objects.requireNonNull(ca, "ca");
+        }
     }
 
     /**
@@ -192,6 +210,7 @@ public record MinionConfig(
         private int publishPort = DEFAULT_PUBLISH_PORT;
         private TransportKind transport = TransportKind.ZEROMQ;
         private int tcpPort = DEFAULT_TCP_PORT;
+        private Tls tls;
         private Path pkiDir;
         private Path cachedir;
         private int keysize = 2048;
@@ -241,6 +260,11 @@ public record MinionConfig(
 
         public Builder tcpPort(int tcpPort) {
             this.tcpPort = tcpPort;
+            return this;
+        }
+
+        public Builder tls(Tls tls) {
+            this.tls = tls;
             return this;
         }
 
@@ -329,7 +353,8 @@ public record MinionConfig(
         public MinionConfig build() {
             String finger = masterFinger == null ? null : Fingerprints.normalize(masterFinger);
             require(masterFinger == null || finger != null, "masterFinger is not a fingerprint");
-            return new MinionConfig(id, master, retPort, publishPort, transport, tcpPort, pkiDir, cachedir,
+            return new MinionConfig(id, master, retPort, publishPort, transport, tcpPort, Optional.ofNullable(tls),
+                    pkiDir, cachedir,
                     keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
                     returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),

@@ -58,9 +58,15 @@ final class MinionConfigFile {
         retPort.ifPresent(config::retPort);
         OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);
         publishPort.ifPresent(config::publishPort);
-        root.choice("transport", TransportKind.class).ifPresent(config::transport);
+        Optional<TransportKind> transport = root.choice("transport", TransportKind.class);
+        transport.ifPresent(config::transport);
         OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
+        Optional<MinionConfig.Tls> tls = root.section("tls").flatMap(MinionConfigFile::tls);
+        tls.ifPresent(config::tls);
+        if (tls.isPresent() && transport.filter(t -> t == TransportKind.TCP).isEmpty()) {
+            root.problem("tls", "applies to the tcp transport only: set transport: tcp, or remove tls");
+        }
 
         root.path("pki_dir").ifPresent(config::pkiDir);
         root.path("cachedir").ifPresent(config::cachedir);
@@ -97,6 +103,15 @@ final class MinionConfigFile {
 
         reader.finish();
         return config.build();
+    }
+
+    private static Optional<MinionConfig.Tls> tls(ConfigSection tls) {
+        Optional<Path> ca = tls.path("ca");
+        boolean verifyHostname = tls.bool("verify_hostname").orElse(true);
+        if (!tls.has("ca")) {
+            tls.problem("ca", "is required with tls");
+        }
+        return ca.map(file -> new MinionConfig.Tls(file, verifyHostname));
     }
 
     private static Auth auth(ConfigSection root) {

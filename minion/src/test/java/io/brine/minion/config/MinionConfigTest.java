@@ -173,6 +173,19 @@ class MinionConfigTest {
     }
 
     @Test
+    void tlsTrustsACaFileForTheTcpTransportOnly() throws Exception {
+        MinionConfig config = load("id: m1\ntransport: tcp\ntls:\n  ca: tls/ca.crt\n");
+        assertThat(config.tls()).hasValue(new MinionConfig.Tls(dir.toAbsolutePath().resolve("tls/ca.crt"), true));
+        assertThat(load("id: m1\ntransport: tcp\ntls: {ca: ca.crt, verify_hostname: false}\n").tls().orElseThrow()
+                .verifyHostname()).isFalse();
+
+        assertThat(problems("id: m1\ntls: {ca: ca.crt}\n", NOT_ASKED)).singleElement().satisfies(p -> assertThat(
+                p.message()).isEqualTo("applies to the tcp transport only: set transport: tcp, or remove tls"));
+        assertThat(problems("id: m1\ntransport: tcp\ntls: {verify_hostname: true}\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("tls.ca"));
+    }
+
+    @Test
     void masterFingerIsNormalizedOrRefused() throws Exception {
         assertThat(load("id: m1\nmaster_finger: '" + FINGER.toUpperCase() + "'\n").masterFinger()).hasValue(FINGER);
         assertThat(problems("id: m1\nmaster_finger: ab:cd\n", NOT_ASKED)).singleElement()

@@ -42,6 +42,7 @@ class MinionExampleConfigTest {
         MinionConfig config = load(Files.writeString(dir.resolve("minion.yaml"), examples));
         assertThat(config.grains()).isNotEmpty();
         assertThat(config.functions()).isNotEqualTo(MinionConfig.Functions.defaults());
+        assertThat(config.tls()).isPresent();
     }
 
     @Test

@@ -186,6 +186,41 @@ public final class ConfigSection {
     }
 
     /**
+     * One or more of an enum's constants, written in lower case: a single value ({@code zeromq}) or a list of
+     * distinct values ({@code [zeromq, tcp]}). The set keeps the order written; an empty list is a problem.
+     */
+    public <E extends Enum<E>> Optional<Set<E>> choices(String key, Class<E> type) {
+        Node node = lookup(key);
+        if (node == null) {
+            return Optional.empty();
+        }
+        String keyPath = keyPath(key);
+        List<String> names = Arrays.stream(type.getEnumConstants())
+                .map(e -> e.name().toLowerCase(Locale.ROOT)).collect(Collectors.toList());
+        String expected = "one of " + String.join(", ", names);
+        List<Node> items = node instanceof Sequence sequence ? sequence.items() : List.of(node);
+        if (items.isEmpty()) {
+            wrong(node, keyPath, expected + ", or a list of them", "");
+            return Optional.empty();
+        }
+        Set<E> result = new LinkedHashSet<>();
+        boolean ok = true;
+        for (int i = 0; i < items.size(); i++) {
+            Node item = items.get(i);
+            String itemPath = node instanceof Sequence ? keyPath + "[" + i + "]" : keyPath;
+            int index = item instanceof Scalar s ? names.indexOf(s.text()) : -1;
+            if (index < 0) {
+                wrong(item, itemPath, expected, "");
+                ok = false;
+            } else if (!result.add(type.getEnumConstants()[index])) {
+                reader.add(item.mark(), itemPath, names.get(index) + " is listed twice");
+                ok = false;
+            }
+        }
+        return ok ? Optional.of(Collections.unmodifiableSet(result)) : Optional.empty();
+    }
+
+    /**
      * A host name or an IPv4 or IPv6 address literal, checked by its syntax only: no name is looked up here. An
      * IPv6 literal may be written in brackets; it is returned without them.
      */

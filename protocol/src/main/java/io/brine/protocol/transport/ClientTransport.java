@@ -35,7 +35,10 @@ public interface ClientTransport extends AutoCloseable {
         default void onDisconnected() {
         }
 
-        /** Connected again after {@link #onDisconnected()}. */
+        /**
+         * The connection to the master is up: the first time, and again after each {@link #onDisconnected()}
+         * (transports that can tell). A minion sends its first auth request then rather than into the void.
+         */
         default void onConnected() {
         }
     }

@@ -32,7 +32,18 @@ public interface ServerTransport extends AutoCloseable {
      */
     Set<String> publish(Collection<String> minionIds, byte[] frame);
 
-    /** Tells the transport that {@code minionId} authenticated on {@code peer}, so publications can reach it. */
+    /**
+     * The publish port an auth reply to {@code peer} names: the publish channel's port, or 0 when publications come
+     * down {@code peer}'s own connection (TCP, PROTOCOL.md 2.2).
+     */
+    default int publishPort(Peer peer) {
+        return addresses().publish().getPort();
+    }
+
+    /**
+     * Tells the transport that {@code minionId} authenticated on {@code peer}, so publications can reach it. The
+     * master calls it before it sends the ACCEPTED reply, and again whenever a session frame arrives from a new peer.
+     */
     void bind(String minionId, Peer peer);
 
     /** The minion was removed: drop its route, close its connection where there is one. */

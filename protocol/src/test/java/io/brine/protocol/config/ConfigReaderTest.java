@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -337,6 +338,21 @@ class ConfigReaderTest {
         reader.finish();
         ConfigProblem p = onlyProblem("transport: ZeroMQ\n", root -> root.choice("transport", TransportKind.class));
         assertThat(p.message()).isEqualTo("expected one of zeromq, tcp, got \"ZeroMQ\"");
+    }
+
+    @Test
+    void choicesAreOneValueOrAListOfDistinctValues() throws Exception {
+        ConfigReader reader = open("one: tcp\nboth: [tcp, zeromq]\n");
+        assertThat(reader.root().choices("one", TransportKind.class)).hasValue(Set.of(TransportKind.TCP));
+        assertThat(reader.root().choices("both", TransportKind.class).orElseThrow())
+                .containsExactly(TransportKind.TCP, TransportKind.ZEROMQ);
+        reader.finish();
+        assertThat(onlyProblem("t: [tcp, tcp]\n", root -> root.choices("t", TransportKind.class)).message())
+                .isEqualTo("tcp is listed twice");
+        assertThat(onlyProblem("t: [tcp, zmq]\n", root -> root.choices("t", TransportKind.class)).message())
+                .isEqualTo("expected one of zeromq, tcp, got \"zmq\"");
+        assertThat(onlyProblem("t: []\n", root -> root.choices("t", TransportKind.class)).message())
+                .startsWith("expected one of zeromq, tcp, or a list of them");
     }
 
     @ParameterizedTest

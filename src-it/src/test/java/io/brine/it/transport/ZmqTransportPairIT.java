@@ -194,7 +194,8 @@ class ZmqTransportPairIT {
             }
         });
         ZmqServerTransport server = second[0];
-        await().until(() -> minion.connected.get() == 1);
+        // The first connection, and this one.
+        await().until(() -> minion.connected.get() == 2);
         minion.transport.send("after".getBytes(US_ASCII));
         await().until(() -> minion.replies.size() == 2);
         assertThat(new String(minion.replies.toArray(byte[][]::new)[1], US_ASCII)).isEqualTo("re:after");

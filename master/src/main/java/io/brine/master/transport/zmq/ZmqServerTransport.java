@@ -58,8 +58,8 @@ import zmq.io.Metadata;
  * the missing returns. Nothing is sent on the broadcast topic {@code b/} the minions also subscribe to: with NODROP
  * one stalled subscriber would hold a broadcast up for all, and per-minion sends are what can be accounted for.
  *
- * <p>{@link #bind} is a no-op (routing is by topic); {@link #unbind} forgets the minion's subscription until it
- * subscribes again.
+ * <p>Routing is by topic; {@link #unbind} forgets the minion's subscription until it subscribes again or is
+ * {@link #bind bound} again (authenticated anew over the same live subscription).
  */
 public final class ZmqServerTransport implements ServerTransport {
 
@@ -82,8 +82,12 @@ public final class ZmqServerTransport implements ServerTransport {
     private final ZmqServerOptions options;
     private final UndeliveredListener undeliveredListener;
     private final TransportMailbox<Command> mailbox;
-    /** Minion ids with a live {@code m/<id>/} subscription. Written by the transport thread only. */
+    /** Minion ids with a live {@code m/<id>/} subscription, less the unbound. Written by the transport thread only. */
     private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
+    /** Minion ids whose subscription the XPUB holds, unbound or not. Transport thread only. */
+    private final Set<String> live = new HashSet<>();
+    /** Minion ids unbound and not bound or subscribed since. Transport thread only. */
+    private final Set<String> unbound = new HashSet<>();
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private volatile Addresses addresses;
     private volatile Thread thread;
@@ -212,9 +216,17 @@ public final class ZmqServerTransport implements ServerTransport {
         return undeliverable;
     }
 
-    /** Nothing to do: publications are routed by topic, which the minion subscribes to itself. */
+    /**
+     * Routes publications to {@code minionId} again after an {@link #unbind}, if its subscription is still live:
+     * a minion removed and then accepted again keeps its SUB connection and never subscribes anew. Otherwise
+     * nothing to do: publications are routed by topic, which the minion subscribes to itself.
+     */
     @Override
     public void bind(String minionId, Peer peer) {
+        Objects.requireNonNull(minionId, "minionId");
+        if (state.get() == State.RUNNING) {
+            mailbox.offer(new Bind(minionId));
+        }
     }
 
     /** Forgets {@code minionId}'s subscription (until it subscribes again), so publishing to it reports it. */
@@ -287,6 +299,8 @@ public final class ZmqServerTransport implements ServerTransport {
             context.close();
             mailbox.close();
             subscribed.clear();
+            live.clear();
+            unbound.clear();
             LOG.info("ZeroMQ transport closed");
         }
     }
@@ -312,8 +326,12 @@ public final class ZmqServerTransport implements ServerTransport {
         String minionId = minionOf(topic);
         if (minionId != null) {
             if (subscribe) {
+                live.add(minionId);
+                unbound.remove(minionId);
                 subscribed.add(minionId);
             } else {
+                live.remove(minionId);
+                unbound.remove(minionId);
                 subscribed.remove(minionId);
             }
             LOG.debug("Minion {}: {}", minionId, subscribe ? "subscribed" : "unsubscribed");
@@ -344,6 +362,13 @@ public final class ZmqServerTransport implements ServerTransport {
             sendReply(reply);
         } else if (command instanceof Unbind unbind) {
             subscribed.remove(unbind.minionId());
+            if (live.contains(unbind.minionId())) {
+                unbound.add(unbind.minionId());
+            }
+        } else if (command instanceof Bind bind) {
+            if (unbound.remove(bind.minionId())) {
+                subscribed.add(bind.minionId());
+            }
         }
     }
 
@@ -498,7 +523,7 @@ public final class ZmqServerTransport implements ServerTransport {
                 minionIds.size(), minionIds);
     }
 
-    private sealed interface Command permits Reply, Publication, Unbind {
+    private sealed interface Command permits Reply, Publication, Unbind, Bind {
     }
 
     private record Reply(ZmqPeer peer, byte[] frame) implements Command {
@@ -508,5 +533,8 @@ public final class ZmqServerTransport implements ServerTransport {
     }
 
     private record Unbind(String minionId) implements Command {
+    }
+
+    private record Bind(String minionId) implements Command {
     }
 }

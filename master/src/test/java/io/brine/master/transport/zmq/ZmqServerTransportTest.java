@@ -286,6 +286,24 @@ class ZmqServerTransportTest {
     }
 
     @Test
+    void bindRoutesToAnUnboundMinionAgainWhoseSubscriptionIsStillLive() throws IOException {
+        startServer(ZmqServerOptions.defaults());
+        ZMQ.Socket web1 = subscriber("web1");
+        awaitSubscribed("web1");
+        server.unbind("web1");
+        await().until(() -> !server.subscribedMinions().contains("web1"));
+
+        // Removed, then accepted again on the same connection: the SUB never subscribes anew.
+        server.bind("web1", new ZmqPeer(text("id"), "127.0.0.1", false));
+
+        awaitSubscribed("web1");
+        assertThat(server.publish(List.of("web1"), text("x"))).isEmpty();
+        assertThat(nextPublication(web1, "web1")).isEqualTo("x");
+        server.bind("ghost", new ZmqPeer(text("id"), "127.0.0.1", false));
+        assertThat(server.publish(List.of("ghost"), text("y"))).containsExactly("ghost");
+    }
+
+    @Test
     void reportsAMinionWhoseQueueIsFullWithoutHoldingUpOthers() throws IOException {
         startServer(ZmqServerOptions.defaults().withPublishHighWaterMark(10));
         ZMQ.Socket stalled = peers.createSocket(SocketType.SUB);

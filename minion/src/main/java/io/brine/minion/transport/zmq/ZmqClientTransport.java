@@ -32,8 +32,9 @@ import zmq.ZError;
  * <p>ZeroMQ reconnects by itself (with {@link ZmqClientOptions#reconnectInterval()} doubling up to
  * {@link ZmqClientOptions#reconnectIntervalMax()}, plus random jitter) and resubscribes on reconnection; ZMTP
  * heartbeats detect a silent master. After a protocol error (an oversized frame, a failed handshake) ZeroMQ gives
- * a connection up for good; the transport notices that no reconnection follows and opens a fresh socket. {@link Listener#onDisconnected()} fires when the request connection is lost
- * after a handshake, {@link Listener#onConnected()} when a handshake completes after that. {@link #send} queues
+ * a connection up for good; the transport notices that no reconnection follows and opens a fresh socket.
+ * {@link Listener#onConnected()} fires whenever a handshake on the request connection completes (the first one
+ * too), {@link Listener#onDisconnected()} when that connection is lost after a handshake. {@link #send} queues
  * even while disconnected: ZeroMQ holds frames (up to the request high-water mark) and sends them on connection.
  */
 public final class ZmqClientTransport implements ClientTransport {
@@ -381,7 +382,6 @@ public final class ZmqClientTransport implements ClientTransport {
         private final Consumer<ZMQ.Socket> setUp;
         private final String endpoint;
         private boolean connected;
-        private boolean lost;
         /** System.nanoTime() by which ZeroMQ should have started reconnecting; 0 when not waiting. */
         private long abandonedCheck;
         /** Sockets opened in a row for this link that never completed a handshake. */
@@ -420,7 +420,6 @@ public final class ZmqClientTransport implements ClientTransport {
                     abandonedCheck = System.nanoTime() + grace();
                     if (connected) {
                         connected = false;
-                        lost = true;
                         LOG.debug("ZeroMQ transport: disconnected from {}", endpoint);
                         if (notifies) {
                             tellListener(false);
@@ -432,7 +431,7 @@ public final class ZmqClientTransport implements ClientTransport {
                         connected = true;
                         handshaken = true;
                         LOG.debug("ZeroMQ transport: connected to {}", endpoint);
-                        if (notifies && lost) {
+                        if (notifies) {
                             tellListener(true);
                         }
                     }
@@ -460,7 +459,6 @@ public final class ZmqClientTransport implements ClientTransport {
             }
             close();
             Link fresh = new Link(port, type, notifies, setUp);
-            fresh.lost = lost || connected;
             fresh.failedReopens = handshaken ? 0 : failedReopens + 1;
             fresh.register();
             return fresh;

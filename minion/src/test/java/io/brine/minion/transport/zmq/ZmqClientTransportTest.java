@@ -237,7 +237,7 @@ class ZmqClientTransportTest {
         router.sendMore(identity);
         router.send(new byte[FrameLimits.MAX_FRAME + 1]);
 
-        await().until(() -> recorder.disconnected.get() == 1 && recorder.connected.get() == 1);
+        await().until(() -> recorder.disconnected.get() == 1 && recorder.connected.get() == 2);
         client.send("again".getBytes(US_ASCII));
         List<String> frames = new ArrayList<>();
         byte[] newIdentity = receiveRequest(router, frames);
@@ -277,13 +277,13 @@ class ZmqClientTransportTest {
 
         router.close();
         await().until(() -> recorder.disconnected.get() == 1);
-        assertThat(recorder.connected).hasValue(0);
+        assertThat(recorder.connected).as("the first connection only").hasValue(1);
         assertThat(client.send("sent while down".getBytes(US_ASCII))).isTrue();
 
         ZMQ.Socket successor = master.createSocket(SocketType.ROUTER);
         successor.setReceiveTimeOut(RECEIVE_TIMEOUT_MILLIS);
         await().until(() -> bindsTo(successor, port));
-        await().until(() -> recorder.connected.get() == 1);
+        await().until(() -> recorder.connected.get() == 2);
         List<String> frames = new ArrayList<>();
         receiveRequest(successor, frames);
         assertThat(frames).containsExactly("sent while down");

@@ -1,0 +1,97 @@
+package io.brine.it;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** A TCP relay on loopback whose connections a test can cut, as a network loss would. */
+final class CuttableProxy implements AutoCloseable {
+
+    private final ServerSocket server;
+    private final int target;
+    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    final AtomicInteger connections = new AtomicInteger();
+
+    CuttableProxy(int target) throws IOException {
+        this.target = target;
+        this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread acceptor = new Thread(this::accept, "proxy-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    int port() {
+        return server.getLocalPort();
+    }
+
+    /** Closes every connection through the proxy; new ones are relayed again. */
+    void cut() {
+        for (Socket socket : open) {
+            close(socket);
+        }
+    }
+
+    private void accept() {
+        while (!server.isClosed()) {
+            Socket client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                return;
+            }
+            try {
+                Socket upstream = new Socket();
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), target));
+                open.add(client);
+                open.add(upstream);
+                connections.incrementAndGet();
+                pump(client, upstream);
+                pump(upstream, client);
+            } catch (IOException e) {
+                // The target refused: the client sees its connection end.
+                close(client);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread thread = new Thread(() -> {
+            byte[] buffer = new byte[64 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int read;
+                while ((read = in.read(buffer)) >= 0) {
+                    out.write(buffer, 0, read);
+                }
+            } catch (IOException e) {
+                // cut
+            } finally {
+                close(from);
+                close(to);
+            }
+        }, "proxy-pump");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void close(Socket socket) {
+        open.remove(socket);
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        server.close();
+        cut();
+    }
+}

@@ -1,0 +1,59 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.master.keys.AdminResult;
+import io.brine.master.publish.JobPublisher;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
+import io.brine.protocol.config.TransportKind;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A master serving ZeroMQ and TCP at once, with minions on each: a fleet half-way through a migration. */
+class TransportMigrationIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    @TempDir
+    Path dir;
+    Fleet fleet;
+
+    @AfterEach
+    void tearDown() {
+        fleet.close();
+    }
+
+    @Test
+    void oneMasterReachesMinionsOnBothTransports() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.transports(TransportKind.ZEROMQ, TransportKind.TCP));
+        MinionDaemon old = fleet.startMinion("old1", TransportKind.ZEROMQ);
+        MinionDaemon moved = fleet.startMinion("moved1", TransportKind.TCP);
+        await().atMost(WAIT).until(() -> old.minion().state() == MinionState.PENDING
+                && moved.minion().state() == MinionState.PENDING);
+
+        for (String id : new String[] {"old1", "moved1"}) {
+            assertThat(fleet.master.keyStore().accept(id, null, "it").status()).isEqualTo(AdminResult.Status.DONE);
+        }
+        await().atMost(WAIT).until(() -> old.minion().state() == MinionState.ACCEPTED
+                && moved.minion().state() == MinionState.ACCEPTED);
+
+        FleetJobs jobs = new FleetJobs(fleet);
+        JobPublisher.Published ping = jobs.publish("glob", "*", "test.echo", "both");
+        assertThat(ping.unreachable()).isEmpty();
+        assertThat(jobs.awaitReturns(ping.jid(), "old1", "moved1").values())
+                .allSatisfy(r -> assertThat(r.returnValue()).isEqualTo("both"));
+
+        // A rotation reaches both too: each gets the new key on its own transport, and answers under it.
+        long generation = fleet.master.master().keyring().current().number();
+        fleet.master.master().requestRotation("it");
+        await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
+        JobPublisher.Published again = jobs.publish("glob", "*", "test.ping");
+        jobs.awaitReturns(again.jid(), "old1", "moved1");
+    }
+}
