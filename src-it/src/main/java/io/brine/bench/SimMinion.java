@@ -86,7 +86,7 @@ final class SimMinion {
     private long acceptedNanos;
     private byte[] sessionId;
     private SessionKey requestKey;
-    private final ReplayWindow window = new ReplayWindow();
+    private ReplayWindow window = new ReplayWindow();
     private long sendCounter;
     private final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
     private long serialFloor;
@@ -135,6 +135,16 @@ final class SimMinion {
         authSentNanos = nanos;
         transport.send(preparedRequest);
         preparedRequest = null;
+    }
+
+    /** Forgets the session, as a minion does after a master restart, so that {@link #sendAuth} starts anew. */
+    synchronized void resetSession() {
+        granted = null;
+        requestKey = null;
+        sessionId = null;
+        sendCounter = 0;
+        window = new ReplayWindow();
+        nonce = null;
     }
 
     synchronized boolean accepted() {

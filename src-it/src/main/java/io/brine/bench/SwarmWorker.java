@@ -68,6 +68,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
+    private java.util.concurrent.ScheduledFuture<?> retryTask;
 
     // Deliveries of publications and returns since the last reset.
     private final AtomicLong delivered = new AtomicLong();
@@ -161,6 +162,16 @@ public final class SwarmWorker implements SimMinion.Swarm {
                 }
                 return "connect " + (System.nanoTime() - started) / 1_000_000;
             }
+            case "reset-sessions": {
+                for (SimMinion minion : minions) {
+                    minion.resetSession();
+                }
+                acceptedCount.set(0);
+                firstAccepted.set(Long.MAX_VALUE);
+                lastAccepted.set(0);
+                nextToSend.set(0);
+                return "reset-sessions";
+            }
             case "auth": {
                 authWindow = Math.max(1, Integer.parseInt(words[1]));
                 long timeoutNanos = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(words[2]));
@@ -168,7 +179,10 @@ public final class SwarmWorker implements SimMinion.Swarm {
                 for (int i = 0; i < Math.min(authWindow, minions.size()); i++) {
                     sendNextAuth();
                 }
-                timer.scheduleWithFixedDelay(() -> retryStalled(timeoutNanos), 1, 1, TimeUnit.SECONDS);
+                if (retryTask != null) {
+                    retryTask.cancel(false);
+                }
+                retryTask = timer.scheduleWithFixedDelay(() -> retryStalled(timeoutNanos), 1, 1, TimeUnit.SECONDS);
                 return "auth started";
             }
             case "unwrap": {
