@@ -287,8 +287,10 @@ final class Bench {
 
     private void startWorkers(KeyCache keys, Transport transport) throws IOException {
         long limit = ProcStats.openFilesLimit("self");
+        // As many as the open-files limit allows with room to spare, and at most 2,500 so the swarm's own work
+        // spreads over several JVMs.
         int perWorker = options.minionsPerWorker() > 0 ? options.minionsPerWorker()
-                : (int) ((limit * 3 / 4 - 200) / transport.workerFdsPerMinion);
+                : (int) Math.min(2500, (limit * 3 / 4 - 200) / transport.workerFdsPerMinion);
         int count = (minions + perWorker - 1) / perWorker;
         int base = minions / count;
         int extra = minions % count;

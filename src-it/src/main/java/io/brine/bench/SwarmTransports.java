@@ -19,7 +19,7 @@ interface SwarmTransports extends AutoCloseable {
     static SwarmTransports create(Transport transport, int ioThreads) {
         return switch (transport) {
             case ZEROMQ -> new ZmqSwarmTransports(ioThreads);
-            case TCP -> throw new IllegalArgumentException("the TCP transport is not on this branch yet");
+            case TCP -> new TcpSwarmTransports(ioThreads);
         };
     }
 }
