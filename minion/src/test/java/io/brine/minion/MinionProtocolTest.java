@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.protocol.testing.MovableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeout;
 import static org.awaitility.Awaitility.await;

@@ -1,5 +1,6 @@
 package io.brine.master.jobs;
 
+import io.brine.protocol.testing.MovableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;

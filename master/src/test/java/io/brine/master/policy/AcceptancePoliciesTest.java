@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.attempt;
 import static io.brine.master.policy.Attempts.key;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,7 +28,7 @@ class AcceptancePoliciesTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock();
+    final MovableClock clock = new MovableClock(Attempts.T0);
     KeyStore store;
     AcceptancePolicies policies;
 

@@ -3,13 +3,8 @@ package io.brine.master.policy;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
 
 /** Auth attempts and a clock that tests move by hand. */
 final class Attempts {
@@ -34,40 +29,5 @@ final class Attempts {
     static AuthAttempt attempt(String id, int keyIndex, Map<String, Object> claims, byte[] grant, String token,
             String from) {
         return new AuthAttempt(id, key(keyIndex), fingerprint(keyIndex), claims, grant, token, from, T0);
-    }
-
-    static final class MutableClock extends Clock {
-        private final AtomicReference<Instant> now;
-
-        MutableClock() {
-            this(T0);
-        }
-
-        MutableClock(Instant start) {
-            this.now = new AtomicReference<>(start);
-        }
-
-        void advance(Duration by) {
-            now.updateAndGet(t -> t.plus(by));
-        }
-
-        void set(Instant instant) {
-            now.set(instant);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
     }
 }

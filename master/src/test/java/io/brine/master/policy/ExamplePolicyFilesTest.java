@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.attempt;
 import static io.brine.master.policy.Attempts.fingerprint;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -48,7 +49,7 @@ class ExamplePolicyFilesTest {
                 .replace("/etc/brine/expected-hosts", hosts.toString()));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         try (ExecutablePolicy policy = new ExecutablePolicy(script, Duration.ofSeconds(10), 1,
-                new Attempts.MutableClock())) {
+                new MovableClock(Attempts.T0))) {
             assertThat(policy.check(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
             assertThat(policy.check(attempt("web1", 2)).verdict()).isEqualTo(PolicyVerdict.NONE);
             assertThat(policy.check(attempt("web2", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);

@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -23,7 +24,7 @@ class ExecutablePolicyTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock();
+    final MovableClock clock = new MovableClock(Attempts.T0);
     final List<String> promoted = new CopyOnWriteArrayList<>();
     ExecutablePolicy policy;
 

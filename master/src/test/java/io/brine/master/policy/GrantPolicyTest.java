@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.T0;
 import static io.brine.master.policy.Attempts.attempt;
 import static io.brine.master.policy.Attempts.fingerprint;
@@ -33,7 +34,7 @@ class GrantPolicyTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock(T0.plusSeconds(60));
+    final MovableClock clock = new MovableClock(T0.plusSeconds(60));
     Path provisioners;
     Map<String, RSAPublicKey> accepted = new java.util.HashMap<>();
     Classifications classifications;

@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -15,7 +16,7 @@ class IdRulePolicyTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock();
+    final MovableClock clock = new MovableClock(Attempts.T0);
 
     private Path write(String content) throws Exception {
         Path file = dir.resolve("autosign.conf");

@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.T0;
 import static io.brine.master.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,7 +23,7 @@ class InventoryPolicyTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock(T0.plusSeconds(600));
+    final MovableClock clock = new MovableClock(T0.plusSeconds(600));
     InventoryPolicy policy;
 
     @BeforeEach

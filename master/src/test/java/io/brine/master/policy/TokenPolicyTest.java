@@ -1,5 +1,6 @@
 package io.brine.master.policy;
 
+import io.brine.protocol.testing.MovableClock;
 import static io.brine.master.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -18,7 +19,7 @@ class TokenPolicyTest {
 
     @TempDir
     Path dir;
-    final Attempts.MutableClock clock = new Attempts.MutableClock();
+    final MovableClock clock = new MovableClock(Attempts.T0);
 
     private TokenPolicy policy(AutosignToken... tokens) {
         return new TokenPolicy(List.of(tokens), new SpentStore(dir.resolve("spent_tokens"), clock));

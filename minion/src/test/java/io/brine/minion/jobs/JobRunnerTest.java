@@ -1,5 +1,6 @@
 package io.brine.minion.jobs;
 
+import io.brine.protocol.testing.MovableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,11 +11,8 @@ import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage.Return;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +32,7 @@ class JobRunnerTest {
     private final List<Return> returns = new CopyOnWriteArrayList<>();
     private final Set<String> started = ConcurrentHashMap.newKeySet();
     private final CountDownLatch release = new CountDownLatch(1);
-    private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T00:00:00Z"));
+    private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final List<JobRunner> runners = new ArrayList<>();
 
     private final FunctionRegistry registry = new FunctionRegistry(functions(), FunctionAccess.of(List.of(),
@@ -218,33 +216,5 @@ class JobRunnerTest {
         assertThat(runner.running()).isEmpty();
         runner.submit(targeted("j3", "test.ping", "glob", "*", 0));
         assertThat(returns).extracting(Return::jid).containsExactly("j2");
-    }
-
-    /** A clock the test moves by hand (the function under test moves it to simulate time passing). */
-    static final class MutableClock extends Clock {
-        private final AtomicReference<Instant> now;
-
-        MutableClock(Instant start) {
-            this.now = new AtomicReference<>(start);
-        }
-
-        void advance(Duration by) {
-            now.updateAndGet(t -> t.plus(by));
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
     }
 }

@@ -1,4 +1,4 @@
-package io.brine.minion;
+package io.brine.protocol.testing;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,17 +7,21 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicReference;
 
-/** A clock the test moves forward. */
-final class MovableClock extends Clock {
+/** A clock a test moves by hand: expiry, retention, rotation and back-off are tested by moving it, not by sleeping. */
+public final class MovableClock extends Clock {
 
     private final AtomicReference<Instant> now;
 
-    MovableClock(Instant start) {
+    public MovableClock(Instant start) {
         this.now = new AtomicReference<>(start);
     }
 
-    void advance(Duration by) {
+    public void advance(Duration by) {
         now.updateAndGet(t -> t.plus(by));
+    }
+
+    public void set(Instant instant) {
+        now.set(instant);
     }
 
     @Override
