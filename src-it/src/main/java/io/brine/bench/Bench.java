@@ -432,9 +432,9 @@ final class Bench {
         figures.put("target_master_cpu_per_auth_in_private_ops", 1.5);
         figures.put("met", ratio <= 1.5);
         scenarios.put("auth", figures);
-        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private ops/s); "
-                + "master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target <= 1.5: "
-                + "%s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
+        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private "
+                + "ops/s); master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target "
+                + "<= 1.5: %s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
                 authsPerSecond / limits.privateOpsPerSecond(), cpuPerAuth, ratio,
                 (double) figures.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis(),
                 verdict(ratio <= 1.5));
@@ -461,8 +461,8 @@ final class Bench {
         Map<String, Object> auth = (Map<String, Object>) scenarios.get("auth");
         auth.put("reauth", again);
         double cpuPerAuth = (double) again.get("master_cpu_ms_per_auth");
-        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f ms per "
-                + "auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
+        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f "
+                + "ms per auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
                 (double) again.get("wall_ms") / 1000, (double) again.get("auths_per_s"), cpuPerAuth,
                 cpuPerAuth / limits.privateOpMillis(),
                 (double) again.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis());
@@ -810,8 +810,8 @@ final class Bench {
             memory.put("target_minion_cpu_pct", 0.5);
             memory.put("met", (double) memory.get("master_heap_per_minion_kib") <= 20 && rss / 1024.0 <= 64
                     && minionPct <= 0.5);
-            System.out.printf("minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], CPU "
-                    + "%.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
+            System.out.printf("minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], "
+                    + "CPU %.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
                     + "minions connected%n", seconds, rss / 1024.0, verdict(rss / 1024.0 <= 64), minionPct,
                     verdict(minionPct <= 0.5), masterPct, minions);
         } finally {

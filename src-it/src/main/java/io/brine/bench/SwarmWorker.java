@@ -189,7 +189,8 @@ public final class SwarmWorker implements SimMinion.Swarm {
                 long started = System.nanoTime();
                 List<Boolean> ok = parallel(minions.size(), i -> minions.get(i).unwrap());
                 long failed = ok.stream().filter(b -> !b).count();
-                return "unwrap " + (ok.size() - failed) + " " + failed + " " + (System.nanoTime() - started) / 1_000_000;
+                long millis = (System.nanoTime() - started) / 1_000_000;
+                return "unwrap " + (ok.size() - failed) + " " + failed + " " + millis;
             }
             case "generations": {
                 // Minions holding a generation above G, and when the last of them installed it.
