@@ -432,9 +432,9 @@ final class Bench {
         figures.put("target_master_cpu_per_auth_in_private_ops", 1.5);
         figures.put("met", ratio <= 1.5);
         scenarios.put("auth", figures);
-        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private ops/s); "
-                + "master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target <= 1.5: "
-                + "%s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
+        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private "
+                + "ops/s); master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target "
+                + "<= 1.5: %s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
                 authsPerSecond / limits.privateOpsPerSecond(), cpuPerAuth, ratio,
                 (double) figures.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis(),
                 verdict(ratio <= 1.5));
@@ -461,8 +461,8 @@ final class Bench {
         Map<String, Object> auth = (Map<String, Object>) scenarios.get("auth");
         auth.put("reauth", again);
         double cpuPerAuth = (double) again.get("master_cpu_ms_per_auth");
-        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f ms per "
-                + "auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
+        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f "
+                + "ms per auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
                 (double) again.get("wall_ms") / 1000, (double) again.get("auths_per_s"), cpuPerAuth,
                 cpuPerAuth / limits.privateOpMillis(),
                 (double) again.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis());
@@ -566,11 +566,13 @@ final class Bench {
 
     private void ping(BrineClient client) throws ClientException {
         profileStart(Scenario.PING);
+        Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
         List<PingRound> rounds = new ArrayList<>();
         for (int i = 0; i < options.pingRounds(); i++) {
             rounds.add(pingRound(client, Duration.ofSeconds(60 + minions / 100)));
             MasterProcess.sleep(500);
         }
+        Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
         profileStop(Scenario.PING);
         List<PingRound> byLast = new ArrayList<>(rounds);
         byLast.sort(Comparator.comparingDouble(r -> r.missing() > 0 ? Double.MAX_VALUE : r.lastMs()));
@@ -583,6 +585,7 @@ final class Bench {
         figures.put("last_ms_in_private_ops", round(median.lastMs() / limits.privateOpMillis(), 1));
         figures.put("reported_round", "the median of " + rounds.size() + " rounds by last_ms, after a warm-up round");
         figures.put("rounds", rounds.stream().map(PingRound::figures).toList());
+        figures.put("master_cpu_ms_by_thread_all_rounds", byThread);
         figures.put("target_last_ms", target);
         figures.put("met", met);
         scenarios.put("ping", figures);
@@ -591,6 +594,7 @@ final class Bench {
                 median.firstMs(), median.p50Ms(), median.p99Ms(), median.lastMs(),
                 median.missing() > 0 ? " (" + median.missing() + " missing)" : "", rounds.size(),
                 median.masterCpuMs() / (double) Math.max(1, median.returned()), target, verdict(met));
+        System.out.println(threadLine(byThread));
     }
 
     private void publish(BrineClient client) throws IOException, ClientException {
@@ -604,6 +608,7 @@ final class Bench {
         awaitDeliveries(3L * minions, Duration.ofSeconds(60 + minions / 100));
         resetDeliveries();
         profileStart(Scenario.PUBLISH);
+        Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
         for (int i = 0; i < count; i++) {
@@ -612,6 +617,7 @@ final class Bench {
         long requested = System.nanoTime();
         long[] delivered = awaitDeliveries((long) count * minions, Duration.ofSeconds(120 + count * minions / 20_000));
         long cpu1 = master.cpuMillis();
+        Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
         profileStop(Scenario.PUBLISH);
         double wallS = (delivered[1] - t0) / 1e9;
         double perSecond = count / wallS;
@@ -627,6 +633,7 @@ final class Bench {
         figures.put("master_cpu_ms", cpu1 - cpu0);
         figures.put("master_cpu_ms_per_publication", round((cpu1 - cpu0) / (double) count, 2));
         figures.put("per_s_over_private_ops_per_s", round(perSecond / limits.privateOpsPerSecond(), 4));
+        figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("how", "one publisher session publishing back to back (each waits for the master's "
                 + "PublishReply); per_s counts publications that reached every minion, verified and opened");
         scenarios.put("publish", figures);
@@ -634,6 +641,7 @@ final class Bench {
                 + "(%.3f x one core's private ops/s); master CPU %.1f ms per publication%n", count, minions, perSecond,
                 count * (double) minions / wallS, perSecond / limits.privateOpsPerSecond(),
                 (cpu1 - cpu0) / (double) count);
+        System.out.println(threadLine(byThread));
     }
 
     private void resetDeliveries() throws IOException {
@@ -676,16 +684,21 @@ final class Bench {
             Map<String, Object> figures = rotation(keyStore, WARM_PREFIX + "00001", true);
             figures.put("warmup", warm);
             double cpuMs = ((Number) figures.get("master_cpu_ms")).doubleValue();
-            double targetMs = 2000.0 * minions / 10_000;
-            boolean met = cpuMs <= targetMs && (long) figures.get("missing") == 0;
-            figures.put("target_master_cpu_ms", round(targetMs, 1));
-            figures.put("target", "2 s of master CPU for 10,000 minions, scaled to N");
-            figures.put("met", met);
+            // The target is for 10,000 minions (or the most that fit); below that, fixed costs dominate.
+            boolean applies = minions >= 9000;
+            boolean met = cpuMs <= 2000 && (long) figures.get("missing") == 0;
+            figures.put("target_master_cpu_ms", 2000);
+            figures.put("target", "at most 2 s of master CPU to rotate 10,000 minions");
+            figures.put("target_applies", applies);
+            figures.put("met", applies ? met : null);
             scenarios.put("rotate", figures);
             System.out.printf("rotate   %,d minions hold the new publish key %.0f ms after the revoking delete "
-                    + "(the master's loop took %s ms); master CPU %d ms = %.1f us per minion [target <= %.0f ms: %s]%n",
-                    minions, (double) figures.get("wall_ms"), figures.get("master_rotate_loop_ms"), (long) cpuMs,
-                    cpuMs * 1000 / minions, targetMs, verdict(met));
+                    + "(the master's loop took %s ms); master CPU %d ms = %.1f us per minion [target <= 2000 ms at "
+                    + "10,000: %s]%n", minions, (double) figures.get("wall_ms"), figures.get("master_rotate_loop_ms"),
+                    (long) cpuMs, cpuMs * 1000 / minions, applies ? verdict(met) : "applies to 10,000 only");
+            @SuppressWarnings("unchecked")
+            Map<String, Object> byThread = (Map<String, Object>) figures.get("master_cpu_ms_by_thread");
+            System.out.println(threadLine(byThread));
         } catch (io.brine.master.keys.KeyStoreException e) {
             throw new IOException("cannot open the master's key store: " + e.getMessage(), e);
         }
@@ -702,6 +715,7 @@ final class Bench {
         if (measured) {
             profileStart(Scenario.ROTATE);
         }
+        Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
         AdminResult deleted = keyStore.delete(victim, "brine-bench");
@@ -728,6 +742,7 @@ final class Bench {
             MasterProcess.sleep(20);
         }
         long cpu1 = master.cpuMillis();
+        Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
         if (measured) {
             profileStop(Scenario.ROTATE);
         }
@@ -739,6 +754,7 @@ final class Bench {
         figures.put("master_cpu_per_minion_in_private_ops", round((cpu1 - cpu0) / (double) minions
                 / limits.privateOpMillis(), 4));
         figures.put("holding_new_generation", holding);
+        figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("missing", (long) (minions - holding));
         MasterProcess.sleep(300);
         for (String line : masterLog().subList(Math.min(logLines, masterLog().size()), masterLog().size())) {
@@ -810,8 +826,8 @@ final class Bench {
             memory.put("target_minion_cpu_pct", 0.5);
             memory.put("met", (double) memory.get("master_heap_per_minion_kib") <= 20 && rss / 1024.0 <= 64
                     && minionPct <= 0.5);
-            System.out.printf("minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], CPU "
-                    + "%.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
+            System.out.printf("minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], "
+                    + "CPU %.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
                     + "minions connected%n", seconds, rss / 1024.0, verdict(rss / 1024.0 <= 64), minionPct,
                     verdict(minionPct <= 0.5), masterPct, minions);
         } finally {

@@ -47,6 +47,8 @@ final class SimMinion {
     /** The function whose publications are counted and not returned. */
     static final String DELIVER_FUNCTION = "bench.deliver";
     private static final int SEEN_JIDS = 1024;
+    /** As MinionDaemon.HEARTBEAT_INTERVAL. */
+    private static final long HEARTBEAT_MS = 30_000;
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What all the minions of one worker share: the pinned master key, the clock, the counters. */
@@ -93,6 +95,7 @@ final class SimMinion {
     private final ReplayWindow serials = new ReplayWindow();
     private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
     private long keyInstalledNanos;
+    private long nextHeartbeatMs;
 
     SimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this.index = index;
@@ -183,6 +186,7 @@ final class SimMinion {
             serialFloor = Math.max(serialFloor, session.serialFloor());
             // What a real minion sends right after it is accepted; the master keeps it for targeting.
             send(new SessionMessage.Grains(grains()));
+            nextHeartbeatMs = swarm.clock().millis() + RANDOM.nextInt((int) HEARTBEAT_MS);
         }
         return true;
     }
@@ -211,6 +215,17 @@ final class SimMinion {
         grains.put("osrelease", "12");
         grains.put("role", "bench");
         return grains;
+    }
+
+    /**
+     * Sends the session heartbeat when it is due, every 30 s plus up to a quarter at random, as {@code Minion}
+     * does: the master answers each, and the TCP transport closes connections that stay silent.
+     */
+    synchronized void heartbeatIfDue(long nowMs) {
+        if (requestKey != null && nowMs >= nextHeartbeatMs) {
+            nextHeartbeatMs = nowMs + HEARTBEAT_MS + RANDOM.nextInt((int) HEARTBEAT_MS / 4);
+            send(new SessionMessage.Heartbeat(generation()));
+        }
     }
 
     synchronized long generation() {

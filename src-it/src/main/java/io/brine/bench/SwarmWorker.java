@@ -110,6 +110,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
         long started = System.nanoTime();
         worker.minions.addAll(parallel(count, i -> new SimMinion(first + i,
                 String.format("%s%05d", prefix, first + i), keys.load(keyBase + first + i), worker)));
+        worker.timer.scheduleWithFixedDelay(worker::heartbeats, 1, 1, TimeUnit.SECONDS);
         protocol.println("ready " + count + " " + (System.nanoTime() - started) / 1_000_000);
         worker.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
     }
@@ -189,7 +190,8 @@ public final class SwarmWorker implements SimMinion.Swarm {
                 long started = System.nanoTime();
                 List<Boolean> ok = parallel(minions.size(), i -> minions.get(i).unwrap());
                 long failed = ok.stream().filter(b -> !b).count();
-                return "unwrap " + (ok.size() - failed) + " " + failed + " " + (System.nanoTime() - started) / 1_000_000;
+                long millis = (System.nanoTime() - started) / 1_000_000;
+                return "unwrap " + (ok.size() - failed) + " " + failed + " " + millis;
             }
             case "generations": {
                 // Minions holding a generation above G, and when the last of them installed it.
@@ -251,6 +253,13 @@ public final class SwarmWorker implements SimMinion.Swarm {
         StringBuilder line = new StringBuilder();
         status.forEach((k, v) -> line.append(k).append('=').append(v).append(' '));
         return line.toString().trim();
+    }
+
+    private void heartbeats() {
+        long now = clock.millis();
+        for (SimMinion minion : minions) {
+            minion.heartbeatIfDue(now);
+        }
     }
 
     // ---- auth pacing: at most `authWindow` requests without an answer ----

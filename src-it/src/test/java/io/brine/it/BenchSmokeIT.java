@@ -28,8 +28,8 @@ class BenchSmokeIT {
         // Keys are cached under target/ so that a rebuild does not generate them again.
         Path keys = ROOT.resolve("src-it/target/bench-keys");
         Process bench = new ProcessBuilder(List.of("bash", ROOT.resolve("bin/brine-bench").toString(), "--minions",
-                "5", "--scenarios", "auth,ping", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--warmup-minions", "5", "--keys-dir",
-                keys.toString(), "--json", json.toString())).redirectErrorStream(true)
+                "5", "--scenarios", "auth,ping", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--warmup-minions", "5",
+                "--keys-dir", keys.toString(), "--json", json.toString())).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
         String out = new String(bench.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(bench.waitFor(5, TimeUnit.MINUTES)).isTrue();

@@ -12,8 +12,12 @@ import java.util.Objects;
  * @param requestHighWaterMark messages queued per minion connection on the request channel, each way
  * @param maxFrameSize largest frame accepted on the request channel; ZeroMQ drops the connection of a peer that
  *     sends more, before the frame reaches the heap ({@code ZMQ_MAXMSGSIZE})
- * @param heartbeatInterval how often ZMTP heartbeats are sent to each peer
- * @param heartbeatTimeout a peer silent this long after a heartbeat is disconnected (also sent to peers as TTL)
+ * @param heartbeatInterval how often ZMTP heartbeats are sent to each peer; zero (the default) for none. jeromq keeps
+ *     a few timers per connection for them and sorts all of a thread's timers on each of its wake-ups, which at
+ *     10,000 minions doubled the master's CPU in every scenario and kept an idle master at half a core
+ *     (BENCHMARKS.md). Without them a dead peer's connection is closed when TCP keepalive (always on) or a failed
+ *     write notices; minions still find a dead master with their own heartbeats
+ * @param heartbeatTimeout with heartbeats, a peer silent this long after one is disconnected (also sent as TTL)
  * @param handshakeTimeout a connection that has not completed its ZMTP handshake by then is dropped (bounds idle
  *     unauthenticated connections)
  * @param linger how long close() lets queued outbound messages drain
@@ -41,7 +45,7 @@ public record ZmqServerOptions(
         if (maxFrameSize > FrameLimits.MAX_FRAME) {
             throw new IllegalArgumentException("maxFrameSize above FrameLimits.MAX_FRAME: " + maxFrameSize);
         }
-        requireMillis("heartbeatInterval", heartbeatInterval, 1);
+        requireMillis("heartbeatInterval", heartbeatInterval, 0);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
         requireMillis("linger", linger, 0);
@@ -50,11 +54,12 @@ public record ZmqServerOptions(
     }
 
     /**
-     * 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, heartbeat 10 s / 30 s, handshake
-     * 10 s, linger 100 ms, 100,000 waiting commands, {@link #DEFAULT_IO_THREADS} I/O threads.
+     * 100,000 publications per subscriber, 10,000 requests per peer, 8 MiB frames, no ZMTP heartbeats (timeout 30 s
+     * if turned on), handshake 10 s, linger 100 ms, 100,000 waiting commands, {@link #DEFAULT_IO_THREADS} I/O
+     * threads.
      */
     public static ZmqServerOptions defaults() {
-        return new ZmqServerOptions(100_000, 10_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
+        return new ZmqServerOptions(100_000, 10_000, FrameLimits.MAX_FRAME, Duration.ZERO,
                 Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofMillis(100), 100_000, DEFAULT_IO_THREADS);
     }
 

@@ -478,11 +478,15 @@ public final class ZmqServerTransport implements ServerTransport {
 
     private void configureCommon(ZMQ.Socket socket) {
         socket.setLinger((int) options.linger().toMillis());
-        int interval = (int) options.heartbeatInterval().toMillis();
-        int timeout = (int) options.heartbeatTimeout().toMillis();
-        socket.setHeartbeatIvl(interval);
-        socket.setHeartbeatTimeout(timeout);
-        socket.setHeartbeatTtl(timeout);
+        if (!options.heartbeatInterval().isZero()) {
+            int interval = (int) options.heartbeatInterval().toMillis();
+            int timeout = (int) options.heartbeatTimeout().toMillis();
+            socket.setHeartbeatIvl(interval);
+            socket.setHeartbeatTimeout(timeout);
+            socket.setHeartbeatTtl(timeout);
+        }
+        // The kernel's probes find dead peers at no cost to jeromq's I/O threads (see ZmqServerOptions).
+        socket.setTCPKeepAlive(1);
         socket.setHandshakeIvl((int) options.handshakeTimeout().toMillis());
     }
 
