@@ -169,7 +169,7 @@ final class Bench {
         reauth();
 
         long heapConnected = master.liveHeapKib();
-        memory.put("master_heap_per_minion_by_class", heapGrowth(histogramBaseline, master.histogram(), 12));
+        memory.put("master_heap_per_minion_by_class", heapGrowth(histogramBaseline, master.histogram(), 40));
         long rssConnected = master.rssKib();
         // Both RSS figures are taken right after the full collections of the heap measurement.
         int fdsConnected = master.openFiles();
