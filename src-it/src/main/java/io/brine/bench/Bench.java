@@ -37,7 +37,8 @@ final class Bench {
 
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
-            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome) {
+            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
+            int workerIoThreads) {
     }
 
     static final String PREFIX = "bench-";
@@ -258,7 +259,7 @@ final class Bench {
         long started = System.nanoTime();
         try (WorkerProcess warm = WorkerProcess.start(99, options.transport(), masterRequestPort(),
                 master.masterPub(), keys, minionsRequestedKeyBase(), WARM_PREFIX, 0, count,
-                runDir.resolve("worker-warm.log"), 512)) {
+                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads())) {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
             warm.command("connect 500", Duration.ofMinutes(2));
@@ -300,7 +301,7 @@ final class Bench {
             int size = base + (i < extra ? 1 : 0);
             int heap = 256 + size / 8;
             workers.add(WorkerProcess.start(i, transport, masterRequestPort(), master.masterPub(), keys, 0, PREFIX,
-                    first, size, runDir.resolve("worker-" + i + ".log"), heap));
+                    first, size, runDir.resolve("worker-" + i + ".log"), heap, options.workerIoThreads()));
             first += size;
         }
         for (WorkerProcess worker : workers) {
@@ -516,7 +517,7 @@ final class Bench {
     }
 
     private record PingRound(String jid, double firstMs, double p50Ms, double p99Ms, double lastMs, int returned,
-            int missing, long masterCpuMs) {
+            int missing, long masterCpuMs, long swarmCpuMs) {
 
         Map<String, Object> figures() {
             Map<String, Object> figures = new LinkedHashMap<>();
@@ -528,25 +529,37 @@ final class Bench {
             figures.put("returned", returned);
             figures.put("missing", missing);
             figures.put("master_cpu_ms", masterCpuMs);
+            figures.put("swarm_cpu_ms", swarmCpuMs);
             return figures;
         }
     }
 
     private PingRound pingRound(BrineClient client, Duration timeout) throws ClientException {
         long cpu0 = master.cpuMillis();
+        long swarm0 = swarmCpuMillis();
         long t0 = System.nanoTime();
         BrineClient.Published published = client.publish(BrineClient.Job.of("glob", PREFIX + "*", "test.ping"));
         List<Long> times = new ArrayList<>(published.minions().size());
         client.awaitReturns(published.jid(), published.minions(), timeout, event -> times.add(System.nanoTime()));
         long cpu1 = master.cpuMillis();
+        long swarm = swarmCpuMillis() - swarm0;
         times.sort(Comparator.naturalOrder());
         int n = times.size();
         int missing = minions - n;
         if (n == 0) {
-            return new PingRound(published.jid(), -1, -1, -1, -1, 0, missing, cpu1 - cpu0);
+            return new PingRound(published.jid(), -1, -1, -1, -1, 0, missing, cpu1 - cpu0, swarm);
         }
         return new PingRound(published.jid(), ms(times.get(0), t0), ms(percentile(times, 0.50), t0),
-                ms(percentile(times, 0.99), t0), ms(times.get(n - 1), t0), n, missing, cpu1 - cpu0);
+                ms(percentile(times, 0.99), t0), ms(times.get(n - 1), t0), n, missing, cpu1 - cpu0, swarm);
+    }
+
+    /** CPU used so far by all swarm worker processes (the simulated minions share the machine with the master). */
+    private long swarmCpuMillis() {
+        long total = 0;
+        for (WorkerProcess worker : workers) {
+            total += ProcStats.cpuMillis(worker.pid());
+        }
+        return total;
     }
 
     /** Until every minion answers a test.ping: each has its keys, its subscription, and the paths are compiled. */
@@ -590,10 +603,11 @@ final class Bench {
         figures.put("met", met);
         scenarios.put("ping", figures);
         System.out.printf("ping     test.ping to %,d minions: first %.0f ms, p50 %.0f ms, p99 %.0f ms, last %.0f ms%s "
-                + "(median of %d rounds; master CPU %.3f ms per return) [target last <= %.0f ms: %s]%n", minions,
-                median.firstMs(), median.p50Ms(), median.p99Ms(), median.lastMs(),
+                + "(median of %d rounds; master CPU %.3f ms per return; the swarm's CPU %.3f ms per minion) [target "
+                + "last <= %.0f ms: %s]%n", minions, median.firstMs(), median.p50Ms(), median.p99Ms(), median.lastMs(),
                 median.missing() > 0 ? " (" + median.missing() + " missing)" : "", rounds.size(),
-                median.masterCpuMs() / (double) Math.max(1, median.returned()), target, verdict(met));
+                median.masterCpuMs() / (double) Math.max(1, median.returned()),
+                median.swarmCpuMs() / (double) Math.max(1, median.returned()), target, verdict(met));
         System.out.println(threadLine(byThread));
     }
 
@@ -610,6 +624,7 @@ final class Bench {
         profileStart(Scenario.PUBLISH);
         Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
         long cpu0 = master.cpuMillis();
+        long swarm0 = swarmCpuMillis();
         long t0 = System.nanoTime();
         for (int i = 0; i < count; i++) {
             client.publish(BrineClient.Job.of("glob", PREFIX + "*", SimMinion.DELIVER_FUNCTION));
@@ -617,6 +632,7 @@ final class Bench {
         long requested = System.nanoTime();
         long[] delivered = awaitDeliveries((long) count * minions, Duration.ofSeconds(120 + count * minions / 20_000));
         long cpu1 = master.cpuMillis();
+        long swarmCpu = swarmCpuMillis() - swarm0;
         Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
         profileStop(Scenario.PUBLISH);
         double wallS = (delivered[1] - t0) / 1e9;
@@ -634,13 +650,14 @@ final class Bench {
         figures.put("master_cpu_ms_per_publication", round((cpu1 - cpu0) / (double) count, 2));
         figures.put("per_s_over_private_ops_per_s", round(perSecond / limits.privateOpsPerSecond(), 4));
         figures.put("master_cpu_ms_by_thread", byThread);
+        figures.put("swarm_cpu_ms", swarmCpu);
         figures.put("how", "one publisher session publishing back to back (each waits for the master's "
                 + "PublishReply); per_s counts publications that reached every minion, verified and opened");
         scenarios.put("publish", figures);
         System.out.printf("publish  %d signed, encrypted publications to %,d minions: %.1f/s = %,.0f deliveries/s "
-                + "(%.3f x one core's private ops/s); master CPU %.1f ms per publication%n", count, minions, perSecond,
-                count * (double) minions / wallS, perSecond / limits.privateOpsPerSecond(),
-                (cpu1 - cpu0) / (double) count);
+                + "(%.3f x one core's private ops/s); master CPU %.1f ms per publication, the swarm's %.1f%n", count,
+                minions, perSecond, count * (double) minions / wallS, perSecond / limits.privateOpsPerSecond(),
+                (cpu1 - cpu0) / (double) count, swarmCpu / (double) count);
         System.out.println(threadLine(byThread));
     }
 

@@ -78,6 +78,11 @@ public final class BenchMain implements Callable<Integer> {
                     + "the run directory.")
     String profile;
 
+    @Option(names = "--worker-io-threads", paramLabel = "T", defaultValue = "2",
+            description = "I/O threads of each swarm worker's ZeroMQ context or Netty group (default: "
+                    + "${DEFAULT-VALUE}).")
+    int workerIoThreads;
+
     @Option(names = "--keep", description = "Keep the run directory (master config, logs, pki, profiles).")
     boolean keep;
 
@@ -138,7 +143,7 @@ public final class BenchMain implements Callable<Integer> {
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome));
+                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads));
         return new Bench(options).run();
     }
 }
