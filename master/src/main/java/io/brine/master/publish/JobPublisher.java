@@ -77,14 +77,16 @@ public final class JobPublisher implements SessionService.Inbox {
         this.active = Caffeine.newBuilder().maximumSize(100_000).expireAfterWrite(Duration.ofHours(1)).build();
     }
 
-    /** The accepted minions {@code target} selects, sorted. */
+    /** The accepted minions {@code target} selects, sorted. Grains are looked up only for targets that read them. */
     public List<String> resolve(Target target) {
+        boolean usesGrains = target.usesGrains();
         List<String> matched = new ArrayList<>();
-        for (String id : new TreeSet<>(keyStore.acceptedIds())) {
-            if (target.matches(id, grains.get(id))) {
+        for (String id : keyStore.acceptedIds()) {
+            if (target.matches(id, usesGrains ? grains.get(id) : Map.of())) {
                 matched.add(id);
             }
         }
+        matched.sort(null);
         return matched;
     }
 

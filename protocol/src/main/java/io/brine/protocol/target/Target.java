@@ -15,6 +15,11 @@ public sealed interface Target {
     /** Whether the minion {@code id} with {@code grains} is targeted. */
     boolean matches(String id, Map<String, Object> grains);
 
+    /** Whether {@link #matches} reads the grains; when false, callers may pass an empty map. */
+    default boolean usesGrains() {
+        return false;
+    }
+
     /** The exact ids targeted when the expression names them without wildcards or grains; empty otherwise. */
     default Optional<Set<String>> exactIds() {
         return Optional.empty();
@@ -60,6 +65,11 @@ public sealed interface Target {
      */
     record GrainGlob(List<String> path, Glob glob) implements Target {
         @Override
+        public boolean usesGrains() {
+            return true;
+        }
+
+        @Override
         public boolean matches(String id, Map<String, Object> grains) {
             Object value = grains;
             for (String key : path) {
@@ -84,6 +94,11 @@ public sealed interface Target {
 
     record And(Target left, Target right) implements Target {
         @Override
+        public boolean usesGrains() {
+            return left.usesGrains() || right.usesGrains();
+        }
+
+        @Override
         public boolean matches(String id, Map<String, Object> grains) {
             return left.matches(id, grains) && right.matches(id, grains);
         }
@@ -91,12 +106,22 @@ public sealed interface Target {
 
     record Or(Target left, Target right) implements Target {
         @Override
+        public boolean usesGrains() {
+            return left.usesGrains() || right.usesGrains();
+        }
+
+        @Override
         public boolean matches(String id, Map<String, Object> grains) {
             return left.matches(id, grains) || right.matches(id, grains);
         }
     }
 
     record Not(Target inner) implements Target {
+        @Override
+        public boolean usesGrains() {
+            return inner.usesGrains();
+        }
+
         @Override
         public boolean matches(String id, Map<String, Object> grains) {
             return !inner.matches(id, grains);

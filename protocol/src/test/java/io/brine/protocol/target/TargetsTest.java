@@ -63,6 +63,21 @@ class TargetsTest {
     }
 
     @Test
+    void onlyTargetsThatReadGrainsSayTheyUseThem() {
+        assertThat(Targets.parse("glob", "web*").usesGrains()).isFalse();
+        assertThat(Targets.parse("pcre", "web[0-9]").usesGrains()).isFalse();
+        assertThat(Targets.parse("list", "web1,web2").usesGrains()).isFalse();
+        assertThat(Targets.parse("compound", "web* and not L@web2").usesGrains()).isFalse();
+        assertThat(Targets.parse("grain", "os:Debian").usesGrains()).isTrue();
+        assertThat(Targets.parse("compound", "web* and G@os:Debian").usesGrains()).isTrue();
+        assertThat(Targets.parse("compound", "web* or G@os:Debian").usesGrains()).isTrue();
+        assertThat(Targets.parse("compound", "not G@os:Debian").usesGrains()).isTrue();
+        // A target that does not read grains matches the same with or without them.
+        Target glob = Targets.parse("compound", "web* and not L@web2");
+        assertThat(glob.matches("web1", Map.of())).isEqualTo(glob.matches("web1", DEBIAN)).isTrue();
+    }
+
+    @Test
     void compoundFollowsSaltsPrecedence() {
         Target t = Targets.parse("compound", "G@os:debian and web* or L@db1,db2");
         assertThat(t.matches("web1", DEBIAN)).isTrue();

@@ -66,6 +66,8 @@ public record ZmqServerOptions(
     /**
      * See {@code ioThreads}: with 5,000 minions on a 2-core machine, 16 I/O threads instead of one cut the master's
      * CPU in jeromq during the first auth by about 2x and when idle by about 1.5x (brine-bench, BENCHMARKS.md).
+     * More is not better: 64 instead of 16 at 4,000 minions doubled the master's CPU per test.ping return and per
+     * publication (more wake-ups, each a context switch), so 16 stays until jeromq stops rescanning its channels.
      * An idle I/O thread costs a thread and a few descriptors.
      */
     public static final int DEFAULT_IO_THREADS = 16;
