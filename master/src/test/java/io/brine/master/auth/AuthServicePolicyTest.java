@@ -77,12 +77,28 @@ class AuthServicePolicyTest {
     }
 
     private AuthStatus authenticate(String id, int keyIndex, String token) {
+        return handle(id, keyIndex, token).status();
+    }
+
+    private AuthService.Outcome handle(String id, int keyIndex, String token) {
         KeyPair pair = TestKeys.pair(keyIndex);
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(), nonce,
                 System.currentTimeMillis(), Map.of(), null, token);
-        return auth.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow().status();
+        return auth.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow();
+    }
+
+    @Test
+    void aSessionHoldsTheKeyStoresInstanceOfTheMinionsKeyNotASecondCopy() {
+        AuthService.Outcome first = handle("web1", 2, TOKEN);
+        assertThat(first.status()).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(first.session().orElseThrow().publicKey()).isSameAs(store.acceptedKey("web1").orElseThrow());
+
+        AuthService.Outcome again = handle("web1", 2, null);
+        assertThat(again.status()).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(again.session().orElseThrow().publicKey()).isSameAs(store.acceptedKey("web1").orElseThrow())
+                .isEqualTo(TestKeys.pair(2).getPublic());
     }
 
     @Test
