@@ -826,10 +826,15 @@ final class Bench {
                 MasterProcess.sleep(100);
             }
             MasterProcess.sleep(5000);
+            profileStart(Scenario.MEMORY);
+            Map<String, Long> threads0 = ProcStats.cpuMillisByThread(master.pid());
             long minionCpu0 = ProcStats.cpuMillis(minion.pid());
             long masterCpu0 = master.cpuMillis();
             long t0 = System.nanoTime();
             MasterProcess.sleep(options.idleSeconds() * 1000L);
+            Map<String, Object> byThread = threadCpu(threads0, ProcStats.cpuMillisByThread(master.pid()));
+            profileStop(Scenario.MEMORY);
+            memory.put("master_idle_cpu_ms_by_thread", byThread);
             long minionCpu1 = ProcStats.cpuMillis(minion.pid());
             long masterCpu1 = master.cpuMillis();
             double seconds = (System.nanoTime() - t0) / 1e9;
@@ -849,6 +854,7 @@ final class Bench {
                     + "CPU %.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
                     + "minions connected%n", seconds, rss / 1024.0, verdict(rss / 1024.0 <= 64), minionPct,
                     verdict(minionPct <= 0.5), masterPct, minions);
+            System.out.println(threadLine(byThread));
         } finally {
             minion.destroy();
             try {

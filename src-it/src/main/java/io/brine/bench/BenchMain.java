@@ -74,8 +74,8 @@ public final class BenchMain implements Callable<Integer> {
     double rsaSeconds;
 
     @Option(names = "--profile", paramLabel = "SCENARIO",
-            description = "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish) into "
-                    + "the run directory.")
+            description = "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish; memory: "
+                    + "the master idle with every minion connected) into the run directory.")
     String profile;
 
     @Option(names = "--worker-io-threads", paramLabel = "T", defaultValue = "2",
