@@ -1,7 +1,7 @@
 package io.brine.minion;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import io.brine.minion.auth.Backoff;
 import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeys;
@@ -29,6 +29,7 @@ import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.transport.ClientTransport;
 import io.brine.protocol.transport.FrameLimits;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -40,7 +41,6 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +90,8 @@ public final class Minion implements AutoCloseable {
     private final ScheduledExecutorService loop;
     private final Backoff backoff;
     private final CompletableFuture<MinionState> terminated = new CompletableFuture<>();
-    private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    // jackson-core's streaming writer: an ObjectMapper would load some 350 databind classes for this one file.
+    private final JsonFactory json = new JsonFactory();
 
     // Everything below is confined to the event thread.
     private KeyPair keys;
@@ -621,18 +622,27 @@ public final class Minion implements AutoCloseable {
             return;
         }
         MinionStatus s = status;
-        Map<String, Object> doc = new LinkedHashMap<>();
-        doc.put("id", s.id());
-        doc.put("state", s.state().name().toLowerCase(java.util.Locale.ROOT));
-        doc.put("reason", s.reason());
-        doc.put("since", s.since().toString());
-        doc.put("next_attempt", s.nextAttempt() == null ? null : s.nextAttempt().toString());
-        doc.put("fingerprint", s.fingerprint());
-        doc.put("master_fingerprint", s.masterFingerprint());
-        doc.put("generation", s.generation());
+        ByteArrayOutputStream doc = new ByteArrayOutputStream(512);
         try {
+            try (JsonGenerator out = json.createGenerator(doc).useDefaultPrettyPrinter()) {
+                out.writeStartObject();
+                out.writeStringField("id", s.id());
+                out.writeStringField("state", s.state().name().toLowerCase(java.util.Locale.ROOT));
+                out.writeStringField("reason", s.reason());
+                out.writeStringField("since", s.since().toString());
+                out.writeStringField("next_attempt", s.nextAttempt() == null ? null : s.nextAttempt().toString());
+                out.writeStringField("fingerprint", s.fingerprint());
+                out.writeStringField("master_fingerprint", s.masterFingerprint());
+                out.writeFieldName("generation");
+                if (s.generation() == null) {
+                    out.writeNull();
+                } else {
+                    out.writeNumber(s.generation());
+                }
+                out.writeEndObject();
+            }
             AtomicFiles.ensureDirectory(settings.statusFile().toAbsolutePath().getParent());
-            AtomicFiles.write(settings.statusFile(), json.writeValueAsBytes(doc), AtomicFiles.PUBLIC_READ);
+            AtomicFiles.write(settings.statusFile(), doc.toByteArray(), AtomicFiles.PUBLIC_READ);
         } catch (IOException e) {
             LOG.warn("Minion {}: cannot write status file {}: {}", settings.id(), settings.statusFile(),
                     e.getMessage());

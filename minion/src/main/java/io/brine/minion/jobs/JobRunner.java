@@ -55,6 +55,8 @@ public final class JobRunner implements AutoCloseable {
     public static final int DEFAULT_QUEUE_CAPACITY = 100;
     /** How long {@link #close()} waits for workers to finish after interrupting them. */
     private static final long CLOSE_WAIT_SECONDS = 5;
+    /** How long an idle job thread waits for more work before it ends. */
+    private static final long IDLE_THREAD_SECONDS = 60;
 
     private final String minionId;
     private final FunctionRegistry registry;
@@ -92,12 +94,17 @@ public final class JobRunner implements AutoCloseable {
             throw new IllegalArgumentException("defaultTimeout must be positive");
         }
         this.defaultTimeout = defaultTimeout;
-        this.workers = new ThreadPoolExecutor(workerThreads, workerThreads, 0, TimeUnit.MILLISECONDS,
+        // A minion mostly idles: its job threads end after a minute without work and start again with the next.
+        this.workers = new ThreadPoolExecutor(workerThreads, workerThreads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(queueCapacity), threads("brine-job-" + minionId + "-"),
                 new ThreadPoolExecutor.AbortPolicy());
+        workers.allowCoreThreadTimeOut(true);
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
                 threads("brine-job-timeouts-" + minionId + "-"));
         timer.setRemoveOnCancelPolicy(true); // finished jobs must not leave their timeouts queued for hours
+        // Its thread ends only once no timeout is queued: a pool's last thread stays while its queue is not empty.
+        timer.setKeepAliveTime(IDLE_THREAD_SECONDS, TimeUnit.SECONDS);
+        timer.allowCoreThreadTimeOut(true);
         this.timeouts = timer;
     }
 

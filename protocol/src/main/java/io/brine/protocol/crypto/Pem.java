@@ -1,59 +1,70 @@
 package io.brine.protocol.crypto;
 
-import java.io.IOException;
-import java.io.StringReader;
-import java.io.StringWriter;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.security.interfaces.RSAPrivateCrtKey;
 import java.security.interfaces.RSAPublicKey;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.security.spec.RSAPublicKeySpec;
+import java.util.ArrayList;
 import java.util.Base64;
-import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
-import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
-import org.bouncycastle.openssl.PEMException;
-import org.bouncycastle.openssl.PEMKeyPair;
-import org.bouncycastle.openssl.PEMParser;
-import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
-import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import java.util.List;
+import java.util.Set;
 
 /**
  * PEM in Salt's formats. Writes private keys as PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) and public keys as SPKI
  * ({@code BEGIN PUBLIC KEY}); reads those and also PKCS#8 private keys and PKCS#1 public keys. Anything else
  * (encrypted keys, certificates, EC keys, RSA under 2048 bits, trailing garbage) is refused with a message that
- * says which.
+ * says which. Only the JDK is used: Bouncy Castle's signed jars cost every process that touches them some 5 MiB
+ * of heap for the jar verifier's per-entry tables, and a minion reads its keys with this class.
  */
 public final class Pem {
 
     /** Larger than any RSA-8192 private key in PEM; a bigger input is not a key. */
     public static final int MAX_PEM_CHARS = 16 * 1024;
 
-    private static final JcaPEMKeyConverter CONVERTER = new JcaPEMKeyConverter();
+    private static final String DASHES = "-----";
+    private static final String BEGIN = DASHES + "BEGIN ";
+    private static final String END = DASHES + "END ";
+    private static final Set<String> PRIVATE_KEYS = Set.of("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY",
+            "DSA PRIVATE KEY");
+
+    /** One PEM block: its label, whether its RFC 1421 headers say it is encrypted, and its decoded body. */
+    record Block(String label, boolean encrypted, byte[] der) {
+    }
 
     private Pem() {
     }
 
     /** PKCS#1 {@code RSA PRIVATE KEY} PEM, 64-character lines, trailing newline. */
     public static String privateKeyPkcs1(PrivateKey key) {
-        if (!(key instanceof RSAPrivateCrtKey)) {
+        if (!(key instanceof RSAPrivateCrtKey k)) {
             throw new IllegalArgumentException("only RSA CRT private keys can be written as PKCS#1");
         }
-        return write(key);
+        byte[] der = Der.sequence(Der.integer(BigInteger.ZERO), Der.integer(k.getModulus()),
+                Der.integer(k.getPublicExponent()), Der.integer(k.getPrivateExponent()), Der.integer(k.getPrimeP()),
+                Der.integer(k.getPrimeQ()), Der.integer(k.getPrimeExponentP()), Der.integer(k.getPrimeExponentQ()),
+                Der.integer(k.getCrtCoefficient()));
+        return armor("RSA PRIVATE KEY", der);
     }
 
     /** SPKI {@code PUBLIC KEY} PEM, 64-character lines, trailing newline. */
     public static String publicKeySpki(PublicKey key) {
-        StringBuilder out = new StringBuilder(460).append("-----BEGIN PUBLIC KEY-----\n");
-        for (String line : bodyLines(key)) {
-            out.append(line).append('\n');
-        }
-        return out.append("-----END PUBLIC KEY-----\n").toString();
+        return armor("PUBLIC KEY", key.getEncoded());
     }
 
     /** The base64 body lines of the canonical SPKI PEM of {@code key}, without newlines. */
     static String[] bodyLines(PublicKey key) {
-        String b64 = Base64.getEncoder().encodeToString(key.getEncoded());
+        return lines(key.getEncoded());
+    }
+
+    private static String[] lines(byte[] der) {
+        String b64 = Base64.getEncoder().encodeToString(der);
         String[] lines = new String[(b64.length() + 63) / 64];
         for (int i = 0; i < lines.length; i++) {
             lines[i] = b64.substring(i * 64, Math.min(b64.length(), (i + 1) * 64));
@@ -61,77 +72,80 @@ public final class Pem {
         return lines;
     }
 
-    private static String write(Object object) {
-        StringWriter out = new StringWriter();
-        try (JcaPEMWriter writer = new JcaPEMWriter(out)) {
-            writer.writeObject(object);
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot encode key as PEM", e);
+    private static String armor(String label, byte[] der) {
+        StringBuilder out = new StringBuilder(der.length * 4 / 3 + 80).append(BEGIN).append(label).append(DASHES)
+                .append('\n');
+        for (String line : lines(der)) {
+            out.append(line).append('\n');
         }
-        return out.toString();
+        return out.append(END).append(label).append(DASHES).append('\n').toString();
     }
 
     /** Reads an RSA public key from SPKI or PKCS#1 PEM. */
     public static RSAPublicKey readPublicKey(String pem) throws KeyFormatException {
-        Object object = readSingleObject(pem);
-        if (object instanceof SubjectPublicKeyInfo info) {
-            return toRsaPublic(info);
+        Block block = single(pem);
+        switch (block.label()) {
+            case "PUBLIC KEY" -> {
+                String algorithm = Der.spkiAlgorithm(block.der());
+                if (!algorithm.equals("RSA")) {
+                    throw new KeyFormatException("public key uses " + algorithm + ", not RSA");
+                }
+                return RsaKeys.publicKeyFromDer(block.der());
+            }
+            case "RSA PUBLIC KEY" -> {
+                return RsaKeys.publicKeyFromDer(Der.spkiOfPkcs1(block.der()));
+            }
+            default -> {
+                if (PRIVATE_KEYS.contains(block.label()) && !block.encrypted()) {
+                    throw new KeyFormatException("found a private key where a public key was expected");
+                }
+                throw new KeyFormatException("PEM holds " + describe(block) + ", not a public key");
+            }
         }
-        if (object instanceof PEMKeyPair || object instanceof PrivateKeyInfo) {
-            throw new KeyFormatException("found a private key where a public key was expected");
-        }
-        throw new KeyFormatException("PEM holds " + describe(object) + ", not a public key");
     }
 
     /** Reads an RSA key pair from a PKCS#1 or PKCS#8 private key PEM. */
     public static KeyPair readPrivateKey(String pem) throws KeyFormatException {
-        Object object = readSingleObject(pem);
-        try {
-            if (object instanceof PEMKeyPair pair) {
-                KeyPair keyPair = CONVERTER.getKeyPair(pair);
-                return checkPair(keyPair.getPublic(), keyPair.getPrivate());
+        Block block = single(pem);
+        if (block.encrypted()) {
+            throw new KeyFormatException("PEM holds " + describe(block) + ", not a private key");
+        }
+        switch (block.label()) {
+            case "RSA PRIVATE KEY" -> {
+                return rsaKeyPair(Der.pkcs8OfPkcs1(block.der()));
             }
-            if (object instanceof PrivateKeyInfo info) {
-                PrivateKey key = CONVERTER.getPrivateKey(info);
-                if (!(key instanceof RSAPrivateCrtKey crt)) {
-                    throw new KeyFormatException("private key is " + key.getAlgorithm() + ", not RSA");
+            case "PRIVATE KEY" -> {
+                String algorithm = Der.pkcs8Algorithm(block.der());
+                if (!algorithm.equals("RSA")) {
+                    throw new KeyFormatException("private key uses " + algorithm + ", not RSA");
                 }
-                PublicKey pub = java.security.KeyFactory.getInstance("RSA").generatePublic(
-                        new java.security.spec.RSAPublicKeySpec(crt.getModulus(), crt.getPublicExponent()));
-                return checkPair(pub, key);
+                return rsaKeyPair(block.der());
             }
-        } catch (PEMException | java.security.GeneralSecurityException e) {
+            case "EC PRIVATE KEY" -> throw new KeyFormatException("private key uses EC, not RSA");
+            case "DSA PRIVATE KEY" -> throw new KeyFormatException("private key uses DSA, not RSA");
+            case "PUBLIC KEY", "RSA PUBLIC KEY" ->
+                    throw new KeyFormatException("found a public key where a private key was expected");
+            default -> throw new KeyFormatException("PEM holds " + describe(block) + ", not a private key");
+        }
+    }
+
+    private static KeyPair rsaKeyPair(byte[] pkcs8) throws KeyFormatException {
+        try {
+            KeyFactory factory = KeyFactory.getInstance("RSA");
+            PrivateKey key = factory.generatePrivate(new PKCS8EncodedKeySpec(pkcs8));
+            if (!(key instanceof RSAPrivateCrtKey crt)) {
+                throw new KeyFormatException("RSA private key without its CRT parameters");
+            }
+            RSAPublicKey pub = (RSAPublicKey) factory.generatePublic(
+                    new RSAPublicKeySpec(crt.getModulus(), crt.getPublicExponent()));
+            RsaKeys.checkSize(pub);
+            return new KeyPair(pub, key);
+        } catch (GeneralSecurityException | RuntimeException e) {
             throw new KeyFormatException("cannot decode private key: " + e.getMessage(), e);
         }
-        if (object instanceof SubjectPublicKeyInfo) {
-            throw new KeyFormatException("found a public key where a private key was expected");
-        }
-        throw new KeyFormatException("PEM holds " + describe(object) + ", not a private key");
     }
 
-    private static KeyPair checkPair(PublicKey pub, PrivateKey key) throws KeyFormatException {
-        if (!(pub instanceof RSAPublicKey rsaPub) || !(key instanceof RSAPrivateCrtKey)) {
-            throw new KeyFormatException("private key is " + key.getAlgorithm() + ", not RSA");
-        }
-        RsaKeys.checkSize(rsaPub);
-        return new KeyPair(pub, key);
-    }
-
-    private static RSAPublicKey toRsaPublic(SubjectPublicKeyInfo info) throws KeyFormatException {
-        PublicKey key;
-        try {
-            key = CONVERTER.getPublicKey(info);
-        } catch (PEMException | RuntimeException e) {
-            throw new KeyFormatException("cannot decode public key: " + e.getMessage(), e);
-        }
-        if (!(key instanceof RSAPublicKey rsa)) {
-            throw new KeyFormatException("public key is " + key.getAlgorithm() + ", not RSA");
-        }
-        // Re-parse through the JDK provider so callers get one key class whatever the PEM flavour.
-        return RsaKeys.publicKeyFromDer(rsa.getEncoded());
-    }
-
-    private static Object readSingleObject(String pem) throws KeyFormatException {
+    private static Block single(String pem) throws KeyFormatException {
         if (pem == null || pem.isBlank()) {
             throw new KeyFormatException("no PEM data");
         }
@@ -141,26 +155,76 @@ public final class Pem {
         if (!StandardCharsets.US_ASCII.newEncoder().canEncode(pem)) {
             throw new KeyFormatException("PEM data has non-ASCII characters");
         }
-        try (PEMParser parser = new PEMParser(new StringReader(pem))) {
-            Object object = parser.readObject();
-            if (object == null) {
-                throw new KeyFormatException("no PEM block found (expected -----BEGIN ...-----)");
-            }
-            if (parser.readObject() != null) {
-                throw new KeyFormatException("more than one PEM block");
-            }
-            return object;
-        } catch (IOException | RuntimeException e) {
-            throw new KeyFormatException("malformed PEM: " + e.getMessage(), e);
+        List<Block> blocks = blocks(pem);
+        if (blocks.isEmpty()) {
+            throw new KeyFormatException("no PEM block found (expected -----BEGIN ...-----)");
         }
+        if (blocks.size() > 1) {
+            throw new KeyFormatException("more than one PEM block");
+        }
+        return blocks.get(0);
     }
 
-    private static String describe(Object object) {
-        String name = object.getClass().getSimpleName();
-        return switch (name) {
-            case "PEMEncryptedKeyPair", "PKCS8EncryptedPrivateKeyInfo" -> "an encrypted private key (unsupported)";
-            case "X509CertificateHolder" -> "a certificate";
-            default -> "an unsupported object (" + name + ")";
+    /**
+     * The PEM blocks in {@code text}, in order. Text outside the blocks is ignored, as OpenSSL does; inside one,
+     * RFC 1421 headers ({@code Proc-Type}, {@code DEK-Info}) may precede the base64, which must be valid.
+     */
+    static List<Block> blocks(String text) throws KeyFormatException {
+        String[] lines = text.split("\r\n|\n|\r", -1);
+        List<Block> blocks = new ArrayList<>();
+        int i = 0;
+        while (i < lines.length) {
+            String line = lines[i++].strip();
+            if (!line.startsWith(BEGIN)) {
+                continue;
+            }
+            if (!line.endsWith(DASHES) || line.length() <= BEGIN.length() + DASHES.length()) {
+                throw new KeyFormatException("malformed PEM: bad BEGIN line");
+            }
+            String label = line.substring(BEGIN.length(), line.length() - DASHES.length());
+            String endLine = END + label + DASHES;
+            boolean encrypted = false;
+            boolean ended = false;
+            StringBuilder base64 = new StringBuilder();
+            while (i < lines.length && !ended) {
+                line = lines[i++].strip();
+                if (line.equals(endLine)) {
+                    ended = true;
+                } else if (line.startsWith(DASHES)) {
+                    throw new KeyFormatException("malformed PEM: " + line + " inside a " + label + " block");
+                } else if (line.indexOf(':') >= 0) {
+                    if (base64.length() > 0) {
+                        throw new KeyFormatException("malformed PEM: a header line inside the base64");
+                    }
+                    encrypted |= line.startsWith("Proc-Type:") && line.contains("ENCRYPTED");
+                } else {
+                    base64.append(line);
+                }
+            }
+            if (!ended) {
+                throw new KeyFormatException("malformed PEM: no " + endLine + " line");
+            }
+            byte[] der;
+            try {
+                der = Base64.getDecoder().decode(base64.toString());
+            } catch (IllegalArgumentException e) {
+                throw new KeyFormatException("malformed PEM: " + e.getMessage(), e);
+            }
+            if (der.length == 0) {
+                throw new KeyFormatException("malformed PEM: an empty " + label + " block");
+            }
+            blocks.add(new Block(label, encrypted, der));
+        }
+        return blocks;
+    }
+
+    private static String describe(Block block) {
+        if (block.encrypted() || block.label().equals("ENCRYPTED PRIVATE KEY")) {
+            return "an encrypted private key (unsupported)";
+        }
+        return switch (block.label()) {
+            case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE" -> "a certificate";
+            default -> "an unsupported object (" + block.label() + ")";
         };
     }
 

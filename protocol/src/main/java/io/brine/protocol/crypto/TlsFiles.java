@@ -1,5 +1,6 @@
 package io.brine.protocol.crypto;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
@@ -7,12 +8,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PrivateKey;
 import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
-import org.bouncycastle.cert.X509CertificateHolder;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.openssl.PEMEncryptedKeyPair;
 import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
@@ -32,18 +32,20 @@ public final class TlsFiles {
     private TlsFiles() {
     }
 
-    /** Every certificate in {@code file}, in order; at least one. */
+    /** Every certificate in {@code file}, in order; at least one. Other PEM blocks in the file are skipped. */
     public static List<X509Certificate> certificates(Path file) throws IOException {
+        // Read with the JDK, not Bouncy Castle: a minion with TLS reads its CA file here, and loading Bouncy
+        // Castle would cost it some 5 MiB of heap for as long as it runs (see Pem).
         List<X509Certificate> certificates = new ArrayList<>();
-        JcaX509CertificateConverter converter = new JcaX509CertificateConverter();
-        try (PEMParser parser = parser(file)) {
-            Object item;
-            while ((item = parser.readObject()) != null) {
-                if (item instanceof X509CertificateHolder holder) {
-                    certificates.add(converter.getCertificate(holder));
+        try {
+            CertificateFactory factory = CertificateFactory.getInstance("X.509");
+            for (Pem.Block block : Pem.blocks(read(file))) {
+                if (block.label().equals("CERTIFICATE") || block.label().equals("X509 CERTIFICATE")) {
+                    certificates.add((X509Certificate) factory.generateCertificate(
+                            new ByteArrayInputStream(block.der())));
                 }
             }
-        } catch (CertificateException | RuntimeException e) {
+        } catch (KeyFormatException | CertificateException | RuntimeException e) {
             throw new IOException(file + ": not a PEM certificate file (" + e.getMessage() + ")", e);
         }
         if (certificates.isEmpty()) {
@@ -55,7 +57,7 @@ public final class TlsFiles {
     /** The first private key in {@code file}. */
     public static PrivateKey privateKey(Path file) throws IOException {
         JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
-        try (PEMParser parser = parser(file)) {
+        try (PEMParser parser = new PEMParser(new StringReader(read(file)))) {
             Object item;
             while ((item = parser.readObject()) != null) {
                 if (item instanceof PrivateKeyInfo info) {
@@ -75,11 +77,10 @@ public final class TlsFiles {
     }
 
     /** Follows symlinks on purpose: certificate files are often links (a renewal tool's "live" directory). */
-    private static PEMParser parser(Path file) throws IOException {
+    private static String read(Path file) throws IOException {
         if (Files.size(file) > MAX_FILE_BYTES) {
             throw new IOException(file + " is larger than " + MAX_FILE_BYTES + " bytes");
         }
-        String text = new String(Files.readAllBytes(file), StandardCharsets.US_ASCII);
-        return new PEMParser(new StringReader(text));
+        return new String(Files.readAllBytes(file), StandardCharsets.US_ASCII);
     }
 }

@@ -9,6 +9,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.util.Arrays;
+import java.util.Base64;
 import org.junit.jupiter.api.Test;
 
 class PemTest {
@@ -69,6 +71,43 @@ class PemTest {
                 .hasMessageContaining("encrypted");
         assertThatThrownBy(() -> Pem.readPublicKey("x".repeat(Pem.MAX_PEM_CHARS + 1)))
                 .hasMessageContaining("larger than");
+    }
+
+    @Test
+    void readsAroundTextAndCrLfLineEndsAsOpensslDoes() throws Exception {
+        RSAPublicKey spki = Pem.readPublicKey(fixture("rsa2048.spki.pub"));
+        String framed = "Bag Attributes\n    friendlyName: minion\r\n"
+                + fixture("rsa2048.spki.pub").replace("\n", "\r\n") + "trailing words\n";
+
+        assertThat(Pem.readPublicKey(framed)).isEqualTo(spki);
+    }
+
+    @Test
+    void namesWhatItFoundInsteadOfAKey() {
+        String pub = fixture("rsa2048.spki.pub");
+        String certificate = pub.replace("PUBLIC KEY", "CERTIFICATE");
+        assertThatThrownBy(() -> Pem.readPublicKey(certificate)).hasMessageContaining("a certificate");
+        assertThatThrownBy(() -> Pem.readPrivateKey(certificate)).hasMessageContaining("a certificate");
+        String pkcs8Encrypted = pub.replace("PUBLIC KEY", "ENCRYPTED PRIVATE KEY");
+        assertThatThrownBy(() -> Pem.readPrivateKey(pkcs8Encrypted)).hasMessageContaining("encrypted");
+        assertThatThrownBy(() -> Pem.readPublicKey(fixture("rsa2048.encrypted.pem"))).hasMessageContaining("encrypted");
+        assertThatThrownBy(() -> Pem.readPublicKey(pub.replace("-----END PUBLIC KEY-----", "-----END KEY-----")))
+                .hasMessageContaining("malformed PEM");
+        assertThatThrownBy(() -> Pem.readPublicKey(pub.replace("\n-----END", "\nProc-Type: 4\n-----END")))
+                .hasMessageContaining("header line inside the base64");
+    }
+
+    @Test
+    void refusesAnRsaEnvelopeWhoseDerIsCutShort() {
+        String pub = fixture("rsa2048.spki.pub");
+        String body = pub.substring(pub.indexOf('\n') + 1, pub.indexOf("-----END")).replace("\n", "");
+        byte[] der = Base64.getDecoder().decode(body);
+        String cut = "-----BEGIN PUBLIC KEY-----\n"
+                + Base64.getEncoder().encodeToString(Arrays.copyOf(der, 12))
+                + "\n-----END PUBLIC KEY-----\n";
+
+        assertThatThrownBy(() -> Pem.readPublicKey(cut)).isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("malformed DER");
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.brine.protocol.testing.TestKeys;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.X509Certificate;
 import java.util.Base64;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,6 +25,19 @@ class TlsFilesTest {
         assertThat(TlsFiles.certificates(files.cert())).hasSize(1)
                 .first().satisfies(c -> assertThat(c.getPublicKey()).isEqualTo(TestKeys.pair(0).getPublic()));
         assertThat(TlsFiles.privateKey(files.key())).isEqualTo(TestKeys.pair(0).getPrivate());
+    }
+
+    @Test
+    void readsEveryCertificateOfABundleSkippingCommentsAndOtherBlocks() throws IOException {
+        String first = Files.readString(TestCertificates.selfSigned(dir.resolve("a"), "ca1", 0).cert());
+        String second = Files.readString(TestCertificates.selfSigned(dir.resolve("b"), "ca2", 1).cert());
+        String key = Files.readString(TestCertificates.selfSigned(dir.resolve("b"), "ca2", 1).key());
+        // The shape of curl's cacert.pem: a non-ASCII comment above each certificate.
+        Path bundle = Files.writeString(dir.resolve("bundle.pem"), "# Főtanúsítvány\n" + first + "\r\n" + key
+                + "Subject: CN=ca2\n" + second.replace("\n", "\r\n"));
+
+        assertThat(TlsFiles.certificates(bundle)).extracting(X509Certificate::getPublicKey)
+                .containsExactly(TestKeys.pair(0).getPublic(), TestKeys.pair(1).getPublic());
     }
 
     @Test
