@@ -7,7 +7,7 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

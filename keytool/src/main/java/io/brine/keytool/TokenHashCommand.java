@@ -1,9 +1,9 @@
 package io.brine.keytool;
 
-import io.brine.master.config.MasterConfig.AutosignToken;
-import io.brine.master.policy.TokenHashes;
-import io.brine.protocol.config.ValueCheck;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.config.MasterConfig.AutosignToken;
+import io.brine.store.policy.TokenHashes;
+import io.brine.daemon.config.ValueCheck;
+import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

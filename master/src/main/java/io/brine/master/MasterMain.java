@@ -1,10 +1,10 @@
 package io.brine.master;
 
-import io.brine.master.config.MasterConfig;
-import io.brine.master.keys.KeyStoreException;
-import io.brine.protocol.BrineVersion;
-import io.brine.protocol.config.ConfigException;
-import io.brine.protocol.config.DaemonLogging;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.KeyStoreException;
+import io.brine.daemon.BrineVersion;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.DaemonLogging;
 import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
 package io.brine.minion;
 
-import io.brine.minion.config.MinionConfig;
-import io.brine.protocol.BrineVersion;
-import io.brine.protocol.config.ConfigException;
-import io.brine.protocol.config.DaemonLogging;
+import io.brine.daemon.config.MinionConfig;
+import io.brine.daemon.BrineVersion;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.DaemonLogging;
 import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;

@@ -8,7 +8,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.util.ContextInitializer;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.spi.ContextAwareBase;
-import io.brine.protocol.config.DaemonLogging;
+import io.brine.daemon.DaemonLogging;
 import org.slf4j.Logger;
 
 /**

@@ -10,7 +10,7 @@ import io.brine.minion.auth.MinionKeys;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.SessionKey;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;

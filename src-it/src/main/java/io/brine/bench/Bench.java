@@ -5,10 +5,10 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.brine.bench.BenchMain.Scenario;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.keys.AdminResult;
-import io.brine.master.keys.KeyStore;
-import io.brine.master.keys.KeyStoreOptions;
-import io.brine.protocol.config.TransportKind;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreOptions;
+import io.brine.daemon.config.TransportKind;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -718,7 +718,7 @@ final class Bench {
             @SuppressWarnings("unchecked")
             Map<String, Object> byThread = (Map<String, Object>) figures.get("master_cpu_ms_by_thread");
             System.out.println(threadLine(byThread));
-        } catch (io.brine.master.keys.KeyStoreException e) {
+        } catch (io.brine.store.keys.KeyStoreException e) {
             throw new IOException("cannot open the master's key store: " + e.getMessage(), e);
         }
     }

@@ -1,6 +1,6 @@
 package io.brine.bench;
 
-import io.brine.protocol.transport.ClientTransport;
+import io.brine.transport.ClientTransport;
 
 /**
  * Client transports for many simulated minions in one JVM. Each minion gets its own {@link ClientTransport} with

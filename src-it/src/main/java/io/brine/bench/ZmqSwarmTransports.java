@@ -1,9 +1,9 @@
 package io.brine.bench;
 
 import io.brine.protocol.MinionIds;
-import io.brine.protocol.transport.ClientTransport;
-import io.brine.protocol.transport.FrameLimits;
-import io.brine.protocol.transport.TransportMailbox;
+import io.brine.transport.ClientTransport;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.TransportMailbox;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ClosedChannelException;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.master.cli.BrineCli;
-import io.brine.master.config.MasterConfig;
-import io.brine.master.transport.zmq.ZmqServerTransport;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.transport.zmq.ZmqServerTransport;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import java.io.PrintWriter;

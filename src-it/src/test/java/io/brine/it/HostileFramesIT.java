@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.master.Master;
-import io.brine.master.config.MasterConfig;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
@@ -16,7 +16,7 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.codec.FrameLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

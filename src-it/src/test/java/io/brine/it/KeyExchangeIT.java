@@ -6,13 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.master.config.MasterConfig;
-import io.brine.master.keys.AdminResult;
-import io.brine.master.keys.KeyState;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyState;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.minion.config.MinionConfig;
+import io.brine.daemon.config.MinionConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import java.io.IOException;

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.master.client.BrineClient;
-import io.brine.master.config.MasterConfig;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.minion.config.MinionConfig;
+import io.brine.daemon.config.MinionConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

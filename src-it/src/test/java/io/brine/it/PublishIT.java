@@ -6,13 +6,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.config.MasterConfig;
-import io.brine.master.keys.AdminResult;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.AdminResult;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.protocol.config.TransportKind;
+import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.Pem;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Path;

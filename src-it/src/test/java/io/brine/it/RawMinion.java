@@ -16,7 +16,7 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
-import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.codec.FrameLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.SecureRandom;

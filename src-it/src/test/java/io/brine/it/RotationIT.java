@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.keytool.BrineKey;
-import io.brine.master.config.MasterConfig;
-import io.brine.master.keys.AdminResult;
-import io.brine.master.keys.KeyState;
-import io.brine.master.keys.KeyStore;
-import io.brine.master.keys.KeyStoreOptions;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreOptions;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;

@@ -3,7 +3,7 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.master.config.MasterConfig;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;

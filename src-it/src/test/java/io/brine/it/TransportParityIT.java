@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.master.jobs.StoredReturn;
-import io.brine.master.keys.AdminResult;
+import io.brine.store.keys.AdminResult;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.protocol.config.TransportKind;
+import io.brine.daemon.config.TransportKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

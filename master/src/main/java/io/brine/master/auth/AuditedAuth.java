@@ -1,9 +1,9 @@
 package io.brine.master.auth;
 
-import io.brine.master.audit.AuditEvent;
-import io.brine.master.audit.AuditLog;
-import io.brine.master.keys.KeyDecision;
-import io.brine.master.policy.PolicyDecision;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.policy.PolicyDecision;
 
 /** Auth decisions as audit lines: one per decision, with the rule that made it. */
 public final class AuditedAuth implements AuthAudit {

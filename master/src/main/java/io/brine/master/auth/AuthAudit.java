@@ -1,7 +1,7 @@
 package io.brine.master.auth;
 
-import io.brine.master.keys.KeyDecision;
-import io.brine.master.policy.PolicyDecision;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.policy.PolicyDecision;
 
 /** Where auth decisions go besides the log: one audit line each. */
 public interface AuthAudit {

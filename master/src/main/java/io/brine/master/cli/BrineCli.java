@@ -2,10 +2,10 @@ package io.brine.master.cli;
 
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.config.MasterConfig;
-import io.brine.protocol.BrineVersion;
-import io.brine.protocol.config.ConfigException;
-import io.brine.protocol.config.TransportKind;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.BrineVersion;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.target.TargetException;
 import io.brine.protocol.target.Targets;

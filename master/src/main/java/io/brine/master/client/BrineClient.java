@@ -1,19 +1,22 @@
 package io.brine.master.client;
 
-import io.brine.master.config.MasterConfig;
+import io.brine.transport.client.ZmqClientChannel;
+import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.client.ClientChannel;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.master.publish.PublisherService;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Sessions;
-import io.brine.protocol.config.TransportKind;
+import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.SessionKey;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
@@ -94,8 +97,13 @@ public final class BrineClient implements AutoCloseable {
      */
     public static BrineClient connect(TransportKind transport, String host, int port, String name, KeyPair key,
             RSAPublicKey masterKey, Duration timeout) throws ClientException {
-        ClientChannel channel = transport == TransportKind.TCP ? new TcpClientChannel(host, port, timeout)
-                : new ZmqClientChannel(host, port);
+        ClientChannel channel;
+        try {
+            channel = transport == TransportKind.TCP ? new TcpClientChannel(host, port, timeout)
+                    : new ZmqClientChannel(host, port);
+        } catch (IOException e) {
+            throw new ClientException(e.getMessage(), e);
+        }
         try {
             return authenticate(channel, name, key, masterKey, timeout);
         } catch (ClientException | RuntimeException e) {
@@ -160,12 +168,12 @@ public final class BrineClient implements AutoCloseable {
             Duration timeout) throws ClientException {
         byte[] nonce = new byte[32];
         RANDOM.nextBytes(nonce);
-        channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name, key.getPublic().getEncoded(),
+        send(channel, Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name, key.getPublic().getEncoded(),
                 nonce, System.currentTimeMillis()), key.getPrivate()));
         Instant deadline = Instant.now().plus(timeout);
         while (true) {
             Duration left = Duration.between(Instant.now(), deadline);
-            byte[] frame = left.isNegative() ? null : channel.receive(left);
+            byte[] frame = left.isNegative() ? null : receive(channel, left);
             if (frame == null) {
                 throw new ClientException("no answer from the master within " + timeout.toSeconds()
                         + " s: is it running, and is this its address and port?");
@@ -265,10 +273,26 @@ public final class BrineClient implements AutoCloseable {
         return jobs instanceof List<?> list ? (List<Map<String, Object>>) list : List.of();
     }
 
+    private static void send(ClientChannel channel, byte[] frame) throws ClientException {
+        try {
+            channel.send(frame);
+        } catch (IOException e) {
+            throw new ClientException(e.getMessage(), e);
+        }
+    }
+
+    private static byte[] receive(ClientChannel channel, Duration timeout) throws ClientException {
+        try {
+            return channel.receive(timeout);
+        } catch (IOException e) {
+            throw new ClientException(e.getMessage(), e);
+        }
+    }
+
     private void send(SessionMessage message) throws ClientException {
         SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
                 ++counter, message);
-        channel.send(Codec.encode(sealed));
+        send(channel, Codec.encode(sealed));
     }
 
     private <T extends SessionMessage> T await(Class<T> type, Duration wait) throws ClientException {
@@ -294,11 +318,11 @@ public final class BrineClient implements AutoCloseable {
             if (left.isNegative() || left.isZero()) {
                 return null;
             }
-            byte[] frame = channel.receive(left);
+            byte[] frame = receive(channel, left);
             if (frame == null) {
                 return null;
             }
-            Decoded decoded = Codec.decode(frame, io.brine.protocol.transport.FrameLimits.MAX_FRAME);
+            Decoded decoded = Codec.decode(frame, io.brine.protocol.codec.FrameLimits.MAX_FRAME);
             if (!(decoded instanceof Decoded.Ok ok)) {
                 continue;
             }

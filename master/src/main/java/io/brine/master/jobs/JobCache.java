@@ -1,7 +1,7 @@
 package io.brine.master.jobs;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;

@@ -2,7 +2,7 @@ package io.brine.master.session;
 
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.crypto.SessionKey;
-import io.brine.protocol.transport.Peer;
+import io.brine.transport.Peer;
 import java.security.interfaces.RSAPublicKey;
 import java.util.concurrent.atomic.AtomicLong;
 

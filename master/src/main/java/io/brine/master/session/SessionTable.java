@@ -1,7 +1,7 @@
 package io.brine.master.session;
 
 import io.brine.protocol.crypto.SessionKey;
-import io.brine.protocol.transport.Peer;
+import io.brine.transport.Peer;
 import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,14 +2,14 @@ package io.brine.master.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.brine.master.config.MasterConfig;
-import io.brine.master.keys.KeyDecision;
-import io.brine.master.keys.KeyPairFiles;
-import io.brine.master.keys.KeyStore;
-import io.brine.master.keys.KeyStoreOptions;
-import io.brine.master.policy.AcceptancePolicies;
-import io.brine.master.policy.PolicyDecision;
-import io.brine.master.policy.TokenHashes;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.PolicyDecision;
+import io.brine.store.policy.TokenHashes;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.codec.Codec;
@@ -17,7 +17,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.transport.Peer;
+import io.brine.transport.Peer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -118,10 +118,10 @@ class AuthServicePolicyTest {
     @Test
     void policiesAreNotAskedForARejectedIdNorToReplaceAnAcceptedKey() {
         store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(1).getPublic(),
-                io.brine.master.keys.PolicyVerdict.REJECT);
+                io.brine.store.keys.PolicyVerdict.REJECT);
         assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.REJECTED);
         store.offer("web2", (java.security.interfaces.RSAPublicKey) TestKeys.pair(3).getPublic(),
-                io.brine.master.keys.PolicyVerdict.ACCEPT);
+                io.brine.store.keys.PolicyVerdict.ACCEPT);
         assertThat(authenticate("web2", 4, TOKEN)).isEqualTo(AuthStatus.DENIED);
         assertThat(audited).allSatisfy(line -> assertThat(line).endsWith("[state]"));
         // The single-use token is still unspent.

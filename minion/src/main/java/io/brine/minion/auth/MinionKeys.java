@@ -4,7 +4,7 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
-import io.brine.protocol.io.AtomicFiles;
+import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

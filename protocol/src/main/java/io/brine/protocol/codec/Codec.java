@@ -5,7 +5,7 @@ import io.brine.protocol.message.Message;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.codec.FrameLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.PrivateKey;
 import java.security.interfaces.RSAKey;

@@ -35,7 +35,7 @@ public final class Pem {
             "DSA PRIVATE KEY");
 
     /** One PEM block: its label, whether its RFC 1421 headers say it is encrypted, and its decoded body. */
-    record Block(String label, boolean encrypted, byte[] der) {
+    public record Block(String label, boolean encrypted, byte[] der) {
     }
 
     private Pem() {
@@ -169,7 +169,7 @@ public final class Pem {
      * The PEM blocks in {@code text}, in order. Text outside the blocks is ignored, as OpenSSL does; inside one,
      * RFC 1421 headers ({@code Proc-Type}, {@code DEK-Info}) may precede the base64, which must be valid.
      */
-    static List<Block> blocks(String text) throws KeyFormatException {
+    public static List<Block> blocks(String text) throws KeyFormatException {
         String[] lines = text.split("\r\n|\n|\r", -1);
         List<Block> blocks = new ArrayList<>();
         int i = 0;

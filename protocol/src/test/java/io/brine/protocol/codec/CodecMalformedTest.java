@@ -17,7 +17,7 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.codec.FrameLimits;
 import java.security.PrivateKey;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -11,7 +11,7 @@ import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.transport.FrameLimits;
+import io.brine.protocol.codec.FrameLimits;
 import java.security.KeyPair;
 import java.util.Arrays;
 import java.util.List;

@@ -4,11 +4,11 @@ import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.master.transport.zmq.ZmqServerOptions;
-import io.brine.master.transport.zmq.ZmqServerTransport;
-import io.brine.minion.transport.zmq.ZmqClientOptions;
-import io.brine.minion.transport.zmq.ZmqClientTransport;
-import io.brine.protocol.transport.ClientTransport;
+import io.brine.transport.zmq.ZmqServerOptions;
+import io.brine.transport.zmq.ZmqServerTransport;
+import io.brine.transport.zmq.ZmqClientOptions;
+import io.brine.transport.zmq.ZmqClientTransport;
+import io.brine.transport.ClientTransport;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;

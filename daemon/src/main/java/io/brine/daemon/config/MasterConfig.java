@@ -1,0 +1,471 @@
+package io.brine.daemon.config;
+
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.config.TransportKind;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Everything the master daemon is configured with, validated once and then immutable, so that no component has to
+ * re-check a value or cope with a half-read file. {@code conf/master.yaml} documents every key; the record's
+ * components carry Salt's key names in camel case.
+ *
+ * <p>Load it with {@link #load(Path)}; in tests build it with {@link #builder(Path)} so that every path lands in a
+ * temporary directory. Ports may be 0 (an ephemeral port) only when built in code.
+ *
+ * @param interfaceAddress {@code interface}: the address both channels listen on
+ * @param transports {@code transport}: the transports served, one or both (during a migration), in the order
+ *     written; the first one's ports are the ones logged
+ * @param tls {@code tls}: certificate and key for the TCP transport; empty means plain TCP
+ * @param maxMinions {@code max_minions}: accepted minions at most; 0 means no limit
+ * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
+ *     unauthenticated can make the master store
+ * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
+ * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
+ * @param logFile {@code log_file}: empty means standard error
+ */
+public record MasterConfig(
+        String interfaceAddress,
+        int publishPort,
+        int retPort,
+        Set<TransportKind> transports,
+        int tcpPort,
+        Optional<Tls> tls,
+        Path pkiDir,
+        Path cachedir,
+        int keysize,
+        Duration publishSession,
+        int maxMinions,
+        int maxPending,
+        int authRatePerSource,
+        int authBurst,
+        int workerThreads,
+        Duration keepJobs,
+        int jobCacheMaxMib,
+        Acceptance acceptance,
+        Map<String, PublisherAcl> publisherAcl,
+        LogLevel logLevel,
+        Optional<Path> logFile,
+        Path auditLog) {
+
+    /** The file {@link #load(Path)} reads in the config directory. */
+    public static final String FILE_NAME = "master.yaml";
+
+    public static final int MIN_KEYSIZE = 2048;
+    public static final int MAX_KEYSIZE = 8192;
+
+    public MasterConfig {
+        Objects.requireNonNull(interfaceAddress, "interfaceAddress");
+        requirePort(publishPort, "publishPort");
+        requirePort(retPort, "retPort");
+        require(transports != null && !transports.isEmpty(), "transports must name at least one transport");
+        transports = Collections.unmodifiableSet(new LinkedHashSet<>(transports));
+        requirePort(tcpPort, "tcpPort");
+        Objects.requireNonNull(tls, "tls");
+        require(tls.isEmpty() || transports.contains(TransportKind.TCP), "tls applies to the tcp transport only");
+        Objects.requireNonNull(pkiDir, "pkiDir");
+        Objects.requireNonNull(cachedir, "cachedir");
+        require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
+                "keysize must be a multiple of 8 from 2048 to 8192");
+        requirePositive(publishSession, "publishSession");
+        require(maxMinions >= 0, "maxMinions must be 0 (no limit) or more");
+        require(maxPending >= 1, "maxPending must be at least 1");
+        require(authRatePerSource >= 1, "authRatePerSource must be at least 1");
+        require(authBurst >= 1, "authBurst must be at least 1");
+        require(workerThreads >= 1, "workerThreads must be at least 1");
+        requirePositive(keepJobs, "keepJobs");
+        require(jobCacheMaxMib >= 1, "jobCacheMaxMib must be at least 1");
+        Objects.requireNonNull(acceptance, "acceptance");
+        publisherAcl = Collections.unmodifiableMap(new LinkedHashMap<>(publisherAcl));
+        Objects.requireNonNull(logLevel, "logLevel");
+        Objects.requireNonNull(logFile, "logFile");
+        Objects.requireNonNull(auditLog, "auditLog");
+    }
+
+    /** Reads {@code configDir/master.yaml}. */
+    public static MasterConfig load(Path configDir) throws ConfigException {
+        return loadFile(configDir.resolve(FILE_NAME));
+    }
+
+    /** Reads one config file, for a daemon started with an explicit file rather than a directory. */
+    public static MasterConfig loadFile(Path file) throws ConfigException {
+        return MasterConfigFile.read(file);
+    }
+
+    /** The production defaults: {@code /etc/brine/pki/master}, {@code /var/cache/brine/master}. */
+    public static Builder builder() {
+        return new Builder(Path.of("/etc/brine/pki/master"), Path.of("/var/cache/brine/master"));
+    }
+
+    /** Defaults with {@code pki_dir} at {@code base/pki} and {@code cachedir} at {@code base/cache}: for tests. */
+    public static Builder builder(Path base) {
+        return new Builder(base.resolve("pki"), base.resolve("cache"));
+    }
+
+    /** {@link #builder(Path)} with nothing changed. */
+    public static MasterConfig defaults(Path base) {
+        return builder(base).build();
+    }
+
+    /** TLS material for the TCP transport: a PEM certificate chain and its PEM private key. */
+    public record Tls(Path cert, Path key) {
+        public Tls {
+            Objects.requireNonNull(cert, "cert");
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /**
+     * What one publisher may do ({@code publisher_acl}): publish to the minions whose ids match one of
+     * {@code targets} a function matching one of {@code functions}. Empty lists allow nothing.
+     */
+    public record PublisherAcl(List<String> targets, List<String> functions) {
+        public PublisherAcl {
+            targets = List.copyOf(targets);
+            functions = List.copyOf(functions);
+        }
+    }
+
+    /**
+     * A pre-shared autosign token: a minion whose id matches {@code match} and that presents a token {@code t} with
+     * {@code SHA-256(salt || t) == sha256} is accepted. Only the salt and the salted hash are configured, so the
+     * master's config holds no secret; {@code brine-key token-hash} makes the entry.
+     *
+     * <p>Why a salted SHA-256 and not a slow KDF: tokens are random secrets of at least 16 characters
+     * ({@code brine-key token-hash} refuses shorter ones and can generate them), so brute force is hopeless either
+     * way, while a deliberately slow hash on the unauthenticated path would hand anyone who can send auth requests a
+     * lever on the master's two cores. The random per-entry salt keeps equal tokens from having equal entries and
+     * rules out precomputed tables.
+     *
+     * @param match a glob on minion ids
+     * @param salt 16 to 64 random bytes, as lower-case hex
+     * @param sha256 64 lower-case hex digits: SHA-256 over the salt's bytes followed by the token's UTF-8 bytes
+     * @param singleUse whether the token is spent by its first use (recorded under {@code cachedir})
+     */
+    public record AutosignToken(String match, String salt, String sha256, boolean singleUse) {
+        public AutosignToken {
+            Objects.requireNonNull(match, "match");
+            require(salt != null && salt.matches("([0-9a-f]{2}){16,64}"),
+                    "salt must be 16 to 64 bytes as lower-case hex");
+            require(sha256 != null && sha256.matches("[0-9a-f]{64}"), "sha256 must be 64 lower-case hex digits");
+        }
+
+        @Override
+        public String toString() {
+            return "AutosignToken[match=" + match + ", singleUse=" + singleUse + "]";
+        }
+    }
+
+    /**
+     * How unknown keys get accepted without an admin (the acceptance policies); all off by default, so that a new
+     * key waits in {@code minions_pre/}.
+     *
+     * @param autoAccept {@code auto_accept}: accept every new key (for labs only)
+     * @param autosignFile {@code autosign_file}: ids or globs, one a line, that are accepted
+     * @param autorejectFile {@code autoreject_file}: ids or globs, one a line, that are rejected; wins over the rest
+     * @param autosignPolicy {@code autosign_policy}: an executable asked about each new key
+     * @param autosignClaims {@code autosign_claims}: claim name to globs; a minion whose claims all match is
+     *     accepted. Claims are unsigned: this is only as strong as the network (DESIGN.md §4.8)
+     * @param inventoryFile {@code inventory_file}: expected minions (id, created_at, addresses), accepted when they
+     *     ask within {@code inventoryWindow} of created_at from one of their addresses
+     * @param autosignTokens {@code autosign_tokens}: salted hashes of pre-shared tokens
+     */
+    public record Acceptance(
+            boolean autoAccept,
+            Optional<Path> autosignFile,
+            Optional<Path> autorejectFile,
+            Optional<Path> autosignPolicy,
+            Duration autosignPolicyTimeout,
+            int autosignPolicyMaxConcurrent,
+            Map<String, List<String>> autosignClaims,
+            Optional<Path> inventoryFile,
+            Duration inventoryWindow,
+            List<AutosignToken> autosignTokens) {
+
+        public Acceptance {
+            Objects.requireNonNull(autosignFile, "autosignFile");
+            Objects.requireNonNull(autorejectFile, "autorejectFile");
+            Objects.requireNonNull(autosignPolicy, "autosignPolicy");
+            requirePositive(autosignPolicyTimeout, "autosignPolicyTimeout");
+            require(autosignPolicyMaxConcurrent >= 1, "autosignPolicyMaxConcurrent must be at least 1");
+            Map<String, List<String>> claims = new LinkedHashMap<>();
+            autosignClaims.forEach((name, globs) -> claims.put(name, List.copyOf(globs)));
+            autosignClaims = Collections.unmodifiableMap(claims);
+            Objects.requireNonNull(inventoryFile, "inventoryFile");
+            requirePositive(inventoryWindow, "inventoryWindow");
+            autosignTokens = List.copyOf(autosignTokens);
+        }
+
+        public static Builder builder() {
+            return new Builder();
+        }
+
+        /** Nothing is accepted without an admin. */
+        public static Acceptance defaults() {
+            return builder().build();
+        }
+
+        /** Starts from the defaults. */
+        public static final class Builder {
+            private boolean autoAccept;
+            private Path autosignFile;
+            private Path autorejectFile;
+            private Path autosignPolicy;
+            private Duration autosignPolicyTimeout = Duration.ofSeconds(10);
+            private int autosignPolicyMaxConcurrent = 4;
+            private Map<String, List<String>> autosignClaims = Map.of();
+            private Path inventoryFile;
+            private Duration inventoryWindow = Duration.ofSeconds(7200);
+            private List<AutosignToken> autosignTokens = List.of();
+
+            private Builder() {
+            }
+
+            public Builder autoAccept(boolean autoAccept) {
+                this.autoAccept = autoAccept;
+                return this;
+            }
+
+            public Builder autosignFile(Path autosignFile) {
+                this.autosignFile = autosignFile;
+                return this;
+            }
+
+            public Builder autorejectFile(Path autorejectFile) {
+                this.autorejectFile = autorejectFile;
+                return this;
+            }
+
+            public Builder autosignPolicy(Path autosignPolicy) {
+                this.autosignPolicy = autosignPolicy;
+                return this;
+            }
+
+            public Builder autosignPolicyTimeout(Duration autosignPolicyTimeout) {
+                this.autosignPolicyTimeout = autosignPolicyTimeout;
+                return this;
+            }
+
+            public Builder autosignPolicyMaxConcurrent(int autosignPolicyMaxConcurrent) {
+                this.autosignPolicyMaxConcurrent = autosignPolicyMaxConcurrent;
+                return this;
+            }
+
+            public Builder autosignClaims(Map<String, List<String>> autosignClaims) {
+                this.autosignClaims = autosignClaims;
+                return this;
+            }
+
+            public Builder inventoryFile(Path inventoryFile) {
+                this.inventoryFile = inventoryFile;
+                return this;
+            }
+
+            public Builder inventoryWindow(Duration inventoryWindow) {
+                this.inventoryWindow = inventoryWindow;
+                return this;
+            }
+
+            public Builder autosignTokens(List<AutosignToken> autosignTokens) {
+                this.autosignTokens = autosignTokens;
+                return this;
+            }
+
+            public Acceptance build() {
+                return new Acceptance(autoAccept, Optional.ofNullable(autosignFile),
+                        Optional.ofNullable(autorejectFile), Optional.ofNullable(autosignPolicy),
+                        autosignPolicyTimeout, autosignPolicyMaxConcurrent, autosignClaims,
+                        Optional.ofNullable(inventoryFile), inventoryWindow, autosignTokens);
+            }
+        }
+    }
+
+    /**
+     * Starts from the defaults; {@link #build()} validates. Setting a path-like option to null means "none" (or,
+     * for {@code auditLog}, the default under {@code cachedir}).
+     */
+    public static final class Builder {
+        private String interfaceAddress = "0.0.0.0";
+        private int publishPort = 4505;
+        private int retPort = 4506;
+        private Set<TransportKind> transports = Set.of(TransportKind.ZEROMQ);
+        private int tcpPort = 4507;
+        private Tls tls;
+        private Path pkiDir;
+        private Path cachedir;
+        private int keysize = 2048;
+        private Duration publishSession = Duration.ofSeconds(86400);
+        private int maxMinions;
+        private int maxPending = 1000;
+        private int authRatePerSource = 20;
+        private int authBurst = 50;
+        private int workerThreads = Runtime.getRuntime().availableProcessors();
+        private Duration keepJobs = Duration.ofSeconds(86400);
+        private int jobCacheMaxMib = 1024;
+        private Acceptance acceptance = Acceptance.defaults();
+        private Map<String, PublisherAcl> publisherAcl = Map.of();
+        private LogLevel logLevel = LogLevel.INFO;
+        private Path logFile;
+        private Path auditLog;
+
+        private Builder(Path pkiDir, Path cachedir) {
+            this.pkiDir = pkiDir;
+            this.cachedir = cachedir;
+        }
+
+        public Builder interfaceAddress(String interfaceAddress) {
+            this.interfaceAddress = interfaceAddress;
+            return this;
+        }
+
+        public Builder publishPort(int publishPort) {
+            this.publishPort = publishPort;
+            return this;
+        }
+
+        public Builder retPort(int retPort) {
+            this.retPort = retPort;
+            return this;
+        }
+
+        /** Serves this one transport. */
+        public Builder transport(TransportKind transport) {
+            this.transports = Set.of(transport);
+            return this;
+        }
+
+        /** Serves these transports at once, in this order (the first one's ports are the ones logged). */
+        public Builder transports(TransportKind... transports) {
+            this.transports = new LinkedHashSet<>(List.of(transports));
+            return this;
+        }
+
+        public Builder transports(Set<TransportKind> transports) {
+            this.transports = transports;
+            return this;
+        }
+
+        public Builder tcpPort(int tcpPort) {
+            this.tcpPort = tcpPort;
+            return this;
+        }
+
+        public Builder tls(Tls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        public Builder pkiDir(Path pkiDir) {
+            this.pkiDir = pkiDir;
+            return this;
+        }
+
+        public Builder cachedir(Path cachedir) {
+            this.cachedir = cachedir;
+            return this;
+        }
+
+        public Builder keysize(int keysize) {
+            this.keysize = keysize;
+            return this;
+        }
+
+        public Builder publishSession(Duration publishSession) {
+            this.publishSession = publishSession;
+            return this;
+        }
+
+        public Builder maxMinions(int maxMinions) {
+            this.maxMinions = maxMinions;
+            return this;
+        }
+
+        public Builder maxPending(int maxPending) {
+            this.maxPending = maxPending;
+            return this;
+        }
+
+        public Builder authRatePerSource(int authRatePerSource) {
+            this.authRatePerSource = authRatePerSource;
+            return this;
+        }
+
+        public Builder authBurst(int authBurst) {
+            this.authBurst = authBurst;
+            return this;
+        }
+
+        public Builder workerThreads(int workerThreads) {
+            this.workerThreads = workerThreads;
+            return this;
+        }
+
+        public Builder keepJobs(Duration keepJobs) {
+            this.keepJobs = keepJobs;
+            return this;
+        }
+
+        public Builder jobCacheMaxMib(int jobCacheMaxMib) {
+            this.jobCacheMaxMib = jobCacheMaxMib;
+            return this;
+        }
+
+        public Builder acceptance(Acceptance acceptance) {
+            this.acceptance = acceptance;
+            return this;
+        }
+
+        public Builder publisherAcl(Map<String, PublisherAcl> publisherAcl) {
+            this.publisherAcl = publisherAcl;
+            return this;
+        }
+
+        public Builder logLevel(LogLevel logLevel) {
+            this.logLevel = logLevel;
+            return this;
+        }
+
+        public Builder logFile(Path logFile) {
+            this.logFile = logFile;
+            return this;
+        }
+
+        public Builder auditLog(Path auditLog) {
+            this.auditLog = auditLog;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException for a value no config file could have produced */
+        public MasterConfig build() {
+            return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
+                    Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
+                    authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
+                    logLevel, Optional.ofNullable(logFile),
+                    auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"));
+        }
+    }
+
+    private static void requirePort(int port, String name) {
+        require(port >= 0 && port <= 65535, name + " must be from 0 to 65535");
+    }
+
+    private static void requirePositive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name);
+        require(!duration.isNegative() && !duration.isZero(), name + " must be positive");
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package io.brine.daemon.config;
+
+import io.brine.daemon.config.MasterConfig.Acceptance;
+import io.brine.daemon.config.MasterConfig.AutosignToken;
+import io.brine.daemon.config.MasterConfig.PublisherAcl;
+import io.brine.daemon.config.MasterConfig.Tls;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.ConfigReader;
+import io.brine.daemon.config.ConfigSection;
+import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.config.TransportKind;
+import io.brine.daemon.config.ValueCheck;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
+final class MasterConfigFile {
+
+    private static final int MAX_PORT = 65535;
+    private static final long YEAR = 365L * 24 * 3600;
+    private static final ValueCheck GLOB = ValueCheck.glob();
+
+    private MasterConfigFile() {
+    }
+
+    static MasterConfig read(Path file) throws ConfigException {
+        ConfigReader reader = ConfigReader.open(file);
+        ConfigSection root = reader.root();
+        MasterConfig.Builder config = MasterConfig.builder();
+
+        root.host("interface").ifPresent(config::interfaceAddress);
+        OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);
+        publishPort.ifPresent(config::publishPort);
+        OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
+        retPort.ifPresent(config::retPort);
+        Optional<Set<TransportKind>> transports = root.choices("transport", TransportKind.class);
+        transports.ifPresent(config::transports);
+        OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
+        tcpPort.ifPresent(config::tcpPort);
+        Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
+        tls.ifPresent(config::tls);
+        if (tls.isPresent() && !transports.orElse(Set.of()).contains(TransportKind.TCP)) {
+            root.problem("tls", "applies to the tcp transport only: add tcp to transport, or remove tls");
+        }
+
+        root.path("pki_dir").ifPresent(config::pkiDir);
+        root.path("cachedir").ifPresent(config::cachedir);
+        root.integer("keysize", MasterConfig.MIN_KEYSIZE, MasterConfig.MAX_KEYSIZE).ifPresent(keysize -> {
+            if (keysize % 8 == 0) {
+                config.keysize(keysize);
+            } else {
+                root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
+            }
+        });
+        root.seconds("publish_session", 60, YEAR).ifPresent(config::publishSession);
+
+        root.integer("max_minions", 0, 10_000_000).ifPresent(config::maxMinions);
+        root.integer("max_pending", 1, 1_000_000).ifPresent(config::maxPending);
+        root.integer("auth_rate_per_source", 1, 1_000_000).ifPresent(config::authRatePerSource);
+        root.integer("auth_burst", 1, 1_000_000).ifPresent(config::authBurst);
+        root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
+        root.seconds("keep_jobs_seconds", 60, 10 * YEAR).ifPresent(config::keepJobs);
+        root.integer("job_cache_max_mib", 1, 1024 * 1024).ifPresent(config::jobCacheMaxMib);
+
+        config.acceptance(acceptance(root));
+        root.sectionMap("publisher_acl").ifPresent(acl -> config.publisherAcl(publisherAcl(acl)));
+
+        root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
+        root.path("log_file").ifPresent(config::logFile);
+        root.path("audit_log").ifPresent(config::auditLog);
+
+        MasterConfig defaults = MasterConfig.builder().build();
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        ports.put("publish_port", publishPort.orElse(defaults.publishPort()));
+        ports.put("ret_port", retPort.orElse(defaults.retPort()));
+        ports.put("tcp_port", tcpPort.orElse(defaults.tcpPort()));
+        root.requireDistinct(ports, "the ports"); // all bound on one interface
+
+        reader.finish();
+        return config.build();
+    }
+
+    private static Optional<Tls> tls(ConfigSection tls) {
+        Optional<Path> cert = tls.path("cert");
+        Optional<Path> key = tls.path("key");
+        if (!tls.has("cert")) {
+            tls.problem("cert", "is required with tls");
+        }
+        if (!tls.has("key")) {
+            tls.problem("key", "is required with tls");
+        }
+        return cert.isPresent() && key.isPresent() ? Optional.of(new Tls(cert.get(), key.get())) : Optional.empty();
+    }
+
+    private static Acceptance acceptance(ConfigSection root) {
+        Acceptance.Builder acceptance = Acceptance.builder();
+        root.bool("auto_accept").ifPresent(acceptance::autoAccept);
+        root.path("autosign_file").ifPresent(acceptance::autosignFile);
+        root.path("autoreject_file").ifPresent(acceptance::autorejectFile);
+        root.path("autosign_policy").ifPresent(acceptance::autosignPolicy);
+        root.seconds("autosign_policy_timeout", 1, 300).ifPresent(acceptance::autosignPolicyTimeout);
+        root.integer("autosign_policy_max_concurrent", 1, 256).ifPresent(acceptance::autosignPolicyMaxConcurrent);
+        root.stringLists("autosign_claims", GLOB).ifPresent(acceptance::autosignClaims);
+        root.path("inventory_file").ifPresent(acceptance::inventoryFile);
+        root.seconds("inventory_window", 1, YEAR).ifPresent(acceptance::inventoryWindow);
+        root.sectionList("autosign_tokens").ifPresent(tokens -> acceptance.autosignTokens(tokens.stream()
+                .map(MasterConfigFile::autosignToken)
+                .flatMap(Optional::stream)
+                .collect(Collectors.toList())));
+        return acceptance.build();
+    }
+
+    private static Optional<AutosignToken> autosignToken(ConfigSection token) {
+        Optional<String> match = token.string("match", GLOB);
+        Optional<String> salt = token.string("salt", value -> value.matches("([0-9a-fA-F]{2}){16,64}")
+                ? Optional.empty() : Optional.of("expected 16 to 64 random bytes as hex (brine-key token-hash makes"
+                        + " the entry)"));
+        Optional<String> sha256 = token.string("sha256", value -> value.matches("[0-9a-fA-F]{64}")
+                ? Optional.empty() : Optional.of("expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                        + " token-hash makes the entry)"));
+        boolean singleUse = token.bool("single_use").orElse(false);
+        for (String key : List.of("match", "salt", "sha256")) {
+            if (!token.has(key)) {
+                token.problem(key, "is required in an autosign token" + (key.equals("salt")
+                        ? " (unsalted hashes are no longer accepted: run brine-key token-hash)" : ""));
+            }
+        }
+        return match.isPresent() && salt.isPresent() && sha256.isPresent()
+                ? Optional.of(new AutosignToken(match.get(), salt.get().toLowerCase(Locale.ROOT),
+                        sha256.get().toLowerCase(Locale.ROOT), singleUse))
+                : Optional.empty();
+    }
+
+    private static Map<String, PublisherAcl> publisherAcl(Map<String, ConfigSection> sections) {
+        Map<String, PublisherAcl> acl = new LinkedHashMap<>();
+        sections.forEach((publisher, section) -> acl.put(publisher, new PublisherAcl(
+                section.strings("targets", GLOB).orElse(List.of()),
+                section.strings("functions", GLOB).orElse(List.of()))));
+        return acl;
+    }
+}

@@ -1,0 +1,379 @@
+package io.brine.daemon.config;
+
+import io.brine.protocol.MinionIds;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.config.Secret;
+import io.brine.daemon.config.TransportKind;
+import io.brine.protocol.crypto.Fingerprints;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Everything the minion daemon is configured with, validated once and then immutable. {@code conf/minion.yaml}
+ * documents every key; the record's components carry Salt's key names in camel case. Its {@code toString()} is
+ * safe to log: the autosign token is a {@link Secret}.
+ *
+ * <p>Load it with {@link #load(Path)}; in tests build it with {@link #builder(Path, String)} so that every path
+ * lands in a temporary directory.
+ *
+ * @param id {@code id}: valid by {@link MinionIds}, the one id validator
+ * @param master {@code master}: the master's host name or address
+ * @param tls {@code tls}: TLS for the TCP transport, trusting the master's certificate by this CA file; empty means
+ *     plain TCP
+ * @param masterFinger {@code master_finger}: the master key's fingerprint in normalized form; when empty the first
+ *     key seen is pinned (trust on first use)
+ * @param grains {@code grains}: static grains, each a list of values (a single value is a one-element list). They
+ *     are claims the minion makes, never authority
+ * @param pluginsDir {@code plugins_dir}: where extra function plugins are loaded from; empty means none
+ * @param returnRetryMax {@code return_retry_max}: how long a return the master has not acknowledged is retried
+ * @param jobTimeout {@code job_timeout}: a job's time limit when its publication sets none
+ * @param autosignGrant {@code autosign_grant}: a provisioner-signed grant presented with the key
+ * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
+ * @param logFile {@code log_file}: empty means standard error
+ * @param statusFile {@code status_file}: where the minion writes its connection state for monitoring
+ */
+public record MinionConfig(
+        String id,
+        String master,
+        int retPort,
+        int publishPort,
+        TransportKind transport,
+        int tcpPort,
+        Optional<Tls> tls,
+        Path pkiDir,
+        Path cachedir,
+        int keysize,
+        Optional<String> masterFinger,
+        Auth auth,
+        Map<String, List<String>> grains,
+        Functions functions,
+        Optional<Path> pluginsDir,
+        Duration returnRetryMax,
+        Duration jobTimeout,
+        int workerThreads,
+        Optional<Path> autosignGrant,
+        Optional<Secret> autosignToken,
+        LogLevel logLevel,
+        Optional<Path> logFile,
+        Path statusFile) {
+
+    /** The file {@link #load(Path)} reads in the config directory. */
+    public static final String FILE_NAME = "minion.yaml";
+
+    public static final int MIN_KEYSIZE = 2048;
+    public static final int MAX_KEYSIZE = 8192;
+
+    static final int DEFAULT_PUBLISH_PORT = 4505;
+    static final int DEFAULT_RET_PORT = 4506;
+    static final int DEFAULT_TCP_PORT = 4507;
+
+    public MinionConfig {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(master, "master");
+        requirePort(retPort, "retPort");
+        requirePort(publishPort, "publishPort");
+        Objects.requireNonNull(transport, "transport");
+        requirePort(tcpPort, "tcpPort");
+        Objects.requireNonNull(tls, "tls");
+        require(tls.isEmpty() || transport == TransportKind.TCP, "tls applies to the tcp transport only");
+        Objects.requireNonNull(pkiDir, "pkiDir");
+        Objects.requireNonNull(cachedir, "cachedir");
+        require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
+                "keysize must be a multiple of 8 from 2048 to 8192");
+        Objects.requireNonNull(masterFinger, "masterFinger");
+        masterFinger.ifPresent(f -> require(f.equals(Fingerprints.normalize(f)),
+                "masterFinger must be a normalized fingerprint"));
+        Objects.requireNonNull(auth, "auth");
+        Map<String, List<String>> copy = new LinkedHashMap<>();
+        grains.forEach((name, values) -> copy.put(name, List.copyOf(values)));
+        grains = Collections.unmodifiableMap(copy);
+        Objects.requireNonNull(functions, "functions");
+        Objects.requireNonNull(pluginsDir, "pluginsDir");
+        requirePositive(returnRetryMax, "returnRetryMax");
+        requirePositive(jobTimeout, "jobTimeout");
+        require(workerThreads >= 1, "workerThreads must be at least 1");
+        Objects.requireNonNull(autosignGrant, "autosignGrant");
+        Objects.requireNonNull(autosignToken, "autosignToken");
+        Objects.requireNonNull(logLevel, "logLevel");
+        Objects.requireNonNull(logFile, "logFile");
+        Objects.requireNonNull(statusFile, "statusFile");
+    }
+
+    /** Reads {@code configDir/minion.yaml}. */
+    public static MinionConfig load(Path configDir) throws ConfigException {
+        return loadFile(configDir.resolve(FILE_NAME));
+    }
+
+    /** Reads one config file, for a daemon started with an explicit file rather than a directory. */
+    public static MinionConfig loadFile(Path file) throws ConfigException {
+        return MinionConfigFile.read(file, MinionConfigFile::localFqdn);
+    }
+
+    /**
+     * The production defaults ({@code /etc/brine/pki/minion}, {@code /var/cache/brine/minion}); the id has no
+     * default here and must be set.
+     */
+    public static Builder builder() {
+        return new Builder(Path.of("/etc/brine/pki/minion"), Path.of("/var/cache/brine/minion"));
+    }
+
+    /** Defaults with {@code pki_dir} at {@code base/pki} and {@code cachedir} at {@code base/cache}: for tests. */
+    public static Builder builder(Path base, String id) {
+        return new Builder(base.resolve("pki"), base.resolve("cache")).id(id);
+    }
+
+    /** {@link #builder(Path, String)} with nothing else changed. */
+    public static MinionConfig defaults(Path base, String id) {
+        return builder(base, id).build();
+    }
+
+    /**
+     * TLS for the TCP transport, under brine's own message crypto.
+     *
+     * @param ca {@code tls.ca}: PEM certificates to trust for the master's TLS certificate (its CA, or the
+     *     certificate itself when self-signed); no other is accepted
+     * @param verifyHostname {@code tls.verify_hostname}: also require the certificate to name {@code master}
+     */
+    public record Tls(Path ca, boolean verifyHostname) {
+        public Tls {
+            Objects.requireNonNull(ca, "ca");
+        }
+    }
+
+    /**
+     * How the minion retries authentication, with Salt's semantics.
+     *
+     * @param acceptanceWaitTime {@code acceptance_wait_time}: the wait between tries while the key is pending
+     * @param acceptanceWaitTimeMax {@code acceptance_wait_time_max}: when longer than {@code acceptanceWaitTime},
+     *     the wait doubles after each try up to this; zero means it never grows
+     * @param rejectedRetry {@code rejected_retry}: keep trying after a rejection instead of stopping, so that an
+     *     admin's later accept is picked up
+     * @param authTimeout {@code auth_timeout}: how long one auth request waits for the master's answer
+     */
+    public record Auth(Duration acceptanceWaitTime, Duration acceptanceWaitTimeMax, boolean rejectedRetry,
+            Duration authTimeout) {
+
+        public Auth {
+            requirePositive(acceptanceWaitTime, "acceptanceWaitTime");
+            Objects.requireNonNull(acceptanceWaitTimeMax, "acceptanceWaitTimeMax");
+            require(!acceptanceWaitTimeMax.isNegative(), "acceptanceWaitTimeMax must not be negative");
+            requirePositive(authTimeout, "authTimeout");
+        }
+
+        public static Auth defaults() {
+            return new Auth(Duration.ofSeconds(30), Duration.ZERO, false, Duration.ofSeconds(60));
+        }
+
+        /** The wait after a try that followed a wait of {@code previous}. */
+        public Duration nextWait(Duration previous) {
+            if (acceptanceWaitTimeMax.compareTo(acceptanceWaitTime) <= 0) {
+                return acceptanceWaitTime;
+            }
+            Duration doubled = previous.multipliedBy(2);
+            return doubled.compareTo(acceptanceWaitTimeMax) > 0 ? acceptanceWaitTimeMax
+                    : doubled.compareTo(acceptanceWaitTime) < 0 ? acceptanceWaitTime : doubled;
+        }
+    }
+
+    /**
+     * Which functions the master may call here: one matching a glob in {@code allow} and none in {@code deny}.
+     * Deny wins, so a minion owner can fence off functions whatever the master publishes.
+     */
+    public record Functions(List<String> allow, List<String> deny) {
+
+        public Functions {
+            allow = List.copyOf(allow);
+            deny = List.copyOf(deny);
+        }
+
+        /** Everything allowed, nothing denied: the master is trusted, as in Salt. */
+        public static Functions defaults() {
+            return new Functions(List.of("*"), List.of());
+        }
+    }
+
+    /**
+     * Starts from the defaults; {@link #build()} validates. Setting a path-like option to null means "none" (or,
+     * for {@code statusFile}, the default under {@code cachedir}).
+     */
+    public static final class Builder {
+        private String id;
+        private String master = "localhost";
+        private int retPort = DEFAULT_RET_PORT;
+        private int publishPort = DEFAULT_PUBLISH_PORT;
+        private TransportKind transport = TransportKind.ZEROMQ;
+        private int tcpPort = DEFAULT_TCP_PORT;
+        private Tls tls;
+        private Path pkiDir;
+        private Path cachedir;
+        private int keysize = 2048;
+        private String masterFinger;
+        private Auth auth = Auth.defaults();
+        private Map<String, List<String>> grains = Map.of();
+        private Functions functions = Functions.defaults();
+        private Path pluginsDir;
+        private Duration returnRetryMax = Duration.ofSeconds(300);
+        private Duration jobTimeout = Duration.ofSeconds(60);
+        private int workerThreads = 4;
+        private Path autosignGrant;
+        private Secret autosignToken;
+        private LogLevel logLevel = LogLevel.INFO;
+        private Path logFile;
+        private Path statusFile;
+
+        private Builder(Path pkiDir, Path cachedir) {
+            this.pkiDir = pkiDir;
+            this.cachedir = cachedir;
+        }
+
+        public Builder id(String id) {
+            this.id = id;
+            return this;
+        }
+
+        public Builder master(String master) {
+            this.master = master;
+            return this;
+        }
+
+        public Builder retPort(int retPort) {
+            this.retPort = retPort;
+            return this;
+        }
+
+        public Builder publishPort(int publishPort) {
+            this.publishPort = publishPort;
+            return this;
+        }
+
+        public Builder transport(TransportKind transport) {
+            this.transport = transport;
+            return this;
+        }
+
+        public Builder tcpPort(int tcpPort) {
+            this.tcpPort = tcpPort;
+            return this;
+        }
+
+        public Builder tls(Tls tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        public Builder pkiDir(Path pkiDir) {
+            this.pkiDir = pkiDir;
+            return this;
+        }
+
+        public Builder cachedir(Path cachedir) {
+            this.cachedir = cachedir;
+            return this;
+        }
+
+        public Builder keysize(int keysize) {
+            this.keysize = keysize;
+            return this;
+        }
+
+        /** Takes any form {@link Fingerprints#normalize} accepts; null means trust on first use. */
+        public Builder masterFinger(String masterFinger) {
+            this.masterFinger = masterFinger;
+            return this;
+        }
+
+        public Builder auth(Auth auth) {
+            this.auth = auth;
+            return this;
+        }
+
+        public Builder grains(Map<String, List<String>> grains) {
+            this.grains = grains;
+            return this;
+        }
+
+        public Builder functions(Functions functions) {
+            this.functions = functions;
+            return this;
+        }
+
+        public Builder pluginsDir(Path pluginsDir) {
+            this.pluginsDir = pluginsDir;
+            return this;
+        }
+
+        public Builder returnRetryMax(Duration returnRetryMax) {
+            this.returnRetryMax = returnRetryMax;
+            return this;
+        }
+
+        public Builder jobTimeout(Duration jobTimeout) {
+            this.jobTimeout = jobTimeout;
+            return this;
+        }
+
+        public Builder workerThreads(int workerThreads) {
+            this.workerThreads = workerThreads;
+            return this;
+        }
+
+        public Builder autosignGrant(Path autosignGrant) {
+            this.autosignGrant = autosignGrant;
+            return this;
+        }
+
+        public Builder autosignToken(Secret autosignToken) {
+            this.autosignToken = autosignToken;
+            return this;
+        }
+
+        public Builder logLevel(LogLevel logLevel) {
+            this.logLevel = logLevel;
+            return this;
+        }
+
+        public Builder logFile(Path logFile) {
+            this.logFile = logFile;
+            return this;
+        }
+
+        public Builder statusFile(Path statusFile) {
+            this.statusFile = statusFile;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException for a value no config file could have produced, or no id */
+        public MinionConfig build() {
+            String finger = masterFinger == null ? null : Fingerprints.normalize(masterFinger);
+            require(masterFinger == null || finger != null, "masterFinger is not a fingerprint");
+            return new MinionConfig(id, master, retPort, publishPort, transport, tcpPort, Optional.ofNullable(tls),
+                    pkiDir, cachedir,
+                    keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
+                    returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
+                    Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
+                    statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"));
+        }
+    }
+
+    private static void requirePort(int port, String name) {
+        require(port >= 0 && port <= 65535, name + " must be from 0 to 65535");
+    }
+
+    private static void requirePositive(Duration duration, String name) {
+        Objects.requireNonNull(duration, name);
+        require(!duration.isNegative() && !duration.isZero(), name + " must be positive");
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}

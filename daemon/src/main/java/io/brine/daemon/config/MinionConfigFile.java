@@ -1,0 +1,145 @@
+package io.brine.daemon.config;
+
+import io.brine.daemon.config.MinionConfig.Auth;
+import io.brine.daemon.config.MinionConfig.Functions;
+import io.brine.protocol.MinionIds;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.ConfigReader;
+import io.brine.daemon.config.ConfigSection;
+import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.config.TransportKind;
+import io.brine.daemon.config.ValueCheck;
+import io.brine.protocol.crypto.Fingerprints;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/** Maps {@code minion.yaml} onto a {@link MinionConfig.Builder}, key by key, so each message names its key. */
+final class MinionConfigFile {
+
+    private static final int MAX_PORT = 65535;
+    private static final long DAY = 24 * 3600;
+    private static final ValueCheck GLOB = ValueCheck.glob();
+    private static final ValueCheck FINGERPRINT = value -> Fingerprints.normalize(value) != null ? Optional.empty()
+            : Optional.of("expected the master key's SHA-256 fingerprint, 32 hex bytes (as brine-key prints it:"
+                    + " 'ab:cd:...')");
+
+    /** Where the default id comes from; a test gives its own. */
+    @FunctionalInterface
+    interface HostName {
+        String fqdn() throws UnknownHostException;
+    }
+
+    private MinionConfigFile() {
+    }
+
+    static String localFqdn() throws UnknownHostException {
+        return InetAddress.getLocalHost().getCanonicalHostName();
+    }
+
+    static MinionConfig read(Path file, HostName hostName) throws ConfigException {
+        ConfigReader reader = ConfigReader.open(file);
+        ConfigSection root = reader.root();
+        MinionConfig.Builder config = MinionConfig.builder();
+
+        if (root.has("id")) {
+            root.string("id", MinionIds::problem).ifPresent(config::id);
+        } else {
+            defaultId(root, hostName).ifPresent(config::id);
+        }
+        root.host("master").ifPresent(config::master);
+        OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
+        retPort.ifPresent(config::retPort);
+        OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);
+        publishPort.ifPresent(config::publishPort);
+        Optional<TransportKind> transport = root.choice("transport", TransportKind.class);
+        transport.ifPresent(config::transport);
+        OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
+        tcpPort.ifPresent(config::tcpPort);
+        Optional<MinionConfig.Tls> tls = root.section("tls").flatMap(MinionConfigFile::tls);
+        tls.ifPresent(config::tls);
+        if (tls.isPresent() && transport.filter(t -> t == TransportKind.TCP).isEmpty()) {
+            root.problem("tls", "applies to the tcp transport only: set transport: tcp, or remove tls");
+        }
+
+        root.path("pki_dir").ifPresent(config::pkiDir);
+        root.path("cachedir").ifPresent(config::cachedir);
+        root.integer("keysize", MinionConfig.MIN_KEYSIZE, MinionConfig.MAX_KEYSIZE).ifPresent(keysize -> {
+            if (keysize % 8 == 0) {
+                config.keysize(keysize);
+            } else {
+                root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
+            }
+        });
+        root.string("master_finger", FINGERPRINT).ifPresent(config::masterFinger);
+
+        config.auth(auth(root));
+        root.stringLists("grains", ValueCheck.any()).ifPresent(config::grains);
+        root.section("functions").ifPresent(functions -> config.functions(new Functions(
+                functions.strings("allow", GLOB).orElse(Functions.defaults().allow()),
+                functions.strings("deny", GLOB).orElse(Functions.defaults().deny()))));
+        root.path("plugins_dir").ifPresent(config::pluginsDir);
+        root.seconds("return_retry_max", 1, DAY).ifPresent(config::returnRetryMax);
+        root.seconds("job_timeout", 1, DAY).ifPresent(config::jobTimeout);
+        root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
+        root.path("autosign_grant").ifPresent(config::autosignGrant);
+        root.secret("autosign_token").ifPresent(config::autosignToken);
+
+        root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
+        root.path("log_file").ifPresent(config::logFile);
+        root.path("status_file").ifPresent(config::statusFile);
+
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        ports.put("publish_port", publishPort.orElse(MinionConfig.DEFAULT_PUBLISH_PORT));
+        ports.put("ret_port", retPort.orElse(MinionConfig.DEFAULT_RET_PORT));
+        ports.put("tcp_port", tcpPort.orElse(MinionConfig.DEFAULT_TCP_PORT));
+        root.requireDistinct(ports, "the master's ports");
+
+        reader.finish();
+        return config.build();
+    }
+
+    private static Optional<MinionConfig.Tls> tls(ConfigSection tls) {
+        Optional<Path> ca = tls.path("ca");
+        boolean verifyHostname = tls.bool("verify_hostname").orElse(true);
+        if (!tls.has("ca")) {
+            tls.problem("ca", "is required with tls");
+        }
+        return ca.map(file -> new MinionConfig.Tls(file, verifyHostname));
+    }
+
+    private static Auth auth(ConfigSection root) {
+        Auth defaults = Auth.defaults();
+        return new Auth(
+                root.seconds("acceptance_wait_time", 1, DAY).orElse(defaults.acceptanceWaitTime()),
+                root.seconds("acceptance_wait_time_max", 0, DAY).orElse(defaults.acceptanceWaitTimeMax()),
+                root.bool("rejected_retry").orElse(defaults.rejectedRetry()),
+                root.seconds("auth_timeout", 1, 3600).orElse(defaults.authTimeout()));
+    }
+
+    /** Salt's default: the host's fully qualified name, lower-cased, if that is a valid id. */
+    private static Optional<String> defaultId(ConfigSection root, HostName hostName) {
+        String fqdn;
+        try {
+            fqdn = hostName.fqdn();
+        } catch (UnknownHostException e) {
+            root.problem("id", "not set, and this host's name cannot be resolved ("
+                    + MinionIds.printable(String.valueOf(e.getMessage())) + "): set id");
+            return Optional.empty();
+        }
+        String id = fqdn == null ? "" : fqdn.toLowerCase(Locale.ROOT);
+        Optional<String> problem = MinionIds.problem(id);
+        if (problem.isPresent()) {
+            root.problem("id", "not set, and this host's name " + MinionIds.printable(fqdn)
+                    + " is not a valid id (" + problem.get() + "): set id");
+            return Optional.empty();
+        }
+        return Optional.of(id);
+    }
+}

@@ -1,0 +1,290 @@
+package io.brine.daemon.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assertions.tuple;
+
+import io.brine.daemon.config.MasterConfig.Acceptance;
+import io.brine.daemon.config.MasterConfig.AutosignToken;
+import io.brine.daemon.config.MasterConfig.PublisherAcl;
+import io.brine.daemon.config.MasterConfig.Tls;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.ConfigProblem;
+import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.config.TransportKind;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MasterConfigTest {
+
+    @TempDir
+    Path dir;
+
+    private MasterConfig load(String yaml) throws Exception {
+        Files.writeString(dir.resolve("master.yaml"), yaml);
+        return MasterConfig.load(dir);
+    }
+
+    private List<ConfigProblem> problems(String yaml) throws IOException {
+        Files.writeString(dir.resolve("master.yaml"), yaml);
+        return catchThrowableOfType(ConfigException.class, () -> MasterConfig.load(dir)).problems();
+    }
+
+    @Test
+    void emptyFileGivesTheProductionDefaults() throws Exception {
+        MasterConfig config = load("");
+        assertThat(config).isEqualTo(MasterConfig.builder().build());
+        assertThat(config.interfaceAddress()).isEqualTo("0.0.0.0");
+        assertThat(config.publishPort()).isEqualTo(4505);
+        assertThat(config.retPort()).isEqualTo(4506);
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ);
+        assertThat(config.tcpPort()).isEqualTo(4507);
+        assertThat(config.tls()).isEmpty();
+        assertThat(config.pkiDir()).isEqualTo(Path.of("/etc/brine/pki/master"));
+        assertThat(config.cachedir()).isEqualTo(Path.of("/var/cache/brine/master"));
+        assertThat(config.keysize()).isEqualTo(2048);
+        assertThat(config.publishSession()).isEqualTo(Duration.ofDays(1));
+        assertThat(config.maxMinions()).isZero();
+        assertThat(config.maxPending()).isEqualTo(1000);
+        assertThat(config.authRatePerSource()).isEqualTo(20);
+        assertThat(config.authBurst()).isEqualTo(50);
+        assertThat(config.workerThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+        assertThat(config.keepJobs()).isEqualTo(Duration.ofDays(1));
+        assertThat(config.jobCacheMaxMib()).isEqualTo(1024);
+        assertThat(config.acceptance()).isEqualTo(new Acceptance(false, Optional.empty(), Optional.empty(),
+                Optional.empty(), Duration.ofSeconds(10), 4, Map.of(), Optional.empty(), Duration.ofSeconds(7200),
+                List.of()));
+        assertThat(config.publisherAcl()).isEmpty();
+        assertThat(config.logLevel()).isEqualTo(LogLevel.INFO);
+        assertThat(config.logFile()).isEmpty();
+        assertThat(config.auditLog()).isEqualTo(Path.of("/var/cache/brine/master/audit.log"));
+    }
+
+    @Test
+    void testDefaultsKeepEveryPathUnderTheBase() {
+        MasterConfig config = MasterConfig.defaults(dir);
+        assertThat(config.pkiDir()).isEqualTo(dir.resolve("pki"));
+        assertThat(config.cachedir()).isEqualTo(dir.resolve("cache"));
+        assertThat(config.auditLog()).isEqualTo(dir.resolve("cache/audit.log"));
+    }
+
+    @Test
+    void readsEveryKey() throws Exception {
+        MasterConfig config = load("""
+                interface: '::'
+                publish_port: 14505
+                ret_port: 14506
+                transport: tcp
+                tcp_port: 14507
+                tls:
+                  cert: tls/master.crt
+                  key: /etc/ssl/master.key
+                pki_dir: pki
+                cachedir: /srv/brine/cache
+                keysize: 4096
+                publish_session: 3600
+                max_minions: 500
+                max_pending: 20
+                auth_rate_per_source: 5
+                auth_burst: 10
+                worker_threads: 3
+                keep_jobs_seconds: 600
+                job_cache_max_mib: 64
+                auto_accept: true
+                autosign_file: autosign.conf
+                autoreject_file: autoreject.conf
+                autosign_policy: /usr/libexec/brine/policy
+                autosign_policy_timeout: 5
+                autosign_policy_max_concurrent: 2
+                autosign_claims:
+                  role: [web, db]
+                  datacenter: 'eu-*'
+                inventory_file: inventory.txt
+                inventory_window: 600
+                autosign_tokens:
+                  - match: 'web*'
+                    salt: 00112233445566778899AABBCCDDEEFF
+                    sha256: 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08
+                    single_use: true
+                  - match: db1
+                    salt: 00112233445566778899aabbccddeeff
+                    sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+                publisher_acl:
+                  ops:
+                    targets: ['*']
+                    functions: [test.*, state.apply]
+                  web-team:
+                    targets: [web*]
+                log_level: debug
+                log_file: /var/log/brine/master.log
+                """);
+        Path base = dir.toAbsolutePath();
+        String hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        String salt = "00112233445566778899aabbccddeeff";
+        assertThat(config).isEqualTo(MasterConfig.builder()
+                .interfaceAddress("::").publishPort(14505).retPort(14506).transport(TransportKind.TCP).tcpPort(14507)
+                .tls(new Tls(base.resolve("tls/master.crt"), Path.of("/etc/ssl/master.key")))
+                .pkiDir(base.resolve("pki")).cachedir(Path.of("/srv/brine/cache")).keysize(4096)
+                .publishSession(Duration.ofHours(1)).maxMinions(500).maxPending(20).authRatePerSource(5)
+                .authBurst(10).workerThreads(3).keepJobs(Duration.ofMinutes(10)).jobCacheMaxMib(64)
+                .acceptance(Acceptance.builder()
+                        .autoAccept(true)
+                        .autosignFile(base.resolve("autosign.conf"))
+                        .autorejectFile(base.resolve("autoreject.conf"))
+                        .autosignPolicy(Path.of("/usr/libexec/brine/policy"))
+                        .autosignPolicyTimeout(Duration.ofSeconds(5))
+                        .autosignPolicyMaxConcurrent(2)
+                        .autosignClaims(Map.of("role", List.of("web", "db"), "datacenter", List.of("eu-*")))
+                        .inventoryFile(base.resolve("inventory.txt"))
+                        .inventoryWindow(Duration.ofMinutes(10))
+                        .autosignTokens(List.of(new AutosignToken("web*", salt, hash, true),
+                                new AutosignToken("db1", salt, hash, false)))
+                        .build())
+                .publisherAcl(Map.of(
+                        "ops", new PublisherAcl(List.of("*"), List.of("test.*", "state.apply")),
+                        "web-team", new PublisherAcl(List.of("web*"), List.of())))
+                .logLevel(LogLevel.DEBUG).logFile(Path.of("/var/log/brine/master.log"))
+                .build());
+        assertThat(config.auditLog()).isEqualTo(Path.of("/srv/brine/cache/audit.log"));
+        assertThat(config.publisherAcl().keySet()).containsExactly("ops", "web-team");
+    }
+
+    @Test
+    void servesBothTransportsWhenBothAreListed() throws Exception {
+        MasterConfig config = load("transport: [zeromq, tcp]\ntls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ, TransportKind.TCP);
+        assertThat(config.tls()).isPresent();
+    }
+
+    @Test
+    void tlsWithoutTheTcpTransportIsAProblem() throws IOException {
+        List<ConfigProblem> problems = problems("tls: {cert: a.crt, key: a.key}\n");
+
+        assertThat(problems).extracting(ConfigProblem::key, ConfigProblem::message).containsExactly(tuple("tls",
+                "applies to the tcp transport only: add tcp to transport, or remove tls"));
+    }
+
+    @Test
+    void reportsEveryProblemAtOnceWithItsLine() throws IOException {
+        List<ConfigProblem> problems = problems("""
+                interface: 0.0.0.0
+                publish_port: abc
+                keysize: 2049
+                transport: zmq
+                auto_accept: yes
+                publsh_port: 4505
+                publish_session: 1d
+                tls:
+                  cert: a.crt
+                publisher_acl:
+                  ops:
+                    targets: 'web*'
+                autosign_tokens:
+                  - match: 'web*'
+                    sha256: not-a-hash
+                log_level: warning
+                audit_log: ~/audit.log
+                publish_session: 60
+                """);
+        assertThat(problems).extracting(ConfigProblem::line, ConfigProblem::key).containsExactly(
+                tuple(2, "publish_port"),
+                tuple(3, "keysize"),
+                tuple(4, "transport"),
+                tuple(5, "auto_accept"),
+                tuple(6, "publsh_port"),
+                tuple(7, "publish_session"),
+                tuple(9, "tls.key"),
+                tuple(12, "publisher_acl.ops.targets"),
+                tuple(14, "autosign_tokens[0].salt"),
+                tuple(15, "autosign_tokens[0].sha256"),
+                tuple(16, "log_level"),
+                tuple(17, "audit_log"),
+                tuple(18, "publish_session"));
+        assertThat(problems).extracting(ConfigProblem::message).containsExactly(
+                "expected an integer from 1 to 65535, got \"abc\"",
+                "expected a multiple of 8 (2048, 3072, 4096 ...), got 2049",
+                "expected one of zeromq, tcp, got \"zmq\"",
+                "expected true or false, got \"yes\" (YAML 1.1 reads yes/no/on/off as booleans; brine takes only"
+                        + " true and false)",
+                "unknown key, did you mean publish_port? (valid keys here: interface, publish_port, ret_port,"
+                        + " transport, tcp_port, tls, pki_dir, cachedir, keysize, publish_session, max_minions,"
+                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, keep_jobs_seconds,"
+                        + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
+                        + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
+                        + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, audit_log)",
+                "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
+                        + " alone, without a unit)",
+                "is required with tls",
+                "expected a list, got \"web*\" (write [value] or '- value' lines)",
+                "is required in an autosign token (unsalted hashes are no longer accepted: run brine-key"
+                        + " token-hash)",
+                "\"not-a-hash\" is not valid: expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                        + " token-hash makes the entry)",
+                "expected one of error, warn, info, debug, trace, got \"warning\"",
+                "~ is not expanded in brine config files: write the full path, got \"~/audit.log\"",
+                "duplicate key (first at line 7)");
+    }
+
+    @Test
+    void exceptionMessageIsTheWholeReport() throws IOException {
+        Path file = Files.writeString(dir.resolve("master.yaml"), "publish_port: abc\nret_port: 0\n");
+        assertThatThrownBy(() -> MasterConfig.load(dir))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage(String.join(System.lineSeparator(),
+                        "invalid configuration (2 problems):",
+                        "  " + file + ":1: publish_port: expected an integer from 1 to 65535, got \"abc\"",
+                        "  " + file + ":2: ret_port: expected an integer from 1 to 65535, got \"0\""));
+    }
+
+    @Test
+    void clashingPortsAreReportedAtTheKeyThatWasSet() throws IOException {
+        assertThat(problems("ret_port: 4505\n")).singleElement().satisfies(p -> {
+            assertThat(p.line()).isEqualTo(1);
+            assertThat(p.key()).isEqualTo("ret_port");
+            assertThat(p.message()).isEqualTo("4505 is also publish_port (its default); the ports must differ");
+        });
+        assertThat(problems("tcp_port: 7000\nret_port: 7000\n")).singleElement()
+                .satisfies(p -> assertThat(p.message()).isEqualTo("7000 is also ret_port; the ports must differ"));
+    }
+
+    @Test
+    void autosignTokensNeedMatchSaltAndHash() throws IOException {
+        assertThat(problems("autosign_tokens:\n  - single_use: true\n  - nonsense\n"))
+                .extracting(ConfigProblem::line, ConfigProblem::key, ConfigProblem::message).containsExactly(
+                        tuple(2, "autosign_tokens[0].match", "is required in an autosign token"),
+                        tuple(2, "autosign_tokens[0].salt", "is required in an autosign token (unsalted hashes are no"
+                                + " longer accepted: run brine-key token-hash)"),
+                        tuple(2, "autosign_tokens[0].sha256", "is required in an autosign token"),
+                        tuple(3, "autosign_tokens[1]", "expected a mapping of 'key: value' lines, got \"nonsense\""));
+    }
+
+    @Test
+    void missingFileNamesTheFile() {
+        assertThatThrownBy(() -> MasterConfig.load(dir))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining(dir.resolve("master.yaml") + ": file not found");
+    }
+
+    @Test
+    void builderRefusesWhatNoFileCouldSay() {
+        assertThatThrownBy(() -> MasterConfig.builder(dir).keysize(1024).build())
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> MasterConfig.builder(dir).publishPort(70000).build())
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new AutosignToken("web*", "00112233445566778899aabbccddeeff", "ABC", false))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new AutosignToken("web*", "0011",
+                "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("salt");
+        assertThat(MasterConfig.builder(dir).publishPort(0).retPort(0).tcpPort(0).build().publishPort()).isZero();
+    }
+}

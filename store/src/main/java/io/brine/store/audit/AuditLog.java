@@ -1,0 +1,125 @@
+package io.brine.store.audit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.Set;
+
+/**
+ * The append-only audit log, {@code cachedir/audit.log}: one JSON object per line ({@code time} in ISO-8601 UTC,
+ * then the {@link AuditEvent}'s fields). Several processes (the master, any number of brine-key runs) append to
+ * the same file: it is opened with {@code O_APPEND} and each line is one {@code write}, so lines never
+ * interleave. The file is created 0600 and never through a symbolic link.
+ */
+public final class AuditLog implements AutoCloseable {
+
+    public static final String FILE_NAME = "audit.log";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path file;
+    private final Clock clock;
+    private final FileChannel channel;
+
+    private AuditLog(Path file, Clock clock, FileChannel channel) {
+        this.file = file;
+        this.clock = clock;
+        this.channel = channel;
+    }
+
+    /** Opens (creating 0700 if needed) {@code cachedir} and appends to its {@code audit.log}. */
+    public static AuditLog open(Path cachedir, Clock clock) throws IOException {
+        return openFile(cachedir.resolve(FILE_NAME), clock);
+    }
+
+    /** Appends to {@code file} ({@code audit_log}), creating its directory (0700) if needed. */
+    public static AuditLog openFile(Path file, Clock clock) throws IOException {
+        Files.createDirectories(file.toAbsolutePath().getParent(), PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isRegularFile()) {
+                throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
+                        ? " (a symbolic link)" : ""));
+            }
+        } catch (NoSuchFileException e) {
+            // created below
+        }
+        FileChannel channel = FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        return new AuditLog(file, clock, channel);
+    }
+
+    public Path file() {
+        return file;
+    }
+
+    /**
+     * Appends one line. Not forced to disk ({@link #sync()} does that): a crash may lose the last lines, never
+     * corrupt earlier ones.
+     *
+     * @throws UncheckedIOException when the line cannot be written
+     */
+    public void record(AuditEvent event) {
+        ObjectNode line = JSON.createObjectNode();
+        line.put("time", clock.instant().toString());
+        line.put("event", event.event());
+        line.put("actor", event.actor());
+        putIfSet(line, "id", event.id());
+        putIfSet(line, "from", event.from());
+        putIfSet(line, "to", event.to());
+        putIfSet(line, "fingerprint", event.fingerprint());
+        putIfSet(line, "reason", event.reason());
+        putIfSet(line, "source", event.source());
+        byte[] bytes = (line.toString() + "\n").getBytes(StandardCharsets.UTF_8);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        synchronized (this) {
+            try {
+                // One write(2) per line: with O_APPEND, lines from several processes never interleave.
+                while (buffer.hasRemaining()) {
+                    channel.write(buffer);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot write to " + file + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /** Forces what was recorded to disk. */
+    public void sync() {
+        try {
+            channel.force(false);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot sync " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void putIfSet(ObjectNode line, String field, String value) {
+        if (value != null) {
+            line.put(field, value);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.brine.store.keys;
+
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.RsaKeys;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Arrays;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The master's key pair in {@code pki_dir}: {@code master.pem} (PKCS#1, 0400) and {@code master.pub} (SPKI, 0644). */
+final class MasterKeys {
+
+    static final String PRIVATE_FILE = "master.pem";
+    static final String PUBLIC_FILE = "master.pub";
+
+    private static final Logger log = LoggerFactory.getLogger(MasterKeys.class);
+    private static final int MAX_PEM_BYTES = Pem.MAX_PEM_CHARS;
+
+    private MasterKeys() {
+    }
+
+    /** Loads the key pair, generating it on first use. The caller holds the store lock. */
+    static KeyPair loadOrCreate(Path pkiDir, int keysize) throws IOException, KeyStoreException {
+        Path pem = pkiDir.resolve(PRIVATE_FILE);
+        Path pub = pkiDir.resolve(PUBLIC_FILE);
+        Optional<PosixFileAttributes> pemAttributes = StoreFiles.attributes(pem);
+        if (pemAttributes.isEmpty()) {
+            if (StoreFiles.attributes(pub).isPresent()) {
+                throw new KeyStoreException(pub + " exists but " + pem + " does not; restore " + PRIVATE_FILE
+                        + ", or remove " + PUBLIC_FILE + " to generate a new master key pair (every minion that"
+                        + " pinned the old key will then refuse this master)");
+            }
+            log.info("Generating the master key pair ({} bits) in {}", keysize, pkiDir);
+            KeyPair pair = RsaKeys.generate(keysize);
+            // The private key first: a crash before master.pub is written is repaired on the next open.
+            StoreFiles.writeNew(pkiDir, PRIVATE_FILE, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
+                    StoreFiles.PRIVATE_MODE);
+            StoreFiles.writeNew(pkiDir, PUBLIC_FILE, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                    StoreFiles.PUBLIC_MODE);
+            return pair;
+        }
+        PosixFileAttributes attributes = pemAttributes.get();
+        if (!attributes.isRegularFile()) {
+            throw new KeyStoreException(pem + " is not a regular file" + (attributes.isSymbolicLink()
+                    ? " (a symbolic link; the key store never follows links)" : ""));
+        }
+        if (StoreFiles.groupOrOtherAccess(attributes)) {
+            throw new KeyStoreException(pem + " is accessible by group or others (mode "
+                    + PosixFilePermissions.toString(attributes.permissions()) + "); refusing to use it. Run: chmod 400 "
+                    + pem);
+        }
+        KeyPair pair;
+        byte[] bytes = StoreFiles.readSmall(pem, MAX_PEM_BYTES);
+        try {
+            pair = Pem.readPrivateKey(new String(bytes, StandardCharsets.US_ASCII));
+        } catch (KeyFormatException e) {
+            throw new KeyStoreException(pem + ": " + e.getMessage(), e);
+        } finally {
+            Arrays.fill(bytes, (byte) 0);
+        }
+        Optional<PosixFileAttributes> pubAttributes = StoreFiles.attributes(pub);
+        if (pubAttributes.isEmpty()) {
+            log.info("Writing the missing {} from {}", pub, pem);
+            StoreFiles.writeNew(pkiDir, PUBLIC_FILE, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                    StoreFiles.PUBLIC_MODE);
+        } else {
+            RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
+                    + " is not a valid public key"));
+            RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
+            if (!KeyStore.sameKey(stored, derived)) {
+                throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
+                        + " to write it again from the private key");
+            }
+        }
+        return pair;
+    }
+
+    /** Reads {@code master.pub}; empty when it is absent. */
+    static Optional<RSAPublicKey> readPublic(Path pub) throws IOException, KeyStoreException {
+        Optional<PosixFileAttributes> attributes = StoreFiles.attributes(pub);
+        if (attributes.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!attributes.get().isRegularFile()) {
+            throw new KeyStoreException(pub + " is not a regular file");
+        }
+        try {
+            return Optional.of(Pem.readPublicKey(new String(StoreFiles.readSmall(pub, MAX_PEM_BYTES),
+                    StandardCharsets.US_ASCII)));
+        } catch (KeyFormatException e) {
+            throw new KeyStoreException(pub + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.brine.store.keys;
+
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * An immutable picture of the pki dir: the valid key of each id (exclusive states), denied keys, and problems.
+ * Replaced as a whole, under the store lock; read without it.
+ */
+final class Snapshot {
+
+    /** What identifies one version of a file, so a rescan parses only what changed. */
+    record FileStamp(Object fileKey, long size, FileTime modified) {
+        static FileStamp of(BasicFileAttributes attributes) {
+            return new FileStamp(attributes.fileKey(), attributes.size(), attributes.lastModifiedTime());
+        }
+    }
+
+    record Entry(StoredKey key, FileStamp stamp) {
+    }
+
+    static final Snapshot EMPTY = new Snapshot(Long.MIN_VALUE, List.of(), Map.of(), Map.of(), List.of(), 0);
+
+    /** The change counter of the lock file when this picture was known to be exact. */
+    final long generation;
+    /** The state directories' identities and modification times at that moment. */
+    final List<Object> dirStamps;
+    /** The id's key in its exclusive state. */
+    final ShardedMap<Entry> keys;
+    final ShardedMap<Entry> denied;
+    final List<KeyProblem> problems;
+    /** {@link System#nanoTime()} of the last full scan. */
+    final long scannedAtNanos;
+    private final Map<KeyState, Integer> counts;
+    /** Made on first use: most snapshots (one per key written) are never asked. Racy but idempotent. */
+    private volatile Set<String> acceptedIds;
+
+    Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
+            List<KeyProblem> problems, long scannedAtNanos) {
+        this(generation, dirStamps, keys, denied, problems, scannedAtNanos, count(keys, denied), null);
+    }
+
+    /**
+     * Every write makes a new snapshot, so nothing here may cost O(keys): with 10,000 minions authenticating,
+     * copying the maps and rebuilding the counts and the sorted accepted ids per key written made the store's CPU
+     * grow with the square of the minions. The maps share all but the changed shard; counts follow each change.
+     */
+    private Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
+            List<KeyProblem> problems, long scannedAtNanos, Map<KeyState, Integer> counts, Set<String> acceptedIds) {
+        this.generation = generation;
+        this.dirStamps = List.copyOf(dirStamps);
+        this.keys = ShardedMap.copyOf(keys);
+        this.denied = ShardedMap.copyOf(denied);
+        this.problems = List.copyOf(problems);
+        this.scannedAtNanos = scannedAtNanos;
+        this.counts = counts;
+        this.acceptedIds = acceptedIds;
+    }
+
+    private static Map<KeyState, Integer> count(Map<String, Entry> keys, Map<String, Entry> denied) {
+        EnumMap<KeyState, Integer> counted = new EnumMap<>(KeyState.class);
+        for (KeyState state : KeyState.values()) {
+            counted.put(state, 0);
+        }
+        for (Entry entry : keys.values()) {
+            counted.merge(entry.key().state(), 1, Integer::sum);
+        }
+        counted.put(KeyState.DENIED, denied.size());
+        return counted;
+    }
+
+    int count(KeyState state) {
+        return counts.get(state);
+    }
+
+    Set<String> acceptedIds() {
+        Set<String> ids = acceptedIds;
+        if (ids == null) {
+            Set<String> accepted = new TreeSet<>();
+            for (Entry entry : keys.values()) {
+                if (entry.key().state() == KeyState.ACCEPTED) {
+                    accepted.add(entry.key().id());
+                }
+            }
+            ids = Collections.unmodifiableSet(new LinkedHashSet<>(accepted));
+            acceptedIds = ids;
+        }
+        return ids;
+    }
+
+    Entry entry(KeyState state, String id) {
+        Entry entry = state == KeyState.DENIED ? denied.get(id) : keys.get(id);
+        return entry != null && entry.key().state() == state ? entry : null;
+    }
+
+    Snapshot with(Entry entry) {
+        String id = entry.key().id();
+        if (entry.key().state() == KeyState.DENIED) {
+            ShardedMap<Entry> copy = denied.with(id, entry);
+            EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
+            counted.put(KeyState.DENIED, copy.size());
+            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds);
+        }
+        Entry replaced = keys.get(id);
+        ShardedMap<Entry> copy = keys.with(id, entry);
+        EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
+        if (replaced != null) {
+            counted.merge(replaced.key().state(), -1, Integer::sum);
+        }
+        counted.merge(entry.key().state(), 1, Integer::sum);
+        boolean acceptedSame = (replaced != null && replaced.key().state() == KeyState.ACCEPTED)
+                == (entry.key().state() == KeyState.ACCEPTED);
+        return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
+                acceptedSame ? acceptedIds : null);
+    }
+
+    Snapshot without(KeyState state, String id) {
+        if (state == KeyState.DENIED) {
+            ShardedMap<Entry> copy = denied.without(id);
+            EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
+            counted.put(KeyState.DENIED, copy.size());
+            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds);
+        }
+        Entry removed = keys.get(id);
+        if (removed == null) {
+            return this;
+        }
+        ShardedMap<Entry> copy = keys.without(id);
+        EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
+        counted.merge(removed.key().state(), -1, Integer::sum);
+        return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
+                removed.key().state() == KeyState.ACCEPTED ? null : acceptedIds);
+    }
+
+    Snapshot synced(long newGeneration, List<Object> newDirStamps) {
+        return new Snapshot(newGeneration, newDirStamps, keys, denied, problems, scannedAtNanos, counts,
+                acceptedIds);
+    }
+}

@@ -1,0 +1,259 @@
+package io.brine.store.policy;
+
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.PolicyVerdict;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The configured policies in order: autoreject rules first (a reject wins), then any rule that accepts accepts;
+ * otherwise the key waits for an admin. Policies are only asked about a key that is not accepted yet (unknown, or
+ * pending with the same key): never for a rejected id, never to replace an accepted key (AuthService).
+ *
+ * <p>{@link #fromConfig} builds what {@code master.yaml} configures, for the master and for
+ * {@code brine-key policy check} alike, in this order: autoreject_file; then auto_accept, autosign_file, grants,
+ * autosign_tokens, autosign_claims, inventory_file, and last autosign_policy (the costliest, asked only when nothing
+ * cheaper accepted).
+ */
+public final class AcceptancePolicies implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AcceptancePolicies.class);
+    private static final int MAX_REASON = 1000;
+
+    /** Files under {@code cachedir}. */
+    public static final String SPENT_GRANTS = "spent_grants";
+    public static final String SPENT_TOKENS = "spent_tokens";
+
+    private final List<AcceptancePolicy> rejecters;
+    private final List<AcceptancePolicy> accepters;
+    private final Optional<Classifications> classifications;
+    private final KeyStore keyStore;
+    private final AuditLog audit;
+
+    public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
+        this(rejecters, accepters, null, null, null);
+    }
+
+    private AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters,
+            Classifications classifications, KeyStore keyStore, AuditLog audit) {
+        this.rejecters = List.copyOf(rejecters);
+        this.accepters = List.copyOf(accepters);
+        this.classifications = Optional.ofNullable(classifications);
+        this.keyStore = keyStore;
+        this.audit = audit;
+    }
+
+    /** No policy at all: every new key waits for an admin. */
+    public static AcceptancePolicies manual() {
+        return new AcceptancePolicies(List.of(), List.of());
+    }
+
+    /** Salt's {@code auto_accept: true}: every new key is accepted. */
+    public static AcceptancePolicy autoAccept() {
+        return attempt -> new PolicyDecision(PolicyVerdict.ACCEPT, "auto_accept", "auto_accept is on");
+    }
+
+    /**
+     * The policies {@code config} configures.
+     *
+     * @param keyStore the store that keys accepted in the background (autosign_policy) are promoted in, and whose
+     *                 accepted keys classifications are bound to
+     * @param audit    where promotions are audited; null for none (brine-key's dry run promotes nothing)
+     */
+    public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit) {
+        Objects.requireNonNull(keyStore, "keyStore");
+        MasterConfig.Acceptance acceptance = config.acceptance();
+        List<AcceptancePolicy> rejecters = new ArrayList<>();
+        acceptance.autorejectFile().ifPresent(file -> rejecters.add(IdRulePolicy.autoreject(file, clock)));
+
+        List<AcceptancePolicy> accepters = new ArrayList<>();
+        if (acceptance.autoAccept()) {
+            LOG.warn("auto_accept is on: EVERY minion that asks is accepted, including impostors. Use it only on a "
+                    + "trusted, isolated network.");
+            accepters.add(autoAccept());
+        }
+        acceptance.autosignFile().ifPresent(file -> accepters.add(IdRulePolicy.autosign(file, clock)));
+        Classifications classifications = new Classifications(config.cachedir().resolve(Classifications.DIR_NAME),
+                keyStore::acceptedKey);
+        accepters.add(new GrantPolicy(new ProvisionerKeys(keyStore.pkiDir().resolve(ProvisionerKeys.DIR_NAME),
+                clock), new SpentStore(config.cachedir().resolve(SPENT_GRANTS), clock), classifications, clock));
+        if (!acceptance.autosignTokens().isEmpty()) {
+            accepters.add(new TokenPolicy(acceptance.autosignTokens(),
+                    new SpentStore(config.cachedir().resolve(SPENT_TOKENS), clock)));
+        }
+        if (!acceptance.autosignClaims().isEmpty()) {
+            LOG.info("autosign_claims is on: claims are unsigned, so it is only as strong as the network that keeps"
+                    + " strangers away from the master");
+            accepters.add(new ClaimsPolicy(acceptance.autosignClaims()));
+        }
+        acceptance.inventoryFile().ifPresent(file -> accepters.add(new InventoryPolicy(file,
+                acceptance.inventoryWindow(), clock)));
+        ExecutablePolicy executable = null;
+        if (acceptance.autosignPolicy().isPresent()) {
+            executable = new ExecutablePolicy(acceptance.autosignPolicy().get(), acceptance.autosignPolicyTimeout(),
+                    acceptance.autosignPolicyMaxConcurrent(), clock);
+            accepters.add(executable);
+        }
+        AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
+        if (executable != null) {
+            executable.promoteWith(policies::promote);
+        }
+        return policies;
+    }
+
+    /** Decides about a key that is not accepted yet; logs a decision with its rule. */
+    public PolicyDecision evaluate(AuthAttempt attempt) {
+        return decide(attempt, false, null);
+    }
+
+    /** What {@link #evaluate} would conclude and every policy it asked, without side effects (a dry run). */
+    public Explanation explain(AuthAttempt attempt) {
+        List<PolicyDecision> steps = new ArrayList<>();
+        PolicyDecision decision = decide(attempt, true, steps);
+        return new Explanation(decision, steps);
+    }
+
+    /** A dry run's answer: the decision and each policy's answer on the way, in order. */
+    public record Explanation(PolicyDecision decision, List<PolicyDecision> steps) {
+        public Explanation {
+            steps = List.copyOf(steps);
+        }
+    }
+
+    private PolicyDecision decide(AuthAttempt attempt, boolean dryRun, List<PolicyDecision> steps) {
+        for (AcceptancePolicy policy : rejecters) {
+            PolicyDecision decision = ask(policy, attempt, dryRun);
+            if (steps != null) {
+                steps.add(decision);
+            }
+            if (decision.verdict() == PolicyVerdict.REJECT) {
+                log(attempt, decision, dryRun);
+                return decision;
+            }
+        }
+        StringBuilder reasons = new StringBuilder();
+        for (AcceptancePolicy policy : accepters) {
+            PolicyDecision decision = ask(policy, attempt, dryRun);
+            if (steps != null) {
+                steps.add(decision);
+            }
+            if (decision.verdict() == PolicyVerdict.ACCEPT) {
+                log(attempt, decision, dryRun);
+                return decision;
+            }
+            if (reasons.length() < MAX_REASON) {
+                reasons.append(reasons.length() == 0 ? "" : "; ").append(decision.rule()).append(": ")
+                        .append(decision.reason());
+            }
+        }
+        String reason = reasons.length() == 0 ? "no acceptance policy is configured" : reasons.length() > MAX_REASON
+                ? reasons.substring(0, MAX_REASON) + "..." : reasons.toString();
+        LOG.debug("Minion {} ({}): no policy accepts: {}", attempt.id(), attempt.remoteAddress(), reason);
+        return new PolicyDecision(PolicyVerdict.NONE, "none", reason);
+    }
+
+    /** A policy that throws is a bug; it counts as "no" so that the key waits instead of getting in. */
+    private static PolicyDecision ask(AcceptancePolicy policy, AuthAttempt attempt, boolean dryRun) {
+        try {
+            return dryRun ? policy.check(attempt) : policy.evaluate(attempt);
+        } catch (RuntimeException e) {
+            LOG.error("Bug: acceptance policy {} failed for {}; counted as no", policy, attempt.id(), e);
+            return new PolicyDecision(PolicyVerdict.NONE, String.valueOf(policy), "failed: " + e);
+        }
+    }
+
+    private static void log(AuthAttempt attempt, PolicyDecision decision, boolean dryRun) {
+        if (!dryRun) {
+            LOG.info("Minion {} ({}): {} by {}: {}", attempt.id(), attempt.remoteAddress(),
+                    decision.verdict() == PolicyVerdict.ACCEPT ? "accepted" : "rejected", decision.rule(),
+                    decision.reason());
+        }
+    }
+
+    /**
+     * Accepts a pending key that a background run (autosign_policy) accepted, unless an autoreject rule matches it
+     * by now or it is no longer the pending key of its id.
+     */
+    void promote(AuthAttempt attempt, PolicyDecision decision) {
+        if (keyStore == null) {
+            return;
+        }
+        for (AcceptancePolicy policy : rejecters) {
+            PolicyDecision reject = ask(policy, attempt, false);
+            if (reject.verdict() == PolicyVerdict.REJECT) {
+                LOG.info("Minion {}: not promoted although {} accepts it: {} rejects it", attempt.id(),
+                        decision.rule(), reject.rule());
+                return;
+            }
+        }
+        try {
+            KeyLookup lookup = keyStore.lookup(attempt.id(), attempt.publicKey());
+            if (lookup != KeyLookup.PENDING_SAME) {
+                LOG.debug("Minion {}: {} accepts it; the key is {} now, so it is accepted at its next request",
+                        attempt.id(), decision.rule(), lookup);
+                return;
+            }
+            KeyDecision result = keyStore.offer(attempt.id(), attempt.publicKey(), PolicyVerdict.ACCEPT);
+            String outcome = result.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+            LOG.info("Minion {} ({}): pending key {} by {}: {}", attempt.id(), attempt.remoteAddress(), outcome,
+                    decision.rule(), decision.reason());
+            if (audit != null) {
+                audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR).id(attempt.id())
+                        .fingerprint(attempt.fingerprint()).source(attempt.remoteAddress())
+                        .reason(result.reason() + " [rule " + decision.rule() + ": " + decision.reason() + "]")
+                        .build());
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Minion {}: cannot promote the key that {} accepted: {}", attempt.id(), decision.rule(),
+                    e.toString());
+        }
+    }
+
+    /** The classifications grants gave minions, for targeting; empty when built without a config. */
+    public Optional<Classifications> classifications() {
+        return classifications;
+    }
+
+    /** The classification of {@code id}'s accepted key, or an empty map. */
+    public Map<String, String> classification(String id) {
+        return classifications.map(c -> c.of(id)).orElse(Map.of());
+    }
+
+    /** The policies in the order they are asked, for logs. */
+    public List<AcceptancePolicy> all() {
+        List<AcceptancePolicy> all = new ArrayList<>(rejecters);
+        all.addAll(accepters);
+        return all;
+    }
+
+    /** Stops what runs in the background (autosign_policy runs are killed). */
+    @Override
+    public void close() {
+        for (AcceptancePolicy policy : all()) {
+            if (policy instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    LOG.debug("Closing {} failed", policy, e);
+                }
+            }
+        }
+    }
+
+    /** Where grants' provisioner keys live under a pki dir. */
+    public static Path provisionersDir(Path pkiDir) {
+        return pkiDir.resolve(ProvisionerKeys.DIR_NAME);
+    }
+}

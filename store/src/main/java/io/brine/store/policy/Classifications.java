@@ -1,0 +1,133 @@
+package io.brine.store.policy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.grant.ProvisioningGrant;
+import io.brine.daemon.files.AtomicFiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The classification a provisioning grant gave each minion, stored under {@code cachedir/classes/ID.json} and kept
+ * in memory. A classification is bound to the key fingerprint its grant named: it applies only while that very key
+ * is the id's accepted key, so a deleted and re-enrolled id (or a stale file) never inherits it. The master merges
+ * it into the minion's grains as {@code class} (GrainsStore), where the minion's own claims cannot set it.
+ */
+public final class Classifications {
+
+    public static final String DIR_NAME = "classes";
+    private static final Logger LOG = LoggerFactory.getLogger(Classifications.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MAX_BYTES = 64 * 1024;
+
+    private static final class Stored {
+        final String fingerprint;
+        final Map<String, String> classes;
+        /** The accepted key last seen to have {@code fingerprint}: spares a fingerprint per lookup. */
+        volatile RSAPublicKey verified;
+
+        Stored(String fingerprint, Map<String, String> classes) {
+            this.fingerprint = fingerprint;
+            this.classes = classes;
+        }
+    }
+
+    private final Path dir;
+    private final Function<String, Optional<RSAPublicKey>> acceptedKeys;
+    private final Map<String, Stored> byId = new ConcurrentHashMap<>();
+
+    /**
+     * Reads what is stored in {@code dir}.
+     *
+     * @param acceptedKeys the accepted key of an id ({@code KeyStore::acceptedKey})
+     */
+    public Classifications(Path dir, Function<String, Optional<RSAPublicKey>> acceptedKeys) {
+        this.dir = dir;
+        this.acceptedKeys = acceptedKeys;
+        load();
+    }
+
+    /** Stores the classification of the key with {@code fingerprint} under {@code id}, replacing any other. */
+    void put(String id, String fingerprint, Map<String, String> classes) throws IOException {
+        ObjectNode document = JSON.createObjectNode();
+        document.put("fingerprint", fingerprint);
+        ObjectNode node = document.putObject("class");
+        classes.forEach(node::put);
+        AtomicFiles.ensureDirectory(dir);
+        // A valid id has no '/' and no leading dot: the name stays inside dir.
+        AtomicFiles.write(dir.resolve(MinionIds.requireValid(id) + ".json"), (document + "\n").getBytes(
+                StandardCharsets.UTF_8), AtomicFiles.OWNER_RW);
+        byId.put(id, new Stored(fingerprint, Collections.unmodifiableMap(new LinkedHashMap<>(classes))));
+    }
+
+    /** The classification of {@code id}'s accepted key, or an empty map. */
+    public Map<String, String> of(String id) {
+        Stored stored = byId.get(id);
+        if (stored == null) {
+            return Map.of();
+        }
+        Optional<RSAPublicKey> accepted = acceptedKeys.apply(id);
+        if (accepted.isEmpty()) {
+            return Map.of();
+        }
+        RSAPublicKey key = accepted.get();
+        if (key == stored.verified) {
+            return stored.classes;
+        }
+        if (Fingerprints.of(key).equals(stored.fingerprint)) {
+            stored.verified = key;
+            return stored.classes;
+        }
+        return Map.of();
+    }
+
+    private void load() {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*.json")) {
+            for (Path file : files) {
+                String name = file.getFileName().toString();
+                String id = name.substring(0, name.length() - ".json".length());
+                if (!MinionIds.isValid(id)) {
+                    continue;
+                }
+                try {
+                    JsonNode document = JSON.readTree(AtomicFiles.readSmall(file, MAX_BYTES));
+                    String fingerprint = Fingerprints.normalize(document.path("fingerprint").asText(null));
+                    Map<String, String> classes = new LinkedHashMap<>();
+                    for (Iterator<Map.Entry<String, JsonNode>> it = document.path("class").fields(); it.hasNext();) {
+                        Map.Entry<String, JsonNode> entry = it.next();
+                        if (entry.getValue().isTextual() && ProvisioningGrant.classProblem(entry.getKey(),
+                                entry.getValue().textValue()).isEmpty()) {
+                            classes.put(entry.getKey(), entry.getValue().textValue());
+                        }
+                    }
+                    if (fingerprint != null) {
+                        byId.put(id, new Stored(fingerprint, Collections.unmodifiableMap(classes)));
+                    }
+                } catch (IOException e) {
+                    LOG.warn("Classification {} unreadable, ignored: {}", file, e.getMessage());
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // nothing classified yet
+        } catch (IOException e) {
+            LOG.warn("Classifications in {} unreadable: {}", dir, e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.brine.transport;
+
+import java.io.IOException;
+
+/**
+ * The minion's side of a transport. Reconnects by itself after a network loss or a master restart. Each socket is
+ * owned by one transport thread; methods are thread-safe and do not wait for the network.
+ */
+public interface ClientTransport extends AutoCloseable {
+
+    /** Connects the request channel. Frames arrive on {@code listener} on a transport thread: enqueue work only. */
+    void start(Listener listener) throws IOException;
+
+    /** Queues a frame on the request channel; false when it cannot be queued now (not connected, queue full). */
+    boolean send(byte[] frame);
+
+    /**
+     * Subscribes to publications for {@code minionId} (and broadcasts), from the port the auth reply named (0 when
+     * publications come on the request connection). Calling it again replaces the subscription.
+     */
+    void subscribe(String minionId, int publishPort);
+
+    @Override
+    void close();
+
+    interface Listener {
+
+        /** A frame from the master on the request channel. */
+        void onReply(byte[] frame);
+
+        /** A frame from the publish channel. */
+        void onPublication(byte[] frame);
+
+        /** The connection to the master was lost (transports that can tell); the transport keeps reconnecting. */
+        default void onDisconnected() {
+        }
+
+        /**
+         * The connection to the master is up: the first time, and again after each {@link #onDisconnected()}
+         * (transports that can tell). A minion sends its first auth request then rather than into the void.
+         */
+        default void onConnected() {
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package io.brine.transport;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Collection;
+import java.util.Set;
+
+/**
+ * The master's side of a transport: a request channel that minions send frames on and the master answers, and a
+ * publish channel that carries frames to chosen minions. Each socket is owned by one transport thread; all methods
+ * here are thread-safe and return without waiting for the network.
+ */
+public interface ServerTransport extends AutoCloseable {
+
+    /**
+     * Binds and starts. Inbound frames are handed to {@code handler} on a transport thread: the handler must only
+     * enqueue work, never decrypt, verify or touch the disk there.
+     */
+    void start(InboundHandler handler) throws IOException;
+
+    /** The addresses actually bound (ports chosen by the system when configured as 0), request channel first. */
+    Addresses addresses();
+
+    /** Queues a frame to one peer on the request channel; false when it cannot be delivered (peer gone, queue full). */
+    boolean send(Peer peer, byte[] frame);
+
+    /**
+     * Queues a frame for each of these minions on the publish channel. Returns the ids it could not queue the frame
+     * for (not subscribed, not connected, or its queue is full): a publication never vanishes silently. A transport
+     * that finds out only later, on its own thread, reports those ids to the {@link UndeliveredListener} it was
+     * constructed with. The transport keeps a reference to {@code frame}: do not modify it after the call.
+     */
+    Set<String> publish(Collection<String> minionIds, byte[] frame);
+
+    /**
+     * The publish port an auth reply to {@code peer} names: the publish channel's port, or 0 when publications come
+     * down {@code peer}'s own connection (TCP, PROTOCOL.md 2.2).
+     */
+    default int publishPort(Peer peer) {
+        return addresses().publish().getPort();
+    }
+
+    /**
+     * Tells the transport that {@code minionId} authenticated on {@code peer}, so publications can reach it. The
+     * master calls it before it sends the ACCEPTED reply, and again whenever a session frame arrives from a new peer.
+     */
+    void bind(String minionId, Peer peer);
+
+    /** The minion was removed: drop its route, close its connection where there is one. */
+    void unbind(String minionId);
+
+    @Override
+    void close();
+
+    /** Where the master listens; {@code publish} equals {@code request} for single-connection transports. */
+    record Addresses(InetSocketAddress request, InetSocketAddress publish) {
+    }
+
+    /** Receives frames from the request channel. */
+    interface InboundHandler {
+
+        void onFrame(Peer from, byte[] frame);
+
+        /** The connection behind {@code peer} closed (transports that can tell). */
+        default void onDisconnect(Peer peer) {
+        }
+    }
+}

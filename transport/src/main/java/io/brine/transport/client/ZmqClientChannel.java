@@ -1,0 +1,50 @@
+package io.brine.transport.client;
+
+import java.io.IOException;
+import io.brine.protocol.codec.FrameLimits;
+import java.time.Duration;
+import org.zeromq.SocketType;
+import org.zeromq.ZContext;
+import org.zeromq.ZMQ;
+
+/** A DEALER socket to the master's ROUTER, used only by the thread that made it. */
+public final class ZmqClientChannel implements ClientChannel {
+
+    private final ZContext context = new ZContext(1);
+    private final ZMQ.Socket socket;
+
+    public ZmqClientChannel(String host, int port) {
+        socket = context.createSocket(SocketType.DEALER);
+        socket.setLinger(0);
+        socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
+        socket.setRcvHWM(100_000);
+        socket.connect("tcp://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
+    }
+
+    @Override
+    public void send(byte[] frame) throws IOException {
+        if (!socket.send(frame, 0)) {
+            throw new IOException("cannot send to the master");
+        }
+    }
+
+    @Override
+    public byte[] receive(Duration timeout) {
+        socket.setReceiveTimeOut((int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis())));
+        while (true) {
+            byte[] frame = socket.recv(0);
+            if (frame == null) {
+                return null;
+            }
+            // A reply to a REQ-style peer may carry an empty delimiter; skip it.
+            if (frame.length > 0) {
+                return frame;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        context.close();
+    }
+}

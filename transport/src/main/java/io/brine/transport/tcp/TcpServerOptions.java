@@ -1,0 +1,127 @@
+package io.brine.transport.tcp;
+
+import io.brine.protocol.codec.FrameLimits;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Tuning of {@link TcpServerTransport}; validated on construction, immutable. Start from {@link #defaults()}.
+ *
+ * @param maxUnauthenticatedFrame largest frame a connection may announce before a minion is bound to it
+ * @param maxFrame largest frame a connection may announce once a minion is bound to it, and largest frame sent
+ * @param maxQueuedBytes bytes queued towards one connection (not yet written to its socket) above which the
+ *     connection is closed and the minion reported undelivered: a stalled minion costs at most this much
+ * @param writeBufferLowWaterMark Netty's low water mark: a connection that stopped being read (below) reads again
+ * @param writeBufferHighWaterMark Netty's high water mark: above it the master stops reading that connection, so a
+ *     minion that sends requests without reading the answers is slowed down
+ * @param unauthenticatedTimeout a connection with no bound minion that delivers no complete frame for this long is
+ *     closed (half-open connections, slowloris peers, minions waiting on an admin that ask less often)
+ * @param idleTimeout a connection with a bound minion that delivers no complete frame for this long is closed
+ *     (minions send a heartbeat every 30 s)
+ * @param tlsHandshakeTimeout a TLS handshake not done by then closes the connection
+ * @param maxConnections open connections at most; further ones are closed at once
+ * @param maxUnauthenticatedConnections open connections without a bound minion at most
+ * @param backlog the listen backlog
+ * @param ioThreads event loop threads when the transport makes its own group (0: Netty's default)
+ * @param io NIO, epoll, or epoll where available
+ */
+public record TcpServerOptions(
+        int maxUnauthenticatedFrame,
+        int maxFrame,
+        long maxQueuedBytes,
+        int writeBufferLowWaterMark,
+        int writeBufferHighWaterMark,
+        Duration unauthenticatedTimeout,
+        Duration idleTimeout,
+        Duration tlsHandshakeTimeout,
+        int maxConnections,
+        int maxUnauthenticatedConnections,
+        int backlog,
+        int ioThreads,
+        TcpIo io) {
+
+    public TcpServerOptions {
+        requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);
+        requirePositive("maxFrame", maxFrame);
+        if (maxFrame > FrameLimits.MAX_FRAME || maxUnauthenticatedFrame > maxFrame) {
+            throw new IllegalArgumentException("need maxUnauthenticatedFrame <= maxFrame <= FrameLimits.MAX_FRAME");
+        }
+        if (maxQueuedBytes < maxFrame + 4L) {
+            throw new IllegalArgumentException("maxQueuedBytes must hold at least one frame: " + maxQueuedBytes);
+        }
+        requirePositive("writeBufferLowWaterMark", writeBufferLowWaterMark);
+        if (writeBufferHighWaterMark < writeBufferLowWaterMark) {
+            throw new IllegalArgumentException("writeBufferHighWaterMark below writeBufferLowWaterMark");
+        }
+        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout);
+        requireMillis("idleTimeout", idleTimeout);
+        requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout);
+        requirePositive("maxConnections", maxConnections);
+        requirePositive("maxUnauthenticatedConnections", maxUnauthenticatedConnections);
+        requirePositive("backlog", backlog);
+        if (ioThreads < 0) {
+            throw new IllegalArgumentException("ioThreads must be 0 (default) or more: " + ioThreads);
+        }
+        Objects.requireNonNull(io, "io");
+    }
+
+    /**
+     * 64 KiB / 8 MiB frames, 32 MiB queued per connection, water marks 256 KiB / 1 MiB, 60 s without a frame
+     * before auth and 120 s after, TLS handshake 10 s, 50,000 connections of which 10,000 unauthenticated,
+     * backlog 1,024, Netty's default threads, epoll where available.
+     */
+    public static TcpServerOptions defaults() {
+        return new TcpServerOptions(FrameLimits.MAX_UNAUTHENTICATED, FrameLimits.MAX_FRAME, 32L * 1024 * 1024,
+                256 * 1024, 1024 * 1024, Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(10),
+                50_000, 10_000, 1024, 0, TcpIo.AUTO);
+    }
+
+    public TcpServerOptions withFrameLimits(int unauthenticated, int max) {
+        return new TcpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + 4L),
+                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout,
+                tlsHandshakeTimeout, maxConnections, maxUnauthenticatedConnections, backlog, ioThreads, io);
+    }
+
+    public TcpServerOptions withMaxQueuedBytes(long value) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, value, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
+                maxUnauthenticatedConnections, backlog, ioThreads, io);
+    }
+
+    public TcpServerOptions withWriteBufferWaterMark(int low, int high) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, low, high,
+                unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
+                maxUnauthenticatedConnections, backlog, ioThreads, io);
+    }
+
+    public TcpServerOptions withTimeouts(Duration unauthenticated, Duration idle, Duration tlsHandshake) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticated, idle, tlsHandshake, maxConnections,
+                maxUnauthenticatedConnections, backlog, ioThreads, io);
+    }
+
+    public TcpServerOptions withConnectionLimits(int max, int unauthenticated) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, max,
+                unauthenticated, backlog, ioThreads, io);
+    }
+
+    public TcpServerOptions withIo(TcpIo value, int threads) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
+                maxUnauthenticatedConnections, backlog, threads, value);
+    }
+
+    private static void requirePositive(String name, long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be positive: " + value);
+        }
+    }
+
+    private static void requireMillis(String name, Duration value) {
+        Objects.requireNonNull(value, name);
+        if (value.toMillis() < 1) {
+            throw new IllegalArgumentException(name + " must be at least 1 ms: " + value);
+        }
+    }
+}

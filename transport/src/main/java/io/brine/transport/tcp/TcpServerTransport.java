@@ -1,0 +1,378 @@
+package io.brine.transport.tcp;
+
+import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
+import io.brine.transport.UndeliveredListener;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master's side of the TCP transport (PROTOCOL.md 2.2): one connection per minion carries both channels, each
+ * frame behind a 4-byte big-endian length. Built on Netty; the pipeline is {@link TcpServerInitializer}'s.
+ *
+ * <p><b>Limits.</b> A connection may announce frames up to {@link TcpServerOptions#maxUnauthenticatedFrame()}
+ * until a minion is {@link #bind bound} to it, then up to {@link TcpServerOptions#maxFrame()}; a length over the
+ * limit (or 0) closes the connection before the frame is buffered. A connection with no bound minion that
+ * delivers no whole frame within {@link TcpServerOptions#unauthenticatedTimeout()} is closed (half-open
+ * connections, slowloris peers); a bound one after {@link TcpServerOptions#idleTimeout()}. Connections over
+ * {@link TcpServerOptions#maxConnections()}, or over {@link TcpServerOptions#maxUnauthenticatedConnections()}
+ * without a bound minion, are closed as they are accepted.
+ *
+ * <p><b>Inbound.</b> Frames are handed to the {@link InboundHandler} on the connection's event loop, which must
+ * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes.
+ *
+ * <p><b>Outbound and back-pressure.</b> {@link #send} and {@link #publish} never wait: they queue each frame for
+ * the connection's event loop, which writes a batch and flushes each connection once ({@link LoopOutbox}). A
+ * publication is wrapped once and shared by every connection it goes to, never copied. Each connection may have at
+ * most {@link TcpServerOptions#maxQueuedBytes()} queued and not yet written to its socket: a frame that would go
+ * over closes the connection (INFO: "disconnected: outbound queue over N bytes") and the minion is reported
+ * undeliverable, so a stalled minion costs a bounded amount of memory and never holds up the others. Above the
+ * high water mark the master stops reading from that connection until it drains. Publications lost because their
+ * connection closed before they were written go to the {@link UndeliveredListener}.
+ *
+ * <p><b>Routing.</b> {@link #bind} maps a minion id to the connection it authenticated on; {@link #publish}
+ * follows that map and returns ids without a live connection. {@link #unbind} drops the route and closes the
+ * connection. Auth replies name publish port 0: publications come down the same connection.
+ */
+public final class TcpServerTransport implements ServerTransport {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TcpServerTransport.class);
+
+    private enum State { NEW, RUNNING, CLOSED }
+
+    private final String bindHost;
+    private final int port;
+    private final TcpServerOptions options;
+    private final SslContext tls;
+    private final EventLoopGroup sharedGroup;
+    private final UndeliveredListener undeliveredListener;
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
+    private final Map<EventLoop, LoopOutbox> outboxes = new ConcurrentHashMap<>();
+    private final AtomicInteger connections = new AtomicInteger();
+    private final AtomicInteger unauthenticated = new AtomicInteger();
+    private final ChannelGroup channels = new DefaultChannelGroup("brine-tcp", GlobalEventExecutor.INSTANCE);
+    private volatile Addresses addresses;
+    private volatile InboundHandler handler;
+    private EventLoopGroup group;
+    private Channel serverChannel;
+
+    /** Plain TCP with default options, its own event loops; lost publications are logged. */
+    public TcpServerTransport(String bindHost, int port) {
+        this(bindHost, port, TcpServerOptions.defaults(), null, null, null);
+    }
+
+    /**
+     * @param bindHost the interface to bind ({@code 0.0.0.0}, {@code ::}, an address or a name)
+     * @param port the port ({@code tcp_port}); 0 for any free port
+     * @param tls a server TLS context ({@link TcpTls#server}); null for plain TCP
+     * @param sharedGroup event loops to run on, owned by the caller; null to make (and close) its own
+     * @param undeliveredListener told about publications lost when their connection closed; null to log them
+     */
+    public TcpServerTransport(String bindHost, int port, TcpServerOptions options, SslContext tls,
+            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener) {
+        this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        this.port = port;
+        this.options = Objects.requireNonNull(options, "options");
+        this.tls = tls;
+        this.sharedGroup = sharedGroup;
+        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : TcpServerTransport::logLost;
+    }
+
+    @Override
+    public void start(InboundHandler handler) throws IOException {
+        Objects.requireNonNull(handler, "handler");
+        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
+            throw new IllegalStateException("transport already started or closed");
+        }
+        this.handler = handler;
+        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-tcp-server");
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(group)
+                .channel(TcpIo.serverChannel(group))
+                .option(ChannelOption.SO_BACKLOG, options.backlog())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
+                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
+                .childHandler(new TcpServerInitializer(this, options, tls));
+        try {
+            serverChannel = bootstrap.bind(bindHost, port).syncUninterruptibly().channel();
+        } catch (Exception e) {
+            // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
+            shutDownGroup();
+            state.set(State.CLOSED);
+            throw new IOException("cannot bind the TCP transport on " + bindHost + " port " + port + ": "
+                    + e.getMessage(), e);
+        }
+        InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
+        addresses = new Addresses(bound, bound);
+        LOG.info("TCP transport{}: both channels on {} ({} I/O)", tls != null ? " with TLS" : "", bound,
+                TcpIo.serverChannel(group).getSimpleName().startsWith("Epoll") ? "epoll" : "NIO");
+    }
+
+    @Override
+    public Addresses addresses() {
+        Addresses bound = addresses;
+        if (bound == null) {
+            throw new IllegalStateException("transport not started");
+        }
+        return bound;
+    }
+
+    /** 0: publications come down the minion's own connection. */
+    @Override
+    public int publishPort(Peer peer) {
+        return 0;
+    }
+
+    /**
+     * Queues {@code frame} for {@code peer}'s connection. False when the connection is gone, the frame is over
+     * {@link TcpServerOptions#maxFrame()}, or the connection's queue is full (then it is closed).
+     */
+    @Override
+    public boolean send(Peer peer, byte[] frame) {
+        TcpConnection connection = connectionOf(peer);
+        Objects.requireNonNull(frame, "frame");
+        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+            return false;
+        }
+        return connection.enqueue(Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
+    }
+
+    /**
+     * Queues {@code frame} for each minion's connection, sharing one buffer. Returns the ids with no live
+     * connection, or whose queue was full (their connection is closed), or all of them when the frame is over
+     * {@link TcpServerOptions#maxFrame()} or the transport is closed. Duplicate ids are sent once.
+     */
+    @Override
+    public Set<String> publish(Collection<String> minionIds, byte[] frame) {
+        Objects.requireNonNull(frame, "frame");
+        Set<String> undeliverable = new HashSet<>();
+        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+            undeliverable.addAll(minionIds);
+            return undeliverable;
+        }
+        ByteBuf shared = Unpooled.wrappedBuffer(frame);
+        try {
+            for (String id : new LinkedHashSet<>(minionIds)) {
+                TcpConnection connection = routes.get(id);
+                if (connection == null || !connection.isOpen()
+                        || !connection.enqueue(shared.retainedDuplicate(), id, frame, options.maxQueuedBytes())) {
+                    undeliverable.add(id);
+                }
+            }
+        } finally {
+            shared.release();
+        }
+        return undeliverable;
+    }
+
+    /**
+     * Routes {@code minionId}'s publications to {@code peer}'s connection, and lifts that connection to the
+     * authenticated frame limit and idle timeout. Ignored when the connection has closed meanwhile.
+     */
+    @Override
+    public void bind(String minionId, Peer peer) {
+        Objects.requireNonNull(minionId, "minionId");
+        TcpConnection connection = connectionOf(peer);
+        if (connection.authenticate()) {
+            unauthenticated.decrementAndGet();
+            Channel channel = connection.channel();
+            channel.eventLoop().execute(() -> {
+                if (channel.pipeline().get(TcpServerInitializer.IDLE) != null) {
+                    channel.pipeline().replace(TcpServerInitializer.IDLE, TcpServerInitializer.IDLE,
+                            TcpServerInitializer.idleHandler(options.idleTimeout().toMillis()));
+                }
+            });
+        } else if (!connection.isAuthenticated()) {
+            return; // closed
+        }
+        connection.minionIds().add(minionId);
+        TcpConnection previous = routes.put(minionId, connection);
+        if (previous != null && previous != connection) {
+            previous.minionIds().remove(minionId);
+        }
+        if (!connection.isOpen()) {
+            // It closed while we bound: disconnected() may have run before the put.
+            routes.remove(minionId, connection);
+        }
+        LOG.debug("Minion {} ({}): bound to connection {}", minionId, connection.remoteAddress(), connection.peer());
+    }
+
+    /** Drops {@code minionId}'s route and closes its connection. */
+    @Override
+    public void unbind(String minionId) {
+        TcpConnection connection = routes.remove(Objects.requireNonNull(minionId, "minionId"));
+        if (connection != null) {
+            connection.minionIds().remove(minionId);
+            LOG.debug("Minion {} ({}): unbound; closing its connection", minionId, connection.remoteAddress());
+            connection.channel().close();
+        }
+    }
+
+    /** Closes every connection and the listening socket, then the event loops if they are this transport's. */
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous != State.RUNNING) {
+            return;
+        }
+        if (serverChannel != null) {
+            serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        shutDownGroup();
+        outboxes.values().forEach(LoopOutbox::discard);
+        routes.clear();
+        LOG.info("TCP transport closed");
+    }
+
+    /** Minion ids with a live route now: a snapshot, for metrics and tests. */
+    public Set<String> boundMinions() {
+        Set<String> bound = new HashSet<>();
+        routes.forEach((id, connection) -> {
+            if (connection.isOpen()) {
+                bound.add(id);
+            }
+        });
+        return bound;
+    }
+
+    /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
+    public record OutboundStats(long writes, long flushes) {
+    }
+
+    public OutboundStats outboundStats() {
+        long writes = 0;
+        long flushes = 0;
+        for (LoopOutbox outbox : outboxes.values()) {
+            writes += outbox.writes();
+            flushes += outbox.flushes();
+        }
+        return new OutboundStats(writes, flushes);
+    }
+
+    /** Open connections now, bound or not. */
+    public int connectionCount() {
+        return connections.get();
+    }
+
+    // ---- called by the pipeline ----
+
+    /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
+    TcpConnection admit(Channel channel) {
+        String remote = remoteAddressOf(channel);
+        if (state.get() != State.RUNNING) {
+            return null;
+        }
+        if (connections.incrementAndGet() > options.maxConnections()) {
+            connections.decrementAndGet();
+            LOG.debug("Connection from {} refused: {} connections open", remote, options.maxConnections());
+            return null;
+        }
+        if (unauthenticated.incrementAndGet() > options.maxUnauthenticatedConnections()) {
+            unauthenticated.decrementAndGet();
+            connections.decrementAndGet();
+            LOG.debug("Connection from {} refused: {} unauthenticated connections open", remote,
+                    options.maxUnauthenticatedConnections());
+            return null;
+        }
+        LoopOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), LoopOutbox::new);
+        TcpConnection connection = new TcpConnection(channel, remote, outbox, this);
+        channels.add(channel);
+        channel.closeFuture().addListener(future -> {
+            connections.decrementAndGet();
+            if (connection.markClosed()) {
+                unauthenticated.decrementAndGet();
+            }
+        });
+        return connection;
+    }
+
+    void deliver(TcpConnection connection, byte[] frame) {
+        try {
+            handler.onFrame(connection.peer(), frame);
+        } catch (RuntimeException e) {
+            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
+        }
+    }
+
+    void disconnected(TcpConnection connection) {
+        for (String id : connection.minionIds()) {
+            routes.remove(id, connection);
+        }
+        try {
+            handler.onDisconnect(connection.peer());
+        } catch (RuntimeException e) {
+            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
+        }
+    }
+
+    void overflowed(TcpConnection connection, long maxQueuedBytes) {
+        Set<String> ids = connection.minionIds();
+        LOG.info("Minion {} ({}): disconnected: outbound queue over {} bytes",
+                ids.isEmpty() ? "?" : String.join(",", ids), connection.remoteAddress(), maxQueuedBytes);
+    }
+
+    /** A publication queued for {@code minionId} that its connection closed on. */
+    void lost(String minionId, byte[] frame) {
+        try {
+            undeliveredListener.onUndelivered(Set.of(minionId), frame);
+        } catch (RuntimeException e) {
+            LOG.error("Publish channel: the undelivered listener failed", e);
+        }
+    }
+
+    // ---- helpers ----
+
+    private static TcpConnection connectionOf(Peer peer) {
+        if (!(peer instanceof TcpPeer tcpPeer)) {
+            throw new IllegalArgumentException("not a TCP peer: " + peer);
+        }
+        return tcpPeer.connection();
+    }
+
+    private static String remoteAddressOf(Channel channel) {
+        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
+                ? address.getAddress().getHostAddress() : "unknown";
+    }
+
+    private void shutDownGroup() {
+        if (sharedGroup == null && group != null) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static void logLost(Set<String> minionIds, byte[] frame) {
+        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
+    }
+}

@@ -1,0 +1,31 @@
+package io.brine.transport.tcp;
+
+import io.brine.transport.tls.TlsFiles;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/** The TCP transport's optional TLS layer, under brine's own message crypto, from PEM files. */
+public final class TcpTls {
+
+    private TcpTls() {
+    }
+
+    /**
+     * A server context from a PEM certificate chain and its unencrypted private key (PKCS#8 or PKCS#1), with the
+     * JDK's TLS: TLS 1.3 and 1.2 only.
+     */
+    public static SslContext server(Path certificateChain, Path privateKey) throws IOException {
+        try {
+            return SslContextBuilder.forServer(TlsFiles.privateKey(privateKey), TlsFiles.certificates(certificateChain))
+                    .sslProvider(SslProvider.JDK)
+                    .protocols("TLSv1.3", "TLSv1.2")
+                    .build();
+        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+            throw new IOException("cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
+                    + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+package io.brine.transport.zmq;
+
+import io.brine.protocol.codec.FrameLimits;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Tuning of {@link ZmqClientTransport}; validated on construction, immutable. Start from {@link #defaults()}.
+ *
+ * @param requestHighWaterMark frames queued towards the master, and replies queued from it, before ZeroMQ refuses
+ * @param publishHighWaterMark publications queued on the SUB socket before ZeroMQ stops reading (the master then
+ *     sees this minion's queue fill up and reports it undelivered)
+ * @param maxFrameSize largest frame accepted from the master; ZeroMQ drops the connection on a bigger one
+ * @param heartbeatInterval how often ZMTP heartbeats are sent to the master
+ * @param heartbeatTimeout the master silent this long after a heartbeat counts as a lost connection
+ * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried (jeromq 0.6.0 sometimes left a
+ *     fresh connection waiting for this timer, which is one reason the build pins 0.5.4)
+ * @param reconnectInterval the first wait before reconnecting (ZeroMQ adds up to as much again at random)
+ * @param reconnectIntervalMax the wait doubles after each failed attempt up to this
+ * @param linger how long close() lets queued outbound frames drain
+ * @param mailboxCapacity calls waiting for the transport thread before {@code send} returns false
+ */
+public record ZmqClientOptions(
+        int requestHighWaterMark,
+        int publishHighWaterMark,
+        int maxFrameSize,
+        Duration heartbeatInterval,
+        Duration heartbeatTimeout,
+        Duration handshakeTimeout,
+        Duration reconnectInterval,
+        Duration reconnectIntervalMax,
+        Duration linger,
+        int mailboxCapacity) {
+
+    public ZmqClientOptions {
+        requirePositive("requestHighWaterMark", requestHighWaterMark);
+        requirePositive("publishHighWaterMark", publishHighWaterMark);
+        requirePositive("maxFrameSize", maxFrameSize);
+        if (maxFrameSize > FrameLimits.MAX_FRAME) {
+            throw new IllegalArgumentException("maxFrameSize above FrameLimits.MAX_FRAME: " + maxFrameSize);
+        }
+        requireMillis("heartbeatInterval", heartbeatInterval, 1);
+        requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
+        requireMillis("handshakeTimeout", handshakeTimeout, 1);
+        requireMillis("reconnectInterval", reconnectInterval, 1);
+        requireMillis("reconnectIntervalMax", reconnectIntervalMax, 1);
+        if (reconnectIntervalMax.compareTo(reconnectInterval) < 0) {
+            throw new IllegalArgumentException("reconnectIntervalMax below reconnectInterval");
+        }
+        requireMillis("linger", linger, 0);
+        requirePositive("mailboxCapacity", mailboxCapacity);
+    }
+
+    /**
+     * 10,000 requests, 100,000 publications, 8 MiB frames, heartbeat 10 s / 30 s, handshake 3 s, reconnect 1 s up
+     * to 10 s, linger 100 ms.
+     */
+    public static ZmqClientOptions defaults() {
+        return new ZmqClientOptions(10_000, 100_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
+                Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(10),
+                Duration.ofMillis(100), 10_000);
+    }
+
+    public ZmqClientOptions withReconnect(Duration interval, Duration intervalMax) {
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
+                heartbeatTimeout, handshakeTimeout, interval, intervalMax, linger, mailboxCapacity);
+    }
+
+    public ZmqClientOptions withHeartbeat(Duration interval, Duration timeout) {
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, interval, timeout,
+                handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+    }
+
+    public ZmqClientOptions withHandshakeTimeout(Duration timeout) {
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
+                heartbeatTimeout, timeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+    }
+
+    public ZmqClientOptions withPublishHighWaterMark(int value) {
+        return new ZmqClientOptions(requestHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
+                handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+    }
+
+    private static void requirePositive(String name, int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be positive: " + value);
+        }
+    }
+
+    private static void requireMillis(String name, Duration value, long min) {
+        Objects.requireNonNull(value, name);
+        if (value.toMillis() < min || value.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(name + " out of range: " + value);
+        }
+    }
+}
