@@ -134,6 +134,16 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
         }
     }
 
+    /** The bytes waiting for the rest of a greeting or frame (for tests and metrics). */
+    int pendingBytes() {
+        return internalBuffer().readableBytes();
+    }
+
+    /** The room those bytes take. */
+    int pendingCapacity() {
+        return internalBuffer().capacity();
+    }
+
     private void refuse(ByteBuf in, List<Object> out, String reason) {
         state = State.REFUSED;
         in.skipBytes(in.readableBytes());
