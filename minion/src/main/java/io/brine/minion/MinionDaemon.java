@@ -5,6 +5,8 @@ import io.brine.minion.functions.FunctionAccess;
 import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.minion.grains.Grains;
+import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeys;
 import io.brine.minion.jobs.JobRunner;
 import io.brine.transport.tcp.TcpClientOptions;
 import io.brine.transport.tcp.TcpClientTls;
@@ -18,6 +20,7 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.transport.ClientTransport;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -28,7 +31,11 @@ import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Wires a {@link Minion} from {@code minion.yaml}: keys, grains, functions, job runner, transport. */
+/**
+ * Wires a {@link Minion} from {@code minion.yaml}, by constructor and in dependency order: keys and master pin,
+ * grains, functions, transport, the event thread, the minion's parts (whose session channel is where returns go),
+ * the job runner, and the minion that routes jobs to it.
+ */
 public final class MinionDaemon implements AutoCloseable {
 
     static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(30);
@@ -55,6 +62,8 @@ public final class MinionDaemon implements AutoCloseable {
     /** With another heartbeat interval than the daemon's 30 s: tests that wait for a minion to notice something. */
     public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
             throws IOException, KeyFormatException {
+        KeyPair keys = MinionKeys.loadOrCreate(config.pkiDir(), config.keysize());
+        MasterPin pin = new MasterPin(config.pkiDir(), config.masterFinger().orElse(null));
         byte[] grant = config.autosignGrant().isPresent()
                 ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
         Map<String, Object> staticGrains = staticGrains(config.grains());
@@ -65,26 +74,26 @@ public final class MinionDaemon implements AutoCloseable {
         FunctionRegistry registry = config.pluginsDir().isPresent()
                 ? FunctionRegistry.load(builtIns, config.pluginsDir().get(), access)
                 : new FunctionRegistry(builtIns, access);
-        Minion.Settings settings = new Minion.Settings(config.id(), config.pkiDir(), config.keysize(),
-                config.masterFinger().orElse(null), config.auth().acceptanceWaitTime(),
+        Minion.Settings settings = new Minion.Settings(config.id(), config.auth().acceptanceWaitTime(),
                 config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
                 heartbeatInterval, config.statusFile(), grains.get(), grant,
                 config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
                 config.returnRetryMax());
         ClientTransport transport = transport(config);
-        JobRunner[] runner = new JobRunner[1];
-        Minion minion = new Minion(settings, transport, clock, load -> runner[0].submit(load));
-        runner[0] = new JobRunner(config.id(), registry, grains::get, config.workerThreads(), config.jobTimeout(),
-                minion::submitReturn, clock);
+        Scheduler loop = new EventThread("brine-minion-" + config.id());
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock);
+        JobRunner runner = new JobRunner(config.id(), registry, grains::get, config.workerThreads(),
+                config.jobTimeout(), parts.channel()::submitReturn, clock);
+        Minion minion = new Minion(settings, transport, loop, parts, runner::submit);
         try {
             minion.start();
-        } catch (IOException | KeyFormatException | RuntimeException e) {
-            runner[0].close();
+        } catch (IOException | RuntimeException e) {
+            runner.close();
             registry.close();
             minion.close();
             throw e;
         }
-        return new MinionDaemon(minion, runner[0], registry);
+        return new MinionDaemon(minion, runner, registry);
     }
 
     static ClientTransport transport(MinionConfig config) throws IOException {

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 
 /**
  * Returns not yet acknowledged by the master, oldest first. Bounded: past {@code capacity} the oldest return is
@@ -55,6 +56,11 @@ final class ReturnQueue {
     /** Makes every pending return due now (after a new session). */
     void resendAll(long nowMs) {
         pending.replaceAll((jid, p) -> new Pending(p.ret(), p.firstSentMs(), nowMs, 0));
+    }
+
+    /** When the next pending return is due, if any. */
+    OptionalLong nextDueMs() {
+        return pending.values().stream().mapToLong(Pending::nextSendMs).min();
     }
 
     int size() {

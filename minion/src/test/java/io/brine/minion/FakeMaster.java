@@ -2,6 +2,7 @@ package io.brine.minion;
 
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.Sessions;
@@ -19,28 +20,81 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.ClientTransport;
-import io.brine.protocol.codec.FrameLimits;
+import java.io.IOException;
 import java.security.KeyPair;
 import java.security.PrivateKey;
+import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.msgpack.core.MessageBufferPacker;
+import org.msgpack.core.MessagePack;
 
 /**
- * A master in memory, as the minion's {@link ClientTransport}: it records what the minion sends (auth requests
- * verified with the key they offer, session frames opened with the request key of the session they name) and lets
- * the test hand the minion frames built right or wrong at each step, as replies or publications.
+ * A master in memory, as the minion's {@link ClientTransport}. It records what the minion sends (auth requests
+ * verified with the key they offer, session frames opened with the request key of the session they name).
+ *
+ * <p>Made with {@link #FakeMaster(KeyPair, Clock)} it answers nothing by itself: the test hands the minion frames
+ * built right or wrong, as replies or publications. Made with {@link #failingAt} it plays a whole master (accepts,
+ * answers heartbeats, key requests and returns, publishes with {@link #publishJob}) that breaks the protocol once,
+ * at the chosen step, and behaves from then on (nats.java's {@code NatsServerProtocolMock} with {@code ExitAt}).
  */
 final class FakeMaster implements ClientTransport {
 
     static final int PUBLISH_PORT = 4505;
+    /** What a full master asks the minion to wait, in {@link FailAt#AUTH_FULL}. */
+    static final int FULL_RETRY_AFTER_SECONDS = 60;
+    /** The key of another master, for {@link FailAt#AUTH_OTHER_MASTER_KEY}. */
+    static final KeyPair OTHER_MASTER = TestKeys.pair(103);
+    private static final KeyPair STRANGER = TestKeys.pair(102);
+
+    /** Where a scripted master breaks the protocol, once. */
+    enum FailAt {
+        /** A master that never fails. */
+        NEVER,
+        /** The first auth request gets no answer. */
+        AUTH_NO_ANSWER,
+        /** The first answer carries another nonce than the request's. */
+        AUTH_WRONG_NONCE,
+        /** The first answer has no signature. */
+        AUTH_UNSIGNED,
+        /** The first answer carries this master's key but is signed by another. */
+        AUTH_BAD_SIGNATURE,
+        /** The first answer comes, well signed, from another master key. */
+        AUTH_OTHER_MASTER_KEY,
+        AUTH_PENDING,
+        /** FULL, asking the minion to wait {@link #FULL_RETRY_AFTER_SECONDS}. */
+        AUTH_FULL,
+        AUTH_REFUSED,
+        AUTH_DENIED,
+        AUTH_REJECTED,
+        /**
+         * Accepts, then the connection drops with the minion's first session frame and comes back to a master that
+         * no longer answers that session.
+         */
+        DROP_AFTER_ACCEPT,
+        /** Answers the first session frame with SessionUnknown, as a restarted master does. */
+        SESSION_UNKNOWN,
+        /** After the first session frame, sends the key of a generation it never publishes under or announces. */
+        KEY_UPDATE_UNANNOUNCED,
+        /** The first publication's serial is at the floor of the auth reply. */
+        PUBLISH_STALE_SERIAL,
+        /** The second publication carries the first one's jid again, under a new serial. */
+        PUBLISH_REPLAYED_JID,
+        /** The first publication is of a newer generation whose key the master never sends. */
+        PUBLISH_UNKNOWN_GENERATION
+    }
 
     /** A session message the minion sent, with the session (hex id) it was sealed for and its counter. */
     record FromMinion(String session, long counter, SessionMessage message) {
@@ -50,13 +104,19 @@ final class FakeMaster implements ClientTransport {
 
     final KeyPair keys;
     private final Clock clock;
+    /** Null when the test answers for the master. */
+    private final FailAt failAt;
+    private final AtomicBoolean failed = new AtomicBoolean();
     private volatile Listener listener;
     private final List<AuthRequest> authRequests = new CopyOnWriteArrayList<>();
     private final List<FromMinion> fromMinion = new CopyOnWriteArrayList<>();
     private final List<String> subscriptions = new CopyOnWriteArrayList<>();
     private final List<String> unreadable = new CopyOnWriteArrayList<>();
     private final Map<String, SessionKey> requestKeys = new ConcurrentHashMap<>();
+    private final Set<String> deafTo = ConcurrentHashMap.newKeySet();
     private final AtomicLong sendCounter = new AtomicLong();
+    private final List<String> published = new CopyOnWriteArrayList<>();
+    private final AtomicInteger sessionsGranted = new AtomicInteger();
 
     // The session of the last ACCEPTED reply.
     private volatile byte[] sessionId;
@@ -64,10 +124,22 @@ final class FakeMaster implements ClientTransport {
     volatile SessionKey publishKey = SessionKey.random();
     volatile long generation = 7;
     volatile long serialFloor = 1_000;
+    private final AtomicLong serial = new AtomicLong(serialFloor);
 
+    /** A master the test answers for, frame by frame. */
     FakeMaster(KeyPair keys, Clock clock) {
+        this(keys, clock, null);
+    }
+
+    private FakeMaster(KeyPair keys, Clock clock, FailAt failAt) {
         this.keys = keys;
         this.clock = clock;
+        this.failAt = failAt;
+    }
+
+    /** A master that answers by itself and breaks the protocol once, at {@code step}. */
+    static FakeMaster failingAt(FailAt step, KeyPair keys, Clock clock) {
+        return new FakeMaster(keys, clock, step);
     }
 
     // ---- ClientTransport ----
@@ -89,6 +161,9 @@ final class FakeMaster implements ClientTransport {
             try {
                 if (ok.verify(RsaKeys.publicKeyFromDer(request.publicKey()))) {
                     authRequests.add(request);
+                    if (failAt != null) {
+                        answer(request);
+                    }
                     return true;
                 }
             } catch (KeyFormatException e) {
@@ -102,8 +177,12 @@ final class FakeMaster implements ClientTransport {
                 if (key == null) {
                     throw new CryptoException("no such session");
                 }
-                fromMinion.add(new FromMinion(session, sealed.counter(),
-                        Sessions.open(key, sealed, SessionFrame.Direction.MINION_TO_MASTER)));
+                FromMinion received = new FromMinion(session, sealed.counter(),
+                        Sessions.open(key, sealed, SessionFrame.Direction.MINION_TO_MASTER));
+                fromMinion.add(received);
+                if (failAt != null) {
+                    answer(received);
+                }
             } catch (CryptoException | MalformedException e) {
                 unreadable.add("session frame: " + e.getMessage());
             }
@@ -120,6 +199,85 @@ final class FakeMaster implements ClientTransport {
 
     @Override
     public void close() {
+    }
+
+    // ---- the scripted master ----
+
+    /** Whether this is the step to fail at, the first time it comes. */
+    private boolean failsNow(FailAt step) {
+        return failAt == step && failed.compareAndSet(false, true);
+    }
+
+    private void answer(AuthRequest request) {
+        if (failsNow(FailAt.AUTH_NO_ANSWER)) {
+            return;
+        }
+        if (failsNow(FailAt.AUTH_WRONG_NONCE)) {
+            reply(accept(withNonce(request, randomBytes(32))));
+        } else if (failsNow(FailAt.AUTH_UNSIGNED)) {
+            reply(unsigned(accept(request)));
+        } else if (failsNow(FailAt.AUTH_BAD_SIGNATURE)) {
+            reply(accept(request, clock.millis(), keys.getPublic(), STRANGER.getPrivate()));
+        } else if (failsNow(FailAt.AUTH_OTHER_MASTER_KEY)) {
+            reply(accept(request, clock.millis(), (RSAPublicKey) OTHER_MASTER.getPublic(),
+                    OTHER_MASTER.getPrivate()));
+        } else if (failsNow(FailAt.AUTH_PENDING)) {
+            reply(refuse(request, AuthStatus.PENDING, "waiting for an admin"));
+        } else if (failsNow(FailAt.AUTH_FULL)) {
+            reply(refuse(request, AuthStatus.FULL, "too many pending keys", FULL_RETRY_AFTER_SECONDS));
+        } else if (failsNow(FailAt.AUTH_REFUSED)) {
+            reply(refuse(request, AuthStatus.REFUSED, "rate limited"));
+        } else if (failsNow(FailAt.AUTH_DENIED)) {
+            reply(refuse(request, AuthStatus.DENIED, "another key is accepted for this id"));
+        } else if (failsNow(FailAt.AUTH_REJECTED)) {
+            reply(refuse(request, AuthStatus.REJECTED, "rejected by an admin"));
+        } else {
+            reply(accept(request));
+        }
+    }
+
+    private void answer(FromMinion received) {
+        if (deafTo.contains(received.session())) {
+            return;
+        }
+        if (failsNow(FailAt.DROP_AFTER_ACCEPT)) {
+            deafTo.add(received.session());
+            listener.onDisconnected();
+            listener.onConnected();
+            return;
+        }
+        if (failsNow(FailAt.SESSION_UNKNOWN)) {
+            requestKeys.remove(received.session());
+            reply(sessionUnknown(received.counter(), keys.getPrivate()));
+            return;
+        }
+        if (failsNow(FailAt.KEY_UPDATE_UNANNOUNCED)) {
+            reply(sealed(new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(), serialFloor)));
+        }
+        if (received.message() instanceof SessionMessage.Heartbeat) {
+            reply(sealed(new SessionMessage.HeartbeatReply(generation)));
+        } else if (received.message() instanceof SessionMessage.KeyRequest request
+                && request.generation() == generation) {
+            reply(sealed(new SessionMessage.KeyUpdate(generation, publishKey.bytes(), serialFloor)));
+        } else if (received.message() instanceof SessionMessage.Return ret) {
+            reply(sealed(new SessionMessage.Ack(List.of(ret.jid()))));
+        }
+    }
+
+    /** Publishes a job for the minion, as the script says: the next serial, the current generation, unless failing. */
+    void publishJob(String jid) {
+        if (failsNow(FailAt.PUBLISH_STALE_SERIAL)) {
+            publish(publication(serialFloor, jid));
+        } else if (failAt == FailAt.PUBLISH_REPLAYED_JID && !published.isEmpty()
+                && failsNow(FailAt.PUBLISH_REPLAYED_JID)) {
+            publish(publication(serial.incrementAndGet(), published.get(0)));
+        } else if (failsNow(FailAt.PUBLISH_UNKNOWN_GENERATION)) {
+            publish(publication(SessionKey.random(), generation + 1, serial.incrementAndGet(), jid,
+                    keys.getPrivate()));
+        } else {
+            publish(publication(serial.incrementAndGet(), jid));
+        }
+        published.add(jid);
     }
 
     // ---- what the minion sent ----
@@ -148,6 +306,11 @@ final class FakeMaster implements ClientTransport {
 
     String currentSession() {
         return HexFormat.of().formatHex(sessionId);
+    }
+
+    /** How many sessions the master has granted. */
+    int sessionsGranted() {
+        return sessionsGranted.get();
     }
 
     long lastCounterFromMinion() {
@@ -179,28 +342,53 @@ final class FakeMaster implements ClientTransport {
 
     /** ACCEPTED as {@link #accept(AuthRequest)}, stamped with {@code timestampMs} as the master's clock. */
     byte[] accept(AuthRequest request, long timestampMs) {
+        return accept(request, timestampMs, (RSAPublicKey) keys.getPublic(), keys.getPrivate());
+    }
+
+    private byte[] accept(AuthRequest request, long timestampMs, PublicKey carried,
+            PrivateKey signer) {
         RSAPublicKey minionKey = minionKey(request);
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
         SessionKey key = SessionKey.random();
         requestKeys.put(HexFormat.of().formatHex(id), key);
+        sessionsGranted.incrementAndGet();
         sessionId = id;
         requestKey = key;
         sendCounter.set(0);
         AuthReply.Session session = new AuthReply.Session(id, generation, Rsa.wrap(minionKey, publishKey.bytes()),
                 Rsa.wrap(minionKey, key.bytes()), PUBLISH_PORT, serialFloor);
         return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
-                timestampMs, keys.getPublic().getEncoded(), "accepted", 0, session), keys.getPrivate());
+                timestampMs, carried.getEncoded(), "accepted", 0, session), signer);
     }
 
     /** A refusal (any status but ACCEPTED), bound to the request's nonce and signed by this master. */
     byte[] refuse(AuthRequest request, AuthStatus status, String reason) {
+        return refuse(request, status, reason, 0);
+    }
+
+    byte[] refuse(AuthRequest request, AuthStatus status, String reason, int retryAfterSeconds) {
         return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
-                keys.getPublic().getEncoded(), reason, 0, null), keys.getPrivate());
+                keys.getPublic().getEncoded(), reason, retryAfterSeconds, null), keys.getPrivate());
     }
 
     static byte[] authReply(AuthReply reply, PrivateKey signer) {
         return Codec.encodeSigned(reply, signer);
+    }
+
+    /** The same signed frame with its signature taken off (an empty one, as the codec allows on the wire). */
+    static byte[] unsigned(byte[] signedFrame) {
+        Decoded.Ok ok = (Decoded.Ok) Codec.decode(signedFrame, FrameLimits.MAX_FRAME);
+        try (MessageBufferPacker out = MessagePack.newDefaultBufferPacker()) {
+            out.writePayload(signedFrame, 0, 2); // version and type
+            out.packArrayHeader(2);
+            out.packBinaryHeader(ok.signedPayload().length);
+            out.writePayload(ok.signedPayload());
+            out.packBinaryHeader(0);
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** A publication of the current generation, signed by this master. */
@@ -228,6 +416,17 @@ final class FakeMaster implements ClientTransport {
 
     static byte[] sessionUnknown(byte[] sessionId, long counter, long timestampMs, PrivateKey signer) {
         return Codec.encodeSigned(new SessionUnknown(sessionId, counter, timestampMs), signer);
+    }
+
+    static AuthRequest withNonce(AuthRequest request, byte[] nonce) {
+        return new AuthRequest(request.suite(), request.id(), request.publicKey(), nonce, request.timestampMs(),
+                request.claims(), request.grant(), request.token());
+    }
+
+    static byte[] randomBytes(int length) {
+        byte[] bytes = new byte[length];
+        RANDOM.nextBytes(bytes);
+        return bytes;
     }
 
     static RSAPublicKey minionKey(AuthRequest request) {

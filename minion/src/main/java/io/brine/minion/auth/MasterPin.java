@@ -10,9 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.PublicKey;
 import java.security.interfaces.RSAPublicKey;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
  * The master key this minion trusts (DESIGN.md §4.5): the one cached in {@code minion_master.pub}, else the one
@@ -27,12 +29,24 @@ public final class MasterPin {
     private final String masterFinger;
     private volatile RSAPublicKey pinned;
 
-    /** The outcome of checking an offered master key. */
-    public sealed interface Check {
-        record Trusted(RSAPublicKey key, boolean firstUse) implements Check {
+    /** What an auth reply proved about the master key it carries. */
+    public sealed interface Verdict {
+
+        /** Signed by the trusted key: the pinned one, or on first use the one it carries (matching master_finger). */
+        record Authentic(RSAPublicKey key, boolean firstUse) implements Verdict {
         }
 
-        record Mismatch(String reason) implements Check {
+        /** Carries the trusted key (or on first use a usable one) but is not signed by it: forged or damaged. */
+        record Forged() implements Verdict {
+        }
+
+        /**
+         * Carries another key than the pinned one or {@code master_finger}'s, or an unusable one.
+         *
+         * @param signedByPin whether the reply verified against the pinned key all the same; false for anything
+         *                    an on-path attacker can make, and whenever nothing is pinned yet
+         */
+        record OtherKey(String reason, boolean signedByPin) implements Verdict {
         }
     }
 
@@ -50,30 +64,36 @@ public final class MasterPin {
     }
 
     /**
-     * Checks the key a master presented (SPKI DER). Does not pin it: call {@link #pin} once the reply it came in is
-     * verified with it.
+     * Authenticates an auth reply: its signature is checked against the pinned key before the key it carries is
+     * looked at, so that what follows from a reply ({@link Verdict.OtherKey} included) is known to be authentic or
+     * not. On first use there is nothing to check against but the key carried (and {@code master_finger}). Does not
+     * pin: call {@link #pin} with an authentic first-use key once the reply is acted on.
+     *
+     * @param offeredDer the key the reply carries, SPKI DER
+     * @param signedBy   whether the reply's signature verifies with a given key
      */
-    public Check check(byte[] offeredDer) {
+    public Verdict verify(byte[] offeredDer, Predicate<PublicKey> signedBy) {
+        RSAPublicKey current = pinned;
+        boolean signedByPin = current != null && signedBy.test(current);
         RSAPublicKey offered;
         try {
             offered = RsaKeys.publicKeyFromDer(offeredDer);
         } catch (KeyFormatException e) {
-            return new Check.Mismatch("master offered an unusable key: " + e.getMessage());
+            return new Verdict.OtherKey("master offered an unusable key: " + e.getMessage(), signedByPin);
         }
         String fingerprint = Fingerprints.of(offered);
         if (masterFinger != null && !masterFinger.equals(fingerprint)) {
-            return new Check.Mismatch("master key fingerprint " + fingerprint + " is not master_finger "
-                    + masterFinger);
+            return new Verdict.OtherKey("master key fingerprint " + fingerprint + " is not master_finger "
+                    + masterFinger, signedByPin);
         }
-        RSAPublicKey current = pinned;
         if (current != null) {
             if (!Arrays.equals(current.getEncoded(), offered.getEncoded())) {
-                return new Check.Mismatch("master key changed: cached " + Fingerprints.of(current) + ", offered "
-                        + fingerprint + ". If the master key was replaced on purpose, remove " + file);
+                return new Verdict.OtherKey("master key changed: cached " + Fingerprints.of(current) + ", offered "
+                        + fingerprint + ". If the master key was replaced on purpose, remove " + file, signedByPin);
             }
-            return new Check.Trusted(current, false);
+            return signedByPin ? new Verdict.Authentic(current, false) : new Verdict.Forged();
         }
-        return new Check.Trusted(offered, true);
+        return signedBy.test(offered) ? new Verdict.Authentic(offered, true) : new Verdict.Forged();
     }
 
     /** Saves a first-use key as {@code minion_master.pub}. */

@@ -1,0 +1,290 @@
+package io.brine.minion;
+
+import io.brine.minion.auth.Backoff;
+import io.brine.minion.auth.MasterPin;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Timestamps;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Suite;
+import io.brine.transport.ClientTransport;
+import java.io.IOException;
+import java.security.KeyPair;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The minion's side of the auth handshake (PROTOCOL.md 8.2): sends auth requests with fresh nonces, waits
+ * {@code auth_timeout} for an answer, authenticates the answer against the master pin, and asks again after the
+ * back-off ({@code acceptance_wait_time}) or the master's {@code retryAfterSeconds}. It owns the status transitions
+ * of everything before a session (connecting, pending, denied, rejected, master key mismatch); an accepted reply is
+ * handed back as {@link Accepted} for {@link Minion} to open the session with.
+ *
+ * <p>Confined to the minion's event thread ({@link Scheduler}); its waits are timers on it.
+ */
+final class Handshake {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Handshake.class);
+    /** After a lost session, re-auths are spread over this much, so that a restarted master is not stormed. */
+    private static final int REAUTH_SPREAD_MS = 2000;
+    /** When a connection comes back after failed tries, the first request is spread over this much. */
+    private static final int RECONNECT_SPREAD_MS = 1000;
+
+    /** What an auth reply leaves for {@link Minion} to do. */
+    sealed interface Outcome {
+    }
+
+    /** Accepted: open the session with these keys. */
+    record Accepted(AuthReply.Session granted, SessionKey publishKey, SessionKey requestKey) implements Outcome {
+        @Override
+        public String toString() {
+            return "Accepted[" + granted + "]";
+        }
+    }
+
+    /** The minion stopped by itself ({@link MinionState#REJECTED} or {@link MinionState#MASTER_KEY_MISMATCH}). */
+    record Stopped(MinionState state) implements Outcome {
+    }
+
+    /** Nothing for the caller: the reply was dropped, or the minion asks again later. */
+    record Waiting() implements Outcome {
+    }
+
+    private static final Waiting WAITING = new Waiting();
+
+    private final Minion.Settings settings;
+    private final KeyPair keys;
+    private final MasterPin pin;
+    private final ClientTransport transport;
+    private final Scheduler loop;
+    private final Clock clock;
+    private final StatusFile status;
+    private final SecureRandom random = new SecureRandom();
+    private final Backoff backoff;
+
+    private byte[] pendingNonce;
+    private Scheduler.Timer authTimeout = Scheduler.Timer.NONE;
+    private Scheduler.Timer retry = Scheduler.Timer.NONE;
+    private boolean everConnected;
+    private long authRequests;
+
+    Handshake(Minion.Settings settings, KeyPair keys, MasterPin pin, ClientTransport transport, Scheduler loop,
+            Clock clock, StatusFile status) {
+        this.settings = settings;
+        this.keys = keys;
+        this.pin = pin;
+        this.transport = transport;
+        this.loop = loop;
+        this.clock = clock;
+        this.status = status;
+        this.backoff = new Backoff(settings.acceptanceWait(), settings.acceptanceWaitMax(), random::nextDouble);
+        pin.pinned().ifPresent(key -> status.masterKey(Fingerprints.of(key)));
+    }
+
+    /**
+     * The minion starts: the first request goes out when the connection is up ({@link #onConnected}), or after
+     * auth_timeout at the latest (a transport that cannot tell): a request queued for a master that is down would
+     * only be answered when stale.
+     */
+    void begin() {
+        status.enter(MinionState.CONNECTING, "connecting to the master", settings.authTimeout());
+        scheduleAuth(settings.authTimeout());
+    }
+
+    /**
+     * A connection to the master came up: the first one, or one after a loss (a restart, a network cut).
+     *
+     * @param sessionOpen whether a session is open, in which case the session channel asks with a heartbeat
+     */
+    void onConnected(boolean sessionOpen) {
+        boolean first = !everConnected;
+        everConnected = true;
+        if (sessionOpen) {
+            return;
+        }
+        if (pendingNonce != null) {
+            if (!first) {
+                // The request may have been lost with the old connection.
+                authenticate();
+            }
+        } else if (status.state() == MinionState.CONNECTING) {
+            // Waiting only because the master could not be reached: ask now; after failed tries, spread the request
+            // so that minions waiting for a master that comes back do not all ask at once.
+            scheduleAuth(authRequests == 0 ? Duration.ZERO : Duration.ofMillis(random.nextInt(RECONNECT_SPREAD_MS)));
+        }
+    }
+
+    /** The session ended (the master lost it, or stopped answering): authenticate again, soon. */
+    void sessionLost(String reason) {
+        status.enter(MinionState.CONNECTING, reason, null);
+        scheduleAuth(Duration.ofMillis(random.nextInt(REAUTH_SPREAD_MS)));
+    }
+
+    /**
+     * An auth reply. In order: it must answer the outstanding request (nonce); it must verify against the trusted
+     * master key before anything else is concluded from it; its clock must be close to ours; then its status counts.
+     */
+    Outcome onReply(Signed<AuthReply> signed) {
+        AuthReply reply = signed.message();
+        if (pendingNonce == null || !Arrays.equals(pendingNonce, reply.nonce())) {
+            LOG.debug("Minion {}: auth reply for another request dropped", settings.id());
+            return WAITING;
+        }
+        MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by);
+        if (verdict instanceof MasterPin.Verdict.Forged) {
+            LOG.warn("Minion {}: auth reply with a bad signature dropped", settings.id());
+            return WAITING;
+        }
+        if (verdict instanceof MasterPin.Verdict.OtherKey other) {
+            // The reference minion stops here whether or not the reply verified (PROTOCOL.md 8.2 step 4). Issue 13
+            // item 5 goes here: when !other.signedByPin() the reply is unauthenticated and must only be dropped with
+            // a WARN (master_key_mismatch shown while it lasts) and the minion keep asking.
+            LOG.error("CRITICAL: Minion {}: refusing the master: {}", settings.id(), other.reason());
+            return stop(MinionState.MASTER_KEY_MISMATCH, other.reason());
+        }
+        MasterPin.Verdict.Authentic authentic = (MasterPin.Verdict.Authentic) verdict;
+        if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
+            // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
+            Duration wait = backoff.next();
+            LOG.error("Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
+                    + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
+                    clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
+            answered();
+            waitAndAsk(status.state() == MinionState.ACCEPTED ? MinionState.CONNECTING : status.state(),
+                    "clock skew with the master", wait);
+            return WAITING;
+        }
+        status.masterKey(Fingerprints.of(authentic.key()));
+        // Trust on first use starts with an accepted key: a master that never accepted this minion is not pinned.
+        if (authentic.firstUse() && reply.status() == AuthStatus.ACCEPTED) {
+            try {
+                pin.pin(authentic.key());
+            } catch (IOException e) {
+                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(),
+                        e.getMessage());
+                return WAITING;
+            }
+            LOG.info("Minion {}: trusting master key {} from now on (saved as {})", settings.id(),
+                    Fingerprints.of(authentic.key()), pin.file());
+        }
+        answered();
+        return onStatus(reply);
+    }
+
+    private Outcome onStatus(AuthReply reply) {
+        Duration retryAfter = Duration.ofSeconds(reply.retryAfterSeconds());
+        return switch (reply.status()) {
+            case ACCEPTED -> accepted(reply.session());
+            case PENDING, FULL, REFUSED -> {
+                Duration wait = max(backoff.next(), retryAfter);
+                LOG.info("Minion {}: key {} by the master ({}); asking again in {} s", settings.id(),
+                        reply.status() == AuthStatus.PENDING ? "pending" : "not accepted", reply.reason(),
+                        wait.toSeconds());
+                waitAndAsk(MinionState.PENDING, reply.reason(), wait);
+                yield WAITING;
+            }
+            case DENIED -> {
+                Duration wait = backoff.next();
+                LOG.error("Minion {}: the master holds a different key for this id ({}); an admin must delete one "
+                        + "of them. Asking again in {} s", settings.id(), reply.reason(), wait.toSeconds());
+                waitAndAsk(MinionState.DENIED, reply.reason(), wait);
+                yield WAITING;
+            }
+            case REJECTED -> {
+                if (!settings.rejectedRetry()) {
+                    LOG.error("Minion {}: key rejected by the master ({}); stopping. An admin can delete the key "
+                            + "with brine-key -d, or set rejected_retry: true", settings.id(), reply.reason());
+                    yield stop(MinionState.REJECTED, reply.reason());
+                }
+                Duration wait = backoff.next();
+                LOG.warn("Minion {}: key rejected by the master ({}); rejected_retry is on, asking again in {} s",
+                        settings.id(), reply.reason(), wait.toSeconds());
+                waitAndAsk(MinionState.REJECTED, reply.reason(), wait);
+                yield WAITING;
+            }
+        };
+    }
+
+    private Outcome accepted(AuthReply.Session granted) {
+        SessionKey publishKey;
+        SessionKey requestKey;
+        try {
+            publishKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), granted.wrappedPublishKey()));
+            requestKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), granted.wrappedRequestKey()));
+        } catch (CryptoException e) {
+            LOG.warn("Minion {}: cannot unwrap the session keys ({}); asking again", settings.id(), e.getMessage());
+            scheduleAuth(backoff.next());
+            return WAITING;
+        }
+        backoff.reset();
+        return new Accepted(granted, publishKey, requestKey);
+    }
+
+    private void authenticate() {
+        if (status.state().terminal()) {
+            return;
+        }
+        retry.cancel();
+        authTimeout.cancel();
+        byte[] nonce = new byte[32];
+        random.nextBytes(nonce);
+        pendingNonce = nonce;
+        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
+                keys.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
+                settings.token());
+        authRequests++;
+        if (!transport.send(Codec.encodeSigned(request, keys.getPrivate()))) {
+            LOG.debug("Minion {}: auth request not queued (not connected); waiting", settings.id());
+        }
+        authTimeout = loop.schedule(settings.authTimeout(), this::onAuthTimeout);
+    }
+
+    private void onAuthTimeout() {
+        if (pendingNonce == null) {
+            return;
+        }
+        pendingNonce = null;
+        Duration wait = backoff.next();
+        LOG.info("Minion {}: no answer from the master in {} s; asking again in {} s", settings.id(),
+                settings.authTimeout().toSeconds(), wait.toSeconds());
+        waitAndAsk(status.state() == MinionState.ACCEPTED ? MinionState.CONNECTING : status.state(),
+                "no answer from the master", wait);
+    }
+
+    /** The outstanding request is answered: stop waiting for it. */
+    private void answered() {
+        pendingNonce = null;
+        authTimeout.cancel();
+    }
+
+    private void waitAndAsk(MinionState state, String reason, Duration wait) {
+        status.enter(state, reason, wait);
+        scheduleAuth(wait);
+    }
+
+    private void scheduleAuth(Duration wait) {
+        retry.cancel();
+        retry = loop.schedule(wait, this::authenticate);
+    }
+
+    private Stopped stop(MinionState state, String reason) {
+        answered();
+        retry.cancel();
+        status.enter(state, reason, null);
+        return new Stopped(state);
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+}

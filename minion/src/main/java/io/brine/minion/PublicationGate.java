@@ -1,0 +1,175 @@
+package io.brine.minion;
+
+import io.brine.minion.auth.MasterPin;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.Publications;
+import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.Publish;
+import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.Suite;
+import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Decides which publications become jobs (PROTOCOL.md 8.3): signed by the pinned master, of a publish key
+ * generation the minion holds (a newer one waits for its key), fresh by serial, a jid not seen before, and a box
+ * that opens. It holds the publish keys by generation, the serial floor and replay window, the jids seen and the
+ * publications waiting for a key; it never sends anything itself, but says what it needs ({@link AwaitKey}).
+ *
+ * <p>Confined to the minion's event thread.
+ */
+final class PublicationGate {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PublicationGate.class);
+    private static final int MAX_AWAITING_KEY = 64;
+    private static final int SEEN_JIDS = 4096;
+    /** The current generation and the one before it, for publications still in flight during a rotation. */
+    private static final int GENERATIONS_KEPT = 2;
+
+    /** What became of a publication. */
+    sealed interface Outcome {
+    }
+
+    /** It passed every check: run its job. */
+    record Run(PublishLoad load) implements Outcome {
+    }
+
+    /** It is held until the key of this newer generation arrives: ask the master for it. */
+    record AwaitKey(long generation) implements Outcome {
+    }
+
+    /** Dropped (and logged). */
+    record Dropped() implements Outcome {
+    }
+
+    private static final Dropped DROPPED = new Dropped();
+
+    private final String id;
+    private final MasterPin pin;
+    private final StatusFile status;
+    private final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
+    private long serialFloor;
+    private final ReplayWindow serials = new ReplayWindow();
+    private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
+    private final Deque<Publish> awaitingKey = new ArrayDeque<>();
+
+    PublicationGate(String id, MasterPin pin, StatusFile status) {
+        this.id = id;
+        this.pin = pin;
+        this.status = status;
+    }
+
+    /** A new session: its generation's key and serial floor replace what the old session held. */
+    void begin(long generation, SessionKey publishKey, long floor) {
+        publishKeys.values().forEach(SessionKey::wipe);
+        publishKeys.clear();
+        publishKeys.put(generation, publishKey);
+        serialFloor = floor;
+        awaitingKey.clear();
+        status.generation(generation);
+    }
+
+    /** The newest generation held; -1 before the first session. */
+    long currentGeneration() {
+        return publishKeys.isEmpty() ? -1 : publishKeys.lastKey();
+    }
+
+    /** A publication from the publish channel, during a session. */
+    Outcome onPublish(Signed<Publish> signed) {
+        Publish publish = signed.message();
+        Optional<RSAPublicKey> master = pin.pinned();
+        if (master.isEmpty()) {
+            return DROPPED;
+        }
+        if (publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !signed.by(master.get())) {
+            LOG.warn("Minion {}: publication {} not signed by the master dropped", id, publish.jid());
+            return DROPPED;
+        }
+        return onVerified(publish);
+    }
+
+    /** A signed publication: needs its generation's key, a fresh serial and a new jid. */
+    private Outcome onVerified(Publish publish) {
+        SessionKey key = publishKeys.get(publish.generation());
+        if (key == null) {
+            if (publish.generation() > currentGeneration()) {
+                if (awaitingKey.size() >= MAX_AWAITING_KEY) {
+                    awaitingKey.removeFirst();
+                }
+                awaitingKey.addLast(publish);
+                return new AwaitKey(publish.generation());
+            }
+            LOG.debug("Minion {}: publication {} of old generation {} dropped", id, publish.jid(),
+                    publish.generation());
+            return DROPPED;
+        }
+        // Issue 13 item 7 goes here: the signed issue time, checked against publish_max_age, is freshness too.
+        if (publish.serial() <= serialFloor || seenJids.contains(publish.jid()) || !serials.accept(publish.serial())) {
+            LOG.debug("Minion {}: replayed or stale publication {} dropped", id, publish.jid());
+            return DROPPED;
+        }
+        PublishLoad load;
+        try {
+            load = Publications.open(key, publish);
+        } catch (CryptoException | MalformedException e) {
+            LOG.warn("Minion {}: publication {} cannot be opened: {}", id, publish.jid(), e.getMessage());
+            return DROPPED;
+        }
+        rememberJid(publish.jid());
+        return new Run(load);
+    }
+
+    /**
+     * A key update from the master: installs a generation not older than the current one, and returns the jobs of
+     * the publications that waited for it.
+     */
+    List<PublishLoad> install(SessionMessage.KeyUpdate update) {
+        if (publishKeys.containsKey(update.generation()) || update.generation() < currentGeneration()) {
+            return List.of();
+        }
+        try {
+            publishKeys.put(update.generation(), SessionKey.of(update.publishKey()));
+        } catch (CryptoException e) {
+            LOG.warn("Minion {}: key update with a bad key dropped", id);
+            return List.of();
+        }
+        while (publishKeys.size() > GENERATIONS_KEPT) {
+            publishKeys.pollFirstEntry().getValue().wipe();
+        }
+        LOG.info("Minion {}: publish key generation {} installed", id, update.generation());
+        status.installed(update.generation());
+        List<Publish> waiting = List.copyOf(awaitingKey);
+        awaitingKey.clear();
+        List<PublishLoad> released = new ArrayList<>();
+        for (Publish publish : waiting) {
+            if (publish.generation() == update.generation()) {
+                if (onVerified(publish) instanceof Run run) {
+                    released.add(run.load());
+                }
+            } else if (publish.generation() > update.generation()) {
+                awaitingKey.addLast(publish);
+            }
+        }
+        return released;
+    }
+
+    private void rememberJid(String jid) {
+        seenJids.add(jid);
+        if (seenJids.size() > SEEN_JIDS) {
+            var it = seenJids.iterator();
+            it.next();
+            it.remove();
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package io.brine.minion;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeys;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.protocol.testing.TestKeys;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A minion wired as the daemon wires it, on a {@link ManualScheduler}: its key is test key 101, its jobs are only
+ * recorded ({@link #ran}), and time moves when the test says ({@link #advance}).
+ */
+final class MinionFixture implements AutoCloseable {
+
+    static final int MINION_KEY = 101;
+    /** acceptance_wait_time in {@link #settings}; the maximum is twice that. */
+    static final Duration ACCEPTANCE_WAIT = Duration.ofSeconds(10);
+    static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
+    static final Duration HEARTBEAT = Duration.ofHours(1);
+    /** A wait stretched by its most jitter (25 %), and a millisecond more. */
+    static final double MOST_JITTER = 1.25;
+
+    final MovableClock clock = new MovableClock(Instant.now());
+    final ManualScheduler scheduler = new ManualScheduler(clock);
+    final List<String> ran = new CopyOnWriteArrayList<>();
+    private final Path pkiDir;
+    private Minion minion;
+    private FakeMaster master;
+    private int barriers;
+
+    MinionFixture(Path pkiDir) {
+        this.pkiDir = pkiDir;
+    }
+
+    /** acceptance_wait_time 10 s (20 s at most), auth timeout 30 s, heartbeats hourly. */
+    static Minion.Settings settings(boolean rejectedRetry) {
+        return settings(rejectedRetry, HEARTBEAT);
+    }
+
+    static Minion.Settings settings(boolean rejectedRetry, Duration heartbeat) {
+        return new Minion.Settings("web1", ACCEPTANCE_WAIT, ACCEPTANCE_WAIT.multipliedBy(2), rejectedRetry,
+                AUTH_TIMEOUT, heartbeat, null, Map.of("role", "web"), null, null, 16, Duration.ofMinutes(1));
+    }
+
+    /**
+     * Starts a minion with {@code settings} against {@code master}, pinned to nothing unless the pki dir says so.
+     * On {@link #close}, {@code master} must have been able to read every frame the minion sent.
+     */
+    Minion start(FakeMaster master, Minion.Settings settings, String masterFinger) throws Exception {
+        this.master = master;
+        AtomicFiles.ensureDirectory(pkiDir);
+        AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(MINION_KEY)),
+                AtomicFiles.OWNER_READ);
+        KeyPair keys = MinionKeys.loadOrCreate(pkiDir, 2048);
+        MasterPin pin = new MasterPin(pkiDir, masterFinger);
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock);
+        minion = new Minion(settings, master, scheduler, parts, load -> ran.add(load.jid()));
+        minion.start();
+        scheduler.idle();
+        return minion;
+    }
+
+    /** Pins {@code key} as though an earlier run had been accepted by its master. */
+    void pin(KeyPair key) throws Exception {
+        AtomicFiles.ensureDirectory(pkiDir);
+        AtomicFiles.write(pkiDir.resolve(MasterPin.FILE), Pem.bytes(Pem.publicKeySpki(key.getPublic())),
+                AtomicFiles.PUBLIC_READ);
+    }
+
+    Path pkiDir() {
+        return pkiDir;
+    }
+
+    /** Waits until the minion's event thread has handled everything handed to it. */
+    void settle() {
+        scheduler.idle();
+    }
+
+    /** Moves time by {@code by}, firing every timer that falls due. */
+    void advance(Duration by) {
+        scheduler.advance(by);
+    }
+
+    /** Moves time past a wait of {@code wait} stretched by its most jitter. */
+    void advancePast(Duration wait) {
+        scheduler.advance(Duration.ofMillis((long) (wait.toMillis() * MOST_JITTER) + 1));
+    }
+
+    /**
+     * Settles, then checks that the session still carries frames both ways: a grains report goes out sealed on the
+     * current session and reaches {@code master}.
+     */
+    void barrier(FakeMaster master) {
+        long n = ++barriers; // integers come back from the wire as longs
+        minion.reportGrains(Map.of("barrier", n));
+        settle();
+        assertThat(master.received(SessionMessage.Grains.class))
+                .as("a grains report sent after the frames under test")
+                .anyMatch(g -> Long.valueOf(n).equals(g.grains().get("barrier")));
+    }
+
+    @Override
+    public void close() {
+        if (minion != null) {
+            minion.close();
+        }
+        assertThat(scheduler.failures()).as("events that failed on the minion's event thread").isEmpty();
+        if (master != null) {
+            assertThat(master.unreadable()).as("frames from the minion the master could not read").isEmpty();
+        }
+    }
+}
