@@ -1,0 +1,115 @@
+package io.brine.protocol.salt;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The wire vectors recorded from real Salt 3008.2 and 3006.26 (test resources {@code salt-vectors/}). */
+final class SaltVectors {
+
+    static final List<String> DIRS = List.of("3008.2-zeromq", "3006.26-zeromq", "3008.2-tcp");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Map<String, KeyPair> KEYS = new ConcurrentHashMap<>();
+
+    private SaltVectors() {
+    }
+
+    /** Every vector file name (without {@code .json}) of {@code dir}, as listed in the set's verification file. */
+    static List<String> names(String dir) {
+        List<String> names = new ArrayList<>();
+        json("_verification.json").fields().forEachRemaining(e -> {
+            if (e.getKey().startsWith(dir + "/")) {
+                names.add(e.getKey().substring(dir.length() + 1));
+            }
+        });
+        if (names.isEmpty()) {
+            throw new IllegalStateException("no vectors listed for " + dir);
+        }
+        return names;
+    }
+
+    /** {@code dir/name}, for every vector of every dir. */
+    static List<String> all() {
+        List<String> all = new ArrayList<>();
+        for (String dir : DIRS) {
+            for (String name : names(dir)) {
+                all.add(dir + "/" + name);
+            }
+        }
+        return all;
+    }
+
+    /** All vector paths whose name starts with {@code prefix}. */
+    static List<String> named(String prefix) {
+        return all().stream().filter(p -> p.substring(p.indexOf('/') + 1).startsWith(prefix)).toList();
+    }
+
+    static JsonNode vector(String path) {
+        return json(path + ".json");
+    }
+
+    static JsonNode json(String file) {
+        try (InputStream in = open(file)) {
+            return JSON.readTree(in);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String text(String file) {
+        try (InputStream in = open(file)) {
+            return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static KeyPair pair(String name) {
+        return KEYS.computeIfAbsent(name, n -> {
+            try {
+                return Pem.readPrivateKey(text("keys/" + n + ".pem"));
+            } catch (KeyFormatException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    static RSAPublicKey pub(String name) {
+        return (RSAPublicKey) pair(name).getPublic();
+    }
+
+    static byte[] b64(JsonNode node) {
+        if (node == null || node.isMissingNode() || node.isNull()) {
+            throw new IllegalArgumentException("missing base64 field");
+        }
+        return Base64.getDecoder().decode(node.asText());
+    }
+
+    /** A {@code view} field's byte value: either a JSON string (UTF-8 text) or {@code {"$b64": ...}}. */
+    static byte[] viewBytes(JsonNode node) {
+        if (node.isTextual()) {
+            return node.asText().getBytes(StandardCharsets.UTF_8);
+        }
+        return b64(node.get("$b64"));
+    }
+
+    private static InputStream open(String file) {
+        InputStream in = SaltVectors.class.getResourceAsStream("/salt-vectors/" + file);
+        if (in == null) {
+            throw new IllegalStateException("missing test resource salt-vectors/" + file);
+        }
+        return in;
+    }
+}
