@@ -105,6 +105,40 @@ final class SaltVectors {
         return b64(node.get("$b64"));
     }
 
+    /** The payload of one side of an exchange: the ZeroMQ payload frame, or the body of the TCP frame. */
+    static SaltValue payload(JsonNode side) {
+        try {
+            if (side.has("tcp_stream_b64")) {
+                return SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION).body();
+            }
+            return SaltMsgpack.read(b64(side.get("payload_b64")), SaltLimits.SESSION);
+        } catch (io.brine.protocol.codec.MalformedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The exact bytes of one side: the ZeroMQ payload frame or the TCP stream bytes. */
+    static byte[] wire(JsonNode side) {
+        return b64(side.has("tcp_stream_b64") ? side.get("tcp_stream_b64") : side.get("payload_b64"));
+    }
+
+    /** What {@code payload} re-encodes to on the vector's transport ({@code side} gives the TCP head). */
+    static byte[] encodeLike(JsonNode side, SaltValue payload) {
+        if (side.has("tcp_stream_b64")) {
+            try {
+                SaltTcpFrame request = SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION);
+                return SaltTcpFrame.encode(request.reply(payload));
+            } catch (io.brine.protocol.codec.MalformedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return SaltMsgpack.write(payload, SaltDialect.PAYLOAD);
+    }
+
+    static boolean isTcp(String path) {
+        return path.startsWith("3008.2-tcp/");
+    }
+
     private static InputStream open(String file) {
         InputStream in = SaltVectors.class.getResourceAsStream("/salt-vectors/" + file);
         if (in == null) {
