@@ -64,6 +64,23 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
         }
     }
 
+    /**
+     * The ZeroMQ messages of one publication. Without {@code zmq_filtering}: the envelope alone, one frame. With it:
+     * {@code [topic, envelope]} per targeted minion when the master resolved the target to {@code minionIds}
+     * (Salt does so for glob, pcre and list targets), or once with {@link #BROADCAST} when it did not (empty).
+     */
+    public static List<List<byte[]>> zmqMessages(byte[] envelope, boolean zmqFiltering,
+                                                 Optional<List<String>> minionIds) {
+        if (!zmqFiltering) {
+            return List.of(List.of(envelope));
+        }
+        if (minionIds.isEmpty()) {
+            return List.of(List.of(BROADCAST.getBytes(StandardCharsets.US_ASCII), envelope));
+        }
+        return minionIds.get().stream()
+                .map(id -> List.of(topic(id).getBytes(StandardCharsets.US_ASCII), envelope)).toList();
+    }
+
     /** A publication on Salt's TCP transport: {@code {head: {}, body: <envelope bytes>}}. */
     public static byte[] tcpFrame(byte[] envelope) {
         return SaltTcpFrame.encode(new SaltTcpFrame(SaltValue.Map.builder().build(), SaltValue.bin(envelope)));

@@ -223,10 +223,20 @@ public sealed interface SaltValue {
 
         /** The value of the byte-string key {@code key} (any of the three kinds), if present. */
         public Optional<SaltValue> get(String key) {
-            byte[] wanted = key.getBytes(StandardCharsets.UTF_8);
+            byte[] wanted = null;
             for (Entry e : entries) {
-                if (sameBytes(e.key(), wanted)) {
-                    return Optional.of(e.value());
+                SaltValue k = e.key();
+                if (k instanceof Str s) {
+                    if (s.value().equals(key)) {
+                        return Optional.of(e.value());
+                    }
+                } else if (k instanceof Raw || k instanceof Bin) {
+                    if (wanted == null) {
+                        wanted = key.getBytes(StandardCharsets.UTF_8);
+                    }
+                    if (Arrays.equals(k instanceof Raw r ? r.value : ((Bin) k).value, wanted)) {
+                        return Optional.of(e.value());
+                    }
                 }
             }
             return Optional.empty();
@@ -253,19 +263,6 @@ public sealed interface SaltValue {
         @Override
         public String kind() {
             return "map";
-        }
-
-        private static boolean sameBytes(SaltValue key, byte[] wanted) {
-            if (key instanceof Str s) {
-                return s.value().equals(new String(wanted, StandardCharsets.UTF_8));
-            }
-            if (key instanceof Raw r) {
-                return Arrays.equals(r.value, wanted);
-            }
-            if (key instanceof Bin b) {
-                return Arrays.equals(b.value, wanted);
-            }
-            return false;
         }
     }
 

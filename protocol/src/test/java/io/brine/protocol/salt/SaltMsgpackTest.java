@@ -33,7 +33,7 @@ class SaltMsgpackTest {
     }
 
     private static void collect(String where, JsonNode node, List<Blob> out) {
-        node.fields().forEachRemaining(e -> {
+        for (var e : node.properties()) {
             String name = e.getKey();
             JsonNode v = e.getValue();
             String at = where + "/" + name;
@@ -53,7 +53,7 @@ class SaltMsgpackTest {
                     }
                 }
             }
-        });
+        }
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class SaltPublicationTest {
@@ -35,11 +36,14 @@ class SaltPublicationTest {
                 assertThat(SaltPublication.tcpFrame(envelope)).isEqualTo(b64(v.get("tcp_stream_b64")));
             } else {
                 JsonNode frames = v.get("zmq_frames_b64");
-                assertThat(b64(frames.get(frames.size() - 1))).isEqualTo(envelope);
-                if (frames.size() == 2) {
-                    String topic = new String(b64(frames.get(0)));
-                    assertThat(topic).isEqualTo(pub.tgtType().equals("glob")
-                            ? SaltPublication.topic("vec-minion-1") : SaltPublication.BROADCAST);
+                boolean filtering = frames.size() == 2;
+                Optional<List<String>> resolved = pub.tgtType().equals("glob")
+                        ? Optional.of(List.of("vec-minion-1")) : Optional.empty();
+                List<List<byte[]>> messages = SaltPublication.zmqMessages(envelope, filtering, resolved);
+                assertThat(messages).hasSize(1);
+                assertThat(messages.get(0)).hasSize(frames.size());
+                for (int i = 0; i < frames.size(); i++) {
+                    assertThat(messages.get(0).get(i)).isEqualTo(b64(frames.get(i)));
                 }
             }
             assertThat(SaltPublication.open(envelope, SaltVectors.pub("master"), aes, pub.serial() - 1,

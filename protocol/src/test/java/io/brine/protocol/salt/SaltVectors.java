@@ -29,11 +29,11 @@ final class SaltVectors {
     /** Every vector file name (without {@code .json}) of {@code dir}, as listed in the set's verification file. */
     static List<String> names(String dir) {
         List<String> names = new ArrayList<>();
-        json("_verification.json").fields().forEachRemaining(e -> {
+        for (var e : json("_verification.json").properties()) {
             if (e.getKey().startsWith(dir + "/")) {
                 names.add(e.getKey().substring(dir.length() + 1));
             }
-        });
+        }
         if (names.isEmpty()) {
             throw new IllegalStateException("no vectors listed for " + dir);
         }
