@@ -1,6 +1,7 @@
 package io.brine.protocol.salt;
 
 import io.brine.protocol.codec.MalformedException;
+import java.security.PublicKey;
 import java.util.Optional;
 
 /**
@@ -40,6 +41,23 @@ public record SaltAuthRequest(String id, String pub, String nonce, String encAlg
 
     public Optional<SaltRsa.Signing> signing() {
         return SaltRsa.Signing.named(sigAlgo);
+    }
+
+    /**
+     * The request a minion with key {@code minion} sends (tests and the benchmark's simulated Salt minions): with
+     * {@code token} encrypted for {@code master} when the minion has the master's key cached, as Salt's does.
+     */
+    public static SaltAuthRequest of(String id, PublicKey minion, String nonce, SaltRsa.Encryption enc,
+                                     SaltRsa.Signing sig, Optional<PublicKey> master, Optional<byte[]> token) {
+        Optional<byte[]> sealedToken = master.isPresent() && token.isPresent()
+                ? Optional.of(SaltRsa.encrypt(master.get(), enc, token.get())) : Optional.empty();
+        return new SaltAuthRequest(id, SaltPem.wireForm(minion), nonce, enc.wireName(), sig.wireName(), sealedToken,
+                Optional.empty(), 3);
+    }
+
+    /** The whole request payload: {@code {enc: "clear", load, version}}. */
+    public SaltValue.Map envelope() {
+        return SaltValue.Map.builder().put("enc", "clear").put("load", encode()).put("version", version).build();
     }
 
     /** Reads the {@code load} map of a clear request whose {@code cmd} is {@code _auth}. */

@@ -31,6 +31,12 @@ public sealed interface SaltRequest {
             return load.clone();
         }
 
+        /** The envelope as a minion writes it ({@code _package_load}'s field order). */
+        public SaltValue.Map encode() {
+            return SaltValue.Map.builder().put("enc", "aes").put("load", load).put("version", version).put("id", id)
+                    .put("enc_algo", encAlgo).put("sig_algo", sigAlgo).build();
+        }
+
         @Override
         public String toString() {
             return "Encrypted[id=" + id + ", " + load.length + " bytes, version=" + version + "]";

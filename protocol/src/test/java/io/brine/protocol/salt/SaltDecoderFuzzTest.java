@@ -55,8 +55,8 @@ class SaltDecoderFuzzTest {
         Decoder publication = bytes -> SaltPublication.open(bytes, SaltVectors.pub("master"), session, 0,
                 SaltLimits.SESSION);
         Random random = new Random(15);
-        int decoded = fuzz(requests, request, random, 3_000) + fuzz(authReplies, authReply, random, 100)
-                + fuzz(publications, publication, random, 1_000);
+        int decoded = fuzz(requests, request, random, 1_000) + fuzz(authReplies, authReply, random, 100)
+                + fuzz(publications, publication, random, 500);
         assertThat(decoded).isPositive();
     }
 

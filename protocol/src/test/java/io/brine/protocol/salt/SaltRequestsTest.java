@@ -85,6 +85,8 @@ class SaltRequestsTest {
             } else {
                 throw new AssertionError(path + ": " + opened.command());
             }
+            assertThat(HEX.formatHex(SaltVectors.encodeLike(req, enc.encode()))).as(path)
+                    .isEqualTo(HEX.formatHex(SaltVectors.wire(req)));
             Crypticle other = Crypticle.generate();
             assertThatThrownBy(() -> SaltSessionRequest.open(enc, other, SaltLimits.SESSION))
                     .isInstanceOf(CryptoException.class);
