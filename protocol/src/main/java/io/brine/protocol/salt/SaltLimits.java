@@ -8,7 +8,7 @@ package io.brine.protocol.salt;
 public record SaltLimits(int maxBytes, int maxDepth, int maxElements) {
 
     /**
-     * What a peer may send before it holds a session: an {@code _auth} request is about 1.2 KiB (a 4096-bit key
+     * What a peer may send before it holds a session: an {@code _auth} request is about 0.9 KiB with its token (a 4096-bit key
      * and {@code autosign_grains} make it larger), a TCP frame adds its head.
      */
     public static final SaltLimits UNAUTHENTICATED = new SaltLimits(64 * 1024, 16, 4_096);
