@@ -1,5 +1,6 @@
 package io.brine.protocol.salt;
 
+import io.brine.protocol.codec.Jids;
 import io.brine.protocol.codec.MalformedException;
 import java.util.Optional;
 
@@ -13,7 +14,7 @@ public sealed interface SaltCommand {
 
     String cmd();
 
-    /** {@code _return}: a job's result. {@code ret} is whatever the function returned. */
+    /** {@code _return}: a job's result. {@code jid} has passed brine's jid validator; {@code ret} is any value. */
     record Return(String jid, String fun, SaltValue ret, Optional<Long> retcode, Optional<Boolean> success,
                   Optional<SaltValue> funArgs) implements SaltCommand {
         @Override
@@ -55,8 +56,12 @@ public sealed interface SaltCommand {
         String cmd = SaltFields.text(load, "cmd", 128);
         switch (cmd) {
             case "_return" -> {
+                String jid = SaltFields.text(load, "jid", Jids.MAX_LENGTH);
+                if (!Jids.isValid(jid)) {
+                    throw new MalformedException("jid: " + Jids.problem(jid).orElseThrow());
+                }
                 return new Return(
-                        SaltFields.text(load, "jid", 64),
+                        jid,
                         SaltFields.text(load, "fun", 1024),
                         load.get("return").orElse(SaltValue.nil()),
                         optionalInteger(load, "retcode"),

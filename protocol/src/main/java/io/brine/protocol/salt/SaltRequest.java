@@ -1,5 +1,6 @@
 package io.brine.protocol.salt;
 
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.MalformedException;
 
 /**
@@ -18,8 +19,8 @@ public sealed interface SaltRequest {
     }
 
     /**
-     * {@code {enc: "aes", load: <session Crypticle>, version, id, enc_algo, sig_algo}}. {@code id} only says which
-     * session key to try; it proves nothing until the load decrypts with that key.
+     * {@code {enc: "aes", load: <session Crypticle>, version, id, enc_algo, sig_algo}}. {@code id} has passed brine's
+     * id validator; it only says which session key to try and proves nothing until the load decrypts with that key.
      */
     record Encrypted(String id, byte[] load, int version, String encAlgo, String sigAlgo) implements SaltRequest {
         public Encrypted {
@@ -65,8 +66,13 @@ public sealed interface SaltRequest {
                 return new Clear(cmd, load, version);
             }
             case "aes" -> {
+                String id = SaltFields.text(envelope, "id", SaltAuthRequest.MAX_ID_BYTES);
+                if (!MinionIds.isValid(id)) {
+                    // Salt answers an invalid id here with "bad load" too (ReqServerChannel._decode_payload).
+                    throw new MalformedException("id: not a valid minion id");
+                }
                 return new Encrypted(
-                        SaltFields.text(envelope, "id", SaltAuthRequest.MAX_ID_BYTES),
+                        id,
                         SaltFields.bytes(envelope, "load", Integer.MAX_VALUE),
                         version,
                         SaltFields.optionalText(envelope, "enc_algo", 64).orElse(SaltAuthRequest.DEFAULT_ENC_ALGO),

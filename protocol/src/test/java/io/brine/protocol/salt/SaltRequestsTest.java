@@ -109,6 +109,19 @@ class SaltRequestsTest {
     }
 
     @Test
+    void aReturnWithAJidBrineCannotFileIsRefused() throws Exception {
+        Crypticle session = Crypticle.generate();
+        for (String jid : new String[]{"../../etc/passwd", "", "-x", "a".repeat(65)}) {
+            byte[] sealed = SaltSessionRequest.seal(session, SaltValue.Map.builder().put("cmd", "_return")
+                    .put("jid", jid).put("fun", "test.ping").put("return", true).build(), "web1", "0".repeat(32), 1,
+                    new byte[]{1});
+            SaltRequest.Encrypted request = new SaltRequest.Encrypted("web1", sealed, 3, "OAEP-SHA1", "PKCS1v15-SHA1");
+            assertThatThrownBy(() -> SaltSessionRequest.open(request, session, SaltLimits.SESSION)).as(jid)
+                    .isInstanceOf(MalformedException.class).hasMessageStartingWith("jid: ");
+        }
+    }
+
+    @Test
     void theClearPublishOfTheSaltCliIsAClearRequest() throws Exception {
         for (String path : SaltVectors.named("cli-publish")) {
             SaltRequest r = SaltRequest.decode(SaltVectors.payload(SaltVectors.vector(path).get("request")));
@@ -146,6 +159,10 @@ class SaltRequestsTest {
             {SaltValue.Map.builder().put("enc", "aes").put("load", new byte[64]).build(), "id: missing"},
             {SaltValue.Map.builder().put("enc", "aes").put("id", "web1").put("load", 1).build(),
                 "load: expected bytes"},
+            {SaltValue.Map.builder().put("enc", "aes").put("id", "../web1").put("load", new byte[64]).build(),
+                "id: not a valid minion id"},
+            {SaltValue.Map.builder().put("enc", "aes").put("id", "Web1").put("load", new byte[64]).build(),
+                "id: not a valid minion id"},
         };
         for (Object[] c : cases) {
             assertThatThrownBy(() -> SaltRequest.decode((SaltValue) c[0])).as((String) c[1])
