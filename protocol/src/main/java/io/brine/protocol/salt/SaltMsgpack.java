@@ -162,7 +162,8 @@ public final class SaltMsgpack {
                 case FLOAT -> new SaltValue.Float(in.unpackDouble());
                 case STRING -> {
                     byte[] raw = payload(in.unpackRawStringHeader());
-                    yield SaltValue.utf8(raw).<SaltValue>map(SaltValue.Str::new).orElseGet(() -> new SaltValue.Raw(raw));
+                    yield SaltValue.utf8(raw).<SaltValue>map(SaltValue.Str::new)
+                            .orElseGet(() -> new SaltValue.Raw(raw));
                 }
                 case BINARY -> new SaltValue.Bin(payload(in.unpackBinaryHeader()));
                 case ARRAY -> array(depth);
@@ -214,7 +215,8 @@ public final class SaltMsgpack {
 
         private byte[] payload(int size) throws IOException, MalformedException {
             if (size < 0 || size > remaining()) {
-                throw new MalformedException("msgpack: a string declares " + size + " bytes, more than the input holds");
+                throw new MalformedException("msgpack: a string declares " + size
+                        + " bytes, more than the input holds");
             }
             return in.readPayload(size);
         }

@@ -113,7 +113,8 @@ class SaltCryptoTest {
             JsonNode load = v.get("request").get("view").get("load");
             SaltRsa.Encryption enc = SaltRsa.Encryption.named(load.get("enc_algo").asText()).orElseThrow();
             if (load.has("token")) {
-                byte[] token = SaltRsa.decrypt(SaltVectors.pair("master").getPrivate(), enc, viewBytes(load.get("token")));
+                byte[] token = SaltRsa.decrypt(SaltVectors.pair("master").getPrivate(), enc,
+                        viewBytes(load.get("token")));
                 assertThat(new String(token, StandardCharsets.US_ASCII))
                         .isEqualTo(v.get("request").get("token_plaintext").asText());
             }

@@ -19,7 +19,7 @@ class SaltRepliesTest {
     private static final HexFormat HEX = HexFormat.of();
     private static final PrivateKey MASTER = SaltVectors.pair("master").getPrivate();
 
-    /** The reply a recorded auth exchange got, rebuilt from its parts (OAEP is randomized, so its outputs are reused). */
+    /** The reply a recorded auth exchange got, rebuilt from its parts (OAEP is randomized: its outputs are reused). */
     private static SaltAuthReply rebuilt(String path) {
         JsonNode v = SaltVectors.vector(path);
         JsonNode reply = v.get("reply");

@@ -99,7 +99,8 @@ class SaltRequestsTest {
     void aLoadWhoseIdIsNotTheEnvelopesIsRefused() throws Exception {
         Crypticle session = Crypticle.generate();
         byte[] sealed = SaltSessionRequest.seal(session, SaltValue.Map.builder().put("cmd", "_return")
-                .put("jid", "1").put("fun", "test.ping").put("return", true).build(), "web2", "0".repeat(32), 1, new byte[]{1});
+                .put("jid", "1").put("fun", "test.ping").put("return", true).build(), "web2", "0".repeat(32), 1,
+                new byte[]{1});
         SaltRequest.Encrypted asWeb1 = new SaltRequest.Encrypted("web1", sealed, 3, "OAEP-SHA1", "PKCS1v15-SHA1");
         assertThatThrownBy(() -> SaltSessionRequest.open(asWeb1, session, SaltLimits.SESSION))
                 .isInstanceOf(MalformedException.class).hasMessageContaining("not the envelope's");

@@ -73,7 +73,8 @@ class SaltTcpFramingTest {
         assertThat(request.mid()).contains(v.get("request").get("head_view").get("mid").asText());
         SaltTcpFrame reply = SaltTcpFrame.decode(b64(v.get("reply").get("tcp_stream_b64")), SaltLimits.SESSION);
         assertThat(reply.head()).isEqualTo(request.head());
-        assertThat(SaltTcpFrame.encode(request.reply(reply.body()))).isEqualTo(b64(v.get("reply").get("tcp_stream_b64")));
+        assertThat(SaltTcpFrame.encode(request.reply(reply.body())))
+                .isEqualTo(b64(v.get("reply").get("tcp_stream_b64")));
     }
 
     @Test
