@@ -1,11 +1,12 @@
 package io.brine.protocol.salt;
 
-import static io.brine.protocol.salt.SaltVectors.viewBytes;
+import static io.brine.protocol.testing.SaltVectors.viewBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.testing.SaltVectors;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;

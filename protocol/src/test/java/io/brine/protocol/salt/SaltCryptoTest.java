@@ -1,13 +1,14 @@
 package io.brine.protocol.salt;
 
-import static io.brine.protocol.salt.SaltVectors.b64;
-import static io.brine.protocol.salt.SaltVectors.viewBytes;
+import static io.brine.protocol.testing.SaltVectors.b64;
+import static io.brine.protocol.testing.SaltVectors.viewBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.testing.SaltVectors;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayList;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.testing.SaltVectors;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

@@ -1,11 +1,12 @@
 package io.brine.protocol.salt;
 
-import static io.brine.protocol.salt.SaltVectors.b64;
+import static io.brine.protocol.testing.SaltVectors.b64;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.testing.SaltVectors;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.HexFormat;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.testing.SaltVectors;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,11 @@
 package io.brine.protocol.salt;
 
-import static io.brine.protocol.salt.SaltVectors.b64;
+import static io.brine.protocol.testing.SaltVectors.b64;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.brine.protocol.testing.SaltVectors;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;

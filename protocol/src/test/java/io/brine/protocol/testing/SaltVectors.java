@@ -1,9 +1,14 @@
-package io.brine.protocol.salt;
+package io.brine.protocol.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltTcpFrame;
+import io.brine.protocol.salt.SaltValue;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -16,10 +21,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** The wire vectors recorded from real Salt 3008.2 and 3006.26 (test resources {@code salt-vectors/}). */
-final class SaltVectors {
+/**
+ * The wire vectors recorded from real Salt 3008.2 and 3006.26 (test resources {@code salt-vectors/}, described by
+ * their {@code README.md}), for byte-level tests here and in the modules that use protocol's test jar.
+ */
+public final class SaltVectors {
 
-    static final List<String> DIRS = List.of("3008.2-zeromq", "3006.26-zeromq", "3008.2-tcp");
+    public static final List<String> DIRS = List.of("3008.2-zeromq", "3006.26-zeromq", "3008.2-tcp");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, KeyPair> KEYS = new ConcurrentHashMap<>();
 
@@ -27,7 +35,7 @@ final class SaltVectors {
     }
 
     /** Every vector file name (without {@code .json}) of {@code dir}, as listed in the set's verification file. */
-    static List<String> names(String dir) {
+    public static List<String> names(String dir) {
         List<String> names = new ArrayList<>();
         for (var e : json("_verification.json").properties()) {
             if (e.getKey().startsWith(dir + "/")) {
@@ -41,7 +49,7 @@ final class SaltVectors {
     }
 
     /** {@code dir/name}, for every vector of every dir. */
-    static List<String> all() {
+    public static List<String> all() {
         List<String> all = new ArrayList<>();
         for (String dir : DIRS) {
             for (String name : names(dir)) {
@@ -52,15 +60,15 @@ final class SaltVectors {
     }
 
     /** All vector paths whose name starts with {@code prefix}. */
-    static List<String> named(String prefix) {
+    public static List<String> named(String prefix) {
         return all().stream().filter(p -> p.substring(p.indexOf('/') + 1).startsWith(prefix)).toList();
     }
 
-    static JsonNode vector(String path) {
+    public static JsonNode vector(String path) {
         return json(path + ".json");
     }
 
-    static JsonNode json(String file) {
+    public static JsonNode json(String file) {
         try (InputStream in = open(file)) {
             return JSON.readTree(in);
         } catch (IOException e) {
@@ -68,7 +76,7 @@ final class SaltVectors {
         }
     }
 
-    static String text(String file) {
+    public static String text(String file) {
         try (InputStream in = open(file)) {
             return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         } catch (IOException e) {
@@ -76,7 +84,7 @@ final class SaltVectors {
         }
     }
 
-    static KeyPair pair(String name) {
+    public static KeyPair pair(String name) {
         return KEYS.computeIfAbsent(name, n -> {
             try {
                 return Pem.readPrivateKey(text("keys/" + n + ".pem"));
@@ -86,11 +94,11 @@ final class SaltVectors {
         });
     }
 
-    static RSAPublicKey pub(String name) {
+    public static RSAPublicKey pub(String name) {
         return (RSAPublicKey) pair(name).getPublic();
     }
 
-    static byte[] b64(JsonNode node) {
+    public static byte[] b64(JsonNode node) {
         if (node == null || node.isMissingNode() || node.isNull()) {
             throw new IllegalArgumentException("missing base64 field");
         }
@@ -98,7 +106,7 @@ final class SaltVectors {
     }
 
     /** A {@code view} field's byte value: either a JSON string (UTF-8 text) or {@code {"$b64": ...}}. */
-    static byte[] viewBytes(JsonNode node) {
+    public static byte[] viewBytes(JsonNode node) {
         if (node.isTextual()) {
             return node.asText().getBytes(StandardCharsets.UTF_8);
         }
@@ -106,7 +114,7 @@ final class SaltVectors {
     }
 
     /** The payload of one side of an exchange: the ZeroMQ payload frame, or the body of the TCP frame. */
-    static SaltValue payload(JsonNode side) {
+    public static SaltValue payload(JsonNode side) {
         try {
             if (side.has("tcp_stream_b64")) {
                 return SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION).body();
@@ -118,12 +126,12 @@ final class SaltVectors {
     }
 
     /** The exact bytes of one side: the ZeroMQ payload frame or the TCP stream bytes. */
-    static byte[] wire(JsonNode side) {
+    public static byte[] wire(JsonNode side) {
         return b64(side.has("tcp_stream_b64") ? side.get("tcp_stream_b64") : side.get("payload_b64"));
     }
 
     /** What {@code payload} re-encodes to on the vector's transport ({@code side} gives the TCP head). */
-    static byte[] encodeLike(JsonNode side, SaltValue payload) {
+    public static byte[] encodeLike(JsonNode side, SaltValue payload) {
         if (side.has("tcp_stream_b64")) {
             try {
                 SaltTcpFrame request = SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION);
@@ -135,7 +143,7 @@ final class SaltVectors {
         return SaltMsgpack.write(payload, SaltDialect.PAYLOAD);
     }
 
-    static boolean isTcp(String path) {
+    public static boolean isTcp(String path) {
         return path.startsWith("3008.2-tcp/");
     }
 
