@@ -51,6 +51,26 @@ public sealed interface SaltRequest {
     record Clear(String cmd, SaltValue.Map load, int version) implements SaltRequest {
     }
 
+    /**
+     * Reads a request payload as it arrives (a ZeroMQ payload frame): up to {@link SaltLimits#UNAUTHENTICATED}'s
+     * size with its bounds, and anything larger only as a flat {@code aes} envelope (no nesting, a few values), so a
+     * peer without a session cannot make the master build a large tree.
+     */
+    static SaltRequest read(byte[] bytes, int offset, int length) throws MalformedException {
+        return decode(SaltMsgpack.read(bytes, offset, length, limitsFor(length, 1)));
+    }
+
+    /**
+     * The bounds for a request of {@code length} bytes whose envelope sits at {@code envelopeDepth} (1 for a ZeroMQ
+     * payload, 2 inside a TCP frame).
+     */
+    static SaltLimits limitsFor(int length, int envelopeDepth) {
+        if (length <= SaltLimits.UNAUTHENTICATED.maxBytes()) {
+            return SaltLimits.UNAUTHENTICATED;
+        }
+        return new SaltLimits(SaltLimits.SESSION.maxBytes(), envelopeDepth, 8 * envelopeDepth + 16);
+    }
+
     /** Reads an outer envelope; anything that is not one of the three shapes is malformed. */
     static SaltRequest decode(SaltValue payload) throws MalformedException {
         SaltValue.Map envelope = SaltFields.asMap(payload, "request");

@@ -46,6 +46,19 @@ public record SaltTcpFrame(SaltValue.Map head, SaltValue body) {
         return new SaltTcpFrame(head, SaltFields.required(frame, "body"));
     }
 
+    /**
+     * Reads a frame of a request connection and the request in its body, with {@link SaltRequest#read}'s bounds: a
+     * frame over {@link SaltLimits#UNAUTHENTICATED}'s size is read only if its body is a flat {@code aes} envelope.
+     */
+    public static Request decodeRequest(byte[] bytes, int offset, int length) throws MalformedException {
+        SaltTcpFrame frame = decode(bytes, offset, length, SaltRequest.limitsFor(length, 2));
+        return new Request(frame, SaltRequest.decode(frame.body()));
+    }
+
+    /** A request frame: the frame (for its head, echoed by the reply) and the request its body holds. */
+    public record Request(SaltTcpFrame frame, SaltRequest request) {
+    }
+
     public static SaltTcpFrame decode(byte[] bytes, SaltLimits limits) throws MalformedException {
         return decode(bytes, 0, bytes.length, limits);
     }

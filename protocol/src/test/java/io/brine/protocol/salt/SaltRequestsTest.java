@@ -124,6 +124,49 @@ class SaltRequestsTest {
     }
 
     @Test
+    void everyRecordedRequestReadsAsItArrives() throws Exception {
+        for (String path : SaltVectors.all()) {
+            JsonNode req = SaltVectors.vector(path).path("request");
+            if (!req.has("payload_b64") && !req.has("tcp_stream_b64")) {
+                continue;
+            }
+            byte[] wire = SaltVectors.wire(req);
+            SaltRequest r = SaltVectors.isTcp(path) ? SaltTcpFrame.decodeRequest(wire, 0, wire.length).request()
+                    : SaltRequest.read(wire, 0, wire.length);
+            assertThat(r.version()).as(path).isEqualTo(req.get("view").get("version").asInt());
+        }
+    }
+
+    @Test
+    void aRequestOverTheUnauthenticatedSizeIsReadOnlyAsAFlatAesEnvelope() throws Exception {
+        byte[] big = new byte[100_000];
+        SaltRequest.Encrypted aes = new SaltRequest.Encrypted("web1", big, 3, "OAEP-SHA1", "PKCS1v15-SHA1");
+        byte[] zmq = SaltMsgpack.write(aes.encode(), SaltDialect.PAYLOAD);
+        assertThat(SaltRequest.read(zmq, 0, zmq.length)).isInstanceOf(SaltRequest.Encrypted.class);
+        SaltValue.Map head = SaltValue.Map.builder().put("mid", "m1").build();
+        byte[] tcp = SaltTcpFrame.encode(new SaltTcpFrame(head, aes.encode()));
+        SaltTcpFrame.Request request = SaltTcpFrame.decodeRequest(tcp, 0, tcp.length);
+        assertThat(request.request()).isInstanceOf(SaltRequest.Encrypted.class);
+        assertThat(request.frame().mid()).contains("m1");
+
+        SaltValue.Builder grains = SaltValue.Map.builder();
+        for (int i = 0; i < 5_000; i++) {
+            grains.put("grain" + i, "value" + i);
+        }
+        SaltValue.Map load = SaltValue.Map.builder().put("cmd", "_auth").put("id", "web1")
+                .put("nonce", "0123456789abcdef0123456789abcdef").put("autosign_grains", grains.build())
+                .put("pub", "P").build();
+        SaltValue clear = SaltValue.Map.builder().put("enc", "clear").put("load", load).put("version", 3).build();
+        byte[] bigClear = SaltMsgpack.write(clear, SaltDialect.PAYLOAD);
+        assertThat(bigClear.length).isGreaterThan(SaltLimits.UNAUTHENTICATED.maxBytes());
+        assertThatThrownBy(() -> SaltRequest.read(bigClear, 0, bigClear.length))
+                .isInstanceOf(MalformedException.class).hasMessageContaining("nested deeper than 1");
+        byte[] bigClearTcp = SaltTcpFrame.encode(new SaltTcpFrame(head, clear));
+        assertThatThrownBy(() -> SaltTcpFrame.decodeRequest(bigClearTcp, 0, bigClearTcp.length))
+                .isInstanceOf(MalformedException.class).hasMessageContaining("nested deeper than 2");
+    }
+
+    @Test
     void theClearPublishOfTheSaltCliIsAClearRequest() throws Exception {
         for (String path : SaltVectors.named("cli-publish")) {
             SaltRequest r = SaltRequest.decode(SaltVectors.payload(SaltVectors.vector(path).get("request")));
