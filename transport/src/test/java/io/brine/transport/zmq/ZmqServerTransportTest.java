@@ -374,15 +374,4 @@ class ZmqServerTransportTest {
         assertThat(ZmqPeer.addressOf("0:0:0:0:0:0:0:1:4506")).isEqualTo("0:0:0:0:0:0:0:1");
         assertThat(ZmqPeer.addressOf(null)).isEqualTo("unknown");
     }
-
-    @Test
-    void topicsNameOneMinionExactly() {
-        assertThat(ZmqServerTransport.minionOf("m/web1/")).isEqualTo("web1");
-        assertThat(ZmqServerTransport.minionOf("m/web1")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m//")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m/Web1/")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m/a/b/")).isNull();
-        assertThat(ZmqServerTransport.minionOf("")).isNull();
-        assertThat(new String(ZmqServerTransport.topicOf("web1"), US_ASCII)).isEqualTo("m/web1/");
-    }
 }
