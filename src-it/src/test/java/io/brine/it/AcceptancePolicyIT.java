@@ -33,8 +33,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** Each acceptance policy end to end: a real master and real minions over loopback. */
 class AcceptancePolicyIT {
 
-    static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
     Fleet fleet;
@@ -60,7 +58,7 @@ class AcceptancePolicyIT {
     }
 
     private static void awaitState(MinionDaemon minion, MinionState state) {
-        await().atMost(WAIT).until(() -> minion.minion().state() == state);
+        await().until(() -> minion.minion().state() == state);
     }
 
     private Path pki(String state, String id) {
@@ -86,9 +84,9 @@ class AcceptancePolicyIT {
         Path autoreject = fleet.masterFile("autoreject.conf", "bad.example.com\n", "rw-------");
         startMaster(a -> a.autosignFile(autosign).autorejectFile(autoreject));
         MinionDaemon bad = fleet.startMinion("bad.example.com");
-        await().atMost(WAIT).until(() -> Files.exists(pki("minions_rejected", "bad.example.com")));
+        await().until(() -> Files.exists(pki("minions_rejected", "bad.example.com")));
         // The key is filed before the reply reaches the minion: wait for the minion to hear it.
-        await().atMost(WAIT).until(() -> bad.minion().state() == MinionState.REJECTED);
+        await().until(() -> bad.minion().state() == MinionState.REJECTED);
         assertThat(pki("minions", "bad.example.com")).doesNotExist();
     }
 
@@ -133,14 +131,14 @@ class AcceptancePolicyIT {
         awaitState(db1, MinionState.PENDING);
 
         var jobs = fleet.master.master().jobs();
-        await().atMost(WAIT).until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
+        await().until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
                 .equals(List.of("web1")));
         ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
-        await().atMost(WAIT).until(() -> transport.subscribedMinions().contains("web1"));
+        await().until(() -> transport.subscribedMinions().contains("web1"));
         List<SessionMessage.ReturnEvent> returns = new CopyOnWriteArrayList<>();
         jobs.publish("it", "compound", "G@class:role:web", List.of("web1"), "test.ping", List.of(), Map.of(), 10,
                 returns::add);
-        await().atMost(WAIT).until(() -> !returns.isEmpty());
+        await().until(() -> !returns.isEmpty());
         assertThat(returns.get(0).returnValue()).isEqualTo(true);
 
         // Single use: once the key is deleted, the same grant no longer lets it in.

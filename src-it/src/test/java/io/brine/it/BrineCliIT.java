@@ -31,7 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BrineCliIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(10);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private Path dir;
@@ -51,9 +50,9 @@ class BrineCliIT {
         fleet.startMinion("m2", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m3", b -> b.grains(Map.of("role", List.of("db"))));
         fleet.startMinion("spare");
-        await().atMost(WAIT).until(() -> fleet.minions.stream()
+        await().until(() -> fleet.minions.stream()
                 .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
-        await().atMost(WAIT).until(() -> List.of("m1", "m2", "m3").stream()
+        await().until(() -> List.of("m1", "m2", "m3").stream()
                 .allMatch(id -> fleet.master.master().grains().get(id).containsKey("role")));
         conf = masterYaml("conf", fleet.master.master().addresses().request().getPort(),
                 fleet.master.master().addresses().publish().getPort());
@@ -156,7 +155,7 @@ class BrineCliIT {
                 .orElseThrow();
         spare.close();
         ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
-        await().atMost(WAIT).until(() -> !transport.subscribedMinions().contains("spare"));
+        await().until(() -> !transport.subscribedMinions().contains("spare"));
 
         long started = System.nanoTime();
         Run run = brineHere("-t", "30", "-L", "m1,spare", "test.ping");
@@ -179,7 +178,7 @@ class BrineCliIT {
         assertThat(run.out()).matches("[0-9]{20}\n");
         String jid = run.out().strip();
 
-        await().atMost(WAIT).until(() -> {
+        await().until(() -> {
             Run show = brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json");
             return show.exit() == 0 && ((Map<String, ?>) json(show.out()).get("returns")).size() == 2;
         });

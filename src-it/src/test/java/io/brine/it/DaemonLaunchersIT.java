@@ -1,5 +1,6 @@
 package io.brine.it;
 
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -31,7 +32,6 @@ class DaemonLaunchersIT {
 
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Duration WAIT = Duration.ofSeconds(30);
     /** The test minion's acceptance_wait_time: short, so that the walk-through is too. */
     private static final int ACCEPTANCE_WAIT = 2;
 
@@ -116,11 +116,11 @@ class DaemonLaunchersIT {
     }
 
     private static void awaitState(Path minionDir, String state) {
-        await().atMost(WAIT).until(() -> status(minionDir).path("state").asText(), state::equals);
+        await().until(() -> status(minionDir).path("state").asText(), state::equals);
     }
 
     private static void awaitLog(Path log, String text) {
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(20))
+        await().pollInterval(Duration.ofMillis(20))
                 .until(() -> Files.exists(log) && Files.readString(log).contains(text));
     }
 
@@ -176,7 +176,7 @@ class DaemonLaunchersIT {
         Run rotate = run("brine-key", "-c", masterDir.toString(), "--rotate");
         assertThat(rotate.exit()).as(rotate.err()).isZero();
         awaitLog(masterLog, "(asked by an admin)");
-        await().atMost(WAIT).until(() -> status(web1).path("generation").asLong() > generation);
+        await().until(() -> status(web1).path("generation").asLong() > generation);
 
         // A delete from another process closes the session and rotates within a second; the minion, told its
         // session is gone, offers its key again.

@@ -53,12 +53,6 @@ import java.util.function.UnaryOperator;
  */
 final class Fleet implements AutoCloseable {
 
-    /**
-     * The one default wait of these tests. Passing tests never wait it out; it is long because this 2-core machine
-     * is shared, and a load average of 30 has been seen while they ran.
-     */
-    static final Duration WAIT = Duration.ofSeconds(30);
-
     final Path dir;
     /** The master's clock. */
     final Clock clock;
@@ -216,7 +210,7 @@ final class Fleet implements AutoCloseable {
 
     /** Waits until the master's ZeroMQ publish channel sees each minion's subscription. */
     void awaitSubscribed(String... ids) {
-        await().atMost(WAIT).until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
+        await().until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
     }
 
     /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
@@ -227,7 +221,7 @@ final class Fleet implements AutoCloseable {
 
     /** Waits for every one of {@code ids} to return {@code jid} into the job cache. */
     List<StoredReturn> awaitReturns(String jid, List<String> ids) {
-        return await().atMost(WAIT).until(() -> master.master().jobs().cache().returns(jid),
+        return await().until(() -> master.master().jobs().cache().returns(jid),
                 returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
     }
 
@@ -344,11 +338,11 @@ final class Fleet implements AutoCloseable {
     }
 
     static void awaitState(MinionDaemon minion, MinionState state) {
-        await().atMost(WAIT).until(() -> minion.minion().state(), s -> s == state);
+        await().until(() -> minion.minion().state(), s -> s == state);
     }
 
     void awaitAll(MinionState state) {
-        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
+        await().until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
     }
 
     @Override

@@ -1,6 +1,6 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -76,7 +76,7 @@ class HostileFramesIT {
             hostile.send(frame(0x01, FrameLimits.MAX_UNAUTHENTICATED + 1));      // auth over 64 KiB
             hostile.send(frame(0x04, 4096));                                     // a session frame of noise
             // The four refused before parsing are counted; noise that gets parsed is dropped with no answer.
-            await().atMost(WAIT).until(() -> master.droppedFrames() >= dropped + 4);
+            await().until(() -> master.droppedFrames() >= dropped + 4);
             hostile.setReceiveTimeOut(500);
             assertThat(hostile.recv()).as("no answer to garbage").isNull();
 
@@ -126,7 +126,7 @@ class HostileFramesIT {
                 requests.add(flood.authRequest(nonce));
             }
             requests.forEach(flood::send);
-            await().atMost(WAIT).until(() -> master.droppedFrames() - dropped >= 40);
+            await().until(() -> master.droppedFrames() - dropped >= 40);
             int answers = 0;
             while (flood.nextReply(Duration.ofMillis(500)).isPresent()) {
                 answers++;
@@ -140,7 +140,7 @@ class HostileFramesIT {
 
             // Once the bucket has refilled, a request is answered again: the source is limited, not banned.
             // (Asking again when unanswered is what a minion does.)
-            AuthReply reply = await().atMost(WAIT).ignoreExceptions()
+            AuthReply reply = await().ignoreExceptions()
                     .until(() -> flood.authenticate(Duration.ofSeconds(1)), r -> r != null);
             assertThat(reply.status()).isEqualTo(AuthStatus.PENDING);
         }

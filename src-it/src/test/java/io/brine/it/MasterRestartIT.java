@@ -1,6 +1,6 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -76,7 +76,7 @@ class MasterRestartIT {
         fleet.restartMaster();
 
         // Nobody accepts anything this time: the keys were kept, the minions come back on their own.
-        await().atMost(WAIT).until(() -> fleet.master.master().sessions().size() == 3);
+        await().until(() -> fleet.master.master().sessions().size() == 3);
         fleet.awaitAll(MinionState.ACCEPTED);
         assertThat(sessionIds()).containsOnlyKeys("m1", "m2", "m3");
         assertThat(sessionIds().values()).doesNotContainAnyElementsOf(before.values());
@@ -93,7 +93,7 @@ class MasterRestartIT {
         fleet = new Fleet(dir).seedMasterKeys(108, 109).keysFrom(110);
         fleet.startMaster(b -> b.acceptance(autoAccept()));
         fleet.startMinion("m1");
-        await().atMost(WAIT).until(() -> fleet.minions.get(0).minion().state() == MinionState.ACCEPTED);
+        await().until(() -> fleet.minions.get(0).minion().state() == MinionState.ACCEPTED);
 
         // A job that runs until the test lets it finish, so the master can be stopped while it runs.
         Path started = dir.resolve("started");
@@ -104,13 +104,13 @@ class MasterRestartIT {
             jid = client.publish(new BrineClient.Job("list", "m1", "cmd.run", List.of(script),
                     Map.of("shell", true), 0)).jid();
         }
-        await().atMost(WAIT).until(() -> Files.exists(started));
+        await().until(() -> Files.exists(started));
 
         fleet.stopMaster();
         Files.createFile(release); // the job ends and returns while no master is there
         fleet.restartMaster();
 
-        await().atMost(WAIT).pollInterval(Duration.ofMillis(50))
+        await().pollInterval(Duration.ofMillis(50))
                 .until(() -> !fleet.master.master().jobs().cache().returns(jid).isEmpty());
         StoredReturn stored = fleet.master.master().jobs().cache().returns(jid).get(0);
         assertThat(stored.id()).isEqualTo("m1");
@@ -131,7 +131,7 @@ class MasterRestartIT {
             network.cut();
 
             // ZeroMQ reconnects; the minion checks its session with a heartbeat, and the master still knows it.
-            await().atMost(WAIT).until(() -> network.connections.get() >= 2 && session.lastSeenMs() > cutAt);
+            await().until(() -> network.connections.get() >= 2 && session.lastSeenMs() > cutAt);
             assertThat(fleet.master.master().sessions().byMinion("m1")).containsSame(session);
             assertThat(m1.minion().state()).isEqualTo(MinionState.ACCEPTED);
             fleet.awaitSubscribed("m1");
@@ -146,7 +146,7 @@ class MasterRestartIT {
         // A long acceptance wait: being accepted quickly must not depend on the retry timer.
         MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(30),
                 Duration.ZERO, false, Duration.ofSeconds(1))));
-        await().atMost(WAIT).until(() -> m1.minion().status().reason().equals("no answer from the master"));
+        await().until(() -> m1.minion().status().reason().equals("no answer from the master"));
         assertThat(m1.minion().state()).isEqualTo(MinionState.CONNECTING);
         assertThat(m1.minion().status().nextAttempt()).isNotNull();
 

@@ -1,6 +1,6 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -91,7 +91,7 @@ class RotationIT {
             await().atMost(Duration.ofSeconds(2)).until(() -> generation() > before);
             assertThat(fleet.master.master().sessions().byMinion("evil")).isEmpty();
             long after = generation();
-            await().atMost(WAIT).until(() -> minionGeneration(m1) == after && minionGeneration(m2) == after);
+            await().until(() -> minionGeneration(m1) == after && minionGeneration(m2) == after);
 
             JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
             assertThat(job.unreachable()).isEmpty();
@@ -138,7 +138,7 @@ class RotationIT {
 
         masterClock.advance(Duration.ofHours(1));
         await().atMost(Duration.ofSeconds(3)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
         assertThat(sessionIds()).as("delivered in the sessions, not by authenticating again")
                 .isEqualTo(sessionsBefore);
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
@@ -160,7 +160,7 @@ class RotationIT {
 
         // The master looks for requests every second.
         await().atMost(Duration.ofSeconds(2)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("\"publish-key-rotated\"", "asked by an admin");
         assertThat(Files.readString(dir.resolve("admin-cache/audit.log"))).contains("\"rotation-requested\"");
@@ -190,7 +190,7 @@ class RotationIT {
             System.out.printf("RotationIT: a delete in another store closed the session and rotated in %d ms%n",
                     (System.nanoTime() - started) / 1_000_000);
         }
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(minionGeneration(m2)).isEqualTo(before);
     }
 
@@ -206,7 +206,7 @@ class RotationIT {
         assertThat(fleet.master.keyStore().reject("m2", null, "it").status()).isEqualTo(AdminResult.Status.DONE);
 
         await().atMost(Duration.ofSeconds(1)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(minionGeneration(m2)).isEqualTo(before);
         assertThat(fleet.master.master().sessions().byMinion("m2")).isEmpty();
     }

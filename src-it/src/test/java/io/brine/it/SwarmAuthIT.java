@@ -81,7 +81,7 @@ class SwarmAuthIT {
         // A rotation reaches all of them inside their sessions (AES only on the master: no RSA per minion).
         long generation = fleet.master.master().keyring().current().number();
         fleet.master.master().requestRotation("SwarmAuthIT");
-        await().atMost(Fleet.WAIT).until(() -> fleet.minions.stream().allMatch(m -> m.minion().status().generation()
+        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().status().generation()
                 == generation + 1));
         long rotated = System.nanoTime();
 

@@ -26,8 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
 /** What only the TCP transport has: TLS, and a real master's behaviour towards abusive peers. */
 class TcpTransportIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
     Fleet fleet;
@@ -38,10 +36,10 @@ class TcpTransportIT {
     }
 
     private void acceptAndAwait(MinionDaemon minion) {
-        await().atMost(WAIT).until(() -> minion.minion().state() == MinionState.PENDING);
+        await().until(() -> minion.minion().state() == MinionState.PENDING);
         assertThat(fleet.master.keyStore().accept(minion.minion().id(), null, "it").status())
                 .isEqualTo(AdminResult.Status.DONE);
-        await().atMost(WAIT).until(() -> minion.minion().state() == MinionState.ACCEPTED);
+        await().until(() -> minion.minion().state() == MinionState.ACCEPTED);
     }
 
     @Test

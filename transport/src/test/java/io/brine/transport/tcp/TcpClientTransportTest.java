@@ -180,7 +180,7 @@ class TcpClientTransportTest {
         Recorder minion = new Recorder();
         client(master.port(), FAST.withIdleTimeout(Duration.ofMillis(300)), null, null, minion);
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> minion.disconnected.get() >= 1);
+        await().until(() -> minion.disconnected.get() >= 1);
         await().until(() -> master.connections.size() >= 2);
     }
 
