@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,6 +36,9 @@ class DaemonLaunchersIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test minion's acceptance_wait_time: short, so that the walk-through is too. */
     private static final int ACCEPTANCE_WAIT = 2;
+    /** The master's log line that names the ports it bound. */
+    private static final Pattern SERVING = Pattern.compile(
+            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
 
     @TempDir
     Path tmp;
@@ -126,12 +131,15 @@ class DaemonLaunchersIT {
 
     @Test
     void aMasterAndMinionsFromBinWithTheExampleConfigs() throws Exception {
-        int retPort = Fleet.freePort();
-        int publishPort = Fleet.freePort();
-        Path masterDir = masterConfig(tmp.resolve("master"), retPort, publishPort);
+        // The master binds ports the system chooses and names them in its log.
+        Path masterDir = masterConfig(tmp.resolve("master"), 0, 0);
         Path masterLog = tmp.resolve("master.log");
         Process master = start("brine-master", masterDir, masterLog);
         awaitLog(masterLog, "Master serving");
+        Matcher serving = SERVING.matcher(Files.readString(masterLog));
+        assertThat(serving.find()).as("the master names its ports").isTrue();
+        int retPort = Integer.parseInt(serving.group(1));
+        int publishPort = Integer.parseInt(serving.group(2));
         assertThat(masterDir.resolve("pki/master.pem")).exists();
         assertThat(Files.getPosixFilePermissions(masterDir.resolve("pki/master.pem")))
                 .hasToString("[OWNER_READ]");
@@ -197,7 +205,7 @@ class DaemonLaunchersIT {
                 .doesNotContain("ERROR");
 
         // Another master key on the same address: the pinned minion refuses it and exits 4, whatever state it
-        // was in (here pending again, after the delete).
+        // was in (here pending again, after the delete). (A restart on the same ports, as an admin's would be.)
         // (Its keys are made beforehand, to spare a slow machine two key generations it has seen once already.)
         Path swapped = masterConfig(tmp.resolve("swapped"), retPort, publishPort);
         Fleet.seedMasterKey(swapped.resolve("pki"), TestKeys.COUNT - 1);

@@ -21,8 +21,7 @@ import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.ServerTransport;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,13 +64,17 @@ final class Fleet implements AutoCloseable {
             new IdentityHashMap<>());
     private TransportKind transport = TransportKind.ZEROMQ;
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
-    /** The ports the master bound (or that were reserved for it): a restarted master binds them again. */
+    /** The ports the master bound: a restarted master binds them again. */
     private int retPort;
     private int publishPort;
     private int tcpPort;
     /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
     Duration minionHeartbeat;
     private int nextKey;
+    /** Between minions and a master started after them; see {@link #relayForLateMaster}. */
+    private CuttableProxy relay;
+    /** The port the relay passes connections to: the running master's, 0 while there is none. */
+    private volatile int relayTarget;
     /** Masters' and root keys come from the top of the test keys, minions' from the bottom. */
     private int nextMasterKey = TestKeys.COUNT - 1;
 
@@ -124,6 +127,7 @@ final class Fleet implements AutoCloseable {
         retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
         publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
         tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
+        relayTarget = transport == TransportKind.TCP ? tcpPort : retPort;
         return master;
     }
 
@@ -157,6 +161,7 @@ final class Fleet implements AutoCloseable {
 
     /** Stops the master; minions keep running and keep trying. */
     void stopMaster() {
+        relayTarget = 0;
         if (master != null) {
             master.close();
             master = null;
@@ -177,18 +182,13 @@ final class Fleet implements AutoCloseable {
         return startMaster(customize);
     }
 
-    /** Picks free ports for a master not started yet, so that minions can be pointed at it first. */
-    void reservePorts() throws Exception {
-        retPort = freePort();
-        publishPort = freePort();
-        tcpPort = freePort();
-    }
-
-    /** A port free now: bound to 0 and closed again. */
-    static int freePort() throws Exception {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+    /**
+     * Minions started from now on reach the master through a relay on a port of its own, so they can be started
+     * before the master: until it is up, the relay refuses their connections; then it relays them to the port the
+     * master bound. (Reserving a free port for the master to bind later would race with every other process.)
+     */
+    void relayForLateMaster() throws IOException {
+        relay = new CuttableProxy(() -> relayTarget);
     }
 
     /** The master's ZeroMQ request port (0 when it serves TCP only). */
@@ -267,6 +267,9 @@ final class Fleet implements AutoCloseable {
                 .master("127.0.0.1").transport(kind)
                 .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
                         Duration.ofSeconds(5)));
+        if (relay != null) {
+            return kind == TransportKind.TCP ? builder.tcpPort(relay.port()) : builder.retPort(relay.port());
+        }
         return kind == TransportKind.TCP ? builder.tcpPort(tcpPort()) : builder.retPort(retPort());
     }
 
@@ -364,5 +367,12 @@ final class Fleet implements AutoCloseable {
         minions.clear();
         minionConfigs.clear();
         stopMaster();
+        if (relay != null) {
+            try {
+                relay.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+        }
     }
 }

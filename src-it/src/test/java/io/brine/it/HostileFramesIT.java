@@ -24,6 +24,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -125,15 +126,22 @@ class HostileFramesIT {
                 random.nextBytes(nonce);
                 requests.add(flood.authRequest(nonce));
             }
+            long started = System.nanoTime();
             requests.forEach(flood::send);
-            await().until(() -> master.droppedFrames() - dropped >= 40);
-            int answers = 0;
-            while (flood.nextReply(Duration.ofMillis(500)).isPresent()) {
-                answers++;
-            }
-            // The burst, and what refilled while the flood went in: each answer costs a signature, the rest nothing.
-            assertThat(answers).isBetween(10, 20);
+            // Every request is either answered or dropped (each answer costs a signature, a drop nothing).
+            AtomicInteger answered = new AtomicInteger();
+            await().until(() -> {
+                while (flood.nextReply(Duration.ofMillis(1)).isPresent()) {
+                    answered.incrementAndGet();
+                }
+                return master.droppedFrames() - dropped + answered.get() >= 60;
+            });
+            double seconds = (System.nanoTime() - started) / 1e9;
+            int answers = answered.get();
             assertThat(master.droppedFrames() - dropped + answers).isEqualTo(60);
+            // The burst is answered; beyond it, only what the bucket refilled (5 a second) while the flood went in,
+            // however long that took on this machine.
+            assertThat(answers).isBetween(10, 10 + (int) Math.ceil(5 * seconds));
 
             // One audit line per answered decision; nothing for what was dropped.
             assertThat(authAuditLines()).isEqualTo(answers);

@@ -142,7 +142,7 @@ class MasterRestartIT {
 
     @Test
     void aMinionStartedBeforeItsMasterAsksAsSoonAsTheMasterIsUp() throws Exception {
-        fleet.reservePorts();
+        fleet.relayForLateMaster();
         // A long acceptance wait: being accepted quickly must not depend on the retry timer.
         MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(30),
                 Duration.ZERO, false, Duration.ofSeconds(1))));

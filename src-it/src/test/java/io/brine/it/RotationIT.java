@@ -76,15 +76,16 @@ class RotationIT {
             assertThat(evil.authenticate(WAIT).status()).isEqualTo(AuthStatus.PENDING);
             assertThat(keys.accept("evil", null, "it").status()).isEqualTo(AdminResult.Status.DONE);
             assertThat(evil.authenticate(WAIT).status()).isEqualTo(AuthStatus.ACCEPTED);
-            evil.snoop(fleet.master.master().addresses().publish().getPort(), "m/");
+            evil.snoopEveryMinion(fleet.master.master().addresses().publish().getPort());
+            fleet.awaitSubscribed("evil");
             long before = generation();
             assertThat(evil.publishKeys).containsOnlyKeys(before);
 
             // Before the removal it can read what the others get: the snooping works.
             JobPublisher.Published early = fleet.publish("test.ping", List.of("m1", "m2"));
             fleet.awaitReturns(early.jid(), List.of("m1", "m2"));
-            evil.listen(Duration.ofMillis(500));
-            assertThat(evil.captured).isNotEmpty().allSatisfy(p -> assertThat(open(p, evil)).isTrue());
+            evil.listenFor(2, WAIT);
+            assertThat(evil.captured).hasSize(2).allSatisfy(p -> assertThat(open(p, evil)).isTrue());
             evil.captured.clear();
 
             assertThat(keys.delete("evil", "it").status()).isEqualTo(AdminResult.Status.DONE);
@@ -101,7 +102,7 @@ class RotationIT {
             });
 
             // It saw both copies of the publication, and holds no key that opens them.
-            evil.listen(Duration.ofMillis(500));
+            evil.listenFor(2, WAIT);
             assertThat(evil.captured).hasSize(2).allSatisfy(p -> {
                 assertThat(p.jid()).isEqualTo(job.jid());
                 assertThat(p.generation()).isEqualTo(after);

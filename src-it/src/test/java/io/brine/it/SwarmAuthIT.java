@@ -45,7 +45,7 @@ class SwarmAuthIT {
         int threadsBefore = Thread.activeCount();
         // The minions start first and wait for a master that is not up yet, so that they all ask at once when
         // it comes: the herd after a master restart.
-        fleet.reservePorts();
+        fleet.relayForLateMaster();
         List<String> ids = IntStream.range(0, MINIONS).mapToObj(i -> String.format("swarm%03d", i)).toList();
         long started = System.nanoTime();
         // Started from a few threads, as if on as many hosts.
