@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,16 +35,12 @@ class AcceptancePolicyIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
     @BeforeEach
     void setUp() {
         fleet = new Fleet(dir);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
     }
 
     private void startMaster(UnaryOperator<MasterConfig.Acceptance.Builder> acceptance) throws Exception {

@@ -9,6 +9,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.session.MinionSession;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.zmq.ZmqServerTransport;
@@ -36,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -240,6 +242,20 @@ final class Fleet implements AutoCloseable {
                 "root key");
         return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
                 (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    }
+
+    /** Acceptance with {@code auto_accept: true}. */
+    static MasterConfig.Acceptance autoAccept() {
+        return MasterConfig.Acceptance.builder().autoAccept(true).build();
+    }
+
+    /** Each minion's session id on the master now. */
+    Map<String, Object> sessionIds() {
+        Map<String, Object> ids = new TreeMap<>();
+        for (MinionSession session : master.master().sessions().all()) {
+            ids.put(session.minionId(), session.sessionId());
+        }
+        return ids;
     }
 
     Set<String> acceptedIds() {

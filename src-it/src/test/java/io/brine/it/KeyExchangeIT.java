@@ -21,7 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,16 +33,12 @@ class KeyExchangeIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
     @BeforeEach
     void setUp() {
         fleet = new Fleet(dir);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
     }
 
     private JsonNode status(MinionDaemon minion) throws IOException {

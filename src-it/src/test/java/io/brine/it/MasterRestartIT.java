@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.master.client.BrineClient;
-import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
@@ -17,9 +16,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,28 +30,12 @@ class MasterRestartIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
     @BeforeEach
     void setUp() {
         fleet = new Fleet(dir);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
-    }
-
-    private static MasterConfig.Acceptance autoAccept() {
-        return MasterConfig.Acceptance.builder().autoAccept(true).build();
-    }
-
-    private Map<String, Object> sessionIds() {
-        Map<String, Object> ids = new TreeMap<>();
-        for (MinionSession session : fleet.master.master().sessions().all()) {
-            ids.put(session.minionId(), session.sessionId());
-        }
-        return ids;
     }
 
     @Test
@@ -70,7 +52,7 @@ class MasterRestartIT {
         fleet.awaitAll(MinionState.ACCEPTED);
         String masterPub = Files.readString(pki.resolve("master.pub"));
         String m1Key = Files.readString(pki.resolve("minions/m1"));
-        Map<String, Object> before = sessionIds();
+        Map<String, Object> before = fleet.sessionIds();
         long generationBefore = fleet.master.master().keyring().current().number();
 
         fleet.restartMaster();
@@ -78,8 +60,8 @@ class MasterRestartIT {
         // Nobody accepts anything this time: the keys were kept, the minions come back on their own.
         await().until(() -> fleet.master.master().sessions().size() == 3);
         fleet.awaitAll(MinionState.ACCEPTED);
-        assertThat(sessionIds()).containsOnlyKeys("m1", "m2", "m3");
-        assertThat(sessionIds().values()).doesNotContainAnyElementsOf(before.values());
+        assertThat(fleet.sessionIds()).containsOnlyKeys("m1", "m2", "m3");
+        assertThat(fleet.sessionIds().values()).doesNotContainAnyElementsOf(before.values());
         assertThat(fleet.master.master().keyring().current().number()).isGreaterThan(generationBefore);
         assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(masterPub);
         assertThat(Files.readString(pki.resolve("minions/m1"))).isEqualTo(m1Key);
@@ -91,7 +73,7 @@ class MasterRestartIT {
     @Test
     void aReturnMadeWhileTheMasterRestartsReachesTheNewMastersJobCache() throws Exception {
         fleet = new Fleet(dir).seedMasterKeys(108, 109).keysFrom(110);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         fleet.startMinion("m1");
         await().until(() -> fleet.minions.get(0).minion().state() == MinionState.ACCEPTED);
 
@@ -121,7 +103,7 @@ class MasterRestartIT {
 
     @Test
     void aMinionCutOffFromItsMasterReconnectsAndKeepsItsSession() throws Exception {
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         try (CuttableProxy network = new CuttableProxy(fleet.retPort())) {
             MinionDaemon m1 = fleet.startMinion("m1", b -> b.retPort(network.port()));
             Fleet.awaitState(m1, MinionState.ACCEPTED);
@@ -151,7 +133,7 @@ class MasterRestartIT {
         assertThat(m1.minion().status().nextAttempt()).isNotNull();
 
         long started = System.nanoTime();
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
         System.out.printf("MasterRestartIT: accepted %d ms after the master started%n", millis);
@@ -162,7 +144,7 @@ class MasterRestartIT {
 
     @Test
     void aPinnedMinionRefusesAMasterThatComesBackWithAnotherKey() throws Exception {
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
                 Duration.ofSeconds(2), false, Duration.ofSeconds(2))));
         Fleet.awaitState(m1, MinionState.ACCEPTED);

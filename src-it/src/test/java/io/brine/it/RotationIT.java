@@ -6,13 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.keytool.BrineKey;
-import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.master.publish.JobPublisher;
-import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.protocol.codec.Publications;
@@ -30,8 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,13 +37,16 @@ class RotationIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
+    /** A master that accepts every key, and its minions m1 and m2, accepted. */
+    private List<MinionDaemon> autoAcceptedPair() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        List<MinionDaemon> minions = List.of(fleet.startMinion("m1"), fleet.startMinion("m2"));
+        fleet.awaitAll(MinionState.ACCEPTED);
+        return minions;
     }
 
     private long generation() {
@@ -124,13 +124,13 @@ class RotationIT {
     void theDailyRotationFollowsTheMastersClockAndReachesMinionsWithoutANewAuth() throws Exception {
         TestClock masterClock = new TestClock();
         fleet = new Fleet(dir, masterClock, Clock.systemUTC());
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
         MinionDaemon m2 = fleet.startMinion("m2");
         fleet.awaitAll(MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1", "m2");
         long before = generation();
-        Map<String, Object> sessionsBefore = sessionIds();
+        Map<String, Object> sessionsBefore = fleet.sessionIds();
 
         masterClock.advance(Duration.ofHours(23));
         JobPublisher.Published quiet = fleet.publish("test.ping", List.of("m1"));
@@ -140,7 +140,7 @@ class RotationIT {
         masterClock.advance(Duration.ofHours(1));
         await().atMost(Duration.ofSeconds(3)).until(() -> generation() == before + 1);
         await().until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
-        assertThat(sessionIds()).as("delivered in the sessions, not by authenticating again")
+        assertThat(fleet.sessionIds()).as("delivered in the sessions, not by authenticating again")
                 .isEqualTo(sessionsBefore);
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
         fleet.awaitReturns(job.jid(), List.of("m1", "m2"));
@@ -149,7 +149,7 @@ class RotationIT {
     @Test
     void anAdminsRotateRequestFromBrineKeyIsCarriedOutAtTheMastersNextTick() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1");
@@ -173,11 +173,9 @@ class RotationIT {
 
     @Test
     void aKeyDeletedByAnotherProcessClosesTheSessionAndRotatesWithinASecond() throws Exception {
-        fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
-        MinionDaemon m1 = fleet.startMinion("m1");
-        MinionDaemon m2 = fleet.startMinion("m2");
-        fleet.awaitAll(MinionState.ACCEPTED);
+        List<MinionDaemon> minions = autoAcceptedPair();
+        MinionDaemon m1 = minions.get(0);
+        MinionDaemon m2 = minions.get(1);
         long before = generation();
 
         // What brine-key does: its own store over the same pki dir, no polling, no master key.
@@ -197,11 +195,9 @@ class RotationIT {
 
     @Test
     void rejectingAnAcceptedMinionRotatesToo() throws Exception {
-        fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
-        MinionDaemon m1 = fleet.startMinion("m1");
-        MinionDaemon m2 = fleet.startMinion("m2");
-        fleet.awaitAll(MinionState.ACCEPTED);
+        List<MinionDaemon> minions = autoAcceptedPair();
+        MinionDaemon m1 = minions.get(0);
+        MinionDaemon m2 = minions.get(1);
         long before = generation();
 
         assertThat(fleet.master.keyStore().reject("m2", null, "it").status()).isEqualTo(AdminResult.Status.DONE);
@@ -210,18 +206,6 @@ class RotationIT {
         await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(minionGeneration(m2)).isEqualTo(before);
         assertThat(fleet.master.master().sessions().byMinion("m2")).isEmpty();
-    }
-
-    private static MasterConfig.Acceptance autoAccept() {
-        return MasterConfig.Acceptance.builder().autoAccept(true).build();
-    }
-
-    private Map<String, Object> sessionIds() {
-        Map<String, Object> ids = new TreeMap<>();
-        for (MinionSession session : fleet.master.master().sessions().all()) {
-            ids.put(session.minionId(), session.sessionId());
-        }
-        return ids;
     }
 
     /** Whether any key {@code minion} holds opens {@code publish}. */

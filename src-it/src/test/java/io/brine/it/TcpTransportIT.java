@@ -19,7 +19,7 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,12 +28,8 @@ class TcpTransportIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
-    }
 
     private void acceptAndAwait(MinionDaemon minion) {
         await().until(() -> minion.minion().state() == MinionState.PENDING);

@@ -9,7 +9,7 @@ import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.daemon.config.TransportKind;
 import java.nio.file.Path;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,12 +18,8 @@ class TransportMigrationIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
-    }
 
     @Test
     void oneMasterReachesMinionsOnBothTransports() throws Exception {

@@ -12,7 +12,7 @@ import io.brine.daemon.config.TransportKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -25,14 +25,8 @@ class TransportParityIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
-    }
 
     private Fleet fleet(TransportKind kind) {
         fleet = new Fleet(dir).transport(kind);

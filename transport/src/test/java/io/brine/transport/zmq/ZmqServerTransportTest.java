@@ -9,6 +9,7 @@ import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.ServerTransport.Addresses;
+import io.brine.transport.testing.Threads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -346,21 +347,15 @@ class ZmqServerTransportTest {
 
     @Test
     void closeStopsEveryThreadItStarted() throws IOException {
-        Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
+        Set<Thread> before = Threads.live();
         ServerTransport transport = new ZmqServerTransport("127.0.0.1", 0, 0);
         transport.start((peer, frame) -> { });
-        assertThat(newLiveThreads(before)).extracting(Thread::getName).contains("brine-zmq-server");
+        assertThat(Threads.newSince(before)).extracting(Thread::getName).contains("brine-zmq-server");
 
         transport.close();
 
         // Polled on this thread: Awaitility's own poller thread would count as new.
-        await().pollInSameThread().untilAsserted(() -> assertThat(newLiveThreads(before)).isEmpty());
-    }
-
-    private static List<Thread> newLiveThreads(Set<Thread> before) {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && !before.contains(t))
-                .toList();
+        await().pollInSameThread().untilAsserted(() -> assertThat(Threads.newSince(before)).isEmpty());
     }
 
     @Test
