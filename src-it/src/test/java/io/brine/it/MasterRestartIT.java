@@ -125,8 +125,9 @@ class MasterRestartIT {
     @Test
     void aMinionStartedBeforeItsMasterAsksAsSoonAsTheMasterIsUp() throws Exception {
         fleet.relayForLateMaster();
-        // A long acceptance wait: being accepted quickly must not depend on the retry timer.
-        MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(30),
+        // An acceptance wait of an hour: only asking when the connection comes up gets it accepted within the
+        // suite's wait.
+        MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofHours(1),
                 Duration.ZERO, false, Duration.ofSeconds(1))));
         await().until(() -> m1.minion().status().reason().equals("no answer from the master"));
         assertThat(m1.minion().state()).isEqualTo(MinionState.CONNECTING);
@@ -136,10 +137,8 @@ class MasterRestartIT {
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+        // ZeroMQ's reconnect back-off (doubling to 10 s) may take most of it.
         System.out.printf("MasterRestartIT: accepted %d ms after the master started%n", millis);
-        // ZeroMQ's reconnect back-off (doubling to 10 s) may take most of it; without asking on connection, the
-        // minion would wait out its 30-37.5 s acceptance wait.
-        assertThat(millis).as("well within the 30 s acceptance wait").isLessThan(20_000);
     }
 
     @Test
