@@ -97,7 +97,7 @@ class MasterStartTest {
                         new AcceptancePolicies(List.of(), List.of()), Map.of(), null), audit, jobs, clock)) {
             master.start();
             // The minion of a session the master does not know is told so, even this early.
-            await().atMost(Duration.ofSeconds(10)).until(() -> !transport.sent.isEmpty());
+            await().until(() -> !transport.sent.isEmpty());
             Decoded.Ok ok = (Decoded.Ok) Codec.decode(transport.sent.get(0), FrameLimits.MAX_FRAME);
             assertThat(ok.message()).isInstanceOf(SessionUnknown.class);
             assertThat(((SessionUnknown) ok.message()).counter()).isEqualTo(3);

@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -12,8 +13,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class EventThreadTest {
-
-    private static final Duration WAIT = Duration.ofSeconds(10);
 
     private final EventThread loop = new EventThread("brine-minion-test");
 

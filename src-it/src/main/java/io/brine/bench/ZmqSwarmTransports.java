@@ -2,24 +2,27 @@ package io.brine.bench;
 
 import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
-import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.GuardedListener;
+import io.brine.transport.Topics;
 import io.brine.transport.TransportMailbox;
+import io.brine.transport.zmq.ZmqClientOptions;
+import io.brine.transport.zmq.ZmqMessage;
+import io.brine.transport.zmq.ZmqSockets;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Iterator;
+import java.time.Duration;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
-import zmq.Msg;
 
 /**
  * Many minions' ZeroMQ sockets on one thread: per minion a DEALER to the request port and, once subscribed, a SUB to
@@ -37,18 +40,11 @@ final class ZmqSwarmTransports implements SwarmTransports {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZmqSwarmTransports.class);
 
-    private static final byte[] BROADCAST_TOPIC = "b/".getBytes(StandardCharsets.US_ASCII);
     private static final int MESSAGES_PER_READ = 64;
     private static final int MAX_SOCKETS = 65_536;
     private static final int COMMANDS_PER_ROUND = 4096;
-    // As ZmqClientTransport with ZmqClientOptions.defaults(): what a real minion sets (it sends no TTL).
-    private static final int REQUEST_HWM = 10_000;
-    private static final int PUBLISH_HWM = 100_000;
-    private static final int HEARTBEAT_IVL_MS = 10_000;
-    private static final int HEARTBEAT_TIMEOUT_MS = 30_000;
-    private static final int HANDSHAKE_MS = 3_000;
-    private static final int RECONNECT_MS = 1_000;
-    private static final int RECONNECT_MAX_MS = 10_000;
+    /** What a real minion runs with, but no linger: a swarm's sockets close with the benchmark. */
+    private static final ZmqClientOptions OPTIONS = ZmqClientOptions.defaults().withLinger(Duration.ZERO);
 
     private final ZContext context;
     private final Selector selector;
@@ -141,21 +137,11 @@ final class ZmqSwarmTransports implements SwarmTransports {
         }
         ZMQ.Socket socket = endpoint.socket;
         for (int i = 0; i < MESSAGES_PER_READ; i++) {
-            Msg first = socket.base().recv(ZMQ.DONTWAIT);
-            if (first == null) {
+            ZmqMessage message = ZmqMessage.receive(socket);
+            if (message == null) {
                 return;
             }
-            Msg second = null;
-            int parts = 1;
-            Msg last = first;
-            while (last != null && last.hasMore()) {
-                last = socket.base().recv(ZMQ.DONTWAIT);
-                parts++;
-                if (parts == 2) {
-                    second = last;
-                }
-            }
-            endpoint.deliver(first, second, parts);
+            endpoint.deliver(message);
         }
         toRead.add(endpoint);
     }
@@ -173,21 +159,6 @@ final class ZmqSwarmTransports implements SwarmTransports {
         return endpoint;
     }
 
-    private static void configure(ZMQ.Socket socket) {
-        socket.setLinger(0);
-        socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
-        socket.setHeartbeatIvl(HEARTBEAT_IVL_MS);
-        socket.setHeartbeatTimeout(HEARTBEAT_TIMEOUT_MS);
-        socket.setHeartbeatTtl(0);
-        socket.setHandshakeIvl(HANDSHAKE_MS);
-        socket.setReconnectIVL(RECONNECT_MS);
-        socket.setReconnectIVLMax(RECONNECT_MAX_MS);
-    }
-
-    private static String endpoint(String host, int port) {
-        return "tcp://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
-    }
-
     /** One socket of one link, as registered with the selector. */
     private static final class Endpoint {
         final Link link;
@@ -202,19 +173,15 @@ final class ZmqSwarmTransports implements SwarmTransports {
             this.publish = publish;
         }
 
-        void deliver(Msg first, Msg second, int parts) {
-            try {
-                if (publish) {
-                    if (parts == 2 && second != null) {
-                        link.listener.onPublication(second.data());
-                    }
-                } else if (parts == 1) {
-                    link.listener.onReply(first.data());
-                } else if (parts == 2 && first.size() == 0 && second != null) {
-                    link.listener.onReply(second.data());
-                }
-            } catch (RuntimeException e) {
-                LOG.error("Swarm transport: a listener failed", e);
+        void deliver(ZmqMessage message) {
+            byte[] frame = publish ? message.publication() : message.reply();
+            if (frame == null) {
+                return;
+            }
+            if (publish) {
+                link.listener.onPublication(frame);
+            } else {
+                link.listener.onReply(frame);
             }
         }
 
@@ -248,16 +215,16 @@ final class ZmqSwarmTransports implements SwarmTransports {
 
         @Override
         public void start(Listener listener) {
-            this.listener = Objects.requireNonNull(listener, "listener");
+            this.listener = new GuardedListener(listener, "Swarm transport");
             execute(() -> {
                 if (closed || request != null) {
                     return;
                 }
                 ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
-                configure(dealer);
-                dealer.setSndHWM(REQUEST_HWM);
-                dealer.setRcvHWM(REQUEST_HWM);
-                dealer.connect(endpoint(host, requestPort));
+                ZmqSockets.configureClient(dealer, OPTIONS);
+                dealer.setSndHWM(OPTIONS.requestHighWaterMark());
+                dealer.setRcvHWM(OPTIONS.requestHighWaterMark());
+                dealer.connect(ZmqSockets.endpoint(dealer, host, requestPort));
                 request = register(this, dealer, false);
             });
         }
@@ -288,8 +255,8 @@ final class ZmqSwarmTransports implements SwarmTransports {
                 }
                 if (publish != null && publishPort == subscribedPort) {
                     if (!minionId.equals(subscribedId)) {
-                        publish.socket.unsubscribe(topicOf(subscribedId));
-                        publish.socket.subscribe(topicOf(minionId));
+                        publish.socket.unsubscribe(Topics.minionBytes(subscribedId));
+                        publish.socket.subscribe(Topics.minionBytes(minionId));
                         subscribedId = minionId;
                     }
                     return;
@@ -298,11 +265,11 @@ final class ZmqSwarmTransports implements SwarmTransports {
                     publish.close();
                 }
                 ZMQ.Socket sub = context.createSocket(SocketType.SUB);
-                configure(sub);
-                sub.setRcvHWM(PUBLISH_HWM);
-                sub.subscribe(topicOf(minionId));
-                sub.subscribe(BROADCAST_TOPIC);
-                sub.connect(endpoint(host, publishPort));
+                ZmqSockets.configureClient(sub, OPTIONS);
+                sub.setRcvHWM(OPTIONS.publishHighWaterMark());
+                sub.subscribe(Topics.minionBytes(minionId));
+                sub.subscribe(Topics.broadcastBytes());
+                sub.connect(ZmqSockets.endpoint(sub, host, publishPort));
                 subscribedId = minionId;
                 subscribedPort = publishPort;
                 publish = register(this, sub, true);
@@ -320,10 +287,6 @@ final class ZmqSwarmTransports implements SwarmTransports {
                     publish.close();
                 }
             });
-        }
-
-        private byte[] topicOf(String id) {
-            return ("m/" + id + "/").getBytes(StandardCharsets.US_ASCII);
         }
     }
 }

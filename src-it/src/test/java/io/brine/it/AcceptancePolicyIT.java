@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,20 +33,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** Each acceptance policy end to end: a real master and real minions over loopback. */
 class AcceptancePolicyIT {
 
-    static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
     @BeforeEach
     void setUp() {
         fleet = new Fleet(dir);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
     }
 
     private void startMaster(UnaryOperator<MasterConfig.Acceptance.Builder> acceptance) throws Exception {
@@ -60,7 +54,7 @@ class AcceptancePolicyIT {
     }
 
     private static void awaitState(MinionDaemon minion, MinionState state) {
-        await().atMost(WAIT).until(() -> minion.minion().state() == state);
+        await().until(() -> minion.minion().state() == state);
     }
 
     private Path pki(String state, String id) {
@@ -86,9 +80,9 @@ class AcceptancePolicyIT {
         Path autoreject = fleet.masterFile("autoreject.conf", "bad.example.com\n", "rw-------");
         startMaster(a -> a.autosignFile(autosign).autorejectFile(autoreject));
         MinionDaemon bad = fleet.startMinion("bad.example.com");
-        await().atMost(WAIT).until(() -> Files.exists(pki("minions_rejected", "bad.example.com")));
+        await().until(() -> Files.exists(pki("minions_rejected", "bad.example.com")));
         // The key is filed before the reply reaches the minion: wait for the minion to hear it.
-        await().atMost(WAIT).until(() -> bad.minion().state() == MinionState.REJECTED);
+        await().until(() -> bad.minion().state() == MinionState.REJECTED);
         assertThat(pki("minions", "bad.example.com")).doesNotExist();
     }
 
@@ -133,14 +127,14 @@ class AcceptancePolicyIT {
         awaitState(db1, MinionState.PENDING);
 
         var jobs = fleet.master.master().jobs();
-        await().atMost(WAIT).until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
+        await().until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
                 .equals(List.of("web1")));
         ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
-        await().atMost(WAIT).until(() -> transport.subscribedMinions().contains("web1"));
+        await().until(() -> transport.subscribedMinions().contains("web1"));
         List<SessionMessage.ReturnEvent> returns = new CopyOnWriteArrayList<>();
         jobs.publish("it", "compound", "G@class:role:web", List.of("web1"), "test.ping", List.of(), Map.of(), 10,
                 returns::add);
-        await().atMost(WAIT).until(() -> !returns.isEmpty());
+        await().until(() -> !returns.isEmpty());
         assertThat(returns.get(0).returnValue()).isEqualTo(true);
 
         // Single use: once the key is deleted, the same grant no longer lets it in.

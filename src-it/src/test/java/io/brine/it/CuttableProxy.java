@@ -10,16 +10,26 @@ import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 
-/** A TCP relay on loopback whose connections a test can cut, as a network loss would. */
+/**
+ * A TCP relay on loopback whose connections a test can cut, as a network loss would. It holds its own port (bound
+ * to 0) for as long as it lives, so it can also stand in front of a master that is not up yet: while the target is
+ * 0, a connection is closed at once, as a refused one would be.
+ */
 final class CuttableProxy implements AutoCloseable {
 
     private final ServerSocket server;
-    private final int target;
+    private final IntSupplier target;
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     final AtomicInteger connections = new AtomicInteger();
 
     CuttableProxy(int target) throws IOException {
+        this(() -> target);
+    }
+
+    /** @param target the port to relay each new connection to, read as it arrives; 0 for none yet */
+    CuttableProxy(IntSupplier target) throws IOException {
         this.target = target;
         this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "proxy-accept");
@@ -46,9 +56,14 @@ final class CuttableProxy implements AutoCloseable {
             } catch (IOException e) {
                 return;
             }
+            int port = target.getAsInt();
+            if (port == 0) {
+                close(client);
+                continue;
+            }
             try {
                 Socket upstream = new Socket();
-                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), target));
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
                 open.add(client);
                 open.add(upstream);
                 connections.incrementAndGet();

@@ -9,6 +9,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.session.MinionSession;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.zmq.ZmqServerTransport;
@@ -21,8 +22,7 @@ import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.ServerTransport;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,6 +37,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,12 +54,6 @@ import java.util.function.UnaryOperator;
  */
 final class Fleet implements AutoCloseable {
 
-    /**
-     * The one default wait of these tests. Passing tests never wait it out; it is long because this 2-core machine
-     * is shared, and a load average of 30 has been seen while they ran.
-     */
-    static final Duration WAIT = Duration.ofSeconds(30);
-
     final Path dir;
     /** The master's clock. */
     final Clock clock;
@@ -71,13 +66,17 @@ final class Fleet implements AutoCloseable {
             new IdentityHashMap<>());
     private TransportKind transport = TransportKind.ZEROMQ;
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
-    /** The ports the master bound (or that were reserved for it): a restarted master binds them again. */
+    /** The ports the master bound: a restarted master binds them again. */
     private int retPort;
     private int publishPort;
     private int tcpPort;
     /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
     Duration minionHeartbeat;
     private int nextKey;
+    /** Between minions and a master started after them; see {@link #relayForLateMaster}. */
+    private CuttableProxy relay;
+    /** The port the relay passes connections to: the running master's, 0 while there is none. */
+    private volatile int relayTarget;
     /** Masters' and root keys come from the top of the test keys, minions' from the bottom. */
     private int nextMasterKey = TestKeys.COUNT - 1;
 
@@ -130,6 +129,7 @@ final class Fleet implements AutoCloseable {
         retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
         publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
         tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
+        relayTarget = transport == TransportKind.TCP ? tcpPort : retPort;
         return master;
     }
 
@@ -163,6 +163,7 @@ final class Fleet implements AutoCloseable {
 
     /** Stops the master; minions keep running and keep trying. */
     void stopMaster() {
+        relayTarget = 0;
         if (master != null) {
             master.close();
             master = null;
@@ -183,18 +184,13 @@ final class Fleet implements AutoCloseable {
         return startMaster(customize);
     }
 
-    /** Picks free ports for a master not started yet, so that minions can be pointed at it first. */
-    void reservePorts() throws Exception {
-        retPort = freePort();
-        publishPort = freePort();
-        tcpPort = freePort();
-    }
-
-    /** A port free now: bound to 0 and closed again. */
-    static int freePort() throws Exception {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return socket.getLocalPort();
-        }
+    /**
+     * Minions started from now on reach the master through a relay on a port of its own, so they can be started
+     * before the master: until it is up, the relay refuses their connections; then it relays them to the port the
+     * master bound. (Reserving a free port for the master to bind later would race with every other process.)
+     */
+    void relayForLateMaster() throws IOException {
+        relay = new CuttableProxy(() -> relayTarget);
     }
 
     /** The master's ZeroMQ request port (0 when it serves TCP only). */
@@ -216,7 +212,7 @@ final class Fleet implements AutoCloseable {
 
     /** Waits until the master's ZeroMQ publish channel sees each minion's subscription. */
     void awaitSubscribed(String... ids) {
-        await().atMost(WAIT).until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
+        await().until(() -> zmqTransport().subscribedMinions().containsAll(List.of(ids)));
     }
 
     /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
@@ -227,7 +223,7 @@ final class Fleet implements AutoCloseable {
 
     /** Waits for every one of {@code ids} to return {@code jid} into the job cache. */
     List<StoredReturn> awaitReturns(String jid, List<String> ids) {
-        return await().atMost(WAIT).until(() -> master.master().jobs().cache().returns(jid),
+        return await().until(() -> master.master().jobs().cache().returns(jid),
                 returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
     }
 
@@ -246,6 +242,20 @@ final class Fleet implements AutoCloseable {
                 "root key");
         return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
                 (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+    }
+
+    /** Acceptance with {@code auto_accept: true}. */
+    static MasterConfig.Acceptance autoAccept() {
+        return MasterConfig.Acceptance.builder().autoAccept(true).build();
+    }
+
+    /** Each minion's session id on the master now. */
+    Map<String, Object> sessionIds() {
+        Map<String, Object> ids = new TreeMap<>();
+        for (MinionSession session : master.master().sessions().all()) {
+            ids.put(session.minionId(), session.sessionId());
+        }
+        return ids;
     }
 
     Set<String> acceptedIds() {
@@ -273,6 +283,9 @@ final class Fleet implements AutoCloseable {
                 .master("127.0.0.1").transport(kind)
                 .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
                         Duration.ofSeconds(5)));
+        if (relay != null) {
+            return kind == TransportKind.TCP ? builder.tcpPort(relay.port()) : builder.retPort(relay.port());
+        }
         return kind == TransportKind.TCP ? builder.tcpPort(tcpPort()) : builder.retPort(retPort());
     }
 
@@ -344,11 +357,11 @@ final class Fleet implements AutoCloseable {
     }
 
     static void awaitState(MinionDaemon minion, MinionState state) {
-        await().atMost(WAIT).until(() -> minion.minion().state(), s -> s == state);
+        await().until(() -> minion.minion().state(), s -> s == state);
     }
 
     void awaitAll(MinionState state) {
-        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
+        await().until(() -> minions.stream().allMatch(m -> m.minion().state() == state));
     }
 
     @Override
@@ -370,5 +383,12 @@ final class Fleet implements AutoCloseable {
         minions.clear();
         minionConfigs.clear();
         stopMaster();
+        if (relay != null) {
+            try {
+                relay.close();
+            } catch (IOException e) {
+                // closing anyway
+            }
+        }
     }
 }

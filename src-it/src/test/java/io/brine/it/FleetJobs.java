@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublishException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,7 +44,7 @@ final class FleetJobs {
     /** Waits until every one of {@code ids} has returned for {@code jid}; returns them by minion id. */
     Map<String, StoredReturn> awaitReturns(String jid, String... ids) {
         Set<String> expected = Set.of(ids);
-        await().atMost(Duration.ofSeconds(20)).until(() -> returners(jid).containsAll(expected));
+        await().until(() -> returners(jid).containsAll(expected));
         return returns(jid).stream().collect(Collectors.toMap(StoredReturn::id, r -> r, (a, b) -> b));
     }
 

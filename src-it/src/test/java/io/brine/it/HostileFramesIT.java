@@ -1,6 +1,6 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -24,8 +24,9 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.zeromq.SocketType;
@@ -37,14 +38,8 @@ class HostileFramesIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
-    }
 
     private static byte[] frame(int type, int length) {
         byte[] frame = new byte[length];
@@ -76,7 +71,7 @@ class HostileFramesIT {
             hostile.send(frame(0x01, FrameLimits.MAX_UNAUTHENTICATED + 1));      // auth over 64 KiB
             hostile.send(frame(0x04, 4096));                                     // a session frame of noise
             // The four refused before parsing are counted; noise that gets parsed is dropped with no answer.
-            await().atMost(WAIT).until(() -> master.droppedFrames() >= dropped + 4);
+            await().until(() -> master.droppedFrames() >= dropped + 4);
             hostile.setReceiveTimeOut(500);
             assertThat(hostile.recv()).as("no answer to garbage").isNull();
 
@@ -125,22 +120,29 @@ class HostileFramesIT {
                 random.nextBytes(nonce);
                 requests.add(flood.authRequest(nonce));
             }
+            long started = System.nanoTime();
             requests.forEach(flood::send);
-            await().atMost(WAIT).until(() -> master.droppedFrames() - dropped >= 40);
-            int answers = 0;
-            while (flood.nextReply(Duration.ofMillis(500)).isPresent()) {
-                answers++;
-            }
-            // The burst, and what refilled while the flood went in: each answer costs a signature, the rest nothing.
-            assertThat(answers).isBetween(10, 20);
+            // Every request is either answered or dropped (each answer costs a signature, a drop nothing).
+            AtomicInteger answered = new AtomicInteger();
+            await().until(() -> {
+                while (flood.nextReply(Duration.ofMillis(1)).isPresent()) {
+                    answered.incrementAndGet();
+                }
+                return master.droppedFrames() - dropped + answered.get() >= 60;
+            });
+            double seconds = (System.nanoTime() - started) / 1e9;
+            int answers = answered.get();
             assertThat(master.droppedFrames() - dropped + answers).isEqualTo(60);
+            // The burst is answered; beyond it, only what the bucket refilled (5 a second) while the flood went in,
+            // however long that took on this machine.
+            assertThat(answers).isBetween(10, 10 + (int) Math.ceil(5 * seconds));
 
             // One audit line per answered decision; nothing for what was dropped.
             assertThat(authAuditLines()).isEqualTo(answers);
 
             // Once the bucket has refilled, a request is answered again: the source is limited, not banned.
             // (Asking again when unanswered is what a minion does.)
-            AuthReply reply = await().atMost(WAIT).ignoreExceptions()
+            AuthReply reply = await().ignoreExceptions()
                     .until(() -> flood.authenticate(Duration.ofSeconds(1)), r -> r != null);
             assertThat(reply.status()).isEqualTo(AuthStatus.PENDING);
         }

@@ -1,6 +1,6 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -21,7 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,16 +33,12 @@ class KeyExchangeIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
     @BeforeEach
     void setUp() {
         fleet = new Fleet(dir);
-    }
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
     }
 
     private JsonNode status(MinionDaemon minion) throws IOException {
@@ -52,7 +48,7 @@ class KeyExchangeIT {
 
     /** The status file once it shows {@code state} (it is written just after the state changes in memory). */
     private JsonNode awaitStatus(MinionDaemon minion, String state) {
-        return await().atMost(WAIT).until(() -> status(minion), s -> s.get("state").asText().equals(state));
+        return await().until(() -> status(minion), s -> s.get("state").asText().equals(state));
     }
 
     private Path masterPki() {
@@ -199,7 +195,7 @@ class KeyExchangeIT {
 
         fleet.master.keyStore().delete("web1", "test-admin");
         // Its next heartbeat is answered SessionUnknown; it offers its key again and waits.
-        await().atMost(WAIT).until(() -> Files.exists(masterPki().resolve("minions_pre/web1")));
+        await().until(() -> Files.exists(masterPki().resolve("minions_pre/web1")));
         Fleet.awaitState(web1, MinionState.PENDING);
         fleet.master.keyStore().accept("web1", fingerprint(0), "test-admin");
         Fleet.awaitState(web1, MinionState.ACCEPTED);

@@ -1,5 +1,6 @@
 package io.brine.it;
 
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -16,7 +17,6 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -34,7 +34,6 @@ import org.junit.jupiter.api.io.TempDir;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PublishIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(10);
     private static final List<String> ALL = List.of("m1", "m2", "m3", "m4", "m5");
 
     Fleet fleet;
@@ -51,10 +50,10 @@ class PublishIT {
             String role = id.equals("m1") || id.equals("m2") ? "web" : "db";
             fleet.startMinion(id, b -> b.grains(Map.of("role", List.of(role))));
         }
-        await().atMost(WAIT).until(() -> fleet.minions.stream()
+        await().until(() -> fleet.minions.stream()
                 .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
         // Grains reach the master right after auth.
-        await().atMost(WAIT).until(() -> ALL.stream()
+        await().until(() -> ALL.stream()
                 .allMatch(id -> fleet.master.master().grains().get(id).containsKey("role")));
     }
 
@@ -131,7 +130,7 @@ class PublishIT {
             jid = client.publish(BrineClient.Job.of("glob", "m*", "test.echo", "later")).jid();
         }
         try (BrineClient client = root()) {
-            await().atMost(WAIT).untilAsserted(() -> assertThat((Map<?, ?>) client.job(jid).get("returns"))
+            await().untilAsserted(() -> assertThat((Map<?, ?>) client.job(jid).get("returns"))
                     .hasSize(ALL.size()));
             Map<String, Object> job = client.job(jid);
             assertThat(job.get("fun")).isEqualTo("test.echo");
@@ -174,7 +173,7 @@ class PublishIT {
                     .orElseThrow();
             m2.minion().submitReturn(new SessionMessage.Return(published.jid(), "test.ping", "forged", 0, true, 1));
             // The master acknowledges it (so m2 stops resending) but never stores it.
-            await().atMost(WAIT).until(() -> fleet.masterConfig.cachedir().resolve("audit.log").toFile().exists()
+            await().until(() -> fleet.masterConfig.cachedir().resolve("audit.log").toFile().exists()
                     && java.nio.file.Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))
                             .contains("return for job " + published.jid()));
             assertThat(((Map<String, ?>) client.job(published.jid()).get("returns")).keySet()).containsExactly("m1");

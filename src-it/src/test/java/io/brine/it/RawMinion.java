@@ -17,6 +17,7 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.Topics;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.SecureRandom;
@@ -137,18 +138,26 @@ final class RawMinion implements AutoCloseable {
         return Optional.empty();
     }
 
-    /** Subscribes to every topic starting with {@code prefix} ("m/": every minion's) on the publish channel. */
-    void snoop(int publishPort, String prefix) {
+    /**
+     * Subscribes to every minion's topic ({@code m/}) on the publish channel, then to its own. One connection carries
+     * them in that order, so once the master sees this minion subscribed (the transport's
+     * {@code subscribedMinions}), it holds the snooping subscription too.
+     */
+    void snoopEveryMinion(int publishPort) {
         snoop = context.createSocket(SocketType.SUB);
         snoop.setLinger(0);
-        snoop.subscribe(prefix.getBytes(StandardCharsets.US_ASCII));
+        snoop.subscribe("m/".getBytes(StandardCharsets.US_ASCII));
+        snoop.subscribe(Topics.minionBytes(id));
         snoop.connect("tcp://127.0.0.1:" + publishPort);
     }
 
-    /** Reads the publish channel for {@code duration}: keeps publications, applies key updates it can open. */
-    void listen(Duration duration) {
-        long deadline = System.nanoTime() + duration.toNanos();
-        while (System.nanoTime() < deadline) {
+    /**
+     * Reads the publish channel until {@code count} publications are captured (or {@code timeout}): keeps
+     * publications, applies key updates it can open.
+     */
+    void listenFor(int count, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (captured.size() < count && System.nanoTime() < deadline) {
             snoop.setReceiveTimeOut((int) Math.max(1, Duration.ofNanos(deadline - System.nanoTime()).toMillis()));
             byte[] topic = snoop.recv();
             if (topic == null || !snoop.hasReceiveMore()) {

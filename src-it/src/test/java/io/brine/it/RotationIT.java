@@ -1,18 +1,16 @@
 package io.brine.it;
 
-import static io.brine.it.Fleet.WAIT;
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.keytool.BrineKey;
-import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.master.publish.JobPublisher;
-import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.protocol.codec.Publications;
@@ -30,8 +28,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,13 +37,16 @@ class RotationIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
+    /** A master that accepts every key, and its minions m1 and m2, accepted. */
+    private List<MinionDaemon> autoAcceptedPair() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        List<MinionDaemon> minions = List.of(fleet.startMinion("m1"), fleet.startMinion("m2"));
+        fleet.awaitAll(MinionState.ACCEPTED);
+        return minions;
     }
 
     private long generation() {
@@ -76,22 +76,23 @@ class RotationIT {
             assertThat(evil.authenticate(WAIT).status()).isEqualTo(AuthStatus.PENDING);
             assertThat(keys.accept("evil", null, "it").status()).isEqualTo(AdminResult.Status.DONE);
             assertThat(evil.authenticate(WAIT).status()).isEqualTo(AuthStatus.ACCEPTED);
-            evil.snoop(fleet.master.master().addresses().publish().getPort(), "m/");
+            evil.snoopEveryMinion(fleet.master.master().addresses().publish().getPort());
+            fleet.awaitSubscribed("evil");
             long before = generation();
             assertThat(evil.publishKeys).containsOnlyKeys(before);
 
             // Before the removal it can read what the others get: the snooping works.
             JobPublisher.Published early = fleet.publish("test.ping", List.of("m1", "m2"));
             fleet.awaitReturns(early.jid(), List.of("m1", "m2"));
-            evil.listen(Duration.ofMillis(500));
-            assertThat(evil.captured).isNotEmpty().allSatisfy(p -> assertThat(open(p, evil)).isTrue());
+            evil.listenFor(2, WAIT);
+            assertThat(evil.captured).hasSize(2).allSatisfy(p -> assertThat(open(p, evil)).isTrue());
             evil.captured.clear();
 
             assertThat(keys.delete("evil", "it").status()).isEqualTo(AdminResult.Status.DONE);
-            await().atMost(Duration.ofSeconds(2)).until(() -> generation() > before);
+            await().until(() -> generation() > before);
             assertThat(fleet.master.master().sessions().byMinion("evil")).isEmpty();
             long after = generation();
-            await().atMost(WAIT).until(() -> minionGeneration(m1) == after && minionGeneration(m2) == after);
+            await().until(() -> minionGeneration(m1) == after && minionGeneration(m2) == after);
 
             JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
             assertThat(job.unreachable()).isEmpty();
@@ -101,7 +102,7 @@ class RotationIT {
             });
 
             // It saw both copies of the publication, and holds no key that opens them.
-            evil.listen(Duration.ofMillis(500));
+            evil.listenFor(2, WAIT);
             assertThat(evil.captured).hasSize(2).allSatisfy(p -> {
                 assertThat(p.jid()).isEqualTo(job.jid());
                 assertThat(p.generation()).isEqualTo(after);
@@ -123,13 +124,13 @@ class RotationIT {
     void theDailyRotationFollowsTheMastersClockAndReachesMinionsWithoutANewAuth() throws Exception {
         TestClock masterClock = new TestClock();
         fleet = new Fleet(dir, masterClock, Clock.systemUTC());
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
         MinionDaemon m2 = fleet.startMinion("m2");
         fleet.awaitAll(MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1", "m2");
         long before = generation();
-        Map<String, Object> sessionsBefore = sessionIds();
+        Map<String, Object> sessionsBefore = fleet.sessionIds();
 
         masterClock.advance(Duration.ofHours(23));
         JobPublisher.Published quiet = fleet.publish("test.ping", List.of("m1"));
@@ -137,9 +138,9 @@ class RotationIT {
         assertThat(generation()).as("no rotation before publish_session has elapsed").isEqualTo(before);
 
         masterClock.advance(Duration.ofHours(1));
-        await().atMost(Duration.ofSeconds(3)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
-        assertThat(sessionIds()).as("delivered in the sessions, not by authenticating again")
+        await().until(() -> generation() == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
+        assertThat(fleet.sessionIds()).as("delivered in the sessions, not by authenticating again")
                 .isEqualTo(sessionsBefore);
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
         fleet.awaitReturns(job.jid(), List.of("m1", "m2"));
@@ -148,7 +149,7 @@ class RotationIT {
     @Test
     void anAdminsRotateRequestFromBrineKeyIsCarriedOutAtTheMastersNextTick() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1");
@@ -159,8 +160,8 @@ class RotationIT {
         assertThat(exit).isZero();
 
         // The master looks for requests every second.
-        await().atMost(Duration.ofSeconds(2)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> generation() == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("\"publish-key-rotated\"", "asked by an admin");
         assertThat(Files.readString(dir.resolve("admin-cache/audit.log"))).contains("\"rotation-requested\"");
@@ -171,12 +172,10 @@ class RotationIT {
     }
 
     @Test
-    void aKeyDeletedByAnotherProcessClosesTheSessionAndRotatesWithinASecond() throws Exception {
-        fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
-        MinionDaemon m1 = fleet.startMinion("m1");
-        MinionDaemon m2 = fleet.startMinion("m2");
-        fleet.awaitAll(MinionState.ACCEPTED);
+    void aKeyDeletedByAnotherProcessClosesTheSessionAndRotates() throws Exception {
+        List<MinionDaemon> minions = autoAcceptedPair();
+        MinionDaemon m1 = minions.get(0);
+        MinionDaemon m2 = minions.get(1);
         long before = generation();
 
         // What brine-key does: its own store over the same pki dir, no polling, no master key.
@@ -185,42 +184,28 @@ class RotationIT {
             long started = System.nanoTime();
             assertThat(other.delete("m2", KeyState.ACCEPTED, null, "brine-key:it").status())
                     .isEqualTo(AdminResult.Status.DONE);
-            await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(20))
+            await().pollInterval(Duration.ofMillis(20))
                     .until(() -> fleet.master.master().sessions().byMinion("m2").isEmpty() && generation() > before);
             System.out.printf("RotationIT: a delete in another store closed the session and rotated in %d ms%n",
                     (System.nanoTime() - started) / 1_000_000);
         }
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(minionGeneration(m2)).isEqualTo(before);
     }
 
     @Test
     void rejectingAnAcceptedMinionRotatesToo() throws Exception {
-        fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(autoAccept()));
-        MinionDaemon m1 = fleet.startMinion("m1");
-        MinionDaemon m2 = fleet.startMinion("m2");
-        fleet.awaitAll(MinionState.ACCEPTED);
+        List<MinionDaemon> minions = autoAcceptedPair();
+        MinionDaemon m1 = minions.get(0);
+        MinionDaemon m2 = minions.get(1);
         long before = generation();
 
         assertThat(fleet.master.keyStore().reject("m2", null, "it").status()).isEqualTo(AdminResult.Status.DONE);
 
-        await().atMost(Duration.ofSeconds(1)).until(() -> generation() == before + 1);
-        await().atMost(WAIT).until(() -> minionGeneration(m1) == before + 1);
+        await().until(() -> generation() == before + 1);
+        await().until(() -> minionGeneration(m1) == before + 1);
         assertThat(minionGeneration(m2)).isEqualTo(before);
         assertThat(fleet.master.master().sessions().byMinion("m2")).isEmpty();
-    }
-
-    private static MasterConfig.Acceptance autoAccept() {
-        return MasterConfig.Acceptance.builder().autoAccept(true).build();
-    }
-
-    private Map<String, Object> sessionIds() {
-        Map<String, Object> ids = new TreeMap<>();
-        for (MinionSession session : fleet.master.master().sessions().all()) {
-            ids.put(session.minionId(), session.sessionId());
-        }
-        return ids;
     }
 
     /** Whether any key {@code minion} holds opens {@code publish}. */

@@ -18,7 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,14 +29,8 @@ class SwarmAuthIT {
 
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
-    }
 
     @Test
     void twoHundredMinionsAuthenticatingAtOnceAllEndAccepted() throws Exception {
@@ -45,7 +39,7 @@ class SwarmAuthIT {
         int threadsBefore = Thread.activeCount();
         // The minions start first and wait for a master that is not up yet, so that they all ask at once when
         // it comes: the herd after a master restart.
-        fleet.reservePorts();
+        fleet.relayForLateMaster();
         List<String> ids = IntStream.range(0, MINIONS).mapToObj(i -> String.format("swarm%03d", i)).toList();
         long started = System.nanoTime();
         // Started from a few threads, as if on as many hosts.
@@ -81,7 +75,7 @@ class SwarmAuthIT {
         // A rotation reaches all of them inside their sessions (AES only on the master: no RSA per minion).
         long generation = fleet.master.master().keyring().current().number();
         fleet.master.master().requestRotation("SwarmAuthIT");
-        await().atMost(Fleet.WAIT).until(() -> fleet.minions.stream().allMatch(m -> m.minion().status().generation()
+        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().status().generation()
                 == generation + 1));
         long rotated = System.nanoTime();
 

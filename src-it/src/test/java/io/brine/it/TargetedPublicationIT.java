@@ -1,5 +1,6 @@
 package io.brine.it;
 
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -30,7 +31,6 @@ import org.zeromq.ZMQ;
  */
 class TargetedPublicationIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(10);
     private static final List<String> ALL = List.of("m1", "m2", "m3", "m4", "m5");
 
     private Fleet fleet;
@@ -57,7 +57,7 @@ class TargetedPublicationIT {
         for (String id : ALL) {
             fleet.startMinion(id);
         }
-        await().atMost(WAIT).until(() -> fleet.minions.stream()
+        await().until(() -> fleet.minions.stream()
                 .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
 
         // A raw subscriber on a targeted minion's topic, a non-targeted one's and the broadcast topic.
@@ -73,7 +73,7 @@ class TargetedPublicationIT {
             // First prove the subscriber hears both minion topics (a SUB joins late): one job to each.
             for (String id : List.of("m4", "m1")) {
                 String warmUp = client.publish(BrineClient.Job.of("list", id, "test.ping")).jid();
-                await().atMost(WAIT).until(() -> {
+                await().until(() -> {
                     drain(sub, seen);
                     return seen.stream().anyMatch(s -> s.topic().equals("m/" + id + "/")
                             && warmUp.equals(jidOf(s.frame())));
@@ -88,7 +88,7 @@ class TargetedPublicationIT {
                     .containsExactlyInAnyOrder("m1", "m2", "m3");
 
             // Nothing more comes: not on m4's topic, not broadcast, and no return from m4 or m5.
-            await().during(Duration.ofSeconds(1)).atMost(WAIT).until(() -> {
+            await().during(Duration.ofSeconds(1)).until(() -> {
                 drain(sub, seen);
                 return seen.size() == 1 && fleet.master.master().jobs().cache().returns(published.jid()).size() == 3;
             });

@@ -19,29 +19,23 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What only the TCP transport has: TLS, and a real master's behaviour towards abusive peers. */
 class TcpTransportIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
 
-    @AfterEach
-    void tearDown() {
-        fleet.close();
-    }
-
     private void acceptAndAwait(MinionDaemon minion) {
-        await().atMost(WAIT).until(() -> minion.minion().state() == MinionState.PENDING);
+        await().until(() -> minion.minion().state() == MinionState.PENDING);
         assertThat(fleet.master.keyStore().accept(minion.minion().id(), null, "it").status())
                 .isEqualTo(AdminResult.Status.DONE);
-        await().atMost(WAIT).until(() -> minion.minion().state() == MinionState.ACCEPTED);
+        await().until(() -> minion.minion().state() == MinionState.ACCEPTED);
     }
 
     @Test

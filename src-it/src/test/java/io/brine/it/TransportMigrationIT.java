@@ -9,24 +9,17 @@ import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.daemon.config.TransportKind;
 import java.nio.file.Path;
-import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A master serving ZeroMQ and TCP at once, with minions on each: a fleet half-way through a migration. */
 class TransportMigrationIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        fleet.close();
-    }
 
     @Test
     void oneMasterReachesMinionsOnBothTransports() throws Exception {
@@ -34,13 +27,13 @@ class TransportMigrationIT {
         fleet.startMaster(b -> b.transports(TransportKind.ZEROMQ, TransportKind.TCP));
         MinionDaemon old = fleet.startMinion("old1", TransportKind.ZEROMQ);
         MinionDaemon moved = fleet.startMinion("moved1", TransportKind.TCP);
-        await().atMost(WAIT).until(() -> old.minion().state() == MinionState.PENDING
+        await().until(() -> old.minion().state() == MinionState.PENDING
                 && moved.minion().state() == MinionState.PENDING);
 
         for (String id : new String[] {"old1", "moved1"}) {
             assertThat(fleet.master.keyStore().accept(id, null, "it").status()).isEqualTo(AdminResult.Status.DONE);
         }
-        await().atMost(WAIT).until(() -> old.minion().state() == MinionState.ACCEPTED
+        await().until(() -> old.minion().state() == MinionState.ACCEPTED
                 && moved.minion().state() == MinionState.ACCEPTED);
 
         FleetJobs jobs = new FleetJobs(fleet);
@@ -52,7 +45,7 @@ class TransportMigrationIT {
         // A rotation reaches both too: each gets the new key on its own transport, and answers under it.
         long generation = fleet.master.master().keyring().current().number();
         fleet.master.master().requestRotation("it");
-        await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
+        await().until(() -> fleet.master.master().keyring().current().number() > generation);
         JobPublisher.Published again = jobs.publish("glob", "*", "test.ping");
         jobs.awaitReturns(again.jid(), "old1", "moved1");
     }

@@ -11,9 +11,8 @@ import io.brine.minion.MinionState;
 import io.brine.daemon.config.TransportKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -24,18 +23,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class TransportParityIT {
 
-    private static final Duration WAIT = Duration.ofSeconds(20);
-
     @TempDir
     Path dir;
+    @AutoClose
     Fleet fleet;
-
-    @AfterEach
-    void tearDown() {
-        if (fleet != null) {
-            fleet.close();
-        }
-    }
 
     private Fleet fleet(TransportKind kind) {
         fleet = new Fleet(dir).transport(kind);
@@ -52,13 +43,13 @@ class TransportParityIT {
         fleet(kind).startMaster(b -> b);
         MinionDaemon web1 = fleet.startMinion("web1");
         MinionDaemon web2 = fleet.startMinion("web2");
-        await().atMost(WAIT).until(() -> web1.minion().state() == MinionState.PENDING
+        await().until(() -> web1.minion().state() == MinionState.PENDING
                 && web2.minion().state() == MinionState.PENDING);
         assertThat(fleet.masterConfig.pkiDir().resolve("minions_pre/web1")).exists();
 
         accept("web1");
         accept("web2");
-        await().atMost(WAIT).until(() -> web1.minion().state() == MinionState.ACCEPTED
+        await().until(() -> web1.minion().state() == MinionState.ACCEPTED
                 && web2.minion().state() == MinionState.ACCEPTED);
         assertThat(Files.readString(dir.resolve("minions/web1/pki/minion_master.pub")))
                 .isEqualTo(Files.readString(fleet.masterConfig.pkiDir().resolve("master.pub")));
@@ -66,9 +57,9 @@ class TransportParityIT {
 
         assertThat(fleet.master.keyStore().delete("web2", "it").status()).isEqualTo(AdminResult.Status.DONE);
 
-        await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
+        await().until(() -> fleet.master.master().keyring().current().number() > generation);
         long rotated = fleet.master.master().keyring().current().number();
-        await().atMost(WAIT).until(() -> web1.minion().status().generation() != null
+        await().until(() -> web1.minion().status().generation() != null
                 && web1.minion().status().generation() == rotated);
         // web2's session went first: the new key never reaches it (it learns it was dropped at its next heartbeat,
         // or at once on TCP, where the master closes its connection).
@@ -83,9 +74,9 @@ class TransportParityIT {
         FleetJobs jobs = new FleetJobs(fleet);
         List<MinionDaemon> minions = List.of(fleet.startMinion("web1"), fleet.startMinion("web2"),
                 fleet.startMinion("db1"));
-        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.PENDING));
+        await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.PENDING));
         List.of("web1", "web2", "db1").forEach(this::accept);
-        await().atMost(WAIT).until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
 
         // ping everyone
         JobPublisher.Published ping = jobs.publish("glob", "*", "test.ping");
@@ -117,7 +108,7 @@ class TransportParityIT {
         // a deleted minion stops answering, even when published to by name
         long generation = fleet.master.master().keyring().current().number();
         assertThat(fleet.master.keyStore().delete("db1", "it").status()).isEqualTo(AdminResult.Status.DONE);
-        await().atMost(WAIT).until(() -> fleet.master.master().keyring().current().number() > generation);
+        await().until(() -> fleet.master.master().keyring().current().number() > generation);
         JobPublisher.Published after = jobs.publish("glob", "*", "test.ping");
         assertThat(after.minions()).containsExactly("web1", "web2");
         jobs.awaitReturns(after.jid(), "web1", "web2");

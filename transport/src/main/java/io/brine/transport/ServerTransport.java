@@ -54,6 +54,14 @@ public interface ServerTransport extends AutoCloseable {
 
     /** Where the master listens; {@code publish} equals {@code request} for single-connection transports. */
     record Addresses(InetSocketAddress request, InetSocketAddress publish) {
+
+        /** {@code bound} as {@link #addresses()} returns it: null means the transport has not started. */
+        public static Addresses requireStarted(Addresses bound) {
+            if (bound == null) {
+                throw new IllegalStateException("transport not started");
+            }
+            return bound;
+        }
     }
 
     /** Receives frames from the request channel. */

@@ -36,13 +36,13 @@ final class MasterConfigFile {
         MasterConfig.Builder config = MasterConfig.builder();
 
         root.host("interface").ifPresent(config::interfaceAddress);
-        OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);
+        OptionalInt publishPort = root.integer("publish_port", 0, MAX_PORT);
         publishPort.ifPresent(config::publishPort);
-        OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
+        OptionalInt retPort = root.integer("ret_port", 0, MAX_PORT);
         retPort.ifPresent(config::retPort);
         Optional<Set<TransportKind>> transports = root.choices("transport", TransportKind.class);
         transports.ifPresent(config::transports);
-        OptionalInt tcpPort = root.integer("tcp_port", 1, MAX_PORT);
+        OptionalInt tcpPort = root.integer("tcp_port", 0, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
         Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
         tls.ifPresent(config::tls);
@@ -81,6 +81,7 @@ final class MasterConfigFile {
         ports.put("publish_port", publishPort.orElse(defaults.publishPort()));
         ports.put("ret_port", retPort.orElse(defaults.retPort()));
         ports.put("tcp_port", tcpPort.orElse(defaults.tcpPort()));
+        ports.values().removeIf(port -> port == 0); // each 0 is a port of its own, chosen when bound
         root.requireDistinct(ports, "the ports"); // all bound on one interface
 
         reader.finish();

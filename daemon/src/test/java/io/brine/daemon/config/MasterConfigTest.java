@@ -210,7 +210,7 @@ class MasterConfigTest {
                 tuple(17, "audit_log"),
                 tuple(18, "publish_session"));
         assertThat(problems).extracting(ConfigProblem::message).containsExactly(
-                "expected an integer from 1 to 65535, got \"abc\"",
+                "expected an integer from 0 to 65535, got \"abc\"",
                 "expected a multiple of 8 (2048, 3072, 4096 ...), got 2049",
                 "expected one of zeromq, tcp, got \"zmq\"",
                 "expected true or false, got \"yes\" (YAML 1.1 reads yes/no/on/off as booleans; brine takes only"
@@ -236,13 +236,13 @@ class MasterConfigTest {
 
     @Test
     void exceptionMessageIsTheWholeReport() throws IOException {
-        Path file = Files.writeString(dir.resolve("master.yaml"), "publish_port: abc\nret_port: 0\n");
+        Path file = Files.writeString(dir.resolve("master.yaml"), "publish_port: abc\nret_port: 65536\n");
         assertThatThrownBy(() -> MasterConfig.load(dir))
                 .isInstanceOf(ConfigException.class)
                 .hasMessage(String.join(System.lineSeparator(),
                         "invalid configuration (2 problems):",
-                        "  " + file + ":1: publish_port: expected an integer from 1 to 65535, got \"abc\"",
-                        "  " + file + ":2: ret_port: expected an integer from 1 to 65535, got \"0\""));
+                        "  " + file + ":1: publish_port: expected an integer from 0 to 65535, got \"abc\"",
+                        "  " + file + ":2: ret_port: expected an integer from 0 to 65535, got \"65536\""));
     }
 
     @Test
@@ -254,6 +254,14 @@ class MasterConfigTest {
         });
         assertThat(problems("tcp_port: 7000\nret_port: 7000\n")).singleElement()
                 .satisfies(p -> assertThat(p.message()).isEqualTo("7000 is also ret_port; the ports must differ"));
+    }
+
+    @Test
+    void portZeroIsAnyFreePortAndClashesWithNothing() throws Exception {
+        MasterConfig config = load("publish_port: 0\nret_port: 0\ntcp_port: 0\n");
+        assertThat(config.publishPort()).isZero();
+        assertThat(config.retPort()).isZero();
+        assertThat(config.tcpPort()).isZero();
     }
 
     @Test

@@ -26,7 +26,6 @@ import org.junit.jupiter.api.Test;
 
 class JobRunnerTest {
 
-    private static final Duration AWAIT = Duration.ofSeconds(10);
     private static final Map<String, Object> GRAINS = Map.of("os", "Debian", "roles", List.of("web"));
 
     private final List<Return> returns = new CopyOnWriteArrayList<>();
@@ -82,7 +81,7 @@ class JobRunnerTest {
 
     private Return awaitReturn(String jid) {
         AtomicReference<Return> found = new AtomicReference<>();
-        await().atMost(AWAIT).until(() -> {
+        await().until(() -> {
             returns.stream().filter(r -> r.jid().equals(jid)).findFirst().ifPresent(found::set);
             return found.get() != null;
         });
@@ -94,7 +93,7 @@ class JobRunnerTest {
         JobRunner runner = runner();
         runner.submit(load("j1", "test.tick"));
         assertThat(awaitReturn("j1")).isEqualTo(new Return("j1", "test.tick", true, 0, true, 1500));
-        await().atMost(AWAIT).until(() -> runner.running().isEmpty());
+        await().until(() -> runner.running().isEmpty());
     }
 
     @Test
@@ -131,7 +130,7 @@ class JobRunnerTest {
     void aFullQueueAnswersMinionBusyAndTheAcceptedJobsStillRun() {
         JobRunner runner = runner("web1", 1, 1, Duration.ofSeconds(30));
         runner.submit(load("j1", "test.block"));
-        await().atMost(AWAIT).until(() -> started.contains("j1"));
+        await().until(() -> started.contains("j1"));
         runner.submit(load("j2", "test.block")); // waits in the queue
         runner.submit(load("j3", "test.ping"));
 
@@ -150,11 +149,11 @@ class JobRunnerTest {
     void aDuplicateJidWhileRunningIsDroppedAndAnsweredOnce() {
         JobRunner runner = runner();
         runner.submit(load("j1", "test.block"));
-        await().atMost(AWAIT).until(() -> started.contains("j1"));
+        await().until(() -> started.contains("j1"));
         runner.submit(load("j1", "test.block"));
         release.countDown();
         awaitReturn("j1");
-        await().atMost(AWAIT).until(() -> runner.running().isEmpty());
+        await().until(() -> runner.running().isEmpty());
         assertThat(returns).extracting(Return::jid).containsExactly("j1");
         assertThat(started).containsExactly("j1");
     }
@@ -175,7 +174,7 @@ class JobRunnerTest {
         assertThat(awaitReturn("j-own")).isEqualTo(new Return("j-own", "test.block", "test.block timed out after 1 s",
                 124, false, 0));
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
-        await().atMost(AWAIT).until(() -> runner.running().isEmpty());
+        await().until(() -> runner.running().isEmpty());
         assertThat(returns).hasSize(2);
     }
 
@@ -207,11 +206,11 @@ class JobRunnerTest {
         runner.submit(targeted("j1", "test.block", "glob", "*", 0));
         runner.submit(targeted("j2", "test.sleep", "glob", "*", 0, 0.1));
         awaitReturn("j2");
-        await().atMost(AWAIT).until(() -> started.contains("j1"));
+        await().until(() -> started.contains("j1"));
 
         runner.close();
 
-        await().atMost(AWAIT).until(() -> Thread.getAllStackTraces().keySet().stream()
+        await().until(() -> Thread.getAllStackTraces().keySet().stream()
                 .noneMatch(t -> t.getName().startsWith("brine-job-closing1") && t.isAlive()));
         assertThat(runner.running()).isEmpty();
         runner.submit(targeted("j3", "test.ping", "glob", "*", 0));

@@ -8,7 +8,7 @@ import io.brine.transport.zmq.ZmqServerOptions;
 import io.brine.transport.zmq.ZmqServerTransport;
 import io.brine.transport.zmq.ZmqClientOptions;
 import io.brine.transport.zmq.ZmqClientTransport;
-import io.brine.transport.ClientTransport;
+import io.brine.transport.testing.CountingListener;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -20,7 +20,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,11 +36,9 @@ class ZmqTransportPairIT {
     private final ExecutorService workers = Executors.newSingleThreadExecutor();
 
     /** A minion's view: everything arrives on the transport thread and is only queued here. */
-    private static final class Minion implements ClientTransport.Listener {
+    private static final class Minion extends CountingListener {
         final BlockingQueue<byte[]> replies = new LinkedBlockingQueue<>();
         final BlockingQueue<byte[]> publications = new LinkedBlockingQueue<>();
-        final AtomicInteger disconnected = new AtomicInteger();
-        final AtomicInteger connected = new AtomicInteger();
         ZmqClientTransport transport;
 
         @Override
@@ -52,16 +49,6 @@ class ZmqTransportPairIT {
         @Override
         public void onPublication(byte[] frame) {
             publications.add(frame);
-        }
-
-        @Override
-        public void onDisconnected() {
-            disconnected.incrementAndGet();
-        }
-
-        @Override
-        public void onConnected() {
-            connected.incrementAndGet();
         }
 
         List<String> publicationTexts() {

@@ -128,9 +128,9 @@ class AcceptancePoliciesTest {
                     MasterConfig.Acceptance.builder().autosignPolicy(exe).build()).build(), store, clock, audit);
             assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
             store.offer("web1", key(1), PolicyVerdict.NONE); // what AuthService does with that answer
-            await().atMost(Duration.ofSeconds(10)).until(() -> store.lookup("web1", key(1))
+            await().until(() -> store.lookup("web1", key(1))
                     == KeyLookup.ACCEPTED_SAME);
-            await().atMost(Duration.ofSeconds(10)).until(() -> Files.readString(audit.file())
+            await().until(() -> Files.readString(audit.file())
                     .contains("\"policy-accepted\""));
             assertThat(Files.readString(audit.file())).contains("autosign_policy " + exe);
         }

@@ -1,7 +1,8 @@
 package io.brine.transport.client;
 
-import java.io.IOException;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.zmq.ZmqSockets;
+import java.io.IOException;
 import java.time.Duration;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -18,7 +19,7 @@ public final class ZmqClientChannel implements ClientChannel {
         socket.setLinger(0);
         socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
         socket.setRcvHWM(100_000);
-        socket.connect("tcp://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port);
+        socket.connect(ZmqSockets.endpoint(socket, host, port));
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.brine.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,7 +12,6 @@ import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -70,7 +67,7 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
     }
 
     /** Frames to the transport, on the event loop; tells it when the connection is ready for frames. */
-    private static final class Frames extends ChannelInboundHandlerAdapter {
+    private static final class Frames extends TcpFrameHandler {
 
         private final TcpClientTransport transport;
         private final boolean tls;
@@ -89,22 +86,19 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
         }
 
         @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf buf) {
-                byte[] frame;
-                try {
-                    frame = ByteBufUtil.getBytes(buf);
-                } finally {
-                    buf.release();
-                }
-                transport.deliver(frame);
-            } else if (msg instanceof TcpFrameDecoder.Refused refused) {
-                LOG.debug("TCP transport: the master announced a frame of {} bytes, the limit is {}; reconnecting",
-                        refused.length(), refused.limit());
-                ctx.close();
-            } else {
-                ctx.fireChannelRead(msg);
-            }
+        void onFrame(byte[] frame) {
+            transport.deliver(frame);
+        }
+
+        @Override
+        void onRefused(TcpFrameDecoder.Refused refused) {
+            LOG.debug("TCP transport: the master announced a frame of {} bytes, the limit is {}; reconnecting",
+                    refused.length(), refused.limit());
+        }
+
+        @Override
+        void onIdle() {
+            LOG.debug("TCP transport: nothing from the master for the idle timeout; reconnecting");
         }
 
         @Override
@@ -117,11 +111,8 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
                     LOG.warn("TCP transport: TLS handshake with the master failed: {}", handshake.cause().toString());
                     ctx.close();
                 }
-            } else if (event instanceof IdleStateEvent) {
-                LOG.debug("TCP transport: nothing from the master for the idle timeout; reconnecting");
-                ctx.close();
             } else {
-                ctx.fireUserEventTriggered(event);
+                super.userEventTriggered(ctx, event);
             }
         }
     }

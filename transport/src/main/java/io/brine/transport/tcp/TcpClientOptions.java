@@ -1,5 +1,10 @@
 package io.brine.transport.tcp;
 
+import static io.brine.transport.OptionChecks.requireBackoff;
+import static io.brine.transport.OptionChecks.requireFrameLimit;
+import static io.brine.transport.OptionChecks.requireMillis;
+import static io.brine.transport.OptionChecks.requirePositive;
+
 import io.brine.protocol.codec.FrameLimits;
 import java.time.Duration;
 import java.util.Objects;
@@ -30,23 +35,15 @@ public record TcpClientOptions(
         TcpIo io) {
 
     public TcpClientOptions {
-        if (maxFrame < 1 || maxFrame > FrameLimits.MAX_FRAME) {
-            throw new IllegalArgumentException("maxFrame out of range: " + maxFrame);
-        }
+        requireFrameLimit("maxFrame", maxFrame);
         if (maxQueuedBytes < maxFrame + 4L) {
             throw new IllegalArgumentException("maxQueuedBytes must hold at least one frame: " + maxQueuedBytes);
         }
-        if (maxQueuedFrames < 1) {
-            throw new IllegalArgumentException("maxQueuedFrames must be positive: " + maxQueuedFrames);
-        }
-        requireMillis("reconnectInterval", reconnectInterval);
-        requireMillis("reconnectIntervalMax", reconnectIntervalMax);
-        if (reconnectIntervalMax.compareTo(reconnectInterval) < 0) {
-            throw new IllegalArgumentException("reconnectIntervalMax below reconnectInterval");
-        }
-        requireMillis("connectTimeout", connectTimeout);
-        requireMillis("idleTimeout", idleTimeout);
-        requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout);
+        requirePositive("maxQueuedFrames", maxQueuedFrames);
+        requireBackoff("reconnect", reconnectInterval, reconnectIntervalMax);
+        requireMillis("connectTimeout", connectTimeout, 1);
+        requireMillis("idleTimeout", idleTimeout, 1);
+        requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
         Objects.requireNonNull(io, "io");
     }
 
@@ -78,12 +75,5 @@ public record TcpClientOptions(
     public TcpClientOptions withIo(TcpIo value) {
         return new TcpClientOptions(maxFrame, maxQueuedBytes, maxQueuedFrames, reconnectInterval,
                 reconnectIntervalMax, connectTimeout, idleTimeout, tlsHandshakeTimeout, value);
-    }
-
-    private static void requireMillis(String name, Duration value) {
-        Objects.requireNonNull(value, name);
-        if (value.toMillis() < 1 || value.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(name + " out of range: " + value);
-        }
     }
 }

@@ -2,6 +2,7 @@ package io.brine.transport.tcp;
 
 import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
+import io.brine.transport.GuardedListener;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -111,7 +112,7 @@ public final class TcpClientTransport implements ClientTransport {
         if (state.get() != State.NEW) {
             throw new IllegalStateException("transport already started or closed");
         }
-        this.listener = listener;
+        this.listener = new GuardedListener(listener, "TCP transport");
         try {
             group = sharedGroup != null ? sharedGroup : options.io().newGroup(1, "brine-tcp-client");
         } catch (RuntimeException e) {
@@ -235,7 +236,7 @@ public final class TcpClientTransport implements ClientTransport {
         this.ready = true;
         connected = true;
         LOG.debug("{}: connected to the master at {}:{}", label, host, port);
-        tell(true);
+        listener.onConnected();
         drain();
     }
 
@@ -252,7 +253,7 @@ public final class TcpClientTransport implements ClientTransport {
         }
         if (wasReady) {
             LOG.info("{}: lost the connection to the master at {}:{}; reconnecting", label, host, port);
-            tell(false);
+            listener.onDisconnected();
         }
         long delay = backoffMillis();
         attempt++;
@@ -273,23 +274,7 @@ public final class TcpClientTransport implements ClientTransport {
         // Only a frame from the master proves the connection works (a TLS or framing mismatch is closed before
         // one arrives): until then the back-off keeps growing, so a misconfigured minion does not hammer.
         attempt = 0;
-        try {
-            listener.onReply(frame);
-        } catch (RuntimeException e) {
-            LOG.error("TCP transport: the listener failed", e);
-        }
-    }
-
-    private void tell(boolean up) {
-        try {
-            if (up) {
-                listener.onConnected();
-            } else {
-                listener.onDisconnected();
-            }
-        } catch (RuntimeException e) {
-            LOG.error("TCP transport: the listener failed", e);
-        }
+        listener.onReply(frame);
     }
 
     private void scheduleDrain() {

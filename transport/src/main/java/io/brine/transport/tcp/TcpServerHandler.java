@@ -1,11 +1,7 @@
 package io.brine.transport.tcp;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,7 +10,7 @@ import org.slf4j.LoggerFactory;
  * closes the connection on a refused length prefix or when it stays idle; stops reading a connection whose
  * outbound queue is over the high water mark until it drains.
  */
-final class TcpServerHandler extends ChannelInboundHandlerAdapter {
+final class TcpServerHandler extends TcpFrameHandler {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpServerTransport.class);
 
@@ -27,33 +23,20 @@ final class TcpServerHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (msg instanceof ByteBuf buf) {
-            byte[] frame;
-            try {
-                frame = ByteBufUtil.getBytes(buf);
-            } finally {
-                buf.release();
-            }
-            transport.deliver(connection, frame);
-        } else if (msg instanceof TcpFrameDecoder.Refused refused) {
-            LOG.debug("Connection {}: closed: announced a frame of {} bytes, the limit is {}", connection.peer(),
-                    refused.length(), refused.limit());
-            ctx.close();
-        } else {
-            ctx.fireChannelRead(msg);
-        }
+    void onFrame(byte[] frame) {
+        transport.deliver(connection, frame);
     }
 
     @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-        if (event instanceof IdleStateEvent) {
-            LOG.debug("Connection {}: closed: no complete frame for {}", connection.peer(),
-                    connection.isAuthenticated() ? "the idle timeout" : "the unauthenticated timeout");
-            ctx.close();
-        } else {
-            ctx.fireUserEventTriggered(event);
-        }
+    void onRefused(TcpFrameDecoder.Refused refused) {
+        LOG.debug("Connection {}: closed: announced a frame of {} bytes, the limit is {}", connection.peer(),
+                refused.length(), refused.limit());
+    }
+
+    @Override
+    void onIdle() {
+        LOG.debug("Connection {}: closed: no complete frame for {}", connection.peer(),
+                connection.isAuthenticated() ? "the idle timeout" : "the unauthenticated timeout");
     }
 
     @Override

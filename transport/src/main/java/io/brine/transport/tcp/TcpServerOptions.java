@@ -1,5 +1,8 @@
 package io.brine.transport.tcp;
 
+import static io.brine.transport.OptionChecks.requireMillis;
+import static io.brine.transport.OptionChecks.requirePositive;
+
 import io.brine.protocol.codec.FrameLimits;
 import java.time.Duration;
 import java.util.Objects;
@@ -53,9 +56,9 @@ public record TcpServerOptions(
         if (writeBufferHighWaterMark < writeBufferLowWaterMark) {
             throw new IllegalArgumentException("writeBufferHighWaterMark below writeBufferLowWaterMark");
         }
-        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout);
-        requireMillis("idleTimeout", idleTimeout);
-        requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout);
+        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout, 1);
+        requireMillis("idleTimeout", idleTimeout, 1);
+        requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
         requirePositive("maxConnections", maxConnections);
         requirePositive("maxUnauthenticatedConnections", maxUnauthenticatedConnections);
         requirePositive("backlog", backlog);
@@ -112,16 +115,4 @@ public record TcpServerOptions(
                 maxUnauthenticatedConnections, backlog, threads, value);
     }
 
-    private static void requirePositive(String name, long value) {
-        if (value < 1) {
-            throw new IllegalArgumentException(name + " must be positive: " + value);
-        }
-    }
-
-    private static void requireMillis(String name, Duration value) {
-        Objects.requireNonNull(value, name);
-        if (value.toMillis() < 1) {
-            throw new IllegalArgumentException(name + " must be at least 1 ms: " + value);
-        }
-    }
 }

@@ -141,11 +141,7 @@ public final class TcpServerTransport implements ServerTransport {
 
     @Override
     public Addresses addresses() {
-        Addresses bound = addresses;
-        if (bound == null) {
-            throw new IllegalStateException("transport not started");
-        }
-        return bound;
+        return Addresses.requireStarted(addresses);
     }
 
     /** 0: publications come down the minion's own connection. */

@@ -1,8 +1,12 @@
 package io.brine.transport.zmq;
 
+import static io.brine.transport.OptionChecks.requireBackoff;
+import static io.brine.transport.OptionChecks.requireFrameLimit;
+import static io.brine.transport.OptionChecks.requireMillis;
+import static io.brine.transport.OptionChecks.requirePositive;
+
 import io.brine.protocol.codec.FrameLimits;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Tuning of {@link ZmqClientTransport}; validated on construction, immutable. Start from {@link #defaults()}.
@@ -35,18 +39,11 @@ public record ZmqClientOptions(
     public ZmqClientOptions {
         requirePositive("requestHighWaterMark", requestHighWaterMark);
         requirePositive("publishHighWaterMark", publishHighWaterMark);
-        requirePositive("maxFrameSize", maxFrameSize);
-        if (maxFrameSize > FrameLimits.MAX_FRAME) {
-            throw new IllegalArgumentException("maxFrameSize above FrameLimits.MAX_FRAME: " + maxFrameSize);
-        }
+        requireFrameLimit("maxFrameSize", maxFrameSize);
         requireMillis("heartbeatInterval", heartbeatInterval, 1);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
-        requireMillis("reconnectInterval", reconnectInterval, 1);
-        requireMillis("reconnectIntervalMax", reconnectIntervalMax, 1);
-        if (reconnectIntervalMax.compareTo(reconnectInterval) < 0) {
-            throw new IllegalArgumentException("reconnectIntervalMax below reconnectInterval");
-        }
+        requireBackoff("reconnect", reconnectInterval, reconnectIntervalMax);
         requireMillis("linger", linger, 0);
         requirePositive("mailboxCapacity", mailboxCapacity);
     }
@@ -76,21 +73,14 @@ public record ZmqClientOptions(
                 heartbeatTimeout, timeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
     }
 
+    public ZmqClientOptions withLinger(Duration value) {
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
+                heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax, value, mailboxCapacity);
+    }
+
     public ZmqClientOptions withPublishHighWaterMark(int value) {
         return new ZmqClientOptions(requestHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
                 handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
     }
 
-    private static void requirePositive(String name, int value) {
-        if (value < 1) {
-            throw new IllegalArgumentException(name + " must be positive: " + value);
-        }
-    }
-
-    private static void requireMillis(String name, Duration value, long min) {
-        Objects.requireNonNull(value, name);
-        if (value.toMillis() < min || value.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(name + " out of range: " + value);
-        }
-    }
 }

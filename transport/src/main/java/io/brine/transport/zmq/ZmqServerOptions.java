@@ -1,8 +1,11 @@
 package io.brine.transport.zmq;
 
+import static io.brine.transport.OptionChecks.requireFrameLimit;
+import static io.brine.transport.OptionChecks.requireMillis;
+import static io.brine.transport.OptionChecks.requirePositive;
+
 import io.brine.protocol.codec.FrameLimits;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Tuning of {@link ZmqServerTransport}; validated on construction, immutable. Start from {@link #defaults()}.
@@ -41,10 +44,7 @@ public record ZmqServerOptions(
     public ZmqServerOptions {
         requirePositive("publishHighWaterMark", publishHighWaterMark);
         requirePositive("requestHighWaterMark", requestHighWaterMark);
-        requirePositive("maxFrameSize", maxFrameSize);
-        if (maxFrameSize > FrameLimits.MAX_FRAME) {
-            throw new IllegalArgumentException("maxFrameSize above FrameLimits.MAX_FRAME: " + maxFrameSize);
-        }
+        requireFrameLimit("maxFrameSize", maxFrameSize);
         requireMillis("heartbeatInterval", heartbeatInterval, 0);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
@@ -97,16 +97,4 @@ public record ZmqServerOptions(
                 heartbeatTimeout, handshakeTimeout, linger, value, ioThreads);
     }
 
-    private static void requirePositive(String name, int value) {
-        if (value < 1) {
-            throw new IllegalArgumentException(name + " must be positive: " + value);
-        }
-    }
-
-    private static void requireMillis(String name, Duration value, long min) {
-        Objects.requireNonNull(value, name);
-        if (value.toMillis() < min || value.toMillis() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(name + " out of range: " + value);
-        }
-    }
 }

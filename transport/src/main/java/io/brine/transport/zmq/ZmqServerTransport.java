@@ -1,14 +1,13 @@
 package io.brine.transport.zmq;
 
 import io.brine.protocol.MinionIds;
+import io.brine.transport.Endpoints;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
+import io.brine.transport.Topics;
 import io.brine.transport.TransportMailbox;
 import io.brine.transport.UndeliveredListener;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.zeromq.SocketType;
@@ -61,39 +59,28 @@ import zmq.io.Metadata;
  * <p>Routing is by topic; {@link #unbind} forgets the minion's subscription until it subscribes again or is
  * {@link #bind bound} again (authenticated anew over the same live subscription).
  */
-public final class ZmqServerTransport implements ServerTransport {
+public final class ZmqServerTransport extends ZmqLoop<ZmqServerTransport.Command> implements ServerTransport {
 
     private static final Logger LOG = LoggerFactory.getLogger(ZmqServerTransport.class);
 
-    static final String BROADCAST_TOPIC = "b/";
     private static final byte[] EMPTY = new byte[0];
     /** A subscription message is one command byte and a topic; ours are at most "m/" + 253 + "/". */
     private static final int MAX_SUBSCRIPTION_SIZE = 1024;
-    private static final int COMMANDS_PER_ROUND = 256;
-    private static final int MESSAGES_PER_ROUND = 1024;
-    /** The mailbox wakes the thread; this only bounds the wait should a wake-up ever be missed. */
-    private static final long IDLE_POLL_MILLIS = 1000;
-
-    private enum State { NEW, STARTING, RUNNING, CLOSED }
 
     private final String bindHost;
     private final int requestPort;
     private final int publishPort;
     private final ZmqServerOptions options;
     private final UndeliveredListener undeliveredListener;
-    private final TransportMailbox<Command> mailbox;
     /** Minion ids with a live {@code m/<id>/} subscription, less the unbound. Written by the transport thread only. */
     private final Set<String> subscribed = ConcurrentHashMap.newKeySet();
     /** Minion ids whose subscription the XPUB holds, unbound or not. Transport thread only. */
     private final Set<String> live = new HashSet<>();
     /** Minion ids unbound and not bound or subscribed since. Transport thread only. */
     private final Set<String> unbound = new HashSet<>();
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private volatile Addresses addresses;
-    private volatile Thread thread;
 
     // Owned by the transport thread once started (handed over by Thread.start()).
-    private ZContext context;
     private ZMQ.Socket router;
     private ZMQ.Socket xpub;
     private Runnable xpubUnmatch;
@@ -112,75 +99,52 @@ public final class ZmqServerTransport implements ServerTransport {
      */
     public ZmqServerTransport(String bindHost, int requestPort, int publishPort, ZmqServerOptions options,
             UndeliveredListener undeliveredListener) {
+        super("brine-zmq-server", options.mailboxCapacity(), options.linger());
         this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
         this.requestPort = requirePort(requestPort);
         this.publishPort = requirePort(publishPort);
         this.options = Objects.requireNonNull(options, "options");
         this.undeliveredListener = undeliveredListener != null ? undeliveredListener : ZmqServerTransport::logUndelivered;
-        this.mailbox = new TransportMailbox<>(options.mailboxCapacity());
     }
 
     @Override
     public void start(InboundHandler handler) throws IOException {
         Objects.requireNonNull(handler, "handler");
-        if (!state.compareAndSet(State.NEW, State.STARTING)) {
-            throw new IllegalStateException("transport already started or closed");
-        }
-        ZContext ctx = new ZContext(options.ioThreads());
-        ctx.setLinger((int) options.linger().toMillis());
-        ZMQ.Socket requestSocket;
-        ZMQ.Socket publishSocket;
-        Addresses bound;
-        try {
-            requestSocket = ctx.createSocket(SocketType.ROUTER);
-            configureCommon(requestSocket);
-            requestSocket.setRouterMandatory(true);
-            requestSocket.setSndHWM(options.requestHighWaterMark());
-            requestSocket.setRcvHWM(options.requestHighWaterMark());
-            requestSocket.setMaxMsgSize(options.maxFrameSize());
-            bind(requestSocket, requestPort);
+        startLoop(options.ioThreads(), ctx -> {
+            open(ctx);
+            this.handler = handler;
+        }, "cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/" + publishPort);
+        Addresses bound = addresses;
+        LOG.info("ZeroMQ transport: request channel on {}, publish channel on {}", bound.request(), bound.publish());
+    }
 
-            publishSocket = ctx.createSocket(SocketType.XPUB);
-            configureCommon(publishSocket);
-            publishSocket.setXpubNoDrop(true);
-            publishSocket.setXpubVerbose(true);
-            publishSocket.setSndHWM(options.publishHighWaterMark());
-            publishSocket.setMaxMsgSize(MAX_SUBSCRIPTION_SIZE);
-            bind(publishSocket, publishPort);
+    private void open(ZContext ctx) {
+        ZMQ.Socket requestSocket = ctx.createSocket(SocketType.ROUTER);
+        ZmqSockets.configureServer(requestSocket, options);
+        requestSocket.setRouterMandatory(true);
+        requestSocket.setSndHWM(options.requestHighWaterMark());
+        requestSocket.setRcvHWM(options.requestHighWaterMark());
+        requestSocket.setMaxMsgSize(options.maxFrameSize());
+        requestSocket.bind(ZmqSockets.endpoint(requestSocket, bindHost, requestPort));
 
-            bound = new Addresses(socketAddress(requestSocket.getLastEndpoint()),
-                    socketAddress(publishSocket.getLastEndpoint()));
-        } catch (ZMQException | IllegalArgumentException e) {
-            ctx.close();
-            state.set(State.NEW);
-            throw new IOException("cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/"
-                    + publishPort + ": " + e.getMessage(), e);
-        }
-        this.context = ctx;
+        ZMQ.Socket publishSocket = ctx.createSocket(SocketType.XPUB);
+        ZmqSockets.configureServer(publishSocket, options);
+        publishSocket.setXpubNoDrop(true);
+        publishSocket.setXpubVerbose(true);
+        publishSocket.setSndHWM(options.publishHighWaterMark());
+        publishSocket.setMaxMsgSize(MAX_SUBSCRIPTION_SIZE);
+        publishSocket.bind(ZmqSockets.endpoint(publishSocket, bindHost, publishPort));
+
         this.router = requestSocket;
         this.xpub = publishSocket;
         this.xpubUnmatch = XpubUnmatch.forSocket(publishSocket);
-        this.handler = handler;
-        this.addresses = bound;
-        Thread ioThread = new Thread(this::run, "brine-zmq-server");
-        ioThread.setDaemon(true);
-        this.thread = ioThread;
-        if (!state.compareAndSet(State.STARTING, State.RUNNING)) {
-            ctx.close();
-            mailbox.close();
-            throw new IOException("transport closed while starting");
-        }
-        ioThread.start();
-        LOG.info("ZeroMQ transport: request channel on {}, publish channel on {}", bound.request(), bound.publish());
+        this.addresses = new Addresses(Endpoints.parseTcp(requestSocket.getLastEndpoint()),
+                Endpoints.parseTcp(publishSocket.getLastEndpoint()));
     }
 
     @Override
     public Addresses addresses() {
-        Addresses bound = addresses;
-        if (bound == null) {
-            throw new IllegalStateException("transport not started");
-        }
-        return bound;
+        return Addresses.requireStarted(addresses);
     }
 
     /**
@@ -193,7 +157,7 @@ public final class ZmqServerTransport implements ServerTransport {
             throw new IllegalArgumentException("not a ZeroMQ peer: " + peer);
         }
         Objects.requireNonNull(frame, "frame");
-        return state.get() == State.RUNNING && mailbox.offer(new Reply(zmqPeer, frame));
+        return isRunning() && mailbox.offer(new Reply(zmqPeer, frame));
     }
 
     /**
@@ -210,7 +174,7 @@ public final class ZmqServerTransport implements ServerTransport {
             (subscribed.contains(id) ? targets : undeliverable).add(id);
         }
         if (!targets.isEmpty()
-                && (state.get() != State.RUNNING || !mailbox.offer(new Publication(List.copyOf(targets), frame)))) {
+                && (!isRunning() || !mailbox.offer(new Publication(List.copyOf(targets), frame)))) {
             undeliverable.addAll(targets);
         }
         return undeliverable;
@@ -224,7 +188,7 @@ public final class ZmqServerTransport implements ServerTransport {
     @Override
     public void bind(String minionId, Peer peer) {
         Objects.requireNonNull(minionId, "minionId");
-        if (state.get() == State.RUNNING) {
+        if (isRunning()) {
             mailbox.offer(new Bind(minionId));
         }
     }
@@ -233,33 +197,8 @@ public final class ZmqServerTransport implements ServerTransport {
     @Override
     public void unbind(String minionId) {
         Objects.requireNonNull(minionId, "minionId");
-        if (state.get() == State.RUNNING) {
+        if (isRunning()) {
             mailbox.offer(new Unbind(minionId));
-        }
-    }
-
-    /** Stops the transport thread, which closes the sockets (after {@code linger}) and the context. Idempotent. */
-    @Override
-    public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous == State.CLOSED) {
-            return;
-        }
-        if (previous != State.RUNNING) {
-            mailbox.close();
-            return;
-        }
-        mailbox.wakeup();
-        Thread ioThread = thread;
-        if (ioThread != null && ioThread != Thread.currentThread()) {
-            try {
-                ioThread.join(options.linger().toMillis() + 10_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            if (ioThread.isAlive()) {
-                LOG.warn("ZeroMQ transport: transport thread still running after close");
-            }
         }
     }
 
@@ -270,39 +209,26 @@ public final class ZmqServerTransport implements ServerTransport {
 
     // ---- transport thread ----
 
-    private void run() {
-        ZMQ.Poller poller = context.createPoller(3);
-        poller.register(mailbox.wakeupChannel(), ZMQ.Poller.POLLIN);
+    @Override
+    void register(ZMQ.Poller poller) {
         poller.register(router, ZMQ.Poller.POLLIN);
         poller.register(xpub, ZMQ.Poller.POLLIN);
-        boolean backlog = false;
-        try {
-            while (state.get() == State.RUNNING) {
-                poller.poll(backlog ? 0 : IDLE_POLL_MILLIS);
-                if (state.get() != State.RUNNING) {
-                    break;
-                }
-                // Subscriptions first, so publications queued meanwhile see them.
-                backlog = readSubscriptions();
-                backlog |= mailbox.drain(this::execute, COMMANDS_PER_ROUND);
-                backlog |= readRequests();
-            }
-        } catch (ZMQException e) {
-            if (e.getErrorCode() != ZError.ETERM) {
-                LOG.error("ZeroMQ transport: transport thread stopped", e);
-            }
-        } catch (RuntimeException | Error e) {
-            LOG.error("ZeroMQ transport: transport thread stopped", e);
-        } finally {
-            state.set(State.CLOSED);
-            poller.close();
-            context.close();
-            mailbox.close();
-            subscribed.clear();
-            live.clear();
-            unbound.clear();
-            LOG.info("ZeroMQ transport closed");
-        }
+    }
+
+    @Override
+    boolean round() {
+        // Subscriptions first, so publications queued meanwhile see them.
+        boolean backlog = readSubscriptions();
+        backlog |= mailbox.drain(this::execute, COMMANDS_PER_ROUND);
+        return backlog | readRequests();
+    }
+
+    @Override
+    void closing() {
+        subscribed.clear();
+        live.clear();
+        unbound.clear();
+        LOG.info("ZeroMQ transport closed");
     }
 
     private boolean readSubscriptions() {
@@ -323,7 +249,7 @@ public final class ZmqServerTransport implements ServerTransport {
         }
         boolean subscribe = message[0] == 1;
         String topic = new String(message, 1, message.length - 1, StandardCharsets.ISO_8859_1);
-        String minionId = minionOf(topic);
+        String minionId = Topics.minionOf(topic);
         if (minionId != null) {
             if (subscribe) {
                 live.add(minionId);
@@ -335,24 +261,11 @@ public final class ZmqServerTransport implements ServerTransport {
                 subscribed.remove(minionId);
             }
             LOG.debug("Minion {}: {}", minionId, subscribe ? "subscribed" : "unsubscribed");
-        } else if (!topic.equals(BROADCAST_TOPIC)) {
+        } else if (!topic.equals(Topics.BROADCAST)) {
             // Not ours: a foreign SUB. It receives whatever its prefix matches (ciphertext), no more.
             LOG.debug("Publish channel: a subscriber {} the foreign topic {}",
                     subscribe ? "subscribed to" : "unsubscribed from", MinionIds.printable(topic));
         }
-    }
-
-    /** The id in a topic {@code m/<id>/}, or null. */
-    static String minionOf(String topic) {
-        if (topic.length() < 4 || !topic.startsWith("m/") || !topic.endsWith("/")) {
-            return null;
-        }
-        String id = topic.substring(2, topic.length() - 1);
-        return MinionIds.isValid(id) ? id : null;
-    }
-
-    static byte[] topicOf(String minionId) {
-        return ("m/" + minionId + "/").getBytes(StandardCharsets.US_ASCII);
     }
 
     private void execute(Command command) {
@@ -377,7 +290,7 @@ public final class ZmqServerTransport implements ServerTransport {
         for (String id : publication.minionIds()) {
             boolean queued = false;
             if (subscribed.contains(id)) {
-                if (xpub.send(topicOf(id), ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
+                if (xpub.send(Topics.minionBytes(id), ZMQ.SNDMORE | ZMQ.DONTWAIT)) {
                     // After the topic went, XPUB never refuses the last part (the queue check is per message).
                     queued = xpub.send(publication.frame(), ZMQ.DONTWAIT);
                     if (!queued) {
@@ -425,38 +338,27 @@ public final class ZmqServerTransport implements ServerTransport {
 
     private boolean readRequests() {
         for (int i = 0; i < MESSAGES_PER_ROUND; i++) {
-            Msg identity = router.base().recv(ZMQ.DONTWAIT);
-            if (identity == null) {
+            ZmqMessage message = ZmqMessage.receive(router);
+            if (message == null) {
                 return false;
             }
-            // ZeroMQ delivers a multipart message whole: the remaining parts are all there.
-            int parts = 1;
-            Msg second = null;
-            Msg third = null;
-            Msg last = identity;
-            while (last != null && last.hasMore()) {
-                last = router.base().recv(ZMQ.DONTWAIT);
-                parts++;
-                if (parts == 2) {
-                    second = last;
-                } else if (parts == 3) {
-                    third = last;
-                }
-            }
+            // [identity][frame] from a DEALER, [identity][empty][frame] from a REQ.
             Msg frame;
             boolean delimited;
-            if (parts == 2 && second != null) {
-                frame = second;
+            if (message.parts() == 2 && message.second() != null) {
+                frame = message.second();
                 delimited = false;
-            } else if (parts == 3 && second != null && second.size() == 0 && third != null) {
-                frame = third;
+            } else if (message.parts() == 3 && message.second() != null && message.second().size() == 0
+                    && message.third() != null) {
+                frame = message.third();
                 delimited = true;
             } else {
-                LOG.debug("Request channel: dropped a message of {} frames from {}", parts,
-                        ZmqPeer.addressOf(peerAddress(last)));
+                LOG.debug("Request channel: dropped a message of {} frames from {}", message.parts(),
+                        ZmqPeer.addressOf(peerAddress(message.second())));
                 continue;
             }
-            deliver(new ZmqPeer(identity.data(), ZmqPeer.addressOf(peerAddress(frame)), delimited), frame.data());
+            deliver(new ZmqPeer(message.first().data(), ZmqPeer.addressOf(peerAddress(frame)), delimited),
+                    frame.data());
         }
         return true;
     }
@@ -474,46 +376,7 @@ public final class ZmqServerTransport implements ServerTransport {
         return metadata == null ? null : metadata.get(Metadata.PEER_ADDRESS);
     }
 
-    // ---- setup helpers ----
-
-    private void configureCommon(ZMQ.Socket socket) {
-        socket.setLinger((int) options.linger().toMillis());
-        if (!options.heartbeatInterval().isZero()) {
-            int interval = (int) options.heartbeatInterval().toMillis();
-            int timeout = (int) options.heartbeatTimeout().toMillis();
-            socket.setHeartbeatIvl(interval);
-            socket.setHeartbeatTimeout(timeout);
-            socket.setHeartbeatTtl(timeout);
-        }
-        // The kernel's probes find dead peers at no cost to jeromq's I/O threads (see ZmqServerOptions).
-        socket.setTCPKeepAlive(1);
-        socket.setHandshakeIvl((int) options.handshakeTimeout().toMillis());
-    }
-
-    private void bind(ZMQ.Socket socket, int port) {
-        String host = bindHost;
-        if (host.indexOf(':') >= 0) {
-            socket.setIPv6(true);
-            host = host.startsWith("[") ? host : "[" + host + "]";
-        }
-        socket.bind("tcp://" + host + ":" + port);
-    }
-
-    /** "tcp://127.0.0.1:4506" or "tcp://[::1]:4506" to a socket address, without a name lookup. */
-    static InetSocketAddress socketAddress(String endpoint) {
-        String hostPort = endpoint.substring(endpoint.indexOf("://") + 3);
-        int colon = hostPort.lastIndexOf(':');
-        String host = hostPort.substring(0, colon);
-        int port = Integer.parseInt(hostPort.substring(colon + 1));
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        try {
-            return new InetSocketAddress(InetAddress.getByName(host), port);
-        } catch (UnknownHostException e) {
-            return InetSocketAddress.createUnresolved(host, port);
-        }
-    }
+    // ---- helpers ----
 
     private static int requirePort(int port) {
         if (port < 0 || port > 65_535) {
@@ -527,7 +390,7 @@ public final class ZmqServerTransport implements ServerTransport {
                 minionIds.size(), minionIds);
     }
 
-    private sealed interface Command permits Reply, Publication, Unbind, Bind {
+    sealed interface Command permits Reply, Publication, Unbind, Bind {
     }
 
     private record Reply(ZmqPeer peer, byte[] frame) implements Command {

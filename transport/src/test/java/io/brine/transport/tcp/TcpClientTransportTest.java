@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.transport.testing.TestCertificates;
-import io.brine.transport.ClientTransport;
+import io.brine.transport.testing.CountingListener;
 import io.brine.protocol.codec.FrameLimits;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
@@ -39,11 +39,9 @@ class TcpClientTransportTest {
     private final List<AutoCloseable> closeables = new ArrayList<>();
 
     /** A minion's view: everything arrives on the event loop and is only queued here. */
-    private static final class Recorder implements ClientTransport.Listener {
+    private static final class Recorder extends CountingListener {
         final BlockingQueue<String> frames = new LinkedBlockingQueue<>();
         final AtomicInteger publications = new AtomicInteger();
-        final AtomicInteger disconnected = new AtomicInteger();
-        final AtomicInteger connected = new AtomicInteger();
 
         @Override
         public void onReply(byte[] frame) {
@@ -53,16 +51,6 @@ class TcpClientTransportTest {
         @Override
         public void onPublication(byte[] frame) {
             publications.incrementAndGet();
-        }
-
-        @Override
-        public void onDisconnected() {
-            disconnected.incrementAndGet();
-        }
-
-        @Override
-        public void onConnected() {
-            connected.incrementAndGet();
         }
 
         String next() throws InterruptedException {
@@ -180,7 +168,7 @@ class TcpClientTransportTest {
         Recorder minion = new Recorder();
         client(master.port(), FAST.withIdleTimeout(Duration.ofMillis(300)), null, null, minion);
 
-        await().atMost(Duration.ofSeconds(5)).until(() -> minion.disconnected.get() >= 1);
+        await().until(() -> minion.disconnected.get() >= 1);
         await().until(() -> master.connections.size() >= 2);
     }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.transport.ClientTransport;
+import io.brine.transport.testing.CountingListener;
+import io.brine.transport.testing.Threads;
 import io.brine.protocol.codec.FrameLimits;
 import java.io.IOException;
 import java.time.Duration;
@@ -14,7 +16,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,12 +36,10 @@ class ZmqClientTransportTest {
     private ZmqClientTransport client;
 
     /** Listener that only enqueues, as the contract asks. */
-    private static final class Recorder implements ClientTransport.Listener {
+    private static final class Recorder extends CountingListener {
         final BlockingQueue<String> replies = new LinkedBlockingQueue<>();
         final BlockingQueue<String> publications = new LinkedBlockingQueue<>();
         final List<Integer> replySizes = new ArrayList<>();
-        final AtomicInteger disconnected = new AtomicInteger();
-        final AtomicInteger connected = new AtomicInteger();
 
         @Override
         public void onReply(byte[] frame) {
@@ -53,16 +52,6 @@ class ZmqClientTransportTest {
         @Override
         public void onPublication(byte[] frame) {
             publications.add(new String(frame, US_ASCII));
-        }
-
-        @Override
-        public void onDisconnected() {
-            disconnected.incrementAndGet();
-        }
-
-        @Override
-        public void onConnected() {
-            connected.incrementAndGet();
         }
     }
 
@@ -321,22 +310,16 @@ class ZmqClientTransportTest {
     void closeStopsEveryThreadItStarted() throws IOException {
         ZMQ.Socket router = bind(SocketType.ROUTER);
         ZMQ.Socket xpub = publisher();
-        Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
+        Set<Thread> before = Threads.live();
         ClientTransport transport = new ZmqClientTransport("127.0.0.1", portOf(router), FAST_RECONNECT);
         transport.start(recorder);
         transport.subscribe("web1", portOf(xpub));
         awaitSubscriptions(xpub, "+m/web1/", "+b/");
-        assertThat(newLiveThreads(before)).extracting(Thread::getName).contains("brine-zmq-client");
+        assertThat(Threads.newSince(before)).extracting(Thread::getName).contains("brine-zmq-client");
 
         transport.close();
 
         // Polled on this thread: Awaitility's own poller thread would count as new.
-        await().pollInSameThread().untilAsserted(() -> assertThat(newLiveThreads(before)).isEmpty());
-    }
-
-    private static List<Thread> newLiveThreads(Set<Thread> before) {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && !before.contains(t))
-                .toList();
+        await().pollInSameThread().untilAsserted(() -> assertThat(Threads.newSince(before)).isEmpty());
     }
 }

@@ -9,6 +9,7 @@ import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.ServerTransport.Addresses;
+import io.brine.transport.testing.Threads;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -346,21 +347,15 @@ class ZmqServerTransportTest {
 
     @Test
     void closeStopsEveryThreadItStarted() throws IOException {
-        Set<Thread> before = Set.copyOf(Thread.getAllStackTraces().keySet());
+        Set<Thread> before = Threads.live();
         ServerTransport transport = new ZmqServerTransport("127.0.0.1", 0, 0);
         transport.start((peer, frame) -> { });
-        assertThat(newLiveThreads(before)).extracting(Thread::getName).contains("brine-zmq-server");
+        assertThat(Threads.newSince(before)).extracting(Thread::getName).contains("brine-zmq-server");
 
         transport.close();
 
         // Polled on this thread: Awaitility's own poller thread would count as new.
-        await().pollInSameThread().untilAsserted(() -> assertThat(newLiveThreads(before)).isEmpty());
-    }
-
-    private static List<Thread> newLiveThreads(Set<Thread> before) {
-        return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && !before.contains(t))
-                .toList();
+        await().pollInSameThread().untilAsserted(() -> assertThat(Threads.newSince(before)).isEmpty());
     }
 
     @Test
@@ -373,16 +368,5 @@ class ZmqServerTransportTest {
         assertThat(a.remoteAddress()).isEqualTo("10.0.0.7");
         assertThat(ZmqPeer.addressOf("0:0:0:0:0:0:0:1:4506")).isEqualTo("0:0:0:0:0:0:0:1");
         assertThat(ZmqPeer.addressOf(null)).isEqualTo("unknown");
-    }
-
-    @Test
-    void topicsNameOneMinionExactly() {
-        assertThat(ZmqServerTransport.minionOf("m/web1/")).isEqualTo("web1");
-        assertThat(ZmqServerTransport.minionOf("m/web1")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m//")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m/Web1/")).isNull();
-        assertThat(ZmqServerTransport.minionOf("m/a/b/")).isNull();
-        assertThat(ZmqServerTransport.minionOf("")).isNull();
-        assertThat(new String(ZmqServerTransport.topicOf("web1"), US_ASCII)).isEqualTo("m/web1/");
     }
 }

@@ -1,5 +1,6 @@
 package io.brine.minion.functions.builtin;
 
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -23,7 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 @EnabledOnOs(OS.LINUX)
 class CmdFunctionsTest {
 
-    private static final Duration AWAIT = Duration.ofSeconds(10);
     private static final int CAP = 4096;
 
     @TempDir
@@ -133,7 +133,7 @@ class CmdFunctionsTest {
         Map<?, ?> value = (Map<?, ?>) result.value();
         assertThat((String) value.get("stderr")).contains("timed out after 0.5 s");
         long pid = (Long) value.get("pid");
-        await().atMost(AWAIT).until(() -> !running(pid));
+        await().until(() -> !running(pid));
     }
 
     @Test
@@ -145,7 +145,7 @@ class CmdFunctionsTest {
         assertThat((String) result.value()).startsWith("started\n[brine: timed out after 0.5 s");
         long background = Long.parseLong(Files.readString(dir.resolve("bg.pid")).strip());
         long shell = Long.parseLong(Files.readString(dir.resolve("sh.pid")).strip());
-        await().atMost(AWAIT).until(() -> !running(background) && !running(shell));
+        await().until(() -> !running(background) && !running(shell));
     }
 
     @Test
@@ -169,7 +169,7 @@ class CmdFunctionsTest {
         assertThat(result.retcode()).isEqualTo(FunctionResult.TIMEOUT);
         assertThat((String) result.value()).startsWith("started\n");
         long orphan = Long.parseLong(Files.readString(dir.resolve("orphan.pid")).strip());
-        await().atMost(AWAIT).until(() -> !running(orphan));
+        await().until(() -> !running(orphan));
     }
 
     @Test
@@ -179,14 +179,14 @@ class CmdFunctionsTest {
                 run("echo $$ > sh.pid; sleep 30 & echo $! > bg.pid; wait", "shell", true)));
         job.start();
         Path bgPid = dir.resolve("bg.pid");
-        await().atMost(AWAIT).until(() -> Files.exists(bgPid) && Files.readString(bgPid).endsWith("\n"));
+        await().until(() -> Files.exists(bgPid) && Files.readString(bgPid).endsWith("\n"));
         job.interrupt();
-        job.join(AWAIT.toMillis());
+        job.join(WAIT.toMillis());
         assertThat(job.isAlive()).isFalse();
         assertThat(result.get()).isEqualTo(new FunctionResult("cmd.run was interrupted", 1));
         long shell = Long.parseLong(Files.readString(dir.resolve("sh.pid")).strip());
         long background = Long.parseLong(Files.readString(bgPid).strip());
-        await().atMost(AWAIT).until(() -> !running(shell) && !running(background));
+        await().until(() -> !running(shell) && !running(background));
     }
 
     @Test

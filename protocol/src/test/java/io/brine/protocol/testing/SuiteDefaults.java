@@ -1,0 +1,34 @@
+package io.brine.protocol.testing;
+
+import java.time.Duration;
+import org.awaitility.Awaitility;
+import org.junit.platform.launcher.LauncherSession;
+import org.junit.platform.launcher.LauncherSessionListener;
+
+/**
+ * The whole suite's one default wait: every {@code await()} without its own {@code atMost} gives up after
+ * {@link #WAIT}. Registered in {@code META-INF/services} of protocol's test jar, which every module's tests have
+ * on their class path, so JUnit applies it before any test of any module runs (surefire and failsafe alike).
+ *
+ * <p>A generous bound, not a measurement: waits end as soon as their condition holds, and the bound only decides how
+ * long a broken build takes to say so. It is long because the build machine is shared (2 cores, a load average of
+ * 30 has been seen while the suite ran). Use {@link #WAIT} for the waits Awaitility does not do (a process's exit).
+ */
+public final class SuiteDefaults implements LauncherSessionListener {
+
+    /** How long any test waits for something that should happen, before it fails. */
+    public static final Duration WAIT = Duration.ofSeconds(30);
+
+    private static volatile boolean applied;
+
+    @Override
+    public void launcherSessionOpened(LauncherSession session) {
+        Awaitility.setDefaultTimeout(WAIT);
+        applied = true;
+    }
+
+    /** True once JUnit has called this listener in this JVM. */
+    public static boolean applied() {
+        return applied;
+    }
+}

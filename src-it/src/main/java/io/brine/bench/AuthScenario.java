@@ -1,0 +1,161 @@
+package io.brine.bench;
+
+import static io.brine.bench.Figures.round;
+import static io.brine.bench.Figures.verdict;
+
+import io.brine.bench.BenchMain.Scenario;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Every minion authenticates with a new key (the measured, profiled round), unwraps its session key, and later
+ * authenticates again with the key the master already holds. Runs always: the other scenarios need accepted minions.
+ */
+final class AuthScenario {
+
+    /** Requests without an answer at once, over all workers: under the master's auth queue (8,192). */
+    private static final int AUTH_WINDOW = 2048;
+    /** A minion with no answer this long asks again, as a real one does after auth_timeout (60 s). */
+    private static final long AUTH_TIMEOUT_MS = 60_000;
+
+    private final BenchRun run;
+    private final int minions;
+    private final RsaLimits limits;
+
+    AuthScenario(BenchRun run) {
+        this.run = run;
+        this.minions = run.minions();
+        this.limits = run.limits();
+    }
+
+    /** The first auth of every minion, then the unwrap of their session keys. */
+    void auth() throws IOException {
+        Map<String, Object> figures = authRound(true);
+        double cpuPerAuth = (double) figures.get("master_cpu_ms_per_auth");
+        double ratio = cpuPerAuth / limits.privateOpMillis();
+        double authsPerSecond = (double) figures.get("auths_per_s");
+        figures.put("target_master_cpu_per_auth_in_private_ops", 1.5);
+        figures.put("met", ratio <= 1.5);
+        run.scenarios().put("auth", figures);
+        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private "
+                + "ops/s); master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target "
+                + "<= 1.5: %s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
+                authsPerSecond / limits.privateOpsPerSecond(), cpuPerAuth, ratio,
+                (double) figures.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis(),
+                verdict(ratio <= 1.5));
+        printThreads(figures);
+        long[] unwrapped = unwrap();
+        long presignMillis = run.swarm().presignMillis();
+        figures.put("swarm_presign_ms", presignMillis);
+        figures.put("swarm_unwrap_ms", unwrapped[1]);
+        double endToEnd = ((Number) figures.get("wall_ms")).doubleValue() + presignMillis + unwrapped[1];
+        figures.put("auths_per_s_with_swarm_crypto_in_window", round(minions / (endToEnd / 1000), 1));
+        requireUnwrapped(unwrapped);
+    }
+
+    /**
+     * Every minion authenticates again with the key the master already holds, as after a master restart: no key
+     * store write, so this is the auth path's own cost, with the code compiled.
+     */
+    void reauth() throws IOException {
+        for (WorkerProcess worker : run.swarm().workers()) {
+            worker.command("reset-sessions", Duration.ofMinutes(1));
+        }
+        run.swarm().presign();
+        Map<String, Object> again = authRound(false);
+        requireUnwrapped(unwrap());
+        @SuppressWarnings("unchecked")
+        Map<String, Object> auth = (Map<String, Object>) run.scenarios().get("auth");
+        auth.put("reauth", again);
+        double cpuPerAuth = (double) again.get("master_cpu_ms_per_auth");
+        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f "
+                + "ms per auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
+                (double) again.get("wall_ms") / 1000, (double) again.get("auths_per_s"), cpuPerAuth,
+                cpuPerAuth / limits.privateOpMillis(),
+                (double) again.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis());
+        printThreads(again);
+    }
+
+    /** One auth round of every minion; figures as for the JSON. */
+    private Map<String, Object> authRound(boolean profiled) throws IOException {
+        MasterProcess master = run.master();
+        Swarm swarm = run.swarm();
+        Map<String, Object> figures = new LinkedHashMap<>();
+        if (profiled) {
+            run.profiler().start(Scenario.AUTH);
+        }
+        Map<String, Long> threads0 = run.profiler().threads();
+        long cpu0 = master.cpuMillis();
+        long t0 = System.nanoTime();
+        int window = Math.max(1, AUTH_WINDOW / swarm.size());
+        swarm.all("auth " + window + " " + AUTH_TIMEOUT_MS, "auth", Duration.ofSeconds(30));
+        long last = 0;
+        long first = Long.MAX_VALUE;
+        int retries = 0;
+        Duration timeout = Duration.ofSeconds(120 + minions / 20);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (WorkerProcess worker : swarm.workers()) {
+            String event = null;
+            while (event == null && System.nanoTime() < deadline) {
+                event = worker.event(Duration.ofSeconds(1));
+            }
+            if (event == null) {
+                throw new IOException("auth: not every minion was accepted within " + timeout.toSeconds() + " s"
+                        + swarm.status());
+            }
+            String[] words = event.split(" ");
+            first = Math.min(first, worker.toLocal(Long.parseLong(words[3])));
+            last = Math.max(last, worker.toLocal(Long.parseLong(words[4])));
+            retries += Integer.parseInt(words[5]);
+        }
+        long cpu1 = master.cpuMillis();
+        Map<String, Object> byThread = run.profiler().threadCpuSince(threads0);
+        if (profiled) {
+            run.profiler().stop(Scenario.AUTH);
+        }
+        long jit = Profiler.jitMillis(byThread);
+        double wallMs = (last - t0) / 1e6;
+        double cpuPerAuth = (cpu1 - cpu0) / (double) minions;
+        double authsPerSecond = minions / (wallMs / 1000);
+        figures.put("minions", minions);
+        figures.put("wall_ms", round(wallMs, 1));
+        figures.put("first_accepted_ms", round((first - t0) / 1e6, 1));
+        figures.put("auths_per_s", round(authsPerSecond, 1));
+        figures.put("master_cpu_ms", cpu1 - cpu0);
+        figures.put("master_cpu_ms_per_auth", round(cpuPerAuth, 3));
+        figures.put("master_cpu_per_auth_in_private_ops", round(cpuPerAuth / limits.privateOpMillis(), 3));
+        figures.put("master_jit_cpu_ms", jit);
+        figures.put("master_cpu_ms_per_auth_without_jit", round((cpu1 - cpu0 - jit) / (double) minions, 3));
+        figures.put("auths_per_s_over_private_ops_per_s", round(authsPerSecond / limits.privateOpsPerSecond(), 3));
+        figures.put("retries", retries);
+        figures.put("window", AUTH_WINDOW);
+        figures.put("master_cpu_ms_by_thread", byThread);
+        return figures;
+    }
+
+    /** Every minion unwraps its session key: {minions that failed, the slowest worker's milliseconds}. */
+    private long[] unwrap() throws IOException {
+        long failed = 0;
+        long millis = 0;
+        for (String answer : run.swarm().all("unwrap", "unwrap", Duration.ofMinutes(30))) {
+            String[] words = answer.split(" ");
+            failed += Long.parseLong(words[2]);
+            millis = Math.max(millis, Long.parseLong(words[3]));
+        }
+        return new long[] {failed, millis};
+    }
+
+    private static void requireUnwrapped(long[] unwrapped) throws IOException {
+        if (unwrapped[0] > 0) {
+            throw new IOException(unwrapped[0] + " minions could not unwrap their session keys");
+        }
+    }
+
+    private static void printThreads(Map<String, Object> figures) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> byThread = (Map<String, Object>) figures.get("master_cpu_ms_by_thread");
+        System.out.println(Profiler.threadLine(byThread));
+    }
+}
