@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult.Status;
@@ -115,7 +116,7 @@ public final class KeyStore implements AutoCloseable {
         for (KeyState state : KeyState.values()) {
             dirs.put(state, pkiDir.resolve(state.dirName()));
         }
-        Optional<PosixFileAttributes> lockAttributes = StoreFiles.attributes(pkiDir.resolve(StoreLock.FILE_NAME));
+        Optional<PosixFileAttributes> lockAttributes = AtomicFiles.attributes(pkiDir.resolve(StoreLock.FILE_NAME));
         if (lockAttributes.isPresent() && !lockAttributes.get().isRegularFile()) {
             throw new KeyStoreException(pkiDir.resolve(StoreLock.FILE_NAME) + " is not a regular file"
                     + (lockAttributes.get().isSymbolicLink() ? " (a symbolic link)" : ""));
@@ -127,11 +128,12 @@ public final class KeyStore implements AutoCloseable {
             KeyPair pair;
             Snapshot initial;
             try (StoreLock.Held held = lock.acquire()) {
+                // Writers make temp files only while holding the lock, which we hold: these are a crash's leftovers.
                 for (Path dir : dirs.values()) {
-                    StoreFiles.ensureDirectory(dir);
-                    removeTempFiles(dir);
+                    PkiPermissions.ensurePrivateDirectory(dir);
+                    AtomicFiles.removeLeftovers(dir);
                 }
-                removeTempFiles(pkiDir);
+                AtomicFiles.removeLeftovers(pkiDir);
                 pair = options.masterKey() ? MasterKeys.loadOrCreate(pkiDir, options.keysize()) : null;
                 initial = scan(dirs, lock.generation(), statDirs(dirs), Snapshot.EMPTY);
             }
@@ -153,37 +155,26 @@ public final class KeyStore implements AutoCloseable {
 
     private static Path preparePkiDir(KeyStoreOptions options) throws IOException, KeyStoreException {
         Path dir = options.pkiDir().toAbsolutePath().normalize();
-        if (StoreFiles.attributes(dir).isEmpty()) {
+        if (AtomicFiles.attributes(dir).isEmpty()) {
             if (!options.createPkiDir()) {
                 throw new KeyStoreException("pki dir " + dir + " does not exist");
             }
             if (dir.getParent() != null) {
                 Files.createDirectories(dir.getParent());
             }
-            StoreFiles.ensureDirectory(dir);
+            PkiPermissions.ensurePrivateDirectory(dir);
         }
         // The pki dir itself may be a link (/etc/brine/pki -> /srv/...); nothing inside it may.
         Path real = dir.toRealPath();
-        PosixFileAttributes attributes = StoreFiles.attributes(real).orElseThrow();
+        PosixFileAttributes attributes = AtomicFiles.attributes(real).orElseThrow();
         if (!attributes.isDirectory()) {
             throw new KeyStoreException("pki dir " + dir + " is not a directory");
         }
-        if (StoreFiles.groupOrOtherWrite(attributes)) {
+        if (PkiPermissions.groupOrOtherWrite(attributes)) {
             throw new KeyStoreException("pki dir " + real + " is writable by group or others; run: chmod 700 "
                     + real);
         }
         return real;
-    }
-
-    private static void removeTempFiles(Path dir) throws IOException {
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, p -> StoreFiles.isTemp(
-                p.getFileName().toString()))) {
-            for (Path temp : entries) {
-                // Writers create temp files only while holding the lock, which we hold: these are a crash's leftovers.
-                log.info("Removing temp file {} left by an interrupted write", temp);
-                Files.deleteIfExists(temp);
-            }
-        }
     }
 
     public Path pkiDir() {
@@ -351,7 +342,7 @@ public final class KeyStore implements AutoCloseable {
     private void writeNewKey(String id, KeyState state, RSAPublicKey key, String fingerprint, byte[] pem,
             String reason) throws IOException {
         Path dir = dirs.get(state);
-        StoreFiles.writeNew(dir, id, pem, StoreFiles.KEY_MODE);
+        AtomicFiles.create(dir.resolve(id), pem, AtomicFiles.OWNER_RW);
         StoredKey stored = new StoredKey(id, state, key, fingerprint);
         commitLocked(snapshot.with(new Entry(stored, stamp(dir.resolve(id)))),
                 new KeyChange(id, Optional.empty(), Optional.of(state), fingerprint), MASTER_ACTOR, reason);
@@ -364,7 +355,7 @@ public final class KeyStore implements AutoCloseable {
             return;
         }
         Path dir = dirs.get(KeyState.DENIED);
-        StoreFiles.replace(dir, id, pem, StoreFiles.KEY_MODE);
+        AtomicFiles.write(dir.resolve(id), pem, AtomicFiles.OWNER_RW);
         StoredKey stored = new StoredKey(id, KeyState.DENIED, key, fingerprint);
         commitLocked(snapshot.with(new Entry(stored, stamp(dir.resolve(id)))),
                 new KeyChange(id, Optional.empty(), Optional.of(KeyState.DENIED), fingerprint), MASTER_ACTOR, reason);
@@ -503,7 +494,7 @@ public final class KeyStore implements AutoCloseable {
         }
         String fingerprint = source.key().fingerprint();
         if (to == null) {
-            StoreFiles.delete(source.path());
+            AtomicFiles.delete(source.path());
             commitLocked(snapshot.without(from, id), new KeyChange(id, Optional.of(from), Optional.empty(),
                     fingerprint), actor, "deleted by admin");
             return AdminResult.done(id, from, Optional.empty(), fingerprint, id + ": deleted");
@@ -515,12 +506,12 @@ public final class KeyStore implements AutoCloseable {
     private void moveLocked(DiskEntry source, KeyState to, String actor, String reason) throws IOException {
         String id = source.key().id();
         Path target = dirs.get(to).resolve(id);
-        if (StoreFiles.attributes(target).isPresent()) {
+        if (AtomicFiles.attributes(target).isPresent()) {
             // Only a hand-made file can be here (the caller checked the id's state under the lock): never replace.
             throw new IOException(relative(to, id) + " already exists");
         }
-        StoreFiles.setMode(source.path(), StoreFiles.KEY_MODE);
-        StoreFiles.move(source.path(), target);
+        AtomicFiles.setMode(source.path(), AtomicFiles.OWNER_RW);
+        AtomicFiles.move(source.path(), target);
         StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint());
         commitLocked(snapshot.without(source.state(), id).with(new Entry(moved, stamp(target))),
                 new KeyChange(id, Optional.of(source.state()), Optional.of(to), moved.fingerprint()), actor, reason);
@@ -559,8 +550,8 @@ public final class KeyStore implements AutoCloseable {
         long count;
         try (StoreLock.Held held = lock.acquire()) {
             count = Math.max(0, rotationRequests()) + 1;
-            StoreFiles.replace(pkiDir, ROTATE_FILE, (count + "\n").getBytes(StandardCharsets.US_ASCII),
-                    StoreFiles.KEY_MODE);
+            AtomicFiles.write(pkiDir.resolve(ROTATE_FILE), (count + "\n").getBytes(StandardCharsets.US_ASCII),
+                    AtomicFiles.OWNER_RW);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + pkiDir.resolve(ROTATE_FILE) + ": " + e.getMessage(), e);
         }
@@ -579,10 +570,10 @@ public final class KeyStore implements AutoCloseable {
     public long rotationRequests() {
         Path file = pkiDir.resolve(ROTATE_FILE);
         try {
-            if (StoreFiles.attributes(file).filter(PosixFileAttributes::isRegularFile).isEmpty()) {
+            if (AtomicFiles.attributes(file).filter(PosixFileAttributes::isRegularFile).isEmpty()) {
                 return 0;
             }
-            return Long.parseLong(new String(StoreFiles.readSmall(file, MAX_ROTATE_FILE_BYTES),
+            return Long.parseLong(new String(AtomicFiles.readSmall(file, MAX_ROTATE_FILE_BYTES),
                     StandardCharsets.US_ASCII).strip());
         } catch (IOException | NumberFormatException e) {
             log.debug("Key store {}: cannot read {}: {}", pkiDir, ROTATE_FILE, e.toString());
@@ -703,7 +694,7 @@ public final class KeyStore implements AutoCloseable {
 
     private Optional<DiskEntry> readOne(KeyState state, String id) throws IOException {
         Path path = MinionIds.resolveInside(dirs.get(state), id);
-        Optional<PosixFileAttributes> attributes = StoreFiles.attributes(path);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
         if (attributes.isEmpty()) {
             return Optional.empty();
         }
@@ -729,7 +720,7 @@ public final class KeyStore implements AutoCloseable {
             return new ParsedFile(null, "is larger than " + MAX_KEY_BYTES + " bytes: not a public key");
         }
         try {
-            String pem = new String(StoreFiles.readSmall(path, MAX_KEY_BYTES), StandardCharsets.US_ASCII);
+            String pem = new String(AtomicFiles.readSmall(path, MAX_KEY_BYTES), StandardCharsets.US_ASCII);
             RSAPublicKey key = Pem.readPublicKey(pem);
             return new ParsedFile(new StoredKey(id, state, key, Fingerprints.of(key)), null);
         } catch (KeyFormatException e) {
@@ -754,10 +745,10 @@ public final class KeyStore implements AutoCloseable {
             entries.sort(Comparator.comparing(Path::toString));
             for (Path path : entries) {
                 String name = path.getFileName().toString();
-                if (StoreFiles.isTemp(name)) {
+                if (AtomicFiles.isTemp(name)) {
                     continue;
                 }
-                Optional<PosixFileAttributes> attributes = StoreFiles.attributes(path);
+                Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
                 if (attributes.isEmpty()) {
                     continue;
                 }
