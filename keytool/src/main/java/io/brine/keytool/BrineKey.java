@@ -11,6 +11,7 @@ import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyPairFiles;
 import io.brine.store.keys.KeyProblem;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
@@ -386,7 +387,7 @@ public final class BrineKey implements Callable<Integer> {
     private KeyStore openStore(KeytoolConfig config, AuditLog audit) {
         requireLooksLikePkiDir(config.pkiDir());
         try {
-            return KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit).masterKey(false)
+            return FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit).masterKey(false)
                     .createPkiDir(false).pollInterval(Duration.ZERO).build());
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage());

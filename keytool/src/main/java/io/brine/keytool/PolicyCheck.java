@@ -8,6 +8,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
@@ -103,7 +104,7 @@ final class PolicyCheck implements Callable<Integer> {
             throw UserError.usage(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME) + ": " + e.getMessage());
         }
         BrineKey.requireLooksLikePkiDir(config.pkiDir());
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
                 .createPkiDir(false).pollInterval(Duration.ZERO).build())) {
             KeyListing listing = store.list();
             RSAPublicKey key = key(listing);

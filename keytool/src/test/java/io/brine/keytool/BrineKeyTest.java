@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
@@ -71,7 +72,7 @@ class BrineKeyTest {
     void createStore() throws Exception {
         pki = tmp.resolve("pki");
         cache = tmp.resolve("cache");
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             store.offer("web1", key(1), PolicyVerdict.NONE);
             store.offer("web2", key(2), PolicyVerdict.NONE);
@@ -372,7 +373,7 @@ class BrineKeyTest {
 
     @Test
     void fingerAllShowsTheMasterKeyToo() throws Exception {
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
             String master = Fingerprints.of(store.masterKeyPair().getPublic());
             Result result = run("-F");
             assertThat(result.out()).startsWith("Local Keys:\nmaster.pub:  " + master + "\nAccepted Keys:\n");
@@ -503,11 +504,11 @@ class BrineKeyTest {
         assertThat(second.exit()).isZero();
         assertThat(JSON.readTree(second.out()).get("rotation_requested").asLong()).isEqualTo(2);
 
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             assertThat(store.rotationRequests()).isEqualTo(2);
         }
-        assertThat(Files.readString(pki.resolve(KeyStore.ROTATE_FILE))).isEqualTo("2\n");
+        assertThat(Files.readString(pki.resolve(FileKeyStore.ROTATE_FILE))).isEqualTo("2\n");
         List<String> lines = Files.readAllLines(cache.resolve("audit.log"));
         assertThat(lines).hasSize(2);
         JsonNode line = JSON.readTree(lines.get(1));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
@@ -51,7 +52,7 @@ class AuthServicePolicyTest {
         Path pki = Files.createDirectories(dir.resolve("pki"));
         Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
         KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
-        store = KeyStore.open(KeyStoreOptions.builder(pki).maxMinions(1).pollInterval(Duration.ZERO).build());
+        store = FileKeyStore.open(KeyStoreOptions.builder(pki).maxMinions(1).pollInterval(Duration.ZERO).build());
         MasterConfig config = MasterConfig.builder(dir).acceptance(MasterConfig.Acceptance.builder()
                 .autosignTokens(List.of(TokenHashes.entry("web*", TOKEN, true))).build()).build();
         policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null);

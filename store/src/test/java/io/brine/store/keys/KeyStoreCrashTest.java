@@ -84,7 +84,7 @@ class KeyStoreCrashTest {
     }
 
     private static KeyStore open(Path pki) throws Exception {
-        return KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
     }
 
     private static void assertInvariants(Path pki, int round) throws Exception {

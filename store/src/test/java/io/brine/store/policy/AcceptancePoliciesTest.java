@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
@@ -34,7 +35,7 @@ class AcceptancePoliciesTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        store = KeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false).maxPending(1)
+        store = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false).maxPending(1)
                 .pollInterval(Duration.ZERO).build());
     }
 
