@@ -189,13 +189,14 @@ public final class FileKeyStore implements KeyStore {
 
     /**
      * Steady states (accepted same key, rejected id, pending same key without a verdict, the same denied key again)
-     * are answered from memory; every write happens under the lock after re-reading the id's files.
+     * are answered from memory; every write happens under the lock after re-reading the id's files. The policies are
+     * asked before the lock is taken.
      */
     @Override
-    public KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {
+    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
         MinionIds.requireValid(id);
         Objects.requireNonNull(offered, "offered");
-        Objects.requireNonNull(verdict, "verdict");
+        Objects.requireNonNull(policies, "policies");
         try {
             // A key the store could not read back must never be written.
             RsaKeys.checkSize(offered);
@@ -207,16 +208,19 @@ public final class FileKeyStore implements KeyStore {
         Entry entry = s.keys.get(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
                 : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
+        boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
         if (fastOutcome.write() == KeyTransitions.Write.NONE) {
             // Decisions always carry the offered key's fingerprint (the stored one's when they are the same key).
-            boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
-            return decision(id, fastOutcome, same ? entry.key().fingerprint() : Fingerprints.of(offered));
+            return Offer.of(decision(id, fastOutcome, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
+                    entry, same);
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             Entry denied = s.denied.get(id);
             if (denied != null && KeyDirectory.sameKey(denied.key().key(), offered)) {
-                return decision(id, fastOutcome, denied.key().fingerprint());
+                return Offer.of(decision(id, fastOutcome, denied.key().fingerprint()), entry, false);
             }
         }
         try (StoreLock.Held held = lock.acquire()) {
@@ -227,7 +231,7 @@ public final class FileKeyStore implements KeyStore {
         }
     }
 
-    private KeyDecision offerLocked(String id, RSAPublicKey offered, PolicyVerdict verdict) throws IOException {
+    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict verdict) throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
         KeyLookup lookup = current.map(c -> c.key() == null
@@ -238,10 +242,10 @@ public final class FileKeyStore implements KeyStore {
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
         Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
+        KeyDecision decision = decision(id, outcome, Fingerprints.of(offered));
         String reason = outcome.reason();
-        switch (outcome.write()) {
-            case NONE -> {
-            }
+        Entry written = switch (outcome.write()) {
+            case NONE -> null;
             case NEW_PENDING -> writes.createLocked(id, KeyState.PENDING, offered, MASTER_ACTOR, reason);
             case NEW_ACCEPTED -> writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
             case NEW_REJECTED -> writes.createLocked(id, KeyState.REJECTED, offered, MASTER_ACTOR, reason);
@@ -249,9 +253,35 @@ public final class FileKeyStore implements KeyStore {
                     reason);
             case PENDING_TO_REJECTED -> writes.moveLocked(current.orElseThrow(), KeyState.REJECTED, MASTER_ACTOR,
                     reason);
-            case DENIED -> writes.denyLocked(id, offered, MASTER_ACTOR, reason);
+            case DENIED -> {
+                writes.denyLocked(id, offered, MASTER_ACTOR, reason);
+                yield null;
+            }
+        };
+        if (written != null) {
+            return Offer.of(decision, written, true);
         }
-        return decision(id, outcome, Fingerprints.of(offered));
+        boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
+        if (current.isEmpty()) {
+            return Offer.of(decision, null, false);
+        }
+        StoredKey onDisk = current.get().key();
+        if (onDisk == null) {
+            return Offer.untracked(decision, null, false);
+        }
+        // The decision rests on the disk; the offer's tenure on the snapshot's entry, which a hand edit in place
+        // can leave behind until a rescan.
+        Entry entry = writes.snapshot().keys.get(id);
+        if (!holds(entry, onDisk)) {
+            writes.rescanLocked();
+            entry = writes.snapshot().keys.get(id);
+        }
+        return holds(entry, onDisk) ? Offer.of(decision, entry, same) : Offer.untracked(decision, onDisk, same);
+    }
+
+    private static boolean holds(Entry entry, StoredKey onDisk) {
+        return entry != null && entry.key().state() == onDisk.state()
+                && KeyDirectory.sameKey(entry.key().key(), onDisk.key());
     }
 
     private static KeyDecision decision(String id, Outcome outcome, String fingerprint) {

@@ -56,13 +56,29 @@ public interface KeyStore extends AutoCloseable {
     // ---------------------------------------------------------------- the master's offer
 
     /**
-     * Applies DESIGN.md §2's table to a key offered by a minion and answers; changes are audited as actor
-     * {@value #MASTER_ACTOR}.
+     * What the acceptance policies conclude about an offered key. Asked by {@link #offer} at most once, before any
+     * lock is taken, and only when the id is unknown or pending with the offered key: in every other state the
+     * answer cannot change what the store does, so a single-use grant or token is never spent on it.
+     */
+    @FunctionalInterface
+    interface Policies {
+        PolicyVerdict decide(KeyLookup current);
+    }
+
+    /**
+     * Applies DESIGN.md §2's table to a key offered by a minion and answers with what it stored; changes are
+     * audited as actor {@value #MASTER_ACTOR}. This is the store's one read for an auth: the answer carries the
+     * stored key and whether it stays current ({@link Offer#current()}).
      *
      * @throws UncheckedIOException when the store cannot be read or written (the caller must refuse the minion)
      * @throws IllegalArgumentException for a key brine does not accept (under 2048 bits, ...)
      */
-    KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict);
+    Offer offer(String id, RSAPublicKey offered, Policies policies);
+
+    /** {@link #offer(String, RSAPublicKey, Policies)} with a verdict known in advance; answers the decision alone. */
+    default KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {
+        return offer(id, offered, current -> verdict).decision();
+    }
 
     // ---------------------------------------------------------------- admin operations
 
