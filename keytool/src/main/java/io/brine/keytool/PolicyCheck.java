@@ -103,7 +103,7 @@ final class PolicyCheck implements Callable<Integer> {
         } catch (ConfigException e) {
             throw UserError.usage(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME) + ": " + e.getMessage());
         }
-        BrineKey.requireLooksLikePkiDir(config.pkiDir());
+        KeytoolConfig.requireLooksLikePkiDir(config.pkiDir());
         try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
                 .createPkiDir(false).pollInterval(Duration.ZERO).build())) {
             KeyListing listing = store.list();
