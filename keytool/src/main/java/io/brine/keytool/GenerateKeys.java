@@ -1,5 +1,6 @@
 package io.brine.keytool;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.RsaKeys;
@@ -9,7 +10,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -33,8 +33,7 @@ final class GenerateKeys {
         Path dir = (genKeysDir != null ? genKeysDir : Path.of(".")).toAbsolutePath().normalize();
         try {
             if (!Files.isDirectory(dir)) {
-                Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(
-                        PosixFilePermissions.fromString("rwx------")));
+                AtomicFiles.ensureDirectory(dir);
             }
             for (String file : List.of(name + ".pem", name + ".pub")) {
                 if (Files.exists(dir.resolve(file), LinkOption.NOFOLLOW_LINKS)) {

@@ -214,13 +214,13 @@ public final class FileKeyStore implements KeyStore {
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
         if (fastOutcome.write() == KeyTransitions.Write.NONE) {
             // Decisions always carry the offered key's fingerprint (the stored one's when they are the same key).
-            return Offer.of(decision(id, fastOutcome, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
+            return Offer.of(fastOutcome.decision(id, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
                     entry, same);
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             Entry denied = s.denied.get(id);
             if (denied != null && KeyDirectory.sameKey(denied.key().key(), offered)) {
-                return Offer.of(decision(id, fastOutcome, denied.key().fingerprint()), entry, false);
+                return Offer.of(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
         try (StoreLock.Held held = lock.acquire()) {
@@ -242,7 +242,7 @@ public final class FileKeyStore implements KeyStore {
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
         Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
-        KeyDecision decision = decision(id, outcome, Fingerprints.of(offered));
+        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
         String reason = outcome.reason();
         Entry written = switch (outcome.write()) {
             case NONE -> null;
@@ -282,16 +282,6 @@ public final class FileKeyStore implements KeyStore {
     private static boolean holds(Entry entry, StoredKey onDisk) {
         return entry != null && entry.key().state() == onDisk.state()
                 && KeyDirectory.sameKey(entry.key().key(), onDisk.key());
-    }
-
-    private static KeyDecision decision(String id, Outcome outcome, String fingerprint) {
-        return switch (outcome.answer()) {
-            case ACCEPTED -> new KeyDecision.Accepted(id, fingerprint, outcome.reason());
-            case PENDING -> new KeyDecision.Pending(id, fingerprint, outcome.reason());
-            case REJECTED -> new KeyDecision.Rejected(id, fingerprint, outcome.reason());
-            case DENIED -> new KeyDecision.Denied(id, fingerprint, outcome.reason());
-            case FULL -> new KeyDecision.Full(id, outcome.reason());
-        };
     }
 
     // ---------------------------------------------------------------- admin operations
