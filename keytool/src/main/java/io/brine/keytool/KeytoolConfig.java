@@ -67,8 +67,18 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
             }
             return Optional.empty();
         }
+        return Optional.of(master(file));
+    }
+
+    /**
+     * The whole of {@code file} (a master.yaml), as the master reads it.
+     *
+     * @throws UserError (exit 2) with the report {@code brine-master --check-config} prints: every problem, each
+     *                   with its file and line
+     */
+    static MasterConfig master(Path file) {
         try {
-            return Optional.of(MasterConfig.loadFile(file));
+            return MasterConfig.loadFile(file);
         } catch (ConfigException e) {
             throw UserError.usage(e.getMessage());
         }
