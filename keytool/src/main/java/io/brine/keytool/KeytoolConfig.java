@@ -1,22 +1,31 @@
 package io.brine.keytool;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.KeyStoreOptions;
 import java.io.IOException;
-import java.io.InputStream;
+import java.io.PrintWriter;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 
 /**
- * The settings brine-key needs from {@code master.yaml}: {@code pki_dir}, {@code cachedir} and {@code audit_log}. Deliberately
- * minimal and isolated: the master's full configuration loader replaces it. Relative paths are resolved against
- * the configuration file's directory; command-line options win over the file.
+ * Where brine-key works: {@code pki_dir}, {@code cachedir} and {@code audit_log} of the master's {@code master.yaml},
+ * read with the master's own strict reader (an unknown key or a bad value is the error {@code brine-master
+ * --check-config} reports), unless {@code --pki-dir} and {@code --cachedir} say it all.
  *
  * @param pkiDir            the pki dir
  * @param cachedir          where the audit log goes
- * @param cachedirFromUser  true when the cachedir was given (option or file) rather than defaulted
+ * @param cachedirFromUser  true when the cachedir or audit log was given (option or file) rather than defaulted:
+ *                          then an audit log that cannot be written is an error, not a warning
  * @param auditLog          the audit log: {@code audit_log} of the file, else {@code audit.log} in the cachedir
  */
 record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog) {
@@ -27,72 +36,106 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
                 Path.of("/var/cache/brine/master"));
     }
 
-    static final String FILE_NAME = "master.yaml";
-    private static final int MAX_BYTES = 1 << 20;
-
     /**
      * @param configDir        {@code -c DIR}, or null for the default (where a missing file is not an error)
      * @param pkiDirOption     {@code --pki-dir}, or null
      * @param cachedirOption   {@code --cachedir}, or null
+     * @throws UserError (exit 2) naming every problem of the file, with its line, when it is refused
      */
     static KeytoolConfig resolve(Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption) {
         boolean explicit = configDir != null;
-        Path dir = explicit ? configDir : defaults.configDir();
-        Path file = dir.resolve(FILE_NAME);
-        JsonNode root = null;
-        if (pkiDirOption == null || cachedirOption == null) {
-            root = read(file, explicit);
+        Path file = (explicit ? configDir : defaults.configDir()).resolve(MasterConfig.FILE_NAME);
+        Optional<MasterConfig> master = pkiDirOption != null && cachedirOption != null ? Optional.empty()
+                : read(file, explicit);
+        Path pkiDir = pkiDirOption != null ? pkiDirOption : master.map(MasterConfig::pkiDir).orElse(defaults.pkiDir());
+        if (cachedirOption != null) {
+            Path cachedir = cachedirOption.toAbsolutePath().normalize();
+            return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir, true,
+                    cachedir.resolve(AuditLog.FILE_NAME));
         }
-        Path pkiDir = pkiDirOption != null ? pkiDirOption : path(root, "pki_dir", file, defaults.pkiDir());
-        Path cachedir = cachedirOption != null ? cachedirOption : path(root, "cachedir", file, null);
-        // The master's audit_log, unless --cachedir says where this run's audit goes.
-        Path auditLog = cachedirOption == null ? path(root, "audit_log", file, null) : null;
-        boolean fromUser = cachedir != null || auditLog != null;
-        Path resolvedCachedir = (cachedir != null ? cachedir : defaults.cachedir()).toAbsolutePath().normalize();
-        return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), resolvedCachedir, fromUser,
-                auditLog != null ? auditLog.toAbsolutePath().normalize() : resolvedCachedir.resolve("audit.log"));
+        Path cachedir = master.map(MasterConfig::cachedir).orElse(defaults.cachedir()).toAbsolutePath().normalize();
+        Path auditLog = master.map(MasterConfig::auditLog).orElse(cachedir.resolve(AuditLog.FILE_NAME))
+                .toAbsolutePath().normalize();
+        return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir,
+                master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(), auditLog);
     }
 
-    private static JsonNode read(Path file, boolean required) {
-        byte[] bytes;
-        try (InputStream in = Files.newInputStream(file)) {
-            bytes = in.readNBytes(MAX_BYTES + 1);
-        } catch (NoSuchFileException e) {
+    private static Optional<MasterConfig> read(Path file, boolean required) {
+        if (!Files.exists(file)) {
             if (required) {
                 throw UserError.usage(file + " does not exist");
             }
-            return null;
-        } catch (IOException e) {
-            throw UserError.usage("cannot read " + file + ": " + e.getMessage());
+            return Optional.empty();
         }
-        if (bytes.length > MAX_BYTES) {
-            throw UserError.usage(file + " is larger than " + MAX_BYTES + " bytes");
-        }
+        return Optional.of(master(file));
+    }
+
+    /**
+     * The whole of {@code file} (a master.yaml), as the master reads it.
+     *
+     * @throws UserError (exit 2) with the report {@code brine-master --check-config} prints: every problem, each
+     *                   with its file and line
+     */
+    static MasterConfig master(Path file) {
         try {
-            JsonNode root = new YAMLMapper().readTree(bytes);
-            if (root == null || root.isMissingNode() || root.isNull()) {
-                return null;
-            }
-            if (!root.isObject()) {
-                throw UserError.usage(file + ": expected a mapping of option names to values");
-            }
-            return root;
-        } catch (JacksonException e) {
-            String where = e.getLocation() == null ? "" : ":" + e.getLocation().getLineNr();
-            throw UserError.usage(file + where + ": not valid YAML: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw UserError.usage("cannot read " + file + ": " + e.getMessage());
+            return MasterConfig.loadFile(file);
+        } catch (ConfigException e) {
+            throw UserError.usage(e.getMessage());
         }
     }
 
-    private static Path path(JsonNode root, String key, Path file, Path fallback) {
-        if (root == null || !root.has(key) || root.get(key).isNull()) {
-            return fallback;
+    /** Whether the file sets cachedir or audit_log (the reader fills in the master's defaults otherwise). */
+    private static boolean namesItsCachedirOrAuditLog(MasterConfig config) {
+        Path defaultCachedir = MasterConfig.builder().build().cachedir();
+        return !config.cachedir().equals(defaultCachedir)
+                || !config.auditLog().equals(config.cachedir().resolve(AuditLog.FILE_NAME));
+    }
+
+    /** The key store of {@link #pkiDir}, auditing to {@code audit} (none when null); never creates a pki dir. */
+    KeyStore openStore(AuditLog audit) {
+        requireLooksLikePkiDir(pkiDir);
+        try {
+            return FileKeyStore.open(KeyStoreOptions.builder(pkiDir).auditLog(audit).masterKey(false)
+                    .createPkiDir(false).pollInterval(Duration.ZERO).build());
+        } catch (KeyStoreException e) {
+            throw UserError.usage(e.getMessage());
+        } catch (IOException e) {
+            throw UserError.usage("cannot open the pki dir " + pkiDir + ": " + BrineKey.describe(e));
         }
-        JsonNode value = root.get(key);
-        if (!value.isTextual() || value.asText().isBlank()) {
-            throw UserError.usage(file + ": " + key + " must be a path");
+    }
+
+    /**
+     * The store creates missing state directories; brine-key lets it only in a directory that already is a pki dir,
+     * so a mistyped {@code --pki-dir /} or {@code --pki-dir ~} stays untouched.
+     */
+    static void requireLooksLikePkiDir(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            throw UserError.usage("pki dir " + dir + (Files.exists(dir) ? " is not a directory" : " does not exist"));
         }
-        return file.toAbsolutePath().getParent().resolve(value.asText());
+        for (String entry : List.of("master.pub", "master.pem", "minions", "minions_pre", "minions_rejected",
+                "minions_denied")) {
+            if (Files.exists(dir.resolve(entry), LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+        }
+        throw UserError.usage(dir + " does not look like a pki dir (no master.pub, minions/ or minions_pre/);"
+                + " give the master's pki_dir");
+    }
+
+    /**
+     * The audit log; a configured cachedir that does not work is an error, while a defaulted one (brine-key run on
+     * a pki dir of its own, as a user who cannot write /var/cache) only costs a warning on {@code err}.
+     */
+    AuditLog openAudit(PrintWriter err) {
+        try {
+            return AuditLog.openFile(auditLog, Clock.systemUTC());
+        } catch (IOException e) {
+            String problem = "cannot write the audit log " + auditLog + ": " + BrineKey.describe(e);
+            if (cachedirFromUser) {
+                throw UserError.usage(problem);
+            }
+            err.println("brine-key: warning: " + problem + "; this change is not audited (use --cachedir DIR)");
+            return null;
+        }
     }
 }

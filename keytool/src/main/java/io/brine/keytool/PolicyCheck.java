@@ -8,6 +8,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
@@ -18,7 +19,6 @@ import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.AuthAttempt;
 import io.brine.store.policy.PolicyDecision;
 import io.brine.protocol.MinionIds;
-import io.brine.daemon.config.ConfigException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
@@ -96,14 +96,9 @@ final class PolicyCheck implements Callable<Integer> {
         MinionIds.problem(id).ifPresent(problem -> {
             throw UserError.usage(MinionIds.printable(id) + ": " + problem);
         });
-        MasterConfig config;
-        try {
-            config = MasterConfig.load(root.configDirOrDefault());
-        } catch (ConfigException e) {
-            throw UserError.usage(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME) + ": " + e.getMessage());
-        }
-        BrineKey.requireLooksLikePkiDir(config.pkiDir());
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
+        MasterConfig config = KeytoolConfig.master(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME));
+        KeytoolConfig.requireLooksLikePkiDir(config.pkiDir());
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
                 .createPkiDir(false).pollInterval(Duration.ZERO).build())) {
             KeyListing listing = store.list();
             RSAPublicKey key = key(listing);

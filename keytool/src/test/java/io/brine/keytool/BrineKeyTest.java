@@ -1,11 +1,15 @@
 package io.brine.keytool;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
@@ -71,7 +75,7 @@ class BrineKeyTest {
     void createStore() throws Exception {
         pki = tmp.resolve("pki");
         cache = tmp.resolve("cache");
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             store.offer("web1", key(1), PolicyVerdict.NONE);
             store.offer("web2", key(2), PolicyVerdict.NONE);
@@ -333,13 +337,15 @@ class BrineKeyTest {
 
     @Test
     void invalidIdsAndGlobsInArgumentsAreUsageErrors() {
-        for (String bad : List.of("Web1", "../etc", "web1/x", "web$", "web1,,db1", "web1,", "[web", "-x")) {
+        for (String bad : List.of("Web1", "../etc", "web1/x", "web$", "web1,,db1", "web1,", "[web", "-x",
+                "web[^2]", "web[A-Z]")) {
             Result result = run("-a", bad, "-y");
             assertThat(result.exit()).as(bad).isEqualTo(2);
             assertThat(result.err()).as(bad).startsWith("brine-key: ").doesNotContain("Exception").doesNotContain(
                     "\tat ");
         }
         assertThat(run("-a", "Web1", "-y").err()).contains("'Web1'").contains("[a-z0-9._-]");
+        assertThat(run("-a", "web[^2]", "-y").err()).contains("negated with [!...]");
         assertThat(exists(KeyState.PENDING, "web1")).isTrue();
     }
 
@@ -372,7 +378,7 @@ class BrineKeyTest {
 
     @Test
     void fingerAllShowsTheMasterKeyToo() throws Exception {
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
             String master = Fingerprints.of(store.masterKeyPair().getPublic());
             Result result = run("-F");
             assertThat(result.out()).startsWith("Local Keys:\nmaster.pub:  " + master + "\nAccepted Keys:\n");
@@ -458,12 +464,12 @@ class BrineKeyTest {
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: [1, 2]\n");
         Result wrongType = runRaw("-c", etc.toString(), "-L");
         assertThat(wrongType.exit()).isEqualTo(2);
-        assertThat(wrongType.err()).contains("pki_dir must be a path");
+        assertThat(wrongType.err()).contains("master.yaml:1: pki_dir: expected a single value");
 
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: x\n  bad: : indent\n");
         Result badYaml = runRaw("-c", etc.toString(), "-L");
         assertThat(badYaml.exit()).isEqualTo(2);
-        assertThat(badYaml.err()).contains("master.yaml:").contains("not valid YAML");
+        assertThat(badYaml.err()).contains("master.yaml:");
 
         Result noPki = runRaw("--pki-dir", tmp.resolve("absent").toString(), "-L");
         assertThat(noPki.exit()).isEqualTo(2);
@@ -476,6 +482,21 @@ class BrineKeyTest {
         try (var entries = Files.list(notPki)) {
             assertThat(entries).isEmpty();
         }
+    }
+
+    @Test
+    void masterYamlIsReadByTheMastersStrictReaderSoATypoIsTheErrorCheckConfigGives() throws Exception {
+        Path etc = Files.createDirectories(tmp.resolve("conf"));
+        Path file = Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\npki_dirr: ../other\n"
+                + "keysize: 1000\n");
+        String checkConfig = assertThrows(ConfigException.class, () -> MasterConfig.load(etc)).getMessage();
+
+        Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
+
+        assertThat(result.exit()).isEqualTo(2);
+        assertThat(result.err()).isEqualTo("brine-key: " + checkConfig + System.lineSeparator());
+        assertThat(checkConfig).contains(file + ":2: pki_dirr: unknown key", file + ":3: keysize");
+        assertThat(exists(KeyState.PENDING, "web1")).as("nothing changed").isTrue();
     }
 
     @Test
@@ -503,11 +524,11 @@ class BrineKeyTest {
         assertThat(second.exit()).isZero();
         assertThat(JSON.readTree(second.out()).get("rotation_requested").asLong()).isEqualTo(2);
 
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             assertThat(store.rotationRequests()).isEqualTo(2);
         }
-        assertThat(Files.readString(pki.resolve(KeyStore.ROTATE_FILE))).isEqualTo("2\n");
+        assertThat(Files.readString(pki.resolve(FileKeyStore.ROTATE_FILE))).isEqualTo("2\n");
         List<String> lines = Files.readAllLines(cache.resolve("audit.log"));
         assertThat(lines).hasSize(2);
         JsonNode line = JSON.readTree(lines.get(1));
@@ -527,6 +548,6 @@ class BrineKeyTest {
         assertThat(help.out()).contains("--accept", "--finger-all", "Exit codes:", "Examples:");
         Result version = runRaw("--version");
         assertThat(version.exit()).isZero();
-        assertThat(version.out()).startsWith("brine-key ").doesNotContain("unknown");
+        assertThat(version.out()).startsWith("brine ").doesNotContain("unknown");
     }
 }

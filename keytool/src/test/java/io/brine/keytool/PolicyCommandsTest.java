@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.brine.daemon.config.MasterConfig.AutosignToken;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
@@ -46,7 +47,7 @@ class PolicyCommandsTest {
     void setUp() throws Exception {
         etc = Files.createDirectories(tmp.resolve("etc"));
         pki = tmp.resolve("pki");
-        try (KeyStore store = KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             store.offer("waiting.example.com", key(1), PolicyVerdict.NONE);
             store.offer("gone.example.com", key(2), PolicyVerdict.REJECT);

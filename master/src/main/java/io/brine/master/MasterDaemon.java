@@ -3,6 +3,7 @@ package io.brine.master;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.JobCache;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
@@ -54,9 +55,8 @@ public final class MasterDaemon implements AutoCloseable {
             AtomicFiles.ensureDirectory(config.cachedir());
             AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
-            KeyStore keyStore = KeyStore.open(KeyStoreOptions.builder(config.pkiDir()).cachedir(config.cachedir())
-                    .auditLog(audit).keysize(config.keysize()).maxPending(config.maxPending())
-                    .maxMinions(config.maxMinions()).clock(clock).build());
+            KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
+                    .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build());
             opened.add(keyStore);
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.store.audit.AuditLog;
 import io.brine.master.jobs.JobCache;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
@@ -90,7 +91,7 @@ class MasterStartTest {
                 new byte[28]));
         EagerTransport transport = new EagerTransport(unknownSession);
         try (AuditLog audit = AuditLog.open(cache, clock);
-                KeyStore keys = KeyStore.open(KeyStoreOptions.builder(pki).cachedir(cache).auditLog(audit)
+                KeyStore keys = FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit)
                         .pollInterval(Duration.ZERO).build());
                 JobCache jobs = new JobCache(cache.resolve("jobs"), Duration.ofHours(1), 1 << 20, clock);
                 Master master = new Master(keys, transport, new Master.Settings(Duration.ofDays(1), 100, 100, 2, 0,

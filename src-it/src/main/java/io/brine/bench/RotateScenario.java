@@ -4,7 +4,9 @@ import static io.brine.bench.Figures.round;
 import static io.brine.bench.Figures.verdict;
 
 import io.brine.bench.BenchMain.Scenario;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
@@ -12,6 +14,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,9 +41,9 @@ final class RotateScenario {
 
     void run() throws IOException {
         MasterProcess master = run.master();
-        try (KeyStore keyStore = KeyStore.open(KeyStoreOptions.builder(master.pkiDir())
-                .cachedir(master.dir.resolve("cache")).masterKey(false).createPkiDir(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (AuditLog audit = AuditLog.open(master.dir.resolve("cache"), Clock.systemUTC());
+                KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(master.pkiDir()).auditLog(audit)
+                        .masterKey(false).createPkiDir(false).pollInterval(Duration.ZERO).build())) {
             Map<String, Object> warm = rotation(keyStore, Bench.WARM_PREFIX + "00000", false);
             Map<String, Object> figures = rotation(keyStore, Bench.WARM_PREFIX + "00001", true);
             figures.put("warmup", warm);

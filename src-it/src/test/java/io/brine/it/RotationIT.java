@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.keytool.BrineKey;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.master.publish.JobPublisher;
@@ -179,7 +180,7 @@ class RotationIT {
         long before = generation();
 
         // What brine-key does: its own store over the same pki dir, no polling, no master key.
-        try (KeyStore other = KeyStore.open(KeyStoreOptions.builder(fleet.masterConfig.pkiDir()).masterKey(false)
+        try (KeyStore other = FileKeyStore.open(KeyStoreOptions.builder(fleet.masterConfig.pkiDir()).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             long started = System.nanoTime();
             assertThat(other.delete("m2", KeyState.ACCEPTED, null, "brine-key:it").status())

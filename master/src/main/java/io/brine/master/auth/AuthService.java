@@ -1,12 +1,11 @@
 package io.brine.master.auth;
 
 import io.brine.store.keys.KeyDecision;
-import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
-import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.Offer;
 import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.Admission;
 import io.brine.store.policy.AuthAttempt;
-import io.brine.store.policy.PolicyDecision;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
@@ -48,8 +47,7 @@ public final class AuthService {
     /** Nonces seen within the skew window: a replayed request must not displace a live session. */
     private final Cache<NonceKey, Boolean> seenNonces;
 
-    private final KeyStore keyStore;
-    private final AcceptancePolicies policies;
+    private final Admission admission;
     private final SessionTable sessions;
     private final PublishKeyring keyring;
     private final AuthAudit audit;
@@ -62,8 +60,7 @@ public final class AuthService {
 
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
             AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds) {
-        this.keyStore = keyStore;
-        this.policies = policies;
+        this.admission = new Admission(keyStore, policies);
         this.sessions = sessions;
         this.keyring = keyring;
         this.audit = audit;
@@ -139,42 +136,29 @@ public final class AuthService {
             return Optional.empty();
         }
 
-        PolicyDecision policy = needsPolicy(keyStore.lookup(id, key))
-                ? policies.evaluate(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
-                        request.token(), peer.remoteAddress(), clock.instant()))
-                : new PolicyDecision(PolicyVerdict.NONE, "state", "policies are not consulted for this key state");
-        KeyDecision decision;
-        try {
-            decision = keyStore.offer(id, key, policy.verdict());
-        } catch (RuntimeException e) {
-            policy.rollback().run();
-            throw e;
-        }
-        if (!(decision instanceof KeyDecision.Accepted)) {
-            // A single-use grant or token a policy spent on this request was not used after all (a limit).
-            policy.rollback().run();
-        }
-        audit.decided(id, peer.remoteAddress(), fingerprint, decision, policy);
+        // The store's one read for this request: policies asked only where they matter, a spend given back there.
+        Admission.Admitted admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(),
+                request.grant(), request.token(), peer.remoteAddress(), clock.instant()));
+        audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
-        return Optional.of(answer(request, peer, key, fingerprint, decision, now));
+        return Optional.of(answer(request, peer, key, fingerprint, admitted.offer(), now));
     }
 
-    private Outcome answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint,
-            KeyDecision decision, long now) {
+    private Outcome answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
+            long now) {
         String id = request.id();
+        KeyDecision decision = offer.decision();
         if (decision instanceof KeyDecision.Accepted accepted) {
             // The session holds the key store's instance of the same key: one parsed key per minion, not two
             // (about 1.2 KiB of heap per connected minion, BENCHMARKS.md).
-            RSAPublicKey shared = keyStore.acceptedKey(id)
-                    .filter(stored -> stored.getModulus().equals(key.getModulus())
-                            && stored.getPublicExponent().equals(key.getPublicExponent()))
-                    .orElse(key);
+            RSAPublicKey shared = offer.sameKey() ? offer.stored().orElseThrow().key() : key;
             MinionSession session = sessions.open(id, shared, peer, now);
             byte[] reply = acceptedReply(request, session);
             // The decision may rest on the store's state just before the key was removed. Checked again once the
-            // reply holds its generation: a removal the store shows only later is followed by the removal
-            // listener (which closes this session) and then a rotation, so the reply holds nothing made after.
-            if (keyStore.lookup(id, key) != KeyLookup.ACCEPTED_SAME) {
+            // reply holds its generation (no store read: the store ends the key's tenure before it tells the
+            // removal listener): a removal ended only later is followed by the removal listener (which closes
+            // this session) and then a rotation, so the reply holds nothing made after.
+            if (!offer.current()) {
                 sessions.remove(session);
                 LOG.info("Minion {} ({}): key removed while answering; refused", id, peer.remoteAddress());
                 audit.refused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
@@ -197,10 +181,6 @@ public final class AuthService {
             return reply(request, AuthStatus.FULL, full.reason(), pendingRetrySeconds);
         }
         throw new IllegalStateException("unknown key decision " + decision);
-    }
-
-    private static boolean needsPolicy(KeyLookup lookup) {
-        return lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME;
     }
 
     private byte[] acceptedReply(AuthRequest request, MinionSession session) {

@@ -5,8 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.Offer;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RecordingKeyStore;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.PolicyDecision;
 import io.brine.store.policy.TokenHashes;
@@ -40,34 +44,35 @@ class AuthServicePolicyTest {
 
     @TempDir
     Path dir;
-    KeyStore store;
+    RecordingKeyStore store;
     AcceptancePolicies policies;
     AuthService auth;
     final List<String> audited = new ArrayList<>();
     final Peer peer = () -> "10.0.0.5";
+    final AuthAudit audit = new AuthAudit() {
+        @Override
+        public void refused(String id, String remoteAddress, String fingerprint, String reason) {
+            audited.add("refused " + id + ": " + reason);
+        }
+
+        @Override
+        public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
+                PolicyDecision policy) {
+            audited.add(decision.getClass().getSimpleName() + " " + id + " [" + policy.rule() + "]");
+        }
+    };
 
     @BeforeEach
     void setUp() throws Exception {
         Path pki = Files.createDirectories(dir.resolve("pki"));
         Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
         KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
-        store = KeyStore.open(KeyStoreOptions.builder(pki).maxMinions(1).pollInterval(Duration.ZERO).build());
+        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(pki).maxMinions(1)
+                .pollInterval(Duration.ZERO).build()));
         MasterConfig config = MasterConfig.builder(dir).acceptance(MasterConfig.Acceptance.builder()
                 .autosignTokens(List.of(TokenHashes.entry("web*", TOKEN, true))).build()).build();
         policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null);
-        auth = new AuthService(store, policies, new SessionTable(), new PublishKeyring(Clock.systemUTC()),
-                new AuthAudit() {
-                    @Override
-                    public void refused(String id, String remoteAddress, String fingerprint, String reason) {
-                        audited.add("refused " + id);
-                    }
-
-                    @Override
-                    public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
-                            PolicyDecision policy) {
-                        audited.add(decision.getClass().getSimpleName() + " " + id + " [" + policy.rule() + "]");
-                    }
-                }, Clock.systemUTC(), peer -> 4505, 0);
+        auth = authService(store, new SessionTable());
     }
 
     @AfterEach
@@ -80,13 +85,22 @@ class AuthServicePolicyTest {
         return handle(id, keyIndex, token).status();
     }
 
+    private AuthService authService(KeyStore keys, SessionTable sessions) {
+        return new AuthService(keys, policies, sessions, new PublishKeyring(Clock.systemUTC()), audit,
+                Clock.systemUTC(), peer -> 4505, 0);
+    }
+
     private AuthService.Outcome handle(String id, int keyIndex, String token) {
+        return handle(auth, id, keyIndex, token);
+    }
+
+    private AuthService.Outcome handle(AuthService service, String id, int keyIndex, String token) {
         KeyPair pair = TestKeys.pair(keyIndex);
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(), nonce,
                 System.currentTimeMillis(), Map.of(), null, token);
-        return auth.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow();
+        return service.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow();
     }
 
     @Test
@@ -127,5 +141,37 @@ class AuthServicePolicyTest {
         // The single-use token is still unspent.
         store.delete("web2", "test");
         assertThat(authenticate("web3", 5, TOKEN)).isEqualTo(AuthStatus.ACCEPTED);
+    }
+
+    @Test
+    void anAuthReadsTheKeyStoreOnceWhetherPoliciesAcceptOrTheKeyIsAcceptedAlready() {
+        assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(store.calls()).containsExactly("offer");
+        store.forget();
+
+        assertThat(authenticate("web1", 2, null)).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(store.calls()).containsExactly("offer");
+    }
+
+    @Test
+    void aKeyRemovedBetweenTheDecisionAndTheReplyIsRefusedAndKeepsNoSession() {
+        store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(2).getPublic(),
+                PolicyVerdict.ACCEPT);
+        KeyStore removedWhileAnswering = new RecordingKeyStore(store.delegate()) {
+            @Override
+            public Offer offer(String id, java.security.interfaces.RSAPublicKey offered, Policies asked) {
+                Offer offer = super.offer(id, offered, asked);
+                delegate().delete(id, "admin");
+                return offer;
+            }
+        };
+        SessionTable sessions = new SessionTable();
+
+        AuthService.Outcome outcome = handle(authService(removedWhileAnswering, sessions), "web1", 2, null);
+
+        assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(outcome.session()).isEmpty();
+        assertThat(sessions.size()).isZero();
+        assertThat(audited).last().isEqualTo("refused web1: key removed while answering");
     }
 }

@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Pem;
 import java.io.IOException;
@@ -25,12 +26,12 @@ public final class KeyPairFiles {
         String privateName = name + ".pem";
         String publicName = name + ".pub";
         for (String file : new String[] {privateName, publicName}) {
-            if (StoreFiles.attributes(dir.resolve(file)).isPresent()) {
+            if (AtomicFiles.attributes(dir.resolve(file)).isPresent()) {
                 throw new FileAlreadyExistsException(dir.resolve(file).toString(), null, "already exists");
             }
         }
-        StoreFiles.writeNew(dir, privateName, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
-                StoreFiles.PRIVATE_MODE);
-        StoreFiles.writeNew(dir, publicName, Pem.bytes(Pem.publicKeySpki(pair.getPublic())), StoreFiles.PUBLIC_MODE);
+        AtomicFiles.create(dir.resolve(privateName), Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.create(dir.resolve(publicName), Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
     }
 }

@@ -1,18 +1,17 @@
 package io.brine.store.keys;
 
-import io.brine.store.audit.AuditLog;
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.protocol.crypto.RsaKeys;
+import io.brine.store.audit.AuditLog;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How to open a {@link KeyStore}; immutable, validated once by {@link Builder#build()}.
+ * How to open a {@link FileKeyStore}; immutable, validated once by {@link Builder#build()}.
  *
  * @param pkiDir         the pki dir ({@code pki_dir})
- * @param cachedir       where {@code audit.log} goes; null for no audit log (tests) unless {@code auditLog} is set
- * @param auditLog       an audit log shared with the caller (not closed by the store); overrides {@code cachedir}
+ * @param auditLog       where changes are audited, owned by the caller (the store never closes it); null for none
  * @param keysize        bits of a newly generated master key
  * @param maxPending     most keys in {@code minions_pre/} an offer may lead to; 0 = unlimited
  * @param maxMinions     most accepted keys an offer or accept may lead to; 0 = unlimited
@@ -21,10 +20,11 @@ import java.util.Objects;
  * @param createPkiDir   create a missing pki dir; when false, a missing pki dir is an error
  * @param pollInterval   how often to look for changes by other processes; zero for never (brine-key)
  * @param rescanInterval how often to re-read every file, to notice changes made by hand
+ * @param ticker         the monotonic time {@code rescanInterval} is measured on (tests move it by hand)
  */
-public record KeyStoreOptions(Path pkiDir, Path cachedir, AuditLog auditLog, int keysize, int maxPending,
-        int maxMinions, int maxRejected, boolean masterKey, boolean createPkiDir, Duration pollInterval,
-        Duration rescanInterval, Clock clock) {
+public record KeyStoreOptions(Path pkiDir, AuditLog auditLog, int keysize, int maxPending, int maxMinions,
+        int maxRejected, boolean masterKey, boolean createPkiDir, Duration pollInterval, Duration rescanInterval,
+        Ticker ticker) {
 
     public static final int DEFAULT_MAX_PENDING = 1000;
     public static final int DEFAULT_MAX_REJECTED = 1000;
@@ -37,7 +37,6 @@ public record KeyStoreOptions(Path pkiDir, Path cachedir, AuditLog auditLog, int
 
     public static final class Builder {
         private final Path pkiDir;
-        private Path cachedir;
         private AuditLog auditLog;
         private int keysize = RsaKeys.DEFAULT_BITS;
         private int maxPending = DEFAULT_MAX_PENDING;
@@ -47,15 +46,10 @@ public record KeyStoreOptions(Path pkiDir, Path cachedir, AuditLog auditLog, int
         private boolean createPkiDir = true;
         private Duration pollInterval = DEFAULT_POLL_INTERVAL;
         private Duration rescanInterval = DEFAULT_RESCAN_INTERVAL;
-        private Clock clock = Clock.systemUTC();
+        private Ticker ticker = Ticker.systemTicker();
 
         private Builder(Path pkiDir) {
             this.pkiDir = Objects.requireNonNull(pkiDir, "pkiDir");
-        }
-
-        public Builder cachedir(Path cachedir) {
-            this.cachedir = cachedir;
-            return this;
         }
 
         public Builder auditLog(AuditLog auditLog) {
@@ -103,8 +97,8 @@ public record KeyStoreOptions(Path pkiDir, Path cachedir, AuditLog auditLog, int
             return this;
         }
 
-        public Builder clock(Clock clock) {
-            this.clock = clock;
+        public Builder ticker(Ticker ticker) {
+            this.ticker = ticker;
             return this;
         }
 
@@ -131,14 +125,14 @@ public record KeyStoreOptions(Path pkiDir, Path cachedir, AuditLog auditLog, int
             if (rescanInterval == null || rescanInterval.isNegative() || rescanInterval.isZero()) {
                 errors.append("; rescanInterval must be > 0");
             }
-            if (clock == null) {
-                errors.append("; clock is required");
+            if (ticker == null) {
+                errors.append("; ticker is required");
             }
             if (errors.length() > 0) {
                 throw new IllegalArgumentException("invalid key store options: " + errors.substring(2));
             }
-            return new KeyStoreOptions(pkiDir, cachedir, auditLog, keysize, maxPending, maxMinions, maxRejected,
-                    masterKey, createPkiDir, pollInterval, rescanInterval, clock);
+            return new KeyStoreOptions(pkiDir, auditLog, keysize, maxPending, maxMinions, maxRejected, masterKey,
+                    createPkiDir, pollInterval, rescanInterval, ticker);
         }
     }
 }

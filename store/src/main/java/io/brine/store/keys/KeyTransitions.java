@@ -54,6 +54,17 @@ public final class KeyTransitions {
     }
 
     public record Outcome(Answer answer, Write write, String reason) {
+
+        /** The answer as the store gives it for {@code id}, naming the offered key's {@code fingerprint}. */
+        public KeyDecision decision(String id, String fingerprint) {
+            return switch (answer) {
+                case ACCEPTED -> new KeyDecision.Accepted(id, fingerprint, reason);
+                case PENDING -> new KeyDecision.Pending(id, fingerprint, reason);
+                case REJECTED -> new KeyDecision.Rejected(id, fingerprint, reason);
+                case DENIED -> new KeyDecision.Denied(id, fingerprint, reason);
+                case FULL -> new KeyDecision.Full(id, reason);
+            };
+        }
     }
 
     private KeyTransitions() {

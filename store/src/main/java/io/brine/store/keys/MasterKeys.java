@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
@@ -31,9 +32,9 @@ final class MasterKeys {
     static KeyPair loadOrCreate(Path pkiDir, int keysize) throws IOException, KeyStoreException {
         Path pem = pkiDir.resolve(PRIVATE_FILE);
         Path pub = pkiDir.resolve(PUBLIC_FILE);
-        Optional<PosixFileAttributes> pemAttributes = StoreFiles.attributes(pem);
+        Optional<PosixFileAttributes> pemAttributes = AtomicFiles.attributes(pem);
         if (pemAttributes.isEmpty()) {
-            if (StoreFiles.attributes(pub).isPresent()) {
+            if (AtomicFiles.attributes(pub).isPresent()) {
                 throw new KeyStoreException(pub + " exists but " + pem + " does not; restore " + PRIVATE_FILE
                         + ", or remove " + PUBLIC_FILE + " to generate a new master key pair (every minion that"
                         + " pinned the old key will then refuse this master)");
@@ -41,10 +42,10 @@ final class MasterKeys {
             log.info("Generating the master key pair ({} bits) in {}", keysize, pkiDir);
             KeyPair pair = RsaKeys.generate(keysize);
             // The private key first: a crash before master.pub is written is repaired on the next open.
-            StoreFiles.writeNew(pkiDir, PRIVATE_FILE, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
-                    StoreFiles.PRIVATE_MODE);
-            StoreFiles.writeNew(pkiDir, PUBLIC_FILE, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
-                    StoreFiles.PUBLIC_MODE);
+            AtomicFiles.create(pkiDir.resolve(PRIVATE_FILE), Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
+                    AtomicFiles.OWNER_READ);
+            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                    AtomicFiles.PUBLIC_READ);
             return pair;
         }
         PosixFileAttributes attributes = pemAttributes.get();
@@ -52,13 +53,13 @@ final class MasterKeys {
             throw new KeyStoreException(pem + " is not a regular file" + (attributes.isSymbolicLink()
                     ? " (a symbolic link; the key store never follows links)" : ""));
         }
-        if (StoreFiles.groupOrOtherAccess(attributes)) {
+        if (PkiPermissions.groupOrOtherAccess(attributes)) {
             throw new KeyStoreException(pem + " is accessible by group or others (mode "
                     + PosixFilePermissions.toString(attributes.permissions()) + "); refusing to use it. Run: chmod 400 "
                     + pem);
         }
         KeyPair pair;
-        byte[] bytes = StoreFiles.readSmall(pem, MAX_PEM_BYTES);
+        byte[] bytes = AtomicFiles.readSmall(pem, MAX_PEM_BYTES);
         try {
             pair = Pem.readPrivateKey(new String(bytes, StandardCharsets.US_ASCII));
         } catch (KeyFormatException e) {
@@ -66,16 +67,16 @@ final class MasterKeys {
         } finally {
             Arrays.fill(bytes, (byte) 0);
         }
-        Optional<PosixFileAttributes> pubAttributes = StoreFiles.attributes(pub);
+        Optional<PosixFileAttributes> pubAttributes = AtomicFiles.attributes(pub);
         if (pubAttributes.isEmpty()) {
             log.info("Writing the missing {} from {}", pub, pem);
-            StoreFiles.writeNew(pkiDir, PUBLIC_FILE, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
-                    StoreFiles.PUBLIC_MODE);
+            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                    AtomicFiles.PUBLIC_READ);
         } else {
             RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
                     + " is not a valid public key"));
             RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
-            if (!KeyStore.sameKey(stored, derived)) {
+            if (!KeyDirectory.sameKey(stored, derived)) {
                 throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
                         + " to write it again from the private key");
             }
@@ -85,7 +86,7 @@ final class MasterKeys {
 
     /** Reads {@code master.pub}; empty when it is absent. */
     static Optional<RSAPublicKey> readPublic(Path pub) throws IOException, KeyStoreException {
-        Optional<PosixFileAttributes> attributes = StoreFiles.attributes(pub);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pub);
         if (attributes.isEmpty()) {
             return Optional.empty();
         }
@@ -93,7 +94,7 @@ final class MasterKeys {
             throw new KeyStoreException(pub + " is not a regular file");
         }
         try {
-            return Optional.of(Pem.readPublicKey(new String(StoreFiles.readSmall(pub, MAX_PEM_BYTES),
+            return Optional.of(Pem.readPublicKey(new String(AtomicFiles.readSmall(pub, MAX_PEM_BYTES),
                     StandardCharsets.US_ASCII)));
         } catch (KeyFormatException e) {
             throw new KeyStoreException(pub + ": " + e.getMessage(), e);

@@ -23,7 +23,38 @@ final class Snapshot {
         }
     }
 
-    record Entry(StoredKey key, FileStamp stamp) {
+    /**
+     * An id's key as one version of its file. {@code tenure} lasts while the id keeps this key in this state: a
+     * rescan that finds the same key again (a touched or rewritten file) keeps it; a move, a delete or another key
+     * ends it.
+     */
+    record Entry(StoredKey key, FileStamp stamp, Tenure tenure) {
+
+        static Entry of(StoredKey key, FileStamp stamp) {
+            return new Entry(key, stamp, new Tenure());
+        }
+
+        /** The same key in the same state, found in a new version of its file. */
+        Entry restamped(StoredKey reread, FileStamp newStamp) {
+            return new Entry(reread, newStamp, tenure);
+        }
+    }
+
+    /**
+     * Whether an entry is still the id's entry in the store. Ended (under the store lock) before the snapshot that
+     * drops the entry is published and before listeners hear of the change, so a reader that still sees it current
+     * has acted before anything the change set off.
+     */
+    static final class Tenure {
+        private volatile boolean ended;
+
+        boolean current() {
+            return !ended;
+        }
+
+        void end() {
+            ended = true;
+        }
     }
 
     static final Snapshot EMPTY = new Snapshot(Long.MIN_VALUE, List.of(), Map.of(), Map.of(), List.of(), 0);

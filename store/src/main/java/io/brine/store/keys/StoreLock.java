@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -169,7 +170,7 @@ final class StoreLock implements AutoCloseable {
         private static FileChannel openChannel(Path file) throws IOException {
             return FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                    PosixFilePermissions.asFileAttribute(StoreFiles.KEY_MODE));
+                    PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW));
         }
     }
 }

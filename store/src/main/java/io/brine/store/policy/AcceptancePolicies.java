@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The configured policies in order: autoreject rules first (a reject wins), then any rule that accepts accepts;
  * otherwise the key waits for an admin. Policies are only asked about a key that is not accepted yet (unknown, or
- * pending with the same key): never for a rejected id, never to replace an accepted key (AuthService).
+ * pending with the same key): never for a rejected id, never to replace an accepted key ({@link Admission}).
  *
  * <p>{@link #fromConfig} builds what {@code master.yaml} configures, for the master and for
  * {@code brine-key policy check} alike, in this order: autoreject_file; then auto_accept, autosign_file, grants,

@@ -1,18 +1,10 @@
 package io.brine.store.policy;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import io.brine.store.keys.PolicyVerdict;
-import io.brine.protocol.crypto.Pem;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -24,19 +16,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * {@code public_key} (SPKI PEM), {@code fingerprint}, {@code claims}, {@code remote_address}, {@code time}), in
  * {@code /} with an environment of only {@code PATH} and {@code LANG}. Exit status 0 accepts; anything else, a crash,
  * a timeout (the process and its descendants are killed) or a failure to start leaves the key pending. Output
- * (standard output and error together) is capped and logged at DEBUG.
+ * (standard output and error together) is capped and logged at DEBUG. {@link PolicyProcess} runs it; this class
+ * decides when, and remembers the answers.
  *
  * <p>An auth worker never waits for it: on first sight of a key the run starts in the background and the answer is
  * "pending"; when the run accepts, the pending key is promoted at once ({@link Promoter}), and the answer is also
@@ -63,20 +49,14 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     public static final Duration NO_CACHE = Duration.ofMinutes(1);
     /** How long a "yes" is remembered for a key that could not be promoted yet. */
     public static final Duration YES_CACHE = Duration.ofMinutes(10);
-    static final int MAX_OUTPUT = 64 * 1024;
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecutablePolicy.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_CACHED = 100_000;
 
     /** Promotes a pending key that a background run accepted. */
     @FunctionalInterface
     public interface Promoter {
         void promote(AuthAttempt attempt, PolicyDecision decision);
-    }
-
-    /** What one run concluded. {@code exitCode} is -1 when the process did not exit by itself. */
-    record Run(boolean accepted, int exitCode, String reason, String output) {
     }
 
     private record Answer(boolean accepted, String reason, List<Object> executableStamp, Instant at) {
@@ -90,12 +70,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final Semaphore slots;
     private final Cache<String, Answer> answers;
     private final Map<String, Instant> running = new ConcurrentHashMap<>();
-    private final java.util.Set<Process> processes = ConcurrentHashMap.newKeySet();
+    private final PolicyProcess process;
     private final Object poolLock = new Object();
     private final AtomicBoolean closed = new AtomicBoolean();
     private ExecutorService runners;
-    private ExecutorService drains;
-    private ScheduledExecutorService killer;
 
     public ExecutablePolicy(Path executable, Duration timeout, int maxConcurrent, Clock clock) {
         this.executable = executable;
@@ -103,6 +81,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         this.maxConcurrent = maxConcurrent;
         this.clock = clock;
         this.slots = new Semaphore(maxConcurrent);
+        this.process = new PolicyProcess(executable, timeout);
         this.answers = Caffeine.newBuilder().maximumSize(MAX_CACHED)
                 .ticker(() -> TimeUnit.MILLISECONDS.toNanos(clock.millis()))
                 .expireAfter(new Expiry<String, Answer>() {
@@ -174,7 +153,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         if (problem.isPresent()) {
             return none(problem.get());
         }
-        Run run = run(attempt);
+        PolicyProcess.Run run = process.run(attempt);
         String output = printable(run.output());
         String reason = run.reason() + (output.isEmpty() ? "" : "; output: " + (output.length() > 2000
                 ? output.substring(0, 2000) + "..." : output));
@@ -183,7 +162,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
 
     private void runInBackground(AuthAttempt attempt, String key, List<Object> stamp) {
         try {
-            Run run = run(attempt);
+            PolicyProcess.Run run = process.run(attempt);
             Answer answer = new Answer(run.accepted(), run.reason(), stamp, clock.instant());
             answers.put(key, answer);
             LOG.info("Minion {} ({}): {} {} says {}: {}", attempt.id(), attempt.remoteAddress(), RULE, executable,
@@ -200,116 +179,6 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             running.remove(key);
             slots.release();
         }
-    }
-
-    /** One run, synchronously, within the timeout. Never throws for anything the executable does. */
-    Run run(AuthAttempt attempt) {
-        byte[] input;
-        try {
-            input = document(attempt);
-        } catch (JsonProcessingException e) {
-            return new Run(false, -1, "cannot encode the request for the executable", "");
-        }
-        ProcessBuilder builder = new ProcessBuilder(executable.toString(), attempt.id())
-                .redirectErrorStream(true).directory(Path.of("/").toFile());
-        builder.environment().clear();
-        builder.environment().put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-        builder.environment().put("LANG", "C.UTF-8");
-        long started = System.nanoTime();
-        Process process;
-        try {
-            process = builder.start();
-        } catch (IOException e) {
-            return new Run(false, -1, "cannot run " + executable + ": " + e.getMessage(), "");
-        }
-        processes.add(process);
-        if (closed.get()) {
-            killTree(process);
-        }
-        AtomicBoolean timedOut = new AtomicBoolean();
-        ScheduledFuture<?> kill = killer().schedule(() -> {
-            timedOut.set(true);
-            killTree(process);
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
-        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> drain(process.getInputStream()),
-                drains());
-        try (OutputStream stdin = process.getOutputStream()) {
-            stdin.write(input);
-        } catch (IOException e) {
-            // It exited or closed its input without reading it all: its exit status still decides.
-        }
-        int exit;
-        try {
-            if (!process.waitFor(timeout.toNanos() - (System.nanoTime() - started), TimeUnit.NANOSECONDS)) {
-                timedOut.set(true);
-                killTree(process);
-            }
-            exit = process.waitFor();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            killTree(process);
-            return new Run(false, -1, "interrupted (the master is stopping)", "");
-        } finally {
-            kill.cancel(false);
-            processes.remove(process);
-        }
-        String text = collect(output);
-        long millis = (System.nanoTime() - started) / 1_000_000;
-        if (timedOut.get()) {
-            return new Run(false, -1, "timed out after " + timeout.toSeconds() + " s: killed", text);
-        }
-        return exit == 0 ? new Run(true, 0, "exit 0 after " + millis + " ms", text)
-                : new Run(false, exit, "exit " + exit + " after " + millis + " ms", text);
-    }
-
-    private byte[] document(AuthAttempt attempt) throws JsonProcessingException {
-        ObjectNode document = JSON.createObjectNode();
-        document.put("id", attempt.id());
-        document.put("public_key", Pem.publicKeySpki(attempt.publicKey()));
-        document.put("fingerprint", attempt.fingerprint());
-        document.set("claims", JSON.valueToTree(attempt.claims()));
-        document.put("remote_address", attempt.remoteAddress());
-        document.put("time", attempt.time().toString());
-        return JSON.writeValueAsBytes(document);
-    }
-
-    private String collect(CompletableFuture<String> output) {
-        try {
-            return output.get(1, TimeUnit.SECONDS);
-        } catch (TimeoutException e) {
-            LOG.warn("{} {}: its output is still open after it exited (a background process it started holds it);"
-                    + " not waited for", RULE, executable);
-            return "";
-        } catch (ExecutionException e) {
-            return "";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
-        }
-    }
-
-    /** Reads up to {@link #MAX_OUTPUT} bytes and discards the rest, so the process never blocks on a full pipe. */
-    private static String drain(InputStream in) {
-        ByteArrayOutputStream kept = new ByteArrayOutputStream();
-        byte[] buffer = new byte[8192];
-        long dropped = 0;
-        try (in) {
-            int n;
-            while ((n = in.read(buffer)) >= 0) {
-                int keep = Math.min(n, MAX_OUTPUT - kept.size());
-                kept.write(buffer, 0, keep);
-                dropped += n - keep;
-            }
-        } catch (IOException e) {
-            // the pipe closed under us: keep what was read
-        }
-        String text = kept.toString(StandardCharsets.UTF_8);
-        return dropped > 0 ? text + "[... " + dropped + " more bytes dropped]" : text;
-    }
-
-    private static void killTree(Process process) {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
     }
 
     /** Why the executable must not be run now, or empty. */
@@ -358,37 +227,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private ExecutorService runners() {
         synchronized (poolLock) {
             if (runners == null) {
-                runners = Executors.newFixedThreadPool(maxConcurrent, daemonThreads("brine-policy"));
+                runners = Executors.newFixedThreadPool(maxConcurrent, PolicyProcess.daemonThreads("brine-policy"));
             }
             return runners;
         }
-    }
-
-    private ExecutorService drains() {
-        synchronized (poolLock) {
-            if (drains == null) {
-                drains = Executors.newCachedThreadPool(daemonThreads("brine-policy-output"));
-            }
-            return drains;
-        }
-    }
-
-    private ScheduledExecutorService killer() {
-        synchronized (poolLock) {
-            if (killer == null) {
-                killer = Executors.newSingleThreadScheduledExecutor(daemonThreads("brine-policy-timer"));
-            }
-            return killer;
-        }
-    }
-
-    private static ThreadFactory daemonThreads(String name) {
-        AtomicInteger count = new AtomicInteger();
-        return runnable -> {
-            Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     /** A log-safe form of the output: control characters escaped, one line. */
@@ -414,12 +256,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             return;
         }
         // Kill first: a runner may be blocked writing to a process that does not read.
-        processes.forEach(ExecutablePolicy::killTree);
+        process.close();
         synchronized (poolLock) {
-            for (ExecutorService pool : new ExecutorService[] {runners, killer, drains}) {
-                if (pool != null) {
-                    pool.shutdownNow();
-                }
+            if (runners != null) {
+                runners.shutdownNow();
             }
         }
     }

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,7 +41,7 @@ class KeyStoreConcurrencyTest {
     void concurrentWritersNeverCorruptTheStoreOrLoseAKey() throws Exception {
         Path pki = tmp.resolve("pki");
         Path cache = tmp.resolve("cache");
-        try (KeyStore seed = open(pki, cache)) {
+        try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC()); KeyStore seed = open(pki, audit)) {
             for (int i = 0; i < IDS; i++) {
                 seed.offer(KeyStoreWorker.stableId(i), KeyStoreWorker.key(STABLE_KEYS + i), PolicyVerdict.NONE);
             }
@@ -55,7 +56,7 @@ class KeyStoreConcurrencyTest {
         for (int t = 0; t < 2; t++) {
             long seed = 2000 + t;
             Thread thread = new Thread(() -> {
-                try (KeyStore store = open(pki, cache)) {
+                try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC()); KeyStore store = open(pki, audit)) {
                     Random random = new Random(seed);
                     for (int n = 0; n < OPERATIONS / 2; n++) {
                         int i = random.nextInt(IDS);
@@ -128,8 +129,8 @@ class KeyStoreConcurrencyTest {
         onDisk.forEach((id, state) -> assertThat(last.get(id)).as(id).isEqualTo(state.label()));
     }
 
-    private static KeyStore open(Path pki, Path cache) throws Exception {
-        return KeyStore.open(KeyStoreOptions.builder(pki).cachedir(cache).masterKey(false)
+    private static KeyStore open(Path pki, AuditLog audit) throws Exception {
+        return FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit).masterKey(false)
                 .pollInterval(Duration.ZERO).build());
     }
 }

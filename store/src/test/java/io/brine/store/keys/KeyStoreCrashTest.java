@@ -6,6 +6,7 @@ import static io.brine.store.keys.KeyStoreWorker.STABLE_KEYS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.store.audit.AuditLog;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.testing.TestKeys;
@@ -83,7 +84,7 @@ class KeyStoreCrashTest {
     }
 
     private static KeyStore open(Path pki) throws Exception {
-        return KeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
     }
 
     private static void assertInvariants(Path pki, int round) throws Exception {
@@ -102,7 +103,7 @@ class KeyStoreCrashTest {
             try (Stream<Path> files = Files.list(pki.resolve(state.dirName()))) {
                 for (Path file : files.toList()) {
                     String name = file.getFileName().toString();
-                    if (name.startsWith(StoreFiles.TEMP_PREFIX)) {
+                    if (name.startsWith(AtomicFiles.TEMP_PREFIX)) {
                         continue;
                     }
                     assertThat(MinionIds.isValid(name)).as("round %d: %s", round, file).isTrue();
@@ -136,7 +137,7 @@ class KeyStoreCrashTest {
 
     private static void assertNoTempFiles(Path pki) throws Exception {
         try (Stream<Path> files = Files.walk(pki)) {
-            assertThat(files.map(p -> p.getFileName().toString())).noneMatch(StoreFiles::isTemp);
+            assertThat(files.map(p -> p.getFileName().toString())).noneMatch(AtomicFiles::isTemp);
         }
     }
 

@@ -18,6 +18,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,11 +34,13 @@ class KeyStoreTest {
     @TempDir
     Path tmp;
 
-    private final List<KeyStore> opened = new ArrayList<>();
+    private final List<AutoCloseable> opened = new ArrayList<>();
 
     @AfterEach
-    void closeStores() {
-        opened.forEach(KeyStore::close);
+    void closeStores() throws Exception {
+        for (int i = opened.size() - 1; i >= 0; i--) {
+            opened.get(i).close();
+        }
     }
 
     private Path pki() {
@@ -45,12 +48,13 @@ class KeyStoreTest {
     }
 
     private KeyStore open() throws Exception {
-        return open(KeyStoreOptions.builder(pki()).cachedir(tmp.resolve("cache")).masterKey(false)
-                .pollInterval(Duration.ZERO));
+        AuditLog audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
+        opened.add(audit);
+        return open(KeyStoreOptions.builder(pki()).auditLog(audit).masterKey(false).pollInterval(Duration.ZERO));
     }
 
     private KeyStore open(KeyStoreOptions.Builder builder) throws Exception {
-        KeyStore store = KeyStore.open(builder.build());
+        KeyStore store = FileKeyStore.open(builder.build());
         opened.add(store);
         return store;
     }

@@ -1,11 +1,13 @@
 package io.brine.store.keys;
 
+import io.brine.store.audit.AuditLog;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -72,8 +74,10 @@ public final class KeyStoreWorker {
         out.flush();
     }
 
+    /** A store auditing to {@code cachedir} (none when null); the audit log lives as long as this process. */
     private static KeyStore open(Path pki, Path cachedir) throws Exception {
-        return KeyStore.open(KeyStoreOptions.builder(pki).cachedir(cachedir).masterKey(false)
+        AuditLog audit = cachedir == null ? null : AuditLog.open(cachedir, Clock.systemUTC());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit).masterKey(false)
                 .pollInterval(Duration.ZERO).build());
     }
 

@@ -20,7 +20,7 @@ class SnapshotTest {
             KeyState.DENIED);
 
     private static Entry entry(String id, KeyState state) {
-        return new Entry(new StoredKey(id, state, KEY, "fp"), new FileStamp(id, 1, FileTime.fromMillis(0)));
+        return Entry.of(new StoredKey(id, state, KEY, "fp"), new FileStamp(id, 1, FileTime.fromMillis(0)));
     }
 
     @Test

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
@@ -34,7 +35,7 @@ class AcceptancePoliciesTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        store = KeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false).maxPending(1)
+        store = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false).maxPending(1)
                 .pollInterval(Duration.ZERO).build());
     }
 
@@ -119,19 +120,20 @@ class AcceptancePoliciesTest {
 
     @Test
     void aKeyAcceptedInTheBackgroundIsPromotedAndAudited() throws Exception {
-        // Says yes only once the key is pending, so that the promotion (not the next retry) accepts it.
-        Path exe = file("policy", "#!/bin/sh\nwhile [ ! -e " + dir.resolve("pki/minions_pre/web1")
-                + " ]; do sleep 0.05; done\nexit 0\n", "rwx------");
+        // Says yes only once the store holds the key as pending (the test says so: the file appears on disk before
+        // the store's memory has it), so that the promotion, not the next retry, accepts it.
+        Path pending = dir.resolve("pending");
+        Path exe = file("policy", "#!/bin/sh\nwhile [ ! -e " + pending + " ]; do sleep 0.05; done\nexit 0\n",
+                "rwx------");
         try (io.brine.store.audit.AuditLog audit = io.brine.store.audit.AuditLog.open(dir.resolve("audit"),
                 clock)) {
             policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(
                     MasterConfig.Acceptance.builder().autosignPolicy(exe).build()).build(), store, clock, audit);
             assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
             store.offer("web1", key(1), PolicyVerdict.NONE); // what AuthService does with that answer
-            await().until(() -> store.lookup("web1", key(1))
-                    == KeyLookup.ACCEPTED_SAME);
-            await().until(() -> Files.readString(audit.file())
-                    .contains("\"policy-accepted\""));
+            Files.writeString(pending, "");
+            await().until(() -> store.lookup("web1", key(1)) == KeyLookup.ACCEPTED_SAME);
+            await().until(() -> Files.readString(audit.file()).contains("\"policy-accepted\""));
             assertThat(Files.readString(audit.file())).contains("autosign_policy " + exe);
         }
     }

@@ -65,7 +65,7 @@ class ExecutablePolicyTest {
         PolicyDecision first = policy.evaluate(attempt("web1", 1, Map.of("role", "web"), null, null, "10.0.0.5"));
         assertThat(first.verdict()).isEqualTo(PolicyVerdict.NONE);
         assertThat(first.reason()).startsWith("started");
-        await().atMost(Duration.ofSeconds(10)).until(() -> promoted.contains("web1 autosign_policy " + exe));
+        await().until(() -> promoted.contains("web1 autosign_policy " + exe));
 
         PolicyDecision retry = policy.evaluate(attempt("web1", 1));
         assertThat(retry.verdict()).isEqualTo(PolicyVerdict.ACCEPT);
@@ -89,7 +89,7 @@ class ExecutablePolicyTest {
         policy(exe, Duration.ofSeconds(10), 2);
 
         policy.evaluate(attempt("web1", 1));
-        await().atMost(Duration.ofSeconds(10)).until(() -> policy.evaluate(attempt("web1", 1)).reason()
+        await().until(() -> policy.evaluate(attempt("web1", 1)).reason()
                 .startsWith("exit 3"));
         for (int i = 0; i < 5; i++) {
             clock.advance(Duration.ofSeconds(10));
@@ -100,7 +100,7 @@ class ExecutablePolicyTest {
 
         clock.advance(Duration.ofSeconds(11));
         assertThat(policy.evaluate(attempt("web1", 1)).reason()).startsWith("started");
-        await().atMost(Duration.ofSeconds(10)).until(() -> runs() == 2);
+        await().until(() -> runs() == 2);
     }
 
     @Test
@@ -108,41 +108,47 @@ class ExecutablePolicyTest {
         Path exe = script("exit 1");
         policy(exe, Duration.ofSeconds(10), 2);
         policy.evaluate(attempt("web1", 1));
-        await().atMost(Duration.ofSeconds(10)).until(() -> policy.evaluate(attempt("web1", 1)).reason()
+        await().until(() -> policy.evaluate(attempt("web1", 1)).reason()
                 .startsWith("exit 1"));
 
         script("exit 0 # the fixed version");
         assertThat(policy.evaluate(attempt("web1", 1)).reason()).startsWith("started");
-        await().atMost(Duration.ofSeconds(10)).until(() -> !promoted.isEmpty());
+        await().until(() -> !promoted.isEmpty());
     }
 
     @Test
-    void aHangIsKilledWithWhatItStartedAndCountsAsNo() throws Exception {
+    void aHangIsKilledAtItsTimeoutWithWhatItStartedAndCountsAsNo() throws Exception {
         Path exe = script("sleep 30 &\necho $! > $DIR/child\nsleep 30");
         policy(exe, Duration.ofSeconds(1), 2);
 
-        long started = System.nanoTime();
         PolicyDecision decision = policy.check(attempt("web1", 1));
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+
         assertThat(decision.verdict()).isEqualTo(PolicyVerdict.NONE);
         assertThat(decision.reason()).contains("timed out after 1 s: killed");
         long child = Long.parseLong(Files.readString(dir.resolve("child")).strip());
-        await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(child).map(h -> !h.isAlive())
-                .orElse(true));
+        await().until(() -> ProcessHandle.of(child).map(h -> !h.isAlive()).orElse(true));
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(1))) {
+            PolicyProcess.Run run = process.run(attempt("web1", 1));
+            assertThat(run.killed()).isTrue();
+            assertThat(run.accepted()).isFalse();
+            assertThat(run.exitCode()).isEqualTo(-1);
+        }
     }
 
     @Test
-    void aHangNeverHoldsUpTheCaller() throws Exception {
-        Path exe = script("sleep 30");
-        policy(exe, Duration.ofSeconds(1), 1);
-        long started = System.nanoTime();
+    void theCallerGetsItsAnswerWhileTheRunIsStillGoing() throws Exception {
+        // The run cannot end before the test creates "go": an evaluate that waited for it would never say "started".
+        Path exe = script("while [ ! -e $DIR/go ]; do sleep 0.05; done\nexit 0");
+        policy(exe, Duration.ofSeconds(30), 1);
+
         assertThat(policy.evaluate(attempt("web1", 1)).reason()).startsWith("started");
         assertThat(policy.evaluate(attempt("web2", 2)).reason()).startsWith("busy");
         assertThat(policy.evaluate(attempt("web1", 1)).reason()).startsWith("running");
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(500));
-        await().atMost(Duration.ofSeconds(10)).until(() -> policy.evaluate(attempt("web1", 1)).reason()
-                .startsWith("timed out"));
-        assertThat(policy.evaluate(attempt("web2", 2)).reason()).startsWith("started");
+        assertThat(promoted).isEmpty();
+
+        Files.writeString(dir.resolve("go"), "");
+        await().until(() -> promoted.contains("web1 autosign_policy " + exe));
+        await().until(() -> policy.evaluate(attempt("web2", 2)).reason().startsWith("started"));
     }
 
     @Test
@@ -150,10 +156,10 @@ class ExecutablePolicyTest {
         Path exe = script("echo $$ > $DIR/pid.tmp\nmv $DIR/pid.tmp $DIR/pid\nsleep 30");
         policy(exe, Duration.ofSeconds(30), 1);
         policy.evaluate(attempt("web1", 1));
-        await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(dir.resolve("pid")));
+        await().until(() -> Files.exists(dir.resolve("pid")));
         long pid = Long.parseLong(Files.readString(dir.resolve("pid")).strip());
         policy.close();
-        await().atMost(Duration.ofSeconds(5)).until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive())
+        await().until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive())
                 .orElse(true));
         assertThat(promoted).isEmpty();
     }
@@ -201,11 +207,12 @@ class ExecutablePolicyTest {
     @Test
     void outputIsCappedAndTheRestDrained() throws Exception {
         Path exe = script("head -c 300000 /dev/zero | tr '\\0' a\nexit 5");
-        policy(exe, Duration.ofSeconds(10), 2);
-        ExecutablePolicy.Run run = policy.run(attempt("web1", 1));
-        assertThat(run.exitCode()).isEqualTo(5);
-        assertThat(run.output()).startsWith("aaaa").endsWith("[... " + (300000 - ExecutablePolicy.MAX_OUTPUT)
-                + " more bytes dropped]");
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10))) {
+            PolicyProcess.Run run = process.run(attempt("web1", 1));
+            assertThat(run.exitCode()).isEqualTo(5);
+            assertThat(run.output()).startsWith("aaaa").endsWith("[... " + (300000 - PolicyProcess.MAX_OUTPUT)
+                    + " more bytes dropped]");
+        }
     }
 
     @Test

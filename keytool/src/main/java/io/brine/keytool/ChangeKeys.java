@@ -1,0 +1,204 @@
+package io.brine.keytool;
+
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.target.Glob;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.StoredKey;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * brine-key's changing actions: accept, reject and delete (shown, confirmed, then applied key by key, each bound to
+ * the fingerprint shown), and {@code --rotate}. Every change is audited with the admin's name.
+ */
+final class ChangeKeys {
+
+    /** What an accept, reject or delete does. */
+    enum Change {
+        ACCEPT("accepted"), REJECT("rejected"), DELETE("deleted");
+
+        final String verb;
+
+        Change(String verb) {
+            this.verb = verb;
+        }
+    }
+
+    private final BrineKey command;
+    private final Output output;
+    private final Terminal terminal;
+
+    ChangeKeys(BrineKey command, Output output, Terminal terminal) {
+        this.command = command;
+        this.output = output;
+        this.terminal = terminal;
+    }
+
+    /**
+     * Accepts, rejects or deletes the keys matching {@code globs} (all when {@code all}) in the states the change
+     * starts from; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
+     */
+    int change(KeytoolConfig config, KeyListing listing, Change change, String argument, List<Glob> globs,
+            boolean all, String bound) {
+        Set<KeyState> from = switch (change) {
+            case ACCEPT -> states(KeyState.PENDING, command.includeRejected ? KeyState.REJECTED : null,
+                    command.includeDenied ? KeyState.DENIED : null);
+            case REJECT -> states(KeyState.PENDING, command.includeAccepted ? KeyState.ACCEPTED : null,
+                    command.includeDenied ? KeyState.DENIED : null);
+            case DELETE -> EnumSet.allOf(KeyState.class);
+        };
+        Map<KeyState, List<StoredKey>> selected = ShowKeys.select(listing, from, globs, all);
+        if (selected.isEmpty()) {
+            String states = describeStates(from);
+            output.err().println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any "
+                    + (states.isEmpty() ? "" : states + " ") + "key");
+            return UserError.REFUSED;
+        }
+        List<StoredKey> keys = selected.values().stream().flatMap(List::stream).toList();
+        if (bound != null) {
+            for (StoredKey key : keys) {
+                if (!key.fingerprint().equals(bound)) {
+                    output.err().println("brine-key: " + key.id() + ": the " + key.state().label()
+                            + " key has fingerprint " + key.fingerprint() + ", not " + bound + "; nothing changed");
+                    return UserError.REFUSED;
+                }
+            }
+        }
+        PrintWriter info = output.text() ? output.out() : output.err();
+        if (!command.quiet()) {
+            info.println("The following keys are going to be " + change.verb + ":");
+            for (KeyState state : Output.TEXT_HEADINGS.keySet()) {
+                if (selected.containsKey(state)) {
+                    info.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
+                    for (StoredKey key : selected.get(state)) {
+                        info.println(output.colour(state, key.id()) + "  " + key.fingerprint());
+                    }
+                }
+            }
+            info.flush();
+        }
+        if (!command.yes && !confirm(change != Change.DELETE, change.verb)) {
+            return UserError.REFUSED;
+        }
+        // Only now, with something to change, is the audit log opened (and cachedir created).
+        AuditLog audit = command.openAudit(config);
+        try (KeyStore store = command.openStore(config, audit)) {
+            return apply(store, change, keys, bound);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
+    }
+
+    private int apply(KeyStore store, Change change, List<StoredKey> keys, String bound) {
+        String actor = command.actor();
+        List<String> done = new ArrayList<>();
+        Map<String, String> refused = new LinkedHashMap<>();
+        for (StoredKey key : keys) {
+            String expected = bound != null ? bound : key.fingerprint();
+            AdminResult result = switch (change) {
+                case ACCEPT -> store.accept(key.id(), key.state(), expected, actor);
+                case REJECT -> store.reject(key.id(), key.state(), expected, actor);
+                case DELETE -> store.delete(key.id(), key.state(), expected, actor);
+            };
+            switch (result.status()) {
+                case DONE -> {
+                    done.add(key.id());
+                    if (!command.quiet() && output.text()) {
+                        output.out().println("Key for minion " + key.id() + " " + change.verb
+                                + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
+                    }
+                }
+                case UNCHANGED -> {
+                    if (!command.quiet() && output.text()) {
+                        output.out().println(result.message() + ".");
+                    }
+                }
+                case NOT_FOUND, REFUSED -> {
+                    refused.put(key.id(), result.message());
+                    output.err().println("brine-key: " + result.message());
+                }
+            }
+        }
+        output.out().flush();
+        output.err().flush();
+        if (!output.text()) {
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put(change.verb, done);
+            document.put("refused", refused);
+            output.printStructured(document);
+        }
+        return refused.isEmpty() ? 0 : UserError.REFUSED;
+    }
+
+    /** Bumps the rotation request counter in the pki dir; the master, in whatever process, acts on it. */
+    int requestRotation(KeytoolConfig config) {
+        AuditLog audit = command.openAudit(config);
+        try (KeyStore store = command.openStore(config, audit)) {
+            long request = store.requestRotation(command.actor());
+            if (output.text()) {
+                if (!command.quiet()) {
+                    output.out().println("Publish key rotation requested (request " + request + "); a running"
+                            + " master rotates within a second.");
+                    output.out().flush();
+                }
+                return 0;
+            }
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("rotation_requested", request);
+            return output.printStructured(document);
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
+    }
+
+    private boolean confirm(boolean defaultYes, String verb) {
+        if (!terminal.interactive()) {
+            output.err().println("brine-key: no terminal to confirm on and no -y: nothing " + verb
+                    + ", nothing changed");
+            return false;
+        }
+        String answer = terminal.readLine(defaultYes ? "Proceed? [n/Y] " : "Proceed? [N/y] ");
+        boolean proceed = answer != null && (answer.isBlank() ? defaultYes
+                : answer.strip().toLowerCase(Locale.ROOT).startsWith("y"));
+        if (!proceed) {
+            output.err().println("brine-key: nothing changed");
+        }
+        return proceed;
+    }
+
+    private static Set<KeyState> states(KeyState... states) {
+        Set<KeyState> set = EnumSet.noneOf(KeyState.class);
+        for (KeyState state : states) {
+            if (state != null) {
+                set.add(state);
+            }
+        }
+        return set;
+    }
+
+    private static String describeStates(Set<KeyState> states) {
+        if (states.containsAll(EnumSet.allOf(KeyState.class))) {
+            return "";
+        }
+        List<String> words = new ArrayList<>();
+        for (KeyState state : states) {
+            words.add(state == KeyState.PENDING ? "unaccepted" : state.label());
+        }
+        return words.size() == 1 ? words.get(0) : String.join(", ", words.subList(0, words.size() - 1)) + " or "
+                + words.get(words.size() - 1);
+    }
+}

@@ -1,0 +1,130 @@
+package io.brine.keytool;
+
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.target.Glob;
+import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.StoredKey;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/** brine-key's reading actions: {@code -L}/{@code -l} (ids per state), {@code -p}/{@code -P} and {@code -f}/{@code -F}. */
+final class ShowKeys {
+
+    private final Output output;
+
+    ShowKeys(Output output) {
+        this.output = output;
+    }
+
+    /** The ids in {@code states}, in salt-key's layout. */
+    int list(KeyListing listing, Set<KeyState> states) {
+        if (output.text()) {
+            PrintWriter writer = output.out();
+            for (KeyState state : Output.TEXT_HEADINGS.keySet()) {
+                if (states.contains(state)) {
+                    writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
+                    for (String id : listing.ids(state)) {
+                        writer.println(output.colour(state, id));
+                    }
+                }
+            }
+            writer.flush();
+            return 0;
+        }
+        Map<String, Object> document = new LinkedHashMap<>();
+        for (KeyState state : Output.STRUCTURED_ORDER) {
+            if (states.contains(state)) {
+                document.put(state.dirName(), listing.ids(state));
+            }
+        }
+        return output.printStructured(document);
+    }
+
+    /**
+     * The public keys ({@code fingerprints} false) or fingerprints of the keys matching {@code globs} (all when
+     * {@code all}); with all fingerprints, master.pub's too.
+     */
+    int show(KeyStore store, KeyListing listing, boolean fingerprints, String argument, List<Glob> globs,
+            boolean all) {
+        Map<KeyState, List<StoredKey>> matched = select(listing, EnumSet.allOf(KeyState.class), globs, all);
+        Map<String, String> local = new LinkedHashMap<>();
+        if (fingerprints && all) {
+            masterPublicKey(store).ifPresent(fp -> local.put("master.pub", fp));
+        }
+        if (matched.isEmpty() && local.isEmpty()) {
+            output.err().println("brine-key: the key glob " + MinionIds.printable(argument)
+                    + " does not match any key");
+            return UserError.REFUSED;
+        }
+        if (output.text()) {
+            PrintWriter writer = output.out();
+            if (!local.isEmpty()) {
+                writer.println("Local Keys:");
+                local.forEach((name, fp) -> writer.println(name + ":  " + fp));
+            }
+            for (KeyState state : Output.TEXT_HEADINGS.keySet()) {
+                List<StoredKey> keys = matched.get(state);
+                if (keys == null) {
+                    continue;
+                }
+                writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
+                for (StoredKey key : keys) {
+                    String value = fingerprints ? key.fingerprint() : Pem.publicKeySpki(key.key()).stripTrailing();
+                    writer.println(output.colour(state, key.id()) + ":  " + value);
+                }
+            }
+            writer.flush();
+            return 0;
+        }
+        Map<String, Object> document = new LinkedHashMap<>();
+        if (!local.isEmpty()) {
+            document.put("local", local);
+        }
+        for (KeyState state : Output.STRUCTURED_ORDER) {
+            List<StoredKey> keys = matched.get(state);
+            if (keys != null) {
+                Map<String, String> values = new LinkedHashMap<>();
+                for (StoredKey key : keys) {
+                    values.put(key.id(), fingerprints ? key.fingerprint() : Pem.publicKeySpki(key.key()));
+                }
+                document.put(state.dirName(), values);
+            }
+        }
+        return output.printStructured(document);
+    }
+
+    private Optional<String> masterPublicKey(KeyStore store) {
+        try {
+            return store.masterPublicKey().map(Fingerprints::of);
+        } catch (IOException | KeyStoreException e) {
+            output.err().println("brine-key: warning: cannot read master.pub: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    /** The keys in {@code states} whose id matches one of {@code globs} (every key when {@code all}), by state. */
+    static Map<KeyState, List<StoredKey>> select(KeyListing listing, Set<KeyState> states, List<Glob> globs,
+            boolean all) {
+        Map<KeyState, List<StoredKey>> selected = new LinkedHashMap<>();
+        for (KeyState state : states) {
+            for (StoredKey key : listing.keys(state)) {
+                if (all || globs.stream().anyMatch(glob -> glob.matches(key.id()))) {
+                    selected.computeIfAbsent(state, s -> new ArrayList<>()).add(key);
+                }
+            }
+        }
+        return selected;
+    }
+}

@@ -1,0 +1,393 @@
+package io.brine.store.keys;
+
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.store.keys.KeyDirectory.DiskEntry;
+import io.brine.store.keys.KeyTransitions.Limits;
+import io.brine.store.keys.KeyTransitions.Outcome;
+import io.brine.store.keys.Snapshot.Entry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The key store in Salt's pki dir layout, safe against crashes and against other processes (brine-key) writing at
+ * the same time. This class answers reads from memory and decides offers; its parts do the rest:
+ * {@link KeyDirectory} reads the files (scan, parse, diff), {@link StoreLock} is the lock every writer shares,
+ * {@link KeyWrites} keeps the snapshot and makes every change, {@link AdminOperations} judges admins' moves,
+ * {@link KeyWatcher} polls for other writers' changes and tells listeners, {@link RotationRequests} is the
+ * {@code .rotate} counter, {@link MasterKeys} the master's key pair.
+ *
+ * <ul>
+ * <li>Every write holds the advisory lock {@code pki_dir/.lock} and first catches up with what other processes
+ * changed; it then writes with {@link AtomicFiles}. Moving a key between states is one rename(2), so at every
+ * instant an id is in exactly one of {@code minions_pre/}, {@code minions/} and {@code minions_rejected/}.</li>
+ * <li>Reads use an in-memory {@link Snapshot} that a poll refreshes when the lock file's change counter or a state
+ * directory changes, and rereads in full every {@code rescanInterval} (on the injected ticker).</li>
+ * <li>Files whose name is not a valid id, whose content is not a valid public key, and links are reported in
+ * {@link #list()} and never acted on.</li>
+ * </ul>
+ */
+@SuppressWarnings("try") // try (StoreLock.Held held = lock.acquire()) holds the lock for the block; held is unused
+public final class FileKeyStore implements KeyStore {
+
+    /** The file of {@link #requestRotation}'s counter, in the pki dir. */
+    public static final String ROTATE_FILE = RotationRequests.FILE_NAME;
+
+    private static final Logger log = LoggerFactory.getLogger(FileKeyStore.class);
+
+    private final KeyStoreOptions options;
+    private final KeyDirectory directory;
+    private final StoreLock lock;
+    private final KeyPair masterKeyPair;
+    private final KeyWatcher watcher;
+    private final KeyWrites writes;
+    private final AdminOperations admin;
+    private final RotationRequests rotations;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private FileKeyStore(KeyStoreOptions options, KeyDirectory directory, StoreLock lock, KeyPair masterKeyPair,
+            Snapshot initial) {
+        this.options = options;
+        this.directory = directory;
+        this.lock = lock;
+        this.masterKeyPair = masterKeyPair;
+        this.watcher = new KeyWatcher("brine-keys-" + directory.pkiDir().getFileName());
+        this.writes = new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial);
+        this.admin = new AdminOperations(directory, lock, writes, options.maxMinions());
+        this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
+    }
+
+    /**
+     * Opens the store: creates missing state directories (0700), removes temp files left by a crash, loads or
+     * creates the master key pair (when {@link KeyStoreOptions#masterKey()}), and reads every key.
+     *
+     * @throws KeyStoreException for an unsafe or unusable pki dir (the message names the path and the fix)
+     */
+    public static FileKeyStore open(KeyStoreOptions options) throws IOException, KeyStoreException {
+        KeyDirectory directory = KeyDirectory.of(options.pkiDir(), options.createPkiDir());
+        Path lockFile = directory.pkiDir().resolve(StoreLock.FILE_NAME);
+        Optional<PosixFileAttributes> lockAttributes = AtomicFiles.attributes(lockFile);
+        if (lockAttributes.isPresent() && !lockAttributes.get().isRegularFile()) {
+            throw new KeyStoreException(lockFile + " is not a regular file"
+                    + (lockAttributes.get().isSymbolicLink() ? " (a symbolic link)" : ""));
+        }
+        StoreLock lock = StoreLock.open(directory.pkiDir());
+        try (StoreLock.Held held = lock.acquire()) {
+            directory.prepareStateDirectories();
+            KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize())
+                    : null;
+            Snapshot initial = directory.scan(lock.generation(), directory.stamps(), Snapshot.EMPTY,
+                    options.ticker().read());
+            FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial);
+            store.watcher.pollEvery(options.pollInterval(), store::poll);
+            return store;
+        } catch (IOException | KeyStoreException | RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public Path pkiDir() {
+        return directory.pkiDir();
+    }
+
+    @Override
+    public KeyPair masterKeyPair() {
+        if (masterKeyPair == null) {
+            throw new IllegalStateException("the key store was opened without the master key");
+        }
+        return masterKeyPair;
+    }
+
+    /** The master's public key, read from {@code master.pub} when the store was opened without the key pair. */
+    @Override
+    public Optional<RSAPublicKey> masterPublicKey() throws IOException, KeyStoreException {
+        if (masterKeyPair != null) {
+            return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
+        }
+        return MasterKeys.readPublic(pkiDir().resolve(MasterKeys.PUBLIC_FILE));
+    }
+
+    // ---------------------------------------------------------------- reads (in memory)
+
+    /** In memory, no disk I/O. */
+    @Override
+    public KeyLookup lookup(String id, RSAPublicKey offered) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(offered, "offered");
+        Entry entry = writes.snapshot().keys.get(id);
+        return entry == null ? KeyLookup.UNKNOWN
+                : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+    }
+
+    /** In memory. */
+    @Override
+    public Optional<RSAPublicKey> acceptedKey(String id) {
+        MinionIds.requireValid(id);
+        Entry entry = writes.snapshot().entry(KeyState.ACCEPTED, id);
+        return entry == null ? Optional.empty() : Optional.of(entry.key().key());
+    }
+
+    /** In memory. */
+    @Override
+    public Set<String> acceptedIds() {
+        return writes.snapshot().acceptedIds();
+    }
+
+    /**
+     * Catches up first if another process changed the store since the last poll (eight bytes read and four
+     * directories stat'ed; a rescan only after a change).
+     */
+    @Override
+    public KeyListing list() {
+        ensureOpen();
+        try {
+            if (writes.changedOutside(writes.snapshot())) {
+                try (StoreLock.Held held = lock.acquire()) {
+                    writes.syncLocked();
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + pkiDir() + ": " + e.getMessage(), e);
+        }
+        Snapshot s = writes.snapshot();
+        Map<KeyState, List<StoredKey>> keys = new EnumMap<>(KeyState.class);
+        for (Entry entry : s.keys.values()) {
+            keys.computeIfAbsent(entry.key().state(), k -> new ArrayList<>()).add(entry.key());
+        }
+        keys.put(KeyState.DENIED, s.denied.values().stream().map(Entry::key).toList());
+        return new KeyListing(keys, s.problems);
+    }
+
+    @Override
+    public void refresh() throws IOException {
+        ensureOpen();
+        try (StoreLock.Held held = lock.acquire()) {
+            writes.rescanLocked();
+        }
+    }
+
+    // ---------------------------------------------------------------- the master's offer
+
+    /**
+     * Steady states (accepted same key, rejected id, pending same key without a verdict, the same denied key again)
+     * are answered from memory; every write happens under the lock after re-reading the id's files. The policies are
+     * asked before the lock is taken.
+     */
+    @Override
+    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(offered, "offered");
+        Objects.requireNonNull(policies, "policies");
+        try {
+            // A key the store could not read back must never be written.
+            RsaKeys.checkSize(offered);
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
+        ensureOpen();
+        Snapshot s = writes.snapshot();
+        Entry entry = s.keys.get(id);
+        KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
+                : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
+        Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
+        boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
+        if (fastOutcome.write() == KeyTransitions.Write.NONE) {
+            // Decisions always carry the offered key's fingerprint (the stored one's when they are the same key).
+            return Offer.of(fastOutcome.decision(id, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
+                    entry, same);
+        }
+        if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
+            Entry denied = s.denied.get(id);
+            if (denied != null && KeyDirectory.sameKey(denied.key().key(), offered)) {
+                return Offer.of(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
+            }
+        }
+        try (StoreLock.Held held = lock.acquire()) {
+            return offerLocked(id, offered, verdict);
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict verdict) throws IOException {
+        writes.syncLocked();
+        Optional<DiskEntry> current = directory.readMain(id);
+        KeyLookup lookup = current.map(c -> c.key() == null
+                ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
+                        : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
+                : KeyDirectory.lookupOf(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
+        Snapshot s = writes.snapshot();
+        Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
+                options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
+        Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
+        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String reason = outcome.reason();
+        Entry written = switch (outcome.write()) {
+            case NONE -> null;
+            case NEW_PENDING -> writes.createLocked(id, KeyState.PENDING, offered, MASTER_ACTOR, reason);
+            case NEW_ACCEPTED -> writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
+            case NEW_REJECTED -> writes.createLocked(id, KeyState.REJECTED, offered, MASTER_ACTOR, reason);
+            case PENDING_TO_ACCEPTED -> writes.moveLocked(current.orElseThrow(), KeyState.ACCEPTED, MASTER_ACTOR,
+                    reason);
+            case PENDING_TO_REJECTED -> writes.moveLocked(current.orElseThrow(), KeyState.REJECTED, MASTER_ACTOR,
+                    reason);
+            case DENIED -> {
+                writes.denyLocked(id, offered, MASTER_ACTOR, reason);
+                yield null;
+            }
+        };
+        if (written != null) {
+            return Offer.of(decision, written, true);
+        }
+        boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
+        if (current.isEmpty()) {
+            return Offer.of(decision, null, false);
+        }
+        StoredKey onDisk = current.get().key();
+        if (onDisk == null) {
+            return Offer.untracked(decision, null, false);
+        }
+        // The decision rests on the disk; the offer's tenure on the snapshot's entry, which a hand edit in place
+        // can leave behind until a rescan.
+        Entry entry = writes.snapshot().keys.get(id);
+        if (!holds(entry, onDisk)) {
+            writes.rescanLocked();
+            entry = writes.snapshot().keys.get(id);
+        }
+        return holds(entry, onDisk) ? Offer.of(decision, entry, same) : Offer.untracked(decision, onDisk, same);
+    }
+
+    private static boolean holds(Entry entry, StoredKey onDisk) {
+        return entry != null && entry.key().state() == onDisk.state()
+                && KeyDirectory.sameKey(entry.key().key(), onDisk.key());
+    }
+
+    // ---------------------------------------------------------------- admin operations
+
+    @Override
+    public AdminResult accept(String id, KeyState from, String expectedFingerprint, String actor) {
+        ensureOpen();
+        return admin.accept(id, from, expectedFingerprint, actor);
+    }
+
+    @Override
+    public AdminResult reject(String id, KeyState from, String expectedFingerprint, String actor) {
+        ensureOpen();
+        return admin.reject(id, from, expectedFingerprint, actor);
+    }
+
+    @Override
+    public AdminResult reject(String id, String expectedFingerprint, String actor) {
+        ensureOpen();
+        return admin.reject(id, expectedFingerprint, actor);
+    }
+
+    @Override
+    public AdminResult delete(String id, String actor) {
+        ensureOpen();
+        return admin.delete(id, actor);
+    }
+
+    @Override
+    public AdminResult delete(String id, KeyState from, String expectedFingerprint, String actor) {
+        ensureOpen();
+        return admin.delete(id, from, expectedFingerprint, actor);
+    }
+
+    // ---------------------------------------------------------------- rotation requests, listeners
+
+    /** Bumps the counter in {@value #ROTATE_FILE}; a running master notices within a second. */
+    @Override
+    public long requestRotation(String actor) {
+        ensureOpen();
+        return rotations.request(actor);
+    }
+
+    @Override
+    public long rotationRequests() {
+        return rotations.count();
+    }
+
+    /**
+     * Changes by other processes are heard at the next {@link #poll} (every {@code pollInterval}), or at the next
+     * full rescan (every {@code rescanInterval}) for files edited by hand in place.
+     */
+    @Override
+    public AutoCloseable addListener(KeyChangeListener listener) {
+        return watcher.addListener(listener);
+    }
+
+    /**
+     * Looks for changes made by other processes now: the watcher's thread calls this every {@code pollInterval}.
+     * Costs eight bytes read and four directories stat'ed when nothing changed; rereads every file when a full
+     * rescan is due on the ticker.
+     */
+    public void poll() {
+        if (closed.get()) {
+            return;
+        }
+        try {
+            Snapshot current = writes.snapshot();
+            boolean due = options.ticker().read() - current.scannedAtNanos >= options.rescanInterval().toNanos();
+            if (!due && !writes.changedOutside(current)) {
+                return;
+            }
+            try (StoreLock.Held held = lock.acquire()) {
+                if (due) {
+                    writes.rescanLocked();
+                } else {
+                    writes.syncLocked();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            log.warn("Key store {}: cannot look for changes: {}", pkiDir(), e.toString());
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the key store is closed");
+        }
+    }
+
+    /** Stops the watcher and releases the lock; the audit log is the caller's. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        watcher.close();
+        try {
+            lock.close();
+        } catch (IOException e) {
+            log.debug("Closing the lock of {}: {}", pkiDir(), e.toString());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "FileKeyStore[" + pkiDir() + "]";
+    }
+}

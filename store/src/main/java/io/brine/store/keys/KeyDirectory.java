@@ -1,0 +1,282 @@
+package io.brine.store.keys;
+
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.store.keys.Snapshot.Entry;
+import io.brine.store.keys.Snapshot.FileStamp;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The state directories of a pki dir as files: preparing them, reading one id's files, scanning all of them into a
+ * {@link Snapshot}, and the changes between two snapshots. Never writes a key; never follows a link; a file whose
+ * name is not a valid id or whose content is not a public key becomes a {@link KeyProblem}.
+ */
+final class KeyDirectory {
+
+    /** Precedence when a hand-made copy leaves an id in two exclusive states: the most restrictive wins. */
+    static final List<KeyState> PRECEDENCE = List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING);
+
+    private static final Logger log = LoggerFactory.getLogger(KeyDirectory.class);
+    private static final int MAX_KEY_BYTES = Pem.MAX_PEM_CHARS;
+
+    private final Path pkiDir;
+    private final Map<KeyState, Path> dirs;
+
+    private KeyDirectory(Path pkiDir) {
+        this.pkiDir = pkiDir;
+        Map<KeyState, Path> map = new EnumMap<>(KeyState.class);
+        for (KeyState state : KeyState.values()) {
+            map.put(state, pkiDir.resolve(state.dirName()));
+        }
+        this.dirs = map;
+    }
+
+    /**
+     * The pki dir {@code configured} (a link to it is fine; nothing inside it may be one), created 0700 when missing
+     * and {@code create} is set. The state directories are made by {@link #prepareStateDirectories}.
+     *
+     * @throws KeyStoreException for a missing or unsafe pki dir (the message names the path and the fix)
+     */
+    static KeyDirectory of(Path configured, boolean create) throws IOException, KeyStoreException {
+        Path dir = configured.toAbsolutePath().normalize();
+        if (AtomicFiles.attributes(dir).isEmpty()) {
+            if (!create) {
+                throw new KeyStoreException("pki dir " + dir + " does not exist");
+            }
+            PkiPermissions.ensurePrivateDirectory(dir);
+        }
+        Path real = dir.toRealPath();
+        PosixFileAttributes attributes = AtomicFiles.attributes(real).orElseThrow();
+        if (!attributes.isDirectory()) {
+            throw new KeyStoreException("pki dir " + dir + " is not a directory");
+        }
+        if (PkiPermissions.groupOrOtherWrite(attributes)) {
+            throw new KeyStoreException("pki dir " + real + " is writable by group or others; run: chmod 700 "
+                    + real);
+        }
+        return new KeyDirectory(real);
+    }
+
+    /**
+     * Creates missing state directories (0700) and removes the temp files a crash left. The caller holds the store
+     * lock: every writer makes temp files only while holding it, so those found are a crash's leftovers.
+     */
+    void prepareStateDirectories() throws IOException, KeyStoreException {
+        for (Path dir : dirs.values()) {
+            PkiPermissions.ensurePrivateDirectory(dir);
+            AtomicFiles.removeLeftovers(dir);
+        }
+        AtomicFiles.removeLeftovers(pkiDir);
+    }
+
+    Path pkiDir() {
+        return pkiDir;
+    }
+
+    Path dir(KeyState state) {
+        return dirs.get(state);
+    }
+
+    /** One id's file in one state directory, as found on disk. */
+    record DiskEntry(KeyState state, Path path, StoredKey key, String problem) {
+    }
+
+    /** The id's file in its strongest exclusive state, read from disk. */
+    Optional<DiskEntry> readMain(String id) throws IOException {
+        for (KeyState state : PRECEDENCE) {
+            Optional<DiskEntry> entry = readOne(state, id);
+            if (entry.isPresent()) {
+                return entry;
+            }
+        }
+        return Optional.empty();
+    }
+
+    Optional<DiskEntry> readOne(KeyState state, String id) throws IOException {
+        Path path = MinionIds.resolveInside(dirs.get(state), id);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
+        if (attributes.isEmpty()) {
+            return Optional.empty();
+        }
+        ParsedFile parsed = parse(state, id, path, attributes.get());
+        return Optional.of(new DiskEntry(state, path, parsed.key(), parsed.problem()));
+    }
+
+    private record ParsedFile(StoredKey key, String problem) {
+        ParsedFile {
+            // Parser messages may quote the file; keep terminal escapes out of what admins read.
+            problem = problem == null ? null : problem.replaceAll("[\\p{Cntrl}]", "?");
+        }
+    }
+
+    private static ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
+        if (attributes.isSymbolicLink()) {
+            return new ParsedFile(null, "is a symbolic link (links are never followed)");
+        }
+        if (!attributes.isRegularFile()) {
+            return new ParsedFile(null, "is not a regular file");
+        }
+        if (attributes.size() > MAX_KEY_BYTES) {
+            return new ParsedFile(null, "is larger than " + MAX_KEY_BYTES + " bytes: not a public key");
+        }
+        try {
+            String pem = new String(AtomicFiles.readSmall(path, MAX_KEY_BYTES), StandardCharsets.US_ASCII);
+            RSAPublicKey key = Pem.readPublicKey(pem);
+            return new ParsedFile(new StoredKey(id, state, key, Fingerprints.of(key)), null);
+        } catch (KeyFormatException e) {
+            return new ParsedFile(null, "is not a valid public key: " + e.getMessage());
+        } catch (IOException e) {
+            return new ParsedFile(null, "cannot be read: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Reads every state directory into a snapshot. Files whose identity, size and time are those of an entry of
+     * {@code previous} are not read again; an entry that keeps its state and key keeps its tenure.
+     */
+    Snapshot scan(long generation, List<Object> stamps, Snapshot previous, long nowNanos) throws IOException {
+        long started = System.nanoTime();
+        Map<String, Entry> keys = new HashMap<>();
+        Map<String, Entry> denied = new HashMap<>();
+        List<KeyProblem> problems = new ArrayList<>();
+        for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING, KeyState.DENIED)) {
+            List<Path> entries = new ArrayList<>();
+            try (DirectoryStream<Path> stream = Files.newDirectoryStream(dirs.get(state))) {
+                stream.forEach(entries::add);
+            }
+            entries.sort(Comparator.comparing(Path::toString));
+            for (Path path : entries) {
+                String name = path.getFileName().toString();
+                if (AtomicFiles.isTemp(name)) {
+                    continue;
+                }
+                Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
+                if (attributes.isEmpty()) {
+                    continue;
+                }
+                String file = MinionIds.printable(state.dirName() + "/" + name);
+                Optional<String> badName = MinionIds.problem(name);
+                if (badName.isPresent()) {
+                    problems.add(new KeyProblem(file, "name is not a valid id (" + badName.get() + ")"));
+                    continue;
+                }
+                FileStamp stamp = FileStamp.of(attributes.get());
+                Entry old = previous.entry(state, name);
+                Entry entry;
+                if (old != null && old.stamp().equals(stamp) && attributes.get().isRegularFile()) {
+                    entry = old;
+                } else {
+                    ParsedFile parsed = parse(state, name, path, attributes.get());
+                    if (parsed.key() == null) {
+                        problems.add(new KeyProblem(file, parsed.problem()));
+                        continue;
+                    }
+                    entry = old != null && old.key().fingerprint().equals(parsed.key().fingerprint())
+                            ? old.restamped(parsed.key(), stamp) : Entry.of(parsed.key(), stamp);
+                }
+                if (state == KeyState.DENIED) {
+                    denied.put(name, entry);
+                } else if (keys.containsKey(name)) {
+                    problems.add(new KeyProblem(file, "the id is also in " + keys.get(name).key().state().dirName()
+                            + "/, which takes precedence; remove one copy by hand"));
+                } else {
+                    keys.put(name, entry);
+                }
+            }
+        }
+        problems.sort(Comparator.comparing(KeyProblem::file));
+        log.debug("Scanned {} keys in {} ms", keys.size() + denied.size(), (System.nanoTime() - started) / 1_000_000);
+        return new Snapshot(generation, stamps, keys, denied, problems, nowNanos);
+    }
+
+    /** What changed from {@code old} to {@code fresh}, per id in id order: exclusive states first, then denied. */
+    static List<KeyChange> diff(Snapshot old, Snapshot fresh) {
+        List<KeyChange> changes = new ArrayList<>();
+        diff(old.keys, fresh.keys, false, changes);
+        diff(old.denied, fresh.denied, true, changes);
+        return changes;
+    }
+
+    private static void diff(Map<String, Entry> old, Map<String, Entry> fresh, boolean denied,
+            List<KeyChange> changes) {
+        Set<String> ids = new TreeSet<>(old.keySet());
+        ids.addAll(fresh.keySet());
+        for (String id : ids) {
+            StoredKey before = old.containsKey(id) ? old.get(id).key() : null;
+            StoredKey after = fresh.containsKey(id) ? fresh.get(id).key() : null;
+            if (before != null && after != null && before.state() == after.state()
+                    && before.fingerprint().equals(after.fingerprint())) {
+                continue;
+            }
+            if (before == null && after == null) {
+                continue;
+            }
+            if (denied && before != null && after != null) {
+                changes.add(new KeyChange(id, Optional.empty(), Optional.of(KeyState.DENIED), after.fingerprint()));
+                continue;
+            }
+            changes.add(new KeyChange(id, Optional.ofNullable(before).map(StoredKey::state),
+                    Optional.ofNullable(after).map(StoredKey::state),
+                    after != null ? after.fingerprint() : before.fingerprint()));
+        }
+    }
+
+    /** Identity and modification time of each state directory: a cheap sign that something changed. */
+    List<Object> stamps() {
+        List<Object> stamps = new ArrayList<>(dirs.size());
+        for (Path dir : dirs.values()) {
+            try {
+                BasicFileAttributes attributes = Files.readAttributes(dir, BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
+                stamps.add(List.of(String.valueOf(attributes.fileKey()), attributes.lastModifiedTime()));
+            } catch (IOException e) {
+                stamps.add(e.toString());
+            }
+        }
+        return stamps;
+    }
+
+    static FileStamp stamp(Path file) throws IOException {
+        return FileStamp.of(Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+    }
+
+    static KeyLookup lookupOf(KeyState state, RSAPublicKey stored, RSAPublicKey offered) {
+        boolean same = sameKey(stored, offered);
+        return switch (state) {
+            case PENDING -> same ? KeyLookup.PENDING_SAME : KeyLookup.PENDING_OTHER;
+            case ACCEPTED -> same ? KeyLookup.ACCEPTED_SAME : KeyLookup.ACCEPTED_OTHER;
+            case REJECTED -> KeyLookup.REJECTED;
+            case DENIED -> throw new IllegalArgumentException("denied is not an exclusive state");
+        };
+    }
+
+    static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
+        return a.getModulus().equals(b.getModulus()) && a.getPublicExponent().equals(b.getPublicExponent());
+    }
+
+    static String relative(KeyState state, String id) {
+        return state.dirName() + "/" + id;
+    }
+}

@@ -1,0 +1,164 @@
+package io.brine.store.keys;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Pem;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.KeyDirectory.DiskEntry;
+import io.brine.store.keys.Snapshot.Entry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The in-memory snapshot of a pki dir and every change to its files. Methods named {@code ...Locked} need the
+ * caller to hold the store lock; {@link #snapshot()} needs nothing. Each change, in this order: the file is written
+ * ({@link AtomicFiles}), the lock file's change counter is bumped (so other processes notice), the tenure of the
+ * entry it replaces ends, the new snapshot is published, the audit line is written and forced, and the watcher tells
+ * the listeners.
+ */
+final class KeyWrites {
+
+    private static final Logger log = LoggerFactory.getLogger(KeyWrites.class);
+
+    private final KeyDirectory directory;
+    private final StoreLock lock;
+    private final AuditLog audit;
+    private final KeyWatcher watcher;
+    private final Ticker ticker;
+    private volatile Snapshot snapshot;
+
+    KeyWrites(KeyDirectory directory, StoreLock lock, AuditLog audit, KeyWatcher watcher, Ticker ticker,
+            Snapshot initial) {
+        this.directory = directory;
+        this.lock = lock;
+        this.audit = audit;
+        this.watcher = watcher;
+        this.ticker = ticker;
+        this.snapshot = initial;
+    }
+
+    /** What the store holds as of the last write, poll or sync; read without the lock. */
+    Snapshot snapshot() {
+        return snapshot;
+    }
+
+    /** Whether another process (or a hand) may have changed the pki dir since {@code current}: cheap, no lock. */
+    boolean changedOutside(Snapshot current) {
+        return lock.generation() != current.generation || !directory.stamps().equals(current.dirStamps);
+    }
+
+    /** Makes the snapshot exact: rescans if another process (or a hand) changed anything since. */
+    void syncLocked() throws IOException {
+        if (changedOutside(snapshot)) {
+            rescanLocked();
+        }
+    }
+
+    /** Rereads every file (only those that changed are parsed again) and tells listeners what changed. */
+    void rescanLocked() throws IOException {
+        Snapshot old = snapshot;
+        Snapshot fresh = directory.scan(lock.generation(), directory.stamps(), old, ticker.read());
+        List<KeyChange> changes = KeyDirectory.diff(old, fresh);
+        for (KeyChange change : changes) {
+            endTenure(old, fresh, change.id());
+        }
+        snapshot = fresh;
+        for (KeyChange change : changes) {
+            log.info("Key store {}: {} (changed by another writer)", directory.pkiDir(), change);
+        }
+        watcher.publish(changes);
+    }
+
+    /** Writes {@code key} as the id's new file in {@code state}; fails if a file of that name exists. */
+    Entry createLocked(String id, KeyState state, RSAPublicKey key, String actor, String reason) throws IOException {
+        Path file = directory.dir(state).resolve(id);
+        AtomicFiles.create(file, Pem.bytes(Pem.publicKeySpki(key)), AtomicFiles.OWNER_RW);
+        Entry entry = Entry.of(new StoredKey(id, state, key, Fingerprints.of(key)), KeyDirectory.stamp(file));
+        commitLocked(snapshot.with(entry), new KeyChange(id, Optional.empty(), Optional.of(state),
+                entry.key().fingerprint()), actor, reason);
+        return entry;
+    }
+
+    /** Writes {@code key} as the id's denied key, replacing another denied key; nothing when it is already there. */
+    void denyLocked(String id, RSAPublicKey key, String actor, String reason) throws IOException {
+        Optional<DiskEntry> existing = directory.readOne(KeyState.DENIED, id);
+        if (existing.isPresent() && existing.get().key() != null
+                && KeyDirectory.sameKey(existing.get().key().key(), key)) {
+            return;
+        }
+        Path file = directory.dir(KeyState.DENIED).resolve(id);
+        AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(key)), AtomicFiles.OWNER_RW);
+        Entry entry = Entry.of(new StoredKey(id, KeyState.DENIED, key, Fingerprints.of(key)),
+                KeyDirectory.stamp(file));
+        commitLocked(snapshot.with(entry), new KeyChange(id, Optional.empty(), Optional.of(KeyState.DENIED),
+                entry.key().fingerprint()), actor, reason);
+    }
+
+    /**
+     * Moves the valid key {@code source} to {@code to} with one rename(2). The caller checked the id's state under
+     * the lock, so a file already at the target is hand-made: it is never replaced.
+     */
+    Entry moveLocked(DiskEntry source, KeyState to, String actor, String reason) throws IOException {
+        String id = source.key().id();
+        Path target = directory.dir(to).resolve(id);
+        if (AtomicFiles.attributes(target).isPresent()) {
+            throw new IOException(KeyDirectory.relative(to, id) + " already exists");
+        }
+        AtomicFiles.setMode(source.path(), AtomicFiles.OWNER_RW);
+        AtomicFiles.move(source.path(), target);
+        StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint());
+        Entry entry = Entry.of(moved, KeyDirectory.stamp(target));
+        commitLocked(snapshot.without(source.state(), id).with(entry),
+                new KeyChange(id, Optional.of(source.state()), Optional.of(to), moved.fingerprint()), actor, reason);
+        return entry;
+    }
+
+    /** Deletes the valid key {@code source}. */
+    void deleteLocked(DiskEntry source, String actor, String reason) throws IOException {
+        String id = source.key().id();
+        AtomicFiles.delete(source.path());
+        commitLocked(snapshot.without(source.state(), id), new KeyChange(id, Optional.of(source.state()),
+                Optional.empty(), source.key().fingerprint()), actor, reason);
+    }
+
+    private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason) throws IOException {
+        long generation = lock.bumpGeneration();
+        endTenure(snapshot, edited, change.id());
+        snapshot = edited.synced(generation, directory.stamps());
+        log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
+        if (audit != null) {
+            String event = change.to().map(to -> "key." + to.label()).orElse("key.deleted");
+            try {
+                audit.record(AuditEvent.builder(event, actor).id(change.id())
+                        .from(change.from().map(KeyState::label).orElse(null))
+                        .to(change.to().map(KeyState::label).orElse(null))
+                        .fingerprint(change.fingerprint()).reason(reason).build());
+                audit.sync();
+            } catch (UncheckedIOException e) {
+                // The change is made and cannot be undone; make the missing audit line loud.
+                log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
+                        e.getMessage());
+            }
+        }
+        watcher.publish(List.of(change));
+    }
+
+    /** Ends the tenure of {@code id}'s entries that {@code fresh} no longer holds as they were. */
+    private static void endTenure(Snapshot old, Snapshot fresh, String id) {
+        for (boolean denied : new boolean[] {false, true}) {
+            Entry before = denied ? old.denied.get(id) : old.keys.get(id);
+            Entry after = denied ? fresh.denied.get(id) : fresh.keys.get(id);
+            if (before != null && (after == null || after.tenure() != before.tenure())) {
+                before.tenure().end();
+            }
+        }
+    }
+}
