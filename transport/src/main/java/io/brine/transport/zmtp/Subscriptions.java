@@ -1,0 +1,199 @@
+package io.brine.transport.zmtp;
+
+import io.brine.protocol.MinionIds;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * Who receives a minion's publications: the master decides, not the subscriber (PROTOCOL.md 2.1). A subscription
+ * to {@code m/ID/} is <em>held</em> on its connection; it is <em>honoured</em> (publications to ID go down that
+ * connection) only while ID is bound to a live request connection from the same source address as the subscriber.
+ * Of several such subscriptions the newest is honoured (a reconnected minion, before its old connection is seen to
+ * be dead). Held subscriptions are re-checked whenever ID is bound, rebound, unbound or its request connection
+ * closes; {@code b/} is held by anyone and routes nothing today (the master publishes per minion); other topics
+ * are held, count against the connection's topic cap, and route nothing.
+ *
+ * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
+ * lock-free read for publications.
+ */
+final class Subscriptions {
+
+    static final String BROADCAST_TOPIC = "b/";
+
+    /** Where a minion's publications go now, with its topic bytes (encoded once). */
+    record Route(ZmtpConnection connection, byte[] topic) {
+    }
+
+    private final Map<String, Route> honoured = new ConcurrentHashMap<>();
+    private final Map<String, ZmtpConnection> bound = new HashMap<>();
+    /** Publish connections holding {@code m/ID/}, oldest first. */
+    private final Map<String, LinkedHashSet<ZmtpConnection>> holders = new HashMap<>();
+    private final int maxTopics;
+    /** Told, under the lock, of a publish connection's first honoured subscription. */
+    private final Consumer<ZmtpConnection> firstHonoured;
+
+    Subscriptions(int maxTopics, Consumer<ZmtpConnection> firstHonoured) {
+        this.maxTopics = maxTopics;
+        this.firstHonoured = firstHonoured;
+    }
+
+    /** The id in a topic {@code m/<id>/}, or null. */
+    static String minionOf(String topic) {
+        if (topic.length() < 4 || !topic.startsWith("m/") || !topic.endsWith("/")) {
+            return null;
+        }
+        String id = topic.substring(2, topic.length() - 1);
+        return MinionIds.isValid(id) ? id : null;
+    }
+
+    static byte[] topicOf(String minionId) {
+        return ("m/" + minionId + "/").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    Route route(String minionId) {
+        return honoured.get(minionId);
+    }
+
+    /** Minion ids honoured now on open connections: a snapshot. */
+    Set<String> honouredMinions() {
+        Set<String> ids = new java.util.HashSet<>();
+        honoured.forEach((id, route) -> {
+            if (route.connection().isOpen()) {
+                ids.add(id);
+            }
+        });
+        return ids;
+    }
+
+    /** Holds {@code topic} on {@code connection}; false when that would exceed its topic cap (close it). */
+    synchronized boolean subscribe(ZmtpConnection connection, byte[] topic) {
+        String text = new String(topic, StandardCharsets.ISO_8859_1);
+        if (!connection.isOpen()) {
+            return true; // closing: publishClosed() has run or will run, and must find nothing new
+        }
+        if (!connection.topics.contains(text)) {
+            if (connection.topics.size() >= maxTopics) {
+                return false;
+            }
+            connection.topics.add(text);
+        }
+        String id = minionOf(text);
+        if (id != null) {
+            LinkedHashSet<ZmtpConnection> set = holders.computeIfAbsent(id, k -> new LinkedHashSet<>());
+            set.remove(connection);
+            set.add(connection); // newest last
+            decide(id);
+        }
+        return true;
+    }
+
+    synchronized void cancel(ZmtpConnection connection, byte[] topic) {
+        String text = new String(topic, StandardCharsets.ISO_8859_1);
+        if (connection.topics.remove(text)) {
+            String id = minionOf(text);
+            if (id != null) {
+                release(id, connection);
+                decide(id);
+            }
+        }
+    }
+
+    /** {@code request} is where {@code minionId} now holds its session. */
+    synchronized void bind(String minionId, ZmtpConnection request) {
+        if (request.isOpen()) {
+            bound.put(minionId, request);
+        } else {
+            bound.remove(minionId);
+        }
+        decide(minionId);
+    }
+
+    /**
+     * {@code minionId} was removed: no longer bound, and every subscription to its topic dropped.
+     *
+     * @return its request connection and its honoured publish connection, those it had (the caller closes them:
+     *     a live minion connects and subscribes anew, and is honoured once bound again)
+     */
+    synchronized List<ZmtpConnection> unbind(String minionId) {
+        List<ZmtpConnection> connections = new ArrayList<>(2);
+        ZmtpConnection request = bound.remove(minionId);
+        if (request != null) {
+            connections.add(request);
+        }
+        Route route = honoured.remove(minionId);
+        if (route != null) {
+            connections.add(route.connection());
+        }
+        LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
+        if (set != null) {
+            String topic = "m/" + minionId + "/";
+            for (ZmtpConnection connection : set) {
+                connection.topics.remove(topic);
+            }
+        }
+        return connections;
+    }
+
+    /** A request connection closed: the minions bound to it have no live request connection now. */
+    synchronized void requestClosed(ZmtpConnection request) {
+        for (String id : request.minionIds()) {
+            if (bound.remove(id, request)) {
+                decide(id);
+            }
+        }
+    }
+
+    /** A publish connection closed: its subscriptions go. */
+    synchronized void publishClosed(ZmtpConnection connection) {
+        List<String> ids = new ArrayList<>();
+        for (String topic : connection.topics) {
+            String id = minionOf(topic);
+            if (id != null) {
+                ids.add(id);
+                release(id, connection);
+            }
+        }
+        connection.topics.clear();
+        ids.forEach(this::decide);
+    }
+
+    private void release(String id, ZmtpConnection connection) {
+        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        if (set != null && set.remove(connection) && set.isEmpty()) {
+            holders.remove(id);
+        }
+    }
+
+    /** Honours the newest holder of {@code m/id/} from the bound request connection's address, or none. */
+    private void decide(String id) {
+        ZmtpConnection request = bound.get(id);
+        ZmtpConnection chosen = null;
+        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        if (request != null && request.isOpen() && set != null) {
+            for (ZmtpConnection holder : set) {
+                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())
+                        && !"unknown".equals(holder.remoteAddress())) {
+                    chosen = holder; // keep going: the newest wins
+                }
+            }
+        }
+        if (chosen == null) {
+            honoured.remove(id);
+            return;
+        }
+        Route previous = honoured.get(id);
+        if (previous == null || previous.connection() != chosen) {
+            honoured.put(id, new Route(chosen, topicOf(id)));
+            if (chosen.authenticate()) {
+                firstHonoured.accept(chosen);
+            }
+        }
+    }
+}
