@@ -15,8 +15,7 @@ import java.util.function.Consumer;
  * Who receives a minion's publications: the master decides, not the subscriber (PROTOCOL.md 2.1). A subscription
  * to {@code m/ID/} is <em>held</em> on its connection; it is <em>honoured</em> (publications to ID go down that
  * connection) only while ID is bound to a live request connection from the same source address as the subscriber.
- * Of several such subscriptions the newest is honoured (a reconnected minion, before its old connection is seen to
- * be dead). Held subscriptions are re-checked whenever ID is bound, rebound, unbound or its request connection
+ * Held subscriptions are re-checked whenever ID is bound, rebound, unbound or its request connection
  * closes; {@code b/} is held by anyone and routes nothing today (the master publishes per minion); other topics
  * are held, count against the connection's topic cap, and route nothing.
  *
@@ -26,9 +25,19 @@ import java.util.function.Consumer;
 final class Subscriptions {
 
     static final String BROADCAST_TOPIC = "b/";
+    /** Honoured holders of one minion's topic at most: its own, a reconnection's, NAT neighbours'. */
+    static final int MAX_COPIES = 4;
 
-    /** Where a minion's publications go now, with its topic bytes (encoded once). */
-    record Route(ZmtpConnection connection, byte[] topic) {
+    /** Where a minion's publications go now (one copy each), with its topic bytes (encoded once). */
+    record Route(List<ZmtpConnection> connections, byte[] topic) {
+        boolean isOpen() {
+            for (ZmtpConnection connection : connections) {
+                if (connection.isOpen()) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     private final Map<String, Route> honoured = new ConcurrentHashMap<>();
@@ -65,7 +74,7 @@ final class Subscriptions {
     Set<String> honouredMinions() {
         Set<String> ids = new java.util.HashSet<>();
         honoured.forEach((id, route) -> {
-            if (route.connection().isOpen()) {
+            if (route.isOpen()) {
                 ids.add(id);
             }
         });
@@ -129,7 +138,7 @@ final class Subscriptions {
         }
         Route route = honoured.remove(minionId);
         if (route != null) {
-            connections.add(route.connection());
+            connections.addAll(route.connections());
         }
         LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
         if (set != null) {
@@ -171,28 +180,31 @@ final class Subscriptions {
         }
     }
 
-    /** Honours the newest holder of {@code m/id/} from the bound request connection's address, or none. */
+    /** Honours the newest {@link #MAX_COPIES} holders of {@code m/id/} from the bound request connection's address. */
     private void decide(String id) {
         ZmtpConnection request = bound.get(id);
-        ZmtpConnection chosen = null;
+        List<ZmtpConnection> chosen = new ArrayList<>(1);
         LinkedHashSet<ZmtpConnection> set = holders.get(id);
-        if (request != null && request.isOpen() && set != null) {
-            for (ZmtpConnection holder : set) {
-                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())
-                        && !"unknown".equals(holder.remoteAddress())) {
-                    chosen = holder; // keep going: the newest wins
+        if (request != null && request.isOpen() && set != null && !"unknown".equals(request.remoteAddress())) {
+            for (ZmtpConnection holder : set) { // oldest first
+                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
+                    chosen.add(holder);
                 }
             }
         }
-        if (chosen == null) {
+        if (chosen.isEmpty()) {
             honoured.remove(id);
             return;
         }
+        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES),
+                chosen.size()));
         Route previous = honoured.get(id);
-        if (previous == null || previous.connection() != chosen) {
-            honoured.put(id, new Route(chosen, topicOf(id)));
-            if (chosen.authenticate()) {
-                firstHonoured.accept(chosen);
+        if (previous == null || !previous.connections().equals(newest)) {
+            honoured.put(id, new Route(newest, previous != null ? previous.topic() : topicOf(id)));
+            for (ZmtpConnection connection : newest) {
+                if (connection.authenticate()) {
+                    firstHonoured.accept(connection);
+                }
             }
         }
     }

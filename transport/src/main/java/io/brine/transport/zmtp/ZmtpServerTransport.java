@@ -51,8 +51,8 @@ import org.slf4j.LoggerFactory;
  * <p><b>Publish port (PUB).</b> Peers are SUBs and XSUBs; they send subscriptions (both ZMTP forms) and nothing else,
  * at most {@link ZmtpServerOptions#maxTopicsPerConnection()}. Which subscription receives a minion's publications is
  * decided by {@link Subscriptions}: {@code m/ID/} only from the address of ID's live, bound request connection.
- * {@link #publish} sends {@code [m/ID/][frame]} to each minion's honoured connection and returns at once the ids
- * without one: a publication never vanishes silently.
+ * {@link #publish} sends {@code [m/ID/][frame]} to each minion's honoured connections (one, unless a reconnection or
+ * NAT neighbours hold it too) and returns at once the ids with none: a publication never vanishes silently.
  *
  * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
  * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
@@ -180,7 +180,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     /**
-     * Queues {@code [m/ID/][frame]} for each minion's honoured subscription, sharing one copy of the frame. Returns
+     * Queues {@code [m/ID/][frame]} for each minion's honoured subscriptions, sharing one copy of the frame. Returns
      * the ids with none, or whose queue was full (their connection is closed), or all of them when the frame is
      * over {@link ZmtpServerOptions#maxFrame()} or the transport is closed. Duplicate ids are sent once.
      */
@@ -196,20 +196,25 @@ public final class ZmtpServerTransport implements ServerTransport {
         try {
             for (String id : new LinkedHashSet<>(minionIds)) {
                 Subscriptions.Route route = subscriptions.route(id);
-                if (route == null || !route.connection().isOpen()) {
-                    undeliverable.add(id);
-                    continue;
+                boolean queued = false;
+                if (route != null) {
+                    for (ZmtpConnection connection : route.connections()) {
+                        if (!connection.isOpen()) {
+                            continue;
+                        }
+                        if (shared == null) {
+                            shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
+                        }
+                        byte[] topic = route.topic();
+                        ByteBuf header = ALLOC.buffer(2 + topic.length + 9);
+                        ZmtpEncoder.writeHeader(header, ZmtpDecoder.MORE, topic.length);
+                        header.writeBytes(topic);
+                        ZmtpEncoder.writeHeader(header, 0, frame.length);
+                        queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
+                                options.maxQueuedBytes());
+                    }
                 }
-                if (shared == null) {
-                    shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
-                }
-                byte[] topic = route.topic();
-                ByteBuf header = ALLOC.buffer(2 + topic.length + 9);
-                ZmtpEncoder.writeHeader(header, ZmtpDecoder.MORE, topic.length);
-                header.writeBytes(topic);
-                ZmtpEncoder.writeHeader(header, 0, frame.length);
-                if (!route.connection().enqueue(header, shared.retainedDuplicate(), id, frame,
-                        options.maxQueuedBytes())) {
+                if (!queued) {
                     undeliverable.add(id);
                 }
             }

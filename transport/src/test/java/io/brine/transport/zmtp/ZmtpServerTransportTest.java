@@ -260,6 +260,20 @@ class ZmtpServerTransportTest {
     }
 
     @Test
+    void subscribersAtTheMinionsAddressEachGetACopySoNoNeighbourCanTakeItsPublicationsAway() throws Exception {
+        start(fast());
+        boundDealer("web1");
+        RawZmtp own = subscriber("127.0.0.1", "m/web1/");
+        await().until(() -> server.subscribedMinions().contains("web1"));
+        // Another host behind the same address (NAT; here loopback) subscribes to web1's topic after it.
+        RawZmtp neighbour = subscriber("127.0.0.1", "m/web1/");
+        await().until(() -> server.connectionCount() == 3 && server.unauthenticatedCount() == 0);
+        assertThat(server.publish(List.of("web1"), "job".getBytes(US_ASCII))).isEmpty();
+        assertThat(own.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "job");
+        assertThat(neighbour.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "job");
+    }
+
+    @Test
     void aPublicationGoesToManyMinionsFramedOnceWithOneFlushEach() throws Exception {
         start(fast());
         List<String> ids = new ArrayList<>();
