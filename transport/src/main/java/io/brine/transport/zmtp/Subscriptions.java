@@ -127,8 +127,8 @@ final class Subscriptions {
     /**
      * {@code minionId} was removed: no longer bound, and every subscription to its topic dropped.
      *
-     * @return its request connection and its honoured publish connection, those it had (the caller closes them:
-     *     a live minion connects and subscribes anew, and is honoured once bound again)
+     * @return its request connection and its honoured publish connections not honoured for another minion, those it
+     *     had (the caller closes them: a live minion connects and subscribes anew, and is honoured once bound again)
      */
     synchronized List<ZmtpConnection> unbind(String minionId) {
         List<ZmtpConnection> connections = new ArrayList<>(2);
@@ -137,9 +137,6 @@ final class Subscriptions {
             connections.add(request);
         }
         Route route = honoured.remove(minionId);
-        if (route != null) {
-            connections.addAll(route.connections());
-        }
         LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
         if (set != null) {
             String topic = "m/" + minionId + "/";
@@ -147,7 +144,26 @@ final class Subscriptions {
                 connection.topics.remove(topic);
             }
         }
+        if (route != null) {
+            for (ZmtpConnection connection : route.connections()) {
+                // A connection honoured for other minions too (neighbours behind one address) stays for them.
+                if (!honouredForAny(connection)) {
+                    connections.add(connection);
+                }
+            }
+        }
         return connections;
+    }
+
+    private boolean honouredForAny(ZmtpConnection connection) {
+        for (String topic : connection.topics) {
+            String id = minionOf(topic);
+            Route route = id == null ? null : honoured.get(id);
+            if (route != null && route.connections().contains(connection)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A request connection closed: the minions bound to it have no live request connection now. */
