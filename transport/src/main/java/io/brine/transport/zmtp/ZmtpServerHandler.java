@@ -43,7 +43,7 @@ final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         lastActivity = System.nanoTime();
-        schedule(ctx, unauthenticatedNanos);
+        schedule(ctx, Math.min(unauthenticatedNanos, idleNanos / 2));
     }
 
     @Override
@@ -90,12 +90,17 @@ final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
-        long pingAt = timeout / 2;
+        long pingAt = idleNanos / 2;
         if (authenticated && !pinged && quiet >= pingAt && connection.peerType() != null) {
             pinged = true;
             ctx.writeAndFlush(ZmtpEncoder.ping(ctx.alloc(), 0, new byte[0]));
         }
-        schedule(ctx, authenticated && !pinged && quiet < pingAt ? pingAt - quiet : timeout - quiet);
+        // Wake up by the ping point as well, whatever the state now: a bind can come at any moment.
+        long next = timeout - quiet;
+        if (!pinged && quiet < pingAt) {
+            next = Math.min(next, pingAt - quiet);
+        }
+        schedule(ctx, next);
     }
 
     @Override

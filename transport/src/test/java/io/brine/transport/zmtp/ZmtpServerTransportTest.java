@@ -274,6 +274,39 @@ class ZmtpServerTransportTest {
     }
 
     @Test
+    void whenAMinionIsBoundFromAnotherAddressItsOldSubscriptionIsNoLongerHonoured() throws Exception {
+        start(fast());
+        boundDealer("web1");
+        RawZmtp old = subscriber("127.0.0.1", "m/web1/");
+        await().until(() -> server.subscribedMinions().contains("web1"));
+
+        // The minion moved: its session frame now comes from 127.0.0.3.
+        RawZmtp moved = closeLater(RawZmtp.handshaken("127.0.0.3", requestPort(), "DEALER"));
+        moved.send(Wire.message("moved web1"));
+        moved.readMessage();
+        server.bind("web1", peersByText.get("moved web1"));
+        assertThat(server.subscribedMinions()).doesNotContain("web1");
+        assertThat(server.publish(List.of("web1"), "x".getBytes(US_ASCII))).containsExactly("web1");
+
+        RawZmtp fresh = subscriber("127.0.0.3", "m/web1/");
+        await().until(() -> server.subscribedMinions().contains("web1"));
+        assertThat(server.publish(List.of("web1"), "y".getBytes(US_ASCII))).isEmpty();
+        assertThat(fresh.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "y");
+        server.close();
+        server = null;
+        assertThat(old.readUntilClosed()).as("nothing for the old subscription").isEmpty();
+    }
+
+    @Test
+    void aBoundPeerQuietForHalfTheIdleTimeoutIsPingedAndClosedWhenItDoesNotAnswer() throws Exception {
+        start(fast().withTimeouts(Duration.ofSeconds(30), Duration.ofMillis(600)));
+        RawZmtp dealer = boundDealer("web1");
+        assertThat(dealer.readFrame().isPing()).isTrue();
+        assertThat(dealer.readUntilClosed()).isEmpty();
+        assertStillServing();
+    }
+
+    @Test
     void aPublicationGoesToManyMinionsFramedOnceWithOneFlushEach() throws Exception {
         start(fast());
         List<String> ids = new ArrayList<>();
