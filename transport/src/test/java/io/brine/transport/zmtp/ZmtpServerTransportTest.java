@@ -307,7 +307,7 @@ class ZmtpServerTransportTest {
     }
 
     @Test
-    void aPublicationGoesToManyMinionsFramedOnceWithOneFlushEach() throws Exception {
+    void aPublicationGoesToEachMinionsConnectionAsTopicAndFrame() throws Exception {
         start(fast());
         List<String> ids = new ArrayList<>();
         List<RawZmtp> subs = new ArrayList<>();
@@ -329,7 +329,6 @@ class ZmtpServerTransportTest {
         }
         ZmtpServerTransport.OutboundStats after = server.outboundStats();
         assertThat(after.writes() - before.writes()).isEqualTo(20);
-        assertThat(after.flushes() - before.flushes()).isLessThanOrEqualTo(20);
     }
 
     @Test
