@@ -4,6 +4,7 @@ import io.brine.protocol.MinionIds;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -72,7 +73,7 @@ final class Subscriptions {
 
     /** Minion ids honoured now on open connections: a snapshot. */
     Set<String> honouredMinions() {
-        Set<String> ids = new java.util.HashSet<>();
+        Set<String> ids = new HashSet<>();
         honoured.forEach((id, route) -> {
             if (route.isOpen()) {
                 ids.add(id);

@@ -24,6 +24,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -33,11 +34,12 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+// Over 400 lines: the whole ServerTransport contract of both ports in one place (connections, caps, subscriptions
+// and writes are their own classes).
 /**
  * The master's side of the ZeroMQ transport, served on Netty: ZMTP 3.0/3.1 (transport/ZMTP.md) with ROUTER
  * semantics on the request port and PUB semantics on the publish port, and the TCP transport's bounds.
@@ -76,14 +78,12 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Subscriptions subscriptions;
     private final Map<EventLoop, ZmtpOutbox> outboxes = new ConcurrentHashMap<>();
-    private final AtomicInteger connections = new AtomicInteger();
-    private final AtomicInteger unauthenticated = new AtomicInteger();
-    private final Map<String, Integer> unauthenticatedBySource = new ConcurrentHashMap<>();
+    private final ConnectionBudget budget;
     private final ChannelGroup channels = new DefaultChannelGroup("brine-zmtp", GlobalEventExecutor.INSTANCE);
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
-    private final List<Channel> serverChannels = new java.util.ArrayList<>();
+    private final List<Channel> serverChannels = new ArrayList<>();
 
     /** Default options, its own event loops; lost publications are logged. */
     public ZmtpServerTransport(String bindHost, int requestPort, int publishPort) {
@@ -106,6 +106,7 @@ public final class ZmtpServerTransport implements ServerTransport {
         this.sharedGroup = sharedGroup;
         this.undeliveredListener = undeliveredListener != null ? undeliveredListener : ZmtpServerTransport::logLost;
         this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), this::authenticated);
+        this.budget = new ConnectionBudget(options);
     }
 
     @Override
@@ -170,12 +171,7 @@ public final class ZmtpServerTransport implements ServerTransport {
         if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
         }
-        boolean delimited = connection.peerType() == SocketType.REQ;
-        ByteBuf header = ALLOC.buffer(11);
-        if (delimited) {
-            ZmtpEncoder.writeHeader(header, ZmtpDecoder.MORE, 0);
-        }
-        ZmtpEncoder.writeHeader(header, 0, frame.length);
+        ByteBuf header = ZmtpEncoder.replyHeader(ALLOC, connection.peerType() == SocketType.REQ, frame.length);
         return connection.enqueue(header, Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
     }
 
@@ -205,11 +201,7 @@ public final class ZmtpServerTransport implements ServerTransport {
                         if (shared == null) {
                             shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
                         }
-                        byte[] topic = route.topic();
-                        ByteBuf header = ALLOC.buffer(2 + topic.length + 9);
-                        ZmtpEncoder.writeHeader(header, ZmtpDecoder.MORE, topic.length);
-                        header.writeBytes(topic);
-                        ZmtpEncoder.writeHeader(header, 0, frame.length);
+                        ByteBuf header = ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
                         queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
                                 options.maxQueuedBytes());
                     }
@@ -295,12 +287,12 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** Open connections now, on both ports, authenticated or not. */
     public int connectionCount() {
-        return connections.get();
+        return budget.connections();
     }
 
     /** Open connections now without a bound minion or an honoured subscription. */
     public int unauthenticatedCount() {
-        return unauthenticated.get();
+        return budget.unauthenticated();
     }
 
     // ---- called by the pipeline ----
@@ -311,35 +303,15 @@ public final class ZmtpServerTransport implements ServerTransport {
         if (state.get() != State.RUNNING) {
             return null;
         }
-        if (connections.incrementAndGet() > options.maxConnections()) {
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} connections open", remote, options.maxConnections());
-            return null;
-        }
-        if (unauthenticated.incrementAndGet() > options.maxUnauthenticatedConnections()) {
-            unauthenticated.decrementAndGet();
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} unauthenticated connections open", remote,
-                    options.maxUnauthenticatedConnections());
-            return null;
-        }
-        if (!acquireSource(remote)) {
-            unauthenticated.decrementAndGet();
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} unauthenticated connections open from there", remote,
-                    options.maxUnauthenticatedPerSource());
+        String refusal = budget.admit(remote);
+        if (refusal != null) {
+            LOG.debug("Connection from {} refused: {}", remote, refusal);
             return null;
         }
         ZmtpOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), ZmtpOutbox::new);
         ZmtpConnection connection = new ZmtpConnection(channel, remote, port, outbox, this);
         channels.add(channel);
-        channel.closeFuture().addListener(future -> {
-            connections.decrementAndGet();
-            if (connection.markClosed()) {
-                unauthenticated.decrementAndGet();
-                releaseSource(remote);
-            }
-        });
+        channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
         return connection;
     }
 
@@ -399,8 +371,7 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
     void authenticated(ZmtpConnection connection) {
-        unauthenticated.decrementAndGet();
-        releaseSource(connection.remoteAddress());
+        budget.authenticated(connection.remoteAddress());
     }
 
     void overflowed(ZmtpConnection connection, long maxQueuedBytes) {
@@ -418,23 +389,6 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     // ---- helpers ----
-
-    private boolean acquireSource(String remote) {
-        boolean[] admitted = {false};
-        unauthenticatedBySource.compute(remote, (key, count) -> {
-            int now = count == null ? 0 : count;
-            if (now >= options.maxUnauthenticatedPerSource()) {
-                return count;
-            }
-            admitted[0] = true;
-            return now + 1;
-        });
-        return admitted[0];
-    }
-
-    private void releaseSource(String remote) {
-        unauthenticatedBySource.computeIfPresent(remote, (key, count) -> count <= 1 ? null : count - 1);
-    }
 
     private static ZmtpConnection connectionOf(Peer peer) {
         if (!(peer instanceof ZmtpPeer zmtpPeer)) {
