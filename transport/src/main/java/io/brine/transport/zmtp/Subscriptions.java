@@ -1,6 +1,6 @@
 package io.brine.transport.zmtp;
 
-import io.brine.protocol.MinionIds;
+import io.brine.transport.Topics;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,7 +25,6 @@ import java.util.function.Consumer;
  */
 final class Subscriptions {
 
-    static final String BROADCAST_TOPIC = "b/";
     /** Honoured holders of one minion's topic at most: its own, a reconnection's, NAT neighbours'. */
     static final int MAX_COPIES = 4;
 
@@ -52,19 +51,6 @@ final class Subscriptions {
     Subscriptions(int maxTopics, Consumer<ZmtpConnection> firstHonoured) {
         this.maxTopics = maxTopics;
         this.firstHonoured = firstHonoured;
-    }
-
-    /** The id in a topic {@code m/<id>/}, or null. */
-    static String minionOf(String topic) {
-        if (topic.length() < 4 || !topic.startsWith("m/") || !topic.endsWith("/")) {
-            return null;
-        }
-        String id = topic.substring(2, topic.length() - 1);
-        return MinionIds.isValid(id) ? id : null;
-    }
-
-    static byte[] topicOf(String minionId) {
-        return ("m/" + minionId + "/").getBytes(StandardCharsets.US_ASCII);
     }
 
     Route route(String minionId) {
@@ -94,7 +80,7 @@ final class Subscriptions {
             }
             connection.topics.add(text);
         }
-        String id = minionOf(text);
+        String id = Topics.minionOf(text);
         if (id != null) {
             LinkedHashSet<ZmtpConnection> set = holders.computeIfAbsent(id, k -> new LinkedHashSet<>());
             set.remove(connection);
@@ -107,7 +93,7 @@ final class Subscriptions {
     synchronized void cancel(ZmtpConnection connection, byte[] topic) {
         String text = new String(topic, StandardCharsets.ISO_8859_1);
         if (connection.topics.remove(text)) {
-            String id = minionOf(text);
+            String id = Topics.minionOf(text);
             if (id != null) {
                 release(id, connection);
                 decide(id);
@@ -140,7 +126,7 @@ final class Subscriptions {
         Route route = honoured.remove(minionId);
         LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
         if (set != null) {
-            String topic = "m/" + minionId + "/";
+            String topic = Topics.minion(minionId);
             for (ZmtpConnection connection : set) {
                 connection.topics.remove(topic);
             }
@@ -158,7 +144,7 @@ final class Subscriptions {
 
     private boolean honouredForAny(ZmtpConnection connection) {
         for (String topic : connection.topics) {
-            String id = minionOf(topic);
+            String id = Topics.minionOf(topic);
             Route route = id == null ? null : honoured.get(id);
             if (route != null && route.connections().contains(connection)) {
                 return true;
@@ -180,7 +166,7 @@ final class Subscriptions {
     synchronized void publishClosed(ZmtpConnection connection) {
         List<String> ids = new ArrayList<>();
         for (String topic : connection.topics) {
-            String id = minionOf(topic);
+            String id = Topics.minionOf(topic);
             if (id != null) {
                 ids.add(id);
                 release(id, connection);
@@ -217,7 +203,7 @@ final class Subscriptions {
                 chosen.size()));
         Route previous = honoured.get(id);
         if (previous == null || !previous.connections().equals(newest)) {
-            honoured.put(id, new Route(newest, previous != null ? previous.topic() : topicOf(id)));
+            honoured.put(id, new Route(newest, previous != null ? previous.topic() : Topics.minionBytes(id)));
             for (ZmtpConnection connection : newest) {
                 if (connection.authenticate()) {
                     firstHonoured.accept(connection);
