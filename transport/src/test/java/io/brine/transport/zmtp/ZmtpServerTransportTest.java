@@ -236,6 +236,19 @@ class ZmtpServerTransportTest {
     }
 
     @Test
+    void unbindKeepsAPublishConnectionThatIsHonouredForAnotherMinion() throws Exception {
+        start(fast());
+        boundDealer("web1");
+        boundDealer("web2");
+        RawZmtp shared = subscriber("127.0.0.1", "m/web1/", "m/web2/");
+        await().until(() -> server.subscribedMinions().containsAll(List.of("web1", "web2")));
+
+        server.unbind("web1");
+        assertThat(server.publish(List.of("web1", "web2"), "after".getBytes(US_ASCII))).containsExactly("web1");
+        assertThat(shared.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web2/", "after");
+    }
+
+    @Test
     void aSubscriptionIsHonouredOnlyFromTheAddressOfTheMinionsLiveRequestConnection() throws Exception {
         start(fast());
         RawZmtp dealer = boundDealer("web1");
