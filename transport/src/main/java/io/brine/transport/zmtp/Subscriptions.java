@@ -16,9 +16,14 @@ import java.util.function.Consumer;
  * Who receives a minion's publications: the master decides, not the subscriber (PROTOCOL.md 2.1). A subscription
  * to {@code m/ID/} is <em>held</em> on its connection; it is <em>honoured</em> (publications to ID go down that
  * connection) only while ID is bound to a live request connection from the same source address as the subscriber.
- * Held subscriptions are re-checked whenever ID is bound, rebound, unbound or its request connection
- * closes; {@code b/} is held by anyone and routes nothing today (the master publishes per minion); other topics
+ * Held subscriptions are re-checked whenever ID is bound or rebound and when its request connection closes, and
+ * dropped when ID is unbound; {@code b/} is held by anyone and routes nothing today (the master publishes per minion); other topics
  * are held, count against the connection's topic cap, and route nothing.
+ *
+ * <p>The source address is all that ties a SUB to its minion's DEALER (brine's SUB sends no identity), so hosts behind
+ * one address (NAT) can hold each other's topics. Each honoured holder gets a copy, up to {@link #MAX_COPIES} (the
+ * newest): a neighbour can then receive a minion's ciphertext but cannot take its publications away from it, which
+ * a first-wins or newest-wins rule would allow (transport/ZMTP.md).
  *
  * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
  * lock-free read for publications.
