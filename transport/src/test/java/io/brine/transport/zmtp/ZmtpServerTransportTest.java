@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.protocol.codec.FrameLimits;
@@ -133,6 +134,16 @@ class ZmtpServerTransportTest {
         assertThat(two.recvStr()).isEqualTo("re:from-two");
         assertThat(peersByText.get("from-one")).isNotEqualTo(peersByText.get("from-two"));
         assertThat(peersByText.get("from-one").remoteAddress()).isEqualTo("127.0.0.1");
+    }
+
+    @Test
+    void aPortInUseFailsTheStartWithAnIoExceptionAndLeavesTheOtherServing() throws Exception {
+        start(fast());
+        ZmtpServerTransport second = new ZmtpServerTransport("127.0.0.1", 0, requestPort(), fast(), null, null);
+        assertThatThrownBy(() -> second.start((from, frame) -> { }))
+                .isInstanceOf(IOException.class).hasMessageContaining("cannot bind");
+        second.close();
+        assertStillServing();
     }
 
     @Test
