@@ -13,7 +13,7 @@ import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.tcp.TcpTls;
-import io.brine.transport.zmq.ZmqServerTransport;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.daemon.files.AtomicFiles;
@@ -89,7 +89,7 @@ public final class MasterDaemon implements AutoCloseable {
         List<ServerTransport> members = new ArrayList<>();
         for (TransportKind kind : config.transports()) {
             members.add(switch (kind) {
-                case ZEROMQ -> new ZmqServerTransport(config.interfaceAddress(), config.retPort(),
+                case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
                         config.publishPort());
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
                         TcpServerOptions.defaults(), config.tls().isPresent()

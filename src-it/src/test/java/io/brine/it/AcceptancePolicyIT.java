@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.policy.TokenHashes;
-import io.brine.transport.zmq.ZmqServerTransport;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.daemon.config.Secret;
@@ -129,7 +129,7 @@ class AcceptancePolicyIT {
         var jobs = fleet.master.master().jobs();
         await().until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
                 .equals(List.of("web1")));
-        ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
+        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
         await().until(() -> transport.subscribedMinions().contains("web1"));
         List<SessionMessage.ReturnEvent> returns = new CopyOnWriteArrayList<>();
         jobs.publish("it", "compound", "G@class:role:web", List.of("web1"), "test.ping", List.of(), Map.of(), 10,

@@ -8,7 +8,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.master.cli.BrineCli;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.transport.zmq.ZmqServerTransport;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import java.io.PrintWriter;
@@ -158,7 +158,7 @@ class BrineCliIT {
         MinionDaemon spare = fleet.minions.stream().filter(m -> m.minion().id().equals("spare")).findFirst()
                 .orElseThrow();
         spare.close();
-        ZmqServerTransport transport = (ZmqServerTransport) fleet.master.master().transport();
+        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
         await().until(() -> !transport.subscribedMinions().contains("spare"));
 
         // The master could not queue the job for spare: the CLI does not wait its timeout (an hour) for it.

@@ -12,7 +12,7 @@ import io.brine.master.publish.PublisherService;
 import io.brine.master.session.MinionSession;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerTransport;
-import io.brine.transport.zmq.ZmqServerTransport;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.minion.auth.MinionKeys;
@@ -125,7 +125,7 @@ final class Fleet implements AutoCloseable {
             writeKeyFile(rootKey, TestKeys.privatePem(nextMasterKey--), "r--------");
         }
         master = MasterDaemon.start(masterConfig, clock);
-        Optional<ServerTransport> zmq = member(ZmqServerTransport.class).map(ServerTransport.class::cast);
+        Optional<ServerTransport> zmq = member(ZmtpServerTransport.class).map(ServerTransport.class::cast);
         retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
         publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
         tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
@@ -206,8 +206,8 @@ final class Fleet implements AutoCloseable {
         return tcpPort;
     }
 
-    ZmqServerTransport zmqTransport() {
-        return member(ZmqServerTransport.class).orElseThrow();
+    ZmtpServerTransport zmqTransport() {
+        return member(ZmtpServerTransport.class).orElseThrow();
     }
 
     /** Waits until the master's ZeroMQ publish channel sees each minion's subscription. */

@@ -139,14 +139,16 @@ final class RawMinion implements AutoCloseable {
     }
 
     /**
-     * Subscribes to every minion's topic ({@code m/}) on the publish channel, then to its own. One connection carries
-     * them in that order, so once the master sees this minion subscribed (the transport's
-     * {@code subscribedMinions}), it holds the snooping subscription too.
+     * Subscribes to {@code topics} on the publish channel, then to its own topic. One connection carries them in that
+     * order, so once the master sees this minion subscribed (the transport's {@code subscribedMinions}), it has
+     * judged the others too (the master decides which it honours: transport/ZMTP.md).
      */
-    void snoopEveryMinion(int publishPort) {
+    void snoop(int publishPort, String... topics) {
         snoop = context.createSocket(SocketType.SUB);
         snoop.setLinger(0);
-        snoop.subscribe("m/".getBytes(StandardCharsets.US_ASCII));
+        for (String topic : topics) {
+            snoop.subscribe(topic.getBytes(StandardCharsets.US_ASCII));
+        }
         snoop.subscribe(Topics.minionBytes(id));
         snoop.connect("tcp://127.0.0.1:" + publishPort);
     }

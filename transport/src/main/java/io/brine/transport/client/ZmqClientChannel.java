@@ -19,6 +19,10 @@ public final class ZmqClientChannel implements ClientChannel {
         socket.setLinger(0);
         socket.setMaxMsgSize(FrameLimits.MAX_FRAME);
         socket.setRcvHWM(100_000);
+        // ZMTP heartbeats keep a publisher that waits for returns longer than the master's unauthenticated
+        // timeout (60 s without a whole ZMTP event) connected, as a minion's do.
+        socket.setHeartbeatIvl(10_000);
+        socket.setHeartbeatTimeout(30_000);
         socket.connect(ZmqSockets.endpoint(socket, host, port));
     }
 

@@ -106,6 +106,31 @@ public final class ZmtpEncoder {
         return message(alloc, List.of(parts));
     }
 
+    /**
+     * What goes before a reply's frame on the wire: the empty delimiter for a REQ peer, then the frame's header; the
+     * frame itself follows as its own buffer.
+     */
+    public static ByteBuf replyHeader(ByteBufAllocator alloc, boolean delimited, int frameSize) {
+        ByteBuf out = alloc.buffer(2 + headerSize(frameSize));
+        if (delimited) {
+            writeHeader(out, MORE, 0);
+        }
+        writeHeader(out, 0, frameSize);
+        return out;
+    }
+
+    /**
+     * What goes before a publication's frame: the topic frame (MORE), then the frame's header. The frame follows as
+     * a buffer shared by every subscriber ({@code retainedDuplicate()}); only this header is per subscriber.
+     */
+    public static ByteBuf publicationHeader(ByteBufAllocator alloc, byte[] topic, int frameSize) {
+        ByteBuf out = alloc.buffer(headerSize(topic.length) + topic.length + headerSize(frameSize));
+        writeHeader(out, MORE, topic.length);
+        out.writeBytes(topic);
+        writeHeader(out, 0, frameSize);
+        return out;
+    }
+
     static int headerSize(long size) {
         return size > SHORT_MAX ? 9 : 2;
     }

@@ -115,4 +115,25 @@ class EncoderTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> ZmtpEncoder.message(ALLOC, List.of())).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void replyAndPublicationHeadersFollowedByTheFrameAreTheWholeMessage() {
+        ByteBufAllocator alloc = UnpooledByteBufAllocator.DEFAULT;
+        for (int size : new int[] {0, 1, 255, 256, 70_000}) {
+            byte[] frame = new byte[size];
+            byte[] topic = ascii("m/web1.example.com/");
+            assertThat(concat(ZmtpEncoder.publicationHeader(alloc, topic, size), frame))
+                    .isEqualTo(ByteBufUtil.getBytes(ZmtpEncoder.message(alloc, topic, frame)));
+            assertThat(concat(ZmtpEncoder.replyHeader(alloc, false, size), frame))
+                    .isEqualTo(ByteBufUtil.getBytes(ZmtpEncoder.message(alloc, frame)));
+            assertThat(concat(ZmtpEncoder.replyHeader(alloc, true, size), frame))
+                    .isEqualTo(ByteBufUtil.getBytes(ZmtpEncoder.message(alloc, new byte[0], frame)));
+        }
+    }
+
+    private static byte[] concat(ByteBuf header, byte[] frame) {
+        byte[] bytes = Wire.concat(ByteBufUtil.getBytes(header), frame);
+        header.release();
+        return bytes;
+    }
 }

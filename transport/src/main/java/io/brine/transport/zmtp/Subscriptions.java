@@ -1,0 +1,219 @@
+package io.brine.transport.zmtp;
+
+import io.brine.transport.Topics;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * Who receives a minion's publications: the master decides, not the subscriber (PROTOCOL.md 2.1). A subscription
+ * to {@code m/ID/} is <em>held</em> on its connection; it is <em>honoured</em> (publications to ID go down that
+ * connection) only while ID is bound to a live request connection from the same source address as the subscriber.
+ * Held subscriptions are re-checked whenever ID is bound or rebound and when its request connection closes, and
+ * dropped when ID is unbound; {@code b/} is held by anyone and routes nothing today (the master publishes per minion); other topics
+ * are held, count against the connection's topic cap, and route nothing.
+ *
+ * <p>The source address is all that ties a SUB to its minion's DEALER (brine's SUB sends no identity), so hosts behind
+ * one address (NAT) can hold each other's topics. Each honoured holder gets a copy, up to {@link #MAX_COPIES} (the
+ * newest): a neighbour can then receive a minion's ciphertext but cannot take its publications away from it, which
+ * a first-wins or newest-wins rule would allow (transport/ZMTP.md).
+ *
+ * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
+ * lock-free read for publications.
+ */
+final class Subscriptions {
+
+    /** Honoured holders of one minion's topic at most: its own, a reconnection's, NAT neighbours'. */
+    static final int MAX_COPIES = 4;
+
+    /** Where a minion's publications go now (one copy each), with its topic bytes (encoded once). */
+    record Route(List<ZmtpConnection> connections, byte[] topic) {
+        boolean isOpen() {
+            for (ZmtpConnection connection : connections) {
+                if (connection.isOpen()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private final Map<String, Route> honoured = new ConcurrentHashMap<>();
+    private final Map<String, ZmtpConnection> bound = new HashMap<>();
+    /** Publish connections holding {@code m/ID/}, oldest first. */
+    private final Map<String, LinkedHashSet<ZmtpConnection>> holders = new HashMap<>();
+    private final int maxTopics;
+    /** Told, under the lock, of a publish connection's first honoured subscription. */
+    private final Consumer<ZmtpConnection> firstHonoured;
+
+    Subscriptions(int maxTopics, Consumer<ZmtpConnection> firstHonoured) {
+        this.maxTopics = maxTopics;
+        this.firstHonoured = firstHonoured;
+    }
+
+    Route route(String minionId) {
+        return honoured.get(minionId);
+    }
+
+    /** Minion ids honoured now on open connections: a snapshot. */
+    Set<String> honouredMinions() {
+        Set<String> ids = new HashSet<>();
+        honoured.forEach((id, route) -> {
+            if (route.isOpen()) {
+                ids.add(id);
+            }
+        });
+        return ids;
+    }
+
+    /** Holds {@code topic} on {@code connection}; false when that would exceed its topic cap (close it). */
+    synchronized boolean subscribe(ZmtpConnection connection, byte[] topic) {
+        String text = new String(topic, StandardCharsets.ISO_8859_1);
+        if (!connection.isOpen()) {
+            return true; // closing: publishClosed() has run or will run, and must find nothing new
+        }
+        if (!connection.topics.contains(text)) {
+            if (connection.topics.size() >= maxTopics) {
+                return false;
+            }
+            connection.topics.add(text);
+        }
+        String id = Topics.minionOf(text);
+        if (id != null) {
+            LinkedHashSet<ZmtpConnection> set = holders.computeIfAbsent(id, k -> new LinkedHashSet<>());
+            set.remove(connection);
+            set.add(connection); // newest last
+            decide(id);
+        }
+        return true;
+    }
+
+    synchronized void cancel(ZmtpConnection connection, byte[] topic) {
+        String text = new String(topic, StandardCharsets.ISO_8859_1);
+        if (connection.topics.remove(text)) {
+            String id = Topics.minionOf(text);
+            if (id != null) {
+                release(id, connection);
+                decide(id);
+            }
+        }
+    }
+
+    /** {@code request} is where {@code minionId} now holds its session. */
+    synchronized void bind(String minionId, ZmtpConnection request) {
+        if (request.isOpen()) {
+            bound.put(minionId, request);
+        } else {
+            bound.remove(minionId);
+        }
+        decide(minionId);
+    }
+
+    /**
+     * {@code minionId} was removed: no longer bound, and every subscription to its topic dropped.
+     *
+     * @return its request connection and its honoured publish connections not honoured for another minion, those it
+     *     had (the caller closes them: a live minion connects and subscribes anew, and is honoured once bound again)
+     */
+    synchronized List<ZmtpConnection> unbind(String minionId) {
+        List<ZmtpConnection> connections = new ArrayList<>(2);
+        ZmtpConnection request = bound.remove(minionId);
+        if (request != null) {
+            connections.add(request);
+        }
+        Route route = honoured.remove(minionId);
+        LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
+        if (set != null) {
+            String topic = Topics.minion(minionId);
+            for (ZmtpConnection connection : set) {
+                connection.topics.remove(topic);
+            }
+        }
+        if (route != null) {
+            for (ZmtpConnection connection : route.connections()) {
+                // A connection honoured for other minions too (neighbours behind one address) stays for them.
+                if (!honouredForAny(connection)) {
+                    connections.add(connection);
+                }
+            }
+        }
+        return connections;
+    }
+
+    private boolean honouredForAny(ZmtpConnection connection) {
+        for (String topic : connection.topics) {
+            String id = Topics.minionOf(topic);
+            Route route = id == null ? null : honoured.get(id);
+            if (route != null && route.connections().contains(connection)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A request connection closed: the minions bound to it have no live request connection now. */
+    synchronized void requestClosed(ZmtpConnection request) {
+        for (String id : request.minionIds()) {
+            if (bound.remove(id, request)) {
+                decide(id);
+            }
+        }
+    }
+
+    /** A publish connection closed: its subscriptions go. */
+    synchronized void publishClosed(ZmtpConnection connection) {
+        List<String> ids = new ArrayList<>();
+        for (String topic : connection.topics) {
+            String id = Topics.minionOf(topic);
+            if (id != null) {
+                ids.add(id);
+                release(id, connection);
+            }
+        }
+        connection.topics.clear();
+        ids.forEach(this::decide);
+    }
+
+    private void release(String id, ZmtpConnection connection) {
+        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        if (set != null && set.remove(connection) && set.isEmpty()) {
+            holders.remove(id);
+        }
+    }
+
+    /** Honours the newest {@link #MAX_COPIES} holders of {@code m/id/} from the bound request connection's address. */
+    private void decide(String id) {
+        ZmtpConnection request = bound.get(id);
+        List<ZmtpConnection> chosen = new ArrayList<>(1);
+        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        if (request != null && request.isOpen() && set != null && !"unknown".equals(request.remoteAddress())) {
+            for (ZmtpConnection holder : set) { // oldest first
+                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
+                    chosen.add(holder);
+                }
+            }
+        }
+        if (chosen.isEmpty()) {
+            honoured.remove(id);
+            return;
+        }
+        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES),
+                chosen.size()));
+        Route previous = honoured.get(id);
+        if (previous == null || !previous.connections().equals(newest)) {
+            honoured.put(id, new Route(newest, previous != null ? previous.topic() : Topics.minionBytes(id)));
+            for (ZmtpConnection connection : newest) {
+                if (connection.authenticate()) {
+                    firstHonoured.accept(connection);
+                }
+            }
+        }
+    }
+}

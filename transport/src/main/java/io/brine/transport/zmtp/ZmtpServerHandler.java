@@ -1,0 +1,132 @@
+package io.brine.transport.zmtp;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transport's end of one connection, after the ZMTP handlers: {@link ZmtpEvent}s to the transport; the
+ * connection's timeouts; stops reading a connection whose outbound queue is over the high water mark until it
+ * drains; the one place that logs what went wrong and closes.
+ *
+ * <p><b>Timeouts.</b> Only whole events count as activity (the decoder passes nothing on for a partial greeting or
+ * frame). A connection without activity for the unauthenticated timeout, or the idle timeout once authenticated,
+ * is closed. An authenticated connection silent for half its timeout is sent a PING (TTL 0, as Salt's master
+ * sends): every ZMTP 3.1 peer answers it, so a subscriber that sends nothing of its own (libzmq without
+ * heartbeats) stays connected while it lives, and a dead one is closed. Unauthenticated peers are never pinged.
+ */
+final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
+
+    private final ZmtpServerTransport transport;
+    private final ZmtpConnection connection;
+    private final long unauthenticatedNanos;
+    private final long idleNanos;
+    private long lastActivity;
+    private boolean pinged;
+    private ScheduledFuture<?> timer;
+
+    ZmtpServerHandler(ZmtpServerTransport transport, ZmtpConnection connection, ZmtpServerOptions options) {
+        this.transport = transport;
+        this.connection = connection;
+        this.unauthenticatedNanos = options.unauthenticatedTimeout().toNanos();
+        this.idleNanos = options.idleTimeout().toNanos();
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        lastActivity = System.nanoTime();
+        schedule(ctx, Math.min(unauthenticatedNanos, idleNanos / 2));
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof ZmtpEvent event)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        lastActivity = System.nanoTime();
+        pinged = false;
+        boolean keep = true;
+        if (event instanceof ZmtpEvent.Handshaken handshaken) {
+            connection.handshaken(handshaken.socketType());
+        } else if (event instanceof ZmtpEvent.Message message) {
+            keep = transport.message(connection, message.parts());
+        } else if (event instanceof ZmtpEvent.Subscribe subscribe) {
+            keep = transport.subscribe(connection, subscribe.topic());
+        } else if (event instanceof ZmtpEvent.Cancel cancel) {
+            transport.cancel(connection, cancel.topic());
+        } else if (event instanceof ZmtpEvent.Refused refused) {
+            LOG.debug("Connection {} ({}): closed: {}", connection, connection.port(), refused.reason());
+            return; // the ZMTP handler closes it
+        }
+        // Ping and Pong: activity, nothing more (the ZMTP handler has answered a PING).
+        if (!keep && ctx.channel().isActive()) {
+            ctx.close();
+        }
+    }
+
+    private void schedule(ChannelHandlerContext ctx, long delayNanos) {
+        timer = ctx.executor().schedule(() -> check(ctx), Math.max(delayNanos, 1), TimeUnit.NANOSECONDS);
+    }
+
+    private void check(ChannelHandlerContext ctx) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        boolean authenticated = connection.isAuthenticated();
+        long timeout = authenticated ? idleNanos : unauthenticatedNanos;
+        long quiet = System.nanoTime() - lastActivity;
+        if (quiet >= timeout) {
+            LOG.debug("Connection {} ({}): closed: no whole ZMTP event for the {} timeout", connection,
+                    connection.port(), authenticated ? "idle" : "unauthenticated");
+            ctx.close();
+            return;
+        }
+        long pingAt = idleNanos / 2;
+        if (authenticated && !pinged && quiet >= pingAt && connection.peerType() != null) {
+            pinged = true;
+            ctx.writeAndFlush(ZmtpEncoder.ping(ctx.alloc(), 0, new byte[0]));
+        }
+        // Wake up by the ping point as well, whatever the state now: a bind can come at any moment.
+        long next = timeout - quiet;
+        if (!pinged && quiet < pingAt) {
+            next = Math.min(next, pingAt - quiet);
+        }
+        schedule(ctx, next);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        Channel channel = ctx.channel();
+        channel.config().setAutoRead(channel.isWritable());
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        transport.disconnected(connection);
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        if (root instanceof IOException || cause instanceof DecoderException) {
+            LOG.debug("Connection {} ({}): closed: {}", connection, connection.port(), root.toString());
+        } else {
+            LOG.error("Connection {} ({}): closed after an unexpected failure", connection, connection.port(), cause);
+        }
+        ctx.close();
+    }
+}

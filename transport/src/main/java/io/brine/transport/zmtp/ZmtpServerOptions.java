@@ -1,0 +1,137 @@
+package io.brine.transport.zmtp;
+
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.tcp.TcpIo;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Tuning of {@link ZmtpServerTransport}; validated on construction, immutable. Start from {@link #defaults()}: the
+ * TCP transport's values, with connection counts doubled where a ZeroMQ minion holds two connections.
+ *
+ * @param maxUnauthenticatedFrame largest message a request connection may send before a minion is bound to it
+ * @param maxFrame largest message once a minion is bound to it, and largest frame sent
+ * @param maxQueuedBytes bytes queued towards one connection and not yet written to its socket above which the
+ *     connection is closed and its publications reported undelivered: a stalled minion costs at most this much
+ * @param writeBufferLowWaterMark a connection that stopped being read (above the high mark) is read again below this
+ * @param writeBufferHighWaterMark above it the master stops reading that connection until it drains
+ * @param unauthenticatedTimeout a connection with no bound minion (request) or honoured subscription (publish)
+ *     that delivers no whole ZMTP event (handshake, message, subscription, heartbeat) for this long is closed;
+ *     bytes of an unfinished greeting or frame do not count, so a partial frame times out
+ * @param idleTimeout the same for a connection with a bound minion or an honoured subscription; at half of it
+ *     the master sends a ZMTP PING, which every ZMTP 3.1 peer answers, so a quiet subscriber stays connected
+ * @param maxConnections open connections at most, both ports together; further ones are closed at once
+ * @param maxUnauthenticatedConnections open connections without a bound minion or honoured subscription at most
+ * @param maxUnauthenticatedPerSource of those, at most this many from one source address, so one host cannot take
+ *     the whole budget
+ * @param maxTopicsPerConnection subscriptions one publish connection may hold (a brine minion holds two)
+ * @param backlog the listen backlog of each port
+ * @param ioThreads event loop threads when the transport makes its own group (0: Netty's default)
+ * @param io NIO, epoll, or epoll where available
+ */
+public record ZmtpServerOptions(
+        int maxUnauthenticatedFrame,
+        int maxFrame,
+        long maxQueuedBytes,
+        int writeBufferLowWaterMark,
+        int writeBufferHighWaterMark,
+        Duration unauthenticatedTimeout,
+        Duration idleTimeout,
+        int maxConnections,
+        int maxUnauthenticatedConnections,
+        int maxUnauthenticatedPerSource,
+        int maxTopicsPerConnection,
+        int backlog,
+        int ioThreads,
+        TcpIo io) {
+
+    public ZmtpServerOptions {
+        requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);
+        requirePositive("maxFrame", maxFrame);
+        if (maxFrame > FrameLimits.MAX_FRAME || maxUnauthenticatedFrame > maxFrame) {
+            throw new IllegalArgumentException("need maxUnauthenticatedFrame <= maxFrame <= FrameLimits.MAX_FRAME");
+        }
+        if (maxQueuedBytes < maxFrame + 1024L) {
+            throw new IllegalArgumentException("maxQueuedBytes must hold at least one frame: " + maxQueuedBytes);
+        }
+        requirePositive("writeBufferLowWaterMark", writeBufferLowWaterMark);
+        if (writeBufferHighWaterMark < writeBufferLowWaterMark) {
+            throw new IllegalArgumentException("writeBufferHighWaterMark below writeBufferLowWaterMark");
+        }
+        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout);
+        requireMillis("idleTimeout", idleTimeout);
+        requirePositive("maxConnections", maxConnections);
+        requirePositive("maxUnauthenticatedConnections", maxUnauthenticatedConnections);
+        requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
+        requirePositive("maxTopicsPerConnection", maxTopicsPerConnection);
+        requirePositive("backlog", backlog);
+        if (ioThreads < 0) {
+            throw new IllegalArgumentException("ioThreads must be 0 (default) or more: " + ioThreads);
+        }
+        Objects.requireNonNull(io, "io");
+    }
+
+    /**
+     * 64 KiB / 8 MiB messages, 32 MiB queued per connection, water marks 256 KiB / 1 MiB, 60 s without a whole
+     * event before auth and 120 s after (TCP's), 100,000 connections of which 20,000 unauthenticated (TCP's 50,000
+     * and 10,000 minions, at two connections each), at most half of those from one address, 16 topics per
+     * subscriber, backlog 1,024, Netty's default threads, epoll where available.
+     */
+    public static ZmtpServerOptions defaults() {
+        return new ZmtpServerOptions(FrameLimits.MAX_UNAUTHENTICATED, FrameLimits.MAX_FRAME, 32L * 1024 * 1024,
+                256 * 1024, 1024 * 1024, Duration.ofSeconds(60), Duration.ofSeconds(120), 100_000, 20_000, 10_000,
+                16, 1024, 0, TcpIo.AUTO);
+    }
+
+    public ZmtpServerOptions withFrameLimits(int unauthenticated, int max) {
+        return new ZmtpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + 1024L),
+                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads,
+                io);
+    }
+
+    public ZmtpServerOptions withMaxQueuedBytes(long value) {
+        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, value, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads,
+                io);
+    }
+
+    public ZmtpServerOptions withWriteBufferWaterMark(int low, int high) {
+        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, low, high,
+                unauthenticatedTimeout, idleTimeout, maxConnections, maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads, io);
+    }
+
+    public ZmtpServerOptions withTimeouts(Duration unauthenticated, Duration idle) {
+        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticated, idle, maxConnections, maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads, io);
+    }
+
+    public ZmtpServerOptions withConnectionLimits(int max, int unauthenticated, int unauthenticatedPerSource) {
+        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, max, unauthenticated,
+                unauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads, io);
+    }
+
+    public ZmtpServerOptions withIo(TcpIo value, int threads) {
+        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, threads,
+                value);
+    }
+
+    private static void requirePositive(String name, long value) {
+        if (value < 1) {
+            throw new IllegalArgumentException(name + " must be positive: " + value);
+        }
+    }
+
+    private static void requireMillis(String name, Duration value) {
+        Objects.requireNonNull(value, name);
+        if (value.toMillis() < 1) {
+            throw new IllegalArgumentException(name + " must be at least 1 ms: " + value);
+        }
+    }
+}

@@ -1,0 +1,426 @@
+package io.brine.transport.zmtp;
+
+import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
+import io.brine.transport.UndeliveredListener;
+import io.brine.transport.zmtp.ZmtpConnection.Port;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+// Over 400 lines: the whole ServerTransport contract of both ports in one place (connections, caps, subscriptions
+// and writes are their own classes).
+/**
+ * The master's side of the ZeroMQ transport, served on Netty: ZMTP 3.0/3.1 (transport/ZMTP.md) with ROUTER
+ * semantics on the request port and PUB semantics on the publish port, and the TCP transport's bounds.
+ *
+ * <p><b>Request port (ROUTER).</b> Peers are DEALERs (one-part messages: a brine frame) and REQs (an empty
+ * delimiter, then the frame; replies carry it too). Routing is by connection: the {@link Peer} is the connection.
+ * A message of another shape, or an empty frame, closes its connection. A connection may send messages up to
+ * {@link ZmtpServerOptions#maxUnauthenticatedFrame()} until a minion is {@link #bind bound} to it, then up to
+ * {@link ZmtpServerOptions#maxFrame()}; sizes are judged on each frame header, before any room is made.
+ *
+ * <p><b>Publish port (PUB).</b> Peers are SUBs and XSUBs; they send subscriptions (both ZMTP forms) and nothing else,
+ * at most {@link ZmtpServerOptions#maxTopicsPerConnection()}. Which subscription receives a minion's publications is
+ * decided by {@link Subscriptions}: {@code m/ID/} only from the address of ID's live, bound request connection.
+ * {@link #publish} sends {@code [m/ID/][frame]} to each minion's honoured connections (one, unless a reconnection or
+ * NAT neighbours hold it too) and returns at once the ids with none: a publication never vanishes silently.
+ *
+ * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
+ * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
+ * {@link ZmtpServerOptions#maxQueuedBytes()} queued per connection (over it the connection is closed and its
+ * minions reported), reading paused above the high water mark. Writes go through {@link ZmtpOutbox}: one flush per
+ * connection per batch; a publication's body is one direct buffer shared by every connection it goes to.
+ */
+public final class ZmtpServerTransport implements ServerTransport {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
+    private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+
+    private enum State { NEW, RUNNING, CLOSED }
+
+    private final String bindHost;
+    private final int requestPort;
+    private final int publishPort;
+    private final ZmtpServerOptions options;
+    private final EventLoopGroup sharedGroup;
+    private final UndeliveredListener undeliveredListener;
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final Subscriptions subscriptions;
+    private final Map<EventLoop, ZmtpOutbox> outboxes = new ConcurrentHashMap<>();
+    private final ConnectionBudget budget;
+    private final ChannelGroup channels = new DefaultChannelGroup("brine-zmtp", GlobalEventExecutor.INSTANCE);
+    private volatile Addresses addresses;
+    private volatile InboundHandler handler;
+    private EventLoopGroup group;
+    private final List<Channel> serverChannels = new ArrayList<>();
+
+    /** Default options, its own event loops; lost publications are logged. */
+    public ZmtpServerTransport(String bindHost, int requestPort, int publishPort) {
+        this(bindHost, requestPort, publishPort, ZmtpServerOptions.defaults(), null, null);
+    }
+
+    /**
+     * @param bindHost the interface to bind ({@code 0.0.0.0}, {@code ::}, an address or a name)
+     * @param requestPort {@code ret_port}; 0 for any free port
+     * @param publishPort {@code publish_port}; 0 for any free port
+     * @param sharedGroup event loops to run on, owned by the caller; null to make (and close) its own
+     * @param undeliveredListener told about publications lost when their connection closed; null to log them
+     */
+    public ZmtpServerTransport(String bindHost, int requestPort, int publishPort, ZmtpServerOptions options,
+            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener) {
+        this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
+        this.requestPort = requirePort(requestPort);
+        this.publishPort = requirePort(publishPort);
+        this.options = Objects.requireNonNull(options, "options");
+        this.sharedGroup = sharedGroup;
+        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : ZmtpServerTransport::logLost;
+        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), this::authenticated);
+        this.budget = new ConnectionBudget(options);
+    }
+
+    @Override
+    public void start(InboundHandler handler) throws IOException {
+        Objects.requireNonNull(handler, "handler");
+        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
+            throw new IllegalStateException("transport already started or closed");
+        }
+        this.handler = handler;
+        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-zmtp-server");
+        try {
+            InetSocketAddress request = bind(Port.REQUEST, requestPort);
+            InetSocketAddress publish = bind(Port.PUBLISH, publishPort);
+            addresses = new Addresses(request, publish);
+        } catch (Exception e) {
+            // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
+            serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
+            shutDownGroup();
+            state.set(State.CLOSED);
+            throw new IOException("cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/"
+                    + publishPort + ": " + e.getMessage(), e);
+        }
+        LOG.info("ZeroMQ transport (ZMTP on Netty, {} I/O): request channel on {}, publish channel on {}",
+                serverChannel(group) == EpollServerSocketChannel.class ? "epoll" : "NIO", addresses.request(),
+                addresses.publish());
+    }
+
+    private InetSocketAddress bind(Port port, int number) {
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(group)
+                .channel(serverChannel(group))
+                .option(ChannelOption.SO_BACKLOG, options.backlog())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
+                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
+                .childHandler(new ZmtpServerInitializer(this, options, port));
+        Channel channel = bootstrap.bind(bindHost, number).syncUninterruptibly().channel();
+        serverChannels.add(channel);
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    @Override
+    public Addresses addresses() {
+        Addresses bound = addresses;
+        if (bound == null) {
+            throw new IllegalStateException("transport not started");
+        }
+        return bound;
+    }
+
+    /**
+     * Queues {@code frame} for {@code peer}'s connection (after an empty delimiter for a REQ). False when the
+     * connection is gone, the frame is over {@link ZmtpServerOptions#maxFrame()}, or its queue is full (then it is
+     * closed).
+     */
+    @Override
+    public boolean send(Peer peer, byte[] frame) {
+        ZmtpConnection connection = connectionOf(peer);
+        Objects.requireNonNull(frame, "frame");
+        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+            return false;
+        }
+        ByteBuf header = ZmtpEncoder.replyHeader(ALLOC, connection.peerType() == SocketType.REQ, frame.length);
+        return connection.enqueue(header, Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
+    }
+
+    /**
+     * Queues {@code [m/ID/][frame]} for each minion's honoured subscriptions, sharing one copy of the frame. Returns
+     * the ids with none, or whose queue was full (their connection is closed), or all of them when the frame is
+     * over {@link ZmtpServerOptions#maxFrame()} or the transport is closed. Duplicate ids are sent once.
+     */
+    @Override
+    public Set<String> publish(Collection<String> minionIds, byte[] frame) {
+        Objects.requireNonNull(frame, "frame");
+        Set<String> undeliverable = new HashSet<>();
+        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+            undeliverable.addAll(minionIds);
+            return undeliverable;
+        }
+        ByteBuf shared = null;
+        try {
+            for (String id : new LinkedHashSet<>(minionIds)) {
+                Subscriptions.Route route = subscriptions.route(id);
+                boolean queued = false;
+                if (route != null) {
+                    for (ZmtpConnection connection : route.connections()) {
+                        if (!connection.isOpen()) {
+                            continue;
+                        }
+                        if (shared == null) {
+                            shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
+                        }
+                        ByteBuf header = ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
+                        queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
+                                options.maxQueuedBytes());
+                    }
+                }
+                if (!queued) {
+                    undeliverable.add(id);
+                }
+            }
+        } finally {
+            if (shared != null) {
+                shared.release();
+            }
+        }
+        return undeliverable;
+    }
+
+    /**
+     * {@code minionId} holds its session through {@code peer}: lifts that connection to the authenticated limits
+     * and timeout, and honours the minion's subscription from the same address (Subscriptions). Ignored when the
+     * connection has closed meanwhile.
+     */
+    @Override
+    public void bind(String minionId, Peer peer) {
+        Objects.requireNonNull(minionId, "minionId");
+        ZmtpConnection connection = connectionOf(peer);
+        if (connection.authenticate()) {
+            authenticated(connection);
+        } else if (!connection.isAuthenticated()) {
+            return; // closed
+        }
+        connection.minionIds().add(minionId);
+        subscriptions.bind(minionId, connection);
+        LOG.debug("Minion {} ({}): bound to request connection {}", minionId, connection.remoteAddress(), connection);
+    }
+
+    /**
+     * {@code minionId} was removed: its subscriptions are dropped, and its request connection and honoured publish
+     * connection closed (a live minion connects and subscribes anew, and is honoured once bound again).
+     */
+    @Override
+    public void unbind(String minionId) {
+        Objects.requireNonNull(minionId, "minionId");
+        for (ZmtpConnection connection : subscriptions.unbind(minionId)) {
+            connection.minionIds().remove(minionId);
+            LOG.debug("Minion {} ({}): unbound; closing its connection {}", minionId, connection.remoteAddress(),
+                    connection);
+            connection.channel().close();
+        }
+    }
+
+    /** Closes every connection and both listening sockets, then the event loops if they are this transport's. */
+    @Override
+    public void close() {
+        State previous = state.getAndSet(State.CLOSED);
+        if (previous != State.RUNNING) {
+            return;
+        }
+        serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
+        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        shutDownGroup();
+        outboxes.values().forEach(ZmtpOutbox::discard);
+        LOG.info("ZeroMQ transport closed");
+    }
+
+    /** Minion ids whose publications have somewhere to go now (an honoured subscription): for metrics and tests. */
+    public Set<String> subscribedMinions() {
+        return subscriptions.honouredMinions();
+    }
+
+    /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
+    public record OutboundStats(long writes, long flushes) {
+    }
+
+    public OutboundStats outboundStats() {
+        long writes = 0;
+        long flushes = 0;
+        for (ZmtpOutbox outbox : outboxes.values()) {
+            writes += outbox.writes();
+            flushes += outbox.flushes();
+        }
+        return new OutboundStats(writes, flushes);
+    }
+
+    /** Open connections now, on both ports, authenticated or not. */
+    public int connectionCount() {
+        return budget.connections();
+    }
+
+    /** Open connections now without a bound minion or an honoured subscription. */
+    public int unauthenticatedCount() {
+        return budget.unauthenticated();
+    }
+
+    // ---- called by the pipeline ----
+
+    /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
+    ZmtpConnection admit(Channel channel, Port port) {
+        String remote = remoteAddressOf(channel);
+        if (state.get() != State.RUNNING) {
+            return null;
+        }
+        String refusal = budget.admit(remote);
+        if (refusal != null) {
+            LOG.debug("Connection from {} refused: {}", remote, refusal);
+            return null;
+        }
+        ZmtpOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), ZmtpOutbox::new);
+        ZmtpConnection connection = new ZmtpConnection(channel, remote, port, outbox, this);
+        channels.add(channel);
+        channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
+        return connection;
+    }
+
+    /** A whole message on the request port; false when it is not one brine frame in a DEALER's or REQ's form. */
+    boolean message(ZmtpConnection connection, List<byte[]> parts) {
+        byte[] frame;
+        if (connection.peerType() == SocketType.REQ) {
+            if (parts.size() != 2 || parts.get(0).length != 0) {
+                LOG.debug("Connection {}: closed: a REQ message that is not [delimiter, frame]", connection);
+                return false;
+            }
+            frame = parts.get(1);
+        } else if (parts.size() == 1) {
+            frame = parts.get(0);
+        } else {
+            LOG.debug("Connection {}: closed: a message of {} parts", connection, parts.size());
+            return false;
+        }
+        if (frame.length == 0) {
+            LOG.debug("Connection {}: closed: an empty frame", connection);
+            return false;
+        }
+        try {
+            handler.onFrame(connection.peer(), frame);
+        } catch (RuntimeException e) {
+            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
+        }
+        return true;
+    }
+
+    /** A subscription on the publish port; false when the connection holds too many (close it). */
+    boolean subscribe(ZmtpConnection connection, byte[] topic) {
+        if (!subscriptions.subscribe(connection, topic)) {
+            LOG.debug("Connection {}: closed: more than {} subscriptions", connection,
+                    options.maxTopicsPerConnection());
+            return false;
+        }
+        return true;
+    }
+
+    void cancel(ZmtpConnection connection, byte[] topic) {
+        subscriptions.cancel(connection, topic);
+    }
+
+    void disconnected(ZmtpConnection connection) {
+        if (connection.port() == Port.PUBLISH) {
+            subscriptions.publishClosed(connection);
+            return;
+        }
+        subscriptions.requestClosed(connection);
+        try {
+            handler.onDisconnect(connection.peer());
+        } catch (RuntimeException e) {
+            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
+        }
+    }
+
+    /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
+    void authenticated(ZmtpConnection connection) {
+        budget.authenticated(connection.remoteAddress());
+    }
+
+    void overflowed(ZmtpConnection connection, long maxQueuedBytes) {
+        LOG.info("Connection {} ({}): disconnected: outbound queue over {} bytes", connection, connection.port(),
+                maxQueuedBytes);
+    }
+
+    /** A publication queued for {@code minionId} that its connection closed on. */
+    void lost(String minionId, byte[] frame) {
+        try {
+            undeliveredListener.onUndelivered(Set.of(minionId), frame);
+        } catch (RuntimeException e) {
+            LOG.error("Publish channel: the undelivered listener failed", e);
+        }
+    }
+
+    // ---- helpers ----
+
+    private static ZmtpConnection connectionOf(Peer peer) {
+        if (!(peer instanceof ZmtpPeer zmtpPeer)) {
+            throw new IllegalArgumentException("not a ZMTP peer: " + peer);
+        }
+        return zmtpPeer.connection();
+    }
+
+    private static String remoteAddressOf(Channel channel) {
+        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
+                ? address.getAddress().getHostAddress() : "unknown";
+    }
+
+    private static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
+        return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
+                ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    }
+
+    private void shutDownGroup() {
+        if (sharedGroup == null && group != null) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static int requirePort(int port) {
+        if (port < 0 || port > 65_535) {
+            throw new IllegalArgumentException("port out of range: " + port);
+        }
+        return port;
+    }
+
+    private static void logLost(Set<String> minionIds, byte[] frame) {
+        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
+    }
+}
