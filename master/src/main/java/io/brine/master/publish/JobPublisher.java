@@ -10,7 +10,6 @@ import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.store.keys.KeyStore;
 import io.brine.master.session.PublishKeyring;
-import io.brine.master.session.SessionService;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.message.Publish;
@@ -41,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * topic of each targeted minion only. A return counts only from a minion the job targeted; its identity comes from
  * its session.
  */
-public final class JobPublisher implements SessionService.Inbox {
+public final class JobPublisher {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobPublisher.class);
 
@@ -148,7 +147,10 @@ public final class JobPublisher implements SessionService.Inbox {
         return cache;
     }
 
-    @Override
+    /**
+     * A job return from {@code minionId} (the sender its session names): stored if the job targeted that minion,
+     * then {@code ack} runs and the minion stops resending. Called on worker threads.
+     */
     public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack) {
         Set<String> targeted = targetedBy(ret.jid());
         if (targeted == null || !targeted.contains(minionId)) {
@@ -186,10 +188,5 @@ public final class JobPublisher implements SessionService.Inbox {
         }
         Optional<JobRecord> record = cache.job(jid);
         return record.map(r -> Set.copyOf(r.minions())).orElse(null);
-    }
-
-    @Override
-    public void onGrains(String minionId, SessionMessage.Grains reported) {
-        grains.put(minionId, reported.grains());
     }
 }
