@@ -1,9 +1,9 @@
 package io.brine.master;
 
 import io.brine.master.auth.AuthService;
+import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.publish.GrainsStore;
-import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublisherSession;
@@ -50,7 +50,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final AuthService auth;
     private final SessionService sessions;
     private final PublisherService publishers;
-    private final JobPublisher jobs;
+    private final ActiveJobs jobs;
     private final GrainsStore grains;
     private final Clock clock;
     private final ThreadPoolExecutor authPool;
@@ -63,7 +63,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * @param workerThreads the threads of each of the two pools
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
-            SessionService sessions, PublisherService publishers, JobPublisher jobs, GrainsStore grains,
+            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
             int workerThreads, Clock clock) {
         this.transport = transport;
         this.unauthenticated = unauthenticated;

@@ -2,6 +2,7 @@ package io.brine.master;
 
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
@@ -21,11 +22,13 @@ import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.tcp.TcpTls;
+import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.transport.ServerTransport;
+import io.brine.transport.UndeliveredListener;
 import java.io.IOException;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -37,8 +40,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Wires a {@link Master} from {@code master.yaml}, by constructor and in dependency order: audit log, key store, job
- * cache and policies; the sessions, publish key and grains; the transport; the job publisher and the handlers; the
- * inbound dispatcher over them; the master.
+ * cache and policies; the sessions, publish key and grains; the jobs in flight, which the transport reports
+ * undelivered publications to; the transport; the job publisher and the handlers; the inbound dispatcher over them;
+ * the master.
  */
 public final class MasterDaemon implements AutoCloseable {
 
@@ -65,13 +69,13 @@ public final class MasterDaemon implements AutoCloseable {
     /** Opens everything and starts serving; closes what it opened if a step fails. */
     public static MasterDaemon start(MasterConfig config, Clock clock)
             throws IOException, KeyStoreException, KeyFormatException {
-        return start(config, clock, () -> transport(config));
+        return start(config, clock, undelivered -> transport(config, undelivered));
     }
 
-    /** Opens the transport(s) the master serves. */
+    /** Opens the transport(s) the master serves; they report publications they could not deliver to the listener. */
     @FunctionalInterface
     interface Transports {
-        ServerTransport open() throws IOException;
+        ServerTransport open(UndeliveredListener undelivered) throws IOException;
     }
 
     /**
@@ -100,10 +104,11 @@ public final class MasterDaemon implements AutoCloseable {
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification);
-            ServerTransport transport = transports.open();
+            ActiveJobs active = new ActiveJobs(jobCache, audit, clock);
+            ServerTransport transport = transports.open(active);
             opened.add(transport);
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
-                    jobCache, audit, clock);
+                    jobCache, active, audit, clock);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new AuditedAuth(audit), clock,
                     transport::publishPort, PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
@@ -112,7 +117,7 @@ public final class MasterDaemon implements AutoCloseable {
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, jobs, grains, config.workerThreads(), clock);
+                    publishers, active, grains, config.workerThreads(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher), audit, config.publishSession(), clock);
             opened.remove(transport); // the master closes it
@@ -131,17 +136,20 @@ public final class MasterDaemon implements AutoCloseable {
         }
     }
 
-    /** The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}. */
-    static ServerTransport transport(MasterConfig config) throws IOException {
+    /**
+     * The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}.
+     * Each reports to {@code undelivered} the publications it took but then could not queue.
+     */
+    static ServerTransport transport(MasterConfig config, UndeliveredListener undelivered) throws IOException {
         List<ServerTransport> members = new ArrayList<>();
         for (TransportKind kind : config.transports()) {
             members.add(switch (kind) {
                 case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort());
+                        config.publishPort(), ZmtpServerOptions.defaults(), null, undelivered);
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
                         TcpServerOptions.defaults(), config.tls().isPresent()
                                 ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
-                        null, null);
+                        null, undelivered);
             });
         }
         return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);

@@ -71,7 +71,7 @@ class MasterStartTest {
         byte[] unknownSession = Codec.encode(new SessionFrame(sessionId, SessionFrame.Direction.MINION_TO_MASTER, 3,
                 new byte[28]));
         EagerTransport transport = new EagerTransport(unknownSession);
-        try (WiredMaster master = WiredMaster.start(dir, UnaryOperator.identity(), () -> transport)) {
+        try (WiredMaster master = WiredMaster.start(dir, UnaryOperator.identity(), undelivered -> transport)) {
             // The minion of a session the master does not know is told so, even this early.
             await().until(() -> !transport.sent.isEmpty());
             Decoded.Ok ok = (Decoded.Ok) Codec.decode(transport.sent.get(0), FrameLimits.MAX_FRAME);

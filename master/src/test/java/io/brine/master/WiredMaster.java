@@ -3,6 +3,7 @@ package io.brine.master;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.master.client.BrineClient;
 import io.brine.master.publish.PublisherService;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.crypto.Pem;
@@ -15,6 +16,7 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.PublicKey;
 import java.security.SecureRandom;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -48,7 +50,7 @@ public final class WiredMaster implements AutoCloseable {
     /** As {@link #start(Path)}, with the configuration changed by {@code customize}. */
     public static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize) throws Exception {
         MasterConfig config = config(dir, customize);
-        return start(config, () -> MasterDaemon.transport(config));
+        return start(config, undelivered -> MasterDaemon.transport(config, undelivered));
     }
 
     /** As {@link #start(Path, UnaryOperator)}, serving the transport {@code transports} makes. */
@@ -97,6 +99,12 @@ public final class WiredMaster implements AutoCloseable {
     /** A new connection to the master's request channel, as a minion or a publisher opens it over TCP. */
     public TcpClientChannel connect() throws Exception {
         return new TcpClientChannel("127.0.0.1", port(), Duration.ofSeconds(10));
+    }
+
+    /** The local administrator ({@code root}, test key {@value #ROOT_KEY}) connected as a publisher. */
+    public BrineClient root() throws Exception {
+        return BrineClient.connect(TransportKind.TCP, "127.0.0.1", port(), PublisherService.ROOT,
+                TestKeys.pair(ROOT_KEY), (RSAPublicKey) masterKey(), Duration.ofSeconds(10));
     }
 
     /** A fresh 32-byte nonce. */

@@ -241,6 +241,8 @@ public final class PublisherService {
         document.put("kwargs", job.get().kwargs());
         document.put("returns", returns);
         document.put("missing", job.get().minions().stream().filter(id -> !returns.containsKey(id)).toList());
+        // Known while the job is active (an hour): the minions its publication did not reach.
+        document.put("unreachable", jobs.active().unreachable(query.jid()));
         return new SessionMessage.JobReply(document, null);
     }
 
