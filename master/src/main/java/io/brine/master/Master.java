@@ -1,121 +1,86 @@
 package io.brine.master;
 
-import io.brine.store.audit.AuditEvent;
-import io.brine.store.audit.AuditLog;
-import io.brine.master.auth.AuditedAuth;
-import io.brine.daemon.config.MasterConfig;
-import io.brine.master.jobs.JobCache;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
-import io.brine.master.publish.PublisherService;
-import java.security.interfaces.RSAPublicKey;
-import java.util.Map;
-import io.brine.master.auth.AuthService;
-import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.session.MinionSession;
+import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SessionTable;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
-import io.brine.store.policy.AcceptancePolicies;
-import io.brine.master.session.MinionSession;
-import io.brine.master.session.PublishKeyring;
-import io.brine.master.session.SessionService;
-import io.brine.master.session.SessionTable;
-import io.brine.protocol.message.MessageType;
-import io.brine.protocol.codec.FrameLimits;
-import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The master's domain, independent of the transport: auth, sessions, publish key rotation. The transport thread
- * only classifies frames and hands them to worker pools; crypto and disk run there.
+ * The running master: the transport and the {@link InboundDispatcher} that serves it, the publish key and its
+ * rotation, and the timer. Wired by {@link MasterDaemon}, which builds every part before the transport starts, so a
+ * frame that arrives as soon as the port is bound finds everything in place.
+ *
+ * <p>Threads: the transport's own threads decode and hand over (the dispatcher); the dispatcher's two worker pools
+ * answer auth requests and session frames; the job cache writes on its own thread; the timer thread rotates the
+ * publish key, looks for admins' rotation requests every second and sweeps the job cache every minute.
  */
 public final class Master implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Master.class);
 
-    /** What the master needs besides its key store, transport and job cache. */
-    public record Settings(Duration publishSession, double authRatePerSource, int authBurst, int workerThreads,
-            int pendingRetrySeconds, AcceptancePolicies policies, Map<String, MasterConfig.PublisherAcl> acls,
-            RSAPublicKey rootKey) {
+    /** What the daemon wires before the master: the domain the dispatcher and the timer share. */
+    public record Parts(SessionTable sessions, PublishKeyring keyring, GrainsStore grains, JobPublisher jobs,
+            InboundDispatcher dispatcher) {
     }
 
     private final KeyStore keyStore;
     private final ServerTransport transport;
-    private final Settings settings;
-    private final Clock clock;
-    private final SessionTable sessions = new SessionTable();
+    private final SessionTable sessions;
     private final PublishKeyring keyring;
-    private final SourceRateLimiter authLimiter;
-    private final ThreadPoolExecutor authPool;
-    private final ThreadPoolExecutor sessionPool;
-    private final ScheduledExecutorService timer;
-    private final AtomicBoolean rotationQueued = new AtomicBoolean();
-    /** Open once start() has wired the services: frames can arrive as soon as the transport is bound. */
-    private final CountDownLatch serving = new CountDownLatch(1);
-    private final AtomicLong droppedFrames = new AtomicLong();
-    private final AuditLog auditLog;
     private final GrainsStore grains;
     private final JobPublisher jobs;
-    private final PublisherService publishers;
-    private volatile AuthService authService;
-    private volatile SessionService sessionService;
+    private final InboundDispatcher dispatcher;
+    private final AuditLog auditLog;
+    private final Duration publishSession;
+    private final Clock clock;
+    private final ScheduledExecutorService timer;
+    private final AtomicBoolean rotationQueued = new AtomicBoolean();
     private volatile long nextScheduledRotationMs;
     private long ticks;
     /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
     private long rotationRequestsSeen;
     private AutoCloseable keyListener;
 
-    public Master(KeyStore keyStore, ServerTransport transport, Settings settings, AuditLog auditLog,
-            JobCache jobCache, Clock clock) {
+    /** The master owns {@code transport} and the dispatcher's pools from here on, and closes them. */
+    public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
+            Duration publishSession, Clock clock) {
         this.keyStore = keyStore;
         this.transport = transport;
-        this.settings = settings;
+        this.sessions = parts.sessions();
+        this.keyring = parts.keyring();
+        this.grains = parts.grains();
+        this.jobs = parts.jobs();
+        this.dispatcher = parts.dispatcher();
         this.auditLog = auditLog;
+        this.publishSession = publishSession;
         this.clock = clock;
-        this.keyring = new PublishKeyring(clock);
-        this.grains = new GrainsStore(settings.policies()::classification);
-        this.jobs = new JobPublisher(keyStore, grains, keyring, transport, keyStore.masterKeyPair().getPrivate(),
-                jobCache, auditLog, clock);
-        this.publishers = new PublisherService(keyStore.pkiDir(), settings.rootKey(), settings.acls(), jobs,
-                transport, keyStore.masterKeyPair(), auditLog, clock);
-        this.authLimiter = new SourceRateLimiter(settings.authRatePerSource(), settings.authBurst(), 100_000,
-                System::nanoTime);
-        this.authPool = pool("brine-auth", settings.workerThreads(), 8192);
-        this.sessionPool = pool("brine-session", settings.workerThreads(), 65536);
         this.timer = Executors.newSingleThreadScheduledExecutor(daemonThreads("brine-timer"));
     }
 
     /** Binds the transport and starts serving. */
     public void start() throws IOException {
-        transport.start(new ServerTransport.InboundHandler() {
-            @Override
-            public void onFrame(Peer from, byte[] frame) {
-                classify(from, frame);
-            }
-        });
-        authService = new AuthService(keyStore, settings.policies(), sessions, keyring, new AuditedAuth(auditLog),
-                clock, transport::publishPort, settings.pendingRetrySeconds());
-        sessionService = new SessionService(sessions, keyring, transport, keyStore.masterKeyPair().getPrivate(),
-                authLimiter::tryAcquire, jobs, publishers::handleSession, clock);
+        transport.start(dispatcher);
         keyListener = keyStore.addListener(this::onKeyChange);
-        nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
+        nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         rotationRequestsSeen = keyStore.rotationRequests();
-        serving.countDown();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
@@ -141,10 +106,6 @@ public final class Master implements AutoCloseable {
         return transport;
     }
 
-    public SessionService sessionService() {
-        return sessionService;
-    }
-
     public JobPublisher jobs() {
         return jobs;
     }
@@ -153,65 +114,9 @@ public final class Master implements AutoCloseable {
         return grains;
     }
 
-    /** Frames dropped before parsing: unknown type, over a limit, over a rate, or a full queue. */
+    /** Frames dropped before a handler saw them: malformed, over a limit, over a rate, or a full queue. */
     public long droppedFrames() {
-        return droppedFrames.get();
-    }
-
-    // Runs on the transport thread: look at two bytes, hand off, never parse or decrypt here.
-    private void classify(Peer from, byte[] frame) {
-        if (frame.length < 2) {
-            droppedFrames.incrementAndGet();
-            return;
-        }
-        Optional<MessageType> type = MessageType.of(frame[1] & 0xff);
-        if (type.isEmpty()) {
-            droppedFrames.incrementAndGet();
-            return;
-        }
-        switch (type.get()) {
-            case AUTH_REQUEST -> {
-                if (frame.length > FrameLimits.MAX_UNAUTHENTICATED || !authLimiter.tryAcquire(from.remoteAddress())) {
-                    droppedFrames.incrementAndGet();
-                    LOG.debug("Auth from {} dropped: over the size or rate limit", from.remoteAddress());
-                    return;
-                }
-                submit(authPool, () -> authService.handle(from, frame).ifPresent(outcome -> {
-                    // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
-                    outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
-                    transport.send(from, outcome.reply());
-                }));
-            }
-            case CLIENT_AUTH -> {
-                if (frame.length > FrameLimits.MAX_UNAUTHENTICATED || !authLimiter.tryAcquire(from.remoteAddress())) {
-                    droppedFrames.incrementAndGet();
-                    return;
-                }
-                submit(authPool, () -> publishers.handleAuth(from, frame).ifPresent(reply -> transport.send(from,
-                        reply)));
-            }
-            case SESSION -> submit(sessionPool, () -> sessionService.handle(from, frame));
-            default -> droppedFrames.incrementAndGet();
-        }
-    }
-
-    private void submit(ThreadPoolExecutor pool, Runnable task) {
-        if (pool.getQueue().remainingCapacity() == 0) {
-            droppedFrames.incrementAndGet();
-            return;
-        }
-        pool.execute(() -> {
-            try {
-                // A minion reconnecting after a master restart speaks as soon as the port is bound, before
-                // start() has made the services; its frame waits for them instead of failing on a null.
-                serving.await();
-                task.run();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                LOG.error("Bug: unexpected failure handling a frame", e);
-            }
-        });
+        return dispatcher.droppedFrames();
     }
 
     private void onKeyChange(KeyChange change) {
@@ -249,20 +154,21 @@ public final class Master implements AutoCloseable {
         PublishKeyring.Generation generation = keyring.rotate();
         int sent = 0;
         int undelivered = 0;
-        var update = sessionService.keyUpdate();
+        var update = keyring.keyUpdate();
         for (MinionSession session : sessions.all()) {
             if (!stillAccepted(session)) {
                 sessions.remove(session);
                 LOG.info("Minion {}: key no longer accepted; session closed", session.minionId());
                 continue;
             }
-            if (sessionService.push(session, update).isEmpty()) {
+            // On the minion's publish topic (ZeroMQ) or down its connection (TCP), sealed for it alone.
+            if (transport.publish(List.of(session.minionId()), session.seal(update)).isEmpty()) {
                 sent++;
             } else {
                 undelivered++;
             }
         }
-        nextScheduledRotationMs = clock.millis() + settings.publishSession().toMillis();
+        nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
         try {
@@ -291,7 +197,7 @@ public final class Master implements AutoCloseable {
                 rotationRequestsSeen = requested;
                 rotate("asked by an admin");
             } else if (clock.millis() >= nextScheduledRotationMs) {
-                rotate("publish_session of " + settings.publishSession().toSeconds() + " s elapsed");
+                rotate("publish_session of " + publishSession.toSeconds() + " s elapsed");
             }
         } catch (RuntimeException e) {
             LOG.error("Bug: timer tick failed", e);
@@ -309,19 +215,7 @@ public final class Master implements AutoCloseable {
             }
         }
         transport.close();
-        authPool.shutdownNow();
-        sessionPool.shutdownNow();
-        try {
-            authPool.awaitTermination(5, TimeUnit.SECONDS);
-            sessionPool.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static ThreadPoolExecutor pool(String name, int threads, int queue) {
-        return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue),
-                daemonThreads(name), new ThreadPoolExecutor.DiscardPolicy());
+        dispatcher.close();
     }
 
     static java.util.concurrent.ThreadFactory daemonThreads(String name) {

@@ -2,23 +2,35 @@ package io.brine.master;
 
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
+import io.brine.master.auth.AuditedAuth;
+import io.brine.master.auth.AuthService;
+import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.publish.GrainsStore;
+import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SessionService;
+import io.brine.master.session.SessionTable;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.tcp.TcpTls;
+import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.transport.ServerTransport;
+import io.brine.transport.UndeliveredListener;
 import java.io.IOException;
+import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -26,11 +38,18 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Wires a {@link Master} from {@code master.yaml}: key store, audit log, job cache, policies, transport. */
+/**
+ * Wires a {@link Master} from {@code master.yaml}, by constructor and in dependency order: audit log, key store, job
+ * cache and policies; the sessions, publish key and grains; the jobs in flight, which the transport reports
+ * undelivered publications to; the transport; the job publisher and the handlers; the inbound dispatcher over them;
+ * the master.
+ */
 public final class MasterDaemon implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(MasterDaemon.class);
     private static final int PENDING_RETRY_SECONDS = 0;
+    /** Source addresses the auth rate limiter remembers at most. */
+    private static final int MAX_RATED_SOURCES = 100_000;
 
     private final AuditLog audit;
     private final KeyStore keyStore;
@@ -50,6 +69,21 @@ public final class MasterDaemon implements AutoCloseable {
     /** Opens everything and starts serving; closes what it opened if a step fails. */
     public static MasterDaemon start(MasterConfig config, Clock clock)
             throws IOException, KeyStoreException, KeyFormatException {
+        return start(config, clock, undelivered -> transport(config, undelivered));
+    }
+
+    /** Opens the transport(s) the master serves; they report publications they could not deliver to the listener. */
+    @FunctionalInterface
+    interface Transports {
+        ServerTransport open(UndeliveredListener undelivered) throws IOException;
+    }
+
+    /**
+     * Wires the master by constructor, in dependency order, and starts it: the stores, the domain, the transport,
+     * the handlers and the dispatcher over them, the master. Tests give their own {@code transports}.
+     */
+    static MasterDaemon start(MasterConfig config, Clock clock, Transports transports)
+            throws IOException, KeyStoreException, KeyFormatException {
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             AtomicFiles.ensureDirectory(config.cachedir());
@@ -58,6 +92,7 @@ public final class MasterDaemon implements AutoCloseable {
             KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
                     .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build());
             opened.add(keyStore);
+            KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
@@ -65,10 +100,27 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(jobCache);
             AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
             opened.add(policies);
-            ServerTransport transport = transport(config);
-            Master master = new Master(keyStore, transport, new Master.Settings(config.publishSession(),
-                    config.authRatePerSource(), config.authBurst(), config.workerThreads(), PENDING_RETRY_SECONDS,
-                    policies, config.publisherAcl(), rootKey), audit, jobCache, clock);
+
+            SessionTable sessions = new SessionTable();
+            PublishKeyring keyring = new PublishKeyring(clock);
+            GrainsStore grains = new GrainsStore(policies::classification);
+            ActiveJobs active = new ActiveJobs(jobCache, audit, clock);
+            ServerTransport transport = transports.open(active);
+            opened.add(transport);
+            JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
+                    jobCache, active, audit, clock);
+            AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new AuditedAuth(audit), clock,
+                    transport::publishPort, PENDING_RETRY_SECONDS);
+            SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
+            PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
+                    sessions, jobs, masterKeys, audit, clock);
+            SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
+                    MAX_RATED_SOURCES, System::nanoTime);
+            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
+                    publishers, active, grains, config.workerThreads(), clock);
+            Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
+                    dispatcher), audit, config.publishSession(), clock);
+            opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
             return new MasterDaemon(audit, keyStore, jobCache, policies, master);
@@ -84,17 +136,20 @@ public final class MasterDaemon implements AutoCloseable {
         }
     }
 
-    /** The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}. */
-    static ServerTransport transport(MasterConfig config) throws IOException {
+    /**
+     * The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}.
+     * Each reports to {@code undelivered} the publications it took but then could not queue.
+     */
+    static ServerTransport transport(MasterConfig config, UndeliveredListener undelivered) throws IOException {
         List<ServerTransport> members = new ArrayList<>();
         for (TransportKind kind : config.transports()) {
             members.add(switch (kind) {
                 case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort());
+                        config.publishPort(), ZmtpServerOptions.defaults(), null, undelivered);
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
                         TcpServerOptions.defaults(), config.tls().isPresent()
                                 ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
-                        null, null);
+                        null, undelivered);
             });
         }
         return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);

@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;

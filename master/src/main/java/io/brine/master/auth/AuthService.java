@@ -11,7 +11,7 @@ import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
-import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Rsa;
@@ -20,7 +20,6 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
-import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -89,14 +88,12 @@ public final class AuthService {
     public record Outcome(byte[] reply, AuthStatus status, Optional<MinionSession> session) {
     }
 
-    /** Handles one auth request frame; empty when it is not worth an answer (malformed, forged, unsupported). */
-    public Optional<Outcome> handle(Peer peer, byte[] frame) {
-        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_UNAUTHENTICATED);
-        if (!(decoded instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthRequest request)) {
-            String reason = decoded instanceof Decoded.Malformed malformed ? malformed.reason() : "not an auth request";
-            LOG.debug("Auth from {} dropped: {}", peer.remoteAddress(), reason);
-            return Optional.empty();
-        }
+    /**
+     * Answers one decoded auth request; empty when it is not worth an answer (forged, replayed, unsupported). The
+     * caller binds the session's minion to {@code peer} before it sends the reply.
+     */
+    public Optional<Outcome> handle(Peer peer, Signed<AuthRequest> signed) {
+        AuthRequest request = signed.message();
         if (request.suite() != Suite.RSA_OAEP_PSS_AES256GCM) {
             LOG.debug("Auth from {} dropped: unsupported suite {}", peer.remoteAddress(), request.suite());
             return Optional.empty();
@@ -114,7 +111,7 @@ public final class AuthService {
             audit.refused(id, peer.remoteAddress(), null, e.getMessage());
             return Optional.empty();
         }
-        if (!ok.verify(key)) {
+        if (!signed.by(key)) {
             LOG.info("Minion {} ({}): auth refused: the request is not signed by the key it offers", id,
                     peer.remoteAddress());
             audit.refused(id, peer.remoteAddress(), Fingerprints.of(key), "bad signature");

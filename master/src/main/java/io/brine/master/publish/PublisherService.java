@@ -8,32 +8,25 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.StoredReturn;
-import io.brine.master.session.SessionId;
+import io.brine.master.session.PublisherSession;
+import io.brine.master.session.SessionTable;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
-import io.brine.protocol.codec.Decoded;
-import io.brine.protocol.codec.MalformedException;
-import io.brine.protocol.codec.ReplayWindow;
-import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
-import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
-import io.brine.protocol.crypto.SessionKey;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
-import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.target.Glob;
 import io.brine.protocol.target.Target;
-import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
-import io.brine.transport.ServerTransport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,14 +35,13 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,7 +50,8 @@ import org.slf4j.LoggerFactory;
  * can read (Salt's {@code .root_key}), and remote publishers registered as {@code pki_dir/publishers/NAME} with an
  * entry in {@code publisher_acl}. A publisher authenticates like a minion (its own signed request, a signed reply
  * carrying a request key wrapped for it) and then speaks in sealed session frames, so nothing it sends can be
- * replayed. Every refusal names its reason and is audited.
+ * replayed: its session is in the one {@link SessionTable}, and the dispatcher hands this service what it asks.
+ * Every refusal names its reason and is audited.
  */
 public final class PublisherService {
 
@@ -71,42 +64,21 @@ public final class PublisherService {
     private final Path publishersDir;
     private final RSAPublicKey rootKey;
     private final Map<String, MasterConfig.PublisherAcl> acls;
+    private final SessionTable sessions;
     private final JobPublisher jobs;
-    private final ServerTransport transport;
     private final KeyPair masterKeys;
     private final AuditLog audit;
     private final Clock clock;
-    private final Cache<SessionId, ClientSession> sessions = Caffeine.newBuilder().maximumSize(10_000)
-            .expireAfterAccess(Duration.ofHours(1)).build();
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(100_000)
             .expireAfterWrite(Timestamps.MAX_CLOCK_SKEW.multipliedBy(2)).build();
 
-    private static final class ClientSession {
-        final String name;
-        final SessionId id;
-        final SessionKey requestKey;
-        final Optional<MasterConfig.PublisherAcl> acl;
-        final AtomicLong sendCounter = new AtomicLong();
-        final ReplayWindow window = new ReplayWindow();
-        volatile Peer peer;
-
-        ClientSession(String name, SessionId id, SessionKey requestKey, Optional<MasterConfig.PublisherAcl> acl,
-                Peer peer) {
-            this.name = name;
-            this.id = id;
-            this.requestKey = requestKey;
-            this.acl = acl;
-            this.peer = peer;
-        }
-    }
-
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
-            JobPublisher jobs, ServerTransport transport, KeyPair masterKeys, AuditLog audit, Clock clock) {
+            SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit, Clock clock) {
         this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
         this.rootKey = rootKey;
         this.acls = Map.copyOf(acls);
+        this.sessions = sessions;
         this.jobs = jobs;
-        this.transport = transport;
         this.masterKeys = masterKeys;
         this.audit = audit;
         this.clock = clock;
@@ -125,12 +97,9 @@ public final class PublisherService {
         return pair;
     }
 
-    /** Answers a publisher's auth request; empty when it deserves no answer. */
-    public Optional<byte[]> handleAuth(Peer peer, byte[] frame) {
-        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_UNAUTHENTICATED);
-        if (!(decoded instanceof Decoded.Ok ok) || !(ok.message() instanceof ClientAuth request)) {
-            return Optional.empty();
-        }
+    /** Answers a publisher's decoded auth request with a signed reply; empty when it deserves no answer. */
+    public Optional<byte[]> authenticate(Peer peer, Signed<ClientAuth> signed) {
+        ClientAuth request = signed.message();
         String name = request.name();
         RSAPublicKey offered;
         try {
@@ -138,7 +107,7 @@ public final class PublisherService {
         } catch (KeyFormatException e) {
             return refuse(peer, request, "unusable key: " + e.getMessage());
         }
-        if (!ok.verify(offered)) {
+        if (!signed.by(offered)) {
             LOG.info("Publisher {} ({}): auth dropped: not signed by the key it offers", name, peer.remoteAddress());
             return Optional.empty();
         }
@@ -161,11 +130,9 @@ public final class PublisherService {
         if (!name.equals(ROOT) && acl.isEmpty()) {
             return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
         }
-        SessionKey requestKey = SessionKey.random();
-        ClientSession session = new ClientSession(name, SessionId.random(), requestKey, acl, peer);
-        sessions.put(session.id, session);
-        byte[] raw = requestKey.bytes();
-        AuthReply.Session granted = new AuthReply.Session(session.id.bytes(), 0, new byte[0],
+        PublisherSession session = sessions.openPublisher(name, acl, peer);
+        byte[] raw = session.requestKey().bytes();
+        AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), 0, new byte[0],
                 Rsa.wrap(offered, raw), 0, 0);
         Arrays.fill(raw, (byte) 0);
         audit.record(AuditEvent.builder("publisher-auth", name).reason("session opened").source(peer.remoteAddress())
@@ -205,87 +172,60 @@ public final class PublisherService {
         }
     }
 
-    /** Handles a session frame if it belongs to a publisher session; false when the session is not ours. */
-    public boolean handleSession(Peer peer, SessionFrame sealed) {
-        ClientSession session = sessions.getIfPresent(SessionId.of(sealed.sessionId()));
-        if (session == null) {
-            return false;
-        }
-        SessionMessage message;
-        try {
-            message = Sessions.open(session.requestKey, sealed, SessionFrame.Direction.MINION_TO_MASTER);
-        } catch (CryptoException | MalformedException e) {
-            LOG.debug("Publisher {}: session frame dropped: {}", session.name, e.getMessage());
-            return true;
-        }
-        synchronized (session.window) {
-            if (!session.window.accept(sealed.counter())) {
-                LOG.debug("Publisher {}: replayed session frame dropped", session.name);
-                return true;
-            }
-        }
-        session.peer = peer;
-        switch (message.type()) {
-            case PUBLISH_REQUEST -> publish(session, (SessionMessage.PublishRequest) message);
-            case JOB_QUERY -> query(session, (SessionMessage.JobQuery) message);
-            case HEARTBEAT -> send(session, new SessionMessage.HeartbeatReply(0));
-            default -> LOG.debug("Publisher {}: {} is not a publisher message; dropped", session.name,
-                    message.type());
-        }
-        return true;
-    }
-
-    private void publish(ClientSession session, SessionMessage.PublishRequest request) {
+    /**
+     * Publishes what {@code session}'s publisher asks, if its ACL allows; the answer says to whom, or why not.
+     * {@code watcher} hears each return of the job as it is stored.
+     */
+    public SessionMessage.PublishReply publish(PublisherSession session, SessionMessage.PublishRequest request,
+            Consumer<SessionMessage.ReturnEvent> watcher) {
         try {
             Target target = JobPublisher.parse(request.targetType(), request.target());
             List<String> minions = jobs.resolve(target);
-            if (session.acl.isPresent()) {
-                checkAcl(session, session.acl.get(), request.fun(), minions);
+            if (session.acl().isPresent()) {
+                checkAcl(session, session.acl().get(), request.fun(), minions);
             }
-            JobPublisher.Published published = jobs.publish(session.name, request.targetType(), request.target(),
-                    minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(),
-                    event -> send(session, event));
-            send(session, new SessionMessage.PublishReply(published.jid(), published.minions(),
-                    published.unreachable(), null));
+            JobPublisher.Published published = jobs.publish(session.name(), request.targetType(), request.target(),
+                    minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(), watcher);
+            return new SessionMessage.PublishReply(published.jid(), published.minions(), published.unreachable(),
+                    null);
         } catch (PublishException e) {
-            LOG.info("Publisher {}: publication refused: {}", session.name, e.getMessage());
-            audit.record(AuditEvent.builder("publish-refused", session.name).reason(e.getMessage()).build());
-            send(session, new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage()));
+            LOG.info("Publisher {}: publication refused: {}", session.name(), e.getMessage());
+            audit.record(AuditEvent.builder("publish-refused", session.name()).reason(e.getMessage()).build());
+            return new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage());
         }
     }
 
-    private static void checkAcl(ClientSession session, MasterConfig.PublisherAcl acl, String fun,
+    private static void checkAcl(PublisherSession session, MasterConfig.PublisherAcl acl, String fun,
             List<String> minions) throws PublishException {
         if (acl.functions().stream().noneMatch(glob -> Glob.compile(glob).matches(fun))) {
-            throw new PublishException("publisher_acl: " + session.name + " may not run " + fun);
+            throw new PublishException("publisher_acl: " + session.name() + " may not run " + fun);
         }
         List<Glob> allowed = acl.targets().stream().map(Glob::compile).toList();
         List<String> outside = minions.stream().filter(id -> allowed.stream().noneMatch(g -> g.matches(id)))
                 .limit(5).toList();
         if (!outside.isEmpty()) {
-            throw new PublishException("publisher_acl: " + session.name + " may not target " + outside
+            throw new PublishException("publisher_acl: " + session.name() + " may not target " + outside
                     + (outside.size() == 5 ? " and more" : ""));
         }
     }
 
-    private void query(ClientSession session, SessionMessage.JobQuery query) {
-        boolean root = session.acl.isEmpty();
+    /** Answers a job query from the job cache: every job for root, a publisher's own jobs for the others. */
+    public SessionMessage.JobReply query(PublisherSession session, SessionMessage.JobQuery query) {
+        boolean root = session.acl().isEmpty();
         if (query.jid() == null) {
             List<JobRecord> all = jobs.cache().list();
             List<Object> listed = new ArrayList<>();
             int limit = query.limit() <= 0 ? MAX_LIST : Math.min(query.limit(), MAX_LIST);
             for (JobRecord job : all.subList(Math.max(0, all.size() - limit), all.size())) {
-                if (root || job.publisher().equals(session.name)) {
+                if (root || job.publisher().equals(session.name())) {
                     listed.add(summary(job));
                 }
             }
-            send(session, new SessionMessage.JobReply(Map.of("jobs", listed), null));
-            return;
+            return new SessionMessage.JobReply(Map.of("jobs", listed), null);
         }
         Optional<JobRecord> job = JobIds.isValid(query.jid()) ? jobs.cache().job(query.jid()) : Optional.empty();
-        if (job.isEmpty() || !(root || job.get().publisher().equals(session.name))) {
-            send(session, new SessionMessage.JobReply(Map.of(), "no job " + query.jid() + " in the job cache"));
-            return;
+        if (job.isEmpty() || !(root || job.get().publisher().equals(session.name()))) {
+            return new SessionMessage.JobReply(Map.of(), "no job " + query.jid() + " in the job cache");
         }
         Map<String, Object> document = summary(job.get());
         Map<String, Object> returns = new LinkedHashMap<>();
@@ -301,7 +241,9 @@ public final class PublisherService {
         document.put("kwargs", job.get().kwargs());
         document.put("returns", returns);
         document.put("missing", job.get().minions().stream().filter(id -> !returns.containsKey(id)).toList());
-        send(session, new SessionMessage.JobReply(document, null));
+        // Known while the job is active (an hour): the minions its publication did not reach.
+        document.put("unreachable", jobs.active().unreachable(query.jid()));
+        return new SessionMessage.JobReply(document, null);
     }
 
     private Map<String, Object> summary(JobRecord job) {
@@ -314,11 +256,5 @@ public final class PublisherService {
         summary.put("fun", job.fun());
         summary.put("minions", List.copyOf(job.minions()));
         return summary;
-    }
-
-    private void send(ClientSession session, SessionMessage message) {
-        SessionFrame sealed = Sessions.seal(session.requestKey, session.id.bytes(),
-                SessionFrame.Direction.MASTER_TO_MINION, session.sendCounter.incrementAndGet(), message);
-        transport.send(session.peer, Codec.encode(sealed));
     }
 }

@@ -1,6 +1,7 @@
 package io.brine.master.session;
 
 import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.SessionMessage;
 import java.time.Clock;
 
 /**
@@ -53,5 +54,11 @@ public final class PublishKeyring {
     /** The last serial handed out; minions accept only publications above it. */
     public synchronized long serialFloor() {
         return serial;
+    }
+
+    /** The current generation's key and serial floor, for one minion's session (PROTOCOL.md 8.5). */
+    public SessionMessage.KeyUpdate keyUpdate() {
+        Generation generation = current;
+        return new SessionMessage.KeyUpdate(generation.number(), generation.key().bytes(), serialFloor());
     }
 }

@@ -1,21 +1,32 @@
 package io.brine.master.session;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.transport.Peer;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The sessions of accepted minions, at most one per minion: a new auth replaces the old session, and removing a
- * minion forgets its request key, so nothing sealed for it later can reach it.
+ * Every open session, minions' and publishers', by session id: the one place a session frame's sender is looked
+ * up. At most one session per minion: a new auth replaces the old session, and removing a minion forgets its
+ * request key, so nothing sealed for it later can reach it. Publisher sessions are bounded in number and end after
+ * an hour unused, as nothing else ends them.
  */
 public final class SessionTable {
 
+    static final int MAX_PUBLISHER_SESSIONS = 10_000;
+    static final Duration PUBLISHER_IDLE = Duration.ofHours(1);
+
     private final ConcurrentHashMap<SessionId, MinionSession> bySessionId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, MinionSession> byMinion = new ConcurrentHashMap<>();
+    private final Cache<SessionId, PublisherSession> publishers = Caffeine.newBuilder()
+            .maximumSize(MAX_PUBLISHER_SESSIONS).expireAfterAccess(PUBLISHER_IDLE).build();
 
     /** Opens a fresh session for {@code minionId}, replacing any previous one. */
     public MinionSession open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs) {
@@ -30,8 +41,17 @@ public final class SessionTable {
         return session;
     }
 
-    public Optional<MinionSession> bySessionId(SessionId id) {
-        return Optional.ofNullable(bySessionId.get(id));
+    /** Opens a fresh session for publisher {@code name}; its earlier sessions stay until they idle out. */
+    public PublisherSession openPublisher(String name, Optional<MasterConfig.PublisherAcl> acl, Peer peer) {
+        PublisherSession session = new PublisherSession(name, SessionId.random(), SessionKey.random(), acl, peer);
+        publishers.put(session.sessionId(), session);
+        return session;
+    }
+
+    /** The session, a minion's or a publisher's, that {@code id} names. */
+    public Optional<Session> bySessionId(SessionId id) {
+        Session session = bySessionId.get(id);
+        return Optional.ofNullable(session != null ? session : publishers.getIfPresent(id));
     }
 
     public Optional<MinionSession> byMinion(String minionId) {
@@ -59,11 +79,12 @@ public final class SessionTable {
         return true;
     }
 
-    /** A snapshot of the open sessions. */
+    /** A snapshot of the minions' open sessions. */
     public List<MinionSession> all() {
         return new ArrayList<>(byMinion.values());
     }
 
+    /** Minions with an open session. */
     public int size() {
         return byMinion.size();
     }

@@ -17,6 +17,9 @@ import io.brine.store.policy.TokenHashes;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
@@ -100,7 +103,9 @@ class AuthServicePolicyTest {
         new SecureRandom().nextBytes(nonce);
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(), nonce,
                 System.currentTimeMillis(), Map.of(), null, token);
-        return service.handle(peer, Codec.encodeSigned(request, pair.getPrivate())).orElseThrow();
+        Decoded.Ok frame = (Decoded.Ok) Codec.decode(Codec.encodeSigned(request, pair.getPrivate()),
+                FrameLimits.MAX_FRAME);
+        return service.handle(peer, new Signed<>((AuthRequest) frame.message(), frame)).orElseThrow();
     }
 
     @Test

@@ -1,0 +1,253 @@
+package io.brine.master;
+
+import io.brine.master.auth.AuthService;
+import io.brine.master.jobs.ActiveJobs;
+import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.publish.GrainsStore;
+import io.brine.master.publish.PublisherService;
+import io.brine.master.session.MinionSession;
+import io.brine.master.session.PublisherSession;
+import io.brine.master.session.Session;
+import io.brine.master.session.SessionService;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.Signed;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.Message;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master's inbound dispatcher. Each frame from the request channel is decoded once, on the transport thread,
+ * into a {@link Message} (the codec holds every frame to its type's size limit, 64 KiB for the auth types, before it
+ * parses anything); an exhaustive switch over it bounds the unauthenticated path (auth rate per source) and hands
+ * the record to a worker pool: auth requests to their own pool, so that auth runs whatever else is busy, session
+ * frames to the other. There the handler ({@link AuthService}, {@link SessionService}, {@link PublisherService})
+ * takes the record and returns its answer, which the dispatcher sends, after binding the minion to its peer where
+ * the answer opens or moves a session. Crypto and disk never run on the transport thread.
+ */
+public final class InboundDispatcher implements ServerTransport.InboundHandler, AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
+    static final int AUTH_QUEUE = 8192;
+    static final int SESSION_QUEUE = 65536;
+
+    private final ServerTransport transport;
+    private final SourceRateLimiter unauthenticated;
+    private final AuthService auth;
+    private final SessionService sessions;
+    private final PublisherService publishers;
+    private final ActiveJobs jobs;
+    private final GrainsStore grains;
+    private final Clock clock;
+    private final ThreadPoolExecutor authPool;
+    private final ThreadPoolExecutor sessionPool;
+    private final AtomicLong droppedFrames = new AtomicLong();
+
+    /**
+     * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
+     *     authenticated: auth requests, and answers to frames of unknown sessions
+     * @param workerThreads the threads of each of the two pools
+     */
+    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
+            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
+            int workerThreads, Clock clock) {
+        this.transport = transport;
+        this.unauthenticated = unauthenticated;
+        this.auth = auth;
+        this.sessions = sessions;
+        this.publishers = publishers;
+        this.jobs = jobs;
+        this.grains = grains;
+        this.clock = clock;
+        this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
+        this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
+    }
+
+    /** Frames dropped before a handler saw them: malformed, over a limit, over a rate, or a full queue. */
+    public long droppedFrames() {
+        return droppedFrames.get();
+    }
+
+    // ---- on the transport thread: decode, bound, hand off; never verify, decrypt or touch the disk here ----
+
+    @Override
+    public void onFrame(Peer from, byte[] frame) {
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
+        if (decoded instanceof Decoded.Malformed malformed) {
+            drop(from, malformed.reason());
+            return;
+        }
+        Decoded.Ok ok = (Decoded.Ok) decoded;
+        Message message = ok.message();
+        // A switch expression, so that javac insists every type is named (Java 17 cannot switch over the sealed
+        // Message itself); the codec guarantees each type comes with its record.
+        Runnable route = switch (message.type()) {
+            case AUTH_REQUEST -> () -> unauthenticated(from, () -> onAuth(from,
+                    new Signed<>((AuthRequest) message, ok)));
+            case CLIENT_AUTH -> () -> unauthenticated(from, () -> onClientAuth(from,
+                    new Signed<>((ClientAuth) message, ok)));
+            case SESSION -> () -> submit(sessionPool, () -> onSession(from, (SessionFrame) message));
+            case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> drop(from, message.type() + " is the master's to send");
+            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY ->
+                () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
+        };
+        route.run();
+    }
+
+    /**
+     * Only auth requests are handled before their sender is authenticated (DESIGN §4.1); each answer costs a
+     * private-key operation, so they are rate-limited per source before they queue.
+     */
+    private void unauthenticated(Peer from, Runnable task) {
+        if (!unauthenticated.tryAcquire(from.remoteAddress())) {
+            drop(from, "auth over the rate limit");
+            return;
+        }
+        submit(authPool, task);
+    }
+
+    private void submit(ThreadPoolExecutor pool, Runnable task) {
+        if (pool.getQueue().remainingCapacity() == 0) {
+            droppedFrames.incrementAndGet();
+            return;
+        }
+        pool.execute(() -> {
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                LOG.error("Bug: unexpected failure handling a frame", e);
+            }
+        });
+    }
+
+    private void drop(Peer from, String reason) {
+        droppedFrames.incrementAndGet();
+        LOG.debug("Frame from {} dropped: {}", from.remoteAddress(), reason);
+    }
+
+    private void bug(String what) {
+        droppedFrames.incrementAndGet();
+        LOG.error("Bug: {}", what);
+    }
+
+    // ---- on the worker pools ----
+
+    private void onAuth(Peer from, Signed<AuthRequest> request) {
+        auth.handle(from, request).ifPresent(outcome -> {
+            // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
+            outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
+            transport.send(from, outcome.reply());
+        });
+    }
+
+    private void onClientAuth(Peer from, Signed<ClientAuth> request) {
+        publishers.authenticate(from, request).ifPresent(reply -> transport.send(from, reply));
+    }
+
+    private void onSession(Peer from, SessionFrame sealed) {
+        Optional<SessionService.Opened> opened = sessions.open(from, sealed);
+        if (opened.isEmpty()) {
+            return;
+        }
+        if (opened.get() instanceof SessionService.Opened.Unknown unknown) {
+            // Signing costs a private-key operation, so unknown sessions share the auth rate limit per source.
+            if (unauthenticated.tryAcquire(from.remoteAddress())) {
+                LOG.debug("Unknown session from {}: asking it to authenticate again", from.remoteAddress());
+                transport.send(from, sessions.unknown(unknown));
+            } else {
+                drop(from, "unknown session over the rate limit");
+            }
+            return;
+        }
+        SessionService.Opened.Authentic authentic = (SessionService.Opened.Authentic) opened.get();
+        Session session = authentic.session();
+        if (session instanceof MinionSession minion) {
+            if (!from.equals(minion.peer())) {
+                transport.bind(minion.minionId(), from); // it reconnected: route its publications here first
+            }
+            minion.seen(from, clock.millis());
+            onMinionMessage(minion, authentic.message());
+        } else if (session instanceof PublisherSession publisher) {
+            publisher.seen(from);
+            onPublisherMessage(publisher, authentic.message());
+        }
+    }
+
+    /** What a minion's session may carry (PROTOCOL.md 8.4): the minion is the one its session names. */
+    private void onMinionMessage(MinionSession session, SessionMessage message) {
+        Runnable route = switch (message.type()) {
+            case HEARTBEAT -> () -> answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
+            case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
+            case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
+            case RETURN -> () -> {
+                SessionMessage.Return ret = (SessionMessage.Return) message;
+                jobs.onReturn(session.minionId(), ret, () -> send(session, new SessionMessage.Ack(
+                        List.of(ret.jid()))));
+            };
+            case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
+                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a minion's message; dropped", session,
+                            message.type());
+            case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
+                () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
+        };
+        route.run();
+    }
+
+    /** What a publisher's session may carry (PROTOCOL.md 8.7). */
+    private void onPublisherMessage(PublisherSession session, SessionMessage message) {
+        Runnable route = switch (message.type()) {
+            case PUBLISH_REQUEST -> () -> send(session, publishers.publish(session,
+                    (SessionMessage.PublishRequest) message, event -> send(session, event)));
+            case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
+            case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
+            case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
+                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
+                            message.type());
+            case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
+                () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
+        };
+        route.run();
+    }
+
+    private void answer(Session session, List<SessionMessage> replies) {
+        replies.forEach(reply -> send(session, reply));
+    }
+
+    /** Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. */
+    private void send(Session session, SessionMessage message) {
+        transport.send(session.peer(), session.seal(message));
+    }
+
+    /** Stops the worker pools; frames still queued are not handled. */
+    @Override
+    public void close() {
+        authPool.shutdownNow();
+        sessionPool.shutdownNow();
+        try {
+            authPool.awaitTermination(5, TimeUnit.SECONDS);
+            sessionPool.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static ThreadPoolExecutor pool(String name, int threads, int queue) {
+        return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue),
+                Master.daemonThreads(name), new ThreadPoolExecutor.DiscardPolicy());
+    }
+}

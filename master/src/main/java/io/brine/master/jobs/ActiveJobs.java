@@ -1,0 +1,153 @@
+package io.brine.master.jobs;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
+import io.brine.transport.UndeliveredListener;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The jobs in flight (published within the hour): whom each targeted, whom its publication did not reach, and who
+ * watches for its returns. A return counts only from a minion its job targeted. The transports report here the
+ * publications they took but could not queue on their own thread ({@link UndeliveredListener}), so such a minion is
+ * recorded as unreachable for its job, as one refused at once is: a publication never vanishes silently. The daemon
+ * builds this before the transports.
+ */
+public final class ActiveJobs implements UndeliveredListener {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ActiveJobs.class);
+    static final int MAX_ACTIVE = 100_000;
+    static final Duration ACTIVE_FOR = Duration.ofHours(1);
+
+    private record ActiveJob(Set<String> minions, Set<String> unreachable,
+            List<Consumer<SessionMessage.ReturnEvent>> watchers) {
+    }
+
+    private final JobCache cache;
+    private final AuditLog audit;
+    private final Clock clock;
+    private final Cache<String, ActiveJob> active = Caffeine.newBuilder().maximumSize(MAX_ACTIVE)
+            .expireAfterWrite(ACTIVE_FOR).build();
+    /**
+     * The job of each publication a transport may still report, by the identity of its frame (a transport reports
+     * the array it was given). Weak keys: an entry lasts as long as some transport still holds the frame.
+     */
+    private final Cache<byte[], String> sending = Caffeine.newBuilder().weakKeys().build();
+
+    public ActiveJobs(JobCache cache, AuditLog audit, Clock clock) {
+        this.cache = cache;
+        this.audit = audit;
+        this.clock = clock;
+    }
+
+    /**
+     * A job about to be published as {@code frame} to {@code minions}: from now on its returns count, and reports
+     * about {@code frame} are about it. {@code watcher}, if given, hears each return as it is stored.
+     */
+    public void begin(String jid, Collection<String> minions, byte[] frame,
+            Consumer<SessionMessage.ReturnEvent> watcher) {
+        ActiveJob job = new ActiveJob(Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
+                new CopyOnWriteArrayList<>());
+        if (watcher != null) {
+            job.watchers().add(watcher);
+        }
+        active.put(jid, job);
+        if (frame != null) {
+            sending.put(frame, jid);
+        }
+    }
+
+    /** The minions {@code jid}'s publication could not be queued for; recorded with the job. */
+    public void unreachable(String jid, Collection<String> minionIds) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            job.unreachable().addAll(minionIds);
+        }
+    }
+
+    /** A transport could not queue {@code frame} for these minions after all. On a transport thread: memory only. */
+    @Override
+    public void onUndelivered(Set<String> minionIds, byte[] frame) {
+        String jid = sending.getIfPresent(frame);
+        if (jid == null) {
+            // Not a job's: a key update of a rotation, which the minion asks for again at its next heartbeat.
+            LOG.debug("Minion {}: a session frame on the publish channel was not delivered", minionIds);
+            return;
+        }
+        unreachable(jid, minionIds);
+        LOG.info("Job {}: publication not delivered to {} (queue full or connection lost); recorded as unreachable",
+                jid, minionIds);
+    }
+
+    /** The minions {@code jid}'s publication did not reach, sorted; empty once the job is no longer active. */
+    public List<String> unreachable(String jid) {
+        ActiveJob job = active.getIfPresent(jid);
+        return job == null ? List.of() : List.copyOf(new TreeSet<>(job.unreachable()));
+    }
+
+    /** Adds a watcher to a job published earlier; false when the job is no longer active. */
+    public boolean watch(String jid, Consumer<SessionMessage.ReturnEvent> watcher) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job == null) {
+            return false;
+        }
+        job.watchers().add(watcher);
+        return true;
+    }
+
+    /**
+     * A job return from {@code minionId} (the sender its session names): stored if the job targeted that minion,
+     * then {@code ack} runs and the minion stops resending, and the job's watchers hear it. Called on worker threads.
+     */
+    public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack) {
+        Set<String> targeted = targetedBy(ret.jid());
+        if (targeted == null || !targeted.contains(minionId)) {
+            LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
+            audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
+                    .reason("return for job " + ret.jid() + " that did not target this minion").build());
+            // Acknowledge anyway: resending would not make it acceptable.
+            ack.run();
+            return;
+        }
+        StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
+                ret.durationMs(), clock.instant().toString());
+        boolean queued = cache.addReturn(ret.jid(), stored, () -> {
+            ack.run();
+            ActiveJob job = active.getIfPresent(ret.jid());
+            if (job != null) {
+                SessionMessage.ReturnEvent event = new SessionMessage.ReturnEvent(ret.jid(), minionId,
+                        ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs());
+                job.watchers().forEach(watcher -> watcher.accept(event));
+            }
+        });
+        if (!queued) {
+            LOG.warn("Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
+                    minionId, ret.jid());
+        }
+    }
+
+    private Set<String> targetedBy(String jid) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            return job.minions();
+        }
+        if (!JobIds.isValid(jid)) {
+            return null;
+        }
+        Optional<JobRecord> record = cache.job(jid);
+        return record.map(r -> Set.copyOf(r.minions())).orElse(null);
+    }
+}
