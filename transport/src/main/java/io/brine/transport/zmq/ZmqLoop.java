@@ -12,7 +12,8 @@ import org.zeromq.ZMQException;
 import zmq.ZError;
 
 /**
- * What both ZeroMQ transports are made of: a context whose sockets belong to one transport thread, a
+ * The loop under the jeromq client transport (the master serves ZeroMQ on Netty, {@code zmtp/}), kept apart from
+ * the client's protocol logic: a context whose sockets belong to one transport thread, a
  * {@link TransportMailbox} through which every other thread's calls reach it, and the life cycle
  * {@code NEW → STARTING → RUNNING → CLOSED}. The thread polls the mailbox's wake-up channel next to the sockets the
  * subclass {@link #register registers}, runs a {@link #round} after each poll, and polls again at once while a

@@ -37,19 +37,6 @@ public final class ZmqSockets {
         socket.setReconnectIVLMax((int) options.reconnectIntervalMax().toMillis());
     }
 
-    /** A master's socket: linger, handshake, TCP keepalive, and ZMTP heartbeats (with TTL) only when configured. */
-    static void configureServer(ZMQ.Socket socket, ZmqServerOptions options) {
-        configureCommon(socket, options.linger().toMillis(), options.handshakeTimeout().toMillis());
-        if (!options.heartbeatInterval().isZero()) {
-            int timeout = (int) options.heartbeatTimeout().toMillis();
-            socket.setHeartbeatIvl((int) options.heartbeatInterval().toMillis());
-            socket.setHeartbeatTimeout(timeout);
-            socket.setHeartbeatTtl(timeout);
-        }
-        // The kernel's probes find dead peers at no cost to jeromq's I/O threads (see ZmqServerOptions).
-        socket.setTCPKeepAlive(1);
-    }
-
     private static void configureCommon(ZMQ.Socket socket, long lingerMillis, long handshakeMillis) {
         socket.setLinger((int) lingerMillis);
         socket.setHandshakeIvl((int) handshakeMillis);
