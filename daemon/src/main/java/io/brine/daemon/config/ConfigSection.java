@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
+// Over 400 lines: one typed accessor per kind of value (durations, sizes, ports, addresses, paths, globs, ...),
+// each with its file:line error; splitting them by kind would scatter one small vocabulary over several files.
 /**
  * One mapping of a config file (the top level, or a nested one such as {@code tls:}), read through typed
  * accessors. Every accessor returns empty when the key is absent or set to nothing ({@code key:}, {@code ~},

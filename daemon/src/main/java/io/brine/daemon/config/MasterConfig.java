@@ -14,6 +14,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
+// Over 400 lines: the schema of master.yaml is one record with its nested sections and defaults, so every key,
+// its default and its check are read in one place (the reading itself is MasterConfigFile).
 /**
  * Everything the master daemon is configured with, validated once and then immutable, so that no component has to
  * re-check a value or cope with a half-read file. {@code conf/master.yaml} documents every key; the record's
