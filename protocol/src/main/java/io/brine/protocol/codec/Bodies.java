@@ -34,7 +34,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-// Over 400 lines: the body layout of every message type side by side (PROTOCOL.md §6), hand-written per record as
+// Over 400 lines: the body layout of every message type side by side (PROTOCOL.md §5-6), hand-written per record as
 // DESIGN §7 asks; one table the spec can be read against.
 /**
  * The body layouts: one msgpack array per record, its components in record order (PROTOCOL.md, "Messages"). Each
