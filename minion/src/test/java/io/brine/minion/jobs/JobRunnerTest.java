@@ -161,8 +161,8 @@ class JobRunnerTest {
     @Test
     void aJobPastItsTimeoutIsInterruptedAndReturnsRetcode124() {
         JobRunner runner = runner("web1", 2, 10, Duration.ofMillis(300));
-        long start = System.nanoTime();
-        runner.submit(load("j-default", "test.sleep", 30L));
+        // An hour's sleep: that both jobs return at all (within the suite's wait) shows the timeout worked.
+        runner.submit(load("j-default", "test.sleep", 3600L));
         runner.submit(targeted("j-own", "test.block", "glob", "*", 1));
 
         Return byDefault = awaitReturn("j-default");
@@ -173,7 +173,6 @@ class JobRunnerTest {
         // test.block knows no deadline: only the runner's interrupt can end it.
         assertThat(awaitReturn("j-own")).isEqualTo(new Return("j-own", "test.block", "test.block timed out after 1 s",
                 124, false, 0));
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
         await().until(() -> runner.running().isEmpty());
         assertThat(returns).hasSize(2);
     }
