@@ -3,6 +3,7 @@ package io.brine.master;
 import io.brine.master.auth.AuthService;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.session.MinionSession;
@@ -56,6 +57,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ThreadPoolExecutor authPool;
     private final ThreadPoolExecutor sessionPool;
     private final AtomicLong droppedFrames = new AtomicLong();
+    private final MasterMetrics metrics;
 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
@@ -64,7 +66,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            int workerThreads, Clock clock) {
+            int workerThreads, Clock clock, MasterMetrics metrics) {
         this.transport = transport;
         this.unauthenticated = unauthenticated;
         this.auth = auth;
@@ -73,6 +75,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.jobs = jobs;
         this.grains = grains;
         this.clock = clock;
+        this.metrics = metrics;
         this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
     }
@@ -80,6 +83,16 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Frames dropped before a handler saw them: malformed, over a limit, over a rate, or a full queue. */
     public long droppedFrames() {
         return droppedFrames.get();
+    }
+
+    /** Auth requests waiting for a worker. */
+    public int authQueueDepth() {
+        return authPool.getQueue().size();
+    }
+
+    /** Session frames waiting for a worker. */
+    public int sessionQueueDepth() {
+        return sessionPool.getQueue().size();
     }
 
     // ---- on the transport thread: decode, bound, hand off; never verify, decrypt or touch the disk here ----
@@ -148,11 +161,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     // ---- on the worker pools ----
 
     private void onAuth(Peer from, Signed<AuthRequest> request) {
+        long started = System.nanoTime();
         auth.handle(from, request).ifPresent(outcome -> {
             // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
         });
+        metrics.authLatency(System.nanoTime() - started);
     }
 
     private void onClientAuth(Peer from, Signed<ClientAuth> request) {

@@ -58,6 +58,7 @@ public final class Master implements AutoCloseable {
     /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
     private long rotationRequestsSeen;
     private AutoCloseable keyListener;
+    private volatile boolean serving;
 
     /** The master owns {@code transport} and the dispatcher's pools from here on, and closes them. */
     public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
@@ -82,8 +83,14 @@ public final class Master implements AutoCloseable {
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         rotationRequestsSeen = keyStore.rotationRequests();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
+        serving = true;
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
+    }
+
+    /** Whether the transports are bound and serving: between {@link #start()} and {@link #close()}. */
+    public boolean serving() {
+        return serving;
     }
 
     public ServerTransport.Addresses addresses() {
@@ -206,6 +213,7 @@ public final class Master implements AutoCloseable {
 
     @Override
     public void close() {
+        serving = false;
         timer.shutdownNow();
         if (keyListener != null) {
             try {

@@ -6,12 +6,16 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.metrics.MasterMetrics;
+import io.brine.master.metrics.MeteredAuthAudit;
+import io.brine.daemon.http.MetricsServer;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
@@ -56,14 +60,18 @@ public final class MasterDaemon implements AutoCloseable {
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
+    private final MasterMetrics metrics;
+    private final MetricsServer http;
 
     private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
-            Master master) {
+            Master master, MasterMetrics metrics, MetricsServer http) {
         this.audit = audit;
         this.keyStore = keyStore;
         this.jobCache = jobCache;
         this.policies = policies;
         this.master = master;
+        this.metrics = metrics;
+        this.http = http;
     }
 
     /** Opens everything and starts serving; closes what it opened if a step fails. */
@@ -101,15 +109,16 @@ public final class MasterDaemon implements AutoCloseable {
             AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
             opened.add(policies);
 
+            MasterMetrics metrics = new MasterMetrics().withJvm();
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification);
-            ActiveJobs active = new ActiveJobs(jobCache, audit, clock);
+            ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
                     jobCache, active, audit, clock);
-            AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new AuditedAuth(audit), clock,
+            AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock,
                     transport::publishPort, PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
@@ -117,13 +126,19 @@ public final class MasterDaemon implements AutoCloseable {
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, config.workerThreads(), clock);
+                    publishers, active, grains, config.workerThreads(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher), audit, config.publishSession(), clock);
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, jobCache, policies, master);
+            watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
+            MetricsServer http = null;
+            if (config.httpPort().isPresent()) {
+                http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
+                        metrics::scrape, () -> readiness(config, master));
+            }
+            return new MasterDaemon(audit, keyStore, jobCache, policies, master, metrics, http);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -134,6 +149,38 @@ public final class MasterDaemon implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The gauges, read at scrape time from the parts that hold the state. */
+    private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
+            PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher, AcceptancePolicies policies) {
+        metrics.keys(keyStore);
+        metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(java.util.Locale.ROOT))
+                .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
+        metrics.rotations(keyring, ring -> ring.current().number());
+        metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);
+        metrics.gauge("brine.queue.auth", "Auth requests waiting for a worker", dispatcher,
+                InboundDispatcher::authQueueDepth);
+        metrics.gauge("brine.queue.session", "Session frames waiting for a worker", dispatcher,
+                InboundDispatcher::sessionQueueDepth);
+        metrics.counter("brine.frames.dropped", "Frames dropped before a handler saw them (malformed, over a "
+                + "limit or a rate, queue full)", dispatcher, InboundDispatcher::droppedFrames);
+        metrics.policies(policies);
+    }
+
+    /** What keeps the master from being ready: the key store unreadable, the transports not serving, no session keys. */
+    private static List<String> readiness(MasterConfig config, Master master) {
+        List<String> problems = new ArrayList<>();
+        if (!java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
+            problems.add("key store not readable: " + config.pkiDir());
+        }
+        if (!master.serving()) {
+            problems.add("transports not serving");
+        }
+        if (master.keyring().current() == null) {
+            problems.add("no publish session key");
+        }
+        return problems;
     }
 
     /**
@@ -163,8 +210,20 @@ public final class MasterDaemon implements AutoCloseable {
         return keyStore;
     }
 
+    public MasterMetrics metrics() {
+        return metrics;
+    }
+
+    /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */
+    public int httpPort() {
+        return http == null ? 0 : http.port();
+    }
+
     @Override
     public void close() {
+        if (http != null) {
+            http.close();
+        }
         master.close();
         policies.close();
         jobCache.close();

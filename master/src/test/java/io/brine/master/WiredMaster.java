@@ -86,6 +86,11 @@ public final class WiredMaster implements AutoCloseable {
         return config;
     }
 
+    /** The port of {@code /metrics}, {@code /healthz}, {@code /readyz}; 0 when {@code http_port} is unset. */
+    public int httpPort() {
+        return daemon.httpPort();
+    }
+
     /** The master's public key, which signs everything it sends. */
     public static PublicKey masterKey() {
         return TestKeys.pair(MASTER_KEY).getPublic();

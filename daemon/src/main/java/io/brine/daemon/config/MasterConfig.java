@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 
 // Over 400 lines: the schema of master.yaml is one record with its nested sections and defaults, so every key,
@@ -34,6 +35,9 @@ import java.util.Set;
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
  * @param logFile {@code log_file}: empty means standard error
+ * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
+ *     listen on; loopback by default, since metrics describe the fleet
+ * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -57,7 +61,9 @@ public record MasterConfig(
         Map<String, PublisherAcl> publisherAcl,
         LogLevel logLevel,
         Optional<Path> logFile,
-        Path auditLog) {
+        Path auditLog,
+        String httpInterface,
+        OptionalInt httpPort) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -91,6 +97,8 @@ public record MasterConfig(
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
+        Objects.requireNonNull(httpInterface, "httpInterface");
+        httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
     /** Reads {@code configDir/master.yaml}. */
@@ -318,6 +326,8 @@ public record MasterConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path auditLog;
+        private String httpInterface = "127.0.0.1";
+        private Integer httpPort;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -446,13 +456,25 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder httpInterface(String httpInterface) {
+            this.httpInterface = httpInterface;
+            return this;
+        }
+
+        /** Serves {@code /metrics}, {@code /healthz}, {@code /readyz} on this port (0: one the system chooses). */
+        public Builder httpPort(Integer httpPort) {
+            this.httpPort = httpPort;
+            return this;
+        }
+
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
-                    auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"));
+                    auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort));
         }
     }
 

@@ -16,6 +16,11 @@ final class TcpPeer implements Peer {
     }
 
     @Override
+    public String transportName() {
+        return "tcp";
+    }
+
+    @Override
     public String remoteAddress() {
         return connection.remoteAddress();
     }

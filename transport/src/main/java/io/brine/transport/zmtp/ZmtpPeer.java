@@ -19,6 +19,11 @@ final class ZmtpPeer implements Peer {
     }
 
     @Override
+    public String transportName() {
+        return "zeromq";
+    }
+
+    @Override
     public String remoteAddress() {
         return connection.remoteAddress();
     }

@@ -1,0 +1,160 @@
+package io.brine.master.metrics;
+
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.ExecutablePolicy;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Locale;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The master's metrics, in one Prometheus registry: counters the master's parts move through one-line hooks
+ * (auth answers, publications, returns, missing minions), and gauges read at scrape time from the parts that hold
+ * the state (pending keys, sessions by transport, job cache, queues, publish key generation). Hooks cost a counter
+ * increment; nothing here runs on the request path but those.
+ *
+ * <p>Names follow Prometheus' conventions ({@code brine_} prefix, {@code _total} for counters, base units).
+ */
+public final class MasterMetrics {
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Timer authLatency;
+    private final Counter publications;
+    private final Counter returns;
+    private final Counter missing;
+
+    public MasterMetrics() {
+        authLatency = Timer.builder("brine.auth.latency").description("Time to answer one auth request, from the "
+                + "worker picking it up to the reply being handed to the transport").register(registry);
+        publications = Counter.builder("brine.publications").description("Jobs published").register(registry);
+        returns = Counter.builder("brine.returns").description("Job returns stored").register(registry);
+        missing = Counter.builder("brine.missing.minions").description("Minions a publication did not reach "
+                + "(not connected, queue full, connection lost)").register(registry);
+    }
+
+    /** Adds the JVM's memory, GC, threads, classes, CPU and uptime; the daemon calls it, tests need not. */
+    public MasterMetrics withJvm() {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        return this;
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** The Prometheus text exposition of every meter. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    // ---- hooks: one call where the thing happens ----
+
+    /**
+     * An auth request answered ({@code outcome}: accepted, pending, ... or refused) by {@code rule}. Only the rule's
+     * kind is a label ({@code autosign_file}, not the file, line and pattern after it), so that labels stay few.
+     */
+    public void authAnswered(String outcome, String rule) {
+        String kind = rule == null || rule.isBlank() ? "none" : rule.strip().split("\\s", 2)[0];
+        Counter.builder("brine.auth.answers").description("Auth requests decided, by outcome and by the kind of "
+                + "rule that decided").tag("outcome", outcome).tag("rule", kind).register(registry).increment();
+    }
+
+    /** The key store's decision's name as an outcome label. */
+    public static String outcome(KeyDecision decision) {
+        return decision.getClass().getSimpleName().toLowerCase(Locale.ROOT);
+    }
+
+    /** One auth request took {@code nanos} on a worker. */
+    public void authLatency(long nanos) {
+        authLatency.record(Duration.ofNanos(nanos));
+    }
+
+    /** A job was published to {@code minions} minions. */
+    public void published(int minions) {
+        publications.increment();
+    }
+
+    /** {@code count} minions were not reached by a publication. */
+    public void missing(int count) {
+        if (count > 0) {
+            missing.increment(count);
+        }
+    }
+
+    /** A job return was stored. */
+    public void returned() {
+        returns.increment();
+    }
+
+    // ---- gauges over the parts that hold the state, read at scrape time ----
+
+    /**
+     * Keys by state. Reads the key store's in-memory listing at each scrape (the store keeps it caught up with
+     * other processes), so it costs a scrape, not a request.
+     */
+    public void keys(KeyStore keyStore) {
+        for (KeyState state : KeyState.values()) {
+            Gauge.builder("brine.keys", keyStore, store -> store.list().keys(state).size())
+                    .description("Keys in the key store, by state").tag("state", state.dirName()).register(registry);
+        }
+    }
+
+    /** Connected minions, by transport, as {@code sessionTransports} names each session's transport. */
+    public void sessions(Collection<String> transports, Supplier<Collection<String>> sessionTransports) {
+        for (String transport : transports) {
+            Gauge.builder("brine.minions.connected", () -> sessionTransports.get().stream()
+                    .filter(transport::equals).count()).description("Minions with a live session, by transport")
+                    .tag("transport", transport).register(registry);
+        }
+    }
+
+    /** Rotations: the publish key generation, which each rotation moves by one, less the first one. */
+    public <T> void rotations(T keyring, ToDoubleFunction<T> generation) {
+        double first = generation.applyAsDouble(keyring);
+        Gauge.builder("brine.publish.key.generation", keyring, generation).description(
+                "The current publish key generation").register(registry);
+        FunctionCounter.builder("brine.key.rotations", keyring, k -> generation.applyAsDouble(k) - first)
+                .description("Publish key rotations since the master started").register(registry);
+    }
+
+    public <T> void gauge(String name, String description, T holder, ToDoubleFunction<T> value) {
+        Gauge.builder(name, holder, value).description(description).register(registry);
+    }
+
+    public <T> void counter(String name, String description, T holder, ToDoubleFunction<T> value) {
+        FunctionCounter.builder(name, holder, value).description(description).register(registry);
+    }
+
+    /** The autosign_policy executable's runs and timeouts, when one is configured. */
+    public void policies(AcceptancePolicies policies) {
+        policies.all().stream().filter(ExecutablePolicy.class::isInstance).map(ExecutablePolicy.class::cast)
+                .findFirst().ifPresent(executable -> {
+                    counter("brine.policy.executable.runs", "autosign_policy runs", executable,
+                            ExecutablePolicy::runs);
+                    counter("brine.policy.executable.timeouts", "autosign_policy runs killed at the timeout",
+                            executable, ExecutablePolicy::timeouts);
+                });
+    }
+}
