@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Everything the minion daemon is configured with, validated once and then immutable. {@code conf/minion.yaml}
@@ -38,6 +39,9 @@ import java.util.Optional;
  * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
  * @param logFile {@code log_file}: empty means standard error
  * @param statusFile {@code status_file}: where the minion writes its connection state for monitoring
+ * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
+ *     listen on; loopback by default
+ * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  */
 public record MinionConfig(
         String id,
@@ -62,7 +66,9 @@ public record MinionConfig(
         Optional<Secret> autosignToken,
         LogLevel logLevel,
         Optional<Path> logFile,
-        Path statusFile) {
+        Path statusFile,
+        String httpInterface,
+        OptionalInt httpPort) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -104,6 +110,8 @@ public record MinionConfig(
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(statusFile, "statusFile");
+        Objects.requireNonNull(httpInterface, "httpInterface");
+        httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
     /** Reads {@code configDir/minion.yaml}. */
@@ -227,6 +235,8 @@ public record MinionConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path statusFile;
+        private String httpInterface = "127.0.0.1";
+        private Integer httpPort;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -344,6 +354,17 @@ public record MinionConfig(
             return this;
         }
 
+        public Builder httpInterface(String httpInterface) {
+            this.httpInterface = httpInterface;
+            return this;
+        }
+
+        /** Serves {@code /metrics}, {@code /healthz}, {@code /readyz} on this port (0: one the system chooses). */
+        public Builder httpPort(Integer httpPort) {
+            this.httpPort = httpPort;
+            return this;
+        }
+
         public Builder statusFile(Path statusFile) {
             this.statusFile = statusFile;
             return this;
@@ -358,7 +379,8 @@ public record MinionConfig(
                     keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
                     returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
-                    statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"));
+                    statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort));
         }
     }
 
