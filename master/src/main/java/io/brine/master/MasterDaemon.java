@@ -15,6 +15,7 @@ import io.brine.master.auth.AuthService;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.metrics.MeteredAuthAudit;
+import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.http.MetricsServer;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
@@ -208,6 +209,20 @@ public final class MasterDaemon implements AutoCloseable {
 
     public KeyStore keyStore() {
         return keyStore;
+    }
+
+    /**
+     * Reopens the audit log and the operational log file at their paths (SIGHUP, after logrotate moved them). A
+     * failure is logged and the old files stay in use.
+     */
+    public void reopenLogs() {
+        DaemonLogging.reopen();
+        try {
+            audit.reopen();
+            LOG.info("Logs reopened: audit log {}", audit.file());
+        } catch (IOException e) {
+            LOG.error("Audit log {} not reopened, still writing to the old file: {}", audit.file(), e.getMessage());
+        }
     }
 
     public MasterMetrics metrics() {

@@ -35,6 +35,7 @@ import java.util.Set;
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
  * @param logFile {@code log_file}: empty means standard error
+ * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
@@ -63,7 +64,8 @@ public record MasterConfig(
         Optional<Path> logFile,
         Path auditLog,
         String httpInterface,
-        OptionalInt httpPort) {
+        OptionalInt httpPort,
+        LogFormat logFormat) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -98,6 +100,7 @@ public record MasterConfig(
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
         Objects.requireNonNull(httpInterface, "httpInterface");
+        Objects.requireNonNull(logFormat, "logFormat");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
@@ -328,6 +331,7 @@ public record MasterConfig(
         private Path auditLog;
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
+        private LogFormat logFormat = LogFormat.TEXT;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -456,6 +460,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder logFormat(LogFormat logFormat) {
+            this.logFormat = logFormat;
+            return this;
+        }
+
         public Builder httpInterface(String httpInterface) {
             this.httpInterface = httpInterface;
             return this;
@@ -474,7 +483,7 @@ public record MasterConfig(
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort));
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }
 

@@ -74,6 +74,7 @@ final class MasterConfigFile {
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
+        root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         root.path("audit_log").ifPresent(config::auditLog);
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);

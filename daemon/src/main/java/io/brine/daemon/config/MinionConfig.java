@@ -39,6 +39,7 @@ import java.util.OptionalInt;
  * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
  * @param logFile {@code log_file}: empty means standard error
  * @param statusFile {@code status_file}: where the minion writes its connection state for monitoring
+ * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
@@ -68,7 +69,8 @@ public record MinionConfig(
         Optional<Path> logFile,
         Path statusFile,
         String httpInterface,
-        OptionalInt httpPort) {
+        OptionalInt httpPort,
+        LogFormat logFormat) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -111,6 +113,7 @@ public record MinionConfig(
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(statusFile, "statusFile");
         Objects.requireNonNull(httpInterface, "httpInterface");
+        Objects.requireNonNull(logFormat, "logFormat");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
@@ -237,6 +240,7 @@ public record MinionConfig(
         private Path statusFile;
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
+        private LogFormat logFormat = LogFormat.TEXT;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -354,6 +358,11 @@ public record MinionConfig(
             return this;
         }
 
+        public Builder logFormat(LogFormat logFormat) {
+            this.logFormat = logFormat;
+            return this;
+        }
+
         public Builder httpInterface(String httpInterface) {
             this.httpInterface = httpInterface;
             return this;
@@ -380,7 +389,7 @@ public record MinionConfig(
                     returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort));
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }
 
