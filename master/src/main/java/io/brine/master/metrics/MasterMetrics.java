@@ -111,13 +111,40 @@ public final class MasterMetrics {
     // ---- gauges over the parts that hold the state, read at scrape time ----
 
     /**
-     * Keys by state. Reads the key store's in-memory listing at each scrape (the store keeps it caught up with
-     * other processes), so it costs a scrape, not a request.
+     * Keys by state, from one listing of the key store per scrape (in memory; the store first catches up with what
+     * other processes changed), so it costs a scrape, not a request.
      */
     public void keys(KeyStore keyStore) {
+        KeyCounts counts = new KeyCounts(keyStore);
         for (KeyState state : KeyState.values()) {
-            Gauge.builder("brine.keys", keyStore, store -> store.list().keys(state).size())
-                    .description("Keys in the key store, by state").tag("state", state.dirName()).register(registry);
+            Gauge.builder("brine.keys", counts, c -> c.count(state)).description("Keys in the key store, by state")
+                    .tag("state", state.dirName()).register(registry);
+        }
+    }
+
+    /** One listing of the key store serves every state's gauge of a scrape (a second's worth of reads). */
+    private static final class KeyCounts {
+        private static final long FRESH_NANOS = 1_000_000_000L;
+        private final KeyStore keyStore;
+        private long readAt;
+        private java.util.Map<KeyState, Integer> counts;
+
+        KeyCounts(KeyStore keyStore) {
+            this.keyStore = keyStore;
+        }
+
+        synchronized int count(KeyState state) {
+            long now = System.nanoTime();
+            if (counts == null || now - readAt > FRESH_NANOS) {
+                var listing = keyStore.list();
+                var fresh = new java.util.EnumMap<KeyState, Integer>(KeyState.class);
+                for (KeyState each : KeyState.values()) {
+                    fresh.put(each, listing.keys(each).size());
+                }
+                counts = fresh;
+                readAt = now;
+            }
+            return counts.get(state);
         }
     }
 
