@@ -16,6 +16,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 
+// Over 400 lines: the schema of minion.yaml is one record with its nested sections and defaults, so every key,
+// its default and its check are read in one place (the reading itself is MinionConfigFile).
 /**
  * Everything the minion daemon is configured with, validated once and then immutable. {@code conf/minion.yaml}
  * documents every key; the record's components carry Salt's key names in camel case. Its {@code toString()} is
