@@ -116,7 +116,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case SESSION -> () -> submit(sessionPool, () -> onSession(from, (SessionFrame) message));
             case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> drop(from, message.type() + " is the master's to send");
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY ->
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
                 () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
         };
         route.run();
@@ -215,7 +215,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                         List.of(ret.jid()))));
             };
             case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a minion's message; dropped", session,
+                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> LOG.debug("{}: {} is not a minion's message; dropped",
+                            session,
                             message.type());
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
@@ -230,8 +231,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                     (SessionMessage.PublishRequest) message, event -> send(session, event)));
             case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
+            case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
+                    ((SessionMessage.EventsSubscribe) message).tag(),
+                    event -> transport.send(session.peer(), session.seal(event)));
             case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
+                    JOB_REPLY, EVENT -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
                             message.type());
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");

@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
@@ -38,7 +39,7 @@ public final class Master implements AutoCloseable {
 
     /** What the daemon wires before the master: the domain the dispatcher and the timer share. */
     public record Parts(SessionTable sessions, PublishKeyring keyring, GrainsStore grains, JobPublisher jobs,
-            InboundDispatcher dispatcher) {
+            InboundDispatcher dispatcher, MasterMetrics metrics) {
     }
 
     private final KeyStore keyStore;
@@ -48,6 +49,7 @@ public final class Master implements AutoCloseable {
     private final GrainsStore grains;
     private final JobPublisher jobs;
     private final InboundDispatcher dispatcher;
+    private final MasterMetrics metrics;
     private final AuditLog auditLog;
     private final Duration publishSession;
     private final Clock clock;
@@ -70,6 +72,7 @@ public final class Master implements AutoCloseable {
         this.grains = parts.grains();
         this.jobs = parts.jobs();
         this.dispatcher = parts.dispatcher();
+        this.metrics = parts.metrics();
         this.auditLog = auditLog;
         this.publishSession = publishSession;
         this.clock = clock;
@@ -176,6 +179,7 @@ public final class Master implements AutoCloseable {
             }
         }
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
+        metrics.rotated(generation.number(), reason);
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
         try {

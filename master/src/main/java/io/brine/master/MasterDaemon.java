@@ -13,6 +13,7 @@ import io.brine.store.policy.AcceptancePolicies;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.metrics.MeteredAuthAudit;
 import io.brine.daemon.DaemonLogging;
@@ -110,7 +111,7 @@ public final class MasterDaemon implements AutoCloseable {
             AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
             opened.add(policies);
 
-            MasterMetrics metrics = new MasterMetrics().withJvm();
+            MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification);
@@ -129,7 +130,7 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
                     publishers, active, grains, config.workerThreads(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher), audit, config.publishSession(), clock);
+                    dispatcher, metrics), audit, config.publishSession(), clock);
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
@@ -156,6 +157,9 @@ public final class MasterDaemon implements AutoCloseable {
     private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
             PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher, AcceptancePolicies policies) {
         metrics.keys(keyStore);
+        keyStore.addListener(metrics::keyChanged); // closed with the key store
+        metrics.gauge("brine.event.subscribers", "Publisher sessions subscribed to events", metrics.events(),
+                EventStream::subscribers);
         metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(java.util.Locale.ROOT))
                 .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
         metrics.rotations(keyring, ring -> ring.current().number());

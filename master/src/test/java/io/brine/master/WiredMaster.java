@@ -91,6 +91,11 @@ public final class WiredMaster implements AutoCloseable {
         return daemon.httpPort();
     }
 
+    /** Publisher sessions subscribed to the event stream. */
+    public int eventSubscribers() {
+        return daemon.metrics().events().subscribers();
+    }
+
     /** The master's public key, which signs everything it sends. */
     public static PublicKey masterKey() {
         return TestKeys.pair(MASTER_KEY).getPublic();

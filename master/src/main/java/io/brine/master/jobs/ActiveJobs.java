@@ -68,7 +68,7 @@ public final class ActiveJobs implements UndeliveredListener {
             job.watchers().add(watcher);
         }
         active.put(jid, job);
-        metrics.published(minions.size());
+        metrics.published(jid, minions);
         if (frame != null) {
             sending.put(frame, jid);
         }
@@ -129,7 +129,7 @@ public final class ActiveJobs implements UndeliveredListener {
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
-            metrics.returned();
+            metrics.returned(ret.jid(), minionId, ret.success(), ret.retcode());
             ack.run();
             ActiveJob job = active.getIfPresent(ret.jid());
             if (job != null) {

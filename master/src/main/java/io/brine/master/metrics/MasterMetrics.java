@@ -1,5 +1,7 @@
 package io.brine.master.metrics;
 
+import io.brine.master.events.EventStream;
+import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
@@ -20,6 +22,8 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
@@ -39,8 +43,13 @@ public final class MasterMetrics {
     private final Counter publications;
     private final Counter returns;
     private final Counter missing;
+    private final EventStream events;
+    /** Reads a scrape's gauges share, taken once before it. */
+    private final List<Runnable> beforeScrape = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    public MasterMetrics() {
+    /** {@code events} hears what the hooks report, for {@code brine events}. */
+    public MasterMetrics(EventStream events) {
+        this.events = events;
         authLatency = Timer.builder("brine.auth.latency").description("Time to answer one auth request, from the "
                 + "worker picking it up to the reply being handed to the transport").register(registry);
         publications = Counter.builder("brine.publications").description("Jobs published").register(registry);
@@ -60,12 +69,17 @@ public final class MasterMetrics {
         return this;
     }
 
+    public EventStream events() {
+        return events;
+    }
+
     public MeterRegistry registry() {
         return registry;
     }
 
     /** The Prometheus text exposition of every meter. */
     public String scrape() {
+        beforeScrape.forEach(Runnable::run);
         return registry.scrape();
     }
 
@@ -75,10 +89,12 @@ public final class MasterMetrics {
      * An auth request answered ({@code outcome}: accepted, pending, ... or refused) by {@code rule}. Only the rule's
      * kind is a label ({@code autosign_file}, not the file, line and pattern after it), so that labels stay few.
      */
-    public void authAnswered(String outcome, String rule) {
+    public void authAnswered(String id, String outcome, String rule) {
         String kind = rule == null || rule.isBlank() ? "none" : rule.strip().split("\\s", 2)[0];
         Counter.builder("brine.auth.answers").description("Auth requests decided, by outcome and by the kind of "
                 + "rule that decided").tag("outcome", outcome).tag("rule", kind).register(registry).increment();
+        events.emit("brine/auth/" + outcome, List.of(id), Map.of("id", id, "outcome", outcome, "rule",
+                rule == null ? "none" : rule));
     }
 
     /** The key store's decision's name as an outcome label. */
@@ -91,9 +107,10 @@ public final class MasterMetrics {
         authLatency.record(Duration.ofNanos(nanos));
     }
 
-    /** A job was published to {@code minions} minions. */
-    public void published(int minions) {
+    /** Job {@code jid} was published to {@code minions}. */
+    public void published(String jid, Collection<String> minions) {
         publications.increment();
+        events.emit("brine/job/" + jid + "/new", minions, Map.of("jid", jid, "minions", List.copyOf(minions)));
     }
 
     /** {@code count} minions were not reached by a publication. */
@@ -103,9 +120,26 @@ public final class MasterMetrics {
         }
     }
 
-    /** A job return was stored. */
-    public void returned() {
+    /** {@code minionId}'s return for job {@code jid} was stored. */
+    public void returned(String jid, String minionId, boolean success, int retcode) {
         returns.increment();
+        events.emit("brine/job/" + jid + "/ret/" + minionId, List.of(minionId), Map.of("jid", jid, "id", minionId,
+                "success", success, "retcode", retcode));
+    }
+
+    /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
+    public void keyChanged(KeyChange change) {
+        String to = change.to().map(KeyState::dirName).orElse("deleted");
+        Map<String, Object> data = new java.util.LinkedHashMap<>();
+        data.put("id", change.id());
+        data.put("from", change.from().map(KeyState::dirName).orElse("none"));
+        data.put("to", to);
+        events.emit("brine/key/" + to, List.of(change.id()), data);
+    }
+
+    /** The publish key was rotated to {@code generation}. */
+    public void rotated(long generation, String reason) {
+        events.emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));
     }
 
     // ---- gauges over the parts that hold the state, read at scrape time ----
@@ -116,35 +150,33 @@ public final class MasterMetrics {
      */
     public void keys(KeyStore keyStore) {
         KeyCounts counts = new KeyCounts(keyStore);
+        beforeScrape.add(counts::refresh);
         for (KeyState state : KeyState.values()) {
             Gauge.builder("brine.keys", counts, c -> c.count(state)).description("Keys in the key store, by state")
                     .tag("state", state.dirName()).register(registry);
         }
     }
 
-    /** One listing of the key store serves every state's gauge of a scrape (a second's worth of reads). */
+    /** Key counts by state, from one listing of the key store, taken by {@link #scrape()} before it reads them. */
     private static final class KeyCounts {
-        private static final long FRESH_NANOS = 1_000_000_000L;
         private final KeyStore keyStore;
-        private long readAt;
-        private java.util.Map<KeyState, Integer> counts;
+        private volatile java.util.Map<KeyState, Integer> counts = java.util.Map.of();
 
         KeyCounts(KeyStore keyStore) {
             this.keyStore = keyStore;
         }
 
-        synchronized int count(KeyState state) {
-            long now = System.nanoTime();
-            if (counts == null || now - readAt > FRESH_NANOS) {
-                var listing = keyStore.list();
-                var fresh = new java.util.EnumMap<KeyState, Integer>(KeyState.class);
-                for (KeyState each : KeyState.values()) {
-                    fresh.put(each, listing.keys(each).size());
-                }
-                counts = fresh;
-                readAt = now;
+        void refresh() {
+            var listing = keyStore.list();
+            var fresh = new java.util.EnumMap<KeyState, Integer>(KeyState.class);
+            for (KeyState each : KeyState.values()) {
+                fresh.put(each, listing.keys(each).size());
             }
-            return counts.get(state);
+            counts = fresh;
+        }
+
+        int count(KeyState state) {
+            return counts.getOrDefault(state, 0);
         }
     }
 

@@ -17,14 +17,14 @@ public final class MeteredAuthAudit implements AuthAudit {
 
     @Override
     public void refused(String id, String remoteAddress, String fingerprint, String reason) {
-        metrics.authAnswered("refused", "none");
+        metrics.authAnswered(id, "refused", "none");
         next.refused(id, remoteAddress, fingerprint, reason);
     }
 
     @Override
     public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
             PolicyDecision policy) {
-        metrics.authAnswered(MasterMetrics.outcome(decision), policy.rule());
+        metrics.authAnswered(id, MasterMetrics.outcome(decision), policy.rule());
         next.decided(id, remoteAddress, fingerprint, decision, policy);
     }
 }
