@@ -1,8 +1,11 @@
 package io.brine.master.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,6 +24,9 @@ import picocli.CommandLine.Spec;
         + "cover."},
         footer = {"", "Examples:", "  brine events", "  brine events --tag 'brine/job/*' --out json"})
 final class EventsCommand implements Callable<Integer> {
+
+    /** Compact: one event a line, for jq and log shippers. */
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
     CommandLine.Model.CommandSpec spec;
@@ -43,21 +49,29 @@ final class EventsCommand implements Callable<Integer> {
             }
             client.events(tag, event -> {
                 if (out == Outputs.Format.text) {
-                    stdout.println(event.tag() + "\t" + Outputs.json(event.data()));
+                    stdout.println(event.tag() + "\t" + line(event.data()));
                 } else {
                     Map<String, Object> line = new LinkedHashMap<>();
                     line.put("tag", event.tag());
                     line.put("time", Instant.ofEpochMilli(event.timeMs()).toString());
                     line.put("data", event.data());
-                    stdout.println(Outputs.json(line));
+                    stdout.println(line(line));
                 }
                 stdout.flush();
                 return !stdout.checkError();
             });
             return 0;
-        } catch (ClientException e) {
+        } catch (ClientException | UncheckedIOException e) {
             err.println("brine: " + e.getMessage());
             return 2;
+        }
+    }
+
+    private static String line(Object value) {
+        try {
+            return JSON.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }
