@@ -2,6 +2,7 @@ package io.brine.master.cli;
 
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
+import io.brine.master.publish.PublisherService;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
@@ -237,7 +238,8 @@ public final class BrineCli implements Callable<Integer> {
                 description = "A remote master; requires --name, --key and --master-pub.")
         String master;
 
-        @Option(names = "--port", paramLabel = "PORT", description = "The master's ret_port (or tcp_port).")
+        @Option(names = "--port", paramLabel = "PORT", description = "The master's ret_port (or tcp_port), when "
+                + "not master.yaml's.")
         Integer port;
 
         @Option(names = "--transport", paramLabel = "KIND", description = "zeromq or tcp.")
@@ -268,7 +270,12 @@ public final class BrineCli implements Callable<Integer> {
                     return null;
                 }
                 if (name == null && key == null) {
-                    return BrineClient.connectLocal(config, wait);
+                    if (port == null && transport == null) {
+                        return BrineClient.connectLocal(config, wait);
+                    }
+                    // The local publisher on another port or transport than master.yaml's (e.g. ports 0).
+                    name = PublisherService.ROOT;
+                    key = config.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
                 }
                 master = BrineClient.localHost(config.interfaceAddress());
                 transport = transport != null ? transport : BrineClient.localTransport(config);
