@@ -20,13 +20,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
         subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class},
-        commandListHeading = "%nCommands (after the options above that they use, such as -c):%n",
+        commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
         descriptionHeading = "%nDescription:%n",
@@ -123,7 +124,7 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = {"-y", "--yes"}, description = "Answer yes to every confirmation.")
     boolean yes;
 
-    @Option(names = {"-q", "--quiet"}, description = "Print only requested data, warnings and errors.")
+    @Option(names = {"-q", "--quiet"}, scope = ScopeType.INHERIT, description = "Print only requested data, warnings and errors.")
     boolean quiet;
 
     @Option(names = "--rotate",
@@ -150,15 +151,15 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--no-color", description = "No colour, even on a terminal (also: NO_COLOR=1).")
     boolean noColour;
 
-    @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR",
+    @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "Directory of master.yaml, read for pki_dir and cachedir (default: /etc/brine).")
     Path configDir;
 
-    @Option(names = "--pki-dir", paramLabel = "DIR",
+    @Option(names = "--pki-dir", paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "The master's pki dir (default: pki_dir of master.yaml, else /etc/brine/pki/master).")
     Path pkiDir;
 
-    @Option(names = "--cachedir", paramLabel = "DIR",
+    @Option(names = "--cachedir", paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "Where audit.log is written (default: audit_log of master.yaml, else audit.log in its"
                     + " cachedir, else in /var/cache/brine/master).")
     Path cachedir;
@@ -201,6 +202,11 @@ public final class BrineKey implements Callable<Integer> {
 
     boolean quiet() {
         return quiet;
+    }
+
+    /** The output format given before a subcommand (a subcommand's own --out wins). */
+    Output.Format outFormat() {
+        return out;
     }
 
     public static void main(String[] args) {
