@@ -202,6 +202,52 @@ class BrineCliIT {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void globalOptionsGoBeforeOrAfterTheJobsCommandsAndOutIsEverywhere() throws Exception {
+        Run run = brineHere("--out", "json", "-L", "m1", "test.echo", "here");
+        assertThat(run.exit()).as(run.err()).isZero();
+        String jid = run.err().replaceAll("(?s).*\\(jid ([0-9]{20})\\).*", "$1");
+        assertThat(jid).matches("[0-9]{20}");
+
+        // -c before 'jobs' is the same -c (it was ignored, and /etc/brine read).
+        Run before = brine("-c", conf.toString(), "jobs", "show", jid);
+        assertThat(before.exit()).as(before.err()).isZero();
+        assertThat(before.out()).contains("jid:       " + jid).contains("m1:\n    here\n");
+        Map<String, Object> json = json(brine("-c", conf.toString(), "--out", "json", "jobs", "show", jid).out());
+        assertThat((Map<String, Object>) json.get("returns")).containsKey("m1");
+        Map<String, Object> listed = json(brine("--out", "json", "jobs", "list", "-c", conf.toString()).out());
+        assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
+        // Salt's name for text output.
+        Run txt = brine("jobs", "show", jid, "--out", "txt", "-c", conf.toString());
+        assertThat(txt.exit()).as(txt.err()).isZero();
+        assertThat(txt.out()).isEqualTo(before.out());
+        assertThat(brineHere("--out", "txt", "-L", "m1", "test.ping").out()).isEqualTo("m1:\n    True\n");
+    }
+
+    @Test
+    void listedIdsThatAreNotAcceptedMinionsAreNamedAndCountAsMissing() {
+        Run run = brineHere("-L", "m1,ghost1,ghost2", "test.ping");
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.out()).isEqualTo("m1:\n    True\n");
+        assertThat(run.err()).contains("not accepted minions: ghost1, ghost2")
+                .contains("returned 1 of 3 targeted");
+        Run none = brineHere("-L", "ghost1", "test.ping");
+        assertThat(none.exit()).isEqualTo(1);
+        assertThat(none.err()).contains("not accepted minions: ghost1");
+    }
+
+    @Test
+    void showJidAndVerboseSayWhichJobRan() {
+        Run shown = brineHere("--show-jid", "-L", "m1", "test.ping");
+        assertThat(shown.exit()).as(shown.err()).isZero();
+        assertThat(shown.out()).matches("jid: [0-9]{20}\nm1:\n    True\n");
+        Run verbose = brineHere("-v", "-L", "m1", "test.ping");
+        assertThat(verbose.exit()).as(verbose.err()).isZero();
+        assertThat(verbose.err()).containsPattern("Executing job with jid [0-9]{20}");
+        assertThat(verbose.out()).isEqualTo("m1:\n    True\n");
+    }
+
+    @Test
     void jobsShowOfAnUnknownJidSaysSo() {
         Run run = brine("jobs", "show", "20000101000000000000", "-c", conf.toString());
         assertThat(run.exit()).isEqualTo(1);
