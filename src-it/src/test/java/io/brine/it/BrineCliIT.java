@@ -225,6 +225,22 @@ class BrineCliIT {
     }
 
     @Test
+    void jobsShowTextPrintsTheReturnsOnStreamsLikeTheLaunchers() throws Exception {
+        Run run = brineHere("--out", "json", "-L", "m1,m2", "test.echo", "shown");
+        assertThat(run.exit()).as(run.err()).isZero();
+        String jid = run.err().replaceAll("(?s).*\\(jid ([0-9]{20})\\).*", "$1");
+        // As main() sets them up: auto-flush on println only, and what is not flushed when run returns is lost
+        // (System.exit follows). The returns were print()ed and never flushed.
+        java.io.ByteArrayOutputStream stdout = new java.io.ByteArrayOutputStream();
+        int exit = BrineCli.run(new String[] {"jobs", "show", jid, "-c", conf.toString()},
+                new PrintWriter(new java.io.OutputStreamWriter(stdout, StandardCharsets.UTF_8), true),
+                new PrintWriter(new StringWriter(), true));
+        assertThat(exit).isZero();
+        assertThat(stdout.toString(StandardCharsets.UTF_8)).contains("jid:       " + jid)
+                .contains("m1:\n    shown\n").contains("m2:\n    shown\n");
+    }
+
+    @Test
     void listedIdsThatAreNotAcceptedMinionsAreNamedAndCountAsMissing() {
         Run run = brineHere("-L", "m1,ghost1,ghost2", "test.ping");
         assertThat(run.exit()).isEqualTo(1);

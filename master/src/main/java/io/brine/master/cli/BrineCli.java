@@ -132,7 +132,11 @@ public final class BrineCli implements Callable<Integer> {
             err.println("brine: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
             return 2;
         });
-        return cli.execute(args);
+        int exit = cli.execute(args);
+        // main() exits right after: what was print()ed (auto-flush is for println only) must be out by then.
+        out.flush();
+        err.flush();
+        return exit;
     }
 
     @Override
