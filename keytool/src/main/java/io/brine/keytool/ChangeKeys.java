@@ -105,6 +105,11 @@ final class ChangeKeys {
         String actor = command.actor();
         List<String> done = new ArrayList<>();
         Map<String, String> refused = new LinkedHashMap<>();
+        // On a terminal, a long run shows a counter on stderr instead of a line per key (the keys were listed
+        // before the confirmation); on a pipe every key keeps its line, for scripts.
+        Progress progress = terminal.interactive() && keys.size() >= Progress.MIN_KEYS
+                ? new Progress(output.err(), keys.size()) : null;
+        boolean eachLine = !command.quiet() && output.text() && progress == null;
         for (StoredKey key : keys) {
             String expected = bound != null ? bound : key.fingerprint();
             AdminResult result = switch (change) {
@@ -115,20 +120,33 @@ final class ChangeKeys {
             switch (result.status()) {
                 case DONE -> {
                     done.add(key.id());
-                    if (!command.quiet() && output.text()) {
+                    if (eachLine) {
                         output.out().println("Key for minion " + key.id() + " " + change.verb
                                 + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
                     }
                 }
                 case UNCHANGED -> {
-                    if (!command.quiet() && output.text()) {
+                    if (eachLine) {
                         output.out().println(result.message() + ".");
                     }
                 }
                 case NOT_FOUND, REFUSED -> {
                     refused.put(key.id(), result.message());
+                    if (progress != null) {
+                        progress.clear();
+                    }
                     output.err().println("brine-key: " + result.message());
                 }
+            }
+            if (progress != null) {
+                progress.step();
+            }
+        }
+        if (progress != null) {
+            progress.finish();
+            if (!command.quiet() && output.text()) {
+                output.out().println(Progress.count(done.size()) + (done.size() == 1 ? " key " : " keys ")
+                        + change.verb + ".");
             }
         }
         output.out().flush();
