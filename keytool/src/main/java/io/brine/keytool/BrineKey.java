@@ -117,6 +117,9 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--include-accepted", description = "Reject matching accepted keys too.")
     boolean includeAccepted;
 
+    @Option(names = "--include-all", description = "All three --include-* options at once (salt-key's).")
+    boolean includeAll;
+
     @Option(names = "--include-denied",
             description = "Accept or reject matching denied keys too (only for ids that hold no other key).")
     boolean includeDenied;

@@ -51,10 +51,10 @@ final class ChangeKeys {
     int change(KeytoolConfig config, KeyListing listing, Change change, String argument, List<Glob> globs,
             boolean all, String bound) {
         Set<KeyState> from = switch (change) {
-            case ACCEPT -> states(KeyState.PENDING, command.includeRejected ? KeyState.REJECTED : null,
-                    command.includeDenied ? KeyState.DENIED : null);
-            case REJECT -> states(KeyState.PENDING, command.includeAccepted ? KeyState.ACCEPTED : null,
-                    command.includeDenied ? KeyState.DENIED : null);
+            case ACCEPT -> states(KeyState.PENDING, command.includeRejected || command.includeAll
+                    ? KeyState.REJECTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
+            case REJECT -> states(KeyState.PENDING, command.includeAccepted || command.includeAll
+                    ? KeyState.ACCEPTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
             case DELETE -> EnumSet.allOf(KeyState.class);
         };
         Map<KeyState, List<StoredKey>> selected = ShowKeys.select(listing, from, globs, all);

@@ -158,6 +158,16 @@ class BrineKeyTest {
         assertThat(result.out()).contains("Key for minion bulk0149 deleted.");
     }
 
+    @Test
+    void includeAllIsIncludeRejectedAcceptedAndDeniedAsInSalt() {
+        Result accept = run("-a", "evil", "--include-all", "-y");
+        assertThat(accept.exit()).as(accept.err()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "evil")).isTrue();
+        Result reject = run("-r", "evil", "--include-all", "-y");
+        assertThat(reject.exit()).as(reject.err()).isZero();
+        assertThat(exists(KeyState.REJECTED, "evil")).isTrue();
+    }
+
     // ------------------------------------------------------------ listing
 
     @Test
