@@ -138,6 +138,22 @@ class BrineCliIT {
     }
 
     @Test
+    void grainRegexAndSubnetTargetsAsInSalt() throws Exception {
+        assertThat(json(brineHere("--out", "json", "-P", "role:w.b", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m2");
+        assertThat(json(brineHere("--out", "json", "-C", "P@role:D. or L@m1", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m3");
+        // Every minion lists its loopback address in its ipv4 grain (spare may be stopped by another test).
+        assertThat(json(brineHere("--out", "json", "-C", "S@127.0.0.0/8 and m*", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m2", "m3");
+        assertThat(json(brineHere("--out", "json", "--ipcidr", "127.0.0.1", "test.ping").out()).keySet())
+                .contains("m1", "m2", "m3");
+        Run bad = brineHere("-S", "10.0.0/8", "test.ping");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).startsWith("brine: bad target: ");
+    }
+
+    @Test
     void argumentsAndKeyValueArgumentsReachTheFunctionTyped() throws Exception {
         Run run = brineHere("--out", "json", "-L", "m1", "test.arg", "one", "2", "flag=true", "name=x y");
         assertThat(run.exit()).as(run.err()).isZero();

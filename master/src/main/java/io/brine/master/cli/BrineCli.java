@@ -69,12 +69,24 @@ public final class BrineCli implements Callable<Integer> {
         boolean list;
         @Option(names = {"-G", "--grain"}, description = "TARGET is grain:glob, e.g. os:debian.")
         boolean grain;
+        @Option(names = {"-P", "--grain-pcre"}, description = "TARGET is grain:regex, e.g. 'os:(debian|ubuntu)$' "
+                + "(compound P@).")
+        boolean grainPcre;
+        @Option(names = {"-S", "--ipcidr"}, description = "TARGET is a subnet or address on the ipv4 grain, e.g. "
+                + "10.0.0.0/8 (compound S@).")
+        boolean ipcidr;
         @Option(names = {"-C", "--compound"}, description = "TARGET is a compound expression, e.g. "
-                + "'G@os:debian and web* or L@db1,db2'.")
+                + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex) and S@ (subnet).")
         boolean compound;
 
         String type() {
-            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound ? "compound" : "glob";
+            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound || grainPcre || ipcidr ? "compound"
+                    : "glob";
+        }
+
+        /** The expression sent: -P and -S are compound terms on the wire. */
+        String expression(String target) {
+            return grainPcre ? "P@" + target : ipcidr ? "S@" + target : target;
         }
     }
 
@@ -149,8 +161,9 @@ public final class BrineCli implements Callable<Integer> {
             return 2;
         }
         String type = targetType.type();
+        String expression = targetType.expression(target);
         try {
-            Targets.parse(type, target);
+            Targets.parse(type, expression);
         } catch (TargetException e) {
             err.println("brine: bad target: " + e.getMessage());
             return 2;
@@ -171,7 +184,8 @@ public final class BrineCli implements Callable<Integer> {
             }
             BrineClient.Published published;
             try {
-                published = client.publish(new BrineClient.Job(type, target, function, args, kwargs, jobTimeout));
+                published = client.publish(new BrineClient.Job(type, expression, function, args, kwargs,
+                        jobTimeout));
             } catch (ClientException e) {
                 err.println("brine: the master refused the job: " + e.getMessage());
                 return 2;
