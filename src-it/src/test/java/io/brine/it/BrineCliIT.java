@@ -154,6 +154,31 @@ class BrineCliIT {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void batchModeRunsOnNMinionsAtATime() throws Exception {
+        Run run = brineHere("--out", "json", "-b", "1", "-L", "m1,m2,m3", "test.echo", "batched");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(json(run.out())).isEqualTo(Map.of("m1", "batched", "m2", "batched", "m3", "batched"));
+        java.util.regex.Matcher batch = java.util.regex.Pattern.compile("batch (\\d) of 3 \\(jid ([0-9]{20})\\): (m\\d)")
+                .matcher(run.err());
+        List<String> batches = new java.util.ArrayList<>();
+        while (batch.find()) {
+            batches.add(batch.group(3));
+            // Each batch is a job of its own, for its minions only.
+            Map<String, Object> job = json(brine("jobs", "show", batch.group(2), "-c", conf.toString(), "--out",
+                    "json").out());
+            assertThat((List<String>) job.get("minions")).containsExactly(batch.group(3));
+        }
+        assertThat(batches).containsExactly("m1", "m2", "m3");
+        assertThat(run.err()).contains("returned 3 of 3 targeted");
+
+        Run percent = brineHere("--out", "json", "--batch", "50%", "-L", "m1,m2,m3", "test.ping");
+        assertThat(percent.exit()).as(percent.err()).isZero();
+        assertThat(percent.err()).contains("batch 1 of 2").contains("batch 2 of 2").doesNotContain("batch 3");
+        assertThat(brineHere("-b", "0", "m*", "test.ping").exit()).isEqualTo(2);
+    }
+
+    @Test
     void argumentsAndKeyValueArgumentsReachTheFunctionTyped() throws Exception {
         Run run = brineHere("--out", "json", "-L", "m1", "test.arg", "one", "2", "flag=true", "name=x y");
         assertThat(run.exit()).as(run.err()).isZero();

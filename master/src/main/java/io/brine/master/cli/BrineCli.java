@@ -108,6 +108,11 @@ public final class BrineCli implements Callable<Integer> {
                     + "minion that returned to its return value; for jobs, the job cache's records.")
     Outputs.Format out;
 
+    @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
+            description = "Salt's batch mode: run on N minions (or N % of them) at a time, among those that answer "
+                    + "test.ping; each batch is a job of its own.")
+    Batch.Size batch;
+
     @Option(names = "--show-jid", description = "Print the job's jid first (text: on stdout; json, yaml: on stderr).")
     boolean showJid;
 
@@ -182,10 +187,13 @@ public final class BrineCli implements Callable<Integer> {
             if (client == null) {
                 return 2;
             }
+            BrineClient.Job job = new BrineClient.Job(type, expression, function, args, kwargs, jobTimeout);
             BrineClient.Published published;
             try {
-                published = client.publish(new BrineClient.Job(type, expression, function, args, kwargs,
-                        jobTimeout));
+                if (batch != null) {
+                    return Batch.run(client, job, batch, Duration.ofSeconds(timeout), this.out, out, err);
+                }
+                published = client.publish(job);
             } catch (ClientException e) {
                 err.println("brine: the master refused the job: " + e.getMessage());
                 return 2;
