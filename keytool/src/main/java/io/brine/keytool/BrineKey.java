@@ -267,6 +267,16 @@ public final class BrineKey implements Callable<Integer> {
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
+        ChangeKeys.Change change = switch (action.kind()) {
+            case ACCEPT -> ChangeKeys.Change.ACCEPT;
+            case REJECT -> ChangeKeys.Change.REJECT;
+            case DELETE -> ChangeKeys.Change.DELETE;
+            default -> null;
+        };
+        if (change != null) {
+            ChangeKeys.Plan plan = prepareChange(config, changes, change, action, globs, boundFingerprint);
+            return plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), boundFingerprint);
+        }
         try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();
             warnAboutProblems(store, listing.problems());
@@ -275,14 +285,21 @@ public final class BrineKey implements Callable<Integer> {
                 case LIST -> show.list(listing, action.states());
                 case PRINT, FINGER -> show.show(store, listing, action.kind() == Action.Kind.FINGER, action.argument(),
                         globs, action.all());
-                case ACCEPT -> changes.change(config, listing, ChangeKeys.Change.ACCEPT, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case REJECT -> changes.change(config, listing, ChangeKeys.Change.REJECT, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case DELETE -> changes.change(config, listing, ChangeKeys.Change.DELETE, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case GEN_KEYS, ROTATE -> throw new IllegalStateException();
+                case ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();
             };
+        }
+    }
+
+    /**
+     * Lists, selects, shows and confirms with a store of its own, closed before the change opens the audited one:
+     * the plan keeps only ids, states and fingerprints, so the keys parsed for the listing are not held twice.
+     */
+    private ChangeKeys.Plan prepareChange(KeytoolConfig config, ChangeKeys changes, ChangeKeys.Change change,
+            Action action, List<Glob> globs, String bound) {
+        try (KeyStore store = openStore(config, null)) {
+            KeyListing listing = store.list();
+            warnAboutProblems(store, listing.problems());
+            return changes.plan(listing, change, action.argument(), globs, action.all(), bound);
         }
     }
 
