@@ -100,7 +100,15 @@ public record MasterConfig(
 
     /** Reads one config file, for a daemon started with an explicit file rather than a directory. */
     public static MasterConfig loadFile(Path file) throws ConfigException {
-        return MasterConfigFile.read(file);
+        return MasterConfigFile.read(file, false);
+    }
+
+    /**
+     * As {@link #load}, and checks the files it names as the master will use them (exist, readable, permissions),
+     * each problem at its file:line: for the master's --check-config and start, not for the CLIs (other users).
+     */
+    public static MasterConfig loadChecked(Path configDir) throws ConfigException {
+        return MasterConfigFile.read(configDir.resolve(FILE_NAME), true);
     }
 
     /** The production defaults: {@code /etc/brine/pki/master}, {@code /var/cache/brine/master}. */

@@ -30,7 +30,9 @@ final class MasterConfigFile {
     private MasterConfigFile() {
     }
 
-    static MasterConfig read(Path file) throws ConfigException {
+    /** @param checkFiles whether to check the files it names too (the master does; the CLIs do not) */
+    static MasterConfig read(Path file, boolean checkFiles) throws ConfigException {
+        ReferencedFiles files = new ReferencedFiles(checkFiles);
         ConfigReader reader = ConfigReader.open(file);
         ConfigSection root = reader.root();
         MasterConfig.Builder config = MasterConfig.builder();
@@ -44,7 +46,7 @@ final class MasterConfigFile {
         transports.ifPresent(config::transports);
         OptionalInt tcpPort = root.integer("tcp_port", 0, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
-        Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
+        Optional<Tls> tls = root.section("tls").flatMap(section -> tls(section, files));
         tls.ifPresent(config::tls);
         if (tls.isPresent() && !transports.orElse(Set.of()).contains(TransportKind.TCP)) {
             root.problem("tls", "applies to the tcp transport only: add tcp to transport, or remove tls");
@@ -69,7 +71,7 @@ final class MasterConfigFile {
         root.seconds("keep_jobs_seconds", 60, 10 * YEAR).ifPresent(config::keepJobs);
         root.integer("job_cache_max_mib", 1, 1024 * 1024).ifPresent(config::jobCacheMaxMib);
 
-        config.acceptance(acceptance(root));
+        config.acceptance(acceptance(root, files));
         root.sectionMap("publisher_acl").ifPresent(acl -> config.publisherAcl(publisherAcl(acl)));
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
@@ -88,9 +90,11 @@ final class MasterConfigFile {
         return config.build();
     }
 
-    private static Optional<Tls> tls(ConfigSection tls) {
+    private static Optional<Tls> tls(ConfigSection tls, ReferencedFiles files) {
         Optional<Path> cert = tls.path("cert");
         Optional<Path> key = tls.path("key");
+        cert.ifPresent(path -> files.check(tls, "cert", path, ReferencedFiles.Use.READ));
+        key.ifPresent(path -> files.check(tls, "key", path, ReferencedFiles.Use.PRIVATE_KEY));
         if (!tls.has("cert")) {
             tls.problem("cert", "is required with tls");
         }
@@ -100,16 +104,28 @@ final class MasterConfigFile {
         return cert.isPresent() && key.isPresent() ? Optional.of(new Tls(cert.get(), key.get())) : Optional.empty();
     }
 
-    private static Acceptance acceptance(ConfigSection root) {
+    private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {
         Acceptance.Builder acceptance = Acceptance.builder();
         root.bool("auto_accept").ifPresent(acceptance::autoAccept);
-        root.path("autosign_file").ifPresent(acceptance::autosignFile);
-        root.path("autoreject_file").ifPresent(acceptance::autorejectFile);
-        root.path("autosign_policy").ifPresent(acceptance::autosignPolicy);
+        root.path("autosign_file").ifPresent(path -> {
+            files.check(root, "autosign_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.autosignFile(path);
+        });
+        root.path("autoreject_file").ifPresent(path -> {
+            files.check(root, "autoreject_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.autorejectFile(path);
+        });
+        root.path("autosign_policy").ifPresent(path -> {
+            files.check(root, "autosign_policy", path, ReferencedFiles.Use.POLICY_EXECUTABLE);
+            acceptance.autosignPolicy(path);
+        });
         root.seconds("autosign_policy_timeout", 1, 300).ifPresent(acceptance::autosignPolicyTimeout);
         root.integer("autosign_policy_max_concurrent", 1, 256).ifPresent(acceptance::autosignPolicyMaxConcurrent);
         root.stringLists("autosign_claims", GLOB).ifPresent(acceptance::autosignClaims);
-        root.path("inventory_file").ifPresent(acceptance::inventoryFile);
+        root.path("inventory_file").ifPresent(path -> {
+            files.check(root, "inventory_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.inventoryFile(path);
+        });
         root.seconds("inventory_window", 1, YEAR).ifPresent(acceptance::inventoryWindow);
         root.sectionList("autosign_tokens").ifPresent(tokens -> acceptance.autosignTokens(tokens.stream()
                 .map(MasterConfigFile::autosignToken)
