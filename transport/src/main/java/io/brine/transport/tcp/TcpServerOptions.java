@@ -4,6 +4,7 @@ import static io.brine.transport.OptionChecks.requireMillis;
 import static io.brine.transport.OptionChecks.requirePositive;
 
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.server.ServerOptions;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -41,7 +42,7 @@ public record TcpServerOptions(
         int maxUnauthenticatedConnections,
         int backlog,
         int ioThreads,
-        TcpIo io) {
+        TcpIo io) implements ServerOptions {
 
     public TcpServerOptions {
         requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);

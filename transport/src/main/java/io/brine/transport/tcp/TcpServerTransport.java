@@ -3,12 +3,14 @@ package io.brine.transport.tcp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
+import io.brine.transport.server.Outbox;
+import io.brine.transport.server.Outboxes;
+import io.brine.transport.server.ServerConnection;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
@@ -46,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes.
  *
  * <p><b>Outbound and back-pressure.</b> {@link #send} and {@link #publish} never wait: they queue each frame for
- * the connection's event loop, which writes a batch and flushes each connection once ({@link LoopOutbox}). A
+ * the connection's event loop, which writes a batch and flushes each connection once ({@link Outbox}). A
  * publication is wrapped once and shared by every connection it goes to, never copied. Each connection may have at
  * most {@link TcpServerOptions#maxQueuedBytes()} queued and not yet written to its socket: a frame that would go
  * over closes the connection (INFO: "disconnected: outbound queue over N bytes") and the minion is reported
@@ -72,7 +74,7 @@ public final class TcpServerTransport implements ServerTransport {
     private final UndeliveredListener undeliveredListener;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
-    private final Map<EventLoop, LoopOutbox> outboxes = new ConcurrentHashMap<>();
+    private final Outboxes outboxes = new Outboxes();
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger unauthenticated = new AtomicInteger();
     private final ChannelGroup channels = new DefaultChannelGroup("brine-tcp", GlobalEventExecutor.INSTANCE);
@@ -247,7 +249,7 @@ public final class TcpServerTransport implements ServerTransport {
         }
         channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         shutDownGroup();
-        outboxes.values().forEach(LoopOutbox::discard);
+        outboxes.discard();
         routes.clear();
         LOG.info("TCP transport closed");
     }
@@ -268,13 +270,7 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        long writes = 0;
-        long flushes = 0;
-        for (LoopOutbox outbox : outboxes.values()) {
-            writes += outbox.writes();
-            flushes += outbox.flushes();
-        }
-        return new OutboundStats(writes, flushes);
+        return new OutboundStats(outboxes.writes(), outboxes.flushes());
     }
 
     /** Open connections now, bound or not. */
@@ -302,7 +298,7 @@ public final class TcpServerTransport implements ServerTransport {
                     options.maxUnauthenticatedConnections());
             return null;
         }
-        LoopOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), LoopOutbox::new);
+        Outbox outbox = outboxes.of(channel.eventLoop());
         TcpConnection connection = new TcpConnection(channel, remote, outbox, this);
         channels.add(channel);
         channel.closeFuture().addListener(future -> {
@@ -351,10 +347,7 @@ public final class TcpServerTransport implements ServerTransport {
     // ---- helpers ----
 
     private static TcpConnection connectionOf(Peer peer) {
-        if (!(peer instanceof TcpPeer tcpPeer)) {
-            throw new IllegalArgumentException("not a TCP peer: " + peer);
-        }
-        return tcpPeer.connection();
+        return ServerConnection.of(peer, TcpConnection.class);
     }
 
     private static String remoteAddressOf(Channel channel) {

@@ -1,6 +1,7 @@
 package io.brine.transport.zmtp;
 
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.server.ServerOptions;
 import io.brine.transport.tcp.TcpIo;
 import java.time.Duration;
 import java.util.Objects;
@@ -43,7 +44,7 @@ public record ZmtpServerOptions(
         int maxTopicsPerConnection,
         int backlog,
         int ioThreads,
-        TcpIo io) {
+        TcpIo io) implements ServerOptions {
 
     public ZmtpServerOptions {
         requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);

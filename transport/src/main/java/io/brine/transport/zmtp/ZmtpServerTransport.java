@@ -3,6 +3,9 @@ package io.brine.transport.zmtp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
+import io.brine.transport.server.Outbox;
+import io.brine.transport.server.Outboxes;
+import io.brine.transport.server.ServerConnection;
 import io.brine.transport.zmtp.ZmtpConnection.Port;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
@@ -11,7 +14,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -29,10 +31,8 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
  * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
  * {@link ZmtpServerOptions#maxQueuedBytes()} queued per connection (over it the connection is closed and its
- * minions reported), reading paused above the high water mark. Writes go through {@link ZmtpOutbox}: one flush per
+ * minions reported), reading paused above the high water mark. Writes go through an {@link Outbox}: one flush per
  * connection per batch; a publication's body is one direct buffer shared by every connection it goes to.
  */
 public final class ZmtpServerTransport implements ServerTransport {
@@ -77,7 +77,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final UndeliveredListener undeliveredListener;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Subscriptions subscriptions;
-    private final Map<EventLoop, ZmtpOutbox> outboxes = new ConcurrentHashMap<>();
+    private final Outboxes outboxes = new Outboxes();
     private final ConnectionBudget budget;
     private final ChannelGroup channels = new DefaultChannelGroup("brine-zmtp", GlobalEventExecutor.INSTANCE);
     private volatile Addresses addresses;
@@ -262,7 +262,7 @@ public final class ZmtpServerTransport implements ServerTransport {
         serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
         channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         shutDownGroup();
-        outboxes.values().forEach(ZmtpOutbox::discard);
+        outboxes.discard();
         LOG.info("ZeroMQ transport closed");
     }
 
@@ -276,13 +276,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        long writes = 0;
-        long flushes = 0;
-        for (ZmtpOutbox outbox : outboxes.values()) {
-            writes += outbox.writes();
-            flushes += outbox.flushes();
-        }
-        return new OutboundStats(writes, flushes);
+        return new OutboundStats(outboxes.writes(), outboxes.flushes());
     }
 
     /** Open connections now, on both ports, authenticated or not. */
@@ -308,7 +302,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             LOG.debug("Connection from {} refused: {}", remote, refusal);
             return null;
         }
-        ZmtpOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), ZmtpOutbox::new);
+        Outbox outbox = outboxes.of(channel.eventLoop());
         ZmtpConnection connection = new ZmtpConnection(channel, remote, port, outbox, this);
         channels.add(channel);
         channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
@@ -391,10 +385,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     // ---- helpers ----
 
     private static ZmtpConnection connectionOf(Peer peer) {
-        if (!(peer instanceof ZmtpPeer zmtpPeer)) {
-            throw new IllegalArgumentException("not a ZMTP peer: " + peer);
-        }
-        return zmtpPeer.connection();
+        return ServerConnection.of(peer, ZmtpConnection.class);
     }
 
     private static String remoteAddressOf(Channel channel) {

@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.transport.server.Outbox;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -28,7 +29,7 @@ class ZmtpOutboxTest {
     void aBatchOfWritesIsFlushedOncePerConnectionInOrder() {
         FlushCounter counter = new FlushCounter();
         EmbeddedChannel channel = new EmbeddedChannel(counter);
-        ZmtpOutbox outbox = new ZmtpOutbox(channel.eventLoop());
+        Outbox outbox = new Outbox(channel.eventLoop());
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
                 null);
         for (int i = 0; i < 10; i++) {
@@ -56,7 +57,7 @@ class ZmtpOutboxTest {
     @Test
     void aWriteOverTheQueueBoundIsRefusedAndItsBuffersReleased() {
         EmbeddedChannel channel = new EmbeddedChannel();
-        ZmtpOutbox outbox = new ZmtpOutbox(channel.eventLoop());
+        Outbox outbox = new Outbox(channel.eventLoop());
         ZmtpServerTransport transport = new ZmtpServerTransport("127.0.0.1", 0, 0);
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
                 transport);
