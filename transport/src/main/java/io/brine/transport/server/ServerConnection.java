@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * One connection the master accepted, on either transport: its channel and source address, whether it is
  * authenticated yet (which sets its frame limit and timeout), the minion ids bound to it, and the bytes queued
  * towards it through its loop's {@link Outbox}. Thread-safe, except {@link #needsFlush} (the event loop's).
- * A transport's connection class adds what its wire needs and says where overflows and lost publications go.
+ * A transport's connection class adds what its wire needs.
  */
 public abstract class ServerConnection {
 
@@ -25,6 +25,7 @@ public abstract class ServerConnection {
     private final Channel channel;
     private final String remoteAddress;
     private final Outbox outbox;
+    private final AcceptedConnections owner;
     private final ServerPeer peer;
     private final AtomicInteger state = new AtomicInteger(OPEN);
     private final AtomicLong queuedBytes = new AtomicLong();
@@ -33,10 +34,12 @@ public abstract class ServerConnection {
     /** Written to since the outbox last flushed: event loop only. */
     boolean needsFlush;
 
-    protected ServerConnection(Channel channel, String remoteAddress, Outbox outbox) {
+    /** @param owner where overflows and lost publications are reported; the transport's {@link AcceptedConnections} */
+    protected ServerConnection(Channel channel, String remoteAddress, Outbox outbox, AcceptedConnections owner) {
         this.channel = channel;
         this.remoteAddress = remoteAddress;
         this.outbox = outbox;
+        this.owner = owner;
         this.peer = new ServerPeer(this);
     }
 
@@ -101,10 +104,10 @@ public abstract class ServerConnection {
     /**
      * Queues {@code header} then {@code body} (this takes both over; body may be null) for the event loop, which
      * writes and flushes them with the rest of its batch. When that would put more than {@code maxQueuedBytes} in
-     * the queue, releases them, closes the connection instead (reporting {@link #overflowed} once) and returns false.
+     * the queue, releases them, closes the connection instead (reported once to the owner) and returns false.
      *
      * @param size the bytes this puts on the wire, framing included
-     * @param minionId the minion a publication is for (reported {@link #lost} if the write fails); null for replies
+     * @param minionId the minion a publication is for (reported undelivered if the write fails); null for replies
      * @param frame the frame as given, for the undelivered report
      */
     protected final boolean enqueue(ByteBuf header, ByteBuf body, long size, String minionId, byte[] frame,
@@ -116,7 +119,7 @@ public abstract class ServerConnection {
                 body.release();
             }
             if (overflowed.compareAndSet(false, true)) {
-                overflowed(maxQueuedBytes);
+                owner.overflowed(this, maxQueuedBytes);
                 channel.close();
             }
             return false;
@@ -125,15 +128,14 @@ public abstract class ServerConnection {
         return true;
     }
 
-    /** Called once, before the connection is closed, when a write would go over {@code maxQueuedBytes}. */
-    protected abstract void overflowed(long maxQueuedBytes);
-
-    /** A publication queued for {@code minionId} that this connection closed on; called on the event loop. */
-    protected abstract void lost(String minionId, byte[] frame);
-
     /** A queued write is done (written or not): its bytes leave the queue. */
     final void written(long size) {
         queuedBytes.addAndGet(-size);
+    }
+
+    /** A publication queued for {@code minionId} that this connection closed on; on the event loop. */
+    final void lost(String minionId, byte[] frame) {
+        owner.lost(minionId, frame);
     }
 
     @Override

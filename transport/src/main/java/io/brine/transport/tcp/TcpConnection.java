@@ -1,5 +1,6 @@
 package io.brine.transport.tcp;
 
+import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerConnection;
 import io.netty.buffer.ByteBuf;
@@ -12,11 +13,8 @@ import io.netty.channel.Channel;
  */
 final class TcpConnection extends ServerConnection {
 
-    private final TcpServerTransport transport;
-
-    TcpConnection(Channel channel, String remoteAddress, Outbox outbox, TcpServerTransport transport) {
-        super(channel, remoteAddress, outbox);
-        this.transport = transport;
+    TcpConnection(Channel channel, String remoteAddress, Outbox outbox, AcceptedConnections owner) {
+        super(channel, remoteAddress, outbox, owner);
     }
 
     /**
@@ -30,15 +28,5 @@ final class TcpConnection extends ServerConnection {
     boolean enqueue(ByteBuf buf, String minionId, byte[] frame, long maxQueuedBytes) {
         long size = (long) buf.readableBytes() + TcpFrameDecoder.PREFIX;
         return enqueue(buf, null, size, minionId, frame, maxQueuedBytes);
-    }
-
-    @Override
-    protected void overflowed(long maxQueuedBytes) {
-        transport.overflowed(this, maxQueuedBytes);
-    }
-
-    @Override
-    protected void lost(String minionId, byte[] frame) {
-        transport.lost(minionId, frame);
     }
 }

@@ -3,20 +3,15 @@ package io.brine.transport.tcp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
-import io.brine.transport.server.Outbox;
-import io.brine.transport.server.Outboxes;
+import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.ServerBootstraps;
 import io.brine.transport.server.ServerConnection;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.ssl.SslContext;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Collection;
@@ -27,7 +22,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,13 +65,9 @@ public final class TcpServerTransport implements ServerTransport {
     private final TcpServerOptions options;
     private final SslContext tls;
     private final EventLoopGroup sharedGroup;
-    private final UndeliveredListener undeliveredListener;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
-    private final Outboxes outboxes = new Outboxes();
-    private final AtomicInteger connections = new AtomicInteger();
-    private final AtomicInteger unauthenticated = new AtomicInteger();
-    private final ChannelGroup channels = new DefaultChannelGroup("brine-tcp", GlobalEventExecutor.INSTANCE);
+    private final AcceptedConnections accepted;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -105,7 +95,7 @@ public final class TcpServerTransport implements ServerTransport {
         this.options = Objects.requireNonNull(options, "options");
         this.tls = tls;
         this.sharedGroup = sharedGroup;
-        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : TcpServerTransport::logLost;
+        this.accepted = new AcceptedConnections("brine-tcp", options, undeliveredListener, LOG);
     }
 
     @Override
@@ -115,17 +105,8 @@ public final class TcpServerTransport implements ServerTransport {
             throw new IllegalStateException("transport already started or closed");
         }
         this.handler = handler;
-        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-tcp-server");
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(group)
-                .channel(TcpIo.serverChannel(group))
-                .option(ChannelOption.SO_BACKLOG, options.backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
-                .childHandler(new TcpServerInitializer(this, options, tls));
+        group = ServerBootstraps.group(sharedGroup, options, "brine-tcp-server");
+        ServerBootstrap bootstrap = ServerBootstraps.of(group, options, new TcpServerInitializer(this, options, tls));
         try {
             serverChannel = bootstrap.bind(bindHost, port).syncUninterruptibly().channel();
         } catch (Exception e) {
@@ -138,7 +119,7 @@ public final class TcpServerTransport implements ServerTransport {
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         addresses = new Addresses(bound, bound);
         LOG.info("TCP transport{}: both channels on {} ({} I/O)", tls != null ? " with TLS" : "", bound,
-                TcpIo.serverChannel(group).getSimpleName().startsWith("Epoll") ? "epoll" : "NIO");
+                ServerBootstraps.ioName(group));
     }
 
     @Override
@@ -203,7 +184,7 @@ public final class TcpServerTransport implements ServerTransport {
         Objects.requireNonNull(minionId, "minionId");
         TcpConnection connection = connectionOf(peer);
         if (connection.authenticate()) {
-            unauthenticated.decrementAndGet();
+            accepted.authenticated(connection);
             Channel channel = connection.channel();
             channel.eventLoop().execute(() -> {
                 if (channel.pipeline().get(TcpServerInitializer.IDLE) != null) {
@@ -247,9 +228,9 @@ public final class TcpServerTransport implements ServerTransport {
         if (serverChannel != null) {
             serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
-        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        accepted.closeAll();
         shutDownGroup();
-        outboxes.discard();
+        accepted.discardQueued();
         routes.clear();
         LOG.info("TCP transport closed");
     }
@@ -270,44 +251,22 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        return new OutboundStats(outboxes.writes(), outboxes.flushes());
+        return new OutboundStats(accepted.writes(), accepted.flushes());
     }
 
     /** Open connections now, bound or not. */
     public int connectionCount() {
-        return connections.get();
+        return accepted.count();
     }
 
     // ---- called by the pipeline ----
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     TcpConnection admit(Channel channel) {
-        String remote = remoteAddressOf(channel);
         if (state.get() != State.RUNNING) {
             return null;
         }
-        if (connections.incrementAndGet() > options.maxConnections()) {
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} connections open", remote, options.maxConnections());
-            return null;
-        }
-        if (unauthenticated.incrementAndGet() > options.maxUnauthenticatedConnections()) {
-            unauthenticated.decrementAndGet();
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} unauthenticated connections open", remote,
-                    options.maxUnauthenticatedConnections());
-            return null;
-        }
-        Outbox outbox = outboxes.of(channel.eventLoop());
-        TcpConnection connection = new TcpConnection(channel, remote, outbox, this);
-        channels.add(channel);
-        channel.closeFuture().addListener(future -> {
-            connections.decrementAndGet();
-            if (connection.markClosed()) {
-                unauthenticated.decrementAndGet();
-            }
-        });
-        return connection;
+        return accepted.admit(channel, TcpConnection::new);
     }
 
     void deliver(TcpConnection connection, byte[] frame) {
@@ -329,39 +288,13 @@ public final class TcpServerTransport implements ServerTransport {
         }
     }
 
-    void overflowed(TcpConnection connection, long maxQueuedBytes) {
-        Set<String> ids = connection.minionIds();
-        LOG.info("Minion {} ({}): disconnected: outbound queue over {} bytes",
-                ids.isEmpty() ? "?" : String.join(",", ids), connection.remoteAddress(), maxQueuedBytes);
-    }
-
-    /** A publication queued for {@code minionId} that its connection closed on. */
-    void lost(String minionId, byte[] frame) {
-        try {
-            undeliveredListener.onUndelivered(Set.of(minionId), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Publish channel: the undelivered listener failed", e);
-        }
-    }
-
     // ---- helpers ----
 
     private static TcpConnection connectionOf(Peer peer) {
         return ServerConnection.of(peer, TcpConnection.class);
     }
 
-    private static String remoteAddressOf(Channel channel) {
-        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : "unknown";
-    }
-
     private void shutDownGroup() {
-        if (sharedGroup == null && group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void logLost(Set<String> minionIds, byte[] frame) {
-        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
+        ServerBootstraps.shutDown(group, sharedGroup);
     }
 }

@@ -1,5 +1,6 @@
 package io.brine.transport.zmtp;
 
+import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerConnection;
 import io.netty.buffer.ByteBuf;
@@ -21,15 +22,13 @@ final class ZmtpConnection extends ServerConnection {
     static final int MAX_SUBSCRIPTION = 1024;
 
     private final Port port;
-    private final ZmtpServerTransport transport;
     /** Topics this publish connection subscribed to: guarded by the {@link Subscriptions} lock. */
     final Set<String> topics = new HashSet<>();
     private volatile SocketType peerType;
 
-    ZmtpConnection(Channel channel, String remoteAddress, Port port, Outbox outbox, ZmtpServerTransport transport) {
-        super(channel, remoteAddress, outbox);
+    ZmtpConnection(Channel channel, String remoteAddress, Port port, Outbox outbox, AcceptedConnections owner) {
+        super(channel, remoteAddress, outbox, owner);
         this.port = port;
-        this.transport = transport;
     }
 
     Port port() {
@@ -65,15 +64,5 @@ final class ZmtpConnection extends ServerConnection {
     boolean enqueue(ByteBuf header, ByteBuf body, String minionId, byte[] frame, long maxQueuedBytes) {
         long size = (long) header.readableBytes() + (body == null ? 0 : body.readableBytes());
         return enqueue(header, body, size, minionId, frame, maxQueuedBytes);
-    }
-
-    @Override
-    protected void overflowed(long maxQueuedBytes) {
-        transport.overflowed(this, maxQueuedBytes);
-    }
-
-    @Override
-    protected void lost(String minionId, byte[] frame) {
-        transport.lost(minionId, frame);
     }
 }

@@ -3,27 +3,17 @@ package io.brine.transport.zmtp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
+import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
-import io.brine.transport.server.Outboxes;
+import io.brine.transport.server.ServerBootstraps;
 import io.brine.transport.server.ServerConnection;
 import io.brine.transport.zmtp.ZmtpConnection.Port;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -38,8 +28,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-// Over 400 lines: the whole ServerTransport contract of both ports in one place (connections, caps, subscriptions
-// and writes are their own classes).
 /**
  * The master's side of the ZeroMQ transport, served on Netty: ZMTP 3.0/3.1 (transport/ZMTP.md) with ROUTER
  * semantics on the request port and PUB semantics on the publish port, and the TCP transport's bounds.
@@ -74,12 +62,9 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final int publishPort;
     private final ZmtpServerOptions options;
     private final EventLoopGroup sharedGroup;
-    private final UndeliveredListener undeliveredListener;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Subscriptions subscriptions;
-    private final Outboxes outboxes = new Outboxes();
-    private final ConnectionBudget budget;
-    private final ChannelGroup channels = new DefaultChannelGroup("brine-zmtp", GlobalEventExecutor.INSTANCE);
+    private final AcceptedConnections accepted;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -104,9 +89,8 @@ public final class ZmtpServerTransport implements ServerTransport {
         this.publishPort = requirePort(publishPort);
         this.options = Objects.requireNonNull(options, "options");
         this.sharedGroup = sharedGroup;
-        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : ZmtpServerTransport::logLost;
-        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), this::authenticated);
-        this.budget = new ConnectionBudget(options);
+        this.accepted = new AcceptedConnections("brine-zmtp", options, undeliveredListener, LOG);
+        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), accepted::authenticated);
     }
 
     @Override
@@ -116,7 +100,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             throw new IllegalStateException("transport already started or closed");
         }
         this.handler = handler;
-        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-zmtp-server");
+        group = ServerBootstraps.group(sharedGroup, options, "brine-zmtp-server");
         try {
             InetSocketAddress request = bind(Port.REQUEST, requestPort);
             InetSocketAddress publish = bind(Port.PUBLISH, publishPort);
@@ -130,33 +114,19 @@ public final class ZmtpServerTransport implements ServerTransport {
                     + publishPort + ": " + e.getMessage(), e);
         }
         LOG.info("ZeroMQ transport (ZMTP on Netty, {} I/O): request channel on {}, publish channel on {}",
-                serverChannel(group) == EpollServerSocketChannel.class ? "epoll" : "NIO", addresses.request(),
-                addresses.publish());
+                ServerBootstraps.ioName(group), addresses.request(), addresses.publish());
     }
 
     private InetSocketAddress bind(Port port, int number) {
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(group)
-                .channel(serverChannel(group))
-                .option(ChannelOption.SO_BACKLOG, options.backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
-                .childHandler(new ZmtpServerInitializer(this, options, port));
-        Channel channel = bootstrap.bind(bindHost, number).syncUninterruptibly().channel();
+        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port))
+                .bind(bindHost, number).syncUninterruptibly().channel();
         serverChannels.add(channel);
         return (InetSocketAddress) channel.localAddress();
     }
 
     @Override
     public Addresses addresses() {
-        Addresses bound = addresses;
-        if (bound == null) {
-            throw new IllegalStateException("transport not started");
-        }
-        return bound;
+        return Addresses.requireStarted(addresses);
     }
 
     /**
@@ -228,7 +198,7 @@ public final class ZmtpServerTransport implements ServerTransport {
         Objects.requireNonNull(minionId, "minionId");
         ZmtpConnection connection = connectionOf(peer);
         if (connection.authenticate()) {
-            authenticated(connection);
+            accepted.authenticated(connection);
         } else if (!connection.isAuthenticated()) {
             return; // closed
         }
@@ -260,9 +230,9 @@ public final class ZmtpServerTransport implements ServerTransport {
             return;
         }
         serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
-        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        accepted.closeAll();
         shutDownGroup();
-        outboxes.discard();
+        accepted.discardQueued();
         LOG.info("ZeroMQ transport closed");
     }
 
@@ -276,37 +246,28 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        return new OutboundStats(outboxes.writes(), outboxes.flushes());
+        return new OutboundStats(accepted.writes(), accepted.flushes());
     }
 
     /** Open connections now, on both ports, authenticated or not. */
     public int connectionCount() {
-        return budget.connections();
+        return accepted.count();
     }
 
     /** Open connections now without a bound minion or an honoured subscription. */
     public int unauthenticatedCount() {
-        return budget.unauthenticated();
+        return accepted.unauthenticatedCount();
     }
 
     // ---- called by the pipeline ----
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     ZmtpConnection admit(Channel channel, Port port) {
-        String remote = remoteAddressOf(channel);
         if (state.get() != State.RUNNING) {
             return null;
         }
-        String refusal = budget.admit(remote);
-        if (refusal != null) {
-            LOG.debug("Connection from {} refused: {}", remote, refusal);
-            return null;
-        }
-        Outbox outbox = outboxes.of(channel.eventLoop());
-        ZmtpConnection connection = new ZmtpConnection(channel, remote, port, outbox, this);
-        channels.add(channel);
-        channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
-        return connection;
+        return accepted.admit(channel, (ch, remote, outbox, owner) -> new ZmtpConnection(ch, remote, port, outbox,
+                owner));
     }
 
     /** A whole message on the request port; false when it is not one brine frame in a DEALER's or REQ's form. */
@@ -363,45 +324,14 @@ public final class ZmtpServerTransport implements ServerTransport {
         }
     }
 
-    /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
-    void authenticated(ZmtpConnection connection) {
-        budget.authenticated(connection.remoteAddress());
-    }
-
-    void overflowed(ZmtpConnection connection, long maxQueuedBytes) {
-        LOG.info("Connection {} ({}): disconnected: outbound queue over {} bytes", connection, connection.port(),
-                maxQueuedBytes);
-    }
-
-    /** A publication queued for {@code minionId} that its connection closed on. */
-    void lost(String minionId, byte[] frame) {
-        try {
-            undeliveredListener.onUndelivered(Set.of(minionId), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Publish channel: the undelivered listener failed", e);
-        }
-    }
-
     // ---- helpers ----
 
     private static ZmtpConnection connectionOf(Peer peer) {
         return ServerConnection.of(peer, ZmtpConnection.class);
     }
 
-    private static String remoteAddressOf(Channel channel) {
-        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : "unknown";
-    }
-
-    private static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
-        return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
-                ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    }
-
     private void shutDownGroup() {
-        if (sharedGroup == null && group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
-        }
+        ServerBootstraps.shutDown(group, sharedGroup);
     }
 
     private static int requirePort(int port) {
@@ -409,9 +339,5 @@ public final class ZmtpServerTransport implements ServerTransport {
             throw new IllegalArgumentException("port out of range: " + port);
         }
         return port;
-    }
-
-    private static void logLost(Set<String> minionIds, byte[] frame) {
-        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
     }
 }

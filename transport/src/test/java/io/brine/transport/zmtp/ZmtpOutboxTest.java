@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,6 +11,7 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.ByteArrayOutputStream;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The outbox writes a whole batch and flushes each connection once, in order. */
 class ZmtpOutboxTest {
@@ -58,9 +60,10 @@ class ZmtpOutboxTest {
     void aWriteOverTheQueueBoundIsRefusedAndItsBuffersReleased() {
         EmbeddedChannel channel = new EmbeddedChannel();
         Outbox outbox = new Outbox(channel.eventLoop());
-        ZmtpServerTransport transport = new ZmtpServerTransport("127.0.0.1", 0, 0);
+        AcceptedConnections owner = new AcceptedConnections("test", ZmtpServerOptions.defaults(), null,
+                LoggerFactory.getLogger(ZmtpOutboxTest.class));
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
-                transport);
+                owner);
         ByteBuf header = Unpooled.wrappedBuffer(new byte[8]);
         ByteBuf body = Unpooled.wrappedBuffer(new byte[8]);
         assertThat(connection.enqueue(header, body, "web1", new byte[8], 10)).isFalse();
