@@ -59,7 +59,7 @@ public final class AcceptedConnections {
     }
 
     /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
-    public void authenticated(ServerConnection connection) {
+    void authenticated(ServerConnection connection) {
         budget.authenticated(connection.remoteAddress());
     }
 

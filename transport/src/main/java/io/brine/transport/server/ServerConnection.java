@@ -79,9 +79,16 @@ public abstract class ServerConnection {
         return state.get() == OPEN ? options.maxUnauthenticatedFrame() : options.maxFrame();
     }
 
-    /** Marks the connection authenticated; true the first time. False also when it is closed already. */
+    /**
+     * Marks the connection authenticated, which takes it out of the unauthenticated caps; true the first time.
+     * False also when it is closed already.
+     */
     public final boolean authenticate() {
-        return state.compareAndSet(OPEN, AUTHENTICATED);
+        if (!state.compareAndSet(OPEN, AUTHENTICATED)) {
+            return false;
+        }
+        owner.authenticated(this);
+        return true;
     }
 
     public final boolean isAuthenticated() {

@@ -4,6 +4,8 @@ import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
 import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.RunState;
 import io.brine.transport.server.ServerBootstraps;
 import io.brine.transport.server.ServerConnection;
 import io.netty.bootstrap.ServerBootstrap;
@@ -22,7 +24,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,14 +59,12 @@ public final class TcpServerTransport implements ServerTransport {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpServerTransport.class);
 
-    private enum State { NEW, RUNNING, CLOSED }
-
     private final String bindHost;
     private final int port;
     private final TcpServerOptions options;
     private final SslContext tls;
     private final EventLoopGroup sharedGroup;
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final RunState state = new RunState();
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
     private final AcceptedConnections accepted;
     private volatile Addresses addresses;
@@ -101,10 +100,8 @@ public final class TcpServerTransport implements ServerTransport {
     @Override
     public void start(InboundHandler handler) throws IOException {
         Objects.requireNonNull(handler, "handler");
-        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
-            throw new IllegalStateException("transport already started or closed");
-        }
-        this.handler = handler;
+        state.start();
+        this.handler = new GuardedInbound(handler, LOG);
         group = ServerBootstraps.group(sharedGroup, options, "brine-tcp-server");
         ServerBootstrap bootstrap = ServerBootstraps.of(group, options, new TcpServerInitializer(this, options, tls));
         try {
@@ -112,7 +109,7 @@ public final class TcpServerTransport implements ServerTransport {
         } catch (Exception e) {
             // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
             shutDownGroup();
-            state.set(State.CLOSED);
+            state.close();
             throw new IOException("cannot bind the TCP transport on " + bindHost + " port " + port + ": "
                     + e.getMessage(), e);
         }
@@ -141,7 +138,7 @@ public final class TcpServerTransport implements ServerTransport {
     public boolean send(Peer peer, byte[] frame) {
         TcpConnection connection = connectionOf(peer);
         Objects.requireNonNull(frame, "frame");
-        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
         }
         return connection.enqueue(Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
@@ -156,7 +153,7 @@ public final class TcpServerTransport implements ServerTransport {
     public Set<String> publish(Collection<String> minionIds, byte[] frame) {
         Objects.requireNonNull(frame, "frame");
         Set<String> undeliverable = new HashSet<>();
-        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || frame.length > options.maxFrame()) {
             undeliverable.addAll(minionIds);
             return undeliverable;
         }
@@ -184,7 +181,6 @@ public final class TcpServerTransport implements ServerTransport {
         Objects.requireNonNull(minionId, "minionId");
         TcpConnection connection = connectionOf(peer);
         if (connection.authenticate()) {
-            accepted.authenticated(connection);
             Channel channel = connection.channel();
             channel.eventLoop().execute(() -> {
                 if (channel.pipeline().get(TcpServerInitializer.IDLE) != null) {
@@ -221,8 +217,7 @@ public final class TcpServerTransport implements ServerTransport {
     /** Closes every connection and the listening socket, then the event loops if they are this transport's. */
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous != State.RUNNING) {
+        if (!state.close()) {
             return;
         }
         if (serverChannel != null) {
@@ -263,29 +258,21 @@ public final class TcpServerTransport implements ServerTransport {
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     TcpConnection admit(Channel channel) {
-        if (state.get() != State.RUNNING) {
+        if (!state.isRunning()) {
             return null;
         }
         return accepted.admit(channel, TcpConnection::new);
     }
 
     void deliver(TcpConnection connection, byte[] frame) {
-        try {
-            handler.onFrame(connection.peer(), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
-        }
+        handler.onFrame(connection.peer(), frame);
     }
 
     void disconnected(TcpConnection connection) {
         for (String id : connection.minionIds()) {
             routes.remove(id, connection);
         }
-        try {
-            handler.onDisconnect(connection.peer());
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
-        }
+        handler.onDisconnect(connection.peer());
     }
 
     // ---- helpers ----

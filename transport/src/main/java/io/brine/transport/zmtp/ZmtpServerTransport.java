@@ -4,6 +4,8 @@ import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
 import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.RunState;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerBootstraps;
 import io.brine.transport.server.ServerConnection;
@@ -24,7 +26,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,14 +56,12 @@ public final class ZmtpServerTransport implements ServerTransport {
     private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
     private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
 
-    private enum State { NEW, RUNNING, CLOSED }
-
     private final String bindHost;
     private final int requestPort;
     private final int publishPort;
     private final ZmtpServerOptions options;
     private final EventLoopGroup sharedGroup;
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final RunState state = new RunState();
     private final Subscriptions subscriptions;
     private final AcceptedConnections accepted;
     private volatile Addresses addresses;
@@ -90,16 +89,14 @@ public final class ZmtpServerTransport implements ServerTransport {
         this.options = Objects.requireNonNull(options, "options");
         this.sharedGroup = sharedGroup;
         this.accepted = new AcceptedConnections("brine-zmtp", options, undeliveredListener, LOG);
-        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), accepted::authenticated);
+        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection());
     }
 
     @Override
     public void start(InboundHandler handler) throws IOException {
         Objects.requireNonNull(handler, "handler");
-        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
-            throw new IllegalStateException("transport already started or closed");
-        }
-        this.handler = handler;
+        state.start();
+        this.handler = new GuardedInbound(handler, LOG);
         group = ServerBootstraps.group(sharedGroup, options, "brine-zmtp-server");
         try {
             InetSocketAddress request = bind(Port.REQUEST, requestPort);
@@ -109,7 +106,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
             serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
             shutDownGroup();
-            state.set(State.CLOSED);
+            state.close();
             throw new IOException("cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/"
                     + publishPort + ": " + e.getMessage(), e);
         }
@@ -138,7 +135,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public boolean send(Peer peer, byte[] frame) {
         ZmtpConnection connection = connectionOf(peer);
         Objects.requireNonNull(frame, "frame");
-        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
         }
         ByteBuf header = ZmtpEncoder.replyHeader(ALLOC, connection.peerType() == SocketType.REQ, frame.length);
@@ -154,7 +151,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public Set<String> publish(Collection<String> minionIds, byte[] frame) {
         Objects.requireNonNull(frame, "frame");
         Set<String> undeliverable = new HashSet<>();
-        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || frame.length > options.maxFrame()) {
             undeliverable.addAll(minionIds);
             return undeliverable;
         }
@@ -197,9 +194,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public void bind(String minionId, Peer peer) {
         Objects.requireNonNull(minionId, "minionId");
         ZmtpConnection connection = connectionOf(peer);
-        if (connection.authenticate()) {
-            accepted.authenticated(connection);
-        } else if (!connection.isAuthenticated()) {
+        if (!connection.authenticate() && !connection.isAuthenticated()) {
             return; // closed
         }
         connection.minionIds().add(minionId);
@@ -225,8 +220,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     /** Closes every connection and both listening sockets, then the event loops if they are this transport's. */
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous != State.RUNNING) {
+        if (!state.close()) {
             return;
         }
         serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
@@ -263,7 +257,7 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     ZmtpConnection admit(Channel channel, Port port) {
-        if (state.get() != State.RUNNING) {
+        if (!state.isRunning()) {
             return null;
         }
         return accepted.admit(channel, (ch, remote, outbox, owner) -> new ZmtpConnection(ch, remote, port, outbox,
@@ -289,11 +283,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             LOG.debug("Connection {}: closed: an empty frame", connection);
             return false;
         }
-        try {
-            handler.onFrame(connection.peer(), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
-        }
+        handler.onFrame(connection.peer(), frame);
         return true;
     }
 
@@ -317,11 +307,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             return;
         }
         subscriptions.requestClosed(connection);
-        try {
-            handler.onDisconnect(connection.peer());
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
-        }
+        handler.onDisconnect(connection.peer());
     }
 
     // ---- helpers ----
