@@ -1,5 +1,5 @@
-package io.brine.cluster;
 // Over 400 lines: the KeyStore interface is wide (reads, offer, five admin operations, rotation); its parts live in ZkWrites, ZkKeyView and ZkAdminOperations.
+package io.brine.cluster;
 
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
