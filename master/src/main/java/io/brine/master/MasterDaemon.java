@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.cluster.ClusterStores;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
@@ -53,14 +54,17 @@ public final class MasterDaemon implements AutoCloseable {
 
     private final AuditLog audit;
     private final KeyStore keyStore;
+    /** The cluster's connection and shared stores; null for a master alone. */
+    private final ClusterStores cluster;
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
-            Master master) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster, JobCache jobCache,
+            AcceptancePolicies policies, Master master) {
         this.audit = audit;
         this.keyStore = keyStore;
+        this.cluster = cluster;
         this.jobCache = jobCache;
         this.policies = policies;
         this.master = master;
@@ -89,16 +93,26 @@ public final class MasterDaemon implements AutoCloseable {
             AtomicFiles.ensureDirectory(config.cachedir());
             AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
-            KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
-                    .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build());
-            opened.add(keyStore);
+            ClusterStores cluster = null;
+            KeyStore keyStore;
+            if (config.cluster().isPresent()) {
+                cluster = ClusterStores.open(config, audit, clock, true);
+                opened.add(cluster);
+                keyStore = cluster.keyStore();
+            } else {
+                keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
+                        .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions())
+                        .build());
+                opened.add(keyStore);
+            }
             KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
                     config.jobCacheMaxMib() * 1024L * 1024L, clock);
             opened.add(jobCache);
-            AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
+            AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
+                    : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
             opened.add(policies);
 
             SessionTable sessions = new SessionTable();
@@ -123,7 +137,7 @@ public final class MasterDaemon implements AutoCloseable {
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, jobCache, policies, master);
+            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -168,7 +182,11 @@ public final class MasterDaemon implements AutoCloseable {
         master.close();
         policies.close();
         jobCache.close();
-        keyStore.close();
+        if (cluster != null) {
+            cluster.close();
+        } else {
+            keyStore.close();
+        }
         audit.close();
         LOG.info("Master stopped");
     }
