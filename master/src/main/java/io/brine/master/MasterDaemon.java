@@ -1,6 +1,8 @@
 package io.brine.master;
 
 import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ZkPublishGeneration;
+import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
@@ -133,7 +135,9 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
                     publishers, active, grains, config.workerThreads(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher), audit, config.publishSession(), clock);
+                    dispatcher), audit, config.publishSession(), clock,
+                    cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
+                            masterKeys)));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();

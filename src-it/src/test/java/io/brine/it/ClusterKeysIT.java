@@ -72,4 +72,32 @@ class ClusterKeysIT {
         // The key change reaches master a through ZooKeeper, and a ends the session it holds.
         await().until(() -> !a.sessionIds().containsKey("web1"));
     }
+
+    private static long generation(Fleet fleet) {
+        return fleet.master.master().keyring().current().number();
+    }
+
+    private static byte[] publishKey(Fleet fleet) {
+        return fleet.master.master().keyring().current().key().bytes();
+    }
+
+    @Test
+    void bothMastersPublishUnderOneGenerationAndRotateAsOne() throws Exception {
+        assertThat(generation(a)).isEqualTo(generation(b));
+        assertThat(publishKey(a)).isEqualTo(publishKey(b));
+        MinionDaemon minion = a.startMinion("web2", 101, config -> config);
+        Fleet.awaitState(minion, MinionState.PENDING);
+        b.master.keyStore().accept("web2", null, "brine-key:root");
+        Fleet.awaitState(minion, MinionState.ACCEPTED);
+        long before = generation(a);
+
+        // brine-key rotate on any master host: both masters hear the request; one makes the generation.
+        b.master.keyStore().requestRotation("brine-key:root");
+
+        await().until(() -> generation(a) > before && generation(a) == generation(b));
+        assertThat(publishKey(a)).isEqualTo(publishKey(b));
+        a.awaitSubscribed("web2");
+        JobPublisher.Published job = a.publish("test.ping", List.of("web2"));
+        assertThat(a.awaitReturns(job.jid(), List.of("web2"))).hasSize(1);
+    }
 }
