@@ -1,7 +1,9 @@
 package io.brine.master;
 
 import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ZkJobIndex;
 import io.brine.cluster.ZkPublishGeneration;
+import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
@@ -111,7 +113,8 @@ public final class MasterDaemon implements AutoCloseable {
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock);
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock, cluster == null ? null
+                            : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config)));
             opened.add(jobCache);
             AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
                     : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
@@ -152,6 +155,17 @@ public final class MasterDaemon implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */
+    private static String masterName(MasterConfig config) {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = config.interfaceAddress();
+        }
+        return host + ":" + config.cachedir();
     }
 
     /**

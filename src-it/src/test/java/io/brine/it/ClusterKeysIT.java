@@ -100,4 +100,24 @@ class ClusterKeysIT {
         JobPublisher.Published job = a.publish("test.ping", List.of("web2"));
         assertThat(a.awaitReturns(job.jid(), List.of("web2"))).hasSize(1);
     }
+
+    @Test
+    void aJobAndItsReturnsShowOnEveryMaster() throws Exception {
+        MinionDaemon minion = a.startMinion("web3", 102, config -> config);
+        Fleet.awaitState(minion, MinionState.PENDING);
+        a.master.keyStore().accept("web3", null, "brine-key:root");
+        Fleet.awaitState(minion, MinionState.ACCEPTED);
+        a.awaitSubscribed("web3");
+        JobPublisher.Published job = a.publish("test.ping", List.of("web3"));
+        a.awaitReturns(job.jid(), List.of("web3"));
+
+        var jobsOnB = b.master.master().jobs().cache();
+        assertThat(jobsOnB.job(job.jid())).hasValueSatisfying(record -> {
+            assertThat(record.fun()).isEqualTo("test.ping");
+            assertThat(record.minions()).containsExactly("web3");
+        });
+        await().until(() -> jobsOnB.returns(job.jid()).size() == 1);
+        assertThat(jobsOnB.returns(job.jid()).get(0).returnValue()).isEqualTo(true);
+        assertThat(jobsOnB.list()).extracting(record -> record.jid()).contains(job.jid());
+    }
 }
