@@ -1,5 +1,10 @@
 package io.brine.master;
 
+import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ZkJobIndex;
+import io.brine.cluster.ZkPublishGeneration;
+import io.brine.master.jobs.ClusterJobs;
+import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
@@ -53,14 +58,17 @@ public final class MasterDaemon implements AutoCloseable {
 
     private final AuditLog audit;
     private final KeyStore keyStore;
+    /** The cluster's connection and shared stores; null for a master alone. */
+    private final ClusterStores cluster;
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
-            Master master) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster, JobCache jobCache,
+            AcceptancePolicies policies, Master master) {
         this.audit = audit;
         this.keyStore = keyStore;
+        this.cluster = cluster;
         this.jobCache = jobCache;
         this.policies = policies;
         this.master = master;
@@ -89,16 +97,27 @@ public final class MasterDaemon implements AutoCloseable {
             AtomicFiles.ensureDirectory(config.cachedir());
             AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
-            KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
-                    .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build());
-            opened.add(keyStore);
+            ClusterStores cluster = null;
+            KeyStore keyStore;
+            if (config.cluster().isPresent()) {
+                cluster = ClusterStores.open(config, audit, clock, true);
+                opened.add(cluster);
+                keyStore = cluster.keyStore();
+            } else {
+                keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
+                        .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions())
+                        .build());
+                opened.add(keyStore);
+            }
             KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock);
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock, cluster == null ? null
+                            : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config)));
             opened.add(jobCache);
-            AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
+            AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
+                    : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
             opened.add(policies);
 
             SessionTable sessions = new SessionTable();
@@ -119,11 +138,13 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
                     publishers, active, grains, config.workerThreads(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher), audit, config.publishSession(), clock);
+                    dispatcher), audit, config.publishSession(), clock,
+                    cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
+                            masterKeys)));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, jobCache, policies, master);
+            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -134,6 +155,17 @@ public final class MasterDaemon implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */
+    private static String masterName(MasterConfig config) {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = config.interfaceAddress();
+        }
+        return host + ":" + config.cachedir();
     }
 
     /**
@@ -168,7 +200,11 @@ public final class MasterDaemon implements AutoCloseable {
         master.close();
         policies.close();
         jobCache.close();
-        keyStore.close();
+        if (cluster != null) {
+            cluster.close();
+        } else {
+            keyStore.close();
+        }
         audit.close();
         LOG.info("Master stopped");
     }

@@ -34,6 +34,8 @@ import java.util.Set;
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
  * @param logFile {@code log_file}: empty means standard error
+ * @param cluster {@code cluster}: the ZooKeeper ensemble shared with other masters; empty means one master on the
+ *     filesystem store (the default)
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -57,7 +59,8 @@ public record MasterConfig(
         Map<String, PublisherAcl> publisherAcl,
         LogLevel logLevel,
         Optional<Path> logFile,
-        Path auditLog) {
+        Path auditLog,
+        Optional<ClusterConfig> cluster) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -91,6 +94,7 @@ public record MasterConfig(
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
+        Objects.requireNonNull(cluster, "cluster");
     }
 
     /** Reads {@code configDir/master.yaml}. */
@@ -326,6 +330,7 @@ public record MasterConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path auditLog;
+        private ClusterConfig cluster;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -454,13 +459,20 @@ public record MasterConfig(
             return this;
         }
 
+        /** Joins the cluster on this ensemble; null for one master alone. */
+        public Builder cluster(ClusterConfig cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
-                    auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"));
+                    auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
+                    Optional.ofNullable(cluster));
         }
     }
 

@@ -11,6 +11,7 @@ import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.config.ValueCheck;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -77,6 +78,7 @@ final class MasterConfigFile {
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
         root.path("audit_log").ifPresent(config::auditLog);
+        root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
 
         MasterConfig defaults = MasterConfig.builder().build();
         Map<String, Integer> ports = new LinkedHashMap<>();
@@ -102,6 +104,29 @@ final class MasterConfigFile {
             tls.problem("key", "is required with tls");
         }
         return cert.isPresent() && key.isPresent() ? Optional.of(new Tls(cert.get(), key.get())) : Optional.empty();
+    }
+
+    private static Optional<ClusterConfig> cluster(ConfigSection cluster) {
+        Optional<String> connect = cluster.string("connect", ClusterConfig::connectProblem);
+        if (!cluster.has("connect")) {
+            cluster.problem("connect", "is required with cluster (the ZooKeeper ensemble, zk1:2181,zk2:2181)");
+        }
+        String root = cluster.string("root", ClusterConfig::rootProblem).orElse(ClusterConfig.DEFAULT_ROOT);
+        Duration sessionTimeout = cluster.seconds("session_timeout", 2, 600)
+                .orElse(ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+        Optional<ClusterConfig.Auth> auth = cluster.section("auth").flatMap(section -> {
+            Optional<String> user = section.string("user", value -> value.matches("[A-Za-z0-9._-]{1,64}")
+                    ? Optional.empty() : Optional.of("expected 1 to 64 of [A-Za-z0-9._-]"));
+            Optional<Path> passwordFile = section.path("password_file");
+            for (String key : List.of("user", "password_file")) {
+                if (!section.has(key)) {
+                    section.problem(key, "is required with cluster.auth");
+                }
+            }
+            return user.isPresent() && passwordFile.isPresent()
+                    ? Optional.of(new ClusterConfig.Auth(user.get(), passwordFile.get())) : Optional.empty();
+        });
+        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth));
     }
 
     private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {

@@ -38,6 +38,11 @@ import java.util.Optional;
  * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
  * @param logFile {@code log_file}: empty means standard error
  * @param statusFile {@code status_file}: where the minion writes its connection state for monitoring
+ * @param masters {@code master} written as a list, with {@code master_type: failover}: the masters of a cluster,
+ *     each {@code host} or {@code host:port} (the port of the request channel of the minion's transport); the
+ *     minion holds one session at a time and moves on when its master stops answering. Empty for one master
+ * @param randomMaster {@code random_master}: start from a random master of {@code masters} rather than the first,
+ *     so a fleet spreads over the cluster
  */
 public record MinionConfig(
         String id,
@@ -62,7 +67,9 @@ public record MinionConfig(
         Optional<Secret> autosignToken,
         LogLevel logLevel,
         Optional<Path> logFile,
-        Path statusFile) {
+        Path statusFile,
+        List<String> masters,
+        boolean randomMaster) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -77,6 +84,9 @@ public record MinionConfig(
     public MinionConfig {
         MinionIds.requireValid(id);
         Objects.requireNonNull(master, "master");
+        masters = List.copyOf(masters);
+        require(masters.isEmpty() || masters.size() >= 2, "masters lists two masters or more, or none");
+        require(!randomMaster || !masters.isEmpty(), "randomMaster needs masters");
         requirePort(retPort, "retPort");
         requirePort(publishPort, "publishPort");
         Objects.requireNonNull(transport, "transport");
@@ -227,6 +237,8 @@ public record MinionConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path statusFile;
+        private List<String> masters = List.of();
+        private boolean randomMaster;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -240,6 +252,26 @@ public record MinionConfig(
 
         public Builder master(String master) {
             this.master = master;
+            return this;
+        }
+
+        /**
+         * The masters of a cluster ({@code master} as a list with {@code master_type: failover}); the first is also
+         * {@link MinionConfig#master()}. Each is {@code host} or {@code host:port}.
+         */
+        public Builder failoverMasters(List<String> masters) {
+            this.masters = masters;
+            if (!masters.isEmpty()) {
+                String first = masters.get(0);
+                this.master = first.startsWith("[") ? first.substring(1, first.indexOf(']'))
+                        : first.indexOf(':') == first.lastIndexOf(':') && first.contains(":")
+                                ? first.substring(0, first.indexOf(':')) : first;
+            }
+            return this;
+        }
+
+        public Builder randomMaster(boolean randomMaster) {
+            this.randomMaster = randomMaster;
             return this;
         }
 
@@ -358,7 +390,8 @@ public record MinionConfig(
                     keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
                     returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
-                    statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"));
+                    statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
+                    masters, randomMaster);
         }
     }
 
