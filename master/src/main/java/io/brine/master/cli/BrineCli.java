@@ -109,7 +109,7 @@ public final class BrineCli implements Callable<Integer> {
     Outputs.Format out;
 
     @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
-            description = "Salt's batch mode: run on N minions (or N % of them) at a time, among those that answer "
+            description = "Salt's batch mode: run on N minions (or N %% of them) at a time, among those that answer "
                     + "test.ping; each batch is a job of its own.")
     Batch.Size batch;
 
