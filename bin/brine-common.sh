@@ -1,5 +1,6 @@
 # Sourced by the bin/brine-* launchers. Finds java and the class path of one module, for a build of the
-# checkout (MODULE/target/brine-MODULE.jar + MODULE/target/lib/*) and for the release layout (lib/ next to bin/).
+# checkout (MODULE/target/brine-MODULE.jar + MODULE/target/lib/*) and for the release tarball's layout next to bin/
+# (lib/MODULE/*: the program's own jar, whose logging setup no other program may see; lib/*: shared libraries).
 #
 #   brine_exec MODULE MAIN_CLASS [JVM options...] -- [program arguments...]
 #
@@ -14,8 +15,8 @@ brine_home() {
 brine_classpath() {
     local module=$1 home
     home=$(brine_home)
-    if [ -d "$home/lib" ]; then
-        printf '%s' "$home/lib/*"
+    if [ -d "$home/lib/$module" ]; then
+        printf '%s' "$home/lib/$module/*:$home/lib/*"
     elif [ -f "$home/$module/target/brine-$module.jar" ] && [ -d "$home/$module/target/lib" ]; then
         printf '%s' "$home/$module/target/brine-$module.jar:$home/$module/target/lib/*"
     else

@@ -20,13 +20,14 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
         subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class},
-        commandListHeading = "%nCommands (after the options above that they use, such as -c):%n",
+        commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
         descriptionHeading = "%nDescription:%n",
@@ -116,6 +117,9 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--include-accepted", description = "Reject matching accepted keys too.")
     boolean includeAccepted;
 
+    @Option(names = "--include-all", description = "All three --include-* options at once (salt-key's).")
+    boolean includeAll;
+
     @Option(names = "--include-denied",
             description = "Accept or reject matching denied keys too (only for ids that hold no other key).")
     boolean includeDenied;
@@ -123,7 +127,7 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = {"-y", "--yes"}, description = "Answer yes to every confirmation.")
     boolean yes;
 
-    @Option(names = {"-q", "--quiet"}, description = "Print only requested data, warnings and errors.")
+    @Option(names = {"-q", "--quiet"}, scope = ScopeType.INHERIT, description = "Print only requested data, warnings and errors.")
     boolean quiet;
 
     @Option(names = "--rotate",
@@ -150,15 +154,15 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--no-color", description = "No colour, even on a terminal (also: NO_COLOR=1).")
     boolean noColour;
 
-    @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR",
+    @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "Directory of master.yaml, read for pki_dir and cachedir (default: /etc/brine).")
     Path configDir;
 
-    @Option(names = "--pki-dir", paramLabel = "DIR",
+    @Option(names = "--pki-dir", paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "The master's pki dir (default: pki_dir of master.yaml, else /etc/brine/pki/master).")
     Path pkiDir;
 
-    @Option(names = "--cachedir", paramLabel = "DIR",
+    @Option(names = "--cachedir", paramLabel = "DIR", scope = ScopeType.INHERIT,
             description = "Where audit.log is written (default: audit_log of master.yaml, else audit.log in its"
                     + " cachedir, else in /var/cache/brine/master).")
     Path cachedir;
@@ -201,6 +205,11 @@ public final class BrineKey implements Callable<Integer> {
 
     boolean quiet() {
         return quiet;
+    }
+
+    /** The output format given before a subcommand (a subcommand's own --out wins). */
+    Output.Format outFormat() {
+        return out;
     }
 
     public static void main(String[] args) {
@@ -258,6 +267,16 @@ public final class BrineKey implements Callable<Integer> {
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
+        ChangeKeys.Change change = switch (action.kind()) {
+            case ACCEPT -> ChangeKeys.Change.ACCEPT;
+            case REJECT -> ChangeKeys.Change.REJECT;
+            case DELETE -> ChangeKeys.Change.DELETE;
+            default -> null;
+        };
+        if (change != null) {
+            ChangeKeys.Plan plan = prepareChange(config, changes, change, action, globs, boundFingerprint);
+            return plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), boundFingerprint);
+        }
         try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();
             warnAboutProblems(store, listing.problems());
@@ -266,14 +285,21 @@ public final class BrineKey implements Callable<Integer> {
                 case LIST -> show.list(listing, action.states());
                 case PRINT, FINGER -> show.show(store, listing, action.kind() == Action.Kind.FINGER, action.argument(),
                         globs, action.all());
-                case ACCEPT -> changes.change(config, listing, ChangeKeys.Change.ACCEPT, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case REJECT -> changes.change(config, listing, ChangeKeys.Change.REJECT, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case DELETE -> changes.change(config, listing, ChangeKeys.Change.DELETE, action.argument(), globs,
-                        action.all(), boundFingerprint);
-                case GEN_KEYS, ROTATE -> throw new IllegalStateException();
+                case ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();
             };
+        }
+    }
+
+    /**
+     * Lists, selects, shows and confirms with a store of its own, closed before the change opens the audited one:
+     * the plan keeps only ids, states and fingerprints, so the keys parsed for the listing are not held twice.
+     */
+    private ChangeKeys.Plan prepareChange(KeytoolConfig config, ChangeKeys changes, ChangeKeys.Change change,
+            Action action, List<Glob> globs, String bound) {
+        try (KeyStore store = openStore(config, null)) {
+            KeyListing listing = store.list();
+            warnAboutProblems(store, listing.problems());
+            return changes.plan(listing, change, action.argument(), globs, action.all(), bound);
         }
     }
 

@@ -44,17 +44,20 @@ final class ChangeKeys {
         this.terminal = terminal;
     }
 
+    /** The keys a confirmed change applies to (no parsed keys: id, state, fingerprint); else its exit code. */
+    record Plan(Integer exit, List<StoredKey> keys) {
+    }
+
     /**
-     * Accepts, rejects or deletes the keys matching {@code globs} (all when {@code all}) in the states the change
-     * starts from; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
+     * Selects the keys matching {@code globs} (all when {@code all}) in the states the change starts from, shows
+     * them and asks for confirmation; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
      */
-    int change(KeytoolConfig config, KeyListing listing, Change change, String argument, List<Glob> globs,
-            boolean all, String bound) {
+    Plan plan(KeyListing listing, Change change, String argument, List<Glob> globs, boolean all, String bound) {
         Set<KeyState> from = switch (change) {
-            case ACCEPT -> states(KeyState.PENDING, command.includeRejected ? KeyState.REJECTED : null,
-                    command.includeDenied ? KeyState.DENIED : null);
-            case REJECT -> states(KeyState.PENDING, command.includeAccepted ? KeyState.ACCEPTED : null,
-                    command.includeDenied ? KeyState.DENIED : null);
+            case ACCEPT -> states(KeyState.PENDING, command.includeRejected || command.includeAll
+                    ? KeyState.REJECTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
+            case REJECT -> states(KeyState.PENDING, command.includeAccepted || command.includeAll
+                    ? KeyState.ACCEPTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
             case DELETE -> EnumSet.allOf(KeyState.class);
         };
         Map<KeyState, List<StoredKey>> selected = ShowKeys.select(listing, from, globs, all);
@@ -62,15 +65,16 @@ final class ChangeKeys {
             String states = describeStates(from);
             output.err().println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any "
                     + (states.isEmpty() ? "" : states + " ") + "key");
-            return UserError.REFUSED;
+            return new Plan(UserError.REFUSED, null);
         }
-        List<StoredKey> keys = selected.values().stream().flatMap(List::stream).toList();
+        List<StoredKey> keys = selected.values().stream().flatMap(List::stream)
+                .map(key -> new StoredKey(key.id(), key.state(), null, key.fingerprint())).toList();
         if (bound != null) {
             for (StoredKey key : keys) {
                 if (!key.fingerprint().equals(bound)) {
                     output.err().println("brine-key: " + key.id() + ": the " + key.state().label()
                             + " key has fingerprint " + key.fingerprint() + ", not " + bound + "; nothing changed");
-                    return UserError.REFUSED;
+                    return new Plan(UserError.REFUSED, null);
                 }
             }
         }
@@ -88,8 +92,13 @@ final class ChangeKeys {
             info.flush();
         }
         if (!command.yes && !confirm(change != Change.DELETE, change.verb)) {
-            return UserError.REFUSED;
+            return new Plan(UserError.REFUSED, null);
         }
+        return new Plan(null, keys);
+    }
+
+    /** Applies a confirmed plan with the audited store. */
+    int apply(KeytoolConfig config, Change change, List<StoredKey> keys, String bound) {
         // Only now, with something to change, is the audit log opened (and cachedir created).
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
@@ -105,6 +114,11 @@ final class ChangeKeys {
         String actor = command.actor();
         List<String> done = new ArrayList<>();
         Map<String, String> refused = new LinkedHashMap<>();
+        // On a terminal, a long run shows a counter on stderr instead of a line per key (the keys were listed
+        // before the confirmation); on a pipe every key keeps its line, for scripts.
+        Progress progress = terminal.interactive() && keys.size() >= Progress.MIN_KEYS
+                ? new Progress(output.err(), keys.size()) : null;
+        boolean eachLine = !command.quiet() && output.text() && progress == null;
         for (StoredKey key : keys) {
             String expected = bound != null ? bound : key.fingerprint();
             AdminResult result = switch (change) {
@@ -115,20 +129,33 @@ final class ChangeKeys {
             switch (result.status()) {
                 case DONE -> {
                     done.add(key.id());
-                    if (!command.quiet() && output.text()) {
+                    if (eachLine) {
                         output.out().println("Key for minion " + key.id() + " " + change.verb
                                 + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
                     }
                 }
                 case UNCHANGED -> {
-                    if (!command.quiet() && output.text()) {
+                    if (eachLine) {
                         output.out().println(result.message() + ".");
                     }
                 }
                 case NOT_FOUND, REFUSED -> {
                     refused.put(key.id(), result.message());
+                    if (progress != null) {
+                        progress.clear();
+                    }
                     output.err().println("brine-key: " + result.message());
                 }
+            }
+            if (progress != null) {
+                progress.step();
+            }
+        }
+        if (progress != null) {
+            progress.finish();
+            if (!command.quiet() && output.text()) {
+                output.out().println(Progress.count(done.size()) + (done.size() == 1 ? " key " : " keys ")
+                        + change.verb + ".");
             }
         }
         output.out().flush();

@@ -62,14 +62,18 @@ final class Output {
 
     /** Prints {@code document} as JSON or YAML on standard output; returns exit code 0. */
     int printStructured(Map<String, Object> document) {
+        out.print(structured(format, document));
+        out.flush();
+        return 0;
+    }
+
+    /** The document as JSON (indented) or YAML. */
+    static String structured(Format format, Map<String, Object> document) {
         try {
-            String text = format == Format.json
+            return format == Format.json
                     ? new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document) + "\n"
                     : YAMLMapper.builder().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
                             .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES).build().writeValueAsString(document);
-            out.print(text);
-            out.flush();
-            return 0;
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot encode output", e);
         }

@@ -27,14 +27,24 @@ import io.brine.protocol.grant.Grants;
 import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -50,12 +60,13 @@ import picocli.CommandLine.Spec;
 @Command(name = "check", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
         header = "Print which acceptance policy decides about a key, and why (a dry run).",
         description = {
-            "Reads master.yaml (-c DIR before 'policy'), builds the acceptance policies the master builds from it"
+            "Reads master.yaml (-c DIR), builds the acceptance policies the master builds from it"
                     + " and asks them about ID, as the master would for an auth request now: autoreject_file first,"
                     + " then auto_accept, autosign_file, grants, autosign_tokens, autosign_claims, inventory_file"
                     + " and autosign_policy (which runs, and may take up to its timeout). Nothing is changed: no"
                     + " grant or token is spent, no key is stored. Policy files with problems are reported on"
-                    + " stderr.",
+                    + " stderr. Works before the master's first start too (its pki_dir does not exist yet): then"
+                    + " no key is stored, and --pub is needed.",
             "Exit status: 0 the key would be accepted, 1 it would stay pending (or be refused for a limit), 3 it"
                     + " would be rejected (or denied: another key is stored for the id), 2 usage error.",
         })
@@ -90,23 +101,55 @@ final class PolicyCheck implements Callable<Integer> {
             description = "The address the request comes from (inventory_file). Default: unknown.")
     String address;
 
+    @Option(names = "--out", paramLabel = "FORMAT",
+            description = "text, json or yaml (default: brine-key's --out, else text).")
+    Output.Format out;
+
     @Override
     public Integer call() {
         BrineKey root = policy.root;
+        Output.Format format = out != null ? out : root.outFormat();
         MinionIds.problem(id).ifPresent(problem -> {
             throw UserError.usage(MinionIds.printable(id) + ": " + problem);
         });
         MasterConfig config = KeytoolConfig.master(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME));
-        KeytoolConfig.requireLooksLikePkiDir(config.pkiDir());
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).masterKey(false)
-                .createPkiDir(false).pollInterval(Duration.ZERO).build())) {
+        Path pkiDir = config.pkiDir();
+        Path scratch = null;
+        try {
+            if (!Files.exists(pkiDir, LinkOption.NOFOLLOW_LINKS)) {
+                // A dry run of a new config: no key is stored yet, so ask as the master's first start would.
+                spec.commandLine().getErr().println("brine-key: the pki dir " + pkiDir + " does not exist yet (the"
+                        + " master creates it): asking as if no key were stored");
+                scratch = Files.createTempDirectory("brine-key-policy-",
+                        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+                pkiDir = scratch.resolve("pki");
+            } else {
+                KeytoolConfig.requireLooksLikePkiDir(pkiDir);
+            }
+            return check(config, pkiDir, scratch != null, format);
+        } catch (IOException e) {
+            throw UserError.usage("cannot create a scratch pki dir: " + BrineKey.describe(e));
+        } finally {
+            if (scratch != null) {
+                deleteTree(scratch);
+            }
+        }
+    }
+
+    private int check(MasterConfig config, Path pkiDir, boolean scratch, Output.Format format) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pkiDir).masterKey(false)
+                .createPkiDir(scratch).pollInterval(Duration.ZERO).build())) {
             KeyListing listing = store.list();
             RSAPublicKey key = key(listing);
             String fingerprint = Fingerprints.of(key);
             AuthAttempt attempt = new AuthAttempt(id, key, fingerprint, claims(), grant(), null,
                     address != null ? address : "unknown", Clock.systemUTC().instant());
             KeyLookup lookup = store.lookup(id, key);
-            PrintWriter out = spec.commandLine().getOut();
+            StringWriter text = new StringWriter();
+            PrintWriter out = new PrintWriter(text);
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("id", id);
+            document.put("fingerprint", fingerprint);
             out.println(id + " (key " + fingerprint + ")");
             PolicyVerdict verdict = PolicyVerdict.NONE;
             if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME) {
@@ -114,16 +157,25 @@ final class PolicyCheck implements Callable<Integer> {
                         null)) {
                     AcceptancePolicies.Explanation explanation = policies.explain(attempt);
                     out.println("Policies asked, in order:");
+                    List<Map<String, Object>> steps = new ArrayList<>();
                     for (PolicyDecision step : explanation.steps()) {
                         out.println("  " + mark(step.verdict()) + " " + step.rule() + ": " + step.reason());
+                        Map<String, Object> entry = new LinkedHashMap<>();
+                        entry.put("verdict", step.verdict().name().toLowerCase(Locale.ROOT));
+                        entry.put("rule", step.rule());
+                        entry.put("reason", step.reason());
+                        steps.add(entry);
                     }
+                    document.put("steps", steps);
                     PolicyDecision decision = explanation.decision();
                     verdict = decision.verdict();
                     out.println(verdict == PolicyVerdict.NONE ? "No policy decides: the key waits for an admin."
                             : "Decided by " + decision.rule() + ": " + decision.reason());
+                    document.put("decided_by", verdict == PolicyVerdict.NONE ? null : decision.rule());
                 }
             } else {
                 out.println("The key store holds this id as " + describe(lookup) + ": policies are not asked.");
+                document.put("stored", describe(lookup));
             }
             KeyTransitions.Outcome outcome = KeyTransitions.decide(lookup, verdict, new KeyTransitions.Limits(
                     listing.ids(KeyState.PENDING).size(), config.maxPending(), listing.ids(KeyState.ACCEPTED).size(),
@@ -131,6 +183,12 @@ final class PolicyCheck implements Callable<Integer> {
                     KeyStoreOptions.DEFAULT_MAX_REJECTED));
             out.println("The master would answer " + outcome.answer() + " (" + outcome.reason() + ").");
             out.flush();
+            document.put("answer", outcome.answer().name());
+            document.put("reason", outcome.reason());
+            PrintWriter stdout = spec.commandLine().getOut();
+            stdout.print(format == null || format == Output.Format.text ? text.toString()
+                    : Output.structured(format, document));
+            stdout.flush();
             return switch (outcome.answer()) {
                 case ACCEPTED -> ACCEPTED;
                 case PENDING, FULL -> PENDING;
@@ -140,6 +198,14 @@ final class PolicyCheck implements Callable<Integer> {
             throw UserError.usage(e.getMessage());
         } catch (IOException e) {
             throw UserError.usage("cannot open the pki dir " + config.pkiDir() + ": " + BrineKey.describe(e));
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            // A scratch dir in the temp dir: left for the system to clean.
         }
     }
 

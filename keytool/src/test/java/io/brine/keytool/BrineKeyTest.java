@@ -14,6 +14,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -122,6 +123,49 @@ class BrineKeyTest {
                     + node.get("actor").asText());
         }
         return events;
+    }
+
+    // ------------------------------------------------------------ progress
+
+    /** {@code count} more pending keys, all with one test key (a listing does not care). */
+    private void manyPending(int count) throws Exception {
+        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII);
+        for (int i = 0; i < count; i++) {
+            Path file = pki.resolve("minions_pre").resolve(String.format("bulk%04d", i));
+            Files.writeString(file, pem);
+            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        }
+    }
+
+    @Test
+    void acceptingManyKeysOnATerminalShowsACounterInsteadOfALineEach() throws Exception {
+        manyPending(1200);
+        terminal.interactive = true;
+        Result result = run("-A", "-y");
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(result.err()).contains("\r1,203/1,203").contains("\r12/1,203");
+        assertThat(result.out()).doesNotContain("Key for minion bulk0001 accepted.")
+                .endsWith("1,203 keys accepted.\n");
+        assertThat(exists(KeyState.ACCEPTED, "bulk1199")).isTrue();
+    }
+
+    @Test
+    void onAPipeThereIsNoCounterAndEachKeyHasItsLine() throws Exception {
+        manyPending(150);
+        Result result = run("-D", "-y");
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(result.err()).doesNotContain("\r");
+        assertThat(result.out()).contains("Key for minion bulk0149 deleted.");
+    }
+
+    @Test
+    void includeAllIsIncludeRejectedAcceptedAndDeniedAsInSalt() {
+        Result accept = run("-a", "evil", "--include-all", "-y");
+        assertThat(accept.exit()).as(accept.err()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "evil")).isTrue();
+        Result reject = run("-r", "evil", "--include-all", "-y");
+        assertThat(reject.exit()).as(reject.err()).isZero();
+        assertThat(exists(KeyState.REJECTED, "evil")).isTrue();
     }
 
     // ------------------------------------------------------------ listing

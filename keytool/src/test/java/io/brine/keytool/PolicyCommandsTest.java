@@ -116,6 +116,42 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void globalOptionsWorkAfterTheSubcommandAndCheckPrintsJson() throws Exception {
+        // -c after 'policy check', --out json after it too: the same answer as the text one, as one JSON document.
+        Result result = run("", "policy", "check", "web1.example.com", "--pub", tmp.resolve("host3.pub").toString(),
+                "-c", etc.toString(), "--out", "json");
+        assertThat(result.exit()).as(result.err()).isZero();
+        JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(result.out());
+        assertThat(json.get("id").asText()).isEqualTo("web1.example.com");
+        assertThat(json.get("fingerprint").asText()).isEqualTo(Fingerprints.of(key(3)));
+        assertThat(json.get("answer").asText()).isEqualTo("ACCEPTED");
+        assertThat(json.get("decided_by").asText()).startsWith("autosign_file");
+        assertThat(json.get("steps")).isNotEmpty();
+        // --out before 'policy' is the same option, not silently ignored.
+        Result yaml = run("", "-c", etc.toString(), "--out", "yaml", "policy", "check", "web1.example.com", "--pub",
+                tmp.resolve("host3.pub").toString());
+        assertThat(yaml.exit()).as(yaml.err()).isZero();
+        assertThat(new YAMLMapper().readTree(yaml.out()).get("answer").asText()).isEqualTo("ACCEPTED");
+    }
+
+    @Test
+    void checkWorksBeforeTheMasterCreatedItsPkiDir() throws Exception {
+        // A new config, before the master's first start: its pki_dir does not exist yet.
+        Files.writeString(etc.resolve("master.yaml"), """
+                pki_dir: ../new-pki
+                cachedir: ../cache
+                autosign_file: autosign.conf
+                """);
+        Result result = check("web1.example.com", "--pub", tmp.resolve("host3.pub").toString());
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(result.out()).contains("The master would answer ACCEPTED");
+        assertThat(result.err()).contains("does not exist yet");
+        assertThat(tmp.resolve("new-pki")).doesNotExist();
+        // Without --pub there is no key to ask about.
+        assertThat(check("web1.example.com").err()).contains("--pub");
+    }
+
+    @Test
     void checkExitsOneForAKeyThatWouldWaitAndThreeForAReject() {
         Result pending = check("web1.example.org", "--pub", tmp.resolve("host3.pub").toString());
         assertThat(pending.exit()).isEqualTo(1);

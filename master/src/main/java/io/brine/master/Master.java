@@ -5,6 +5,7 @@ import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SharedPublishKey;
 import io.brine.master.session.SessionTable;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
@@ -61,10 +62,19 @@ public final class Master implements AutoCloseable {
     private long rotationRequestsSeen;
     private AutoCloseable keyListener;
     private volatile boolean serving;
+    /** The cluster's publish key generation; null for a master alone. */
+    private final SharedPublishKey sharedKey;
 
     /** The master owns {@code transport} and the dispatcher's pools from here on, and closes them. */
     public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
             Duration publishSession, Clock clock) {
+        this(keyStore, transport, parts, auditLog, publishSession, clock, null);
+    }
+
+    /** A master of a cluster: it publishes under the generation {@code sharedKey} agrees on with the others. */
+    public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
+            Duration publishSession, Clock clock, SharedPublishKey sharedKey) {
+        this.sharedKey = sharedKey;
         this.keyStore = keyStore;
         this.transport = transport;
         this.sessions = parts.sessions();
@@ -81,6 +91,9 @@ public final class Master implements AutoCloseable {
 
     /** Binds the transport and starts serving. */
     public void start() throws IOException {
+        if (sharedKey != null) {
+            keyring.install(sharedKey.join(keyring.current(), this::clusterRotated));
+        }
         transport.start(dispatcher);
         keyListener = keyStore.addListener(this::onKeyChange);
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
@@ -161,7 +174,40 @@ public final class Master implements AutoCloseable {
      */
     private void rotate(String reason) {
         long started = System.nanoTime();
-        PublishKeyring.Generation generation = keyring.rotate();
+        PublishKeyring.Generation generation;
+        if (sharedKey == null) {
+            generation = keyring.rotate();
+        } else {
+            PublishKeyring.Generation current = keyring.current();
+            PublishKeyring.Generation candidate = keyring.candidate();
+            try {
+                generation = sharedKey.next(current, candidate);
+            } catch (IOException e) {
+                // Without ZooKeeper no master can agree on a new key; the sessions keep the current one.
+                LOG.error("Publish key not rotated ({}): {}", reason, e.getMessage());
+                return;
+            }
+            if (!keyring.install(generation)) {
+                return;
+            }
+            if (generation != candidate) {
+                reason = reason + "; generation made by another master";
+            }
+        }
+        distribute(generation, reason, started);
+    }
+
+    /** Another master of the cluster rotated: this master's minions get the new generation too. */
+    private void clusterRotated(PublishKeyring.Generation generation) {
+        timer.execute(() -> {
+            if (generation.number() > keyring.current().number() && keyring.install(generation)) {
+                distribute(generation, "rotated by another master", System.nanoTime());
+            }
+        });
+    }
+
+    /** Sends {@code generation}, now current, to every session. Timer thread. */
+    private void distribute(PublishKeyring.Generation generation, String reason, long started) {
         int sent = 0;
         int undelivered = 0;
         var update = keyring.keyUpdate();
@@ -219,6 +265,9 @@ public final class Master implements AutoCloseable {
     public void close() {
         serving = false;
         timer.shutdownNow();
+        if (sharedKey != null) {
+            sharedKey.close();
+        }
         if (keyListener != null) {
             try {
                 keyListener.close();

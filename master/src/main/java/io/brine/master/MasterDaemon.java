@@ -1,5 +1,10 @@
 package io.brine.master;
 
+import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ZkJobIndex;
+import io.brine.cluster.ZkPublishGeneration;
+import io.brine.master.jobs.ClusterJobs;
+import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
@@ -59,16 +64,19 @@ public final class MasterDaemon implements AutoCloseable {
 
     private final AuditLog audit;
     private final KeyStore keyStore;
+    /** The cluster's connection and shared stores; null for a master alone. */
+    private final ClusterStores cluster;
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
     private final MasterMetrics metrics;
     private final MetricsServer http;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, JobCache jobCache, AcceptancePolicies policies,
-            Master master, MasterMetrics metrics, MetricsServer http) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster, JobCache jobCache,
+            AcceptancePolicies policies, Master master, MasterMetrics metrics, MetricsServer http) {
         this.audit = audit;
         this.keyStore = keyStore;
+        this.cluster = cluster;
         this.jobCache = jobCache;
         this.policies = policies;
         this.master = master;
@@ -99,16 +107,27 @@ public final class MasterDaemon implements AutoCloseable {
             AtomicFiles.ensureDirectory(config.cachedir());
             AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
-            KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
-                    .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build());
-            opened.add(keyStore);
+            ClusterStores cluster = null;
+            KeyStore keyStore;
+            if (config.cluster().isPresent()) {
+                cluster = ClusterStores.open(config, audit, clock, true);
+                opened.add(cluster);
+                keyStore = cluster.keyStore();
+            } else {
+                keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
+                        .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions())
+                        .build());
+                opened.add(keyStore);
+            }
             KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock);
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock, cluster == null ? null
+                            : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config)));
             opened.add(jobCache);
-            AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, keyStore, clock, audit);
+            AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
+                    : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
             opened.add(policies);
 
             MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
@@ -130,7 +149,9 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
                     publishers, active, grains, config.workerThreads(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher, metrics), audit, config.publishSession(), clock);
+                    dispatcher, metrics), audit, config.publishSession(), clock,
+                    cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
+                            masterKeys)));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
@@ -140,7 +161,7 @@ public final class MasterDaemon implements AutoCloseable {
                 http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
                         metrics::scrape, () -> readiness(config, master));
             }
-            return new MasterDaemon(audit, keyStore, jobCache, policies, master, metrics, http);
+            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master, metrics, http);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -176,7 +197,9 @@ public final class MasterDaemon implements AutoCloseable {
     /** What keeps the master from being ready: the key store unreadable, the transports not serving, no session keys. */
     private static List<String> readiness(MasterConfig config, Master master) {
         List<String> problems = new ArrayList<>();
-        if (!java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
+        // A cluster's key store is ZooKeeper's (its health is not checked here yet); a master alone reads pki_dir.
+        if (config.cluster().isEmpty()
+                && !java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
             problems.add("key store not readable: " + config.pkiDir());
         }
         if (!master.serving()) {
@@ -186,6 +209,17 @@ public final class MasterDaemon implements AutoCloseable {
             problems.add("no publish session key");
         }
         return problems;
+    }
+
+    /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */
+    private static String masterName(MasterConfig config) {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            host = config.interfaceAddress();
+        }
+        return host + ":" + config.cachedir();
     }
 
     /**
@@ -246,7 +280,11 @@ public final class MasterDaemon implements AutoCloseable {
         master.close();
         policies.close();
         jobCache.close();
-        keyStore.close();
+        if (cluster != null) {
+            cluster.close();
+        } else {
+            keyStore.close();
+        }
         audit.close();
         LOG.info("Master stopped");
     }

@@ -41,7 +41,7 @@ public final class MasterMain implements Callable<Integer> {
     public Integer call() {
         MasterConfig config;
         try {
-            config = MasterConfig.load(configDir);
+            config = MasterConfig.loadChecked(configDir);
         } catch (ConfigException e) {
             System.err.println(e.getMessage());
             return 2;

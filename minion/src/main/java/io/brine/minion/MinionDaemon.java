@@ -17,6 +17,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.grant.GrantException;
 import io.brine.protocol.grant.Grants;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.config.TransportKind;
 import io.brine.transport.ClientTransport;
 import io.brine.daemon.http.MetricsServer;
 import java.io.IOException;
@@ -104,9 +105,25 @@ public final class MinionDaemon implements AutoCloseable {
     }
 
     static ClientTransport transport(MinionConfig config) throws IOException {
+        if (!config.masters().isEmpty()) {
+            return new FailoverTransport(config.masters(), config.randomMaster(), master -> transport(config, master),
+                    config.auth().authTimeout().plus(config.auth().acceptanceWaitTime()), System::nanoTime);
+        }
+        return transport(config, config.master());
+    }
+
+    /** The transport to {@code master}: a host, or {@code host:port} naming the request port. */
+    private static ClientTransport transport(MinionConfig config, String master) throws IOException {
+        String host = master;
+        int port = config.transport() == TransportKind.TCP ? config.tcpPort() : config.retPort();
+        int colon = master.lastIndexOf(':');
+        if (colon > 0 && (master.startsWith("[") ? master.charAt(colon - 1) == ']' : master.indexOf(':') == colon)) {
+            host = master.substring(0, colon).replace("[", "").replace("]", "");
+            port = Integer.parseInt(master.substring(colon + 1));
+        }
         return switch (config.transport()) {
-            case ZEROMQ -> new ZmqClientTransport(config.master(), config.retPort());
-            case TCP -> new TcpClientTransport(config.master(), config.tcpPort(), TcpClientOptions.defaults(),
+            case ZEROMQ -> new ZmqClientTransport(host, port);
+            case TCP -> new TcpClientTransport(host, port, TcpClientOptions.defaults(),
                     config.tls().isPresent()
                             ? TcpClientTls.client(config.tls().get().ca(), config.tls().get().verifyHostname())
                             : null,

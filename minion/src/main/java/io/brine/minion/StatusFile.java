@@ -63,11 +63,12 @@ final class StatusFile {
     }
 
     /**
-     * The minion is closing. A minion that stopped by itself keeps the state it stopped in.
-     * (Issue 16: a rejected minion should keep {@code rejected} too; that decision belongs here.)
+     * The minion is closing. A minion that stopped by itself keeps the state it stopped in, and a rejected one stays
+     * {@code rejected} (with rejected_retry too): for monitoring, why it is out of service matters more than that
+     * its process ended.
      */
     void stopped() {
-        if (!state().terminal()) {
+        if (!state().terminal() && state() != MinionState.REJECTED) {
             enter(MinionState.STOPPED, "stopped", null);
         }
     }

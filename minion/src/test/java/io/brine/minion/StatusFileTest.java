@@ -80,11 +80,11 @@ class StatusFileTest {
     }
 
     @Test
-    void stoppingKeepsAMasterKeyMismatchButOverwritesRejected() throws Exception {
+    void stoppingKeepsARejectionOrAMasterKeyMismatchAsTheFinalStateAndReason() throws Exception {
         assertThat(stoppedFrom(MinionState.MASTER_KEY_MISMATCH)).isEqualTo("master_key_mismatch (why)");
+        assertThat(stoppedFrom(MinionState.REJECTED)).isEqualTo("rejected (why)");
         assertThat(stoppedFrom(MinionState.ACCEPTED)).isEqualTo("stopped (stopped)");
-        // Today's behaviour; issue 16 asks that rejected stay the final state.
-        assertThat(stoppedFrom(MinionState.REJECTED)).isEqualTo("stopped (stopped)");
+        assertThat(stoppedFrom(MinionState.PENDING)).isEqualTo("stopped (stopped)");
     }
 
     @Test

@@ -138,6 +138,47 @@ class BrineCliIT {
     }
 
     @Test
+    void grainRegexAndSubnetTargetsAsInSalt() throws Exception {
+        assertThat(json(brineHere("--out", "json", "-P", "role:w.b", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m2");
+        assertThat(json(brineHere("--out", "json", "-C", "P@role:D. or L@m1", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m3");
+        // Every minion lists its loopback address in its ipv4 grain (spare may be stopped by another test).
+        assertThat(json(brineHere("--out", "json", "-C", "S@127.0.0.0/8 and m*", "test.ping").out()).keySet())
+                .containsExactlyInAnyOrder("m1", "m2", "m3");
+        assertThat(json(brineHere("--out", "json", "--ipcidr", "127.0.0.1", "test.ping").out()).keySet())
+                .contains("m1", "m2", "m3");
+        Run bad = brineHere("-S", "10.0.0/8", "test.ping");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).startsWith("brine: bad target: ");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void batchModeRunsOnNMinionsAtATime() throws Exception {
+        Run run = brineHere("--out", "json", "-b", "1", "-L", "m1,m2,m3", "test.echo", "batched");
+        assertThat(run.exit()).as(run.err()).isZero();
+        assertThat(json(run.out())).isEqualTo(Map.of("m1", "batched", "m2", "batched", "m3", "batched"));
+        java.util.regex.Matcher batch = java.util.regex.Pattern.compile("batch (\\d) of 3 \\(jid ([0-9]{20})\\): (m\\d)")
+                .matcher(run.err());
+        List<String> batches = new java.util.ArrayList<>();
+        while (batch.find()) {
+            batches.add(batch.group(3));
+            // Each batch is a job of its own, for its minions only.
+            Map<String, Object> job = json(brine("jobs", "show", batch.group(2), "-c", conf.toString(), "--out",
+                    "json").out());
+            assertThat((List<String>) job.get("minions")).containsExactly(batch.group(3));
+        }
+        assertThat(batches).containsExactly("m1", "m2", "m3");
+        assertThat(run.err()).contains("returned 3 of 3 targeted");
+
+        Run percent = brineHere("--out", "json", "--batch", "50%", "-L", "m1,m2,m3", "test.ping");
+        assertThat(percent.exit()).as(percent.err()).isZero();
+        assertThat(percent.err()).contains("batch 1 of 2").contains("batch 2 of 2").doesNotContain("batch 3");
+        assertThat(brineHere("-b", "0", "m*", "test.ping").exit()).isEqualTo(2);
+    }
+
+    @Test
     void argumentsAndKeyValueArgumentsReachTheFunctionTyped() throws Exception {
         Run run = brineHere("--out", "json", "-L", "m1", "test.arg", "one", "2", "flag=true", "name=x y");
         assertThat(run.exit()).as(run.err()).isZero();
@@ -199,6 +240,68 @@ class BrineCliIT {
                 && line.endsWith("(2 minions)"));
         Map<String, Object> listed = json(brine("jobs", "list", "-c", conf.toString(), "--out", "json").out());
         assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void globalOptionsGoBeforeOrAfterTheJobsCommandsAndOutIsEverywhere() throws Exception {
+        Run run = brineHere("--out", "json", "-L", "m1", "test.echo", "here");
+        assertThat(run.exit()).as(run.err()).isZero();
+        String jid = run.err().replaceAll("(?s).*\\(jid ([0-9]{20})\\).*", "$1");
+        assertThat(jid).matches("[0-9]{20}");
+
+        // -c before 'jobs' is the same -c (it was ignored, and /etc/brine read).
+        Run before = brine("-c", conf.toString(), "jobs", "show", jid);
+        assertThat(before.exit()).as(before.err()).isZero();
+        assertThat(before.out()).contains("jid:       " + jid).contains("m1:\n    here\n");
+        Map<String, Object> json = json(brine("-c", conf.toString(), "--out", "json", "jobs", "show", jid).out());
+        assertThat((Map<String, Object>) json.get("returns")).containsKey("m1");
+        Map<String, Object> listed = json(brine("--out", "json", "jobs", "list", "-c", conf.toString()).out());
+        assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
+        // Salt's name for text output.
+        Run txt = brine("jobs", "show", jid, "--out", "txt", "-c", conf.toString());
+        assertThat(txt.exit()).as(txt.err()).isZero();
+        assertThat(txt.out()).isEqualTo(before.out());
+        assertThat(brineHere("--out", "txt", "-L", "m1", "test.ping").out()).isEqualTo("m1:\n    True\n");
+    }
+
+    @Test
+    void jobsShowTextPrintsTheReturnsOnStreamsLikeTheLaunchers() throws Exception {
+        Run run = brineHere("--out", "json", "-L", "m1,m2", "test.echo", "shown");
+        assertThat(run.exit()).as(run.err()).isZero();
+        String jid = run.err().replaceAll("(?s).*\\(jid ([0-9]{20})\\).*", "$1");
+        // As main() sets them up: auto-flush on println only, and what is not flushed when run returns is lost
+        // (System.exit follows). The returns were print()ed and never flushed.
+        java.io.ByteArrayOutputStream stdout = new java.io.ByteArrayOutputStream();
+        int exit = BrineCli.run(new String[] {"jobs", "show", jid, "-c", conf.toString()},
+                new PrintWriter(new java.io.OutputStreamWriter(stdout, StandardCharsets.UTF_8), true),
+                new PrintWriter(new StringWriter(), true));
+        assertThat(exit).isZero();
+        assertThat(stdout.toString(StandardCharsets.UTF_8)).contains("jid:       " + jid)
+                .contains("m1:\n    shown\n").contains("m2:\n    shown\n");
+    }
+
+    @Test
+    void listedIdsThatAreNotAcceptedMinionsAreNamedAndCountAsMissing() {
+        Run run = brineHere("-L", "m1,ghost1,ghost2", "test.ping");
+        assertThat(run.exit()).isEqualTo(1);
+        assertThat(run.out()).isEqualTo("m1:\n    True\n");
+        assertThat(run.err()).contains("not accepted minions: ghost1, ghost2")
+                .contains("returned 1 of 3 targeted");
+        Run none = brineHere("-L", "ghost1", "test.ping");
+        assertThat(none.exit()).isEqualTo(1);
+        assertThat(none.err()).contains("not accepted minions: ghost1");
+    }
+
+    @Test
+    void showJidAndVerboseSayWhichJobRan() {
+        Run shown = brineHere("--show-jid", "-L", "m1", "test.ping");
+        assertThat(shown.exit()).as(shown.err()).isZero();
+        assertThat(shown.out()).matches("jid: [0-9]{20}\nm1:\n    True\n");
+        Run verbose = brineHere("-v", "-L", "m1", "test.ping");
+        assertThat(verbose.exit()).as(verbose.err()).isZero();
+        assertThat(verbose.err()).containsPattern("Executing job with jid [0-9]{20}");
+        assertThat(verbose.out()).isEqualTo("m1:\n    True\n");
     }
 
     @Test

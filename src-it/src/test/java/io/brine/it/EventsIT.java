@@ -56,7 +56,6 @@ class EventsIT {
                 masterDir.resolve("cache").toString()));
 
         Path events = tmp.resolve("events.jsonl");
-        // -c after the subcommand: before it, it is not passed on (a CLI papercut of issue 16, fixed elsewhere).
         start(events, "brine", "events", "--out", "json", "-c", cliDir.toString());
         MetricsEndpointIT.awaitLog(masterLog, "subscribed to events");
 

@@ -260,6 +260,11 @@ public final class ConfigSection {
 
     // ---------------------------------------------------------------- collections
 
+    /** Whether {@code key} is written as a list. */
+    public boolean isList(String key) {
+        return lookup(key) instanceof Sequence;
+    }
+
     /** A list of scalars, as written, each passing {@code check}. A single scalar is not taken for a list. */
     public Optional<List<String>> strings(String key, ValueCheck check) {
         Node node = lookup(key);

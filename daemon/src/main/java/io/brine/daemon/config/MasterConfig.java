@@ -35,6 +35,8 @@ import java.util.Set;
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
  * @param logFile {@code log_file}: empty means standard error
+ * @param cluster {@code cluster}: the ZooKeeper ensemble shared with other masters; empty means one master on the
+ *     filesystem store (the default)
  * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
@@ -63,6 +65,7 @@ public record MasterConfig(
         LogLevel logLevel,
         Optional<Path> logFile,
         Path auditLog,
+        Optional<ClusterConfig> cluster,
         String httpInterface,
         OptionalInt httpPort,
         LogFormat logFormat) {
@@ -99,6 +102,7 @@ public record MasterConfig(
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
+        Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(httpInterface, "httpInterface");
         Objects.requireNonNull(logFormat, "logFormat");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
@@ -111,7 +115,15 @@ public record MasterConfig(
 
     /** Reads one config file, for a daemon started with an explicit file rather than a directory. */
     public static MasterConfig loadFile(Path file) throws ConfigException {
-        return MasterConfigFile.read(file);
+        return MasterConfigFile.read(file, false);
+    }
+
+    /**
+     * As {@link #load}, and checks the files it names as the master will use them (exist, readable, permissions),
+     * each problem at its file:line: for the master's --check-config and start, not for the CLIs (other users).
+     */
+    public static MasterConfig loadChecked(Path configDir) throws ConfigException {
+        return MasterConfigFile.read(configDir.resolve(FILE_NAME), true);
     }
 
     /** The production defaults: {@code /etc/brine/pki/master}, {@code /var/cache/brine/master}. */
@@ -329,6 +341,7 @@ public record MasterConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path auditLog;
+        private ClusterConfig cluster;
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
@@ -460,6 +473,12 @@ public record MasterConfig(
             return this;
         }
 
+        /** Joins the cluster on this ensemble; null for one master alone. */
+        public Builder cluster(ClusterConfig cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
         public Builder logFormat(LogFormat logFormat) {
             this.logFormat = logFormat;
             return this;
@@ -483,6 +502,7 @@ public record MasterConfig(
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
+                    Optional.ofNullable(cluster),
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }

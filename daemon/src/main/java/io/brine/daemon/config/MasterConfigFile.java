@@ -11,6 +11,7 @@ import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.config.ValueCheck;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +31,9 @@ final class MasterConfigFile {
     private MasterConfigFile() {
     }
 
-    static MasterConfig read(Path file) throws ConfigException {
+    /** @param checkFiles whether to check the files it names too (the master does; the CLIs do not) */
+    static MasterConfig read(Path file, boolean checkFiles) throws ConfigException {
+        ReferencedFiles files = new ReferencedFiles(checkFiles);
         ConfigReader reader = ConfigReader.open(file);
         ConfigSection root = reader.root();
         MasterConfig.Builder config = MasterConfig.builder();
@@ -44,7 +47,7 @@ final class MasterConfigFile {
         transports.ifPresent(config::transports);
         OptionalInt tcpPort = root.integer("tcp_port", 0, MAX_PORT);
         tcpPort.ifPresent(config::tcpPort);
-        Optional<Tls> tls = root.section("tls").flatMap(MasterConfigFile::tls);
+        Optional<Tls> tls = root.section("tls").flatMap(section -> tls(section, files));
         tls.ifPresent(config::tls);
         if (tls.isPresent() && !transports.orElse(Set.of()).contains(TransportKind.TCP)) {
             root.problem("tls", "applies to the tcp transport only: add tcp to transport, or remove tls");
@@ -69,13 +72,14 @@ final class MasterConfigFile {
         root.seconds("keep_jobs_seconds", 60, 10 * YEAR).ifPresent(config::keepJobs);
         root.integer("job_cache_max_mib", 1, 1024 * 1024).ifPresent(config::jobCacheMaxMib);
 
-        config.acceptance(acceptance(root));
+        config.acceptance(acceptance(root, files));
         root.sectionMap("publisher_acl").ifPresent(acl -> config.publisherAcl(publisherAcl(acl)));
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
         root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         root.path("audit_log").ifPresent(config::auditLog);
+        root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);
         httpPort.ifPresent(config::httpPort);
@@ -93,9 +97,11 @@ final class MasterConfigFile {
         return config.build();
     }
 
-    private static Optional<Tls> tls(ConfigSection tls) {
+    private static Optional<Tls> tls(ConfigSection tls, ReferencedFiles files) {
         Optional<Path> cert = tls.path("cert");
         Optional<Path> key = tls.path("key");
+        cert.ifPresent(path -> files.check(tls, "cert", path, ReferencedFiles.Use.READ));
+        key.ifPresent(path -> files.check(tls, "key", path, ReferencedFiles.Use.PRIVATE_KEY));
         if (!tls.has("cert")) {
             tls.problem("cert", "is required with tls");
         }
@@ -105,16 +111,51 @@ final class MasterConfigFile {
         return cert.isPresent() && key.isPresent() ? Optional.of(new Tls(cert.get(), key.get())) : Optional.empty();
     }
 
-    private static Acceptance acceptance(ConfigSection root) {
+    private static Optional<ClusterConfig> cluster(ConfigSection cluster) {
+        Optional<String> connect = cluster.string("connect", ClusterConfig::connectProblem);
+        if (!cluster.has("connect")) {
+            cluster.problem("connect", "is required with cluster (the ZooKeeper ensemble, zk1:2181,zk2:2181)");
+        }
+        String root = cluster.string("root", ClusterConfig::rootProblem).orElse(ClusterConfig.DEFAULT_ROOT);
+        Duration sessionTimeout = cluster.seconds("session_timeout", 2, 600)
+                .orElse(ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+        Optional<ClusterConfig.Auth> auth = cluster.section("auth").flatMap(section -> {
+            Optional<String> user = section.string("user", value -> value.matches("[A-Za-z0-9._-]{1,64}")
+                    ? Optional.empty() : Optional.of("expected 1 to 64 of [A-Za-z0-9._-]"));
+            Optional<Path> passwordFile = section.path("password_file");
+            for (String key : List.of("user", "password_file")) {
+                if (!section.has(key)) {
+                    section.problem(key, "is required with cluster.auth");
+                }
+            }
+            return user.isPresent() && passwordFile.isPresent()
+                    ? Optional.of(new ClusterConfig.Auth(user.get(), passwordFile.get())) : Optional.empty();
+        });
+        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth));
+    }
+
+    private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {
         Acceptance.Builder acceptance = Acceptance.builder();
         root.bool("auto_accept").ifPresent(acceptance::autoAccept);
-        root.path("autosign_file").ifPresent(acceptance::autosignFile);
-        root.path("autoreject_file").ifPresent(acceptance::autorejectFile);
-        root.path("autosign_policy").ifPresent(acceptance::autosignPolicy);
+        root.path("autosign_file").ifPresent(path -> {
+            files.check(root, "autosign_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.autosignFile(path);
+        });
+        root.path("autoreject_file").ifPresent(path -> {
+            files.check(root, "autoreject_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.autorejectFile(path);
+        });
+        root.path("autosign_policy").ifPresent(path -> {
+            files.check(root, "autosign_policy", path, ReferencedFiles.Use.POLICY_EXECUTABLE);
+            acceptance.autosignPolicy(path);
+        });
         root.seconds("autosign_policy_timeout", 1, 300).ifPresent(acceptance::autosignPolicyTimeout);
         root.integer("autosign_policy_max_concurrent", 1, 256).ifPresent(acceptance::autosignPolicyMaxConcurrent);
         root.stringLists("autosign_claims", GLOB).ifPresent(acceptance::autosignClaims);
-        root.path("inventory_file").ifPresent(acceptance::inventoryFile);
+        root.path("inventory_file").ifPresent(path -> {
+            files.check(root, "inventory_file", path, ReferencedFiles.Use.POLICY);
+            acceptance.inventoryFile(path);
+        });
         root.seconds("inventory_window", 1, YEAR).ifPresent(acceptance::inventoryWindow);
         root.sectionList("autosign_tokens").ifPresent(tokens -> acceptance.autosignTokens(tokens.stream()
                 .map(MasterConfigFile::autosignToken)

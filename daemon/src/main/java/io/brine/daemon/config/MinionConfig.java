@@ -41,6 +41,11 @@ import java.util.OptionalInt;
  * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
  * @param logFile {@code log_file}: empty means standard error
  * @param statusFile {@code status_file}: where the minion writes its connection state for monitoring
+ * @param masters {@code master} written as a list, with {@code master_type: failover}: the masters of a cluster,
+ *     each {@code host} or {@code host:port} (the port of the request channel of the minion's transport); the
+ *     minion holds one session at a time and moves on when its master stops answering. Empty for one master
+ * @param randomMaster {@code random_master}: start from a random master of {@code masters} rather than the first,
+ *     so a fleet spreads over the cluster
  * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default
@@ -70,6 +75,8 @@ public record MinionConfig(
         LogLevel logLevel,
         Optional<Path> logFile,
         Path statusFile,
+        List<String> masters,
+        boolean randomMaster,
         String httpInterface,
         OptionalInt httpPort,
         LogFormat logFormat) {
@@ -87,6 +94,9 @@ public record MinionConfig(
     public MinionConfig {
         MinionIds.requireValid(id);
         Objects.requireNonNull(master, "master");
+        masters = List.copyOf(masters);
+        require(masters.isEmpty() || masters.size() >= 2, "masters lists two masters or more, or none");
+        require(!randomMaster || !masters.isEmpty(), "randomMaster needs masters");
         requirePort(retPort, "retPort");
         requirePort(publishPort, "publishPort");
         Objects.requireNonNull(transport, "transport");
@@ -240,6 +250,8 @@ public record MinionConfig(
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path statusFile;
+        private List<String> masters = List.of();
+        private boolean randomMaster;
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
@@ -256,6 +268,26 @@ public record MinionConfig(
 
         public Builder master(String master) {
             this.master = master;
+            return this;
+        }
+
+        /**
+         * The masters of a cluster ({@code master} as a list with {@code master_type: failover}); the first is also
+         * {@link MinionConfig#master()}. Each is {@code host} or {@code host:port}.
+         */
+        public Builder failoverMasters(List<String> masters) {
+            this.masters = masters;
+            if (!masters.isEmpty()) {
+                String first = masters.get(0);
+                this.master = first.startsWith("[") ? first.substring(1, first.indexOf(']'))
+                        : first.indexOf(':') == first.lastIndexOf(':') && first.contains(":")
+                                ? first.substring(0, first.indexOf(':')) : first;
+            }
+            return this;
+        }
+
+        public Builder randomMaster(boolean randomMaster) {
+            this.randomMaster = randomMaster;
             return this;
         }
 
@@ -391,6 +423,7 @@ public record MinionConfig(
                     returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
+                    masters, randomMaster,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }

@@ -15,6 +15,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -43,6 +44,22 @@ final class MinionConfigFile {
         return InetAddress.getLocalHost().getCanonicalHostName();
     }
 
+    /** An entry of a list of masters: {@code host} or {@code host:port}. */
+    static Optional<String> masterEntryProblem(String entry) {
+        String host = entry;
+        int colon = entry.startsWith("[") ? entry.indexOf("]:") + 1 : entry.indexOf(':') == entry.lastIndexOf(':')
+                ? entry.indexOf(':') : -1;
+        if (colon > 0) {
+            host = entry.substring(0, colon);
+            String port = entry.substring(colon + 1);
+            if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+                return Optional.of("expected host or host:port with a port from 1 to 65535, got "
+                        + Quoting.quote(entry));
+            }
+        }
+        return ConfigSection.hostProblem(host);
+    }
+
     static MinionConfig read(Path file, HostName hostName) throws ConfigException {
         ConfigReader reader = ConfigReader.open(file);
         ConfigSection root = reader.root();
@@ -53,7 +70,36 @@ final class MinionConfigFile {
         } else {
             defaultId(root, hostName).ifPresent(config::id);
         }
-        root.host("master").ifPresent(config::master);
+        Optional<String> masterType = root.string("master_type", value -> value.equals("str")
+                || value.equals("failover") ? Optional.empty()
+                        : Optional.of("expected str (one master) or failover (a list of masters, one session at a"
+                                + " time)"));
+        Optional<Boolean> randomMaster = root.bool("random_master");
+        if (root.isList("master")) {
+            root.strings("master", ValueCheck.any()).ifPresent(masters -> {
+                List<String> problems = masters.stream().map(MinionConfigFile::masterEntryProblem)
+                        .flatMap(Optional::stream).toList();
+                if (!problems.isEmpty()) {
+                    problems.forEach(problem -> root.problem("master", problem));
+                } else if (!masterType.orElse("str").equals("failover")) {
+                    root.problem("master", "a list of masters needs master_type: failover (brine holds one session"
+                            + " at a time; Salt's multi-master is not supported)");
+                } else if (masters.size() < 2) {
+                    root.problem("master", "list two masters or more, or write the one master alone");
+                } else {
+                    config.failoverMasters(masters);
+                    randomMaster.ifPresent(config::randomMaster);
+                }
+            });
+        } else {
+            root.host("master").ifPresent(config::master);
+            if (masterType.orElse("str").equals("failover")) {
+                root.problem("master_type", "failover needs master as a list of masters");
+            }
+            if (randomMaster.orElse(false)) {
+                root.problem("random_master", "needs master as a list of masters (with master_type: failover)");
+            }
+        }
         OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
         retPort.ifPresent(config::retPort);
         OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);

@@ -2,6 +2,7 @@ package io.brine.master.cli;
 
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
+import io.brine.master.publish.PublisherService;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
@@ -27,6 +28,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
@@ -37,7 +39,7 @@ import picocli.CommandLine.Spec;
         sortOptions = false, usageHelpAutoWidth = true,
         customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]",
             "brine events [--tag GLOB] [--out json]"},
-        subcommands = {BrineCli.Jobs.class, EventsCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {Jobs.class, EventsCommand.class, CommandLine.HelpCommand.class},
         description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
                     + "are keyword arguments; true/false and integers are typed, everything else is a string.",
@@ -68,12 +70,24 @@ public final class BrineCli implements Callable<Integer> {
         boolean list;
         @Option(names = {"-G", "--grain"}, description = "TARGET is grain:glob, e.g. os:debian.")
         boolean grain;
+        @Option(names = {"-P", "--grain-pcre"}, description = "TARGET is grain:regex, e.g. 'os:(debian|ubuntu)$' "
+                + "(compound P@).")
+        boolean grainPcre;
+        @Option(names = {"-S", "--ipcidr"}, description = "TARGET is a subnet or address on the ipv4 grain, e.g. "
+                + "10.0.0.0/8 (compound S@).")
+        boolean ipcidr;
         @Option(names = {"-C", "--compound"}, description = "TARGET is a compound expression, e.g. "
-                + "'G@os:debian and web* or L@db1,db2'.")
+                + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex) and S@ (subnet).")
         boolean compound;
 
         String type() {
-            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound ? "compound" : "glob";
+            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound || grainPcre || ipcidr ? "compound"
+                    : "glob";
+        }
+
+        /** The expression sent: -P and -S are compound terms on the wire. */
+        String expression(String target) {
+            return grainPcre ? "P@" + target : ipcidr ? "S@" + target : target;
         }
     }
 
@@ -89,10 +103,22 @@ public final class BrineCli implements Callable<Integer> {
             + "'brine jobs show JID'.")
     boolean async;
 
-    @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text",
-            description = "text, json or yaml (default: ${DEFAULT-VALUE}). json: one object mapping each minion "
-                    + "that returned to its return value.")
+    @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text", scope = ScopeType.INHERIT,
+            converter = Outputs.FormatConverter.class,
+            description = "text (or txt), json or yaml (default: ${DEFAULT-VALUE}). json: one object mapping each "
+                    + "minion that returned to its return value; for jobs, the job cache's records.")
     Outputs.Format out;
+
+    @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
+            description = "Salt's batch mode: run on N minions (or N %% of them) at a time, among those that answer "
+                    + "test.ping; each batch is a job of its own.")
+    Batch.Size batch;
+
+    @Option(names = "--show-jid", description = "Print the job's jid first (text: on stdout; json, yaml: on stderr).")
+    boolean showJid;
+
+    @Option(names = {"-v", "--verbose"}, description = "Say which job runs (on stderr), as Salt's -v.")
+    boolean verbose;
 
     // Optional to picocli and checked in call(): picocli checks a parent's required parameters before it runs a
     // subcommand, so required ones here made 'brine jobs list' fail with "Missing required parameters".
@@ -124,7 +150,11 @@ public final class BrineCli implements Callable<Integer> {
             err.println("brine: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage()));
             return 2;
         });
-        return cli.execute(args);
+        int exit = cli.execute(args);
+        // main() exits right after: what was print()ed (auto-flush is for println only) must be out by then.
+        out.flush();
+        err.flush();
+        return exit;
     }
 
     @Override
@@ -137,8 +167,9 @@ public final class BrineCli implements Callable<Integer> {
             return 2;
         }
         String type = targetType.type();
+        String expression = targetType.expression(target);
         try {
-            Targets.parse(type, target);
+            Targets.parse(type, expression);
         } catch (TargetException e) {
             err.println("brine: bad target: " + e.getMessage());
             return 2;
@@ -157,16 +188,37 @@ public final class BrineCli implements Callable<Integer> {
             if (client == null) {
                 return 2;
             }
+            BrineClient.Job job = new BrineClient.Job(type, expression, function, args, kwargs, jobTimeout);
             BrineClient.Published published;
             try {
-                published = client.publish(new BrineClient.Job(type, target, function, args, kwargs, jobTimeout));
+                if (batch != null) {
+                    return Batch.run(client, job, batch, Duration.ofSeconds(timeout), this.out, out, err);
+                }
+                published = client.publish(job);
             } catch (ClientException e) {
                 err.println("brine: the master refused the job: " + e.getMessage());
                 return 2;
             }
+            // Listed ids the master did not target are not accepted minions: say so, and count them as missing.
+            TreeSet<String> notAccepted = new TreeSet<>();
+            if (targetType.list) {
+                notAccepted.addAll(List.of(target.split(",")));
+                notAccepted.removeIf(String::isEmpty);
+                notAccepted.removeAll(published.minions());
+                if (!notAccepted.isEmpty()) {
+                    err.println("not accepted minions: " + String.join(", ", notAccepted));
+                }
+            }
             if (published.minions().isEmpty()) {
                 err.println("No minions matched the target. No command was sent (jid " + published.jid() + ").");
                 return 1;
+            }
+            if (verbose) {
+                err.println("Executing job with jid " + published.jid());
+                err.println("-------------------------------------------");
+            }
+            if (showJid && !async) {
+                (this.out == Outputs.Format.text ? out : err).println("jid: " + published.jid());
             }
             if (async) {
                 out.println(this.out == Outputs.Format.text ? published.jid()
@@ -193,7 +245,7 @@ public final class BrineCli implements Callable<Integer> {
             missing.removeAll(returns.keySet());
             long failed = returns.values().stream().filter(r -> !r.success()).count();
             StringBuilder summary = new StringBuilder("returned ").append(returns.size()).append(" of ")
-                    .append(published.minions().size()).append(" targeted (jid ").append(published.jid())
+                    .append(published.minions().size() + notAccepted.size()).append(" targeted (jid ").append(published.jid())
                     .append(")");
             if (failed > 0) {
                 summary.append("; ").append(failed).append(" failed");
@@ -210,7 +262,7 @@ public final class BrineCli implements Callable<Integer> {
                     err.println("not connected: " + String.join(", ", unreachable));
                 }
             }
-            return missing.isEmpty() && published.unreachable().stream().noneMatch(id -> !returns.containsKey(id))
+            return missing.isEmpty() && notAccepted.isEmpty() && published.unreachable().stream().noneMatch(id -> !returns.containsKey(id))
                     && failed == 0 ? 0 : 1;
         } catch (ClientException e) {
             err.println("brine: " + e.getMessage());
@@ -230,30 +282,31 @@ public final class BrineCli implements Callable<Integer> {
 
     /** How to reach the master: by default as the local administrator, from master.yaml. */
     static final class Connection {
-        @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", defaultValue = "/etc/brine",
+        @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", scope = ScopeType.INHERIT, defaultValue = "/etc/brine",
                 description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
         Path configDir;
 
-        @Option(names = "--master", paramLabel = "HOST",
+        @Option(names = "--master", scope = ScopeType.INHERIT, paramLabel = "HOST",
                 description = "A remote master; requires --name, --key and --master-pub.")
         String master;
 
-        @Option(names = "--port", paramLabel = "PORT", description = "The master's ret_port (or tcp_port).")
+        @Option(names = "--port", scope = ScopeType.INHERIT, paramLabel = "PORT", description = "The master's ret_port (or tcp_port), when "
+                + "not master.yaml's.")
         Integer port;
 
-        @Option(names = "--transport", paramLabel = "KIND", description = "zeromq or tcp.")
+        @Option(names = "--transport", scope = ScopeType.INHERIT, paramLabel = "KIND", description = "zeromq or tcp.")
         TransportKind transport;
 
-        @Option(names = "--name", paramLabel = "NAME", description = "Publisher name registered on the master.")
+        @Option(names = "--name", scope = ScopeType.INHERIT, paramLabel = "NAME", description = "Publisher name registered on the master.")
         String name;
 
-        @Option(names = "--key", paramLabel = "FILE", description = "The publisher's private key (PEM).")
+        @Option(names = "--key", scope = ScopeType.INHERIT, paramLabel = "FILE", description = "The publisher's private key (PEM).")
         Path key;
 
-        @Option(names = "--master-pub", paramLabel = "FILE", description = "The master's public key (PEM).")
+        @Option(names = "--master-pub", scope = ScopeType.INHERIT, paramLabel = "FILE", description = "The master's public key (PEM).")
         Path masterPub;
 
-        @Option(names = "--connect-timeout", paramLabel = "SECONDS", defaultValue = "10",
+        @Option(names = "--connect-timeout", scope = ScopeType.INHERIT, paramLabel = "SECONDS", defaultValue = "10",
                 description = "How long to wait for the master's answers (default: ${DEFAULT-VALUE}).")
         int connectTimeout;
 
@@ -269,7 +322,12 @@ public final class BrineCli implements Callable<Integer> {
                     return null;
                 }
                 if (name == null && key == null) {
-                    return BrineClient.connectLocal(config, wait);
+                    if (port == null && transport == null) {
+                        return BrineClient.connectLocal(config, wait);
+                    }
+                    // The local publisher on another port or transport than master.yaml's (e.g. ports 0).
+                    name = PublisherService.ROOT;
+                    key = config.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
                 }
                 master = BrineClient.localHost(config.interfaceAddress());
                 transport = transport != null ? transport : BrineClient.localTransport(config);
@@ -285,103 +343,6 @@ public final class BrineCli implements Callable<Integer> {
             TransportKind kind = transport != null ? transport : TransportKind.ZEROMQ;
             int target = port != null ? port : kind == TransportKind.TCP ? 4507 : 4506;
             return BrineClient.connect(kind, master, target, name, pair, masterKey, wait);
-        }
-    }
-
-    @Command(name = "jobs", description = "Read the job cache.", mixinStandardHelpOptions = true,
-            subcommands = {Jobs.ListJobs.class, Jobs.Show.class})
-    static final class Jobs {
-
-        @Command(name = "list", description = "List the jobs in the job cache, oldest first.",
-                mixinStandardHelpOptions = true)
-        static final class ListJobs implements Callable<Integer> {
-            @Spec
-            CommandLine.Model.CommandSpec spec;
-            @Mixin
-            Connection connection;
-            @Option(names = "--limit", defaultValue = "50", description = "At most this many of the newest jobs "
-                    + "(default: ${DEFAULT-VALUE}; 0: all the master lists).")
-            int limit;
-            @Option(names = "--out", defaultValue = "text", description = "text, json or yaml.")
-            Outputs.Format out;
-
-            @Override
-            public Integer call() throws Exception {
-                PrintWriter stdout = spec.commandLine().getOut();
-                PrintWriter err = spec.commandLine().getErr();
-                try (BrineClient client = connection.connect(err)) {
-                    if (client == null) {
-                        return 2;
-                    }
-                    List<Map<String, Object>> jobs = client.jobs(limit);
-                    if (out != Outputs.Format.text) {
-                        stdout.println(Outputs.structured(out, Map.of("jobs", jobs)).strip());
-                        return 0;
-                    }
-                    for (Map<String, Object> job : jobs) {
-                        stdout.printf("%s  %s  %-10s %-20s %s %s (%d minions)%n", job.get("jid"), job.get("time"),
-                                job.get("publisher"), job.get("fun"), job.get("target_type"), job.get("target"),
-                                ((List<?>) job.getOrDefault("minions", List.of())).size());
-                    }
-                    return 0;
-                } catch (ClientException e) {
-                    err.println("brine: " + e.getMessage());
-                    return 2;
-                }
-            }
-        }
-
-        @Command(name = "show", description = "Show one job: its load, targeted minions, returns and the minions "
-                + "that did not return.", mixinStandardHelpOptions = true)
-        static final class Show implements Callable<Integer> {
-            @Spec
-            CommandLine.Model.CommandSpec spec;
-            @Mixin
-            Connection connection;
-            @Parameters(paramLabel = "JID")
-            String jid;
-            @Option(names = "--out", defaultValue = "text", description = "text, json or yaml.")
-            Outputs.Format out;
-
-            @Override
-            @SuppressWarnings("unchecked")
-            public Integer call() throws Exception {
-                PrintWriter stdout = spec.commandLine().getOut();
-                PrintWriter err = spec.commandLine().getErr();
-                try (BrineClient client = connection.connect(err)) {
-                    if (client == null) {
-                        return 2;
-                    }
-                    Map<String, Object> job;
-                    try {
-                        job = client.job(jid);
-                    } catch (ClientException e) {
-                        err.println("brine: " + e.getMessage());
-                        return 1;
-                    }
-                    if (out != Outputs.Format.text) {
-                        stdout.println(Outputs.structured(out, job).strip());
-                        return 0;
-                    }
-                    stdout.printf("jid:       %s%ntime:      %s%npublisher: %s%nfunction:  %s %s%ntarget:    %s %s%n"
-                            + "minions:   %s%n", job.get("jid"), job.get("time"), job.get("publisher"),
-                            job.get("fun"), job.get("args"), job.get("target_type"), job.get("target"),
-                            String.join(", ", (List<String>) job.getOrDefault("minions", List.of())));
-                    Map<String, Object> returns = (Map<String, Object>) job.getOrDefault("returns", Map.of());
-                    for (Map.Entry<String, Object> ret : returns.entrySet()) {
-                        stdout.print(Outputs.nested(ret.getKey(), ((Map<String, Object>) ret.getValue())
-                                .get("return")));
-                    }
-                    List<String> missing = (List<String>) job.getOrDefault("missing", List.of());
-                    if (!missing.isEmpty()) {
-                        stdout.println("missing:   " + String.join(", ", missing));
-                    }
-                    return 0;
-                } catch (ClientException e) {
-                    err.println("brine: " + e.getMessage());
-                    return 2;
-                }
-            }
         }
     }
 }

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -21,7 +21,7 @@ import picocli.CommandLine.Spec;
         + "happen, one a line, until interrupted: auth decisions (brine/auth/OUTCOME), key changes (brine/key/STATE), "
         + "job publications (brine/job/JID/new), returns (brine/job/JID/ret/ID) and publish key rotations "
         + "(brine/key/rotated).", "A publisher with a publisher_acl sees only events about minions its targets "
-        + "cover."},
+        + "cover.", "--out text prints TAG then the data as JSON; --out json one object a line: tag, time, data."},
         footer = {"", "Examples:", "  brine events", "  brine events --tag 'brine/job/*' --out json"})
 final class EventsCommand implements Callable<Integer> {
 
@@ -30,20 +30,19 @@ final class EventsCommand implements Callable<Integer> {
 
     @Spec
     CommandLine.Model.CommandSpec spec;
-    @Mixin
-    BrineCli.Connection connection;
+    /** The connection options and {@code --out} are the root command's, inherited (before or after "events"). */
+    @ParentCommand
+    BrineCli root;
     @Option(names = "--tag", paramLabel = "GLOB", defaultValue = "*",
             description = "Only events whose tag matches GLOB (default: every event).")
     String tag;
-    @Option(names = "--out", defaultValue = "text", description = "text (TAG then the data as JSON) or json (one "
-            + "object a line: tag, time, data).")
-    Outputs.Format out;
 
     @Override
     public Integer call() {
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        try (BrineClient client = connection.connect(err)) {
+        Outputs.Format out = root.out;
+        try (BrineClient client = root.connection.connect(err)) {
             if (client == null) {
                 return 2;
             }

@@ -8,12 +8,33 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
 
 /** The CLI's output formats: Salt's nested text, JSON, YAML. */
 final class Outputs {
 
     enum Format { text, json, yaml }
+
+    /** text, json or yaml, any case; txt is Salt's name for text. */
+    static final class FormatConverter implements ITypeConverter<Format> {
+        @Override
+        public Format convert(String value) {
+            String name = value.toLowerCase(Locale.ROOT);
+            if (name.equals("txt")) {
+                return Format.text;
+            }
+            for (Format format : Format.values()) {
+                if (format.name().equals(name)) {
+                    return format;
+                }
+            }
+            throw new TypeConversionException("expected text (or txt), json or yaml, not '"
+                    + value + "'");
+        }
+    }
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);

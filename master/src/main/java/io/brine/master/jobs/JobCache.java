@@ -54,8 +54,16 @@ public final class JobCache implements AutoCloseable {
     private final AtomicLong bytes = new AtomicLong();
     private final Thread writer;
     private volatile boolean closed;
+    /** The cluster's shared job records and returns; null for a master alone. */
+    private final SharedJobs shared;
 
     public JobCache(Path dir, Duration keep, long maxBytes, Clock clock) throws IOException {
+        this(dir, keep, maxBytes, clock, null);
+    }
+
+    /** A job cache whose jobs and returns are also shared with a cluster's other masters. */
+    public JobCache(Path dir, Duration keep, long maxBytes, Clock clock, SharedJobs shared) throws IOException {
+        this.shared = shared;
         this.dir = dir;
         this.keep = keep;
         this.maxBytes = maxBytes;
@@ -74,6 +82,9 @@ public final class JobCache implements AutoCloseable {
         byte[] content = json.writeValueAsBytes(job);
         AtomicFiles.write(jobDir.resolve(JOB_FILE), content, AtomicFiles.OWNER_RW);
         bytes.addAndGet(content.length);
+        if (shared != null) {
+            shared.putJob(job);
+        }
     }
 
     /**
@@ -91,7 +102,7 @@ public final class JobCache implements AutoCloseable {
         }
         Path file = jobDir(jid).resolve(JOB_FILE);
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-            return Optional.empty();
+            return shared == null ? Optional.empty() : shared.job(jid);
         }
         try {
             return Optional.of(json.readValue(AtomicFiles.readSmall(file, 64 * 1024 * 1024), JobRecord.class));
@@ -101,11 +112,24 @@ public final class JobCache implements AutoCloseable {
         }
     }
 
-    /** The returns of a job, one per minion (the first stored wins), in the order they arrived. */
+    /**
+     * The returns of a job, one per minion (the first stored wins), in the order they arrived; in a cluster, then
+     * those other masters received.
+     */
     public List<StoredReturn> returns(String jid) {
         if (!JobIds.isValid(jid)) {
             return List.of();
         }
+        if (shared != null) {
+            Map<String, StoredReturn> byMinion = new LinkedHashMap<>();
+            localReturns(jid).forEach(ret -> byMinion.put(ret.id(), ret));
+            shared.returns(jid).forEach(ret -> byMinion.putIfAbsent(ret.id(), ret));
+            return List.copyOf(byMinion.values());
+        }
+        return localReturns(jid);
+    }
+
+    private List<StoredReturn> localReturns(String jid) {
         Path file = jobDir(jid).resolve(RETURNS_FILE);
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return List.of();
@@ -130,7 +154,11 @@ public final class JobCache implements AutoCloseable {
     /** Jobs in the cache, oldest first. */
     public List<JobRecord> list() {
         List<JobRecord> jobs = new ArrayList<>();
-        for (String jid : jids()) {
+        java.util.SortedSet<String> all = new java.util.TreeSet<>(jids());
+        if (shared != null) {
+            all.addAll(shared.jids());
+        }
+        for (String jid : all) {
             job(jid).ifPresent(jobs::add);
         }
         return jobs;
@@ -151,6 +179,9 @@ public final class JobCache implements AutoCloseable {
         }
         if (removed > 0) {
             LOG.info("Job cache: removed {} old jobs", removed);
+        }
+        if (shared != null) {
+            shared.sweep(keep);
         }
     }
 
@@ -243,6 +274,9 @@ public final class JobCache implements AutoCloseable {
             bytes.addAndGet(content.length);
             for (PendingReturn pending : entry.getValue()) {
                 pending.onStored().run();
+                if (shared != null) {
+                    shared.putReturn(pending.jid(), pending.ret());
+                }
             }
         }
     }
@@ -297,6 +331,9 @@ public final class JobCache implements AutoCloseable {
             writer.join(5000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (shared != null) {
+            shared.close();
         }
     }
 }

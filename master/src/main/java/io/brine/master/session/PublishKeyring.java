@@ -9,7 +9,9 @@ import java.time.Clock;
  * different generations are independent, so holding one tells nothing about the next.
  *
  * <p>Generations start from the clock's milliseconds when the master starts, so they increase across restarts;
- * serials likewise start from the clock in microseconds and only ever grow.
+ * serials likewise start from the clock in microseconds and only ever grow. A serial never falls behind the clock in
+ * microseconds either, so the masters of a cluster (clocks in step) hand out serials a minion moving between them
+ * still takes as new. In a cluster the masters agree on each generation ({@link #candidate}, {@link #install}).
  */
 public final class PublishKeyring {
 
@@ -25,8 +27,10 @@ public final class PublishKeyring {
     /** Kept one rotation longer: a thread may still be copying its key bytes into a reply. */
     private Generation previous;
     private long serial;
+    private final Clock clock;
 
     public PublishKeyring(Clock clock) {
+        this.clock = clock;
         this.current = new Generation(clock.millis(), SessionKey.random());
         this.serial = clock.millis() * 1000;
     }
@@ -46,9 +50,32 @@ public final class PublishKeyring {
         return current;
     }
 
-    /** The next publication serial: strictly greater than every serial handed out before. */
+    /** A fresh generation after the current one, not installed: what this master proposes to its cluster. */
+    public Generation candidate() {
+        return new Generation(current.number() + 1, SessionKey.random());
+    }
+
+    /**
+     * Makes {@code agreed} (the cluster's generation) the current one unless it already is; returns whether it
+     * replaced the current generation.
+     */
+    public synchronized boolean install(Generation agreed) {
+        Generation replaced = current;
+        if (agreed.number() == replaced.number()) {
+            return false;
+        }
+        current = agreed;
+        if (previous != null) {
+            previous.key().wipe();
+        }
+        previous = replaced;
+        return true;
+    }
+
+    /** The next publication serial: strictly greater than every serial handed out before, and than the clock's. */
     public synchronized long nextSerial() {
-        return ++serial;
+        serial = Math.max(serial + 1, clock.millis() * 1000);
+        return serial;
     }
 
     /** The last serial handed out; minions accept only publications above it. */

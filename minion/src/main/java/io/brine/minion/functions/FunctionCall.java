@@ -178,8 +178,7 @@ public record FunctionCall(String jid, List<Object> args, Map<String, Object> kw
     public void checkArguments(int maxPositional, Set<String> keywords) throws FunctionException {
         if (args.size() > maxPositional) {
             throw new FunctionException("takes at most " + maxPositional + " positional argument"
-                    + (maxPositional == 1 ? "" : "s") + ", got " + args.size()
-                    + (maxPositional == 1 ? " (quote a command that has spaces)" : ""));
+                    + (maxPositional == 1 ? "" : "s") + ", got " + args.size() + quotingHint(maxPositional));
         }
         Set<String> unknown = new TreeSet<>(kwargs.keySet());
         unknown.removeAll(keywords);
@@ -187,6 +186,15 @@ public record FunctionCall(String jid, List<Object> args, Map<String, Object> kw
             throw new FunctionException("unknown keyword argument" + (unknown.size() == 1 ? " " : "s ")
                     + String.join(", ", unknown) + " (accepted: " + String.join(", ", new TreeSet<>(keywords)) + ")");
         }
+    }
+
+    /** When the words past the last allowed argument look like one argument split on spaces: how to pass it. */
+    private String quotingHint(int maxPositional) {
+        if (maxPositional < 1 || !args.stream().allMatch(String.class::isInstance)) {
+            return "";
+        }
+        List<String> words = args.subList(maxPositional - 1, args.size()).stream().map(String.class::cast).toList();
+        return " (to pass '" + String.join(" ", words) + "' as one argument, quote it)";
     }
 
     private static String typeName(Object v) {

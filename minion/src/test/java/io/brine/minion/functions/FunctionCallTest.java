@@ -50,6 +50,18 @@ class FunctionCallTest {
     }
 
     @Test
+    void tooManyWordsAreHintedAsOneQuotedArgumentWhateverTheFunction() {
+        // test.echo hello world: not "quote a command" (there is no command), but the words it got, quoted.
+        assertThatThrownBy(() -> FunctionCall.of(List.of("hello", "world"), Map.of()).checkArguments(1, Set.of()))
+                .hasMessage("takes at most 1 positional argument, got 2 (to pass 'hello world' as one argument,"
+                        + " quote it)")
+                .message().doesNotContain("command");
+        // Not every argument is a word: no hint then.
+        assertThatThrownBy(() -> FunctionCall.of(List.of("a", 5L), Map.of()).checkArguments(1, Set.of()))
+                .hasMessage("takes at most 1 positional argument, got 2");
+    }
+
+    @Test
     void remainingTimeIsMeasuredOnTheCallsClockAndNeverNegative() {
         Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
         FunctionCall call = new FunctionCall("j", List.of(), Map.of(), Map.of(),

@@ -92,6 +92,75 @@ public sealed interface Target {
         }
     }
 
+    /** A grain regex ({@code P@}): as {@link GrainGlob}, with a regex anchored at the start, case-insensitive. */
+    record GrainRegex(List<String> path, Pattern pattern) implements Target {
+        @Override
+        public boolean usesGrains() {
+            return true;
+        }
+
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            return anyScalar(grain(grains, path), text -> pattern.matcher(text).lookingAt());
+        }
+    }
+
+    /** A subnet ({@code S@}) that one of the minion's {@code ipv4} grain addresses is in. */
+    record Subnet(int network, int prefix) implements Target {
+        @Override
+        public boolean usesGrains() {
+            return true;
+        }
+
+        @Override
+        public boolean matches(String id, Map<String, Object> grains) {
+            int mask = prefix == 0 ? 0 : -1 << (32 - prefix);
+            return anyScalar(grains.get("ipv4"), text -> {
+                Integer address = ipv4(text);
+                return address != null && (address & mask) == (network & mask);
+            });
+        }
+
+        /** A dotted-quad IPv4 address as an int; null when it is not one (never a host name: no DNS). */
+        static Integer ipv4(String text) {
+            String[] parts = text.split("\\.", -1);
+            if (parts.length != 4) {
+                return null;
+            }
+            int address = 0;
+            for (String part : parts) {
+                if (!part.matches("[0-9]{1,3}") || Integer.parseInt(part) > 255) {
+                    return null;
+                }
+                address = address << 8 | Integer.parseInt(part);
+            }
+            return address;
+        }
+    }
+
+    /** The value of the grain at {@code path} (nested keys); null when there is none. */
+    private static Object grain(Map<String, Object> grains, List<String> path) {
+        Object value = grains;
+        for (String key : path) {
+            if (!(value instanceof Map<?, ?> map)) {
+                return null;
+            }
+            value = map.get(key);
+        }
+        return value;
+    }
+
+    /** Whether the value, or any element of a list value, is a scalar whose string form passes {@code test}. */
+    private static boolean anyScalar(Object value, java.util.function.Predicate<String> test) {
+        if (value == null || value instanceof Map<?, ?>) {
+            return false;
+        }
+        if (value instanceof List<?> list) {
+            return list.stream().anyMatch(item -> anyScalar(item, test));
+        }
+        return test.test(String.valueOf(value));
+    }
+
     record And(Target left, Target right) implements Target {
         @Override
         public boolean usesGrains() {

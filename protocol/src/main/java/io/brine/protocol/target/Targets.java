@@ -13,8 +13,9 @@ import java.util.regex.PatternSyntaxException;
 /**
  * Parses target expressions of each type: {@code glob} (the default), {@code pcre}, {@code list}, {@code grain}
  * ({@code key:glob}, nested keys joined by {@code :}) and {@code compound}, Salt's syntax:
- * {@code G@os:debian and web* or not L@db1,db2}, with {@code E@} for a regex, {@code L@} for a list, parentheses,
- * and {@code not} binding tighter than {@code and}, which binds tighter than {@code or}.
+ * {@code G@os:debian and web* or not L@db1,db2}, with {@code E@} for a regex, {@code L@} for a list, {@code P@} for
+ * a grain regex ({@code key:regex}), {@code S@} for a subnet on the {@code ipv4} grain ({@code 10.0.0.0/8}),
+ * parentheses, and {@code not} binding tighter than {@code and}, which binds tighter than {@code or}.
  */
 public final class Targets {
 
@@ -78,6 +79,46 @@ public final class Targets {
             throw new TargetException("grain target " + expression + " has an empty key");
         }
         return new Target.GrainGlob(List.copyOf(path), Glob.compile(expression.substring(colon + 1), true));
+    }
+
+    private static Target grainRegex(String expression) {
+        // The key path ends at the last colon before the first character that only a regex has.
+        int special = 0;
+        while (special < expression.length() && "()[]{}.*+?|^$\\".indexOf(expression.charAt(special)) < 0) {
+            special++;
+        }
+        int colon = expression.lastIndexOf(':', special);
+        if (colon <= 0) {
+            throw new TargetException("grain regex target " + expression + " needs the form key:regex");
+        }
+        List<String> path = Arrays.asList(expression.substring(0, colon).split(":"));
+        if (path.stream().anyMatch(String::isEmpty)) {
+            throw new TargetException("grain regex target " + expression + " has an empty key");
+        }
+        String regex = expression.substring(colon + 1);
+        try {
+            return new Target.GrainRegex(List.copyOf(path), Pattern.compile(regex, Pattern.CASE_INSENSITIVE));
+        } catch (PatternSyntaxException e) {
+            throw new TargetException("bad regular expression " + regex + ": " + e.getDescription());
+        }
+    }
+
+    private static Target subnet(String expression) {
+        int slash = expression.indexOf('/');
+        String address = slash < 0 ? expression : expression.substring(0, slash);
+        int prefix = 32;
+        if (slash >= 0) {
+            String bits = expression.substring(slash + 1);
+            if (!bits.matches("[0-9]{1,2}") || Integer.parseInt(bits) > 32) {
+                throw new TargetException("bad subnet " + expression + ": the prefix length must be 0 to 32");
+            }
+            prefix = Integer.parseInt(bits);
+        }
+        Integer network = Target.Subnet.ipv4(address);
+        if (network == null) {
+            throw new TargetException("bad subnet " + expression + ": expected an IPv4 address or a.b.c.d/bits");
+        }
+        return new Target.Subnet(network, prefix);
     }
 
     /** Recursive descent over whitespace-separated words and parentheses. */
@@ -162,8 +203,10 @@ public final class Targets {
                     case 'G' -> grain(rest);
                     case 'E' -> regex(rest);
                     case 'L' -> list(rest);
+                    case 'P' -> grainRegex(rest);
+                    case 'S' -> subnet(rest);
                     default -> throw new TargetException("unsupported compound prefix " + token.substring(0, 2)
-                            + " (supported: G@, E@, L@, and plain globs)");
+                            + " (supported: G@, P@, E@, L@, S@, and plain globs)");
                 };
             }
             return new Target.IdGlob(Glob.compile(token));

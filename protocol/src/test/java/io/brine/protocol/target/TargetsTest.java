@@ -27,6 +27,35 @@ class TargetsTest {
     }
 
     @Test
+    void compoundPAtIsAGrainRegexAnchoredAtTheStartWithoutCase() {
+        assertThat(Targets.parse("compound", "P@os:(debian|ubuntu)$").matches("web1", DEBIAN)).isTrue();
+        assertThat(Targets.parse("compound", "P@os:(debian|ubuntu)$").matches("db1", REDHAT)).isFalse();
+        assertThat(Targets.parse("compound", "P@roles:ca.*").matches("web1", DEBIAN)).isTrue();
+        assertThat(Targets.parse("compound", "P@cloud:region:eu-.*").matches("web1", DEBIAN)).isTrue();
+        assertThat(Targets.parse("compound", "P@os:hat").matches("db1", REDHAT)).isFalse();
+        assertThat(Targets.parse("compound", "P@os:deb").usesGrains()).isTrue();
+        assertThatThrownBy(() -> Targets.parse("compound", "P@os:(deb")).isInstanceOf(TargetException.class)
+                .hasMessageContaining("bad regular expression");
+    }
+
+    @Test
+    void compoundSAtMatchesASubnetOnTheIpv4Grain() {
+        Map<String, Object> inside = Map.of("ipv4", List.of("127.0.0.1", "10.1.2.3"));
+        Map<String, Object> outside = Map.of("ipv4", List.of("127.0.0.1", "192.168.1.5"));
+        assertThat(Targets.parse("compound", "S@10.0.0.0/8").matches("a", inside)).isTrue();
+        assertThat(Targets.parse("compound", "S@10.0.0.0/8").matches("b", outside)).isFalse();
+        assertThat(Targets.parse("compound", "S@192.168.1.5").matches("b", outside)).isTrue();
+        assertThat(Targets.parse("compound", "S@192.168.1.0/31").matches("b", outside)).isFalse();
+        assertThat(Targets.parse("compound", "S@0.0.0.0/0").matches("c", Map.of("ipv4", "8.8.8.8"))).isTrue();
+        assertThat(Targets.parse("compound", "S@10.0.0.0/8 and not S@10.1.0.0/16").matches("a", inside)).isFalse();
+        assertThat(Targets.parse("compound", "S@10.0.0.0/8").matches("d", Map.of())).isFalse();
+        for (String bad : List.of("S@10.0.0/8", "S@10.0.0.0/33", "S@300.0.0.0/8", "S@web1", "S@10.0.0.0/")) {
+            assertThatThrownBy(() -> Targets.parse("compound", bad)).as(bad).isInstanceOf(TargetException.class)
+                    .hasMessageContaining("subnet");
+        }
+    }
+
+    @Test
     void literalGlobsAndListsNameExactIds() {
         assertThat(Targets.parse("glob", "web1").exactIds()).contains(Set.of("web1"));
         assertThat(Targets.parse("glob", "web*").exactIds()).isEmpty();

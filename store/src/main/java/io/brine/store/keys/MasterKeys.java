@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The master's key pair in {@code pki_dir}: {@code master.pem} (PKCS#1, 0400) and {@code master.pub} (SPKI, 0644). */
-final class MasterKeys {
+public final class MasterKeys {
 
     static final String PRIVATE_FILE = "master.pem";
     static final String PUBLIC_FILE = "master.pub";
@@ -26,6 +26,20 @@ final class MasterKeys {
     private static final int MAX_PEM_BYTES = Pem.MAX_PEM_CHARS;
 
     private MasterKeys() {
+    }
+
+    /**
+     * Loads a key pair an admin installed, with the same checks as {@link #loadOrCreate}, and never generates one:
+     * every master of a cluster must have the cluster's one key pair (minions pin it), so a master that made its own
+     * would split the cluster.
+     */
+    public static KeyPair loadInstalled(Path pkiDir) throws IOException, KeyStoreException {
+        if (AtomicFiles.attributes(pkiDir.resolve(PRIVATE_FILE)).isEmpty()) {
+            throw new KeyStoreException(pkiDir.resolve(PRIVATE_FILE) + " is missing: in cluster mode every master"
+                    + " uses the cluster's one master key pair; copy master.pem (mode 0400) and master.pub from the"
+                    + " first master into " + pkiDir);
+        }
+        return loadOrCreate(pkiDir, RsaKeys.DEFAULT_BITS);
     }
 
     /** Loads the key pair, generating it on first use. The caller holds the store lock. */

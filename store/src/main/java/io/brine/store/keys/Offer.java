@@ -2,6 +2,7 @@ package io.brine.store.keys;
 
 import io.brine.store.keys.Snapshot.Tenure;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 /**
  * What {@link KeyStore#offer} answered and what the store holds for the id afterwards, so that a caller needs no
@@ -19,13 +20,26 @@ public final class Offer {
     private final KeyDecision decision;
     private final StoredKey stored;
     private final boolean sameKey;
-    private final Tenure tenure;
+    private final BooleanSupplier current;
 
     private Offer(KeyDecision decision, StoredKey stored, boolean sameKey, Tenure tenure) {
+        this(decision, stored, sameKey, tenure::current);
+    }
+
+    private Offer(KeyDecision decision, StoredKey stored, boolean sameKey, BooleanSupplier current) {
         this.decision = decision;
         this.stored = stored;
         this.sameKey = sameKey;
-        this.tenure = tenure;
+        this.current = current;
+    }
+
+    /**
+     * An offer answered by another backend (the cluster's): {@code current} answers {@link #current()} and must
+     * turn false, for good, before that backend tells any listener that {@code stored} moved or left.
+     */
+    public static Offer of(KeyDecision decision, StoredKey stored, boolean sameKey, BooleanSupplier current) {
+        return stored == null ? new Offer(decision, null, false, NEVER)
+                : new Offer(decision, stored, sameKey, current);
     }
 
     /** An offer answered with the id's entry {@code entry} (null when the id holds no key). */
@@ -65,7 +79,7 @@ public final class Offer {
      * whatever the change sets off.
      */
     public boolean current() {
-        return tenure.current();
+        return current.getAsBoolean();
     }
 
     @Override

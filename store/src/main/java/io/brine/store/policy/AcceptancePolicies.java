@@ -73,6 +73,16 @@ public final class AcceptancePolicies implements AutoCloseable {
      * @param audit    where promotions are audited; null for none (brine-key's dry run promotes nothing)
      */
     public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit) {
+        return fromConfig(config, keyStore, clock, audit,
+                name -> SpentRecord.file(config.cachedir().resolve(name), clock));
+    }
+
+    /**
+     * {@link #fromConfig(MasterConfig, KeyStore, Clock, AuditLog)} with the spent grants and tokens kept where
+     * {@code spent} says ({@value #SPENT_GRANTS} and {@value #SPENT_TOKENS} name them): a cluster shares them.
+     */
+    public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit,
+            java.util.function.Function<String, SpentRecord> spent) {
         Objects.requireNonNull(keyStore, "keyStore");
         MasterConfig.Acceptance acceptance = config.acceptance();
         List<AcceptancePolicy> rejecters = new ArrayList<>();
@@ -88,10 +98,10 @@ public final class AcceptancePolicies implements AutoCloseable {
         Classifications classifications = new Classifications(config.cachedir().resolve(Classifications.DIR_NAME),
                 keyStore::acceptedKey);
         accepters.add(new GrantPolicy(new ProvisionerKeys(keyStore.pkiDir().resolve(ProvisionerKeys.DIR_NAME),
-                clock), new SpentStore(config.cachedir().resolve(SPENT_GRANTS), clock), classifications, clock));
+                clock), spent.apply(SPENT_GRANTS), classifications, clock));
         if (!acceptance.autosignTokens().isEmpty()) {
             accepters.add(new TokenPolicy(acceptance.autosignTokens(),
-                    new SpentStore(config.cachedir().resolve(SPENT_TOKENS), clock)));
+                    spent.apply(SPENT_TOKENS)));
         }
         if (!acceptance.autosignClaims().isEmpty()) {
             LOG.info("autosign_claims is on: claims are unsigned, so it is only as strong as the network that keeps"

@@ -26,11 +26,11 @@ public final class GrantPolicy implements AcceptancePolicy {
     private static final Logger LOG = LoggerFactory.getLogger(GrantPolicy.class);
 
     private final ProvisionerKeys provisioners;
-    private final SpentStore spent;
+    private final SpentRecord spent;
     private final Classifications classifications;
     private final Clock clock;
 
-    GrantPolicy(ProvisionerKeys provisioners, SpentStore spent, Classifications classifications, Clock clock) {
+    GrantPolicy(ProvisionerKeys provisioners, SpentRecord spent, Classifications classifications, Clock clock) {
         this.provisioners = provisioners;
         this.spent = spent;
         this.classifications = classifications;

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * is appended and forced before {@link #spend} returns true; the file is rewritten atomically, without expired
  * records, when it has grown to twice what is live. A missing or damaged file reads as what it holds that is valid.
  */
-final class SpentStore {
+final class SpentStore implements SpentRecord {
 
     private static final Logger LOG = LoggerFactory.getLogger(SpentStore.class);
     private static final Pattern KEY = Pattern.compile("[0-9a-f]{16,128}");
@@ -45,7 +45,8 @@ final class SpentStore {
     }
 
     /** Whether {@code key} is spent and not yet expired. */
-    synchronized boolean isSpent(String key) throws IOException {
+    @Override
+    public synchronized boolean isSpent(String key) throws IOException {
         load();
         Long expires = spent.get(key);
         return expires != null && expires > clock.instant().getEpochSecond();
@@ -56,7 +57,8 @@ final class SpentStore {
      *
      * @throws IOException when it cannot be recorded: the caller must not accept
      */
-    synchronized boolean spend(String key, Instant expires) throws IOException {
+    @Override
+    public synchronized boolean spend(String key, Instant expires) throws IOException {
         requireKey(key);
         if (isSpent(key)) {
             return false;
@@ -67,7 +69,8 @@ final class SpentStore {
     }
 
     /** Gives a spend back, when what it paid for did not happen after all (the key store did not accept). */
-    synchronized void unspend(String key) {
+    @Override
+    public synchronized void unspend(String key) {
         try {
             load();
             if (spent.remove(key) != null) {

@@ -25,9 +25,9 @@ public final class TokenPolicy implements AcceptancePolicy {
     }
 
     private final List<Entry> entries;
-    private final SpentStore spent;
+    private final SpentRecord spent;
 
-    TokenPolicy(List<AutosignToken> tokens, SpentStore spent) {
+    TokenPolicy(List<AutosignToken> tokens, SpentRecord spent) {
         this.entries = java.util.stream.IntStream.range(0, tokens.size())
                 .mapToObj(i -> new Entry(i, tokens.get(i), Glob.compile(tokens.get(i).match()))).toList();
         this.spent = spent;

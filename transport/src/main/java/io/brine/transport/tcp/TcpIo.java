@@ -44,7 +44,7 @@ public enum TcpIo {
     }
 
     /** The server channel class that fits {@code group}'s I/O. */
-    static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
+    public static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
         return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
                 ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }

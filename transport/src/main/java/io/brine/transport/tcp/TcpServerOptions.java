@@ -1,11 +1,11 @@
 package io.brine.transport.tcp;
 
 import static io.brine.transport.OptionChecks.requireMillis;
-import static io.brine.transport.OptionChecks.requirePositive;
+import static io.brine.transport.OptionChecks.requireServer;
 
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.server.ServerOptions;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Tuning of {@link TcpServerTransport}; validated on construction, immutable. Start from {@link #defaults()}.
@@ -41,31 +41,13 @@ public record TcpServerOptions(
         int maxUnauthenticatedConnections,
         int backlog,
         int ioThreads,
-        TcpIo io) {
+        TcpIo io) implements ServerOptions {
 
     public TcpServerOptions {
-        requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);
-        requirePositive("maxFrame", maxFrame);
-        if (maxFrame > FrameLimits.MAX_FRAME || maxUnauthenticatedFrame > maxFrame) {
-            throw new IllegalArgumentException("need maxUnauthenticatedFrame <= maxFrame <= FrameLimits.MAX_FRAME");
-        }
-        if (maxQueuedBytes < maxFrame + 4L) {
-            throw new IllegalArgumentException("maxQueuedBytes must hold at least one frame: " + maxQueuedBytes);
-        }
-        requirePositive("writeBufferLowWaterMark", writeBufferLowWaterMark);
-        if (writeBufferHighWaterMark < writeBufferLowWaterMark) {
-            throw new IllegalArgumentException("writeBufferHighWaterMark below writeBufferLowWaterMark");
-        }
-        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout, 1);
-        requireMillis("idleTimeout", idleTimeout, 1);
+        requireServer(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, TcpFrameDecoder.PREFIX,
+                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
+                maxUnauthenticatedConnections, backlog, ioThreads, io);
         requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
-        requirePositive("maxConnections", maxConnections);
-        requirePositive("maxUnauthenticatedConnections", maxUnauthenticatedConnections);
-        requirePositive("backlog", backlog);
-        if (ioThreads < 0) {
-            throw new IllegalArgumentException("ioThreads must be 0 (default) or more: " + ioThreads);
-        }
-        Objects.requireNonNull(io, "io");
     }
 
     /**

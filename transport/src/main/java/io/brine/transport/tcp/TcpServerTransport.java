@@ -3,18 +3,17 @@ package io.brine.transport.tcp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
+import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.RunState;
+import io.brine.transport.server.ServerBootstraps;
+import io.brine.transport.server.ServerConnection;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.ssl.SslContext;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.Collection;
@@ -25,8 +24,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes.
  *
  * <p><b>Outbound and back-pressure.</b> {@link #send} and {@link #publish} never wait: they queue each frame for
- * the connection's event loop, which writes a batch and flushes each connection once ({@link LoopOutbox}). A
+ * the connection's event loop, which writes a batch and flushes each connection once ({@link Outbox}). A
  * publication is wrapped once and shared by every connection it goes to, never copied. Each connection may have at
  * most {@link TcpServerOptions#maxQueuedBytes()} queued and not yet written to its socket: a frame that would go
  * over closes the connection (INFO: "disconnected: outbound queue over N bytes") and the minion is reported
@@ -62,20 +59,14 @@ public final class TcpServerTransport implements ServerTransport {
 
     private static final Logger LOG = LoggerFactory.getLogger(TcpServerTransport.class);
 
-    private enum State { NEW, RUNNING, CLOSED }
-
     private final String bindHost;
     private final int port;
     private final TcpServerOptions options;
     private final SslContext tls;
     private final EventLoopGroup sharedGroup;
-    private final UndeliveredListener undeliveredListener;
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final RunState state = new RunState();
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
-    private final Map<EventLoop, LoopOutbox> outboxes = new ConcurrentHashMap<>();
-    private final AtomicInteger connections = new AtomicInteger();
-    private final AtomicInteger unauthenticated = new AtomicInteger();
-    private final ChannelGroup channels = new DefaultChannelGroup("brine-tcp", GlobalEventExecutor.INSTANCE);
+    private final AcceptedConnections accepted;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -103,40 +94,29 @@ public final class TcpServerTransport implements ServerTransport {
         this.options = Objects.requireNonNull(options, "options");
         this.tls = tls;
         this.sharedGroup = sharedGroup;
-        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : TcpServerTransport::logLost;
+        this.accepted = new AcceptedConnections("brine-tcp", options, undeliveredListener, LOG);
     }
 
     @Override
     public void start(InboundHandler handler) throws IOException {
         Objects.requireNonNull(handler, "handler");
-        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
-            throw new IllegalStateException("transport already started or closed");
-        }
-        this.handler = handler;
-        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-tcp-server");
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(group)
-                .channel(TcpIo.serverChannel(group))
-                .option(ChannelOption.SO_BACKLOG, options.backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
-                .childHandler(new TcpServerInitializer(this, options, tls));
+        state.start();
+        this.handler = new GuardedInbound(handler, LOG);
+        group = ServerBootstraps.group(sharedGroup, options, "brine-tcp-server");
+        ServerBootstrap bootstrap = ServerBootstraps.of(group, options, new TcpServerInitializer(this, options, tls));
         try {
             serverChannel = bootstrap.bind(bindHost, port).syncUninterruptibly().channel();
         } catch (Exception e) {
             // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
             shutDownGroup();
-            state.set(State.CLOSED);
+            state.close();
             throw new IOException("cannot bind the TCP transport on " + bindHost + " port " + port + ": "
                     + e.getMessage(), e);
         }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         addresses = new Addresses(bound, bound);
         LOG.info("TCP transport{}: both channels on {} ({} I/O)", tls != null ? " with TLS" : "", bound,
-                TcpIo.serverChannel(group).getSimpleName().startsWith("Epoll") ? "epoll" : "NIO");
+                ServerBootstraps.ioName(group));
     }
 
     @Override
@@ -158,7 +138,7 @@ public final class TcpServerTransport implements ServerTransport {
     public boolean send(Peer peer, byte[] frame) {
         TcpConnection connection = connectionOf(peer);
         Objects.requireNonNull(frame, "frame");
-        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
         }
         return connection.enqueue(Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
@@ -173,7 +153,7 @@ public final class TcpServerTransport implements ServerTransport {
     public Set<String> publish(Collection<String> minionIds, byte[] frame) {
         Objects.requireNonNull(frame, "frame");
         Set<String> undeliverable = new HashSet<>();
-        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || frame.length > options.maxFrame()) {
             undeliverable.addAll(minionIds);
             return undeliverable;
         }
@@ -201,7 +181,6 @@ public final class TcpServerTransport implements ServerTransport {
         Objects.requireNonNull(minionId, "minionId");
         TcpConnection connection = connectionOf(peer);
         if (connection.authenticate()) {
-            unauthenticated.decrementAndGet();
             Channel channel = connection.channel();
             channel.eventLoop().execute(() -> {
                 if (channel.pipeline().get(TcpServerInitializer.IDLE) != null) {
@@ -238,16 +217,15 @@ public final class TcpServerTransport implements ServerTransport {
     /** Closes every connection and the listening socket, then the event loops if they are this transport's. */
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous != State.RUNNING) {
+        if (!state.close()) {
             return;
         }
         if (serverChannel != null) {
             serverChannel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
-        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        accepted.closeAll();
         shutDownGroup();
-        outboxes.values().forEach(LoopOutbox::discard);
+        accepted.discardQueued();
         routes.clear();
         LOG.info("TCP transport closed");
     }
@@ -268,107 +246,42 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        long writes = 0;
-        long flushes = 0;
-        for (LoopOutbox outbox : outboxes.values()) {
-            writes += outbox.writes();
-            flushes += outbox.flushes();
-        }
-        return new OutboundStats(writes, flushes);
+        return new OutboundStats(accepted.writes(), accepted.flushes());
     }
 
     /** Open connections now, bound or not. */
     public int connectionCount() {
-        return connections.get();
+        return accepted.count();
     }
 
     // ---- called by the pipeline ----
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     TcpConnection admit(Channel channel) {
-        String remote = remoteAddressOf(channel);
-        if (state.get() != State.RUNNING) {
+        if (!state.isRunning()) {
             return null;
         }
-        if (connections.incrementAndGet() > options.maxConnections()) {
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} connections open", remote, options.maxConnections());
-            return null;
-        }
-        if (unauthenticated.incrementAndGet() > options.maxUnauthenticatedConnections()) {
-            unauthenticated.decrementAndGet();
-            connections.decrementAndGet();
-            LOG.debug("Connection from {} refused: {} unauthenticated connections open", remote,
-                    options.maxUnauthenticatedConnections());
-            return null;
-        }
-        LoopOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), LoopOutbox::new);
-        TcpConnection connection = new TcpConnection(channel, remote, outbox, this);
-        channels.add(channel);
-        channel.closeFuture().addListener(future -> {
-            connections.decrementAndGet();
-            if (connection.markClosed()) {
-                unauthenticated.decrementAndGet();
-            }
-        });
-        return connection;
+        return accepted.admit(channel, TcpConnection::new);
     }
 
     void deliver(TcpConnection connection, byte[] frame) {
-        try {
-            handler.onFrame(connection.peer(), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
-        }
+        handler.onFrame(connection.peer(), frame);
     }
 
     void disconnected(TcpConnection connection) {
         for (String id : connection.minionIds()) {
             routes.remove(id, connection);
         }
-        try {
-            handler.onDisconnect(connection.peer());
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
-        }
-    }
-
-    void overflowed(TcpConnection connection, long maxQueuedBytes) {
-        Set<String> ids = connection.minionIds();
-        LOG.info("Minion {} ({}): disconnected: outbound queue over {} bytes",
-                ids.isEmpty() ? "?" : String.join(",", ids), connection.remoteAddress(), maxQueuedBytes);
-    }
-
-    /** A publication queued for {@code minionId} that its connection closed on. */
-    void lost(String minionId, byte[] frame) {
-        try {
-            undeliveredListener.onUndelivered(Set.of(minionId), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Publish channel: the undelivered listener failed", e);
-        }
+        handler.onDisconnect(connection.peer());
     }
 
     // ---- helpers ----
 
     private static TcpConnection connectionOf(Peer peer) {
-        if (!(peer instanceof TcpPeer tcpPeer)) {
-            throw new IllegalArgumentException("not a TCP peer: " + peer);
-        }
-        return tcpPeer.connection();
-    }
-
-    private static String remoteAddressOf(Channel channel) {
-        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : "unknown";
+        return ServerConnection.of(peer, TcpConnection.class);
     }
 
     private void shutDownGroup() {
-        if (sharedGroup == null && group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static void logLost(Set<String> minionIds, byte[] frame) {
-        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
+        ServerBootstraps.shutDown(group, sharedGroup);
     }
 }

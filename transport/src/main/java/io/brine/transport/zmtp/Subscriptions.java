@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /**
  * Who receives a minion's publications: the master decides, not the subscriber (PROTOCOL.md 2.1). A subscription
@@ -50,12 +49,9 @@ final class Subscriptions {
     /** Publish connections holding {@code m/ID/}, oldest first. */
     private final Map<String, LinkedHashSet<ZmtpConnection>> holders = new HashMap<>();
     private final int maxTopics;
-    /** Told, under the lock, of a publish connection's first honoured subscription. */
-    private final Consumer<ZmtpConnection> firstHonoured;
 
-    Subscriptions(int maxTopics, Consumer<ZmtpConnection> firstHonoured) {
+    Subscriptions(int maxTopics) {
         this.maxTopics = maxTopics;
-        this.firstHonoured = firstHonoured;
     }
 
     Route route(String minionId) {
@@ -210,9 +206,8 @@ final class Subscriptions {
         if (previous == null || !previous.connections().equals(newest)) {
             honoured.put(id, new Route(newest, previous != null ? previous.topic() : Topics.minionBytes(id)));
             for (ZmtpConnection connection : newest) {
-                if (connection.authenticate()) {
-                    firstHonoured.accept(connection);
-                }
+                // An honoured subscription authenticates its connection (once; it leaves the unauthenticated caps).
+                connection.authenticate();
             }
         }
     }

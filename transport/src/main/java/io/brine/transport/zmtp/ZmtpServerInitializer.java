@@ -11,7 +11,7 @@ import io.netty.channel.ChannelPipeline;
  * zmtp         ZmtpConnectionHandler  our greeting at once; READY exchange; PING answered; ZmtpEvents out
  * connection   ZmtpServerHandler      events to the transport; timeouts; back-pressure; logs and closes on errors
  * </pre>
- * Outbound, the transport writes framed buffers ({@link ZmtpEncoder}) through {@link ZmtpOutbox}. A connection over
+ * Outbound, the transport writes framed buffers ({@link ZmtpEncoder}) through an {@link io.brine.transport.server.Outbox}. A connection over
  * the connection caps is closed before any of this is built.
  */
 final class ZmtpServerInitializer extends ChannelInitializer<Channel> {

@@ -1,9 +1,12 @@
 package io.brine.transport.zmtp;
 
+import static io.brine.transport.OptionChecks.requirePositive;
+import static io.brine.transport.OptionChecks.requireServer;
+
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.transport.server.ServerOptions;
 import io.brine.transport.tcp.TcpIo;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Tuning of {@link ZmtpServerTransport}; validated on construction, immutable. Start from {@link #defaults()}: the
@@ -43,32 +46,17 @@ public record ZmtpServerOptions(
         int maxTopicsPerConnection,
         int backlog,
         int ioThreads,
-        TcpIo io) {
+        TcpIo io) implements ServerOptions {
+
+    /** Room for a frame's ZMTP framing around the largest message (topic frame, delimiter, headers). */
+    private static final long FRAMING = 1024;
 
     public ZmtpServerOptions {
-        requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);
-        requirePositive("maxFrame", maxFrame);
-        if (maxFrame > FrameLimits.MAX_FRAME || maxUnauthenticatedFrame > maxFrame) {
-            throw new IllegalArgumentException("need maxUnauthenticatedFrame <= maxFrame <= FrameLimits.MAX_FRAME");
-        }
-        if (maxQueuedBytes < maxFrame + 1024L) {
-            throw new IllegalArgumentException("maxQueuedBytes must hold at least one frame: " + maxQueuedBytes);
-        }
-        requirePositive("writeBufferLowWaterMark", writeBufferLowWaterMark);
-        if (writeBufferHighWaterMark < writeBufferLowWaterMark) {
-            throw new IllegalArgumentException("writeBufferHighWaterMark below writeBufferLowWaterMark");
-        }
-        requireMillis("unauthenticatedTimeout", unauthenticatedTimeout);
-        requireMillis("idleTimeout", idleTimeout);
-        requirePositive("maxConnections", maxConnections);
-        requirePositive("maxUnauthenticatedConnections", maxUnauthenticatedConnections);
+        requireServer(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, FRAMING, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
+                maxUnauthenticatedConnections, backlog, ioThreads, io);
         requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
         requirePositive("maxTopicsPerConnection", maxTopicsPerConnection);
-        requirePositive("backlog", backlog);
-        if (ioThreads < 0) {
-            throw new IllegalArgumentException("ioThreads must be 0 (default) or more: " + ioThreads);
-        }
-        Objects.requireNonNull(io, "io");
     }
 
     /**
@@ -84,7 +72,7 @@ public record ZmtpServerOptions(
     }
 
     public ZmtpServerOptions withFrameLimits(int unauthenticated, int max) {
-        return new ZmtpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + 1024L),
+        return new ZmtpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + FRAMING),
                 writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
                 maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, ioThreads,
                 io);
@@ -120,18 +108,5 @@ public record ZmtpServerOptions(
                 writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
                 maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxTopicsPerConnection, backlog, threads,
                 value);
-    }
-
-    private static void requirePositive(String name, long value) {
-        if (value < 1) {
-            throw new IllegalArgumentException(name + " must be positive: " + value);
-        }
-    }
-
-    private static void requireMillis(String name, Duration value) {
-        Objects.requireNonNull(value, name);
-        if (value.toMillis() < 1) {
-            throw new IllegalArgumentException(name + " must be at least 1 ms: " + value);
-        }
     }
 }

@@ -3,25 +3,19 @@ package io.brine.transport.zmtp;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
+import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.RunState;
+import io.brine.transport.server.Outbox;
+import io.brine.transport.server.ServerBootstraps;
+import io.brine.transport.server.ServerConnection;
 import io.brine.transport.zmtp.ZmtpConnection.Port;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -29,17 +23,12 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-// Over 400 lines: the whole ServerTransport contract of both ports in one place (connections, caps, subscriptions
-// and writes are their own classes).
 /**
  * The master's side of the ZeroMQ transport, served on Netty: ZMTP 3.0/3.1 (transport/ZMTP.md) with ROUTER
  * semantics on the request port and PUB semantics on the publish port, and the TCP transport's bounds.
@@ -59,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
  * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
  * {@link ZmtpServerOptions#maxQueuedBytes()} queued per connection (over it the connection is closed and its
- * minions reported), reading paused above the high water mark. Writes go through {@link ZmtpOutbox}: one flush per
+ * minions reported), reading paused above the high water mark. Writes go through an {@link Outbox}: one flush per
  * connection per batch; a publication's body is one direct buffer shared by every connection it goes to.
  */
 public final class ZmtpServerTransport implements ServerTransport {
@@ -67,19 +56,14 @@ public final class ZmtpServerTransport implements ServerTransport {
     private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
     private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
 
-    private enum State { NEW, RUNNING, CLOSED }
-
     private final String bindHost;
     private final int requestPort;
     private final int publishPort;
     private final ZmtpServerOptions options;
     private final EventLoopGroup sharedGroup;
-    private final UndeliveredListener undeliveredListener;
-    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final RunState state = new RunState();
     private final Subscriptions subscriptions;
-    private final Map<EventLoop, ZmtpOutbox> outboxes = new ConcurrentHashMap<>();
-    private final ConnectionBudget budget;
-    private final ChannelGroup channels = new DefaultChannelGroup("brine-zmtp", GlobalEventExecutor.INSTANCE);
+    private final AcceptedConnections accepted;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -104,19 +88,16 @@ public final class ZmtpServerTransport implements ServerTransport {
         this.publishPort = requirePort(publishPort);
         this.options = Objects.requireNonNull(options, "options");
         this.sharedGroup = sharedGroup;
-        this.undeliveredListener = undeliveredListener != null ? undeliveredListener : ZmtpServerTransport::logLost;
-        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection(), this::authenticated);
-        this.budget = new ConnectionBudget(options);
+        this.accepted = new AcceptedConnections("brine-zmtp", options, undeliveredListener, LOG);
+        this.subscriptions = new Subscriptions(options.maxTopicsPerConnection());
     }
 
     @Override
     public void start(InboundHandler handler) throws IOException {
         Objects.requireNonNull(handler, "handler");
-        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
-            throw new IllegalStateException("transport already started or closed");
-        }
-        this.handler = handler;
-        group = sharedGroup != null ? sharedGroup : options.io().newGroup(options.ioThreads(), "brine-zmtp-server");
+        state.start();
+        this.handler = new GuardedInbound(handler, LOG);
+        group = ServerBootstraps.group(sharedGroup, options, "brine-zmtp-server");
         try {
             InetSocketAddress request = bind(Port.REQUEST, requestPort);
             InetSocketAddress publish = bind(Port.PUBLISH, publishPort);
@@ -125,38 +106,24 @@ public final class ZmtpServerTransport implements ServerTransport {
             // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
             serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
             shutDownGroup();
-            state.set(State.CLOSED);
+            state.close();
             throw new IOException("cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/"
                     + publishPort + ": " + e.getMessage(), e);
         }
         LOG.info("ZeroMQ transport (ZMTP on Netty, {} I/O): request channel on {}, publish channel on {}",
-                serverChannel(group) == EpollServerSocketChannel.class ? "epoll" : "NIO", addresses.request(),
-                addresses.publish());
+                ServerBootstraps.ioName(group), addresses.request(), addresses.publish());
     }
 
     private InetSocketAddress bind(Port port, int number) {
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(group)
-                .channel(serverChannel(group))
-                .option(ChannelOption.SO_BACKLOG, options.backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
-                .childHandler(new ZmtpServerInitializer(this, options, port));
-        Channel channel = bootstrap.bind(bindHost, number).syncUninterruptibly().channel();
+        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port))
+                .bind(bindHost, number).syncUninterruptibly().channel();
         serverChannels.add(channel);
         return (InetSocketAddress) channel.localAddress();
     }
 
     @Override
     public Addresses addresses() {
-        Addresses bound = addresses;
-        if (bound == null) {
-            throw new IllegalStateException("transport not started");
-        }
-        return bound;
+        return Addresses.requireStarted(addresses);
     }
 
     /**
@@ -168,7 +135,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public boolean send(Peer peer, byte[] frame) {
         ZmtpConnection connection = connectionOf(peer);
         Objects.requireNonNull(frame, "frame");
-        if (state.get() != State.RUNNING || !connection.isOpen() || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
         }
         ByteBuf header = ZmtpEncoder.replyHeader(ALLOC, connection.peerType() == SocketType.REQ, frame.length);
@@ -184,7 +151,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public Set<String> publish(Collection<String> minionIds, byte[] frame) {
         Objects.requireNonNull(frame, "frame");
         Set<String> undeliverable = new HashSet<>();
-        if (state.get() != State.RUNNING || frame.length > options.maxFrame()) {
+        if (!state.isRunning() || frame.length > options.maxFrame()) {
             undeliverable.addAll(minionIds);
             return undeliverable;
         }
@@ -227,9 +194,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     public void bind(String minionId, Peer peer) {
         Objects.requireNonNull(minionId, "minionId");
         ZmtpConnection connection = connectionOf(peer);
-        if (connection.authenticate()) {
-            authenticated(connection);
-        } else if (!connection.isAuthenticated()) {
+        if (!connection.authenticate() && !connection.isAuthenticated()) {
             return; // closed
         }
         connection.minionIds().add(minionId);
@@ -255,14 +220,13 @@ public final class ZmtpServerTransport implements ServerTransport {
     /** Closes every connection and both listening sockets, then the event loops if they are this transport's. */
     @Override
     public void close() {
-        State previous = state.getAndSet(State.CLOSED);
-        if (previous != State.RUNNING) {
+        if (!state.close()) {
             return;
         }
         serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
-        channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        accepted.closeAll();
         shutDownGroup();
-        outboxes.values().forEach(ZmtpOutbox::discard);
+        accepted.discardQueued();
         LOG.info("ZeroMQ transport closed");
     }
 
@@ -276,43 +240,28 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     public OutboundStats outboundStats() {
-        long writes = 0;
-        long flushes = 0;
-        for (ZmtpOutbox outbox : outboxes.values()) {
-            writes += outbox.writes();
-            flushes += outbox.flushes();
-        }
-        return new OutboundStats(writes, flushes);
+        return new OutboundStats(accepted.writes(), accepted.flushes());
     }
 
     /** Open connections now, on both ports, authenticated or not. */
     public int connectionCount() {
-        return budget.connections();
+        return accepted.count();
     }
 
     /** Open connections now without a bound minion or an honoured subscription. */
     public int unauthenticatedCount() {
-        return budget.unauthenticated();
+        return accepted.unauthenticatedCount();
     }
 
     // ---- called by the pipeline ----
 
     /** A new connection: counted and given its state, or null when it is over a cap (the caller closes it). */
     ZmtpConnection admit(Channel channel, Port port) {
-        String remote = remoteAddressOf(channel);
-        if (state.get() != State.RUNNING) {
+        if (!state.isRunning()) {
             return null;
         }
-        String refusal = budget.admit(remote);
-        if (refusal != null) {
-            LOG.debug("Connection from {} refused: {}", remote, refusal);
-            return null;
-        }
-        ZmtpOutbox outbox = outboxes.computeIfAbsent(channel.eventLoop(), ZmtpOutbox::new);
-        ZmtpConnection connection = new ZmtpConnection(channel, remote, port, outbox, this);
-        channels.add(channel);
-        channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
-        return connection;
+        return accepted.admit(channel, (ch, remote, outbox, owner) -> new ZmtpConnection(ch, remote, port, outbox,
+                owner));
     }
 
     /** A whole message on the request port; false when it is not one brine frame in a DEALER's or REQ's form. */
@@ -334,11 +283,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             LOG.debug("Connection {}: closed: an empty frame", connection);
             return false;
         }
-        try {
-            handler.onFrame(connection.peer(), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a frame from {}", connection.peer(), e);
-        }
+        handler.onFrame(connection.peer(), frame);
         return true;
     }
 
@@ -362,55 +307,17 @@ public final class ZmtpServerTransport implements ServerTransport {
             return;
         }
         subscriptions.requestClosed(connection);
-        try {
-            handler.onDisconnect(connection.peer());
-        } catch (RuntimeException e) {
-            LOG.error("Request channel: the inbound handler failed on a disconnect of {}", connection.peer(), e);
-        }
-    }
-
-    /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
-    void authenticated(ZmtpConnection connection) {
-        budget.authenticated(connection.remoteAddress());
-    }
-
-    void overflowed(ZmtpConnection connection, long maxQueuedBytes) {
-        LOG.info("Connection {} ({}): disconnected: outbound queue over {} bytes", connection, connection.port(),
-                maxQueuedBytes);
-    }
-
-    /** A publication queued for {@code minionId} that its connection closed on. */
-    void lost(String minionId, byte[] frame) {
-        try {
-            undeliveredListener.onUndelivered(Set.of(minionId), frame);
-        } catch (RuntimeException e) {
-            LOG.error("Publish channel: the undelivered listener failed", e);
-        }
+        handler.onDisconnect(connection.peer());
     }
 
     // ---- helpers ----
 
     private static ZmtpConnection connectionOf(Peer peer) {
-        if (!(peer instanceof ZmtpPeer zmtpPeer)) {
-            throw new IllegalArgumentException("not a ZMTP peer: " + peer);
-        }
-        return zmtpPeer.connection();
-    }
-
-    private static String remoteAddressOf(Channel channel) {
-        return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : "unknown";
-    }
-
-    private static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
-        return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
-                ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        return ServerConnection.of(peer, ZmtpConnection.class);
     }
 
     private void shutDownGroup() {
-        if (sharedGroup == null && group != null) {
-            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
-        }
+        ServerBootstraps.shutDown(group, sharedGroup);
     }
 
     private static int requirePort(int port) {
@@ -418,9 +325,5 @@ public final class ZmtpServerTransport implements ServerTransport {
             throw new IllegalArgumentException("port out of range: " + port);
         }
         return port;
-    }
-
-    private static void logLost(Set<String> minionIds, byte[] frame) {
-        LOG.debug("Minion {}: a publication queued for it was lost with its connection", minionIds);
     }
 }

@@ -2,6 +2,8 @@ package io.brine.transport.zmtp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.transport.server.AcceptedConnections;
+import io.brine.transport.server.Outbox;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -9,6 +11,7 @@ import io.netty.channel.ChannelOutboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.ByteArrayOutputStream;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /** The outbox writes a whole batch and flushes each connection once, in order. */
 class ZmtpOutboxTest {
@@ -28,7 +31,7 @@ class ZmtpOutboxTest {
     void aBatchOfWritesIsFlushedOncePerConnectionInOrder() {
         FlushCounter counter = new FlushCounter();
         EmbeddedChannel channel = new EmbeddedChannel(counter);
-        ZmtpOutbox outbox = new ZmtpOutbox(channel.eventLoop());
+        Outbox outbox = new Outbox(channel.eventLoop());
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
                 null);
         for (int i = 0; i < 10; i++) {
@@ -56,10 +59,11 @@ class ZmtpOutboxTest {
     @Test
     void aWriteOverTheQueueBoundIsRefusedAndItsBuffersReleased() {
         EmbeddedChannel channel = new EmbeddedChannel();
-        ZmtpOutbox outbox = new ZmtpOutbox(channel.eventLoop());
-        ZmtpServerTransport transport = new ZmtpServerTransport("127.0.0.1", 0, 0);
+        Outbox outbox = new Outbox(channel.eventLoop());
+        AcceptedConnections owner = new AcceptedConnections("test", ZmtpServerOptions.defaults(), null,
+                LoggerFactory.getLogger(ZmtpOutboxTest.class));
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
-                transport);
+                owner);
         ByteBuf header = Unpooled.wrappedBuffer(new byte[8]);
         ByteBuf body = Unpooled.wrappedBuffer(new byte[8]);
         assertThat(connection.enqueue(header, body, "web1", new byte[8], 10)).isFalse();

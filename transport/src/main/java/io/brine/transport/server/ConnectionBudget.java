@@ -1,22 +1,22 @@
-package io.brine.transport.zmtp;
+package io.brine.transport.server;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The connection caps of {@link ZmtpServerOptions}: open connections in total, unauthenticated ones in total, and
+ * The connection caps of {@link ServerOptions}: open connections in total, unauthenticated ones in total, and
  * unauthenticated ones per source address. Thread-safe; a connection is counted from {@link #admit} until
  * {@link #closed}, and leaves the unauthenticated counts at {@link #authenticated} or at its close.
  */
 final class ConnectionBudget {
 
-    private final ZmtpServerOptions options;
+    private final ServerOptions options;
     private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger unauthenticated = new AtomicInteger();
     private final Map<String, Integer> unauthenticatedBySource = new ConcurrentHashMap<>();
 
-    ConnectionBudget(ZmtpServerOptions options) {
+    ConnectionBudget(ServerOptions options) {
         this.options = options;
     }
 

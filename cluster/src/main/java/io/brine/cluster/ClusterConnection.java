@@ -1,0 +1,78 @@
+package io.brine.cluster;
+
+import io.brine.daemon.config.ClusterConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+
+/**
+ * Opens the Curator client of one master (or one brine-key run) on the cluster's ensemble, rooted at the
+ * configured root (Curator's namespace), with ZooKeeper's plain NIO client: no Netty.
+ */
+public final class ClusterConnection {
+
+    /** How long {@link #open} waits for the first connection before it gives up. */
+    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(15);
+
+    private ClusterConnection() {
+    }
+
+    /**
+     * Starts a client and waits until it is connected.
+     *
+     * @throws IOException when the ensemble cannot be reached within {@link #CONNECT_TIMEOUT}, or the password
+     *     file cannot be read
+     */
+    public static CuratorFramework open(ClusterConfig config) throws IOException {
+        CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
+                .connectString(config.connect())
+                .namespace(config.root().substring(1))
+                .sessionTimeoutMs((int) config.sessionTimeout().toMillis())
+                .connectionTimeoutMs((int) Math.min(config.sessionTimeout().toMillis(), 10_000))
+                .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000));
+        if (config.auth().isPresent()) {
+            ClusterConfig.Auth auth = config.auth().get();
+            String password = Files.readString(auth.passwordFile(), StandardCharsets.UTF_8).strip();
+            if (password.isEmpty()) {
+                throw new IOException(auth.passwordFile() + " is empty: cluster.auth needs a password");
+            }
+            builder.authorization("digest", (auth.user() + ":" + password).getBytes(StandardCharsets.UTF_8))
+                    .aclProvider(new CreatorOnly());
+        }
+        CuratorFramework client = builder.build();
+        client.start();
+        try {
+            if (!client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                client.close();
+                throw new IOException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
+                        + CONNECT_TIMEOUT.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            client.close();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while connecting to " + config.connect(), e);
+        }
+        return client;
+    }
+
+    /** With auth, every znode brine creates is readable and writable by the authenticated user alone. */
+    private static final class CreatorOnly implements ACLProvider {
+        @Override
+        public java.util.List<ACL> getDefaultAcl() {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+
+        @Override
+        public java.util.List<ACL> getAclForPath(String path) {
+            return ZooDefs.Ids.CREATOR_ALL_ACL;
+        }
+    }
+}

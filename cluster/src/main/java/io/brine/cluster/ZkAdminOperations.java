@@ -1,0 +1,143 @@
+package io.brine.cluster;
+
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.StoredKey;
+import java.util.Objects;
+import java.util.Optional;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * An admin's accept, reject or delete of one key in the cluster, judged on the znodes as read and committed with a
+ * check of the versions read (the filesystem store's {@code AdminOperations}, with ZooKeeper's versions in place of
+ * its lock). A stored key is never replaced; a fingerprint the admin saw must be the key's. When the ensemble has
+ * no quorum, the change is refused with a clear message and nothing is written.
+ */
+final class ZkAdminOperations {
+
+    private static final int MAX_ATTEMPTS = 50;
+
+    private final ZkKeyStore store;
+    private final int maxMinions;
+
+    ZkAdminOperations(ZkKeyStore store, int maxMinions) {
+        this.store = store;
+        this.maxMinions = maxMinions;
+    }
+
+    AdminResult operation(String id, KeyState from, KeyState to, String expectedFingerprint, String actor) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(actor, "actor");
+        String expected = null;
+        if (expectedFingerprint != null) {
+            expected = Fingerprints.normalize(expectedFingerprint);
+            if (expected == null) {
+                throw new IllegalArgumentException(MinionIds.printable(expectedFingerprint)
+                        + " is not a fingerprint (expected 32 hex bytes, e.g. ab:cd:...)");
+            }
+        }
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                Optional<AdminResult> result = attempt(id, from, to, expected, actor);
+                if (result.isPresent()) {
+                    return result.get();
+                }
+            }
+            return refused(id, id + ": " + verb(to) + " failed: the id kept changing; try again");
+        } catch (KeeperException e) {
+            return refused(id, id + ": " + verb(to) + " failed: the cluster cannot be written ("
+                    + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                    + "); nothing changed, try again when ZooKeeper has a quorum");
+        }
+    }
+
+    private Optional<AdminResult> attempt(String id, KeyState from, KeyState to, String expected, String actor)
+            throws KeeperException {
+        ZkWrites.Read mainRead = store.read(ZkRecords.keyPath(id));
+        StoredKey main = mainRead.key(id);
+        ZkWrites.Read sourceRead;
+        StoredKey source;
+        if (from.exclusive()) {
+            if (main == null || main.state() != from) {
+                if (main != null && main.state() == to) {
+                    return Optional.of(of(id, Status.UNCHANGED, id + ": already " + to.label()));
+                }
+                return Optional.of(of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
+                        + (main == null ? "" : " (the id is " + main.state().label() + ")")));
+            }
+            sourceRead = mainRead;
+            source = main;
+        } else {
+            sourceRead = store.read(ZkRecords.deniedPath(id));
+            source = sourceRead.key(id);
+            if (source == null) {
+                return Optional.of(of(id, Status.NOT_FOUND, id + ": no denied key"));
+            }
+            if (to != null && main != null) {
+                if (main.state() == KeyState.REJECTED && to == KeyState.REJECTED) {
+                    return Optional.of(of(id, Status.UNCHANGED, id + ": already rejected; its denied key is left"
+                            + " in place"));
+                }
+                return Optional.of(refused(id, id + ": already has " + (main.state() == KeyState.ACCEPTED ? "an "
+                        : "a ") + main.state().label() + " key (" + main.fingerprint() + "); a denied key never"
+                        + " replaces a stored key. Delete the id's keys and let the minion offer its key again"));
+            }
+        }
+        if (expected != null && !expected.equals(source.fingerprint())) {
+            return Optional.of(refused(id, id + ": the " + source.state().label() + " key has fingerprint "
+                    + source.fingerprint() + ", not " + expected + "; nothing changed"));
+        }
+        if (to == KeyState.ACCEPTED && maxMinions > 0 && store.view().count(KeyState.ACCEPTED) >= maxMinions) {
+            return Optional.of(refused(id, id + ": max minions (" + maxMinions + ") reached"));
+        }
+        String sourcePath = from.exclusive() ? ZkRecords.keyPath(id) : ZkRecords.deniedPath(id);
+        ZkWrites.Transaction tx = store.writes().begin();
+        if (to == null) {
+            tx.delete(sourcePath, sourceRead.version());
+        } else if (from.exclusive()) {
+            tx.setData(sourcePath, sourceRead.version(), ZkRecords.encodeKey(to, source.key()));
+        } else {
+            tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
+            tx.delete(sourcePath, sourceRead.version());
+        }
+        String reason = to == null ? "deleted by admin" : to.label() + " by admin";
+        tx.audit(AuditEvent.builder(to == null ? "key.deleted" : "key." + to.label(), actor).id(id)
+                .from(from.label()).to(to == null ? null : to.label()).fingerprint(source.fingerprint())
+                .reason(reason).build());
+        Optional<Long> zxid = tx.commit();
+        if (zxid.isEmpty()) {
+            return Optional.empty();
+        }
+        ZkKeyView view = store.view();
+        if (to == null) {
+            view.apply(!from.exclusive(), id, null, -1, zxid.get());
+            return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.empty(),
+                    source.fingerprint(), id + ": deleted"));
+        }
+        if (from.exclusive()) {
+            view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()), sourceRead.version() + 1, zxid.get());
+        } else {
+            view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()), 0, zxid.get());
+            view.apply(true, id, null, -1, zxid.get());
+        }
+        return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.of(to),
+                source.fingerprint(), id + ": " + to.label()));
+    }
+
+    private static AdminResult of(String id, Status status, String message) {
+        return new AdminResult(id, status, Optional.empty(), Optional.empty(), null, message);
+    }
+
+    private static AdminResult refused(String id, String message) {
+        return of(id, Status.REFUSED, message);
+    }
+
+    private static String verb(KeyState to) {
+        return to == null ? "delete" : to == KeyState.ACCEPTED ? "accept" : to == KeyState.REJECTED ? "reject"
+                : to.label();
+    }
+}

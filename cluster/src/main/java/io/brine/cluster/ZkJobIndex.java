@@ -1,0 +1,157 @@
+package io.brine.cluster;
+
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Job records and small returns shared by the cluster's masters, so {@code brine jobs show} answers the same on
+ * each: {@code /jobs/<jid>} holds the job record, {@code /jobs/<jid>/<minion>} the minion's return when it is at
+ * most {@link #MAX_RETURN_BYTES}, else a stub naming the master whose job cache holds it in full. ZooKeeper keeps its
+ * whole tree in memory on every server and refuses znodes over 1 MiB, so it holds what is small and recent:
+ * records and returns older than {@code keep_jobs_seconds} are removed by whichever master sweeps first.
+ * The values are opaque JSON bytes here; the master's job cache makes and reads them.
+ */
+public final class ZkJobIndex {
+
+    /** Returns up to this size are copied into ZooKeeper; larger ones stay on the master that received them. */
+    public static final int MAX_RETURN_BYTES = 16 * 1024;
+    /** A job record (its load included) up to this size is shared; a larger one is shared without its load. */
+    public static final int MAX_JOB_BYTES = 64 * 1024;
+
+    static final String JOBS = "/jobs";
+
+    private final CuratorFramework client;
+    private final Clock clock;
+
+    public ZkJobIndex(CuratorFramework client, Clock clock) {
+        this.client = client;
+        this.clock = clock;
+    }
+
+    private static String jobPath(String jid) {
+        return JOBS + "/" + jid;
+    }
+
+    /** Records a job (before it is published, so a return through any master finds it). */
+    public void putJob(String jid, byte[] json) throws IOException {
+        if (json.length > MAX_JOB_BYTES) {
+            throw new IllegalArgumentException("job record over " + MAX_JOB_BYTES + " bytes");
+        }
+        call(() -> {
+            try {
+                client.create().creatingParentContainersIfNeeded().forPath(jobPath(jid), json);
+            } catch (KeeperException.NodeExistsException e) {
+                client.setData().forPath(jobPath(jid), json);
+            }
+            return null;
+        });
+    }
+
+    /** Records a minion's return (or its stub); the first one recorded for the minion stays. */
+    public void putReturn(String jid, String minion, byte[] json) throws IOException {
+        if (json.length > MAX_RETURN_BYTES) {
+            throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
+        }
+        call(() -> {
+            try {
+                client.create().creatingParentContainersIfNeeded().forPath(jobPath(jid) + "/" + minion, json);
+            } catch (KeeperException.NodeExistsException e) {
+                // a resent return: the first stays
+            }
+            return null;
+        });
+    }
+
+    public Optional<byte[]> job(String jid) throws IOException {
+        return call(() -> {
+            try {
+                return Optional.of(client.getData().forPath(jobPath(jid)));
+            } catch (KeeperException.NoNodeException e) {
+                return Optional.empty();
+            }
+        });
+    }
+
+    /** The returns of a job by minion id, in id order. */
+    public Map<String, byte[]> returns(String jid) throws IOException {
+        return call(() -> {
+            Map<String, byte[]> returns = new LinkedHashMap<>();
+            List<String> minions;
+            try {
+                minions = new ArrayList<>(client.getChildren().forPath(jobPath(jid)));
+            } catch (KeeperException.NoNodeException e) {
+                return returns;
+            }
+            minions.sort(null);
+            for (String minion : minions) {
+                try {
+                    returns.put(minion, client.getData().forPath(jobPath(jid) + "/" + minion));
+                } catch (KeeperException.NoNodeException e) {
+                    // swept meanwhile
+                }
+            }
+            return returns;
+        });
+    }
+
+    /** The jids recorded, in jid order (jids sort by time). */
+    public List<String> jids() throws IOException {
+        return call(() -> {
+            try {
+                List<String> jids = new ArrayList<>(client.getChildren().forPath(JOBS));
+                jids.sort(null);
+                return jids;
+            } catch (KeeperException.NoNodeException e) {
+                return List.of();
+            }
+        });
+    }
+
+    /** Removes the jobs recorded more than {@code keep} ago, with their returns. */
+    public int sweep(Duration keep) throws IOException {
+        long cutoff = clock.millis() - keep.toMillis();
+        int removed = 0;
+        for (String jid : jids()) {
+            Stat stat = call(() -> client.checkExists().forPath(jobPath(jid)));
+            if (stat != null && stat.getCtime() < cutoff) {
+                call(() -> {
+                    try {
+                        client.delete().deletingChildrenIfNeeded().forPath(jobPath(jid));
+                    } catch (KeeperException.NoNodeException e) {
+                        // another master swept it
+                    }
+                    return null;
+                });
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    @FunctionalInterface
+    private interface Call<T> {
+        T run() throws Exception;
+    }
+
+    private static <T> T call(Call<T> call) throws IOException {
+        try {
+            return call.run();
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("the cluster's job index cannot be read or written: " + e, e);
+        }
+    }
+}

@@ -1,0 +1,477 @@
+// Over 400 lines: the KeyStore interface is wide (reads, offer, five admin operations, rotation); its parts live in ZkWrites, ZkKeyView and ZkAdminOperations.
+package io.brine.cluster;
+
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.KeyChangeListener;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyProblem;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyTransitions;
+import io.brine.store.keys.KeyTransitions.Limits;
+import io.brine.store.keys.KeyTransitions.Outcome;
+import io.brine.store.keys.Offer;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.StoredKey;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The key store of a cluster of masters, in ZooKeeper ({@link ZkRecords} has the layout). Reads answer from this
+ * master's {@link ZkKeyView}, kept current by watches (a change through any master is heard within a ZooKeeper
+ * round trip). Every change is one ZooKeeper transaction that checks the version of the znode it was decided on
+ * and appends its audit event, so two masters racing on one id end in one state with one audit entry each for
+ * what really happened; a loser re-reads and decides again. DESIGN.md §2's table is {@link KeyTransitions}', the
+ * same as the filesystem store's.
+ *
+ * <p>The master key pair stays on each master's disk (the admin installs the same pair on every master).
+ */
+public final class ZkKeyStore implements KeyStore {
+
+    /** Attempts at one change that keeps losing races before the caller is told to try later. */
+    private static final int MAX_ATTEMPTS = 50;
+
+    private static final Logger log = LoggerFactory.getLogger(ZkKeyStore.class);
+
+    private final CuratorFramework client;
+    private final Path pkiDir;
+    private final KeyPair masterKeyPair;
+    private final ZkWrites writes;
+    private final int maxPending;
+    private final int maxMinions;
+    private final int maxRejected;
+    private final ZkKeyView view;
+    private final List<CuratorCache> caches = new ArrayList<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
+        this.client = client;
+        this.pkiDir = options.pkiDir();
+        this.masterKeyPair = options.masterKeyPair();
+        this.writes = new ZkWrites(client, options.clock(), options.auditLog());
+        this.maxPending = options.maxPending();
+        this.maxMinions = options.maxMinions();
+        this.maxRejected = options.maxRejected();
+        this.view = new ZkKeyView("brine-zk-keys");
+    }
+
+    /**
+     * Creates the cluster's znodes if missing and reads every key. {@code client} is the caller's (started,
+     * connected); closing the store does not close it.
+     *
+     * @throws IOException when the ensemble cannot be read within {@code timeout}
+     */
+    public static ZkKeyStore open(CuratorFramework client, ZkKeyStoreOptions options, Duration timeout)
+            throws IOException {
+        ZkKeyStore store = new ZkKeyStore(client, options);
+        try {
+            for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkRecords.AUDIT, ZkRecords.SPENT,
+                    ZkRecords.SEQ, ZkRecords.ROTATE)) {
+                try {
+                    client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
+                } catch (KeeperException.NodeExistsException e) {
+                    // made by another master
+                }
+            }
+            CountDownLatch ready = new CountDownLatch(2);
+            store.watch(ZkRecords.KEYS, false, ready);
+            store.watch(ZkRecords.DENIED, true, ready);
+            if (!ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new IOException("the cluster's keys could not be read within " + timeout.toSeconds() + " s");
+            }
+            return store;
+        } catch (IOException e) {
+            store.close();
+            throw e;
+        } catch (Exception e) {
+            store.close();
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("cannot open the cluster's key store: " + e, e);
+        }
+    }
+
+    private void watch(String parent, boolean denied, CountDownLatch ready) {
+        CuratorCache cache = CuratorCache.build(client, parent);
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((old, node) -> heard(parent, denied, node, false))
+                .forDeletes(old -> heard(parent, denied, old, true))
+                .forInitialized(ready::countDown)
+                .build());
+        caches.add(cache);
+        cache.start();
+    }
+
+    private void heard(String parent, boolean denied, ChildData node, boolean deleted) {
+        if (node.getPath().length() <= parent.length() + 1) {
+            return;
+        }
+        String id = node.getPath().substring(parent.length() + 1);
+        if (MinionIds.problem(id).isPresent()) {
+            view.problem(id, new KeyProblem(node.getPath(), "not a valid minion id; ignored"));
+            return;
+        }
+        if (deleted) {
+            view.apply(denied, id, null, -1, node.getStat().getMzxid());
+            view.problem(id, null);
+            return;
+        }
+        try {
+            StoredKey key = ZkRecords.decodeKey(id, node.getData());
+            if (denied != (key.state() == KeyState.DENIED)) {
+                throw new KeyFormatException("a " + key.state().label() + " key under " + parent);
+            }
+            view.apply(denied, id, key, node.getStat().getVersion(), node.getStat().getMzxid());
+            view.problem(id, null);
+        } catch (KeyFormatException e) {
+            view.problem(id, new KeyProblem(node.getPath(), e.getMessage()));
+        }
+    }
+
+    @Override
+    public Path pkiDir() {
+        return pkiDir;
+    }
+
+    @Override
+    public KeyPair masterKeyPair() {
+        if (masterKeyPair == null) {
+            throw new IllegalStateException("the key store was opened without the master key");
+        }
+        return masterKeyPair;
+    }
+
+    @Override
+    public Optional<RSAPublicKey> masterPublicKey() {
+        return Optional.ofNullable(masterKeyPair).map(p -> (RSAPublicKey) p.getPublic());
+    }
+
+    // ---------------------------------------------------------------- reads (this master's view)
+
+    @Override
+    public KeyLookup lookup(String id, RSAPublicKey offered) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(offered, "offered");
+        ZkKeyView.Entry entry = view.entry(id);
+        return entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
+    }
+
+    @Override
+    public Optional<RSAPublicKey> acceptedKey(String id) {
+        MinionIds.requireValid(id);
+        ZkKeyView.Entry entry = view.entry(id);
+        return entry != null && entry.key().state() == KeyState.ACCEPTED ? Optional.of(entry.key().key())
+                : Optional.empty();
+    }
+
+    @Override
+    public Set<String> acceptedIds() {
+        return view.acceptedIds();
+    }
+
+    @Override
+    public KeyListing list() {
+        return new KeyListing(view.all(), view.problems());
+    }
+
+    /** The watches keep the view current; a rescan has nothing to add. */
+    @Override
+    public void refresh() {
+        ensureOpen();
+    }
+
+    // ---------------------------------------------------------------- the master's offer
+
+    @Override
+    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(offered, "offered");
+        Objects.requireNonNull(policies, "policies");
+        try {
+            RsaKeys.checkSize(offered);
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
+        ensureOpen();
+        ZkKeyView.Entry entry = view.entry(id);
+        KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
+        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
+        Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
+        boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
+        if (fastOutcome.write() == KeyTransitions.Write.NONE) {
+            return offerOf(fastOutcome.decision(id, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
+                    entry, same);
+        }
+        if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
+            ZkKeyView.Entry denied = view.deniedEntry(id);
+            if (denied != null && sameKey(denied.key().key(), offered)) {
+                return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
+            }
+        }
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                Optional<Offer> done = tryOffer(id, offered, verdict);
+                if (done.isPresent()) {
+                    return done.get();
+                }
+            }
+            throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
+        } catch (KeeperException e) {
+            throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
+                    new IOException(e));
+        }
+    }
+
+    /** One optimistic attempt; empty when another master changed the id meanwhile. */
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict verdict) throws KeeperException {
+        ZkWrites.Read main = read(ZkRecords.keyPath(id));
+        StoredKey current = main.key(id);
+        KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
+        Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
+                maxMinions, view.count(KeyState.REJECTED), maxRejected);
+        Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
+        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String reason = outcome.reason();
+        ZkWrites.Transaction tx = writes.begin();
+        KeyState to = switch (outcome.write()) {
+            case NONE, DENIED -> null;
+            case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
+                KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
+                        : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;
+                tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered));
+                yield state;
+            }
+            case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED -> {
+                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_ACCEPTED ? KeyState.ACCEPTED
+                        : KeyState.REJECTED;
+                tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered));
+                yield state;
+            }
+        };
+        if (outcome.write() == KeyTransitions.Write.NONE) {
+            if (current != null) {
+                view.apply(false, id, current, main.version(), main.zxid());
+            }
+            boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
+            return Optional.of(offerOf(decision, view.entry(id), same));
+        }
+        if (outcome.write() == KeyTransitions.Write.DENIED) {
+            ZkWrites.Read denied = read(ZkRecords.deniedPath(id));
+            tx.check(ZkRecords.keyPath(id), main.version());
+            byte[] data = ZkRecords.encodeKey(KeyState.DENIED, offered);
+            if (denied.exists()) {
+                tx.setData(ZkRecords.deniedPath(id), denied.version(), data);
+            } else {
+                tx.create(ZkRecords.deniedPath(id), data);
+            }
+            tx.audit(AuditEvent.builder("key.denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
+                    .fingerprint(Fingerprints.of(offered)).reason(reason).build());
+            Optional<Long> zxid = tx.commit();
+            if (zxid.isEmpty()) {
+                return Optional.empty();
+            }
+            view.apply(true, id, storedKey(id, KeyState.DENIED, offered), denied.exists() ? denied.version() + 1 : 0,
+                    zxid.get());
+            return Optional.of(offerOf(decision, view.entry(id), false));
+        }
+        tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
+                .from(current == null ? null : current.state().label()).to(to.label())
+                .fingerprint(Fingerprints.of(offered)).reason(reason).build());
+        Optional<Long> zxid = tx.commit();
+        if (zxid.isEmpty()) {
+            return Optional.empty();
+        }
+        view.apply(false, id, storedKey(id, to, offered), current == null ? 0 : main.version() + 1, zxid.get());
+        return Optional.of(offerOf(decision, view.entry(id), true));
+    }
+
+    private static Offer offerOf(KeyDecision decision, ZkKeyView.Entry entry, boolean same) {
+        return entry == null ? Offer.of(decision, null, false, () -> false)
+                : Offer.of(decision, entry.key(), same, entry::current);
+    }
+
+    // ---------------------------------------------------------------- admin operations
+
+    @Override
+    public AdminResult accept(String id, KeyState from, String expectedFingerprint, String actor) {
+        requireOneOf(from, KeyState.PENDING, KeyState.REJECTED, KeyState.DENIED);
+        return admin().operation(id, from, KeyState.ACCEPTED, expectedFingerprint, actor);
+    }
+
+    @Override
+    public AdminResult reject(String id, KeyState from, String expectedFingerprint, String actor) {
+        requireOneOf(from, KeyState.PENDING, KeyState.ACCEPTED, KeyState.DENIED);
+        return admin().operation(id, from, KeyState.REJECTED, expectedFingerprint, actor);
+    }
+
+    @Override
+    public AdminResult reject(String id, String expectedFingerprint, String actor) {
+        MinionIds.requireValid(id);
+        ZkKeyView.Entry entry = view.entry(id);
+        KeyState from = entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED
+                : KeyState.PENDING;
+        AdminResult result = reject(id, from, expectedFingerprint, actor);
+        if (result.status() == Status.NOT_FOUND) {
+            result = reject(id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED,
+                    expectedFingerprint, actor);
+        }
+        return result;
+    }
+
+    @Override
+    public AdminResult delete(String id, String actor) {
+        MinionIds.requireValid(id);
+        AdminResult main = new AdminResult(id, Status.NOT_FOUND, Optional.empty(), Optional.empty(), null,
+                id + ": no key");
+        for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING)) {
+            AdminResult result = delete(id, state, null, actor);
+            if (result.status() != Status.NOT_FOUND) {
+                main = result;
+                break;
+            }
+        }
+        AdminResult denied = delete(id, KeyState.DENIED, null, actor);
+        return main.status() == Status.NOT_FOUND && denied.status() != Status.NOT_FOUND ? denied : main;
+    }
+
+    @Override
+    public AdminResult delete(String id, KeyState from, String expectedFingerprint, String actor) {
+        Objects.requireNonNull(from, "from");
+        return admin().operation(id, from, null, expectedFingerprint, actor);
+    }
+
+    private ZkAdminOperations admin() {
+        ensureOpen();
+        return new ZkAdminOperations(this, maxMinions);
+    }
+
+    // ---------------------------------------------------------------- rotation requests, listeners
+
+    @Override
+    public long requestRotation(String actor) {
+        ensureOpen();
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                ZkWrites.Read read = read(ZkRecords.ROTATE);
+                long count = read.count() + 1;
+                ZkWrites.Transaction tx = writes.begin();
+                tx.setData(ZkRecords.ROTATE, read.version(), Long.toString(count).getBytes(StandardCharsets.US_ASCII));
+                tx.audit(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
+                if (tx.commit().isPresent()) {
+                    return count;
+                }
+            }
+            throw new IOException("lost " + MAX_ATTEMPTS + " races in a row");
+        } catch (IOException | KeeperException e) {
+            throw new UncheckedIOException("cannot record the rotation request in the cluster: " + e.getMessage(),
+                    e instanceof IOException io ? io : new IOException(e));
+        }
+    }
+
+    @Override
+    public long rotationRequests() {
+        try {
+            return read(ZkRecords.ROTATE).count();
+        } catch (KeeperException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    @Override
+    public AutoCloseable addListener(KeyChangeListener listener) {
+        return view.addListener(listener);
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        caches.forEach(CuratorCache::close);
+        view.close();
+    }
+
+    @Override
+    public String toString() {
+        return "ZkKeyStore[" + client.getZookeeperClient().getCurrentConnectionString() + "/"
+                + client.getNamespace() + "]";
+    }
+
+    // ---------------------------------------------------------------- shared with ZkAdminOperations
+
+    ZkKeyView view() {
+        return view;
+    }
+
+    CuratorFramework client() {
+        return client;
+    }
+
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the key store is closed");
+        }
+    }
+
+    ZkWrites.Read read(String path) throws KeeperException {
+        return writes.read(path);
+    }
+
+    ZkWrites writes() {
+        return writes;
+    }
+
+    static StoredKey storedKey(String id, KeyState state, RSAPublicKey key) {
+        return new StoredKey(id, state, key, Fingerprints.of(key));
+    }
+
+    static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
+        return Arrays.equals(a.getEncoded(), b.getEncoded());
+    }
+
+    private static KeyLookup lookupOf(StoredKey stored, RSAPublicKey offered) {
+        boolean same = sameKey(stored.key(), offered);
+        return switch (stored.state()) {
+            case PENDING -> same ? KeyLookup.PENDING_SAME : KeyLookup.PENDING_OTHER;
+            case ACCEPTED -> same ? KeyLookup.ACCEPTED_SAME : KeyLookup.ACCEPTED_OTHER;
+            case REJECTED, DENIED -> KeyLookup.REJECTED;
+        };
+    }
+
+    private static void requireOneOf(KeyState state, KeyState... allowed) {
+        if (!Arrays.asList(allowed).contains(state)) {
+            throw new IllegalArgumentException("cannot start from " + state + "; allowed: " + Arrays.toString(allowed));
+        }
+    }
+}

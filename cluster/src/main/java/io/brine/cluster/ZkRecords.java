@@ -1,0 +1,108 @@
+package io.brine.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.StoredKey;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Instant;
+import java.util.Locale;
+
+/**
+ * The cluster's znodes and what they hold, all under the configured root:
+ * <ul>
+ * <li>{@code /keys/<id>}: the id's key in its pending, accepted or rejected state, as JSON {@code {"state", "pem"}}.
+ * One znode per id, so "in exactly one state" holds by construction and a move is one versioned setData.</li>
+ * <li>{@code /denied/<id>}: the last different key offered under the id.</li>
+ * <li>{@code /audit/e-<seq>}: one audit event per sequential znode, written in the same transaction as the
+ * change it records: one ordered trail whichever master wrote it.</li>
+ * <li>{@code /rotate}: the count of admins' rotation requests; {@code /spent/<digest>}: spent grants and tokens.</li>
+ * </ul>
+ * Public keys only: no private key and no session key is ever written here.
+ */
+final class ZkRecords {
+
+    static final String KEYS = "/keys";
+    static final String DENIED = "/denied";
+    static final String AUDIT = "/audit";
+    static final String AUDIT_PREFIX = AUDIT + "/e-";
+    static final String ROTATE = "/rotate";
+    static final String SPENT = "/spent";
+    /** Bumped by every key transaction: its version stat names the transaction's zxid. */
+    static final String SEQ = "/seq";
+
+    /** A znode's data is at most this big (a 8192-bit key's PEM is under 1.5 KiB). */
+    static final int MAX_RECORD_BYTES = 16 * 1024;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ZkRecords() {
+    }
+
+    static String keyPath(String id) {
+        return KEYS + "/" + id;
+    }
+
+    static String deniedPath(String id) {
+        return DENIED + "/" + id;
+    }
+
+    static byte[] encodeKey(KeyState state, RSAPublicKey key) {
+        ObjectNode node = JSON.createObjectNode();
+        node.put("state", state.label());
+        node.put("pem", Pem.publicKeySpki(key));
+        return node.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** @throws KeyFormatException for data that is not a key record */
+    static StoredKey decodeKey(String id, byte[] data) throws KeyFormatException {
+        if (data == null || data.length == 0 || data.length > MAX_RECORD_BYTES) {
+            throw new KeyFormatException("empty or oversized key record");
+        }
+        JsonNode node;
+        try {
+            node = JSON.readTree(data);
+        } catch (IOException e) {
+            throw new KeyFormatException("not a key record: " + e.getMessage());
+        }
+        KeyState state = stateOf(node.path("state").asText(""));
+        RSAPublicKey key = Pem.readPublicKey(node.path("pem").asText(""));
+        return new StoredKey(id, state, key, Fingerprints.of(key));
+    }
+
+    private static KeyState stateOf(String label) throws KeyFormatException {
+        for (KeyState state : KeyState.values()) {
+            if (state.label().equals(label)) {
+                return state;
+            }
+        }
+        throw new KeyFormatException("unknown state " + label.toLowerCase(Locale.ROOT));
+    }
+
+    static byte[] encodeAudit(AuditEvent event, Instant time) {
+        ObjectNode line = JSON.createObjectNode();
+        line.put("time", time.toString());
+        line.put("event", event.event());
+        line.put("actor", event.actor());
+        putIfSet(line, "id", event.id());
+        putIfSet(line, "from", event.from());
+        putIfSet(line, "to", event.to());
+        putIfSet(line, "fingerprint", event.fingerprint());
+        putIfSet(line, "reason", event.reason());
+        putIfSet(line, "source", event.source());
+        return line.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void putIfSet(ObjectNode line, String field, String value) {
+        if (value != null) {
+            line.put(field, value);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package io.brine.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyChange;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.Offer;
+import io.brine.store.keys.PolicyVerdict;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Two masters' key stores on one real three-server ZooKeeper ensemble started in this JVM. */
+class ZkKeyStoreTest {
+
+    private static final AtomicInteger ROOTS = new AtomicInteger();
+    private static TestingCluster ensemble;
+
+    @TempDir
+    Path pki;
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private String root;
+    private ZkKeyStore a;
+    private ZkKeyStore b;
+
+    @BeforeAll
+    static void startEnsemble() throws Exception {
+        ensemble = new TestingCluster(3);
+        ensemble.start();
+    }
+
+    @AfterAll
+    static void stopEnsemble() throws Exception {
+        ensemble.close();
+    }
+
+    @BeforeEach
+    void openTwoMasters() throws Exception {
+        root = "/brine/t" + ROOTS.incrementAndGet();
+        a = store("a");
+        b = store("b");
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private ZkKeyStore store(String name) throws Exception {
+        CuratorFramework client = client();
+        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, null,
+                Clock.systemUTC()), Duration.ofSeconds(30));
+        open.add(store);
+        return store;
+    }
+
+    private CuratorFramework client() throws Exception {
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(ensemble.getConnectString()).withRoot(root));
+        open.add(client);
+        return client;
+    }
+
+    private static RSAPublicKey key(int index) {
+        return (RSAPublicKey) TestKeys.pair(index).getPublic();
+    }
+
+    private static KeyDecision offer(KeyStore store, String id, int key) {
+        return store.offer(id, key(key), PolicyVerdict.NONE);
+    }
+
+    @Test
+    void aKeyAcceptedThroughOneMasterIsAcceptedOnTheOther() throws Exception {
+        List<KeyChange> heardOnA = new CopyOnWriteArrayList<>();
+        a.addListener(heardOnA::add);
+        assertThat(offer(a, "web1", 1)).isInstanceOf(KeyDecision.Pending.class);
+        await().until(() -> b.lookup("web1", key(1)) == KeyLookup.PENDING_SAME);
+
+        assertThat(b.accept("web1", null, "brine-key:root").done()).isTrue();
+
+        await().until(() -> a.acceptedKey("web1").isPresent());
+        assertThat(a.acceptedIds()).containsExactly("web1");
+        assertThat(offer(a, "web1", 1)).isInstanceOf(KeyDecision.Accepted.class);
+        await().until(() -> heardOnA.stream().anyMatch(c -> c.to().equals(Optional.of(KeyState.ACCEPTED))));
+        assertThat(heardOnA).extracting(KeyChange::toString).containsExactly("web1: none -> pending",
+                "web1: pending -> accepted");
+    }
+
+    @Test
+    void followsTheTransitionTableAcrossMasters() {
+        assertThat(offer(a, "db1", 2)).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(offer(b, "db1", 2)).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(offer(b, "db1", 3)).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(b.offer("db1", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(offer(a, "db1", 2)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(offer(a, "db1", 4)).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(a.offer("bad", key(5), PolicyVerdict.REJECT)).isInstanceOf(KeyDecision.Rejected.class);
+        assertThat(b.offer("bad", key(5), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Rejected.class);
+
+        await().until(() -> b.list().keys(KeyState.DENIED).size() == 1 && a.list().ids(KeyState.REJECTED).size() == 1);
+        assertThat(b.list().find("db1", KeyState.DENIED).orElseThrow().key()).isEqualTo(key(4));
+        assertThat(a.list().ids(KeyState.ACCEPTED)).containsExactly("db1");
+
+        AdminResult deleted = b.delete("db1", "brine-key:root");
+        assertThat(deleted.done()).isTrue();
+        await().until(() -> a.list().keys(KeyState.ACCEPTED).isEmpty() && a.list().keys(KeyState.DENIED).isEmpty());
+        assertThat(a.accept("db1", null, "admin").status()).isEqualTo(AdminResult.Status.NOT_FOUND);
+    }
+
+    @Test
+    void anAcceptBoundToAnotherFingerprintChangesNothing() {
+        offer(a, "web2", 6);
+        AdminResult refused = b.accept("web2", "00:".repeat(31) + "00", "admin");
+        assertThat(refused.status()).isEqualTo(AdminResult.Status.REFUSED);
+        assertThat(refused.message()).contains("not 00:00");
+        assertThat(b.lookup("web2", key(6))).isEqualTo(KeyLookup.PENDING_SAME);
+    }
+
+    @Test
+    void anOfferStopsBeingCurrentWhenAnotherMasterRejectsTheKey() throws Exception {
+        Offer offer = a.offer("web3", key(7), current -> PolicyVerdict.ACCEPT);
+        assertThat(offer.decision()).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(offer.current()).isTrue();
+        await().until(() -> b.acceptedKey("web3").isPresent());
+        assertThat(b.reject("web3", null, "admin").done()).isTrue();
+        await().until(() -> !offer.current());
+        assertThat(a.lookup("web3", key(7))).isEqualTo(KeyLookup.REJECTED);
+    }
+
+    @Test
+    void twoMastersRacingOnTheSameIdsEndInOneStateEach() throws Exception {
+        int ids = 20;
+        for (int i = 0; i < ids; i++) {
+            offer(a, "race" + i, 10 + i);
+        }
+        await().until(() -> b.list().ids(KeyState.PENDING).size() == ids);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        CyclicBarrier start = new CyclicBarrier(2);
+        try {
+            Future<List<AdminResult>> accepts = threads.submit(() -> {
+                start.await();
+                List<AdminResult> results = new ArrayList<>();
+                for (int i = 0; i < ids; i++) {
+                    results.add(a.accept("race" + i, null, "admin-a"));
+                }
+                return results;
+            });
+            Future<List<AdminResult>> rejects = threads.submit(() -> {
+                start.await();
+                List<AdminResult> results = new ArrayList<>();
+                for (int i = 0; i < ids; i++) {
+                    results.add(b.reject("race" + i, KeyState.PENDING, null, "admin-b"));
+                }
+                return results;
+            });
+            List<AdminResult> accepted = accepts.get();
+            List<AdminResult> rejected = rejects.get();
+            for (int i = 0; i < ids; i++) {
+                // Exactly one of the two moves happened; the other found the key gone from pending.
+                assertThat(accepted.get(i).done() ^ rejected.get(i).done()).as("race%d", i).isTrue();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        await().until(() -> a.list().keys(KeyState.PENDING).isEmpty() && b.list().keys(KeyState.PENDING).isEmpty()
+                && a.list().keys().equals(b.list().keys()));
+        assertThat(a.list().ids(KeyState.ACCEPTED).size() + a.list().ids(KeyState.REJECTED).size()).isEqualTo(ids);
+
+        List<String> trail = ZkAuditTrail.read(client());
+        for (int i = 0; i < ids; i++) {
+            String id = "\"id\":\"race" + i + "\"";
+            List<String> events = trail.stream().filter(line -> line.contains(id))
+                    .map(line -> line.replaceAll(".*\"event\":\"([a-z.]+)\".*", "$1")).toList();
+            assertThat(events).as("trail of race%d", i).isIn(List.of("key.pending", "key.accepted"),
+                    List.of("key.pending", "key.rejected"));
+        }
+    }
+
+    @Test
+    void theAuditTrailIsOneOrderedRecordOfBothMasters() throws Exception {
+        offer(a, "m1", 30);
+        offer(b, "m2", 31);
+        await().until(() -> b.lookup("m1", key(30)) == KeyLookup.PENDING_SAME);
+        b.accept("m1", null, "admin-b");
+        a.reject("m2", null, "admin-a");
+        b.requestRotation("admin-b");
+
+        List<String> trail = ZkAuditTrail.read(client());
+        assertThat(trail).hasSize(5);
+        assertThat(trail.get(0)).contains("\"event\":\"key.pending\"", "\"actor\":\"master\"", "\"id\":\"m1\"");
+        assertThat(trail.get(1)).contains("\"event\":\"key.pending\"", "\"id\":\"m2\"");
+        assertThat(trail.get(2)).contains("\"event\":\"key.accepted\"", "\"actor\":\"admin-b\"", "\"id\":\"m1\"",
+                "\"from\":\"pending\"");
+        assertThat(trail.get(3)).contains("\"event\":\"key.rejected\"", "\"actor\":\"admin-a\"");
+        assertThat(trail.get(4)).contains("\"event\":\"rotation-requested\"");
+        assertThat(a.rotationRequests()).isEqualTo(1);
+    }
+
+    @Test
+    void nothingSecretIsWrittenToZooKeeper() throws Exception {
+        offer(a, "s1", 40);
+        a.offer("s2", key(41), PolicyVerdict.ACCEPT);
+        offer(b, "s2", 42);
+        CuratorFramework client = client();
+        List<String> all = new ArrayList<>();
+        collect(client, "/", all);
+        assertThat(all).isNotEmpty().noneMatch(data -> data.contains("PRIVATE"));
+        assertThat(String.join("\n", all)).contains("BEGIN PUBLIC KEY");
+    }
+
+    private static void collect(CuratorFramework client, String path, List<String> into) throws Exception {
+        byte[] data = client.getData().forPath(path);
+        if (data != null) {
+            into.add(new String(data, StandardCharsets.UTF_8));
+        }
+        for (String child : client.getChildren().forPath(path)) {
+            collect(client, (path.equals("/") ? "" : path) + "/" + child, into);
+        }
+    }
+}

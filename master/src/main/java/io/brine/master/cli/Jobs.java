@@ -1,0 +1,116 @@
+package io.brine.master.cli;
+
+import io.brine.master.client.BrineClient;
+import io.brine.master.client.ClientException;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code brine jobs list|show}: the job cache, read through the master. The connection options and {@code --out} are
+ * brine's own (inherited: before or after {@code jobs}).
+ */
+@Command(name = "jobs", description = "Read the job cache.", mixinStandardHelpOptions = true,
+        subcommands = {Jobs.ListJobs.class, Jobs.Show.class})
+final class Jobs {
+
+    @ParentCommand
+    BrineCli root;
+
+    @Command(name = "list", description = "List the jobs in the job cache, oldest first.",
+            mixinStandardHelpOptions = true)
+    static final class ListJobs implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @ParentCommand
+        Jobs jobs;
+        @Option(names = "--limit", defaultValue = "50", description = "At most this many of the newest jobs "
+                + "(default: ${DEFAULT-VALUE}; 0: all the master lists).")
+        int limit;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter stdout = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            Outputs.Format out = jobs.root.out;
+            try (BrineClient client = jobs.root.connection.connect(err)) {
+                if (client == null) {
+                    return 2;
+                }
+                List<Map<String, Object>> listed = client.jobs(limit);
+                if (out != Outputs.Format.text) {
+                    stdout.println(Outputs.structured(out, Map.of("jobs", listed)).strip());
+                    return 0;
+                }
+                for (Map<String, Object> job : listed) {
+                    stdout.printf("%s  %s  %-10s %-20s %s %s (%d minions)%n", job.get("jid"), job.get("time"),
+                            job.get("publisher"), job.get("fun"), job.get("target_type"), job.get("target"),
+                            ((List<?>) job.getOrDefault("minions", List.of())).size());
+                }
+                return 0;
+            } catch (ClientException e) {
+                err.println("brine: " + e.getMessage());
+                return 2;
+            }
+        }
+    }
+
+    @Command(name = "show", description = "Show one job: its load, targeted minions, returns and the minions "
+            + "that did not return.", mixinStandardHelpOptions = true)
+    static final class Show implements Callable<Integer> {
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @ParentCommand
+        Jobs jobs;
+        @Parameters(paramLabel = "JID")
+        String jid;
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public Integer call() throws Exception {
+            PrintWriter stdout = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            Outputs.Format out = jobs.root.out;
+            try (BrineClient client = jobs.root.connection.connect(err)) {
+                if (client == null) {
+                    return 2;
+                }
+                Map<String, Object> job;
+                try {
+                    job = client.job(jid);
+                } catch (ClientException e) {
+                    err.println("brine: " + e.getMessage());
+                    return 1;
+                }
+                if (out != Outputs.Format.text) {
+                    stdout.println(Outputs.structured(out, job).strip());
+                    return 0;
+                }
+                stdout.printf("jid:       %s%ntime:      %s%npublisher: %s%nfunction:  %s %s%ntarget:    %s %s%n"
+                        + "minions:   %s%n", job.get("jid"), job.get("time"), job.get("publisher"),
+                        job.get("fun"), job.get("args"), job.get("target_type"), job.get("target"),
+                        String.join(", ", (List<String>) job.getOrDefault("minions", List.of())));
+                Map<String, Object> returns = (Map<String, Object>) job.getOrDefault("returns", Map.of());
+                for (Map.Entry<String, Object> ret : returns.entrySet()) {
+                    stdout.print(Outputs.nested(ret.getKey(), ((Map<String, Object>) ret.getValue())
+                            .get("return")));
+                }
+                List<String> missing = (List<String>) job.getOrDefault("missing", List.of());
+                if (!missing.isEmpty()) {
+                    stdout.println("missing:   " + String.join(", ", missing));
+                }
+                return 0;
+            } catch (ClientException e) {
+                err.println("brine: " + e.getMessage());
+                return 2;
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.brine.master.jobs;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.cluster.ZkJobIndex;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link SharedJobs} in ZooKeeper ({@link ZkJobIndex}): job records, and returns up to
+ * {@link ZkJobIndex#MAX_RETURN_BYTES}; a larger return is shared as a stub (retcode, success, time, and which master
+ * holds it), its value staying in that master's job cache. Returns are written by one background thread, so the job
+ * cache's writer never waits on ZooKeeper; at most 100,000 wait, past that they stay local and are logged.
+ */
+public final class ClusterJobs implements SharedJobs {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterJobs.class);
+
+    private final ZkJobIndex index;
+    private final String masterName;
+    private final ObjectMapper json = new ObjectMapper();
+    private final ExecutorService writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(100_000), r -> {
+                Thread t = new Thread(r, "brine-cluster-jobs");
+                t.setDaemon(true);
+                return t;
+            }, (task, pool) -> LOG.warn("Cluster job index: too many returns waiting; one stays local only"));
+
+    /** {@code masterName} names this master in stubs of returns too large to share. */
+    public ClusterJobs(ZkJobIndex index, String masterName) {
+        this.index = index;
+        this.masterName = masterName;
+    }
+
+    @Override
+    public void putJob(JobRecord job) {
+        try {
+            byte[] record = json.writeValueAsBytes(job);
+            if (record.length > ZkJobIndex.MAX_JOB_BYTES) {
+                record = json.writeValueAsBytes(new JobRecord(job.jid(), job.time(), job.publisher(),
+                        job.targetType(), job.target(), job.fun(), List.of("<load too large to share; on "
+                                + masterName + ">"), Map.of(), job.timeoutSeconds(), job.minions()));
+            }
+            index.putJob(job.jid(), record);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Job {}: not shared with the cluster: {}", job.jid(), e.getMessage());
+        }
+    }
+
+    @Override
+    public void putReturn(String jid, StoredReturn ret) {
+        writer.execute(() -> {
+            try {
+                byte[] value = json.writeValueAsBytes(ret);
+                if (value.length > ZkJobIndex.MAX_RETURN_BYTES) {
+                    value = json.writeValueAsBytes(new StoredReturn(ret.id(), "<" + value.length
+                            + " bytes, in the job cache of " + masterName + ">", ret.retcode(), ret.success(),
+                            ret.durationMs(), ret.time()));
+                }
+                index.putReturn(jid, ret.id(), value);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("Job {}: return of {} not shared with the cluster: {}", jid, ret.id(), e.getMessage());
+            }
+        });
+    }
+
+    @Override
+    public Optional<JobRecord> job(String jid) {
+        try {
+            Optional<byte[]> record = index.job(jid);
+            return record.isEmpty() ? Optional.empty() : Optional.of(json.readValue(record.get(), JobRecord.class));
+        } catch (IOException e) {
+            LOG.warn("Job {}: cannot read it from the cluster: {}", jid, e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public List<StoredReturn> returns(String jid) {
+        List<StoredReturn> returns = new ArrayList<>();
+        try {
+            for (byte[] value : index.returns(jid).values()) {
+                returns.add(json.readValue(value, StoredReturn.class));
+            }
+        } catch (IOException e) {
+            LOG.warn("Job {}: cannot read returns from the cluster: {}", jid, e.getMessage());
+        }
+        return returns;
+    }
+
+    @Override
+    public List<String> jids() {
+        try {
+            return index.jids();
+        } catch (IOException e) {
+            LOG.warn("Cannot list the cluster's jobs: {}", e.getMessage());
+            return List.of();
+        }
+    }
+
+    @Override
+    public void sweep(Duration keep) {
+        try {
+            int removed = index.sweep(keep);
+            if (removed > 0) {
+                LOG.info("Cluster job index: removed {} old jobs", removed);
+            }
+        } catch (IOException e) {
+            LOG.warn("Cannot sweep the cluster's jobs: {}", e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        writer.shutdown();
+        try {
+            writer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

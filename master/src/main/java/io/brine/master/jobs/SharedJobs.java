@@ -1,0 +1,30 @@
+package io.brine.master.jobs;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Job records and returns a cluster's masters share, so a job and its returns show on every master whichever one
+ * published it or received the returns (ARCHITECTURE: "Cluster mode"). Failures are logged, never thrown: the
+ * local job cache stays the record of what this master did.
+ */
+public interface SharedJobs extends AutoCloseable {
+
+    void putJob(JobRecord job);
+
+    /** Shares a return this master stored; may be asynchronous. */
+    void putReturn(String jid, StoredReturn ret);
+
+    Optional<JobRecord> job(String jid);
+
+    /** The shared returns of {@code jid}; one too large to share shows as a stub naming the master that has it. */
+    List<StoredReturn> returns(String jid);
+
+    List<String> jids();
+
+    void sweep(Duration keep);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,28 @@
+package io.brine.master.session;
+
+import java.io.IOException;
+import java.util.function.Consumer;
+
+/**
+ * The publish key generation a cluster of masters shares (Salt's {@code aes} on a shared cluster): each master
+ * publishes under it, so a minion moving between masters keeps reading. Absent for a master alone.
+ */
+public interface SharedPublishKey extends AutoCloseable {
+
+    /**
+     * The cluster's generation, or {@code own} once it became the cluster's (the first master); then calls
+     * {@code onNewer} with each generation another master makes.
+     */
+    PublishKeyring.Generation join(PublishKeyring.Generation own, Consumer<PublishKeyring.Generation> onNewer)
+            throws IOException;
+
+    /**
+     * The generation after {@code current}: {@code candidate} when this master's rotation wins, or the one another
+     * master made meanwhile (for the same reason: every master hears every key removal).
+     */
+    PublishKeyring.Generation next(PublishKeyring.Generation current, PublishKeyring.Generation candidate)
+            throws IOException;
+
+    @Override
+    void close();
+}

@@ -1,0 +1,56 @@
+package io.brine.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** brine-master --check-config, in-process: what it says and its exit code. */
+class MasterMainTest {
+
+    @TempDir
+    Path dir;
+
+    record Result(int exit, String out, String err) {
+    }
+
+    private Result checkConfig() {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
+            int exit = new CommandLine(new MasterMain()).execute("-c", dir.toString(), "--check-config");
+            return new Result(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void checkConfigChecksTheFilesTheConfigNamesWithExitTwoAndFileLine() throws Exception {
+        Files.writeString(dir.resolve("master.yaml"), "pki_dir: pki\nautosign_file: autosign.conf\n"
+                + "inventory_file: inventory.yaml\n");
+        Result missing = checkConfig();
+        assertThat(missing.exit()).isEqualTo(2);
+        assertThat(missing.err()).contains(dir.resolve("master.yaml") + ":2: autosign_file: "
+                + dir.resolve("autosign.conf") + " does not exist")
+                .contains(dir.resolve("master.yaml") + ":3: inventory_file: ");
+        assertThat(missing.out()).doesNotContain("configuration OK");
+
+        Files.writeString(dir.resolve("autosign.conf"), "web*\n");
+        Files.writeString(dir.resolve("inventory.yaml"), "[]\n");
+        Result ok = checkConfig();
+        assertThat(ok.exit()).as(ok.err()).isZero();
+        assertThat(ok.out()).contains("configuration OK");
+    }
+}

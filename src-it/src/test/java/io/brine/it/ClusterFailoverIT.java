@@ -1,0 +1,75 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.ClusterConfig;
+import io.brine.master.publish.JobPublisher;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A minion with {@code master: [a, b]} and {@code master_type: failover} in front of a cluster of two masters on one
+ * ZooKeeper server started by the test: when the master holding its session stops, it moves to the other with the
+ * same key (no re-acceptance), and a job published through that master reaches it.
+ */
+class ClusterFailoverIT {
+
+    private static final int MASTER_KEY = 250;
+    private static final int ROOT_KEY = 249;
+
+    @TempDir
+    Path dir;
+
+    private TestingServer zookeeper;
+    private Fleet a;
+    private Fleet b;
+
+    @BeforeEach
+    void startTwoMasters() throws Exception {
+        zookeeper = new TestingServer();
+        ClusterConfig cluster = ClusterConfig.of(zookeeper.getConnectString());
+        a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
+        b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
+        a.startMaster(config -> config.cluster(cluster));
+        b.startMaster(config -> config.cluster(cluster));
+        a.minionHeartbeat = Duration.ofSeconds(1);
+    }
+
+    @AfterEach
+    void stopAll() throws Exception {
+        a.close();
+        b.close();
+        zookeeper.close();
+    }
+
+    @Test
+    void whenItsMasterStopsTheMinionMovesToTheOtherWithItsKey() throws Exception {
+        List<String> masters = List.of("127.0.0.1:" + a.retPort(), "127.0.0.1:" + b.retPort());
+        MinionDaemon minion = a.startMinion("web1", 100, config -> config.failoverMasters(masters));
+        Fleet.awaitState(minion, MinionState.PENDING);
+        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
+        Fleet.awaitState(minion, MinionState.ACCEPTED);
+        await().until(() -> a.sessionIds().containsKey("web1"));
+        assertThat(b.sessionIds()).doesNotContainKey("web1");
+
+        a.stopMaster();
+
+        await().until(() -> b.sessionIds().containsKey("web1"));
+        Fleet.awaitState(minion, MinionState.ACCEPTED);
+        b.awaitSubscribed("web1");
+        JobPublisher.Published job = b.publish("test.ping", List.of("web1"));
+        assertThat(b.awaitReturns(job.jid(), List.of("web1"))).hasSize(1);
+        // Moved with its key: the cluster still holds that one key for it, accepted, and nothing new is pending.
+        assertThat(b.master.keyStore().list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
+        assertThat(b.master.keyStore().list().ids(io.brine.store.keys.KeyState.DENIED)).isEmpty();
+    }
+}

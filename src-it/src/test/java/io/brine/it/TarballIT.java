@@ -1,0 +1,148 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The release tarball (dist/target/brine-VERSION.tar.gz) unpacked into a temporary directory, as the README's install
+ * section does, and run from there: a master and a minion with the tarball's example configs, brine-key accepts
+ * the minion, brine runs test.ping on it. Nothing of the checkout is used but the tarball.
+ */
+class TarballIT {
+
+    private static final Path TARBALL = Path.of(System.getProperty("brine.tarball",
+            "../dist/target/brine-" + System.getProperty("brine.version", "0.1.0-SNAPSHOT") + ".tar.gz"))
+            .toAbsolutePath();
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Pattern SERVING = Pattern.compile(
+            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+
+    @TempDir
+    Path tmp;
+    private final List<Process> processes = new ArrayList<>();
+
+    @AfterEach
+    void killLeftovers() {
+        processes.forEach(Process::destroyForcibly);
+    }
+
+    record Run(int exit, String out, String err) {
+    }
+
+    private static Run run(List<String> command, Path workDir) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        byte[] out = process.getInputStream().readAllBytes();
+        byte[] err = process.getErrorStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8),
+                new String(err, StandardCharsets.UTF_8));
+    }
+
+    private Process start(Path home, String launcher, Path configDir, Path log) throws IOException {
+        Process process = new ProcessBuilder(home.resolve("bin").resolve(launcher).toString(), "-c",
+                configDir.toString()).directory(tmp.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        processes.add(process);
+        return process;
+    }
+
+    /** The tarball's conf/NAME with the commented-out defaults of {@code values} set, as an admin edits it. */
+    private static Path config(Path home, Path dir, String name, Map<String, String> values) throws IOException {
+        String text = Files.readString(home.resolve("conf").resolve(name));
+        for (Map.Entry<String, String> entry : values.entrySet()) {
+            String commented = "\n#" + entry.getKey() + ":";
+            assertThat(text).as("conf/%s has %s", name, entry.getKey()).contains(commented);
+            int line = text.indexOf(commented) + 1;
+            int end = text.indexOf('\n', line);
+            text = text.substring(0, line) + entry.getKey() + ": " + entry.getValue() + text.substring(end);
+        }
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(name), text);
+        return dir;
+    }
+
+    private static String state(Path minionDir) {
+        try {
+            JsonNode status = JSON.readTree(minionDir.resolve("cache/status.json").toFile());
+            return status.path("state").asText();
+        } catch (IOException e) {
+            return "none";
+        }
+    }
+
+    @Test
+    void theTarballUnpackedAnywhereRunsAMasterAMinionBrineKeyAndBrine() throws Exception {
+        assertThat(TARBALL).as("built by the dist module (./mvnw -pl dist -am package)").exists();
+        Path unpacked = Files.createDirectories(tmp.resolve("opt"));
+        Run untar = run(List.of("tar", "xzf", TARBALL.toString()), unpacked);
+        assertThat(untar.exit()).as(untar.err()).isZero();
+        Path home;
+        try (Stream<Path> top = Files.list(unpacked)) {
+            home = top.collect(java.util.stream.Collectors.toList()).get(0);
+        }
+        assertThat(home.getFileName().toString()).startsWith("brine-");
+
+        // The layout the README names.
+        for (String launcher : List.of("brine", "brine-master", "brine-minion", "brine-key")) {
+            assertThat(home.resolve("bin").resolve(launcher)).isExecutable();
+            assertThat(home.resolve("share/man/man1").resolve(launcher + ".1")).isNotEmptyFile();
+            assertThat(home.resolve("share/bash-completion/completions").resolve(launcher + ".bash"))
+                    .isNotEmptyFile();
+        }
+        assertThat(home.resolve("LICENSE")).content().contains("Apache License").contains("Version 2.0");
+        assertThat(home.resolve("README.md")).isNotEmptyFile();
+        assertThat(home.resolve("systemd/brine-master.service")).isNotEmptyFile();
+        assertThat(home.resolve("systemd/brine-minion.service")).isNotEmptyFile();
+        assertThat(home.resolve("conf/master.yaml")).isNotEmptyFile();
+
+        // A master with ports the system chooses, named in its log.
+        Path masterDir = config(home, tmp.resolve("etc-master"), "master.yaml", Map.of(
+                "publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
+        Path masterLog = tmp.resolve("master.log");
+        start(home, "brine-master", masterDir, masterLog);
+        await().pollInterval(Duration.ofMillis(20))
+                .until(() -> Files.exists(masterLog) && SERVING.matcher(Files.readString(masterLog)).find());
+        Matcher serving = SERVING.matcher(Files.readString(masterLog));
+        assertThat(serving.find()).isTrue();
+
+        // A minion offers its key.
+        Path minionDir = config(home, tmp.resolve("etc-minion"), "minion.yaml", Map.of(
+                "id", "web1", "ret_port", serving.group(1), "publish_port", serving.group(2), "pki_dir", "pki",
+                "cachedir", "cache", "acceptance_wait_time", "1", "auth_timeout", "5"));
+        start(home, "brine-minion", minionDir, tmp.resolve("minion.log"));
+        await().until(() -> state(minionDir), "pending"::equals);
+
+        // brine-key accepts it.
+        Run accept = run(List.of(home.resolve("bin/brine-key").toString(), "-c", masterDir.toString(), "-a",
+                "web1", "-y"), tmp);
+        assertThat(accept.exit()).as(accept.err()).isZero();
+        await().until(() -> state(minionDir), "accepted"::equals);
+
+        // brine runs a function on it (--port: master.yaml's ret_port is 0 here).
+        Run ping = run(List.of(home.resolve("bin/brine").toString(), "-c", masterDir.toString(), "--port",
+                serving.group(1), "--out", "json", "web1", "test.ping"), tmp);
+        assertThat(ping.exit()).as(ping.err()).isZero();
+        assertThat(JSON.readTree(ping.out()).path("web1").asBoolean()).isTrue();
+    }
+}

@@ -1,0 +1,41 @@
+package io.brine.transport.server;
+
+import io.brine.transport.tcp.TcpIo;
+import java.time.Duration;
+
+/**
+ * What the master's transports on Netty share of their options records ({@code TcpServerOptions},
+ * {@code ZmtpServerOptions}): frame limits, the outbound queue bound, water marks, timeouts, connection caps and
+ * the event loops. Each record documents its own values.
+ */
+public interface ServerOptions {
+
+    int maxUnauthenticatedFrame();
+
+    int maxFrame();
+
+    long maxQueuedBytes();
+
+    int writeBufferLowWaterMark();
+
+    int writeBufferHighWaterMark();
+
+    Duration unauthenticatedTimeout();
+
+    Duration idleTimeout();
+
+    int maxConnections();
+
+    int maxUnauthenticatedConnections();
+
+    /** Unauthenticated connections from one source address at most; unbounded where a transport has no such cap. */
+    default int maxUnauthenticatedPerSource() {
+        return Integer.MAX_VALUE;
+    }
+
+    int backlog();
+
+    int ioThreads();
+
+    TcpIo io();
+}
