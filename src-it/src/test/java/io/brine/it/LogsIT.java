@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -69,7 +70,7 @@ class LogsIT {
         assertThat(hup.exitValue()).isZero();
         MetricsEndpointIT.awaitLog(masterLog, "Logs reopened");
         assertThat(audit).exists();
-        assertThat(Files.getPosixFilePermissions(audit)).hasToString("[OWNER_READ, OWNER_WRITE]");
+        assertThat(Files.getPosixFilePermissions(audit)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
 
         // The master's next record (a rotation an admin asks for) lands in the new file, not the moved one.
         Process rotate = new ProcessBuilder("bash", ROOT.resolve("bin/brine-key").toString(), "-c",
