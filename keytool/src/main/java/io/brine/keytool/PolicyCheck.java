@@ -150,6 +150,11 @@ final class PolicyCheck implements Callable<Integer> {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put("id", id);
             document.put("fingerprint", fingerprint);
+            PrintWriter err = spec.commandLine().getErr();
+            for (String problem : AcceptancePolicies.untrustedInputs(config, config.pkiDir())) {
+                err.println("ERROR " + problem);
+            }
+            err.flush();
             out.println(id + " (key " + fingerprint + ")");
             PolicyVerdict verdict = PolicyVerdict.NONE;
             if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME) {

@@ -152,6 +152,21 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void checkSaysAnAutosignFileOwnedByAnotherUserDisablesThePolicy() throws Exception {
+        assertThat(io.brine.daemon.files.TrustedPath.processUid()).as("setting a file's owner needs root; run the"
+                + " tests as root").isZero();
+        Files.setOwner(etc.resolve("autosign.conf"),
+                tmp.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+
+        Result result = check("web1.example.com", "--pub", tmp.resolve("host3.pub").toString());
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains("ERROR autosign_file " + etc.resolve("autosign.conf")
+                + " is not trusted, the policy is disabled: ", "owned by nobody");
+        assertThat(result.out()).contains("would answer PENDING");
+    }
+
+    @Test
     void checkExitsOneForAKeyThatWouldWaitAndThreeForAReject() {
         Result pending = check("web1.example.org", "--pub", tmp.resolve("host3.pub").toString());
         assertThat(pending.exit()).isEqualTo(1);

@@ -3,6 +3,7 @@ package io.brine.store.policy;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.files.TrustedPath;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
@@ -121,6 +122,26 @@ public final class AcceptancePolicies implements AutoCloseable {
             executable.promoteWith(policies::promote);
         }
         return policies;
+    }
+
+    /**
+     * The policy inputs {@code config} names that break the ownership rule ({@link TrustedPath}), one line each naming
+     * the option, the file and the reason: each such policy is disabled (fails closed) while the problem stands. For
+     * {@code brine-master --check-config} and {@code brine-key policy check}.
+     */
+    public static List<String> untrustedInputs(MasterConfig config, Path pkiDir) {
+        TrustedPath trust = TrustedPath.forThisProcess();
+        MasterConfig.Acceptance acceptance = config.acceptance();
+        Map<String, Optional<Path>> inputs = new java.util.LinkedHashMap<>();
+        inputs.put("autoreject_file", acceptance.autorejectFile());
+        inputs.put("autosign_file", acceptance.autosignFile());
+        inputs.put("grants (provisioner keys)", Optional.of(provisionersDir(pkiDir)));
+        inputs.put(InventoryPolicy.RULE, acceptance.inventoryFile());
+        inputs.put(ExecutablePolicy.RULE, acceptance.autosignPolicy());
+        List<String> problems = new ArrayList<>();
+        inputs.forEach((option, file) -> file.flatMap(trust::problem).ifPresent(problem -> problems.add(
+                option + " " + file.get() + " is not trusted, the policy is disabled: " + problem)));
+        return problems;
     }
 
     /** Decides about a key that is not accepted yet; logs a decision with its rule. */
