@@ -6,6 +6,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Path;
@@ -42,6 +43,7 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final Optional<Classifications> classifications;
     private final KeyStore keyStore;
     private final AuditLog audit;
+    private AutoCloseable listening;
 
     public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
         this(rejecters, accepters, null, null, null);
@@ -120,6 +122,13 @@ public final class AcceptancePolicies implements AutoCloseable {
         AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
         if (executable != null) {
             executable.promoteWith(policies::promote);
+            ExecutablePolicy forgetful = executable;
+            // A delete, reject or new key ends what an earlier answer was about; an accept is what it led to.
+            policies.listening = keyStore.addListener(change -> {
+                if (change.to().filter(state -> state == KeyState.ACCEPTED).isEmpty()) {
+                    forgetful.forget(change.id());
+                }
+            });
         }
         return policies;
     }
@@ -272,6 +281,13 @@ public final class AcceptancePolicies implements AutoCloseable {
     /** Stops what runs in the background (autosign_policy runs are killed). */
     @Override
     public void close() {
+        if (listening != null) {
+            try {
+                listening.close();
+            } catch (Exception e) {
+                LOG.debug("Removing the key store listener failed", e);
+            }
+        }
         for (AcceptancePolicy policy : all()) {
             if (policy instanceof AutoCloseable closeable) {
                 try {

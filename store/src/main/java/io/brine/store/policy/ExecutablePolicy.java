@@ -150,6 +150,15 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         return none("started; the answer applies at the minion's next retry");
     }
 
+    /**
+     * Drops every remembered answer about {@code id}: its key was deleted, rejected or changed, so a "yes" about an
+     * earlier key (or an earlier tenure of the same key) must not accept it again.
+     */
+    void forget(String id) {
+        String prefix = id + " ";
+        answers.asMap().keySet().removeIf(key -> key.startsWith(prefix));
+    }
+
     /** Runs the executable now and waits for it: {@code brine-key policy check}. */
     @Override
     public PolicyDecision check(AuthAttempt attempt) {
