@@ -3,12 +3,14 @@ package io.brine.keytool;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.target.Glob;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.policy.Classifications;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.StoredKey;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -37,6 +39,7 @@ final class ChangeKeys {
     private final BrineKey command;
     private final Output output;
     private final Terminal terminal;
+    private Path classesDir;
 
     ChangeKeys(BrineKey command, Output output, Terminal terminal) {
         this.command = command;
@@ -102,6 +105,7 @@ final class ChangeKeys {
         // Only now, with something to change, is the audit log opened (and cachedir created).
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
+            classesDir = config.cachedir().resolve(Classifications.DIR_NAME);
             return apply(store, change, keys, bound);
         } finally {
             if (audit != null) {
@@ -129,6 +133,9 @@ final class ChangeKeys {
             switch (result.status()) {
                 case DONE -> {
                     done.add(key.id());
+                    if (change != Change.ACCEPT && key.state() == KeyState.ACCEPTED) {
+                        Classifications.remove(classesDir, key.id(), key.fingerprint());
+                    }
                     if (eachLine) {
                         output.out().println("Key for minion " + key.id() + " " + change.verb
                                 + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");

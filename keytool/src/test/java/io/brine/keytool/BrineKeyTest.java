@@ -369,6 +369,20 @@ class BrineKeyTest {
     }
 
     @Test
+    void deletingOrRejectingAnAcceptedKeyRemovesItsClassification() throws Exception {
+        Path classes = Files.createDirectories(cache.resolve("classes"));
+        Files.writeString(classes.resolve("db1.json"), "{\"fingerprint\":\"" + fp(4)
+                + "\",\"class\":{\"role\":\"db\"}}\n");
+        Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\"" + fp(1) + "\",\"class\":{}}\n");
+
+        assertThat(run("-d", "db1", "-y").exit()).isZero();
+        assertThat(run("-r", "web1", "-y").exit()).isZero(); // pending, not accepted: a grant's class was never used
+
+        assertThat(classes.resolve("db1.json")).doesNotExist();
+        assertThat(classes.resolve("web1.json")).exists();
+    }
+
+    @Test
     void nothingMatchedExitsOne() {
         Result result = run("-a", "nope*", "-y");
         assertThat(result.exit()).isEqualTo(1);

@@ -43,7 +43,7 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final Optional<Classifications> classifications;
     private final KeyStore keyStore;
     private final AuditLog audit;
-    private AutoCloseable listening;
+    private final List<AutoCloseable> listening = new ArrayList<>();
 
     public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
         this(rejecters, accepters, null, null, null);
@@ -120,15 +120,22 @@ public final class AcceptancePolicies implements AutoCloseable {
             accepters.add(executable);
         }
         AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
+        policies.listening.add(keyStore.addListener(change -> {
+            // An accepted key deleted or rejected takes its classification (classes/ID.json) with it.
+            if (change.from().filter(state -> state == KeyState.ACCEPTED).isPresent()
+                    && change.to().filter(state -> state == KeyState.ACCEPTED).isEmpty()) {
+                classifications.removeIfFor(change.id(), change.fingerprint());
+            }
+        }));
         if (executable != null) {
             executable.promoteWith(policies::promote);
             ExecutablePolicy forgetful = executable;
             // A delete, reject or new key ends what an earlier answer was about; an accept is what it led to.
-            policies.listening = keyStore.addListener(change -> {
+            policies.listening.add(keyStore.addListener(change -> {
                 if (change.to().filter(state -> state == KeyState.ACCEPTED).isEmpty()) {
                     forgetful.forget(change.id());
                 }
-            });
+            }));
         }
         return policies;
     }
@@ -281,11 +288,11 @@ public final class AcceptancePolicies implements AutoCloseable {
     /** Stops what runs in the background (autosign_policy runs are killed). */
     @Override
     public void close() {
-        if (listening != null) {
+        for (AutoCloseable listener : listening) {
             try {
-                listening.close();
+                listener.close();
             } catch (Exception e) {
-                LOG.debug("Removing the key store listener failed", e);
+                LOG.debug("Removing a key store listener failed", e);
             }
         }
         for (AcceptancePolicy policy : all()) {

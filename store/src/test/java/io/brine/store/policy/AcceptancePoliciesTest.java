@@ -137,6 +137,22 @@ class AcceptancePoliciesTest {
     }
 
     @Test
+    void aClassificationGoesWithItsDeletedKey() throws Exception {
+        Path classes = Files.createDirectories(dir.resolve("cache").resolve(Classifications.DIR_NAME));
+        Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
+                + Attempts.fingerprint(1) + "\",\"class\":{\"role\":\"web\"}}\n");
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        fromConfig(MasterConfig.Acceptance.builder());
+        assertThat(policies.classification("web1")).containsEntry("role", "web");
+
+        store.delete("web1", "test");
+
+        await().until(() -> !Files.exists(file));
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        assertThat(policies.classification("web1")).isEmpty();
+    }
+
+    @Test
     void aKeyAcceptedInTheBackgroundIsPromotedAndAudited() throws Exception {
         // Says yes only once the store holds the key as pending (the test says so: the file appears on disk before
         // the store's memory has it), so that the promotion, not the next retry, accepts it.
