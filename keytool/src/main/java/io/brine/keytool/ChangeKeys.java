@@ -81,6 +81,17 @@ final class ChangeKeys {
                 }
             }
         }
+        if (change == Change.ACCEPT && !command.allowSharedKey) {
+            Map<String, List<String>> shared = listing.sharedKeys();
+            for (StoredKey key : keys) {
+                List<String> others = KeyListing.otherIds(shared, key);
+                if (!others.isEmpty()) {
+                    output.err().println("brine-key: " + key.id() + ": " + KeyListing.sameKeyAs(others)
+                            + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
+                    return new Plan(UserError.REFUSED, null);
+                }
+            }
+        }
         PrintWriter info = output.text() ? output.out() : output.err();
         if (!command.quiet()) {
             info.println("The following keys are going to be " + change.verb + ":");

@@ -383,6 +383,26 @@ class BrineKeyTest {
     }
 
     @Test
+    void aKeyStoredUnderAnotherIdIsMarkedAndAcceptedOnlyWithAnExplicitFlag() throws Exception {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            store.offer("web9", key(4), PolicyVerdict.ACCEPT); // db1's accepted key: stays pending
+        }
+        assertThat(run("-L").out()).contains("web9  (same key as db1)\n", "db1  (same key as web9)\n");
+        assertThat(run("-f", "web9").out()).contains("web9:  " + fp(4) + "  (same key as db1)");
+
+        Result refused = run("-a", "web9", "-y");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("web9: same key as db1 (one key, one id); nothing changed",
+                "--allow-shared-key");
+        assertThat(exists(KeyState.PENDING, "web9")).isTrue();
+
+        assertThat(run("-a", "web9", "-y", "--allow-shared-key").exit()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "web9")).isTrue();
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("same key as db1");
+    }
+
+    @Test
     void nothingMatchedExitsOne() {
         Result result = run("-a", "nope*", "-y");
         assertThat(result.exit()).isEqualTo(1);

@@ -241,8 +241,16 @@ public final class FileKeyStore implements KeyStore {
         Snapshot s = writes.snapshot();
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
-        Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
-        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String fingerprint = Fingerprints.of(offered);
+        // One key, one id: no policy accepts a key that is stored under another id, in any state.
+        List<String> sharing = s.otherIds(fingerprint, id);
+        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
+                ? verdict : PolicyVerdict.NONE, limits);
+        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
+            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; " + KeyListing.sameKeyAs(sharing)
+                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        }
+        KeyDecision decision = outcome.decision(id, fingerprint);
         String reason = outcome.reason();
         Entry written = switch (outcome.write()) {
             case NONE -> null;
