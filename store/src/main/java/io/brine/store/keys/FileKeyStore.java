@@ -1,3 +1,4 @@
+// Over 400 lines: the master's offer and its locked write path belong together (scan, writes, admin operations are split out).
 package io.brine.store.keys;
 
 import io.brine.daemon.files.AtomicFiles;
@@ -209,6 +210,7 @@ public final class FileKeyStore implements KeyStore {
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
                 : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                || fast == KeyLookup.PENDING_OTHER
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
@@ -224,20 +226,24 @@ public final class FileKeyStore implements KeyStore {
             }
         }
         try (StoreLock.Held held = lock.acquire()) {
-            return offerLocked(id, offered, verdict);
+            return offerLocked(id, offered, verdict, fast);
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
         }
     }
 
-    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict verdict) throws IOException {
+    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
+            throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
         KeyLookup lookup = current.map(c -> c.key() == null
                 ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
                         : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
                 : KeyDirectory.lookupOf(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
+        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
+        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && (askedAbout != KeyLookup.PENDING_OTHER
+                || current.orElseThrow().key() == null) ? PolicyVerdict.NONE : asked;
         Snapshot s = writes.snapshot();
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
@@ -264,6 +270,12 @@ public final class FileKeyStore implements KeyStore {
             case DENIED -> {
                 writes.denyLocked(id, offered, MASTER_ACTOR, reason);
                 yield null;
+            }
+            case REPLACE_PENDING -> {
+                DiskEntry squatter = current.orElseThrow();
+                writes.denyLocked(id, squatter.key().key(), MASTER_ACTOR, "pending key displaced: " + reason);
+                writes.deleteLocked(squatter, MASTER_ACTOR, "pending key displaced: " + reason);
+                yield writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
             }
         };
         if (written != null) {

@@ -77,7 +77,9 @@ public interface KeyStore extends AutoCloseable {
 
     /** {@link #offer(String, RSAPublicKey, Policies)} with a verdict known in advance; answers the decision alone. */
     default KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {
-        return offer(id, offered, current -> verdict).decision();
+        // A verdict given in advance never displaces a pending key: only a grant or token asked about it does.
+        return offer(id, offered, current -> current == KeyLookup.PENDING_OTHER ? PolicyVerdict.NONE : verdict)
+                .decision();
     }
 
     // ---------------------------------------------------------------- admin operations

@@ -165,6 +165,28 @@ public final class AcceptancePolicies implements AutoCloseable {
         return decide(attempt, false, null);
     }
 
+    /**
+     * Asks only what proves an id (grants and tokens), after the autoreject rules: for a key offered over a pending
+     * key of the same id, which it may displace. Any other policy's yes would let a guess of the id win.
+     */
+    public PolicyDecision evaluateCredentials(AuthAttempt attempt) {
+        for (AcceptancePolicy policy : rejecters) {
+            if (ask(policy, attempt, false).verdict() == PolicyVerdict.REJECT) {
+                return new PolicyDecision(PolicyVerdict.NONE, String.valueOf(policy), "autoreject matches");
+            }
+        }
+        for (AcceptancePolicy policy : accepters) {
+            if (policy instanceof GrantPolicy || policy instanceof TokenPolicy) {
+                PolicyDecision decision = ask(policy, attempt, false);
+                if (decision.verdict() == PolicyVerdict.ACCEPT) {
+                    log(attempt, decision, false);
+                    return decision;
+                }
+            }
+        }
+        return new PolicyDecision(PolicyVerdict.NONE, "none", "no grant or token accepts it");
+    }
+
     /** What {@link #evaluate} would conclude and every policy it asked, without side effects (a dry run). */
     public Explanation explain(AuthAttempt attempt) {
         List<PolicyDecision> steps = new ArrayList<>();
