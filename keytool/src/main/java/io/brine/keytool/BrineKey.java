@@ -247,7 +247,10 @@ public final class BrineKey implements Callable<Integer> {
                 return UserError.USAGE;
             }
             if (e instanceof UncheckedIOException io) {
-                err.println("brine-key: " + describe(io.getCause()));
+                // The store's message names the file ("cannot write FILE: No space left on device").
+                boolean named = io.getCause() instanceof AccessDeniedException
+                        || io.getCause() instanceof NoSuchFileException || io.getMessage() == null;
+                err.println("brine-key: " + (named ? describe(io.getCause()) : io.getMessage()));
                 return UserError.REFUSED;
             }
             err.println("brine-key: internal error (please report it): " + e);

@@ -40,6 +40,7 @@ final class ChangeKeys {
     private final Output output;
     private final Terminal terminal;
     private Path classesDir;
+    private Path auditFile;
 
     ChangeKeys(BrineKey command, Output output, Terminal terminal) {
         this.command = command;
@@ -117,6 +118,7 @@ final class ChangeKeys {
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
             classesDir = config.cachedir().resolve(Classifications.DIR_NAME);
+            auditFile = config.auditLog();
             return apply(store, change, keys, bound);
         } finally {
             if (audit != null) {
@@ -176,15 +178,23 @@ final class ChangeKeys {
                         + change.verb + ".");
             }
         }
+        List<String> unaudited = store.unauditedChanges();
+        if (!unaudited.isEmpty()) {
+            output.err().println("brine-key: " + change.verb + " but NOT written to the audit log " + auditFile
+                    + ": " + String.join(", ", unaudited));
+        }
         output.out().flush();
         output.err().flush();
         if (!output.text()) {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put(change.verb, done);
             document.put("refused", refused);
+            if (!unaudited.isEmpty()) {
+                document.put("unaudited", unaudited);
+            }
             output.printStructured(document);
         }
-        return refused.isEmpty() ? 0 : UserError.REFUSED;
+        return refused.isEmpty() && unaudited.isEmpty() ? 0 : UserError.REFUSED;
     }
 
     /** Bumps the rotation request counter in the pki dir; the master, in whatever process, acts on it. */

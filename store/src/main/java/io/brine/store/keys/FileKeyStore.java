@@ -355,6 +355,11 @@ public final class FileKeyStore implements KeyStore {
      * full rescan (every {@code rescanInterval}) for files edited by hand in place.
      */
     @Override
+    public List<String> unauditedChanges() {
+        return writes.drainUnaudited();
+    }
+
+    @Override
     public AutoCloseable addListener(KeyChangeListener listener) {
         return watcher.addListener(listener);
     }

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -136,6 +137,14 @@ public interface KeyStore extends AutoCloseable {
      * Closing the returned handle removes the listener.
      */
     AutoCloseable addListener(KeyChangeListener listener);
+
+    /**
+     * The ids of changes this store made that could not be written to the audit log (a full disk), since the last
+     * call; the changes stand. brine-key exits non-zero naming them.
+     */
+    default List<String> unauditedChanges() {
+        return List.of();
+    }
 
     @Override
     void close();
