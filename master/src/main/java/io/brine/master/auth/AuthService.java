@@ -21,6 +21,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.Peer;
+import java.io.UncheckedIOException;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
@@ -53,6 +54,8 @@ public final class AuthService {
     private final Clock clock;
     private final WarnInterval badRequestWarnings;
     private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
+    private final WarnInterval storeFailureWarnings;
+    private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
@@ -67,6 +70,7 @@ public final class AuthService {
         this.audit = audit;
         this.clock = clock;
         this.badRequestWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.storeFailureWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = keyStore.masterKeyPair();
@@ -133,8 +137,22 @@ public final class AuthService {
         }
 
         // The store's one read for this request: policies asked only where they matter, a spend given back there.
-        Admission.Admitted admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(),
-                request.grant(), request.token(), peer.remoteAddress(), clock.instant()));
+        Admission.Admitted admitted;
+        try {
+            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
+                    request.token(), peer.remoteAddress(), clock.instant()));
+        } catch (UncheckedIOException e) {
+            // Expected on a full or failing disk, not a bug: the minion is told to try later.
+            long suppressed = storeFailureWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Minion {} ({}): auth answered 'try later': the key store failed: {}{}", id,
+                        peer.remoteAddress(), e.getMessage(), suppressed > 0 ? " (and " + suppressed
+                                + " more such failures since the last line)" : "");
+            }
+            storeFailures.incrementAndGet();
+            return Optional.of(reply(request, AuthStatus.REFUSED, "the master cannot record keys now; try later",
+                    Math.max(pendingRetrySeconds, 1)));
+        }
         audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
         return Optional.of(answer(request, peer, key, fingerprint, admitted.offer(), now));
@@ -209,6 +227,11 @@ public final class AuthService {
         }
         audit.refused(request.id(), peer.remoteAddress(), fingerprint, reason);
         return reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds);
+    }
+
+    /** Auth requests answered "try later" because the key store failed (a full disk): for the metrics. */
+    public long storeFailures() {
+        return storeFailures.get();
     }
 
     private Outcome reply(AuthRequest request, AuthStatus status, String reason, int retryAfter) {

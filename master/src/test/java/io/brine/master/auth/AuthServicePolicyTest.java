@@ -146,6 +146,19 @@ class AuthServicePolicyTest {
     }
 
     @Test
+    void aStoreThatCannotWriteGetsASignedTryLaterNotABug() {
+        store.failOffersWith(new java.io.UncheckedIOException("key store " + dir + "/pki: cannot record the key of"
+                + " web1: No space left on device", new java.io.IOException("No space left on device")));
+
+        AuthService.Outcome outcome = handle("web1", 2, TOKEN);
+
+        assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(outcome).reason()).contains("try later");
+        assertThat(replyOf(outcome).retryAfterSeconds()).isPositive();
+        assertThat(auth.storeFailures()).isEqualTo(1);
+    }
+
+    @Test
     void aSessionHoldsTheKeyStoresInstanceOfTheMinionsKeyNotASecondCopy() {
         AuthService.Outcome first = handle("web1", 2, TOKEN);
         assertThat(first.status()).isEqualTo(AuthStatus.ACCEPTED);
