@@ -214,6 +214,23 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void checkSaysAGrantWouldDisplaceAPendingKeyOfAnotherHost() {
+        // waiting.example.com is pending with key 1 (autosign_file's *.example.com does not count over it).
+        Result withoutGrant = check("waiting.example.com", "--pub", tmp.resolve("host4.pub").toString());
+        assertThat(withoutGrant.exit()).isEqualTo(3);
+        assertThat(withoutGrant.out()).contains("only a grant or token can displace it", "would answer DENIED");
+
+        Result made = run("", "grant", "--provisioner-key", tmp.resolve("cloud.pem").toString(), "--id",
+                "waiting.example.com", "--pub", tmp.resolve("host4.pub").toString(), "--ttl", "600", "-o",
+                tmp.resolve("w.grant").toString());
+        assertThat(made.exit()).as(made.err()).isZero();
+        Result withGrant = check("waiting.example.com", "--pub", tmp.resolve("host4.pub").toString(), "--grant",
+                tmp.resolve("w.grant").toString());
+        assertThat(withGrant.exit()).as(withGrant.out()).isZero();
+        assertThat(withGrant.out()).contains("Decided by grant by provisioner cloud", "would answer ACCEPTED");
+    }
+
+    @Test
     void checkReportsABadConfigAsAUsageError() throws Exception {
         Files.writeString(etc.resolve("master.yaml"), "autosign_tokens:\n  - match: x\n    sha256: abc\n");
         Result result = check("web1", "--pub", tmp.resolve("host3.pub").toString());

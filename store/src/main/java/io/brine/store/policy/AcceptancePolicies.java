@@ -170,16 +170,34 @@ public final class AcceptancePolicies implements AutoCloseable {
      * key of the same id, which it may displace. Any other policy's yes would let a guess of the id win.
      */
     public PolicyDecision evaluateCredentials(AuthAttempt attempt) {
+        return credentials(attempt, false, null);
+    }
+
+    /** What {@link #evaluateCredentials} would conclude and what it asked, without side effects (a dry run). */
+    public Explanation explainCredentials(AuthAttempt attempt) {
+        List<PolicyDecision> steps = new ArrayList<>();
+        PolicyDecision decision = credentials(attempt, true, steps);
+        return new Explanation(decision, steps);
+    }
+
+    private PolicyDecision credentials(AuthAttempt attempt, boolean dryRun, List<PolicyDecision> steps) {
         for (AcceptancePolicy policy : rejecters) {
-            if (ask(policy, attempt, false).verdict() == PolicyVerdict.REJECT) {
+            PolicyDecision reject = ask(policy, attempt, dryRun);
+            if (steps != null) {
+                steps.add(reject);
+            }
+            if (reject.verdict() == PolicyVerdict.REJECT) {
                 return new PolicyDecision(PolicyVerdict.NONE, String.valueOf(policy), "autoreject matches");
             }
         }
         for (AcceptancePolicy policy : accepters) {
             if (policy instanceof GrantPolicy || policy instanceof TokenPolicy) {
-                PolicyDecision decision = ask(policy, attempt, false);
+                PolicyDecision decision = ask(policy, attempt, dryRun);
+                if (steps != null) {
+                    steps.add(decision);
+                }
                 if (decision.verdict() == PolicyVerdict.ACCEPT) {
-                    log(attempt, decision, false);
+                    log(attempt, decision, dryRun);
                     return decision;
                 }
             }
