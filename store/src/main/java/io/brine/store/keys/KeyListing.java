@@ -57,7 +57,9 @@ public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> p
 
     /** How a key stored under other ids is marked, in listings, answers and the audit log. */
     public static String sameKeyAs(List<String> otherIds) {
-        return "same key as " + String.join(", ", otherIds);
+        int shown = Math.min(otherIds.size(), 5);
+        return "same key as " + String.join(", ", otherIds.subList(0, shown))
+                + (otherIds.size() > shown ? " and " + (otherIds.size() - shown) + " more" : "");
     }
 
     /** The key of {@code id} in {@code state}, if there is a valid one. */
