@@ -131,7 +131,10 @@ public final class Minion implements AutoCloseable {
         return settings.id();
     }
 
-    /** Completes when the minion stops by itself: rejected (without rejected_retry) or a master key mismatch. */
+    /**
+     * Completes when the minion stops by itself, on authenticated replies only: rejected (without rejected_retry) by
+     * a master it can authenticate, or told of another key by the pinned master itself.
+     */
     public CompletableFuture<MinionState> terminated() {
         return terminated;
     }
@@ -157,7 +160,7 @@ public final class Minion implements AutoCloseable {
     }
 
     private void onFrame(byte[] frame) {
-        if (status.state().terminal()) {
+        if (terminated.isDone()) {
             return;
         }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);

@@ -68,7 +68,7 @@ final class StatusFile {
      * its process ended.
      */
     void stopped() {
-        if (!state().terminal() && state() != MinionState.REJECTED) {
+        if (!state().terminal() && state() != MinionState.REJECTED && state() != MinionState.MASTER_KEY_MISMATCH) {
             enter(MinionState.STOPPED, "stopped", null);
         }
     }
