@@ -44,7 +44,7 @@ public final class Minion implements AutoCloseable {
      */
     public record Settings(String id, Duration acceptanceWait, Duration acceptanceWaitMax, boolean rejectedRetry,
             Duration authTimeout, Duration heartbeatInterval, Path statusFile, Map<String, Object> grains, byte[] grant, String token, int returnQueueCapacity,
-            Duration returnRetryMax) {
+            Duration returnRetryMax, Duration publishMaxAge) {
 
         @Override
         public String toString() {
@@ -68,7 +68,7 @@ public final class Minion implements AutoCloseable {
             StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
                     Fingerprints.of(keys.getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
-            PublicationGate gate = new PublicationGate(settings.id(), pin, status);
+            PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
             return new Parts(status, handshake, gate, channel);

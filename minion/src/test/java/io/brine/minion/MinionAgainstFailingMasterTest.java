@@ -318,4 +318,40 @@ class MinionAgainstFailingMasterTest {
         assertThat(fixture.ran).containsExactly("j2");
         assertThat(master.received(SessionMessage.KeyRequest.class)).hasSize(1);
     }
+
+    @Test
+    void aPublicationWithheldPastPublishMaxAgeAndDeliveredAfterARotationIsNotRun() throws Exception {
+        start(FailAt.NEVER);
+        assertAccepted();
+        long generation = master.generation;
+        byte[] withheld = master.nextPublication("withheld"); // signed now, held back on the way
+        fixture.advance(MinionFixture.PUBLISH_MAX_AGE.plusSeconds(1));
+        // A rotation: the minion keeps the generation before it, for publications still in flight.
+        master.reply(master.sealed(new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(),
+                master.serialFloor)));
+        fixture.settle();
+        assertThat(minion.status().generation()).isEqualTo(generation + 1);
+        master.publish(withheld);
+        master.publish(withheld); // a replay of it is a replay: refused, and not counted twice
+        fixture.settle();
+        assertThat(fixture.ran).isEmpty();
+        assertThat(minion.status().stalePublications()).isEqualTo(1);
+        // One signed just now, of the generation before, still runs.
+        master.publish(master.nextPublication("fresh"));
+        fixture.settle();
+        assertThat(fixture.ran).containsExactly("fresh");
+    }
+
+    @Test
+    void aPublicationIssuedFurtherAheadThanTheClockSkewIsNotRun() throws Exception {
+        start(FailAt.NEVER);
+        assertAccepted();
+        fixture.clock.advance(Duration.ofMinutes(6)); // the master's clock runs ahead: ours is set back
+        byte[] ahead = master.nextPublication("ahead");
+        fixture.clock.advance(Duration.ofMinutes(-6));
+        master.publish(ahead);
+        fixture.settle();
+        assertThat(fixture.ran).isEmpty();
+        assertThat(minion.status().stalePublications()).isEqualTo(1);
+    }
 }

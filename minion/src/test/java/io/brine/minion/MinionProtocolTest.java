@@ -326,7 +326,7 @@ class MinionProtocolTest {
     @Test
     void aPublicationSignedByAnotherKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(FakeMaster.publication(master.publishKey, generation, floor + 1, "forged",
+        master.publish(master.publication(master.publishKey, generation, floor + 1, "forged",
                 STRANGER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
@@ -336,7 +336,7 @@ class MinionProtocolTest {
     @Test
     void aPublicationSealedWithAnotherPublishKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(FakeMaster.publication(SessionKey.random(), generation, floor + 1, "wrong-key",
+        master.publish(master.publication(SessionKey.random(), generation, floor + 1, "wrong-key",
                 MASTER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
@@ -381,8 +381,8 @@ class MinionProtocolTest {
     void aPublicationOfANewerGenerationWaitsForItsKey() throws Exception {
         startAccepted();
         SessionKey next = SessionKey.random();
-        master.publish(FakeMaster.publication(next, generation + 1, floor + 1, "j1", MASTER.getPrivate()));
-        master.publish(FakeMaster.publication(next, generation + 1, floor + 2, "j2", MASTER.getPrivate()));
+        master.publish(master.publication(next, generation + 1, floor + 1, "j1", MASTER.getPrivate()));
+        master.publish(master.publication(next, generation + 1, floor + 2, "j2", MASTER.getPrivate()));
         barrier();
         assertThat(ran).isEmpty();
         // One key request for the generation, however many publications wait for it.
