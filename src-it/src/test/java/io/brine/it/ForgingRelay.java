@@ -19,11 +19,13 @@ import java.security.KeyPair;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An on-path attacker on brine's TCP transport, on loopback: it relays whole frames between minions and a master
  * ({@code length:u32be || frame}) and, as told, answers each auth request it sees with a reply of its own. The nonce
- * travels in clear, so its replies answer the minion's request; they carry and are signed by the forger's key.
+ * travels in clear, so its replies answer the minion's request; they carry and are signed by the forger's key. It
+ * can also hold back a publication from the master and deliver it later ({@link #withholdNextPublication}).
  */
 final class ForgingRelay implements AutoCloseable {
 
@@ -45,6 +47,9 @@ final class ForgingRelay implements AutoCloseable {
     private volatile Mode mode = Mode.FORGE;
     final AtomicInteger authRequests = new AtomicInteger();
     final AtomicInteger forged = new AtomicInteger();
+    private volatile boolean withholding;
+    private final AtomicReference<byte[]> withheld = new AtomicReference<>();
+    private volatile DataOutputStream lastToMinion;
 
     /**
      * @param target       the master's TCP port
@@ -69,6 +74,29 @@ final class ForgingRelay implements AutoCloseable {
         this.mode = mode;
     }
 
+    /** Holds back the next publication the master sends, until {@link #deliverWithheld}. */
+    void withholdNextPublication() {
+        withholding = true;
+    }
+
+    boolean holdsPublication() {
+        return withheld.get() != null;
+    }
+
+    /** Delivers the publication held back, on the minion's latest connection. */
+    void deliverWithheld() throws IOException {
+        write(lastToMinion, withheld.getAndSet(null));
+    }
+
+    private void fromMaster(byte[] frame, DataOutputStream toMinion) throws IOException {
+        if (withholding && frame.length > 1 && (frame[1] & 0xff) == MessageType.PUBLISH.code()) {
+            withholding = false;
+            withheld.set(frame);
+            return;
+        }
+        write(toMinion, frame);
+    }
+
     private void accept() {
         while (!server.isClosed()) {
             try {
@@ -80,7 +108,8 @@ final class ForgingRelay implements AutoCloseable {
                 DataOutputStream toMinion = new DataOutputStream(minion.getOutputStream());
                 DataOutputStream toMaster = new DataOutputStream(master.getOutputStream());
                 pump(minion, master, frame -> fromMinion(frame, toMinion, toMaster));
-                pump(master, minion, frame -> write(toMinion, frame));
+                lastToMinion = toMinion;
+                pump(master, minion, frame -> fromMaster(frame, toMinion));
             } catch (IOException e) {
                 // closed, or the master is not there: the minion sees its connection end
             }
