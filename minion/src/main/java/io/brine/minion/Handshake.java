@@ -179,7 +179,11 @@ final class Handshake {
                         + "Still asking", settings.id(), dropped, dropped == 1 ? "y" : "ies", other.reason());
             }
             mismatch = other.reason();
-            status.enter(MinionState.MASTER_KEY_MISMATCH, other.reason(), untilAuthTimeout());
+            // Written once per reason, not per reply: a flood of them must not become a flood of file writes.
+            if (status.state() != MinionState.MASTER_KEY_MISMATCH
+                    || !other.reason().equals(status.current().reason())) {
+                status.enter(MinionState.MASTER_KEY_MISMATCH, other.reason(), untilAuthTimeout());
+            }
             return WAITING;
         }
         MasterPin.Verdict.Authentic authentic = (MasterPin.Verdict.Authentic) verdict;

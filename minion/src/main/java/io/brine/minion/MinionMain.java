@@ -17,8 +17,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, or an authenticated rejection or master key
- * change.
+ * {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, or an authenticated rejection or
+ * master key change.
  */
 @Command(name = "brine-minion", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         description = {"Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "

@@ -108,7 +108,7 @@ class ForgedRepliesIT {
 
     @Test
     void aForgedRejectionDoesNotStopAMinionThatHasNotPinnedYet() throws Exception {
-        // Nothing pinned, no master_finger: the forger's rejection verifies with the key it carries, and proves nothing.
+        // Nothing pinned, no master_finger: the forger's rejection verifies with the key it carries: it proves nothing.
         Path web1 = startMinion(AuthStatus.REJECTED, false);
         await().until(() -> relay.authRequests.get() >= 2);
         assertThat(minion.isAlive()).as("the minion is still running; log:%n%s", log()).isTrue();
