@@ -219,7 +219,7 @@ class KeyExchangeIT {
         assertThat(web1.terminated()).isNotDone();
         assertThat(web1.minion().status().reason()).contains("master_finger");
         assertThat(minionPki(web1).resolve("minion_master.pub")).doesNotExist();
-        assertThat(status(web1).get("state").asText()).isEqualTo("master_key_mismatch");
+        awaitStatus(web1, "master_key_mismatch");
     }
 
     @Test
