@@ -113,7 +113,8 @@ public final class JobPublisher {
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
                 timeoutSeconds, publisher);
         PublishKeyring.Generation generation = keyring.current();
-        Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), load);
+        Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), clock.millis(),
+                load);
         byte[] frame = Codec.encodeSigned(sealed, masterKey);
         // Before it goes out: a transport may report the frame undelivered before publish() returns.
         active.begin(jid, minions, frame, watcher);
