@@ -20,6 +20,8 @@ import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.salt.SaltKeys;
+import io.brine.master.salt.SaltService;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
@@ -135,8 +137,15 @@ public final class MasterDaemon implements AutoCloseable {
                     sessions, jobs, masterKeys, audit, clock);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
+            SaltService salt = null;
+            if (config.saltMinions()) {
+                SaltKeys saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort());
+                keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
+                opened.add(keyStore.addListener(saltKeys::onKeyChange));
+                salt = new SaltService(keyStore, policies, saltKeys, new AuditedAuth(audit), grains, active, clock);
+            }
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, config.workerThreads(), clock);
+                    publishers, active, grains, salt, config.workerThreads(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
