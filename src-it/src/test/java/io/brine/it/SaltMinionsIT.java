@@ -65,4 +65,37 @@ class SaltMinionsIT {
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("auth-pending").contains("salt1");
     }
+
+    @Test
+    void jobsReachASaltMinionAndABrineMinionTogetherAndTheirReturnsLandInTheJobCache() throws Exception {
+        fleet.startMaster(b -> b.saltMinions(true).acceptance(Fleet.autoAccept()));
+        SaltMinionProcess salt = startSalt("salt1", "zeromq");
+        var brine = fleet.startMinion("web1");
+        Fleet.awaitState(brine, io.brine.minion.MinionState.ACCEPTED);
+        salt.awaitLog("Minion is ready to receive requests!");
+        FleetJobs jobs = new FleetJobs(fleet);
+
+        var ping = jobs.publish("glob", "*", "test.ping");
+        assertThat(ping.minions()).containsExactly("salt1", "web1");
+        var pings = jobs.awaitReturns(ping.jid(), "salt1", "web1");
+        assertThat(pings.get("salt1").returnValue()).isEqualTo(true);
+        assertThat(pings.get("salt1").success()).isTrue();
+
+        var echo = jobs.publish("list", "salt1", "test.echo", "brine says hello");
+        assertThat(jobs.awaitReturns(echo.jid(), "salt1").get("salt1").returnValue()).isEqualTo("brine says hello");
+
+        var run = jobs.publish("glob", "salt*", "cmd.run", "echo from-salt");
+        assertThat(run.minions()).containsExactly("salt1");
+        assertThat(jobs.awaitReturns(run.jid(), "salt1").get("salt1").returnValue()).isEqualTo("from-salt");
+
+        var grains = jobs.publish("glob", "salt1", "grains.items");
+        Object items = jobs.awaitReturns(grains.jid(), "salt1").get("salt1").returnValue();
+        assertThat(items).isInstanceOf(java.util.Map.class);
+        assertThat(((java.util.Map<?, ?>) items).get("id")).isEqualTo("salt1");
+
+        // The grains it reported with _pillar select it.
+        var byGrain = jobs.publish("grain", "id:salt1", "test.ping");
+        assertThat(byGrain.minions()).containsExactly("salt1");
+        assertThat(jobs.awaitReturns(byGrain.jid(), "salt1").get("salt1").returnValue()).isEqualTo(true);
+    }
 }
