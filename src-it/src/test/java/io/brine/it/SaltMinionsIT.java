@@ -98,4 +98,33 @@ class SaltMinionsIT {
         assertThat(byGrain.minions()).containsExactly("salt1");
         assertThat(jobs.awaitReturns(byGrain.jid(), "salt1").get("salt1").returnValue()).isEqualTo(true);
     }
+
+    @Test
+    void aDeletedSaltMinionReadsNothingPublishedAfterwards() throws Exception {
+        fleet.startMaster(b -> b.saltMinions(true));
+        SaltMinionProcess removed = startSalt("salt1", "zeromq");
+        SaltMinionProcess kept = startSalt("salt2", "zeromq");
+        for (String id : java.util.List.of("salt1", "salt2")) {
+            await().atMost(WAIT).until(() -> Files.exists(fleet.masterConfig.pkiDir().resolve("minions_pre/" + id)));
+            fleet.master.keyStore().accept(id, null, "test-admin");
+        }
+        removed.awaitLog("Minion is ready to receive requests!");
+        kept.awaitLog("Minion is ready to receive requests!");
+        FleetJobs jobs = new FleetJobs(fleet);
+        var before = jobs.publish("glob", "*", "test.ping");
+        jobs.awaitReturns(before.jid(), "salt1", "salt2");
+
+        // Deleted: a new offer of its key waits in minions_pre.
+        fleet.master.keyStore().delete("salt1", "test-admin");
+        var after = jobs.publish("glob", "*", "test.echo", "after the removal");
+        assertThat(after.minions()).containsExactly("salt2");
+        assertThat(jobs.awaitReturns(after.jid(), "salt2").get("salt2").returnValue()).isEqualTo("after the removal");
+
+        // Both sit on 127.0.0.1, so salt1's subscription still carries salt2's envelopes: it fails their MAC (the
+        // aes key rotated on the removal) and asks to sign in again, which files its key anew, unaccepted.
+        await().atMost(WAIT).until(() -> Files.exists(fleet.masterConfig.pkiDir().resolve("minions_pre/salt1")));
+        assertThat(fleet.masterConfig.pkiDir().resolve("minions/salt1")).doesNotExist();
+        assertThat(removed.log()).contains(before.jid()).doesNotContain(after.jid());
+        assertThat(kept.log()).contains(after.jid());
+    }
 }
