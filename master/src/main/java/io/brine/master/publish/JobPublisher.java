@@ -137,8 +137,9 @@ public final class JobPublisher {
             brineMinions.removeAll(saltMinions);
             unreachable = new java.util.HashSet<>(brineMinions.isEmpty() ? Set.of()
                     : transport.publish(brineMinions, frame));
-            unreachable.addAll(transport.publish(saltMinions, salt.envelope(jid, fun, args, kwargs, publisher,
-                    saltMinions, keyring.nextSerial())));
+            byte[] envelope = salt.envelope(jid, fun, args, kwargs, publisher, saltMinions, keyring.nextSerial());
+            active.alsoSentAs(jid, envelope);
+            unreachable.addAll(transport.publish(saltMinions, envelope));
         }
         active.unreachable(jid, unreachable);
         LOG.info("Job {}: {} published by {} to {} minions ({} unreachable)", jid, fun, publisher, minions.size(),
