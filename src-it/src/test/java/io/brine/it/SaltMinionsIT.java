@@ -93,6 +93,27 @@ class SaltMinionsIT {
         assertThat(items).isInstanceOf(java.util.Map.class);
         assertThat(((java.util.Map<?, ?>) items).get("id")).isEqualTo("salt1");
 
+        // bin/brine as the admin runs it: the same shape for both kinds of minion, and the job cache shows it.
+        Path conf = Files.createDirectories(dir.resolve("conf"));
+        Files.writeString(conf.resolve("master.yaml"), String.join("\n",
+                "interface: 127.0.0.1",
+                "ret_port: " + fleet.master.master().addresses().request().getPort(),
+                "publish_port: " + fleet.master.master().addresses().publish().getPort(),
+                "pki_dir: " + fleet.masterConfig.pkiDir(),
+                "cachedir: " + fleet.masterConfig.cachedir(),
+                ""));
+        java.io.StringWriter out = new java.io.StringWriter();
+        java.io.StringWriter err = new java.io.StringWriter();
+        int exit = io.brine.master.cli.BrineCli.run(new String[] {"-c", conf.toString(), "--out", "json", "*",
+            "test.ping"}, new java.io.PrintWriter(out, true), new java.io.PrintWriter(err, true));
+        assertThat(exit).as(err.toString()).isZero();
+        assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readValue(out.toString(), java.util.Map.class))
+                .isEqualTo(java.util.Map.of("salt1", true, "web1", true));
+        java.io.StringWriter shown = new java.io.StringWriter();
+        assertThat(io.brine.master.cli.BrineCli.run(new String[] {"jobs", "show", run.jid(), "-c", conf.toString(),
+            "--out", "json"}, new java.io.PrintWriter(shown, true), new java.io.PrintWriter(err, true))).isZero();
+        assertThat(shown.toString()).contains("salt1").contains("from-salt");
+
         // The grains it reported with _pillar select it.
         var byGrain = jobs.publish("grain", "id:salt1", "test.ping");
         assertThat(byGrain.minions()).containsExactly("salt1");
