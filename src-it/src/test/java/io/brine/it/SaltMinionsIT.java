@@ -43,6 +43,15 @@ class SaltMinionsIT {
         return salt;
     }
 
+    /**
+     * Waits until the master honours {@code id}'s SUB: a stock minion says it is ready before its subscription has
+     * surely reached the master, and a publication before that is not delivered (as from a Salt master).
+     */
+    private void awaitSubscribed(String... ids) {
+        var transport = (io.brine.transport.zmtp.ZmtpServerTransport) fleet.master.master().transport();
+        await().atMost(WAIT).until(() -> transport.subscribedMinions().containsAll(java.util.List.of(ids)));
+    }
+
     @Test
     void aStockSaltMinionOverZeroMqIsPendingThenAcceptedAndSignsIn() throws Exception {
         fleet.startMaster(b -> b.saltMinions(true));
@@ -73,6 +82,7 @@ class SaltMinionsIT {
         var brine = fleet.startMinion("web1");
         Fleet.awaitState(brine, io.brine.minion.MinionState.ACCEPTED);
         salt.awaitLog("Minion is ready to receive requests!");
+        awaitSubscribed("salt1", "web1");
         FleetJobs jobs = new FleetJobs(fleet);
 
         var ping = jobs.publish("glob", "*", "test.ping");
@@ -131,6 +141,7 @@ class SaltMinionsIT {
         }
         removed.awaitLog("Minion is ready to receive requests!");
         kept.awaitLog("Minion is ready to receive requests!");
+        awaitSubscribed("salt1", "salt2");
         FleetJobs jobs = new FleetJobs(fleet);
         var before = jobs.publish("glob", "*", "test.ping");
         jobs.awaitReturns(before.jid(), "salt1", "salt2");
