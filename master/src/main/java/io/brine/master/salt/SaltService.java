@@ -127,8 +127,15 @@ public final class SaltService {
                 map.forEach((k, v) -> claims.put(String.valueOf(k), v));
             }
         });
-        Admission.Admitted admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null,
-                from, clock.instant()));
+        Admission.Admitted admitted;
+        try {
+            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null, from,
+                    clock.instant()));
+        } catch (java.io.UncheckedIOException e) {
+            // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
+            LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
+            return encode(responder.respond(request, Decision.PENDING, null));
+        }
         audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
