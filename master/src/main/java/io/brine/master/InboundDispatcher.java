@@ -5,6 +5,8 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.salt.SaltReplyPath;
+import io.brine.master.salt.SaltService;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublisherSession;
 import io.brine.master.session.Session;
@@ -18,6 +20,11 @@ import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltValue;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
@@ -56,6 +63,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ThreadPoolExecutor authPool;
     private final ThreadPoolExecutor sessionPool;
     private final AtomicLong droppedFrames = new AtomicLong();
+    /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
+    private final SaltService salt;
 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
@@ -65,6 +74,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
             int workerThreads, Clock clock) {
+        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, clock);
+    }
+
+    /** @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only */
+    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
+            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
+            SaltService salt, int workerThreads, Clock clock) {
+        this.salt = salt;
         this.transport = transport;
         this.unauthenticated = unauthenticated;
         this.auth = auth;
@@ -86,6 +103,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     @Override
     public void onFrame(Peer from, byte[] frame) {
+        if (salt != null && isSaltPayload(frame)) {
+            onSaltPayload(from, frame);
+            return;
+        }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
             drop(from, malformed.reason());
@@ -107,6 +128,56 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
         };
         route.run();
+    }
+
+    /**
+     * A brine frame starts with its version byte (1); a Salt payload on the ZeroMQ request channel is a msgpack map
+     * ({@code fixmap}, {@code map16}, {@code map32}) or, for a bare reply string, never sent by a minion.
+     */
+    static boolean isSaltPayload(byte[] frame) {
+        if (frame.length == 0) {
+            return false;
+        }
+        int first = frame[0] & 0xFF;
+        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+    }
+
+    /** Read with Salt's bounds here; only {@code _auth} (and Salt's refusal of other clear commands) without a key. */
+    private void onSaltPayload(Peer from, byte[] payload) {
+        SaltReplyPath path = zmqPath(from);
+        SaltRequest request;
+        try {
+            request = SaltRequest.read(payload, 0, payload.length);
+        } catch (MalformedException e) {
+            drop(from, "Salt request: " + e.getMessage());
+            path.reply(SaltValue.str("bad load")); // a REQ peer waits for an answer; Salt sends this one
+            return;
+        }
+        if (request instanceof SaltRequest.Encrypted) {
+            submit(sessionPool, () -> salt.handle(request, path));
+        } else {
+            unauthenticated(from, () -> salt.handle(request, path));
+        }
+    }
+
+    /** Answers on the ZeroMQ request channel: the whole payload in Salt's payload dialect. */
+    private SaltReplyPath zmqPath(Peer from) {
+        return new SaltReplyPath() {
+            @Override
+            public void reply(SaltValue value) {
+                transport.send(from, SaltMsgpack.write(value, SaltDialect.PAYLOAD));
+            }
+
+            @Override
+            public void bind(String id) {
+                transport.bind(id, from);
+            }
+
+            @Override
+            public String remoteAddress() {
+                return from.remoteAddress();
+            }
+        };
     }
 
     /**

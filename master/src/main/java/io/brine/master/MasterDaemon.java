@@ -20,6 +20,9 @@ import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.salt.SaltKeys;
+import io.brine.master.salt.SaltPublisher;
+import io.brine.master.salt.SaltService;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
@@ -126,8 +129,15 @@ public final class MasterDaemon implements AutoCloseable {
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
+            SaltKeys saltKeys = null;
+            if (config.saltMinions()) {
+                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort());
+                keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
+                opened.add(keyStore.addListener(saltKeys::onKeyChange));
+            }
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
-                    jobCache, active, audit, clock);
+                    jobCache, active, audit, clock,
+                    saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()));
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new AuditedAuth(audit), clock,
                     transport::publishPort, PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
@@ -135,8 +145,10 @@ public final class MasterDaemon implements AutoCloseable {
                     sessions, jobs, masterKeys, audit, clock);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
+            SaltService salt = saltKeys == null ? null
+                    : new SaltService(keyStore, policies, saltKeys, new AuditedAuth(audit), grains, active, clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, config.workerThreads(), clock);
+                    publishers, active, grains, salt, config.workerThreads(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),

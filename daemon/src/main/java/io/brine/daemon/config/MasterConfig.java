@@ -36,6 +36,8 @@ import java.util.Set;
  * @param logFile {@code log_file}: empty means standard error
  * @param cluster {@code cluster}: the ZooKeeper ensemble shared with other masters; empty means one master on the
  *     filesystem store (the default)
+ * @param saltMinions {@code salt_minions}: also serve stock Salt minions on {@code ret_port} (off by default: Salt's
+ *     suite is older than brine's; protocol/SALT.md)
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -60,7 +62,8 @@ public record MasterConfig(
         LogLevel logLevel,
         Optional<Path> logFile,
         Path auditLog,
-        Optional<ClusterConfig> cluster) {
+        Optional<ClusterConfig> cluster,
+        boolean saltMinions) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -331,6 +334,7 @@ public record MasterConfig(
         private Path logFile;
         private Path auditLog;
         private ClusterConfig cluster;
+        private boolean saltMinions;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -465,6 +469,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder saltMinions(boolean saltMinions) {
+            this.saltMinions = saltMinions;
+            return this;
+        }
+
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
@@ -472,7 +481,8 @@ public record MasterConfig(
                     authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
-                    Optional.ofNullable(cluster));
+                    Optional.ofNullable(cluster),
+                    saltMinions);
         }
     }
 

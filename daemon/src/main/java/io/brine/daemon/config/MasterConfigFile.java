@@ -79,6 +79,7 @@ final class MasterConfigFile {
         root.path("log_file").ifPresent(config::logFile);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
+        root.bool("salt_minions").ifPresent(config::saltMinions);
 
         MasterConfig defaults = MasterConfig.builder().build();
         Map<String, Integer> ports = new LinkedHashMap<>();
