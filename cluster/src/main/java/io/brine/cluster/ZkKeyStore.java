@@ -260,12 +260,14 @@ public final class ZkKeyStore implements KeyStore {
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
         Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
                 maxMinions, view.count(KeyState.REJECTED), maxRejected);
-        Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
+        // Not here yet (issue 14 did it in FileKeyStore): a grant or token displacing a pending key; denied as before.
+        Outcome outcome = KeyTransitions.decide(lookup, lookup == KeyLookup.PENDING_OTHER ? PolicyVerdict.NONE
+                : verdict, limits);
         KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
         String reason = outcome.reason();
         ZkWrites.Transaction tx = writes.begin();
         KeyState to = switch (outcome.write()) {
-            case NONE, DENIED -> null;
+            case NONE, DENIED, REPLACE_PENDING -> null; // REPLACE_PENDING: never decided here (above)
             case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
                 KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
                         : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;

@@ -124,6 +124,11 @@ public final class BrineKey implements Callable<Integer> {
             description = "Accept or reject matching denied keys too (only for ids that hold no other key).")
     boolean includeDenied;
 
+    @Option(names = "--allow-shared-key",
+            description = "Accept a key even when the same key is stored under another id (one key, one id: -L marks"
+                    + " such keys \"same key as ID\"; without this flag they are not accepted).")
+    boolean allowSharedKey;
+
     @Option(names = {"-y", "--yes"}, description = "Answer yes to every confirmation.")
     boolean yes;
 
@@ -242,7 +247,10 @@ public final class BrineKey implements Callable<Integer> {
                 return UserError.USAGE;
             }
             if (e instanceof UncheckedIOException io) {
-                err.println("brine-key: " + describe(io.getCause()));
+                // The store's message names the file ("cannot write FILE: No space left on device").
+                boolean named = io.getCause() instanceof AccessDeniedException
+                        || io.getCause() instanceof NoSuchFileException || io.getMessage() == null;
+                err.println("brine-key: " + (named ? describe(io.getCause()) : io.getMessage()));
                 return UserError.REFUSED;
             }
             err.println("brine-key: internal error (please report it): " + e);

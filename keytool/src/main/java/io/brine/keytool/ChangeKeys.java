@@ -3,12 +3,14 @@ package io.brine.keytool;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.target.Glob;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.policy.Classifications;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.StoredKey;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -37,6 +39,8 @@ final class ChangeKeys {
     private final BrineKey command;
     private final Output output;
     private final Terminal terminal;
+    private Path classesDir;
+    private Path auditFile;
 
     ChangeKeys(BrineKey command, Output output, Terminal terminal) {
         this.command = command;
@@ -78,6 +82,17 @@ final class ChangeKeys {
                 }
             }
         }
+        if (change == Change.ACCEPT && !command.allowSharedKey) {
+            Map<String, List<String>> shared = listing.sharedKeys();
+            for (StoredKey key : keys) {
+                List<String> others = KeyListing.otherIds(shared, key);
+                if (!others.isEmpty()) {
+                    output.err().println("brine-key: " + key.id() + ": " + KeyListing.sameKeyAs(others)
+                            + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
+                    return new Plan(UserError.REFUSED, null);
+                }
+            }
+        }
         PrintWriter info = output.text() ? output.out() : output.err();
         if (!command.quiet()) {
             info.println("The following keys are going to be " + change.verb + ":");
@@ -102,6 +117,8 @@ final class ChangeKeys {
         // Only now, with something to change, is the audit log opened (and cachedir created).
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
+            classesDir = config.cachedir().resolve(Classifications.DIR_NAME);
+            auditFile = config.auditLog();
             return apply(store, change, keys, bound);
         } finally {
             if (audit != null) {
@@ -129,6 +146,9 @@ final class ChangeKeys {
             switch (result.status()) {
                 case DONE -> {
                     done.add(key.id());
+                    if (change != Change.ACCEPT && key.state() == KeyState.ACCEPTED) {
+                        Classifications.remove(classesDir, key.id(), key.fingerprint());
+                    }
                     if (eachLine) {
                         output.out().println("Key for minion " + key.id() + " " + change.verb
                                 + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
@@ -158,15 +178,23 @@ final class ChangeKeys {
                         + change.verb + ".");
             }
         }
+        List<String> unaudited = store.unauditedChanges();
+        if (!unaudited.isEmpty()) {
+            output.err().println("brine-key: " + change.verb + " but NOT written to the audit log " + auditFile
+                    + ": " + String.join(", ", unaudited));
+        }
         output.out().flush();
         output.err().flush();
         if (!output.text()) {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put(change.verb, done);
             document.put("refused", refused);
+            if (!unaudited.isEmpty()) {
+                document.put("unaudited", unaudited);
+            }
             output.printStructured(document);
         }
-        return refused.isEmpty() ? 0 : UserError.REFUSED;
+        return refused.isEmpty() && unaudited.isEmpty() ? 0 : UserError.REFUSED;
     }
 
     /** Bumps the rotation request counter in the pki dir; the master, in whatever process, acts on it. */

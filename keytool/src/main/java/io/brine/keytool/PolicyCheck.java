@@ -150,12 +150,23 @@ final class PolicyCheck implements Callable<Integer> {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put("id", id);
             document.put("fingerprint", fingerprint);
+            PrintWriter err = spec.commandLine().getErr();
+            for (String problem : AcceptancePolicies.untrustedInputs(config, config.pkiDir())) {
+                err.println("ERROR " + problem);
+            }
+            err.flush();
             out.println(id + " (key " + fingerprint + ")");
             PolicyVerdict verdict = PolicyVerdict.NONE;
-            if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME) {
+            if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME
+                    || lookup == KeyLookup.PENDING_OTHER) {
                 try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(),
                         null)) {
-                    AcceptancePolicies.Explanation explanation = policies.explain(attempt);
+                    // Over another pending key only grants and tokens are asked (they may displace it).
+                    AcceptancePolicies.Explanation explanation = lookup == KeyLookup.PENDING_OTHER
+                            ? policies.explainCredentials(attempt) : policies.explain(attempt);
+                    if (lookup == KeyLookup.PENDING_OTHER) {
+                        out.println("Another key is pending for this id: only a grant or token can displace it.");
+                    }
                     out.println("Policies asked, in order:");
                     List<Map<String, Object>> steps = new ArrayList<>();
                     for (PolicyDecision step : explanation.steps()) {

@@ -28,15 +28,22 @@ final class ShowKeys {
         this.output = output;
     }
 
-    /** The ids in {@code states}, in salt-key's layout. */
+    /** "  (same key as web1)" for a key also stored under other ids, else "". */
+    static String sameKeyMark(Map<String, List<String>> shared, StoredKey key) {
+        List<String> others = KeyListing.otherIds(shared, key);
+        return others.isEmpty() ? "" : "  (" + KeyListing.sameKeyAs(others) + ")";
+    }
+
+    /** The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked). */
     int list(KeyListing listing, Set<KeyState> states) {
         if (output.text()) {
             PrintWriter writer = output.out();
+            Map<String, List<String>> shared = listing.sharedKeys();
             for (KeyState state : Output.TEXT_HEADINGS.keySet()) {
                 if (states.contains(state)) {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
-                    for (String id : listing.ids(state)) {
-                        writer.println(output.colour(state, id));
+                    for (StoredKey key : listing.keys(state)) {
+                        writer.println(output.colour(state, key.id()) + sameKeyMark(shared, key));
                     }
                 }
             }
@@ -70,6 +77,7 @@ final class ShowKeys {
         }
         if (output.text()) {
             PrintWriter writer = output.out();
+            Map<String, List<String>> shared = listing.sharedKeys();
             if (!local.isEmpty()) {
                 writer.println("Local Keys:");
                 local.forEach((name, fp) -> writer.println(name + ":  " + fp));
@@ -82,7 +90,7 @@ final class ShowKeys {
                 writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                 for (StoredKey key : keys) {
                     String value = fingerprints ? key.fingerprint() : Pem.publicKeySpki(key.key()).stripTrailing();
-                    writer.println(output.colour(state, key.id()) + ":  " + value);
+                    writer.println(output.colour(state, key.id()) + ":  " + value + sameKeyMark(shared, key));
                 }
             }
             writer.flush();

@@ -141,7 +141,8 @@ class BrineKeyTest {
     void acceptingManyKeysOnATerminalShowsACounterInsteadOfALineEach() throws Exception {
         manyPending(1200);
         terminal.interactive = true;
-        Result result = run("-A", "-y");
+        // The bulk keys share one test key: accepting them needs the flag (one key, one id).
+        Result result = run("-A", "-y", "--allow-shared-key");
         assertThat(result.exit()).as(result.err()).isZero();
         assertThat(result.err()).contains("\r1,203/1,203").contains("\r12/1,203");
         assertThat(result.out()).doesNotContain("Key for minion bulk0001 accepted.")
@@ -366,6 +367,40 @@ class BrineKeyTest {
         assertThat(exists(KeyState.ACCEPTED, "db1")).isFalse();
         assertThat(exists(KeyState.DENIED, "db1")).isFalse();
         assertThat(result.err()).contains("The following keys are going to be deleted:");
+    }
+
+    @Test
+    void deletingOrRejectingAnAcceptedKeyRemovesItsClassification() throws Exception {
+        Path classes = Files.createDirectories(cache.resolve("classes"));
+        Files.writeString(classes.resolve("db1.json"), "{\"fingerprint\":\"" + fp(4)
+                + "\",\"class\":{\"role\":\"db\"}}\n");
+        Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\"" + fp(1) + "\",\"class\":{}}\n");
+
+        assertThat(run("-d", "db1", "-y").exit()).isZero();
+        assertThat(run("-r", "web1", "-y").exit()).isZero(); // pending, not accepted: a grant's class was never used
+
+        assertThat(classes.resolve("db1.json")).doesNotExist();
+        assertThat(classes.resolve("web1.json")).exists();
+    }
+
+    @Test
+    void aKeyStoredUnderAnotherIdIsMarkedAndAcceptedOnlyWithAnExplicitFlag() throws Exception {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            store.offer("web9", key(4), PolicyVerdict.ACCEPT); // db1's accepted key: stays pending
+        }
+        assertThat(run("-L").out()).contains("web9  (same key as db1)\n", "db1  (same key as web9)\n");
+        assertThat(run("-f", "web9").out()).contains("web9:  " + fp(4) + "  (same key as db1)");
+
+        Result refused = run("-a", "web9", "-y");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("web9: same key as db1 (one key, one id); nothing changed",
+                "--allow-shared-key");
+        assertThat(exists(KeyState.PENDING, "web9")).isTrue();
+
+        assertThat(run("-a", "web9", "-y", "--allow-shared-key").exit()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "web9")).isTrue();
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("same key as db1");
     }
 
     @Test

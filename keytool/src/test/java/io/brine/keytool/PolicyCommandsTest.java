@@ -152,6 +152,21 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void checkSaysAnAutosignFileOwnedByAnotherUserDisablesThePolicy() throws Exception {
+        assertThat(io.brine.daemon.files.TrustedPath.processUid()).as("setting a file's owner needs root; run the"
+                + " tests as root").isZero();
+        Files.setOwner(etc.resolve("autosign.conf"),
+                tmp.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+
+        Result result = check("web1.example.com", "--pub", tmp.resolve("host3.pub").toString());
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains("ERROR autosign_file " + etc.resolve("autosign.conf")
+                + " is not trusted, the policy is disabled: ", "owned by nobody");
+        assertThat(result.out()).contains("would answer PENDING");
+    }
+
+    @Test
     void checkExitsOneForAKeyThatWouldWaitAndThreeForAReject() {
         Result pending = check("web1.example.org", "--pub", tmp.resolve("host3.pub").toString());
         assertThat(pending.exit()).isEqualTo(1);
@@ -196,6 +211,23 @@ class PolicyCommandsTest {
                 tmp.resolve("db1.grant").toString());
         assertThat(otherKey.exit()).isEqualTo(1);
         assertThat(otherKey.out()).contains("the grant is for the key");
+    }
+
+    @Test
+    void checkSaysAGrantWouldDisplaceAPendingKeyOfAnotherHost() {
+        // waiting.example.com is pending with key 1 (autosign_file's *.example.com does not count over it).
+        Result withoutGrant = check("waiting.example.com", "--pub", tmp.resolve("host4.pub").toString());
+        assertThat(withoutGrant.exit()).isEqualTo(3);
+        assertThat(withoutGrant.out()).contains("only a grant or token can displace it", "would answer DENIED");
+
+        Result made = run("", "grant", "--provisioner-key", tmp.resolve("cloud.pem").toString(), "--id",
+                "waiting.example.com", "--pub", tmp.resolve("host4.pub").toString(), "--ttl", "600", "-o",
+                tmp.resolve("w.grant").toString());
+        assertThat(made.exit()).as(made.err()).isZero();
+        Result withGrant = check("waiting.example.com", "--pub", tmp.resolve("host4.pub").toString(), "--grant",
+                tmp.resolve("w.grant").toString());
+        assertThat(withGrant.exit()).as(withGrant.out()).isZero();
+        assertThat(withGrant.out()).contains("Decided by grant by provisioner cloud", "would answer ACCEPTED");
     }
 
     @Test

@@ -6,6 +6,8 @@ import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.salt.SaltReplyPath;
+import io.brine.master.salt.SaltService;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublisherSession;
 import io.brine.master.session.Session;
@@ -19,6 +21,11 @@ import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltValue;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
@@ -58,6 +65,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ThreadPoolExecutor sessionPool;
     private final AtomicLong droppedFrames = new AtomicLong();
     private final MasterMetrics metrics;
+    /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
+    private final SaltService salt;
 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
@@ -67,6 +76,15 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
             int workerThreads, Clock clock, MasterMetrics metrics) {
+        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, clock,
+                metrics);
+    }
+
+    /** @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only */
+    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
+            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
+            SaltService salt, int workerThreads, Clock clock, MasterMetrics metrics) {
+        this.salt = salt;
         this.transport = transport;
         this.unauthenticated = unauthenticated;
         this.auth = auth;
@@ -99,6 +117,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     @Override
     public void onFrame(Peer from, byte[] frame) {
+        if (salt != null && isSaltPayload(frame)) {
+            onSaltPayload(from, frame);
+            return;
+        }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
             drop(from, malformed.reason());
@@ -120,6 +142,56 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
         };
         route.run();
+    }
+
+    /**
+     * A brine frame starts with its version byte (1); a Salt payload on the ZeroMQ request channel is a msgpack map
+     * ({@code fixmap}, {@code map16}, {@code map32}) or, for a bare reply string, never sent by a minion.
+     */
+    static boolean isSaltPayload(byte[] frame) {
+        if (frame.length == 0) {
+            return false;
+        }
+        int first = frame[0] & 0xFF;
+        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+    }
+
+    /** Read with Salt's bounds here; only {@code _auth} (and Salt's refusal of other clear commands) without a key. */
+    private void onSaltPayload(Peer from, byte[] payload) {
+        SaltReplyPath path = zmqPath(from);
+        SaltRequest request;
+        try {
+            request = SaltRequest.read(payload, 0, payload.length);
+        } catch (MalformedException e) {
+            drop(from, "Salt request: " + e.getMessage());
+            path.reply(SaltValue.str("bad load")); // a REQ peer waits for an answer; Salt sends this one
+            return;
+        }
+        if (request instanceof SaltRequest.Encrypted) {
+            submit(sessionPool, () -> salt.handle(request, path));
+        } else {
+            unauthenticated(from, () -> salt.handle(request, path));
+        }
+    }
+
+    /** Answers on the ZeroMQ request channel: the whole payload in Salt's payload dialect. */
+    private SaltReplyPath zmqPath(Peer from) {
+        return new SaltReplyPath() {
+            @Override
+            public void reply(SaltValue value) {
+                transport.send(from, SaltMsgpack.write(value, SaltDialect.PAYLOAD));
+            }
+
+            @Override
+            public void bind(String id) {
+                transport.bind(id, from);
+            }
+
+            @Override
+            public String remoteAddress() {
+                return from.remoteAddress();
+            }
+        };
     }
 
     /**

@@ -26,6 +26,9 @@ import io.brine.daemon.http.MetricsServer;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.salt.SaltKeys;
+import io.brine.master.salt.SaltPublisher;
+import io.brine.master.salt.SaltService;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
@@ -137,17 +140,28 @@ public final class MasterDaemon implements AutoCloseable {
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
+            SaltKeys saltKeys = null;
+            if (config.saltMinions()) {
+                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort());
+                keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
+                opened.add(keyStore.addListener(saltKeys::onKeyChange));
+            }
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
-                    jobCache, active, audit, clock);
-            AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock,
-                    transport::publishPort, PENDING_RETRY_SECONDS);
+                    jobCache, active, audit, clock,
+                    saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()));
+            AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
+                    new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
+                    PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
                     sessions, jobs, masterKeys, audit, clock);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
+            SaltService salt = saltKeys == null ? null
+                    : new SaltService(keyStore, policies, saltKeys,
+                            new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active, clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, config.workerThreads(), clock, metrics);
+                    publishers, active, grains, salt, config.workerThreads(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher, metrics), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),

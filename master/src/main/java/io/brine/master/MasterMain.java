@@ -47,6 +47,13 @@ public final class MasterMain implements Callable<Integer> {
             return 2;
         }
         if (checkConfig) {
+            java.util.List<String> untrusted = io.brine.store.policy.AcceptancePolicies.untrustedInputs(config,
+                    config.pkiDir());
+            if (!untrusted.isEmpty()) {
+                System.err.println("acceptance policies disabled (" + untrusted.size() + "):");
+                untrusted.forEach(problem -> System.err.println("  " + problem));
+                return 2;
+            }
             System.out.println("configuration OK: " + configDir.resolve(MasterConfig.FILE_NAME));
             return 0;
         }

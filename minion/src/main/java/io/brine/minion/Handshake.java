@@ -40,6 +40,11 @@ final class Handshake {
     private static final int REAUTH_SPREAD_MS = 2000;
     /** When a connection comes back after failed tries, the first request is spread over this much. */
     private static final int RECONNECT_SPREAD_MS = 1000;
+    /**
+     * A rejection the minion cannot authenticate (first use, no master_finger) is asked again this many times later
+     * than the back-off: it may be forged, so it does not stop the minion, but it is most likely real.
+     */
+    static final int UNVERIFIED_REJECTION_FACTOR = 4;
 
     /** What an auth reply leaves for {@link Minion} to do. */
     sealed interface Outcome {
@@ -53,7 +58,10 @@ final class Handshake {
         }
     }
 
-    /** The minion stopped by itself ({@link MinionState#REJECTED} or {@link MinionState#MASTER_KEY_MISMATCH}). */
+    /**
+     * The minion stopped by itself, on an authenticated reply only: {@link MinionState#REJECTED} by its pinned
+     * master (or master_finger's), or {@link MinionState#MASTER_KEY_MISMATCH} told by the pinned key itself.
+     */
     record Stopped(MinionState state) implements Outcome {
     }
 
@@ -72,12 +80,17 @@ final class Handshake {
     private final StatusFile status;
     private final SecureRandom random = new SecureRandom();
     private final Backoff backoff;
+    private final WarnThrottle warnings;
 
     private byte[] pendingNonce;
     private Scheduler.Timer authTimeout = Scheduler.Timer.NONE;
     private Scheduler.Timer retry = Scheduler.Timer.NONE;
     private boolean everConnected;
     private long authRequests;
+    private boolean stopped;
+    /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
+    private String mismatch;
+    private Instant authDeadline = Instant.EPOCH;
 
     Handshake(Minion.Settings settings, KeyPair keys, MasterPin pin, ClientTransport transport, Scheduler loop,
             Clock clock, StatusFile status) {
@@ -89,6 +102,7 @@ final class Handshake {
         this.clock = clock;
         this.status = status;
         this.backoff = new Backoff(settings.acceptanceWait(), settings.acceptanceWaitMax(), random::nextDouble);
+        this.warnings = new WarnThrottle(clock);
         pin.pinned().ifPresent(key -> status.masterKey(Fingerprints.of(key)));
     }
 
@@ -134,6 +148,8 @@ final class Handshake {
     /**
      * An auth reply. In order: it must answer the outstanding request (nonce); it must verify against the trusted
      * master key before anything else is concluded from it; its clock must be close to ours; then its status counts.
+     * A reply that does not verify is dropped (a WARN per minute at most) and the request stays outstanding, so that
+     * the master's own reply, racing an on-path forger's, still counts: nothing unauthenticated stops a minion.
      */
     Outcome onReply(Signed<AuthReply> signed) {
         AuthReply reply = signed.message();
@@ -143,15 +159,32 @@ final class Handshake {
         }
         MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by);
         if (verdict instanceof MasterPin.Verdict.Forged) {
-            LOG.warn("Minion {}: auth reply with a bad signature dropped", settings.id());
+            long dropped = warnings.count(WarnThrottle.Reason.FORGED_AUTH_REPLY);
+            if (dropped > 0) {
+                LOG.warn("Minion {}: {} auth repl{} with a bad signature dropped (forged or damaged on the way)",
+                        settings.id(), dropped, dropped == 1 ? "y" : "ies");
+            }
             return WAITING;
         }
         if (verdict instanceof MasterPin.Verdict.OtherKey other) {
-            // The reference minion stops here whether or not the reply verified (PROTOCOL.md 8.2 step 4). Issue 13
-            // item 5 goes here: when !other.signedByPin() the reply is unauthenticated and must only be dropped with
-            // a WARN (master_key_mismatch shown while it lasts) and the minion keep asking.
-            LOG.error("CRITICAL: Minion {}: refusing the master: {}", settings.id(), other.reason());
-            return stop(MinionState.MASTER_KEY_MISMATCH, other.reason());
+            if (other.signedByPin()) {
+                // The pinned master itself presents another key: authentic, and only an admin can settle it.
+                LOG.error("CRITICAL: Minion {}: refusing the master: {}", settings.id(), other.reason());
+                return stop(MinionState.MASTER_KEY_MISMATCH, other.reason());
+            }
+            // Anybody on the path can send this (the nonce travels in clear): shown, never obeyed.
+            long dropped = warnings.count(WarnThrottle.Reason.OTHER_MASTER_KEY);
+            if (dropped > 0) {
+                LOG.warn("CRITICAL: Minion {}: {} auth repl{} not signed by the trusted master key dropped: {}. "
+                        + "Still asking", settings.id(), dropped, dropped == 1 ? "y" : "ies", other.reason());
+            }
+            mismatch = other.reason();
+            // Written once per reason, not per reply: a flood of them must not become a flood of file writes.
+            if (status.state() != MinionState.MASTER_KEY_MISMATCH
+                    || !other.reason().equals(status.current().reason())) {
+                status.enter(MinionState.MASTER_KEY_MISMATCH, other.reason(), untilAuthTimeout());
+            }
+            return WAITING;
         }
         MasterPin.Verdict.Authentic authentic = (MasterPin.Verdict.Authentic) verdict;
         if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
@@ -161,8 +194,7 @@ final class Handshake {
                     + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
                     clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
             answered();
-            waitAndAsk(status.state() == MinionState.ACCEPTED ? MinionState.CONNECTING : status.state(),
-                    "clock skew with the master", wait);
+            waitAndAsk(retryState(), "clock skew with the master", wait);
             return WAITING;
         }
         status.masterKey(Fingerprints.of(authentic.key()));
@@ -179,10 +211,11 @@ final class Handshake {
                     Fingerprints.of(authentic.key()), pin.file());
         }
         answered();
-        return onStatus(reply);
+        return onStatus(reply, authentic.anchored());
     }
 
-    private Outcome onStatus(AuthReply reply) {
+    /** @param anchored whether the reply is authenticated by a key trusted before it (pin or master_finger) */
+    private Outcome onStatus(AuthReply reply, boolean anchored) {
         Duration retryAfter = Duration.ofSeconds(reply.retryAfterSeconds());
         return switch (reply.status()) {
             case ACCEPTED -> accepted(reply.session());
@@ -202,6 +235,19 @@ final class Handshake {
                 yield WAITING;
             }
             case REJECTED -> {
+                if (!anchored && !settings.rejectedRetry()) {
+                    // Anybody can sign a reply with a key of their own: not a reason to stop for good.
+                    Duration wait = backoff.next().multipliedBy(UNVERIFIED_REJECTION_FACTOR);
+                    long seen = warnings.count(WarnThrottle.Reason.UNVERIFIED_REJECTION);
+                    if (seen > 0) {
+                        LOG.warn("Minion {}: key rejected by the master ({}), by a reply this minion cannot "
+                                + "authenticate (no master key pinned yet, no master_finger); not stopping, asking "
+                                + "again in {} s. Set master_finger to trust rejections", settings.id(),
+                                reply.reason(), wait.toSeconds());
+                    }
+                    waitAndAsk(MinionState.REJECTED, reply.reason(), wait);
+                    yield WAITING;
+                }
                 if (!settings.rejectedRetry()) {
                     LOG.error("Minion {}: key rejected by the master ({}); stopping. An admin can delete the key "
                             + "with brine-key -d, or set rejected_retry: true", settings.id(), reply.reason());
@@ -232,7 +278,7 @@ final class Handshake {
     }
 
     private void authenticate() {
-        if (status.state().terminal()) {
+        if (stopped) {
             return;
         }
         retry.cancel();
@@ -244,10 +290,18 @@ final class Handshake {
                 keys.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
                 settings.token());
         authRequests++;
+        mismatch = null;
         if (!transport.send(Codec.encodeSigned(request, keys.getPrivate()))) {
             LOG.debug("Minion {}: auth request not queued (not connected); waiting", settings.id());
         }
         authTimeout = loop.schedule(settings.authTimeout(), this::onAuthTimeout);
+        authDeadline = clock.instant().plus(settings.authTimeout());
+    }
+
+    /** How long the outstanding request still waits for its answer. */
+    private Duration untilAuthTimeout() {
+        Duration left = Duration.between(clock.instant(), authDeadline);
+        return left.isNegative() ? Duration.ZERO : left;
     }
 
     private void onAuthTimeout() {
@@ -256,10 +310,24 @@ final class Handshake {
         }
         pendingNonce = null;
         Duration wait = backoff.next();
+        if (mismatch != null) {
+            // Only replies under another master key came: keep showing that, and keep asking.
+            waitAndAsk(MinionState.MASTER_KEY_MISMATCH, mismatch, wait);
+            return;
+        }
         LOG.info("Minion {}: no answer from the master in {} s; asking again in {} s", settings.id(),
                 settings.authTimeout().toSeconds(), wait.toSeconds());
-        waitAndAsk(status.state() == MinionState.ACCEPTED ? MinionState.CONNECTING : status.state(),
-                "no answer from the master", wait);
+        waitAndAsk(retryState(), "no answer from the master", wait);
+    }
+
+    /**
+     * The state to wait in when a try came to nothing: the one the master last gave, unless that no longer holds
+     * (accepted, or a mismatch no reply of this try showed).
+     */
+    private MinionState retryState() {
+        MinionState state = status.state();
+        return state == MinionState.ACCEPTED || state == MinionState.MASTER_KEY_MISMATCH ? MinionState.CONNECTING
+                : state;
     }
 
     /** The outstanding request is answered: stop waiting for it. */
@@ -279,6 +347,7 @@ final class Handshake {
     }
 
     private Stopped stop(MinionState state, String reason) {
+        stopped = true;
         answered();
         retry.cancel();
         status.enter(state, reason, null);

@@ -44,7 +44,7 @@ public final class Minion implements AutoCloseable {
      */
     public record Settings(String id, Duration acceptanceWait, Duration acceptanceWaitMax, boolean rejectedRetry,
             Duration authTimeout, Duration heartbeatInterval, Path statusFile, Map<String, Object> grains, byte[] grant, String token, int returnQueueCapacity,
-            Duration returnRetryMax) {
+            Duration returnRetryMax, Duration publishMaxAge) {
 
         @Override
         public String toString() {
@@ -68,7 +68,7 @@ public final class Minion implements AutoCloseable {
             StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
                     Fingerprints.of(keys.getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
-            PublicationGate gate = new PublicationGate(settings.id(), pin, status);
+            PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
             return new Parts(status, handshake, gate, channel);
@@ -131,7 +131,10 @@ public final class Minion implements AutoCloseable {
         return settings.id();
     }
 
-    /** Completes when the minion stops by itself: rejected (without rejected_retry) or a master key mismatch. */
+    /**
+     * Completes when the minion stops by itself, on authenticated replies only: rejected (without rejected_retry) by
+     * a master it can authenticate, or told of another key by the pinned master itself.
+     */
     public CompletableFuture<MinionState> terminated() {
         return terminated;
     }
@@ -157,7 +160,7 @@ public final class Minion implements AutoCloseable {
     }
 
     private void onFrame(byte[] frame) {
-        if (status.state().terminal()) {
+        if (terminated.isDone()) {
             return;
         }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);

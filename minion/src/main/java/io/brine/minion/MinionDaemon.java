@@ -82,7 +82,7 @@ public final class MinionDaemon implements AutoCloseable {
                 config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
                 heartbeatInterval, config.statusFile(), grains.get(), grant,
                 config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
-                config.returnRetryMax());
+                config.returnRetryMax(), config.publishMaxAge());
         ClientTransport transport = transport(config);
         Scheduler loop = new EventThread("brine-minion-" + config.id());
         Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock);

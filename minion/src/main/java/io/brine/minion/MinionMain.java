@@ -16,13 +16,17 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, rejection or a master key mismatch. */
+/**
+ * {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, or an authenticated rejection or
+ * master key change.
+ */
 @Command(name = "brine-minion", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         description = {"Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "
                 + "returns their results.", "", "Reads CONFIG_DIR/minion.yaml (see conf/minion.yaml for every key).",
             "Its state is in its log and in status_file (default CACHEDIR/status.json).",
-            "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage, 3 rejected by the master, "
-                    + "4 the master's key does not match the pinned one."})
+            "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage, 3 rejected by a master it can "
+                    + "authenticate (pinned key or master_finger), 4 the pinned master key itself announced another "
+                    + "key. A reply it cannot authenticate never stops it."})
 public final class MinionMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);

@@ -11,12 +11,16 @@ public enum MinionState {
     REJECTED,
     /** The master holds a different key for this id; retrying, an admin must act. */
     DENIED,
-    /** The master presented a key other than the pinned one; the minion refuses to talk to it. */
+    /**
+     * A reply presented a master key other than the pinned one (or {@code master_finger}'s). Shown while such
+     * replies come; the minion drops them and keeps asking, since anybody on the path can send one. Only when the
+     * pinned key itself signed it does the minion stop (exit 4).
+     */
     MASTER_KEY_MISMATCH,
     STOPPED;
 
     /** States in which the daemon stops trying. */
     public boolean terminal() {
-        return this == MASTER_KEY_MISMATCH || this == STOPPED;
+        return this == STOPPED;
     }
 }

@@ -5,8 +5,10 @@ import java.time.Instant;
 /**
  * The minion's state as written to its status file ({@code cachedir/status.json}) for admins and scripts.
  *
- * @param nextAttempt when it will ask the master again, for states that retry; null otherwise
+ * @param nextAttempt        when it will ask the master again, for states that retry; null otherwise
+ * @param stalePublications  authentic publications refused since the start as older than {@code publish_max_age}
+ *                           (withheld on the way, or clocks apart)
  */
 public record MinionStatus(String id, MinionState state, String reason, Instant since, Instant nextAttempt,
-        String fingerprint, String masterFingerprint, Long generation) {
+        String fingerprint, String masterFingerprint, Long generation, long stalePublications) {
 }

@@ -11,7 +11,11 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.codec.Timestamps;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -59,16 +63,23 @@ final class PublicationGate {
     private final String id;
     private final MasterPin pin;
     private final StatusFile status;
+    private final Clock clock;
+    private final Duration maxAge;
+    private final WarnThrottle warnings;
     private final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
     private long serialFloor;
     private final ReplayWindow serials = new ReplayWindow();
     private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
     private final Deque<Publish> awaitingKey = new ArrayDeque<>();
 
-    PublicationGate(String id, MasterPin pin, StatusFile status) {
+    /** @param maxAge {@code publish_max_age}: how long after its signed issue time a publication may still run */
+    PublicationGate(String id, MasterPin pin, StatusFile status, Clock clock, Duration maxAge) {
         this.id = id;
         this.pin = pin;
         this.status = status;
+        this.clock = clock;
+        this.maxAge = maxAge;
+        this.warnings = new WarnThrottle(clock);
     }
 
     /** A new session: its generation's key and serial floor replace what the old session held. */
@@ -115,9 +126,12 @@ final class PublicationGate {
                     publish.generation());
             return DROPPED;
         }
-        // Issue 13 item 7 goes here: the signed issue time, checked against publish_max_age, is freshness too.
         if (publish.serial() <= serialFloor || seenJids.contains(publish.jid()) || !serials.accept(publish.serial())) {
             LOG.debug("Minion {}: replayed or stale publication {} dropped", id, publish.jid());
+            return DROPPED;
+        }
+        // After the serial window took it: a replay of a publication refused here is dropped above, uncounted.
+        if (!fresh(publish)) {
             return DROPPED;
         }
         PublishLoad load;
@@ -163,6 +177,29 @@ final class PublicationGate {
             }
         }
         return released;
+    }
+
+    /**
+     * Whether the publication's signed issue time is within {@code publish_max_age} of the minion's clock (and not
+     * further ahead than the clock skew the protocol allows): one withheld on the way is refused when it finally
+     * comes, even if its generation's key is still held after a rotation.
+     */
+    private boolean fresh(Publish publish) {
+        Instant issued = Instant.ofEpochMilli(publish.issuedMs());
+        Instant now = clock.instant();
+        Duration age = Duration.between(issued, now);
+        if (age.compareTo(maxAge) <= 0 && age.compareTo(Timestamps.MAX_CLOCK_SKEW.negated()) >= 0) {
+            return true;
+        }
+        status.stalePublication();
+        long refused = warnings.count(WarnThrottle.Reason.STALE_PUBLICATION);
+        if (refused > 0) {
+            LOG.warn("Minion {}: publication {} signed at {} refused: {} s old by this minion's clock ({}), "
+                    + "publish_max_age is {} s ({} refused in all: withheld on the way, or the clocks are apart)",
+                    id, publish.jid(), issued, age.toSeconds(), now, maxAge.toSeconds(),
+                    status.current().stalePublications());
+        }
+        return false;
     }
 
     private void rememberJid(String jid) {

@@ -41,7 +41,7 @@ final class StatusFile {
         this.file = file;
         this.clock = clock;
         this.current = new MinionStatus(id, MinionState.CONNECTING, "starting", clock.instant(), null, fingerprint,
-                null, null);
+                null, null, 0);
     }
 
     MinionStatus current() {
@@ -58,7 +58,7 @@ final class StatusFile {
         MinionStatus previous = current;
         current = new MinionStatus(previous.id(), state, reason, previous.state() == state ? previous.since() : now,
                 nextAttemptIn == null ? null : now.plus(nextAttemptIn), previous.fingerprint(), masterFingerprint,
-                generation);
+                generation, previous.stalePublications());
         write();
     }
 
@@ -68,7 +68,7 @@ final class StatusFile {
      * its process ended.
      */
     void stopped() {
-        if (!state().terminal() && state() != MinionState.REJECTED) {
+        if (!state().terminal() && state() != MinionState.REJECTED && state() != MinionState.MASTER_KEY_MISMATCH) {
             enter(MinionState.STOPPED, "stopped", null);
         }
     }
@@ -88,7 +88,18 @@ final class StatusFile {
         generation = newest;
         MinionStatus s = current;
         current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), newest);
+                s.masterFingerprint(), newest, s.stalePublications());
+        write();
+    }
+
+    /**
+     * One more publication refused as too old. Written at once: only the master can sign one, so an attacker who
+     * withheld some can make at most one write each (replays of it are refused earlier, as replays).
+     */
+    void stalePublication() {
+        MinionStatus s = current;
+        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
+                s.masterFingerprint(), s.generation(), s.stalePublications() + 1);
         write();
     }
 
@@ -114,6 +125,7 @@ final class StatusFile {
                 } else {
                     out.writeNumber(s.generation());
                 }
+                out.writeNumberField("stale_publications", s.stalePublications());
                 out.writeEndObject();
             }
             AtomicFiles.ensureDirectory(file.toAbsolutePath().getParent());

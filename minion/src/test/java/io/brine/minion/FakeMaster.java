@@ -391,15 +391,25 @@ final class FakeMaster implements ClientTransport {
         }
     }
 
-    /** A publication of the current generation, signed by this master. */
+    /** A publication of the current generation, signed by this master now. */
     byte[] publication(long serial, String jid) {
         return publication(publishKey, generation, serial, jid, keys.getPrivate());
     }
 
-    static byte[] publication(SessionKey key, long generation, long serial, String jid, PrivateKey signer) {
+    /** A publication of the current generation with the next serial, signed by this master now. */
+    byte[] nextPublication(String jid) {
+        return publication(serial.incrementAndGet(), jid);
+    }
+
+    byte[] publication(SessionKey key, long generation, long serial, String jid, PrivateKey signer) {
+        return publication(key, generation, serial, clock.millis(), jid, signer);
+    }
+
+    static byte[] publication(SessionKey key, long generation, long serial, long issuedMs, String jid,
+            PrivateKey signer) {
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target("glob", "*"), "test.ping", List.of(),
                 Map.of(), 0, "root");
-        Publish sealed = Publications.seal(key, generation, serial, load);
+        Publish sealed = Publications.seal(key, generation, serial, issuedMs, load);
         return Codec.encodeSigned(sealed, signer);
     }
 

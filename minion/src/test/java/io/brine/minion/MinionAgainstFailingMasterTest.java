@@ -149,16 +149,36 @@ class MinionAgainstFailingMasterTest {
     }
 
     @Test
-    void aReplyUnderAnotherMasterKeyStopsAPinnedMinionWithMasterKeyMismatch() throws Exception {
-        // Today's behaviour (PROTOCOL.md 8.2 step 4). Issue 13 item 5 makes a reply that does not verify against
-        // the pin a dropped one, so that nothing unauthenticated stops a minion; this test then changes.
+    void aReplyUnderAnotherMasterKeyIsShownAsAMismatchButNeverStopsAPinnedMinion() throws Exception {
+        // Anybody on the path can send it: the nonce travels in clear, and the other key signs it well enough.
         start(FailAt.AUTH_OTHER_MASTER_KEY, true);
         fixture.settle();
-        assertThat(minion.terminated()).isCompletedWithValue(MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.terminated()).isNotDone();
+        assertThat(minion.state()).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
         assertThat(minion.status().reason()).startsWith("master key changed");
+        assertThat(master.subscriptions()).isEmpty();
+        fixture.advance(AUTH_TIMEOUT);
+        assertThat(minion.state()).as("shown while it lasts: no other reply came").isEqualTo(
+                MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.status().nextAttempt()).isNotNull();
+        backOff();
+        assertAccepted();
         assertThat(Files.readString(pkiDir.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(MASTER.getPublic()));
-        fixture.advance(Duration.ofHours(1));
-        assertThat(authRequests()).as("a stopped minion asks no more").isEqualTo(1);
+    }
+
+    @Test
+    void aRejectionTheMinionCannotAuthenticateKeepsItAskingLongerInsteadOfStopping() throws Exception {
+        // Nothing pinned, no master_finger: a REJECTED reply verifies only with the key it carries itself.
+        start(FailAt.AUTH_REJECTED);
+        fixture.settle();
+        assertThat(minion.terminated()).isNotDone();
+        assertThat(minion.state()).isEqualTo(MinionState.REJECTED);
+        Duration longer = ACCEPTANCE_WAIT.multipliedBy(Handshake.UNVERIFIED_REJECTION_FACTOR);
+        fixture.advance(longer.minusMillis(1));
+        assertThat(authRequests()).as("asked again before the longer back-off").isEqualTo(1);
+        fixture.advancePast(longer);
+        assertThat(authRequests()).isEqualTo(2);
+        assertAccepted();
     }
 
     @Test
@@ -201,8 +221,8 @@ class MinionAgainstFailingMasterTest {
     }
 
     @Test
-    void aRejectedMinionStopsAndAsksNoMore() throws Exception {
-        start(FailAt.AUTH_REJECTED);
+    void aPinnedMinionRejectedByItsMasterStopsAndAsksNoMore() throws Exception {
+        start(FailAt.AUTH_REJECTED, true);
         fixture.settle();
         assertThat(minion.terminated()).isCompletedWithValue(MinionState.REJECTED);
         fixture.advance(Duration.ofHours(1));
@@ -297,5 +317,41 @@ class MinionAgainstFailingMasterTest {
         fixture.advance(Duration.ofMinutes(10));
         assertThat(fixture.ran).containsExactly("j2");
         assertThat(master.received(SessionMessage.KeyRequest.class)).hasSize(1);
+    }
+
+    @Test
+    void aPublicationWithheldPastPublishMaxAgeAndDeliveredAfterARotationIsNotRun() throws Exception {
+        start(FailAt.NEVER);
+        assertAccepted();
+        long generation = master.generation;
+        byte[] withheld = master.nextPublication("withheld"); // signed now, held back on the way
+        fixture.advance(MinionFixture.PUBLISH_MAX_AGE.plusSeconds(1));
+        // A rotation: the minion keeps the generation before it, for publications still in flight.
+        master.reply(master.sealed(new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(),
+                master.serialFloor)));
+        fixture.settle();
+        assertThat(minion.status().generation()).isEqualTo(generation + 1);
+        master.publish(withheld);
+        master.publish(withheld); // a replay of it is a replay: refused, and not counted twice
+        fixture.settle();
+        assertThat(fixture.ran).isEmpty();
+        assertThat(minion.status().stalePublications()).isEqualTo(1);
+        // One signed just now, of the generation before, still runs.
+        master.publish(master.nextPublication("fresh"));
+        fixture.settle();
+        assertThat(fixture.ran).containsExactly("fresh");
+    }
+
+    @Test
+    void aPublicationIssuedFurtherAheadThanTheClockSkewIsNotRun() throws Exception {
+        start(FailAt.NEVER);
+        assertAccepted();
+        fixture.clock.advance(Duration.ofMinutes(6)); // the master's clock runs ahead: ours is set back
+        byte[] ahead = master.nextPublication("ahead");
+        fixture.clock.advance(Duration.ofMinutes(-6));
+        master.publish(ahead);
+        fixture.settle();
+        assertThat(fixture.ran).isEmpty();
+        assertThat(minion.status().stalePublications()).isEqualTo(1);
     }
 }

@@ -28,6 +28,8 @@ final class MinionFixture implements AutoCloseable {
     static final Duration ACCEPTANCE_WAIT = Duration.ofSeconds(10);
     static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     static final Duration HEARTBEAT = Duration.ofHours(1);
+    /** publish_max_age in {@link #settings}: the daemon's default. */
+    static final Duration PUBLISH_MAX_AGE = Duration.ofMinutes(5);
     /** A wait stretched by its most jitter (25 %), and a millisecond more. */
     static final double MOST_JITTER = 1.25;
 
@@ -50,7 +52,8 @@ final class MinionFixture implements AutoCloseable {
 
     static Minion.Settings settings(boolean rejectedRetry, Duration heartbeat) {
         return new Minion.Settings("web1", ACCEPTANCE_WAIT, ACCEPTANCE_WAIT.multipliedBy(2), rejectedRetry,
-                AUTH_TIMEOUT, heartbeat, null, Map.of("role", "web"), null, null, 16, Duration.ofMinutes(1));
+                AUTH_TIMEOUT, heartbeat, null, Map.of("role", "web"), null, null, 16, Duration.ofMinutes(1),
+                PUBLISH_MAX_AGE);
     }
 
     /**

@@ -160,28 +160,62 @@ class MinionProtocolTest {
     }
 
     @Test
-    void aChangedMasterKeyAfterPinningStopsTheMinion() throws Exception {
+    void aReplyUnderAnotherMasterKeyRacingTheMastersOwnIsDroppedAndTheMastersCounts() throws Exception {
         startAccepted();
         master.reply(master.sessionUnknown(master.lastCounterFromMinion(), MASTER.getPrivate()));
         fixture.advance(Duration.ofSeconds(2)); // re-auths after a lost session are spread over 2 s
         AuthRequest again = authRequest(2);
         FakeMaster impostor = new FakeMaster(OTHER_MASTER, clock);
-        master.reply(impostor.accept(again));
+        master.reply(impostor.accept(again)); // an on-path forger answers first, with the nonce it read
+        fixture.settle();
+        assertThat(minion.terminated()).isNotDone();
+        assertThat(minion.state()).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.status().reason()).startsWith("master key changed");
+        master.reply(master.accept(again));
+        fixture.settle();
+        assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
+        assertThat(Files.readString(pkiDir.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(MASTER.getPublic()));
+        assertThat(master.sessionsGranted()).isEqualTo(2);
+    }
+
+    @Test
+    void anotherMasterKeyPresentedUnderThePinnedKeysOwnSignatureStopsTheMinion() throws Exception {
+        startAccepted();
+        master.reply(master.sessionUnknown(master.lastCounterFromMinion(), MASTER.getPrivate()));
+        fixture.advance(Duration.ofSeconds(2));
+        AuthRequest again = authRequest(2);
+        // Authentic: only the pinned master could have signed it, so only an admin can settle it.
+        master.reply(FakeMaster.authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.PENDING,
+                again.nonce(), clock.millis(), OTHER_MASTER.getPublic().getEncoded(), "new key", 0, null),
+                MASTER.getPrivate()));
         fixture.settle();
         assertThat(minion.terminated()).isCompletedWithValue(MinionState.MASTER_KEY_MISMATCH);
         assertThat(minion.state()).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
         assertThat(Files.readString(pkiDir.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(MASTER.getPublic()));
-        assertThat(master.subscriptions()).hasSize(1);
     }
 
     @Test
-    void aMasterFingerMismatchOnFirstContactStopsTheMinion() throws Exception {
+    void aMasterFingerMismatchOnFirstContactIsShownAndTheMinionKeepsAsking() throws Exception {
         start(Fingerprints.of(OTHER_MASTER.getPublic()), false);
         master.reply(master.accept(authRequest(1)));
         fixture.settle();
-        assertThat(minion.terminated()).isCompletedWithValue(MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.terminated()).isNotDone();
+        assertThat(minion.state()).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.status().reason()).contains("master_finger");
         assertThat(pkiDir.resolve(MasterPin.FILE)).doesNotExist();
         assertThat(master.subscriptions()).isEmpty();
+        fixture.advance(MinionFixture.AUTH_TIMEOUT);
+        fixture.advancePast(MinionFixture.ACCEPTANCE_WAIT);
+        authRequest(2);
+        assertThat(minion.state()).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
+    }
+
+    @Test
+    void aRejectionUnderMasterFingersKeyStopsTheMinion() throws Exception {
+        start(Fingerprints.of(MASTER.getPublic()), false);
+        master.reply(master.refuse(authRequest(1), AuthStatus.REJECTED, "rejected by an admin"));
+        fixture.settle();
+        assertThat(minion.terminated()).isCompletedWithValue(MinionState.REJECTED);
     }
 
     @Test
@@ -194,7 +228,8 @@ class MinionProtocolTest {
     }
 
     @Test
-    void aRejectedMinionStopsWithoutRejectedRetry() throws Exception {
+    void aPinnedMinionRejectedByItsMasterStopsWithoutRejectedRetry() throws Exception {
+        fixture.pin(MASTER);
         start(false);
         master.reply(master.refuse(authRequest(1), AuthStatus.REJECTED, "rejected by an admin"));
         fixture.settle();
@@ -291,7 +326,7 @@ class MinionProtocolTest {
     @Test
     void aPublicationSignedByAnotherKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(FakeMaster.publication(master.publishKey, generation, floor + 1, "forged",
+        master.publish(master.publication(master.publishKey, generation, floor + 1, "forged",
                 STRANGER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
@@ -301,7 +336,7 @@ class MinionProtocolTest {
     @Test
     void aPublicationSealedWithAnotherPublishKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(FakeMaster.publication(SessionKey.random(), generation, floor + 1, "wrong-key",
+        master.publish(master.publication(SessionKey.random(), generation, floor + 1, "wrong-key",
                 MASTER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
@@ -346,8 +381,8 @@ class MinionProtocolTest {
     void aPublicationOfANewerGenerationWaitsForItsKey() throws Exception {
         startAccepted();
         SessionKey next = SessionKey.random();
-        master.publish(FakeMaster.publication(next, generation + 1, floor + 1, "j1", MASTER.getPrivate()));
-        master.publish(FakeMaster.publication(next, generation + 1, floor + 2, "j2", MASTER.getPrivate()));
+        master.publish(master.publication(next, generation + 1, floor + 1, "j1", MASTER.getPrivate()));
+        master.publish(master.publication(next, generation + 1, floor + 2, "j2", MASTER.getPrivate()));
         barrier();
         assertThat(ran).isEmpty();
         // One key request for the generation, however many publications wait for it.

@@ -43,6 +43,19 @@ class StatusFileTest {
         assertThat(json.get("fingerprint").asText()).isEqualTo("aa:bb");
         assertThat(json.get("master_fingerprint").asText()).isEqualTo("cc:dd");
         assertThat(json.get("generation").isNull()).isTrue();
+        assertThat(json.get("stale_publications").asLong()).isZero();
+    }
+
+    @Test
+    void aStalePublicationIsCountedAndWrittenAtOnceAndTheCountSurvivesStateChanges() throws Exception {
+        StatusFile status = status();
+        status.enter(MinionState.ACCEPTED, "accepted", null);
+        status.stalePublication();
+        assertThat(written().get("stale_publications").asLong()).isEqualTo(1);
+        status.stalePublication();
+        status.enter(MinionState.CONNECTING, "master lost the session", null);
+        assertThat(written().get("stale_publications").asLong()).isEqualTo(2);
+        assertThat(status.current().stalePublications()).isEqualTo(2);
     }
 
     @Test

@@ -142,7 +142,7 @@ class MasterRestartIT {
     }
 
     @Test
-    void aPinnedMinionRefusesAMasterThatComesBackWithAnotherKey() throws Exception {
+    void aPinnedMinionRefusesAMasterThatComesBackWithAnotherKeyAndKeepsAsking() throws Exception {
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
                 Duration.ofSeconds(2), false, Duration.ofSeconds(2))));
@@ -154,9 +154,10 @@ class MasterRestartIT {
         // Same address, same ports, another pki dir: another master key.
         fleet.restartMaster(b -> b.pkiDir(dir.resolve("impostor-pki")));
 
+        // Its replies are not signed by the pinned key, as a forger's are not: shown, and the minion keeps asking.
         Fleet.awaitState(m1, MinionState.MASTER_KEY_MISMATCH);
-        assertThat(m1.terminated()).succeedsWithin(WAIT).isEqualTo(MinionState.MASTER_KEY_MISMATCH);
         assertThat(m1.minion().status().reason()).contains("master key changed");
+        assertThat(m1.terminated()).isNotDone();
         assertThat(Files.readString(pin)).isEqualTo(pinned);
 
         // Started again, it refuses at once.

@@ -25,7 +25,6 @@ import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -125,8 +124,10 @@ class RotationIT {
 
     @Test
     void theDailyRotationFollowsTheMastersClockAndReachesMinionsWithoutANewAuth() throws Exception {
+        // The minions' clock moves with the master's: a minion refuses publications signed further in its future
+        // than the clock skew (PROTOCOL.md 8.3 step 5).
         TestClock masterClock = new TestClock();
-        fleet = new Fleet(dir, masterClock, Clock.systemUTC());
+        fleet = new Fleet(dir, masterClock);
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon m1 = fleet.startMinion("m1");
         MinionDaemon m2 = fleet.startMinion("m2");

@@ -37,6 +37,8 @@ import java.util.Set;
  * @param logFile {@code log_file}: empty means standard error
  * @param cluster {@code cluster}: the ZooKeeper ensemble shared with other masters; empty means one master on the
  *     filesystem store (the default)
+ * @param saltMinions {@code salt_minions}: also serve stock Salt minions on {@code ret_port} (off by default: Salt's
+ *     suite is older than brine's; protocol/SALT.md)
  * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
@@ -66,6 +68,7 @@ public record MasterConfig(
         Optional<Path> logFile,
         Path auditLog,
         Optional<ClusterConfig> cluster,
+        boolean saltMinions,
         String httpInterface,
         OptionalInt httpPort,
         LogFormat logFormat) {
@@ -342,6 +345,7 @@ public record MasterConfig(
         private Path logFile;
         private Path auditLog;
         private ClusterConfig cluster;
+        private boolean saltMinions;
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
@@ -479,6 +483,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder saltMinions(boolean saltMinions) {
+            this.saltMinions = saltMinions;
+            return this;
+        }
+
         public Builder logFormat(LogFormat logFormat) {
             this.logFormat = logFormat;
             return this;
@@ -503,6 +512,7 @@ public record MasterConfig(
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),
+                    saltMinions,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }

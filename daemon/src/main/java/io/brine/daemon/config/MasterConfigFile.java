@@ -80,6 +80,7 @@ final class MasterConfigFile {
         root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
+        root.bool("salt_minions").ifPresent(config::saltMinions);
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);
         httpPort.ifPresent(config::httpPort);

@@ -37,6 +37,8 @@ import java.util.OptionalInt;
  * @param pluginsDir {@code plugins_dir}: where extra function plugins are loaded from; empty means none
  * @param returnRetryMax {@code return_retry_max}: how long a return the master has not acknowledged is retried
  * @param jobTimeout {@code job_timeout}: a job's time limit when its publication sets none
+ * @param publishMaxAge {@code publish_max_age}: a publication signed longer ago than this (by the master's clock,
+ *     read with the minion's) is refused, so that one withheld on the way cannot be delivered later
  * @param autosignGrant {@code autosign_grant}: a provisioner-signed grant presented with the key
  * @param autosignToken {@code autosign_token}: a pre-shared token presented with the key
  * @param logFile {@code log_file}: empty means standard error
@@ -69,6 +71,7 @@ public record MinionConfig(
         Optional<Path> pluginsDir,
         Duration returnRetryMax,
         Duration jobTimeout,
+        Duration publishMaxAge,
         int workerThreads,
         Optional<Path> autosignGrant,
         Optional<Secret> autosignToken,
@@ -85,6 +88,8 @@ public record MinionConfig(
     public static final String FILE_NAME = "minion.yaml";
 
     public static final int MIN_KEYSIZE = 2048;
+    /** {@code publish_max_age}'s default: a few minutes, well above the skew of NTP-synchronised clocks. */
+    public static final Duration DEFAULT_PUBLISH_MAX_AGE = Duration.ofSeconds(300);
     public static final int MAX_KEYSIZE = 8192;
 
     static final int DEFAULT_PUBLISH_PORT = 4505;
@@ -117,6 +122,7 @@ public record MinionConfig(
         Objects.requireNonNull(functions, "functions");
         Objects.requireNonNull(pluginsDir, "pluginsDir");
         requirePositive(returnRetryMax, "returnRetryMax");
+        requirePositive(publishMaxAge, "publishMaxAge");
         requirePositive(jobTimeout, "jobTimeout");
         require(workerThreads >= 1, "workerThreads must be at least 1");
         Objects.requireNonNull(autosignGrant, "autosignGrant");
@@ -244,6 +250,7 @@ public record MinionConfig(
         private Path pluginsDir;
         private Duration returnRetryMax = Duration.ofSeconds(300);
         private Duration jobTimeout = Duration.ofSeconds(60);
+        private Duration publishMaxAge = DEFAULT_PUBLISH_MAX_AGE;
         private int workerThreads = 4;
         private Path autosignGrant;
         private Secret autosignToken;
@@ -367,6 +374,11 @@ public record MinionConfig(
             return this;
         }
 
+        public Builder publishMaxAge(Duration publishMaxAge) {
+            this.publishMaxAge = publishMaxAge;
+            return this;
+        }
+
         public Builder workerThreads(int workerThreads) {
             this.workerThreads = workerThreads;
             return this;
@@ -420,7 +432,7 @@ public record MinionConfig(
             return new MinionConfig(id, master, retPort, publishPort, transport, tcpPort, Optional.ofNullable(tls),
                     pkiDir, cachedir,
                     keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
-                    returnRetryMax, jobTimeout, workerThreads, Optional.ofNullable(autosignGrant),
+                    returnRetryMax, jobTimeout, publishMaxAge, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
                     masters, randomMaster,

@@ -133,6 +133,7 @@ final class MinionConfigFile {
         root.path("plugins_dir").ifPresent(config::pluginsDir);
         root.seconds("return_retry_max", 1, DAY).ifPresent(config::returnRetryMax);
         root.seconds("job_timeout", 1, DAY).ifPresent(config::jobTimeout);
+        root.seconds("publish_max_age", 1, DAY).ifPresent(config::publishMaxAge);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
         root.path("autosign_grant").ifPresent(config::autosignGrant);
         root.secret("autosign_token").ifPresent(config::autosignToken);

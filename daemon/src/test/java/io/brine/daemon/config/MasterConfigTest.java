@@ -48,6 +48,7 @@ class MasterConfigTest {
         assertThat(config.transports()).containsExactly(TransportKind.ZEROMQ);
         assertThat(config.tcpPort()).isEqualTo(4507);
         assertThat(config.tls()).isEmpty();
+        assertThat(config.saltMinions()).as("serving Salt minions is opt-in").isFalse();
         assertThat(config.pkiDir()).isEqualTo(Path.of("/etc/brine/pki/master"));
         assertThat(config.cachedir()).isEqualTo(Path.of("/var/cache/brine/master"));
         assertThat(config.keysize()).isEqualTo(2048);
@@ -66,6 +67,12 @@ class MasterConfigTest {
         assertThat(config.logLevel()).isEqualTo(LogLevel.INFO);
         assertThat(config.logFile()).isEmpty();
         assertThat(config.auditLog()).isEqualTo(Path.of("/var/cache/brine/master/audit.log"));
+    }
+
+    @Test
+    void saltMinionsIsOptIn() throws Exception {
+        assertThat(load("salt_minions: true\n").saltMinions()).isTrue();
+        assertThat(problems("salt_minions: yes\n")).extracting(ConfigProblem::key).containsExactly("salt_minions");
     }
 
     @Test
@@ -221,7 +228,7 @@ class MasterConfigTest {
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, log_format, audit_log,"
-                        + " cluster, http_interface, http_port)",
+                        + " cluster, salt_minions, http_interface, http_port)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
                 "is required with tls",

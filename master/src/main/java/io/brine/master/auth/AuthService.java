@@ -21,6 +21,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.Peer;
+import java.io.UncheckedIOException;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
@@ -51,6 +52,10 @@ public final class AuthService {
     private final PublishKeyring keyring;
     private final AuthAudit audit;
     private final Clock clock;
+    private final WarnInterval badRequestWarnings;
+    private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
+    private final WarnInterval storeFailureWarnings;
+    private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
@@ -64,6 +69,8 @@ public final class AuthService {
         this.keyring = keyring;
         this.audit = audit;
         this.clock = clock;
+        this.badRequestWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.storeFailureWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = keyStore.masterKeyPair();
@@ -89,7 +96,7 @@ public final class AuthService {
     }
 
     /**
-     * Answers one decoded auth request; empty when it is not worth an answer (forged, replayed, unsupported). The
+     * Answers one decoded auth request; empty when it is not worth an answer (replayed, unsupported). The
      * caller binds the session's minion to {@code peer} before it sends the reply.
      */
     public Optional<Outcome> handle(Peer peer, Signed<AuthRequest> signed) {
@@ -107,15 +114,11 @@ public final class AuthService {
         try {
             key = RsaKeys.publicKeyFromDer(request.publicKey());
         } catch (KeyFormatException e) {
-            LOG.info("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), e.getMessage());
-            audit.refused(id, peer.remoteAddress(), null, e.getMessage());
-            return Optional.empty();
+            return Optional.of(refuseBadRequest(request, peer, null, "bad public key: " + e.getMessage()));
         }
         if (!signed.by(key)) {
-            LOG.info("Minion {} ({}): auth refused: the request is not signed by the key it offers", id,
-                    peer.remoteAddress());
-            audit.refused(id, peer.remoteAddress(), Fingerprints.of(key), "bad signature");
-            return Optional.empty();
+            return Optional.of(refuseBadRequest(request, peer, Fingerprints.of(key),
+                    "bad signature: the request is not signed by the key it offers"));
         }
         String fingerprint = Fingerprints.of(key);
         long now = clock.millis();
@@ -134,8 +137,22 @@ public final class AuthService {
         }
 
         // The store's one read for this request: policies asked only where they matter, a spend given back there.
-        Admission.Admitted admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(),
-                request.grant(), request.token(), peer.remoteAddress(), clock.instant()));
+        Admission.Admitted admitted;
+        try {
+            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
+                    request.token(), peer.remoteAddress(), clock.instant()));
+        } catch (UncheckedIOException e) {
+            // Expected on a full or failing disk, not a bug: the minion is told to try later.
+            long suppressed = storeFailureWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Minion {} ({}): auth answered 'try later': the key store failed: {}{}", id,
+                        peer.remoteAddress(), e.getMessage(), suppressed > 0 ? " (and " + suppressed
+                                + " more such failures since the last line)" : "");
+            }
+            storeFailures.incrementAndGet();
+            return Optional.of(reply(request, AuthStatus.REFUSED, "the master cannot record keys now; try later",
+                    Math.max(pendingRetrySeconds, 1)));
+        }
         audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
         return Optional.of(answer(request, peer, key, fingerprint, admitted.offer(), now));
@@ -194,6 +211,27 @@ public final class AuthService {
             java.util.Arrays.fill(publishKey, (byte) 0);
             java.util.Arrays.fill(requestKey, (byte) 0);
         }
+    }
+
+    /**
+     * A bad key or signature: a signed REFUSED bound to the request's nonce (PROTOCOL.md 8.1 steps 4-5; the per-source
+     * rate limit before this bounds the signatures it costs), audited, and a WARN at most once per interval.
+     */
+    private Outcome refuseBadRequest(AuthRequest request, Peer peer, String fingerprint, String reason) {
+        long suppressed = badRequestWarnings.due();
+        if (suppressed >= 0) {
+            LOG.warn("Minion {} ({}): auth refused: {}{}", request.id(), peer.remoteAddress(), reason,
+                    suppressed > 0 ? " (and " + suppressed + " bad requests not logged since the last line)" : "");
+        } else {
+            LOG.debug("Minion {} ({}): auth refused: {}", request.id(), peer.remoteAddress(), reason);
+        }
+        audit.refused(request.id(), peer.remoteAddress(), fingerprint, reason);
+        return reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds);
+    }
+
+    /** Auth requests answered "try later" because the key store failed (a full disk): for the metrics. */
+    public long storeFailures() {
+        return storeFailures.get();
     }
 
     private Outcome reply(AuthRequest request, AuthStatus status, String reason, int retryAfter) {

@@ -74,6 +74,11 @@ public final class ActiveJobs implements UndeliveredListener {
         }
     }
 
+    /** {@code jid} goes out as {@code frame} too (Salt minions' envelope): reports about it are about the job. */
+    public void alsoSentAs(String jid, byte[] frame) {
+        sending.put(frame, jid);
+    }
+
     /** The minions {@code jid}'s publication could not be queued for; recorded with the job. */
     public void unreachable(String jid, Collection<String> minionIds) {
         ActiveJob job = active.getIfPresent(jid);

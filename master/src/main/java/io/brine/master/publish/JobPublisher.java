@@ -28,6 +28,7 @@ import java.util.TreeSet;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import io.brine.master.salt.SaltPublisher;
 
 /**
  * Publishes jobs. A publication is resolved against accepted minions and their reported grains, recorded in the job
@@ -53,9 +54,18 @@ public final class JobPublisher {
     private final AuditLog audit;
     private final Clock clock;
     private final JobIds jobIds;
+    /** Publishes to stock Salt minions in Salt's envelope (issue 15); null when {@code salt_minions} is off. */
+    private final SaltPublisher salt;
 
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock) {
+        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, null);
+    }
+
+    public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
+            PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
+            SaltPublisher salt) {
+        this.salt = salt;
         this.keyStore = keyStore;
         this.grains = grains;
         this.keyring = keyring;
@@ -113,11 +123,24 @@ public final class JobPublisher {
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
                 timeoutSeconds, publisher);
         PublishKeyring.Generation generation = keyring.current();
-        Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), load);
+        Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), clock.millis(),
+                load);
         byte[] frame = Codec.encodeSigned(sealed, masterKey);
         // Before it goes out: a transport may report the frame undelivered before publish() returns.
         active.begin(jid, minions, frame, watcher);
-        Set<String> unreachable = transport.publish(minions, frame);
+        List<String> saltMinions = salt == null ? List.of() : salt.saltMinions(minions);
+        Set<String> unreachable;
+        if (saltMinions.isEmpty()) {
+            unreachable = transport.publish(minions, frame);
+        } else {
+            List<String> brineMinions = new ArrayList<>(minions);
+            brineMinions.removeAll(saltMinions);
+            unreachable = new java.util.HashSet<>(brineMinions.isEmpty() ? Set.of()
+                    : transport.publish(brineMinions, frame));
+            byte[] envelope = salt.envelope(jid, fun, args, kwargs, publisher, saltMinions, keyring.nextSerial());
+            active.alsoSentAs(jid, envelope);
+            unreachable.addAll(transport.publish(saltMinions, envelope));
+        }
         active.unreachable(jid, unreachable);
         LOG.info("Job {}: {} published by {} to {} minions ({} unreachable)", jid, fun, publisher, minions.size(),
                 unreachable.size());

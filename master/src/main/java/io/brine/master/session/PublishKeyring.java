@@ -3,6 +3,8 @@ package io.brine.master.session;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.SessionMessage;
 import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The publish key of the current generation (Salt's {@code aes}). A rotation makes a fresh random key: keys of
@@ -28,6 +30,8 @@ public final class PublishKeyring {
     private Generation previous;
     private long serial;
     private final Clock clock;
+    /** Keys rotated with this one (Salt's {@code aes}, issue 15): same triggers, same moment. */
+    private final List<Runnable> rotationListeners = new CopyOnWriteArrayList<>();
 
     public PublishKeyring(Clock clock) {
         this.clock = clock;
@@ -47,7 +51,13 @@ public final class PublishKeyring {
             previous.key().wipe();
         }
         previous = replaced;
+        rotationListeners.forEach(Runnable::run);
         return current;
+    }
+
+    /** Runs {@code listener} after every rotation and every cluster generation installed, on that thread. */
+    public void onRotate(Runnable listener) {
+        rotationListeners.add(listener);
     }
 
     /** A fresh generation after the current one, not installed: what this master proposes to its cluster. */
@@ -69,6 +79,7 @@ public final class PublishKeyring {
             previous.key().wipe();
         }
         previous = replaced;
+        rotationListeners.forEach(Runnable::run);
         return true;
     }
 

@@ -108,6 +108,56 @@ class AuthServicePolicyTest {
         return service.handle(peer, new Signed<>((AuthRequest) frame.message(), frame)).orElseThrow();
     }
 
+    private AuthService.Outcome handleRaw(String id, byte[] publicKey, java.security.PrivateKey signer, byte[] nonce) {
+        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, publicKey, nonce,
+                System.currentTimeMillis(), Map.of(), null, null);
+        Decoded.Ok frame = (Decoded.Ok) Codec.decode(Codec.encodeSigned(request, signer), FrameLimits.MAX_FRAME);
+        return auth.handle(peer, new Signed<>((AuthRequest) frame.message(), frame)).orElseThrow();
+    }
+
+    private static io.brine.protocol.message.AuthReply replyOf(AuthService.Outcome outcome) {
+        io.brine.protocol.codec.Decoded decoded = Codec.decode(outcome.reply(), 1 << 20);
+        io.brine.protocol.codec.Decoded.Ok ok = (io.brine.protocol.codec.Decoded.Ok) decoded;
+        assertThat(ok.verify(TestKeys.pair(250).getPublic())).as("signed by the master").isTrue();
+        return (io.brine.protocol.message.AuthReply) ok.message();
+    }
+
+    @Test
+    void aBadKeyOrABadSignatureGetsASignedRefusalBoundToTheNonceAndStoresNothing() throws Exception {
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+        byte[] good = TestKeys.pair(3).getPublic().getEncoded();
+        byte[] trailing = java.util.Arrays.copyOf(good, good.length + 64);
+
+        AuthService.Outcome badKey = handleRaw("web1", trailing, TestKeys.pair(3).getPrivate(), nonce);
+        assertThat(badKey.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(badKey).nonce()).isEqualTo(nonce);
+        assertThat(replyOf(badKey).reason()).contains("bad public key", "64 bytes follow the key");
+
+        AuthService.Outcome forged = handleRaw("web2", good, TestKeys.pair(4).getPrivate(), nonce);
+        assertThat(forged.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(forged).nonce()).isEqualTo(nonce);
+        assertThat(replyOf(forged).reason()).contains("bad signature");
+
+        assertThat(audited).containsExactly("refused web1: bad public key: not exactly one SubjectPublicKeyInfo: 64"
+                + " bytes follow the key", "refused web2: bad signature: the request is not signed by the key it"
+                + " offers");
+        assertThat(store.list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
+    }
+
+    @Test
+    void aStoreThatCannotWriteGetsASignedTryLaterNotABug() {
+        store.failOffersWith(new java.io.UncheckedIOException("key store " + dir + "/pki: cannot record the key of"
+                + " web1: No space left on device", new java.io.IOException("No space left on device")));
+
+        AuthService.Outcome outcome = handle("web1", 2, TOKEN);
+
+        assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(outcome).reason()).contains("try later");
+        assertThat(replyOf(outcome).retryAfterSeconds()).isPositive();
+        assertThat(auth.storeFailures()).isEqualTo(1);
+    }
+
     @Test
     void aSessionHoldsTheKeyStoresInstanceOfTheMinionsKeyNotASecondCopy() {
         AuthService.Outcome first = handle("web1", 2, TOKEN);

@@ -32,8 +32,14 @@ public final class MasterPin {
     /** What an auth reply proved about the master key it carries. */
     public sealed interface Verdict {
 
-        /** Signed by the trusted key: the pinned one, or on first use the one it carries (matching master_finger). */
-        record Authentic(RSAPublicKey key, boolean firstUse) implements Verdict {
+        /**
+         * Signed by the trusted key: the pinned one, or on first use the one it carries (matching master_finger).
+         *
+         * @param anchored whether the key was trusted before this reply: pinned, or named by {@code master_finger}.
+         *                 On first use without master_finger anybody can make a reply that verifies with the key it
+         *                 carries, so nothing final may follow from it (PROTOCOL.md 8.2 step 6)
+         */
+        record Authentic(RSAPublicKey key, boolean firstUse, boolean anchored) implements Verdict {
         }
 
         /** Carries the trusted key (or on first use a usable one) but is not signed by it: forged or damaged. */
@@ -91,9 +97,10 @@ public final class MasterPin {
                 return new Verdict.OtherKey("master key changed: cached " + Fingerprints.of(current) + ", offered "
                         + fingerprint + ". If the master key was replaced on purpose, remove " + file, signedByPin);
             }
-            return signedByPin ? new Verdict.Authentic(current, false) : new Verdict.Forged();
+            return signedByPin ? new Verdict.Authentic(current, false, true) : new Verdict.Forged();
         }
-        return signedBy.test(offered) ? new Verdict.Authentic(offered, true) : new Verdict.Forged();
+        return signedBy.test(offered) ? new Verdict.Authentic(offered, true, masterFinger != null)
+                : new Verdict.Forged();
     }
 
     /** Saves a first-use key as {@code minion_master.pub}. */

@@ -76,7 +76,7 @@ final class Bodies {
                         .integer(s.serialFloor());
             }
         } else if (message instanceof Publish m) {
-            out.array(5).integer(m.suite()).integer(m.generation()).integer(m.serial())
+            out.array(6).integer(m.suite()).integer(m.generation()).integer(m.serial()).integer(m.issuedMs())
                     .str("Publish.jid", m.jid()).bin("Publish.box", m.box());
         } else if (message instanceof SessionFrame m) {
             require(m.direction() != null, "SessionFrame.direction is null");
@@ -167,13 +167,14 @@ final class Bodies {
     }
 
     private static Publish publish(MsgReader in) throws IOException, MalformedException {
-        in.array("Publish", 5);
+        in.array("Publish", 6);
         int suite = suite(in, "Publish.suite");
         long generation = in.nonNegative("Publish.generation");
         long serial = in.nonNegative("Publish.serial");
+        long issuedMs = in.nonNegative("Publish.issuedMs");
         String jid = jid(in, "Publish.jid");
         byte[] box = in.bin("Publish.box", Aead.OVERHEAD, Integer.MAX_VALUE);
-        return new Publish(suite, generation, serial, jid, box);
+        return new Publish(suite, generation, serial, issuedMs, jid, box);
     }
 
     private static SessionFrame sessionFrame(MsgReader in) throws IOException, MalformedException {

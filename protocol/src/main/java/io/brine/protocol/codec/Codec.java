@@ -24,6 +24,11 @@ import java.util.Set;
 public final class Codec {
 
     public static final int VERSION = 1;
+    /**
+     * The version of a {@code PUBLISH} frame: 2 since it carries the signed issue time (PROTOCOL.md 11). Every other
+     * frame, inner message and load is {@link #VERSION}.
+     */
+    public static final int PUBLISH_VERSION = 2;
     /** The type byte of a {@link PublishLoad}, the plaintext sealed inside a publication's box. */
     public static final int PUBLISH_LOAD_TYPE = 0x30;
 
@@ -174,7 +179,7 @@ public final class Codec {
             if (plaintext == null || plaintext.length < HEADER + 1) {
                 throw new MalformedException("publish load: too short");
             }
-            checkVersion(plaintext, "publish load");
+            checkVersion(plaintext, "publish load", PUBLISH_LOAD_TYPE);
             if ((plaintext[1] & 0xff) != PUBLISH_LOAD_TYPE) {
                 throw new MalformedException("publish load: type 0x" + Integer.toHexString(plaintext[1] & 0xff)
                         + " is not 0x30");
@@ -189,7 +194,7 @@ public final class Codec {
     static byte[] signatureInput(MessageType type, byte[] payload) {
         byte[] input = new byte[SIGNATURE_CONTEXT.length + HEADER + payload.length];
         System.arraycopy(SIGNATURE_CONTEXT, 0, input, 0, SIGNATURE_CONTEXT.length);
-        input[SIGNATURE_CONTEXT.length] = VERSION;
+        input[SIGNATURE_CONTEXT.length] = (byte) version(type.code());
         input[SIGNATURE_CONTEXT.length + 1] = (byte) type.code();
         System.arraycopy(payload, 0, input, SIGNATURE_CONTEXT.length + HEADER, payload.length);
         return input;
@@ -204,18 +209,23 @@ public final class Codec {
         if (bytes == null || bytes.length < HEADER + 1) {
             throw new MalformedException(what + ": too short");
         }
-        checkVersion(bytes, what);
         int code = bytes[1] & 0xff;
         Optional<MessageType> type = MessageType.of(code);
+        checkVersion(bytes, what, type.filter(allowed::contains).map(MessageType::code).orElse(-1));
         if (type.isEmpty() || !allowed.contains(type.get())) {
             throw new MalformedException(what + ": unknown type 0x" + Integer.toHexString(code));
         }
         return type.get();
     }
 
-    private static void checkVersion(byte[] bytes, String what) throws MalformedException {
+    /** The version byte that starts a frame, inner message or load of type {@code code}. */
+    static int version(int code) {
+        return code == MessageType.PUBLISH.code() ? PUBLISH_VERSION : VERSION;
+    }
+
+    private static void checkVersion(byte[] bytes, String what, int code) throws MalformedException {
         int version = bytes[0] & 0xff;
-        if (version != VERSION) {
+        if (version != version(code)) {
             throw new MalformedException(what + ": unsupported version " + version);
         }
     }

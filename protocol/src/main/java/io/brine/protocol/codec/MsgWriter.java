@@ -21,7 +21,7 @@ final class MsgWriter {
     /** Writes the version and type bytes that start a frame, an inner message or a publish load. */
     MsgWriter header(int type) {
         try {
-            out.writePayload(new byte[] {(byte) Codec.VERSION, (byte) type});
+            out.writePayload(new byte[] {(byte) Codec.version(type), (byte) type});
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

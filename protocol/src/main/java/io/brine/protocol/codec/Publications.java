@@ -22,14 +22,17 @@ public final class Publications {
     private Publications() {
     }
 
-    /** @throws IllegalArgumentException for a negative generation or serial, or a load the codec refuses */
-    public static Publish seal(SessionKey publishKey, long generation, long serial, PublishLoad load) {
-        if (generation < 0 || serial < 0) {
-            throw new IllegalArgumentException("generation and serial are non-negative");
+    /**
+     * @param issuedMs the master's clock now: the publication's signed issue time
+     * @throws IllegalArgumentException for a negative generation, serial or issue time, or a load the codec refuses
+     */
+    public static Publish seal(SessionKey publishKey, long generation, long serial, long issuedMs, PublishLoad load) {
+        if (generation < 0 || serial < 0 || issuedMs < 0) {
+            throw new IllegalArgumentException("generation, serial and issue time are non-negative");
         }
         byte[] plaintext = Codec.encodeLoad(load);
         byte[] box = Aead.seal(publishKey, associatedData(generation, serial, load.jid()), plaintext);
-        return new Publish(Suite.RSA_OAEP_PSS_AES256GCM, generation, serial, load.jid(), box);
+        return new Publish(Suite.RSA_OAEP_PSS_AES256GCM, generation, serial, issuedMs, load.jid(), box);
     }
 
     /**

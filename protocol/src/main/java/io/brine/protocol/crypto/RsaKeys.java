@@ -10,6 +10,7 @@ import java.security.SecureRandom;
 import java.security.interfaces.RSAKey;
 import java.security.interfaces.RSAPublicKey;
 import java.security.spec.RSAKeyGenParameterSpec;
+import java.security.spec.RSAPublicKeySpec;
 import java.security.spec.X509EncodedKeySpec;
 
 /** RSA key pairs of the sizes brine allows: 2048 bits by default, up to 8192. */
@@ -49,7 +50,12 @@ public final class RsaKeys {
         return key.getModulus().bitLength();
     }
 
-    /** Checks an RSA key's size against the bounds brine accepts; returns the key. */
+    /**
+     * Checks an RSA key as a key, naming the rule that fails: a modulus of an allowed size ({@value #MIN_BITS} to
+     * {@value #MAX_BITS} bits); for a public key also public exponent 65537, an odd modulus and no small prime factor
+     * (trial division by the primes below {@value #SMALL_PRIMES_BELOW}: microseconds, and it catches n = 2p, 3p, ...
+     * that a self-signature does not). Returns the key.
+     */
     public static <K extends RSAKey> K checkSize(K key) throws KeyFormatException {
         int bits = bits(key);
         if (bits < MIN_BITS) {
@@ -62,14 +68,27 @@ public final class RsaKeys {
         }
         if (key instanceof RSAPublicKey pub) {
             BigInteger e = pub.getPublicExponent();
-            if (e.compareTo(BigInteger.valueOf(3)) < 0 || !e.testBit(0)) {
-                throw new KeyFormatException("RSA public exponent " + e + " is not acceptable");
+            if (!e.equals(RSAKeyGenParameterSpec.F4)) {
+                throw new KeyFormatException("RSA public exponent " + e + " is not acceptable: only 65537 is");
+            }
+            BigInteger n = pub.getModulus();
+            if (!n.testBit(0)) {
+                throw new KeyFormatException("RSA modulus is even: not an RSA key");
+            }
+            BigInteger common = n.gcd(SMALL_PRIMES_PRODUCT);
+            if (!common.equals(BigInteger.ONE)) {
+                throw new KeyFormatException("RSA modulus has a small prime factor (" + smallestFactor(common)
+                        + "): not an RSA key");
             }
         }
         return key;
     }
 
-    /** Parses an X.509 SubjectPublicKeyInfo (DER) holding an RSA key of an accepted size. */
+    /**
+     * Parses exactly one DER-canonical X.509 SubjectPublicKeyInfo holding an RSA key that passes {@link #checkSize}:
+     * re-encoding the key must give the same bytes, so trailing bytes, a second SPKI or a non-canonical encoding are
+     * refused.
+     */
     public static RSAPublicKey publicKeyFromDer(byte[] spki) throws KeyFormatException {
         PublicKey key;
         try {
@@ -80,6 +99,42 @@ public final class RsaKeys {
         if (!(key instanceof RSAPublicKey rsa)) {
             throw new KeyFormatException("not an RSA public key");
         }
+        byte[] canonical;
+        try {
+            canonical = KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(rsa.getModulus(),
+                    rsa.getPublicExponent())).getEncoded();
+        } catch (GeneralSecurityException | RuntimeException e) {
+            throw new KeyFormatException("not an RSA SubjectPublicKeyInfo", e);
+        }
+        if (!java.util.Arrays.equals(canonical, spki)) {
+            throw new KeyFormatException(spki.length > canonical.length && java.util.Arrays.equals(canonical, 0,
+                    canonical.length, spki, 0, canonical.length)
+                    ? "not exactly one SubjectPublicKeyInfo: " + (spki.length - canonical.length)
+                            + " bytes follow the key"
+                    : "not a DER-canonical SubjectPublicKeyInfo: re-encoding the key gives other bytes");
+        }
         return checkSize(rsa);
+    }
+
+    private static final int SMALL_PRIMES_BELOW = 10_000;
+    private static final BigInteger SMALL_PRIMES_PRODUCT = smallPrimesProduct();
+
+    private static BigInteger smallPrimesProduct() {
+        BigInteger product = BigInteger.ONE;
+        for (int p = 2; p < SMALL_PRIMES_BELOW; p++) {
+            if (BigInteger.valueOf(p).isProbablePrime(30)) {
+                product = product.multiply(BigInteger.valueOf(p));
+            }
+        }
+        return product;
+    }
+
+    private static int smallestFactor(BigInteger common) {
+        for (int p = 2; p < SMALL_PRIMES_BELOW; p++) {
+            if (common.mod(BigInteger.valueOf(p)).signum() == 0) {
+                return p;
+            }
+        }
+        return common.intValue();
     }
 }

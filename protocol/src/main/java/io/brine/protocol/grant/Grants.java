@@ -214,11 +214,18 @@ public final class Grants {
         return value.longValue();
     }
 
+    /** Only the canonical encoding (standard alphabet, padded, no line breaks): one grant has one spelling. */
     private static byte[] base64(JsonNode node, String key) throws GrantException {
+        String text = text(node, key);
+        byte[] bytes;
         try {
-            return Base64.getDecoder().decode(text(node, key));
+            bytes = Base64.getDecoder().decode(text);
         } catch (IllegalArgumentException e) {
             throw new GrantException(key + ": not base64");
         }
+        if (!Base64.getEncoder().encodeToString(bytes).equals(text)) {
+            throw new GrantException(key + ": not canonical base64 (standard alphabet with its '=' padding)");
+        }
+        return bytes;
     }
 }

@@ -6,10 +6,13 @@ package io.brine.protocol.message;
  * @param suite      crypto suite
  * @param generation which publish key sealed {@code box}
  * @param serial     strictly increasing across all the master's publications
+ * @param issuedMs   the master's clock when it signed the publication, milliseconds since the epoch: minions refuse
+ *                   one older than their {@code publish_max_age}
  * @param jid        the job id, also inside the sealed load; outside so minions can de-duplicate cheaply
  * @param box        AES-256-GCM sealed {@link PublishLoad}
  */
-public record Publish(int suite, long generation, long serial, String jid, byte[] box) implements Message {
+public record Publish(int suite, long generation, long serial, long issuedMs, String jid, byte[] box)
+        implements Message {
 
     @Override
     public MessageType type() {
@@ -18,7 +21,8 @@ public record Publish(int suite, long generation, long serial, String jid, byte[
 
     @Override
     public String toString() {
-        return "Publish[generation=" + generation + ", serial=" + serial + ", jid=" + jid + ", box=" + box.length
+        return "Publish[generation=" + generation + ", serial=" + serial + ", issuedMs=" + issuedMs + ", jid=" + jid
+                + ", box=" + box.length
                 + " bytes]";
     }
 }

@@ -146,9 +146,11 @@ class CodecMalformedTest {
     @Test
     void typeBytesSwappedBetweenFramesAreMalformed() {
         byte[] frame = validFrames.get(4).clone(); // a PUBLISH relabelled as AUTH_REPLY
+        frame[0] = (byte) Codec.VERSION; // relabelled with the version of its new type too
         frame[1] = (byte) MessageType.AUTH_REPLY.code();
         assertThat(malformed(frame)).contains("AuthReply");
         byte[] session = validFrames.get(0).clone(); // an unsigned body read as a signed envelope
+        session[0] = (byte) Codec.PUBLISH_VERSION;
         session[1] = (byte) MessageType.PUBLISH.code();
         assertThat(malformed(session)).contains("PUBLISH body: expected 2 items, got 4");
     }
@@ -259,8 +261,22 @@ class CodecMalformedTest {
         assertThat(malformed(authReply("98 01 01" + NONCE + "00 c401aa a0 ff c0")))
                 .contains("AuthReply.retryAfterSeconds: -1 is outside");
         assertThat(malformed(authReply("98 01 01" + NONCE + "ff c401aa a0 00 c0"))).contains("timestampMs: -1");
-        assertThat(malformed(signedFrame(MessageType.PUBLISH, hex("95 01 ff 01 a26a31" + BOX), SIG)))
+        assertThat(malformed(signedFrame(MessageType.PUBLISH, hex("96 01 ff 01 00 a26a31" + BOX), SIG)))
                 .contains("Publish.generation: -1");
+        assertThat(malformed(signedFrame(MessageType.PUBLISH, hex("96 01 00 01 ff a26a31" + BOX), SIG)))
+                .contains("Publish.issuedMs: -1");
+    }
+
+    @Test
+    void aPublishOfVersionOneWithoutItsIssueTimeIsMalformed() {
+        // What a master before version 2 sent: the minion cannot tell its age, so it is not a publication to it.
+        byte[] frame = signedFrame(MessageType.PUBLISH, hex("95 01 00 01 a26a31" + BOX), SIG);
+        frame[0] = 1;
+        assertThat(malformed(frame)).contains("unsupported version 1");
+        frame = signedFrame(MessageType.PUBLISH, hex("96 01 00 01 00 a26a31" + BOX), SIG);
+        assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME)).isInstanceOf(Decoded.Ok.class);
+        frame[0] = 1;
+        assertThat(malformed(frame)).contains("unsupported version 1");
     }
 
     @Test
@@ -322,7 +338,7 @@ class CodecMalformedTest {
     @Test
     void invalidJidsAreMalformed() {
         for (String jid : new String[] {"", "../etc", ".hidden", "a/b", "j 1", "x".repeat(65), "jé"}) {
-            byte[] payload = new MsgWriter().array(5).integer(1).integer(1).integer(1).str("jid", jid)
+            byte[] payload = new MsgWriter().array(6).integer(1).integer(1).integer(1).integer(1).str("jid", jid)
                     .bin("box", new byte[28]).toByteArray();
             assertThat(malformed(signedFrame(MessageType.PUBLISH, payload, SIG))).contains("Publish.jid: ");
         }
@@ -398,7 +414,7 @@ class CodecMalformedTest {
         SessionFrame zeroCounter = new SessionFrame(Samples.SID, SessionFrame.Direction.MASTER_TO_MINION, 0,
                 new byte[28]);
         assertThatThrownBy(() -> Codec.encode(zeroCounter)).hasMessageContaining("counter: 0 is outside");
-        Publish badJid = new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 1, 1, "a/b", new byte[28]);
+        Publish badJid = new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 1, 1, 0, "a/b", new byte[28]);
         assertThatThrownBy(() -> Codec.encodeSigned(badJid, MASTER)).hasMessageContaining("Publish.jid");
         AuthReply otherSuite = new AuthReply(7, AuthStatus.PENDING, Samples.NONCE, 0, hex("00"), "", 0, null);
         assertThatThrownBy(() -> Codec.encodeSigned(otherSuite, MASTER)).hasMessageContaining("unknown suite 7");

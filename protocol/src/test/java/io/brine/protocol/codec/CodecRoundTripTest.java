@@ -30,7 +30,7 @@ class CodecRoundTripTest {
     private static final String AUTH_REPLY_PAYLOAD = "98" + "01" + "00" + "c420" + hex(Samples.NONCE)
             + "cf0000018bcfe56800" + "c404cafebabe" + "a26f6b" + "00"
             + "96 c410" + hex(Samples.SID) + "03 c4020102 c4020304 cd1199 cd01f4";
-    private static final String PUBLISH_PAYLOAD = "95 01 03 cd03e8 b4" + hex("20240101120000123456".getBytes())
+    private static final String PUBLISH_PAYLOAD = "96 01 03 cd03e8 cf0000018bcfe56800 b4" + hex("20240101120000123456".getBytes())
             + "c41c" + "aa".repeat(28);
     private static final String SESSION_UNKNOWN_PAYLOAD = "93 c410" + hex(Samples.SID) + "07 cf0000018bcfe56800";
 
@@ -53,7 +53,8 @@ class CodecRoundTripTest {
 
     @Test
     void publishFrameHasTheDocumentedLayout() {
-        assertSignedLayout(Samples.publish(), MASTER, "0103", PUBLISH_PAYLOAD);
+        // Version 2: a Publish carries its issue time since then (PROTOCOL.md 11).
+        assertSignedLayout(Samples.publish(), MASTER, "0203", PUBLISH_PAYLOAD);
     }
 
     @Test

@@ -88,7 +88,7 @@ final class Samples {
     }
 
     static Publish publish() {
-        return new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 3, 1000, JID, filled(28, 0xaa));
+        return new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 3, 1000, 1_700_000_000_000L, JID, filled(28, 0xaa));
     }
 
     static SessionFrame sessionFrame() {

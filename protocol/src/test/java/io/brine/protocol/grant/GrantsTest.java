@@ -50,6 +50,19 @@ class GrantsTest {
         assertThat(parsed.verify(TestKeys.pair(0).getPublic())).isFalse();
     }
 
+    @Test
+    void onlyTheCanonicalBase64IsAccepted() throws Exception {
+        byte[] bytes = Grants.sign(grant("web1", 1), TestKeys.pair(0));
+        String text = new String(bytes, StandardCharsets.UTF_8);
+        Grants.SignedGrant original = Grants.parse(bytes);
+        String signature = Base64.getEncoder().encodeToString(original.signature());
+        assertThat(signature).endsWith("=");
+        String unpadded = text.replace(signature, signature.replace("=", ""));
+
+        assertThatThrownBy(() -> Grants.parse(unpadded.getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(GrantException.class).hasMessageContaining("signature: not canonical base64");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
         "",

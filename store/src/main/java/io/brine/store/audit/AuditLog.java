@@ -120,12 +120,25 @@ public final class AuditLog implements AutoCloseable {
         byte[] bytes = (line.toString() + "\n").getBytes(StandardCharsets.UTF_8);
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
         synchronized (this) {
+            long before = -1;
             try {
+                before = channel.size();
                 // One write(2) per line: with O_APPEND, lines from several processes never interleave.
                 while (buffer.hasRemaining()) {
                     channel.write(buffer);
                 }
             } catch (IOException e) {
+                // Whole or not at all: a part of the line (a full disk) is cut off again, unless someone appended
+                // after it, so that the next record starts on a line of its own.
+                if (buffer.position() > 0 && before >= 0) {
+                    try {
+                        if (channel.size() <= before + buffer.position()) {
+                            channel.truncate(before);
+                        }
+                    } catch (IOException ignored) {
+                        // nothing more can be done; the error below says the record is missing
+                    }
+                }
                 throw new UncheckedIOException("cannot write to " + file + ": " + e.getMessage(), e);
             }
         }

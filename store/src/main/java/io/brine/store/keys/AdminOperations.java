@@ -8,6 +8,7 @@ import io.brine.store.keys.Snapshot.Entry;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -142,7 +143,9 @@ final class AdminOperations {
             writes.deleteLocked(source, actor, "deleted by admin");
             return AdminResult.done(id, from, Optional.empty(), fingerprint, id + ": deleted");
         }
-        writes.moveLocked(source, to, actor, to.label() + " by admin");
+        List<String> sharing = writes.snapshot().otherIds(fingerprint, id);
+        writes.moveLocked(source, to, actor, to.label() + " by admin"
+                + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing)));
         return AdminResult.done(id, from, Optional.of(to), fingerprint, id + ": " + to.label());
     }
 

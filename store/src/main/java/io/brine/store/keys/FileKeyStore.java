@@ -1,3 +1,4 @@
+// Over 400 lines: the master's offer and its locked write path belong together (scan, writes, admin operations are split out).
 package io.brine.store.keys;
 
 import io.brine.daemon.files.AtomicFiles;
@@ -209,6 +210,7 @@ public final class FileKeyStore implements KeyStore {
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
                 : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                || fast == KeyLookup.PENDING_OTHER
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
@@ -224,25 +226,37 @@ public final class FileKeyStore implements KeyStore {
             }
         }
         try (StoreLock.Held held = lock.acquire()) {
-            return offerLocked(id, offered, verdict);
+            return offerLocked(id, offered, verdict, fast);
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
         }
     }
 
-    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict verdict) throws IOException {
+    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
+            throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
         KeyLookup lookup = current.map(c -> c.key() == null
                 ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
                         : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
                 : KeyDirectory.lookupOf(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
+        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
+        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && (askedAbout != KeyLookup.PENDING_OTHER
+                || current.orElseThrow().key() == null) ? PolicyVerdict.NONE : asked;
         Snapshot s = writes.snapshot();
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
-        Outcome outcome = KeyTransitions.decide(lookup, verdict, limits);
-        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String fingerprint = Fingerprints.of(offered);
+        // One key, one id: no policy accepts a key that is stored under another id, in any state.
+        List<String> sharing = s.otherIds(fingerprint, id);
+        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
+                ? verdict : PolicyVerdict.NONE, limits);
+        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
+            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; " + KeyListing.sameKeyAs(sharing)
+                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        }
+        KeyDecision decision = outcome.decision(id, fingerprint);
         String reason = outcome.reason();
         Entry written = switch (outcome.write()) {
             case NONE -> null;
@@ -256,6 +270,12 @@ public final class FileKeyStore implements KeyStore {
             case DENIED -> {
                 writes.denyLocked(id, offered, MASTER_ACTOR, reason);
                 yield null;
+            }
+            case REPLACE_PENDING -> {
+                DiskEntry squatter = current.orElseThrow();
+                writes.denyLocked(id, squatter.key().key(), MASTER_ACTOR, "pending key displaced: " + reason);
+                writes.deleteLocked(squatter, MASTER_ACTOR, "pending key displaced: " + reason);
+                yield writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
             }
         };
         if (written != null) {
@@ -334,6 +354,11 @@ public final class FileKeyStore implements KeyStore {
      * Changes by other processes are heard at the next {@link #poll} (every {@code pollInterval}), or at the next
      * full rescan (every {@code rescanInterval}) for files edited by hand in place.
      */
+    @Override
+    public List<String> unauditedChanges() {
+        return writes.drainUnaudited();
+    }
+
     @Override
     public AutoCloseable addListener(KeyChangeListener listener) {
         return watcher.addListener(listener);

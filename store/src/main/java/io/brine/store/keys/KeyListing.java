@@ -29,6 +29,39 @@ public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> p
         return keys.get(state).stream().map(StoredKey::id).toList();
     }
 
+    /**
+     * For each key stored under more than one id (in any state), the ids, sorted: one key, one id, so no policy
+     * accepts such a key, and brine-key accepts it only when told to. Computed on each call: keep the result.
+     */
+    public Map<String, List<String>> sharedKeys() {
+        Map<String, java.util.TreeSet<String>> ids = new java.util.HashMap<>();
+        for (List<StoredKey> list : keys.values()) {
+            for (StoredKey key : list) {
+                ids.computeIfAbsent(key.fingerprint(), f -> new java.util.TreeSet<>()).add(key.id());
+            }
+        }
+        Map<String, List<String>> shared = new java.util.HashMap<>();
+        ids.forEach((fingerprint, set) -> {
+            if (set.size() > 1) {
+                shared.put(fingerprint, List.copyOf(set));
+            }
+        });
+        return shared;
+    }
+
+    /** The ids other than {@code key}'s own in {@code shared} ({@link #sharedKeys}) for its key. */
+    public static List<String> otherIds(Map<String, List<String>> shared, StoredKey key) {
+        return shared.getOrDefault(key.fingerprint(), List.of()).stream().filter(id -> !id.equals(key.id()))
+                .toList();
+    }
+
+    /** How a key stored under other ids is marked, in listings, answers and the audit log. */
+    public static String sameKeyAs(List<String> otherIds) {
+        int shown = Math.min(otherIds.size(), 5);
+        return "same key as " + String.join(", ", otherIds.subList(0, shown))
+                + (otherIds.size() > shown ? " and " + (otherIds.size() - shown) + " more" : "");
+    }
+
     /** The key of {@code id} in {@code state}, if there is a valid one. */
     public Optional<StoredKey> find(String id, KeyState state) {
         return keys.get(state).stream().filter(k -> k.id().equals(id)).findFirst();

@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -77,7 +78,9 @@ public interface KeyStore extends AutoCloseable {
 
     /** {@link #offer(String, RSAPublicKey, Policies)} with a verdict known in advance; answers the decision alone. */
     default KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {
-        return offer(id, offered, current -> verdict).decision();
+        // A verdict given in advance never displaces a pending key: only a grant or token asked about it does.
+        return offer(id, offered, current -> current == KeyLookup.PENDING_OTHER ? PolicyVerdict.NONE : verdict)
+                .decision();
     }
 
     // ---------------------------------------------------------------- admin operations
@@ -134,6 +137,14 @@ public interface KeyStore extends AutoCloseable {
      * Closing the returned handle removes the listener.
      */
     AutoCloseable addListener(KeyChangeListener listener);
+
+    /**
+     * The ids of changes this store made that could not be written to the audit log (a full disk), since the last
+     * call; the changes stand. brine-key exits non-zero naming them.
+     */
+    default List<String> unauditedChanges() {
+        return List.of();
+    }
 
     @Override
     void close();

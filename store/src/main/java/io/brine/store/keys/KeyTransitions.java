@@ -29,7 +29,12 @@ public final class KeyTransitions {
         /** The pending key moves to {@code minions_rejected/}. */
         PENDING_TO_REJECTED,
         /** The offered key to {@code minions_denied/}; the stored key stays. */
-        DENIED
+        DENIED,
+        /**
+         * A grant or token proved the id: the pending key (a squatter's, no policy accepted it) to
+         * {@code minions_denied/}, the offered key to {@code minions/}.
+         */
+        REPLACE_PENDING
     }
 
     /**
@@ -91,7 +96,12 @@ public final class KeyTransitions {
                 case REJECT -> new Outcome(Answer.REJECTED, Write.PENDING_TO_REJECTED, "pending key rejected by policy");
                 case NONE -> new Outcome(Answer.PENDING, Write.NONE, "key awaits acceptance");
             };
-            case PENDING_OTHER -> new Outcome(Answer.DENIED, Write.DENIED, "key differs from the pending key");
+            // Only a grant or token is asked here (Admission): it proves the id, a pending key proves nothing.
+            case PENDING_OTHER -> verdict != PolicyVerdict.ACCEPT
+                    ? new Outcome(Answer.DENIED, Write.DENIED, "key differs from the pending key")
+                    : limits.minionsFull() ? full("max minions (" + limits.maxMinions() + ") reached")
+                    : new Outcome(Answer.ACCEPTED, Write.REPLACE_PENDING, "accepted by a grant or token over a"
+                            + " pending key no policy accepted (that key moved to minions_denied/)");
             case ACCEPTED_OTHER -> new Outcome(Answer.DENIED, Write.DENIED, "key differs from the accepted key");
             case ACCEPTED_SAME -> new Outcome(Answer.ACCEPTED, Write.NONE, "key accepted");
             case REJECTED -> new Outcome(Answer.REJECTED, Write.NONE, "id is rejected");

@@ -33,6 +33,7 @@ final class KeyWrites {
     private final AuditLog audit;
     private final KeyWatcher watcher;
     private final Ticker ticker;
+    private final List<String> unaudited = new java.util.ArrayList<>();
     private volatile Snapshot snapshot;
 
     KeyWrites(KeyDirectory directory, StoreLock lock, AuditLog audit, KeyWatcher watcher, Ticker ticker,
@@ -130,7 +131,16 @@ final class KeyWrites {
     }
 
     private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason) throws IOException {
-        long generation = lock.bumpGeneration();
+        long generation;
+        try {
+            generation = lock.bumpGeneration();
+        } catch (IOException e) {
+            // The change is on disk: never report it as failed. Other processes still see it by the directories'
+            // stamps; the counter catches up at the next change.
+            log.warn("Key store {}: {} made, but the change counter in {} could not be bumped: {}",
+                    directory.pkiDir(), change, StoreLock.FILE_NAME, e.getMessage());
+            generation = snapshot.generation;
+        }
         endTenure(snapshot, edited, change.id());
         snapshot = edited.synced(generation, directory.stamps());
         log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
@@ -143,12 +153,24 @@ final class KeyWrites {
                         .fingerprint(change.fingerprint()).reason(reason).build());
                 audit.sync();
             } catch (UncheckedIOException e) {
-                // The change is made and cannot be undone; make the missing audit line loud.
+                // The change is made and cannot be undone; make the missing audit line loud, and tell the caller.
                 log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
                         e.getMessage());
+                synchronized (unaudited) {
+                    unaudited.add(change.id());
+                }
             }
         }
         watcher.publish(List.of(change));
+    }
+
+    /** The ids of changes made but not audited since the last call, in order; emptied by the call. */
+    List<String> drainUnaudited() {
+        synchronized (unaudited) {
+            List<String> ids = List.copyOf(unaudited);
+            unaudited.clear();
+            return ids;
+        }
     }
 
     /** Ends the tenure of {@code id}'s entries that {@code fresh} no longer holds as they were. */

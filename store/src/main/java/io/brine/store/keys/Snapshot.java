@@ -70,12 +70,52 @@ final class Snapshot {
     /** {@link System#nanoTime()} of the last full scan. */
     final long scannedAtNanos;
     private final Map<KeyState, Integer> counts;
+    /** The ids each key (by fingerprint) is stored under, in any state, denied too (an id once per file). */
+    private final ShardedMap<List<String>> owners;
     /** Made on first use: most snapshots (one per key written) are never asked. Racy but idempotent. */
     private volatile Set<String> acceptedIds;
 
     Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
             List<KeyProblem> problems, long scannedAtNanos) {
-        this(generation, dirStamps, keys, denied, problems, scannedAtNanos, count(keys, denied), null);
+        this(generation, dirStamps, keys, denied, problems, scannedAtNanos, count(keys, denied), null,
+                owners(keys, denied));
+    }
+
+    private static ShardedMap<List<String>> owners(Map<String, Entry> keys, Map<String, Entry> denied) {
+        Map<String, List<String>> owners = new java.util.HashMap<>();
+        for (Map<String, Entry> map : List.of(keys, denied)) {
+            for (Entry entry : map.values()) {
+                owners.computeIfAbsent(entry.key().fingerprint(), f -> new java.util.ArrayList<>())
+                        .add(entry.key().id());
+            }
+        }
+        owners.replaceAll((fingerprint, ids) -> List.copyOf(ids));
+        return ShardedMap.copyOf(owners);
+    }
+
+    private static ShardedMap<List<String>> adding(ShardedMap<List<String>> owners, Entry entry) {
+        List<String> ids = new java.util.ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
+        ids.add(entry.key().id());
+        return owners.with(entry.key().fingerprint(), List.copyOf(ids));
+    }
+
+    private static ShardedMap<List<String>> removing(ShardedMap<List<String>> owners, Entry entry) {
+        if (entry == null) {
+            return owners;
+        }
+        List<String> ids = new java.util.ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
+        ids.remove(entry.key().id());
+        return ids.isEmpty() ? owners.without(entry.key().fingerprint())
+                : owners.with(entry.key().fingerprint(), List.copyOf(ids));
+    }
+
+    /** The ids other than {@code id} that the key with {@code fingerprint} is stored under, in any state, sorted. */
+    List<String> otherIds(String fingerprint, String id) {
+        List<String> ids = owners.get(fingerprint);
+        if (ids == null) {
+            return List.of();
+        }
+        return ids.stream().filter(other -> !other.equals(id)).distinct().sorted().toList();
     }
 
     /**
@@ -84,7 +124,8 @@ final class Snapshot {
      * grow with the square of the minions. The maps share all but the changed shard; counts follow each change.
      */
     private Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
-            List<KeyProblem> problems, long scannedAtNanos, Map<KeyState, Integer> counts, Set<String> acceptedIds) {
+            List<KeyProblem> problems, long scannedAtNanos, Map<KeyState, Integer> counts, Set<String> acceptedIds,
+            ShardedMap<List<String>> owners) {
         this.generation = generation;
         this.dirStamps = List.copyOf(dirStamps);
         this.keys = ShardedMap.copyOf(keys);
@@ -93,6 +134,7 @@ final class Snapshot {
         this.scannedAtNanos = scannedAtNanos;
         this.counts = counts;
         this.acceptedIds = acceptedIds;
+        this.owners = owners;
     }
 
     private static Map<KeyState, Integer> count(Map<String, Entry> keys, Map<String, Entry> denied) {
@@ -137,7 +179,8 @@ final class Snapshot {
             ShardedMap<Entry> copy = denied.with(id, entry);
             EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
             counted.put(KeyState.DENIED, copy.size());
-            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds);
+            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds,
+                    adding(removing(owners, denied.get(id)), entry));
         }
         Entry replaced = keys.get(id);
         ShardedMap<Entry> copy = keys.with(id, entry);
@@ -149,7 +192,7 @@ final class Snapshot {
         boolean acceptedSame = (replaced != null && replaced.key().state() == KeyState.ACCEPTED)
                 == (entry.key().state() == KeyState.ACCEPTED);
         return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
-                acceptedSame ? acceptedIds : null);
+                acceptedSame ? acceptedIds : null, adding(removing(owners, replaced), entry));
     }
 
     Snapshot without(KeyState state, String id) {
@@ -157,7 +200,8 @@ final class Snapshot {
             ShardedMap<Entry> copy = denied.without(id);
             EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
             counted.put(KeyState.DENIED, copy.size());
-            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds);
+            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds,
+                    removing(owners, denied.get(id)));
         }
         Entry removed = keys.get(id);
         if (removed == null) {
@@ -167,11 +211,11 @@ final class Snapshot {
         EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
         counted.merge(removed.key().state(), -1, Integer::sum);
         return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
-                removed.key().state() == KeyState.ACCEPTED ? null : acceptedIds);
+                removed.key().state() == KeyState.ACCEPTED ? null : acceptedIds, removing(owners, removed));
     }
 
     Snapshot synced(long newGeneration, List<Object> newDirStamps) {
         return new Snapshot(newGeneration, newDirStamps, keys, denied, problems, scannedAtNanos, counts,
-                acceptedIds);
+                acceptedIds, owners);
     }
 }

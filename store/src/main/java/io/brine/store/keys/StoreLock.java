@@ -152,6 +152,27 @@ final class StoreLock implements AutoCloseable {
         Shared(Path file) throws IOException {
             this.file = file;
             this.channel = openChannel(file);
+            allocateCounter(channel);
+        }
+
+        /**
+         * Gives the change counter its 8 bytes when the store is created (or first opened by this version), so that
+         * bumping it later overwrites blocks the file already has: on a full disk a rename that succeeded is never
+         * followed by a counter write that fails for want of space.
+         */
+        private static void allocateCounter(FileChannel channel) throws IOException {
+            if (channel.size() >= Long.BYTES) {
+                return;
+            }
+            try (FileLock held = channel.lock()) {
+                if (channel.size() < Long.BYTES) {
+                    ByteBuffer zero = ByteBuffer.allocate(Long.BYTES);
+                    while (zero.hasRemaining()) {
+                        channel.write(zero, zero.position());
+                    }
+                    channel.force(true);
+                }
+            }
         }
 
         /**

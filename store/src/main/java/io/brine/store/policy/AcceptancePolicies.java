@@ -3,8 +3,10 @@ package io.brine.store.policy;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.files.TrustedPath;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Path;
@@ -41,6 +43,7 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final Optional<Classifications> classifications;
     private final KeyStore keyStore;
     private final AuditLog audit;
+    private final List<AutoCloseable> listening = new ArrayList<>();
 
     public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
         this(rejecters, accepters, null, null, null);
@@ -117,15 +120,89 @@ public final class AcceptancePolicies implements AutoCloseable {
             accepters.add(executable);
         }
         AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
+        policies.listening.add(keyStore.addListener(change -> {
+            // An accepted key deleted or rejected takes its classification (classes/ID.json) with it.
+            if (change.from().filter(state -> state == KeyState.ACCEPTED).isPresent()
+                    && change.to().filter(state -> state == KeyState.ACCEPTED).isEmpty()) {
+                classifications.removeIfFor(change.id(), change.fingerprint());
+            }
+        }));
         if (executable != null) {
             executable.promoteWith(policies::promote);
+            ExecutablePolicy forgetful = executable;
+            // A delete, reject or new key ends what an earlier answer was about; an accept is what it led to.
+            policies.listening.add(keyStore.addListener(change -> {
+                if (change.to().filter(state -> state == KeyState.ACCEPTED).isEmpty()) {
+                    forgetful.forget(change.id());
+                }
+            }));
         }
         return policies;
+    }
+
+    /**
+     * The policy inputs {@code config} names that break the ownership rule ({@link TrustedPath}), one line each naming
+     * the option, the file and the reason: each such policy is disabled (fails closed) while the problem stands. For
+     * {@code brine-master --check-config} and {@code brine-key policy check}.
+     */
+    public static List<String> untrustedInputs(MasterConfig config, Path pkiDir) {
+        TrustedPath trust = TrustedPath.forThisProcess();
+        MasterConfig.Acceptance acceptance = config.acceptance();
+        Map<String, Optional<Path>> inputs = new java.util.LinkedHashMap<>();
+        inputs.put("autoreject_file", acceptance.autorejectFile());
+        inputs.put("autosign_file", acceptance.autosignFile());
+        inputs.put("grants (provisioner keys)", Optional.of(provisionersDir(pkiDir)));
+        inputs.put(InventoryPolicy.RULE, acceptance.inventoryFile());
+        inputs.put(ExecutablePolicy.RULE, acceptance.autosignPolicy());
+        List<String> problems = new ArrayList<>();
+        inputs.forEach((option, file) -> file.flatMap(trust::problem).ifPresent(problem -> problems.add(
+                option + " " + file.get() + " is not trusted, the policy is disabled: " + problem)));
+        return problems;
     }
 
     /** Decides about a key that is not accepted yet; logs a decision with its rule. */
     public PolicyDecision evaluate(AuthAttempt attempt) {
         return decide(attempt, false, null);
+    }
+
+    /**
+     * Asks only what proves an id (grants and tokens), after the autoreject rules: for a key offered over a pending
+     * key of the same id, which it may displace. Any other policy's yes would let a guess of the id win.
+     */
+    public PolicyDecision evaluateCredentials(AuthAttempt attempt) {
+        return credentials(attempt, false, null);
+    }
+
+    /** What {@link #evaluateCredentials} would conclude and what it asked, without side effects (a dry run). */
+    public Explanation explainCredentials(AuthAttempt attempt) {
+        List<PolicyDecision> steps = new ArrayList<>();
+        PolicyDecision decision = credentials(attempt, true, steps);
+        return new Explanation(decision, steps);
+    }
+
+    private PolicyDecision credentials(AuthAttempt attempt, boolean dryRun, List<PolicyDecision> steps) {
+        for (AcceptancePolicy policy : rejecters) {
+            PolicyDecision reject = ask(policy, attempt, dryRun);
+            if (steps != null) {
+                steps.add(reject);
+            }
+            if (reject.verdict() == PolicyVerdict.REJECT) {
+                return new PolicyDecision(PolicyVerdict.NONE, String.valueOf(policy), "autoreject matches");
+            }
+        }
+        for (AcceptancePolicy policy : accepters) {
+            if (policy instanceof GrantPolicy || policy instanceof TokenPolicy) {
+                PolicyDecision decision = ask(policy, attempt, dryRun);
+                if (steps != null) {
+                    steps.add(decision);
+                }
+                if (decision.verdict() == PolicyVerdict.ACCEPT) {
+                    log(attempt, decision, dryRun);
+                    return decision;
+                }
+            }
+        }
+        return new PolicyDecision(PolicyVerdict.NONE, "none", "no grant or token accepts it");
     }
 
     /** What {@link #evaluate} would conclude and every policy it asked, without side effects (a dry run). */
@@ -251,6 +328,13 @@ public final class AcceptancePolicies implements AutoCloseable {
     /** Stops what runs in the background (autosign_policy runs are killed). */
     @Override
     public void close() {
+        for (AutoCloseable listener : listening) {
+            try {
+                listener.close();
+            } catch (Exception e) {
+                LOG.debug("Removing a key store listener failed", e);
+            }
+        }
         for (AcceptancePolicy policy : all()) {
             if (policy instanceof AutoCloseable closeable) {
                 try {

@@ -1,6 +1,7 @@
 package io.brine.store.policy;
 
 import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
@@ -46,7 +47,9 @@ public final class Admission {
         Offer offer;
         try {
             offer = store.offer(attempt.id(), attempt.publicKey(), current -> {
-                PolicyDecision decision = policies.evaluate(attempt);
+                // Over another pending key only a grant or token speaks: it proves the id, the pending key does not.
+                PolicyDecision decision = current == KeyLookup.PENDING_OTHER
+                        ? policies.evaluateCredentials(attempt) : policies.evaluate(attempt);
                 asked.set(decision);
                 return decision.verdict();
             });

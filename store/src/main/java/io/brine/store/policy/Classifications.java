@@ -77,6 +77,43 @@ public final class Classifications {
         byId.put(id, new Stored(fingerprint, Collections.unmodifiableMap(new LinkedHashMap<>(classes))));
     }
 
+    /**
+     * Removes the classification of {@code id} if it is bound to the key with {@code fingerprint}: that key was
+     * deleted or rejected, and its {@code classes/ID.json} goes with it. A classification of another key (a newer
+     * grant) stays.
+     */
+    public void removeIfFor(String id, String fingerprint) {
+        Stored stored = byId.get(id);
+        if (stored == null || !stored.fingerprint.equals(fingerprint)) {
+            return;
+        }
+        byId.remove(id, stored);
+        remove(dir, id, fingerprint);
+    }
+
+    /**
+     * Deletes {@code dir/ID.json} if it holds the classification of the key with {@code fingerprint}: brine-key's
+     * part when it deletes or rejects an accepted key (the master drops its copy when it sees the change).
+     *
+     * @return whether a file was deleted
+     */
+    public static boolean remove(Path dir, String id, String fingerprint) {
+        Path file = dir.resolve(MinionIds.requireValid(id) + ".json");
+        try {
+            JsonNode document = JSON.readTree(AtomicFiles.readSmall(file, MAX_BYTES));
+            if (!fingerprint.equals(Fingerprints.normalize(document.path("fingerprint").asText(null)))) {
+                return false;
+            }
+            AtomicFiles.delete(file);
+            return true;
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            LOG.warn("Classification {} of a removed key could not be removed: {}", file, e.getMessage());
+            return false;
+        }
+    }
+
     /** The classification of {@code id}'s accepted key, or an empty map. */
     public Map<String, String> of(String id) {
         Stored stored = byId.get(id);

@@ -3,6 +3,7 @@ package io.brine.store.policy;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import io.brine.daemon.files.TrustedPath;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -39,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * remembered so that the minion's next retry is accepted even if the key was not stored yet. A "no" is remembered for
  * {@link #NO_CACHE} (or until the executable changes), so a retrying minion does not start a process every time. At
  * most {@code maxConcurrent} runs at once; past that a key is skipped (still pending) and tried at its next retry:
- * nothing queues without bound. The executable must be a regular, executable file that group and others cannot
- * write; otherwise it is not run.
+ * nothing queues without bound. The executable must be a regular, executable file that passes the ownership rule
+ * ({@link TrustedPath}: it and every directory on its path owned by root or the master's user and writable by no one
+ * else); otherwise it is not run, with an ERROR when the problem appears.
  */
 public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
 
@@ -52,6 +54,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ExecutablePolicy.class);
     private static final int MAX_CACHED = 100_000;
+    private static final TrustedPath TRUST = TrustedPath.forThisProcess();
 
     /** Promotes a pending key that a background run accepted. */
     @FunctionalInterface
@@ -74,6 +77,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final Object poolLock = new Object();
     private final AtomicBoolean closed = new AtomicBoolean();
     private ExecutorService runners;
+    private volatile String lastUntrusted;
     /** Runs in the background and those of them killed at their timeout: read by the master's metrics. */
     private final java.util.concurrent.atomic.AtomicLong runs = new java.util.concurrent.atomic.AtomicLong();
     private final java.util.concurrent.atomic.AtomicLong timeouts = new java.util.concurrent.atomic.AtomicLong();
@@ -104,7 +108,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
                     }
                 })
                 .build();
-        problem().ifPresent(problem -> LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE,
+        problem().filter(problem -> lastUntrusted == null).ifPresent(problem -> LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE,
                 problem));
     }
 
@@ -147,6 +151,15 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             return none("cannot start a run: " + e.getMessage());
         }
         return none("started; the answer applies at the minion's next retry");
+    }
+
+    /**
+     * Drops every remembered answer about {@code id}: its key was deleted, rejected or changed, so a "yes" about an
+     * earlier key (or an earlier tenure of the same key) must not accept it again.
+     */
+    void forget(String id) {
+        String prefix = id + " ";
+        answers.asMap().keySet().removeIf(key -> key.startsWith(prefix));
     }
 
     /** Runs the executable now and waits for it: {@code brine-key policy check}. */
@@ -200,6 +213,16 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
 
     /** Why the executable must not be run now, or empty. */
     private Optional<String> problem() {
+        Optional<String> untrusted = TRUST.problem(executable);
+        if (untrusted.isPresent()) {
+            String problem = executable + " is not trusted: " + untrusted.get() + ": not run";
+            if (!problem.equals(lastUntrusted)) {
+                LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE, problem);
+            }
+            lastUntrusted = problem;
+            return Optional.of(problem);
+        }
+        lastUntrusted = null;
         PosixFileAttributes attributes;
         try {
             attributes = Files.readAttributes(executable, PosixFileAttributes.class);

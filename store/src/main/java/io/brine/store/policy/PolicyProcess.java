@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * One run of the {@code autosign_policy} executable, the way DESIGN.md §4.7 bounds it: no shell, the id as its only
  * argument, the request as a JSON document on its standard input, {@code /} as its directory and only {@code PATH}
  * and {@code LANG} in its environment; its output (standard output and error together) read as it comes and capped at
- * {@link #MAX_OUTPUT}; killed with every process it started when {@code timeout} passes or when this is closed.
+ * {@link #MAX_OUTPUT} (more is a "no": the run is killed, whatever its exit status); killed with every process it started when {@code timeout} passes or when this is closed.
  * Never throws for anything the executable does: every failure is a "no".
  */
 final class PolicyProcess implements AutoCloseable {
@@ -90,8 +90,11 @@ final class PolicyProcess implements AutoCloseable {
             timedOut.set(true);
             killTree(process);
         }, timeout.toMillis(), TimeUnit.MILLISECONDS);
-        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> drain(process.getInputStream()),
-                drains());
+        AtomicBoolean overflowed = new AtomicBoolean();
+        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> drain(process.getInputStream(), () -> {
+            overflowed.set(true);
+            killTree(process);
+        }), drains());
         try (OutputStream stdin = process.getOutputStream()) {
             stdin.write(input);
         } catch (IOException e) {
@@ -114,6 +117,10 @@ final class PolicyProcess implements AutoCloseable {
         }
         String text = collect(output);
         long millis = (System.nanoTime() - started) / 1_000_000;
+        if (overflowed.get()) {
+            return new Run(false, exit, true, "wrote more than " + MAX_OUTPUT + " bytes of output: killed, counted as"
+                    + " no", text);
+        }
         if (timedOut.get()) {
             return new Run(false, -1, true, "timed out after " + timeout.toSeconds() + " s: killed", text);
         }
@@ -147,8 +154,11 @@ final class PolicyProcess implements AutoCloseable {
         }
     }
 
-    /** Reads up to {@link #MAX_OUTPUT} bytes and discards the rest, so the process never blocks on a full pipe. */
-    private static String drain(InputStream in) {
+    /**
+     * Reads up to {@link #MAX_OUTPUT} bytes and discards the rest, so the process never blocks on a full pipe; at the
+     * first byte over the cap calls {@code overflow} (once): output over the cap makes the answer "no".
+     */
+    private static String drain(InputStream in, Runnable overflow) {
         ByteArrayOutputStream kept = new ByteArrayOutputStream();
         byte[] buffer = new byte[8192];
         long dropped = 0;
@@ -157,6 +167,9 @@ final class PolicyProcess implements AutoCloseable {
             while ((n = in.read(buffer)) >= 0) {
                 int keep = Math.min(n, MAX_OUTPUT - kept.size());
                 kept.write(buffer, 0, keep);
+                if (n > keep && dropped == 0) {
+                    overflow.run();
+                }
                 dropped += n - keep;
             }
         } catch (IOException e) {

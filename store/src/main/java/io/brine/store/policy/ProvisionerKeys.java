@@ -5,6 +5,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.files.TrustedPath;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -27,8 +28,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The provisioners the master trusts: one SPKI PEM public key per {@code pki_dir/provisioners/NAME.pub}, found by
  * fingerprint. Re-read when the directory or a file changes (checked at most once a second, on use). A directory
- * or a file that group or others can write, and links, are ignored and logged: whoever can write there could mint
- * grants.
+ * or a file that fails the ownership rule ({@link TrustedPath}), and links, are ignored and logged (ERROR): whoever
+ * can write there could mint grants.
  */
 final class ProvisionerKeys {
 
@@ -39,6 +40,7 @@ final class ProvisionerKeys {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(ProvisionerKeys.class);
+    private static final TrustedPath TRUST = TrustedPath.forThisProcess();
 
     private final Path dir;
     private final Clock clock;
@@ -93,14 +95,21 @@ final class ProvisionerKeys {
                     PosixFileAttributes fileAttributes = Files.readAttributes(file, PosixFileAttributes.class,
                             LinkOption.NOFOLLOW_LINKS);
                     now.add(List.of(file.getFileName().toString(), fileAttributes.lastModifiedTime(),
-                            fileAttributes.size(), fileAttributes.permissions(),
+                            fileAttributes.size(), fileAttributes.permissions(), fileAttributes.owner().getName(),
                             String.valueOf(fileAttributes.fileKey())));
                 }
             }
+            Optional<String> untrusted = TRUST.problem(dir);
+            now.add(untrusted.orElse(""));
             if (now.equals(stamp)) {
                 return;
             }
             stamp = now;
+            if (untrusted.isPresent()) {
+                LOG.error("Provisioner keys in {} ignored, none trusted: {}", dir, untrusted.get());
+                byFingerprint = Map.of();
+                return;
+            }
             if (writableByOthers(attributes)) {
                 LOG.warn("Provisioner keys in {} ignored: the directory is writable by group or others; run: chmod"
                         + " go-w {}", dir, dir);
@@ -135,6 +144,11 @@ final class ProvisionerKeys {
                         LinkOption.NOFOLLOW_LINKS);
                 if (!attributes.isRegularFile()) {
                     LOG.warn("Provisioner key {} ignored: not a regular file (links are not followed)", file);
+                    continue;
+                }
+                Optional<String> untrusted = TRUST.problem(file);
+                if (untrusted.isPresent()) {
+                    LOG.error("Provisioner key {} ignored: {}", file, untrusted.get());
                     continue;
                 }
                 if (writableByOthers(attributes)) {

@@ -3,6 +3,7 @@ package io.brine.store.policy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.AccessDeniedException;
+import io.brine.daemon.files.TrustedPath;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -37,6 +38,7 @@ final class WatchedFile<T> {
     static final long CHECK_INTERVAL_MS = 1000;
 
     private static final Logger LOG = LoggerFactory.getLogger(WatchedFile.class);
+    private static final TrustedPath TRUST = TrustedPath.forThisProcess();
 
     private final String option;
     private final Path file;
@@ -89,6 +91,11 @@ final class WatchedFile<T> {
     }
 
     private void reloadIfChangedLocked() {
+        Optional<String> untrusted = TRUST.problem(file);
+        if (untrusted.isPresent()) {
+            distrust(untrusted.get());
+            return;
+        }
         PosixFileAttributes attributes;
         try {
             attributes = Files.readAttributes(file, PosixFileAttributes.class);
@@ -134,6 +141,17 @@ final class WatchedFile<T> {
         stamp = now;
         loaded = new Loaded<>(value, Optional.empty());
         LOG.info("{} {} {}", option, file, first ? "loaded" : "changed: reloaded");
+    }
+
+    /** The ownership rule is broken: ERROR at every check while it is, since an attacker may be deciding. */
+    private void distrust(String problem) {
+        List<Object> now = List.of("untrusted", problem);
+        if (!now.equals(stamp) || loaded == null) {
+            LOG.error("{} {} is not trusted: {}; the policy is disabled (accepts or rejects nothing) until fixed",
+                    option, file, problem);
+        }
+        stamp = now;
+        loaded = new Loaded<>(empty, Optional.of(option + " " + file + " is not trusted: " + problem));
     }
 
     private void ignore(List<Object> now, String problem) {

@@ -481,4 +481,11 @@ class KeyStoreTest {
         assertThat(new String(Files.readAllBytes(pki().resolve("master.pub")), StandardCharsets.US_ASCII))
                 .isEqualTo(Pem.publicKeySpki(expected));
     }
+
+    @Test
+    void theChangeCounterHasItsBytesFromTheStoresCreationSoARenameNeverNeedsANewBlock() throws Exception {
+        open();
+
+        assertThat(Files.size(pki().resolve(".lock"))).isEqualTo(Long.BYTES);
+    }
 }

@@ -29,7 +29,7 @@ class KeyTransitionsTest {
         "PENDING_SAME,   NONE,    PENDING,  NONE",
         "PENDING_SAME,   REJECT,  REJECTED, PENDING_TO_REJECTED",
         "PENDING_OTHER,  NONE,    DENIED,   DENIED",
-        "PENDING_OTHER,  ACCEPT,  DENIED,   DENIED",
+        "PENDING_OTHER,  ACCEPT,  ACCEPTED, REPLACE_PENDING", // ACCEPT here only from a grant or token (Admission)
         "PENDING_OTHER,  REJECT,  DENIED,   DENIED",
         "ACCEPTED_OTHER, NONE,    DENIED,   DENIED",
         "ACCEPTED_OTHER, ACCEPT,  DENIED,   DENIED",

@@ -18,6 +18,7 @@ public class RecordingKeyStore implements KeyStore {
 
     private final KeyStore delegate;
     private final List<String> calls = new CopyOnWriteArrayList<>();
+    private volatile java.io.UncheckedIOException offerFailure;
 
     public RecordingKeyStore(KeyStore delegate) {
         this.delegate = delegate;
@@ -86,9 +87,17 @@ public class RecordingKeyStore implements KeyStore {
         delegate.refresh();
     }
 
+    /** Makes every offer from now on fail as a store on a full disk does (null: offers work again). */
+    public void failOffersWith(java.io.UncheckedIOException failure) {
+        this.offerFailure = failure;
+    }
+
     @Override
     public Offer offer(String id, RSAPublicKey offered, Policies policies) {
         record("offer");
+        if (offerFailure != null) {
+            throw offerFailure;
+        }
         return delegate.offer(id, offered, policies);
     }
 

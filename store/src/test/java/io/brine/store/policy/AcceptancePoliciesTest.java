@@ -119,6 +119,40 @@ class AcceptancePoliciesTest {
     }
 
     @Test
+    void aRememberedYesIsDroppedWhenTheKeyIsDeleted() throws Exception {
+        // Yes the first time only: a yes after the delete can only come from the cache.
+        Path said = dir.resolve("said-yes");
+        Path exe = file("policy", "#!/bin/sh\n[ -e " + said + " ] && exit 1\ntouch " + said + "\nexit 0\n",
+                "rwx------");
+        fromConfig(MasterConfig.Acceptance.builder().autosignPolicy(exe));
+        assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
+        await().until(() -> policies.evaluate(attempt("web1", 1)).verdict() == PolicyVerdict.ACCEPT);
+        assertThat(store.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+
+        store.delete("web1", "test");
+
+        await().until(() -> policies.evaluate(attempt("web1", 1)).verdict() == PolicyVerdict.NONE);
+        await().until(() -> policies.evaluate(attempt("web1", 1)).reason()
+                .contains("autosign_policy " + exe + ": exit 1"));
+    }
+
+    @Test
+    void aClassificationGoesWithItsDeletedKey() throws Exception {
+        Path classes = Files.createDirectories(dir.resolve("cache").resolve(Classifications.DIR_NAME));
+        Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
+                + Attempts.fingerprint(1) + "\",\"class\":{\"role\":\"web\"}}\n");
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        fromConfig(MasterConfig.Acceptance.builder());
+        assertThat(policies.classification("web1")).containsEntry("role", "web");
+
+        store.delete("web1", "test");
+
+        await().until(() -> !Files.exists(file));
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        assertThat(policies.classification("web1")).isEmpty();
+    }
+
+    @Test
     void aKeyAcceptedInTheBackgroundIsPromotedAndAudited() throws Exception {
         // Says yes only once the store holds the key as pending (the test says so: the file appears on disk before
         // the store's memory has it), so that the promotion, not the next retry, accepts it.

@@ -10,6 +10,7 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
@@ -72,6 +73,37 @@ class AdmissionTest {
 
     private boolean tokenSpent() throws IOException {
         return spent.isSpent(token.sha256());
+    }
+
+    @Test
+    void aTokenBackedRequestWinsOverAPendingSquatterButNeverOverAnAcceptedKey() throws Exception {
+        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
+                .pollInterval(Duration.ZERO).build()));
+        spent = new SpentStore(dir.resolve("spent_tokens"), clock);
+        Admission admission = new Admission(store, new AcceptancePolicies(List.of(),
+                List.of(attempt -> new PolicyDecision(PolicyVerdict.ACCEPT, "autosign_file", "web* matches"),
+                        new TokenPolicy(List.of(token), spent))));
+        store.offer("web1", Attempts.key(9), PolicyVerdict.NONE); // the squatter
+
+        // A policy that only matches the id proves nothing over a pending key.
+        assertThat(admission.admit(attempt("web1", 1)).decision()).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(store.lookup("web1", Attempts.key(9))).isEqualTo(KeyLookup.PENDING_SAME);
+
+        Admission.Admitted real = admission.admit(withToken("web1", 1));
+        assertThat(real.decision()).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(real.decision().reason()).contains("over a pending key");
+        assertThat(store.lookup("web1", Attempts.key(1))).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(store.list().find("web1", KeyState.DENIED).orElseThrow().fingerprint())
+                .isEqualTo(Attempts.fingerprint(9));
+        assertThat(tokenSpent()).isTrue();
+
+        // Never over an accepted key; the token (single-use, spent) would not help anyway: a fresh one.
+        AutosignToken again = TokenHashes.entry("web*", TOKEN + "-2", false);
+        Admission second = new Admission(store, new AcceptancePolicies(List.of(),
+                List.of(new TokenPolicy(List.of(again), spent))));
+        assertThat(second.admit(attempt("web1", 2, Map.of(), null, TOKEN + "-2", "10.0.0.6")).decision())
+                .isInstanceOf(KeyDecision.Denied.class);
+        assertThat(store.lookup("web1", Attempts.key(1))).isEqualTo(KeyLookup.ACCEPTED_SAME);
     }
 
     @Test

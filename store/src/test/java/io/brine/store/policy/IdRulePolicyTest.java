@@ -72,7 +72,7 @@ class IdRulePolicyTest {
             clock.advance(Duration.ofSeconds(1));
             PolicyDecision decision = policy.evaluate(attempt("web1", 1));
             assertThat(decision.verdict()).isEqualTo(PolicyVerdict.NONE);
-            assertThat(decision.reason()).contains("writable by group or others");
+            assertThat(decision.reason()).contains("is writable by");
         }
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         clock.advance(Duration.ofSeconds(1));

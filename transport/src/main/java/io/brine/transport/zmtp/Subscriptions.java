@@ -2,6 +2,9 @@ package io.brine.transport.zmtp;
 
 import io.brine.transport.Topics;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -23,6 +26,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * one address (NAT) can hold each other's topics. Each honoured holder gets a copy, up to {@link #MAX_COPIES} (the
  * newest): a neighbour can then receive a minion's ciphertext but cannot take its publications away from it, which
  * a first-wins or newest-wins rule would allow (transport/ZMTP.md).
+ *
+ * <p><b>Stock Salt minions</b> (issue 15, protocol/SALT.md §6) subscribe to everything ({@code ""}) or, with
+ * {@code zmq_filtering}, to {@code broadcast} and the hex SHA-1 of their id. Such a subscription makes its connection
+ * a Salt holder; a Salt minion (bound on a request connection that sent Salt payloads) is honoured on the Salt
+ * holders from its request connection's address, by the same rule as {@code m/ID/}. Its publications go as Salt's
+ * SUB expects them: the envelope alone, or {@code [sha1hex(id)][envelope]} with filtering.
  *
  * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
  * lock-free read for publications.
@@ -48,6 +57,8 @@ final class Subscriptions {
     private final Map<String, ZmtpConnection> bound = new HashMap<>();
     /** Publish connections holding {@code m/ID/}, oldest first. */
     private final Map<String, LinkedHashSet<ZmtpConnection>> holders = new HashMap<>();
+    /** Publish connections subscribed as Salt's SUB does, oldest first. */
+    private final LinkedHashSet<ZmtpConnection> saltHolders = new LinkedHashSet<>();
     private final int maxTopics;
 
     Subscriptions(int maxTopics) {
@@ -80,6 +91,21 @@ final class Subscriptions {
                 return false;
             }
             connection.topics.add(text);
+        }
+        if (isSaltTopic(text)) {
+            connection.salt = true;
+            if (!text.isEmpty()) {
+                connection.saltFiltering = true;
+            }
+            saltHolders.add(connection);
+            bound.forEach((boundId, request) -> {
+                if (request.salt && request.remoteAddress().equals(connection.remoteAddress())) {
+                    decideLater.add(boundId);
+                }
+            });
+            decideLater.forEach(this::decide);
+            decideLater.clear();
+            return true;
         }
         String id = Topics.minionOf(text);
         if (id != null) {
@@ -143,7 +169,42 @@ final class Subscriptions {
         return connections;
     }
 
+    private final List<String> decideLater = new ArrayList<>();
+
+    /** Salt's SUB subscriptions: everything, {@code broadcast}, or a 40-digit lower-case hex SHA-1 of an id. */
+    static boolean isSaltTopic(String topic) {
+        return topic.isEmpty() || topic.equals("broadcast") || topic.length() == 40 && topic.chars().allMatch(
+                c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f');
+    }
+
+    /** The first byte of a Salt payload on the request channel: a msgpack map (a brine frame starts with 1). */
+    static boolean isSaltPayload(byte[] frame) {
+        if (frame.length == 0) {
+            return false;
+        }
+        int first = frame[0] & 0xFF;
+        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+    }
+
+    /** Salt's {@code zmq_filtering} topic of a minion: the lower-case hex SHA-1 of its id. */
+    static byte[] saltTopic(String minionId) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-1").digest(minionId.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(hash).getBytes(StandardCharsets.US_ASCII);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required of every JDK", e);
+        }
+    }
+
     private boolean honouredForAny(ZmtpConnection connection) {
+        if (connection.salt) {
+            for (Route route : honoured.values()) {
+                if (route.connections().contains(connection)) {
+                    return true;
+                }
+            }
+            return false;
+        }
         for (String topic : connection.topics) {
             String id = Topics.minionOf(topic);
             Route route = id == null ? null : honoured.get(id);
@@ -166,6 +227,13 @@ final class Subscriptions {
     /** A publish connection closed: its subscriptions go. */
     synchronized void publishClosed(ZmtpConnection connection) {
         List<String> ids = new ArrayList<>();
+        if (saltHolders.remove(connection)) {
+            honoured.forEach((id, route) -> {
+                if (route.connections().contains(connection)) {
+                    ids.add(id);
+                }
+            });
+        }
         for (String topic : connection.topics) {
             String id = Topics.minionOf(topic);
             if (id != null) {
@@ -188,7 +256,8 @@ final class Subscriptions {
     private void decide(String id) {
         ZmtpConnection request = bound.get(id);
         List<ZmtpConnection> chosen = new ArrayList<>(1);
-        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        boolean salt = request != null && request.salt;
+        LinkedHashSet<ZmtpConnection> set = salt ? saltHolders : holders.get(id);
         if (request != null && request.isOpen() && set != null && !"unknown".equals(request.remoteAddress())) {
             for (ZmtpConnection holder : set) { // oldest first
                 if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
@@ -204,7 +273,8 @@ final class Subscriptions {
                 chosen.size()));
         Route previous = honoured.get(id);
         if (previous == null || !previous.connections().equals(newest)) {
-            honoured.put(id, new Route(newest, previous != null ? previous.topic() : Topics.minionBytes(id)));
+            byte[] topic = salt ? saltTopic(id) : previous != null ? previous.topic() : Topics.minionBytes(id);
+            honoured.put(id, new Route(newest, topic));
             for (ZmtpConnection connection : newest) {
                 // An honoured subscription authenticates its connection (once; it leaves the unauthenticated caps).
                 connection.authenticate();

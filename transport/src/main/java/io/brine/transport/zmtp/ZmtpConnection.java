@@ -30,6 +30,13 @@ final class ZmtpConnection extends ServerConnection {
     /** Topics this publish connection subscribed to: guarded by the {@link Subscriptions} lock. */
     final Set<String> topics = new HashSet<>();
     private volatile SocketType peerType;
+    /**
+     * A stock Salt minion's connection (issue 15): a request connection that sent a Salt payload, or a publish
+     * connection that subscribed as Salt's SUB does. Its publications are Salt's shape (Subscriptions).
+     */
+    volatile boolean salt;
+    /** A Salt subscriber with {@code zmq_filtering}: it takes {@code [sha1hex(id)][envelope]}, else the envelope alone. */
+    volatile boolean saltFiltering;
 
     ZmtpConnection(Channel channel, String remoteAddress, Port port, Outbox outbox, AcceptedConnections owner) {
         super(channel, remoteAddress, outbox, owner);

@@ -156,6 +156,8 @@ public final class ZmtpServerTransport implements ServerTransport {
             return undeliverable;
         }
         ByteBuf shared = null;
+        // A Salt subscriber without zmq_filtering takes every envelope whole: once per publication is enough.
+        Set<ZmtpConnection> sentWhole = new HashSet<>();
         try {
             for (String id : new LinkedHashSet<>(minionIds)) {
                 Subscriptions.Route route = subscriptions.route(id);
@@ -168,7 +170,13 @@ public final class ZmtpServerTransport implements ServerTransport {
                         if (shared == null) {
                             shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
                         }
-                        ByteBuf header = ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
+                        if (connection.salt && !connection.saltFiltering && !sentWhole.add(connection)) {
+                            queued = true;
+                            continue;
+                        }
+                        ByteBuf header = connection.salt && !connection.saltFiltering
+                                ? ZmtpEncoder.replyHeader(ALLOC, false, frame.length)
+                                : ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
                         queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
                                 options.maxQueuedBytes());
                     }
@@ -282,6 +290,9 @@ public final class ZmtpServerTransport implements ServerTransport {
         if (frame.length == 0) {
             LOG.debug("Connection {}: closed: an empty frame", connection);
             return false;
+        }
+        if (Subscriptions.isSaltPayload(frame)) {
+            connection.salt = true; // routes the Salt minions bound here to Salt subscribers (Subscriptions)
         }
         handler.onFrame(connection.peer(), frame);
         return true;

@@ -439,4 +439,49 @@ class ZmtpServerTransportTest {
         await().until(() -> server.connectionCount() <= 1);
         assertStillServing();
     }
+
+    // ---------------------------------------------------------------- stock Salt minions (issue 15)
+
+    /** A jeromq REQ that sent a Salt payload (a msgpack map: first byte 0x81) and is bound as {@code id}. */
+    ZMQ.Socket boundSaltReq(String id) {
+        ZMQ.Socket req = zmqSocket(SocketType.REQ, requestPort());
+        byte[] payload = Wire.concat(new byte[] {(byte) 0x81}, Wire.ascii("salt " + id));
+        req.send(payload);
+        assertThat(req.recv()).isNotNull();
+        server.bind(id, peersByText.get(new String(payload, US_ASCII)));
+        return req;
+    }
+
+    @Test
+    void saltMinionsAreHonouredOnSaltSubscriptionsFromTheirAddressAndGetTheEnvelopeAsSaltsSubExpectsIt()
+            throws Exception {
+        start(fast());
+        boundSaltReq("salt1");
+        boundSaltReq("salt2");
+        ZMQ.Socket whole = zmqSocket(SocketType.SUB, publishPort());
+        whole.subscribe(new byte[0]);
+        ZMQ.Socket filtering = zmqSocket(SocketType.SUB, publishPort());
+        filtering.subscribe(Wire.ascii("broadcast"));
+        filtering.subscribe(Subscriptions.saltTopic("salt2"));
+        RawZmtp brineSub = subscriber("127.0.0.1", "m/salt1/");
+        await().until(() -> server.subscribedMinions().containsAll(List.of("salt1", "salt2"))
+                && server.unauthenticatedCount() == 1); // only brine's m/salt1/ is left unhonoured
+
+        byte[] envelope = Wire.ascii("salt-envelope");
+        assertThat(server.publish(List.of("salt1", "salt2"), envelope)).isEmpty();
+        // Without zmq_filtering: the envelope alone, once, although it holds the route of both minions.
+        assertThat(whole.recv()).isEqualTo(envelope);
+        assertThat(whole.hasReceiveMore()).isFalse();
+        whole.setReceiveTimeOut(300);
+        assertThat(whole.recv()).as("one copy per publication").isNull();
+        // With it: [sha1hex(id)][envelope]; its SUB drops salt1's copy, keeps its own.
+        assertThat(filtering.recv()).isEqualTo(Subscriptions.saltTopic("salt2"));
+        assertThat(filtering.recv()).isEqualTo(envelope);
+        assertThat(new String(Subscriptions.saltTopic("salt2"), US_ASCII)).as("hex SHA-1 of the id, as Salt's")
+                .isEqualTo("6baa5061cd4082e2bd71b9ed9598baa846b525da");
+        // brine's subscription to m/salt1/ is not a Salt minion's: it gets nothing.
+        server.close();
+        assertThat(brineSub.readUntilClosed()).isEmpty();
+        server = null;
+    }
 }

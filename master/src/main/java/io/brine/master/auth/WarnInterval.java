@@ -1,0 +1,35 @@
+package io.brine.master.auth;
+
+import java.time.Clock;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * At most one WARN per interval for a condition a stranger can cause at will (a bad key, a full disk under a flood
+ * of new minions): the first occurrence is logged, later ones within the interval are counted and the count is told
+ * with the next line.
+ */
+final class WarnInterval {
+
+    private final Clock clock;
+    private final long intervalMs;
+    private final AtomicLong nextAtMs = new AtomicLong(Long.MIN_VALUE);
+    private final AtomicLong suppressed = new AtomicLong();
+
+    WarnInterval(Clock clock, long intervalMs) {
+        this.clock = clock;
+        this.intervalMs = intervalMs;
+    }
+
+    /**
+     * Whether to log now; when it is, the number of occurrences not logged since the last line (else -1).
+     */
+    long due() {
+        long now = clock.millis();
+        long next = nextAtMs.get();
+        if ((next == Long.MIN_VALUE || now >= next) && nextAtMs.compareAndSet(next, now + intervalMs)) {
+            return suppressed.getAndSet(0);
+        }
+        suppressed.incrementAndGet();
+        return -1;
+    }
+}

@@ -1,0 +1,249 @@
+package io.brine.master.salt;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.master.auth.AuthAudit;
+import io.brine.master.jobs.ActiveJobs;
+import io.brine.master.publish.GrainsStore;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.salt.Crypticle;
+import io.brine.protocol.salt.SaltAuthReply;
+import io.brine.protocol.salt.SaltAuthRequest;
+import io.brine.protocol.salt.SaltAuthResponder;
+import io.brine.protocol.salt.SaltAuthResponder.Decision;
+import io.brine.protocol.salt.SaltCommand;
+import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltReplies;
+import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltRsa;
+import io.brine.protocol.salt.SaltSessionRequest;
+import io.brine.protocol.salt.SaltValue;
+import io.brine.protocol.salt.SaltValues;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.Offer;
+import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.Admission;
+import io.brine.store.policy.AuthAttempt;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves stock Salt minions (SALT.md §7): {@code _auth} into the same key store, policies and audit as brine
+ * minions, and the session requests a minion sends once accepted. Runs on the dispatcher's worker pools; every
+ * answer goes to the request's {@link SaltReplyPath}. Nothing but {@code _auth} is served without a session key
+ * (CVE-2020-11651); the minion id of a session request is the one whose session key opens it, and its {@code tok}
+ * must verify with that id's key as the store holds it now, so a removed minion is refused even while its session
+ * key lingers.
+ */
+public final class SaltService {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SaltService.class);
+    private static final SaltValue BAD_LOAD = new SaltAuthReply.BadLoad().encode(null);
+    private static final byte[] TOKEN_MESSAGE = "salt".getBytes(StandardCharsets.US_ASCII);
+    private static final SaltValue EMPTY_PILLAR = SaltValue.Map.builder().build();
+
+    private final KeyStore keyStore;
+    private final Admission admission;
+    private final SaltKeys keys;
+    private final KeyPair masterKeys;
+    private final AuthAudit audit;
+    private final GrainsStore grains;
+    private final ActiveJobs jobs;
+    private final Clock clock;
+    /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
+    private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
+            .expireAfterWrite(Duration.ofMinutes(15)).build();
+
+    public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
+            GrainsStore grains, ActiveJobs jobs, Clock clock) {
+        this.keyStore = keyStore;
+        this.admission = new Admission(keyStore, policies);
+        this.keys = keys;
+        this.masterKeys = keyStore.masterKeyPair();
+        this.audit = audit;
+        this.grains = grains;
+        this.jobs = jobs;
+        this.clock = clock;
+    }
+
+    /** One request, already read with its bounds on the transport thread. */
+    public void handle(SaltRequest request, SaltReplyPath path) {
+        if (request instanceof SaltRequest.Auth auth) {
+            path.reply(auth(auth, path));
+        } else if (request instanceof SaltRequest.Encrypted encrypted) {
+            session(encrypted, path);
+        } else if (request instanceof SaltRequest.Clear clear) {
+            // As a Salt master without that method (MWorker._handle_clear): an empty map, in the clear.
+            LOG.info("Salt request from {}: clear command {} is not served", path.remoteAddress(),
+                    MinionIds.printable(clear.cmd()));
+            path.reply(SaltReplies.UNSERVED);
+        }
+    }
+
+    // ---------------------------------------------------------------- _auth
+
+    private SaltValue auth(SaltRequest.Auth request, SaltReplyPath path) {
+        SaltAuthResponder responder = keys.responder();
+        SaltAuthRequest load = request.load();
+        String id = load.id();
+        String from = path.remoteAddress();
+        if (request.version() < SaltAuthResponder.MINIMUM_VERSION || load.signing().isEmpty()) {
+            LOG.info("Salt minion {} ({}): auth version {} or algorithm {} not served", MinionIds.printable(id),
+                    from, request.version(), MinionIds.printable(load.sigAlgo()));
+            return encode(responder.respond(request, Decision.REJECTED, null));
+        }
+        if (!MinionIds.isValid(id)) {
+            LOG.info("Salt minion {} ({}): auth refused: invalid id", MinionIds.printable(id), from);
+            audit.refused(MinionIds.printable(id), from, null, "invalid minion id");
+            return encode(responder.respond(request, Decision.REJECTED, null));
+        }
+        RSAPublicKey key;
+        try {
+            key = Pem.readPublicKey(load.pub());
+        } catch (KeyFormatException e) {
+            LOG.info("Salt minion {} ({}): auth refused: {}", id, from, e.getMessage());
+            audit.refused(id, from, null, e.getMessage());
+            return encode(responder.respond(request, Decision.REJECTED, null));
+        }
+        String fingerprint = Fingerprints.of(key);
+        Map<String, Object> claims = new LinkedHashMap<>();
+        load.autosignGrains().ifPresent(g -> {
+            if (SaltValues.toPlain(g) instanceof Map<?, ?> map) {
+                map.forEach((k, v) -> claims.put(String.valueOf(k), v));
+            }
+        });
+        Admission.Admitted admitted;
+        try {
+            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null, from,
+                    clock.instant()));
+        } catch (java.io.UncheckedIOException e) {
+            // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
+            LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
+            return encode(responder.respond(request, Decision.PENDING, null));
+        }
+        audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
+        Offer offer = admitted.offer();
+        KeyDecision decision = offer.decision();
+        if (decision instanceof KeyDecision.Accepted accepted) {
+            Crypticle session = keys.sessionFor(id);
+            SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session);
+            if (!offer.current()) {
+                keys.drop(id);
+                LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);
+                audit.refused(id, from, fingerprint, "key removed while answering");
+                return encode(responder.respond(request, Decision.REJECTED, null));
+            }
+            if (reply instanceof SaltAuthReply.Accepted) {
+                path.bind(id);
+                LOG.info("Salt minion {} ({}): accepted ({})", id, from, accepted.reason());
+            } else {
+                LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
+            }
+            return encode(reply);
+        } else if (decision instanceof KeyDecision.Pending pending) {
+            LOG.info("Salt minion {} ({}): pending ({}), key {}", id, from, pending.reason(), fingerprint);
+            return encode(responder.respond(request, Decision.PENDING, null));
+        } else if (decision instanceof KeyDecision.Rejected rejected) {
+            LOG.info("Salt minion {} ({}): rejected ({})", id, from, rejected.reason());
+            return encode(responder.respond(request, Decision.REJECTED, null));
+        } else if (decision instanceof KeyDecision.Denied) {
+            LOG.warn("Salt minion {} ({}): denied: offered key {} differs from the stored one; kept in "
+                    + "minions_denied", id, from, fingerprint);
+            return encode(responder.respond(request, Decision.DENIED, null));
+        } else if (decision instanceof KeyDecision.Full full) {
+            LOG.warn("Salt minion {} ({}): refused, store full ({})", id, from, full.reason());
+            return encode(responder.respond(request, Decision.FULL, null));
+        }
+        throw new IllegalStateException("unknown key decision " + decision);
+    }
+
+    private SaltValue encode(SaltAuthReply reply) {
+        return reply.encode(masterKeys.getPrivate());
+    }
+
+    // ---------------------------------------------------------------- session requests
+
+    private void session(SaltRequest.Encrypted request, SaltReplyPath path) {
+        String id = request.id(); // validated by the decoder; proves nothing until the load opens
+        Optional<Crypticle> session = keys.session(id);
+        if (session.isEmpty()) {
+            // "bad load" fails the minion's MAC check: it signs in again.
+            LOG.debug("Salt request from {} names {} without a session: bad load", path.remoteAddress(), id);
+            path.reply(BAD_LOAD);
+            return;
+        }
+        SaltSessionRequest opened;
+        try {
+            opened = SaltSessionRequest.open(request, session.get(), SaltLimits.SESSION);
+        } catch (CryptoException | MalformedException e) {
+            LOG.debug("Salt minion {} ({}): request refused: {}", id, path.remoteAddress(), e.getMessage());
+            path.reply(BAD_LOAD);
+            return;
+        }
+        Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
+        if (key.isEmpty() || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, opened.tok())) {
+            keys.drop(id);
+            LOG.info("Salt minion {} ({}): request refused: its key is not accepted", id, path.remoteAddress());
+            path.reply(BAD_LOAD);
+            return;
+        }
+        if (seenNonces.asMap().putIfAbsent(id + "/" + opened.nonce(), Boolean.TRUE) != null) {
+            LOG.info("Salt minion {} ({}): replayed request refused", id, path.remoteAddress());
+            path.reply(BAD_LOAD);
+            return;
+        }
+        path.bind(id);
+        Crypticle sessionKey = session.get();
+        String nonce = opened.nonce();
+        SaltCommand command = opened.command();
+        if (command instanceof SaltCommand.Pillar pillar) {
+            pillar.grains().ifPresent(g -> {
+                if (SaltValues.toPlain(g) instanceof Map<?, ?> map) {
+                    Map<String, Object> plain = new LinkedHashMap<>();
+                    map.forEach((k, v) -> plain.put(String.valueOf(k), v));
+                    grains.put(id, plain);
+                }
+            });
+            SaltRsa.Encryption enc = SaltRsa.Encryption.named(request.encAlgo()).orElse(null);
+            SaltRsa.Signing sig = SaltRsa.Signing.named(request.sigAlgo()).orElse(null);
+            if (enc == null || sig == null) {
+                path.reply(BAD_LOAD);
+                return;
+            }
+            path.reply(SaltReplies.privately("pillar", EMPTY_PILLAR, nonce, key.get(), enc,
+                    masterKeys.getPrivate(), sig));
+        } else if (command instanceof SaltCommand.MinionEvent) {
+            path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil()));
+        } else if (command instanceof SaltCommand.RegisterResources) {
+            path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.bool(true)));
+        } else if (command instanceof SaltCommand.Return ret) {
+            onReturn(id, ret, () -> path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil())));
+        } else if (command instanceof SaltCommand.Other other) {
+            LOG.info("Salt minion {} ({}): command {} is not served; answered as Salt does ({{}})", id,
+                    path.remoteAddress(), MinionIds.printable(other.cmd()));
+            path.reply(SaltReplies.sealed(sessionKey, nonce, SaltReplies.UNSERVED));
+        }
+    }
+
+    private void onReturn(String id, SaltCommand.Return ret, Runnable ack) {
+        int retcode = ret.retcode().map(Long::intValue).orElse(0);
+        boolean success = ret.success().orElse(retcode == 0);
+        Object value = SaltValues.toPlain(ret.ret());
+        jobs.onReturn(id, new SessionMessage.Return(ret.jid(), ret.fun(), value, retcode, success, 0), ack);
+    }
+}

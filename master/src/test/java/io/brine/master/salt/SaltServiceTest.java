@@ -1,0 +1,201 @@
+package io.brine.master.salt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.master.auth.AuditedAuth;
+import io.brine.master.jobs.ActiveJobs;
+import io.brine.master.jobs.JobCache;
+import io.brine.master.publish.GrainsStore;
+import io.brine.protocol.salt.Crypticle;
+import io.brine.protocol.salt.SaltAuthRequest;
+import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltReplies;
+import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltRsa;
+import io.brine.protocol.salt.SaltSessionRequest;
+import io.brine.protocol.salt.SaltSignIn;
+import io.brine.protocol.salt.SaltValue;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.policy.AcceptancePolicies;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * SaltService as a stock Salt minion meets it, with the protocol module's minion-side checks (SaltSignIn,
+ * SaltReplies.openSealed): the sign-in, and what is refused with Salt's "bad load" (no session, a replay, a key no
+ * longer accepted while its session key lingers, an auth version below 3).
+ */
+class SaltServiceTest {
+
+    private static final SaltRsa.Encryption ENC = SaltRsa.Encryption.OAEP_SHA1;
+    private static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA1;
+
+    @TempDir
+    Path dir;
+    KeyStore store;
+    AcceptancePolicies policies;
+    AuditLog audit;
+    JobCache jobCache;
+    SaltKeys keys;
+    SaltService salt;
+    final KeyPair minion = TestKeys.pair(0);
+    final List<String> bound = new ArrayList<>();
+
+    /** The answers one request got, in order. */
+    final class Recorded implements SaltReplyPath {
+        final List<SaltValue> replies = new ArrayList<>();
+
+        @Override
+        public void reply(SaltValue value) {
+            replies.add(value);
+        }
+
+        @Override
+        public void bind(String id) {
+            bound.add(id);
+        }
+
+        @Override
+        public String remoteAddress() {
+            return "10.0.0.7";
+        }
+
+        SaltValue only() {
+            assertThat(replies).hasSize(1);
+            return replies.get(0);
+        }
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Path pki = Files.createDirectories(dir.resolve("pki"));
+        Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
+        KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
+        store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), null);
+        audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
+        jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC());
+        keys = new SaltKeys(store.masterKeyPair(), () -> 4505);
+        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(),
+                new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
+                        new io.brine.master.events.EventStream(Clock.systemUTC()))), Clock.systemUTC());
+    }
+
+    @AfterEach
+    void tearDown() {
+        jobCache.close();
+        policies.close();
+        store.close();
+        audit.close();
+    }
+
+    private SaltSignIn.Outcome signIn(String id, int version) throws Exception {
+        String nonce = nonce();
+        SaltAuthRequest load = SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(),
+                Optional.empty());
+        Recorded path = new Recorded();
+        salt.handle(new SaltRequest.Auth(load, version), path);
+        return SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
+                Optional.empty(), SaltLimits.UNAUTHENTICATED);
+    }
+
+    private static String nonce() {
+        return UUID.randomUUID().toString().replace("-", "");
+    }
+
+    /** A session request as Salt's minion seals it. */
+    private SaltRequest.Encrypted sealed(String id, Crypticle session, String cmd, String nonce) {
+        byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
+        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", cmd).put("tag", "minion_start")
+                .put("data", "x").build();
+        byte[] load = SaltSessionRequest.seal(session, fields, id, nonce, System.currentTimeMillis() / 1000, tok);
+        return new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
+    }
+
+    private SaltValue send(SaltRequest.Encrypted request) {
+        Recorded path = new Recorded();
+        salt.handle(request, path);
+        return path.only();
+    }
+
+    private Crypticle accepted(String id) throws Exception {
+        assertThat(signIn(id, 3)).isInstanceOf(SaltSignIn.Waiting.class);
+        assertThat(dir.resolve("pki/minions_pre/" + id)).exists();
+        store.accept(id, null, "test-admin");
+        SaltSignIn.Outcome outcome = signIn(id, 3);
+        assertThat(outcome).isInstanceOf(SaltSignIn.Accepted.class);
+        assertThat(bound).contains(id);
+        return ((SaltSignIn.Accepted) outcome).session();
+    }
+
+    @Test
+    void aNewKeyWaitsInMinionsPreAndOnceAcceptedItsSessionRequestsAreAnsweredSealed() throws Exception {
+        Crypticle session = accepted("salt1");
+        String nonce = nonce();
+        SaltValue reply = send(sealed("salt1", session, "_minion_event", nonce));
+        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltValue.nil());
+        assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-pending").contains("auth-accepted");
+    }
+
+    @Test
+    void aCommandTheMasterDoesNotServeGetsSaltsEmptyMap() throws Exception {
+        Crypticle session = accepted("salt1");
+        String nonce = nonce();
+        SaltValue reply = send(sealed("salt1", session, "_file_list", nonce));
+        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltReplies.UNSERVED);
+    }
+
+    @Test
+    void withoutASessionKeyOrReplayedOrFromARemovedKeyARequestGetsBadLoad() throws Exception {
+        SaltValue badLoad = SaltValue.str("bad load");
+        Crypticle stranger = Crypticle.generate();
+        assertThat(send(sealed("salt1", stranger, "_minion_event", nonce()))).isEqualTo(badLoad);
+
+        Crypticle session = accepted("salt1");
+        SaltRequest.Encrypted once = sealed("salt1", session, "_minion_event", nonce());
+        assertThat(send(once)).isNotEqualTo(badLoad);
+        assertThat(send(once)).as("replayed").isEqualTo(badLoad);
+
+        // The session key lingers here (no key listener in this test): the tok check against the store refuses.
+        store.delete("salt1", "test-admin");
+        assertThat(keys.session("salt1")).isPresent();
+        assertThat(send(sealed("salt1", session, "_minion_event", nonce()))).isEqualTo(badLoad);
+        assertThat(keys.session("salt1")).as("dropped on the refusal").isEmpty();
+    }
+
+    @Test
+    void authBelowVersion3GetsBadLoadAndFilesNothing() throws Exception {
+        assertThat(signIn("salt1", 2)).isInstanceOf(SaltSignIn.BadLoad.class);
+        assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
+    }
+
+    @Test
+    void theAesKeyRotatesAndSessionKeysGoWithTheirKey() throws Exception {
+        accepted("salt1");
+        Crypticle before = keys.aes();
+        keys.rotate();
+        assertThat(keys.aes()).isNotEqualTo(before);
+        keys.onKeyChange(new io.brine.store.keys.KeyChange("salt1",
+                Optional.of(io.brine.store.keys.KeyState.ACCEPTED), Optional.empty(), "fp"));
+        assertThat(keys.session("salt1")).isEmpty();
+    }
+}

@@ -1,0 +1,115 @@
+package io.brine.it;
+
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real, stock salt-minion 3008.2 (the shared Salt of issue 15, {@code ../shared/salt/salt}) as a child process,
+ * pointed at a brine master on loopback. Nothing in its config but what any Salt admin sets: the master's address
+ * and ports, its transport, and directories under a temp dir. When Salt cannot run here the test fails with the
+ * reason, never skips.
+ */
+final class SaltMinionProcess implements AutoCloseable {
+
+    /** {@code -Dbrine.salt=PATH}, else {@code ../shared/salt/salt} beside the checkout. */
+    static final Path SALT = Path.of(System.getProperty("brine.salt", Path.of(System.getProperty("user.dir"))
+            .toAbsolutePath().getParent().getParent().resolve("shared/salt/salt").toString()));
+
+    final String id;
+    final Path dir;
+    private final Process process;
+
+    private SaltMinionProcess(String id, Path dir, Process process) {
+        this.id = id;
+        this.dir = dir;
+        this.process = process;
+    }
+
+    /** Writes {@code dir/minion} and starts {@code salt-minion -c dir}. */
+    static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort)
+            throws IOException {
+        if (!Files.isExecutable(SALT)) {
+            fail("Salt is not available at " + SALT + " (set -Dbrine.salt=PATH to the shared 'salt' script)");
+        }
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("minion"), String.join("\n", List.of(
+                "id: " + id,
+                "master: 127.0.0.1",
+                "master_port: " + retPort,
+                "publish_port: " + publishPort,
+                "transport: " + transport,
+                "pki_dir: " + dir.resolve("pki"),
+                "cachedir: " + dir.resolve("cache"),
+                "sock_dir: " + dir.resolve("run"),
+                "pidfile: " + dir.resolve("run/minion.pid"),
+                "log_file: " + dir.resolve("minion.log"),
+                "log_level_logfile: debug",
+                "acceptance_wait_time: 1",
+                "acceptance_wait_time_max: 2",
+                "multiprocessing: False",
+                "")), StandardCharsets.UTF_8);
+        Process process = new ProcessBuilder(SALT.toString(), "salt-minion", "-c", dir.toString(), "-l", "info")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.txt").toFile()).start();
+        return new SaltMinionProcess(id, dir, process);
+    }
+
+    /** The minion's log so far (empty before it writes one). */
+    String log() {
+        try {
+            Path log = dir.resolve("minion.log");
+            return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "";
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    String stdout() {
+        try {
+            return Files.readString(dir.resolve("stdout.txt"), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** Fails with the minion's own words when it exited (Salt missing, a crash). */
+    void assertRunning() {
+        if (!process.isAlive()) {
+            fail("salt-minion " + id + " exited with " + process.exitValue() + ": " + stdout() + "\n" + log());
+        }
+    }
+
+    /** Waits until the minion's log holds {@code text}, failing at once if the process died. */
+    void awaitLog(String text) {
+        await().atMost(WAIT).until(() -> {
+            assertRunning();
+            return log().contains(text);
+        });
+        assertThat(log()).contains(text);
+    }
+
+    /** Stops the minion and keeps its log in {@code target/salt-minion-logs/} for whoever reads a failure. */
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+        try {
+            Path kept = Path.of(System.getProperty("user.dir"), "target", "salt-minion-logs");
+            Files.createDirectories(kept);
+            Files.writeString(kept.resolve(dir.getFileName() + "-" + ProcessHandle.current().pid() + "-"
+                    + System.nanoTime() + ".log"), stdout() + "\n----\n" + log(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            // the log is a convenience
+        }
+    }
+}
