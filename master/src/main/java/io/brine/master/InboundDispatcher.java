@@ -3,6 +3,7 @@ package io.brine.master;
 import io.brine.master.auth.AuthService;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.salt.SaltReplyPath;
@@ -63,6 +64,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ThreadPoolExecutor authPool;
     private final ThreadPoolExecutor sessionPool;
     private final AtomicLong droppedFrames = new AtomicLong();
+    private final MasterMetrics metrics;
     /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
     private final SaltService salt;
 
@@ -73,14 +75,15 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            int workerThreads, Clock clock) {
-        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, clock);
+            int workerThreads, Clock clock, MasterMetrics metrics) {
+        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, clock,
+                metrics);
     }
 
     /** @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            SaltService salt, int workerThreads, Clock clock) {
+            SaltService salt, int workerThreads, Clock clock, MasterMetrics metrics) {
         this.salt = salt;
         this.transport = transport;
         this.unauthenticated = unauthenticated;
@@ -90,6 +93,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.jobs = jobs;
         this.grains = grains;
         this.clock = clock;
+        this.metrics = metrics;
         this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
     }
@@ -97,6 +101,16 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Frames dropped before a handler saw them: malformed, over a limit, over a rate, or a full queue. */
     public long droppedFrames() {
         return droppedFrames.get();
+    }
+
+    /** Auth requests waiting for a worker. */
+    public int authQueueDepth() {
+        return authPool.getQueue().size();
+    }
+
+    /** Session frames waiting for a worker. */
+    public int sessionQueueDepth() {
+        return sessionPool.getQueue().size();
     }
 
     // ---- on the transport thread: decode, bound, hand off; never verify, decrypt or touch the disk here ----
@@ -124,7 +138,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case SESSION -> () -> submit(sessionPool, () -> onSession(from, (SessionFrame) message));
             case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> drop(from, message.type() + " is the master's to send");
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY ->
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
                 () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
         };
         route.run();
@@ -219,11 +233,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     // ---- on the worker pools ----
 
     private void onAuth(Peer from, Signed<AuthRequest> request) {
+        long started = System.nanoTime();
         auth.handle(from, request).ifPresent(outcome -> {
             // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
         });
+        metrics.authLatency(System.nanoTime() - started);
     }
 
     private void onClientAuth(Peer from, Signed<ClientAuth> request) {
@@ -271,7 +287,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                         List.of(ret.jid()))));
             };
             case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a minion's message; dropped", session,
+                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> LOG.debug("{}: {} is not a minion's message; dropped",
+                            session,
                             message.type());
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
@@ -286,8 +303,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                     (SessionMessage.PublishRequest) message, event -> send(session, event)));
             case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
+            case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
+                    ((SessionMessage.EventsSubscribe) message).tag(),
+                    event -> transport.send(session.peer(), session.seal(event)));
             case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
+                    JOB_REPLY, EVENT -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
                             message.type());
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");

@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
@@ -39,7 +40,7 @@ public final class Master implements AutoCloseable {
 
     /** What the daemon wires before the master: the domain the dispatcher and the timer share. */
     public record Parts(SessionTable sessions, PublishKeyring keyring, GrainsStore grains, JobPublisher jobs,
-            InboundDispatcher dispatcher) {
+            InboundDispatcher dispatcher, MasterMetrics metrics) {
     }
 
     private final KeyStore keyStore;
@@ -49,6 +50,7 @@ public final class Master implements AutoCloseable {
     private final GrainsStore grains;
     private final JobPublisher jobs;
     private final InboundDispatcher dispatcher;
+    private final MasterMetrics metrics;
     private final AuditLog auditLog;
     private final Duration publishSession;
     private final Clock clock;
@@ -59,6 +61,7 @@ public final class Master implements AutoCloseable {
     /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
     private long rotationRequestsSeen;
     private AutoCloseable keyListener;
+    private volatile boolean serving;
     /** The cluster's publish key generation; null for a master alone. */
     private final SharedPublishKey sharedKey;
 
@@ -79,6 +82,7 @@ public final class Master implements AutoCloseable {
         this.grains = parts.grains();
         this.jobs = parts.jobs();
         this.dispatcher = parts.dispatcher();
+        this.metrics = parts.metrics();
         this.auditLog = auditLog;
         this.publishSession = publishSession;
         this.clock = clock;
@@ -95,8 +99,14 @@ public final class Master implements AutoCloseable {
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         rotationRequestsSeen = keyStore.rotationRequests();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
+        serving = true;
         LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
                 transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
+    }
+
+    /** Whether the transports are bound and serving: between {@link #start()} and {@link #close()}. */
+    public boolean serving() {
+        return serving;
     }
 
     public ServerTransport.Addresses addresses() {
@@ -215,6 +225,7 @@ public final class Master implements AutoCloseable {
             }
         }
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
+        metrics.rotated(generation.number(), reason);
         LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                 + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
         try {
@@ -252,6 +263,7 @@ public final class Master implements AutoCloseable {
 
     @Override
     public void close() {
+        serving = false;
         timer.shutdownNow();
         if (sharedKey != null) {
             sharedKey.close();

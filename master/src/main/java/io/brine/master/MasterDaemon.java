@@ -11,12 +11,18 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.events.EventStream;
+import io.brine.master.metrics.MasterMetrics;
+import io.brine.master.metrics.MeteredAuthAudit;
+import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.http.MetricsServer;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
@@ -66,15 +72,19 @@ public final class MasterDaemon implements AutoCloseable {
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
+    private final MasterMetrics metrics;
+    private final MetricsServer http;
 
     private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster, JobCache jobCache,
-            AcceptancePolicies policies, Master master) {
+            AcceptancePolicies policies, Master master, MasterMetrics metrics, MetricsServer http) {
         this.audit = audit;
         this.keyStore = keyStore;
         this.cluster = cluster;
         this.jobCache = jobCache;
         this.policies = policies;
         this.master = master;
+        this.metrics = metrics;
+        this.http = http;
     }
 
     /** Opens everything and starts serving; closes what it opened if a step fails. */
@@ -123,10 +133,11 @@ public final class MasterDaemon implements AutoCloseable {
                     : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
             opened.add(policies);
 
+            MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification);
-            ActiveJobs active = new ActiveJobs(jobCache, audit, clock);
+            ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
             SaltKeys saltKeys = null;
@@ -138,25 +149,33 @@ public final class MasterDaemon implements AutoCloseable {
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
                     jobCache, active, audit, clock,
                     saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()));
-            AuthService auth = new AuthService(keyStore, policies, sessions, keyring, new AuditedAuth(audit), clock,
-                    transport::publishPort, PENDING_RETRY_SECONDS);
+            AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
+                    new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
+                    PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
                     sessions, jobs, masterKeys, audit, clock);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltService salt = saltKeys == null ? null
-                    : new SaltService(keyStore, policies, saltKeys, new AuditedAuth(audit), grains, active, clock);
+                    : new SaltService(keyStore, policies, saltKeys,
+                            new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active, clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, salt, config.workerThreads(), clock);
+                    publishers, active, grains, salt, config.workerThreads(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher), audit, config.publishSession(), clock,
+                    dispatcher, metrics), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
                             masterKeys)));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
-            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master);
+            watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
+            MetricsServer http = null;
+            if (config.httpPort().isPresent()) {
+                http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
+                        metrics::scrape, () -> readiness(config, master));
+            }
+            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master, metrics, http);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -167,6 +186,43 @@ public final class MasterDaemon implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** The gauges, read at scrape time from the parts that hold the state. */
+    private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
+            PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher, AcceptancePolicies policies) {
+        metrics.keys(keyStore);
+        keyStore.addListener(metrics::keyChanged); // closed with the key store
+        metrics.gauge("brine.event.subscribers", "Publisher sessions subscribed to events", metrics.events(),
+                EventStream::subscribers);
+        metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(java.util.Locale.ROOT))
+                .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
+        metrics.rotations(keyring, ring -> ring.current().number());
+        metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);
+        metrics.gauge("brine.queue.auth", "Auth requests waiting for a worker", dispatcher,
+                InboundDispatcher::authQueueDepth);
+        metrics.gauge("brine.queue.session", "Session frames waiting for a worker", dispatcher,
+                InboundDispatcher::sessionQueueDepth);
+        metrics.counter("brine.frames.dropped", "Frames dropped before a handler saw them (malformed, over a "
+                + "limit or a rate, queue full)", dispatcher, InboundDispatcher::droppedFrames);
+        metrics.policies(policies);
+    }
+
+    /** What keeps the master from being ready: the key store unreadable, the transports not serving, no session keys. */
+    private static List<String> readiness(MasterConfig config, Master master) {
+        List<String> problems = new ArrayList<>();
+        // A cluster's key store is ZooKeeper's (its health is not checked here yet); a master alone reads pki_dir.
+        if (config.cluster().isEmpty()
+                && !java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
+            problems.add("key store not readable: " + config.pkiDir());
+        }
+        if (!master.serving()) {
+            problems.add("transports not serving");
+        }
+        if (master.keyring().current() == null) {
+            problems.add("no publish session key");
+        }
+        return problems;
     }
 
     /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */
@@ -207,8 +263,34 @@ public final class MasterDaemon implements AutoCloseable {
         return keyStore;
     }
 
+    /**
+     * Reopens the audit log and the operational log file at their paths (SIGHUP, after logrotate moved them). A
+     * failure is logged and the old files stay in use.
+     */
+    public void reopenLogs() {
+        DaemonLogging.reopen();
+        try {
+            audit.reopen();
+            LOG.info("Logs reopened: audit log {}", audit.file());
+        } catch (IOException e) {
+            LOG.error("Audit log {} not reopened, still writing to the old file: {}", audit.file(), e.getMessage());
+        }
+    }
+
+    public MasterMetrics metrics() {
+        return metrics;
+    }
+
+    /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */
+    public int httpPort() {
+        return http == null ? 0 : http.port();
+    }
+
     @Override
     public void close() {
+        if (http != null) {
+            http.close();
+        }
         master.close();
         policies.close();
         jobCache.close();

@@ -57,7 +57,7 @@ public final class MasterMain implements Callable<Integer> {
             System.out.println("configuration OK: " + configDir.resolve(MasterConfig.FILE_NAME));
             return 0;
         }
-        DaemonLogging.configure(config.logLevel(), config.logFile());
+        DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
         MasterDaemon daemon;
         try {
             daemon = MasterDaemon.start(config, Clock.systemUTC());
@@ -65,6 +65,7 @@ public final class MasterMain implements Callable<Integer> {
             LOG.error("Master cannot start: {}", e.getMessage());
             return 1;
         }
+        reopenOnHangup(daemon);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("Master stopping");
@@ -77,5 +78,18 @@ public final class MasterMain implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * SIGHUP reopens the audit log and {@code log_file} (logrotate's postrotate). {@code sun.misc.Signal} is the
+     * JDK's only way to catch a signal; it is in {@code jdk.unsupported}, exported to every class path application.
+     */
+    @SuppressWarnings("removal")
+    private static void reopenOnHangup(MasterDaemon daemon) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> daemon.reopenLogs());
+        } catch (IllegalArgumentException e) {
+            LOG.warn("SIGHUP not handled here ({}): restart the master to reopen its logs", e.getMessage());
+        }
     }
 }

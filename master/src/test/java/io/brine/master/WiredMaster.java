@@ -86,6 +86,16 @@ public final class WiredMaster implements AutoCloseable {
         return config;
     }
 
+    /** The port of {@code /metrics}, {@code /healthz}, {@code /readyz}; 0 when {@code http_port} is unset. */
+    public int httpPort() {
+        return daemon.httpPort();
+    }
+
+    /** Publisher sessions subscribed to the event stream. */
+    public int eventSubscribers() {
+        return daemon.metrics().events().subscribers();
+    }
+
     /** The master's public key, which signs everything it sends. */
     public static PublicKey masterKey() {
         return TestKeys.pair(MASTER_KEY).getPublic();

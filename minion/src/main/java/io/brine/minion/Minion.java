@@ -180,7 +180,7 @@ public final class Minion implements AutoCloseable {
             case AUTH_REQUEST, CLIENT_AUTH -> () -> LOG.debug("Minion {}: {} from the master dropped", settings.id(),
                     message.type());
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY ->
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
                 throw new IllegalStateException("the codec decoded a sealed type as a frame: " + message.type());
         };
         route.run();

@@ -19,6 +19,7 @@ import io.brine.protocol.grant.Grants;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.config.TransportKind;
 import io.brine.transport.ClientTransport;
+import io.brine.daemon.http.MetricsServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -49,11 +50,13 @@ public final class MinionDaemon implements AutoCloseable {
     private final Minion minion;
     private final JobRunner jobs;
     private final FunctionRegistry registry;
+    private final MetricsServer http;
 
-    private MinionDaemon(Minion minion, JobRunner jobs, FunctionRegistry registry) {
+    private MinionDaemon(Minion minion, JobRunner jobs, FunctionRegistry registry, MetricsServer http) {
         this.minion = minion;
         this.jobs = jobs;
         this.registry = registry;
+        this.http = http;
     }
 
     public static MinionDaemon start(MinionConfig config, Clock clock) throws IOException, KeyFormatException {
@@ -86,15 +89,19 @@ public final class MinionDaemon implements AutoCloseable {
         JobRunner runner = new JobRunner(config.id(), registry, grains::get, config.workerThreads(),
                 config.jobTimeout(), parts.channel()::submitReturn, clock);
         Minion minion = new Minion(settings, transport, loop, parts, runner::submit);
+        MetricsServer http = null;
         try {
             minion.start();
+            if (config.httpPort().isPresent()) {
+                http = new MinionMetrics(minion::status).serve(config.httpInterface(), config.httpPort().getAsInt());
+            }
         } catch (IOException | RuntimeException e) {
             runner.close();
             registry.close();
             minion.close();
             throw e;
         }
-        return new MinionDaemon(minion, runner, registry);
+        return new MinionDaemon(minion, runner, registry, http);
     }
 
     static ClientTransport transport(MinionConfig config) throws IOException {
@@ -156,8 +163,16 @@ public final class MinionDaemon implements AutoCloseable {
         return minion.terminated();
     }
 
+    /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */
+    public int httpPort() {
+        return http == null ? 0 : http.port();
+    }
+
     @Override
     public void close() {
+        if (http != null) {
+            http.close();
+        }
         jobs.close();
         minion.close();
         registry.close();

@@ -56,7 +56,13 @@ public final class MinionMain implements Callable<Integer> {
                     + config.id() + ")");
             return 0;
         }
-        DaemonLogging.configure(config.logLevel(), config.logFile());
+        DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        try {
+            // SIGHUP reopens log_file (logrotate); sun.misc.Signal is the JDK's only way to catch a signal.
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> DaemonLogging.reopen());
+        } catch (IllegalArgumentException e) {
+            LOG.warn("SIGHUP not handled here ({}): restart the minion to reopen its log", e.getMessage());
+        }
         MinionDaemon daemon;
         try {
             daemon = MinionDaemon.start(config, Clock.systemUTC());

@@ -152,6 +152,11 @@ public final class CompositeServerTransport implements ServerTransport {
         }
 
         @Override
+        public String transportName() {
+            return peer.transportName();
+        }
+
+        @Override
         public String toString() {
             return peer.toString();
         }

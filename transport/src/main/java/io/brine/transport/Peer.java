@@ -8,4 +8,9 @@ public interface Peer {
 
     /** The remote IP address without port ("127.0.0.1", "::1"), or "unknown" where the transport cannot tell. */
     String remoteAddress();
+
+    /** The transport this peer came over, as {@code transport} names it ("zeromq", "tcp"): a metrics label. */
+    default String transportName() {
+        return "unknown";
+    }
 }

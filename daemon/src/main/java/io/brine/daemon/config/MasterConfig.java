@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 
 // Over 400 lines: the schema of master.yaml is one record with its nested sections and defaults, so every key,
@@ -38,6 +39,10 @@ import java.util.Set;
  *     filesystem store (the default)
  * @param saltMinions {@code salt_minions}: also serve stock Salt minions on {@code ret_port} (off by default: Salt's
  *     suite is older than brine's; protocol/SALT.md)
+ * @param logFormat {@code log_format}: text (the default) or json, one object a line
+ * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
+ *     listen on; loopback by default, since metrics describe the fleet
+ * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -63,7 +68,10 @@ public record MasterConfig(
         Optional<Path> logFile,
         Path auditLog,
         Optional<ClusterConfig> cluster,
-        boolean saltMinions) {
+        boolean saltMinions,
+        String httpInterface,
+        OptionalInt httpPort,
+        LogFormat logFormat) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -98,6 +106,9 @@ public record MasterConfig(
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
         Objects.requireNonNull(cluster, "cluster");
+        Objects.requireNonNull(httpInterface, "httpInterface");
+        Objects.requireNonNull(logFormat, "logFormat");
+        httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
     /** Reads {@code configDir/master.yaml}. */
@@ -335,6 +346,9 @@ public record MasterConfig(
         private Path auditLog;
         private ClusterConfig cluster;
         private boolean saltMinions;
+        private String httpInterface = "127.0.0.1";
+        private Integer httpPort;
+        private LogFormat logFormat = LogFormat.TEXT;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -474,6 +488,22 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder logFormat(LogFormat logFormat) {
+            this.logFormat = logFormat;
+            return this;
+        }
+
+        public Builder httpInterface(String httpInterface) {
+            this.httpInterface = httpInterface;
+            return this;
+        }
+
+        /** Serves {@code /metrics}, {@code /healthz}, {@code /readyz} on this port (0: one the system chooses). */
+        public Builder httpPort(Integer httpPort) {
+            this.httpPort = httpPort;
+            return this;
+        }
+
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
@@ -482,7 +512,8 @@ public record MasterConfig(
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),
-                    saltMinions);
+                    saltMinions,
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }
 

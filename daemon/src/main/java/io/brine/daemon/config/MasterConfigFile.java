@@ -77,15 +77,20 @@ final class MasterConfigFile {
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
+        root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         root.bool("salt_minions").ifPresent(config::saltMinions);
+        root.host("http_interface").ifPresent(config::httpInterface);
+        OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);
+        httpPort.ifPresent(config::httpPort);
 
         MasterConfig defaults = MasterConfig.builder().build();
         Map<String, Integer> ports = new LinkedHashMap<>();
         ports.put("publish_port", publishPort.orElse(defaults.publishPort()));
         ports.put("ret_port", retPort.orElse(defaults.retPort()));
         ports.put("tcp_port", tcpPort.orElse(defaults.tcpPort()));
+        httpPort.ifPresent(port -> ports.put("http_port", port));
         ports.values().removeIf(port -> port == 0); // each 0 is a port of its own, chosen when bound
         root.requireDistinct(ports, "the ports"); // all bound on one interface
 

@@ -14,7 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 
+// Over 400 lines: the schema of minion.yaml is one record with its nested sections and defaults, so every key,
+// its default and its check are read in one place (the reading itself is MinionConfigFile).
 /**
  * Everything the minion daemon is configured with, validated once and then immutable. {@code conf/minion.yaml}
  * documents every key; the record's components carry Salt's key names in camel case. Its {@code toString()} is
@@ -45,6 +48,10 @@ import java.util.Optional;
  *     minion holds one session at a time and moves on when its master stops answering. Empty for one master
  * @param randomMaster {@code random_master}: start from a random master of {@code masters} rather than the first,
  *     so a fleet spreads over the cluster
+ * @param logFormat {@code log_format}: text (the default) or json, one object a line
+ * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
+ *     listen on; loopback by default
+ * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  */
 public record MinionConfig(
         String id,
@@ -72,7 +79,10 @@ public record MinionConfig(
         Optional<Path> logFile,
         Path statusFile,
         List<String> masters,
-        boolean randomMaster) {
+        boolean randomMaster,
+        String httpInterface,
+        OptionalInt httpPort,
+        LogFormat logFormat) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -120,6 +130,9 @@ public record MinionConfig(
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(statusFile, "statusFile");
+        Objects.requireNonNull(httpInterface, "httpInterface");
+        Objects.requireNonNull(logFormat, "logFormat");
+        httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
     /** Reads {@code configDir/minion.yaml}. */
@@ -246,6 +259,9 @@ public record MinionConfig(
         private Path statusFile;
         private List<String> masters = List.of();
         private boolean randomMaster;
+        private String httpInterface = "127.0.0.1";
+        private Integer httpPort;
+        private LogFormat logFormat = LogFormat.TEXT;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -388,6 +404,22 @@ public record MinionConfig(
             return this;
         }
 
+        public Builder logFormat(LogFormat logFormat) {
+            this.logFormat = logFormat;
+            return this;
+        }
+
+        public Builder httpInterface(String httpInterface) {
+            this.httpInterface = httpInterface;
+            return this;
+        }
+
+        /** Serves {@code /metrics}, {@code /healthz}, {@code /readyz} on this port (0: one the system chooses). */
+        public Builder httpPort(Integer httpPort) {
+            this.httpPort = httpPort;
+            return this;
+        }
+
         public Builder statusFile(Path statusFile) {
             this.statusFile = statusFile;
             return this;
@@ -403,7 +435,8 @@ public record MinionConfig(
                     returnRetryMax, jobTimeout, publishMaxAge, workerThreads, Optional.ofNullable(autosignGrant),
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
-                    masters, randomMaster);
+                    masters, randomMaster,
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
         }
     }
 

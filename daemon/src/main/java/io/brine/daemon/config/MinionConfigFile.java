@@ -140,7 +140,10 @@ final class MinionConfigFile {
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
+        root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         root.path("status_file").ifPresent(config::statusFile);
+        root.host("http_interface").ifPresent(config::httpInterface);
+        root.integer("http_port", 0, 65535).ifPresent(config::httpPort);
 
         Map<String, Integer> ports = new LinkedHashMap<>();
         ports.put("publish_port", publishPort.orElse(MinionConfig.DEFAULT_PUBLISH_PORT));

@@ -227,8 +227,8 @@ class MasterConfigTest {
                         + " max_pending, auth_rate_per_source, auth_burst, worker_threads, keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
-                        + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, audit_log, cluster,"
-                        + " salt_minions)",
+                        + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, log_format, audit_log,"
+                        + " cluster, salt_minions, http_interface, http_port)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
                 "is required with tls",

@@ -37,8 +37,9 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "brine", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
-        customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]"},
-        subcommands = {Jobs.class, CommandLine.HelpCommand.class},
+        customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]",
+            "brine events [--tag GLOB] [--out json]"},
+        subcommands = {Jobs.class, EventsCommand.class, CommandLine.HelpCommand.class},
         description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
                     + "are keyword arguments; true/false and integers are typed, everything else is a string.",

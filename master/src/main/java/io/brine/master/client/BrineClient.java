@@ -243,6 +243,26 @@ public final class BrineClient implements AutoCloseable {
         return returns;
     }
 
+    /** How often a client waiting for events tells the master it is still there. */
+    static final Duration EVENTS_HEARTBEAT = Duration.ofSeconds(20);
+
+    /**
+     * Subscribes to the master's events whose tag matches {@code tagGlob} and hands each to {@code onEvent} until it
+     * answers false or the connection fails (PROTOCOL.md, "Events"). Heartbeats keep the session alive while quiet.
+     */
+    public void events(String tagGlob, java.util.function.Predicate<SessionMessage.Event> onEvent)
+            throws ClientException {
+        send(new SessionMessage.EventsSubscribe(tagGlob));
+        while (true) {
+            SessionMessage message = pending.isEmpty() ? next(EVENTS_HEARTBEAT) : pending.removeFirst();
+            if (message == null) {
+                send(new SessionMessage.Heartbeat(0));
+            } else if (message instanceof SessionMessage.Event event && !onEvent.test(event)) {
+                return;
+            }
+        }
+    }
+
     private static void accept(SessionMessage.ReturnEvent event, Map<String, SessionMessage.ReturnEvent> returns,
             Set<String> outstanding, Consumer<SessionMessage.ReturnEvent> onReturn) {
         if (returns.putIfAbsent(event.minionId(), event) == null) {

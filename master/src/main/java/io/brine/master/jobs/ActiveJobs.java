@@ -2,6 +2,7 @@ package io.brine.master.jobs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
@@ -39,6 +40,7 @@ public final class ActiveJobs implements UndeliveredListener {
     private final JobCache cache;
     private final AuditLog audit;
     private final Clock clock;
+    private final MasterMetrics metrics;
     private final Cache<String, ActiveJob> active = Caffeine.newBuilder().maximumSize(MAX_ACTIVE)
             .expireAfterWrite(ACTIVE_FOR).build();
     /**
@@ -47,10 +49,11 @@ public final class ActiveJobs implements UndeliveredListener {
      */
     private final Cache<byte[], String> sending = Caffeine.newBuilder().weakKeys().build();
 
-    public ActiveJobs(JobCache cache, AuditLog audit, Clock clock) {
+    public ActiveJobs(JobCache cache, AuditLog audit, Clock clock, MasterMetrics metrics) {
         this.cache = cache;
         this.audit = audit;
         this.clock = clock;
+        this.metrics = metrics;
     }
 
     /**
@@ -65,6 +68,7 @@ public final class ActiveJobs implements UndeliveredListener {
             job.watchers().add(watcher);
         }
         active.put(jid, job);
+        metrics.published(jid, minions);
         if (frame != null) {
             sending.put(frame, jid);
         }
@@ -79,7 +83,7 @@ public final class ActiveJobs implements UndeliveredListener {
     public void unreachable(String jid, Collection<String> minionIds) {
         ActiveJob job = active.getIfPresent(jid);
         if (job != null) {
-            job.unreachable().addAll(minionIds);
+            metrics.missing((int) minionIds.stream().filter(job.unreachable()::add).count());
         }
     }
 
@@ -130,6 +134,7 @@ public final class ActiveJobs implements UndeliveredListener {
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
+            metrics.returned(ret.jid(), minionId, ret.success(), ret.retcode());
             ack.run();
             ActiveJob job = active.getIfPresent(ret.jid());
             if (job != null) {

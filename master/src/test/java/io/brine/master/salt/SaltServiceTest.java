@@ -96,7 +96,8 @@ class SaltServiceTest {
         jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC());
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505);
         salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(),
-                new ActiveJobs(jobCache, audit, Clock.systemUTC()), Clock.systemUTC());
+                new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
+                        new io.brine.master.events.EventStream(Clock.systemUTC()))), Clock.systemUTC());
     }
 
     @AfterEach

@@ -1,6 +1,7 @@
 package io.brine.protocol.codec;
 
 import static io.brine.protocol.codec.FieldLimits.MAX_ACK_JIDS;
+import static io.brine.protocol.codec.FieldLimits.MAX_EVENT_TAG;
 import static io.brine.protocol.codec.FieldLimits.MAX_FUN;
 import static io.brine.protocol.codec.FieldLimits.MAX_GRANT;
 import static io.brine.protocol.codec.FieldLimits.MAX_IDS;
@@ -240,6 +241,11 @@ final class Bodies {
             out.array(2);
             Values.writeMap(out, "JobReply.document", m.document());
             out.strOrNil("JobReply.error", m.error());
+        } else if (message instanceof SessionMessage.EventsSubscribe m) {
+            out.array(1).str("EventsSubscribe.tag", m.tag());
+        } else if (message instanceof SessionMessage.Event m) {
+            out.array(3).str("Event.tag", m.tag()).integer(m.timeMs());
+            Values.writeMap(out, "Event.data", m.data());
         } else {
             throw new IllegalArgumentException("no layout for " + message.getClass().getName());
         }
@@ -352,6 +358,16 @@ final class Bodies {
                 var document = Values.readMap(in, "JobReply.document");
                 String error = in.strOrNil("JobReply.error", MAX_REASON);
                 return new SessionMessage.JobReply(document, error);
+            }
+            case EVENTS_SUBSCRIBE -> {
+                in.array("EventsSubscribe", 1);
+                return new SessionMessage.EventsSubscribe(in.text("EventsSubscribe.tag", MAX_EVENT_TAG, false));
+            }
+            case EVENT -> {
+                in.array("Event", 3);
+                String tag = in.text("Event.tag", MAX_EVENT_TAG, false);
+                long timeMs = in.nonNegative("Event.timeMs");
+                return new SessionMessage.Event(tag, timeMs, Values.readMap(in, "Event.data"));
             }
             default -> throw new MalformedException("type 0x" + Integer.toHexString(type.code())
                     + " is not allowed inside a session frame");

@@ -40,7 +40,8 @@ public final class Codec {
     private static final Set<MessageType> INNER_TYPES = EnumSet.of(MessageType.RETURN, MessageType.GRAINS,
             MessageType.HEARTBEAT, MessageType.KEY_REQUEST, MessageType.ACK, MessageType.KEY_UPDATE,
             MessageType.HEARTBEAT_REPLY, MessageType.PUBLISH_REQUEST, MessageType.JOB_QUERY,
-            MessageType.PUBLISH_REPLY, MessageType.RETURN_EVENT, MessageType.JOB_REPLY);
+            MessageType.PUBLISH_REPLY, MessageType.RETURN_EVENT, MessageType.JOB_REPLY,
+            MessageType.EVENTS_SUBSCRIBE, MessageType.EVENT);
     private static final int HEADER = 2;
 
     private Codec() {

@@ -17,6 +17,8 @@ public final class FieldLimits {
     public static final int MAX_GRANT = 16 * 1024;
     public static final int MAX_TOKEN = 1024;
     public static final int MAX_FUN = 256;
+    /** An event's tag, and the glob a publisher subscribes with. */
+    public static final int MAX_EVENT_TAG = 512;
     public static final int MAX_REASON = 1024;
     public static final int MAX_PUBLISHER = 256;
     public static final int MAX_TARGET_EXPRESSION = 1024 * 1024;

@@ -137,4 +137,27 @@ public sealed interface SessionMessage {
             return MessageType.JOB_REPLY;
         }
     }
+
+    /** Publisher to master: send me the events whose tag matches the glob {@code tag}, from now on. */
+    record EventsSubscribe(String tag) implements SessionMessage {
+        @Override
+        public MessageType type() {
+            return MessageType.EVENTS_SUBSCRIBE;
+        }
+    }
+
+    /**
+     * Master to publisher: one event (an auth decision, a key change, a publication, a return, a rotation), tagged
+     * as Salt tags its events ({@code brine/auth/accepted}, {@code brine/job/JID/ret/ID}).
+     */
+    record Event(String tag, long timeMs, Map<String, Object> data) implements SessionMessage {
+        public Event {
+            data = Copies.map(data);
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.EVENT;
+        }
+    }
 }

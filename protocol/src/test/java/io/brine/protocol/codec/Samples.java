@@ -118,7 +118,9 @@ final class Samples {
                 new SessionMessage.PublishReply(null, List.of(), List.of(), "publisher_acl: refused"),
                 new SessionMessage.ReturnEvent(JID, "web1", map("out", "up 3 days"), 0, true, 17),
                 new SessionMessage.JobReply(map("jid", JID, "minions", List.of("web1")), null),
-                new SessionMessage.JobReply(map(), "no such job"));
+                new SessionMessage.JobReply(map(), "no such job"),
+                new SessionMessage.EventsSubscribe("brine/job/*"),
+                new SessionMessage.Event("brine/auth/accepted", TS, map("id", "web1", "rule", "auto_accept")));
     }
 
     static ClientAuth clientAuth() {

@@ -21,7 +21,8 @@ import java.util.Set;
  * The append-only audit log, {@code cachedir/audit.log}: one JSON object per line ({@code time} in ISO-8601 UTC,
  * then the {@link AuditEvent}'s fields). Several processes (the master, any number of brine-key runs) append to
  * the same file: it is opened with {@code O_APPEND} and each line is one {@code write}, so lines never
- * interleave. The file is created 0600 and never through a symbolic link.
+ * interleave. The file is created 0600 and never through a symbolic link. {@link #reopen()} (the master's SIGHUP)
+ * starts appending to a new file at the same path, so logrotate can move the old one away.
  */
 public final class AuditLog implements AutoCloseable {
 
@@ -31,7 +32,8 @@ public final class AuditLog implements AutoCloseable {
 
     private final Path file;
     private final Clock clock;
-    private final FileChannel channel;
+    /** Guarded by {@code this}: replaced by {@link #reopen()}. */
+    private FileChannel channel;
 
     private AuditLog(Path file, Clock clock, FileChannel channel) {
         this.file = file;
@@ -58,10 +60,40 @@ public final class AuditLog implements AutoCloseable {
         } catch (NoSuchFileException e) {
             // created below
         }
-        FileChannel channel = FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
+        return new AuditLog(file, clock, openChannel(file));
+    }
+
+    private static FileChannel openChannel(Path file) throws IOException {
+        return FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        return new AuditLog(file, clock, channel);
+    }
+
+    /**
+     * Appends from now on to the file at {@link #file()}, created if it was moved away (logrotate), under the same
+     * rules as at open. Lines being written go to one file or the other, whole. When the new file cannot be opened
+     * the old one stays in use.
+     *
+     * @throws IOException when the file cannot be opened; the log keeps writing where it did
+     */
+    public void reopen() throws IOException {
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
+                    LinkOption.NOFOLLOW_LINKS);
+            if (!attributes.isRegularFile()) {
+                throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
+                        ? " (a symbolic link)" : ""));
+            }
+        } catch (NoSuchFileException e) {
+            // moved away: created below
+        }
+        FileChannel fresh = openChannel(file);
+        FileChannel old;
+        synchronized (this) {
+            old = channel;
+            channel = fresh;
+        }
+        old.close();
     }
 
     public Path file() {
@@ -115,7 +147,11 @@ public final class AuditLog implements AutoCloseable {
     /** Forces what was recorded to disk. */
     public void sync() {
         try {
-            channel.force(false);
+            FileChannel current;
+            synchronized (this) {
+                current = channel;
+            }
+            current.force(false);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot sync " + file + ": " + e.getMessage(), e);
         }
@@ -128,7 +164,7 @@ public final class AuditLog implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         try {
             channel.close();
         } catch (IOException e) {

@@ -78,6 +78,9 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private ExecutorService runners;
     private volatile String lastUntrusted;
+    /** Runs in the background and those of them killed at their timeout: read by the master's metrics. */
+    private final java.util.concurrent.atomic.AtomicLong runs = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong timeouts = new java.util.concurrent.atomic.AtomicLong();
 
     public ExecutablePolicy(Path executable, Duration timeout, int maxConcurrent, Clock clock) {
         this.executable = executable;
@@ -176,6 +179,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private void runInBackground(AuthAttempt attempt, String key, List<Object> stamp) {
         try {
             PolicyProcess.Run run = process.run(attempt);
+            runs.incrementAndGet();
+            if (run.killed()) {
+                timeouts.incrementAndGet();
+            }
             Answer answer = new Answer(run.accepted(), run.reason(), stamp, clock.instant());
             answers.put(key, answer);
             LOG.info("Minion {} ({}): {} {} says {}: {}", attempt.id(), attempt.remoteAddress(), RULE, executable,
@@ -192,6 +199,16 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             running.remove(key);
             slots.release();
         }
+    }
+
+    /** Runs the master started in the background (not {@code brine-key policy check}'s). */
+    public long runs() {
+        return runs.get();
+    }
+
+    /** Of {@link #runs()}, those killed at the timeout. */
+    public long timeouts() {
+        return timeouts.get();
     }
 
     /** Why the executable must not be run now, or empty. */

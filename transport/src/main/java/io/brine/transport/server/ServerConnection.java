@@ -43,6 +43,11 @@ public abstract class ServerConnection {
         this.peer = new ServerPeer(this);
     }
 
+    /** The transport as {@code transport} names it ("zeromq", "tcp"): a metrics label. */
+    protected String transportName() {
+        return "unknown";
+    }
+
     /** The source address of {@code channel} without port, or "unknown". */
     public static String remoteAddressOf(Channel channel) {
         return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null

@@ -24,6 +24,11 @@ final class ServerPeer implements Peer {
     }
 
     @Override
+    public String transportName() {
+        return connection.transportName();
+    }
+
+    @Override
     public String toString() {
         return "Peer[" + connection + "]";
     }

@@ -13,6 +13,11 @@ import io.netty.channel.Channel;
  */
 final class TcpConnection extends ServerConnection {
 
+    @Override
+    protected String transportName() {
+        return "tcp";
+    }
+
     TcpConnection(Channel channel, String remoteAddress, Outbox outbox, AcceptedConnections owner) {
         super(channel, remoteAddress, outbox, owner);
     }

@@ -16,6 +16,11 @@ import java.util.Set;
  */
 final class ZmtpConnection extends ServerConnection {
 
+    @Override
+    protected String transportName() {
+        return "zeromq";
+    }
+
     enum Port { REQUEST, PUBLISH }
 
     /** A subscription message is a command byte and a topic; ours are at most {@code m/} + 253 + {@code /}. */

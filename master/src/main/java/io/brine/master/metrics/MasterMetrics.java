@@ -1,0 +1,219 @@
+package io.brine.master.metrics;
+
+import io.brine.master.events.EventStream;
+import io.brine.store.keys.KeyChange;
+import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.ExecutablePolicy;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Locale;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The master's metrics, in one Prometheus registry: counters the master's parts move through one-line hooks
+ * (auth answers, publications, returns, missing minions), and gauges read at scrape time from the parts that hold
+ * the state (pending keys, sessions by transport, job cache, queues, publish key generation). Hooks cost a counter
+ * increment; nothing here runs on the request path but those.
+ *
+ * <p>Names follow Prometheus' conventions ({@code brine_} prefix, {@code _total} for counters, base units).
+ */
+public final class MasterMetrics {
+
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Timer authLatency;
+    private final Counter publications;
+    private final Counter returns;
+    private final Counter missing;
+    private final EventStream events;
+    /** Reads a scrape's gauges share, taken once before it. */
+    private final List<Runnable> beforeScrape = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** {@code events} hears what the hooks report, for {@code brine events}. */
+    public MasterMetrics(EventStream events) {
+        this.events = events;
+        authLatency = Timer.builder("brine.auth.latency").description("Time to answer one auth request, from the "
+                + "worker picking it up to the reply being handed to the transport").register(registry);
+        publications = Counter.builder("brine.publications").description("Jobs published").register(registry);
+        returns = Counter.builder("brine.returns").description("Job returns stored").register(registry);
+        missing = Counter.builder("brine.missing.minions").description("Minions a publication did not reach "
+                + "(not connected, queue full, connection lost)").register(registry);
+    }
+
+    /** Adds the JVM's memory, GC, threads, classes, CPU and uptime; the daemon calls it, tests need not. */
+    public MasterMetrics withJvm() {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ClassLoaderMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+        return this;
+    }
+
+    public EventStream events() {
+        return events;
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** The Prometheus text exposition of every meter. */
+    public String scrape() {
+        beforeScrape.forEach(Runnable::run);
+        return registry.scrape();
+    }
+
+    // ---- hooks: one call where the thing happens ----
+
+    /**
+     * An auth request answered ({@code outcome}: accepted, pending, ... or refused) by {@code rule}. Only the rule's
+     * kind is a label ({@code autosign_file}, not the file, line and pattern after it), so that labels stay few.
+     */
+    public void authAnswered(String id, String outcome, String rule) {
+        String kind = rule == null || rule.isBlank() ? "none" : rule.strip().split("\\s", 2)[0];
+        Counter.builder("brine.auth.answers").description("Auth requests decided, by outcome and by the kind of "
+                + "rule that decided").tag("outcome", outcome).tag("rule", kind).register(registry).increment();
+        events.emit("brine/auth/" + outcome, List.of(id), Map.of("id", id, "outcome", outcome, "rule",
+                rule == null ? "none" : rule));
+    }
+
+    /** The key store's decision's name as an outcome label. */
+    public static String outcome(KeyDecision decision) {
+        return decision.getClass().getSimpleName().toLowerCase(Locale.ROOT);
+    }
+
+    /** One auth request took {@code nanos} on a worker. */
+    public void authLatency(long nanos) {
+        authLatency.record(Duration.ofNanos(nanos));
+    }
+
+    /** Job {@code jid} was published to {@code minions}. */
+    public void published(String jid, Collection<String> minions) {
+        publications.increment();
+        events.emit("brine/job/" + jid + "/new", minions, Map.of("jid", jid, "minions", List.copyOf(minions)));
+    }
+
+    /** {@code count} minions were not reached by a publication. */
+    public void missing(int count) {
+        if (count > 0) {
+            missing.increment(count);
+        }
+    }
+
+    /** {@code minionId}'s return for job {@code jid} was stored. */
+    public void returned(String jid, String minionId, boolean success, int retcode) {
+        returns.increment();
+        events.emit("brine/job/" + jid + "/ret/" + minionId, List.of(minionId), Map.of("jid", jid, "id", minionId,
+                "success", success, "retcode", retcode));
+    }
+
+    /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
+    public void keyChanged(KeyChange change) {
+        String to = change.to().map(KeyState::dirName).orElse("deleted");
+        Map<String, Object> data = new java.util.LinkedHashMap<>();
+        data.put("id", change.id());
+        data.put("from", change.from().map(KeyState::dirName).orElse("none"));
+        data.put("to", to);
+        events.emit("brine/key/" + to, List.of(change.id()), data);
+    }
+
+    /** The publish key was rotated to {@code generation}. */
+    public void rotated(long generation, String reason) {
+        events.emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));
+    }
+
+    // ---- gauges over the parts that hold the state, read at scrape time ----
+
+    /**
+     * Keys by state, from one listing of the key store per scrape (in memory; the store first catches up with what
+     * other processes changed), so it costs a scrape, not a request.
+     */
+    public void keys(KeyStore keyStore) {
+        KeyCounts counts = new KeyCounts(keyStore);
+        beforeScrape.add(counts::refresh);
+        for (KeyState state : KeyState.values()) {
+            Gauge.builder("brine.keys", counts, c -> c.count(state)).description("Keys in the key store, by state")
+                    .tag("state", state.dirName()).register(registry);
+        }
+    }
+
+    /** Key counts by state, from one listing of the key store, taken by {@link #scrape()} before it reads them. */
+    private static final class KeyCounts {
+        private final KeyStore keyStore;
+        private volatile java.util.Map<KeyState, Integer> counts = java.util.Map.of();
+
+        KeyCounts(KeyStore keyStore) {
+            this.keyStore = keyStore;
+        }
+
+        void refresh() {
+            var listing = keyStore.list();
+            var fresh = new java.util.EnumMap<KeyState, Integer>(KeyState.class);
+            for (KeyState each : KeyState.values()) {
+                fresh.put(each, listing.keys(each).size());
+            }
+            counts = fresh;
+        }
+
+        int count(KeyState state) {
+            return counts.getOrDefault(state, 0);
+        }
+    }
+
+    /** Connected minions, by transport, as {@code sessionTransports} names each session's transport. */
+    public void sessions(Collection<String> transports, Supplier<Collection<String>> sessionTransports) {
+        for (String transport : transports) {
+            Gauge.builder("brine.minions.connected", () -> sessionTransports.get().stream()
+                    .filter(transport::equals).count()).description("Minions with a live session, by transport")
+                    .tag("transport", transport).register(registry);
+        }
+    }
+
+    /** Rotations: the publish key generation, which each rotation moves by one, less the first one. */
+    public <T> void rotations(T keyring, ToDoubleFunction<T> generation) {
+        double first = generation.applyAsDouble(keyring);
+        Gauge.builder("brine.publish.key.generation", keyring, generation).description(
+                "The current publish key generation").register(registry);
+        FunctionCounter.builder("brine.key.rotations", keyring, k -> generation.applyAsDouble(k) - first)
+                .description("Publish key rotations since the master started").register(registry);
+    }
+
+    public <T> void gauge(String name, String description, T holder, ToDoubleFunction<T> value) {
+        Gauge.builder(name, holder, value).description(description).register(registry);
+    }
+
+    public <T> void counter(String name, String description, T holder, ToDoubleFunction<T> value) {
+        FunctionCounter.builder(name, holder, value).description(description).register(registry);
+    }
+
+    /** The autosign_policy executable's runs and timeouts, when one is configured. */
+    public void policies(AcceptancePolicies policies) {
+        policies.all().stream().filter(ExecutablePolicy.class::isInstance).map(ExecutablePolicy.class::cast)
+                .findFirst().ifPresent(executable -> {
+                    counter("brine.policy.executable.runs", "autosign_policy runs", executable,
+                            ExecutablePolicy::runs);
+                    counter("brine.policy.executable.timeouts", "autosign_policy runs killed at the timeout",
+                            executable, ExecutablePolicy::timeouts);
+                });
+    }
+}
