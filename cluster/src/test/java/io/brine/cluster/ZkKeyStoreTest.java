@@ -120,6 +120,8 @@ class ZkKeyStoreTest {
         assertThat(offer(b, "db1", 2)).isInstanceOf(KeyDecision.Pending.class);
         assertThat(offer(b, "db1", 3)).isInstanceOf(KeyDecision.Denied.class);
         assertThat(b.offer("db1", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        // A answers from its own view, which follows B's write by a watch: shared "within a second", not at once.
+        await().until(() -> a.acceptedKey("db1").isPresent());
         assertThat(offer(a, "db1", 2)).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(offer(a, "db1", 4)).isInstanceOf(KeyDecision.Denied.class);
         assertThat(a.offer("bad", key(5), PolicyVerdict.REJECT)).isInstanceOf(KeyDecision.Rejected.class);
