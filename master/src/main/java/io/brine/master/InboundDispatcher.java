@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * the record to a worker pool: auth requests to their own pool, so that auth runs whatever else is busy, session
  * frames to the other. There the handler ({@link AuthService}, {@link SessionService}, {@link PublisherService})
  * takes the record and returns its answer, which the dispatcher sends, after binding the minion to its peer where
- * the answer opens or moves a session. Crypto and disk never run on the transport thread.
+ * the answer opens or moves a session. Crypto and disk never run on the transport thread. A frame the codec cannot
+ * decode ends its sender's connection.
  */
 public final class InboundDispatcher implements ServerTransport.InboundHandler, AutoCloseable {
 
@@ -109,7 +110,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
+            // A peer that sends what no brine peer sends loses its connection, and with it its place in the caps.
             drop(from, malformed.reason());
+            transport.disconnect(from);
             return;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;

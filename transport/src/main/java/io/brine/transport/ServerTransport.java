@@ -46,6 +46,13 @@ public interface ServerTransport extends AutoCloseable {
      */
     void bind(String minionId, Peer peer);
 
+    /**
+     * {@code peer} sent a frame the master could not decode: close its connection, where the transport has one per
+     * peer, so that a malformed frame costs its sender the connection (and its place in the connection caps).
+     */
+    default void disconnect(Peer peer) {
+    }
+
     /** The minion was removed: drop its route, close its connection where there is one. */
     void unbind(String minionId);
 

@@ -37,7 +37,9 @@ import org.slf4j.LoggerFactory;
  * delivers no whole frame within {@link TcpServerOptions#unauthenticatedTimeout()} is closed (half-open
  * connections, slowloris peers); a bound one after {@link TcpServerOptions#idleTimeout()}. Connections over
  * {@link TcpServerOptions#maxConnections()}, or over {@link TcpServerOptions#maxUnauthenticatedConnections()}
- * without a bound minion, are closed as they are accepted.
+ * without a bound minion, or over {@link TcpServerOptions#maxUnauthenticatedPerSource()} of those from one source
+ * address, are closed as they are accepted. The master {@link #disconnect disconnects} a peer whose frame it could
+ * not decode.
  *
  * <p><b>Inbound.</b> Frames are handed to the {@link InboundHandler} on the connection's event loop, which must
  * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes.
@@ -212,6 +214,12 @@ public final class TcpServerTransport implements ServerTransport {
             LOG.debug("Minion {} ({}): unbound; closing its connection", minionId, connection.remoteAddress());
             connection.channel().close();
         }
+    }
+
+    /** Closes {@code peer}'s connection: it sent a frame the master could not decode. */
+    @Override
+    public void disconnect(Peer peer) {
+        connectionOf(peer).channel().close();
     }
 
     /** Closes every connection and the listening socket, then the event loops if they are this transport's. */

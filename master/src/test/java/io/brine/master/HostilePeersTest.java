@@ -1,0 +1,143 @@
+package io.brine.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.tcp.TcpServerOptions;
+import io.brine.transport.tcp.TcpServerTransport;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A hostile peer written against a real master over real TCP sockets (issue 13): what it sends costs it its
+ * connection, its share of the budgets, and never another minion's service.
+ */
+class HostilePeersTest {
+
+    static final int MINION_KEY = 1;
+    static final Duration ANSWER = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+    WiredMaster master;
+    final List<Socket> sockets = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws IOException {
+        for (Socket socket : sockets) {
+            socket.close();
+        }
+        if (master != null) {
+            master.close();
+        }
+    }
+
+    void start(TcpServerOptions options) throws Exception {
+        start(options, UnaryOperator.identity());
+    }
+
+    void start(TcpServerOptions options, UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        master = WiredMaster.start(dir,
+                config -> customize.apply(config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
+                        .build())),
+                undelivered -> new TcpServerTransport("127.0.0.1", 0, options, null, null, undelivered));
+    }
+
+    @Test
+    void aMalformedFrameEndsItsConnection() throws Exception {
+        start(TcpServerOptions.defaults());
+        // Issue 13: one byte every 25 s kept a connection alive for good.
+        Socket hostile = connect("127.0.0.1");
+        frame(hostile, new byte[] {0x42});
+        assertThat(closedWithin(hostile, ANSWER)).isTrue();
+    }
+
+    @Test
+    void oneSourceCannotTakeTheWholeUnauthenticatedBudget() throws Exception {
+        start(TcpServerOptions.defaults().withConnectionLimits(100, 8, 4));
+        // 127.0.0.2 is loopback too: another source address on the same host.
+        TcpServerTransport transport = (TcpServerTransport) master.master().transport();
+        List<Socket> held = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            held.add(connect("127.0.0.2"));
+            int open = i + 1;
+            await().until(() -> transport.connectionCount() == open);
+        }
+        // The rest are closed as they arrive.
+        for (int i = 4; i < 8; i++) {
+            assertThat(closedWithin(connect("127.0.0.2"), ANSWER)).as("connection %d", i).isTrue();
+        }
+        assertThat(closedWithin(held.get(0), Duration.ofMillis(100))).isFalse();
+        // A minion from another address still connects and is accepted.
+        try (TcpClientChannel minion = master.connect()) {
+            byte[] nonce = WiredMaster.nonce();
+            minion.send(WiredMaster.authRequest("web1", MINION_KEY, nonce));
+            AuthReply reply = reply(minion.receive(ANSWER));
+            assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+            assertThat(reply.nonce()).isEqualTo(nonce);
+        }
+    }
+
+    // ---- a raw peer ----
+
+    Socket connect(String from) throws IOException {
+        Socket socket = new Socket();
+        sockets.add(socket);
+        socket.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
+        socket.connect(new InetSocketAddress("127.0.0.1", master.port()), 10_000);
+        return socket;
+    }
+
+    static void frame(Socket socket, byte[] frame) throws IOException {
+        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        out.writeInt(frame.length);
+        out.write(frame);
+        out.flush();
+    }
+
+    /** True when the master closes the connection within {@code within}; bytes it sent meanwhile are skipped. */
+    static boolean closedWithin(Socket socket, Duration within) throws IOException {
+        long deadline = System.nanoTime() + within.toNanos();
+        InputStream in = socket.getInputStream();
+        byte[] skip = new byte[8192];
+        while (System.nanoTime() < deadline) {
+            socket.setSoTimeout((int) Math.max(1, Math.min(200, (deadline - System.nanoTime()) / 1_000_000)));
+            try {
+                if (in.read(skip) < 0) {
+                    return true;
+                }
+            } catch (SocketTimeoutException e) {
+                // still open
+            } catch (SocketException e) {
+                return true; // reset
+            }
+        }
+        return false;
+    }
+
+    static AuthReply reply(byte[] frame) {
+        assertThat(frame).as("an answer").isNotNull();
+        return (AuthReply) ((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message();
+    }
+}
