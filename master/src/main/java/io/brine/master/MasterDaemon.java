@@ -148,7 +148,7 @@ public final class MasterDaemon implements AutoCloseable {
             SaltService salt = saltKeys == null ? null
                     : new SaltService(keyStore, policies, saltKeys, new AuditedAuth(audit), grains, active, clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, salt, config.workerThreads(), clock);
+                    publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),

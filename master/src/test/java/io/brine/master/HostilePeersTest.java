@@ -9,6 +9,15 @@ import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.master.client.BrineClient;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.Message;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
@@ -24,6 +33,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -97,6 +109,103 @@ class HostilePeersTest {
             assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
             assertThat(reply.nonce()).isEqualTo(nonce);
         }
+    }
+
+    @Test
+    void aMinionFloodingNearEightMibReturnsIsHeldToTheInflightBoundAndAnotherIsServed() throws Exception {
+        long perConnection = 12L * 1024 * 1024;
+        start(TcpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
+                config -> config.maxReturnBytes(MasterConfig.MAX_RETURN_BYTES));
+        TcpServerTransport transport = (TcpServerTransport) master.master().transport();
+        try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
+            MinionEnd flood = accepted(floodChannel, "flood");
+            MinionEnd other = accepted(otherChannel, "other");
+            // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
+            // so the flood costs the master far more than the flooder.
+            byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
+                    "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
+            int returns = 16;
+            AtomicInteger sent = new AtomicInteger();
+            Thread flooder = new Thread(() -> {
+                try {
+                    for (int i = 0; i < returns; i++) {
+                        floodChannel.send(frame);
+                        sent.incrementAndGet();
+                    }
+                } catch (Exception e) {
+                    // the test fails on the count below
+                }
+            }, "flooder");
+            flooder.setDaemon(true);
+            flooder.start();
+            // While it floods, the other minion is served.
+            for (int i = 0; i < 5; i++) {
+                other.send(new SessionMessage.Heartbeat(other.generation()));
+                assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            }
+            flooder.join(Duration.ofSeconds(120).toMillis());
+            assertThat(sent.get()).isEqualTo(returns);
+            other.send(new SessionMessage.Heartbeat(other.generation()));
+            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            await().until(() -> transport.inflightBytes() == 0);
+            // One connection over its bound is read no further: what had been read already is all that can be over.
+            assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
+        }
+    }
+
+    @Test
+    void aReturnOverMaxReturnBytesIsRefusedWithItsReasonAndAcknowledged() throws Exception {
+        start(TcpServerOptions.defaults(), config -> config.maxReturnBytes(4096));
+        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+            MinionEnd minion = accepted(channel, "web1");
+            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+                    Map.of(), 30));
+            assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
+            minion.send(new SessionMessage.Return(job.jid(), "test.ping", "y".repeat(8192), 0, true, 1));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            await().until(() -> !master.master().jobs().cache().returns(job.jid()).isEmpty());
+            StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
+            assertThat(stored.success()).isFalse();
+            assertThat(stored.returnValue()).asString().contains("over max_return_bytes (4096)");
+        }
+    }
+
+    // ---- a minion's side of one session ----
+
+    record MinionEnd(TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
+            AtomicLong counter) {
+
+        void send(SessionMessage message) throws Exception {
+            channel.send(seal(message));
+        }
+
+        byte[] seal(SessionMessage message) {
+            return Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
+                    counter.incrementAndGet(), message));
+        }
+
+        /** The next session message, skipping publications. */
+        SessionMessage receive() throws Exception {
+            while (true) {
+                byte[] frame = channel.receive(ANSWER);
+                assertThat(frame).as("an answer").isNotNull();
+                Message message = ((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message();
+                if (message instanceof SessionFrame sealed) {
+                    return Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+                }
+            }
+        }
+    }
+
+    static MinionEnd accepted(TcpClientChannel channel, String id) throws Exception {
+        byte[] nonce = WiredMaster.nonce();
+        channel.send(WiredMaster.authRequest(id, MINION_KEY, nonce));
+        AuthReply reply = reply(channel.receive(ANSWER));
+        assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(MINION_KEY).getPrivate(),
+                reply.session().wrappedRequestKey()));
+        return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
+                new AtomicLong());
     }
 
     // ---- a raw peer ----

@@ -125,6 +125,12 @@ public final class CompositeServerTransport implements ServerTransport {
     }
 
     @Override
+    public void handled(Peer peer, int bytes) {
+        RoutedPeer routed = routed(peer);
+        routed.transport().handled(routed.peer(), bytes);
+    }
+
+    @Override
     public void disconnect(Peer peer) {
         RoutedPeer routed = routed(peer);
         routed.transport().disconnect(routed.peer());

@@ -118,13 +118,22 @@ public final class ActiveJobs implements UndeliveredListener {
      * then {@code ack} runs and the minion stops resending, and the job's watchers hear it. Called on worker threads.
      */
     public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack) {
+        onReturn(minionId, ret, ack, () -> { });
+    }
+
+    /** As {@link #onReturn(String, SessionMessage.Return, Runnable)}; {@code done} runs once, when it is dealt with. */
+    public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack, Runnable done) {
         Set<String> targeted = targetedBy(ret.jid());
         if (targeted == null || !targeted.contains(minionId)) {
-            LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
-            audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
-                    .reason("return for job " + ret.jid() + " that did not target this minion").build());
-            // Acknowledge anyway: resending would not make it acceptable.
-            ack.run();
+            try {
+                LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
+                audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
+                        .reason("return for job " + ret.jid() + " that did not target this minion").build());
+                // Acknowledge anyway: resending would not make it acceptable.
+                ack.run();
+            } finally {
+                done.run();
+            }
             return;
         }
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
@@ -137,8 +146,9 @@ public final class ActiveJobs implements UndeliveredListener {
                         ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs());
                 job.watchers().forEach(watcher -> watcher.accept(event));
             }
-        });
+        }, done);
         if (!queued) {
+            done.run();
             LOG.warn("Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
                     minionId, ret.jid());
         }
