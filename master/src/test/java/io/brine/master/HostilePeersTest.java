@@ -30,7 +30,11 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -167,6 +171,84 @@ class HostilePeersTest {
             StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
             assertThat(stored.success()).isFalse();
             assertThat(stored.returnValue()).asString().contains("over max_return_bytes (4096)");
+        }
+    }
+
+    @Test
+    void aRefusedFutureDatedRequestReplayedOnceItsTimeHasComeDoesNotTakeTheSession() throws Exception {
+        MovableClock clock = new MovableClock();
+        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
+                .autoAccept(true).build()), undelivered -> new TcpServerTransport("127.0.0.1", 0,
+                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        // Issue 13, item 6: dated 6 minutes ahead, refused for the skew...
+        byte[] ahead = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
+                clock.millis() + Duration.ofMinutes(6).toMillis());
+        try (TcpClientChannel minion = master.connect()) {
+            minion.send(ahead);
+            assertThat(reply(minion.receive(ANSWER)).status()).isEqualTo(AuthStatus.REFUSED);
+            // ...then the minion opens its session...
+            accepted(minion, "web1");
+        }
+        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        // ...and 63 s later, when its date would pass, the captured request is replayed from elsewhere.
+        clock.advance(Duration.ofSeconds(63));
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(ahead);
+            // Nothing comes for it: the next answer is to the next request.
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce, clock.millis()));
+            assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
+        }
+        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+                .isEqualTo(sessionId);
+    }
+
+    @Test
+    void aRequestOlderThanTheOneThatOpenedTheSessionDoesNotReplaceIt() throws Exception {
+        start(TcpServerOptions.defaults());
+        // Signed by the minion a second ago, held back by someone on the path, never seen by the master.
+        byte[] held = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
+                System.currentTimeMillis() - 1000);
+        try (TcpClientChannel minion = master.connect()) {
+            accepted(minion, "web1");
+        }
+        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(held);
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce));
+            assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
+        }
+        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+                .isEqualTo(sessionId);
+    }
+
+    /** The system clock, moved forward by the test. */
+    static final class MovableClock extends Clock {
+        private final AtomicLong offsetMs = new AtomicLong();
+
+        void advance(Duration by) {
+            offsetMs.addAndGet(by.toMillis());
+        }
+
+        @Override
+        public long millis() {
+            return System.currentTimeMillis() + offsetMs.get();
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis());
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
         }
     }
 
