@@ -29,6 +29,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -221,6 +222,28 @@ class HostilePeersTest {
         }
         assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
                 .isEqualTo(sessionId);
+    }
+
+    @Test
+    void theFirstReturnOfAMinionToAJobWinsAndLaterOnesAreAcknowledgedAndCounted() throws Exception {
+        start(TcpServerOptions.defaults());
+        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+            MinionEnd minion = accepted(channel, "web1");
+            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+                    Map.of(), 30));
+            assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
+            for (String value : List.of("first", "second", "first")) {
+                minion.send(new SessionMessage.Return(job.jid(), "test.ping", value, 0, true, 1));
+                assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            }
+            Path returnsFile;
+            try (var files = Files.walk(dir)) {
+                returnsFile = files.filter(file -> file.getFileName().toString().equals("returns.jsonl"))
+                        .findFirst().orElseThrow();
+            }
+            assertThat(Files.readAllLines(returnsFile)).hasSize(1).first().asString().contains("\"first\"");
+            assertThat(master.master().jobs().active().duplicateReturns()).isEqualTo(2);
+        }
     }
 
     /** The system clock, moved forward by the test. */

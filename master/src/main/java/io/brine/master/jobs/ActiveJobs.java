@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,11 +33,12 @@ public final class ActiveJobs implements UndeliveredListener {
     static final int MAX_ACTIVE = 100_000;
     static final Duration ACTIVE_FOR = Duration.ofHours(1);
 
-    private record ActiveJob(Set<String> minions, Set<String> unreachable,
+    private record ActiveJob(Set<String> minions, Set<String> unreachable, Set<String> returned,
             List<Consumer<SessionMessage.ReturnEvent>> watchers) {
     }
 
     private final JobCache cache;
+    private final AtomicLong duplicateReturns = new AtomicLong();
     private final AuditLog audit;
     private final Clock clock;
     private final Cache<String, ActiveJob> active = Caffeine.newBuilder().maximumSize(MAX_ACTIVE)
@@ -60,7 +62,7 @@ public final class ActiveJobs implements UndeliveredListener {
     public void begin(String jid, Collection<String> minions, byte[] frame,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         ActiveJob job = new ActiveJob(Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
-                new CopyOnWriteArrayList<>());
+                ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
         if (watcher != null) {
             job.watchers().add(watcher);
         }
@@ -136,6 +138,17 @@ public final class ActiveJobs implements UndeliveredListener {
             }
             return;
         }
+        if (!firstReturn(ret.jid(), minionId)) {
+            // First one wins (PROTOCOL.md 8.6): a resent or conflicting return is acknowledged, counted, not stored.
+            duplicateReturns.incrementAndGet();
+            LOG.debug("Minion {}: job {}: a further return dropped; the first one stands", minionId, ret.jid());
+            try {
+                ack.run();
+            } finally {
+                done.run();
+            }
+            return;
+        }
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
@@ -148,9 +161,31 @@ public final class ActiveJobs implements UndeliveredListener {
             }
         }, done);
         if (!queued) {
+            forgetReturn(ret.jid(), minionId); // not stored: the resend must count
             done.run();
             LOG.warn("Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
                     minionId, ret.jid());
+        }
+    }
+
+    /** Returns for a job from a minion that came after its first, acknowledged and not stored. */
+    public long duplicateReturns() {
+        return duplicateReturns.get();
+    }
+
+    /** True for the first return of {@code minionId} to {@code jid}; an older job's are looked up in the cache. */
+    private boolean firstReturn(String jid, String minionId) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            return job.returned().add(minionId);
+        }
+        return cache.returns(jid).stream().noneMatch(stored -> stored.id().equals(minionId));
+    }
+
+    private void forgetReturn(String jid, String minionId) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            job.returned().remove(minionId);
         }
     }
 
