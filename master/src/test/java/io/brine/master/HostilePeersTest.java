@@ -11,6 +11,10 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
+import io.brine.master.publish.PublisherService;
+import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.Suite;
+import java.security.KeyPair;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.SessionKey;
@@ -243,6 +247,24 @@ class HostilePeersTest {
             }
             assertThat(Files.readAllLines(returnsFile)).hasSize(1).first().asString().contains("\"first\"");
             assertThat(master.master().jobs().active().duplicateReturns()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void anUnknownPublisherAndAKnownOneWithAnotherKeyHearTheSameRefusal() throws Exception {
+        start(TcpServerOptions.defaults());
+        try (TcpClientChannel channel = master.connect()) {
+            List<String> reasons = new ArrayList<>();
+            for (String name : List.of("intruder", PublisherService.ROOT)) {
+                KeyPair key = TestKeys.pair(MINION_KEY);
+                byte[] nonce = WiredMaster.nonce();
+                channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name,
+                        key.getPublic().getEncoded(), nonce, System.currentTimeMillis()), key.getPrivate()));
+                AuthReply reply = reply(channel.receive(ANSWER));
+                assertThat(reply.status()).isEqualTo(AuthStatus.REJECTED);
+                reasons.add(reply.reason());
+            }
+            assertThat(reasons.get(0)).isEqualTo(reasons.get(1)).doesNotContain("intruder");
         }
     }
 
