@@ -56,6 +56,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
     static final int AUTH_QUEUE = 8192;
     static final int SESSION_QUEUE = 65536;
+    static final java.time.Duration DROP_LOG_INTERVAL = java.time.Duration.ofMinutes(1);
 
     private final ServerTransport transport;
     private final SourceRateLimiter unauthenticated;
@@ -71,6 +72,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
     private final SaltService salt;
     private final AtomicLong refusedReturns = new AtomicLong();
+    /** Dropped frames, at WARN: one line per reason and source a minute. */
+    private final DropLog drops;
     private final long maxReturnBytes;
 
     /**
@@ -92,6 +95,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             SaltService salt, int workerThreads, long maxReturnBytes, Clock clock) {
         this.salt = salt;
         this.maxReturnBytes = maxReturnBytes;
+        this.drops = new DropLog(LOG, DROP_LOG_INTERVAL, clock);
         this.transport = transport;
         this.unauthenticated = unauthenticated;
         this.auth = auth;
@@ -276,14 +280,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             });
             return true;
         } catch (RejectedExecutionException e) {
-            droppedFrames.incrementAndGet();
+            drop(inflight.from, "the master's work queue is full");
             return false;
         }
     }
 
     private void drop(Peer from, String reason) {
         droppedFrames.incrementAndGet();
-        LOG.debug("Frame from {} dropped: {}", from.remoteAddress(), reason);
+        drops.dropped(from.remoteAddress(), reason);
     }
 
     private void bug(String what) {
@@ -360,8 +364,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             refusedReturns.incrementAndGet();
             String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
                     + maxReturnBytes + ")";
-            LOG.warn("Minion {} ({}): job {}: {}", session.minionId(), inflight.from.remoteAddress(), ret.jid(),
-                    reason);
+            drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
+                    + " max_return_bytes (" + maxReturnBytes + ")");
             jobs.onReturn(session.minionId(), new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false,
                     ret.durationMs()), ack, inflight.defer());
             return;

@@ -268,6 +268,35 @@ class HostilePeersTest {
         }
     }
 
+    @Test
+    void aFloodOfMalformedFramesIsOneWarnLineWithItsSourceNotOnePerFrame() throws Exception {
+        start(TcpServerOptions.defaults());
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                InboundDispatcher.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try {
+            int frames = 30;
+            for (int i = 0; i < frames; i++) {
+                Socket hostile = connect("127.0.0.1");
+                frame(hostile, new byte[] {0x42});
+                assertThat(closedWithin(hostile, ANSWER)).isTrue();
+            }
+            await().until(() -> master.master().droppedFrames() >= frames);
+            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .singleElement().extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .asString().startsWith("Frames from 127.0.0.1 dropped: ");
+        } finally {
+            logger.detachAppender(appender);
+        }
+        // What an attacker sent is escaped and cut short.
+        String logged = DropLog.printable("id\nFAKE LOG LINE\u001b[31m" + "x".repeat(1000));
+        assertThat(logged).doesNotContain("\n").doesNotContain("\u001b").hasSizeLessThanOrEqualTo(
+                DropLog.MAX_TEXT + 3);
+    }
+
     /** The system clock, moved forward by the test. */
     static final class MovableClock extends Clock {
         private final AtomicLong offsetMs = new AtomicLong();
