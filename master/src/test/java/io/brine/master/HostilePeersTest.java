@@ -128,7 +128,7 @@ class HostilePeersTest {
         TcpServerTransport transport = (TcpServerTransport) master.master().transport();
         try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
             MinionEnd flood = accepted(floodChannel, "flood");
-            MinionEnd other = accepted(otherChannel, "other");
+            MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
             // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
             // so the flood costs the master far more than the flooder.
             byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
@@ -354,11 +354,16 @@ class HostilePeersTest {
     }
 
     static MinionEnd accepted(TcpClientChannel channel, String id) throws Exception {
+        return accepted(channel, id, MINION_KEY);
+    }
+
+    /** Each minion its own key: one key offered under two ids is not accepted twice. */
+    static MinionEnd accepted(TcpClientChannel channel, String id, int keyNumber) throws Exception {
         byte[] nonce = WiredMaster.nonce();
-        channel.send(WiredMaster.authRequest(id, MINION_KEY, nonce));
+        channel.send(WiredMaster.authRequest(id, keyNumber, nonce));
         AuthReply reply = reply(channel.receive(ANSWER));
         assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
-        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(MINION_KEY).getPrivate(),
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(keyNumber).getPrivate(),
                 reply.session().wrappedRequestKey()));
         return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
                 new AtomicLong());
