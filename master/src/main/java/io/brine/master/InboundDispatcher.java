@@ -31,10 +31,14 @@ import io.brine.transport.ServerTransport;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,13 +49,15 @@ import org.slf4j.LoggerFactory;
  * the record to a worker pool: auth requests to their own pool, so that auth runs whatever else is busy, session
  * frames to the other. There the handler ({@link AuthService}, {@link SessionService}, {@link PublisherService})
  * takes the record and returns its answer, which the dispatcher sends, after binding the minion to its peer where
- * the answer opens or moves a session. Crypto and disk never run on the transport thread.
+ * the answer opens or moves a session. Crypto and disk never run on the transport thread. A frame the codec cannot
+ * decode ends its sender's connection.
  */
 public final class InboundDispatcher implements ServerTransport.InboundHandler, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
     static final int AUTH_QUEUE = 8192;
     static final int SESSION_QUEUE = 65536;
+    static final java.time.Duration DROP_LOG_INTERVAL = java.time.Duration.ofMinutes(1);
 
     private final ServerTransport transport;
     private final SourceRateLimiter unauthenticated;
@@ -67,24 +73,31 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final MasterMetrics metrics;
     /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
     private final SaltService salt;
+    private final AtomicLong refusedReturns = new AtomicLong();
+    /** Dropped frames, at WARN: one line per reason and source a minute. */
+    private final DropLog drops;
+    private final long maxReturnBytes;
 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
      *     authenticated: auth requests, and answers to frames of unknown sessions
      * @param workerThreads the threads of each of the two pools
+     * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            int workerThreads, Clock clock, MasterMetrics metrics) {
-        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, clock,
-                metrics);
+            int workerThreads, long maxReturnBytes, Clock clock, MasterMetrics metrics) {
+        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, maxReturnBytes,
+                clock, metrics);
     }
 
     /** @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
             SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            SaltService salt, int workerThreads, Clock clock, MasterMetrics metrics) {
+            SaltService salt, int workerThreads, long maxReturnBytes, Clock clock, MasterMetrics metrics) {
         this.salt = salt;
+        this.maxReturnBytes = maxReturnBytes;
+        this.drops = new DropLog(LOG, DROP_LOG_INTERVAL, clock);
         this.transport = transport;
         this.unauthenticated = unauthenticated;
         this.auth = auth;
@@ -113,35 +126,60 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         return sessionPool.getQueue().size();
     }
 
+    /** Returns refused for being over {@code max_return_bytes}. */
+    public long refusedReturns() {
+        return refusedReturns.get();
+    }
+
     // ---- on the transport thread: decode, bound, hand off; never verify, decrypt or touch the disk here ----
 
     @Override
     public void onFrame(Peer from, byte[] frame) {
         if (salt != null && isSaltPayload(frame)) {
+            // Salt requests are not counted in flight: the transport hears at once that the frame is handled.
             onSaltPayload(from, frame);
+            transport.handled(from, frame.length);
             return;
         }
+        // The transport counts the frame in flight until it hears handled(): from the pool's task when one took
+        // the frame, at once otherwise.
+        if (!dispatch(from, frame)) {
+            transport.handled(from, frame.length);
+        }
+    }
+
+    /** True when a worker took the frame (and will tell the transport it is handled). */
+    private boolean dispatch(Peer from, byte[] frame) {
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
+            // A peer that sends what no brine peer sends loses its connection, and with it its place in the caps.
             drop(from, malformed.reason());
-            return;
+            transport.disconnect(from);
+            return false;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;
         Message message = ok.message();
+        int size = frame.length;
         // A switch expression, so that javac insists every type is named (Java 17 cannot switch over the sealed
         // Message itself); the codec guarantees each type comes with its record.
-        Runnable route = switch (message.type()) {
-            case AUTH_REQUEST -> () -> unauthenticated(from, () -> onAuth(from,
+        BooleanSupplier route = switch (message.type()) {
+            case AUTH_REQUEST -> () -> unauthenticated(from, size, () -> onAuth(from,
                     new Signed<>((AuthRequest) message, ok)));
-            case CLIENT_AUTH -> () -> unauthenticated(from, () -> onClientAuth(from,
+            case CLIENT_AUTH -> () -> unauthenticated(from, size, () -> onClientAuth(from,
                     new Signed<>((ClientAuth) message, ok)));
-            case SESSION -> () -> submit(sessionPool, () -> onSession(from, (SessionFrame) message));
-            case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> drop(from, message.type() + " is the master's to send");
+            case SESSION -> () -> submit(sessionPool, new InFlight(from, size), inflight -> onSession(from,
+                    (SessionFrame) message, inflight));
+            case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> {
+                drop(from, message.type() + " is the master's to send");
+                return false;
+            };
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
-                () -> bug("the codec decoded the sealed type " + message.type() + " as a frame");
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> {
+                bug("the codec decoded the sealed type " + message.type() + " as a frame");
+                return false;
+            };
         };
-        route.run();
+        return route.getAsBoolean();
     }
 
     /**
@@ -168,9 +206,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             return;
         }
         if (request instanceof SaltRequest.Encrypted) {
-            submit(sessionPool, () -> salt.handle(request, path));
+            submit(sessionPool, from, 0, () -> salt.handle(request, path));
         } else {
-            unauthenticated(from, () -> salt.handle(request, path));
+            unauthenticated(from, 0, () -> salt.handle(request, path));
         }
     }
 
@@ -198,31 +236,71 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * Only auth requests are handled before their sender is authenticated (DESIGN §4.1); each answer costs a
      * private-key operation, so they are rate-limited per source before they queue.
      */
-    private void unauthenticated(Peer from, Runnable task) {
+    private boolean unauthenticated(Peer from, int size, Runnable task) {
         if (!unauthenticated.tryAcquire(from.remoteAddress())) {
             drop(from, "auth over the rate limit");
-            return;
+            return false;
         }
-        submit(authPool, task);
+        return submit(authPool, from, size, task);
     }
 
-    private void submit(ThreadPoolExecutor pool, Runnable task) {
-        if (pool.getQueue().remainingCapacity() == 0) {
-            droppedFrames.incrementAndGet();
-            return;
+    /**
+     * A frame a worker took: the transport hears it is handled when its task ends, or, for a return, when the job
+     * cache is done with it (its bytes are held until then).
+     */
+    private final class InFlight {
+        private final Peer from;
+        private final int size;
+        private final AtomicBoolean released = new AtomicBoolean();
+        private volatile boolean deferred;
+
+        InFlight(Peer from, int size) {
+            this.from = from;
+            this.size = size;
         }
-        pool.execute(() -> {
-            try {
-                task.run();
-            } catch (RuntimeException e) {
-                LOG.error("Bug: unexpected failure handling a frame", e);
+
+        /** The task hands the release on (to {@link #release}'s caller, later). */
+        Runnable defer() {
+            deferred = true;
+            return this::release;
+        }
+
+        void release() {
+            if (released.compareAndSet(false, true)) {
+                transport.handled(from, size);
             }
-        });
+        }
+    }
+
+    private boolean submit(ThreadPoolExecutor pool, Peer from, int size, Runnable task) {
+        return submit(pool, new InFlight(from, size), inflight -> task.run());
+    }
+
+    /** Queues {@code task}; true when queued, and then the transport hears the frame is handled as it ends. */
+    private boolean submit(ThreadPoolExecutor pool, InFlight inflight, Consumer<InFlight> task) {
+        try {
+            pool.execute(() -> {
+                try {
+                    task.accept(inflight);
+                } catch (RuntimeException e) {
+                    LOG.error("Bug: unexpected failure handling a frame", e);
+                    inflight.release();
+                } finally {
+                    if (!inflight.deferred) {
+                        inflight.release();
+                    }
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            drop(inflight.from, "the master's work queue is full");
+            return false;
+        }
     }
 
     private void drop(Peer from, String reason) {
         droppedFrames.incrementAndGet();
-        LOG.debug("Frame from {} dropped: {}", from.remoteAddress(), reason);
+        drops.dropped(from.remoteAddress(), reason);
     }
 
     private void bug(String what) {
@@ -246,7 +324,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         publishers.authenticate(from, request).ifPresent(reply -> transport.send(from, reply));
     }
 
-    private void onSession(Peer from, SessionFrame sealed) {
+    private void onSession(Peer from, SessionFrame sealed, InFlight inflight) {
         Optional<SessionService.Opened> opened = sessions.open(from, sealed);
         if (opened.isEmpty()) {
             return;
@@ -268,7 +346,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 transport.bind(minion.minionId(), from); // it reconnected: route its publications here first
             }
             minion.seen(from, clock.millis());
-            onMinionMessage(minion, authentic.message());
+            onMinionMessage(minion, authentic.message(), inflight);
         } else if (session instanceof PublisherSession publisher) {
             publisher.seen(from);
             onPublisherMessage(publisher, authentic.message());
@@ -276,16 +354,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     }
 
     /** What a minion's session may carry (PROTOCOL.md 8.4): the minion is the one its session names. */
-    private void onMinionMessage(MinionSession session, SessionMessage message) {
+    private void onMinionMessage(MinionSession session, SessionMessage message, InFlight inflight) {
         Runnable route = switch (message.type()) {
             case HEARTBEAT -> () -> answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
             case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
-            case RETURN -> () -> {
-                SessionMessage.Return ret = (SessionMessage.Return) message;
-                jobs.onReturn(session.minionId(), ret, () -> send(session, new SessionMessage.Ack(
-                        List.of(ret.jid()))));
-            };
+            case RETURN -> () -> onReturn(session, (SessionMessage.Return) message, inflight);
             case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
                     JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> LOG.debug("{}: {} is not a minion's message; dropped",
                             session,
@@ -294,6 +368,25 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
         };
         route.run();
+    }
+
+    /**
+     * A minion's return: refused (acknowledged, so not resent, and stored as a refusal with its reason) when its
+     * frame is over {@code max_return_bytes}; held in flight until the job cache is done with it.
+     */
+    private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
+        Runnable ack = () -> send(session, new SessionMessage.Ack(List.of(ret.jid())));
+        if (inflight.size > maxReturnBytes) {
+            refusedReturns.incrementAndGet();
+            String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
+                    + maxReturnBytes + ")";
+            drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
+                    + " max_return_bytes (" + maxReturnBytes + ")");
+            jobs.onReturn(session.minionId(), new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false,
+                    ret.durationMs()), ack, inflight.defer());
+            return;
+        }
+        jobs.onReturn(session.minionId(), ret, ack, inflight.defer());
     }
 
     /** What a publisher's session may carry (PROTOCOL.md 8.7). */
@@ -339,6 +432,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     private static ThreadPoolExecutor pool(String name, int threads, int queue) {
         return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue),
-                Master.daemonThreads(name), new ThreadPoolExecutor.DiscardPolicy());
+                Master.daemonThreads(name), new ThreadPoolExecutor.AbortPolicy());
     }
 }

@@ -161,7 +161,8 @@ public final class MasterDaemon implements AutoCloseable {
                     : new SaltService(keyStore, policies, saltKeys,
                             new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active, clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
-                    publishers, active, grains, salt, config.workerThreads(), clock, metrics);
+                    publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
+                    metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher, metrics), audit, config.publishSession(), clock,
                     cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),

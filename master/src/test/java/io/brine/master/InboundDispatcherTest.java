@@ -1,6 +1,7 @@
 package io.brine.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
@@ -20,6 +21,7 @@ import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -118,7 +120,7 @@ class InboundDispatcherTest {
     }
 
     @Test
-    void anAuthRequestOverSixtyFourKibIsDroppedUnanswered() throws Exception {
+    void anAuthRequestOverSixtyFourKibIsDroppedUnansweredAndEndsItsConnection() throws Exception {
         // No encoder makes one: a real request with bytes after it, which the codec refuses on its length alone.
         byte[] request = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce());
         byte[] big = Arrays.copyOf(request, FrameLimits.MAX_UNAUTHENTICATED + 1);
@@ -126,7 +128,10 @@ class InboundDispatcherTest {
             long dropped = master.master().droppedFrames();
             channel.send(big);
             await().until(() -> master.master().droppedFrames() > dropped);
-            // The connection still serves, and the next answer is to the next request.
+            assertThatThrownBy(() -> channel.receive(ANSWER)).isInstanceOf(IOException.class);
+        }
+        // The master still serves, and the next answer is to the next request.
+        try (TcpClientChannel channel = master.connect()) {
             byte[] nonce = WiredMaster.nonce();
             channel.send(WiredMaster.authRequest("web1", MINION_KEY, nonce));
             AuthReply reply = reply(channel.receive(ANSWER));

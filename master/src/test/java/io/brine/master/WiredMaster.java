@@ -59,14 +59,25 @@ public final class WiredMaster implements AutoCloseable {
         return start(config(dir, customize), transports);
     }
 
+    /** As {@link #start(Path, UnaryOperator, MasterDaemon.Transports)}, on {@code clock}. */
+    static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize,
+            MasterDaemon.Transports transports, Clock clock) throws Exception {
+        return start(config(dir, customize), transports, clock);
+    }
+
     private static WiredMaster start(MasterConfig config, MasterDaemon.Transports transports) throws Exception {
+        return start(config, transports, Clock.systemUTC());
+    }
+
+    private static WiredMaster start(MasterConfig config, MasterDaemon.Transports transports, Clock clock)
+            throws Exception {
         AtomicFiles.ensureDirectory(config.pkiDir());
         AtomicFiles.ensureDirectory(config.cachedir());
         AtomicFiles.write(config.pkiDir().resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
                 AtomicFiles.OWNER_READ);
         AtomicFiles.write(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
                 Pem.bytes(TestKeys.privatePem(ROOT_KEY)), AtomicFiles.OWNER_READ);
-        return new WiredMaster(config, MasterDaemon.start(config, Clock.systemUTC(), transports));
+        return new WiredMaster(config, MasterDaemon.start(config, clock, transports));
     }
 
     private static MasterConfig config(Path dir, UnaryOperator<MasterConfig.Builder> customize) {

@@ -157,11 +157,11 @@ class PublishIT {
     void anUnregisteredPublisherIsRefused() {
         assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "intruder",
                 TestKeys.pair(201), (java.security.interfaces.RSAPublicKey) fleet.master.keyStore().masterKeyPair()
-                        .getPublic(), WAIT)).hasMessageContaining("unknown publisher intruder");
-        // The root name with another key is not root.
+                        .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
+        // The root name with another key is not root, and hears the same: names cannot be enumerated.
         assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "root",
                 TestKeys.pair(201), (java.security.interfaces.RSAPublicKey) fleet.master.keyStore().masterKeyPair()
-                        .getPublic(), WAIT)).hasMessageContaining("does not match");
+                        .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
     }
 
     @Test

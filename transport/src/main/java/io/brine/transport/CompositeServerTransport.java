@@ -125,6 +125,18 @@ public final class CompositeServerTransport implements ServerTransport {
     }
 
     @Override
+    public void handled(Peer peer, int bytes) {
+        RoutedPeer routed = routed(peer);
+        routed.transport().handled(routed.peer(), bytes);
+    }
+
+    @Override
+    public void disconnect(Peer peer) {
+        RoutedPeer routed = routed(peer);
+        routed.transport().disconnect(routed.peer());
+    }
+
+    @Override
     public void unbind(String minionId) {
         routes.remove(minionId);
         members.forEach(member -> member.unbind(minionId));

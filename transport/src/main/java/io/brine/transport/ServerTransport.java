@@ -14,7 +14,7 @@ public interface ServerTransport extends AutoCloseable {
 
     /**
      * Binds and starts. Inbound frames are handed to {@code handler} on a transport thread: the handler must only
-     * enqueue work, never decrypt, verify or touch the disk there.
+     * enqueue work, never decrypt, verify or touch the disk there, and must call {@link #handled} for each frame.
      */
     void start(InboundHandler handler) throws IOException;
 
@@ -45,6 +45,21 @@ public interface ServerTransport extends AutoCloseable {
      * master calls it before it sends the ACCEPTED reply, and again whenever a session frame arrives from a new peer.
      */
     void bind(String minionId, Peer peer);
+
+    /**
+     * The master is done with a frame of {@code bytes} bytes that came from {@code peer}: answered, stored, or
+     * dropped. Called exactly once per frame handed to {@link InboundHandler#onFrame}. A transport that bounds the
+     * inbound bytes in flight counts each frame until then, and stops reading from connections over its bound.
+     */
+    default void handled(Peer peer, int bytes) {
+    }
+
+    /**
+     * {@code peer} sent a frame the master could not decode: close its connection, where the transport has one per
+     * peer, so that a malformed frame costs its sender the connection (and its place in the connection caps).
+     */
+    default void disconnect(Peer peer) {
+    }
 
     /** The minion was removed: drop its route, close its connection where there is one. */
     void unbind(String minionId);

@@ -33,6 +33,8 @@ import java.util.Set;
  * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
  *     unauthenticated can make the master store
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
+ * @param maxReturnBytes {@code max_return_bytes}: a job return whose session frame is larger is refused (stored as
+ *     a refusal with its reason, acknowledged so that the minion does not resend it)
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
  * @param logFile {@code log_file}: empty means standard error
  * @param cluster {@code cluster}: the ZooKeeper ensemble shared with other masters; empty means one master on the
@@ -60,6 +62,7 @@ public record MasterConfig(
         int authRatePerSource,
         int authBurst,
         int workerThreads,
+        int maxReturnBytes,
         Duration keepJobs,
         int jobCacheMaxMib,
         Acceptance acceptance,
@@ -78,6 +81,9 @@ public record MasterConfig(
 
     public static final int MIN_KEYSIZE = 2048;
     public static final int MAX_KEYSIZE = 8192;
+    public static final int MIN_RETURN_BYTES = 1024;
+    /** A frame's limit (PROTOCOL.md 3.3): no return can be larger. */
+    public static final int MAX_RETURN_BYTES = 8 * 1024 * 1024;
 
     public MasterConfig {
         Objects.requireNonNull(interfaceAddress, "interfaceAddress");
@@ -98,6 +104,8 @@ public record MasterConfig(
         require(authRatePerSource >= 1, "authRatePerSource must be at least 1");
         require(authBurst >= 1, "authBurst must be at least 1");
         require(workerThreads >= 1, "workerThreads must be at least 1");
+        require(maxReturnBytes >= MIN_RETURN_BYTES && maxReturnBytes <= MAX_RETURN_BYTES,
+                "maxReturnBytes must be from 1024 to 8388608");
         requirePositive(keepJobs, "keepJobs");
         require(jobCacheMaxMib >= 1, "jobCacheMaxMib must be at least 1");
         Objects.requireNonNull(acceptance, "acceptance");
@@ -337,6 +345,7 @@ public record MasterConfig(
         private int authRatePerSource = 20;
         private int authBurst = 50;
         private int workerThreads = Runtime.getRuntime().availableProcessors();
+        private int maxReturnBytes = 4 * 1024 * 1024;
         private Duration keepJobs = Duration.ofSeconds(86400);
         private int jobCacheMaxMib = 1024;
         private Acceptance acceptance = Acceptance.defaults();
@@ -442,6 +451,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder maxReturnBytes(int maxReturnBytes) {
+            this.maxReturnBytes = maxReturnBytes;
+            return this;
+        }
+
         public Builder keepJobs(Duration keepJobs) {
             this.keepJobs = keepJobs;
             return this;
@@ -508,7 +522,7 @@ public record MasterConfig(
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
-                    authRatePerSource, authBurst, workerThreads, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
+                    authRatePerSource, authBurst, workerThreads, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),

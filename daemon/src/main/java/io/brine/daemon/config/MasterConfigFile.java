@@ -69,6 +69,8 @@ final class MasterConfigFile {
         root.integer("auth_rate_per_source", 1, 1_000_000).ifPresent(config::authRatePerSource);
         root.integer("auth_burst", 1, 1_000_000).ifPresent(config::authBurst);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
+        root.integer("max_return_bytes", MasterConfig.MIN_RETURN_BYTES, MasterConfig.MAX_RETURN_BYTES)
+                .ifPresent(config::maxReturnBytes);
         root.seconds("keep_jobs_seconds", 60, 10 * YEAR).ifPresent(config::keepJobs);
         root.integer("job_cache_max_mib", 1, 1024 * 1024).ifPresent(config::jobCacheMaxMib);
 

@@ -58,6 +58,7 @@ class MasterConfigTest {
         assertThat(config.authRatePerSource()).isEqualTo(20);
         assertThat(config.authBurst()).isEqualTo(50);
         assertThat(config.workerThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+        assertThat(config.maxReturnBytes()).isEqualTo(4 * 1024 * 1024);
         assertThat(config.keepJobs()).isEqualTo(Duration.ofDays(1));
         assertThat(config.jobCacheMaxMib()).isEqualTo(1024);
         assertThat(config.acceptance()).isEqualTo(new Acceptance(false, Optional.empty(), Optional.empty(),
@@ -103,6 +104,7 @@ class MasterConfigTest {
                 auth_rate_per_source: 5
                 auth_burst: 10
                 worker_threads: 3
+                max_return_bytes: 65536
                 keep_jobs_seconds: 600
                 job_cache_max_mib: 64
                 auto_accept: true
@@ -141,7 +143,8 @@ class MasterConfigTest {
                 .tls(new Tls(base.resolve("tls/master.crt"), Path.of("/etc/ssl/master.key")))
                 .pkiDir(base.resolve("pki")).cachedir(Path.of("/srv/brine/cache")).keysize(4096)
                 .publishSession(Duration.ofHours(1)).maxMinions(500).maxPending(20).authRatePerSource(5)
-                .authBurst(10).workerThreads(3).keepJobs(Duration.ofMinutes(10)).jobCacheMaxMib(64)
+                .authBurst(10).workerThreads(3).maxReturnBytes(65536).keepJobs(Duration.ofMinutes(10))
+                .jobCacheMaxMib(64)
                 .acceptance(Acceptance.builder()
                         .autoAccept(true)
                         .autosignFile(base.resolve("autosign.conf"))
@@ -224,7 +227,8 @@ class MasterConfigTest {
                         + " true and false)",
                 "unknown key, did you mean publish_port? (valid keys here: interface, publish_port, ret_port,"
                         + " transport, tcp_port, tls, pki_dir, cachedir, keysize, publish_session, max_minions,"
-                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, keep_jobs_seconds,"
+                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, max_return_bytes,"
+                        + " keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, log_format, audit_log,"

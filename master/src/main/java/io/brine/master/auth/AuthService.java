@@ -31,6 +31,8 @@ import java.util.Optional;
 import java.util.function.ToIntFunction;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import java.util.concurrent.TimeUnit;
 import io.brine.protocol.codec.Timestamps;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,8 +46,13 @@ import org.slf4j.LoggerFactory;
 public final class AuthService {
 
     private static final Logger LOG = LoggerFactory.getLogger(AuthService.class);
-    /** Nonces seen within the skew window: a replayed request must not displace a live session. */
-    private final Cache<NonceKey, Boolean> seenNonces;
+    /**
+     * Nonces of every signed request checked, each kept until its timestamp can no longer pass the skew check (and
+     * at least twice the skew): a replayed request must not displace a live session.
+     */
+    private final Cache<NonceKey, Long> seenNonces;
+    /** Nonces remembered at most (PROTOCOL.md section 10); about 200 bytes each. */
+    static final int MAX_NONCES = 200_000;
 
     private final Admission admission;
     private final SessionTable sessions;
@@ -75,8 +82,26 @@ public final class AuthService {
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = keyStore.masterKeyPair();
         this.masterPublicDer = masterKeys.getPublic().getEncoded();
-        this.seenNonces = Caffeine.newBuilder().maximumSize(200_000)
-                .expireAfterWrite(Timestamps.MAX_CLOCK_SKEW.multipliedBy(2)).build();
+        this.seenNonces = Caffeine.newBuilder().maximumSize(MAX_NONCES).ticker(() -> clock.millis() * 1_000_000L)
+                .expireAfter(new Expiry<NonceKey, Long>() {
+                    @Override
+                    public long expireAfterCreate(NonceKey key, Long timestampMs, long nowNanos) {
+                        long passableUntilMs = timestampMs + Timestamps.MAX_CLOCK_SKEW.toMillis();
+                        long keepMs = Math.max(passableUntilMs - clock.millis(),
+                                Timestamps.MAX_CLOCK_SKEW.multipliedBy(2).toMillis());
+                        return TimeUnit.MILLISECONDS.toNanos(Math.min(keepMs, Long.MAX_VALUE / 2_000_000L));
+                    }
+
+                    @Override
+                    public long expireAfterUpdate(NonceKey key, Long value, long nowNanos, long currentNanos) {
+                        return currentNanos;
+                    }
+
+                    @Override
+                    public long expireAfterRead(NonceKey key, Long value, long nowNanos, long currentNanos) {
+                        return currentNanos;
+                    }
+                }).build();
     }
 
     private record NonceKey(String id, byte[] nonce) {
@@ -122,6 +147,13 @@ public final class AuthService {
         }
         String fingerprint = Fingerprints.of(key);
         long now = clock.millis();
+        // Remembered whatever the answer, for as long as its timestamp could pass the skew check: a request refused
+        // for being dated ahead must not be accepted when replayed once the master's clock has caught up.
+        if (seenNonces.asMap().putIfAbsent(new NonceKey(id, request.nonce()), request.timestampMs()) != null) {
+            LOG.info("Minion {} ({}): replayed auth request dropped", id, peer.remoteAddress());
+            audit.refused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
+            return Optional.empty();
+        }
         if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
             String reason = "clock skew of " + Duration.ofMillis(now - request.timestampMs()).toSeconds()
                     + " s is more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
@@ -129,10 +161,11 @@ public final class AuthService {
             audit.refused(id, peer.remoteAddress(), fingerprint, reason);
             return Optional.of(reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds));
         }
-
-        if (seenNonces.asMap().putIfAbsent(new NonceKey(id, request.nonce()), Boolean.TRUE) != null) {
-            LOG.info("Minion {} ({}): replayed auth request dropped", id, peer.remoteAddress());
-            audit.refused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
+        Optional<MinionSession> live = sessions.byMinion(id);
+        if (live.isPresent() && live.get().authTimestampMs() >= request.timestampMs()) {
+            LOG.info("Minion {} ({}): auth request not newer than the one that opened its session dropped", id,
+                    peer.remoteAddress());
+            audit.refused(id, peer.remoteAddress(), fingerprint, "auth request older than the live session's");
             return Optional.empty();
         }
 
@@ -155,7 +188,7 @@ public final class AuthService {
         }
         audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
-        return Optional.of(answer(request, peer, key, fingerprint, admitted.offer(), now));
+        return Optional.ofNullable(answer(request, peer, key, fingerprint, admitted.offer(), now));
     }
 
     private Outcome answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
@@ -166,7 +199,13 @@ public final class AuthService {
             // The session holds the key store's instance of the same key: one parsed key per minion, not two
             // (about 1.2 KiB of heap per connected minion, BENCHMARKS.md).
             RSAPublicKey shared = offer.sameKey() ? offer.stored().orElseThrow().key() : key;
-            MinionSession session = sessions.open(id, shared, peer, now);
+            Optional<MinionSession> opened = sessions.open(id, shared, peer, now, request.timestampMs());
+            if (opened.isEmpty()) {
+                LOG.info("Minion {} ({}): a newer auth request opened its session meanwhile; dropped", id,
+                        peer.remoteAddress());
+                return null;
+            }
+            MinionSession session = opened.get();
             byte[] reply = acceptedReply(request, session);
             // The decision may rest on the store's state just before the key was removed. Checked again once the
             // reply holds its generation (no store read: the store ends the key's tenure before it tells the

@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,11 +34,12 @@ public final class ActiveJobs implements UndeliveredListener {
     static final int MAX_ACTIVE = 100_000;
     static final Duration ACTIVE_FOR = Duration.ofHours(1);
 
-    private record ActiveJob(Set<String> minions, Set<String> unreachable,
+    private record ActiveJob(Set<String> minions, Set<String> unreachable, Set<String> returned,
             List<Consumer<SessionMessage.ReturnEvent>> watchers) {
     }
 
     private final JobCache cache;
+    private final AtomicLong duplicateReturns = new AtomicLong();
     private final AuditLog audit;
     private final Clock clock;
     private final MasterMetrics metrics;
@@ -63,7 +65,7 @@ public final class ActiveJobs implements UndeliveredListener {
     public void begin(String jid, Collection<String> minions, byte[] frame,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         ActiveJob job = new ActiveJob(Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
-                new CopyOnWriteArrayList<>());
+                ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
         if (watcher != null) {
             job.watchers().add(watcher);
         }
@@ -122,13 +124,33 @@ public final class ActiveJobs implements UndeliveredListener {
      * then {@code ack} runs and the minion stops resending, and the job's watchers hear it. Called on worker threads.
      */
     public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack) {
+        onReturn(minionId, ret, ack, () -> { });
+    }
+
+    /** As {@link #onReturn(String, SessionMessage.Return, Runnable)}; {@code done} runs once, when it is dealt with. */
+    public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack, Runnable done) {
         Set<String> targeted = targetedBy(ret.jid());
         if (targeted == null || !targeted.contains(minionId)) {
-            LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
-            audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
-                    .reason("return for job " + ret.jid() + " that did not target this minion").build());
-            // Acknowledge anyway: resending would not make it acceptable.
-            ack.run();
+            try {
+                LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
+                audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
+                        .reason("return for job " + ret.jid() + " that did not target this minion").build());
+                // Acknowledge anyway: resending would not make it acceptable.
+                ack.run();
+            } finally {
+                done.run();
+            }
+            return;
+        }
+        if (!firstReturn(ret.jid(), minionId)) {
+            // First one wins (PROTOCOL.md 8.6): a resent or conflicting return is acknowledged, counted, not stored.
+            duplicateReturns.incrementAndGet();
+            LOG.debug("Minion {}: job {}: a further return dropped; the first one stands", minionId, ret.jid());
+            try {
+                ack.run();
+            } finally {
+                done.run();
+            }
             return;
         }
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
@@ -142,10 +164,33 @@ public final class ActiveJobs implements UndeliveredListener {
                         ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs());
                 job.watchers().forEach(watcher -> watcher.accept(event));
             }
-        });
+        }, done);
         if (!queued) {
+            forgetReturn(ret.jid(), minionId); // not stored: the resend must count
+            done.run();
             LOG.warn("Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
                     minionId, ret.jid());
+        }
+    }
+
+    /** Returns for a job from a minion that came after its first, acknowledged and not stored. */
+    public long duplicateReturns() {
+        return duplicateReturns.get();
+    }
+
+    /** True for the first return of {@code minionId} to {@code jid}; an older job's are looked up in the cache. */
+    private boolean firstReturn(String jid, String minionId) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            return job.returned().add(minionId);
+        }
+        return cache.returns(jid).stream().noneMatch(stored -> stored.id().equals(minionId));
+    }
+
+    private void forgetReturn(String jid, String minionId) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            job.returned().remove(minionId);
         }
     }
 

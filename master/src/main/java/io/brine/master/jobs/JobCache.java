@@ -42,7 +42,7 @@ public final class JobCache implements AutoCloseable {
     private static final String RETURNS_FILE = "returns.jsonl";
     private static final int MAX_BATCH = 2048;
 
-    private record PendingReturn(String jid, StoredReturn ret, Runnable onStored) {
+    private record PendingReturn(String jid, StoredReturn ret, Runnable onStored, Runnable onDone) {
     }
 
     private final Path dir;
@@ -93,7 +93,15 @@ public final class JobCache implements AutoCloseable {
      */
     public boolean addReturn(String jid, StoredReturn ret, Runnable onStored) {
         // Checked here: one bad jid in a batch would make the writer drop the whole batch.
-        return !closed && JobIds.isValid(jid) && queue.offer(new PendingReturn(jid, ret, onStored));
+        return addReturn(jid, ret, onStored, () -> { });
+    }
+
+    /**
+     * As {@link #addReturn(String, StoredReturn, Runnable)}; when queued, {@code onDone} runs once the writer is
+     * done with it, stored or not (the master counts a return's bytes in flight until then).
+     */
+    public boolean addReturn(String jid, StoredReturn ret, Runnable onStored, Runnable onDone) {
+        return !closed && JobIds.isValid(jid) && queue.offer(new PendingReturn(jid, ret, onStored, onDone));
     }
 
     public Optional<JobRecord> job(String jid) {
@@ -223,6 +231,7 @@ public final class JobCache implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.error("Bug: job cache writer failed", e);
             } finally {
+                batch.forEach(pending -> pending.onDone().run());
                 batch.clear();
             }
         }

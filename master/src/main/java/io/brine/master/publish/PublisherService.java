@@ -97,6 +97,9 @@ public final class PublisherService {
         return pair;
     }
 
+    /** The one refusal for an unknown publisher and a known one with another key (PROTOCOL.md 8.7). */
+    public static final String NOT_REGISTERED = "not a registered publisher with this key";
+
     /** Answers a publisher's decoded auth request with a signed reply; empty when it deserves no answer. */
     public Optional<byte[]> authenticate(Peer peer, Signed<ClientAuth> signed) {
         ClientAuth request = signed.message();
@@ -121,7 +124,8 @@ public final class PublisherService {
         }
         Optional<RSAPublicKey> registered = registeredKey(name);
         if (registered.isEmpty() || !Arrays.equals(registered.get().getEncoded(), offered.getEncoded())) {
-            return refuse(peer, request, registered.isEmpty() ? "unknown publisher " + name
+            // One answer for both, so that names cannot be enumerated; the log and the audit say which.
+            return refuse(peer, request, NOT_REGISTERED, registered.isEmpty() ? "unknown publisher " + name
                     : "key does not match the registered key of publisher " + name);
         }
         Optional<MasterConfig.PublisherAcl> acl = name.equals(ROOT) && rootKey != null
@@ -144,11 +148,16 @@ public final class PublisherService {
     }
 
     private Optional<byte[]> refuse(Peer peer, ClientAuth request, String reason) {
+        return refuse(peer, request, reason, reason);
+    }
+
+    /** Refuses with {@code answer} in the reply and {@code reason} in the log and the audit. */
+    private Optional<byte[]> refuse(Peer peer, ClientAuth request, String answer, String reason) {
         LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
         audit.record(AuditEvent.builder("publisher-refused", request.name()).reason(reason)
                 .source(peer.remoteAddress()).build());
         return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED,
-                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), reason, 0, null),
+                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), answer, 0, null),
                 masterKeys.getPrivate()));
     }
 

@@ -9,14 +9,21 @@ public final class MinionSession extends Session {
 
     private final String minionId;
     private final RSAPublicKey publicKey;
+    private final long authTimestampMs;
     private volatile long lastSeenMs;
 
     MinionSession(String minionId, SessionId sessionId, SessionKey requestKey, RSAPublicKey publicKey, Peer peer,
-            long nowMs) {
+            long nowMs, long authTimestampMs) {
         super(sessionId, requestKey, peer);
         this.minionId = minionId;
         this.publicKey = publicKey;
         this.lastSeenMs = nowMs;
+        this.authTimestampMs = authTimestampMs;
+    }
+
+    /** The timestamp of the auth request that opened this session: only a newer one may replace it. */
+    public long authTimestampMs() {
+        return authTimestampMs;
     }
 
     public String minionId() {

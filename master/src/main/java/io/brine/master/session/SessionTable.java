@@ -30,15 +30,38 @@ public final class SessionTable {
 
     /** Opens a fresh session for {@code minionId}, replacing any previous one. */
     public MinionSession open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs) {
-        MinionSession session = new MinionSession(minionId, SessionId.random(), SessionKey.random(), publicKey, peer,
-                nowMs);
-        bySessionId.put(session.sessionId(), session);
-        MinionSession previous = byMinion.put(minionId, session);
-        if (previous != null) {
-            bySessionId.remove(previous.sessionId(), previous);
-            previous.close();
+        return open(minionId, publicKey, peer, nowMs, Long.MIN_VALUE, true).orElseThrow();
+    }
+
+    /**
+     * Opens a fresh session for {@code minionId} made by an auth request dated {@code authTimestampMs}, replacing
+     * the previous one only when that was made by an older request: empty, and nothing changed, otherwise. A
+     * captured request, replayed, never takes a session from the request that came after it (PROTOCOL.md 8.1).
+     */
+    public Optional<MinionSession> open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs,
+            long authTimestampMs) {
+        return open(minionId, publicKey, peer, nowMs, authTimestampMs, false);
+    }
+
+    private Optional<MinionSession> open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs,
+            long authTimestampMs, boolean always) {
+        MinionSession[] replaced = new MinionSession[1];
+        MinionSession[] opened = new MinionSession[1];
+        byMinion.compute(minionId, (id, previous) -> {
+            if (!always && previous != null && previous.authTimestampMs() >= authTimestampMs) {
+                return previous;
+            }
+            opened[0] = new MinionSession(minionId, SessionId.random(), SessionKey.random(), publicKey, peer, nowMs,
+                    authTimestampMs);
+            bySessionId.put(opened[0].sessionId(), opened[0]);
+            replaced[0] = previous;
+            return opened[0];
+        });
+        if (replaced[0] != null) {
+            bySessionId.remove(replaced[0].sessionId(), replaced[0]);
+            replaced[0].close();
         }
-        return session;
+        return Optional.ofNullable(opened[0]);
     }
 
     /** Opens a fresh session for publisher {@code name}; its earlier sessions stay until they idle out. */

@@ -1,6 +1,5 @@
 package io.brine.transport.tcp;
 
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -8,7 +7,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Frames from one connection to the transport (which hands them to the master's handler, on this event loop);
  * closes the connection on a refused length prefix or when it stays idle; stops reading a connection whose
- * outbound queue is over the high water mark until it drains.
+ * outbound queue is over the high water mark, or whose inbound frames in flight are over their bound, until it
+ * drains.
  */
 final class TcpServerHandler extends TcpFrameHandler {
 
@@ -41,8 +41,7 @@ final class TcpServerHandler extends TcpFrameHandler {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        Channel channel = ctx.channel();
-        channel.config().setAutoRead(channel.isWritable());
+        transport.updateAutoRead(connection);
         ctx.fireChannelWritabilityChanged();
     }
 

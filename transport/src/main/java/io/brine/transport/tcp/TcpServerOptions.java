@@ -1,6 +1,7 @@
 package io.brine.transport.tcp;
 
 import static io.brine.transport.OptionChecks.requireMillis;
+import static io.brine.transport.OptionChecks.requirePositive;
 import static io.brine.transport.OptionChecks.requireServer;
 
 import io.brine.protocol.codec.FrameLimits;
@@ -24,6 +25,13 @@ import java.time.Duration;
  * @param tlsHandshakeTimeout a TLS handshake not done by then closes the connection
  * @param maxConnections open connections at most; further ones are closed at once
  * @param maxUnauthenticatedConnections open connections without a bound minion at most
+ * @param maxUnauthenticatedPerSource of those, at most this many from one source address, so one host cannot take
+ *     the whole budget and minions from other addresses still connect
+ * @param maxInflightBytes inbound bytes handed to the master and not yet handled, over all connections, above which
+ *     the master stops reading the connections that deliver more until the backlog drains (back-pressure, not a
+ *     queue: the kernel's buffers and then the minion's own hold the rest)
+ * @param maxInflightPerConnection the same for one connection (one minion's): above it, that connection is not
+ *     read until its own frames are handled, so one busy minion cannot take the whole budget
  * @param backlog the listen backlog
  * @param ioThreads event loop threads when the transport makes its own group (0: Netty's default)
  * @param io NIO, epoll, or epoll where available
@@ -39,6 +47,9 @@ public record TcpServerOptions(
         Duration tlsHandshakeTimeout,
         int maxConnections,
         int maxUnauthenticatedConnections,
+        int maxUnauthenticatedPerSource,
+        long maxInflightBytes,
+        long maxInflightPerConnection,
         int backlog,
         int ioThreads,
         TcpIo io) implements ServerOptions {
@@ -48,53 +59,79 @@ public record TcpServerOptions(
                 writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
                 maxUnauthenticatedConnections, backlog, ioThreads, io);
         requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
+        requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
+        if (maxInflightBytes < 1 || maxInflightPerConnection < 1 || maxInflightPerConnection > maxInflightBytes) {
+            throw new IllegalArgumentException("need 0 < maxInflightPerConnection <= maxInflightBytes");
+        }
     }
 
     /**
      * 64 KiB / 8 MiB frames, 32 MiB queued per connection, water marks 256 KiB / 1 MiB, 60 s without a frame
-     * before auth and 120 s after, TLS handshake 10 s, 50,000 connections of which 10,000 unauthenticated,
+     * before auth and 120 s after, TLS handshake 10 s, 50,000 connections of which 10,000 unauthenticated
+     * and 5,000 of those from one source address, 64 MiB in flight inbound of which 16 MiB from one connection,
      * backlog 1,024, Netty's default threads, epoll where available.
      */
     public static TcpServerOptions defaults() {
         return new TcpServerOptions(FrameLimits.MAX_UNAUTHENTICATED, FrameLimits.MAX_FRAME, 32L * 1024 * 1024,
                 256 * 1024, 1024 * 1024, Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(10),
-                50_000, 10_000, 1024, 0, TcpIo.AUTO);
+                50_000, 10_000, 5_000, 64L * 1024 * 1024,
+                16L * 1024 * 1024, 1024, 0, TcpIo.AUTO);
     }
 
     public TcpServerOptions withFrameLimits(int unauthenticated, int max) {
         return new TcpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + 4L),
                 writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout,
-                tlsHandshakeTimeout, maxConnections, maxUnauthenticatedConnections, backlog, ioThreads, io);
+                tlsHandshakeTimeout, maxConnections, maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog, ioThreads, io);
     }
 
     public TcpServerOptions withMaxQueuedBytes(long value) {
         return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, value, writeBufferLowWaterMark,
                 writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, backlog, ioThreads, io);
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
+                maxInflightPerConnection, backlog, ioThreads, io);
     }
 
     public TcpServerOptions withWriteBufferWaterMark(int low, int high) {
         return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, low, high,
                 unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, backlog, ioThreads, io);
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
+                maxInflightPerConnection, backlog, ioThreads, io);
     }
 
     public TcpServerOptions withTimeouts(Duration unauthenticated, Duration idle, Duration tlsHandshake) {
         return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
                 writeBufferHighWaterMark, unauthenticated, idle, tlsHandshake, maxConnections,
-                maxUnauthenticatedConnections, backlog, ioThreads, io);
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
+                maxInflightPerConnection, backlog, ioThreads, io);
     }
 
     public TcpServerOptions withConnectionLimits(int max, int unauthenticated) {
         return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
                 writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, max,
-                unauthenticated, backlog, ioThreads, io);
+                unauthenticated, maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog,
+                ioThreads, io);
+    }
+
+    public TcpServerOptions withConnectionLimits(int max, int unauthenticated, int unauthenticatedPerSource) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, max,
+                unauthenticated, unauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog,
+                ioThreads, io);
+    }
+
+    public TcpServerOptions withInflightLimits(long total, long perConnection) {
+        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
+                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, total, perConnection, backlog, ioThreads,
+                io);
     }
 
     public TcpServerOptions withIo(TcpIo value, int threads) {
         return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
                 writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, backlog, threads, value);
+                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
+                maxInflightPerConnection, backlog, threads, value);
     }
 
 }

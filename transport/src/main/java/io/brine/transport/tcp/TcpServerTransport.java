@@ -24,6 +24,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +38,16 @@ import org.slf4j.LoggerFactory;
  * delivers no whole frame within {@link TcpServerOptions#unauthenticatedTimeout()} is closed (half-open
  * connections, slowloris peers); a bound one after {@link TcpServerOptions#idleTimeout()}. Connections over
  * {@link TcpServerOptions#maxConnections()}, or over {@link TcpServerOptions#maxUnauthenticatedConnections()}
- * without a bound minion, are closed as they are accepted.
+ * without a bound minion, or over {@link TcpServerOptions#maxUnauthenticatedPerSource()} of those from one source
+ * address, are closed as they are accepted. The master {@link #disconnect disconnects} a peer whose frame it could
+ * not decode.
  *
  * <p><b>Inbound.</b> Frames are handed to the {@link InboundHandler} on the connection's event loop, which must
- * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes.
+ * only enqueue work. {@link InboundHandler#onDisconnect} is called when a connection closes. Each frame counts as
+ * in flight until the master says it is {@link #handled}: a connection over
+ * {@link TcpServerOptions#maxInflightPerConnection()}, or any connection that delivers while the total is over
+ * {@link TcpServerOptions#maxInflightBytes()}, is not read until it is back under (back-pressure: the bytes wait in
+ * the kernel and in the minion, not in the master's heap).
  *
  * <p><b>Outbound and back-pressure.</b> {@link #send} and {@link #publish} never wait: they queue each frame for
  * the connection's event loop, which writes a batch and flushes each connection once ({@link Outbox}). A
@@ -67,6 +74,9 @@ public final class TcpServerTransport implements ServerTransport {
     private final RunState state = new RunState();
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
     private final AcceptedConnections accepted;
+    private final AtomicLong inflightBytes = new AtomicLong();
+    private final AtomicLong peakInflightBytes = new AtomicLong();
+    private final Set<TcpConnection> pausedForInflight = ConcurrentHashMap.newKeySet();
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -214,6 +224,26 @@ public final class TcpServerTransport implements ServerTransport {
         }
     }
 
+    /** Counts the frame out of the bytes in flight; resumes reading connections paused for them, now under. */
+    @Override
+    public void handled(Peer peer, int bytes) {
+        TcpConnection connection = connectionOf(peer);
+        connection.inflightBytes.addAndGet(-bytes);
+        if (inflightBytes.addAndGet(-bytes) <= options.maxInflightBytes() && !pausedForInflight.isEmpty()) {
+            for (TcpConnection paused : pausedForInflight) {
+                if (!overInflight(paused) && pausedForInflight.remove(paused)) {
+                    paused.channel().eventLoop().execute(() -> updateAutoRead(paused));
+                }
+            }
+        }
+    }
+
+    /** Closes {@code peer}'s connection: it sent a frame the master could not decode. */
+    @Override
+    public void disconnect(Peer peer) {
+        connectionOf(peer).channel().close();
+    }
+
     /** Closes every connection and the listening socket, then the event loops if they are this transport's. */
     @Override
     public void close() {
@@ -265,10 +295,49 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     void deliver(TcpConnection connection, byte[] frame) {
+        long mine = connection.inflightBytes.addAndGet(frame.length);
+        long all = inflightBytes.addAndGet(frame.length);
+        peakInflightBytes.accumulateAndGet(all, Math::max);
+        if (mine > options.maxInflightPerConnection() || all > options.maxInflightBytes()) {
+            // Before the handler sees the frame, whose handled() then finds this connection to resume.
+            connection.inflightPaused = true;
+            pausedForInflight.add(connection);
+            connection.channel().config().setAutoRead(false);
+        }
         handler.onFrame(connection.peer(), frame);
     }
 
+    /** Reads {@code connection} when it is writable and not over its inbound bounds. Its event loop only. */
+    void updateAutoRead(TcpConnection connection) {
+        Channel channel = connection.channel();
+        if (connection.inflightPaused && overInflight(connection)) {
+            pausedForInflight.add(connection);
+            // Re-checked: the frames that held it may all have been handled before it was back in the set.
+            if (overInflight(connection) || !pausedForInflight.remove(connection)) {
+                return;
+            }
+        }
+        connection.inflightPaused = false;
+        channel.config().setAutoRead(channel.isWritable());
+    }
+
+    private boolean overInflight(TcpConnection connection) {
+        return connection.inflightBytes.get() > options.maxInflightPerConnection()
+                || inflightBytes.get() > options.maxInflightBytes();
+    }
+
+    /** Inbound bytes handed to the master and not yet handled, over all connections: for metrics and tests. */
+    public long inflightBytes() {
+        return inflightBytes.get();
+    }
+
+    /** The most inbound bytes that were ever in flight at once, since start. */
+    public long peakInflightBytes() {
+        return peakInflightBytes.get();
+    }
+
     void disconnected(TcpConnection connection) {
+        pausedForInflight.remove(connection);
         for (String id : connection.minionIds()) {
             routes.remove(id, connection);
         }

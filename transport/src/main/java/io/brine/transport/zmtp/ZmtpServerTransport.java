@@ -225,6 +225,12 @@ public final class ZmtpServerTransport implements ServerTransport {
         }
     }
 
+    /** Closes {@code peer}'s request connection: it sent a frame the master could not decode. */
+    @Override
+    public void disconnect(Peer peer) {
+        connectionOf(peer).channel().close();
+    }
+
     /** Closes every connection and both listening sockets, then the event loops if they are this transport's. */
     @Override
     public void close() {

@@ -1,0 +1,413 @@
+package io.brine.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.master.client.BrineClient;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.master.publish.PublisherService;
+import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.Suite;
+import java.security.KeyPair;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.Message;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.tcp.TcpServerOptions;
+import io.brine.transport.tcp.TcpServerTransport;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A hostile peer written against a real master over real TCP sockets (issue 13): what it sends costs it its
+ * connection, its share of the budgets, and never another minion's service.
+ */
+class HostilePeersTest {
+
+    static final int MINION_KEY = 1;
+    static final Duration ANSWER = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+    WiredMaster master;
+    final List<Socket> sockets = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws IOException {
+        for (Socket socket : sockets) {
+            socket.close();
+        }
+        if (master != null) {
+            master.close();
+        }
+    }
+
+    void start(TcpServerOptions options) throws Exception {
+        start(options, UnaryOperator.identity());
+    }
+
+    void start(TcpServerOptions options, UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        master = WiredMaster.start(dir,
+                config -> customize.apply(config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
+                        .build())),
+                undelivered -> new TcpServerTransport("127.0.0.1", 0, options, null, null, undelivered));
+    }
+
+    @Test
+    void aMalformedFrameEndsItsConnection() throws Exception {
+        start(TcpServerOptions.defaults());
+        // Issue 13: one byte every 25 s kept a connection alive for good.
+        Socket hostile = connect("127.0.0.1");
+        frame(hostile, new byte[] {0x42});
+        assertThat(closedWithin(hostile, ANSWER)).isTrue();
+    }
+
+    @Test
+    void oneSourceCannotTakeTheWholeUnauthenticatedBudget() throws Exception {
+        start(TcpServerOptions.defaults().withConnectionLimits(100, 8, 4));
+        // 127.0.0.2 is loopback too: another source address on the same host.
+        TcpServerTransport transport = (TcpServerTransport) master.master().transport();
+        List<Socket> held = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            held.add(connect("127.0.0.2"));
+            int open = i + 1;
+            await().until(() -> transport.connectionCount() == open);
+        }
+        // The rest are closed as they arrive.
+        for (int i = 4; i < 8; i++) {
+            assertThat(closedWithin(connect("127.0.0.2"), ANSWER)).as("connection %d", i).isTrue();
+        }
+        assertThat(closedWithin(held.get(0), Duration.ofMillis(100))).isFalse();
+        // A minion from another address still connects and is accepted.
+        try (TcpClientChannel minion = master.connect()) {
+            byte[] nonce = WiredMaster.nonce();
+            minion.send(WiredMaster.authRequest("web1", MINION_KEY, nonce));
+            AuthReply reply = reply(minion.receive(ANSWER));
+            assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+            assertThat(reply.nonce()).isEqualTo(nonce);
+        }
+    }
+
+    @Test
+    void aMinionFloodingNearEightMibReturnsIsHeldToTheInflightBoundAndAnotherIsServed() throws Exception {
+        long perConnection = 12L * 1024 * 1024;
+        start(TcpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
+                config -> config.maxReturnBytes(MasterConfig.MAX_RETURN_BYTES));
+        TcpServerTransport transport = (TcpServerTransport) master.master().transport();
+        try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
+            MinionEnd flood = accepted(floodChannel, "flood");
+            MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
+            // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
+            // so the flood costs the master far more than the flooder.
+            byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
+                    "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
+            int returns = 16;
+            AtomicInteger sent = new AtomicInteger();
+            Thread flooder = new Thread(() -> {
+                try {
+                    for (int i = 0; i < returns; i++) {
+                        floodChannel.send(frame);
+                        sent.incrementAndGet();
+                    }
+                } catch (Exception e) {
+                    // the test fails on the count below
+                }
+            }, "flooder");
+            flooder.setDaemon(true);
+            flooder.start();
+            // While it floods, the other minion is served.
+            for (int i = 0; i < 5; i++) {
+                other.send(new SessionMessage.Heartbeat(other.generation()));
+                assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            }
+            flooder.join(Duration.ofSeconds(120).toMillis());
+            assertThat(sent.get()).isEqualTo(returns);
+            other.send(new SessionMessage.Heartbeat(other.generation()));
+            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            await().until(() -> transport.inflightBytes() == 0);
+            // One connection over its bound is read no further: what had been read already is all that can be over.
+            assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
+        }
+    }
+
+    @Test
+    void aReturnOverMaxReturnBytesIsRefusedWithItsReasonAndAcknowledged() throws Exception {
+        start(TcpServerOptions.defaults(), config -> config.maxReturnBytes(4096));
+        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+            MinionEnd minion = accepted(channel, "web1");
+            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+                    Map.of(), 30));
+            assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
+            minion.send(new SessionMessage.Return(job.jid(), "test.ping", "y".repeat(8192), 0, true, 1));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            await().until(() -> !master.master().jobs().cache().returns(job.jid()).isEmpty());
+            StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
+            assertThat(stored.success()).isFalse();
+            assertThat(stored.returnValue()).asString().contains("over max_return_bytes (4096)");
+        }
+    }
+
+    @Test
+    void aRefusedFutureDatedRequestReplayedOnceItsTimeHasComeDoesNotTakeTheSession() throws Exception {
+        MovableClock clock = new MovableClock();
+        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
+                .autoAccept(true).build()), undelivered -> new TcpServerTransport("127.0.0.1", 0,
+                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        // Issue 13, item 6: dated 6 minutes ahead, refused for the skew...
+        byte[] ahead = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
+                clock.millis() + Duration.ofMinutes(6).toMillis());
+        try (TcpClientChannel minion = master.connect()) {
+            minion.send(ahead);
+            assertThat(reply(minion.receive(ANSWER)).status()).isEqualTo(AuthStatus.REFUSED);
+            // ...then the minion opens its session...
+            accepted(minion, "web1");
+        }
+        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        // ...and 63 s later, when its date would pass, the captured request is replayed from elsewhere.
+        clock.advance(Duration.ofSeconds(63));
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(ahead);
+            // Nothing comes for it: the next answer is to the next request.
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce, clock.millis()));
+            assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
+        }
+        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+                .isEqualTo(sessionId);
+    }
+
+    @Test
+    void aRequestOlderThanTheOneThatOpenedTheSessionDoesNotReplaceIt() throws Exception {
+        start(TcpServerOptions.defaults());
+        // Signed by the minion a second ago, held back by someone on the path, never seen by the master.
+        byte[] held = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
+                System.currentTimeMillis() - 1000);
+        try (TcpClientChannel minion = master.connect()) {
+            accepted(minion, "web1");
+        }
+        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(held);
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce));
+            assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
+        }
+        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+                .isEqualTo(sessionId);
+    }
+
+    @Test
+    void theFirstReturnOfAMinionToAJobWinsAndLaterOnesAreAcknowledgedAndCounted() throws Exception {
+        start(TcpServerOptions.defaults());
+        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+            MinionEnd minion = accepted(channel, "web1");
+            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+                    Map.of(), 30));
+            assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
+            for (String value : List.of("first", "second", "first")) {
+                minion.send(new SessionMessage.Return(job.jid(), "test.ping", value, 0, true, 1));
+                assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            }
+            Path returnsFile;
+            try (var files = Files.walk(dir)) {
+                returnsFile = files.filter(file -> file.getFileName().toString().equals("returns.jsonl"))
+                        .findFirst().orElseThrow();
+            }
+            assertThat(Files.readAllLines(returnsFile)).hasSize(1).first().asString().contains("\"first\"");
+            assertThat(master.master().jobs().active().duplicateReturns()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void anUnknownPublisherAndAKnownOneWithAnotherKeyHearTheSameRefusal() throws Exception {
+        start(TcpServerOptions.defaults());
+        try (TcpClientChannel channel = master.connect()) {
+            List<String> reasons = new ArrayList<>();
+            for (String name : List.of("intruder", PublisherService.ROOT)) {
+                KeyPair key = TestKeys.pair(MINION_KEY);
+                byte[] nonce = WiredMaster.nonce();
+                channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name,
+                        key.getPublic().getEncoded(), nonce, System.currentTimeMillis()), key.getPrivate()));
+                AuthReply reply = reply(channel.receive(ANSWER));
+                assertThat(reply.status()).isEqualTo(AuthStatus.REJECTED);
+                reasons.add(reply.reason());
+            }
+            assertThat(reasons.get(0)).isEqualTo(reasons.get(1)).doesNotContain("intruder");
+        }
+    }
+
+    @Test
+    void aFloodOfMalformedFramesIsOneWarnLineWithItsSourceNotOnePerFrame() throws Exception {
+        start(TcpServerOptions.defaults());
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                InboundDispatcher.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try {
+            int frames = 30;
+            for (int i = 0; i < frames; i++) {
+                Socket hostile = connect("127.0.0.1");
+                frame(hostile, new byte[] {0x42});
+                assertThat(closedWithin(hostile, ANSWER)).isTrue();
+            }
+            await().until(() -> master.master().droppedFrames() >= frames);
+            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .singleElement().extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .asString().startsWith("Frames from 127.0.0.1 dropped: ");
+        } finally {
+            logger.detachAppender(appender);
+        }
+        // What an attacker sent is escaped and cut short.
+        String logged = DropLog.printable("id\nFAKE LOG LINE\u001b[31m" + "x".repeat(1000));
+        assertThat(logged).doesNotContain("\n").doesNotContain("\u001b").hasSizeLessThanOrEqualTo(
+                DropLog.MAX_TEXT + 3);
+    }
+
+    /** The system clock, moved forward by the test. */
+    static final class MovableClock extends Clock {
+        private final AtomicLong offsetMs = new AtomicLong();
+
+        void advance(Duration by) {
+            offsetMs.addAndGet(by.toMillis());
+        }
+
+        @Override
+        public long millis() {
+            return System.currentTimeMillis() + offsetMs.get();
+        }
+
+        @Override
+        public Instant instant() {
+            return Instant.ofEpochMilli(millis());
+        }
+
+        @Override
+        public ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            return this;
+        }
+    }
+
+    // ---- a minion's side of one session ----
+
+    record MinionEnd(TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
+            AtomicLong counter) {
+
+        void send(SessionMessage message) throws Exception {
+            channel.send(seal(message));
+        }
+
+        byte[] seal(SessionMessage message) {
+            return Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
+                    counter.incrementAndGet(), message));
+        }
+
+        /** The next session message, skipping publications. */
+        SessionMessage receive() throws Exception {
+            while (true) {
+                byte[] frame = channel.receive(ANSWER);
+                assertThat(frame).as("an answer").isNotNull();
+                Message message = ((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message();
+                if (message instanceof SessionFrame sealed) {
+                    return Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+                }
+            }
+        }
+    }
+
+    static MinionEnd accepted(TcpClientChannel channel, String id) throws Exception {
+        return accepted(channel, id, MINION_KEY);
+    }
+
+    /** Each minion its own key: one key offered under two ids is not accepted twice. */
+    static MinionEnd accepted(TcpClientChannel channel, String id, int keyNumber) throws Exception {
+        byte[] nonce = WiredMaster.nonce();
+        channel.send(WiredMaster.authRequest(id, keyNumber, nonce));
+        AuthReply reply = reply(channel.receive(ANSWER));
+        assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(keyNumber).getPrivate(),
+                reply.session().wrappedRequestKey()));
+        return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
+                new AtomicLong());
+    }
+
+    // ---- a raw peer ----
+
+    Socket connect(String from) throws IOException {
+        Socket socket = new Socket();
+        sockets.add(socket);
+        socket.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
+        socket.connect(new InetSocketAddress("127.0.0.1", master.port()), 10_000);
+        return socket;
+    }
+
+    static void frame(Socket socket, byte[] frame) throws IOException {
+        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        out.writeInt(frame.length);
+        out.write(frame);
+        out.flush();
+    }
+
+    /** True when the master closes the connection within {@code within}; bytes it sent meanwhile are skipped. */
+    static boolean closedWithin(Socket socket, Duration within) throws IOException {
+        long deadline = System.nanoTime() + within.toNanos();
+        InputStream in = socket.getInputStream();
+        byte[] skip = new byte[8192];
+        while (System.nanoTime() < deadline) {
+            socket.setSoTimeout((int) Math.max(1, Math.min(200, (deadline - System.nanoTime()) / 1_000_000)));
+            try {
+                if (in.read(skip) < 0) {
+                    return true;
+                }
+            } catch (SocketTimeoutException e) {
+                // still open
+            } catch (SocketException e) {
+                return true; // reset
+            }
+        }
+        return false;
+    }
+
+    static AuthReply reply(byte[] frame) {
+        assertThat(frame).as("an answer").isNotNull();
+        return (AuthReply) ((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message();
+    }
+}
