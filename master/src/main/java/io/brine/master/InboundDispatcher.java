@@ -42,6 +42,8 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+// Over 400 lines: the one place every inbound frame of both protocols (brine's and Salt's) is decoded, bounded and
+// handed off, with its exhaustive switch and in-flight accounting; the handlers it calls are their own classes.
 /**
  * The master's inbound dispatcher. Each frame from the request channel is decoded once, on the transport thread,
  * into a {@link Message} (the codec holds every frame to its type's size limit, 64 KiB for the auth types, before it
