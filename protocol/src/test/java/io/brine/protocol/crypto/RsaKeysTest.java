@@ -41,6 +41,17 @@ class RsaKeysTest {
     }
 
     @Test
+    void everySmallPrimeIsFoundAndTheSmallestIsNamed() {
+        BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
+        assertThat(RsaKeys.smallPrimeFactor(n)).isZero();
+        for (int p : new int[] {3, 5, 61, 67, 7919, 9967, 9973}) {
+            assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(p)))).as("n * %d", p).isEqualTo(p);
+        }
+        assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(9973L * 61)))).isEqualTo(61);
+        assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(10_007)))).as("above the bound").isZero();
+    }
+
+    @Test
     void aModulusWithASmallPrimeFactorIsRefusedNamingTheFactor() throws Exception {
         BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
         byte[] der = spki(n.multiply(BigInteger.valueOf(7919)), F4);
