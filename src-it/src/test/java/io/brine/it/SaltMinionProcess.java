@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -20,9 +21,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class SaltMinionProcess implements AutoCloseable {
 
-    /** {@code -Dbrine.salt=PATH}, else {@code ../shared/salt/salt} beside the checkout. */
-    static final Path SALT = Path.of(System.getProperty("brine.salt", Path.of(System.getProperty("user.dir"))
-            .toAbsolutePath().getParent().getParent().resolve("shared/salt/salt").toString()));
+    /**
+     * {@code -Dbrine.salt=PATH}, else the environment's {@code BRINE_SALT} (which {@code .ci/run} sets for a clone
+     * made away from the shared folder), else {@code ../shared/salt/salt} beside the checkout.
+     */
+    static final Path SALT = Path.of(System.getProperty("brine.salt", Objects.requireNonNullElse(
+            System.getenv("BRINE_SALT"), Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent()
+                    .getParent().resolve("shared/salt/salt").toString())));
 
     final String id;
     final Path dir;
@@ -38,7 +43,7 @@ final class SaltMinionProcess implements AutoCloseable {
     static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort)
             throws IOException {
         if (!Files.isExecutable(SALT)) {
-            fail("Salt is not available at " + SALT + " (set -Dbrine.salt=PATH to the shared 'salt' script)");
+            fail("Salt is not available at " + SALT + " (set BRINE_SALT or -Dbrine.salt=PATH to the shared 'salt' script)");
         }
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("minion"), String.join("\n", List.of(
