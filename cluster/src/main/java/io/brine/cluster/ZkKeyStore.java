@@ -217,14 +217,13 @@ public final class ZkKeyStore implements KeyStore {
         MinionIds.requireValid(id);
         Objects.requireNonNull(offered, "offered");
         Objects.requireNonNull(policies, "policies");
-        try {
-            RsaKeys.checkSize(offered);
-        } catch (KeyFormatException e) {
-            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
-        }
+        checkKey(id, offered, false);
         ensureOpen();
         ZkKeyView.Entry entry = view.entry(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
+        // The factor check once per offer, before any policy runs, and not at all for the key the store already
+        // holds under this id (checked when it was stored).
+        checkKey(id, offered, fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME);
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
@@ -254,6 +253,19 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
+    /** The offered key's shape, or its factors too; a bad key is the caller's error, as {@code offer} says. */
+    private static void checkKey(String id, RSAPublicKey offered, boolean factors) {
+        try {
+            if (factors) {
+                RsaKeys.checkFactors(offered);
+            } else {
+                RsaKeys.checkShape(offered);
+            }
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
+    }
+
     private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict verdict) throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);

@@ -137,7 +137,8 @@ public final class AuthService {
         }
         RSAPublicKey key;
         try {
-            key = RsaKeys.publicKeyFromDer(request.publicKey());
+            // Its factors are checked by the key store, and only when it does not hold this key under this id yet.
+            key = RsaKeys.offeredKeyFromDer(request.publicKey());
         } catch (KeyFormatException e) {
             return Optional.of(refuseBadRequest(request, peer, null, "bad public key: " + e.getMessage()));
         }
@@ -174,6 +175,11 @@ public final class AuthService {
         try {
             admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
                     request.token(), peer.remoteAddress(), clock.instant()));
+        } catch (IllegalArgumentException e) {
+            if (e.getCause() instanceof KeyFormatException bad) {
+                return Optional.of(refuseBadRequest(request, peer, fingerprint, "bad public key: " + bad.getMessage()));
+            }
+            throw e;
         } catch (UncheckedIOException e) {
             // Expected on a full or failing disk, not a bug: the minion is told to try later.
             long suppressed = storeFailureWarnings.due();

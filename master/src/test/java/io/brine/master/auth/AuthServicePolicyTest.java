@@ -25,6 +25,7 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.Peer;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -142,6 +143,33 @@ class AuthServicePolicyTest {
         assertThat(audited).containsExactly("refused web1: bad public key: not exactly one SubjectPublicKeyInfo: 64"
                 + " bytes follow the key", "refused web2: bad signature: the request is not signed by the key it"
                 + " offers");
+        assertThat(store.list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
+    }
+
+    @Test
+    void aSelfSignedKeyWithASmallPrimeFactorIsRefusedByTheStoresCheckAndStoresNothing() throws Exception {
+        // n' = 7919 p q with a private exponent that works for n': the self-signature verifies, so only the
+        // factor check (the key store's, once per offer of a key it does not hold) stands in the way.
+        java.security.interfaces.RSAPrivateCrtKey crt = (java.security.interfaces.RSAPrivateCrtKey) TestKeys.pair(3)
+                .getPrivate();
+        BigInteger r = BigInteger.valueOf(7919);
+        BigInteger n = crt.getModulus().multiply(r);
+        BigInteger phi = crt.getPrimeP().subtract(BigInteger.ONE).multiply(crt.getPrimeQ().subtract(BigInteger.ONE))
+                .multiply(r.subtract(BigInteger.ONE));
+        BigInteger d = crt.getPublicExponent().modInverse(phi);
+        java.security.KeyFactory rsa = java.security.KeyFactory.getInstance("RSA");
+        byte[] spki = rsa.generatePublic(new java.security.spec.RSAPublicKeySpec(n, crt.getPublicExponent()))
+                .getEncoded();
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+
+        AuthService.Outcome outcome = handleRaw("web1", spki,
+                rsa.generatePrivate(new java.security.spec.RSAPrivateKeySpec(n, d)), nonce);
+
+        assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(outcome).nonce()).isEqualTo(nonce);
+        assertThat(replyOf(outcome).reason()).contains("bad public key", "small prime factor (7919)");
+        assertThat(audited).singleElement().asString().startsWith("refused web1: bad public key: ");
         assertThat(store.list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
     }
 

@@ -12,9 +12,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.security.spec.RSAKeyGenParameterSpec;
 import java.security.spec.RSAPublicKeySpec;
 import java.security.spec.X509EncodedKeySpec;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 /** RSA key pairs of the sizes brine allows: 2048 bits by default, up to 8192. */
 public final class RsaKeys {
@@ -54,12 +52,22 @@ public final class RsaKeys {
     }
 
     /**
-     * Checks an RSA key as a key, naming the rule that fails: a modulus of an allowed size ({@value #MIN_BITS} to
-     * {@value #MAX_BITS} bits); for a public key also public exponent 65537, an odd modulus and no small prime factor
-     * (trial division by the primes below {@value #SMALL_PRIMES_BELOW}: microseconds, and it catches n = 2p, 3p, ...
-     * that a self-signature does not). Returns the key.
+     * Checks an RSA key as a key, naming the rule that fails: {@link #checkShape} and, for a public key,
+     * {@link #checkFactors}. Returns the key.
      */
     public static <K extends RSAKey> K checkSize(K key) throws KeyFormatException {
+        checkShape(key);
+        if (key instanceof RSAPublicKey pub) {
+            checkFactors(pub);
+        }
+        return key;
+    }
+
+    /**
+     * The checks that cost nothing: a modulus of an allowed size ({@value #MIN_BITS} to {@value #MAX_BITS} bits);
+     * for a public key also public exponent 65537 and an odd modulus. Returns the key.
+     */
+    public static <K extends RSAKey> K checkShape(K key) throws KeyFormatException {
         int bits = bits(key);
         if (bits < MIN_BITS) {
             throw new KeyFormatException("RSA key of " + bits + " bits is too small: at least " + MIN_BITS
@@ -74,14 +82,22 @@ public final class RsaKeys {
             if (!e.equals(RSAKeyGenParameterSpec.F4)) {
                 throw new KeyFormatException("RSA public exponent " + e + " is not acceptable: only 65537 is");
             }
-            BigInteger n = pub.getModulus();
-            if (!n.testBit(0)) {
+            if (!pub.getModulus().testBit(0)) {
                 throw new KeyFormatException("RSA modulus is even: not an RSA key");
             }
-            int factor = smallPrimeFactor(n);
-            if (factor != 0) {
-                throw new KeyFormatException("RSA modulus has a small prime factor (" + factor + "): not an RSA key");
-            }
+        }
+        return key;
+    }
+
+    /**
+     * Refuses a modulus with a prime factor below {@value SmallPrimes#BOUND} (it catches n = 3p, 5p, ... that a
+     * self-signature does not). Tens of microseconds for a 2048-bit key ({@link SmallPrimes}); the key store runs it
+     * once for a key it does not hold yet, not for every auth with a key it already stored.
+     */
+    public static RSAPublicKey checkFactors(RSAPublicKey key) throws KeyFormatException {
+        int factor = SmallPrimes.factorOf(key.getModulus());
+        if (factor != 0) {
+            throw new KeyFormatException("RSA modulus has a small prime factor (" + factor + "): not an RSA key");
         }
         return key;
     }
@@ -92,6 +108,15 @@ public final class RsaKeys {
      * refused.
      */
     public static RSAPublicKey publicKeyFromDer(byte[] spki) throws KeyFormatException {
+        return checkFactors(offeredKeyFromDer(spki));
+    }
+
+    /**
+     * {@link #publicKeyFromDer} without {@link #checkFactors}: for a key offered in an auth request, whose factors
+     * the key store checks when it does not already hold that key ({@code KeyStore.offer}); nothing else may trust a
+     * key parsed this way.
+     */
+    public static RSAPublicKey offeredKeyFromDer(byte[] spki) throws KeyFormatException {
         PublicKey key;
         try {
             key = KeyFactory.getInstance("RSA").generatePublic(new X509EncodedKeySpec(spki));
@@ -108,56 +133,13 @@ public final class RsaKeys {
         } catch (GeneralSecurityException | RuntimeException e) {
             throw new KeyFormatException("not an RSA SubjectPublicKeyInfo", e);
         }
-        if (!java.util.Arrays.equals(canonical, spki)) {
-            throw new KeyFormatException(spki.length > canonical.length && java.util.Arrays.equals(canonical, 0,
+        if (!Arrays.equals(canonical, spki)) {
+            throw new KeyFormatException(spki.length > canonical.length && Arrays.equals(canonical, 0,
                     canonical.length, spki, 0, canonical.length)
                     ? "not exactly one SubjectPublicKeyInfo: " + (spki.length - canonical.length)
                             + " bytes follow the key"
                     : "not a DER-canonical SubjectPublicKeyInfo: re-encoding the key gives other bytes");
         }
-        return checkSize(rsa);
-    }
-
-    private static final int SMALL_PRIMES_BELOW = 10_000;
-    /**
-     * The primes below {@value #SMALL_PRIMES_BELOW} in groups whose product fits a long: one remainder of the
-     * modulus by each group's product (a one-word division) and then one long remainder per prime. A gcd with the
-     * product of all the primes gives the same answer but cost about 1 ms per key, most of an auth's CPU.
-     */
-    private static final long[][] PRIME_GROUPS = primeGroups();
-    private static final long[] GROUP_PRODUCTS = Arrays.stream(PRIME_GROUPS)
-            .mapToLong(group -> Arrays.stream(group).reduce(1, (x, y) -> x * y)).toArray();
-
-    private static long[][] primeGroups() {
-        List<long[]> groups = new ArrayList<>();
-        List<Long> group = new ArrayList<>();
-        long product = 1;
-        for (int p = 2; p < SMALL_PRIMES_BELOW; p++) {
-            if (!BigInteger.valueOf(p).isProbablePrime(30)) {
-                continue;
-            }
-            if (product > Long.MAX_VALUE / p) {
-                groups.add(group.stream().mapToLong(Long::longValue).toArray());
-                group.clear();
-                product = 1;
-            }
-            group.add((long) p);
-            product *= p;
-        }
-        groups.add(group.stream().mapToLong(Long::longValue).toArray());
-        return groups.toArray(long[][]::new);
-    }
-
-    /** The smallest prime below {@value #SMALL_PRIMES_BELOW} that divides {@code n}, or 0 when none does. */
-    static int smallPrimeFactor(BigInteger n) {
-        for (int g = 0; g < PRIME_GROUPS.length; g++) {
-            long remainder = n.mod(BigInteger.valueOf(GROUP_PRODUCTS[g])).longValue();
-            for (long p : PRIME_GROUPS[g]) {
-                if (remainder % p == 0) {
-                    return (int) p;
-                }
-            }
-        }
-        return 0;
+        return checkShape(rsa);
     }
 }

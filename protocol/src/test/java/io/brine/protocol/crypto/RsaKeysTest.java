@@ -43,12 +43,51 @@ class RsaKeysTest {
     @Test
     void everySmallPrimeIsFoundAndTheSmallestIsNamed() {
         BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
-        assertThat(RsaKeys.smallPrimeFactor(n)).isZero();
+        assertThat(SmallPrimes.factorOf(n)).isZero();
         for (int p : new int[] {3, 5, 61, 67, 7919, 9967, 9973}) {
-            assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(p)))).as("n * %d", p).isEqualTo(p);
+            assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(p)))).as("n * %d", p).isEqualTo(p);
         }
-        assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(9973L * 61)))).isEqualTo(61);
-        assertThat(RsaKeys.smallPrimeFactor(n.multiply(BigInteger.valueOf(10_007)))).as("above the bound").isZero();
+        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(9973L * 61)))).isEqualTo(61);
+        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(10_007)))).as("above the bound").isZero();
+    }
+
+    @Test
+    void everyPrimeBelowTheBoundIsFoundAsNaiveTrialDivisionFindsIt() {
+        // Every prime, on moduli of every allowed size class and odd sizes between, against the obvious algorithm:
+        // the reduction by chunk products and the Barrett step must not lose a factor anywhere.
+        SecureRandom random = new SecureRandom(new byte[] {7});
+        for (int bits : new int[] {1, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 3072, 4096, 8192}) {
+            BigInteger base = BigInteger.probablePrime(Math.max(bits, 2), random);
+            for (int p = 2; p < SmallPrimes.BOUND; p++) {
+                if (BigInteger.valueOf(p).isProbablePrime(50)) {
+                    BigInteger n = base.multiply(BigInteger.valueOf(p));
+                    assertThat(SmallPrimes.factorOf(n)).as("%d-bit prime * %d", bits, p).isEqualTo(naive(n));
+                }
+            }
+            BigInteger odd = new BigInteger(bits, random).setBit(0);
+            assertThat(SmallPrimes.factorOf(odd)).as("random %d bits", bits).isEqualTo(naive(odd));
+        }
+    }
+
+    private static int naive(BigInteger n) {
+        for (int p = 2; p < SmallPrimes.BOUND; p++) {
+            if (BigInteger.valueOf(p).isProbablePrime(50) && n.mod(BigInteger.valueOf(p)).signum() == 0) {
+                return p;
+            }
+        }
+        return 0;
+    }
+
+    @Test
+    void anOfferedKeyIsParsedWithoutTheFactorCheckWhichStaysAvailable() throws Exception {
+        BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
+        byte[] der = spki(n.multiply(BigInteger.valueOf(9973)), F4);
+
+        RSAPublicKey offered = RsaKeys.offeredKeyFromDer(der);
+        assertThatThrownBy(() -> RsaKeys.checkFactors(offered)).isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("small prime factor (9973)");
+        assertThatThrownBy(() -> RsaKeys.offeredKeyFromDer(spki(n.shiftLeft(1), F4)))
+                .isInstanceOf(KeyFormatException.class).hasMessageContaining("modulus is even");
     }
 
     @Test

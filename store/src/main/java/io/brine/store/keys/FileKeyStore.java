@@ -198,17 +198,16 @@ public final class FileKeyStore implements KeyStore {
         MinionIds.requireValid(id);
         Objects.requireNonNull(offered, "offered");
         Objects.requireNonNull(policies, "policies");
-        try {
-            // A key the store could not read back must never be written.
-            RsaKeys.checkSize(offered);
-        } catch (KeyFormatException e) {
-            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
-        }
+        // A key the store could not read back must never be written.
+        checkKey(id, offered, false);
         ensureOpen();
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
                 : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+        // The factor check once per offer, before any policy runs, and not at all for the key the store already
+        // holds under this id (checked when it was stored).
+        checkKey(id, offered, fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME);
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
                 || fast == KeyLookup.PENDING_OTHER
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
@@ -230,6 +229,19 @@ public final class FileKeyStore implements KeyStore {
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /** The offered key's shape, or its factors too; a bad key is the caller's error, as {@code offer} says. */
+    private static void checkKey(String id, RSAPublicKey offered, boolean factors) {
+        try {
+            if (factors) {
+                RsaKeys.checkFactors(offered);
+            } else {
+                RsaKeys.checkShape(offered);
+            }
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
         }
     }
 
