@@ -1,14 +1,18 @@
 package io.brine.bench;
 
+import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
 import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
 
 /**
  * This machine's raw speed at the operations brine's protocol is built from, on one thread through the JCA, as the
  * master does them: RSASSA-PSS-SHA256 signatures with an RSA-2048 key (the private-key operation) and their
- * verification (the public-key operation). Each is warmed up until C2 has compiled it, then timed for a while.
+ * verification (the public-key operation), and the key store's check of a public key it does not hold yet
+ * ({@link RsaKeys#checkFactors}). Each is warmed up until C2 has compiled it, then timed for a while.
  */
-record RsaLimits(double privateOpsPerSecond, double publicOpsPerSecond) {
+record RsaLimits(double privateOpsPerSecond, double publicOpsPerSecond, double keyChecksPerSecond) {
 
     static RsaLimits measure(KeyPair key, double seconds) {
         byte[] data = new byte[256];
@@ -25,11 +29,26 @@ record RsaLimits(double privateOpsPerSecond, double publicOpsPerSecond) {
                 throw new IllegalStateException("signature does not verify");
             }
         });
-        return new RsaLimits(privateRate, publicRate);
+        RSAPublicKey pub = (RSAPublicKey) key.getPublic();
+        Runnable check = () -> {
+            try {
+                RsaKeys.checkFactors(pub);
+            } catch (KeyFormatException e) {
+                throw new IllegalStateException("a generated key fails the key check", e);
+            }
+        };
+        for (int i = 0; i < 3000; i++) {
+            check.run();
+        }
+        return new RsaLimits(privateRate, publicRate, rate(seconds, check));
     }
 
     double privateOpMillis() {
         return 1000 / privateOpsPerSecond;
+    }
+
+    double keyCheckMicros() {
+        return 1e6 / keyChecksPerSecond;
     }
 
     double publicOpMillis() {
