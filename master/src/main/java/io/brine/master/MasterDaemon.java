@@ -6,6 +6,7 @@ import io.brine.cluster.ZkPublishGeneration;
 import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
+import io.brine.daemon.config.ConnectionLimits;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
@@ -246,14 +247,30 @@ public final class MasterDaemon implements AutoCloseable {
         for (TransportKind kind : config.transports()) {
             members.add(switch (kind) {
                 case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort(), ZmtpServerOptions.defaults(), null, undelivered);
+                        config.publishPort(), zmtpOptions(config.connectionLimits()), null, undelivered);
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
-                        TcpServerOptions.defaults(), config.tls().isPresent()
+                        tcpOptions(config.connectionLimits()), config.tls().isPresent()
                                 ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
                         null, undelivered);
             });
         }
         return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);
+    }
+
+    /** The ZeroMQ transport's defaults with master.yaml's connection caps. */
+    static ZmtpServerOptions zmtpOptions(ConnectionLimits limits) {
+        ZmtpServerOptions defaults = ZmtpServerOptions.defaults();
+        int[] caps = limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
+                defaults.maxUnauthenticatedPerSource());
+        return defaults.withConnectionLimits(caps[0], caps[1], caps[2]);
+    }
+
+    /** The TCP transport's defaults with master.yaml's connection caps. */
+    static TcpServerOptions tcpOptions(ConnectionLimits limits) {
+        TcpServerOptions defaults = TcpServerOptions.defaults();
+        int[] caps = limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
+                defaults.maxUnauthenticatedPerSource());
+        return defaults.withConnectionLimits(caps[0], caps[1], caps[2]);
     }
 
     public Master master() {

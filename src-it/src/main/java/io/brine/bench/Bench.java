@@ -126,7 +126,7 @@ final class Bench {
                 .toAbsolutePath();
         json.put("master_home", home.toString());
         runDir = Files.createTempDirectory("brine-bench-");
-        master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts());
+        master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted);
         MasterProcess.sleep(3000);
         long heapIdle = master.liveHeapKib();
         long rssIdle = master.rssKib();

@@ -22,7 +22,8 @@ import java.util.regex.Pattern;
  * <p>The configuration is the shipped defaults except what a benchmark on loopback must change, each named in
  * BENCHMARKS.md: {@code auto_accept: true} (the auth scenario is "first auth under auto_accept"), and
  * {@code auth_rate_per_source}/{@code auth_burst} raised, because every simulated minion comes from 127.0.0.1 and
- * the per-source limit would otherwise be the figure measured.
+ * the per-source limit would otherwise be the figure measured; from 4,000 minions also
+ * {@code max_unauthenticated_connections}/{@code max_unauthenticated_per_source}, for the same reason.
  */
 final class MasterProcess implements AutoCloseable {
 
@@ -42,8 +43,15 @@ final class MasterProcess implements AutoCloseable {
         this.process = process;
     }
 
-    static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions) throws IOException {
+    static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions, int minions)
+            throws IOException {
         Files.createDirectories(dir);
+        // Above what the default per-source caps admit from one address (TCP 5,000 unauthenticated connections,
+        // ZeroMQ 10,000 = 5,000 minions), raised; written only then, so older builds (--master-home) still start.
+        String connectionCaps = minions < 4_000 ? "" : String.join("\n",
+                "# Every simulated minion connects from 127.0.0.1, all at once: the per-source connection cap too.",
+                "max_unauthenticated_connections: 30000",
+                "max_unauthenticated_per_source: 30000");
         int[] ports = freePorts(3);
         String yaml = String.join("\n",
                 "# Written by brine-bench: the shipped defaults, except what a loopback benchmark must change.",
@@ -60,6 +68,7 @@ final class MasterProcess implements AutoCloseable {
                 "# Every simulated minion connects from 127.0.0.1: the per-source limit must not be what is measured.",
                 "auth_rate_per_source: 1000000",
                 "auth_burst: 1000000",
+                connectionCaps,
                 "");
         Files.writeString(dir.resolve("master.yaml"), yaml, StandardCharsets.UTF_8);
         List<String> command = new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c",

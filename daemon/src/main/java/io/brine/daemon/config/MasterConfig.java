@@ -33,6 +33,8 @@ import java.util.Set;
  * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
  *     unauthenticated can make the master store
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
+ * @param connectionLimits {@code max_connections}, {@code max_unauthenticated_connections},
+ *     {@code max_unauthenticated_per_source}: each transport's defaults where unset
  * @param maxReturnBytes {@code max_return_bytes}: a job return whose session frame is larger is refused (stored as
  *     a refusal with its reason, acknowledged so that the minion does not resend it)
  * @param keepJobs {@code keep_jobs_seconds}: how long finished jobs stay in the job cache
@@ -62,6 +64,7 @@ public record MasterConfig(
         int authRatePerSource,
         int authBurst,
         int workerThreads,
+        ConnectionLimits connectionLimits,
         int maxReturnBytes,
         Duration keepJobs,
         int jobCacheMaxMib,
@@ -104,6 +107,7 @@ public record MasterConfig(
         require(authRatePerSource >= 1, "authRatePerSource must be at least 1");
         require(authBurst >= 1, "authBurst must be at least 1");
         require(workerThreads >= 1, "workerThreads must be at least 1");
+        Objects.requireNonNull(connectionLimits, "connectionLimits");
         require(maxReturnBytes >= MIN_RETURN_BYTES && maxReturnBytes <= MAX_RETURN_BYTES,
                 "maxReturnBytes must be from 1024 to 8388608");
         requirePositive(keepJobs, "keepJobs");
@@ -346,6 +350,7 @@ public record MasterConfig(
         private int authBurst = 50;
         private int workerThreads = Runtime.getRuntime().availableProcessors();
         private int maxReturnBytes = 4 * 1024 * 1024;
+        private ConnectionLimits connectionLimits = ConnectionLimits.DEFAULTS;
         private Duration keepJobs = Duration.ofSeconds(86400);
         private int jobCacheMaxMib = 1024;
         private Acceptance acceptance = Acceptance.defaults();
@@ -451,6 +456,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder connectionLimits(ConnectionLimits connectionLimits) {
+            this.connectionLimits = connectionLimits;
+            return this;
+        }
+
         public Builder maxReturnBytes(int maxReturnBytes) {
             this.maxReturnBytes = maxReturnBytes;
             return this;
@@ -522,7 +532,7 @@ public record MasterConfig(
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
-                    authRatePerSource, authBurst, workerThreads, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
+                    authRatePerSource, authBurst, workerThreads, connectionLimits, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),

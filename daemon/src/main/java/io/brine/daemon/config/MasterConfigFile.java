@@ -24,6 +24,19 @@ import java.util.stream.Collectors;
 /** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
 final class MasterConfigFile {
 
+
+    private static Optional<ConnectionLimits> connectionLimits(ConfigSection root) {
+        OptionalInt max = root.integer("max_connections", 1, ConnectionLimits.MAX_VALUE);
+        OptionalInt unauthenticated = root.integer("max_unauthenticated_connections", 1, ConnectionLimits.MAX_VALUE);
+        OptionalInt perSource = root.integer("max_unauthenticated_per_source", 1, ConnectionLimits.MAX_VALUE);
+        try {
+            return Optional.of(new ConnectionLimits(max, unauthenticated, perSource));
+        } catch (IllegalArgumentException e) {
+            // The message starts with the key whose value is too large.
+            root.problem(e.getMessage().substring(0, e.getMessage().indexOf(' ')), e.getMessage());
+            return Optional.empty();
+        }
+    }
     private static final int MAX_PORT = 65535;
     private static final long YEAR = 365L * 24 * 3600;
     private static final ValueCheck GLOB = ValueCheck.glob();
@@ -69,6 +82,7 @@ final class MasterConfigFile {
         root.integer("auth_rate_per_source", 1, 1_000_000).ifPresent(config::authRatePerSource);
         root.integer("auth_burst", 1, 1_000_000).ifPresent(config::authBurst);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
+        connectionLimits(root).ifPresent(config::connectionLimits);
         root.integer("max_return_bytes", MasterConfig.MIN_RETURN_BYTES, MasterConfig.MAX_RETURN_BYTES)
                 .ifPresent(config::maxReturnBytes);
         root.seconds("keep_jobs_seconds", 60, 10 * YEAR).ifPresent(config::keepJobs);

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,6 +105,9 @@ class MasterConfigTest {
                 auth_rate_per_source: 5
                 auth_burst: 10
                 worker_threads: 3
+                max_connections: 30000
+                max_unauthenticated_connections: 25000
+                max_unauthenticated_per_source: 25000
                 max_return_bytes: 65536
                 keep_jobs_seconds: 600
                 job_cache_max_mib: 64
@@ -143,7 +147,10 @@ class MasterConfigTest {
                 .tls(new Tls(base.resolve("tls/master.crt"), Path.of("/etc/ssl/master.key")))
                 .pkiDir(base.resolve("pki")).cachedir(Path.of("/srv/brine/cache")).keysize(4096)
                 .publishSession(Duration.ofHours(1)).maxMinions(500).maxPending(20).authRatePerSource(5)
-                .authBurst(10).workerThreads(3).maxReturnBytes(65536).keepJobs(Duration.ofMinutes(10))
+                .authBurst(10).workerThreads(3)
+                .connectionLimits(new ConnectionLimits(OptionalInt.of(30000), OptionalInt.of(25000),
+                        OptionalInt.of(25000)))
+                .maxReturnBytes(65536).keepJobs(Duration.ofMinutes(10))
                 .jobCacheMaxMib(64)
                 .acceptance(Acceptance.builder()
                         .autoAccept(true)
@@ -227,7 +234,8 @@ class MasterConfigTest {
                         + " true and false)",
                 "unknown key, did you mean publish_port? (valid keys here: interface, publish_port, ret_port,"
                         + " transport, tcp_port, tls, pki_dir, cachedir, keysize, publish_session, max_minions,"
-                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, max_return_bytes,"
+                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, max_connections,"
+                        + " max_unauthenticated_connections, max_unauthenticated_per_source, max_return_bytes,"
                         + " keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
@@ -255,6 +263,33 @@ class MasterConfigTest {
                         "invalid configuration (2 problems):",
                         "  " + file + ":1: publish_port: expected an integer from 0 to 65535, got \"abc\"",
                         "  " + file + ":2: ret_port: expected an integer from 0 to 65535, got \"65536\""));
+    }
+
+    @Test
+    void connectionCapsAreCheckedAgainstEachOtherAtTheirLine() throws IOException {
+        assertThat(problems("max_connections: 10\nmax_unauthenticated_connections: 20\n")).singleElement()
+                .satisfies(p -> {
+                    assertThat(p.key()).isEqualTo("max_unauthenticated_connections");
+                    assertThat(p.line()).isEqualTo(2);
+                    assertThat(p.message()).contains("must not exceed max_connections (10)");
+                });
+        assertThat(problems("max_unauthenticated_connections: 20\nmax_unauthenticated_per_source: 30\n"))
+                .singleElement().satisfies(p -> {
+                    assertThat(p.key()).isEqualTo("max_unauthenticated_per_source");
+                    assertThat(p.line()).isEqualTo(2);
+                });
+        assertThat(problems("max_unauthenticated_per_source: 0\n")).extracting(ConfigProblem::key)
+                .containsExactly("max_unauthenticated_per_source");
+    }
+
+    @Test
+    void aConnectionCapLeftUnsetFollowsTheTransportsDefaultButNeverExceedsAnOuterCap() {
+        ConnectionLimits onlyMax = new ConnectionLimits(OptionalInt.of(100), OptionalInt.empty(), OptionalInt.empty());
+        assertThat(onlyMax.resolve(50_000, 10_000, 5_000)).containsExactly(100, 100, 100);
+        ConnectionLimits onlyPerSource = new ConnectionLimits(OptionalInt.empty(), OptionalInt.empty(),
+                OptionalInt.of(20_000));
+        assertThat(onlyPerSource.resolve(50_000, 10_000, 5_000)).containsExactly(50_000, 10_000, 10_000);
+        assertThat(ConnectionLimits.DEFAULTS.resolve(50_000, 10_000, 5_000)).containsExactly(50_000, 10_000, 5_000);
     }
 
     @Test
