@@ -70,6 +70,11 @@ final class Subscriptions {
     }
 
     /** Minion ids honoured now on open connections: a snapshot. */
+    /** Every open Salt holder now, oldest first: where a Salt minion not bound since the master started is sought. */
+    synchronized List<ZmtpConnection> saltHolders() {
+        return saltHolders.stream().filter(ZmtpConnection::isOpen).toList();
+    }
+
     Set<String> honouredMinions() {
         Set<String> ids = new HashSet<>();
         honoured.forEach((id, route) -> {
