@@ -319,6 +319,16 @@ public final class ZmtpServerTransport implements ServerTransport {
         return ids;
     }
 
+    /** Open ZeroMQ connections subscribed as Salt's SUB does, honoured or not yet: for metrics and tests. */
+    public int saltSubscriptions() {
+        return subscriptions.saltHolders().size();
+    }
+
+    /** Of those, the ones subscribed with Salt's {@code zmq_filtering} (topics {@code broadcast} and an id's hash). */
+    public int saltFilteringSubscriptions() {
+        return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();
+    }
+
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
     public record OutboundStats(long writes, long flushes) {
     }
