@@ -222,6 +222,28 @@ class SaltTcpPortTest {
     }
 
     @Test
+    void aSaltEnvelopeForAMinionNotBoundSinceTheStartGoesToEverySaltSubscriberOnceAndABrineFrameNowhere()
+            throws Exception {
+        start(ZmtpServerTransportTest.fast());
+        try (ZContext zmq = new ZContext(1)) {
+            ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
+            sub.subscribe(new byte[0]); // as a stock Salt minion subscribes without zmq_filtering
+            sub.setReceiveTimeOut(20_000);
+            sub.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());
+            await().until(() -> server.saltSubscriptions() == 1);
+            assertThat(server.saltFilteringSubscriptions()).isZero();
+
+            byte[] brine = {1, 2, 3};
+            assertThat(server.publish(List.of("salt1", "salt2"), brine)).containsExactlyInAnyOrder("salt1", "salt2");
+            byte[] envelope = {(byte) 0x81, (byte) 0xa3, 'e', 'n', 'c', (byte) 0xa3, 'a', 'e', 's'};
+            assertThat(server.publish(List.of("salt1", "salt2"), envelope)).isEmpty();
+            assertThat(sub.recv()).isEqualTo(envelope);
+            sub.setReceiveTimeOut(300);
+            assertThat(sub.recv()).as("once for the whole publication").isNull();
+        }
+    }
+
+    @Test
     void zmtpsGreetingWaitsForTheClientsFirstByte() throws Exception {
         start(ZmtpServerTransportTest.fast());
         Socket socket = connect(server.addresses().request().getPort());
