@@ -324,6 +324,12 @@ public final class ZmtpServerTransport implements ServerTransport {
         return subscriptions.saltHolders().size();
     }
 
+    /** How many publish connections take {@code minionId}'s publications now (tests). */
+    int publishRouteSize(String minionId) {
+        Subscriptions.Route route = subscriptions.route(minionId);
+        return route == null ? 0 : route.connections().size();
+    }
+
     /** Of those, the ones subscribed with Salt's {@code zmq_filtering} (topics {@code broadcast} and an id's hash). */
     public int saltFilteringSubscriptions() {
         return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();

@@ -244,6 +244,50 @@ class SaltTcpPortTest {
     }
 
     @Test
+    void everySaltSubscriberOfTheMinionsAddressTakesItsEnvelopeHoweverManyAndAFilteringOneOnlyWithItsTopic()
+            throws Exception {
+        start(ZmtpServerTransportTest.fast());
+        try (ZContext zmq = new ZContext(1)) {
+            ZMQ.Socket dealer = zmq.createSocket(SocketType.DEALER);
+            dealer.connect("tcp://127.0.0.1:" + server.addresses().request().getPort());
+            dealer.send(new byte[] {(byte) 0x80}); // a Salt payload: the request connection is a Salt minion's
+            Peer minion = next().peer();
+            server.bind("salt1", minion);
+
+            List<ZMQ.Socket> plain = new ArrayList<>();
+            for (int i = 0; i < Subscriptions.MAX_COPIES + 2; i++) { // more than brine's cap, all on 127.0.0.1
+                ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
+                sub.subscribe(new byte[0]);
+                sub.setReceiveTimeOut(20_000);
+                sub.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());
+                plain.add(sub);
+            }
+            ZMQ.Socket other = zmq.createSocket(SocketType.SUB); // another minion's, filtering
+            other.subscribe("broadcast".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            other.subscribe(Subscriptions.saltTopic("salt2"));
+            other.setReceiveTimeOut(300);
+            other.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());
+            ZMQ.Socket own = zmq.createSocket(SocketType.SUB); // salt1's, filtering
+            own.subscribe("broadcast".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            own.subscribe(Subscriptions.saltTopic("salt1"));
+            own.setReceiveTimeOut(20_000);
+            own.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());
+            await().until(() -> server.saltSubscriptions() == plain.size() + 2
+                    && server.subscribedMinions().contains("salt1"));
+            await().until(() -> server.publishRouteSize("salt1") == plain.size() + 1);
+
+            byte[] envelope = {(byte) 0x81, (byte) 0xa3, 'e', 'n', 'c', (byte) 0xa3, 'a', 'e', 's'};
+            assertThat(server.publish(List.of("salt1"), envelope)).isEmpty();
+            for (ZMQ.Socket sub : plain) {
+                assertThat(sub.recv()).isEqualTo(envelope);
+            }
+            assertThat(own.recv()).isEqualTo(Subscriptions.saltTopic("salt1"));
+            assertThat(own.recv()).isEqualTo(envelope);
+            assertThat(other.recv()).as("not salt2's: nothing").isNull();
+        }
+    }
+
+    @Test
     void zmtpsGreetingWaitsForTheClientsFirstByte() throws Exception {
         start(ZmtpServerTransportTest.fast());
         Socket socket = connect(server.addresses().request().getPort());
