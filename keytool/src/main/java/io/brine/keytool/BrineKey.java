@@ -4,6 +4,7 @@ import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyProblem;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.SaltMarks;
 import io.brine.daemon.BrineVersion;
 import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.target.Glob;
@@ -290,7 +291,7 @@ public final class BrineKey implements Callable<Integer> {
             warnAboutProblems(store, listing.problems());
             ShowKeys show = new ShowKeys(output);
             return switch (action.kind()) {
-                case LIST -> show.list(listing, action.states());
+                case LIST -> show.list(listing, action.states(), new SaltMarks(store.pkiDir()).ids());
                 case PRINT, FINGER -> show.show(store, listing, action.kind() == Action.Kind.FINGER, action.argument(),
                         globs, action.all());
                 case ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();

@@ -8,6 +8,7 @@ import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -34,8 +35,14 @@ final class ShowKeys {
         return others.isEmpty() ? "" : "  (" + KeyListing.sameKeyAs(others) + ")";
     }
 
-    /** The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked). */
-    int list(KeyListing listing, Set<KeyState> states) {
+    /** How a stock Salt minion's id is marked in the text listing (issue 15). */
+    static final String SALT_MARK = "  (salt)";
+
+    /**
+     * The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked, and a Salt minion:
+     * {@code saltIds}); structured, the Salt minions listed also under {@code salt_minions}.
+     */
+    int list(KeyListing listing, Set<KeyState> states, Set<String> saltIds) {
         if (output.text()) {
             PrintWriter writer = output.out();
             Map<String, List<String>> shared = listing.sharedKeys();
@@ -43,7 +50,8 @@ final class ShowKeys {
                 if (states.contains(state)) {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                     for (StoredKey key : listing.keys(state)) {
-                        writer.println(output.colour(state, key.id()) + sameKeyMark(shared, key));
+                        writer.println(output.colour(state, key.id()) + sameKeyMark(shared, key)
+                                + (saltIds.contains(key.id()) ? SALT_MARK : ""));
                     }
                 }
             }
@@ -51,10 +59,15 @@ final class ShowKeys {
             return 0;
         }
         Map<String, Object> document = new LinkedHashMap<>();
+        List<String> salt = new ArrayList<>();
         for (KeyState state : Output.STRUCTURED_ORDER) {
             if (states.contains(state)) {
                 document.put(state.dirName(), listing.ids(state));
+                listing.ids(state).stream().filter(saltIds::contains).forEach(salt::add);
             }
+        }
+        if (!salt.isEmpty()) { // only for a fleet with Salt minions: brine's own listing keeps its shape
+            document.put(SaltMarks.DIRECTORY, salt.stream().distinct().sorted().toList());
         }
         return output.printStructured(document);
     }

@@ -217,6 +217,20 @@ class BrineKeyTest {
     }
 
     @Test
+    void aStockSaltMinionIsMarkedInTheListingAndItsOwnJsonField() throws Exception {
+        new io.brine.store.keys.SaltMarks(pki).mark("web2");
+        new io.brine.store.keys.SaltMarks(pki).mark("db1");
+
+        assertThat(run("-L").out()).contains("\ndb1  (salt)\n").contains("\nweb1\nweb2  (salt)\n");
+        JsonNode json = JSON.readTree(run("-L", "--out", "json").out());
+        assertThat(json.get("minions_pre").toString()).isEqualTo("[\"app1\",\"web1\",\"web2\"]");
+        assertThat(json.get("salt_minions").toString()).isEqualTo("[\"db1\",\"web2\"]");
+        // Only the states asked for: the pending list names web2 alone.
+        assertThat(JSON.readTree(run("-l", "un", "--out", "json").out()).get("salt_minions").toString())
+                .isEqualTo("[\"web2\"]");
+    }
+
+    @Test
     void listAsYaml() throws Exception {
         Result result = run("-l", "un", "--out", "YAML");
 

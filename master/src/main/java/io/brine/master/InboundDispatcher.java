@@ -24,7 +24,9 @@ import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.salt.SaltDialect;
 import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltTcpFrame;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
@@ -137,6 +139,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     @Override
     public void onFrame(Peer from, byte[] frame) {
+        if (from.framing() != Peer.Framing.MESSAGE) {
+            // Salt's TCP transport on the ZeroMQ ports (the transport serves it only when salt_minions is on).
+            onSaltTcpFrame(from, frame);
+            transport.handled(from, frame.length);
+            return;
+        }
         if (salt != null && isSaltPayload(frame)) {
             // Salt requests are not counted in flight: the transport hears at once that the frame is handled.
             onSaltPayload(from, frame);
@@ -214,6 +222,74 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }
     }
 
+    /**
+     * One Salt TCP frame: on the request port a request, answered with the frame's head echoed; on the publish port
+     * the minion's hello, which says (and proves) whose publications the connection takes.
+     */
+    private void onSaltTcpFrame(Peer from, byte[] bytes) {
+        if (salt == null) {
+            drop(from, "Salt TCP frame while salt_minions is off");
+            transport.disconnect(from);
+            return;
+        }
+        if (from.framing() == Peer.Framing.SALT_TCP_PUBLISH) {
+            SaltTcpFrame frame;
+            try {
+                frame = SaltTcpFrame.decode(bytes, SaltLimits.UNAUTHENTICATED);
+            } catch (MalformedException e) {
+                drop(from, "Salt publish hello: " + e.getMessage());
+                transport.disconnect(from);
+                return;
+            }
+            SaltReplyPath path = tcpPath(from, null);
+            unauthenticated(from, 0, () -> salt.hello(frame.body(), path));
+            return;
+        }
+        SaltTcpFrame.Request request;
+        try {
+            request = SaltTcpFrame.decodeRequest(bytes, 0, bytes.length);
+        } catch (MalformedException e) {
+            // Salt would answer "bad load" when it can read the head; a peer that sends what no minion sends loses
+            // its connection instead (SALT.md open question 4).
+            drop(from, "Salt TCP request: " + e.getMessage());
+            transport.disconnect(from);
+            return;
+        }
+        SaltReplyPath path = tcpPath(from, request.frame());
+        if (request.request() instanceof SaltRequest.Encrypted) {
+            submit(sessionPool, from, 0, () -> salt.handle(request.request(), path));
+        } else {
+            unauthenticated(from, 0, () -> salt.handle(request.request(), path));
+        }
+    }
+
+    /** Answers on a Salt TCP connection: {@code {head, body}} with the request's head; none for a hello (null). */
+    private SaltReplyPath tcpPath(Peer from, SaltTcpFrame request) {
+        return new SaltReplyPath() {
+            @Override
+            public void reply(SaltValue value) {
+                if (request != null) {
+                    transport.send(from, SaltTcpFrame.encode(request.reply(value)));
+                }
+            }
+
+            @Override
+            public void bind(String id) {
+                transport.bind(id, from);
+            }
+
+            @Override
+            public void disconnect() {
+                transport.disconnect(from);
+            }
+
+            @Override
+            public String remoteAddress() {
+                return from.remoteAddress();
+            }
+        };
+    }
+
     /** Answers on the ZeroMQ request channel: the whole payload in Salt's payload dialect. */
     private SaltReplyPath zmqPath(Peer from) {
         return new SaltReplyPath() {
@@ -225,6 +301,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             @Override
             public void bind(String id) {
                 transport.bind(id, from);
+            }
+
+            @Override
+            public void disconnect() {
+                transport.disconnect(from);
             }
 
             @Override

@@ -143,7 +143,8 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(transport);
             SaltKeys saltKeys = null;
             if (config.saltMinions()) {
-                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort());
+                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort(),
+                        cluster == null ? new io.brine.store.keys.SaltMarks(config.pkiDir()) : null);
                 keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys::onKeyChange));
             }
@@ -247,7 +248,8 @@ public final class MasterDaemon implements AutoCloseable {
         for (TransportKind kind : config.transports()) {
             members.add(switch (kind) {
                 case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort(), zmtpOptions(config.connectionLimits()), null, undelivered);
+                        config.publishPort(), zmtpOptions(config.connectionLimits()), null, undelivered,
+                        config.saltMinions()); // Salt's TCP transport shares the ZeroMQ ports
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
                         tcpOptions(config.connectionLimits()), config.tls().isPresent()
                                 ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,

@@ -39,14 +39,12 @@ final class SaltMinionProcess implements AutoCloseable {
         this.process = process;
     }
 
-    /** Writes {@code dir/minion} and starts {@code salt-minion -c dir}. */
-    static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort)
-            throws IOException {
-        if (!Files.isExecutable(SALT)) {
-            fail("Salt is not available at " + SALT + " (set BRINE_SALT or -Dbrine.salt=PATH to the shared 'salt' script)");
-        }
+    /** Writes {@code dir/minion} (with {@code extra} lines) and starts {@code salt-minion -c dir}. */
+    static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort,
+            String... extra) throws IOException {
+        requireSalt();
         Files.createDirectories(dir);
-        Files.writeString(dir.resolve("minion"), String.join("\n", List.of(
+        List<String> lines = new java.util.ArrayList<>(List.of(
                 "id: " + id,
                 "master: 127.0.0.1",
                 "master_port: " + retPort,
@@ -60,11 +58,50 @@ final class SaltMinionProcess implements AutoCloseable {
                 "log_level_logfile: debug",
                 "acceptance_wait_time: 1",
                 "acceptance_wait_time_max: 2",
-                "multiprocessing: False",
-                "")), StandardCharsets.UTF_8);
+                "multiprocessing: False"));
+        lines.addAll(List.of(extra));
+        lines.add("");
+        Files.writeString(dir.resolve("minion"), String.join("\n", lines), StandardCharsets.UTF_8);
         Process process = new ProcessBuilder(SALT.toString(), "salt-minion", "-c", dir.toString(), "-l", "info")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.txt").toFile()).start();
         return new SaltMinionProcess(id, dir, process);
+    }
+
+    private static void requireSalt() {
+        if (!Files.isExecutable(SALT)) {
+            fail("Salt is not available at " + SALT + " (set BRINE_SALT or -Dbrine.salt=PATH to the shared 'salt' script)");
+        }
+    }
+
+    /**
+     * Runs the real {@code salt-key} on {@code pkiDir} (a brine master's, here) with a master config of its own under
+     * {@code dir}; returns its standard output, failing with its words when it exits non-zero.
+     */
+    static String saltKey(Path dir, Path pkiDir, String... args) throws IOException, InterruptedException {
+        requireSalt();
+        Path conf = Files.createDirectories(dir.resolve("salt-key-conf"));
+        Files.writeString(conf.resolve("master"), String.join("\n", List.of(
+                "pki_dir: " + pkiDir,
+                "cachedir: " + dir.resolve("salt-key-cache"),
+                "sock_dir: " + dir.resolve("salt-key-run"),
+                "log_file: " + dir.resolve("salt-key.log"),
+                "key_logfile: " + dir.resolve("salt-key-keys.log"),
+                "user: " + System.getProperty("user.name"),
+                "")), StandardCharsets.UTF_8);
+        List<String> command = new java.util.ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir",
+                conf.toString()));
+        command.addAll(List.of(args));
+        Path out = dir.resolve("salt-key-out.txt");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!process.waitFor(WAIT.toSeconds() * 2, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            fail("salt-key " + args[0] + " did not finish: " + Files.readString(out));
+        }
+        String text = Files.readString(out, StandardCharsets.UTF_8);
+        if (process.exitValue() != 0) {
+            fail("salt-key " + String.join(" ", args) + " exited with " + process.exitValue() + ": " + text);
+        }
+        return text;
     }
 
     /** The minion's log so far (empty before it writes one). */

@@ -169,6 +169,11 @@ public final class CompositeServerTransport implements ServerTransport {
         }
 
         @Override
+        public Framing framing() {
+            return peer.framing();
+        }
+
+        @Override
         public String toString() {
             return peer.toString();
         }

@@ -29,11 +29,14 @@ public final class SaltPublisher {
         this.master = master;
     }
 
-    /** The Salt minions among {@code ids}: those signed in with Salt's protocol since the master started. */
+    /**
+     * The Salt minions among {@code ids}: those signed in with Salt's protocol since the master started, or marked
+     * as Salt minions when they offered their key ({@link SaltKeys#isSalt}).
+     */
     public List<String> saltMinions(Collection<String> ids) {
         List<String> salt = new ArrayList<>();
         for (String id : ids) {
-            if (keys.session(id).isPresent()) {
+            if (keys.isSalt(id)) {
                 salt.add(id);
             }
         }

@@ -14,6 +14,9 @@ public interface SaltReplyPath {
     /** The sender is minion {@code id} (authenticated): routes publications and lifts the pre-auth size limit. */
     void bind(String id);
 
+    /** Closes the sender's connection, where it has one (a Salt TCP publish connection whose hello failed). */
+    void disconnect();
+
     /** The sender's address, for logs, audit and rate limits. */
     String remoteAddress();
 }

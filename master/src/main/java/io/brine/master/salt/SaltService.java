@@ -19,6 +19,7 @@ import io.brine.protocol.salt.SaltAuthResponder;
 import io.brine.protocol.salt.SaltAuthResponder.Decision;
 import io.brine.protocol.salt.SaltCommand;
 import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltPublishHello;
 import io.brine.protocol.salt.SaltReplies;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltRsa;
@@ -139,6 +140,9 @@ public final class SaltService {
         audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
+        if (decision instanceof KeyDecision.Accepted || decision instanceof KeyDecision.Pending) {
+            keys.mark(id); // its key is filed: brine-key -L shows it as a Salt minion
+        }
         if (decision instanceof KeyDecision.Accepted accepted) {
             Crypticle session = keys.sessionFor(id);
             SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session);
@@ -174,6 +178,42 @@ public final class SaltService {
 
     private SaltValue encode(SaltAuthReply reply) {
         return reply.encode(masterKeys.getPrivate());
+    }
+
+    // ---------------------------------------------------------------- TCP publish hello
+
+    /**
+     * The first frame of a Salt TCP publish connection ({@link SaltPublishHello}, SALT.md §6): it names the minion
+     * and proves it with its {@code tok} (X9.31 of {@code salt} by the key the store holds as accepted now), sealed
+     * with the current {@code aes} key. Proven, the connection takes that minion's publications; otherwise it is
+     * closed, and the minion signs in again when it reconnects (a new {@code aes} key after a restart or a
+     * rotation) and sends a new hello.
+     */
+    public void hello(SaltValue body, SaltReplyPath path) {
+        SaltPublishHello hello;
+        try {
+            hello = SaltPublishHello.open(body, keys.aes(), SaltLimits.UNAUTHENTICATED);
+        } catch (CryptoException | MalformedException e) {
+            LOG.debug("Salt publish connection from {}: hello refused: {}", path.remoteAddress(), e.getMessage());
+            path.disconnect();
+            return;
+        }
+        String id = hello.id();
+        if (!MinionIds.isValid(id)) {
+            LOG.info("Salt publish connection from {}: hello refused: invalid id {}", path.remoteAddress(),
+                    MinionIds.printable(id));
+            path.disconnect();
+            return;
+        }
+        Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
+        if (key.isEmpty() || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, hello.tok())) {
+            LOG.info("Salt minion {} ({}): publish connection refused: its key is not accepted", id,
+                    path.remoteAddress());
+            path.disconnect();
+            return;
+        }
+        path.bind(id);
+        LOG.debug("Salt minion {} ({}): publish connection (TCP) bound", id, path.remoteAddress());
     }
 
     // ---------------------------------------------------------------- session requests

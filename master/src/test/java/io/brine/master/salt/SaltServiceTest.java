@@ -10,6 +10,7 @@ import io.brine.master.publish.GrainsStore;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltAuthRequest;
 import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltPublishHello;
 import io.brine.protocol.salt.SaltReplies;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltRsa;
@@ -63,6 +64,7 @@ class SaltServiceTest {
     /** The answers one request got, in order. */
     final class Recorded implements SaltReplyPath {
         final List<SaltValue> replies = new ArrayList<>();
+        boolean disconnected;
 
         @Override
         public void reply(SaltValue value) {
@@ -72,6 +74,11 @@ class SaltServiceTest {
         @Override
         public void bind(String id) {
             bound.add(id);
+        }
+
+        @Override
+        public void disconnect() {
+            disconnected = true;
         }
 
         @Override
@@ -183,6 +190,32 @@ class SaltServiceTest {
     }
 
     @Test
+    void aTcpPublishHelloBindsItsConnectionOnlyWithTheCurrentAesKeyAndTheTokOfAnAcceptedKey() throws Exception {
+        byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
+        accepted("salt1");
+        bound.clear();
+
+        Recorded proven = new Recorded();
+        salt.hello(new SaltPublishHello("salt1", tok).seal(keys.aes()), proven);
+        assertThat(bound).containsExactly("salt1");
+        assertThat(proven.disconnected).isFalse();
+        assertThat(proven.replies).as("a hello has no answer").isEmpty();
+
+        bound.clear();
+        Recorded stale = new Recorded();
+        salt.hello(new SaltPublishHello("salt1", tok).seal(Crypticle.generate()), stale);
+        Recorded forged = new Recorded();
+        salt.hello(new SaltPublishHello("salt1", new byte[256]).seal(keys.aes()), forged);
+        Recorded unknown = new Recorded();
+        salt.hello(new SaltPublishHello("salt2", tok).seal(keys.aes()), unknown);
+        store.delete("salt1", "test-admin");
+        Recorded removed = new Recorded();
+        salt.hello(new SaltPublishHello("salt1", tok).seal(keys.aes()), removed);
+        assertThat(bound).isEmpty();
+        assertThat(List.of(stale, forged, unknown, removed)).allMatch(path -> path.disconnected);
+    }
+
+    @Test
     void authBelowVersion3GetsBadLoadAndFilesNothing() throws Exception {
         assertThat(signIn("salt1", 2)).isInstanceOf(SaltSignIn.BadLoad.class);
         assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
@@ -194,8 +227,28 @@ class SaltServiceTest {
         Crypticle before = keys.aes();
         keys.rotate();
         assertThat(keys.aes()).isNotEqualTo(before);
+        Crypticle beforeRemoval = keys.aes();
         keys.onKeyChange(new io.brine.store.keys.KeyChange("salt1",
                 Optional.of(io.brine.store.keys.KeyState.ACCEPTED), Optional.empty(), "fp"));
         assertThat(keys.session("salt1")).isEmpty();
+        assertThat(keys.aes()).as("a Salt minion's removal rotates aes at once").isNotEqualTo(beforeRemoval);
+    }
+
+    @Test
+    void aSaltMinionIsMarkedWhenItsKeyIsFiledAndUnmarkedWhenItIsDeleted() throws Exception {
+        io.brine.store.keys.SaltMarks marks = new io.brine.store.keys.SaltMarks(dir.resolve("pki"));
+        keys = new SaltKeys(store.masterKeyPair(), () -> 4505, marks);
+        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(),
+                new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
+                        new io.brine.master.events.EventStream(Clock.systemUTC()))), Clock.systemUTC());
+        assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+        assertThat(marks.ids()).containsExactly("salt1");
+        assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, marks).isSalt("salt1"))
+                .as("a restarted master knows it").isTrue();
+
+        keys.onKeyChange(new io.brine.store.keys.KeyChange("salt1",
+                Optional.of(io.brine.store.keys.KeyState.PENDING), Optional.empty(), "fp"));
+        assertThat(marks.ids()).isEmpty();
+        assertThat(keys.isSalt("salt1")).isFalse();
     }
 }

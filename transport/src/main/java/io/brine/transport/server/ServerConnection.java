@@ -48,6 +48,11 @@ public abstract class ServerConnection {
         return "unknown";
     }
 
+    /** How this connection's frames are to be read ({@link Peer#framing()}). */
+    protected Peer.Framing framing() {
+        return Peer.Framing.MESSAGE;
+    }
+
     /** The source address of {@code channel} without port, or "unknown". */
     public static String remoteAddressOf(Channel channel) {
         return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null

@@ -29,6 +29,11 @@ final class ServerPeer implements Peer {
     }
 
     @Override
+    public Framing framing() {
+        return connection.framing();
+    }
+
+    @Override
     public String toString() {
         return "Peer[" + connection + "]";
     }

@@ -30,7 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p><b>Stock Salt minions</b> (issue 15, protocol/SALT.md §6) subscribe to everything ({@code ""}) or, with
  * {@code zmq_filtering}, to {@code broadcast} and the hex SHA-1 of their id. Such a subscription makes its connection
  * a Salt holder; a Salt minion (bound on a request connection that sent Salt payloads) is honoured on the Salt
- * holders from its request connection's address, by the same rule as {@code m/ID/}. Its publications go as Salt's
+ * holders from its request connection's address, by the same rule as {@code m/ID/} but all of them (a filtering
+ * one once it holds the id's topic), not only the newest {@link #MAX_COPIES}. Its publications go as Salt's
  * SUB expects them: the envelope alone, or {@code [sha1hex(id)][envelope]} with filtering.
  *
  * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
@@ -70,6 +71,11 @@ final class Subscriptions {
     }
 
     /** Minion ids honoured now on open connections: a snapshot. */
+    /** Every open Salt holder now, oldest first: where a Salt minion not bound since the master started is sought. */
+    synchronized List<ZmtpConnection> saltHolders() {
+        return saltHolders.stream().filter(ZmtpConnection::isOpen).toList();
+    }
+
     Set<String> honouredMinions() {
         Set<String> ids = new HashSet<>();
         honoured.forEach((id, route) -> {
@@ -258,9 +264,14 @@ final class Subscriptions {
         List<ZmtpConnection> chosen = new ArrayList<>(1);
         boolean salt = request != null && request.salt;
         LinkedHashSet<ZmtpConnection> set = salt ? saltHolders : holders.get(id);
+        // A filtering Salt SUB takes the id's publications only once it holds the id's topic; Salt SUBs are not
+        // capped at MAX_COPIES: without filtering each takes every envelope anyway (once per publication), and a
+        // cap would leave the older SUBs of a host or NAT with more Salt minions than that without any.
+        String saltTopic = salt ? new String(saltTopic(id), StandardCharsets.ISO_8859_1) : null;
         if (request != null && request.isOpen() && set != null && !"unknown".equals(request.remoteAddress())) {
             for (ZmtpConnection holder : set) { // oldest first
-                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
+                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())
+                        && (!salt || !holder.saltFiltering || holder.topics.contains(saltTopic))) {
                     chosen.add(holder);
                 }
             }
@@ -269,7 +280,8 @@ final class Subscriptions {
             honoured.remove(id);
             return;
         }
-        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES),
+        int copies = salt ? chosen.size() : MAX_COPIES;
+        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - copies),
                 chosen.size()));
         Route previous = honoured.get(id);
         if (previous == null || !previous.connections().equals(newest)) {

@@ -1,5 +1,6 @@
 package io.brine.transport.zmtp;
 
+import io.brine.protocol.salt.SaltLimits;
 import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerConnection;
@@ -35,12 +36,26 @@ final class ZmtpConnection extends ServerConnection {
      * connection that subscribed as Salt's SUB does. Its publications are Salt's shape (Subscriptions).
      */
     volatile boolean salt;
+    /**
+     * A stock Salt minion speaking Salt's TCP transport on this ZeroMQ port (issue 15): its first byte opened a
+     * msgpack map, not a ZMTP greeting ({@link PortUnification}). Set once, on the event loop, before any frame.
+     */
+    volatile boolean saltTcp;
     /** A Salt subscriber with {@code zmq_filtering}: it takes {@code [sha1hex(id)][envelope]}, else the envelope alone. */
     volatile boolean saltFiltering;
 
     ZmtpConnection(Channel channel, String remoteAddress, Port port, Outbox outbox, AcceptedConnections owner) {
         super(channel, remoteAddress, outbox, owner);
         this.port = port;
+    }
+
+    @Override
+    protected io.brine.transport.Peer.Framing framing() {
+        if (!saltTcp) {
+            return io.brine.transport.Peer.Framing.MESSAGE;
+        }
+        return port == Port.REQUEST ? io.brine.transport.Peer.Framing.SALT_TCP_REQUEST
+                : io.brine.transport.Peer.Framing.SALT_TCP_PUBLISH;
     }
 
     Port port() {
@@ -63,6 +78,18 @@ final class ZmtpConnection extends ServerConnection {
         // A REQ puts an empty delimiter before its one frame; a DEALER sends the frame alone.
         return new ZmtpLimits(() -> frameLimit(options), () -> peerType == SocketType.REQ ? 2 : 1,
                 () -> frameLimit(options));
+    }
+
+    /** What a Salt TCP frame from this connection may hold now, read at each frame's first byte. */
+    java.util.function.Supplier<SaltLimits> saltLimits(ZmtpServerOptions options) {
+        SaltLimits before = new SaltLimits(options.maxUnauthenticatedFrame(), SaltLimits.UNAUTHENTICATED.maxDepth(),
+                SaltLimits.UNAUTHENTICATED.maxElements());
+        if (port == Port.PUBLISH) {
+            return () -> before; // a minion's hello, and nothing else
+        }
+        SaltLimits after = new SaltLimits(options.maxFrame(), SaltLimits.SESSION.maxDepth(),
+                SaltLimits.SESSION.maxElements());
+        return () -> isAuthenticated() ? after : before;
     }
 
     /**

@@ -1,3 +1,4 @@
+// Over 400 lines: one transport serves both ZMTP sockets and, sharing their ports, Salt's TCP transport (issue 15).
 package io.brine.transport.zmtp;
 
 import io.brine.transport.Peer;
@@ -63,6 +64,9 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final EventLoopGroup sharedGroup;
     private final RunState state = new RunState();
     private final Subscriptions subscriptions;
+    /** Salt's TCP transport on both ports, told apart by the client's first byte (issue 15); off by default. */
+    private final boolean saltTcp;
+    private final SaltTcpSubscribers saltSubscribers = new SaltTcpSubscribers();
     private final AcceptedConnections accepted;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
@@ -83,6 +87,16 @@ public final class ZmtpServerTransport implements ServerTransport {
      */
     public ZmtpServerTransport(String bindHost, int requestPort, int publishPort, ZmtpServerOptions options,
             EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener) {
+        this(bindHost, requestPort, publishPort, options, sharedGroup, undeliveredListener, false);
+    }
+
+    /**
+     * @param saltTcp also serve stock Salt minions over Salt's TCP transport on both ports ({@link PortUnification}):
+     *     ZMTP's greeting then waits for the client's first byte
+     */
+    public ZmtpServerTransport(String bindHost, int requestPort, int publishPort, ZmtpServerOptions options,
+            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener, boolean saltTcp) {
+        this.saltTcp = saltTcp;
         this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
         this.requestPort = requirePort(requestPort);
         this.publishPort = requirePort(publishPort);
@@ -115,7 +129,8 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     private InetSocketAddress bind(Port port, int number) {
-        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port))
+        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port,
+                saltTcp))
                 .bind(bindHost, number).syncUninterruptibly().channel();
         serverChannels.add(channel);
         return (InetSocketAddress) channel.localAddress();
@@ -137,6 +152,9 @@ public final class ZmtpServerTransport implements ServerTransport {
         Objects.requireNonNull(frame, "frame");
         if (!state.isRunning() || !connection.isOpen() || frame.length > options.maxFrame()) {
             return false;
+        }
+        if (connection.saltTcp) { // a whole Salt TCP frame, made by the master
+            return connection.enqueue(Unpooled.wrappedBuffer(frame), null, null, frame, options.maxQueuedBytes());
         }
         ByteBuf header = ZmtpEncoder.replyHeader(ALLOC, connection.peerType() == SocketType.REQ, frame.length);
         return connection.enqueue(header, Unpooled.wrappedBuffer(frame), null, frame, options.maxQueuedBytes());
@@ -160,8 +178,15 @@ public final class ZmtpServerTransport implements ServerTransport {
         Set<ZmtpConnection> sentWhole = new HashSet<>();
         try {
             for (String id : new LinkedHashSet<>(minionIds)) {
-                Subscriptions.Route route = subscriptions.route(id);
                 boolean queued = false;
+                for (ZmtpConnection connection : saltSubscribers.of(id)) {
+                    if (shared == null) {
+                        shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
+                    }
+                    queued |= connection.enqueue(SaltTcpSubscribers.header(ALLOC, frame.length),
+                            shared.retainedDuplicate(), id, frame, options.maxQueuedBytes());
+                }
+                Subscriptions.Route route = queued ? null : subscriptions.route(id);
                 if (route != null) {
                     for (ZmtpConnection connection : route.connections()) {
                         if (!connection.isOpen()) {
@@ -177,6 +202,25 @@ public final class ZmtpServerTransport implements ServerTransport {
                         ByteBuf header = connection.salt && !connection.saltFiltering
                                 ? ZmtpEncoder.replyHeader(ALLOC, false, frame.length)
                                 : ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
+                        queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
+                                options.maxQueuedBytes());
+                    }
+                }
+                if (!queued && Subscriptions.isSaltPayload(frame)) {
+                    // A Salt minion not bound since the master started (a restart): its envelope goes to every Salt
+                    // subscriber, as from a Salt master; only holders of the current aes key can open it, and the
+                    // minion, failing its MAC, signs in again and is bound (SALT.md 6).
+                    for (ZmtpConnection connection : subscriptions.saltHolders()) {
+                        if (shared == null) {
+                            shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
+                        }
+                        if (!connection.saltFiltering && !sentWhole.add(connection)) {
+                            queued = true;
+                            continue;
+                        }
+                        ByteBuf header = connection.saltFiltering
+                                ? ZmtpEncoder.publicationHeader(ALLOC, Subscriptions.saltTopic(id), frame.length)
+                                : ZmtpEncoder.replyHeader(ALLOC, false, frame.length);
                         queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
                                 options.maxQueuedBytes());
                     }
@@ -206,6 +250,15 @@ public final class ZmtpServerTransport implements ServerTransport {
             return; // closed
         }
         connection.minionIds().add(minionId);
+        if (connection.saltTcp && connection.port() == Port.PUBLISH) {
+            saltSubscribers.add(minionId, connection); // its hello verified
+            if (!connection.isOpen()) {
+                saltSubscribers.closed(connection);
+            }
+            LOG.debug("Minion {} ({}): Salt TCP publish connection {}", minionId, connection.remoteAddress(),
+                    connection);
+            return;
+        }
         subscriptions.bind(minionId, connection);
         LOG.debug("Minion {} ({}): bound to request connection {}", minionId, connection.remoteAddress(), connection);
     }
@@ -219,8 +272,20 @@ public final class ZmtpServerTransport implements ServerTransport {
         Objects.requireNonNull(minionId, "minionId");
         for (ZmtpConnection connection : subscriptions.unbind(minionId)) {
             connection.minionIds().remove(minionId);
+            if (connection.salt && connection.port() == Port.PUBLISH) {
+                // A Salt SUB is honoured by address and cannot be told apart from its neighbours': closing it would
+                // cut every Salt minion on that host off for a reconnection. It stays; the removed minion's aes key
+                // is stale (rotated on the removal), so what it still receives it cannot open.
+                continue;
+            }
             LOG.debug("Minion {} ({}): unbound; closing its connection {}", minionId, connection.remoteAddress(),
                     connection);
+            connection.channel().close();
+        }
+        for (ZmtpConnection connection : saltSubscribers.remove(minionId)) {
+            connection.minionIds().remove(minionId);
+            LOG.debug("Minion {} ({}): unbound; closing its Salt TCP publish connection {}", minionId,
+                    connection.remoteAddress(), connection);
             connection.channel().close();
         }
     }
@@ -244,9 +309,30 @@ public final class ZmtpServerTransport implements ServerTransport {
         LOG.info("ZeroMQ transport closed");
     }
 
-    /** Minion ids whose publications have somewhere to go now (an honoured subscription): for metrics and tests. */
+    /**
+     * Minion ids whose publications have somewhere to go now (an honoured subscription, a proven Salt TCP publish
+     * connection): for metrics and tests.
+     */
     public Set<String> subscribedMinions() {
-        return subscriptions.honouredMinions();
+        Set<String> ids = new HashSet<>(subscriptions.honouredMinions());
+        ids.addAll(saltSubscribers.ids());
+        return ids;
+    }
+
+    /** Open ZeroMQ connections subscribed as Salt's SUB does, honoured or not yet: for metrics and tests. */
+    public int saltSubscriptions() {
+        return subscriptions.saltHolders().size();
+    }
+
+    /** How many publish connections take {@code minionId}'s publications now (tests). */
+    int publishRouteSize(String minionId) {
+        Subscriptions.Route route = subscriptions.route(minionId);
+        return route == null ? 0 : route.connections().size();
+    }
+
+    /** Of those, the ones subscribed with Salt's {@code zmq_filtering} (topics {@code broadcast} and an id's hash). */
+    public int saltFilteringSubscriptions() {
+        return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();
     }
 
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
@@ -304,6 +390,11 @@ public final class ZmtpServerTransport implements ServerTransport {
         return true;
     }
 
+    /** A whole Salt TCP frame on either port: to the master, whose peer says which port ({@link Peer#framing}). */
+    void saltFrame(ZmtpConnection connection, byte[] frame) {
+        handler.onFrame(connection.peer(), frame);
+    }
+
     /** A subscription on the publish port; false when the connection holds too many (close it). */
     boolean subscribe(ZmtpConnection connection, byte[] topic) {
         if (!subscriptions.subscribe(connection, topic)) {
@@ -319,6 +410,10 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     void disconnected(ZmtpConnection connection) {
+        if (connection.saltTcp && connection.port() == Port.PUBLISH) {
+            saltSubscribers.closed(connection);
+            return;
+        }
         if (connection.port() == Port.PUBLISH) {
             subscriptions.publishClosed(connection);
             return;
