@@ -5,8 +5,10 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.StoredKey;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.zookeeper.KeeperException;
@@ -104,7 +106,10 @@ final class ZkAdminOperations {
             tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
             tx.delete(sourcePath, sourceRead.version());
         }
-        String reason = to == null ? "deleted by admin" : to.label() + " by admin";
+        // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so.
+        List<String> sharing = to == null ? List.of() : store.view().otherIds(source.fingerprint(), id);
+        String reason = to == null ? "deleted by admin" : to.label() + " by admin"
+                + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
         tx.audit(AuditEvent.builder(to == null ? "key.deleted" : "key." + to.label(), actor).id(id)
                 .from(from.label()).to(to == null ? null : to.label()).fingerprint(source.fingerprint())
                 .reason(reason).build());

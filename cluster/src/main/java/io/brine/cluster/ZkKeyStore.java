@@ -4,7 +4,6 @@ package io.brine.cluster;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.RsaKeys;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
@@ -212,19 +211,25 @@ public final class ZkKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- the master's offer
 
+    /**
+     * The filesystem store's rules on ZooKeeper: steady states answered from this master's view, every write one
+     * versioned transaction; one key, one id (a key stored under another id, in any state, is never accepted by a
+     * policy and is marked "same key as"); a grant or token asked about a pending key displaces it (the squatter's
+     * key moves to denied, audited), never an accepted key.
+     */
     @Override
     public Offer offer(String id, RSAPublicKey offered, Policies policies) {
-        MinionIds.requireValid(id);
-        Objects.requireNonNull(offered, "offered");
-        Objects.requireNonNull(policies, "policies");
-        checkKey(id, offered, false);
+        KeyStore.checkOffer(id, offered, policies);
         ensureOpen();
         ZkKeyView.Entry entry = view.entry(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
-        checkKey(id, offered, fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME);
+        if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
+            KeyStore.checkFactors(id, offered);
+        }
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                || fast == KeyLookup.PENDING_OTHER
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
@@ -240,7 +245,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, verdict);
+                Optional<Offer> done = tryOffer(id, offered, verdict, fast);
                 if (done.isPresent()) {
                     return done.get();
                 }
@@ -253,42 +258,40 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    /** The offered key's shape, or its factors too; a bad key is the caller's error, as {@code offer} says. */
-    private static void checkKey(String id, RSAPublicKey offered, boolean factors) {
-        try {
-            if (factors) {
-                RsaKeys.checkFactors(offered);
-            } else {
-                RsaKeys.checkShape(offered);
-            }
-        } catch (KeyFormatException e) {
-            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
-        }
-    }
-
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict verdict) throws KeeperException {
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
+            throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
+        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
+        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && askedAbout != KeyLookup.PENDING_OTHER
+                ? PolicyVerdict.NONE : asked;
         Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
                 maxMinions, view.count(KeyState.REJECTED), maxRejected);
-        // Not here yet (issue 14 did it in FileKeyStore): a grant or token displacing a pending key; denied as before.
-        Outcome outcome = KeyTransitions.decide(lookup, lookup == KeyLookup.PENDING_OTHER ? PolicyVerdict.NONE
-                : verdict, limits);
-        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String fingerprint = Fingerprints.of(offered);
+        // One key, one id: no policy accepts a key that is stored under another id, in any state.
+        List<String> sharing = view.otherIds(fingerprint, id);
+        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
+                ? verdict : PolicyVerdict.NONE, limits);
+        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
+            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; "
+                    + KeyListing.sameKeyAs(sharing)
+                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        }
+        KeyDecision decision = outcome.decision(id, fingerprint);
         String reason = outcome.reason();
         ZkWrites.Transaction tx = writes.begin();
         KeyState to = switch (outcome.write()) {
-            case NONE, DENIED, REPLACE_PENDING -> null; // REPLACE_PENDING: never decided here (above)
+            case NONE, DENIED -> null;
             case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
                 KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
                         : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;
                 tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered));
                 yield state;
             }
-            case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED -> {
-                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_ACCEPTED ? KeyState.ACCEPTED
-                        : KeyState.REJECTED;
+            case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED, REPLACE_PENDING -> {
+                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_REJECTED ? KeyState.REJECTED
+                        : KeyState.ACCEPTED;
                 tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered));
                 yield state;
             }
@@ -300,31 +303,40 @@ public final class ZkKeyStore implements KeyStore {
             boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
             return Optional.of(offerOf(decision, view.entry(id), same));
         }
-        if (outcome.write() == KeyTransitions.Write.DENIED) {
-            ZkWrites.Read denied = read(ZkRecords.deniedPath(id));
-            tx.check(ZkRecords.keyPath(id), main.version());
-            byte[] data = ZkRecords.encodeKey(KeyState.DENIED, offered);
+        // The key that goes to /denied: the offered one, or the pending squatter's that a grant or token displaces.
+        RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED ? offered
+                : outcome.write() == KeyTransitions.Write.REPLACE_PENDING ? current.key() : null;
+        ZkWrites.Read denied = null;
+        if (deniedKey != null) {
+            denied = read(ZkRecords.deniedPath(id));
+            if (outcome.write() == KeyTransitions.Write.DENIED) {
+                tx.check(ZkRecords.keyPath(id), main.version());
+            }
+            byte[] data = ZkRecords.encodeKey(KeyState.DENIED, deniedKey);
             if (denied.exists()) {
                 tx.setData(ZkRecords.deniedPath(id), denied.version(), data);
             } else {
                 tx.create(ZkRecords.deniedPath(id), data);
             }
             tx.audit(AuditEvent.builder("key.denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
-                    .fingerprint(Fingerprints.of(offered)).reason(reason).build());
-            Optional<Long> zxid = tx.commit();
-            if (zxid.isEmpty()) {
-                return Optional.empty();
-            }
-            view.apply(true, id, storedKey(id, KeyState.DENIED, offered), denied.exists() ? denied.version() + 1 : 0,
-                    zxid.get());
-            return Optional.of(offerOf(decision, view.entry(id), false));
+                    .fingerprint(Fingerprints.of(deniedKey)).reason(to == null ? reason
+                            : "pending key displaced: " + reason).build());
         }
-        tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
-                .from(current == null ? null : current.state().label()).to(to.label())
-                .fingerprint(Fingerprints.of(offered)).reason(reason).build());
+        if (to != null) {
+            tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
+                    .from(current == null ? null : current.state().label()).to(to.label())
+                    .fingerprint(fingerprint).reason(reason).build());
+        }
         Optional<Long> zxid = tx.commit();
         if (zxid.isEmpty()) {
             return Optional.empty();
+        }
+        if (deniedKey != null) {
+            view.apply(true, id, storedKey(id, KeyState.DENIED, deniedKey),
+                    denied.exists() ? denied.version() + 1 : 0, zxid.get());
+        }
+        if (to == null) {
+            return Optional.of(offerOf(decision, view.entry(id), false));
         }
         view.apply(false, id, storedKey(id, to, offered), current == null ? 0 : main.version() + 1, zxid.get());
         return Optional.of(offerOf(decision, view.entry(id), true));
