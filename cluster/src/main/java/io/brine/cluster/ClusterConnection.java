@@ -37,7 +37,10 @@ public final class ClusterConnection {
                 .namespace(config.root().substring(1))
                 .sessionTimeoutMs((int) config.sessionTimeout().toMillis())
                 .connectionTimeoutMs((int) Math.min(config.sessionTimeout().toMillis(), 10_000))
-                .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000));
+                .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000))
+                // The servers in master.yaml are the ones used: Curator would otherwise switch to the addresses the
+                // ensemble advertises in its own config, which the masters may not reach (NAT, internal names).
+                .ensembleTracker(false);
         if (config.auth().isPresent()) {
             ClusterConfig.Auth auth = config.auth().get();
             String password = Files.readString(auth.passwordFile(), StandardCharsets.UTF_8).strip();

@@ -70,6 +70,11 @@ public final class ClusterStores implements AutoCloseable {
         }
     }
 
+    /** Whether this master can change the cluster's state now (logged as it changes). */
+    public ClusterHealth health() {
+        return keyStore.health();
+    }
+
     public KeyStore keyStore() {
         return keyStore;
     }

@@ -42,6 +42,11 @@ final class ZkAdminOperations {
                         + " is not a fingerprint (expected 32 hex bytes, e.g. ab:cd:...)");
             }
         }
+        ClusterHealth health = store.awaitWritable();
+        if (!health.writable()) {
+            return refused(id, id + ": " + verb(to) + " refused: " + health.describe() + "; nothing changed, try"
+                    + " again when this master is connected to ZooKeeper with a quorum");
+        }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
                 Optional<AdminResult> result = attempt(id, from, to, expected, actor);

@@ -26,6 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,6 +41,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,6 +62,9 @@ public final class ZkKeyStore implements KeyStore {
     /** Attempts at one change that keeps losing races before the caller is told to try later. */
     private static final int MAX_ATTEMPTS = 50;
 
+    /** How long a write waits for a lost connection to come back before it is answered without the cluster. */
+    static final Duration RECONNECT_GRACE = Duration.ofSeconds(5);
+
     private static final Logger log = LoggerFactory.getLogger(ZkKeyStore.class);
 
     private final CuratorFramework client;
@@ -71,6 +77,9 @@ public final class ZkKeyStore implements KeyStore {
     private final ZkKeyView view;
     private final List<CuratorCache> caches = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Clock clock;
+    private final ConnectionStateListener connectionListener = (c, state) -> connectionChanged(state);
+    private volatile ClusterHealth health;
 
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
@@ -81,6 +90,8 @@ public final class ZkKeyStore implements KeyStore {
         this.maxMinions = options.maxMinions();
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
+        this.clock = options.clock();
+        this.health = new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant());
     }
 
     /**
@@ -92,6 +103,10 @@ public final class ZkKeyStore implements KeyStore {
     public static ZkKeyStore open(CuratorFramework client, ZkKeyStoreOptions options, Duration timeout)
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
+        client.getConnectionStateListenable().addListener(store.connectionListener);
+        if (!client.getZookeeperClient().isConnected()) {
+            store.connectionChanged(ConnectionState.SUSPENDED);
+        }
         try {
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkRecords.AUDIT, ZkRecords.SPENT,
                     ZkRecords.SEQ, ZkRecords.ROTATE)) {
@@ -118,6 +133,54 @@ public final class ZkKeyStore implements KeyStore {
             }
             throw new IOException("cannot open the cluster's key store: " + e, e);
         }
+    }
+
+    private void connectionChanged(ConnectionState state) {
+        ClusterHealth.State next = switch (state) {
+            case CONNECTED, RECONNECTED -> ClusterHealth.State.CONNECTED;
+            case SUSPENDED, READ_ONLY -> ClusterHealth.State.DISCONNECTED;
+            case LOST -> ClusterHealth.State.SESSION_EXPIRED;
+        };
+        synchronized (this) {
+            // Curator may say "suspended" again while it makes a new session after the old one expired.
+            if (health.state() != next && !(health.state() == ClusterHealth.State.SESSION_EXPIRED
+                    && next == ClusterHealth.State.DISCONNECTED)) {
+                health = new ClusterHealth(next, clock.instant());
+            }
+        }
+        log.debug("Cluster key store: ZooKeeper connection {}; {}", state, health.describe());
+    }
+
+    /**
+     * Whether this master can write to the cluster now. While it cannot, reads answer from the last view, new keys
+     * are answered "pending, try later" without a write, and admin changes and rotation requests are refused.
+     */
+    public ClusterHealth health() {
+        return health;
+    }
+
+    /**
+     * The health a write goes on: a connection lost less than {@link #RECONNECT_GRACE} ago is waited for (one server
+     * of three stopping costs a reconnect to another, which nobody should see); after that, or with the session
+     * expired, the answer is at once.
+     */
+    ClusterHealth awaitWritable() {
+        ClusterHealth now = health;
+        if (now.state() != ClusterHealth.State.DISCONNECTED) {
+            return now;
+        }
+        long left = Duration.between(clock.instant(), now.since().plus(RECONNECT_GRACE)).toMillis();
+        if (left > 0) {
+            try {
+                client.blockUntilConnected((int) left, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        ClusterHealth after = health;
+        // The listener hears of a reconnection a moment after the client has it.
+        return !after.writable() && client.getZookeeperClient().isConnected()
+                ? new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant()) : after;
     }
 
     private void watch(String parent, boolean denied, CountDownLatch ready) {
@@ -243,6 +306,10 @@ public final class ZkKeyStore implements KeyStore {
                 return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            return unrecorded(id, offered, fastOutcome, entry, now.describe());
+        }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
                 Optional<Offer> done = tryOffer(id, offered, verdict, fast);
@@ -252,9 +319,39 @@ public final class ZkKeyStore implements KeyStore {
             }
             throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
         } catch (KeeperException e) {
+            if (connectionProblem(e)) {
+                return unrecorded(id, offered, fastOutcome, view.entry(id), "ZooKeeper cannot be written ("
+                        + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ")");
+            }
             throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
                     new IOException(e));
         }
+    }
+
+    /**
+     * The answer to an offer that needed a write the cluster cannot take now: nothing is written; a key that would
+     * have been stored (pending or accepted) is answered "pending, try later", a refusal stays a refusal.
+     */
+    private static Offer unrecorded(String id, RSAPublicKey offered, Outcome wanted, ZkKeyView.Entry entry,
+            String why) {
+        String fingerprint = Fingerprints.of(offered);
+        String note = "not recorded: " + why;
+        KeyDecision decision = switch (wanted.answer()) {
+            case ACCEPTED, PENDING -> new KeyDecision.Pending(id, fingerprint, note + "; try later");
+            case FULL -> wanted.decision(id, fingerprint);
+            case REJECTED, DENIED -> new Outcome(wanted.answer(), wanted.write(), wanted.reason() + " (" + note + ")")
+                    .decision(id, fingerprint);
+        };
+        return offerOf(decision, entry, false);
+    }
+
+    /** A failure of the connection or the ensemble, not of the request: the same request may pass later. */
+    static boolean connectionProblem(KeeperException e) {
+        return switch (e.code()) {
+            case CONNECTIONLOSS, SESSIONEXPIRED, SESSIONMOVED, OPERATIONTIMEOUT, NOTREADONLY, REQUESTTIMEOUT,
+                    THROTTLEDOP -> true;
+            default -> false;
+        };
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
@@ -407,6 +504,11 @@ public final class ZkKeyStore implements KeyStore {
     @Override
     public long requestRotation(String actor) {
         ensureOpen();
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            throw new UncheckedIOException(new IOException("cannot record the rotation request in the cluster: "
+                    + now.describe() + "; nothing changed, try again when it is back"));
+        }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
                 ZkWrites.Read read = read(ZkRecords.ROTATE);
@@ -427,6 +529,9 @@ public final class ZkKeyStore implements KeyStore {
 
     @Override
     public long rotationRequests() {
+        if (!health.writable()) {
+            return -1; // polled: never wait on a connection that is not there
+        }
         try {
             return read(ZkRecords.ROTATE).count();
         } catch (KeeperException | RuntimeException e) {
@@ -444,6 +549,7 @@ public final class ZkKeyStore implements KeyStore {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        client.getConnectionStateListenable().removeListener(connectionListener);
         caches.forEach(CuratorCache::close);
         view.close();
     }
