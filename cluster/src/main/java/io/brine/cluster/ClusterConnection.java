@@ -15,7 +15,8 @@ import org.apache.zookeeper.data.ACL;
 
 /**
  * Opens the Curator client of one master (or one brine-key run) on the cluster's ensemble, rooted at the
- * configured root (Curator's namespace), with ZooKeeper's plain NIO client: no Netty.
+ * configured root (Curator's namespace), with ZooKeeper's plain NIO client: no Netty on the class path is needed
+ * ({@link PlainClientConfig}), so brine-key runs it too.
  */
 public final class ClusterConnection {
 
@@ -40,7 +41,8 @@ public final class ClusterConnection {
                 .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000))
                 // The servers in master.yaml are the ones used: Curator would otherwise switch to the addresses the
                 // ensemble advertises in its own config, which the masters may not reach (NAT, internal names).
-                .ensembleTracker(false);
+                .ensembleTracker(false)
+                .zkClientConfig(new PlainClientConfig());
         if (config.auth().isPresent()) {
             ClusterConfig.Auth auth = config.auth().get();
             String password = Files.readString(auth.passwordFile(), StandardCharsets.UTF_8).strip();
