@@ -80,6 +80,7 @@ public final class ZkKeyStore implements KeyStore {
     private final Clock clock;
     private final ConnectionStateListener connectionListener = (c, state) -> connectionChanged(state);
     private volatile ClusterHealth health;
+    private volatile AutoCloseable alsoClose;
 
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
@@ -233,9 +234,80 @@ public final class ZkKeyStore implements KeyStore {
         return masterKeyPair;
     }
 
+    /** The master's public key: from the pair, or read from {@code master.pub} in the pki dir (brine-key). */
     @Override
-    public Optional<RSAPublicKey> masterPublicKey() {
-        return Optional.ofNullable(masterKeyPair).map(p -> (RSAPublicKey) p.getPublic());
+    public Optional<RSAPublicKey> masterPublicKey() throws IOException {
+        if (masterKeyPair != null) {
+            return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
+        }
+        Path pub = pkiDir.resolve("master.pub");
+        if (!java.nio.file.Files.exists(pub, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(io.brine.protocol.crypto.Pem.readPublicKey(new String(
+                    io.brine.daemon.files.AtomicFiles.readSmall(pub, ZkRecords.MAX_RECORD_BYTES),
+                    StandardCharsets.US_ASCII)));
+        } catch (KeyFormatException e) {
+            throw new IOException(pub + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** What {@link #importKey} did with one key. */
+    public enum Imported {
+        /** Stored in the cluster. */
+        ADDED,
+        /** The cluster already held that key in that state. */
+        UNCHANGED,
+        /** The cluster holds another key or another state for the id: nothing changed. */
+        CONFLICT
+    }
+
+    /**
+     * Stores {@code key} for {@code id} in {@code state} as a filesystem pki dir held it (brine-key cluster import):
+     * added when the id has no such znode, unchanged when it holds the same key in the same state, a conflict
+     * otherwise (nothing is ever replaced). Audited as the state change, with {@code reason}.
+     *
+     * @throws IOException when the cluster cannot be written now
+     */
+    public Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
+            throws IOException {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(key, "key");
+        ensureOpen();
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            throw new IOException(now.describe());
+        }
+        boolean denied = state == KeyState.DENIED;
+        String path = denied ? ZkRecords.deniedPath(id) : ZkRecords.keyPath(id);
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                ZkWrites.Read read = read(path);
+                StoredKey current = read.key(id);
+                if (current != null) {
+                    return current.state() == state && sameKey(current.key(), key) ? Imported.UNCHANGED
+                            : Imported.CONFLICT;
+                }
+                ZkWrites.Transaction tx = writes.begin();
+                tx.create(path, ZkRecords.encodeKey(state, key));
+                tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
+                        .fingerprint(Fingerprints.of(key)).reason(reason).build());
+                Optional<Long> zxid = tx.commit();
+                if (zxid.isPresent()) {
+                    view.apply(denied, id, storedKey(id, state, key), 0, zxid.get());
+                    return Imported.ADDED;
+                }
+            }
+            throw new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row");
+        } catch (KeeperException e) {
+            throw new IOException("the cluster cannot be written: " + e.getMessage(), e);
+        }
+    }
+
+    /** Closes {@code resource} (the connection a store was opened on alone, by brine-key) after the store. */
+    void closeWith(AutoCloseable resource) {
+        this.alsoClose = resource;
     }
 
     // ---------------------------------------------------------------- reads (this master's view)
@@ -552,6 +624,13 @@ public final class ZkKeyStore implements KeyStore {
         client.getConnectionStateListenable().removeListener(connectionListener);
         caches.forEach(CuratorCache::close);
         view.close();
+        if (alsoClose != null) {
+            try {
+                alsoClose.close();
+            } catch (Exception e) {
+                log.debug("Closing the cluster connection: {}", e.toString());
+            }
+        }
     }
 
     @Override

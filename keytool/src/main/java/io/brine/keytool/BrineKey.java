@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
-        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class},
+        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class, ClusterCommand.class},
         commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
@@ -201,6 +201,11 @@ public final class BrineKey implements Callable<Integer> {
     }
 
     /** The directory of master.yaml: {@code -c}, else the default (/etc/brine). */
+    /** Where this run works: master.yaml of {@code -c}, {@code --pki-dir}, {@code --cachedir}. */
+    KeytoolConfig config() {
+        return KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
+    }
+
     Path configDirOrDefault() {
         return configDir != null ? configDir : defaults.configDir();
     }
