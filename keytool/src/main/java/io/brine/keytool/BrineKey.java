@@ -42,6 +42,12 @@ import picocli.CommandLine.Spec;
                     + " Accept and reject ask for confirmation (default yes), delete too (default no), unless -y is"
                     + " given; without a terminal and without -y nothing changes. Without an action, all keys are"
                     + " listed. Every change is written to the audit log, cachedir/audit.log.",
+            "",
+            "With a cluster: section in master.yaml, the keys are the cluster's, in ZooKeeper: run brine-key on any"
+                    + " master host and every master sees the change within a second (the audit event also goes to"
+                    + " the cluster's one trail). While ZooKeeper has no quorum, or this host's session has expired,"
+                    + " changes are refused and nothing changes. \"brine-key cluster import PKI_DIR\" copies a"
+                    + " filesystem pki dir (brine's or Salt's) into the cluster.",
         },
         optionListHeading = "%nOptions:%n",
         exitCodeListHeading = "%nExit codes:%n",
@@ -67,6 +73,8 @@ import picocli.CommandLine.Spec;
             "                                   which acceptance policy decides about this key, and why",
             "  brine-key grant --provisioner-key cloud.pem --id web1 --pub web1.pub --ttl 3600 --class role=web",
             "                                   a signed provisioning grant for web1's key, on stdout",
+            "  brine-key cluster import /etc/salt/pki/master",
+            "                                   copy a pki dir's keys into the cluster of master.yaml",
             "  brine-key token-hash --match 'web*' < token.txt",
             "                                   an autosign_tokens entry for master.yaml",
         })
