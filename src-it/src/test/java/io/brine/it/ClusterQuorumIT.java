@@ -74,6 +74,7 @@ class ClusterQuorumIT {
             assertThat(zookeeper.killServer(spec)).isTrue();
         }
         await().until(() -> !storeA.health().writable() && !storeB.health().writable());
+        assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 0.0");
 
         JobPublisher.Published job = a.publish("test.ping", List.of("web1"));
         assertThat(a.awaitReturns(job.jid(), List.of("web1"))).hasSize(1);
@@ -89,6 +90,7 @@ class ClusterQuorumIT {
             assertThat(zookeeper.restartServer(spec)).isTrue();
         }
         await().until(() -> storeA.health().writable() && storeB.health().writable());
+        assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 1.0");
 
         // web2 asks again after its wait; its key is recorded now, and the other master hears of it.
         await().until(() -> storeA.list().ids(KeyState.PENDING).contains("web2"));
