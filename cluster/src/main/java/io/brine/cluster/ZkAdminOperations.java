@@ -8,6 +8,8 @@ import io.brine.store.keys.AdminResult.Status;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.StoredKey;
+import java.io.IOException;
+import java.security.interfaces.RSAPublicKey;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -136,6 +138,41 @@ final class ZkAdminOperations {
         }
         return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.of(to),
                 source.fingerprint(), id + ": " + to.label()));
+    }
+
+    /** {@link ZkKeyStore#importKey}: a versioned create of the id's znode, never a replacement. */
+    ZkKeyStore.Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
+            throws IOException {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(key, "key");
+        ClusterHealth now = store.awaitWritable();
+        if (!now.writable()) {
+            throw new IOException(now.describe());
+        }
+        boolean denied = state == KeyState.DENIED;
+        String path = denied ? ZkRecords.deniedPath(id) : ZkRecords.keyPath(id);
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                ZkWrites.Read read = store.read(path);
+                StoredKey current = read.key(id);
+                if (current != null) {
+                    return current.state() == state && ZkKeyStore.sameKey(current.key(), key)
+                            ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
+                }
+                ZkWrites.Transaction tx = store.writes().begin();
+                tx.create(path, ZkRecords.encodeKey(state, key));
+                tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
+                        .fingerprint(Fingerprints.of(key)).reason(reason).build());
+                Optional<Long> zxid = tx.commit();
+                if (zxid.isPresent()) {
+                    store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key), 0, zxid.get());
+                    return ZkKeyStore.Imported.ADDED;
+                }
+            }
+            throw new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row");
+        } catch (KeeperException e) {
+            throw new IOException("the cluster cannot be written: " + e.getMessage(), e);
+        }
     }
 
     private static AdminResult of(String id, Status status, String message) {

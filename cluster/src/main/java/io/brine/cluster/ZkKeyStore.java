@@ -1,4 +1,4 @@
-// Over 400 lines: the KeyStore interface is wide (reads, offer, five admin operations, rotation); its parts live in ZkWrites, ZkKeyView and ZkAdminOperations.
+// Over 400 lines: the KeyStore interface is wide (reads, the offer with its quorum-loss answers, five admin operations, import, rotation); its parts live in ZkWrites, ZkKeyView, ZkAdminOperations and ZkConnectionWatch.
 package io.brine.cluster;
 
 import io.brine.protocol.MinionIds;
@@ -26,7 +26,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -41,8 +40,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
-import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,8 +59,6 @@ public final class ZkKeyStore implements KeyStore {
     /** Attempts at one change that keeps losing races before the caller is told to try later. */
     private static final int MAX_ATTEMPTS = 50;
 
-    /** How long a write waits for a lost connection to come back before it is answered without the cluster. */
-    static final Duration RECONNECT_GRACE = Duration.ofSeconds(5);
 
     private static final Logger log = LoggerFactory.getLogger(ZkKeyStore.class);
 
@@ -77,10 +72,8 @@ public final class ZkKeyStore implements KeyStore {
     private final ZkKeyView view;
     private final List<CuratorCache> caches = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final Clock clock;
-    private final ConnectionStateListener connectionListener = (c, state) -> connectionChanged(state);
-    private volatile ClusterHealth health;
     private volatile AutoCloseable alsoClose;
+    private final ZkConnectionWatch connection;
 
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
@@ -91,8 +84,7 @@ public final class ZkKeyStore implements KeyStore {
         this.maxMinions = options.maxMinions();
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
-        this.clock = options.clock();
-        this.health = new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant());
+        this.connection = ZkConnectionWatch.start(client, options.clock());
     }
 
     /**
@@ -104,10 +96,6 @@ public final class ZkKeyStore implements KeyStore {
     public static ZkKeyStore open(CuratorFramework client, ZkKeyStoreOptions options, Duration timeout)
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
-        client.getConnectionStateListenable().addListener(store.connectionListener);
-        if (!client.getZookeeperClient().isConnected()) {
-            store.connectionChanged(ConnectionState.SUSPENDED);
-        }
         try {
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkRecords.AUDIT, ZkRecords.SPENT,
                     ZkRecords.SEQ, ZkRecords.ROTATE)) {
@@ -136,52 +124,16 @@ public final class ZkKeyStore implements KeyStore {
         }
     }
 
-    private void connectionChanged(ConnectionState state) {
-        ClusterHealth.State next = switch (state) {
-            case CONNECTED, RECONNECTED -> ClusterHealth.State.CONNECTED;
-            case SUSPENDED, READ_ONLY -> ClusterHealth.State.DISCONNECTED;
-            case LOST -> ClusterHealth.State.SESSION_EXPIRED;
-        };
-        synchronized (this) {
-            // Curator may say "suspended" again while it makes a new session after the old one expired.
-            if (health.state() != next && !(health.state() == ClusterHealth.State.SESSION_EXPIRED
-                    && next == ClusterHealth.State.DISCONNECTED)) {
-                health = new ClusterHealth(next, clock.instant());
-            }
-        }
-        log.debug("Cluster key store: ZooKeeper connection {}; {}", state, health.describe());
-    }
-
     /**
      * Whether this master can write to the cluster now. While it cannot, reads answer from the last view, new keys
      * are answered "pending, try later" without a write, and admin changes and rotation requests are refused.
      */
     public ClusterHealth health() {
-        return health;
+        return connection.health();
     }
 
-    /**
-     * The health a write goes on: a connection lost less than {@link #RECONNECT_GRACE} ago is waited for (one server
-     * of three stopping costs a reconnect to another, which nobody should see); after that, or with the session
-     * expired, the answer is at once.
-     */
     ClusterHealth awaitWritable() {
-        ClusterHealth now = health;
-        if (now.state() != ClusterHealth.State.DISCONNECTED) {
-            return now;
-        }
-        long left = Duration.between(clock.instant(), now.since().plus(RECONNECT_GRACE)).toMillis();
-        if (left > 0) {
-            try {
-                client.blockUntilConnected((int) left, TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        ClusterHealth after = health;
-        // The listener hears of a reconnection a moment after the client has it.
-        return !after.writable() && client.getZookeeperClient().isConnected()
-                ? new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant()) : after;
+        return connection.awaitWritable();
     }
 
     private void watch(String parent, boolean denied, CountDownLatch ready) {
@@ -272,37 +224,7 @@ public final class ZkKeyStore implements KeyStore {
      */
     public Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
             throws IOException {
-        MinionIds.requireValid(id);
-        Objects.requireNonNull(key, "key");
-        ensureOpen();
-        ClusterHealth now = awaitWritable();
-        if (!now.writable()) {
-            throw new IOException(now.describe());
-        }
-        boolean denied = state == KeyState.DENIED;
-        String path = denied ? ZkRecords.deniedPath(id) : ZkRecords.keyPath(id);
-        try {
-            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                ZkWrites.Read read = read(path);
-                StoredKey current = read.key(id);
-                if (current != null) {
-                    return current.state() == state && sameKey(current.key(), key) ? Imported.UNCHANGED
-                            : Imported.CONFLICT;
-                }
-                ZkWrites.Transaction tx = writes.begin();
-                tx.create(path, ZkRecords.encodeKey(state, key));
-                tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
-                        .fingerprint(Fingerprints.of(key)).reason(reason).build());
-                Optional<Long> zxid = tx.commit();
-                if (zxid.isPresent()) {
-                    view.apply(denied, id, storedKey(id, state, key), 0, zxid.get());
-                    return Imported.ADDED;
-                }
-            }
-            throw new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row");
-        } catch (KeeperException e) {
-            throw new IOException("the cluster cannot be written: " + e.getMessage(), e);
-        }
+        return admin().importKey(id, state, key, actor, reason);
     }
 
     /** Closes {@code resource} (the connection a store was opened on alone, by brine-key) after the store. */
@@ -601,7 +523,7 @@ public final class ZkKeyStore implements KeyStore {
 
     @Override
     public long rotationRequests() {
-        if (!health.writable()) {
+        if (!health().writable()) {
             return -1; // polled: never wait on a connection that is not there
         }
         try {
@@ -621,7 +543,7 @@ public final class ZkKeyStore implements KeyStore {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        client.getConnectionStateListenable().removeListener(connectionListener);
+        connection.close();
         caches.forEach(CuratorCache::close);
         view.close();
         if (alsoClose != null) {
