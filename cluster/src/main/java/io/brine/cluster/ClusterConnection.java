@@ -58,7 +58,7 @@ public final class ClusterConnection {
             if (!client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 client.close();
                 throw new IOException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
-                        + CONNECT_TIMEOUT.toSeconds() + " s");
+                        + CONNECT_TIMEOUT.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
             }
         } catch (InterruptedException e) {
             client.close();

@@ -285,8 +285,11 @@ public final class ZkKeyStore implements KeyStore {
         if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
             KeyStore.checkFactors(id, offered);
         }
-        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
-                || fast == KeyLookup.PENDING_OTHER
+        boolean asks = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                || fast == KeyLookup.PENDING_OTHER;
+        // Without the cluster nothing the policies say could be recorded: they are not asked (a single-use grant is
+        // not spent, a policy executable not run, and no auth worker waits on ZooKeeper for a spent record).
+        PolicyVerdict verdict = asks && awaitWritable().writable()
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;

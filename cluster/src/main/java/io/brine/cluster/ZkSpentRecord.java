@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.time.Instant;
@@ -62,6 +63,7 @@ public final class ZkSpentRecord implements SpentRecord {
     @Override
     public boolean isSpent(String key) throws IOException {
         requireKey(key);
+        requireConnected();
         Stat stat = new Stat();
         try {
             return expires(client.getData().storingStatIn(stat).forPath(path(key))) > now();
@@ -75,6 +77,7 @@ public final class ZkSpentRecord implements SpentRecord {
     @Override
     public boolean spend(String key, Instant expires) throws IOException {
         requireKey(key);
+        requireConnected();
         byte[] data = Long.toString(expires.getEpochSecond()).getBytes(StandardCharsets.US_ASCII);
         try {
             client.create().forPath(path(key), data);
@@ -162,6 +165,18 @@ public final class ZkSpentRecord implements SpentRecord {
         }, "brine-zk-prune");
         thread.setDaemon(true);
         thread.start();
+    }
+
+    /** Without a connection Curator would retry for a minute while an auth worker waits: fail (closed) at once. */
+    private void requireConnected() throws IOException {
+        try {
+            if (!client.getZookeeperClient().isConnected() && !client.blockUntilConnected(1, TimeUnit.SECONDS)) {
+                throw new IOException("not connected to ZooKeeper (no server reachable or no quorum)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
     }
 
     private String path(String key) {

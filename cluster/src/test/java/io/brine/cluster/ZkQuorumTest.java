@@ -112,7 +112,12 @@ class ZkQuorumTest {
         assertThat(known.decision()).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(known.current()).isTrue();
         // A new key, even one a policy accepts: "pending, try later", nothing written.
-        KeyDecision fresh = b.offer("new1", key(64), PolicyVerdict.ACCEPT);
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        KeyDecision fresh = b.offer("new1", key(64), current -> {
+            asked.incrementAndGet();
+            return PolicyVerdict.ACCEPT;
+        }).decision();
+        assertThat(asked).as("policies asked (a grant would be spent for nothing)").hasValue(0);
         assertThat(fresh).isInstanceOf(KeyDecision.Pending.class);
         assertThat(fresh.reason()).contains("not recorded", "try later");
         KeyDecision other = a.offer("web1", key(65), PolicyVerdict.NONE);
