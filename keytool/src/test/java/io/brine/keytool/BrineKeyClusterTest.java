@@ -170,6 +170,20 @@ class BrineKeyClusterTest {
     }
 
     @Test
+    void policyCheckAsksAboutTheClustersKeys() throws Exception {
+        master.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        Path pub = tmp.resolve("web1.pub");
+        Files.write(pub, Pem.bytes(Pem.publicKeySpki(key(1))));
+
+        Result known = run("policy", "check", "web1", "--pub", pub.toString());
+        Result other = run("policy", "check", "web2", "--pub", pub.toString());
+
+        assertThat(known.exit()).as(known.err()).isZero();
+        assertThat(known.out()).contains("The key store holds this id as accepted", "would answer ACCEPTED");
+        assertThat(other.out()).contains("would answer PENDING");
+    }
+
+    @Test
     void importWithoutAClusterSectionIsAUsageError() throws Exception {
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + tmp.resolve("pki") + "\n");
         Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
