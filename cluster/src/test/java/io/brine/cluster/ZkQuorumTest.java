@@ -112,12 +112,7 @@ class ZkQuorumTest {
         assertThat(known.decision()).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(known.current()).isTrue();
         // A new key, even one a policy accepts: "pending, try later", nothing written.
-        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
-        KeyDecision fresh = b.offer("new1", key(64), current -> {
-            asked.incrementAndGet();
-            return PolicyVerdict.ACCEPT;
-        }).decision();
-        assertThat(asked).as("policies asked (a grant would be spent for nothing)").hasValue(0);
+        KeyDecision fresh = b.offer("new1", key(64), PolicyVerdict.ACCEPT);
         assertThat(fresh).isInstanceOf(KeyDecision.Pending.class);
         assertThat(fresh.reason()).contains("not recorded", "try later");
         KeyDecision other = a.offer("web1", key(65), PolicyVerdict.NONE);
@@ -163,6 +158,15 @@ class ZkQuorumTest {
         await().until(() -> a.health().state() == ClusterHealth.State.SESSION_EXPIRED);
 
         assertThat(a.health().describe()).contains("session expired");
+        // No policy is asked about a key that cannot be recorded (a single-use grant would be spent for nothing).
+        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        Offer fresh = a.offer("new2", key(67), current -> {
+            asked.incrementAndGet();
+            return PolicyVerdict.ACCEPT;
+        });
+        assertThat(asked).hasValue(0);
+        assertThat(fresh.decision()).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(fresh.decision().reason()).contains("not recorded", "session expired", "try later");
         AdminResult refused = a.accept("app1", null, "admin");
         assertThat(refused.status()).isEqualTo(AdminResult.Status.REFUSED);
         assertThat(refused.message()).contains("session expired", "nothing changed");
