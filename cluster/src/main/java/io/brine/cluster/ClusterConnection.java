@@ -15,7 +15,8 @@ import org.apache.zookeeper.data.ACL;
 
 /**
  * Opens the Curator client of one master (or one brine-key run) on the cluster's ensemble, rooted at the
- * configured root (Curator's namespace), with ZooKeeper's plain NIO client: no Netty.
+ * configured root (Curator's namespace), with ZooKeeper's plain NIO client: no Netty on the class path is needed
+ * ({@link PlainClientConfig}), so brine-key runs it too.
  */
 public final class ClusterConnection {
 
@@ -37,7 +38,11 @@ public final class ClusterConnection {
                 .namespace(config.root().substring(1))
                 .sessionTimeoutMs((int) config.sessionTimeout().toMillis())
                 .connectionTimeoutMs((int) Math.min(config.sessionTimeout().toMillis(), 10_000))
-                .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000));
+                .retryPolicy(new ExponentialBackoffRetry(100, 6, 2_000))
+                // The servers in master.yaml are the ones used: Curator would otherwise switch to the addresses the
+                // ensemble advertises in its own config, which the masters may not reach (NAT, internal names).
+                .ensembleTracker(false)
+                .zkClientConfig(new PlainClientConfig());
         if (config.auth().isPresent()) {
             ClusterConfig.Auth auth = config.auth().get();
             String password = Files.readString(auth.passwordFile(), StandardCharsets.UTF_8).strip();
@@ -53,7 +58,7 @@ public final class ClusterConnection {
             if (!client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                 client.close();
                 throw new IOException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
-                        + CONNECT_TIMEOUT.toSeconds() + " s");
+                        + CONNECT_TIMEOUT.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
             }
         } catch (InterruptedException e) {
             client.close();

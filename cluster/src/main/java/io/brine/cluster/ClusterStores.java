@@ -70,6 +70,22 @@ public final class ClusterStores implements AutoCloseable {
         }
     }
 
+    /**
+     * The cluster's key store alone, for brine-key on a master host: no master key pair, and closing the store
+     * closes its connection.
+     */
+    public static ZkKeyStore openKeyStore(MasterConfig master, AuditLog audit, Clock clock)
+            throws IOException, KeyStoreException {
+        ClusterStores stores = open(master, audit, clock, false);
+        stores.keyStore.closeWith(stores.client);
+        return stores.keyStore;
+    }
+
+    /** Whether this master can change the cluster's state now (logged as it changes). */
+    public ClusterHealth health() {
+        return keyStore.health();
+    }
+
     public KeyStore keyStore() {
         return keyStore;
     }

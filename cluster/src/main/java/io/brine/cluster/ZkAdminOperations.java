@@ -5,8 +5,12 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.StoredKey;
+import java.io.IOException;
+import java.security.interfaces.RSAPublicKey;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.zookeeper.KeeperException;
@@ -39,6 +43,11 @@ final class ZkAdminOperations {
                 throw new IllegalArgumentException(MinionIds.printable(expectedFingerprint)
                         + " is not a fingerprint (expected 32 hex bytes, e.g. ab:cd:...)");
             }
+        }
+        ClusterHealth health = store.awaitWritable();
+        if (!health.writable()) {
+            return refused(id, id + ": " + verb(to) + " refused: " + health.describe() + "; nothing changed, try"
+                    + " again when this master is connected to ZooKeeper with a quorum");
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -104,7 +113,10 @@ final class ZkAdminOperations {
             tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
             tx.delete(sourcePath, sourceRead.version());
         }
-        String reason = to == null ? "deleted by admin" : to.label() + " by admin";
+        // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so.
+        List<String> sharing = to == null ? List.of() : store.view().otherIds(source.fingerprint(), id);
+        String reason = to == null ? "deleted by admin" : to.label() + " by admin"
+                + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
         tx.audit(AuditEvent.builder(to == null ? "key.deleted" : "key." + to.label(), actor).id(id)
                 .from(from.label()).to(to == null ? null : to.label()).fingerprint(source.fingerprint())
                 .reason(reason).build());
@@ -126,6 +138,41 @@ final class ZkAdminOperations {
         }
         return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.of(to),
                 source.fingerprint(), id + ": " + to.label()));
+    }
+
+    /** {@link ZkKeyStore#importKey}: a versioned create of the id's znode, never a replacement. */
+    ZkKeyStore.Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
+            throws IOException {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(key, "key");
+        ClusterHealth now = store.awaitWritable();
+        if (!now.writable()) {
+            throw new IOException(now.describe());
+        }
+        boolean denied = state == KeyState.DENIED;
+        String path = denied ? ZkRecords.deniedPath(id) : ZkRecords.keyPath(id);
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                ZkWrites.Read read = store.read(path);
+                StoredKey current = read.key(id);
+                if (current != null) {
+                    return current.state() == state && ZkKeyStore.sameKey(current.key(), key)
+                            ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
+                }
+                ZkWrites.Transaction tx = store.writes().begin();
+                tx.create(path, ZkRecords.encodeKey(state, key));
+                tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
+                        .fingerprint(Fingerprints.of(key)).reason(reason).build());
+                Optional<Long> zxid = tx.commit();
+                if (zxid.isPresent()) {
+                    store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key), 0, zxid.get());
+                    return ZkKeyStore.Imported.ADDED;
+                }
+            }
+            throw new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row");
+        } catch (KeeperException e) {
+            throw new IOException("the cluster cannot be written: " + e.getMessage(), e);
+        }
     }
 
     private static AdminResult of(String id, Status status, String message) {

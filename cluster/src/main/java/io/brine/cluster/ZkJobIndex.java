@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -142,8 +143,13 @@ public final class ZkJobIndex {
         T run() throws Exception;
     }
 
-    private static <T> T call(Call<T> call) throws IOException {
+    private <T> T call(Call<T> call) throws IOException {
         try {
+            // Without a connection (no quorum, a partition) Curator would retry for a minute while a publication
+            // waits: a job not shared is logged by the caller and the master goes on from what it has.
+            if (!client.getZookeeperClient().isConnected() && !client.blockUntilConnected(2, TimeUnit.SECONDS)) {
+                throw new IOException("not connected to ZooKeeper (no server reachable or no quorum)");
+            }
             return call.run();
         } catch (IOException | RuntimeException e) {
             throw e;

@@ -1,10 +1,9 @@
-// Over 400 lines: the KeyStore interface is wide (reads, offer, five admin operations, rotation); its parts live in ZkWrites, ZkKeyView and ZkAdminOperations.
+// Over 400 lines: the KeyStore interface is wide (reads, the offer with its quorum-loss answers, five admin operations, import, rotation); its parts live in ZkWrites, ZkKeyView, ZkAdminOperations and ZkConnectionWatch.
 package io.brine.cluster;
 
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.RsaKeys;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
@@ -60,6 +59,7 @@ public final class ZkKeyStore implements KeyStore {
     /** Attempts at one change that keeps losing races before the caller is told to try later. */
     private static final int MAX_ATTEMPTS = 50;
 
+
     private static final Logger log = LoggerFactory.getLogger(ZkKeyStore.class);
 
     private final CuratorFramework client;
@@ -72,6 +72,8 @@ public final class ZkKeyStore implements KeyStore {
     private final ZkKeyView view;
     private final List<CuratorCache> caches = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile AutoCloseable alsoClose;
+    private final ZkConnectionWatch connection;
 
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
@@ -82,6 +84,7 @@ public final class ZkKeyStore implements KeyStore {
         this.maxMinions = options.maxMinions();
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
+        this.connection = ZkConnectionWatch.start(client, options.clock());
     }
 
     /**
@@ -119,6 +122,18 @@ public final class ZkKeyStore implements KeyStore {
             }
             throw new IOException("cannot open the cluster's key store: " + e, e);
         }
+    }
+
+    /**
+     * Whether this master can write to the cluster now. While it cannot, reads answer from the last view, new keys
+     * are answered "pending, try later" without a write, and admin changes and rotation requests are refused.
+     */
+    public ClusterHealth health() {
+        return connection.health();
+    }
+
+    ClusterHealth awaitWritable() {
+        return connection.awaitWritable();
     }
 
     private void watch(String parent, boolean denied, CountDownLatch ready) {
@@ -171,9 +186,50 @@ public final class ZkKeyStore implements KeyStore {
         return masterKeyPair;
     }
 
+    /** The master's public key: from the pair, or read from {@code master.pub} in the pki dir (brine-key). */
     @Override
-    public Optional<RSAPublicKey> masterPublicKey() {
-        return Optional.ofNullable(masterKeyPair).map(p -> (RSAPublicKey) p.getPublic());
+    public Optional<RSAPublicKey> masterPublicKey() throws IOException {
+        if (masterKeyPair != null) {
+            return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
+        }
+        Path pub = pkiDir.resolve("master.pub");
+        if (!java.nio.file.Files.exists(pub, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(io.brine.protocol.crypto.Pem.readPublicKey(new String(
+                    io.brine.daemon.files.AtomicFiles.readSmall(pub, ZkRecords.MAX_RECORD_BYTES),
+                    StandardCharsets.US_ASCII)));
+        } catch (KeyFormatException e) {
+            throw new IOException(pub + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** What {@link #importKey} did with one key. */
+    public enum Imported {
+        /** Stored in the cluster. */
+        ADDED,
+        /** The cluster already held that key in that state. */
+        UNCHANGED,
+        /** The cluster holds another key or another state for the id: nothing changed. */
+        CONFLICT
+    }
+
+    /**
+     * Stores {@code key} for {@code id} in {@code state} as a filesystem pki dir held it (brine-key cluster import):
+     * added when the id has no such znode, unchanged when it holds the same key in the same state, a conflict
+     * otherwise (nothing is ever replaced). Audited as the state change, with {@code reason}.
+     *
+     * @throws IOException when the cluster cannot be written now
+     */
+    public Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
+            throws IOException {
+        return admin().importKey(id, state, key, actor, reason);
+    }
+
+    /** Closes {@code resource} (the connection a store was opened on alone, by brine-key) after the store. */
+    void closeWith(AutoCloseable resource) {
+        this.alsoClose = resource;
     }
 
     // ---------------------------------------------------------------- reads (this master's view)
@@ -212,19 +268,28 @@ public final class ZkKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- the master's offer
 
+    /**
+     * The filesystem store's rules on ZooKeeper: steady states answered from this master's view, every write one
+     * versioned transaction; one key, one id (a key stored under another id, in any state, is never accepted by a
+     * policy and is marked "same key as"); a grant or token asked about a pending key displaces it (the squatter's
+     * key moves to denied, audited), never an accepted key.
+     */
     @Override
     public Offer offer(String id, RSAPublicKey offered, Policies policies) {
-        MinionIds.requireValid(id);
-        Objects.requireNonNull(offered, "offered");
-        Objects.requireNonNull(policies, "policies");
-        checkKey(id, offered, false);
+        KeyStore.checkOffer(id, offered, policies);
         ensureOpen();
         ZkKeyView.Entry entry = view.entry(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
-        checkKey(id, offered, fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME);
-        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+        if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
+            KeyStore.checkFactors(id, offered);
+        }
+        boolean asks = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
+                || fast == KeyLookup.PENDING_OTHER;
+        // Without the cluster nothing the policies say could be recorded: they are not asked (a single-use grant is
+        // not spent, a policy executable not run, and no auth worker waits on ZooKeeper for a spent record).
+        PolicyVerdict verdict = asks && awaitWritable().writable()
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
         Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
         boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
@@ -238,57 +303,89 @@ public final class ZkKeyStore implements KeyStore {
                 return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            return unrecorded(id, offered, fastOutcome, entry, now.describe());
+        }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, verdict);
+                Optional<Offer> done = tryOffer(id, offered, verdict, fast);
                 if (done.isPresent()) {
                     return done.get();
                 }
             }
             throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
         } catch (KeeperException e) {
+            if (connectionProblem(e)) {
+                return unrecorded(id, offered, fastOutcome, view.entry(id), "ZooKeeper cannot be written ("
+                        + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ")");
+            }
             throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
                     new IOException(e));
         }
     }
 
-    /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    /** The offered key's shape, or its factors too; a bad key is the caller's error, as {@code offer} says. */
-    private static void checkKey(String id, RSAPublicKey offered, boolean factors) {
-        try {
-            if (factors) {
-                RsaKeys.checkFactors(offered);
-            } else {
-                RsaKeys.checkShape(offered);
-            }
-        } catch (KeyFormatException e) {
-            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
-        }
+    /**
+     * The answer to an offer that needed a write the cluster cannot take now: nothing is written; a key that would
+     * have been stored (pending or accepted) is answered "pending, try later", a refusal stays a refusal.
+     */
+    private static Offer unrecorded(String id, RSAPublicKey offered, Outcome wanted, ZkKeyView.Entry entry,
+            String why) {
+        String fingerprint = Fingerprints.of(offered);
+        String note = "not recorded: " + why;
+        KeyDecision decision = switch (wanted.answer()) {
+            case ACCEPTED, PENDING -> new KeyDecision.Pending(id, fingerprint, note + "; try later");
+            case FULL -> wanted.decision(id, fingerprint);
+            case REJECTED, DENIED -> new Outcome(wanted.answer(), wanted.write(), wanted.reason() + " (" + note + ")")
+                    .decision(id, fingerprint);
+        };
+        return offerOf(decision, entry, false);
     }
 
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict verdict) throws KeeperException {
+    /** A failure of the connection or the ensemble, not of the request: the same request may pass later. */
+    static boolean connectionProblem(KeeperException e) {
+        return switch (e.code()) {
+            case CONNECTIONLOSS, SESSIONEXPIRED, SESSIONMOVED, OPERATIONTIMEOUT, NOTREADONLY, REQUESTTIMEOUT,
+                    THROTTLEDOP -> true;
+            default -> false;
+        };
+    }
+
+    /** One optimistic attempt; empty when another master changed the id meanwhile. */
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
+            throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
+        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
+        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && askedAbout != KeyLookup.PENDING_OTHER
+                ? PolicyVerdict.NONE : asked;
         Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
                 maxMinions, view.count(KeyState.REJECTED), maxRejected);
-        // Not here yet (issue 14 did it in FileKeyStore): a grant or token displacing a pending key; denied as before.
-        Outcome outcome = KeyTransitions.decide(lookup, lookup == KeyLookup.PENDING_OTHER ? PolicyVerdict.NONE
-                : verdict, limits);
-        KeyDecision decision = outcome.decision(id, Fingerprints.of(offered));
+        String fingerprint = Fingerprints.of(offered);
+        // One key, one id: no policy accepts a key that is stored under another id, in any state.
+        List<String> sharing = view.otherIds(fingerprint, id);
+        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
+                ? verdict : PolicyVerdict.NONE, limits);
+        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
+            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; "
+                    + KeyListing.sameKeyAs(sharing)
+                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        }
+        KeyDecision decision = outcome.decision(id, fingerprint);
         String reason = outcome.reason();
         ZkWrites.Transaction tx = writes.begin();
         KeyState to = switch (outcome.write()) {
-            case NONE, DENIED, REPLACE_PENDING -> null; // REPLACE_PENDING: never decided here (above)
+            case NONE, DENIED -> null;
             case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
                 KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
                         : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;
                 tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered));
                 yield state;
             }
-            case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED -> {
-                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_ACCEPTED ? KeyState.ACCEPTED
-                        : KeyState.REJECTED;
+            case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED, REPLACE_PENDING -> {
+                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_REJECTED ? KeyState.REJECTED
+                        : KeyState.ACCEPTED;
                 tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered));
                 yield state;
             }
@@ -300,31 +397,40 @@ public final class ZkKeyStore implements KeyStore {
             boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
             return Optional.of(offerOf(decision, view.entry(id), same));
         }
-        if (outcome.write() == KeyTransitions.Write.DENIED) {
-            ZkWrites.Read denied = read(ZkRecords.deniedPath(id));
-            tx.check(ZkRecords.keyPath(id), main.version());
-            byte[] data = ZkRecords.encodeKey(KeyState.DENIED, offered);
+        // The key that goes to /denied: the offered one, or the pending squatter's that a grant or token displaces.
+        RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED ? offered
+                : outcome.write() == KeyTransitions.Write.REPLACE_PENDING ? current.key() : null;
+        ZkWrites.Read denied = null;
+        if (deniedKey != null) {
+            denied = read(ZkRecords.deniedPath(id));
+            if (outcome.write() == KeyTransitions.Write.DENIED) {
+                tx.check(ZkRecords.keyPath(id), main.version());
+            }
+            byte[] data = ZkRecords.encodeKey(KeyState.DENIED, deniedKey);
             if (denied.exists()) {
                 tx.setData(ZkRecords.deniedPath(id), denied.version(), data);
             } else {
                 tx.create(ZkRecords.deniedPath(id), data);
             }
             tx.audit(AuditEvent.builder("key.denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
-                    .fingerprint(Fingerprints.of(offered)).reason(reason).build());
-            Optional<Long> zxid = tx.commit();
-            if (zxid.isEmpty()) {
-                return Optional.empty();
-            }
-            view.apply(true, id, storedKey(id, KeyState.DENIED, offered), denied.exists() ? denied.version() + 1 : 0,
-                    zxid.get());
-            return Optional.of(offerOf(decision, view.entry(id), false));
+                    .fingerprint(Fingerprints.of(deniedKey)).reason(to == null ? reason
+                            : "pending key displaced: " + reason).build());
         }
-        tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
-                .from(current == null ? null : current.state().label()).to(to.label())
-                .fingerprint(Fingerprints.of(offered)).reason(reason).build());
+        if (to != null) {
+            tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
+                    .from(current == null ? null : current.state().label()).to(to.label())
+                    .fingerprint(fingerprint).reason(reason).build());
+        }
         Optional<Long> zxid = tx.commit();
         if (zxid.isEmpty()) {
             return Optional.empty();
+        }
+        if (deniedKey != null) {
+            view.apply(true, id, storedKey(id, KeyState.DENIED, deniedKey),
+                    denied.exists() ? denied.version() + 1 : 0, zxid.get());
+        }
+        if (to == null) {
+            return Optional.of(offerOf(decision, view.entry(id), false));
         }
         view.apply(false, id, storedKey(id, to, offered), current == null ? 0 : main.version() + 1, zxid.get());
         return Optional.of(offerOf(decision, view.entry(id), true));
@@ -395,6 +501,11 @@ public final class ZkKeyStore implements KeyStore {
     @Override
     public long requestRotation(String actor) {
         ensureOpen();
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            throw new UncheckedIOException(new IOException("cannot record the rotation request in the cluster: "
+                    + now.describe() + "; nothing changed, try again when it is back"));
+        }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
                 ZkWrites.Read read = read(ZkRecords.ROTATE);
@@ -415,6 +526,9 @@ public final class ZkKeyStore implements KeyStore {
 
     @Override
     public long rotationRequests() {
+        if (!health().writable()) {
+            return -1; // polled: never wait on a connection that is not there
+        }
         try {
             return read(ZkRecords.ROTATE).count();
         } catch (KeeperException | RuntimeException e) {
@@ -432,8 +546,16 @@ public final class ZkKeyStore implements KeyStore {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        connection.close();
         caches.forEach(CuratorCache::close);
         view.close();
+        if (alsoClose != null) {
+            try {
+                alsoClose.close();
+            } catch (Exception e) {
+                log.debug("Closing the cluster connection: {}", e.toString());
+            }
+        }
     }
 
     @Override

@@ -44,6 +44,8 @@ final class ZkKeyView implements AutoCloseable {
     private final Map<String, Long> lastZxid = new HashMap<>();
     private final Map<String, KeyProblem> problems = new ConcurrentHashMap<>();
     private final EnumMap<KeyState, Integer> counts = new EnumMap<>(KeyState.class);
+    /** The ids each key (by fingerprint) is stored under, in any state, denied included; an id once per znode. */
+    private final Map<String, List<String>> owners = new HashMap<>();
     private final List<KeyChangeListener> listeners = new CopyOnWriteArrayList<>();
     private final ExecutorService notifier;
     private volatile Set<String> acceptedIds;
@@ -93,6 +95,12 @@ final class ZkKeyView implements AutoCloseable {
         return all;
     }
 
+    /** The ids other than {@code id} that the key with {@code fingerprint} is stored under, in any state, sorted. */
+    synchronized List<String> otherIds(String fingerprint, String id) {
+        return owners.getOrDefault(fingerprint, List.of()).stream().filter(other -> !other.equals(id)).distinct()
+                .sorted().toList();
+    }
+
     List<KeyProblem> problems() {
         return List.copyOf(problems.values());
     }
@@ -130,9 +138,17 @@ final class ZkKeyView implements AutoCloseable {
         if (old != null) {
             old.ended().set(true); // before any listener hears of the change (Offer.current)
             counts.merge(old.key().state(), -1, Integer::sum);
+            List<String> ids = owners.get(old.key().fingerprint());
+            if (ids != null) {
+                ids.remove(id);
+                if (ids.isEmpty()) {
+                    owners.remove(old.key().fingerprint());
+                }
+            }
         }
         if (key != null) {
             counts.merge(key.state(), 1, Integer::sum);
+            owners.computeIfAbsent(key.fingerprint(), f -> new ArrayList<>(1)).add(id);
         }
         if ((old != null && old.key().state() == KeyState.ACCEPTED)
                 || (key != null && key.state() == KeyState.ACCEPTED)) {

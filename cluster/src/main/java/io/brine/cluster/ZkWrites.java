@@ -83,7 +83,7 @@ final class ZkWrites {
     /** The operations of one change, committed with its audit event as one ZooKeeper transaction. */
     final class Transaction {
         private final List<CuratorOp> ops = new ArrayList<>();
-        private AuditEvent event;
+        private final List<AuditEvent> events = new ArrayList<>();
 
         Transaction create(String path, byte[] data) {
             return add(() -> client.transactionOp().create().forPath(path, data));
@@ -101,8 +101,9 @@ final class ZkWrites {
             return add(() -> client.transactionOp().check().withVersion(version).forPath(path));
         }
 
+        /** Appends an audit event to the change; a change may record several (a displaced key, then the new one). */
         Transaction audit(AuditEvent auditEvent) {
-            this.event = auditEvent;
+            events.add(auditEvent);
             byte[] data = ZkRecords.encodeAudit(auditEvent, clock.instant());
             return add(() -> client.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
                     .forPath(ZkRecords.AUDIT_PREFIX, data));
@@ -123,11 +124,13 @@ final class ZkWrites {
             try {
                 List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
                 long zxid = results.get(results.size() - 1).getResultStat().getMzxid();
-                if (localAudit != null && event != null) {
-                    try {
-                        localAudit.record(event);
-                    } catch (UncheckedIOException e) {
-                        log.warn("Cannot append to the local audit log: {}", e.getMessage());
+                if (localAudit != null) {
+                    for (AuditEvent event : events) {
+                        try {
+                            localAudit.record(event);
+                        } catch (UncheckedIOException e) {
+                            log.warn("Cannot append to the local audit log: {}", e.getMessage());
+                        }
                     }
                 }
                 return Optional.of(zxid);

@@ -1,9 +1,11 @@
 package io.brine.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.testing.MovableClock;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -88,5 +90,46 @@ class ZkSpentRecordTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    @Test
+    void recordsPastTheirValidityWindowArePrunedAndTheOthersStay() throws Exception {
+        ZkSpentRecord a = master();
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        open.add(client);
+        String parent = "/spent/spent_grants"; // under the client's namespace, the root
+        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
+        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(3600))).isTrue();
+        client.create().forPath(parent + "/" + String.format("%032x", 3), "damaged".getBytes(StandardCharsets.US_ASCII));
+        assertThat(a.prune()).isZero();
+
+        clock.advance(Duration.ofSeconds(61));
+
+        assertThat(a.prune()).isEqualTo(1);
+        assertThat(client.getChildren().forPath(parent)).containsExactlyInAnyOrder(String.format("%032x", 2),
+                String.format("%032x", 3));
+        assertThat(a.isSpent(String.format("%032x", 2))).isTrue();
+        assertThat(a.isSpent(String.format("%032x", 3))).isTrue();
+    }
+
+    @Test
+    void aSpendAfterThePruneIntervalPrunesInTheBackground() throws Exception {
+        ZkSpentRecord a = master();
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        open.add(client);
+        String parent = "/spent/spent_grants"; // under the client's namespace, the root
+        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
+        // The first prune is due PRUNE_INTERVAL after the record was opened.
+        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(60))).isTrue();
+        clock.advance(Duration.ofSeconds(61));
+        assertThat(a.spend(String.format("%032x", 3), clock.instant().plusSeconds(3600))).isTrue();
+        assertThat(client.getChildren().forPath(parent)).hasSize(3);
+
+        clock.advance(ZkSpentRecord.PRUNE_INTERVAL);
+        assertThat(a.spend(String.format("%032x", 4), clock.instant().plusSeconds(3600))).isTrue();
+
+        await().until(() -> client.getChildren().forPath(parent).size() == 2);
+        assertThat(client.getChildren().forPath(parent)).containsExactlyInAnyOrder(String.format("%032x", 3),
+                String.format("%032x", 4));
     }
 }

@@ -27,7 +27,7 @@ import picocli.CommandLine.Spec;
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
-        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class},
+        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class, ClusterCommand.class},
         commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
@@ -42,6 +42,12 @@ import picocli.CommandLine.Spec;
                     + " Accept and reject ask for confirmation (default yes), delete too (default no), unless -y is"
                     + " given; without a terminal and without -y nothing changes. Without an action, all keys are"
                     + " listed. Every change is written to the audit log, cachedir/audit.log.",
+            "",
+            "With a cluster: section in master.yaml, the keys are the cluster's, in ZooKeeper: run brine-key on any"
+                    + " master host and every master sees the change within a second (the audit event also goes to"
+                    + " the cluster's one trail). While ZooKeeper has no quorum, or this host's session has expired,"
+                    + " changes are refused and nothing changes. \"brine-key cluster import PKI_DIR\" copies a"
+                    + " filesystem pki dir (brine's or Salt's) into the cluster.",
         },
         optionListHeading = "%nOptions:%n",
         exitCodeListHeading = "%nExit codes:%n",
@@ -67,6 +73,8 @@ import picocli.CommandLine.Spec;
             "                                   which acceptance policy decides about this key, and why",
             "  brine-key grant --provisioner-key cloud.pem --id web1 --pub web1.pub --ttl 3600 --class role=web",
             "                                   a signed provisioning grant for web1's key, on stdout",
+            "  brine-key cluster import /etc/salt/pki/master",
+            "                                   copy a pki dir's keys into the cluster of master.yaml",
             "  brine-key token-hash --match 'web*' < token.txt",
             "                                   an autosign_tokens entry for master.yaml",
         })
@@ -201,6 +209,11 @@ public final class BrineKey implements Callable<Integer> {
     }
 
     /** The directory of master.yaml: {@code -c}, else the default (/etc/brine). */
+    /** Where this run works: master.yaml of {@code -c}, {@code --pki-dir}, {@code --cachedir}. */
+    KeytoolConfig config() {
+        return KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
+    }
+
     Path configDirOrDefault() {
         return configDir != null ? configDir : defaults.configDir();
     }

@@ -1,5 +1,7 @@
 package io.brine.keytool;
 
+import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.audit.AuditLog;
@@ -27,8 +29,11 @@ import java.util.Optional;
  * @param cachedirFromUser  true when the cachedir or audit log was given (option or file) rather than defaulted:
  *                          then an audit log that cannot be written is an error, not a warning
  * @param auditLog          the audit log: {@code audit_log} of the file, else {@code audit.log} in the cachedir
+ * @param cluster           the master.yaml when it has a {@code cluster:} section: the keys are the cluster's, in
+ *                          ZooKeeper (the pki dir keeps {@code master.pub})
  */
-record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog) {
+record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog,
+        Optional<MasterConfig> cluster) {
 
     /** Where brine-key looks when not told: the config dir, and the defaults of pki_dir and cachedir. */
     record Defaults(Path configDir, Path pkiDir, Path cachedir) {
@@ -51,13 +56,14 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
         if (cachedirOption != null) {
             Path cachedir = cachedirOption.toAbsolutePath().normalize();
             return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir, true,
-                    cachedir.resolve(AuditLog.FILE_NAME));
+                    cachedir.resolve(AuditLog.FILE_NAME), master.filter(m -> m.cluster().isPresent()));
         }
         Path cachedir = master.map(MasterConfig::cachedir).orElse(defaults.cachedir()).toAbsolutePath().normalize();
         Path auditLog = master.map(MasterConfig::auditLog).orElse(cachedir.resolve(AuditLog.FILE_NAME))
                 .toAbsolutePath().normalize();
         return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir,
-                master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(), auditLog);
+                master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(), auditLog,
+                master.filter(m -> m.cluster().isPresent()));
     }
 
     private static Optional<MasterConfig> read(Path file, boolean required) {
@@ -91,8 +97,14 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
                 || !config.auditLog().equals(config.cachedir().resolve(AuditLog.FILE_NAME));
     }
 
-    /** The key store of {@link #pkiDir}, auditing to {@code audit} (none when null); never creates a pki dir. */
+    /**
+     * The key store of {@link #pkiDir}, or the cluster's when master.yaml has {@code cluster:}, auditing to
+     * {@code audit} (none when null); never creates a pki dir.
+     */
     KeyStore openStore(AuditLog audit) {
+        if (cluster.isPresent()) {
+            return openCluster(audit);
+        }
         requireLooksLikePkiDir(pkiDir);
         try {
             return FileKeyStore.open(KeyStoreOptions.builder(pkiDir).auditLog(audit).masterKey(false)
@@ -101,6 +113,19 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
             throw UserError.usage(e.getMessage());
         } catch (IOException e) {
             throw UserError.usage("cannot open the pki dir " + pkiDir + ": " + BrineKey.describe(e));
+        }
+    }
+
+    /** The cluster's key store (brine-key on a master host of a cluster). */
+    ZkKeyStore openCluster(AuditLog audit) {
+        MasterConfig master = cluster.orElseThrow(() -> UserError.usage("master.yaml has no cluster: section"));
+        try {
+            return ClusterStores.openKeyStore(master, audit, Clock.systemUTC());
+        } catch (KeyStoreException e) {
+            throw UserError.usage(e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            throw UserError.usage("cannot open the cluster's keys (" + master.cluster().orElseThrow().connect()
+                    + master.cluster().orElseThrow().root() + "): " + e.getMessage());
         }
     }
 

@@ -114,6 +114,9 @@ final class PolicyCheck implements Callable<Integer> {
         });
         MasterConfig config = KeytoolConfig.master(root.configDirOrDefault().resolve(MasterConfig.FILE_NAME));
         Path pkiDir = config.pkiDir();
+        if (config.cluster().isPresent()) {
+            return check(config, null, false, format); // the keys are the cluster's
+        }
         Path scratch = null;
         try {
             if (!Files.exists(pkiDir, LinkOption.NOFOLLOW_LINKS)) {
@@ -136,9 +139,16 @@ final class PolicyCheck implements Callable<Integer> {
         }
     }
 
+    /** The cluster's key store, with no audit: a dry run changes nothing. */
+    private static KeyStore openCluster(MasterConfig config) {
+        return new KeytoolConfig(config.pkiDir(), config.cachedir(), false, config.auditLog(), Optional.of(config))
+                .openCluster(null);
+    }
+
+    /** {@code pkiDir} null: the cluster's keys (cluster: in master.yaml). */
     private int check(MasterConfig config, Path pkiDir, boolean scratch, Output.Format format) {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pkiDir).masterKey(false)
-                .createPkiDir(scratch).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = pkiDir == null ? openCluster(config) : FileKeyStore.open(KeyStoreOptions.builder(pkiDir)
+                .masterKey(false).createPkiDir(scratch).pollInterval(Duration.ZERO).build())) {
             KeyListing listing = store.list();
             RSAPublicKey key = key(listing);
             String fingerprint = Fingerprints.of(key);

@@ -173,6 +173,11 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(master);
             master.start();
             watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
+            if (cluster != null) {
+                metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
+                        + " 0 while it serves from its last view (no quorum, session expired)", cluster,
+                        stores -> stores.health().writable() ? 1 : 0);
+            }
             MetricsServer http = null;
             if (config.httpPort().isPresent()) {
                 http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",

@@ -4,8 +4,6 @@ package io.brine.store.keys;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.RsaKeys;
 import io.brine.store.keys.KeyDirectory.DiskEntry;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Outcome;
@@ -195,11 +193,7 @@ public final class FileKeyStore implements KeyStore {
      */
     @Override
     public Offer offer(String id, RSAPublicKey offered, Policies policies) {
-        MinionIds.requireValid(id);
-        Objects.requireNonNull(offered, "offered");
-        Objects.requireNonNull(policies, "policies");
-        // A key the store could not read back must never be written.
-        checkKey(id, offered, false);
+        KeyStore.checkOffer(id, offered, policies);
         ensureOpen();
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
@@ -207,7 +201,9 @@ public final class FileKeyStore implements KeyStore {
                 : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
-        checkKey(id, offered, fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME);
+        if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
+            KeyStore.checkFactors(id, offered);
+        }
         PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
                 || fast == KeyLookup.PENDING_OTHER
                 ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
@@ -229,19 +225,6 @@ public final class FileKeyStore implements KeyStore {
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
-        }
-    }
-
-    /** The offered key's shape, or its factors too; a bad key is the caller's error, as {@code offer} says. */
-    private static void checkKey(String id, RSAPublicKey offered, boolean factors) {
-        try {
-            if (factors) {
-                RsaKeys.checkFactors(offered);
-            } else {
-                RsaKeys.checkShape(offered);
-            }
-        } catch (KeyFormatException e) {
-            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
         }
     }
 

@@ -5,7 +5,11 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -75,6 +79,37 @@ public interface KeyStore extends AutoCloseable {
      * @throws IllegalArgumentException for a key brine does not accept (under 2048 bits, ...)
      */
     Offer offer(String id, RSAPublicKey offered, Policies policies);
+
+    /**
+     * The checks every backend's {@link #offer(String, RSAPublicKey, Policies)} makes before it reads anything: a
+     * valid id, a key and policies, and the key's shape (a key the store could not read back is never written).
+     *
+     * @throws IllegalArgumentException for an invalid id or a key brine does not accept, naming the id
+     */
+    static void checkOffer(String id, RSAPublicKey offered, Policies policies) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(offered, "offered");
+        Objects.requireNonNull(policies, "policies");
+        try {
+            RsaKeys.checkShape(offered);
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The offered key's factor check, once per offer, before any policy runs; a backend skips it for the key it
+     * already holds under the id (checked when it was stored).
+     *
+     * @throws IllegalArgumentException for a key with a small factor, naming the id
+     */
+    static void checkFactors(String id, RSAPublicKey offered) {
+        try {
+            RsaKeys.checkFactors(offered);
+        } catch (KeyFormatException e) {
+            throw new IllegalArgumentException(id + ": " + e.getMessage(), e);
+        }
+    }
 
     /** {@link #offer(String, RSAPublicKey, Policies)} with a verdict known in advance; answers the decision alone. */
     default KeyDecision offer(String id, RSAPublicKey offered, PolicyVerdict verdict) {

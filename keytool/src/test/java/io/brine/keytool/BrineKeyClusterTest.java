@@ -1,0 +1,197 @@
+package io.brine.keytool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.cluster.ClusterConnection;
+import io.brine.cluster.ZkKeyStore;
+import io.brine.cluster.ZkKeyStoreOptions;
+import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.PolicyVerdict;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * brine-key on a master host of a cluster (cluster: in master.yaml), in-process, against a real ZooKeeper server;
+ * a master's key store on the same cluster sees what it does.
+ */
+class BrineKeyClusterTest {
+
+    private static final AtomicInteger ROOTS = new AtomicInteger();
+    private static TestingServer server;
+
+    @TempDir
+    Path tmp;
+
+    private Path etc;
+    private Path cache;
+    private ZkKeyStore master;
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    record Result(int exit, String out, String err) {
+    }
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        server = new TestingServer();
+    }
+
+    @AfterAll
+    static void stopServer() throws Exception {
+        server.close();
+    }
+
+    @BeforeEach
+    void masterYamlWithACluster() throws Exception {
+        String root = "/brine/k" + ROOTS.incrementAndGet();
+        etc = Files.createDirectories(tmp.resolve("etc"));
+        Path pki = Files.createDirectories(tmp.resolve("pki"));
+        cache = tmp.resolve("cache");
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
+                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n");
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+        open.add(client);
+        master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
+                Duration.ofSeconds(30));
+        open.add(master);
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private static RSAPublicKey key(int i) {
+        return (RSAPublicKey) TestKeys.pair(i).getPublic();
+    }
+
+    private Result run(String... args) {
+        KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"),
+                tmp.resolve("default-cache"));
+        List<String> all = new ArrayList<>(List.of("-c", etc.toString()));
+        all.addAll(List.of(args));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = BrineKey.commandLine(new BrineKey(new BrineKeyTest.FakeTerminal(), new HashMap<>(), defaults))
+                .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .execute(all.toArray(String[]::new));
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    private static void writeKey(Path pkiDir, KeyState state, String id, int key) throws Exception {
+        Files.createDirectories(pkiDir.resolve(state.dirName()));
+        Files.write(pkiDir.resolve(state.dirName()).resolve(id), Pem.bytes(Pem.publicKeySpki(key(key))));
+    }
+
+    @Test
+    void listsAcceptsAndRotatesTheClustersKeysFromAMasterHost() throws Exception {
+        master.offer("web1", key(1), PolicyVerdict.NONE);
+        master.offer("db1", key(2), PolicyVerdict.ACCEPT);
+
+        Result listed = run("-L");
+        assertThat(listed.exit()).as(listed.err()).isZero();
+        assertThat(listed.out()).contains("web1", "db1");
+
+        Result accepted = run("-a", "web1", "-y");
+        assertThat(accepted.exit()).as(accepted.err()).isZero();
+        await().until(() -> master.acceptedKey("web1").isPresent());
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("\"id\":\"web1\"", "brine-key:");
+
+        Result shared = run("-f", "web1");
+        assertThat(shared.out()).contains(Fingerprints.of(key(1)));
+
+        assertThat(run("--rotate").exit()).isZero();
+        await().until(() -> master.rotationRequests() == 1);
+    }
+
+    @Test
+    void importsAPkiDirOnceAndRefusesConflictsWithAReportImportingNothing() throws Exception {
+        Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
+        writeKey(salt, KeyState.ACCEPTED, "web1", 11);
+        writeKey(salt, KeyState.PENDING, "web2", 12);
+        writeKey(salt, KeyState.REJECTED, "evil", 13);
+        writeKey(salt, KeyState.DENIED, "web1", 14);
+
+        Result first = run("cluster", "import", salt.toString());
+
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(first.out()).contains("Imported 4 keys into the cluster (0 already there)");
+        await().until(() -> master.acceptedKey("web1").isPresent());
+        assertThat(master.acceptedKey("web1")).contains(key(11));
+        await().until(() -> master.lookup("web2", key(12)) == KeyLookup.PENDING_SAME
+                && master.lookup("evil", key(13)) == KeyLookup.REJECTED
+                && master.list().find("web1", KeyState.DENIED).isPresent());
+        assertThat(master.list().find("web1", KeyState.DENIED).orElseThrow().fingerprint())
+                .isEqualTo(Fingerprints.of(key(14)));
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("imported from " + salt);
+
+        Result again = run("cluster", "import", salt.toString());
+        assertThat(again.exit()).as(again.err()).isZero();
+        assertThat(again.out()).contains("Imported 0 keys into the cluster (4 already there)");
+
+        // web2 now holds another key in the cluster; a new key in the pki dir waits with everything else.
+        master.delete("web2", "admin");
+        master.offer("web2", key(15), PolicyVerdict.NONE);
+        writeKey(salt, KeyState.PENDING, "new1", 16);
+        Files.writeString(salt.resolve(KeyState.PENDING.dirName()).resolve("junk1"), "not a key");
+
+        Result refused = run("cluster", "import", salt.toString());
+
+        assertThat(refused.exit()).isEqualTo(UserError.REFUSED);
+        assertThat(refused.err()).contains("cluster import refused, nothing imported: 2 problems",
+                "web2: pending here (" + Fingerprints.of(key(12)) + "), pending in the cluster ("
+                        + Fingerprints.of(key(15)) + ")", "minions_pre/junk1:");
+        assertThat(master.lookup("new1", key(16))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(master.lookup("web2", key(15))).isEqualTo(KeyLookup.PENDING_SAME);
+    }
+
+    @Test
+    void policyCheckAsksAboutTheClustersKeys() throws Exception {
+        master.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        Path pub = tmp.resolve("web1.pub");
+        Files.write(pub, Pem.bytes(Pem.publicKeySpki(key(1))));
+
+        Result known = run("policy", "check", "web1", "--pub", pub.toString());
+        Result other = run("policy", "check", "web2", "--pub", pub.toString());
+
+        assertThat(known.exit()).as(known.err()).isZero();
+        assertThat(known.out()).contains("The key store holds this id as accepted", "would answer ACCEPTED");
+        assertThat(other.out()).contains("would answer PENDING");
+    }
+
+    @Test
+    void importWithoutAClusterSectionIsAUsageError() throws Exception {
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + tmp.resolve("pki") + "\n");
+        Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
+        writeKey(salt, KeyState.ACCEPTED, "web1", 11);
+
+        Result result = run("cluster", "import", salt.toString());
+
+        assertThat(result.exit()).isEqualTo(UserError.USAGE);
+        assertThat(result.err()).contains("no cluster: section");
+    }
+}

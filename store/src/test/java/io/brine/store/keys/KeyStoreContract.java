@@ -1,0 +1,258 @@
+package io.brine.store.keys;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.InvalidIdException;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.policy.AcceptancePolicies;
+import io.brine.store.policy.Classifications;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * What every {@link KeyStore} backend does alike (issue 14's rules among them): one key, one id; a grant or token
+ * displaces a pending squatter, never an accepted key; the offer's argument checks; a classification goes with its
+ * key, whoever deleted it. A backend's test extends this and opens its stores; {@link #other} is a second store on
+ * the same keys (another process, another master) whose changes the first hears by itself.
+ */
+public abstract class KeyStoreContract {
+
+    @TempDir
+    protected Path tmp;
+    protected AuditLog audit;
+    protected KeyStore store;
+    private KeyStore other;
+
+    /** A store on this test's keys, auditing to {@code audit}; a second call opens another on the same keys. */
+    protected abstract KeyStore open(Path pkiDir, AuditLog audit) throws Exception;
+
+    @BeforeEach
+    void openStore() throws Exception {
+        audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
+        store = open(tmp.resolve("pki"), audit);
+    }
+
+    @AfterEach
+    void closeStores() throws Exception {
+        if (other != null) {
+            other.close();
+        }
+        store.close();
+        audit.close();
+        closed();
+    }
+
+    /** Called after every store of the test is closed: a backend closes what its stores stood on. */
+    protected void closed() throws Exception {
+    }
+
+    protected KeyStore other() throws Exception {
+        if (other == null) {
+            other = open(tmp.resolve("pki"), null);
+        }
+        return other;
+    }
+
+    protected static RSAPublicKey key(int i) {
+        return (RSAPublicKey) TestKeys.pair(i).getPublic();
+    }
+
+    private String auditText() throws Exception {
+        return Files.readString(audit.file());
+    }
+
+    /** A grant or token: asked about the state the store found, it says yes. */
+    private static KeyStore.Policies grant() {
+        return current -> PolicyVerdict.ACCEPT;
+    }
+
+    // ------------------------------------------------------------ one key, one id
+
+    @ParameterizedTest
+    @EnumSource(KeyState.class)
+    void aPolicyDoesNotAcceptAKeyStoredUnderAnotherIdInAnyState(KeyState state) throws Exception {
+        switch (state) {
+            case ACCEPTED -> store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+            case PENDING -> store.offer("web1", key(1), PolicyVerdict.NONE);
+            case REJECTED -> store.offer("web1", key(1), PolicyVerdict.REJECT);
+            case DENIED -> {
+                store.offer("web1", key(2), PolicyVerdict.ACCEPT);
+                store.offer("web1", key(1), PolicyVerdict.NONE);
+            }
+        }
+
+        KeyDecision decision = store.offer("x1.prov.example.com", key(1), PolicyVerdict.ACCEPT);
+
+        assertThat(decision).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(decision.reason()).contains("same key as web1", "not accepted by policy");
+        assertThat(store.lookup("x1.prov.example.com", key(1))).isEqualTo(KeyLookup.PENDING_SAME);
+        assertThat(auditText()).contains("same key as web1");
+        // Nor is a pending key with that key promoted later.
+        assertThat(store.offer("x1.prov.example.com", key(1), PolicyVerdict.ACCEPT))
+                .isInstanceOf(KeyDecision.Pending.class);
+        assertThat(store.list().sharedKeys()).containsEntry(Fingerprints.of(key(1)),
+                List.of("web1", "x1.prov.example.com"));
+    }
+
+    @Test
+    void aKeyOfItsOwnIsAcceptedAndAnAdminsAcceptOfASharedKeyIsAuditedAsShared() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.NONE);
+        assertThat(store.offer("web2", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        store.offer("web3", key(1), PolicyVerdict.NONE);
+
+        assertThat(store.accept("web3", KeyState.PENDING, Fingerprints.of(key(1)), "admin").done()).isTrue();
+
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"web3\"")
+                .contains("same key as web1");
+    }
+
+    @Test
+    void aKeyDeletedFromItsOtherIdIsNoLongerShared() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.NONE);
+        store.offer("web3", key(1), PolicyVerdict.NONE);
+        store.delete("web1", "admin");
+
+        assertThat(store.offer("web3", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(store.list().sharedKeys()).isEmpty();
+    }
+
+    // ------------------------------------------------------------ the squatter rule
+
+    @Test
+    void aGrantOrTokenAskedAboutAPendingKeyDisplacesTheSquatter() throws Exception {
+        store.offer("web1", key(9), PolicyVerdict.NONE); // the squatter
+        AtomicInteger asked = new AtomicInteger();
+
+        Offer real = store.offer("web1", key(1), current -> {
+            asked.incrementAndGet();
+            assertThat(current).isEqualTo(KeyLookup.PENDING_OTHER);
+            return PolicyVerdict.ACCEPT;
+        });
+
+        assertThat(asked).hasValue(1);
+        assertThat(real.decision()).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(real.decision().reason()).contains("over a pending key");
+        assertThat(real.current()).isTrue();
+        assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(store.list().find("web1", KeyState.DENIED).orElseThrow().fingerprint())
+                .isEqualTo(Fingerprints.of(key(9)));
+        assertThat(store.list().keys(KeyState.PENDING)).isEmpty();
+        String trail = auditText();
+        assertThat(trail).contains("pending key displaced", Fingerprints.of(key(9)));
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"event\":\"key.accepted\"",
+                Fingerprints.of(key(1)));
+    }
+
+    @Test
+    void aVerdictGivenInAdvanceNeverDisplacesAPendingKey() {
+        store.offer("web1", key(9), PolicyVerdict.NONE);
+
+        assertThat(store.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Denied.class);
+
+        assertThat(store.lookup("web1", key(9))).isEqualTo(KeyLookup.PENDING_SAME);
+        assertThat(store.list().find("web1", KeyState.DENIED).orElseThrow().fingerprint())
+                .isEqualTo(Fingerprints.of(key(1)));
+    }
+
+    @Test
+    void aGrantNeverDisplacesAnAcceptedKey() {
+        store.offer("web1", key(9), PolicyVerdict.ACCEPT);
+
+        assertThat(store.offer("web1", key(1), grant()).decision()).isInstanceOf(KeyDecision.Denied.class);
+
+        assertThat(store.lookup("web1", key(9))).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(store.acceptedKey("web1")).contains(key(9));
+    }
+
+    @Test
+    void aGrantWithAKeyStoredUnderAnotherIdDisplacesNothing() throws Exception {
+        store.offer("web2", key(1), PolicyVerdict.NONE);
+        store.offer("web1", key(9), PolicyVerdict.NONE);
+
+        KeyDecision decision = store.offer("web1", key(1), grant()).decision();
+
+        assertThat(decision).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(decision.reason()).contains("same key as web2");
+        assertThat(store.lookup("web1", key(9))).isEqualTo(KeyLookup.PENDING_SAME);
+    }
+
+    @Test
+    void aSquatterCanBeDisplacedThroughAnotherStore() throws Exception {
+        store.offer("web1", key(9), PolicyVerdict.NONE);
+        KeyStore second = other();
+        await().until(() -> second.lookup("web1", key(9)) == KeyLookup.PENDING_SAME);
+
+        assertThat(second.offer("web1", key(1), grant()).decision()).isInstanceOf(KeyDecision.Accepted.class);
+
+        await().until(() -> store.acceptedKey("web1").isPresent());
+        assertThat(store.acceptedKey("web1")).contains(key(1));
+        await().until(() -> store.list().find("web1", KeyState.DENIED).isPresent());
+        assertThat(store.list().find("web1", KeyState.DENIED).orElseThrow().fingerprint())
+                .isEqualTo(Fingerprints.of(key(9)));
+    }
+
+    // ------------------------------------------------------------ the offer's checks
+
+    @Test
+    void anOfferOfABadIdOrAKeyUnder2048BitsWritesNothingAndAsksNoPolicy() throws Exception {
+        String pem;
+        try (var in = KeyStoreContract.class.getResourceAsStream("/io/brine/protocol/fixtures/rsa1024.spki.pub")) {
+            pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+        }
+        byte[] der = java.util.Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+        RSAPublicKey small = (RSAPublicKey) java.security.KeyFactory.getInstance("RSA")
+                .generatePublic(new java.security.spec.X509EncodedKeySpec(der));
+        AtomicInteger asked = new AtomicInteger();
+        KeyStore.Policies counting = current -> {
+            asked.incrementAndGet();
+            return PolicyVerdict.ACCEPT;
+        };
+
+        assertThatThrownBy(() -> store.offer("web1", small, counting))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("web1").hasMessageContaining("1024");
+        assertThatThrownBy(() -> store.offer("../etc", key(1), counting)).isInstanceOf(InvalidIdException.class);
+        assertThatThrownBy(() -> store.offer("web1", null, counting)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> store.offer("web1", key(1), (KeyStore.Policies) null))
+                .isInstanceOf(NullPointerException.class);
+
+        assertThat(asked).hasValue(0);
+        assertThat(store.list().keys().values()).allMatch(List::isEmpty);
+    }
+
+    // ------------------------------------------------------------ classifications
+
+    @Test
+    void aClassificationGoesWithItsKeyWhoeverDeletedIt() throws Exception {
+        MasterConfig config = MasterConfig.builder(tmp).build();
+        Path classes = Files.createDirectories(config.cachedir().resolve(Classifications.DIR_NAME));
+        Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
+                + Fingerprints.of(key(1)) + "\",\"class\":{\"role\":\"web\"}}\n");
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null)) {
+            assertThat(policies.classification("web1")).containsEntry("role", "web");
+            KeyStore second = other();
+            await().until(() -> second.acceptedKey("web1").isPresent());
+
+            assertThat(second.delete("web1", "admin").done()).isTrue();
+
+            await().until(() -> !Files.exists(file));
+            assertThat(policies.classification("web1")).isEmpty();
+        }
+    }
+}
