@@ -22,9 +22,13 @@ import io.brine.protocol.message.Message;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.client.ClientChannel;
 import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.client.ZmqClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
+import io.brine.transport.zmtp.ZmtpServerOptions;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,7 +55,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A hostile peer written against a real master over real TCP sockets (issue 13): what it sends costs it its
+ * A hostile peer written against a real master over real TCP sockets, or ZeroMQ where it says so (issue 13): what it sends costs it its
  * connection, its share of the budgets, and never another minion's service.
  */
 class HostilePeersTest {
@@ -127,39 +131,67 @@ class HostilePeersTest {
                 config -> config.maxReturnBytes(MasterConfig.MAX_RETURN_BYTES));
         TcpServerTransport transport = (TcpServerTransport) master.master().transport();
         try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
-            MinionEnd flood = accepted(floodChannel, "flood");
-            MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
-            // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
-            // so the flood costs the master far more than the flooder.
-            byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
-                    "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
-            int returns = 16;
-            AtomicInteger sent = new AtomicInteger();
-            Thread flooder = new Thread(() -> {
-                try {
-                    for (int i = 0; i < returns; i++) {
-                        floodChannel.send(frame);
-                        sent.incrementAndGet();
-                    }
-                } catch (Exception e) {
-                    // the test fails on the count below
-                }
-            }, "flooder");
-            flooder.setDaemon(true);
-            flooder.start();
-            // While it floods, the other minion is served.
-            for (int i = 0; i < 5; i++) {
-                other.send(new SessionMessage.Heartbeat(other.generation()));
-                assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
-            }
-            flooder.join(Duration.ofSeconds(120).toMillis());
-            assertThat(sent.get()).isEqualTo(returns);
-            other.send(new SessionMessage.Heartbeat(other.generation()));
-            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            flood(floodChannel, otherChannel);
             await().until(() -> transport.inflightBytes() == 0);
             // One connection over its bound is read no further: what had been read already is all that can be over.
             assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
         }
+    }
+
+    @Test
+    void aMinionFloodingNearEightMibReturnsOverZeroMqIsNotReadPastTheInflightBoundAndAnotherIsServed()
+            throws Exception {
+        // Under one frame per connection: the flooder's connection is not read while one of its returns is in flight.
+        long perConnection = 1024 * 1024;
+        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
+                .autoAccept(true).build()).maxReturnBytes(MasterConfig.MAX_RETURN_BYTES),
+                undelivered -> new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults()
+                        .withInflightLimits(24L * 1024 * 1024, perConnection), null, undelivered));
+        ZmtpServerTransport transport = (ZmtpServerTransport) master.master().transport();
+        try (ZmqClientChannel floodChannel = new ZmqClientChannel("127.0.0.1", master.port());
+                ZmqClientChannel otherChannel = new ZmqClientChannel("127.0.0.1", master.port())) {
+            flood(floodChannel, otherChannel);
+            await().until(() -> transport.inflightBytes() == 0);
+            // Without the pause every return queued by the flooder's socket is read into the heap at once (16 of
+            // them, 128 MiB); with it, one at a time.
+            assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
+        }
+    }
+
+    /**
+     * Sends 16 returns of just under 8 MiB through {@code floodChannel} from another thread while the minion of
+     * {@code otherChannel} is answered; then all of them were sent.
+     */
+    private void flood(ClientChannel floodChannel, ClientChannel otherChannel) throws Exception {
+        MinionEnd flood = accepted(floodChannel, "flood");
+        MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
+        // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
+        // so the flood costs the master far more than the flooder.
+        byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
+                "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
+        int returns = 16;
+        AtomicInteger sent = new AtomicInteger();
+        Thread flooder = new Thread(() -> {
+            try {
+                for (int i = 0; i < returns; i++) {
+                    floodChannel.send(frame);
+                    sent.incrementAndGet();
+                }
+            } catch (Exception e) {
+                // the test fails on the count below
+            }
+        }, "flooder");
+        flooder.setDaemon(true);
+        flooder.start();
+        // While it floods, the other minion is served.
+        for (int i = 0; i < 5; i++) {
+            other.send(new SessionMessage.Heartbeat(other.generation()));
+            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+        }
+        flooder.join(Duration.ofSeconds(120).toMillis());
+        assertThat(sent.get()).isEqualTo(returns);
+        other.send(new SessionMessage.Heartbeat(other.generation()));
+        assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
     }
 
     @Test
@@ -328,7 +360,7 @@ class HostilePeersTest {
 
     // ---- a minion's side of one session ----
 
-    record MinionEnd(TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
+    record MinionEnd(ClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
             AtomicLong counter) {
 
         void send(SessionMessage message) throws Exception {
@@ -353,12 +385,12 @@ class HostilePeersTest {
         }
     }
 
-    static MinionEnd accepted(TcpClientChannel channel, String id) throws Exception {
+    static MinionEnd accepted(ClientChannel channel, String id) throws Exception {
         return accepted(channel, id, MINION_KEY);
     }
 
     /** Each minion its own key: one key offered under two ids is not accepted twice. */
-    static MinionEnd accepted(TcpClientChannel channel, String id, int keyNumber) throws Exception {
+    static MinionEnd accepted(ClientChannel channel, String id, int keyNumber) throws Exception {
         byte[] nonce = WiredMaster.nonce();
         channel.send(WiredMaster.authRequest(id, keyNumber, nonce));
         AuthReply reply = reply(channel.receive(ANSWER));
