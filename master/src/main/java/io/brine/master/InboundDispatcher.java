@@ -455,10 +455,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /**
      * A minion's return: refused (acknowledged, so not resent, and stored as a refusal with its reason) when its
-     * frame is over {@code max_return_bytes}; held in flight until the job cache is done with it.
+     * frame is over {@code max_return_bytes}; held in flight until the job cache is done with it. A return that is not
+     * stored is acknowledged with the reason (PROTOCOL.md 6.1).
      */
     private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
-        Runnable ack = () -> send(session, new SessionMessage.Ack(List.of(ret.jid())));
         if (inflight.size > maxReturnBytes) {
             refusedReturns.incrementAndGet();
             String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
@@ -466,10 +466,22 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
                     + " max_return_bytes (" + maxReturnBytes + ")");
             jobs.onReturn(session.minionId(), new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false,
-                    ret.durationMs()), ack, inflight.defer());
+                    ret.durationMs()), (Consumer<String>) stored -> ack(session, ret.jid(), reason), inflight.defer());
             return;
         }
-        jobs.onReturn(session.minionId(), ret, ack, inflight.defer());
+        jobs.onReturn(session.minionId(), ret, (Consumer<String>) refusal -> ack(session, ret.jid(), refusal),
+                inflight.defer());
+    }
+
+    /**
+     * Tells the minion to stop resending {@code jid}. A refusal goes first in an Ack with its reason, which a minion
+     * that predates the field cannot decode and drops; the plain Ack after it is the one such a minion acts on.
+     */
+    private void ack(MinionSession session, String jid, String refusal) {
+        if (refusal != null) {
+            send(session, new SessionMessage.Ack(List.of(jid), refusal));
+        }
+        send(session, new SessionMessage.Ack(List.of(jid)));
     }
 
     /** What a publisher's session may carry (PROTOCOL.md 8.7). */

@@ -203,6 +203,10 @@ class HostilePeersTest {
                     Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
             minion.send(new SessionMessage.Return(job.jid(), "test.ping", "y".repeat(8192), 0, true, 1));
+            // The reason for minions that know the field, then the plain Ack for those before it.
+            SessionMessage.Ack refusal = (SessionMessage.Ack) minion.receive();
+            assertThat(refusal.jids()).containsExactly(job.jid());
+            assertThat(refusal.reason()).contains("over max_return_bytes (4096)");
             assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
             await().until(() -> !master.master().jobs().cache().returns(job.jid()).isEmpty());
             StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
@@ -268,8 +272,11 @@ class HostilePeersTest {
             BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
                     Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
-            for (String value : List.of("first", "second", "first")) {
+            minion.send(new SessionMessage.Return(job.jid(), "test.ping", "first", 0, true, 1));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            for (String value : List.of("second", "first")) {
                 minion.send(new SessionMessage.Return(job.jid(), "test.ping", value, 0, true, 1));
+                assertThat(((SessionMessage.Ack) minion.receive()).reason()).startsWith("duplicate: ");
                 assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
             }
             Path returnsFile;
