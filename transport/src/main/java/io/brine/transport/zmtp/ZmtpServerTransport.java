@@ -347,6 +347,14 @@ public final class ZmtpServerTransport implements ServerTransport {
         return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();
     }
 
+    /**
+     * Minion ids whose topic an open publish connection holds, honoured or not (a minion without a session is held,
+     * never honoured): for tests.
+     */
+    public Set<String> heldMinions() {
+        return subscriptions.heldMinions();
+    }
+
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
     public record OutboundStats(long writes, long flushes) {
     }
