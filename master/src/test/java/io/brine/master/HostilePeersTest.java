@@ -245,6 +245,53 @@ class HostilePeersTest {
     }
 
     @Test
+    void aRefusedFutureDatedPublisherRequestReplayedOnceItsTimeHasComeIsRefused() throws Exception {
+        MovableClock clock = new MovableClock();
+        master = WiredMaster.start(dir, config -> config, undelivered -> new TcpServerTransport("127.0.0.1", 0,
+                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        // As item 6 for minions: the local administrator's request dated 6 minutes ahead, refused for the skew...
+        byte[] ahead = publisherAuth(WiredMaster.nonce(), clock.millis() + Duration.ofMinutes(6).toMillis());
+        try (TcpClientChannel publisher = master.connect()) {
+            publisher.send(ahead);
+            AuthReply refused = reply(publisher.receive(ANSWER));
+            assertThat(refused.status()).isEqualTo(AuthStatus.REJECTED);
+            assertThat(refused.reason()).contains("clock skew");
+        }
+        // ...captured and replayed 63 s later, when its date would pass.
+        clock.advance(Duration.ofSeconds(63));
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                PublisherService.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        ch.qos.logback.classic.Level level = logger.getLevel();
+        logger.setLevel(ch.qos.logback.classic.Level.INFO);
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(ahead);
+            // Dropped as a replay (the auth workers run requests concurrently: the next one is sent only then)...
+            await().until(() -> appender.list.stream().anyMatch(event -> event.getFormattedMessage()
+                    .contains("replayed auth dropped")));
+            // ...and nothing comes for it: the next answer is to the next request.
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(publisherAuth(nonce, clock.millis()));
+            AuthReply next = reply(attacker.receive(ANSWER));
+            assertThat(next.nonce()).isEqualTo(nonce);
+            assertThat(next.status()).isEqualTo(AuthStatus.ACCEPTED);
+        } finally {
+            logger.detachAppender(appender);
+            logger.setLevel(level);
+        }
+    }
+
+    /** The local administrator's auth request ({@code root}, its real key), dated {@code timestampMs}. */
+    static byte[] publisherAuth(byte[] nonce, long timestampMs) {
+        KeyPair root = TestKeys.pair(WiredMaster.ROOT_KEY);
+        return Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, PublisherService.ROOT,
+                root.getPublic().getEncoded(), nonce, timestampMs), root.getPrivate());
+    }
+
+    @Test
     void aRequestOlderThanTheOneThatOpenedTheSessionDoesNotReplaceIt() throws Exception {
         start(TcpServerOptions.defaults());
         // Signed by the minion a second ago, held back by someone on the path, never seen by the master.
