@@ -383,6 +383,120 @@ class HostilePeersTest {
                 DropLog.MAX_TEXT + 3);
     }
 
+    @Test
+    void sessionFramesDroppedAfterAuthAreOneWarnLinePerReasonNotOnePerFrame() throws Exception {
+        start(TcpServerOptions.defaults());
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                InboundDispatcher.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try (TcpClientChannel channel = master.connect()) {
+            MinionEnd minion = accepted(channel, "web1");
+            byte[] heartbeat = minion.seal(new SessionMessage.Heartbeat(minion.generation()));
+            channel.send(heartbeat);
+            assertThat(minion.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            long before = master.master().droppedFrames();
+            byte[] forged = heartbeat.clone();
+            forged[forged.length - 1] ^= 1; // in the box's tag
+            for (int i = 0; i < 10; i++) {
+                channel.send(heartbeat); // replayed
+                channel.send(forged); // does not open
+                minion.send(new SessionMessage.JobQuery(null, 1)); // a publisher's message
+            }
+            await().until(() -> master.master().droppedFrames() - before >= 30);
+            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .hasSize(3).allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
+                    .anyMatch(line -> line.contains("a replayed session frame"))
+                    .anyMatch(line -> line.contains("does not open"))
+                    .anyMatch(line -> line.contains("JOB_QUERY is not a minion's message"));
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
+    @Test
+    void aSaltRequestCountsInFlightUntilAWorkerIsDoneWithIt() throws Exception {
+        List<String> handledOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        master = WiredMaster.start(dir, config -> config.saltMinions(true), undelivered -> new HandledOn(
+                new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                handledOn));
+        byte[] clear = io.brine.protocol.salt.SaltMsgpack.write(io.brine.protocol.salt.SaltValue.Map.builder()
+                .put("enc", "clear").put("load", io.brine.protocol.salt.SaltValue.Map.builder().put("cmd", "_ping")
+                        .build()).build(), io.brine.protocol.salt.SaltDialect.PAYLOAD);
+        try (TcpClientChannel salt = master.connect()) {
+            salt.send(clear);
+            assertThat(salt.receive(ANSWER)).as("Salt's answer").isNotNull();
+            await().until(() -> !handledOn.isEmpty());
+            // Not at once on the transport's thread: when the auth worker that answered it was done.
+            assertThat(handledOn).singleElement().asString().startsWith("brine-auth");
+        }
+    }
+
+    /** A transport that records the thread each handled() call comes from. */
+    static final class HandledOn implements io.brine.transport.ServerTransport {
+        private final io.brine.transport.ServerTransport inner;
+        private final List<String> threads;
+
+        HandledOn(io.brine.transport.ServerTransport inner, List<String> threads) {
+            this.inner = inner;
+            this.threads = threads;
+        }
+
+        @Override
+        public void start(InboundHandler handler) throws IOException {
+            inner.start(handler);
+        }
+
+        @Override
+        public Addresses addresses() {
+            return inner.addresses();
+        }
+
+        @Override
+        public boolean send(io.brine.transport.Peer peer, byte[] frame) {
+            return inner.send(peer, frame);
+        }
+
+        @Override
+        public java.util.Set<String> publish(java.util.Collection<String> minionIds, byte[] frame) {
+            return inner.publish(minionIds, frame);
+        }
+
+        @Override
+        public int publishPort(io.brine.transport.Peer peer) {
+            return inner.publishPort(peer);
+        }
+
+        @Override
+        public void bind(String minionId, io.brine.transport.Peer peer) {
+            inner.bind(minionId, peer);
+        }
+
+        @Override
+        public void handled(io.brine.transport.Peer peer, int bytes) {
+            threads.add(Thread.currentThread().getName());
+            inner.handled(peer, bytes);
+        }
+
+        @Override
+        public void disconnect(io.brine.transport.Peer peer) {
+            inner.disconnect(peer);
+        }
+
+        @Override
+        public void unbind(String minionId) {
+            inner.unbind(minionId);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
     /** The system clock, moved forward by the test. */
     static final class MovableClock extends Clock {
         private final AtomicLong offsetMs = new AtomicLong();
