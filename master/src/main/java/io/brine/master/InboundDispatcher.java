@@ -493,7 +493,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
             case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
                     ((SessionMessage.EventsSubscribe) message).tag(),
-                    event -> transport.send(session.peer(), session.seal(event)));
+                    event -> send(session, event));
             case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
                     JOB_REPLY, EVENT -> () -> drop(session.peer(), session + ": " + message.type()
                             + " is not a publisher's message");
@@ -507,9 +507,16 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         replies.forEach(reply -> send(session, reply));
     }
 
-    /** Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. */
-    private void send(Session session, SessionMessage message) {
-        transport.send(session.peer(), session.seal(message));
+    /**
+     * Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. Under
+     * the session's lock: frames reach the transport in the order of their counters, whichever threads send them (a
+     * reply sealed on a worker, then overtaken by 64 return events from the job cache, would fall out of the
+     * receiver's replay window and be lost).
+     */
+    private boolean send(Session session, SessionMessage message) {
+        synchronized (session) {
+            return transport.send(session.peer(), session.seal(message));
+        }
     }
 
     /** Stops the worker pools; frames still queued are not handled. */
