@@ -423,6 +423,7 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** A whole Salt TCP frame on either port: to the master, whose peer says which port ({@link Peer#framing}). */
     void saltFrame(ZmtpConnection connection, byte[] frame) {
+        inflight.received(connection, frame.length);
         handler.onFrame(connection.peer(), frame);
     }
 
@@ -446,6 +447,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     void disconnected(ZmtpConnection connection) {
+        inflight.closed(connection);
         if (connection.saltTcp && connection.port() == Port.PUBLISH) {
             saltSubscribers.closed(connection);
             return;
@@ -455,7 +457,6 @@ public final class ZmtpServerTransport implements ServerTransport {
             return;
         }
         subscriptions.requestClosed(connection);
-        inflight.closed(connection);
         handler.onDisconnect(connection.peer());
     }
 
