@@ -32,7 +32,6 @@ import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
 import java.util.List;
-import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -139,21 +138,18 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     @Override
     public void onFrame(Peer from, byte[] frame) {
+        // The transport counts the frame in flight until it hears handled(): from the pool's task when one took
+        // the frame, at once otherwise. Salt requests alike, on both of Salt's transports.
+        boolean taken;
         if (from.framing() != Peer.Framing.MESSAGE) {
             // Salt's TCP transport on the ZeroMQ ports (the transport serves it only when salt_minions is on).
-            onSaltTcpFrame(from, frame);
-            transport.handled(from, frame.length);
-            return;
+            taken = onSaltTcpFrame(from, frame);
+        } else if (salt != null && isSaltPayload(frame)) {
+            taken = onSaltPayload(from, frame);
+        } else {
+            taken = dispatch(from, frame);
         }
-        if (salt != null && isSaltPayload(frame)) {
-            // Salt requests are not counted in flight: the transport hears at once that the frame is handled.
-            onSaltPayload(from, frame);
-            transport.handled(from, frame.length);
-            return;
-        }
-        // The transport counts the frame in flight until it hears handled(): from the pool's task when one took
-        // the frame, at once otherwise.
-        if (!dispatch(from, frame)) {
+        if (!taken) {
             transport.handled(from, frame.length);
         }
     }
@@ -204,8 +200,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
     }
 
-    /** Read with Salt's bounds here; only {@code _auth} (and Salt's refusal of other clear commands) without a key. */
-    private void onSaltPayload(Peer from, byte[] payload) {
+    /**
+     * Read with Salt's bounds here; only {@code _auth} (and Salt's refusal of other clear commands) without a key.
+     * True when a worker took it (and will tell the transport it is handled).
+     */
+    private boolean onSaltPayload(Peer from, byte[] payload) {
         SaltReplyPath path = zmqPath(from);
         SaltRequest request;
         try {
@@ -213,24 +212,23 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         } catch (MalformedException e) {
             drop(from, "Salt request: " + e.getMessage());
             path.reply(SaltValue.str("bad load")); // a REQ peer waits for an answer; Salt sends this one
-            return;
+            return false;
         }
         if (request instanceof SaltRequest.Encrypted) {
-            submit(sessionPool, from, 0, () -> salt.handle(request, path));
-        } else {
-            unauthenticated(from, 0, () -> salt.handle(request, path));
+            return submit(sessionPool, from, payload.length, () -> salt.handle(request, path));
         }
+        return unauthenticated(from, payload.length, () -> salt.handle(request, path));
     }
 
     /**
      * One Salt TCP frame: on the request port a request, answered with the frame's head echoed; on the publish port
      * the minion's hello, which says (and proves) whose publications the connection takes.
      */
-    private void onSaltTcpFrame(Peer from, byte[] bytes) {
+    private boolean onSaltTcpFrame(Peer from, byte[] bytes) {
         if (salt == null) {
             drop(from, "Salt TCP frame while salt_minions is off");
             transport.disconnect(from);
-            return;
+            return false;
         }
         if (from.framing() == Peer.Framing.SALT_TCP_PUBLISH) {
             SaltTcpFrame frame;
@@ -239,11 +237,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             } catch (MalformedException e) {
                 drop(from, "Salt publish hello: " + e.getMessage());
                 transport.disconnect(from);
-                return;
+                return false;
             }
             SaltReplyPath path = tcpPath(from, null);
-            unauthenticated(from, 0, () -> salt.hello(frame.body(), path));
-            return;
+            return unauthenticated(from, bytes.length, () -> salt.hello(frame.body(), path));
         }
         SaltTcpFrame.Request request;
         try {
@@ -253,14 +250,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             // its connection instead (SALT.md open question 4).
             drop(from, "Salt TCP request: " + e.getMessage());
             transport.disconnect(from);
-            return;
+            return false;
         }
         SaltReplyPath path = tcpPath(from, request.frame());
         if (request.request() instanceof SaltRequest.Encrypted) {
-            submit(sessionPool, from, 0, () -> salt.handle(request.request(), path));
-        } else {
-            unauthenticated(from, 0, () -> salt.handle(request.request(), path));
+            return submit(sessionPool, from, bytes.length, () -> salt.handle(request.request(), path));
         }
+        return unauthenticated(from, bytes.length, () -> salt.handle(request.request(), path));
     }
 
     /** Answers on a Salt TCP connection: {@code {head, body}} with the request's head; none for a hello (null). */
@@ -408,11 +404,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     }
 
     private void onSession(Peer from, SessionFrame sealed, InFlight inflight) {
-        Optional<SessionService.Opened> opened = sessions.open(from, sealed);
-        if (opened.isEmpty()) {
+        SessionService.Opened opened = sessions.open(from, sealed);
+        if (opened instanceof SessionService.Opened.Dropped dropped) {
+            drop(from, dropped.reason());
             return;
         }
-        if (opened.get() instanceof SessionService.Opened.Unknown unknown) {
+        if (opened instanceof SessionService.Opened.Unknown unknown) {
             // Signing costs a private-key operation, so unknown sessions share the auth rate limit per source.
             if (unauthenticated.tryAcquire(from.remoteAddress())) {
                 LOG.debug("Unknown session from {}: asking it to authenticate again", from.remoteAddress());
@@ -422,7 +419,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             }
             return;
         }
-        SessionService.Opened.Authentic authentic = (SessionService.Opened.Authentic) opened.get();
+        SessionService.Opened.Authentic authentic = (SessionService.Opened.Authentic) opened;
         Session session = authentic.session();
         if (session instanceof MinionSession minion) {
             if (!from.equals(minion.peer())) {
@@ -444,9 +441,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
             case RETURN -> () -> onReturn(session, (SessionMessage.Return) message, inflight);
             case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> LOG.debug("{}: {} is not a minion's message; dropped",
-                            session,
-                            message.type());
+                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> drop(session.peer(), session + ": "
+                            + message.type() + " is not a minion's message");
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
         };
@@ -455,10 +451,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /**
      * A minion's return: refused (acknowledged, so not resent, and stored as a refusal with its reason) when its
-     * frame is over {@code max_return_bytes}; held in flight until the job cache is done with it.
+     * frame is over {@code max_return_bytes}; held in flight until the job cache is done with it. A return that is not
+     * stored is acknowledged with the reason (PROTOCOL.md 6.1).
      */
     private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
-        Runnable ack = () -> send(session, new SessionMessage.Ack(List.of(ret.jid())));
         if (inflight.size > maxReturnBytes) {
             refusedReturns.incrementAndGet();
             String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
@@ -466,10 +462,26 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
                     + " max_return_bytes (" + maxReturnBytes + ")");
             jobs.onReturn(session.minionId(), new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false,
-                    ret.durationMs()), ack, inflight.defer());
+                    ret.durationMs()), (Consumer<String>) stored -> ack(session, ret.jid(), reason), inflight.defer());
             return;
         }
-        jobs.onReturn(session.minionId(), ret, ack, inflight.defer());
+        jobs.onReturn(session.minionId(), ret, (Consumer<String>) refusal -> {
+            if (refusal != null) {
+                drops.dropped(inflight.from.remoteAddress(), session + ": a return refused: " + refusal);
+            }
+            ack(session, ret.jid(), refusal);
+        }, inflight.defer());
+    }
+
+    /**
+     * Tells the minion to stop resending {@code jid}. A refusal goes first in an Ack with its reason, which a minion
+     * that predates the field cannot decode and drops; the plain Ack after it is the one such a minion acts on.
+     */
+    private void ack(MinionSession session, String jid, String refusal) {
+        if (refusal != null) {
+            send(session, new SessionMessage.Ack(List.of(jid), refusal));
+        }
+        send(session, new SessionMessage.Ack(List.of(jid)));
     }
 
     /** What a publisher's session may carry (PROTOCOL.md 8.7). */
@@ -481,10 +493,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
             case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
                     ((SessionMessage.EventsSubscribe) message).tag(),
-                    event -> transport.send(session.peer(), session.seal(event)));
+                    event -> send(session, event));
             case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENT -> () -> LOG.debug("{}: {} is not a publisher's message; dropped", session,
-                            message.type());
+                    JOB_REPLY, EVENT -> () -> drop(session.peer(), session + ": " + message.type()
+                            + " is not a publisher's message");
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
         };
@@ -495,9 +507,16 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         replies.forEach(reply -> send(session, reply));
     }
 
-    /** Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. */
-    private void send(Session session, SessionMessage message) {
-        transport.send(session.peer(), session.seal(message));
+    /**
+     * Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. Under
+     * the session's lock: frames reach the transport in the order of their counters, whichever threads send them (a
+     * reply sealed on a worker, then overtaken by 64 return events from the job cache, would fall out of the
+     * receiver's replay window and be lost).
+     */
+    private boolean send(Session session, SessionMessage message) {
+        synchronized (session) {
+            return transport.send(session.peer(), session.seal(message));
+        }
     }
 
     /** Stops the worker pools; frames still queued are not handled. */

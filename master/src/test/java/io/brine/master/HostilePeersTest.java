@@ -22,9 +22,13 @@ import io.brine.protocol.message.Message;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.client.ClientChannel;
 import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.client.ZmqClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
+import io.brine.transport.zmtp.ZmtpServerOptions;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,7 +55,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A hostile peer written against a real master over real TCP sockets (issue 13): what it sends costs it its
+ * A hostile peer written against a real master over real TCP sockets, or ZeroMQ where it says so (issue 13): what it sends costs it its
  * connection, its share of the budgets, and never another minion's service.
  */
 class HostilePeersTest {
@@ -127,39 +131,67 @@ class HostilePeersTest {
                 config -> config.maxReturnBytes(MasterConfig.MAX_RETURN_BYTES));
         TcpServerTransport transport = (TcpServerTransport) master.master().transport();
         try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
-            MinionEnd flood = accepted(floodChannel, "flood");
-            MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
-            // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
-            // so the flood costs the master far more than the flooder.
-            byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
-                    "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
-            int returns = 16;
-            AtomicInteger sent = new AtomicInteger();
-            Thread flooder = new Thread(() -> {
-                try {
-                    for (int i = 0; i < returns; i++) {
-                        floodChannel.send(frame);
-                        sent.incrementAndGet();
-                    }
-                } catch (Exception e) {
-                    // the test fails on the count below
-                }
-            }, "flooder");
-            flooder.setDaemon(true);
-            flooder.start();
-            // While it floods, the other minion is served.
-            for (int i = 0; i < 5; i++) {
-                other.send(new SessionMessage.Heartbeat(other.generation()));
-                assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
-            }
-            flooder.join(Duration.ofSeconds(120).toMillis());
-            assertThat(sent.get()).isEqualTo(returns);
-            other.send(new SessionMessage.Heartbeat(other.generation()));
-            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            flood(floodChannel, otherChannel);
             await().until(() -> transport.inflightBytes() == 0);
             // One connection over its bound is read no further: what had been read already is all that can be over.
             assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
         }
+    }
+
+    @Test
+    void aMinionFloodingNearEightMibReturnsOverZeroMqIsNotReadPastTheInflightBoundAndAnotherIsServed()
+            throws Exception {
+        // Under one frame per connection: the flooder's connection is not read while one of its returns is in flight.
+        long perConnection = 1024 * 1024;
+        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
+                .autoAccept(true).build()).maxReturnBytes(MasterConfig.MAX_RETURN_BYTES),
+                undelivered -> new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults()
+                        .withInflightLimits(24L * 1024 * 1024, perConnection), null, undelivered));
+        ZmtpServerTransport transport = (ZmtpServerTransport) master.master().transport();
+        try (ZmqClientChannel floodChannel = new ZmqClientChannel("127.0.0.1", master.port());
+                ZmqClientChannel otherChannel = new ZmqClientChannel("127.0.0.1", master.port())) {
+            flood(floodChannel, otherChannel);
+            await().until(() -> transport.inflightBytes() == 0);
+            // Without the pause every return queued by the flooder's socket is read into the heap at once (16 of
+            // them, 128 MiB); with it, one at a time.
+            assertThat(transport.peakInflightBytes()).isLessThanOrEqualTo(perConnection + 2L * FrameLimits.MAX_FRAME);
+        }
+    }
+
+    /**
+     * Sends 16 returns of just under 8 MiB through {@code floodChannel} from another thread while the minion of
+     * {@code otherChannel} is answered; then all of them were sent.
+     */
+    private void flood(ClientChannel floodChannel, ClientChannel otherChannel) throws Exception {
+        MinionEnd flood = accepted(floodChannel, "flood");
+        MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
+        // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
+        // so the flood costs the master far more than the flooder.
+        byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
+                "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
+        int returns = 16;
+        AtomicInteger sent = new AtomicInteger();
+        Thread flooder = new Thread(() -> {
+            try {
+                for (int i = 0; i < returns; i++) {
+                    floodChannel.send(frame);
+                    sent.incrementAndGet();
+                }
+            } catch (Exception e) {
+                // the test fails on the count below
+            }
+        }, "flooder");
+        flooder.setDaemon(true);
+        flooder.start();
+        // While it floods, the other minion is served.
+        for (int i = 0; i < 5; i++) {
+            other.send(new SessionMessage.Heartbeat(other.generation()));
+            assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+        }
+        flooder.join(Duration.ofSeconds(120).toMillis());
+        assertThat(sent.get()).isEqualTo(returns);
+        other.send(new SessionMessage.Heartbeat(other.generation()));
+        assertThat(other.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
     }
 
     @Test
@@ -171,6 +203,10 @@ class HostilePeersTest {
                     Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
             minion.send(new SessionMessage.Return(job.jid(), "test.ping", "y".repeat(8192), 0, true, 1));
+            // The reason for minions that know the field, then the plain Ack for those before it.
+            SessionMessage.Ack refusal = (SessionMessage.Ack) minion.receive();
+            assertThat(refusal.jids()).containsExactly(job.jid());
+            assertThat(refusal.reason()).contains("over max_return_bytes (4096)");
             assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
             await().until(() -> !master.master().jobs().cache().returns(job.jid()).isEmpty());
             StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
@@ -209,6 +245,53 @@ class HostilePeersTest {
     }
 
     @Test
+    void aRefusedFutureDatedPublisherRequestReplayedOnceItsTimeHasComeIsRefused() throws Exception {
+        MovableClock clock = new MovableClock();
+        master = WiredMaster.start(dir, config -> config, undelivered -> new TcpServerTransport("127.0.0.1", 0,
+                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        // As item 6 for minions: the local administrator's request dated 6 minutes ahead, refused for the skew...
+        byte[] ahead = publisherAuth(WiredMaster.nonce(), clock.millis() + Duration.ofMinutes(6).toMillis());
+        try (TcpClientChannel publisher = master.connect()) {
+            publisher.send(ahead);
+            AuthReply refused = reply(publisher.receive(ANSWER));
+            assertThat(refused.status()).isEqualTo(AuthStatus.REJECTED);
+            assertThat(refused.reason()).contains("clock skew");
+        }
+        // ...captured and replayed 63 s later, when its date would pass.
+        clock.advance(Duration.ofSeconds(63));
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                PublisherService.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        ch.qos.logback.classic.Level level = logger.getLevel();
+        logger.setLevel(ch.qos.logback.classic.Level.INFO);
+        try (TcpClientChannel attacker = master.connect()) {
+            attacker.send(ahead);
+            // Dropped as a replay (the auth workers run requests concurrently: the next one is sent only then)...
+            await().until(() -> appender.list.stream().anyMatch(event -> event.getFormattedMessage()
+                    .contains("replayed auth dropped")));
+            // ...and nothing comes for it: the next answer is to the next request.
+            byte[] nonce = WiredMaster.nonce();
+            attacker.send(publisherAuth(nonce, clock.millis()));
+            AuthReply next = reply(attacker.receive(ANSWER));
+            assertThat(next.nonce()).isEqualTo(nonce);
+            assertThat(next.status()).isEqualTo(AuthStatus.ACCEPTED);
+        } finally {
+            logger.detachAppender(appender);
+            logger.setLevel(level);
+        }
+    }
+
+    /** The local administrator's auth request ({@code root}, its real key), dated {@code timestampMs}. */
+    static byte[] publisherAuth(byte[] nonce, long timestampMs) {
+        KeyPair root = TestKeys.pair(WiredMaster.ROOT_KEY);
+        return Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, PublisherService.ROOT,
+                root.getPublic().getEncoded(), nonce, timestampMs), root.getPrivate());
+    }
+
+    @Test
     void aRequestOlderThanTheOneThatOpenedTheSessionDoesNotReplaceIt() throws Exception {
         start(TcpServerOptions.defaults());
         // Signed by the minion a second ago, held back by someone on the path, never seen by the master.
@@ -236,8 +319,11 @@ class HostilePeersTest {
             BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
                     Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
-            for (String value : List.of("first", "second", "first")) {
+            minion.send(new SessionMessage.Return(job.jid(), "test.ping", "first", 0, true, 1));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
+            for (String value : List.of("second", "first")) {
                 minion.send(new SessionMessage.Return(job.jid(), "test.ping", value, 0, true, 1));
+                assertThat(((SessionMessage.Ack) minion.receive()).reason()).startsWith("duplicate: ");
                 assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
             }
             Path returnsFile;
@@ -297,6 +383,120 @@ class HostilePeersTest {
                 DropLog.MAX_TEXT + 3);
     }
 
+    @Test
+    void sessionFramesDroppedAfterAuthAreOneWarnLinePerReasonNotOnePerFrame() throws Exception {
+        start(TcpServerOptions.defaults());
+        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                InboundDispatcher.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                new ch.qos.logback.core.read.ListAppender<>();
+        appender.start();
+        logger.addAppender(appender);
+        try (TcpClientChannel channel = master.connect()) {
+            MinionEnd minion = accepted(channel, "web1");
+            byte[] heartbeat = minion.seal(new SessionMessage.Heartbeat(minion.generation()));
+            channel.send(heartbeat);
+            assertThat(minion.receive()).isInstanceOf(SessionMessage.HeartbeatReply.class);
+            long before = master.master().droppedFrames();
+            byte[] forged = heartbeat.clone();
+            forged[forged.length - 1] ^= 1; // in the box's tag
+            for (int i = 0; i < 10; i++) {
+                channel.send(heartbeat); // replayed
+                channel.send(forged); // does not open
+                minion.send(new SessionMessage.JobQuery(null, 1)); // a publisher's message
+            }
+            await().until(() -> master.master().droppedFrames() - before >= 30);
+            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .hasSize(3).allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
+                    .anyMatch(line -> line.contains("a replayed session frame"))
+                    .anyMatch(line -> line.contains("does not open"))
+                    .anyMatch(line -> line.contains("JOB_QUERY is not a minion's message"));
+        } finally {
+            logger.detachAppender(appender);
+        }
+    }
+
+    @Test
+    void aSaltRequestCountsInFlightUntilAWorkerIsDoneWithIt() throws Exception {
+        List<String> handledOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        master = WiredMaster.start(dir, config -> config.saltMinions(true), undelivered -> new HandledOn(
+                new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                handledOn));
+        byte[] clear = io.brine.protocol.salt.SaltMsgpack.write(io.brine.protocol.salt.SaltValue.Map.builder()
+                .put("enc", "clear").put("load", io.brine.protocol.salt.SaltValue.Map.builder().put("cmd", "_ping")
+                        .build()).build(), io.brine.protocol.salt.SaltDialect.PAYLOAD);
+        try (TcpClientChannel salt = master.connect()) {
+            salt.send(clear);
+            assertThat(salt.receive(ANSWER)).as("Salt's answer").isNotNull();
+            await().until(() -> !handledOn.isEmpty());
+            // Not at once on the transport's thread: when the auth worker that answered it was done.
+            assertThat(handledOn).singleElement().asString().startsWith("brine-auth");
+        }
+    }
+
+    /** A transport that records the thread each handled() call comes from. */
+    static final class HandledOn implements io.brine.transport.ServerTransport {
+        private final io.brine.transport.ServerTransport inner;
+        private final List<String> threads;
+
+        HandledOn(io.brine.transport.ServerTransport inner, List<String> threads) {
+            this.inner = inner;
+            this.threads = threads;
+        }
+
+        @Override
+        public void start(InboundHandler handler) throws IOException {
+            inner.start(handler);
+        }
+
+        @Override
+        public Addresses addresses() {
+            return inner.addresses();
+        }
+
+        @Override
+        public boolean send(io.brine.transport.Peer peer, byte[] frame) {
+            return inner.send(peer, frame);
+        }
+
+        @Override
+        public java.util.Set<String> publish(java.util.Collection<String> minionIds, byte[] frame) {
+            return inner.publish(minionIds, frame);
+        }
+
+        @Override
+        public int publishPort(io.brine.transport.Peer peer) {
+            return inner.publishPort(peer);
+        }
+
+        @Override
+        public void bind(String minionId, io.brine.transport.Peer peer) {
+            inner.bind(minionId, peer);
+        }
+
+        @Override
+        public void handled(io.brine.transport.Peer peer, int bytes) {
+            threads.add(Thread.currentThread().getName());
+            inner.handled(peer, bytes);
+        }
+
+        @Override
+        public void disconnect(io.brine.transport.Peer peer) {
+            inner.disconnect(peer);
+        }
+
+        @Override
+        public void unbind(String minionId) {
+            inner.unbind(minionId);
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
     /** The system clock, moved forward by the test. */
     static final class MovableClock extends Clock {
         private final AtomicLong offsetMs = new AtomicLong();
@@ -328,7 +528,7 @@ class HostilePeersTest {
 
     // ---- a minion's side of one session ----
 
-    record MinionEnd(TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
+    record MinionEnd(ClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
             AtomicLong counter) {
 
         void send(SessionMessage message) throws Exception {
@@ -353,12 +553,12 @@ class HostilePeersTest {
         }
     }
 
-    static MinionEnd accepted(TcpClientChannel channel, String id) throws Exception {
+    static MinionEnd accepted(ClientChannel channel, String id) throws Exception {
         return accepted(channel, id, MINION_KEY);
     }
 
     /** Each minion its own key: one key offered under two ids is not accepted twice. */
-    static MinionEnd accepted(TcpClientChannel channel, String id, int keyNumber) throws Exception {
+    static MinionEnd accepted(ClientChannel channel, String id, int keyNumber) throws Exception {
         byte[] nonce = WiredMaster.nonce();
         channel.send(WiredMaster.authRequest(id, keyNumber, nonce));
         AuthReply reply = reply(channel.receive(ANSWER));

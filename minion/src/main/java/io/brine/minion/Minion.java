@@ -222,7 +222,7 @@ public final class Minion implements AutoCloseable {
         channel.onFrame(sealed).ifPresent(message -> {
             switch (message.type()) {
                 case KEY_UPDATE -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
-                case ACK -> channel.acknowledged(((SessionMessage.Ack) message).jids());
+                case ACK -> channel.acknowledged((SessionMessage.Ack) message);
                 case HEARTBEAT_REPLY -> {
                     long generation = ((SessionMessage.HeartbeatReply) message).generation();
                     if (generation > gate.currentGeneration()) {

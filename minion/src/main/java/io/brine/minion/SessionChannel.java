@@ -49,6 +49,7 @@ final class SessionChannel {
     private final Consumer<String> lost;
     private final SecureRandom random = new SecureRandom();
     private final ReturnQueue returns;
+    private final WarnThrottle warnings;
 
     private Session session;
     private Scheduler.Timer nextHeartbeat = Scheduler.Timer.NONE;
@@ -83,6 +84,7 @@ final class SessionChannel {
         this.generation = generation;
         this.lost = lost;
         this.returns = new ReturnQueue(settings.returnQueueCapacity());
+        this.warnings = new WarnThrottle(clock);
     }
 
     boolean active() {
@@ -162,8 +164,20 @@ final class SessionChannel {
         }
     }
 
-    void acknowledged(List<String> jids) {
-        returns.ack(jids);
+    /**
+     * The master will not need these returns again. An Ack with a reason says they were refused (too large, a
+     * duplicate...): one WARN line per interval, with how many refusals it stands for, since a master answers each
+     * resend the same way.
+     */
+    void acknowledged(SessionMessage.Ack ack) {
+        returns.ack(ack.jids());
+        if (ack.reason() != null) {
+            long refused = warnings.count(WarnThrottle.Reason.RETURN_REFUSED);
+            if (refused > 0) {
+                LOG.warn("Minion {}: the master refused the return of job {}: {} ({} refusal{} since the last line)",
+                        settings.id(), String.join(",", ack.jids()), ack.reason(), refused, refused == 1 ? "" : "s");
+            }
+        }
     }
 
     /** The connection came back with the session open: ask at once whether the master still knows it. */

@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * At most one WARN line per reason and interval, with how many events it stands for: what a peer can trigger at will
- * (forged auth replies, stale publications) is logged so that an admin sees it, but a flood cannot fill the disk
+ * (forged auth replies, stale publications, returns the master refuses) is logged so that an admin sees it, but a flood cannot fill the disk
  * through the log.
  *
  * <p>Confined to the minion's event thread.
@@ -23,7 +23,8 @@ final class WarnThrottle {
         FORGED_AUTH_REPLY,
         OTHER_MASTER_KEY,
         UNVERIFIED_REJECTION,
-        STALE_PUBLICATION
+        STALE_PUBLICATION,
+        RETURN_REFUSED
     }
 
     private final Clock clock;

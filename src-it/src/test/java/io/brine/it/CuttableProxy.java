@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
 
@@ -23,6 +24,7 @@ final class CuttableProxy implements AutoCloseable {
     private final IntSupplier target;
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     final AtomicInteger connections = new AtomicInteger();
+    private volatile CountDownLatch held = new CountDownLatch(0);
 
     CuttableProxy(int target) throws IOException {
         this(() -> target);
@@ -39,6 +41,19 @@ final class CuttableProxy implements AutoCloseable {
 
     int port() {
         return server.getLocalPort();
+    }
+
+    /**
+     * From now on, bytes from clients are held (not passed on) until {@link #release}: connections are still made
+     * to the target, which sees them open and silent.
+     */
+    void hold() {
+        held = new CountDownLatch(1);
+    }
+
+    /** Passes on what was held, and from then on everything again. */
+    void release() {
+        held.countDown();
     }
 
     /** Closes every connection through the proxy; new ones are relayed again. */
@@ -67,8 +82,8 @@ final class CuttableProxy implements AutoCloseable {
                 open.add(client);
                 open.add(upstream);
                 connections.incrementAndGet();
-                pump(client, upstream);
-                pump(upstream, client);
+                pump(client, upstream, true);
+                pump(upstream, client, false);
             } catch (IOException e) {
                 // The target refused: the client sees its connection end.
                 close(client);
@@ -76,16 +91,21 @@ final class CuttableProxy implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean holdable) {
         Thread thread = new Thread(() -> {
             byte[] buffer = new byte[64 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int read;
                 while ((read = in.read(buffer)) >= 0) {
+                    if (holdable) {
+                        held.await();
+                    }
                     out.write(buffer, 0, read);
                 }
             } catch (IOException e) {
                 // cut
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } finally {
                 close(from);
                 close(to);

@@ -206,6 +206,10 @@ final class Fleet implements AutoCloseable {
         return tcpPort;
     }
 
+    TcpServerTransport tcpTransport() {
+        return member(TcpServerTransport.class).orElseThrow();
+    }
+
     ZmtpServerTransport zmqTransport() {
         return member(ZmtpServerTransport.class).orElseThrow();
     }

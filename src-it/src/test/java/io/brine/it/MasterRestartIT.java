@@ -11,6 +11,7 @@ import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.daemon.config.MinionConfig;
+import io.brine.daemon.config.TransportKind;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,6 +22,8 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The master goes away and comes back: minions find it again by themselves (and resend unacknowledged returns),
@@ -68,6 +71,56 @@ class MasterRestartIT {
         fleet.awaitSubscribed("m1", "m2", "m3");
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2", "m3"));
         fleet.awaitReturns(job.jid(), List.of("m1", "m2", "m3"));
+    }
+
+    /**
+     * Issue 13: right after a restart, a minion without a session is unreachable on both transports, even while its
+     * connections (and, on ZeroMQ, its subscription) are up: reported at publish time, not left to "did not answer".
+     * The minions' request channel goes through a relay that holds their bytes, so none can authenticate again
+     * before the publication; once it lets them through, they do, and answer.
+     */
+    @ParameterizedTest
+    @EnumSource(TransportKind.class)
+    void rightAfterARestartMinionsWithoutASessionAreUnreachableAtPublishTime(TransportKind kind) throws Exception {
+        fleet.transport(kind);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        List<String> ids = List.of("m1", "m2", "m3");
+        try (CuttableProxy requests = new CuttableProxy(kind == TransportKind.TCP ? fleet.tcpPort()
+                : fleet.retPort())) {
+            for (String id : ids) {
+                fleet.startMinion(id, b -> kind == TransportKind.TCP ? b.tcpPort(requests.port())
+                        : b.retPort(requests.port()));
+            }
+            fleet.awaitAll(MinionState.ACCEPTED);
+            JobPublisher.Published before = fleet.publish("test.ping", ids);
+            assertThat(before.unreachable()).isEmpty();
+            fleet.awaitReturns(before.jid(), ids);
+
+            requests.hold();
+            fleet.restartMaster();
+
+            // The minions are connected again as the transport sees it (on ZeroMQ their subscriptions are held on
+            // the publish port, which does not go through the relay), and none has a session.
+            if (kind == TransportKind.TCP) {
+                await().until(() -> fleet.tcpTransport().connectionCount() >= ids.size());
+            } else {
+                await().until(() -> fleet.zmqTransport().heldMinions().containsAll(ids)
+                        && fleet.zmqTransport().connectionCount() >= 2 * ids.size());
+                assertThat(fleet.zmqTransport().subscribedMinions()).isEmpty();
+            }
+            assertThat(fleet.master.master().sessions().size()).isZero();
+            JobPublisher.Published unanswered = fleet.publish("test.ping", ids);
+            assertThat(unanswered.unreachable()).containsExactlyInAnyOrderElementsOf(ids);
+
+            requests.release();
+            await().until(() -> fleet.master.master().sessions().size() == ids.size());
+            if (kind == TransportKind.ZEROMQ) {
+                fleet.awaitSubscribed("m1", "m2", "m3");
+            }
+            JobPublisher.Published after = fleet.publish("test.ping", ids);
+            assertThat(after.unreachable()).isEmpty();
+            fleet.awaitReturns(after.jid(), ids);
+        }
     }
 
     @Test

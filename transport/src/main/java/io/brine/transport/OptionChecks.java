@@ -60,6 +60,13 @@ public final class OptionChecks {
         }
     }
 
+    /** Inbound bytes in flight ({@code ServerOptions}): {@code 0 < perConnection <= total}. */
+    public static void requireInflight(long total, long perConnection) {
+        if (total < 1 || perConnection < 1 || perConnection > total) {
+            throw new IllegalArgumentException("need 0 < maxInflightPerConnection <= maxInflightBytes");
+        }
+    }
+
     /** Netty's write buffer water marks: the low one positive, the high one not below it. */
     private static void requireWaterMarks(int low, int high) {
         requirePositive("writeBufferLowWaterMark", low);

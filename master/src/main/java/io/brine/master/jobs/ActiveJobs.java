@@ -129,14 +129,24 @@ public final class ActiveJobs implements UndeliveredListener {
 
     /** As {@link #onReturn(String, SessionMessage.Return, Runnable)}; {@code done} runs once, when it is dealt with. */
     public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack, Runnable done) {
+        onReturn(minionId, ret, refusal -> ack.run(), done);
+    }
+
+    /**
+     * As {@link #onReturn(String, SessionMessage.Return, Runnable, Runnable)}; {@code ack} hears null when the return
+     * is stored, or why it is not (a job that did not target the minion, a further return to the same job), in words
+     * that name no jid or other per-return value, so that a throttled log keeps one line per reason.
+     */
+    public void onReturn(String minionId, SessionMessage.Return ret, Consumer<String> ack, Runnable done) {
         Set<String> targeted = targetedBy(ret.jid());
         if (targeted == null || !targeted.contains(minionId)) {
             try {
-                LOG.warn("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
+                // At DEBUG: an accepted minion can send these at will; the caller logs refusals throttled.
+                LOG.debug("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
                 audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
                         .reason("return for job " + ret.jid() + " that did not target this minion").build());
                 // Acknowledge anyway: resending would not make it acceptable.
-                ack.run();
+                ack.accept("not a job the master sent this minion (unknown, or expired)");
             } finally {
                 done.run();
             }
@@ -147,7 +157,7 @@ public final class ActiveJobs implements UndeliveredListener {
             duplicateReturns.incrementAndGet();
             LOG.debug("Minion {}: job {}: a further return dropped; the first one stands", minionId, ret.jid());
             try {
-                ack.run();
+                ack.accept("duplicate: the first return of this minion to this job is stored and stands");
             } finally {
                 done.run();
             }
@@ -157,7 +167,7 @@ public final class ActiveJobs implements UndeliveredListener {
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
             metrics.returned(ret.jid(), minionId, ret.success(), ret.retcode());
-            ack.run();
+            ack.accept(null);
             ActiveJob job = active.getIfPresent(ret.jid());
             if (job != null) {
                 SessionMessage.ReturnEvent event = new SessionMessage.ReturnEvent(ret.jid(), minionId,

@@ -2,6 +2,7 @@ package io.brine.master.publish;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
@@ -35,6 +36,7 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -69,8 +71,14 @@ public final class PublisherService {
     private final KeyPair masterKeys;
     private final AuditLog audit;
     private final Clock clock;
-    private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(100_000)
-            .expireAfterWrite(Timestamps.MAX_CLOCK_SKEW.multipliedBy(2)).build();
+    /**
+     * Nonces of every signed request checked, whatever the answer, each kept until its timestamp can no longer pass
+     * the skew check (and at least twice the skew), as for minions (AuthService): a request refused for being dated
+     * ahead must not be accepted when replayed once the master's clock has caught up.
+     */
+    private final Cache<String, Long> seenNonces;
+    /** Publisher nonces remembered at most (PROTOCOL.md section 10). */
+    static final int MAX_NONCES = 100_000;
 
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
             SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit, Clock clock) {
@@ -82,6 +90,13 @@ public final class PublisherService {
         this.masterKeys = masterKeys;
         this.audit = audit;
         this.clock = clock;
+        this.seenNonces = Caffeine.newBuilder().maximumSize(MAX_NONCES).ticker(() -> clock.millis() * 1_000_000L)
+                .expireAfter(Expiry.<String, Long>creating((nonce, timestampMs) -> {
+                    long passableUntilMs = timestampMs + Timestamps.MAX_CLOCK_SKEW.toMillis();
+                    long keepMs = Math.max(passableUntilMs - clock.millis(),
+                            Timestamps.MAX_CLOCK_SKEW.multipliedBy(2).toMillis());
+                    return Duration.ofMillis(Math.min(keepMs, Long.MAX_VALUE / 2_000_000L));
+                })).build();
     }
 
     /** Loads the local administrator's key pair, creating it (0400, master's user only) on first start. */
@@ -114,13 +129,14 @@ public final class PublisherService {
             LOG.info("Publisher {} ({}): auth dropped: not signed by the key it offers", name, peer.remoteAddress());
             return Optional.empty();
         }
-        if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
-            return refuse(peer, request, "clock skew over " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s");
-        }
+        // Remembered before the skew check, whatever the answer (PROTOCOL.md 8.7).
         if (seenNonces.asMap().putIfAbsent(name + ":" + java.util.HexFormat.of().formatHex(request.nonce()),
-                Boolean.TRUE) != null) {
+                request.timestampMs()) != null) {
             LOG.info("Publisher {} ({}): replayed auth dropped", name, peer.remoteAddress());
             return Optional.empty();
+        }
+        if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
+            return refuse(peer, request, "clock skew over " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s");
         }
         Optional<RSAPublicKey> registered = registeredKey(name);
         if (registered.isEmpty() || !Arrays.equals(registered.get().getEncoded(), offered.getEncoded())) {

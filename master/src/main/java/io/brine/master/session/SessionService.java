@@ -11,7 +11,6 @@ import io.brine.transport.Peer;
 import java.security.PrivateKey;
 import java.time.Clock;
 import java.util.List;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +34,14 @@ public final class SessionService {
         /** No session has this id (the master restarted, or closed the session): the sender must authenticate. */
         record Unknown(SessionFrame frame) implements Opened {
         }
+
+        /**
+         * Dropped: the wrong direction, a box that does not open (forged, damaged, or malformed inside), a replay.
+         * {@code reason} names no counter or other per-frame value, so that the dispatcher's throttled log keeps one
+         * line per reason and source.
+         */
+        record Dropped(String reason) implements Opened {
+        }
     }
 
     private final SessionTable sessions;
@@ -49,28 +56,26 @@ public final class SessionService {
         this.clock = clock;
     }
 
-    /** Opens {@code sealed}; empty when it is dropped (logged at DEBUG: wrong direction, forged, replayed). */
-    public Optional<Opened> open(Peer peer, SessionFrame sealed) {
+    /** Opens {@code sealed}: authentic, of an unknown session, or dropped with its reason (the caller logs it). */
+    public Opened open(Peer peer, SessionFrame sealed) {
         if (sealed.direction() != SessionFrame.Direction.MINION_TO_MASTER) {
-            LOG.debug("Session frame from {} dropped: not a minion-to-master frame", peer.remoteAddress());
-            return Optional.empty();
+            return new Opened.Dropped("a session frame that is not minion-to-master");
         }
         Session session = sessions.bySessionId(SessionId.of(sealed.sessionId())).orElse(null);
         if (session == null) {
-            return Optional.of(new Opened.Unknown(sealed));
+            return new Opened.Unknown(sealed);
         }
         SessionMessage message;
         try {
             message = Sessions.open(session.requestKey(), sealed, SessionFrame.Direction.MINION_TO_MASTER);
         } catch (CryptoException | MalformedException | RuntimeException e) {
             LOG.debug("{} ({}): session frame dropped: {}", session, peer.remoteAddress(), e.getMessage());
-            return Optional.empty();
+            return new Opened.Dropped(session + ": a session frame that does not open (forged, damaged or malformed)");
         }
         if (!session.acceptCounter(sealed.counter())) {
-            LOG.debug("{} ({}): replayed session frame {} dropped", session, peer.remoteAddress(), sealed.counter());
-            return Optional.empty();
+            return new Opened.Dropped(session + ": a replayed session frame");
         }
-        return Optional.of(new Opened.Authentic(session, message));
+        return new Opened.Authentic(session, message);
     }
 
     /** The answers to a minion's heartbeat: the current generation, and its key when the minion holds another. */

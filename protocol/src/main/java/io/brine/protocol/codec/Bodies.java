@@ -211,9 +211,12 @@ final class Bodies {
         } else if (message instanceof SessionMessage.KeyRequest m) {
             out.array(1).integer(m.generation());
         } else if (message instanceof SessionMessage.Ack m) {
-            out.array(1).array(m.jids().size());
+            out.array(m.reason() == null ? 1 : 2).array(m.jids().size());
             for (String jid : m.jids()) {
                 out.str("Ack.jids", jid);
+            }
+            if (m.reason() != null) {
+                out.str("Ack.reason", m.reason());
             }
         } else if (message instanceof SessionMessage.KeyUpdate m) {
             out.array(3).integer(m.generation()).bin("KeyUpdate.publishKey", m.publishKey())
@@ -297,13 +300,14 @@ final class Bodies {
                 return new SessionMessage.KeyRequest(in.nonNegative("KeyRequest.generation"));
             }
             case ACK -> {
-                in.array("Ack", 1);
+                int fields = in.arrayBetween("Ack", 1, 2);
                 int count = in.arrayUpTo("Ack.jids", MAX_ACK_JIDS);
                 List<String> jids = new ArrayList<>(count);
                 for (int i = 0; i < count; i++) {
                     jids.add(jid(in, "Ack.jids"));
                 }
-                return new SessionMessage.Ack(jids);
+                String reason = fields == 2 ? in.text("Ack.reason", MAX_REASON, false) : null;
+                return new SessionMessage.Ack(jids, reason);
             }
             case KEY_UPDATE -> {
                 in.array("KeyUpdate", 3);

@@ -83,6 +83,16 @@ final class MsgReader {
         }
     }
 
+    /** An array header of {@code min} to {@code max} items (a message whose later fields are optional). */
+    int arrayBetween(String field, int min, int max) throws IOException, MalformedException {
+        expect(field, ValueType.ARRAY);
+        int actual = in.unpackArrayHeader();
+        if (actual < min || actual > max) {
+            throw new MalformedException(field + ": expected " + min + " to " + max + " items, got " + actual);
+        }
+        return actual;
+    }
+
     /** An array header of at most {@code max} items; each item takes at least one byte. */
     int arrayUpTo(String field, int max) throws IOException, MalformedException {
         expect(field, ValueType.ARRAY);

@@ -45,10 +45,18 @@ public sealed interface SessionMessage {
         }
     }
 
-    /** Master to minion: these returns are stored; stop resending them. */
-    record Ack(List<String> jids) implements SessionMessage {
+    /**
+     * Master to minion: stop resending these returns. Without a reason they are stored; with one (a field minions
+     * before it do not know, PROTOCOL.md 6.1) they were refused, and {@code reason} says why.
+     */
+    record Ack(List<String> jids, String reason) implements SessionMessage {
         public Ack {
             jids = List.copyOf(jids);
+        }
+
+        /** The returns are stored. */
+        public Ack(List<String> jids) {
+            this(jids, null);
         }
 
         @Override

@@ -392,6 +392,18 @@ class CodecMalformedTest {
         assertThatThrownBy(() -> Codec.decodeInner(over)).hasMessageContaining("Ack.jids: more than 4096 items");
     }
 
+    @Test
+    void anAckCarriesItsJidsAndAtMostOneReason() throws Exception {
+        // Without a reason, byte for byte the form minions before the reason field decode: [["j1"]].
+        assertThat(Codec.encodeInner(new SessionMessage.Ack(List.of("j1")))).isEqualTo(hex("0120 91 91 a26a31"));
+        assertThat(Codec.decodeInner(hex("0120 92 91 a26a31 a3626967")))
+                .isEqualTo(new SessionMessage.Ack(List.of("j1"), "big"));
+        assertThatThrownBy(() -> Codec.decodeInner(hex("0120 93 91 a26a31 a3626967 c0")))
+                .hasMessageContaining("Ack: expected 1 to 2 items, got 3");
+        assertThatThrownBy(() -> Codec.decodeInner(hex("0120 92 91 a26a31 a0"))).isInstanceOf(MalformedException.class);
+        assertThatThrownBy(() -> Codec.decodeInner(hex("0120 92 91 a26a31 c0"))).isInstanceOf(MalformedException.class);
+    }
+
     // ---- the encoder refuses what the decoder would refuse
 
     @Test

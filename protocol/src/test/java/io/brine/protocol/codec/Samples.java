@@ -120,7 +120,8 @@ final class Samples {
                 new SessionMessage.JobReply(map("jid", JID, "minions", List.of("web1")), null),
                 new SessionMessage.JobReply(map(), "no such job"),
                 new SessionMessage.EventsSubscribe("brine/job/*"),
-                new SessionMessage.Event("brine/auth/accepted", TS, map("id", "web1", "rule", "auto_accept")));
+                new SessionMessage.Event("brine/auth/accepted", TS, map("id", "web1", "rule", "auto_accept")),
+                new SessionMessage.Ack(List.of("j1"), "return refused: over max_return_bytes (4096)"));
     }
 
     static ClientAuth clientAuth() {

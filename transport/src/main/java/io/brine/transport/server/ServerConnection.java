@@ -33,6 +33,10 @@ public abstract class ServerConnection {
     private final Set<String> minionIds = ConcurrentHashMap.newKeySet();
     /** Written to since the outbox last flushed: event loop only. */
     boolean needsFlush;
+    /** Inbound bytes handed to the master and not yet handled ({@link InflightBudget}). */
+    final AtomicLong inflightBytes = new AtomicLong();
+    /** Not read because of the inbound bytes in flight, here or in total: event loop only. */
+    boolean inflightPaused;
 
     /** @param owner where overflows and lost publications are reported; the transport's {@link AcceptedConnections} */
     protected ServerConnection(Channel channel, String remoteAddress, Outbox outbox, AcceptedConnections owner) {

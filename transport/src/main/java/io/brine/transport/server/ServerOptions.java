@@ -5,8 +5,8 @@ import java.time.Duration;
 
 /**
  * What the master's transports on Netty share of their options records ({@code TcpServerOptions},
- * {@code ZmtpServerOptions}): frame limits, the outbound queue bound, water marks, timeouts, connection caps and
- * the event loops. Each record documents its own values.
+ * {@code ZmtpServerOptions}): frame limits, the outbound queue bound, water marks, timeouts, connection caps, inbound
+ * bytes in flight and the event loops. Each record documents its own values.
  */
 public interface ServerOptions {
 
@@ -32,6 +32,12 @@ public interface ServerOptions {
     default int maxUnauthenticatedPerSource() {
         return Integer.MAX_VALUE;
     }
+
+    /** Inbound bytes handed to the master and not yet handled, over all connections, above which reading pauses. */
+    long maxInflightBytes();
+
+    /** The same for one connection. */
+    long maxInflightPerConnection();
 
     int backlog();
 

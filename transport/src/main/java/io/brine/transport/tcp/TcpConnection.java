@@ -5,7 +5,6 @@ import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerConnection;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One accepted connection: its channel, whether a minion is bound to it yet (which sets its frame limit and idle
@@ -18,11 +17,6 @@ final class TcpConnection extends ServerConnection {
     protected String transportName() {
         return "tcp";
     }
-
-    /** Inbound bytes handed to the master and not yet handled. */
-    final AtomicLong inflightBytes = new AtomicLong();
-    /** Not read because of the inbound bytes in flight (here or in total): event loop only. */
-    boolean inflightPaused;
 
     TcpConnection(Channel channel, String remoteAddress, Outbox outbox, AcceptedConnections owner) {
         super(channel, remoteAddress, outbox, owner);

@@ -1,5 +1,6 @@
 package io.brine.transport.tcp;
 
+import static io.brine.transport.OptionChecks.requireInflight;
 import static io.brine.transport.OptionChecks.requireMillis;
 import static io.brine.transport.OptionChecks.requirePositive;
 import static io.brine.transport.OptionChecks.requireServer;
@@ -60,9 +61,7 @@ public record TcpServerOptions(
                 maxUnauthenticatedConnections, backlog, ioThreads, io);
         requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
         requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
-        if (maxInflightBytes < 1 || maxInflightPerConnection < 1 || maxInflightPerConnection > maxInflightBytes) {
-            throw new IllegalArgumentException("need 0 < maxInflightPerConnection <= maxInflightBytes");
-        }
+        requireInflight(maxInflightBytes, maxInflightPerConnection);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
 import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.InflightBudget;
 import io.brine.transport.server.RunState;
 import io.brine.transport.server.ServerBootstraps;
 import io.brine.transport.server.ServerConnection;
@@ -24,7 +25,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,9 +74,7 @@ public final class TcpServerTransport implements ServerTransport {
     private final RunState state = new RunState();
     private final Map<String, TcpConnection> routes = new ConcurrentHashMap<>();
     private final AcceptedConnections accepted;
-    private final AtomicLong inflightBytes = new AtomicLong();
-    private final AtomicLong peakInflightBytes = new AtomicLong();
-    private final Set<TcpConnection> pausedForInflight = ConcurrentHashMap.newKeySet();
+    private final InflightBudget inflight;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -105,6 +103,7 @@ public final class TcpServerTransport implements ServerTransport {
         this.tls = tls;
         this.sharedGroup = sharedGroup;
         this.accepted = new AcceptedConnections("brine-tcp", options, undeliveredListener, LOG);
+        this.inflight = new InflightBudget(options);
     }
 
     @Override
@@ -227,15 +226,7 @@ public final class TcpServerTransport implements ServerTransport {
     /** Counts the frame out of the bytes in flight; resumes reading connections paused for them, now under. */
     @Override
     public void handled(Peer peer, int bytes) {
-        TcpConnection connection = connectionOf(peer);
-        connection.inflightBytes.addAndGet(-bytes);
-        if (inflightBytes.addAndGet(-bytes) <= options.maxInflightBytes() && !pausedForInflight.isEmpty()) {
-            for (TcpConnection paused : pausedForInflight) {
-                if (!overInflight(paused) && pausedForInflight.remove(paused)) {
-                    paused.channel().eventLoop().execute(() -> updateAutoRead(paused));
-                }
-            }
-        }
+        inflight.handled(connectionOf(peer), bytes);
     }
 
     /** Closes {@code peer}'s connection: it sent a frame the master could not decode. */
@@ -295,49 +286,27 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     void deliver(TcpConnection connection, byte[] frame) {
-        long mine = connection.inflightBytes.addAndGet(frame.length);
-        long all = inflightBytes.addAndGet(frame.length);
-        peakInflightBytes.accumulateAndGet(all, Math::max);
-        if (mine > options.maxInflightPerConnection() || all > options.maxInflightBytes()) {
-            // Before the handler sees the frame, whose handled() then finds this connection to resume.
-            connection.inflightPaused = true;
-            pausedForInflight.add(connection);
-            connection.channel().config().setAutoRead(false);
-        }
+        inflight.received(connection, frame.length);
         handler.onFrame(connection.peer(), frame);
     }
 
     /** Reads {@code connection} when it is writable and not over its inbound bounds. Its event loop only. */
     void updateAutoRead(TcpConnection connection) {
-        Channel channel = connection.channel();
-        if (connection.inflightPaused && overInflight(connection)) {
-            pausedForInflight.add(connection);
-            // Re-checked: the frames that held it may all have been handled before it was back in the set.
-            if (overInflight(connection) || !pausedForInflight.remove(connection)) {
-                return;
-            }
-        }
-        connection.inflightPaused = false;
-        channel.config().setAutoRead(channel.isWritable());
-    }
-
-    private boolean overInflight(TcpConnection connection) {
-        return connection.inflightBytes.get() > options.maxInflightPerConnection()
-                || inflightBytes.get() > options.maxInflightBytes();
+        inflight.updateAutoRead(connection);
     }
 
     /** Inbound bytes handed to the master and not yet handled, over all connections: for metrics and tests. */
     public long inflightBytes() {
-        return inflightBytes.get();
+        return inflight.bytes();
     }
 
     /** The most inbound bytes that were ever in flight at once, since start. */
     public long peakInflightBytes() {
-        return peakInflightBytes.get();
+        return inflight.peakBytes();
     }
 
     void disconnected(TcpConnection connection) {
-        pausedForInflight.remove(connection);
+        inflight.closed(connection);
         for (String id : connection.minionIds()) {
             routes.remove(id, connection);
         }

@@ -1,6 +1,5 @@
 package io.brine.transport.zmtp;
 
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
@@ -82,8 +81,7 @@ final class SaltTcpHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        Channel channel = ctx.channel();
-        channel.config().setAutoRead(channel.isWritable());
+        transport.updateAutoRead(connection); // writable and not over its inbound bytes in flight
         ctx.fireChannelWritabilityChanged();
     }
 

@@ -86,6 +86,17 @@ final class Subscriptions {
         return ids;
     }
 
+    /** Minion ids whose {@code m/ID/} an open publish connection holds now, honoured or not: a snapshot. */
+    synchronized Set<String> heldMinions() {
+        Set<String> ids = new HashSet<>();
+        holders.forEach((id, connections) -> {
+            if (connections.stream().anyMatch(ZmtpConnection::isOpen)) {
+                ids.add(id);
+            }
+        });
+        return ids;
+    }
+
     /** Holds {@code topic} on {@code connection}; false when that would exceed its topic cap (close it). */
     synchronized boolean subscribe(ZmtpConnection connection, byte[] topic) {
         String text = new String(topic, StandardCharsets.ISO_8859_1);

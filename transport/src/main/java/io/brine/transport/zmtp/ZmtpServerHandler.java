@@ -1,6 +1,5 @@
 package io.brine.transport.zmtp;
 
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
@@ -12,8 +11,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The transport's end of one connection, after the ZMTP handlers: {@link ZmtpEvent}s to the transport; the
- * connection's timeouts; stops reading a connection whose outbound queue is over the high water mark until it
- * drains; the one place that logs what went wrong and closes.
+ * connection's timeouts; stops reading a connection whose outbound queue is over the high water mark, or whose
+ * inbound messages in flight are over their bound, until it drains; the one place that logs what went wrong and closes.
  *
  * <p><b>Timeouts.</b> Only whole events count as activity (the decoder passes nothing on for a partial greeting or
  * frame). A connection without activity for the unauthenticated timeout, or the idle timeout once authenticated,
@@ -105,8 +104,7 @@ final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        Channel channel = ctx.channel();
-        channel.config().setAutoRead(channel.isWritable());
+        transport.updateAutoRead(connection);
         ctx.fireChannelWritabilityChanged();
     }
 

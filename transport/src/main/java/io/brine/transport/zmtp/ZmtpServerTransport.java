@@ -6,6 +6,7 @@ import io.brine.transport.ServerTransport;
 import io.brine.transport.UndeliveredListener;
 import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.GuardedInbound;
+import io.brine.transport.server.InflightBudget;
 import io.brine.transport.server.RunState;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerBootstraps;
@@ -49,7 +50,10 @@ import org.slf4j.LoggerFactory;
  * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
  * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
  * {@link ZmtpServerOptions#maxQueuedBytes()} queued per connection (over it the connection is closed and its
- * minions reported), reading paused above the high water mark. Writes go through an {@link Outbox}: one flush per
+ * minions reported), reading paused above the high water mark, and each request message counted in flight until
+ * the master says it is {@link #handled}: a connection over {@link ZmtpServerOptions#maxInflightPerConnection()},
+ * or any that delivers while the total is over {@link ZmtpServerOptions#maxInflightBytes()}, is not read until back
+ * under ({@link InflightBudget}, TCP's). Writes go through an {@link Outbox}: one flush per
  * connection per batch; a publication's body is one direct buffer shared by every connection it goes to.
  */
 public final class ZmtpServerTransport implements ServerTransport {
@@ -68,6 +72,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final boolean saltTcp;
     private final SaltTcpSubscribers saltSubscribers = new SaltTcpSubscribers();
     private final AcceptedConnections accepted;
+    private final InflightBudget inflight;
     private volatile Addresses addresses;
     private volatile InboundHandler handler;
     private EventLoopGroup group;
@@ -104,6 +109,7 @@ public final class ZmtpServerTransport implements ServerTransport {
         this.sharedGroup = sharedGroup;
         this.accepted = new AcceptedConnections("brine-zmtp", options, undeliveredListener, LOG);
         this.subscriptions = new Subscriptions(options.maxTopicsPerConnection());
+        this.inflight = new InflightBudget(options);
     }
 
     @Override
@@ -290,6 +296,12 @@ public final class ZmtpServerTransport implements ServerTransport {
         }
     }
 
+    /** Counts the message out of the bytes in flight; resumes reading connections paused for them, now under. */
+    @Override
+    public void handled(Peer peer, int bytes) {
+        inflight.handled(connectionOf(peer), bytes);
+    }
+
     /** Closes {@code peer}'s request connection: it sent a frame the master could not decode. */
     @Override
     public void disconnect(Peer peer) {
@@ -335,6 +347,14 @@ public final class ZmtpServerTransport implements ServerTransport {
         return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();
     }
 
+    /**
+     * Minion ids whose topic an open publish connection holds, honoured or not (a minion without a session is held,
+     * never honoured): for tests.
+     */
+    public Set<String> heldMinions() {
+        return subscriptions.heldMinions();
+    }
+
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
     public record OutboundStats(long writes, long flushes) {
     }
@@ -351,6 +371,16 @@ public final class ZmtpServerTransport implements ServerTransport {
     /** Open connections now without a bound minion or an honoured subscription. */
     public int unauthenticatedCount() {
         return accepted.unauthenticatedCount();
+    }
+
+    /** Inbound bytes handed to the master and not yet handled, over all connections: for metrics and tests. */
+    public long inflightBytes() {
+        return inflight.bytes();
+    }
+
+    /** The most inbound bytes that were ever in flight at once, since start. */
+    public long peakInflightBytes() {
+        return inflight.peakBytes();
     }
 
     // ---- called by the pipeline ----
@@ -386,12 +416,14 @@ public final class ZmtpServerTransport implements ServerTransport {
         if (Subscriptions.isSaltPayload(frame)) {
             connection.salt = true; // routes the Salt minions bound here to Salt subscribers (Subscriptions)
         }
+        inflight.received(connection, frame.length);
         handler.onFrame(connection.peer(), frame);
         return true;
     }
 
     /** A whole Salt TCP frame on either port: to the master, whose peer says which port ({@link Peer#framing}). */
     void saltFrame(ZmtpConnection connection, byte[] frame) {
+        inflight.received(connection, frame.length);
         handler.onFrame(connection.peer(), frame);
     }
 
@@ -405,11 +437,17 @@ public final class ZmtpServerTransport implements ServerTransport {
         return true;
     }
 
+    /** Reads {@code connection} when it is writable and not over its inbound bounds. Its event loop only. */
+    void updateAutoRead(ZmtpConnection connection) {
+        inflight.updateAutoRead(connection);
+    }
+
     void cancel(ZmtpConnection connection, byte[] topic) {
         subscriptions.cancel(connection, topic);
     }
 
     void disconnected(ZmtpConnection connection) {
+        inflight.closed(connection);
         if (connection.saltTcp && connection.port() == Port.PUBLISH) {
             saltSubscribers.closed(connection);
             return;
