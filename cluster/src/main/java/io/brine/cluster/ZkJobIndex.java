@@ -9,7 +9,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
@@ -102,6 +105,23 @@ public final class ZkJobIndex {
             }
             return returns;
         });
+    }
+
+    /**
+     * Calls {@code heard} (on Curator's thread) with each return of {@code jid} recorded from now on, and those
+     * already there, by minion id, until the returned handle is closed: how the master a job was published
+     * through hears the returns other masters received.
+     */
+    public AutoCloseable watchReturns(String jid, BiConsumer<String, byte[]> heard) {
+        String parent = jobPath(jid);
+        CuratorCache cache = CuratorCache.build(client, parent);
+        cache.listenable().addListener(CuratorCacheListener.builder().forCreates(node -> {
+            if (node.getPath().startsWith(parent + "/") && node.getData() != null) {
+                heard.accept(node.getPath().substring(parent.length() + 1), node.getData());
+            }
+        }).build());
+        cache.start();
+        return cache::close;
     }
 
     /** The jids recorded, in jid order (jids sort by time). */

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -95,6 +96,17 @@ public final class ClusterJobs implements SharedJobs {
             LOG.warn("Job {}: cannot read returns from the cluster: {}", jid, e.getMessage());
         }
         return returns;
+    }
+
+    @Override
+    public AutoCloseable watchReturns(String jid, Consumer<StoredReturn> heard) {
+        return index.watchReturns(jid, (minion, value) -> {
+            try {
+                heard.accept(json.readValue(value, StoredReturn.class));
+            } catch (IOException e) {
+                LOG.warn("Job {}: unreadable shared return of {}: {}", jid, minion, e.getMessage());
+            }
+        });
     }
 
     @Override
