@@ -1,6 +1,7 @@
 package io.brine.master;
 
 import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ClusterHealth;
 import io.brine.cluster.ZkJobIndex;
 import io.brine.cluster.ZkPublications;
 import io.brine.cluster.ZkPublishGeneration;
@@ -192,14 +193,13 @@ public final class MasterDaemon implements AutoCloseable {
             }
             watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
             if (cluster != null) {
-                metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
-                        + " 0 while it serves from its last view (no quorum, session expired)", cluster,
-                        stores -> stores.health().writable() ? 1 : 0);
+                watchCluster(metrics, keyStore, cluster);
             }
             MetricsServer http = null;
             if (config.httpPort().isPresent()) {
+                ClusterStores clusterStores = cluster;
                 http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
-                        metrics::scrape, () -> readiness(config, master));
+                        metrics::scrape, () -> readiness(config, master, clusterStores));
             }
             return new MasterDaemon(audit, keyStore, cluster, clusterPublications, jobCache, policies, master,
                     metrics, http);
@@ -235,10 +235,32 @@ public final class MasterDaemon implements AutoCloseable {
         metrics.policies(policies);
     }
 
-    /** What keeps the master from being ready: the key store unreadable, the transports not serving, no session keys. */
-    private static List<String> readiness(MasterConfig config, Master master) {
+    /**
+     * A cluster master's gauges: whether it can write to ZooKeeper, whether its session is lost, and the key
+     * transitions it hears through ZooKeeper.
+     */
+    private static void watchCluster(MasterMetrics metrics, KeyStore keyStore, ClusterStores cluster) {
+        metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
+                + " 0 while it serves from its last view (no quorum, session expired)", cluster,
+                stores -> stores.health().writable() ? 1 : 0);
+        metrics.gauge("brine.cluster.session.expired", "1 while this master's ZooKeeper session is lost (not ready)",
+                cluster, stores -> stores.health().state() == ClusterHealth.State.SESSION_EXPIRED ? 1 : 0);
+        java.util.concurrent.atomic.AtomicLong transitions = new java.util.concurrent.atomic.AtomicLong();
+        keyStore.addListener(change -> transitions.incrementAndGet()); // closed with the key store
+        metrics.counter("brine.cluster.key.transitions", "Key state changes heard through ZooKeeper (made through"
+                + " any master or brine-key)", transitions, java.util.concurrent.atomic.AtomicLong::get);
+    }
+
+    /**
+     * What keeps the master from being ready: the key store unreadable (a master alone) or the ZooKeeper session
+     * lost (a cluster's), the transports not serving, no session keys.
+     */
+    private static List<String> readiness(MasterConfig config, Master master, ClusterStores cluster) {
         List<String> problems = new ArrayList<>();
-        // A cluster's key store is ZooKeeper's (its health is not checked here yet); a master alone reads pki_dir.
+        if (cluster != null && cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED) {
+            // Disconnected for less than session_timeout (a server restarting) keeps it ready; a lost session not.
+            problems.add(cluster.health().describe());
+        }
         if (config.cluster().isEmpty()
                 && !java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
             problems.add("key store not readable: " + config.pkiDir());
