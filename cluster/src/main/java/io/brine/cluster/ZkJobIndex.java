@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -73,6 +74,22 @@ public final class ZkJobIndex {
             }
             return null;
         });
+    }
+
+    /**
+     * As {@link #putReturn}, without waiting for ZooKeeper: many returns are in flight at once (ZooKeeper pipelines
+     * them). {@code done} runs on Curator's thread once it is written (or was there already), with null, or with
+     * what failed.
+     */
+    public void putReturnAsync(String jid, String minion, byte[] json, Consumer<Exception> done) throws IOException {
+        if (json.length > MAX_RETURN_BYTES) {
+            throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
+        }
+        call(() -> client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
+            KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+            done.accept(code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS ? null
+                    : KeeperException.create(code, event.getPath()));
+        }).forPath(jobPath(jid) + "/" + minion, json));
     }
 
     public Optional<byte[]> job(String jid) throws IOException {
