@@ -1,3 +1,4 @@
+// Over 400 lines: one class per cluster run (masters, swarm, four measurements and the JSON), kept apart from the single-master Bench it does not share a flow with.
 package io.brine.bench;
 
 import static io.brine.bench.Figures.round;
