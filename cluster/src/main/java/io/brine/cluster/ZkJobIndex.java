@@ -9,7 +9,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
@@ -72,6 +76,22 @@ public final class ZkJobIndex {
         });
     }
 
+    /**
+     * As {@link #putReturn}, without waiting for ZooKeeper: many returns are in flight at once (ZooKeeper pipelines
+     * them). {@code done} runs on Curator's thread once it is written (or was there already), with null, or with
+     * what failed.
+     */
+    public void putReturnAsync(String jid, String minion, byte[] json, Consumer<Exception> done) throws IOException {
+        if (json.length > MAX_RETURN_BYTES) {
+            throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
+        }
+        call(() -> client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
+            KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+            done.accept(code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS ? null
+                    : KeeperException.create(code, event.getPath()));
+        }).forPath(jobPath(jid) + "/" + minion, json));
+    }
+
     public Optional<byte[]> job(String jid) throws IOException {
         return call(() -> {
             try {
@@ -102,6 +122,23 @@ public final class ZkJobIndex {
             }
             return returns;
         });
+    }
+
+    /**
+     * Calls {@code heard} (on Curator's thread) with each return of {@code jid} recorded from now on, and those
+     * already there, by minion id, until the returned handle is closed: how the master a job was published
+     * through hears the returns other masters received.
+     */
+    public AutoCloseable watchReturns(String jid, BiConsumer<String, byte[]> heard) {
+        String parent = jobPath(jid);
+        CuratorCache cache = CuratorCache.build(client, parent);
+        cache.listenable().addListener(CuratorCacheListener.builder().forCreates(node -> {
+            if (node.getPath().startsWith(parent + "/") && node.getData() != null) {
+                heard.accept(node.getPath().substring(parent.length() + 1), node.getData());
+            }
+        }).build());
+        cache.start();
+        return cache::close;
     }
 
     /** The jids recorded, in jid order (jids sort by time). */

@@ -248,6 +248,7 @@ public final class Master implements AutoCloseable {
         try {
             if (++ticks % 60 == 0) {
                 jobs.cache().sweep();
+                jobs.sweepShared();
             }
             long requested = keyStore.rotationRequests();
             if (requested != rotationRequestsSeen && requested >= 0) {

@@ -1,7 +1,9 @@
 package io.brine.master;
 
 import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ClusterHealth;
 import io.brine.cluster.ZkJobIndex;
+import io.brine.cluster.ZkPublications;
 import io.brine.cluster.ZkPublishGeneration;
 import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.session.ClusterPublishKey;
@@ -25,6 +27,7 @@ import io.brine.master.metrics.MeteredAuthAudit;
 import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.http.MetricsServer;
 import io.brine.master.publish.GrainsStore;
+import io.brine.master.publish.ClusterPublications;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.salt.SaltKeys;
@@ -70,14 +73,18 @@ public final class MasterDaemon implements AutoCloseable {
     private final KeyStore keyStore;
     /** The cluster's connection and shared stores; null for a master alone. */
     private final ClusterStores cluster;
+    /** Publications forwarded between the cluster's masters; null for a master alone. */
+    private final ClusterPublications clusterPublications;
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
     private final MasterMetrics metrics;
     private final MetricsServer http;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster, JobCache jobCache,
-            AcceptancePolicies policies, Master master, MasterMetrics metrics, MetricsServer http) {
+    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster,
+            ClusterPublications clusterPublications, JobCache jobCache, AcceptancePolicies policies, Master master,
+            MasterMetrics metrics, MetricsServer http) {
+        this.clusterPublications = clusterPublications;
         this.audit = audit;
         this.keyStore = keyStore;
         this.cluster = cluster;
@@ -126,10 +133,17 @@ public final class MasterDaemon implements AutoCloseable {
             KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
+            ClusterJobs clusterJobs = cluster == null ? null
+                    : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config));
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock, cluster == null ? null
-                            : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config)));
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock, clusterJobs);
             opened.add(jobCache);
+            ClusterPublications clusterPublications = cluster == null ? null
+                    : new ClusterPublications(new ZkPublications(cluster.client(), clock, masterName(config)),
+                            clusterJobs, masterKeys, clock, masterName(config));
+            if (clusterPublications != null) {
+                opened.add(clusterPublications);
+            }
             AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
                     : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
             opened.add(policies);
@@ -150,7 +164,8 @@ public final class MasterDaemon implements AutoCloseable {
             }
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
                     jobCache, active, audit, clock,
-                    saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()));
+                    saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()),
+                    clusterPublications);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
                     new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
                     PENDING_RETRY_SECONDS);
@@ -172,18 +187,22 @@ public final class MasterDaemon implements AutoCloseable {
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
+            if (clusterPublications != null) {
+                // After the transport is up: the other masters wait for this one's delivery reports from now on.
+                clusterPublications.start(jobs::deliverForwarded);
+            }
             watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
             if (cluster != null) {
-                metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
-                        + " 0 while it serves from its last view (no quorum, session expired)", cluster,
-                        stores -> stores.health().writable() ? 1 : 0);
+                watchCluster(metrics, keyStore, cluster);
             }
             MetricsServer http = null;
             if (config.httpPort().isPresent()) {
+                ClusterStores clusterStores = cluster;
                 http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
-                        metrics::scrape, () -> readiness(config, master));
+                        metrics::scrape, () -> readiness(config, master, clusterStores));
             }
-            return new MasterDaemon(audit, keyStore, cluster, jobCache, policies, master, metrics, http);
+            return new MasterDaemon(audit, keyStore, cluster, clusterPublications, jobCache, policies, master,
+                    metrics, http);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -216,10 +235,32 @@ public final class MasterDaemon implements AutoCloseable {
         metrics.policies(policies);
     }
 
-    /** What keeps the master from being ready: the key store unreadable, the transports not serving, no session keys. */
-    private static List<String> readiness(MasterConfig config, Master master) {
+    /**
+     * A cluster master's gauges: whether it can write to ZooKeeper, whether its session is lost, and the key
+     * transitions it hears through ZooKeeper.
+     */
+    private static void watchCluster(MasterMetrics metrics, KeyStore keyStore, ClusterStores cluster) {
+        metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
+                + " 0 while it serves from its last view (no quorum, session expired)", cluster,
+                stores -> stores.health().writable() ? 1 : 0);
+        metrics.gauge("brine.cluster.session.expired", "1 while this master's ZooKeeper session is lost (not ready)",
+                cluster, stores -> stores.health().state() == ClusterHealth.State.SESSION_EXPIRED ? 1 : 0);
+        java.util.concurrent.atomic.AtomicLong transitions = new java.util.concurrent.atomic.AtomicLong();
+        keyStore.addListener(change -> transitions.incrementAndGet()); // closed with the key store
+        metrics.counter("brine.cluster.key.transitions", "Key state changes heard through ZooKeeper (made through"
+                + " any master or brine-key)", transitions, java.util.concurrent.atomic.AtomicLong::get);
+    }
+
+    /**
+     * What keeps the master from being ready: the key store unreadable (a master alone) or the ZooKeeper session
+     * lost (a cluster's), the transports not serving, no session keys.
+     */
+    private static List<String> readiness(MasterConfig config, Master master, ClusterStores cluster) {
         List<String> problems = new ArrayList<>();
-        // A cluster's key store is ZooKeeper's (its health is not checked here yet); a master alone reads pki_dir.
+        if (cluster != null && cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED) {
+            // Disconnected for less than session_timeout (a server restarting) keeps it ready; a lost session not.
+            problems.add(cluster.health().describe());
+        }
         if (config.cluster().isEmpty()
                 && !java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
             problems.add("key store not readable: " + config.pkiDir());
@@ -317,6 +358,9 @@ public final class MasterDaemon implements AutoCloseable {
             http.close();
         }
         master.close();
+        if (clusterPublications != null) {
+            clusterPublications.close();
+        }
         policies.close();
         jobCache.close();
         if (cluster != null) {

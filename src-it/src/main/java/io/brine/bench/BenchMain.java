@@ -92,6 +92,16 @@ public final class BenchMain implements Callable<Integer> {
                     + "comparisons); default: this checkout.")
     Path masterHome;
 
+    @Option(names = "--masters", paramLabel = "M", defaultValue = "1",
+            description = "Masters: more than one runs them as one cluster on ZooKeeper, the minions spread over "
+                    + "them (auth, rotate and ping only; default: ${DEFAULT-VALUE}).")
+    int masters;
+
+    @Option(names = "--zookeeper", paramLabel = "CONNECT",
+            description = "With --masters: an external ZooKeeper ensemble (default: one ZooKeeper server started "
+                    + "in this JVM).")
+    String zookeeper;
+
     @Option(names = "--master-opts", paramLabel = "OPTS",
             description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
     String masterOpts;
@@ -145,6 +155,13 @@ public final class BenchMain implements Callable<Integer> {
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
                 Optional.ofNullable(masterHome), Math.max(1, workerIoThreads));
+        if (masters > 1) {
+            return new ClusterBench(options, masters, Optional.ofNullable(zookeeper)).run();
+        }
+        if (zookeeper != null) {
+            System.err.println("--zookeeper needs --masters 2 or more");
+            return 2;
+        }
         return new Bench(options).run();
     }
 }

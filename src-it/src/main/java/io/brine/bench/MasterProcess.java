@@ -45,6 +45,13 @@ final class MasterProcess implements AutoCloseable {
 
     static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions, int minions)
             throws IOException {
+        return start(home, dir, transport, javaOptions, minions, "");
+    }
+
+    /** As {@link #start(Path, Path, Transport, String, int)}, with {@code extraYaml} appended to master.yaml. */
+    static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions, int minions,
+            String extraYaml)
+            throws IOException {
         Files.createDirectories(dir);
         // Above what the default per-source caps admit from one address (TCP 5,000 unauthenticated connections,
         // ZeroMQ 10,000 = 5,000 minions), raised; written only then, so older builds (--master-home) still start.
@@ -69,7 +76,7 @@ final class MasterProcess implements AutoCloseable {
                 "auth_rate_per_source: 1000000",
                 "auth_burst: 1000000",
                 connectionCaps,
-                "");
+                "") + extraYaml;
         Files.writeString(dir.resolve("master.yaml"), yaml, StandardCharsets.UTF_8);
         List<String> command = new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c",
                 dir.toString()));

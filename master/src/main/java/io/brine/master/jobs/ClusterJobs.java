@@ -8,8 +8,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -19,15 +21,19 @@ import org.slf4j.LoggerFactory;
  * {@link SharedJobs} in ZooKeeper ({@link ZkJobIndex}): job records, and returns up to
  * {@link ZkJobIndex#MAX_RETURN_BYTES}; a larger return is shared as a stub (retcode, success, time, and which master
  * holds it), its value staying in that master's job cache. Returns are written by one background thread, so the job
- * cache's writer never waits on ZooKeeper; at most 100,000 wait, past that they stay local and are logged.
+ * cache's writer never waits on ZooKeeper, up to 1,000 in flight at once (ZooKeeper pipelines them); at most 100,000
+ * wait, past that they stay local and are logged.
  */
 public final class ClusterJobs implements SharedJobs {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterJobs.class);
+    private static final int MAX_IN_FLIGHT = 1000;
 
     private final ZkJobIndex index;
     private final String masterName;
     private final ObjectMapper json = new ObjectMapper();
+    /** Returns written to ZooKeeper and not yet answered: pipelined, and bounded. */
+    private final Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
     private final ExecutorService writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(100_000), r -> {
                 Thread t = new Thread(r, "brine-cluster-jobs");
@@ -59,15 +65,32 @@ public final class ClusterJobs implements SharedJobs {
     @Override
     public void putReturn(String jid, StoredReturn ret) {
         writer.execute(() -> {
+            byte[] value;
             try {
-                byte[] value = json.writeValueAsBytes(ret);
+                value = json.writeValueAsBytes(ret);
                 if (value.length > ZkJobIndex.MAX_RETURN_BYTES) {
                     value = json.writeValueAsBytes(new StoredReturn(ret.id(), "<" + value.length
                             + " bytes, in the job cache of " + masterName + ">", ret.retcode(), ret.success(),
                             ret.durationMs(), ret.time()));
                 }
-                index.putReturn(jid, ret.id(), value);
+                inFlight.acquire();
+            } catch (IOException e) {
+                LOG.warn("Job {}: return of {} not shared with the cluster: {}", jid, ret.id(), e.getMessage());
+                return;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            try {
+                index.putReturnAsync(jid, ret.id(), value, failed -> {
+                    inFlight.release();
+                    if (failed != null) {
+                        LOG.warn("Job {}: return of {} not shared with the cluster: {}", jid, ret.id(),
+                                failed.getMessage());
+                    }
+                });
             } catch (IOException | RuntimeException e) {
+                inFlight.release();
                 LOG.warn("Job {}: return of {} not shared with the cluster: {}", jid, ret.id(), e.getMessage());
             }
         });
@@ -95,6 +118,17 @@ public final class ClusterJobs implements SharedJobs {
             LOG.warn("Job {}: cannot read returns from the cluster: {}", jid, e.getMessage());
         }
         return returns;
+    }
+
+    @Override
+    public AutoCloseable watchReturns(String jid, Consumer<StoredReturn> heard) {
+        return index.watchReturns(jid, (minion, value) -> {
+            try {
+                heard.accept(json.readValue(value, StoredReturn.class));
+            } catch (IOException e) {
+                LOG.warn("Job {}: unreadable shared return of {}: {}", jid, minion, e.getMessage());
+            }
+        });
     }
 
     @Override

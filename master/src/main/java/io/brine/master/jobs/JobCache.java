@@ -77,14 +77,22 @@ public final class JobCache implements AutoCloseable {
 
     /** Records a new job; called before its publication goes out, so every return finds its job. */
     public void create(JobRecord job) throws IOException {
+        adopt(job);
+        if (shared != null) {
+            shared.putJob(job);
+        }
+    }
+
+    /**
+     * Records a job another master of the cluster published and this one delivers, without sharing it again: the
+     * returns this master receives for it are stored here (and shared from here).
+     */
+    public void adopt(JobRecord job) throws IOException {
         Path jobDir = jobDir(job.jid());
         AtomicFiles.ensureDirectory(jobDir);
         byte[] content = json.writeValueAsBytes(job);
         AtomicFiles.write(jobDir.resolve(JOB_FILE), content, AtomicFiles.OWNER_RW);
         bytes.addAndGet(content.length);
-        if (shared != null) {
-            shared.putJob(job);
-        }
     }
 
     /**

@@ -3,6 +3,7 @@ package io.brine.master.jobs;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Job records and returns a cluster's masters share, so a job and its returns show on every master whichever one
@@ -22,6 +23,12 @@ public interface SharedJobs extends AutoCloseable {
     List<StoredReturn> returns(String jid);
 
     List<String> jids();
+
+    /**
+     * Calls {@code heard} with each shared return of {@code jid}, those there already and those to come, until the
+     * handle is closed (possibly on another thread; the caller deduplicates).
+     */
+    AutoCloseable watchReturns(String jid, Consumer<StoredReturn> heard);
 
     void sweep(Duration keep);
 

@@ -22,9 +22,12 @@ import java.security.PrivateKey;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +37,8 @@ import io.brine.master.salt.SaltPublisher;
  * Publishes jobs. A publication is resolved against accepted minions and their reported grains, recorded in the job
  * cache and among the {@link ActiveJobs}, sealed with the current publish key, signed once, and sent on the
  * per-minion topic of each targeted minion only. The minions it does not reach, at once or later on a transport
- * thread, are recorded with the job.
+ * thread, are recorded with the job. In a cluster, a job is also announced to the other masters, which deliver it
+ * to the targets they hold ({@link SharedPublications}); only those no master reached count as unreachable.
  */
 public final class JobPublisher {
 
@@ -56,6 +60,9 @@ public final class JobPublisher {
     private final JobIds jobIds;
     /** Publishes to stock Salt minions in Salt's envelope (issue 15); null when {@code salt_minions} is off. */
     private final SaltPublisher salt;
+    /** Publications forwarded between a cluster's masters; null for a master alone. */
+    private final SharedPublications cluster;
+    private final Object sendLock = new Object();
 
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock) {
@@ -65,6 +72,14 @@ public final class JobPublisher {
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
             SaltPublisher salt) {
+        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, salt, null);
+    }
+
+    /** A master of a cluster: jobs published here are forwarded to the other masters through {@code cluster}. */
+    public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
+            PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
+            SaltPublisher salt, SharedPublications cluster) {
+        this.cluster = cluster;
         this.salt = salt;
         this.keyStore = keyStore;
         this.grains = grains;
@@ -122,29 +137,104 @@ public final class JobPublisher {
         }
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
                 timeoutSeconds, publisher);
-        PublishKeyring.Generation generation = keyring.current();
-        Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), clock.millis(),
-                load);
-        byte[] frame = Codec.encodeSigned(sealed, masterKey);
-        // Before it goes out: a transport may report the frame undelivered before publish() returns.
-        active.begin(jid, minions, frame, watcher);
-        List<String> saltMinions = salt == null ? List.of() : salt.saltMinions(minions);
-        Set<String> unreachable;
-        if (saltMinions.isEmpty()) {
-            unreachable = transport.publish(minions, frame);
-        } else {
-            List<String> brineMinions = new ArrayList<>(minions);
-            brineMinions.removeAll(saltMinions);
-            unreachable = new java.util.HashSet<>(brineMinions.isEmpty() ? Set.of()
-                    : transport.publish(brineMinions, frame));
-            byte[] envelope = salt.envelope(jid, fun, args, kwargs, publisher, saltMinions, keyring.nextSerial());
-            active.alsoSentAs(jid, envelope);
-            unreachable.addAll(transport.publish(saltMinions, envelope));
+        long issuedMs = clock.millis();
+        Consumer<SessionMessage.ReturnEvent> heard = cluster == null || watcher == null ? watcher : once(watcher);
+        // Announced first, so the other masters deliver while this one does.
+        SharedPublications.Announced announced = cluster == null ? null
+                : cluster.announce(record, load, issuedMs, heard);
+        Set<String> unreachable = send(load, issuedMs, minions, heard);
+        if (announced != null) {
+            unreachable = announced.confirm(unreachable);
         }
         active.unreachable(jid, unreachable);
         LOG.info("Job {}: {} published by {} to {} minions ({} unreachable)", jid, fun, publisher, minions.size(),
                 unreachable.size());
         return new Published(jid, minions, List.copyOf(new TreeSet<>(unreachable)));
+    }
+
+    /**
+     * Publishes to this master's minions a job another master of the cluster announced: recorded in the job cache
+     * (so the returns this master receives are stored), sealed and signed as this master's own publication with
+     * the origin's issue time. Answers the targets it was queued for.
+     */
+    public Set<String> deliverForwarded(JobRecord record, PublishLoad load, long issuedMs) {
+        try {
+            cache.adopt(record);
+        } catch (IOException e) {
+            LOG.warn("Job {}: announced by another master, not delivered here: cannot record it: {}", record.jid(),
+                    e.getMessage());
+            return Set.of();
+        }
+        Set<String> unreachable = send(load, issuedMs, record.minions(), null);
+        Set<String> delivered = new TreeSet<>(record.minions());
+        delivered.removeAll(unreachable);
+        LOG.info("Job {}: {} published by {} through another master; delivered here to {} of {} minions",
+                record.jid(), record.fun(), record.publisher(), delivered.size(), record.minions().size());
+        return delivered;
+    }
+
+    /**
+     * Seals {@code load} under the current generation with the next serial, signs it and queues it for each of
+     * {@code minions} (Salt minions in Salt's envelope); answers those it could not be queued for. One at a time:
+     * a minion's publications leave in serial order, as its replay window expects.
+     */
+    private Set<String> send(PublishLoad load, long issuedMs, List<String> minions,
+            Consumer<SessionMessage.ReturnEvent> watcher) {
+        String jid = load.jid();
+        synchronized (sendLock) {
+            PublishKeyring.Generation generation = keyring.current();
+            Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(),
+                    issuedMs, load);
+            byte[] frame = Codec.encodeSigned(sealed, masterKey);
+            // Before it goes out: a transport may report the frame undelivered before publish() returns.
+            active.begin(jid, minions, frame, watcher);
+            List<String> saltMinions = salt == null ? List.of() : salt.saltMinions(minions);
+            if (saltMinions.isEmpty()) {
+                return new HashSet<>(transport.publish(minions, frame));
+            }
+            List<String> brineMinions = new ArrayList<>(minions);
+            brineMinions.removeAll(saltMinions);
+            Set<String> unreachable = new HashSet<>(brineMinions.isEmpty() ? Set.of()
+                    : transport.publish(brineMinions, frame));
+            byte[] envelope = salt.envelope(jid, load.fun(), load.args(), load.kwargs(), load.publisher(),
+                    saltMinions, keyring.nextSerial());
+            active.alsoSentAs(jid, envelope);
+            unreachable.addAll(transport.publish(saltMinions, envelope));
+            return unreachable;
+        }
+    }
+
+    /** {@code watcher}, hearing each minion's return once (a cluster's returns come by two paths). */
+    private static Consumer<SessionMessage.ReturnEvent> once(Consumer<SessionMessage.ReturnEvent> watcher) {
+        Set<String> heard = ConcurrentHashMap.newKeySet();
+        return event -> {
+            if (heard.add(event.minionId())) {
+                watcher.accept(event);
+            }
+        };
+    }
+
+    /**
+     * The minions {@code job}'s publication reached no master of the cluster (from the masters' delivery reports,
+     * while the cluster keeps them), or this master alone did not reach (while the job is active), sorted.
+     */
+    public List<String> unreachable(JobRecord job) {
+        if (cluster != null) {
+            Optional<Set<String>> delivered = cluster.delivered(job.jid());
+            if (delivered.isPresent()) {
+                TreeSet<String> unreachable = new TreeSet<>(job.minions());
+                unreachable.removeAll(delivered.get());
+                return List.copyOf(unreachable);
+            }
+        }
+        return active.unreachable(job.jid());
+    }
+
+    /** Removes what the cluster no longer needs of old publications (timer thread). */
+    public void sweepShared() {
+        if (cluster != null) {
+            cluster.sweep();
+        }
     }
 
     public JobCache cache() {

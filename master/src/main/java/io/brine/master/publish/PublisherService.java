@@ -266,8 +266,9 @@ public final class PublisherService {
         document.put("kwargs", job.get().kwargs());
         document.put("returns", returns);
         document.put("missing", job.get().minions().stream().filter(id -> !returns.containsKey(id)).toList());
-        // Known while the job is active (an hour): the minions its publication did not reach.
-        document.put("unreachable", jobs.active().unreachable(query.jid()));
+        // The minions its publication did not reach: known while the job is active (an hour), in a cluster while the
+        // masters' delivery reports are kept (ten minutes).
+        document.put("unreachable", jobs.unreachable(job.get()));
         return new SessionMessage.JobReply(document, null);
     }
 

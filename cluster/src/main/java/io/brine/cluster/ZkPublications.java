@@ -1,0 +1,215 @@
+package io.brine.cluster;
+
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Publications forwarded between the cluster's masters (ARCHITECTURE.md "Cluster mode"). The master a job is
+ * published through writes {@code /publications/<jid>} (an announcement, opaque and signed by the master); every
+ * master watches {@code /publications} and delivers the job to the targeted minions it holds sessions for, then
+ * writes {@code /publications/<jid>/<master>}: whom it delivered to. {@code /masters/<master>} is an ephemeral
+ * znode per running master, so whoever waits for reports knows whom to wait for, and stops waiting for a master
+ * that died. Announcements are swept after a few minutes: a late master must not deliver an old job.
+ */
+public final class ZkPublications implements AutoCloseable {
+
+    static final String PUBLICATIONS = "/publications";
+    static final String MASTERS = "/masters";
+    /** ZooKeeper refuses znodes over 1 MiB by default (jute.maxbuffer); stay well under it. */
+    public static final int MAX_BYTES = 768 * 1024;
+
+    /** Hears announcements ({@code jid}, data) and delivery reports ({@code jid}, master, data). */
+    public interface Listener {
+        void announced(String jid, byte[] data);
+
+        void reported(String jid, String master, byte[] data);
+    }
+
+    private final CuratorFramework client;
+    private final Clock clock;
+    private final String master;
+    private PersistentNode presence;
+    private CuratorCache cache;
+
+    /** @param master this master's name (any text; it is escaped into a znode name) */
+    public ZkPublications(CuratorFramework client, Clock clock, String master) {
+        this.client = client;
+        this.clock = clock;
+        this.master = master;
+    }
+
+    /** The znode name of a master's name: URL-escaped, so a path in it cannot make a znode path. */
+    static String nodeName(String master) {
+        return URLEncoder.encode(master, StandardCharsets.UTF_8);
+    }
+
+    private static String jobPath(String jid) {
+        return PUBLICATIONS + "/" + jid;
+    }
+
+    /**
+     * Announces this master (ephemeral, made again after a lost session) and starts hearing every announcement and
+     * report, those already there included (the listener decides what is too old). Listener calls come on
+     * Curator's thread and must not block.
+     */
+    public void start(Listener listener) throws IOException {
+        call(() -> {
+            for (String path : List.of(PUBLICATIONS, MASTERS)) {
+                try {
+                    client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
+                } catch (KeeperException.NodeExistsException e) {
+                    // made by another master
+                }
+            }
+            return null;
+        });
+        presence = new PersistentNode(client, CreateMode.EPHEMERAL, false, MASTERS + "/" + nodeName(master),
+                new byte[0]);
+        presence.start();
+        cache = CuratorCache.build(client, PUBLICATIONS);
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((old, node) -> heard(listener, node)).build());
+        cache.start();
+    }
+
+    private void heard(Listener listener, ChildData node) {
+        String path = node.getPath();
+        if (!path.startsWith(PUBLICATIONS + "/") || node.getData() == null) {
+            return;
+        }
+        String[] parts = path.substring(PUBLICATIONS.length() + 1).split("/");
+        if (parts.length == 1) {
+            listener.announced(parts[0], node.getData());
+        } else if (parts.length == 2) {
+            listener.reported(parts[0], URLDecoder.decode(parts[1], StandardCharsets.UTF_8), node.getData());
+        }
+    }
+
+    /** Waits (bounded) until this master's presence znode exists: other masters then wait for its reports. */
+    public boolean awaitPresence(Duration timeout) throws InterruptedException {
+        return presence.waitForInitialCreate(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    public void announce(String jid, byte[] data) throws IOException {
+        checkSize(data);
+        call(() -> client.create().forPath(jobPath(jid), data));
+    }
+
+    /** Writes (or rewrites, when a delivery failed later) this master's report for {@code jid}. */
+    public void report(String jid, byte[] data) throws IOException {
+        checkSize(data);
+        String path = jobPath(jid) + "/" + nodeName(master);
+        call(() -> {
+            try {
+                client.create().forPath(path, data);
+            } catch (KeeperException.NodeExistsException e) {
+                client.setData().forPath(path, data);
+            } catch (KeeperException.NoNodeException e) {
+                // swept meanwhile: too late to matter
+            }
+            return null;
+        });
+    }
+
+    /** The reports on {@code jid} by master name, from this master's view. */
+    public Map<String, byte[]> reports(String jid) {
+        Map<String, byte[]> reports = new TreeMap<>();
+        String prefix = jobPath(jid) + "/";
+        if (cache == null) {
+            return reports;
+        }
+        cache.stream().filter(node -> node.getPath().startsWith(prefix) && node.getData() != null)
+                .forEach(node -> reports.put(URLDecoder.decode(node.getPath().substring(prefix.length()),
+                        StandardCharsets.UTF_8), node.getData()));
+        return reports;
+    }
+
+    /** The masters running now (their presence znodes), by name. */
+    public Set<String> masters() throws IOException {
+        return call(() -> {
+            Set<String> names = new TreeSet<>();
+            for (String child : client.getChildren().forPath(MASTERS)) {
+                names.add(URLDecoder.decode(child, StandardCharsets.UTF_8));
+            }
+            return names;
+        });
+    }
+
+    /** Removes the announcements (and their reports) made more than {@code keep} ago. */
+    public int sweep(Duration keep) throws IOException {
+        long cutoff = clock.millis() - keep.toMillis();
+        List<String> jids = call(() -> new ArrayList<>(client.getChildren().forPath(PUBLICATIONS)));
+        int removed = 0;
+        for (String jid : jids) {
+            Stat stat = call(() -> client.checkExists().forPath(jobPath(jid)));
+            if (stat != null && stat.getCtime() < cutoff) {
+                call(() -> {
+                    try {
+                        client.delete().deletingChildrenIfNeeded().forPath(jobPath(jid));
+                    } catch (KeeperException.NoNodeException e) {
+                        // another master swept it
+                    }
+                    return null;
+                });
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    private static void checkSize(byte[] data) {
+        if (data.length > MAX_BYTES) {
+            throw new IllegalArgumentException("over " + MAX_BYTES + " bytes");
+        }
+    }
+
+    @FunctionalInterface
+    private interface Call<T> {
+        T run() throws Exception;
+    }
+
+    private static <T> T call(Call<T> call) throws IOException {
+        try {
+            return call.run();
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("the cluster's publications cannot be read or written: " + e, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (cache != null) {
+            cache.close();
+        }
+        if (presence != null) {
+            try {
+                presence.close();
+            } catch (IOException e) {
+                // the session's end removes it anyway
+            }
+        }
+    }
+}

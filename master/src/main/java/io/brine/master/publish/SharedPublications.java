@@ -1,0 +1,51 @@
+package io.brine.master.publish;
+
+import io.brine.master.jobs.JobRecord;
+import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.SessionMessage;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Publications a cluster's masters forward to each other (ARCHITECTURE.md "Cluster mode"): a job published through
+ * one master reaches the targeted minions whichever master holds their sessions, and a minion no master reached is
+ * reported unreachable. Absent for a master alone.
+ */
+public interface SharedPublications extends AutoCloseable {
+
+    /** Delivers a job another master announced to this master's minions; answers whom it queued it for. */
+    @FunctionalInterface
+    interface Deliverer {
+        Set<String> deliver(JobRecord record, PublishLoad load, long issuedMs);
+    }
+
+    /** A job announced by this master, waiting for the other masters to say whom they delivered it to. */
+    interface Announced {
+        /**
+         * Records that this master could not reach {@code notHere} and waits (bounded) for every other running
+         * master's report; answers the targets no master reached.
+         */
+        Set<String> confirm(Set<String> notHere);
+    }
+
+    /** Starts delivering the jobs other masters announce, with {@code deliverer}. */
+    void start(Deliverer deliverer) throws IOException;
+
+    /**
+     * Announces a job this master publishes (before it sends it itself). {@code watcher}, if given, also hears the
+     * returns other masters receive for it (it may hear a return twice: the caller deduplicates).
+     */
+    Announced announce(JobRecord record, PublishLoad load, long issuedMs,
+            Consumer<SessionMessage.ReturnEvent> watcher);
+
+    /** The minions some master reported it delivered {@code jid} to, while the cluster keeps the reports. */
+    Optional<Set<String>> delivered(String jid);
+
+    /** Removes old announcements; on the timer thread. */
+    void sweep();
+
+    @Override
+    void close();
+}

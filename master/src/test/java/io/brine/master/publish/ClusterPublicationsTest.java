@@ -1,0 +1,64 @@
+package io.brine.master.publish;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.brine.master.jobs.JobRecord;
+import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.testing.TestKeys;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The announcement a master writes for the others: only the cluster's master key makes or opens one. */
+class ClusterPublicationsTest {
+
+    private static final String JID = "20261125221500123456";
+
+    private final ClusterPublications cluster = new ClusterPublications(null, null, TestKeys.pair(250),
+            Clock.systemUTC(), "m1:/var/cache/brine");
+    private final PublishLoad load = new PublishLoad(JID, new PublishLoad.Target("glob", "web*"), "cmd.run",
+            List.of("echo secret-argument"), Map.of("cwd", "/tmp"), 30, "root");
+    private final JobRecord record = new JobRecord(JID, "2026-11-25T22:15:00Z", "root", "glob", "web*", "cmd.run",
+            load.args(), load.kwargs(), 30, List.of("web1", "web2"));
+
+    @Test
+    void anAnnouncementOpensToTheSameJobOnAnotherMaster() throws Exception {
+        byte[] data = cluster.encode(record, load, 1234L);
+
+        ClusterPublications other = new ClusterPublications(null, null, TestKeys.pair(250), Clock.systemUTC(),
+                "m2:/var/cache/brine");
+        var heard = other.decode(JID, data);
+
+        assertThat(heard.origin()).isEqualTo("m1:/var/cache/brine");
+        assertThat(heard.issuedMs()).isEqualTo(1234L);
+        assertThat(heard.load()).isEqualTo(load);
+        assertThat(heard.record()).isEqualTo(record);
+    }
+
+    @Test
+    void theLoadIsNotReadableInZooKeeper() throws Exception {
+        byte[] data = cluster.encode(record, load, 1234L);
+
+        assertThat(new String(data, StandardCharsets.ISO_8859_1)).doesNotContain("secret-argument");
+    }
+
+    @Test
+    void anyChangedByteOrAnotherJidOrAnotherMasterKeyIsRefused() throws Exception {
+        byte[] data = cluster.encode(record, load, 1234L);
+        for (int i = 0; i < data.length; i += 37) {
+            byte[] tampered = data.clone();
+            tampered[i] ^= 1;
+            assertThatThrownBy(() -> cluster.decode(JID, tampered)).isInstanceOf(IOException.class);
+        }
+        assertThatThrownBy(() -> cluster.decode("20261125221500123457", data)).isInstanceOf(IOException.class);
+        ClusterPublications stranger = new ClusterPublications(null, null, TestKeys.pair(248), Clock.systemUTC(),
+                "m3");
+        assertThatThrownBy(() -> stranger.decode(JID, data)).hasMessageContaining("not signed");
+        assertThatThrownBy(() -> cluster.decode(JID, stranger.encode(record, load, 1L)))
+                .hasMessageContaining("not signed");
+    }
+}

@@ -1,0 +1,178 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.daemon.config.MinionConfig;
+import io.brine.master.client.BrineClient;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three masters of one cluster as real processes on a ZooKeeper server started by the test; minions (in this JVM)
+ * list all three, spread so each master holds a third. While new minions authenticate and jobs go out, one master is
+ * killed with {@code kill -9}: its minions move to the other two with their keys, every job's targets either
+ * returned or are listed missing on both surviving masters (and they agree), and every key is in ZooKeeper once,
+ * accepted, with exactly one acceptance in the audit trail.
+ */
+class ClusterKillIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int FIRST = 9;
+    private static final int LATE = 6;
+
+    @TempDir
+    Path dir;
+
+    private TestingServer zookeeper;
+    private final List<ClusterMasterProcess> masters = new ArrayList<>();
+    private final List<MinionDaemon> minions = new ArrayList<>();
+
+    @AfterEach
+    void stopAll() throws Exception {
+        ExecutorService closers = Executors.newFixedThreadPool(8);
+        minions.forEach(minion -> closers.execute(minion::close));
+        closers.shutdown();
+        closers.awaitTermination(1, TimeUnit.MINUTES);
+        for (ClusterMasterProcess master : masters) {
+            master.close();
+        }
+        if (zookeeper != null) {
+            zookeeper.close();
+        }
+    }
+
+    /** Minion {@code index} lists the masters starting from master {@code index % 3}. */
+    private MinionDaemon startMinion(String id, int index, List<String> endpoints) throws Exception {
+        List<String> order = new ArrayList<>();
+        for (int i = 0; i < endpoints.size(); i++) {
+            order.add(endpoints.get((index + i) % endpoints.size()));
+        }
+        MinionConfig config = MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1")
+                .failoverMasters(order)
+                .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
+                        Duration.ofSeconds(3)))
+                .build();
+        Fleet.seedKey(config.pkiDir(), 100 + index);
+        MinionDaemon minion = MinionDaemon.start(config, Clock.systemUTC(), Duration.ofSeconds(1));
+        synchronized (minions) {
+            minions.add(minion);
+        }
+        return minion;
+    }
+
+    private double connected(ClusterMasterProcess master) throws Exception {
+        return master.metric("brine_minions_connected{transport=\"zeromq\"}");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void killNineOfOneMasterOfThreeLosesNoKeyAndNoJobSilently() throws Exception {
+        zookeeper = new TestingServer();
+        for (int i = 0; i < 3; i++) {
+            masters.add(ClusterMasterProcess.start(dir.resolve("master" + i), zookeeper.getConnectString()));
+        }
+        masters.forEach(ClusterMasterProcess::awaitServing);
+        List<String> endpoints = masters.stream().map(ClusterMasterProcess::endpoint).toList();
+        ClusterMasterProcess doomed = masters.get(0);
+        ClusterMasterProcess publisher = masters.get(1);
+        ClusterMasterProcess other = masters.get(2);
+
+        Set<String> all = new TreeSet<>();
+        for (int i = 0; i < FIRST; i++) {
+            all.add("web" + i);
+            startMinion("web" + i, i, endpoints);
+        }
+        await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().until(() -> connected(doomed) == 3 && connected(publisher) == 3 && connected(other) == 3);
+
+        List<String> jids = new ArrayList<>();
+        try (BrineClient client = publisher.rootClient()) {
+            // Through one master, to the minions of all three.
+            BrineClient.Published first = client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(),
+                    Map.of(), 0));
+            assertThat(first.unreachable()).isEmpty();
+            assertThat(client.awaitReturns(first.jid(), all, Duration.ofSeconds(30), e -> { })).hasSize(FIRST);
+
+            // New minions authenticate (a third of them at the doomed master), a job goes out, and the master dies.
+            for (int i = FIRST; i < FIRST + LATE; i++) {
+                all.add("web" + i);
+                startMinion("web" + i, i, endpoints);
+            }
+            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid());
+            doomed.kill();
+            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid());
+
+            // Every minion ends on one of the two left, with its key; a job then reaches all of them.
+            await().atMost(Duration.ofSeconds(90)).until(() -> connected(publisher) + connected(other)
+                    == FIRST + LATE);
+            BrineClient.Published after = client.publish(new BrineClient.Job("glob", "web*", "test.ping",
+                    List.of(), Map.of(), 0));
+            assertThat(after.minions()).containsExactlyElementsOf(all);
+            assertThat(after.unreachable()).isEmpty();
+            assertThat(client.awaitReturns(after.jid(), all, Duration.ofSeconds(30), e -> { }).keySet())
+                    .containsExactlyInAnyOrderElementsOf(all);
+            jids.add(after.jid());
+        }
+
+        // Every job: each target returned or is missing, none returned twice, and both survivors say the same.
+        try (BrineClient onPublisher = publisher.rootClient(); BrineClient onOther = other.rootClient()) {
+            for (String jid : jids) {
+                Map<String, Object> settled = await().until(() -> {
+                    Map<String, Object> job = onPublisher.job(jid);
+                    Map<String, Object> seen = onOther.job(jid);
+                    return seen.get("returns").equals(job.get("returns")) && seen.get("missing").equals(
+                            job.get("missing")) ? job : null;
+                }, java.util.Objects::nonNull);
+                Set<String> targets = new TreeSet<>((List<String>) settled.get("minions"));
+                Set<String> accounted = new TreeSet<>(((Map<String, Object>) settled.get("returns")).keySet());
+                accounted.addAll((List<String>) settled.get("missing"));
+                assertThat(accounted).as("job %s", jid).isEqualTo(targets);
+                assertThat(targets).isNotEmpty();
+            }
+        }
+
+        // Keys: each id once, accepted, and accepted exactly once in the one audit trail.
+        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(),
+                new RetryOneTime(100))) {
+            zk.start();
+            Map<String, String> states = new TreeMap<>();
+            for (String id : zk.getChildren().forPath("/brine/keys")) {
+                states.put(id, JSON.readTree(zk.getData().forPath("/brine/keys/" + id)).path("state").asText());
+            }
+            assertThat(states.keySet()).isEqualTo(all);
+            assertThat(Set.copyOf(states.values())).containsExactly("accepted");
+            assertThat(zk.getChildren().forPath("/brine/denied")).isEmpty();
+            Map<String, Integer> acceptances = new TreeMap<>();
+            for (String entry : zk.getChildren().forPath("/brine/audit")) {
+                JsonNode event = JSON.readTree(zk.getData().forPath("/brine/audit/" + entry));
+                if ("accepted".equals(event.path("to").asText())) {
+                    acceptances.merge(event.path("id").asText(), 1, Integer::sum);
+                }
+            }
+            assertThat(acceptances.keySet()).isEqualTo(all);
+            assertThat(Set.copyOf(acceptances.values())).containsExactly(1);
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package io.brine.it;
+
+import static org.awaitility.Awaitility.await;
+
+import io.brine.master.client.BrineClient;
+import io.brine.master.client.ClientException;
+import io.brine.master.publish.PublisherService;
+import io.brine.daemon.config.TransportKind;
+import io.brine.protocol.testing.TestKeys;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A master of a cluster as a real process ({@code bin/brine-master}), with the cluster's master key and publisher
+ * root key from {@link TestKeys}, ports chosen by the system and read back from its log, and {@code /metrics} on a
+ * port of its own. {@link #kill()} is {@code kill -9}.
+ */
+final class ClusterMasterProcess implements AutoCloseable {
+
+    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Pattern SERVING = Pattern.compile(
+            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+    private static final Pattern HTTP = Pattern.compile("Metrics and health on http://\\S*:(\\d+)/metrics");
+    static final int MASTER_KEY = 250;
+    static final int ROOT_KEY = 249;
+
+    final Path dir;
+    final Path log;
+    private final Process process;
+    private int retPort;
+    private int httpPort;
+
+    private ClusterMasterProcess(Path dir, Path log, Process process) {
+        this.dir = dir;
+        this.log = log;
+        this.process = process;
+    }
+
+    /** Starts a master in {@code dir} on the ensemble {@code connect}, accepting every key. Does not wait. */
+    static ClusterMasterProcess start(Path dir, String connect) throws Exception {
+        Fleet.seedMasterKey(dir.resolve("pki"), MASTER_KEY);
+        Files.createDirectories(dir.resolve("cache"));
+        Fleet.writeKeyFile(dir.resolve("cache").resolve(PublisherService.ROOT_KEY_FILE),
+                TestKeys.privatePem(ROOT_KEY), "r--------");
+        Files.writeString(dir.resolve("master.yaml"), String.join("\n",
+                "interface: 127.0.0.1",
+                "ret_port: 0",
+                "publish_port: 0",
+                "pki_dir: pki",
+                "cachedir: cache",
+                "auto_accept: true",
+                "auth_rate_per_source: 1000",
+                "auth_burst: 1000",
+                "http_port: 0",
+                "cluster:",
+                "  connect: " + connect,
+                "  session_timeout: 4",
+                ""), StandardCharsets.UTF_8);
+        Path log = dir.resolve("master.out");
+        Process process = new ProcessBuilder("bash", ROOT.resolve("bin/brine-master").toString(), "-c",
+                dir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        return new ClusterMasterProcess(dir, log, process);
+    }
+
+    /** Waits until the master serves and names its ports. */
+    ClusterMasterProcess awaitServing() {
+        await().until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("master exited " + process.exitValue() + ": " + text());
+            }
+            String text = text();
+            Matcher serving = SERVING.matcher(text);
+            Matcher http = HTTP.matcher(text);
+            if (serving.find() && http.find()) {
+                retPort = Integer.parseInt(serving.group(1));
+                httpPort = Integer.parseInt(http.group(1));
+                return true;
+            }
+            return false;
+        });
+        return this;
+    }
+
+    private String text() throws IOException {
+        return Files.exists(log) ? Files.readString(log) : "";
+    }
+
+    String endpoint() {
+        return "127.0.0.1:" + retPort;
+    }
+
+    /** {@code kill -9}: no shutdown hook, no goodbye to ZooKeeper or the minions. */
+    void kill() throws Exception {
+        Process kill = new ProcessBuilder("kill", "-9", Long.toString(process.pid())).start();
+        if (kill.waitFor() != 0) {
+            throw new IllegalStateException("kill -9 " + process.pid() + " failed");
+        }
+        await().until(() -> !process.isAlive());
+    }
+
+    boolean alive() {
+        return process.isAlive();
+    }
+
+    /** One line of {@code /metrics} by its name and labels as printed, or -1 when absent. */
+    double metric(String line) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + httpPort + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        for (String text : response.body().split("\n")) {
+            if (text.startsWith(line + " ")) {
+                return Double.parseDouble(text.substring(line.length() + 1).trim());
+            }
+        }
+        return -1;
+    }
+
+    /** GET {@code path} on the health port: status code and body. */
+    HttpResponse<String> get(String path) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + httpPort + path)).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A publisher session as the local administrator. */
+    BrineClient rootClient() throws ClientException {
+        KeyPair root = TestKeys.pair(ROOT_KEY);
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort, PublisherService.ROOT, root,
+                (RSAPublicKey) TestKeys.pair(MASTER_KEY).getPublic(), Duration.ofSeconds(10));
+    }
+
+    @Override
+    public void close() throws Exception {
+        process.destroy();
+        if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
