@@ -3,6 +3,7 @@ package io.brine.keytool;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyProblem;
+import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.SaltMarks;
 import io.brine.daemon.BrineVersion;
@@ -296,32 +297,28 @@ public final class BrineKey implements Callable<Integer> {
             default -> null;
         };
         if (change != null) {
-            ChangeKeys.Plan plan = prepareChange(config, changes, change, action, globs, boundFingerprint);
+            // Lists, selects, shows and confirms from a scan (ids, states, fingerprints: no parsed keys), then
+            // changes each key as its file is under the lock.
+            KeyScan.Result scan = config.scan();
+            warnAboutProblems(config.pkiDir(), scan.listing().problems());
+            ChangeKeys.Plan plan = changes.plan(scan, change, action.argument(), globs, action.all(),
+                    boundFingerprint);
             return plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), boundFingerprint);
         }
+        ShowKeys show = new ShowKeys(output);
+        if (action.kind() == Action.Kind.LIST) {
+            KeyScan.Result scan = config.scan();
+            warnAboutProblems(config.pkiDir(), scan.listing().problems());
+            return show.list(scan, action.states(), new SaltMarks(config.pkiDir()).ids());
+        }
         try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();
-            warnAboutProblems(store, listing.problems());
-            ShowKeys show = new ShowKeys(output);
+            warnAboutProblems(store.pkiDir(), listing.problems());
             return switch (action.kind()) {
-                case LIST -> show.list(listing, action.states(), new SaltMarks(store.pkiDir()).ids());
                 case PRINT, FINGER -> show.show(store, listing, action.kind() == Action.Kind.FINGER, action.argument(),
                         globs, action.all());
-                case ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();
+                case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();
             };
-        }
-    }
-
-    /**
-     * Lists, selects, shows and confirms with a store of its own, closed before the change opens the audited one:
-     * the plan keeps only ids, states and fingerprints, so the keys parsed for the listing are not held twice.
-     */
-    private ChangeKeys.Plan prepareChange(KeytoolConfig config, ChangeKeys changes, ChangeKeys.Change change,
-            Action action, List<Glob> globs, String bound) {
-        try (KeyStore store = openStore(config, null)) {
-            KeyListing listing = store.list();
-            warnAboutProblems(store, listing.problems());
-            return changes.plan(listing, change, action.argument(), globs, action.all(), bound);
         }
     }
 
@@ -342,13 +339,13 @@ public final class BrineKey implements Callable<Integer> {
                 : "");
     }
 
-    private void warnAboutProblems(KeyStore store, List<KeyProblem> problems) {
+    private void warnAboutProblems(Path pkiDir, List<KeyProblem> problems) {
         if (problems.isEmpty()) {
             return;
         }
         PrintWriter err = err();
         err.println("brine-key: warning: " + problems.size() + (problems.size() == 1 ? " file" : " files") + " in "
-                + store.pkiDir() + " " + (problems.size() == 1 ? "is" : "are")
+                + pkiDir + " " + (problems.size() == 1 ? "is" : "are")
                 + " not a usable key and will not be acted on:");
         for (KeyProblem problem : problems) {
             err.println("  " + problem.file() + ": " + problem.reason());

@@ -5,6 +5,8 @@ import io.brine.protocol.target.Glob;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.policy.Classifications;
 import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.BulkDelete;
+import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
@@ -56,7 +58,8 @@ final class ChangeKeys {
      * Selects the keys matching {@code globs} (all when {@code all}) in the states the change starts from, shows
      * them and asks for confirmation; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
      */
-    Plan plan(KeyListing listing, Change change, String argument, List<Glob> globs, boolean all, String bound) {
+    Plan plan(KeyScan.Result scan, Change change, String argument, List<Glob> globs, boolean all, String bound) {
+        KeyListing listing = scan.listing();
         Set<KeyState> from = switch (change) {
             case ACCEPT -> states(KeyState.PENDING, command.includeRejected || command.includeAll
                     ? KeyState.REJECTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
@@ -83,11 +86,10 @@ final class ChangeKeys {
             }
         }
         if (change == Change.ACCEPT && !command.allowSharedKey) {
-            Map<String, List<String>> shared = listing.sharedKeys();
             for (StoredKey key : keys) {
-                List<String> others = KeyListing.otherIds(shared, key);
-                if (!others.isEmpty()) {
-                    output.err().println("brine-key: " + key.id() + ": " + KeyListing.sameKeyAs(others)
+                java.util.Optional<String> shared = scan.shared().sameKeyAs(key.fingerprint(), key.id());
+                if (shared.isPresent()) {
+                    output.err().println("brine-key: " + key.id() + ": " + shared.get()
                             + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
                     return new Plan(UserError.REFUSED, null);
                 }
@@ -116,10 +118,44 @@ final class ChangeKeys {
     int apply(KeytoolConfig config, Change change, List<StoredKey> keys, String bound) {
         // Only now, with something to change, is the audit log opened (and cachedir created).
         AuditLog audit = command.openAudit(config);
-        try (KeyStore store = command.openStore(config, audit)) {
-            classesDir = config.cachedir().resolve(Classifications.DIR_NAME);
-            auditFile = config.auditLog();
-            return apply(store, change, keys, bound);
+        classesDir = config.cachedir().resolve(Classifications.DIR_NAME);
+        auditFile = config.auditLog();
+        try {
+            if (change == Change.DELETE && config.cluster().isEmpty()) {
+                // Under the lock throughout, without the store's snapshot of every key: a running master sees
+                // the whole deletion at once and rotates the publish key once.
+                try (BulkDelete bulk = config.openBulkDelete(audit)) {
+                    return apply(keys, change, bound, new Changer() {
+                        @Override
+                        public AdminResult change(StoredKey key, String expected, String actor) {
+                            return bulk.delete(key.id(), key.state(), expected, actor);
+                        }
+
+                        @Override
+                        public List<String> finish() {
+                            bulk.close(); // forces the last batch and its audit lines to disk
+                            return bulk.unaudited();
+                        }
+                    });
+                }
+            }
+            try (KeyStore store = command.openStore(config, audit)) {
+                return apply(keys, change, bound, new Changer() {
+                    @Override
+                    public AdminResult change(StoredKey key, String expected, String actor) {
+                        return switch (change) {
+                            case ACCEPT -> store.accept(key.id(), key.state(), expected, actor);
+                            case REJECT -> store.reject(key.id(), key.state(), expected, actor);
+                            case DELETE -> store.delete(key.id(), key.state(), expected, actor); // a cluster's
+                        };
+                    }
+
+                    @Override
+                    public List<String> finish() {
+                        return store.unauditedChanges();
+                    }
+                });
+            }
         } finally {
             if (audit != null) {
                 audit.close();
@@ -127,7 +163,15 @@ final class ChangeKeys {
         }
     }
 
-    private int apply(KeyStore store, Change change, List<StoredKey> keys, String bound) {
+    /** Makes one change to one key, with the store or with a bulk delete. */
+    private interface Changer {
+        AdminResult change(StoredKey key, String expected, String actor);
+
+        /** Ends the changes; the ids changed but not (surely) audited. */
+        List<String> finish();
+    }
+
+    private int apply(List<StoredKey> keys, Change change, String bound, Changer changer) {
         String actor = command.actor();
         List<String> done = new ArrayList<>();
         Map<String, String> refused = new LinkedHashMap<>();
@@ -138,11 +182,7 @@ final class ChangeKeys {
         boolean eachLine = !command.quiet() && output.text() && progress == null;
         for (StoredKey key : keys) {
             String expected = bound != null ? bound : key.fingerprint();
-            AdminResult result = switch (change) {
-                case ACCEPT -> store.accept(key.id(), key.state(), expected, actor);
-                case REJECT -> store.reject(key.id(), key.state(), expected, actor);
-                case DELETE -> store.delete(key.id(), key.state(), expected, actor);
-            };
+            AdminResult result = changer.change(key, expected, actor);
             switch (result.status()) {
                 case DONE -> {
                     done.add(key.id());
@@ -178,7 +218,7 @@ final class ChangeKeys {
                         + change.verb + ".");
             }
         }
-        List<String> unaudited = store.unauditedChanges();
+        List<String> unaudited = changer.finish();
         if (!unaudited.isEmpty()) {
             output.err().println("brine-key: " + change.verb + " but NOT written to the audit log " + auditFile
                     + ": " + String.join(", ", unaudited));

@@ -5,10 +5,14 @@ import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.BulkDelete;
 import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.SharedKeys;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -95,6 +99,39 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
         Path defaultCachedir = MasterConfig.builder().build().cachedir();
         return !config.cachedir().equals(defaultCachedir)
                 || !config.auditLog().equals(config.cachedir().resolve(AuditLog.FILE_NAME));
+    }
+
+    /**
+     * The keys of {@link #pkiDir} as brine-key lists them: ids, states and fingerprints, without the parsed keys
+     * (lean at any size); never creates anything. A cluster's keys come from its key store.
+     */
+    KeyScan.Result scan() {
+        if (cluster.isPresent()) {
+            try (KeyStore store = openCluster(null)) {
+                KeyListing listing = store.list();
+                return new KeyScan.Result(listing, SharedKeys.of(listing));
+            }
+        }
+        requireLooksLikePkiDir(pkiDir);
+        try {
+            return KeyScan.scan(pkiDir);
+        } catch (KeyStoreException e) {
+            throw UserError.usage(e.getMessage());
+        } catch (IOException e) {
+            throw UserError.usage("cannot read the pki dir " + pkiDir + ": " + BrineKey.describe(e));
+        }
+    }
+
+    /** Deletes keys of {@link #pkiDir} under the store lock, held until closed; audits to {@code audit}. */
+    BulkDelete openBulkDelete(AuditLog audit) {
+        requireLooksLikePkiDir(pkiDir);
+        try {
+            return BulkDelete.open(pkiDir, audit);
+        } catch (KeyStoreException e) {
+            throw UserError.usage(e.getMessage());
+        } catch (IOException e) {
+            throw UserError.usage("cannot open the pki dir " + pkiDir + ": " + BrineKey.describe(e));
+        }
     }
 
     /**

@@ -5,6 +5,8 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.target.Glob;
 import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyScan;
+import io.brine.store.keys.SharedKeys;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
@@ -30,9 +32,8 @@ final class ShowKeys {
     }
 
     /** "  (same key as web1)" for a key also stored under other ids, else "". */
-    static String sameKeyMark(Map<String, List<String>> shared, StoredKey key) {
-        List<String> others = KeyListing.otherIds(shared, key);
-        return others.isEmpty() ? "" : "  (" + KeyListing.sameKeyAs(others) + ")";
+    static String sameKeyMark(SharedKeys shared, StoredKey key) {
+        return shared.sameKeyAs(key.fingerprint(), key.id()).map(mark -> "  (" + mark + ")").orElse("");
     }
 
     /** How a stock Salt minion's id is marked in the text listing (issue 15). */
@@ -42,15 +43,15 @@ final class ShowKeys {
      * The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked, and a Salt minion:
      * {@code saltIds}); structured, the Salt minions listed also under {@code salt_minions}.
      */
-    int list(KeyListing listing, Set<KeyState> states, Set<String> saltIds) {
+    int list(KeyScan.Result scan, Set<KeyState> states, Set<String> saltIds) {
+        KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
-            Map<String, List<String>> shared = listing.sharedKeys();
             for (KeyState state : Output.TEXT_HEADINGS.keySet()) {
                 if (states.contains(state)) {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                     for (StoredKey key : listing.keys(state)) {
-                        writer.println(output.colour(state, key.id()) + sameKeyMark(shared, key)
+                        writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
                                 + (saltIds.contains(key.id()) ? SALT_MARK : ""));
                     }
                 }
@@ -90,7 +91,7 @@ final class ShowKeys {
         }
         if (output.text()) {
             PrintWriter writer = output.out();
-            Map<String, List<String>> shared = listing.sharedKeys();
+            SharedKeys shared = SharedKeys.of(listing);
             if (!local.isEmpty()) {
                 writer.println("Local Keys:");
                 local.forEach((name, fp) -> writer.println(name + ":  " + fp));

@@ -10,6 +10,7 @@ import io.brine.master.session.SessionTable;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyChange;
+import io.brine.store.keys.KeyChangeListener;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.transport.ServerTransport;
@@ -21,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -95,7 +97,29 @@ public final class Master implements AutoCloseable {
             keyring.install(sharedKey.join(keyring.current(), this::clusterRotated));
         }
         transport.start(dispatcher);
-        keyListener = keyStore.addListener(this::onKeyChange);
+        keyListener = keyStore.addListener(new KeyChangeListener() {
+            @Override
+            public void onChange(KeyChange change) {
+                if (removed(change)) {
+                    requestRotation("key of " + change.id() + " removed");
+                }
+            }
+
+            @Override
+            public void onChanges(List<KeyChange> changes) {
+                // Everything another writer did at once (brine-key -D over thousands of keys): one rotation.
+                List<String> ids = new ArrayList<>();
+                for (KeyChange change : changes) {
+                    if (removed(change)) {
+                        ids.add(change.id());
+                    }
+                }
+                if (!ids.isEmpty()) {
+                    requestRotation(ids.size() == 1 ? "key of " + ids.get(0) + " removed"
+                            : "keys of " + ids.size() + " minions removed (" + ids.get(0) + ", ...)");
+                }
+            }
+        });
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         rotationRequestsSeen = keyStore.rotationRequests();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
@@ -142,7 +166,8 @@ public final class Master implements AutoCloseable {
         return dispatcher.droppedFrames();
     }
 
-    private void onKeyChange(KeyChange change) {
+    /** Ends what a minion whose key is no longer accepted had; true when it was accepted (then rotate). */
+    private boolean removed(KeyChange change) {
         boolean wasAccepted = change.from().filter(s -> s == KeyState.ACCEPTED).isPresent();
         boolean stillAccepted = change.to().filter(s -> s == KeyState.ACCEPTED).isPresent();
         if (wasAccepted && !stillAccepted) {
@@ -152,8 +177,9 @@ public final class Master implements AutoCloseable {
                         change.to().map(s -> "moved to " + s.dirName()).orElse("deleted"));
             }
             transport.unbind(change.id());
-            requestRotation("key of " + change.id() + " removed");
+            return true;
         }
+        return false;
     }
 
     /** Rotates now on the timer thread, coalescing requests that arrive while one is queued. */

@@ -30,6 +30,7 @@ import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.ClusterPublications;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.protocol.target.Nodegroups;
 import io.brine.master.salt.SaltKeys;
 import io.brine.master.salt.SaltPublisher;
 import io.brine.master.salt.SaltService;
@@ -171,7 +172,7 @@ public final class MasterDaemon implements AutoCloseable {
                     PENDING_RETRY_SECONDS);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
-                    sessions, jobs, masterKeys, audit, clock);
+                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltService salt = saltKeys == null ? null

@@ -21,6 +21,10 @@ class MasterMainTest {
     }
 
     private Result checkConfig() {
+        return run("-c", dir.toString(), "--check-config");
+    }
+
+    private Result run(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
         ByteArrayOutputStream stdout = new ByteArrayOutputStream();
@@ -28,7 +32,7 @@ class MasterMainTest {
         try {
             System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-            int exit = new CommandLine(new MasterMain()).execute("-c", dir.toString(), "--check-config");
+            int exit = new CommandLine(new MasterMain()).execute(args);
             return new Result(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
         } finally {
             System.setOut(out);
@@ -52,5 +56,17 @@ class MasterMainTest {
         Result ok = checkConfig();
         assertThat(ok.exit()).as(ok.err()).isZero();
         assertThat(ok.out()).contains("configuration OK");
+    }
+
+    @Test
+    void startingChecksTheReferencedFilesAsCheckConfigDoesBeforeAnythingStarts() throws Exception {
+        Files.writeString(dir.resolve("master.yaml"), "pki_dir: pki\ncachedir: cache\ntransport: tcp\ntcp_port: 0\n"
+                + "tls:\n  cert: tls/master.crt\n  key: tls/master.key\n");
+        Result start = run("-c", dir.toString());
+        assertThat(start.exit()).isEqualTo(2);
+        assertThat(start.err()).contains(dir.resolve("master.yaml") + ":6: tls.cert: "
+                + dir.resolve("tls/master.crt") + " does not exist")
+                .contains(dir.resolve("master.yaml") + ":7: tls.key: ").doesNotContain("Exception");
+        assertThat(dir.resolve("pki")).doesNotExist();
     }
 }

@@ -49,7 +49,9 @@ class BrineCliIT {
     void startFleet(@TempDir Path tempDir) throws Exception {
         dir = tempDir;
         fleet = new Fleet(dir).seedMasterKeys(130, 131).keysFrom(132);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build())
+                .nodegroups(new java.util.LinkedHashMap<>(Map.of("webs", "G@role:web", "dbs", "L@m3",
+                        "most", "N@webs or N@dbs"))));
         fleet.startMinion("m1", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m2", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m3", b -> b.grains(Map.of("role", List.of("db"))));
@@ -149,6 +151,25 @@ class BrineCliIT {
         assertThat(json(brineHere("--out", "json", "--ipcidr", "127.0.0.1", "test.ping").out()).keySet())
                 .contains("m1", "m2", "m3");
         Run bad = brineHere("-S", "10.0.0/8", "test.ping");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).startsWith("brine: bad target: ");
+    }
+
+    @Test
+    void nodegroupsOfTheMastersConfigAsInSalt() throws Exception {
+        Run webs = brineHere("--out", "json", "-N", "webs", "test.ping");
+        assertThat(webs.exit()).as(webs.err()).isZero();
+        assertThat(json(webs.out()).keySet()).containsExactlyInAnyOrder("m1", "m2");
+        // Inside -C, a nodegroup is one term: "and not m2" applies to all of it (it is expanded in parentheses).
+        Run most = brineHere("--out", "json", "-C", "N@most and not m2", "test.ping");
+        assertThat(most.exit()).as(most.err()).isZero();
+        assertThat(json(most.out()).keySet()).containsExactlyInAnyOrder("m1", "m3");
+
+        Run unknown = brineHere("-N", "nowhere", "test.ping");
+        assertThat(unknown.exit()).isEqualTo(2);
+        assertThat(unknown.err()).isEqualTo("brine: the master refused the job: bad target: unknown nodegroup"
+                + " nowhere" + System.lineSeparator());
+        Run bad = brineHere("-C", "N@webs and", "test.ping");
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).startsWith("brine: bad target: ");
     }

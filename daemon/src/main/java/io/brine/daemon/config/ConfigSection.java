@@ -315,6 +315,80 @@ public final class ConfigSection {
         return Optional.of(Collections.unmodifiableMap(result));
     }
 
+    /**
+     * One entry of a mapping of names chosen by the admin to a value or a list of values ({@link #namedValues}):
+     * whether it was written as a list, and a way to report a problem at its line.
+     */
+    public final class Named {
+        private final String name;
+        private final boolean list;
+        private final List<String> values;
+        private final Mark mark;
+        private final String keyPath;
+
+        private Named(String name, boolean list, List<String> values, Mark mark, String keyPath) {
+            this.name = name;
+            this.list = list;
+            this.values = values;
+            this.mark = mark;
+            this.keyPath = keyPath;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        /** Whether the value was written as a list (else {@link #values} holds the one value). */
+        public boolean list() {
+            return list;
+        }
+
+        public List<String> values() {
+            return values;
+        }
+
+        /** Records a problem with this entry, at the line of its value. */
+        public void problem(String message) {
+            reader.add(mark, keyPath, message);
+        }
+    }
+
+    /**
+     * As {@link #stringLists}, and keeps whether each value was a list and where it was written, for checks that
+     * need every entry at once (such as {@code nodegroups:}, which refer to each other). Values are not checked.
+     */
+    public Optional<List<Named>> namedValues(String key) {
+        Node node = lookup(key);
+        if (node == null) {
+            return Optional.empty();
+        }
+        String keyPath = keyPath(key);
+        if (!(node instanceof Mapping map)) {
+            wrong(node, keyPath, "a mapping of name: value", "");
+            return Optional.empty();
+        }
+        List<Named> result = new ArrayList<>();
+        for (Entry entry : map.entries()) {
+            String entryPath = keyPath + "." + entry.key();
+            if (!validName(entry, entryPath)) {
+                continue;
+            }
+            Node value = entry.value();
+            if (value instanceof Sequence sequence) {
+                result.add(new Named(entry.key(), true, items(sequence, entryPath, ValueCheck.any()), value.mark(),
+                        entryPath));
+            } else if (value instanceof Scalar s && !s.isNull()) {
+                String text = text(s, entryPath, ValueCheck.any(), true);
+                if (text != null) {
+                    result.add(new Named(entry.key(), false, List.of(text), value.mark(), entryPath));
+                }
+            } else {
+                wrong(value, entryPath, "a value or a list of values", "");
+            }
+        }
+        return Optional.of(List.copyOf(result));
+    }
+
     /** A nested mapping whose keys are known to the caller (such as {@code tls: {cert: ..., key: ...}}). */
     public Optional<ConfigSection> section(String key) {
         Node node = lookup(key);

@@ -47,6 +47,8 @@ import java.util.Set;
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
+ * @param nodegroups {@code nodegroups}: Salt's nodegroups, each name to a compound target (a list of ids already
+ *     written as {@code L@...}), checked together at load ({@code io.brine.protocol.target.Nodegroups})
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -70,6 +72,7 @@ public record MasterConfig(
         int jobCacheMaxMib,
         Acceptance acceptance,
         Map<String, PublisherAcl> publisherAcl,
+        Map<String, String> nodegroups,
         LogLevel logLevel,
         Optional<Path> logFile,
         Path auditLog,
@@ -114,6 +117,9 @@ public record MasterConfig(
         require(jobCacheMaxMib >= 1, "jobCacheMaxMib must be at least 1");
         Objects.requireNonNull(acceptance, "acceptance");
         publisherAcl = Collections.unmodifiableMap(new LinkedHashMap<>(publisherAcl));
+        nodegroups = Collections.unmodifiableMap(new LinkedHashMap<>(nodegroups));
+        Map<String, String> nodegroupProblems = io.brine.protocol.target.Nodegroups.problems(nodegroups);
+        require(nodegroupProblems.isEmpty(), "nodegroups: " + nodegroupProblems);
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
         Objects.requireNonNull(auditLog, "auditLog");
@@ -355,6 +361,7 @@ public record MasterConfig(
         private int jobCacheMaxMib = 1024;
         private Acceptance acceptance = Acceptance.defaults();
         private Map<String, PublisherAcl> publisherAcl = Map.of();
+        private Map<String, String> nodegroups = Map.of();
         private LogLevel logLevel = LogLevel.INFO;
         private Path logFile;
         private Path auditLog;
@@ -481,6 +488,12 @@ public record MasterConfig(
             return this;
         }
 
+        /** Nodegroups by name, each a compound target (checked when the master builds its nodegroups). */
+        public Builder nodegroups(Map<String, String> nodegroups) {
+            this.nodegroups = nodegroups;
+            return this;
+        }
+
         public Builder publisherAcl(Map<String, PublisherAcl> publisherAcl) {
             this.publisherAcl = publisherAcl;
             return this;
@@ -533,7 +546,7 @@ public record MasterConfig(
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
                     authRatePerSource, authBurst, workerThreads, connectionLimits, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
-                    logLevel, Optional.ofNullable(logFile),
+                    nodegroups, logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),
                     saltMinions,

@@ -10,6 +10,8 @@ import io.brine.daemon.config.ConfigSection;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.config.ValueCheck;
+import io.brine.protocol.target.Nodegroups;
+import io.brine.protocol.target.TargetException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -90,6 +92,7 @@ final class MasterConfigFile {
 
         config.acceptance(acceptance(root, files));
         root.sectionMap("publisher_acl").ifPresent(acl -> config.publisherAcl(publisherAcl(acl)));
+        root.namedValues("nodegroups").ifPresent(entries -> nodegroups(entries).ifPresent(config::nodegroups));
 
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
@@ -200,6 +203,30 @@ final class MasterConfigFile {
                 ? Optional.of(new AutosignToken(match.get(), salt.get().toLowerCase(Locale.ROOT),
                         sha256.get().toLowerCase(Locale.ROOT), singleUse))
                 : Optional.empty();
+    }
+
+    /**
+     * {@code nodegroups:}, Salt's: a name to a compound target, or to a list of ids (or of compound words). All are
+     * checked together, each problem at its entry's line: syntax, unknown nodegroups, uses of itself (Salt's
+     * recursion check), expansions too long for a target.
+     */
+    private static Optional<Map<String, String>> nodegroups(List<ConfigSection.Named> entries) {
+        Map<String, String> definitions = new LinkedHashMap<>();
+        Map<String, ConfigSection.Named> written = new LinkedHashMap<>();
+        boolean ok = true;
+        for (ConfigSection.Named entry : entries) {
+            written.put(entry.name(), entry);
+            try {
+                definitions.put(entry.name(), entry.list() ? Nodegroups.fromList(entry.values())
+                        : entry.values().get(0));
+            } catch (TargetException e) {
+                entry.problem(e.getMessage());
+                ok = false;
+            }
+        }
+        Map<String, String> problems = Nodegroups.problems(definitions);
+        problems.forEach((name, problem) -> written.get(name).problem(problem));
+        return ok && problems.isEmpty() ? Optional.of(definitions) : Optional.empty();
     }
 
     private static Map<String, PublisherAcl> publisherAcl(Map<String, ConfigSection> sections) {

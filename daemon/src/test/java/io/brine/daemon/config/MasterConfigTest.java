@@ -239,7 +239,8 @@ class MasterConfigTest {
                         + " keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
-                        + " inventory_window, autosign_tokens, publisher_acl, log_level, log_file, log_format, audit_log,"
+                        + " inventory_window, autosign_tokens, publisher_acl, nodegroups, log_level, log_file, log_format,"
+                        + " audit_log,"
                         + " cluster, salt_minions, http_interface, http_port)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
@@ -252,6 +253,53 @@ class MasterConfigTest {
                 "expected one of error, warn, info, debug, trace, got \"warning\"",
                 "~ is not expanded in brine config files: write the full path, got \"~/audit.log\"",
                 "duplicate key (first at line 7)");
+    }
+
+    @Test
+    void nodegroupsAreSaltsCompoundStringsOrListsOfIds() throws Exception {
+        MasterConfig config = load("""
+                nodegroups:
+                  debian_web: 'N@web and G@os:debian'
+                  web: 'web* or L@lb1'
+                  dbs: [db1, db2]
+                  words: ['G@os:debian', 'or', 'N@dbs']
+                """);
+        assertThat(config.nodegroups()).containsExactly(
+                Map.entry("debian_web", "N@web and G@os:debian"),
+                Map.entry("web", "web* or L@lb1"),
+                Map.entry("dbs", "L@db1,db2"),
+                Map.entry("words", "G@os:debian or N@dbs"));
+        assertThat(load("").nodegroups()).isEmpty();
+    }
+
+    @Test
+    void everyBadNodegroupIsReportedAtItsLine() throws IOException {
+        List<ConfigProblem> problems = problems("""
+                nodegroups:
+                  ok: 'web*'
+                  loop: 'N@loop2 or web1'
+                  loop2: 'N@loop'
+                  self: 'db* and not N@self'
+                  unknown: 'N@ok or N@nowhere'
+                  syntax: 'web* and'
+                  globs: [web1, 'db*']
+                  uses_globs: 'N@globs'
+                  nested: {a: b}
+                """);
+        assertThat(problems).extracting(ConfigProblem::line, ConfigProblem::key, ConfigProblem::message)
+                .containsExactlyInAnyOrder(
+                        tuple(3, "nodegroups.loop", "uses itself: loop -> loop2 -> loop"),
+                        tuple(4, "nodegroups.loop2", "uses itself: loop2 -> loop -> loop2"),
+                        tuple(5, "nodegroups.self", "uses itself: self -> self"),
+                        tuple(6, "nodegroups.unknown", "uses the unknown nodegroup nowhere"),
+                        tuple(7, "nodegroups.syntax", "compound target ends where a term was expected"),
+                        tuple(8, "nodegroups.globs", "a list of minion ids, and 'db*' is not one (id has a character"
+                                + " outside [a-z0-9._-] at position 2 (U+002A)); write globs as a compound string,"
+                                + " e.g. 'web* or db*'"),
+                        tuple(9, "nodegroups.uses_globs", "uses the unknown nodegroup globs"),
+                        tuple(10, "nodegroups.nested", "expected a value or a list of values, got a mapping"));
+        assertThatThrownBy(() -> MasterConfig.builder(dir).nodegroups(Map.of("a", "N@a")).build())
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("uses itself");
     }
 
     @Test

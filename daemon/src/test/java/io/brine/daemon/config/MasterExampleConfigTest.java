@@ -39,6 +39,7 @@ class MasterExampleConfigTest {
         assertThat(config.publisherAcl()).isNotEmpty();
         assertThat(config.acceptance().autosignTokens()).isNotEmpty();
         assertThat(config.acceptance().autosignClaims()).isNotEmpty();
+        assertThat(config.nodegroups()).containsKeys("web", "dbs", "debian_web");
     }
 
     @Test

@@ -8,8 +8,7 @@ import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.target.TargetException;
-import io.brine.protocol.target.Targets;
+import io.brine.protocol.target.Nodegroups;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -19,6 +18,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
@@ -46,7 +46,7 @@ import picocli.CommandLine.Spec;
             "", "Exit codes: 0 every targeted minion returned success; 1 some did not return, failed, or nothing "
                     + "matched; 2 usage or configuration error, or the master refused the job."},
         footer = {"", "Examples:", "  brine '*' test.ping", "  brine -L web1,web2 test.echo hello",
-            "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine --async '*' test.sleep 30",
+            "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine -N web test.ping", "  brine --async '*' test.sleep 30",
             "  brine jobs show 20261122031109123456"})
 public final class BrineCli implements Callable<Integer> {
 
@@ -77,12 +77,14 @@ public final class BrineCli implements Callable<Integer> {
                 + "10.0.0.0/8 (compound S@).")
         boolean ipcidr;
         @Option(names = {"-C", "--compound"}, description = "TARGET is a compound expression, e.g. "
-                + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex) and S@ (subnet).")
+                + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex), S@ (subnet) and N@ (nodegroup).")
         boolean compound;
+        @Option(names = {"-N", "--nodegroup"}, description = "TARGET is a nodegroup of master.yaml (compound N@).")
+        boolean nodegroup;
 
         String type() {
-            return pcre ? "pcre" : list ? "list" : grain ? "grain" : compound || grainPcre || ipcidr ? "compound"
-                    : "glob";
+            return pcre ? "pcre" : list ? "list" : grain ? "grain" : nodegroup ? Nodegroups.TYPE
+                    : compound || grainPcre || ipcidr ? "compound" : "glob";
         }
 
         /** The expression sent: -P and -S are compound terms on the wire. */
@@ -168,10 +170,10 @@ public final class BrineCli implements Callable<Integer> {
         }
         String type = targetType.type();
         String expression = targetType.expression(target);
-        try {
-            Targets.parse(type, expression);
-        } catch (TargetException e) {
-            err.println("brine: bad target: " + e.getMessage());
+        // The syntax only: nodegroups are the master's, which expands them and names an unknown one.
+        Optional<String> badTarget = Nodegroups.syntaxProblem(type, expression);
+        if (badTarget.isPresent()) {
+            err.println("brine: bad target: " + badTarget.get());
             return 2;
         }
         List<Object> args = new ArrayList<>();

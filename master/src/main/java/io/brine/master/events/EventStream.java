@@ -15,7 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's event stream ({@code brine events}): auth decisions, key changes, publications, returns and
  * rotations, sent as they happen to the publisher sessions that subscribed (PROTOCOL.md, "Events"). A publisher with
- * a {@code publisher_acl} sees only events about minions its {@code targets} all cover; the master's own events
+ * a {@code publisher_acl} sees only events about minions its {@code targets} all cover, and of a job only when its
+ * {@code functions} allow the job's function too (it could have published that job itself); the master's own events
  * (rotations) and events about several minions it may not all target go to the local administrator alone.
  *
  * <p>Emitting runs on the thread where the thing happened (an auth worker, the job cache writer, the timer):
@@ -33,7 +34,8 @@ public final class EventStream {
         boolean send(SessionMessage.Event event);
     }
 
-    private record Subscriber(PublisherSession session, Glob tag, Predicate<String> minionAllowed, Sender sender) {
+    private record Subscriber(PublisherSession session, Glob tag, Predicate<String> minionAllowed,
+            Predicate<String> functionAllowed, Sender sender) {
     }
 
     private final Clock clock;
@@ -45,18 +47,21 @@ public final class EventStream {
 
     /** {@code session} gets, through {@code sender}, the events from now on whose tag matches {@code tagGlob}. */
     public void subscribe(PublisherSession session, String tagGlob, Sender sender) {
-        Predicate<String> allowed = session.acl().map(acl -> {
-            List<Glob> targets = acl.targets().stream().map(Glob::compile).toList();
-            return (Predicate<String>) id -> targets.stream().anyMatch(glob -> glob.matches(id));
-        }).orElse(id -> true);
+        Predicate<String> allowed = session.acl().map(acl -> anyOf(acl.targets())).orElse(id -> true);
+        Predicate<String> functions = session.acl().map(acl -> anyOf(acl.functions())).orElse(fun -> true);
         subscribers.removeIf(s -> s.session() == session);
         while (subscribers.size() >= MAX_SUBSCRIBERS) {
             Subscriber oldest = subscribers.remove(0);
             LOG.info("{}: event subscription dropped for a newer one ({} at most)", oldest.session(),
                     MAX_SUBSCRIBERS);
         }
-        subscribers.add(new Subscriber(session, Glob.compile(tagGlob), allowed, sender));
+        subscribers.add(new Subscriber(session, Glob.compile(tagGlob), allowed, functions, sender));
         LOG.info("{}: subscribed to events {}", session, tagGlob);
+    }
+
+    private static Predicate<String> anyOf(List<String> globs) {
+        List<Glob> compiled = globs.stream().map(Glob::compile).toList();
+        return text -> compiled.stream().anyMatch(glob -> glob.matches(text));
     }
 
     /** Subscribers now: for tests and metrics. */
@@ -69,12 +74,17 @@ public final class EventStream {
      * {@code tag} and who may see all of them.
      */
     public void emit(String tag, Collection<String> minions, Map<String, Object> data) {
+        emit(tag, minions, null, data);
+    }
+
+    /** As {@link #emit(String, Collection, Map)}, for an event of a job of {@code fun} (null: not a job's). */
+    public void emit(String tag, Collection<String> minions, String fun, Map<String, Object> data) {
         if (subscribers.isEmpty()) {
             return;
         }
         SessionMessage.Event event = null;
         for (Subscriber subscriber : subscribers) {
-            if (!subscriber.tag().matches(tag) || !visible(subscriber, minions)) {
+            if (!subscriber.tag().matches(tag) || !visible(subscriber, minions, fun)) {
                 continue;
             }
             if (event == null) {
@@ -92,10 +102,11 @@ public final class EventStream {
         }
     }
 
-    private static boolean visible(Subscriber subscriber, Collection<String> minions) {
+    private static boolean visible(Subscriber subscriber, Collection<String> minions, String fun) {
         if (subscriber.session().acl().isEmpty()) {
             return true;
         }
-        return !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed());
+        return !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed())
+                && (fun == null || subscriber.functionAllowed().test(fun));
     }
 }

@@ -34,8 +34,12 @@ public final class ActiveJobs implements UndeliveredListener {
     static final int MAX_ACTIVE = 100_000;
     static final Duration ACTIVE_FOR = Duration.ofHours(1);
 
-    private record ActiveJob(Set<String> minions, Set<String> unreachable, Set<String> returned,
+    private record ActiveJob(String fun, Set<String> minions, Set<String> unreachable, Set<String> returned,
             List<Consumer<SessionMessage.ReturnEvent>> watchers) {
+    }
+
+    /** What a job was published as: its function and the minions it targeted. */
+    private record Targeted(String fun, Set<String> minions) {
     }
 
     private final JobCache cache;
@@ -62,15 +66,15 @@ public final class ActiveJobs implements UndeliveredListener {
      * A job about to be published as {@code frame} to {@code minions}: from now on its returns count, and reports
      * about {@code frame} are about it. {@code watcher}, if given, hears each return as it is stored.
      */
-    public void begin(String jid, Collection<String> minions, byte[] frame,
+    public void begin(String jid, String fun, Collection<String> minions, byte[] frame,
             Consumer<SessionMessage.ReturnEvent> watcher) {
-        ActiveJob job = new ActiveJob(Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
+        ActiveJob job = new ActiveJob(fun, Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
                 ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
         if (watcher != null) {
             job.watchers().add(watcher);
         }
         active.put(jid, job);
-        metrics.published(jid, minions);
+        metrics.published(jid, fun, minions);
         if (frame != null) {
             sending.put(frame, jid);
         }
@@ -138,8 +142,8 @@ public final class ActiveJobs implements UndeliveredListener {
      * that name no jid or other per-return value, so that a throttled log keeps one line per reason.
      */
     public void onReturn(String minionId, SessionMessage.Return ret, Consumer<String> ack, Runnable done) {
-        Set<String> targeted = targetedBy(ret.jid());
-        if (targeted == null || !targeted.contains(minionId)) {
+        Targeted targeted = targetedBy(ret.jid());
+        if (targeted == null || !targeted.minions().contains(minionId)) {
             try {
                 // At DEBUG: an accepted minion can send these at will; the caller logs refusals throttled.
                 LOG.debug("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
@@ -166,7 +170,7 @@ public final class ActiveJobs implements UndeliveredListener {
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
-            metrics.returned(ret.jid(), minionId, ret.success(), ret.retcode());
+            metrics.returned(ret.jid(), targeted.fun(), minionId, ret.success(), ret.retcode());
             ack.accept(null);
             ActiveJob job = active.getIfPresent(ret.jid());
             if (job != null) {
@@ -204,15 +208,15 @@ public final class ActiveJobs implements UndeliveredListener {
         }
     }
 
-    private Set<String> targetedBy(String jid) {
+    private Targeted targetedBy(String jid) {
         ActiveJob job = active.getIfPresent(jid);
         if (job != null) {
-            return job.minions();
+            return new Targeted(job.fun(), job.minions());
         }
         if (!JobIds.isValid(jid)) {
             return null;
         }
         Optional<JobRecord> record = cache.job(jid);
-        return record.map(r -> Set.copyOf(r.minions())).orElse(null);
+        return record.map(r -> new Targeted(r.fun(), Set.copyOf(r.minions()))).orElse(null);
     }
 }

@@ -107,10 +107,12 @@ public final class MasterMetrics {
         authLatency.record(Duration.ofNanos(nanos));
     }
 
-    /** Job {@code jid} was published to {@code minions}. */
-    public void published(String jid, Collection<String> minions) {
+    /** Job {@code jid} of {@code fun} was published to {@code minions}. */
+    public void published(String jid, String fun, Collection<String> minions) {
         publications.increment();
-        events.emit("brine/job/" + jid + "/new", minions, Map.of("jid", jid, "minions", List.copyOf(minions)));
+        String function = fun == null ? "unknown" : fun; // unknown: no publisher ACL allows it
+        events.emit("brine/job/" + jid + "/new", minions, function, Map.of("jid", jid, "fun", function, "minions",
+                List.copyOf(minions)));
     }
 
     /** {@code count} minions were not reached by a publication. */
@@ -120,11 +122,12 @@ public final class MasterMetrics {
         }
     }
 
-    /** {@code minionId}'s return for job {@code jid} was stored. */
-    public void returned(String jid, String minionId, boolean success, int retcode) {
+    /** {@code minionId}'s return for job {@code jid} of {@code fun} was stored. */
+    public void returned(String jid, String fun, String minionId, boolean success, int retcode) {
         returns.increment();
-        events.emit("brine/job/" + jid + "/ret/" + minionId, List.of(minionId), Map.of("jid", jid, "id", minionId,
-                "success", success, "retcode", retcode));
+        String function = fun == null ? "unknown" : fun;
+        events.emit("brine/job/" + jid + "/ret/" + minionId, List.of(minionId), function, Map.of("jid", jid, "fun",
+                function, "id", minionId, "success", success, "retcode", retcode));
     }
 
     /** A key changed state in the key store (the master's decision, or brine-key's in another process). */

@@ -132,7 +132,7 @@ public final class JobPublisher {
         audit.record(AuditEvent.builder("publish", publisher).reason(fun + " on " + targetType + " " + target
                 + " (" + minions.size() + " minions, jid " + jid + ")").build());
         if (minions.isEmpty()) {
-            active.begin(jid, minions, null, watcher);
+            active.begin(jid, fun, minions, null, watcher);
             return new Published(jid, List.of(), List.of());
         }
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
@@ -187,7 +187,7 @@ public final class JobPublisher {
                     issuedMs, load);
             byte[] frame = Codec.encodeSigned(sealed, masterKey);
             // Before it goes out: a transport may report the frame undelivered before publish() returns.
-            active.begin(jid, minions, frame, watcher);
+            active.begin(jid, load.fun(), minions, frame, watcher);
             List<String> saltMinions = salt == null ? List.of() : salt.saltMinions(minions);
             if (saltMinions.isEmpty()) {
                 return new HashSet<>(transport.publish(minions, frame));

@@ -26,7 +26,9 @@ import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.target.Glob;
+import io.brine.protocol.target.Nodegroups;
 import io.brine.protocol.target.Target;
+import io.brine.protocol.target.TargetException;
 import io.brine.transport.Peer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -66,6 +68,7 @@ public final class PublisherService {
     private final Path publishersDir;
     private final RSAPublicKey rootKey;
     private final Map<String, MasterConfig.PublisherAcl> acls;
+    private final Nodegroups nodegroups;
     private final SessionTable sessions;
     private final JobPublisher jobs;
     private final KeyPair masterKeys;
@@ -82,9 +85,17 @@ public final class PublisherService {
 
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
             SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit, Clock clock) {
+        this(pkiDir, rootKey, acls, Nodegroups.none(), sessions, jobs, masterKeys, audit, clock);
+    }
+
+    /** @param nodegroups master.yaml's, expanded in each target before it is parsed */
+    public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
+            Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit,
+            Clock clock) {
         this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
         this.rootKey = rootKey;
         this.acls = Map.copyOf(acls);
+        this.nodegroups = nodegroups;
         this.sessions = sessions;
         this.jobs = jobs;
         this.masterKeys = masterKeys;
@@ -204,12 +215,14 @@ public final class PublisherService {
     public SessionMessage.PublishReply publish(PublisherSession session, SessionMessage.PublishRequest request,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         try {
-            Target target = JobPublisher.parse(request.targetType(), request.target());
+            // Minions parse the target again and know no nodegroups: they get each one's definition.
+            Nodegroups.Expanded expanded = expand(request.targetType(), request.target());
+            Target target = JobPublisher.parse(expanded.type(), expanded.expression());
             List<String> minions = jobs.resolve(target);
             if (session.acl().isPresent()) {
                 checkAcl(session, session.acl().get(), request.fun(), minions);
             }
-            JobPublisher.Published published = jobs.publish(session.name(), request.targetType(), request.target(),
+            JobPublisher.Published published = jobs.publish(session.name(), expanded.type(), expanded.expression(),
                     minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(), watcher);
             return new SessionMessage.PublishReply(published.jid(), published.minions(), published.unreachable(),
                     null);
@@ -217,6 +230,14 @@ public final class PublisherService {
             LOG.info("Publisher {}: publication refused: {}", session.name(), e.getMessage());
             audit.record(AuditEvent.builder("publish-refused", session.name()).reason(e.getMessage()).build());
             return new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage());
+        }
+    }
+
+    private Nodegroups.Expanded expand(String type, String expression) throws PublishException {
+        try {
+            return nodegroups.expand(type, expression);
+        } catch (TargetException e) {
+            throw new PublishException("bad target: " + e.getMessage());
         }
     }
 

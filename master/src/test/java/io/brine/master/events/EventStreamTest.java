@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.config.TransportKind;
+import io.brine.protocol.testing.TestKeys;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Map;
 import io.brine.master.WiredMaster;
 import io.brine.master.client.BrineClient;
 import io.brine.protocol.codec.Codec;
@@ -29,6 +33,7 @@ class EventStreamTest {
 
     private static final int WEB1_KEY = 1;
     private static final int DB1_KEY = 3;
+    private static final int CI_KEY = 142;
 
     @TempDir
     Path dir;
@@ -40,7 +45,10 @@ class EventStreamTest {
         Files.writeString(autosign, "web1\n");
         Files.setPosixFilePermissions(autosign, PosixFilePermissions.fromString("rw-------"));
         master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
-                .autosignFile(autosign).build()));
+                .autosignFile(autosign).build()).publisherAcl(Map.of("ci", new MasterConfig.PublisherAcl(
+                        List.of("web*"), List.of("test.*")))));
+        Path ci = Files.createDirectories(master.config().pkiDir().resolve("publishers")).resolve("ci");
+        Files.writeString(ci, TestKeys.publicPem(CI_KEY));
     }
 
     @AfterEach
@@ -89,9 +97,49 @@ class EventStreamTest {
         }
     }
 
+    @Test
+    void aPublisherWithAnAclHearsOnlyOfTheMinionsAndFunctionsItMayTarget() throws Exception {
+        List<SessionMessage.Event> admin = new CopyOnWriteArrayList<>();
+        List<SessionMessage.Event> ci = new CopyOnWriteArrayList<>();
+        Thread adminListener = listen("brine/*", admin, master.root(), 1);
+        Thread ciListener = listen("brine/*", ci, BrineClient.connect(TransportKind.TCP, "127.0.0.1", master.port(),
+                "ci", TestKeys.pair(CI_KEY), (RSAPublicKey) WiredMaster.masterKey(), Duration.ofSeconds(10)), 2);
+        try (TcpClientChannel web1 = master.connect(); BrineClient root = master.root()) {
+            assertThat(auth(web1, "web1", WEB1_KEY)).isEqualTo(AuthStatus.ACCEPTED);
+            assertThat(auth(master.connect(), "db1", DB1_KEY)).isEqualTo(AuthStatus.PENDING);
+            String ping = root.publish(BrineClient.Job.of("list", "web1", "test.ping")).jid();
+            String command = root.publish(BrineClient.Job.of("list", "web1", "cmd.run", "id")).jid();
+            master.master().requestRotation("test");
+            // Each event goes to every subscriber in one go: once the admin has it, the publisher had its chance.
+            await().until(() -> tags(admin).containsAll(List.of("brine/auth/accepted", "brine/auth/pending",
+                    "brine/key/minions_pre", "brine/job/" + ping + "/new", "brine/job/" + command + "/new",
+                    "brine/key/rotated")));
+            await().until(() -> tags(ci).contains("brine/job/" + ping + "/new"));
+
+            assertThat(tags(ci)).contains("brine/auth/accepted", "brine/key/minions")
+                    .doesNotContain("brine/auth/pending", "brine/key/minions_pre", "brine/job/" + command + "/new",
+                            "brine/key/rotated");
+            assertThat(ci).allSatisfy(event -> assertThat(event.data().get("id") == null
+                    || event.data().get("id").equals("web1")).as(event.tag()).isTrue());
+            assertThat(ci.stream().filter(e -> e.tag().endsWith("/new")).findFirst().orElseThrow().data())
+                    .containsEntry("fun", "test.ping").containsEntry("minions", List.of("web1"));
+        } finally {
+            adminListener.interrupt();
+            ciListener.interrupt();
+        }
+    }
+
+    private static List<String> tags(List<SessionMessage.Event> events) {
+        return events.stream().map(SessionMessage.Event::tag).toList();
+    }
+
     /** A root publisher subscribed to {@code glob} on a thread of its own, collecting into {@code heard}. */
     private Thread listen(String glob, List<SessionMessage.Event> heard) throws Exception {
-        BrineClient client = master.root();
+        return listen(glob, heard, master.root(), 1);
+    }
+
+    /** {@code client} subscribed to {@code glob}, the {@code subscribers}-th, collecting into {@code heard}. */
+    private Thread listen(String glob, List<SessionMessage.Event> heard, BrineClient client, int subscribers) {
         Thread thread = new Thread(() -> {
             try (client) {
                 client.events(glob, event -> {
@@ -104,7 +152,7 @@ class EventStreamTest {
         }, "events-listener");
         thread.setDaemon(true);
         thread.start();
-        await().until(() -> master.eventSubscribers() == 1);
+        await().until(() -> master.eventSubscribers() == subscribers);
         return thread;
     }
 

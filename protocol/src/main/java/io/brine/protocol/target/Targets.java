@@ -15,7 +15,8 @@ import java.util.regex.PatternSyntaxException;
  * ({@code key:glob}, nested keys joined by {@code :}) and {@code compound}, Salt's syntax:
  * {@code G@os:debian and web* or not L@db1,db2}, with {@code E@} for a regex, {@code L@} for a list, {@code P@} for
  * a grain regex ({@code key:regex}), {@code S@} for a subnet on the {@code ipv4} grain ({@code 10.0.0.0/8}),
- * parentheses, and {@code not} binding tighter than {@code and}, which binds tighter than {@code or}.
+ * parentheses, and {@code not} binding tighter than {@code and}, which binds tighter than {@code or}. A nodegroup term
+ * ({@code N@name}) is the master's to expand first ({@link Nodegroups}); parsed here, it is an error.
  */
 public final class Targets {
 
@@ -121,32 +122,41 @@ public final class Targets {
         return new Target.Subnet(network, prefix);
     }
 
+    /**
+     * The words of a compound expression: split at white space, with parentheses glued to a word's start or end as
+     * words of their own ({@code (web* or db*)}). Joining them with spaces gives an expression with the same words.
+     */
+    static List<String> tokens(String expression) {
+        List<String> tokens = new ArrayList<>();
+        for (String word : expression.strip().split("\\s+")) {
+            int start = 0;
+            while (start < word.length() && word.charAt(start) == '(') {
+                tokens.add("(");
+                start++;
+            }
+            int end = word.length();
+            int closing = 0;
+            while (end > start && word.charAt(end - 1) == ')') {
+                end--;
+                closing++;
+            }
+            if (end > start) {
+                tokens.add(word.substring(start, end));
+            }
+            for (int i = 0; i < closing; i++) {
+                tokens.add(")");
+            }
+        }
+        return tokens;
+    }
+
     /** Recursive descent over whitespace-separated words and parentheses. */
     private static final class CompoundParser {
         private final List<String> tokens = new ArrayList<>();
         private int position;
 
         CompoundParser(String expression) {
-            for (String word : expression.strip().split("\\s+")) {
-                // Parentheses may be glued to words: "(web* or db*)".
-                int start = 0;
-                while (start < word.length() && word.charAt(start) == '(') {
-                    tokens.add("(");
-                    start++;
-                }
-                int end = word.length();
-                int closing = 0;
-                while (end > start && word.charAt(end - 1) == ')') {
-                    end--;
-                    closing++;
-                }
-                if (end > start) {
-                    tokens.add(word.substring(start, end));
-                }
-                for (int i = 0; i < closing; i++) {
-                    tokens.add(")");
-                }
-            }
+            tokens.addAll(tokens(expression));
         }
 
         Target parse() {
@@ -205,8 +215,10 @@ public final class Targets {
                     case 'L' -> list(rest);
                     case 'P' -> grainRegex(rest);
                     case 'S' -> subnet(rest);
+                    case 'N' -> throw new TargetException("nodegroup " + token + " was not expanded: nodegroups are"
+                            + " the master's (master.yaml), expanded before a target is parsed");
                     default -> throw new TargetException("unsupported compound prefix " + token.substring(0, 2)
-                            + " (supported: G@, P@, E@, L@, S@, and plain globs)");
+                            + " (supported: G@, P@, E@, L@, S@, N@ for a nodegroup, and plain globs)");
                 };
             }
             return new Target.IdGlob(Glob.compile(token));

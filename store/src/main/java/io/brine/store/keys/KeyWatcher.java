@@ -13,7 +13,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The key store's one thread: it looks for changes made by other processes every {@code pollInterval} (never when
- * zero: brine-key, and tests that poll by hand), and tells the listeners of every change, in order, one at a time.
+ * zero: brine-key, and tests that poll by hand), and tells the listeners of every change, in order, each list of
+ * changes seen at once as one ({@link KeyChangeListener#onChanges}).
  * What a poll does is the store's ({@link FileKeyStore#poll}); when a full rescan is due is measured on the store's
  * injected ticker.
  */
@@ -54,13 +55,12 @@ final class KeyWatcher implements AutoCloseable {
         }
         try {
             executor.execute(() -> {
-                for (KeyChange change : changes) {
-                    for (KeyChangeListener listener : listeners) {
-                        try {
-                            listener.onChange(change);
-                        } catch (RuntimeException e) {
-                            log.error("Key store listener failed on {}", change, e);
-                        }
+                for (KeyChangeListener listener : listeners) {
+                    try {
+                        listener.onChanges(changes);
+                    } catch (RuntimeException e) {
+                        log.error("Key store listener failed on {}", changes.size() == 1 ? changes.get(0)
+                                : changes.size() + " changes", e);
                     }
                 }
             });
