@@ -58,6 +58,8 @@ public final class MasterMain implements Callable<Integer> {
             return 0;
         }
         DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        // Before the daemon starts: a SIGHUP the JVM does not handle stops it, and logrotate may send one at any time.
+        Hangups hangups = reopenOnHangup();
         MasterDaemon daemon;
         try {
             daemon = MasterDaemon.start(config, Clock.systemUTC());
@@ -65,7 +67,7 @@ public final class MasterMain implements Callable<Integer> {
             LOG.error("Master cannot start: {}", e.getMessage());
             return 1;
         }
-        reopenOnHangup(daemon);
+        hangups.started(daemon::reopenLogs);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("Master stopping");
@@ -85,11 +87,36 @@ public final class MasterMain implements Callable<Integer> {
      * JDK's only way to catch a signal; it is in {@code jdk.unsupported}, exported to every class path application.
      */
     @SuppressWarnings("removal")
-    private static void reopenOnHangup(MasterDaemon daemon) {
+    private static Hangups reopenOnHangup() {
+        Hangups hangups = new Hangups();
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> daemon.reopenLogs());
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> hangups.hangup());
         } catch (IllegalArgumentException e) {
             LOG.warn("SIGHUP not handled here ({}): restart the master to reopen its logs", e.getMessage());
+        }
+        return hangups;
+    }
+
+    /** Hangups before the daemon has started are kept and acted on once it has: nothing is lost or stops it. */
+    static final class Hangups {
+        private Runnable reopen;
+        private boolean pending;
+
+        synchronized void hangup() {
+            if (reopen == null) {
+                pending = true;
+            } else {
+                reopen.run();
+            }
+        }
+
+        synchronized void started(Runnable reopenLogs) {
+            reopen = reopenLogs;
+            if (pending) {
+                pending = false;
+                LOG.info("SIGHUP received while starting: reopening the logs now");
+                reopen.run();
+            }
         }
     }
 }
