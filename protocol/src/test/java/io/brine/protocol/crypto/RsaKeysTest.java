@@ -9,7 +9,9 @@ import java.security.KeyFactory;
 import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
 import java.security.spec.RSAPublicKeySpec;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Public keys are checked as keys: one canonical SPKI, e = 65537, an odd modulus with no small factor. */
@@ -56,22 +58,33 @@ class RsaKeysTest {
         // Every prime, on moduli of every allowed size class and odd sizes between, against the obvious algorithm:
         // the reduction by chunk products and the Barrett step must not lose a factor anywhere.
         SecureRandom random = new SecureRandom(new byte[] {7});
-        for (int bits : new int[] {1, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2047, 2048, 3072, 4096, 8192}) {
-            BigInteger base = BigInteger.probablePrime(Math.max(bits, 2), random);
-            for (int p = 2; p < SmallPrimes.BOUND; p++) {
-                if (BigInteger.valueOf(p).isProbablePrime(50)) {
-                    BigInteger n = base.multiply(BigInteger.valueOf(p));
-                    assertThat(SmallPrimes.factorOf(n)).as("%d-bit prime * %d", bits, p).isEqualTo(naive(n));
-                }
+        BigInteger modulus = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
+        List<BigInteger> bases = new ArrayList<>();
+        for (int bits : new int[] {31, 32, 33, 63, 64, 65, 511, 512, 513, 1023, 1024, 1025}) {
+            bases.add(BigInteger.probablePrime(bits, random));
+        }
+        // Larger sizes from a real modulus (generating 4096- or 8192-bit primes takes seconds to minutes).
+        bases.addAll(List.of(modulus, modulus.multiply(bases.get(bases.size() - 1)), modulus.pow(2), modulus.pow(4)));
+        for (BigInteger base : bases) {
+            // None of these has a factor below the bound: p is the only one, so the answer.
+            int bits = base.bitLength();
+            for (int p : PRIMES) {
+                assertThat(SmallPrimes.factorOf(base.multiply(BigInteger.valueOf(p)))).as("%d-bit prime * %d", bits,
+                        p).isEqualTo(p);
             }
             BigInteger odd = new BigInteger(bits, random).setBit(0);
             assertThat(SmallPrimes.factorOf(odd)).as("random %d bits", bits).isEqualTo(naive(odd));
+            BigInteger even = odd.clearBit(0).setBit(1);
+            assertThat(SmallPrimes.factorOf(even)).as("even %d bits", bits).isEqualTo(2);
         }
     }
 
+    private static final int[] PRIMES = java.util.stream.IntStream.range(2, SmallPrimes.BOUND)
+            .filter(p -> BigInteger.valueOf(p).isProbablePrime(50)).toArray();
+
     private static int naive(BigInteger n) {
-        for (int p = 2; p < SmallPrimes.BOUND; p++) {
-            if (BigInteger.valueOf(p).isProbablePrime(50) && n.mod(BigInteger.valueOf(p)).signum() == 0) {
+        for (int p : PRIMES) {
+            if (n.mod(BigInteger.valueOf(p)).signum() == 0) {
                 return p;
             }
         }
