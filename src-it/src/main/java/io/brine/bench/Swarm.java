@@ -42,7 +42,7 @@ final class Swarm implements AutoCloseable {
         long started = System.nanoTime();
         try (WorkerProcess warm = WorkerProcess.start(99, options.transport(), requestPort(options, master),
                 master.masterPub(), options.keys(), options.minions(), Bench.WARM_PREFIX, 0, count,
-                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads())) {
+                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads(), options.salt())) {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
             warm.command("connect 500", Duration.ofMinutes(2));
@@ -93,7 +93,7 @@ final class Swarm implements AutoCloseable {
             int heap = 256 + size / 8;
             workers.add(WorkerProcess.start(i, transport, requestPort(options, master), master.masterPub(),
                     options.keys(), 0, Bench.PREFIX, first, size, runDir.resolve("worker-" + i + ".log"), heap,
-                    options.workerIoThreads()));
+                    options.workerIoThreads(), options.salt()));
             first += size;
         }
         for (WorkerProcess worker : workers) {
