@@ -30,6 +30,12 @@ public final class BenchMain implements Callable<Integer> {
             description = "The master's and the minions' transport (default: ${DEFAULT-VALUE}).")
     String transport;
 
+    @Option(names = "--protocol", paramLabel = "brine|salt", defaultValue = "brine",
+            description = "What the simulated minions speak: brine's protocol, or a stock Salt minion's (Salt's v3 "
+                    + "_auth, publications in Salt's envelope, _return; ZeroMQ only; the master serves salt_minions) "
+                    + "(default: ${DEFAULT-VALUE}).")
+    String protocol;
+
     @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
             description = "Which of auth,rotate,ping,publish,memory to run (default: all). auth always runs: the "
@@ -142,6 +148,20 @@ public final class BenchMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        boolean salt = protocol.equals("salt");
+        if (!salt && !protocol.equals("brine")) {
+            System.err.println("unknown protocol " + protocol + "; expected brine or salt");
+            return 2;
+        }
+        if (salt && masters > 1) {
+            System.err.println("--protocol salt runs against one master (not with --masters)");
+            return 2;
+        }
+        if (salt && kind != Transport.ZEROMQ) {
+            System.err.println("--protocol salt runs over --transport zeromq only (Salt's TCP transport is not "
+                    + "simulated)");
+            return 2;
+        }
         Scenario profiled = null;
         if (profile != null) {
             try {
@@ -154,7 +174,7 @@ public final class BenchMain implements Callable<Integer> {
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads));
+                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt);
         if (masters > 1) {
             return new ClusterBench(options, masters, Optional.ofNullable(zookeeper)).run();
         }

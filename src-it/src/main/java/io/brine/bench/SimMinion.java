@@ -42,7 +42,7 @@ import java.util.TreeMap;
  * verified is not verified again ({@link Swarm#verifiedByMaster}). {@code test.ping} returns {@code true}; the
  * function {@code bench.deliver} is only counted, never returned, so the publish scenario measures fan-out alone.
  */
-final class SimMinion {
+final class SimMinion implements BenchMinion {
 
     /** The function whose publications are counted and not returned. */
     static final String DELIVER_FUNCTION = "bench.deliver";
@@ -61,17 +61,17 @@ final class SimMinion {
 
         Clock clock();
 
-        void accepted(SimMinion minion, long nanos);
+        void accepted(BenchMinion minion, long nanos);
 
-        void refused(SimMinion minion, AuthStatus status);
+        void refused(BenchMinion minion, AuthStatus status);
 
-        void keyInstalled(SimMinion minion, long generation, long nanos);
+        void keyInstalled(BenchMinion minion, long generation, long nanos);
 
-        void delivered(SimMinion minion, PublishLoad load, long nanos);
+        void delivered(BenchMinion minion, long nanos);
 
-        void returned(SimMinion minion);
+        void returned(BenchMinion minion);
 
-        void sessionUnknown(SimMinion minion);
+        void sessionUnknown(BenchMinion minion);
     }
 
     final int index;
@@ -105,7 +105,8 @@ final class SimMinion {
     }
 
     /** Opens its request connection. */
-    synchronized void connect(ClientTransport transport) throws java.io.IOException {
+    @Override
+    public synchronized void connect(ClientTransport transport) throws java.io.IOException {
         this.transport = transport;
         transport.start(new ClientTransport.Listener() {
             @Override
@@ -121,7 +122,8 @@ final class SimMinion {
     }
 
     /** Signs a fresh auth request now, to be sent by {@link #sendAuth}: a private-key operation. */
-    synchronized void prepareAuth() {
+    @Override
+    public synchronized void prepareAuth() {
         byte[] fresh = new byte[32];
         RANDOM.nextBytes(fresh);
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(), fresh,
@@ -131,7 +133,8 @@ final class SimMinion {
     }
 
     /** Sends the prepared request (preparing one first if there is none). */
-    synchronized void sendAuth(long nanos) {
+    @Override
+    public synchronized void sendAuth(long nanos) {
         if (preparedRequest == null) {
             prepareAuth();
         }
@@ -141,7 +144,8 @@ final class SimMinion {
     }
 
     /** Forgets the session, as a minion does after a master restart, so that {@link #sendAuth} starts anew. */
-    synchronized void resetSession() {
+    @Override
+    public synchronized void resetSession() {
         granted = null;
         requestKey = null;
         sessionId = null;
@@ -150,20 +154,24 @@ final class SimMinion {
         nonce = null;
     }
 
-    synchronized boolean accepted() {
+    @Override
+    public synchronized boolean accepted() {
         return granted != null;
     }
 
-    synchronized long authSentNanos() {
+    @Override
+    public synchronized long authSentNanos() {
         return authSentNanos;
     }
 
-    synchronized boolean awaitingReply() {
+    @Override
+    public synchronized boolean awaitingReply() {
         return nonce != null && granted == null;
     }
 
     /** Unwraps both session keys with the private key: two private-key operations. False if they do not unwrap. */
-    boolean unwrap() {
+    @Override
+    public boolean unwrap() {
         AuthReply.Session session;
         synchronized (this) {
             session = granted;
@@ -191,8 +199,12 @@ final class SimMinion {
         return true;
     }
 
-    /** Grains shaped like a real minion's (the keys and sizes brine-minion reports on Debian). */
     private Map<String, Object> grains() {
+        return grains(id, index);
+    }
+
+    /** Grains shaped like a real minion's (the keys and sizes brine-minion reports on Debian). */
+    static Map<String, Object> grains(String id, int index) {
         Map<String, Object> grains = new java.util.LinkedHashMap<>();
         grains.put("cpuarch", "x86_64");
         grains.put("domain", "bench.example");
@@ -221,22 +233,26 @@ final class SimMinion {
      * Sends the session heartbeat when it is due, every 30 s plus up to a quarter at random, as {@code Minion}
      * does: the master answers each, and the TCP transport closes connections that stay silent.
      */
-    synchronized void heartbeatIfDue(long nowMs) {
+    @Override
+    public synchronized void heartbeatIfDue(long nowMs) {
         if (requestKey != null && nowMs >= nextHeartbeatMs) {
             nextHeartbeatMs = nowMs + HEARTBEAT_MS + RANDOM.nextInt((int) HEARTBEAT_MS / 4);
             send(new SessionMessage.Heartbeat(generation()));
         }
     }
 
-    synchronized long generation() {
+    @Override
+    public synchronized long generation() {
         return publishKeys.isEmpty() ? -1 : publishKeys.lastKey();
     }
 
-    synchronized long keyInstalledNanos() {
+    @Override
+    public synchronized long keyInstalledNanos() {
         return keyInstalledNanos;
     }
 
-    synchronized void close() {
+    @Override
+    public synchronized void close() {
         if (transport != null) {
             transport.close();
         }
@@ -303,7 +319,7 @@ final class SimMinion {
             oldest.next();
             oldest.remove();
         }
-        swarm.delivered(this, load, now);
+        swarm.delivered(this, now);
         if (!load.fun().equals(DELIVER_FUNCTION)) {
             boolean ping = load.fun().equals("test.ping");
             send(new SessionMessage.Return(load.jid(), load.fun(), ping ? Boolean.TRUE : "bench: " + load.fun()

@@ -42,7 +42,7 @@ final class Swarm implements AutoCloseable {
         long started = System.nanoTime();
         try (WorkerProcess warm = WorkerProcess.start(99, options.transport(), requestPort(options, master),
                 master.masterPub(), options.keys(), options.minions(), Bench.WARM_PREFIX, 0, count,
-                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads())) {
+                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads(), options.salt())) {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
             warm.command("connect 500", Duration.ofMinutes(2));
@@ -90,10 +90,12 @@ final class Swarm implements AutoCloseable {
         long started = System.nanoTime();
         for (int i = 0; i < count; i++) {
             int size = base + (i < extra ? 1 : 0);
-            int heap = 256 + size / 8;
+            // A Salt envelope carries its whole target list (about 14 KB at 1,000 minions) to every SUB, and a worker
+            // behind the master queues many of them: a larger heap for Salt minions.
+            int heap = 256 + (options.salt() ? size : size / 8);
             workers.add(WorkerProcess.start(i, transport, requestPort(options, master), master.masterPub(),
                     options.keys(), 0, Bench.PREFIX, first, size, runDir.resolve("worker-" + i + ".log"), heap,
-                    options.workerIoThreads()));
+                    options.workerIoThreads(), options.salt()));
             first += size;
         }
         for (WorkerProcess worker : workers) {

@@ -13,6 +13,15 @@ interface SwarmTransports extends AutoCloseable {
     /** A transport to the master's request port; nothing happens on the network before {@code start}. */
     ClientTransport open(String host, int requestPort);
 
+    /**
+     * A stock Salt minion's transport to the request port ({@code --protocol salt}): Salt payloads go out as they
+     * are, and {@code subscribe} subscribes to everything, as Salt's SUB does without {@code zmq_filtering}, taking
+     * each publication as one frame (the envelope).
+     */
+    default ClientTransport openSalt(String host, int requestPort) {
+        throw new UnsupportedOperationException("simulated Salt minions speak Salt's ZeroMQ transport only");
+    }
+
     @Override
     void close();
 

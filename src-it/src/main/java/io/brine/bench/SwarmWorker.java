@@ -3,7 +3,12 @@ package io.brine.bench;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.AuthStatus;
-import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.salt.Crypticle;
+import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltPublication;
+import io.brine.protocol.salt.SaltValue;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -16,10 +21,12 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -38,17 +45,27 @@ import java.util.function.IntFunction;
  * {@code CLOCK_MONOTONIC}, one clock for every process on the machine (the coordinator still checks the offset with
  * the {@code clock} command). Logs go to standard error.
  *
- * <p>Usage: {@code SwarmWorker TRANSPORT HOST RET_PORT MASTER_PUB KEYS_DIR KEY_BASE PREFIX FIRST COUNT IO_THREADS}.
+ * <p>Usage: {@code SwarmWorker TRANSPORT HOST RET_PORT MASTER_PUB KEYS_DIR KEY_BASE PREFIX FIRST COUNT IO_THREADS
+ * [brine|salt]}: the last says which protocol the minions speak ({@link SimMinion}, {@link SaltSimMinion}).
  */
-public final class SwarmWorker implements SimMinion.Swarm {
+public final class SwarmWorker implements SaltSimMinion.Swarm {
 
     private final PrintStream out;
-    private final List<SimMinion> minions = new ArrayList<>();
+    private final List<BenchMinion> minions = new ArrayList<>();
     private final RSAPublicKey masterKey;
     private final Clock clock = Clock.systemUTC();
     private final SwarmTransports transports;
     private final String host;
     private final int retPort;
+    private final boolean salt;
+    /**
+     * Salt envelopes verified and opened, with the aes key that opened them, by their last bytes (signature bytes:
+     * hashing a whole envelope, which holds the list of every target, would cost more than the rest of a delivery).
+     */
+    private final Map<ByteBuffer, OpenedWith> opened = new ConcurrentHashMap<>();
+
+    private record OpenedWith(byte[] envelope, Crypticle aes, SaltSimMinion.Opened opened) {
+    }
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "bench-worker-timer");
         thread.setDaemon(true);
@@ -78,8 +95,9 @@ public final class SwarmWorker implements SimMinion.Swarm {
     private final AtomicLong keysInstalled = new AtomicLong();
 
     private SwarmWorker(PrintStream out, RSAPublicKey masterKey, SwarmTransports transports, String host,
-            int retPort) {
+            int retPort, boolean salt) {
         this.out = out;
+        this.salt = salt;
         this.masterKey = masterKey;
         this.transports = transports;
         this.host = host;
@@ -105,11 +123,15 @@ public final class SwarmWorker implements SimMinion.Swarm {
         int first = Integer.parseInt(args[7]);
         int count = Integer.parseInt(args[8]);
         int ioThreads = Integer.parseInt(args[9]);
+        boolean salt = args.length > 10 && args[10].equals("salt");
         SwarmWorker worker = new SwarmWorker(protocol, masterKey, SwarmTransports.create(transport, ioThreads), host,
-                retPort);
+                retPort, salt);
         long started = System.nanoTime();
-        worker.minions.addAll(parallel(count, i -> new SimMinion(first + i,
-                String.format("%s%05d", prefix, first + i), keys.load(keyBase + first + i), worker)));
+        worker.minions.addAll(parallel(count, i -> {
+            String id = String.format("%s%05d", prefix, first + i);
+            return salt ? new SaltSimMinion(first + i, id, keys.load(keyBase + first + i), worker)
+                    : new SimMinion(first + i, id, keys.load(keyBase + first + i), worker);
+        }));
         worker.timer.scheduleWithFixedDelay(worker::heartbeats, 1, 1, TimeUnit.SECONDS);
         protocol.println("ready " + count + " " + (System.nanoTime() - started) / 1_000_000);
         worker.serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
@@ -130,7 +152,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
             }
             out.println(answer);
         }
-        for (SimMinion minion : minions) {
+        for (BenchMinion minion : minions) {
             minion.close();
         }
         transports.close();
@@ -159,12 +181,12 @@ public final class SwarmWorker implements SimMinion.Swarm {
                     if (wait > 0) {
                         TimeUnit.NANOSECONDS.sleep(wait);
                     }
-                    minions.get(i).connect(transports.open(host, retPort));
+                    minions.get(i).connect(salt ? transports.openSalt(host, retPort) : transports.open(host, retPort));
                 }
                 return "connect " + (System.nanoTime() - started) / 1_000_000;
             }
             case "reset-sessions": {
-                for (SimMinion minion : minions) {
+                for (BenchMinion minion : minions) {
                     minion.resetSession();
                 }
                 acceptedCount.set(0);
@@ -200,7 +222,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
                 long last = 0;
                 long min = Long.MAX_VALUE;
                 long max = Long.MIN_VALUE;
-                for (SimMinion minion : minions) {
+                for (BenchMinion minion : minions) {
                     long generation = minion.generation();
                     min = Math.min(min, generation);
                     max = Math.max(max, generation);
@@ -223,7 +245,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
             case "status":
                 return "status " + status();
             case "close":
-                for (SimMinion minion : minions) {
+                for (BenchMinion minion : minions) {
                     minion.close();
                 }
                 return "close";
@@ -257,7 +279,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
 
     private void heartbeats() {
         long now = clock.millis();
-        for (SimMinion minion : minions) {
+        for (BenchMinion minion : minions) {
             minion.heartbeatIfDue(now);
         }
     }
@@ -278,7 +300,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
         long now = System.nanoTime();
         int sent = Math.min(nextToSend.get(), minions.size());
         for (int i = 0; i < sent; i++) {
-            SimMinion minion = minions.get(i);
+            BenchMinion minion = minions.get(i);
             if (minion.awaitingReply() && now - minion.authSentNanos() > timeoutNanos) {
                 retries.incrementAndGet();
                 minion.prepareAuth();
@@ -307,6 +329,40 @@ public final class SwarmWorker implements SimMinion.Swarm {
     }
 
     @Override
+    public RSAPublicKey masterKey() {
+        return masterKey;
+    }
+
+    @Override
+    public SaltSimMinion.Opened open(byte[] envelope, Crypticle aes) {
+        ByteBuffer key = ByteBuffer.wrap(envelope, Math.max(0, envelope.length - 64), Math.min(64, envelope.length))
+                .slice();
+        OpenedWith known = opened.get(key);
+        if (known != null && known.aes().equals(aes) && Arrays.equals(known.envelope(), envelope)) {
+            return known.opened();
+        }
+        SaltPublication publication;
+        try {
+            publication = SaltPublication.open(envelope, masterKey, aes, -1, SaltLimits.SESSION).orElse(null);
+        } catch (CryptoException | MalformedException e) {
+            return null;
+        }
+        if (publication == null) {
+            return null;
+        }
+        Set<String> targets = new HashSet<>();
+        if (publication.tgt() instanceof SaltValue.Array list) {
+            list.items().forEach(item -> item.text().ifPresent(targets::add));
+        }
+        SaltSimMinion.Opened result = new SaltSimMinion.Opened(publication, targets);
+        if (opened.size() > 256) {
+            opened.clear();
+        }
+        opened.put(key, new OpenedWith(envelope, aes, result));
+        return result;
+    }
+
+    @Override
     public boolean verifyReply(Decoded.Ok ok) {
         return ok.verify(masterKey);
     }
@@ -317,7 +373,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
     }
 
     @Override
-    public void accepted(SimMinion minion, long nanos) {
+    public void accepted(BenchMinion minion, long nanos) {
         firstAccepted.accumulateAndGet(nanos, Math::min);
         lastAccepted.accumulateAndGet(nanos, Math::max);
         int accepted = acceptedCount.incrementAndGet();
@@ -332,7 +388,7 @@ public final class SwarmWorker implements SimMinion.Swarm {
     }
 
     @Override
-    public void refused(SimMinion minion, AuthStatus status) {
+    public void refused(BenchMinion minion, AuthStatus status) {
         refusals.get(status).incrementAndGet();
         // Not accepted (store full, clock, ...): ask again after a second, as acceptance_wait_time would.
         timer.schedule(() -> {
@@ -342,24 +398,24 @@ public final class SwarmWorker implements SimMinion.Swarm {
     }
 
     @Override
-    public void keyInstalled(SimMinion minion, long generation, long nanos) {
+    public void keyInstalled(BenchMinion minion, long generation, long nanos) {
         keysInstalled.incrementAndGet();
     }
 
     @Override
-    public void delivered(SimMinion minion, PublishLoad load, long nanos) {
+    public void delivered(BenchMinion minion, long nanos) {
         delivered.incrementAndGet();
         firstDelivered.accumulateAndGet(nanos, Math::min);
         lastDelivered.accumulateAndGet(nanos, Math::max);
     }
 
     @Override
-    public void returned(SimMinion minion) {
+    public void returned(BenchMinion minion) {
         returned.incrementAndGet();
     }
 
     @Override
-    public void sessionUnknown(SimMinion minion) {
+    public void sessionUnknown(BenchMinion minion) {
         sessionUnknown.incrementAndGet();
     }
 

@@ -73,7 +73,12 @@ final class ZmqSwarmTransports implements SwarmTransports {
 
     @Override
     public ClientTransport open(String host, int requestPort) {
-        return new Link(host, requestPort);
+        return new Link(host, requestPort, false);
+    }
+
+    @Override
+    public ClientTransport openSalt(String host, int requestPort) {
+        return new Link(host, requestPort, true);
     }
 
     @Override
@@ -174,7 +179,8 @@ final class ZmqSwarmTransports implements SwarmTransports {
         }
 
         void deliver(ZmqMessage message) {
-            byte[] frame = publish ? message.publication() : message.reply();
+            // A Salt SUB without zmq_filtering takes the envelope alone: one frame, read as a reply's.
+            byte[] frame = publish && !link.salt ? message.publication() : message.reply();
             if (frame == null) {
                 return;
             }
@@ -207,10 +213,12 @@ final class ZmqSwarmTransports implements SwarmTransports {
         private String subscribedId;
         private int subscribedPort;
         private boolean closed;
+        private final boolean salt;
 
-        Link(String host, int requestPort) {
+        Link(String host, int requestPort, boolean salt) {
             this.host = Objects.requireNonNull(host, "host");
             this.requestPort = requestPort;
+            this.salt = salt;
         }
 
         @Override
@@ -254,7 +262,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
                     return;
                 }
                 if (publish != null && publishPort == subscribedPort) {
-                    if (!minionId.equals(subscribedId)) {
+                    if (!salt && !minionId.equals(subscribedId)) {
                         publish.socket.unsubscribe(Topics.minionBytes(subscribedId));
                         publish.socket.subscribe(Topics.minionBytes(minionId));
                         subscribedId = minionId;
@@ -267,8 +275,12 @@ final class ZmqSwarmTransports implements SwarmTransports {
                 ZMQ.Socket sub = context.createSocket(SocketType.SUB);
                 ZmqSockets.configureClient(sub, OPTIONS);
                 sub.setRcvHWM(OPTIONS.publishHighWaterMark());
-                sub.subscribe(Topics.minionBytes(minionId));
-                sub.subscribe(Topics.broadcastBytes());
+                if (salt) {
+                    sub.subscribe(new byte[0]);
+                } else {
+                    sub.subscribe(Topics.minionBytes(minionId));
+                    sub.subscribe(Topics.broadcastBytes());
+                }
                 sub.connect(ZmqSockets.endpoint(sub, host, publishPort));
                 subscribedId = minionId;
                 subscribedPort = publishPort;

@@ -23,15 +23,16 @@ class BenchSmokeIT {
     @TempDir
     Path tmp;
 
-    @Test
-    void fiveMinionsAuthenticateAndAnswerAPing() throws Exception {
-        Path json = tmp.resolve("bench.json");
+    /** Runs bin/brine-bench with {@code args} and the shared options; its output, after checking it exited 0. */
+    private String bench(Path json, String... args) throws Exception {
         Path output = tmp.resolve("bench.out");
         // Keys are cached under target/ so that a rebuild does not generate them again.
         Path keys = ROOT.resolve("src-it/target/bench-keys");
-        Process bench = new ProcessBuilder(List.of("bash", ROOT.resolve("bin/brine-bench").toString(), "--minions",
-                "5", "--scenarios", "auth,ping", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--warmup-minions", "5",
-                "--keys-dir", keys.toString(), "--json", json.toString())).redirectErrorStream(true)
+        List<String> command = new java.util.ArrayList<>(List.of("bash", ROOT.resolve("bin/brine-bench").toString(),
+                "--minions", "5", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--warmup-minions", "5",
+                "--keys-dir", keys.toString(), "--json", json.toString()));
+        command.addAll(List.of(args));
+        Process bench = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(output.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
         // The output goes to a file, so this wait is what bounds the run (reading a pipe to its end would not be).
@@ -43,16 +44,45 @@ class BenchSmokeIT {
         String out = Files.readString(output, StandardCharsets.UTF_8);
         assertThat(exited).as("brine-bench still running after 5 minutes:%n%s", out).isTrue();
         assertThat(bench.exitValue()).as(out).isZero();
+        return out;
+    }
+
+    @Test
+    void fiveMinionsAuthenticateAndAnswerAPing() throws Exception {
+        Path json = tmp.resolve("bench.json");
+        String out = bench(json, "--scenarios", "auth,ping");
 
         JsonNode figures = new ObjectMapper().readTree(json.toFile());
         assertThat(figures.at("/limits/rsa2048_private_ops_per_s").asDouble()).isPositive();
         assertThat(figures.at("/limits/rsa2048_public_ops_per_s").asDouble()).isPositive();
         assertThat(figures.at("/minions").asInt()).isEqualTo(5);
+        assertThat(figures.at("/protocol").asText()).isEqualTo("brine");
         assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();
         assertThat(figures.at("/scenarios/auth/master_cpu_ms_per_auth").isNumber()).isTrue();
         assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
         assertThat(figures.at("/scenarios/ping/last_ms").asDouble()).isPositive();
         assertThat(figures.at("/failures").size()).as(out).isZero();
         assertThat(out).contains("auth ", "ping ");
+    }
+
+    @Test
+    void fiveSimulatedSaltMinionsSignInWithSaltsAuthTakeSaltPublicationsAndReturnThroughSaltsReturn()
+            throws Exception {
+        Path json = tmp.resolve("bench.json");
+        String out = bench(json, "--protocol", "salt", "--transport", "zeromq", "--scenarios", "auth,rotate,ping,publish",
+                "--publications", "10");
+
+        JsonNode figures = new ObjectMapper().readTree(json.toFile());
+        assertThat(figures.at("/protocol").asText()).isEqualTo("salt");
+        assertThat(figures.at("/master_config").asText()).contains("salt_minions: true");
+        assertThat(figures.at("/minions").asInt()).isEqualTo(5);
+        assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();
+        assertThat(figures.at("/scenarios/auth/reauth/auths_per_s").asDouble()).isPositive();
+        // Each return came through Salt's _return into the job cache, where the publisher reads it.
+        assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
+        assertThat(figures.at("/scenarios/publish/delivered").asLong()).isEqualTo(50);
+        assertThat(figures.at("/scenarios/rotate/skipped").isTextual()).isTrue();
+        assertThat(figures.at("/failures").size()).as(out).isZero();
+        assertThat(out).contains("simulated Salt minions", "auth ", "ping ", "publish ");
     }
 }

@@ -32,10 +32,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * a Salt holder; a Salt minion (bound on a request connection that sent Salt payloads) is honoured on the Salt
  * holders from its request connection's address, by the same rule as {@code m/ID/} but all of them (a filtering
  * one once it holds the id's topic), not only the newest {@link #MAX_COPIES}. Its publications go as Salt's
- * SUB expects them: the envelope alone, or {@code [sha1hex(id)][envelope]} with filtering.
+ * SUB expects them: the envelope alone, or {@code [sha1hex(id)][envelope]} with filtering. Salt routes are not
+ * kept per minion: Salt holders are indexed by source address (and a filtering one by the id topics it holds), and a
+ * publication finds them through its minion's binding ({@link #saltRoute}). N Salt minions behind one address (a
+ * NAT, the swarm benchmark) thus cost O(N) entries and O(1) per subscription or bind, not N routes of N holders
+ * recomputed on every subscription.
  *
- * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} is a
- * lock-free read for publications.
+ * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} and
+ * {@link #saltRoute} are lock-free reads for publications.
  */
 final class Subscriptions {
 
@@ -54,12 +58,24 @@ final class Subscriptions {
         }
     }
 
+    /** A bound Salt minion's request connection and its {@code zmq_filtering} topic. */
+    private record SaltBinding(ZmtpConnection request, String topic) {
+    }
+
     private final Map<String, Route> honoured = new ConcurrentHashMap<>();
     private final Map<String, ZmtpConnection> bound = new HashMap<>();
     /** Publish connections holding {@code m/ID/}, oldest first. */
     private final Map<String, LinkedHashSet<ZmtpConnection>> holders = new HashMap<>();
     /** Publish connections subscribed as Salt's SUB does, oldest first. */
     private final LinkedHashSet<ZmtpConnection> saltHolders = new LinkedHashSet<>();
+    /** The same, indexed: all of them, and by source address. */
+    private final SaltHolders allSalt = new SaltHolders();
+    private final Map<String, SaltHolders> saltByAddress = new ConcurrentHashMap<>();
+    /** Salt minions bound on an open Salt request connection. */
+    private final Map<String, SaltBinding> saltBound = new ConcurrentHashMap<>();
+    /** Those by their filtering topic, and how many per source address. */
+    private final Map<String, String> saltIdsByTopic = new HashMap<>();
+    private final Map<String, Integer> saltBoundPerAddress = new HashMap<>();
     private final int maxTopics;
 
     Subscriptions(int maxTopics) {
@@ -70,12 +86,41 @@ final class Subscriptions {
         return honoured.get(minionId);
     }
 
-    /** Minion ids honoured now on open connections: a snapshot. */
-    /** Every open Salt holder now, oldest first: where a Salt minion not bound since the master started is sought. */
+    /** Where {@code minionId}'s publications go when it is a Salt minion bound on an open request connection. */
+    SaltHolders.Route saltRoute(String minionId) {
+        SaltBinding binding = saltBound.get(minionId);
+        if (binding == null || !binding.request().isOpen()) {
+            return null;
+        }
+        String address = binding.request().remoteAddress();
+        SaltHolders local = "unknown".equals(address) ? null : saltByAddress.get(address);
+        return new SaltHolders.Route(address, local == null ? SaltHolders.NONE : local, binding.topic(),
+                binding.topic().getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    /** Every Salt holder, indexed: where a Salt minion not bound since the master started is sought. */
+    SaltHolders allSaltHolders() {
+        return allSalt;
+    }
+
+    /** Every open Salt holder now, oldest first (metrics, tests). */
     synchronized List<ZmtpConnection> saltHolders() {
         return saltHolders.stream().filter(ZmtpConnection::isOpen).toList();
     }
 
+    /** Entries held to route publications (routes' connections, Salt indexes, Salt bindings): O(N) for N minions. */
+    synchronized int routingEntries() {
+        int entries = saltBound.size() + allSalt.entries();
+        for (Route route : honoured.values()) {
+            entries += route.connections().size();
+        }
+        for (SaltHolders local : saltByAddress.values()) {
+            entries += local.entries();
+        }
+        return entries;
+    }
+
+    /** Minion ids honoured now on open connections: a snapshot. */
     Set<String> honouredMinions() {
         Set<String> ids = new HashSet<>();
         honoured.forEach((id, route) -> {
@@ -83,6 +128,12 @@ final class Subscriptions {
                 ids.add(id);
             }
         });
+        for (String id : saltBound.keySet()) {
+            SaltHolders.Route route = saltRoute(id);
+            if (route != null && route.isOpen()) {
+                ids.add(id);
+            }
+        }
         return ids;
     }
 
@@ -110,18 +161,7 @@ final class Subscriptions {
             connection.topics.add(text);
         }
         if (isSaltTopic(text)) {
-            connection.salt = true;
-            if (!text.isEmpty()) {
-                connection.saltFiltering = true;
-            }
-            saltHolders.add(connection);
-            bound.forEach((boundId, request) -> {
-                if (request.salt && request.remoteAddress().equals(connection.remoteAddress())) {
-                    decideLater.add(boundId);
-                }
-            });
-            decideLater.forEach(this::decide);
-            decideLater.clear();
+            holdSalt(connection, text);
             return true;
         }
         String id = Topics.minionOf(text);
@@ -134,9 +174,51 @@ final class Subscriptions {
         return true;
     }
 
+    /** {@code connection} subscribed to Salt's {@code topic}: indexed, and authenticated once it is honoured. */
+    private void holdSalt(ZmtpConnection connection, String topic) {
+        String address = connection.remoteAddress();
+        SaltHolders local = saltByAddress.computeIfAbsent(address, k -> new SaltHolders());
+        boolean wasFiltering = connection.saltFiltering;
+        connection.salt = true;
+        saltHolders.add(connection);
+        if (!topic.isEmpty()) {
+            connection.saltFiltering = true;
+        }
+        if (!connection.saltFiltering) {
+            allSalt.whole.add(connection);
+            local.whole.add(connection);
+            if (saltBoundPerAddress.containsKey(address)) {
+                connection.authenticate(); // honoured for the Salt minions bound from its address
+            }
+            return;
+        }
+        // Filtering from now on: it takes only the ids whose topics it holds (all it held so far, once it turns).
+        List<String> held = wasFiltering ? List.of(topic) : List.copyOf(connection.topics);
+        allSalt.whole.remove(connection);
+        local.whole.remove(connection);
+        for (String idTopic : held) {
+            if (isSaltIdTopic(idTopic)) {
+                allSalt.addFiltering(idTopic, connection);
+                local.addFiltering(idTopic, connection);
+                String id = saltIdsByTopic.get(idTopic);
+                SaltBinding binding = id == null ? null : saltBound.get(id);
+                if (binding != null && binding.request().remoteAddress().equals(address)) {
+                    connection.authenticate();
+                }
+            }
+        }
+    }
+
     synchronized void cancel(ZmtpConnection connection, byte[] topic) {
         String text = new String(topic, StandardCharsets.ISO_8859_1);
         if (connection.topics.remove(text)) {
+            if (connection.saltFiltering && isSaltIdTopic(text)) {
+                allSalt.removeFiltering(text, connection);
+                SaltHolders local = saltByAddress.get(connection.remoteAddress());
+                if (local != null) {
+                    local.removeFiltering(text, connection);
+                }
+            }
             String id = Topics.minionOf(text);
             if (id != null) {
                 release(id, connection);
@@ -147,19 +229,53 @@ final class Subscriptions {
 
     /** {@code request} is where {@code minionId} now holds its session. */
     synchronized void bind(String minionId, ZmtpConnection request) {
+        unbindSalt(minionId);
         if (request.isOpen()) {
             bound.put(minionId, request);
+            if (request.salt) {
+                bindSalt(minionId, request);
+            }
         } else {
             bound.remove(minionId);
         }
         decide(minionId);
     }
 
+    private void bindSalt(String minionId, ZmtpConnection request) {
+        String topic = new String(saltTopic(minionId), StandardCharsets.ISO_8859_1);
+        saltBound.put(minionId, new SaltBinding(request, topic));
+        saltIdsByTopic.put(topic, minionId);
+        String address = request.remoteAddress();
+        if ("unknown".equals(address)) {
+            return;
+        }
+        boolean first = saltBoundPerAddress.merge(address, 1, Integer::sum) == 1;
+        SaltHolders local = saltByAddress.get(address);
+        if (local != null) {
+            // An honoured subscription authenticates its connection (once; it leaves the unauthenticated caps).
+            if (first) {
+                local.whole.forEach(ZmtpConnection::authenticate);
+            }
+            local.filtering(topic).forEach(ZmtpConnection::authenticate);
+        }
+    }
+
+    private void unbindSalt(String minionId) {
+        SaltBinding binding = saltBound.remove(minionId);
+        if (binding == null) {
+            return;
+        }
+        saltIdsByTopic.remove(binding.topic(), minionId);
+        saltBoundPerAddress.computeIfPresent(binding.request().remoteAddress(),
+                (address, count) -> count == 1 ? null : count - 1);
+    }
+
     /**
      * {@code minionId} was removed: no longer bound, and every subscription to its topic dropped.
      *
      * @return its request connection and its honoured publish connections not honoured for another minion, those it
-     *     had (the caller closes them: a live minion connects and subscribes anew, and is honoured once bound again)
+     *     had (the caller closes them: a live minion connects and subscribes anew, and is honoured once bound again);
+     *     a Salt minion's subscribers are its address's and stay
      */
     synchronized List<ZmtpConnection> unbind(String minionId) {
         List<ZmtpConnection> connections = new ArrayList<>(2);
@@ -167,6 +283,7 @@ final class Subscriptions {
         if (request != null) {
             connections.add(request);
         }
+        unbindSalt(minionId);
         Route route = honoured.remove(minionId);
         LinkedHashSet<ZmtpConnection> set = holders.remove(minionId);
         if (set != null) {
@@ -186,12 +303,13 @@ final class Subscriptions {
         return connections;
     }
 
-    private final List<String> decideLater = new ArrayList<>();
-
     /** Salt's SUB subscriptions: everything, {@code broadcast}, or a 40-digit lower-case hex SHA-1 of an id. */
     static boolean isSaltTopic(String topic) {
-        return topic.isEmpty() || topic.equals("broadcast") || topic.length() == 40 && topic.chars().allMatch(
-                c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f');
+        return topic.isEmpty() || topic.equals("broadcast") || isSaltIdTopic(topic);
+    }
+
+    private static boolean isSaltIdTopic(String topic) {
+        return topic.length() == 40 && topic.chars().allMatch(c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f');
     }
 
     /** The first byte of a Salt payload on the request channel: a msgpack map (a brine frame starts with 1). */
@@ -214,14 +332,6 @@ final class Subscriptions {
     }
 
     private boolean honouredForAny(ZmtpConnection connection) {
-        if (connection.salt) {
-            for (Route route : honoured.values()) {
-                if (route.connections().contains(connection)) {
-                    return true;
-                }
-            }
-            return false;
-        }
         for (String topic : connection.topics) {
             String id = Topics.minionOf(topic);
             Route route = id == null ? null : honoured.get(id);
@@ -236,6 +346,7 @@ final class Subscriptions {
     synchronized void requestClosed(ZmtpConnection request) {
         for (String id : request.minionIds()) {
             if (bound.remove(id, request)) {
+                unbindSalt(id);
                 decide(id);
             }
         }
@@ -243,14 +354,25 @@ final class Subscriptions {
 
     /** A publish connection closed: its subscriptions go. */
     synchronized void publishClosed(ZmtpConnection connection) {
-        List<String> ids = new ArrayList<>();
         if (saltHolders.remove(connection)) {
-            honoured.forEach((id, route) -> {
-                if (route.connections().contains(connection)) {
-                    ids.add(id);
+            SaltHolders local = saltByAddress.get(connection.remoteAddress());
+            allSalt.whole.remove(connection);
+            if (local != null) {
+                local.whole.remove(connection);
+            }
+            for (String topic : connection.topics) {
+                if (isSaltIdTopic(topic)) {
+                    allSalt.removeFiltering(topic, connection);
+                    if (local != null) {
+                        local.removeFiltering(topic, connection);
+                    }
                 }
-            });
+            }
+            if (local != null && local.isEmpty()) {
+                saltByAddress.remove(connection.remoteAddress());
+            }
         }
+        List<String> ids = new ArrayList<>();
         for (String topic : connection.topics) {
             String id = Topics.minionOf(topic);
             if (id != null) {
@@ -269,20 +391,18 @@ final class Subscriptions {
         }
     }
 
-    /** Honours the newest {@link #MAX_COPIES} holders of {@code m/id/} from the bound request connection's address. */
+    /**
+     * Honours the newest {@link #MAX_COPIES} holders of {@code m/id/} from the bound request connection's address; a
+     * Salt minion has no such route ({@link #saltRoute}).
+     */
     private void decide(String id) {
         ZmtpConnection request = bound.get(id);
         List<ZmtpConnection> chosen = new ArrayList<>(1);
-        boolean salt = request != null && request.salt;
-        LinkedHashSet<ZmtpConnection> set = salt ? saltHolders : holders.get(id);
-        // A filtering Salt SUB takes the id's publications only once it holds the id's topic; Salt SUBs are not
-        // capped at MAX_COPIES: without filtering each takes every envelope anyway (once per publication), and a
-        // cap would leave the older SUBs of a host or NAT with more Salt minions than that without any.
-        String saltTopic = salt ? new String(saltTopic(id), StandardCharsets.ISO_8859_1) : null;
-        if (request != null && request.isOpen() && set != null && !"unknown".equals(request.remoteAddress())) {
+        LinkedHashSet<ZmtpConnection> set = holders.get(id);
+        if (request != null && request.isOpen() && !request.salt && set != null
+                && !"unknown".equals(request.remoteAddress())) {
             for (ZmtpConnection holder : set) { // oldest first
-                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())
-                        && (!salt || !holder.saltFiltering || holder.topics.contains(saltTopic))) {
+                if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
                     chosen.add(holder);
                 }
             }
@@ -291,12 +411,11 @@ final class Subscriptions {
             honoured.remove(id);
             return;
         }
-        int copies = salt ? chosen.size() : MAX_COPIES;
-        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - copies),
+        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES),
                 chosen.size()));
         Route previous = honoured.get(id);
         if (previous == null || !previous.connections().equals(newest)) {
-            byte[] topic = salt ? saltTopic(id) : previous != null ? previous.topic() : Topics.minionBytes(id);
+            byte[] topic = previous != null ? previous.topic() : Topics.minionBytes(id);
             honoured.put(id, new Route(newest, topic));
             for (ZmtpConnection connection : newest) {
                 // An honoured subscription authenticates its connection (once; it leaves the unauthenticated caps).

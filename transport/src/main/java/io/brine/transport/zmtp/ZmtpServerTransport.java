@@ -179,65 +179,33 @@ public final class ZmtpServerTransport implements ServerTransport {
             undeliverable.addAll(minionIds);
             return undeliverable;
         }
-        ByteBuf shared = null;
-        // A Salt subscriber without zmq_filtering takes every envelope whole: once per publication is enough.
-        Set<ZmtpConnection> sentWhole = new HashSet<>();
-        try {
+        try (Fanout fanout = new Fanout(ALLOC, frame, options.maxQueuedBytes())) {
             for (String id : new LinkedHashSet<>(minionIds)) {
                 boolean queued = false;
                 for (ZmtpConnection connection : saltSubscribers.of(id)) {
-                    if (shared == null) {
-                        shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
-                    }
-                    queued |= connection.enqueue(SaltTcpSubscribers.header(ALLOC, frame.length),
-                            shared.retainedDuplicate(), id, frame, options.maxQueuedBytes());
+                    queued |= fanout.send(connection, SaltTcpSubscribers.header(ALLOC, frame.length), id);
                 }
-                Subscriptions.Route route = queued ? null : subscriptions.route(id);
-                if (route != null) {
+                SaltHolders.Route salt = queued ? null : subscriptions.saltRoute(id);
+                Subscriptions.Route route = queued || salt != null ? null : subscriptions.route(id);
+                if (salt != null) {
+                    queued = fanout.salt(salt, id);
+                } else if (route != null) {
                     for (ZmtpConnection connection : route.connections()) {
-                        if (!connection.isOpen()) {
-                            continue;
+                        if (connection.isOpen()) {
+                            queued |= fanout.send(connection,
+                                    ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length), id);
                         }
-                        if (shared == null) {
-                            shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
-                        }
-                        if (connection.salt && !connection.saltFiltering && !sentWhole.add(connection)) {
-                            queued = true;
-                            continue;
-                        }
-                        ByteBuf header = connection.salt && !connection.saltFiltering
-                                ? ZmtpEncoder.replyHeader(ALLOC, false, frame.length)
-                                : ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length);
-                        queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
-                                options.maxQueuedBytes());
                     }
                 }
                 if (!queued && Subscriptions.isSaltPayload(frame)) {
                     // A Salt minion not bound since the master started (a restart): its envelope goes to every Salt
                     // subscriber, as from a Salt master; only holders of the current aes key can open it, and the
                     // minion, failing its MAC, signs in again and is bound (SALT.md 6).
-                    for (ZmtpConnection connection : subscriptions.saltHolders()) {
-                        if (shared == null) {
-                            shared = ALLOC.directBuffer(frame.length).writeBytes(frame);
-                        }
-                        if (!connection.saltFiltering && !sentWhole.add(connection)) {
-                            queued = true;
-                            continue;
-                        }
-                        ByteBuf header = connection.saltFiltering
-                                ? ZmtpEncoder.publicationHeader(ALLOC, Subscriptions.saltTopic(id), frame.length)
-                                : ZmtpEncoder.replyHeader(ALLOC, false, frame.length);
-                        queued |= connection.enqueue(header, shared.retainedDuplicate(), id, frame,
-                                options.maxQueuedBytes());
-                    }
+                    queued = fanout.everySalt(subscriptions.allSaltHolders(), id);
                 }
                 if (!queued) {
                     undeliverable.add(id);
                 }
-            }
-        } finally {
-            if (shared != null) {
-                shared.release();
             }
         }
         return undeliverable;
@@ -338,6 +306,10 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** How many publish connections take {@code minionId}'s publications now (tests). */
     int publishRouteSize(String minionId) {
+        SaltHolders.Route salt = subscriptions.saltRoute(minionId);
+        if (salt != null) {
+            return salt.size();
+        }
         Subscriptions.Route route = subscriptions.route(minionId);
         return route == null ? 0 : route.connections().size();
     }

@@ -1,0 +1,41 @@
+package io.brine.bench;
+
+import io.brine.transport.ClientTransport;
+
+/**
+ * What a swarm worker ({@link SwarmWorker}) drives in one simulated minion, whichever protocol it speaks: brine's
+ * ({@link SimMinion}) or a stock Salt minion's ({@link SaltSimMinion}, {@code --protocol salt}).
+ */
+interface BenchMinion {
+
+    /** Opens its request connection. */
+    void connect(ClientTransport transport) throws java.io.IOException;
+
+    /** Signs (or builds) a fresh auth request now, to be sent by {@link #sendAuth}. */
+    void prepareAuth();
+
+    /** Sends the prepared request (preparing one first if there is none). */
+    void sendAuth(long nanos);
+
+    /** Forgets the session, as a minion does after a master restart, so that {@link #sendAuth} starts anew. */
+    void resetSession();
+
+    boolean accepted();
+
+    long authSentNanos();
+
+    boolean awaitingReply();
+
+    /** Opens the session keys of its accepted reply with its private key; false if they do not open. */
+    boolean unwrap();
+
+    /** Whatever the minion sends periodically, when due. */
+    void heartbeatIfDue(long nowMs);
+
+    /** The publish key generation it holds (brine); -1 where the protocol has none. */
+    long generation();
+
+    long keyInstalledNanos();
+
+    void close();
+}

@@ -1,0 +1,310 @@
+package io.brine.bench;
+
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.salt.Crypticle;
+import io.brine.protocol.salt.SaltAuthRequest;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltLimits;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltPublication;
+import io.brine.protocol.salt.SaltRequest;
+import io.brine.protocol.salt.SaltRsa;
+import io.brine.protocol.salt.SaltSessionRequest;
+import io.brine.protocol.salt.SaltSignIn;
+import io.brine.protocol.salt.SaltValue;
+import io.brine.protocol.salt.SaltValues;
+import io.brine.transport.ClientTransport;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.util.LinkedHashSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * One simulated stock Salt minion ({@code brine-bench --protocol salt}; SALT.md): its own RSA key, a DEALER for
+ * Salt's request channel (one payload frame, as the master reads a REQ's) and a SUB subscribed to everything (Salt's
+ * default, no {@code zmq_filtering}). It signs in with Salt's {@code _auth} v3 (OAEP-SHA1, PKCS1v15-SHA1, the token
+ * once it has cached the master key), checks the reply as a stock minion does ({@link SaltSignIn}), sends
+ * {@code _pillar} with its grains and the {@code minion_start} event as a minion does at start, verifies and opens
+ * each publication envelope (signature over the encrypted load, Crypticle with {@code aes}, serial), matches the
+ * target itself, and answers through {@code _return} sealed with its session key and {@code tok}.
+ *
+ * <p>As with {@link SimMinion}, and named in BENCHMARKS.md: the reply's private-key work (OAEP of {@code aes},
+ * {@code session} and the token) is done after the auth window closes ({@link #unwrap}), the request's {@code tok}
+ * (an X9.31 private operation, the same for every request of a key) is made once per key, and an envelope whose
+ * exact bytes another minion of the worker already verified and opened with the same key is not opened again
+ * ({@link Swarm#open}).
+ */
+final class SaltSimMinion implements BenchMinion {
+
+    static final SaltRsa.Encryption ENC = SaltRsa.Encryption.OAEP_SHA1;
+    static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA1;
+    private static final int SEEN_JIDS = 1024;
+
+    /** An opened publication, and its target as a set (brine's master sends Salt minions list targets). */
+    record Opened(SaltPublication publication, Set<String> targets) {
+    }
+
+    /** What the Salt minions of one worker share besides {@link SimMinion.Swarm}. */
+    interface Swarm extends SimMinion.Swarm {
+        RSAPublicKey masterKey();
+
+        /** The publication of {@code envelope}, verified and opened with {@code aes}; null if it does not. */
+        Opened open(byte[] envelope, Crypticle aes);
+    }
+
+    final int index;
+    final String id;
+    private final KeyPair keys;
+    private final Swarm swarm;
+    private ClientTransport transport;
+
+    private byte[] tok;
+    private byte[] preparedRequest;
+    private String preparedNonce;
+    private Optional<byte[]> preparedToken = Optional.empty();
+    private String nonce;
+    private Optional<byte[]> tokenSent = Optional.empty();
+    private long authSentNanos;
+    private SaltValue acceptedReply;
+    private String acceptedNonce;
+    private Optional<byte[]> acceptedToken = Optional.empty();
+    private boolean masterCached;
+    private Crypticle aes;
+    private Crypticle session;
+    private long lastSerial;
+    private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
+
+    SaltSimMinion(int index, String id, KeyPair keys, Swarm swarm) {
+        this.index = index;
+        this.id = id;
+        this.keys = keys;
+        this.swarm = swarm;
+    }
+
+    @Override
+    public synchronized void connect(ClientTransport transport) throws java.io.IOException {
+        this.transport = transport;
+        transport.start(new ClientTransport.Listener() {
+            @Override
+            public void onReply(byte[] frame) {
+                reply(frame);
+            }
+
+            @Override
+            public void onPublication(byte[] frame) {
+                publication(frame);
+            }
+        });
+    }
+
+    /** Builds a fresh {@code _auth} payload: the first time also the key's {@code tok} (a private operation). */
+    @Override
+    public synchronized void prepareAuth() {
+        if (tok == null) {
+            tok = SaltRsa.x931Sign(keys.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
+        }
+        preparedNonce = UUID.randomUUID().toString().replace("-", "");
+        // A minion that has cached the master key sends a random token encrypted for it (a public-key operation).
+        preparedToken = masterCached ? Optional.of(Crypticle.generate().keyString()
+                .getBytes(StandardCharsets.US_ASCII)) : Optional.empty();
+        SaltAuthRequest request = SaltAuthRequest.of(id, keys.getPublic(), preparedNonce, ENC, SIG,
+                masterCached ? Optional.of(swarm.masterKey()) : Optional.empty(), preparedToken);
+        preparedRequest = SaltMsgpack.write(request.envelope(), SaltDialect.PAYLOAD);
+    }
+
+    @Override
+    public synchronized void sendAuth(long nanos) {
+        if (preparedRequest == null) {
+            prepareAuth();
+        }
+        authSentNanos = nanos;
+        nonce = preparedNonce;
+        tokenSent = preparedToken;
+        transport.send(preparedRequest);
+        preparedRequest = null;
+    }
+
+    @Override
+    public synchronized void resetSession() {
+        acceptedReply = null;
+        aes = null;
+        session = null;
+        nonce = null;
+    }
+
+    @Override
+    public synchronized boolean accepted() {
+        return acceptedReply != null;
+    }
+
+    @Override
+    public synchronized long authSentNanos() {
+        return authSentNanos;
+    }
+
+    @Override
+    public synchronized boolean awaitingReply() {
+        return nonce != null && acceptedReply == null;
+    }
+
+    /**
+     * Checks the accepted reply as a stock minion does (OAEP of aes, session and the token: private operations;
+     * X9.31 of the aes hash and the outer signature once the master key is cached), then sends what a minion sends
+     * at start: {@code _pillar} with its grains and the {@code minion_start} event.
+     */
+    @Override
+    public boolean unwrap() {
+        SaltValue reply;
+        String replyNonce;
+        Optional<byte[]> token;
+        boolean cached;
+        synchronized (this) {
+            if (acceptedReply == null || session != null) {
+                return acceptedReply != null;
+            }
+            reply = acceptedReply;
+            replyNonce = acceptedNonce;
+            token = acceptedToken;
+            cached = masterCached;
+        }
+        SaltSignIn.Outcome outcome;
+        try {
+            outcome = SaltSignIn.check(reply, replyNonce, token, keys.getPrivate(), ENC, SIG,
+                    cached ? Optional.of(swarm.masterKey()) : Optional.empty(), SaltLimits.UNAUTHENTICATED);
+        } catch (Exception e) {
+            return false;
+        }
+        if (!(outcome instanceof SaltSignIn.Accepted accepted)
+                || !accepted.master().equals(swarm.masterKey())) {
+            return false;
+        }
+        synchronized (this) {
+            aes = accepted.aes();
+            session = accepted.session();
+            masterCached = true;
+            lastSerial = 0; // a new Crypticle per sign-in counts serials from 0 (SALT.md 6)
+            send(SaltValue.Map.builder().put("cmd", "_pillar").put("grains", SaltValues.fromPlain(SimMinion.grains(id, index)))
+                    .put("saltenv", "base").put("pillarenv", SaltValue.nil()).put("ver", "2").build());
+            send(SaltValue.Map.builder().put("cmd", "_minion_event").put("tag", "minion_start")
+                    .put("data", "Minion " + id + " started").put("pretag", SaltValue.nil()).build());
+        }
+        return true;
+    }
+
+    /** Salt's ZeroMQ minion sends nothing periodically (ZMTP keeps its connections alive). */
+    @Override
+    public void heartbeatIfDue(long nowMs) {
+    }
+
+    @Override
+    public long generation() {
+        return -1;
+    }
+
+    @Override
+    public long keyInstalledNanos() {
+        return 0;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    // ---- from the master, on the transport's thread ----
+
+    private synchronized void reply(byte[] frame) {
+        long now = System.nanoTime();
+        if (nonce == null || acceptedReply != null) {
+            return; // a session reply (_pillar, _return, ...): a stock minion reads it; nothing to count here
+        }
+        SaltValue value;
+        try {
+            value = SaltMsgpack.read(frame, SaltLimits.UNAUTHENTICATED);
+        } catch (Exception e) {
+            return;
+        }
+        if (value.text().filter("bad load"::equals).isPresent()) {
+            nonce = null;
+            swarm.refused(this, AuthStatus.REFUSED);
+            return;
+        }
+        // What the reply says, read without its private-key work (done in unwrap, after the auth window).
+        byte[] loadBytes = value instanceof SaltValue.Map envelope
+                ? envelope.get("load").flatMap(SaltValue::bytes).orElse(null) : null;
+        if (loadBytes == null) {
+            return;
+        }
+        SaltValue.Map load;
+        try {
+            load = (SaltValue.Map) SaltMsgpack.read(loadBytes, SaltLimits.UNAUTHENTICATED);
+        } catch (Exception e) {
+            return;
+        }
+        if (!load.get("nonce").flatMap(SaltValue::text).filter(nonce::equals).isPresent()) {
+            return;
+        }
+        if (load.has("pub_key")) {
+            acceptedReply = value;
+            acceptedNonce = nonce;
+            acceptedToken = tokenSent;
+            nonce = null;
+            int port = load.get("publish_port").filter(v -> v instanceof SaltValue.Int)
+                    .map(v -> (int) ((SaltValue.Int) v).value()).orElse(0);
+            swarm.accepted(this, now);
+            transport.subscribe(id, port);
+            return;
+        }
+        nonce = null;
+        SaltValue ret = load.get("ret").orElse(SaltValue.nil());
+        AuthStatus status = ret instanceof SaltValue.Bool b ? (b.value() ? AuthStatus.PENDING : AuthStatus.REJECTED)
+                : ret.text().filter("full"::equals).isPresent() ? AuthStatus.FULL : AuthStatus.REFUSED;
+        swarm.refused(this, status);
+    }
+
+    private synchronized void publication(byte[] envelope) {
+        long now = System.nanoTime();
+        if (aes == null) {
+            return;
+        }
+        Opened opened = swarm.open(envelope, aes);
+        if (opened == null || opened.publication().serial() <= lastSerial) {
+            return;
+        }
+        SaltPublication publication = opened.publication();
+        lastSerial = publication.serial();
+        if (!opened.targets().contains(id) || seenJids.contains(publication.jid())) {
+            return; // every SUB without zmq_filtering takes every envelope; the minion matches the target itself
+        }
+        seenJids.add(publication.jid());
+        if (seenJids.size() > SEEN_JIDS) {
+            var oldest = seenJids.iterator();
+            oldest.next();
+            oldest.remove();
+        }
+        swarm.delivered(this, now);
+        if (publication.fun().equals(SimMinion.DELIVER_FUNCTION)) {
+            return;
+        }
+        boolean ping = publication.fun().equals("test.ping");
+        send(SaltValue.Map.builder().put("cmd", "_return").put("success", ping)
+                .put("return", ping ? SaltValue.bool(true)
+                        : SaltValue.str("bench: " + publication.fun() + " is not simulated"))
+                .put("retcode", ping ? 0 : 1).put("jid", publication.jid()).put("fun", publication.fun())
+                .put("fun_args", publication.arg()).build());
+        swarm.returned(this);
+    }
+
+    /** A session request as a stock minion seals it (nonce, ts, tok, id; Crypticle with its session key). */
+    private void send(SaltValue.Map fields) {
+        String requestNonce = UUID.randomUUID().toString().replace("-", "");
+        byte[] load = SaltSessionRequest.seal(session, fields, id, requestNonce, swarm.clock().millis() / 1000, tok);
+        SaltRequest.Encrypted request = new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
+        transport.send(SaltMsgpack.write(request.encode(), SaltDialect.PAYLOAD));
+    }
+}
