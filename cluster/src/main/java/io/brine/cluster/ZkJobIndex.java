@@ -8,14 +8,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 
 /**
  * Job records and small returns shared by the cluster's masters, so {@code brine jobs show} answers the same on
@@ -36,10 +34,12 @@ public final class ZkJobIndex {
 
     private final CuratorFramework client;
     private final Clock clock;
+    private final ZkCalls calls;
 
     public ZkJobIndex(CuratorFramework client, Clock clock) {
         this.client = client;
         this.clock = clock;
+        this.calls = ZkCalls.failingFast(client, "the cluster's job index");
     }
 
     private static String jobPath(String jid) {
@@ -51,7 +51,7 @@ public final class ZkJobIndex {
         if (json.length > MAX_JOB_BYTES) {
             throw new IllegalArgumentException("job record over " + MAX_JOB_BYTES + " bytes");
         }
-        call(() -> {
+        calls.call(() -> {
             try {
                 client.create().creatingParentContainersIfNeeded().forPath(jobPath(jid), json);
             } catch (KeeperException.NodeExistsException e) {
@@ -66,7 +66,7 @@ public final class ZkJobIndex {
         if (json.length > MAX_RETURN_BYTES) {
             throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
         }
-        call(() -> {
+        calls.call(() -> {
             try {
                 client.create().creatingParentContainersIfNeeded().forPath(jobPath(jid) + "/" + minion, json);
             } catch (KeeperException.NodeExistsException e) {
@@ -85,7 +85,7 @@ public final class ZkJobIndex {
         if (json.length > MAX_RETURN_BYTES) {
             throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
         }
-        call(() -> client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
+        calls.call(() -> client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
             KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
             done.accept(code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS ? null
                     : KeeperException.create(code, event.getPath()));
@@ -93,7 +93,7 @@ public final class ZkJobIndex {
     }
 
     public Optional<byte[]> job(String jid) throws IOException {
-        return call(() -> {
+        return calls.call(() -> {
             try {
                 return Optional.of(client.getData().forPath(jobPath(jid)));
             } catch (KeeperException.NoNodeException e) {
@@ -104,7 +104,7 @@ public final class ZkJobIndex {
 
     /** The returns of a job by minion id, in id order. */
     public Map<String, byte[]> returns(String jid) throws IOException {
-        return call(() -> {
+        return calls.call(() -> {
             Map<String, byte[]> returns = new LinkedHashMap<>();
             List<String> minions;
             try {
@@ -143,7 +143,7 @@ public final class ZkJobIndex {
 
     /** The jids recorded, in jid order (jids sort by time). */
     public List<String> jids() throws IOException {
-        return call(() -> {
+        return calls.call(() -> {
             try {
                 List<String> jids = new ArrayList<>(client.getChildren().forPath(JOBS));
                 jids.sort(null);
@@ -157,44 +157,6 @@ public final class ZkJobIndex {
     /** Removes the jobs recorded more than {@code keep} ago, with their returns. */
     public int sweep(Duration keep) throws IOException {
         long cutoff = clock.millis() - keep.toMillis();
-        int removed = 0;
-        for (String jid : jids()) {
-            Stat stat = call(() -> client.checkExists().forPath(jobPath(jid)));
-            if (stat != null && stat.getCtime() < cutoff) {
-                call(() -> {
-                    try {
-                        client.delete().deletingChildrenIfNeeded().forPath(jobPath(jid));
-                    } catch (KeeperException.NoNodeException e) {
-                        // another master swept it
-                    }
-                    return null;
-                });
-                removed++;
-            }
-        }
-        return removed;
-    }
-
-    @FunctionalInterface
-    private interface Call<T> {
-        T run() throws Exception;
-    }
-
-    private <T> T call(Call<T> call) throws IOException {
-        try {
-            // Without a connection (no quorum, a partition) Curator would retry for a minute while a publication
-            // waits: a job not shared is logged by the caller and the master goes on from what it has.
-            if (!client.getZookeeperClient().isConnected() && !client.blockUntilConnected(2, TimeUnit.SECONDS)) {
-                throw new IOException("not connected to ZooKeeper (no server reachable or no quorum)");
-            }
-            return call.run();
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            throw new IOException("the cluster's job index cannot be read or written: " + e, e);
-        }
+        return calls.sweep(JOBS, jids(), cutoff);
     }
 }

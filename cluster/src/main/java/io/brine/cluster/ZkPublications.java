@@ -19,7 +19,6 @@ import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 
 /**
  * Publications forwarded between the cluster's masters (ARCHITECTURE.md "Cluster mode"). The master a job is
@@ -46,6 +45,7 @@ public final class ZkPublications implements AutoCloseable {
     private final CuratorFramework client;
     private final Clock clock;
     private final String master;
+    private final ZkCalls calls;
     private PersistentNode presence;
     private CuratorCache cache;
 
@@ -54,6 +54,7 @@ public final class ZkPublications implements AutoCloseable {
         this.client = client;
         this.clock = clock;
         this.master = master;
+        this.calls = ZkCalls.retrying(client, "the cluster's publications");
     }
 
     /** The znode name of a master's name: URL-escaped, so a path in it cannot make a znode path. */
@@ -71,7 +72,7 @@ public final class ZkPublications implements AutoCloseable {
      * Curator's thread and must not block.
      */
     public void start(Listener listener) throws IOException {
-        call(() -> {
+        calls.call(() -> {
             for (String path : List.of(PUBLICATIONS, MASTERS)) {
                 try {
                     client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
@@ -110,14 +111,14 @@ public final class ZkPublications implements AutoCloseable {
 
     public void announce(String jid, byte[] data) throws IOException {
         checkSize(data);
-        call(() -> client.create().forPath(jobPath(jid), data));
+        calls.call(() -> client.create().forPath(jobPath(jid), data));
     }
 
     /** Writes (or rewrites, when a delivery failed later) this master's report for {@code jid}. */
     public void report(String jid, byte[] data) throws IOException {
         checkSize(data);
         String path = jobPath(jid) + "/" + nodeName(master);
-        call(() -> {
+        calls.call(() -> {
             try {
                 client.create().forPath(path, data);
             } catch (KeeperException.NodeExistsException e) {
@@ -144,7 +145,7 @@ public final class ZkPublications implements AutoCloseable {
 
     /** The masters running now (their presence znodes), by name. */
     public Set<String> masters() throws IOException {
-        return call(() -> {
+        return calls.call(() -> {
             Set<String> names = new TreeSet<>();
             for (String child : client.getChildren().forPath(MASTERS)) {
                 names.add(URLDecoder.decode(child, StandardCharsets.UTF_8));
@@ -156,46 +157,13 @@ public final class ZkPublications implements AutoCloseable {
     /** Removes the announcements (and their reports) made more than {@code keep} ago. */
     public int sweep(Duration keep) throws IOException {
         long cutoff = clock.millis() - keep.toMillis();
-        List<String> jids = call(() -> new ArrayList<>(client.getChildren().forPath(PUBLICATIONS)));
-        int removed = 0;
-        for (String jid : jids) {
-            Stat stat = call(() -> client.checkExists().forPath(jobPath(jid)));
-            if (stat != null && stat.getCtime() < cutoff) {
-                call(() -> {
-                    try {
-                        client.delete().deletingChildrenIfNeeded().forPath(jobPath(jid));
-                    } catch (KeeperException.NoNodeException e) {
-                        // another master swept it
-                    }
-                    return null;
-                });
-                removed++;
-            }
-        }
-        return removed;
+        List<String> jids = calls.call(() -> new ArrayList<>(client.getChildren().forPath(PUBLICATIONS)));
+        return calls.sweep(PUBLICATIONS, jids, cutoff);
     }
 
     private static void checkSize(byte[] data) {
         if (data.length > MAX_BYTES) {
             throw new IllegalArgumentException("over " + MAX_BYTES + " bytes");
-        }
-    }
-
-    @FunctionalInterface
-    private interface Call<T> {
-        T run() throws Exception;
-    }
-
-    private static <T> T call(Call<T> call) throws IOException {
-        try {
-            return call.run();
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            throw new IOException("the cluster's publications cannot be read or written: " + e, e);
         }
     }
 

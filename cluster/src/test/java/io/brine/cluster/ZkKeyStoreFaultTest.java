@@ -10,8 +10,6 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -21,9 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A ZooKeeper server of three dies while a master writes keys: nothing is lost, nothing is doubled. */
@@ -32,34 +29,15 @@ class ZkKeyStoreFaultTest {
     @TempDir
     Path pki;
 
-    private TestingCluster ensemble;
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @BeforeEach
-    void startEnsemble() throws Exception {
-        ensemble = new TestingCluster(3);
-        ensemble.start();
-    }
-
-    @AfterEach
-    void stopAll() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        ensemble.close();
-    }
+    @RegisterExtension
+    final ThreeServerEnsemble ensemble = new ThreeServerEnsemble();
 
     private CuratorFramework client() throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(ensemble.getConnectString()));
-        open.add(client);
-        return client;
+        return ensemble.client(ClusterConfig.of(ensemble.servers().getConnectString()));
     }
 
     private ZkKeyStore store(CuratorFramework client) throws Exception {
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
-                Duration.ofSeconds(30));
-        open.add(store);
-        return store;
+        return ensemble.store(client, pki);
     }
 
     @Test
@@ -80,8 +58,9 @@ class ZkKeyStoreFaultTest {
                 return answers;
             });
             await().until(() -> offered.get() >= 10);
-            InstanceSpec connected = ensemble.findConnectionInstance(client.getZookeeperClient().getZooKeeper());
-            assertThat(ensemble.killServer(connected)).isTrue();
+            TestingCluster servers = ensemble.servers();
+            InstanceSpec connected = servers.findConnectionInstance(client.getZookeeperClient().getZooKeeper());
+            assertThat(servers.killServer(connected)).isTrue();
 
             List<KeyDecision> answers = decisions.get();
             for (int i = 0; i < ids; i++) {

@@ -15,17 +15,13 @@ import io.brine.store.keys.PolicyVerdict;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -39,35 +35,16 @@ class ZkQuorumTest {
     @TempDir
     Path pki;
 
-    private TestingCluster ensemble;
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @BeforeEach
-    void startEnsemble() throws Exception {
-        ensemble = new TestingCluster(3);
-        ensemble.start();
-    }
-
-    @AfterEach
-    void stopAll() throws Exception {
-        for (int i = open.size() - 1; i >= 0; i--) {
-            open.get(i).close();
-        }
-        ensemble.close();
-    }
+    @RegisterExtension
+    final ThreeServerEnsemble ensemble = new ThreeServerEnsemble();
 
     private ZkKeyStore store(String connect, Duration sessionTimeout) throws Exception {
-        CuratorFramework client = ClusterConnection.open(new ClusterConfig(connect, "/brine", sessionTimeout,
-                Optional.empty()));
-        open.add(client);
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
-                Duration.ofSeconds(30));
-        open.add(store);
-        return store;
+        return ensemble.store(ensemble.client(new ClusterConfig(connect, "/brine", sessionTimeout, Optional.empty())),
+                pki);
     }
 
     private ZkKeyStore store() throws Exception {
-        return store(ensemble.getConnectString(), ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+        return store(ensemble.servers().getConnectString(), ClusterConfig.DEFAULT_SESSION_TIMEOUT);
     }
 
     private static RSAPublicKey key(int i) {
@@ -78,8 +55,9 @@ class ZkQuorumTest {
     void oneServerOfThreeStoppedHasNoVisibleEffect() throws Exception {
         ZkKeyStore a = store();
         ZkKeyStore b = store();
-        assertThat(ensemble.killServer(ensemble.findConnectionInstance(a.client().getZookeeperClient()
-                .getZooKeeper()))).isTrue();
+        TestingCluster servers = ensemble.servers();
+        assertThat(servers.killServer(servers.findConnectionInstance(a.client().getZookeeperClient().getZooKeeper())))
+                .isTrue();
 
         KeyDecision pending = a.offer("n1", key(60), PolicyVerdict.NONE);
         KeyDecision accepted = a.offer("n2", key(61), PolicyVerdict.ACCEPT);
@@ -100,9 +78,9 @@ class ZkQuorumTest {
         assertThat(a.offer("web1", key(62), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(a.offer("db1", key(63), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);
         await().until(() -> b.acceptedKey("web1").isPresent() && b.lookup("db1", key(63)) == KeyLookup.PENDING_SAME);
-        List<InstanceSpec> stopped = ensemble.getInstances().stream().limit(2).toList();
+        List<InstanceSpec> stopped = ensemble.servers().getInstances().stream().limit(2).toList();
         for (InstanceSpec spec : stopped) {
-            assertThat(ensemble.killServer(spec)).isTrue();
+            assertThat(ensemble.servers().killServer(spec)).isTrue();
         }
         await().until(() -> !a.health().writable() && !b.health().writable());
         assertThat(a.health().describe()).contains("ZooKeeper", "serving from the last view");
@@ -131,7 +109,7 @@ class ZkQuorumTest {
         assertThat(b.list().ids(KeyState.DENIED)).isEmpty();
 
         for (InstanceSpec spec : stopped) {
-            assertThat(ensemble.restartServer(spec)).isTrue();
+            assertThat(ensemble.servers().restartServer(spec)).isTrue();
         }
         await().until(() -> a.health().writable() && b.health().writable());
 
@@ -147,8 +125,8 @@ class ZkQuorumTest {
 
     @Test
     void aMasterCutOffUntilItsSessionExpiresRefusesAdminChangesSaysSoAndCatchesUp() throws Exception {
-        CuttableProxy partition = new CuttableProxy(ensemble.getInstances().iterator().next().getConnectString());
-        open.add(partition);
+        CuttableProxy partition = ensemble.closeAfter(
+                new CuttableProxy(ensemble.servers().getInstances().iterator().next().getConnectString()));
         ZkKeyStore a = store(partition.connectString(), Duration.ofSeconds(4));
         ZkKeyStore b = store();
         assertThat(b.offer("app1", key(66), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);

@@ -261,37 +261,24 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /** Answers on a Salt TCP connection: {@code {head, body}} with the request's head; none for a hello (null). */
     private SaltReplyPath tcpPath(Peer from, SaltTcpFrame request) {
-        return new SaltReplyPath() {
-            @Override
-            public void reply(SaltValue value) {
-                if (request != null) {
-                    transport.send(from, SaltTcpFrame.encode(request.reply(value)));
-                }
+        return replyPath(from, value -> {
+            if (request != null) {
+                transport.send(from, SaltTcpFrame.encode(request.reply(value)));
             }
-
-            @Override
-            public void bind(String id) {
-                transport.bind(id, from);
-            }
-
-            @Override
-            public void disconnect() {
-                transport.disconnect(from);
-            }
-
-            @Override
-            public String remoteAddress() {
-                return from.remoteAddress();
-            }
-        };
+        });
     }
 
     /** Answers on the ZeroMQ request channel: the whole payload in Salt's payload dialect. */
     private SaltReplyPath zmqPath(Peer from) {
+        return replyPath(from, value -> transport.send(from, SaltMsgpack.write(value, SaltDialect.PAYLOAD)));
+    }
+
+    /** A reply path to {@code from} that answers by {@code reply} and binds or disconnects the peer itself. */
+    private SaltReplyPath replyPath(Peer from, Consumer<SaltValue> reply) {
         return new SaltReplyPath() {
             @Override
             public void reply(SaltValue value) {
-                transport.send(from, SaltMsgpack.write(value, SaltDialect.PAYLOAD));
+                reply.accept(value);
             }
 
             @Override

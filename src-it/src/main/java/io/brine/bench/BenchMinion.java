@@ -1,6 +1,7 @@
 package io.brine.bench;
 
 import io.brine.transport.ClientTransport;
+import java.util.function.Consumer;
 
 /**
  * What a swarm worker ({@link SwarmWorker}) drives in one simulated minion, whichever protocol it speaks: brine's
@@ -38,4 +39,19 @@ interface BenchMinion {
     long keyInstalledNanos();
 
     void close();
+
+    /** The transport listener of a simulated minion: replies and publications to the given methods. */
+    static ClientTransport.Listener listener(Consumer<byte[]> replies, Consumer<byte[]> publications) {
+        return new ClientTransport.Listener() {
+            @Override
+            public void onReply(byte[] frame) {
+                replies.accept(frame);
+            }
+
+            @Override
+            public void onPublication(byte[] frame) {
+                publications.accept(frame);
+            }
+        };
+    }
 }

@@ -17,7 +17,6 @@ import io.brine.transport.ClientTransport;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
-import java.util.LinkedHashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -41,7 +40,6 @@ final class SaltSimMinion implements BenchMinion {
 
     static final SaltRsa.Encryption ENC = SaltRsa.Encryption.OAEP_SHA1;
     static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA1;
-    private static final int SEEN_JIDS = 1024;
 
     /** An opened publication, and its target as a set (brine's master sends Salt minions list targets). */
     record Opened(SaltPublication publication, Set<String> targets) {
@@ -75,7 +73,7 @@ final class SaltSimMinion implements BenchMinion {
     private Crypticle aes;
     private Crypticle session;
     private long lastSerial;
-    private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
+    private final RecentJids seenJids = new RecentJids();
 
     SaltSimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this.index = index;
@@ -87,17 +85,7 @@ final class SaltSimMinion implements BenchMinion {
     @Override
     public synchronized void connect(ClientTransport transport) throws java.io.IOException {
         this.transport = transport;
-        transport.start(new ClientTransport.Listener() {
-            @Override
-            public void onReply(byte[] frame) {
-                reply(frame);
-            }
-
-            @Override
-            public void onPublication(byte[] frame) {
-                publication(frame);
-            }
-        });
+        transport.start(BenchMinion.listener(this::reply, this::publication));
     }
 
     /** Builds a fresh {@code _auth} payload: the first time also the key's {@code tok} (a private operation). */
@@ -282,11 +270,6 @@ final class SaltSimMinion implements BenchMinion {
             return; // every SUB without zmq_filtering takes every envelope; the minion matches the target itself
         }
         seenJids.add(publication.jid());
-        if (seenJids.size() > SEEN_JIDS) {
-            var oldest = seenJids.iterator();
-            oldest.next();
-            oldest.remove();
-        }
         swarm.delivered(this, now);
         if (publication.fun().equals(SimMinion.DELIVER_FUNCTION)) {
             return;

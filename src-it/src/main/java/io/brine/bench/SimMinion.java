@@ -24,7 +24,6 @@ import java.security.KeyPair;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Arrays;
-import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -46,7 +45,6 @@ final class SimMinion implements BenchMinion {
 
     /** The function whose publications are counted and not returned. */
     static final String DELIVER_FUNCTION = "bench.deliver";
-    private static final int SEEN_JIDS = 1024;
     /** As MinionDaemon.HEARTBEAT_INTERVAL. */
     private static final long HEARTBEAT_MS = 30_000;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -93,7 +91,7 @@ final class SimMinion implements BenchMinion {
     private final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
     private long serialFloor;
     private final ReplayWindow serials = new ReplayWindow();
-    private final LinkedHashSet<String> seenJids = new LinkedHashSet<>();
+    private final RecentJids seenJids = new RecentJids();
     private long keyInstalledNanos;
     private long nextHeartbeatMs;
 
@@ -108,17 +106,7 @@ final class SimMinion implements BenchMinion {
     @Override
     public synchronized void connect(ClientTransport transport) throws java.io.IOException {
         this.transport = transport;
-        transport.start(new ClientTransport.Listener() {
-            @Override
-            public void onReply(byte[] frame) {
-                onFrame(frame);
-            }
-
-            @Override
-            public void onPublication(byte[] frame) {
-                onFrame(frame);
-            }
-        });
+        transport.start(BenchMinion.listener(this::onFrame, this::onFrame));
     }
 
     /** Signs a fresh auth request now, to be sent by {@link #sendAuth}: a private-key operation. */
@@ -314,11 +302,6 @@ final class SimMinion implements BenchMinion {
             return;
         }
         seenJids.add(publish.jid());
-        if (seenJids.size() > SEEN_JIDS) {
-            var oldest = seenJids.iterator();
-            oldest.next();
-            oldest.remove();
-        }
         swarm.delivered(this, now);
         if (!load.fun().equals(DELIVER_FUNCTION)) {
             boolean ping = load.fun().equals("test.ping");

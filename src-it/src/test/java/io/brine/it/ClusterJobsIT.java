@@ -3,7 +3,6 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.daemon.config.ClusterConfig;
 import io.brine.master.client.BrineClient;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
@@ -12,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,24 +24,18 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterJobsIT {
 
-    private static final int MASTER_KEY = 250;
-    private static final int ROOT_KEY = 249;
-
     @TempDir
     Path dir;
 
-    private TestingServer zookeeper;
+    private TwoMasterCluster cluster;
     private Fleet a;
     private Fleet b;
 
     @BeforeEach
     void startTwoMastersWithAMinionEach() throws Exception {
-        zookeeper = new TestingServer();
-        ClusterConfig cluster = ClusterConfig.of(zookeeper.getConnectString());
-        a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        a.startMaster(config -> config.cluster(cluster).acceptance(Fleet.autoAccept()));
-        b.startMaster(config -> config.cluster(cluster).acceptance(Fleet.autoAccept()));
+        cluster = TwoMasterCluster.onOneServer(dir, config -> config.acceptance(Fleet.autoAccept()));
+        a = cluster.a;
+        b = cluster.b;
         MinionDaemon onA = a.startMinion("web1", 100, config -> config);
         MinionDaemon onB = b.startMinion("web2", 101, config -> config);
         Fleet.awaitState(onA, MinionState.ACCEPTED);
@@ -56,13 +48,9 @@ class ClusterJobsIT {
 
     @AfterEach
     void stopAll() throws Exception {
-        if (a != null) {
-            a.close();
+        if (cluster != null) {
+            cluster.close();
         }
-        if (b != null) {
-            b.close();
-        }
-        zookeeper.close();
     }
 
     @Test

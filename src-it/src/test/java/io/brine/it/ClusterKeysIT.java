@@ -3,7 +3,6 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.daemon.config.ClusterConfig;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
@@ -11,7 +10,6 @@ import io.brine.store.keys.KeyState;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,36 +22,25 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterKeysIT {
 
-    /** The cluster's one master key pair and publisher root key, installed on both masters. */
-    private static final int MASTER_KEY = 250;
-    private static final int ROOT_KEY = 249;
-
     @TempDir
     Path dir;
 
-    private TestingServer zookeeper;
+    private TwoMasterCluster cluster;
     private Fleet a;
     private Fleet b;
 
     @BeforeEach
     void startTwoMasters() throws Exception {
-        zookeeper = new TestingServer();
-        ClusterConfig cluster = ClusterConfig.of(zookeeper.getConnectString());
-        a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        a.startMaster(config -> config.cluster(cluster));
-        b.startMaster(config -> config.cluster(cluster));
+        cluster = TwoMasterCluster.onOneServer(dir, config -> config);
+        a = cluster.a;
+        b = cluster.b;
     }
 
     @AfterEach
     void stopAll() throws Exception {
-        if (a != null) {
-            a.close();
+        if (cluster != null) {
+            cluster.close();
         }
-        if (b != null) {
-            b.close();
-        }
-        zookeeper.close();
     }
 
     @Test

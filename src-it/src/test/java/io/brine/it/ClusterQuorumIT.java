@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.cluster.ZkKeyStore;
-import io.brine.daemon.config.ClusterConfig;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
@@ -13,7 +12,6 @@ import io.brine.store.keys.KeyState;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.curator.test.InstanceSpec;
-import org.apache.curator.test.TestingCluster;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,36 +25,25 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClusterQuorumIT {
 
-    private static final int MASTER_KEY = 250;
-    private static final int ROOT_KEY = 249;
-
     @TempDir
     Path dir;
 
-    private TestingCluster zookeeper;
+    private TwoMasterCluster cluster;
     private Fleet a;
     private Fleet b;
 
     @BeforeEach
     void startTwoMasters() throws Exception {
-        zookeeper = new TestingCluster(3);
-        zookeeper.start();
-        ClusterConfig cluster = ClusterConfig.of(zookeeper.getConnectString());
-        a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
-        a.startMaster(config -> config.cluster(cluster));
-        b.startMaster(config -> config.cluster(cluster));
+        cluster = TwoMasterCluster.onThreeServers(dir);
+        a = cluster.a;
+        b = cluster.b;
     }
 
     @AfterEach
     void stopAll() throws Exception {
-        if (a != null) {
-            a.close();
+        if (cluster != null) {
+            cluster.close();
         }
-        if (b != null) {
-            b.close();
-        }
-        zookeeper.close();
     }
 
     @Test
@@ -69,9 +56,9 @@ class ClusterQuorumIT {
         ZkKeyStore storeA = (ZkKeyStore) a.master.keyStore();
         ZkKeyStore storeB = (ZkKeyStore) b.master.keyStore();
 
-        List<InstanceSpec> stopped = zookeeper.getInstances().stream().limit(2).toList();
+        List<InstanceSpec> stopped = cluster.servers().getInstances().stream().limit(2).toList();
         for (InstanceSpec spec : stopped) {
-            assertThat(zookeeper.killServer(spec)).isTrue();
+            assertThat(cluster.servers().killServer(spec)).isTrue();
         }
         await().until(() -> !storeA.health().writable() && !storeB.health().writable());
         assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 0.0");
@@ -87,7 +74,7 @@ class ClusterQuorumIT {
         assertThat(a.sessionIds()).containsKey("web1");
 
         for (InstanceSpec spec : stopped) {
-            assertThat(zookeeper.restartServer(spec)).isTrue();
+            assertThat(cluster.servers().restartServer(spec)).isTrue();
         }
         await().until(() -> storeA.health().writable() && storeB.health().writable());
         assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 1.0");

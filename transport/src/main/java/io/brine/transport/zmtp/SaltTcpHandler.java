@@ -1,13 +1,7 @@
 package io.brine.transport.zmtp;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.DecoderException;
-import io.netty.util.concurrent.ScheduledFuture;
-import java.io.IOException;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The transport's end of a Salt TCP connection (issue 15), after {@link SaltTcpDecoder}: whole frames to the
@@ -20,25 +14,15 @@ import org.slf4j.LoggerFactory;
  * nothing; Salt has no heartbeat on TCP and relies on TCP keepalive), so only an unfinished frame is timed: one
  * pending for the idle timeout closes the connection.
  */
-final class SaltTcpHandler extends ChannelInboundHandlerAdapter {
+final class SaltTcpHandler extends ConnectionEnd {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
-
-    private final ZmtpServerTransport transport;
-    private final ZmtpConnection connection;
     private final SaltTcpDecoder decoder;
-    private final long unauthenticatedNanos;
-    private final long idleNanos;
     private long lastFrame;
-    private ScheduledFuture<?> timer;
 
     SaltTcpHandler(ZmtpServerTransport transport, ZmtpConnection connection, SaltTcpDecoder decoder,
             ZmtpServerOptions options) {
-        this.transport = transport;
-        this.connection = connection;
+        super(transport, connection, options, ", Salt TCP");
         this.decoder = decoder;
-        this.unauthenticatedNanos = options.unauthenticatedTimeout().toNanos();
-        this.idleNanos = options.idleTimeout().toNanos();
     }
 
     @Override
@@ -77,32 +61,5 @@ final class SaltTcpHandler extends ChannelInboundHandlerAdapter {
                     connection.port());
             ctx.close();
         }
-    }
-
-    @Override
-    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        transport.updateAutoRead(connection); // writable and not over its inbound bytes in flight
-        ctx.fireChannelWritabilityChanged();
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
-        if (timer != null) {
-            timer.cancel(false);
-        }
-        transport.disconnected(connection);
-        ctx.fireChannelInactive();
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-        if (root instanceof IOException || cause instanceof DecoderException) {
-            LOG.debug("Connection {} ({}, Salt TCP): closed: {}", connection, connection.port(), root.toString());
-        } else {
-            LOG.error("Connection {} ({}, Salt TCP): closed after an unexpected failure", connection,
-                    connection.port(), cause);
-        }
-        ctx.close();
     }
 }

@@ -1,13 +1,7 @@
 package io.brine.transport.zmtp;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.DecoderException;
-import io.netty.util.concurrent.ScheduledFuture;
-import java.io.IOException;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The transport's end of one connection, after the ZMTP handlers: {@link ZmtpEvent}s to the transport; the
@@ -20,23 +14,13 @@ import org.slf4j.LoggerFactory;
  * sends): every ZMTP 3.1 peer answers it, so a subscriber that sends nothing of its own (libzmq without
  * heartbeats) stays connected while it lives, and a dead one is closed. Unauthenticated peers are never pinged.
  */
-final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
+final class ZmtpServerHandler extends ConnectionEnd {
 
-    private static final Logger LOG = LoggerFactory.getLogger(ZmtpServerTransport.class);
-
-    private final ZmtpServerTransport transport;
-    private final ZmtpConnection connection;
-    private final long unauthenticatedNanos;
-    private final long idleNanos;
     private long lastActivity;
     private boolean pinged;
-    private ScheduledFuture<?> timer;
 
     ZmtpServerHandler(ZmtpServerTransport transport, ZmtpConnection connection, ZmtpServerOptions options) {
-        this.transport = transport;
-        this.connection = connection;
-        this.unauthenticatedNanos = options.unauthenticatedTimeout().toNanos();
-        this.idleNanos = options.idleTimeout().toNanos();
+        super(transport, connection, options, "");
     }
 
     @Override
@@ -100,31 +84,5 @@ final class ZmtpServerHandler extends ChannelInboundHandlerAdapter {
             next = Math.min(next, pingAt - quiet);
         }
         schedule(ctx, next);
-    }
-
-    @Override
-    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        transport.updateAutoRead(connection);
-        ctx.fireChannelWritabilityChanged();
-    }
-
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
-        if (timer != null) {
-            timer.cancel(false);
-        }
-        transport.disconnected(connection);
-        ctx.fireChannelInactive();
-    }
-
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-        if (root instanceof IOException || cause instanceof DecoderException) {
-            LOG.debug("Connection {} ({}): closed: {}", connection, connection.port(), root.toString());
-        } else {
-            LOG.error("Connection {} ({}): closed after an unexpected failure", connection, connection.port(), cause);
-        }
-        ctx.close();
     }
 }

@@ -1,0 +1,58 @@
+package io.brine.cluster;
+
+import io.brine.daemon.config.ClusterConfig;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingCluster;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * Three real ZooKeeper servers in this JVM, fresh for each test ({@code @RegisterExtension}), for tests that stop
+ * and start servers; what a test opens on them is closed after it, last opened first, before the servers stop.
+ */
+final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback {
+
+    private TestingCluster servers;
+    private final List<AutoCloseable> open = new ArrayList<>();
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws Exception {
+        servers = new TestingCluster(3);
+        servers.start();
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+        open.clear();
+        servers.close();
+    }
+
+    TestingCluster servers() {
+        return servers;
+    }
+
+    /** Closes {@code resource} after the test. */
+    <T extends AutoCloseable> T closeAfter(T resource) {
+        open.add(resource);
+        return resource;
+    }
+
+    CuratorFramework client(ClusterConfig config) throws Exception {
+        return closeAfter(ClusterConnection.open(config));
+    }
+
+    /** A master's key store on {@code client}, with its pki directory {@code pki}. */
+    ZkKeyStore store(CuratorFramework client, Path pki) throws Exception {
+        return closeAfter(ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
+                Duration.ofSeconds(30)));
+    }
+}

@@ -1,0 +1,81 @@
+package io.brine.it;
+
+import io.brine.daemon.config.ClusterConfig;
+import io.brine.daemon.config.MasterConfig;
+import java.nio.file.Path;
+import java.util.function.UnaryOperator;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
+
+/**
+ * Two real masters, {@link #a} and {@link #b}, in cluster mode on a ZooKeeper started for the test: one server, or
+ * three ({@link #servers}) for a test that stops some. Both hold the cluster's one master key pair and publisher root
+ * key. Closing stops the masters (with their minions), then ZooKeeper.
+ */
+final class TwoMasterCluster implements AutoCloseable {
+
+    /** The cluster's one master key pair and publisher root key, installed on both masters. */
+    private static final int MASTER_KEY = 250;
+    private static final int ROOT_KEY = 249;
+
+    final Fleet a;
+    final Fleet b;
+    private final AutoCloseable zookeeper;
+
+    private TwoMasterCluster(Fleet a, Fleet b, AutoCloseable zookeeper) {
+        this.a = a;
+        this.b = b;
+        this.zookeeper = zookeeper;
+    }
+
+    /** On one ZooKeeper server; {@code customize} is applied to both masters' configuration. */
+    static TwoMasterCluster onOneServer(Path dir, UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        TestingServer server = new TestingServer();
+        return start(dir, server, server.getConnectString(), customize);
+    }
+
+    /** On a three-server ensemble, started. */
+    static TwoMasterCluster onThreeServers(Path dir) throws Exception {
+        TestingCluster ensemble = new TestingCluster(3);
+        try {
+            ensemble.start();
+        } catch (Exception e) {
+            ensemble.close();
+            throw e;
+        }
+        return start(dir, ensemble, ensemble.getConnectString(), config -> config);
+    }
+
+    private static TwoMasterCluster start(Path dir, AutoCloseable zookeeper, String connect,
+            UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+        ClusterConfig cluster = ClusterConfig.of(connect);
+        Fleet a = null;
+        Fleet b = null;
+        try {
+            a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
+            b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
+            a.startMaster(config -> customize.apply(config.cluster(cluster)));
+            b.startMaster(config -> customize.apply(config.cluster(cluster)));
+            return new TwoMasterCluster(a, b, zookeeper);
+        } catch (Exception | Error e) {
+            new TwoMasterCluster(a, b, zookeeper).close();
+            throw e;
+        }
+    }
+
+    /** The three servers of {@link #onThreeServers}. */
+    TestingCluster servers() {
+        return (TestingCluster) zookeeper;
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+        zookeeper.close();
+    }
+}
