@@ -115,7 +115,8 @@ public final class SaltService {
         }
         RSAPublicKey key;
         try {
-            key = Pem.readPublicKey(load.pub());
+            // Its factors are checked by the key store, and only when it does not hold this key under this id yet.
+            key = Pem.readOfferedPublicKey(load.pub());
         } catch (KeyFormatException e) {
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, e.getMessage());
             audit.refused(id, from, null, e.getMessage());
@@ -132,6 +133,14 @@ public final class SaltService {
         try {
             admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null, from,
                     clock.instant()));
+        } catch (IllegalArgumentException e) {
+            if (!(e.getCause() instanceof KeyFormatException bad)) {
+                throw e;
+            }
+            // The key store's factor check: refused as a key that does not parse is.
+            LOG.info("Salt minion {} ({}): auth refused: {}", id, from, bad.getMessage());
+            audit.refused(id, from, fingerprint, bad.getMessage());
+            return encode(responder.respond(request, Decision.REJECTED, null));
         } catch (java.io.UncheckedIOException e) {
             // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
             LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
@@ -145,7 +154,7 @@ public final class SaltService {
         }
         if (decision instanceof KeyDecision.Accepted accepted) {
             Crypticle session = keys.sessionFor(id);
-            SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session);
+            SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session, key);
             if (!offer.current()) {
                 keys.drop(id);
                 LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);

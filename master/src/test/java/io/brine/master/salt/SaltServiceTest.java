@@ -216,6 +216,24 @@ class SaltServiceTest {
     }
 
     @Test
+    void aKeyWithASmallPrimeFactorIsRefusedByTheStoresCheckAndFilesNothing() throws Exception {
+        // Parsed for its shape only on the way in; the key store's factor check is what refuses it.
+        java.math.BigInteger n = ((java.security.interfaces.RSAPublicKey) minion.getPublic()).getModulus()
+                .multiply(java.math.BigInteger.valueOf(7919));
+        java.security.PublicKey bad = java.security.KeyFactory.getInstance("RSA").generatePublic(
+                new java.security.spec.RSAPublicKeySpec(n, java.math.BigInteger.valueOf(65537)));
+        String nonce = nonce();
+        Recorded path = new Recorded();
+        salt.handle(new SaltRequest.Auth(SaltAuthRequest.of("salt1", bad, nonce, ENC, SIG, Optional.empty(),
+                Optional.empty()), 3), path);
+
+        assertThat(SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
+                Optional.empty(), SaltLimits.UNAUTHENTICATED)).isInstanceOf(SaltSignIn.Refused.class);
+        assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
+        assertThat(Files.readString(dir.resolve("audit.log"))).contains("small prime factor (7919)");
+    }
+
+    @Test
     void authBelowVersion3GetsBadLoadAndFilesNothing() throws Exception {
         assertThat(signIn("salt1", 2)).isInstanceOf(SaltSignIn.BadLoad.class);
         assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();

@@ -83,6 +83,14 @@ public final class Pem {
 
     /** Reads an RSA public key from SPKI or PKCS#1 PEM. */
     public static RSAPublicKey readPublicKey(String pem) throws KeyFormatException {
+        return RsaKeys.checkFactors(readOfferedPublicKey(pem));
+    }
+
+    /**
+     * {@link #readPublicKey} without {@link RsaKeys#checkFactors}: for a key a Salt minion offers, whose factors the
+     * key store checks when it does not hold that key yet ({@link RsaKeys#offeredKeyFromDer}).
+     */
+    public static RSAPublicKey readOfferedPublicKey(String pem) throws KeyFormatException {
         Block block = single(pem);
         switch (block.label()) {
             case "PUBLIC KEY" -> {
@@ -90,10 +98,10 @@ public final class Pem {
                 if (!algorithm.equals("RSA")) {
                     throw new KeyFormatException("public key uses " + algorithm + ", not RSA");
                 }
-                return RsaKeys.publicKeyFromDer(block.der());
+                return RsaKeys.offeredKeyFromDer(block.der());
             }
             case "RSA PUBLIC KEY" -> {
-                return RsaKeys.publicKeyFromDer(Der.spkiOfPkcs1(block.der()));
+                return RsaKeys.offeredKeyFromDer(Der.spkiOfPkcs1(block.der()));
             }
             default -> {
                 if (PRIVATE_KEYS.contains(block.label()) && !block.encrypted()) {

@@ -66,6 +66,23 @@ public final class SaltAuthResponder {
      * are wrapped for the key in the request.
      */
     public SaltAuthReply respond(SaltRequest.Auth request, Decision decision, Crypticle session) {
+        PublicKey minion = null;
+        if (decision == Decision.ACCEPTED) {
+            try {
+                minion = Pem.readPublicKey(request.load().pub());
+            } catch (KeyFormatException e) {
+                // Salt: 'Corrupt or missing public key' -> {"ret": False}.
+                minion = null;
+            }
+        }
+        return respond(request, decision, session, minion);
+    }
+
+    /**
+     * As {@link #respond(SaltRequest.Auth, Decision, Crypticle)}, with the request's key as the caller already
+     * parsed it ({@code null}: not a usable key), so that an accepted minion's key is not parsed twice.
+     */
+    public SaltAuthReply respond(SaltRequest.Auth request, Decision decision, Crypticle session, PublicKey minion) {
         SaltAuthRequest load = request.load();
         if (request.version() < MINIMUM_VERSION) {
             return new SaltAuthReply.BadLoad();
@@ -89,21 +106,18 @@ public final class SaltAuthResponder {
                 return new SaltAuthReply.Answer(SaltValue.str("full"), load.nonce(), sig);
             }
             default -> {
-                return accepted(load, sig, session);
+                return accepted(load, sig, session, minion);
             }
         }
     }
 
-    private SaltAuthReply accepted(SaltAuthRequest load, SaltRsa.Signing sig, Crypticle session) {
+    private SaltAuthReply accepted(SaltAuthRequest load, SaltRsa.Signing sig, Crypticle session, PublicKey minion) {
         Optional<SaltRsa.Encryption> encryption = load.encryption();
         if (encryption.isEmpty()) {
             return new SaltAuthReply.BadAlgorithm("bad enc algo");
         }
         SaltRsa.Encryption enc = encryption.get();
-        PublicKey minion;
-        try {
-            minion = Pem.readPublicKey(load.pub());
-        } catch (KeyFormatException e) {
+        if (minion == null) {
             // Salt: 'Corrupt or missing public key' -> {"ret": False}.
             return SaltAuthReply.Answer.refused(load.nonce(), sig);
         }
