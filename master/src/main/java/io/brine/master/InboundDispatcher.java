@@ -140,17 +140,22 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     public void onFrame(Peer from, byte[] frame) {
         // The transport counts the frame in flight until it hears handled(): from the pool's task when one took
         // the frame, at once otherwise. Salt requests alike, on both of Salt's transports.
-        boolean taken;
-        if (from.framing() != Peer.Framing.MESSAGE) {
-            // Salt's TCP transport on the ZeroMQ ports (the transport serves it only when salt_minions is on).
-            taken = onSaltTcpFrame(from, frame);
-        } else if (salt != null && isSaltPayload(frame)) {
-            taken = onSaltPayload(from, frame);
-        } else {
-            taken = dispatch(from, frame);
-        }
-        if (!taken) {
-            transport.handled(from, frame.length);
+        // A frame no worker took is handled here whatever happened, a bug's exception included: bytes left counted
+        // would pause the connection, and in the end every connection, for good.
+        boolean taken = false;
+        try {
+            if (from.framing() != Peer.Framing.MESSAGE) {
+                // Salt's TCP transport on the ZeroMQ ports (the transport serves it only when salt_minions is on).
+                taken = onSaltTcpFrame(from, frame);
+            } else if (salt != null && isSaltPayload(frame)) {
+                taken = onSaltPayload(from, frame);
+            } else {
+                taken = dispatch(from, frame);
+            }
+        } finally {
+            if (!taken) {
+                transport.handled(from, frame.length);
+            }
         }
     }
 
