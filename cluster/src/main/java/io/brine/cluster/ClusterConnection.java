@@ -1,10 +1,16 @@
 package io.brine.cluster;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.daemon.files.TrustedPath;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -45,10 +51,7 @@ public final class ClusterConnection {
                 .zkClientConfig(new PlainClientConfig());
         if (config.auth().isPresent()) {
             ClusterConfig.Auth auth = config.auth().get();
-            String password = Files.readString(auth.passwordFile(), StandardCharsets.UTF_8).strip();
-            if (password.isEmpty()) {
-                throw new IOException(auth.passwordFile() + " is empty: cluster.auth needs a password");
-            }
+            String password = readPassword(auth.passwordFile());
             builder.authorization("digest", (auth.user() + ":" + password).getBytes(StandardCharsets.UTF_8))
                     .aclProvider(new CreatorOnly());
         }
@@ -79,5 +82,26 @@ public final class ClusterConnection {
         public java.util.List<ACL> getAclForPath(String path) {
             return ZooDefs.Ids.CREATOR_ALL_ACL;
         }
+    }
+
+    /**
+     * The ZooKeeper password, from a file only root or the master's user can write and nobody else can read (it
+     * opens every key the cluster holds): otherwise refused, naming the file and the rule.
+     */
+    static String readPassword(Path file) throws IOException {
+        Optional<String> untrusted = TrustedPath.forThisProcess().problem(file);
+        if (untrusted.isPresent()) {
+            throw new IOException("cluster.auth password_file not trusted: " + untrusted.get());
+        }
+        Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+        if (mode.contains(PosixFilePermission.GROUP_READ) || mode.contains(PosixFilePermission.OTHERS_READ)) {
+            throw new IOException("cluster.auth password_file " + file + " is readable by group or others ("
+                    + PosixFilePermissions.toString(mode) + "): chmod 600 it");
+        }
+        String password = Files.readString(file, StandardCharsets.UTF_8).strip();
+        if (password.isEmpty()) {
+            throw new IOException(file + " is empty: cluster.auth needs a password");
+        }
+        return password;
     }
 }
