@@ -5,6 +5,8 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.store.audit.AuditEvent;
+import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
 import io.brine.store.keys.KeyChangeListener;
@@ -188,21 +190,11 @@ public final class ZkKeyStore implements KeyStore {
 
     /** The master's public key: from the pair, or read from {@code master.pub} in the pki dir (brine-key). */
     @Override
-    public Optional<RSAPublicKey> masterPublicKey() throws IOException {
+    public Optional<RSAPublicKey> masterPublicKey() throws IOException, KeyStoreException {
         if (masterKeyPair != null) {
             return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
         }
-        Path pub = pkiDir.resolve("master.pub");
-        if (!java.nio.file.Files.exists(pub, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return Optional.empty();
-        }
-        try {
-            return Optional.of(io.brine.protocol.crypto.Pem.readPublicKey(new String(
-                    io.brine.daemon.files.AtomicFiles.readSmall(pub, ZkRecords.MAX_RECORD_BYTES),
-                    StandardCharsets.US_ASCII)));
-        } catch (KeyFormatException e) {
-            throw new IOException(pub + ": " + e.getMessage(), e);
-        }
+        return MasterKeys.readPublicIn(pkiDir);
     }
 
     /** What {@link #importKey} did with one key. */

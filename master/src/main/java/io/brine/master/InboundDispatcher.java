@@ -76,7 +76,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final MasterMetrics metrics;
     /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
     private final SaltService salt;
-    private final AtomicLong refusedReturns = new AtomicLong();
     /** Dropped frames, at WARN: one line per reason and source a minute. */
     private final DropLog drops;
     private final long maxReturnBytes;
@@ -127,11 +126,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Session frames waiting for a worker. */
     public int sessionQueueDepth() {
         return sessionPool.getQueue().size();
-    }
-
-    /** Returns refused for being over {@code max_return_bytes}. */
-    public long refusedReturns() {
-        return refusedReturns.get();
     }
 
     // ---- on the transport thread: decode, bound, hand off; never verify, decrypt or touch the disk here ----
@@ -448,7 +442,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      */
     private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
         if (inflight.size > maxReturnBytes) {
-            refusedReturns.incrementAndGet();
             String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
                     + maxReturnBytes + ")";
             drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"

@@ -122,7 +122,7 @@ public final class FileKeyStore implements KeyStore {
         if (masterKeyPair != null) {
             return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
         }
-        return MasterKeys.readPublic(pkiDir().resolve(MasterKeys.PUBLIC_FILE));
+        return MasterKeys.readPublicIn(pkiDir());
     }
 
     // ---------------------------------------------------------------- reads (in memory)

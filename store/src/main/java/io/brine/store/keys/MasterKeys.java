@@ -98,6 +98,11 @@ public final class MasterKeys {
         return pair;
     }
 
+    /** Reads {@code master.pub} in {@code pkiDir}; empty when it is absent. */
+    public static Optional<RSAPublicKey> readPublicIn(Path pkiDir) throws IOException, KeyStoreException {
+        return readPublic(pkiDir.resolve(PUBLIC_FILE));
+    }
+
     /** Reads {@code master.pub}; empty when it is absent. */
     static Optional<RSAPublicKey> readPublic(Path pub) throws IOException, KeyStoreException {
         Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pub);
