@@ -192,11 +192,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * ({@code fixmap}, {@code map16}, {@code map32}) or, for a bare reply string, never sent by a minion.
      */
     static boolean isSaltPayload(byte[] frame) {
-        if (frame.length == 0) {
-            return false;
-        }
-        int first = frame[0] & 0xFF;
-        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+        return io.brine.protocol.salt.SaltMsgpack.isMap(frame);
     }
 
     /**

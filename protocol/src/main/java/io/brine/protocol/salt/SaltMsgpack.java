@@ -221,4 +221,17 @@ public final class SaltMsgpack {
             return in.readPayload(size);
         }
     }
+
+    /**
+     * Whether a msgpack value starting with byte {@code first} is a map (fixmap, map16, map32): how a Salt payload or
+     * a Salt TCP frame is told from a brine frame (version byte 1) and from a ZMTP greeting (0xFF).
+     */
+    public static boolean startsMap(int first) {
+        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+    }
+
+    /** {@link #startsMap} for the first byte of {@code payload}; false for an empty one. */
+    public static boolean isMap(byte[] payload) {
+        return payload.length > 0 && startsMap(payload[0] & 0xFF);
+    }
 }

@@ -87,7 +87,7 @@ public final class SaltStreamScanner {
     }
 
     private static boolean isMap(int b) {
-        return (b >= 0x80 && b <= 0x8f) || b == 0xde || b == 0xdf;
+        return SaltMsgpack.startsMap(b);
     }
 
     private static int headerLength(int b) throws MalformedException {

@@ -91,6 +91,6 @@ final class PortUnification extends ByteToMessageDecoder {
     }
 
     static boolean isMap(int b) {
-        return (b & 0xF0) == 0x80 || b == 0xDE || b == 0xDF;
+        return io.brine.protocol.salt.SaltMsgpack.startsMap(b);
     }
 }

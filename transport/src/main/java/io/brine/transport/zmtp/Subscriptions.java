@@ -314,11 +314,7 @@ final class Subscriptions {
 
     /** The first byte of a Salt payload on the request channel: a msgpack map (a brine frame starts with 1). */
     static boolean isSaltPayload(byte[] frame) {
-        if (frame.length == 0) {
-            return false;
-        }
-        int first = frame[0] & 0xFF;
-        return (first & 0xF0) == 0x80 || first == 0xDE || first == 0xDF;
+        return io.brine.protocol.salt.SaltMsgpack.isMap(frame);
     }
 
     /** Salt's {@code zmq_filtering} topic of a minion: the lower-case hex SHA-1 of its id. */
