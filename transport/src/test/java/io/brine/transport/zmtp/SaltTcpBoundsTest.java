@@ -64,6 +64,7 @@ class SaltTcpBoundsTest {
     void captureTheTransportsLog() {
         level = logger.getLevel();
         logger.setLevel(Level.DEBUG);
+        logger.setAdditive(false); // the DEBUG lines go to this test's list, not the console
         log.start();
         logger.addAppender(log);
     }
@@ -72,6 +73,7 @@ class SaltTcpBoundsTest {
     void tearDown() throws Exception {
         logger.detachAppender(log);
         logger.setLevel(level);
+        logger.setAdditive(true);
         for (Socket socket : sockets) {
             socket.close();
         }
