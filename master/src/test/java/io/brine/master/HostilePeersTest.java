@@ -195,24 +195,51 @@ class HostilePeersTest {
     }
 
     @Test
-    void aReturnOverMaxReturnBytesIsRefusedWithItsReasonAndAcknowledged() throws Exception {
+    void aReturnExactlyAtMaxReturnBytesIsStoredAndOneByteOverIsRefusedWithItsReasonAndAcknowledged()
+            throws Exception {
         start(TcpServerOptions.defaults(), config -> config.maxReturnBytes(4096));
         try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
             MinionEnd minion = accepted(channel, "web1");
-            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+            BrineClient.Published atLimit = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
                     Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
-            minion.send(new SessionMessage.Return(job.jid(), "test.ping", "y".repeat(8192), 0, true, 1));
-            // The reason for minions that know the field, then the plain Ack for those before it.
+            SessionMessage.Return fits = returnOfFrameSize(minion, atLimit.jid(), 4096);
+            // Stored as sent, and the plain Ack alone.
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(atLimit.jid())));
+            StoredReturn stored = master.master().jobs().cache().returns(atLimit.jid()).get(0);
+            assertThat(stored.success()).isTrue();
+            assertThat(stored.returnValue()).isEqualTo(fits.returnValue());
+
+            BrineClient.Published over = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
+                    Map.of(), 30));
+            assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
+            returnOfFrameSize(minion, over.jid(), 4097);
+            // The reason for minions that know the field, then the plain Ack for those before it (PROTOCOL.md 8.6).
             SessionMessage.Ack refusal = (SessionMessage.Ack) minion.receive();
-            assertThat(refusal.jids()).containsExactly(job.jid());
-            assertThat(refusal.reason()).contains("over max_return_bytes (4096)");
-            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
-            await().until(() -> !master.master().jobs().cache().returns(job.jid()).isEmpty());
-            StoredReturn stored = master.master().jobs().cache().returns(job.jid()).get(0);
-            assertThat(stored.success()).isFalse();
-            assertThat(stored.returnValue()).asString().contains("over max_return_bytes (4096)");
+            assertThat(refusal.jids()).containsExactly(over.jid());
+            assertThat(refusal.reason()).isEqualTo(
+                    "return of 4097 bytes refused by the master: over max_return_bytes (4096)");
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(over.jid())));
+            StoredReturn refused = master.master().jobs().cache().returns(over.jid()).get(0);
+            assertThat(refused.success()).isFalse();
+            assertThat(refused.retcode()).isEqualTo(1);
+            assertThat(refused.returnValue()).isEqualTo(refusal.reason());
         }
+    }
+
+    /** Sends {@code jid}'s return, its value sized so that its session frame is exactly {@code frameBytes}. */
+    static SessionMessage.Return returnOfFrameSize(MinionEnd minion, String jid, int frameBytes) throws Exception {
+        long counter = minion.counter().incrementAndGet();
+        java.util.function.IntFunction<SessionMessage.Return> ret = length -> new SessionMessage.Return(jid,
+                "test.ping", "y".repeat(length), 0, true, 1);
+        java.util.function.IntFunction<byte[]> sealed = length -> Codec.encode(Sessions.seal(minion.requestKey(),
+                minion.sessionId(), SessionFrame.Direction.MINION_TO_MASTER, counter, ret.apply(length)));
+        int length = 2048; // the frame grows byte for byte with the value from here to past 4 KiB (16-bit sizes)
+        length += frameBytes - sealed.apply(length).length;
+        byte[] frame = sealed.apply(length);
+        assertThat(frame).hasSize(frameBytes);
+        minion.channel().send(frame);
+        return ret.apply(length);
     }
 
     @Test

@@ -59,10 +59,11 @@ public final class SaltStreamScanner {
             if (++elements > limits.maxElements()) {
                 throw new MalformedException("frame: more than " + limits.maxElements() + " values");
             }
+            // An empty container is a level too, as the reader counts it.
+            if (children >= 0 && depth + 1 > limits.maxDepth()) {
+                throw new MalformedException("frame: nested deeper than " + limits.maxDepth());
+            }
             if (children > 0) {
-                if (depth + 1 > limits.maxDepth()) {
-                    throw new MalformedException("frame: nested deeper than " + limits.maxDepth());
-                }
                 if (children > limits.maxElements()) {
                     throw new MalformedException("frame: more than " + limits.maxElements() + " values");
                 }

@@ -105,6 +105,7 @@ class SaltTcpFramingTest {
         Arrays.fill(deep, (byte) 0x81);
         String[][] cases = {
             {HEX.formatHex(deep), "nested deeper than 16"},
+            {"81c0".repeat(16) + "80", "nested deeper than 16"}, // an empty map as the 17th level: the reader's count
             {"91c0", "does not start with a map"},
             {"81c1c0", "reserved byte 0xc1"},
             {"81d40100c0", "extension types"},

@@ -125,30 +125,62 @@ final class KeyDirectory {
     }
 
     private record ParsedFile(StoredKey key, String problem) {
-        ParsedFile {
-            // Parser messages may quote the file; keep terminal escapes out of what admins read.
-            problem = problem == null ? null : problem.replaceAll("[\\p{Cntrl}]", "?");
-        }
     }
 
     private static ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
-        if (attributes.isSymbolicLink()) {
-            return new ParsedFile(null, "is a symbolic link (links are never followed)");
+        KeyFile file = KeyFile.read(path, attributes);
+        return file.key() == null ? new ParsedFile(null, file.problem())
+                : new ParsedFile(new StoredKey(id, state, file.key(), Fingerprints.of(file.key())), null);
+    }
+
+    /**
+     * A key file judged, as the key store and {@link KeyFileCheck} both judge it: a regular file, not a link, small,
+     * holding a valid RSA public key; else why not, printable (parser messages may quote the file).
+     */
+    record KeyFile(RSAPublicKey key, String problem) {
+
+        KeyFile {
+            // Keep terminal escapes out of what admins read.
+            problem = problem == null ? null : problem.replaceAll("[\\p{Cntrl}]", "?");
         }
-        if (!attributes.isRegularFile()) {
-            return new ParsedFile(null, "is not a regular file");
+
+        static KeyFile read(Path path, BasicFileAttributes attributes) {
+            String problem = problem(attributes);
+            if (problem != null) {
+                return new KeyFile(null, problem);
+            }
+            try {
+                return parse(bytes(path));
+            } catch (IOException e) {
+                return new KeyFile(null, "cannot be read: " + e.getMessage());
+            }
         }
-        if (attributes.size() > MAX_KEY_BYTES) {
-            return new ParsedFile(null, "is larger than " + MAX_KEY_BYTES + " bytes: not a public key");
+
+        /** Why a file with {@code attributes} is not read as a key file; null when it may be. */
+        static String problem(BasicFileAttributes attributes) {
+            if (attributes.isSymbolicLink()) {
+                return "is a symbolic link (links are never followed)";
+            }
+            if (!attributes.isRegularFile()) {
+                return "is not a regular file";
+            }
+            if (attributes.size() > MAX_KEY_BYTES) {
+                return "is larger than " + MAX_KEY_BYTES + " bytes: not a public key";
+            }
+            return null;
         }
-        try {
-            String pem = new String(AtomicFiles.readSmall(path, MAX_KEY_BYTES), StandardCharsets.US_ASCII);
-            RSAPublicKey key = Pem.readPublicKey(pem);
-            return new ParsedFile(new StoredKey(id, state, key, Fingerprints.of(key)), null);
-        } catch (KeyFormatException e) {
-            return new ParsedFile(null, "is not a valid public key: " + e.getMessage());
-        } catch (IOException e) {
-            return new ParsedFile(null, "cannot be read: " + e.getMessage());
+
+        /** The bytes of a key file that passed {@link #problem}: at most {@link Pem#MAX_PEM_CHARS}. */
+        static byte[] bytes(Path path) throws IOException {
+            return AtomicFiles.readSmall(path, MAX_KEY_BYTES);
+        }
+
+        static KeyFile parse(byte[] bytes) {
+            try {
+                return new KeyFile(Pem.readPublicKey(new String(bytes, StandardCharsets.US_ASCII)), null);
+            } catch (KeyFormatException e) {
+                return new KeyFile(null, "is not a valid public key: " + e.getMessage());
+            }
         }
     }
 

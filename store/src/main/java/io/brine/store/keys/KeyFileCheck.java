@@ -1,11 +1,7 @@
 package io.brine.store.keys;
 
-import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.Pem;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
@@ -15,10 +11,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Judges a key file as {@link KeyDirectory} does (a regular file, not a link, small, holding a valid RSA public key),
- * keeping only its fingerprint. A verdict is remembered for the last {@value #REMEMBERED} contents seen (by SHA-256
- * of the bytes): parsing and checking an RSA key costs far more than reading the file, and in a pki dir of many copies
- * of one key (a test fleet, or one host's key offered under many ids) each content is parsed once.
+ * Judges a key file as {@link KeyDirectory} does ({@link KeyDirectory.KeyFile}), keeping only its fingerprint. A
+ * verdict is remembered for the last {@value #REMEMBERED} contents seen (by SHA-256 of the bytes): parsing and checking
+ * an RSA key costs far more than reading the file, and in a pki dir of many copies of one key (a test fleet, or one
+ * host's key offered under many ids) each content is parsed once.
  */
 final class KeyFileCheck {
 
@@ -27,7 +23,6 @@ final class KeyFileCheck {
     }
 
     static final int REMEMBERED = 1024;
-    private static final int MAX_KEY_BYTES = Pem.MAX_PEM_CHARS;
 
     private final Map<String, Verdict> recent = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -46,39 +41,27 @@ final class KeyFileCheck {
     }
 
     Verdict check(Path path, BasicFileAttributes attributes) {
-        if (attributes.isSymbolicLink()) {
-            return problem("is a symbolic link (links are never followed)");
-        }
-        if (!attributes.isRegularFile()) {
-            return problem("is not a regular file");
-        }
-        if (attributes.size() > MAX_KEY_BYTES) {
-            return problem("is larger than " + MAX_KEY_BYTES + " bytes: not a public key");
+        String problem = KeyDirectory.KeyFile.problem(attributes);
+        if (problem != null) {
+            return new Verdict(null, problem);
         }
         byte[] bytes;
         try {
-            bytes = AtomicFiles.readSmall(path, MAX_KEY_BYTES);
+            bytes = KeyDirectory.KeyFile.bytes(path);
         } catch (IOException e) {
-            return problem("cannot be read: " + e.getMessage());
+            return verdict(new KeyDirectory.KeyFile(null, "cannot be read: " + e.getMessage()));
         }
         String content = HexFormat.of().formatHex(sha256.digest(bytes));
         Verdict known = recent.get(content);
         if (known != null) {
             return known;
         }
-        Verdict verdict;
-        try {
-            verdict = new Verdict(Fingerprints.of(Pem.readPublicKey(new String(bytes, StandardCharsets.US_ASCII))),
-                    null);
-        } catch (KeyFormatException e) {
-            verdict = problem("is not a valid public key: " + e.getMessage());
-        }
+        Verdict verdict = verdict(KeyDirectory.KeyFile.parse(bytes));
         recent.put(content, verdict);
         return verdict;
     }
 
-    private static Verdict problem(String problem) {
-        // Parser messages may quote the file; keep terminal escapes out of what admins read.
-        return new Verdict(null, problem.replaceAll("[\\p{Cntrl}]", "?"));
+    private static Verdict verdict(KeyDirectory.KeyFile file) {
+        return file.key() == null ? new Verdict(null, file.problem()) : new Verdict(Fingerprints.of(file.key()), null);
     }
 }

@@ -43,10 +43,15 @@ public final class InflightBudget {
         }
     }
 
-    /** The master is done with {@code bytes} from {@code connection}; resumes the paused connections now under. */
+    /**
+     * The master is done with {@code bytes} from {@code connection}; resumes the paused connections now under. At
+     * most what the connection holds is counted out: releasing more (a frame handled twice) would leave credit that
+     * lets it, and every connection through the total, past the bounds.
+     */
     public void handled(ServerConnection connection, int bytes) {
-        connection.inflightBytes.addAndGet(-bytes);
-        if (total.addAndGet(-bytes) <= maxTotal && !paused.isEmpty()) {
+        long held = connection.inflightBytes.getAndUpdate(mine -> Math.max(0, mine - bytes));
+        long released = Math.min(held, bytes);
+        if (total.addAndGet(-released) <= maxTotal && !paused.isEmpty()) {
             for (ServerConnection waiting : paused) {
                 if (!over(waiting) && paused.remove(waiting)) {
                     waiting.channel().eventLoop().execute(() -> updateAutoRead(waiting));

@@ -27,7 +27,8 @@ final class TcpFrameDecoder extends LengthFieldBasedFrameDecoder {
      * @param limit the limit now; read once per frame on the event loop
      */
     TcpFrameDecoder(int maxFrame, IntSupplier limit) {
-        super(maxFrame, 0, PREFIX, 0, PREFIX, true);
+        // The base class counts the prefix in its maximum: without it, a frame of exactly maxFrame was refused.
+        super((int) Math.min((long) maxFrame + PREFIX, Integer.MAX_VALUE), 0, PREFIX, 0, PREFIX, true);
         this.limit = limit;
     }
 

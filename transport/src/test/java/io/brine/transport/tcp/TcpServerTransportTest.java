@@ -345,13 +345,17 @@ class TcpServerTransportTest {
     }
 
     @Test
-    void theFrameLimitRisesOnceAMinionIsBound() throws IOException {
+    void theFrameLimitRisesOnceAMinionIsBoundAndAFrameExactlyAtEitherLimitPasses() throws IOException {
         start(fast());
         RawPeer unbound = peer();
         RawPeer bound = boundPeer("web1");
 
+        unbound.send(new byte[FrameLimits.MAX_UNAUTHENTICATED]);
+        await().until(() -> inbound.stream().anyMatch(in -> in.frame().length == FrameLimits.MAX_UNAUTHENTICATED));
         bound.send(new byte[FrameLimits.MAX_UNAUTHENTICATED + 1]);
         await().until(() -> inbound.stream().anyMatch(in -> in.frame().length == FrameLimits.MAX_UNAUTHENTICATED + 1));
+        bound.send(new byte[FrameLimits.MAX_FRAME]);
+        await().until(() -> inbound.stream().anyMatch(in -> in.frame().length == FrameLimits.MAX_FRAME));
         unbound.sendPrefix(FrameLimits.MAX_UNAUTHENTICATED + 1);
         assertThat(unbound.closedWithin(CLOSE_WITHIN)).isTrue();
         bound.sendPrefix(FrameLimits.MAX_FRAME + 1);

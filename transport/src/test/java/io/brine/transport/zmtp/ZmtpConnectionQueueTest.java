@@ -13,8 +13,11 @@ import java.io.ByteArrayOutputStream;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-/** The outbox writes a whole batch and flushes each connection once, in order. */
-class ZmtpOutboxTest {
+/**
+ * A ZMTP connection's outbound queue: its writes go through its event loop's shared {@link Outbox}, which writes a
+ * whole batch in order and flushes each connection once; a write past the queue bound is refused and closes it.
+ */
+class ZmtpConnectionQueueTest {
 
     /** Counts flushes reaching the channel. */
     private static final class FlushCounter extends ChannelOutboundHandlerAdapter {
@@ -61,7 +64,7 @@ class ZmtpOutboxTest {
         EmbeddedChannel channel = new EmbeddedChannel();
         Outbox outbox = new Outbox(channel.eventLoop());
         AcceptedConnections owner = new AcceptedConnections("test", ZmtpServerOptions.defaults(), null,
-                LoggerFactory.getLogger(ZmtpOutboxTest.class));
+                LoggerFactory.getLogger(ZmtpConnectionQueueTest.class));
         ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
                 owner);
         ByteBuf header = Unpooled.wrappedBuffer(new byte[8]);
