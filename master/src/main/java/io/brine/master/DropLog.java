@@ -12,7 +12,7 @@ import org.slf4j.Logger;
  * Reasons and sources are escaped (no control characters, no line breaks) and truncated: they may carry what an
  * attacker sent. The (source, reason) pairs remembered are bounded; past the bound, pairs share one line per reason.
  */
-final class DropLog {
+public final class DropLog {
 
     static final int MAX_TEXT = 160;
     static final int MAX_PAIRS = 10_000;
@@ -31,7 +31,7 @@ final class DropLog {
         }
     }
 
-    DropLog(Logger log, Duration interval, Clock clock) {
+    public DropLog(Logger log, Duration interval, Clock clock) {
         this.log = log;
         this.interval = interval;
         this.clock = clock;
@@ -40,7 +40,7 @@ final class DropLog {
     }
 
     /** One frame from {@code source} dropped for {@code reason}. */
-    void dropped(String source, String reason) {
+    public void dropped(String source, String reason) {
         String where = printable(source);
         String why = printable(reason);
         String key = where + '\u0000' + why;

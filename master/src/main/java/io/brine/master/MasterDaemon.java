@@ -177,7 +177,8 @@ public final class MasterDaemon implements AutoCloseable {
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltService salt = saltKeys == null ? null
                     : new SaltService(keyStore, policies, saltKeys,
-                            new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active, clock);
+                            new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
+                            config.maxReturnBytes(), clock);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
                     publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);

@@ -2,6 +2,7 @@ package io.brine.master.salt;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.master.DropLog;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
@@ -66,13 +67,20 @@ public final class SaltService {
     private final GrainsStore grains;
     private final ActiveJobs jobs;
     private final Clock clock;
+    private final long maxReturnBytes;
+    private final DropLog drops;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
             .expireAfterWrite(Duration.ofMinutes(15)).build();
 
+    /**
+     * @param maxReturnBytes {@code max_return_bytes}: a {@code _return} whose encrypted load is larger is stored as a
+     *     refusal with its reason (and answered, so the minion does not resend it), as a brine minion's is
+     */
     public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
-            GrainsStore grains, ActiveJobs jobs, Clock clock) {
+            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock) {
         this.keyStore = keyStore;
+        this.maxReturnBytes = maxReturnBytes;
         this.admission = new Admission(keyStore, policies);
         this.keys = keys;
         this.masterKeys = keyStore.masterKeyPair();
@@ -80,6 +88,7 @@ public final class SaltService {
         this.grains = grains;
         this.jobs = jobs;
         this.clock = clock;
+        this.drops = new DropLog(LOG, java.time.Duration.ofMinutes(1), clock);
     }
 
     /** One request, already read with its bounds on the transport thread. */
@@ -281,7 +290,8 @@ public final class SaltService {
         } else if (command instanceof SaltCommand.RegisterResources) {
             path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.bool(true)));
         } else if (command instanceof SaltCommand.Return ret) {
-            onReturn(id, ret, () -> path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil())));
+            onReturn(id, ret, request.load().length, path.remoteAddress(),
+                    () -> path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil())));
         } else if (command instanceof SaltCommand.Other other) {
             LOG.info("Salt minion {} ({}): command {} is not served; answered as Salt does ({{}})", id,
                     path.remoteAddress(), MinionIds.printable(other.cmd()));
@@ -289,7 +299,15 @@ public final class SaltService {
         }
     }
 
-    private void onReturn(String id, SaltCommand.Return ret, Runnable ack) {
+    private void onReturn(String id, SaltCommand.Return ret, int size, String from, Runnable ack) {
+        if (size > maxReturnBytes) {
+            String reason = "return of " + size + " bytes refused by the master: over max_return_bytes ("
+                    + maxReturnBytes + ")";
+            drops.dropped(from, "Salt minion " + id + ": a return over max_return_bytes (" + maxReturnBytes
+                    + ")");
+            jobs.onReturn(id, new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false, 0), ack);
+            return;
+        }
         int retcode = ret.retcode().map(Long::intValue).orElse(0);
         boolean success = ret.success().orElse(retcode == 0);
         Object value = SaltValues.toPlain(ret.ret());

@@ -58,6 +58,7 @@ class SaltServiceTest {
     JobCache jobCache;
     SaltKeys keys;
     SaltService salt;
+    ActiveJobs jobs;
     final KeyPair minion = TestKeys.pair(0);
     final List<String> bound = new ArrayList<>();
 
@@ -102,9 +103,9 @@ class SaltServiceTest {
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
         jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC());
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505);
-        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(),
-                new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
-                        new io.brine.master.events.EventStream(Clock.systemUTC()))), Clock.systemUTC());
+        jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
+                new io.brine.master.events.EventStream(Clock.systemUTC())));
+        salt = service(1 << 20);
     }
 
     @AfterEach
@@ -113,6 +114,20 @@ class SaltServiceTest {
         policies.close();
         store.close();
         audit.close();
+    }
+
+    private SaltService service(long maxReturnBytes) {
+        return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs,
+                maxReturnBytes, Clock.systemUTC());
+    }
+
+    /** A {@code _return} to {@code jid} as Salt's minion seals it, its return value {@code size} characters. */
+    private SaltRequest.Encrypted sealedReturn(String id, Crypticle session, String jid, int size) {
+        byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
+        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", "_return").put("jid", jid)
+                .put("fun", "test.echo").put("return", "x".repeat(size)).put("retcode", 0L).build();
+        byte[] load = SaltSessionRequest.seal(session, fields, id, nonce(), System.currentTimeMillis() / 1000, tok);
+        return new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
     }
 
     private SaltSignIn.Outcome signIn(String id, int version) throws Exception {
@@ -161,6 +176,38 @@ class SaltServiceTest {
         SaltValue reply = send(sealed("salt1", session, "_minion_event", nonce));
         assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltValue.nil());
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-pending").contains("auth-accepted");
+    }
+
+    @Test
+    void aReturnOverMaxReturnBytesIsAnsweredAndStoredAsARefusalAndOneAtTheLimitAsSent() throws Exception {
+        Crypticle session = accepted("salt1");
+        String fits = "20261126010203000001";
+        String over = "20261126010203000002";
+        for (String jid : List.of(fits, over)) {
+            jobCache.create(new io.brine.master.jobs.JobRecord(jid, "2026-11-26T01:02:03Z", "root", "glob", "salt1",
+                    "test.echo", List.of(), java.util.Map.of(), 30, List.of("salt1")));
+            jobs.begin(jid, "test.echo", List.of("salt1"), null, null);
+        }
+        SaltRequest.Encrypted atLimit = sealedReturn("salt1", session, fits, 3000);
+        salt = service(atLimit.load().length);
+        Recorded stored = new Recorded();
+        salt.handle(atLimit, stored);
+        SaltRequest.Encrypted oneOver = sealedReturn("salt1", session, over, 3000);
+        salt = service(oneOver.load().length - 1);
+        Recorded refusedPath = new Recorded();
+        salt.handle(oneOver, refusedPath);
+
+        // Each answered (once stored), so that the minion does not resend it.
+        org.awaitility.Awaitility.await().until(() -> stored.replies.size() == 1 && refusedPath.replies.size() == 1);
+        assertThat(stored.only()).isNotEqualTo(SaltValue.str("bad load"));
+        assertThat(refusedPath.only()).isNotEqualTo(SaltValue.str("bad load"));
+        assertThat(jobCache.returns(fits).get(0).returnValue()).isEqualTo("x".repeat(3000));
+        assertThat(jobCache.returns(fits).get(0).success()).isTrue();
+        io.brine.master.jobs.StoredReturn refused = jobCache.returns(over).get(0);
+        assertThat(refused.success()).isFalse();
+        assertThat(refused.retcode()).isEqualTo(1);
+        assertThat(refused.returnValue()).isEqualTo("return of " + oneOver.load().length
+                + " bytes refused by the master: over max_return_bytes (" + (oneOver.load().length - 1) + ")");
     }
 
     @Test
@@ -256,9 +303,9 @@ class SaltServiceTest {
     void aSaltMinionIsMarkedWhenItsKeyIsFiledAndUnmarkedWhenItIsDeleted() throws Exception {
         io.brine.store.keys.SaltMarks marks = new io.brine.store.keys.SaltMarks(dir.resolve("pki"));
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505, marks);
-        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(),
-                new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
-                        new io.brine.master.events.EventStream(Clock.systemUTC()))), Clock.systemUTC());
+        jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
+                new io.brine.master.events.EventStream(Clock.systemUTC())));
+        salt = service(1 << 20);
         assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
         assertThat(marks.ids()).containsExactly("salt1");
         assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, marks).isSalt("salt1"))
