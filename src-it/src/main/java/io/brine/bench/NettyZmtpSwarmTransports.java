@@ -51,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * <p>High-water marks become bounded queues: a DEALER keeps up to the request high-water mark of frames waiting
  * for a connection (as a ZeroMQ pipe does, across reconnects) and stops writing while the socket is not writable;
  * beyond that {@code send} returns false. Frames from the master go to the listener as they are read (it only
- * enqueues), so nothing waits on the receiving side to be bounded. Each link lives on one event loop of the group;
- * {@link ClientTransport.Listener#onConnected()} is not called, as with {@link ZmqSwarmTransports}.
+ * enqueues), so nothing waits on the receiving side to be bounded. Each link lives on one event loop of the group.
+ * {@link ClientTransport.Listener#onConnected()} and {@code onDisconnected()} follow the DEALER's handshakes and
+ * losses (the simulated minions ignore them, as {@link ZmqSwarmTransports} never calls them).
  */
 final class NettyZmtpSwarmTransports implements SwarmTransports {
 
@@ -339,6 +340,7 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
                     }
                     ctx.flush();
                 } else {
+                    link.listener.onConnected();
                     link.drain();
                 }
             } else if (msg instanceof ZmtpEvent.Message message) {
@@ -368,9 +370,13 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
                 return;
             }
             channel = null;
+            boolean wasHandshaken = handshaken;
             handshaken = false;
             if (closed || link.closed) {
                 return;
+            }
+            if (wasHandshaken && type == SocketType.DEALER) {
+                link.listener.onDisconnected();
             }
             long base = OPTIONS.reconnectInterval().toMillis();
             long wait = Math.min(OPTIONS.reconnectIntervalMax().toMillis(), base << Math.min(attempt, 20))
