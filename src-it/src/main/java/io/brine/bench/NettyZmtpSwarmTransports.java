@@ -44,9 +44,10 @@ import org.slf4j.LoggerFactory;
  * {@link ZmqClientOptions#defaults()}: READY with the Socket-Type and no Identity; a PING (no TTL) every heartbeat
  * interval on each socket and the connection dropped when the master is silent for the heartbeat timeout after one;
  * the handshake timeout; a reconnect after each loss, waiting the reconnect interval doubled per failed attempt up
- * to its maximum, plus up to one interval at random; the subscriptions sent again on each connection. The master
- * cannot tell them from {@link ZmqSwarmTransports}' sockets; what differs is only the load generator's own cost
- * (no jeromq I/O threads, pipes and mailboxes per socket).
+ * to its maximum, plus up to one interval at random; the subscriptions sent again on each connection. One
+ * difference in form: jeromq 0.5.4 greets as ZMTP 3.0 and subscribes with the message {@code 0x01 topic}, these
+ * sockets greet as 3.1 and send the SUBSCRIBE command, as libzmq 4.3 does; the master handles both alike. What
+ * differs otherwise is only the load generator's own cost (no jeromq I/O threads, pipes and mailboxes per socket).
  *
  * <p>High-water marks become bounded queues: a DEALER keeps up to the request high-water mark of frames waiting
  * for a connection (as a ZeroMQ pipe does, across reconnects) and stops writing while the socket is not writable;

@@ -122,7 +122,9 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
             return;
         }
         stage = Stage.TRAFFIC;
-        handshakeTimer.cancel(false);
+        if (handshakeTimer != null) {
+            handshakeTimer.cancel(false);
+        }
         long interval = timers.heartbeatInterval().toMillis();
         heartbeat = ctx.executor().scheduleAtFixedRate(() -> ping(ctx), interval, interval, TimeUnit.MILLISECONDS);
         ctx.fireChannelRead(new ZmtpEvent.Handshaken(peer, new byte[0]));
