@@ -31,7 +31,12 @@ final class Bench {
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
             boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
-            int workerIoThreads, boolean salt) {
+            int workerIoThreads, boolean salt, ZmqClient zmqClient) {
+
+        /** File descriptors one simulated minion holds in a swarm worker. */
+        int workerFdsPerMinion() {
+            return transport == Transport.ZEROMQ ? zmqClient.workerFdsPerMinion : transport.workerFdsPerMinion;
+        }
     }
 
     static final String PREFIX = "bench-";
@@ -89,9 +94,14 @@ final class Bench {
         json.put("machine", Machine.describe());
         json.put("transport", transport.configValue);
         json.put("protocol", options.salt() ? "salt" : "brine");
+        if (transport == Transport.ZEROMQ) {
+            json.put("zmq_client", options.zmqClient().configValue);
+        }
         json.put("minions_requested", options.minions());
-        System.out.printf("brine-bench: %d %sminions over %s on %s%n", options.minions(),
-                options.salt() ? "simulated Salt " : "", transport.configValue, Machine.oneLine());
+        System.out.printf("brine-bench: %d %sminions over %s%s on %s%n", options.minions(),
+                options.salt() ? "simulated Salt " : "", transport.configValue,
+                transport == Transport.ZEROMQ ? " (the swarm's ZeroMQ client: " + options.zmqClient().configValue + ")"
+                        : "", Machine.oneLine());
 
         int warm = options.warmupMinions();
         KeyCache keys = options.keys();
@@ -252,7 +262,9 @@ final class Bench {
 
     private String command() {
         StringBuilder command = new StringBuilder("bin/brine-bench --minions " + options.minions() + " --transport "
-                + options.transport().configValue + (options.salt() ? " --protocol salt" : "") + " --scenarios ");
+                + options.transport().configValue + (options.salt() ? " --protocol salt" : "")
+                + (options.transport() == Transport.ZEROMQ ? " --zmq-client " + options.zmqClient().configValue : "")
+                + " --scenarios ");
         command.append(String.join(",", options.scenarios().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
                 .toList()));
         options.json().ifPresent(file -> command.append(" --json ").append(file));

@@ -30,6 +30,12 @@ public final class BenchMain implements Callable<Integer> {
             description = "The master's and the minions' transport (default: ${DEFAULT-VALUE}).")
     String transport;
 
+    @Option(names = "--zmq-client", paramLabel = "netty|jeromq", defaultValue = "netty",
+            description = "With --transport zeromq: the simulated minions' ZeroMQ client. netty speaks the same ZMTP "
+                    + "3.1 with the same options as a minion's jeromq sockets at a fraction of the swarm's CPU; jeromq "
+                    + "is the minion's own library, for comparison (default: ${DEFAULT-VALUE}).")
+    String zmqClient;
+
     @Option(names = "--protocol", paramLabel = "brine|salt", defaultValue = "brine",
             description = "What the simulated minions speak: brine's protocol, or a stock Salt minion's (Salt's v3 "
                     + "_auth, publications in Salt's envelope, _return; ZeroMQ only; the master serves salt_minions) "
@@ -148,6 +154,13 @@ public final class BenchMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        ZmqClient swarmClient;
+        try {
+            swarmClient = ZmqClient.of(zmqClient);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage());
+            return 2;
+        }
         boolean salt = protocol.equals("salt");
         if (!salt && !protocol.equals("brine")) {
             System.err.println("unknown protocol " + protocol + "; expected brine or salt");
@@ -174,7 +187,7 @@ public final class BenchMain implements Callable<Integer> {
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt);
+                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient);
         if (masters > 1) {
             return new ClusterBench(options, masters, Optional.ofNullable(zookeeper)).run();
         }

@@ -163,7 +163,7 @@ final class ClusterBench {
             MasterProcess master = masters.get(i);
             workers.add(WorkerProcess.start(i, options.transport(), Swarm.requestPort(options, master),
                     master.masterPub(), keys, 0, Bench.PREFIX, first, size, runDir.resolve("worker-" + i + ".log"),
-                    256 + size / 8, options.workerIoThreads(), false));
+                    256 + size / 8, options.workerIoThreads(), false, options.zmqClient()));
             first += size;
         }
         for (WorkerProcess worker : workers) {

@@ -42,7 +42,8 @@ final class Swarm implements AutoCloseable {
         long started = System.nanoTime();
         try (WorkerProcess warm = WorkerProcess.start(99, options.transport(), requestPort(options, master),
                 master.masterPub(), options.keys(), options.minions(), Bench.WARM_PREFIX, 0, count,
-                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads(), options.salt())) {
+                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads(), options.salt(),
+                options.zmqClient())) {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
             warm.command("connect 500", Duration.ofMinutes(2));
@@ -82,7 +83,7 @@ final class Swarm implements AutoCloseable {
         // As many as the open-files limit allows with room to spare, and at most 2,500 so the swarm's own work
         // spreads over several JVMs.
         int perWorker = options.minionsPerWorker() > 0 ? options.minionsPerWorker()
-                : (int) Math.min(2500, (limit * 3 / 4 - 200) / transport.workerFdsPerMinion);
+                : (int) Math.min(2500, (limit * 3 / 4 - 200) / options.workerFdsPerMinion());
         int count = (minions + perWorker - 1) / perWorker;
         int base = minions / count;
         int extra = minions % count;
@@ -95,7 +96,7 @@ final class Swarm implements AutoCloseable {
             int heap = 256 + (options.salt() ? size : size / 8);
             workers.add(WorkerProcess.start(i, transport, requestPort(options, master), master.masterPub(),
                     options.keys(), 0, Bench.PREFIX, first, size, runDir.resolve("worker-" + i + ".log"), heap,
-                    options.workerIoThreads(), options.salt()));
+                    options.workerIoThreads(), options.salt(), options.zmqClient()));
             first += size;
         }
         for (WorkerProcess worker : workers) {

@@ -25,9 +25,10 @@ interface SwarmTransports extends AutoCloseable {
     @Override
     void close();
 
-    static SwarmTransports create(Transport transport, int ioThreads) {
+    static SwarmTransports create(Transport transport, ZmqClient zmqClient, int ioThreads) {
         return switch (transport) {
-            case ZEROMQ -> new ZmqSwarmTransports(ioThreads);
+            case ZEROMQ -> zmqClient == ZmqClient.NETTY ? new NettyZmtpSwarmTransports(ioThreads)
+                    : new ZmqSwarmTransports(ioThreads);
             case TCP -> new TcpSwarmTransports(ioThreads);
         };
     }

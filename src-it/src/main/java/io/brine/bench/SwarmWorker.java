@@ -124,8 +124,9 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         int count = Integer.parseInt(args[8]);
         int ioThreads = Integer.parseInt(args[9]);
         boolean salt = args.length > 10 && args[10].equals("salt");
-        SwarmWorker worker = new SwarmWorker(protocol, masterKey, SwarmTransports.create(transport, ioThreads), host,
-                retPort, salt);
+        ZmqClient zmqClient = args.length > 11 ? ZmqClient.of(args[11]) : ZmqClient.NETTY;
+        SwarmWorker worker = new SwarmWorker(protocol, masterKey, SwarmTransports.create(transport, zmqClient,
+                ioThreads), host, retPort, salt);
         long started = System.nanoTime();
         worker.minions.addAll(parallel(count, i -> {
             String id = String.format("%s%05d", prefix, first + i);

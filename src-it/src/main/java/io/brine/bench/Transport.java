@@ -10,11 +10,10 @@ import java.util.Locale;
 enum Transport {
 
     /**
-     * Master: one TCP connection on the ROUTER and one on the XPUB per minion; jeromq adds no descriptor per
-     * connection. Worker: a DEALER and a SUB per minion, each one TCP connection plus its jeromq mailbox, which is
-     * a pipe (two descriptors) and a selector (an epoll descriptor and its wake-up pipe): five per socket.
+     * Master: one TCP connection on the ROUTER and one on the PUB per minion. Worker: as many as the jeromq client
+     * needs ({@link ZmqClient#workerFdsPerMinion}; the Netty client needs fewer).
      */
-    ZEROMQ("zeromq", 2, 10),
+    ZEROMQ("zeromq", 2, ZmqClient.JEROMQ.workerFdsPerMinion),
     /** One TCP connection per minion, on both sides. */
     TCP("tcp", 1, 1);
 

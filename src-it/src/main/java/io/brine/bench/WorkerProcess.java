@@ -47,13 +47,15 @@ final class WorkerProcess implements AutoCloseable {
      * {@code keyBase + i}).
      */
     static WorkerProcess start(int index, Transport transport, int retPort, Path masterPub, KeyCache keys,
-            int keyBase, String prefix, int first, int count, Path log, int heapMib, int ioThreads, boolean salt)
+            int keyBase, String prefix, int first, int count, Path log, int heapMib, int ioThreads, boolean salt,
+            ZmqClient zmqClient)
             throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heapMib + "m", "-XX:+UseSerialGC", "-cp",
                 System.getProperty("java.class.path"), SwarmWorker.class.getName(), transport.configValue,
                 "127.0.0.1", Integer.toString(retPort), masterPub.toString(), keys.dir().toString(), Integer.toString(keyBase), prefix,
-                Integer.toString(first), Integer.toString(count), Integer.toString(ioThreads), salt ? "salt" : "brine"));
+                Integer.toString(first), Integer.toString(count), Integer.toString(ioThreads), salt ? "salt" : "brine",
+                zmqClient.configValue));
         Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
         return new WorkerProcess(index, first, count, process);

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * bin/brine-bench works: a tiny swarm against a real master, auth and test.ping, figures in the JSON. The figures
@@ -47,22 +49,26 @@ class BenchSmokeIT {
         return out;
     }
 
-    @Test
-    void fiveMinionsAuthenticateAndAnswerAPing() throws Exception {
+    /** With each of the swarm's ZeroMQ clients: the Netty one (the default) and the minion's own jeromq. */
+    @ParameterizedTest
+    @ValueSource(strings = {"netty", "jeromq"})
+    void fiveMinionsAuthenticateAndAnswerAPing(String zmqClient) throws Exception {
         Path json = tmp.resolve("bench.json");
-        String out = bench(json, "--scenarios", "auth,ping");
+        String out = bench(json, "--scenarios", "auth,ping", "--zmq-client", zmqClient);
 
         JsonNode figures = new ObjectMapper().readTree(json.toFile());
         assertThat(figures.at("/limits/rsa2048_private_ops_per_s").asDouble()).isPositive();
         assertThat(figures.at("/limits/rsa2048_public_ops_per_s").asDouble()).isPositive();
         assertThat(figures.at("/minions").asInt()).isEqualTo(5);
         assertThat(figures.at("/protocol").asText()).isEqualTo("brine");
+        assertThat(figures.at("/zmq_client").asText()).isEqualTo(zmqClient);
+        assertThat(figures.at("/command").asText()).contains("--zmq-client " + zmqClient);
         assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();
         assertThat(figures.at("/scenarios/auth/master_cpu_ms_per_auth").isNumber()).isTrue();
         assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
         assertThat(figures.at("/scenarios/ping/last_ms").asDouble()).isPositive();
         assertThat(figures.at("/failures").size()).as(out).isZero();
-        assertThat(out).contains("auth ", "ping ");
+        assertThat(out).contains("the swarm's ZeroMQ client: " + zmqClient + ")", "auth ", "ping ");
     }
 
     @Test
@@ -74,6 +80,7 @@ class BenchSmokeIT {
 
         JsonNode figures = new ObjectMapper().readTree(json.toFile());
         assertThat(figures.at("/protocol").asText()).isEqualTo("salt");
+        assertThat(figures.at("/zmq_client").asText()).as("the default").isEqualTo("netty");
         assertThat(figures.at("/master_config").asText()).contains("salt_minions: true");
         assertThat(figures.at("/minions").asInt()).isEqualTo(5);
         assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();

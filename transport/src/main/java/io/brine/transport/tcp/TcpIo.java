@@ -50,7 +50,7 @@ public enum TcpIo {
     }
 
     /** The socket channel class that fits {@code group}'s I/O. */
-    static Class<? extends Channel> socketChannel(EventLoopGroup group) {
+    public static Class<? extends Channel> socketChannel(EventLoopGroup group) {
         return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
                 ? EpollSocketChannel.class : NioSocketChannel.class;
     }

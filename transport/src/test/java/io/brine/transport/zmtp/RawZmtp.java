@@ -37,6 +37,17 @@ final class RawZmtp implements AutoCloseable {
         return new RawZmtp(socket);
     }
 
+    /** A connection a test's own server accepted (the raw peer is then the server). */
+    static RawZmtp accepted(Socket socket) throws IOException {
+        socket.setSoTimeout(30_000);
+        return new RawZmtp(socket);
+    }
+
+    /** The peer's 64-byte greeting. */
+    byte[] readGreeting() throws IOException {
+        return in.readNBytes(64);
+    }
+
     /** Greeting and READY of {@code type}, then the server's greeting and READY read and checked. */
     static RawZmtp handshaken(String localAddress, int port, String type) throws IOException {
         RawZmtp peer = connect(localAddress, port);

@@ -126,6 +126,18 @@ final class Wire {
         });
     }
 
+    /** A client connection ({@link ZmtpClientPipeline}), already active: its greeting is written at once. */
+    static EmbeddedChannel client(SocketType ours, ZmtpLimits limits) {
+        return new EmbeddedChannel(new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel channel) {
+                ZmtpClientPipeline.addTo(channel.pipeline(), ours, limits, new ZmtpClientPipeline.Timers(
+                        java.time.Duration.ofSeconds(3), java.time.Duration.ofSeconds(10),
+                        java.time.Duration.ofSeconds(30)));
+            }
+        });
+    }
+
     static EmbeddedChannel server(SocketType ours) {
         return server(ours, roomy());
     }

@@ -64,9 +64,33 @@ class ZmtpFuzzTest {
         }
     }
 
+    /** The client side (the swarm's simulated minions) takes the same abuse from a server. */
+    @Test
+    void mutatedServerStreamsToAClientOnlyEverEndAsValues() {
+        byte[] ping = Wire.command("PING", Wire.concat(new byte[2], Wire.ascii("ctx")));
+        List<Object[]> seeds = List.of(
+                new Object[] {SocketType.DEALER, Wire.concat(Wire.handshake("ROUTER"), Wire.message("re:auth"), ping,
+                        Wire.message("", "reply"))},
+                new Object[] {SocketType.SUB, Wire.concat(Wire.handshake("PUB"), Wire.message("m/web1/", "job"), ping,
+                        Wire.message("b/", "all"))});
+        Random random = new Random(20261126L);
+        int refused = 0;
+        int rounds = 5_000;
+        for (int round = 0; round < rounds; round++) {
+            Object[] seed = seeds.get(random.nextInt(seeds.size()));
+            if (run(Wire.client((SocketType) seed[0], LIMITS), mutate((byte[]) seed[1], random), random)) {
+                refused++;
+            }
+        }
+        assertThat(refused).isBetween(1, rounds - 1);
+    }
+
     /** Feeds {@code stream} in random reads; checks every invariant; whether it ended in a refusal. */
     private static boolean run(SocketType ours, byte[] stream, Random random) {
-        EmbeddedChannel channel = Wire.server(ours, LIMITS);
+        return run(Wire.server(ours, LIMITS), stream, random);
+    }
+
+    private static boolean run(EmbeddedChannel channel, byte[] stream, Random random) {
         ZmtpDecoder decoder = channel.pipeline().get(ZmtpDecoder.class);
         List<ByteBuf> reads = new ArrayList<>();
         List<Object> events = new ArrayList<>();
