@@ -170,6 +170,29 @@ class BrineKeyClusterTest {
     }
 
     @Test
+    void importRefusesAKeyHeldByTwoIdsHereOrByAnotherIdInTheClusterImportingNothing() throws Exception {
+        Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
+        writeKey(salt, KeyState.ACCEPTED, "web1", 21);
+        writeKey(salt, KeyState.PENDING, "web2", 21);
+        writeKey(salt, KeyState.ACCEPTED, "db1", 22);
+        writeKey(salt, KeyState.PENDING, "new1", 23);
+        master.offer("cache1", key(22), PolicyVerdict.NONE);
+        await().until(() -> master.lookup("cache1", key(22)) == KeyLookup.PENDING_SAME);
+
+        Result refused = run("cluster", "import", salt.toString());
+
+        assertThat(refused.exit()).as(refused.out()).isEqualTo(UserError.REFUSED);
+        assertThat(refused.err()).contains("nothing imported: 2 problems",
+                "web1, web2: the same key (" + Fingerprints.of(key(21)) + ") under 2 ids here (minions/web1,"
+                        + " minions_pre/web2)",
+                "db1: accepted here (" + Fingerprints.of(key(22)) + "), the same key is in the cluster under cache1"
+                        + " (pending)");
+        assertThat(master.lookup("new1", key(23))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(master.lookup("web1", key(21))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(master.list().keys(KeyState.ACCEPTED)).isEmpty();
+    }
+
+    @Test
     void policyCheckAsksAboutTheClustersKeys() throws Exception {
         master.offer("web1", key(1), PolicyVerdict.ACCEPT);
         Path pub = tmp.resolve("web1.pub");
