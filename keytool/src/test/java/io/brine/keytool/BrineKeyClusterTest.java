@@ -17,6 +17,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
@@ -69,9 +70,13 @@ class BrineKeyClusterTest {
         etc = Files.createDirectories(tmp.resolve("etc"));
         Path pki = Files.createDirectories(tmp.resolve("pki"));
         cache = tmp.resolve("cache");
+        Path password = Files.writeString(etc.resolve("zk.pass"), "s3cret\n");
+        Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
-                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n");
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n  auth:\n    user: brine\n"
+                + "    password_file: zk.pass\n");
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
+                .withAuth(new ClusterConfig.Auth("brine", password)));
         open.add(client);
         master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
                 Duration.ofSeconds(30));
@@ -190,6 +195,22 @@ class BrineKeyClusterTest {
         assertThat(master.lookup("new1", key(23))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.lookup("web1", key(21))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.list().keys(KeyState.ACCEPTED)).isEmpty();
+    }
+
+    @Test
+    void aClusterWithoutAuthIsRefusedUnlessTheOpenAclIsSaid() throws Exception {
+        Path pki = tmp.resolve("pki");
+        String open = "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n  connect: "
+                + server.getConnectString() + "\n  root: /open" + ROOTS.incrementAndGet() + "\n";
+        Files.writeString(etc.resolve("master.yaml"), open);
+
+        Result refused = run("-L");
+
+        assertThat(refused.exit()).isEqualTo(UserError.USAGE);
+        assertThat(refused.err()).contains("no auth", "cluster.insecure_open_acl: true");
+        Files.writeString(etc.resolve("master.yaml"), open + "  insecure_open_acl: true\n");
+        Result listed = run("-L");
+        assertThat(listed.exit()).as(listed.err()).isZero();
     }
 
     @Test
