@@ -6,6 +6,7 @@ import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
 import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
@@ -161,7 +162,7 @@ final class ZkAdminOperations {
                 ZkWrites.Read read = store.read(path);
                 StoredKey current = read.key(id);
                 if (current != null) {
-                    return current.state() == state && ZkKeyStore.sameKey(current.key(), key)
+                    return current.state() == state && KeyLookup.sameKey(current.key(), key)
                             ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
                 }
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this

@@ -291,7 +291,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             ZkKeyView.Entry denied = view.deniedEntry(id);
-            if (denied != null && sameKey(denied.key().key(), offered)) {
+            if (denied != null && KeyLookup.sameKey(denied.key().key(), offered)) {
                 return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
@@ -603,17 +603,10 @@ public final class ZkKeyStore implements KeyStore {
         return new StoredKey(id, state, key, Fingerprints.of(key));
     }
 
-    static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
-        return Arrays.equals(a.getEncoded(), b.getEncoded());
-    }
-
+    /** The store's lookup; a "denied" record where /keys belongs (never written so) counts as rejected. */
     private static KeyLookup lookupOf(StoredKey stored, RSAPublicKey offered) {
-        boolean same = sameKey(stored.key(), offered);
-        return switch (stored.state()) {
-            case PENDING -> same ? KeyLookup.PENDING_SAME : KeyLookup.PENDING_OTHER;
-            case ACCEPTED -> same ? KeyLookup.ACCEPTED_SAME : KeyLookup.ACCEPTED_OTHER;
-            case REJECTED, DENIED -> KeyLookup.REJECTED;
-        };
+        return stored.state() == KeyState.DENIED ? KeyLookup.REJECTED
+                : KeyLookup.of(stored.state(), stored.key(), offered);
     }
 
     private static void requireOneOf(KeyState state, KeyState... allowed) {
