@@ -18,8 +18,9 @@ import org.apache.zookeeper.KeeperException;
  *
  * <p>Clusters written before this znode existed have keys without one. It is created lazily, by the next
  * transaction that touches a key with that fingerprint: the slots are then read from ZooKeeper itself (the
- * candidates being the ids this master's view holds the key under, complete since {@link ZkKeyStore#open} read
- * every key) and each one read is checked in the transaction, so the znode is born right or not at all.
+ * candidates being the ids this master's view holds the key under, complete for such keys since
+ * {@link ZkKeyStore#open} read every key) and each one read is checked in the transaction, so the znode is born
+ * right or not at all. A new key costs one read more than before (its absent znode), nothing else.
  */
 final class ZkFingerprints {
 
@@ -117,24 +118,22 @@ final class ZkFingerprints {
             if (read.exists()) {
                 return new Owners(decode(read.data()), read.version(), Map.of());
             }
-            // Written before fingerprints were recorded (or never stored): the slots as ZooKeeper holds them now.
+            // No znode: the key is new, or was stored before fingerprints were recorded. Such keys were in ZooKeeper
+            // when this master opened, so its view knows the candidates (none for a new key: no read at all); what
+            // they hold is read from ZooKeeper, and checked in the transaction (this id's znodes are checked by the
+            // transaction's own operations).
             TreeSet<String> slots = new TreeSet<>();
             Map<String, Integer> checks = new LinkedHashMap<>();
-            for (String other : store.view().otherIds(fingerprint, id)) {
-                for (String path : List.of(ZkRecords.keyPath(other), ZkRecords.deniedPath(other))) {
+            for (String owner : store.view().ids(fingerprint)) {
+                for (String path : List.of(ZkRecords.keyPath(owner), ZkRecords.deniedPath(owner))) {
                     ZkWrites.Read slot = store.read(path);
-                    StoredKey key = slot.key(other);
+                    StoredKey key = slot.key(owner);
                     if (key != null && key.fingerprint().equals(fingerprint)) {
                         slots.add(path.substring(1));
-                        checks.put(path, slot.version());
+                        if (!owner.equals(id)) {
+                            checks.put(path, slot.version());
+                        }
                     }
-                }
-            }
-            // This transaction's own id: its znodes are checked by the transaction's own operations.
-            for (String path : List.of(ZkRecords.keyPath(id), ZkRecords.deniedPath(id))) {
-                StoredKey key = store.read(path).key(id);
-                if (key != null && key.fingerprint().equals(fingerprint)) {
-                    slots.add(path.substring(1));
                 }
             }
             return new Owners(slots, -1, checks);
