@@ -106,7 +106,7 @@ final class ZkAdminOperations {
         }
         String sourcePath = from.exclusive() ? ZkRecords.keyPath(id) : ZkRecords.deniedPath(id);
         ZkWrites.Transaction tx = store.writes().begin();
-        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id);
+        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, false);
         String sourceSlot = from.exclusive() ? ZkFingerprints.keySlot(id) : ZkFingerprints.deniedSlot(id);
         if (to == null) {
             tx.delete(sourcePath, sourceRead.version());
@@ -168,7 +168,7 @@ final class ZkAdminOperations {
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this
                 // is the check no other master can race).
                 String fingerprint = Fingerprints.of(key);
-                ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id);
+                ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, attempt == 0);
                 if (!owners.otherIds(fingerprint).isEmpty()) {
                     return ZkKeyStore.Imported.CONFLICT;
                 }

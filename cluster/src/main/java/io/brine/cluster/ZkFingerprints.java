@@ -20,7 +20,8 @@ import org.apache.zookeeper.KeeperException;
  * transaction that touches a key with that fingerprint: the slots are then read from ZooKeeper itself (the
  * candidates being the ids this master's view holds the key under, complete for such keys since
  * {@link ZkKeyStore#open} read every key) and each one read is checked in the transaction, so the znode is born
- * right or not at all. A new key costs one read more than before (its absent znode), nothing else.
+ * right or not at all. A key new to this master's view is taken to have no znode on a first attempt, without a
+ * read: the transaction creates the znode, which fails if another master made it meanwhile.
  */
 final class ZkFingerprints {
 
@@ -49,11 +50,18 @@ final class ZkFingerprints {
     static final class Changes {
         private final ZkKeyStore store;
         private final String id;
+        private final boolean trustAbsence;
         private final Map<String, Owners> touched = new LinkedHashMap<>();
 
-        Changes(ZkKeyStore store, String id) {
+        /**
+         * @param trustAbsence whether a key this master's view holds under no id may be taken to have no znode
+         *     without reading it (a first attempt: the transaction's create of the znode fails if another master
+         *     made it meanwhile, and the next attempt reads it)
+         */
+        Changes(ZkKeyStore store, String id, boolean trustAbsence) {
             this.store = store;
             this.id = id;
+            this.trustAbsence = trustAbsence;
         }
 
         /** The ids other than this transaction's that hold the key, in any state, denied included; sorted. */
@@ -114,6 +122,10 @@ final class ZkFingerprints {
         }
 
         private Owners read(String fingerprint) throws KeeperException {
+            List<String> candidates = store.view().ids(fingerprint);
+            if (trustAbsence && candidates.isEmpty()) {
+                return new Owners(new TreeSet<>(), -1, Map.of()); // a new key, the usual case: no read
+            }
             ZkWrites.Read read = store.read(path(fingerprint));
             if (read.exists()) {
                 return new Owners(decode(read.data()), read.version(), Map.of());
@@ -124,7 +136,7 @@ final class ZkFingerprints {
             // transaction's own operations).
             TreeSet<String> slots = new TreeSet<>();
             Map<String, Integer> checks = new LinkedHashMap<>();
-            for (String owner : store.view().ids(fingerprint)) {
+            for (String owner : candidates) {
                 for (String path : List.of(ZkRecords.keyPath(owner), ZkRecords.deniedPath(owner))) {
                     ZkWrites.Read slot = store.read(path);
                     StoredKey key = slot.key(owner);

@@ -301,7 +301,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, verdict, fast);
+                Optional<Offer> done = tryOffer(id, offered, verdict, fast, attempt == 0);
                 if (done.isPresent()) {
                     return done.get();
                 }
@@ -344,8 +344,8 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
-            throws KeeperException {
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout,
+            boolean first) throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
@@ -357,7 +357,7 @@ public final class ZkKeyStore implements KeyStore {
         String fingerprint = Fingerprints.of(offered);
         // One key, one id: no policy accepts a key that is stored under another id, in any state. Decided on the
         // fingerprint's znode as read, and checked by the transaction: another master's view is not enough.
-        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id);
+        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
         List<String> sharing = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.REJECTED ? List.of()
                 : owners.otherIds(fingerprint); // (those two never write)
         Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
