@@ -131,7 +131,7 @@ final class ZkFingerprints {
                 return new Owners(decode(read.data()), read.version(), Map.of());
             }
             // No znode: the key is new, or was stored before fingerprints were recorded. Such keys were in ZooKeeper
-            // when this master opened, so its view knows the candidates (none for a new key: no read at all); what
+            // when this master opened, so its view knows the candidates (none for a new key); what
             // they hold is read from ZooKeeper, and checked in the transaction (this id's znodes are checked by the
             // transaction's own operations).
             TreeSet<String> slots = new TreeSet<>();
