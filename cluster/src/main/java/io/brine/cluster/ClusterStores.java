@@ -46,9 +46,16 @@ public final class ClusterStores implements AutoCloseable {
     public static ClusterStores open(MasterConfig master, AuditLog audit, Clock clock, boolean masterKey)
             throws IOException, KeyStoreException {
         ClusterConfig config = master.cluster().orElseThrow(() -> new IllegalArgumentException("no cluster"));
+        ClusterAcl.requireAuthOrConsent(config);
         KeyPair pair = masterKey ? MasterKeys.loadInstalled(master.pkiDir()) : null;
         CuratorFramework client = ClusterConnection.open(config);
         try {
+            if (config.auth().isPresent()) {
+                ClusterAcl.requireCreatorOnly(client, config);
+            } else {
+                log.warn("Cluster {}{}: no auth (insecure_open_acl: true): anyone who reaches the ensemble can"
+                        + " change the cluster's keys", config.connect(), config.root());
+            }
             client.getConnectionStateListenable().addListener((c, state) -> {
                 if (state == ConnectionState.LOST) {
                     log.warn("Cluster {}{}: ZooKeeper session lost; admin changes are refused until it is back",

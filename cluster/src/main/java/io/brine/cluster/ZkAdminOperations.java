@@ -6,6 +6,7 @@ import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
 import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
@@ -105,14 +106,19 @@ final class ZkAdminOperations {
         }
         String sourcePath = from.exclusive() ? ZkRecords.keyPath(id) : ZkRecords.deniedPath(id);
         ZkWrites.Transaction tx = store.writes().begin();
+        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, false);
+        String sourceSlot = from.exclusive() ? ZkFingerprints.keySlot(id) : ZkFingerprints.deniedSlot(id);
         if (to == null) {
             tx.delete(sourcePath, sourceRead.version());
+            owners.remove(source.fingerprint(), sourceSlot);
         } else if (from.exclusive()) {
             tx.setData(sourcePath, sourceRead.version(), ZkRecords.encodeKey(to, source.key()));
         } else {
             tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
             tx.delete(sourcePath, sourceRead.version());
+            owners.remove(source.fingerprint(), sourceSlot).add(source.fingerprint(), ZkFingerprints.keySlot(id));
         }
+        owners.writeTo(tx);
         // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so.
         List<String> sharing = to == null ? List.of() : store.view().otherIds(source.fingerprint(), id);
         String reason = to == null ? "deleted by admin" : to.label() + " by admin"
@@ -156,11 +162,20 @@ final class ZkAdminOperations {
                 ZkWrites.Read read = store.read(path);
                 StoredKey current = read.key(id);
                 if (current != null) {
-                    return current.state() == state && ZkKeyStore.sameKey(current.key(), key)
+                    return current.state() == state && KeyLookup.sameKey(current.key(), key)
                             ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
+                }
+                // One key, one id: an import never stores a key another id holds (brine-key checks first; this
+                // is the check no other master can race).
+                String fingerprint = Fingerprints.of(key);
+                ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, attempt == 0);
+                if (!owners.otherIds(fingerprint).isEmpty()) {
+                    return ZkKeyStore.Imported.CONFLICT;
                 }
                 ZkWrites.Transaction tx = store.writes().begin();
                 tx.create(path, ZkRecords.encodeKey(state, key));
+                owners.add(fingerprint, denied ? ZkFingerprints.deniedSlot(id) : ZkFingerprints.keySlot(id))
+                        .writeTo(tx);
                 tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
                         .fingerprint(Fingerprints.of(key)).reason(reason).build());
                 Optional<Long> zxid = tx.commit();

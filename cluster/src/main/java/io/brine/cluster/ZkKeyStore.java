@@ -99,8 +99,8 @@ public final class ZkKeyStore implements KeyStore {
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
         try {
-            for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkRecords.AUDIT, ZkRecords.SPENT,
-                    ZkRecords.SEQ, ZkRecords.ROTATE)) {
+            for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
+                    ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE)) {
                 try {
                     client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
                 } catch (KeeperException.NodeExistsException e) {
@@ -291,7 +291,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             ZkKeyView.Entry denied = view.deniedEntry(id);
-            if (denied != null && sameKey(denied.key().key(), offered)) {
+            if (denied != null && KeyLookup.sameKey(denied.key().key(), offered)) {
                 return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
@@ -301,7 +301,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, verdict, fast);
+                Optional<Offer> done = tryOffer(id, offered, verdict, fast, attempt == 0);
                 if (done.isPresent()) {
                     return done.get();
                 }
@@ -344,8 +344,8 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
-            throws KeeperException {
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout,
+            boolean first) throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
@@ -355,8 +355,11 @@ public final class ZkKeyStore implements KeyStore {
         Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
                 maxMinions, view.count(KeyState.REJECTED), maxRejected);
         String fingerprint = Fingerprints.of(offered);
-        // One key, one id: no policy accepts a key that is stored under another id, in any state.
-        List<String> sharing = view.otherIds(fingerprint, id);
+        // One key, one id: no policy accepts a key that is stored under another id, in any state. Decided on the
+        // fingerprint's znode as read, and checked by the transaction: another master's view is not enough.
+        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
+        List<String> sharing = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.REJECTED ? List.of()
+                : owners.otherIds(fingerprint); // (those two never write)
         Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
                 ? verdict : PolicyVerdict.NONE, limits);
         if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
@@ -393,8 +396,23 @@ public final class ZkKeyStore implements KeyStore {
         RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED ? offered
                 : outcome.write() == KeyTransitions.Write.REPLACE_PENDING ? current.key() : null;
         ZkWrites.Read denied = null;
+        if (to != null) {
+            if (current == null) {
+                owners.add(fingerprint, ZkFingerprints.keySlot(id));
+            } else if (outcome.write() == KeyTransitions.Write.REPLACE_PENDING) {
+                owners.remove(current.fingerprint(), ZkFingerprints.keySlot(id))
+                        .add(fingerprint, ZkFingerprints.keySlot(id));
+            } else {
+                owners.touch(fingerprint); // a promotion stands on "no other id holds the key"
+            }
+        }
         if (deniedKey != null) {
             denied = read(ZkRecords.deniedPath(id));
+            StoredKey previous = denied.key(id);
+            if (previous != null) {
+                owners.remove(previous.fingerprint(), ZkFingerprints.deniedSlot(id));
+            }
+            owners.add(Fingerprints.of(deniedKey), ZkFingerprints.deniedSlot(id));
             if (outcome.write() == KeyTransitions.Write.DENIED) {
                 tx.check(ZkRecords.keyPath(id), main.version());
             }
@@ -408,6 +426,7 @@ public final class ZkKeyStore implements KeyStore {
                     .fingerprint(Fingerprints.of(deniedKey)).reason(to == null ? reason
                             : "pending key displaced: " + reason).build());
         }
+        owners.writeTo(tx);
         if (to != null) {
             tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
                     .from(current == null ? null : current.state().label()).to(to.label())
@@ -584,17 +603,10 @@ public final class ZkKeyStore implements KeyStore {
         return new StoredKey(id, state, key, Fingerprints.of(key));
     }
 
-    static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
-        return Arrays.equals(a.getEncoded(), b.getEncoded());
-    }
-
+    /** The store's lookup; a "denied" record where /keys belongs (never written so) counts as rejected. */
     private static KeyLookup lookupOf(StoredKey stored, RSAPublicKey offered) {
-        boolean same = sameKey(stored.key(), offered);
-        return switch (stored.state()) {
-            case PENDING -> same ? KeyLookup.PENDING_SAME : KeyLookup.PENDING_OTHER;
-            case ACCEPTED -> same ? KeyLookup.ACCEPTED_SAME : KeyLookup.ACCEPTED_OTHER;
-            case REJECTED, DENIED -> KeyLookup.REJECTED;
-        };
+        return stored.state() == KeyState.DENIED ? KeyLookup.REJECTED
+                : KeyLookup.of(stored.state(), stored.key(), offered);
     }
 
     private static void requireOneOf(KeyState state, KeyState... allowed) {

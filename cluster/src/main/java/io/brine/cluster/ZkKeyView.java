@@ -95,6 +95,11 @@ final class ZkKeyView implements AutoCloseable {
         return all;
     }
 
+    /** The ids the key with {@code fingerprint} is stored under, in any state, sorted. */
+    synchronized List<String> ids(String fingerprint) {
+        return owners.getOrDefault(fingerprint, List.of()).stream().distinct().sorted().toList();
+    }
+
     /** The ids other than {@code id} that the key with {@code fingerprint} is stored under, in any state, sorted. */
     synchronized List<String> otherIds(String fingerprint, String id) {
         return owners.getOrDefault(fingerprint, List.of()).stream().filter(other -> !other.equals(id)).distinct()

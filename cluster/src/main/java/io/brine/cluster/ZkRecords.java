@@ -21,6 +21,9 @@ import java.util.Locale;
  * <li>{@code /keys/<id>}: the id's key in its pending, accepted or rejected state, as JSON {@code {"state", "pem"}}.
  * One znode per id, so "in exactly one state" holds by construction and a move is one versioned setData.</li>
  * <li>{@code /denied/<id>}: the last different key offered under the id.</li>
+ * <li>{@code /fingerprints/<hex>}: the slots ({@code keys/<id>}, {@code denied/<id>}) holding one public key, one
+ * per line, changed or checked in every transaction that stores, moves or removes that key ({@link ZkFingerprints}):
+ * "one key, one id" holds across masters, not only in one master's view.</li>
  * <li>{@code /audit/e-<seq>}: one audit event per sequential znode, written in the same transaction as the
  * change it records: one ordered trail whichever master wrote it.</li>
  * <li>{@code /rotate}: the count of admins' rotation requests; {@code /spent/<digest>}: spent grants and tokens.</li>

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyChange;
@@ -19,9 +20,12 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -29,6 +33,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingCluster;
+import org.apache.zookeeper.Watcher;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -46,6 +51,7 @@ class ZkKeyStoreTest {
     Path pki;
 
     private final List<AutoCloseable> open = new ArrayList<>();
+    private final Map<String, CuratorFramework> clients = new HashMap<>();
     private String root;
     private ZkKeyStore a;
     private ZkKeyStore b;
@@ -77,6 +83,7 @@ class ZkKeyStoreTest {
 
     private ZkKeyStore store(String name) throws Exception {
         CuratorFramework client = client();
+        clients.put(name, client);
         ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, null,
                 Clock.systemUTC()), Duration.ofSeconds(30));
         open.add(store);
@@ -236,6 +243,90 @@ class ZkKeyStoreTest {
         collect(client, "/", all);
         assertThat(all).isNotEmpty().noneMatch(data -> data.contains("PRIVATE"));
         assertThat(String.join("\n", all)).contains("BEGIN PUBLIC KEY");
+    }
+
+    /**
+     * Holds the ZooKeeper event thread of {@code name}'s connection from the next key transaction on (any master's)
+     * until the test ends: that master's view hears nothing more, as when a watch is slow to arrive. Its own reads
+     * and writes are synchronous and go on.
+     */
+    private void deafen(String name) throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        open.add(release::countDown);
+        clients.get(name).getData().usingWatcher((Watcher) event -> {
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }).forPath(ZkRecords.SEQ);
+    }
+
+    @Test
+    void aKeyAcceptedThroughOneMasterIsNotAcceptedUnderAnotherIdByAMasterThatHasNotHeardYet() throws Exception {
+        deafen("b");
+        assertThat(a.offer("web1", key(50), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(b.lookup("web1", key(50))).as("b's view has not heard").isEqualTo(KeyLookup.UNKNOWN);
+
+        KeyDecision decision = b.offer("x1.prov.example.com", key(50), PolicyVerdict.ACCEPT);
+
+        assertThat(decision).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(decision.reason()).contains("same key as web1", "not accepted by policy");
+        await().until(() -> a.lookup("x1.prov.example.com", key(50)) == KeyLookup.PENDING_SAME);
+        assertThat(a.list().sharedKeys()).containsEntry(Fingerprints.of(key(50)),
+                List.of("web1", "x1.prov.example.com"));
+    }
+
+    @Test
+    void twoMastersOfferingOneKeyUnderTwoIdsAtOnceAcceptItForOneIdAtMost() throws Exception {
+        int keys = 8;
+        deafen("a");
+        deafen("b");
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        CyclicBarrier start = new CyclicBarrier(2);
+        try {
+            Future<List<KeyDecision>> onA = threads.submit(() -> offerAll(a, "a", keys, start));
+            Future<List<KeyDecision>> onB = threads.submit(() -> offerAll(b, "b", keys, start));
+            List<KeyDecision> fromA = onA.get();
+            List<KeyDecision> fromB = onB.get();
+            for (int i = 0; i < keys; i++) {
+                assertThat(fromA.get(i) instanceof KeyDecision.Accepted && fromB.get(i) instanceof KeyDecision.Accepted)
+                        .as("key %d accepted under a%d and b%d", i, i, i).isFalse();
+                assertThat(List.of(fromA.get(i), fromB.get(i))).as("key %d", i)
+                        .anyMatch(d -> d.reason().contains("same key as"));
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private static List<KeyDecision> offerAll(KeyStore store, String prefix, int keys, CyclicBarrier start)
+            throws Exception {
+        start.await();
+        List<KeyDecision> decisions = new ArrayList<>();
+        for (int i = 0; i < keys; i++) {
+            decisions.add(store.offer(prefix + i, key(60 + i), PolicyVerdict.ACCEPT));
+        }
+        return decisions;
+    }
+
+    @Test
+    void aKeyStoredBeforeFingerprintsWereRecordedGetsItsFingerprintWithTheNextTransactionOnIt() throws Exception {
+        // As a master of an earlier version wrote it: the key's znode alone.
+        CuratorFramework old = client();
+        old.create().forPath(ZkRecords.keyPath("web1"), ZkRecords.encodeKey(KeyState.ACCEPTED, key(51)));
+        await().until(() -> b.acceptedKey("web1").isPresent());
+        ZkWrites writes = new ZkWrites(old, Clock.systemUTC(), null);
+        assertThat(ZkFingerprints.recorded(writes, Fingerprints.of(key(51)))).isEmpty();
+
+        assertThat(b.offer("x1", key(51), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(ZkFingerprints.recorded(writes, Fingerprints.of(key(51)))).containsExactly("keys/web1", "keys/x1");
+
+        assertThat(a.delete("web1", "admin").done()).isTrue();
+        assertThat(ZkFingerprints.recorded(writes, Fingerprints.of(key(51)))).containsExactly("keys/x1");
+        assertThat(b.offer("x1", key(51), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(b.delete("x1", "admin").done()).isTrue();
+        assertThat(ZkFingerprints.recorded(writes, Fingerprints.of(key(51)))).isEmpty();
     }
 
     private static void collect(CuratorFramework client, String path, List<String> into) throws Exception {

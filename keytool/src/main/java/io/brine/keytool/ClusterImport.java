@@ -35,15 +35,17 @@ import picocli.CommandLine.ParentCommand;
  * {@code brine-key cluster import PKI_DIR}: copies the keys of a filesystem pki dir (brine's, or Salt's: the same
  * layout, SPKI or PKCS#1 PEM) into the cluster, in their states. Only reads the pki dir. Idempotent: a key the
  * cluster already holds in that state is left alone. All or nothing: when any id conflicts (the cluster holds another
- * key or another state for it) or any file cannot be read as a key, nothing is imported and every one is listed.
+ * key or another state for it), a key is held by two ids (here, or here and in the cluster: one key, one id) or any
+ * file cannot be read as a key, nothing is imported and every one is listed.
  */
 @Command(name = "import", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
         header = "Copy the keys of a filesystem pki dir (brine's or Salt's) into the cluster.",
         description = {
             "Reads PKI_DIR's minions/, minions_pre/, minions_rejected/ and minions_denied/ (never writes there) and"
                     + " stores every key in the cluster in the same state, audited with your name. Running it again"
-                    + " changes nothing. When an id conflicts with the cluster (another key, or another state) or a"
-                    + " file is not a usable key, nothing is imported and each is listed: decide with -a/-r/-d on"
+                    + " changes nothing. When an id conflicts with the cluster (another key, or another state), one"
+                    + " key is held by two ids (here, or here and in the cluster) or a file is not a usable key,"
+                    + " nothing is imported and each is listed: decide with -a/-r/-d on"
                     + " either side, then run it again. Minions keep their keys: copy the master key pair"
                     + " (master.pem, master.pub) of PKI_DIR to every master so that they keep trusting it.",
         },
@@ -86,12 +88,14 @@ final class ClusterImport implements Callable<Integer> {
         List<Found> found = read(from.toAbsolutePath().normalize(), problems);
 
         AuditLog audit = dryRun ? null : root.openAudit(config);
+        problems.addAll(sharedHere(found));
         try (ZkKeyStore store = config.openCluster(audit)) {
             KeyListing listing = store.list();
+            Map<String, List<StoredKey>> inCluster = byFingerprint(listing);
             List<Found> toAdd = new ArrayList<>();
             int already = 0;
             for (Found key : found) {
-                Optional<String> conflict = conflict(listing, key);
+                Optional<String> conflict = conflict(listing, key).or(() -> sharedWithCluster(inCluster, key));
                 if (conflict.isPresent()) {
                     problems.add(key.id() + ": " + conflict.get());
                 } else if (listing.find(key.id(), key.state()).isPresent()) {
@@ -156,6 +160,41 @@ final class ClusterImport implements Callable<Integer> {
             }
         }
         return Optional.empty();
+    }
+
+    /** One key, one id: a key the pki dir holds under several ids, one line per key naming them all. */
+    static List<String> sharedHere(List<Found> found) {
+        Map<String, Map<String, String>> where = new TreeMap<>();
+        for (Found key : found) {
+            where.computeIfAbsent(key.fingerprint(), f -> new TreeMap<>())
+                    .merge(key.id(), key.state().dirName() + "/" + key.id(), (a, b) -> a + ", " + b);
+        }
+        List<String> problems = new ArrayList<>();
+        where.forEach((fingerprint, ids) -> {
+            if (ids.size() > 1) {
+                problems.add(String.join(", ", ids.keySet()) + ": the same key (" + fingerprint + ") under "
+                        + ids.size() + " ids here (" + String.join(", ", ids.values()) + "); one key, one id: keep"
+                        + " it under one id");
+            }
+        });
+        return problems;
+    }
+
+    private static Map<String, List<StoredKey>> byFingerprint(KeyListing listing) {
+        Map<String, List<StoredKey>> all = new java.util.HashMap<>();
+        listing.keys().values().forEach(list -> list.forEach(
+                key -> all.computeIfAbsent(key.fingerprint(), f -> new ArrayList<>()).add(key)));
+        return all;
+    }
+
+    /** One key, one id: {@code key} is in the cluster under another id. */
+    private static Optional<String> sharedWithCluster(Map<String, List<StoredKey>> inCluster, Found key) {
+        List<String> others = inCluster.getOrDefault(key.fingerprint(), List.of()).stream()
+                .filter(k -> !k.id().equals(key.id())).map(k -> k.id() + " (" + k.state().label() + ")")
+                .distinct().sorted().toList();
+        return others.isEmpty() ? Optional.empty() : Optional.of(key.state().label() + " here ("
+                + key.fingerprint() + "), the same key is in the cluster under " + String.join(", ", others)
+                + "; one key, one id");
     }
 
     /** The valid keys of {@code pkiDir}; everything else goes to {@code problems}, one line each. */

@@ -17,6 +17,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
@@ -69,9 +70,13 @@ class BrineKeyClusterTest {
         etc = Files.createDirectories(tmp.resolve("etc"));
         Path pki = Files.createDirectories(tmp.resolve("pki"));
         cache = tmp.resolve("cache");
+        Path password = Files.writeString(etc.resolve("zk.pass"), "s3cret\n");
+        Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
-                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n");
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n  auth:\n    user: brine\n"
+                + "    password_file: zk.pass\n");
+        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
+                .withAuth(new ClusterConfig.Auth("brine", password)));
         open.add(client);
         master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
                 Duration.ofSeconds(30));
@@ -167,6 +172,45 @@ class BrineKeyClusterTest {
                         + Fingerprints.of(key(15)) + ")", "minions_pre/junk1:");
         assertThat(master.lookup("new1", key(16))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.lookup("web2", key(15))).isEqualTo(KeyLookup.PENDING_SAME);
+    }
+
+    @Test
+    void importRefusesAKeyHeldByTwoIdsHereOrByAnotherIdInTheClusterImportingNothing() throws Exception {
+        Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
+        writeKey(salt, KeyState.ACCEPTED, "web1", 21);
+        writeKey(salt, KeyState.PENDING, "web2", 21);
+        writeKey(salt, KeyState.ACCEPTED, "db1", 22);
+        writeKey(salt, KeyState.PENDING, "new1", 23);
+        master.offer("cache1", key(22), PolicyVerdict.NONE);
+        await().until(() -> master.lookup("cache1", key(22)) == KeyLookup.PENDING_SAME);
+
+        Result refused = run("cluster", "import", salt.toString());
+
+        assertThat(refused.exit()).as(refused.out()).isEqualTo(UserError.REFUSED);
+        assertThat(refused.err()).contains("nothing imported: 2 problems",
+                "web1, web2: the same key (" + Fingerprints.of(key(21)) + ") under 2 ids here (minions/web1,"
+                        + " minions_pre/web2)",
+                "db1: accepted here (" + Fingerprints.of(key(22)) + "), the same key is in the cluster under cache1"
+                        + " (pending)");
+        assertThat(master.lookup("new1", key(23))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(master.lookup("web1", key(21))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(master.list().keys(KeyState.ACCEPTED)).isEmpty();
+    }
+
+    @Test
+    void aClusterWithoutAuthIsRefusedUnlessTheOpenAclIsSaid() throws Exception {
+        Path pki = tmp.resolve("pki");
+        String open = "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n  connect: "
+                + server.getConnectString() + "\n  root: /open" + ROOTS.incrementAndGet() + "\n";
+        Files.writeString(etc.resolve("master.yaml"), open);
+
+        Result refused = run("-L");
+
+        assertThat(refused.exit()).isEqualTo(UserError.USAGE);
+        assertThat(refused.err()).contains("no auth", "cluster.insecure_open_acl: true");
+        Files.writeString(etc.resolve("master.yaml"), open + "  insecure_open_acl: true\n");
+        Result listed = run("-L");
+        assertThat(listed.exit()).as(listed.err()).isZero();
     }
 
     @Test

@@ -136,7 +136,9 @@ final class ClusterBench {
         Path home = options.masterHome().orElse(Path.of(System.getProperty("brine.home", "."))).toAbsolutePath();
         KeyPair masterKey = keys.load(masterKeyIndex);
         KeyPair rootKey = keys.load(masterKeyIndex + 1);
-        String clusterYaml = "cluster:\n  connect: " + connect + "\n  root: " + root + "\n";
+        // The bench's own client (rotation, the transition cost) writes under the same root without credentials.
+        String clusterYaml = "cluster:\n  connect: " + connect + "\n  root: " + root
+                + "\n  insecure_open_acl: true\n";
         for (int i = 0; i < masterCount; i++) {
             Path dir = runDir.resolve("master-" + i);
             AtomicFiles.ensureDirectory(dir.resolve("pki"));

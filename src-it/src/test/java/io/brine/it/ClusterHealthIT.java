@@ -53,7 +53,8 @@ class ClusterHealthIT {
     void notReadyWhileTheZooKeeperSessionIsLostAndReadyAgainAfter() throws Exception {
         zookeeper = new TestingServer();
         ClusterConfig cluster = new ClusterConfig(zookeeper.getConnectString(), ClusterConfig.DEFAULT_ROOT,
-                Duration.ofSeconds(2), Optional.empty());
+                Duration.ofSeconds(2), Optional.of(new ClusterConfig.Auth("brine",
+                        TwoMasterCluster.writePassword(dir.resolve("zk.pass")))));
         fleet = new Fleet(dir).seedMasterKeys(250, 249);
         fleet.startMaster(config -> config.cluster(cluster).acceptance(Fleet.autoAccept()).httpPort(0));
         MinionDaemon minion = fleet.startMinion("web1", 100, config -> config);

@@ -154,8 +154,8 @@ class ClusterKillIT {
         }
 
         // Keys: each id once, accepted, and accepted exactly once in the one audit trail.
-        try (CuratorFramework zk = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(),
-                new RetryOneTime(100))) {
+        try (CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(zookeeper.getConnectString())
+                .retryPolicy(new RetryOneTime(100)).authorization("digest", TwoMasterCluster.DIGEST).build()) {
             zk.start();
             Map<String, String> states = new TreeMap<>();
             for (String id : zk.getChildren().forPath("/brine/keys")) {

@@ -67,7 +67,11 @@ final class ClusterMasterProcess implements AutoCloseable {
                 "cluster:",
                 "  connect: " + connect,
                 "  session_timeout: 4",
+                "  auth:",
+                "    user: brine",
+                "    password_file: zk.pass",
                 ""), StandardCharsets.UTF_8);
+        TwoMasterCluster.writePassword(dir.resolve("zk.pass"));
         Path log = dir.resolve("master.out");
         Process process = new ProcessBuilder("bash", ROOT.resolve("bin/brine-master").toString(), "-c",
                 dir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

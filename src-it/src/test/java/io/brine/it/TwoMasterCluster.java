@@ -2,7 +2,10 @@ package io.brine.it;
 
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.function.UnaryOperator;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
@@ -48,10 +51,11 @@ final class TwoMasterCluster implements AutoCloseable {
 
     private static TwoMasterCluster start(Path dir, AutoCloseable zookeeper, String connect,
             UnaryOperator<MasterConfig.Builder> customize) throws Exception {
-        ClusterConfig cluster = ClusterConfig.of(connect);
         Fleet a = null;
         Fleet b = null;
         try {
+            ClusterConfig cluster = ClusterConfig.of(connect).withAuth(new ClusterConfig.Auth("brine",
+                    writePassword(dir.resolve("zk.pass"))));
             a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
             b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
             a.startMaster(config -> customize.apply(config.cluster(cluster)));
@@ -61,6 +65,17 @@ final class TwoMasterCluster implements AutoCloseable {
             new TwoMasterCluster(a, b, zookeeper).close();
             throw e;
         }
+    }
+
+    /** The masters' ZooKeeper credentials, for a test's own client ({@code authorization("digest", DIGEST)}). */
+    static final byte[] DIGEST = "brine:it-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+
+    /** The cluster's ZooKeeper password (digest auth, which a TestingServer takes as it is), mode 0600. */
+    static Path writePassword(Path file) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, "it-secret\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        return file;
     }
 
     /** The three servers of {@link #onThreeServers}. */

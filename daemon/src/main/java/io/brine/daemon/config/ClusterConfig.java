@@ -19,8 +19,11 @@ import java.util.regex.Pattern;
  * @param sessionTimeout {@code session_timeout}: how long ZooKeeper keeps this master's session through a
  *                       disconnection; past it the master stops accepting admin changes
  * @param auth           {@code auth}: digest credentials for the root's ACL; empty means the ensemble's open ACL
+ * @param insecureOpenAcl {@code insecure_open_acl}: without {@code auth}, a master refuses to start unless this says
+ *                       that every znode may be open to whoever reaches the ensemble (who could then plant keys)
  */
-public record ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth) {
+public record ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth,
+        boolean insecureOpenAcl) {
 
     public static final String DEFAULT_ROOT = "/brine";
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(15);
@@ -42,6 +45,14 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
             throw new IllegalArgumentException("sessionTimeout must be from 2 to 600 seconds");
         }
         Objects.requireNonNull(auth, "auth");
+        if (insecureOpenAcl && auth.isPresent()) {
+            throw new IllegalArgumentException("insecureOpenAcl is for a cluster without auth");
+        }
+    }
+
+    /** Without the open-ACL consent. */
+    public ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth) {
+        this(connect, root, sessionTimeout, auth, false);
     }
 
     /** A cluster on {@code connect} with the default root and session timeout, no auth. */
@@ -50,7 +61,16 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
     }
 
     public ClusterConfig withRoot(String newRoot) {
-        return new ClusterConfig(connect, newRoot, sessionTimeout, auth);
+        return new ClusterConfig(connect, newRoot, sessionTimeout, auth, insecureOpenAcl);
+    }
+
+    public ClusterConfig withAuth(Auth newAuth) {
+        return new ClusterConfig(connect, root, sessionTimeout, Optional.of(newAuth), false);
+    }
+
+    /** {@code insecure_open_acl: true}: the admin's consent to znodes anyone reaching the ensemble can write. */
+    public ClusterConfig withInsecureOpenAcl() {
+        return new ClusterConfig(connect, root, sessionTimeout, Optional.empty(), true);
     }
 
     /**

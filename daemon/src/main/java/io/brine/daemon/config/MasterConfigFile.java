@@ -151,7 +151,13 @@ final class MasterConfigFile {
             return user.isPresent() && passwordFile.isPresent()
                     ? Optional.of(new ClusterConfig.Auth(user.get(), passwordFile.get())) : Optional.empty();
         });
-        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth));
+        boolean insecureOpenAcl = cluster.bool("insecure_open_acl").orElse(false);
+        if (insecureOpenAcl && cluster.has("auth")) {
+            cluster.problem("insecure_open_acl", "is for a cluster without auth; remove one of the two");
+            insecureOpenAcl = false;
+        }
+        boolean openAcl = insecureOpenAcl;
+        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth, openAcl && auth.isEmpty()));
     }
 
     private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {

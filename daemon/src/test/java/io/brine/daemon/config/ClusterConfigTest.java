@@ -60,6 +60,16 @@ class ClusterConfigTest {
     }
 
     @Test
+    void anOpenAclIsOnlyTakenWhenSaidAndNeverWithAuth() throws Exception {
+        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n").cluster().orElseThrow().insecureOpenAcl()).isFalse();
+        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n  insecure_open_acl: true\n").cluster())
+                .contains(ClusterConfig.of("127.0.0.1:2181").withInsecureOpenAcl());
+        assertThat(problems("cluster:\n  connect: 127.0.0.1:2181\n  insecure_open_acl: true\n  auth:\n"
+                + "    user: brine\n    password_file: zk.pass\n"))
+                .extracting(ConfigProblem::key).containsExactly("cluster.insecure_open_acl");
+    }
+
+    @Test
     void reportsEveryClusterProblemAtOnceWithItsLine() throws IOException {
         List<ConfigProblem> problems = problems("""
                 cluster:

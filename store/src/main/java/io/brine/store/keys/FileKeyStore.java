@@ -134,7 +134,7 @@ public final class FileKeyStore implements KeyStore {
         Objects.requireNonNull(offered, "offered");
         Entry entry = writes.snapshot().keys.get(id);
         return entry == null ? KeyLookup.UNKNOWN
-                : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+                : KeyLookup.of(entry.key().state(), entry.key().key(), offered);
     }
 
     /** In memory. */
@@ -198,7 +198,7 @@ public final class FileKeyStore implements KeyStore {
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
-                : KeyDirectory.lookupOf(entry.key().state(), entry.key().key(), offered);
+                : KeyLookup.of(entry.key().state(), entry.key().key(), offered);
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
         if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
@@ -216,7 +216,7 @@ public final class FileKeyStore implements KeyStore {
         }
         if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
             Entry denied = s.denied.get(id);
-            if (denied != null && KeyDirectory.sameKey(denied.key().key(), offered)) {
+            if (denied != null && KeyLookup.sameKey(denied.key().key(), offered)) {
                 return Offer.of(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
             }
         }
@@ -235,7 +235,7 @@ public final class FileKeyStore implements KeyStore {
         KeyLookup lookup = current.map(c -> c.key() == null
                 ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
                         : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
-                : KeyDirectory.lookupOf(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
+                : KeyLookup.of(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
         // A verdict displaces a pending key only when it was given about that very state (a grant or token).
         PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && (askedAbout != KeyLookup.PENDING_OTHER
                 || current.orElseThrow().key() == null) ? PolicyVerdict.NONE : asked;
@@ -296,7 +296,7 @@ public final class FileKeyStore implements KeyStore {
 
     private static boolean holds(Entry entry, StoredKey onDisk) {
         return entry != null && entry.key().state() == onDisk.state()
-                && KeyDirectory.sameKey(entry.key().key(), onDisk.key());
+                && KeyLookup.sameKey(entry.key().key(), onDisk.key());
     }
 
     // ---------------------------------------------------------------- admin operations

@@ -294,20 +294,6 @@ final class KeyDirectory {
         return FileStamp.of(Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
     }
 
-    static KeyLookup lookupOf(KeyState state, RSAPublicKey stored, RSAPublicKey offered) {
-        boolean same = sameKey(stored, offered);
-        return switch (state) {
-            case PENDING -> same ? KeyLookup.PENDING_SAME : KeyLookup.PENDING_OTHER;
-            case ACCEPTED -> same ? KeyLookup.ACCEPTED_SAME : KeyLookup.ACCEPTED_OTHER;
-            case REJECTED -> KeyLookup.REJECTED;
-            case DENIED -> throw new IllegalArgumentException("denied is not an exclusive state");
-        };
-    }
-
-    static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
-        return a.getModulus().equals(b.getModulus()) && a.getPublicExponent().equals(b.getPublicExponent());
-    }
-
     static String relative(KeyState state, String id) {
         return state.dirName() + "/" + id;
     }

@@ -92,7 +92,7 @@ final class KeyWrites {
     void denyLocked(String id, RSAPublicKey key, String actor, String reason) throws IOException {
         Optional<DiskEntry> existing = directory.readOne(KeyState.DENIED, id);
         if (existing.isPresent() && existing.get().key() != null
-                && KeyDirectory.sameKey(existing.get().key().key(), key)) {
+                && KeyLookup.sameKey(existing.get().key().key(), key)) {
             return;
         }
         Path file = directory.dir(KeyState.DENIED).resolve(id);

@@ -90,7 +90,7 @@ public final class MasterKeys {
             RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
                     + " is not a valid public key"));
             RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
-            if (!KeyDirectory.sameKey(stored, derived)) {
+            if (!KeyLookup.sameKey(stored, derived)) {
                 throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
                         + " to write it again from the private key");
             }
