@@ -43,15 +43,29 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
         this.timers = timers;
     }
 
+    /** Added to a connection already open (a pipeline built after connect): it starts now, as on activation. */
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        if (ctx.channel().isActive()) {
+            start(ctx);
+        }
+    }
+
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
+        if (handshakeTimer == null) {
+            start(ctx);
+        }
+        ctx.fireChannelActive();
+    }
+
+    private void start(ChannelHandlerContext ctx) {
         ctx.writeAndFlush(ZmtpEncoder.greeting());
         handshakeTimer = ctx.executor().schedule(() -> {
             if (stage != Stage.TRAFFIC && stage != Stage.CLOSED) {
                 refuse(ctx, "no ZMTP handshake within " + timers.handshake().toMillis() + " ms");
             }
         }, timers.handshake().toMillis(), TimeUnit.MILLISECONDS);
-        ctx.fireChannelActive();
     }
 
     @Override

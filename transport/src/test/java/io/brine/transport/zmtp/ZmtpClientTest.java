@@ -271,6 +271,35 @@ class ZmtpClientTest {
     }
 
     @Test
+    void handlersAddedToAnAlreadyOpenConnectionGreetAndTimeTheHandshake() throws Exception {
+        try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+            Channel channel = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                    .handler(new ChannelInboundHandlerAdapter())
+                    .connect("127.0.0.1", listener.getLocalPort()).syncUninterruptibly().channel();
+            closeables.add(() -> channel.close().syncUninterruptibly());
+            channel.eventLoop().submit(() -> {
+                ZmtpClientPipeline.addTo(channel.pipeline(), SocketType.DEALER, ZmtpLimits.fixed(1 << 20, 16, 1 << 20),
+                        new ZmtpClientPipeline.Timers(Duration.ofMillis(200), Duration.ofHours(1), Duration.ofHours(1)));
+                channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                        events.add(msg);
+                    }
+                });
+            }).syncUninterruptibly();
+            try (RawZmtp raw = RawZmtp.accepted(listener.accept())) {
+                assertThat(raw.readGreeting()).as("our greeting, sent when the handlers were added")
+                        .hasSize(64);
+                raw.send(Wire.greeting31()); // and never a READY: the handshake timer runs
+                Object event = events.poll(30, TimeUnit.SECONDS);
+                assertThat(event).isInstanceOfSatisfying(ZmtpEvent.Refused.class,
+                        r -> assertThat(r.reason()).startsWith("no ZMTP handshake"));
+            }
+        }
+    }
+
+    @Test
     void aHandshakeNotDoneInTimeIsDropped() throws Exception {
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             Client dealer = connect(listener.getLocalPort(), SocketType.DEALER,
