@@ -99,6 +99,7 @@ public final class ZkKeyStore implements KeyStore {
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
         try {
+            ZkRecords.requireFormat(client);
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
                     ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE)) {
                 try {
