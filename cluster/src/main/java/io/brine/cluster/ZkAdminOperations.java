@@ -177,9 +177,8 @@ final class ZkAdminOperations {
                             ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
                 }
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this
-                // is the check no other master can race).
-                // A denied key holds no id: it neither conflicts nor is recorded (the live cluster makes
-                // {keys/B, denied/A} for one key itself).
+                // is the check no other master can race). A denied key holds no id: it neither conflicts nor is
+                // recorded (the live cluster itself makes {keys/B, denied/A} for one key).
                 String fingerprint = Fingerprints.of(key);
                 ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, attempt == 0);
                 ZkWrites.Transaction tx = store.writes().begin();
