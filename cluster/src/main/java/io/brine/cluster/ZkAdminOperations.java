@@ -106,21 +106,32 @@ final class ZkAdminOperations {
         }
         String sourcePath = from.exclusive() ? ZkRecords.keyPath(id) : ZkRecords.deniedPath(id);
         ZkWrites.Transaction tx = store.writes().begin();
+        // One key, one id: the fingerprint's znode is changed or version-checked in every transaction on a stored
+        // key (a denied key holds no id and is not recorded there, ZkFingerprints).
         ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, false);
-        String sourceSlot = from.exclusive() ? ZkFingerprints.keySlot(id) : ZkFingerprints.deniedSlot(id);
+        String slot = ZkFingerprints.keySlot(id);
         if (to == null) {
             tx.delete(sourcePath, sourceRead.version());
-            owners.remove(source.fingerprint(), sourceSlot);
+            if (from.exclusive()) {
+                owners.remove(source.fingerprint(), slot);
+            }
         } else if (from.exclusive()) {
             tx.setData(sourcePath, sourceRead.version(), ZkRecords.encodeKey(to, source.key()));
+            owners.add(source.fingerprint(), slot); // already there: a version check
         } else {
             tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
             tx.delete(sourcePath, sourceRead.version());
-            owners.remove(source.fingerprint(), sourceSlot).add(source.fingerprint(), ZkFingerprints.keySlot(id));
+            owners.add(source.fingerprint(), slot);
+        }
+        if (!owners.fits()) {
+            return Optional.of(refused(id, id + ": " + verb(to) + " refused: the same key is held by more ids than"
+                    + " the cluster records (" + KeyListing.sameKeyAs(owners.otherIds(source.fingerprint()))
+                    + "); delete some of them first"));
         }
         owners.writeTo(tx);
-        // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so.
-        List<String> sharing = to == null ? List.of() : store.view().otherIds(source.fingerprint(), id);
+        // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so,
+        // as the fingerprint's znode has it (this master's view may not have heard yet).
+        List<String> sharing = to == null ? List.of() : owners.sameKeyAs(source.fingerprint());
         String reason = to == null ? "deleted by admin" : to.label() + " by admin"
                 + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
         tx.audit(AuditEvent.builder(to == null ? "key.deleted" : "key." + to.label(), actor).id(id)
@@ -166,16 +177,18 @@ final class ZkAdminOperations {
                             ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
                 }
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this
-                // is the check no other master can race).
+                // is the check no other master can race). A denied key holds no id: it neither conflicts nor is
+                // recorded (the live cluster itself makes {keys/B, denied/A} for one key).
                 String fingerprint = Fingerprints.of(key);
                 ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, attempt == 0);
-                if (!owners.otherIds(fingerprint).isEmpty()) {
-                    return ZkKeyStore.Imported.CONFLICT;
-                }
                 ZkWrites.Transaction tx = store.writes().begin();
                 tx.create(path, ZkRecords.encodeKey(state, key));
-                owners.add(fingerprint, denied ? ZkFingerprints.deniedSlot(id) : ZkFingerprints.keySlot(id))
-                        .writeTo(tx);
+                if (!denied) {
+                    if (!owners.otherIds(fingerprint).isEmpty()) {
+                        return ZkKeyStore.Imported.CONFLICT;
+                    }
+                    owners.add(fingerprint, ZkFingerprints.keySlot(id)).writeTo(tx);
+                }
                 tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
                         .fingerprint(Fingerprints.of(key)).reason(reason).build());
                 Optional<Long> zxid = tx.commit();

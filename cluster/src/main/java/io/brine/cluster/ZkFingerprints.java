@@ -10,9 +10,12 @@ import java.util.TreeSet;
 import org.apache.zookeeper.KeeperException;
 
 /**
- * One key, one id across masters: {@code /fingerprints/<hex>} lists the slots ({@code keys/<id>},
- * {@code denied/<id>}) that hold one public key, and every transaction that stores, moves or removes a key changes
- * or checks it with the version it read. A master's decision "this key is stored under no other id" is therefore
+ * One key, one id across masters: {@code /fingerprints/<hex>} lists the slots ({@code keys/<id>}) that hold one
+ * public key, and every transaction that stores, moves or removes a key changes or checks it with the version it
+ * read. A denied key holds no id (the offer was refused), so {@code /denied} is never recorded here: an
+ * unauthenticated peer offering one key under every known id would otherwise grow one znode without bound. The
+ * slots of pending keys are bounded too: a znode is never written past {@link #MAX_BYTES} (such an offer is
+ * answered "pending, not recorded"; an admin change is refused). A master's decision "this key is stored under no other id" is therefore
  * part of the transaction that acts on it: two masters offering one key under two ids within one watch delay
  * conflict on the fingerprint znode, and the loser re-reads and decides again (its view may not have heard yet).
  *
@@ -27,6 +30,14 @@ final class ZkFingerprints {
 
     static final String ROOT = "/fingerprints";
 
+    /**
+     * The most one fingerprint znode holds: some 250 ids of the longest kind. One key held by that many ids is an
+     * attack or a mistake, and ZooKeeper refuses a znode over 1 MiB (jute.maxbuffer) with a lost connection.
+     */
+    static final int MAX_BYTES = 64 * 1024;
+
+    private static final String KEYS = "keys/";
+
     private ZkFingerprints() {
     }
 
@@ -35,11 +46,7 @@ final class ZkFingerprints {
     }
 
     static String keySlot(String id) {
-        return "keys/" + id;
-    }
-
-    static String deniedSlot(String id) {
-        return "denied/" + id;
+        return KEYS + id;
     }
 
     private static String idOf(String slot) {
@@ -64,10 +71,26 @@ final class ZkFingerprints {
             this.trustAbsence = trustAbsence;
         }
 
-        /** The ids other than this transaction's that hold the key, in any state, denied included; sorted. */
+        /** The ids other than this transaction's that hold the key (pending, accepted or rejected); sorted. */
         List<String> otherIds(String fingerprint) throws KeeperException {
             return owners(fingerprint).slots.stream().map(ZkFingerprints::idOf).filter(other -> !other.equals(id))
                     .distinct().sorted().toList();
+        }
+
+        /**
+         * The ids marked "same key as": those holding the key as read ({@link #otherIds}), and those this master's
+         * view holds it denied under (as the filesystem store marks them; a denied key holds no id, so that part is
+         * a hint, never recorded nor checked in the transaction).
+         */
+        List<String> sameKeyAs(String fingerprint) throws KeeperException {
+            TreeSet<String> ids = new TreeSet<>(otherIds(fingerprint));
+            for (String other : store.view().otherIds(fingerprint, id)) {
+                ZkKeyView.Entry denied = store.view().deniedEntry(other);
+                if (denied != null && denied.key().fingerprint().equals(fingerprint)) {
+                    ids.add(other);
+                }
+            }
+            return List.copyOf(ids);
         }
 
         Changes add(String fingerprint, String slot) throws KeeperException {
@@ -84,6 +107,12 @@ final class ZkFingerprints {
         Changes touch(String fingerprint) throws KeeperException {
             owners(fingerprint);
             return this;
+        }
+
+        /** Whether every fingerprint this transaction adds a slot to stays within {@link #MAX_BYTES}. */
+        boolean fits() {
+            return touched.values().stream().allMatch(owners -> owners.slots.size() <= owners.read.size()
+                    || encode(owners.slots).length <= MAX_BYTES);
         }
 
         /** Adds a versioned operation per fingerprint touched: a lost race on any of them is a lost race. */
@@ -137,14 +166,13 @@ final class ZkFingerprints {
             TreeSet<String> slots = new TreeSet<>();
             Map<String, Integer> checks = new LinkedHashMap<>();
             for (String owner : candidates) {
-                for (String path : List.of(ZkRecords.keyPath(owner), ZkRecords.deniedPath(owner))) {
-                    ZkWrites.Read slot = store.read(path);
-                    StoredKey key = slot.key(owner);
-                    if (key != null && key.fingerprint().equals(fingerprint)) {
-                        slots.add(path.substring(1));
-                        if (!owner.equals(id)) {
-                            checks.put(path, slot.version());
-                        }
+                String path = ZkRecords.keyPath(owner);
+                ZkWrites.Read slot = store.read(path);
+                StoredKey key = slot.key(owner);
+                if (key != null && key.fingerprint().equals(fingerprint)) {
+                    slots.add(keySlot(owner));
+                    if (!owner.equals(id)) {
+                        checks.put(path, slot.version());
                     }
                 }
             }
@@ -171,11 +199,12 @@ final class ZkFingerprints {
         return String.join("\n", slots).getBytes(StandardCharsets.UTF_8);
     }
 
+    /** The {@code keys/} slots; {@code denied/} ones, recorded by the first version of this znode, are dropped. */
     static TreeSet<String> decode(byte[] data) {
         TreeSet<String> slots = new TreeSet<>();
         if (data != null) {
             for (String line : new String(data, StandardCharsets.UTF_8).split("\n")) {
-                if (!line.isBlank()) {
+                if (line.strip().startsWith(KEYS)) {
                     slots.add(line.strip());
                 }
             }

@@ -99,6 +99,7 @@ public final class ZkKeyStore implements KeyStore {
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
         try {
+            ZkRecords.requireFormat(client);
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
                     ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE)) {
                 try {
@@ -359,7 +360,7 @@ public final class ZkKeyStore implements KeyStore {
         // fingerprint's znode as read, and checked by the transaction: another master's view is not enough.
         ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
         List<String> sharing = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.REJECTED ? List.of()
-                : owners.otherIds(fingerprint); // (those two never write)
+                : owners.sameKeyAs(fingerprint); // (those two never write)
         Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
                 ? verdict : PolicyVerdict.NONE, limits);
         if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
@@ -406,13 +407,14 @@ public final class ZkKeyStore implements KeyStore {
                 owners.touch(fingerprint); // a promotion stands on "no other id holds the key"
             }
         }
+        if (!owners.fits()) {
+            // One key under more ids than a fingerprint znode holds: an attack or a mistake, never written.
+            return Optional.of(unrecorded(id, offered, outcome, view.entry(id), "the same key is held by "
+                    + sharing.size() + " ids, the most one fingerprint znode records"));
+        }
         if (deniedKey != null) {
+            // A denied key holds no id: not recorded under /fingerprints (ZkFingerprints).
             denied = read(ZkRecords.deniedPath(id));
-            StoredKey previous = denied.key(id);
-            if (previous != null) {
-                owners.remove(previous.fingerprint(), ZkFingerprints.deniedSlot(id));
-            }
-            owners.add(Fingerprints.of(deniedKey), ZkFingerprints.deniedSlot(id));
             if (outcome.write() == KeyTransitions.Write.DENIED) {
                 tx.check(ZkRecords.keyPath(id), main.version());
             }

@@ -3,6 +3,7 @@ package io.brine.cluster;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
@@ -14,6 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Instant;
 import java.util.Locale;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
 
 /**
  * The cluster's znodes and what they hold, all under the configured root:
@@ -21,9 +24,11 @@ import java.util.Locale;
  * <li>{@code /keys/<id>}: the id's key in its pending, accepted or rejected state, as JSON {@code {"state", "pem"}}.
  * One znode per id, so "in exactly one state" holds by construction and a move is one versioned setData.</li>
  * <li>{@code /denied/<id>}: the last different key offered under the id.</li>
- * <li>{@code /fingerprints/<hex>}: the slots ({@code keys/<id>}, {@code denied/<id>}) holding one public key, one
- * per line, changed or checked in every transaction that stores, moves or removes that key ({@link ZkFingerprints}):
- * "one key, one id" holds across masters, not only in one master's view.</li>
+ * <li>{@code /fingerprints/<hex>}: the slots ({@code keys/<id>}) holding one public key, one per line, changed or
+ * checked in every transaction that stores, moves or removes that key ({@link ZkFingerprints}): "one key, one id"
+ * holds across masters, not only in one master's view. A denied key holds no id and is not recorded.</li>
+ * <li>{@code /format}: the number of this layout ({@link #FORMAT_VERSION}), written by the first master to open the
+ * cluster and checked by every one that opens it: a master of another format refuses to start.</li>
  * <li>{@code /audit/e-<seq>}: one audit event per sequential znode, written in the same transaction as the
  * change it records: one ordered trail whichever master wrote it.</li>
  * <li>{@code /rotate}: the count of admins' rotation requests; {@code /spent/<digest>}: spent grants and tokens.</li>
@@ -38,6 +43,12 @@ final class ZkRecords {
     static final String AUDIT_PREFIX = AUDIT + "/e-";
     static final String ROTATE = "/rotate";
     static final String SPENT = "/spent";
+    static final String FORMAT = "/format";
+    /**
+     * The layout this code reads and writes. 1: keys with their {@code /fingerprints} znodes. (Masters of the
+     * version before it neither write nor check {@code /format}: they must be stopped before this one starts.)
+     */
+    static final int FORMAT_VERSION = 1;
     /** Bumped by every key transaction: its version stat names the transaction's zxid. */
     static final String SEQ = "/seq";
 
@@ -47,6 +58,32 @@ final class ZkRecords {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ZkRecords() {
+    }
+
+    /**
+     * Writes {@link #FORMAT_VERSION} into {@code /format} when the cluster has none, and refuses a cluster of another
+     * format (written by another version of brine) before anything else is read or written.
+     *
+     * @throws IOException naming both formats, when they differ
+     */
+    static void requireFormat(CuratorFramework client) throws Exception {
+        String ours = Integer.toString(FORMAT_VERSION);
+        try {
+            client.create().creatingParentContainersIfNeeded()
+                    .forPath(FORMAT, ours.getBytes(StandardCharsets.US_ASCII));
+            return;
+        } catch (KeeperException.NodeExistsException e) {
+            // written by the first master
+        }
+        byte[] data = client.getData().forPath(FORMAT);
+        String found = data == null ? "" : new String(data, StandardCharsets.US_ASCII).strip();
+        if (!found.equals(ours)) {
+            throw new IOException("cluster: /" + client.getNamespace() + " holds its keys in format "
+                    + (found.isEmpty() ? "(empty)" : MinionIds.printable(found.length() > 20 ? found.substring(0, 20)
+                            + "..." : found))
+                    + ", this brine reads and writes format " + ours + "; nothing was changed. Run one version of"
+                    + " brine on every master and brine-key of a cluster (stop the others before starting this one)");
+        }
     }
 
     static String keyPath(String id) {

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -17,6 +18,9 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Id;
+import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -107,7 +111,45 @@ class ClusterAclTest {
         }
 
         assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
-                .hasMessageContaining(root + " may be changed by others than brine: " + root + " (world:anyone cdrwa)")
+                .hasMessageContaining(root + " must be readable and changeable by brine alone: " + root
+                        + " (world:anyone cdrwa)")
                 .hasMessageContaining("setAcl -R " + root + " auth::cdrwa");
+    }
+
+    private static ACL digest(String userAndPassword, int perms) throws Exception {
+        return new ACL(perms, new Id("digest", DigestAuthenticationProvider.generateDigest(userAndPassword)));
+    }
+
+    private void rootWith(ACL... acls) throws Exception {
+        try (CuratorFramework stranger = stranger()) {
+            stranger.create().withACL(List.of(acls)).forPath(root, new byte[0]);
+        }
+    }
+
+    @Test
+    void aRootAlsoOpenToTheSameUserWithAnotherPasswordIsRefused() throws Exception {
+        rootWith(digest("brine:s3cret", ZooDefs.Perms.ALL), digest("brine:guessed", ZooDefs.Perms.ALL));
+
+        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
+                .hasMessageContaining(root + " (digest:brine:<hash> cdrwa)").hasMessageContaining("setAcl -R " + root)
+                .hasMessageNotContaining(DigestAuthenticationProvider.generateDigest("brine:guessed"));
+    }
+
+    @Test
+    void aRootOthersMayReadIsRefused() throws Exception {
+        rootWith(digest("brine:s3cret", ZooDefs.Perms.ALL), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+
+        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
+                .hasMessageContaining("must be readable and changeable by brine alone: " + root + " (world:anyone r)");
+    }
+
+    @Test
+    void aRootOfAnotherUserOrPasswordIsRefusedSayingHowToFixIt() throws Exception {
+        rootWith(digest("brine:another", ZooDefs.Perms.ALL));
+
+        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
+                .hasMessageContaining(root + " cannot be read by brine with the password in cluster.auth's"
+                        + " password_file: it was made by another user or with another password")
+                .hasMessageContaining("setAcl -R " + root + " digest:brine:DIGEST:cdrwa");
     }
 }

@@ -166,6 +166,9 @@ final class ClusterImport implements Callable<Integer> {
     static List<String> sharedHere(List<Found> found) {
         Map<String, Map<String, String>> where = new TreeMap<>();
         for (Found key : found) {
+            if (key.state() == KeyState.DENIED) {
+                continue; // a denied key holds no id (the cluster itself makes {keys/B, denied/A} for one key)
+            }
             where.computeIfAbsent(key.fingerprint(), f -> new TreeMap<>())
                     .merge(key.id(), key.state().dirName() + "/" + key.id(), (a, b) -> a + ", " + b);
         }
@@ -189,8 +192,11 @@ final class ClusterImport implements Callable<Integer> {
 
     /** One key, one id: {@code key} is in the cluster under another id. */
     private static Optional<String> sharedWithCluster(Map<String, List<StoredKey>> inCluster, Found key) {
+        if (key.state() == KeyState.DENIED) {
+            return Optional.empty(); // a denied key holds no id
+        }
         List<String> others = inCluster.getOrDefault(key.fingerprint(), List.of()).stream()
-                .filter(k -> !k.id().equals(key.id())).map(k -> k.id() + " (" + k.state().label() + ")")
+                .filter(k -> !k.id().equals(key.id()) && k.state() != KeyState.DENIED).map(k -> k.id() + " (" + k.state().label() + ")")
                 .distinct().sorted().toList();
         return others.isEmpty() ? Optional.empty() : Optional.of(key.state().label() + " here ("
                 + key.fingerprint() + "), the same key is in the cluster under " + String.join(", ", others)

@@ -198,6 +198,22 @@ class BrineKeyClusterTest {
     }
 
     @Test
+    void importTakesAKeyDeniedUnderOneIdAndHeldByAnotherAsTheLiveClusterMakesIt() throws Exception {
+        Path salt = Files.createDirectories(tmp.resolve("salt-pki"));
+        writeKey(salt, KeyState.ACCEPTED, "web1", 24);
+        writeKey(salt, KeyState.PENDING, "web2", 26);
+        writeKey(salt, KeyState.DENIED, "web1", 26);
+
+        Result imported = run("cluster", "import", salt.toString());
+
+        assertThat(imported.exit()).as(imported.err()).isZero();
+        await().until(() -> master.lookup("web2", key(26)) == KeyLookup.PENDING_SAME);
+        assertThat(master.list().keys(KeyState.DENIED)).singleElement()
+                .satisfies(k -> assertThat(k.id()).isEqualTo("web1"));
+        assertThat(master.lookup("web1", key(24))).isEqualTo(KeyLookup.ACCEPTED_SAME);
+    }
+
+    @Test
     void aClusterWithoutAuthIsRefusedUnlessTheOpenAclIsSaid() throws Exception {
         Path pki = tmp.resolve("pki");
         String open = "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n  connect: "
