@@ -16,8 +16,9 @@ import java.util.Map;
  * every minion connected. The master's memory figures, taken by the coordinator, are reported with it.
  *
  * <p>The idle window starts once the master's JIT compiler threads are quiet ({@link #settle}): a fresh master
- * compiles for minutes after the scenarios before, and those seconds of C2 would otherwise be most of its "idle"
- * CPU. The master's idle CPU is printed in total and without the compiler threads.
+ * compiles for a while after the scenarios before, and starting a JFR recording ({@code --profile memory}) makes it
+ * compile seconds' worth more: that C2 time was most of the "idle" CPU measured before. The master's idle CPU is
+ * printed in total and without the compiler threads.
  */
 final class MemoryScenario {
 
@@ -102,8 +103,10 @@ final class MemoryScenario {
                 MasterProcess.sleep(100);
             }
             MasterProcess.sleep(5000);
-            settle(memory);
+            // JFR first, when profiling: starting it compiles seconds' worth of its own code, which must not land
+            // in the idle window.
             run.profiler().start(Scenario.MEMORY);
+            settle(memory);
             Map<String, Long> threads0 = run.profiler().threads();
             long minionCpu0 = ProcStats.cpuMillis(minion.pid());
             long masterCpu0 = master.cpuMillis();
