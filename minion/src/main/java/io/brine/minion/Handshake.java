@@ -86,6 +86,11 @@ final class Handshake {
     private Scheduler.Timer authTimeout = Scheduler.Timer.NONE;
     private Scheduler.Timer retry = Scheduler.Timer.NONE;
     private boolean everConnected;
+    /**
+     * The last request went unanswered and the transport was asked for a new connection: that connection coming up
+     * does not cut the back-off short (a master too busy to answer is not asked again sooner).
+     */
+    private boolean timedOut;
     private long authRequests;
     private boolean stopped;
     /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
@@ -125,6 +130,9 @@ final class Handshake {
         boolean first = !everConnected;
         everConnected = true;
         if (sessionOpen) {
+            return;
+        }
+        if (timedOut) {
             return;
         }
         if (pendingNonce != null) {
@@ -283,6 +291,7 @@ final class Handshake {
         }
         retry.cancel();
         authTimeout.cancel();
+        timedOut = false;
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
         pendingNonce = nonce;
@@ -317,6 +326,10 @@ final class Handshake {
         }
         LOG.info("Minion {}: no answer from the master in {} s; asking again in {} s", settings.id(),
                 settings.authTimeout().toSeconds(), wait.toSeconds());
+        // Not into the same connection: it may be half-open, and over ZeroMQ nothing else would notice (ZMTP.md,
+        // "Heartbeats, minion side").
+        timedOut = true;
+        transport.reconnect();
         waitAndAsk(retryState(), "no answer from the master", wait);
     }
 

@@ -117,6 +117,7 @@ final class FakeMaster implements ClientTransport {
     private final AtomicLong sendCounter = new AtomicLong();
     private final List<String> published = new CopyOnWriteArrayList<>();
     private final AtomicInteger sessionsGranted = new AtomicInteger();
+    private final AtomicInteger reconnects = new AtomicInteger();
 
     // The session of the last ACCEPTED reply.
     private volatile byte[] sessionId;
@@ -195,6 +196,12 @@ final class FakeMaster implements ClientTransport {
     @Override
     public void subscribe(String minionId, int publishPort) {
         subscriptions.add("m/" + minionId + "/@" + publishPort);
+    }
+
+    /** Counted only: the test says when the new connection is up ({@link #reconnected}). */
+    @Override
+    public void reconnect() {
+        reconnects.incrementAndGet();
     }
 
     @Override
@@ -306,6 +313,11 @@ final class FakeMaster implements ClientTransport {
 
     String currentSession() {
         return HexFormat.of().formatHex(sessionId);
+    }
+
+    /** How many times the minion asked for a new connection. */
+    int reconnects() {
+        return reconnects.get();
     }
 
     /** How many sessions the master has granted. */
