@@ -114,8 +114,8 @@ final class FailoverTransport implements ClientTransport {
     }
 
     @Override
-    public void reconnect() {
-        active.reconnect();
+    public boolean reconnect() {
+        return active.reconnect();
     }
 
     private void check() {

@@ -87,8 +87,9 @@ final class Handshake {
     private Scheduler.Timer retry = Scheduler.Timer.NONE;
     private boolean everConnected;
     /**
-     * The last request went unanswered and the transport was asked for a new connection: that connection coming up
-     * does not cut the back-off short (a master too busy to answer is not asked again sooner).
+     * The last request went unanswered and the transport replaces a connection that was up: the new one coming up
+     * does not cut the back-off short (a master too busy to answer is not asked again sooner). A connection that
+     * comes up where there was none (the master was down) still gets a request at once.
      */
     private boolean timedOut;
     private long authRequests;
@@ -328,8 +329,7 @@ final class Handshake {
                 settings.authTimeout().toSeconds(), wait.toSeconds());
         // Not into the same connection: it may be half-open, and over ZeroMQ nothing else would notice (ZMTP.md,
         // "Heartbeats, minion side").
-        timedOut = true;
-        transport.reconnect();
+        timedOut = transport.reconnect();
         waitAndAsk(retryState(), "no answer from the master", wait);
     }
 

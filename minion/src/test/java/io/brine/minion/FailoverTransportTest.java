@@ -45,8 +45,9 @@ class FailoverTransportTest {
         }
 
         @Override
-        public void reconnect() {
+        public boolean reconnect() {
             reconnects.incrementAndGet();
+            return true;
         }
 
         @Override
@@ -106,7 +107,7 @@ class FailoverTransportTest {
     @Test
     void aNewConnectionIsAskedOfTheTransportToTheCurrentMaster() throws Exception {
         try (FailoverTransport transport = failover(false)) {
-            transport.reconnect();
+            assertThat(transport.reconnect()).isTrue();
             assertThat(made).hasSize(1);
             assertThat(made.get(0).reconnects).hasValue(1);
             assertThat(made.get(0).closed).isFalse();

@@ -118,6 +118,8 @@ final class FakeMaster implements ClientTransport {
     private final List<String> published = new CopyOnWriteArrayList<>();
     private final AtomicInteger sessionsGranted = new AtomicInteger();
     private final AtomicInteger reconnects = new AtomicInteger();
+    /** Whether the connection is up as the transport sees it, for {@link #reconnect}; a test sets it. */
+    volatile boolean connectionUp = true;
 
     // The session of the last ACCEPTED reply.
     private volatile byte[] sessionId;
@@ -198,10 +200,14 @@ final class FakeMaster implements ClientTransport {
         subscriptions.add("m/" + minionId + "/@" + publishPort);
     }
 
-    /** Counted only: the test says when the new connection is up ({@link #reconnected}). */
+    /**
+     * Counted only: the test says when the new connection is up ({@link #reconnected}). Answers whether a connection
+     * was up to be replaced: {@link #connectionUp}.
+     */
     @Override
-    public void reconnect() {
+    public boolean reconnect() {
         reconnects.incrementAndGet();
+        return connectionUp;
     }
 
     @Override

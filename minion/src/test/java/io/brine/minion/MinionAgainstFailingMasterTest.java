@@ -125,6 +125,20 @@ class MinionAgainstFailingMasterTest {
     }
 
     @Test
+    void aMasterThatWasUnreachableIsAskedAsSoonAsTheConnectionComesUp() throws Exception {
+        start(FailAt.AUTH_NO_ANSWER);
+        master.connectionUp = false;
+        fixture.advance(AUTH_TIMEOUT);
+        assertThat(master.reconnects()).isEqualTo(1);
+        int before = authRequests();
+        master.reconnected();
+        fixture.advance(Duration.ofSeconds(1)); // reconnections' requests are spread over 1 s
+        assertThat(authRequests()).as("asked when the connection came up, not after the back-off")
+                .isEqualTo(before + 1);
+        assertAccepted();
+    }
+
+    @Test
     void theNewConnectionAfterAnUnansweredRequestDoesNotCutTheBackoffShort() throws Exception {
         start(FailAt.AUTH_NO_ANSWER);
         fixture.advance(AUTH_TIMEOUT);

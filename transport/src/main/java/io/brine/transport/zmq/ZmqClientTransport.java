@@ -59,6 +59,8 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
     private String subscribedId;
     private int subscribedPort;
     private Listener listener;
+    /** Whether the request connection is up, as ZeroMQ sees it; written by the transport thread. */
+    private volatile boolean requestConnected;
 
     public ZmqClientTransport(String masterHost, int requestPort) {
         this(masterHost, requestPort, ZmqClientOptions.defaults());
@@ -117,10 +119,15 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
      * it may be half-open); frames still queued in the old socket are lost. Not connected, ZeroMQ is trying already.
      */
     @Override
-    public void reconnect() {
-        if (!isClosed() && !mailbox.offer(new Reconnect())) {
-            LOG.warn("ZeroMQ transport: reconnection not queued, the transport's mailbox is full");
+    public boolean reconnect() {
+        if (isClosed() || !requestConnected) {
+            return false;
         }
+        if (!mailbox.offer(new Reconnect())) {
+            LOG.warn("ZeroMQ transport: reconnection not queued, the transport's mailbox is full");
+            return false;
+        }
+        return true;
     }
 
     // ---- transport thread ----
@@ -304,6 +311,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
                         connected = false;
                         LOG.debug("ZeroMQ transport: disconnected from {}", endpoint);
                         if (notifies) {
+                            requestConnected = false;
                             listener.onDisconnected();
                         }
                     }
@@ -314,6 +322,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
                         handshaken = true;
                         LOG.debug("ZeroMQ transport: connected to {}", endpoint);
                         if (notifies) {
+                            requestConnected = true;
                             listener.onConnected();
                         }
                     }
@@ -334,6 +343,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         /** A fresh socket in place of this one, asked for by the minion: a connection that was up is lost. */
         Link replace() {
             if (connected && notifies) {
+                requestConnected = false;
                 listener.onDisconnected();
             }
             close();

@@ -291,7 +291,7 @@ class ZmqClientTransportTest {
 
             relay.silence();
             client.send("into the void".getBytes(US_ASCII));
-            client.reconnect();
+            assertThat(client.reconnect()).as("a connection that was up is replaced").isTrue();
 
             await().until(() -> relay.connections() == 2);
             await().until(() -> recorder.connected.get() == 2);
@@ -303,6 +303,16 @@ class ZmqClientTransportTest {
             router.send("reply");
             await().until(() -> recorder.replies.contains("reply"));
         }
+    }
+
+    @Test
+    void aReconnectionWithoutAConnectionLeavesItToZeroMq() throws IOException {
+        ZMQ.Socket router = bind(SocketType.ROUTER);
+        int port = portOf(router);
+        router.close();
+        startClient(port);
+
+        assertThat(client.reconnect()).as("nothing to replace: ZeroMQ is connecting already").isFalse();
     }
 
     @Test
