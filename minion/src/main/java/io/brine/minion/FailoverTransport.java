@@ -113,6 +113,11 @@ final class FailoverTransport implements ClientTransport {
         active.subscribe(minionId, publishPort);
     }
 
+    @Override
+    public boolean reconnect() {
+        return active.reconnect();
+    }
+
     private void check() {
         long since = unansweredSince;
         if (closed || since == 0 || nanoTime.getAsLong() - since < patienceNanos) {

@@ -86,6 +86,12 @@ final class Handshake {
     private Scheduler.Timer authTimeout = Scheduler.Timer.NONE;
     private Scheduler.Timer retry = Scheduler.Timer.NONE;
     private boolean everConnected;
+    /**
+     * The last request went unanswered and the transport replaces a connection that was up: the new one coming up
+     * does not cut the back-off short (a master too busy to answer is not asked again sooner). A connection that
+     * comes up where there was none (the master was down) still gets a request at once.
+     */
+    private boolean timedOut;
     private long authRequests;
     private boolean stopped;
     /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
@@ -125,6 +131,9 @@ final class Handshake {
         boolean first = !everConnected;
         everConnected = true;
         if (sessionOpen) {
+            return;
+        }
+        if (timedOut) {
             return;
         }
         if (pendingNonce != null) {
@@ -283,6 +292,7 @@ final class Handshake {
         }
         retry.cancel();
         authTimeout.cancel();
+        timedOut = false;
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
         pendingNonce = nonce;
@@ -317,6 +327,9 @@ final class Handshake {
         }
         LOG.info("Minion {}: no answer from the master in {} s; asking again in {} s", settings.id(),
                 settings.authTimeout().toSeconds(), wait.toSeconds());
+        // Not into the same connection: it may be half-open, and over ZeroMQ nothing else would notice (ZMTP.md,
+        // "Heartbeats, minion side").
+        timedOut = transport.reconnect();
         waitAndAsk(retryState(), "no answer from the master", wait);
     }
 

@@ -248,6 +248,8 @@ final class SessionChannel {
                 settings.authTimeout().toSeconds());
         close();
         lost.accept("no answer from the master");
+        // The connection may be half-open (the master's host gone, a NAT entry dropped): auth on a new one.
+        transport.reconnect();
     }
 
     private Duration jittered(Duration interval) {

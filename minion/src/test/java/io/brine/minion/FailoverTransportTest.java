@@ -23,6 +23,7 @@ class FailoverTransportTest {
         volatile Listener listener;
         final List<byte[]> sent = new CopyOnWriteArrayList<>();
         volatile boolean closed;
+        final AtomicInteger reconnects = new AtomicInteger();
 
         FakeTransport(String master) {
             this.master = master;
@@ -41,6 +42,12 @@ class FailoverTransportTest {
 
         @Override
         public void subscribe(String minionId, int publishPort) {
+        }
+
+        @Override
+        public boolean reconnect() {
+            reconnects.incrementAndGet();
+            return true;
         }
 
         @Override
@@ -94,6 +101,16 @@ class FailoverTransportTest {
             await().until(() -> made.size() == 4);
             assertThat(made).extracting(t -> t.master).containsExactly("m1", "m2", "m3", "m1");
             assertThat(made.subList(0, 3)).allMatch(t -> t.closed);
+        }
+    }
+
+    @Test
+    void aNewConnectionIsAskedOfTheTransportToTheCurrentMaster() throws Exception {
+        try (FailoverTransport transport = failover(false)) {
+            assertThat(transport.reconnect()).isTrue();
+            assertThat(made).hasSize(1);
+            assertThat(made.get(0).reconnects).hasValue(1);
+            assertThat(made.get(0).closed).isFalse();
         }
     }
 

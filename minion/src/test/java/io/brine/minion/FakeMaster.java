@@ -117,6 +117,9 @@ final class FakeMaster implements ClientTransport {
     private final AtomicLong sendCounter = new AtomicLong();
     private final List<String> published = new CopyOnWriteArrayList<>();
     private final AtomicInteger sessionsGranted = new AtomicInteger();
+    private final AtomicInteger reconnects = new AtomicInteger();
+    /** Whether the connection is up as the transport sees it, for {@link #reconnect}; a test sets it. */
+    volatile boolean connectionUp = true;
 
     // The session of the last ACCEPTED reply.
     private volatile byte[] sessionId;
@@ -195,6 +198,16 @@ final class FakeMaster implements ClientTransport {
     @Override
     public void subscribe(String minionId, int publishPort) {
         subscriptions.add("m/" + minionId + "/@" + publishPort);
+    }
+
+    /**
+     * Counted only: the test says when the new connection is up ({@link #reconnected}). Answers whether a connection
+     * was up to be replaced: {@link #connectionUp}.
+     */
+    @Override
+    public boolean reconnect() {
+        reconnects.incrementAndGet();
+        return connectionUp;
     }
 
     @Override
@@ -306,6 +319,11 @@ final class FakeMaster implements ClientTransport {
 
     String currentSession() {
         return HexFormat.of().formatHex(sessionId);
+    }
+
+    /** How many times the minion asked for a new connection. */
+    int reconnects() {
+        return reconnects.get();
     }
 
     /** How many sessions the master has granted. */

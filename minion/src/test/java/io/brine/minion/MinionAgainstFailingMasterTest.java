@@ -115,9 +115,35 @@ class MinionAgainstFailingMasterTest {
         assertThat(authRequests()).isEqualTo(1);
         assertStillAsking(MinionState.CONNECTING);
         assertThat(minion.status().reason()).isEqualTo("connecting to the master");
+        assertThat(master.reconnects()).isZero();
         fixture.advance(Duration.ofMillis(1));
         assertThat(minion.status().reason()).isEqualTo("no answer from the master");
         assertThat(minion.status().nextAttempt()).isNotNull();
+        assertThat(master.reconnects()).as("a new connection asked for, the old one may be half-open").isEqualTo(1);
+        backOff();
+        assertAccepted();
+    }
+
+    @Test
+    void aMasterThatWasUnreachableIsAskedAsSoonAsTheConnectionComesUp() throws Exception {
+        start(FailAt.AUTH_NO_ANSWER);
+        master.connectionUp = false;
+        fixture.advance(AUTH_TIMEOUT);
+        assertThat(master.reconnects()).isEqualTo(1);
+        int before = authRequests();
+        master.reconnected();
+        fixture.advance(Duration.ofSeconds(1)); // reconnections' requests are spread over 1 s
+        assertThat(authRequests()).as("asked when the connection came up, not after the back-off")
+                .isEqualTo(before + 1);
+        assertAccepted();
+    }
+
+    @Test
+    void theNewConnectionAfterAnUnansweredRequestDoesNotCutTheBackoffShort() throws Exception {
+        start(FailAt.AUTH_NO_ANSWER);
+        fixture.advance(AUTH_TIMEOUT);
+        assertThat(master.reconnects()).isEqualTo(1);
+        master.reconnected();
         backOff();
         assertAccepted();
     }
@@ -240,9 +266,11 @@ class MinionAgainstFailingMasterTest {
                 .hasSize(1);
         fixture.advance(AUTH_TIMEOUT.minusMillis(1));
         assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
+        assertThat(master.reconnects()).isZero();
         fixture.advance(Duration.ofMillis(1));
         assertThat(minion.state()).isEqualTo(MinionState.CONNECTING);
         assertThat(minion.status().reason()).isEqualTo("no answer from the master");
+        assertThat(master.reconnects()).as("the unanswered heartbeat's connection replaced").isEqualTo(1);
         fixture.advance(Duration.ofSeconds(2)); // re-auths after a lost session are spread over 2 s
         assertThat(authRequests()).isEqualTo(2);
         assertAccepted();

@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * {@code m/<id>/} and {@code b/}, speaking through the transport module's own ZMTP codec
  * ({@link ZmtpClientPipeline}). On the wire they behave as a real minion's jeromq sockets configured from
  * {@link ZmqClientOptions#defaults()}: READY with the Socket-Type and no Identity; a PING (no TTL) every heartbeat
- * interval on each socket and the connection dropped when the master is silent for the heartbeat timeout after one;
+ * interval of each socket (none on the DEALER, every 45 s on the SUB) and the connection dropped when the master is
+ * silent for the heartbeat timeout after one;
  * the handshake timeout; a reconnect after each loss, waiting the reconnect interval doubled per failed attempt up
  * to its maximum, plus up to one interval at random; the subscriptions sent again on each connection. One
  * difference in form: jeromq 0.5.4 greets as ZMTP 3.0 and subscribes with the message {@code 0x01 topic}, these
@@ -66,9 +67,11 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
     private static final int MAX_PARTS = 16;
     private static final ZmtpLimits LIMITS = ZmtpLimits.fixed(OPTIONS.maxFrameSize(), MAX_PARTS,
             OPTIONS.maxFrameSize() + ZmtpLimits.MAX_COMMAND);
-    /** Both sockets' timers, as ZmqSockets.configureClient sets them on a real minion's. */
-    private static final ZmtpClientPipeline.Timers TIMERS = new ZmtpClientPipeline.Timers(OPTIONS.handshakeTimeout(),
-            OPTIONS.heartbeatInterval(), OPTIONS.heartbeatTimeout());
+    /** Each socket's timers, as ZmqSockets.configureRequest and configurePublish set them on a real minion's. */
+    private static final ZmtpClientPipeline.Timers REQUEST_TIMERS = new ZmtpClientPipeline.Timers(
+            OPTIONS.handshakeTimeout(), OPTIONS.requestHeartbeatInterval(), OPTIONS.heartbeatTimeout());
+    private static final ZmtpClientPipeline.Timers PUBLISH_TIMERS = new ZmtpClientPipeline.Timers(
+            OPTIONS.handshakeTimeout(), OPTIONS.publishHeartbeatInterval(), OPTIONS.heartbeatTimeout());
 
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
@@ -289,7 +292,8 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             ChannelFuture future = bootstrap.clone(link.loop).handler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
-                    ZmtpClientPipeline.addTo(ch.pipeline(), type, LIMITS, TIMERS);
+                    ZmtpClientPipeline.addTo(ch.pipeline(), type, LIMITS,
+                            type == SocketType.SUB ? PUBLISH_TIMERS : REQUEST_TIMERS);
                     ch.pipeline().addLast("socket", Socket.this);
                 }
             }).connect(link.host, port);

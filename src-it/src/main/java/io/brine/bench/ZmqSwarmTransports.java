@@ -229,7 +229,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
                     return;
                 }
                 ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
-                ZmqSockets.configureClient(dealer, OPTIONS);
+                ZmqSockets.configureRequest(dealer, OPTIONS);
                 dealer.setSndHWM(OPTIONS.requestHighWaterMark());
                 dealer.setRcvHWM(OPTIONS.requestHighWaterMark());
                 dealer.connect(ZmqSockets.endpoint(dealer, host, requestPort));
@@ -273,7 +273,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
                     publish.close();
                 }
                 ZMQ.Socket sub = context.createSocket(SocketType.SUB);
-                ZmqSockets.configureClient(sub, OPTIONS);
+                ZmqSockets.configurePublish(sub, OPTIONS);
                 sub.setRcvHWM(OPTIONS.publishHighWaterMark());
                 if (salt) {
                     sub.subscribe(new byte[0]);

@@ -20,6 +20,18 @@ public interface ClientTransport extends AutoCloseable {
      */
     void subscribe(String minionId, int publishPort);
 
+    /**
+     * The master left the request channel unanswered (a heartbeat or an auth request, for {@code auth_timeout}): a
+     * transport whose connection may be half-open without its noticing drops it and connects afresh, rather than
+     * letting the next request go into it. The default does nothing (a transport that watches its connection itself).
+     *
+     * @return true when a connection that was up is being replaced: {@link Listener#onConnected()} follows once the
+     *     new one is up; false when there was none (the transport is connecting already) or nothing is done
+     */
+    default boolean reconnect() {
+        return false;
+    }
+
     @Override
     void close();
 

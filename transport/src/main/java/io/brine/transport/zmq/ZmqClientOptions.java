@@ -15,8 +15,13 @@ import java.time.Duration;
  * @param publishHighWaterMark publications queued on the SUB socket before ZeroMQ stops reading (the master then
  *     sees this minion's queue fill up and reports it undelivered)
  * @param maxFrameSize largest frame accepted from the master; ZeroMQ drops the connection on a bigger one
- * @param heartbeatInterval how often ZMTP heartbeats are sent to the master
- * @param heartbeatTimeout the master silent this long after a heartbeat counts as a lost connection
+ * @param requestHeartbeatInterval how often the DEALER sends the master a ZMTP PING; {@link Duration#ZERO} (the
+ *     default) sends none: the request connection carries the session heartbeat, answered end to end, and the
+ *     minion drops the connection ({@link ZmqClientTransport#reconnect()}) when that goes unanswered (ZMTP.md)
+ * @param publishHeartbeatInterval how often the SUB sends the master a ZMTP PING; {@code ZERO} sends none. The
+ *     publish connection is quiet between jobs: this keeps NAT state alive and finds a dead master. Keep it below
+ *     the master's ping point (half its idle timeout, 60 s by default) so that the master never pings it
+ * @param heartbeatTimeout the master silent this long after a PING counts as a lost connection
  * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried (jeromq 0.6.0 sometimes left a
  *     fresh connection waiting for this timer, which is one reason the build pins 0.5.4)
  * @param reconnectInterval the first wait before reconnecting (ZeroMQ adds up to as much again at random)
@@ -28,7 +33,8 @@ public record ZmqClientOptions(
         int requestHighWaterMark,
         int publishHighWaterMark,
         int maxFrameSize,
-        Duration heartbeatInterval,
+        Duration requestHeartbeatInterval,
+        Duration publishHeartbeatInterval,
         Duration heartbeatTimeout,
         Duration handshakeTimeout,
         Duration reconnectInterval,
@@ -40,7 +46,8 @@ public record ZmqClientOptions(
         requirePositive("requestHighWaterMark", requestHighWaterMark);
         requirePositive("publishHighWaterMark", publishHighWaterMark);
         requireFrameLimit("maxFrameSize", maxFrameSize);
-        requireMillis("heartbeatInterval", heartbeatInterval, 1);
+        requireMillis("requestHeartbeatInterval", requestHeartbeatInterval, 0);
+        requireMillis("publishHeartbeatInterval", publishHeartbeatInterval, 0);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
         requireBackoff("reconnect", reconnectInterval, reconnectIntervalMax);
@@ -49,38 +56,42 @@ public record ZmqClientOptions(
     }
 
     /**
-     * 10,000 requests, 100,000 publications, 8 MiB frames, heartbeat 10 s / 30 s, handshake 3 s, reconnect 1 s up
-     * to 10 s, linger 100 ms.
+     * 10,000 requests, 100,000 publications, 8 MiB frames, ZMTP heartbeats none on the request connection and
+     * every 45 s on the publish connection (timeout 30 s), handshake 3 s, reconnect 1 s up to 10 s, linger 100 ms.
      */
     public static ZmqClientOptions defaults() {
-        return new ZmqClientOptions(10_000, 100_000, FrameLimits.MAX_FRAME, Duration.ofSeconds(10),
+        return new ZmqClientOptions(10_000, 100_000, FrameLimits.MAX_FRAME, Duration.ZERO, Duration.ofSeconds(45),
                 Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(10),
                 Duration.ofMillis(100), 10_000);
     }
 
     public ZmqClientOptions withReconnect(Duration interval, Duration intervalMax) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
-                heartbeatTimeout, handshakeTimeout, interval, intervalMax, linger, mailboxCapacity);
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
+                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, interval, intervalMax, linger,
+                mailboxCapacity);
     }
 
-    public ZmqClientOptions withHeartbeat(Duration interval, Duration timeout) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, interval, timeout,
-                handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+    /** ZMTP heartbeat intervals of the request (DEALER) and publish (SUB) sockets, {@code ZERO} for none. */
+    public ZmqClientOptions withHeartbeat(Duration request, Duration publish, Duration timeout) {
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, request, publish,
+                timeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
     }
 
     public ZmqClientOptions withHandshakeTimeout(Duration timeout) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
-                heartbeatTimeout, timeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
+                publishHeartbeatInterval, heartbeatTimeout, timeout, reconnectInterval, reconnectIntervalMax, linger,
+                mailboxCapacity);
     }
 
     public ZmqClientOptions withLinger(Duration value) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, heartbeatInterval,
-                heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax, value, mailboxCapacity);
+        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
+                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax,
+                value, mailboxCapacity);
     }
 
     public ZmqClientOptions withPublishHighWaterMark(int value) {
-        return new ZmqClientOptions(requestHighWaterMark, value, maxFrameSize, heartbeatInterval, heartbeatTimeout,
-                handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+        return new ZmqClientOptions(requestHighWaterMark, value, maxFrameSize, requestHeartbeatInterval,
+                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax,
+                linger, mailboxCapacity);
     }
-
 }

@@ -27,9 +27,12 @@ import org.zeromq.ZMQException;
  * dropped with a DEBUG log. Frames above {@link ZmqClientOptions#maxFrameSize()} make ZeroMQ drop the connection.
  *
  * <p>ZeroMQ reconnects by itself (with {@link ZmqClientOptions#reconnectInterval()} doubling up to
- * {@link ZmqClientOptions#reconnectIntervalMax()}, plus random jitter) and resubscribes on reconnection; ZMTP
- * heartbeats detect a silent master. After a protocol error (an oversized frame, a failed handshake) ZeroMQ gives
- * a connection up for good; the transport notices that no reconnection follows and opens a fresh socket.
+ * {@link ZmqClientOptions#reconnectIntervalMax()}, plus random jitter) and resubscribes on reconnection. A silent
+ * master is found on the publish connection by its ZMTP heartbeat, and on the request connection by the minion,
+ * whose heartbeat goes unanswered: it calls {@link #reconnect()}, which replaces the DEALER by a fresh socket (a new
+ * TCP connection), since ZeroMQ would keep a half-open connection (ZMTP.md "Heartbeats, minion side"). After a
+ * protocol error (an oversized frame, a failed handshake) ZeroMQ gives a connection up for good; the transport
+ * notices that no reconnection follows and opens a fresh socket.
  * {@link Listener#onConnected()} fires whenever a handshake on the request connection completes (the first one
  * too), {@link Listener#onDisconnected()} when that connection is lost after a handshake. {@link #send} queues
  * even while disconnected: ZeroMQ holds frames (up to the request high-water mark) and sends them on connection.
@@ -56,6 +59,8 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
     private String subscribedId;
     private int subscribedPort;
     private Listener listener;
+    /** Whether the request connection is up, as ZeroMQ sees it; written by the transport thread. */
+    private volatile boolean requestConnected;
 
     public ZmqClientTransport(String masterHost, int requestPort) {
         this(masterHost, requestPort, ZmqClientOptions.defaults());
@@ -109,6 +114,22 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         }
     }
 
+    /**
+     * Replaces the request socket by a fresh one, on a new connection, when the connection is up (as ZeroMQ sees it:
+     * it may be half-open); frames still queued in the old socket are lost. Not connected, ZeroMQ is trying already.
+     */
+    @Override
+    public boolean reconnect() {
+        if (isClosed() || !requestConnected) {
+            return false;
+        }
+        if (!mailbox.offer(new Reconnect())) {
+            LOG.warn("ZeroMQ transport: reconnection not queued, the transport's mailbox is full");
+            return false;
+        }
+        return true;
+    }
+
     // ---- transport thread ----
 
     @Override
@@ -152,6 +173,15 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
             }
         } else if (command instanceof Subscribe subscribe) {
             applySubscription(subscribe);
+        } else if (command instanceof Reconnect) {
+            if (request.connected) {
+                LOG.info("ZeroMQ transport: no answer from {}:{}; connecting again on a new connection", masterHost,
+                        requestPort);
+                request = request.replace();
+            } else {
+                LOG.debug("ZeroMQ transport: not connected to {}:{}; ZeroMQ is connecting already", masterHost,
+                        requestPort);
+            }
         }
     }
 
@@ -250,7 +280,11 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
             this.notifies = notifies;
             this.setUp = setUp;
             this.socket = context.createSocket(type);
-            ZmqSockets.configureClient(socket, options);
+            if (type == SocketType.SUB) {
+                ZmqSockets.configurePublish(socket, options);
+            } else {
+                ZmqSockets.configureRequest(socket, options);
+            }
             setUp.accept(socket);
             String monitorEndpoint = "inproc://brine-zmq-client-monitor-" + MONITOR_SEQUENCE.incrementAndGet();
             socket.monitor(monitorEndpoint, ZMQ.EVENT_HANDSHAKE_PROTOCOL | ZMQ.EVENT_DISCONNECTED
@@ -277,6 +311,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
                         connected = false;
                         LOG.debug("ZeroMQ transport: disconnected from {}", endpoint);
                         if (notifies) {
+                            requestConnected = false;
                             listener.onDisconnected();
                         }
                     }
@@ -287,6 +322,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
                         handshaken = true;
                         LOG.debug("ZeroMQ transport: connected to {}", endpoint);
                         if (notifies) {
+                            requestConnected = true;
                             listener.onConnected();
                         }
                     }
@@ -302,6 +338,18 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         private long grace() {
             long max = Math.max(ABANDONED_GRACE_NANOS, options.reconnectIntervalMax().toNanos());
             return Math.min(max, ABANDONED_GRACE_NANOS << Math.min(failedReopens, 20));
+        }
+
+        /** A fresh socket in place of this one, asked for by the minion: a connection that was up is lost. */
+        Link replace() {
+            if (connected && notifies) {
+                requestConnected = false;
+                listener.onDisconnected();
+            }
+            close();
+            Link fresh = new Link(port, type, notifies, setUp);
+            fresh.register();
+            return fresh;
         }
 
         /** A fresh socket in place of this one; frames still queued in this one are lost with it. */
@@ -336,12 +384,15 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         }
     }
 
-    sealed interface Command permits Send, Subscribe {
+    sealed interface Command permits Send, Subscribe, Reconnect {
     }
 
     private record Send(byte[] frame) implements Command {
     }
 
     private record Subscribe(String minionId, int port) implements Command {
+    }
+
+    private record Reconnect() implements Command {
     }
 }

@@ -1,6 +1,7 @@
 package io.brine.transport.zmq;
 
 import io.brine.transport.Endpoints;
+import java.time.Duration;
 import org.zeromq.ZMQ;
 
 /**
@@ -21,17 +22,29 @@ public final class ZmqSockets {
     }
 
     /**
-     * A minion's socket to the master (DEALER or SUB): linger, frame limit, ZMTP heartbeats without TTL, handshake
-     * and reconnect timers as {@code options} say. High-water marks are the caller's (they differ per socket).
+     * A minion's DEALER to the master's request port: {@link #configureClient} with the request heartbeat (none by
+     * default: the session heartbeat on this connection is answered end to end, ZMTP.md "Heartbeats, minion side").
      */
-    public static void configureClient(ZMQ.Socket socket, ZmqClientOptions options) {
+    public static void configureRequest(ZMQ.Socket socket, ZmqClientOptions options) {
+        configureClient(socket, options, options.requestHeartbeatInterval());
+    }
+
+    /** A minion's SUB to the master's publish port: {@link #configureClient} with the publish heartbeat. */
+    public static void configurePublish(ZMQ.Socket socket, ZmqClientOptions options) {
+        configureClient(socket, options, options.publishHeartbeatInterval());
+    }
+
+    /**
+     * Linger, frame limit, ZMTP heartbeats every {@code heartbeat} (none for zero) without TTL, handshake and
+     * reconnect timers as {@code options} say. High-water marks are the caller's (they differ per socket).
+     */
+    private static void configureClient(ZMQ.Socket socket, ZmqClientOptions options, Duration heartbeat) {
         configureCommon(socket, options.linger().toMillis(), options.handshakeTimeout().toMillis());
         socket.setMaxMsgSize(options.maxFrameSize());
-        socket.setHeartbeatIvl((int) options.heartbeatInterval().toMillis());
+        socket.setHeartbeatIvl((int) heartbeat.toMillis());
         socket.setHeartbeatTimeout((int) options.heartbeatTimeout().toMillis());
-        // No TTL in our pings: the master detects a dead minion with its own heartbeats, and a TTL would make
-        // jeromq on the master arm (and leave behind) a timer per ping per connection. With 5,000 minions that
-        // timer churn cost the idle master about a fifth of a core (brine-bench, BENCHMARKS.md).
+        // No TTL in our pings: the master closes a connection on its own idle timeout, and a TTL only tells it to
+        // close sooner (a jeromq master armed, and left behind, a timer per ping per connection for it).
         socket.setHeartbeatTtl(0);
         socket.setReconnectIVL((int) options.reconnectInterval().toMillis());
         socket.setReconnectIVLMax((int) options.reconnectIntervalMax().toMillis());

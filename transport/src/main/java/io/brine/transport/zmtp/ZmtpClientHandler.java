@@ -140,7 +140,9 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
             handshakeTimer.cancel(false);
         }
         long interval = timers.heartbeatInterval().toMillis();
-        heartbeat = ctx.executor().scheduleAtFixedRate(() -> ping(ctx), interval, interval, TimeUnit.MILLISECONDS);
+        if (interval > 0) {
+            heartbeat = ctx.executor().scheduleAtFixedRate(() -> ping(ctx), interval, interval, TimeUnit.MILLISECONDS);
+        }
         ctx.fireChannelRead(new ZmtpEvent.Handshaken(peer, new byte[0]));
     }
 

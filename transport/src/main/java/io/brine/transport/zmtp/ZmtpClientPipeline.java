@@ -24,15 +24,18 @@ public final class ZmtpClientPipeline {
 
     /**
      * A client socket's timers, as a ZeroMQ socket has them: a handshake not done within {@code handshake} is
-     * closed; after the handshake a PING (no TTL, empty context) goes out every {@code heartbeatInterval}, and a
-     * server silent for {@code heartbeatTimeout} after one counts as gone (the connection is closed).
+     * closed; after the handshake a PING (no TTL, empty context) goes out every {@code heartbeatInterval} (none for
+     * {@link Duration#ZERO}, as a brine minion's DEALER), and a server silent for {@code heartbeatTimeout} after one
+     * counts as gone (the connection is closed).
      */
     public record Timers(Duration handshake, Duration heartbeatInterval, Duration heartbeatTimeout) {
         public Timers {
             Objects.requireNonNull(handshake, "handshake");
             Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
             Objects.requireNonNull(heartbeatTimeout, "heartbeatTimeout");
-            if (handshake.toMillis() < 1 || heartbeatInterval.toMillis() < 1 || heartbeatTimeout.toMillis() < 1) {
+            if (handshake.toMillis() < 1 || heartbeatInterval.isNegative()
+                    || (!heartbeatInterval.isZero() && heartbeatInterval.toMillis() < 1)
+                    || heartbeatTimeout.toMillis() < 1) {
                 throw new IllegalArgumentException("ZMTP client timers are at least 1 ms: " + this);
             }
         }

@@ -13,14 +13,26 @@ import java.util.concurrent.TimeUnit;
  * is closed. An authenticated connection silent for half its timeout is sent a PING (TTL 0, as Salt's master
  * sends): every ZMTP 3.1 peer answers it, so a subscriber that sends nothing of its own (libzmq without
  * heartbeats) stays connected while it lives, and a dead one is closed. Unauthenticated peers are never pinged.
+ *
+ * <p>The check re-arms itself for the next moment the connection could be due (a ping, a close). Its deadlines are
+ * rounded up to a grid shared by every connection ({@link #GRID_DIVISOR}th of the shorter timeout, 1 s at most), so
+ * that the event loop wakes once for all the checks that fall due in one step of it, not once per connection: an
+ * idle master with thousands of connections otherwise woke about a hundred times a second for them.
  */
 final class ZmtpServerHandler extends ConnectionEnd {
 
+    /** The timer grid is the shorter timeout divided by this (0.5 s at the default 60 s): a check comes that late. */
+    static final long GRID_DIVISOR = 120;
+    private static final long MAX_GRID_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private final long gridNanos;
     private long lastActivity;
     private boolean pinged;
 
     ZmtpServerHandler(ZmtpServerTransport transport, ZmtpConnection connection, ZmtpServerOptions options) {
         super(transport, connection, options, "");
+        long shorter = Math.min(idleNanos, unauthenticatedNanos);
+        this.gridNanos = Math.max(1, Math.min(MAX_GRID_NANOS, shorter / GRID_DIVISOR));
     }
 
     @Override
@@ -57,7 +69,14 @@ final class ZmtpServerHandler extends ConnectionEnd {
     }
 
     private void schedule(ChannelHandlerContext ctx, long delayNanos) {
-        timer = ctx.executor().schedule(() -> check(ctx), Math.max(delayNanos, 1), TimeUnit.NANOSECONDS);
+        long now = System.nanoTime();
+        timer = ctx.executor().schedule(() -> check(ctx), onGrid(now, delayNanos, gridNanos) - now,
+                TimeUnit.NANOSECONDS);
+    }
+
+    /** The first multiple of {@code grid} at least {@code delay} (and 1 ns) after {@code now} ({@code nanoTime}). */
+    static long onGrid(long now, long delay, long grid) {
+        return Math.floorDiv(now + Math.max(delay, 1) + grid - 1, grid) * grid;
     }
 
     private void check(ChannelHandlerContext ctx) {

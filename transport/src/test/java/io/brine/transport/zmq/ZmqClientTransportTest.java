@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.transport.ClientTransport;
 import io.brine.transport.testing.CountingListener;
 import io.brine.transport.testing.Threads;
+import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.protocol.codec.FrameLimits;
 import java.io.IOException;
 import java.time.Duration;
@@ -276,6 +277,84 @@ class ZmqClientTransportTest {
         List<String> frames = new ArrayList<>();
         receiveRequest(successor, frames);
         assertThat(frames).containsExactly("sent while down");
+    }
+
+    @Test
+    void aReconnectionReplacesAHalfOpenRequestConnectionByANewOne() throws IOException {
+        ZMQ.Socket router = bind(SocketType.ROUTER);
+        try (SilentRelay relay = new SilentRelay(portOf(router))) {
+            startClient(relay.port());
+            client.send("first".getBytes(US_ASCII));
+            List<String> frames = new ArrayList<>();
+            receiveRequest(router, frames);
+            await().until(() -> recorder.connected.get() == 1);
+
+            relay.silence();
+            client.send("into the void".getBytes(US_ASCII));
+            assertThat(client.reconnect()).as("a connection that was up is replaced").isTrue();
+
+            await().until(() -> relay.connections() == 2);
+            await().until(() -> recorder.connected.get() == 2);
+            assertThat(recorder.disconnected).as("the old connection reported lost").hasValue(1);
+            client.send("second".getBytes(US_ASCII));
+            byte[] identity = receiveRequest(router, frames);
+            assertThat(frames).containsExactly("first", "second");
+            router.sendMore(identity);
+            router.send("reply");
+            await().until(() -> recorder.replies.contains("reply"));
+        }
+    }
+
+    @Test
+    void aReconnectionWithoutAConnectionLeavesItToZeroMq() throws IOException {
+        ZMQ.Socket router = bind(SocketType.ROUTER);
+        int port = portOf(router);
+        router.close();
+        startClient(port);
+
+        assertThat(client.reconnect()).as("nothing to replace: ZeroMQ is connecting already").isFalse();
+    }
+
+    @Test
+    void eachSocketHeartbeatsAtItsOwnInterval() throws IOException {
+        ZMQ.Socket router = bind(SocketType.ROUTER);
+        ZMQ.Socket xpub = publisher();
+        ZmqClientOptions publishOnly = FAST_RECONNECT.withHeartbeat(Duration.ZERO, Duration.ofMillis(100),
+                Duration.ofMillis(300));
+        try (SilentRelay requests = new SilentRelay(portOf(router));
+                SilentRelay publications = new SilentRelay(portOf(xpub))) {
+            client = new ZmqClientTransport("127.0.0.1", requests.port(), publishOnly);
+            client.start(recorder);
+            client.subscribe("web1", publications.port());
+            awaitSubscriptions(xpub, "+m/web1/", "+b/");
+            client.send("first".getBytes(US_ASCII));
+            receiveRequest(router, new ArrayList<>());
+            long requestBytes = requests.bytesFromClients();
+
+            publications.silence();
+
+            // The SUB's unanswered PING (after 100 ms, then 300 ms) drops its connection and ZeroMQ makes a new one.
+            // Meanwhile the DEALER has sent nothing at all: no PINGs (the minion's session heartbeat is its check).
+            await().until(() -> publications.connections() >= 2);
+            awaitSubscriptions(xpub, "+m/web1/", "+b/");
+            assertThat(requests.bytesFromClients()).as("bytes from the DEALER while idle").isEqualTo(requestBytes);
+            assertThat(requests.connections()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void byDefaultOnlyThePublishConnectionHeartbeatsAndBeforeTheMasterWouldPingIt() {
+        ZmqClientOptions options = ZmqClientOptions.defaults();
+
+        assertThat(options.requestHeartbeatInterval()).isZero();
+        assertThat(options.publishHeartbeatInterval()).isPositive()
+                .isLessThan(ZmtpServerOptions.defaults().idleTimeout().dividedBy(2));
+        assertThatThrownBy(() -> options.withHeartbeat(Duration.ofMillis(-1), Duration.ZERO, Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> options.withHeartbeat(Duration.ZERO, Duration.ofDays(30), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> options.withHeartbeat(Duration.ZERO, Duration.ZERO, Duration.ZERO))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     /** The port may stay busy for a moment after the old socket closed. */

@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.transport.Peer;
@@ -246,6 +247,14 @@ class ZmtpClientTest {
                 }
             }
         }
+    }
+
+    @Test
+    void aHeartbeatIntervalOfZeroMeansNoneAndANegativeOneIsRefused() {
+        assertThat(new ZmtpClientPipeline.Timers(Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(1))
+                .heartbeatInterval()).isZero();
+        assertThatThrownBy(() -> new ZmtpClientPipeline.Timers(Duration.ofSeconds(1),
+                Duration.ofMillis(-1), Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -203,7 +203,7 @@ class ZmtpServerTransportTest {
         BlockingQueue<String> replies = new LinkedBlockingQueue<>();
         BlockingQueue<String> publications = new LinkedBlockingQueue<>();
         ZmqClientTransport client = closeLater(new ZmqClientTransport("127.0.0.1", requestPort(),
-                ZmqClientOptions.defaults().withHeartbeat(Duration.ofMillis(200), Duration.ofSeconds(5))));
+                ZmqClientOptions.defaults().withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(5))));
         client.start(new ClientTransport.Listener() {
             @Override
             public void onReply(byte[] frame) {
