@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -57,30 +58,53 @@ final class Bench {
     }
 
     int run() throws Exception {
-        Thread cleanup = new Thread(this::stopAll, "bench-cleanup");
+        return run(options, json, failures, () -> runDir, () -> {
+            try {
+                runScenarios();
+            } finally {
+                json.put("scenarios", scenarios);
+            }
+        }, this::stopAll);
+    }
+
+    /** A measurement that may throw: what {@link #run(Options, Map, List, Supplier, Body, Runnable)} runs. */
+    interface Body {
+        void run() throws Exception;
+    }
+
+    /**
+     * Runs {@code body} with {@code stopAll} as a shutdown hook and after it, whatever happens; a failure is one
+     * line of {@code failures}. Then writes {@code json} (with the failures) where {@code --json} says, keeps the run
+     * directory if asked or if anything failed, else removes it. The exit code: 0 without failures, else 1. Shared by
+     * the single-master bench and {@link ClusterBench}.
+     */
+    static int run(Options options, Map<String, Object> json, List<String> failures, Supplier<Path> runDir,
+            Body body, Runnable stopAll) throws IOException {
+        Thread cleanup = new Thread(stopAll, "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         try {
-            runScenarios();
+            body.run();
         } catch (Exception e) {
             failures.add(e.getMessage() == null ? e.toString() : e.getMessage());
             System.out.println("FAILED: " + e);
             e.printStackTrace(System.err);
         } finally {
-            stopAll();
+            stopAll.run();
             Runtime.getRuntime().removeShutdownHook(cleanup);
         }
-        json.put("scenarios", scenarios);
         json.put("failures", failures);
         if (options.json().isPresent()) {
             ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
             Files.writeString(options.json().get(), mapper.writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
             System.out.println("figures written to " + options.json().get());
         }
-        if (runDir != null) {
+        Path dir = runDir.get();
+        if (dir != null) {
             if (options.keep() || !failures.isEmpty()) {
-                System.out.println("run directory kept: " + runDir);
+                System.out.println("run directory kept: " + dir);
             } else {
-                deleteTree(runDir);
+                deleteTree(dir);
+                System.out.println("run directory removed");
             }
         }
         return failures.isEmpty() ? 0 : 1;

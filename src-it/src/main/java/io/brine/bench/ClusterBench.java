@@ -3,8 +3,6 @@ package io.brine.bench;
 
 import static io.brine.bench.Figures.round;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.brine.cluster.ZkKeyStore;
 import io.brine.cluster.ZkKeyStoreOptions;
 import io.brine.daemon.config.TransportKind;
@@ -18,7 +16,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -69,32 +67,7 @@ final class ClusterBench {
     }
 
     int run() throws Exception {
-        Thread cleanup = new Thread(this::stopAll, "bench-cleanup");
-        Runtime.getRuntime().addShutdownHook(cleanup);
-        try {
-            measure();
-        } catch (Exception e) {
-            failures.add(e.getMessage() == null ? e.toString() : e.getMessage());
-            System.out.println("FAILED: " + e);
-            e.printStackTrace(System.err);
-        } finally {
-            stopAll();
-            Runtime.getRuntime().removeShutdownHook(cleanup);
-        }
-        json.put("failures", failures);
-        if (options.json().isPresent()) {
-            Files.writeString(options.json().get(), new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
-                    .writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
-            System.out.println("figures written to " + options.json().get());
-        }
-        if (runDir != null) {
-            System.out.println("run directory " + (options.keep() || !failures.isEmpty() ? "kept: " + runDir
-                    : "removed"));
-            if (!options.keep() && failures.isEmpty()) {
-                deleteTree(runDir);
-            }
-        }
-        return failures.isEmpty() ? 0 : 1;
+        return Bench.run(options, json, failures, () -> runDir, this::measure, this::stopAll);
     }
 
     private void measure() throws Exception {
@@ -427,14 +400,6 @@ final class ClusterBench {
                 // stopping anyway
             }
             zookeeper = null;
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        try (var paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
         }
     }
 }
