@@ -1,5 +1,6 @@
 package io.brine.protocol.message;
 
+import io.brine.protocol.codec.FieldLimits;
 import java.util.List;
 import java.util.Map;
 
@@ -50,8 +51,26 @@ public sealed interface SessionMessage {
      * before it do not know, PROTOCOL.md 6.1) they were refused, and {@code reason} says why.
      */
     record Ack(List<String> jids, String reason) implements SessionMessage {
+        /** The reason as the codec reads it back: control characters as {@code ?}, at most 1,024 UTF-8 bytes. */
         public Ack {
             jids = List.copyOf(jids);
+            reason = reason == null || reason.isEmpty() ? null : fit(reason);
+        }
+
+        private static String fit(String reason) {
+            StringBuilder fitted = new StringBuilder(Math.min(reason.length(), FieldLimits.MAX_REASON));
+            int bytes = 0;
+            for (int i = 0; i < reason.length(); ) {
+                int c = reason.codePointAt(i);
+                int size = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+                if (bytes + size > FieldLimits.MAX_REASON) {
+                    break;
+                }
+                bytes += size;
+                fitted.appendCodePoint(c < 0x20 || (c >= 0x7f && c < 0xa0) ? '?' : c);
+                i += Character.charCount(c);
+            }
+            return fitted.toString();
         }
 
         /** The returns are stored. */

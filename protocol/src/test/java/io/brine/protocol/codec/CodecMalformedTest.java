@@ -404,6 +404,22 @@ class CodecMalformedTest {
         assertThatThrownBy(() -> Codec.decodeInner(hex("0120 92 91 a26a31 c0"))).isInstanceOf(MalformedException.class);
     }
 
+    @Test
+    void anAcksReasonIsMadeWhatTheDecoderTakes() throws Exception {
+        // A control character would get the whole Ack dropped as malformed by the minion; so would 1,025 bytes.
+        SessionMessage.Ack ack = new SessionMessage.Ack(List.of("j1"), "line one\nline\u0085two");
+        assertThat(ack.reason()).isEqualTo("line one?line?two");
+        assertThat(Codec.decodeInner(Codec.encodeInner(ack))).isEqualTo(ack);
+
+        String euros = "\u20ac".repeat(400); // 3 bytes each: 1,200 bytes
+        SessionMessage.Ack long_ = new SessionMessage.Ack(List.of("j1"), euros);
+        assertThat(long_.reason()).isEqualTo("\u20ac".repeat(341)); // 1,023 bytes: one more would pass 1,024
+        assertThat(Codec.decodeInner(Codec.encodeInner(long_))).isEqualTo(long_);
+        String ascii = "x".repeat(1025);
+        assertThat(new SessionMessage.Ack(List.of("j1"), ascii).reason()).hasSize(1024);
+        assertThat(new SessionMessage.Ack(List.of("j1"), "").reason()).isNull();
+    }
+
     // ---- the encoder refuses what the decoder would refuse
 
     @Test
