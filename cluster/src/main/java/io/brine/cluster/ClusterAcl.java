@@ -21,7 +21,6 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
  */
 final class ClusterAcl {
 
-    private static final int ANY = Perms.ALL;
     private static final int NEEDED = Perms.READ | Perms.WRITE | Perms.CREATE | Perms.DELETE;
 
     private ClusterAcl() {
@@ -65,7 +64,7 @@ final class ClusterAcl {
                     boolean isOurs = acl.getId().getScheme().equals("digest") && acl.getId().getId().equals(ours);
                     if (isOurs) {
                         granted |= acl.getPerms();
-                    } else if ((acl.getPerms() & ANY) != 0) {
+                    } else if (acl.getPerms() != 0) {
                         if (acl.getId().getScheme().equals("world")) {
                             granted |= acl.getPerms();
                         }

@@ -94,8 +94,8 @@ public final class ClusterConnection {
             throw new IOException("cluster.auth password_file not trusted: " + untrusted.get());
         }
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
-        if (mode.contains(PosixFilePermission.GROUP_READ) || mode.contains(PosixFilePermission.OTHERS_READ)) {
-            throw new IOException("cluster.auth password_file " + file + " is readable by group or others ("
+        if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
+            throw new IOException("cluster.auth password_file " + file + " is open to group or others ("
                     + PosixFilePermissions.toString(mode) + "): chmod 600 it");
         }
         String password = Files.readString(file, StandardCharsets.UTF_8).strip();

@@ -190,7 +190,7 @@ final class ZkAdminOperations {
                     owners.add(fingerprint, ZkFingerprints.keySlot(id)).writeTo(tx);
                 }
                 tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
-                        .fingerprint(Fingerprints.of(key)).reason(reason).build());
+                        .fingerprint(fingerprint).reason(reason).build());
                 Optional<Long> zxid = tx.commit();
                 if (zxid.isPresent()) {
                     store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key), 0, zxid.get());

@@ -31,7 +31,14 @@ class ClusterPasswordTest {
     void aFileOthersCanReadIsRefusedNamingIt() throws IOException {
         Path file = file("rw-r-----");
         assertThatThrownBy(() -> ClusterConnection.readPassword(file)).isInstanceOf(IOException.class)
-                .hasMessageContaining(file.toString()).hasMessageContaining("readable by group or others");
+                .hasMessageContaining(file.toString()).hasMessageContaining("open to group or others");
+    }
+
+    @Test
+    void anyGroupOrOthersBitIsRefusedAsTheReadmeSays() throws IOException {
+        Path file = file("rw---x---");
+        assertThatThrownBy(() -> ClusterConnection.readPassword(file)).isInstanceOf(IOException.class)
+                .hasMessageContaining("open to group or others");
     }
 
     @Test

@@ -209,12 +209,12 @@ public final class BrineKey implements Callable<Integer> {
         this.stdin = stdin;
     }
 
-    /** The directory of master.yaml: {@code -c}, else the default (/etc/brine). */
     /** Where this run works: master.yaml of {@code -c}, {@code --pki-dir}, {@code --cachedir}. */
     KeytoolConfig config() {
         return KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
     }
 
+    /** The directory of master.yaml: {@code -c}, else the default (/etc/brine). */
     Path configDirOrDefault() {
         return configDir != null ? configDir : defaults.configDir();
     }
