@@ -216,13 +216,8 @@ public final class ClusterPublications implements SharedPublications {
             LOG.warn("Job {}: announcement in the cluster refused: {}", jid, e.getMessage());
             return;
         }
-        if (job.origin().equals(name)) {
-            return;
-        }
-        long age = clock.millis() - job.issuedMs();
-        if (age > MAX_AGE.toMillis()) {
-            LOG.debug("Job {}: announced {} ms ago by {}: too old to deliver", jid, age, job.origin());
-            return;
+        if (job == null) {
+            return; // this master's own, or too old to deliver
         }
         Set<String> delivered = deliverer.deliver(job.record(), job.load(), job.issuedMs());
         try {
@@ -294,6 +289,10 @@ public final class ClusterPublications implements SharedPublications {
         }
     }
 
+    /**
+     * The announcement, verified and opened; null, after the signature check alone, for one of this master's own or
+     * one too old to deliver.
+     */
     Heard decode(String jid, byte[] data) throws IOException {
         ByteBuffer buffer = ByteBuffer.wrap(data);
         if (buffer.remaining() < 2) {
@@ -314,6 +313,17 @@ public final class ClusterPublications implements SharedPublications {
         if (body.path("v").asInt() != 1 || !jid.equals(body.path("jid").asText())) {
             throw new IOException("not an announcement of this jid");
         }
+        // Before the private-key unwrap: a master catching up re-reads every announcement of MAX_AGE, its own too.
+        String origin = body.path("origin").asText();
+        long issuedMs = body.path("issued_ms").asLong();
+        long age = clock.millis() - issuedMs;
+        if (origin.equals(name)) {
+            return null;
+        }
+        if (age > MAX_AGE.toMillis()) {
+            LOG.debug("Job {}: announced {} ms ago by {}: too old to deliver", jid, age, origin);
+            return null;
+        }
         List<String> minions = new ArrayList<>();
         for (JsonNode node : body.path("minions")) {
             if (!MinionIds.isValid(node.asText())) {
@@ -333,7 +343,7 @@ public final class ClusterPublications implements SharedPublications {
             JobRecord record = new JobRecord(jid, body.path("time").asText(), load.publisher(),
                     load.target().type(), load.target().expression(), load.fun(), load.args(), load.kwargs(),
                     load.timeoutSeconds(), minions);
-            return new Heard(body.path("origin").asText(), body.path("issued_ms").asLong(), record, load);
+            return new Heard(origin, issuedMs, record, load);
         } catch (CryptoException | MalformedException | IllegalArgumentException e) {
             throw new IOException("cannot open: " + e.getMessage(), e);
         } finally {

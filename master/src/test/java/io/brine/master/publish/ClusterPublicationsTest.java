@@ -29,7 +29,8 @@ class ClusterPublicationsTest {
     void anAnnouncementOpensToTheSameJobOnAnotherMaster() throws Exception {
         byte[] data = cluster.encode(record, load, 1234L);
 
-        ClusterPublications other = new ClusterPublications(null, null, TestKeys.pair(250), Clock.systemUTC(),
+        ClusterPublications other = new ClusterPublications(null, null, TestKeys.pair(250),
+                Clock.fixed(java.time.Instant.ofEpochMilli(1234L + 1000), java.time.ZoneOffset.UTC),
                 "m2:/var/cache/brine");
         var heard = other.decode(JID, data);
 
@@ -37,6 +38,24 @@ class ClusterPublicationsTest {
         assertThat(heard.issuedMs()).isEqualTo(1234L);
         assertThat(heard.load()).isEqualTo(load);
         assertThat(heard.record()).isEqualTo(record);
+    }
+
+    @Test
+    void itsOwnAnnouncementAndOneTooOldToDeliverAreNotOpened() throws Exception {
+        long now = 1_800_000_000_000L;
+        byte[] fresh = cluster.encode(record, load, now);
+        ClusterPublications self = new ClusterPublications(null, null, TestKeys.pair(250),
+                Clock.fixed(java.time.Instant.ofEpochMilli(now), java.time.ZoneOffset.UTC), "m1:/var/cache/brine");
+        assertThat(self.decode(JID, fresh)).as("this master's own").isNull();
+
+        ClusterPublications later = new ClusterPublications(null, null, TestKeys.pair(250),
+                Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis() + 1),
+                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine");
+        assertThat(later.decode(JID, fresh)).as("one millisecond past the age it is delivered at").isNull();
+        ClusterPublications inTime = new ClusterPublications(null, null, TestKeys.pair(250),
+                Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis()),
+                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine");
+        assertThat(inTime.decode(JID, fresh).load()).isEqualTo(load);
     }
 
     @Test
