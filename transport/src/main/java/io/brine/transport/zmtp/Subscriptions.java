@@ -58,8 +58,8 @@ final class Subscriptions {
         }
     }
 
-    /** A bound Salt minion's request connection and its {@code zmq_filtering} topic. */
-    private record SaltBinding(ZmtpConnection request, String topic) {
+    /** A bound Salt minion's request connection and its {@code zmq_filtering} topic, as text and as sent. */
+    private record SaltBinding(ZmtpConnection request, String topic, byte[] topicBytes) {
     }
 
     private final Map<String, Route> honoured = new ConcurrentHashMap<>();
@@ -95,7 +95,7 @@ final class Subscriptions {
         String address = binding.request().remoteAddress();
         SaltHolders local = "unknown".equals(address) ? null : saltByAddress.get(address);
         return new SaltHolders.Route(address, local == null ? SaltHolders.NONE : local, binding.topic(),
-                binding.topic().getBytes(StandardCharsets.ISO_8859_1));
+                binding.topicBytes());
     }
 
     /** Every Salt holder, indexed: where a Salt minion not bound since the master started is sought. */
@@ -242,8 +242,9 @@ final class Subscriptions {
     }
 
     private void bindSalt(String minionId, ZmtpConnection request) {
-        String topic = new String(saltTopic(minionId), StandardCharsets.ISO_8859_1);
-        saltBound.put(minionId, new SaltBinding(request, topic));
+        byte[] topicBytes = saltTopic(minionId);
+        String topic = new String(topicBytes, StandardCharsets.ISO_8859_1);
+        saltBound.put(minionId, new SaltBinding(request, topic, topicBytes));
         saltIdsByTopic.put(topic, minionId);
         String address = request.remoteAddress();
         if ("unknown".equals(address)) {
