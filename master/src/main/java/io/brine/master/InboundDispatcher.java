@@ -438,12 +438,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      */
     private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
         if (inflight.size > maxReturnBytes) {
-            String reason = "return of " + inflight.size + " bytes refused by the master: over max_return_bytes ("
-                    + maxReturnBytes + ")";
+            SessionMessage.Return refused = ActiveJobs.oversized(ret.jid(), ret.fun(), inflight.size,
+                    maxReturnBytes, ret.durationMs());
             drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
                     + " max_return_bytes (" + maxReturnBytes + ")");
-            jobs.onReturn(session.minionId(), new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false,
-                    ret.durationMs()), (Consumer<String>) stored -> ack(session, ret.jid(), reason), inflight.defer());
+            jobs.onReturn(session.minionId(), refused, (Consumer<String>) stored -> ack(session, ret.jid(),
+                    (String) refused.returnValue()), inflight.defer());
             return;
         }
         jobs.onReturn(session.minionId(), ret, (Consumer<String>) refusal -> {

@@ -63,6 +63,17 @@ public final class ActiveJobs implements UndeliveredListener {
     }
 
     /**
+     * What is stored in place of a return over {@code max_return_bytes} (a brine minion's session frame, a Salt
+     * minion's encrypted load): a failed return whose value gives the reason, which the brine minion also hears.
+     */
+    public static SessionMessage.Return oversized(String jid, String fun, long size, long maxReturnBytes,
+            long durationMs) {
+        String reason = "return of " + size + " bytes refused by the master: over max_return_bytes ("
+                + maxReturnBytes + ")";
+        return new SessionMessage.Return(jid, fun, reason, 1, false, durationMs);
+    }
+
+    /**
      * A job about to be published as {@code frame} to {@code minions}: from now on its returns count, and reports
      * about {@code frame} are about it. {@code watcher}, if given, hears each return as it is stored.
      */

@@ -301,11 +301,9 @@ public final class SaltService {
 
     private void onReturn(String id, SaltCommand.Return ret, int size, String from, Runnable ack) {
         if (size > maxReturnBytes) {
-            String reason = "return of " + size + " bytes refused by the master: over max_return_bytes ("
-                    + maxReturnBytes + ")";
             drops.dropped(from, "Salt minion " + id + ": a return over max_return_bytes (" + maxReturnBytes
                     + ")");
-            jobs.onReturn(id, new SessionMessage.Return(ret.jid(), ret.fun(), reason, 1, false, 0), ack);
+            jobs.onReturn(id, ActiveJobs.oversized(ret.jid(), ret.fun(), size, maxReturnBytes, 0), ack);
             return;
         }
         int retcode = ret.retcode().map(Long::intValue).orElse(0);
