@@ -21,7 +21,8 @@ import picocli.CommandLine.Spec;
         + "happen, one a line, until interrupted: auth decisions (brine/auth/OUTCOME), key changes (brine/key/STATE), "
         + "job publications (brine/job/JID/new), returns (brine/job/JID/ret/ID) and publish key rotations "
         + "(brine/key/rotated).", "A publisher with a publisher_acl sees only events about minions its targets "
-        + "cover.", "--out text prints TAG then the data as JSON; --out json one object a line: tag, time, data."},
+        + "cover, and a job's publication and returns only when its targets cover every minion of the job and its "
+        + "functions the job's function.", "--out text prints TAG then the data as JSON; --out json one object a line: tag, time, data."},
         footer = {"", "Examples:", "  brine events", "  brine events --tag 'brine/job/*' --out json"})
 final class EventsCommand implements Callable<Integer> {
 

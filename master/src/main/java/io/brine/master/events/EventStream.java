@@ -16,8 +16,10 @@ import org.slf4j.LoggerFactory;
  * The master's event stream ({@code brine events}): auth decisions, key changes, publications, returns and
  * rotations, sent as they happen to the publisher sessions that subscribed (PROTOCOL.md, "Events"). A publisher with
  * a {@code publisher_acl} sees only events about minions its {@code targets} all cover, and of a job only when its
- * {@code functions} allow the job's function too (it could have published that job itself); the master's own events
- * (rotations) and events about several minions it may not all target go to the local administrator alone.
+ * {@code functions} allow the job's function too (it could have published that job itself); a job's event is about
+ * every minion the job targeted, its returns too, so a return from a minion the publisher may target is not shown
+ * when the job also targeted one it may not. The master's own events (rotations) and events about several minions
+ * it may not all target go to the local administrator alone.
  *
  * <p>Emitting runs on the thread where the thing happened (an auth worker, the job cache writer, the timer):
  * sealing a small message and queueing it on the transport, no blocking. A subscriber whose connection is gone is

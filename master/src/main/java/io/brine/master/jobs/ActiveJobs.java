@@ -181,7 +181,8 @@ public final class ActiveJobs implements UndeliveredListener {
         StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
                 ret.durationMs(), clock.instant().toString());
         boolean queued = cache.addReturn(ret.jid(), stored, () -> {
-            metrics.returned(ret.jid(), targeted.fun(), minionId, ret.success(), ret.retcode());
+            metrics.returned(ret.jid(), targeted.fun(), targeted.minions(), minionId, ret.success(),
+                    ret.retcode());
             ack.accept(null);
             ActiveJob job = active.getIfPresent(ret.jid());
             if (job != null) {

@@ -122,11 +122,15 @@ public final class MasterMetrics {
         }
     }
 
-    /** {@code minionId}'s return for job {@code jid} of {@code fun} was stored. */
-    public void returned(String jid, String fun, String minionId, boolean success, int retcode) {
+    /**
+     * {@code minionId}'s return for job {@code jid} of {@code fun}, which targeted {@code jobMinions}, was stored. The
+     * event is about the job, so it goes to the publishers that could have published the whole job (EventStream).
+     */
+    public void returned(String jid, String fun, Collection<String> jobMinions, String minionId, boolean success,
+            int retcode) {
         returns.increment();
         String function = fun == null ? "unknown" : fun;
-        events.emit("brine/job/" + jid + "/ret/" + minionId, List.of(minionId), function, Map.of("jid", jid, "fun",
+        events.emit("brine/job/" + jid + "/ret/" + minionId, jobMinions, function, Map.of("jid", jid, "fun",
                 function, "id", minionId, "success", success, "retcode", retcode));
     }
 

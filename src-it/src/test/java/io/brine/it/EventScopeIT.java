@@ -1,0 +1,114 @@
+package io.brine.it;
+
+import static io.brine.protocol.testing.SuiteDefaults.WAIT;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.config.TransportKind;
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.master.client.BrineClient;
+import io.brine.master.client.ClientException;
+import io.brine.minion.MinionState;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.testing.TestKeys;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code brine events} for a publisher whose {@code publisher_acl} allows {@code web*} and {@code test.*} (issue 30,
+ * item 5), beside the local administrator, with web1 and db1 as real minions: it hears of web1 and of the jobs it
+ * could have published itself, returns included, and nothing of db1 nor of a job that also targeted db1.
+ */
+class EventScopeIT {
+
+    private static final int CI_KEY = 200;
+
+    @TempDir
+    Path dir;
+    @AutoClose
+    Fleet fleet;
+
+    @Test
+    void aNarrowPublisherHearsOnlyOfTheMinionsAndJobsItMayTarget() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()).publisherAcl(Map.of("ci",
+                new MasterConfig.PublisherAcl(List.of("web*"), List.of("test.*")))));
+        AtomicFiles.ensureDirectory(fleet.masterConfig.pkiDir().resolve("publishers"));
+        AtomicFiles.write(fleet.masterConfig.pkiDir().resolve("publishers/ci"),
+                Pem.bytes(TestKeys.publicPem(CI_KEY)), AtomicFiles.PUBLIC_READ);
+        // The narrow publisher subscribes first: each event is sent to the subscribers in that order, so whatever
+        // the administrator has heard was queued for the narrow publisher before.
+        List<SessionMessage.Event> ci = listen(ciClient(), 1);
+        List<SessionMessage.Event> admin = listen(fleet.rootClient(), 2);
+
+        fleet.startMinion("web1");
+        fleet.startMinion("db1");
+        fleet.awaitAll(MinionState.ACCEPTED);
+        fleet.awaitSubscribed("web1", "db1");
+        String mixed;
+        try (BrineClient root = fleet.rootClient()) {
+            mixed = root.publish(BrineClient.Job.of("list", "web1,db1", "test.ping")).jid();
+        }
+        await().until(() -> tags(admin).containsAll(List.of("brine/job/" + mixed + "/ret/web1",
+                "brine/job/" + mixed + "/ret/db1")));
+        String own;
+        try (BrineClient client = ciClient()) {
+            BrineClient.Published published = client.publish(BrineClient.Job.of("glob", "web*", "test.ping"));
+            assertThat(published.minions()).containsExactly("web1");
+            own = published.jid();
+        }
+        // The same session carries every event in order: once it has this one, it has had all before it.
+        await().until(() -> tags(ci).contains("brine/job/" + own + "/ret/web1"));
+
+        assertThat(tags(admin)).contains("brine/auth/accepted", "brine/key/minions", "brine/job/" + mixed + "/new",
+                "brine/job/" + own + "/new");
+        assertThat(tags(ci)).contains("brine/auth/accepted", "brine/key/minions", "brine/job/" + own + "/new")
+                .noneMatch(tag -> tag.contains(mixed)).noneMatch(tag -> tag.endsWith("/db1"));
+        assertThat(ci).allSatisfy(event -> {
+            assertThat(event.data().get("id")).as(event.tag()).isIn(null, "web1");
+            Object minions = event.data().get("minions");
+            if (minions != null) {
+                assertThat(((Collection<?>) minions).stream().map(String::valueOf).toList()).as(event.tag()).containsOnly("web1");
+            }
+        });
+        assertThat(admin).anySatisfy(event -> assertThat(event.data()).containsEntry("id", "db1"));
+    }
+
+    private BrineClient ciClient() throws Exception {
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "ci", TestKeys.pair(CI_KEY),
+                (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(), WAIT);
+    }
+
+    /**
+     * {@code client} subscribed to every event, the {@code subscribers}-th, on a daemon thread that ends when the
+     * master closes the session.
+     */
+    private List<SessionMessage.Event> listen(BrineClient client, int subscribers) {
+        List<SessionMessage.Event> heard = new CopyOnWriteArrayList<>();
+        Runnable listening = () -> {
+            try (client) {
+                client.events("brine/*", heard::add);
+            } catch (ClientException e) {
+                // the fleet closed the master
+            }
+        };
+        Thread thread = new Thread(listening, "events-" + subscribers);
+        thread.setDaemon(true);
+        thread.start();
+        await().until(() -> fleet.master.metrics().events().subscribers() == subscribers);
+        return heard;
+    }
+
+    private static List<String> tags(List<SessionMessage.Event> events) {
+        return events.stream().map(SessionMessage.Event::tag).toList();
+    }
+}
