@@ -152,7 +152,7 @@ public final class MasterDaemon implements AutoCloseable {
             MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
-            GrainsStore grains = new GrainsStore(policies::classification);
+            GrainsStore grains = new GrainsStore(policies::classification, clock);
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);

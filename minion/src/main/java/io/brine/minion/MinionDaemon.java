@@ -13,6 +13,7 @@ import io.brine.transport.tcp.TcpClientTls;
 import io.brine.transport.tcp.TcpClientTransport;
 import io.brine.transport.zmq.ZmqClientTransport;
 import io.brine.daemon.config.Secret;
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.grant.GrantException;
 import io.brine.protocol.grant.Grants;
@@ -45,6 +46,8 @@ public final class MinionDaemon implements AutoCloseable {
     static final int MAX_GRANT_BYTES = Grants.MAX_BYTES;
     /** The grain a provisioning grant's classification appears under. */
     static final String CLASS_GRAIN = "class";
+    /** Salt's id grain: the minion's id, never what minion.yaml's grains say. */
+    static final String ID_GRAIN = "id";
     private static final Logger LOG = LoggerFactory.getLogger(MinionDaemon.class);
 
     private final Minion minion;
@@ -71,6 +74,12 @@ public final class MinionDaemon implements AutoCloseable {
         byte[] grant = config.autosignGrant().isPresent()
                 ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
         Map<String, Object> staticGrains = staticGrains(config.grains());
+        Object configuredId = staticGrains.put(ID_GRAIN, config.id());
+        if (configuredId != null && !config.id().equals(configuredId)) {
+            LOG.warn("Minion {}: the static grain id ({}) is not this minion's id; the id grain is the minion's id, "
+                    + "as the master sets it whatever a minion reports", config.id(),
+                    MinionIds.printable(String.valueOf(configuredId)));
+        }
         classification(grant).ifPresent(classes -> staticGrains.put(CLASS_GRAIN, classes));
         Grains grains = new Grains(staticGrains);
         var builtIns = BuiltinFunctions.create(BuiltinFunctions.Settings.defaults());

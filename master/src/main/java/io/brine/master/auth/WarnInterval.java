@@ -8,14 +8,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * of new minions): the first occurrence is logged, later ones within the interval are counted and the count is told
  * with the next line.
  */
-final class WarnInterval {
+public final class WarnInterval {
 
     private final Clock clock;
     private final long intervalMs;
     private final AtomicLong nextAtMs = new AtomicLong(Long.MIN_VALUE);
     private final AtomicLong suppressed = new AtomicLong();
 
-    WarnInterval(Clock clock, long intervalMs) {
+    public WarnInterval(Clock clock, long intervalMs) {
         this.clock = clock;
         this.intervalMs = intervalMs;
     }
@@ -23,7 +23,7 @@ final class WarnInterval {
     /**
      * Whether to log now; when it is, the number of occurrences not logged since the last line (else -1).
      */
-    long due() {
+    public long due() {
         long now = clock.millis();
         long next = nextAtMs.get();
         if ((next == Long.MIN_VALUE || now >= next) && nextAtMs.compareAndSet(next, now + intervalMs)) {

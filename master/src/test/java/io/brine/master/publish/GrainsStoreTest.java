@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.protocol.target.Targets;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -15,7 +16,8 @@ class GrainsStoreTest {
 
     @Test
     void aMinionCannotClassifyItselfButItsSignedClassificationIsTargetable() {
-        GrainsStore grains = new GrainsStore(id -> id.equals("web1") ? Map.of("role", "web") : Map.of());
+        GrainsStore grains = new GrainsStore(id -> id.equals("web1") ? Map.of("role", "web") : Map.of(),
+                Clock.systemUTC());
         grains.put("web1", Map.of("os", "Debian", "class", Map.of("role", "db")));
         grains.put("web2", Map.of("os", "Debian", "class", Map.of("role", "web")));
 
@@ -24,7 +26,7 @@ class GrainsStoreTest {
         assertThat(Targets.parse("grain", "class:role:web").matches("web1", grains.get("web1"))).isTrue();
         assertThat(Targets.parse("grain", "class:role:web").matches("web2", grains.get("web2"))).isFalse();
         assertThat(Targets.parse("compound", "G@class:role:web").matches("web1", grains.get("web1"))).isTrue();
-        assertThat(grains.get("web3")).isEmpty();
+        assertThat(grains.get("web3")).isEqualTo(Map.of("id", "web3"));
     }
 
     @Test
@@ -37,9 +39,26 @@ class GrainsStoreTest {
         reported.put("nested", new HashMap<>(Map.of("a", new HashMap<>(Map.of("b", "yes")))));
         reported.put("nothing", null);
         grains.put("web1", reported);
-        assertThat(grains.get("web1")).isEqualTo(reported);
+        Map<String, Object> withId = new HashMap<>(reported);
+        withId.put("id", "web1");
+        assertThat(grains.get("web1")).isEqualTo(withId);
         assertThat(Targets.parse("grain", "ipv4:10.0.0.1").matches("web1", grains.get("web1"))).isTrue();
         assertThat(Targets.parse("grain", "nested:a:b:yes").matches("web1", grains.get("web1"))).isTrue();
+    }
+
+    @Test
+    void theIdGrainIsTheSessionsWhateverTheMinionClaims() {
+        GrainsStore grains = new GrainsStore();
+        grains.put("web1", Map.of("id", "db1", "os", "Debian"));
+        grains.put("web2", Map.of("os", "Debian"));
+        grains.put("web3", Map.of());
+
+        assertThat(grains.get("web1")).containsEntry("id", "web1").containsEntry("os", "Debian");
+        assertThat(grains.get("web2")).containsEntry("id", "web2");
+        assertThat(grains.get("web3")).isEqualTo(Map.of("id", "web3"));
+        assertThat(Targets.parse("grain", "id:db1").matches("web1", grains.get("web1"))).isFalse();
+        assertThat(Targets.parse("compound", "G@id:web1").matches("web1", grains.get("web1"))).isTrue();
+        assertThat(Targets.parse("compound", "P@id:web").matches("web2", grains.get("web2"))).isTrue();
     }
 
     @Test

@@ -39,6 +39,16 @@ class ClaimsPolicyTest {
     }
 
     @Test
+    void theIdClaimIsTheIdTheKeyIsOfferedForWhateverTheMinionSends() {
+        ClaimsPolicy byId = new ClaimsPolicy(Map.of("id", List.of("web*")));
+        AuthAttempt claimingAnother = attempt("db1", 1, Map.of("id", "web1", "role", "web"), null, null, "x");
+        assertThat(claimingAnother.claims()).containsEntry("id", "db1").containsEntry("role", "web");
+        assertThat(byId.evaluate(claimingAnother).verdict()).isEqualTo(PolicyVerdict.NONE);
+        assertThat(byId.evaluate(attempt("web2", 1, Map.of("id", "db1"), null, null, "x")).verdict())
+                .isEqualTo(PolicyVerdict.ACCEPT);
+    }
+
+    @Test
     void globsAreCaseSensitive() {
         assertThat(ask(Map.of("role", "WEB", "datacenter", "eu-1")).verdict()).isEqualTo(PolicyVerdict.NONE);
     }
