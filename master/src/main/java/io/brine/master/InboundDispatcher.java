@@ -28,6 +28,7 @@ import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltTcpFrame;
 import io.brine.protocol.salt.SaltValue;
+import io.brine.transport.DropLog;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
@@ -60,7 +61,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
     static final int AUTH_QUEUE = 8192;
     static final int SESSION_QUEUE = 65536;
-    static final java.time.Duration DROP_LOG_INTERVAL = java.time.Duration.ofMinutes(1);
+    static final java.time.Duration DROP_LOG_INTERVAL = DropLog.INTERVAL;
 
     private final ServerTransport transport;
     private final SourceRateLimiter unauthenticated;

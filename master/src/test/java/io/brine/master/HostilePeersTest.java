@@ -404,10 +404,6 @@ class HostilePeersTest {
         } finally {
             logger.detachAppender(appender);
         }
-        // What an attacker sent is escaped and cut short.
-        String logged = DropLog.printable("id\nFAKE LOG LINE\u001b[31m" + "x".repeat(1000));
-        assertThat(logged).doesNotContain("\n").doesNotContain("\u001b").hasSizeLessThanOrEqualTo(
-                DropLog.MAX_TEXT + 3);
     }
 
     @Test

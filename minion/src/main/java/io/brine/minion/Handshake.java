@@ -163,7 +163,8 @@ final class Handshake {
     Outcome onReply(Signed<AuthReply> signed) {
         AuthReply reply = signed.message();
         if (pendingNonce == null || !Arrays.equals(pendingNonce, reply.nonce())) {
-            LOG.debug("Minion {}: auth reply for another request dropped", settings.id());
+            warnings.warn(LOG, WarnThrottle.Reason.UNANSWERED_AUTH_REPLY, "Minion {}: auth reply to no outstanding"
+                    + " request dropped (late, or replayed)", settings.id());
             return WAITING;
         }
         MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by);

@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
 import io.brine.protocol.codec.Codec;
@@ -61,7 +62,8 @@ public final class Minion implements AutoCloseable {
      * The minion's parts, wired in dependency order. The session channel comes before the job runner (it is where
      * returns go) and the runner before the {@link Minion} (it is where jobs go), so nothing is bound late.
      */
-    record Parts(StatusFile status, Handshake handshake, PublicationGate gate, SessionChannel channel) {
+    record Parts(StatusFile status, Handshake handshake, PublicationGate gate, SessionChannel channel,
+            WarnThrottle warnings) {
 
         static Parts wire(Settings settings, KeyPair keys, MasterPin pin, ClientTransport transport, Scheduler loop,
                 Clock clock) {
@@ -71,7 +73,7 @@ public final class Minion implements AutoCloseable {
             PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
-            return new Parts(status, handshake, gate, channel);
+            return new Parts(status, handshake, gate, channel, new WarnThrottle(clock));
         }
     }
 
@@ -83,6 +85,8 @@ public final class Minion implements AutoCloseable {
     private final PublicationGate gate;
     private final SessionChannel channel;
     private final JobHandler jobs;
+    /** What reaches the minion and is dropped before the handshake, gate or session channel see it. */
+    private final WarnThrottle warnings;
     private final CompletableFuture<MinionState> terminated = new CompletableFuture<>();
 
     /** The minion owns {@code transport} and {@code loop} from here on, and closes both. */
@@ -95,6 +99,7 @@ public final class Minion implements AutoCloseable {
         this.gate = parts.gate();
         this.channel = parts.channel();
         this.jobs = jobs;
+        this.warnings = parts.warnings();
     }
 
     /** Connects and starts authenticating. */
@@ -165,7 +170,8 @@ public final class Minion implements AutoCloseable {
         }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
-            LOG.debug("Minion {}: malformed frame from the master dropped: {}", settings.id(), malformed.reason());
+            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
+                    + " dropped: {}", settings.id(), MinionIds.printable(malformed.reason()));
             return;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;
@@ -177,8 +183,8 @@ public final class Minion implements AutoCloseable {
             case PUBLISH -> () -> onPublish(new Signed<>((Publish) message, ok));
             case SESSION -> () -> onSessionFrame((SessionFrame) message);
             case SESSION_UNKNOWN -> () -> channel.onSessionUnknown(new Signed<>((SessionUnknown) message, ok));
-            case AUTH_REQUEST, CLIENT_AUTH -> () -> LOG.debug("Minion {}: {} from the master dropped", settings.id(),
-                    message.type());
+            case AUTH_REQUEST, CLIENT_AUTH -> () -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME,
+                    "Minion {}: {} from the master dropped (a master never sends one)", settings.id(), message.type());
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
                     HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
                 throw new IllegalStateException("the codec decoded a sealed type as a frame: " + message.type());
@@ -208,6 +214,9 @@ public final class Minion implements AutoCloseable {
 
     private void onPublish(Signed<Publish> publish) {
         if (!channel.active()) {
+            warnings.warn(LOG, WarnThrottle.Reason.PUBLICATION_WITHOUT_SESSION, "Minion {}: publication {} (serial {})"
+                    + " not run: it came while this minion has no session", settings.id(),
+                    MinionIds.printable(publish.message().jid()), publish.message().serial());
             return;
         }
         PublicationGate.Outcome outcome = gate.onPublish(publish);
@@ -230,7 +239,8 @@ public final class Minion implements AutoCloseable {
                     }
                 }
                 // Only those three travel master to minion (PROTOCOL.md 8.4).
-                default -> LOG.debug("Minion {}: unexpected {} dropped", settings.id(), message.type());
+                default -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: unexpected {} dropped"
+                        + " (a master never sends one)", settings.id(), message.type());
             }
         });
     }

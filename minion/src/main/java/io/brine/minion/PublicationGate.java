@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
 import io.brine.protocol.codec.MalformedException;
@@ -88,6 +89,7 @@ final class PublicationGate {
         publishKeys.clear();
         publishKeys.put(generation, publishKey);
         serialFloor = floor;
+        awaitingKey.forEach(publish -> unkeyed(publish, "a new session began"));
         awaitingKey.clear();
         status.generation(generation);
     }
@@ -105,7 +107,8 @@ final class PublicationGate {
             return DROPPED;
         }
         if (publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !signed.by(master.get())) {
-            LOG.warn("Minion {}: publication {} not signed by the master dropped", id, publish.jid());
+            warnings.warn(LOG, WarnThrottle.Reason.FORGED_PUBLICATION, "Minion {}: publication {} not signed by the"
+                    + " master dropped (forged or damaged on the way)", id, MinionIds.printable(publish.jid()));
             return DROPPED;
         }
         return onVerified(publish);
@@ -117,17 +120,29 @@ final class PublicationGate {
         if (key == null) {
             if (publish.generation() > currentGeneration()) {
                 if (awaitingKey.size() >= MAX_AWAITING_KEY) {
-                    awaitingKey.removeFirst();
+                    unkeyed(awaitingKey.removeFirst(), "more than " + MAX_AWAITING_KEY + " wait for keys");
                 }
                 awaitingKey.addLast(publish);
                 return new AwaitKey(publish.generation());
             }
-            LOG.debug("Minion {}: publication {} of old generation {} dropped", id, publish.jid(),
-                    publish.generation());
+            warnings.warn(LOG, WarnThrottle.Reason.REORDERED_PUBLICATION, "Minion {}: publication {} (generation {},"
+                    + " serial {}) not run: it came after its generation's key was replaced (generation {} now)", id,
+                    MinionIds.printable(publish.jid()), publish.generation(), publish.serial(), currentGeneration());
             return DROPPED;
         }
-        if (publish.serial() <= serialFloor || seenJids.contains(publish.jid()) || !serials.accept(publish.serial())) {
-            LOG.debug("Minion {}: replayed or stale publication {} dropped", id, publish.jid());
+        // Further below the newest serial than the window reaches: it may be new, but there is no telling.
+        boolean tooLate = serials.highest() - publish.serial() >= ReplayWindow.SIZE;
+        if (publish.serial() <= serialFloor || seenJids.contains(publish.jid())
+                || !tooLate && !serials.accept(publish.serial())) {
+            warnings.warn(LOG, WarnThrottle.Reason.REPLAYED_PUBLICATION, "Minion {}: publication {} (serial {})"
+                    + " dropped: replayed, or from before this session", id, MinionIds.printable(publish.jid()),
+                    publish.serial());
+            return DROPPED;
+        }
+        if (tooLate) {
+            warnings.warn(LOG, WarnThrottle.Reason.REORDERED_PUBLICATION, "Minion {}: publication {} (serial {}) not"
+                    + " run: it came after serial {}, {} or more later (the replay window)", id,
+                    MinionIds.printable(publish.jid()), publish.serial(), serials.highest(), ReplayWindow.SIZE);
             return DROPPED;
         }
         // After the serial window took it: a replay of a publication refused here is dropped above, uncounted.
@@ -138,7 +153,8 @@ final class PublicationGate {
         try {
             load = Publications.open(key, publish);
         } catch (CryptoException | MalformedException e) {
-            LOG.warn("Minion {}: publication {} cannot be opened: {}", id, publish.jid(), e.getMessage());
+            warnings.warn(LOG, WarnThrottle.Reason.UNOPENED_PUBLICATION, "Minion {}: publication {} cannot be opened:"
+                    + " {}", id, MinionIds.printable(publish.jid()), MinionIds.printable(e.getMessage()));
             return DROPPED;
         }
         rememberJid(publish.jid());
@@ -174,6 +190,8 @@ final class PublicationGate {
                 }
             } else if (publish.generation() > update.generation()) {
                 awaitingKey.addLast(publish);
+            } else {
+                unkeyed(publish, "generation " + update.generation() + " came instead");
             }
         }
         return released;
@@ -200,6 +218,13 @@ final class PublicationGate {
                     status.current().stalePublications());
         }
         return false;
+    }
+
+    /** A publication held for its generation's key is given up: it is never run, and that is said. */
+    private void unkeyed(Publish publish, String why) {
+        warnings.warn(LOG, WarnThrottle.Reason.UNKEYED_PUBLICATION, "Minion {}: publication {} (generation {}, serial"
+                + " {}) not run: it waited for its generation's key and {}", id, MinionIds.printable(publish.jid()),
+                publish.generation(), publish.serial(), why);
     }
 
     private void rememberJid(String jid) {

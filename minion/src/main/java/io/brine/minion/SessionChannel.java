@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
 import io.brine.protocol.codec.Codec;
@@ -117,17 +118,21 @@ final class SessionChannel {
     Optional<SessionMessage> onFrame(SessionFrame sealed) {
         if (session == null || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
                 || !Arrays.equals(session.id, sealed.sessionId())) {
+            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: not for this"
+                    + " minion's session (one that ended, or none)", settings.id());
             return Optional.empty();
         }
         SessionMessage message;
         try {
             message = Sessions.open(session.requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
         } catch (CryptoException | MalformedException e) {
-            LOG.debug("Minion {}: session frame dropped: {}", settings.id(), e.getMessage());
+            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: {}",
+                    settings.id(), MinionIds.printable(e.getMessage()));
             return Optional.empty();
         }
         if (!session.window.accept(sealed.counter())) {
-            LOG.debug("Minion {}: replayed session frame dropped", settings.id());
+            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: replayed"
+                    + " (counter {})", settings.id(), sealed.counter());
             return Optional.empty();
         }
         answerDeadline.cancel();

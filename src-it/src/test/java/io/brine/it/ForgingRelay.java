@@ -25,7 +25,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * An on-path attacker on brine's TCP transport, on loopback: it relays whole frames between minions and a master
  * ({@code length:u32be || frame}) and, as told, answers each auth request it sees with a reply of its own. The nonce
  * travels in clear, so its replies answer the minion's request; they carry and are signed by the forger's key. It
- * can also hold back a publication from the master and deliver it later ({@link #withholdNextPublication}).
+ * can also hold back a publication from the master and deliver it later ({@link #withholdNextPublication}), send the
+ * last one again ({@link #replayLastPublication}) or a copy of it with a broken signature
+ * ({@link #forgeLastPublication}).
  */
 final class ForgingRelay implements AutoCloseable {
 
@@ -49,6 +51,7 @@ final class ForgingRelay implements AutoCloseable {
     final AtomicInteger forged = new AtomicInteger();
     private volatile boolean withholding;
     private final AtomicReference<byte[]> withheld = new AtomicReference<>();
+    private final AtomicReference<byte[]> lastPublication = new AtomicReference<>();
     private volatile DataOutputStream lastToMinion;
 
     /**
@@ -88,8 +91,24 @@ final class ForgingRelay implements AutoCloseable {
         write(lastToMinion, withheld.getAndSet(null));
     }
 
+    /** Sends the last publication the master sent the minion again: a replay. */
+    void replayLastPublication() throws IOException {
+        write(lastToMinion, lastPublication.get());
+    }
+
+    /** Sends a copy of the last publication the master sent the minion with one bit of its signature flipped. */
+    void forgeLastPublication() throws IOException {
+        byte[] forged = lastPublication.get().clone();
+        forged[forged.length - 1] ^= 1; // the signature ends the frame
+        write(lastToMinion, forged);
+    }
+
     private void fromMaster(byte[] frame, DataOutputStream toMinion) throws IOException {
-        if (withholding && frame.length > 1 && (frame[1] & 0xff) == MessageType.PUBLISH.code()) {
+        boolean publication = frame.length > 1 && (frame[1] & 0xff) == MessageType.PUBLISH.code();
+        if (publication && !withholding) {
+            lastPublication.set(frame);
+        }
+        if (withholding && publication) {
             withholding = false;
             withheld.set(frame);
             return;

@@ -79,6 +79,12 @@ class ZmtpHostilePeersIT {
         socket.bind(new InetSocketAddress(InetAddress.getByName(local), 0));
         socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 10_000);
         socket.setSoTimeout((int) WAIT.toMillis());
+        greet(socket, type);
+        return socket;
+    }
+
+    /** Sends a ZMTP 3.1 greeting with the NULL mechanism and a READY of {@code type} on {@code socket}. */
+    static void greet(Socket socket, String type) throws IOException {
         byte[] name = type.getBytes(StandardCharsets.US_ASCII);
         ByteArrayOutputStream ready = new ByteArrayOutputStream();
         ready.write(5);
@@ -92,7 +98,6 @@ class ZmtpHostilePeersIT {
         out.write(new byte[] {4, (byte) ready.size()});
         out.write(ready.toByteArray());
         out.flush();
-        return socket;
     }
 
     private static boolean trySend(Socket socket, byte[] bytes) {
@@ -105,7 +110,7 @@ class ZmtpHostilePeersIT {
     }
 
     /** Reads until the master closes the connection (fails by the socket timeout if it does not). */
-    private static byte[] readUntilClosed(Socket socket) throws IOException {
+    static byte[] readUntilClosed(Socket socket) throws IOException {
         ByteArrayOutputStream seen = new ByteArrayOutputStream();
         InputStream in = socket.getInputStream();
         byte[] buffer = new byte[8192];

@@ -2,7 +2,7 @@ package io.brine.master.salt;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.brine.master.DropLog;
+import io.brine.transport.DropLog;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
@@ -88,7 +88,7 @@ public final class SaltService {
         this.grains = grains;
         this.jobs = jobs;
         this.clock = clock;
-        this.drops = new DropLog(LOG, java.time.Duration.ofMinutes(1), clock);
+        this.drops = new DropLog(LOG, DropLog.INTERVAL, clock);
     }
 
     /** One request, already read with its bounds on the transport thread. */

@@ -4,6 +4,7 @@ import io.brine.minion.functions.FunctionCall;
 import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.FunctionResult;
 import io.brine.minion.functions.MinionFunction;
+import io.brine.minion.WarnThrottle;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
@@ -64,6 +65,7 @@ public final class JobRunner implements AutoCloseable {
     private final Duration defaultTimeout;
     private final Consumer<SessionMessage.Return> returns;
     private final Clock clock;
+    private final WarnThrottle warnings;
     private final ThreadPoolExecutor workers;
     private final ScheduledExecutorService timeouts;
     /** Accepted jobs not yet finished running (queued or running), by jid. */
@@ -87,6 +89,7 @@ public final class JobRunner implements AutoCloseable {
         this.grains = Objects.requireNonNull(grains, "grains");
         this.returns = Objects.requireNonNull(returns, "returns");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.warnings = new WarnThrottle(clock);
         if (workerThreads < 1 || queueCapacity < 1) {
             throw new IllegalArgumentException("workerThreads and queueCapacity must be at least 1");
         }
@@ -195,8 +198,9 @@ public final class JobRunner implements AutoCloseable {
             return false;
         }
         if (!parsed.matches(minionId, grainsNow)) {
-            log.debug("Minion {}: job {} targets {} {}, not this minion; dropped", minionId, load.jid(),
-                    target.type(), MinionIds.printable(target.expression()));
+            warnings.warn(log, WarnThrottle.Reason.NOT_TARGETED, "Minion {}: job {} targets {} {}, not this minion;"
+                    + " dropped", minionId, MinionIds.printable(load.jid()), target.type(),
+                    MinionIds.printable(target.expression()));
             return false;
         }
         return true;

@@ -1,5 +1,6 @@
 package io.brine.transport.server;
 
+import io.brine.transport.DropLog;
 import io.brine.transport.UndeliveredListener;
 import io.netty.channel.Channel;
 import io.netty.channel.group.ChannelGroup;
@@ -12,8 +13,8 @@ import org.slf4j.Logger;
 /**
  * The connections a server transport on Netty has accepted, and what they share: the {@link ConnectionBudget}
  * checked as each arrives, the {@link Outbox} of each event loop, the channel group closed with the transport, and
- * where lost publications and overflowed queues are reported. Thread-safe. Both the TCP and the ZMTP transport
- * keep one; log lines go to the transport's logger.
+ * where lost publications, overflowed queues and refused frames are reported. Thread-safe. Both the TCP and the
+ * ZMTP transport keep one; log lines go to the transport's logger.
  */
 public final class AcceptedConnections {
 
@@ -28,6 +29,7 @@ public final class AcceptedConnections {
     private final Outboxes outboxes = new Outboxes();
     private final ChannelGroup channels;
     private final UndeliveredListener undelivered;
+    private final DropLog refusals;
 
     /**
      * @param name the channel group's name
@@ -39,6 +41,15 @@ public final class AcceptedConnections {
         this.budget = new ConnectionBudget(options);
         this.channels = new DefaultChannelGroup(name, GlobalEventExecutor.INSTANCE);
         this.undelivered = undelivered != null ? undelivered : this::logLost;
+        this.refusals = new DropLog(log);
+    }
+
+    /**
+     * {@code connection} sent what it may not and is being closed: a WARN line for the first such frame of each
+     * reason from its source address, then at most one per {@link DropLog#INTERVAL} with the count.
+     */
+    void refused(ServerConnection connection, String reason, String detail) {
+        refusals.dropped(connection.remoteAddress(), reason + "; connection closed", detail);
     }
 
     /**

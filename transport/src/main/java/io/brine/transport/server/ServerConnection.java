@@ -109,6 +109,17 @@ public abstract class ServerConnection {
         return state.get() == AUTHENTICATED;
     }
 
+    /**
+     * This connection sent what it may not (a frame over its limit, bytes that are not the protocol) and is being
+     * closed: one WARN per reason and source address per interval ({@link AcceptedConnections#refused}).
+     *
+     * @param reason why, the same for every frame refused alike, naming the transport (one address may speak both)
+     * @param detail what varies from one such frame to the next (an announced length); null for none
+     */
+    public final void refused(String reason, String detail) {
+        owner.refused(this, reason, detail);
+    }
+
     /** Marks the connection closed; true when it was counted unauthenticated until now. */
     public final boolean markClosed() {
         return state.getAndSet(CLOSED) == OPEN;

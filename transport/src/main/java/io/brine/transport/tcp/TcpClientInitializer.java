@@ -92,8 +92,7 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
 
         @Override
         void onRefused(TcpFrameDecoder.Refused refused) {
-            LOG.debug("TCP transport: the master announced a frame of {} bytes, the limit is {}; reconnecting",
-                    refused.length(), refused.limit());
+            transport.refused(refused);
         }
 
         @Override

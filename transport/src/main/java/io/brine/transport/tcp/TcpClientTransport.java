@@ -3,6 +3,7 @@ package io.brine.transport.tcp;
 import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
 import io.brine.transport.GuardedListener;
+import io.brine.transport.DropLog;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -68,6 +69,7 @@ public final class TcpClientTransport implements ClientTransport {
     private final AtomicInteger outboxFrames = new AtomicInteger();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    private final DropLog refusals = new DropLog(LOG);
     /** For logs: "TCP transport" until the minion's id is known, then "Minion ID". */
     private volatile String label = "TCP transport";
     private volatile boolean connected;
@@ -268,6 +270,12 @@ public final class TcpClientTransport implements ClientTransport {
         long base = options.reconnectInterval().toMillis();
         long wait = Math.min(options.reconnectIntervalMax().toMillis(), base << Math.min(attempt, 20));
         return wait - ThreadLocalRandom.current().nextLong(wait / 2 + 1);
+    }
+
+    /** The master announced a frame this minion may not take: a WARN per reason and interval, then reconnecting. */
+    void refused(TcpFrameDecoder.Refused refused) {
+        refusals.dropped(host + ":" + port, "TCP: " + refused.reason() + "; reconnecting",
+                refused.length() + " bytes announced");
     }
 
     void deliver(byte[] frame) {

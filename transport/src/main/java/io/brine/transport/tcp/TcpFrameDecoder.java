@@ -17,6 +17,10 @@ final class TcpFrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /** A length prefix this connection may not send. */
     record Refused(long length, int limit) {
+        /** Why, the same for every length over one limit: a drop log's reason, one line per limit and source. */
+        String reason() {
+            return length == 0 ? "a frame of 0 bytes" : "a frame over the limit of " + limit + " bytes";
+        }
     }
 
     private final IntSupplier limit;

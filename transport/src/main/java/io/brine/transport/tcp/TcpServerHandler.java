@@ -31,6 +31,7 @@ final class TcpServerHandler extends TcpFrameHandler {
     void onRefused(TcpFrameDecoder.Refused refused) {
         LOG.debug("Connection {}: closed: announced a frame of {} bytes, the limit is {}", connection.peer(),
                 refused.length(), refused.limit());
+        connection.refused("TCP: " + refused.reason(), refused.length() + " bytes announced");
     }
 
     @Override

@@ -4,7 +4,9 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.brine.protocol.codec.MalformedException;
 import java.io.IOException;
+import java.util.Locale;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +37,12 @@ abstract class ConnectionEnd extends ChannelInboundHandlerAdapter {
         this.kind = kind;
     }
 
+    /** What this connection speaks, for a refusal's reason: "ZeroMQ request port", "Salt TCP publish port". */
+    final String protocol() {
+        return (kind.isEmpty() ? "ZeroMQ " : "Salt TCP ") + connection.port().name().toLowerCase(Locale.ROOT)
+                + " port";
+    }
+
     @Override
     public final void channelWritabilityChanged(ChannelHandlerContext ctx) {
         transport.updateAutoRead(connection); // writable and not over its inbound bytes in flight
@@ -53,7 +61,10 @@ abstract class ConnectionEnd extends ChannelInboundHandlerAdapter {
     @Override
     public final void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-        if (root instanceof IOException || cause instanceof DecoderException) {
+        if (cause instanceof DecoderException && root instanceof MalformedException malformed) {
+            // Bytes the peer sent that are not the protocol, or a frame over its limit (Salt TCP's decoder).
+            connection.refused(protocol() + ": " + malformed.getMessage(), null);
+        } else if (root instanceof IOException || cause instanceof DecoderException) {
             LOG.debug("Connection {} ({}{}): closed: {}", connection, connection.port(), kind, root.toString());
         } else {
             LOG.error("Connection {} ({}{}): closed after an unexpected failure", connection, connection.port(), kind,

@@ -76,7 +76,7 @@ final class SaltTcpDecoder extends ChannelInboundHandlerAdapter {
             refused = true;
             length = 0;
             buffer = new byte[0];
-            ctx.fireExceptionCaught(new DecoderException(e.getMessage()));
+            ctx.fireExceptionCaught(new DecoderException(e.getMessage(), e));
             return;
         }
         // The unfinished frame moves to the start; the scanner counts from the frame's first byte.

@@ -98,7 +98,7 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
                 ctx.fireChannelRead(message);
             }
         } else if (msg instanceof ZmtpEvent.Refused refused) {
-            refuse(ctx, refused.reason());
+            refuse(ctx, refused);
         } else {
             ctx.fireChannelRead(msg);
         }
@@ -193,9 +193,13 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
     }
 
     private void refuse(ChannelHandlerContext ctx, String reason) {
+        refuse(ctx, new ZmtpEvent.Refused(reason));
+    }
+
+    private void refuse(ChannelHandlerContext ctx, ZmtpEvent.Refused refusal) {
         stage = Stage.CLOSED;
         stopTimers();
-        ctx.fireChannelRead(new ZmtpEvent.Refused(reason));
+        ctx.fireChannelRead(refusal);
         ctx.close();
     }
 

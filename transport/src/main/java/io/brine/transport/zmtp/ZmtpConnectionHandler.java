@@ -55,7 +55,7 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
         } else if (msg instanceof ZmtpEvent.Message message) {
             message(ctx, message);
         } else if (msg instanceof ZmtpEvent.Refused refused) {
-            refuse(ctx, refused.reason(), null);
+            refuse(ctx, refused, null);
         } else {
             ctx.fireChannelRead(msg);
         }
@@ -67,7 +67,7 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
             if (command instanceof Command.Ready ready) {
                 handshake(ctx, ready.metadata());
             } else if (command instanceof Command.Error error) {
-                refuse(ctx, "the peer sent ERROR " + error.reason(), null);
+                refuse(ctx, new ZmtpEvent.Refused("the peer sent ERROR", error.reason()), null);
             } else {
                 refuse(ctx, nameOf(command) + " before READY", null);
             }
@@ -81,7 +81,7 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
         } else if (command instanceof Command.Cancel cancel && ours.publishes()) {
             ctx.fireChannelRead(new ZmtpEvent.Cancel(cancel.topic()));
         } else if (command instanceof Command.Error error) {
-            refuse(ctx, "the peer sent ERROR " + error.reason(), null);
+            refuse(ctx, new ZmtpEvent.Refused("the peer sent ERROR", error.reason()), null);
         } else if (!(command instanceof Command.Unknown)) {
             refuse(ctx, nameOf(command) + " on an established " + ours + " connection", null);
         }
@@ -97,7 +97,8 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         SocketType peer = SocketType.named(typeName);
         if (peer == null || !ours.accepts(peer)) {
-            refuse(ctx, "Socket-Type " + Printable.of(typeName) + " cannot talk to " + ours, "Invalid-Socket-Type");
+            refuse(ctx, new ZmtpEvent.Refused("a Socket-Type that cannot talk to " + ours, "Socket-Type "
+                    + Printable.of(typeName)), "Invalid-Socket-Type");
             return;
         }
         byte[] identity = new byte[0];
@@ -147,8 +148,12 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
 
     /** Fires the one {@link ZmtpEvent.Refused}, then closes, after an ERROR when the peer is owed one. */
     private void refuse(ChannelHandlerContext ctx, String reason, String error) {
+        refuse(ctx, new ZmtpEvent.Refused(reason), error);
+    }
+
+    private void refuse(ChannelHandlerContext ctx, ZmtpEvent.Refused refusal, String error) {
         stage = Stage.CLOSED;
-        ctx.fireChannelRead(new ZmtpEvent.Refused(reason));
+        ctx.fireChannelRead(refusal);
         if (error != null) {
             ctx.writeAndFlush(ZmtpEncoder.error(ctx.alloc(), error)).addListener(ChannelFutureListener.CLOSE);
         } else {

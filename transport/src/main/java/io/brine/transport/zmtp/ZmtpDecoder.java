@@ -81,7 +81,7 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
             return;
         }
         long size = (flags & LONG) != 0 ? in.getLong(at + 1) : in.getUnsignedByte(at + 1);
-        String refusal = command ? commandRefusal(size) : dataRefusal(size);
+        ZmtpEvent.Refused refusal = command ? commandRefusal(size) : dataRefusal(size);
         if (refusal != null) {
             refuse(in, out, refusal);
             return;
@@ -95,21 +95,27 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
         body(in, out);
     }
 
-    private String commandRefusal(long size) {
+    private static ZmtpEvent.Refused overLimit(String what, long size, int limit) {
+        return new ZmtpEvent.Refused("a " + what + " over the limit of " + limit + " bytes",
+                Long.toUnsignedString(size) + " bytes announced");
+    }
+
+    private ZmtpEvent.Refused commandRefusal(long size) {
         int limit = Math.min(limits.frame().getAsInt(), ZmtpLimits.MAX_COMMAND);
         if (size < 0 || size > limit) {
-            return "a command of " + Long.toUnsignedString(size) + " bytes (the limit is " + limit + ")";
+            return overLimit("command", size, limit);
         }
         return null;
     }
 
-    private String dataRefusal(long size) {
+    private ZmtpEvent.Refused dataRefusal(long size) {
         int limit = limits.frame().getAsInt();
         if (size < 0 || size > limit) {
             // Negative: the top bit of an 8-byte size, beyond the 2^63-1 the RFC allows.
-            return "a frame of " + Long.toUnsignedString(size) + " bytes (the limit is " + limit + ")";
+            return overLimit("frame", size, limit);
         }
-        return message.refusal(size, limits.parts().getAsInt(), limits.messageBytes().getAsInt());
+        String refusal = message.refusal(size, limits.parts().getAsInt(), limits.messageBytes().getAsInt());
+        return refusal == null ? null : new ZmtpEvent.Refused(refusal);
     }
 
     private void body(ByteBuf in, List<Object> out) {
@@ -145,8 +151,12 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
     }
 
     private void refuse(ByteBuf in, List<Object> out, String reason) {
+        refuse(in, out, new ZmtpEvent.Refused(reason));
+    }
+
+    private void refuse(ByteBuf in, List<Object> out, ZmtpEvent.Refused refusal) {
         state = State.REFUSED;
         in.skipBytes(in.readableBytes());
-        out.add(new ZmtpEvent.Refused(reason));
+        out.add(refusal);
     }
 }

@@ -67,7 +67,19 @@ public sealed interface ZmtpEvent {
         }
     }
 
-    /** Why the connection is being closed: bad bytes, a limit, an unfit peer, or the peer's own ERROR. */
-    record Refused(String reason) implements ZmtpEvent {
+    /**
+     * Why the connection is being closed: bad bytes, a limit, an unfit peer, or the peer's own ERROR. The reason is
+     * the same for every frame refused alike (the drop log counts by it); {@code detail}, what varies (an announced
+     * size), or null.
+     */
+    record Refused(String reason, String detail) implements ZmtpEvent {
+        Refused(String reason) {
+            this(reason, null);
+        }
+
+        @Override
+        public String toString() {
+            return "Refused[reason=" + reason + (detail == null ? "" : ", detail=" + detail) + "]";
+        }
     }
 }

@@ -59,7 +59,7 @@ final class ZmtpServerHandler extends ConnectionEnd {
         } else if (event instanceof ZmtpEvent.Cancel cancel) {
             transport.cancel(connection, cancel.topic());
         } else if (event instanceof ZmtpEvent.Refused refused) {
-            LOG.debug("Connection {} ({}): closed: {}", connection, connection.port(), refused.reason());
+            connection.refused(protocol() + ": " + refused.reason(), refused.detail());
             return; // the ZMTP handler closes it
         }
         // Ping and Pong: activity, nothing more (the ZMTP handler has answered a PING).

@@ -100,39 +100,40 @@ class FrameTest {
     void frameOneBytePastTheLimitIsRefusedOnItsHeader() {
         // Only the 9 header bytes are sent: the refusal does not wait for the body.
         assertThat(feed(decoder(), hex("02 000000000000012d"))).containsExactly(
-                "Refused[reason=a frame of 301 bytes (the limit is 300)]");
+                "Refused[reason=a frame over the limit of 300 bytes, detail=301 bytes announced]");
     }
 
     @Test
     void shortFrameOverASmallLimitIsRefused() {
         assertThat(feed(decoder(ZmtpLimits.fixed(10, 16, 100)), hex("00 0b"))).containsExactly(
-                "Refused[reason=a frame of 11 bytes (the limit is 10)]");
+                "Refused[reason=a frame over the limit of 10 bytes, detail=11 bytes announced]");
     }
 
     @Test
     void allOnesSizeIsRefused() {
         assertThat(feed(decoder(), hex("02 ffffffffffffffff"))).containsExactly(
-                "Refused[reason=a frame of 18446744073709551615 bytes (the limit is 300)]");
+                "Refused[reason=a frame over the limit of 300 bytes, detail=18446744073709551615 bytes announced]");
     }
 
     @Test
     void sizeWithTheTopBitSetIsRefusedEvenWhenTheLimitIsTheLargestInt() {
         EmbeddedChannel channel = decoder(ZmtpLimits.fixed(Integer.MAX_VALUE, 16, Integer.MAX_VALUE));
         assertThat(feed(channel, hex("02 8000000000000001"))).containsExactly(
-                "Refused[reason=a frame of 9223372036854775809 bytes (the limit is 2147483647)]");
+                "Refused[reason=a frame over the limit of 2147483647 bytes,"
+                        + " detail=9223372036854775809 bytes announced]");
     }
 
     @Test
     void commandSizeWithTheTopBitSetIsRefused() {
         assertThat(feed(decoder(), hex("06 8000000000000000"))).containsExactly(
-                "Refused[reason=a command of 9223372036854775808 bytes (the limit is 300)]");
+                "Refused[reason=a command over the limit of 300 bytes, detail=9223372036854775808 bytes announced]");
     }
 
     @Test
     void commandsAreHeldTo64KiBWhateverTheFrameLimit() {
         EmbeddedChannel channel = decoder(ZmtpLimits.fixed(1 << 23, 16, 1 << 23));
         assertThat(feed(channel, hex("06 0000000000010001"))).containsExactly(
-                "Refused[reason=a command of 65537 bytes (the limit is 65536)]");
+                "Refused[reason=a command over the limit of 65536 bytes, detail=65537 bytes announced]");
     }
 
     @Test
@@ -142,7 +143,7 @@ class FrameTest {
         assertThat(feed(channel, hex("02 00000000"))).isEmpty();
         limit.set(40); // lowered while the header is half in: the new limit applies
         assertThat(feed(channel, hex("00000032"))).containsExactly(
-                "Refused[reason=a frame of 50 bytes (the limit is 40)]");
+                "Refused[reason=a frame over the limit of 40 bytes, detail=50 bytes announced]");
     }
 
     @Test

@@ -66,7 +66,7 @@ class HandshakeTest {
     void incompatiblePeerGetsAnErrorAndIsClosed(SocketType ours, String peer) {
         EmbeddedChannel channel = connected(ours);
         assertThat(feed(channel, handshake(peer))).containsExactly(
-                "Refused[reason=Socket-Type " + peer + " cannot talk to " + ours + "]");
+                "Refused[reason=a Socket-Type that cannot talk to " + ours + ", detail=Socket-Type " + peer + "]");
         assertThat(written(channel)).isEqualTo(error("Invalid-Socket-Type"));
         assertThat(channel.isActive()).isFalse();
     }
@@ -75,7 +75,7 @@ class HandshakeTest {
     void unknownSocketTypeIsRefused() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
         assertThat(feed(channel, handshake("dealer"))).containsExactly(
-                "Refused[reason=Socket-Type dealer cannot talk to ROUTER]");
+                "Refused[reason=a Socket-Type that cannot talk to ROUTER, detail=Socket-Type dealer]");
         assertThat(channel.isActive()).isFalse();
     }
 
@@ -146,7 +146,7 @@ class HandshakeTest {
     void errorInsteadOfReadyIsRefusal() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
         assertThat(feed(channel, concat(greeting31(), Wire.command("ERROR", hex("03 426164"))))).containsExactly(
-                "Refused[reason=the peer sent ERROR Bad]");
+                "Refused[reason=the peer sent ERROR, detail=Bad]");
         assertThat(channel.isActive()).isFalse();
     }
 
@@ -237,7 +237,7 @@ class HandshakeTest {
     void errorAfterTheHandshakeIsRefusal() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
         assertThat(feed(channel, concat(handshake("DEALER"), Wire.command("ERROR", hex("00"))))).containsExactly(
-                "Handshaken[DEALER, identity=]", "Refused[reason=the peer sent ERROR ]");
+                "Handshaken[DEALER, identity=]", "Refused[reason=the peer sent ERROR, detail=]");
     }
 
     @Test

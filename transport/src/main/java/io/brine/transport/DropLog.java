@@ -1,4 +1,4 @@
-package io.brine.master;
+package io.brine.transport;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
@@ -11,8 +11,14 @@ import org.slf4j.Logger;
  * per interval, with the count, never a line per frame, so that a flood cannot fill the disk through the log.
  * Reasons and sources are escaped (no control characters, no line breaks) and truncated: they may carry what an
  * attacker sent. The (source, reason) pairs remembered are bounded; past the bound, pairs share one line per reason.
+ * The master's dispatcher and Salt service use it for frames they decode and refuse; the transports for frames they
+ * refuse at the header (a length over the connection's limit, bytes that are not the protocol), master and minion
+ * side alike, so that nothing a peer sends is dropped without a line.
  */
 public final class DropLog {
+
+    /** How often one (source, reason) pair may be logged, unless a caller chooses otherwise. */
+    public static final Duration INTERVAL = Duration.ofMinutes(1);
 
     static final int MAX_TEXT = 160;
     static final int MAX_PAIRS = 10_000;
@@ -31,6 +37,11 @@ public final class DropLog {
         }
     }
 
+    /** At most one line per {@link #INTERVAL} for each (source, reason), by the system clock. */
+    public DropLog(Logger log) {
+        this(log, INTERVAL, Clock.systemUTC());
+    }
+
     public DropLog(Logger log, Duration interval, Clock clock) {
         this.log = log;
         this.interval = interval;
@@ -41,9 +52,21 @@ public final class DropLog {
 
     /** One frame from {@code source} dropped for {@code reason}. */
     public void dropped(String source, String reason) {
+        dropped(source, reason, null);
+    }
+
+    /**
+     * One frame from {@code source} dropped for {@code reason}, with a {@code detail} that varies from frame to frame
+     * (an announced length): shown on the line that is logged, not part of what is counted, so that a peer varying
+     * it still gets one line per interval.
+     */
+    public void dropped(String source, String reason, String detail) {
         String where = printable(source);
         String why = printable(reason);
         String key = where + '\u0000' + why;
+        if (detail != null) {
+            why += " (" + printable(detail) + ")";
+        }
         long now = clock.millis();
         long[] report = {0};
         windows.asMap().compute(key, (k, window) -> {
