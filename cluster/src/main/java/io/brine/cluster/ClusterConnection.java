@@ -39,6 +39,11 @@ public final class ClusterConnection {
      *     file cannot be read
      */
     public static CuratorFramework open(ClusterConfig config) throws IOException {
+        return open(config, CONNECT_TIMEOUT);
+    }
+
+    /** As {@link #open(ClusterConfig)}, waiting at most {@code within} for the first connection. */
+    public static CuratorFramework open(ClusterConfig config, Duration within) throws IOException {
         CuratorFrameworkFactory.Builder builder = CuratorFrameworkFactory.builder()
                 .connectString(config.connect())
                 .namespace(config.root().substring(1))
@@ -58,10 +63,10 @@ public final class ClusterConnection {
         CuratorFramework client = builder.build();
         client.start();
         try {
-            if (!client.blockUntilConnected((int) CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!client.blockUntilConnected((int) within.toMillis(), TimeUnit.MILLISECONDS)) {
                 client.close();
                 throw new IOException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
-                        + CONNECT_TIMEOUT.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
+                        + within.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
             }
         } catch (InterruptedException e) {
             client.close();

@@ -45,17 +45,11 @@ public final class ClusterStores implements AutoCloseable {
      */
     public static ClusterStores open(MasterConfig master, AuditLog audit, Clock clock, boolean masterKey)
             throws IOException, KeyStoreException {
-        ClusterConfig config = master.cluster().orElseThrow(() -> new IllegalArgumentException("no cluster"));
-        ClusterAcl.requireAuthOrConsent(config);
-        KeyPair pair = masterKey ? MasterKeys.loadInstalled(master.pkiDir()) : null;
-        CuratorFramework client = ClusterConnection.open(config);
+        Checked checked = connectChecked(master, masterKey, ClusterConnection.CONNECT_TIMEOUT);
+        ClusterConfig config = checked.config();
+        CuratorFramework client = checked.client();
+        KeyPair pair = checked.pair();
         try {
-            if (config.auth().isPresent()) {
-                ClusterAcl.requireCreatorOnly(client, config);
-            } else {
-                log.warn("Cluster {}{}: no auth (insecure_open_acl: true): anyone who reaches the ensemble can"
-                        + " change the cluster's keys", config.connect(), config.root());
-            }
             client.getConnectionStateListenable().addListener((c, state) -> {
                 if (state == ConnectionState.LOST) {
                     log.warn("Cluster {}{}: ZooKeeper session lost; admin changes are refused until it is back",
@@ -71,6 +65,45 @@ public final class ClusterStores implements AutoCloseable {
                     master.maxPending(), master.maxMinions(), 1000), Duration.ofSeconds(30));
             log.info("Cluster {}{}: {} accepted keys", config.connect(), config.root(), store.acceptedIds().size());
             return new ClusterStores(config, client, store, clock);
+        } catch (IOException | RuntimeException e) {
+            client.close();
+            throw e;
+        }
+    }
+
+    /**
+     * What the master checks of its {@code cluster:} section when it starts, made for {@code brine-master
+     * --check-config} by the same code: auth or the open-ACL consent, the installed master key pair, the password
+     * file (trusted, mode, not empty), the ensemble reached within {@code within}, the root's ACL and the layout's
+     * {@code /format}. It writes nothing of its own (Curator makes a missing root, with this master's ACL, as a
+     * start would).
+     *
+     * @throws IOException or KeyStoreException with the message the master would stop with
+     */
+    public static void check(MasterConfig master, Duration within) throws IOException, KeyStoreException {
+        try (CuratorFramework client = connectChecked(master, true, within).client()) {
+            ZkKeyStore.requireFormat(client, false);
+        }
+    }
+
+    private record Checked(ClusterConfig config, KeyPair pair, CuratorFramework client) {
+    }
+
+    /** Everything the master requires of its cluster before it reads the keys; the client connected. */
+    private static Checked connectChecked(MasterConfig master, boolean masterKey, Duration within)
+            throws IOException, KeyStoreException {
+        ClusterConfig config = master.cluster().orElseThrow(() -> new IllegalArgumentException("no cluster"));
+        ClusterAcl.requireAuthOrConsent(config);
+        KeyPair pair = masterKey ? MasterKeys.loadInstalled(master.pkiDir()) : null;
+        CuratorFramework client = ClusterConnection.open(config, within);
+        try {
+            if (config.auth().isPresent()) {
+                ClusterAcl.requireCreatorOnly(client, config);
+            } else {
+                log.warn("Cluster {}{}: no auth (insecure_open_acl: true): anyone who reaches the ensemble can"
+                        + " change the cluster's keys", config.connect(), config.root());
+            }
+            return new Checked(config, pair, client);
         } catch (IOException | RuntimeException e) {
             client.close();
             throw e;

@@ -90,6 +90,24 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /**
+     * The cluster's layout format, as {@link #open} requires it: refused, with the message a start stops with, when
+     * another version of brine wrote it. With {@code write}, a cluster without one gets ours; without, nothing is
+     * written (for {@code brine-master --check-config}).
+     */
+    static void requireFormat(CuratorFramework client, boolean write) throws IOException {
+        try {
+            ZkRecords.requireFormat(client, write);
+        } catch (IOException e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IOException("cannot open the cluster's key store: " + e, e);
+        }
+    }
+
+    /**
      * Creates the cluster's znodes if missing and reads every key. {@code client} is the caller's (started,
      * connected); closing the store does not close it.
      *
@@ -99,7 +117,7 @@ public final class ZkKeyStore implements KeyStore {
             throws IOException {
         ZkKeyStore store = new ZkKeyStore(client, options);
         try {
-            ZkRecords.requireFormat(client);
+            requireFormat(client, true);
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
                     ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE)) {
                 try {

@@ -61,19 +61,24 @@ final class ZkRecords {
     }
 
     /**
-     * Writes {@link #FORMAT_VERSION} into {@code /format} when the cluster has none, and refuses a cluster of another
-     * format (written by another version of brine) before anything else is read or written.
+     * Writes {@link #FORMAT_VERSION} into {@code /format} when the cluster has none (only with {@code write}: without,
+     * a cluster with none passes and nothing is written, for {@code brine-master --check-config}), and refuses a
+     * cluster of another format (written by another version of brine) before anything else is read or written.
      *
      * @throws IOException naming both formats, when they differ
      */
-    static void requireFormat(CuratorFramework client) throws Exception {
+    static void requireFormat(CuratorFramework client, boolean write) throws Exception {
         String ours = Integer.toString(FORMAT_VERSION);
-        try {
-            client.create().creatingParentContainersIfNeeded()
-                    .forPath(FORMAT, ours.getBytes(StandardCharsets.US_ASCII));
-            return;
-        } catch (KeeperException.NodeExistsException e) {
-            // written by the first master
+        if (write) {
+            try {
+                client.create().creatingParentContainersIfNeeded()
+                        .forPath(FORMAT, ours.getBytes(StandardCharsets.US_ASCII));
+                return;
+            } catch (KeeperException.NodeExistsException e) {
+                // written by the first master
+            }
+        } else if (client.checkExists().forPath(FORMAT) == null) {
+            return; // a new cluster: the first master to start writes it
         }
         byte[] data = client.getData().forPath(FORMAT);
         String found = data == null ? "" : new String(data, StandardCharsets.US_ASCII).strip();

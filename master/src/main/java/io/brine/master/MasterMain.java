@@ -1,14 +1,17 @@
 package io.brine.master;
 
+import io.brine.cluster.ClusterStores;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.DaemonLogging;
 import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.transport.tcp.TcpTls;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -30,7 +33,11 @@ public final class MasterMain implements Callable<Integer> {
             description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
     Path configDir;
 
-    @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
+    /** How long --check-config waits for the cluster's ensemble: a check answers sooner than a start waits. */
+    static final Duration CHECK_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    @Option(names = "--check-config", description = {"Only load and check the configuration, then exit.",
+            "With cluster: it connects to the ensemble (5 s at most) to check the root's ACL as the master would."})
     boolean checkConfig;
 
     public static void main(String[] args) {
@@ -52,6 +59,11 @@ public final class MasterMain implements Callable<Integer> {
             if (!untrusted.isEmpty()) {
                 System.err.println("acceptance policies disabled (" + untrusted.size() + "):");
                 untrusted.forEach(problem -> System.err.println("  " + problem));
+                return 2;
+            }
+            String refusal = startRefusal(config);
+            if (refusal != null) {
+                System.err.println("Master cannot start: " + refusal);
                 return 2;
             }
             System.out.println("configuration OK: " + configDir.resolve(MasterConfig.FILE_NAME));
@@ -80,6 +92,26 @@ public final class MasterMain implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * Why the master would refuse to start with {@code config} past its file checks, by the code the start runs:
+     * the TLS key and certificate as the TCP transport loads them, and the {@code cluster:} section as
+     * {@link ClusterStores#check} makes it (which connects to the ensemble for the root's ACL, waiting at most
+     * {@link #CHECK_CONNECT_TIMEOUT}); null when it would not.
+     */
+    static String startRefusal(MasterConfig config) {
+        try {
+            if (config.tls().isPresent()) {
+                TcpTls.server(config.tls().get().cert(), config.tls().get().key());
+            }
+            if (config.cluster().isPresent()) {
+                ClusterStores.check(config, CHECK_CONNECT_TIMEOUT);
+            }
+            return null;
+        } catch (IOException | KeyStoreException | RuntimeException e) {
+            return e.getMessage();
+        }
     }
 
     /**
