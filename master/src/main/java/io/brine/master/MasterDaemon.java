@@ -20,6 +20,7 @@ import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
+import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
@@ -81,10 +82,12 @@ public final class MasterDaemon implements AutoCloseable {
     private final Master master;
     private final MasterMetrics metrics;
     private final MetricsServer http;
+    private final SeenAuthRequests seen;
 
     private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster,
             ClusterPublications clusterPublications, JobCache jobCache, AcceptancePolicies policies, Master master,
-            MasterMetrics metrics, MetricsServer http) {
+            MasterMetrics metrics, MetricsServer http, SeenAuthRequests seen) {
+        this.seen = seen;
         this.clusterPublications = clusterPublications;
         this.audit = audit;
         this.keyStore = keyStore;
@@ -167,9 +170,11 @@ public final class MasterDaemon implements AutoCloseable {
                     jobCache, active, audit, clock,
                     saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()),
                     clusterPublications);
+            SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
+            opened.add(seen);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
                     new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
-                    PENDING_RETRY_SECONDS);
+                    PENDING_RETRY_SECONDS, seen);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
                     Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock);
@@ -204,7 +209,7 @@ public final class MasterDaemon implements AutoCloseable {
                         metrics::scrape, () -> readiness(config, master, clusterStores));
             }
             return new MasterDaemon(audit, keyStore, cluster, clusterPublications, jobCache, policies, master,
-                    metrics, http);
+                    metrics, http, seen);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -360,6 +365,7 @@ public final class MasterDaemon implements AutoCloseable {
             http.close();
         }
         master.close();
+        seen.close(); // after the auth workers, which the master stopped
         if (clusterPublications != null) {
             clusterPublications.close();
         }

@@ -12,9 +12,15 @@ import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.config.TransportKind;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Optional;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -219,5 +225,63 @@ class MasterRestartIT {
         MinionDaemon again = fleet.start(config);
         Fleet.awaitState(again, MinionState.MASTER_KEY_MISMATCH);
         assertThat(Files.readString(pin)).isEqualTo(pinned);
+    }
+    /**
+     * Issue 30 item 2: web1's clock runs 4 minutes ahead (within the skew), so its auth requests are dated ahead.
+     * One, captured on the way, is refused while web1's later one holds the session; replayed after a master restart
+     * (same pki dir and cachedir) it must still be refused, not take web1's session, and web1 signs in at once.
+     */
+    @Test
+    void aFutureDatedAuthRequestRefusedBeforeARestartIsRefusedAfterItAndTheMinionSignsInAtOnce() throws Exception {
+        Duration ahead = Duration.ofMinutes(4);
+        fleet = new Fleet(dir, Clock.systemUTC(), Clock.offset(Clock.systemUTC(), ahead)).seedMasterKeys(111, 112);
+        fleet.startMaster(b -> b);
+        int web1Key = 113;
+        // A request of web1's (its key, its clock), captured before web1 is accepted.
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+        byte[] captured;
+        try (RawMinion capture = new RawMinion(fleet.retPort(), "web1", TestKeys.pair(web1Key))) {
+            captured = capture.authRequest(nonce, System.currentTimeMillis() + ahead.toMillis());
+        }
+        MinionDaemon web1 = fleet.startMinion("web1", web1Key, b -> b);
+        fleet.awaitAll(MinionState.PENDING);
+        fleet.master.keyStore().accept("web1", null, "it");
+        fleet.awaitAll(MinionState.ACCEPTED);
+        Object session = fleet.sessionIds().get("web1");
+
+        try (RawMinion attacker = new RawMinion(fleet.retPort(), "web1", TestKeys.pair(web1Key))) {
+            attacker.send(captured);
+            assertThat(awaitRefusedOrAnswered(attacker, "older than the live session")).isEmpty();
+        }
+        assertThat(fleet.sessionIds().get("web1")).isEqualTo(session);
+
+        fleet.stopMinion(web1);
+        fleet.restartMaster();
+        try (RawMinion attacker = new RawMinion(fleet.retPort(), "web1", TestKeys.pair(web1Key))) {
+            attacker.send(captured);
+            assertThat(awaitRefusedOrAnswered(attacker, "not newer than one already taken from its key"))
+                    .as("the answer to a replayed request").isEmpty();
+        }
+        assertThat(fleet.master.master().sessions().byMinion("web1")).isEmpty();
+
+        MinionDaemon again = fleet.startMinion("web1", web1Key, b -> b);
+        Fleet.awaitState(again, MinionState.ACCEPTED);
+        assertThat(fleet.sessionIds()).containsKey("web1");
+    }
+
+    /**
+     * Waits until the master's audit log refuses web1 for {@code reason} (a refusal without an answer), or an answer
+     * comes to {@code attacker}; returns the answer, if one came.
+     */
+    private Optional<Decoded.Ok> awaitRefusedOrAnswered(RawMinion attacker, String reason) {
+        List<Decoded.Ok> answers = new ArrayList<>();
+        await().until(() -> {
+            attacker.nextReply(Duration.ofMillis(50)).ifPresent(answers::add);
+            return !answers.isEmpty() || Files.readAllLines(fleet.masterConfig.auditLog()).stream()
+                    .anyMatch(line -> line.contains("auth-refused") && line.contains("\"web1\"")
+                            && line.contains(reason));
+        });
+        return answers.stream().findFirst();
     }
 }

@@ -66,7 +66,16 @@ final class RawMinion implements AutoCloseable {
     AuthReply authenticate(Duration timeout) throws Exception {
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
-        send(authRequest(nonce));
+        return ask(authRequest(nonce), nonce, timeout)
+                .orElseThrow(() -> new AssertionError(id + ": no auth reply within " + timeout));
+    }
+
+    /**
+     * Sends {@code request} (an auth request with {@code nonce}: this minion's, or one captured) and waits for its
+     * answer; on ACCEPTED, takes the session and the publish key. Empty when none came within {@code timeout}.
+     */
+    Optional<AuthReply> ask(byte[] request, byte[] nonce, Duration timeout) throws Exception {
+        send(request);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             Optional<Decoded.Ok> ok = nextReply(Duration.ofNanos(deadline - System.nanoTime()));
@@ -85,16 +94,21 @@ final class RawMinion implements AutoCloseable {
                             session.wrappedPublishKey())));
                     sendCounter = 0;
                 }
-                return reply;
+                return Optional.of(reply);
             }
         }
-        throw new AssertionError(id + ": no auth reply within " + timeout);
+        return Optional.empty();
     }
 
     /** A well-formed auth request with {@code nonce}, signed with this minion's key. */
     byte[] authRequest(byte[] nonce) {
+        return authRequest(nonce, System.currentTimeMillis());
+    }
+
+    /** A well-formed auth request with {@code nonce} dated {@code timestampMs}, signed with this minion's key. */
+    byte[] authRequest(byte[] nonce, long timestampMs) {
         return Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(),
-                nonce, System.currentTimeMillis(), Map.of(), null, null), keys.getPrivate());
+                nonce, timestampMs, Map.of(), null, null), keys.getPrivate());
     }
 
     void send(byte[] frame) {

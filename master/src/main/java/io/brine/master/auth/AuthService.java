@@ -21,6 +21,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.Peer;
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -68,9 +69,13 @@ public final class AuthService {
     private final int pendingRetrySeconds;
     private final KeyPair masterKeys;
     private final byte[] masterPublicDer;
+    /** The newest request accepted or held pending per key, on disk: what outlives the nonces over a restart. */
+    private final SeenAuthRequests seen;
 
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
-            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds) {
+            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
+            SeenAuthRequests seen) {
+        this.seen = seen;
         this.admission = new Admission(keyStore, policies);
         this.sessions = sessions;
         this.keyring = keyring;
@@ -169,6 +174,14 @@ public final class AuthService {
             audit.refused(id, peer.remoteAddress(), fingerprint, "auth request older than the live session's");
             return Optional.empty();
         }
+        // The nonces above are forgotten by a restart; this is not (a captured request replayed after one).
+        if (!seen.isNewer(id, fingerprint, request.timestampMs())) {
+            LOG.info("Minion {} ({}): auth request not newer than one already taken from its key dropped (a replay, "
+                    + "or the minion's clock was set back)", id, peer.remoteAddress());
+            audit.refused(id, peer.remoteAddress(), fingerprint, "auth request not newer than one already taken "
+                    + "from its key");
+            return Optional.empty();
+        }
 
         // The store's one read for this request: policies asked only where they matter, a spend given back there.
         Admission.Admitted admitted;
@@ -181,16 +194,17 @@ public final class AuthService {
             }
             throw e;
         } catch (UncheckedIOException e) {
-            // Expected on a full or failing disk, not a bug: the minion is told to try later.
-            long suppressed = storeFailureWarnings.due();
-            if (suppressed >= 0) {
-                LOG.warn("Minion {} ({}): auth answered 'try later': the key store failed: {}{}", id,
-                        peer.remoteAddress(), e.getMessage(), suppressed > 0 ? " (and " + suppressed
-                                + " more such failures since the last line)" : "");
+            return Optional.of(storeFailed(request, peer, "the key store failed: " + e.getMessage()));
+        }
+        KeyDecision decision = admitted.offer().decision();
+        if (decision instanceof KeyDecision.Accepted || decision instanceof KeyDecision.Pending) {
+            // On disk before the reply, so that no restart can make this request new again. Only for the key the
+            // store holds for the id: anybody can sign requests with a key of their own, and must not move its time.
+            try {
+                seen.record(id, fingerprint, request.timestampMs());
+            } catch (IOException e) {
+                return Optional.of(storeFailed(request, peer, seen + ": " + e.getMessage()));
             }
-            storeFailures.incrementAndGet();
-            return Optional.of(reply(request, AuthStatus.REFUSED, "the master cannot record keys now; try later",
-                    Math.max(pendingRetrySeconds, 1)));
         }
         audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
@@ -274,7 +288,19 @@ public final class AuthService {
         return reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds);
     }
 
-    /** Auth requests answered "try later" because the key store failed (a full disk): for the metrics. */
+    /** A full or failing disk: expected, not a bug. The minion is told to try later; a WARN per interval at most. */
+    private Outcome storeFailed(AuthRequest request, Peer peer, String why) {
+        long suppressed = storeFailureWarnings.due();
+        if (suppressed >= 0) {
+            LOG.warn("Minion {} ({}): auth answered 'try later': {}{}", request.id(), peer.remoteAddress(), why,
+                    suppressed > 0 ? " (and " + suppressed + " more such failures since the last line)" : "");
+        }
+        storeFailures.incrementAndGet();
+        return reply(request, AuthStatus.REFUSED, "the master cannot record keys now; try later",
+                Math.max(pendingRetrySeconds, 1));
+    }
+
+    /** Auth requests answered "try later": the key store or the record of seen requests failed (a full disk). */
     public long storeFailures() {
         return storeFailures.get();
     }

@@ -51,6 +51,7 @@ class AuthServicePolicyTest {
     RecordingKeyStore store;
     AcceptancePolicies policies;
     AuthService auth;
+    SeenAuthRequests seen;
     final List<String> audited = new ArrayList<>();
     final Peer peer = () -> "10.0.0.5";
     final AuthAudit audit = new AuthAudit() {
@@ -76,11 +77,13 @@ class AuthServicePolicyTest {
         MasterConfig config = MasterConfig.builder(dir).acceptance(MasterConfig.Acceptance.builder()
                 .autosignTokens(List.of(TokenHashes.entry("web*", TOKEN, true))).build()).build();
         policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null);
+        seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), Clock.systemUTC());
         auth = authService(store, new SessionTable());
     }
 
     @AfterEach
     void tearDown() {
+        seen.close();
         policies.close();
         store.close();
     }
@@ -91,7 +94,7 @@ class AuthServicePolicyTest {
 
     private AuthService authService(KeyStore keys, SessionTable sessions) {
         return new AuthService(keys, policies, sessions, new PublishKeyring(Clock.systemUTC()), audit,
-                Clock.systemUTC(), peer -> 4505, 0);
+                Clock.systemUTC(), peer -> 4505, 0, seen);
     }
 
     private AuthService.Outcome handle(String id, int keyIndex, String token) {
