@@ -102,14 +102,19 @@ class AuthServicePolicyTest {
     }
 
     private AuthService.Outcome handle(AuthService service, String id, int keyIndex, String token) {
+        return handleAt(service, id, keyIndex, token, System.currentTimeMillis()).orElseThrow();
+    }
+
+    private java.util.Optional<AuthService.Outcome> handleAt(AuthService service, String id, int keyIndex,
+            String token, long timestampMs) {
         KeyPair pair = TestKeys.pair(keyIndex);
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(), nonce,
-                System.currentTimeMillis(), Map.of(), null, token);
+                timestampMs, Map.of(), null, token);
         Decoded.Ok frame = (Decoded.Ok) Codec.decode(Codec.encodeSigned(request, pair.getPrivate()),
                 FrameLimits.MAX_FRAME);
-        return service.handle(peer, new Signed<>((AuthRequest) frame.message(), frame)).orElseThrow();
+        return service.handle(peer, new Signed<>((AuthRequest) frame.message(), frame));
     }
 
     private AuthService.Outcome handleRaw(String id, byte[] publicKey, java.security.PrivateKey signer, byte[] nonce) {
@@ -187,6 +192,38 @@ class AuthServicePolicyTest {
         assertThat(replyOf(outcome).reason()).contains("try later");
         assertThat(replyOf(outcome).retryAfterSeconds()).isPositive();
         assertThat(auth.storeFailures()).isEqualTo(1);
+    }
+
+    @Test
+    void aRecordOfTakenRequestsThatCannotBeWrittenGetsASignedTryLaterAndOpensNoSession() {
+        SessionTable sessions = new SessionTable();
+        AuthService service = authService(store, sessions);
+        seen.close();
+
+        AuthService.Outcome outcome = handle(service, "web1", 2, TOKEN);
+
+        assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
+        assertThat(replyOf(outcome).reason()).contains("try later");
+        assertThat(sessions.byMinion("web1")).isEmpty();
+        assertThat(service.storeFailures()).isEqualTo(1);
+    }
+
+    @Test
+    void onlyRequestsFromTheKeyTheStoreHoldsMoveAnIdsTimeAndAnOlderOneOfThatKeyIsDropped() {
+        long now = System.currentTimeMillis();
+        assertThat(handleAt(auth, "web1", 2, TOKEN, now).orElseThrow().status()).isEqualTo(AuthStatus.ACCEPTED);
+        // A stranger signs for web1 with a key of its own, dated as far ahead as the skew lets it: denied, and
+        // web1's own next request, dated before it, is still taken.
+        long ahead = now + Duration.ofMinutes(4).toMillis();
+        assertThat(handleAt(auth, "web1", 5, null, ahead).orElseThrow().status()).isEqualTo(AuthStatus.DENIED);
+        assertThat(handleAt(auth, "web1", 2, null, now + 1).orElseThrow().status()).isEqualTo(AuthStatus.ACCEPTED);
+        // web1's key, dated no later than what was taken from it, to a master without its session (as after a
+        // restart): dropped with no answer, and audited.
+        AuthService restarted = authService(store, new SessionTable());
+        audited.clear();
+        assertThat(handleAt(restarted, "web1", 2, null, now + 1)).isEmpty();
+        assertThat(audited).containsExactly("refused web1: auth request not newer than one already taken from its "
+                + "key");
     }
 
     @Test
