@@ -31,9 +31,13 @@ import org.slf4j.LoggerFactory;
  * forwards, so its fresh request is always later; a captured one is not.
  *
  * <p>One file, {@code cachedir/auth_requests}, mode 0600, one ASCII line per record: {@code ID FINGERPRINT MS}
- * (the request's timestamp) or {@code floor MS}: every request dated before {@code MS} is refused, whatever its key.
- * {@link #record} appends a line and returns once it is on disk, so a reply never gets ahead of its record (a crash
- * loses only records no reply depended on); concurrent records share one fsync. The file is rewritten atomically
+ * (the request's timestamp), {@code floor MS}: every request dated before {@code MS} is refused, whatever its key, or
+ * {@code closed MS}, the last line of a run that stopped cleanly. {@link #record} appends a line; a request dated
+ * ahead of the master's clock returns only once its line is on disk (concurrent ones share one fsync), since only a
+ * record can refuse its replay after a restart. Any other request is dated before the next start, and a start after
+ * a run that did not stop cleanly (no {@code closed} line: a crash, a kill, a power loss that took unforced lines)
+ * raises the floor to the start, which refuses whatever that run may have taken without a record: an auth costs no
+ * fsync but the rare minion whose clock is ahead. The file is rewritten atomically
  * (temp, fsync, rename) at every start and when it has grown to twice what is live: records older than the clock
  * skew are left out (no such request passes the skew check) and the floor rises to their bound, which keeps them
  * refused if the master's clock is later set back. Without a file (a first start, or removed), the floor is the
@@ -55,6 +59,7 @@ public final class SeenAuthRequests implements AutoCloseable {
     private static final Pattern FINGERPRINT = Pattern.compile("[0-9a-f]{2}(:[0-9a-f]{2}){31}");
     private static final Pattern MILLIS = Pattern.compile("[0-9]{1,18}");
     private static final String FLOOR = "floor";
+    private static final String CLOSED = "closed";
 
     private final Path file;
     private final Clock clock;
@@ -99,7 +104,14 @@ public final class SeenAuthRequests implements AutoCloseable {
         byte[] content;
         try {
             content = AtomicFiles.readSmall(file, MAX_BYTES);
-            floor = parse(file, content, newest);
+            Parsed parsed = parse(file, content, newest);
+            floor = parsed.floorMs();
+            if (!parsed.closed() && floor < now) {
+                floor = now;
+                LOG.warn("{}: the master's last run did not stop cleanly, so it may have taken requests it has no "
+                        + "record of: auth requests dated before {} are refused (minions whose clocks are behind "
+                        + "this master's are answered once their clocks pass it)", file, Instant.ofEpochMilli(floor));
+            }
         } catch (NoSuchFileException e) {
             floor = now;
             LOG.info("{} did not exist (a first start, or removed): auth requests dated before {} are refused, "
@@ -114,7 +126,11 @@ public final class SeenAuthRequests implements AutoCloseable {
         return seen;
     }
 
-    private static long parse(Path file, byte[] content, Map<String, Long> newest) throws IOException {
+    /** What a file says: its floor, and whether its run stopped cleanly (its last line is {@code closed}). */
+    private record Parsed(long floorMs, boolean closed) {
+    }
+
+    private static Parsed parse(Path file, byte[] content, Map<String, Long> newest) throws IOException {
         String text = new String(content, StandardCharsets.US_ASCII);
         int end = text.lastIndexOf('\n') + 1;
         if (end < text.length()) {
@@ -123,12 +139,16 @@ public final class SeenAuthRequests implements AutoCloseable {
                     file, text.length() - end);
         }
         long floor = 0;
+        boolean closed = false;
         String whole = text.substring(0, end);
         String[] lines = whole.isEmpty() ? new String[0] : whole.substring(0, end - 1).split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             String[] parts = lines[i].split(" ", -1);
+            closed = false;
             if (parts.length == 2 && parts[0].equals(FLOOR) && MILLIS.matcher(parts[1]).matches()) {
                 floor = Math.max(floor, Long.parseLong(parts[1]));
+            } else if (parts.length == 2 && parts[0].equals(CLOSED) && MILLIS.matcher(parts[1]).matches()) {
+                closed = true;
             } else if (parts.length == 3 && MinionIds.isValid(parts[0]) && FINGERPRINT.matcher(parts[1]).matches()
                     && MILLIS.matcher(parts[2]).matches()) {
                 newest.merge(parts[0] + " " + parts[1], Long.parseLong(parts[2]), Math::max);
@@ -139,7 +159,7 @@ public final class SeenAuthRequests implements AutoCloseable {
                         + "dated before its start, and takes the minions' fresh ones");
             }
         }
-        return floor;
+        return new Parsed(floor, closed);
     }
 
     /**
@@ -155,8 +175,9 @@ public final class SeenAuthRequests implements AutoCloseable {
     }
 
     /**
-     * Records a request from {@code id}'s key {@code fingerprint} dated {@code timestampMs}, durably: on disk when it
-     * returns. Call it before the reply that depends on it is sent.
+     * Records a request from {@code id}'s key {@code fingerprint} dated {@code timestampMs}. Call it before the reply
+     * that depends on it is sent. One dated ahead of the master's clock is on disk when this returns; any other is
+     * written, and forced by {@link #close} (after a crash, the next start's floor refuses it: see the class).
      *
      * @throws IOException when it cannot be written: the caller must not accept (answer "try later")
      */
@@ -166,14 +187,16 @@ public final class SeenAuthRequests implements AutoCloseable {
         newest.merge(key, timestampMs, Math::max);
         byte[] line = (key + " " + timestampMs + "\n").getBytes(StandardCharsets.US_ASCII);
         long mine;
+        boolean rewriteDue;
         synchronized (appendLock) {
             ensureOpen();
-            ByteBuffer buffer = ByteBuffer.wrap(line);
-            while (buffer.hasRemaining()) {
-                channel.write(buffer);
-            }
+            append(line);
             lines++;
             mine = ++written;
+            rewriteDue = lines > minRewriteLines && lines > 2L * newest.size();
+        }
+        if (timestampMs <= clock.millis() && !rewriteDue) {
+            return; // dated before any later start: an unclean stop's floor refuses it without the fsync
         }
         synchronized (forceLock) {
             if (forced >= mine) {
@@ -193,6 +216,13 @@ public final class SeenAuthRequests implements AutoCloseable {
             // Outside the append lock: appends go on while the disk works, and the next force takes them all.
             toForce.force(false);
             forced = upTo;
+        }
+    }
+
+    private void append(byte[] line) throws IOException {
+        ByteBuffer buffer = ByteBuffer.wrap(line);
+        while (buffer.hasRemaining()) {
+            channel.write(buffer);
         }
     }
 
@@ -224,12 +254,23 @@ public final class SeenAuthRequests implements AutoCloseable {
         return newest.size();
     }
 
-    /** Closes the file; every record was forced when it was made, so a failure here loses nothing. */
+    /**
+     * Forces what was written and ends the file with {@code closed}, so the next start keeps its floor; a failure
+     * here only makes that start raise it (as after a crash).
+     */
     @Override
     public void close() {
         synchronized (forceLock) {
             synchronized (appendLock) {
                 if (channel != null) {
+                    try {
+                        channel.force(false);
+                        append((CLOSED + " " + clock.millis() + "\n").getBytes(StandardCharsets.US_ASCII));
+                        channel.force(false);
+                    } catch (IOException e) {
+                        LOG.warn("{} not closed cleanly, so the next start refuses auth requests dated before it: {}",
+                                file, e.getMessage());
+                    }
                     try {
                         channel.close();
                     } catch (IOException e) {
