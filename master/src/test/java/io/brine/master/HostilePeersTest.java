@@ -125,6 +125,45 @@ class HostilePeersTest {
     }
 
     @Test
+    void twoSourcesCannotTakeTheReserveKeptForThisHostAndAcceptedMinionsAddresses() throws Exception {
+        // 8 without a session, 4 from one source; a quarter, 2, kept for this host and accepted minions' addresses.
+        start(TcpServerOptions.defaults().withConnectionLimits(100, 8, 4));
+        TcpServerTransport transport = (TcpServerTransport) master.master().transport();
+        // web1 signed in from 127.0.0.4 (another address on lo) and went away.
+        Socket web1 = connect("127.0.0.4");
+        frame(web1, WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce()));
+        assertThat(reply(receive(web1)).status()).isEqualTo(AuthStatus.ACCEPTED);
+        web1.close();
+        await().until(() -> transport.connectionCount() == 0);
+
+        // Two other sources take what others may hold, 6, and no more.
+        for (int i = 0; i < 6; i++) {
+            connect(i < 4 ? "127.0.0.2" : "127.0.0.3");
+            int open = i + 1;
+            await().until(() -> transport.connectionCount() == open);
+        }
+        assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
+        assertThat(closedWithin(connect("127.0.0.5"), ANSWER)).as("a third source").isTrue();
+
+        // web1 from its address: admitted, its auth answered, its session served.
+        Socket again = connect("127.0.0.4");
+        byte[] nonce = WiredMaster.nonce();
+        frame(again, WiredMaster.authRequest("web1", MINION_KEY, nonce));
+        AuthReply reply = reply(receive(again));
+        assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(reply.nonce()).isEqualTo(nonce);
+        // The local CLI over loopback: admitted, and its publication reaches web1.
+        try (BrineClient root = master.root()) {
+            BrineClient.Published published = root.publish(BrineClient.Job.of("glob", "web1", "test.ping"));
+            assertThat(published.minions()).containsExactly("web1");
+            assertThat(published.unreachable()).isEmpty();
+            assertThat(Codec.decode(receive(again), FrameLimits.MAX_FRAME)).isInstanceOfSatisfying(Decoded.Ok.class,
+                    ok -> assertThat(ok.message()).isInstanceOfSatisfying(io.brine.protocol.message.Publish.class,
+                            publish -> assertThat(publish.jid()).isEqualTo(published.jid())));
+        }
+    }
+
+    @Test
     void aMinionFloodingNearEightMibReturnsIsHeldToTheInflightBoundAndAnotherIsServed() throws Exception {
         long perConnection = 12L * 1024 * 1024;
         start(TcpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
@@ -607,6 +646,15 @@ class HostilePeersTest {
         out.writeInt(frame.length);
         out.write(frame);
         out.flush();
+    }
+
+    /** The next frame the master sends on {@code socket}, within {@link #ANSWER}. */
+    static byte[] receive(Socket socket) throws IOException {
+        socket.setSoTimeout((int) ANSWER.toMillis());
+        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        byte[] frame = new byte[in.readInt()];
+        in.readFully(frame);
+        return frame;
     }
 
     /** True when the master closes the connection within {@code within}; bytes it sent meanwhile are skipped. */

@@ -12,9 +12,10 @@ import org.slf4j.Logger;
 
 /**
  * The connections a server transport on Netty has accepted, and what they share: the {@link ConnectionBudget}
- * checked as each arrives, the {@link Outbox} of each event loop, the channel group closed with the transport, and
- * where lost publications, overflowed queues and refused frames are reported. Thread-safe. Both the TCP and the
- * ZMTP transport keep one; log lines go to the transport's logger.
+ * checked as each arrives, the {@link ReservedSources} its reserve is kept for (fed as connections authenticate),
+ * the {@link Outbox} of each event loop, the channel group closed with the transport, and where lost publications,
+ * overflowed queues and refused frames are reported. Thread-safe. Both the TCP and the ZMTP transport keep one; log
+ * lines go to the transport's logger.
  */
 public final class AcceptedConnections {
 
@@ -26,6 +27,7 @@ public final class AcceptedConnections {
 
     private final Logger log;
     private final ConnectionBudget budget;
+    private final ReservedSources reservedSources;
     private final Outboxes outboxes = new Outboxes();
     private final ChannelGroup channels;
     private final UndeliveredListener undelivered;
@@ -39,6 +41,7 @@ public final class AcceptedConnections {
     public AcceptedConnections(String name, ServerOptions options, UndeliveredListener undelivered, Logger log) {
         this.log = log;
         this.budget = new ConnectionBudget(options);
+        this.reservedSources = new ReservedSources(options.maxConnections());
         this.channels = new DefaultChannelGroup(name, GlobalEventExecutor.INSTANCE);
         this.undelivered = undelivered != null ? undelivered : this::logLost;
         this.refusals = new DropLog(log);
@@ -58,20 +61,26 @@ public final class AcceptedConnections {
      */
     public <C extends ServerConnection> C admit(Channel channel, Factory<C> factory) {
         String remote = ServerConnection.remoteAddressOf(channel);
-        String refusal = budget.admit(remote);
+        boolean reserved = reservedSources.contains(channel, remote);
+        String refusal = budget.admit(remote, reserved);
         if (refusal != null) {
             log.debug("Connection from {} refused: {}", remote, refusal);
             return null;
         }
         C connection = factory.connection(channel, remote, outboxes.of(channel.eventLoop()), this);
+        connection.reserved = reserved;
         channels.add(channel);
-        channel.closeFuture().addListener(future -> budget.closed(remote, connection.markClosed()));
+        channel.closeFuture().addListener(future -> budget.closed(remote, reserved, connection.markClosed()));
         return connection;
     }
 
-    /** {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured). */
+    /**
+     * {@code connection} left the unauthenticated budget (a minion bound, a subscription honoured for one): its
+     * address is one the reserve is kept for from now on.
+     */
     void authenticated(ServerConnection connection) {
-        budget.authenticated(connection.remoteAddress());
+        budget.authenticated(connection.remoteAddress(), connection.reserved);
+        reservedSources.minionBound(connection.remoteAddress());
     }
 
     /** Open connections now, authenticated or not. */

@@ -28,6 +28,8 @@ public abstract class ServerConnection {
     private final AcceptedConnections owner;
     private final ServerPeer peer;
     private final AtomicInteger state = new AtomicInteger(OPEN);
+    /** Admitted from a source the unauthenticated reserve is kept for ({@link ReservedSources}); set on admission. */
+    volatile boolean reserved;
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean overflowed = new AtomicBoolean();
     private final Set<String> minionIds = ConcurrentHashMap.newKeySet();
@@ -57,10 +59,13 @@ public abstract class ServerConnection {
         return Peer.Framing.MESSAGE;
     }
 
+    /** The source address of a channel that has none (not an IP socket). */
+    static final String UNKNOWN = "unknown";
+
     /** The source address of {@code channel} without port, or "unknown". */
     public static String remoteAddressOf(Channel channel) {
         return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : "unknown";
+                ? address.getAddress().getHostAddress() : UNKNOWN;
     }
 
     /** {@code peer}'s connection, when it is one of {@code type}'s; else an IllegalArgumentException. */

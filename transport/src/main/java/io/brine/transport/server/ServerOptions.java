@@ -33,6 +33,14 @@ public interface ServerOptions {
         return Integer.MAX_VALUE;
     }
 
+    /**
+     * Of {@link #maxUnauthenticatedConnections()}, how many are kept for connections from this host (the local CLI)
+     * and from addresses minions bound from, so that other sources together hold at most the rest: a quarter.
+     */
+    default int reservedUnauthenticated() {
+        return maxUnauthenticatedConnections() / 4;
+    }
+
     /** Inbound bytes handed to the master and not yet handled, over all connections, above which reading pauses. */
     long maxInflightBytes();
 

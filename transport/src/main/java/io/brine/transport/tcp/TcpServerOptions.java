@@ -25,7 +25,8 @@ import java.time.Duration;
  *     (minions send a heartbeat every 30 s)
  * @param tlsHandshakeTimeout a TLS handshake not done by then closes the connection
  * @param maxConnections open connections at most; further ones are closed at once
- * @param maxUnauthenticatedConnections open connections without a bound minion at most
+ * @param maxUnauthenticatedConnections open connections without a bound minion at most, a quarter of them kept for
+ *     this host and the addresses minions were bound from ({@link #reservedUnauthenticated()})
  * @param maxUnauthenticatedPerSource of those, at most this many from one source address, so one host cannot take
  *     the whole budget and minions from other addresses still connect
  * @param maxInflightBytes inbound bytes handed to the master and not yet handled, over all connections, above which

@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * connections, slowloris peers); a bound one after {@link TcpServerOptions#idleTimeout()}. Connections over
  * {@link TcpServerOptions#maxConnections()}, or over {@link TcpServerOptions#maxUnauthenticatedConnections()}
  * without a bound minion, or over {@link TcpServerOptions#maxUnauthenticatedPerSource()} of those from one source
- * address, are closed as they are accepted. The master {@link #disconnect disconnects} a peer whose frame it could
+ * address, or over the part of the unauthenticated cap not reserved for this host and minions' addresses
+ * ({@link io.brine.transport.server.ServerOptions#reservedUnauthenticated()}) from any other source, are closed as
+ * they are accepted. The master {@link #disconnect disconnects} a peer whose frame it could
  * not decode.
  *
  * <p><b>Inbound.</b> Frames are handed to the {@link InboundHandler} on the connection's event loop, which must

@@ -25,7 +25,8 @@ import java.time.Duration;
  * @param idleTimeout the same for a connection with a bound minion or an honoured subscription; at half of it
  *     the master sends a ZMTP PING, which every ZMTP 3.1 peer answers, so a quiet subscriber stays connected
  * @param maxConnections open connections at most, both ports together; further ones are closed at once
- * @param maxUnauthenticatedConnections open connections without a bound minion or honoured subscription at most
+ * @param maxUnauthenticatedConnections open connections without a bound minion or honoured subscription at most, a
+ *     quarter of them kept for this host and the addresses minions were bound from ({@link #reservedUnauthenticated()})
  * @param maxUnauthenticatedPerSource of those, at most this many from one source address, so one host cannot take
  *     the whole budget
  * @param maxInflightBytes inbound bytes handed to the master and not yet handled, over all request connections,

@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * NAT neighbours hold it too) and returns at once the ids with none: a publication never vanishes silently.
  *
  * <p><b>Connections, timeouts, back-pressure</b> as on TCP: caps in total, unauthenticated, and unauthenticated per
- * source address, checked on accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
+ * source address, with a part of the unauthenticated cap reserved for this host and minions' addresses, checked on
+ * accept; the unauthenticated and idle timeouts of {@link ZmtpServerHandler}; at most
  * {@link ZmtpServerOptions#maxQueuedBytes()} queued per connection (over it the connection is closed and its
  * minions reported), reading paused above the high water mark, and each request message counted in flight until
  * the master says it is {@link #handled}: a connection over {@link ZmtpServerOptions#maxInflightPerConnection()},

@@ -446,6 +446,45 @@ class ZmtpServerTransportTest {
         assertStillServing();
     }
 
+    @Test
+    void twoOtherSourcesFillOnlyTheUnreservedPartAndThisHostAndABoundMinionsAddressStillConnect() throws Exception {
+        start(fast().withConnectionLimits(100, 8, 4)); // a quarter of the 8, 2, kept for reserved sources
+        // web1 was bound from 127.0.0.4 and has gone: its address is one the reserve is kept for.
+        RawZmtp web1 = RawZmtp.handshaken("127.0.0.4", requestPort(), "DEALER");
+        web1.send(Wire.message("hello web1"));
+        assertThat(web1.readMessage()).hasSize(1);
+        server.bind("web1", peersByText.get("hello web1"));
+        web1.close();
+        await().until(() -> server.connectionCount() == 0);
+
+        // Two other sources (127.0.0.2, 127.0.0.3 are other addresses on lo) take the 6 others may hold.
+        for (int i = 0; i < 4; i++) {
+            closeLater(RawZmtp.connect("127.0.0.2", requestPort()));
+            int open = i + 1;
+            await().until(() -> server.unauthenticatedCount() == open);
+        }
+        for (int i = 0; i < 2; i++) {
+            closeLater(RawZmtp.connect("127.0.0.3", requestPort()));
+            int open = 5 + i;
+            await().until(() -> server.unauthenticatedCount() == open);
+        }
+        assertThat(closeLater(RawZmtp.connect("127.0.0.3", requestPort())).closedByServer()).as("past the share")
+                .isTrue();
+        assertThat(closeLater(RawZmtp.connect("127.0.0.5", requestPort())).closedByServer()).as("a third source")
+                .isTrue();
+
+        // The reserve: this host and web1's address are admitted and served.
+        RawZmtp local = closeLater(RawZmtp.handshaken("127.0.0.1", requestPort(), "DEALER"));
+        local.send(Wire.message("from-this-host"));
+        assertThat(local.readMessage()).singleElement().isEqualTo(Wire.ascii("re:from-this-host"));
+        RawZmtp again = closeLater(RawZmtp.handshaken("127.0.0.4", requestPort(), "DEALER"));
+        again.send(Wire.message("web1-again"));
+        assertThat(again.readMessage()).singleElement().isEqualTo(Wire.ascii("re:web1-again"));
+        assertThat(server.unauthenticatedCount()).isEqualTo(8);
+        // And the whole budget is then spent, for reserved sources too.
+        assertThat(closeLater(RawZmtp.connect("127.0.0.1", requestPort())).closedByServer()).isTrue();
+    }
+
     // ---------------------------------------------------------------- stock Salt minions (issue 15)
 
     /** A jeromq REQ that sent a Salt payload (a msgpack map: first byte 0x81) and is bound as {@code id}. */
