@@ -8,7 +8,6 @@ import io.brine.cluster.ZkPublishGeneration;
 import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.session.ClusterPublishKey;
 import io.brine.store.audit.AuditLog;
-import io.brine.daemon.config.ConnectionLimits;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
@@ -294,38 +293,31 @@ public final class MasterDaemon implements AutoCloseable {
 
     /**
      * The transport(s) {@code transport} names; several are served at once by a {@link CompositeServerTransport}.
-     * Each reports to {@code undelivered} the publications it took but then could not queue.
+     * Each reports to {@code undelivered} the publications it took but then could not queue. Their connection caps
+     * are fitted to the process's file limit ({@link ConnectionCaps}); caps set in master.yaml that do not fit are
+     * an IOException (brine-master refuses them before, with exit 2).
      */
     static ServerTransport transport(MasterConfig config, UndeliveredListener undelivered) throws IOException {
+        ConnectionCaps.Fit fit = ConnectionCaps.fit(config);
+        if (fit instanceof ConnectionCaps.Refused refused) {
+            throw new IOException(refused.message());
+        }
         List<ServerTransport> members = new ArrayList<>();
         for (TransportKind kind : config.transports()) {
+            ConnectionCaps.Caps caps = ConnectionCaps.of(fit, config, kind);
             members.add(switch (kind) {
                 case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort(), zmtpOptions(config.connectionLimits()), null, undelivered,
+                        config.publishPort(), ZmtpServerOptions.defaults().withConnectionLimits(caps.max(),
+                                caps.unauthenticated(), caps.perSource()), null, undelivered,
                         config.saltMinions()); // Salt's TCP transport shares the ZeroMQ ports
                 case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
-                        tcpOptions(config.connectionLimits()), config.tls().isPresent()
+                        TcpServerOptions.defaults().withConnectionLimits(caps.max(), caps.unauthenticated(),
+                                caps.perSource()), config.tls().isPresent()
                                 ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
                         null, undelivered);
             });
         }
         return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);
-    }
-
-    /** The ZeroMQ transport's defaults with master.yaml's connection caps. */
-    static ZmtpServerOptions zmtpOptions(ConnectionLimits limits) {
-        ZmtpServerOptions defaults = ZmtpServerOptions.defaults();
-        int[] caps = limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
-                defaults.maxUnauthenticatedPerSource());
-        return defaults.withConnectionLimits(caps[0], caps[1], caps[2]);
-    }
-
-    /** The TCP transport's defaults with master.yaml's connection caps. */
-    static TcpServerOptions tcpOptions(ConnectionLimits limits) {
-        TcpServerOptions defaults = TcpServerOptions.defaults();
-        int[] caps = limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
-                defaults.maxUnauthenticatedPerSource());
-        return defaults.withConnectionLimits(caps[0], caps[1], caps[2]);
     }
 
     public Master master() {

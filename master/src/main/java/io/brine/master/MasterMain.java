@@ -53,7 +53,15 @@ public final class MasterMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        ConnectionCaps.Fit caps = ConnectionCaps.fit(config);
+        if (caps instanceof ConnectionCaps.Refused refused) {
+            System.err.println(configDir.resolve(MasterConfig.FILE_NAME) + ": " + refused.message());
+            return 2;
+        }
         if (checkConfig) {
+            if (caps instanceof ConnectionCaps.Lowered lowered) {
+                System.err.println("WARN " + lowered.warning());
+            }
             java.util.List<String> untrusted = io.brine.store.policy.AcceptancePolicies.untrustedInputs(config,
                     config.pkiDir());
             if (!untrusted.isEmpty()) {
@@ -72,6 +80,9 @@ public final class MasterMain implements Callable<Integer> {
         DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
         // Before the daemon starts: a SIGHUP the JVM does not handle stops it, and logrotate may send one at any time.
         Hangups hangups = reopenOnHangup();
+        if (caps instanceof ConnectionCaps.Lowered lowered) {
+            LOG.warn(lowered.warning());
+        }
         MasterDaemon daemon;
         try {
             daemon = MasterDaemon.start(config, Clock.systemUTC());

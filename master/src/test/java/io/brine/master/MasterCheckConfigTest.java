@@ -2,6 +2,7 @@ package io.brine.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.daemon.config.ConnectionLimits;
 import io.brine.daemon.files.TrustedPath;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -13,7 +14,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** brine-master --check-config says which acceptance policies the ownership rule disables. */
+/**
+ * brine-master --check-config says which acceptance policies the ownership rule disables, and refuses connection caps
+ * set over the process's file limit as the master's start does.
+ */
 class MasterCheckConfigTest {
 
     @TempDir
@@ -35,6 +39,22 @@ class MasterCheckConfigTest {
         assertThat(checked.exit).isEqualTo(2);
         assertThat(checked.err).contains("autosign_file " + autosign + " is not trusted, the policy is disabled: ",
                 "owned by nobody");
+    }
+
+    @Test
+    void aMaxConnectionsOverTheFileLimitFailsTheCheckNamingTheLimitTheCapsAndTheFix() throws Exception {
+        long limit = ConnectionCaps.fileLimit();
+        assertThat(limit).as("a Unix JVM's RLIMIT_NOFILE").isBetween(1L, (long) ConnectionLimits.MAX_VALUE);
+        Path etc = Files.createDirectory(dir.resolve("etc"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache\ntransport: tcp\n"
+                + "max_connections: " + limit + "\n");
+
+        Checked checked = check(etc);
+
+        assertThat(checked.exit).isEqualTo(2);
+        assertThat(checked.err).contains("master.yaml: max_connections " + limit + " (tcp " + limit,
+                "file limit (RLIMIT_NOFILE) of " + limit + " open files", "LimitNOFILE=", "ulimit -n",
+                "lower max_connections to");
     }
 
     private record Checked(int exit, String err) {

@@ -22,7 +22,7 @@ import java.util.regex.Pattern;
  * <p>The configuration is the shipped defaults except what a benchmark on loopback must change, each named in
  * BENCHMARKS.md: {@code auto_accept: true} (the auth scenario is "first auth under auto_accept"), and
  * {@code auth_rate_per_source}/{@code auth_burst} raised, because every simulated minion comes from 127.0.0.1 and
- * the per-source limit would otherwise be the figure measured; from 4,000 minions also
+ * the per-source limit would otherwise be the figure measured; from 500 minions also
  * {@code max_unauthenticated_connections}/{@code max_unauthenticated_per_source}, for the same reason.
  */
 final class MasterProcess implements AutoCloseable {
@@ -54,8 +54,9 @@ final class MasterProcess implements AutoCloseable {
             throws IOException {
         Files.createDirectories(dir);
         // Above what the default per-source caps admit from one address (TCP 5,000 unauthenticated connections,
-        // ZeroMQ 10,000 = 5,000 minions), raised; written only then, so older builds (--master-home) still start.
-        String connectionCaps = minions < 4_000 ? "" : String.join("\n",
+        // ZeroMQ 10,000 = 5,000 minions, and a fifth of that where the master lowers its caps to a file limit of
+        // 20,000), raised; written only then, so older builds (--master-home) still start.
+        String connectionCaps = minions < 500 ? "" : String.join("\n",
                 "# Every simulated minion connects from 127.0.0.1, all at once: the per-source connection cap too.",
                 "max_unauthenticated_connections: 30000",
                 "max_unauthenticated_per_source: 30000");
