@@ -7,6 +7,8 @@ import io.brine.daemon.config.ConnectionLimits;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.transport.ServerTransport;
+import io.brine.transport.tcp.TcpServerTransport;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -53,8 +55,11 @@ class ConnectionLimitsWiringTest {
         transport.start((from, frame) -> { });
         int port = transport.addresses().request().getPort();
 
+        // Each admitted before the next connects: the event loops admit connections in any order.
         Socket first = connect("127.0.0.2", port);
+        await().until(() -> open() == 1);
         Socket second = connect("127.0.0.2", port);
+        await().until(() -> open() == 2);
         Socket third = connect("127.0.0.2", port);
         Socket elsewhere = connect("127.0.0.3", port);
 
@@ -62,6 +67,11 @@ class ConnectionLimitsWiringTest {
         assertThat(HostilePeersTest.closedWithin(first, Duration.ofMillis(200))).isFalse();
         assertThat(HostilePeersTest.closedWithin(second, Duration.ofMillis(200))).isFalse();
         assertThat(HostilePeersTest.closedWithin(elsewhere, Duration.ofMillis(200))).isFalse();
+    }
+
+    private int open() {
+        return transport instanceof TcpServerTransport tcp ? tcp.connectionCount()
+                : ((ZmtpServerTransport) transport).connectionCount();
     }
 
     private Socket connect(String from, int port) throws Exception {
