@@ -142,8 +142,17 @@ class HostilePeersTest {
             int open = i + 1;
             await().until(() -> transport.connectionCount() == open);
         }
-        assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
-        assertThat(closedWithin(connect("127.0.0.5"), ANSWER)).as("a third source").isTrue();
+        try (CapturedLog log = CapturedLog.of(TcpServerTransport.class)) {
+            assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
+            assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
+            assertThat(closedWithin(connect("127.0.0.5"), ANSWER)).as("a third source").isTrue();
+            // One line per source and cap a minute, not one per connection.
+            assertThat(log.lines()).filteredOn(line -> line.contains("outside the reserve")).hasSize(2)
+                    .anySatisfy(line -> assertThat(line).startsWith("Frames from 127.0.0.3 dropped: a connection"
+                            + " closed on arrival: 6 unauthenticated connections open from sources outside the"
+                            + " reserve"))
+                    .anySatisfy(line -> assertThat(line).startsWith("Frames from 127.0.0.5 dropped: "));
+        }
 
         // web1 from its address: admitted, its auth answered, its session served.
         Socket again = connect("127.0.0.4");
@@ -629,6 +638,32 @@ class HostilePeersTest {
                 reply.session().wrappedRequestKey()));
         return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
                 new AtomicLong());
+    }
+
+    /** The lines one class logs while it is open. */
+    record CapturedLog(ch.qos.logback.classic.Logger logger,
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender)
+            implements AutoCloseable {
+
+        static CapturedLog of(Class<?> type) {
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
+                    new ch.qos.logback.core.read.ListAppender<>();
+            appender.start();
+            ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
+                    .getLogger(type);
+            logger.addAppender(appender);
+            return new CapturedLog(logger, appender);
+        }
+
+        List<String> lines() {
+            return appender.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
+
+        @Override
+        public void close() {
+            logger.detachAppender(appender);
+        }
     }
 
     // ---- a raw peer ----

@@ -56,15 +56,16 @@ public final class AcceptedConnections {
     }
 
     /**
-     * A new connection: counted and given its state, or null when it is over a cap (the caller closes it). It is
-     * counted until its channel closes, unauthenticated until {@link #authenticated} or then.
+     * A new connection: counted and given its state, or null when it is over a cap (the caller closes it; one WARN
+     * per cap and source address a minute says so). It is counted until its channel closes, unauthenticated until
+     * {@link #authenticated} or then.
      */
     public <C extends ServerConnection> C admit(Channel channel, Factory<C> factory) {
         String remote = ServerConnection.remoteAddressOf(channel);
         boolean reserved = reservedSources.contains(channel, remote);
         String refusal = budget.admit(remote, reserved);
         if (refusal != null) {
-            log.debug("Connection from {} refused: {}", remote, refusal);
+            refusals.dropped(remote, "a connection closed on arrival: " + refusal);
             return null;
         }
         C connection = factory.connection(channel, remote, outboxes.of(channel.eventLoop()), this);
