@@ -8,6 +8,7 @@ import io.brine.store.keys.AdminResult.Status;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.security.interfaces.RSAPublicKey;
@@ -116,7 +117,7 @@ final class ZkAdminOperations {
                 owners.remove(source.fingerprint(), slot);
             }
         } else if (from.exclusive()) {
-            tx.setData(sourcePath, sourceRead.version(), ZkRecords.encodeKey(to, source.key()));
+            tx.setData(sourcePath, sourceRead.version(), ZkRecords.encodeKey(to, source.key(), source.kind()));
             owners.add(source.fingerprint(), slot); // already there: a version check
         } else {
             tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(to, source.key()));
@@ -148,7 +149,8 @@ final class ZkAdminOperations {
                     source.fingerprint(), id + ": deleted"));
         }
         if (from.exclusive()) {
-            view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()), sourceRead.version() + 1, zxid.get());
+            view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()).as(source.kind()),
+                    sourceRead.version() + 1, zxid.get());
         } else {
             view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()), 0, zxid.get());
             view.apply(true, id, null, -1, zxid.get());
@@ -158,8 +160,8 @@ final class ZkAdminOperations {
     }
 
     /** {@link ZkKeyStore#importKey}: a versioned create of the id's znode, never a replacement. */
-    ZkKeyStore.Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
-            throws IOException {
+    ZkKeyStore.Imported importKey(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor,
+            String reason) throws IOException {
         MinionIds.requireValid(id);
         Objects.requireNonNull(key, "key");
         ClusterHealth now = store.awaitWritable();
@@ -174,6 +176,7 @@ final class ZkAdminOperations {
                 StoredKey current = read.key(id);
                 if (current != null) {
                     return current.state() == state && KeyLookup.sameKey(current.key(), key)
+                            && (denied || current.kind() == kind)
                             ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
                 }
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this
@@ -182,7 +185,8 @@ final class ZkAdminOperations {
                 String fingerprint = Fingerprints.of(key);
                 ZkFingerprints.Changes owners = new ZkFingerprints.Changes(store, id, attempt == 0);
                 ZkWrites.Transaction tx = store.writes().begin();
-                tx.create(path, ZkRecords.encodeKey(state, key));
+                MinionKind filed = denied ? MinionKind.BRINE : kind;
+                tx.create(path, ZkRecords.encodeKey(state, key, filed));
                 if (!denied) {
                     if (!owners.otherIds(fingerprint).isEmpty()) {
                         return ZkKeyStore.Imported.CONFLICT;
@@ -193,7 +197,8 @@ final class ZkAdminOperations {
                         .fingerprint(fingerprint).reason(reason).build());
                 Optional<Long> zxid = tx.commit();
                 if (zxid.isPresent()) {
-                    store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key), 0, zxid.get());
+                    store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key).as(filed), 0,
+                            zxid.get());
                     return ZkKeyStore.Imported.ADDED;
                 }
             }

@@ -16,6 +16,7 @@ import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyProblem;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.KeyTransitions;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Outcome;
@@ -229,13 +230,14 @@ public final class ZkKeyStore implements KeyStore {
     /**
      * Stores {@code key} for {@code id} in {@code state} as a filesystem pki dir held it (brine-key cluster import):
      * added when the id has no such znode, unchanged when it holds the same key in the same state, a conflict
-     * otherwise (nothing is ever replaced). Audited as the state change, with {@code reason}.
+     * otherwise (nothing is ever replaced). A pending, accepted or rejected key is filed for {@code kind} (a Salt
+     * minion's as its pki dir marked it). Audited as the state change, with {@code reason}.
      *
      * @throws IOException when the cluster cannot be written now
      */
-    public Imported importKey(String id, KeyState state, RSAPublicKey key, String actor, String reason)
-            throws IOException {
-        return admin().importKey(id, state, key, actor, reason);
+    public Imported importKey(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor,
+            String reason) throws IOException {
+        return admin().importKey(id, state, key, kind, actor, reason);
     }
 
     /** Closes {@code resource} (the connection a store was opened on alone, by brine-key) after the store. */
@@ -259,6 +261,13 @@ public final class ZkKeyStore implements KeyStore {
         ZkKeyView.Entry entry = view.entry(id);
         return entry != null && entry.key().state() == KeyState.ACCEPTED ? Optional.of(entry.key().key())
                 : Optional.empty();
+    }
+
+    @Override
+    public MinionKind kind(String id) {
+        MinionIds.requireValid(id);
+        ZkKeyView.Entry entry = view.entry(id);
+        return entry == null ? MinionKind.BRINE : entry.key().kind();
     }
 
     @Override
@@ -286,11 +295,16 @@ public final class ZkKeyStore implements KeyStore {
      * key moves to denied, audited), never an accepted key.
      */
     @Override
-    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+    public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies) {
         KeyStore.checkOffer(id, offered, policies);
+        Objects.requireNonNull(kind, "kind");
         ensureOpen();
         ZkKeyView.Entry entry = view.entry(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
+        if (entry != null && entry.key().kind() != kind) {
+            // Decided again in the transaction for an id this view does not hold yet: the kind is in the key's znode.
+            return offerOf(new KeyDecision.OtherKind(id, Fingerprints.of(offered), entry.key().kind()), entry, false);
+        }
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
         if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
@@ -320,7 +334,7 @@ public final class ZkKeyStore implements KeyStore {
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, verdict, fast, attempt == 0);
+                Optional<Offer> done = tryOffer(id, offered, kind, verdict, fast, attempt == 0);
                 if (done.isPresent()) {
                     return done.get();
                 }
@@ -363,10 +377,17 @@ public final class ZkKeyStore implements KeyStore {
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout,
-            boolean first) throws KeeperException {
+    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
+            KeyLookup askedAbout, boolean first) throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
+        if (current != null && current.kind() != kind) {
+            // As the znode holds it: every write below creates the znode (failing if another master filed it
+            // meanwhile, for either kind) or checks its version, so the kind read here is the one that stands.
+            view.apply(false, id, current, main.version(), main.zxid());
+            return Optional.of(offerOf(new KeyDecision.OtherKind(id, Fingerprints.of(offered), current.kind()),
+                    view.entry(id), false));
+        }
         KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
         // A verdict displaces a pending key only when it was given about that very state (a grant or token).
         PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && askedAbout != KeyLookup.PENDING_OTHER
@@ -394,13 +415,13 @@ public final class ZkKeyStore implements KeyStore {
             case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
                 KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
                         : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;
-                tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered));
+                tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered, kind));
                 yield state;
             }
             case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED, REPLACE_PENDING -> {
                 KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_REJECTED ? KeyState.REJECTED
                         : KeyState.ACCEPTED;
-                tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered));
+                tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered, kind));
                 yield state;
             }
         };
@@ -463,7 +484,8 @@ public final class ZkKeyStore implements KeyStore {
         if (to == null) {
             return Optional.of(offerOf(decision, view.entry(id), false));
         }
-        view.apply(false, id, storedKey(id, to, offered), current == null ? 0 : main.version() + 1, zxid.get());
+        view.apply(false, id, storedKey(id, to, offered).as(kind), current == null ? 0 : main.version() + 1,
+                zxid.get());
         return Optional.of(offerOf(decision, view.entry(id), true));
     }
 

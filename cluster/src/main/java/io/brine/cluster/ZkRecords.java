@@ -9,6 +9,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,10 @@ import org.apache.zookeeper.KeeperException;
 /**
  * The cluster's znodes and what they hold, all under the configured root:
  * <ul>
- * <li>{@code /keys/<id>}: the id's key in its pending, accepted or rejected state, as JSON {@code {"state", "pem"}}.
- * One znode per id, so "in exactly one state" holds by construction and a move is one versioned setData.</li>
+ * <li>{@code /keys/<id>}: the id's key in its pending, accepted or rejected state, as JSON {@code {"state", "pem"}},
+ * and {@code "kind": "salt"} for a key filed by Salt's {@code _auth} ({@link MinionKind}). One znode per id, so "in
+ * exactly one state" holds by construction, a move is one versioned setData, and the kind is filed, kept and deleted
+ * with the key.</li>
  * <li>{@code /denied/<id>}: the last different key offered under the id.</li>
  * <li>{@code /fingerprints/<hex>}: the slots ({@code keys/<id>}) holding one public key, one per line, changed or
  * checked in every transaction that stores, moves or removes that key ({@link ZkFingerprints}): "one key, one id"
@@ -44,6 +47,8 @@ final class ZkRecords {
     static final String ROTATE = "/rotate";
     static final String SPENT = "/spent";
     static final String FORMAT = "/format";
+    /** The field of a key record naming a Salt minion's key ({@link MinionKind}); absent for a brine minion's. */
+    static final String KIND = "kind";
     /**
      * The layout this code reads and writes. 1: keys with their {@code /fingerprints} znodes. (Masters of the
      * version before it neither write nor check {@code /format}: they must be stopped before this one starts.)
@@ -99,10 +104,22 @@ final class ZkRecords {
         return DENIED + "/" + id;
     }
 
+    /** A brine minion's key record (a denied key's too: it is recorded for no kind). */
     static byte[] encodeKey(KeyState state, RSAPublicKey key) {
+        return encodeKey(state, key, MinionKind.BRINE);
+    }
+
+    /**
+     * A key record; a Salt minion's carries {@code "kind": "salt"}, in the same znode as the key, so the kind is
+     * written in the transaction that files the key and goes with it. A brine minion's record is as format 1 wrote it.
+     */
+    static byte[] encodeKey(KeyState state, RSAPublicKey key, MinionKind kind) {
         ObjectNode node = JSON.createObjectNode();
         node.put("state", state.label());
         node.put("pem", Pem.publicKeySpki(key));
+        if (kind != MinionKind.BRINE) {
+            node.put(KIND, kind.label());
+        }
         return node.toString().getBytes(StandardCharsets.UTF_8);
     }
 
@@ -119,7 +136,21 @@ final class ZkRecords {
         }
         KeyState state = stateOf(node.path("state").asText(""));
         RSAPublicKey key = Pem.readPublicKey(node.path("pem").asText(""));
-        return new StoredKey(id, state, key, Fingerprints.of(key));
+        return new StoredKey(id, state, key, Fingerprints.of(key), kindOf(node.path(KIND).asText("")));
+    }
+
+    /** No kind (every record before Salt minions had one, and a brine minion's): a brine minion's key. */
+    private static MinionKind kindOf(String label) throws KeyFormatException {
+        if (label.isEmpty()) {
+            return MinionKind.BRINE;
+        }
+        for (MinionKind kind : MinionKind.values()) {
+            if (kind.label().equals(label)) {
+                return kind;
+            }
+        }
+        throw new KeyFormatException("unknown kind " + MinionIds.printable(label.length() > 20
+                ? label.substring(0, 20) + "..." : label));
     }
 
     private static KeyState stateOf(String label) throws KeyFormatException {

@@ -5,7 +5,6 @@ import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyProblem;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyStore;
-import io.brine.store.keys.SaltMarks;
 import io.brine.daemon.BrineVersion;
 import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.target.Glob;
@@ -309,7 +308,7 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            return show.list(scan, action.states(), new SaltMarks(config.pkiDir()).ids());
+            return show.list(scan, action.states());
         }
         try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();

@@ -10,6 +10,8 @@ import io.brine.protocol.crypto.RsaKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.MinionKind;
+import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -68,7 +70,7 @@ final class ClusterImport implements Callable<Integer> {
     boolean dryRun;
 
     /** A key found in the pki dir. */
-    record Found(String id, KeyState state, RSAPublicKey key) {
+    record Found(String id, KeyState state, RSAPublicKey key, MinionKind kind) {
         String fingerprint() {
             return Fingerprints.of(key);
         }
@@ -122,7 +124,7 @@ final class ClusterImport implements Callable<Integer> {
             int added = 0;
             List<String> raced = new ArrayList<>();
             for (Found key : toAdd) {
-                switch (store.importKey(key.id(), key.state(), key.key(), root.actor(), reason)) {
+                switch (store.importKey(key.id(), key.state(), key.key(), key.kind(), root.actor(), reason)) {
                     case ADDED -> added++;
                     case UNCHANGED -> already++;
                     case CONFLICT -> raced.add(key.id() + ": changed in the cluster meanwhile; not imported");
@@ -242,7 +244,8 @@ final class ClusterImport implements Callable<Integer> {
                     RSAPublicKey key = Pem.readPublicKey(new String(AtomicFiles.readSmall(file, MAX_KEY_BYTES),
                             StandardCharsets.US_ASCII));
                     RsaKeys.checkSize(key);
-                    Found key1 = new Found(id, state, key);
+                    Found key1 = new Found(id, state, key, state != KeyState.DENIED
+                            && new SaltMarks(pkiDir).isMarked(id) ? MinionKind.SALT : MinionKind.BRINE);
                     if (state == KeyState.DENIED) {
                         denied.add(key1);
                     } else if (main.containsKey(id)) {

@@ -10,6 +10,7 @@ import io.brine.store.keys.SharedKeys;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
@@ -40,10 +41,11 @@ final class ShowKeys {
     static final String SALT_MARK = "  (salt)";
 
     /**
-     * The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked, and a Salt minion:
-     * {@code saltIds}); structured, the Salt minions listed also under {@code salt_minions}.
+     * The ids in {@code states}, in salt-key's layout (a key also stored under other ids marked, and a Salt minion's:
+     * its {@linkplain StoredKey#kind() kind}, as the store holds it); structured, the Salt minions listed also under
+     * {@code salt_minions}.
      */
-    int list(KeyScan.Result scan, Set<KeyState> states, Set<String> saltIds) {
+    int list(KeyScan.Result scan, Set<KeyState> states) {
         KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
@@ -52,7 +54,7 @@ final class ShowKeys {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                     for (StoredKey key : listing.keys(state)) {
                         writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
-                                + (saltIds.contains(key.id()) ? SALT_MARK : ""));
+                                + (key.kind() == MinionKind.SALT ? SALT_MARK : ""));
                     }
                 }
             }
@@ -64,7 +66,8 @@ final class ShowKeys {
         for (KeyState state : Output.STRUCTURED_ORDER) {
             if (states.contains(state)) {
                 document.put(state.dirName(), listing.ids(state));
-                listing.ids(state).stream().filter(saltIds::contains).forEach(salt::add);
+                listing.keys(state).stream().filter(key -> key.kind() == MinionKind.SALT).map(StoredKey::id)
+                        .forEach(salt::add);
             }
         }
         if (!salt.isEmpty()) { // only for a fleet with Salt minions: brine's own listing keeps its shape

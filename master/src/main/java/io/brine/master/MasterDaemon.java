@@ -160,8 +160,7 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(transport);
             SaltKeys saltKeys = null;
             if (config.saltMinions()) {
-                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort(),
-                        cluster == null ? new io.brine.store.keys.SaltMarks(config.pkiDir()) : null);
+                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort(), keyStore);
                 keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys::onKeyChange));
             }

@@ -63,6 +63,7 @@ public final class AuthService {
     private final WarnInterval badRequestWarnings;
     private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
     private final WarnInterval storeFailureWarnings;
+    private final WarnInterval otherKindWarnings;
     private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
@@ -83,6 +84,7 @@ public final class AuthService {
         this.clock = clock;
         this.badRequestWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.storeFailureWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.otherKindWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = keyStore.masterKeyPair();
@@ -252,6 +254,15 @@ public final class AuthService {
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Minion {} ({}): refused, store full ({})", id, peer.remoteAddress(), full.reason());
             return reply(request, AuthStatus.FULL, full.reason(), pendingRetrySeconds);
+        } else if (decision instanceof KeyDecision.OtherKind other) {
+            // A Salt minion's key: never taken over by a brine auth, nor re-marked (an admin's act changes a kind).
+            long suppressed = otherKindWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Minion {} ({}): auth refused: {}{}", id, peer.remoteAddress(), other.reason(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
+                                : "");
+            }
+            return reply(request, AuthStatus.DENIED, other.reason(), 0);
         }
         throw new IllegalStateException("unknown key decision " + decision);
     }

@@ -30,8 +30,9 @@ public final class SaltPublisher {
     }
 
     /**
-     * The Salt minions among {@code ids}: those signed in with Salt's protocol since the master started, or marked
-     * as Salt minions when they offered their key ({@link SaltKeys#isSalt}).
+     * The Salt minions among {@code ids}: those whose key the store filed as a Salt minion's ({@link SaltKeys#isSalt});
+     * a Salt session alone makes no minion a Salt minion. The others are brine minions: their jobs go only to their
+     * brine sessions.
      */
     public List<String> saltMinions(Collection<String> ids) {
         List<String> salt = new ArrayList<>();

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.transport.DropLog;
 import io.brine.master.auth.AuthAudit;
+import io.brine.master.auth.WarnInterval;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
 import io.brine.protocol.MinionIds;
@@ -29,6 +30,7 @@ import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.Admission;
@@ -50,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * answer goes to the request's {@link SaltReplyPath}. Nothing but {@code _auth} is served without a session key
  * (CVE-2020-11651); the minion id of a session request is the one whose session key opens it, and its {@code tok}
  * must verify with that id's key as the store holds it now, so a removed minion is refused even while its session
- * key lingers.
+ * key lingers. {@code _auth} is unsigned (it proves nothing about the private key): it is offered to the store as a
+ * Salt minion's, so an id whose key a brine minion filed is refused, never re-marked (PROTOCOL.md 9.1).
  */
 public final class SaltService {
 
@@ -58,6 +61,7 @@ public final class SaltService {
     private static final SaltValue BAD_LOAD = new SaltAuthReply.BadLoad().encode(null);
     private static final byte[] TOKEN_MESSAGE = "salt".getBytes(StandardCharsets.US_ASCII);
     private static final SaltValue EMPTY_PILLAR = SaltValue.Map.builder().build();
+    private static final long OTHER_KIND_WARN_INTERVAL_MS = 10_000;
 
     private final KeyStore keyStore;
     private final Admission admission;
@@ -69,6 +73,7 @@ public final class SaltService {
     private final Clock clock;
     private final long maxReturnBytes;
     private final DropLog drops;
+    private final WarnInterval otherKindWarnings;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
             .expireAfterWrite(Duration.ofMinutes(15)).build();
@@ -89,6 +94,7 @@ public final class SaltService {
         this.jobs = jobs;
         this.clock = clock;
         this.drops = new DropLog(LOG, DropLog.INTERVAL, clock);
+        this.otherKindWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
     }
 
     /** One request, already read with its bounds on the transport thread. */
@@ -140,8 +146,9 @@ public final class SaltService {
         });
         Admission.Admitted admitted;
         try {
+            // Filed as a Salt minion's key, or refused when the id holds a brine minion's (KeyStore#offer).
             admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null, from,
-                    clock.instant()));
+                    clock.instant()), MinionKind.SALT);
         } catch (IllegalArgumentException e) {
             if (!(e.getCause() instanceof KeyFormatException bad)) {
                 throw e;
@@ -158,9 +165,6 @@ public final class SaltService {
         audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
-        if (decision instanceof KeyDecision.Accepted || decision instanceof KeyDecision.Pending) {
-            keys.mark(id); // its key is filed: brine-key -L shows it as a Salt minion
-        }
         if (decision instanceof KeyDecision.Accepted accepted) {
             Crypticle session = keys.sessionFor(id);
             SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session, key);
@@ -190,6 +194,15 @@ public final class SaltService {
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Salt minion {} ({}): refused, store full ({})", id, from, full.reason());
             return encode(responder.respond(request, Decision.FULL, null));
+        } else if (decision instanceof KeyDecision.OtherKind other) {
+            // Salt's _auth proves nothing about the private key: a sign-in with a brine minion's (public) key must
+            // not make its jobs go out in Salt's envelope. No session key is made, nothing is marked.
+            long suppressed = otherKindWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, other.reason(), suppressed > 0
+                        ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
+            }
+            return encode(responder.respond(request, Decision.REJECTED, null));
         }
         throw new IllegalStateException("unknown key decision " + decision);
     }
@@ -224,9 +237,10 @@ public final class SaltService {
             return;
         }
         Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
-        if (key.isEmpty() || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, hello.tok())) {
-            LOG.info("Salt minion {} ({}): publish connection refused: its key is not accepted", id,
-                    path.remoteAddress());
+        if (key.isEmpty() || keyStore.kind(id) != MinionKind.SALT
+                || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, hello.tok())) {
+            LOG.info("Salt minion {} ({}): publish connection refused: its key is not accepted as a Salt minion's",
+                    id, path.remoteAddress());
             path.disconnect();
             return;
         }
@@ -254,9 +268,11 @@ public final class SaltService {
             return;
         }
         Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
-        if (key.isEmpty() || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, opened.tok())) {
+        if (key.isEmpty() || keyStore.kind(id) != MinionKind.SALT
+                || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, opened.tok())) {
             keys.drop(id);
-            LOG.info("Salt minion {} ({}): request refused: its key is not accepted", id, path.remoteAddress());
+            LOG.info("Salt minion {} ({}): request refused: its key is not accepted as a Salt minion's", id,
+                    path.remoteAddress());
             path.reply(BAD_LOAD);
             return;
         }

@@ -282,8 +282,9 @@ class AuthServicePolicyTest {
                 PolicyVerdict.ACCEPT);
         KeyStore removedWhileAnswering = new RecordingKeyStore(store.delegate()) {
             @Override
-            public Offer offer(String id, java.security.interfaces.RSAPublicKey offered, Policies asked) {
-                Offer offer = super.offer(id, offered, asked);
+            public Offer offer(String id, java.security.interfaces.RSAPublicKey offered,
+                    io.brine.store.keys.MinionKind kind, Policies asked) {
+                Offer offer = super.offer(id, offered, kind, asked);
                 delegate().delete(id, "admin");
                 return offer;
             }

@@ -102,7 +102,7 @@ class SaltServiceTest {
         policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), null);
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
         jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC());
-        keys = new SaltKeys(store.masterKeyPair(), () -> 4505);
+        keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
         jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
                 new io.brine.master.events.EventStream(Clock.systemUTC())));
         salt = service(1 << 20);
@@ -300,20 +300,36 @@ class SaltServiceTest {
     }
 
     @Test
-    void aSaltMinionIsMarkedWhenItsKeyIsFiledAndUnmarkedWhenItIsDeleted() throws Exception {
+    void aSaltMinionsKeyIsFiledAsASaltMinionsAndItsKindGoesWithTheKey() throws Exception {
         io.brine.store.keys.SaltMarks marks = new io.brine.store.keys.SaltMarks(dir.resolve("pki"));
-        keys = new SaltKeys(store.masterKeyPair(), () -> 4505, marks);
-        jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
-                new io.brine.master.events.EventStream(Clock.systemUTC())));
-        salt = service(1 << 20);
         assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
         assertThat(marks.ids()).containsExactly("salt1");
-        assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, marks).isSalt("salt1"))
-                .as("a restarted master knows it").isTrue();
+        assertThat(keys.isSalt("salt1")).isTrue();
+        try (KeyStore restarted = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .pollInterval(Duration.ZERO).build())) {
+            assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, restarted).isSalt("salt1"))
+                    .as("a restarted master knows it").isTrue();
+        }
 
-        keys.onKeyChange(new io.brine.store.keys.KeyChange("salt1",
-                Optional.of(io.brine.store.keys.KeyState.PENDING), Optional.empty(), "fp"));
+        store.delete("salt1", "test-admin");
         assertThat(marks.ids()).isEmpty();
         assertThat(keys.isSalt("salt1")).isFalse();
+    }
+
+    @Test
+    void aSaltSignInWithABrineMinionsKeyIsRefusedWithoutASessionOrAMarkAndAudited() throws Exception {
+        // web1 is a brine minion, accepted; its public key is public.
+        assertThat(store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
+                io.brine.store.keys.PolicyVerdict.ACCEPT)).isInstanceOf(io.brine.store.keys.KeyDecision.Accepted.class);
+
+        assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
+
+        assertThat(keys.session("web1")).isEmpty();
+        assertThat(keys.isSalt("web1")).isFalse();
+        assertThat(bound).isEmpty();
+        assertThat(new io.brine.store.keys.SaltMarks(dir.resolve("pki")).ids()).isEmpty();
+        assertThat(store.acceptedKey("web1")).isPresent();
+        assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-otherkind")
+                .contains("held by a brine minion");
     }
 }

@@ -125,6 +125,9 @@ public final class BulkDelete implements AutoCloseable {
                     + fingerprint + ", not " + expected + "; nothing changed");
         }
         Files.delete(path);
+        if (state != KeyState.DENIED) {
+            directory.marks().unmark(id); // the id holds no key: its kind goes with it
+        }
         touched.add(path.getParent());
         record(id, from, fingerprint, actor);
         if (++sinceFlush >= BATCH) {

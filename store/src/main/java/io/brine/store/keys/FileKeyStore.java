@@ -147,6 +147,14 @@ public final class FileKeyStore implements KeyStore {
 
     /** In memory. */
     @Override
+    public MinionKind kind(String id) {
+        MinionIds.requireValid(id);
+        Entry entry = writes.snapshot().keys.get(id);
+        return entry == null ? MinionKind.BRINE : entry.key().kind();
+    }
+
+    /** In memory. */
+    @Override
     public Set<String> acceptedIds() {
         return writes.snapshot().acceptedIds();
     }
@@ -192,13 +200,19 @@ public final class FileKeyStore implements KeyStore {
      * asked before the lock is taken.
      */
     @Override
-    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+    public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies) {
         KeyStore.checkOffer(id, offered, policies);
+        Objects.requireNonNull(kind, "kind");
         ensureOpen();
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
         KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
                 : KeyLookup.of(entry.key().state(), entry.key().key(), offered);
+        if (entry != null && entry.key().kind() != kind) {
+            // Decided again under the lock for an id this snapshot does not hold yet: the kind is written with the key.
+            return Offer.of(new KeyDecision.OtherKind(id, Fingerprints.of(offered), entry.key().kind()), entry,
+                    false);
+        }
         // The factor check once per offer, before any policy runs, and not at all for the key the store already
         // holds under this id (checked when it was stored).
         if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
@@ -221,17 +235,26 @@ public final class FileKeyStore implements KeyStore {
             }
         }
         try (StoreLock.Held held = lock.acquire()) {
-            return offerLocked(id, offered, verdict, fast);
+            return offerLocked(id, offered, kind, verdict, fast);
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
         }
     }
 
-    private Offer offerLocked(String id, RSAPublicKey offered, PolicyVerdict asked, KeyLookup askedAbout)
-            throws IOException {
+    private Offer offerLocked(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
+            KeyLookup askedAbout) throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
+        if (current.isPresent()) {
+            // The kind as the disk holds it, under the lock every writer takes: a brine offer and a Salt offer of one
+            // new key cannot both file it, and a key filed by one is never re-marked by the other.
+            MinionKind held = directory.kindOf(id);
+            if (held != kind) {
+                return Offer.untracked(new KeyDecision.OtherKind(id, Fingerprints.of(offered), held),
+                        current.get().key(), false);
+            }
+        }
         KeyLookup lookup = current.map(c -> c.key() == null
                 ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
                         : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
@@ -255,9 +278,9 @@ public final class FileKeyStore implements KeyStore {
         String reason = outcome.reason();
         Entry written = switch (outcome.write()) {
             case NONE -> null;
-            case NEW_PENDING -> writes.createLocked(id, KeyState.PENDING, offered, MASTER_ACTOR, reason);
-            case NEW_ACCEPTED -> writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
-            case NEW_REJECTED -> writes.createLocked(id, KeyState.REJECTED, offered, MASTER_ACTOR, reason);
+            case NEW_PENDING -> writes.createLocked(id, KeyState.PENDING, offered, kind, MASTER_ACTOR, reason);
+            case NEW_ACCEPTED -> writes.createLocked(id, KeyState.ACCEPTED, offered, kind, MASTER_ACTOR, reason);
+            case NEW_REJECTED -> writes.createLocked(id, KeyState.REJECTED, offered, kind, MASTER_ACTOR, reason);
             case PENDING_TO_ACCEPTED -> writes.moveLocked(current.orElseThrow(), KeyState.ACCEPTED, MASTER_ACTOR,
                     reason);
             case PENDING_TO_REJECTED -> writes.moveLocked(current.orElseThrow(), KeyState.REJECTED, MASTER_ACTOR,
@@ -270,7 +293,7 @@ public final class FileKeyStore implements KeyStore {
                 DiskEntry squatter = current.orElseThrow();
                 writes.denyLocked(id, squatter.key().key(), MASTER_ACTOR, "pending key displaced: " + reason);
                 writes.deleteLocked(squatter, MASTER_ACTOR, "pending key displaced: " + reason);
-                yield writes.createLocked(id, KeyState.ACCEPTED, offered, MASTER_ACTOR, reason);
+                yield writes.createLocked(id, KeyState.ACCEPTED, offered, kind, MASTER_ACTOR, reason);
             }
         };
         if (written != null) {

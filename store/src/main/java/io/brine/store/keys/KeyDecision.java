@@ -5,7 +5,7 @@ package io.brine.store.keys;
  * offered key's; {@code reason} is for logs and the audit trail and never holds key material.
  */
 public sealed interface KeyDecision permits KeyDecision.Accepted, KeyDecision.Pending, KeyDecision.Rejected,
-        KeyDecision.Denied, KeyDecision.Full {
+        KeyDecision.Denied, KeyDecision.Full, KeyDecision.OtherKind {
 
     String id();
 
@@ -32,5 +32,18 @@ public sealed interface KeyDecision permits KeyDecision.Accepted, KeyDecision.Pe
 
     /** A limit (pending keys, minions) is reached; nothing was written. */
     record Full(String id, String reason) implements KeyDecision {
+    }
+
+    /**
+     * The id holds a key (pending, accepted or rejected) filed for another kind of minion ({@code held}) than the
+     * offer's: nothing was written, no policy was asked. A Salt sign-in never takes over a brine minion's key, nor a
+     * brine auth a Salt minion's; an admin changes a minion's kind by deleting its key.
+     */
+    record OtherKind(String id, String fingerprint, MinionKind held, String reason) implements KeyDecision {
+
+        public OtherKind(String id, String fingerprint, MinionKind held) {
+            this(id, fingerprint, held, "the id is held by a " + held.label() + " minion; an admin changes a"
+                    + " minion's kind by deleting its key");
+        }
     }
 }

@@ -43,9 +43,11 @@ final class KeyDirectory {
 
     private final Path pkiDir;
     private final Map<KeyState, Path> dirs;
+    private final SaltMarks marks;
 
     private KeyDirectory(Path pkiDir) {
         this.pkiDir = pkiDir;
+        this.marks = new SaltMarks(pkiDir);
         Map<KeyState, Path> map = new EnumMap<>(KeyState.class);
         for (KeyState state : KeyState.values()) {
             map.put(state, pkiDir.resolve(state.dirName()));
@@ -99,6 +101,16 @@ final class KeyDirectory {
         return dirs.get(state);
     }
 
+    /** Where the kind of each Salt minion's key is recorded. */
+    SaltMarks marks() {
+        return marks;
+    }
+
+    /** The kind of the id's pending, accepted or rejected key, as the disk holds it. */
+    MinionKind kindOf(String id) {
+        return marks.isMarked(id) ? MinionKind.SALT : MinionKind.BRINE;
+    }
+
     /** One id's file in one state directory, as found on disk. */
     record DiskEntry(KeyState state, Path path, StoredKey key, String problem) {
     }
@@ -121,7 +133,9 @@ final class KeyDirectory {
             return Optional.empty();
         }
         ParsedFile parsed = parse(state, id, path, attributes.get());
-        return Optional.of(new DiskEntry(state, path, parsed.key(), parsed.problem()));
+        StoredKey key = parsed.key() == null || state == KeyState.DENIED ? parsed.key()
+                : parsed.key().as(kindOf(id));
+        return Optional.of(new DiskEntry(state, path, key, parsed.problem()));
     }
 
     private record ParsedFile(StoredKey key, String problem) {
@@ -193,6 +207,7 @@ final class KeyDirectory {
         Map<String, Entry> keys = new HashMap<>();
         Map<String, Entry> denied = new HashMap<>();
         List<KeyProblem> problems = new ArrayList<>();
+        Set<String> salt = marks.ids();
         for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING, KeyState.DENIED)) {
             List<Path> entries = new ArrayList<>();
             try (DirectoryStream<Path> stream = Files.newDirectoryStream(dirs.get(state))) {
@@ -227,6 +242,11 @@ final class KeyDirectory {
                     }
                     entry = old != null && old.key().fingerprint().equals(parsed.key().fingerprint())
                             ? old.restamped(parsed.key(), stamp) : Entry.of(parsed.key(), stamp);
+                }
+                MinionKind kind = state != KeyState.DENIED && salt.contains(name) ? MinionKind.SALT
+                        : MinionKind.BRINE;
+                if (entry.key().kind() != kind) {
+                    entry = entry.restamped(entry.key().as(kind), stamp);
                 }
                 if (state == KeyState.DENIED) {
                     denied.put(name, entry);

@@ -46,6 +46,7 @@ public final class KeyScan {
         SharedKeys shared = new SharedKeys();
         // The exclusive states first, strongest first: a second copy of an id is a problem, as in the store.
         Map<String, StoredKey> main = new HashMap<>();
+        java.util.Set<String> salt = directory.marks().ids();
         for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING, KeyState.DENIED)) {
             List<StoredKey> found = new ArrayList<>();
             Path dir = directory.dir(state);
@@ -66,7 +67,8 @@ public final class KeyScan {
                     problems.add(new KeyProblem(file, verdict.problem()));
                     continue;
                 }
-                StoredKey key = new StoredKey(name, state, null, verdict.fingerprint());
+                StoredKey key = new StoredKey(name, state, null, verdict.fingerprint(),
+                        state != KeyState.DENIED && salt.contains(name) ? MinionKind.SALT : MinionKind.BRINE);
                 if (state == KeyState.DENIED) {
                     StoredKey other = main.get(name);
                     if (other == null || !other.fingerprint().equals(key.fingerprint())) {

@@ -78,7 +78,23 @@ public interface KeyStore extends AutoCloseable {
      * @throws UncheckedIOException when the store cannot be read or written (the caller must refuse the minion)
      * @throws IllegalArgumentException for a key brine does not accept (under 2048 bits, ...)
      */
-    Offer offer(String id, RSAPublicKey offered, Policies policies);
+    default Offer offer(String id, RSAPublicKey offered, Policies policies) {
+        return offer(id, offered, MinionKind.BRINE, policies);
+    }
+
+    /**
+     * {@link #offer(String, RSAPublicKey, Policies)} for a minion of {@code kind}. When the id holds a key (pending,
+     * accepted or rejected) filed for the other kind, the answer is {@link KeyDecision.OtherKind}: nothing is
+     * written and no policy is asked. A key the offer files carries {@code kind}, written in the same atomic step as
+     * the key (a minion's kind changes only when an admin deletes its key).
+     */
+    Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies);
+
+    /**
+     * The kind of minion the id's pending, accepted or rejected key was filed for, from memory; {@link
+     * MinionKind#BRINE} when the id holds no key. What decides the envelope of its publications.
+     */
+    MinionKind kind(String id);
 
     /**
      * The checks every backend's {@link #offer(String, RSAPublicKey, Policies)} makes before it reads anything: a

@@ -78,11 +78,17 @@ final class KeyWrites {
         watcher.publish(changes);
     }
 
-    /** Writes {@code key} as the id's new file in {@code state}; fails if a file of that name exists. */
-    Entry createLocked(String id, KeyState state, RSAPublicKey key, String actor, String reason) throws IOException {
+    /**
+     * Writes {@code key} as the id's new file in {@code state}, filed for {@code kind}; fails if a file of that name
+     * exists. The kind is recorded first (a Salt mark made, or a mark a crash or a hand left removed), so a key is
+     * never on disk with another kind than the one it was filed for.
+     */
+    Entry createLocked(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor, String reason)
+            throws IOException {
+        recordKindLocked(id, kind);
         Path file = directory.dir(state).resolve(id);
         AtomicFiles.create(file, Pem.bytes(Pem.publicKeySpki(key)), AtomicFiles.OWNER_RW);
-        Entry entry = Entry.of(new StoredKey(id, state, key, Fingerprints.of(key)), KeyDirectory.stamp(file));
+        Entry entry = Entry.of(new StoredKey(id, state, key, Fingerprints.of(key), kind), KeyDirectory.stamp(file));
         commitLocked(snapshot.with(entry), new KeyChange(id, Optional.empty(), Optional.of(state),
                 entry.key().fingerprint()), actor, reason);
         return entry;
@@ -113,9 +119,16 @@ final class KeyWrites {
         if (AtomicFiles.attributes(target).isPresent()) {
             throw new IOException(KeyDirectory.relative(to, id) + " already exists");
         }
+        // A key keeps its kind from state to state; a denied key (recorded for no kind) is accepted as a brine
+        // minion's, whatever mark an earlier key of the id left.
+        MinionKind kind = source.state() == KeyState.DENIED ? MinionKind.BRINE : source.key().kind();
+        if (source.state() == KeyState.DENIED) {
+            recordKindLocked(id, kind);
+        }
         AtomicFiles.setMode(source.path(), AtomicFiles.OWNER_RW);
         AtomicFiles.move(source.path(), target);
-        StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint());
+        StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint(),
+                to == KeyState.DENIED ? MinionKind.BRINE : kind);
         Entry entry = Entry.of(moved, KeyDirectory.stamp(target));
         commitLocked(snapshot.without(source.state(), id).with(entry),
                 new KeyChange(id, Optional.of(source.state()), Optional.of(to), moved.fingerprint()), actor, reason);
@@ -126,8 +139,19 @@ final class KeyWrites {
     void deleteLocked(DiskEntry source, String actor, String reason) throws IOException {
         String id = source.key().id();
         AtomicFiles.delete(source.path());
+        if (source.state() != KeyState.DENIED) {
+            directory.marks().unmark(id); // the id holds no key: its kind goes with it
+        }
         commitLocked(snapshot.without(source.state(), id), new KeyChange(id, Optional.of(source.state()),
                 Optional.empty(), source.key().fingerprint()), actor, reason);
+    }
+
+    private void recordKindLocked(String id, MinionKind kind) throws IOException {
+        if (kind == MinionKind.SALT) {
+            directory.marks().mark(id);
+        } else {
+            directory.marks().unmark(id);
+        }
     }
 
     private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason) throws IOException {

@@ -13,11 +13,11 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Which minions offered their key through Salt's protocol (issue 15): an empty file {@code pki_dir/salt_minions/ID}
- * per stock salt-minion, written by the master when the minion's {@code _auth} is filed and removed with its key.
- * Beside the key directories, so that salt-key, which reads only those, is not disturbed, and so that
- * {@code brine-key -L} can mark Salt minions and a restarted master knows whom to publish to in Salt's envelope
- * before they sign in again. A mark is a hint for listings and the publication format, never authority.
+ * The kind of each Salt minion's key in a filesystem pki dir ({@link MinionKind}): an empty file
+ * {@code pki_dir/salt_minions/ID} per key filed by Salt's {@code _auth}, written by the key store under its lock in the
+ * same step as the key, and removed with the key. A key without a mark is a brine minion's. Beside the key
+ * directories, so that salt-key, which reads only those, is not disturbed. An admin never edits marks by hand: a
+ * minion's kind changes by deleting its key and letting the minion offer it again.
  */
 public final class SaltMarks {
 

@@ -3,6 +3,7 @@ package io.brine.store.policy;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
 import java.util.Objects;
@@ -43,10 +44,18 @@ public final class Admission {
      * @throws IllegalArgumentException for a key brine does not accept
      */
     public Admitted admit(AuthAttempt attempt) {
+        return admit(attempt, MinionKind.BRINE);
+    }
+
+    /**
+     * Offers {@code attempt}'s key to the store for a minion of {@code kind}: an id held by the other kind is
+     * answered {@link KeyDecision.OtherKind} without asking any policy.
+     */
+    public Admitted admit(AuthAttempt attempt, MinionKind kind) {
         AtomicReference<PolicyDecision> asked = new AtomicReference<>(NOT_ASKED);
         Offer offer;
         try {
-            offer = store.offer(attempt.id(), attempt.publicKey(), current -> {
+            offer = store.offer(attempt.id(), attempt.publicKey(), kind, current -> {
                 // Over another pending key only a grant or token speaks: it proves the id, the pending key does not.
                 PolicyDecision decision = current == KeyLookup.PENDING_OTHER
                         ? policies.evaluateCredentials(attempt) : policies.evaluate(attempt);

@@ -132,6 +132,98 @@ public abstract class KeyStoreContract {
         assertThat(store.list().sharedKeys()).isEmpty();
     }
 
+    // ------------------------------------------------------------ the kind of a minion (issue 30)
+
+    /** Policies that must not be asked. */
+    private static KeyStore.Policies notAsked() {
+        return current -> {
+            throw new AssertionError("policies asked about " + current);
+        };
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = KeyState.class, names = {"PENDING", "ACCEPTED", "REJECTED"})
+    void aSaltOfferNeverTakesABrineMinionsKeyInAnyStateAndNoPolicyIsAsked(KeyState state) throws Exception {
+        store.offer("web1", key(1), switch (state) {
+            case ACCEPTED -> PolicyVerdict.ACCEPT;
+            case REJECTED -> PolicyVerdict.REJECT;
+            default -> PolicyVerdict.NONE;
+        });
+
+        KeyDecision decision = store.offer("web1", key(1), MinionKind.SALT, notAsked()).decision();
+
+        assertThat(decision).isInstanceOf(KeyDecision.OtherKind.class);
+        assertThat(((KeyDecision.OtherKind) decision).held()).isEqualTo(MinionKind.BRINE);
+        assertThat(decision.reason()).contains("held by a brine minion");
+        assertThat(store.kind("web1")).isEqualTo(MinionKind.BRINE);
+        assertThat(store.list().find("web1", state).orElseThrow().kind()).isEqualTo(MinionKind.BRINE);
+        KeyStore second = other();
+        assertThat(second.kind("web1")).isEqualTo(MinionKind.BRINE);
+        // Nor through another store (brine-key's process, another master), which decides on what is stored.
+        assertThat(second.offer("web1", key(1), MinionKind.SALT, notAsked()).decision())
+                .isInstanceOf(KeyDecision.OtherKind.class);
+        assertThat(store.kind("web1")).isEqualTo(MinionKind.BRINE);
+    }
+
+    @Test
+    void aBrineOfferNeverTakesASaltMinionsKeyAndTheKindStaysThroughAnAdminsMoves() throws Exception {
+        assertThat(store.offer("salt1", key(1), MinionKind.SALT, current -> PolicyVerdict.NONE).decision())
+                .isInstanceOf(KeyDecision.Pending.class);
+        assertThat(store.kind("salt1")).isEqualTo(MinionKind.SALT);
+
+        assertThat(store.offer("salt1", key(1), MinionKind.BRINE, notAsked()).decision())
+                .isInstanceOf(KeyDecision.OtherKind.class);
+        assertThat(store.accept("salt1", null, "admin").done()).isTrue();
+        assertThat(store.offer("salt1", key(1), MinionKind.SALT, notAsked()).decision())
+                .isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(store.reject("salt1", null, "admin").done()).isTrue();
+        assertThat(store.accept("salt1", KeyState.REJECTED, null, "admin").done()).isTrue();
+
+        assertThat(store.kind("salt1")).isEqualTo(MinionKind.SALT);
+        assertThat(store.offer("salt1", key(1), notAsked()).decision()).isInstanceOf(KeyDecision.OtherKind.class);
+        KeyStore second = other();
+        await().until(() -> second.kind("salt1") == MinionKind.SALT);
+        assertThat(second.list().find("salt1", KeyState.ACCEPTED).orElseThrow().kind()).isEqualTo(MinionKind.SALT);
+    }
+
+    @Test
+    void deletingAKeyTakesItsKindAndOnlyThenMayTheOtherKindOfferIt() throws Exception {
+        store.offer("salt1", key(1), MinionKind.SALT, current -> PolicyVerdict.ACCEPT);
+        KeyStore second = other();
+        await().until(() -> second.kind("salt1") == MinionKind.SALT);
+
+        assertThat(second.delete("salt1", "admin").done()).isTrue();
+
+        await().until(() -> store.kind("salt1") == MinionKind.BRINE);
+        assertThat(store.offer("salt1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(store.kind("salt1")).isEqualTo(MinionKind.BRINE);
+        assertThat(store.offer("salt1", key(1), MinionKind.SALT, notAsked()).decision())
+                .isInstanceOf(KeyDecision.OtherKind.class);
+    }
+
+    @Test
+    void aBrineOfferAndASaltOfferOfOneNewKeyRacingFileItForOneKindOnly() throws Exception {
+        KeyStore second = other();
+        int ids = 8;
+        for (int i = 0; i < ids; i++) {
+            String id = "race" + i;
+            RSAPublicKey offered = key(10 + i);
+            java.util.concurrent.CompletableFuture<KeyDecision> brine = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> store.offer(id, offered, MinionKind.BRINE, c -> PolicyVerdict.ACCEPT)
+                            .decision());
+            java.util.concurrent.CompletableFuture<KeyDecision> salt = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> second.offer(id, offered, MinionKind.SALT, c -> PolicyVerdict.ACCEPT)
+                            .decision());
+            KeyDecision b = brine.get();
+            KeyDecision s = salt.get();
+
+            assertThat(List.of(b, s)).as(id).filteredOn(d -> d instanceof KeyDecision.Accepted).hasSize(1);
+            assertThat(List.of(b, s)).as(id).filteredOn(d -> d instanceof KeyDecision.OtherKind).hasSize(1);
+            MinionKind winner = b instanceof KeyDecision.Accepted ? MinionKind.BRINE : MinionKind.SALT;
+            await().until(() -> store.kind(id) == winner && second.kind(id) == winner);
+        }
+    }
+
     // ------------------------------------------------------------ the squatter rule
 
     @Test

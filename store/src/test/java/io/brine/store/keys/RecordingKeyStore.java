@@ -58,6 +58,11 @@ public class RecordingKeyStore implements KeyStore {
     }
 
     @Override
+    public MinionKind kind(String id) {
+        return delegate.kind(id);
+    }
+
+    @Override
     public KeyLookup lookup(String id, RSAPublicKey offered) {
         record("lookup");
         return delegate.lookup(id, offered);
@@ -93,12 +98,12 @@ public class RecordingKeyStore implements KeyStore {
     }
 
     @Override
-    public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+    public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies) {
         record("offer");
         if (offerFailure != null) {
             throw offerFailure;
         }
-        return delegate.offer(id, offered, policies);
+        return delegate.offer(id, offered, kind, policies);
     }
 
     @Override

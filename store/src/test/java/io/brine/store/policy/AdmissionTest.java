@@ -161,7 +161,8 @@ class AdmissionTest {
                 .pollInterval(Duration.ZERO).build());
         store = new RecordingKeyStore(real) {
             @Override
-            public Offer offer(String id, RSAPublicKey offered, Policies policies) {
+            public Offer offer(String id, RSAPublicKey offered, io.brine.store.keys.MinionKind kind,
+                    Policies policies) {
                 policies.decide(io.brine.store.keys.KeyLookup.UNKNOWN);
                 throw new UncheckedIOException(new IOException("disk full"));
             }
