@@ -3,6 +3,7 @@ package io.brine.master.salt;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.LogCapture;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
@@ -17,6 +18,7 @@ import io.brine.protocol.salt.SaltRsa;
 import io.brine.protocol.salt.SaltSessionRequest;
 import io.brine.protocol.salt.SaltSignIn;
 import io.brine.protocol.salt.SaltValue;
+import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
@@ -331,5 +333,31 @@ class SaltServiceTest {
         assertThat(store.acceptedKey("web1")).isPresent();
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-otherkind")
                 .contains("held by a brine minion");
+    }
+
+    @Test
+    void refusedSaltSignInsForABrineMinionAreLoggedOncePerTenSecondsWithTheCount() throws Exception {
+        store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
+                io.brine.store.keys.PolicyVerdict.ACCEPT);
+        MovableClock clock = new MovableClock(java.time.Instant.now());
+        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs, 1 << 20, clock);
+        List<String> warnings;
+        try (LogCapture logs = LogCapture.of(SaltService.class)) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
+            }
+            clock.advance(Duration.ofMillis(9_999));
+            assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
+            clock.advance(Duration.ofMillis(1));
+            assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
+            warnings = logs.at(ch.qos.logback.classic.Level.WARN);
+        }
+
+        assertThat(warnings)
+                .containsExactly("Salt minion web1 (10.0.0.7): auth refused: the id is held by a brine minion; an"
+                        + " admin changes a minion's kind by deleting its key",
+                        "Salt minion web1 (10.0.0.7): auth refused: the id is held by a brine minion; an admin"
+                        + " changes a minion's kind by deleting its key (and 3 such refusals not logged since the"
+                        + " last line)");
     }
 }

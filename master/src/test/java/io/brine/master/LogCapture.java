@@ -1,0 +1,36 @@
+package io.brine.master;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import java.util.List;
+import org.slf4j.LoggerFactory;
+
+/** The lines one class logs while open, for a test that pins what is logged and how often. */
+public final class LogCapture implements AutoCloseable {
+
+    private final Logger logger;
+    private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+
+    private LogCapture(Class<?> source) {
+        this.logger = (Logger) LoggerFactory.getLogger(source);
+        appender.start();
+        logger.addAppender(appender);
+    }
+
+    public static LogCapture of(Class<?> source) {
+        return new LogCapture(source);
+    }
+
+    /** The formatted messages logged at {@code level} so far, in order. */
+    public List<String> at(Level level) {
+        return appender.list.stream().filter(event -> event.getLevel() == level)
+                .map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
+    @Override
+    public void close() {
+        logger.detachAppender(appender);
+    }
+}
