@@ -33,6 +33,7 @@ import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -374,11 +375,15 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     private void onAuth(Peer from, Signed<AuthRequest> request) {
         long started = System.nanoTime();
-        auth.handle(from, request).ifPresent(outcome -> {
+        Optional<AuthService.Outcome> answered = auth.handle(from, request);
+        answered.ifPresent(outcome -> {
             // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
         });
+        if (answered.isEmpty()) {
+            droppedFrames.incrementAndGet(); // a replay or an older request: dropped unanswered (logged, audited)
+        }
         metrics.authLatency(System.nanoTime() - started);
     }
 
