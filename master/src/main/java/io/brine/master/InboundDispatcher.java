@@ -1,6 +1,7 @@
 package io.brine.master;
 
 import io.brine.master.auth.AuthService;
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.metrics.MasterMetrics;
@@ -28,6 +29,7 @@ import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltTcpFrame;
 import io.brine.protocol.salt.SaltValue;
+import io.brine.store.policy.IpAddresses;
 import io.brine.transport.DropLog;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
@@ -51,15 +53,18 @@ import org.slf4j.LoggerFactory;
  * The master's inbound dispatcher. Each frame from the request channel is decoded once, on the transport thread,
  * into a {@link Message} (the codec holds every frame to its type's size limit, 64 KiB for the auth types, before it
  * parses anything); an exhaustive switch over it bounds the unauthenticated path (auth rate per source) and hands
- * the record to a worker pool: auth requests to their own pool, so that auth runs whatever else is busy, session
- * frames to the other. There the handler ({@link AuthService}, {@link SessionService}, {@link PublisherService})
- * takes the record and returns its answer, which the dispatcher sends, after binding the minion to its peer where
- * the answer opens or moves a session. Crypto and disk never run on the transport thread. A frame the codec cannot
- * decode ends its sender's connection.
+ * the record to a worker pool: session frames to one; auth requests to pools of their own, so that auth runs
+ * whatever else is busy, in two lanes, so that strangers cannot delay the known: an auth request offering the key
+ * the store holds as accepted for its id, and a publisher's from loopback, in one; every other unauthenticated frame
+ * (new, pending and unknown keys, Salt's {@code _auth}, remote publishers) in the other. There the handler
+ * ({@link AuthService}, {@link SessionService}, {@link PublisherService}) takes the record and returns its answer,
+ * which the dispatcher sends, after binding the minion to its peer where the answer opens or moves a session. Crypto
+ * and disk never run on the transport thread. A frame the codec cannot decode ends its sender's connection.
  */
 public final class InboundDispatcher implements ServerTransport.InboundHandler, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
+    /** Each auth lane's queue. */
     static final int AUTH_QUEUE = 8192;
     static final int SESSION_QUEUE = 65536;
     static final java.time.Duration DROP_LOG_INTERVAL = DropLog.INTERVAL;
@@ -72,8 +77,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ActiveJobs jobs;
     private final GrainsStore grains;
     private final Clock clock;
+    /** The known lane: accepted keys' auth requests, loopback publishers'. */
     private final ThreadPoolExecutor authPool;
+    /** Every other unauthenticated frame. */
+    private final ThreadPoolExecutor strangerPool;
     private final ThreadPoolExecutor sessionPool;
+    private final AuthWorkBudget budget;
     private final AtomicLong droppedFrames = new AtomicLong();
     private final MasterMetrics metrics;
     /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
@@ -85,20 +94,17 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
      *     authenticated: auth requests, and answers to frames of unknown sessions
-     * @param workerThreads the threads of each of the two pools
+     * @param budget the auth work budget: pays for the answers to unknown sessions here (the services pay from it
+     *     for their own answers)
+     * @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only
+     * @param workerThreads the threads of each of the three pools
      * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
-    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
-            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            int workerThreads, long maxReturnBytes, Clock clock, MasterMetrics metrics) {
-        this(transport, unauthenticated, auth, sessions, publishers, jobs, grains, null, workerThreads, maxReturnBytes,
-                clock, metrics);
-    }
-
-    /** @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only */
-    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthService auth,
-            SessionService sessions, PublisherService publishers, ActiveJobs jobs, GrainsStore grains,
-            SaltService salt, int workerThreads, long maxReturnBytes, Clock clock, MasterMetrics metrics) {
+    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
+            AuthService auth, SessionService sessions, PublisherService publishers, ActiveJobs jobs,
+            GrainsStore grains, SaltService salt, int workerThreads, long maxReturnBytes, Clock clock,
+            MasterMetrics metrics) {
+        this.budget = budget;
         this.salt = salt;
         this.maxReturnBytes = maxReturnBytes;
         this.drops = new DropLog(LOG, DROP_LOG_INTERVAL, clock);
@@ -112,6 +118,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.clock = clock;
         this.metrics = metrics;
         this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
+        this.strangerPool = pool("brine-auth-new", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
     }
 
@@ -120,9 +127,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         return droppedFrames.get();
     }
 
-    /** Auth requests waiting for a worker. */
+    /** Auth requests of accepted keys and loopback publishers waiting for a worker. */
     public int authQueueDepth() {
         return authPool.getQueue().size();
+    }
+
+    /** Every other unauthenticated frame waiting for a worker (new and unknown keys, Salt's, remote publishers'). */
+    public int strangerQueueDepth() {
+        return strangerPool.getQueue().size();
     }
 
     /** Session frames waiting for a worker. */
@@ -170,10 +182,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         // A switch expression, so that javac insists every type is named (Java 17 cannot switch over the sealed
         // Message itself); the codec guarantees each type comes with its record.
         BooleanSupplier route = switch (message.type()) {
-            case AUTH_REQUEST -> () -> unauthenticated(from, size, () -> onAuth(from,
-                    new Signed<>((AuthRequest) message, ok)));
-            case CLIENT_AUTH -> () -> unauthenticated(from, size, () -> onClientAuth(from,
-                    new Signed<>((ClientAuth) message, ok)));
+            case AUTH_REQUEST -> () -> unauthenticated(from, size,
+                    auth.offersAcceptedKey((AuthRequest) message) ? authPool : strangerPool,
+                    () -> onAuth(from, new Signed<>((AuthRequest) message, ok)));
+            case CLIENT_AUTH -> () -> unauthenticated(from, size,
+                    IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
+                    () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
             case SESSION -> () -> submit(sessionPool, new InFlight(from, size), inflight -> onSession(from,
                     (SessionFrame) message, inflight));
             case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> {
@@ -214,7 +228,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         if (request instanceof SaltRequest.Encrypted) {
             return submit(sessionPool, from, payload.length, () -> salt.handle(request, path));
         }
-        return unauthenticated(from, payload.length, () -> salt.handle(request, path));
+        return unauthenticated(from, payload.length, strangerPool, () -> salt.handle(request, path));
     }
 
     /**
@@ -237,7 +251,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 return false;
             }
             SaltReplyPath path = tcpPath(from, null);
-            return unauthenticated(from, bytes.length, () -> salt.hello(frame.body(), path));
+            return unauthenticated(from, bytes.length, strangerPool, () -> salt.hello(frame.body(), path));
         }
         SaltTcpFrame.Request request;
         try {
@@ -253,7 +267,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         if (request.request() instanceof SaltRequest.Encrypted) {
             return submit(sessionPool, from, bytes.length, () -> salt.handle(request.request(), path));
         }
-        return unauthenticated(from, bytes.length, () -> salt.handle(request.request(), path));
+        return unauthenticated(from, bytes.length, strangerPool, () -> salt.handle(request.request(), path));
     }
 
     /** Answers on a Salt TCP connection: {@code {head, body}} with the request's head; none for a hello (null). */
@@ -297,14 +311,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /**
      * Only auth requests are handled before their sender is authenticated (DESIGN §4.1); each answer costs a
-     * private-key operation, so they are rate-limited per source before they queue.
+     * private-key operation, so they are rate-limited per source before they queue in their {@code lane}.
      */
-    private boolean unauthenticated(Peer from, int size, Runnable task) {
+    private boolean unauthenticated(Peer from, int size, ThreadPoolExecutor lane, Runnable task) {
         if (!unauthenticated.tryAcquire(from.remoteAddress())) {
             drop(from, "auth over the rate limit");
             return false;
         }
-        return submit(authPool, from, size, task);
+        return submit(lane, from, size, task);
     }
 
     /**
@@ -398,12 +412,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             return;
         }
         if (opened instanceof SessionService.Opened.Unknown unknown) {
-            // Signing costs a private-key operation, so unknown sessions share the auth rate limit per source.
-            if (unauthenticated.tryAcquire(from.remoteAddress())) {
+            // Signing costs a private-key operation, so unknown sessions share the auth rate limit per source and the
+            // auth work budget; a minion that hears nothing gives its session up after auth_timeout and asks again.
+            if (!unauthenticated.tryAcquire(from.remoteAddress())) {
+                drop(from, "unknown session over the rate limit");
+            } else if (budget.trySpend(from.remoteAddress(), "a SessionUnknown")) {
                 LOG.debug("Unknown session from {}: asking it to authenticate again", from.remoteAddress());
                 transport.send(from, sessions.unknown(unknown));
-            } else {
-                drop(from, "unknown session over the rate limit");
             }
             return;
         }
@@ -510,9 +525,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     @Override
     public void close() {
         authPool.shutdownNow();
+        strangerPool.shutdownNow();
         sessionPool.shutdownNow();
         try {
             authPool.awaitTermination(5, TimeUnit.SECONDS);
+            strangerPool.awaitTermination(5, TimeUnit.SECONDS);
             sessionPool.awaitTermination(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

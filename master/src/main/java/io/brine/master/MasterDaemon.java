@@ -19,6 +19,7 @@ import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.events.EventStream;
@@ -170,19 +171,21 @@ public final class MasterDaemon implements AutoCloseable {
                     clusterPublications);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
             opened.add(seen);
+            AuthWorkBudget budget = new AuthWorkBudget(config.authWorkBudget(), clock);
+            metrics.authWorkBudget(budget);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
                     new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
-                    PENDING_RETRY_SECONDS, seen);
+                    PENDING_RETRY_SECONDS, seen, budget);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
-                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock);
+                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock, budget);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltService salt = saltKeys == null ? null
                     : new SaltService(keyStore, policies, saltKeys,
                             new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
-                            config.maxReturnBytes(), clock);
-            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, auth, sessionService,
+                            config.maxReturnBytes(), clock, budget);
+            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
                     publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
@@ -231,8 +234,10 @@ public final class MasterDaemon implements AutoCloseable {
                 .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
         metrics.rotations(keyring, ring -> ring.current().number());
         metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);
-        metrics.gauge("brine.queue.auth", "Auth requests waiting for a worker", dispatcher,
-                InboundDispatcher::authQueueDepth);
+        metrics.gauge("brine.queue.auth", "Auth requests of accepted keys and loopback publishers waiting for a "
+                + "worker", dispatcher, InboundDispatcher::authQueueDepth);
+        metrics.gauge("brine.queue.auth.strangers", "Other unauthenticated requests waiting for a worker (new and "
+                + "unknown keys, Salt's _auth, remote publishers)", dispatcher, InboundDispatcher::strangerQueueDepth);
         metrics.gauge("brine.queue.session", "Session frames waiting for a worker", dispatcher,
                 InboundDispatcher::sessionQueueDepth);
         metrics.counter("brine.frames.dropped", "Frames dropped before a handler saw them (malformed, over a "

@@ -671,6 +671,16 @@ class HostilePeersTest {
     Socket connect(String from) throws IOException {
         Socket socket = new Socket();
         sockets.add(socket);
+        connect(socket, master, from);
+        return socket;
+    }
+
+    /** A new connection to {@code master} from source address {@code from} (loopback: any 127.x.y.z). */
+    static Socket connect(WiredMaster master, String from) throws IOException {
+        return connect(new Socket(), master, from);
+    }
+
+    private static Socket connect(Socket socket, WiredMaster master, String from) throws IOException {
         socket.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
         socket.connect(new InetSocketAddress("127.0.0.1", master.port()), 10_000);
         return socket;

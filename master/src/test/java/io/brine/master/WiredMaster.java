@@ -102,6 +102,11 @@ public final class WiredMaster implements AutoCloseable {
         return daemon.httpPort();
     }
 
+    /** The master's metrics, as {@code /metrics} shows them. */
+    public io.brine.master.metrics.MasterMetrics metrics() {
+        return daemon.metrics();
+    }
+
     /** Publisher sessions subscribed to the event stream. */
     public int eventSubscribers() {
         return daemon.metrics().events().subscribers();

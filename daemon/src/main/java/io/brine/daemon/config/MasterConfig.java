@@ -33,6 +33,8 @@ import java.util.Set;
  * @param maxPending {@code max_pending}: keys waiting in {@code minions_pre/} at most, a bound on what the
  *     unauthenticated can make the master store
  * @param authRatePerSource {@code auth_rate_per_source}: auth requests a second from one source address
+ * @param authWorkBudget {@code auth_work_budget}: private-key operations a second, over all sources, for answers to
+ *     peers that hold no accepted key (refusals, pending and unknown keys, Salt's {@code _auth}, SessionUnknown)
  * @param connectionLimits {@code max_connections}, {@code max_unauthenticated_connections},
  *     {@code max_unauthenticated_per_source}: each transport's defaults where unset
  * @param maxReturnBytes {@code max_return_bytes}: a job return whose session frame is larger is refused (stored as
@@ -65,6 +67,7 @@ public record MasterConfig(
         int maxPending,
         int authRatePerSource,
         int authBurst,
+        int authWorkBudget,
         int workerThreads,
         ConnectionLimits connectionLimits,
         int maxReturnBytes,
@@ -109,6 +112,7 @@ public record MasterConfig(
         require(maxPending >= 1, "maxPending must be at least 1");
         require(authRatePerSource >= 1, "authRatePerSource must be at least 1");
         require(authBurst >= 1, "authBurst must be at least 1");
+        require(authWorkBudget >= 1, "authWorkBudget must be at least 1");
         require(workerThreads >= 1, "workerThreads must be at least 1");
         Objects.requireNonNull(connectionLimits, "connectionLimits");
         require(maxReturnBytes >= MIN_RETURN_BYTES && maxReturnBytes <= MAX_RETURN_BYTES,
@@ -354,6 +358,7 @@ public record MasterConfig(
         private int maxPending = 1000;
         private int authRatePerSource = 20;
         private int authBurst = 50;
+        private int authWorkBudget = 100;
         private int workerThreads = Runtime.getRuntime().availableProcessors();
         private int maxReturnBytes = 4 * 1024 * 1024;
         private ConnectionLimits connectionLimits = ConnectionLimits.DEFAULTS;
@@ -458,6 +463,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder authWorkBudget(int authWorkBudget) {
+            this.authWorkBudget = authWorkBudget;
+            return this;
+        }
+
         public Builder workerThreads(int workerThreads) {
             this.workerThreads = workerThreads;
             return this;
@@ -545,7 +555,7 @@ public record MasterConfig(
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
                     Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
-                    authRatePerSource, authBurst, workerThreads, connectionLimits, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
+                    authRatePerSource, authBurst, authWorkBudget, workerThreads, connectionLimits, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
                     nodegroups, logLevel, Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),

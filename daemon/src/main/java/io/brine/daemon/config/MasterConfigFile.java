@@ -83,6 +83,7 @@ final class MasterConfigFile {
         root.integer("max_pending", 1, 1_000_000).ifPresent(config::maxPending);
         root.integer("auth_rate_per_source", 1, 1_000_000).ifPresent(config::authRatePerSource);
         root.integer("auth_burst", 1, 1_000_000).ifPresent(config::authBurst);
+        root.integer("auth_work_budget", 1, 1_000_000).ifPresent(config::authWorkBudget);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
         connectionLimits(root).ifPresent(config::connectionLimits);
         root.integer("max_return_bytes", MasterConfig.MIN_RETURN_BYTES, MasterConfig.MAX_RETURN_BYTES)

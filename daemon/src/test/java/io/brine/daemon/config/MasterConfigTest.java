@@ -58,6 +58,7 @@ class MasterConfigTest {
         assertThat(config.maxPending()).isEqualTo(1000);
         assertThat(config.authRatePerSource()).isEqualTo(20);
         assertThat(config.authBurst()).isEqualTo(50);
+        assertThat(config.authWorkBudget()).isEqualTo(100);
         assertThat(config.workerThreads()).isEqualTo(Runtime.getRuntime().availableProcessors());
         assertThat(config.maxReturnBytes()).isEqualTo(4 * 1024 * 1024);
         assertThat(config.keepJobs()).isEqualTo(Duration.ofDays(1));
@@ -104,6 +105,7 @@ class MasterConfigTest {
                 max_pending: 20
                 auth_rate_per_source: 5
                 auth_burst: 10
+                auth_work_budget: 40
                 worker_threads: 3
                 max_connections: 30000
                 max_unauthenticated_connections: 25000
@@ -147,7 +149,7 @@ class MasterConfigTest {
                 .tls(new Tls(base.resolve("tls/master.crt"), Path.of("/etc/ssl/master.key")))
                 .pkiDir(base.resolve("pki")).cachedir(Path.of("/srv/brine/cache")).keysize(4096)
                 .publishSession(Duration.ofHours(1)).maxMinions(500).maxPending(20).authRatePerSource(5)
-                .authBurst(10).workerThreads(3)
+                .authBurst(10).authWorkBudget(40).workerThreads(3)
                 .connectionLimits(new ConnectionLimits(OptionalInt.of(30000), OptionalInt.of(25000),
                         OptionalInt.of(25000)))
                 .maxReturnBytes(65536).keepJobs(Duration.ofMinutes(10))
@@ -234,7 +236,7 @@ class MasterConfigTest {
                         + " true and false)",
                 "unknown key, did you mean publish_port? (valid keys here: interface, publish_port, ret_port,"
                         + " transport, tcp_port, tls, pki_dir, cachedir, keysize, publish_session, max_minions,"
-                        + " max_pending, auth_rate_per_source, auth_burst, worker_threads, max_connections,"
+                        + " max_pending, auth_rate_per_source, auth_burst, auth_work_budget, worker_threads, max_connections,"
                         + " max_unauthenticated_connections, max_unauthenticated_per_source, max_return_bytes,"
                         + " keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"

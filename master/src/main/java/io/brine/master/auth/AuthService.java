@@ -41,8 +41,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Answers auth requests (PROTOCOL.md, "Auth"). Runs on worker threads. Costs the master one RSA private-key
  * operation per answered request (its signature); checking the minion's signature and wrapping the session keys
- * are public-key operations. Requests that fail before a key decision get no answer at all, so garbage costs no
- * private-key operation.
+ * are public-key operations. Requests that fail before a key decision get no answer at all, nor does a request not
+ * signed by the key it offers, so garbage costs no private-key operation; every answer but an accepted key's is
+ * paid from the {@link AuthWorkBudget}, and not sent when it is spent.
  */
 public final class AuthService {
 
@@ -72,11 +73,16 @@ public final class AuthService {
     private final byte[] masterPublicDer;
     /** The newest request accepted or held pending per key, on disk: what outlives the nonces over a restart. */
     private final SeenAuthRequests seen;
+    private final KeyStore keyStore;
+    private final AuthWorkBudget budget;
 
+    /** @param budget pays for every answer but an accepted key's */
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
             AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
-            SeenAuthRequests seen) {
+            SeenAuthRequests seen, AuthWorkBudget budget) {
         this.seen = seen;
+        this.keyStore = keyStore;
+        this.budget = budget;
         this.admission = new Admission(keyStore, policies);
         this.sessions = sessions;
         this.keyring = keyring;
@@ -128,7 +134,20 @@ public final class AuthService {
     }
 
     /**
-     * Answers one decoded auth request; empty when it is not worth an answer (replayed, unsupported). The
+     * Whether {@code request} offers the key the store holds as accepted for its id: where the dispatcher queues it
+     * (its signature is not checked yet, so this is a lane, not a decision). In memory.
+     */
+    public boolean offersAcceptedKey(AuthRequest request) {
+        if (!MinionIds.isValid(request.id())) {
+            return false;
+        }
+        return keyStore.acceptedKey(request.id()).map(key -> Arrays.equals(key.getEncoded(), request.publicKey()))
+                .orElse(false);
+    }
+
+    /**
+     * Answers one decoded auth request; empty when it is not worth an answer (replayed, unsupported, not signed by
+     * the key it offers, or the {@link AuthWorkBudget} spent). The
      * caller binds the session's minion to {@code peer} before it sends the reply.
      */
     public Optional<Outcome> handle(Peer peer, Signed<AuthRequest> signed) {
@@ -147,11 +166,14 @@ public final class AuthService {
             // Its factors are checked by the key store, and only when it does not hold this key under this id yet.
             key = RsaKeys.offeredKeyFromDer(request.publicKey());
         } catch (KeyFormatException e) {
-            return Optional.of(refuseBadRequest(request, peer, null, "bad public key: " + e.getMessage()));
+            return refuseBadRequest(request, peer, null, "bad public key: " + e.getMessage());
         }
         if (!signed.by(key)) {
-            return Optional.of(refuseBadRequest(request, peer, Fingerprints.of(key),
-                    "bad signature: the request is not signed by the key it offers"));
+            // No answer: only the key's holder could use one, and it does not send this (PROTOCOL.md 8.1 step 5).
+            audit.refused(id, peer.remoteAddress(), Fingerprints.of(key),
+                    "bad signature: the request is not signed by the key it offers");
+            budget.badSignature(peer.remoteAddress(), id);
+            return Optional.empty();
         }
         String fingerprint = Fingerprints.of(key);
         long now = clock.millis();
@@ -167,7 +189,7 @@ public final class AuthService {
                     + " s is more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
             LOG.warn("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), reason);
             audit.refused(id, peer.remoteAddress(), fingerprint, reason);
-            return Optional.of(reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds));
+            return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
         }
         Optional<MinionSession> live = sessions.byMinion(id);
         if (live.isPresent() && live.get().authTimestampMs() >= request.timestampMs()) {
@@ -192,11 +214,11 @@ public final class AuthService {
                     request.token(), peer.remoteAddress(), clock.instant()));
         } catch (IllegalArgumentException e) {
             if (e.getCause() instanceof KeyFormatException bad) {
-                return Optional.of(refuseBadRequest(request, peer, fingerprint, "bad public key: " + bad.getMessage()));
+                return refuseBadRequest(request, peer, fingerprint, "bad public key: " + bad.getMessage());
             }
             throw e;
         } catch (UncheckedIOException e) {
-            return Optional.of(storeFailed(request, peer, "the key store failed: " + e.getMessage()));
+            return storeFailed(request, peer, "the key store failed: " + e.getMessage());
         }
         KeyDecision decision = admitted.offer().decision();
         if (decision instanceof KeyDecision.Accepted || decision instanceof KeyDecision.Pending) {
@@ -205,15 +227,15 @@ public final class AuthService {
             try {
                 seen.record(id, fingerprint, request.timestampMs());
             } catch (IOException e) {
-                return Optional.of(storeFailed(request, peer, seen + ": " + e.getMessage()));
+                return storeFailed(request, peer, seen + ": " + e.getMessage());
             }
         }
         audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
 
-        return Optional.ofNullable(answer(request, peer, key, fingerprint, admitted.offer(), now));
+        return answer(request, peer, key, fingerprint, admitted.offer(), now);
     }
 
-    private Outcome answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
+    private Optional<Outcome> answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
             long now) {
         String id = request.id();
         KeyDecision decision = offer.decision();
@@ -225,7 +247,7 @@ public final class AuthService {
             if (opened.isEmpty()) {
                 LOG.info("Minion {} ({}): a newer auth request opened its session meanwhile; dropped", id,
                         peer.remoteAddress());
-                return null;
+                return Optional.empty();
             }
             MinionSession session = opened.get();
             byte[] reply = acceptedReply(request, session);
@@ -237,23 +259,23 @@ public final class AuthService {
                 sessions.remove(session);
                 LOG.info("Minion {} ({}): key removed while answering; refused", id, peer.remoteAddress());
                 audit.refused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
-                return reply(request, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
+                return reply(request, peer, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
             }
             LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
-            return new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session));
+            return Optional.of(new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session)));
         } else if (decision instanceof KeyDecision.Pending pending) {
             LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(), fingerprint);
-            return reply(request, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
+            return reply(request, peer, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());
-            return reply(request, AuthStatus.REJECTED, rejected.reason(), 0);
+            return reply(request, peer, AuthStatus.REJECTED, rejected.reason(), 0);
         } else if (decision instanceof KeyDecision.Denied denied) {
             LOG.warn("Minion {} ({}): denied: offered key {} differs from the stored one; kept in minions_denied",
                     id, peer.remoteAddress(), fingerprint);
-            return reply(request, AuthStatus.DENIED, denied.reason(), 0);
+            return reply(request, peer, AuthStatus.DENIED, denied.reason(), 0);
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Minion {} ({}): refused, store full ({})", id, peer.remoteAddress(), full.reason());
-            return reply(request, AuthStatus.FULL, full.reason(), pendingRetrySeconds);
+            return reply(request, peer, AuthStatus.FULL, full.reason(), pendingRetrySeconds);
         } else if (decision instanceof KeyDecision.OtherKind other) {
             // A Salt minion's key: never taken over by a brine auth, nor re-marked (an admin's act changes a kind).
             long suppressed = otherKindWarnings.due();
@@ -262,7 +284,7 @@ public final class AuthService {
                         suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
                                 : "");
             }
-            return reply(request, AuthStatus.DENIED, other.reason(), 0);
+            return reply(request, peer, AuthStatus.DENIED, other.reason(), 0);
         }
         throw new IllegalStateException("unknown key decision " + decision);
     }
@@ -284,10 +306,10 @@ public final class AuthService {
     }
 
     /**
-     * A bad key or signature: a signed REFUSED bound to the request's nonce (PROTOCOL.md 8.1 steps 4-5; the per-source
-     * rate limit before this bounds the signatures it costs), audited, and a WARN at most once per interval.
+     * A bad key: a signed REFUSED bound to the request's nonce (PROTOCOL.md 8.1 step 4; paid from the auth work
+     * budget), audited, and a WARN at most once per interval.
      */
-    private Outcome refuseBadRequest(AuthRequest request, Peer peer, String fingerprint, String reason) {
+    private Optional<Outcome> refuseBadRequest(AuthRequest request, Peer peer, String fingerprint, String reason) {
         long suppressed = badRequestWarnings.due();
         if (suppressed >= 0) {
             LOG.warn("Minion {} ({}): auth refused: {}{}", request.id(), peer.remoteAddress(), reason,
@@ -296,18 +318,18 @@ public final class AuthService {
             LOG.debug("Minion {} ({}): auth refused: {}", request.id(), peer.remoteAddress(), reason);
         }
         audit.refused(request.id(), peer.remoteAddress(), fingerprint, reason);
-        return reply(request, AuthStatus.REFUSED, reason, pendingRetrySeconds);
+        return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
     }
 
     /** A full or failing disk: expected, not a bug. The minion is told to try later; a WARN per interval at most. */
-    private Outcome storeFailed(AuthRequest request, Peer peer, String why) {
+    private Optional<Outcome> storeFailed(AuthRequest request, Peer peer, String why) {
         long suppressed = storeFailureWarnings.due();
         if (suppressed >= 0) {
             LOG.warn("Minion {} ({}): auth answered 'try later': {}{}", request.id(), peer.remoteAddress(), why,
                     suppressed > 0 ? " (and " + suppressed + " more such failures since the last line)" : "");
         }
         storeFailures.incrementAndGet();
-        return reply(request, AuthStatus.REFUSED, "the master cannot record keys now; try later",
+        return reply(request, peer, AuthStatus.REFUSED, "the master cannot record keys now; try later",
                 Math.max(pendingRetrySeconds, 1));
     }
 
@@ -316,10 +338,16 @@ public final class AuthService {
         return storeFailures.get();
     }
 
-    private Outcome reply(AuthRequest request, AuthStatus status, String reason, int retryAfter) {
+    /** A signed answer without a session, paid from the auth work budget; empty when that is spent. */
+    private Optional<Outcome> reply(AuthRequest request, Peer peer, AuthStatus status, String reason,
+            int retryAfter) {
+        if (!budget.trySpend(peer.remoteAddress(), "an auth answer (" + status.name().toLowerCase(
+                java.util.Locale.ROOT) + ")")) {
+            return Optional.empty();
+        }
         byte[] frame = sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
                 masterPublicDer, reason, retryAfter, null));
-        return new Outcome(frame, status, Optional.empty());
+        return Optional.of(new Outcome(frame, status, Optional.empty()));
     }
 
     private byte[] sign(AuthReply reply) {

@@ -1,5 +1,6 @@
 package io.brine.master.metrics;
 
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.events.EventStream;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
@@ -211,6 +212,20 @@ public final class MasterMetrics {
 
     public <T> void counter(String name, String description, T holder, ToDoubleFunction<T> value) {
         FunctionCounter.builder(name, holder, value).description(description).register(registry);
+    }
+
+    /**
+     * What the auth work budget paid for and what it left unanswered: {@code brine_auth_unanswered_total} by reason,
+     * {@code budget} (spent) and {@code bad_signature} (a request not signed by the key it offers is never answered).
+     */
+    public void authWorkBudget(AuthWorkBudget budget) {
+        counter("brine.auth.budget.answers", "Answers paid from the auth work budget (refusals, pending and unknown "
+                + "keys, Salt's _auth, SessionUnknown)", budget, AuthWorkBudget::spent);
+        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::unanswered).description(
+                "Unauthenticated requests left unanswered, by reason").tag("reason", "budget").register(registry);
+        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::badSignatures).description(
+                "Unauthenticated requests left unanswered, by reason").tag("reason", "bad_signature")
+                .register(registry);
     }
 
     /** The autosign_policy executable's runs and timeouts, when one is configured. */

@@ -6,6 +6,7 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.StoredReturn;
@@ -74,6 +75,7 @@ public final class PublisherService {
     private final KeyPair masterKeys;
     private final AuditLog audit;
     private final Clock clock;
+    private final AuthWorkBudget budget;
     /**
      * Nonces of every signed request checked, whatever the answer, each kept until its timestamp can no longer pass
      * the skew check (and at least twice the skew), as for minions (AuthService): a request refused for being dated
@@ -83,15 +85,14 @@ public final class PublisherService {
     /** Publisher nonces remembered at most (PROTOCOL.md section 10). */
     static final int MAX_NONCES = 100_000;
 
-    public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
-            SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit, Clock clock) {
-        this(pkiDir, rootKey, acls, Nodegroups.none(), sessions, jobs, masterKeys, audit, clock);
-    }
-
-    /** @param nodegroups master.yaml's, expanded in each target before it is parsed */
+    /**
+     * @param nodegroups master.yaml's, expanded in each target before it is parsed
+     * @param budget pays for refusals (an accepted publisher's answer is not counted against it)
+     */
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
             Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit,
-            Clock clock) {
+            Clock clock, AuthWorkBudget budget) {
+        this.budget = budget;
         this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
         this.rootKey = rootKey;
         this.acls = Map.copyOf(acls);
@@ -178,11 +179,17 @@ public final class PublisherService {
         return refuse(peer, request, reason, reason);
     }
 
-    /** Refuses with {@code answer} in the reply and {@code reason} in the log and the audit. */
+    /**
+     * Refuses with {@code answer} in the reply and {@code reason} in the log and the audit; the reply is paid from
+     * the auth work budget, and not sent when it is spent.
+     */
     private Optional<byte[]> refuse(Peer peer, ClientAuth request, String answer, String reason) {
         LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
         audit.record(AuditEvent.builder("publisher-refused", request.name()).reason(reason)
                 .source(peer.remoteAddress()).build());
+        if (!budget.trySpend(peer.remoteAddress(), "a publisher's refusal")) {
+            return Optional.empty();
+        }
         return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED,
                 request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), answer, 0, null),
                 masterKeys.getPrivate()));

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.transport.DropLog;
 import io.brine.master.auth.AuthAudit;
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.WarnInterval;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
@@ -74,6 +75,7 @@ public final class SaltService {
     private final long maxReturnBytes;
     private final DropLog drops;
     private final WarnInterval otherKindWarnings;
+    private final AuthWorkBudget budget;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
             .expireAfterWrite(Duration.ofMinutes(15)).build();
@@ -81,10 +83,12 @@ public final class SaltService {
     /**
      * @param maxReturnBytes {@code max_return_bytes}: a {@code _return} whose encrypted load is larger is stored as a
      *     refusal with its reason (and answered, so the minion does not resend it), as a brine minion's is
+     * @param budget pays for every signed {@code _auth} answer but an accepted one
      */
     public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
-            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock) {
+            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock, AuthWorkBudget budget) {
         this.keyStore = keyStore;
+        this.budget = budget;
         this.maxReturnBytes = maxReturnBytes;
         this.admission = new Admission(keyStore, policies);
         this.keys = keys;
@@ -100,7 +104,10 @@ public final class SaltService {
     /** One request, already read with its bounds on the transport thread. */
     public void handle(SaltRequest request, SaltReplyPath path) {
         if (request instanceof SaltRequest.Auth auth) {
-            path.reply(auth(auth, path));
+            SaltValue answer = auth(auth, path);
+            if (answer != null) {
+                path.reply(answer);
+            }
         } else if (request instanceof SaltRequest.Encrypted encrypted) {
             session(encrypted, path);
         } else if (request instanceof SaltRequest.Clear clear) {
@@ -121,12 +128,12 @@ public final class SaltService {
         if (request.version() < SaltAuthResponder.MINIMUM_VERSION || load.signing().isEmpty()) {
             LOG.info("Salt minion {} ({}): auth version {} or algorithm {} not served", MinionIds.printable(id),
                     from, request.version(), MinionIds.printable(load.sigAlgo()));
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         if (!MinionIds.isValid(id)) {
             LOG.info("Salt minion {} ({}): auth refused: invalid id", MinionIds.printable(id), from);
             audit.refused(MinionIds.printable(id), from, null, "invalid minion id");
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         RSAPublicKey key;
         try {
@@ -135,7 +142,7 @@ public final class SaltService {
         } catch (KeyFormatException e) {
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, e.getMessage());
             audit.refused(id, from, null, e.getMessage());
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         String fingerprint = Fingerprints.of(key);
         Map<String, Object> claims = new LinkedHashMap<>();
@@ -156,11 +163,11 @@ public final class SaltService {
             // The key store's factor check: refused as a key that does not parse is.
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, bad.getMessage());
             audit.refused(id, from, fingerprint, bad.getMessage());
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         } catch (java.io.UncheckedIOException e) {
             // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
             LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
-            return encode(responder.respond(request, Decision.PENDING, null));
+            return encode(responder.respond(request, Decision.PENDING, null), from);
         }
         audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
         Offer offer = admitted.offer();
@@ -172,7 +179,7 @@ public final class SaltService {
                 keys.drop(id);
                 LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);
                 audit.refused(id, from, fingerprint, "key removed while answering");
-                return encode(responder.respond(request, Decision.REJECTED, null));
+                return encode(responder.respond(request, Decision.REJECTED, null), from);
             }
             if (reply instanceof SaltAuthReply.Accepted) {
                 path.bind(id);
@@ -180,20 +187,20 @@ public final class SaltService {
             } else {
                 LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
             }
-            return encode(reply);
+            return encode(reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
             LOG.info("Salt minion {} ({}): pending ({}), key {}", id, from, pending.reason(), fingerprint);
-            return encode(responder.respond(request, Decision.PENDING, null));
+            return encode(responder.respond(request, Decision.PENDING, null), from);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Salt minion {} ({}): rejected ({})", id, from, rejected.reason());
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         } else if (decision instanceof KeyDecision.Denied) {
             LOG.warn("Salt minion {} ({}): denied: offered key {} differs from the stored one; kept in "
                     + "minions_denied", id, from, fingerprint);
-            return encode(responder.respond(request, Decision.DENIED, null));
+            return encode(responder.respond(request, Decision.DENIED, null), from);
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Salt minion {} ({}): refused, store full ({})", id, from, full.reason());
-            return encode(responder.respond(request, Decision.FULL, null));
+            return encode(responder.respond(request, Decision.FULL, null), from);
         } else if (decision instanceof KeyDecision.OtherKind other) {
             // Salt's _auth proves nothing about the private key: a sign-in with a brine minion's (public) key must
             // not make its jobs go out in Salt's envelope. No session key is made, nothing is marked.
@@ -202,12 +209,20 @@ public final class SaltService {
                 LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, other.reason(), suppressed > 0
                         ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
-            return encode(responder.respond(request, Decision.REJECTED, null));
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         throw new IllegalStateException("unknown key decision " + decision);
     }
 
-    private SaltValue encode(SaltAuthReply reply) {
+    /**
+     * The reply as sent, or null for none: a signed answer but an accepted one (pending, refused, full) is paid from
+     * the auth work budget, since {@code _auth} proves nothing about its sender; Salt's minion takes the silence for
+     * a timeout and asks again.
+     */
+    private SaltValue encode(SaltAuthReply reply, String from) {
+        if (reply instanceof SaltAuthReply.Answer && !budget.trySpend(from, "a Salt auth answer")) {
+            return null;
+        }
         return reply.encode(masterKeys.getPrivate());
     }
 

@@ -23,6 +23,7 @@ import io.brine.protocol.codec.Signed;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.Peer;
 import java.math.BigInteger;
@@ -93,8 +94,12 @@ class AuthServicePolicyTest {
     }
 
     private AuthService authService(KeyStore keys, SessionTable sessions) {
+        return authService(keys, sessions, new AuthWorkBudget(1_000_000, Clock.systemUTC()));
+    }
+
+    private AuthService authService(KeyStore keys, SessionTable sessions, AuthWorkBudget budget) {
         return new AuthService(keys, policies, sessions, new PublishKeyring(Clock.systemUTC()), audit,
-                Clock.systemUTC(), peer -> 4505, 0, seen);
+                Clock.systemUTC(), peer -> 4505, 0, seen, budget);
     }
 
     private AuthService.Outcome handle(String id, int keyIndex, String token) {
@@ -118,10 +123,15 @@ class AuthServicePolicyTest {
     }
 
     private AuthService.Outcome handleRaw(String id, byte[] publicKey, java.security.PrivateKey signer, byte[] nonce) {
+        return answerRaw(auth, id, publicKey, signer, nonce).orElseThrow();
+    }
+
+    private static java.util.Optional<AuthService.Outcome> answerRaw(AuthService service, String id, byte[] publicKey,
+            java.security.PrivateKey signer, byte[] nonce) {
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, publicKey, nonce,
                 System.currentTimeMillis(), Map.of(), null, null);
         Decoded.Ok frame = (Decoded.Ok) Codec.decode(Codec.encodeSigned(request, signer), FrameLimits.MAX_FRAME);
-        return auth.handle(peer, new Signed<>((AuthRequest) frame.message(), frame)).orElseThrow();
+        return service.handle(() -> "10.0.0.5", new Signed<>((AuthRequest) frame.message(), frame));
     }
 
     private static io.brine.protocol.message.AuthReply replyOf(AuthService.Outcome outcome) {
@@ -132,7 +142,7 @@ class AuthServicePolicyTest {
     }
 
     @Test
-    void aBadKeyOrABadSignatureGetsASignedRefusalBoundToTheNonceAndStoresNothing() throws Exception {
+    void aBadKeyGetsASignedRefusalBoundToTheNonceABadSignatureNoAnswerAndNeitherStoresAnything() throws Exception {
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         byte[] good = TestKeys.pair(3).getPublic().getEncoded();
@@ -143,15 +153,51 @@ class AuthServicePolicyTest {
         assertThat(replyOf(badKey).nonce()).isEqualTo(nonce);
         assertThat(replyOf(badKey).reason()).contains("bad public key", "64 bytes follow the key");
 
-        AuthService.Outcome forged = handleRaw("web2", good, TestKeys.pair(4).getPrivate(), nonce);
-        assertThat(forged.status()).isEqualTo(AuthStatus.REFUSED);
-        assertThat(replyOf(forged).nonce()).isEqualTo(nonce);
-        assertThat(replyOf(forged).reason()).contains("bad signature");
+        // Only the holder of the key offered could use an answer, and it never sends this: no private-key operation.
+        AuthWorkBudget budget = new AuthWorkBudget(1_000_000, Clock.systemUTC());
+        AuthService counted = authService(store, new SessionTable(), budget);
+        assertThat(answerRaw(counted, "web2", good, TestKeys.pair(4).getPrivate(), nonce)).isEmpty();
+        assertThat(budget.badSignatures()).isEqualTo(1);
+        assertThat(budget.spent()).isZero();
 
         assertThat(audited).containsExactly("refused web1: bad public key: not exactly one SubjectPublicKeyInfo: 64"
                 + " bytes follow the key", "refused web2: bad signature: the request is not signed by the key it"
                 + " offers");
         assertThat(store.list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
+    }
+
+    @Test
+    void answersButAnAcceptedKeysArePaidFromTheBudgetAndOnePastItIsNotAnswered() throws Exception {
+        MovableClock clock = new MovableClock(java.time.Instant.now());
+        AuthWorkBudget budget = new AuthWorkBudget(2, clock);
+        AuthService budgeted = authService(store, new SessionTable(), budget);
+        byte[] bad = java.util.Arrays.copyOf(TestKeys.pair(3).getPublic().getEncoded(), 300);
+
+        assertThat(answerRaw(budgeted, "web1", bad, TestKeys.pair(3).getPrivate(), nonce())).isPresent();
+        assertThat(answerRaw(budgeted, "web2", bad, TestKeys.pair(3).getPrivate(), nonce())).isPresent();
+        assertThat(answerRaw(budgeted, "web3", bad, TestKeys.pair(3).getPrivate(), nonce())).as("one past it")
+                .isEmpty();
+        assertThat(budget.spent()).isEqualTo(2);
+        assertThat(budget.unanswered()).isEqualTo(1);
+
+        clock.advance(Duration.ofMillis(500)); // refilled at 2 a second: one more
+        assertThat(answerRaw(budgeted, "web4", bad, TestKeys.pair(3).getPrivate(), nonce())).isPresent();
+        assertThat(answerRaw(budgeted, "web5", bad, TestKeys.pair(3).getPrivate(), nonce())).isEmpty();
+
+        // An accepted key's answer is never counted: web6 is accepted with the budget spent.
+        store.offer("web6", (java.security.interfaces.RSAPublicKey) TestKeys.pair(6).getPublic(),
+                PolicyVerdict.ACCEPT);
+        AuthService.Outcome accepted = answerRaw(budgeted, "web6", TestKeys.pair(6).getPublic().getEncoded(),
+                TestKeys.pair(6).getPrivate(), nonce()).orElseThrow();
+        assertThat(accepted.status()).isEqualTo(AuthStatus.ACCEPTED);
+        assertThat(budget.spent()).isEqualTo(3);
+        assertThat(budget.unanswered()).isEqualTo(2);
+    }
+
+    private static byte[] nonce() {
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+        return nonce;
     }
 
     @Test

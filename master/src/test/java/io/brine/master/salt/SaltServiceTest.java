@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.LogCapture;
 import io.brine.master.auth.AuditedAuth;
+import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.publish.GrainsStore;
@@ -120,7 +121,8 @@ class SaltServiceTest {
 
     private SaltService service(long maxReturnBytes) {
         return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs,
-                maxReturnBytes, Clock.systemUTC());
+                maxReturnBytes, Clock.systemUTC(), new AuthWorkBudget(1_000_000,
+                        Clock.systemUTC()));
     }
 
     /** A {@code _return} to {@code jid} as Salt's minion seals it, its return value {@code size} characters. */
@@ -340,7 +342,8 @@ class SaltServiceTest {
         store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
         MovableClock clock = new MovableClock(java.time.Instant.now());
-        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs, 1 << 20, clock);
+        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs, 1 << 20, clock,
+                new AuthWorkBudget(1_000_000, clock));
         List<String> warnings;
         try (LogCapture logs = LogCapture.of(SaltService.class)) {
             for (int i = 0; i < 3; i++) {

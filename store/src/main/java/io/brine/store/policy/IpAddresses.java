@@ -6,7 +6,7 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /** IP address literals, parsed without ever asking DNS; IPv4-mapped IPv6 addresses become IPv4. */
-final class IpAddresses {
+public final class IpAddresses {
 
     private static final Pattern IPV4 = Pattern.compile(
             "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
@@ -32,6 +32,11 @@ final class IpAddresses {
         } catch (UnknownHostException e) {
             return Optional.empty();
         }
+    }
+
+    /** Whether {@code text} is a literal of a loopback address (127.0.0.0/8, ::1); a host name never is. */
+    public static boolean isLoopback(String text) {
+        return parse(text).map(InetAddress::isLoopbackAddress).orElse(false);
     }
 
     /** Addresses every host has, that say nothing about which host it is: loopback, link-local, unspecified. */

@@ -1,0 +1,187 @@
+package io.brine.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.MasterConfig;
+import io.brine.master.client.BrineClient;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.message.AuthRequest;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Suite;
+import io.brine.protocol.salt.SaltAuthRequest;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltRsa;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.client.TcpClientChannel;
+import io.brine.transport.tcp.TcpServerOptions;
+import io.brine.transport.tcp.TcpServerTransport;
+import io.micrometer.core.instrument.FunctionCounter;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 30 item 3: a flood of auth requests from many sources, each of which used to cost the master a signed
+ * refusal, beside an accepted minion authenticating again and the local administrator's CLI, over real TCP sockets
+ * from 100 loopback addresses. The master's clock stands still, so the auth work budget never refills: the flood is
+ * answered exactly {@value #BUDGET} times, whatever the machine's speed.
+ */
+class AuthFloodTest {
+
+    static final int SOURCES = 100;
+    static final int EACH = 10;
+    static final int BUDGET = 20;
+    static final int FLOODER_KEY = 2;
+
+    @TempDir
+    Path dir;
+    WiredMaster master;
+    final List<Socket> flood = new ArrayList<>();
+    TcpClientChannel web1;
+    HostilePeersTest.MinionEnd accepted;
+
+    @BeforeEach
+    void start() throws Exception {
+        master = WiredMaster.start(dir, config -> config.saltMinions(true).authWorkBudget(BUDGET)
+                        .acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()),
+                undelivered -> new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null,
+                        undelivered), new MovableClock(Instant.now()));
+        web1 = master.connect();
+        accepted = HostilePeersTest.accepted(web1, "web1");
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        for (Socket socket : flood) {
+            socket.close();
+        }
+        if (web1 != null) {
+            web1.close();
+        }
+        master.close();
+    }
+
+    @Test
+    void badSignaturesAreNeverAnsweredAndBadKeysAtMostTheBudgetWhileAcceptedMinionsAndTheCliAreServed()
+            throws Exception {
+        // The same bytes each time: a bad key or a bad signature is refused before the nonce is remembered.
+        byte[] notSignedByItsKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
+                TestKeys.pair(FLOODER_KEY).getPublic().getEncoded(), WiredMaster.nonce(), System.currentTimeMillis(),
+                Map.of(), null, null), TestKeys.pair(FLOODER_KEY + 1).getPrivate());
+        byte[] good = TestKeys.pair(FLOODER_KEY).getPublic().getEncoded();
+        byte[] badKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
+                Arrays.copyOf(good, good.length + 16), WiredMaster.nonce(), System.currentTimeMillis(), Map.of(), null,
+                null), TestKeys.pair(FLOODER_KEY).getPrivate());
+
+        flood(List.of(notSignedByItsKey, badKey));
+
+        servesTheKnown();
+        await().untilAsserted(() -> {
+            assertThat(unanswered("bad_signature")).isEqualTo(SOURCES * EACH);
+            assertThat(unanswered("budget")).isEqualTo(SOURCES * EACH - BUDGET);
+        });
+        assertThat(budgetAnswers()).isEqualTo(BUDGET);
+        await().untilAsserted(() -> assertThat(floodAnswers()).isEqualTo(BUDGET));
+    }
+
+    @Test
+    void aSaltAuthFloodIsAnsweredAtMostTheBudgetWhileAcceptedMinionsAndTheCliAreServed() throws Exception {
+        // An invalid id (upper case) gets Salt's signed {ret: false}, with nothing stored.
+        SaltAuthRequest load = SaltAuthRequest.of("FLOOD", TestKeys.pair(FLOODER_KEY).getPublic(), "f".repeat(32),
+                SaltRsa.Encryption.OAEP_SHA1, SaltRsa.Signing.PKCS1V15_SHA1, Optional.empty(), Optional.empty());
+
+        flood(List.of(SaltMsgpack.write(load.envelope(), SaltDialect.PAYLOAD)));
+
+        servesTheKnown();
+        await().untilAsserted(() -> assertThat(unanswered("budget")).isEqualTo(SOURCES * EACH - BUDGET));
+        assertThat(budgetAnswers()).isEqualTo(BUDGET);
+        await().untilAsserted(() -> assertThat(floodAnswers()).isEqualTo(BUDGET));
+    }
+
+    /** Each of {@value #SOURCES} loopback addresses sends each frame {@value #EACH} times (under auth_burst). */
+    private void flood(List<byte[]> frames) throws IOException {
+        for (int source = 0; source < SOURCES; source++) {
+            Socket socket = HostilePeersTest.connect(master, "127.0.1." + (source + 1));
+            flood.add(socket);
+            for (int i = 0; i < EACH; i++) {
+                for (byte[] frame : frames) {
+                    HostilePeersTest.frame(socket, frame);
+                }
+            }
+        }
+    }
+
+    /** web1 authenticates again and the local administrator signs in and lists jobs, with the flood queued. */
+    private void servesTheKnown() throws Exception {
+        web1.send(WiredMaster.authRequest("web1", HostilePeersTest.MINION_KEY, WiredMaster.nonce()));
+        assertThat(HostilePeersTest.reply(web1.receive(HostilePeersTest.ANSWER)).status())
+                .isEqualTo(AuthStatus.ACCEPTED);
+        try (BrineClient root = master.root()) {
+            assertThat(root.jobs(10)).isEmpty();
+        }
+    }
+
+    private double unanswered(String reason) {
+        FunctionCounter counter = master.metrics().registry().find("brine.auth.unanswered").tag("reason", reason)
+                .functionCounter();
+        return counter == null ? -1 : counter.count();
+    }
+
+    private double budgetAnswers() {
+        FunctionCounter counter = master.metrics().registry().find("brine.auth.budget.answers").functionCounter();
+        return counter == null ? -1 : counter.count();
+    }
+
+    /** The frames the flood's connections received so far, each read whole. */
+    private int floodAnswers() throws IOException {
+        int answers = 0;
+        for (Socket socket : flood) {
+            answers += framesReceived(socket);
+        }
+        return answers;
+    }
+
+    private final Map<Socket, DataInputStream> inputs = new HashMap<>();
+    private final Map<Socket, Integer> received = new HashMap<>();
+
+    /** Whole frames {@code socket} received so far, read without blocking (a frame not all there yet waits). */
+    private int framesReceived(Socket socket) throws IOException {
+        DataInputStream in = inputs.computeIfAbsent(socket, s -> {
+            try {
+                return new DataInputStream(new BufferedInputStream(s.getInputStream(), 1 << 16));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        int count = received.getOrDefault(socket, 0);
+        while (in.available() >= 4) {
+            in.mark(1 << 16);
+            int length = in.readInt();
+            if (in.available() < length) {
+                in.reset();
+                break;
+            }
+            in.readFully(new byte[length]);
+            count++;
+        }
+        received.put(socket, count);
+        return count;
+    }
+}
