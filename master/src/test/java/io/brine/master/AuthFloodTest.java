@@ -15,9 +15,12 @@ import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.protocol.salt.SaltRsa;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
 import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -32,8 +35,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,7 +46,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Issue 30 item 3: a flood of auth requests from many sources, each of which used to cost the master a signed
  * refusal, beside an accepted minion authenticating again and the local administrator's CLI, over real TCP sockets
  * from 100 loopback addresses. The master's clock stands still, so the auth work budget never refills: the flood is
- * answered exactly {@value #BUDGET} times, whatever the machine's speed.
+ * answered exactly {@value #BUDGET} times, whatever the machine's speed. And strangers whose answers hang do not hold
+ * up the known: they have a lane of their own.
  */
 class AuthFloodTest {
 
@@ -55,20 +61,24 @@ class AuthFloodTest {
     WiredMaster master;
     final List<Socket> flood = new ArrayList<>();
     TcpClientChannel web1;
-    HostilePeersTest.MinionEnd accepted;
 
-    @BeforeEach
-    void start() throws Exception {
+    /** Released at the end: sends to the flood's addresses wait for it in {@link HangingStrangers}. */
+    final CountDownLatch release = new CountDownLatch(1);
+    final AtomicInteger hanging = new AtomicInteger();
+
+    /** The master, serving TCP through {@code wrap}, with web1 accepted. */
+    void start(UnaryOperator<ServerTransport> wrap) throws Exception {
         master = WiredMaster.start(dir, config -> config.saltMinions(true).authWorkBudget(BUDGET)
                         .acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()),
-                undelivered -> new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null,
-                        undelivered), new MovableClock(Instant.now()));
+                undelivered -> wrap.apply(new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null,
+                        null, undelivered)), new MovableClock(Instant.now()));
         web1 = master.connect();
-        accepted = HostilePeersTest.accepted(web1, "web1");
+        HostilePeersTest.accepted(web1, "web1");
     }
 
     @AfterEach
     void stop() throws IOException {
+        release.countDown();
         for (Socket socket : flood) {
             socket.close();
         }
@@ -81,6 +91,7 @@ class AuthFloodTest {
     @Test
     void badSignaturesAreNeverAnsweredAndBadKeysAtMostTheBudgetWhileAcceptedMinionsAndTheCliAreServed()
             throws Exception {
+        start(UnaryOperator.identity());
         // The same bytes each time: a bad key or a bad signature is refused before the nonce is remembered.
         byte[] notSignedByItsKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
                 TestKeys.pair(FLOODER_KEY).getPublic().getEncoded(), WiredMaster.nonce(), System.currentTimeMillis(),
@@ -90,42 +101,85 @@ class AuthFloodTest {
                 Arrays.copyOf(good, good.length + 16), WiredMaster.nonce(), System.currentTimeMillis(), Map.of(), null,
                 null), TestKeys.pair(FLOODER_KEY).getPrivate());
 
-        flood(List.of(notSignedByItsKey, badKey));
+        List<Socket> notSigned = flood(notSignedByItsKey);
+        List<Socket> badKeys = flood(badKey);
 
         servesTheKnown();
-        await().untilAsserted(() -> {
-            assertThat(unanswered("bad_signature")).isEqualTo(SOURCES * EACH);
-            assertThat(unanswered("budget")).isEqualTo(SOURCES * EACH - BUDGET);
-        });
+        // Every flood request decided (audited as refused), whether answered or not.
+        await().untilAsserted(() -> assertThat(refusals()).isEqualTo(2 * SOURCES * EACH));
+        assertThat(answers(notSigned)).as("answers to requests not signed by the key they offer").isZero();
+        assertThat(unanswered("bad_signature")).isEqualTo(SOURCES * EACH);
+        assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
-        await().untilAsserted(() -> assertThat(floodAnswers()).isEqualTo(BUDGET));
+        await().untilAsserted(() -> assertThat(answers(badKeys)).as("signed refusals of a bad key")
+                .isEqualTo(BUDGET));
+        assertThat(answers(notSigned)).isZero();
     }
 
     @Test
     void aSaltAuthFloodIsAnsweredAtMostTheBudgetWhileAcceptedMinionsAndTheCliAreServed() throws Exception {
+        start(UnaryOperator.identity());
         // An invalid id (upper case) gets Salt's signed {ret: false}, with nothing stored.
         SaltAuthRequest load = SaltAuthRequest.of("FLOOD", TestKeys.pair(FLOODER_KEY).getPublic(), "f".repeat(32),
                 SaltRsa.Encryption.OAEP_SHA1, SaltRsa.Signing.PKCS1V15_SHA1, Optional.empty(), Optional.empty());
 
-        flood(List.of(SaltMsgpack.write(load.envelope(), SaltDialect.PAYLOAD)));
+        List<Socket> salt = flood(SaltMsgpack.write(load.envelope(), SaltDialect.PAYLOAD));
 
         servesTheKnown();
-        await().untilAsserted(() -> assertThat(unanswered("budget")).isEqualTo(SOURCES * EACH - BUDGET));
+        await().untilAsserted(() -> assertThat(refusals()).isEqualTo(SOURCES * EACH));
+        await().untilAsserted(() -> assertThat(answers(salt)).as("Salt's signed {ret: false}").isEqualTo(BUDGET));
+        assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
-        await().untilAsserted(() -> assertThat(floodAnswers()).isEqualTo(BUDGET));
     }
 
-    /** Each of {@value #SOURCES} loopback addresses sends each frame {@value #EACH} times (under auth_burst). */
-    private void flood(List<byte[]> frames) throws IOException {
+    @Test
+    void strangersWhoseAnswersHangHoldUpNeitherAnAcceptedMinionNorBrine() throws Exception {
+        start(HangingStrangers::new);
+        byte[] good = TestKeys.pair(FLOODER_KEY).getPublic().getEncoded();
+        flood(Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood", Arrays.copyOf(good,
+                good.length + 16), WiredMaster.nonce(), System.currentTimeMillis(), Map.of(), null, null),
+                TestKeys.pair(FLOODER_KEY).getPrivate()));
+        // Every worker of the strangers' lane is stuck sending a refusal, and the rest of the flood is queued.
+        await().until(() -> hanging.get() == master.config().workerThreads());
+
+        servesTheKnown();
+    }
+
+    /** Sends to the flood's addresses (127.0.1.x) wait until the test ends: the workers sending them with them. */
+    final class HangingStrangers extends ForwardingTransport {
+        HangingStrangers(ServerTransport inner) {
+            super(inner);
+        }
+
+        @Override
+        public boolean send(Peer peer, byte[] frame) {
+            if (peer.remoteAddress().startsWith("127.0.1.")) {
+                hanging.incrementAndGet();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return inner.send(peer, frame);
+        }
+    }
+
+    /**
+     * Each of {@value #SOURCES} loopback addresses sends {@code frame} {@value #EACH} times on a connection of its
+     * own (under auth_burst with the other floods of a test): the connections.
+     */
+    private List<Socket> flood(byte[] frame) throws IOException {
+        List<Socket> sockets = new ArrayList<>();
         for (int source = 0; source < SOURCES; source++) {
             Socket socket = HostilePeersTest.connect(master, "127.0.1." + (source + 1));
             flood.add(socket);
+            sockets.add(socket);
             for (int i = 0; i < EACH; i++) {
-                for (byte[] frame : frames) {
-                    HostilePeersTest.frame(socket, frame);
-                }
+                HostilePeersTest.frame(socket, frame);
             }
         }
+        return sockets;
     }
 
     /** web1 authenticates again and the local administrator signs in and lists jobs, with the flood queued. */
@@ -144,15 +198,21 @@ class AuthFloodTest {
         return counter == null ? -1 : counter.count();
     }
 
+    /** Auth requests decided as refused (an existing metric): answered or not. */
+    private double refusals() {
+        Counter counter = master.metrics().registry().find("brine.auth.answers").tag("outcome", "refused").counter();
+        return counter == null ? 0 : counter.count();
+    }
+
     private double budgetAnswers() {
         FunctionCounter counter = master.metrics().registry().find("brine.auth.budget.answers").functionCounter();
         return counter == null ? -1 : counter.count();
     }
 
-    /** The frames the flood's connections received so far, each read whole. */
-    private int floodAnswers() throws IOException {
+    /** The frames {@code sockets} received so far, each read whole. */
+    private int answers(List<Socket> sockets) throws IOException {
         int answers = 0;
-        for (Socket socket : flood) {
+        for (Socket socket : sockets) {
             answers += framesReceived(socket);
         }
         return answers;

@@ -507,64 +507,18 @@ class HostilePeersTest {
     }
 
     /** A transport that records the thread each handled() call comes from. */
-    static final class HandledOn implements io.brine.transport.ServerTransport {
-        private final io.brine.transport.ServerTransport inner;
+    static final class HandledOn extends ForwardingTransport {
         private final List<String> threads;
 
         HandledOn(io.brine.transport.ServerTransport inner, List<String> threads) {
-            this.inner = inner;
+            super(inner);
             this.threads = threads;
-        }
-
-        @Override
-        public void start(InboundHandler handler) throws IOException {
-            inner.start(handler);
-        }
-
-        @Override
-        public Addresses addresses() {
-            return inner.addresses();
-        }
-
-        @Override
-        public boolean send(io.brine.transport.Peer peer, byte[] frame) {
-            return inner.send(peer, frame);
-        }
-
-        @Override
-        public java.util.Set<String> publish(java.util.Collection<String> minionIds, byte[] frame) {
-            return inner.publish(minionIds, frame);
-        }
-
-        @Override
-        public int publishPort(io.brine.transport.Peer peer) {
-            return inner.publishPort(peer);
-        }
-
-        @Override
-        public void bind(String minionId, io.brine.transport.Peer peer) {
-            inner.bind(minionId, peer);
         }
 
         @Override
         public void handled(io.brine.transport.Peer peer, int bytes) {
             threads.add(Thread.currentThread().getName());
             inner.handled(peer, bytes);
-        }
-
-        @Override
-        public void disconnect(io.brine.transport.Peer peer) {
-            inner.disconnect(peer);
-        }
-
-        @Override
-        public void unbind(String minionId) {
-            inner.unbind(minionId);
-        }
-
-        @Override
-        public void close() {
-            inner.close();
         }
     }
 

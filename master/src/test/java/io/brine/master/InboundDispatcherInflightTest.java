@@ -59,13 +59,12 @@ class InboundDispatcherInflightTest {
     }
 
     /** The real transport, recording handled() instead of passing it on, and the dispatcher it is started with. */
-    static final class Recording implements ServerTransport {
-        final ServerTransport inner;
+    static final class Recording extends ForwardingTransport {
         final List<Integer> handled = new CopyOnWriteArrayList<>();
         volatile InboundHandler handler;
 
         Recording(ServerTransport inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         @Override
@@ -75,39 +74,9 @@ class InboundDispatcherInflightTest {
         }
 
         @Override
-        public Addresses addresses() {
-            return inner.addresses();
-        }
-
-        @Override
-        public boolean send(Peer peer, byte[] frame) {
-            return inner.send(peer, frame);
-        }
-
-        @Override
-        public Set<String> publish(Collection<String> minionIds, byte[] frame) {
-            return inner.publish(minionIds, frame);
-        }
-
-        @Override
-        public void bind(String minionId, Peer peer) {
-            inner.bind(minionId, peer);
-        }
-
-        @Override
         public void handled(Peer peer, int bytes) {
             // Recorded only: the peer of this test is not one of the real transport's connections.
             handled.add(bytes);
-        }
-
-        @Override
-        public void unbind(String minionId) {
-            inner.unbind(minionId);
-        }
-
-        @Override
-        public void close() {
-            inner.close();
         }
     }
 }
