@@ -6,7 +6,10 @@ import static io.brine.bench.Figures.verdict;
 import io.brine.bench.BenchMain.Scenario;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -57,14 +60,70 @@ final class AuthScenario {
 
     /**
      * Every minion authenticates again with the key the master already holds, as after a master restart: no key
-     * store write, so this is the auth path's own cost, with the code compiled.
+     * store write, so this is the auth path's own cost, with the code compiled. With {@code --auth-flood-sources},
+     * beside a hostile flood ({@link AuthFlood}).
      */
     void reauth() throws IOException {
         for (WorkerProcess worker : run.swarm().workers()) {
             worker.command("reset-sessions", Duration.ofMinutes(1));
         }
         run.swarm().presign();
-        Map<String, Object> again = authRound(false);
+        int sources = run.options().authFloodSources();
+        AuthFlood flood = null;
+        long floodCpu0 = run.master().cpuMillis();
+        long floodStarted = System.nanoTime();
+        if (sources > 0) {
+            flood = AuthFlood.start(run.master().tcpPort, sources);
+            // The flood's requests reach the master's queues before the minions ask.
+            MasterProcess.sleep(1000);
+        }
+        Map<String, Object> again;
+        long[] flooded = null;
+        try {
+            again = authRound(false);
+        } finally {
+            if (flood != null) {
+                try {
+                    flooded = flood.stop();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                flood.close();
+            }
+        }
+        double floodSeconds = (System.nanoTime() - floodStarted) / 1e9;
+        long floodCpu = run.master().cpuMillis() - floodCpu0;
+        List<Double> waits = new ArrayList<>();
+        for (String answer : run.swarm().all("auth-waits", "auth-waits", Duration.ofMinutes(1))) {
+            String[] words = answer.split(" ");
+            for (int i = 1; i < words.length; i++) {
+                waits.add(Double.parseDouble(words[i]));
+            }
+        }
+        Collections.sort(waits);
+        double median = waits.isEmpty() ? 0 : waits.get(waits.size() / 2);
+        double worst = waits.isEmpty() ? 0 : waits.get(waits.size() - 1);
+        again.put("wait_median_ms", round(median, 1));
+        again.put("wait_worst_ms", round(worst, 1));
+        again.put("waits_over_auth_timeout", waits.stream().filter(w -> w > AUTH_TIMEOUT_MS).count());
+        if (flooded != null) {
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("sources", sources);
+            figures.put("per_source_per_s", AuthFlood.PER_SOURCE_PER_SECOND);
+            figures.put("seconds", round(floodSeconds, 1));
+            figures.put("requests", flooded[0]);
+            figures.put("answered", flooded[1]);
+            figures.put("send_failures", flooded[2]);
+            figures.put("master_cpu_ms", floodCpu);
+            again.put("flood", figures);
+            System.out.printf("flood    %d sources x %d auth requests/s (half not signed by their key, half an "
+                    + "unusable key) for %.1f s: %,d sent, %,d answered (%.1f/s), %d send failures; master CPU %.2f "
+                    + "cores over the flood%n", sources, AuthFlood.PER_SOURCE_PER_SECOND, floodSeconds, flooded[0],
+                    flooded[1], flooded[1] / floodSeconds, flooded[2], floodCpu / 1000.0 / floodSeconds);
+        }
+        System.out.printf("re-auth  waits from the first request to acceptance: median %.1f ms, worst %.1f ms; %d "
+                + "over auth_timeout (%d s) [%s]%n", median, worst, (long) again.get("waits_over_auth_timeout"),
+                AUTH_TIMEOUT_MS / 1000, verdict((long) again.get("waits_over_auth_timeout") == 0));
         requireUnwrapped(unwrap());
         @SuppressWarnings("unchecked")
         Map<String, Object> auth = (Map<String, Object>) run.scenarios().get("auth");

@@ -32,7 +32,7 @@ final class Bench {
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
             boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
-            int workerIoThreads, boolean salt, ZmqClient zmqClient) {
+            int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources) {
 
         /** File descriptors one simulated minion holds in a swarm worker. */
         int workerFdsPerMinion() {
@@ -288,6 +288,7 @@ final class Bench {
         StringBuilder command = new StringBuilder("bin/brine-bench --minions " + options.minions() + " --transport "
                 + options.transport().configValue + (options.salt() ? " --protocol salt" : "")
                 + (options.transport() == Transport.ZEROMQ ? " --zmq-client " + options.zmqClient().configValue : "")
+                + (options.authFloodSources() > 0 ? " --auth-flood-sources " + options.authFloodSources() : "")
                 + " --scenarios ");
         command.append(String.join(",", options.scenarios().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
                 .toList()));

@@ -114,6 +114,13 @@ public final class BenchMain implements Callable<Integer> {
                     + "in this JVM).")
     String zookeeper;
 
+    @Option(names = "--auth-flood-sources", paramLabel = "N", defaultValue = "0",
+            description = "During the re-auth round, N hostile sources (127.0.0.2 on) each send "
+                    + AuthFlood.PER_SOURCE_PER_SECOND + " auth requests a second (the shipped auth_rate_per_source) "
+                    + "that each cost a signed refusal without the auth work budget: half not signed by the key they "
+                    + "offer, half with an unusable key. --transport tcp, one master (default: 0, none).")
+    int authFloodSources;
+
     @Option(names = "--master-opts", paramLabel = "OPTS",
             description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
     String masterOpts;
@@ -175,6 +182,14 @@ public final class BenchMain implements Callable<Integer> {
                     + "simulated)");
             return 2;
         }
+        if (authFloodSources < 0 || authFloodSources > 60_000) {
+            System.err.println("--auth-flood-sources must be from 0 to 60000");
+            return 2;
+        }
+        if (authFloodSources > 0 && (kind != Transport.TCP || masters > 1 || salt)) {
+            System.err.println("--auth-flood-sources runs with --transport tcp, the brine protocol and one master");
+            return 2;
+        }
         Scenario profiled = null;
         if (profile != null) {
             try {
@@ -187,7 +202,7 @@ public final class BenchMain implements Callable<Integer> {
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient);
+                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources);
         if (masters > 1) {
             return new ClusterBench(options, masters, Optional.ofNullable(zookeeper)).run();
         }

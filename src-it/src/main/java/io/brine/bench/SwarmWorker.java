@@ -86,6 +86,10 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
     private java.util.concurrent.ScheduledFuture<?> retryTask;
+    /** When each minion asked first in this round (retries keep it), until it is accepted. */
+    private final Map<BenchMinion, Long> askedFirst = new ConcurrentHashMap<>();
+    /** Each accepted minion's wait this round, from its first request to its acceptance, in nanoseconds. */
+    private final java.util.Queue<Long> authWaits = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     // Deliveries of publications and returns since the last reset.
     private final AtomicLong delivered = new AtomicLong();
@@ -191,6 +195,8 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
                     minion.resetSession();
                 }
                 acceptedCount.set(0);
+                askedFirst.clear();
+                authWaits.clear();
                 firstAccepted.set(Long.MAX_VALUE);
                 lastAccepted.set(0);
                 nextToSend.set(0);
@@ -208,6 +214,12 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
                 }
                 retryTask = timer.scheduleWithFixedDelay(() -> retryStalled(timeoutNanos), 1, 1, TimeUnit.SECONDS);
                 return "auth started";
+            }
+            case "auth-waits": {
+                // This round's waits, in milliseconds, for the median and worst over every worker.
+                StringBuilder line = new StringBuilder("auth-waits");
+                authWaits.forEach(nanos -> line.append(' ').append(nanos / 1_000_000.0));
+                return line.toString();
             }
             case "unwrap": {
                 long started = System.nanoTime();
@@ -290,7 +302,9 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private void sendNextAuth() {
         int next = nextToSend.getAndIncrement();
         if (next < minions.size()) {
-            minions.get(next).sendAuth(System.nanoTime());
+            long now = System.nanoTime();
+            askedFirst.put(minions.get(next), now);
+            minions.get(next).sendAuth(now);
         }
     }
 
@@ -377,6 +391,10 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     public void accepted(BenchMinion minion, long nanos) {
         firstAccepted.accumulateAndGet(nanos, Math::min);
         lastAccepted.accumulateAndGet(nanos, Math::max);
+        Long asked = askedFirst.remove(minion);
+        if (asked != null) {
+            authWaits.add(nanos - asked);
+        }
         int accepted = acceptedCount.incrementAndGet();
         if (authRunning) {
             sendNextAuth();
