@@ -8,6 +8,7 @@ import io.brine.master.client.BrineClient;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.salt.SaltAuthRequest;
 import io.brine.protocol.salt.SaltDialect;
@@ -130,6 +131,21 @@ class AuthFloodTest {
         await().untilAsserted(() -> assertThat(answers(salt)).as("Salt's signed {ret: false}").isEqualTo(BUDGET));
         assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
+    }
+
+    @Test
+    void sessionUnknownAnswersArePaidFromTheBudgetAndOnePastItIsNotAnswered() throws Exception {
+        start(UnaryOperator.identity());
+        Socket stranger = HostilePeersTest.connect(master, "127.0.1.1");
+        flood.add(stranger);
+        for (int i = 0; i <= BUDGET; i++) {
+            byte[] sessionId = WiredMaster.nonce();
+            HostilePeersTest.frame(stranger, Codec.encode(new SessionFrame(Arrays.copyOf(sessionId, 16),
+                    SessionFrame.Direction.MINION_TO_MASTER, 1, new byte[28])));
+        }
+        await().untilAsserted(() -> assertThat(unanswered("budget")).as("one past the budget").isEqualTo(1));
+        assertThat(budgetAnswers()).isEqualTo(BUDGET);
+        await().untilAsserted(() -> assertThat(answers(List.of(stranger))).isEqualTo(BUDGET));
     }
 
     @Test
