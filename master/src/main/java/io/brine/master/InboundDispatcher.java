@@ -396,7 +396,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             transport.send(from, outcome.reply());
         });
         if (answered.isEmpty()) {
-            droppedFrames.incrementAndGet(); // a replay or an older request: dropped unanswered (logged, audited)
+            droppedFrames.incrementAndGet(); // unanswered: a replay, an older request, a bad signature, the budget spent
         }
         metrics.authLatency(System.nanoTime() - started);
     }
