@@ -18,8 +18,10 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.KeyTransitions;
+import io.brine.store.keys.KeyTransitions.Current;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Outcome;
+import io.brine.store.keys.KeyTransitions.Plan;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.StoredKey;
@@ -52,8 +54,8 @@ import org.slf4j.LoggerFactory;
  * master's {@link ZkKeyView}, kept current by watches (a change through any master is heard within a ZooKeeper
  * round trip). Every change is one ZooKeeper transaction that checks the version of the znode it was decided on
  * and appends its audit event, so two masters racing on one id end in one state with one audit entry each for
- * what really happened; a loser re-reads and decides again. DESIGN.md §2's table is {@link KeyTransitions}', the
- * same as the filesystem store's.
+ * what really happened; a loser re-reads and decides again. Who gets in is {@link KeyTransitions#plan}, the same
+ * function the filesystem store calls: this class reads the id's znodes and commits the plan.
  *
  * <p>The master key pair stays on each master's disk (the admin installs the same pair on every master).
  */
@@ -300,41 +302,29 @@ public final class ZkKeyStore implements KeyStore {
         Objects.requireNonNull(kind, "kind");
         ensureOpen();
         ZkKeyView.Entry entry = view.entry(id);
-        KeyLookup fast = entry == null ? KeyLookup.UNKNOWN : lookupOf(entry.key(), offered);
-        if (entry != null && entry.key().kind() != kind) {
-            // Decided again in the transaction for an id this view does not hold yet: the kind is in the key's znode.
-            return offerOf(new KeyDecision.OtherKind(id, Fingerprints.of(offered), entry.key().kind()), entry, false);
-        }
-        // The factor check once per offer, before any policy runs, and not at all for the key the store already
-        // holds under this id (checked when it was stored).
-        if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
+        // An id this view does not hold yet is decided again in the transaction: the kind is in the key's znode.
+        Current viewed = currentOf(entry == null ? null : entry.key(), offered);
+        if (KeyTransitions.checksFactors(viewed, kind)) {
             KeyStore.checkFactors(id, offered);
         }
-        boolean asks = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
-                || fast == KeyLookup.PENDING_OTHER;
         // Without the cluster nothing the policies say could be recorded: they are not asked (a single-use grant is
         // not spent, a policy executable not run, and no auth worker waits on ZooKeeper for a spent record).
-        PolicyVerdict verdict = asks && awaitWritable().writable()
-                ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
-        Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
-        boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
-        if (fastOutcome.write() == KeyTransitions.Write.NONE) {
-            return offerOf(fastOutcome.decision(id, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
-                    entry, same);
-        }
-        if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
-            ZkKeyView.Entry denied = view.deniedEntry(id);
-            if (denied != null && KeyLookup.sameKey(denied.key().key(), offered)) {
-                return offerOf(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
-            }
+        PolicyVerdict verdict = KeyTransitions.asksPolicies(viewed, kind) && awaitWritable().writable()
+                ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict") : PolicyVerdict.NONE;
+        ZkKeyView.Entry denied = view.deniedEntry(id);
+        Plan fast = KeyTransitions.fromView(viewed, kind, verdict, denied == null ? null : denied.key(), offered);
+        if (fast.write() == KeyTransitions.Write.NONE) {
+            // Named by a stored copy's fingerprint when it is the offered key: no hash on a steady state's answer.
+            return offerOf(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
+                    : denied.key()), entry, fast.offeredKeyHeld());
         }
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
-            return unrecorded(id, offered, fastOutcome, entry, now.describe());
+            return unrecorded(id, offered, fast.outcome(), entry, now.describe());
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Offer> done = tryOffer(id, offered, kind, verdict, fast, attempt == 0);
+                Optional<Offer> done = tryOffer(id, offered, kind, verdict, viewed.lookup(), attempt == 0);
                 if (done.isPresent()) {
                     return done.get();
                 }
@@ -342,7 +332,7 @@ public final class ZkKeyStore implements KeyStore {
             throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
-                return unrecorded(id, offered, fastOutcome, view.entry(id), "ZooKeeper cannot be written ("
+                return unrecorded(id, offered, fast.outcome(), view.entry(id), "ZooKeeper cannot be written ("
                         + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ")");
             }
             throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
@@ -380,34 +370,28 @@ public final class ZkKeyStore implements KeyStore {
     private Optional<Offer> tryOffer(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
             KeyLookup askedAbout, boolean first) throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
+        // A znode that does not decode fails the offer here (data inconsistency), as before: never Current.unreadable.
         StoredKey current = main.key(id);
-        if (current != null && current.kind() != kind) {
-            // As the znode holds it: every write below creates the znode (failing if another master filed it
-            // meanwhile, for either kind) or checks its version, so the kind read here is the one that stands.
-            view.apply(false, id, current, main.version(), main.zxid());
-            return Optional.of(offerOf(new KeyDecision.OtherKind(id, Fingerprints.of(offered), current.kind()),
-                    view.entry(id), false));
-        }
-        KeyLookup lookup = current == null ? KeyLookup.UNKNOWN : lookupOf(current, offered);
-        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
-        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && askedAbout != KeyLookup.PENDING_OTHER
-                ? PolicyVerdict.NONE : asked;
+        // The kind as the znode holds it: every write below creates the znode (failing if another master filed it
+        // meanwhile, for either kind) or checks its version, so the kind read here is the one that stands.
+        Current now = currentOf(current, offered);
         Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
                 maxMinions, view.count(KeyState.REJECTED), maxRejected);
         String fingerprint = Fingerprints.of(offered);
-        // One key, one id: no policy accepts a key that is stored under another id, in any state. Decided on the
-        // fingerprint's znode as read, and checked by the transaction: another master's view is not enough.
+        // One key, one id is decided on the fingerprint's znode as read, and checked by the transaction: another
+        // master's view is not enough.
         ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
-        List<String> sharing = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.REJECTED ? List.of()
-                : owners.sameKeyAs(fingerprint); // (those two never write)
-        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
-                ? verdict : PolicyVerdict.NONE, limits);
-        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
-            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; "
-                    + KeyListing.sameKeyAs(sharing)
-                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        List<String> sharing = KeyTransitions.readsSharing(now, kind) ? owners.sameKeyAs(fingerprint) : List.of();
+        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits);
+        Outcome outcome = plan.outcome();
+        if (outcome.write() == KeyTransitions.Write.NONE) {
+            if (current != null) {
+                view.apply(false, id, current, main.version(), main.zxid());
+            }
+            return Optional.of(offerOf(plan.decision(id, fingerprint), view.entry(id),
+                    plan.offeredKeyHeld()));
         }
-        KeyDecision decision = outcome.decision(id, fingerprint);
+        KeyDecision decision = plan.decision(id, fingerprint);
         String reason = outcome.reason();
         ZkWrites.Transaction tx = writes.begin();
         KeyState to = switch (outcome.write()) {
@@ -425,13 +409,6 @@ public final class ZkKeyStore implements KeyStore {
                 yield state;
             }
         };
-        if (outcome.write() == KeyTransitions.Write.NONE) {
-            if (current != null) {
-                view.apply(false, id, current, main.version(), main.zxid());
-            }
-            boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
-            return Optional.of(offerOf(decision, view.entry(id), same));
-        }
         // The key that goes to /denied: the offered one, or the pending squatter's that a grant or token displaces.
         RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED ? offered
                 : outcome.write() == KeyTransitions.Write.REPLACE_PENDING ? current.key() : null;
@@ -643,6 +620,11 @@ public final class ZkKeyStore implements KeyStore {
 
     static StoredKey storedKey(String id, KeyState state, RSAPublicKey key) {
         return new StoredKey(id, state, key, Fingerprints.of(key));
+    }
+
+    /** What the id holds for {@link KeyTransitions#plan}, from its key's znode (null: none). */
+    private static Current currentOf(StoredKey stored, RSAPublicKey offered) {
+        return stored == null ? Current.NONE : Current.of(lookupOf(stored, offered), stored.kind());
     }
 
     /** The store's lookup; a "denied" record where /keys belongs (never written so) counts as rejected. */

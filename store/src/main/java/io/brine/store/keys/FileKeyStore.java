@@ -5,8 +5,10 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.store.keys.KeyDirectory.DiskEntry;
+import io.brine.store.keys.KeyTransitions.Current;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Outcome;
+import io.brine.store.keys.KeyTransitions.Plan;
 import io.brine.store.keys.Snapshot.Entry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -197,7 +199,8 @@ public final class FileKeyStore implements KeyStore {
     /**
      * Steady states (accepted same key, rejected id, pending same key without a verdict, the same denied key again)
      * are answered from memory; every write happens under the lock after re-reading the id's files. The policies are
-     * asked before the lock is taken.
+     * asked before the lock is taken. What to answer and write is {@link KeyTransitions#plan}'s, here and under the
+     * lock; this class reads and commits.
      */
     @Override
     public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies) {
@@ -206,75 +209,51 @@ public final class FileKeyStore implements KeyStore {
         ensureOpen();
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
-        KeyLookup fast = entry == null ? KeyLookup.UNKNOWN
-                : KeyLookup.of(entry.key().state(), entry.key().key(), offered);
-        if (entry != null && entry.key().kind() != kind) {
-            // Decided again under the lock for an id this snapshot does not hold yet: the kind is written with the key.
-            return Offer.of(new KeyDecision.OtherKind(id, Fingerprints.of(offered), entry.key().kind()), entry,
-                    false);
-        }
-        // The factor check once per offer, before any policy runs, and not at all for the key the store already
-        // holds under this id (checked when it was stored).
-        if (fast != KeyLookup.ACCEPTED_SAME && fast != KeyLookup.PENDING_SAME) {
+        // An id this snapshot does not hold yet is decided again under the lock: the kind is written with the key.
+        Current viewed = entry == null ? Current.NONE
+                : Current.of(KeyLookup.of(entry.key().state(), entry.key().key(), offered), entry.key().kind());
+        if (KeyTransitions.checksFactors(viewed, kind)) {
             KeyStore.checkFactors(id, offered);
         }
-        PolicyVerdict verdict = fast == KeyLookup.UNKNOWN || fast == KeyLookup.PENDING_SAME
-                || fast == KeyLookup.PENDING_OTHER
-                ? Objects.requireNonNull(policies.decide(fast), "verdict") : PolicyVerdict.NONE;
-        Outcome fastOutcome = KeyTransitions.decide(fast, verdict, Limits.UNLIMITED);
-        boolean same = fast == KeyLookup.ACCEPTED_SAME || fast == KeyLookup.PENDING_SAME;
-        if (fastOutcome.write() == KeyTransitions.Write.NONE) {
-            // Decisions always carry the offered key's fingerprint (the stored one's when they are the same key).
-            return Offer.of(fastOutcome.decision(id, same ? entry.key().fingerprint() : Fingerprints.of(offered)),
-                    entry, same);
-        }
-        if (fastOutcome.write() == KeyTransitions.Write.DENIED) {
-            Entry denied = s.denied.get(id);
-            if (denied != null && KeyLookup.sameKey(denied.key().key(), offered)) {
-                return Offer.of(fastOutcome.decision(id, denied.key().fingerprint()), entry, false);
-            }
+        PolicyVerdict verdict = KeyTransitions.asksPolicies(viewed, kind)
+                ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict") : PolicyVerdict.NONE;
+        Entry denied = s.denied.get(id);
+        Plan fast = KeyTransitions.fromView(viewed, kind, verdict, denied == null ? null : denied.key(), offered);
+        if (fast.write() == KeyTransitions.Write.NONE) {
+            // Named by a stored copy's fingerprint when it is the offered key: no hash on a steady state's answer.
+            return Offer.of(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
+                    : denied.key()), entry, fast.offeredKeyHeld());
         }
         try (StoreLock.Held held = lock.acquire()) {
-            return offerLocked(id, offered, kind, verdict, fast);
+            return offerLocked(id, offered, kind, verdict, viewed.lookup());
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
                     + e.getMessage(), e);
         }
     }
 
+    /** Reads the id's files under the lock and commits {@link KeyTransitions#plan}'s writes. */
     private Offer offerLocked(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
             KeyLookup askedAbout) throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
-        if (current.isPresent()) {
-            // The kind as the disk holds it, under the lock every writer takes: a brine offer and a Salt offer of one
-            // new key cannot both file it, and a key filed by one is never re-marked by the other.
-            MinionKind held = directory.kindOf(id);
-            if (held != kind) {
-                return Offer.untracked(new KeyDecision.OtherKind(id, Fingerprints.of(offered), held),
-                        current.get().key(), false);
-            }
-        }
-        KeyLookup lookup = current.map(c -> c.key() == null
-                ? (c.state() == KeyState.PENDING ? KeyLookup.PENDING_OTHER
-                        : c.state() == KeyState.ACCEPTED ? KeyLookup.ACCEPTED_OTHER : KeyLookup.REJECTED)
-                : KeyLookup.of(c.state(), c.key().key(), offered)).orElse(KeyLookup.UNKNOWN);
-        // A verdict displaces a pending key only when it was given about that very state (a grant or token).
-        PolicyVerdict verdict = lookup == KeyLookup.PENDING_OTHER && (askedAbout != KeyLookup.PENDING_OTHER
-                || current.orElseThrow().key() == null) ? PolicyVerdict.NONE : asked;
+        // The kind as the disk holds it, under the lock every writer takes: a brine offer and a Salt offer of one new
+        // key cannot both file it, and a key filed by one is never re-marked by the other.
+        Current now = current.isEmpty() ? Current.NONE : current.get().key() == null
+                ? Current.unreadable(current.get().state(), directory.kindOf(id))
+                : Current.of(KeyLookup.of(current.get().state(), current.get().key().key(), offered),
+                        directory.kindOf(id));
         Snapshot s = writes.snapshot();
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
         String fingerprint = Fingerprints.of(offered);
-        // One key, one id: no policy accepts a key that is stored under another id, in any state.
-        List<String> sharing = s.otherIds(fingerprint, id);
-        Outcome outcome = KeyTransitions.decide(lookup, sharing.isEmpty() || verdict != PolicyVerdict.ACCEPT
-                ? verdict : PolicyVerdict.NONE, limits);
-        if (!sharing.isEmpty() && outcome.write() != KeyTransitions.Write.NONE) {
-            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; " + KeyListing.sameKeyAs(sharing)
-                    + (verdict == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        List<String> sharing = KeyTransitions.readsSharing(now, kind) ? s.otherIds(fingerprint, id) : List.of();
+        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits);
+        if (plan.heldBy() != null) {
+            return Offer.untracked(plan.decision(id, fingerprint), current.get().key(), false);
         }
-        KeyDecision decision = outcome.decision(id, fingerprint);
+        Outcome outcome = plan.outcome();
+        KeyDecision decision = plan.decision(id, fingerprint);
         String reason = outcome.reason();
         Entry written = switch (outcome.write()) {
             case NONE -> null;
@@ -299,7 +278,7 @@ public final class FileKeyStore implements KeyStore {
         if (written != null) {
             return Offer.of(decision, written, true);
         }
-        boolean same = lookup == KeyLookup.ACCEPTED_SAME || lookup == KeyLookup.PENDING_SAME;
+        boolean same = plan.offeredKeyHeld();
         if (current.isEmpty()) {
             return Offer.of(decision, null, false);
         }

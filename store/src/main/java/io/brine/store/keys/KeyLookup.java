@@ -32,6 +32,11 @@ public enum KeyLookup {
         };
     }
 
+    /** Whether the id's pending or accepted key is the offered one. */
+    public boolean isOfferedKey() {
+        return this == PENDING_SAME || this == ACCEPTED_SAME;
+    }
+
     /** Whether two RSA public keys are the same key. */
     public static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
         return a.getModulus().equals(b.getModulus()) && a.getPublicExponent().equals(b.getPublicExponent());

@@ -1,9 +1,15 @@
 package io.brine.store.keys;
 
+import io.brine.protocol.crypto.Fingerprints;
+import java.security.interfaces.RSAPublicKey;
+import java.util.List;
+import java.util.Objects;
+
 /**
- * DESIGN.md §2's transition table as a pure function: given what the store holds for an id and what the policies
- * concluded, what the master answers and what it writes. The {@link KeyStore} applies the outcome to disk under its
- * lock; this class never sees files.
+ * Who gets in: DESIGN.md §2's transition table ({@link #decide}) and the whole admission decision of an offered key
+ * around it ({@link #plan}), as pure functions of what a backend read. Every {@link KeyStore} backend only reads the
+ * id's state and commits the plan atomically (the file store under its lock, the cluster's in one versioned
+ * transaction); this class never sees files or znodes.
  *
  * <p>One refinement of the table, following Salt: a pending key that an autoreject policy now matches moves to
  * {@code minions_rejected/}, so an admin's later {@code --accept-all} cannot let it in.
@@ -72,7 +78,159 @@ public final class KeyTransitions {
         }
     }
 
+    /**
+     * What an id holds as a backend read it: its {@link KeyLookup} against the offered key and the {@link MinionKind}
+     * the key was filed for. {@code readable} is false for an entry the backend cannot parse (a damaged file in a
+     * state directory): it counts as another key in its state.
+     */
+    public record Current(KeyLookup lookup, MinionKind kind, boolean readable) {
+
+        /** The id holds no pending, accepted or rejected key. */
+        public static final Current NONE = new Current(KeyLookup.UNKNOWN, MinionKind.BRINE, true);
+
+        public Current {
+            Objects.requireNonNull(lookup, "lookup");
+            Objects.requireNonNull(kind, "kind");
+        }
+
+        /** A key the backend read, compared with the offered one ({@link KeyLookup#of}). */
+        public static Current of(KeyLookup lookup, MinionKind kind) {
+            return lookup == KeyLookup.UNKNOWN ? NONE : new Current(lookup, kind, true);
+        }
+
+        /** An entry in {@code state} whose key the backend cannot read. */
+        public static Current unreadable(KeyState state, MinionKind kind) {
+            return new Current(switch (state) {
+                case PENDING -> KeyLookup.PENDING_OTHER;
+                case ACCEPTED -> KeyLookup.ACCEPTED_OTHER;
+                case REJECTED, DENIED -> KeyLookup.REJECTED;
+            }, kind, false);
+        }
+
+        /** Whether the id holds a key filed for another kind of minion than {@code offered}. */
+        boolean otherKind(MinionKind offered) {
+            return lookup != KeyLookup.UNKNOWN && kind != offered;
+        }
+    }
+
+    /**
+     * The decision on one offer and the write that makes it true. {@code heldBy} is the kind the id's key was filed
+     * for when that is not the offer's (then nothing is written); null otherwise. {@code offeredKeyHeld}: the id holds
+     * the offered key, pending or accepted, for the offer's kind.
+     */
+    public record Plan(Outcome outcome, MinionKind heldBy, boolean offeredKeyHeld) {
+
+        public Write write() {
+            return outcome.write();
+        }
+
+        public String reason() {
+            return outcome.reason();
+        }
+
+        /** The answer for {@code id}, naming the offered key's {@code fingerprint}. */
+        public KeyDecision decision(String id, String fingerprint) {
+            return heldBy != null ? new KeyDecision.OtherKind(id, fingerprint, heldBy)
+                    : outcome.decision(id, fingerprint);
+        }
+
+        /**
+         * The answer for {@code id}, naming {@code offered} by the fingerprint of the first of {@code copies} (null
+         * for none) that is the same key, computed when it was stored, or by its own.
+         */
+        public KeyDecision decision(String id, RSAPublicKey offered, StoredKey... copies) {
+            for (StoredKey copy : copies) {
+                if (copy != null && KeyLookup.sameKey(copy.key(), offered)) {
+                    return decision(id, copy.fingerprint());
+                }
+            }
+            return decision(id, Fingerprints.of(offered));
+        }
+
+        /** The same decision, written by nobody: what an answer from an in-memory view is. */
+        Plan unwritten() {
+            return new Plan(new Outcome(outcome.answer(), Write.NONE, outcome.reason()), heldBy, offeredKeyHeld);
+        }
+    }
+
     private KeyTransitions() {
+    }
+
+    /**
+     * Whether an offer with {@code current} asks the acceptance policies (and a grant or token): only for an unknown
+     * id and a pending key of the offer's kind. Salt's {@code _auth} proves nothing about the key, so an offer of the
+     * other kind is refused before any policy runs.
+     */
+    public static boolean asksPolicies(Current current, MinionKind offered) {
+        return !current.otherKind(offered) && switch (current.lookup()) {
+            case UNKNOWN, PENDING_SAME, PENDING_OTHER -> true;
+            case ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
+        };
+    }
+
+    /**
+     * Whether an offer with {@code current} checks the offered key's factors, once, before any policy runs: not for
+     * the key the store already holds under the id (checked when it was stored), nor for an offer of the other kind.
+     */
+    public static boolean checksFactors(Current current, MinionKind offered) {
+        return !current.otherKind(offered) && current.lookup() != KeyLookup.ACCEPTED_SAME
+                && current.lookup() != KeyLookup.PENDING_SAME;
+    }
+
+    /**
+     * Whether {@link #plan} needs to know which other ids hold the offered key. Not for an offer of the other kind, an
+     * accepted same key or a rejected id: those never write, and the sharing only changes what an offer writes and
+     * the reason it is written with.
+     */
+    public static boolean readsSharing(Current current, MinionKind offered) {
+        return !current.otherKind(offered) && current.lookup() != KeyLookup.ACCEPTED_SAME
+                && current.lookup() != KeyLookup.REJECTED;
+    }
+
+    /**
+     * The answer a backend gives from its in-memory view, before it locks or reads anything: the plan with no other
+     * id holding the key and no limit, with nothing to write when it is a steady state (no limit nor other id can turn
+     * a plan without a write into one with a write) or the denial of the key already in {@code minions_denied/}
+     * ({@code denied}, the id's denied key in the view, null for none, is {@code offeredKey}); a plan with a write
+     * means the backend must {@link #plan} again on what it reads where it commits.
+     */
+    public static Plan fromView(Current viewed, MinionKind offered, PolicyVerdict verdict, StoredKey denied,
+            RSAPublicKey offeredKey) {
+        Plan plan = plan(viewed, offered, verdict, viewed.lookup(), List.of(), Limits.UNLIMITED);
+        return plan.write() == Write.DENIED && denied != null && KeyLookup.sameKey(denied.key(), offeredKey)
+                ? plan.unwritten() : plan;
+    }
+
+    /**
+     * The admission decision on an offer of a key of kind {@code offered}, and the write that makes it true.
+     *
+     * @param current what the id holds, read where the backend commits (under its lock, in its transaction)
+     * @param verdict what the policies concluded, asked (before the lock) about the state {@code askedAbout}
+     * @param sharing the other ids holding the offered key, in any state (read as {@code current}, when
+     *     {@link #readsSharing})
+     */
+    public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
+            List<String> sharing, Limits limits) {
+        if (current.otherKind(offered)) {
+            // Never an id filed for the other kind, whatever the policies said: an admin deletes the key first.
+            return new Plan(new Outcome(Answer.DENIED, Write.NONE, "held by a " + current.kind().label() + " minion"),
+                    current.kind(), false);
+        }
+        KeyLookup lookup = current.lookup();
+        // A verdict displaces a pending key only when it was given about that very state (a grant or token), and never
+        // an unreadable one: its key could not be kept in minions_denied/, and a damaged file is for an admin to see.
+        PolicyVerdict effective = lookup == KeyLookup.PENDING_OTHER
+                && (askedAbout != KeyLookup.PENDING_OTHER || !current.readable()) ? PolicyVerdict.NONE : verdict;
+        // One key, one id: no policy accepts a key that is stored under another id, in any state.
+        boolean shared = !sharing.isEmpty();
+        Outcome outcome = decide(lookup, shared && effective == PolicyVerdict.ACCEPT ? PolicyVerdict.NONE : effective,
+                limits);
+        if (shared && outcome.write() != Write.NONE) {
+            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; "
+                    + KeyListing.sameKeyAs(sharing)
+                    + (effective == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+        }
+        return new Plan(outcome, null, lookup.isOfferedKey());
     }
 
     public static Outcome decide(KeyLookup current, PolicyVerdict verdict, Limits limits) {
