@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * without a shell, with the id as its only argument and a JSON document on its standard input ({@code id},
  * {@code public_key} (SPKI PEM), {@code fingerprint}, {@code claims}, {@code remote_address}, {@code time}), in
  * {@code /} with an environment of only {@code PATH} and {@code LANG}. Exit status 0 accepts; anything else, a crash,
- * a timeout (the process and its descendants are killed) or a failure to start leaves the key pending. Output
+ * a timeout (the process and everything it started are killed: it runs in a process group of its own, see
+ * {@link PolicyProcess}) or a failure to start leaves the key pending. Output
  * (standard output and error together) is capped and logged at DEBUG. {@link PolicyProcess} runs it; this class
  * decides when, and remembers the answers.
  *
@@ -213,6 +214,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
 
     /** Why the executable must not be run now, or empty. */
     private Optional<String> problem() {
+        Optional<String> cannotRun = process.problem();
+        if (cannotRun.isPresent()) {
+            return cannotRun;
+        }
         Optional<String> untrusted = TRUST.problem(executable);
         if (untrusted.isPresent()) {
             String problem = executable + " is not trusted: " + untrusted.get() + ": not run";

@@ -9,8 +9,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,6 +36,14 @@ import org.slf4j.LoggerFactory;
  * and {@code LANG} in its environment; its output (standard output and error together) read as it comes and capped at
  * {@link #MAX_OUTPUT} (more is a "no": the run is killed, whatever its exit status); killed with every process it started when {@code timeout} passes or when this is closed.
  * Never throws for anything the executable does: every failure is a "no".
+ *
+ * <p>Each run is started through util-linux's {@code setsid}, so it leads a process group of its own: a child that
+ * double-forks is no longer a descendant of the run (it is reparented to init), but it stays in the group, and when
+ * the run ends (by itself, at its timeout, over the output cap, or at close) every process still in the group is
+ * killed ({@link ProcessGroup}). A JVM's child is never a group leader, so {@code setsid} calls setsid(2) and execs
+ * the executable in place: the pid is the group's id, the exit status and output are the executable's own
+ * ({@code --wait} keeps the exit status should it ever fork). Without {@code setsid} no run starts (see
+ * {@link #SETSID}). A process that calls setsid(2) itself leaves the group and is not found.
  */
 final class PolicyProcess implements AutoCloseable {
 
@@ -48,8 +59,13 @@ final class PolicyProcess implements AutoCloseable {
     record Run(boolean accepted, int exitCode, boolean killed, String reason, String output) {
     }
 
+    /** Where util-linux puts {@code setsid} (Essential on Debian); empty when it is not installed. */
+    static final Optional<Path> SETSID = Stream.of("/usr/bin/setsid", "/bin/setsid").map(Path::of)
+            .filter(Files::isExecutable).findFirst();
+
     private final Path executable;
     private final Duration timeout;
+    private final Optional<Path> setsid;
     private final Set<Process> processes = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Object poolLock = new Object();
@@ -57,8 +73,19 @@ final class PolicyProcess implements AutoCloseable {
     private ScheduledExecutorService killer;
 
     PolicyProcess(Path executable, Duration timeout) {
+        this(executable, timeout, SETSID);
+    }
+
+    PolicyProcess(Path executable, Duration timeout, Optional<Path> setsid) {
         this.executable = executable;
         this.timeout = timeout;
+        this.setsid = setsid;
+    }
+
+    /** Why no run can start here, or empty. */
+    Optional<String> problem() {
+        return setsid.isPresent() ? Optional.empty() : Optional.of("setsid (util-linux) is not installed: a run needs"
+                + " a process group of its own so that everything it starts is killed with it; not run");
     }
 
     /** Runs the executable about {@code attempt} and waits for it, within the timeout. */
@@ -69,7 +96,11 @@ final class PolicyProcess implements AutoCloseable {
         } catch (JsonProcessingException e) {
             return new Run(false, -1, false, "cannot encode the request for the executable", "");
         }
-        ProcessBuilder builder = new ProcessBuilder(executable.toString(), attempt.id())
+        if (setsid.isEmpty()) {
+            return new Run(false, -1, false, problem().orElseThrow(), "");
+        }
+        ProcessBuilder builder = new ProcessBuilder(setsid.get().toString(), "--wait", "--", executable.toString(),
+                attempt.id())
                 .redirectErrorStream(true).directory(Path.of("/").toFile());
         builder.environment().clear();
         builder.environment().put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -114,6 +145,8 @@ final class PolicyProcess implements AutoCloseable {
         } finally {
             kill.cancel(false);
             processes.remove(process);
+            // Whatever it left behind (a background child holding its output, a double-forked daemon) ends with it.
+            ProcessGroup.kill(process.pid());
         }
         String text = collect(output);
         long millis = (System.nanoTime() - started) / 1_000_000;
@@ -182,6 +215,7 @@ final class PolicyProcess implements AutoCloseable {
     private static void killTree(Process process) {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
+        ProcessGroup.kill(process.pid());
     }
 
     private ExecutorService drains() {

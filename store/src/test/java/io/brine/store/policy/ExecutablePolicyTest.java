@@ -135,6 +135,56 @@ class ExecutablePolicyTest {
         }
     }
 
+    /** Alive as /proc sees it: a zombie (killed, not reaped yet by whoever adopted it) is dead. */
+    private static boolean alive(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            return stat.substring(stat.lastIndexOf(')') + 2).charAt(0) != 'Z';
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    /** A policy that double-forks a long sleep (reparented to init: no longer its descendant), then hangs. */
+    private Path doubleForking(String then) throws Exception {
+        return script("( sleep 300 & echo $! > $DIR/grandchild.tmp; mv $DIR/grandchild.tmp $DIR/grandchild ) &\n"
+                + "while [ ! -e $DIR/grandchild ]; do sleep 0.05; done\n" + then);
+    }
+
+    @Test
+    void aDoubleForkedGrandchildIsKilledAtTheTimeoutWithItsGroup() throws Exception {
+        Path exe = doubleForking("sleep 300");
+        policy(exe, Duration.ofSeconds(1), 1);
+
+        PolicyDecision decision = policy.check(attempt("web1", 1));
+
+        assertThat(decision.reason()).contains("timed out after 1 s: killed");
+        long grandchild = Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
+        await().until(() -> !alive(grandchild));
+    }
+
+    @Test
+    void whatARunLeavesBehindIsKilledWhenItExits() throws Exception {
+        Path exe = doubleForking("exit 0");
+        policy(exe, Duration.ofSeconds(30), 1);
+
+        assertThat(policy.check(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
+        long grandchild = Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
+        await().until(() -> !alive(grandchild));
+    }
+
+    @Test
+    void withoutSetsidNothingRunsAndTheAnswerSaysWhy() throws Exception {
+        Path exe = script("echo ran > $DIR/ran\nexit 0");
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10), java.util.Optional.empty())) {
+            PolicyProcess.Run run = process.run(attempt("web1", 1));
+            assertThat(run.accepted()).isFalse();
+            assertThat(run.reason()).contains("setsid (util-linux) is not installed");
+            assertThat(process.problem()).isPresent();
+        }
+        assertThat(dir.resolve("ran")).doesNotExist();
+    }
+
     @Test
     void theCallerGetsItsAnswerWhileTheRunIsStillGoing() throws Exception {
         // The run cannot end before the test creates "go": an evaluate that waited for it would never say "started".
