@@ -228,6 +228,8 @@ public record MasterConfig(
      * @param inventoryFile {@code inventory_file}: expected minions (id, created_at, addresses), accepted when they
      *     ask within {@code inventoryWindow} of created_at from one of their addresses
      * @param autosignTokens {@code autosign_tokens}: salted hashes of pre-shared tokens
+     * @param reservedIds {@code reserved_ids}: ids no minion may use, refused at auth whatever the policies say
+     *     ({@link io.brine.protocol.ReservedIds}: {@code NAME} or {@code NAME.*})
      */
     public record Acceptance(
             boolean autoAccept,
@@ -239,7 +241,8 @@ public record MasterConfig(
             Map<String, List<String>> autosignClaims,
             Optional<Path> inventoryFile,
             Duration inventoryWindow,
-            List<AutosignToken> autosignTokens) {
+            List<AutosignToken> autosignTokens,
+            List<String> reservedIds) {
 
         public Acceptance {
             Objects.requireNonNull(autosignFile, "autosignFile");
@@ -253,6 +256,12 @@ public record MasterConfig(
             Objects.requireNonNull(inventoryFile, "inventoryFile");
             requirePositive(inventoryWindow, "inventoryWindow");
             autosignTokens = List.copyOf(autosignTokens);
+            reservedIds = io.brine.protocol.ReservedIds.of(reservedIds).entries();
+        }
+
+        /** {@link #reservedIds()} as the matcher the auth paths and brine-key ask. */
+        public io.brine.protocol.ReservedIds reserved() {
+            return io.brine.protocol.ReservedIds.of(reservedIds);
         }
 
         public static Builder builder() {
@@ -276,6 +285,7 @@ public record MasterConfig(
             private Path inventoryFile;
             private Duration inventoryWindow = Duration.ofSeconds(7200);
             private List<AutosignToken> autosignTokens = List.of();
+            private List<String> reservedIds = io.brine.protocol.ReservedIds.DEFAULT_ENTRIES;
 
             private Builder() {
             }
@@ -330,11 +340,16 @@ public record MasterConfig(
                 return this;
             }
 
+            public Builder reservedIds(List<String> reservedIds) {
+                this.reservedIds = reservedIds;
+                return this;
+            }
+
             public Acceptance build() {
                 return new Acceptance(autoAccept, Optional.ofNullable(autosignFile),
                         Optional.ofNullable(autorejectFile), Optional.ofNullable(autosignPolicy),
                         autosignPolicyTimeout, autosignPolicyMaxConcurrent, autosignClaims,
-                        Optional.ofNullable(inventoryFile), inventoryWindow, autosignTokens);
+                        Optional.ofNullable(inventoryFile), inventoryWindow, autosignTokens, reservedIds);
             }
         }
     }

@@ -10,6 +10,7 @@ import io.brine.daemon.config.ConfigSection;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.config.ValueCheck;
+import io.brine.protocol.ReservedIds;
 import io.brine.protocol.target.Nodegroups;
 import io.brine.protocol.target.TargetException;
 import java.nio.file.Path;
@@ -188,6 +189,7 @@ final class MasterConfigFile {
                 .map(MasterConfigFile::autosignToken)
                 .flatMap(Optional::stream)
                 .collect(Collectors.toList())));
+        root.strings("reserved_ids", ReservedIds::entryProblem).ifPresent(acceptance::reservedIds);
         return acceptance.build();
     }
 

@@ -65,7 +65,7 @@ class MasterConfigTest {
         assertThat(config.jobCacheMaxMib()).isEqualTo(1024);
         assertThat(config.acceptance()).isEqualTo(new Acceptance(false, Optional.empty(), Optional.empty(),
                 Optional.empty(), Duration.ofSeconds(10), 4, Map.of(), Optional.empty(), Duration.ofSeconds(7200),
-                List.of()));
+                List.of(), io.brine.protocol.ReservedIds.DEFAULT_ENTRIES));
         assertThat(config.publisherAcl()).isEmpty();
         assertThat(config.logLevel()).isEqualTo(LogLevel.INFO);
         assertThat(config.logFile()).isEmpty();
@@ -241,7 +241,7 @@ class MasterConfigTest {
                         + " keep_jobs_seconds,"
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
-                        + " inventory_window, autosign_tokens, publisher_acl, nodegroups, log_level, log_file, log_format,"
+                        + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
                         + " audit_log,"
                         + " cluster, salt_minions, http_interface, http_port)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
@@ -255,6 +255,28 @@ class MasterConfigTest {
                 "expected one of error, warn, info, debug, trace, got \"warning\"",
                 "~ is not expanded in brine config files: write the full path, got \"~/audit.log\"",
                 "duplicate key (first at line 7)");
+    }
+
+    @Test
+    void reservedIdsDefaultToWindowsDeviceNamesMasterAndRootAndAnEmptyListReservesNothing() throws Exception {
+        assertThat(load("").acceptance().reserved().problem("con.example.com")).isPresent();
+        assertThat(load("").acceptance().reserved().problem("master")).isPresent();
+        assertThat(load("reserved_ids: []\n").acceptance().reserved().problem("con")).isEmpty();
+        assertThat(load("reserved_ids: [db.*]\n").acceptance().reserved().problem("db.example.com")).isPresent();
+    }
+
+    @Test
+    void aBadReservedIdIsReportedWithItsLine() throws Exception {
+        List<ConfigProblem> problems = problems("""
+                # reserved
+                reserved_ids:
+                  - con.*
+                  - Con
+                  - '*.example.com'
+                """);
+        assertThat(problems).extracting(ConfigProblem::line, ConfigProblem::key)
+                .containsExactly(tuple(4, "reserved_ids[1]"), tuple(5, "reserved_ids[2]"));
+        assertThat(problems.get(0).message()).contains("not a reserved id").contains("\"Con\"");
     }
 
     @Test

@@ -65,6 +65,8 @@ public final class AuthService {
     private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
     private final WarnInterval storeFailureWarnings;
     private final WarnInterval otherKindWarnings;
+    private final WarnInterval reservedWarnings;
+    private final AcceptancePolicies policies;
     private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
@@ -91,6 +93,8 @@ public final class AuthService {
         this.badRequestWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.storeFailureWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.otherKindWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.reservedWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.policies = policies;
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = keyStore.masterKeyPair();
@@ -183,6 +187,18 @@ public final class AuthService {
             LOG.info("Minion {} ({}): replayed auth request dropped", id, peer.remoteAddress());
             audit.refused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
             return Optional.empty();
+        }
+        Optional<String> reserved = policies.reservedIds().problem(id);
+        if (reserved.isPresent()) {
+            // Before the store and the policies: nothing is filed under a reserved id, whoever asks.
+            long suppressed = reservedWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Minion {} ({}): auth refused: {}{}", id, peer.remoteAddress(), reserved.get(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
+                                : "");
+            }
+            audit.refused(id, peer.remoteAddress(), fingerprint, reserved.get());
+            return reply(request, peer, AuthStatus.REFUSED, reserved.get(), pendingRetrySeconds);
         }
         if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
             String reason = "clock skew of " + Duration.ofMillis(now - request.timestampMs()).toSeconds()

@@ -76,6 +76,8 @@ public final class SaltService {
     private final DropLog drops;
     private final WarnInterval otherKindWarnings;
     private final AuthWorkBudget budget;
+    private final WarnInterval reservedWarnings;
+    private final AcceptancePolicies policies;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
             .expireAfterWrite(Duration.ofMinutes(15)).build();
@@ -99,6 +101,8 @@ public final class SaltService {
         this.clock = clock;
         this.drops = new DropLog(LOG, DropLog.INTERVAL, clock);
         this.otherKindWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
+        this.reservedWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
+        this.policies = policies;
     }
 
     /** One request, already read with its bounds on the transport thread. */
@@ -133,6 +137,17 @@ public final class SaltService {
         if (!MinionIds.isValid(id)) {
             LOG.info("Salt minion {} ({}): auth refused: invalid id", MinionIds.printable(id), from);
             audit.refused(MinionIds.printable(id), from, null, "invalid minion id");
+            return encode(responder.respond(request, Decision.REJECTED, null), from);
+        }
+        Optional<String> reserved = policies.reservedIds().problem(id);
+        if (reserved.isPresent()) {
+            // As for an invalid id: refused before the store and the policies, nothing filed.
+            long suppressed = reservedWarnings.due();
+            if (suppressed >= 0) {
+                LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, reserved.get(), suppressed > 0
+                        ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
+            }
+            audit.refused(id, from, null, reserved.get());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         RSAPublicKey key;

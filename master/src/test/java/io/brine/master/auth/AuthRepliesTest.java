@@ -107,8 +107,12 @@ class AuthRepliesTest {
                 pair.getPublic().getEncoded(), nonce, System.currentTimeMillis()), pair.getPrivate()), nonce);
     }
 
-    /** Sends {@code request} on a connection of its own; the reply must echo {@code nonce} and verify. */
     private AuthReply ask(byte[] request, byte[] nonce) throws Exception {
+        return ask(master, request, nonce);
+    }
+
+    /** Sends {@code request} on a connection of its own; the reply must echo {@code nonce} and verify. */
+    static AuthReply ask(WiredMaster master, byte[] request, byte[] nonce) throws Exception {
         try (TcpClientChannel channel = master.connect()) {
             channel.send(request);
             byte[] frame = channel.receive(Duration.ofSeconds(10));

@@ -183,6 +183,22 @@ class SaltServiceTest {
     }
 
     @Test
+    void aReservedIdIsRejectedAndNothingIsFiledWhileTheListAllowsIt() throws Exception {
+        for (String id : List.of("con.example.com", "master")) {
+            assertThat(signIn(id, 3)).as(id).isInstanceOf(SaltSignIn.Refused.class);
+            for (String state : List.of("minions_pre", "minions", "minions_rejected", "minions_denied")) {
+                assertThat(dir.resolve("pki/" + state + "/" + id)).doesNotExist();
+            }
+        }
+        assertThat(Files.readString(dir.resolve("audit.log"))).contains("is reserved (reserved_ids entry con.*)");
+        assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+
+        policies.reserving(io.brine.protocol.ReservedIds.NONE);
+        assertThat(signIn("master", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+        assertThat(dir.resolve("pki/minions_pre/master")).exists();
+    }
+
+    @Test
     void aReturnOverMaxReturnBytesIsAnsweredAndStoredAsARefusalAndOneAtTheLimitAsSent() throws Exception {
         Crypticle session = accepted("salt1");
         String fits = "20261126010203000001";

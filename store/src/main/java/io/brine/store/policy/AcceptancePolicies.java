@@ -4,6 +4,7 @@ import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.TrustedPath;
+import io.brine.protocol.ReservedIds;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
@@ -44,6 +45,7 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final KeyStore keyStore;
     private final AuditLog audit;
     private final List<AutoCloseable> listening = new ArrayList<>();
+    private volatile ReservedIds reserved = ReservedIds.DEFAULT;
 
     public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
         this(rejecters, accepters, null, null, null);
@@ -56,6 +58,20 @@ public final class AcceptancePolicies implements AutoCloseable {
         this.classifications = Optional.ofNullable(classifications);
         this.keyStore = keyStore;
         this.audit = audit;
+    }
+
+    /**
+     * {@code reserved_ids}: ids refused at auth before any policy or the key store is asked (nothing is filed). Not a
+     * policy: no rule accepts them, not even {@code auto_accept}.
+     */
+    public ReservedIds reservedIds() {
+        return reserved;
+    }
+
+    /** The same policies with {@code reserved} as {@link #reservedIds()} (tests, and wiring without master.yaml). */
+    public AcceptancePolicies reserving(ReservedIds reserved) {
+        this.reserved = Objects.requireNonNull(reserved, "reserved");
+        return this;
     }
 
     /** No policy at all: every new key waits for an admin. */
@@ -120,6 +136,7 @@ public final class AcceptancePolicies implements AutoCloseable {
             accepters.add(executable);
         }
         AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
+        policies.reserved = acceptance.reserved();
         policies.listening.add(keyStore.addListener(change -> {
             // An accepted key deleted or rejected takes its classification (classes/ID.json) with it.
             if (change.from().filter(state -> state == KeyState.ACCEPTED).isPresent()
