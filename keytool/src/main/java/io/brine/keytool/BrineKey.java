@@ -2,6 +2,7 @@ package io.brine.keytool;
 
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyProblem;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyStore;
@@ -301,14 +302,16 @@ public final class BrineKey implements Callable<Integer> {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
             ChangeKeys.Plan plan = changes.plan(scan, change, action.argument(), globs, action.all(),
-                    boundFingerprint);
+                    boundFingerprint, config.reserved());
             return plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), boundFingerprint);
         }
         ShowKeys show = new ShowKeys(output);
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            return show.list(scan, action.states());
+            int exit = show.list(scan, action.states());
+            warnAboutReserved(config, scan.listing());
+            return exit;
         }
         try (KeyStore store = openStore(config, null)) {
             KeyListing listing = store.list();
@@ -336,6 +339,22 @@ public final class BrineKey implements Callable<Integer> {
         String sudoUser = environment.get("SUDO_USER");
         return "brine-key:" + user + (sudoUser != null && !sudoUser.equals(user) ? " (sudo by " + sudoUser + ")"
                 : "");
+    }
+
+    /**
+     * Keys filed under an id that {@code reserved_ids} now reserves (before the upgrade that added it): kept, never
+     * deleted by brine-key on its own, and named on stderr so that an admin deletes them.
+     */
+    private void warnAboutReserved(KeytoolConfig config, KeyListing listing) {
+        PrintWriter err = err();
+        for (KeyState state : KeyState.values()) {
+            for (String id : listing.ids(state)) {
+                config.reserved().problem(id).ifPresent(problem -> err.println("brine-key: warning: " + id + " ("
+                        + state.label() + "): " + problem + "; its minion is refused at auth. The key is kept: delete"
+                        + " it with brine-key -d " + id));
+            }
+        }
+        err.flush();
     }
 
     private void warnAboutProblems(Path pkiDir, List<KeyProblem> problems) {

@@ -58,7 +58,8 @@ final class ChangeKeys {
      * Selects the keys matching {@code globs} (all when {@code all}) in the states the change starts from, shows
      * them and asks for confirmation; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
      */
-    Plan plan(KeyScan.Result scan, Change change, String argument, List<Glob> globs, boolean all, String bound) {
+    Plan plan(KeyScan.Result scan, Change change, String argument, List<Glob> globs, boolean all, String bound,
+            io.brine.protocol.ReservedIds reservedIds) {
         KeyListing listing = scan.listing();
         Set<KeyState> from = switch (change) {
             case ACCEPT -> states(KeyState.PENDING, command.includeRejected || command.includeAll
@@ -81,6 +82,16 @@ final class ChangeKeys {
                 if (!key.fingerprint().equals(bound)) {
                     output.err().println("brine-key: " + key.id() + ": the " + key.state().label()
                             + " key has fingerprint " + key.fingerprint() + ", not " + bound + "; nothing changed");
+                    return new Plan(UserError.REFUSED, null);
+                }
+            }
+        }
+        if (change == Change.ACCEPT) {
+            for (StoredKey key : keys) {
+                java.util.Optional<String> reserved = reservedIds.problem(key.id());
+                if (reserved.isPresent()) {
+                    output.err().println("brine-key: " + key.id() + ": " + reserved.get() + "; its minion would be"
+                            + " refused at auth. Nothing changed; delete the key with brine-key -d " + key.id());
                     return new Plan(UserError.REFUSED, null);
                 }
             }

@@ -4,6 +4,7 @@ import io.brine.cluster.ClusterStores;
 import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.ReservedIds;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.BulkDelete;
 import io.brine.store.keys.FileKeyStore;
@@ -35,9 +36,11 @@ import java.util.Optional;
  * @param auditLog          the audit log: {@code audit_log} of the file, else {@code audit.log} in the cachedir
  * @param cluster           the master.yaml when it has a {@code cluster:} section: the keys are the cluster's, in
  *                          ZooKeeper (the pki dir keeps {@code master.pub})
+ * @param reserved          {@code reserved_ids} of the master.yaml (its default without one): listed with a warning,
+ *                          never accepted
  */
 record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog,
-        Optional<MasterConfig> cluster) {
+        Optional<MasterConfig> cluster, ReservedIds reserved) {
 
     /** Where brine-key looks when not told: the config dir, and the defaults of pki_dir and cachedir. */
     record Defaults(Path configDir, Path pkiDir, Path cachedir) {
@@ -60,14 +63,18 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
         if (cachedirOption != null) {
             Path cachedir = cachedirOption.toAbsolutePath().normalize();
             return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir, true,
-                    cachedir.resolve(AuditLog.FILE_NAME), master.filter(m -> m.cluster().isPresent()));
+                    cachedir.resolve(AuditLog.FILE_NAME), master.filter(m -> m.cluster().isPresent()), reserved(master));
         }
         Path cachedir = master.map(MasterConfig::cachedir).orElse(defaults.cachedir()).toAbsolutePath().normalize();
         Path auditLog = master.map(MasterConfig::auditLog).orElse(cachedir.resolve(AuditLog.FILE_NAME))
                 .toAbsolutePath().normalize();
         return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir,
                 master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(), auditLog,
-                master.filter(m -> m.cluster().isPresent()));
+                master.filter(m -> m.cluster().isPresent()), reserved(master));
+    }
+
+    private static ReservedIds reserved(Optional<MasterConfig> master) {
+        return master.map(m -> m.acceptance().reserved()).orElse(ReservedIds.DEFAULT);
     }
 
     private static Optional<MasterConfig> read(Path file, boolean required) {

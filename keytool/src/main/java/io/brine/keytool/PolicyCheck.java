@@ -141,8 +141,8 @@ final class PolicyCheck implements Callable<Integer> {
 
     /** The cluster's key store, with no audit: a dry run changes nothing. */
     private static KeyStore openCluster(MasterConfig config) {
-        return new KeytoolConfig(config.pkiDir(), config.cachedir(), false, config.auditLog(), Optional.of(config))
-                .openCluster(null);
+        return new KeytoolConfig(config.pkiDir(), config.cachedir(), false, config.auditLog(), Optional.of(config),
+                config.acceptance().reserved()).openCluster(null);
     }
 
     /** {@code pkiDir} null: the cluster's keys (cluster: in master.yaml). */
@@ -166,6 +166,19 @@ final class PolicyCheck implements Callable<Integer> {
             }
             err.flush();
             out.println(id + " (key " + fingerprint + ")");
+            java.util.Optional<String> reserved = config.acceptance().reserved().problem(id);
+            if (reserved.isPresent()) {
+                // Refused before the key store and the policies (reserved_ids): nothing else is asked.
+                out.println("The master would answer REFUSED (" + reserved.get() + "); no policy is asked.");
+                out.flush();
+                document.put("answer", "REFUSED");
+                document.put("reason", reserved.get());
+                PrintWriter stdout = spec.commandLine().getOut();
+                stdout.print(format == null || format == Output.Format.text ? text.toString()
+                        : Output.structured(format, document));
+                stdout.flush();
+                return REJECTED;
+            }
             PolicyVerdict verdict = PolicyVerdict.NONE;
             if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME
                     || lookup == KeyLookup.PENDING_OTHER) {

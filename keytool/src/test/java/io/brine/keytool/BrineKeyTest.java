@@ -418,6 +418,36 @@ class BrineKeyTest {
     }
 
     @Test
+    void aKeyFiledUnderAReservedIdIsListedWithAWarningKeptAndNotAcceptedUnlessTheListAllowsIt() throws Exception {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            store.offer("con.example.com", key(8), PolicyVerdict.NONE); // filed before reserved_ids existed
+            store.offer("master", key(9), PolicyVerdict.ACCEPT);
+        }
+        Result listed = run("-L");
+        assertThat(listed.exit()).isZero();
+        assertThat(listed.out()).contains("con.example.com\n", "master\n");
+        assertThat(listed.err()).contains("brine-key: warning: con.example.com (pending): id con.example.com is"
+                + " reserved (reserved_ids entry con.*)", "brine-key: warning: master (accepted): id master is reserved",
+                "brine-key -d con.example.com").doesNotContain("web1");
+
+        Result refused = run("-a", "con.example.com", "-y");
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("con.example.com: id con.example.com is reserved (reserved_ids entry con.*)",
+                "Nothing changed");
+        assertThat(exists(KeyState.PENDING, "con.example.com")).isTrue();
+
+        Path etc = Files.createDirectories(tmp.resolve("etc-open"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
+                + "\nreserved_ids: []\n");
+        Result open = runRaw("-c", etc.toString(), "-L");
+        assertThat(open.err()).doesNotContain("reserved");
+        Result accepted = runRaw("-c", etc.toString(), "-a", "con.example.com", "-y");
+        assertThat(accepted.exit()).as(accepted.err()).isZero();
+        assertThat(exists(KeyState.ACCEPTED, "con.example.com")).isTrue();
+    }
+
+    @Test
     void nothingMatchedExitsOne() {
         Result result = run("-a", "nope*", "-y");
         assertThat(result.exit()).isEqualTo(1);

@@ -167,6 +167,14 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void checkSaysAReservedIdIsRefusedBeforeAnyPolicyEvenWhereAutosignWouldAccept() {
+        Result result = check("con.example.com", "--pub", tmp.resolve("host3.pub").toString());
+        assertThat(result.exit()).isEqualTo(3);
+        assertThat(result.out()).contains("The master would answer REFUSED (id con.example.com is reserved"
+                + " (reserved_ids entry con.*): use another id); no policy is asked").doesNotContain("Decided by");
+    }
+
+    @Test
     void checkExitsOneForAKeyThatWouldWaitAndThreeForAReject() {
         Result pending = check("web1.example.org", "--pub", tmp.resolve("host3.pub").toString());
         assertThat(pending.exit()).isEqualTo(1);
