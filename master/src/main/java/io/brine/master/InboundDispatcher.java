@@ -509,16 +509,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         replies.forEach(reply -> send(session, reply));
     }
 
-    /**
-     * Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. Under
-     * the session's lock: frames reach the transport in the order of their counters, whichever threads send them (a
-     * reply sealed on a worker, then overtaken by 64 return events from the job cache, would fall out of the
-     * receiver's replay window and be lost).
-     */
+    /** Seals {@code message} for {@code session} and sends it on the request channel, to the peer it last used. */
     private boolean send(Session session, SessionMessage message) {
-        synchronized (session) {
-            return transport.send(session.peer(), session.seal(message));
-        }
+        return session.sealAndSend(message, frame -> transport.send(session.peer(), frame));
     }
 
     /** Stops the worker pools; frames still queued are not handled. */

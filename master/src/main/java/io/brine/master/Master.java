@@ -244,7 +244,8 @@ public final class Master implements AutoCloseable {
                 continue;
             }
             // On the minion's publish topic (ZeroMQ) or down its connection (TCP), sealed for it alone.
-            if (transport.publish(List.of(session.minionId()), session.seal(update)).isEmpty()) {
+            if (session.sealAndSend(update, frame -> transport.publish(List.of(session.minionId()), frame)
+                    .isEmpty())) {
                 sent++;
             } else {
                 undelivered++;

@@ -7,7 +7,7 @@ import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.transport.Peer;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * What a signed auth opened: a request key shared with the master alone, the counters of the session frames in
@@ -18,7 +18,8 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
 
     private final SessionId sessionId;
     private final SessionKey requestKey;
-    private final AtomicLong sendCounter = new AtomicLong();
+    /** The last counter sealed to the peer; under this session's lock. */
+    private long sendCounter;
     private final ReplayWindow receiveWindow = new ReplayWindow();
     private volatile Peer peer;
 
@@ -45,11 +46,6 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
         this.peer = from;
     }
 
-    /** The counter for the next master-to-peer frame. */
-    public long nextSendCounter() {
-        return sendCounter.incrementAndGet();
-    }
-
     /** True once per counter for peer-to-master frames inside the replay window. */
     public boolean acceptCounter(long counter) {
         synchronized (receiveWindow) {
@@ -57,10 +53,19 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
         }
     }
 
-    /** {@code message} sealed with this session's request key and next counter, as a frame. */
-    public byte[] seal(SessionMessage message) {
-        return Codec.encode(Sessions.seal(requestKey, sessionId.bytes(), SessionFrame.Direction.MASTER_TO_MINION,
-                nextSendCounter(), message));
+    /**
+     * Seals {@code message} with this session's request key and next counter and hands the frame to {@code send}
+     * (which queues it on the transport and says whether it was queued), under this session's lock: the one way a
+     * master-to-peer session frame is made. Frames reach the transport in the order of their counters, whichever
+     * threads send them; a frame overtaken by 64 later ones would fall out of the receiver's replay window and be
+     * lost (a rotation's KeyUpdate sealed on the timer thread, then overtaken by a burst of answers from the
+     * workers). {@code send} must only queue, not wait for the network: the transports' sends do.
+     *
+     * @return what {@code send} returned
+     */
+    public synchronized boolean sealAndSend(SessionMessage message, Predicate<byte[]> send) {
+        return send.test(Codec.encode(Sessions.seal(requestKey, sessionId.bytes(),
+                SessionFrame.Direction.MASTER_TO_MINION, ++sendCounter, message)));
     }
 
     void close() {
