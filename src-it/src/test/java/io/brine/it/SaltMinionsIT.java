@@ -47,9 +47,7 @@ class SaltMinionsIT {
 
     @AfterEach
     void stopSalt() throws InterruptedException {
-        for (SaltMinionProcess salt : salts) {
-            salt.close();
-        }
+        SaltMinionProcess.closeAll(salts);
     }
 
     private SaltMinionProcess startSalt(String id, String transport, String... extra) throws Exception {
