@@ -43,6 +43,9 @@ class EventsIT {
     void brineEventsShowsAKeyAcceptAndAJobsReturns() throws Exception {
         Path masterDir = MetricsEndpointIT.config(tmp.resolve("master"), "master.yaml", Map.of("publish_port", "0",
                 "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
+        // Test keys where the daemons would generate theirs (that is DaemonLaunchersIT's and TarballIT's).
+        Fleet.seedMasterKey(masterDir.resolve("pki"), 140);
+        Fleet.seedRootKey(masterDir.resolve("cache"), 141);
         Path masterLog = tmp.resolve("master.log");
         start(masterLog, "brine-master", "-c", masterDir.toString());
         MetricsEndpointIT.awaitLog(masterLog, "Master serving");
@@ -62,6 +65,7 @@ class EventsIT {
         Path web1 = MetricsEndpointIT.config(tmp.resolve("web1"), "minion.yaml", Map.of("id", "web1", "ret_port",
                 retPort, "publish_port", publishPort, "pki_dir", "pki", "cachedir", "cache", "acceptance_wait_time",
                 "1"));
+        Fleet.seedKey(web1.resolve("pki"), 142);
         start(tmp.resolve("web1.log"), "brine-minion", "-c", web1.toString());
         MetricsEndpointIT.awaitLog(events, "\"tag\":\"brine/auth/pending\"");
 

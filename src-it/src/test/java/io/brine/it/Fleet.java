@@ -119,10 +119,8 @@ final class Fleet implements AutoCloseable {
         if (!Files.exists(masterConfig.pkiDir().resolve("master.pem"))) {
             seedMasterKey(masterConfig.pkiDir(), nextMasterKey--);
         }
-        Path rootKey = masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
-        if (!Files.exists(rootKey)) {
-            AtomicFiles.ensureDirectory(masterConfig.cachedir());
-            writeKeyFile(rootKey, TestKeys.privatePem(nextMasterKey--), "r--------");
+        if (!Files.exists(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE))) {
+            seedRootKey(masterConfig.cachedir(), nextMasterKey--);
         }
         master = MasterDaemon.start(masterConfig, clock);
         Optional<ServerTransport> zmq = member(ZmtpServerTransport.class).map(ServerTransport.class::cast);
@@ -148,9 +146,7 @@ final class Fleet implements AutoCloseable {
     Fleet seedMasterKeys(int masterIndex, int rootIndex) throws Exception {
         MasterConfig config = masterConfig().build();
         seedMasterKey(config.pkiDir(), masterIndex);
-        AtomicFiles.ensureDirectory(config.cachedir());
-        writeKeyFile(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE), TestKeys.privatePem(rootIndex),
-                "r--------");
+        seedRootKey(config.cachedir(), rootIndex);
         return this;
     }
 
@@ -159,6 +155,12 @@ final class Fleet implements AutoCloseable {
         AtomicFiles.ensureDirectory(pkiDir);
         writeKeyFile(pkiDir.resolve("master.pem"), TestKeys.privatePem(index), "r--------");
         writeKeyFile(pkiDir.resolve("master.pub"), TestKeys.publicPem(index), "rw-r--r--");
+    }
+
+    /** Writes test key {@code index} as the local publisher key ({@code cachedir/root.pem}), as if made there. */
+    static void seedRootKey(Path cachedir, int index) throws Exception {
+        AtomicFiles.ensureDirectory(cachedir);
+        writeKeyFile(cachedir.resolve(PublisherService.ROOT_KEY_FILE), TestKeys.privatePem(index), "r--------");
     }
 
     /** Stops the master; minions keep running and keep trying. */

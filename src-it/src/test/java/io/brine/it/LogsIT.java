@@ -40,6 +40,9 @@ class LogsIT {
     void theLogIsJsonLinesAndAuditLogIsReopenedOnSighup() throws Exception {
         Path masterDir = MetricsEndpointIT.config(tmp.resolve("master"), "master.yaml", Map.of("publish_port", "0",
                 "ret_port", "0", "pki_dir", "pki", "cachedir", "cache", "log_format", "json"));
+        // Test keys where the master would generate its own (that is DaemonLaunchersIT's and TarballIT's).
+        Fleet.seedMasterKey(masterDir.resolve("pki"), 146);
+        Fleet.seedRootKey(masterDir.resolve("cache"), 147);
         Path masterLog = tmp.resolve("master.log");
         Process master = new ProcessBuilder("bash", ROOT.resolve("bin/brine-master").toString(), "-c",
                 masterDir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

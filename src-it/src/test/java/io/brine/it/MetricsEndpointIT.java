@@ -49,6 +49,9 @@ class MetricsEndpointIT {
     void countersMoveAfterAnAuthAndAJob() throws Exception {
         Path masterDir = config(tmp.resolve("master"), "master.yaml", Map.of("publish_port", "0", "ret_port", "0",
                 "pki_dir", "pki", "cachedir", "cache", "auto_accept", "true", "http_port", "0"));
+        // Test keys where the daemons would generate theirs (that is DaemonLaunchersIT's and TarballIT's).
+        Fleet.seedMasterKey(masterDir.resolve("pki"), 143);
+        Fleet.seedRootKey(masterDir.resolve("cache"), 144);
         Path masterLog = tmp.resolve("master.log");
         start("brine-master", masterDir, masterLog);
         awaitLog(masterLog, "Metrics and health on");
@@ -67,6 +70,7 @@ class MetricsEndpointIT {
         Map<String, String> minion = new LinkedHashMap<>(Map.of("id", "web1", "ret_port", String.valueOf(retPort),
                 "publish_port", String.valueOf(publishPort), "pki_dir", "pki", "cachedir", "cache"));
         Path web1 = config(tmp.resolve("web1"), "minion.yaml", minion);
+        Fleet.seedKey(web1.resolve("pki"), 145);
         start("brine-minion", web1, tmp.resolve("web1.log"));
         await().untilAsserted(() -> assertThat(value(get(httpPort, "/metrics").body(), "brine_auth_answers_total",
                 "outcome=\"accepted\",rule=\"auto_accept\"")).isEqualTo(1));
