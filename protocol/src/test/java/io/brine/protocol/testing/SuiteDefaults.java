@@ -7,8 +7,9 @@ import org.junit.platform.launcher.LauncherSessionListener;
 
 /**
  * The whole suite's one default wait: every {@code await()} without its own {@code atMost} gives up after
- * {@link #WAIT}. Registered in {@code META-INF/services} of protocol's test jar, which every module's tests have
- * on their class path, so JUnit applies it before any test of any module runs (surefire and failsafe alike).
+ * {@link #WAIT}, and looks at its condition at once (no poll delay), then every 100 ms. Registered in
+ * {@code META-INF/services} of protocol's test jar, which every module's tests have on their class path, so JUnit
+ * applies it before any test of any module runs (surefire and failsafe alike).
  *
  * <p>A generous bound, not a measurement: waits end as soon as their condition holds, and the bound only decides how
  * long a broken build takes to say so. It is long because the build machine is shared (2 cores, a load average of
@@ -24,6 +25,9 @@ public final class SuiteDefaults implements LauncherSessionListener {
     @Override
     public void launcherSessionOpened(LauncherSession session) {
         Awaitility.setDefaultTimeout(WAIT);
+        // A condition that already holds passes at once: by default Awaitility first waits one poll interval
+        // (100 ms), which every wait of the suite paid, most of them on a condition already true.
+        Awaitility.setDefaultPollDelay(Duration.ZERO);
         applied = true;
     }
 
