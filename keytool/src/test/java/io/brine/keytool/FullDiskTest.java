@@ -3,15 +3,13 @@ package io.brine.keytool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.daemon.files.TrustedPath;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -26,33 +24,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * brine-key on a full file system: a real one, a 512 KiB tmpfs mounted for the test (which needs root: the test fails
- * with a message, never skips, when it cannot mount). The pki dir and the audit log live on it; a filler file takes
- * the rest.
+ * brine-key on a full file system: a real one, a 512 KiB tmpfs mounted for the test ({@link TinyFileSystem}). The
+ * pki dir and the audit log live on it; a filler file takes the rest.
  */
 class FullDiskTest {
 
     @TempDir
     Path tmp;
-    Path fs;
+    TinyFileSystem fs;
     Path pki;
     Path cache;
-    boolean mounted;
 
     record Result(int exit, String out, String err) {
     }
 
     @BeforeEach
     void mountSmallFileSystem() throws Exception {
-        assertThat(TrustedPath.processUid()).as("mounting a tmpfs needs root: run the tests as root").isZero();
-        fs = Files.createDirectory(tmp.resolve("fs"));
-        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=512k,mode=0700", "tmpfs",
-                fs.toString()).redirectErrorStream(true).start();
-        String output = new String(mount.getInputStream().readAllBytes());
-        assertThat(mount.waitFor()).as("mount a tmpfs: " + output).isZero();
-        mounted = true;
-        pki = fs.resolve("pki");
-        cache = fs.resolve("cache");
+        fs = TinyFileSystem.mount(tmp.resolve("fs"), "512k");
+        pki = fs.root().resolve("pki");
+        cache = fs.root().resolve("cache");
         try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
                 .pollInterval(Duration.ZERO).build())) {
             for (int i = 1; i <= 10; i++) {
@@ -68,20 +58,8 @@ class FullDiskTest {
 
     @AfterEach
     void unmount() throws Exception {
-        if (mounted) {
-            new ProcessBuilder("umount", fs.toString()).inheritIO().start().waitFor();
-        }
-    }
-
-    private void fill() {
-        try (OutputStream out = Files.newOutputStream(fs.resolve("filler"))) {
-            byte[] block = new byte[512];
-            while (true) {
-                out.write(block);
-                out.flush();
-            }
-        } catch (IOException full) {
-            assertThat(full.getMessage()).contains("No space left on device");
+        if (fs != null) {
+            fs.close();
         }
     }
 
@@ -101,7 +79,7 @@ class FullDiskTest {
 
     @Test
     void anAcceptOnAFullDiskIsNotReportedAsFailedAndTheMissingAuditIsNamed() throws Exception {
-        fill();
+        fs.fill();
 
         Result result = run("-a", "web1", "-y");
 
@@ -113,7 +91,7 @@ class FullDiskTest {
 
     @Test
     void auditRecordsAreWholeOrNotThereAtAll() throws Exception {
-        fill();
+        fs.fill();
 
         Result result = run("-r", "web*", "-y");
 
@@ -128,8 +106,8 @@ class FullDiskTest {
     }
 
     @Test
-    void rotateOnAFullDiskNamesTheFile() {
-        fill();
+    void rotateOnAFullDiskNamesTheFile() throws Exception {
+        fs.fill();
 
         Result result = run("--rotate");
 

@@ -22,6 +22,7 @@ import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.auth.StoreWrites;
 import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.metrics.MeteredAuthAudit;
@@ -153,6 +154,10 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(policies);
 
             MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
+            StoreWrites writes = new StoreWrites(clock);
+            metrics.counter("brine.audit.failed", "Audit lines that could not be written (a full disk): an answer "
+                    + "that grants nothing went out without its line, a session or a publish was refused", writes,
+                    StoreWrites::auditFailures);
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification, clock);
@@ -168,23 +173,23 @@ public final class MasterDaemon implements AutoCloseable {
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
                     jobCache, active, audit, clock,
                     saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()),
-                    clusterPublications);
+                    clusterPublications, writes);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
             opened.add(seen);
             AuthWorkBudget budget = new AuthWorkBudget(config.authWorkBudget(), clock);
             metrics.authWorkBudget(budget);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
                     new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
-                    PENDING_RETRY_SECONDS, seen, budget);
+                    PENDING_RETRY_SECONDS, seen, budget, writes);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
-                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock, budget);
+                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock, budget, writes);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltService salt = saltKeys == null ? null
                     : new SaltService(keyStore, policies, saltKeys,
                             new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
-                            config.maxReturnBytes(), clock, budget);
+                            config.maxReturnBytes(), clock, budget, writes);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
                     publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);
@@ -207,7 +212,7 @@ public final class MasterDaemon implements AutoCloseable {
             if (config.httpPort().isPresent()) {
                 ClusterStores clusterStores = cluster;
                 http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
-                        metrics::scrape, () -> readiness(config, master, clusterStores));
+                        metrics::scrape, () -> readiness(config, master, clusterStores, writes));
             }
             return new MasterDaemon(audit, keyStore, cluster, clusterPublications, jobCache, policies, master,
                     metrics, http, seen);
@@ -262,11 +267,15 @@ public final class MasterDaemon implements AutoCloseable {
     }
 
     /**
-     * What keeps the master from being ready: the key store unreadable (a master alone) or the ZooKeeper session
+     * What keeps the master from being ready: a write failed within {@link StoreWrites#NOT_READY_FOR} and none
+     * succeeded since, the key store unreadable (a master alone) or the ZooKeeper session
      * lost (a cluster's), the transports not serving, no session keys.
      */
-    private static List<String> readiness(MasterConfig config, Master master, ClusterStores cluster) {
+    private static List<String> readiness(MasterConfig config, Master master, ClusterStores cluster,
+            StoreWrites writes) {
         List<String> problems = new ArrayList<>();
+        // A full disk: auth and publish answer "try later" until a write succeeds (or a minute passes without one).
+        writes.problem().ifPresent(problems::add);
         if (cluster != null && cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED) {
             // Disconnected for less than session_timeout (a server restarting) keeps it ready; a lost session not.
             problems.add(cluster.health().describe());

@@ -78,10 +78,17 @@ public final class AuthService {
     private final KeyStore keyStore;
     private final AuthWorkBudget budget;
 
-    /** @param budget pays for every answer but an accepted key's */
+    /** Failed writes (readiness) and audit lines that could not be written. */
+    private final StoreWrites writes;
+
+    /**
+     * @param budget pays for every answer but an accepted key's
+     * @param writes hears every failed write of this service's and writes its audit lines
+     */
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
             AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
-            SeenAuthRequests seen, AuthWorkBudget budget) {
+            SeenAuthRequests seen, AuthWorkBudget budget, StoreWrites writes) {
+        this.writes = writes;
         this.seen = seen;
         this.keyStore = keyStore;
         this.budget = budget;
@@ -174,7 +181,7 @@ public final class AuthService {
         }
         if (!signed.by(key)) {
             // No answer: only the key's holder could use one, and it does not send this (PROTOCOL.md 8.1 step 5).
-            audit.refused(id, peer.remoteAddress(), Fingerprints.of(key),
+            auditRefused(id, peer.remoteAddress(), Fingerprints.of(key),
                     "bad signature: the request is not signed by the key it offers");
             budget.badSignature(peer.remoteAddress(), id);
             return Optional.empty();
@@ -185,7 +192,7 @@ public final class AuthService {
         // for being dated ahead must not be accepted when replayed once the master's clock has caught up.
         if (seenNonces.asMap().putIfAbsent(new NonceKey(id, request.nonce()), request.timestampMs()) != null) {
             LOG.info("Minion {} ({}): replayed auth request dropped", id, peer.remoteAddress());
-            audit.refused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
+            auditRefused(id, peer.remoteAddress(), fingerprint, "replayed auth request");
             return Optional.empty();
         }
         Optional<String> reserved = policies.reservedIds().problem(id);
@@ -197,28 +204,28 @@ public final class AuthService {
                         suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
                                 : "");
             }
-            audit.refused(id, peer.remoteAddress(), fingerprint, reserved.get());
+            auditRefused(id, peer.remoteAddress(), fingerprint, reserved.get());
             return reply(request, peer, AuthStatus.REFUSED, reserved.get(), pendingRetrySeconds);
         }
         if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
             String reason = "clock skew of " + Duration.ofMillis(now - request.timestampMs()).toSeconds()
                     + " s is more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
             LOG.warn("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), reason);
-            audit.refused(id, peer.remoteAddress(), fingerprint, reason);
+            auditRefused(id, peer.remoteAddress(), fingerprint, reason);
             return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
         }
         Optional<MinionSession> live = sessions.byMinion(id);
         if (live.isPresent() && live.get().authTimestampMs() >= request.timestampMs()) {
             LOG.info("Minion {} ({}): auth request not newer than the one that opened its session dropped", id,
                     peer.remoteAddress());
-            audit.refused(id, peer.remoteAddress(), fingerprint, "auth request older than the live session's");
+            auditRefused(id, peer.remoteAddress(), fingerprint, "auth request older than the live session's");
             return Optional.empty();
         }
         // The nonces above are forgotten by a restart; this is not (a captured request replayed after one).
         if (!seen.isNewer(id, fingerprint, request.timestampMs())) {
             LOG.info("Minion {} ({}): auth request not newer than one already taken from its key dropped (a replay, "
                     + "or the minion's clock was set back)", id, peer.remoteAddress());
-            audit.refused(id, peer.remoteAddress(), fingerprint, "auth request not newer than one already taken "
+            auditRefused(id, peer.remoteAddress(), fingerprint, "auth request not newer than one already taken "
                     + "from its key");
             return Optional.empty();
         }
@@ -246,7 +253,13 @@ public final class AuthService {
                 return storeFailed(request, peer, seen + ": " + e.getMessage());
             }
         }
-        audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy());
+        if (!writes.audit("brine auth", id + " (" + peer.remoteAddress() + ")", () -> audit.decided(id,
+                peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy()))
+                && decision instanceof KeyDecision.Accepted) {
+            // No session without its audit line. An answer that grants nothing goes out without one (counted).
+            return storeFailed(request, peer, "the audit line of its accept cannot be written: "
+                    + writes.problem().orElse("write failed"));
+        }
 
         return answer(request, peer, key, fingerprint, admitted.offer(), now);
     }
@@ -274,7 +287,7 @@ public final class AuthService {
             if (!offer.current()) {
                 sessions.remove(session);
                 LOG.info("Minion {} ({}): key removed while answering; refused", id, peer.remoteAddress());
-                audit.refused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
+                auditRefused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
                 return reply(request, peer, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
             }
             LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
@@ -333,7 +346,7 @@ public final class AuthService {
         } else {
             LOG.debug("Minion {} ({}): auth refused: {}", request.id(), peer.remoteAddress(), reason);
         }
-        audit.refused(request.id(), peer.remoteAddress(), fingerprint, reason);
+        auditRefused(request.id(), peer.remoteAddress(), fingerprint, reason);
         return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
     }
 
@@ -345,6 +358,7 @@ public final class AuthService {
                     suppressed > 0 ? " (and " + suppressed + " more such failures since the last line)" : "");
         }
         storeFailures.incrementAndGet();
+        writes.failed(why);
         return reply(request, peer, AuthStatus.REFUSED, "the master cannot record keys now; try later",
                 Math.max(pendingRetrySeconds, 1));
     }
@@ -352,6 +366,12 @@ public final class AuthService {
     /** Auth requests answered "try later": the key store or the record of seen requests failed (a full disk). */
     public long storeFailures() {
         return storeFailures.get();
+    }
+
+    /** An audit line of a refusal: its answer goes out whether or not the line could be written. */
+    private void auditRefused(String id, String remoteAddress, String fingerprint, String reason) {
+        writes.audit("brine auth", id + " (" + remoteAddress + ")", () -> audit.refused(id, remoteAddress,
+                fingerprint, reason));
     }
 
     /** A signed answer without a session, paid from the auth work budget; empty when that is spent. */

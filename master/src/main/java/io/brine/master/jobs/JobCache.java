@@ -89,9 +89,18 @@ public final class JobCache implements AutoCloseable {
      */
     public void adopt(JobRecord job) throws IOException {
         Path jobDir = jobDir(job.jid());
+        boolean created = !Files.exists(jobDir, LinkOption.NOFOLLOW_LINKS);
         AtomicFiles.ensureDirectory(jobDir);
         byte[] content = json.writeValueAsBytes(job);
-        AtomicFiles.write(jobDir.resolve(JOB_FILE), content, AtomicFiles.OWNER_RW);
+        try {
+            AtomicFiles.write(jobDir.resolve(JOB_FILE), content, AtomicFiles.OWNER_RW);
+        } catch (IOException e) {
+            // A job refused (a full disk) leaves no directory behind: a jid with no job.json is no job.
+            if (created) {
+                delete(jobDir);
+            }
+            throw e;
+        }
         bytes.addAndGet(content.length);
     }
 

@@ -2,6 +2,7 @@ package io.brine.master.publish;
 
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
+import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobIds;
@@ -56,6 +57,8 @@ public final class JobPublisher {
     private final JobCache cache;
     private final ActiveJobs active;
     private final AuditLog audit;
+    /** Failed writes (readiness) and audit lines that could not be written. */
+    private final StoreWrites writes;
     private final Clock clock;
     private final JobIds jobIds;
     /** Publishes to stock Salt minions in Salt's envelope (issue 15); null when {@code salt_minions} is off. */
@@ -72,13 +75,15 @@ public final class JobPublisher {
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
             SaltPublisher salt) {
-        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, salt, null);
+        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, salt, null,
+                new StoreWrites(clock));
     }
 
     /** A master of a cluster: jobs published here are forwarded to the other masters through {@code cluster}. */
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
-            SaltPublisher salt, SharedPublications cluster) {
+            SaltPublisher salt, SharedPublications cluster, StoreWrites writes) {
+        this.writes = writes;
         this.cluster = cluster;
         this.salt = salt;
         this.keyStore = keyStore;
@@ -124,13 +129,18 @@ public final class JobPublisher {
         String jid = jobIds.next();
         JobRecord record = new JobRecord(jid, clock.instant().toString(), publisher, targetType, target, fun, args,
                 kwargs, timeoutSeconds, minions);
+        // Audited before anything is recorded or sent: no job runs without its audit line.
+        if (!writes.audit("publish", publisher, () -> audit.record(AuditEvent.builder("publish", publisher)
+                .reason(fun + " on " + targetType + " " + target + " (" + minions.size() + " minions, jid " + jid
+                        + ")").build()))) {
+            throw new PublishException("cannot write the audit log: " + writes.problem().orElse("write failed"));
+        }
         try {
             cache.create(record);
         } catch (IOException e) {
+            writes.failed(e.getMessage());
             throw new PublishException("cannot record the job in the job cache: " + e.getMessage());
         }
-        audit.record(AuditEvent.builder("publish", publisher).reason(fun + " on " + targetType + " " + target
-                + " (" + minions.size() + " minions, jid " + jid + ")").build());
         if (minions.isEmpty()) {
             active.begin(jid, fun, minions, null, watcher);
             return new Published(jid, List.of(), List.of());

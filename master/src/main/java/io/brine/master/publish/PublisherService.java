@@ -7,6 +7,7 @@ import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.StoredReturn;
@@ -74,6 +75,8 @@ public final class PublisherService {
     private final JobPublisher jobs;
     private final KeyPair masterKeys;
     private final AuditLog audit;
+    /** Failed writes (readiness) and audit lines that could not be written. */
+    private final StoreWrites writes;
     private final Clock clock;
     private final AuthWorkBudget budget;
     /**
@@ -84,6 +87,8 @@ public final class PublisherService {
     private final Cache<String, Long> seenNonces;
     /** Publisher nonces remembered at most (PROTOCOL.md section 10). */
     static final int MAX_NONCES = 100_000;
+    /** The answer to a publisher whose sign-in cannot be audited now (a full disk): signed, and no session. */
+    public static final String TRY_LATER = "the master cannot write its audit log now; try later";
 
     /**
      * @param nodegroups master.yaml's, expanded in each target before it is parsed
@@ -91,7 +96,8 @@ public final class PublisherService {
      */
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
             Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit,
-            Clock clock, AuthWorkBudget budget) {
+            Clock clock, AuthWorkBudget budget, StoreWrites writes) {
+        this.writes = writes;
         this.budget = budget;
         this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
         this.rootKey = rootKey;
@@ -162,13 +168,22 @@ public final class PublisherService {
         if (!name.equals(ROOT) && acl.isEmpty()) {
             return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
         }
+        // Written before the session opens: no publisher session without its audit line.
+        if (!writes.audit("publisher sign-in", name + " (" + peer.remoteAddress() + ")", () -> audit.record(
+                AuditEvent.builder("publisher-auth", name).reason("session opened").source(peer.remoteAddress())
+                        .build()))) {
+            if (!budget.trySpend(peer.remoteAddress(), "a publisher's 'try later'")) {
+                return Optional.empty();
+            }
+            return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REFUSED,
+                    request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), TRY_LATER, 1, null),
+                    masterKeys.getPrivate()));
+        }
         PublisherSession session = sessions.openPublisher(name, acl, peer);
         byte[] raw = session.requestKey().bytes();
         AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), 0, new byte[0],
                 Rsa.wrap(offered, raw), 0, 0);
         Arrays.fill(raw, (byte) 0);
-        audit.record(AuditEvent.builder("publisher-auth", name).reason("session opened").source(peer.remoteAddress())
-                .build());
         LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
         return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED,
                 request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), "accepted", 0, granted),
@@ -185,8 +200,9 @@ public final class PublisherService {
      */
     private Optional<byte[]> refuse(Peer peer, ClientAuth request, String answer, String reason) {
         LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
-        audit.record(AuditEvent.builder("publisher-refused", request.name()).reason(reason)
-                .source(peer.remoteAddress()).build());
+        writes.audit("publisher sign-in", request.name() + " (" + peer.remoteAddress() + ")", () -> audit.record(
+                AuditEvent.builder("publisher-refused", request.name()).reason(reason).source(peer.remoteAddress())
+                        .build()));
         if (!budget.trySpend(peer.remoteAddress(), "a publisher's refusal")) {
             return Optional.empty();
         }
@@ -235,7 +251,8 @@ public final class PublisherService {
                     null);
         } catch (PublishException e) {
             LOG.info("Publisher {}: publication refused: {}", session.name(), e.getMessage());
-            audit.record(AuditEvent.builder("publish-refused", session.name()).reason(e.getMessage()).build());
+            writes.audit("publish", session.name(), () -> audit.record(AuditEvent.builder("publish-refused",
+                    session.name()).reason(e.getMessage()).build()));
             return new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage());
         }
     }

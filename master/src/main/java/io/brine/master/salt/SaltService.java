@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.transport.DropLog;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.StoreWrites;
 import io.brine.master.auth.WarnInterval;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
@@ -69,6 +70,8 @@ public final class SaltService {
     private final SaltKeys keys;
     private final KeyPair masterKeys;
     private final AuthAudit audit;
+    /** Failed writes (readiness) and audit lines that could not be written. */
+    private final StoreWrites writes;
     private final GrainsStore grains;
     private final ActiveJobs jobs;
     private final Clock clock;
@@ -88,7 +91,9 @@ public final class SaltService {
      * @param budget pays for every signed {@code _auth} answer but an accepted one
      */
     public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
-            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock, AuthWorkBudget budget) {
+            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock, AuthWorkBudget budget,
+            StoreWrites writes) {
+        this.writes = writes;
         this.keyStore = keyStore;
         this.budget = budget;
         this.maxReturnBytes = maxReturnBytes;
@@ -136,7 +141,7 @@ public final class SaltService {
         }
         if (!MinionIds.isValid(id)) {
             LOG.info("Salt minion {} ({}): auth refused: invalid id", MinionIds.printable(id), from);
-            audit.refused(MinionIds.printable(id), from, null, "invalid minion id");
+            auditRefused(MinionIds.printable(id), from, null, "invalid minion id");
             return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         Optional<String> reserved = policies.reservedIds().problem(id);
@@ -147,7 +152,7 @@ public final class SaltService {
                 LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, reserved.get(), suppressed > 0
                         ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
-            audit.refused(id, from, null, reserved.get());
+            auditRefused(id, from, null, reserved.get());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         RSAPublicKey key;
@@ -156,7 +161,7 @@ public final class SaltService {
             key = Pem.readOfferedPublicKey(load.pub());
         } catch (KeyFormatException e) {
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, e.getMessage());
-            audit.refused(id, from, null, e.getMessage());
+            auditRefused(id, from, null, e.getMessage());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
         }
         String fingerprint = Fingerprints.of(key);
@@ -177,23 +182,28 @@ public final class SaltService {
             }
             // The key store's factor check: refused as a key that does not parse is.
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, bad.getMessage());
-            audit.refused(id, from, fingerprint, bad.getMessage());
+            auditRefused(id, from, fingerprint, bad.getMessage());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
         } catch (java.io.UncheckedIOException e) {
             // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
             LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
+            writes.failed(e.getMessage());
             return encode(responder.respond(request, Decision.PENDING, null), from);
         }
-        audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy());
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
+        if (!writes.audit("Salt _auth", id + " (" + from + ")", () -> audit.decided(id, from, fingerprint,
+                admitted.decision(), admitted.policy())) && decision instanceof KeyDecision.Accepted) {
+            // No session without its audit line (as for brine minions): "pending" makes the minion ask again later.
+            return encode(responder.respond(request, Decision.PENDING, null), from);
+        }
         if (decision instanceof KeyDecision.Accepted accepted) {
             Crypticle session = keys.sessionFor(id);
             SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session, key);
             if (!offer.current()) {
                 keys.drop(id);
                 LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);
-                audit.refused(id, from, fingerprint, "key removed while answering");
+                auditRefused(id, from, fingerprint, "key removed while answering");
                 return encode(responder.respond(request, Decision.REJECTED, null), from);
             }
             if (reply instanceof SaltAuthReply.Accepted) {
@@ -356,5 +366,10 @@ public final class SaltService {
         boolean success = ret.success().orElse(retcode == 0);
         Object value = SaltValues.toPlain(ret.ret());
         jobs.onReturn(id, new SessionMessage.Return(ret.jid(), ret.fun(), value, retcode, success, 0), ack);
+    }
+
+    /** An audit line of a refusal: its answer goes out whether or not the line could be written. */
+    private void auditRefused(String id, String from, String fingerprint, String reason) {
+        writes.audit("Salt _auth", id + " (" + from + ")", () -> audit.refused(id, from, fingerprint, reason));
     }
 }

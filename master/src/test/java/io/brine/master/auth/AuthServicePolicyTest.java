@@ -99,7 +99,7 @@ class AuthServicePolicyTest {
 
     private AuthService authService(KeyStore keys, SessionTable sessions, AuthWorkBudget budget) {
         return new AuthService(keys, policies, sessions, new PublishKeyring(Clock.systemUTC()), audit,
-                Clock.systemUTC(), peer -> 4505, 0, seen, budget);
+                Clock.systemUTC(), peer -> 4505, 0, seen, budget, new StoreWrites(Clock.systemUTC()));
     }
 
     private AuthService.Outcome handle(String id, int keyIndex, String token) {

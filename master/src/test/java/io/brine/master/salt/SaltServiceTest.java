@@ -6,6 +6,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.LogCapture;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.publish.GrainsStore;
@@ -21,6 +22,7 @@ import io.brine.protocol.salt.SaltSignIn;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyPairFiles;
@@ -120,9 +122,13 @@ class SaltServiceTest {
     }
 
     private SaltService service(long maxReturnBytes) {
+        return service(maxReturnBytes, audit);
+    }
+
+    private SaltService service(long maxReturnBytes, AuditLog audit) {
         return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs,
                 maxReturnBytes, Clock.systemUTC(), new AuthWorkBudget(1_000_000,
-                        Clock.systemUTC()));
+                        Clock.systemUTC()), new StoreWrites(Clock.systemUTC()));
     }
 
     /** A {@code _return} to {@code jid} as Salt's minion seals it, its return value {@code size} characters. */
@@ -180,6 +186,24 @@ class SaltServiceTest {
         SaltValue reply = send(sealed("salt1", session, "_minion_event", nonce));
         assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltValue.nil());
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-pending").contains("auth-accepted");
+    }
+
+    @Test
+    void onAFullDiskAKeyHeldPendingIsAnsweredAndAnAcceptWithoutItsAuditLineWaits() throws Exception {
+        try (TinyFileSystem fs = TinyFileSystem.mount(dir.resolve("fs"), "512k");
+                AuditLog full = AuditLog.openFile(fs.root().resolve("audit.log"), Clock.systemUTC())) {
+            salt = service(1 << 20, full);
+            assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+            TinyFileSystem.endAtPage(full.file());
+            fs.fill();
+
+            // Changes nothing: answered as before, without its audit line.
+            assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+            // Would open a session: not without its audit line, Salt's "pending" (ask again later).
+            store.accept("salt1", null, "test-admin");
+            assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
+            assertThat(bound).doesNotContain("salt1");
+        }
     }
 
     @Test
@@ -359,7 +383,7 @@ class SaltServiceTest {
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
         MovableClock clock = new MovableClock(java.time.Instant.now());
         salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs, 1 << 20, clock,
-                new AuthWorkBudget(1_000_000, clock));
+                new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock));
         List<String> warnings;
         try (LogCapture logs = LogCapture.of(SaltService.class)) {
             for (int i = 0; i < 3; i++) {
