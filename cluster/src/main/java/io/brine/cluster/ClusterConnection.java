@@ -35,8 +35,8 @@ public final class ClusterConnection {
     /**
      * Starts a client and waits until it is connected.
      *
-     * @throws IOException when the ensemble cannot be reached within {@link #CONNECT_TIMEOUT}, or the password
-     *     file cannot be read
+     * @throws ClusterUnavailableException when the ensemble cannot be reached within {@link #CONNECT_TIMEOUT}
+     * @throws IOException when the password file cannot be read
      */
     public static CuratorFramework open(ClusterConfig config) throws IOException {
         return open(config, CONNECT_TIMEOUT);
@@ -65,7 +65,7 @@ public final class ClusterConnection {
         try {
             if (!client.blockUntilConnected((int) within.toMillis(), TimeUnit.MILLISECONDS)) {
                 client.close();
-                throw new IOException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
+                throw new ClusterUnavailableException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
                         + within.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
             }
         } catch (InterruptedException e) {

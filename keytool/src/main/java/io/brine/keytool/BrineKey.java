@@ -1,5 +1,7 @@
 package io.brine.keytool;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.LoggerContext;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyState;
@@ -18,10 +20,12 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
@@ -58,6 +62,8 @@ import picocli.CommandLine.Spec;
                     + " the key would stay pending",
             "2:usage or configuration error",
             "3:policy check: the key would be rejected (or denied)",
+            "4:cluster unavailable: the ZooKeeper ensemble of cluster: cannot be reached or has no quorum;"
+                    + " nothing changed, try again when a majority of its servers run",
         },
         footerHeading = "%nExamples:%n",
         footer = {
@@ -144,6 +150,10 @@ public final class BrineKey implements Callable<Integer> {
 
     @Option(names = {"-q", "--quiet"}, scope = ScopeType.INHERIT, description = "Print only requested data, warnings and errors.")
     boolean quiet;
+
+    @Option(names = {"-v", "--verbose"}, scope = ScopeType.INHERIT,
+            description = "Also log, on stderr, what brine and its ZooKeeper client do (DEBUG); silent otherwise.")
+    boolean verbose;
 
     @Option(names = "--rotate",
             description = "Ask the master to rotate the publish key now, as it does when a key is removed: minions"
@@ -245,6 +255,14 @@ public final class BrineKey implements Callable<Integer> {
     public static CommandLine commandLine(BrineKey command) {
         CommandLine commandLine = new CommandLine(command);
         commandLine.setCaseInsensitiveEnumValuesAllowed(true);
+        commandLine.setExecutionStrategy(parseResult -> {
+            for (ParseResult part = parseResult; part != null; part = part.subcommand()) {
+                if (part.hasMatchedOption("--verbose")) {
+                    verboseLogging();
+                }
+            }
+            return new CommandLine.RunLast().execute(parseResult);
+        });
         commandLine.setParameterExceptionHandler((e, args) -> {
             PrintWriter err = e.getCommandLine().getErr();
             err.println("brine-key: " + e.getMessage());
@@ -273,6 +291,18 @@ public final class BrineKey implements Callable<Integer> {
             return UserError.REFUSED;
         });
         return commandLine;
+    }
+
+    /**
+     * {@code -v}: DEBUG for brine and for the ZooKeeper and Curator clients, which logback-brine-key.xml keeps off (a
+     * lost ensemble would otherwise print dozens of their warnings and traces before brine-key's one line).
+     */
+    private static void verboseLogging() {
+        if (LoggerFactory.getILoggerFactory() instanceof LoggerContext context) {
+            for (String name : List.of("io.brine", "org.apache.zookeeper", "org.apache.curator")) {
+                context.getLogger(name).setLevel(Level.DEBUG);
+            }
+        }
     }
 
     @Override

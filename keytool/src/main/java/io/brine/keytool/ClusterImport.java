@@ -53,7 +53,8 @@ import picocli.CommandLine.ParentCommand;
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:imported, or already there", "1:conflicts or unusable files: nothing imported",
-            "2:usage or configuration error (no cluster: in master.yaml, ...)"})
+            "2:usage or configuration error (no cluster: in master.yaml, ...)",
+            "4:cluster unavailable: the ZooKeeper ensemble cannot be reached or has no quorum; nothing imported"})
 final class ClusterImport implements Callable<Integer> {
 
     private static final int MAX_KEY_BYTES = 16 * 1024;

@@ -1,7 +1,9 @@
 package io.brine.keytool;
 
 import io.brine.cluster.ClusterStores;
+import io.brine.cluster.ClusterUnavailableException;
 import io.brine.cluster.ZkKeyStore;
+import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.ReservedIds;
@@ -23,6 +25,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.apache.zookeeper.KeeperException;
 
 /**
  * Where brine-key works: {@code pki_dir}, {@code cachedir} and {@code audit_log} of the master's {@code master.yaml},
@@ -163,14 +166,45 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
     /** The cluster's key store (brine-key on a master host of a cluster). */
     ZkKeyStore openCluster(AuditLog audit) {
         MasterConfig master = cluster.orElseThrow(() -> UserError.usage("master.yaml has no cluster: section"));
+        ClusterConfig ensemble = master.cluster().orElseThrow();
         try {
             return ClusterStores.openKeyStore(master, audit, Clock.systemUTC());
+        } catch (ClusterUnavailableException e) {
+            throw unavailable(ensemble, e.getMessage());
         } catch (KeyStoreException e) {
+            if (lostTheEnsemble(e)) {
+                throw unavailable(ensemble, "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
+                        + " its keys (no quorum, or no server reachable)");
+            }
             throw UserError.usage(e.getMessage());
         } catch (IOException | RuntimeException e) {
-            throw UserError.usage("cannot open the cluster's keys (" + master.cluster().orElseThrow().connect()
-                    + master.cluster().orElseThrow().root() + "): " + e.getMessage());
+            if (lostTheEnsemble(e)) {
+                throw unavailable(ensemble, "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
+                        + " its keys (no quorum, or no server reachable)");
+            }
+            throw UserError.usage("cannot open the cluster's keys (" + ensemble.connect() + ensemble.root() + "): "
+                    + e.getMessage());
         }
+    }
+
+    /** Exit 4: one line naming the ensemble, what was tried and the fix; a retry later may work. */
+    private static UserError unavailable(ClusterConfig ensemble, String what) {
+        return new UserError(UserError.UNAVAILABLE, "cluster unavailable: " + what + "; tried each server of"
+                + " cluster.connect for root " + ensemble.root() + "; nothing changed. Start the stopped ZooKeeper"
+                + " servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml, then try"
+                + " again");
+    }
+
+    /** Whether {@code e} comes from a connection to the ensemble lost (no quorum, or no server left). */
+    private static boolean lostTheEnsemble(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ClusterUnavailableException
+                    || cause instanceof KeeperException.ConnectionLossException
+                    || cause instanceof KeeperException.SessionExpiredException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

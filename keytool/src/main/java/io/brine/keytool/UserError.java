@@ -5,6 +5,8 @@ final class UserError extends RuntimeException {
 
     static final int REFUSED = 1;
     static final int USAGE = 2;
+    /** The cluster's ZooKeeper ensemble cannot be reached or has no quorum: nothing changed, try again later. */
+    static final int UNAVAILABLE = 4;
 
     private final int exitCode;
 

@@ -9,9 +9,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.curator.test.InstanceSpec;
+import org.apache.curator.test.TestingCluster;
+import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,16 +31,70 @@ class BrineKeyLauncherIT {
     record Run(int exit, String out, String err) {
     }
 
-    private static Run run(Path launcher, String... args) throws IOException, InterruptedException {
+    private Run run(Path launcher, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("bash", launcher.toString()));
         command.addAll(List.of(args));
+        // Files, not pipes: a verbose run's stderr would fill a pipe while stdout is being read.
+        Path out = Files.createTempFile(tmp, "out", ".txt");
+        Path err = Files.createTempFile(tmp, "err", ".txt");
         Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File(
-                "/dev/null"))).start();
-        byte[] out = process.getInputStream().readAllBytes();
-        byte[] err = process.getErrorStream().readAllBytes();
+                "/dev/null"))).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8),
-                new String(err, StandardCharsets.UTF_8));
+        return new Run(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                Files.readString(err, StandardCharsets.UTF_8));
+    }
+
+    /** A master.yaml whose cluster: is {@code connect}, with digest auth. */
+    private Path clusterConfig(String connect) throws IOException {
+        Path etc = Files.createDirectories(tmp.resolve("etc"));
+        Path password = Files.writeString(etc.resolve("zk.pass"), "s3cret\n");
+        Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + Files.createDirectories(tmp.resolve("pki"))
+                + "\ncachedir: " + tmp.resolve("cache") + "\ncluster:\n  connect: " + connect
+                + "\n  root: /brine\n  auth:\n    user: brine\n    password_file: zk.pass\n");
+        return etc;
+    }
+
+    private static void assertOneLineClusterUnavailable(Run run, String connect) {
+        assertThat(run.exit()).as(run.err()).isEqualTo(4);
+        assertThat(run.out()).isEmpty();
+        assertThat(run.err()).isEqualTo("brine-key: cluster unavailable: cannot reach the"
+                + " ZooKeeper ensemble " + connect + " within 15 s (no server reachable, or the ensemble has no"
+                + " quorum); tried each server of cluster.connect for root /brine; nothing changed. Start the stopped"
+                + " ZooKeeper servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml,"
+                + " then try again\n");
+    }
+
+    @Test
+    void anEnsembleWithoutQuorumIsOneLineAndExitFour() throws Exception {
+        try (TestingCluster ensemble = new TestingCluster(3)) {
+            ensemble.start();
+            for (InstanceSpec spec : ensemble.getInstances().stream().limit(2).toList()) {
+                assertThat(ensemble.killServer(spec)).isTrue();
+            }
+            Path etc = clusterConfig(ensemble.getConnectString());
+
+            Run accept = run(ROOT.resolve("bin/brine-key"), "-c", etc.toString(), "-a", "web1", "-y");
+
+            assertOneLineClusterUnavailable(accept, ensemble.getConnectString());
+        }
+    }
+
+    @Test
+    void anEnsembleNeverReachableIsOneLineAndExitFourAndVerboseShowsTheClient() throws Exception {
+        String connect;
+        try (TestingServer gone = new TestingServer()) {
+            connect = gone.getConnectString();
+        }
+        Path etc = clusterConfig(connect);
+
+        Run list = run(ROOT.resolve("bin/brine-key"), "-c", etc.toString(), "-L");
+        Run verbose = run(ROOT.resolve("bin/brine-key"), "-c", etc.toString(), "-L", "-v");
+
+        assertOneLineClusterUnavailable(list, connect);
+        assertThat(verbose.exit()).isEqualTo(4);
+        assertThat(verbose.err().lines().count()).isGreaterThan(1);
+        assertThat(verbose.err()).endsWith(list.err());
     }
 
     @Test
