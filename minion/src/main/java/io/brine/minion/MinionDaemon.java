@@ -115,8 +115,7 @@ public final class MinionDaemon implements AutoCloseable {
 
     static ClientTransport transport(MinionConfig config) throws IOException {
         if (!config.masters().isEmpty()) {
-            return new FailoverTransport(config.masters(), config.randomMaster(), master -> transport(config, master),
-                    config.auth().authTimeout().plus(config.auth().acceptanceWaitTime()), System::nanoTime);
+            return new FailoverTransport(config.masters(), config.randomMaster(), master -> transport(config, master));
         }
         return transport(config, config.master());
     }
