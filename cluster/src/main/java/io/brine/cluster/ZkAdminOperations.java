@@ -74,8 +74,12 @@ final class ZkAdminOperations {
         StoredKey source;
         if (from.exclusive()) {
             if (main == null || main.state() != from) {
-                if (main != null && main.state() == to) {
+                if (main != null && main.state() == to && (expected == null || expected.equals(main.fingerprint()))) {
                     return Optional.of(of(id, Status.UNCHANGED, id + ": already " + to.label()));
+                }
+                if (main != null && expected != null && !expected.equals(main.fingerprint())) {
+                    // Another key took the id since it was listed: never report it as this one's outcome.
+                    return Optional.of(AdminResult.replaced(id, main.state(), main.fingerprint(), from, expected));
                 }
                 return Optional.of(of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
                         + (main == null ? "" : " (the id is " + main.state().label() + ")")));

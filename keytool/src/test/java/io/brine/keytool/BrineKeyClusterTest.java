@@ -133,6 +133,57 @@ class BrineKeyClusterTest {
         await().until(() -> master.rotationRequests() == 1);
     }
 
+    /** brine-key with {@code between} run after the keys were listed and confirmed, before the write. */
+    private BrineKeyTest.Result runWithChangeBetween(Runnable between, String... args) {
+        List<String> all = new ArrayList<>(List.of("-c", etc.toString()));
+        all.addAll(List.of(args));
+        return PlannedChange.run(new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"),
+                tmp.resolve("default-cache")), between, all.toArray(String[]::new));
+    }
+
+    @Test
+    void anAcceptOrRejectTakesOnlyTheKeysItListedFromTheCluster() throws Exception {
+        master.offer("new1", key(31), PolicyVerdict.NONE);
+        master.offer("new2", key(32), PolicyVerdict.NONE);
+        master.offer("new3", key(33), PolicyVerdict.NONE);
+        String fp31 = Fingerprints.of(key(31));
+        String fp39 = Fingerprints.of(key(39));
+
+        // Another admin deletes new1 and someone else's key is offered under it: pending, then accepted.
+        BrineKeyTest.Result pending = runWithChangeBetween(() -> {
+            master.delete("new1", "another-admin");
+            master.offer("new1", key(39), PolicyVerdict.NONE);
+        }, "-a", "new1,new2", "-y");
+
+        assertThat(pending.exit()).isEqualTo(1);
+        assertThat(pending.err()).contains("new1: the pending key has fingerprint " + fp39 + ", not " + fp31
+                + "; nothing changed");
+        assertThat(pending.out()).contains("Key for minion new2 accepted.").doesNotContain("new1 accepted");
+        assertThat(master.lookup("new1", key(39))).isEqualTo(KeyLookup.PENDING_SAME);
+        assertThat(master.lookup("new2", key(32))).isEqualTo(KeyLookup.ACCEPTED_SAME);
+
+        BrineKeyTest.Result accepted = runWithChangeBetween(() -> {
+            master.delete("new3", "another-admin");
+            master.offer("new3", key(38), PolicyVerdict.ACCEPT); // as an autosign policy would
+        }, "-a", "new3", "-y");
+
+        assertThat(accepted.exit()).isEqualTo(1);
+        assertThat(accepted.err()).contains("new3: the id now holds an accepted key with fingerprint "
+                + Fingerprints.of(key(38)) + ", not the pending key " + Fingerprints.of(key(33))
+                + "; nothing changed");
+        assertThat(accepted.out()).doesNotContain("already accepted");
+
+        // A reject, likewise: the listed key, or nothing.
+        BrineKeyTest.Result rejected = runWithChangeBetween(() -> {
+            master.delete("new1", "another-admin");
+            master.offer("new1", key(37), PolicyVerdict.REJECT);
+        }, "-r", "new1", "-y");
+
+        assertThat(rejected.exit()).isEqualTo(1);
+        assertThat(rejected.err()).contains("new1: the id now holds a rejected key with fingerprint "
+                + Fingerprints.of(key(37)) + ", not the pending key " + fp39 + "; nothing changed");
+    }
+
     @Test
     void importsAPkiDirOnceAndRefusesConflictsWithAReportImportingNothing() throws Exception {
         Path salt = Files.createDirectories(tmp.resolve("salt-pki"));

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStore;
@@ -32,6 +33,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** brine-key run in-process on a temp pki dir, with captured output and a fake terminal. */
 class BrineKeyTest {
@@ -302,6 +305,95 @@ class BrineKeyTest {
         Result right = run("-a", "web1", "-f", fp(1).toUpperCase(), "-y");
         assertThat(right.exit()).isZero();
         assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
+    }
+
+    // ------------------------------------------------------------ a change is bound to the keys it listed
+
+    /** brine-key with {@code between} run on the store after the keys were listed and confirmed, before the write. */
+    private Result runWithChangeBetween(ThrowingConsumer<KeyStore> between, String... args) {
+        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cache.toString()));
+        all.addAll(List.of(args));
+        return PlannedChange.run(new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),
+                tmp.resolve("default-cache")), () -> onStore(between), all.toArray(String[]::new));
+    }
+
+    interface ThrowingConsumer<T> {
+        void accept(T value) throws Exception;
+    }
+
+    private void onStore(ThrowingConsumer<KeyStore> action) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
+                .pollInterval(Duration.ZERO).build())) {
+            action.accept(store);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Another admin deletes {@code id}, and someone else's key is offered under it, decided by {@code verdict}. */
+    private static void replace(KeyStore store, String id, int key, PolicyVerdict verdict) {
+        store.delete(id, "another-admin");
+        store.offer(id, key(key), verdict);
+    }
+
+    /** brine-key's line for a listed pending key {@code listed} that another pending key {@code now} replaced. */
+    private static String replacedWhilePending(String id, int now, int listed) {
+        return id + ": the pending key has fingerprint " + fp(now) + ", not " + fp(listed) + "; nothing changed";
+    }
+
+    /** brine-key's line for a listed pending key {@code listed} replaced by key {@code now}, now in {@code state}. */
+    private static String replacedBy(String id, String state, int now, int listed) {
+        return id + ": the id now holds " + (state.equals("accepted") ? "an " : "a ") + state
+                + " key with fingerprint " + fp(now) + ", not the pending key " + fp(listed) + "; nothing changed";
+    }
+
+    private KeyLookup lookup(String id, int key) {
+        KeyLookup[] found = new KeyLookup[1];
+        onStore(store -> found[0] = store.lookup(id, key(key)));
+        return found[0];
+    }
+
+    @Test
+    void anAcceptTakesOnlyTheKeysItListedAnIdDeletedAndReofferedMeanwhileStaysPending() throws Exception {
+        Result result = runWithChangeBetween(store -> replace(store, "web1", 9, PolicyVerdict.NONE), "-a", "web*",
+                "-y");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.out()).contains("web1  " + fp(1), "Key for minion web2 accepted.")
+                .doesNotContain("web1 accepted");
+        assertThat(result.err()).contains(replacedWhilePending("web1", 9, 1));
+        assertThat(lookup("web1", 9)).isEqualTo(KeyLookup.PENDING_SAME);
+        assertThat(lookup("web2", 2)).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(auditEvents()).singleElement().asString().startsWith("key.accepted web2 by brine-key:");
+    }
+
+    @Test
+    void anIdAcceptedMeanwhileWithAnotherKeyIsReportedNotAcceptedByThisRun() throws Exception {
+        // web1 deleted, and another key offered under it accepted, as an autosign policy would
+        Result result = runWithChangeBetween(store -> replace(store, "web1", 9, PolicyVerdict.ACCEPT), "-a", "web*",
+                "-y", "--out", "json");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains(replacedBy("web1", "accepted", 9, 1));
+        JsonNode document = JSON.readTree(result.out());
+        assertThat(document.get("accepted").toString()).isEqualTo("[\"web2\"]");
+        assertThat(document.get("refused").get("web1").asText()).contains(fp(9), fp(1));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"-r", "-d"})
+    void aRejectOrADeleteIsBoundToTheListedKeysToo(String option) {
+        Result result = runWithChangeBetween(store -> {
+            replace(store, "web1", 9, PolicyVerdict.REJECT);
+            replace(store, "web2", 10, PolicyVerdict.NONE);
+        }, option, "web*,app1", "-y");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.err()).contains(replacedBy("web1", "rejected", 9, 1), replacedWhilePending("web2", 10, 2));
+        assertThat(result.out()).doesNotContain("already rejected");
+        assertThat(lookup("web1", 9)).isEqualTo(KeyLookup.REJECTED);
+        assertThat(lookup("web2", 10)).isEqualTo(KeyLookup.PENDING_SAME);
+        assertThat(lookup("app1", 3)).isEqualTo(option.equals("-r") ? KeyLookup.REJECTED : KeyLookup.UNKNOWN);
     }
 
     @Test

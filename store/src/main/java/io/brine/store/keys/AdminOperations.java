@@ -101,8 +101,13 @@ final class AdminOperations {
         DiskEntry source;
         if (from.exclusive()) {
             if (main.isEmpty() || main.get().state() != from) {
-                if (main.isPresent() && main.get().state() == to) {
+                String now = main.map(m -> m.key() == null ? null : m.key().fingerprint()).orElse(null);
+                if (main.isPresent() && main.get().state() == to && (expected == null || expected.equals(now))) {
                     return AdminResult.of(id, Status.UNCHANGED, id + ": already " + to.label());
+                }
+                if (main.isPresent() && expected != null && !expected.equals(now)) {
+                    // Another key took the id since it was listed: never report it as this one's outcome.
+                    return AdminResult.replaced(id, main.get().state(), now, from, expected);
                 }
                 return AdminResult.of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
                         + main.map(m -> " (the id is " + m.state().label() + ")").orElse(""));

@@ -28,6 +28,17 @@ public record AdminResult(String id, Status status, Optional<KeyState> from, Opt
         return new AdminResult(id, status, Optional.empty(), Optional.empty(), null, message);
     }
 
+    /**
+     * Refused: {@code id} now holds another key ({@code now}; null when it cannot be read), in {@code state}, than
+     * the {@code from} key with fingerprint {@code expected} that the admin was shown or named (DESIGN.md §4.6):
+     * an operation bound to one key never reports another key's state as its outcome.
+     */
+    public static AdminResult replaced(String id, KeyState state, String now, KeyState from, String expected) {
+        return of(id, Status.REFUSED, id + ": the id now holds " + (state == KeyState.ACCEPTED ? "an " : "a ")
+                + state.label() + " key" + (now == null ? " that cannot be read" : " with fingerprint " + now)
+                + ", not the " + from.label() + " key " + expected + "; nothing changed");
+    }
+
     public boolean done() {
         return status == Status.DONE;
     }

@@ -111,6 +111,13 @@ public final class BulkDelete implements AutoCloseable {
             }
         }
         if (state != from) {
+            if (state != null && expected != null) {
+                // Another key took the id since it was listed: say so, as the store does.
+                String now = check.check(path, attributes).fingerprint();
+                if (!expected.equals(now)) {
+                    return AdminResult.replaced(id, state, now, from, expected);
+                }
+            }
             return AdminResult.of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
                     + (state == null ? "" : " (the id is " + state.label() + ")"));
         }

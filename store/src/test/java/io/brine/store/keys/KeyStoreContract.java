@@ -82,6 +82,28 @@ public abstract class KeyStoreContract {
         return current -> PolicyVerdict.ACCEPT;
     }
 
+    // ------------------------------------------------------------ an admin's change bound to one key
+
+    @Test
+    void anAdminsChangeBoundToAKeyIsRefusedWhenTheIdNowHoldsAnotherKeyInTheTargetState() throws Exception {
+        String listed = Fingerprints.of(key(1));
+        store.offer("web1", key(1), PolicyVerdict.NONE); // what the admin was shown
+        other().delete("web1", "another-admin");
+        other().offer("web1", key(9), PolicyVerdict.ACCEPT); // someone else's key, accepted meanwhile
+
+        AdminResult accept = store.accept("web1", KeyState.PENDING, listed, "admin");
+        assertThat(accept.status()).isEqualTo(AdminResult.Status.REFUSED);
+        assertThat(accept.message()).isEqualTo("web1: the id now holds an accepted key with fingerprint "
+                + Fingerprints.of(key(9)) + ", not the pending key " + listed + "; nothing changed");
+
+        other().reject("web1", KeyState.ACCEPTED, null, "another-admin");
+        AdminResult reject = store.reject("web1", KeyState.PENDING, listed, "admin");
+        assertThat(reject.status()).isEqualTo(AdminResult.Status.REFUSED);
+        assertThat(reject.message()).contains("a rejected key with fingerprint " + Fingerprints.of(key(9)));
+        assertThat(store.reject("web1", KeyState.PENDING, Fingerprints.of(key(9)), "admin").status())
+                .isEqualTo(AdminResult.Status.UNCHANGED); // the very key: already where it was asked to go
+    }
+
     // ------------------------------------------------------------ one key, one id
 
     @ParameterizedTest
