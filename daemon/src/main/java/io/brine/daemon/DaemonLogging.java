@@ -11,6 +11,7 @@ import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import io.brine.daemon.config.LogFormat;
 import io.brine.daemon.config.LogLevel;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -29,11 +30,16 @@ public final class DaemonLogging {
     private DaemonLogging() {
     }
 
-    public static void configure(LogLevel level, Optional<Path> file) {
+    public static void configure(LogLevel level, Optional<Path> file) throws IOException {
         configure(level, file, LogFormat.TEXT);
     }
 
-    public static void configure(LogLevel level, Optional<Path> file, LogFormat format) {
+    /**
+     * @throws IOException when Logback cannot open {@code file} (the daemons check it first with
+     *     {@link io.brine.daemon.files.WritableFile}; this is the race after that check): the log stays on standard
+     *     error, and the daemon must not start logging nowhere
+     */
+    public static void configure(LogLevel level, Optional<Path> file, LogFormat format) throws IOException {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
             return;
         }
@@ -58,6 +64,9 @@ public final class DaemonLogging {
         appender.setContext(context);
         appender.setEncoder(encoder(context, format));
         appender.start();
+        if (!appender.isStarted()) {
+            throw new IOException("log_file " + file.orElseThrow() + " cannot be opened for writing");
+        }
         root.detachAndStopAllAppenders();
         root.addAppender(appender);
     }

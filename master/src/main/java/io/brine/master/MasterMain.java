@@ -6,12 +6,15 @@ import io.brine.store.keys.KeyStoreException;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.transport.tcp.TcpTls;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -24,7 +27,8 @@ import picocli.CommandLine.Option;
 @Command(name = "brine-master", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         description = {"Runs the brine master: accepts minion keys, hands out session keys, publishes jobs and "
                 + "collects returns.", "", "Reads CONFIG_DIR/master.yaml (see conf/master.yaml for every key).",
-            "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage."})
+            "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage, or log_file or the "
+                    + "audit log cannot be opened."})
 public final class MasterMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -58,6 +62,11 @@ public final class MasterMain implements Callable<Integer> {
             System.err.println(configDir.resolve(MasterConfig.FILE_NAME) + ": " + refused.message());
             return 2;
         }
+        List<String> unwritable = unwritableLogs(config);
+        if (!unwritable.isEmpty()) {
+            unwritable.forEach(problem -> System.err.println("Master cannot start: " + problem));
+            return 2;
+        }
         if (checkConfig) {
             if (caps instanceof ConnectionCaps.Lowered lowered) {
                 System.err.println("WARN " + lowered.warning());
@@ -77,7 +86,12 @@ public final class MasterMain implements Callable<Integer> {
             System.out.println("configuration OK: " + configDir.resolve(MasterConfig.FILE_NAME));
             return 0;
         }
-        DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        try {
+            DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        } catch (IOException e) {
+            System.err.println("Master cannot start: " + e.getMessage());
+            return 2;
+        }
         // Before the daemon starts: a SIGHUP the JVM does not handle stops it, and logrotate may send one at any time.
         Hangups hangups = reopenOnHangup();
         if (caps instanceof ConnectionCaps.Lowered lowered) {
@@ -103,6 +117,17 @@ public final class MasterMain implements Callable<Integer> {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * Why the master could not open {@code log_file} or its audit log as it will at start (empty when it can), so
+     * that it refuses to start rather than serve with a log nobody can read; {@code --check-config} asks the same.
+     */
+    static List<String> unwritableLogs(MasterConfig config) {
+        List<String> problems = new ArrayList<>();
+        config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
+        WritableFile.problem("audit_log", config.auditLog(), true).ifPresent(problems::add);
+        return problems;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -24,9 +25,9 @@ import picocli.CommandLine.Option;
         description = {"Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "
                 + "returns their results.", "", "Reads CONFIG_DIR/minion.yaml (see conf/minion.yaml for every key).",
             "Its state is in its log and in status_file (default CACHEDIR/status.json).",
-            "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage, 3 rejected by a master it can "
-                    + "authenticate (pinned key or master_finger), 4 the pinned master key itself announced another "
-                    + "key. A reply it cannot authenticate never stops it."})
+            "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage or log_file cannot be opened, "
+                    + "3 rejected by a master it can authenticate (pinned key or master_finger), 4 the pinned master "
+                    + "key itself announced another key. A reply it cannot authenticate never stops it."})
 public final class MinionMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);
@@ -51,12 +52,22 @@ public final class MinionMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        var unwritable = config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false));
+        if (unwritable.isPresent()) {
+            System.err.println("Minion cannot start: " + unwritable.get());
+            return 2;
+        }
         if (checkConfig) {
             System.out.println("configuration OK: " + configDir.resolve(MinionConfig.FILE_NAME) + " (id "
                     + config.id() + ")");
             return 0;
         }
-        DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        try {
+            DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+        } catch (IOException e) {
+            System.err.println("Minion cannot start: " + e.getMessage());
+            return 2;
+        }
         try {
             // SIGHUP reopens log_file (logrotate); sun.misc.Signal is the JDK's only way to catch a signal.
             sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> DaemonLogging.reopen());

@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A real small file system for a full-disk test: a tmpfs of the given size mounted at a directory (which needs
+ * A real small file system for a full-disk (or read-only) test: a tmpfs of the given size mounted at a directory (which needs
  * root: {@link #mount} fails with the reason, a test never skips) and unmounted by {@link #close}. tmpfs allocates
  * whole pages: once {@link #fill filled}, a file can still grow to the end of its last page, and not one byte past.
  */
@@ -33,6 +33,16 @@ public final class TinyFileSystem implements AutoCloseable {
             throw new IllegalStateException("mount a tmpfs (needs root: run the tests as root): " + output);
         }
         return new TinyFileSystem(dir);
+    }
+
+    /** Mounts it again read-only: every write, root's too, fails with "Read-only file system". */
+    public void remountReadOnly() throws IOException, InterruptedException {
+        Process remount = new ProcessBuilder("mount", "-o", "remount,ro", root.toString()).redirectErrorStream(true)
+                .start();
+        String output = new String(remount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (remount.waitFor() != 0) {
+            throw new IllegalStateException("remount read-only: " + output);
+        }
     }
 
     public Path root() {
