@@ -27,8 +27,8 @@ import picocli.CommandLine.Option;
 @Command(name = "brine-master", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         description = {"Runs the brine master: accepts minion keys, hands out session keys, publishes jobs and "
                 + "collects returns.", "", "Reads CONFIG_DIR/master.yaml (see conf/master.yaml for every key).",
-            "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage, or log_file or the "
-                    + "audit log cannot be opened."})
+            "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage, or pki_dir, "
+                    + "cachedir, log_file or the audit log cannot be used."})
 public final class MasterMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -62,7 +62,7 @@ public final class MasterMain implements Callable<Integer> {
             System.err.println(configDir.resolve(MasterConfig.FILE_NAME) + ": " + refused.message());
             return 2;
         }
-        List<String> unwritable = unwritableLogs(config);
+        List<String> unwritable = unusableFiles(config);
         if (!unwritable.isEmpty()) {
             unwritable.forEach(problem -> System.err.println("Master cannot start: " + problem));
             return 2;
@@ -120,11 +120,17 @@ public final class MasterMain implements Callable<Integer> {
     }
 
     /**
-     * Why the master could not open {@code log_file} or its audit log as it will at start (empty when it can), so
-     * that it refuses to start rather than serve with a log nobody can read; {@code --check-config} asks the same.
+     * Why the master could not use {@code pki_dir}, {@code cachedir}, {@code log_file} or its audit log as it will at
+     * start (empty when it can), so that it refuses to start, saying the system's reason, owner, mode, user and fix,
+     * rather than serve with a log nobody can read or fail later on a bare path; {@code --check-config} asks the
+     * same.
      */
-    static List<String> unwritableLogs(MasterConfig config) {
+    static List<String> unusableFiles(MasterConfig config) {
         List<String> problems = new ArrayList<>();
+        if (config.cluster().isEmpty()) { // with cluster: the keys live in the ensemble; ClusterStores.check reads
+            WritableFile.directoryProblem("pki_dir", config.pkiDir(), ".lock").ifPresent(problems::add);
+        }
+        WritableFile.directoryProblem("cachedir", config.cachedir()).ifPresent(problems::add);
         config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
         WritableFile.problem("audit_log", config.auditLog(), true).ifPresent(problems::add);
         return problems;

@@ -128,4 +128,43 @@ class UnwritableLogsIT {
                     "this process runs as root (uid 0)");
         }
     }
+
+    @Test
+    void aMasterWhosePkiDirIsARegularFileRefusesToStartNamingItsOwnerAndTheFix() throws Exception {
+        Path pki = Files.writeString(tmp.resolve("pki-file"), "");
+        Path config = master("master", Map.of("pki_dir", pki.toString()));
+
+        refused("brine-master", config, "Master cannot start: pki_dir " + pki + " is not a directory (regular file "
+                + pki + " is owned by root:root (uid 0), mode ", "this process runs as root (uid 0)",
+                "Fix: " + pki + " must be a directory, or set pki_dir elsewhere");
+    }
+
+    @Test
+    void aMasterWhosePkiDirOrCachedirIsOnAReadOnlyFileSystemRefusesToStart() throws Exception {
+        try (TinyFileSystem disk = TinyFileSystem.mount(tmp.resolve("disk"), "1m")) {
+            Path pki = Files.createDirectory(disk.root().resolve("pki"));
+            Path cache = disk.root().resolve("cache");
+            Path config = master("master", Map.of("pki_dir", pki.toString(), "cachedir", cache.toString(),
+                    "audit_log", tmp.resolve("audit.log").toString()));
+            disk.remountReadOnly();
+
+            refused("brine-master", config, "Master cannot start: pki_dir " + pki + " is not writable: read-only"
+                    + " file system (directory " + pki + " is owned by root:root (uid 0)",
+                    "this process runs as root (uid 0)", "Fix: the file system holding " + pki
+                    + " is mounted read-only: mount it read-write, or set pki_dir elsewhere",
+                    "Master cannot start: cachedir " + cache + " cannot be created: read-only file system (directory "
+                    + disk.root() + " is owned by root:root (uid 0)");
+        }
+    }
+
+    @Test
+    void aMasterWhosePkiLockIsADirectoryRefusesToStart() throws Exception {
+        Path pki = Files.createDirectory(tmp.resolve("pki"));
+        Path lock = Files.createDirectory(pki.resolve(".lock"));
+        Path config = master("master", Map.of("pki_dir", pki.toString()));
+
+        refused("brine-master", config, "Master cannot start: pki_dir " + pki + ": " + lock + " cannot be opened"
+                + " for writing: is a directory (directory " + lock + " is owned by root:root (uid 0), mode ",
+                "this process runs as root (uid 0)", "Fix: " + lock + " must be a regular file: remove the directory");
+    }
 }

@@ -67,6 +67,52 @@ public final class WritableFile {
         }
     }
 
+    /**
+     * Why the daemon could not use the directory {@code dir} ({@code pki_dir}, {@code cachedir}) as it will at start,
+     * or empty when it can: it must be a directory (or creatable, as the daemon creates it), this process must be
+     * able to create files in it, and each of {@code files} found there (the pki dir's {@code .lock}) must open for
+     * writing. The check leaves nothing behind, as {@link #problem} does.
+     */
+    public static Optional<String> directoryProblem(String key, Path dir, String... files) {
+        Path absolute = dir.toAbsolutePath().normalize();
+        if (!Files.exists(absolute)) {
+            return problem(key, absolute, true);
+        }
+        if (!Files.isDirectory(absolute)) {
+            return Optional.of(key + " " + dir + " is not a directory (" + describe(absolute) + "). Fix: "
+                    + fix(key, absolute, new FileSystemException(absolute.toString(), null, "Not a directory")));
+        }
+        try {
+            probeCreate(absolute.resolve(".brine-check-" + ProcessHandle.current().pid()), false);
+        } catch (IOException e) {
+            return Optional.of(key + " " + dir + " is not writable: " + reason(e) + " (" + describe(absolute)
+                    + "). Fix: " + fix(key, absolute, e));
+        }
+        for (String name : files) {
+            Path file = absolute.resolve(name);
+            if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+                try {
+                    openExisting(file);
+                } catch (IOException e) {
+                    return Optional.of(key + " " + dir + ": " + cannotOpen(key, file, e));
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * "FILE cannot be opened for writing: REASON (owner, mode, user). Fix: ...": for a daemon's file it failed to
+     * open (the pki dir's {@code .lock}), where the JDK's exception says only the path for "permission denied".
+     *
+     * @param key the config key whose directory holds the file ({@code pki_dir}), for the fix
+     */
+    public static String cannotOpen(String key, Path file, IOException e) {
+        Path at = Files.exists(file, LinkOption.NOFOLLOW_LINKS) || file.getParent() == null ? file : file.getParent();
+        return file + " cannot be opened for writing: " + reason(e) + " (" + describe(at) + "). Fix: "
+                + fix(key, at, e);
+    }
+
     private static void openExisting(Path file) throws IOException {
         try (FileChannel ignored = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
             // opened as the daemon will: that is the check
@@ -119,6 +165,10 @@ public final class WritableFile {
         String elsewhere = "or set " + key + " elsewhere.";
         if (reason(e).equals("not a directory")) {
             return atFault + " must be a directory, " + elsewhere;
+        }
+        if (reason(e).equals("is a directory")) {
+            return atFault + " must be a regular file: remove the directory (the daemon creates the file), "
+                    + elsewhere;
         }
         if (reason(e).equals("read-only file system")) {
             return "the file system holding " + atFault + " is mounted read-only: mount it read-write, " + elsewhere;

@@ -1,11 +1,13 @@
 package io.brine.store.keys;
 
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.files.WritableFile;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.FileSystemException;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -189,6 +191,14 @@ final class StoreLock implements AutoCloseable {
         }
 
         private static FileChannel openChannel(Path file) throws IOException {
+            try {
+                return open(file);
+            } catch (FileSystemException e) {
+                throw new IOException(WritableFile.cannotOpen("pki_dir", file, e), e);
+            }
+        }
+
+        private static FileChannel open(Path file) throws IOException {
             return FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                     PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW));

@@ -116,6 +116,24 @@ class KeyStoreTest {
                 .hasMessageContaining(pem.toString()).hasMessageContaining("chmod 400");
     }
 
+    /** The lock's open failing names the system's reason, the owner and mode, the user and the fix, not just a path. */
+    @Test
+    void aPkiDirWhoseLockCannotBeCreatedSaysWhyAndTheFix() throws Exception {
+        try (io.brine.protocol.testing.TinyFileSystem disk = io.brine.protocol.testing.TinyFileSystem.mount(
+                tmp.resolve("disk"), "1m")) {
+            Path pki = Files.createDirectory(disk.root().resolve("pki"), PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+            disk.remountReadOnly();
+
+            assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO)))
+                    .isInstanceOf(IOException.class).hasMessageContaining(pki.resolve(".lock")
+                            + " cannot be opened for writing: read-only file system (directory " + pki
+                            + " is owned by root:root (uid 0), mode 0700; this process runs as root (uid 0)). Fix: the"
+                            + " file system holding " + pki + " is mounted read-only: mount it read-write, or set"
+                            + " pki_dir elsewhere.");
+        }
+    }
+
     @Test
     void refusesAMasterPubThatDoesNotMatchMasterPem() throws Exception {
         open(KeyStoreOptions.builder(pki()).pollInterval(Duration.ZERO)).close();
