@@ -7,6 +7,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -68,5 +69,17 @@ class MasterMainTest {
                 + dir.resolve("tls/master.crt") + " does not exist")
                 .contains(dir.resolve("master.yaml") + ":7: tls.key: ").doesNotContain("Exception");
         assertThat(dir.resolve("pki")).doesNotExist();
+    }
+
+    @Test
+    void checkConfigNamesAGroupWritableAutosignFileAsADisabledPolicyWithExitTwo() throws Exception {
+        Files.writeString(dir.resolve("master.yaml"), "pki_dir: pki\ncachedir: cache\nautosign_file: autosign.conf\n");
+        Path autosign = Files.writeString(dir.resolve("autosign.conf"), "web*\n");
+        Files.setPosixFilePermissions(autosign, PosixFilePermissions.fromString("rw-rw-r--"));
+        Result checked = checkConfig();
+        assertThat(checked.exit()).isEqualTo(2);
+        // Not a config problem (the start serves with that policy disabled): the ownership rule's own line.
+        assertThat(checked.err()).contains("acceptance policies disabled (1):", "autosign_file " + autosign
+                + " is not trusted, the policy is disabled: ", "writable by its group").doesNotContain(":3:");
     }
 }

@@ -3,7 +3,12 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.TokenHashes;
 import io.brine.transport.zmtp.ZmtpServerTransport;
 import io.brine.minion.MinionDaemon;
@@ -19,16 +24,19 @@ import io.brine.protocol.target.Targets;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /** Each acceptance policy end to end: a real master and real minions over loopback. */
 class AcceptancePolicyIT {
@@ -51,6 +59,33 @@ class AcceptancePolicyIT {
             UnaryOperator<MasterConfig.Builder> more) throws Exception {
         fleet.startMaster(b -> more.apply(b.acceptance(acceptance.apply(MasterConfig.Acceptance.builder())
                 .build())));
+    }
+
+    private final ListAppender<ILoggingEvent> policyLog = new ListAppender<>();
+
+    @AfterEach
+    void detachLog() {
+        ((Logger) LoggerFactory.getLogger("io.brine.store.policy")).detachAppender(policyLog);
+    }
+
+    /**
+     * Starts the master as brine-master does with {@code master.yaml} naming {@code option}: the file checks of
+     * its start (loadChecked) pass whatever the file's owner and mode, which are the policies' ownership rule.
+     */
+    private void startMasterFromYaml(String yaml, UnaryOperator<MasterConfig.Acceptance.Builder> acceptance)
+            throws Exception {
+        Path configDir = Files.createDirectories(dir.resolve("etc"));
+        Files.writeString(configDir.resolve(MasterConfig.FILE_NAME), yaml);
+        MasterConfig checked = MasterConfig.loadChecked(configDir);
+        assertThat(checked.acceptance()).isNotNull();
+        policyLog.start();
+        ((Logger) LoggerFactory.getLogger("io.brine.store.policy")).addAppender(policyLog);
+        startMaster(acceptance);
+    }
+
+    private List<String> loud(String containing) {
+        return policyLog.list.stream().filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+                .map(ILoggingEvent::getFormattedMessage).filter(line -> line.contains(containing)).toList();
     }
 
     private static void awaitState(MinionDaemon minion, MinionState state) {
@@ -177,5 +212,39 @@ class AcceptancePolicyIT {
         MinionDaemon web1 = fleet.startMinion("web1");
         awaitState(web1, MinionState.ACCEPTED);
         assertThat(pki("minions_pre", "web1")).doesNotExist();
+    }
+
+    @Test
+    void anUntrustedAutosignFileAtStartDisablesThatPolicyAndTheMasterServesUntilItIsFixed() throws Exception {
+        Path file = fleet.masterFile("autosign.conf", "web1\n", "rw-rw----");
+        startMasterFromYaml("autosign_file: " + file + "\n", a -> a.autosignFile(file));
+        // --check-config names it (exit 2); the master serves, that policy accepting nothing.
+        assertThat(AcceptancePolicies.untrustedInputs(fleet.masterConfig, fleet.masterConfig.pkiDir()))
+                .singleElement().asString().startsWith("autosign_file " + file + " is not trusted");
+        MinionDaemon web1 = fleet.startMinion("web1");
+        awaitState(web1, MinionState.PENDING);
+        assertThat(pki("minions_pre", "web1")).exists();
+
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        awaitState(web1, MinionState.ACCEPTED);
+        assertThat(loud(file.toString())).singleElement().asString().contains("is not trusted", "its group");
+    }
+
+    @Test
+    void anUntrustedAutorejectFileHoldsEveryNewKeyPendingEvenOneAnotherPolicyAccepts() throws Exception {
+        Path autosign = fleet.masterFile("autosign.conf", "*\n", "rw-------");
+        Path autoreject = fleet.masterFile("autoreject.conf", "evil1\n", "rw-rw-rw-");
+        startMasterFromYaml("autosign_file: " + autosign + "\nautoreject_file: " + autoreject + "\n",
+                a -> a.autosignFile(autosign).autorejectFile(autoreject));
+        MinionDaemon web1 = fleet.startMinion("web1");
+        MinionDaemon evil = fleet.startMinion("evil1");
+        awaitState(web1, MinionState.PENDING);
+        awaitState(evil, MinionState.PENDING);
+
+        Files.setPosixFilePermissions(autoreject, PosixFilePermissions.fromString("rw-------"));
+        awaitState(web1, MinionState.ACCEPTED);
+        await().until(() -> Files.exists(pki("minions_rejected", "evil1")));
+        assertThat(pki("minions", "evil1")).doesNotExist();
+        assertThat(loud(autoreject.toString())).singleElement().asString().contains("is not trusted", "its group");
     }
 }

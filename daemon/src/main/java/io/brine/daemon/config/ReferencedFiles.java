@@ -21,9 +21,9 @@ final class ReferencedFiles {
         READ,
         /** read, and a secret: others must not read it */
         PRIVATE_KEY,
-        /** read, and decides who is accepted: the master ignores it while group or others can write it */
+        /** read, and decides who is accepted (who may write it is the ownership rule, checked by the master) */
         POLICY,
-        /** run, and decides who is accepted: executable, and not writable by group or others */
+        /** run, and decides who is accepted: executable (who may write it is the ownership rule, as for POLICY) */
         POLICY_EXECUTABLE
     }
 
@@ -57,17 +57,15 @@ final class ReferencedFiles {
         } catch (IOException | UnsupportedOperationException e) {
             return Optional.empty(); // not a POSIX file system: nothing more to say
         }
-        boolean groupOrOthersWrite = permissions.contains(PosixFilePermission.GROUP_WRITE)
-                || permissions.contains(PosixFilePermission.OTHERS_WRITE);
         return switch (use) {
             case READ -> Optional.empty();
             case PRIVATE_KEY -> permissions.contains(PosixFilePermission.OTHERS_READ)
                     ? Optional.of(file + " is readable by others: it is a private key (chmod o-r)") : Optional.empty();
-            case POLICY -> groupOrOthersWrite ? Optional.of(file + " is writable by group or others, so the master"
-                    + " would ignore it (chmod go-w)") : Optional.empty();
-            case POLICY_EXECUTABLE -> groupOrOthersWrite ? Optional.of(file + " is writable by group or others, so"
-                    + " the master would not run it (chmod go-w)")
-                    : !Files.isExecutable(file) || !permissions.contains(PosixFilePermission.OWNER_EXECUTE)
+            // Who may write a policy file is the ownership rule (TrustedPath), not a config problem: at start as at a
+            // re-read, the master serves with that policy disabled; --check-config names it (AcceptancePolicies).
+            case POLICY -> Optional.empty();
+            case POLICY_EXECUTABLE -> !Files.isExecutable(file)
+                    || !permissions.contains(PosixFilePermission.OWNER_EXECUTE)
                     ? Optional.of(file + " is not executable (chmod u+x)") : Optional.empty();
         };
     }

@@ -54,14 +54,12 @@ class ReferencedFilesTest {
         Files.writeString(dir.resolve("master.yaml"), YAML);
         file("tls.crt", "rw-r--r--");
         file("tls.key", "rw----r--");
-        file("autosign.conf", "rw-rw-r--");
+        file("autosign.conf", "rw-rw-r--"); // the ownership rule: the master's policies, not its start, enforce it
         Files.createDirectory(dir.resolve("autoreject.conf"));
         file("policy.sh", "rw-r--r--");
         file("inventory.yaml", "rw-r--r--");
         assertThat(problems()).extracting(ConfigProblem::key, ConfigProblem::message).containsExactly(
                 tuple("tls.key", dir.resolve("tls.key") + " is readable by others: it is a private key (chmod o-r)"),
-                tuple("autosign_file", dir.resolve("autosign.conf") + " is writable by group or others, so the master"
-                        + " would ignore it (chmod go-w)"),
                 tuple("autoreject_file", dir.resolve("autoreject.conf") + " is not a regular file"),
                 tuple("autosign_policy", dir.resolve("policy.sh") + " is not executable (chmod u+x)"));
     }

@@ -206,6 +206,10 @@ public final class AcceptancePolicies implements AutoCloseable {
             if (reject.verdict() == PolicyVerdict.REJECT) {
                 return new PolicyDecision(PolicyVerdict.NONE, String.valueOf(policy), "autoreject matches");
             }
+            Optional<PolicyDecision> held = held(policy);
+            if (held.isPresent()) {
+                return held.get();
+            }
         }
         for (AcceptancePolicy policy : accepters) {
             if (policy instanceof GrantPolicy || policy instanceof TokenPolicy) {
@@ -246,6 +250,10 @@ public final class AcceptancePolicies implements AutoCloseable {
                 log(attempt, decision, dryRun);
                 return decision;
             }
+            Optional<PolicyDecision> held = held(policy);
+            if (held.isPresent()) {
+                return held.get();
+            }
         }
         StringBuilder reasons = new StringBuilder();
         for (AcceptancePolicy policy : accepters) {
@@ -266,6 +274,18 @@ public final class AcceptancePolicies implements AutoCloseable {
                 ? reasons.substring(0, MAX_REASON) + "..." : reasons.toString();
         LOG.debug("Minion {} ({}): no policy accepts: {}", attempt.id(), attempt.remoteAddress(), reason);
         return new PolicyDecision(PolicyVerdict.NONE, "none", reason);
+    }
+
+    /**
+     * An autoreject file that cannot be used (untrusted, missing, unreadable...) fails closed: the keys it would
+     * reject must not get in by another policy, and which those are is unknown, so every new key waits for an admin.
+     */
+    private static Optional<PolicyDecision> held(AcceptancePolicy rejecter) {
+        if (rejecter instanceof IdRulePolicy rules) {
+            return rules.problem().map(problem -> new PolicyDecision(PolicyVerdict.NONE, String.valueOf(rejecter),
+                    problem + ": no policy accepts until it is fixed, every new key waits for an admin"));
+        }
+        return Optional.empty();
     }
 
     /** A policy that throws is a bug; it counts as "no" so that the key waits instead of getting in. */
@@ -299,6 +319,11 @@ public final class AcceptancePolicies implements AutoCloseable {
             if (reject.verdict() == PolicyVerdict.REJECT) {
                 LOG.info("Minion {}: not promoted although {} accepts it: {} rejects it", attempt.id(),
                         decision.rule(), reject.rule());
+                return;
+            }
+            if (held(policy).isPresent()) {
+                LOG.info("Minion {}: not promoted although {} accepts it: {} cannot be used", attempt.id(),
+                        decision.rule(), policy);
                 return;
             }
         }

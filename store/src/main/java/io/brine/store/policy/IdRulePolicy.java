@@ -73,6 +73,11 @@ public final class IdRulePolicy implements AcceptancePolicy {
                 + entry.get().text(), attempt.id() + " matches " + entry.get().text());
     }
 
+    /** Why the file is not used now (untrusted, missing, unreadable...), or empty while it is. */
+    public Optional<String> problem() {
+        return file.current().problem();
+    }
+
     @Override
     public String toString() {
         return option + " " + file.file();
