@@ -1,5 +1,6 @@
 package io.brine.keytool;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -7,7 +8,6 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
-import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,9 @@
 package io.brine.keytool;
 
 import io.brine.daemon.config.MasterConfig.AutosignToken;
-import io.brine.store.policy.TokenHashes;
 import io.brine.daemon.config.ValueCheck;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.store.policy.TokenHashes;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

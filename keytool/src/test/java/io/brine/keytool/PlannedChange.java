@@ -3,7 +3,6 @@ package io.brine.keytool;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.Map;
-import picocli.CommandLine;
 
 /**
  * brine-key's accept, reject or delete with something done between its two steps, as {@link BrineKey#call} runs

@@ -1,13 +1,13 @@
 package io.brine.master;
 
 import io.brine.cluster.ClusterStores;
-import io.brine.daemon.config.MasterConfig;
-import io.brine.store.keys.KeyStoreException;
 import io.brine.daemon.BrineVersion;
-import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.store.keys.KeyStoreException;
 import io.brine.transport.tcp.TcpTls;
 import java.io.IOException;
 import java.nio.file.Path;

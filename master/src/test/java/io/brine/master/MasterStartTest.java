@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionUnknown;
-import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.net.InetSocketAddress;

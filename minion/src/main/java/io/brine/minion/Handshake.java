@@ -1,9 +1,9 @@
 package io.brine.minion;
 
-import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.Backoff;
 import io.brine.minion.auth.MasterPin;
 import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.Fingerprints;

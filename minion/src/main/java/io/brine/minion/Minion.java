@@ -1,11 +1,11 @@
 package io.brine.minion;
 
-import io.brine.protocol.MinionIds;
-import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.Message;

@@ -1,9 +1,9 @@
 package io.brine.minion;
 
-import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.BrineVersion;
-import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;

@@ -1,18 +1,18 @@
 package io.brine.minion;
 
-import io.brine.protocol.MinionIds;
-import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Signed;
+import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
-import io.brine.protocol.codec.Timestamps;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;

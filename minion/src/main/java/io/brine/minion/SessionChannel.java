@@ -1,12 +1,12 @@
 package io.brine.minion;
 
-import io.brine.protocol.MinionIds;
-import io.brine.protocol.codec.Signed;
 import io.brine.minion.auth.MasterPin;
+import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
@@ -18,7 +18,6 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;

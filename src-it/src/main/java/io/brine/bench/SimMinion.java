@@ -2,6 +2,7 @@ package io.brine.bench;
 
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
@@ -19,7 +20,6 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.ClientTransport;
-import io.brine.protocol.codec.FrameLimits;
 import java.security.KeyPair;
 import java.security.SecureRandom;
 import java.time.Clock;

@@ -1,10 +1,10 @@
 package io.brine.bench;
 
 import io.brine.protocol.codec.Decoded;
-import io.brine.protocol.crypto.Pem;
-import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltPublication;
@@ -25,7 +25,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;

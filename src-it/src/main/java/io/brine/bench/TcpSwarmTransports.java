@@ -1,9 +1,9 @@
 package io.brine.bench;
 
+import io.brine.transport.ClientTransport;
 import io.brine.transport.tcp.TcpClientOptions;
 import io.brine.transport.tcp.TcpClientTransport;
 import io.brine.transport.tcp.TcpIo;
-import io.brine.transport.ClientTransport;
 import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.TimeUnit;
 

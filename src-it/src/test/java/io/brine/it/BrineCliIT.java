@@ -2,18 +2,18 @@ package io.brine.it;
 
 import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.master.cli.BrineCli;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.transport.zmtp.ZmtpServerTransport;
+import io.brine.master.cli.BrineCli;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
+import io.brine.transport.zmtp.ZmtpServerTransport;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;

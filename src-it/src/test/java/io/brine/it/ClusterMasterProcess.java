@@ -2,10 +2,10 @@ package io.brine.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
 import io.brine.master.publish.PublisherService;
-import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.testing.TestKeys;
 import java.io.File;
 import java.io.IOException;

@@ -1,17 +1,16 @@
 package io.brine.it;
 
-import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.MinionConfig;
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.daemon.config.MinionConfig;
-import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.file.Files;
@@ -20,9 +19,9 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Optional;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;

@@ -5,17 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.config.TransportKind;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.daemon.config.MasterConfig;
-import io.brine.store.keys.AdminResult;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.Pem;
-import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.AdminResult;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -24,8 +24,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
 /** One master and five accepted minions on loopback, shared by the tests of this class. */

@@ -2,6 +2,7 @@ package io.brine.it;
 
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.CryptoException;
@@ -16,7 +17,6 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
-import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Topics;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;

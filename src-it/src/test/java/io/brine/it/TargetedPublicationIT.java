@@ -4,14 +4,14 @@ import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.master.client.BrineClient;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.minion.MinionState;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
-import io.brine.protocol.message.Publish;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.message.Publish;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
-import io.brine.store.keys.AdminResult;
+import io.brine.daemon.config.MinionConfig;
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.daemon.config.MinionConfig;
-import io.brine.daemon.config.TransportKind;
+import io.brine.store.keys.AdminResult;
 import io.brine.transport.testing.TestCertificates;
 import java.io.DataOutputStream;
 import java.io.IOException;

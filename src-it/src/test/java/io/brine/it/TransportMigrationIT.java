@@ -3,11 +3,11 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.store.keys.AdminResult;
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.daemon.config.TransportKind;
+import io.brine.store.keys.AdminResult;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;

@@ -3,12 +3,12 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.jobs.StoredReturn;
-import io.brine.store.keys.AdminResult;
 import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
-import io.brine.daemon.config.TransportKind;
+import io.brine.store.keys.AdminResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,7 +1,5 @@
 package io.brine.transport;
 
-import io.brine.transport.Peer;
-import io.brine.transport.ServerTransport;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;

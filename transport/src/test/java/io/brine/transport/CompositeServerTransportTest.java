@@ -2,8 +2,6 @@ package io.brine.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.brine.transport.Peer;
-import io.brine.transport.ServerTransport;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,8 +1,5 @@
 package io.brine.daemon.config;
 
-import io.brine.daemon.config.ConfigException;
-import io.brine.daemon.config.LogLevel;
-import io.brine.daemon.config.TransportKind;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;

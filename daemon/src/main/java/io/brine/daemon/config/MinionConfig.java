@@ -1,10 +1,6 @@
 package io.brine.daemon.config;
 
 import io.brine.protocol.MinionIds;
-import io.brine.daemon.config.ConfigException;
-import io.brine.daemon.config.LogLevel;
-import io.brine.daemon.config.Secret;
-import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.crypto.Fingerprints;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,12 +1,12 @@
 package io.brine.master.cli;
 
+import io.brine.daemon.BrineVersion;
+import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.config.TransportKind;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
 import io.brine.master.publish.PublisherService;
-import io.brine.daemon.config.MasterConfig;
-import io.brine.daemon.BrineVersion;
-import io.brine.daemon.config.ConfigException;
-import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.target.Nodegroups;
 import java.io.PrintWriter;

@@ -1,13 +1,11 @@
 package io.brine.master.publish;
 
-import io.brine.store.audit.AuditEvent;
-import io.brine.store.audit.AuditLog;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
-import io.brine.store.keys.KeyStore;
+import io.brine.master.salt.SaltPublisher;
 import io.brine.master.session.PublishKeyring;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Publications;
@@ -17,13 +15,16 @@ import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.target.Target;
 import io.brine.protocol.target.TargetException;
 import io.brine.protocol.target.Targets;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.KeyStore;
 import io.brine.transport.ServerTransport;
 import java.io.IOException;
 import java.security.PrivateKey;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -32,7 +33,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import io.brine.master.salt.SaltPublisher;
 
 /**
  * Publishes jobs. A publication is resolved against accepted minions and their reported grains, recorded in the job

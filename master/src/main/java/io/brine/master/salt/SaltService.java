@@ -2,7 +2,6 @@ package io.brine.master.salt;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.brine.transport.DropLog;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.StoreWrites;
@@ -37,6 +36,7 @@ import io.brine.store.keys.Offer;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.Admission;
 import io.brine.store.policy.AuthAttempt;
+import io.brine.transport.DropLog;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;

@@ -1,10 +1,10 @@
 package io.brine.master.jobs;
 
-import io.brine.protocol.testing.MovableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.protocol.testing.MovableClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

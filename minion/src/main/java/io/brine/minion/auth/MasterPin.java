@@ -1,10 +1,10 @@
 package io.brine.minion.auth;
 
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
-import io.brine.daemon.files.AtomicFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,10 +1,10 @@
 package io.brine.minion.jobs;
 
+import io.brine.minion.WarnThrottle;
 import io.brine.minion.functions.FunctionCall;
 import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.FunctionResult;
 import io.brine.minion.functions.MinionFunction;
-import io.brine.minion.WarnThrottle;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;

@@ -1,6 +1,5 @@
 package io.brine.minion.jobs;
 
-import io.brine.protocol.testing.MovableClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,6 +9,7 @@ import io.brine.minion.functions.MinionFunction;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage.Return;
+import io.brine.protocol.testing.MovableClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -5,7 +5,6 @@ import io.brine.protocol.message.Message;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.codec.FrameLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.PrivateKey;
 import java.security.interfaces.RSAKey;

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.fail;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.codec.FrameLimits;
 import java.security.PrivateKey;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -17,7 +17,6 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.codec.FrameLimits;
 import java.security.PrivateKey;
 import java.util.ArrayList;
 import java.util.Collections;

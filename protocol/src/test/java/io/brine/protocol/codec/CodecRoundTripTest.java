@@ -3,15 +3,14 @@ package io.brine.protocol.codec;
 import static io.brine.protocol.codec.Samples.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
-import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.codec.FrameLimits;
 import java.security.KeyPair;
 import java.util.Arrays;
 import java.util.List;

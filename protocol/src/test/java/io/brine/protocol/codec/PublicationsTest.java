@@ -11,7 +11,6 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.codec.FrameLimits;
 import java.security.KeyPair;
 import java.util.List;
 import java.util.Map;

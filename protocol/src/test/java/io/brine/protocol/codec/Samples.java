@@ -1,9 +1,9 @@
 package io.brine.protocol.codec;
 
 import io.brine.protocol.message.AuthReply;
-import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;

@@ -11,7 +11,6 @@ import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.codec.FrameLimits;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -8,7 +8,6 @@ import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.MessageType;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.protocol.codec.FrameLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import org.junit.jupiter.api.Test;

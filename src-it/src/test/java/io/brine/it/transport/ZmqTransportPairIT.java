@@ -4,11 +4,11 @@ import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.transport.testing.CountingListener;
 import io.brine.transport.zmq.ZmqClientOptions;
 import io.brine.transport.zmq.ZmqClientTransport;
 import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerTransport;
-import io.brine.transport.testing.CountingListener;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;

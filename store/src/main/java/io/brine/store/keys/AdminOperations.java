@@ -7,8 +7,8 @@ import io.brine.store.keys.KeyDirectory.DiskEntry;
 import io.brine.store.keys.Snapshot.Entry;
 import java.io.IOException;
 import java.util.Arrays;
-import java.util.Objects;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**

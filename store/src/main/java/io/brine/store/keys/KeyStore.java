@@ -1,13 +1,13 @@
 package io.brine.store.keys;
 
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
-import io.brine.protocol.MinionIds;
-import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.RsaKeys;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;

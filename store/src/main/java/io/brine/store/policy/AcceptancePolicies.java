@@ -1,10 +1,10 @@
 package io.brine.store.policy;
 
-import io.brine.store.audit.AuditEvent;
-import io.brine.store.audit.AuditLog;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.protocol.ReservedIds;
+import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;

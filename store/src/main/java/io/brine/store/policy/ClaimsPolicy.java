@@ -1,8 +1,8 @@
 package io.brine.store.policy;
 
-import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.target.Glob;
+import io.brine.store.keys.PolicyVerdict;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

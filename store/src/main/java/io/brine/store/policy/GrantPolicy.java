@@ -1,10 +1,10 @@
 package io.brine.store.policy;
 
-import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.grant.GrantException;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
+import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Instant;

@@ -1,8 +1,8 @@
 package io.brine.store.policy;
 
-import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Timestamps;
+import io.brine.store.keys.PolicyVerdict;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.time.Clock;

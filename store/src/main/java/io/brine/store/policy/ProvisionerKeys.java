@@ -1,11 +1,11 @@
 package io.brine.store.policy;
 
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.files.TrustedPath;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
-import io.brine.daemon.files.AtomicFiles;
-import io.brine.daemon.files.TrustedPath;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;

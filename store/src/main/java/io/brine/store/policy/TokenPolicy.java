@@ -1,8 +1,8 @@
 package io.brine.store.policy;
 
 import io.brine.daemon.config.MasterConfig.AutosignToken;
-import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.target.Glob;
+import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;

@@ -1,9 +1,9 @@
 package io.brine.store.policy;
 
+import io.brine.daemon.files.TrustedPath;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.AccessDeniedException;
-import io.brine.daemon.files.TrustedPath;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;

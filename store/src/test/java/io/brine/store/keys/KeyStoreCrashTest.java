@@ -7,9 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.daemon.files.AtomicFiles;
-import io.brine.store.audit.AuditLog;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.store.audit.AuditLog;
-import io.brine.store.keys.AdminResult.Status;
 import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.AdminResult.Status;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

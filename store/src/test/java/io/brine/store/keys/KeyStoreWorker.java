@@ -1,8 +1,8 @@
 package io.brine.store.keys;
 
-import io.brine.store.audit.AuditLog;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;

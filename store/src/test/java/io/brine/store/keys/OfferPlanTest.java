@@ -2,12 +2,12 @@ package io.brine.store.keys;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.KeyTransitions.Current;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Plan;
 import io.brine.store.keys.KeyTransitions.Write;
-import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.testing.TestKeys;
 import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -2,9 +2,9 @@ package io.brine.store.keys;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.Snapshot.Entry;
 import io.brine.store.keys.Snapshot.FileStamp;
-import io.brine.protocol.testing.TestKeys;
 import java.nio.file.attribute.FileTime;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;

@@ -1,12 +1,12 @@
 package io.brine.store.policy;
 
-import io.brine.protocol.testing.MovableClock;
 import static io.brine.store.policy.Attempts.attempt;
 import static io.brine.store.policy.Attempts.key;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;

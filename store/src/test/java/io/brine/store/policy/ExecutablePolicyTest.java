@@ -1,14 +1,14 @@
 package io.brine.store.policy;
 
-import io.brine.protocol.testing.MovableClock;
 import static io.brine.store.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.store.keys.PolicyVerdict;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

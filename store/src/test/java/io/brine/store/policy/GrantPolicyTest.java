@@ -1,17 +1,17 @@
 package io.brine.store.policy;
 
-import io.brine.protocol.testing.MovableClock;
 import static io.brine.store.policy.Attempts.T0;
 import static io.brine.store.policy.Attempts.attempt;
 import static io.brine.store.policy.Attempts.fingerprint;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.brine.store.keys.PolicyVerdict;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
-import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.PolicyVerdict;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

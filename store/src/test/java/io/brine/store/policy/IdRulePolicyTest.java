@@ -1,9 +1,9 @@
 package io.brine.store.policy;
 
-import io.brine.protocol.testing.MovableClock;
 import static io.brine.store.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.brine.transport.tcp;
 
 import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
-import io.brine.transport.GuardedListener;
 import io.brine.transport.DropLog;
+import io.brine.transport.GuardedListener;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

@@ -1,10 +1,10 @@
 package io.brine.transport.zmtp;
 
+import io.brine.protocol.codec.MalformedException;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.brine.protocol.codec.MalformedException;
 import java.io.IOException;
 import java.util.Locale;
 import org.slf4j.Logger;

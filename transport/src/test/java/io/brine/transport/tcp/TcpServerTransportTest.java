@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.transport.testing.TestCertificates;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport.Addresses;
+import io.brine.transport.testing.TestCertificates;
 import io.netty.channel.EventLoopGroup;
 import io.netty.handler.ssl.SslContext;
 import java.io.DataInputStream;

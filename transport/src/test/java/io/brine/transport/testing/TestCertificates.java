@@ -1,7 +1,7 @@
 package io.brine.transport.testing;
 
-import io.brine.protocol.testing.TestKeys;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.testing.TestKeys;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;

@@ -3,8 +3,8 @@ package io.brine.transport.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.brine.transport.testing.TestCertificates;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.testing.TestCertificates;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.ClientTransport;
 import io.brine.transport.testing.CountingListener;
 import io.brine.transport.testing.Threads;
 import io.brine.transport.zmtp.ZmtpServerOptions;
-import io.brine.protocol.codec.FrameLimits;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
