@@ -457,12 +457,23 @@ public final class ConfigSection {
 
     // ---------------------------------------------------------------- internals
 
+    /**
+     * One problem per unknown key, with the nearest known name when one is close; the section's valid keys are listed
+     * once, with its first unknown key, and the later ones point back at that line.
+     */
     void reportUnknownKeys() {
+        int listedAt = -1;
         for (Entry entry : mapping.entries()) {
             if (!known.contains(entry.key())) {
                 String suggestion = closest(entry.key()).map(k -> ", did you mean " + k + "?").orElse("");
-                reader.add(entry.keyMark(), keyPath(entry.key()),
-                        "unknown key" + suggestion + " (valid keys here: " + String.join(", ", known) + ")");
+                String list;
+                if (listedAt < 0) {
+                    list = " (valid keys here: " + String.join(", ", known) + ")";
+                    listedAt = entry.keyMark().line();
+                } else {
+                    list = " (valid keys listed at line " + listedAt + ")";
+                }
+                reader.add(entry.keyMark(), keyPath(entry.key()), "unknown key" + suggestion + list);
             }
         }
     }

@@ -168,6 +168,18 @@ class ConfigReaderTest {
     }
 
     @Test
+    void validKeysAreListedOnceASectionAndEachUnknownKeyGetsItsNearestName() throws Exception {
+        List<ConfigProblem> problems = problems("colour: red\npublsh_port: 2\nretport: 3\n", root -> {
+            root.integer("publish_port", 1, 10);
+            root.integer("ret_port", 1, 10);
+        });
+        assertThat(problems).extracting(ConfigProblem::message).containsExactly(
+                "unknown key (valid keys here: publish_port, ret_port)",
+                "unknown key, did you mean publish_port? (valid keys listed at line 1)",
+                "unknown key, did you mean ret_port? (valid keys listed at line 1)");
+    }
+
+    @Test
     void unrelatedUnknownKeyGetsNoSuggestion() throws Exception {
         ConfigProblem p = onlyProblem("colour: red\n", root -> root.integer("publish_port", 1, 10));
         assertThat(p.message()).isEqualTo("unknown key (valid keys here: publish_port)");
