@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Applies a daemon's {@code log_level}, {@code log_file} and {@code log_format} to Logback once its config is loaded.
  * Until then the packaged {@code logback.xml} logs INFO to standard error. With {@code log_format: json} each event
- * is one JSON object a line (Logback's {@link JsonEncoder}: timestamp, level, logger, thread, message, arguments).
+ * is one JSON object a line (Logback's {@link JsonEncoder}: timestamp, level, logger, thread, formattedMessage).
  */
 public final class DaemonLogging {
 
@@ -84,12 +84,16 @@ public final class DaemonLogging {
         }
     }
 
-    private static Encoder<ILoggingEvent> encoder(LoggerContext context, LogFormat format) {
+    static Encoder<ILoggingEvent> encoder(LoggerContext context, LogFormat format) {
         if (format == LogFormat.JSON) {
             JsonEncoder json = new JsonEncoder();
             json.setContext(context);
             json.setWithSequenceNumber(false);
             json.setWithContext(false);
+            // The message as a reader wants it, its arguments in place: not the pattern and an arguments array.
+            json.setWithMessage(false);
+            json.setWithArguments(false);
+            json.setWithFormattedMessage(true);
             json.start();
             return json;
         }

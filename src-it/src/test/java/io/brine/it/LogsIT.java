@@ -56,7 +56,7 @@ class LogsIT {
                 .orElseThrow()), lines.size())) {
             JsonNode event = JSON.readTree(line);
             assertThat(event.path("level").asText()).isNotEmpty();
-            if (event.path("message").asText().startsWith("Master serving")) {
+            if (event.path("formattedMessage").asText().startsWith("Master serving")) {
                 serving = event;
             }
         }
