@@ -6,6 +6,7 @@ import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.ReservedIds;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.BulkDelete;
@@ -215,6 +216,10 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
         if (!Files.isDirectory(dir)) {
             throw UserError.usage("pki dir " + dir + (Files.exists(dir) ? " is not a directory" : " does not exist"));
         }
+        WritableFile.unreadableDirectory(dir).ifPresent(problem -> {
+            throw UserError.usage("pki dir " + problem + ". Fix: run brine-key as the master's user (sudo -u "
+                    + "USER brine-key ...) or as root, or give --pki-dir a pki dir you can read");
+        });
         for (String entry : List.of("master.pub", "master.pem", "minions", "minions_pre", "minions_rejected",
                 "minions_denied")) {
             if (Files.exists(dir.resolve(entry), LinkOption.NOFOLLOW_LINKS)) {

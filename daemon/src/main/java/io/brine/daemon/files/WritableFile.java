@@ -3,10 +3,13 @@ package io.brine.daemon.files;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryIteratorException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Locale;
@@ -102,6 +105,21 @@ public final class WritableFile {
     }
 
     /**
+     * Why this process cannot list the directory {@code dir}, or empty when it can: "DIR cannot be read: permission
+     * denied (directory DIR is owned by brine:brine (uid 998), mode 0700; this process runs as alice (uid 1000))".
+     * Without it, a tool that looks for files in a directory it may not search sees only "not there".
+     */
+    public static Optional<String> unreadableDirectory(Path dir) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            entries.iterator().hasNext();
+            return Optional.empty();
+        } catch (IOException | DirectoryIteratorException e) {
+            IOException io = e instanceof DirectoryIteratorException d ? d.getCause() : (IOException) e;
+            return Optional.of(dir + " cannot be read: " + reason(io) + " (" + describe(dir) + ")");
+        }
+    }
+
+    /**
      * "FILE cannot be opened for writing: REASON (owner, mode, user). Fix: ...": for a daemon's file it failed to
      * open (the pki dir's {@code .lock}), where the JDK's exception says only the path for "permission denied".
      *
@@ -136,6 +154,9 @@ public final class WritableFile {
         }
         if (e instanceof NoSuchFileException) {
             return "no such file or directory";
+        }
+        if (e instanceof NotDirectoryException) {
+            return "not a directory";
         }
         if (e instanceof FileSystemException fs && fs.getReason() != null) {
             return fs.getReason().toLowerCase(Locale.ROOT);
