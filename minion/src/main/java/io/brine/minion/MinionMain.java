@@ -9,6 +9,8 @@ import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
@@ -39,6 +41,19 @@ public final class MinionMain implements Callable<Integer> {
     @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
     boolean checkConfig;
 
+    /**
+     * Why the minion could not use {@code pki_dir} (its key pair and the master's pinned key), {@code cachedir} (the
+     * status file, queued returns) or {@code log_file} as it will at start, each with the system's reason, owner,
+     * mode, user and fix; {@code --check-config} asks the same.
+     */
+    static List<String> unusableFiles(MinionConfig config) {
+        List<String> problems = new ArrayList<>();
+        WritableFile.directoryProblem("pki_dir", config.pkiDir()).ifPresent(problems::add);
+        WritableFile.directoryProblem("cachedir", config.cachedir()).ifPresent(problems::add);
+        config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
+        return problems;
+    }
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new MinionMain()).execute(args));
     }
@@ -52,9 +67,9 @@ public final class MinionMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
-        var unwritable = config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false));
-        if (unwritable.isPresent()) {
-            System.err.println("Minion cannot start: " + unwritable.get());
+        List<String> unusable = unusableFiles(config);
+        if (!unusable.isEmpty()) {
+            unusable.forEach(problem -> System.err.println("Minion cannot start: " + problem));
             return 2;
         }
         if (checkConfig) {
