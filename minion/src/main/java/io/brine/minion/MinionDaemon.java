@@ -102,7 +102,7 @@ public final class MinionDaemon implements AutoCloseable {
         try {
             minion.start();
             if (config.httpPort().isPresent()) {
-                http = new MinionMetrics(minion::status).serve(config.httpInterface(), config.httpPort().getAsInt());
+                http = new MinionMetrics(minion::status, runner, parts.channel().returns()).serve(config.httpInterface(), config.httpPort().getAsInt());
             }
         } catch (IOException | RuntimeException e) {
             runner.close();

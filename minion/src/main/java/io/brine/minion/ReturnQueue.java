@@ -6,10 +6,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Returns not yet acknowledged by the master, oldest first. Bounded: past {@code capacity} the oldest return is
- * dropped (and logged by the caller), never memory without bound. Confined to the minion's event thread.
+ * dropped (and logged by the caller), never memory without bound. Confined to the minion's event thread, but for
+ * the counts the metrics endpoint reads from its own threads ({@link #queued()}, {@link #resent()},
+ * {@link #evicted()}).
  */
 final class ReturnQueue {
 
@@ -18,6 +21,9 @@ final class ReturnQueue {
 
     private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
     private final int capacity;
+    private final AtomicLong queued = new AtomicLong();
+    private final AtomicLong resent = new AtomicLong();
+    private final AtomicLong evicted = new AtomicLong();
 
     ReturnQueue(int capacity) {
         this.capacity = capacity;
@@ -30,13 +36,16 @@ final class ReturnQueue {
             Map.Entry<String, Pending> oldest = pending.entrySet().iterator().next();
             evicted = oldest.getValue().ret();
             pending.remove(oldest.getKey());
+            this.evicted.incrementAndGet();
         }
         pending.put(ret.jid(), new Pending(ret, nowMs, nowMs, 0));
+        queued.set(pending.size());
         return evicted;
     }
 
     void ack(List<String> jids) {
         jids.forEach(pending::remove);
+        queued.set(pending.size());
     }
 
     /** Returns due for (re)sending, marking them sent with a doubled delay, capped at {@code maxDelayMs}. */
@@ -47,6 +56,9 @@ final class ReturnQueue {
             if (p.nextSendMs() <= nowMs) {
                 long delay = Math.min(maxDelayMs, baseDelayMs << Math.min(p.attempts(), 20));
                 entry.setValue(new Pending(p.ret(), p.firstSentMs(), nowMs + delay, p.attempts() + 1));
+                if (p.attempts() > 0) {
+                    resent.incrementAndGet();
+                }
                 due.add(p.ret());
             }
         }
@@ -55,6 +67,7 @@ final class ReturnQueue {
 
     /** Makes every pending return due now (after a new session). */
     void resendAll(long nowMs) {
+        resent.addAndGet(pending.values().stream().filter(p -> p.attempts() > 0).count()); // sent before: resends
         pending.replaceAll((jid, p) -> new Pending(p.ret(), p.firstSentMs(), nowMs, 0));
     }
 
@@ -65,5 +78,20 @@ final class ReturnQueue {
 
     int size() {
         return pending.size();
+    }
+
+    /** Returns waiting for the master's acknowledgement now. */
+    long queued() {
+        return queued.get();
+    }
+
+    /** Sends of a return after its first, since the start. */
+    long resent() {
+        return resent.get();
+    }
+
+    /** Returns dropped unacknowledged to make room, since the start. */
+    long evicted() {
+        return evicted.get();
     }
 }

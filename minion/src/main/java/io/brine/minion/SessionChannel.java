@@ -91,6 +91,11 @@ final class SessionChannel {
         return session != null;
     }
 
+    /** The returns awaiting the master's acknowledgement, for their counts. */
+    ReturnQueue returns() {
+        return returns;
+    }
+
     /** An accepted auth: the new session starts its counters at 1, reports grains and resends unacknowledged returns. */
     void open(byte[] sessionId, SessionKey requestKey) {
         close();

@@ -39,7 +39,11 @@ class MinionMetricsEndpointTest {
                 assertThat(ready.statusCode()).isEqualTo(503);
                 assertThat(ready.body()).contains("not accepted by the master: connecting");
                 assertThat(get(minion, "/metrics").body()).contains("brine_minion_state{state=\"connecting\"} 1",
-                        "brine_minion_state{state=\"accepted\"} 0", "process_uptime_seconds");
+                        "brine_minion_state{state=\"accepted\"} 0", "process_uptime_seconds",
+                        "brine_minion_jobs_total 0", "brine_minion_jobs_failed_total 0",
+                        "brine_minion_returns_queued 0", "brine_minion_returns_resent_total 0",
+                        "brine_minion_stale_publications_total 0", "brine_build_info{commit=\"",
+                        "# TYPE process_cpu_seconds_total counter", "process_files_open_files ");
             }
         }
     }

@@ -1,5 +1,7 @@
 package io.brine.master.metrics;
 
+import com.sun.management.OperatingSystemMXBean;
+import io.brine.daemon.BrineVersion;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.events.EventStream;
 import io.brine.store.keys.KeyChange;
@@ -17,10 +19,13 @@ import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -51,22 +56,37 @@ public final class MasterMetrics {
     /** {@code events} hears what the hooks report, for {@code brine events}. */
     public MasterMetrics(EventStream events) {
         this.events = events;
+        // A histogram (buckets from 1 ms to 10 s), not a summary: buckets add up across masters, quantiles do not.
         authLatency = Timer.builder("brine.auth.latency").description("Time to answer one auth request, from the "
-                + "worker picking it up to the reply being handed to the transport").register(registry);
+                + "worker picking it up to the reply being handed to the transport").publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(10))
+                .register(registry);
+        Gauge.builder("brine.build.info", () -> 1).description("The version and commit this master was built from")
+                .tag("version", BrineVersion.get()).tag("commit", BrineVersion.commit()).register(registry);
         publications = Counter.builder("brine.publications").description("Jobs published").register(registry);
         returns = Counter.builder("brine.returns").description("Job returns stored").register(registry);
         missing = Counter.builder("brine.missing.minions").description("Minions a publication did not reach "
                 + "(not connected, queue full, connection lost)").register(registry);
     }
 
-    /** Adds the JVM's memory, GC, threads, classes, CPU and uptime; the daemon calls it, tests need not. */
+    /**
+     * Adds the JVM's memory, GC, threads, classes, CPU, open and maximum file descriptors and uptime; the daemon calls
+     * it, tests need not. The process's CPU time is {@code process_cpu_seconds_total}, in seconds as Prometheus'
+     * own process collectors name it, instead of Micrometer's nanoseconds ({@code process_cpu_time_ns_total}).
+     */
     public MasterMetrics withJvm() {
+        registry.config().meterFilter(MeterFilter.denyNameStartsWith("process.cpu.time"));
         new JvmMemoryMetrics().bindTo(registry);
         new JvmGcMetrics().bindTo(registry);
         new JvmThreadMetrics().bindTo(registry);
         new ClassLoaderMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
+            FunctionCounter.builder("process.cpu", os, bean -> bean.getProcessCpuTime() / 1e9).baseUnit("seconds")
+                    .description("CPU time used by the master's process").register(registry);
+        }
         return this;
     }
 

@@ -28,6 +28,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -70,6 +71,8 @@ public final class JobRunner implements AutoCloseable {
     private final ScheduledExecutorService timeouts;
     /** Accepted jobs not yet finished running (queued or running), by jid. */
     private final ConcurrentMap<String, Job> jobs = new ConcurrentHashMap<>();
+    private final AtomicLong returned = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
     private volatile boolean closed;
 
     public JobRunner(String minionId, FunctionRegistry registry, Supplier<Map<String, Object>> grains,
@@ -158,6 +161,16 @@ public final class JobRunner implements AutoCloseable {
     }
 
     /** The jids accepted and not yet finished: queued, running, or timed out but still unwinding. */
+    /** Jobs answered since the start (run, timed out or refused as busy): one return each. */
+    public long jobsReturned() {
+        return returned.get();
+    }
+
+    /** Of {@link #jobsReturned()}, those whose return says they failed. */
+    public long jobsFailed() {
+        return failed.get();
+    }
+
     public Set<String> running() {
         return Set.copyOf(jobs.keySet());
     }
@@ -215,6 +228,10 @@ public final class JobRunner implements AutoCloseable {
         if (closed) {
             log.debug("Minion {}: return for job {} dropped: shutting down", minionId, result.jid());
             return;
+        }
+        returned.incrementAndGet();
+        if (!result.success()) {
+            failed.incrementAndGet();
         }
         try {
             returns.accept(result);

@@ -188,6 +188,17 @@ class JobRunnerTest {
     }
 
     @Test
+    void countsTheJobsItAnsweredAndThoseThatFailed() {
+        JobRunner runner = runner();
+        runner.submit(load("j1", "test.ping"));
+        runner.submit(load("j2", "test.exception", "kaputt"));
+        awaitReturn("j1");
+        awaitReturn("j2");
+        assertThat(runner.jobsReturned()).isEqualTo(2);
+        assertThat(runner.jobsFailed()).isEqualTo(1);
+    }
+
+    @Test
     void theFunctionSeesTheGrainsAndArgumentsOfItsJob() {
         JobRunner runner = runner();
         runner.submit(new PublishLoad("j1", new PublishLoad.Target("glob", "web1"), "grains.get", List.of("os"),

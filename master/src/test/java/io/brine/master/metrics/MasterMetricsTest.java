@@ -1,0 +1,42 @@
+package io.brine.master.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.daemon.BrineVersion;
+import io.brine.master.events.EventStream;
+import java.time.Clock;
+import org.junit.jupiter.api.Test;
+
+/** The names and units of the master's metrics, by Prometheus' conventions. */
+class MasterMetricsTest {
+
+    @Test
+    void authLatencyIsAHistogramInSecondsThatAddsUpAcrossMasters() {
+        MasterMetrics metrics = new MasterMetrics(new EventStream(Clock.systemUTC()));
+        metrics.authLatency(3_000_000);
+
+        String text = metrics.scrape();
+
+        assertThat(text).contains("# TYPE brine_auth_latency_seconds histogram")
+                .contains("brine_auth_latency_seconds_bucket{le=\"+Inf\"} 1")
+                .contains("brine_auth_latency_seconds_count 1");
+        assertThat(text).doesNotContain("quantile=");
+    }
+
+    @Test
+    void buildInfoNamesTheVersionAndCommit() {
+        String text = new MasterMetrics(new EventStream(Clock.systemUTC())).scrape();
+
+        assertThat(text).contains("brine_build_info{commit=\"" + BrineVersion.commit() + "\",version=\""
+                + BrineVersion.get() + "\"} 1");
+    }
+
+    @Test
+    void processCpuIsInSecondsAndFileDescriptorsAreCounted() {
+        String text = new MasterMetrics(new EventStream(Clock.systemUTC())).withJvm().scrape();
+
+        assertThat(text).contains("# TYPE process_cpu_seconds_total counter", "process_files_open_files ",
+                "process_files_max_files ");
+        assertThat(text).doesNotContain("process_cpu_time_ns");
+    }
+}
