@@ -13,6 +13,7 @@ import io.brine.daemon.config.LogFormat;
 import io.brine.daemon.config.LogLevel;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,6 +27,8 @@ public final class DaemonLogging {
 
     public static final String PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{0}: %msg%n";
     private static final String FILE_APPENDER = "file";
+    /** Logged at ERROR only unless the daemon's level is debug or trace. */
+    static final List<String> CHATTY_LIBRARIES = List.of("org.apache.zookeeper", "org.apache.curator");
 
     private DaemonLogging() {
     }
@@ -45,6 +48,12 @@ public final class DaemonLogging {
         }
         ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
         root.setLevel(Level.toLevel(level.name(), Level.INFO));
+        // The ZooKeeper client and Curator narrate every connection attempt (about 150 lines and stack traces for an
+        // ensemble that is down, before the master's one line naming it): their errors only, unless debugging.
+        boolean debugging = level == LogLevel.DEBUG || level == LogLevel.TRACE;
+        for (String library : CHATTY_LIBRARIES) {
+            context.getLogger(library).setLevel(debugging ? null : Level.ERROR);
+        }
         if (file.isEmpty() && format == LogFormat.TEXT) {
             return; // logback.xml's text to standard error
         }

@@ -11,11 +11,31 @@ import ch.qos.logback.core.encoder.Encoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.daemon.config.LogFormat;
+import io.brine.daemon.config.LogLevel;
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 class DaemonLoggingTest {
+
+    @Test
+    void theZooKeeperClientAndCuratorSayOnlyTheirErrorsUnlessDebugging() throws Exception {
+        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        Level before = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).getLevel();
+        try {
+            DaemonLogging.configure(LogLevel.INFO, Optional.empty());
+            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel()).isEqualTo(Level.ERROR);
+            assertThat(context.getLogger("org.apache.curator.framework").getEffectiveLevel()).isEqualTo(Level.ERROR);
+            assertThat(context.getLogger("com.example.other").getEffectiveLevel()).isEqualTo(Level.INFO);
+
+            DaemonLogging.configure(LogLevel.DEBUG, Optional.empty());
+            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel()).isEqualTo(Level.DEBUG);
+        } finally {
+            context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(before);
+            DaemonLogging.CHATTY_LIBRARIES.forEach(name -> context.getLogger(name).setLevel(null));
+        }
+    }
 
     @Test
     void jsonLinesCarryTheFormattedMessageNotThePatternAndItsArguments() throws Exception {
