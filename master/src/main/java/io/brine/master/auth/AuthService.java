@@ -52,6 +52,8 @@ public final class AuthService {
      * Nonces of every signed request checked, each kept until its timestamp can no longer pass the skew check (and
      * at least twice the skew): a replayed request must not displace a live session.
      */
+    /** Pending answers logged once, then only changes (the audit log does the same: AuditedAuth). */
+    private final RepeatedPending pendingLines = new RepeatedPending(RepeatedPending.DEFAULT_CAPACITY);
     private final Cache<NonceKey, Long> seenNonces;
     /** Nonces remembered at most (PROTOCOL.md section 10); about 200 bytes each. */
     static final int MAX_NONCES = 200_000;
@@ -268,6 +270,9 @@ public final class AuthService {
             long now) {
         String id = request.id();
         KeyDecision decision = offer.decision();
+        if (!(decision instanceof KeyDecision.Pending)) {
+            pendingLines.forget(id);
+        }
         if (decision instanceof KeyDecision.Accepted accepted) {
             // The session holds the key store's instance of the same key: one parsed key per minion, not two
             // (about 1.2 KiB of heap per connected minion, BENCHMARKS.md).
@@ -293,7 +298,10 @@ public final class AuthService {
             LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
             return Optional.of(new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session)));
         } else if (decision instanceof KeyDecision.Pending pending) {
-            LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(), fingerprint);
+            if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
+                LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(),
+                        fingerprint);
+            }
             return reply(request, peer, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());

@@ -4,6 +4,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.RepeatedPending;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.auth.WarnInterval;
 import io.brine.master.jobs.ActiveJobs;
@@ -65,6 +66,8 @@ public final class SaltService {
     private static final SaltValue EMPTY_PILLAR = SaltValue.Map.builder().build();
     private static final long OTHER_KIND_WARN_INTERVAL_MS = 10_000;
 
+    /** Pending answers logged once, then only changes (the audit log does the same: AuditedAuth). */
+    private final RepeatedPending pendingLines = new RepeatedPending(RepeatedPending.DEFAULT_CAPACITY);
     private final KeyStore keyStore;
     private final Admission admission;
     private final SaltKeys keys;
@@ -197,6 +200,9 @@ public final class SaltService {
             // No session without its audit line (as for brine minions): "pending" makes the minion ask again later.
             return encode(responder.respond(request, Decision.PENDING, null), from);
         }
+        if (!(decision instanceof KeyDecision.Pending)) {
+            pendingLines.forget(id);
+        }
         if (decision instanceof KeyDecision.Accepted accepted) {
             Crypticle session = keys.sessionFor(id);
             SaltAuthReply reply = responder.respond(request, Decision.ACCEPTED, session, key);
@@ -214,7 +220,9 @@ public final class SaltService {
             }
             return encode(reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
-            LOG.info("Salt minion {} ({}): pending ({}), key {}", id, from, pending.reason(), fingerprint);
+            if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
+                LOG.info("Salt minion {} ({}): pending ({}), key {}", id, from, pending.reason(), fingerprint);
+            }
             return encode(responder.respond(request, Decision.PENDING, null), from);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Salt minion {} ({}): rejected ({})", id, from, rejected.reason());
