@@ -7,8 +7,7 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
-import io.brine.master.salt.SaltReplyPath;
-import io.brine.master.salt.SaltService;
+import io.brine.master.salt.SaltInbound;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublisherSession;
 import io.brine.master.session.Session;
@@ -16,19 +15,12 @@ import io.brine.master.session.SessionService;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
-import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.salt.SaltDialect;
-import io.brine.protocol.salt.SaltLimits;
-import io.brine.protocol.salt.SaltMsgpack;
-import io.brine.protocol.salt.SaltRequest;
-import io.brine.protocol.salt.SaltTcpFrame;
-import io.brine.protocol.salt.SaltValue;
 import io.brine.store.policy.IpAddresses;
 import io.brine.transport.DropLog;
 import io.brine.transport.Peer;
@@ -47,8 +39,8 @@ import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-// Over 400 lines: the one place every inbound frame of both protocols (brine's and Salt's) is decoded, bounded and
-// handed off, with its exhaustive switch and in-flight accounting; the handlers it calls are their own classes.
+// Over 400 lines: the one place every inbound frame is decoded, bounded and handed off, with its exhaustive switch,
+// its lanes and in-flight accounting; the handlers it calls are their own classes (Salt's frames: SaltInbound).
 /**
  * The master's inbound dispatcher. Each frame from the request channel is decoded once, on the transport thread,
  * into a {@link Message} (the codec holds every frame to its type's size limit, 64 KiB for the auth types, before it
@@ -59,7 +51,9 @@ import org.slf4j.LoggerFactory;
  * (new, pending and unknown keys, Salt's {@code _auth}, remote publishers) in the other. There the handler
  * ({@link AuthService}, {@link SessionService}, {@link PublisherService}) takes the record and returns its answer,
  * which the dispatcher sends, after binding the minion to its peer where the answer opens or moves a session. Crypto
- * and disk never run on the transport thread. A frame the codec cannot decode ends its sender's connection.
+ * and disk never run on the transport thread. A frame the codec cannot decode ends its sender's connection. Frames in
+ * Salt's TCP framing, and payloads Salt's side claims, go to the {@link SaltInbound}, which queues them on the same
+ * lanes.
  */
 public final class InboundDispatcher implements ServerTransport.InboundHandler, AutoCloseable {
 
@@ -85,8 +79,25 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final AuthWorkBudget budget;
     private final AtomicLong droppedFrames = new AtomicLong();
     private final MasterMetrics metrics;
-    /** Stock Salt minions' requests (SALT.md); null when {@code salt_minions} is off. */
-    private final SaltService salt;
+    /** Stock Salt minions' frames (SALT.md), or none when {@code salt_minions} is off. */
+    private final SaltInbound salt;
+    /** The lanes Salt's requests take: those of brine's. */
+    private final SaltInbound.Lanes saltLanes = new SaltInbound.Lanes() {
+        @Override
+        public boolean unauthenticated(Peer from, int size, Runnable task) {
+            return InboundDispatcher.this.unauthenticated(from, size, strangerPool, task);
+        }
+
+        @Override
+        public boolean session(Peer from, int size, Runnable task) {
+            return submit(sessionPool, from, size, task);
+        }
+
+        @Override
+        public void drop(Peer from, String reason) {
+            InboundDispatcher.this.drop(from, reason);
+        }
+    };
     /** Dropped frames, at WARN: one line per reason and source a minute. */
     private final DropLog drops;
     private final long maxReturnBytes;
@@ -96,13 +107,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      *     authenticated: auth requests, and answers to frames of unknown sessions
      * @param budget the auth work budget: pays for the answers to unknown sessions here (the services pay from it
      *     for their own answers)
-     * @param salt serves stock Salt minions' requests on the same port; null to serve brine's protocol only
+     * @param salt serves stock Salt minions' frames on the same ports ({@link SaltInbound#off} to serve brine's
+     *     protocol only)
      * @param workerThreads the threads of each of the three pools
      * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
             AuthService auth, SessionService sessions, PublisherService publishers, ActiveJobs jobs,
-            GrainsStore grains, SaltService salt, int workerThreads, long maxReturnBytes, Clock clock,
+            GrainsStore grains, SaltInbound salt, int workerThreads, long maxReturnBytes, Clock clock,
             MasterMetrics metrics) {
         this.budget = budget;
         this.salt = salt;
@@ -152,11 +164,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         // would pause the connection, and in the end every connection, for good.
         boolean taken = false;
         try {
-            if (from.framing() != Peer.Framing.MESSAGE) {
-                // Salt's TCP transport on the ZeroMQ ports (the transport serves it only when salt_minions is on).
-                taken = onSaltTcpFrame(from, frame);
-            } else if (salt != null && isSaltPayload(frame)) {
-                taken = onSaltPayload(from, frame);
+            if (from.framing() != Peer.Framing.MESSAGE || salt.claims(frame)) {
+                // Salt's TCP transport on the ZeroMQ ports, or Salt's payload on the ZeroMQ request channel.
+                taken = salt.onFrame(from, frame, saltLanes);
             } else {
                 taken = dispatch(from, frame);
             }
@@ -201,112 +211,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             };
         };
         return route.getAsBoolean();
-    }
-
-    /**
-     * A brine frame starts with its version byte (1); a Salt payload on the ZeroMQ request channel is a msgpack map
-     * ({@code fixmap}, {@code map16}, {@code map32}) or, for a bare reply string, never sent by a minion.
-     */
-    static boolean isSaltPayload(byte[] frame) {
-        return io.brine.protocol.salt.SaltMsgpack.isMap(frame);
-    }
-
-    /**
-     * Read with Salt's bounds here; only {@code _auth} (and Salt's refusal of other clear commands) without a key.
-     * True when a worker took it (and will tell the transport it is handled).
-     */
-    private boolean onSaltPayload(Peer from, byte[] payload) {
-        SaltReplyPath path = zmqPath(from);
-        SaltRequest request;
-        try {
-            request = SaltRequest.read(payload, 0, payload.length);
-        } catch (MalformedException e) {
-            drop(from, "Salt request: " + e.getMessage());
-            path.reply(SaltValue.str("bad load")); // a REQ peer waits for an answer; Salt sends this one
-            return false;
-        }
-        if (request instanceof SaltRequest.Encrypted) {
-            return submit(sessionPool, from, payload.length, () -> salt.handle(request, path));
-        }
-        return unauthenticated(from, payload.length, strangerPool, () -> salt.handle(request, path));
-    }
-
-    /**
-     * One Salt TCP frame: on the request port a request, answered with the frame's head echoed; on the publish port
-     * the minion's hello, which says (and proves) whose publications the connection takes.
-     */
-    private boolean onSaltTcpFrame(Peer from, byte[] bytes) {
-        if (salt == null) {
-            drop(from, "Salt TCP frame while salt_minions is off");
-            transport.disconnect(from);
-            return false;
-        }
-        if (from.framing() == Peer.Framing.SALT_TCP_PUBLISH) {
-            SaltTcpFrame frame;
-            try {
-                frame = SaltTcpFrame.decode(bytes, SaltLimits.UNAUTHENTICATED);
-            } catch (MalformedException e) {
-                drop(from, "Salt publish hello: " + e.getMessage());
-                transport.disconnect(from);
-                return false;
-            }
-            SaltReplyPath path = tcpPath(from, null);
-            return unauthenticated(from, bytes.length, strangerPool, () -> salt.hello(frame.body(), path));
-        }
-        SaltTcpFrame.Request request;
-        try {
-            request = SaltTcpFrame.decodeRequest(bytes, 0, bytes.length);
-        } catch (MalformedException e) {
-            // Salt would answer "bad load" when it can read the head; a peer that sends what no minion sends loses
-            // its connection instead (SALT.md open question 4).
-            drop(from, "Salt TCP request: " + e.getMessage());
-            transport.disconnect(from);
-            return false;
-        }
-        SaltReplyPath path = tcpPath(from, request.frame());
-        if (request.request() instanceof SaltRequest.Encrypted) {
-            return submit(sessionPool, from, bytes.length, () -> salt.handle(request.request(), path));
-        }
-        return unauthenticated(from, bytes.length, strangerPool, () -> salt.handle(request.request(), path));
-    }
-
-    /** Answers on a Salt TCP connection: {@code {head, body}} with the request's head; none for a hello (null). */
-    private SaltReplyPath tcpPath(Peer from, SaltTcpFrame request) {
-        return replyPath(from, value -> {
-            if (request != null) {
-                transport.send(from, SaltTcpFrame.encode(request.reply(value)));
-            }
-        });
-    }
-
-    /** Answers on the ZeroMQ request channel: the whole payload in Salt's payload dialect. */
-    private SaltReplyPath zmqPath(Peer from) {
-        return replyPath(from, value -> transport.send(from, SaltMsgpack.write(value, SaltDialect.PAYLOAD)));
-    }
-
-    /** A reply path to {@code from} that answers by {@code reply} and binds or disconnects the peer itself. */
-    private SaltReplyPath replyPath(Peer from, Consumer<SaltValue> reply) {
-        return new SaltReplyPath() {
-            @Override
-            public void reply(SaltValue value) {
-                reply.accept(value);
-            }
-
-            @Override
-            public void bind(String id) {
-                transport.bind(id, from);
-            }
-
-            @Override
-            public void disconnect() {
-                transport.disconnect(from);
-            }
-
-            @Override
-            public String remoteAddress() {
-                return from.remoteAddress();
-            }
-        };
     }
 
     /**

@@ -62,18 +62,16 @@ public final class Master implements AutoCloseable {
     private long ticks;
     /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
     private long rotationRequestsSeen;
-    private AutoCloseable keyListener;
+    /** Closes the key listener {@link #start} adds; nothing before. */
+    private AutoCloseable keyListener = () -> { };
     private volatile boolean serving;
-    /** The cluster's publish key generation; null for a master alone. */
+    /** The cluster's publish key generation ({@link SharedPublishKey#alone} for a master alone). */
     private final SharedPublishKey sharedKey;
 
-    /** The master owns {@code transport} and the dispatcher's pools from here on, and closes them. */
-    public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
-            Duration publishSession, Clock clock) {
-        this(keyStore, transport, parts, auditLog, publishSession, clock, null);
-    }
-
-    /** A master of a cluster: it publishes under the generation {@code sharedKey} agrees on with the others. */
+    /**
+     * The master owns {@code transport} and the dispatcher's pools from here on, and closes them. It publishes under
+     * the generation {@code sharedKey} agrees on with the cluster's other masters.
+     */
     public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
             Duration publishSession, Clock clock, SharedPublishKey sharedKey) {
         this.sharedKey = sharedKey;
@@ -93,9 +91,7 @@ public final class Master implements AutoCloseable {
 
     /** Binds the transport and starts serving. */
     public void start() throws IOException {
-        if (sharedKey != null) {
-            keyring.install(sharedKey.join(keyring.current(), this::clusterRotated));
-        }
+        keyring.install(sharedKey.join(keyring.current(), this::clusterRotated));
         transport.start(dispatcher);
         keyListener = keyStore.addListener(new KeyChangeListener() {
             @Override
@@ -200,25 +196,21 @@ public final class Master implements AutoCloseable {
      */
     private void rotate(String reason) {
         long started = System.nanoTime();
+        PublishKeyring.Generation current = keyring.current();
+        PublishKeyring.Generation candidate = keyring.candidate();
         PublishKeyring.Generation generation;
-        if (sharedKey == null) {
-            generation = keyring.rotate();
-        } else {
-            PublishKeyring.Generation current = keyring.current();
-            PublishKeyring.Generation candidate = keyring.candidate();
-            try {
-                generation = sharedKey.next(current, candidate);
-            } catch (IOException e) {
-                // Without ZooKeeper no master can agree on a new key; the sessions keep the current one.
-                LOG.error("Publish key not rotated ({}): {}", reason, e.getMessage());
-                return;
-            }
-            if (!keyring.install(generation)) {
-                return;
-            }
-            if (generation != candidate) {
-                reason = reason + "; generation made by another master";
-            }
+        try {
+            generation = sharedKey.next(current, candidate);
+        } catch (IOException e) {
+            // Without ZooKeeper no master can agree on a new key; the sessions keep the current one.
+            LOG.error("Publish key not rotated ({}): {}", reason, e.getMessage());
+            return;
+        }
+        if (!keyring.install(generation)) {
+            return;
+        }
+        if (generation != candidate) {
+            reason = reason + "; generation made by another master";
         }
         distribute(generation, reason, started);
     }
@@ -293,15 +285,11 @@ public final class Master implements AutoCloseable {
     public void close() {
         serving = false;
         timer.shutdownNow();
-        if (sharedKey != null) {
-            sharedKey.close();
-        }
-        if (keyListener != null) {
-            try {
-                keyListener.close();
-            } catch (Exception e) {
-                LOG.debug("Closing key listener failed", e);
-            }
+        sharedKey.close();
+        try {
+            keyListener.close();
+        } catch (Exception e) {
+            LOG.debug("Closing key listener failed", e);
         }
         transport.close();
         dispatcher.close();

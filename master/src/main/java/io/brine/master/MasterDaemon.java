@@ -1,10 +1,5 @@
 package io.brine.master;
 
-import io.brine.cluster.ClusterHealth;
-import io.brine.cluster.ClusterStores;
-import io.brine.cluster.ZkJobIndex;
-import io.brine.cluster.ZkPublications;
-import io.brine.cluster.ZkPublishGeneration;
 import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
@@ -18,29 +13,28 @@ import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.events.EventStream;
 import io.brine.master.jobs.ActiveJobs;
-import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.jobs.JobCache;
+import io.brine.master.jobs.SharedJobs;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.metrics.MeteredAuthAudit;
-import io.brine.master.publish.ClusterPublications;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.publish.SaltEnvelopes;
+import io.brine.master.publish.SharedPublications;
+import io.brine.master.salt.SaltFrames;
+import io.brine.master.salt.SaltInbound;
 import io.brine.master.salt.SaltKeys;
 import io.brine.master.salt.SaltPublisher;
 import io.brine.master.salt.SaltService;
-import io.brine.master.session.ClusterPublishKey;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.target.Nodegroups;
 import io.brine.store.audit.AuditLog;
-import io.brine.store.keys.FileKeyStore;
-import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
-import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.ServerTransport;
@@ -56,6 +50,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,25 +68,24 @@ public final class MasterDaemon implements AutoCloseable {
     private static final int MAX_RATED_SOURCES = 100_000;
 
     private final AuditLog audit;
-    private final KeyStore keyStore;
-    /** The cluster's connection and shared stores; null for a master alone. */
-    private final ClusterStores cluster;
-    /** Publications forwarded between the cluster's masters; null for a master alone. */
-    private final ClusterPublications clusterPublications;
+    /** The key store and what this master shares with the others of its cluster, or keeps alone. */
+    private final Cluster cluster;
+    /** Publications forwarded between the cluster's masters. */
+    private final SharedPublications publications;
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
     private final MasterMetrics metrics;
-    private final MetricsServer http;
+    /** {@code /metrics}, {@code /healthz} and {@code /readyz}, when {@code http_port} is set. */
+    private final Optional<MetricsServer> http;
     private final SeenAuthRequests seen;
 
-    private MasterDaemon(AuditLog audit, KeyStore keyStore, ClusterStores cluster,
-            ClusterPublications clusterPublications, JobCache jobCache, AcceptancePolicies policies, Master master,
-            MasterMetrics metrics, MetricsServer http, SeenAuthRequests seen) {
+    private MasterDaemon(AuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
+            AcceptancePolicies policies, Master master, MasterMetrics metrics, Optional<MetricsServer> http,
+            SeenAuthRequests seen) {
         this.seen = seen;
-        this.clusterPublications = clusterPublications;
+        this.publications = publications;
         this.audit = audit;
-        this.keyStore = keyStore;
         this.cluster = cluster;
         this.jobCache = jobCache;
         this.policies = policies;
@@ -123,34 +117,19 @@ public final class MasterDaemon implements AutoCloseable {
             AtomicFiles.ensureDirectory(config.cachedir());
             AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
-            ClusterStores cluster = null;
-            KeyStore keyStore;
-            if (config.cluster().isPresent()) {
-                cluster = ClusterStores.open(config, audit, clock, true);
-                opened.add(cluster);
-                keyStore = cluster.keyStore();
-            } else {
-                keyStore = FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
-                        .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions())
-                        .build());
-                opened.add(keyStore);
-            }
+            Cluster cluster = Cluster.open(config, audit, clock);
+            opened.add(cluster);
+            KeyStore keyStore = cluster.keyStore();
             KeyPair masterKeys = keyStore.masterKeyPair();
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
-            ClusterJobs clusterJobs = cluster == null ? null
-                    : new ClusterJobs(new ZkJobIndex(cluster.client(), clock), masterName(config));
+            SharedJobs sharedJobs = cluster.jobs();
             JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock, clusterJobs);
+                    config.jobCacheMaxMib() * 1024L * 1024L, clock, sharedJobs);
             opened.add(jobCache);
-            ClusterPublications clusterPublications = cluster == null ? null
-                    : new ClusterPublications(new ZkPublications(cluster.client(), clock, masterName(config)),
-                            clusterJobs, masterKeys, clock, masterName(config));
-            if (clusterPublications != null) {
-                opened.add(clusterPublications);
-            }
-            AcceptancePolicies policies = cluster == null ? AcceptancePolicies.fromConfig(config, keyStore, clock, audit)
-                    : AcceptancePolicies.fromConfig(config, keyStore, clock, audit, cluster::spent);
+            SharedPublications publications = cluster.publications(sharedJobs, masterKeys);
+            opened.add(publications);
+            AcceptancePolicies policies = cluster.policies(audit);
             opened.add(policies);
 
             MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
@@ -164,16 +143,15 @@ public final class MasterDaemon implements AutoCloseable {
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
-            SaltKeys saltKeys = null;
-            if (config.saltMinions()) {
-                saltKeys = new SaltKeys(masterKeys, () -> transport.addresses().publish().getPort(), keyStore);
-                keyring.onRotate(saltKeys::rotate); // Salt's aes rotates with brine's publish key
-                opened.add(keyStore.addListener(saltKeys::onKeyChange));
+            Optional<SaltKeys> saltKeys = config.saltMinions() ? Optional.of(new SaltKeys(masterKeys,
+                    () -> transport.addresses().publish().getPort(), keyStore)) : Optional.empty();
+            if (saltKeys.isPresent()) {
+                keyring.onRotate(saltKeys.get()::rotate); // Salt's aes rotates with brine's publish key
+                opened.add(keyStore.addListener(saltKeys.get()::onKeyChange));
             }
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
-                    jobCache, active, audit, clock,
-                    saltKeys == null ? null : new SaltPublisher(saltKeys, masterKeys.getPrivate()),
-                    clusterPublications, writes);
+                    jobCache, active, audit, clock, saltKeys.<SaltEnvelopes>map(keys -> new SaltPublisher(keys,
+                            masterKeys.getPrivate())).orElseGet(SaltEnvelopes::none), publications, writes);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
             opened.add(seen);
             AuthWorkBudget budget = new AuthWorkBudget(config.authWorkBudget(), clock);
@@ -186,36 +164,28 @@ public final class MasterDaemon implements AutoCloseable {
                     Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock, budget, writes);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
-            SaltService salt = saltKeys == null ? null
-                    : new SaltService(keyStore, policies, saltKeys,
-                            new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
-                            config.maxReturnBytes(), clock, budget, writes);
+            SaltInbound salt = saltKeys.<SaltInbound>map(keys -> new SaltFrames(new SaltService(keyStore, policies,
+                    keys, new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
+                    config.maxReturnBytes(), clock, budget, writes), transport))
+                    .orElseGet(() -> SaltInbound.off(transport));
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
                     publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher, metrics), audit, config.publishSession(), clock,
-                    cluster == null ? null : new ClusterPublishKey(new ZkPublishGeneration(cluster.client(),
-                            masterKeys)));
+                    dispatcher, metrics), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
-            if (clusterPublications != null) {
-                // After the transport is up: the other masters wait for this one's delivery reports from now on.
-                clusterPublications.start(jobs::deliverForwarded);
-            }
+            // After the transport is up: the other masters wait for this one's delivery reports from now on.
+            publications.start(jobs::deliverForwarded);
             watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
-            if (cluster != null) {
-                watchCluster(metrics, keyStore, cluster);
-            }
-            MetricsServer http = null;
+            cluster.watch(metrics);
+            Optional<MetricsServer> http = Optional.empty();
             if (config.httpPort().isPresent()) {
-                ClusterStores clusterStores = cluster;
-                http = MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(), "brine-master",
-                        metrics::scrape, () -> readiness(config, master, clusterStores, writes));
+                http = Optional.of(MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(),
+                        "brine-master", metrics::scrape, () -> readiness(master, cluster, writes)));
             }
-            return new MasterDaemon(audit, keyStore, cluster, clusterPublications, jobCache, policies, master,
-                    metrics, http, seen);
+            return new MasterDaemon(audit, cluster, publications, jobCache, policies, master, metrics, http, seen);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -251,39 +221,15 @@ public final class MasterDaemon implements AutoCloseable {
     }
 
     /**
-     * A cluster master's gauges: whether it can write to ZooKeeper, whether its session is lost, and the key
-     * transitions it hears through ZooKeeper.
-     */
-    private static void watchCluster(MasterMetrics metrics, KeyStore keyStore, ClusterStores cluster) {
-        metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
-                + " 0 while it serves from its last view (no quorum, session expired)", cluster,
-                stores -> stores.health().writable() ? 1 : 0);
-        metrics.gauge("brine.cluster.session.expired", "1 while this master's ZooKeeper session is lost (not ready)",
-                cluster, stores -> stores.health().state() == ClusterHealth.State.SESSION_EXPIRED ? 1 : 0);
-        java.util.concurrent.atomic.AtomicLong transitions = new java.util.concurrent.atomic.AtomicLong();
-        keyStore.addListener(change -> transitions.incrementAndGet()); // closed with the key store
-        metrics.counter("brine.cluster.key.transitions", "Key state changes heard through ZooKeeper (made through"
-                + " any master or brine-key)", transitions, java.util.concurrent.atomic.AtomicLong::get);
-    }
-
-    /**
      * What keeps the master from being ready: a write failed within {@link StoreWrites#NOT_READY_FOR} and none
      * succeeded since, the key store unreadable (a master alone) or the ZooKeeper session
      * lost (a cluster's), the transports not serving, no session keys.
      */
-    private static List<String> readiness(MasterConfig config, Master master, ClusterStores cluster,
-            StoreWrites writes) {
+    private static List<String> readiness(Master master, Cluster cluster, StoreWrites writes) {
         List<String> problems = new ArrayList<>();
         // A full disk: auth and publish answer "try later" until a write succeeds (or a minute passes without one).
         writes.problem().ifPresent(problems::add);
-        if (cluster != null && cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED) {
-            // Disconnected for less than session_timeout (a server restarting) keeps it ready; a lost session not.
-            problems.add(cluster.health().describe());
-        }
-        if (config.cluster().isEmpty()
-                && !java.nio.file.Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))) {
-            problems.add("key store not readable: " + config.pkiDir());
-        }
+        cluster.problem().ifPresent(problems::add);
         if (!master.serving()) {
             problems.add("transports not serving");
         }
@@ -291,17 +237,6 @@ public final class MasterDaemon implements AutoCloseable {
             problems.add("no publish session key");
         }
         return problems;
-    }
-
-    /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */
-    private static String masterName(MasterConfig config) {
-        String host;
-        try {
-            host = java.net.InetAddress.getLocalHost().getHostName();
-        } catch (IOException e) {
-            host = config.interfaceAddress();
-        }
-        return host + ":" + config.cachedir();
     }
 
     /**
@@ -338,7 +273,7 @@ public final class MasterDaemon implements AutoCloseable {
     }
 
     public KeyStore keyStore() {
-        return keyStore;
+        return cluster.keyStore();
     }
 
     /**
@@ -361,26 +296,18 @@ public final class MasterDaemon implements AutoCloseable {
 
     /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */
     public int httpPort() {
-        return http == null ? 0 : http.port();
+        return http.map(MetricsServer::port).orElse(0);
     }
 
     @Override
     public void close() {
-        if (http != null) {
-            http.close();
-        }
+        http.ifPresent(MetricsServer::close);
         master.close();
         seen.close(); // after the auth workers, which the master stopped
-        if (clusterPublications != null) {
-            clusterPublications.close();
-        }
+        publications.close();
         policies.close();
         jobCache.close();
-        if (cluster != null) {
-            cluster.close();
-        } else {
-            keyStore.close();
-        }
+        cluster.close();
         audit.close();
         LOG.info("Master stopped");
     }

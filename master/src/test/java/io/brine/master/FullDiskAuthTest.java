@@ -8,6 +8,7 @@ import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobRecord;
+import io.brine.master.jobs.SharedJobs;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
@@ -120,7 +121,7 @@ class FullDiskAuthTest {
     @Test
     void aJobTheCacheCannotRecordLeavesNoDirectory() throws Exception {
         Path dir = fs.root().resolve("jobs");
-        JobCache cache = new JobCache(dir, Duration.ofHours(1), 1 << 20, Clock.systemUTC());
+        JobCache cache = new JobCache(dir, Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
         try {
             fs.fill();
             JobRecord job = new JobRecord("20261128175800000001", "2026-11-28T17:58:00Z", "root", "glob", "*",

@@ -54,14 +54,10 @@ public final class JobCache implements AutoCloseable {
     private final AtomicLong bytes = new AtomicLong();
     private final Thread writer;
     private volatile boolean closed;
-    /** The cluster's shared job records and returns; null for a master alone. */
+    /** The cluster's shared job records and returns ({@link SharedJobs#alone} for a master alone). */
     private final SharedJobs shared;
 
-    public JobCache(Path dir, Duration keep, long maxBytes, Clock clock) throws IOException {
-        this(dir, keep, maxBytes, clock, null);
-    }
-
-    /** A job cache whose jobs and returns are also shared with a cluster's other masters. */
+    /** A job cache whose jobs and returns are also shared with a cluster's other masters, through {@code shared}. */
     public JobCache(Path dir, Duration keep, long maxBytes, Clock clock, SharedJobs shared) throws IOException {
         this.shared = shared;
         this.dir = dir;
@@ -78,9 +74,7 @@ public final class JobCache implements AutoCloseable {
     /** Records a new job; called before its publication goes out, so every return finds its job. */
     public void create(JobRecord job) throws IOException {
         adopt(job);
-        if (shared != null) {
-            shared.putJob(job);
-        }
+        shared.putJob(job);
     }
 
     /**
@@ -127,7 +121,7 @@ public final class JobCache implements AutoCloseable {
         }
         Path file = jobDir(jid).resolve(JOB_FILE);
         if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
-            return shared == null ? Optional.empty() : shared.job(jid);
+            return shared.job(jid);
         }
         try {
             return Optional.of(json.readValue(AtomicFiles.readSmall(file, 64 * 1024 * 1024), JobRecord.class));
@@ -145,13 +139,15 @@ public final class JobCache implements AutoCloseable {
         if (!JobIds.isValid(jid)) {
             return List.of();
         }
-        if (shared != null) {
-            Map<String, StoredReturn> byMinion = new LinkedHashMap<>();
-            localReturns(jid).forEach(ret -> byMinion.put(ret.id(), ret));
-            shared.returns(jid).forEach(ret -> byMinion.putIfAbsent(ret.id(), ret));
-            return List.copyOf(byMinion.values());
+        List<StoredReturn> local = localReturns(jid);
+        List<StoredReturn> others = shared.returns(jid);
+        if (others.isEmpty()) {
+            return local;
         }
-        return localReturns(jid);
+        Map<String, StoredReturn> byMinion = new LinkedHashMap<>();
+        local.forEach(ret -> byMinion.put(ret.id(), ret));
+        others.forEach(ret -> byMinion.putIfAbsent(ret.id(), ret));
+        return List.copyOf(byMinion.values());
     }
 
     private List<StoredReturn> localReturns(String jid) {
@@ -180,9 +176,7 @@ public final class JobCache implements AutoCloseable {
     public List<JobRecord> list() {
         List<JobRecord> jobs = new ArrayList<>();
         java.util.SortedSet<String> all = new java.util.TreeSet<>(jids());
-        if (shared != null) {
-            all.addAll(shared.jids());
-        }
+        all.addAll(shared.jids());
         for (String jid : all) {
             job(jid).ifPresent(jobs::add);
         }
@@ -205,9 +199,7 @@ public final class JobCache implements AutoCloseable {
         if (removed > 0) {
             LOG.info("Job cache: removed {} old jobs", removed);
         }
-        if (shared != null) {
-            shared.sweep(keep);
-        }
+        shared.sweep(keep);
     }
 
     public long sizeBytes() {
@@ -300,9 +292,7 @@ public final class JobCache implements AutoCloseable {
             bytes.addAndGet(content.length);
             for (PendingReturn pending : entry.getValue()) {
                 pending.onStored().run();
-                if (shared != null) {
-                    shared.putReturn(pending.jid(), pending.ret());
-                }
+                shared.putReturn(pending.jid(), pending.ret());
             }
         }
     }
@@ -358,8 +348,6 @@ public final class JobCache implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (shared != null) {
-            shared.close();
-        }
+        shared.close();
     }
 }

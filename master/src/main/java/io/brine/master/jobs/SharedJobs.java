@@ -8,7 +8,7 @@ import java.util.function.Consumer;
 /**
  * Job records and returns a cluster's masters share, so a job and its returns show on every master whichever one
  * published it or received the returns (ARCHITECTURE: "Cluster mode"). Failures are logged, never thrown: the
- * local job cache stays the record of what this master did.
+ * local job cache stays the record of what this master did. {@link #alone} for a master alone: it shares nothing.
  */
 public interface SharedJobs extends AutoCloseable {
 
@@ -34,4 +34,45 @@ public interface SharedJobs extends AutoCloseable {
 
     @Override
     void close();
+
+    /** A master alone: nothing shared, nothing heard from others. */
+    static SharedJobs alone() {
+        return new SharedJobs() {
+            @Override
+            public void putJob(JobRecord job) {
+            }
+
+            @Override
+            public void putReturn(String jid, StoredReturn ret) {
+            }
+
+            @Override
+            public Optional<JobRecord> job(String jid) {
+                return Optional.empty();
+            }
+
+            @Override
+            public List<StoredReturn> returns(String jid) {
+                return List.of();
+            }
+
+            @Override
+            public List<String> jids() {
+                return List.of();
+            }
+
+            @Override
+            public AutoCloseable watchReturns(String jid, Consumer<StoredReturn> heard) {
+                return () -> { };
+            }
+
+            @Override
+            public void sweep(Duration keep) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
 }

@@ -55,10 +55,6 @@ public final class GrainsStore {
     private final Function<String, Map<String, String>> classifications;
     private final WarnInterval claimedIdWarnings;
 
-    public GrainsStore() {
-        this(id -> Map.of(), Clock.systemUTC());
-    }
-
     /**
      * @param classifications the signed classification of a minion, empty when it has none
      * @param clock paces the log lines about minions that claim another id

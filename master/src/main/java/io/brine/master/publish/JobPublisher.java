@@ -5,7 +5,6 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
-import io.brine.master.salt.SaltPublisher;
 import io.brine.master.session.PublishKeyring;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Publications;
@@ -61,28 +60,21 @@ public final class JobPublisher {
     private final StoreWrites writes;
     private final Clock clock;
     private final JobIds jobIds;
-    /** Publishes to stock Salt minions in Salt's envelope (issue 15); null when {@code salt_minions} is off. */
-    private final SaltPublisher salt;
-    /** Publications forwarded between a cluster's masters; null for a master alone. */
+    /** Publishes to stock Salt minions in Salt's envelope (issue 15). */
+    private final SaltEnvelopes salt;
+    /** Publications forwarded between a cluster's masters. */
     private final SharedPublications cluster;
     private final Object sendLock = new Object();
 
-    public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
-            PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock) {
-        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, null);
-    }
-
-    public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
-            PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
-            SaltPublisher salt) {
-        this(keyStore, grains, keyring, transport, masterKey, cache, active, audit, clock, salt, null,
-                new StoreWrites(clock));
-    }
-
-    /** A master of a cluster: jobs published here are forwarded to the other masters through {@code cluster}. */
+    /**
+     * @param salt the targets that are stock Salt minions and their envelope ({@link SaltEnvelopes#none} without
+     *     {@code salt_minions})
+     * @param cluster the other masters jobs published here are forwarded to ({@link SharedPublications#alone} for a
+     *     master alone)
+     */
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
             PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
-            SaltPublisher salt, SharedPublications cluster, StoreWrites writes) {
+            SaltEnvelopes salt, SharedPublications cluster, StoreWrites writes) {
         this.writes = writes;
         this.cluster = cluster;
         this.salt = salt;
@@ -148,14 +140,10 @@ public final class JobPublisher {
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
                 timeoutSeconds, publisher);
         long issuedMs = clock.millis();
-        Consumer<SessionMessage.ReturnEvent> heard = cluster == null || watcher == null ? watcher : once(watcher);
+        Consumer<SessionMessage.ReturnEvent> heard = watcher == null ? null : once(watcher);
         // Announced first, so the other masters deliver while this one does.
-        SharedPublications.Announced announced = cluster == null ? null
-                : cluster.announce(record, load, issuedMs, heard);
-        Set<String> unreachable = send(load, issuedMs, minions, heard);
-        if (announced != null) {
-            unreachable = announced.confirm(unreachable);
-        }
+        SharedPublications.Announced announced = cluster.announce(record, load, issuedMs, heard);
+        Set<String> unreachable = announced.confirm(send(load, issuedMs, minions, heard));
         active.unreachable(jid, unreachable);
         LOG.info("Job {}: {} published by {} to {} minions ({} unreachable)", jid, fun, publisher, minions.size(),
                 unreachable.size());
@@ -198,7 +186,7 @@ public final class JobPublisher {
             byte[] frame = Codec.encodeSigned(sealed, masterKey);
             // Before it goes out: a transport may report the frame undelivered before publish() returns.
             active.begin(jid, load.fun(), minions, frame, watcher);
-            List<String> saltMinions = salt == null ? List.of() : salt.saltMinions(minions);
+            List<String> saltMinions = salt.saltMinions(minions);
             if (saltMinions.isEmpty()) {
                 return new HashSet<>(transport.publish(minions, frame));
             }
@@ -229,22 +217,18 @@ public final class JobPublisher {
      * while the cluster keeps them), or this master alone did not reach (while the job is active), sorted.
      */
     public List<String> unreachable(JobRecord job) {
-        if (cluster != null) {
-            Optional<Set<String>> delivered = cluster.delivered(job.jid());
-            if (delivered.isPresent()) {
-                TreeSet<String> unreachable = new TreeSet<>(job.minions());
-                unreachable.removeAll(delivered.get());
-                return List.copyOf(unreachable);
-            }
+        Optional<Set<String>> delivered = cluster.delivered(job.jid());
+        if (delivered.isPresent()) {
+            TreeSet<String> unreachable = new TreeSet<>(job.minions());
+            unreachable.removeAll(delivered.get());
+            return List.copyOf(unreachable);
         }
         return active.unreachable(job.jid());
     }
 
     /** Removes what the cluster no longer needs of old publications (timer thread). */
     public void sweepShared() {
-        if (cluster != null) {
-            cluster.sweep();
-        }
+        cluster.sweep();
     }
 
     public JobCache cache() {

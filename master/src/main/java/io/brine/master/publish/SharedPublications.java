@@ -11,7 +11,7 @@ import java.util.function.Consumer;
 /**
  * Publications a cluster's masters forward to each other (ARCHITECTURE.md "Cluster mode"): a job published through
  * one master reaches the targeted minions whichever master holds their sessions, and a minion no master reached is
- * reported unreachable. Absent for a master alone.
+ * reported unreachable. {@link #alone} for a master alone: nothing to forward, and whom it did not reach is unreachable.
  */
 public interface SharedPublications extends AutoCloseable {
 
@@ -48,4 +48,32 @@ public interface SharedPublications extends AutoCloseable {
 
     @Override
     void close();
+
+    /** A master alone: no other master delivers its jobs or announces any. */
+    static SharedPublications alone() {
+        return new SharedPublications() {
+            @Override
+            public void start(Deliverer deliverer) {
+            }
+
+            @Override
+            public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
+                    Consumer<SessionMessage.ReturnEvent> watcher) {
+                return notHere -> notHere;
+            }
+
+            @Override
+            public Optional<Set<String>> delivered(String jid) {
+                return Optional.empty();
+            }
+
+            @Override
+            public void sweep() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
 }

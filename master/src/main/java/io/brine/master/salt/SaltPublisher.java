@@ -1,5 +1,6 @@
 package io.brine.master.salt;
 
+import io.brine.master.publish.SaltEnvelopes;
 import io.brine.protocol.salt.SaltPublication;
 import io.brine.protocol.salt.SaltRsa;
 import io.brine.protocol.salt.SaltValue;
@@ -16,7 +17,7 @@ import java.util.Map;
  * agree with brine's matchers whatever the admin typed), sealed with the current {@code aes} key and signed as
  * Salt's {@code sign_pub_messages} expects.
  */
-public final class SaltPublisher {
+public final class SaltPublisher implements SaltEnvelopes {
 
     /** Salt's minions verify with the algorithm the envelope names; SHA-224 rather than Salt's SHA-1 default. */
     static final SaltRsa.Signing SIGNING = SaltRsa.Signing.PKCS1V15_SHA224;
@@ -34,6 +35,7 @@ public final class SaltPublisher {
      * a Salt session alone makes no minion a Salt minion. The others are brine minions: their jobs go only to their
      * brine sessions.
      */
+    @Override
     public List<String> saltMinions(Collection<String> ids) {
         List<String> salt = new ArrayList<>();
         for (String id : ids) {
@@ -44,7 +46,7 @@ public final class SaltPublisher {
         return salt;
     }
 
-    /** One envelope for all of {@code targets}: what goes on the publish channel. */
+    @Override
     public byte[] envelope(String jid, String fun, List<Object> args, Map<String, Object> kwargs, String user,
             List<String> targets, long serial) {
         List<SaltValue> tgt = new ArrayList<>(targets.size());

@@ -43,16 +43,11 @@ public final class PublishKeyring {
         return current;
     }
 
-    /** Replaces the current generation with a new one and returns it. */
+    /** Replaces the current generation with a new one and returns it: a master alone's rotation. */
     public synchronized Generation rotate() {
-        Generation replaced = current;
-        current = new Generation(replaced.number() + 1, SessionKey.random());
-        if (previous != null) {
-            previous.key().wipe();
-        }
-        previous = replaced;
-        rotationListeners.forEach(Runnable::run);
-        return current;
+        Generation next = candidate();
+        install(next);
+        return next;
     }
 
     /** Runs {@code listener} after every rotation and every cluster generation installed, on that thread. */

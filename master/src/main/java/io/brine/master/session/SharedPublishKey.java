@@ -5,7 +5,8 @@ import java.util.function.Consumer;
 
 /**
  * The publish key generation a cluster of masters shares (Salt's {@code aes} on a shared cluster): each master
- * publishes under it, so a minion moving between masters keeps reading. Absent for a master alone.
+ * publishes under it, so a minion moving between masters keeps reading. {@link #alone} for a master alone: its own
+ * generations are the only ones.
  */
 public interface SharedPublishKey extends AutoCloseable {
 
@@ -25,4 +26,25 @@ public interface SharedPublishKey extends AutoCloseable {
 
     @Override
     void close();
+
+    /** A master alone: it keeps its own generation, and each rotation's candidate wins. */
+    static SharedPublishKey alone() {
+        return new SharedPublishKey() {
+            @Override
+            public PublishKeyring.Generation join(PublishKeyring.Generation own,
+                    Consumer<PublishKeyring.Generation> onNewer) {
+                return own;
+            }
+
+            @Override
+            public PublishKeyring.Generation next(PublishKeyring.Generation current,
+                    PublishKeyring.Generation candidate) {
+                return candidate;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
 }

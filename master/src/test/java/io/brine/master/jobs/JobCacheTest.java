@@ -42,7 +42,7 @@ class JobCacheTest {
     }
 
     private JobCache open(Path dir, long maxBytes) throws Exception {
-        JobCache cache = new JobCache(dir, KEEP, maxBytes, clock);
+        JobCache cache = new JobCache(dir, KEEP, maxBytes, clock, SharedJobs.alone());
         opened.add(cache);
         return cache;
     }
@@ -165,7 +165,7 @@ class JobCacheTest {
     @Test
     void overTheSizeBoundTheOldestJobsGoFirst() throws Exception {
         long oneJob;
-        try (JobCache probe = new JobCache(root.resolve("probe"), KEEP, UNBOUNDED, clock)) {
+        try (JobCache probe = new JobCache(root.resolve("probe"), KEEP, UNBOUNDED, clock, SharedJobs.alone())) {
             probe.create(job(jobIds.next(), "m1"));
             oneJob = probe.sizeBytes();
         }

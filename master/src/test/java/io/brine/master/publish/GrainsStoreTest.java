@@ -31,7 +31,7 @@ class GrainsStoreTest {
 
     @Test
     void withoutClassificationsGrainsAreAsReported() {
-        GrainsStore grains = new GrainsStore();
+        GrainsStore grains = new GrainsStore(id -> Map.of(), Clock.systemUTC());
         Map<String, Object> reported = new LinkedHashMap<>();
         reported.put("os", "Debian");
         reported.put("num_cpus", 2L);
@@ -48,7 +48,7 @@ class GrainsStoreTest {
 
     @Test
     void theIdGrainIsTheSessionsWhateverTheMinionClaims() {
-        GrainsStore grains = new GrainsStore();
+        GrainsStore grains = new GrainsStore(id -> Map.of(), Clock.systemUTC());
         grains.put("web1", Map.of("id", "db1", "os", "Debian"));
         grains.put("web2", Map.of("os", "Debian"));
         grains.put("web3", Map.of());
@@ -63,7 +63,7 @@ class GrainsStoreTest {
 
     @Test
     void storedGrainsAreImmutableAndNotTheReportedMap() {
-        GrainsStore grains = new GrainsStore();
+        GrainsStore grains = new GrainsStore(id -> Map.of(), Clock.systemUTC());
         Map<String, Object> reported = new HashMap<>(Map.of("roles", new ArrayList<>(List.of("web"))));
         grains.put("web1", reported);
         reported.put("os", "changed later");
@@ -77,7 +77,7 @@ class GrainsStoreTest {
 
     @Test
     void equalShortStringsAreSharedAmongMinionsAndLongOnesAreNot() {
-        GrainsStore grains = new GrainsStore();
+        GrainsStore grains = new GrainsStore(id -> Map.of(), Clock.systemUTC());
         String longValue = "x".repeat(GrainsStore.POOLED_MAX_LENGTH + 1);
         // new String(...): distinct instances, as two decoded messages would give.
         grains.put("web1", Map.of(new String("os"), new String("Debian"), "motd", new String(longValue)));
@@ -92,7 +92,7 @@ class GrainsStoreTest {
 
     @Test
     void thePoolStopsGrowingAtItsBoundAndGrainsStayCorrect() {
-        GrainsStore grains = new GrainsStore();
+        GrainsStore grains = new GrainsStore(id -> Map.of(), Clock.systemUTC());
         for (int i = 0; i < GrainsStore.POOL_MAX_ENTRIES; i++) {
             grains.put("m" + i, Map.of("serial", "s" + i));
         }

@@ -9,6 +9,7 @@ import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
+import io.brine.master.jobs.SharedJobs;
 import io.brine.master.publish.GrainsStore;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltAuthRequest;
@@ -38,6 +39,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
@@ -106,7 +108,7 @@ class SaltServiceTest {
         store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
         policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), null);
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
-        jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC());
+        jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
         jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
                 new io.brine.master.events.EventStream(Clock.systemUTC())));
@@ -126,7 +128,7 @@ class SaltServiceTest {
     }
 
     private SaltService service(long maxReturnBytes, AuditLog audit) {
-        return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs,
+        return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs,
                 maxReturnBytes, Clock.systemUTC(), new AuthWorkBudget(1_000_000,
                         Clock.systemUTC()), new StoreWrites(Clock.systemUTC()));
     }
@@ -382,7 +384,7 @@ class SaltServiceTest {
         store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
         MovableClock clock = new MovableClock(java.time.Instant.now());
-        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(), jobs, 1 << 20, clock,
+        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs, 1 << 20, clock,
                 new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock));
         List<String> warnings;
         try (LogCapture logs = LogCapture.of(SaltService.class)) {
