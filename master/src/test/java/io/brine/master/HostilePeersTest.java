@@ -7,6 +7,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
@@ -362,7 +363,7 @@ class HostilePeersTest {
     /** The local administrator's auth request ({@code root}, its real key), dated {@code timestampMs}. */
     static byte[] publisherAuth(byte[] nonce, long timestampMs) {
         KeyPair root = TestKeys.pair(WiredMaster.ROOT_KEY);
-        return Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, PublisherService.ROOT,
+        return Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, RootPublisher.NAME,
                 root.getPublic().getEncoded(), nonce, timestampMs), root.getPrivate());
     }
 
@@ -416,7 +417,7 @@ class HostilePeersTest {
         start(TcpServerOptions.defaults());
         try (TcpClientChannel channel = master.connect()) {
             List<String> reasons = new ArrayList<>();
-            for (String name : List.of("intruder", PublisherService.ROOT)) {
+            for (String name : List.of("intruder", RootPublisher.NAME)) {
                 KeyPair key = TestKeys.pair(MINION_KEY);
                 byte[] nonce = WiredMaster.nonce();
                 channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name,

@@ -4,7 +4,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.master.client.BrineClient;
-import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.AuthRequest;
@@ -75,7 +75,7 @@ public final class WiredMaster implements AutoCloseable {
         AtomicFiles.ensureDirectory(config.cachedir());
         AtomicFiles.write(config.pkiDir().resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
                 AtomicFiles.OWNER_READ);
-        AtomicFiles.write(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+        AtomicFiles.write(config.cachedir().resolve(RootPublisher.KEY_FILE),
                 Pem.bytes(TestKeys.privatePem(ROOT_KEY)), AtomicFiles.OWNER_READ);
         return new WiredMaster(config, MasterDaemon.start(config, clock, transports));
     }
@@ -129,7 +129,7 @@ public final class WiredMaster implements AutoCloseable {
 
     /** The local administrator ({@code root}, test key {@value #ROOT_KEY}) connected as a publisher. */
     public BrineClient root() throws Exception {
-        return BrineClient.connect(TransportKind.TCP, "127.0.0.1", port(), PublisherService.ROOT,
+        return BrineClient.connect(TransportKind.TCP, "127.0.0.1", port(), RootPublisher.NAME,
                 TestKeys.pair(ROOT_KEY), (RSAPublicKey) masterKey(), Duration.ofSeconds(10));
     }
 

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.daemon.config.TransportKind;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.testing.TestKeys;
 import java.io.File;
 import java.io.IOException;
@@ -52,7 +52,7 @@ final class ClusterMasterProcess implements AutoCloseable {
     static ClusterMasterProcess start(Path dir, String connect) throws Exception {
         Fleet.seedMasterKey(dir.resolve("pki"), MASTER_KEY);
         Files.createDirectories(dir.resolve("cache"));
-        Fleet.writeKeyFile(dir.resolve("cache").resolve(PublisherService.ROOT_KEY_FILE),
+        Fleet.writeKeyFile(dir.resolve("cache").resolve(RootPublisher.KEY_FILE),
                 TestKeys.privatePem(ROOT_KEY), "r--------");
         Files.writeString(dir.resolve("master.yaml"), String.join("\n",
                 "interface: 127.0.0.1",
@@ -142,7 +142,7 @@ final class ClusterMasterProcess implements AutoCloseable {
     /** A publisher session as the local administrator. */
     BrineClient rootClient() throws ClientException {
         KeyPair root = TestKeys.pair(ROOT_KEY);
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort, PublisherService.ROOT, root,
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort, RootPublisher.NAME, root,
                 (RSAPublicKey) TestKeys.pair(MASTER_KEY).getPublic(), Duration.ofSeconds(10));
     }
 

@@ -12,11 +12,11 @@ import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
-import io.brine.master.publish.PublisherService;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.minion.auth.MinionKeys;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.CompositeServerTransport;
 import io.brine.transport.ServerTransport;
@@ -119,7 +119,7 @@ final class Fleet implements AutoCloseable {
         if (!Files.exists(masterConfig.pkiDir().resolve("master.pem"))) {
             seedMasterKey(masterConfig.pkiDir(), nextMasterKey--);
         }
-        if (!Files.exists(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE))) {
+        if (!Files.exists(masterConfig.cachedir().resolve(RootPublisher.KEY_FILE))) {
             seedRootKey(masterConfig.cachedir(), nextMasterKey--);
         }
         master = MasterDaemon.start(masterConfig, clock);
@@ -160,7 +160,7 @@ final class Fleet implements AutoCloseable {
     /** Writes test key {@code index} as the local publisher key ({@code cachedir/root.pem}), as if made there. */
     static void seedRootKey(Path cachedir, int index) throws Exception {
         AtomicFiles.ensureDirectory(cachedir);
-        writeKeyFile(cachedir.resolve(PublisherService.ROOT_KEY_FILE), TestKeys.privatePem(index), "r--------");
+        writeKeyFile(cachedir.resolve(RootPublisher.KEY_FILE), TestKeys.privatePem(index), "r--------");
     }
 
     /** Stops the master; minions keep running and keep trying. */
@@ -244,9 +244,9 @@ final class Fleet implements AutoCloseable {
 
     /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
     BrineClient rootClient() throws ClientException {
-        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(RootPublisher.KEY_FILE),
                 "root key");
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), PublisherService.ROOT, root,
+        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), RootPublisher.NAME, root,
                 (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
     }
 

@@ -6,7 +6,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.master.client.BrineClient;
 import io.brine.master.client.ClientException;
-import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.target.Nodegroups;
 import java.io.PrintWriter;
@@ -328,8 +328,8 @@ public final class BrineCli implements Callable<Integer> {
                         return BrineClient.connectLocal(config, wait);
                     }
                     // The local publisher on another port or transport than master.yaml's (e.g. ports 0).
-                    name = PublisherService.ROOT;
-                    key = config.cachedir().resolve(PublisherService.ROOT_KEY_FILE);
+                    name = RootPublisher.NAME;
+                    key = config.cachedir().resolve(RootPublisher.KEY_FILE);
                 }
                 master = BrineClient.localHost(config.interfaceAddress());
                 transport = transport != null ? transport : BrineClient.localTransport(config);

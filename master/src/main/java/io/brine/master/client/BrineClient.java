@@ -3,7 +3,7 @@ package io.brine.master.client;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
-import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.MalformedException;
@@ -117,13 +117,13 @@ public final class BrineClient implements AutoCloseable {
      * user) and the master key in {@code pki_dir/master.pub}, on the master's own ports.
      */
     public static BrineClient connectLocal(MasterConfig config, Duration timeout) throws ClientException {
-        KeyPair root = readPrivate(config.cachedir().resolve(PublisherService.ROOT_KEY_FILE),
+        KeyPair root = readPrivate(config.cachedir().resolve(RootPublisher.KEY_FILE),
                 "the local publisher key (run brine as the master's user, or pass --key)");
         RSAPublicKey master = readPublic(config.pkiDir().resolve("master.pub"), "the master's public key");
         String host = localHost(config.interfaceAddress());
         TransportKind transport = localTransport(config);
         int port = transport == TransportKind.TCP ? config.tcpPort() : config.retPort();
-        return connect(transport, host, port, PublisherService.ROOT, root, master, timeout);
+        return connect(transport, host, port, RootPublisher.NAME, root, master, timeout);
     }
 
     /** The transport a local publisher uses: ZeroMQ when the master serves it, else TCP. */

@@ -13,6 +13,7 @@ import io.brine.master.jobs.StoredReturn;
 import io.brine.master.session.PublisherSession;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.MinionIds;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
@@ -62,8 +63,6 @@ import org.slf4j.LoggerFactory;
 public final class PublisherService {
 
     private static final Logger LOG = LoggerFactory.getLogger(PublisherService.class);
-    public static final String ROOT = "root";
-    public static final String ROOT_KEY_FILE = "root.pem";
     public static final String PUBLISHERS_DIR = "publishers";
     private static final int MAX_LIST = 1000;
 
@@ -119,7 +118,7 @@ public final class PublisherService {
 
     /** Loads the local administrator's key pair, creating it (0400, master's user only) on first start. */
     public static KeyPair loadOrCreateRootKey(Path cachedir, int keysize) throws IOException, KeyFormatException {
-        Path file = cachedir.resolve(ROOT_KEY_FILE);
+        Path file = cachedir.resolve(RootPublisher.KEY_FILE);
         if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
                     StandardCharsets.US_ASCII));
@@ -162,10 +161,10 @@ public final class PublisherService {
             return refuse(peer, request, NOT_REGISTERED, registered.isEmpty() ? "unknown publisher " + name
                     : "key does not match the registered key of publisher " + name);
         }
-        Optional<MasterConfig.PublisherAcl> acl = name.equals(ROOT) && rootKey != null
+        Optional<MasterConfig.PublisherAcl> acl = name.equals(RootPublisher.NAME) && rootKey != null
                 && Arrays.equals(rootKey.getEncoded(), offered.getEncoded()) ? Optional.empty()
                 : Optional.ofNullable(acls.get(name));
-        if (!name.equals(ROOT) && acl.isEmpty()) {
+        if (!name.equals(RootPublisher.NAME) && acl.isEmpty()) {
             return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
         }
         // Written before the session opens: no publisher session without its audit line.
@@ -212,7 +211,7 @@ public final class PublisherService {
     }
 
     private Optional<RSAPublicKey> registeredKey(String name) {
-        if (name.equals(ROOT)) {
+        if (name.equals(RootPublisher.NAME)) {
             return Optional.ofNullable(rootKey);
         }
         if (!MinionIds.isValid(name)) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.WiredMaster;
-import io.brine.master.publish.PublisherService;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
@@ -90,7 +90,7 @@ class AuthRepliesTest {
 
     @Test
     void aPublishersRepliesCarryTheNonceAndTheMastersSignature() throws Exception {
-        assertThat(askAsPublisher(PublisherService.ROOT, WiredMaster.ROOT_KEY).status())
+        assertThat(askAsPublisher(RootPublisher.NAME, WiredMaster.ROOT_KEY).status())
                 .isEqualTo(AuthStatus.ACCEPTED);
         assertThat(askAsPublisher("ci", OTHER_KEY).status()).isEqualTo(AuthStatus.REJECTED);
     }
