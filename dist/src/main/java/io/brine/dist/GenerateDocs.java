@@ -1,8 +1,8 @@
 package io.brine.dist;
 
+import io.brine.client.cli.BrineCli;
 import io.brine.keytool.BrineKey;
 import io.brine.master.MasterMain;
-import io.brine.master.cli.BrineCli;
 import io.brine.minion.MinionMain;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -3,8 +3,9 @@ package io.brine.master;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.client.BrineClient;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
@@ -18,7 +19,6 @@ import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
-import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.micrometer.core.instrument.Counter;

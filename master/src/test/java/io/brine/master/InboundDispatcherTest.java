@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.client.BrineClient;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
@@ -18,7 +19,6 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import java.io.IOException;

@@ -4,6 +4,7 @@ import static io.brine.master.HostilePeersTest.ANSWER;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.HostilePeersTest.MinionEnd;
 import io.brine.protocol.codec.Codec;
@@ -15,7 +16,6 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
-import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import java.lang.management.ManagementFactory;

@@ -3,15 +3,15 @@ package io.brine.master;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.client.BrineClient;
 import io.brine.master.publish.JobPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
-import io.brine.transport.client.TcpClientChannel;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import java.nio.file.Path;

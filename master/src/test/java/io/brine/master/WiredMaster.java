@@ -1,9 +1,10 @@
 package io.brine.master;
 
+import io.brine.client.BrineClient;
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
-import io.brine.master.client.BrineClient;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.crypto.Pem;
@@ -11,7 +12,6 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.KeyStore;
-import io.brine.transport.client.TcpClientChannel;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.PublicKey;

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.client.cli.BrineCli;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.cli.BrineCli;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.transport.zmtp.ZmtpServerTransport;

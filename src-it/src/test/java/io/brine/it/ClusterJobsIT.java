@@ -3,7 +3,7 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.brine.master.client.BrineClient;
+import io.brine.client.BrineClient;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.protocol.message.SessionMessage;

@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.client.BrineClient;
 import io.brine.daemon.config.MinionConfig;
-import io.brine.master.client.BrineClient;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import java.nio.file.Path;

@@ -2,9 +2,9 @@ package io.brine.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import io.brine.daemon.config.TransportKind;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.testing.TestKeys;
 import java.io.File;

@@ -4,11 +4,11 @@ import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
 import io.brine.minion.MinionState;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;

@@ -2,14 +2,14 @@ package io.brine.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.master.MasterDaemon;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;

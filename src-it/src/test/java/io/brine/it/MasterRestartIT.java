@@ -3,9 +3,9 @@ package io.brine.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
 import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.config.TransportKind;
-import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;

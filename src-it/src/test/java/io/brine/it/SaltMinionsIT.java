@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.client.cli.BrineCli;
 import io.brine.daemon.config.TransportKind;
-import io.brine.master.cli.BrineCli;
 import io.brine.minion.MinionState;
 import io.brine.store.keys.AdminResult;
 import java.io.PrintWriter;

@@ -4,8 +4,8 @@ import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.client.BrineClient;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.client.BrineClient;
 import io.brine.master.jobs.StoredReturn;
 import io.brine.minion.MinionState;
 import io.brine.protocol.codec.Codec;

@@ -2,6 +2,7 @@ package io.brine.master.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.WiredMaster;
 import io.brine.protocol.RootPublisher;
@@ -13,7 +14,6 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
-import io.brine.transport.client.TcpClientChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

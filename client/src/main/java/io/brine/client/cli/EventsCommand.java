@@ -1,9 +1,9 @@
-package io.brine.master.cli;
+package io.brine.client.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.time.Instant;

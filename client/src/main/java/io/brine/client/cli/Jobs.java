@@ -1,7 +1,7 @@
-package io.brine.master.cli;
+package io.brine.client.cli;
 
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,8 @@
-package io.brine.master.client;
+package io.brine.client;
 
+import io.brine.client.channel.ClientChannel;
+import io.brine.client.channel.TcpClientChannel;
+import io.brine.client.channel.ZmqClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
@@ -20,9 +23,6 @@ import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
-import io.brine.transport.client.ClientChannel;
-import io.brine.transport.client.TcpClientChannel;
-import io.brine.transport.client.ZmqClientChannel;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;

@@ -1,4 +1,4 @@
-package io.brine.transport.client;
+package io.brine.client.channel;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -3,11 +3,11 @@ package io.brine.bench;
 
 import static io.brine.bench.Figures.round;
 
+import io.brine.client.BrineClient;
 import io.brine.cluster.ZkKeyStore;
 import io.brine.cluster.ZkKeyStoreOptions;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
-import io.brine.master.client.BrineClient;
 import io.brine.protocol.crypto.Pem;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;

@@ -1,4 +1,4 @@
-package io.brine.transport.client;
+package io.brine.client.channel;
 
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.zmq.ZmqSockets;

@@ -1,4 +1,4 @@
-package io.brine.master.cli;
+package io.brine.client.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;

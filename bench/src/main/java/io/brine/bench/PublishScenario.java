@@ -3,8 +3,8 @@ package io.brine.bench;
 import static io.brine.bench.Figures.round;
 
 import io.brine.bench.BenchMain.Scenario;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -1,4 +1,4 @@
-package io.brine.master.client;
+package io.brine.client;
 
 /** A publisher-side failure with a message fit for a person: cannot connect, refused, timed out. */
 public final class ClientException extends Exception {

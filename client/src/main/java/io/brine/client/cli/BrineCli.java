@@ -1,11 +1,11 @@
-package io.brine.master.cli;
+package io.brine.client.cli;
 
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.target.Nodegroups;
@@ -135,6 +135,10 @@ public final class BrineCli implements Callable<Integer> {
     List<String> arguments = new ArrayList<>();
 
     public static void main(String[] args) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            // The master's logback.xml was on brine's class path until the client module; this is the same.
+            System.setProperty("logback.configurationFile", "io/brine/client/cli/logback-brine.xml");
+        }
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 

@@ -1,8 +1,8 @@
 package io.brine.bench;
 
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
 import io.brine.daemon.config.TransportKind;
-import io.brine.master.client.BrineClient;
-import io.brine.master.client.ClientException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;

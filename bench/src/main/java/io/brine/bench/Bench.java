@@ -5,7 +5,7 @@ import static io.brine.bench.Figures.round;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.brine.bench.BenchMain.Scenario;
-import io.brine.master.client.BrineClient;
+import io.brine.client.BrineClient;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
