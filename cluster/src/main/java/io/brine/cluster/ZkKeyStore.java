@@ -1,6 +1,7 @@
 // Over 400 lines: the KeyStore interface is wide (reads, the offer with its quorum-loss answers, five admin operations, import, rotation); its parts live in ZkWrites, ZkKeyView, ZkAdminOperations and ZkConnectionWatch.
 package io.brine.cluster;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -24,6 +25,8 @@ import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RetiredKeys;
+import io.brine.store.keys.RotationDecision;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -122,7 +125,7 @@ public final class ZkKeyStore implements KeyStore {
         try {
             requireFormat(client, true);
             for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
-                    ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE)) {
+                    ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE, ZkRecords.RETIRED)) {
                 try {
                     client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
                 } catch (KeeperException.NodeExistsException e) {
@@ -382,7 +385,9 @@ public final class ZkKeyStore implements KeyStore {
         // master's view is not enough.
         ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
         List<String> sharing = KeyTransitions.readsSharing(now, kind) ? owners.sameKeyAs(fingerprint) : List.of();
-        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits);
+        boolean retired = KeyTransitions.readsRetired(now, kind)
+                && RetiredKeys.decode(read(ZkRecords.retiredPath(id)).data()).contains(fingerprint);
+        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits, retired);
         Outcome outcome = plan.outcome();
         if (outcome.write() == KeyTransitions.Write.NONE) {
             if (current != null) {
@@ -431,7 +436,8 @@ public final class ZkKeyStore implements KeyStore {
         if (deniedKey != null) {
             // A denied key holds no id: not recorded under /fingerprints (ZkFingerprints).
             denied = read(ZkRecords.deniedPath(id));
-            if (outcome.write() == KeyTransitions.Write.DENIED) {
+            // A retired key is denied whatever the id holds by the commit; any other denial rests on the id's key.
+            if (outcome.write() == KeyTransitions.Write.DENIED && main.exists()) {
                 tx.check(ZkRecords.keyPath(id), main.version());
             }
             byte[] data = ZkRecords.encodeKey(KeyState.DENIED, deniedKey);
@@ -469,6 +475,77 @@ public final class ZkKeyStore implements KeyStore {
     private static Offer offerOf(KeyDecision decision, ZkKeyView.Entry entry, boolean same) {
         return entry == null ? Offer.of(decision, null, false, () -> false)
                 : Offer.of(decision, entry.key(), same, entry::current);
+    }
+
+    // ---------------------------------------------------------------- a minion's key rotation
+
+    /**
+     * One versioned transaction: the id's znode to the new key, the fingerprint records moved from the old key to the
+     * new one, the old key added to {@code /retired/<id>}, the audit event. Without a writable cluster nothing is
+     * written and the rotation is refused "try later" (the minion keeps its old key).
+     */
+    @Override
+    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
+            String actor) {
+        KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
+        ensureOpen();
+        String newFingerprint = Fingerprints.of(newKey);
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            return new RotationDecision.Refused(id, newFingerprint, "not recorded: " + now.describe() + "; try later");
+        }
+        try {
+            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                Optional<RotationDecision> done = tryRotate(id, oldKey, newKey, policy, actor, attempt == 0);
+                if (done.isPresent()) {
+                    return done.get();
+                }
+            }
+            throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
+        } catch (KeeperException e) {
+            if (connectionProblem(e)) {
+                return new RotationDecision.Refused(id, newFingerprint, "not recorded: ZooKeeper cannot be written ("
+                        + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + "); try later");
+            }
+            throw new UncheckedIOException("cluster key store: cannot rotate the key of " + id + ": "
+                    + e.getMessage(), new IOException(e));
+        }
+    }
+
+    /** One optimistic attempt; empty when another master changed the id or a fingerprint record meanwhile. */
+    private Optional<RotationDecision> tryRotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey,
+            KeyRotationPolicy policy, String actor, boolean first) throws KeeperException {
+        ZkWrites.Read main = read(ZkRecords.keyPath(id));
+        StoredKey current = main.key(id);
+        ZkWrites.Read retired = read(ZkRecords.retiredPath(id));
+        List<String> retiredKeys = RetiredKeys.decode(retired.data());
+        String newFingerprint = Fingerprints.of(newKey);
+        ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
+        KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(currentOf(current, oldKey),
+                currentOf(current, newKey), policy, owners.sameKeyAs(newFingerprint),
+                retiredKeys.contains(newFingerprint));
+        RotationDecision decision = plan.decision(id, Fingerprints.of(oldKey), newFingerprint);
+        if (!plan.rotates()) {
+            return Optional.of(decision);
+        }
+        ZkWrites.Transaction tx = writes.begin();
+        tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(KeyState.ACCEPTED, newKey));
+        owners.remove(current.fingerprint(), ZkFingerprints.keySlot(id)).add(newFingerprint,
+                ZkFingerprints.keySlot(id));
+        owners.writeTo(tx);
+        byte[] record = RetiredKeys.adding(retiredKeys, current.fingerprint());
+        if (retired.exists()) {
+            tx.setData(ZkRecords.retiredPath(id), retired.version(), record);
+        } else {
+            tx.create(ZkRecords.retiredPath(id), record);
+        }
+        tx.audit(KeyStore.rotationEvent(id, actor, (RotationDecision.Rotated) decision));
+        Optional<Long> zxid = tx.commit();
+        if (zxid.isEmpty()) {
+            return Optional.empty();
+        }
+        view.apply(false, id, storedKey(id, KeyState.ACCEPTED, newKey), main.version() + 1, zxid.get());
+        return Optional.of(decision);
     }
 
     // ---------------------------------------------------------------- admin operations

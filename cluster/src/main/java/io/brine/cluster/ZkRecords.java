@@ -27,6 +27,8 @@ import org.apache.zookeeper.KeeperException;
  * exactly one state" holds by construction, a move is one versioned setData, and the kind is filed, kept and deleted
  * with the key.</li>
  * <li>{@code /denied/<id>}: the last different key offered under the id.</li>
+ * <li>{@code /retired/<id>}: the fingerprints of the keys the id retired by rotating, one a line (kept when the id's
+ * key is deleted: offered again, such a key is denied).</li>
  * <li>{@code /fingerprints/<hex>}: the slots ({@code keys/<id>}) holding one public key, one per line, changed or
  * checked in every transaction that stores, moves or removes that key ({@link ZkFingerprints}): "one key, one id"
  * holds across masters, not only in one master's view. A denied key holds no id and is not recorded.</li>
@@ -42,6 +44,7 @@ final class ZkRecords {
 
     static final String KEYS = "/keys";
     static final String DENIED = "/denied";
+    static final String RETIRED = "/retired";
     static final String AUDIT = "/audit";
     static final String AUDIT_PREFIX = AUDIT + "/e-";
     static final String ROTATE = "/rotate";
@@ -98,6 +101,11 @@ final class ZkRecords {
 
     static String keyPath(String id) {
         return KEYS + "/" + id;
+    }
+
+    /** The fingerprints of the keys the id retired by rotating ({@link io.brine.store.keys.RetiredKeys}'s lines). */
+    static String retiredPath(String id) {
+        return RETIRED + "/" + id;
     }
 
     static String deniedPath(String id) {

@@ -1,6 +1,7 @@
 // Over 400 lines: the master's offer and its locked write path belong together (scan, writes, admin operations are split out).
 package io.brine.store.keys;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
@@ -61,6 +62,7 @@ public final class FileKeyStore implements KeyStore {
     private final KeyWrites writes;
     private final AdminOperations admin;
     private final RotationRequests rotations;
+    private final RetiredKeys retired;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FileKeyStore(KeyStoreOptions options, KeyDirectory directory, StoreLock lock, KeyPair masterKeyPair,
@@ -73,6 +75,7 @@ public final class FileKeyStore implements KeyStore {
         this.writes = new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial);
         this.admin = new AdminOperations(directory, lock, writes, options.maxMinions());
         this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
+        this.retired = new RetiredKeys(directory.pkiDir());
     }
 
     /**
@@ -248,7 +251,8 @@ public final class FileKeyStore implements KeyStore {
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
         String fingerprint = Fingerprints.of(offered);
         List<String> sharing = KeyTransitions.readsSharing(now, kind) ? s.otherIds(fingerprint, id) : List.of();
-        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits);
+        boolean retired = KeyTransitions.readsRetired(now, kind) && this.retired.of(id).contains(fingerprint);
+        Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits, retired);
         if (plan.heldBy() != null) {
             return Offer.untracked(plan.decision(id, fingerprint), current.get().key(), false);
         }
@@ -299,6 +303,39 @@ public final class FileKeyStore implements KeyStore {
     private static boolean holds(Entry entry, StoredKey onDisk) {
         return entry != null && entry.key().state() == onDisk.state()
                 && KeyLookup.sameKey(entry.key().key(), onDisk.key());
+    }
+
+    // ---------------------------------------------------------------- a minion's key rotation
+
+    /** Decided and written under the lock, on the id's files as read there. */
+    @Override
+    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
+            String actor) {
+        KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
+        ensureOpen();
+        String oldFingerprint = Fingerprints.of(oldKey);
+        String newFingerprint = Fingerprints.of(newKey);
+        try (StoreLock.Held held = lock.acquire()) {
+            writes.syncLocked();
+            Optional<DiskEntry> current = directory.readMain(id);
+            MinionKind kind = directory.kindOf(id);
+            StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
+            Current old = current.isEmpty() ? Current.NONE : onDisk == null
+                    ? Current.unreadable(current.get().state(), kind)
+                    : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), oldKey), kind);
+            Current replacement = onDisk == null ? old
+                    : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), kind);
+            KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(old, replacement, policy,
+                    writes.snapshot().otherIds(newFingerprint, id), retired.of(id).contains(newFingerprint));
+            RotationDecision decision = plan.decision(id, oldFingerprint, newFingerprint);
+            if (plan.rotates()) {
+                writes.rotateLocked(current.get(), newKey, retired, actor, (RotationDecision.Rotated) decision);
+            }
+            return decision;
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot rotate the key of " + id + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     // ---------------------------------------------------------------- admin operations

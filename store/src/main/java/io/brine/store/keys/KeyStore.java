@@ -1,8 +1,10 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.RsaKeys;
+import io.brine.store.audit.AuditEvent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -167,6 +169,40 @@ public interface KeyStore extends AutoCloseable {
 
     /** Deletes the key of {@code id} in state {@code from}. */
     AdminResult delete(String id, KeyState from, String expectedFingerprint, String actor);
+
+    // ---------------------------------------------------------------- a minion's key rotation
+
+    /**
+     * Replaces the accepted key {@code oldKey} of brine minion {@code id} by {@code newKey}, as {@link
+     * KeyTransitions#planRotation} decides on what the store holds where it commits: in one atomic change (the file
+     * store: one rename under the lock; the cluster: one transaction that also moves the fingerprint record), the old
+     * key retired for the id (offered again, it is denied) and one audit line {@code key.rotated} naming both
+     * fingerprints, as {@code actor}. The caller has verified that the minion holds both keys.
+     *
+     * @throws IllegalArgumentException for an invalid id or a new key brine does not accept (size, exponent,
+     *     encoding, a small factor), naming the id
+     * @throws UncheckedIOException when the store cannot be read or written (nothing changed, or the change is made
+     *     and only its audit line is missing, as for every change)
+     */
+    RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
+            String actor);
+
+    /** The checks of {@link #rotate} before anything is read: the arguments and the new key's shape and factors. */
+    static void checkRotation(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
+            String actor) {
+        Objects.requireNonNull(oldKey, "oldKey");
+        Objects.requireNonNull(actor, "actor");
+        Objects.requireNonNull(policy, "policy");
+        checkOffer(id, newKey, current -> PolicyVerdict.NONE);
+        checkFactors(id, newKey);
+    }
+
+    /** The audit line of a rotation: the new key's fingerprint, and the old one's in the reason. */
+    static AuditEvent rotationEvent(String id, String actor, RotationDecision.Rotated rotated) {
+        return AuditEvent.builder("key.rotated", actor).id(id).from(KeyState.ACCEPTED.label())
+                .to(KeyState.ACCEPTED.label()).fingerprint(rotated.newFingerprint()).reason(rotated.reason()
+                        + "; old key " + rotated.oldFingerprint() + " retired").build();
+    }
 
     // ---------------------------------------------------------------- rotation requests
 

@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.crypto.Fingerprints;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;
@@ -211,6 +212,37 @@ public final class KeyTransitions {
      */
     public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
             List<String> sharing, Limits limits) {
+        return plan(current, offered, verdict, askedAbout, sharing, limits, false);
+    }
+
+    /**
+     * {@link #plan(Current, MinionKind, PolicyVerdict, KeyLookup, List, Limits)} for an offered key that may have been
+     * {@code retired} by a rotation of this id ({@link #readsRetired}): such a key never becomes the id's pending or
+     * accepted key again, whatever the policies said; it goes to {@code minions_denied/}.
+     */
+    public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
+            List<String> sharing, Limits limits, boolean retired) {
+        Plan plan = plan6(current, offered, verdict, askedAbout, sharing, limits);
+        return retired && switch (plan.write()) {
+            case NEW_PENDING, NEW_ACCEPTED, PENDING_TO_ACCEPTED, REPLACE_PENDING -> true;
+            case NONE, NEW_REJECTED, PENDING_TO_REJECTED, DENIED -> false;
+        } ? new Plan(new Outcome(Answer.DENIED, Write.DENIED, "key retired by a rotation of this id"), null, false)
+                : plan;
+    }
+
+    /**
+     * Whether {@link #plan} needs to know if the offered key was retired by a rotation of the id: only when it could
+     * write the offered key as the id's pending or accepted key.
+     */
+    public static boolean readsRetired(Current current, MinionKind offered) {
+        return !current.otherKind(offered) && switch (current.lookup()) {
+            case UNKNOWN, PENDING_OTHER -> true;
+            case PENDING_SAME, ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
+        };
+    }
+
+    private static Plan plan6(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
+            List<String> sharing, Limits limits) {
         if (current.otherKind(offered)) {
             // Never an id filed for the other kind, whatever the policies said: an admin deletes the key first.
             return new Plan(new Outcome(Answer.DENIED, Write.NONE, "held by a " + current.kind().label() + " minion"),
@@ -264,6 +296,73 @@ public final class KeyTransitions {
             case ACCEPTED_SAME -> new Outcome(Answer.ACCEPTED, Write.NONE, "key accepted");
             case REJECTED -> new Outcome(Answer.REJECTED, Write.NONE, "id is rejected");
         };
+    }
+
+    /**
+     * The decision on a minion's key rotation: whether the store replaces the id's accepted key. {@code rotates}: write
+     * the new key as the accepted one and retire the old; {@code already}: the new key is the accepted key (a retry
+     * after a lost answer), nothing to write, answered as done.
+     */
+    public record RotationPlan(boolean rotates, boolean already, String reason) {
+
+        /** The answer for {@code id}, naming both keys. */
+        public RotationDecision decision(String id, String oldFingerprint, String newFingerprint) {
+            return rotates || already ? new RotationDecision.Rotated(id, oldFingerprint, newFingerprint, reason)
+                    : new RotationDecision.Refused(id, newFingerprint, reason);
+        }
+    }
+
+    /**
+     * Who may rotate: the admission rules for a brine minion's new key in place of its accepted one, as a pure
+     * function of what a backend read where it commits. The caller has checked the request's two signatures and the
+     * new key's shape and factors.
+     *
+     * @param old         what the id holds compared with the key the request is authenticated by
+     * @param replacement what the id holds compared with the new key
+     * @param sharing     the other ids holding the new key, in any state
+     * @param retired     whether the new key was retired by an earlier rotation of this id
+     */
+    public static RotationPlan planRotation(Current old, Current replacement, KeyRotationPolicy policy,
+            List<String> sharing, boolean retired) {
+        if (old.otherKind(MinionKind.BRINE)) {
+            return refuse("held by a " + old.kind().label() + " minion");
+        }
+        if (replacement.lookup() == KeyLookup.ACCEPTED_SAME && old.lookup() == KeyLookup.ACCEPTED_SAME) {
+            return refuse("the new key is the old key"); // the id holds one key: both are it
+        }
+        if (replacement.lookup() == KeyLookup.ACCEPTED_SAME) {
+            return new RotationPlan(false, true, "the new key is already the accepted key");
+        }
+        switch (old.lookup()) {
+            case ACCEPTED_SAME -> {
+            }
+            case ACCEPTED_OTHER -> {
+                return refuse("the old key is no longer the accepted key (replaced meanwhile)");
+            }
+            case PENDING_SAME, PENDING_OTHER -> {
+                return refuse("the id holds no accepted key, only a pending one");
+            }
+            case REJECTED -> {
+                return refuse("the id is rejected");
+            }
+            case UNKNOWN -> {
+                return refuse("the id holds no accepted key (deleted meanwhile)");
+            }
+        }
+        if (policy == KeyRotationPolicy.DENY) {
+            return refuse("key rotation is denied by this master (key_rotation: deny)");
+        }
+        if (retired) {
+            return refuse("the new key was retired by an earlier rotation of this id");
+        }
+        if (!sharing.isEmpty()) {
+            return refuse("the new key is held by another id (" + KeyListing.sameKeyAs(sharing) + ")");
+        }
+        return new RotationPlan(true, false, "key rotated by the minion");
+    }
+
+    private static RotationPlan refuse(String reason) {
+        return new RotationPlan(false, false, reason);
     }
 
     private static Outcome full(String reason) {

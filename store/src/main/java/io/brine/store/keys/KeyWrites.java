@@ -146,6 +146,25 @@ final class KeyWrites {
                 Optional.empty(), source.key().fingerprint()), actor, reason);
     }
 
+    /**
+     * Replaces the accepted key {@code source} by {@code newKey} and retires the old one for the id: the retired
+     * record first (harmless alone: an accepted key is never judged by it), then the new key over {@code minions/ID}
+     * with one rename(2), which is the rotation. A crash leaves the old key accepted or the new one, whole.
+     */
+    Entry rotateLocked(DiskEntry source, RSAPublicKey newKey, RetiredKeys retired, String actor,
+            RotationDecision.Rotated rotated) throws IOException {
+        String id = source.key().id();
+        retired.retireLocked(id, source.key().fingerprint());
+        Path file = directory.dir(KeyState.ACCEPTED).resolve(id);
+        AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(newKey)), AtomicFiles.OWNER_RW);
+        Entry entry = Entry.of(new StoredKey(id, KeyState.ACCEPTED, newKey, rotated.newFingerprint(),
+                MinionKind.BRINE), KeyDirectory.stamp(file));
+        commitLocked(snapshot.without(KeyState.ACCEPTED, id).with(entry), new KeyChange(id,
+                Optional.of(KeyState.ACCEPTED), Optional.of(KeyState.ACCEPTED), rotated.newFingerprint()), actor,
+                rotated.reason(), KeyStore.rotationEvent(id, actor, rotated));
+        return entry;
+    }
+
     private void recordKindLocked(String id, MinionKind kind) throws IOException {
         if (kind == MinionKind.SALT) {
             directory.marks().mark(id);
@@ -155,6 +174,12 @@ final class KeyWrites {
     }
 
     private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason) throws IOException {
+        commitLocked(edited, change, actor, reason, null);
+    }
+
+    /** Publishes {@code edited} and audits {@code change} as {@code event}, or as a move when that is null. */
+    private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason, AuditEvent event)
+            throws IOException {
         long generation;
         try {
             generation = lock.bumpGeneration();
@@ -169,9 +194,9 @@ final class KeyWrites {
         snapshot = edited.synced(generation, directory.stamps());
         log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
         if (audit != null) {
-            String event = change.to().map(to -> "key." + to.label()).orElse("key.deleted");
+            String name = change.to().map(to -> "key." + to.label()).orElse("key.deleted");
             try {
-                audit.record(AuditEvent.builder(event, actor).id(change.id())
+                audit.record(event != null ? event : AuditEvent.builder(name, actor).id(change.id())
                         .from(change.from().map(KeyState::label).orElse(null))
                         .to(change.to().map(KeyState::label).orElse(null))
                         .fingerprint(change.fingerprint()).reason(reason).build());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.crypto.Fingerprints;
@@ -102,6 +103,112 @@ public abstract class KeyStoreContract {
         assertThat(reject.message()).contains("a rejected key with fingerprint " + Fingerprints.of(key(9)));
         assertThat(store.reject("web1", KeyState.PENDING, Fingerprints.of(key(9)), "admin").status())
                 .isEqualTo(AdminResult.Status.UNCHANGED); // the very key: already where it was asked to go
+    }
+
+    // ------------------------------------------------------------ a minion's key rotation (issue 25)
+
+    @Test
+    void aRotationReplacesTheAcceptedKeyAtOnceAuditsBothKeysAndAnotherStoreSeesIt() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+
+        RotationDecision decision = store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1");
+
+        assertThat(decision).isEqualTo(new RotationDecision.Rotated("web1", Fingerprints.of(key(1)),
+                Fingerprints.of(key(2)), "key rotated by the minion"));
+        assertThat(store.acceptedKey("web1")).contains(key(2));
+        assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.ACCEPTED_OTHER);
+        await().until(() -> other().acceptedKey("web1").equals(java.util.Optional.of(key(2))));
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key.rotated\"",
+                "\"minion web1\"", Fingerprints.of(key(2)), "old key " + Fingerprints.of(key(1)) + " retired");
+        // A retry after a lost answer is answered as done, and writes nothing.
+        long lines = Files.readAllLines(audit.file()).size();
+        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
+        assertThat(Files.readAllLines(audit.file())).hasSize((int) lines);
+    }
+
+    @Test
+    void aRetiredKeyOfferedAgainIsDeniedEvenAfterItsIdWasDeletedAndNeverComesBackByRotation() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1");
+
+        assertThat(store.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(store.rotate("web1", key(2), key(1), KeyRotationPolicy.ALLOW, "minion web1"))
+                .isInstanceOf(RotationDecision.Refused.class).extracting(RotationDecision::reason)
+                .isEqualTo("the new key was retired by an earlier rotation of this id");
+        store.delete("web1", "admin");
+        KeyDecision again = store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+
+        assertThat(again).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(again.reason()).isEqualTo("key retired by a rotation of this id");
+        assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.UNKNOWN);
+        assertThat(store.list().find("web1", KeyState.DENIED)).map(StoredKey::fingerprint)
+                .contains(Fingerprints.of(key(1)));
+        // The new key is the id's own: offered after the delete, the policies decide as for any key.
+        assertThat(store.offer("web1", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+    }
+
+    @Test
+    void aRotationIsRefusedAndChangesNothingWhenTheNewKeyIsAnotherIdsOrTheOldOneOrTheMasterDenies()
+            throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.offer("web2", key(3), PolicyVerdict.NONE);
+        long lines = Files.readAllLines(audit.file()).size();
+
+        assertThat(store.rotate("web1", key(1), key(3), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the new key is held by another id (same key as web2)");
+        assertThat(store.rotate("web1", key(1), key(1), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the new key is the old key");
+        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.DENY, "m").reason())
+                .isEqualTo("key rotation is denied by this master (key_rotation: deny)");
+        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the id holds no accepted key, only a pending one");
+
+        assertThat(store.acceptedKey("web1")).contains(key(1));
+        assertThat(Files.readAllLines(audit.file())).hasSize((int) lines);
+    }
+
+    @Test
+    void aRotationOfAKeyRejectedOrDeletedOrReplacedMeanwhileIsRefused() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.offer("web2", key(3), PolicyVerdict.ACCEPT);
+        store.offer("web3", key(5), PolicyVerdict.ACCEPT);
+        other().reject("web1", null, "admin");
+        other().delete("web2", "admin");
+        other().rotate("web3", key(5), key(6), KeyRotationPolicy.ALLOW, "minion web3");
+
+        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the id is rejected");
+        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the id holds no accepted key (deleted meanwhile)");
+        assertThat(store.rotate("web3", key(5), key(7), KeyRotationPolicy.ALLOW, "m").reason())
+                .isEqualTo("the old key is no longer the accepted key (replaced meanwhile)");
+        assertThat(store.acceptedKey("web1")).isEmpty();
+        assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.REJECTED);
+        assertThat(store.lookup("web2", key(4))).isEqualTo(KeyLookup.UNKNOWN);
+    }
+
+    @Test
+    void aRotatedKeyHoldsItsIdForOneKeyOneIdAndTheOldKeyNoLonger() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1");
+
+        KeyDecision squatter = store.offer("web9", key(2), PolicyVerdict.ACCEPT);
+        assertThat(squatter).isInstanceOf(KeyDecision.Pending.class);
+        assertThat(squatter.reason()).contains("same key as web1");
+        assertThat(store.offer("web8", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+    }
+
+    @Test
+    void aWeakNewKeyIsRefusedBeforeAnythingIsRead() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        java.security.KeyPairGenerator generator = java.security.KeyPairGenerator.getInstance("RSA");
+        generator.initialize(1024);
+        RSAPublicKey weak = (RSAPublicKey) generator.generateKeyPair().getPublic();
+
+        assertThatThrownBy(() -> store.rotate("web1", key(1), weak, KeyRotationPolicy.ALLOW, "m"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("web1: ");
+        assertThat(store.acceptedKey("web1")).contains(key(1));
     }
 
     // ------------------------------------------------------------ one key, one id

@@ -1,5 +1,6 @@
 package io.brine.store.keys;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -134,6 +135,12 @@ public class RecordingKeyStore implements KeyStore {
     public AdminResult delete(String id, KeyState from, String expectedFingerprint, String actor) {
         record("delete");
         return delegate.delete(id, from, expectedFingerprint, actor);
+    }
+
+    @Override
+    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
+            String actor) {
+        return delegate.rotate(id, oldKey, newKey, policy, actor);
     }
 
     @Override
