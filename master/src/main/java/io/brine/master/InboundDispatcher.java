@@ -2,6 +2,7 @@ package io.brine.master;
 
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.KeyRotationService;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.metrics.MasterMetrics;
@@ -67,6 +68,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final SourceRateLimiter unauthenticated;
     private final AuthService auth;
     private final SessionService sessions;
+    private final KeyRotationService rotations;
     private final PublisherService publishers;
     private final ActiveJobs jobs;
     private final GrainsStore grains;
@@ -113,9 +115,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
-            AuthService auth, SessionService sessions, PublisherService publishers, ActiveJobs jobs,
-            GrainsStore grains, SaltInbound salt, int workerThreads, long maxReturnBytes, Clock clock,
+            AuthService auth, SessionService sessions, KeyRotationService rotations, PublisherService publishers,
+            ActiveJobs jobs, GrainsStore grains, SaltInbound salt, int workerThreads, long maxReturnBytes, Clock clock,
             MasterMetrics metrics) {
+        this.rotations = rotations;
         this.budget = budget;
         this.salt = salt;
         this.maxReturnBytes = maxReturnBytes;
@@ -205,7 +208,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                 return false;
             };
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> {
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE,
+                    KEY_ROTATE_REPLY -> () -> {
                 bug("the codec decoded the sealed type " + message.type() + " as a frame");
                 return false;
             };
@@ -347,8 +351,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
             case RETURN -> () -> onReturn(session, (SessionMessage.Return) message, inflight);
+            // It signs and writes the store: on an auth worker, never on a session worker.
+            case KEY_ROTATE -> () -> submit(authPool, session.peer(), 0,
+                    () -> onKeyRotate(session, (SessionMessage.KeyRotate) message));
             case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT -> () -> drop(session.peer(), session + ": "
+                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE_REPLY -> () -> drop(session.peer(), session + ": "
                             + message.type() + " is not a minion's message");
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
@@ -379,6 +386,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }, inflight.defer());
     }
 
+    /** A minion's key rotation (PROTOCOL.md 6.3): answered signed, or dropped when it asks again too soon. */
+    private void onKeyRotate(MinionSession session, SessionMessage.KeyRotate request) {
+        rotations.rotate(session, request).ifPresentOrElse(reply -> send(session, reply),
+                () -> drop(session.peer(), session + ": a key rotation request within "
+                        + KeyRotationService.INTERVAL.toSeconds() + " s of the last one"));
+    }
+
     /**
      * Tells the minion to stop resending {@code jid}. A refusal goes first in an Ack with its reason, which a minion
      * that predates the field cannot decode and drops; the plain Ack after it is the one such a minion acts on.
@@ -401,7 +415,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                     ((SessionMessage.EventsSubscribe) message).tag(),
                     event -> send(session, event));
             case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENT -> () -> drop(session.peer(), session + ": " + message.type()
+                    JOB_REPLY, EVENT, KEY_ROTATE, KEY_ROTATE_REPLY -> () -> drop(session.peer(), session + ": "
+                            + message.type()
                             + " is not a publisher's message");
             case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
                 () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");

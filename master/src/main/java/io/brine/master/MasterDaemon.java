@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
@@ -8,6 +9,7 @@ import io.brine.daemon.http.MetricsServer;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.KeyRotationService;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.auth.StoreWrites;
@@ -168,8 +170,10 @@ public final class MasterDaemon implements AutoCloseable {
                     keys, new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
                     config.maxReturnBytes(), clock, budget, writes), transport))
                     .orElseGet(() -> SaltInbound.off(transport));
+            KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
+                    config.keyRotation(), Ticker.systemTicker());
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
-                    publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
+                    rotations, publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher, metrics), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));

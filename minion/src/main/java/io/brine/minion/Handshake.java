@@ -2,6 +2,7 @@ package io.brine.minion;
 
 import io.brine.minion.auth.Backoff;
 import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
@@ -72,7 +73,9 @@ final class Handshake {
     private static final Waiting WAITING = new Waiting();
 
     private final Minion.Settings settings;
-    private final KeyPair keys;
+    private final MinionKeyring keyring;
+    /** The key pair the outstanding request offers: the keyring's current key, or a rotation's new key first. */
+    private KeyPair offered;
     private final MasterPin pin;
     private final ClientTransport transport;
     private final Scheduler loop;
@@ -98,10 +101,11 @@ final class Handshake {
     private String mismatch;
     private Instant authDeadline = Instant.EPOCH;
 
-    Handshake(Minion.Settings settings, KeyPair keys, MasterPin pin, ClientTransport transport, Scheduler loop,
-            Clock clock, StatusFile status) {
+    Handshake(Minion.Settings settings, MinionKeyring keyring, MasterPin pin, ClientTransport transport,
+            Scheduler loop, Clock clock, StatusFile status) {
         this.settings = settings;
-        this.keys = keys;
+        this.keyring = keyring;
+        this.offered = keyring.forAuth();
         this.pin = pin;
         this.transport = transport;
         this.loop = loop;
@@ -227,6 +231,15 @@ final class Handshake {
     /** @param anchored whether the reply is authenticated by a key trusted before it (pin or master_finger) */
     private Outcome onStatus(AuthReply reply, boolean anchored) {
         Duration retryAfter = Duration.ofSeconds(reply.retryAfterSeconds());
+        boolean offeredNew = keyring.candidate().filter(candidate -> candidate == offered).isPresent();
+        if (offeredNew && (reply.status() != AuthStatus.ACCEPTED || !anchored)) {
+            // A rotation's new key the master does not hold (the rotation never reached it): the old key, at once.
+            LOG.info("Minion {}: the master did not accept the new key of an unconfirmed rotation ({}); offering the"
+                    + " current key", settings.id(), reply.reason());
+            keyring.candidateRefused();
+            scheduleAuth(Duration.ZERO);
+            return WAITING;
+        }
         return switch (reply.status()) {
             case ACCEPTED -> accepted(reply.session());
             case PENDING, FULL, REFUSED -> {
@@ -276,10 +289,24 @@ final class Handshake {
         SessionKey publishKey;
         SessionKey requestKey;
         try {
-            publishKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), granted.wrappedPublishKey()));
-            requestKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), granted.wrappedRequestKey()));
+            publishKey = SessionKey.of(Rsa.unwrap(offered.getPrivate(), granted.wrappedPublishKey()));
+            requestKey = SessionKey.of(Rsa.unwrap(offered.getPrivate(), granted.wrappedRequestKey()));
         } catch (CryptoException e) {
             LOG.warn("Minion {}: cannot unwrap the session keys ({}); asking again", settings.id(), e.getMessage());
+            scheduleAuth(backoff.next());
+            return WAITING;
+        }
+        try {
+            // The pinned master accepted this key: a rotation's new key is confirmed; the old one means it never was.
+            if (keyring.candidate().filter(candidate -> candidate == offered).isPresent()) {
+                keyring.promote(offered);
+                status.fingerprint(Fingerprints.of(offered.getPublic()));
+            } else {
+                keyring.discardCandidate();
+            }
+        } catch (IOException e) {
+            LOG.error("Minion {}: cannot record the key the master accepted in {}: {}; asking again",
+                    settings.id(), MinionKeyring.NEW_PRIVATE_FILE, e.getMessage());
             scheduleAuth(backoff.next());
             return WAITING;
         }
@@ -297,12 +324,13 @@ final class Handshake {
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
         pendingNonce = nonce;
+        offered = keyring.forAuth();
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
-                keys.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
+                offered.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
                 settings.token());
         authRequests++;
         mismatch = null;
-        if (!transport.send(Codec.encodeSigned(request, keys.getPrivate()))) {
+        if (!transport.send(Codec.encodeSigned(request, offered.getPrivate()))) {
             LOG.debug("Minion {}: auth request not queued (not connected); waiting", settings.id());
         }
         authTimeout = loop.schedule(settings.authTimeout(), this::onAuthTimeout);

@@ -1,6 +1,7 @@
 package io.brine.minion;
 
 import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
@@ -17,7 +18,6 @@ import io.brine.protocol.message.SessionUnknown;
 import io.brine.transport.ClientTransport;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -63,17 +63,18 @@ public final class Minion implements AutoCloseable {
      * returns go) and the runner before the {@link Minion} (it is where jobs go), so nothing is bound late.
      */
     record Parts(StatusFile status, Handshake handshake, PublicationGate gate, SessionChannel channel,
-            WarnThrottle warnings) {
+            KeyRotation rotation, WarnThrottle warnings) {
 
-        static Parts wire(Settings settings, KeyPair keys, MasterPin pin, ClientTransport transport, Scheduler loop,
-                Clock clock) {
+        static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
+                Scheduler loop, Clock clock, int keysize) {
             StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
-                    Fingerprints.of(keys.getPublic()));
+                    Fingerprints.of(keys.current().getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
             PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
-            return new Parts(status, handshake, gate, channel, new WarnThrottle(clock));
+            return new Parts(status, handshake, gate, channel,
+                    new KeyRotation(settings.id(), keys, pin, status, keysize), new WarnThrottle(clock));
         }
     }
 
@@ -84,6 +85,9 @@ public final class Minion implements AutoCloseable {
     private final Handshake handshake;
     private final PublicationGate gate;
     private final SessionChannel channel;
+    private final KeyRotation rotation;
+    /** A key rotation asked for before a session was open: asked as soon as one is. */
+    private CompletableFuture<KeyRotation.Result> rotationWanted;
     private final JobHandler jobs;
     /** What reaches the minion and is dropped before the handshake, gate or session channel see it. */
     private final WarnThrottle warnings;
@@ -98,6 +102,7 @@ public final class Minion implements AutoCloseable {
         this.handshake = parts.handshake();
         this.gate = parts.gate();
         this.channel = parts.channel();
+        this.rotation = parts.rotation();
         this.jobs = jobs;
         this.warnings = parts.warnings();
     }
@@ -149,6 +154,30 @@ public final class Minion implements AutoCloseable {
         channel.submitReturn(ret);
     }
 
+    /**
+     * Asks the master to rotate this minion's key (PROTOCOL.md 6.3), in the open session or as soon as one opens;
+     * completes with the master's signed answer. Thread-safe.
+     */
+    public CompletableFuture<KeyRotation.Result> rotateKey() {
+        CompletableFuture<KeyRotation.Result> result = new CompletableFuture<>();
+        loop.execute(() -> {
+            rotationWanted = result;
+            askRotation();
+        });
+        return result;
+    }
+
+    private void askRotation() {
+        if (rotationWanted == null) {
+            return;
+        }
+        channel.sessionId().ifPresent(sessionId -> {
+            CompletableFuture<KeyRotation.Result> result = rotationWanted;
+            rotationWanted = null;
+            rotation.request(sessionId, result).ifPresent(channel::send);
+        });
+    }
+
     /** Sends fresh grains to the master. Thread-safe. */
     public void reportGrains(Map<String, Object> grains) {
         loop.execute(() -> channel.send(new SessionMessage.Grains(grains)));
@@ -186,7 +215,8 @@ public final class Minion implements AutoCloseable {
             case AUTH_REQUEST, CLIENT_AUTH -> () -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME,
                     "Minion {}: {} from the master dropped (a master never sends one)", settings.id(), message.type());
             case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT ->
+                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE,
+                    KEY_ROTATE_REPLY ->
                 throw new IllegalStateException("the codec decoded a sealed type as a frame: " + message.type());
         };
         route.run();
@@ -210,6 +240,7 @@ public final class Minion implements AutoCloseable {
                 granted.generation());
         status.enter(MinionState.ACCEPTED, "accepted", null);
         channel.open(granted.sessionId(), accepted.requestKey());
+        askRotation();
     }
 
     private void onPublish(Signed<Publish> publish) {
@@ -232,13 +263,15 @@ public final class Minion implements AutoCloseable {
             switch (message.type()) {
                 case KEY_UPDATE -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
                 case ACK -> channel.acknowledged((SessionMessage.Ack) message);
+                case KEY_ROTATE_REPLY -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(sessionId,
+                        (SessionMessage.KeyRotateReply) message));
                 case HEARTBEAT_REPLY -> {
                     long generation = ((SessionMessage.HeartbeatReply) message).generation();
                     if (generation > gate.currentGeneration()) {
                         channel.requestKey(generation);
                     }
                 }
-                // Only those three travel master to minion (PROTOCOL.md 8.4).
+                // Only those four travel master to minion (PROTOCOL.md 8.4).
                 default -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: unexpected {} dropped"
                         + " (a master never sends one)", settings.id(), message.type());
             }

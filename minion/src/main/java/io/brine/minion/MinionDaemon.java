@@ -6,7 +6,7 @@ import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.http.MetricsServer;
 import io.brine.minion.auth.MasterPin;
-import io.brine.minion.auth.MinionKeys;
+import io.brine.minion.auth.MinionKeyring;
 import io.brine.minion.functions.FunctionAccess;
 import io.brine.minion.functions.FunctionRegistry;
 import io.brine.minion.functions.builtin.BuiltinFunctions;
@@ -23,7 +23,6 @@ import io.brine.transport.tcp.TcpClientTransport;
 import io.brine.transport.zmq.ZmqClientTransport;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -69,7 +68,7 @@ public final class MinionDaemon implements AutoCloseable {
     /** With another heartbeat interval than the daemon's 30 s: tests that wait for a minion to notice something. */
     public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
             throws IOException, KeyFormatException {
-        KeyPair keys = MinionKeys.loadOrCreate(config.pkiDir(), config.keysize());
+        MinionKeyring keys = MinionKeyring.load(config.pkiDir(), config.keysize());
         MasterPin pin = new MasterPin(config.pkiDir(), config.masterFinger().orElse(null));
         byte[] grant = config.autosignGrant().isPresent()
                 ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
@@ -94,7 +93,7 @@ public final class MinionDaemon implements AutoCloseable {
                 config.returnRetryMax(), config.publishMaxAge());
         ClientTransport transport = transport(config);
         Scheduler loop = new EventThread("brine-minion-" + config.id());
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock);
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock, config.keysize());
         JobRunner runner = new JobRunner(config.id(), registry, grains::get, config.workerThreads(),
                 config.jobTimeout(), parts.channel()::submitReturn, clock);
         Minion minion = new Minion(settings, transport, loop, parts, runner::submit);
@@ -169,6 +168,11 @@ public final class MinionDaemon implements AutoCloseable {
 
     public CompletableFuture<MinionState> terminated() {
         return minion.terminated();
+    }
+
+    /** Asks the master to rotate this minion's key; completes with its signed answer (PROTOCOL.md 6.3). */
+    public CompletableFuture<KeyRotation.Result> rotateKey() {
+        return minion.rotateKey();
     }
 
     /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */

@@ -9,10 +9,14 @@ import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -29,7 +33,9 @@ import picocli.CommandLine.Option;
             "Its state is in its log and in status_file (default CACHEDIR/status.json).",
             "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage or log_file cannot be opened, "
                     + "3 rejected by a master it can authenticate (pinned key or master_finger), 4 the pinned master "
-                    + "key itself announced another key. A reply it cannot authenticate never stops it."})
+                    + "key itself announced another key. A reply it cannot authenticate never stops it.",
+            "With --rotate-key: 0 rotated, 5 refused by the master (the reason on stderr), 6 no answer within "
+                    + "5 minutes (the new key stays beside the old one; the next start offers it first)."})
 public final class MinionMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);
@@ -40,6 +46,14 @@ public final class MinionMain implements Callable<Integer> {
 
     @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
     boolean checkConfig;
+
+    @Option(names = "--rotate-key", description = "Authenticate, ask the master to replace this minion's key by a new "
+            + "one (key_rotation on the master decides), switch to it on the master's signed answer, then exit. "
+            + "Stop the minion's service first: one process per id.")
+    boolean rotateKey;
+
+    /** How long --rotate-key waits for the master's answer. */
+    static final Duration ROTATE_WAIT = Duration.ofMinutes(5);
 
     /**
      * Why the minion could not use {@code pki_dir} (its key pair and the master's pinned key), {@code cachedir} (the
@@ -101,6 +115,9 @@ public final class MinionMain implements Callable<Integer> {
             daemon.close();
         }, "brine-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        if (rotateKey) {
+            return rotateOnce(daemon);
+        }
         MinionState state;
         try {
             state = daemon.terminated().get();
@@ -115,5 +132,34 @@ public final class MinionMain implements Callable<Integer> {
             case MASTER_KEY_MISMATCH -> 4;
             default -> 0;
         };
+    }
+
+    /** {@code --rotate-key}: one rotation, its outcome on stdout or stderr and in the exit status. */
+    private static int rotateOnce(MinionDaemon daemon) {
+        try {
+            Object first = CompletableFuture.anyOf(daemon.rotateKey(), daemon.terminated())
+                    .get(ROTATE_WAIT.toSeconds(), TimeUnit.SECONDS);
+            if (first instanceof KeyRotation.Result result) {
+                if (result.rotated()) {
+                    System.out.println("key rotated: " + result.fingerprint() + " (" + result.reason() + ")");
+                    return 0;
+                }
+                System.err.println("key rotation refused by the master: " + result.reason());
+                return 5;
+            }
+            System.err.println("key rotation not done: the minion stopped (" + first + ")");
+            return first == MinionState.REJECTED ? 3 : first == MinionState.MASTER_KEY_MISMATCH ? 4 : 1;
+        } catch (TimeoutException e) {
+            System.err.println("key rotation not done: no answer from the master within " + ROTATE_WAIT.toMinutes()
+                    + " minutes; the new key stays beside the old one and the next start offers it first");
+            return 6;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        } catch (ExecutionException e) {
+            return 1;
+        } finally {
+            daemon.close();
+        }
     }
 }

@@ -96,6 +96,11 @@ final class SessionChannel {
         return returns;
     }
 
+    /** The open session's id; empty when none is open. */
+    Optional<byte[]> sessionId() {
+        return session == null ? Optional.empty() : Optional.of(session.id.clone());
+    }
+
     /** An accepted auth: the new session starts its counters at 1, reports grains and resends unacknowledged returns. */
     void open(byte[] sessionId, SessionKey requestKey) {
         close();

@@ -74,6 +74,13 @@ final class StatusFile {
     }
 
     /** The master key of the last verified auth reply (the pinned one once pinned); shown from the next change. */
+    /** The minion's key changed (a rotation): shown from the next state on. */
+    void fingerprint(String fingerprint) {
+        MinionStatus s = current;
+        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), fingerprint,
+                s.masterFingerprint(), s.generation(), s.stalePublications());
+    }
+
     void masterKey(String fingerprint) {
         masterFingerprint = fingerprint;
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeyring;
 import io.brine.minion.auth.MinionKeys;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;
@@ -65,9 +66,9 @@ final class MinionFixture implements AutoCloseable {
         AtomicFiles.ensureDirectory(pkiDir);
         AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(MINION_KEY)),
                 AtomicFiles.OWNER_READ);
-        KeyPair keys = MinionKeys.loadOrCreate(pkiDir, 2048);
+        MinionKeyring keys = MinionKeyring.load(pkiDir, 2048);
         MasterPin pin = new MasterPin(pkiDir, masterFinger);
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock);
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048);
         minion = new Minion(settings, master, scheduler, parts, load -> ran.add(load.jid()));
         minion.start();
         scheduler.idle();

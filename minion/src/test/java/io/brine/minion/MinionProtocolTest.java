@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.SessionKey;
@@ -294,7 +295,8 @@ class MinionProtocolTest {
         KeyPair keys = TestKeys.pair(MinionFixture.MINION_KEY);
         Minion.Settings settings = MinionFixture.settings(false);
         Minion closing = new Minion(settings, master, watched,
-                Minion.Parts.wire(settings, keys, new MasterPin(pkiDir, null), master, watched, clock), load -> { });
+                Minion.Parts.wire(settings, MinionKeyring.of(pkiDir, keys), new MasterPin(pkiDir, null), master, watched,
+                        clock, 2048), load -> { });
         closing.start();
         await().until(() -> master.authRequests().size() == 1); // the auth timeout, 30 s away, is pending
         closing.close();

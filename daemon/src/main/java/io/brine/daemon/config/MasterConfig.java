@@ -43,6 +43,8 @@ import java.util.Set;
  * @param saltMinions {@code salt_minions}: also serve stock Salt minions on {@code ret_port} (off by default: Salt's
  *     suite is older than brine's; protocol/SALT.md)
  * @param logFormat {@code log_format}: text (the default) or json, one object a line
+ * @param keyRotation {@code key_rotation}: whether a minion may replace its accepted key by rotating (allow, the
+ *     default) or not (deny)
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
@@ -80,7 +82,8 @@ public record MasterConfig(
         boolean saltMinions,
         String httpInterface,
         OptionalInt httpPort,
-        LogFormat logFormat) {
+        LogFormat logFormat,
+        KeyRotationPolicy keyRotation) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -127,6 +130,7 @@ public record MasterConfig(
         Objects.requireNonNull(cluster, "cluster");
         Objects.requireNonNull(httpInterface, "httpInterface");
         Objects.requireNonNull(logFormat, "logFormat");
+        Objects.requireNonNull(keyRotation, "keyRotation");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
     }
 
@@ -387,6 +391,7 @@ public record MasterConfig(
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
+        private KeyRotationPolicy keyRotation = KeyRotationPolicy.ALLOW;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -547,6 +552,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder keyRotation(KeyRotationPolicy keyRotation) {
+            this.keyRotation = keyRotation;
+            return this;
+        }
+
         public Builder logFormat(LogFormat logFormat) {
             this.logFormat = logFormat;
             return this;
@@ -572,7 +582,8 @@ public record MasterConfig(
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),
                     saltMinions,
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
+                    keyRotation);
         }
     }
 

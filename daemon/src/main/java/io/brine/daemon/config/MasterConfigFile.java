@@ -93,6 +93,7 @@ final class MasterConfigFile {
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
         root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
+        root.choice("key_rotation", KeyRotationPolicy.class).ifPresent(config::keyRotation);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         root.bool("salt_minions").ifPresent(config::saltMinions);

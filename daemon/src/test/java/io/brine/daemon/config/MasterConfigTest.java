@@ -238,7 +238,7 @@ class MasterConfigTest {
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
-                        + " audit_log,"
+                        + " key_rotation, audit_log,"
                         + " cluster, salt_minions, http_interface, http_port)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
@@ -409,5 +409,13 @@ class MasterConfigTest {
                 "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", false))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("salt");
         assertThat(MasterConfig.builder(dir).publishPort(0).retPort(0).tcpPort(0).build().publishPort()).isZero();
+    }
+
+    @Test
+    void keyRotationIsAllowedByDefaultAndDeniedOnlyWhenSaidSo() throws Exception {
+        assertThat(load("{}\n").keyRotation()).isEqualTo(KeyRotationPolicy.ALLOW);
+        assertThat(load("key_rotation: deny\n").keyRotation()).isEqualTo(KeyRotationPolicy.DENY);
+        assertThat(problems("key_rotation: pending\n")).extracting(ConfigProblem::message)
+                .containsExactly("expected one of allow, deny, got \"pending\"");
     }
 }

@@ -35,7 +35,8 @@ public final class MinionKeys {
             refuseReadableByOthers(privateFile);
             KeyPair pair = Pem.readPrivateKey(new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS),
                     StandardCharsets.US_ASCII));
-            if (!Files.exists(publicFile, LinkOption.NOFOLLOW_LINKS)) {
+            // Missing, or left with the old key by a crash during a rotation's promotion (MinionKeyring).
+            if (!Files.exists(publicFile, LinkOption.NOFOLLOW_LINKS) || !matches(publicFile, pair)) {
                 AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
                         AtomicFiles.PUBLIC_READ);
             }
@@ -49,6 +50,15 @@ public final class MinionKeys {
         LOG.info("Minion key created, fingerprint {} (compare with `brine-key -f ID` on the master)",
                 Fingerprints.of(pair.getPublic()));
         return pair;
+    }
+
+    private static boolean matches(Path publicFile, KeyPair pair) {
+        try {
+            return Pem.readPublicKey(new String(AtomicFiles.readSmall(publicFile, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII)).equals(pair.getPublic());
+        } catch (IOException | KeyFormatException | RuntimeException e) {
+            return false;
+        }
     }
 
     static void refuseReadableByOthers(Path file) throws IOException {

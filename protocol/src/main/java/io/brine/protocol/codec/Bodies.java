@@ -249,7 +249,7 @@ final class Bodies {
         } else if (message instanceof SessionMessage.Event m) {
             out.array(3).str("Event.tag", m.tag()).integer(m.timeMs());
             Values.writeMap(out, "Event.data", m.data());
-        } else {
+        } else if (!KeyRotations.write(out, message)) {
             throw new IllegalArgumentException("no layout for " + message.getClass().getName());
         }
     }
@@ -372,6 +372,9 @@ final class Bodies {
                 String tag = in.text("Event.tag", MAX_EVENT_TAG, false);
                 long timeMs = in.nonNegative("Event.timeMs");
                 return new SessionMessage.Event(tag, timeMs, Values.readMap(in, "Event.data"));
+            }
+            case KEY_ROTATE, KEY_ROTATE_REPLY -> {
+                return KeyRotations.read(type, in);
             }
             default -> throw new MalformedException("type 0x" + Integer.toHexString(type.code())
                     + " is not allowed inside a session frame");

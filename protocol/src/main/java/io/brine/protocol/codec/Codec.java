@@ -40,7 +40,7 @@ public final class Codec {
             MessageType.HEARTBEAT, MessageType.KEY_REQUEST, MessageType.ACK, MessageType.KEY_UPDATE,
             MessageType.HEARTBEAT_REPLY, MessageType.PUBLISH_REQUEST, MessageType.JOB_QUERY,
             MessageType.PUBLISH_REPLY, MessageType.RETURN_EVENT, MessageType.JOB_REPLY,
-            MessageType.EVENTS_SUBSCRIBE, MessageType.EVENT);
+            MessageType.EVENTS_SUBSCRIBE, MessageType.EVENT, MessageType.KEY_ROTATE, MessageType.KEY_ROTATE_REPLY);
     private static final int HEADER = 2;
 
     private Codec() {

@@ -86,9 +86,9 @@ public final class Sessions {
     /** The direction a session message type travels in. */
     public static Direction direction(MessageType type) {
         return switch (type) {
-            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, EVENTS_SUBSCRIBE ->
+            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, EVENTS_SUBSCRIBE, KEY_ROTATE ->
                     Direction.MINION_TO_MASTER;
-            case ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENT ->
+            case ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENT, KEY_ROTATE_REPLY ->
                     Direction.MASTER_TO_MINION;
             default -> throw new IllegalArgumentException(type + " does not travel inside a session frame");
         };

@@ -18,13 +18,15 @@ public enum MessageType {
     PUBLISH_REQUEST(0x14, false),
     JOB_QUERY(0x15, false),
     EVENTS_SUBSCRIBE(0x16, false),
+    KEY_ROTATE(0x17, false),
     ACK(0x20, false),
     KEY_UPDATE(0x21, false),
     HEARTBEAT_REPLY(0x22, false),
     PUBLISH_REPLY(0x23, false),
     RETURN_EVENT(0x24, false),
     JOB_REPLY(0x25, false),
-    EVENT(0x26, false);
+    EVENT(0x26, false),
+    KEY_ROTATE_REPLY(0x27, false);
 
     private final int code;
     private final boolean signed;

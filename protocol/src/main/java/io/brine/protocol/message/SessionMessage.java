@@ -105,6 +105,62 @@ public sealed interface SessionMessage {
         }
     }
 
+    /**
+     * Minion to master: replace my accepted key (the one this session was opened with) by {@code newKey}, an X.509
+     * SubjectPublicKeyInfo DER; {@code oldSignature} and {@code newSignature} are RSA-PSS signatures by the two
+     * private keys over {@link io.brine.protocol.codec.KeyRotations#request}'s bytes (PROTOCOL.md 6.3).
+     */
+    record KeyRotate(byte[] newKey, byte[] oldSignature, byte[] newSignature) implements SessionMessage {
+        public KeyRotate {
+            newKey = newKey.clone();
+            oldSignature = oldSignature.clone();
+            newSignature = newSignature.clone();
+        }
+
+        @Override
+        public byte[] newKey() {
+            return newKey.clone();
+        }
+
+        @Override
+        public byte[] oldSignature() {
+            return oldSignature.clone();
+        }
+
+        @Override
+        public byte[] newSignature() {
+            return newSignature.clone();
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.KEY_ROTATE;
+        }
+    }
+
+    /**
+     * Master to minion: the answer to a {@link KeyRotate}: {@code rotated} when the key of fingerprint {@code
+     * newFingerprint} is now the minion's accepted key, else refused for {@code reason}; signed by the master's key
+     * over {@link io.brine.protocol.codec.KeyRotations#reply}'s bytes, so the minion switches keys only on the word of
+     * the master it pinned.
+     */
+    record KeyRotateReply(boolean rotated, String newFingerprint, String reason, byte[] signature)
+            implements SessionMessage {
+        public KeyRotateReply {
+            signature = signature.clone();
+        }
+
+        @Override
+        public byte[] signature() {
+            return signature.clone();
+        }
+
+        @Override
+        public MessageType type() {
+            return MessageType.KEY_ROTATE_REPLY;
+        }
+    }
+
     /** Publisher to master: publish this job. The publisher's name comes from its session. */
     record PublishRequest(String targetType, String target, String fun, List<Object> args,
             Map<String, Object> kwargs, int timeoutSeconds) implements SessionMessage {

@@ -121,7 +121,10 @@ final class Samples {
                 new SessionMessage.JobReply(map(), "no such job"),
                 new SessionMessage.EventsSubscribe("brine/job/*"),
                 new SessionMessage.Event("brine/auth/accepted", TS, map("id", "web1", "rule", "auto_accept")),
-                new SessionMessage.Ack(List.of("j1"), "return refused: over max_return_bytes (4096)"));
+                new SessionMessage.Ack(List.of("j1"), "return refused: over max_return_bytes (4096)"),
+                new SessionMessage.KeyRotate(seq(294), filled(256, 0x01), filled(256, 0x02)),
+                new SessionMessage.KeyRotateReply(true, "ab:".repeat(31) + "ab", "key rotated by the minion",
+                        filled(256, 0x03)));
     }
 
     static ClientAuth clientAuth() {

@@ -1,0 +1,105 @@
+package io.brine.master.auth;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.daemon.config.KeyRotationPolicy;
+import io.brine.master.session.MinionSession;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.KeyRotations;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateReply;
+import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.RotationDecision;
+import java.io.UncheckedIOException;
+import java.security.PrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A minion's key rotation over its session (PROTOCOL.md 6.3): the request must be signed by the key the session was
+ * opened with and by the new key, over bytes bound to this session; the new key gets every check an offered key gets
+ * and {@link KeyStore#rotate} decides and writes (one atomic change, audited with both fingerprints). The answer is
+ * signed by the master's key: one private-key operation per rotation, paid at most once per {@link #INTERVAL} per
+ * minion (a request sooner is dropped unanswered). Runs on an auth worker: it signs and writes.
+ */
+public final class KeyRotationService {
+
+    /** One answered rotation request per minion per this interval (PROTOCOL.md §10.1). */
+    public static final Duration INTERVAL = Duration.ofMinutes(1);
+
+    private static final Logger LOG = LoggerFactory.getLogger(KeyRotationService.class);
+
+    private final KeyStore keyStore;
+    private final PrivateKey masterKey;
+    private final KeyRotationPolicy policy;
+    private final Cache<String, Boolean> recent;
+
+    public KeyRotationService(KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker) {
+        this.keyStore = keyStore;
+        this.masterKey = masterKey;
+        this.policy = policy;
+        this.recent = Caffeine.newBuilder().expireAfterWrite(INTERVAL).ticker(ticker).maximumSize(1_000_000).build();
+    }
+
+    /**
+     * The signed answer to {@code request} from {@code session}'s minion; empty when the minion already had an answer
+     * within {@link #INTERVAL} (the caller drops the request and says so).
+     */
+    public Optional<KeyRotateReply> rotate(MinionSession session, KeyRotate request) {
+        String id = session.minionId();
+        if (recent.asMap().putIfAbsent(id, Boolean.TRUE) != null) {
+            return Optional.empty();
+        }
+        byte[] sessionId = session.sessionId().bytes();
+        RSAPublicKey oldKey = session.publicKey();
+        RSAPublicKey newKey;
+        try {
+            newKey = RsaKeys.offeredKeyFromDer(request.newKey());
+        } catch (KeyFormatException e) {
+            return Optional.of(answer(session, false, "-", "the new key is not usable: " + e.getMessage()));
+        }
+        String newFingerprint = Fingerprints.of(newKey);
+        byte[] signed = KeyRotations.request(sessionId, id, oldKey.getEncoded(), request.newKey());
+        boolean byOld = Rsa.verify(oldKey, signed, request.oldSignature());
+        boolean byNew = Rsa.verify(newKey, signed, request.newSignature());
+        if (!byOld || !byNew) {
+            String reason = "the request is not signed by " + (byOld ? "the new key"
+                    : byNew ? "the old (accepted) key" : "either key");
+            return Optional.of(answer(session, false, newFingerprint, reason));
+        }
+        RotationDecision decision;
+        try {
+            decision = keyStore.rotate(id, oldKey, newKey, policy, "minion " + id);
+        } catch (IllegalArgumentException e) {
+            String reason = e.getMessage().startsWith(id + ": ") ? e.getMessage().substring(id.length() + 2)
+                    : e.getMessage();
+            return Optional.of(answer(session, false, newFingerprint, "the new key is not usable: " + reason));
+        } catch (UncheckedIOException e) {
+            LOG.warn("Minion {}: key rotation not recorded: {}", MinionIds.printable(id), e.getMessage());
+            return Optional.of(answer(session, false, newFingerprint, "not recorded by the master; try later"));
+        }
+        // Java 17: no pattern switch; RotationDecision is sealed to these two.
+        return Optional.of(decision instanceof RotationDecision.Rotated rotated
+                ? answer(session, true, rotated.newFingerprint(), rotated.reason())
+                : answer(session, false, ((RotationDecision.Refused) decision).newFingerprint(), decision.reason()));
+    }
+
+    private KeyRotateReply answer(MinionSession session, boolean rotated, String newFingerprint, String reason) {
+        if (rotated) {
+            LOG.info("Minion {}: key rotated to {} ({})", session.minionId(), newFingerprint, reason);
+        } else {
+            LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint, reason);
+        }
+        byte[] signature = Rsa.sign(masterKey, KeyRotations.reply(session.sessionId().bytes(), rotated,
+                newFingerprint, reason));
+        return new KeyRotateReply(rotated, newFingerprint, reason, signature);
+    }
+}

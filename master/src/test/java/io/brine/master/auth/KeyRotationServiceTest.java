@@ -1,0 +1,165 @@
+package io.brine.master.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.daemon.config.KeyRotationPolicy;
+import io.brine.master.session.MinionSession;
+import io.brine.master.session.SessionTable;
+import io.brine.protocol.codec.KeyRotations;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateReply;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.transport.Peer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A minion's key rotation as the master judges it (issue 25): signed by both keys over this session, every check of
+ * a new key, one key one id, the policy, one answered request a minute, and a signed answer.
+ */
+class KeyRotationServiceTest {
+
+    private static final KeyPair MASTER = TestKeys.pair(0);
+    private static final KeyPair OLD = TestKeys.pair(1);
+    private static final KeyPair NEW = TestKeys.pair(2);
+    private static final Peer PEER = () -> "127.0.0.1";
+
+    @TempDir
+    Path tmp;
+    private AuditLog audit;
+    private FileKeyStore store;
+    private final SessionTable sessions = new SessionTable();
+    private final AtomicLong nanos = new AtomicLong();
+
+    @BeforeEach
+    void open() throws Exception {
+        audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
+        store = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki")).auditLog(audit).masterKey(false)
+                .build());
+        store.offer("web1", pub(OLD), PolicyVerdict.ACCEPT);
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        store.close();
+        audit.close();
+    }
+
+    private KeyRotationService service(KeyRotationPolicy policy) {
+        return new KeyRotationService(store, MASTER.getPrivate(), policy, nanos::get);
+    }
+
+    private MinionSession session() {
+        return sessions.open("web1", pub(OLD), PEER, 0);
+    }
+
+    private static RSAPublicKey pub(KeyPair pair) {
+        return (RSAPublicKey) pair.getPublic();
+    }
+
+    /** A request for {@code session}'s minion to rotate to {@code next}, signed by {@code byOld} and {@code byNew}. */
+    private static KeyRotate request(MinionSession session, KeyPair byOld, KeyPair next, KeyPair byNew) {
+        byte[] signed = KeyRotations.request(session.sessionId().bytes(), "web1", pub(OLD).getEncoded(),
+                next.getPublic().getEncoded());
+        return new KeyRotate(next.getPublic().getEncoded(), Rsa.sign(byOld.getPrivate(), signed),
+                Rsa.sign(byNew.getPrivate(), signed));
+    }
+
+    private static boolean signedByMaster(MinionSession session, KeyRotateReply reply) {
+        return Rsa.verify(MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply.rotated(),
+                reply.newFingerprint(), reply.reason()), reply.signature());
+    }
+
+    @Test
+    void aRequestSignedByBothKeysRotatesAndIsAnsweredSignedByTheMaster() throws Exception {
+        MinionSession session = session();
+
+        KeyRotateReply reply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, NEW, NEW))
+                .orElseThrow();
+
+        assertThat(reply.rotated()).isTrue();
+        assertThat(reply.newFingerprint()).isEqualTo(Fingerprints.of(NEW.getPublic()));
+        assertThat(signedByMaster(session, reply)).isTrue();
+        assertThat(store.acceptedKey("web1")).contains(pub(NEW));
+        assertThat(Files.readString(audit.file())).contains("\"key.rotated\"", "\"minion web1\"");
+    }
+
+    @Test
+    void aRequestSignedByOneKeyOnlyIsRefusedAndChangesNothing() {
+        MinionSession session = session();
+        KeyPair stranger = TestKeys.pair(3);
+
+        KeyRotateReply byOldOnly = service(KeyRotationPolicy.ALLOW)
+                .rotate(session, request(session, OLD, NEW, stranger)).orElseThrow();
+        KeyRotateReply byNewOnly = service(KeyRotationPolicy.ALLOW)
+                .rotate(session, request(session, stranger, NEW, NEW)).orElseThrow();
+
+        assertThat(byOldOnly.rotated()).isFalse();
+        assertThat(byOldOnly.reason()).isEqualTo("the request is not signed by the new key");
+        assertThat(byNewOnly.reason()).isEqualTo("the request is not signed by the old (accepted) key");
+        assertThat(signedByMaster(session, byNewOnly)).isTrue();
+        assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+    }
+
+    @Test
+    void aRequestReplayedInAnotherSessionDoesNotVerify() {
+        MinionSession first = session();
+        KeyRotate captured = request(first, OLD, NEW, NEW);
+        MinionSession second = session();
+
+        KeyRotateReply reply = service(KeyRotationPolicy.ALLOW).rotate(second, captured).orElseThrow();
+
+        assertThat(reply.reason()).isEqualTo("the request is not signed by either key");
+        assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+    }
+
+    @Test
+    void aWeakNewKeyOrOneHeldByAnotherIdOrAMasterThatDeniesIsRefusedWithTheReason() throws Exception {
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
+        generator.initialize(1024);
+        KeyPair weak = generator.generateKeyPair();
+        store.offer("web2", pub(NEW), PolicyVerdict.NONE);
+
+        MinionSession session = session();
+        KeyRotateReply weakReply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, weak, weak))
+                .orElseThrow();
+        KeyRotateReply heldReply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, NEW, NEW))
+                .orElseThrow();
+        KeyRotateReply deniedReply = service(KeyRotationPolicy.DENY)
+                .rotate(session, request(session, OLD, TestKeys.pair(4), TestKeys.pair(4))).orElseThrow();
+
+        assertThat(weakReply.reason()).startsWith("the new key is not usable: ").contains("1024");
+        assertThat(heldReply.reason()).isEqualTo("the new key is held by another id (same key as web2)");
+        assertThat(deniedReply.reason()).isEqualTo("key rotation is denied by this master (key_rotation: deny)");
+        assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+    }
+
+    @Test
+    void oneRequestAMinuteIsAnsweredAndTheNextOnePastItIs() {
+        KeyRotationService service = service(KeyRotationPolicy.DENY);
+        MinionSession session = session();
+
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isPresent();
+        nanos.addAndGet(KeyRotationService.INTERVAL.toNanos() - 1);
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isEqualTo(Optional.empty());
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isPresent();
+    }
+}

@@ -1,0 +1,113 @@
+package io.brine.minion;
+
+import io.brine.minion.auth.MasterPin;
+import io.brine.minion.auth.MinionKeyring;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.KeyRotations;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateReply;
+import java.io.IOException;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The minion's side of a key rotation (PROTOCOL.md 6.3): writes the new key beside the old ({@link MinionKeyring}),
+ * asks over the open session with a request signed by both, and switches keys only on the pinned master's signed
+ * answer. A refusal drops the new key; no answer leaves it for the next auth to try first. Confined to the event
+ * thread.
+ */
+public final class KeyRotation {
+
+    /** What became of a rotation, for {@code brine-minion --rotate-key}. */
+    public record Result(boolean rotated, String fingerprint, String reason) {
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(KeyRotation.class);
+
+    private final String id;
+    private final MinionKeyring keyring;
+    private final MasterPin pin;
+    private final StatusFile status;
+    private final int keysize;
+    /** The outstanding request's session id, and who waits for its answer; null when none is outstanding. */
+    private byte[] askedIn;
+    private CompletableFuture<Result> waiting;
+
+    KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize) {
+        this.id = id;
+        this.keyring = keyring;
+        this.pin = pin;
+        this.status = status;
+        this.keysize = keysize;
+    }
+
+    /**
+     * The request to send in session {@code sessionId}, signed by the current key and the new one (made and written
+     * first, or the one an unanswered rotation left); empty when the new key cannot be written ({@code result} is
+     * then completed).
+     */
+    Optional<KeyRotate> request(byte[] sessionId, CompletableFuture<Result> result) {
+        KeyPair next;
+        try {
+            next = keyring.prepareCandidate(keysize);
+        } catch (IOException e) {
+            LOG.error("Minion {}: cannot write the new key for a rotation: {}", id, e.getMessage());
+            result.complete(new Result(false, null, "cannot write the new key: " + e.getMessage()));
+            return Optional.empty();
+        }
+        KeyPair old = keyring.current();
+        byte[] newKey = next.getPublic().getEncoded();
+        byte[] signed = KeyRotations.request(sessionId, id, old.getPublic().getEncoded(), newKey);
+        askedIn = sessionId.clone();
+        waiting = result;
+        LOG.info("Minion {}: asking the master to rotate this minion's key to {}", id,
+                Fingerprints.of(next.getPublic()));
+        return Optional.of(new KeyRotate(newKey, Rsa.sign(old.getPrivate(), signed),
+                Rsa.sign(next.getPrivate(), signed)));
+    }
+
+    /** The master's answer, in session {@code sessionId}: believed only when the pinned master key signed it. */
+    void onReply(byte[] sessionId, KeyRotateReply reply) {
+        Optional<RSAPublicKey> master = pin.pinned();
+        KeyPair candidate = keyring.candidate().orElse(null);
+        if (askedIn == null || candidate == null || master.isEmpty()
+                || !java.util.Arrays.equals(askedIn, sessionId)
+                || !Rsa.verify(master.get(), KeyRotations.reply(sessionId, reply.rotated(), reply.newFingerprint(),
+                        reply.reason()), reply.signature())) {
+            LOG.warn("Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
+                    + " pinned master key", id);
+            return;
+        }
+        askedIn = null;
+        String fingerprint = Fingerprints.of(candidate.getPublic());
+        Result result;
+        try {
+            if (reply.rotated() && fingerprint.equals(reply.newFingerprint())) {
+                keyring.promote(candidate);
+                status.fingerprint(fingerprint);
+                result = new Result(true, fingerprint, reply.reason());
+            } else {
+                LOG.warn("Minion {}: key rotation refused by the master: {}", id,
+                        MinionIds.printable(reply.reason()));
+                keyring.discardCandidate();
+                result = new Result(false, fingerprint, reply.reason());
+            }
+        } catch (IOException e) {
+            // The master holds the new key; the next auth offers it first and promotes it then.
+            LOG.error("Minion {}: the master rotated this minion's key but it cannot be switched here: {}", id,
+                    e.getMessage());
+            result = new Result(false, fingerprint, "rotated by the master, not switched here: " + e.getMessage());
+        }
+        CompletableFuture<Result> done = waiting;
+        waiting = null;
+        if (done != null) {
+            done.complete(result);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.brine.protocol.codec;
+
+import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateReply;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A minion's key rotation on the wire (PROTOCOL.md 6.3): the layouts of {@link KeyRotate} and {@link
+ * KeyRotateReply}, and the bytes each signature covers. Both are bound to the session they travel in, so a request or
+ * an answer copied into another session does not verify.
+ */
+public final class KeyRotations {
+
+    static final byte[] REQUEST_CONTEXT = "brine-key-rotate-v1".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] REPLY_CONTEXT = "brine-key-rotate-reply-v1".getBytes(StandardCharsets.US_ASCII);
+    /** A fingerprint as {@code Fingerprints.of} prints it: 32 colon-separated hex pairs. */
+    static final int FINGERPRINT_LENGTH = 95;
+
+    private KeyRotations() {
+    }
+
+    /**
+     * What both keys sign: {@code "brine-key-rotate-v1" || sessionId(16) || u16 len || id || u16 len || oldKey ||
+     * u16 len || newKey}, the keys as SubjectPublicKeyInfo DER.
+     */
+    public static byte[] request(byte[] sessionId, String id, byte[] oldKey, byte[] newKey) {
+        byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(REQUEST_CONTEXT.length + sessionId.length + 6 + idBytes.length + oldKey.length
+                + newKey.length).put(REQUEST_CONTEXT).put(sessionId).putShort((short) idBytes.length).put(idBytes)
+                .putShort((short) oldKey.length).put(oldKey).putShort((short) newKey.length).put(newKey).array();
+    }
+
+    /**
+     * What the master signs: {@code "brine-key-rotate-reply-v1" || sessionId(16) || u8 rotated || u16 len ||
+     * newFingerprint || u16 len || reason}, strings in UTF-8.
+     */
+    public static byte[] reply(byte[] sessionId, boolean rotated, String newFingerprint, String reason) {
+        byte[] fingerprint = newFingerprint.getBytes(StandardCharsets.UTF_8);
+        byte[] why = reason.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(REPLY_CONTEXT.length + sessionId.length + 5 + fingerprint.length + why.length)
+                .put(REPLY_CONTEXT).put(sessionId).put((byte) (rotated ? 1 : 0)).putShort((short) fingerprint.length)
+                .put(fingerprint).putShort((short) why.length).put(why).array();
+    }
+
+    /** Writes {@code message} when it is one of this class's; false otherwise. */
+    static boolean write(MsgWriter out, SessionMessage message) {
+        if (message instanceof KeyRotate m) {
+            out.array(3).bin("KeyRotate.newKey", m.newKey()).bin("KeyRotate.oldSignature", m.oldSignature())
+                    .bin("KeyRotate.newSignature", m.newSignature());
+            return true;
+        }
+        if (message instanceof KeyRotateReply m) {
+            out.array(4).bool(m.rotated()).str("KeyRotateReply.newFingerprint", m.newFingerprint())
+                    .str("KeyRotateReply.reason", m.reason()).bin("KeyRotateReply.signature", m.signature());
+            return true;
+        }
+        return false;
+    }
+
+    static SessionMessage read(MessageType type, MsgReader in) throws IOException, MalformedException {
+        if (type == MessageType.KEY_ROTATE) {
+            in.array("KeyRotate", 3);
+            byte[] newKey = in.bin("KeyRotate.newKey", 1, FieldLimits.MAX_SPKI);
+            byte[] oldSignature = in.bin("KeyRotate.oldSignature", 1, FieldLimits.MAX_RSA_BLOCK);
+            byte[] newSignature = in.bin("KeyRotate.newSignature", 1, FieldLimits.MAX_RSA_BLOCK);
+            return new KeyRotate(newKey, oldSignature, newSignature);
+        }
+        in.array("KeyRotateReply", 4);
+        boolean rotated = in.bool("KeyRotateReply.rotated");
+        String fingerprint = in.text("KeyRotateReply.newFingerprint", FINGERPRINT_LENGTH, false);
+        String reason = in.text("KeyRotateReply.reason", FieldLimits.MAX_REASON, false);
+        byte[] signature = in.bin("KeyRotateReply.signature", 1, FieldLimits.MAX_RSA_BLOCK);
+        return new KeyRotateReply(rotated, fingerprint, reason, signature);
+    }
+}
