@@ -26,20 +26,18 @@ import org.apache.zookeeper.data.ACL;
  */
 public final class ClusterConnection {
 
-    /** How long {@link #open} waits for the first connection before it gives up. */
-    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(15);
-
     private ClusterConnection() {
     }
 
     /**
      * Starts a client and waits until it is connected.
      *
-     * @throws ClusterUnavailableException when the ensemble cannot be reached within {@link #CONNECT_TIMEOUT}
+     * @throws ClusterUnavailableException when the ensemble cannot be reached within the config's
+     *         {@code connect_timeout}
      * @throws IOException when the password file cannot be read
      */
     public static CuratorFramework open(ClusterConfig config) throws IOException {
-        return open(config, CONNECT_TIMEOUT);
+        return open(config, config.connectTimeout());
     }
 
     /** As {@link #open(ClusterConfig)}, waiting at most {@code within} for the first connection. */

@@ -45,7 +45,9 @@ public final class ClusterStores implements AutoCloseable {
      */
     public static ClusterStores open(MasterConfig master, AuditLog audit, Clock clock, boolean masterKey)
             throws IOException, KeyStoreException {
-        Checked checked = connectChecked(master, masterKey, ClusterConnection.CONNECT_TIMEOUT);
+        Duration within = master.cluster().map(ClusterConfig::connectTimeout)
+                .orElseThrow(() -> new IllegalArgumentException("no cluster"));
+        Checked checked = connectChecked(master, masterKey, within);
         ClusterConfig config = checked.config();
         CuratorFramework client = checked.client();
         KeyPair pair = checked.pair();

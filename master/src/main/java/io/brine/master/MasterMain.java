@@ -140,7 +140,7 @@ public final class MasterMain implements Callable<Integer> {
      * Why the master would refuse to start with {@code config} past its file checks, by the code the start runs:
      * the TLS key and certificate as the TCP transport loads them, and the {@code cluster:} section as
      * {@link ClusterStores#check} makes it (which connects to the ensemble for the root's ACL, waiting at most
-     * {@link #CHECK_CONNECT_TIMEOUT}); null when it would not.
+     * {@link #CHECK_CONNECT_TIMEOUT}, or {@code connect_timeout} if shorter); null when it would not.
      */
     static String startRefusal(MasterConfig config) {
         try {
@@ -148,7 +148,9 @@ public final class MasterMain implements Callable<Integer> {
                 TcpTls.server(config.tls().get().cert(), config.tls().get().key());
             }
             if (config.cluster().isPresent()) {
-                ClusterStores.check(config, CHECK_CONNECT_TIMEOUT);
+                Duration connectTimeout = config.cluster().get().connectTimeout();
+                ClusterStores.check(config, connectTimeout.compareTo(CHECK_CONNECT_TIMEOUT) < 0 ? connectTimeout
+                        : CHECK_CONNECT_TIMEOUT);
             }
             return null;
         } catch (IOException | KeyStoreException | RuntimeException e) {

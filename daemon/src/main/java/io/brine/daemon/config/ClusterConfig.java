@@ -21,12 +21,18 @@ import java.util.regex.Pattern;
  * @param auth           {@code auth}: digest credentials for the root's ACL; empty means the ensemble's open ACL
  * @param insecureOpenAcl {@code insecure_open_acl}: without {@code auth}, a master refuses to start unless this says
  *                       that every znode may be open to whoever reaches the ensemble (who could then plant keys)
+ * @param connectTimeout {@code connect_timeout}: how long a master's start and each brine-key run wait for the
+ *                       ensemble's first answer before they give up saying it is unavailable
  */
 public record ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth,
-        boolean insecureOpenAcl) {
+        boolean insecureOpenAcl, Duration connectTimeout) {
 
     public static final String DEFAULT_ROOT = "/brine";
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(15);
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
+    /** Bounds of {@code connect_timeout}, in seconds. */
+    public static final int MIN_CONNECT_TIMEOUT = 1;
+    public static final int MAX_CONNECT_TIMEOUT = 600;
 
     private static final Pattern HOST_PORT = Pattern.compile("[A-Za-z0-9.\\-]+:[0-9]{1,5}|\\[[0-9A-Fa-f:.]+]:[0-9]{1,5}");
     private static final Pattern ROOT = Pattern.compile("(/[a-z0-9][a-z0-9._-]*)+");
@@ -48,9 +54,20 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
         if (insecureOpenAcl && auth.isPresent()) {
             throw new IllegalArgumentException("insecureOpenAcl is for a cluster without auth");
         }
+        Objects.requireNonNull(connectTimeout, "connectTimeout");
+        if (connectTimeout.toMillis() < MIN_CONNECT_TIMEOUT * 1000L || connectTimeout.toSeconds() > MAX_CONNECT_TIMEOUT) {
+            throw new IllegalArgumentException("connectTimeout must be from " + MIN_CONNECT_TIMEOUT + " to "
+                    + MAX_CONNECT_TIMEOUT + " seconds");
+        }
     }
 
-    /** Without the open-ACL consent. */
+    /** With the default connect timeout. */
+    public ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth,
+            boolean insecureOpenAcl) {
+        this(connect, root, sessionTimeout, auth, insecureOpenAcl, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    /** Without the open-ACL consent, with the default connect timeout. */
     public ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth) {
         this(connect, root, sessionTimeout, auth, false);
     }
@@ -61,16 +78,20 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
     }
 
     public ClusterConfig withRoot(String newRoot) {
-        return new ClusterConfig(connect, newRoot, sessionTimeout, auth, insecureOpenAcl);
+        return new ClusterConfig(connect, newRoot, sessionTimeout, auth, insecureOpenAcl, connectTimeout);
     }
 
     public ClusterConfig withAuth(Auth newAuth) {
-        return new ClusterConfig(connect, root, sessionTimeout, Optional.of(newAuth), false);
+        return new ClusterConfig(connect, root, sessionTimeout, Optional.of(newAuth), false, connectTimeout);
     }
 
     /** {@code insecure_open_acl: true}: the admin's consent to znodes anyone reaching the ensemble can write. */
     public ClusterConfig withInsecureOpenAcl() {
-        return new ClusterConfig(connect, root, sessionTimeout, Optional.empty(), true);
+        return new ClusterConfig(connect, root, sessionTimeout, Optional.empty(), true, connectTimeout);
+    }
+
+    public ClusterConfig withConnectTimeout(Duration newConnectTimeout) {
+        return new ClusterConfig(connect, root, sessionTimeout, auth, insecureOpenAcl, newConnectTimeout);
     }
 
     /**

@@ -136,6 +136,8 @@ final class MasterConfigFile {
         String root = cluster.string("root", ClusterConfig::rootProblem).orElse(ClusterConfig.DEFAULT_ROOT);
         Duration sessionTimeout = cluster.seconds("session_timeout", 2, 600)
                 .orElse(ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+        Duration connectTimeout = cluster.seconds("connect_timeout", ClusterConfig.MIN_CONNECT_TIMEOUT,
+                ClusterConfig.MAX_CONNECT_TIMEOUT).orElse(ClusterConfig.DEFAULT_CONNECT_TIMEOUT);
         Optional<ClusterConfig.Auth> auth = cluster.section("auth").flatMap(section -> {
             Optional<String> user = section.string("user", value -> value.matches("[A-Za-z0-9._-]{1,64}")
                     ? Optional.empty() : Optional.of("expected 1 to 64 of [A-Za-z0-9._-]"));
@@ -154,7 +156,8 @@ final class MasterConfigFile {
             insecureOpenAcl = false;
         }
         boolean openAcl = insecureOpenAcl;
-        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth, openAcl && auth.isEmpty()));
+        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth, openAcl && auth.isEmpty(),
+                connectTimeout));
     }
 
     private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {

@@ -92,6 +92,23 @@ class ClusterConfigTest {
     }
 
     @Test
+    void connectTimeoutIsFromOneToSixHundredSecondsFifteenByDefault() throws Exception {
+        String cluster = "cluster:\n  connect: 127.0.0.1:2181\n";
+        assertThat(load(cluster).cluster().orElseThrow().connectTimeout()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(load(cluster + "  connect_timeout: 1\n").cluster())
+                .contains(ClusterConfig.of("127.0.0.1:2181").withConnectTimeout(Duration.ofSeconds(1)));
+        assertThat(load(cluster + "  connect_timeout: 600\n").cluster().orElseThrow().connectTimeout())
+                .isEqualTo(Duration.ofSeconds(600));
+        for (String past : List.of("0", "601", "1.5", "soon")) {
+            assertThat(problems(cluster + "  connect_timeout: " + past + "\n"))
+                    .extracting(ConfigProblem::line, ConfigProblem::key)
+                    .containsExactly(tuple(3, "cluster.connect_timeout"));
+        }
+        assertThatThrownBy(() -> ClusterConfig.of("zk1:2181").withConnectTimeout(Duration.ofMillis(999)))
+                .hasMessageContaining("connectTimeout");
+    }
+
+    @Test
     void aClusterWithoutConnectIsAProblem() throws IOException {
         assertThat(problems("cluster:\n  root: /brine\n")).extracting(ConfigProblem::key, ConfigProblem::message)
                 .containsExactly(tuple("cluster.connect",
