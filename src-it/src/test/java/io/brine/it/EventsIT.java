@@ -1,6 +1,7 @@
 package io.brine.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,24 +12,22 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code bin/brine events --out json} against a real master process: it prints an admin's key accept (by
- * bin/brine-key, another process) and the returns of a job from bin/brine, as JSON lines, as they happen.
+ * {@code bin/brine events --out json} against a real master process (the one {@link LaunchedDaemons} shares): it
+ * prints an admin's key accept (by bin/brine-key, another process) and the returns of a job from bin/brine, as JSON
+ * lines, as they happen.
  */
+@ExtendWith(LaunchedDaemons.class)
 class EventsIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path ROOT = LaunchedDaemons.ROOT;
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern SERVING = Pattern.compile(
-            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
 
     @TempDir
     Path tmp;
@@ -40,41 +39,26 @@ class EventsIT {
     }
 
     @Test
-    void brineEventsShowsAKeyAcceptAndAJobsReturns() throws Exception {
-        Path masterDir = MetricsEndpointIT.config(tmp.resolve("master"), "master.yaml", Map.of("publish_port", "0",
-                "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
-        // Test keys where the daemons would generate theirs (that is DaemonLaunchersIT's and TarballIT's).
-        Fleet.seedMasterKey(masterDir.resolve("pki"), 140);
-        Fleet.seedRootKey(masterDir.resolve("cache"), 141);
-        Path masterLog = tmp.resolve("master.log");
-        start(masterLog, "brine-master", "-c", masterDir.toString());
-        MetricsEndpointIT.awaitLog(masterLog, "Master serving");
-        Matcher serving = SERVING.matcher(Files.readString(masterLog));
-        assertThat(serving.find()).isTrue();
-        String retPort = serving.group(1);
-        String publishPort = serving.group(2);
-        // The admin's CLI reads master.yaml: give it the ports the master bound.
-        Path cliDir = MetricsEndpointIT.config(tmp.resolve("cli"), "master.yaml", Map.of("publish_port",
-                publishPort, "ret_port", retPort, "pki_dir", masterDir.resolve("pki").toString(), "cachedir",
-                masterDir.resolve("cache").toString()));
-
+    void brineEventsShowsAKeyAcceptAndAJobsReturns(LaunchedDaemons.Running daemons) throws Exception {
+        Path masterLog = daemons.masterLog();
+        long subscribed = LaunchedDaemons.logged(masterLog, "subscribed to events");
         Path events = tmp.resolve("events.jsonl");
-        start(events, "brine", "events", "--out", "json", "-c", cliDir.toString());
-        MetricsEndpointIT.awaitLog(masterLog, "subscribed to events");
+        start(events, "brine", "events", "--out", "json", "-c", daemons.cliDir().toString());
+        await().until(() -> LaunchedDaemons.logged(masterLog, "subscribed to events") > subscribed);
 
-        Path web1 = MetricsEndpointIT.config(tmp.resolve("web1"), "minion.yaml", Map.of("id", "web1", "ret_port",
-                retPort, "publish_port", publishPort, "pki_dir", "pki", "cachedir", "cache", "acceptance_wait_time",
-                "1"));
-        Fleet.seedKey(web1.resolve("pki"), 142);
-        start(tmp.resolve("web1.log"), "brine-minion", "-c", web1.toString());
+        // Not in the shared master's autosign_file: it waits for an admin.
+        String id = "events1";
+        Path minion = daemons.minionConfig(id);
+        Fleet.seedKey(minion.resolve("pki"), 143);
+        start(tmp.resolve(id + ".log"), "brine-minion", "-c", minion.toString());
         MetricsEndpointIT.awaitLog(events, "\"tag\":\"brine/auth/pending\"");
 
-        run("brine-key", "-c", masterDir.toString(), "-a", "web1", "-y");
+        run("brine-key", "-c", daemons.masterDir().toString(), "-a", id, "-y");
         MetricsEndpointIT.awaitLog(events, "\"tag\":\"brine/key/minions\"");
         MetricsEndpointIT.awaitLog(events, "\"tag\":\"brine/auth/accepted\"");
 
-        run("brine", "-c", cliDir.toString(), "*", "test.ping");
-        MetricsEndpointIT.awaitLog(events, "/ret/web1\"");
+        run("brine", "-c", daemons.cliDir().toString(), id, "test.ping");
+        MetricsEndpointIT.awaitLog(events, "/ret/" + id + "\"");
 
         List<JsonNode> lines = new ArrayList<>();
         for (String line : Files.readAllLines(events)) {
@@ -82,13 +66,13 @@ class EventsIT {
         }
         JsonNode accept = lines.stream().filter(l -> l.path("tag").asText().equals("brine/key/minions"))
                 .findFirst().orElseThrow();
-        assertThat(accept.path("data").path("id").asText()).isEqualTo("web1");
+        assertThat(accept.path("data").path("id").asText()).isEqualTo(id);
         assertThat(accept.path("data").path("from").asText()).isEqualTo("minions_pre");
         assertThat(accept.path("time").asText()).isNotEmpty();
         JsonNode published = lines.stream().filter(l -> l.path("tag").asText().matches("brine/job/[^/]+/new"))
                 .findFirst().orElseThrow();
         String jid = published.path("data").path("jid").asText();
-        JsonNode ret = lines.stream().filter(l -> l.path("tag").asText().equals("brine/job/" + jid + "/ret/web1"))
+        JsonNode ret = lines.stream().filter(l -> l.path("tag").asText().equals("brine/job/" + jid + "/ret/" + id))
                 .findFirst().orElseThrow();
         assertThat(ret.path("data").path("success").asBoolean()).isTrue();
     }
