@@ -20,8 +20,10 @@ import org.junit.jupiter.api.io.TempDir;
  * A minion with {@code master: [a, b]} and {@code master_type: failover} in front of a cluster of two masters on one
  * ZooKeeper server started by the test: when the master holding its session stops, or keeps the connection open and
  * answers nothing, it moves to the other with the same key (no re-acceptance), and a job published through that master
- * reaches it; while its master answers, it stays, whatever its timeouts (issue 24, item 3).
+ * reaches it; while its master answers, it stays, whatever its timeouts (issue 24, item 3). Runs alone: its minion's
+ * timeouts are scaled to 1.5 s, which a neighbour taking the cores could make it miss.
  */
+@RunsAlone
 class ClusterFailoverIT {
 
     @TempDir

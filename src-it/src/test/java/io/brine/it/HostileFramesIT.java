@@ -33,7 +33,11 @@ import org.zeromq.SocketType;
 import org.zeromq.ZContext;
 import org.zeromq.ZMQ;
 
-/** Garbage, oversized and unauthenticated frames on the request channel, while real minions carry on. */
+/**
+ * Garbage, oversized and unauthenticated frames on the request channel, while real minions carry on. Runs alone: the
+ * flood's bound is a rate per second, counted against the clock.
+ */
+@RunsAlone
 class HostileFramesIT {
 
     @TempDir

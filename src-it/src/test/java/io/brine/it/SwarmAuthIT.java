@@ -22,7 +22,11 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Two hundred real minions (own sockets, own threads) authenticating at once against one master. */
+/**
+ * Two hundred real minions (own sockets, own threads) authenticating at once against one master. Runs alone: it takes
+ * both cores by itself.
+ */
+@RunsAlone
 class SwarmAuthIT {
 
     private static final int MINIONS = 200;
