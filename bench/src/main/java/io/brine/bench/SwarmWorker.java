@@ -46,6 +46,11 @@ import java.util.function.IntFunction;
  *
  * <p>Usage: {@code SwarmWorker TRANSPORT HOST RET_PORT MASTER_PUB KEYS_DIR KEY_BASE PREFIX FIRST COUNT IO_THREADS
  * [brine|salt]}: the last says which protocol the minions speak ({@link SimMinion}, {@link SaltSimMinion}).
+ *
+ * <p>Why one class of this size: it is the worker's side of the coordinator's line protocol (the command loop and
+ * its answers) and the {@link SaltSimMinion.Swarm} every simulated minion reports to, and both read and write the
+ * same counters, timings and caches (the master's verified replies, the opened publications) that a run's figures
+ * are made of; split, those would be passed between the halves. What a minion does lives in the minions' classes.
  */
 public final class SwarmWorker implements SaltSimMinion.Swarm {
 

@@ -40,6 +40,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>One lock guards the bookkeeping, which changes only on subscriptions, binds and closes; {@link #route} and
  * {@link #saltRoute} are lock-free reads for publications.
+ *
+ * <p>Why one class of this size: brine's routes and Salt's are two indexes over the same holders, changed by the
+ * same events (a subscription, a bind, a close) under that one lock, and the rule both keep (a copy goes only to a
+ * holder its minion's binding honours) spans them; split, each half would need the other's lock and state.
  */
 final class Subscriptions {
 
