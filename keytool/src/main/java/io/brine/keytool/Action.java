@@ -2,8 +2,8 @@ package io.brine.keytool;
 
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.target.Glob;
-import io.brine.protocol.target.TargetException;
+import io.brine.protocol.targeting.Glob;
+import io.brine.protocol.targeting.TargetException;
 import io.brine.store.keys.KeyState;
 import java.util.ArrayList;
 import java.util.EnumSet;

@@ -4,7 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import io.brine.daemon.BrineVersion;
 import io.brine.protocol.InvalidIdException;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyProblem;

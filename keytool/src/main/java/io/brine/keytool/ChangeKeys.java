@@ -1,7 +1,7 @@
 package io.brine.keytool;
 
 import io.brine.protocol.MinionIds;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.BulkDelete;

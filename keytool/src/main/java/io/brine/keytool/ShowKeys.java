@@ -3,7 +3,7 @@ package io.brine.keytool;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;

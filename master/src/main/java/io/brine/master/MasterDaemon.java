@@ -33,7 +33,7 @@ import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.target.Nodegroups;
+import io.brine.protocol.targeting.Nodegroups;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;

@@ -17,7 +17,7 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.target.Targets;
+import io.brine.protocol.targeting.Targets;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.TokenHashes;

@@ -8,7 +8,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.target.Nodegroups;
+import io.brine.protocol.targeting.Nodegroups;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.security.KeyPair;

@@ -49,7 +49,7 @@ import java.util.Set;
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  * @param nodegroups {@code nodegroups}: Salt's nodegroups, each name to a compound target (a list of ids already
- *     written as {@code L@...}), checked together at load ({@code io.brine.protocol.target.Nodegroups})
+ *     written as {@code L@...}), checked together at load ({@code io.brine.protocol.targeting.Nodegroups})
  */
 public record MasterConfig(
         String interfaceAddress,
@@ -122,7 +122,7 @@ public record MasterConfig(
         Objects.requireNonNull(acceptance, "acceptance");
         publisherAcl = Collections.unmodifiableMap(new LinkedHashMap<>(publisherAcl));
         nodegroups = Collections.unmodifiableMap(new LinkedHashMap<>(nodegroups));
-        Map<String, String> nodegroupProblems = io.brine.protocol.target.Nodegroups.problems(nodegroups);
+        Map<String, String> nodegroupProblems = io.brine.protocol.targeting.Nodegroups.problems(nodegroups);
         require(nodegroupProblems.isEmpty(), "nodegroups: " + nodegroupProblems);
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");

@@ -2,7 +2,7 @@ package io.brine.master.events;
 
 import io.brine.master.session.PublisherSession;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import java.time.Clock;
 import java.util.Collection;
 import java.util.List;

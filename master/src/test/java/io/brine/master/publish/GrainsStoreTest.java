@@ -3,7 +3,7 @@ package io.brine.master.publish;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.brine.protocol.target.Targets;
+import io.brine.protocol.targeting.Targets;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashMap;

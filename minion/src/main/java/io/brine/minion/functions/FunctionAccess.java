@@ -1,7 +1,7 @@
 package io.brine.minion.functions;
 
-import io.brine.protocol.target.Glob;
-import io.brine.protocol.target.TargetException;
+import io.brine.protocol.targeting.Glob;
+import io.brine.protocol.targeting.TargetException;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,8 +1,8 @@
 package io.brine.minion.functions;
 
 import io.brine.protocol.MinionIds;
-import io.brine.protocol.target.Glob;
-import io.brine.protocol.target.TargetException;
+import io.brine.protocol.targeting.Glob;
+import io.brine.protocol.targeting.TargetException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;

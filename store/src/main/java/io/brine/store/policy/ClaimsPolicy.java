@@ -1,7 +1,7 @@
 package io.brine.store.policy;
 
 import io.brine.protocol.MinionIds;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.keys.PolicyVerdict;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

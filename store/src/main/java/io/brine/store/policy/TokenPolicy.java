@@ -1,7 +1,7 @@
 package io.brine.store.policy;
 
 import io.brine.daemon.config.MasterConfig.AutosignToken;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package io.brine.protocol.target;
+package io.brine.protocol.targeting;
 
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.brine.protocol.target;
+package io.brine.protocol.targeting;
 
 import io.brine.protocol.MinionIds;
 import java.util.regex.Pattern;

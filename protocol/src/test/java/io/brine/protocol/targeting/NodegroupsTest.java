@@ -1,4 +1,4 @@
-package io.brine.protocol.target;
+package io.brine.protocol.targeting;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

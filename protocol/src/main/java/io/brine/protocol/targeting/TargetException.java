@@ -1,4 +1,4 @@
-package io.brine.protocol.target;
+package io.brine.protocol.targeting;
 
 /** A target expression that cannot be parsed; the message says where and why. */
 public final class TargetException extends IllegalArgumentException {
