@@ -199,13 +199,26 @@ public final class BrineClient implements AutoCloseable {
         }
     }
 
-    /** Publishes a job; throws with the master's reason when it is refused. */
+    /**
+     * Publishes a job; throws {@link ClientException.Refused} with the master's reason when it is refused (it runs
+     * nowhere). Waits for the answer at least {@link SessionMessage.PublishReply#AWAIT_AT_LEAST}, longer than a
+     * master takes to decide; without an answer the job may or may not have been published, and the exception says
+     * so.
+     */
     public Published publish(Job job) throws ClientException {
         send(new SessionMessage.PublishRequest(job.targetType(), job.target(), job.fun(), job.args(), job.kwargs(),
                 job.timeoutSeconds()));
-        SessionMessage.PublishReply reply = await(SessionMessage.PublishReply.class, timeout);
+        Duration wait = timeout.compareTo(SessionMessage.PublishReply.AWAIT_AT_LEAST) > 0 ? timeout
+                : SessionMessage.PublishReply.AWAIT_AT_LEAST;
+        SessionMessage.PublishReply reply;
+        try {
+            reply = await(SessionMessage.PublishReply.class, wait);
+        } catch (ClientException e) {
+            throw new ClientException(e.getMessage() + ": the job may or may not have been published (see 'brine"
+                    + " jobs list')", e);
+        }
         if (reply.error() != null) {
-            throw new ClientException(reply.error());
+            throw new ClientException.Refused(reply.error());
         }
         return new Published(reply.jid(), reply.minions(), reply.unreachable());
     }

@@ -1,7 +1,7 @@
 package io.brine.client;
 
 /** A publisher-side failure with a message fit for a person: cannot connect, refused, timed out. */
-public final class ClientException extends Exception {
+public class ClientException extends Exception {
 
     public ClientException(String message) {
         super(message);
@@ -9,5 +9,12 @@ public final class ClientException extends Exception {
 
     public ClientException(String message, Throwable cause) {
         super(message, cause);
+    }
+
+    /** The master refused the request and says why: a refused job runs nowhere. */
+    public static final class Refused extends ClientException {
+        public Refused(String message) {
+            super(message);
+        }
     }
 }

@@ -128,6 +128,14 @@ public final class ClusterStores implements AutoCloseable {
         return keyStore.health();
     }
 
+    /**
+     * As {@link #health()}, after waiting for a connection lost less than 5 s ago to come back (one server of three
+     * stopping costs a reconnect to another): what a write made now would meet.
+     */
+    public ClusterHealth awaitWritable() {
+        return keyStore.awaitWritable();
+    }
+
     public KeyStore keyStore() {
         return keyStore;
     }

@@ -61,6 +61,34 @@ public final class ZkJobIndex {
         });
     }
 
+    /**
+     * As {@link #putJob} for a new jid, without waiting for ZooKeeper (a publisher is waiting, and without quorum
+     * Curator would retry for a minute): {@code failed} hears why it was not written, on Curator's thread.
+     */
+    public void putJobInBackground(String jid, byte[] json, Consumer<String> failed) throws IOException {
+        if (json.length > MAX_JOB_BYTES) {
+            throw new IllegalArgumentException("job record over " + MAX_JOB_BYTES + " bytes");
+        }
+        try {
+            // Not through calls: queued at once, it waits for no connection.
+            client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
+                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                if (code == KeeperException.Code.NODEEXISTS) {
+                    // Made meanwhile as the parent of a return: the record goes in it, as putJob does.
+                    c.setData().inBackground((c2, set) -> {
+                        if (set.getResultCode() != KeeperException.Code.OK.intValue()) {
+                            failed.accept(KeeperException.Code.get(set.getResultCode()).toString());
+                        }
+                    }).forPath(jobPath(jid), json);
+                } else if (code != KeeperException.Code.OK) {
+                    failed.accept(code.toString());
+                }
+            }).forPath(jobPath(jid), json);
+        } catch (Exception e) {
+            throw new IOException("the cluster's job index cannot be written: " + e, e);
+        }
+    }
+
     /** Records a minion's return (or its stub); the first one recorded for the minion stays. */
     public void putReturn(String jid, String minion, byte[] json) throws IOException {
         if (json.length > MAX_RETURN_BYTES) {

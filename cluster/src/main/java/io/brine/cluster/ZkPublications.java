@@ -12,6 +12,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -48,6 +52,18 @@ public final class ZkPublications implements AutoCloseable {
     private final ZkCalls calls;
     private PersistentNode presence;
     private CuratorCache cache;
+    private CuratorCache masters;
+
+    /** Whether an announcement was written, as far as this master can tell. */
+    public enum Written {
+        /** ZooKeeper answered that it is written. */
+        YES,
+        /**
+         * No answer in time, or the connection was lost with the write on its way: it may be written now or later
+         * (Curator retries), and then be delivered by the masters that hear it.
+         */
+        UNKNOWN
+    }
 
     /** @param master this master's name (any text; it is escaped into a znode name) */
     public ZkPublications(CuratorFramework client, Clock clock, String master) {
@@ -89,6 +105,8 @@ public final class ZkPublications implements AutoCloseable {
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((old, node) -> heard(listener, node)).build());
         cache.start();
+        masters = CuratorCache.build(client, MASTERS);
+        masters.start();
     }
 
     private void heard(Listener listener, ChildData node) {
@@ -109,9 +127,45 @@ public final class ZkPublications implements AutoCloseable {
         return presence.waitForInitialCreate(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
-    public void announce(String jid, byte[] data) throws IOException {
+    /**
+     * Writes the announcement of {@code jid}, waiting at most {@code within} for ZooKeeper's answer: a publisher is
+     * waiting, and without quorum Curator would retry for a minute.
+     *
+     * @throws IOException when it is certainly not written (too large, refused by ZooKeeper)
+     */
+    public Written announce(String jid, byte[] data, Duration within) throws IOException {
         checkSize(data);
-        calls.call(() -> client.create().forPath(jobPath(jid), data));
+        CompletableFuture<KeeperException.Code> answered = new CompletableFuture<>();
+        calls.call(() -> client.create().inBackground((c, event) -> answered.complete(
+                KeeperException.Code.get(event.getResultCode()))).forPath(jobPath(jid), data));
+        KeeperException.Code code;
+        try {
+            code = answered.get(within.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            return Written.UNKNOWN;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Written.UNKNOWN;
+        } catch (ExecutionException e) {
+            throw new IOException("the cluster's publications cannot be written: " + e.getCause(), e.getCause());
+        }
+        return switch (code) {
+            case OK -> Written.YES;
+            case CONNECTIONLOSS, OPERATIONTIMEOUT, SESSIONEXPIRED, SESSIONMOVED -> Written.UNKNOWN;
+            default -> throw new IOException("ZooKeeper refused the announcement: " + code);
+        };
+    }
+
+    /** As {@link #report}, without waiting: a failure is handed to {@code failed} (on Curator's thread). */
+    public void reportInBackground(String jid, byte[] data, java.util.function.Consumer<String> failed)
+            throws IOException {
+        checkSize(data);
+        calls.call(() -> client.create().inBackground((c, event) -> {
+            KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+            if (code != KeeperException.Code.OK) {
+                failed.accept(code.toString());
+            }
+        }).forPath(jobPath(jid) + "/" + nodeName(master), data));
     }
 
     /** Writes (or rewrites, when a delivery failed later) this master's report for {@code jid}. */
@@ -143,15 +197,19 @@ public final class ZkPublications implements AutoCloseable {
         return reports;
     }
 
-    /** The masters running now (their presence znodes), by name. */
-    public Set<String> masters() throws IOException {
-        return calls.call(() -> {
-            Set<String> names = new TreeSet<>();
-            for (String child : client.getChildren().forPath(MASTERS)) {
-                names.add(URLDecoder.decode(child, StandardCharsets.UTF_8));
-            }
+    /**
+     * The masters running, by name, from this master's view of their presence znodes (no call to ZooKeeper, so it
+     * answers at once without quorum too).
+     */
+    public Set<String> masters() {
+        Set<String> names = new TreeSet<>();
+        if (masters == null) {
             return names;
-        });
+        }
+        String prefix = MASTERS + "/";
+        masters.stream().filter(node -> node.getPath().startsWith(prefix)).forEach(node -> names.add(
+                URLDecoder.decode(node.getPath().substring(prefix.length()), StandardCharsets.UTF_8)));
+        return names;
     }
 
     /** Removes the announcements (and their reports) made more than {@code keep} ago. */
@@ -171,6 +229,9 @@ public final class ZkPublications implements AutoCloseable {
     public void close() {
         if (cache != null) {
             cache.close();
+        }
+        if (masters != null) {
+            masters.close();
         }
         if (presence != null) {
             try {

@@ -2,6 +2,7 @@ package io.brine.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.testing.MovableClock;
@@ -60,5 +61,20 @@ class ZkJobIndexTest {
         clock.advance(Duration.ofHours(2));
         assertThat(index.sweep(Duration.ofHours(1))).isEqualTo(1);
         assertThat(index.jids()).isEmpty();
+    }
+
+    @Test
+    void aJobRecordWrittenInTheBackgroundLandsAlsoWhenAReturnMadeItsNodeFirst() throws Exception {
+        ZkJobIndex index = new ZkJobIndex(client, clock);
+        index.putReturn("20260101000000000001", "web1", bytes("{}"));
+        java.util.List<String> failed = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        index.putJobInBackground("20260101000000000001", bytes("{\"fun\":\"test.ping\"}"), failed::add);
+        index.putJobInBackground("20260101000000000002", bytes("{\"fun\":\"test.echo\"}"), failed::add);
+
+        await().until(() -> index.job("20260101000000000001").map(b -> new String(b, StandardCharsets.UTF_8))
+                .filter(text -> text.contains("test.ping")).isPresent());
+        await().until(() -> index.job("20260101000000000002").isPresent());
+        assertThat(failed).isEmpty();
     }
 }

@@ -129,7 +129,7 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         @Override
         public SharedPublications publications(SharedJobs jobs, KeyPair masterKeys) {
             return new ClusterPublications(new ZkPublications(stores.client(), clock, masterName()), jobs, masterKeys,
-                    clock, masterName());
+                    clock, masterName(), stores::awaitWritable);
         }
 
         @Override

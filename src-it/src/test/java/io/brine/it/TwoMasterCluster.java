@@ -78,6 +78,11 @@ final class TwoMasterCluster implements AutoCloseable {
         return file;
     }
 
+    /** The ensemble's connect string, for a test's own client. */
+    String connectString() {
+        return zookeeper instanceof TestingServer server ? server.getConnectString() : servers().getConnectString();
+    }
+
     /** The three servers of {@link #onThreeServers}. */
     TestingCluster servers() {
         return (TestingCluster) zookeeper;

@@ -44,7 +44,8 @@ import picocli.CommandLine.Spec;
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
                     + "are keyword arguments; true/false and integers are typed, everything else is a string.",
             "", "Exit codes: 0 every targeted minion returned success; 1 some did not return, failed, or nothing "
-                    + "matched; 2 usage or configuration error, or the master refused the job."},
+                    + "matched; 2 usage or configuration error, or the master refused the job (it runs nowhere); 3 "
+                    + "no answer to the publish: the job may or may not have been published."},
         footer = {"", "Examples:", "  brine '*' test.ping", "  brine -L web1,web2 test.echo hello",
             "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine -N web test.ping", "  brine --async '*' test.sleep 30",
             "  brine jobs show 20261122031109123456"})
@@ -201,9 +202,12 @@ public final class BrineCli implements Callable<Integer> {
                     return Batch.run(client, job, batch, Duration.ofSeconds(timeout), this.out, out, err);
                 }
                 published = client.publish(job);
-            } catch (ClientException e) {
+            } catch (ClientException.Refused e) {
                 err.println("brine: the master refused the job: " + e.getMessage());
                 return 2;
+            } catch (ClientException e) {
+                err.println("brine: " + e.getMessage());
+                return UNKNOWN_OUTCOME;
             }
             // Listed ids the master did not target are not accepted minions: say so, and count them as missing.
             TreeSet<String> notAccepted = new TreeSet<>();
@@ -233,6 +237,7 @@ public final class BrineCli implements Callable<Integer> {
                 return 0;
             }
             Map<String, Object> values = new LinkedHashMap<>();
+            Map<String, Map<String, Object>> returnedLate = new LinkedHashMap<>();
             // Minions the publication could not be queued for cannot return: do not wait the timeout for them.
             List<String> reached = new ArrayList<>(published.minions());
             reached.removeAll(published.unreachable());
@@ -244,36 +249,90 @@ public final class BrineCli implements Callable<Integer> {
                             out.flush();
                         }
                     });
+            TreeSet<String> missing = new TreeSet<>(published.minions());
+            missing.removeAll(returns.keySet());
+            Map<String, Object> status = missing.isEmpty() ? Map.of() : status(client, published.jid());
+            // Returns that came after the wait, or through a master whose report was late, are shown too.
+            for (Map.Entry<String, Map<String, Object>> late : lateReturns(status, missing).entrySet()) {
+                missing.remove(late.getKey());
+                returnedLate.put(late.getKey(), late.getValue());
+                values.put(late.getKey(), late.getValue().get("return"));
+                if (this.out == Outputs.Format.text) {
+                    out.print(Outputs.nested(late.getKey(), late.getValue().get("return")));
+                }
+            }
             if (this.out != Outputs.Format.text) {
                 out.println(Outputs.structured(this.out, values).strip());
             }
-            TreeSet<String> missing = new TreeSet<>(published.minions());
-            missing.removeAll(returns.keySet());
-            long failed = returns.values().stream().filter(r -> !r.success()).count();
-            StringBuilder summary = new StringBuilder("returned ").append(returns.size()).append(" of ")
-                    .append(published.minions().size() + notAccepted.size()).append(" targeted (jid ").append(published.jid())
-                    .append(")");
+            long failed = returns.values().stream().filter(r -> !r.success()).count()
+                    + returnedLate.values().stream().filter(r -> !Boolean.TRUE.equals(r.get("success"))).count();
+            StringBuilder summary = new StringBuilder("returned ").append(returns.size() + returnedLate.size())
+                    .append(" of ").append(published.minions().size() + notAccepted.size()).append(" targeted (jid ")
+                    .append(published.jid()).append(")");
             if (failed > 0) {
                 summary.append("; ").append(failed).append(" failed");
             }
             err.println(summary);
             if (!missing.isEmpty()) {
-                TreeSet<String> unreachable = new TreeSet<>(published.unreachable());
+                // The master's view after the wait (jobs show); without it, what the publish answer said.
+                TreeSet<String> unreachable = new TreeSet<>(listed(status, "unreachable",
+                        published.unreachable()));
+                TreeSet<String> unconfirmed = new TreeSet<>(listed(status, "not_confirmed", List.of()));
                 unreachable.retainAll(missing);
-                missing.removeAll(unreachable);
-                if (!missing.isEmpty()) {
-                    err.println("did not answer: " + String.join(", ", missing));
+                unconfirmed.retainAll(missing);
+                unconfirmed.removeAll(unreachable);
+                TreeSet<String> silent = new TreeSet<>(missing);
+                silent.removeAll(unreachable);
+                silent.removeAll(unconfirmed);
+                if (!silent.isEmpty()) {
+                    err.println("did not answer: " + String.join(", ", silent));
+                }
+                if (!unconfirmed.isEmpty()) {
+                    err.println("not confirmed: " + String.join(", ", unconfirmed)
+                            + " (their master has not said whether it delivered the job; 'brine jobs show "
+                            + published.jid() + "' shows their returns if they come)");
                 }
                 if (!unreachable.isEmpty()) {
                     err.println("not connected: " + String.join(", ", unreachable));
                 }
             }
-            return missing.isEmpty() && notAccepted.isEmpty() && published.unreachable().stream().noneMatch(id -> !returns.containsKey(id))
-                    && failed == 0 ? 0 : 1;
+            return missing.isEmpty() && notAccepted.isEmpty() && failed == 0 ? 0 : 1;
         } catch (ClientException e) {
             err.println("brine: " + e.getMessage());
             return 2;
         }
+    }
+
+    /** Exit code when the publish got no answer: the job may or may not have been published. */
+    static final int UNKNOWN_OUTCOME = 3;
+
+    /** The job as the master shows it now ({@code brine jobs show}); empty if it cannot say. */
+    private static Map<String, Object> status(BrineClient client, String jid) {
+        try {
+            return client.job(jid);
+        } catch (ClientException e) {
+            return Map.of();
+        }
+    }
+
+    /** The returns in {@code status} of minions in {@code missing}. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Map<String, Object>> lateReturns(Map<String, Object> status,
+            java.util.Set<String> missing) {
+        Map<String, Map<String, Object>> late = new LinkedHashMap<>();
+        if (status.get("returns") instanceof Map<?, ?> returns) {
+            returns.forEach((id, ret) -> {
+                if (missing.contains(id) && ret instanceof Map<?, ?> entry) {
+                    late.put((String) id, (Map<String, Object>) entry);
+                }
+            });
+        }
+        return late;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> listed(Map<String, Object> status, String key, List<String> otherwise) {
+        return status.get(key) instanceof List<?> list ? (List<String>) list : otherwise;
     }
 
     static Object typed(String value) {
@@ -313,7 +372,8 @@ public final class BrineCli implements Callable<Integer> {
         Path masterPub;
 
         @Option(names = "--connect-timeout", scope = ScopeType.INHERIT, paramLabel = "SECONDS", defaultValue = "10",
-                description = "How long to wait for the master's answers (default: ${DEFAULT-VALUE}).")
+                description = "How long to wait for the master's answers (default: ${DEFAULT-VALUE}; for a publish at"
+                        + " least 15, longer than the master may take to decide).")
         int connectTimeout;
 
         /** Connects; prints why and returns null when the configuration is wrong. */

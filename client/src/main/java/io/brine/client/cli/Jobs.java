@@ -62,8 +62,10 @@ final class Jobs {
         }
     }
 
-    @Command(name = "show", description = "Show one job: its load, targeted minions, returns and the minions "
-            + "that did not return.", mixinStandardHelpOptions = true)
+    @Command(name = "show", description = {"Show one job: its load, targeted minions, returns, and each minion "
+            + "that has not returned as running (the job was delivered to it), not confirmed (its master has not "
+            + "said whether it delivered the job, or no longer knows) or unreachable (no master could deliver it)."},
+            mixinStandardHelpOptions = true)
     static final class Show implements Callable<Integer> {
         @Spec
         CommandLine.Model.CommandSpec spec;
@@ -102,9 +104,13 @@ final class Jobs {
                     stdout.print(Outputs.nested(ret.getKey(), ((Map<String, Object>) ret.getValue())
                             .get("return")));
                 }
-                List<String> missing = (List<String>) job.getOrDefault("missing", List.of());
-                if (!missing.isEmpty()) {
-                    stdout.println("missing:   " + String.join(", ", missing));
+                // Each target that has not returned, by what the master knows of its delivery.
+                for (String[] line : new String[][] {{"running", "running:       "},
+                        {"not_confirmed", "not confirmed: "}, {"unreachable", "unreachable:   "}}) {
+                    List<String> ids = (List<String>) job.getOrDefault(line[0], List.of());
+                    if (!ids.isEmpty()) {
+                        stdout.println(line[1] + String.join(", ", ids));
+                    }
                 }
                 return 0;
             } catch (ClientException e) {

@@ -34,8 +34,8 @@ public final class ActiveJobs implements UndeliveredListener {
     static final int MAX_ACTIVE = 100_000;
     static final Duration ACTIVE_FOR = Duration.ofHours(1);
 
-    private record ActiveJob(String fun, Set<String> minions, Set<String> unreachable, Set<String> returned,
-            List<Consumer<SessionMessage.ReturnEvent>> watchers) {
+    private record ActiveJob(String fun, Set<String> minions, Set<String> unreachable, Set<String> unconfirmed,
+            Set<String> returned, List<Consumer<SessionMessage.ReturnEvent>> watchers) {
     }
 
     /** What a job was published as: its function and the minions it targeted. */
@@ -80,7 +80,7 @@ public final class ActiveJobs implements UndeliveredListener {
     public void begin(String jid, String fun, Collection<String> minions, byte[] frame,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         ActiveJob job = new ActiveJob(fun, Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
-                ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
+                ConcurrentHashMap.newKeySet(), ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
         if (watcher != null) {
             job.watchers().add(watcher);
         }
@@ -100,8 +100,24 @@ public final class ActiveJobs implements UndeliveredListener {
     public void unreachable(String jid, Collection<String> minionIds) {
         ActiveJob job = active.getIfPresent(jid);
         if (job != null) {
+            job.unconfirmed().removeAll(minionIds);
             metrics.missing((int) minionIds.stream().filter(job.unreachable()::add).count());
         }
+    }
+
+    /** What {@code jid}'s publication did not reach, or does not know it reached, as it was published. */
+    public void delivery(String jid, Delivery delivery) {
+        ActiveJob job = active.getIfPresent(jid);
+        if (job != null) {
+            job.unconfirmed().addAll(delivery.unconfirmed());
+            unreachable(jid, delivery.unreachable());
+        }
+    }
+
+    /** What {@code jid}'s publication is known not to have reached; empty once the job is no longer active. */
+    public Optional<Delivery> delivery(String jid) {
+        ActiveJob job = active.getIfPresent(jid);
+        return job == null ? Optional.empty() : Optional.of(new Delivery(job.unreachable(), job.unconfirmed()));
     }
 
     /** A transport could not queue {@code frame} for these minions after all. On a transport thread: memory only. */

@@ -56,7 +56,8 @@ public final class ClusterJobs implements SharedJobs {
                         job.targetType(), job.target(), job.fun(), List.of("<load too large to share; on "
                                 + masterName + ">"), Map.of(), job.timeoutSeconds(), job.minions()));
             }
-            index.putJob(job.jid(), record);
+            index.putJobInBackground(job.jid(), record, failed -> LOG.warn("Job {}: not shared with the cluster: {}",
+                    job.jid(), failed));
         } catch (IOException | RuntimeException e) {
             LOG.warn("Job {}: not shared with the cluster: {}", job.jid(), e.getMessage());
         }

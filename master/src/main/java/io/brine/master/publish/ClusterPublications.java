@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.cluster.ClusterHealth;
 import io.brine.cluster.ZkPublications;
+import io.brine.master.jobs.Delivery;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.SharedJobs;
 import io.brine.protocol.MinionIds;
@@ -28,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -37,6 +40,7 @@ import java.util.TreeSet;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
 import org.slf4j.Logger;
@@ -52,13 +56,21 @@ import org.slf4j.LoggerFactory;
  * job's load there nor make the masters publish anything.
  *
  * <p>Threads: ZooKeeper's events are handed to one thread of this class ({@code brine-cluster-publications}), which
- * verifies, unwraps, signs and sends; the publishing worker waits on reports at most {@link #REPORT_WAIT}.
+ * verifies, unwraps, signs and sends. The publishing worker waits at most {@link #ANNOUNCE_WAIT} for the
+ * announcement's write and {@link #REPORT_WAIT} for the reports, and refuses a job at once while the cluster cannot
+ * be written ({@link #unavailable()}), so a publisher's answer comes within
+ * {@link io.brine.protocol.message.SessionMessage.PublishReply#ANSWER_WITHIN}.
  */
 public final class ClusterPublications implements SharedPublications {
 
     private static final Logger LOG = LoggerFactory.getLogger(ClusterPublications.class);
     /** How long the publishing master waits for the other masters' reports before it calls the rest unreachable. */
     static final Duration REPORT_WAIT = Duration.ofSeconds(3);
+    /**
+     * How long the publishing master waits for ZooKeeper to answer the announcement's write; unanswered, the targets
+     * other masters hold are reported unconfirmed (the write may still land and be delivered).
+     */
+    static final Duration ANNOUNCE_WAIT = Duration.ofSeconds(2);
     /** An announcement older than this is not delivered (a master starting late must not run old jobs). */
     static final Duration MAX_AGE = Duration.ofMinutes(2);
     /** Announcements and reports are removed after this. */
@@ -71,6 +83,8 @@ public final class ClusterPublications implements SharedPublications {
     private final KeyPair masterKeys;
     private final Clock clock;
     private final String name;
+    /** What a write to the cluster would meet now. */
+    private final Supplier<ClusterHealth> health;
     private final ObjectMapper json = new ObjectMapper();
     /** Jids heard (announced by any master): each is delivered once. */
     private final Cache<String, Boolean> heard = Caffeine.newBuilder().maximumSize(100_000)
@@ -79,8 +93,13 @@ public final class ClusterPublications implements SharedPublications {
     private final ScheduledThreadPoolExecutor worker;
     private volatile Deliverer deliverer;
 
-    /** @param name this master's name in the cluster (reports and logs) */
-    public ClusterPublications(ZkPublications zk, SharedJobs jobs, KeyPair masterKeys, Clock clock, String name) {
+    /**
+     * @param name this master's name in the cluster (reports and logs)
+     * @param health what a write to the cluster meets now ({@code ClusterStores::awaitWritable})
+     */
+    public ClusterPublications(ZkPublications zk, SharedJobs jobs, KeyPair masterKeys, Clock clock, String name,
+            Supplier<ClusterHealth> health) {
+        this.health = health;
         this.zk = zk;
         this.jobs = jobs;
         this.masterKeys = masterKeys;
@@ -123,24 +142,34 @@ public final class ClusterPublications implements SharedPublications {
     }
 
     @Override
+    public Optional<String> unavailable() {
+        ClusterHealth now = health.get();
+        return now.writable() ? Optional.empty() : Optional.of(now.describe());
+    }
+
+    @Override
     public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         String jid = record.jid();
         heard.put(jid, Boolean.TRUE);
-        boolean announced;
+        ZkPublications.Written written;
         try {
-            zk.announce(jid, encode(record, load, issuedMs));
-            announced = true;
+            written = zk.announce(jid, encode(record, load, issuedMs), ANNOUNCE_WAIT);
         } catch (IOException | RuntimeException e) {
             LOG.warn("Job {}: not forwarded to the cluster's other masters ({}); only minions connected here get it",
                     jid, e.getMessage());
-            announced = false;
+            return Delivery::unreachable;
         }
-        if (announced && watcher != null) {
+        if (watcher != null) {
             watchReturns(record, watcher);
         }
-        boolean forwarded = announced;
-        return notHere -> forwarded ? confirm(record, notHere) : new TreeSet<>(notHere);
+        if (written == ZkPublications.Written.UNKNOWN) {
+            LOG.warn("Job {}: ZooKeeper did not answer its announcement within {} s (quorum lost?); the targets not"
+                    + " connected here are reported unconfirmed: the other masters deliver it if the write lands"
+                    + " within {} s of its issue", jid, ANNOUNCE_WAIT.toSeconds(), MAX_AGE.toSeconds());
+            return Delivery::unconfirmed;
+        }
+        return notHere -> confirm(record, notHere);
     }
 
     /** Feeds {@code watcher} the returns stored on any master, until the job's time is up. */
@@ -162,48 +191,73 @@ public final class ClusterPublications implements SharedPublications {
         }, seconds, TimeUnit.SECONDS);
     }
 
-    private Set<String> confirm(JobRecord record, Set<String> notHere) {
+    private Delivery confirm(JobRecord record, Set<String> notHere) {
         String jid = record.jid();
         Set<String> deliveredHere = new TreeSet<>(record.minions());
         deliveredHere.removeAll(notHere);
         try {
-            zk.report(jid, encodeIds(deliveredHere));
+            zk.reportInBackground(jid, encodeIds(deliveredHere), failed -> LOG.warn(
+                    "Job {}: this master's delivery report not written: {}", jid, failed));
         } catch (IOException | RuntimeException e) {
             LOG.warn("Job {}: this master's delivery report not written: {}", jid, e.getMessage());
         }
-        Set<String> missing = new TreeSet<>(notHere);
-        if (missing.isEmpty()) {
-            return missing;
+        if (notHere.isEmpty()) {
+            return new Delivery(Set.of(), Set.of());
         }
         long deadline = System.nanoTime() + REPORT_WAIT.toNanos();
         try {
             while (true) {
-                Map<String, byte[]> reports = zk.reports(jid);
-                Set<String> waitingFor = new TreeSet<>(zk.masters());
-                waitingFor.removeAll(reports.keySet());
-                for (byte[] report : reports.values()) {
-                    missing.removeAll(decodeIds(report));
-                }
+                Optional<Delivery> known = delivery(jid, notHere, name);
                 long left = deadline - System.nanoTime();
-                if (waitingFor.isEmpty() || missing.isEmpty() || left <= 0) {
-                    if (!waitingFor.isEmpty() && !missing.isEmpty()) {
-                        LOG.warn("Job {}: no delivery report from {} within {} s; {} minions counted unreachable",
-                                jid, waitingFor, REPORT_WAIT.toSeconds(), missing.size());
+                if (known.isPresent() && (known.get().unconfirmed().isEmpty() || left <= 0)) {
+                    Delivery delivery = known.get();
+                    if (!delivery.unconfirmed().isEmpty()) {
+                        LOG.warn("Job {}: no delivery report from {} within {} s; {} minions reported unconfirmed"
+                                + " (not unreachable)", jid, silent(jid, name), REPORT_WAIT.toSeconds(),
+                                delivery.unconfirmed().size());
                     }
-                    return missing;
+                    return delivery;
                 }
                 synchronized (reportsArrived) {
                     // A report that came between the read above and here is read at the next turn (50 ms at most).
                     reportsArrived.wait(Math.max(1, Math.min(50, TimeUnit.NANOSECONDS.toMillis(left))));
                 }
             }
-        } catch (IOException e) {
-            LOG.warn("Job {}: the other masters' delivery reports cannot be read: {}", jid, e.getMessage());
-            return missing;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return missing;
+            return Delivery.unconfirmed(notHere);
         }
+    }
+
+    /** The running masters, but {@code self}, that have not reported on {@code jid}. */
+    private Set<String> silent(String jid, String self) {
+        Set<String> silent = new TreeSet<>(zk.masters());
+        silent.removeAll(zk.reports(jid).keySet());
+        if (self != null) {
+            silent.remove(self);
+        }
+        return silent;
+    }
+
+    /**
+     * What the reports on {@code jid} say of {@code targets}; {@code self}, when given, counts as having reported
+     * (its own report may still be on its way). Empty when there is no report at all.
+     */
+    private Optional<Delivery> delivery(String jid, Collection<String> targets, String self) {
+        Map<String, byte[]> reports = zk.reports(jid);
+        if (reports.isEmpty() && self == null) {
+            return Optional.empty();
+        }
+        Set<String> notReached = new TreeSet<>(targets);
+        for (Map.Entry<String, byte[]> report : reports.entrySet()) {
+            try {
+                notReached.removeAll(decodeIds(report.getValue()));
+            } catch (IOException e) {
+                LOG.warn("Job {}: unreadable delivery report of {}: {}", jid, report.getKey(), e.getMessage());
+            }
+        }
+        boolean allReported = silent(jid, self).isEmpty();
+        return Optional.of(allReported ? Delivery.unreachable(notReached) : Delivery.unconfirmed(notReached));
     }
 
     /** On the worker thread: verify, open, deliver, report. */
@@ -228,20 +282,8 @@ public final class ClusterPublications implements SharedPublications {
     }
 
     @Override
-    public Optional<Set<String>> delivered(String jid) {
-        Map<String, byte[]> reports = zk.reports(jid);
-        if (reports.isEmpty()) {
-            return Optional.empty();
-        }
-        Set<String> delivered = new HashSet<>();
-        for (byte[] report : reports.values()) {
-            try {
-                delivered.addAll(decodeIds(report));
-            } catch (IOException e) {
-                LOG.warn("Job {}: unreadable delivery report: {}", jid, e.getMessage());
-            }
-        }
-        return Optional.of(delivered);
+    public Optional<Delivery> delivery(String jid, Collection<String> targets) {
+        return delivery(jid, targets, null);
     }
 
     @Override

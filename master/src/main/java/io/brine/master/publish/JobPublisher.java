@@ -2,6 +2,7 @@ package io.brine.master.publish;
 
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
+import io.brine.master.jobs.Delivery;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
@@ -44,9 +45,15 @@ public final class JobPublisher {
 
     private static final Logger LOG = LoggerFactory.getLogger(JobPublisher.class);
 
-    /** What a publication reached. */
-    public record Published(String jid, List<String> minions, List<String> unreachable) {
+    /**
+     * What a publication reached: {@code unreachable}, the targets no master could queue it for, and
+     * {@code unconfirmed}, those whose delivery is not known yet (a master of the cluster has not reported); sorted.
+     */
+    public record Published(String jid, List<String> minions, List<String> unreachable, List<String> unconfirmed) {
     }
+
+    /** The start of the refusal of a job while the cluster cannot be written. */
+    public static final String NO_QUORUM = "cluster has no quorum";
 
     private final KeyStore keyStore;
     private final GrainsStore grains;
@@ -118,6 +125,12 @@ public final class JobPublisher {
     public Published publish(String publisher, String targetType, String target, List<String> minions, String fun,
             List<Object> args, Map<String, Object> kwargs, int timeoutSeconds,
             Consumer<SessionMessage.ReturnEvent> watcher) throws PublishException {
+        // Decided before anything is recorded or sent: a job refused here runs nowhere.
+        Optional<String> unavailable = cluster.unavailable();
+        if (unavailable.isPresent()) {
+            throw new PublishException(NO_QUORUM + " (" + unavailable.get() + "): the job was not published and"
+                    + " runs nowhere; publish it again once ZooKeeper has quorum");
+        }
         String jid = jobIds.next();
         JobRecord record = new JobRecord(jid, clock.instant().toString(), publisher, targetType, target, fun, args,
                 kwargs, timeoutSeconds, minions);
@@ -135,7 +148,7 @@ public final class JobPublisher {
         }
         if (minions.isEmpty()) {
             active.begin(jid, fun, minions, null, watcher);
-            return new Published(jid, List.of(), List.of());
+            return new Published(jid, List.of(), List.of(), List.of());
         }
         PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
                 timeoutSeconds, publisher);
@@ -143,11 +156,15 @@ public final class JobPublisher {
         Consumer<SessionMessage.ReturnEvent> heard = watcher == null ? null : once(watcher);
         // Announced first, so the other masters deliver while this one does.
         SharedPublications.Announced announced = cluster.announce(record, load, issuedMs, heard);
-        Set<String> unreachable = announced.confirm(send(load, issuedMs, minions, heard));
-        active.unreachable(jid, unreachable);
-        LOG.info("Job {}: {} published by {} to {} minions ({} unreachable)", jid, fun, publisher, minions.size(),
-                unreachable.size());
-        return new Published(jid, minions, List.copyOf(new TreeSet<>(unreachable)));
+        Delivery delivery = announced.confirm(send(load, issuedMs, minions, heard));
+        active.delivery(jid, delivery);
+        LOG.info("Job {}: {} published by {} to {} minions ({} unreachable, {} unconfirmed)", jid, fun, publisher,
+                minions.size(), delivery.unreachable().size(), delivery.unconfirmed().size());
+        return new Published(jid, minions, sorted(delivery.unreachable()), sorted(delivery.unconfirmed()));
+    }
+
+    private static List<String> sorted(Set<String> ids) {
+        return List.copyOf(new TreeSet<>(ids));
     }
 
     /**
@@ -213,17 +230,16 @@ public final class JobPublisher {
     }
 
     /**
-     * The minions {@code job}'s publication reached no master of the cluster (from the masters' delivery reports,
-     * while the cluster keeps them), or this master alone did not reach (while the job is active), sorted.
+     * What {@code job}'s publication is known not to have reached: in a cluster, from the masters' delivery reports
+     * while the cluster keeps them (ten minutes); else from this master's record while the job is active (an hour);
+     * after that, every target is unconfirmed (the master no longer knows).
      */
-    public List<String> unreachable(JobRecord job) {
-        Optional<Set<String>> delivered = cluster.delivered(job.jid());
-        if (delivered.isPresent()) {
-            TreeSet<String> unreachable = new TreeSet<>(job.minions());
-            unreachable.removeAll(delivered.get());
-            return List.copyOf(unreachable);
+    public Delivery delivery(JobRecord job) {
+        Optional<Delivery> reported = cluster.delivery(job.jid(), job.minions());
+        if (reported.isPresent()) {
+            return reported.get();
         }
-        return active.unreachable(job.jid());
+        return active.delivery(job.jid()).orElseGet(() -> Delivery.unconfirmed(job.minions()));
     }
 
     /** Removes what the cluster no longer needs of old publications (timer thread). */

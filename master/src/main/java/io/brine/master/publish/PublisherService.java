@@ -7,6 +7,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.StoreWrites;
+import io.brine.master.jobs.Delivery;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.StoredReturn;
@@ -309,10 +310,18 @@ public final class PublisherService {
         document.put("args", job.get().args());
         document.put("kwargs", job.get().kwargs());
         document.put("returns", returns);
-        document.put("missing", job.get().minions().stream().filter(id -> !returns.containsKey(id)).toList());
-        // The minions its publication did not reach: known while the job is active (an hour), in a cluster while the
-        // masters' delivery reports are kept (ten minutes).
-        document.put("unreachable", jobs.unreachable(job.get()));
+        // Each target that has not returned is in one of three lists (PROTOCOL.md 8.7); "missing" is all of them.
+        List<String> missing = job.get().minions().stream().filter(id -> !returns.containsKey(id)).sorted()
+                .toList();
+        Delivery delivery = jobs.delivery(job.get());
+        List<String> unreachable = missing.stream().filter(delivery.unreachable()::contains).toList();
+        List<String> unconfirmed = missing.stream().filter(id -> !delivery.unreachable().contains(id)
+                && delivery.unconfirmed().contains(id)).toList();
+        document.put("running", missing.stream().filter(id -> !delivery.unreachable().contains(id)
+                && !delivery.unconfirmed().contains(id)).toList());
+        document.put("not_confirmed", unconfirmed);
+        document.put("unreachable", unreachable);
+        document.put("missing", missing);
         return new SessionMessage.JobReply(document, null);
     }
 

@@ -1,9 +1,11 @@
 package io.brine.master.publish;
 
+import io.brine.master.jobs.Delivery;
 import io.brine.master.jobs.JobRecord;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionMessage;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -24,11 +26,20 @@ public interface SharedPublications extends AutoCloseable {
     /** A job announced by this master, waiting for the other masters to say whom they delivered it to. */
     interface Announced {
         /**
-         * Records that this master could not reach {@code notHere} and waits (bounded) for every other running
-         * master's report; answers the targets no master reached.
+         * Records that this master could not reach {@code notHere} and waits (at most
+         * {@link ClusterPublications#REPORT_WAIT}) for every other running master's report; answers the targets no
+         * master reached ({@link Delivery#unreachable()}: every running master reported without them) and those
+         * still unconfirmed (a master has not reported in time, or the announcement's write was not answered).
          */
-        Set<String> confirm(Set<String> notHere);
+        Delivery confirm(Set<String> notHere);
     }
+
+    /**
+     * Why a job cannot be published through this master now (the cluster cannot be written: no quorum, or cut off),
+     * after waiting for a connection lost moments ago; empty when it can. A job is refused then, before anything is
+     * recorded or sent: it could reach neither the other masters nor, later, be told apart from one that did.
+     */
+    Optional<String> unavailable();
 
     /** Starts delivering the jobs other masters announce, with {@code deliverer}. */
     void start(Deliverer deliverer) throws IOException;
@@ -40,8 +51,11 @@ public interface SharedPublications extends AutoCloseable {
     Announced announce(JobRecord record, PublishLoad load, long issuedMs,
             Consumer<SessionMessage.ReturnEvent> watcher);
 
-    /** The minions some master reported it delivered {@code jid} to, while the cluster keeps the reports. */
-    Optional<Set<String>> delivered(String jid);
+    /**
+     * What the masters' reports on {@code jid} say of {@code targets}, while the cluster keeps them: those no running
+     * master reached once all have reported, else those not reached yet as unconfirmed.
+     */
+    Optional<Delivery> delivery(String jid, Collection<String> targets);
 
     /** Removes old announcements; on the timer thread. */
     void sweep();
@@ -57,13 +71,18 @@ public interface SharedPublications extends AutoCloseable {
             }
 
             @Override
-            public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
-                    Consumer<SessionMessage.ReturnEvent> watcher) {
-                return notHere -> notHere;
+            public Optional<String> unavailable() {
+                return Optional.empty();
             }
 
             @Override
-            public Optional<Set<String>> delivered(String jid) {
+            public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
+                    Consumer<SessionMessage.ReturnEvent> watcher) {
+                return Delivery::unreachable;
+            }
+
+            @Override
+            public Optional<Delivery> delivery(String jid, Collection<String> targets) {
                 return Optional.empty();
             }
 

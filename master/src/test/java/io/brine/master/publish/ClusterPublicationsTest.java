@@ -16,10 +16,12 @@ import org.junit.jupiter.api.Test;
 /** The announcement a master writes for the others: only the cluster's master key makes or opens one. */
 class ClusterPublicationsTest {
 
+    private static final java.util.function.Supplier<io.brine.cluster.ClusterHealth> CONNECTED = () ->
+            new io.brine.cluster.ClusterHealth(io.brine.cluster.ClusterHealth.State.CONNECTED, java.time.Instant.EPOCH);
     private static final String JID = "20261125221500123456";
 
     private final ClusterPublications cluster = new ClusterPublications(null, null, TestKeys.pair(250),
-            Clock.systemUTC(), "m1:/var/cache/brine");
+            Clock.systemUTC(), "m1:/var/cache/brine", CONNECTED);
     private final PublishLoad load = new PublishLoad(JID, new PublishLoad.Target("glob", "web*"), "cmd.run",
             List.of("echo secret-argument"), Map.of("cwd", "/tmp"), 30, "root");
     private final JobRecord record = new JobRecord(JID, "2026-11-25T22:15:00Z", "root", "glob", "web*", "cmd.run",
@@ -31,7 +33,7 @@ class ClusterPublicationsTest {
 
         ClusterPublications other = new ClusterPublications(null, null, TestKeys.pair(250),
                 Clock.fixed(java.time.Instant.ofEpochMilli(1234L + 1000), java.time.ZoneOffset.UTC),
-                "m2:/var/cache/brine");
+                "m2:/var/cache/brine", CONNECTED);
         var heard = other.decode(JID, data);
 
         assertThat(heard.origin()).isEqualTo("m1:/var/cache/brine");
@@ -45,16 +47,16 @@ class ClusterPublicationsTest {
         long now = 1_800_000_000_000L;
         byte[] fresh = cluster.encode(record, load, now);
         ClusterPublications self = new ClusterPublications(null, null, TestKeys.pair(250),
-                Clock.fixed(java.time.Instant.ofEpochMilli(now), java.time.ZoneOffset.UTC), "m1:/var/cache/brine");
+                Clock.fixed(java.time.Instant.ofEpochMilli(now), java.time.ZoneOffset.UTC), "m1:/var/cache/brine", CONNECTED);
         assertThat(self.decode(JID, fresh)).as("this master's own").isNull();
 
         ClusterPublications later = new ClusterPublications(null, null, TestKeys.pair(250),
                 Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis() + 1),
-                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine");
+                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
         assertThat(later.decode(JID, fresh)).as("one millisecond past the age it is delivered at").isNull();
         ClusterPublications inTime = new ClusterPublications(null, null, TestKeys.pair(250),
                 Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis()),
-                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine");
+                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
         assertThat(inTime.decode(JID, fresh).load()).isEqualTo(load);
     }
 
@@ -75,7 +77,7 @@ class ClusterPublicationsTest {
         }
         assertThatThrownBy(() -> cluster.decode("20261125221500123457", data)).isInstanceOf(IOException.class);
         ClusterPublications stranger = new ClusterPublications(null, null, TestKeys.pair(248), Clock.systemUTC(),
-                "m3");
+                "m3", CONNECTED);
         assertThatThrownBy(() -> stranger.decode(JID, data)).hasMessageContaining("not signed");
         assertThatThrownBy(() -> cluster.decode(JID, stranger.encode(record, load, 1L)))
                 .hasMessageContaining("not signed");

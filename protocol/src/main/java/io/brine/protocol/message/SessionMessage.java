@@ -184,11 +184,24 @@ public sealed interface SessionMessage {
     }
 
     /**
-     * Master to publisher: the job went out ({@code jid}, the minions it targets, those it could not reach), or
-     * was refused ({@code error} set, {@code jid} null).
+     * Master to publisher: the job went out ({@code jid}, the minions it targets, those no master could reach), or
+     * was refused ({@code error} set, {@code jid} null: it runs nowhere).
      */
     record PublishReply(String jid, List<String> minions, List<String> unreachable, String error)
             implements SessionMessage {
+
+        /**
+         * A master answers a {@code PublishRequest} within this (PROTOCOL.md 8.7): in a cluster, up to 5 s waiting
+         * for a lost ZooKeeper connection, 2 s for the announcement's write and 3 s for the other masters' reports.
+         */
+        public static final java.time.Duration ANSWER_WITHIN = java.time.Duration.ofSeconds(10);
+
+        /**
+         * How long a publisher waits for that answer at least: longer than {@link #ANSWER_WITHIN}, so a job the
+         * master publishes is never one its publisher gave up on.
+         */
+        public static final java.time.Duration AWAIT_AT_LEAST = java.time.Duration.ofSeconds(15);
+
         public PublishReply {
             minions = List.copyOf(minions);
             unreachable = List.copyOf(unreachable);
