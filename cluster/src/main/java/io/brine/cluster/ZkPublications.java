@@ -53,6 +53,7 @@ public final class ZkPublications implements AutoCloseable {
     private PersistentNode presence;
     private CuratorCache cache;
     private CuratorCache masters;
+    private final java.util.concurrent.CountDownLatch mastersLoaded = new java.util.concurrent.CountDownLatch(1);
 
     /** Whether an announcement was written, as far as this master can tell. */
     public enum Written {
@@ -106,6 +107,8 @@ public final class ZkPublications implements AutoCloseable {
                 .forCreatesAndChanges((old, node) -> heard(listener, node)).build());
         cache.start();
         masters = CuratorCache.build(client, MASTERS);
+        masters.listenable().addListener(CuratorCacheListener.builder().forInitialized(mastersLoaded::countDown)
+                .build());
         masters.start();
     }
 
@@ -122,9 +125,14 @@ public final class ZkPublications implements AutoCloseable {
         }
     }
 
-    /** Waits (bounded) until this master's presence znode exists: other masters then wait for its reports. */
+    /**
+     * Waits (bounded) until this master's presence znode exists, so other masters wait for its reports, and it has
+     * read the others', so it waits for theirs.
+     */
     public boolean awaitPresence(Duration timeout) throws InterruptedException {
-        return presence.waitForInitialCreate(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        return presence.waitForInitialCreate(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                && mastersLoaded.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     /**
