@@ -96,6 +96,11 @@ final class ApiTokenCommand implements Callable<Integer> {
         return name;
     }
 
+    static UserError cannotWrite(KeytoolConfig config, IOException e) {
+        return new UserError(UserError.REFUSED, "cannot write " + ApiTokens.file(config.pkiDir()) + ": "
+                + BrineKey.describe(e));
+    }
+
     void audit(KeytoolConfig config, String event, String name, String reason) {
         AuditLog audit = root.openAudit(config);
         if (audit != null) {
@@ -148,8 +153,7 @@ final class ApiTokenCommand implements Callable<Integer> {
             } catch (IllegalArgumentException e) {
                 throw new UserError(UserError.REFUSED, name + ": " + e.getMessage());
             } catch (IOException e) {
-                throw new UserError(UserError.REFUSED, "cannot write " + ApiTokens.file(config.pkiDir()) + ": "
-                        + BrineKey.describe(e));
+                throw cannotWrite(config, e);
             }
             parent.audit(config, "api-token-created", name, "acl " + targets + ", functions " + funs
                     + (keyAdmin ? ", key admin" : "") + ", expires "
@@ -183,8 +187,7 @@ final class ApiTokenCommand implements Callable<Integer> {
             try {
                 removed = ApiTokens.revoke(config.pkiDir(), name);
             } catch (IOException e) {
-                throw new UserError(UserError.REFUSED, "cannot write " + ApiTokens.file(config.pkiDir()) + ": "
-                        + BrineKey.describe(e));
+                throw cannotWrite(config, e);
             }
             if (!removed) {
                 throw new UserError(UserError.REFUSED, "no token named " + name + "; nothing changed");
