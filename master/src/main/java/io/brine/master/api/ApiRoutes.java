@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -96,13 +97,43 @@ final class ApiRoutes {
     private final Supplier<ReservedIds> reservedIds;
     private final Path classesDir;
 
+    /** The keys as last listed, with who shares which key, and the count of key changes it was listed after. */
+    private record View(long changes, KeyListing listing, SharedKeys shared) {
+    }
+
+    /**
+     * Key changes heard (the master's, brine-key's, another master's): a listing of 100,000 keys takes the store
+     * seconds here, so one is made again only after a change, not for every page. A change the view misses by a
+     * moment cannot go wrong: accept, reject and delete are bound to the fingerprint in the store itself.
+     */
+    private final AtomicLong changes = new AtomicLong();
+    private volatile View view = new View(-1, null, null);
+
     ApiRoutes(KeyStore keyStore, PublisherService publishers, SessionTable sessions, Supplier<ReservedIds> reservedIds,
             Path cachedir) {
+        keyStore.addListener(change -> changes.incrementAndGet()); // closed with the key store
         this.keyStore = keyStore;
         this.publishers = publishers;
         this.sessions = sessions;
         this.reservedIds = reservedIds;
         this.classesDir = cachedir.resolve(Classifications.DIR_NAME);
+    }
+
+    private View view() {
+        View current = view;
+        long now = changes.get();
+        if (current.changes() == now) {
+            return current;
+        }
+        synchronized (this) {
+            current = view;
+            if (current.changes() != now) {
+                KeyListing listing = keyStore.list();
+                current = new View(now, listing, SharedKeys.of(listing));
+                view = current;
+            }
+            return current;
+        }
     }
 
     /** The route {@code path} names, or empty (404). */
@@ -151,27 +182,31 @@ final class ApiRoutes {
         Glob match = glob(query.get("match").orElse("*"), "match", true);
         int limit = query.integer("limit", 1, MAX_PAGE).orElse(DEFAULT_PAGE);
         String after = query.get("after").orElse("");
-        KeyListing listing = keyStore.list();
-        SharedKeys shared = SharedKeys.of(listing);
-        // One page of the keys sorted by id, then state: the next page starts after the last id of this one.
+        View keys = view();
+        KeyListing listing = keys.listing();
+        SharedKeys shared = keys.shared();
+        // One page of the keys sorted by id, then state: each state's list is sorted by id, so each is read from
+        // the first id after the cursor (a binary search) up to one key past the page, not the whole store.
         TreeSet<StoredKey> selected = new TreeSet<>(java.util.Comparator.comparing(StoredKey::id)
                 .thenComparing(StoredKey::state));
-        int total = 0;
         for (KeyState s : states) {
-            for (StoredKey key : listing.keys(s)) {
-                if (key.id().compareTo(after) > 0 && match.matches(key.id())) {
-                    total++;
+            List<StoredKey> sorted = listing.keys(s);
+            int from = firstAfter(sorted, after);
+            int taken = 0;
+            for (int i = from; i < sorted.size() && taken <= limit; i++) {
+                StoredKey key = sorted.get(i);
+                if (match.matches(key.id())) {
                     selected.add(key);
-                    if (selected.size() > limit + KeyState.values().length) {
-                        selected.pollLast();
-                    }
+                    taken++;
                 }
             }
         }
         List<Map<String, Object>> page = new ArrayList<>();
         String last = null;
+        boolean more = false;
         for (StoredKey key : selected) {
             if (page.size() >= limit && !key.id().equals(last)) {
+                more = true;
                 break;
             }
             page.add(describe(key, shared));
@@ -179,14 +214,29 @@ final class ApiRoutes {
         }
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("keys", page);
-        document.put("remaining", total - page.size());
-        document.put("next", total > page.size() ? last : null);
+        document.put("next", more ? last : null);
         return new Answer.Json(HttpResponseStatus.OK, document);
     }
 
+    /** The index of the first key of {@code sorted} (by id) whose id comes after {@code after}. */
+    private static int firstAfter(List<StoredKey> sorted, String after) {
+        int low = 0;
+        int high = sorted.size();
+        while (low < high) {
+            int mid = (low + high) >>> 1;
+            if (sorted.get(mid).id().compareTo(after) <= 0) {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        return low;
+    }
+
     private Answer key(String id) throws ApiError {
-        KeyListing listing = keyStore.list();
-        SharedKeys shared = SharedKeys.of(listing);
+        View listed = view();
+        KeyListing listing = listed.listing();
+        SharedKeys shared = listed.shared();
         List<Map<String, Object>> keys = new ArrayList<>();
         for (KeyState state : KeyState.values()) {
             listing.find(id, state).ifPresent(key -> keys.add(describe(key, shared)));
@@ -235,7 +285,8 @@ final class ApiRoutes {
             case "reject" -> EnumSet.of(KeyState.PENDING, KeyState.ACCEPTED, KeyState.DENIED);
             default -> EnumSet.allOf(KeyState.class);
         };
-        KeyListing listing = keyStore.list();
+        View keys = view();
+        KeyListing listing = keys.listing();
         Optional<StoredKey> seen = Optional.empty();
         for (KeyState state : from) {
             Optional<StoredKey> key = listing.find(id, state).filter(k -> k.fingerprint().equals(fingerprint));
@@ -267,7 +318,7 @@ final class ApiRoutes {
                 throw ApiError.conflict(id + ": " + reserved.get() + "; its minion would be refused at auth. Nothing"
                         + " changed; delete the key instead");
             }
-            Optional<String> sharedWith = SharedKeys.of(listing).sameKeyAs(fingerprint, id);
+            Optional<String> sharedWith = keys.shared().sameKeyAs(fingerprint, id);
             if (sharedWith.isPresent() && !allowShared) {
                 throw ApiError.conflict(id + ": " + sharedWith.get() + " (one key, one id); nothing changed. To accept"
                         + " it anyway: \"allow_shared_key\": true");
@@ -278,6 +329,7 @@ final class ApiRoutes {
             case "reject" -> keyStore.reject(id, key.state(), fingerprint, caller.actor());
             default -> keyStore.delete(id, key.state(), fingerprint, caller.actor());
         };
+        changes.incrementAndGet(); // the next listing shows this change, whenever the store's listeners hear it
         return switch (result.status()) {
             case DONE -> {
                 if (!verb.equals("accept") && key.state() == KeyState.ACCEPTED) {
