@@ -32,7 +32,8 @@ import picocli.CommandLine.Spec;
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
 @Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
-        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class, ClusterCommand.class},
+        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class, ApiTokenCommand.class,
+                ClusterCommand.class},
         commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
         headerHeading = "", header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",

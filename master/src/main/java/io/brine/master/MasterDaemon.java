@@ -6,6 +6,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.http.MetricsServer;
+import io.brine.master.api.ApiServer;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
@@ -81,10 +82,13 @@ public final class MasterDaemon implements AutoCloseable {
     /** {@code /metrics}, {@code /healthz} and {@code /readyz}, when {@code http_port} is set. */
     private final Optional<MetricsServer> http;
     private final SeenAuthRequests seen;
+    /** The HTTP API, when {@code api:} is configured. */
+    private final Optional<ApiServer> api;
 
     private MasterDaemon(AuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
             AcceptancePolicies policies, Master master, MasterMetrics metrics, Optional<MetricsServer> http,
-            SeenAuthRequests seen) {
+            Optional<ApiServer> api, SeenAuthRequests seen) {
+        this.api = api;
         this.seen = seen;
         this.publications = publications;
         this.audit = audit;
@@ -184,12 +188,17 @@ public final class MasterDaemon implements AutoCloseable {
             publications.start(jobs::deliverForwarded);
             watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
             cluster.watch(metrics);
+            Optional<ApiServer> api = config.api().isEmpty() ? Optional.empty()
+                    : Optional.of(ApiServer.start(config.api().get(), keyStore, publishers, sessions,
+                            metrics.events(), active, policies::reservedIds, config.cachedir(), clock));
+            api.ifPresent(opened::add);
             Optional<MetricsServer> http = Optional.empty();
             if (config.httpPort().isPresent()) {
                 http = Optional.of(MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(),
                         "brine-master", metrics::scrape, () -> readiness(master, cluster, writes)));
             }
-            return new MasterDaemon(audit, cluster, publications, jobCache, policies, master, metrics, http, seen);
+            return new MasterDaemon(audit, cluster, publications, jobCache, policies, master, metrics, http, api,
+                    seen);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -303,8 +312,14 @@ public final class MasterDaemon implements AutoCloseable {
         return http.map(MetricsServer::port).orElse(0);
     }
 
+    /** The port of the HTTP API; 0 when {@code api:} is unset. */
+    public int apiPort() {
+        return api.map(ApiServer::port).orElse(0);
+    }
+
     @Override
     public void close() {
+        api.ifPresent(ApiServer::close);
         http.ifPresent(MetricsServer::close);
         master.close();
         seen.close(); // after the auth workers, which the master stopped

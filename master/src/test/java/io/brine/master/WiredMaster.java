@@ -102,6 +102,11 @@ public final class WiredMaster implements AutoCloseable {
         return daemon.httpPort();
     }
 
+    /** The port of the HTTP API; 0 when {@code api:} is unset. */
+    public int apiPort() {
+        return daemon.apiPort();
+    }
+
     /** The master's metrics, as {@code /metrics} shows them. */
     public io.brine.master.metrics.MasterMetrics metrics() {
         return daemon.metrics();

@@ -48,6 +48,7 @@ import java.util.Set;
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
+ * @param api {@code api}: the HTTP API (JSON under {@code /api/}); empty (the default) serves none
  * @param nodegroups {@code nodegroups}: Salt's nodegroups, each name to a compound target (a list of ids already
  *     written as {@code L@...}), checked together at load ({@code io.brine.protocol.targeting.Nodegroups})
  */
@@ -83,7 +84,8 @@ public record MasterConfig(
         String httpInterface,
         OptionalInt httpPort,
         LogFormat logFormat,
-        KeyRotationPolicy keyRotation) {
+        KeyRotationPolicy keyRotation,
+        Optional<Api> api) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -132,6 +134,7 @@ public record MasterConfig(
         Objects.requireNonNull(logFormat, "logFormat");
         Objects.requireNonNull(keyRotation, "keyRotation");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
+        Objects.requireNonNull(api, "api");
     }
 
     /** Reads {@code configDir/master.yaml}. */
@@ -172,6 +175,48 @@ public record MasterConfig(
         public Tls {
             Objects.requireNonNull(cert, "cert");
             Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /**
+     * The HTTP API ({@code api:}): JSON under {@code /api/} on Netty, for pipelines and the console. Served over HTTPS
+     * with {@code tls}; plain HTTP only on a loopback {@code interfaceAddress} (the master refuses to start otherwise).
+     *
+     * @param interfaceAddress {@code interface}: loopback by default
+     * @param port {@code port} (0: one the system chooses, in code only)
+     * @param tls {@code tls}: certificate chain and key (PEM), required unless bound to loopback
+     * @param maxBodyBytes {@code max_body_bytes}: a request body over it is refused (413) as it arrives
+     * @param maxConnections {@code max_connections}: open connections at most; one more is closed at once
+     * @param requestsPerSecond {@code requests_per_second}: per token (its burst is twice as many); past it, 429
+     * @param requestTimeout {@code request_timeout}: a request (headers and body) must arrive within it; else 408
+     */
+    public record Api(String interfaceAddress, int port, Optional<Tls> tls, int maxBodyBytes, int maxConnections,
+            int requestsPerSecond, Duration requestTimeout) {
+        public static final String DEFAULT_INTERFACE = "127.0.0.1";
+        public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+        public static final int DEFAULT_MAX_CONNECTIONS = 256;
+        public static final int DEFAULT_REQUESTS_PER_SECOND = 20;
+        public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+
+        public Api {
+            Objects.requireNonNull(interfaceAddress, "interfaceAddress");
+            requirePort(port, "api port");
+            Objects.requireNonNull(tls, "tls");
+            require(maxBodyBytes >= 1024 && maxBodyBytes <= 16 * 1024 * 1024, "api maxBodyBytes from 1024 to 16 MiB");
+            require(maxConnections >= 1, "api maxConnections must be at least 1");
+            require(requestsPerSecond >= 1, "api requestsPerSecond must be at least 1");
+            requirePositive(requestTimeout, "api requestTimeout");
+        }
+
+        /** On {@code port} of loopback, plain HTTP, the default limits. */
+        public static Api loopback(int port) {
+            return new Api(DEFAULT_INTERFACE, port, Optional.empty(), DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+                    DEFAULT_REQUESTS_PER_SECOND, DEFAULT_REQUEST_TIMEOUT);
+        }
+
+        public Api withLimits(int maxBodyBytes, int maxConnections, int requestsPerSecond, Duration requestTimeout) {
+            return new Api(interfaceAddress, port, tls, maxBodyBytes, maxConnections, requestsPerSecond,
+                    requestTimeout);
         }
     }
 
@@ -392,6 +437,7 @@ public record MasterConfig(
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
         private KeyRotationPolicy keyRotation = KeyRotationPolicy.ALLOW;
+        private Api api;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -573,6 +619,12 @@ public record MasterConfig(
             return this;
         }
 
+        /** Serves the HTTP API; null for none (the default). */
+        public Builder api(Api api) {
+            this.api = api;
+            return this;
+        }
+
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
             return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
@@ -583,7 +635,7 @@ public record MasterConfig(
                     Optional.ofNullable(cluster),
                     saltMinions,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    keyRotation);
+                    keyRotation, Optional.ofNullable(api));
         }
     }
 

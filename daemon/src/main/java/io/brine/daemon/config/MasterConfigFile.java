@@ -100,6 +100,8 @@ final class MasterConfigFile {
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);
         httpPort.ifPresent(config::httpPort);
+        Optional<MasterConfig.Api> api = root.section("api").flatMap(section -> api(section, files));
+        api.ifPresent(config::api);
 
         MasterConfig defaults = MasterConfig.builder().build();
         Map<String, Integer> ports = new LinkedHashMap<>();
@@ -107,6 +109,7 @@ final class MasterConfigFile {
         ports.put("ret_port", retPort.orElse(defaults.retPort()));
         ports.put("tcp_port", tcpPort.orElse(defaults.tcpPort()));
         httpPort.ifPresent(port -> ports.put("http_port", port));
+        api.ifPresent(a -> ports.put("api.port", a.port()));
         ports.values().removeIf(port -> port == 0); // each 0 is a port of its own, chosen when bound
         root.requireDistinct(ports, "the ports"); // all bound on one interface
 
@@ -126,6 +129,40 @@ final class MasterConfigFile {
             tls.problem("key", "is required with tls");
         }
         return cert.isPresent() && key.isPresent() ? Optional.of(new Tls(cert.get(), key.get())) : Optional.empty();
+    }
+
+    /**
+     * {@code api:}. Off unless the section is there; {@code port} is required. Without {@code tls} the API must be
+     * bound to loopback: tokens would otherwise cross the network in clear.
+     */
+    private static Optional<MasterConfig.Api> api(ConfigSection api, ReferencedFiles files) {
+        String address = api.host("interface").orElse(MasterConfig.Api.DEFAULT_INTERFACE);
+        OptionalInt port = api.integer("port", 1, MAX_PORT);
+        if (!api.has("port")) {
+            api.problem("port", "is required with api (the HTTPS port, e.g. 8443)");
+        }
+        Optional<Tls> tls = api.section("tls").flatMap(section -> tls(section, files));
+        if (!api.has("tls") && !isLoopback(address)) {
+            api.problem("interface", "is " + address + ", not loopback: the API needs tls (cert and key) there,"
+                    + " or bind it to 127.0.0.1 or ::1");
+        }
+        int maxBody = api.integer("max_body_bytes", 1024, 16 * 1024 * 1024)
+                .orElse(MasterConfig.Api.DEFAULT_MAX_BODY_BYTES);
+        int maxConnections = api.integer("max_connections", 1, 100_000)
+                .orElse(MasterConfig.Api.DEFAULT_MAX_CONNECTIONS);
+        int rate = api.integer("requests_per_second", 1, 100_000)
+                .orElse(MasterConfig.Api.DEFAULT_REQUESTS_PER_SECOND);
+        Duration timeout = api.seconds("request_timeout", 1, 300).orElse(MasterConfig.Api.DEFAULT_REQUEST_TIMEOUT);
+        if (port.isEmpty() || (api.has("tls") && tls.isEmpty())) {
+            return Optional.empty();
+        }
+        return Optional.of(new MasterConfig.Api(address, port.getAsInt(), tls, maxBody, maxConnections, rate,
+                timeout));
+    }
+
+    /** Whether {@code address} (an address or host name as written) is this host's loopback. */
+    static boolean isLoopback(String address) {
+        return address.equals("localhost") || address.equals("::1") || address.startsWith("127.");
     }
 
     private static Optional<ClusterConfig> cluster(ConfigSection cluster) {

@@ -189,6 +189,28 @@ class MasterConfigTest {
     }
 
     @Test
+    void theApiIsOffByDefaultAndLoopbackWithoutTls() throws Exception {
+        assertThat(load("interface: 127.0.0.1\n").api()).isEmpty();
+        MasterConfig.Api api = load("api: {port: 8080}\n").api().orElseThrow();
+        assertThat(api).isEqualTo(MasterConfig.Api.loopback(8080));
+        assertThat(load("api: {interface: 0.0.0.0, port: 8443, tls: {cert: a.crt, key: a.key}, max_body_bytes: 2048,"
+                + " request_timeout: 5}\n").api().orElseThrow().tls()).isPresent();
+    }
+
+    @Test
+    void anApiOffLoopbackWithoutTlsIsAProblem() throws IOException {
+        assertThat(problems("api: {interface: 0.0.0.0, port: 8443}\n")).extracting(ConfigProblem::key,
+                ConfigProblem::message).containsExactly(tuple("api.interface", "is 0.0.0.0, not loopback: the API"
+                        + " needs tls (cert and key) there, or bind it to 127.0.0.1 or ::1"));
+        assertThat(problems("api: {interface: 127.0.0.1}\n")).extracting(ConfigProblem::key)
+                .containsExactly("api.port");
+        assertThat(problems("api: {port: 8443, max_body_bytes: 1023, requests_per_second: 0, colour: red}\n"))
+                .extracting(ConfigProblem::key).containsExactlyInAnyOrder("api.max_body_bytes",
+                        "api.requests_per_second", "api.colour");
+        assertThat(problems("http_port: 9100\napi: {port: 9100}\n")).isNotEmpty();
+    }
+
+    @Test
     void reportsEveryProblemAtOnceWithItsLine() throws IOException {
         List<ConfigProblem> problems = problems("""
                 interface: 0.0.0.0
@@ -239,7 +261,7 @@ class MasterConfigTest {
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
                         + " key_rotation, audit_log,"
-                        + " cluster, salt_minions, http_interface, http_port)",
+                        + " cluster, salt_minions, http_interface, http_port, api)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
                 "is required with tls",

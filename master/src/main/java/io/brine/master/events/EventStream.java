@@ -1,12 +1,16 @@
 package io.brine.master.events;
 
+import io.brine.daemon.config.MasterConfig;
 import io.brine.master.session.PublisherSession;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.targeting.Glob;
 import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -23,7 +27,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Emitting runs on the thread where the thing happened (an auth worker, the job cache writer, the timer):
  * sealing a small message and queueing it on the transport, no blocking. A subscriber whose connection is gone is
- * dropped at the next event; at most {@value #MAX_SUBSCRIBERS} subscribe at once, the oldest giving way.
+ * dropped at the next event; at most {@value #MAX_SUBSCRIBERS} publisher sessions subscribe at once, the oldest
+ * giving way.
+ *
+ * <p>The HTTP API's subscribers (server-sent events) are named by their token and bounded by the API's connection
+ * cap instead. For their reconnection ({@code Last-Event-ID}) every event gets a number, and once {@link
+ * #keepHistory} is called the last events are kept: a subscriber that names the last number it saw first gets the
+ * kept events after it that it may see, then the live ones, in order and once each.
  */
 public final class EventStream {
 
@@ -36,29 +46,92 @@ public final class EventStream {
         boolean send(SessionMessage.Event event);
     }
 
-    private record Subscriber(PublisherSession session, Glob tag, Predicate<String> minionAllowed,
-            Predicate<String> functionAllowed, Sender sender) {
+    /** Sends one numbered event to a subscriber; false when it cannot be delivered (gone, or too slow). */
+    @FunctionalInterface
+    public interface NumberedSender {
+        boolean send(long number, SessionMessage.Event event);
+    }
+
+    /**
+     * @param session the publisher session, or null for an API subscriber
+     * @param replayedUpTo events numbered up to this were sent by the replay (or came before the subscription)
+     */
+    private record Subscriber(String name, PublisherSession session, Optional<MasterConfig.PublisherAcl> acl,
+            Glob tag, Predicate<String> minionAllowed, Predicate<String> functionAllowed, NumberedSender sender,
+            long replayedUpTo) {
+        @Override
+        public String toString() {
+            return session != null ? session.toString() : name;
+        }
+    }
+
+    private record Kept(long number, String tag, Collection<String> minions, String fun,
+            SessionMessage.Event event) {
     }
 
     private final Clock clock;
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
+    /** The last events, oldest first, and the last number given; under its own lock. */
+    private final ArrayDeque<Kept> history = new ArrayDeque<>();
+    private long lastNumber;
+    private int historySize;
 
     public EventStream(Clock clock) {
         this.clock = clock;
     }
 
+    /** Keeps the last {@code size} events for subscribers that reconnect ({@code Last-Event-ID}). */
+    public void keepHistory(int size) {
+        synchronized (history) {
+            historySize = size;
+        }
+    }
+
     /** {@code session} gets, through {@code sender}, the events from now on whose tag matches {@code tagGlob}. */
     public void subscribe(PublisherSession session, String tagGlob, Sender sender) {
-        Predicate<String> allowed = session.acl().map(acl -> anyOf(acl.targets())).orElse(id -> true);
-        Predicate<String> functions = session.acl().map(acl -> anyOf(acl.functions())).orElse(fun -> true);
         subscribers.removeIf(s -> s.session() == session);
-        while (subscribers.size() >= MAX_SUBSCRIBERS) {
-            Subscriber oldest = subscribers.remove(0);
-            LOG.info("{}: event subscription dropped for a newer one ({} at most)", oldest.session(),
-                    MAX_SUBSCRIBERS);
+        while (subscribers.stream().filter(s -> s.session() != null).count() >= MAX_SUBSCRIBERS) {
+            Subscriber oldest = subscribers.stream().filter(s -> s.session() != null).findFirst().orElseThrow();
+            subscribers.remove(oldest);
+            LOG.info("{}: event subscription dropped for a newer one ({} at most)", oldest, MAX_SUBSCRIBERS);
         }
-        subscribers.add(new Subscriber(session, Glob.compile(tagGlob), allowed, functions, sender));
+        add(session.toString(), session, session.acl(), tagGlob, (number, event) -> sender.send(event), -1);
         LOG.info("{}: subscribed to events {}", session, tagGlob);
+    }
+
+    /**
+     * An API subscriber {@code name} with {@code acl} (empty: sees everything) gets the events whose tag matches
+     * {@code tagGlob}: first the kept ones numbered after {@code after} (-1: none), then the live ones.
+     *
+     * @return a handle that ends the subscription
+     */
+    public AutoCloseable subscribe(String name, Optional<MasterConfig.PublisherAcl> acl, String tagGlob,
+            long after, NumberedSender sender) {
+        Subscriber subscriber = add(name, null, acl, tagGlob, sender, after);
+        return () -> subscribers.remove(subscriber);
+    }
+
+    private Subscriber add(String name, PublisherSession session, Optional<MasterConfig.PublisherAcl> acl,
+            String tagGlob, NumberedSender sender, long after) {
+        Predicate<String> allowed = acl.map(a -> anyOf(a.targets())).orElse(id -> true);
+        Predicate<String> functions = acl.map(a -> anyOf(a.functions())).orElse(fun -> true);
+        Glob glob = Glob.compile(tagGlob);
+        synchronized (history) {
+            // Under the lock that numbers events: what is replayed here is skipped live, and every later event is
+            // numbered after the subscriber is in the list, so it reaches it live.
+            Subscriber subscriber = new Subscriber(name, session, acl, glob, allowed, functions, sender, lastNumber);
+            if (after >= 0) {
+                for (Kept kept : history) {
+                    if (kept.number() > after && glob.matches(kept.tag())
+                            && visible(subscriber, kept.minions(), kept.fun())
+                            && !sender.send(kept.number(), kept.event())) {
+                        return subscriber;
+                    }
+                }
+            }
+            subscribers.add(subscriber);
+            return subscriber;
+        }
     }
 
     private static Predicate<String> anyOf(List<String> globs) {
@@ -81,31 +154,45 @@ public final class EventStream {
 
     /** As {@link #emit(String, Collection, Map)}, for an event of a job of {@code fun} (null: not a job's). */
     public void emit(String tag, Collection<String> minions, String fun, Map<String, Object> data) {
-        if (subscribers.isEmpty()) {
-            return;
-        }
         SessionMessage.Event event = null;
+        long number;
+        synchronized (history) {
+            if (subscribers.isEmpty() && historySize == 0) {
+                return;
+            }
+            number = ++lastNumber;
+            if (historySize > 0) {
+                event = new SessionMessage.Event(tag, clock.millis(), data);
+                history.addLast(new Kept(number, tag, List.copyOf(minions), fun, event));
+                while (history.size() > historySize) {
+                    history.removeFirst();
+                }
+            }
+        }
+        List<Subscriber> gone = new ArrayList<>(0);
         for (Subscriber subscriber : subscribers) {
-            if (!subscriber.tag().matches(tag) || !visible(subscriber, minions, fun)) {
+            if (number <= subscriber.replayedUpTo() || !subscriber.tag().matches(tag)
+                    || !visible(subscriber, minions, fun)) {
                 continue;
             }
             if (event == null) {
                 event = new SessionMessage.Event(tag, clock.millis(), data);
             }
             try {
-                if (!subscriber.sender().send(event)) {
-                    subscribers.remove(subscriber);
-                    LOG.debug("{}: event subscriber gone", subscriber.session());
+                if (!subscriber.sender().send(number, event)) {
+                    gone.add(subscriber);
+                    LOG.debug("{}: event subscriber gone", subscriber);
                 }
             } catch (RuntimeException e) {
-                subscribers.remove(subscriber);
-                LOG.error("Bug: sending event {} to {} failed", tag, subscriber.session(), e);
+                gone.add(subscriber);
+                LOG.error("Bug: sending event {} to {} failed", tag, subscriber, e);
             }
         }
+        subscribers.removeAll(gone);
     }
 
     private static boolean visible(Subscriber subscriber, Collection<String> minions, String fun) {
-        if (subscriber.session().acl().isEmpty()) {
+        if (subscriber.acl().isEmpty()) {
             return true;
         }
         return !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed())

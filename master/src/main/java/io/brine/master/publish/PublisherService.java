@@ -237,22 +237,31 @@ public final class PublisherService {
      */
     public SessionMessage.PublishReply publish(PublisherSession session, SessionMessage.PublishRequest request,
             Consumer<SessionMessage.ReturnEvent> watcher) {
+        return publish(session.name(), session.acl(), request, watcher);
+    }
+
+    /**
+     * Publishes for publisher {@code name} (a session's, or an API token's {@code api:NAME}) under {@code acl}
+     * (empty: the local administrator's, who may do anything): the one path every publication takes.
+     */
+    public SessionMessage.PublishReply publish(String name, Optional<MasterConfig.PublisherAcl> acl,
+            SessionMessage.PublishRequest request, Consumer<SessionMessage.ReturnEvent> watcher) {
         try {
             // Minions parse the target again and know no nodegroups: they get each one's definition.
             Nodegroups.Expanded expanded = expand(request.targetType(), request.target());
             Target target = JobPublisher.parse(expanded.type(), expanded.expression());
             List<String> minions = jobs.resolve(target);
-            if (session.acl().isPresent()) {
-                checkAcl(session, session.acl().get(), request.fun(), minions);
+            if (acl.isPresent()) {
+                checkAcl(name, acl.get(), request.fun(), minions);
             }
-            JobPublisher.Published published = jobs.publish(session.name(), expanded.type(), expanded.expression(),
+            JobPublisher.Published published = jobs.publish(name, expanded.type(), expanded.expression(),
                     minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(), watcher);
             return new SessionMessage.PublishReply(published.jid(), published.minions(), published.unreachable(),
                     null);
         } catch (PublishException e) {
-            LOG.info("Publisher {}: publication refused: {}", session.name(), e.getMessage());
-            writes.audit("publish", session.name(), () -> audit.record(AuditEvent.builder("publish-refused",
-                    session.name()).reason(e.getMessage()).build()));
+            LOG.info("Publisher {}: publication refused: {}", name, e.getMessage());
+            writes.audit("publish", name, () -> audit.record(AuditEvent.builder("publish-refused",
+                    name).reason(e.getMessage()).build()));
             return new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage());
         }
     }
@@ -265,36 +274,40 @@ public final class PublisherService {
         }
     }
 
-    private static void checkAcl(PublisherSession session, MasterConfig.PublisherAcl acl, String fun,
+    private static void checkAcl(String name, MasterConfig.PublisherAcl acl, String fun,
             List<String> minions) throws PublishException {
         if (acl.functions().stream().noneMatch(glob -> Glob.compile(glob).matches(fun))) {
-            throw new PublishException("publisher_acl: " + session.name() + " may not run " + fun);
+            throw new PublishException("publisher_acl: " + name + " may not run " + fun);
         }
         List<Glob> allowed = acl.targets().stream().map(Glob::compile).toList();
         List<String> outside = minions.stream().filter(id -> allowed.stream().noneMatch(g -> g.matches(id)))
                 .limit(5).toList();
         if (!outside.isEmpty()) {
-            throw new PublishException("publisher_acl: " + session.name() + " may not target " + outside
+            throw new PublishException("publisher_acl: " + name + " may not target " + outside
                     + (outside.size() == 5 ? " and more" : ""));
         }
     }
 
     /** Answers a job query from the job cache: every job for root, a publisher's own jobs for the others. */
     public SessionMessage.JobReply query(PublisherSession session, SessionMessage.JobQuery query) {
-        boolean root = session.acl().isEmpty();
+        return query(session.name(), session.acl().isEmpty(), query);
+    }
+
+    /** As {@link #query(PublisherSession, SessionMessage.JobQuery)} for publisher {@code name}; root sees all. */
+    public SessionMessage.JobReply query(String name, boolean root, SessionMessage.JobQuery query) {
         if (query.jid() == null) {
             List<JobRecord> all = jobs.cache().list();
             List<Object> listed = new ArrayList<>();
             int limit = query.limit() <= 0 ? MAX_LIST : Math.min(query.limit(), MAX_LIST);
             for (JobRecord job : all.subList(Math.max(0, all.size() - limit), all.size())) {
-                if (root || job.publisher().equals(session.name())) {
+                if (root || job.publisher().equals(name)) {
                     listed.add(summary(job));
                 }
             }
             return new SessionMessage.JobReply(Map.of("jobs", listed), null);
         }
         Optional<JobRecord> job = JobIds.isValid(query.jid()) ? jobs.cache().job(query.jid()) : Optional.empty();
-        if (job.isEmpty() || !(root || job.get().publisher().equals(session.name()))) {
+        if (job.isEmpty() || !(root || job.get().publisher().equals(name))) {
             return new SessionMessage.JobReply(Map.of(), "no job " + query.jid() + " in the job cache");
         }
         Map<String, Object> document = summary(job.get());

@@ -1,0 +1,438 @@
+package io.brine.master.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.brine.master.api.ApiRoutes.Answer;
+import io.brine.master.api.ApiRoutes.Caller;
+import io.brine.protocol.MinionIds;
+import io.brine.store.api.ApiTokens;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One API connection: a request must arrive whole within {@code request_timeout} (else 408), is routed on the event
+ * loop (404, 405), then authenticated, rate-limited and answered on a worker. One request at a time per connection
+ * (reading pauses until the answer is sent), so answers keep the order of requests. Every refusal is a JSON error
+ * with its status, logged at most once a minute per kind with the count of those not logged; a bug is a 500 whose
+ * body says nothing but that, and whose trace goes to the log.
+ */
+final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
+    private static final String BEARER = "Bearer ";
+
+    private final ApiServer.Shared shared;
+    private ScheduledFuture<?> deadline;
+    private boolean busy;
+
+    ApiHandler(ApiServer.Shared shared) {
+        super(true);
+        this.shared = shared;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        armDeadline(ctx);
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        cancelDeadline();
+        super.channelInactive(ctx);
+    }
+
+    /** The next request must arrive whole within the request timeout. */
+    private void armDeadline(ChannelHandlerContext ctx) {
+        cancelDeadline();
+        deadline = ctx.executor().schedule(() -> {
+            if (!busy && ctx.channel().isActive()) {
+                refuse(ctx, null, new ApiError(HttpResponseStatus.REQUEST_TIMEOUT, "the request did not arrive"
+                        + " within " + shared.config().requestTimeout().toSeconds() + " s"), false);
+            }
+        }, shared.config().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void cancelDeadline() {
+        if (deadline != null) {
+            deadline.cancel(false);
+            deadline = null;
+        }
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        cancelDeadline();
+        busy = true;
+        ctx.channel().config().setAutoRead(false);
+        boolean keepAlive = HttpUtil.isKeepAlive(request);
+        if (request.decoderResult().isFailure()) {
+            refuse(ctx, null, ApiError.badRequest("malformed HTTP request (a line or the headers over their limit,"
+                    + " or not HTTP/1.1)"), false);
+            return;
+        }
+        QueryStringDecoder uri;
+        List<String> segments = new ArrayList<>();
+        try {
+            uri = new QueryStringDecoder(request.uri(), StandardCharsets.UTF_8, true, 64);
+            for (String segment : uri.rawPath().split("/", -1)) {
+                segments.add(QueryStringDecoder.decodeComponent(segment, StandardCharsets.UTF_8));
+            }
+        } catch (IllegalArgumentException e) {
+            refuse(ctx, request, ApiError.badRequest("malformed request URI"), keepAlive);
+            return;
+        }
+        segments.remove(0); // before the leading slash
+        Optional<ApiRoutes.Route> route = ApiRoutes.route(segments);
+        if (route.isEmpty()) {
+            refuse(ctx, request, ApiError.notFound("no such route: " + printablePath(uri.rawPath())
+                    + " (the routes are listed in /api/openapi.json)"), keepAlive);
+            return;
+        }
+        HttpMethod method = request.method();
+        if (!route.get().methods().contains(method.name())) {
+            FullHttpResponse response = json(HttpResponseStatus.METHOD_NOT_ALLOWED, error(
+                    HttpResponseStatus.METHOD_NOT_ALLOWED, method.name() + " is not allowed on "
+                            + route.get().pattern() + "; allowed: " + String.join(", ", route.get().methods())));
+            response.headers().set(HttpHeaderNames.ALLOW, String.join(", ", route.get().methods()));
+            log(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed");
+            send(ctx, response, keepAlive);
+            return;
+        }
+        if (route.get().pattern().equals("/api/openapi.json")) {
+            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                    Unpooled.wrappedBuffer(shared.openapi()));
+            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+            send(ctx, response, keepAlive);
+            return;
+        }
+        if (method.equals(HttpMethod.POST)) {
+            String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
+            if (!type.toLowerCase(java.util.Locale.ROOT).strip().startsWith("application/json")) {
+                refuse(ctx, request, new ApiError(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "the body must be"
+                        + " JSON: Content-Type: application/json"), keepAlive);
+                return;
+            }
+        }
+        String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+        Optional<String> lastEventId = Optional.ofNullable(request.headers().get("Last-Event-ID"));
+        byte[] body = ByteBufUtil.getBytes(request.content());
+        Map<String, List<String>> parameters = uri.parameters();
+        String source = source(ctx);
+        try {
+            shared.workers().execute(() -> answer(ctx, request.method(), route.get(), segments, parameters, body,
+                    authorization, lastEventId, source, keepAlive, uri.rawPath()));
+        } catch (RejectedExecutionException e) {
+            refuse(ctx, request, new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try"
+                    + " again"), false);
+        }
+    }
+
+    /** On a worker: the token, its rate, the route. */
+    private void answer(ChannelHandlerContext ctx, HttpMethod method, ApiRoutes.Route route, List<String> segments,
+            Map<String, List<String>> parameters, byte[] body, String authorization, Optional<String> lastEventId,
+            String source, boolean keepAlive, String path) {
+        String what = method.name() + " " + printablePath(path);
+        try {
+            if (!shared.perSource().tryAcquire(source)) {
+                throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "too many requests from this address;"
+                        + " slow down");
+            }
+            Caller caller = authenticate(authorization);
+            if (!shared.perToken().tryAcquire(caller.token().name())) {
+                throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "token " + caller.token().name()
+                        + " is over api.requests_per_second (" + shared.config().requestsPerSecond() + "); slow down");
+            }
+            Answer answer = shared.routes().handle(route, method, segments, new ApiRoutes.Query(parameters), body,
+                    caller, lastEventId);
+            if (answer instanceof Answer.Json json) {
+                if (json.status().code() < 300 && !method.equals(HttpMethod.GET)) {
+                    LOG.info("API {} by token {}: {}", what, caller.token().name(), json.status().code());
+                }
+                send(ctx, json(json.status(), json.body()), keepAlive);
+            } else if (answer instanceof Answer.Events events) {
+                stream(ctx, caller, events);
+            } else if (answer instanceof Answer.WaitForJob wait) {
+                waitFor(ctx, caller, wait, keepAlive);
+            }
+        } catch (ApiError e) {
+            if (e.status() == HttpResponseStatus.UNAUTHORIZED || e.status() == HttpResponseStatus.TOO_MANY_REQUESTS
+                    || e.status() == HttpResponseStatus.FORBIDDEN) {
+                log(source, what, e.status(), e.getMessage());
+            }
+            FullHttpResponse response = json(e.status(), error(e.status(), e.getMessage()));
+            if (e.status() == HttpResponseStatus.UNAUTHORIZED) {
+                response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"brine\"");
+            }
+            if (e.status() == HttpResponseStatus.TOO_MANY_REQUESTS) {
+                response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+            }
+            send(ctx, response, keepAlive);
+        } catch (RuntimeException e) {
+            LOG.error("Bug: API {} failed", what, e);
+            send(ctx, json(HttpResponseStatus.INTERNAL_SERVER_ERROR, error(HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                    "internal error; the master's log has the details")), false);
+        }
+    }
+
+    private Caller authenticate(String authorization) throws ApiError {
+        if (authorization == null || authorization.isBlank()) {
+            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "no token: send Authorization: Bearer TOKEN (make"
+                    + " one with brine-key api-token create)");
+        }
+        if (!authorization.startsWith(BEARER)) {
+            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "the Authorization header must be Bearer TOKEN");
+        }
+        String token = authorization.substring(BEARER.length()).strip();
+        Optional<ApiTokens.Entry> entry = shared.tokens().find(token);
+        // One answer for unknown, revoked and expired tokens: the log says which.
+        if (entry.isEmpty()) {
+            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "invalid token (unknown, revoked or expired)");
+        }
+        if (entry.get().expired(shared.clock().millis())) {
+            long suppressed = shared.due("expired " + entry.get().name());
+            if (suppressed >= 0) {
+                LOG.info("API: token {} refused: expired", entry.get().name());
+            }
+            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "invalid token (unknown, revoked or expired)");
+        }
+        return new Caller(entry.get());
+    }
+
+    // ------------------------------------------------------------------ server-sent events
+
+    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events) {
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        head.headers().set("X-Content-Type-Options", "nosniff");
+        HttpUtil.setTransferEncodingChunked(head, true);
+        ctx.writeAndFlush(head);
+        AtomicBoolean cut = new AtomicBoolean();
+        AutoCloseable subscription = shared.events().subscribe("api:" + caller.token().name(), caller.acl(),
+                events.tag(), events.after(), (number, event) -> {
+                    if (!ctx.channel().isActive()) {
+                        return false;
+                    }
+                    if (!ctx.channel().isWritable()) {
+                        if (cut.compareAndSet(false, true)) {
+                            long suppressed = shared.due("slow subscriber");
+                            if (suppressed >= 0) {
+                                LOG.warn("API: event subscriber {} (token {}) cut off: {} bytes of events unread"
+                                        + " ({} more since the last line)", source(ctx), caller.token().name(),
+                                        ApiServer.SUBSCRIBER_BUFFER_BYTES, suppressed);
+                            }
+                            ctx.close();
+                        }
+                        return false;
+                    }
+                    ctx.writeAndFlush(new DefaultHttpContent(sse(number, event)));
+                    return true;
+                });
+        ctx.channel().closeFuture().addListener(future -> subscription.close());
+        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(": subscribed\n\n", StandardCharsets.UTF_8)));
+        // A subscriber sends nothing more; reading resumes only to notice that it closed.
+        ctx.channel().config().setAutoRead(true);
+    }
+
+    private static ByteBuf sse(long number, io.brine.protocol.message.SessionMessage.Event event) {
+        Map<String, Object> document = new LinkedHashMap<>();
+        document.put("tag", event.tag());
+        document.put("time_ms", event.timeMs());
+        document.put("data", event.data());
+        try {
+            // JSON has no raw line breaks: the event is one data line.
+            return Unpooled.wrappedBuffer(("id: " + number + "\ndata: " + JsonBody.JSON.writeValueAsString(document)
+                    + "\n\n").getBytes(StandardCharsets.UTF_8));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("an event that cannot be written as JSON: " + event.tag(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ waiting for a job
+
+    private void waitFor(ChannelHandlerContext ctx, Caller caller, Answer.WaitForJob wait, boolean keepAlive)
+            throws ApiError {
+        AtomicBoolean answered = new AtomicBoolean();
+        Set<String> missing = ConcurrentHashMap.newKeySet();
+        Runnable finish = () -> {
+            if (answered.compareAndSet(false, true)) {
+                try {
+                    shared.workers().execute(() -> {
+                        try {
+                            send(ctx, json(HttpResponseStatus.OK, shared.routes().show(wait.jid(), caller).body()),
+                                    keepAlive);
+                        } catch (ApiError e) {
+                            send(ctx, json(e.status(), error(e.status(), e.getMessage())), keepAlive);
+                        }
+                    });
+                } catch (RejectedExecutionException e) {
+                    send(ctx, json(HttpResponseStatus.SERVICE_UNAVAILABLE, error(
+                            HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try again")), false);
+                }
+            }
+        };
+        boolean watching = shared.active().watch(wait.jid(), ret -> {
+            missing.remove(ret.minionId());
+            if (missing.isEmpty()) {
+                finish.run();
+            }
+        });
+        // After the watcher is in place, so that no return falls between the two.
+        Answer.Json shown = shared.routes().show(wait.jid(), caller);
+        Object stillMissing = ((Map<?, ?>) shown.body()).get("missing");
+        if (stillMissing instanceof List<?> list) {
+            list.forEach(id -> missing.add(String.valueOf(id)));
+        }
+        if (!watching || missing.isEmpty()) {
+            if (answered.compareAndSet(false, true)) {
+                send(ctx, json(HttpResponseStatus.OK, shown.body()), keepAlive);
+            }
+            return;
+        }
+        ctx.executor().schedule(finish, wait.seconds(), TimeUnit.SECONDS);
+        ctx.channel().closeFuture().addListener(future -> answered.set(true));
+    }
+
+    // ------------------------------------------------------------------ answers
+
+    static Map<String, Object> error(HttpResponseStatus status, String message) {
+        Map<String, Object> document = new LinkedHashMap<>();
+        document.put("status", status.code());
+        document.put("error", status.reasonPhrase());
+        document.put("message", message);
+        return document;
+    }
+
+    static FullHttpResponse json(HttpResponseStatus status, Object body) {
+        byte[] bytes;
+        try {
+            bytes = JsonBody.JSON.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("an answer that cannot be written as JSON", e);
+        }
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.wrappedBuffer(bytes));
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=utf-8");
+        return response;
+    }
+
+    /** Sends {@code response} on the channel's loop; then reads the next request, or closes. */
+    private void send(ChannelHandlerContext ctx, FullHttpResponse response, boolean keepAlive) {
+        HttpHeaders headers = response.headers();
+        headers.set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
+        headers.set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        headers.set("X-Content-Type-Options", "nosniff");
+        headers.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
+        ctx.executor().execute(() -> {
+            if (!ctx.channel().isActive()) {
+                response.release();
+                return;
+            }
+            if (keepAlive) {
+                ctx.writeAndFlush(response);
+                busy = false;
+                armDeadline(ctx);
+                ctx.channel().config().setAutoRead(true);
+            } else {
+                ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            }
+        });
+    }
+
+    private void refuse(ChannelHandlerContext ctx, FullHttpRequest request, ApiError error, boolean keepAlive) {
+        log(ctx, request, error.status(), error.getMessage());
+        send(ctx, json(error.status(), error(error.status(), error.getMessage())), keepAlive);
+    }
+
+    private void log(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status, String why) {
+        log(source(ctx), request == null ? "request" : request.method().name() + " "
+                + printablePath(new QueryStringDecoder(request.uri()).rawPath()), status, why);
+    }
+
+    private void log(String source, String what, HttpResponseStatus status, String why) {
+        long suppressed = shared.due("status " + status.code());
+        if (suppressed >= 0) {
+            LOG.info("API {} from {}: {} {} ({} more {} since the last line)", what, source, status.code(),
+                    MinionIds.printable(why), suppressed, status.code());
+        }
+    }
+
+    private static String printablePath(String path) {
+        return MinionIds.printable(path.length() > 200 ? path.substring(0, 200) + "..." : path);
+    }
+
+    private static String source(ChannelHandlerContext ctx) {
+        return ctx.channel().remoteAddress() instanceof InetSocketAddress address
+                ? address.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // TLS handshakes that fail, connections reset: the peer's doing, not the master's.
+        LOG.debug("API connection {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        ctx.close();
+    }
+
+    /**
+     * The body, whole, up to {@code api.max_body_bytes}: a larger one (announced or arriving) is answered 413 and its
+     * connection closed, without reading the rest.
+     */
+    static final class BodyLimit extends HttpObjectAggregator {
+        private final ApiServer.Shared shared;
+
+        BodyLimit(int maxBodyBytes, ApiServer.Shared shared) {
+            super(maxBodyBytes, true);
+            this.shared = shared;
+        }
+
+        @Override
+        protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
+            long suppressed = shared.due("status 413");
+            if (suppressed >= 0) {
+                LOG.info("API request from {}: 413 body over api.max_body_bytes ({}) ({} more since the last line)",
+                        source(ctx), shared.config().maxBodyBytes(), suppressed);
+            }
+            FullHttpResponse response = json(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, error(
+                    HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "the body is over " + shared.config().maxBodyBytes()
+                            + " bytes (api.max_body_bytes)"));
+            response.headers().set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

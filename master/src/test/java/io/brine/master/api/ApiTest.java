@@ -1,0 +1,542 @@
+package io.brine.master.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.master.WiredMaster;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.api.ApiTokens;
+import io.brine.store.keys.KeyState;
+import io.brine.store.keys.PolicyVerdict;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The HTTP API over a master wired as the daemon wires it, on loopback: keys bound to the fingerprint seen, jobs
+ * through the publisher path, events, and every refusal (JSON, right status, nothing changed). Every route and status
+ * seen here must be in openapi.json ({@link #everyAnswerSeenIsDocumented}).
+ */
+class ApiTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** (route pattern, method, status) of every answer the tests saw. */
+    private static final Set<List<String>> SEEN = ConcurrentHashMap.newKeySet();
+
+    @TempDir
+    Path dir;
+    WiredMaster master;
+    HttpClient http = HttpClient.newHttpClient();
+    String admin;
+    String reader;
+
+    @BeforeEach
+    void start() throws Exception {
+        start(api -> api);
+    }
+
+    void start(java.util.function.UnaryOperator<MasterConfig.Api> api) throws Exception {
+        if (master != null) {
+            master.close();
+        }
+        master = WiredMaster.start(dir, config -> config.api(api.apply(MasterConfig.Api.loopback(0))));
+        Path pki = master.config().pkiDir();
+        if (admin == null) {
+            admin = ApiTokens.create(pki, "ops", List.of("web*"), List.of("test.*"), true, Duration.ofDays(1),
+                    Clock.systemUTC()).token();
+            reader = ApiTokens.create(pki, "dash", List.of(), List.of(), false, Duration.ofDays(1),
+                    Clock.systemUTC()).token();
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        master.close();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    record Answer(int status, JsonNode json, HttpResponse<String> response) {
+    }
+
+    Answer call(String method, String path, String token, String body) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort()
+                + path)).timeout(Duration.ofSeconds(30));
+        if (token != null) {
+            request.header("Authorization", "Bearer " + token);
+        }
+        if (body != null) {
+            request.header("Content-Type", "application/json");
+        }
+        request.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode json = JSON.readTree(response.body());
+        seen(path, method, response.statusCode());
+        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type)
+                .startsWith("application/json"));
+        if (response.statusCode() >= 400) {
+            assertError(json, response.statusCode());
+        }
+        return new Answer(response.statusCode(), json, response);
+    }
+
+    Answer get(String path, String token) throws Exception {
+        return call("GET", path, token, null);
+    }
+
+    Answer post(String path, String token, String body) throws Exception {
+        return call("POST", path, token, body);
+    }
+
+    static void seen(String path, String method, int status) {
+        String route = path.replaceAll("\\?.*", "");
+        List<String> segments = List.of(route.substring(1).split("/", -1));
+        String pattern = ApiRoutes.route(segments).map(ApiRoutes.Route::pattern).orElse("(none)");
+        SEEN.add(List.of(pattern, method.toLowerCase(java.util.Locale.ROOT), String.valueOf(status)));
+    }
+
+    /** A JSON error: its status, a message, and no trace or path of the master's. */
+    void assertError(JsonNode json, int status) {
+        assertThat(json.get("status").asInt()).isEqualTo(status);
+        assertThat(json.get("message").asText()).isNotBlank().doesNotContain("Exception", "\tat ", "io.brine",
+                dir.toString());
+    }
+
+    RSAPublicKey key(int i) {
+        return (RSAPublicKey) TestKeys.pair(i).getPublic();
+    }
+
+    String pending(String id, int key) {
+        master.keyStore().offer(id, key(key), PolicyVerdict.NONE);
+        settled();
+        return Fingerprints.of(key(key));
+    }
+
+    /**
+     * Until the API lists what the store holds: it lists again after the store's listeners hear of a change, on the
+     * store's thread, a moment after a change the test made directly.
+     */
+    void settled() {
+        int stored = master.keyStore().list().keys().values().stream().mapToInt(List::size).sum();
+        await().until(() -> get("/api/keys?limit=1000", reader).json().get("keys").size() == stored);
+    }
+
+    List<String> auditLines() throws Exception {
+        return Files.readAllLines(master.config().auditLog());
+    }
+
+    // ------------------------------------------------------------------ keys
+
+    @Test
+    void keysArePagedAndFilteredAndShown() throws Exception {
+        for (int i = 1; i <= 5; i++) {
+            pending("web" + i, i);
+        }
+        pending("db1", 6);
+        Answer first = get("/api/keys?state=pending&match=web*&limit=2", reader);
+        assertThat(first.status()).isEqualTo(200);
+        assertThat(first.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web1", "web2");
+        assertThat(first.json().get("keys").get(0).get("fingerprint").asText()).isEqualTo(Fingerprints.of(key(1)));
+        assertThat(first.json().get("keys").get(0).get("kind").asText()).isEqualTo("brine");
+        Answer second = get("/api/keys?state=pending&match=web*&limit=2&after="
+                + first.json().get("next").asText(), reader);
+        assertThat(second.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web3", "web4");
+        Answer last = get("/api/keys?state=pending&match=web*&limit=2&after=web4", reader);
+        assertThat(last.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web5");
+        assertThat(last.json().get("next").isNull()).isTrue();
+
+        Answer shown = get("/api/keys/db1", reader);
+        assertThat(shown.status()).isEqualTo(200);
+        assertThat(shown.json().get("keys").get(0).get("state").asText()).isEqualTo("pending");
+        assertThat(shown.json().get("up").asBoolean()).isFalse();
+        assertThat(get("/api/keys/nobody", reader).status()).isEqualTo(404);
+        assertThat(get("/api/keys/Bad%20Id", reader).json().get("message").asText()).startsWith("not a minion id");
+        assertThat(get("/api/keys?state=lost", reader).status()).isEqualTo(400);
+        assertThat(get("/api/keys?limit=1001", reader).status()).isEqualTo(400);
+        assertThat(get("/api/keys?colour=red", reader).status()).isEqualTo(400);
+        assertThat(get("/api/keys?limit=1&limit=2", reader).status()).isEqualTo(400);
+    }
+
+    @Test
+    void anAcceptIsBoundToTheFingerprintSeenAndAuditedWithTheToken() throws Exception {
+        String seen = pending("web1", 1);
+        // Another admin deletes the key, the minion offers another: the admin's accept must not take it.
+        master.keyStore().delete("web1", "someone");
+        settled();
+        pending("web1", 2);
+        Answer refused = post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + seen + "\"}");
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(refused.json().get("message").asText()).contains(Fingerprints.of(key(2)), "nothing changed");
+        assertThat(master.keyStore().acceptedIds()).isEmpty();
+
+        String now = Fingerprints.of(key(2));
+        Answer accepted = post("/api/keys/web1/accept", admin, "{\"fingerprint\": \""
+                + now.replace(":", "").toUpperCase(java.util.Locale.ROOT) + "\"}");
+        assertThat(accepted.status()).isEqualTo(200);
+        assertThat(accepted.json().get("result").asText()).isEqualTo("accepted");
+        assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
+        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("\"api:ops\"", "web1", "accepted"));
+        assertThat(post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + now + "\"}").json()
+                .get("result").asText()).isEqualTo("unchanged");
+
+        Answer rejected = post("/api/keys/web1/reject", admin, "{\"fingerprint\": \"" + now + "\"}");
+        assertThat(rejected.json().get("result").asText()).isEqualTo("rejected");
+        Answer deleted = post("/api/keys/web1/delete", admin, "{\"fingerprint\": \"" + now + "\"}");
+        assertThat(deleted.json().get("result").asText()).isEqualTo("deleted");
+        assertThat(master.keyStore().list().keys(KeyState.REJECTED)).isEmpty();
+        assertThat(post("/api/keys/web1/delete", admin, "{\"fingerprint\": \"" + now + "\"}").status())
+                .isEqualTo(404);
+    }
+
+    @Test
+    void oneKeyOneIdAndReservedIdsAsBrineKey() throws Exception {
+        pending("web1", 1);
+        master.keyStore().offer("web2", key(1), PolicyVerdict.NONE); // the same key under a second id
+        settled();
+        String fingerprint = Fingerprints.of(key(1));
+        Answer shared = post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + fingerprint + "\"}");
+        assertThat(shared.status()).isEqualTo(409);
+        assertThat(shared.json().get("message").asText()).contains("same key as web2", "allow_shared_key");
+        assertThat(master.keyStore().acceptedIds()).isEmpty();
+        assertThat(post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + fingerprint
+                + "\", \"allow_shared_key\": true}").status()).isEqualTo(200);
+
+        master.keyStore().offer("master", key(3), PolicyVerdict.NONE);
+        settled();
+        Answer reserved = post("/api/keys/master/accept", admin, "{\"fingerprint\": \"" + Fingerprints.of(key(3))
+                + "\"}");
+        assertThat(reserved.status()).isEqualTo(409);
+        assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
+    }
+
+    @Test
+    void badBodiesAreRefusedAndChangeNothing() throws Exception {
+        String fingerprint = pending("web1", 1);
+        for (String body : List.of("{\"fingerprint\": ", "[1, 2]", "{\"fingerprint\": 42}",
+                "{\"fingerprint\": \"" + fingerprint + "\", \"force\": true}",
+                "{\"fingerprint\": \"" + fingerprint + "\", \"fingerprint\": \"" + fingerprint + "\"}",
+                "{\"fingerprint\": \"zz\"}", "{}", "{\"fingerprint\": \"" + fingerprint + "\"} {}",
+                "[".repeat(100) + "]".repeat(100))) {
+            Answer answer = post("/api/keys/web1/accept", admin, body);
+            assertThat(answer.status()).as(body).isEqualTo(400);
+        }
+        Answer empty = call("POST", "/api/keys/web1/accept", admin, "");
+        assertThat(empty.status()).isEqualTo(400);
+        HttpResponse<String> text = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + master.apiPort() + "/api/keys/web1/accept")).header("Authorization", "Bearer " + admin)
+                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(text.statusCode()).isEqualTo(415);
+        seen("/api/keys/web1/accept", "POST", 415);
+        assertThat(master.keyStore().acceptedIds()).isEmpty();
+        assertThat(master.keyStore().list().keys(KeyState.PENDING)).hasSize(1);
+    }
+
+    @Test
+    void tokensMissingWrongRevokedExpiredOrWithoutThePermissionAreRefused() throws Exception {
+        String fingerprint = pending("web1", 1);
+        String body = "{\"fingerprint\": \"" + fingerprint + "\"}";
+        Answer none = post("/api/keys/web1/accept", null, body);
+        assertThat(none.status()).isEqualTo(401);
+        assertThat(none.response().headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"brine\"");
+        assertThat(post("/api/keys/web1/accept", "brine_" + "x".repeat(43), body).status()).isEqualTo(401);
+        HttpResponse<String> basic = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                + master.apiPort() + "/api/keys")).header("Authorization", "Basic b3BzOnB3").build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(basic.statusCode()).isEqualTo(401);
+        assertThat(post("/api/keys/web1/accept", reader, body).status()).isEqualTo(403);
+
+        Path pki = master.config().pkiDir();
+        String expired = ApiTokens.create(pki, "old", List.of("*"), List.of("*"), true, Duration.ofHours(1),
+                Clock.fixed(Instant.now().minus(Duration.ofHours(2)), ZoneOffset.UTC)).token();
+        assertThat(post("/api/keys/web1/accept", expired, body).status()).isEqualTo(401);
+
+        assertThat(get("/api/keys", admin).status()).isEqualTo(200);
+        assertThat(ApiTokens.revoke(pki, "ops")).isTrue();
+        Answer revoked = post("/api/keys/web1/accept", admin, body);
+        assertThat(revoked.status()).isEqualTo(401);
+        assertThat(revoked.json().get("message").asText()).isEqualTo("invalid token (unknown, revoked or expired)");
+        assertThat(master.keyStore().acceptedIds()).isEmpty();
+    }
+
+    @Test
+    void aTokenFileOthersCouldWriteIsNotTrusted() throws Exception {
+        assertThat(get("/api/keys", reader).status()).isEqualTo(200);
+        Path file = ApiTokens.file(master.config().pkiDir());
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-rw-rw-"));
+        assertThat(get("/api/keys", reader).status()).isEqualTo(401);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        assertThat(get("/api/keys", reader).status()).isEqualTo(200);
+    }
+
+    @Test
+    void unknownRoutesAndWrongMethods() throws Exception {
+        Answer unknown = get("/api/nothing", reader);
+        assertThat(unknown.status()).isEqualTo(404);
+        assertThat(get("/", reader).status()).isEqualTo(404);
+        assertThat(get("/api/keys/web1/accept/more", reader).status()).isEqualTo(404);
+        Answer wrong = call("DELETE", "/api/keys", reader, null);
+        assertThat(wrong.status()).isEqualTo(405);
+        assertThat(wrong.response().headers().firstValue("Allow")).hasValue("GET");
+        assertThat(get("/api/keys/web1/accept", admin).status()).isEqualTo(405);
+        Answer openapi = get("/api/openapi.json", null);
+        assertThat(openapi.status()).isEqualTo(200);
+        assertThat(openapi.json().get("openapi").asText()).isEqualTo("3.1.0");
+    }
+
+    // ------------------------------------------------------------------ limits
+
+    @Test
+    void aBodyOverTheLimitIsRefusedAsItArrives() throws Exception {
+        String fingerprint = pending("web1", 1);
+        String body = "{\"fingerprint\": \"" + fingerprint + "\", \"pad\": \"" + "x".repeat(70_000) + "\"}";
+        Answer huge = post("/api/keys/web1/accept", admin, body);
+        assertThat(huge.status()).isEqualTo(413);
+        assertThat(master.keyStore().acceptedIds()).isEmpty();
+        // Chunked, without a length announced: refused once the limit is passed.
+        try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /api/keys/web1/accept HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
+                    + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = ("4000\r\n" + "x".repeat(0x4000) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            for (int i = 0; i < 5; i++) {
+                out.write(chunk);
+            }
+            out.flush();
+            String status = new BufferedReader(new InputStreamReader(socket.getInputStream(),
+                    StandardCharsets.US_ASCII)).readLine();
+            assertThat(status).isEqualTo("HTTP/1.1 413 Request Entity Too Large");
+        }
+        seen("/api/keys/web1/accept", "POST", 413);
+    }
+
+    @Test
+    void aSlowRequestIsCutOffAt408() throws Exception {
+        start(api -> api.withLimits(api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(),
+                Duration.ofSeconds(1)));
+        try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
+            socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /api/keys/web1/accept HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100\r\n\r\n{\"fing").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            // The rest never comes: the master answers 408 and closes.
+            InputStream in = socket.getInputStream();
+            String answer = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 408 Request Timeout").contains("\"status\":408");
+        }
+        seen("/api/keys/web1/accept", "POST", 408);
+    }
+
+    @Test
+    void requestsOverTheTokensRateAre429() throws Exception {
+        start(api -> api.withLimits(api.maxBodyBytes(), api.maxConnections(), 1, api.requestTimeout()));
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            statuses.add(get("/api/minions", reader).status());
+        }
+        // The burst is twice the rate: the first two pass whatever the machine's speed, and ten cannot all pass.
+        assertThat(statuses.subList(0, 2)).containsOnly(200);
+        assertThat(statuses).contains(429);
+    }
+
+    @Test
+    void connectionsOverTheCapAreClosed() throws Exception {
+        start(api -> api.withLimits(api.maxBodyBytes(), 2, api.requestsPerSecond(), api.requestTimeout()));
+        try (Socket one = new Socket("127.0.0.1", master.apiPort());
+                Socket two = new Socket("127.0.0.1", master.apiPort())) {
+            await().until(() -> {
+                try (Socket three = new Socket("127.0.0.1", master.apiPort())) {
+                    three.setSoTimeout(10_000);
+                    return three.getInputStream().read() == -1;
+                }
+            });
+        }
+        assertThat(get("/api/minions", reader).status()).isEqualTo(200);
+    }
+
+    @Test
+    void plainHttpOffLoopbackIsRefusedAtStart() {
+        assertThatThrownBy(() -> start(api -> new MasterConfig.Api("0.0.0.0", 0, Optional.empty(),
+                api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(), api.requestTimeout())))
+                .hasMessageContaining("api: interface 0.0.0.0 is not loopback and api.tls is not set");
+    }
+
+    // ------------------------------------------------------------------ jobs, minions, events
+
+    @Test
+    void jobsGoThroughThePublisherPathWithTheTokensAcl() throws Exception {
+        master.keyStore().offer("web1", key(1), PolicyVerdict.ACCEPT);
+        master.keyStore().offer("db1", key(2), PolicyVerdict.ACCEPT);
+        Answer published = post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"test.ping\"}");
+        assertThat(published.status()).isEqualTo(202);
+        assertThat(published.json().get("minions")).extracting(JsonNode::asText).containsExactly("web1");
+        String jid = published.json().get("jid").asText();
+        Answer shown = get("/api/jobs/" + jid, admin);
+        assertThat(shown.json().get("publisher").asText()).isEqualTo("api:ops");
+        assertThat(shown.json().get("missing")).extracting(JsonNode::asText).containsExactly("web1");
+        assertThat(get("/api/jobs", admin).json().get("jobs")).extracting(j -> j.get("jid").asText())
+                .containsExactly(jid);
+        // Another token does not see it.
+        assertThat(get("/api/jobs/" + jid, reader).status()).isEqualTo(404);
+        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("\"publish\"", "api:ops", jid));
+
+        assertThat(post("/api/jobs", admin, "{\"target\": \"*\", \"fun\": \"test.ping\"}").status())
+                .isEqualTo(403);
+        assertThat(post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"cmd.run\"}").status())
+                .isEqualTo(403);
+        assertThat(post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"test.ping\", \"timeout\": \"5\"}")
+                .status()).isEqualTo(400);
+        assertThat(post("/api/jobs", admin, "{\"target\": \"G@os\", \"target_type\": \"compound\","
+                + " \"fun\": \"test.ping\"}").status()).isEqualTo(400);
+        assertThat(get("/api/jobs/20260101", admin).status()).isEqualTo(400);
+        assertThat(get("/api/jobs", admin).json().get("jobs")).hasSize(1);
+
+        Answer minions = get("/api/minions", reader);
+        assertThat(minions.json().get("down")).extracting(JsonNode::asText).containsExactly("db1", "web1");
+        assertThat(minions.json().get("up")).isEmpty();
+    }
+
+    @Test
+    void eventsAreStreamedAndResumedFromLastEventId() throws Exception {
+        List<String> first = new ArrayList<>();
+        try (Socket socket = events(null)) {
+            BufferedReader in = reader(socket);
+            assertThat(in.readLine()).isEqualTo("HTTP/1.1 200 OK");
+            skipToSubscribed(in);
+            pending("web1", 1);
+            pending("web2", 2);
+            first.addAll(readEvent(in));
+            first.addAll(readEvent(in));
+        }
+        assertThat(first.get(1)).contains("web1");
+        String firstId = first.get(0).substring("id: ".length());
+        // Reconnecting after the first event: the second is sent again (before the live ones).
+        try (Socket socket = events(firstId)) {
+            assertThat(readEvent(reader(socket))).isEqualTo(first.subList(2, 4));
+        }
+        seen("/api/events", "GET", 200);
+    }
+
+    @Test
+    void aSubscriberThatDoesNotReadIsCutOffAndTheMasterGoesOn() throws Exception {
+        int before = master.eventSubscribers();
+        try (Socket socket = new Socket()) {
+            socket.setReceiveBufferSize(4096);
+            socket.connect(new java.net.InetSocketAddress("127.0.0.1", master.apiPort()));
+            socket.getOutputStream().write(("GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            await().until(() -> master.eventSubscribers() == before + 1);
+            // Never read: 64 MiB of events cannot all fit in the socket buffers and the 1 MiB allowed.
+            String pad = "x".repeat(64 * 1024);
+            for (int i = 0; i < 1024 && master.eventSubscribers() > before; i++) {
+                master.metrics().events().emit("brine/key/test", List.of("web1"), Map.of("pad", pad));
+            }
+            assertThat(master.eventSubscribers()).isEqualTo(before);
+            socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));
+            InputStream in = socket.getInputStream();
+            byte[] buffer = new byte[65536];
+            while (in.read(buffer) >= 0) {
+                // what the kernel still held, then the end: the connection is closed
+            }
+        }
+        assertThat(get("/api/minions", reader).status()).isEqualTo(200);
+    }
+
+    private Socket events(String lastEventId) throws Exception {
+        Socket socket = new Socket("127.0.0.1", master.apiPort());
+        socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));
+        socket.getOutputStream().write(("GET /api/events?tag=*key* HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                + admin + "\r\n" + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n") + "\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        return socket;
+    }
+
+    private static BufferedReader reader(Socket socket) throws Exception {
+        return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    private static void skipToSubscribed(BufferedReader in) throws Exception {
+        String line;
+        while ((line = in.readLine()) != null && !line.endsWith(": subscribed")) {
+            // headers and chunk sizes
+        }
+    }
+
+    /** The id and data lines of the next event (chunk sizes skipped). */
+    private static List<String> readEvent(BufferedReader in) throws Exception {
+        List<String> lines = new ArrayList<>();
+        String line;
+        while (lines.size() < 2 && (line = in.readLine()) != null) {
+            if (line.startsWith("id: ") || line.startsWith("data: ")) {
+                lines.add(line);
+            }
+        }
+        return lines;
+    }
+
+    // ------------------------------------------------------------------ the document
+
+    @AfterAll
+    static void everyAnswerSeenIsDocumented() throws Exception {
+        JsonNode paths;
+        try (InputStream in = ApiServer.class.getResourceAsStream("openapi.json")) {
+            paths = JSON.readTree(in).get("paths");
+        }
+        List<String> routes = new ArrayList<>();
+        paths.fieldNames().forEachRemaining(routes::add);
+        assertThat(routes).containsExactlyInAnyOrderElementsOf(ApiRoutes.ROUTES.stream().map(ApiRoutes.Route::pattern)
+                .toList());
+        for (ApiRoutes.Route route : ApiRoutes.ROUTES) {
+            for (String method : route.methods()) {
+                assertThat(paths.get(route.pattern()).has(method.toLowerCase(java.util.Locale.ROOT)))
+                        .as(method + " " + route.pattern()).isTrue();
+            }
+        }
+        for (List<String> answer : SEEN) {
+            if (answer.get(0).equals("(none)")) {
+                continue; // no route: a 404 for any path
+            }
+            JsonNode operation = paths.get(answer.get(0)).get(answer.get(1));
+            if (operation == null) {
+                assertThat(answer.get(2)).as(answer.toString()).isEqualTo("405");
+                continue;
+            }
+            assertThat(operation.get("responses").has(answer.get(2))).as(answer.toString()).isTrue();
+        }
+    }
+}
