@@ -341,6 +341,10 @@ public final class BrineKey implements Callable<Integer> {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
             int exit = show.list(scan, action.states());
+            if (output.text() && !terminal.interactive()) {
+                output.err().println(ShowKeys.total(scan.listing(), action.states()));
+                output.err().flush();
+            }
             warnAboutReserved(config, scan.listing());
             return exit;
         }

@@ -77,6 +77,23 @@ final class ShowKeys {
     }
 
     /**
+     * The total of a listing of {@code states}, for standard error when the listing goes to a pipe (where nobody
+     * counts lines by eye): "6 keys: 1 accepted, 1 denied, 3 unaccepted, 1 rejected", in the listing's order.
+     */
+    static String total(KeyListing listing, Set<KeyState> states) {
+        List<String> parts = new ArrayList<>();
+        int total = 0;
+        for (Map.Entry<KeyState, String> heading : Output.TEXT_HEADINGS.entrySet()) {
+            if (states.contains(heading.getKey())) {
+                int count = listing.keys(heading.getKey()).size();
+                total += count;
+                parts.add(count + " " + heading.getValue().split(" ")[0].toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        return "brine-key: " + total + (total == 1 ? " key: " : " keys: ") + String.join(", ", parts);
+    }
+
+    /**
      * The public keys ({@code fingerprints} false) or fingerprints of the keys matching {@code globs} (all when
      * {@code all}); with all fingerprints, master.pub's too.
      */

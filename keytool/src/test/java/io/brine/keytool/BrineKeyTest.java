@@ -191,8 +191,11 @@ class BrineKeyTest {
                 Rejected Keys:
                 evil
                 """);
-        assertThat(result.err()).isEmpty();
+        // On a pipe, the total goes to stderr: stdout stays salt-key's layout for scripts.
+        assertThat(result.err()).isEqualTo("brine-key: 6 keys: 1 accepted, 1 denied, 3 unaccepted, 1 rejected\n");
         assertThat(run().out()).isEqualTo(result.out());
+        terminal.interactive = true;
+        assertThat(run("-L").err()).isEmpty();
     }
 
     @Test

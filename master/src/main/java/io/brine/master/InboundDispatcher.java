@@ -195,9 +195,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         // A switch expression, so that javac insists every type is named (Java 17 cannot switch over the sealed
         // Message itself); the codec guarantees each type comes with its record.
         BooleanSupplier route = switch (message.type()) {
-            case AUTH_REQUEST -> () -> unauthenticated(from, size,
-                    auth.offersAcceptedKey((AuthRequest) message) ? authPool : strangerPool,
-                    () -> onAuth(from, new Signed<>((AuthRequest) message, ok)));
+            case AUTH_REQUEST -> () -> onAuthRequest(from, size, new Signed<>((AuthRequest) message, ok));
             case CLIENT_AUTH -> () -> unauthenticated(from, size,
                     IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
                     () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
@@ -215,6 +213,25 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             };
         };
         return route.getAsBoolean();
+    }
+
+    /**
+     * An auth request within its source's rate goes to its lane; one over it is answered "try later" (signed, paid
+     * from the auth work budget, on the strangers' lane) while the source has such answers left, so that minions
+     * behind one address after a restart ask again within seconds, not after {@code auth_timeout}.
+     */
+    private boolean onAuthRequest(Peer from, int size, Signed<AuthRequest> request) {
+        if (unauthenticated.tryAcquire(from.remoteAddress())) {
+            return submit(auth.offersAcceptedKey(request.message()) ? authPool : strangerPool, from, size,
+                    () -> onAuth(from, request));
+        }
+        int retryAfter = unauthenticated.tryLater(from.remoteAddress());
+        if (retryAfter < 0) {
+            drop(from, "auth over the rate limit");
+            return false;
+        }
+        return submit(strangerPool, from, size, () -> auth.tryLater(from, request, retryAfter)
+                .ifPresentOrElse(outcome -> transport.send(from, outcome.reply()), droppedFrames::incrementAndGet));
     }
 
     /**

@@ -141,6 +141,45 @@ class InboundDispatcherTest {
     }
 
     @Test
+    void authRequestsOverTheRateLimitOfTheirAddressAreAnsweredTryLaterNotLeftToTimeOut(@TempDir Path other)
+            throws Exception {
+        // Minions behind one address (a NAT) after a restart: the burst is answered, the rest told when to ask again.
+        try (WiredMaster limited = WiredMaster.start(other, b -> b.authRatePerSource(1).authBurst(2))) {
+            List<TcpClientChannel> channels = new java.util.ArrayList<>();
+            try {
+                List<byte[]> nonces = new java.util.ArrayList<>();
+                List<byte[]> requests = new java.util.ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    channels.add(limited.connect());
+                    nonces.add(WiredMaster.nonce());
+                    requests.add(WiredMaster.authRequest("nat" + i, 20 + i, nonces.get(i)));
+                }
+                for (int i = 0; i < 4; i++) {
+                    channels.get(i).send(requests.get(i));
+                }
+                List<AuthReply> replies = new java.util.ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    AuthReply reply = reply(channels.get(i).receive(ANSWER));
+                    assertThat(reply.nonce()).isEqualTo(nonces.get(i));
+                    replies.add(reply);
+                }
+                List<AuthReply> later = replies.stream().filter(r -> r.status() == AuthStatus.REFUSED).toList();
+                assertThat(later).isNotEmpty().allSatisfy(r -> {
+                    assertThat(r.reason()).contains("try later");
+                    assertThat(r.retryAfterSeconds()).isBetween(1, 2);
+                });
+                assertThat(replies).filteredOn(r -> r.status() == AuthStatus.PENDING).hasSize(4 - later.size());
+                // Nothing filed for those told to try later.
+                assertThat(limited.keyStore().list().ids(io.brine.store.keys.KeyState.PENDING)).hasSize(4 - later.size());
+            } finally {
+                for (TcpClientChannel channel : channels) {
+                    channel.close();
+                }
+            }
+        }
+    }
+
+    @Test
     void minionsAndPublishersShareOneSessionTable() throws Exception {
         try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
             MinionEnd minion = accepted(channel, "web1");

@@ -19,11 +19,13 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.store.keys.KeyDecision;
+import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.Offer;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.Admission;
 import io.brine.store.policy.AuthAttempt;
+import io.brine.store.policy.PolicyDecision;
 import io.brine.transport.Peer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -32,6 +34,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToIntFunction;
@@ -65,9 +68,16 @@ public final class AuthService {
     private final Clock clock;
     private final WarnInterval badRequestWarnings;
     private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
+    /** How a pending answer's reason names the other ids holding the offered key. */
+    private static final String SAME_KEY_AS = KeyListing.sameKeyAs(List.of());
     private final WarnInterval storeFailureWarnings;
     private final WarnInterval otherKindWarnings;
     private final WarnInterval reservedWarnings;
+    private final WarnInterval rateLimitedWarnings;
+    private final WarnInterval deniedWarnings;
+    private final WarnInterval integrityWarnings;
+    private final WarnInterval rejectedRetryWarnings;
+    private final WarnInterval sameKeyWarnings;
     private final AcceptancePolicies policies;
     private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
@@ -103,6 +113,11 @@ public final class AuthService {
         this.storeFailureWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.otherKindWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.reservedWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.rateLimitedWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.deniedWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.integrityWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.rejectedRetryWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
+        this.sameKeyWarnings = new WarnInterval(clock, BAD_REQUEST_WARN_INTERVAL_MS);
         this.policies = policies;
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
@@ -263,11 +278,11 @@ public final class AuthService {
                     + writes.problem().orElse("write failed"));
         }
 
-        return answer(request, peer, key, fingerprint, admitted.offer(), now);
+        return answer(request, peer, key, fingerprint, admitted.offer(), admitted.policy(), now);
     }
 
     private Optional<Outcome> answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
-            long now) {
+            PolicyDecision policy, long now) {
         String id = request.id();
         KeyDecision decision = offer.decision();
         if (!(decision instanceof KeyDecision.Pending)) {
@@ -295,20 +310,40 @@ public final class AuthService {
                 auditRefused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
                 return reply(request, peer, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
             }
-            LOG.info("Minion {} ({}): accepted ({})", id, peer.remoteAddress(), accepted.reason());
+            LOG.info("Minion {} ({}): accepted ({}){}", id, peer.remoteAddress(), accepted.reason(),
+                    policy.besideAnswer());
             return Optional.of(new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session)));
         } else if (decision instanceof KeyDecision.Pending pending) {
-            if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
-                LOG.info("Minion {} ({}): pending ({}), key {}", id, peer.remoteAddress(), pending.reason(),
-                        fingerprint);
+            if (pending.reason().contains(SAME_KEY_AS)) {
+                // One key offered under several ids: a cloned host, or somebody else's key; an admin decides.
+                sameKeyWarnings.warn(LOG, "Minion {} ({}): answered pending: {}, key {}{}", id, peer.remoteAddress(),
+                        pending.reason(), fingerprint, policy.besideAnswer());
+            } else if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
+                LOG.info("Minion {} ({}): pending ({}), key {}{}", id, peer.remoteAddress(), pending.reason(),
+                        fingerprint, policy.besideAnswer());
             }
             return reply(request, peer, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
-            LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());
+            boolean otherKey = offer.stored().isPresent() && !offer.sameKey();
+            if (otherKey || request.grant() != null || request.token() != null) {
+                // A rejected id tried again with what might get it in: worth an admin's look.
+                rejectedRetryWarnings.warn(LOG, "Minion {} ({}): rejected id asked again with {}: rejected ({})", id,
+                        peer.remoteAddress(), otherKey ? "another key " + fingerprint + " (the rejected key is "
+                        + offer.stored().get().fingerprint() + ")" : request.grant() != null ? "a grant"
+                        : "a token", rejected.reason());
+            } else {
+                LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());
+            }
             return reply(request, peer, AuthStatus.REJECTED, rejected.reason(), 0);
         } else if (decision instanceof KeyDecision.Denied denied) {
-            LOG.warn("Minion {} ({}): denied: offered key {} differs from the stored one; kept in minions_denied",
-                    id, peer.remoteAddress(), fingerprint);
+            if (offer.stored().isEmpty()) {
+                integrityWarnings.warn(LOG, "Minion {} ({}): denied, {}; offered key {} not stored", id,
+                        peer.remoteAddress(), denied.reason(), fingerprint);
+            } else {
+                deniedWarnings.warn(LOG, "Minion {} ({}): denied: offered key {} differs from the stored key {} "
+                        + "({}); kept in minions_denied", id, peer.remoteAddress(), fingerprint,
+                        offer.stored().get().fingerprint(), denied.reason());
+            }
             return reply(request, peer, AuthStatus.DENIED, denied.reason(), 0);
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Minion {} ({}): refused, store full ({})", id, peer.remoteAddress(), full.reason());
@@ -356,6 +391,37 @@ public final class AuthService {
         }
         auditRefused(request.id(), peer.remoteAddress(), fingerprint, reason);
         return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
+    }
+
+    /**
+     * An auth request over its source's rate limit (PROTOCOL.md 8.1 step 3), for which the limiter left a "try later"
+     * answer: REFUSED "try later" in {@code retryAfter} seconds, signed and bound to the request's nonce, paid from
+     * the auth work budget. Only the key's holder hears it (its signature is checked, a public-key operation) and
+     * once per nonce; nothing is read from or written to the key store, so nothing is decided.
+     */
+    public Optional<Outcome> tryLater(Peer peer, Signed<AuthRequest> signed, int retryAfter) {
+        AuthRequest request = signed.message();
+        if (request.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !MinionIds.isValid(request.id())) {
+            return Optional.empty();
+        }
+        RSAPublicKey key;
+        try {
+            key = RsaKeys.offeredKeyFromDer(request.publicKey());
+        } catch (KeyFormatException e) {
+            return Optional.empty(); // answered with the reason once it is under the rate
+        }
+        if (!signed.by(key)) {
+            budget.badSignature(peer.remoteAddress(), request.id());
+            return Optional.empty();
+        }
+        if (seenNonces.asMap().putIfAbsent(new NonceKey(request.id(), request.nonce()), request.timestampMs())
+                != null) {
+            return Optional.empty();
+        }
+        rateLimitedWarnings.warn(LOG, "Minion {} ({}): auth over the rate limit of its address (auth_rate_per_source, "
+                + "auth_burst): answered 'try later' in {} s", request.id(), peer.remoteAddress(), retryAfter);
+        return reply(request, peer, AuthStatus.REFUSED, "the master is answering too many requests from this "
+                + "address; try later", retryAfter);
     }
 
     /** A full or failing disk: expected, not a bug. The minion is told to try later; a WARN per interval at most. */

@@ -1,7 +1,9 @@
 package io.brine.master.auth;
 
 import java.time.Clock;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
 
 /**
  * At most one WARN per interval for a condition a stranger can cause at will (a bad key, a full disk under a flood
@@ -31,5 +33,18 @@ public final class WarnInterval {
         }
         suppressed.incrementAndGet();
         return -1;
+    }
+
+    /**
+     * Logs {@code format} with {@code args} at WARN when {@link #due}, the count of the lines not logged since the
+     * last one appended ("(and N more since the last line)").
+     */
+    public void warn(Logger log, String format, Object... args) {
+        long suppressed = due();
+        if (suppressed >= 0) {
+            Object[] all = Arrays.copyOf(args, args.length + 1);
+            all[args.length] = suppressed > 0 ? " (and " + suppressed + " more since the last line)" : "";
+            log.warn(format + "{}", all);
+        }
     }
 }

@@ -83,6 +83,7 @@ public final class SaltService {
     private final WarnInterval otherKindWarnings;
     private final AuthWorkBudget budget;
     private final WarnInterval reservedWarnings;
+    private final WarnInterval deniedWarnings;
     private final AcceptancePolicies policies;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
@@ -110,6 +111,7 @@ public final class SaltService {
         this.drops = new DropLog(LOG, DropLog.INTERVAL, clock);
         this.otherKindWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
         this.reservedWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
+        this.deniedWarnings = new WarnInterval(clock, OTHER_KIND_WARN_INTERVAL_MS);
         this.policies = policies;
     }
 
@@ -214,22 +216,30 @@ public final class SaltService {
             }
             if (reply instanceof SaltAuthReply.Accepted) {
                 path.bind(id);
-                LOG.info("Salt minion {} ({}): accepted ({})", id, from, accepted.reason());
+                LOG.info("Salt minion {} ({}): accepted ({}){}", id, from, accepted.reason(),
+                        admitted.policy().besideAnswer());
             } else {
                 LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
             }
             return encode(reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
-                LOG.info("Salt minion {} ({}): pending ({}), key {}", id, from, pending.reason(), fingerprint);
+                LOG.info("Salt minion {} ({}): pending ({}), key {}{}", id, from, pending.reason(), fingerprint,
+                        admitted.policy().besideAnswer());
             }
             return encode(responder.respond(request, Decision.PENDING, null), from);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Salt minion {} ({}): rejected ({})", id, from, rejected.reason());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
-        } else if (decision instanceof KeyDecision.Denied) {
-            LOG.warn("Salt minion {} ({}): denied: offered key {} differs from the stored one; kept in "
-                    + "minions_denied", id, from, fingerprint);
+        } else if (decision instanceof KeyDecision.Denied denied) {
+            if (offer.stored().isEmpty()) {
+                deniedWarnings.warn(LOG, "Salt minion {} ({}): denied, {}; offered key {} not stored", id, from,
+                        denied.reason(), fingerprint);
+            } else {
+                deniedWarnings.warn(LOG, "Salt minion {} ({}): denied: offered key {} differs from the stored key {} "
+                        + "({}); kept in minions_denied", id, from, fingerprint, offer.stored().get().fingerprint(),
+                        denied.reason());
+            }
             return encode(responder.respond(request, Decision.DENIED, null), from);
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Salt minion {} ({}): refused, store full ({})", id, from, full.reason());

@@ -2,7 +2,9 @@ package io.brine.master.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.LogCapture;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.codec.Codec;
@@ -310,6 +312,33 @@ class AuthServicePolicyTest {
         // The single-use token is still unspent.
         store.delete("web2", "test");
         assertThat(authenticate("web3", 5, TOKEN)).isEqualTo(AuthStatus.ACCEPTED);
+    }
+
+    @Test
+    void quietRefusalsAreOneWarnEachNamingIdSourceAndReasonAndTheLogSaysTheAnswerGivenNotThePolicysVerdict() {
+        try (LogCapture log = LogCapture.ofPackage("io.brine")) {
+            store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(1).getPublic(),
+                    PolicyVerdict.ACCEPT);
+            assertThat(authenticate("web1", 2, null)).isEqualTo(AuthStatus.DENIED);
+            store.offer("db1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(3).getPublic(),
+                    PolicyVerdict.REJECT);
+            assertThat(authenticate("db1", 4, null)).isEqualTo(AuthStatus.REJECTED);
+            // The token accepts web9, but its key is web1's: pending, whatever the token says.
+            assertThat(authenticate("web9", 1, TOKEN)).isEqualTo(AuthStatus.PENDING);
+
+            List<String> warnings = log.at(Level.WARN);
+            assertThat(warnings).anySatisfy(line -> assertThat(line).contains("Minion web1 (10.0.0.5): denied",
+                    fingerprint(2), "stored key " + fingerprint(1)));
+            assertThat(warnings).anySatisfy(line -> assertThat(line).contains("Minion db1 (10.0.0.5): rejected id "
+                    + "asked again with another key " + fingerprint(4) + " (the rejected key is " + fingerprint(3)));
+            assertThat(warnings).anySatisfy(line -> assertThat(line).contains("Minion web9 (10.0.0.5): answered "
+                    + "pending", "same key as web1", "autosign_tokens[0] (match web*) accepts"));
+            assertThat(log.at(Level.INFO)).noneSatisfy(line -> assertThat(line).contains("web9").contains("accepted"));
+        }
+    }
+
+    private static String fingerprint(int key) {
+        return io.brine.protocol.crypto.Fingerprints.of(TestKeys.pair(key).getPublic());
     }
 
     @Test

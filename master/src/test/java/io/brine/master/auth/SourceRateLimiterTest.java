@@ -35,6 +35,25 @@ class SourceRateLimiterTest {
     }
 
     @Test
+    void pastItsRateASourceGetsItsBurstOfTryLaterAnswersSpreadOverTheRefillThenNothing() {
+        SourceRateLimiter limiter = new SourceRateLimiter(2, 4, 100, ticker);
+        for (int i = 0; i < 4; i++) {
+            assertThat(limiter.tryAcquire("10.0.0.1")).isTrue();
+        }
+        assertThat(limiter.tryAcquire("10.0.0.1")).isFalse();
+        // 2 a second: the first two asked again in 1 s, the next two in 2 s, then none (a fifth would wait longer).
+        assertThat(new int[] {limiter.tryLater("10.0.0.1"), limiter.tryLater("10.0.0.1"),
+                limiter.tryLater("10.0.0.1"), limiter.tryLater("10.0.0.1")}).containsExactly(1, 1, 2, 2);
+        assertThat(limiter.tryLater("10.0.0.1")).isEqualTo(-1);
+        assertThat(limiter.tryLater("10.0.0.2")).as("another source has its own").isEqualTo(1);
+
+        nanos.addAndGet(500_000_000L); // one earned back of each
+        assertThat(limiter.tryLater("10.0.0.1")).isEqualTo(2);
+        assertThat(limiter.tryLater("10.0.0.1")).isEqualTo(-1);
+        assertThat(limiter.tryAcquire("10.0.0.1")).isTrue();
+    }
+
+    @Test
     void aLongIdleSourceGetsItsBurstBackAndNoMore() {
         SourceRateLimiter limiter = new SourceRateLimiter(4, 3, 100, ticker);
         for (int i = 0; i < 3; i++) {

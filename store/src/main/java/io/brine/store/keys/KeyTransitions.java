@@ -210,6 +210,9 @@ public final class KeyTransitions {
      * @param sharing the other ids holding the offered key, in any state (read as {@code current}, when
      *     {@link #readsSharing})
      */
+    /** How a denial for an entry that is not a valid key file begins: an integrity warning, not a key mismatch. */
+    public static final String UNREADABLE_ENTRY = "integrity warning: not a valid key file";
+
     public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
             List<String> sharing, Limits limits) {
         return plan(current, offered, verdict, askedAbout, sharing, limits, false);
@@ -249,6 +252,13 @@ public final class KeyTransitions {
                     current.kind(), false);
         }
         KeyLookup lookup = current.lookup();
+        if (!current.readable() && lookup != KeyLookup.REJECTED) {
+            // A directory, a link or a damaged file where the id's key belongs: planted or broken, for an admin to
+            // see. Nothing is written, not even the offered key beside it in minions_denied/.
+            return new Plan(new Outcome(Answer.DENIED, Write.NONE, UNREADABLE_ENTRY + " (the "
+                    + (lookup == KeyLookup.PENDING_OTHER ? "pending" : "accepted") + " entry of this id is a "
+                    + "directory, a link or a damaged file): an admin must look"), null, false);
+        }
         // A verdict displaces a pending key only when it was given about that very state (a grant or token), and never
         // an unreadable one: its key could not be kept in minions_denied/, and a damaged file is for an admin to see.
         PolicyVerdict effective = lookup == KeyLookup.PENDING_OTHER

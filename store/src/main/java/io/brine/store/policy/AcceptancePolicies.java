@@ -298,11 +298,14 @@ public final class AcceptancePolicies implements AutoCloseable {
         }
     }
 
+    /**
+     * The policy's verdict, at DEBUG: not the answer, which the key store gives (a key shared with another id is
+     * pending whatever a policy says); the auth services log the answer given with this verdict beside it.
+     */
     private static void log(AuthAttempt attempt, PolicyDecision decision, boolean dryRun) {
         if (!dryRun) {
-            LOG.info("Minion {} ({}): {} by {}: {}", attempt.id(), attempt.remoteAddress(),
-                    decision.verdict() == PolicyVerdict.ACCEPT ? "accepted" : "rejected", decision.rule(),
-                    decision.reason());
+            LOG.debug("Minion {} ({}): {} {}: {}", attempt.id(), attempt.remoteAddress(), decision.rule(),
+                    decision.verdict() == PolicyVerdict.ACCEPT ? "accepts" : "rejects", decision.reason());
         }
     }
 

@@ -32,6 +32,15 @@ public record PolicyDecision(PolicyVerdict verdict, String rule, String reason, 
         return new PolicyDecision(PolicyVerdict.NONE, "none", "no acceptance policy matched");
     }
 
+    /**
+     * The verdict as it goes beside the answer given in master.log ("; autosign_policy ... accepts: ..."), which may
+     * differ from it (a key shared with another id is pending whatever a policy says); empty when there is none.
+     */
+    public String besideAnswer() {
+        return verdict == PolicyVerdict.NONE ? "" : "; " + rule + (verdict == PolicyVerdict.ACCEPT ? " accepts: "
+                : " rejects: ") + reason;
+    }
+
     @Override
     public String toString() {
         return "PolicyDecision[" + verdict + ", " + rule + ": " + reason + "]";

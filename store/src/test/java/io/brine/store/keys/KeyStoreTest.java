@@ -460,6 +460,17 @@ class KeyStoreTest {
         assertThat(Files.isSymbolicLink(pre.resolve("linked"))).isTrue();
         assertThat(store.offer("junk", key(3), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Denied.class);
         assertThat(Files.readString(pre.resolve("junk"))).isEqualTo("not a key");
+
+        // A directory planted where an accepted key belongs: an integrity warning, and the offered key is not
+        // written beside it (nor beside the damaged file above).
+        Files.createDirectory(pki().resolve("minions").resolve("planted"));
+        store.refresh();
+        KeyDecision planted = store.offer("planted", key(4), PolicyVerdict.ACCEPT);
+        assertThat(planted).isInstanceOf(KeyDecision.Denied.class);
+        assertThat(planted.reason()).startsWith(KeyTransitions.UNREADABLE_ENTRY).contains("accepted entry");
+        assertThat(file(KeyState.DENIED, "planted")).doesNotExist();
+        assertThat(file(KeyState.DENIED, "junk")).doesNotExist();
+        assertThat(Files.isDirectory(pki().resolve("minions").resolve("planted"))).isTrue();
     }
 
     @Test

@@ -77,11 +77,12 @@ class OfferPlanTest {
         "PENDING_OTHER       | same | ACCEPT | this | alone | under -> Accepted | REPLACE_PENDING",
         "PENDING_OTHER       | same | ACCEPT | this | alone | at    -> Full     | NONE",
         "PENDING_OTHER       | same | *      | *    | *     | *     -> Denied   | DENIED",
-        // An unreadable pending file is never displaced: its key cannot go to minions_denied/, an admin must look.
-        "UNREADABLE_PENDING  | same | * | * | * | * -> Denied   | DENIED",
+        // An unreadable pending or accepted entry (a planted directory or link, a damaged file) is never displaced,
+        // and the offered key is not written beside it: an admin must look.
+        "UNREADABLE_PENDING  | same | * | * | * | * -> Denied   | NONE",
         "ACCEPTED_SAME       | same | * | * | * | * -> Accepted | NONE",
         "ACCEPTED_OTHER      | same | * | * | * | * -> Denied   | DENIED",
-        "UNREADABLE_ACCEPTED | same | * | * | * | * -> Denied   | DENIED",
+        "UNREADABLE_ACCEPTED | same | * | * | * | * -> Denied   | NONE",
         "REJECTED            | same | * | * | * | * -> Rejected | NONE",
         "UNREADABLE_REJECTED | same | * | * | * | * -> Rejected | NONE",
     };
