@@ -175,7 +175,7 @@ public final class MasterDaemon implements AutoCloseable {
                     config.maxReturnBytes(), clock, budget, writes), transport))
                     .orElseGet(() -> SaltInbound.off(transport));
             KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
-                    config.keyRotation(), Ticker.systemTicker());
+                    config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
                     rotations, publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
                     metrics);

@@ -11,6 +11,9 @@ import io.brine.protocol.message.SessionMessage.KeyRotateReply;
 import java.io.IOException;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -29,22 +32,56 @@ public final class KeyRotation {
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(KeyRotation.class);
+    static final Duration AGE_RETRY = Duration.ofHours(1);
 
     private final String id;
     private final MinionKeyring keyring;
     private final MasterPin pin;
     private final StatusFile status;
     private final int keysize;
+    private final Clock clock;
+    /** {@code key_max_age}: the minion asks for a rotation when its key is older; empty: never by itself. */
+    private final Optional<Duration> maxAge;
+    /**
+     * When the minion last asked, by itself or on {@code --rotate-key}: it asks by age an hour later at the soonest,
+     * whatever the answer, or none (a session lost meanwhile leaves no answer to wait for).
+     */
+    private Instant askedAt;
     /** The outstanding request's session id, and who waits for its answer; null when none is outstanding. */
     private byte[] askedIn;
     private CompletableFuture<Result> waiting;
 
-    KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize) {
+    KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize, Clock clock,
+            Optional<Duration> maxAge) {
         this.id = id;
         this.keyring = keyring;
         this.pin = pin;
         this.status = status;
         this.keysize = keysize;
+        this.clock = clock;
+        this.maxAge = maxAge;
+    }
+
+    /**
+     * Whether the current key is older than {@code key_max_age} and the minion should ask for a rotation now: an
+     * hour after the last request at the soonest (a master that refuses, or does not answer, is not asked at every
+     * heartbeat).
+     */
+    boolean dueByAge() {
+        if (maxAge.isEmpty()) {
+            return false;
+        }
+        Instant now = clock.instant();
+        if (askedAt != null && now.isBefore(askedAt.plus(AGE_RETRY))) {
+            return false;
+        }
+        Optional<Instant> created = keyring.createdAt();
+        if (created.isEmpty() || !now.isAfter(created.get().plus(maxAge.get()))) {
+            return false;
+        }
+        LOG.info("Minion {}: key made {} is older than key_max_age ({} s): asking the master to rotate it", id,
+                created.get(), maxAge.get().toSeconds());
+        return true;
     }
 
     /**
@@ -65,6 +102,7 @@ public final class KeyRotation {
         byte[] newKey = next.getPublic().getEncoded();
         byte[] signed = KeyRotations.request(sessionId, id, old.getPublic().getEncoded(), newKey);
         askedIn = sessionId.clone();
+        askedAt = clock.instant();
         waiting = result;
         LOG.info("Minion {}: asking the master to rotate this minion's key to {}", id,
                 Fingerprints.of(next.getPublic()));

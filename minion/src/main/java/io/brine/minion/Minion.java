@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,7 +67,7 @@ public final class Minion implements AutoCloseable {
             KeyRotation rotation, WarnThrottle warnings) {
 
         static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
-                Scheduler loop, Clock clock, int keysize) {
+                Scheduler loop, Clock clock, int keysize, Optional<Duration> keyMaxAge) {
             StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
                     Fingerprints.of(keys.current().getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
@@ -74,7 +75,8 @@ public final class Minion implements AutoCloseable {
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
             return new Parts(status, handshake, gate, channel,
-                    new KeyRotation(settings.id(), keys, pin, status, keysize), new WarnThrottle(clock));
+                    new KeyRotation(settings.id(), keys, pin, status, keysize, clock, keyMaxAge),
+                    new WarnThrottle(clock));
         }
     }
 
@@ -241,6 +243,15 @@ public final class Minion implements AutoCloseable {
         status.enter(MinionState.ACCEPTED, "accepted", null);
         channel.open(granted.sessionId(), accepted.requestKey());
         askRotation();
+        rotateIfKeyOld();
+    }
+
+    /** {@code key_max_age}: checked when a session opens and at each heartbeat answer (PROTOCOL.md 6.3). */
+    private void rotateIfKeyOld() {
+        if (rotationWanted == null && rotation.dueByAge()) {
+            rotationWanted = new CompletableFuture<>();
+            askRotation();
+        }
     }
 
     private void onPublish(Signed<Publish> publish) {
@@ -270,6 +281,7 @@ public final class Minion implements AutoCloseable {
                     if (generation > gate.currentGeneration()) {
                         channel.requestKey(generation);
                     }
+                    rotateIfKeyOld();
                 }
                 // Only those four travel master to minion (PROTOCOL.md 8.4).
                 default -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: unexpected {} dropped"

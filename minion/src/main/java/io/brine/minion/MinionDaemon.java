@@ -93,7 +93,8 @@ public final class MinionDaemon implements AutoCloseable {
                 config.returnRetryMax(), config.publishMaxAge());
         ClientTransport transport = transport(config);
         Scheduler loop = new EventThread("brine-minion-" + config.id());
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock, config.keysize());
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock, config.keysize(),
+                config.keyMaxAge());
         JobRunner runner = new JobRunner(config.id(), registry, grains::get, config.workerThreads(),
                 config.jobTimeout(), parts.channel()::submitReturn, clock);
         Minion minion = new Minion(settings, transport, loop, parts, runner::submit);

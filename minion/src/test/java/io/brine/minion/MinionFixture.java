@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -41,6 +42,7 @@ final class MinionFixture implements AutoCloseable {
     private Minion minion;
     private FakeMaster master;
     private int barriers;
+    private Optional<Duration> keyMaxAge = Optional.empty();
 
     MinionFixture(Path pkiDir) {
         this.pkiDir = pkiDir;
@@ -68,11 +70,16 @@ final class MinionFixture implements AutoCloseable {
                 AtomicFiles.OWNER_READ);
         MinionKeyring keys = MinionKeyring.load(pkiDir, 2048);
         MasterPin pin = new MasterPin(pkiDir, masterFinger);
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048);
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048, keyMaxAge);
         minion = new Minion(settings, master, scheduler, parts, load -> ran.add(load.jid()));
         minion.start();
         scheduler.idle();
         return minion;
+    }
+
+    /** {@code key_max_age} for the next {@link #start}. */
+    void keyMaxAge(Duration keyMaxAge) {
+        this.keyMaxAge = Optional.of(keyMaxAge);
     }
 
     /** Pins {@code key} as though an earlier run had been accepted by its master. */

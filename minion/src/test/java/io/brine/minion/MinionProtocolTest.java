@@ -22,6 +22,7 @@ import java.security.KeyPair;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
@@ -296,7 +297,7 @@ class MinionProtocolTest {
         Minion.Settings settings = MinionFixture.settings(false);
         Minion closing = new Minion(settings, master, watched,
                 Minion.Parts.wire(settings, MinionKeyring.of(pkiDir, keys), new MasterPin(pkiDir, null), master, watched,
-                        clock, 2048), load -> { });
+                        clock, 2048, Optional.empty()), load -> { });
         closing.start();
         await().until(() -> master.authRequests().size() == 1); // the auth timeout, 30 s away, is pending
         closing.close();
@@ -446,6 +447,34 @@ class MinionProtocolTest {
         fixture.settle();
         assertThat(master.received(SessionMessage.Heartbeat.class)).extracting(SessionMessage.Heartbeat::generation)
                 .containsExactly(generation);
+    }
+
+    @Test
+    void aKeyOlderThanKeyMaxAgeIsRotatedAtAHeartbeatAndAskedAgainAnHourLaterAtTheSoonest() throws Exception {
+        fixture.keyMaxAge(Duration.ofHours(2)); // minion.pem is written at start: its age is 0
+        minion = fixture.start(master, MinionFixture.settings(false, Duration.ofDays(1)), null); // heartbeats by hand
+        master.reply(master.accept(authRequest(1)));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked when the session opens").isEmpty();
+        heartbeatReplyAt(Duration.ofMinutes(119));
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("younger than key_max_age").isEmpty();
+        heartbeatReplyAt(Duration.ofMinutes(2));
+        assertThat(master.received(SessionMessage.KeyRotate.class)).hasSize(1);
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).exists();
+        heartbeatReplyAt(Duration.ofMinutes(58));
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("unanswered, asked less than an hour ago")
+                .hasSize(1);
+        heartbeatReplyAt(Duration.ofMinutes(2));
+        List<SessionMessage.KeyRotate> asked = master.received(SessionMessage.KeyRotate.class);
+        assertThat(asked).as("an hour after the last ask").hasSize(2);
+        assertThat(asked.get(1).newKey()).as("the same new key").isEqualTo(asked.get(0).newKey());
+    }
+
+    /** Moves time by {@code after}, then answers a heartbeat. */
+    private void heartbeatReplyAt(Duration after) {
+        fixture.advance(after);
+        master.reply(master.sealed(new SessionMessage.HeartbeatReply(master.generation)));
+        fixture.settle();
     }
 
     // ---- returns ----

@@ -48,6 +48,8 @@ import java.util.OptionalInt;
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
+ * @param keyMaxAge {@code key_max_age}: the minion asks its master to rotate its key when the key is older than
+ *     this; empty (the default) never
  */
 public record MinionConfig(
         String id,
@@ -78,7 +80,8 @@ public record MinionConfig(
         boolean randomMaster,
         String httpInterface,
         OptionalInt httpPort,
-        LogFormat logFormat) {
+        LogFormat logFormat,
+        Optional<Duration> keyMaxAge) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -87,6 +90,9 @@ public record MinionConfig(
     /** {@code publish_max_age}'s default: a few minutes, well above the skew of NTP-synchronised clocks. */
     public static final Duration DEFAULT_PUBLISH_MAX_AGE = Duration.ofSeconds(300);
     public static final int MAX_KEYSIZE = 8192;
+    /** {@code key_max_age}'s bounds: an hour (the minion asks at most once an hour) to ten years. */
+    public static final Duration MIN_KEY_MAX_AGE = Duration.ofHours(1);
+    public static final Duration MAX_KEY_MAX_AGE = Duration.ofDays(3650);
 
     static final int DEFAULT_PUBLISH_PORT = 4505;
     static final int DEFAULT_RET_PORT = 4506;
@@ -129,6 +135,9 @@ public record MinionConfig(
         Objects.requireNonNull(httpInterface, "httpInterface");
         Objects.requireNonNull(logFormat, "logFormat");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
+        Objects.requireNonNull(keyMaxAge, "keyMaxAge");
+        keyMaxAge.ifPresent(age -> require(age.compareTo(MIN_KEY_MAX_AGE) >= 0 && age.compareTo(MAX_KEY_MAX_AGE) <= 0,
+                "keyMaxAge must be from an hour to ten years"));
     }
 
     /** Reads {@code configDir/minion.yaml}. */
@@ -258,6 +267,7 @@ public record MinionConfig(
         private String httpInterface = "127.0.0.1";
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
+        private Duration keyMaxAge;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -416,6 +426,12 @@ public record MinionConfig(
             return this;
         }
 
+        /** null: the minion never asks for a rotation by itself (the default). */
+        public Builder keyMaxAge(Duration keyMaxAge) {
+            this.keyMaxAge = keyMaxAge;
+            return this;
+        }
+
         public Builder statusFile(Path statusFile) {
             this.statusFile = statusFile;
             return this;
@@ -432,7 +448,8 @@ public record MinionConfig(
                     Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
                     masters, randomMaster,
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat);
+                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
+                    Optional.ofNullable(keyMaxAge));
         }
     }
 

@@ -127,6 +127,8 @@ final class MinionConfigFile {
         root.seconds("return_retry_max", 1, DAY).ifPresent(config::returnRetryMax);
         root.seconds("job_timeout", 1, DAY).ifPresent(config::jobTimeout);
         root.seconds("publish_max_age", 1, DAY).ifPresent(config::publishMaxAge);
+        root.seconds("key_max_age", MinionConfig.MIN_KEY_MAX_AGE.toSeconds(), MinionConfig.MAX_KEY_MAX_AGE.toSeconds())
+                .ifPresent(config::keyMaxAge);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
         root.path("autosign_grant").ifPresent(config::autosignGrant);
         root.secret("autosign_token").ifPresent(config::autosignToken);

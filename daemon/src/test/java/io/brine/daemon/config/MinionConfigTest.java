@@ -222,6 +222,22 @@ class MinionConfigTest {
     }
 
     @Test
+    void keyMaxAgeIsOffByDefaultAndBoundedAtItsLine() throws Exception {
+        assertThat(load("id: m1\n").keyMaxAge()).isEmpty();
+        assertThat(load("id: m1\nkey_max_age: 7776000\n").keyMaxAge()).hasValue(Duration.ofDays(90));
+        assertThat(load("id: m1\nkey_max_age: 3600\n").keyMaxAge()).hasValue(Duration.ofHours(1));
+        assertThat(problems("id: m1\nkey_max_age: 3599\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.line()).isEqualTo(2))
+                .satisfies(p -> assertThat(p.key()).isEqualTo("key_max_age"));
+        assertThat(problems("id: m1\nkey_max_age: " + (Duration.ofDays(3650).toSeconds() + 1) + "\n", NOT_ASKED))
+                .singleElement().satisfies(p -> assertThat(p.key()).isEqualTo("key_max_age"));
+        assertThat(problems("id: m1\nkey_max_age: 90d\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("key_max_age"));
+        assertThatThrownBy(() -> MinionConfig.builder(dir, "m1").keyMaxAge(Duration.ofMinutes(59)).build())
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void missingFileNamesTheFile() {
         assertThatThrownBy(() -> MinionConfig.load(dir))
                 .isInstanceOf(ConfigException.class)

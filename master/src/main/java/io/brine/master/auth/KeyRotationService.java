@@ -37,12 +37,21 @@ public final class KeyRotationService {
 
     private static final Logger LOG = LoggerFactory.getLogger(KeyRotationService.class);
 
+    /** Told of every answered request, for metrics and {@code brine events}. */
+    @FunctionalInterface
+    public interface Outcomes {
+        void answered(String id, boolean rotated, String newFingerprint, String reason);
+    }
+
     private final KeyStore keyStore;
     private final PrivateKey masterKey;
     private final KeyRotationPolicy policy;
     private final Cache<String, Boolean> recent;
+    private final Outcomes outcomes;
 
-    public KeyRotationService(KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker) {
+    public KeyRotationService(KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker,
+            Outcomes outcomes) {
+        this.outcomes = outcomes;
         this.keyStore = keyStore;
         this.masterKey = masterKey;
         this.policy = policy;
@@ -98,6 +107,7 @@ public final class KeyRotationService {
         } else {
             LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint, reason);
         }
+        outcomes.answered(session.minionId(), rotated, newFingerprint, reason);
         byte[] signature = Rsa.sign(masterKey, KeyRotations.reply(session.sessionId().bytes(), rotated,
                 newFingerprint, reason));
         return new KeyRotateReply(rotated, newFingerprint, reason, signature);

@@ -165,6 +165,15 @@ public final class MasterMetrics {
         events.emit("brine/key/" + to, List.of(change.id()), data);
     }
 
+    /** A minion's request to rotate its key was answered (PROTOCOL.md 6.3). */
+    public void minionKeyRotation(String id, boolean rotated, String newFingerprint, String reason) {
+        String result = rotated ? "rotated" : "refused";
+        Counter.builder("brine.minion.key.rotations").description("Minion key rotations answered, by result")
+                .tag("result", result).register(registry).increment();
+        events.emit("brine/key/minion/" + result, List.of(id), Map.of("id", id, "fingerprint", newFingerprint,
+                "reason", reason));
+    }
+
     /** The publish key was rotated to {@code generation}. */
     public void rotated(long generation, String reason) {
         events.emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));

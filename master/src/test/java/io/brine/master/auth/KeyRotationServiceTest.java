@@ -22,6 +22,8 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,6 +49,7 @@ class KeyRotationServiceTest {
     private FileKeyStore store;
     private final SessionTable sessions = new SessionTable();
     private final AtomicLong nanos = new AtomicLong();
+    private final List<String> answered = new ArrayList<>();
 
     @BeforeEach
     void open() throws Exception {
@@ -63,7 +66,8 @@ class KeyRotationServiceTest {
     }
 
     private KeyRotationService service(KeyRotationPolicy policy) {
-        return new KeyRotationService(store, MASTER.getPrivate(), policy, nanos::get);
+        return new KeyRotationService(store, MASTER.getPrivate(), policy, nanos::get,
+                (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
     }
 
     private MinionSession session() {
@@ -99,6 +103,7 @@ class KeyRotationServiceTest {
         assertThat(signedByMaster(session, reply)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(NEW));
         assertThat(Files.readString(audit.file())).contains("\"key.rotated\"", "\"minion web1\"");
+        assertThat(answered).singleElement().asString().startsWith("web1 true ");
     }
 
     @Test
@@ -114,6 +119,8 @@ class KeyRotationServiceTest {
         assertThat(byOldOnly.rotated()).isFalse();
         assertThat(byOldOnly.reason()).isEqualTo("the request is not signed by the new key");
         assertThat(byNewOnly.reason()).isEqualTo("the request is not signed by the old (accepted) key");
+        assertThat(answered).containsExactly("web1 false the request is not signed by the new key",
+                "web1 false the request is not signed by the old (accepted) key");
         assertThat(signedByMaster(session, byNewOnly)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
     }

@@ -24,6 +24,17 @@ class MasterMetricsTest {
     }
 
     @Test
+    void minionKeyRotationsAreCountedByResult() {
+        MasterMetrics metrics = new MasterMetrics(new EventStream(Clock.systemUTC()));
+        metrics.minionKeyRotation("web1", true, "ab:cd", "rotated");
+        metrics.minionKeyRotation("web2", false, "-", "key_rotation is deny");
+        metrics.minionKeyRotation("web3", false, "-", "the new key is not usable");
+
+        assertThat(metrics.scrape()).contains("brine_minion_key_rotations_total{result=\"rotated\"} 1.0",
+                "brine_minion_key_rotations_total{result=\"refused\"} 2.0");
+    }
+
+    @Test
     void buildInfoNamesTheVersionAndCommit() {
         String text = new MasterMetrics(new EventStream(Clock.systemUTC())).scrape();
 

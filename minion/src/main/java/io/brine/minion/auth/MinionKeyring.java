@@ -12,6 +12,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.KeyPair;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -71,6 +72,22 @@ public final class MinionKeyring {
     /** The key this minion asked to rotate to and has no answer for; empty when none. */
     public Optional<KeyPair> candidate() {
         return Optional.ofNullable(candidate);
+    }
+
+    /**
+     * When the current key was made: the modification time of {@code minion.pem}, which is written once when the key
+     * is created and replaced by a rename when a rotation is confirmed, so its time is the key's (a restore that
+     * keeps file times keeps the age; one that does not makes the key look new, never older than it is). Empty when
+     * the file cannot be read.
+     */
+    public Optional<Instant> createdAt() {
+        try {
+            return Optional.of(Files.getLastModifiedTime(pkiDir.resolve(MinionKeys.PRIVATE_FILE),
+                    LinkOption.NOFOLLOW_LINKS).toInstant());
+        } catch (IOException e) {
+            LOG.warn("Minion key's age unknown: {}", e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** The key the next auth offers: the unconfirmed new key first, then the current one. */
