@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
 class TarballIT {
 
     private static final Path TARBALL = Path.of(System.getProperty("brine.tarball",
-            "../dist/target/brine-" + System.getProperty("brine.version", "0.1.0-SNAPSHOT") + ".tar.gz"))
+            "../dist/target/brine-" + System.getProperty("brine.version", "0.2.0") + ".tar.gz"))
             .toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SERVING = Pattern.compile(
