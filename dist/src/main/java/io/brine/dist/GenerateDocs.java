@@ -5,6 +5,7 @@ import io.brine.keytool.BrineKey;
 import io.brine.master.MasterMain;
 import io.brine.minion.MinionMain;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,8 +61,19 @@ public final class GenerateDocs {
             CommandLine commandLine = cli.commandLine();
             Files.writeString(dir.resolve(cli.name() + ".1"), manPage(cli, commandLine.getCommandSpec(), version),
                     StandardCharsets.UTF_8);
-            Files.writeString(dir.resolve(cli.name() + ".bash"), AutoComplete.bash(cli.name(), commandLine),
+            Files.writeString(dir.resolve(cli.name() + ".bash"), completion(cli.name(), commandLine),
                     StandardCharsets.UTF_8);
+        }
+    }
+
+    /** picocli's completion, and for brine-key the key ids and states of the pki dir (brine-key-ids.bash). */
+    static String completion(String name, CommandLine commandLine) throws IOException {
+        String script = AutoComplete.bash(name, commandLine);
+        if (!name.equals("brine-key")) {
+            return script;
+        }
+        try (InputStream ids = GenerateDocs.class.getResourceAsStream("brine-key-ids.bash")) {
+            return script + new String(ids.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 

@@ -54,4 +54,39 @@ class GenerateDocsTest {
         assertThat(GenerateDocs.escape(".hidden")).isEqualTo("\\&.hidden");
         assertThat(GenerateDocs.escape("a\\b")).isEqualTo("a\\eb");
     }
+
+    /** What brine-key's completion offers after WORDS (the last is the word being completed), from the pki dir. */
+    private String complete(String... words) throws Exception {
+        StringBuilder line = new StringBuilder("COMP_WORDS=(");
+        for (String word : words) {
+            line.append('\'').append(word).append("' ");
+        }
+        line.append("); COMP_CWORD=").append(words.length - 1)
+                .append("; _complete_brine-key_ids; printf '%s\\n' \"${COMPREPLY[@]}\"");
+        Process bash = new ProcessBuilder("bash", "-c", "source \"$0\"; " + line, dir.resolve("brine-key.bash")
+                .toString()).redirectErrorStream(true).start();
+        String out = new String(bash.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(bash.waitFor()).as(out).isZero();
+        return out.strip();
+    }
+
+    @Test
+    void brineKeyCompletesKeyIdsFromThePkiDirAndStates() throws Exception {
+        GenerateDocs.main(new String[] {dir.toString(), "9.9.9"});
+        Path pki = dir.resolve("pki");
+        for (String key : List.of("minions_pre/web1", "minions/db1", "minions_rejected/web2", "minions_denied/web3",
+                "minions_pre/bad name", "minions_pre/.web1.tmp")) {
+            Files.createDirectories(pki.resolve(key).getParent());
+            Files.writeString(pki.resolve(key), "");
+        }
+        String p = pki.toString();
+        assertThat(complete("brine-key", "--pki-dir", p, "-a", "").lines()).containsExactly("web1", "web2");
+        assertThat(complete("brine-key", "--pki-dir", p, "-r", "").lines()).containsExactly("db1", "web1");
+        assertThat(complete("brine-key", "--pki-dir", p, "-d", "web").lines()).containsExactly("web1", "web2",
+                "web3");
+        assertThat(complete("brine-key", "-l", "a").lines()).containsExactly("acc", "accepted", "all");
+        // pki_dir of master.yaml in -c DIR, when no --pki-dir is given.
+        Files.writeString(dir.resolve("master.yaml"), "# pki_dir: /nowhere\npki_dir: " + p + "  # here\n");
+        assertThat(complete("brine-key", "-c", dir.toString(), "-f", "d").lines()).containsExactly("db1");
+    }
 }

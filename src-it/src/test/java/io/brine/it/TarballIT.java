@@ -25,13 +25,17 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The release tarball (dist/target/brine-VERSION.tar.gz) unpacked into a temporary directory, as the README's install
  * section does, and run from there: a master and a minion with the tarball's example configs, brine-key accepts
- * the minion, brine runs test.ping on it. Nothing of the checkout is used but the tarball.
+ * the minion, brine runs test.ping on it. Nothing of the checkout is used but the tarball. The Debian package
+ * (dist/target/brine_VERSION_all.deb) is checked with dpkg-deb and lintian, unpacked with dpkg -x, and run the same
+ * way from its /opt/brine with its /etc/brine configs.
  */
 class TarballIT {
 
     private static final Path TARBALL = Path.of(System.getProperty("brine.tarball",
-            "../dist/target/brine-" + System.getProperty("brine.version", "0.1.0-SNAPSHOT") + ".tar.gz"))
+            "../dist/target/brine-" + System.getProperty("brine.version", "0.2.0") + ".tar.gz"))
             .toAbsolutePath();
+    private static final Path DEB = Path.of(System.getProperty("brine.deb",
+            "../dist/target/brine_" + System.getProperty("brine.version", "0.2.0") + "_all.deb")).toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Pattern SERVING = Pattern.compile(
             "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
@@ -67,9 +71,9 @@ class TarballIT {
         return process;
     }
 
-    /** The tarball's conf/NAME with the commented-out defaults of {@code values} set, as an admin edits it. */
-    private static Path config(Path home, Path dir, String name, Map<String, String> values) throws IOException {
-        String text = Files.readString(home.resolve("conf").resolve(name));
+    /** The shipped CONF/NAME with the commented-out defaults of {@code values} set, as an admin edits it. */
+    private static Path config(Path conf, Path dir, String name, Map<String, String> values) throws IOException {
+        String text = Files.readString(conf.resolve(name));
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String commented = "\n#" + entry.getKey() + ":";
             assertThat(text).as("conf/%s has %s", name, entry.getKey()).contains(commented);
@@ -115,9 +119,54 @@ class TarballIT {
         assertThat(home.resolve("systemd/brine-master.service")).isNotEmptyFile();
         assertThat(home.resolve("systemd/brine-minion.service")).isNotEmptyFile();
         assertThat(home.resolve("conf/master.yaml")).isNotEmptyFile();
+        for (String doc : List.of("PROTOCOL.md", "SALT.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md")) {
+            assertThat(home.resolve("share/doc/brine").resolve(doc)).as("the docs README cites").isNotEmptyFile();
+        }
 
+        runsAMasterAMinionBrineKeyAndBrine(home, home.resolve("conf"));
+    }
+
+    @Test
+    void theDebianPackagePassesLintianAndRunsAMasterAMinionBrineKeyAndBrine() throws Exception {
+        assertThat(DEB).as("built by the dist module (./mvnw -pl dist -am package)").exists();
+        Run info = run(List.of("dpkg-deb", "--field", DEB.toString(), "Package", "Version", "Architecture"), tmp);
+        assertThat(info.exit()).as(info.err()).isZero();
+        assertThat(info.out()).contains("Package: brine\n").contains("Version: " + System.getProperty("brine.version", "0.2.0") + "\n")
+                .contains("Architecture: all\n");
+        Run conffiles = run(List.of("dpkg-deb", "--info", DEB.toString(), "conffiles"), tmp);
+        assertThat(conffiles.exit()).as(conffiles.err()).isZero();
+        assertThat(conffiles.out().lines()).containsExactlyInAnyOrder("/etc/brine/master.yaml",
+                "/etc/brine/minion.yaml", "/etc/logrotate.d/brine");
+        Run postinst = run(List.of("dpkg-deb", "--info", DEB.toString(), "postinst"), tmp);
+        assertThat(postinst.out()).contains("adduser --system --group").contains("/etc/brine/pki");
+        Run contents = run(List.of("dpkg-deb", "--contents", DEB.toString()), tmp);
+        assertThat(contents.exit()).as(contents.err()).isZero();
+        List<String> paths = contents.out().lines().map(line -> line.substring(line.indexOf("./") + 1)).toList();
+        for (String cli : List.of("brine", "brine-master", "brine-minion", "brine-key")) {
+            assertThat(paths).contains("/usr/bin/" + cli + " -> /opt/brine/bin/" + cli,
+                    "/usr/share/man/man1/" + cli + ".1.gz", "/usr/share/bash-completion/completions/" + cli);
+        }
+        assertThat(paths).contains("/lib/systemd/system/brine-master.service",
+                "/lib/systemd/system/brine-minion.service", "/usr/share/doc/brine/copyright",
+                "/usr/share/doc/brine/changelog.gz", "/usr/share/doc/brine/PROTOCOL.md",
+                "/usr/share/doc/brine/ARCHITECTURE.md", "/usr/share/doc/brine/BENCHMARKS.md",
+                "/usr/share/doc/brine/README.md", "/opt/brine/systemd/brine-master.service");
+
+        // Debian's package checker: an error fails the build (warnings such as jar-not-in-usr-share are /opt's).
+        Run lintian = run(List.of("lintian", "--fail-on", "error", DEB.toString()), tmp);
+        assertThat(lintian.exit()).as("lintian (installed by .ci/install-test-deps):%n%s%s", lintian.out(),
+                lintian.err()).isZero();
+        assertThat(lintian.out().lines().filter(line -> line.startsWith("E: ")).toList()).isEmpty();
+
+        Path root = Files.createDirectories(tmp.resolve("root"));
+        Run unpack = run(List.of("dpkg", "-x", DEB.toString(), root.toString()), tmp);
+        assertThat(unpack.exit()).as(unpack.err()).isZero();
+        runsAMasterAMinionBrineKeyAndBrine(root.resolve("opt/brine"), root.resolve("etc/brine"));
+    }
+
+    private void runsAMasterAMinionBrineKeyAndBrine(Path home, Path conf) throws Exception {
         // A master with ports the system chooses, named in its log.
-        Path masterDir = config(home, tmp.resolve("etc-master"), "master.yaml", Map.of(
+        Path masterDir = config(conf, tmp.resolve("etc-master"), "master.yaml", Map.of(
                 "publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
         Path masterLog = tmp.resolve("master.log");
         start(home, "brine-master", masterDir, masterLog);
@@ -127,7 +176,7 @@ class TarballIT {
         assertThat(serving.find()).isTrue();
 
         // A minion offers its key.
-        Path minionDir = config(home, tmp.resolve("etc-minion"), "minion.yaml", Map.of(
+        Path minionDir = config(conf, tmp.resolve("etc-minion"), "minion.yaml", Map.of(
                 "id", "web1", "ret_port", serving.group(1), "publish_port", serving.group(2), "pki_dir", "pki",
                 "cachedir", "cache", "acceptance_wait_time", "1", "auth_timeout", "5"));
         start(home, "brine-minion", minionDir, tmp.resolve("minion.log"));
