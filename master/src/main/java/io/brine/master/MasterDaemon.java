@@ -184,6 +184,8 @@ public final class MasterDaemon implements AutoCloseable {
                     clock, transport::publishPort, Resumptions.MAX_LIFETIME_MS);
             metrics.counter("brine.resumptions", "Sessions resumed with a ticket, without an RSA operation", resume,
                     ResumeService::resumed);
+            metrics.counter("brine.resumption.tickets", "Resumption tickets given after full auths", resume,
+                    ResumeService::tickets);
             metrics.counter("brine.resumptions.refused", "Resumptions refused (the minion then authenticates in "
                     + "full): ticket expired, its key retired, the minion's key removed or changed, a bad proof, a "
                     + "replay", resume, ResumeService::refused);

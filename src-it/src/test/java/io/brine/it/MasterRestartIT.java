@@ -166,6 +166,9 @@ class MasterRestartIT {
             MinionDaemon m1 = fleet.startMinion("m1", b -> b.retPort(network.port()));
             Fleet.awaitState(m1, MinionState.ACCEPTED);
             MinionSession session = fleet.master.master().sessions().byMinion("m1").orElseThrow();
+            // Its ticket is given (asked for once the session opened): the minion resumes with it after the cut.
+            await().until(() -> fleet.master.metrics().registry().get("brine.resumption.tickets").functionCounter()
+                    .count() == 1);
 
             network.cut();
 

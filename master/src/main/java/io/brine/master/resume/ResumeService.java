@@ -62,6 +62,7 @@ public final class ResumeService {
     private final WarnInterval refusals;
     private final AtomicLong resumed = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
+    private final AtomicLong tickets = new AtomicLong();
 
     /**
      * @param lifetimeMs how long after a full auth its tickets are honoured; at most {@link
@@ -113,8 +114,10 @@ public final class ResumeService {
         try {
             Resumption.Grant grant = grant(session.minionId(), Fingerprints.of(session.publicKey()), now,
                     now + lifetimeMs);
-            return Optional.of(Resumptions.encode(Resumptions.sealTicket(session.requestKey(),
-                    session.sessionId().bytes(), grant)));
+            byte[] frame = Resumptions.encode(Resumptions.sealTicket(session.requestKey(),
+                    session.sessionId().bytes(), grant));
+            tickets.incrementAndGet();
+            return Optional.of(frame);
         } catch (IOException e) {
             writes.failed("ticket keys: " + e.getMessage());
             LOG.warn("Minion {}: no resumption ticket given: the ticket key cannot be saved: {}",
@@ -204,6 +207,11 @@ public final class ResumeService {
     /** Sessions resumed, and resumptions refused, since the start. */
     public long resumed() {
         return resumed.get();
+    }
+
+    /** Tickets given after full auths, since the start. */
+    public long tickets() {
+        return tickets.get();
     }
 
     public long refused() {
