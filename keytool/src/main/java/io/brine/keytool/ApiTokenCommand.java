@@ -80,7 +80,7 @@ final class ApiTokenCommand implements Callable<Integer> {
             });
             if (ids) {
                 try {
-                    io.brine.protocol.target.Glob.compileIds(glob);
+                    io.brine.protocol.targeting.Glob.compileIds(glob);
                 } catch (IllegalArgumentException e) {
                     throw UserError.usage(option + ": " + e.getMessage());
                 }

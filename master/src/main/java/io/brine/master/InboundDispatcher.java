@@ -8,6 +8,7 @@ import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.PublisherService;
+import io.brine.master.resume.ResumeService;
 import io.brine.master.salt.SaltInbound;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublisherSession;
@@ -16,10 +17,13 @@ import io.brine.master.session.SessionService;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.store.policy.IpAddresses;
@@ -67,6 +71,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ServerTransport transport;
     private final SourceRateLimiter unauthenticated;
     private final AuthService auth;
+    /** Session resumption: tickets after a full auth, new sessions for tickets (PROTOCOL.md 8.9). */
+    private final ResumeService resume;
     private final SessionService sessions;
     private final KeyRotationService rotations;
     private final PublisherService publishers;
@@ -115,9 +121,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
-            AuthService auth, SessionService sessions, KeyRotationService rotations, PublisherService publishers,
-            ActiveJobs jobs, GrainsStore grains, SaltInbound salt, int workerThreads, long maxReturnBytes, Clock clock,
-            MasterMetrics metrics) {
+            AuthService auth, ResumeService resume, SessionService sessions, KeyRotationService rotations,
+            PublisherService publishers, ActiveJobs jobs, GrainsStore grains, SaltInbound salt, int workerThreads,
+            long maxReturnBytes, Clock clock, MasterMetrics metrics) {
+        this.resume = resume;
         this.rotations = rotations;
         this.budget = budget;
         this.salt = salt;
@@ -182,6 +189,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /** True when a worker took the frame (and will tell the transport it is handled). */
     private boolean dispatch(Peer from, byte[] frame) {
+        if (Resumptions.isResumption(frame)) {
+            return onResumption(from, frame);
+        }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         if (decoded instanceof Decoded.Malformed malformed) {
             // A peer that sends what no brine peer sends loses its connection, and with it its place in the caps.
@@ -232,6 +242,34 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }
         return submit(strangerPool, from, size, () -> auth.tryLater(from, request, retryAfter)
                 .ifPresentOrElse(outcome -> transport.send(from, outcome.reply()), droppedFrames::incrementAndGet));
+    }
+
+    /**
+     * A resumption frame: read by its own codec; a request is unauthenticated, so rate-limited per source like an auth
+     * request, and queued in the known lane when its id has an accepted key. It costs no private-key operation.
+     */
+    private boolean onResumption(Peer from, byte[] frame) {
+        Resumption resumption;
+        try {
+            resumption = Resumptions.decode(frame);
+        } catch (MalformedException e) {
+            drop(from, e.getMessage());
+            transport.disconnect(from);
+            return false;
+        }
+        if (resumption instanceof Resumption.TicketRequest ticketRequest) {
+            // Answered only when sealed under the session's request key: an AES open, rate-limited all the same.
+            return unauthenticated(from, frame.length, authPool, () -> resume.ticketFor(ticketRequest)
+                    .ifPresentOrElse(ticket -> transport.send(from, ticket),
+                            () -> drop(from, "a ticket request that is no session's minion's")));
+        }
+        if (!(resumption instanceof Resumption.Request request)) {
+            drop(from, "a resumption " + (resumption instanceof Resumption.Reply ? "reply" : "ticket")
+                    + " is the master's to send");
+            return false;
+        }
+        return unauthenticated(from, frame.length, resume.forAcceptedId(request) ? authPool : strangerPool,
+                () -> onResume(from, request));
     }
 
     /**
@@ -324,6 +362,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             droppedFrames.incrementAndGet(); // unanswered: a replay, an older request, a bad signature, the budget spent
         }
         metrics.authLatency(System.nanoTime() - started);
+    }
+
+    private void onResume(Peer from, Resumption.Request request) {
+        resume.handle(from, request).ifPresent(outcome -> {
+            // Bind first, as for an accepted auth: the minion's next frame already takes the session's limits.
+            outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
+            transport.send(from, outcome.reply());
+        });
     }
 
     private void onClientAuth(Peer from, Signed<ClientAuth> request) {

@@ -25,6 +25,8 @@ import io.brine.master.publish.JobPublisher;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.publish.SaltEnvelopes;
 import io.brine.master.publish.SharedPublications;
+import io.brine.master.resume.ResumeService;
+import io.brine.master.resume.TicketKeys;
 import io.brine.master.salt.SaltFrames;
 import io.brine.master.salt.SaltInbound;
 import io.brine.master.salt.SaltKeys;
@@ -33,6 +35,7 @@ import io.brine.master.salt.SaltService;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionService;
 import io.brine.master.session.SessionTable;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.targeting.Nodegroups;
 import io.brine.store.audit.AuditLog;
@@ -176,9 +179,23 @@ public final class MasterDaemon implements AutoCloseable {
                     .orElseGet(() -> SaltInbound.off(transport));
             KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
                     config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
-            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, sessionService,
-                    rotations, publishers, active, grains, salt, config.workerThreads(), config.maxReturnBytes(), clock,
-                    metrics);
+            // In a cluster the ticket keys are this process's alone for now: a resumption after a failover or a restart
+            // is refused there, and the minion authenticates in full as before.
+            TicketKeys ticketKeys = cluster instanceof Cluster.Alone
+                    ? TicketKeys.open(config.pkiDir().resolve(TicketKeys.FILE), clock)
+                    : TicketKeys.inMemory(clock);
+            ResumeService resume = new ResumeService(ticketKeys, keyStore, sessions, keyring, seen, audit, writes,
+                    clock, transport::publishPort, Resumptions.MAX_LIFETIME_MS);
+            metrics.counter("brine.resumptions", "Sessions resumed with a ticket, without an RSA operation", resume,
+                    ResumeService::resumed);
+            metrics.counter("brine.resumption.tickets", "Resumption tickets given after full auths", resume,
+                    ResumeService::tickets);
+            metrics.counter("brine.resumptions.refused", "Resumptions refused (the minion then authenticates in "
+                    + "full): ticket expired, its key retired, the minion's key removed or changed, a bad proof, a "
+                    + "replay", resume, ResumeService::refused);
+            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, resume,
+                    sessionService, rotations, publishers, active, grains, salt, config.workerThreads(),
+                    config.maxReturnBytes(), clock, metrics);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher, metrics), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
             opened.remove(transport); // the master closes it

@@ -53,6 +53,12 @@ public final class WiredMaster implements AutoCloseable {
         return start(config, undelivered -> MasterDaemon.transport(config, undelivered));
     }
 
+    /** As {@link #start(Path, UnaryOperator)}, on {@code clock}. */
+    static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize, Clock clock) throws Exception {
+        MasterConfig config = config(dir, customize);
+        return start(config, undelivered -> MasterDaemon.transport(config, undelivered), clock);
+    }
+
     /** As {@link #start(Path, UnaryOperator)}, serving the transport {@code transports} makes. */
     static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize,
             MasterDaemon.Transports transports) throws Exception {

@@ -4,6 +4,8 @@ import io.brine.minion.auth.Backoff;
 import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
@@ -13,6 +15,7 @@ import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.ClientTransport;
 import java.io.IOException;
@@ -51,11 +54,12 @@ final class Handshake {
     sealed interface Outcome {
     }
 
-    /** Accepted: open the session with these keys. */
-    record Accepted(AuthReply.Session granted, SessionKey publishKey, SessionKey requestKey) implements Outcome {
+    /** Accepted (by a full auth, or resumed with a ticket): open the session with these keys. */
+    record Accepted(byte[] sessionId, long generation, int publishPort, long serialFloor, SessionKey publishKey,
+            SessionKey requestKey, boolean resumed) implements Outcome {
         @Override
         public String toString() {
-            return "Accepted[" + granted + "]";
+            return "Accepted[generation=" + generation + ", resumed=" + resumed + "]";
         }
     }
 
@@ -100,6 +104,10 @@ final class Handshake {
     /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
     private String mismatch;
     private Instant authDeadline = Instant.EPOCH;
+    /** The resumption ticket held (PROTOCOL.md 8.9), given up when used: one try per ticket; null when none. */
+    private Resumption.Grant ticket;
+    /** The secret of the outstanding resumption request; null when the outstanding request is a full auth. */
+    private byte[] resumingWith;
 
     Handshake(Minion.Settings settings, MinionKeyring keyring, MasterPin pin, ClientTransport transport,
             Scheduler loop, Clock clock, StatusFile status) {
@@ -150,6 +158,61 @@ final class Handshake {
             // so that minions waiting for a master that comes back do not all ask at once.
             scheduleAuth(authRequests == 0 ? Duration.ZERO : Duration.ofMillis(random.nextInt(RECONNECT_SPREAD_MS)));
         }
+    }
+
+    /** A ticket from the master, for the next time the session is lost. */
+    void holdTicket(Resumption.Grant grant) {
+        ticket = grant;
+    }
+
+    /** Whether a ticket is held: a lost connection is then resumed rather than asked about with a heartbeat. */
+    boolean canResume() {
+        return ticket != null && clock.millis() < ticket.expiresMs();
+    }
+
+    /**
+     * The connection came back while a session was open: resume at once with the ticket. A restarted master does not
+     * know the session, and telling the minion so would cost it a signature.
+     */
+    void resumeNow(String reason) {
+        status.enter(MinionState.CONNECTING, reason, null);
+        scheduleAuth(Duration.ZERO);
+    }
+
+    /**
+     * The answer to a resumption request. A refusal is not authenticated, and one that does not open may be forged:
+     * either way the minion authenticates in full at once, which is all an on-path attacker could force anyway by
+     * dropping frames. A resumed session is authentic: only the master could open the ticket and seal the box under
+     * the key derived from its secret.
+     */
+    Outcome onResumeReply(Resumption.Reply reply) {
+        if (pendingNonce == null || resumingWith == null || !Arrays.equals(pendingNonce, reply.nonce())) {
+            warnings.warn(LOG, WarnThrottle.Reason.UNANSWERED_AUTH_REPLY, "Minion {}: resumption reply to no "
+                    + "outstanding request dropped (late, or replayed)", settings.id());
+            return WAITING;
+        }
+        Accepted accepted;
+        try {
+            Resumption.Resumed resumed = Resumptions.openReply(resumingWith, reply.nonce(), reply);
+            try {
+                accepted = new Accepted(resumed.sessionId(), resumed.generation(), resumed.publishPort(),
+                        resumed.serialFloor(), SessionKey.of(resumed.publishKey()),
+                        SessionKey.of(resumed.requestKey()), true);
+            } finally {
+                Arrays.fill(resumed.publishKey(), (byte) 0);
+                Arrays.fill(resumed.requestKey(), (byte) 0);
+            }
+            ticket = resumed.next();
+        } catch (CryptoException | MalformedException e) {
+            LOG.info("Minion {}: the master did not resume the session ({}); authenticating in full", settings.id(),
+                    reply.refused() ? "refused" : "an answer that does not open");
+            answered();
+            authenticate();
+            return WAITING;
+        }
+        answered();
+        backoff.reset();
+        return accepted;
     }
 
     /** The session ended (the master lost it, or stopped answering): authenticate again, soon. */
@@ -311,7 +374,8 @@ final class Handshake {
             return WAITING;
         }
         backoff.reset();
-        return new Accepted(granted, publishKey, requestKey);
+        return new Accepted(granted.sessionId(), granted.generation(), granted.publishPort(), granted.serialFloor(),
+                publishKey, requestKey, false);
     }
 
     private void authenticate() {
@@ -324,6 +388,22 @@ final class Handshake {
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
         pendingNonce = nonce;
+        resumingWith = null;
+        mismatch = null;
+        if (canResume()) {
+            // No RSA operation on either side; one try per ticket, so that a refused or lost one is not tried again.
+            Resumption.Grant using = ticket;
+            ticket = null;
+            resumingWith = using.secret();
+            if (!transport.send(Resumptions.encode(Resumptions.request(settings.id(), using, nonce,
+                    clock.millis())))) {
+                LOG.debug("Minion {}: resumption request not queued (not connected); waiting", settings.id());
+            }
+            authTimeout = loop.schedule(settings.authTimeout(), this::onAuthTimeout);
+            authDeadline = clock.instant().plus(settings.authTimeout());
+            return;
+        }
+        ticket = null;
         offered = keyring.forAuth();
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
                 offered.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
@@ -348,6 +428,7 @@ final class Handshake {
             return;
         }
         pendingNonce = null;
+        resumingWith = null;
         Duration wait = backoff.next();
         if (mismatch != null) {
             // Only replies under another master key came: keep showing that, and keep asking.
@@ -375,6 +456,7 @@ final class Handshake {
     /** The outstanding request is answered: stop waiting for it. */
     private void answered() {
         pendingNonce = null;
+        resumingWith = null;
         authTimeout.cancel();
     }
 

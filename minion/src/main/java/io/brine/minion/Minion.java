@@ -6,12 +6,15 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionUnknown;
@@ -189,6 +192,13 @@ public final class Minion implements AutoCloseable {
 
     private void onConnected() {
         boolean sessionOpen = channel.active();
+        if (sessionOpen && handshake.canResume()) {
+            // A new connection with a ticket: resume rather than ask with a heartbeat, which a restarted master would
+            // answer with a signed SessionUnknown and the minion with a full auth (PROTOCOL.md 8.9).
+            channel.close();
+            handshake.resumeNow("resuming the session on a new connection");
+            return;
+        }
         if (sessionOpen) {
             channel.heartbeatNow();
         }
@@ -197,6 +207,10 @@ public final class Minion implements AutoCloseable {
 
     private void onFrame(byte[] frame) {
         if (terminated.isDone()) {
+            return;
+        }
+        if (Resumptions.isResumption(frame)) {
+            onResumption(frame);
             return;
         }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
@@ -234,14 +248,40 @@ public final class Minion implements AutoCloseable {
         }
     }
 
+    /** Session resumption's frames (PROTOCOL.md 8.9), read by their own codec. */
+    private void onResumption(byte[] frame) {
+        Resumption resumption;
+        try {
+            resumption = Resumptions.decode(frame);
+        } catch (MalformedException e) {
+            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
+                    + " dropped: {}", settings.id(), MinionIds.printable(e.getMessage()));
+            return;
+        }
+        if (resumption instanceof Resumption.Reply reply) {
+            Handshake.Outcome outcome = handshake.onResumeReply(reply);
+            if (outcome instanceof Handshake.Accepted accepted) {
+                openSession(accepted);
+            }
+        } else if (resumption instanceof Resumption.Ticket ticket) {
+            channel.openTicket(ticket).ifPresent(handshake::holdTicket);
+        } else {
+            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: {} from the master dropped (a "
+                    + "master never sends one)", settings.id(), resumption);
+        }
+    }
+
     private void openSession(Handshake.Accepted accepted) {
-        AuthReply.Session granted = accepted.granted();
-        gate.begin(granted.generation(), accepted.publishKey(), granted.serialFloor());
-        transport.subscribe(settings.id(), granted.publishPort());
-        LOG.info("Minion {}: accepted by the master, publish key generation {}", settings.id(),
-                granted.generation());
-        status.enter(MinionState.ACCEPTED, "accepted", null);
-        channel.open(granted.sessionId(), accepted.requestKey());
+        gate.begin(accepted.generation(), accepted.publishKey(), accepted.serialFloor());
+        transport.subscribe(settings.id(), accepted.publishPort());
+        LOG.info("Minion {}: {} by the master, publish key generation {}", settings.id(),
+                accepted.resumed() ? "session resumed" : "accepted", accepted.generation());
+        status.enter(MinionState.ACCEPTED, accepted.resumed() ? "resumed" : "accepted", null);
+        channel.open(accepted.sessionId(), accepted.requestKey());
+        if (!accepted.resumed()) {
+            // A resumed session came with the next ticket; a full auth's asks for one (PROTOCOL.md 8.9).
+            channel.requestTicket();
+        }
         askRotation();
         rotateIfKeyOld();
     }

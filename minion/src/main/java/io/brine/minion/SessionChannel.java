@@ -5,11 +5,13 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionUnknown;
@@ -147,6 +149,30 @@ final class SessionChannel {
         answerDeadline.cancel();
         answerDeadline = Scheduler.Timer.NONE;
         return Optional.of(message);
+    }
+
+    /** Asks the master for a resumption ticket in this session (PROTOCOL.md 8.9). */
+    void requestTicket() {
+        if (session != null) {
+            transport.send(Resumptions.encode(Resumptions.ticketRequest(session.requestKey, session.id,
+                    clock.millis())));
+        }
+    }
+
+    /** A resumption ticket the master sent in this session, opened with its request key; empty otherwise. */
+    Optional<Resumption.Grant> openTicket(Resumption.Ticket ticket) {
+        if (session == null || !Arrays.equals(session.id, ticket.sessionId())) {
+            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: resumption ticket dropped: not for"
+                    + " this minion's session (one that ended, or none)", settings.id());
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Resumptions.openTicket(session.requestKey, ticket));
+        } catch (CryptoException | MalformedException e) {
+            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: resumption ticket dropped: {}",
+                    settings.id(), MinionIds.printable(e.getMessage()));
+            return Optional.empty();
+        }
     }
 
     /**

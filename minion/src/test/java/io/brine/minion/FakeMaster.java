@@ -5,6 +5,7 @@ import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -16,6 +17,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionUnknown;
@@ -112,6 +114,8 @@ final class FakeMaster implements ClientTransport {
     private final List<FromMinion> fromMinion = new CopyOnWriteArrayList<>();
     private final List<String> subscriptions = new CopyOnWriteArrayList<>();
     private final List<String> unreadable = new CopyOnWriteArrayList<>();
+    /** Session resumption's frames the minion sent. */
+    final List<Resumption> resumptionFrames = new CopyOnWriteArrayList<>();
     private final Map<String, SessionKey> requestKeys = new ConcurrentHashMap<>();
     private final Set<String> deafTo = ConcurrentHashMap.newKeySet();
     private final AtomicLong sendCounter = new AtomicLong();
@@ -156,6 +160,15 @@ final class FakeMaster implements ClientTransport {
 
     @Override
     public boolean send(byte[] frame) {
+        if (Resumptions.isResumption(frame)) {
+            // Session resumption (PROTOCOL.md 8.9): recorded; this master gives no tickets, as an older one.
+            try {
+                resumptionFrames.add(Resumptions.decode(frame));
+            } catch (MalformedException e) {
+                unreadable.add("malformed resumption frame");
+            }
+            return true;
+        }
         if (!(Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok)) {
             unreadable.add("malformed");
             return true;

@@ -8,7 +8,7 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.ReservedIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.SessionMessage;
-import io.brine.protocol.target.Glob;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.api.ApiTokens;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyListing;

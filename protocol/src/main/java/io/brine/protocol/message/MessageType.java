@@ -10,6 +10,7 @@ public enum MessageType {
     SESSION(0x04, false),
     SESSION_UNKNOWN(0x05, true),
     CLIENT_AUTH(0x06, true),
+    // 0x07-0x09 are session resumption's frames, read by their own codec: Resumption, Resumptions.
 
     RETURN(0x10, false),
     GRAINS(0x11, false),

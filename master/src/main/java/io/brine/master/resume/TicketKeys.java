@@ -1,0 +1,194 @@
+package io.brine.master.resume;
+
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.files.TrustedPath;
+import io.brine.protocol.codec.Resumptions;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.SessionKey;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The keys that seal resumption tickets (PROTOCOL.md 8.9), which only masters hold: the current one, which seals new
+ * tickets, and the one it replaced, which still opens tickets for one more period. Rotated every {@link #PERIOD_MS};
+ * a ticket whose key is older than that is refused (its key retired). Kept in {@code pki_dir/ticket_keys}, mode
+ * 0600, written atomically, so that minions resume across a restart; a file that anybody but this user and root could
+ * write or read is not used (whoever could write it could forge tickets, whoever could read it open them): an ERROR
+ * names it, and fresh keys replace it, so only resumptions are lost. Without a file ({@link #inMemory}) the keys last
+ * as long as the process.
+ */
+public final class TicketKeys {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TicketKeys.class);
+    public static final String FILE = "ticket_keys";
+    /** How long a ticket key seals new tickets, and how long after that it still opens them. */
+    public static final long PERIOD_MS = 24 * 3_600_000L;
+    private static final String HEADER = "brine-ticket-keys 1";
+    private static final int MAX_FILE = 4096;
+    private static final Set<PosixFilePermission> NOT_OURS = Set.of(PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** A ticket key: its id (the first bytes of each ticket it seals) and when it began sealing. */
+    public record Key(byte[] id, SessionKey key, long createdMs) {
+        @Override
+        public String toString() {
+            return "TicketKey[" + HexFormat.of().formatHex(id) + "]";
+        }
+    }
+
+    private final Path file;
+    private final Clock clock;
+    private Key current;
+    private Key previous;
+
+    private TicketKeys(Path file, Clock clock, Key current, Key previous) {
+        this.file = file;
+        this.clock = clock;
+        this.current = current;
+        this.previous = previous;
+    }
+
+    /** Keys that live in this process only: tickets do not outlive it. */
+    public static TicketKeys inMemory(Clock clock) {
+        return new TicketKeys(null, clock, fresh(clock.millis()), null);
+    }
+
+    /**
+     * Reads {@code file}, or makes it when missing, damaged or not this user's alone (an ERROR says why: its tickets
+     * are then refused, and minions authenticate in full once).
+     *
+     * @throws IOException when the new file cannot be written
+     */
+    public static TicketKeys open(Path file, Clock clock) throws IOException {
+        Optional<String> problem = problem(file);
+        if (problem.isEmpty()) {
+            try {
+                List<Key> keys = parse(AtomicFiles.readSmall(file, MAX_FILE));
+                return new TicketKeys(file, clock, keys.get(0), keys.size() > 1 ? keys.get(1) : null);
+            } catch (NoSuchFileException e) {
+                problem = Optional.empty();
+            } catch (IOException | RuntimeException e) {
+                problem = Optional.of(file + " cannot be read: " + e.getMessage());
+            }
+        }
+        problem.ifPresent(why -> LOG.error("Ticket keys not used: {}. New keys replace them: minions holding tickets "
+                + "authenticate in full once", why));
+        if (AtomicFiles.attributes(file).isPresent()) {
+            AtomicFiles.delete(file);
+        }
+        TicketKeys keys = new TicketKeys(file, clock, fresh(clock.millis()), null);
+        keys.save();
+        return keys;
+    }
+
+    /** The key that seals new tickets; rotated first when it has sealed for a period. */
+    public synchronized Key current() throws IOException {
+        long now = clock.millis();
+        if (now - current.createdMs() >= PERIOD_MS) {
+            Key replaced = current;
+            current = fresh(now);
+            if (previous != null) {
+                previous.key().wipe();
+            }
+            previous = replaced;
+            save();
+            LOG.info("Ticket key rotated: {} seals new tickets, {} opens those it sealed for one more period",
+                    current, previous);
+        }
+        return current;
+    }
+
+    /** The key with this id, unless retired (replaced a period ago or more) or unknown. */
+    public synchronized Optional<SessionKey> find(byte[] id) {
+        long now = clock.millis();
+        if (Arrays.equals(current.id(), id)) {
+            return Optional.of(current.key());
+        }
+        if (previous != null && Arrays.equals(previous.id(), id) && now - previous.createdMs() < 2 * PERIOD_MS) {
+            return Optional.of(previous.key());
+        }
+        return Optional.empty();
+    }
+
+    private void save() throws IOException {
+        if (file == null) {
+            return;
+        }
+        StringBuilder text = new StringBuilder(HEADER).append('\n');
+        for (Key key : previous == null ? List.of(current) : List.of(current, previous)) {
+            byte[] bytes = key.key().bytes();
+            text.append(HexFormat.of().formatHex(key.id())).append(' ').append(key.createdMs()).append(' ')
+                    .append(Base64.getEncoder().encodeToString(bytes)).append('\n');
+            Arrays.fill(bytes, (byte) 0);
+        }
+        AtomicFiles.write(file, text.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
+    }
+
+    /** Why {@code file} is not to be used: someone else could write or read it, or it is not a regular file. */
+    private static Optional<String> problem(Path file) throws IOException {
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+        if (attributes.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!attributes.get().isRegularFile()) {
+            return Optional.of(file + " is not a regular file");
+        }
+        Optional<String> untrusted = TrustedPath.forThisProcess().problem(file);
+        if (untrusted.isPresent()) {
+            return untrusted;
+        }
+        if (attributes.get().permissions().stream().anyMatch(NOT_OURS::contains)) {
+            return Optional.of(file + " may be read or written by others (mode "
+                    + java.nio.file.attribute.PosixFilePermissions.toString(attributes.get().permissions())
+                    + "); it must be 0600");
+        }
+        return Optional.empty();
+    }
+
+    private static List<Key> parse(byte[] bytes) throws IOException {
+        String[] lines = new String(bytes, StandardCharsets.US_ASCII).split("\n");
+        if (lines.length < 2 || lines.length > 3 || !lines[0].equals(HEADER)) {
+            throw new IOException("not a ticket key file");
+        }
+        List<Key> keys = new ArrayList<>();
+        for (int i = 1; i < lines.length; i++) {
+            String[] fields = lines[i].split(" ");
+            if (fields.length != 3) {
+                throw new IOException("line " + (i + 1) + " is damaged");
+            }
+            try {
+                byte[] id = HexFormat.of().parseHex(fields[0]);
+                if (id.length != Resumptions.KEY_ID_LENGTH) {
+                    throw new IOException("line " + (i + 1) + " is damaged");
+                }
+                keys.add(new Key(id, SessionKey.of(Base64.getDecoder().decode(fields[2])),
+                        Long.parseLong(fields[1])));
+            } catch (CryptoException | IllegalArgumentException e) {
+                throw new IOException("line " + (i + 1) + " is damaged");
+            }
+        }
+        return keys;
+    }
+
+    private static Key fresh(long nowMs) {
+        byte[] id = new byte[Resumptions.KEY_ID_LENGTH];
+        RANDOM.nextBytes(id);
+        return new Key(id, SessionKey.random(), nowMs);
+    }
+}

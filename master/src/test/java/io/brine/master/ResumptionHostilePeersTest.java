@@ -1,0 +1,266 @@
+package io.brine.master;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.client.channel.ClientChannel;
+import io.brine.client.channel.TcpClientChannel;
+import io.brine.client.channel.ZmqClientChannel;
+import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.config.TransportKind;
+import io.brine.master.resume.TicketKeys;
+import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.Resumptions;
+import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.SessionKey;
+import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Resumption;
+import io.brine.protocol.message.SessionFrame;
+import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.KeyState;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Session resumption against a real master on both transports (PROTOCOL.md 8.9): a ticket from a full auth resumes
+ * the session with no RSA operation, across a restart; a hostile peer's every variation is refused, and the minion's
+ * only way on is then a full auth.
+ */
+class ResumptionHostilePeersTest {
+
+    static final Duration ANSWER = Duration.ofSeconds(10);
+
+    @TempDir
+    Path dir;
+    final MovableClock clock = new MovableClock(Instant.now());
+    WiredMaster master;
+    final List<ClientChannel> channels = new ArrayList<>();
+
+    @AfterEach
+    void stop() {
+        channels.forEach(ClientChannel::close);
+        if (master != null) {
+            master.close();
+        }
+    }
+
+    /** A minion's end of the protocol: its session, and the ticket it holds. */
+    record Minion(String id, int key, byte[] sessionId, SessionKey requestKey, Resumption.Grant grant) {
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"TCP", "ZEROMQ"})
+    void aTicketResumesTheSessionWithoutAnRsaOperationAndAgainAfterARestart(TransportKind kind) throws Exception {
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        double signedAnswers = signedAuthAnswers();
+
+        Resumption.Resumed resumed = resume(kind, m1, m1.grant()).orElseThrow();
+        assertThat(resumed.sessionId()).isNotEqualTo(m1.sessionId());
+        assertThat(resumed.generation()).isEqualTo(master.master().keyring().current().number());
+        assertThat(resumed.publishKey()).isEqualTo(master.master().keyring().current().key().bytes());
+        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+                .isEqualTo(resumed.sessionId());
+        // No auth answer was signed, and the new session carries frames.
+        assertThat(signedAuthAnswers()).isEqualTo(signedAnswers);
+        assertHeartbeatAnswered(kind, resumed);
+
+        // The master restarts: its ticket keys and the record of requests taken are on disk.
+        restart(kind);
+        clock.advance(Duration.ofSeconds(1));
+        Resumption.Resumed again = resume(kind, m1, resumed.next()).orElseThrow();
+        assertThat(master.master().sessions().byMinion("m1")).isPresent();
+        assertThat(signedAuthAnswers()).isZero();
+        assertHeartbeatAnswered(kind, again);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("pki")
+                .resolve(TicketKeys.FILE)))).isEqualTo("rw-------");
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"TCP", "ZEROMQ"})
+    void aReplayABadProofAndAnotherMinionsTicketAreRefused(TransportKind kind) throws Exception {
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        fullAuth(kind, "m2", 3);
+
+        byte[] nonce = WiredMaster.nonce();
+        clock.advance(Duration.ofMillis(1));
+        byte[] request = Resumptions.encode(Resumptions.request("m1", m1.grant(), nonce, clock.millis()));
+        assertThat(ask(kind, request, nonce)).isNotNull().matches(reply -> !reply.refused());
+        byte[] resumedSession = master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes();
+        // The same request again, on another connection: refused, and the session it opened stays.
+        assertThat(ask(kind, request, nonce).refused()).isTrue();
+        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+                .isEqualTo(resumedSession);
+
+        byte[] otherSecret = new byte[Resumptions.SECRET_LENGTH];
+        Resumption.Grant wrongSecret = new Resumption.Grant(m1.grant().ticket(), m1.grant().expiresMs(), otherSecret);
+        assertThat(resume(kind, m1, wrongSecret)).isEmpty();
+        // m1's ticket, proven with its secret, for m2's session: the ticket names m1.
+        Minion asM2 = new Minion("m2", m1.key(), null, null, m1.grant());
+        assertThat(resume(kind, asM2, m1.grant())).isEmpty();
+        // A ticket whose key id the master does not hold.
+        byte[] unknownKey = m1.grant().ticket().clone();
+        unknownKey[0] ^= 1;
+        assertThat(resume(kind, m1, new Resumption.Grant(unknownKey, m1.grant().expiresMs(), m1.grant().secret())))
+                .isEmpty();
+        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+                .isEqualTo(resumedSession);
+        assertThat(resumeRefusals()).isEqualTo(4);
+
+        // A ticket request for m1's session not sealed under its request key: dropped, no ticket.
+        ClientChannel channel = connect(kind);
+        double dropped = droppedFrames();
+        channel.send(Resumptions.encode(Resumptions.ticketRequest(SessionKey.random(), resumedSession,
+                clock.millis())));
+        await().until(() -> droppedFrames() > dropped);
+        assertThat(channel.receive(Duration.ofMillis(200))).isNull();
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"TCP", "ZEROMQ"})
+    void aTicketIsRefusedOnceItsKeyIsDeletedRejectedOrReplaced(TransportKind kind) throws Exception {
+        start(kind);
+        Minion deleted = fullAuth(kind, "deleted", 1);
+        Minion rejected = fullAuth(kind, "rejected", 3);
+        Minion replaced = fullAuth(kind, "replaced", 4);
+        master.keyStore().delete("deleted", "test-admin");
+        master.keyStore().reject("rejected", KeyState.ACCEPTED, null, "test-admin");
+        master.keyStore().delete("replaced", "test-admin");
+        fullAuth(kind, "replaced", 5);
+
+        assertThat(resume(kind, deleted, deleted.grant())).isEmpty();
+        assertThat(resume(kind, rejected, rejected.grant())).isEmpty();
+        assertThat(resume(kind, replaced, replaced.grant())).isEmpty();
+        assertThat(master.master().sessions().byMinion("deleted")).isEmpty();
+        assertThat(master.master().sessions().byMinion("rejected")).isEmpty();
+        assertThat(resumeRefusals()).isEqualTo(3);
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"TCP", "ZEROMQ"})
+    void anExpiredTicketAndOneWhoseKeyWasLostAreRefused(TransportKind kind) throws Exception {
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        Minion m2 = fullAuth(kind, "m2", 3);
+        clock.advance(Duration.ofMillis(Resumptions.MAX_LIFETIME_MS));
+        assertThat(resume(kind, m1, m1.grant())).isEmpty();
+        assertThat(resumeRefusals()).isEqualTo(1);
+
+        // The ticket keys are gone with the file (a new pki dir, a restore): its tickets open no more.
+        clock.set(clock.instant().minus(Duration.ofMillis(Resumptions.MAX_LIFETIME_MS)));
+        master.close();
+        Files.delete(dir.resolve("pki").resolve(TicketKeys.FILE));
+        master = WiredMaster.start(dir, config(kind), clock);
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(resume(kind, m2, m2.grant())).isEmpty();
+        assertThat(resumeRefusals()).isEqualTo(1);
+    }
+
+    // ---- helpers ----
+
+    private void start(TransportKind kind) throws Exception {
+        master = WiredMaster.start(dir, config(kind), clock);
+    }
+
+    private void restart(TransportKind kind) throws Exception {
+        master.close();
+        master = WiredMaster.start(dir, config(kind), clock);
+    }
+
+    private static java.util.function.UnaryOperator<MasterConfig.Builder> config(TransportKind kind) {
+        return config -> {
+            MasterConfig.Builder builder = config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
+                    .build());
+            return kind == TransportKind.TCP ? builder : builder.transport(TransportKind.ZEROMQ).retPort(0)
+                    .publishPort(0);
+        };
+    }
+
+    private ClientChannel connect(TransportKind kind) throws Exception {
+        ClientChannel channel = kind == TransportKind.TCP
+                ? new TcpClientChannel("127.0.0.1", master.port(), ANSWER)
+                : new ZmqClientChannel("127.0.0.1", master.port());
+        channels.add(channel);
+        return channel;
+    }
+
+    /** A full auth of {@code id} with test key {@code key}, on a connection of its own: the session and the ticket. */
+    private Minion fullAuth(TransportKind kind, String id, int key) throws Exception {
+        ClientChannel channel = connect(kind);
+        channel.send(WiredMaster.authRequest(id, key, WiredMaster.nonce(), clock.millis()));
+        AuthReply reply = (AuthReply) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME))
+                .message();
+        assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(key).getPrivate(),
+                reply.session().wrappedRequestKey()));
+        channel.send(Resumptions.encode(Resumptions.ticketRequest(requestKey, reply.session().sessionId(),
+                clock.millis())));
+        Resumption.Ticket ticket = (Resumption.Ticket) Resumptions.decode(channel.receive(ANSWER));
+        return new Minion(id, key, reply.session().sessionId(), requestKey,
+                Resumptions.openTicket(requestKey, ticket));
+    }
+
+    /** Sends {@code request} on a new connection: the answer to {@code nonce}. */
+    private Resumption.Reply ask(TransportKind kind, byte[] request, byte[] nonce) throws Exception {
+        ClientChannel channel = connect(kind);
+        channel.send(request);
+        Resumption.Reply reply = (Resumption.Reply) Resumptions.decode(channel.receive(ANSWER));
+        assertThat(reply.nonce()).isEqualTo(nonce);
+        return reply;
+    }
+
+    /** Resumes as {@code minion} with {@code grant}: the session, or empty when refused. */
+    private java.util.Optional<Resumption.Resumed> resume(TransportKind kind, Minion minion, Resumption.Grant grant)
+            throws Exception {
+        byte[] nonce = WiredMaster.nonce();
+        clock.advance(Duration.ofMillis(1));
+        Resumption.Reply reply = ask(kind, Resumptions.encode(Resumptions.request(minion.id(), grant, nonce,
+                clock.millis())), nonce);
+        if (reply.refused()) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(Resumptions.openReply(grant.secret(), nonce, reply));
+    }
+
+    /** A heartbeat in the resumed session, on a new connection, is answered in it. */
+    private void assertHeartbeatAnswered(TransportKind kind, Resumption.Resumed resumed) throws Exception {
+        SessionKey requestKey = SessionKey.of(resumed.requestKey());
+        ClientChannel channel = connect(kind);
+        channel.send(Codec.encode(Sessions.seal(requestKey, resumed.sessionId(),
+                SessionFrame.Direction.MINION_TO_MASTER, 1, new SessionMessage.Heartbeat(resumed.generation()))));
+        SessionFrame answer = (SessionFrame) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER),
+                FrameLimits.MAX_FRAME)).message();
+        assertThat(Sessions.open(requestKey, answer, SessionFrame.Direction.MASTER_TO_MINION))
+                .isInstanceOf(SessionMessage.HeartbeatReply.class);
+    }
+
+    /** Every signed auth answer of this master: each one a private-key operation. */
+    private double signedAuthAnswers() {
+        return master.metrics().registry().find("brine.auth.answers").counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+    }
+
+    private double droppedFrames() {
+        return master.metrics().registry().get("brine.frames.dropped").functionCounter().count();
+    }
+
+    private double resumeRefusals() {
+        return master.metrics().registry().get("brine.resumptions.refused").functionCounter().count();
+    }
+}

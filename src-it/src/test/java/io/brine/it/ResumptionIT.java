@@ -1,0 +1,95 @@
+package io.brine.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.brine.daemon.config.TransportKind;
+import io.brine.master.MasterDaemon;
+import io.brine.master.publish.JobPublisher;
+import io.brine.master.resume.TicketKeys;
+import io.brine.minion.MinionDaemon;
+import io.brine.minion.MinionState;
+import io.micrometer.core.instrument.Counter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Session resumption with real daemons on loopback (issue 26, PROTOCOL.md 8.9): after a master restart minions come
+ * back with their tickets, and the master spends no private-key operation on them (no auth answer, no SessionUnknown:
+ * its metrics count every signed answer); without the ticket keys they authenticate in full, as before.
+ */
+class ResumptionIT {
+
+    private static final List<String> IDS = List.of("m1", "m2", "m3");
+
+    @TempDir
+    Path dir;
+    @AutoClose
+    Fleet fleet;
+
+    @BeforeEach
+    void setUp() {
+        fleet = new Fleet(dir);
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"ZEROMQ", "TCP"})
+    void minionsResumeAfterAMasterRestartWithoutAPrivateKeyOperationAndAuthenticateInFullWithoutTheTicketKeys(
+            TransportKind kind) throws Exception {
+        fleet.transport(kind);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        for (String id : IDS) {
+            fleet.startMinion(id);
+        }
+        fleet.awaitAll(MinionState.ACCEPTED);
+        // Their grains are in: nothing of the first sessions is left queued to reach the next master (a frame of a
+        // session it does not know would cost a signed SessionUnknown).
+        await().until(() -> IDS.stream().allMatch(id -> fleet.master.master().grains().get(id).size() > 1));
+
+        MasterDaemon restarted = fleet.restartMaster();
+        await().until(() -> restarted.master().sessions().size() == IDS.size()
+                && fleet.minions.stream().allMatch(this::resumed));
+        assertThat(counted(restarted, "brine.resumptions")).isEqualTo(IDS.size());
+        assertThat(signedAnswers(restarted)).isZero();
+        ping(kind);
+        assertThat(signedAnswers(restarted)).isZero();
+
+        // Without the ticket keys (a restore, a new pki dir) every ticket is refused: a full auth each, as before.
+        fleet.stopMaster();
+        Files.delete(fleet.masterConfig.pkiDir().resolve(TicketKeys.FILE));
+        MasterDaemon withoutKeys = fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        await().until(() -> withoutKeys.master().sessions().size() == IDS.size()
+                && fleet.minions.stream().allMatch(minion -> minion.minion().state() == MinionState.ACCEPTED
+                        && "accepted".equals(minion.minion().status().reason())));
+        assertThat(counted(withoutKeys, "brine.resumptions.refused")).isEqualTo(IDS.size());
+        ping(kind);
+    }
+
+    private boolean resumed(MinionDaemon minion) {
+        return minion.minion().state() == MinionState.ACCEPTED && "resumed".equals(minion.minion().status().reason());
+    }
+
+    private void ping(TransportKind kind) throws Exception {
+        if (kind == TransportKind.ZEROMQ) {
+            fleet.awaitSubscribed(IDS.toArray(String[]::new));
+        }
+        JobPublisher.Published job = fleet.publish("test.ping", IDS);
+        fleet.awaitReturns(job.jid(), IDS);
+    }
+
+    /** Signed answers before a session: auth replies of every outcome, SessionUnknown. One private operation each. */
+    private static double signedAnswers(MasterDaemon master) {
+        return master.metrics().registry().find("brine.auth.answers").counters().stream().mapToDouble(Counter::count)
+                .sum() + counted(master, "brine.auth.budget.answers");
+    }
+
+    private static double counted(MasterDaemon master, String name) {
+        return master.metrics().registry().get(name).functionCounter().count();
+    }
+}
