@@ -24,15 +24,18 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Stock salt-minions 3008.2 on a brine master (issue 15), each a real Python process on loopback, on both of Salt's
- * transports: ZeroMQ, and Salt's TCP transport, which shares brine's ZeroMQ ports (told apart by the first byte).
- * One master per transport serves three Salt minions and a brine minion through one scenario, so the suite starts
- * each Salt process once.
+ * Stock salt-minions of each supported release, 3006.26 (LTS), 3007.14 and 3008.2, on a brine master (issues 15 and
+ * 27), each a real Python process on loopback, on both of Salt's transports: ZeroMQ, and Salt's TCP transport, which
+ * shares brine's ZeroMQ ports (told apart by the first byte). One master per transport serves the three Salt minions,
+ * started together, and a brine minion through one scenario, so the suite starts each Salt process once.
  */
 class SaltMinionsIT {
 
     private static final String READY = "Minion is ready to receive requests!";
     private static final List<String> SALTS = List.of("salt1", "salt2", "salt3");
+    /** salt1 runs 3006 (LTS), salt2 3007, salt3 3008. */
+    private static final Map<String, String> RELEASES = Map.of("salt1", SaltMinionProcess.SALT_3006,
+            "salt2", SaltMinionProcess.SALT_3007, "salt3", SaltMinionProcess.SALT_3008);
 
     @TempDir
     Path dir;
@@ -52,7 +55,7 @@ class SaltMinionsIT {
 
     private SaltMinionProcess startSalt(String id, String transport, String... extra) throws Exception {
         var addresses = fleet.master.master().addresses();
-        SaltMinionProcess salt = SaltMinionProcess.start(id, dir.resolve("salt-" + id), transport,
+        SaltMinionProcess salt = SaltMinionProcess.start(id, RELEASES.get(id), dir.resolve("salt-" + id), transport,
                 addresses.request().getPort(), addresses.publish().getPort(), extra);
         salts.add(salt);
         return salt;
