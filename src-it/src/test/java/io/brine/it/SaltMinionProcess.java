@@ -180,7 +180,10 @@ final class SaltMinionProcess implements AutoCloseable {
      * SIGTERM, so each is told before any is waited for.
      */
     static void closeAll(List<SaltMinionProcess> minions) throws InterruptedException {
-        minions.forEach(minion -> minion.process.destroy());
+        minions.forEach(minion -> {
+            minion.process.descendants().forEach(ProcessHandle::destroy);
+            minion.process.destroy();
+        });
         for (SaltMinionProcess minion : minions) {
             minion.close();
         }
@@ -189,10 +192,14 @@ final class SaltMinionProcess implements AutoCloseable {
     /** Stops the minion and keeps its log in {@code target/salt-minion-logs/} for whoever reads a failure. */
     @Override
     public void close() throws InterruptedException {
+        // salt-minion forks its minion process: a child that hangs must not outlive the test (one did, stuck).
+        List<ProcessHandle> children = process.descendants().toList();
+        children.forEach(ProcessHandle::destroy);
         process.destroy();
         if (!process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
             process.destroyForcibly();
         }
+        children.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         try {
             Path kept = Path.of(System.getProperty("user.dir"), "target", "salt-minion-logs");
             Files.createDirectories(kept);
