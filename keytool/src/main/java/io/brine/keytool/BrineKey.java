@@ -174,7 +174,8 @@ public final class BrineKey implements Callable<Integer> {
     int keysize;
 
     @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text",
-            description = "Output format: text, json or yaml (default: ${DEFAULT-VALUE}).")
+            description = "Output format: text (salt-key's layout), nested or txt (Salt's outputters of the"
+                    + " document json shows), json or yaml (default: ${DEFAULT-VALUE}).")
     Output.Format out;
 
     @Option(names = "--no-color", description = "No colour, even on a terminal (also: NO_COLOR=1).")

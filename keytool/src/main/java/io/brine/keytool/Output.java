@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.brine.daemon.SaltOutputters;
 import io.brine.store.keys.KeyState;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
@@ -17,8 +18,8 @@ import java.util.Map;
  */
 final class Output {
 
-    /** {@code --out}. */
-    enum Format { text, json, yaml }
+    /** {@code --out}: salt-key's layout (text), Salt's nested and txt outputters, JSON, YAML. */
+    enum Format { text, nested, txt, json, yaml }
 
     /** What the listings are called in text output, in salt-key's order. */
     static final Map<KeyState, String> TEXT_HEADINGS = headings();
@@ -67,8 +68,14 @@ final class Output {
         return 0;
     }
 
-    /** The document as JSON (indented) or YAML. */
+    /** The document as JSON (indented), YAML, or Salt's nested or txt outputter (its entries in order). */
     static String structured(Format format, Map<String, Object> document) {
+        if (format == Format.nested || format == Format.text) {
+            return SaltOutputters.nested(document);
+        }
+        if (format == Format.txt) {
+            return SaltOutputters.txt(document);
+        }
         try {
             return format == Format.json
                     ? new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document) + "\n"

@@ -20,6 +20,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.KeyTransitions;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.StoredKey;
 import io.brine.store.policy.AcceptancePolicies;
@@ -102,7 +103,7 @@ final class PolicyCheck implements Callable<Integer> {
     String address;
 
     @Option(names = "--out", paramLabel = "FORMAT",
-            description = "text, json or yaml (default: brine-key's --out, else text).")
+            description = "text, nested, txt, json or yaml (default: brine-key's --out, else text).")
     Output.Format out;
 
     @Override
@@ -211,10 +212,16 @@ final class PolicyCheck implements Callable<Integer> {
                 out.println("The key store holds this id as " + describe(lookup) + ": policies are not asked.");
                 document.put("stored", describe(lookup));
             }
-            KeyTransitions.Outcome outcome = KeyTransitions.decide(lookup, verdict, new KeyTransitions.Limits(
-                    listing.ids(KeyState.PENDING).size(), config.maxPending(), listing.ids(KeyState.ACCEPTED).size(),
-                    config.maxMinions(), listing.ids(KeyState.REJECTED).size(),
-                    KeyStoreOptions.DEFAULT_MAX_REJECTED));
+            // The master's one decision (KeyTransitions.plan), with what it reads where it commits: the id's key and
+            // kind (an offer from the minion holding it), and the other ids holding the same key (one key, one id).
+            MinionKind kind = store.kind(id);
+            KeyTransitions.Current current = KeyTransitions.Current.of(lookup, kind);
+            List<String> sharing = KeyTransitions.readsSharing(current, kind) ? otherIds(listing, fingerprint)
+                    : List.of();
+            KeyTransitions.Outcome outcome = KeyTransitions.plan(current, kind, verdict, lookup, sharing,
+                    new KeyTransitions.Limits(listing.ids(KeyState.PENDING).size(), config.maxPending(),
+                            listing.ids(KeyState.ACCEPTED).size(), config.maxMinions(),
+                            listing.ids(KeyState.REJECTED).size(), KeyStoreOptions.DEFAULT_MAX_REJECTED)).outcome();
             out.println("The master would answer " + outcome.answer() + " (" + outcome.reason() + ").");
             out.flush();
             document.put("answer", outcome.answer().name());
@@ -233,6 +240,16 @@ final class PolicyCheck implements Callable<Integer> {
         } catch (IOException e) {
             throw UserError.usage("cannot open the pki dir " + config.pkiDir() + ": " + BrineKey.describe(e));
         }
+    }
+
+    /** The ids other than this one whose key (pending, accepted, rejected or denied) has {@code fingerprint}. */
+    private List<String> otherIds(KeyListing listing, String fingerprint) {
+        java.util.TreeSet<String> ids = new java.util.TreeSet<>();
+        for (KeyState state : KeyState.values()) {
+            listing.keys(state).stream().filter(key -> key.fingerprint().equals(fingerprint)
+                    && !key.id().equals(id)).forEach(key -> ids.add(key.id()));
+        }
+        return List.copyOf(ids);
     }
 
     private static void deleteTree(Path root) {

@@ -37,6 +37,9 @@ final class ShowKeys {
         return shared.sameKeyAs(key.fingerprint(), key.id()).map(mark -> "  (" + mark + ")").orElse("");
     }
 
+    /** The master's public key as salt-key names it among its local keys. */
+    static final String MASTER_PUB = "master.pub";
+
     /** How a stock Salt minion's id is marked in the text listing (issue 15). */
     static final String SALT_MARK = "  (salt)";
 
@@ -95,14 +98,15 @@ final class ShowKeys {
 
     /**
      * The public keys ({@code fingerprints} false) or fingerprints of the keys matching {@code globs} (all when
-     * {@code all}); with all fingerprints, master.pub's too.
+     * {@code all}); fingerprints of all keys, or of globs matching {@code master.pub} (salt-key's "Local Keys":
+     * {@code -f master.pub}), also master.pub's.
      */
     int show(KeyStore store, KeyListing listing, boolean fingerprints, String argument, List<Glob> globs,
             boolean all) {
         Map<KeyState, List<StoredKey>> matched = select(listing, EnumSet.allOf(KeyState.class), globs, all);
         Map<String, String> local = new LinkedHashMap<>();
-        if (fingerprints && all) {
-            masterPublicKey(store).ifPresent(fp -> local.put("master.pub", fp));
+        if (fingerprints && (all || globs.stream().anyMatch(glob -> glob.matches(MASTER_PUB)))) {
+            masterPublicKey(store).ifPresent(fp -> local.put(MASTER_PUB, fp));
         }
         if (matched.isEmpty() && local.isEmpty()) {
             output.err().println("brine-key: the key glob " + MinionIds.printable(argument)

@@ -237,6 +237,18 @@ class BrineKeyTest {
     }
 
     @Test
+    void listWithSaltsNestedAndTxtOutputters() {
+        Result nested = run("-L", "--out", "nested");
+        assertThat(nested.exit()).as(nested.err()).isZero();
+        assertThat(nested.out()).isEqualTo("minions:\n    - db1\nminions_pre:\n    - app1\n    - web1\n    - web2\n"
+                + "minions_rejected:\n    - evil\nminions_denied:\n    - db1\n");
+        Result txt = run("-l", "acc", "--out", "txt");
+        assertThat(txt.exit()).as(txt.err()).isZero();
+        assertThat(txt.out()).isEqualTo("minions: ['db1']\n");
+        assertThat(run("-f", "web1", "--out", "TXT").out()).isEqualTo("minions_pre: {'web1': '" + fp(1) + "'}\n");
+    }
+
+    @Test
     void listAsYaml() throws Exception {
         Result result = run("-l", "un", "--out", "YAML");
 
@@ -600,6 +612,18 @@ class BrineKeyTest {
             String master = Fingerprints.of(store.masterKeyPair().getPublic());
             Result result = run("-F");
             assertThat(result.out()).startsWith("Local Keys:\nmaster.pub:  " + master + "\nAccepted Keys:\n");
+        }
+    }
+
+    @Test
+    void fingerOfMasterPubShowsTheMasterKeyAsSaltKeyDoes() throws Exception {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+            String master = Fingerprints.of(store.masterKeyPair().getPublic());
+            Result result = run("-f", "master.pub");
+            assertThat(result.exit()).as(result.err()).isZero();
+            assertThat(result.out()).isEqualTo("Local Keys:\nmaster.pub:  " + master + "\n");
+            assertThat(JSON.readTree(run("-f", "master.pub", "--out", "json").out()).get("local").get("master.pub")
+                    .asText()).isEqualTo(master);
         }
     }
 

@@ -190,6 +190,20 @@ class PolicyCommandsTest {
     }
 
     @Test
+    void checkRunsTheOneKeyOneIdRuleAsTheMasterDoes() {
+        // host1's key is pending as waiting.example.com: autosign_file matches web9.example.com, but the master
+        // accepts no key by policy that another id holds.
+        Result shared = check("web9.example.com", "--pub", tmp.resolve("host1.pub").toString());
+        assertThat(shared.exit()).isEqualTo(1);
+        assertThat(shared.out()).contains("Decided by autosign_file", "The master would answer PENDING (new key"
+                + " awaits acceptance; same key as waiting.example.com: not accepted by policy, an admin must"
+                + " decide).").doesNotContain("ACCEPTED");
+        // The rejected id's key too (any state).
+        assertThat(check("web8.example.com", "--pub", tmp.resolve("host2.pub").toString()).out())
+                .contains("would answer PENDING (new key awaits acceptance; same key as gone.example.com");
+    }
+
+    @Test
     void checkUsesTheStoredKeyClaimsAndAddress() {
         assertThat(check("waiting.example.com").exit()).isZero();
         assertThat(check("web1.example.org", "--pub", tmp.resolve("host3.pub").toString(), "--claims",

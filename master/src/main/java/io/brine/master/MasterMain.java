@@ -4,6 +4,7 @@ import io.brine.cluster.ClusterStores;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -39,6 +40,11 @@ public final class MasterMain implements Callable<Integer> {
 
     /** How long --check-config waits for the cluster's ensemble: a check answers sooner than a start waits. */
     static final Duration CHECK_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    @Option(names = {"-l", "--log-level"}, paramLabel = "LEVEL", converter = LogLevel.Converter.class,
+            description = {"Log at LEVEL instead of log_level of master.yaml: error, warning, info, debug or trace"
+                    + " (Salt's names too: critical, profile, garbage, all)."})
+    LogLevel logLevel;
 
     @Option(names = "--check-config", description = {"Only load and check the configuration, then exit.",
             "With cluster: it connects to the ensemble (5 s at most) to check the root's ACL as the master would."})
@@ -87,7 +93,8 @@ public final class MasterMain implements Callable<Integer> {
             return 0;
         }
         try {
-            DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+            DaemonLogging.configure(logLevel != null ? logLevel : config.logLevel(), config.logFile(),
+                    config.logFormat());
         } catch (IOException e) {
             System.err.println("Master cannot start: " + e.getMessage());
             return 2;

@@ -42,6 +42,23 @@ class MasterMainTest {
     }
 
     @Test
+    void logLevelTakesSaltsNamesAndRefusesOthersWithExitTwo() throws Exception {
+        MasterMain main = new MasterMain();
+        new CommandLine(main).parseArgs("-l", "warning");
+        assertThat(main.logLevel).isEqualTo(io.brine.daemon.config.LogLevel.WARN);
+        new CommandLine(main).parseArgs("--log-level", "GARBAGE");
+        assertThat(main.logLevel).isEqualTo(io.brine.daemon.config.LogLevel.TRACE);
+
+        Files.writeString(dir.resolve("master.yaml"), "pki_dir: pki\ncachedir: cache\n");
+        Result quiet = run("-c", dir.toString(), "-l", "quiet");
+        assertThat(quiet.exit()).isEqualTo(2);
+        assertThat(quiet.err()).contains("Invalid value for option '--log-level': expected error, warning, info,"
+                + " debug or trace (Salt's critical, profile, garbage and all too), not 'quiet'");
+        assertThat(dir.resolve("pki")).doesNotExist();
+        assertThat(run("-c", dir.toString(), "-l", "debug", "--check-config").exit()).isZero();
+    }
+
+    @Test
     void checkConfigChecksTheFilesTheConfigNamesWithExitTwoAndFileLine() throws Exception {
         Files.writeString(dir.resolve("master.yaml"), "pki_dir: pki\nautosign_file: autosign.conf\n"
                 + "inventory_file: inventory.yaml\n");

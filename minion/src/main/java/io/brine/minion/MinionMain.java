@@ -3,15 +3,20 @@ package io.brine.minion;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.DaemonLogging;
 import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.files.WritableFile;
+import io.brine.minion.auth.MinionKeys;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -43,6 +48,16 @@ public final class MinionMain implements Callable<Integer> {
     @Option(names = {"-c", "--config-dir"}, paramLabel = "CONFIG_DIR", defaultValue = "/etc/brine",
             description = "Directory holding minion.yaml (default: ${DEFAULT-VALUE}).")
     Path configDir;
+
+    @Option(names = {"-l", "--log-level"}, paramLabel = "LEVEL", converter = LogLevel.Converter.class,
+            description = {"Log at LEVEL instead of log_level of minion.yaml: error, warning, info, debug or trace"
+                    + " (Salt's names too: critical, profile, garbage, all)."})
+    LogLevel logLevel;
+
+    @Option(names = "--fingerprint", description = {"Print the fingerprint of this minion's key (minion.pem in"
+            + " pki_dir), as brine-key -f ID prints it on the master, then exit. Nothing is created: before the first"
+            + " start there is no key (exit 1)."})
+    boolean fingerprint;
 
     @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
     boolean checkConfig;
@@ -81,6 +96,9 @@ public final class MinionMain implements Callable<Integer> {
             System.err.println(e.getMessage());
             return 2;
         }
+        if (fingerprint) {
+            return printFingerprint(config);
+        }
         List<String> unusable = unusableFiles(config);
         if (!unusable.isEmpty()) {
             unusable.forEach(problem -> System.err.println("Minion cannot start: " + problem));
@@ -92,7 +110,8 @@ public final class MinionMain implements Callable<Integer> {
             return 0;
         }
         try {
-            DaemonLogging.configure(config.logLevel(), config.logFile(), config.logFormat());
+            DaemonLogging.configure(logLevel != null ? logLevel : config.logLevel(), config.logFile(),
+                    config.logFormat());
         } catch (IOException e) {
             System.err.println("Minion cannot start: " + e.getMessage());
             return 2;
@@ -160,6 +179,24 @@ public final class MinionMain implements Callable<Integer> {
             return 1;
         } finally {
             daemon.close();
+        }
+    }
+
+    /** {@code --fingerprint}: the key's fingerprint on stdout, exit 0; why not on stderr, exit 1. */
+    private static int printFingerprint(MinionConfig config) {
+        Path pkiDir = config.pkiDir();
+        try {
+            Optional<KeyPair> pair = MinionKeys.load(pkiDir);
+            if (pair.isEmpty()) {
+                System.err.println("brine-minion: no key yet in " + pkiDir + ": the minion creates "
+                        + MinionKeys.PRIVATE_FILE + " at its first start (and logs its fingerprint); start it once");
+                return 1;
+            }
+            System.out.println(Fingerprints.of(pair.get().getPublic()));
+            return 0;
+        } catch (IOException | KeyFormatException e) {
+            System.err.println("brine-minion: cannot read the key in " + pkiDir + ": " + e.getMessage());
+            return 1;
         }
     }
 }

@@ -2,16 +2,22 @@ package io.brine.minion;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.daemon.config.LogLevel;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
-/** brine-minion --check-config, in-process: the directories it will use are checked as the start uses them. */
+/** brine-minion's command line, in-process: --check-config, --fingerprint, -l. */
 class MinionMainTest {
 
     @TempDir
@@ -20,7 +26,8 @@ class MinionMainTest {
     record Result(int exit, String out, String err) {
     }
 
-    private Result checkConfig() {
+    /** MinionMain prints on System.out and System.err, as the launcher runs it. */
+    private static Result run(String... args) {
         PrintStream out = System.out;
         PrintStream err = System.err;
         ByteArrayOutputStream stdout = new ByteArrayOutputStream();
@@ -28,7 +35,7 @@ class MinionMainTest {
         try {
             System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
             System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-            int exit = new CommandLine(new MinionMain()).execute("-c", dir.toString(), "--check-config");
+            int exit = new CommandLine(new MinionMain()).execute(args);
             return new Result(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
         } finally {
             System.setOut(out);
@@ -37,12 +44,55 @@ class MinionMainTest {
     }
 
     @Test
+    void fingerprintPrintsTheKeysFingerprintAsBrineKeyDoesAndCreatesNothing() throws Exception {
+        Files.writeString(dir.resolve("minion.yaml"), "id: web1\nmaster: 127.0.0.1\npki_dir: pki\n");
+        Result none = run("-c", dir.toString(), "--fingerprint");
+        assertThat(none.exit()).isEqualTo(1);
+        assertThat(none.err()).isEqualTo("brine-minion: no key yet in " + dir.resolve("pki") + ": the minion creates"
+                + " minion.pem at its first start (and logs its fingerprint); start it once\n");
+        assertThat(dir.resolve("pki")).doesNotExist();
+
+        Path pki = Files.createDirectories(dir.resolve("pki"));
+        Path pem = Files.writeString(pki.resolve("minion.pem"), TestKeys.privatePem(3));
+        Files.setPosixFilePermissions(pem, PosixFilePermissions.fromString("r--------"));
+        Result printed = run("-c", dir.toString(), "--fingerprint");
+        assertThat(printed.exit()).as(printed.err()).isZero();
+        assertThat(printed.out()).isEqualTo(Fingerprints.of(TestKeys.pair(3).getPublic()) + "\n");
+        assertThat(pki.resolve("minion.pub")).doesNotExist();
+
+        Files.setPosixFilePermissions(pem, PosixFilePermissions.fromString("r--r--r--"));
+        Result exposed = run("-c", dir.toString(), "--fingerprint");
+        assertThat(exposed.exit()).isEqualTo(1);
+        assertThat(exposed.err()).contains("is readable or writable by group or others");
+    }
+
+    @Test
+    void logLevelTakesSaltsNamesAndRefusesOthersWithExitTwo() {
+        MinionMain main = new MinionMain();
+        new CommandLine(main).parseArgs("-l", "critical");
+        assertThat(main.logLevel).isEqualTo(LogLevel.ERROR);
+        new CommandLine(main).parseArgs("--log-level", "profile");
+        assertThat(main.logLevel).isEqualTo(LogLevel.DEBUG);
+
+        StringWriter err = new StringWriter();
+        CommandLine cli = new CommandLine(new MinionMain());
+        cli.setErr(new PrintWriter(err, true));
+        assertThat(cli.execute("-l", "loud")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--log-level': expected error, warning, info,"
+                + " debug or trace (Salt's critical, profile, garbage and all too), not 'loud'");
+    }
+
+    private static Result checkConfig(Path dir) {
+        return run("-c", dir.toString(), "--check-config");
+    }
+
+    @Test
     void aPkiDirOrCachedirThatIsAFileIsRefusedWithOwnerModeAndFix() throws Exception {
         Files.writeString(dir.resolve("minion.yaml"), "id: web1\nmaster: 127.0.0.1\npki_dir: pki\ncachedir: cache\n");
         Files.writeString(dir.resolve("pki"), "a file");
         Files.writeString(dir.resolve("cache"), "a file");
 
-        Result refused = checkConfig();
+        Result refused = checkConfig(dir);
 
         assertThat(refused.exit()).isEqualTo(2);
         assertThat(refused.err())
@@ -54,7 +104,7 @@ class MinionMainTest {
 
         Files.delete(dir.resolve("pki"));
         Files.delete(dir.resolve("cache"));
-        Result ok = checkConfig();
+        Result ok = checkConfig(dir);
         assertThat(ok.exit()).as(ok.err()).isZero();
         assertThat(ok.out()).contains("configuration OK");
         assertThat(dir.resolve("pki")).doesNotExist(); // the check leaves nothing behind

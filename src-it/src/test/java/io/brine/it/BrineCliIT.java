@@ -231,6 +231,26 @@ class BrineCliIT {
                 .doesNotContain("did not answer");
     }
 
+    @Test
+    void manageSaysWhichAcceptedMinionsAnswerAsSaltsManageRunners() throws Exception {
+        MinionDaemon spare = fleet.minions.stream().filter(m -> m.minion().id().equals("spare")).findFirst()
+                .orElseThrow();
+        spare.close(); // as aStoppedMinionIsNamedAndTheExitCodeIsOne does (either may run first)
+        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
+        await().until(() -> !transport.subscribedMinions().contains("spare"));
+
+        Run up = brineHere("manage", "up", "m*");
+        assertThat(up.exit()).as(up.err()).isZero();
+        assertThat(up.out()).isEqualTo("- m1\n- m2\n- m3\n");
+        Run status = brineHere("manage", "status");
+        assertThat(status.exit()).isEqualTo(1);
+        assertThat(status.out()).isEqualTo("down:\n    - spare\nup:\n    - m1\n    - m2\n    - m3\n");
+        Run down = brineHere("manage", "down", "--out", "json");
+        assertThat(down.exit()).isEqualTo(1);
+        assertThat(JSON.readValue(down.out(), List.class)).isEqualTo(List.of("spare"));
+        assertThat(brineHere("manage", "sideways").exit()).isEqualTo(2);
+    }
+
     // ---- the job cache ----
 
     @Test
@@ -279,11 +299,17 @@ class BrineCliIT {
         assertThat((Map<String, Object>) json.get("returns")).containsKey("m1");
         Map<String, Object> listed = json(brine("--out", "json", "jobs", "list", "-c", conf.toString()).out());
         assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
-        // Salt's name for text output.
+        // Salt's outputters: nested is brine's text, txt one "id: line" for each line of a return.
+        Run nested = brine("jobs", "show", jid, "--out", "nested", "-c", conf.toString());
+        assertThat(nested.exit()).as(nested.err()).isZero();
+        assertThat(nested.out()).isEqualTo(before.out());
         Run txt = brine("jobs", "show", jid, "--out", "txt", "-c", conf.toString());
         assertThat(txt.exit()).as(txt.err()).isZero();
-        assertThat(txt.out()).isEqualTo(before.out());
-        assertThat(brineHere("--out", "txt", "-L", "m1", "test.ping").out()).isEqualTo("m1:\n    True\n");
+        assertThat(txt.out()).contains("jid:       " + jid).contains("\nm1: here\n").doesNotContain("    here");
+        assertThat(brineHere("--out", "txt", "-L", "m1", "test.ping").out()).isEqualTo("m1: True\n");
+        assertThat(brineHere("--out", "txt", "-L", "m1", "test.echo", "one\ntwo").out())
+                .isEqualTo("m1: one\nm1: two\n");
+        assertThat(brineHere("--out", "nested", "-L", "m1", "test.ping").out()).isEqualTo("m1:\n    True\n");
     }
 
     @Test

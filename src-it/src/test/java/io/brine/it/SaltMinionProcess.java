@@ -14,10 +14,10 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real, stock salt-minion 3008.2 (the shared Salt of issue 15, {@code ../shared/salt/salt}) as a child process,
- * pointed at a brine master on loopback. Nothing in its config but what any Salt admin sets: the master's address
- * and ports, its transport, and directories under a temp dir. When Salt cannot run here the test fails with the
- * reason, never skips.
+ * A real, stock salt-minion of one of the supported releases (the shared Salt of issue 15,
+ * {@code ../shared/salt/salt}) as a child process, pointed at a brine master on loopback. Nothing in its config but
+ * what any Salt admin sets: the master's address and ports, its transport, and directories under a temp dir. When
+ * Salt cannot run here the test fails with the reason, never skips.
  */
 final class SaltMinionProcess implements AutoCloseable {
 
@@ -29,19 +29,46 @@ final class SaltMinionProcess implements AutoCloseable {
             System.getenv("BRINE_SALT"), Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent()
                     .getParent().resolve("shared/salt/salt").toString())));
 
+    /** The releases fleets run: 3006 (LTS), 3007 and 3008 (the shared script's default). */
+    static final String SALT_3006 = "3006.26";
+    static final String SALT_3007 = "3007.14";
+    static final String SALT_3008 = "3008.2";
+
+    /**
+     * Salt 3006 runs on its own copy of Tornado 4 ({@code salt.ext.tornado}), which {@code import salt} installs as
+     * {@code tornado} with an import hook, so that pyzmq's future sockets run on Salt's event loop. The shared script
+     * imports the system's Tornado 6 before Salt (3007 needs {@code tornado.queues} loaded), so a 3006 minion's
+     * pyzmq futures wait on an asyncio loop that nothing runs: its first ZeroMQ request is sent and the answer never
+     * read ("Attempt to authenticate with the salt master failed with timeout error"). Importing Salt first, from
+     * {@code sitecustomize}, gives 3006 the setup of a Salt install (onedir, packages).
+     */
+    private static final String SALT_3006_SITECUSTOMIZE = """
+            # Written by brine's SaltMinionProcess: Salt 3006 must install its vendored Tornado before anything
+            # imports the system's (the shared salt script imports tornado.queues first, for 3007).
+            import salt  # noqa: F401
+            """;
+
     final String id;
+    final String version;
     final Path dir;
     private final Process process;
 
-    private SaltMinionProcess(String id, Path dir, Process process) {
+    private SaltMinionProcess(String id, String version, Path dir, Process process) {
         this.id = id;
+        this.version = version;
         this.dir = dir;
         this.process = process;
     }
 
-    /** Writes {@code dir/minion} (with {@code extra} lines) and starts {@code salt-minion -c dir}. */
+    /** Writes {@code dir/minion} (with {@code extra} lines) and starts salt-minion 3008 with {@code -c dir}. */
     static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort,
             String... extra) throws IOException {
+        return start(id, SALT_3008, dir, transport, retPort, publishPort, extra);
+    }
+
+    /** Writes {@code dir/minion} (with {@code extra} lines) and starts salt-minion {@code version} with -c dir. */
+    static SaltMinionProcess start(String id, String version, Path dir, String transport, int retPort,
+            int publishPort, String... extra) throws IOException {
         requireSalt();
         Files.createDirectories(dir);
         List<String> lines = new java.util.ArrayList<>(List.of(
@@ -65,9 +92,16 @@ final class SaltMinionProcess implements AutoCloseable {
         lines.addAll(List.of(extra));
         lines.add("");
         Files.writeString(dir.resolve("minion"), String.join("\n", lines), StandardCharsets.UTF_8);
-        Process process = new ProcessBuilder(SALT.toString(), "salt-minion", "-c", dir.toString(), "-l", "info")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.txt").toFile()).start();
-        return new SaltMinionProcess(id, dir, process);
+        ProcessBuilder builder = new ProcessBuilder(SALT.toString(), "salt-minion", "-c", dir.toString(), "-l", "info")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.txt").toFile());
+        builder.environment().put("SALT_VERSION", version);
+        if (version.startsWith("3006.")) {
+            Path site = Files.createDirectories(dir.resolve("python"));
+            Files.writeString(site.resolve("sitecustomize.py"), SALT_3006_SITECUSTOMIZE, StandardCharsets.UTF_8);
+            String inherited = builder.environment().get("PYTHONPATH");
+            builder.environment().put("PYTHONPATH", site + (inherited == null ? "" : ":" + inherited));
+        }
+        return new SaltMinionProcess(id, version, dir, builder.start());
     }
 
     private static void requireSalt() {
@@ -128,7 +162,7 @@ final class SaltMinionProcess implements AutoCloseable {
     /** Fails with the minion's own words when it exited (Salt missing, a crash). */
     void assertRunning() {
         if (!process.isAlive()) {
-            fail("salt-minion " + id + " exited with " + process.exitValue() + ": " + stdout() + "\n" + log());
+            fail("salt-minion " + version + " " + id + " exited with " + process.exitValue() + ": " + stdout() + "\n" + log());
         }
     }
 
@@ -146,7 +180,10 @@ final class SaltMinionProcess implements AutoCloseable {
      * SIGTERM, so each is told before any is waited for.
      */
     static void closeAll(List<SaltMinionProcess> minions) throws InterruptedException {
-        minions.forEach(minion -> minion.process.destroy());
+        minions.forEach(minion -> {
+            minion.process.descendants().forEach(ProcessHandle::destroy);
+            minion.process.destroy();
+        });
         for (SaltMinionProcess minion : minions) {
             minion.close();
         }
@@ -155,10 +192,14 @@ final class SaltMinionProcess implements AutoCloseable {
     /** Stops the minion and keeps its log in {@code target/salt-minion-logs/} for whoever reads a failure. */
     @Override
     public void close() throws InterruptedException {
+        // salt-minion forks its minion process: a child that hangs must not outlive the test (one did, stuck).
+        List<ProcessHandle> children = process.descendants().toList();
+        children.forEach(ProcessHandle::destroy);
         process.destroy();
         if (!process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
             process.destroyForcibly();
         }
+        children.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         try {
             Path kept = Path.of(System.getProperty("user.dir"), "target", "salt-minion-logs");
             Files.createDirectories(kept);

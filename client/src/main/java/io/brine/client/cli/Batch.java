@@ -75,13 +75,13 @@ final class Batch {
             expected.removeAll(published.unreachable());
             returns.putAll(client.awaitReturns(published.jid(), expected, wait, event -> {
                 values.put(event.minionId(), event.returnValue());
-                if (format == Outputs.Format.text) {
-                    out.print(Outputs.nested(event.minionId(), event.returnValue()));
+                if (format.streams()) {
+                    out.print(Outputs.one(format, event.minionId(), event.returnValue()));
                     out.flush();
                 }
             }));
         }
-        if (format != Outputs.Format.text) {
+        if (!format.streams()) {
             out.println(Outputs.structured(format, values).strip());
         }
         TreeSet<String> missing = new TreeSet<>(ping.minions());

@@ -38,8 +38,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "brine", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
         sortOptions = false, usageHelpAutoWidth = true,
         customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]",
-            "brine events [--tag GLOB] [--out json]"},
-        subcommands = {Jobs.class, EventsCommand.class, CommandLine.HelpCommand.class},
+            "brine manage up|down|status [TARGET] [OPTIONS]", "brine events [--tag GLOB] [--out json]"},
+        subcommands = {Jobs.class, Manage.class, EventsCommand.class, CommandLine.HelpCommand.class},
         description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
                     + "are keyword arguments; true/false and integers are typed, everything else is a string.",
@@ -48,7 +48,7 @@ import picocli.CommandLine.Spec;
                     + "no answer to the publish: the job may or may not have been published."},
         footer = {"", "Examples:", "  brine '*' test.ping", "  brine -L web1,web2 test.echo hello",
             "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine -N web test.ping", "  brine --async '*' test.sleep 30",
-            "  brine jobs show 20261122031109123456"})
+            "  brine jobs show 20261122031109123456", "  brine manage down"})
 public final class BrineCli implements Callable<Integer> {
 
     private static final Pattern KWARG = Pattern.compile("([A-Za-z_][A-Za-z0-9_]*)=(.*)", Pattern.DOTALL);
@@ -108,8 +108,9 @@ public final class BrineCli implements Callable<Integer> {
 
     @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text", scope = ScopeType.INHERIT,
             converter = Outputs.FormatConverter.class,
-            description = "text (or txt), json or yaml (default: ${DEFAULT-VALUE}). json: one object mapping each "
-                    + "minion that returned to its return value; for jobs, the job cache's records.")
+            description = "text (Salt's nested), txt (Salt's: one 'id: line' per line), json or yaml (default:"
+                    + " ${DEFAULT-VALUE}). json: one object mapping each minion that returned to its return value; for"
+                    + " jobs, the job cache's records.")
     Outputs.Format out;
 
     @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
@@ -228,10 +229,10 @@ public final class BrineCli implements Callable<Integer> {
                 err.println("-------------------------------------------");
             }
             if (showJid && !async) {
-                (this.out == Outputs.Format.text ? out : err).println("jid: " + published.jid());
+                (this.out.streams() ? out : err).println("jid: " + published.jid());
             }
             if (async) {
-                out.println(this.out == Outputs.Format.text ? published.jid()
+                out.println(this.out.streams() ? published.jid()
                         : Outputs.structured(this.out, Map.of("jid", published.jid(), "minions",
                                 published.minions())).strip());
                 return 0;
@@ -244,8 +245,8 @@ public final class BrineCli implements Callable<Integer> {
             Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
                     reached, Duration.ofSeconds(timeout), event -> {
                         values.put(event.minionId(), event.returnValue());
-                        if (this.out == Outputs.Format.text) {
-                            out.print(Outputs.nested(event.minionId(), event.returnValue()));
+                        if (this.out.streams()) {
+                            out.print(Outputs.one(this.out, event.minionId(), event.returnValue()));
                             out.flush();
                         }
                     });
@@ -257,11 +258,11 @@ public final class BrineCli implements Callable<Integer> {
                 missing.remove(late.getKey());
                 returnedLate.put(late.getKey(), late.getValue());
                 values.put(late.getKey(), late.getValue().get("return"));
-                if (this.out == Outputs.Format.text) {
+                if (this.out.streams()) {
                     out.print(Outputs.nested(late.getKey(), late.getValue().get("return")));
                 }
             }
-            if (this.out != Outputs.Format.text) {
+            if (!this.out.streams()) {
                 out.println(Outputs.structured(this.out, values).strip());
             }
             long failed = returns.values().stream().filter(r -> !r.success()).count()

@@ -48,7 +48,7 @@ final class EventsCommand implements Callable<Integer> {
                 return 2;
             }
             client.events(tag, event -> {
-                if (out == Outputs.Format.text) {
+                if (out.streams()) {
                     stdout.println(event.tag() + "\t" + line(event.data()));
                 } else {
                     Map<String, Object> line = new LinkedHashMap<>();

@@ -45,7 +45,7 @@ final class Jobs {
                     return 2;
                 }
                 List<Map<String, Object>> listed = client.jobs(limit);
-                if (out != Outputs.Format.text) {
+                if (!out.streams()) {
                     stdout.println(Outputs.structured(out, Map.of("jobs", listed)).strip());
                     return 0;
                 }
@@ -91,7 +91,7 @@ final class Jobs {
                     err.println("brine: " + e.getMessage());
                     return 1;
                 }
-                if (out != Outputs.Format.text) {
+                if (!out.streams()) {
                     stdout.println(Outputs.structured(out, job).strip());
                     return 0;
                 }
@@ -101,7 +101,7 @@ final class Jobs {
                         String.join(", ", (List<String>) job.getOrDefault("minions", List.of())));
                 Map<String, Object> returns = (Map<String, Object>) job.getOrDefault("returns", Map.of());
                 for (Map.Entry<String, Object> ret : returns.entrySet()) {
-                    stdout.print(Outputs.nested(ret.getKey(), ((Map<String, Object>) ret.getValue())
+                    stdout.print(Outputs.one(out, ret.getKey(), ((Map<String, Object>) ret.getValue())
                             .get("return")));
                 }
                 // Each target that has not returned, by what the master knows of its delivery.

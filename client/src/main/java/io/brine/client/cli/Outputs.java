@@ -4,26 +4,34 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import io.brine.daemon.SaltOutputters;
+import io.brine.protocol.MinionIds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.Base64;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** The CLI's output formats: Salt's nested text, JSON, YAML. */
+/** The CLI's output formats: Salt's nested (brine's text) and txt, JSON, YAML. */
 final class Outputs {
 
-    enum Format { text, json, yaml }
+    /** text is Salt's nested outputter (its default); txt is Salt's txt. */
+    enum Format {
+        text, txt, json, yaml;
 
-    /** text, json or yaml, any case; txt is Salt's name for text. */
+        /** Whether returns are printed one by one as they arrive (Salt's outputters) rather than as one document. */
+        boolean streams() {
+            return this == text || this == txt;
+        }
+    }
+
+    /** text (or Salt's name for it, nested), txt, json or yaml, any case. */
     static final class FormatConverter implements ITypeConverter<Format> {
         @Override
         public Format convert(String value) {
             String name = value.toLowerCase(Locale.ROOT);
-            if (name.equals("txt")) {
+            if (name.equals("nested")) {
                 return Format.text;
             }
             for (Format format : Format.values()) {
@@ -31,8 +39,8 @@ final class Outputs {
                     return format;
                 }
             }
-            throw new TypeConversionException("expected text (or txt), json or yaml, not '"
-                    + value + "'");
+            throw new TypeConversionException("expected text (or nested), txt, json or yaml, not "
+                    + MinionIds.printable(value));
         }
     }
 
@@ -61,62 +69,21 @@ final class Outputs {
         }
     }
 
+    /** {@code value} as one document: JSON, YAML, or Salt's nested or txt (of each entry, for a map). */
+    @SuppressWarnings("unchecked")
     static String structured(Format format, Object value) {
-        return format == Format.yaml ? yaml(value) : json(value);
+        return switch (format) {
+            case yaml -> yaml(value);
+            case json -> json(value);
+            case text -> value instanceof Map<?, ?> map ? SaltOutputters.nested((Map<String, ?>) map)
+                    : SaltOutputters.nested(value);
+            case txt -> value instanceof Map<?, ?> map ? SaltOutputters.txt((Map<String, ?>) map)
+                    : SaltOutputters.txt(value);
+        };
     }
 
-    /** Salt's "nested" outputter: a value under its minion id, maps as indented keys, lists as dashes. */
-    static String nested(String id, Object value) {
-        StringBuilder out = new StringBuilder(id).append(":\n");
-        nested(out, value, 4);
-        return out.toString();
-    }
-
-    private static void nested(StringBuilder out, Object value, int indent) {
-        String pad = " ".repeat(indent);
-        if (value instanceof Map<?, ?> map) {
-            out.append(pad).append("----------\n");
-            for (Map.Entry<?, ?> entry : map.entrySet()) {
-                Object inner = entry.getValue();
-                if (inner instanceof Map<?, ?> || inner instanceof List<?>) {
-                    out.append(pad).append(entry.getKey()).append(":\n");
-                    nested(out, inner, indent + 4);
-                } else {
-                    out.append(pad).append(entry.getKey()).append(":\n");
-                    scalar(out, inner, indent + 4);
-                }
-            }
-        } else if (value instanceof List<?> list) {
-            for (Object item : list) {
-                if (item instanceof Map<?, ?> || item instanceof List<?>) {
-                    out.append(pad).append("-\n");
-                    nested(out, item, indent + 4);
-                } else {
-                    out.append(pad).append("- ").append(text(item)).append('\n');
-                }
-            }
-        } else {
-            scalar(out, value, indent);
-        }
-    }
-
-    private static void scalar(StringBuilder out, Object value, int indent) {
-        String pad = " ".repeat(indent);
-        for (String line : text(value).split("\n", -1)) {
-            out.append(pad).append(line).append('\n');
-        }
-    }
-
-    private static String text(Object value) {
-        if (value == null) {
-            return "None";
-        }
-        if (value instanceof Boolean b) {
-            return b ? "True" : "False";
-        }
-        if (value instanceof byte[] bytes) {
-            return Base64.getEncoder().encodeToString(bytes);
-        }
-        return String.valueOf(value);
+    /** One minion's return in a format that {@linkplain Format#streams streams}. */
+    static String one(Format format, String id, Object value) {
+        return format == Format.txt ? SaltOutputters.txt(id, value) : SaltOutputters.nested(id, value);
     }
 }

@@ -93,7 +93,12 @@ final class MinionConfigFile {
                 root.problem("random_master", "needs master as a list of masters (with master_type: failover)");
             }
         }
-        OptionalInt retPort = root.integer("ret_port", 1, MAX_PORT);
+        // Salt's minion config names the master's request port master_port; brine's own name is ret_port.
+        String retPortKey = root.has("master_port") ? "master_port" : "ret_port";
+        if (root.has("master_port") && root.has("ret_port")) {
+            root.problem("master_port", "names the same port as ret_port (Salt's name for it): set one of the two");
+        }
+        OptionalInt retPort = root.integer(retPortKey, 1, MAX_PORT);
         retPort.ifPresent(config::retPort);
         OptionalInt publishPort = root.integer("publish_port", 1, MAX_PORT);
         publishPort.ifPresent(config::publishPort);
@@ -142,7 +147,7 @@ final class MinionConfigFile {
 
         Map<String, Integer> ports = new LinkedHashMap<>();
         ports.put("publish_port", publishPort.orElse(MinionConfig.DEFAULT_PUBLISH_PORT));
-        ports.put("ret_port", retPort.orElse(MinionConfig.DEFAULT_RET_PORT));
+        ports.put(retPortKey, retPort.orElse(MinionConfig.DEFAULT_RET_PORT));
         ports.put("tcp_port", tcpPort.orElse(MinionConfig.DEFAULT_TCP_PORT));
         root.requireDistinct(ports, "the master's ports");
 

@@ -238,6 +238,21 @@ class MinionConfigTest {
     }
 
     @Test
+    void masterPortIsSaltsNameForTheMastersRequestPort() throws Exception {
+        MinionConfig config = load("id: m1\nmaster: salt\nmaster_port: 14506\npublish_port: 14505\n");
+        assertThat(config.retPort()).isEqualTo(14506);
+        assertThat(config.publishPort()).isEqualTo(14505);
+        assertThat(problems("id: m1\nmaster_port: 4506\nret_port: 4506\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.key() + ": " + p.message()).isEqualTo("master_port: names the same port"
+                        + " as ret_port (Salt's name for it): set one of the two"));
+        assertThat(problems("id: m1\nmaster_port: 4505\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.key() + ": " + p.message()).isEqualTo("master_port: 4505 is also"
+                        + " publish_port (its default); the master's ports must differ"));
+        assertThat(problems("id: m1\nmaster_port: 65536\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("master_port"));
+    }
+
+    @Test
     void missingFileNamesTheFile() {
         assertThatThrownBy(() -> MinionConfig.load(dir))
                 .isInstanceOf(ConfigException.class)

@@ -12,6 +12,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.KeyPair;
+import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,15 +27,28 @@ public final class MinionKeys {
     private MinionKeys() {
     }
 
+    /**
+     * The key pair as the minion uses it (from {@code minion.pem}, refused when group or others may read it), or empty
+     * when it has none yet; creates nothing ({@code brine-minion --fingerprint}).
+     */
+    public static Optional<KeyPair> load(Path pkiDir) throws IOException, KeyFormatException {
+        Path privateFile = pkiDir.resolve(PRIVATE_FILE);
+        if (!Files.exists(privateFile, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        refuseReadableByOthers(privateFile);
+        return Optional.of(Pem.readPrivateKey(new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS),
+                StandardCharsets.US_ASCII)));
+    }
+
     /** Loads the key pair, or creates it on first start and logs its fingerprint for the admin to compare. */
     public static KeyPair loadOrCreate(Path pkiDir, int keysize) throws IOException, KeyFormatException {
         AtomicFiles.ensureDirectory(pkiDir);
         Path privateFile = pkiDir.resolve(PRIVATE_FILE);
         Path publicFile = pkiDir.resolve(PUBLIC_FILE);
-        if (Files.exists(privateFile, LinkOption.NOFOLLOW_LINKS)) {
-            refuseReadableByOthers(privateFile);
-            KeyPair pair = Pem.readPrivateKey(new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+        Optional<KeyPair> loaded = load(pkiDir);
+        if (loaded.isPresent()) {
+            KeyPair pair = loaded.get();
             // Missing, or left with the old key by a crash during a rotation's promotion (MinionKeyring).
             if (!Files.exists(publicFile, LinkOption.NOFOLLOW_LINKS) || !matches(publicFile, pair)) {
                 AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
