@@ -259,7 +259,7 @@ public final class BrineCli implements Callable<Integer> {
                 returnedLate.put(late.getKey(), late.getValue());
                 values.put(late.getKey(), late.getValue().get("return"));
                 if (this.out.streams()) {
-                    out.print(Outputs.nested(late.getKey(), late.getValue().get("return")));
+                    out.print(Outputs.one(this.out, late.getKey(), late.getValue().get("return")));
                 }
             }
             if (!this.out.streams()) {
