@@ -34,8 +34,12 @@ import org.junit.jupiter.api.io.TempDir;
  * list all three, spread so each master holds a third. While new minions authenticate and jobs go out, one master is
  * killed with {@code kill -9}: its minions move to the other two with their keys, every job's targets either
  * returned or are listed missing on both surviving masters (and they agree), and every key is in ZooKeeper once,
- * accepted, with exactly one acceptance in the audit trail.
+ * accepted, with exactly one acceptance in the audit trail. Runs alone: beside another test class's processes, the
+ * first job after the move named the moved minions unreachable although every one held a session on a survivor
+ * (seen once in a full run with two test JVMs; alone it passes): the delivery view lags the session under load, which
+ * is noted as an open question in issue 24.
  */
+@RunsAlone
 class ClusterKillIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
