@@ -2,9 +2,8 @@ package io.brine.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import io.brine.daemon.testing.CommandRun;
+import io.brine.daemon.testing.CommandRun.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -18,27 +17,12 @@ class MasterMainTest {
     @TempDir
     Path dir;
 
-    record Result(int exit, String out, String err) {
-    }
-
     private Result checkConfig() {
         return run("-c", dir.toString(), "--check-config");
     }
 
     private Result run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-            int exit = new CommandLine(new MasterMain()).execute(args);
-            return new Result(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CommandRun.run(new MasterMain(), args);
     }
 
     @Test

@@ -3,13 +3,12 @@ package io.brine.minion;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.config.LogLevel;
+import io.brine.daemon.testing.CommandRun;
+import io.brine.daemon.testing.CommandRun.Result;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -23,24 +22,9 @@ class MinionMainTest {
     @TempDir
     Path dir;
 
-    record Result(int exit, String out, String err) {
-    }
-
     /** MinionMain prints on System.out and System.err, as the launcher runs it. */
     private static Result run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(stdout, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(stderr, true, StandardCharsets.UTF_8));
-            int exit = new CommandLine(new MinionMain()).execute(args);
-            return new Result(exit, stdout.toString(StandardCharsets.UTF_8), stderr.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+        return CommandRun.run(new MinionMain(), args);
     }
 
     @Test
