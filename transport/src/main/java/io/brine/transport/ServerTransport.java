@@ -61,6 +61,16 @@ public interface ServerTransport extends AutoCloseable {
     default void disconnect(Peer peer) {
     }
 
+    /**
+     * {@code peer}, a stock Salt minion's TCP publish connection, sent a hello sealed with an {@code aes} key the
+     * master does not hold (the one before a restart): keep the connection open, unbound, as Salt's master does, and
+     * send it the envelopes of Salt minions that have no proven connection, so that the minion, failing their MAC,
+     * signs in again (SALT.md 6). Closing it would make Salt 3006/3007 drop the master a second time.
+     */
+    default void keepUnproven(Peer peer) {
+        disconnect(peer);
+    }
+
     /** The minion was removed: drop its route, close its connection where there is one. */
     void unbind(String minionId);
 

@@ -127,6 +127,11 @@ public final class SaltFrames implements SaltInbound {
             }
 
             @Override
+            public void keepUnproven() {
+                transport.keepUnproven(from);
+            }
+
+            @Override
             public String remoteAddress() {
                 return from.remoteAddress();
             }

@@ -17,6 +17,12 @@ public interface SaltReplyPath {
     /** Closes the sender's connection, where it has one (a Salt TCP publish connection whose hello failed). */
     void disconnect();
 
+    /**
+     * Keeps the sender's connection open, unbound (a Salt TCP publish connection whose hello is sealed with an aes
+     * key the master does not hold); closes it where the transport cannot keep it.
+     */
+    void keepUnproven();
+
     /** The sender's address, for logs, audit and rate limits. */
     String remoteAddress();
 }

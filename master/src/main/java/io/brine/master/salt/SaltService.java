@@ -274,15 +274,24 @@ public final class SaltService {
     /**
      * The first frame of a Salt TCP publish connection ({@link SaltPublishHello}, SALT.md §6): it names the minion
      * and proves it with its {@code tok} (X9.31 of {@code salt} by the key the store holds as accepted now), sealed
-     * with the current {@code aes} key. Proven, the connection takes that minion's publications; otherwise it is
-     * closed, and the minion signs in again when it reconnects (a new {@code aes} key after a restart or a
-     * rotation) and sends a new hello.
+     * with the current {@code aes} key. Proven, the connection takes that minion's publications. A hello whose
+     * load does not open with the current key (sealed with the key before a restart: Salt 3006/3007 send one from
+     * the publish channel they open after a restart, before signing in again) keeps its connection, unbound, as
+     * Salt's master does: it takes the envelopes of Salt minions with no proven connection, and the minion, failing
+     * their MAC, signs in again and opens them. Closing it instead made those minions lose the master a second
+     * time, and 3007.14 then took no publication. Any other refusal closes the connection; the minion reconnects,
+     * signs in again and sends a new hello.
      */
     public void hello(SaltValue body, SaltReplyPath path) {
         SaltPublishHello hello;
         try {
             hello = SaltPublishHello.open(body, keys.aes(), SaltLimits.UNAUTHENTICATED);
-        } catch (CryptoException | MalformedException e) {
+        } catch (CryptoException e) {
+            LOG.debug("Salt publish connection from {}: hello not sealed with the current aes key ({}): kept unbound",
+                    path.remoteAddress(), e.getMessage());
+            path.keepUnproven();
+            return;
+        } catch (MalformedException e) {
             LOG.debug("Salt publish connection from {}: hello refused: {}", path.remoteAddress(), e.getMessage());
             path.disconnect();
             return;

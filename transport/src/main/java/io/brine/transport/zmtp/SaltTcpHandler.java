@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * when no whole frame arrived for the unauthenticated timeout, so a silent peer and one trickling a frame both go.
  * Afterwards a Salt minion's connections are quiet by design (its publish connection sends one hello and then
  * nothing; Salt has no heartbeat on TCP and relies on TCP keepalive), so only an unfinished frame is timed: one
- * pending for the idle timeout closes the connection.
+ * pending for the idle timeout closes the connection. A publish connection kept unproven (its hello sealed with the
+ * aes key before a restart) is timed the same way, though it stays unauthenticated for the limits.
  */
 final class SaltTcpHandler extends ConnectionEnd {
 
@@ -47,7 +48,7 @@ final class SaltTcpHandler extends ConnectionEnd {
             return;
         }
         long now = System.nanoTime();
-        if (!connection.isAuthenticated()) {
+        if (!connection.isAuthenticated() && !connection.saltUnproven) {
             if (now - lastFrame >= unauthenticatedNanos) {
                 LOG.debug("Connection {} ({}, Salt TCP): closed: no whole frame for the unauthenticated timeout",
                         connection, connection.port());

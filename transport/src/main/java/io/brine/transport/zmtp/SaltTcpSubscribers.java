@@ -20,9 +20,22 @@ final class SaltTcpSubscribers {
         'b', 'o', 'd', 'y'};
 
     private final Map<String, Set<ZmtpConnection>> byMinion = new ConcurrentHashMap<>();
+    /** Connections whose hello was sealed with an aes key the master does not hold (before a restart). */
+    private final Set<ZmtpConnection> unproven = ConcurrentHashMap.newKeySet();
+
+    /** {@code connection}'s hello could not be opened with the current aes key: it stays, unbound. */
+    void addUnproven(ZmtpConnection connection) {
+        unproven.add(connection);
+    }
+
+    /** The open connections kept unproven, for the envelopes of Salt minions with no proven connection. */
+    List<ZmtpConnection> unproven() {
+        return unproven.stream().filter(ZmtpConnection::isOpen).toList();
+    }
 
     /** {@code connection}'s hello proved it is {@code minionId}'s. */
     void add(String minionId, ZmtpConnection connection) {
+        unproven.remove(connection);
         byMinion.computeIfAbsent(minionId, id -> ConcurrentHashMap.newKeySet()).add(connection);
     }
 
@@ -50,6 +63,7 @@ final class SaltTcpSubscribers {
     }
 
     void closed(ZmtpConnection connection) {
+        unproven.remove(connection);
         for (String id : connection.minionIds()) {
             byMinion.computeIfPresent(id, (key, set) -> {
                 set.remove(connection);

@@ -41,6 +41,12 @@ final class ZmtpConnection extends ServerConnection {
      * msgpack map, not a ZMTP greeting ({@link PortUnification}). Set once, on the event loop, before any frame.
      */
     volatile boolean saltTcp;
+    /**
+     * A Salt TCP publish connection kept although its hello did not open with the current aes key
+     * ({@link ZmtpServerTransport#keepUnproven}): still unauthenticated for the limits and the connection budget, but
+     * timed as a proven one (Salt has no heartbeat on TCP), so it is not closed while its minion waits.
+     */
+    volatile boolean saltUnproven;
     /** A Salt subscriber with {@code zmq_filtering}: it takes {@code [sha1hex(id)][envelope]}, else the envelope alone. */
     volatile boolean saltFiltering;
 

@@ -181,6 +181,7 @@ public final class ZmtpServerTransport implements ServerTransport {
             return undeliverable;
         }
         try (Fanout fanout = new Fanout(ALLOC, frame, options.maxQueuedBytes())) {
+            Boolean unprovenSent = null; // to the unproven Salt TCP connections: not yet
             for (String id : new LinkedHashSet<>(minionIds)) {
                 boolean queued = false;
                 for (ZmtpConnection connection : saltSubscribers.of(id)) {
@@ -202,7 +203,17 @@ public final class ZmtpServerTransport implements ServerTransport {
                     // A Salt minion not bound since the master started (a restart): its envelope goes to every Salt
                     // subscriber, as from a Salt master; only holders of the current aes key can open it, and the
                     // minion, failing its MAC, signs in again and is bound (SALT.md 6).
+                    // On TCP, so do the publish connections whose hello was sealed with the aes key before it
+                    // (once per publication: the envelope is the same for every target).
                     queued = fanout.everySalt(subscriptions.allSaltHolders(), id);
+                    if (unprovenSent == null) {
+                        unprovenSent = false;
+                        for (ZmtpConnection connection : saltSubscribers.unproven()) {
+                            unprovenSent |= fanout.send(connection, SaltTcpSubscribers.header(ALLOC, frame.length),
+                                    id);
+                        }
+                    }
+                    queued |= unprovenSent;
                 }
                 if (!queued) {
                     undeliverable.add(id);
@@ -417,6 +428,28 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     void cancel(ZmtpConnection connection, byte[] topic) {
         subscriptions.cancel(connection, topic);
+    }
+
+    /**
+     * A Salt TCP publish connection whose hello the master could not open with its current aes key stays open,
+     * unbound (it stays in the unauthenticated connection budget, and is timed as a proven one: Salt has no heartbeat
+     * on TCP), and takes the envelopes of Salt minions that have no proven connection; anything else is closed, as
+     * {@link #disconnect} does.
+     */
+    @Override
+    public void keepUnproven(Peer peer) {
+        ZmtpConnection connection = connectionOf(peer);
+        if (!connection.saltTcp || connection.port() != Port.PUBLISH) {
+            disconnect(peer);
+            return;
+        }
+        connection.saltUnproven = true;
+        saltSubscribers.addUnproven(connection);
+        LOG.debug("Connection {} ({}): Salt TCP publish connection kept unproven", connection,
+                connection.remoteAddress());
+        if (!connection.isOpen()) {
+            saltSubscribers.closed(connection);
+        }
     }
 
     void disconnected(ZmtpConnection connection) {

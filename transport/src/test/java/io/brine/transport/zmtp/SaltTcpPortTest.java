@@ -170,6 +170,51 @@ class SaltTcpPortTest {
     }
 
     @Test
+    void aPublishConnectionKeptUnprovenStaysOpenAndTakesTheEnvelopesOfSaltMinionsWithNoProvenConnectionOnce()
+            throws Exception {
+        // After a restart Salt 3006/3007 send a hello sealed with the aes key before it; the master keeps that
+        // connection (SaltService.hello), as Salt's does, so the minion does not lose the master a second time. It
+        // outlives the unauthenticated timeout (Salt has no heartbeat on TCP) but stays in the unauthenticated budget.
+        start(ZmtpServerTransportTest.fast().withTimeouts(Duration.ofMillis(500), Duration.ofSeconds(60)));
+        byte[] hello = b64(SaltVectors.vector("3008.2-tcp/pub-connection-id-frame").get("tcp_stream_b64"));
+        Socket proven = connect(server.addresses().publish().getPort());
+        proven.getOutputStream().write(hello);
+        Peer provenPeer = next().peer();
+        Socket unproven = connect(server.addresses().publish().getPort());
+        unproven.getOutputStream().write(hello);
+        Peer unprovenPeer = next().peer();
+        server.bind("vec-minion-1", provenPeer);
+        server.keepUnproven(unprovenPeer);
+
+        byte[] envelope = {(byte) 0x81, (byte) 0xa3, 'e', 'n', 'c', (byte) 0xa3, 'a', 'e', 's'};
+        io.netty.buffer.ByteBuf header = SaltTcpSubscribers.header(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT,
+                envelope.length);
+        ByteArrayOutputStream framed = new ByteArrayOutputStream();
+        framed.write(io.netty.buffer.ByteBufUtil.getBytes(header));
+        header.release();
+        framed.write(envelope);
+        byte[] frame = framed.toByteArray();
+
+        // vec-minion-1 has its proven connection; salt2 none: the unproven connection takes the envelope, once.
+        assertThat(server.publish(List.of("vec-minion-1", "salt2", "salt3"), envelope)).isEmpty();
+        assertThat(readExactly(proven.getInputStream(), frame.length)).isEqualTo(frame);
+        assertThat(readExactly(unproven.getInputStream(), frame.length)).isEqualTo(frame);
+        // A publication for proven minions only, and a brine frame, do not go there.
+        assertThat(server.publish(List.of("vec-minion-1"), envelope)).isEmpty();
+        assertThat(readExactly(proven.getInputStream(), frame.length)).isEqualTo(frame);
+        assertThat(server.publish(List.of("salt2"), new byte[] {1, 2, 3})).containsExactly("salt2");
+        unproven.setSoTimeout(1_500); // three times the unauthenticated timeout
+        assertThatThrownBy(() -> unproven.getInputStream().read()).as("open, and nothing more sent")
+                .isInstanceOf(SocketTimeoutException.class);
+        assertThat(server.subscribedMinions()).containsExactly("vec-minion-1");
+        assertThat(server.unauthenticatedCount()).isEqualTo(1);
+
+        // Closed, it takes nothing: the envelope is undeliverable again.
+        unproven.close();
+        await().until(() -> !server.publish(List.of("salt2"), envelope).isEmpty());
+    }
+
+    @Test
     void aZeroMqPeerOnTheSamePortsIsServedAsBefore() throws Exception {
         start(ZmtpServerTransportTest.fast());
         try (ZContext zmq = new ZContext(1)) {
