@@ -14,6 +14,7 @@ import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Message;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionFrame;
@@ -250,17 +251,15 @@ final class SimMinion implements BenchMinion {
 
     private synchronized void onFrame(byte[] frame) {
         long now = System.nanoTime();
-        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MASTER_TO_MINION);
         if (!(decoded instanceof Decoded.Ok ok)) {
             return;
         }
-        switch (ok.message().type()) {
+        switch (((Message.ToPeer) ok.message()).toPeer()) {
             case AUTH_REPLY -> onAuthReply(ok, (AuthReply) ok.message(), now);
             case PUBLISH -> onPublish(ok, (Publish) ok.message(), now);
             case SESSION -> onSession((SessionFrame) ok.message(), now);
             case SESSION_UNKNOWN -> swarm.sessionUnknown(this);
-            default -> {
-            }
         }
     }
 
@@ -318,7 +317,7 @@ final class SimMinion implements BenchMinion {
         }
         SessionMessage message;
         try {
-            message = Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+            message = Sessions.open(requestKey, sealed, SessionMessage.ToMinion.class);
         } catch (CryptoException | MalformedException e) {
             return;
         }

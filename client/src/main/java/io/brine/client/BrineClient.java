@@ -20,6 +20,7 @@ import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
@@ -178,8 +179,8 @@ public final class BrineClient implements AutoCloseable {
                 throw new ClientException("no answer from the master within " + timeout.toSeconds()
                         + " s: is it running, and is this its address and port?");
             }
-            if (!(Codec.decode(frame, Codec.maxFrameLength(io.brine.protocol.message.MessageType.AUTH_REPLY))
-                    instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthReply reply)
+            if (!(Codec.decode(frame, Codec.maxFrameLength(FrameType.AUTH_REPLY),
+                    SessionFrame.Direction.MASTER_TO_MINION) instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthReply reply)
                     || !Arrays.equals(reply.nonce(), nonce)) {
                 continue;
             }
@@ -355,7 +356,8 @@ public final class BrineClient implements AutoCloseable {
             if (frame == null) {
                 return null;
             }
-            Decoded decoded = Codec.decode(frame, io.brine.protocol.codec.FrameLimits.MAX_FRAME);
+            Decoded decoded = Codec.decode(frame, io.brine.protocol.codec.FrameLimits.MAX_FRAME,
+                    SessionFrame.Direction.MASTER_TO_MINION);
             if (!(decoded instanceof Decoded.Ok ok)) {
                 continue;
             }
@@ -367,7 +369,7 @@ public final class BrineClient implements AutoCloseable {
                 continue;
             }
             try {
-                SessionMessage message = Sessions.open(requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+                SessionMessage message = Sessions.open(requestKey, sealed, SessionMessage.ToPublisher.class);
                 if (window.accept(sealed.counter())) {
                     return message;
                 }

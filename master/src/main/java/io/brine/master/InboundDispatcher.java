@@ -39,7 +39,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -192,37 +191,27 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         if (Resumptions.isResumption(frame)) {
             return onResumption(from, frame);
         }
-        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MINION_TO_MASTER);
         if (decoded instanceof Decoded.Malformed malformed) {
-            // A peer that sends what no brine peer sends loses its connection, and with it its place in the caps.
+            // A peer that sends what no brine peer sends (a frame of the master's own among them) loses its
+            // connection, and with it its place in the caps.
             drop(from, malformed.reason());
             transport.disconnect(from);
             return false;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;
-        Message message = ok.message();
+        // The codec decoded a frame that travels to the master, so the switch names exactly those (Java 17 cannot
+        // switch over the sealed type itself: each record names its constant).
+        Message.ToMaster message = (Message.ToMaster) ok.message();
         int size = frame.length;
-        // A switch expression, so that javac insists every type is named (Java 17 cannot switch over the sealed
-        // Message itself); the codec guarantees each type comes with its record.
-        BooleanSupplier route = switch (message.type()) {
-            case AUTH_REQUEST -> () -> onAuthRequest(from, size, new Signed<>((AuthRequest) message, ok));
-            case CLIENT_AUTH -> () -> unauthenticated(from, size,
+        return switch (message.toMaster()) {
+            case AUTH_REQUEST -> onAuthRequest(from, size, new Signed<>((AuthRequest) message, ok));
+            case CLIENT_AUTH -> unauthenticated(from, size,
                     IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
                     () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
-            case SESSION -> () -> submit(sessionPool, new InFlight(from, size), inflight -> onSession(from,
+            case SESSION -> submit(sessionPool, new InFlight(from, size), inflight -> onSession(from,
                     (SessionFrame) message, inflight));
-            case AUTH_REPLY, PUBLISH, SESSION_UNKNOWN -> () -> {
-                drop(from, message.type() + " is the master's to send");
-                return false;
-            };
-            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE,
-                    KEY_ROTATE_REPLY -> () -> {
-                bug("the codec decoded the sealed type " + message.type() + " as a frame");
-                return false;
-            };
         };
-        return route.getAsBoolean();
     }
 
     /**
@@ -249,9 +238,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * request, and queued in the known lane when its id has an accepted key. It costs no private-key operation.
      */
     private boolean onResumption(Peer from, byte[] frame) {
-        Resumption resumption;
+        Resumption.ToMaster resumption;
         try {
-            resumption = Resumptions.decode(frame);
+            resumption = Resumptions.decodeToMaster(frame);
         } catch (MalformedException e) {
             drop(from, e.getMessage());
             transport.disconnect(from);
@@ -263,11 +252,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                     .ifPresentOrElse(ticket -> transport.send(from, ticket),
                             () -> drop(from, "a ticket request that is no session's minion's")));
         }
-        if (!(resumption instanceof Resumption.Request request)) {
-            drop(from, "a resumption " + (resumption instanceof Resumption.Reply ? "reply" : "ticket")
-                    + " is the master's to send");
-            return false;
-        }
+        Resumption.Request request = (Resumption.Request) resumption; // the sealed type's other record
         return unauthenticated(from, frame.length, resume.forAcceptedId(request) ? authPool : strangerPool,
                 () -> onResume(from, request));
     }
@@ -343,11 +328,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         drops.dropped(from.remoteAddress(), reason);
     }
 
-    private void bug(String what) {
-        droppedFrames.incrementAndGet();
-        LOG.error("Bug: {}", what);
-    }
-
     // ---- on the worker pools ----
 
     private void onAuth(Peer from, Signed<AuthRequest> request) {
@@ -393,23 +373,27 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             }
             return;
         }
-        SessionService.Opened.Authentic authentic = (SessionService.Opened.Authentic) opened;
-        Session session = authentic.session();
-        if (session instanceof MinionSession minion) {
+        if (opened instanceof SessionService.Opened.FromMinion authentic) {
+            MinionSession minion = authentic.session();
             if (!from.equals(minion.peer())) {
                 transport.bind(minion.minionId(), from); // it reconnected: route its publications here first
             }
             minion.seen(from, clock.millis());
             onMinionMessage(minion, authentic.message(), inflight);
-        } else if (session instanceof PublisherSession publisher) {
-            publisher.seen(from);
-            onPublisherMessage(publisher, authentic.message());
+        } else {
+            SessionService.Opened.FromPublisher authentic = (SessionService.Opened.FromPublisher) opened;
+            authentic.session().seen(from);
+            onPublisherMessage(authentic.session(), authentic.message());
         }
     }
 
-    /** What a minion's session may carry (PROTOCOL.md 8.4): the minion is the one its session names. */
-    private void onMinionMessage(MinionSession session, SessionMessage message, InFlight inflight) {
-        Runnable route = switch (message.type()) {
+    /**
+     * What a minion's session carries (PROTOCOL.md 8.4): the minion is the one its session names. The codec refused
+     * any other message in it as malformed.
+     */
+    private void onMinionMessage(MinionSession session, SessionMessage.FromMinion message, InFlight inflight) {
+        // A switch expression, so that javac insists every kind is named.
+        Runnable route = switch (message.fromMinion()) {
             case HEARTBEAT -> () -> answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
             case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
@@ -417,11 +401,6 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             // It signs and writes the store: on an auth worker, never on a session worker.
             case KEY_ROTATE -> () -> submit(authPool, session.peer(), 0,
                     () -> onKeyRotate(session, (SessionMessage.KeyRotate) message));
-            case PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE_REPLY -> () -> drop(session.peer(), session + ": "
-                            + message.type() + " is not a minion's message");
-            case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
-                () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
         };
         route.run();
     }
@@ -467,22 +446,15 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         send(session, new SessionMessage.Ack(List.of(jid)));
     }
 
-    /** What a publisher's session may carry (PROTOCOL.md 8.7). */
-    private void onPublisherMessage(PublisherSession session, SessionMessage message) {
-        Runnable route = switch (message.type()) {
+    /** What a publisher's session carries (PROTOCOL.md 8.7); the codec refused any other message in it. */
+    private void onPublisherMessage(PublisherSession session, SessionMessage.FromPublisher message) {
+        Runnable route = switch (message.fromPublisher()) {
             case PUBLISH_REQUEST -> () -> send(session, publishers.publish(session,
                     (SessionMessage.PublishRequest) message, event -> send(session, event)));
             case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
             case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
-                    ((SessionMessage.EventsSubscribe) message).tag(),
-                    event -> send(session, event));
-            case RETURN, GRAINS, KEY_REQUEST, ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT,
-                    JOB_REPLY, EVENT, KEY_ROTATE, KEY_ROTATE_REPLY -> () -> drop(session.peer(), session + ": "
-                            + message.type()
-                            + " is not a publisher's message");
-            case AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN, CLIENT_AUTH ->
-                () -> bug("the codec decoded the frame type " + message.type() + " inside a session frame");
+                    ((SessionMessage.EventsSubscribe) message).tag(), event -> send(session, event));
         };
         route.run();
     }

@@ -14,6 +14,7 @@ import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.SessionKey;
@@ -21,8 +22,10 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.transport.tcp.TcpServerOptions;
@@ -97,6 +100,19 @@ class HostilePeersTest {
         Socket hostile = connect("127.0.0.1");
         frame(hostile, new byte[] {0x42});
         assertThat(closedWithin(hostile, ANSWER)).isTrue();
+    }
+
+    @Test
+    void aFrameOnlyTheMasterSendsIsMalformedAndEndsItsConnection() throws Exception {
+        start(TcpServerOptions.defaults());
+        // Well-formed, but the master's to send: a signed SessionUnknown, and a resumption ticket.
+        Socket unknown = connect("127.0.0.1");
+        frame(unknown, Codec.encodeSigned(new SessionUnknown(new byte[16], 1, 1), TestKeys.pair(MINION_KEY)
+                .getPrivate()));
+        Socket ticket = connect("127.0.0.1");
+        frame(ticket, Resumptions.encode(new Resumption.Ticket(new byte[16], new byte[40])));
+        assertThat(closedWithin(unknown, ANSWER)).isTrue();
+        assertThat(closedWithin(ticket, ANSWER)).isTrue();
     }
 
     @Test

@@ -213,27 +213,22 @@ public final class Minion implements AutoCloseable {
             onResumption(frame);
             return;
         }
-        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
+        Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MASTER_TO_MINION);
         if (decoded instanceof Decoded.Malformed malformed) {
+            // A frame that travels to the master (a master never sends one) is malformed here too.
             warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
                     + " dropped: {}", settings.id(), MinionIds.printable(malformed.reason()));
             return;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;
-        Message message = ok.message();
-        // A switch expression over the type, so that javac insists every message is named (Java 17 cannot switch
-        // over the sealed Message itself); the codec guarantees each type comes with its record.
-        Runnable route = switch (message.type()) {
+        Message.ToPeer message = (Message.ToPeer) ok.message();
+        // A switch expression over the kind, so that javac insists every frame a master sends is named (Java 17
+        // cannot switch over the sealed type itself).
+        Runnable route = switch (message.toPeer()) {
             case AUTH_REPLY -> () -> onAuthReply(new Signed<>((AuthReply) message, ok));
             case PUBLISH -> () -> onPublish(new Signed<>((Publish) message, ok));
             case SESSION -> () -> onSessionFrame((SessionFrame) message);
             case SESSION_UNKNOWN -> () -> channel.onSessionUnknown(new Signed<>((SessionUnknown) message, ok));
-            case AUTH_REQUEST, CLIENT_AUTH -> () -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME,
-                    "Minion {}: {} from the master dropped (a master never sends one)", settings.id(), message.type());
-            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, ACK, KEY_UPDATE,
-                    HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENTS_SUBSCRIBE, EVENT, KEY_ROTATE,
-                    KEY_ROTATE_REPLY ->
-                throw new IllegalStateException("the codec decoded a sealed type as a frame: " + message.type());
         };
         route.run();
     }
@@ -250,9 +245,9 @@ public final class Minion implements AutoCloseable {
 
     /** Session resumption's frames (PROTOCOL.md 8.9), read by their own codec. */
     private void onResumption(byte[] frame) {
-        Resumption resumption;
+        Resumption.ToMinion resumption;
         try {
-            resumption = Resumptions.decode(frame);
+            resumption = Resumptions.decodeToMinion(frame);
         } catch (MalformedException e) {
             warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
                     + " dropped: {}", settings.id(), MinionIds.printable(e.getMessage()));
@@ -263,11 +258,9 @@ public final class Minion implements AutoCloseable {
             if (outcome instanceof Handshake.Accepted accepted) {
                 openSession(accepted);
             }
-        } else if (resumption instanceof Resumption.Ticket ticket) {
-            channel.openTicket(ticket).ifPresent(handshake::holdTicket);
         } else {
-            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: {} from the master dropped (a "
-                    + "master never sends one)", settings.id(), resumption);
+            // The sealed type's other record.
+            channel.openTicket((Resumption.Ticket) resumption).ifPresent(handshake::holdTicket);
         }
     }
 
@@ -311,22 +304,21 @@ public final class Minion implements AutoCloseable {
 
     private void onSessionFrame(SessionFrame sealed) {
         channel.onFrame(sealed).ifPresent(message -> {
-            switch (message.type()) {
-                case KEY_UPDATE -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
-                case ACK -> channel.acknowledged((SessionMessage.Ack) message);
-                case KEY_ROTATE_REPLY -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(sessionId,
-                        (SessionMessage.KeyRotateReply) message));
-                case HEARTBEAT_REPLY -> {
+            // What a master sends a minion (PROTOCOL.md 8.4); the codec refused any other message as malformed.
+            Runnable route = switch (message.toMinion()) {
+                case KEY_UPDATE -> () -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
+                case ACK -> () -> channel.acknowledged((SessionMessage.Ack) message);
+                case KEY_ROTATE_REPLY -> () -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(
+                        sessionId, (SessionMessage.KeyRotateReply) message));
+                case HEARTBEAT_REPLY -> () -> {
                     long generation = ((SessionMessage.HeartbeatReply) message).generation();
                     if (generation > gate.currentGeneration()) {
                         channel.requestKey(generation);
                     }
                     rotateIfKeyOld();
-                }
-                // Only those four travel master to minion (PROTOCOL.md 8.4).
-                default -> warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: unexpected {} dropped"
-                        + " (a master never sends one)", settings.id(), message.type());
-            }
+                };
+            };
+            route.run();
         });
     }
 

@@ -126,16 +126,16 @@ final class SessionChannel {
      * A session frame from either channel: the message inside when it is for this session, from the master, opens
      * under the request key and is not a replay; empty otherwise. Anything that opens answers a heartbeat.
      */
-    Optional<SessionMessage> onFrame(SessionFrame sealed) {
+    Optional<SessionMessage.ToMinion> onFrame(SessionFrame sealed) {
         if (session == null || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
                 || !Arrays.equals(session.id, sealed.sessionId())) {
             warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: not for this"
                     + " minion's session (one that ended, or none)", settings.id());
             return Optional.empty();
         }
-        SessionMessage message;
+        SessionMessage.ToMinion message;
         try {
-            message = Sessions.open(session.requestKey, sealed, SessionFrame.Direction.MASTER_TO_MINION);
+            message = Sessions.open(session.requestKey, sealed, SessionMessage.ToMinion.class);
         } catch (CryptoException | MalformedException e) {
             warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: {}",
                     settings.id(), MinionIds.printable(e.getMessage()));

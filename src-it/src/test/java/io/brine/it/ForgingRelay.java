@@ -6,7 +6,7 @@ import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
-import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Suite;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -104,7 +104,7 @@ final class ForgingRelay implements AutoCloseable {
     }
 
     private void fromMaster(byte[] frame, DataOutputStream toMinion) throws IOException {
-        boolean publication = frame.length > 1 && (frame[1] & 0xff) == MessageType.PUBLISH.code();
+        boolean publication = frame.length > 1 && (frame[1] & 0xff) == FrameType.PUBLISH.code();
         if (publication && !withholding) {
             lastPublication.set(frame);
         }
@@ -136,7 +136,7 @@ final class ForgingRelay implements AutoCloseable {
     }
 
     private void fromMinion(byte[] frame, DataOutputStream toMinion, DataOutputStream toMaster) throws IOException {
-        if (frame.length > 1 && (frame[1] & 0xff) == MessageType.AUTH_REQUEST.code()
+        if (frame.length > 1 && (frame[1] & 0xff) == FrameType.AUTH_REQUEST.code()
                 && Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok
                 && ok.message() instanceof AuthRequest request) {
             authRequests.incrementAndGet();

@@ -27,8 +27,22 @@ public final class SessionService {
     /** What a session frame came to: an authentic message in a known session, or an unknown session. */
     public sealed interface Opened {
 
-        /** An authentic message, not seen before, in {@code session}. */
-        record Authentic(Session session, SessionMessage message) implements Opened {
+        /**
+         * An authentic message, not seen before, in {@code session}, of the direction the session's kind sends: the
+         * codec refused any other as malformed.
+         */
+        sealed interface Authentic extends Opened {
+            Session session();
+
+            SessionMessage message();
+        }
+
+        /** A minion's message in its session. */
+        record FromMinion(MinionSession session, SessionMessage.FromMinion message) implements Authentic {
+        }
+
+        /** A publisher's message in its session. */
+        record FromPublisher(PublisherSession session, SessionMessage.FromPublisher message) implements Authentic {
         }
 
         /** No session has this id (the master restarted, or closed the session): the sender must authenticate. */
@@ -65,9 +79,16 @@ public final class SessionService {
         if (session == null) {
             return new Opened.Unknown(sealed);
         }
-        SessionMessage message;
+        Opened opened;
         try {
-            message = Sessions.open(session.requestKey(), sealed, SessionFrame.Direction.MINION_TO_MASTER);
+            // Exhaustive over the sealed Session; each kind opens only its own direction's messages.
+            if (session instanceof MinionSession minion) {
+                opened = new Opened.FromMinion(minion, Sessions.open(session.requestKey(), sealed,
+                        SessionMessage.FromMinion.class));
+            } else {
+                opened = new Opened.FromPublisher((PublisherSession) session, Sessions.open(session.requestKey(),
+                        sealed, SessionMessage.FromPublisher.class));
+            }
         } catch (CryptoException | MalformedException | RuntimeException e) {
             LOG.debug("{} ({}): session frame dropped: {}", session, peer.remoteAddress(), e.getMessage());
             return new Opened.Dropped(session + ": a session frame that does not open (forged, damaged or malformed)");
@@ -75,7 +96,7 @@ public final class SessionService {
         if (!session.acceptCounter(sealed.counter())) {
             return new Opened.Dropped(session + ": a replayed session frame");
         }
-        return new Opened.Authentic(session, message);
+        return opened;
     }
 
     /** The answers to a minion's heartbeat: the current generation, and its key when the minion holds another. */

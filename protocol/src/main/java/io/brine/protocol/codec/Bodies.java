@@ -21,12 +21,13 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Message;
-import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.SessionType;
 import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
 import java.io.IOException;
@@ -90,7 +91,7 @@ final class Bodies {
         }
     }
 
-    static Message read(MessageType type, MsgReader in) throws IOException, MalformedException {
+    static Message read(FrameType type, MsgReader in) throws IOException, MalformedException {
         return switch (type) {
             case AUTH_REQUEST -> authRequest(in);
             case CLIENT_AUTH -> clientAuth(in);
@@ -98,8 +99,6 @@ final class Bodies {
             case PUBLISH -> publish(in);
             case SESSION -> sessionFrame(in);
             case SESSION_UNKNOWN -> sessionUnknown(in);
-            default -> throw new MalformedException("type 0x" + Integer.toHexString(type.code())
-                    + " is not a frame type");
         };
     }
 
@@ -275,8 +274,8 @@ final class Bodies {
         return ids;
     }
 
-    static SessionMessage readInner(MessageType type, MsgReader in) throws IOException, MalformedException {
-        switch (type) {
+    static SessionMessage readInner(SessionType type, MsgReader in) throws IOException, MalformedException {
+        return switch (type) {
             case RETURN -> {
                 in.array("Return", 6);
                 String jid = jid(in, "Return.jid");
@@ -285,19 +284,19 @@ final class Bodies {
                 int retcode = in.int32("Return.retcode", Integer.MIN_VALUE, Integer.MAX_VALUE);
                 boolean success = in.bool("Return.success");
                 long durationMs = in.nonNegative("Return.durationMs");
-                return new SessionMessage.Return(jid, fun, value, retcode, success, durationMs);
+                yield new SessionMessage.Return(jid, fun, value, retcode, success, durationMs);
             }
             case GRAINS -> {
                 in.array("Grains", 1);
-                return new SessionMessage.Grains(Values.readMap(in, "Grains.grains"));
+                yield new SessionMessage.Grains(Values.readMap(in, "Grains.grains"));
             }
             case HEARTBEAT -> {
                 in.array("Heartbeat", 1);
-                return new SessionMessage.Heartbeat(in.nonNegative("Heartbeat.generation"));
+                yield new SessionMessage.Heartbeat(in.nonNegative("Heartbeat.generation"));
             }
             case KEY_REQUEST -> {
                 in.array("KeyRequest", 1);
-                return new SessionMessage.KeyRequest(in.nonNegative("KeyRequest.generation"));
+                yield new SessionMessage.KeyRequest(in.nonNegative("KeyRequest.generation"));
             }
             case ACK -> {
                 int fields = in.arrayBetween("Ack", 1, 2);
@@ -307,18 +306,18 @@ final class Bodies {
                     jids.add(jid(in, "Ack.jids"));
                 }
                 String reason = fields == 2 ? in.text("Ack.reason", MAX_REASON, false) : null;
-                return new SessionMessage.Ack(jids, reason);
+                yield new SessionMessage.Ack(jids, reason);
             }
             case KEY_UPDATE -> {
                 in.array("KeyUpdate", 3);
                 long generation = in.nonNegative("KeyUpdate.generation");
                 byte[] key = in.bin("KeyUpdate.publishKey", PUBLISH_KEY_LENGTH, PUBLISH_KEY_LENGTH);
                 long serialFloor = in.nonNegative("KeyUpdate.serialFloor");
-                return new SessionMessage.KeyUpdate(generation, key, serialFloor);
+                yield new SessionMessage.KeyUpdate(generation, key, serialFloor);
             }
             case HEARTBEAT_REPLY -> {
                 in.array("HeartbeatReply", 1);
-                return new SessionMessage.HeartbeatReply(in.nonNegative("HeartbeatReply.generation"));
+                yield new SessionMessage.HeartbeatReply(in.nonNegative("HeartbeatReply.generation"));
             }
             case PUBLISH_REQUEST -> {
                 in.array("PublishRequest", 6);
@@ -328,13 +327,13 @@ final class Bodies {
                 List<Object> args = Values.readList(in, "PublishRequest.args");
                 var kwargs = Values.readMap(in, "PublishRequest.kwargs");
                 int timeout = in.int32("PublishRequest.timeoutSeconds", 0, Integer.MAX_VALUE);
-                return new SessionMessage.PublishRequest(targetType, target, fun, args, kwargs, timeout);
+                yield new SessionMessage.PublishRequest(targetType, target, fun, args, kwargs, timeout);
             }
             case JOB_QUERY -> {
                 in.array("JobQuery", 2);
                 String jid = in.isNil("JobQuery.jid") ? nil(in, "JobQuery.jid") : jid(in, "JobQuery.jid");
                 int limit = in.int32("JobQuery.limit", 0, Integer.MAX_VALUE);
-                return new SessionMessage.JobQuery(jid, limit);
+                yield new SessionMessage.JobQuery(jid, limit);
             }
             case PUBLISH_REPLY -> {
                 in.array("PublishReply", 4);
@@ -342,7 +341,7 @@ final class Bodies {
                 List<String> minions = readIds(in, "PublishReply.minions");
                 List<String> unreachable = readIds(in, "PublishReply.unreachable");
                 String error = in.strOrNil("PublishReply.error", MAX_REASON);
-                return new SessionMessage.PublishReply(jid, minions, unreachable, error);
+                yield new SessionMessage.PublishReply(jid, minions, unreachable, error);
             }
             case RETURN_EVENT -> {
                 in.array("ReturnEvent", 6);
@@ -355,30 +354,28 @@ final class Bodies {
                 int retcode = in.int32("ReturnEvent.retcode", Integer.MIN_VALUE, Integer.MAX_VALUE);
                 boolean success = in.bool("ReturnEvent.success");
                 long durationMs = in.nonNegative("ReturnEvent.durationMs");
-                return new SessionMessage.ReturnEvent(jid, minionId, value, retcode, success, durationMs);
+                yield new SessionMessage.ReturnEvent(jid, minionId, value, retcode, success, durationMs);
             }
             case JOB_REPLY -> {
                 in.array("JobReply", 2);
                 var document = Values.readMap(in, "JobReply.document");
                 String error = in.strOrNil("JobReply.error", MAX_REASON);
-                return new SessionMessage.JobReply(document, error);
+                yield new SessionMessage.JobReply(document, error);
             }
             case EVENTS_SUBSCRIBE -> {
                 in.array("EventsSubscribe", 1);
-                return new SessionMessage.EventsSubscribe(in.text("EventsSubscribe.tag", MAX_EVENT_TAG, false));
+                yield new SessionMessage.EventsSubscribe(in.text("EventsSubscribe.tag", MAX_EVENT_TAG, false));
             }
             case EVENT -> {
                 in.array("Event", 3);
                 String tag = in.text("Event.tag", MAX_EVENT_TAG, false);
                 long timeMs = in.nonNegative("Event.timeMs");
-                return new SessionMessage.Event(tag, timeMs, Values.readMap(in, "Event.data"));
+                yield new SessionMessage.Event(tag, timeMs, Values.readMap(in, "Event.data"));
             }
             case KEY_ROTATE, KEY_ROTATE_REPLY -> {
-                return KeyRotations.read(type, in);
+                yield KeyRotations.read(type, in);
             }
-            default -> throw new MalformedException("type 0x" + Integer.toHexString(type.code())
-                    + " is not allowed inside a session frame");
-        }
+        };
     }
 
     // ---- publish load

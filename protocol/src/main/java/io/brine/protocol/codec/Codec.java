@@ -1,10 +1,12 @@
 package io.brine.protocol.codec;
 
 import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Message;
-import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.SessionType;
 import java.nio.charset.StandardCharsets;
 import java.security.PrivateKey;
 import java.security.interfaces.RSAKey;
@@ -33,14 +35,11 @@ public final class Codec {
 
     static final byte[] SIGNATURE_CONTEXT = "brine-sig-v1".getBytes(StandardCharsets.US_ASCII);
 
-    private static final Set<MessageType> FRAME_TYPES = EnumSet.of(MessageType.AUTH_REQUEST,
-            MessageType.CLIENT_AUTH, MessageType.AUTH_REPLY, MessageType.PUBLISH, MessageType.SESSION,
-            MessageType.SESSION_UNKNOWN);
-    private static final Set<MessageType> INNER_TYPES = EnumSet.of(MessageType.RETURN, MessageType.GRAINS,
-            MessageType.HEARTBEAT, MessageType.KEY_REQUEST, MessageType.ACK, MessageType.KEY_UPDATE,
-            MessageType.HEARTBEAT_REPLY, MessageType.PUBLISH_REQUEST, MessageType.JOB_QUERY,
-            MessageType.PUBLISH_REPLY, MessageType.RETURN_EVENT, MessageType.JOB_REPLY,
-            MessageType.EVENTS_SUBSCRIBE, MessageType.EVENT, MessageType.KEY_ROTATE, MessageType.KEY_ROTATE_REPLY);
+    /** The frames a master receives, and those a minion or a publisher receives (a session frame travels both ways). */
+    private static final Set<FrameType> TO_MASTER = EnumSet.of(FrameType.AUTH_REQUEST, FrameType.CLIENT_AUTH,
+            FrameType.SESSION);
+    private static final Set<FrameType> TO_PEER = EnumSet.of(FrameType.AUTH_REPLY, FrameType.PUBLISH,
+            FrameType.SESSION, FrameType.SESSION_UNKNOWN);
     private static final int HEADER = 2;
 
     private Codec() {
@@ -48,7 +47,7 @@ public final class Codec {
 
     /** Encodes an unsigned frame (SESSION). */
     public static byte[] encode(Message message) {
-        MessageType type = message.type();
+        FrameType type = message.type();
         if (type.signed()) {
             throw new IllegalArgumentException(type + " frames are signed: use encodeSigned");
         }
@@ -63,7 +62,7 @@ public final class Codec {
 
     /** Encodes a signed frame (AUTH_REQUEST, AUTH_REPLY, PUBLISH, SESSION_UNKNOWN), signing with {@code key}. */
     public static byte[] encodeSigned(Message message, PrivateKey key) {
-        MessageType type = message.type();
+        FrameType type = message.type();
         if (!type.signed()) {
             throw new IllegalArgumentException(type + " frames are not signed: use encode");
         }
@@ -90,8 +89,33 @@ public final class Codec {
     }
 
     /**
-     * Decodes one frame. {@code maxFrameLength} is checked before anything else; an AUTH_REQUEST is also held to
-     * {@link FrameLimits#MAX_UNAUTHENTICATED} whatever {@code maxFrameLength} says. Never throws.
+     * Decodes one frame arriving {@code travelling}: at the master {@code MINION_TO_MASTER} (then the message is a
+     * {@link Message.ToMaster}), at a minion or a publisher {@code MASTER_TO_MINION} (a {@link Message.ToPeer}). A
+     * frame of the other direction is malformed, its type refused before its body is parsed, a session frame's
+     * direction field after. Otherwise as {@link #decode(byte[], int)}.
+     */
+    public static Decoded decode(byte[] frame, int maxFrameLength, SessionFrame.Direction travelling) {
+        Set<FrameType> allowed = travelling == SessionFrame.Direction.MINION_TO_MASTER ? TO_MASTER : TO_PEER;
+        if (frame != null && frame.length >= HEADER) {
+            Optional<FrameType> type = FrameType.of(frame[1] & 0xff);
+            if (type.isPresent() && !allowed.contains(type.get())) {
+                return new Decoded.Malformed(type.get() + " does not travel " + travelling);
+            }
+        }
+        Decoded decoded = decode(frame, maxFrameLength);
+        if (decoded instanceof Decoded.Ok ok && ok.message() instanceof SessionFrame sealed
+                && sealed.direction() != travelling) {
+            return new Decoded.Malformed("SessionFrame: expected direction " + travelling + ", got "
+                    + sealed.direction());
+        }
+        return decoded;
+    }
+
+    /**
+     * Decodes one frame of either direction (tools, tests, and the encoder's own check); a receiver uses
+     * {@link #decode(byte[], int, SessionFrame.Direction)}. {@code maxFrameLength} is checked before anything else;
+     * an AUTH_REQUEST is also held to {@link FrameLimits#MAX_UNAUTHENTICATED} whatever {@code maxFrameLength} says.
+     * Never throws.
      */
     public static Decoded decode(byte[] frame, int maxFrameLength) {
         if (frame == null) {
@@ -102,7 +126,7 @@ public final class Codec {
                     + maxFrameLength);
         }
         try {
-            MessageType type = header(frame, FRAME_TYPES, "frame");
+            FrameType type = frameType(frame);
             if (frame.length > maxFrameLength(type)) {
                 return new Decoded.Malformed(type + " frame of " + frame.length + " bytes exceeds the limit of "
                         + maxFrameLength(type));
@@ -130,14 +154,14 @@ public final class Codec {
     }
 
     /** The largest frame of {@code type} a receiver accepts: 64 KiB for the auth types, 8 MiB for the rest. */
-    public static int maxFrameLength(MessageType type) {
-        return type == MessageType.AUTH_REQUEST || type == MessageType.CLIENT_AUTH
+    public static int maxFrameLength(FrameType type) {
+        return type == FrameType.AUTH_REQUEST || type == FrameType.CLIENT_AUTH
                 ? FrameLimits.MAX_UNAUTHENTICATED : FrameLimits.MAX_FRAME;
     }
 
     /** The plaintext of a session frame: {@code version || type || body}, unsigned (the AEAD authenticates it). */
     public static byte[] encodeInner(SessionMessage message) {
-        MessageType type = message.type();
+        SessionType type = message.type();
         MsgWriter out = new MsgWriter().header(type.code());
         Bodies.write(out, message);
         byte[] plaintext = out.toByteArray();
@@ -152,7 +176,7 @@ public final class Codec {
     /** Decodes what {@link #encodeInner} made; does not check the direction ({@link Sessions#open} does). */
     public static SessionMessage decodeInner(byte[] plaintext) throws MalformedException {
         try {
-            MessageType type = header(plaintext, INNER_TYPES, "inner message");
+            SessionType type = sessionType(plaintext);
             return MsgReader.parse(plaintext, HEADER, plaintext.length - HEADER, type.name(),
                     in -> Bodies.readInner(type, in));
         } catch (RuntimeException e) {
@@ -190,7 +214,7 @@ public final class Codec {
     }
 
     /** {@code "brine-sig-v1" || version || type || payload}: what a frame's signature covers. */
-    static byte[] signatureInput(MessageType type, byte[] payload) {
+    static byte[] signatureInput(FrameType type, byte[] payload) {
         byte[] input = new byte[SIGNATURE_CONTEXT.length + HEADER + payload.length];
         System.arraycopy(SIGNATURE_CONTEXT, 0, input, 0, SIGNATURE_CONTEXT.length);
         input[SIGNATURE_CONTEXT.length] = (byte) version(type.code());
@@ -203,23 +227,31 @@ public final class Codec {
         return size < 0x100 ? 2 : size < 0x10000 ? 3 : 5;
     }
 
-    private static MessageType header(byte[] bytes, Set<MessageType> allowed, String what)
-            throws MalformedException {
+    private static FrameType frameType(byte[] bytes) throws MalformedException {
+        int code = code(bytes, "frame");
+        Optional<FrameType> type = FrameType.of(code);
+        checkVersion(bytes, "frame", type.map(FrameType::code).orElse(-1));
+        return type.orElseThrow(() -> new MalformedException("frame: unknown type 0x" + Integer.toHexString(code)));
+    }
+
+    private static SessionType sessionType(byte[] bytes) throws MalformedException {
+        int code = code(bytes, "inner message");
+        Optional<SessionType> type = SessionType.of(code);
+        checkVersion(bytes, "inner message", type.map(SessionType::code).orElse(-1));
+        return type.orElseThrow(() -> new MalformedException("inner message: unknown type 0x"
+                + Integer.toHexString(code)));
+    }
+
+    private static int code(byte[] bytes, String what) throws MalformedException {
         if (bytes == null || bytes.length < HEADER + 1) {
             throw new MalformedException(what + ": too short");
         }
-        int code = bytes[1] & 0xff;
-        Optional<MessageType> type = MessageType.of(code);
-        checkVersion(bytes, what, type.filter(allowed::contains).map(MessageType::code).orElse(-1));
-        if (type.isEmpty() || !allowed.contains(type.get())) {
-            throw new MalformedException(what + ": unknown type 0x" + Integer.toHexString(code));
-        }
-        return type.get();
+        return bytes[1] & 0xff;
     }
 
     /** The version byte that starts a frame, inner message or load of type {@code code}. */
     static int version(int code) {
-        return code == MessageType.PUBLISH.code() ? PUBLISH_VERSION : VERSION;
+        return code == FrameType.PUBLISH.code() ? PUBLISH_VERSION : VERSION;
     }
 
     private static void checkVersion(byte[] bytes, String what, int code) throws MalformedException {

@@ -1,9 +1,9 @@
 package io.brine.protocol.codec;
 
-import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
+import io.brine.protocol.message.SessionType;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -61,8 +61,8 @@ public final class KeyRotations {
         return false;
     }
 
-    static SessionMessage read(MessageType type, MsgReader in) throws IOException, MalformedException {
-        if (type == MessageType.KEY_ROTATE) {
+    static SessionMessage read(SessionType type, MsgReader in) throws IOException, MalformedException {
+        if (type == SessionType.KEY_ROTATE) {
             in.array("KeyRotate", 3);
             byte[] newKey = in.bin("KeyRotate.newKey", 1, FieldLimits.MAX_SPKI);
             byte[] oldSignature = in.bin("KeyRotate.oldSignature", 1, FieldLimits.MAX_RSA_BLOCK);

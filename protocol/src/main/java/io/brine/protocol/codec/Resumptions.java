@@ -73,7 +73,33 @@ public final class Resumptions {
         return bytes;
     }
 
-    /** Reads a resumption frame; at most {@link FrameLimits#MAX_UNAUTHENTICATED}, checked before parsing. */
+    /**
+     * Reads a resumption frame arriving at a master: a request or a ticket request; a reply or a ticket (the master's
+     * to send) is malformed here, refused before it is parsed.
+     */
+    public static Resumption.ToMaster decodeToMaster(byte[] frame) throws MalformedException {
+        int type = frame != null && frame.length >= HEADER ? frame[1] & 0xff : -1;
+        if (type == Resumption.REPLY || type == Resumption.TICKET) {
+            throw new MalformedException("a resumption " + (type == Resumption.REPLY ? "reply" : "ticket")
+                    + " does not travel to the master");
+        }
+        return (Resumption.ToMaster) decode(frame);
+    }
+
+    /** Reads a resumption frame arriving at a minion: a reply or a ticket; the other two are malformed here. */
+    public static Resumption.ToMinion decodeToMinion(byte[] frame) throws MalformedException {
+        int type = frame != null && frame.length >= HEADER ? frame[1] & 0xff : -1;
+        if (type == Resumption.REQUEST || type == Resumption.TICKET_REQUEST) {
+            throw new MalformedException("a resumption " + (type == Resumption.REQUEST ? "request" : "ticket request")
+                    + " does not travel to a minion");
+        }
+        return (Resumption.ToMinion) decode(frame);
+    }
+
+    /**
+     * Reads a resumption frame of either direction (tools, tests); a receiver uses {@link #decodeToMaster} or
+     * {@link #decodeToMinion}. At most {@link FrameLimits#MAX_UNAUTHENTICATED}, checked before parsing.
+     */
     public static Resumption decode(byte[] frame) throws MalformedException {
         if (!isResumption(frame)) {
             throw new MalformedException("not a resumption frame");

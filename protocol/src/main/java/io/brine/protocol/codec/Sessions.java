@@ -3,7 +3,6 @@ package io.brine.protocol.codec;
 import io.brine.protocol.crypto.Aead;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
-import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionFrame.Direction;
 import io.brine.protocol.message.SessionMessage;
@@ -36,7 +35,7 @@ public final class Sessions {
         if (counter < 1) {
             throw new IllegalArgumentException("session counters start at 1");
         }
-        if (direction == null || direction(message.type()) != direction) {
+        if (direction == null || direction(message) != direction) {
             throw new IllegalArgumentException(message.type() + " may not be sent " + direction);
         }
         byte[] plaintext = Codec.encodeInner(message);
@@ -45,8 +44,46 @@ public final class Sessions {
     }
 
     /**
+     * Opens a session frame holding a message of direction {@code expected}: the master passes
+     * {@link SessionMessage.FromMinion} for a minion's session and {@link SessionMessage.FromPublisher} for a
+     * publisher's, a minion {@link SessionMessage.ToMinion}, a publisher {@link SessionMessage.ToPublisher}. Receivers
+     * use this form: it refuses a frame reflected back at its own sealer, and any message of another direction.
+     *
+     * @throws MalformedException the frame travels the other way, or holds a message of another direction (a
+     *                            master-to-publisher message arriving at a minion, a publisher's in a minion's
+     *                            session), or as {@link #open(SessionKey, SessionFrame)}
+     * @throws CryptoException    as {@link #open(SessionKey, SessionFrame)}
+     */
+    public static <T extends SessionMessage> T open(SessionKey requestKey, SessionFrame frame, Class<T> expected)
+            throws CryptoException, MalformedException {
+        Direction travelling;
+        String to;
+        if (expected == SessionMessage.FromMinion.class) {
+            travelling = Direction.MINION_TO_MASTER;
+            to = "a minion's session";
+        } else if (expected == SessionMessage.FromPublisher.class) {
+            travelling = Direction.MINION_TO_MASTER;
+            to = "a publisher's session";
+        } else if (expected == SessionMessage.ToMinion.class) {
+            travelling = Direction.MASTER_TO_MINION;
+            to = "a minion";
+        } else if (expected == SessionMessage.ToPublisher.class) {
+            travelling = Direction.MASTER_TO_MINION;
+            to = "a publisher";
+        } else {
+            throw new IllegalArgumentException("not a direction: " + expected.getName());
+        }
+        SessionMessage message = open(requestKey, frame, travelling);
+        if (!expected.isInstance(message)) {
+            throw new MalformedException(message.type() + " does not travel in " + to);
+        }
+        return expected.cast(message);
+    }
+
+    /**
      * Opens a session frame that must travel in {@code expected}: the master passes MINION_TO_MASTER, a minion
-     * MASTER_TO_MINION. Receivers should use this form: it refuses a frame reflected back at its own sealer.
+     * MASTER_TO_MINION. It refuses a frame reflected back at its own sealer; receivers use
+     * {@link #open(SessionKey, SessionFrame, Class)}, which also refuses a message for the other kind of peer.
      *
      * @throws MalformedException the frame travels the other way, or as {@link #open(SessionKey, SessionFrame)}
      * @throws CryptoException    as {@link #open(SessionKey, SessionFrame)}
@@ -77,21 +114,16 @@ public final class Sessions {
         byte[] plaintext = Aead.open(requestKey,
                 associatedData(frame.sessionId(), frame.direction(), frame.counter()), frame.box());
         SessionMessage message = Codec.decodeInner(plaintext);
-        if (direction(message.type()) != frame.direction()) {
+        if (direction(message) != frame.direction()) {
             throw new MalformedException(message.type() + " may not be sent " + frame.direction());
         }
         return message;
     }
 
-    /** The direction a session message type travels in. */
-    public static Direction direction(MessageType type) {
-        return switch (type) {
-            case RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, PUBLISH_REQUEST, JOB_QUERY, EVENTS_SUBSCRIBE, KEY_ROTATE ->
-                    Direction.MINION_TO_MASTER;
-            case ACK, KEY_UPDATE, HEARTBEAT_REPLY, PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENT, KEY_ROTATE_REPLY ->
-                    Direction.MASTER_TO_MINION;
-            default -> throw new IllegalArgumentException(type + " does not travel inside a session frame");
-        };
+    /** The direction a session message travels in, as its record's direction says. */
+    public static Direction direction(SessionMessage message) {
+        return message instanceof SessionMessage.FromMinion || message instanceof SessionMessage.FromPublisher
+                ? Direction.MINION_TO_MASTER : Direction.MASTER_TO_MINION;
     }
 
     /** {@code "brine-session-v1" || sessionId(16) || direction:u8 || counter:u64be}. */

@@ -13,7 +13,7 @@ package io.brine.protocol.message;
  * @param session           present only when {@code status} is ACCEPTED
  */
 public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timestampMs, byte[] masterPublicKey,
-        String reason, int retryAfterSeconds, Session session) implements Message {
+        String reason, int retryAfterSeconds, Session session) implements Message.ToPeer {
 
     public AuthReply {
         if ((status == AuthStatus.ACCEPTED) != (session != null)) {
@@ -22,8 +22,13 @@ public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timesta
     }
 
     @Override
-    public MessageType type() {
-        return MessageType.AUTH_REPLY;
+    public FrameType type() {
+        return FrameType.AUTH_REPLY;
+    }
+
+    @Override
+    public ToPeer.Kind toPeer() {
+        return ToPeer.Kind.AUTH_REPLY;
     }
 
     /**

@@ -15,15 +15,20 @@ import java.util.Map;
  * @param token       a pre-shared autosign token, or null; secret, never printed
  */
 public record AuthRequest(int suite, String id, byte[] publicKey, byte[] nonce, long timestampMs,
-        Map<String, Object> claims, byte[] grant, String token) implements Message {
+        Map<String, Object> claims, byte[] grant, String token) implements Message.ToMaster {
 
     public AuthRequest {
         claims = claims == null ? Map.of() : Copies.map(claims);
     }
 
     @Override
-    public MessageType type() {
-        return MessageType.AUTH_REQUEST;
+    public FrameType type() {
+        return FrameType.AUTH_REQUEST;
+    }
+
+    @Override
+    public ToMaster.Kind toMaster() {
+        return ToMaster.Kind.AUTH_REQUEST;
     }
 
     @Override

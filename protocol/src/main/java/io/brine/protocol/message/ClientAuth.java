@@ -12,11 +12,16 @@ package io.brine.protocol.message;
  * @param timestampMs the publisher's clock, epoch milliseconds
  */
 public record ClientAuth(int suite, String name, byte[] publicKey, byte[] nonce, long timestampMs)
-        implements Message {
+        implements Message.ToMaster {
 
     @Override
-    public MessageType type() {
-        return MessageType.CLIENT_AUTH;
+    public FrameType type() {
+        return FrameType.CLIENT_AUTH;
+    }
+
+    @Override
+    public ToMaster.Kind toMaster() {
+        return ToMaster.Kind.CLIENT_AUTH;
     }
 
     @Override

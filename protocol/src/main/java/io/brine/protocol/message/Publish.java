@@ -12,11 +12,16 @@ package io.brine.protocol.message;
  * @param box        AES-256-GCM sealed {@link PublishLoad}
  */
 public record Publish(int suite, long generation, long serial, long issuedMs, String jid, byte[] box)
-        implements Message {
+        implements Message.ToPeer {
 
     @Override
-    public MessageType type() {
-        return MessageType.PUBLISH;
+    public FrameType type() {
+        return FrameType.PUBLISH;
+    }
+
+    @Override
+    public ToPeer.Kind toPeer() {
+        return ToPeer.Kind.PUBLISH;
     }
 
     @Override

@@ -7,8 +7,7 @@ package io.brine.protocol.message;
  * {@link #TICKET}, {@link #TICKET_REQUEST}), read by {@code Resumptions}, not by the {@link Message} codec. A minion
  * asks for its ticket, so that a master never sends an older minion a frame it does not know.
  */
-public sealed interface Resumption permits Resumption.Request, Resumption.Reply, Resumption.TicketRequest,
-        Resumption.Ticket {
+public sealed interface Resumption permits Resumption.ToMaster, Resumption.ToMinion {
 
     /** Minion to master: a ticket and the proof of its secret. */
     int REQUEST = 0x07;
@@ -22,6 +21,14 @@ public sealed interface Resumption permits Resumption.Request, Resumption.Reply,
     /** The type byte that follows the version byte. */
     int type();
 
+    /** Minion to master: {@link Request}, {@link TicketRequest}. The codec refuses the others at the master. */
+    sealed interface ToMaster extends Resumption permits Request, TicketRequest {
+    }
+
+    /** Master to minion: {@link Reply}, {@link Ticket}. The codec refuses the others at a minion. */
+    sealed interface ToMinion extends Resumption permits Reply, Ticket {
+    }
+
     /**
      * @param id          the minion id the ticket was given to
      * @param ticket      the ticket as the master gave it (opaque to the minion)
@@ -29,7 +36,7 @@ public sealed interface Resumption permits Resumption.Request, Resumption.Reply,
      * @param timestampMs the minion's clock, epoch milliseconds
      * @param proof       HMAC-SHA256 under the ticket's secret over everything above
      */
-    record Request(String id, byte[] ticket, byte[] nonce, long timestampMs, byte[] proof) implements Resumption {
+    record Request(String id, byte[] ticket, byte[] nonce, long timestampMs, byte[] proof) implements ToMaster {
         @Override
         public int type() {
             return REQUEST;
@@ -46,7 +53,7 @@ public sealed interface Resumption permits Resumption.Request, Resumption.Reply,
      * @param box   the {@link Resumed} session sealed under the key derived from the secret and the nonce; null for a
      *              refusal, which is not authenticated and only ever makes the minion authenticate in full
      */
-    record Reply(byte[] nonce, byte[] box) implements Resumption {
+    record Reply(byte[] nonce, byte[] box) implements ToMinion {
         @Override
         public int type() {
             return REPLY;
@@ -66,7 +73,7 @@ public sealed interface Resumption permits Resumption.Request, Resumption.Reply,
      * @param sessionId the session whose minion asks
      * @param box       the minion's clock, sealed under that session's request key: only the minion can ask
      */
-    record TicketRequest(byte[] sessionId, byte[] box) implements Resumption {
+    record TicketRequest(byte[] sessionId, byte[] box) implements ToMaster {
         @Override
         public int type() {
             return TICKET_REQUEST;
@@ -82,7 +89,7 @@ public sealed interface Resumption permits Resumption.Request, Resumption.Reply,
      * @param sessionId the session whose request key sealed {@code box}
      * @param box       a {@link Grant}, sealed under that session's request key
      */
-    record Ticket(byte[] sessionId, byte[] box) implements Resumption {
+    record Ticket(byte[] sessionId, byte[] box) implements ToMinion {
         @Override
         public int type() {
             return TICKET;

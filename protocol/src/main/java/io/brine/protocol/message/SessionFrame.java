@@ -10,11 +10,21 @@ package io.brine.protocol.message;
  * @param counter   per direction and session, increasing; receivers keep a replay window
  * @param box       the sealed inner frame
  */
-public record SessionFrame(byte[] sessionId, Direction direction, long counter, byte[] box) implements Message {
+public record SessionFrame(byte[] sessionId, Direction direction, long counter, byte[] box) implements Message.ToMaster, Message.ToPeer {
 
     @Override
-    public MessageType type() {
-        return MessageType.SESSION;
+    public FrameType type() {
+        return FrameType.SESSION;
+    }
+
+    @Override
+    public ToMaster.Kind toMaster() {
+        return ToMaster.Kind.SESSION;
+    }
+
+    @Override
+    public ToPeer.Kind toPeer() {
+        return ToPeer.Kind.SESSION;
     }
 
     public enum Direction {

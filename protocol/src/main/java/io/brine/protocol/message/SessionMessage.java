@@ -4,45 +4,120 @@ import io.brine.protocol.codec.FieldLimits;
 import java.util.List;
 import java.util.Map;
 
-/** What travels sealed inside a {@link SessionFrame}. */
+/**
+ * What travels sealed inside a {@link SessionFrame}, one record per message. Each record travels one way, named by the
+ * direction it implements: {@link FromMinion} and {@link FromPublisher} to the master (a session is either a minion's
+ * or a publisher's), {@link ToMinion} and {@link ToPublisher} from it. A receiver opens a frame for its own direction
+ * ({@code Sessions.open(key, frame, FromMinion.class)}) and the codec refuses any other message as malformed, so each
+ * receiver's switch names exactly the messages it handles.
+ */
 public sealed interface SessionMessage {
 
-    MessageType type();
+    SessionType type();
+
+    /** Minion to master. */
+    sealed interface FromMinion extends SessionMessage {
+
+        /** One constant per record, so that the master's switch is exhaustive (Java 17 cannot switch on types). */
+        enum Kind {
+            RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, KEY_ROTATE
+        }
+
+        Kind fromMinion();
+    }
+
+    /** Publisher to master. */
+    sealed interface FromPublisher extends SessionMessage {
+
+        /** One constant per record, so that the master's switch is exhaustive. */
+        enum Kind {
+            PUBLISH_REQUEST, JOB_QUERY, EVENTS_SUBSCRIBE, HEARTBEAT
+        }
+
+        Kind fromPublisher();
+    }
+
+    /** Master to minion. */
+    sealed interface ToMinion extends SessionMessage {
+
+        /** One constant per record, so that the minion's switch is exhaustive. */
+        enum Kind {
+            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY
+        }
+
+        Kind toMinion();
+    }
+
+    /** Master to publisher. */
+    sealed interface ToPublisher extends SessionMessage {
+
+        /** One constant per record, so that a publisher's switch is exhaustive. */
+        enum Kind {
+            PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENT, HEARTBEAT_REPLY
+        }
+
+        Kind toPublisher();
+    }
 
     /** Minion to master: the outcome of a job. The minion's identity comes from the session, not from here. */
     record Return(String jid, String fun, Object returnValue, int retcode, boolean success, long durationMs)
-            implements SessionMessage {
+            implements FromMinion {
         @Override
-        public MessageType type() {
-            return MessageType.RETURN;
+        public SessionType type() {
+            return SessionType.RETURN;
+        }
+
+        @Override
+        public FromMinion.Kind fromMinion() {
+            return FromMinion.Kind.RETURN;
         }
     }
 
     /** Minion to master: its grains, at auth and when they change. Claims, never authority. */
-    record Grains(Map<String, Object> grains) implements SessionMessage {
+    record Grains(Map<String, Object> grains) implements FromMinion {
         public Grains {
             grains = Copies.map(grains);
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.GRAINS;
+        public SessionType type() {
+            return SessionType.GRAINS;
+        }
+
+        @Override
+        public FromMinion.Kind fromMinion() {
+            return FromMinion.Kind.GRAINS;
         }
     }
 
-    /** Minion to master: still here, holding this publish key generation. */
-    record Heartbeat(long generation) implements SessionMessage {
+    /** Minion or publisher to master: still here, holding this publish key generation. */
+    record Heartbeat(long generation) implements FromMinion, FromPublisher {
         @Override
-        public MessageType type() {
-            return MessageType.HEARTBEAT;
+        public SessionType type() {
+            return SessionType.HEARTBEAT;
+        }
+
+        @Override
+        public FromMinion.Kind fromMinion() {
+            return FromMinion.Kind.HEARTBEAT;
+        }
+
+        @Override
+        public FromPublisher.Kind fromPublisher() {
+            return FromPublisher.Kind.HEARTBEAT;
         }
     }
 
     /** Minion to master: send me the publish key of this generation (it saw a publication it cannot open). */
-    record KeyRequest(long generation) implements SessionMessage {
+    record KeyRequest(long generation) implements FromMinion {
         @Override
-        public MessageType type() {
-            return MessageType.KEY_REQUEST;
+        public SessionType type() {
+            return SessionType.KEY_REQUEST;
+        }
+
+        @Override
+        public FromMinion.Kind fromMinion() {
+            return FromMinion.Kind.KEY_REQUEST;
         }
     }
 
@@ -50,7 +125,7 @@ public sealed interface SessionMessage {
      * Master to minion: stop resending these returns. Without a reason they are stored; with one (a field minions
      * before it do not know, PROTOCOL.md 6.1) they were refused, and {@code reason} says why.
      */
-    record Ack(List<String> jids, String reason) implements SessionMessage {
+    record Ack(List<String> jids, String reason) implements ToMinion {
         /** The reason as the codec reads it back: control characters as {@code ?}, at most 1,024 UTF-8 bytes. */
         public Ack {
             jids = List.copyOf(jids);
@@ -79,16 +154,26 @@ public sealed interface SessionMessage {
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.ACK;
+        public SessionType type() {
+            return SessionType.ACK;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.ACK;
         }
     }
 
     /** Master to minion: a new publish key generation (rotation), and the serial floor that goes with it. */
-    record KeyUpdate(long generation, byte[] publishKey, long serialFloor) implements SessionMessage {
+    record KeyUpdate(long generation, byte[] publishKey, long serialFloor) implements ToMinion {
         @Override
-        public MessageType type() {
-            return MessageType.KEY_UPDATE;
+        public SessionType type() {
+            return SessionType.KEY_UPDATE;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.KEY_UPDATE;
         }
 
         @Override
@@ -97,11 +182,21 @@ public sealed interface SessionMessage {
         }
     }
 
-    /** Master to minion: the current generation, so a minion that missed a rotation notices. */
-    record HeartbeatReply(long generation) implements SessionMessage {
+    /** Master to minion or publisher: the current generation, so a minion that missed a rotation notices. */
+    record HeartbeatReply(long generation) implements ToMinion, ToPublisher {
         @Override
-        public MessageType type() {
-            return MessageType.HEARTBEAT_REPLY;
+        public SessionType type() {
+            return SessionType.HEARTBEAT_REPLY;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.HEARTBEAT_REPLY;
+        }
+
+        @Override
+        public ToPublisher.Kind toPublisher() {
+            return ToPublisher.Kind.HEARTBEAT_REPLY;
         }
     }
 
@@ -110,7 +205,7 @@ public sealed interface SessionMessage {
      * SubjectPublicKeyInfo DER; {@code oldSignature} and {@code newSignature} are RSA-PSS signatures by the two
      * private keys over {@link io.brine.protocol.codec.KeyRotations#request}'s bytes (PROTOCOL.md 6.3).
      */
-    record KeyRotate(byte[] newKey, byte[] oldSignature, byte[] newSignature) implements SessionMessage {
+    record KeyRotate(byte[] newKey, byte[] oldSignature, byte[] newSignature) implements FromMinion {
         public KeyRotate {
             newKey = newKey.clone();
             oldSignature = oldSignature.clone();
@@ -133,8 +228,13 @@ public sealed interface SessionMessage {
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.KEY_ROTATE;
+        public SessionType type() {
+            return SessionType.KEY_ROTATE;
+        }
+
+        @Override
+        public FromMinion.Kind fromMinion() {
+            return FromMinion.Kind.KEY_ROTATE;
         }
     }
 
@@ -145,7 +245,7 @@ public sealed interface SessionMessage {
      * the master it pinned.
      */
     record KeyRotateReply(boolean rotated, String newFingerprint, String reason, byte[] signature)
-            implements SessionMessage {
+            implements ToMinion {
         public KeyRotateReply {
             signature = signature.clone();
         }
@@ -156,30 +256,45 @@ public sealed interface SessionMessage {
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.KEY_ROTATE_REPLY;
+        public SessionType type() {
+            return SessionType.KEY_ROTATE_REPLY;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.KEY_ROTATE_REPLY;
         }
     }
 
     /** Publisher to master: publish this job. The publisher's name comes from its session. */
     record PublishRequest(String targetType, String target, String fun, List<Object> args,
-            Map<String, Object> kwargs, int timeoutSeconds) implements SessionMessage {
+            Map<String, Object> kwargs, int timeoutSeconds) implements FromPublisher {
         public PublishRequest {
             args = Copies.list(args);
             kwargs = Copies.map(kwargs);
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.PUBLISH_REQUEST;
+        public SessionType type() {
+            return SessionType.PUBLISH_REQUEST;
+        }
+
+        @Override
+        public FromPublisher.Kind fromPublisher() {
+            return FromPublisher.Kind.PUBLISH_REQUEST;
         }
     }
 
     /** Publisher to master: one job ({@code jid}) or, with a null jid, the newest {@code limit} jobs. */
-    record JobQuery(String jid, int limit) implements SessionMessage {
+    record JobQuery(String jid, int limit) implements FromPublisher {
         @Override
-        public MessageType type() {
-            return MessageType.JOB_QUERY;
+        public SessionType type() {
+            return SessionType.JOB_QUERY;
+        }
+
+        @Override
+        public FromPublisher.Kind fromPublisher() {
+            return FromPublisher.Kind.JOB_QUERY;
         }
     }
 
@@ -188,7 +303,7 @@ public sealed interface SessionMessage {
      * was refused ({@code error} set, {@code jid} null: it runs nowhere).
      */
     record PublishReply(String jid, List<String> minions, List<String> unreachable, String error)
-            implements SessionMessage {
+            implements ToPublisher {
 
         /**
          * A master answers a {@code PublishRequest} within this (PROTOCOL.md 8.7): in a cluster, up to 5 s waiting
@@ -208,37 +323,57 @@ public sealed interface SessionMessage {
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.PUBLISH_REPLY;
+        public SessionType type() {
+            return SessionType.PUBLISH_REPLY;
+        }
+
+        @Override
+        public ToPublisher.Kind toPublisher() {
+            return ToPublisher.Kind.PUBLISH_REPLY;
         }
     }
 
     /** Master to publisher: a minion's return for a job this publisher session published. */
     record ReturnEvent(String jid, String minionId, Object returnValue, int retcode, boolean success,
-            long durationMs) implements SessionMessage {
+            long durationMs) implements ToPublisher {
         @Override
-        public MessageType type() {
-            return MessageType.RETURN_EVENT;
+        public SessionType type() {
+            return SessionType.RETURN_EVENT;
+        }
+
+        @Override
+        public ToPublisher.Kind toPublisher() {
+            return ToPublisher.Kind.RETURN_EVENT;
         }
     }
 
     /** Master to publisher: the answer to a {@link JobQuery}, as a document, or an error. */
-    record JobReply(Map<String, Object> document, String error) implements SessionMessage {
+    record JobReply(Map<String, Object> document, String error) implements ToPublisher {
         public JobReply {
             document = Copies.map(document);
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.JOB_REPLY;
+        public SessionType type() {
+            return SessionType.JOB_REPLY;
+        }
+
+        @Override
+        public ToPublisher.Kind toPublisher() {
+            return ToPublisher.Kind.JOB_REPLY;
         }
     }
 
     /** Publisher to master: send me the events whose tag matches the glob {@code tag}, from now on. */
-    record EventsSubscribe(String tag) implements SessionMessage {
+    record EventsSubscribe(String tag) implements FromPublisher {
         @Override
-        public MessageType type() {
-            return MessageType.EVENTS_SUBSCRIBE;
+        public SessionType type() {
+            return SessionType.EVENTS_SUBSCRIBE;
+        }
+
+        @Override
+        public FromPublisher.Kind fromPublisher() {
+            return FromPublisher.Kind.EVENTS_SUBSCRIBE;
         }
     }
 
@@ -246,14 +381,19 @@ public sealed interface SessionMessage {
      * Master to publisher: one event (an auth decision, a key change, a publication, a return, a rotation), tagged
      * as Salt tags its events ({@code brine/auth/accepted}, {@code brine/job/JID/ret/ID}).
      */
-    record Event(String tag, long timeMs, Map<String, Object> data) implements SessionMessage {
+    record Event(String tag, long timeMs, Map<String, Object> data) implements ToPublisher {
         public Event {
             data = Copies.map(data);
         }
 
         @Override
-        public MessageType type() {
-            return MessageType.EVENT;
+        public SessionType type() {
+            return SessionType.EVENT;
+        }
+
+        @Override
+        public ToPublisher.Kind toPublisher() {
+            return ToPublisher.Kind.EVENT;
         }
     }
 }

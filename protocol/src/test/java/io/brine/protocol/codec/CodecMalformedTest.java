@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
-import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionFrame;
@@ -58,12 +58,12 @@ class CodecMalformedTest {
 
     /** A SESSION frame with this body (hex). */
     private static byte[] session(String body) {
-        return unsignedFrame(MessageType.SESSION, hex(body));
+        return unsignedFrame(FrameType.SESSION, hex(body));
     }
 
     /** An AUTH_REQUEST frame around this payload (hex), with a dummy signature. */
     private static byte[] authRequest(String payload) {
-        return signedFrame(MessageType.AUTH_REQUEST, hex(payload), SIG);
+        return signedFrame(FrameType.AUTH_REQUEST, hex(payload), SIG);
     }
 
     /** The sample AuthRequest payload with {@code claims} (hex) in place of its claims. */
@@ -72,7 +72,7 @@ class CodecMalformedTest {
     }
 
     private static byte[] authReply(String payload) {
-        return signedFrame(MessageType.AUTH_REPLY, hex(payload), SIG);
+        return signedFrame(FrameType.AUTH_REPLY, hex(payload), SIG);
     }
 
     // ---- the frame header
@@ -98,7 +98,7 @@ class CodecMalformedTest {
     void anAuthRequestIsHeldToTheUnauthenticatedLimitWhateverTheCallerAllows() {
         byte[] big = new byte[FrameLimits.MAX_UNAUTHENTICATED + 1];
         big[0] = 1;
-        big[1] = (byte) MessageType.AUTH_REQUEST.code();
+        big[1] = (byte) FrameType.AUTH_REQUEST.code();
         assertThat(malformed(big, FrameLimits.MAX_FRAME)).contains("AUTH_REQUEST frame of 65537 bytes exceeds");
     }
 
@@ -139,18 +139,18 @@ class CodecMalformedTest {
     @Test
     void trailingBytesInsideASignedPayloadAreMalformed() {
         byte[] payload = concat(hex("93" + SID + "07 cf0000018bcfe56800"), hex("c0"));
-        assertThat(malformed(signedFrame(MessageType.SESSION_UNKNOWN, payload, SIG))).contains("trailing");
+        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, payload, SIG))).contains("trailing");
     }
 
     @Test
     void typeBytesSwappedBetweenFramesAreMalformed() {
         byte[] frame = validFrames.get(4).clone(); // a PUBLISH relabelled as AUTH_REPLY
         frame[0] = (byte) Codec.VERSION; // relabelled with the version of its new type too
-        frame[1] = (byte) MessageType.AUTH_REPLY.code();
+        frame[1] = (byte) FrameType.AUTH_REPLY.code();
         assertThat(malformed(frame)).contains("AuthReply");
         byte[] session = validFrames.get(0).clone(); // an unsigned body read as a signed envelope
         session[0] = (byte) Codec.PUBLISH_VERSION;
-        session[1] = (byte) MessageType.PUBLISH.code();
+        session[1] = (byte) FrameType.PUBLISH.code();
         assertThat(malformed(session)).contains("PUBLISH body: expected 2 items, got 4");
     }
 
@@ -159,16 +159,16 @@ class CodecMalformedTest {
     @Test
     void aSignedFrameNeedsExactlyPayloadAndSignature() {
         byte[] payload = hex("93" + SID + "07 cf0000018bcfe56800");
-        byte[] one = new MsgWriter().header(MessageType.SESSION_UNKNOWN.code()).array(1).bin("p", payload)
+        byte[] one = new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(1).bin("p", payload)
                 .toByteArray();
         assertThat(malformed(one)).isEqualTo("SESSION_UNKNOWN body: expected 2 items, got 1");
-        byte[] three = new MsgWriter().header(MessageType.SESSION_UNKNOWN.code()).array(3).bin("p", payload)
+        byte[] three = new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(3).bin("p", payload)
                 .bin("s", SIG).bin("x", SIG).toByteArray();
         assertThat(malformed(three)).contains("expected 2 items, got 3");
-        assertThat(malformed(signedFrame(MessageType.SESSION_UNKNOWN, new byte[0], SIG))).contains("payload: 0 bytes");
-        assertThat(malformed(signedFrame(MessageType.SESSION_UNKNOWN, payload, new byte[1025])))
+        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, new byte[0], SIG))).contains("payload: 0 bytes");
+        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, payload, new byte[1025])))
                 .contains("signature: 1025 bytes");
-        byte[] strSignature = concat(new MsgWriter().header(MessageType.SESSION_UNKNOWN.code()).array(2)
+        byte[] strSignature = concat(new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(2)
                 .bin("p", payload).toByteArray(), hex("a3616263"));
         assertThat(malformed(strSignature)).contains("signature: expected bin, got str");
     }
@@ -182,7 +182,7 @@ class CodecMalformedTest {
         assertThat(malformed(session("94" + SID + "00 07 c6 7fffffff")))
                 .isEqualTo("SessionFrame.box: declares 2147483647 bytes, more than the input holds");
         assertThat(malformed(session("94 c6 ffffffff"))).contains("SESSION: invalid msgpack"); // bin32 of 4 G
-        assertThat(malformed(signedFrame(MessageType.AUTH_REQUEST, hex("98 01 db7ffffffe"), SIG)))
+        assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, hex("98 01 db7ffffffe"), SIG)))
                 .contains("AuthRequest.id: longer than 253 bytes");
         assertThat(malformed(authRequest(authRequestWithClaims("df7fffffff"))))
                 .contains("AuthRequest.claims: declares 2147483647 items");
@@ -260,19 +260,19 @@ class CodecMalformedTest {
         assertThat(malformed(authReply("98 01 01" + NONCE + "00 c401aa a0 ff c0")))
                 .contains("AuthReply.retryAfterSeconds: -1 is outside");
         assertThat(malformed(authReply("98 01 01" + NONCE + "ff c401aa a0 00 c0"))).contains("timestampMs: -1");
-        assertThat(malformed(signedFrame(MessageType.PUBLISH, hex("96 01 ff 01 00 a26a31" + BOX), SIG)))
+        assertThat(malformed(signedFrame(FrameType.PUBLISH, hex("96 01 ff 01 00 a26a31" + BOX), SIG)))
                 .contains("Publish.generation: -1");
-        assertThat(malformed(signedFrame(MessageType.PUBLISH, hex("96 01 00 01 ff a26a31" + BOX), SIG)))
+        assertThat(malformed(signedFrame(FrameType.PUBLISH, hex("96 01 00 01 ff a26a31" + BOX), SIG)))
                 .contains("Publish.issuedMs: -1");
     }
 
     @Test
     void aPublishOfVersionOneWithoutItsIssueTimeIsMalformed() {
         // What a master before version 2 sent: the minion cannot tell its age, so it is not a publication to it.
-        byte[] frame = signedFrame(MessageType.PUBLISH, hex("95 01 00 01 a26a31" + BOX), SIG);
+        byte[] frame = signedFrame(FrameType.PUBLISH, hex("95 01 00 01 a26a31" + BOX), SIG);
         frame[0] = 1;
         assertThat(malformed(frame)).contains("unsupported version 1");
-        frame = signedFrame(MessageType.PUBLISH, hex("96 01 00 01 00 a26a31" + BOX), SIG);
+        frame = signedFrame(FrameType.PUBLISH, hex("96 01 00 01 00 a26a31" + BOX), SIG);
         assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME)).isInstanceOf(Decoded.Ok.class);
         frame[0] = 1;
         assertThat(malformed(frame)).contains("unsupported version 1");
@@ -306,7 +306,7 @@ class CodecMalformedTest {
                 .contains("SessionFrame.box: 27 bytes, expected 28..");
         byte[] bigKey = new MsgWriter().array(8).integer(1).str("id", "web1").bin("k", new byte[2049])
                 .bin("n", Samples.NONCE).integer(0).map(0).nil().nil().toByteArray();
-        assertThat(malformed(signedFrame(MessageType.AUTH_REQUEST, bigKey, SIG)))
+        assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, bigKey, SIG)))
                 .contains("AuthRequest.publicKey: 2049 bytes, expected 1..2048");
         byte[] keyUpdate = hex("0121 93 04 c41f" + "11".repeat(31) + "00");
         assertThatThrownBy(() -> Codec.decodeInner(keyUpdate)).hasMessageContaining("publishKey: 31 bytes");
@@ -329,7 +329,7 @@ class CodecMalformedTest {
         for (String id : new String[] {"Web1", "../x", "a..b", "-rf", "", "web 1", "x".repeat(64)}) {
             byte[] payload = new MsgWriter().array(8).integer(1).str("id", id).bin("k", hex("00"))
                     .bin("n", Samples.NONCE).integer(0).map(0).nil().nil().toByteArray();
-            assertThat(malformed(signedFrame(MessageType.AUTH_REQUEST, payload, SIG))).startsWith(
+            assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, payload, SIG))).startsWith(
                     "AuthRequest.id: id ");
         }
     }
@@ -339,7 +339,7 @@ class CodecMalformedTest {
         for (String jid : new String[] {"", "../etc", ".hidden", "a/b", "j 1", "x".repeat(65), "jé"}) {
             byte[] payload = new MsgWriter().array(6).integer(1).integer(1).integer(1).integer(1).str("jid", jid)
                     .bin("box", new byte[28]).toByteArray();
-            assertThat(malformed(signedFrame(MessageType.PUBLISH, payload, SIG))).contains("Publish.jid: ");
+            assertThat(malformed(signedFrame(FrameType.PUBLISH, payload, SIG))).contains("Publish.jid: ");
         }
     }
 

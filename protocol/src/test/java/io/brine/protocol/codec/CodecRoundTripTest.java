@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Message;
-import io.brine.protocol.message.MessageType;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
@@ -183,8 +183,8 @@ class CodecRoundTripTest {
 
     @Test
     void maxFrameLengthIsSmallOnlyForAuthRequests() {
-        assertThat(Codec.maxFrameLength(MessageType.AUTH_REQUEST)).isEqualTo(FrameLimits.MAX_UNAUTHENTICATED);
-        assertThat(Codec.maxFrameLength(MessageType.SESSION)).isEqualTo(FrameLimits.MAX_FRAME);
+        assertThat(Codec.maxFrameLength(FrameType.AUTH_REQUEST)).isEqualTo(FrameLimits.MAX_UNAUTHENTICATED);
+        assertThat(Codec.maxFrameLength(FrameType.SESSION)).isEqualTo(FrameLimits.MAX_FRAME);
     }
 
     private static Decoded.Ok assertRoundTrip(byte[] frame, Message expected) {

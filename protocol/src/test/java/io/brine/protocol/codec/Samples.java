@@ -4,7 +4,7 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
-import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.message.SessionFrame;
@@ -137,12 +137,12 @@ final class Samples {
     }
 
     /** A signed-type frame around any payload bytes, with a dummy signature (decode does not verify). */
-    static byte[] signedFrame(MessageType type, byte[] payload, byte[] signature) {
+    static byte[] signedFrame(FrameType type, byte[] payload, byte[] signature) {
         return new MsgWriter().header(type.code()).array(2).bin("payload", payload).bin("signature", signature)
                 .toByteArray();
     }
 
-    static byte[] unsignedFrame(MessageType type, byte[] body) {
+    static byte[] unsignedFrame(FrameType type, byte[] body) {
         return concat(new byte[] {1, (byte) type.code()}, body);
     }
 }

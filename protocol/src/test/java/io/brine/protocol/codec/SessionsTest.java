@@ -30,7 +30,7 @@ class SessionsTest {
     void everyInnerMessageSealsAndOpensInItsDirection() throws Exception {
         long counter = 1;
         for (SessionMessage message : Samples.innerMessages()) {
-            SessionFrame.Direction direction = Sessions.direction(message.type());
+            SessionFrame.Direction direction = Sessions.direction(message);
             SessionFrame frame = Sessions.seal(key, Samples.SID, direction, counter++, message);
             assertThat(frame.box()).hasSize(Codec.encodeInner(message).length + Aead.OVERHEAD);
             assertThat(Sessions.open(key, frame)).usingRecursiveComparison().isEqualTo(message);
@@ -100,7 +100,7 @@ class SessionsTest {
     void openRefusesAnAuthenticMessageInTheWrongDirection() {
         // A minion holds its request key, so it could seal an Ack "from itself to the master": refused on open.
         for (SessionMessage message : Samples.innerMessages()) {
-            SessionFrame.Direction wrong = Sessions.direction(message.type()) == MINION_TO_MASTER ? MASTER_TO_MINION
+            SessionFrame.Direction wrong = Sessions.direction(message) == MINION_TO_MASTER ? MASTER_TO_MINION
                     : MINION_TO_MASTER;
             SessionFrame frame = new SessionFrame(Samples.SID, wrong, 3, Aead.seal(key,
                     Sessions.associatedData(Samples.SID, wrong, 3), Codec.encodeInner(message)));

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.message.AuthReply;
-import io.brine.protocol.message.MessageType;
+import io.brine.protocol.message.FrameType;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
@@ -27,11 +27,11 @@ class SignatureTest {
     @Test
     void theSignatureCoversContextVersionTypeAndPayload() {
         byte[] payload = hex(SESSION_UNKNOWN_PAYLOAD);
-        byte[] input = Codec.signatureInput(MessageType.SESSION_UNKNOWN, payload);
+        byte[] input = Codec.signatureInput(FrameType.SESSION_UNKNOWN, payload);
         assertThat(hex(input)).isEqualTo(hex("brine-sig-v1".getBytes(StandardCharsets.US_ASCII)) + "0105"
                 + hex(payload));
         assertThat(hex(input)).startsWith("6272696e652d7369672d7631" + "0105");
-        byte[] frame = signedFrame(MessageType.SESSION_UNKNOWN, payload, Rsa.sign(MASTER.getPrivate(), input));
+        byte[] frame = signedFrame(FrameType.SESSION_UNKNOWN, payload, Rsa.sign(MASTER.getPrivate(), input));
         assertThat(ok(frame).verify(MASTER.getPublic())).isTrue();
     }
 
@@ -61,7 +61,7 @@ class SignatureTest {
 
     @Test
     void aMissingSignatureIsWellFormedButNeverVerifies() {
-        byte[] frame = signedFrame(MessageType.SESSION_UNKNOWN, hex(SESSION_UNKNOWN_PAYLOAD), new byte[0]);
+        byte[] frame = signedFrame(FrameType.SESSION_UNKNOWN, hex(SESSION_UNKNOWN_PAYLOAD), new byte[0]);
         Decoded.Ok decoded = ok(frame);
         assertThat(decoded.signature()).isEmpty();
         assertThat(decoded.verify(MASTER.getPublic())).isFalse();
@@ -72,11 +72,11 @@ class SignatureTest {
     void aSignatureMadeForAnotherTypeDoesNotVerify() {
         // The same payload bytes signed as if they were a different frame type.
         byte[] payload = hex(SESSION_UNKNOWN_PAYLOAD);
-        byte[] wrongType = Rsa.sign(MASTER.getPrivate(), Codec.signatureInput(MessageType.PUBLISH, payload));
-        assertThat(ok(signedFrame(MessageType.SESSION_UNKNOWN, payload, wrongType)).verify(MASTER.getPublic()))
+        byte[] wrongType = Rsa.sign(MASTER.getPrivate(), Codec.signatureInput(FrameType.PUBLISH, payload));
+        assertThat(ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, wrongType)).verify(MASTER.getPublic()))
                 .isFalse();
         byte[] bare = Rsa.sign(MASTER.getPrivate(), payload); // no context, version or type
-        assertThat(ok(signedFrame(MessageType.SESSION_UNKNOWN, payload, bare)).verify(MASTER.getPublic()))
+        assertThat(ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, bare)).verify(MASTER.getPublic()))
                 .isFalse();
     }
 
@@ -85,8 +85,8 @@ class SignatureTest {
         // Counter 7 as int8 (d0 07) instead of the shortest fixint: well-formed, and the signature over these very
         // bytes verifies; a receiver that re-encoded before verifying would fail here.
         byte[] payload = hex("93 c410" + hex(Samples.SID) + "d007 cf0000018bcfe56800");
-        byte[] sig = Rsa.sign(MASTER.getPrivate(), Codec.signatureInput(MessageType.SESSION_UNKNOWN, payload));
-        Decoded.Ok decoded = ok(signedFrame(MessageType.SESSION_UNKNOWN, payload, sig));
+        byte[] sig = Rsa.sign(MASTER.getPrivate(), Codec.signatureInput(FrameType.SESSION_UNKNOWN, payload));
+        Decoded.Ok decoded = ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, sig));
         assertThat(decoded.signedPayload()).isEqualTo(payload);
         assertThat(decoded.verify(MASTER.getPublic())).isTrue();
     }
