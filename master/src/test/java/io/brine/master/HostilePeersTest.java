@@ -499,7 +499,7 @@ class HostilePeersTest {
                     .hasSize(3).allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
                     .anyMatch(line -> line.contains("a replayed session frame"))
                     .anyMatch(line -> line.contains("does not open"))
-                    .anyMatch(line -> line.contains("JOB_QUERY is not a minion's message"));
+                    .anyMatch(line -> line.contains("JOB_QUERY does not travel in a minion's session"));
         } finally {
             logger.detachAppender(appender);
         }

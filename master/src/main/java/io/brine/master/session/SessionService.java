@@ -89,6 +89,9 @@ public final class SessionService {
                 opened = new Opened.FromPublisher((PublisherSession) session, Sessions.open(session.requestKey(),
                         sealed, SessionMessage.FromPublisher.class));
             }
+        } catch (MalformedException.WrongDirection e) {
+            // Authentic, but not a message this kind of session carries: its own line in the dispatcher's log.
+            return new Opened.Dropped(session + ": " + e.getMessage());
         } catch (CryptoException | MalformedException | RuntimeException e) {
             LOG.debug("{} ({}): session frame dropped: {}", session, peer.remoteAddress(), e.getMessage());
             return new Opened.Dropped(session + ": a session frame that does not open (forged, damaged or malformed)");

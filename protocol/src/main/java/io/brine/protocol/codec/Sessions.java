@@ -75,7 +75,7 @@ public final class Sessions {
         }
         SessionMessage message = open(requestKey, frame, travelling);
         if (!expected.isInstance(message)) {
-            throw new MalformedException(message.type() + " does not travel in " + to);
+            throw new MalformedException.WrongDirection(message.type() + " does not travel in " + to);
         }
         return expected.cast(message);
     }

@@ -75,7 +75,7 @@ class DirectionsTest {
         SessionFrame publish = Sessions.seal(key, Samples.SID, MINION_TO_MASTER, counter, new SessionMessage
                 .PublishRequest("glob", "*", "test.ping", List.of(), java.util.Map.of(), 5));
         assertThatThrownBy(() -> Sessions.open(key, publish, SessionMessage.FromMinion.class))
-                .hasMessage("PUBLISH_REQUEST does not travel in a minion's session");
+                .isInstanceOf(MalformedException.WrongDirection.class).hasMessage("PUBLISH_REQUEST does not travel in a minion's session");
     }
 
     @Test
