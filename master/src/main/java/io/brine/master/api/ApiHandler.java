@@ -54,6 +54,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ApiHandler.class);
     private static final String BEARER = "Bearer ";
+    /** How often an open event stream's token is checked again. */
+    static final int STREAM_TOKEN_CHECK_SECONDS = 2;
 
     private final ApiServer.Shared shared;
     private ScheduledFuture<?> deadline;
@@ -117,6 +119,10 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             return;
         }
         segments.remove(0); // before the leading slash
+        if (!uri.rawPath().startsWith("/api/")) {
+            console(ctx, request, uri.rawPath(), keepAlive);
+            return;
+        }
         Optional<ApiRoutes.Route> route = ApiRoutes.route(segments);
         if (route.isEmpty()) {
             refuse(ctx, request, ApiError.notFound("no such route: " + printablePath(uri.rawPath())
@@ -162,6 +168,33 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
+    /**
+     * A file of the console, on the event loop (its files are in memory): no token, since they hold none; the
+     * console's pages ask the API for everything with the token the admin gives them.
+     */
+    private void console(ChannelHandlerContext ctx, FullHttpRequest request, String path, boolean keepAlive) {
+        Optional<ConsoleFiles.File> file = shared.console().find(path);
+        if (file.isEmpty()) {
+            refuse(ctx, request, ApiError.notFound("no such page: " + printablePath(path) + " (the console is at /,"
+                    + " the API under /api/)"), keepAlive);
+            return;
+        }
+        if (!request.method().equals(HttpMethod.GET)) {
+            FullHttpResponse response = json(HttpResponseStatus.METHOD_NOT_ALLOWED, error(
+                    HttpResponseStatus.METHOD_NOT_ALLOWED, request.method().name() + " is not allowed on the"
+                            + " console's files; allowed: GET"));
+            response.headers().set(HttpHeaderNames.ALLOW, "GET");
+            log(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed");
+            send(ctx, response, keepAlive);
+            return;
+        }
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                Unpooled.wrappedBuffer(file.get().body()));
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, file.get().contentType());
+        response.headers().set(HttpHeaderNames.CONTENT_SECURITY_POLICY, ConsoleFiles.POLICY);
+        send(ctx, response, keepAlive);
+    }
+
     /** On a worker: the token, its rate, the route. */
     private void answer(ChannelHandlerContext ctx, HttpMethod method, ApiRoutes.Route route, List<String> segments,
             Map<String, List<String>> parameters, byte[] body, String authorization, Optional<String> lastEventId,
@@ -185,7 +218,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 }
                 send(ctx, json(json.status(), json.body()), keepAlive);
             } else if (answer instanceof Answer.Events events) {
-                stream(ctx, caller, events);
+                stream(ctx, caller, events, authorization);
             } else if (answer instanceof Answer.WaitForJob wait) {
                 waitFor(ctx, caller, wait, keepAlive);
             }
@@ -235,11 +268,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     // ------------------------------------------------------------------ server-sent events
 
-    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events) {
+    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events, String authorization) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-        head.headers().set("X-Content-Type-Options", "nosniff");
+        securityHeaders(head.headers());
         HttpUtil.setTransferEncodingChunked(head, true);
         ctx.writeAndFlush(head);
         AtomicBoolean cut = new AtomicBoolean();
@@ -263,7 +296,25 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     ctx.writeAndFlush(new DefaultHttpContent(sse(number, event)));
                     return true;
                 });
-        ctx.channel().closeFuture().addListener(future -> subscription.close());
+        // A stream is one long request: its token is checked again while it lasts, so that a token revoked or
+        // expired meanwhile stops seeing events within seconds (its reconnect is then refused, 401).
+        ScheduledFuture<?> recheck = ctx.executor().scheduleAtFixedRate(() -> {
+            try {
+                shared.workers().execute(() -> {
+                    try {
+                        authenticate(authorization);
+                    } catch (ApiError e) {
+                        ctx.close();
+                    }
+                });
+            } catch (RejectedExecutionException e) {
+                // busy: checked at the next turn
+            }
+        }, STREAM_TOKEN_CHECK_SECONDS, STREAM_TOKEN_CHECK_SECONDS, TimeUnit.SECONDS);
+        ctx.channel().closeFuture().addListener(future -> {
+            recheck.cancel(false);
+            subscription.close();
+        });
         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(": subscribed\n\n", StandardCharsets.UTF_8)));
         // A subscriber sends nothing more; reading resumes only to notice that it closed.
         ctx.channel().config().setAutoRead(true);
@@ -356,7 +407,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         HttpHeaders headers = response.headers();
         headers.set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
         headers.set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-        headers.set("X-Content-Type-Options", "nosniff");
+        securityHeaders(headers);
         headers.set(HttpHeaderNames.CONNECTION, keepAlive ? HttpHeaderValues.KEEP_ALIVE : HttpHeaderValues.CLOSE);
         ctx.executor().execute(() -> {
             if (!ctx.channel().isActive()) {
@@ -372,6 +423,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
             }
         });
+    }
+
+    /**
+     * On every answer: no sniffing of its type, no referrer sent from the console, no framing; a policy under which
+     * nothing runs unless it is a console file, which has its own.
+     */
+    private static void securityHeaders(HttpHeaders headers) {
+        headers.set("X-Content-Type-Options", "nosniff");
+        headers.set("Referrer-Policy", "no-referrer");
+        headers.set("X-Frame-Options", "DENY");
+        if (!headers.contains(HttpHeaderNames.CONTENT_SECURITY_POLICY)) {
+            headers.set(HttpHeaderNames.CONTENT_SECURITY_POLICY, ConsoleFiles.NONE);
+        }
     }
 
     private void refuse(ChannelHandlerContext ctx, FullHttpRequest request, ApiError error, boolean keepAlive) {
@@ -432,6 +496,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                             + " bytes (api.max_body_bytes)"));
             response.headers().set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            securityHeaders(response.headers());
             ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
         }
     }

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The master's HTTP API ({@code api:} in master.yaml): JSON under {@code /api/} on Netty, HTTPS unless bound to
- * loopback. One event loop ({@code brine-api}) reads requests whole, within the request timeout and the body limit,
+ * loopback, and the web console's files at {@code /} ({@link ConsoleFiles}), which call the API with its tokens. One event loop ({@code brine-api}) reads requests whole, within the request timeout and the body limit,
  * and sends answers; two workers ({@code brine-api-worker}) check tokens and run the routes, which touch the disk and
  * the key store. The pipeline, in order: TLS, the connection cap, HTTP/1.1, the body aggregator, {@link ApiHandler}.
  */
@@ -61,7 +61,7 @@ public final class ApiServer implements AutoCloseable {
     /** What every connection's handler shares. */
     record Shared(MasterConfig.Api config, ApiRoutes routes, TokenFile tokens, SourceRateLimiter perToken,
             SourceRateLimiter perSource, EventStream events, ActiveJobs active, ThreadPoolExecutor workers,
-            byte[] openapi, Clock clock, Map<String, WarnInterval> logIntervals) {
+            byte[] openapi, ConsoleFiles console, Clock clock, Map<String, WarnInterval> logIntervals) {
 
         /** Whether a line about {@code what} is due (one a minute each); the lines not logged, else -1. */
         long due(String what) {
@@ -116,7 +116,7 @@ public final class ApiServer implements AutoCloseable {
                 // Before a token is checked: bounds the hashing a stranger can make the workers do.
                 new SourceRateLimiter(10 * config.requestsPerSecond(), 20 * config.requestsPerSecond(), 100_000,
                         System::nanoTime),
-                events, active, workers, openapi, clock, new ConcurrentHashMap<>());
+                events, active, workers, openapi, ConsoleFiles.load(), clock, new ConcurrentHashMap<>());
         EventLoopGroup group = TcpIo.AUTO.newGroup(1, "brine-api");
         AtomicInteger open = new AtomicInteger();
         try {

@@ -306,7 +306,7 @@ class ApiTest {
     void unknownRoutesAndWrongMethods() throws Exception {
         Answer unknown = get("/api/nothing", reader);
         assertThat(unknown.status()).isEqualTo(404);
-        assertThat(get("/", reader).status()).isEqualTo(404);
+        assertThat(get("/nothing", reader).status()).isEqualTo(404);
         assertThat(get("/api/keys/web1/accept/more", reader).status()).isEqualTo(404);
         Answer wrong = call("DELETE", "/api/keys", reader, null);
         assertThat(wrong.status()).isEqualTo(405);
@@ -315,6 +315,65 @@ class ApiTest {
         Answer openapi = get("/api/openapi.json", null);
         assertThat(openapi.status()).isEqualTo(200);
         assertThat(openapi.json().get("openapi").asText()).isEqualTo("3.1.0");
+    }
+
+    // ------------------------------------------------------------------ the console's files
+
+    HttpResponse<String> page(String method, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort() + path))
+                .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The answer's status line and headers to a request line sent as it is (no client tidies the path). */
+    String rawHead(String path) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
+            socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            return answer.substring(0, answer.indexOf("\r\n\r\n"));
+        }
+    }
+
+    @Test
+    void theConsoleIsServedFromAFixedListWithAStrictPolicy() throws Exception {
+        Map<String, String> files = Map.of("/", "text/html; charset=utf-8", "/console/app.js",
+                "text/javascript; charset=utf-8", "/console/api.js", "text/javascript; charset=utf-8",
+                "/console/dom.js", "text/javascript; charset=utf-8", "/console/pages.js",
+                "text/javascript; charset=utf-8", "/console/console.css", "text/css; charset=utf-8");
+        for (Map.Entry<String, String> file : files.entrySet()) {
+            HttpResponse<String> response = page("GET", file.getKey());
+            assertThat(response.statusCode()).as(file.getKey()).isEqualTo(200);
+            assertThat(response.headers().firstValue("Content-Type")).hasValue(file.getValue());
+            assertThat(response.headers().firstValue("Content-Security-Policy")).hasValue(ConsoleFiles.POLICY);
+            assertThat(response.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+            assertThat(response.headers().firstValue("Referrer-Policy")).hasValue("no-referrer");
+            assertThat(response.headers().firstValue("Set-Cookie")).isEmpty();
+            // Minion-controlled strings become text nodes: nothing in the console parses markup or code.
+            assertThat(response.body()).as(file.getKey()).doesNotContain("innerHTML", "outerHTML",
+                    "insertAdjacentHTML", "document.write", "eval(", "new Function", "style=", "localStorage");
+        }
+        String index = page("GET", "/").body();
+        assertThat(index).contains("<script type=\"module\" src=\"/console/app.js\"></script>")
+                .doesNotContainPattern("<script(?![^>]*\\ssrc=)").doesNotContain("<style", "http://", "https://");
+        assertThat(ConsoleFiles.POLICY).contains("default-src 'self'", "frame-ancestors 'none'")
+                .doesNotContain("unsafe");
+
+        // Only the list: no decoding, no resolving, nothing of the jar or the disk by its name.
+        for (String path : List.of("/console/", "/console", "/console//app.js", "/console/app.js/", "/console/App.js",
+                "/console/%61pp.js", "/console/../console/app.js", "/console/%2e%2e/api/openapi.json",
+                "/io/brine/master/api/openapi.json", "/console/openapi.json", "/logback.xml", "/../../etc/passwd",
+                "/console/..%2fapi.js", "/index.html/", "/console/index.html")) {
+            String head = rawHead(path);
+            assertThat(head).as(path).startsWith("HTTP/1.1 404").contains("application/json",
+                    "content-security-policy: " + ConsoleFiles.NONE);
+        }
+        HttpResponse<String> posted = page("POST", "/");
+        assertThat(posted.statusCode()).isEqualTo(405);
+        assertThat(posted.headers().firstValue("Allow")).hasValue("GET");
+        // The API's answers: nothing in them may run, be framed, or leak a referrer.
+        Answer api = get("/api/keys", reader);
+        assertThat(api.response().headers().firstValue("Content-Security-Policy")).hasValue(ConsoleFiles.NONE);
+        assertThat(api.response().headers().firstValue("Referrer-Policy")).hasValue("no-referrer");
     }
 
     // ------------------------------------------------------------------ limits
@@ -450,6 +509,21 @@ class ApiTest {
             assertThat(readEvent(reader(socket))).isEqualTo(first.subList(2, 4));
         }
         seen("/api/events", "GET", 200);
+    }
+
+    @Test
+    void anEventStreamEndsWhenItsTokenIsRevoked() throws Exception {
+        try (Socket socket = events(null)) {
+            BufferedReader in = reader(socket);
+            skipToSubscribed(in);
+            assertThat(ApiTokens.revoke(master.config().pkiDir(), "ops")).isTrue();
+            // Within a check or two of the token (no event comes meanwhile): the master closes the stream.
+            String line;
+            while ((line = in.readLine()) != null) {
+                assertThat(line).doesNotStartWith("data:");
+            }
+        }
+        assertThat(get("/api/events", admin).status()).isEqualTo(401);
     }
 
     @Test
