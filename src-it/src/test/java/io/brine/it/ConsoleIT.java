@@ -197,7 +197,9 @@ class ConsoleIT {
         open("events");
         await().until(() -> text("event-state").equals("live"));
 
-        String jid = publish("web2", "test.echo", MARKUP);
+        // Long enough to be cut (at 2,000 characters) with a way to see all.
+        String echoed = MARKUP + " " + "x".repeat(2500);
+        String jid = publish("web2", "test.echo", echoed);
         // The event view shows the return live (an event holds the master's words, not the return itself).
         await().until(() -> text("event-list").contains("brine/job/" + jid + "/ret/web2"));
         screenshot("events");
@@ -207,9 +209,17 @@ class ConsoleIT {
         await().until(() -> text("jobs").contains(jid));
         browser.findElement(By.linkText(jid)).click();
         await().until(() -> text("job-detail").contains("1 of 1 returned"));
-        assertThat(browser.findElement(By.cssSelector("#job-detail .return pre.value")).getText()).isEqualTo(MARKUP);
+        assertThat(shownReturn()).isEqualTo(echoed.substring(0, 2000)).startsWith(MARKUP);
         screenshot("jobs-markup");
+        browser.findElement(By.cssSelector("#job-detail .return .show-all")).click();
+        assertThat(shownReturn()).isEqualTo(echoed);
         assertNothingRan();
+    }
+
+    /** The text of the job's one return as the page shows it. */
+    String shownReturn() {
+        return String.valueOf(browser.executeScript(
+                "return document.querySelector('#job-detail .return pre.value').textContent"));
     }
 
     /** Publishes {@code fun} with one argument through the API, as a pipeline would; answers the jid. */
