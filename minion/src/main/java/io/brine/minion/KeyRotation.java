@@ -6,6 +6,7 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
 import java.io.IOException;
@@ -14,16 +15,19 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The minion's side of a key rotation (PROTOCOL.md 6.3): writes the new key beside the old ({@link MinionKeyring}),
  * asks over the open session with a request signed by both, and switches keys only on the pinned master's signed
- * answer. A refusal drops the new key; no answer leaves it for the next auth to try first. Confined to the event
- * thread.
+ * answer. A refusal drops the new key; no answer leaves it for the next auth to try first, and a request left
+ * unanswered by a lost session is asked again in the next one. Confined to the event thread, except the making of
+ * the new key pair (seconds of CPU for 4096 bits), which runs on {@code keyMaker} and hands the pair back.
  */
 public final class KeyRotation {
 
@@ -42,6 +46,7 @@ public final class KeyRotation {
     private final Clock clock;
     /** {@code key_max_age}: the minion asks for a rotation when its key is older; empty: never by itself. */
     private final Optional<Duration> maxAge;
+    private final Executor keyMaker;
     /**
      * When the minion last asked, by itself or on {@code --rotate-key}: it asks by age an hour later at the soonest,
      * whatever the answer, or none (a session lost meanwhile leaves no answer to wait for).
@@ -49,10 +54,12 @@ public final class KeyRotation {
     private Instant askedAt;
     /** The outstanding request's session id, and who waits for its answer; null when none is outstanding. */
     private byte[] askedIn;
+    /** The public key the outstanding request asks for (X.509 encoding). */
+    private byte[] askedFor;
     private CompletableFuture<Result> waiting;
 
     KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize, Clock clock,
-            Optional<Duration> maxAge) {
+            Optional<Duration> maxAge, Executor keyMaker) {
         this.id = id;
         this.keyring = keyring;
         this.pin = pin;
@@ -60,7 +67,15 @@ public final class KeyRotation {
         this.keysize = keysize;
         this.clock = clock;
         this.maxAge = maxAge;
+        this.keyMaker = keyMaker;
     }
+
+    /** Makes each new key pair on a thread of its own: rotations are rare, and the event thread must not wait. */
+    static final Executor OWN_THREAD = task -> {
+        Thread thread = new Thread(task, "brine-minion-keygen");
+        thread.setDaemon(true);
+        thread.start();
+    };
 
     /**
      * Whether the current key is older than {@code key_max_age} and the minion should ask for a rotation now: an
@@ -84,30 +99,72 @@ public final class KeyRotation {
         return true;
     }
 
+    /** Whether a request needs a new key pair made first ({@link #makeKey}): none is left from an earlier one. */
+    boolean needsKey() {
+        return keyring.candidate().isEmpty();
+    }
+
+    /** Makes a new key pair on {@code keyMaker}; the caller hands it back to the event thread ({@link #keyMade}). */
+    CompletableFuture<KeyPair> makeKey() {
+        return CompletableFuture.supplyAsync(() -> RsaKeys.generate(keysize), keyMaker);
+    }
+
     /**
-     * The request to send in session {@code sessionId}, signed by the current key and the new one (made and written
-     * first, or the one an unanswered rotation left); empty when the new key cannot be written ({@code result} is
-     * then completed).
+     * A key pair {@link #makeKey} made (or its failure), back on the event thread: written beside the current key.
+     * False, with {@code result} completed, when it cannot be made or written.
      */
-    Optional<KeyRotate> request(byte[] sessionId, CompletableFuture<Result> result) {
-        KeyPair next;
+    boolean keyMade(KeyPair fresh, Throwable failure, CompletableFuture<Result> result) {
         try {
-            next = keyring.prepareCandidate(keysize);
+            if (failure != null) {
+                throw new IOException(failure.getMessage(), failure);
+            }
+            keyring.adoptCandidate(fresh);
+            return true;
         } catch (IOException e) {
             LOG.error("Minion {}: cannot write the new key for a rotation: {}", id, e.getMessage());
             result.complete(new Result(false, null, "cannot write the new key: " + e.getMessage()));
-            return Optional.empty();
+            return false;
         }
+    }
+
+    /**
+     * The request to send in session {@code sessionId}, signed by the current key and the new one ({@link #keyMade},
+     * or the one an unanswered rotation left).
+     */
+    KeyRotate request(byte[] sessionId, CompletableFuture<Result> result) {
+        KeyPair next = keyring.candidate().orElseThrow();
+        keyring.candidateAsked();
         KeyPair old = keyring.current();
         byte[] newKey = next.getPublic().getEncoded();
         byte[] signed = KeyRotations.request(sessionId, id, old.getPublic().getEncoded(), newKey);
         askedIn = sessionId.clone();
+        askedFor = newKey;
         askedAt = clock.instant();
         waiting = result;
         LOG.info("Minion {}: asking the master to rotate this minion's key to {}", id,
                 Fingerprints.of(next.getPublic()));
-        return Optional.of(new KeyRotate(newKey, Rsa.sign(old.getPrivate(), signed),
-                Rsa.sign(next.getPrivate(), signed)));
+        return new KeyRotate(newKey, Rsa.sign(old.getPrivate(), signed), Rsa.sign(next.getPrivate(), signed));
+    }
+
+    /**
+     * A session opened: a request asked in an earlier one gets no answer (the session it was bound to is gone). When
+     * the auth that opened this one was accepted with the new key, the master rotated and only its answer was lost:
+     * the rotation is done. Otherwise the caller asks again (what this returns, to complete with the answer).
+     */
+    Optional<CompletableFuture<Result>> sessionOpened(byte[] sessionId) {
+        if (askedIn == null || Arrays.equals(askedIn, sessionId)) {
+            return Optional.empty();
+        }
+        askedIn = null;
+        CompletableFuture<Result> left = waiting == null ? new CompletableFuture<>() : waiting;
+        waiting = null;
+        if (Arrays.equals(askedFor, keyring.current().getPublic().getEncoded())) {
+            left.complete(new Result(true, Fingerprints.of(keyring.current().getPublic()),
+                    "accepted by the master at sign-in"));
+            return Optional.empty();
+        }
+        LOG.info("Minion {}: the session ended before the master answered the key rotation; asking again", id);
+        return Optional.of(left);
     }
 
     /** The master's answer, in session {@code sessionId}: believed only when the pinned master key signed it. */
@@ -115,7 +172,7 @@ public final class KeyRotation {
         Optional<RSAPublicKey> master = pin.pinned();
         KeyPair candidate = keyring.candidate().orElse(null);
         if (askedIn == null || candidate == null || master.isEmpty()
-                || !java.util.Arrays.equals(askedIn, sessionId)
+                || !Arrays.equals(askedIn, sessionId)
                 || !Rsa.verify(master.get(), KeyRotations.reply(sessionId, reply.rotated(), reply.newFingerprint(),
                         reply.reason()), reply.signature())) {
             LOG.warn("Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,6 +72,12 @@ public final class Minion implements AutoCloseable {
 
         static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
                 Scheduler loop, Clock clock, int keysize, Optional<Duration> keyMaxAge) {
+            return wire(settings, keys, pin, transport, loop, clock, keysize, keyMaxAge, KeyRotation.OWN_THREAD);
+        }
+
+        /** @param keyMaker where a key rotation's new key pair is made, off the event thread */
+        static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
+                Scheduler loop, Clock clock, int keysize, Optional<Duration> keyMaxAge, Executor keyMaker) {
             StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
                     Fingerprints.of(keys.current().getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
@@ -78,7 +85,7 @@ public final class Minion implements AutoCloseable {
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
                     handshake::sessionLost);
             return new Parts(status, handshake, gate, channel,
-                    new KeyRotation(settings.id(), keys, pin, status, keysize, clock, keyMaxAge),
+                    new KeyRotation(settings.id(), keys, pin, status, keysize, clock, keyMaxAge, keyMaker),
                     new WarnThrottle(clock));
         }
     }
@@ -93,6 +100,8 @@ public final class Minion implements AutoCloseable {
     private final KeyRotation rotation;
     /** A key rotation asked for before a session was open: asked as soon as one is. */
     private CompletableFuture<KeyRotation.Result> rotationWanted;
+    /** A new key pair for the rotation is being made off the event thread. */
+    private boolean makingKey;
     private final JobHandler jobs;
     /** What reaches the minion and is dropped before the handshake, gate or session channel see it. */
     private final WarnThrottle warnings;
@@ -166,6 +175,11 @@ public final class Minion implements AutoCloseable {
     public CompletableFuture<KeyRotation.Result> rotateKey() {
         CompletableFuture<KeyRotation.Result> result = new CompletableFuture<>();
         loop.execute(() -> {
+            if (rotationWanted != null) {
+                // Asked twice before the first was sent: one request answers both.
+                CompletableFuture<KeyRotation.Result> earlier = rotationWanted;
+                result.whenComplete((answer, failure) -> earlier.complete(answer));
+            }
             rotationWanted = result;
             askRotation();
         });
@@ -173,13 +187,25 @@ public final class Minion implements AutoCloseable {
     }
 
     private void askRotation() {
-        if (rotationWanted == null) {
+        if (rotationWanted == null || makingKey) {
+            return;
+        }
+        if (rotation.needsKey()) {
+            makingKey = true;
+            rotation.makeKey().whenComplete((fresh, failure) -> loop.execute(() -> {
+                makingKey = false;
+                if (rotation.keyMade(fresh, failure, rotationWanted)) {
+                    askRotation();
+                } else {
+                    rotationWanted = null;
+                }
+            }));
             return;
         }
         channel.sessionId().ifPresent(sessionId -> {
             CompletableFuture<KeyRotation.Result> result = rotationWanted;
             rotationWanted = null;
-            rotation.request(sessionId, result).ifPresent(channel::send);
+            channel.send(rotation.request(sessionId, result));
         });
     }
 
@@ -275,6 +301,13 @@ public final class Minion implements AutoCloseable {
             // A resumed session came with the next ticket; a full auth's asks for one (PROTOCOL.md 8.9).
             channel.requestTicket();
         }
+        rotation.sessionOpened(accepted.sessionId()).ifPresent(left -> {
+            if (rotationWanted == null) {
+                rotationWanted = left;
+            } else {
+                rotationWanted.whenComplete((result, failure) -> left.complete(result));
+            }
+        });
         askRotation();
         rotateIfKeyOld();
     }

@@ -3,6 +3,7 @@ package io.brine.minion;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.Resumptions;
@@ -448,6 +449,12 @@ final class FakeMaster implements ClientTransport {
     byte[] sealed(SessionMessage message) {
         return Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MASTER_TO_MINION,
                 sendCounter.incrementAndGet(), message));
+    }
+
+    /** The master's signed answer to a key rotation asked in the current session (PROTOCOL.md 6.3). */
+    byte[] keyRotateReply(boolean rotated, String newFingerprint, String reason) {
+        byte[] signature = Rsa.sign(keys.getPrivate(), KeyRotations.reply(sessionId, rotated, newFingerprint, reason));
+        return sealed(new SessionMessage.KeyRotateReply(rotated, newFingerprint, reason, signature));
     }
 
     /** The master's answer to a session frame it does not know, here naming the current session. */

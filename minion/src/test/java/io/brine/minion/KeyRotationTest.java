@@ -34,7 +34,8 @@ class KeyRotationTest {
         Files.setLastModifiedTime(pem, FileTime.from(MADE));
         MinionKeyring keyring = MinionKeyring.load(pkiDir, 2048);
         return new KeyRotation("web1", keyring, new MasterPin(pkiDir, null),
-                new StatusFile("web1", null, clock, "fp"), 2048, clock, maxAge);
+                new StatusFile("web1", null, clock, "fp"), 2048, clock, maxAge,
+                Runnable::run);
     }
 
     @Test

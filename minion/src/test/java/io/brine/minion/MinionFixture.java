@@ -43,6 +43,11 @@ final class MinionFixture implements AutoCloseable {
     private FakeMaster master;
     private int barriers;
     private Optional<Duration> keyMaxAge = Optional.empty();
+    /** Key pairs to make for a rotation, held until {@link #makeKeys} when {@link #holdKeyMaking} was called. */
+    private final List<Runnable> keyMaking = new CopyOnWriteArrayList<>();
+    private volatile boolean holdKeyMaking;
+    /** The threads key pairs were made on. */
+    final List<String> keyMakers = new CopyOnWriteArrayList<>();
 
     MinionFixture(Path pkiDir) {
         this.pkiDir = pkiDir;
@@ -70,7 +75,18 @@ final class MinionFixture implements AutoCloseable {
                 AtomicFiles.OWNER_READ);
         MinionKeyring keys = MinionKeyring.load(pkiDir, 2048);
         MasterPin pin = new MasterPin(pkiDir, masterFinger);
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048, keyMaxAge);
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048, keyMaxAge,
+                task -> {
+                    Runnable recorded = () -> {
+                        keyMakers.add(Thread.currentThread().getName());
+                        task.run();
+                    };
+                    if (holdKeyMaking) {
+                        keyMaking.add(recorded);
+                    } else {
+                        recorded.run();
+                    }
+                });
         minion = new Minion(settings, master, scheduler, parts, load -> ran.add(load.jid()));
         minion.start();
         scheduler.idle();
@@ -87,6 +103,19 @@ final class MinionFixture implements AutoCloseable {
         AtomicFiles.ensureDirectory(pkiDir);
         AtomicFiles.write(pkiDir.resolve(MasterPin.FILE), Pem.bytes(Pem.publicKeySpki(key.getPublic())),
                 AtomicFiles.PUBLIC_READ);
+    }
+
+    /** From now on a rotation's key pair is made only when the test calls {@link #makeKeys}. */
+    void holdKeyMaking() {
+        holdKeyMaking = true;
+    }
+
+    /** Makes the key pairs asked for since {@link #holdKeyMaking}, on the test's thread, then settles. */
+    void makeKeys() {
+        List<Runnable> due = List.copyOf(keyMaking);
+        keyMaking.removeAll(due);
+        due.forEach(Runnable::run);
+        settle();
     }
 
     Path pkiDir() {

@@ -8,6 +8,7 @@ import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,6 +42,7 @@ class MinionProtocolTest {
     private static final KeyPair MASTER = TestKeys.pair(100);
     private static final KeyPair STRANGER = TestKeys.pair(102);
     private static final KeyPair OTHER_MASTER = FakeMaster.OTHER_MASTER;
+    private static final String EVENT_THREAD = "brine-minion-test-loop";
 
     @TempDir
     Path pkiDir;
@@ -468,6 +471,64 @@ class MinionProtocolTest {
         List<SessionMessage.KeyRotate> asked = master.received(SessionMessage.KeyRotate.class);
         assertThat(asked).as("an hour after the last ask").hasSize(2);
         assertThat(asked.get(1).newKey()).as("the same new key").isEqualTo(asked.get(0).newKey());
+    }
+
+    @Test
+    void aRotationsNewKeyIsMadeOffTheEventThreadWhichGoesOnServingTheSession() throws Exception {
+        startAccepted();
+        fixture.holdKeyMaking();
+        CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
+        fixture.settle();
+        barrier(); // the event thread answers while the key is being made
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked before the key was made").isEmpty();
+        fixture.makeKeys();
+        assertThat(fixture.keyMakers).doesNotContain(EVENT_THREAD);
+        List<SessionMessage.KeyRotate> asked = fromCurrentSession(SessionMessage.KeyRotate.class);
+        assertThat(asked).hasSize(1);
+        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(0).newKey()));
+        master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
+        fixture.settle();
+        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint, "rotated"));
+        assertThat(minion.status().fingerprint()).isEqualTo(fingerprint);
+    }
+
+    @Test
+    void aRotationUnansweredWhenTheSessionIsLostIsAskedAgainInTheNextSession() throws Exception {
+        startAccepted();
+        CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).hasSize(1);
+        master.reply(master.sessionUnknown(master.lastCounterFromMinion(), MASTER.getPrivate()));
+        fixture.advance(Duration.ofSeconds(2)); // re-auths after a lost session are spread over 2 s
+        // The rotation never reached the master: it does not know the new key, and accepts the old one.
+        master.reply(master.refuse(authRequest(2), AuthStatus.DENIED, "another key is accepted for this id"));
+        fixture.settle();
+        master.reply(master.accept(authRequest(3)));
+        fixture.settle();
+        List<SessionMessage.KeyRotate> again = fromCurrentSession(SessionMessage.KeyRotate.class);
+        assertThat(again).as("asked again in the new session").hasSize(1);
+        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(again.get(0).newKey()));
+        master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
+        fixture.settle();
+        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint, "rotated"));
+    }
+
+    @Test
+    void aRotationWhoseAnswerWasLostIsDoneWhenTheNextAuthAcceptsTheNewKey() throws Exception {
+        startAccepted();
+        CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
+        fixture.settle();
+        byte[] newKey = master.received(SessionMessage.KeyRotate.class).get(0).newKey();
+        master.reply(master.sessionUnknown(master.lastCounterFromMinion(), MASTER.getPrivate()));
+        fixture.advance(Duration.ofSeconds(2));
+        AuthRequest again = authRequest(2);
+        assertThat(again.publicKey()).as("the new key offered first").isEqualTo(newKey);
+        master.reply(master.accept(again));
+        fixture.settle();
+        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(newKey));
+        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint,
+                "accepted by the master at sign-in"));
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("not asked again").isEmpty();
     }
 
     /** Moves time by {@code after}, then answers a heartbeat. */

@@ -4,7 +4,6 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
-import io.brine.protocol.crypto.RsaKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,18 +100,20 @@ public final class MinionKeyring {
     }
 
     /**
-     * The new key for a rotation, written to {@value #NEW_PRIVATE_FILE} before it is offered: the one left by an
-     * unanswered rotation, or a fresh one.
+     * A rotation's new key, made off the event thread, written to {@value #NEW_PRIVATE_FILE} before it is offered.
+     * Nothing when a new key is held already (the one an unanswered rotation left): that one is kept.
      */
-    public KeyPair prepareCandidate(int keysize) throws IOException {
+    public void adoptCandidate(KeyPair fresh) throws IOException {
         if (candidate == null) {
-            KeyPair fresh = RsaKeys.generate(keysize);
             AtomicFiles.write(pkiDir.resolve(NEW_PRIVATE_FILE), Pem.bytes(Pem.privateKeyPkcs1(fresh.getPrivate())),
                     AtomicFiles.OWNER_READ);
             candidate = fresh;
         }
+    }
+
+    /** The new key is asked for again in a rotation request: the next auth offers it first again. */
+    public void candidateAsked() {
         candidateRefused = false;
-        return candidate;
     }
 
     /**
