@@ -490,6 +490,11 @@ public final class ZkKeyStore implements KeyStore {
         KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
         ensureOpen();
         String newFingerprint = Fingerprints.of(newKey);
+        if (policy == KeyRotationPolicy.PENDING) {
+            // master.yaml refuses pending with cluster; never rotate without the admin it asks for.
+            return new RotationDecision.Refused(id, newFingerprint, "key_rotation: pending is not available with a"
+                    + " cluster");
+        }
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
             return new RotationDecision.Refused(id, newFingerprint, "not recorded: " + now.describe() + "; try later");

@@ -328,6 +328,12 @@ public final class BrineKey implements Callable<Integer> {
             case DELETE -> ChangeKeys.Change.DELETE;
             default -> null;
         };
+        if ((change == ChangeKeys.Change.ACCEPT || change == ChangeKeys.Change.REJECT) && !action.all()) {
+            Integer rotation = changes.onWaitingRotation(config, change, action.argument(), boundFingerprint);
+            if (rotation != null) {
+                return rotation;
+            }
+        }
         if (change != null) {
             // Lists, selects, shows and confirms from a scan (ids, states, fingerprints: no parsed keys), then
             // changes each key as its file is under the lock.
@@ -341,7 +347,7 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            int exit = show.list(scan, action.states());
+            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config));
             if (output.text() && !terminal.interactive()) {
                 output.err().println(ShowKeys.total(scan.listing(), action.states()));
                 output.err().flush();

@@ -9,9 +9,12 @@ import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.PendingRotations;
 import io.brine.store.keys.StoredKey;
 import io.brine.store.policy.Classifications;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -123,6 +126,70 @@ final class ChangeKeys {
             return new Plan(UserError.REFUSED, null);
         }
         return new Plan(null, keys);
+    }
+
+    /** The key rotations waiting for an admin: id to the new key's fingerprint (none with a cluster). */
+    static Map<String, String> waitingRotations(KeytoolConfig config) {
+        if (config.cluster().isPresent()) {
+            return Map.of();
+        }
+        try {
+            return PendingRotations.list(config.pkiDir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + config.pkiDir().resolve("minions_rotating") + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code -a ID} or {@code -r ID} on an id whose key rotation waits for an admin (PROTOCOL.md 6.3): done only
+     * when bound to the new key's fingerprint ({@code -f FP}), which an admin has seen in {@code -L}. Null when no
+     * rotation of {@code argument} waits (the ordinary accept or reject goes on); else the exit code.
+     */
+    Integer onWaitingRotation(KeytoolConfig config, Change change, String argument, String bound) {
+        String waiting = waitingRotations(config).get(argument);
+        if (waiting == null) {
+            return null;
+        }
+        if (bound == null) {
+            output.err().println("brine-key: " + argument + ": a key rotation waits with the new key " + waiting
+                    + "; accept or reject it bound to that fingerprint: brine-key " + (change == Change.ACCEPT
+                            ? "-a" : "-r") + " " + argument + " -f " + waiting + ". Nothing changed");
+            return UserError.REFUSED;
+        }
+        PrintWriter info = output.text() ? output.out() : output.err();
+        if (!command.quiet()) {
+            info.println("The key rotation of " + argument + " to the new key " + waiting + " is going to be "
+                    + change.verb + ".");
+            info.flush();
+        }
+        if (!command.yes && !confirm(true, change.verb)) {
+            return UserError.REFUSED;
+        }
+        AuditLog audit = command.openAudit(config);
+        try (KeyStore store = command.openStore(config, audit)) {
+            AdminResult result = change == Change.ACCEPT ? store.acceptRotation(argument, bound, command.actor())
+                    : store.rejectRotation(argument, bound, command.actor());
+            if (!result.done() && result.status() != AdminResult.Status.UNCHANGED) {
+                output.err().println("brine-key: " + result.message());
+                return UserError.REFUSED;
+            }
+            if (!command.quiet()) {
+                info.println(result.message() + ".");
+                info.flush();
+            }
+            List<String> unaudited = store.unauditedChanges();
+            if (!unaudited.isEmpty()) {
+                output.err().println("brine-key: the change of " + String.join(", ", unaudited) + " is made but not"
+                        + " in the audit log");
+                return UserError.REFUSED;
+            }
+            return 0;
+        } finally {
+            if (audit != null) {
+                audit.close();
+            }
+        }
     }
 
     /** Applies a confirmed plan with the audited store. */

@@ -40,6 +40,12 @@ final class ShowKeys {
     /** The master's public key as salt-key names it among its local keys. */
     static final String MASTER_PUB = "master.pub";
 
+    /** How a key rotation waiting for an admin is marked under the unaccepted keys, before the new key's fingerprint. */
+    static final String ROTATION_MARK = "  (rotation of its accepted key, new key ";
+
+    /** The structured listing's name for the rotations waiting for an admin (id to the new key's fingerprint). */
+    static final String ROTATIONS = "minions_rotating";
+
     /** How a stock Salt minion's id is marked in the text listing (issue 15). */
     static final String SALT_MARK = "  (salt)";
 
@@ -48,7 +54,7 @@ final class ShowKeys {
      * its {@linkplain StoredKey#kind() kind}, as the store holds it); structured, the Salt minions listed also under
      * {@code salt_minions}.
      */
-    int list(KeyScan.Result scan, Set<KeyState> states) {
+    int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations) {
         KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
@@ -58,6 +64,10 @@ final class ShowKeys {
                     for (StoredKey key : listing.keys(state)) {
                         writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
                                 + (key.kind() == MinionKind.SALT ? SALT_MARK : ""));
+                    }
+                    if (state == KeyState.PENDING) {
+                        rotations.forEach((id, fingerprint) -> writer.println(output.colour(state, id)
+                                + ROTATION_MARK + fingerprint + ")"));
                     }
                 }
             }
@@ -72,6 +82,9 @@ final class ShowKeys {
                 listing.keys(state).stream().filter(key -> key.kind() == MinionKind.SALT).map(StoredKey::id)
                         .forEach(salt::add);
             }
+        }
+        if (states.contains(KeyState.PENDING) && !rotations.isEmpty()) { // only while some wait: the shape is kept
+            document.put(ROTATIONS, rotations);
         }
         if (!salt.isEmpty()) { // only for a fleet with Salt minions: brine's own listing keeps its shape
             document.put(SaltMarks.DIRECTORY, salt.stream().distinct().sorted().toList());

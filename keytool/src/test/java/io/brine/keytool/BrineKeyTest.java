@@ -172,6 +172,47 @@ class BrineKeyTest {
         assertThat(exists(KeyState.REJECTED, "evil")).isTrue();
     }
 
+    // ------------------------------------------------------------ key_rotation: pending (issue 25)
+
+    @Test
+    void aRotationWaitingForAnAdminIsListedUnaccepted_AndAcceptedOnlyBoundToItsNewKey() throws Exception {
+        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.PENDING,
+                "minion db1"));
+
+        assertThat(run("-l", "un").out()).isEqualTo("Unaccepted Keys:\napp1\nweb1\nweb2\ndb1  (rotation of its"
+                + " accepted key, new key " + fp(8) + ")\n");
+        JsonNode json = JSON.readTree(run("-L", "--out", "json").out());
+        assertThat(json.get("minions_rotating").get("db1").asText()).isEqualTo(fp(8));
+        assertThat(json.get("minions_pre").toString()).doesNotContain("db1");
+
+        Result unbound = run("-a", "db1", "-y");
+        assertThat(unbound.exit()).isEqualTo(1);
+        assertThat(unbound.err()).contains("a key rotation waits with the new key " + fp(8), "-a db1 -f " + fp(8));
+        Result wrong = run("-a", "db1", "-f", fp(4), "-y");
+        assertThat(wrong.exit()).isEqualTo(1);
+        assertThat(wrong.err()).contains("not " + fp(4) + "; nothing changed");
+        assertThat(lookup("db1", 4)).isEqualTo(KeyLookup.ACCEPTED_SAME);
+
+        Result accept = run("-a", "db1", "-f", fp(8), "-y");
+        assertThat(accept.exit()).as(accept.err()).isZero();
+        assertThat(accept.out()).contains("db1: key rotation to " + fp(8) + " accepted");
+        assertThat(lookup("db1", 8)).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(auditEvents()).last().asString().startsWith("key.rotated db1 by brine-key:");
+        assertThat(run("-L", "--out", "json").out()).doesNotContain("minions_rotating");
+    }
+
+    @Test
+    void aRejectedRotationKeepsTheAcceptedKey() throws Exception {
+        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.PENDING,
+                "minion db1"));
+
+        Result reject = run("-r", "db1", "-f", fp(8), "-y");
+
+        assertThat(reject.exit()).as(reject.err()).isZero();
+        assertThat(lookup("db1", 4)).isEqualTo(KeyLookup.ACCEPTED_SAME);
+        assertThat(run("-l", "un").out()).doesNotContain("rotation");
+    }
+
     // ------------------------------------------------------------ listing
 
     @Test

@@ -364,9 +364,10 @@ final class Handshake {
             if (keyring.candidate().filter(candidate -> candidate == offered).isPresent()) {
                 keyring.promote(offered);
                 status.fingerprint(Fingerprints.of(offered.getPublic()));
-            } else {
+            } else if (!keyring.candidatePending()) {
                 keyring.discardCandidate();
             }
+            // A new key waiting for an admin stays: the master's answer to the next request settles it.
         } catch (IOException e) {
             LOG.error("Minion {}: cannot record the key the master accepted in {}: {}; asking again",
                     settings.id(), MinionKeyring.NEW_PRIVATE_FILE, e.getMessage());

@@ -32,11 +32,21 @@ import org.slf4j.LoggerFactory;
 public final class KeyRotation {
 
     /** What became of a rotation, for {@code brine-minion --rotate-key}. */
-    public record Result(boolean rotated, String fingerprint, String reason) {
+    /** @param pending the new key waits for an admin on the master ({@code key_rotation: pending}) */
+    public record Result(boolean rotated, String fingerprint, String reason, boolean pending) {
+
+        public Result(boolean rotated, String fingerprint, String reason) {
+            this(rotated, fingerprint, reason, false);
+        }
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(KeyRotation.class);
     static final Duration AGE_RETRY = Duration.ofHours(1);
+    /**
+     * How often a minion whose new key waits for an admin asks again, at heartbeat answers: the master answers one
+     * request a minute per minion (PROTOCOL.md 10.1).
+     */
+    static final Duration PENDING_POLL = Duration.ofMinutes(1);
 
     private final String id;
     private final MinionKeyring keyring;
@@ -97,6 +107,15 @@ public final class KeyRotation {
         LOG.info("Minion {}: key made {} is older than key_max_age ({} s): asking the master to rotate it", id,
                 created.get(), maxAge.get().toSeconds());
         return true;
+    }
+
+    /**
+     * Whether the new key waits for an admin on the master and the minion should ask again now (the answer says
+     * rotated, pending or refused): when a session opens, and a minute after the last ask at the soonest.
+     */
+    boolean pollDue() {
+        return keyring.candidatePending() && askedIn == null
+                && (askedAt == null || !clock.instant().isBefore(askedAt.plus(PENDING_POLL)));
     }
 
     /** Whether a request needs a new key pair made first ({@link #makeKey}): none is left from an earlier one. */
@@ -173,8 +192,7 @@ public final class KeyRotation {
         KeyPair candidate = keyring.candidate().orElse(null);
         if (askedIn == null || candidate == null || master.isEmpty()
                 || !Arrays.equals(askedIn, sessionId)
-                || !Rsa.verify(master.get(), KeyRotations.reply(sessionId, reply.rotated(), reply.newFingerprint(),
-                        reply.reason()), reply.signature())) {
+                || !Rsa.verify(master.get(), KeyRotations.reply(sessionId, reply), reply.signature())) {
             LOG.warn("Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
                     + " pinned master key", id);
             return;
@@ -183,7 +201,13 @@ public final class KeyRotation {
         String fingerprint = Fingerprints.of(candidate.getPublic());
         Result result;
         try {
-            if (reply.rotated() && fingerprint.equals(reply.newFingerprint())) {
+            if (reply.pending() && fingerprint.equals(reply.newFingerprint())) {
+                // The old key stays accepted and in use; the new one is kept for the admin's word.
+                LOG.info("Minion {}: key rotation to {} waits for an admin on the master (brine-key -a {} -f {});"
+                        + " asking again at the next heartbeats", id, fingerprint, id, fingerprint);
+                keyring.markCandidatePending();
+                result = new Result(false, fingerprint, reply.reason(), true);
+            } else if (reply.rotated() && fingerprint.equals(reply.newFingerprint())) {
                 keyring.promote(candidate);
                 status.fingerprint(fingerprint);
                 result = new Result(true, fingerprint, reply.reason());

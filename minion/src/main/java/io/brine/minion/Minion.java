@@ -312,9 +312,12 @@ public final class Minion implements AutoCloseable {
         rotateIfKeyOld();
     }
 
-    /** {@code key_max_age}: checked when a session opens and at each heartbeat answer (PROTOCOL.md 6.3). */
+    /**
+     * {@code key_max_age}, and a new key waiting for an admin: checked when a session opens and at each heartbeat
+     * answer (PROTOCOL.md 6.3).
+     */
     private void rotateIfKeyOld() {
-        if (rotationWanted == null && rotation.dueByAge()) {
+        if (rotationWanted == null && (rotation.pollDue() || rotation.dueByAge())) {
             rotationWanted = new CompletableFuture<>();
             askRotation();
         }

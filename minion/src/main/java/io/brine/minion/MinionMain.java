@@ -40,7 +40,9 @@ import picocli.CommandLine.Option;
                     + "3 rejected by a master it can authenticate (pinned key or master_finger), 4 the pinned master "
                     + "key itself announced another key. A reply it cannot authenticate never stops it.",
             "With --rotate-key: 0 rotated, 5 refused by the master (the reason on stderr), 6 no answer within "
-                    + "5 minutes (the new key stays beside the old one; the next start offers it first)."})
+                    + "5 minutes (the new key stays beside the old one; the next start offers it first), 7 the new key "
+                    + "waits for an admin on the master (key_rotation: pending; the daemon asks again at its "
+                    + "heartbeats and switches once it is accepted)."})
 public final class MinionMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);
@@ -162,6 +164,12 @@ public final class MinionMain implements Callable<Integer> {
                 if (result.rotated()) {
                     System.out.println("key rotated: " + result.fingerprint() + " (" + result.reason() + ")");
                     return 0;
+                }
+                if (result.pending()) {
+                    System.err.println("key rotation waits for an admin on the master: brine-key -a "
+                            + daemon.minion().id() + " -f " + result.fingerprint() + " accepts it; the minion keeps its"
+                            + " current key until then and asks again at its heartbeats");
+                    return 7;
                 }
                 System.err.println("key rotation refused by the master: " + result.reason());
                 return 5;

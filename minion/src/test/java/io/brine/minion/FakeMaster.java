@@ -457,6 +457,14 @@ final class FakeMaster implements ClientTransport {
         return sealed(new SessionMessage.KeyRotateReply(rotated, newFingerprint, reason, signature));
     }
 
+    /** The master's signed answer that the rotation waits for an admin ({@code key_rotation: pending}). */
+    byte[] keyRotatePending(String newFingerprint, String reason) {
+        SessionMessage.KeyRotateReply unsigned = new SessionMessage.KeyRotateReply(false, newFingerprint, reason,
+                new byte[0], true);
+        byte[] signature = Rsa.sign(keys.getPrivate(), KeyRotations.reply(sessionId, unsigned));
+        return sealed(new SessionMessage.KeyRotateReply(false, newFingerprint, reason, signature, true));
+    }
+
     /** The master's answer to a session frame it does not know, here naming the current session. */
     byte[] sessionUnknown(long counter, PrivateKey signer) {
         return sessionUnknown(sessionId, counter, clock.millis(), signer);

@@ -531,6 +531,47 @@ class MinionProtocolTest {
         assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("not asked again").isEmpty();
     }
 
+    @Test
+    void aRotationPendingOnTheMasterKeepsTheNewKeyThroughASignInWithTheOldOneAndIsAskedAgainAtAHeartbeat()
+            throws Exception {
+        minion = fixture.start(master, MinionFixture.settings(false, Duration.ofDays(1)), null); // heartbeats by hand
+        master.reply(master.accept(authRequest(1)));
+        fixture.settle();
+        CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
+        fixture.settle();
+        byte[] newKey = master.received(SessionMessage.KeyRotate.class).get(0).newKey();
+        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(newKey));
+        String oldFingerprint = minion.status().fingerprint();
+        master.reply(master.keyRotatePending(fingerprint, "the new key awaits an admin"));
+        fixture.settle();
+        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(false, fingerprint,
+                "the new key awaits an admin", true));
+        assertThat(minion.status().fingerprint()).as("the old key stays in use").isEqualTo(oldFingerprint);
+        assertThat(pkiDir.resolve(MinionKeyring.PENDING_FILE)).exists();
+        // Signed in again before the admin decided: the new key is not accepted yet, the old one is; both are kept.
+        master.reply(master.sessionUnknown(master.lastCounterFromMinion(), MASTER.getPrivate()));
+        fixture.advance(Duration.ofSeconds(2));
+        assertThat(authRequest(2).publicKey()).isEqualTo(newKey);
+        master.reply(master.refuse(authRequest(2), AuthStatus.DENIED, "key differs from the accepted key"));
+        fixture.settle();
+        master.reply(master.accept(authRequest(3)));
+        fixture.settle();
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).as("kept for the admin's word").exists();
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("asked a minute after the last ask (2 s ago)")
+                .isEmpty();
+        heartbeatReplyAt(Duration.ofSeconds(57));
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).isEmpty();
+        heartbeatReplyAt(Duration.ofSeconds(1));
+        List<SessionMessage.KeyRotate> again = fromCurrentSession(SessionMessage.KeyRotate.class);
+        assertThat(again).hasSize(1);
+        assertThat(again.get(0).newKey()).as("the same new key").isEqualTo(newKey);
+        master.reply(master.keyRotateReply(true, fingerprint, "key rotation accepted by an admin"));
+        fixture.settle();
+        assertThat(minion.status().fingerprint()).isEqualTo(fingerprint);
+        assertThat(pkiDir.resolve(MinionKeyring.PENDING_FILE)).doesNotExist();
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).doesNotExist();
+    }
+
     /** Moves time by {@code after}, then answers a heartbeat. */
     private void heartbeatReplyAt(Duration after) {
         fixture.advance(after);

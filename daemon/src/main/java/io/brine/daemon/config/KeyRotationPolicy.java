@@ -6,6 +6,11 @@ import java.util.Locale;
 public enum KeyRotationPolicy {
     /** The new key replaces the old one at once (the request is authenticated by the old key). */
     ALLOW,
+    /**
+     * The new key waits for an admin beside the accepted one (PROTOCOL.md 6.3): accepted, it replaces the old key as
+     * {@link #ALLOW} would; rejected, the old key stays.
+     */
+    PENDING,
     /** Every rotation is refused, with a reason the minion logs. */
     DENY;
 

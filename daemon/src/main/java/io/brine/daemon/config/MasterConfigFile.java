@@ -93,9 +93,14 @@ final class MasterConfigFile {
         root.choice("log_level", LogLevel.class).ifPresent(config::logLevel);
         root.path("log_file").ifPresent(config::logFile);
         root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
-        root.choice("key_rotation", KeyRotationPolicy.class).ifPresent(config::keyRotation);
+        Optional<KeyRotationPolicy> keyRotation = root.choice("key_rotation", KeyRotationPolicy.class);
+        keyRotation.ifPresent(config::keyRotation);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
+        if (keyRotation.orElse(null) == KeyRotationPolicy.PENDING && root.has("cluster")) {
+            root.problem("key_rotation", "pending is not available with cluster yet (the cluster key store keeps no"
+                    + " pending rotations): use allow or deny");
+        }
         root.bool("salt_minions").ifPresent(config::saltMinions);
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);

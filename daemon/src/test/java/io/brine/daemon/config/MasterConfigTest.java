@@ -434,10 +434,14 @@ class MasterConfigTest {
     }
 
     @Test
-    void keyRotationIsAllowedByDefaultAndDeniedOnlyWhenSaidSo() throws Exception {
+    void keyRotationIsAllowedByDefaultAndPendingOrDeniedOnlyWhenSaidSo() throws Exception {
         assertThat(load("{}\n").keyRotation()).isEqualTo(KeyRotationPolicy.ALLOW);
         assertThat(load("key_rotation: deny\n").keyRotation()).isEqualTo(KeyRotationPolicy.DENY);
-        assertThat(problems("key_rotation: pending\n")).extracting(ConfigProblem::message)
-                .containsExactly("expected one of allow, deny, got \"pending\"");
+        assertThat(load("key_rotation: pending\n").keyRotation()).isEqualTo(KeyRotationPolicy.PENDING);
+        assertThat(problems("key_rotation: later\n")).extracting(ConfigProblem::message)
+                .containsExactly("expected one of allow, pending, deny, got \"later\"");
+        assertThat(problems("key_rotation: pending\ncluster:\n  connect: zk1:2181\n"))
+                .extracting(ConfigProblem::message).singleElement().asString()
+                .startsWith("pending is not available with cluster yet");
     }
 }

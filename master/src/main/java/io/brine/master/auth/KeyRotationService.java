@@ -40,7 +40,8 @@ public final class KeyRotationService {
     /** Told of every answered request, for metrics and {@code brine events}. */
     @FunctionalInterface
     public interface Outcomes {
-        void answered(String id, boolean rotated, String newFingerprint, String reason);
+        /** @param result rotated, pending (waits for an admin) or refused */
+        void answered(String id, String result, String newFingerprint, String reason);
     }
 
     private final KeyStore keyStore;
@@ -95,21 +96,41 @@ public final class KeyRotationService {
             LOG.warn("Minion {}: key rotation not recorded: {}", MinionIds.printable(id), e.getMessage());
             return Optional.of(answer(session, false, newFingerprint, "not recorded by the master; try later"));
         }
-        // Java 17: no pattern switch; RotationDecision is sealed to these two.
-        return Optional.of(decision instanceof RotationDecision.Rotated rotated
-                ? answer(session, true, rotated.newFingerprint(), rotated.reason())
-                : answer(session, false, ((RotationDecision.Refused) decision).newFingerprint(), decision.reason()));
+        // Java 17: no pattern switch; RotationDecision is sealed to these three.
+        if (decision instanceof RotationDecision.Rotated rotated) {
+            return Optional.of(answer(session, true, rotated.newFingerprint(), rotated.reason()));
+        }
+        if (decision instanceof RotationDecision.Pending pending) {
+            return Optional.of(answer(session, Outcome.PENDING, pending.newFingerprint(), pending.reason()));
+        }
+        return Optional.of(answer(session, false, ((RotationDecision.Refused) decision).newFingerprint(),
+                decision.reason()));
+    }
+
+    private enum Outcome {
+        ROTATED, PENDING, REFUSED;
+
+        String label() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     private KeyRotateReply answer(MinionSession session, boolean rotated, String newFingerprint, String reason) {
-        if (rotated) {
-            LOG.info("Minion {}: key rotated to {} ({})", session.minionId(), newFingerprint, reason);
-        } else {
-            LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint, reason);
+        return answer(session, rotated ? Outcome.ROTATED : Outcome.REFUSED, newFingerprint, reason);
+    }
+
+    private KeyRotateReply answer(MinionSession session, Outcome outcome, String newFingerprint, String reason) {
+        switch (outcome) {
+            case ROTATED -> LOG.info("Minion {}: key rotated to {} ({})", session.minionId(), newFingerprint, reason);
+            case PENDING -> LOG.info("Minion {}: key rotation to {} waits for an admin: brine-key -a {} -f {}",
+                    session.minionId(), newFingerprint, session.minionId(), newFingerprint);
+            case REFUSED -> LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint,
+                    reason);
         }
-        outcomes.answered(session.minionId(), rotated, newFingerprint, reason);
-        byte[] signature = Rsa.sign(masterKey, KeyRotations.reply(session.sessionId().bytes(), rotated,
-                newFingerprint, reason));
-        return new KeyRotateReply(rotated, newFingerprint, reason, signature);
+        outcomes.answered(session.minionId(), outcome.label(), newFingerprint, reason);
+        KeyRotateReply unsigned = new KeyRotateReply(outcome == Outcome.ROTATED, newFingerprint, reason, new byte[0],
+                outcome == Outcome.PENDING);
+        byte[] signature = Rsa.sign(masterKey, KeyRotations.reply(session.sessionId().bytes(), unsigned));
+        return new KeyRotateReply(unsigned.rotated(), newFingerprint, reason, signature, unsigned.pending());
     }
 }

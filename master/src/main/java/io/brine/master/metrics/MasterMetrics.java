@@ -166,8 +166,8 @@ public final class MasterMetrics {
     }
 
     /** A minion's request to rotate its key was answered (PROTOCOL.md 6.3). */
-    public void minionKeyRotation(String id, boolean rotated, String newFingerprint, String reason) {
-        String result = rotated ? "rotated" : "refused";
+    /** @param result rotated, pending (waits for an admin) or refused */
+    public void minionKeyRotation(String id, String result, String newFingerprint, String reason) {
         Counter.builder("brine.minion.key.rotations").description("Minion key rotations answered, by result")
                 .tag("result", result).register(registry).increment();
         events.emit("brine/key/minion/" + result, List.of(id), Map.of("id", id, "fingerprint", newFingerprint,

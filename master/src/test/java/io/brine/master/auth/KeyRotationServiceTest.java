@@ -87,8 +87,8 @@ class KeyRotationServiceTest {
     }
 
     private static boolean signedByMaster(MinionSession session, KeyRotateReply reply) {
-        return Rsa.verify(MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply.rotated(),
-                reply.newFingerprint(), reply.reason()), reply.signature());
+        return Rsa.verify(MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply),
+                reply.signature());
     }
 
     @Test
@@ -103,7 +103,22 @@ class KeyRotationServiceTest {
         assertThat(signedByMaster(session, reply)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(NEW));
         assertThat(Files.readString(audit.file())).contains("\"key.rotated\"", "\"minion web1\"");
-        assertThat(answered).singleElement().asString().startsWith("web1 true ");
+        assertThat(answered).singleElement().asString().startsWith("web1 rotated ");
+    }
+
+    @Test
+    void underKeyRotationPendingTheNewKeyWaitsAndTheAnswerSaysPendingSignedByTheMaster() throws Exception {
+        MinionSession session = session();
+
+        KeyRotateReply reply = service(KeyRotationPolicy.PENDING).rotate(session, request(session, OLD, NEW, NEW))
+                .orElseThrow();
+
+        assertThat(reply.pending()).isTrue();
+        assertThat(reply.rotated()).isFalse();
+        assertThat(signedByMaster(session, reply)).isTrue();
+        assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+        assertThat(store.pendingRotations()).containsEntry("web1", Fingerprints.of(NEW.getPublic()));
+        assertThat(answered).singleElement().asString().startsWith("web1 pending ");
     }
 
     @Test
@@ -119,8 +134,8 @@ class KeyRotationServiceTest {
         assertThat(byOldOnly.rotated()).isFalse();
         assertThat(byOldOnly.reason()).isEqualTo("the request is not signed by the new key");
         assertThat(byNewOnly.reason()).isEqualTo("the request is not signed by the old (accepted) key");
-        assertThat(answered).containsExactly("web1 false the request is not signed by the new key",
-                "web1 false the request is not signed by the old (accepted) key");
+        assertThat(answered).containsExactly("web1 refused the request is not signed by the new key",
+                "web1 refused the request is not signed by the old (accepted) key");
         assertThat(signedByMaster(session, byNewOnly)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
     }

@@ -26,9 +26,9 @@ class MasterMetricsTest {
     @Test
     void minionKeyRotationsAreCountedByResult() {
         MasterMetrics metrics = new MasterMetrics(new EventStream(Clock.systemUTC()));
-        metrics.minionKeyRotation("web1", true, "ab:cd", "rotated");
-        metrics.minionKeyRotation("web2", false, "-", "key_rotation is deny");
-        metrics.minionKeyRotation("web3", false, "-", "the new key is not usable");
+        metrics.minionKeyRotation("web1", "rotated", "ab:cd", "rotated");
+        metrics.minionKeyRotation("web2", "refused", "-", "key_rotation is deny");
+        metrics.minionKeyRotation("web3", "refused", "-", "the new key is not usable");
 
         assertThat(metrics.scrape()).contains("brine_minion_key_rotations_total{result=\"rotated\"} 1.0",
                 "brine_minion_key_rotations_total{result=\"refused\"} 2.0");

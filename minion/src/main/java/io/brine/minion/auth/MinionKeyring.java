@@ -28,6 +28,12 @@ import org.slf4j.LoggerFactory;
 public final class MinionKeyring {
 
     public static final String NEW_PRIVATE_FILE = MinionKeys.PRIVATE_FILE + ".new";
+    /**
+     * Beside {@value #NEW_PRIVATE_FILE} when the master answered that the rotation waits for an admin ({@code
+     * key_rotation: pending}): the new key is kept when the old one is accepted at an auth, since an admin may still
+     * accept it.
+     */
+    public static final String PENDING_FILE = NEW_PRIVATE_FILE + ".pending";
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionKeyring.class);
 
@@ -36,6 +42,8 @@ public final class MinionKeyring {
     private KeyPair candidate;
     /** The candidate was offered and not accepted: auths offer the current key until the next rotation. */
     private boolean candidateRefused;
+    /** The master said the candidate waits for an admin ({@value #PENDING_FILE}). */
+    private boolean candidatePending;
 
     private MinionKeyring(Path pkiDir, KeyPair current, KeyPair candidate) {
         this.pkiDir = pkiDir;
@@ -55,7 +63,10 @@ public final class MinionKeyring {
             LOG.info("Minion key rotation to {} was not confirmed by the master: the next auth offers it first",
                     Fingerprints.of(candidate.getPublic()));
         }
-        return new MinionKeyring(pkiDir, current, candidate);
+        MinionKeyring keyring = new MinionKeyring(pkiDir, current, candidate);
+        keyring.candidatePending = candidate != null
+                && Files.exists(pkiDir.resolve(PENDING_FILE), LinkOption.NOFOLLOW_LINKS);
+        return keyring;
     }
 
     /** A keyring over {@code current}, already loaded, keeping a rotation's new key in {@code pkiDir}. */
@@ -108,6 +119,29 @@ public final class MinionKeyring {
             AtomicFiles.write(pkiDir.resolve(NEW_PRIVATE_FILE), Pem.bytes(Pem.privateKeyPkcs1(fresh.getPrivate())),
                     AtomicFiles.OWNER_READ);
             candidate = fresh;
+            clearPending(); // a marker a crash left behind is not this key's
+        }
+    }
+
+    /** Whether the master said the new key waits for an admin: kept until the master's word on it. */
+    public boolean candidatePending() {
+        return candidate != null && candidatePending;
+    }
+
+    /** The master said the new key waits for an admin: kept (here and across restarts) until its word on it. */
+    public void markCandidatePending() throws IOException {
+        if (candidate != null && !candidatePending) {
+            AtomicFiles.write(pkiDir.resolve(PENDING_FILE), new byte[0], AtomicFiles.OWNER_RW);
+            candidatePending = true;
+        }
+    }
+
+    private void clearPending() throws IOException {
+        candidatePending = false;
+        try {
+            AtomicFiles.delete(pkiDir.resolve(PENDING_FILE));
+        } catch (NoSuchFileException e) {
+            // none
         }
     }
 
@@ -134,6 +168,7 @@ public final class MinionKeyring {
         current = candidate;
         candidate = null;
         candidateRefused = false;
+        clearPending();
     }
 
     /** The master holds the current key and not the new one: the new key is dropped. */
@@ -150,5 +185,6 @@ public final class MinionKeyring {
                 Fingerprints.of(current.getPublic()));
         candidate = null;
         candidateRefused = false;
+        clearPending();
     }
 }

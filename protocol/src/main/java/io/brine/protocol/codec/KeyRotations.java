@@ -39,10 +39,24 @@ public final class KeyRotations {
      * newFingerprint || u16 len || reason}, strings in UTF-8.
      */
     public static byte[] reply(byte[] sessionId, boolean rotated, String newFingerprint, String reason) {
+        return reply(sessionId, rotated ? OUTCOME_ROTATED : OUTCOME_REFUSED, newFingerprint, reason);
+    }
+
+    /** What the master signs for {@code reply}: its outcome byte is 2 when the rotation is pending. */
+    public static byte[] reply(byte[] sessionId, KeyRotateReply reply) {
+        return reply(sessionId, reply.pending() ? OUTCOME_PENDING : reply.rotated() ? OUTCOME_ROTATED
+                : OUTCOME_REFUSED, reply.newFingerprint(), reply.reason());
+    }
+
+    private static final byte OUTCOME_REFUSED = 0;
+    private static final byte OUTCOME_ROTATED = 1;
+    private static final byte OUTCOME_PENDING = 2;
+
+    private static byte[] reply(byte[] sessionId, byte outcome, String newFingerprint, String reason) {
         byte[] fingerprint = newFingerprint.getBytes(StandardCharsets.UTF_8);
         byte[] why = reason.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(REPLY_CONTEXT.length + sessionId.length + 5 + fingerprint.length + why.length)
-                .put(REPLY_CONTEXT).put(sessionId).put((byte) (rotated ? 1 : 0)).putShort((short) fingerprint.length)
+                .put(REPLY_CONTEXT).put(sessionId).put(outcome).putShort((short) fingerprint.length)
                 .put(fingerprint).putShort((short) why.length).put(why).array();
     }
 
@@ -54,8 +68,12 @@ public final class KeyRotations {
             return true;
         }
         if (message instanceof KeyRotateReply m) {
-            out.array(4).bool(m.rotated()).str("KeyRotateReply.newFingerprint", m.newFingerprint())
+            // Five items only when pending: a minion before pending reads the four of a done or refused rotation.
+            out.array(m.pending() ? 5 : 4).bool(m.rotated()).str("KeyRotateReply.newFingerprint", m.newFingerprint())
                     .str("KeyRotateReply.reason", m.reason()).bin("KeyRotateReply.signature", m.signature());
+            if (m.pending()) {
+                out.bool(true);
+            }
             return true;
         }
         return false;
@@ -69,11 +87,15 @@ public final class KeyRotations {
             byte[] newSignature = in.bin("KeyRotate.newSignature", 1, FieldLimits.MAX_RSA_BLOCK);
             return new KeyRotate(newKey, oldSignature, newSignature);
         }
-        in.array("KeyRotateReply", 4);
+        int items = in.arrayBetween("KeyRotateReply", 4, 5);
         boolean rotated = in.bool("KeyRotateReply.rotated");
         String fingerprint = in.text("KeyRotateReply.newFingerprint", FINGERPRINT_LENGTH, false);
         String reason = in.text("KeyRotateReply.reason", FieldLimits.MAX_REASON, false);
         byte[] signature = in.bin("KeyRotateReply.signature", 1, FieldLimits.MAX_RSA_BLOCK);
-        return new KeyRotateReply(rotated, fingerprint, reason, signature);
+        boolean pending = items == 5 && in.bool("KeyRotateReply.pending");
+        if (rotated && pending) {
+            throw new MalformedException("KeyRotateReply: both rotated and pending");
+        }
+        return new KeyRotateReply(rotated, fingerprint, reason, signature, pending);
     }
 }

@@ -242,12 +242,21 @@ public sealed interface SessionMessage {
      * Master to minion: the answer to a {@link KeyRotate}: {@code rotated} when the key of fingerprint {@code
      * newFingerprint} is now the minion's accepted key, else refused for {@code reason}; signed by the master's key
      * over {@link io.brine.protocol.codec.KeyRotations#reply}'s bytes, so the minion switches keys only on the word of
-     * the master it pinned.
+     * the master it pinned. {@code pending} ({@code key_rotation: pending}, never with {@code rotated}): the new key
+     * waits for an admin and the old one stays accepted; the minion keeps both and asks again later.
      */
-    record KeyRotateReply(boolean rotated, String newFingerprint, String reason, byte[] signature)
+    record KeyRotateReply(boolean rotated, String newFingerprint, String reason, byte[] signature, boolean pending)
             implements ToMinion {
         public KeyRotateReply {
             signature = signature.clone();
+            if (rotated && pending) {
+                throw new IllegalArgumentException("a key rotation is either done or pending");
+            }
+        }
+
+        /** A rotation done or refused. */
+        public KeyRotateReply(boolean rotated, String newFingerprint, String reason, byte[] signature) {
+            this(rotated, newFingerprint, reason, signature, false);
         }
 
         @Override

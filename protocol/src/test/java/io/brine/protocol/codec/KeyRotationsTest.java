@@ -44,4 +44,18 @@ class KeyRotationsTest {
         assertThat(hex(KeyRotations.reply(SID, true, "ab", "ok"))).isEqualTo(hex("brine-key-rotate-reply-v1"
                 .getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "01" + "00026162" + "00026f6b");
     }
+
+    @Test
+    void aPendingAnswerHasAFifthItemAndItsOwnSignedOutcome() throws Exception {
+        SessionMessage.KeyRotateReply pending = new SessionMessage.KeyRotateReply(false, "ab", "no", hex("03"), true);
+        byte[] reply = Codec.encodeInner(pending);
+        assertThat(hex(reply)).isEqualTo("012795c2a26162a26e6fc40103c3");
+        assertThat(Codec.decodeInner(reply)).isInstanceOf(SessionMessage.KeyRotateReply.class)
+                .extracting(m -> ((SessionMessage.KeyRotateReply) m).pending()).isEqualTo(true);
+        assertThat(hex(KeyRotations.reply(SID, pending))).isEqualTo(hex("brine-key-rotate-reply-v1"
+                .getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "02" + "00026162" + "00026e6f");
+        // Both rotated and pending: malformed.
+        assertThatThrownBy(() -> Codec.decodeInner(hex("012795c3a26162a26e6fc40103c3")))
+                .isInstanceOf(MalformedException.class).hasMessageContaining("both rotated and pending");
+    }
 }

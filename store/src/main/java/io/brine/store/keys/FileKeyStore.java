@@ -5,6 +5,7 @@ import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
+import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.KeyDirectory.DiskEntry;
 import io.brine.store.keys.KeyTransitions.Current;
 import io.brine.store.keys.KeyTransitions.Limits;
@@ -63,6 +64,7 @@ public final class FileKeyStore implements KeyStore {
     private final AdminOperations admin;
     private final RotationRequests rotations;
     private final RetiredKeys retired;
+    private final PendingRotations waiting;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private FileKeyStore(KeyStoreOptions options, KeyDirectory directory, StoreLock lock, KeyPair masterKeyPair,
@@ -76,6 +78,7 @@ public final class FileKeyStore implements KeyStore {
         this.admin = new AdminOperations(directory, lock, writes, options.maxMinions());
         this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
         this.retired = new RetiredKeys(directory.pkiDir());
+        this.waiting = new PendingRotations(directory.pkiDir());
     }
 
     /**
@@ -328,12 +331,118 @@ public final class FileKeyStore implements KeyStore {
             KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(old, replacement, policy,
                     writes.snapshot().otherIds(newFingerprint, id), retired.of(id).contains(newFingerprint));
             RotationDecision decision = plan.decision(id, oldFingerprint, newFingerprint);
+            if (plan.rotates() && policy == KeyRotationPolicy.PENDING) {
+                Optional<RSAPublicKey> before = waiting.of(id);
+                if (before.isPresent() && KeyLookup.sameKey(before.get(), newKey)) {
+                    return new RotationDecision.Pending(id, oldFingerprint, newFingerprint,
+                            "the new key awaits an admin (key_rotation: pending)");
+                }
+                RotationDecision.Pending pending = new RotationDecision.Pending(id, oldFingerprint, newFingerprint,
+                        "the new key awaits an admin (key_rotation: pending)"
+                                + (before.isPresent() ? "; replaces the rotation to "
+                                        + Fingerprints.of(before.get()) + " that was waiting" : ""));
+                waiting.putLocked(id, newKey);
+                writes.auditLocked(KeyStore.rotationPendingEvent(id, actor, pending));
+                return pending;
+            }
             if (plan.rotates()) {
                 writes.rotateLocked(current.get(), newKey, retired, actor, (RotationDecision.Rotated) decision);
+            }
+            if (plan.rotates() || plan.already()) {
+                waiting.removeLocked(id);
             }
             return decision;
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot rotate the key of " + id + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Map<String, String> pendingRotations() {
+        try {
+            return waiting.list();
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot list the waiting key rotations: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Decided and written under the lock: the rotation's checks again, on the id's files as read there. */
+    @Override
+    public AdminResult acceptRotation(String id, String expectedFingerprint, String actor) {
+        return onWaitingRotation(id, expectedFingerprint, actor, true);
+    }
+
+    @Override
+    public AdminResult rejectRotation(String id, String expectedFingerprint, String actor) {
+        return onWaitingRotation(id, expectedFingerprint, actor, false);
+    }
+
+    private AdminResult onWaitingRotation(String id, String expectedFingerprint, String actor, boolean accept) {
+        MinionIds.requireValid(id);
+        Objects.requireNonNull(actor, "actor");
+        String expected = Fingerprints.normalize(expectedFingerprint);
+        if (expected == null) {
+            throw new IllegalArgumentException(id + ": a key rotation is accepted or rejected only with the new key's"
+                    + " fingerprint (32 hex bytes), as brine-key -L --long shows it");
+        }
+        ensureOpen();
+        try (StoreLock.Held held = lock.acquire()) {
+            writes.syncLocked();
+            Optional<RSAPublicKey> asked = waiting.of(id);
+            if (asked.isEmpty()) {
+                return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits for an admin");
+            }
+            RSAPublicKey newKey = asked.get();
+            String newFingerprint = Fingerprints.of(newKey);
+            if (!newFingerprint.equals(expected)) {
+                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the key rotation waits with the new key "
+                        + newFingerprint + ", not " + expected + "; nothing changed");
+            }
+            Optional<DiskEntry> current = directory.readMain(id);
+            StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
+            if (onDisk == null || onDisk.state() != KeyState.ACCEPTED) {
+                waiting.removeLocked(id);
+                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the id holds no accepted key any more"
+                        + " (rejected or deleted meanwhile); the waiting rotation is dropped");
+            }
+            if (!accept) {
+                retired.retireLocked(id, newFingerprint);
+                waiting.removeLocked(id);
+                writes.auditLocked(AuditEvent.builder("key.rotation_rejected", actor).id(id)
+                        .from(KeyState.PENDING.label()).to(KeyState.REJECTED.label()).fingerprint(newFingerprint)
+                        .reason("key rotation rejected by an admin; accepted key " + onDisk.fingerprint()
+                                + " unchanged").build());
+                return new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.PENDING),
+                        Optional.of(KeyState.REJECTED), newFingerprint, id + ": key rotation to " + newFingerprint
+                                + " rejected; the accepted key " + onDisk.fingerprint() + " stays");
+            }
+            KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(
+                    Current.of(KeyLookup.ACCEPTED_SAME, directory.kindOf(id)),
+                    Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), directory.kindOf(id)),
+                    KeyRotationPolicy.ALLOW, writes.snapshot().otherIds(newFingerprint, id),
+                    retired.of(id).contains(newFingerprint));
+            if (!plan.rotates()) {
+                if (!plan.already()) {
+                    return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": key rotation to " + newFingerprint
+                            + " refused: " + plan.reason() + "; nothing changed");
+                }
+                waiting.removeLocked(id);
+                return new AdminResult(id, AdminResult.Status.UNCHANGED, Optional.of(KeyState.PENDING),
+                        Optional.of(KeyState.ACCEPTED), newFingerprint, id + ": " + plan.reason());
+            }
+            RotationDecision.Rotated rotated = new RotationDecision.Rotated(id, onDisk.fingerprint(), newFingerprint,
+                    "key rotation accepted by an admin");
+            // The rename over minions/ID is the rotation; the waiting file after it (a crash between leaves a
+            // waiting key that is the accepted one, which the next rotation or accept drops as done).
+            writes.rotateLocked(current.get(), newKey, retired, actor, rotated);
+            waiting.removeLocked(id);
+            return new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.PENDING),
+                    Optional.of(KeyState.ACCEPTED), newFingerprint, id + ": key rotation to " + newFingerprint
+                            + " accepted; " + onDisk.fingerprint() + " retired");
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot change the key rotation of " + id + ": "
                     + e.getMessage(), e);
         }
     }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -187,6 +188,37 @@ public interface KeyStore extends AutoCloseable {
     RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
             String actor);
 
+    /**
+     * The rotations waiting for an admin ({@code key_rotation: pending}): id to the new key's fingerprint, sorted
+     * by id. A backend without pending rotations has none.
+     */
+    default Map<String, String> pendingRotations() {
+        return Map.of();
+    }
+
+    /**
+     * Accepts the rotation of {@code id} waiting with the new key {@code expectedFingerprint} (required: an admin
+     * accepts the key that was shown): the new key replaces the accepted one as {@link #rotate} with {@code allow}
+     * would, checked again where it commits (the old key still accepted, the new one held by no other id and not
+     * retired), the old key retired, audited {@code key.rotated} as {@code actor}.
+     *
+     * @throws IllegalArgumentException for an invalid id or fingerprint
+     */
+    default AdminResult acceptRotation(String id, String expectedFingerprint, String actor) {
+        return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps"
+                + " none)");
+    }
+
+    /**
+     * Rejects the rotation of {@code id} waiting with the new key {@code expectedFingerprint}: the old key stays
+     * accepted, the new one is retired for the id (the minion's next ask is refused and it drops the new key),
+     * audited {@code key.rotation_rejected} as {@code actor}.
+     */
+    default AdminResult rejectRotation(String id, String expectedFingerprint, String actor) {
+        return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps"
+                + " none)");
+    }
+
     /** The checks of {@link #rotate} before anything is read: the arguments and the new key's shape and factors. */
     static void checkRotation(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
             String actor) {
@@ -202,6 +234,13 @@ public interface KeyStore extends AutoCloseable {
         return AuditEvent.builder("key.rotated", actor).id(id).from(KeyState.ACCEPTED.label())
                 .to(KeyState.ACCEPTED.label()).fingerprint(rotated.newFingerprint()).reason(rotated.reason()
                         + "; old key " + rotated.oldFingerprint() + " retired").build();
+    }
+
+    /** The audit line of a rotation filed to wait for an admin. */
+    static AuditEvent rotationPendingEvent(String id, String actor, RotationDecision.Pending pending) {
+        return AuditEvent.builder("key.rotation_pending", actor).id(id).from(KeyState.ACCEPTED.label())
+                .to(KeyState.PENDING.label()).fingerprint(pending.newFingerprint()).reason(pending.reason()
+                        + "; accepted key " + pending.oldFingerprint() + " unchanged").build();
     }
 
     // ---------------------------------------------------------------- rotation requests

@@ -213,6 +213,25 @@ final class KeyWrites {
         watcher.publish(List.of(change));
     }
 
+    /** Audits a change that moves no key between states (a rotation filed or rejected while it waits). */
+    void auditLocked(AuditEvent event) {
+        log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(), event.actor(),
+                event.reason());
+        if (audit == null) {
+            return;
+        }
+        try {
+            audit.record(event);
+            audit.sync();
+        } catch (UncheckedIOException e) {
+            log.error("Key store {}: {} of {} was not written to the audit log: {}", directory.pkiDir(),
+                    event.event(), event.id(), e.getMessage());
+            synchronized (unaudited) {
+                unaudited.add(event.id());
+            }
+        }
+    }
+
     /** The ids of changes made but not audited since the last call, in order; emptied by the call. */
     List<String> drainUnaudited() {
         synchronized (unaudited) {
