@@ -17,8 +17,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -90,6 +92,11 @@ public final class BrineKey implements Callable<Integer> {
 
     @Option(names = {"-L", "--list-all"}, description = "List all keys.")
     boolean listAll;
+
+    @Option(names = "--long", description = "With -L or -l: each key's fingerprint, when it was filed in its state"
+            + " (an accepted key: accepted or last rotated) and its age, and when its id last rotated its key. Not"
+            + " with cluster: times unknown.")
+    boolean longListing;
 
     @Option(names = {"-l", "--list"}, paramLabel = "STATE",
             description = "List the keys in one state: pre, un, unaccepted, acc, accepted, rej, rejected, den,"
@@ -347,7 +354,9 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config));
+            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config),
+                    longListing ? Optional.of(new ShowKeys.KeyTimes(config.cluster().isPresent() ? null
+                            : config.pkiDir(), Instant.now())) : Optional.empty());
             if (output.text() && !terminal.interactive()) {
                 output.err().println(ShowKeys.total(scan.listing(), action.states()));
                 output.err().flush();

@@ -15,6 +15,12 @@ import io.brine.store.keys.SharedKeys;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -54,7 +60,7 @@ final class ShowKeys {
      * its {@linkplain StoredKey#kind() kind}, as the store holds it); structured, the Salt minions listed also under
      * {@code salt_minions}.
      */
-    int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations) {
+    int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations, Optional<KeyTimes> times) {
         KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
@@ -63,7 +69,8 @@ final class ShowKeys {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                     for (StoredKey key : listing.keys(state)) {
                         writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
-                                + (key.kind() == MinionKind.SALT ? SALT_MARK : ""));
+                                + (key.kind() == MinionKind.SALT ? SALT_MARK : "")
+                                + times.map(t -> "  " + key.fingerprint() + "  " + t.describe(key)).orElse(""));
                     }
                     if (state == KeyState.PENDING) {
                         rotations.forEach((id, fingerprint) -> writer.println(output.colour(state, id)
@@ -78,7 +85,8 @@ final class ShowKeys {
         List<String> salt = new ArrayList<>();
         for (KeyState state : Output.STRUCTURED_ORDER) {
             if (states.contains(state)) {
-                document.put(state.dirName(), listing.ids(state));
+                document.put(state.dirName(), times.isEmpty() ? listing.ids(state)
+                        : listing.keys(state).stream().map(key -> times.get().document(key)).toList());
                 listing.keys(state).stream().filter(key -> key.kind() == MinionKind.SALT).map(StoredKey::id)
                         .forEach(salt::add);
             }
@@ -90,6 +98,60 @@ final class ShowKeys {
             document.put(SaltMarks.DIRECTORY, salt.stream().distinct().sorted().toList());
         }
         return output.printStructured(document);
+    }
+
+    /**
+     * {@code --long}: when each key was filed in its state (its file's modification time: written when the key was
+     * filed, accepted or rotated, and moved with it) and when its id last rotated its key ({@code
+     * minions_retired/ID}'s, written at each rotation), as of {@code now}; null {@code pkiDir}: unknown (a cluster).
+     */
+    record KeyTimes(Path pkiDir, Instant now) {
+
+        Optional<Instant> since(StoredKey key) {
+            return modified(pkiDir == null ? null : pkiDir.resolve(key.state().dirName()), key.id());
+        }
+
+        Optional<Instant> lastRotation(StoredKey key) {
+            return modified(pkiDir == null ? null : pkiDir.resolve("minions_retired"), key.id());
+        }
+
+        private static Optional<Instant> modified(Path dir, String id) {
+            if (dir == null) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(Files.getLastModifiedTime(MinionIds.resolveInside(dir, id),
+                        LinkOption.NOFOLLOW_LINKS).toInstant().truncatedTo(ChronoUnit.SECONDS));
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+        }
+
+        /** "since 2026-11-28T22:00:00Z (3d 4h)  last rotation never". */
+        String describe(StoredKey key) {
+            return "since " + since(key).map(t -> t + " (" + age(Duration.between(t, now)) + ")").orElse("unknown")
+                    + "  last rotation " + lastRotation(key).map(Instant::toString).orElse(pkiDir == null
+                            ? "unknown" : "never");
+        }
+
+        Map<String, Object> document(StoredKey key) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("id", key.id());
+            entry.put("fingerprint", key.fingerprint());
+            Optional<Instant> since = since(key);
+            entry.put("since", since.map(Instant::toString).orElse(null));
+            entry.put("age_seconds", since.map(t -> Math.max(0, Duration.between(t, now).toSeconds())).orElse(null));
+            entry.put("last_rotation", lastRotation(key).map(Instant::toString).orElse(null));
+            return entry;
+        }
+
+        static String age(Duration age) {
+            long seconds = Math.max(0, age.toSeconds());
+            long days = seconds / 86_400;
+            long hours = seconds % 86_400 / 3_600;
+            long minutes = seconds % 3_600 / 60;
+            return days > 0 ? days + "d " + hours + "h" : hours > 0 ? hours + "h " + minutes + "m" : minutes + "m";
+        }
     }
 
     /**

@@ -216,6 +216,34 @@ class BrineKeyTest {
     // ------------------------------------------------------------ listing
 
     @Test
+    void longListingShowsEachKeysFingerprintSinceWhenItsAgeAndItsIdsLastRotation() throws Exception {
+        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.ALLOW,
+                "minion db1"));
+        java.time.Instant accepted = java.time.Instant.parse("2026-01-01T00:00:00Z");
+        java.time.Instant rotated = java.time.Instant.parse("2026-01-02T00:00:00Z");
+        Files.setLastModifiedTime(pki.resolve("minions/db1"), java.nio.file.attribute.FileTime.from(accepted));
+        Files.setLastModifiedTime(pki.resolve("minions_retired/db1"),
+                java.nio.file.attribute.FileTime.from(rotated));
+
+        Result text = run("-l", "acc", "--long");
+
+        assertThat(text.exit()).as(text.err()).isZero();
+        assertThat(text.out()).matches("Accepted Keys:\ndb1  " + fp(8) + "  since 2026-01-01T00:00:00Z \\(\\d+d"
+                + " \\d+h\\)  last rotation 2026-01-02T00:00:00Z\n");
+        assertThat(run("-l", "un", "--long").out()).contains("web1  " + fp(1) + "  since ", "last rotation never");
+        JsonNode json = JSON.readTree(run("-L", "--long", "--out", "json").out());
+        JsonNode db1 = json.get("minions").get(0);
+        assertThat(db1.get("id").asText()).isEqualTo("db1");
+        assertThat(db1.get("fingerprint").asText()).isEqualTo(fp(8));
+        assertThat(db1.get("since").asText()).isEqualTo("2026-01-01T00:00:00Z");
+        assertThat(db1.get("last_rotation").asText()).isEqualTo("2026-01-02T00:00:00Z");
+        assertThat(db1.get("age_seconds").asLong()).isGreaterThan(86_400);
+        assertThat(json.get("minions_pre").get(0).get("last_rotation").isNull()).isTrue();
+        assertThat(run("-L", "--out", "json").out()).as("without --long, ids as before").contains("\"db1\"")
+                .doesNotContain("fingerprint");
+    }
+
+    @Test
     void listAllGroupsIdsLikeSaltKeyWithoutColourOffATerminal() {
         Result result = run("-L");
 

@@ -192,6 +192,9 @@ public final class MasterMetrics {
             Gauge.builder("brine.keys", counts, c -> c.count(state)).description("Keys in the key store, by state")
                     .tag("state", state.dirName()).register(registry);
         }
+        Gauge.builder("brine.oldest.accepted.key.age.seconds", counts, KeyCounts::oldestAcceptedAgeSeconds)
+                .description("Age of the oldest accepted minion key (since accepted or last rotated); 0 when none"
+                        + " or unknown (a cluster)").register(registry);
     }
 
     /** Key counts by state, from one listing of the key store, taken by {@link #scrape()} before it reads them. */
@@ -210,6 +213,15 @@ public final class MasterMetrics {
                 fresh.put(each, listing.keys(each).size());
             }
             counts = fresh;
+            oldestAccepted = keyStore.oldestAcceptedSince().orElse(null);
+        }
+
+        private volatile java.time.Instant oldestAccepted;
+
+        double oldestAcceptedAgeSeconds() {
+            java.time.Instant oldest = oldestAccepted;
+            return oldest == null ? 0 : Math.max(0, java.time.Duration.between(oldest, java.time.Instant.now())
+                    .toSeconds());
         }
 
         int count(KeyState state) {

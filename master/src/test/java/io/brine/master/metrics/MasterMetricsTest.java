@@ -35,6 +35,30 @@ class MasterMetricsTest {
     }
 
     @Test
+    void theOldestAcceptedKeysAgeIsAGaugeFromItsFilesTime(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        try (io.brine.store.keys.KeyStore store = io.brine.store.keys.FileKeyStore.open(
+                io.brine.store.keys.KeyStoreOptions.builder(dir).masterKey(false).build())) {
+            MasterMetrics metrics = new MasterMetrics(new EventStream(Clock.systemUTC()));
+            metrics.keys(store);
+            assertThat(metrics.scrape()).contains("brine_oldest_accepted_key_age_seconds 0.0");
+            store.offer("web1", (java.security.interfaces.RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(1)
+                    .getPublic(), io.brine.store.keys.PolicyVerdict.ACCEPT);
+            store.offer("web2", (java.security.interfaces.RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(2)
+                    .getPublic(), io.brine.store.keys.PolicyVerdict.ACCEPT);
+            java.nio.file.Files.setLastModifiedTime(dir.resolve("minions/web1"), java.nio.file.attribute.FileTime
+                    .from(java.time.Instant.now().minus(java.time.Duration.ofDays(2))));
+            store.refresh();
+
+            String scraped = metrics.scrape();
+            double age = Double.parseDouble(scraped.lines()
+                    .filter(line -> line.startsWith("brine_oldest_accepted_key_age_seconds ")).findFirst()
+                    .orElseThrow().split(" ")[1]);
+            assertThat(age).isBetween(2 * 86_400.0, 2 * 86_400.0 + 3_600);
+        }
+    }
+
+    @Test
     void buildInfoNamesTheVersionAndCommit() {
         String text = new MasterMetrics(new EventStream(Clock.systemUTC())).scrape();
 

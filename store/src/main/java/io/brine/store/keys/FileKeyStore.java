@@ -358,6 +358,19 @@ public final class FileKeyStore implements KeyStore {
         }
     }
 
+    /** From memory: the snapshot's stamps, as of its last write, poll or sync. */
+    @Override
+    public Optional<java.time.Instant> oldestAcceptedSince() {
+        java.time.Instant oldest = null;
+        for (Entry entry : writes.snapshot().keys.values()) {
+            if (entry.key().state() == KeyState.ACCEPTED) {
+                java.time.Instant since = entry.stamp().modified().toInstant();
+                oldest = oldest == null || since.isBefore(oldest) ? since : oldest;
+            }
+        }
+        return Optional.ofNullable(oldest);
+    }
+
     @Override
     public Map<String, String> pendingRotations() {
         try {

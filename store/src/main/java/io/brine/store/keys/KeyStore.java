@@ -58,6 +58,14 @@ public interface KeyStore extends AutoCloseable {
     /** Every valid key and every problem, caught up with what other processes changed. */
     KeyListing list();
 
+    /**
+     * When the oldest accepted key was filed (accepted, or last rotated): the key file's modification time in the
+     * file store; empty when no key is accepted, or when the backend does not know (a cluster).
+     */
+    default Optional<java.time.Instant> oldestAcceptedSince() {
+        return Optional.empty();
+    }
+
     /** Rereads everything now. */
     void refresh() throws IOException;
 
