@@ -44,9 +44,9 @@ public final class KeyRotation {
     static final Duration AGE_RETRY = Duration.ofHours(1);
     /**
      * How often a minion whose new key waits for an admin asks again, at heartbeat answers: the master answers one
-     * request a minute per minion (PROTOCOL.md 10.1).
+     * request a minute per minion (PROTOCOL.md 10.1), and drops one sooner unanswered, which this asks again.
      */
-    static final Duration PENDING_POLL = Duration.ofMinutes(1);
+    static final Duration PENDING_POLL = Duration.ofMinutes(2);
 
     private final String id;
     private final MinionKeyring keyring;
@@ -111,10 +111,11 @@ public final class KeyRotation {
 
     /**
      * Whether the new key waits for an admin on the master and the minion should ask again now (the answer says
-     * rotated, pending or refused): when a session opens, and a minute after the last ask at the soonest.
+     * rotated, pending or refused): when a session opens and at heartbeat answers, {@link #PENDING_POLL} after the
+     * last ask at the soonest, answered or not.
      */
     boolean pollDue() {
-        return keyring.candidatePending() && askedIn == null
+        return keyring.candidatePending()
                 && (askedAt == null || !clock.instant().isBefore(askedAt.plus(PENDING_POLL)));
     }
 
