@@ -354,7 +354,7 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config),
+            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config, scan.listing()),
                     longListing ? Optional.of(new ShowKeys.KeyTimes(config.cluster().isPresent() ? null
                             : config.pkiDir(), Instant.now())) : Optional.empty());
             if (output.text() && !terminal.interactive()) {

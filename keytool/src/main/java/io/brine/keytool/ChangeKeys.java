@@ -129,12 +129,16 @@ final class ChangeKeys {
     }
 
     /** The key rotations waiting for an admin: id to the new key's fingerprint (none with a cluster). */
-    static Map<String, String> waitingRotations(KeytoolConfig config) {
+    static Map<String, String> waitingRotations(KeytoolConfig config, KeyListing listing) {
         if (config.cluster().isPresent()) {
             return Map.of();
         }
+        Map<String, String> accepted = new LinkedHashMap<>();
+        for (StoredKey key : listing.keys(KeyState.ACCEPTED)) {
+            accepted.put(key.id(), key.fingerprint());
+        }
         try {
-            return PendingRotations.list(config.pkiDir());
+            return PendingRotations.list(config.pkiDir(), accepted);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list " + config.pkiDir().resolve("minions_rotating") + ": "
                     + e.getMessage(), e);
@@ -147,7 +151,11 @@ final class ChangeKeys {
      * rotation of {@code argument} waits (the ordinary accept or reject goes on); else the exit code.
      */
     Integer onWaitingRotation(KeytoolConfig config, Change change, String argument, String bound) {
-        String waiting = waitingRotations(config).get(argument);
+        if (config.cluster().isPresent() || !MinionIds.isValid(argument) || !java.nio.file.Files.exists(
+                config.pkiDir().resolve("minions_rotating").resolve(argument), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return null; // no rotation waits: no scan of every key for it
+        }
+        String waiting = waitingRotations(config, config.scan().listing()).get(argument);
         if (waiting == null) {
             return null;
         }

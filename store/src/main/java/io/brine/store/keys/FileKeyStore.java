@@ -332,7 +332,8 @@ public final class FileKeyStore implements KeyStore {
                     writes.snapshot().otherIds(newFingerprint, id), retired.of(id).contains(newFingerprint));
             RotationDecision decision = plan.decision(id, oldFingerprint, newFingerprint);
             if (plan.rotates() && policy == KeyRotationPolicy.PENDING) {
-                Optional<RSAPublicKey> before = waiting.of(id);
+                Optional<RSAPublicKey> before = waiting.of(id).filter(w -> w.oldFingerprint().equals(oldFingerprint))
+                        .map(PendingRotations.Waiting::newKey);
                 if (before.isPresent() && KeyLookup.sameKey(before.get(), newKey)) {
                     return new RotationDecision.Pending(id, oldFingerprint, newFingerprint,
                             "the new key awaits an admin (key_rotation: pending)");
@@ -341,7 +342,7 @@ public final class FileKeyStore implements KeyStore {
                         "the new key awaits an admin (key_rotation: pending)"
                                 + (before.isPresent() ? "; replaces the rotation to "
                                         + Fingerprints.of(before.get()) + " that was waiting" : ""));
-                waiting.putLocked(id, newKey);
+                waiting.putLocked(id, oldFingerprint, newKey);
                 writes.auditLocked(KeyStore.rotationPendingEvent(id, actor, pending));
                 return pending;
             }
@@ -374,7 +375,11 @@ public final class FileKeyStore implements KeyStore {
     @Override
     public Map<String, String> pendingRotations() {
         try {
-            return waiting.list();
+            Map<String, String> accepted = new java.util.HashMap<>();
+            for (StoredKey key : list().keys(KeyState.ACCEPTED)) {
+                accepted.put(key.id(), key.fingerprint());
+            }
+            return waiting.list(accepted);
         } catch (IOException e) {
             throw new UncheckedIOException("key store " + pkiDir() + ": cannot list the waiting key rotations: "
                     + e.getMessage(), e);
@@ -403,11 +408,11 @@ public final class FileKeyStore implements KeyStore {
         ensureOpen();
         try (StoreLock.Held held = lock.acquire()) {
             writes.syncLocked();
-            Optional<RSAPublicKey> asked = waiting.of(id);
+            Optional<PendingRotations.Waiting> asked = waiting.of(id);
             if (asked.isEmpty()) {
                 return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits for an admin");
             }
-            RSAPublicKey newKey = asked.get();
+            RSAPublicKey newKey = asked.get().newKey();
             String newFingerprint = Fingerprints.of(newKey);
             if (!newFingerprint.equals(expected)) {
                 return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the key rotation waits with the new key "
@@ -415,10 +420,12 @@ public final class FileKeyStore implements KeyStore {
             }
             Optional<DiskEntry> current = directory.readMain(id);
             StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
-            if (onDisk == null || onDisk.state() != KeyState.ACCEPTED) {
+            if (onDisk == null || onDisk.state() != KeyState.ACCEPTED
+                    || !onDisk.fingerprint().equals(asked.get().oldFingerprint())) {
                 waiting.removeLocked(id);
-                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the id holds no accepted key any more"
-                        + " (rejected or deleted meanwhile); the waiting rotation is dropped");
+                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the id no longer holds the accepted key"
+                        + " that asked for the rotation (rejected, deleted or replaced meanwhile); the waiting rotation"
+                        + " is dropped");
             }
             if (!accept) {
                 retired.retireLocked(id, newFingerprint);

@@ -18,8 +18,10 @@ import java.util.TreeMap;
 
 /**
  * Minion key rotations waiting for an admin ({@code key_rotation: pending}, PROTOCOL.md 6.3), in the file store:
- * {@code pki_dir/minions_rotating/ID} holds the new public key (PEM) that a rotation of ID's accepted key asked for,
- * while {@code minions/ID} keeps the old one. Beside {@code minions_pre/}, not in it: an id holds one key there, and
+ * {@code pki_dir/minions_rotating/ID} holds a line {@code accepted FP} naming the accepted key the rotation was
+ * authorized by, then the new public key (PEM), while {@code minions/ID} keeps the old one. A waiting rotation counts
+ * only while the id's accepted key is still that key: one left behind by a delete (and a new minion accepted under
+ * the id) is never shown nor accepted. Beside {@code minions_pre/}, not in it: an id holds one key there, and
  * a Salt tool that reads {@code minions_pre/} must not see an accepted id as pending. Written only under the store
  * lock (temp file + rename, 0600, the directory 0700); a file that is not one readable key is ignored (and named by
  * {@link #list}'s caller as not pending).
@@ -27,6 +29,11 @@ import java.util.TreeMap;
 public final class PendingRotations {
 
     static final String DIRECTORY = "minions_rotating";
+    private static final String ACCEPTED = "accepted ";
+
+    /** A rotation waiting: the new key, and the fingerprint of the accepted key that asked for it. */
+    record Waiting(RSAPublicKey newKey, String oldFingerprint) {
+    }
 
     private final Path dir;
 
@@ -34,11 +41,18 @@ public final class PendingRotations {
         this.dir = pkiDir.resolve(DIRECTORY);
     }
 
-    /** The new key a rotation of {@code id} waits with; empty when none (or not a readable key). */
-    Optional<RSAPublicKey> of(String id) throws IOException {
+    /** The rotation of {@code id} waiting; empty when none (or not a readable record). */
+    Optional<Waiting> of(String id) throws IOException {
         try {
-            byte[] pem = AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), Pem.MAX_PEM_CHARS);
-            return Optional.of(Pem.readPublicKey(new String(pem, StandardCharsets.US_ASCII)));
+            String text = new String(AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), Pem.MAX_PEM_CHARS + 200),
+                    StandardCharsets.US_ASCII);
+            int end = text.indexOf('\n');
+            if (end < 0 || !text.startsWith(ACCEPTED)) {
+                return Optional.empty();
+            }
+            String old = Fingerprints.normalize(text.substring(ACCEPTED.length(), end));
+            return old == null ? Optional.empty()
+                    : Optional.of(new Waiting(Pem.readPublicKey(text.substring(end + 1)), old));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (KeyFormatException e) {
@@ -46,11 +60,11 @@ public final class PendingRotations {
         }
     }
 
-    /** Files {@code newKey} as the rotation of {@code id} waiting for an admin, over an earlier one. */
-    void putLocked(String id, RSAPublicKey newKey) throws IOException {
+    /** Files {@code newKey} as the rotation of {@code id}'s accepted key {@code oldFingerprint}, over an earlier one. */
+    void putLocked(String id, String oldFingerprint, RSAPublicKey newKey) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(MinionIds.resolveInside(dir, id), Pem.bytes(Pem.publicKeySpki(newKey)),
-                AtomicFiles.OWNER_RW);
+        AtomicFiles.write(MinionIds.resolveInside(dir, id), (ACCEPTED + oldFingerprint + "\n"
+                + Pem.publicKeySpki(newKey)).getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
     }
 
     /** Drops the waiting rotation of {@code id}; nothing when there is none. */
@@ -62,8 +76,11 @@ public final class PendingRotations {
         }
     }
 
-    /** Every waiting rotation: id to the new key's fingerprint, sorted by id. Files that are not a key are left out. */
-    public Map<String, String> list() throws IOException {
+    /**
+     * Every waiting rotation: id to the new key's fingerprint, sorted by id; only those whose id's accepted key (in
+     * {@code accepted}, id to fingerprint) is still the key that asked.
+     */
+    public Map<String, String> list(Map<String, String> accepted) throws IOException {
         Map<String, String> waiting = new TreeMap<>();
         if (!Files.isDirectory(dir)) {
             return waiting;
@@ -71,8 +88,9 @@ public final class PendingRotations {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path file : files) {
                 String id = file.getFileName().toString();
-                if (MinionIds.isValid(id)) {
-                    of(id).ifPresent(key -> waiting.put(id, Fingerprints.of(key)));
+                if (MinionIds.isValid(id) && accepted.containsKey(id)) {
+                    of(id).filter(w -> w.oldFingerprint().equals(accepted.get(id)))
+                            .ifPresent(w -> waiting.put(id, Fingerprints.of(w.newKey())));
                 }
             }
         }
@@ -80,7 +98,7 @@ public final class PendingRotations {
     }
 
     /** The waiting rotations of the pki dir {@code pkiDir} (brine-key's listing, without a store). */
-    public static Map<String, String> list(Path pkiDir) throws IOException {
-        return new PendingRotations(pkiDir).list();
+    public static Map<String, String> list(Path pkiDir, Map<String, String> accepted) throws IOException {
+        return new PendingRotations(pkiDir).list(accepted);
     }
 }

@@ -87,8 +87,21 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         AdminResult accept = store.acceptRotation("web1", Fingerprints.of(key(2)), "admin");
 
         assertThat(accept.status()).isEqualTo(AdminResult.Status.REFUSED);
-        assertThat(accept.message()).contains("holds no accepted key");
+        assertThat(accept.message()).contains("no longer holds the accepted key that asked");
         assertThat(store.pendingRotations()).isEmpty();
         assertThat(store.lookup("web1", key(2))).isEqualTo(KeyLookup.REJECTED);
+    }
+
+    @Test
+    void aRotationLeftByADeletedIdIsNeitherShownNorAcceptedForAnotherMinionAcceptedUnderIt() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1");
+        store.delete("web1", "admin");
+        store.offer("web1", key(3), PolicyVerdict.ACCEPT);
+
+        assertThat(store.pendingRotations()).isEmpty();
+        assertThat(store.acceptRotation("web1", Fingerprints.of(key(2)), "admin").status())
+                .isEqualTo(AdminResult.Status.REFUSED);
+        assertThat(store.acceptedKey("web1")).contains(key(3));
     }
 }
