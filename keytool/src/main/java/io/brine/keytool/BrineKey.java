@@ -129,7 +129,8 @@ public final class BrineKey implements Callable<Integer> {
 
     @Option(names = {"-f", "--finger"}, paramLabel = "GLOB|FP",
             description = "Print the fingerprints of the matching keys. With -a, -r or -d and a single id: act only"
-                    + " if that id's key has fingerprint FP.")
+                    + " if that id's key has fingerprint FP. With -a or -r on an id whose key rotation waits for an"
+                    + " admin (key_rotation: pending): FP is the new key's, and required.")
     String finger;
 
     @Option(names = {"-F", "--finger-all"}, description = "Print the fingerprints of all keys and of master.pub.")
