@@ -185,10 +185,10 @@ public final class BrineClient implements AutoCloseable {
                 continue;
             }
             if (!ok.verify(masterKey)) {
-                throw new ClientException("the answer is not signed by the expected master key: refusing it");
+                throw new ClientException.Untrusted("the answer is not signed by the expected master key: refusing it");
             }
             if (reply.status() != AuthStatus.ACCEPTED) {
-                throw new ClientException("the master refused publisher " + name + ": " + reply.reason());
+                throw new ClientException.Untrusted("the master refused publisher " + name + ": " + reply.reason());
             }
             try {
                 SessionKey requestKey = SessionKey.of(Rsa.unwrap(key.getPrivate(),
@@ -257,22 +257,37 @@ public final class BrineClient implements AutoCloseable {
         return returns;
     }
 
-    /** How often a client waiting for events tells the master it is still there. */
-    static final Duration EVENTS_HEARTBEAT = Duration.ofSeconds(20);
+    /**
+     * How often a client waiting for events tells the master it is still there; an answer to none of them within the
+     * client's timeout means the master is gone.
+     */
+    static final Duration EVENTS_HEARTBEAT = Duration.ofSeconds(5);
 
     /**
      * Subscribes to the master's events whose tag matches {@code tagGlob} and hands each to {@code onEvent} until it
-     * answers false or the connection fails (PROTOCOL.md, "Events"). Heartbeats keep the session alive while quiet.
+     * answers false (PROTOCOL.md, "Events"). Heartbeats keep the session alive while quiet; throws when the connection
+     * fails, the master no longer knows the session (it restarted), or nothing came from the master for the client's
+     * timeout after a heartbeat (it is gone, or the network is).
      */
     public void events(String tagGlob, java.util.function.Predicate<SessionMessage.Event> onEvent)
             throws ClientException {
         send(new SessionMessage.EventsSubscribe(tagGlob));
+        Instant unanswered = null; // when the oldest heartbeat nothing has come after was sent
         while (true) {
             SessionMessage message = pending.isEmpty() ? next(EVENTS_HEARTBEAT) : pending.removeFirst();
             if (message == null) {
+                Instant now = Instant.now();
+                if (unanswered == null) {
+                    unanswered = now;
+                } else if (Duration.between(unanswered, now).compareTo(timeout) >= 0) {
+                    throw new ClientException("no answer from the master within " + timeout.toSeconds() + " s");
+                }
                 send(new SessionMessage.Heartbeat(0));
-            } else if (message instanceof SessionMessage.Event event && !onEvent.test(event)) {
-                return;
+            } else {
+                unanswered = null;
+                if (message instanceof SessionMessage.Event event && !onEvent.test(event)) {
+                    return;
+                }
             }
         }
     }

@@ -17,4 +17,14 @@ public class ClientException extends Exception {
             super(message);
         }
     }
+
+    /**
+     * The master cannot be trusted or will not have this publisher: its answer is not signed by the expected key, or
+     * it refused the publisher's key. Trying again does not help.
+     */
+    public static final class Untrusted extends ClientException {
+        public Untrusted(String message) {
+            super(message);
+        }
+    }
 }

@@ -6,19 +6,26 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.client.BrineClient;
 import io.brine.client.ClientException;
+import io.brine.client.cli.BrineCli;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.minion.MinionState;
+import io.brine.protocol.RootPublisher;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code brine events} for a publisher whose {@code publisher_acl} allows {@code web*} and {@code test.*} (issue 30,
  * item 5), beside the local administrator, with web1 and db1 as real minions: it hears of web1 and of the jobs it
- * could have published itself, returns included, and nothing of db1 nor of a job that also targeted db1.
+ * could have published itself, returns included, and nothing of db1 nor of a job that also targeted db1; and
+ * {@code brine events} across a master restart.
  */
 class EventScopeIT {
 
@@ -81,6 +89,53 @@ class EventScopeIT {
             }
         });
         assertThat(admin).anySatisfy(event -> assertThat(event.data()).containsEntry("id", "db1"));
+    }
+
+    /**
+     * {@code brine events} (the CLI, in-process) across a real restart of its master: it says on stderr once that it
+     * lost the master and once that it has it again, and prints the new master's events; with {@code --no-reconnect}
+     * it exits 2 as before.
+     */
+    @Test
+    void brineEventsConnectsAgainAfterAMasterRestartAndSaysSo() throws Exception {
+        fleet = new Fleet(dir);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        Cli staying = events();
+        Cli leaving = events("--no-reconnect");
+        await().until(() -> fleet.master.metrics().events().subscribers() == 2);
+
+        fleet.restartMaster();
+
+        assertThat(leaving.exit.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(2);
+        assertThat(leaving.err.toString()).startsWith("brine: ").doesNotContain("lost the master");
+        await().until(() -> fleet.master.metrics().events().subscribers() == 1);
+        fleet.startMinion("web1");
+        await().until(() -> staying.out.toString().contains("\"tag\":\"brine/auth/accepted\""));
+        assertThat(staying.err.toString().lines()).hasSize(2).satisfiesExactly(
+                lost -> assertThat(lost).startsWith("brine: lost the master ("),
+                back -> assertThat(back).startsWith("brine: connected to the master again"));
+        assertThat(staying.exit).isNotDone();
+        staying.thread.interrupt();
+    }
+
+    /** One run of the brine CLI on its own thread: its output, its errors, its exit code once it ends. */
+    private record Cli(StringWriter out, StringWriter err, CompletableFuture<Integer> exit, Thread thread) {
+    }
+
+    private Cli events(String... options) {
+        List<String> args = new ArrayList<>(List.of("events", "--out", "json", "--master", "127.0.0.1", "--port",
+                String.valueOf(fleet.retPort()), "--name", RootPublisher.NAME, "--key",
+                fleet.masterConfig.cachedir().resolve(RootPublisher.KEY_FILE).toString(), "--master-pub",
+                fleet.masterConfig.pkiDir().resolve("master.pub").toString(), "--connect-timeout", "2"));
+        args.addAll(List.of(options));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
+        Thread thread = new Thread(() -> exit.complete(BrineCli.run(args.toArray(String[]::new),
+                new PrintWriter(out, true), new PrintWriter(err, true))), "brine-events");
+        thread.setDaemon(true);
+        thread.start();
+        return new Cli(out, err, exit, thread);
     }
 
     private BrineClient ciClient() throws Exception {
