@@ -139,7 +139,7 @@ final class ZkAdminOperations {
         List<String> sharing = to == null ? List.of() : owners.sameKeyAs(source.fingerprint());
         String reason = to == null ? "deleted by admin" : to.label() + " by admin"
                 + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
-        tx.audit(AuditEvent.builder(to == null ? "key.deleted" : "key." + to.label(), actor).id(id)
+        tx.audit(AuditEvent.builder(to == null ? "key-deleted" : AuditEvent.keyChange(to.label()), actor).id(id)
                 .from(from.label()).to(to == null ? null : to.label()).fingerprint(source.fingerprint())
                 .reason(reason).build());
         Optional<Long> zxid = tx.commit();
@@ -197,7 +197,7 @@ final class ZkAdminOperations {
                     }
                     owners.add(fingerprint, ZkFingerprints.keySlot(id)).writeTo(tx);
                 }
-                tx.audit(AuditEvent.builder("key." + state.label(), actor).id(id).to(state.label())
+                tx.audit(AuditEvent.builder(AuditEvent.keyChange(state.label()), actor).id(id).to(state.label())
                         .fingerprint(fingerprint).reason(reason).build());
                 Optional<Long> zxid = tx.commit();
                 if (zxid.isPresent()) {

@@ -446,13 +446,13 @@ public final class ZkKeyStore implements KeyStore {
             } else {
                 tx.create(ZkRecords.deniedPath(id), data);
             }
-            tx.audit(AuditEvent.builder("key.denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
+            tx.audit(AuditEvent.builder("key-denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
                     .fingerprint(Fingerprints.of(deniedKey)).reason(to == null ? reason
                             : "pending key displaced: " + reason).build());
         }
         owners.writeTo(tx);
         if (to != null) {
-            tx.audit(AuditEvent.builder("key." + to.label(), MASTER_ACTOR).id(id)
+            tx.audit(AuditEvent.builder(AuditEvent.keyChange(to.label()), MASTER_ACTOR).id(id)
                     .from(current == null ? null : current.state().label()).to(to.label())
                     .fingerprint(fingerprint).reason(reason).build());
         }

@@ -160,7 +160,7 @@ class ZkFingerprintsTest {
         assertThat(b.accept("x1", KeyState.REJECTED, null, "admin-b").done()).isTrue();
 
         List<String> trail = ZkAuditTrail.read(clientA);
-        assertThat(trail.get(trail.size() - 1)).contains("\"event\":\"key.accepted\"", "\"id\":\"x1\"",
+        assertThat(trail.get(trail.size() - 1)).contains("\"event\":\"key-accepted\"", "\"id\":\"x1\"",
                 "same key as web1");
     }
 

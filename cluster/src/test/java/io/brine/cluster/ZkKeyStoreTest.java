@@ -207,9 +207,9 @@ class ZkKeyStoreTest {
         for (int i = 0; i < ids; i++) {
             String id = "\"id\":\"race" + i + "\"";
             List<String> events = trail.stream().filter(line -> line.contains(id))
-                    .map(line -> line.replaceAll(".*\"event\":\"([a-z.]+)\".*", "$1")).toList();
-            assertThat(events).as("trail of race%d", i).isIn(List.of("key.pending", "key.accepted"),
-                    List.of("key.pending", "key.rejected"));
+                    .map(line -> line.replaceAll(".*\"event\":\"([a-z-]+)\".*", "$1")).toList();
+            assertThat(events).as("trail of race%d", i).isIn(List.of("key-pending", "key-accepted"),
+                    List.of("key-pending", "key-rejected"));
         }
     }
 
@@ -224,11 +224,11 @@ class ZkKeyStoreTest {
 
         List<String> trail = ZkAuditTrail.read(client());
         assertThat(trail).hasSize(5);
-        assertThat(trail.get(0)).contains("\"event\":\"key.pending\"", "\"actor\":\"master\"", "\"id\":\"m1\"");
-        assertThat(trail.get(1)).contains("\"event\":\"key.pending\"", "\"id\":\"m2\"");
-        assertThat(trail.get(2)).contains("\"event\":\"key.accepted\"", "\"actor\":\"admin-b\"", "\"id\":\"m1\"",
+        assertThat(trail.get(0)).contains("\"event\":\"key-pending\"", "\"actor\":\"master\"", "\"id\":\"m1\"");
+        assertThat(trail.get(1)).contains("\"event\":\"key-pending\"", "\"id\":\"m2\"");
+        assertThat(trail.get(2)).contains("\"event\":\"key-accepted\"", "\"actor\":\"admin-b\"", "\"id\":\"m1\"",
                 "\"from\":\"pending\"");
-        assertThat(trail.get(3)).contains("\"event\":\"key.rejected\"", "\"actor\":\"admin-a\"");
+        assertThat(trail.get(3)).contains("\"event\":\"key-rejected\"", "\"actor\":\"admin-a\"");
         assertThat(trail.get(4)).contains("\"event\":\"rotation-requested\"");
         assertThat(a.rotationRequests()).isEqualTo(1);
     }

@@ -120,7 +120,7 @@ class ZkQuorumTest {
         // Nothing was written while there was no quorum: one trail entry for new1, its acceptance now.
         List<String> trail = ZkAuditTrail.read(a.client());
         assertThat(trail.stream().filter(line -> line.contains("\"id\":\"new1\""))).hasSize(1);
-        assertThat(trail.stream().filter(line -> line.contains("\"event\":\"key.denied\""))).isEmpty();
+        assertThat(trail.stream().filter(line -> line.contains("\"event\":\"key-denied\""))).isEmpty();
     }
 
     @Test

@@ -367,7 +367,7 @@ class BrineKeyTest {
                 "Key for minion app1 accepted.", "Key for minion web1 accepted.", "Key for minion web2 accepted.");
         assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
         assertThat(exists(KeyState.ACCEPTED, "app1")).isTrue();
-        assertThat(auditEvents()).hasSize(3).allMatch(e -> e.startsWith("key.accepted ") && e.contains(
+        assertThat(auditEvents()).hasSize(3).allMatch(e -> e.startsWith("key-accepted ") && e.contains(
                 " by brine-key:"));
     }
 
@@ -448,7 +448,7 @@ class BrineKeyTest {
         assertThat(result.err()).contains(replacedWhilePending("web1", 9, 1));
         assertThat(lookup("web1", 9)).isEqualTo(KeyLookup.PENDING_SAME);
         assertThat(lookup("web2", 2)).isEqualTo(KeyLookup.ACCEPTED_SAME);
-        assertThat(auditEvents()).singleElement().asString().startsWith("key.accepted web2 by brine-key:");
+        assertThat(auditEvents()).singleElement().asString().startsWith("key-accepted web2 by brine-key:");
     }
 
     @Test
@@ -761,7 +761,7 @@ class BrineKeyTest {
         Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
 
         assertThat(result.exit()).as(result.err()).isZero();
-        assertThat(Files.readString(tmp.resolve("logs/keys.log"))).contains("\"key.accepted\"");
+        assertThat(Files.readString(tmp.resolve("logs/keys.log"))).contains("\"key-accepted\"");
         assertThat(tmp.resolve("cache2/audit.log")).doesNotExist();
     }
 

@@ -95,7 +95,7 @@ class KeyExchangeIT {
         assertThat(accepted.get("master_fingerprint").asText()).isEqualTo(Fingerprints.of(
                 fleet.master.keyStore().masterKeyPair().getPublic()));
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
-                .contains("\"auth-pending\"", "\"auth-accepted\"", "\"key.accepted\"");
+                .contains("\"auth-pending\"", "\"auth-accepted\"", "\"key-accepted\"");
     }
 
     @Test
@@ -105,7 +105,7 @@ class KeyExchangeIT {
         MinionDaemon web1 = fleet.startMinion("web1");
         Fleet.awaitState(web1, MinionState.PENDING);
 
-        assertThat(Files.readString(auditLog)).contains("\"auth-pending\"", "\"key.pending\"", "\"web1\"");
+        assertThat(Files.readString(auditLog)).contains("\"auth-pending\"", "\"key-pending\"", "\"web1\"");
         assertThat(fleet.masterConfig.cachedir().resolve("audit.log")).doesNotExist();
     }
 

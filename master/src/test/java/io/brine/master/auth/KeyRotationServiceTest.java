@@ -102,7 +102,7 @@ class KeyRotationServiceTest {
         assertThat(reply.newFingerprint()).isEqualTo(Fingerprints.of(NEW.getPublic()));
         assertThat(signedByMaster(session, reply)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(NEW));
-        assertThat(Files.readString(audit.file())).contains("\"key.rotated\"", "\"minion web1\"");
+        assertThat(Files.readString(audit.file())).contains("\"key-rotated\"", "\"minion web1\"");
         assertThat(answered).singleElement().asString().startsWith("web1 rotated ");
     }
 

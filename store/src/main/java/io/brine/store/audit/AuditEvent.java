@@ -1,12 +1,13 @@
 package io.brine.store.audit;
 
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
- * One line of the audit log. {@code event} says what happened ({@code key.accepted}, {@code auth.refused}, ...);
+ * One line of the audit log. {@code event} says what happened ({@code key-accepted}, {@code auth-refused}, ...);
  * the other fields are optional (null = not written). Never put secrets here: fields are written as they are.
  *
- * @param event       what happened, as {@code area.verb}
+ * @param event       what happened, as {@code area-outcome} (lower case, words joined by hyphens)
  * @param actor       who did it: {@code master}, {@code brine-key:root}, ...
  * @param id          the minion id concerned
  * @param from        the state before ({@code pending}, {@code accepted}, ...)
@@ -18,9 +19,20 @@ import java.util.Objects;
 public record AuditEvent(String event, String actor, String id, String from, String to, String fingerprint,
         String reason, String source) {
 
+    /** The one style of event names ({@code key-accepted}, {@code auth-pending}), which audit consumers match on. */
+    private static final Pattern NAME = Pattern.compile("[a-z]+(-[a-z0-9]+)*");
+
     public AuditEvent {
         Objects.requireNonNull(event, "event");
         Objects.requireNonNull(actor, "actor");
+        if (!NAME.matcher(event).matches()) {
+            throw new IllegalArgumentException("audit event name " + event + " is not area-outcome in lower case");
+        }
+    }
+
+    /** The event of a key that entered {@code stateLabel} ({@code pending}, {@code accepted}, ...). */
+    public static String keyChange(String stateLabel) {
+        return "key-" + stateLabel;
     }
 
     public static Builder builder(String event, String actor) {

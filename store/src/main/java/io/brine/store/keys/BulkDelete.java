@@ -148,7 +148,7 @@ public final class BulkDelete implements AutoCloseable {
             return;
         }
         try {
-            audit.record(AuditEvent.builder("key.deleted", actor).id(id).from(from.label())
+            audit.record(AuditEvent.builder("key-deleted", actor).id(id).from(from.label())
                     .fingerprint(fingerprint).reason("deleted by admin").build());
             auditedSinceSync.add(id);
         } catch (UncheckedIOException e) {

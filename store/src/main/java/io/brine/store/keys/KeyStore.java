@@ -185,7 +185,7 @@ public interface KeyStore extends AutoCloseable {
      * Replaces the accepted key {@code oldKey} of brine minion {@code id} by {@code newKey}, as {@link
      * KeyTransitions#planRotation} decides on what the store holds where it commits: in one atomic change (the file
      * store: one rename under the lock; the cluster: one transaction that also moves the fingerprint record), the old
-     * key retired for the id (offered again, it is denied) and one audit line {@code key.rotated} naming both
+     * key retired for the id (offered again, it is denied) and one audit line {@code key-rotated} naming both
      * fingerprints, as {@code actor}. The caller has verified that the minion holds both keys.
      *
      * @throws IllegalArgumentException for an invalid id or a new key brine does not accept (size, exponent,
@@ -239,7 +239,7 @@ public interface KeyStore extends AutoCloseable {
 
     /** The audit line of a rotation: the new key's fingerprint, and the old one's in the reason. */
     static AuditEvent rotationEvent(String id, String actor, RotationDecision.Rotated rotated) {
-        return AuditEvent.builder("key.rotated", actor).id(id).from(KeyState.ACCEPTED.label())
+        return AuditEvent.builder("key-rotated", actor).id(id).from(KeyState.ACCEPTED.label())
                 .to(KeyState.ACCEPTED.label()).fingerprint(rotated.newFingerprint()).reason(rotated.reason()
                         + "; old key " + rotated.oldFingerprint() + " retired").build();
     }

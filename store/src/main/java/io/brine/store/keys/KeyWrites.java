@@ -194,7 +194,7 @@ final class KeyWrites {
         snapshot = edited.synced(generation, directory.stamps());
         log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
         if (audit != null) {
-            String name = change.to().map(to -> "key." + to.label()).orElse("key.deleted");
+            String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
             try {
                 audit.record(event != null ? event : AuditEvent.builder(name, actor).id(change.id())
                         .from(change.from().map(KeyState::label).orElse(null))

@@ -28,18 +28,28 @@ class AuditLogTest {
     Path tmp;
 
     @Test
+    void everyEventNameIsAreaDashOutcomeInLowerCaseAndAnotherStyleIsRefused() {
+        assertThat(AuditEvent.builder(AuditEvent.keyChange("accepted"), "master").build().event())
+                .isEqualTo("key-accepted");
+        for (String name : List.of("key.pending", "Auth-pending", "auth_pending", "auth-", "-auth", "")) {
+            assertThatThrownBy(() -> AuditEvent.builder(name, "master").build()).as(name)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
     void writesOneJsonObjectPerLineWithTimeFirstAndUnsetFieldsLeftOut() throws IOException {
         Path cachedir = tmp.resolve("cache");
         try (AuditLog log = AuditLog.open(cachedir, CLOCK)) {
-            log.record(AuditEvent.builder("key.accepted", "brine-key:root").id("web1").from("pending")
+            log.record(AuditEvent.builder("key-accepted", "brine-key:root").id("web1").from("pending")
                     .to("accepted").fingerprint("ab:cd").reason("accept by admin").build());
-            log.record(AuditEvent.builder("auth.refused", "master").id("web2").source("10.0.0.1:4506")
+            log.record(AuditEvent.builder("auth-refused", "master").id("web2").source("10.0.0.1:4506")
                     .reason("line\nbreak \"quoted\"").build());
         }
 
         List<String> lines = Files.readAllLines(cachedir.resolve("audit.log"));
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(0)).isEqualTo("{\"time\":\"2026-03-01T12:00:00Z\",\"event\":\"key.accepted\","
+        assertThat(lines.get(0)).isEqualTo("{\"time\":\"2026-03-01T12:00:00Z\",\"event\":\"key-accepted\","
                 + "\"actor\":\"brine-key:root\",\"id\":\"web1\",\"from\":\"pending\",\"to\":\"accepted\","
                 + "\"fingerprint\":\"ab:cd\",\"reason\":\"accept by admin\"}");
         JsonNode second = JSON.readTree(lines.get(1));

@@ -94,7 +94,7 @@ class BulkDeleteTest {
         assertThat(pki.resolve("minions_denied").resolve("web1")).doesNotExist();
         assertThat(pki.resolve("minions_pre").resolve("web2")).doesNotExist();
         assertThat(pki.resolve("minions_pre").resolve("evil")).exists();
-        assertThat(Files.readAllLines(auditFile)).hasSize(3).allMatch(line -> line.contains("\"key.deleted\"")
+        assertThat(Files.readAllLines(auditFile)).hasSize(3).allMatch(line -> line.contains("\"key-deleted\"")
                 && line.contains("\"actor\":\"admin\"") && line.contains("deleted by admin"));
     }
 

@@ -118,7 +118,7 @@ public abstract class KeyStoreContract {
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.ACCEPTED_OTHER);
         await().until(() -> other().acceptedKey("web1").equals(java.util.Optional.of(key(2))));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key.rotated\"",
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"",
                 "\"minion web1\"", Fingerprints.of(key(2)), "old key " + Fingerprints.of(key(1)) + " retired");
         // A retry after a lost answer is answered as done, and writes nothing.
         long lines = Files.readAllLines(audit.file()).size();
@@ -376,7 +376,7 @@ public abstract class KeyStoreContract {
         assertThat(store.list().keys(KeyState.PENDING)).isEmpty();
         String trail = auditText();
         assertThat(trail).contains("pending key displaced", Fingerprints.of(key(9)));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"event\":\"key.accepted\"",
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"event\":\"key-accepted\"",
                 Fingerprints.of(key(1)));
     }
 

@@ -149,7 +149,7 @@ class KeyStoreCrashTest {
         String content = Files.readString(log);
         assertThat(content).endsWith("\n");
         for (String line : content.split("\n")) {
-            assertThat(JSON.readTree(line).get("event").asText()).startsWith("key.");
+            assertThat(JSON.readTree(line).get("event").asText()).startsWith("key-");
         }
     }
 }

@@ -224,7 +224,7 @@ class KeyStoreTest {
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.PENDING_SAME);
         assertThat(store.lookup("web1", key(2))).isEqualTo(KeyLookup.PENDING_OTHER);
         JsonNode line = auditLines().get(0);
-        assertThat(line.get("event").asText()).isEqualTo("key.pending");
+        assertThat(line.get("event").asText()).isEqualTo("key-pending");
         assertThat(line.get("actor").asText()).isEqualTo("master");
         assertThat(line.get("id").asText()).isEqualTo("web1");
         assertThat(line.has("from")).isFalse();
@@ -378,7 +378,7 @@ class KeyStoreTest {
 
         List<JsonNode> lines = auditLines();
         assertThat(lines).extracting(l -> l.get("event").asText())
-                .containsExactly("key.accepted", "key.rejected", "key.accepted", "key.deleted");
+                .containsExactly("key-accepted", "key-rejected", "key-accepted", "key-deleted");
         assertThat(lines.get(1).get("actor").asText()).isEqualTo("admin");
         assertThat(lines.get(1).get("from").asText()).isEqualTo("accepted");
         assertThat(lines.get(1).get("to").asText()).isEqualTo("rejected");
