@@ -7,6 +7,7 @@ import ch.qos.logback.classic.Level;
 import io.brine.client.BrineClient;
 import io.brine.client.ClientException;
 import io.brine.client.channel.TcpClientChannel;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.master.jobs.JobCache;
 import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.SharedJobs;

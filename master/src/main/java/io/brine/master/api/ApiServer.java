@@ -1,9 +1,9 @@
 package io.brine.master.api;
 
+import io.brine.daemon.WarnInterval;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.master.auth.SourceRateLimiter;
-import io.brine.master.auth.WarnInterval;
 import io.brine.master.events.EventStream;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.PublisherService;

@@ -1,7 +1,7 @@
 package io.brine.master.api;
 
+import io.brine.daemon.WarnInterval;
 import io.brine.daemon.files.TrustedPath;
-import io.brine.master.auth.WarnInterval;
 import io.brine.store.api.ApiTokens;
 import java.io.IOException;
 import java.nio.file.Files;

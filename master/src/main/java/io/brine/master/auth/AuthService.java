@@ -3,6 +3,7 @@ package io.brine.master.auth;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import io.brine.daemon.WarnInterval;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;

@@ -1,5 +1,6 @@
 package io.brine.master.auth;
 
+import io.brine.daemon.WarnInterval;
 import io.brine.protocol.MinionIds;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;

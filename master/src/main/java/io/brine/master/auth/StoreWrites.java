@@ -1,5 +1,6 @@
 package io.brine.master.auth;
 
+import io.brine.daemon.WarnInterval;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.brine.master.publish;
 
-import io.brine.master.auth.WarnInterval;
+import io.brine.daemon.WarnInterval;
 import io.brine.protocol.MinionIds;
 import java.time.Clock;
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package io.brine.master.resume;
 
+import io.brine.daemon.WarnInterval;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.StoreWrites;
-import io.brine.master.auth.WarnInterval;
 import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.Session;

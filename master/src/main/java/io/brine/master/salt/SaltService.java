@@ -2,11 +2,11 @@ package io.brine.master.salt;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.daemon.WarnInterval;
 import io.brine.master.auth.AuthAudit;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.RepeatedPending;
 import io.brine.master.auth.StoreWrites;
-import io.brine.master.auth.WarnInterval;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.publish.GrainsStore;
 import io.brine.protocol.MinionIds;

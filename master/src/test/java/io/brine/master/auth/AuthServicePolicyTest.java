@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.LogCapture;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.protocol.codec.Codec;

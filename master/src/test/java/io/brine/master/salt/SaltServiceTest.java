@@ -3,7 +3,7 @@ package io.brine.master.salt;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.config.MasterConfig;
-import io.brine.master.LogCapture;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.StoreWrites;

@@ -3,6 +3,7 @@ package io.brine.store.policy;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
+import io.brine.daemon.WarnInterval;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
@@ -70,6 +71,8 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final Duration timeout;
     private final int maxConcurrent;
     private final Clock clock;
+    /** Keys the executable could not be asked about: one WARN a minute, with the count. */
+    private final WarnInterval notRun;
     private volatile Promoter promoter = (attempt, decision) -> { };
     private final Semaphore slots;
     private final Cache<String, Answer> answers;
@@ -88,6 +91,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         this.timeout = timeout;
         this.maxConcurrent = maxConcurrent;
         this.clock = clock;
+        this.notRun = new WarnInterval(clock, GrantPolicy.WARN_INTERVAL_MS);
         this.slots = new Semaphore(maxConcurrent);
         this.process = new PolicyProcess(executable, timeout);
         this.answers = Caffeine.newBuilder().maximumSize(MAX_CACHED)
@@ -122,6 +126,9 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     public PolicyDecision evaluate(AuthAttempt attempt) {
         Optional<String> problem = problem();
         if (problem.isPresent()) {
+            // Vanished, no longer executable, untrusted: every new key now waits for an admin, who should hear it.
+            notRun.warn(LOG, "Minion {} ({}): {} not run: {}; the key waits for an admin", attempt.id(),
+                    attempt.remoteAddress(), RULE, problem.get());
             return none(problem.get());
         }
         List<Object> stamp = stamp();

@@ -1,5 +1,6 @@
 package io.brine.store.policy;
 
+import io.brine.daemon.WarnInterval;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.grant.GrantException;
 import io.brine.protocol.grant.Grants;
@@ -29,13 +30,22 @@ public final class GrantPolicy implements AcceptancePolicy {
     private final SpentRecord spent;
     private final Classifications classifications;
     private final Clock clock;
+    /** Grants out of their validity window: an admin's clock or provisioning problem, said once a minute. */
+    private final WarnInterval outOfWindow;
+    /** Grants that fail on trust or binding (forged, altered, for another id or key) or were used before. */
+    private final WarnInterval refused;
 
     GrantPolicy(ProvisionerKeys provisioners, SpentRecord spent, Classifications classifications, Clock clock) {
         this.provisioners = provisioners;
         this.spent = spent;
         this.classifications = classifications;
         this.clock = clock;
+        this.outOfWindow = new WarnInterval(clock, WARN_INTERVAL_MS);
+        this.refused = new WarnInterval(clock, WARN_INTERVAL_MS);
     }
+
+    /** What a stranger can make this policy say at will is said at most once a minute per kind, with a count. */
+    static final long WARN_INTERVAL_MS = 60_000;
 
     @Override
     public PolicyDecision evaluate(AuthAttempt attempt) {
@@ -77,11 +87,11 @@ public final class GrantPolicy implements AcceptancePolicy {
         }
         Instant now = clock.instant();
         if (!now.isBefore(grant.notAfter())) {
-            return none("the grant expired at " + grant.notAfter());
+            return outOfWindow(attempt, dryRun, "the grant expired at " + grant.notAfter());
         }
         if (grant.notBefore().isAfter(now.plus(Timestamps.MAX_CLOCK_SKEW))) {
-            return none("the grant is not valid before " + grant.notBefore() + " (more than the allowed clock skew"
-                    + " ahead of the master's clock)");
+            return outOfWindow(attempt, dryRun, "the grant is not valid before " + grant.notBefore()
+                    + " (more than the allowed clock skew ahead of the master's clock)");
         }
         String key = signed.digest();
         String valid = "grant for " + grant.id() + " and its key, valid until " + grant.notAfter()
@@ -92,9 +102,7 @@ public final class GrantPolicy implements AcceptancePolicy {
                         : new PolicyDecision(PolicyVerdict.ACCEPT, rule, valid + " (not spent by a dry run)");
             }
             if (!spent.spend(key, grant.notAfter())) {
-                LOG.warn("Minion {} ({}): presented a grant that was already used", attempt.id(),
-                        attempt.remoteAddress());
-                return none("the grant was already used");
+                return suspicious(attempt, false, "the grant was already used");
             }
         } catch (IOException e) {
             LOG.error("Cannot record the use of a grant in {}: {}", spent, e.getMessage());
@@ -114,10 +122,25 @@ public final class GrantPolicy implements AcceptancePolicy {
         return new PolicyDecision(PolicyVerdict.NONE, RULE, reason);
     }
 
-    /** A grant that fails on trust or binding is a sign of tampering or a mix-up: worth a warning. */
-    private static PolicyDecision suspicious(AuthAttempt attempt, boolean dryRun, String reason) {
+    /**
+     * A grant that fails on trust or binding, or comes again, is a sign of tampering or a mix-up: worth a warning
+     * (throttled: anybody can present one; escaped: the reason quotes the grant).
+     */
+    private PolicyDecision suspicious(AuthAttempt attempt, boolean dryRun, String reason) {
+        return warned(refused, attempt, dryRun, reason);
+    }
+
+    /** A grant expired or not valid yet: the minion waits for an admin, who should hear why. */
+    private PolicyDecision outOfWindow(AuthAttempt attempt, boolean dryRun, String reason) {
+        return warned(outOfWindow, attempt, dryRun, reason);
+    }
+
+    private static PolicyDecision warned(WarnInterval interval, AuthAttempt attempt, boolean dryRun,
+            String reason) {
         if (!dryRun) {
-            LOG.warn("Minion {} ({}): grant refused: {}", attempt.id(), attempt.remoteAddress(), reason);
+            // The id is checked before any policy is asked, and what a reason quotes of the grant at its parse.
+            interval.warn(LOG, "Minion {} ({}): grant refused: {}; the key waits for an admin", attempt.id(),
+                    attempt.remoteAddress(), reason);
         }
         return none(reason);
     }

@@ -4,8 +4,10 @@ import static io.brine.store.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.PolicyVerdict;
@@ -55,6 +57,26 @@ class ExecutablePolicyTest {
     private int runs() throws Exception {
         Path log = dir.resolve("runs");
         return Files.exists(log) ? Files.readAllLines(log).size() : 0;
+    }
+
+    @Test
+    void anExecutableThatVanishedOrLostItsExecuteBitIsOneWarnAMinuteNamingIdSourceAndWhy() throws Exception {
+        Path executable = script("exit 0");
+        policy(executable, Duration.ofSeconds(10), 2);
+        try (LogCapture log = LogCapture.of(ExecutablePolicy.class)) {
+            Files.setPosixFilePermissions(executable, PosixFilePermissions.fromString("rw-------"));
+            assertThat(policy.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
+            assertThat(policy.evaluate(attempt("web2", 2)).verdict()).isEqualTo(PolicyVerdict.NONE);
+            assertThat(log.at(Level.WARN)).singleElement().asString().isEqualTo("Minion web1 ("
+                    + attempt("web1", 1).remoteAddress() + "): autosign_policy not run: " + executable
+                    + " is not executable: not run; the key waits for an admin");
+            Files.delete(executable);
+            clock.advance(ExecutablePolicy.NO_CACHE);
+            policy.evaluate(attempt("web3", 3));
+            assertThat(log.at(Level.WARN)).hasSize(2).last().asString().contains("Minion web3 (",
+                    executable + " does not exist", "(and 1 more since the last line)");
+        }
+        assertThat(runs()).isZero();
     }
 
     @Test

@@ -5,7 +5,9 @@ import static io.brine.store.policy.Attempts.attempt;
 import static io.brine.store.policy.Attempts.fingerprint;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.grant.Grants;
 import io.brine.protocol.grant.ProvisioningGrant;
@@ -120,6 +122,26 @@ class GrantPolicyTest {
         assertThat(decision.reason()).isEqualTo("the grant expired at " + T0.plusSeconds(120));
         clock.set(T0.plusSeconds(119));
         assertThat(present("web1", 1, grant).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
+    }
+
+    @Test
+    void anExpiredOrNotYetValidGrantIsOneWarnAMinuteNamingIdSourceAndReason() {
+        byte[] expired = grant("web1", 1, T0, T0.plusSeconds(30), PROVISIONER);
+        byte[] early = grant("web2", 2, T0.plusSeconds(3600), T0.plusSeconds(7200), PROVISIONER);
+        try (LogCapture log = LogCapture.of(GrantPolicy.class)) {
+            present("web1", 1, expired);
+            present("web2", 2, early);
+            present("web1", 1, expired);
+            assertThat(log.at(Level.WARN)).singleElement().asString().isEqualTo("Minion web1 (10.0.0.5): grant "
+                    + "refused: the grant expired at " + T0.plusSeconds(30) + "; the key waits for an admin");
+            clock.advance(Duration.ofMillis(GrantPolicy.WARN_INTERVAL_MS));
+            present("web2", 2, early);
+            assertThat(log.at(Level.WARN)).hasSize(2).last().asString().startsWith(
+                    "Minion web2 (10.0.0.5): grant refused: the grant is not valid before " + T0.plusSeconds(3600))
+                    .endsWith("(and 2 more since the last line)");
+            policy.check(attempt("web1", 1, Map.of(), expired, null, "10.0.0.5")); // a dry run says nothing
+            assertThat(log.at(Level.WARN)).hasSize(2);
+        }
     }
 
     @Test

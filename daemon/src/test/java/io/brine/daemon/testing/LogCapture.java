@@ -1,4 +1,4 @@
-package io.brine.master;
+package io.brine.daemon.testing;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;

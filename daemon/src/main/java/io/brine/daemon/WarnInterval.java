@@ -1,4 +1,4 @@
-package io.brine.master.auth;
+package io.brine.daemon;
 
 import java.time.Clock;
 import java.util.Arrays;
