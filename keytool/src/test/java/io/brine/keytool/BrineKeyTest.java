@@ -197,7 +197,7 @@ class BrineKeyTest {
         assertThat(accept.exit()).as(accept.err()).isZero();
         assertThat(accept.out()).contains("db1: key rotation to " + fp(8) + " accepted");
         assertThat(lookup("db1", 8)).isEqualTo(KeyLookup.ACCEPTED_SAME);
-        assertThat(auditEvents()).last().asString().startsWith("key.rotated db1 by brine-key:");
+        assertThat(auditEvents()).last().asString().startsWith("key-rotated db1 by brine-key:");
         assertThat(run("-L", "--out", "json").out()).doesNotContain("minions_rotating");
     }
 

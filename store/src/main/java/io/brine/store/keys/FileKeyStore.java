@@ -430,7 +430,7 @@ public final class FileKeyStore implements KeyStore {
             if (!accept) {
                 retired.retireLocked(id, newFingerprint);
                 waiting.removeLocked(id);
-                writes.auditLocked(AuditEvent.builder("key.rotation_rejected", actor).id(id)
+                writes.auditLocked(AuditEvent.builder("key-rotation-rejected", actor).id(id)
                         .from(KeyState.PENDING.label()).to(KeyState.REJECTED.label()).fingerprint(newFingerprint)
                         .reason("key rotation rejected by an admin; accepted key " + onDisk.fingerprint()
                                 + " unchanged").build());

@@ -208,7 +208,7 @@ public interface KeyStore extends AutoCloseable {
      * Accepts the rotation of {@code id} waiting with the new key {@code expectedFingerprint} (required: an admin
      * accepts the key that was shown): the new key replaces the accepted one as {@link #rotate} with {@code allow}
      * would, checked again where it commits (the old key still accepted, the new one held by no other id and not
-     * retired), the old key retired, audited {@code key.rotated} as {@code actor}.
+     * retired), the old key retired, audited {@code key-rotated} as {@code actor}.
      *
      * @throws IllegalArgumentException for an invalid id or fingerprint
      */
@@ -220,7 +220,7 @@ public interface KeyStore extends AutoCloseable {
     /**
      * Rejects the rotation of {@code id} waiting with the new key {@code expectedFingerprint}: the old key stays
      * accepted, the new one is retired for the id (the minion's next ask is refused and it drops the new key),
-     * audited {@code key.rotation_rejected} as {@code actor}.
+     * audited {@code key-rotation-rejected} as {@code actor}.
      */
     default AdminResult rejectRotation(String id, String expectedFingerprint, String actor) {
         return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps"
@@ -246,7 +246,7 @@ public interface KeyStore extends AutoCloseable {
 
     /** The audit line of a rotation filed to wait for an admin. */
     static AuditEvent rotationPendingEvent(String id, String actor, RotationDecision.Pending pending) {
-        return AuditEvent.builder("key.rotation_pending", actor).id(id).from(KeyState.ACCEPTED.label())
+        return AuditEvent.builder("key-rotation-pending", actor).id(id).from(KeyState.ACCEPTED.label())
                 .to(KeyState.PENDING.label()).fingerprint(pending.newFingerprint()).reason(pending.reason()
                         + "; accepted key " + pending.oldFingerprint() + " unchanged").build();
     }

@@ -37,7 +37,7 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         assertThat(store.pendingRotations()).isEqualTo(Map.of("web1", newFp));
         assertThat(Files.getPosixFilePermissions(tmp.resolve("pki/minions_rotating/web1")))
                 .isEqualTo(PosixFilePermissions.fromString("rw-------"));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key.rotation_pending\"", newFp,
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotation-pending\"", newFp,
                 "accepted key " + oldFp + " unchanged");
         // Asked again (the minion's poll): still pending, nothing written.
         long lines = Files.readAllLines(audit.file()).size();
@@ -55,7 +55,7 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         assertThat(store.acceptRotation("web1", newFp.toUpperCase(java.util.Locale.ROOT), "admin").done()).isTrue();
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.pendingRotations()).isEmpty();
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key.rotated\"", "\"admin\"",
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"", "\"admin\"",
                 "old key " + oldFp + " retired");
         // The minion's next ask is answered as done; its old key is retired.
         assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1"))
@@ -72,7 +72,7 @@ class FileKeyStoreContractTest extends KeyStoreContract {
 
         assertThat(store.acceptedKey("web1")).contains(key(1));
         assertThat(store.pendingRotations()).isEmpty();
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key.rotation_rejected\"");
+        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotation-rejected\"");
         assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1"))
                 .isInstanceOf(RotationDecision.Refused.class);
         assertThat(store.pendingRotations()).isEmpty();
