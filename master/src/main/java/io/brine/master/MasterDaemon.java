@@ -27,6 +27,8 @@ import io.brine.master.publish.SaltEnvelopes;
 import io.brine.master.publish.SharedPublications;
 import io.brine.master.resume.ResumeService;
 import io.brine.master.resume.TicketKeys;
+import io.brine.master.salt.FileRoots;
+import io.brine.master.salt.SaltFileServer;
 import io.brine.master.salt.SaltFrames;
 import io.brine.master.salt.SaltInbound;
 import io.brine.master.salt.SaltKeys;
@@ -57,6 +59,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -175,7 +178,7 @@ public final class MasterDaemon implements AutoCloseable {
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltInbound salt = saltKeys.<SaltInbound>map(keys -> new SaltFrames(new SaltService(keyStore, policies,
                     keys, new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
-                    config.maxReturnBytes(), clock, budget, writes), transport))
+                    config.maxReturnBytes(), clock, budget, writes, fileServer(config, clock)), transport))
                     .orElseGet(() -> SaltInbound.off(transport));
             KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
                     config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
@@ -229,6 +232,20 @@ public final class MasterDaemon implements AutoCloseable {
     }
 
     /** The gauges, read at scrape time from the parts that hold the state. */
+    /** Salt's roots file server from {@code file_roots} (nothing served without it). */
+    private static SaltFileServer fileServer(MasterConfig config, Clock clock) {
+        MasterConfig.FileServer files = config.fileServer();
+        FileRoots roots = new FileRoots(new FileRoots.Options(files.fileRoots(),
+                files.fileIgnoreRegex().stream().map(Pattern::compile).toList(), files.fileIgnoreGlob(),
+                files.hashType(), files.fileserverListCacheTime(), FileRoots.MAX_ENTRIES), clock);
+        if (!files.fileRoots().isEmpty()) {
+            LOG.info("Salt file server: serving {} from file_roots, read-only", files.fileRoots());
+        }
+        return new SaltFileServer(roots, new SaltFileServer.Limits(files.fileBufferSize(),
+                files.fileserverRequestsPerSecond(), files.fileserverBurst(),
+                (long) files.fileserverMaxMibInFlight() << 20), clock, Ticker.systemTicker());
+    }
+
     private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
             PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher, AcceptancePolicies policies) {
         metrics.keys(keyStore);

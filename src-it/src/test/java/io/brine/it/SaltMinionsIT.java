@@ -4,9 +4,15 @@ import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.client.cli.BrineCli;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
+import io.brine.master.salt.SaltFileServer;
+import io.brine.master.salt.SaltService;
 import io.brine.minion.MinionState;
 import io.brine.store.keys.AdminResult;
 import java.io.PrintWriter;
@@ -22,6 +28,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * Stock salt-minions of each supported release, 3006.26 (LTS), 3007.14 and 3008.2, on a brine master (issues 15 and
@@ -42,6 +49,54 @@ class SaltMinionsIT {
     @AutoClose
     Fleet fleet;
     private final List<SaltMinionProcess> salts = new ArrayList<>();
+
+    private final ListAppender<ILoggingEvent> fileServerLog = new ListAppender<>();
+
+    /**
+     * A state tree as a Salt admin writes one: a file from salt://, a Jinja template with grains, a command, and two
+     * sources the master must refuse (a path out of the root, a symlink out of it).
+     */
+    private Path stateTree() throws Exception {
+        Path srv = Files.createDirectories(dir.resolve("srv/demo"));
+        Path secret = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("secret"), "no\n");
+        Files.writeString(dir.resolve("srv/top.sls"), "base:\n  'salt*':\n    - demo\n");
+        Files.writeString(srv.resolve("motd"), "managed by brine\n");
+        Files.writeString(srv.resolve("greeting.j2"), "hello from {{ grains['id'] }}\n");
+        Files.createSymbolicLink(srv.resolve("escape"), secret);
+        Files.writeString(srv.resolve("init.sls"), String.join("\n",
+                "{% set out = opts['cachedir'] ~ '/brine-states' %}",
+                "motd:",
+                "  file.managed:",
+                "    - name: {{ out }}/motd",
+                "    - source: salt://demo/motd",
+                "    - makedirs: True",
+                "greeting:",
+                "  file.managed:",
+                "    - name: {{ out }}/greeting",
+                "    - source: salt://demo/greeting.j2",
+                "    - template: jinja",
+                "    - makedirs: True",
+                "hello:",
+                "  cmd.run:",
+                "    - name: echo state-ran-{{ grains['id'] }}",
+                "shadow:",
+                "  file.managed:",
+                "    - name: {{ out }}/shadow",
+                "    - source: salt://../../etc/shadow",
+                "escape:",
+                "  file.managed:",
+                "    - name: {{ out }}/escape",
+                "    - source: salt://demo/escape",
+                ""));
+        return dir.resolve("srv");
+    }
+
+    @AfterEach
+    void detachLog() {
+        ((Logger) LoggerFactory.getLogger(SaltFileServer.class)).detachAppender(fileServerLog);
+        ((Logger) LoggerFactory.getLogger(SaltService.class)).detachAppender(fileServerLog);
+        ((Logger) LoggerFactory.getLogger(SaltService.class)).setLevel(null);
+    }
 
     @BeforeEach
     void setUp() {
@@ -102,7 +157,14 @@ class SaltMinionsIT {
     @ParameterizedTest(name = "transport: {0}")
     @ValueSource(strings = {"zeromq", "tcp"})
     void threeStockSaltMinionsAndABrineMinionOnOneMasterFromPendingToDeleted(String transport) throws Exception {
-        fleet.startMaster(b -> b.saltMinions(true));
+        Path srv = stateTree();
+        fleet.startMaster(b -> b.saltMinions(true).fileServer(MasterConfig.FileServer.defaults()
+                .withRoots(Map.of("base", List.of(srv)))));
+        fileServerLog.start();
+        ((Logger) LoggerFactory.getLogger(SaltFileServer.class)).addAppender(fileServerLog);
+        // A request the master refuses is logged at DEBUG: kept here, so that a failed state says why.
+        ((Logger) LoggerFactory.getLogger(SaltService.class)).setLevel(ch.qos.logback.classic.Level.DEBUG);
+        ((Logger) LoggerFactory.getLogger(SaltService.class)).addAppender(fileServerLog);
         List<SaltMinionProcess> started = new ArrayList<>();
         boolean zeromq = transport.equals("zeromq");
         for (String id : SALTS) {
@@ -205,6 +267,33 @@ class SaltMinionsIT {
         assertThat(BrineCli.run(new String[] {"jobs", "show", run.jid(), "-c", conf.toString(), "--out", "json"},
                 new PrintWriter(shown, true), new PrintWriter(err, true))).isZero();
         assertThat(shown.toString()).contains("salt1").contains("salt3").contains("from-salt");
+
+        // States from file_roots: brine '*' state.apply as the admin types it (web1, a brine minion, has no
+        // state module and says so; brine exits 1 for it).
+        StringWriter applied = new StringWriter();
+        BrineCli.run(new String[] {"-c", conf.toString(), "--out", "json", "-t", "120", "*", "state.apply"},
+                new PrintWriter(applied, true), new PrintWriter(err, true));
+        Map<?, ?> states = new ObjectMapper().readValue(applied.toString(), Map.class);
+        for (SaltMinionProcess salt : started) {
+            assertThat(states.get(salt.id)).as(salt.id + ": " + fileServerLog.list.stream()
+                    .map(ILoggingEvent::getFormattedMessage).filter(l -> l.contains("refused")).toList())
+                    .isInstanceOf(Map.class);
+            Map<?, ?> results = (Map<?, ?>) states.get(salt.id);
+            Map<String, Object> byName = new java.util.HashMap<>();
+            results.forEach((key, result) -> byName.put(String.valueOf(key).split("_\\|-")[1],
+                    ((Map<?, ?>) result).get("result")));
+            assertThat(byName).as(salt.id + ": " + results).containsEntry("motd", true)
+                    .containsEntry("greeting", true).containsEntry("hello", true)
+                    .containsEntry("shadow", false).containsEntry("escape", false);
+            Path landed = salt.dir.resolve("cache/brine-states");
+            assertThat(Files.readString(landed.resolve("motd"))).isEqualTo("managed by brine\n");
+            assertThat(Files.readString(landed.resolve("greeting"))).contains("hello from " + salt.id);
+            assertThat(landed.resolve("shadow")).doesNotExist();
+            assertThat(landed.resolve("escape")).doesNotExist();
+        }
+        assertThat(fileServerLog.list.stream().map(ILoggingEvent::getFormattedMessage))
+                .anySatisfy(line -> assertThat(line).contains("a path with ..").contains("../../etc/shadow"))
+                .anySatisfy(line -> assertThat(line).contains("a symlink that leaves the root"));
 
         // The same minions after a master restart (same ports, new aes key): TCP minions reconnect and sign in again
         // at once; ZeroMQ ones learn the new key from the first envelope they cannot open. Either way the master

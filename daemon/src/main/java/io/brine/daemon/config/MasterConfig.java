@@ -49,6 +49,7 @@ import java.util.Set;
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  * @param api {@code api}: the HTTP API (JSON under {@code /api/}); empty (the default) serves none
+ * @param fileServer {@code file_roots} and the keys of Salt's file server for stock Salt minions' states
  * @param nodegroups {@code nodegroups}: Salt's nodegroups, each name to a compound target (a list of ids already
  *     written as {@code L@...}), checked together at load ({@code io.brine.protocol.targeting.Nodegroups})
  */
@@ -85,7 +86,8 @@ public record MasterConfig(
         OptionalInt httpPort,
         LogFormat logFormat,
         KeyRotationPolicy keyRotation,
-        Optional<Api> api) {
+        Optional<Api> api,
+        FileServer fileServer) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
@@ -135,6 +137,7 @@ public record MasterConfig(
         Objects.requireNonNull(keyRotation, "keyRotation");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
         Objects.requireNonNull(api, "api");
+        Objects.requireNonNull(fileServer, "fileServer");
     }
 
     /** Reads {@code configDir/master.yaml}. */
@@ -168,6 +171,57 @@ public record MasterConfig(
     /** {@link #builder(Path)} with nothing changed. */
     public static MasterConfig defaults(Path base) {
         return builder(base).build();
+    }
+
+    /**
+     * Salt's {@code roots} file server, read-only, for stock Salt minions' states and {@code cp.*} (SALT.md §9).
+     *
+     * @param fileRoots {@code file_roots}: each environment's directories, absolute, searched in order; none by default
+     *     (nothing is served until an admin names a directory)
+     * @param fileIgnoreRegex {@code file_ignore_regex}: a relative path one of them finds is not served
+     * @param fileIgnoreGlob {@code file_ignore_glob}: nor one that matches one of these (fnmatch)
+     * @param hashType {@code hash_type}: md5, sha1, sha224, sha256 (the default), sha384, sha512
+     * @param fileBufferSize {@code file_buffer_size}: the largest chunk of a file in one answer (1 MiB, as Salt's)
+     * @param fileserverListCacheTime {@code fileserver_list_cache_time}: how long a listing is reused (20 s, as Salt's)
+     * @param fileserverRequestsPerSecond {@code fileserver_requests_per_second}: each minion's request rate
+     * @param fileserverBurst {@code fileserver_burst}: requests a minion may make at once before the rate applies
+     * @param fileserverMaxMibInFlight {@code fileserver_max_mib_in_flight}: MiB of file chunks being read and sealed at
+     *     once
+     */
+    public record FileServer(Map<String, List<Path>> fileRoots, List<String> fileIgnoreRegex,
+            List<String> fileIgnoreGlob, String hashType, int fileBufferSize, Duration fileserverListCacheTime,
+            int fileserverRequestsPerSecond, int fileserverBurst, int fileserverMaxMibInFlight) {
+        public static final List<String> HASH_TYPES = List.of("md5", "sha1", "sha224", "sha256", "sha384", "sha512");
+        public static final int MIN_BUFFER_SIZE = 4096;
+        public static final int MAX_BUFFER_SIZE = 4 * 1024 * 1024;
+
+        public FileServer {
+            Map<String, List<Path>> copy = new LinkedHashMap<>();
+            fileRoots.forEach((env, dirs) -> copy.put(env, List.copyOf(dirs)));
+            fileRoots = Collections.unmodifiableMap(copy);
+            fileRoots.values().forEach(dirs -> dirs.forEach(dir -> require(dir.isAbsolute(),
+                    "file_roots must be absolute: " + dir)));
+            fileIgnoreRegex = List.copyOf(fileIgnoreRegex);
+            fileIgnoreGlob = List.copyOf(fileIgnoreGlob);
+            require(HASH_TYPES.contains(hashType), "hash_type must be one of " + HASH_TYPES);
+            require(fileBufferSize >= MIN_BUFFER_SIZE && fileBufferSize <= MAX_BUFFER_SIZE,
+                    "file_buffer_size must be from 4096 to 4194304");
+            requirePositive(fileserverListCacheTime, "fileserver_list_cache_time");
+            require(fileserverRequestsPerSecond >= 1 && fileserverBurst >= 1,
+                    "fileserver rate and burst must be at least 1");
+            require(fileserverMaxMibInFlight >= 8, "fileserver_max_mib_in_flight must be at least 8");
+        }
+
+        /** No roots, Salt's defaults for the rest. */
+        public static FileServer defaults() {
+            return new FileServer(Map.of(), List.of(), List.of(), "sha256", 1024 * 1024, Duration.ofSeconds(20),
+                    500, 2_000, 64);
+        }
+
+        public FileServer withRoots(Map<String, List<Path>> roots) {
+            return new FileServer(roots, fileIgnoreRegex, fileIgnoreGlob, hashType, fileBufferSize,
+                    fileserverListCacheTime, fileserverRequestsPerSecond, fileserverBurst, fileserverMaxMibInFlight);
+        }
     }
 
     /** TLS material for the TCP transport: a PEM certificate chain and its PEM private key. */
@@ -438,6 +492,7 @@ public record MasterConfig(
         private LogFormat logFormat = LogFormat.TEXT;
         private KeyRotationPolicy keyRotation = KeyRotationPolicy.ALLOW;
         private Api api;
+        private FileServer fileServer = FileServer.defaults();
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -619,6 +674,11 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder fileServer(FileServer fileServer) {
+            this.fileServer = fileServer;
+            return this;
+        }
+
         /** Serves the HTTP API; null for none (the default). */
         public Builder api(Api api) {
             this.api = api;
@@ -635,7 +695,7 @@ public record MasterConfig(
                     Optional.ofNullable(cluster),
                     saltMinions,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    keyRotation, Optional.ofNullable(api));
+                    keyRotation, Optional.ofNullable(api), fileServer);
         }
     }
 

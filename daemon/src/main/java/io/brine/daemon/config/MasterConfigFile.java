@@ -7,6 +7,7 @@ import io.brine.daemon.config.MasterConfig.Tls;
 import io.brine.protocol.ReservedIds;
 import io.brine.protocol.targeting.Nodegroups;
 import io.brine.protocol.targeting.TargetException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -102,6 +103,7 @@ final class MasterConfigFile {
                     + " pending rotations): use allow or deny");
         }
         root.bool("salt_minions").ifPresent(config::saltMinions);
+        config.fileServer(fileServer(root, checkFiles));
         root.host("http_interface").ifPresent(config::httpInterface);
         OptionalInt httpPort = root.integer("http_port", 0, MAX_PORT);
         httpPort.ifPresent(config::httpPort);
@@ -120,6 +122,54 @@ final class MasterConfigFile {
 
         reader.finish();
         return config.build();
+    }
+
+    /** {@code file_roots} in Salt's shape ({@code {base: [/srv/salt]}}) and the file server's other keys. */
+    private static MasterConfig.FileServer fileServer(ConfigSection root, boolean checkFiles) {
+        MasterConfig.FileServer defaults = MasterConfig.FileServer.defaults();
+        ValueCheck directory = value -> {
+            if (!value.startsWith("/")) {
+                return Optional.of("expected an absolute directory, got " + value);
+            }
+            if (checkFiles && !Files.isDirectory(Path.of(value))) {
+                return Optional.of("is not a directory: " + value);
+            }
+            return Optional.empty();
+        };
+        Map<String, List<Path>> roots = new LinkedHashMap<>();
+        root.stringLists("file_roots", directory).ifPresent(envs -> envs.forEach((env, dirs) -> {
+            if (!env.matches("[A-Za-z0-9_.-]{1,64}") || env.equals("__env__")) {
+                root.problem("file_roots", "environment " + env + ": expected 1 to 64 of [A-Za-z0-9_.-] ("
+                        + "Salt's __env__ is not served)");
+            } else if (dirs.isEmpty()) {
+                root.problem("file_roots", "environment " + env + " names no directory");
+            } else {
+                roots.put(env, dirs.stream().map(Path::of).toList());
+            }
+        }));
+        List<String> regex = root.strings("file_ignore_regex", value -> {
+            try {
+                java.util.regex.Pattern.compile(value);
+                return Optional.empty();
+            } catch (java.util.regex.PatternSyntaxException e) {
+                return Optional.of("not a regular expression: " + e.getDescription());
+            }
+        }).orElse(defaults.fileIgnoreRegex());
+        List<String> globs = root.strings("file_ignore_glob", value -> value.isEmpty()
+                ? Optional.of("a glob cannot be empty") : Optional.empty()).orElse(defaults.fileIgnoreGlob());
+        String hashType = root.string("hash_type", value -> MasterConfig.FileServer.HASH_TYPES.contains(value)
+                ? Optional.empty() : Optional.of("expected one of " + MasterConfig.FileServer.HASH_TYPES))
+                .orElse(defaults.hashType());
+        int bufferSize = root.integer("file_buffer_size", MasterConfig.FileServer.MIN_BUFFER_SIZE,
+                MasterConfig.FileServer.MAX_BUFFER_SIZE).orElse(defaults.fileBufferSize());
+        Duration listCacheTime = root.seconds("fileserver_list_cache_time", 1, 3600)
+                .orElse(defaults.fileserverListCacheTime());
+        int rate = root.integer("fileserver_requests_per_second", 1, 1_000_000).orElse(defaults.fileserverRequestsPerSecond());
+        int burst = root.integer("fileserver_burst", 1, 1_000_000).orElse(defaults.fileserverBurst());
+        int inFlightMib = root.integer("fileserver_max_mib_in_flight", 8, 64 * 1024)
+                .orElse(defaults.fileserverMaxMibInFlight());
+        return new MasterConfig.FileServer(roots, regex, globs, hashType, bufferSize, listCacheTime, rate, burst,
+                inFlightMib);
     }
 
     private static Optional<Tls> tls(ConfigSection tls, ReferencedFiles files) {

@@ -261,7 +261,9 @@ class MasterConfigTest {
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
                         + " key_rotation, audit_log,"
-                        + " cluster, salt_minions, http_interface, http_port, api)",
+                        + " cluster, salt_minions, file_roots, file_ignore_regex, file_ignore_glob, hash_type,"
+                        + " file_buffer_size, fileserver_list_cache_time, fileserver_requests_per_second,"
+                        + " fileserver_burst, fileserver_max_mib_in_flight, http_interface, http_port, api)",
                 "expected a whole number of seconds from 60 to 31536000, got \"1d\" (write the number of seconds"
                         + " alone, without a unit)",
                 "is required with tls",
@@ -312,6 +314,47 @@ class MasterConfigTest {
                 Map.entry("dbs", "L@db1,db2"),
                 Map.entry("words", "G@os:debian or N@dbs"));
         assertThat(load("").nodegroups()).isEmpty();
+    }
+
+    @Test
+    void fileRootsAreSaltsShapeAndTheFileServersKeysHaveSaltsDefaults() throws Exception {
+        MasterConfig config = load("""
+                file_roots:
+                  base:
+                    - /srv/salt
+                    - /srv/formulas
+                  dev: /srv/dev
+                file_ignore_regex: ['/\\.svn($|/)']
+                file_ignore_glob: ['*.pyc']
+                hash_type: sha512
+                file_buffer_size: 65536
+                """);
+        assertThat(config.fileServer().fileRoots()).containsExactly(
+                Map.entry("base", List.of(Path.of("/srv/salt"), Path.of("/srv/formulas"))),
+                Map.entry("dev", List.of(Path.of("/srv/dev"))));
+        assertThat(config.fileServer().fileIgnoreRegex()).containsExactly("/\\.svn($|/)");
+        assertThat(config.fileServer().hashType()).isEqualTo("sha512");
+        assertThat(config.fileServer().fileBufferSize()).isEqualTo(65536);
+        MasterConfig.FileServer defaults = load("").fileServer();
+        assertThat(defaults.fileRoots()).isEmpty(); // nothing served until named
+        assertThat(defaults.hashType()).isEqualTo("sha256");
+        assertThat(defaults.fileBufferSize()).isEqualTo(1024 * 1024);
+        assertThat(defaults.fileserverListCacheTime()).isEqualTo(Duration.ofSeconds(20));
+    }
+
+    @Test
+    void everyBadFileServerKeyIsReportedAtItsLine() throws IOException {
+        List<ConfigProblem> problems = problems("""
+                file_roots:
+                  base: [srv/salt]
+                  __env__: [/srv/salt]
+                file_ignore_regex: ['(unclosed']
+                hash_type: crc32
+                file_buffer_size: 4194305
+                """);
+        assertThat(problems).extracting(ConfigProblem::line).contains(2, 4, 5, 6);
+        assertThat(problems.toString()).contains("expected an absolute directory").contains("__env__")
+                .contains("not a regular expression").contains("expected one of").contains("file_buffer_size");
     }
 
     @Test

@@ -85,6 +85,7 @@ public final class SaltService {
     private final WarnInterval reservedWarnings;
     private final WarnInterval deniedWarnings;
     private final AcceptancePolicies policies;
+    private final SaltFileServer files;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
     private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
             .expireAfterWrite(Duration.ofMinutes(15)).build();
@@ -93,11 +94,13 @@ public final class SaltService {
      * @param maxReturnBytes {@code max_return_bytes}: a {@code _return} whose encrypted load is larger is stored as a
      *     refusal with its reason (and answered, so the minion does not resend it), as a brine minion's is
      * @param budget pays for every signed {@code _auth} answer but an accepted one
+     * @param files answers the file server requests (states, {@code cp.*}) from {@code file_roots}
      */
     public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
             GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock, AuthWorkBudget budget,
-            StoreWrites writes) {
+            StoreWrites writes, SaltFileServer files) {
         this.writes = writes;
+        this.files = files;
         this.keyStore = keyStore;
         this.budget = budget;
         this.maxReturnBytes = maxReturnBytes;
@@ -328,7 +331,7 @@ public final class SaltService {
         }
         SaltSessionRequest opened;
         try {
-            opened = SaltSessionRequest.open(request, session.get(), SaltLimits.SESSION);
+            opened = SaltSessionRequest.open(request, session.get(), SaltLimits.SESSION_LOAD);
         } catch (CryptoException | MalformedException e) {
             LOG.debug("Salt minion {} ({}): request refused: {}", id, path.remoteAddress(), e.getMessage());
             path.reply(BAD_LOAD);
@@ -375,6 +378,9 @@ public final class SaltService {
         } else if (command instanceof SaltCommand.Return ret) {
             onReturn(id, ret, request.load().length, path.remoteAddress(),
                     () -> path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil())));
+        } else if (command instanceof SaltCommand.FileRequest file) {
+            files.serve(id, path.remoteAddress(), file, value -> path.reply(SaltReplies.sealed(sessionKey, nonce,
+                    value)));
         } else if (command instanceof SaltCommand.Other other) {
             LOG.info("Salt minion {} ({}): command {} is not served; answered as Salt does ({{}})", id,
                     path.remoteAddress(), MinionIds.printable(other.cmd()));

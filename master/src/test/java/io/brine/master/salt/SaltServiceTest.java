@@ -65,6 +65,7 @@ class SaltServiceTest {
     JobCache jobCache;
     SaltKeys keys;
     SaltService salt;
+    SaltFileServer files;
     ActiveJobs jobs;
     final KeyPair minion = TestKeys.pair(0);
     final List<String> bound = new ArrayList<>();
@@ -118,6 +119,12 @@ class SaltServiceTest {
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
         jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
                 new io.brine.master.events.EventStream(Clock.systemUTC())));
+        Path srv = Files.createDirectories(dir.resolve("srv"));
+        Files.writeString(srv.resolve("top.sls"), "base:\n  '*':\n    - motd\n");
+        files = new SaltFileServer(new FileRoots(new FileRoots.Options(Map.of("base", List.of(srv)), List.of(),
+                List.of(), "sha256", Duration.ofSeconds(20), FileRoots.MAX_ENTRIES), Clock.systemUTC()),
+                SaltFileServer.Limits.defaults(), Clock.systemUTC(), com.github.benmanes.caffeine.cache.Ticker
+                        .systemTicker());
         salt = service(1 << 20);
     }
 
@@ -136,7 +143,7 @@ class SaltServiceTest {
     private SaltService service(long maxReturnBytes, AuditLog audit) {
         return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs,
                 maxReturnBytes, Clock.systemUTC(), new AuthWorkBudget(1_000_000,
-                        Clock.systemUTC()), new StoreWrites(Clock.systemUTC()));
+                        Clock.systemUTC()), new StoreWrites(Clock.systemUTC()), files);
     }
 
     /** A {@code _return} to {@code jid} as Salt's minion seals it, its return value {@code size} characters. */
@@ -266,8 +273,28 @@ class SaltServiceTest {
     void aCommandTheMasterDoesNotServeGetsSaltsEmptyMap() throws Exception {
         Crypticle session = accepted("salt1");
         String nonce = nonce();
-        SaltValue reply = send(sealed("salt1", session, "_file_list", nonce));
+        SaltValue reply = send(sealed("salt1", session, "_mine_get", nonce));
         assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltReplies.UNSERVED);
+    }
+
+    @Test
+    void aFileServerRequestIsAnsweredFromFileRootsSealedBehindItsOwnNonce() throws Exception {
+        Crypticle session = accepted("salt1");
+        byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
+        String nonce = nonce();
+        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", "_file_hash").put("path", "top.sls")
+                .put("saltenv", "base").build();
+        SaltValue reply = send(new SaltRequest.Encrypted("salt1", SaltSessionRequest.seal(session, fields, "salt1",
+                nonce, System.currentTimeMillis() / 1000, tok), 3, ENC.wireName(), SIG.wireName()));
+        SaltValue.Map hash = (SaltValue.Map) SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION);
+        assertThat(hash.get("hash_type")).contains(SaltValue.str("sha256"));
+        // A reply to another request (CVE-2022-22936) does not open as this one's.
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SaltReplies.openSealed(reply, session, nonce(),
+                SaltLimits.SESSION)).isInstanceOf(io.brine.protocol.crypto.CryptoException.class);
+        String next = nonce();
+        SaltValue opts = send(sealed("salt1", session, "_master_opts", next));
+        assertThat(((SaltValue.Map) SaltReplies.openSealed(opts, session, next, SaltLimits.SESSION)).get("renderer"))
+                .contains(SaltValue.str("jinja|yaml"));
     }
 
     @Test
@@ -397,7 +424,7 @@ class SaltServiceTest {
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
         MovableClock clock = new MovableClock(java.time.Instant.now());
         salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs, 1 << 20, clock,
-                new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock));
+                new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock), files);
         List<String> warnings;
         try (LogCapture logs = LogCapture.of(SaltService.class)) {
             for (int i = 0; i < 3; i++) {

@@ -49,6 +49,24 @@ public sealed interface SaltCommand {
         }
     }
 
+    /**
+     * A file server request (salt/fileserver, {@code AESFuncs}' {@code _file_*}, {@code _serve_file},
+     * {@code _master_opts}, {@code _master_tops}, {@code _ext_nodes}): the fields any of them reads, each absent when
+     * not sent. {@code loc} is {@code _serve_file}'s offset, {@code gzip} its compression level (1 to 9).
+     */
+    record FileRequest(String cmd, Optional<String> path, Optional<String> saltenv, Optional<String> prefix,
+                       Optional<Long> loc, Optional<Integer> gzip, boolean envOnly) implements SaltCommand {
+
+        /** The commands read as a {@link FileRequest}. */
+        public static final java.util.Set<String> COMMANDS = java.util.Set.of("_master_opts", "_file_envs",
+                "_file_list", "_file_list_emptydirs", "_dir_list", "_symlink_list", "_file_hash",
+                "_file_hash_and_stat", "_file_find", "_serve_file", "_master_tops", "_ext_nodes");
+        /** A path or prefix longer than this is refused (Linux's PATH_MAX). */
+        public static final int MAX_PATH_BYTES = 4096;
+        /** A saltenv longer than this is refused. */
+        public static final int MAX_SALTENV_BYTES = 255;
+    }
+
     record Other(String cmd) implements SaltCommand {
     }
 
@@ -83,9 +101,36 @@ public sealed interface SaltCommand {
                         load.get("resource_grains").orElse(SaltValue.nil()));
             }
             default -> {
+                if (FileRequest.COMMANDS.contains(cmd)) {
+                    return fileRequest(cmd, load);
+                }
                 return new Other(cmd);
             }
         }
+    }
+
+    private static FileRequest fileRequest(String cmd, SaltValue.Map load) throws MalformedException {
+        Optional<Long> loc = load.get("loc").filter(v -> !(v instanceof SaltValue.Nil)).isPresent()
+                ? Optional.of(SaltFields.integer(load, "loc")) : Optional.empty();
+        if (loc.isPresent() && loc.get() < 0) {
+            throw new MalformedException("loc: negative");
+        }
+        Optional<Integer> gzip = Optional.empty();
+        Optional<SaltValue> level = load.get("gzip").filter(v -> !(v instanceof SaltValue.Nil));
+        if (level.isPresent()) {
+            long value = SaltFields.integer(load, "gzip");
+            if (value < 1 || value > 9) {
+                throw new MalformedException("gzip: expected a level from 1 to 9, got " + value);
+            }
+            gzip = Optional.of((int) value);
+        }
+        boolean envOnly = load.get("env_only").filter(v -> v instanceof SaltValue.Bool).isPresent()
+                && SaltFields.bool(load, "env_only");
+        return new FileRequest(cmd,
+                SaltFields.optionalText(load, "path", FileRequest.MAX_PATH_BYTES),
+                SaltFields.optionalText(load, "saltenv", FileRequest.MAX_SALTENV_BYTES),
+                SaltFields.optionalText(load, "prefix", FileRequest.MAX_PATH_BYTES),
+                loc, gzip, envOnly);
     }
 
     /** Salt's {@code retcode} is usually an int, but a state run may report a list or nothing. */

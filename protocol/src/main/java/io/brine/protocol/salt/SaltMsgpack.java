@@ -168,7 +168,12 @@ public final class SaltMsgpack {
                 case BINARY -> new SaltValue.Bin(payload(in.unpackBinaryHeader()));
                 case ARRAY -> array(depth);
                 case MAP -> map(depth);
-                case EXTENSION -> throw new MalformedException("msgpack: extension types are not accepted");
+                case EXTENSION -> {
+                    if (!limits.opaqueExtensions()) {
+                        throw new MalformedException("msgpack: extension types are not accepted");
+                    }
+                    yield new SaltValue.Bin(payload(in.unpackExtensionTypeHeader().getLength()));
+                }
                 default -> throw new MalformedException("msgpack: unknown type");
             };
         }

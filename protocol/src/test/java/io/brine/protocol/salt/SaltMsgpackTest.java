@@ -182,6 +182,19 @@ class SaltMsgpackTest {
     }
 
     @Test
+    void anExtensionValueIsReadAsItsBytesOnlyInAnAuthenticatedLoad() throws Exception {
+        // {"opts": {"when": ext 78 of 3 bytes}}: Salt's datetime in the opts a minion sends with _master_tops.
+        byte[] load = HEX.parseHex("81a46f70747381a47768656ec7034e010203");
+        SaltValue.Map read = (SaltValue.Map) SaltMsgpack.read(load, SaltLimits.SESSION_LOAD);
+        assertThat(((SaltValue.Map) read.get("opts").orElseThrow()).get("when"))
+                .contains(SaltValue.bin(new byte[] {1, 2, 3}));
+        assertThatThrownBy(() -> SaltMsgpack.read(load, SaltLimits.SESSION)).isInstanceOf(MalformedException.class)
+                .hasMessageContaining("extension types");
+        assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex("c7054e0102"), SaltLimits.SESSION_LOAD))
+                .isInstanceOf(MalformedException.class).hasMessageContaining("more than the input holds");
+    }
+
+    @Test
     void otherMalformedInputIsRefusedWithAReason() {
         String[][] cases = {
             {"c1", "reserved byte 0xc1"},

@@ -1,0 +1,274 @@
+package io.brine.master.salt;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.master.auth.SourceRateLimiter;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.salt.SaltCommand;
+import io.brine.protocol.salt.SaltValue;
+import io.brine.protocol.salt.SaltValues;
+import io.brine.transport.DropLog;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.zip.GZIPOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Answers a Salt minion's file server requests ({@link SaltCommand.FileRequest}) from {@link FileRoots}, in the shapes
+ * Salt's master answers them (salt/fileserver/__init__.py and roots.py, {@code AESFuncs._master_opts} in
+ * salt/master.py): what states and {@code cp.*} need, read-only. Pillar stays empty ({@link SaltService}), and
+ * {@code _master_tops} and {@code _ext_nodes} are answered with nothing. Bounded: a per-minion rate, and the bytes of
+ * {@code _serve_file} chunks being read, compressed and sealed at once; past either the request gets no answer (the
+ * minion asks again after its timeout), logged once a minute. A refused path is answered as a missing file and
+ * logged the same way, escaped.
+ */
+public final class SaltFileServer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SaltFileServer.class);
+    /** Salt's {@code file_buffer_size} default. */
+    public static final int DEFAULT_BUFFER_SIZE = 1024 * 1024;
+    public static final int DEFAULT_REQUESTS_PER_SECOND = 500;
+    public static final int DEFAULT_BURST = 2_000;
+    public static final long DEFAULT_MAX_BYTES_IN_FLIGHT = 64L * 1024 * 1024;
+    private static final int MAX_RATED_MINIONS = 200_000;
+
+    /**
+     * @param bufferSize {@code file_buffer_size}: the largest chunk {@code _serve_file} answers
+     * @param requestsPerSecond {@code fileserver_requests_per_second}: each minion's rate
+     * @param burst {@code fileserver_burst}: what a minion may ask at once before the rate applies
+     * @param maxBytesInFlight {@code fileserver_max_mib_in_flight}: chunk bytes being prepared at once
+     */
+    public record Limits(int bufferSize, int requestsPerSecond, int burst, long maxBytesInFlight) {
+        public static Limits defaults() {
+            return new Limits(DEFAULT_BUFFER_SIZE, DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST,
+                    DEFAULT_MAX_BYTES_IN_FLIGHT);
+        }
+    }
+
+    private final FileRoots roots;
+    private final Limits limits;
+    private final SourceRateLimiter rate;
+    private final DropLog drops;
+    private final AtomicLong inFlight = new AtomicLong();
+
+    public SaltFileServer(FileRoots roots, Limits limits, Clock clock, Ticker ticker) {
+        this.roots = roots;
+        this.limits = limits;
+        this.rate = new SourceRateLimiter(limits.requestsPerSecond(), limits.burst(), MAX_RATED_MINIONS, ticker);
+        this.drops = new DropLog(LOG, DropLog.INTERVAL, clock);
+    }
+
+    /**
+     * Answers {@code request} from minion {@code id} (authenticated) by {@code reply}, or not at all when it is over a
+     * bound. {@code reply} is called on this thread; a chunk's bytes count as in flight until it returns.
+     */
+    public void serve(String id, String from, SaltCommand.FileRequest request, Consumer<SaltValue> reply) {
+        String who = "Salt minion " + id + " (" + from + ")";
+        if (!rate.tryAcquire(id)) {
+            drops.dropped(who, "file server request over fileserver_requests_per_second; not answered");
+            return;
+        }
+        if (request.cmd().equals("_serve_file")) {
+            serveFile(who, request, reply);
+            return;
+        }
+        reply.accept(SaltValues.fromPlain(answer(who, request)));
+    }
+
+    /** The plain answer (lists, maps, strings) to every request but {@code _serve_file}. */
+    Object answer(String who, SaltCommand.FileRequest request) {
+        String saltenv = request.saltenv().orElse(null);
+        return switch (request.cmd()) {
+            case "_master_opts" -> masterOpts(request.envOnly());
+            case "_file_envs" -> roots.environments();
+            case "_file_list" -> saltenv == null ? List.of() : prefixed(roots.listing(saltenv).files(), request);
+            case "_file_list_emptydirs" -> saltenv == null ? List.of()
+                    : prefixed(roots.listing(saltenv).emptyDirs(), request);
+            case "_dir_list" -> saltenv == null ? List.of() : prefixed(roots.listing(saltenv).dirs(), request);
+            case "_symlink_list" -> saltenv == null ? Map.of() : links(saltenv, request);
+            case "_file_hash" -> find(who, request).<Object>map(this::hash).orElse("");
+            case "_file_hash_and_stat" -> find(who, request).<Object>map(f -> hash(f) instanceof Map<?, ?> h
+                    ? list(h, stat(f)) : list("", null)).orElse(list("", null));
+            case "_file_find" -> find(who, request).<Object>map(f -> {
+                Map<String, Object> found = new LinkedHashMap<>();
+                // Salt gives the master's own path here; a minion reads only stat, and the master's layout is
+                // none of its business.
+                found.put("path", f.rel());
+                found.put("rel", f.rel());
+                found.put("stat", stat(f));
+                found.put("back", "roots");
+                return found;
+            }).orElse(Map.of("path", "", "rel", ""));
+            // No master tops and no external node classifier: Salt's answer when none is configured.
+            case "_master_tops", "_ext_nodes" -> Map.of();
+            default -> throw new IllegalArgumentException("not a file server command: " + request.cmd());
+        };
+    }
+
+    /**
+     * {@code AESFuncs._master_opts}: the options a minion takes from its master for states (salt/state.py,
+     * {@code HighState.__gen_opts}), each as brine's master has it; environments are named, their directories not.
+     */
+    private Map<String, Object> masterOpts(boolean envOnly) {
+        Map<String, Object> opts = new LinkedHashMap<>();
+        Map<String, Object> fileRoots = new LinkedHashMap<>();
+        roots.environments().forEach(env -> fileRoots.put(env, List.of()));
+        opts.put("file_roots", fileRoots);
+        opts.put("top_file_merging_strategy", "merge");
+        opts.put("env_order", List.of());
+        opts.put("default_top", "base");
+        if (envOnly) {
+            return opts;
+        }
+        opts.put("renderer", "jinja|yaml");
+        opts.put("failhard", false);
+        opts.put("state_top", "top.sls");
+        opts.put("state_top_saltenv", null);
+        opts.put("nodegroups", Map.of());
+        opts.put("state_auto_order", true);
+        opts.put("state_events", false);
+        opts.put("state_aggregate", false);
+        opts.put("jinja_env", Map.of());
+        opts.put("jinja_sls_env", Map.of());
+        opts.put("jinja_lstrip_blocks", false);
+        opts.put("jinja_trim_blocks", false);
+        return opts;
+    }
+
+    private Optional<FileRoots.Found> find(String who, SaltCommand.FileRequest request) {
+        if (request.path().isEmpty() || request.saltenv().isEmpty()) {
+            return Optional.empty();
+        }
+        FileRoots.Lookup lookup = roots.find(request.saltenv().get(), request.path().get());
+        if (lookup instanceof FileRoots.Refused refused) {
+            drops.dropped(who, "file server: refused " + refused.reason() + ", answered as a missing file",
+                    request.saltenv().get() + ":" + request.path().get());
+        }
+        return lookup instanceof FileRoots.Found found ? Optional.of(found) : Optional.empty();
+    }
+
+    /** {@code {hsum, hash_type}}, or "" when the file went away meanwhile. */
+    private Object hash(FileRoots.Found file) {
+        return roots.hash(file).<Object>map(hsum -> {
+            Map<String, Object> hash = new LinkedHashMap<>();
+            hash.put("hsum", hsum);
+            hash.put("hash_type", roots.options().hashType());
+            return hash;
+        }).orElse("");
+    }
+
+    /**
+     * Python's {@code list(os.stat(path))}: mode, size and times as the file has them; inode, device, link count,
+     * owner and group are the master's and not given (0, 0, 1, 0, 0).
+     */
+    private static List<Object> stat(FileRoots.Found file) {
+        return List.of((long) file.mode(), 0L, 0L, 1L, 0L, 0L, file.size(), file.mtimeSeconds(),
+                file.mtimeSeconds(), file.mtimeSeconds());
+    }
+
+    private static List<Object> list(Object first, Object second) {
+        List<Object> pair = new ArrayList<>(2);
+        pair.add(first);
+        pair.add(second);
+        return pair;
+    }
+
+    /** Salt filters by {@code prefix} with its slashes stripped, and sorts. */
+    private static List<String> prefixed(java.util.Collection<String> entries, SaltCommand.FileRequest request) {
+        String prefix = strip(request.prefix().orElse(""));
+        return entries.stream().filter(e -> e.startsWith(prefix)).sorted().toList();
+    }
+
+    private Map<String, String> links(String saltenv, SaltCommand.FileRequest request) {
+        String prefix = strip(request.prefix().orElse(""));
+        Map<String, String> links = new LinkedHashMap<>();
+        roots.listing(saltenv).links().forEach((rel, target) -> {
+            if (rel.startsWith(prefix)) {
+                links.put(rel, target);
+            }
+        });
+        return links;
+    }
+
+    private static String strip(String prefix) {
+        int start = 0;
+        int end = prefix.length();
+        while (start < end && prefix.charAt(start) == '/') {
+            start++;
+        }
+        while (end > start && prefix.charAt(end - 1) == '/') {
+            end--;
+        }
+        return prefix.substring(start, end);
+    }
+
+    /**
+     * {@code _serve_file}: {@code {data, dest}} with up to {@code file_buffer_size} bytes from {@code loc}, gzipped at
+     * the level asked ({@code gzip} then says it); {@code data} empty at the end, both empty for a missing file.
+     */
+    private void serveFile(String who, SaltCommand.FileRequest request, Consumer<SaltValue> reply) {
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("data", "");
+        answer.put("dest", "");
+        Optional<FileRoots.Found> found = request.loc().isEmpty() ? Optional.empty() : find(who, request);
+        if (found.isEmpty()) {
+            reply.accept(SaltValues.fromPlain(answer));
+            return;
+        }
+        FileRoots.Found file = found.get();
+        long loc = request.loc().get();
+        long reserved = Math.max(0, Math.min(limits.bufferSize(), file.size() - loc));
+        if (inFlight.addAndGet(reserved) > limits.maxBytesInFlight() && reserved > 0) {
+            inFlight.addAndGet(-reserved);
+            drops.dropped(who, "file server chunk over fileserver_max_mib_in_flight; not answered");
+            return;
+        }
+        try {
+            byte[] data;
+            try {
+                data = roots.read(file, loc, limits.bufferSize());
+            } catch (IOException e) {
+                LOG.debug("{}: {} not read: {}", who, MinionIds.printable(file.rel()), e.toString());
+                reply.accept(SaltValues.fromPlain(answer));
+                return;
+            }
+            answer.put("dest", file.rel());
+            if (request.gzip().isPresent() && data.length > 0) {
+                data = gzip(data, request.gzip().get());
+                answer.put("gzip", (long) request.gzip().get());
+            }
+            answer.put("data", data);
+            reply.accept(SaltValues.fromPlain(answer));
+        } finally {
+            inFlight.addAndGet(-reserved);
+        }
+    }
+
+    /** Chunk bytes reserved now (for tests and metrics). */
+    long bytesInFlight() {
+        return inFlight.get();
+    }
+
+    private static byte[] gzip(byte[] data, int level) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(data.length / 2 + 64);
+        try (GZIPOutputStream gz = new GZIPOutputStream(out) {
+            {
+                def.setLevel(level);
+            }
+        }) {
+            gz.write(data);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+}
