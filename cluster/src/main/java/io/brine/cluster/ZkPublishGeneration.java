@@ -15,7 +15,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +31,6 @@ public final class ZkPublishGeneration implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ZkPublishGeneration.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_ATTEMPTS = 50;
 
     /** One generation: its number and (unwrapped, in this master's memory only) key. */
     public record Shared(long number, SessionKey key) {
@@ -76,43 +74,18 @@ public final class ZkPublishGeneration implements AutoCloseable {
      * another master wrote meanwhile (then {@code candidate} is wiped).
      */
     public Shared next(long basedOn, Shared candidate) throws IOException {
-        try {
-            for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Stat stat = new Stat();
-                byte[] data;
-                try {
-                    data = client.getData().storingStatIn(stat).forPath(PATH);
-                } catch (KeeperException.NoNodeException e) {
-                    data = null;
-                }
-                if (data != null) {
-                    Shared stored = decode(data);
-                    if (stored.number() > basedOn) {
-                        candidate.key().wipe();
-                        return stored;
-                    }
-                    stored.key().wipe();
-                }
-                try {
-                    if (data == null) {
-                        client.create().forPath(PATH, encode(candidate));
-                    } else {
-                        client.setData().withVersion(stat.getVersion()).forPath(PATH, encode(candidate));
-                    }
-                    return candidate;
-                } catch (KeeperException.NodeExistsException | KeeperException.BadVersionException lost) {
-                    // another master rotated: read its generation
-                }
+        Shared written = ZkVersionedNode.replace(client, PATH, "the cluster's publish key generation", data -> {
+            Shared stored = decode(data);
+            if (stored.number() > basedOn) {
+                return Optional.of(stored);
             }
-            throw new IOException("lost " + MAX_ATTEMPTS + " races for the publish key generation");
-        } catch (IOException e) {
-            throw e;
-        } catch (Exception e) {
-            if (e instanceof InterruptedException) {
-                Thread.currentThread().interrupt();
-            }
-            throw new IOException("the cluster's publish key generation cannot be read or written: " + e, e);
+            stored.key().wipe();
+            return Optional.empty();
+        }, candidate, () -> encode(candidate));
+        if (written != candidate) {
+            candidate.key().wipe();
         }
+        return written;
     }
 
     private byte[] encode(Shared generation) {

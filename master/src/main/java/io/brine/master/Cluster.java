@@ -5,12 +5,14 @@ import io.brine.cluster.ClusterStores;
 import io.brine.cluster.ZkJobIndex;
 import io.brine.cluster.ZkPublications;
 import io.brine.cluster.ZkPublishGeneration;
+import io.brine.cluster.ZkTicketKeys;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.jobs.SharedJobs;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.ClusterPublications;
 import io.brine.master.publish.SharedPublications;
+import io.brine.master.resume.TicketKeys;
 import io.brine.master.session.ClusterPublishKey;
 import io.brine.master.session.SharedPublishKey;
 import io.brine.store.audit.AuditLog;
@@ -59,6 +61,12 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
     /** The publish key generation the masters agree on; the master closes it. */
     SharedPublishKey publishKey(KeyPair masterKeys);
 
+    /**
+     * The keys that seal resumption tickets: {@code pki_dir/ticket_keys} for a master alone, the cluster's (in
+     * ZooKeeper, wrapped and signed with the master key) for a master of a cluster; the daemon closes them.
+     */
+    TicketKeys ticketKeys(KeyPair masterKeys) throws IOException;
+
     /** The cluster's gauges. */
     void watch(MasterMetrics metrics);
 
@@ -90,6 +98,11 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         @Override
         public SharedPublishKey publishKey(KeyPair masterKeys) {
             return SharedPublishKey.alone();
+        }
+
+        @Override
+        public TicketKeys ticketKeys(KeyPair masterKeys) throws IOException {
+            return TicketKeys.open(config.pkiDir().resolve(TicketKeys.FILE), clock);
         }
 
         @Override
@@ -135,6 +148,11 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         @Override
         public SharedPublishKey publishKey(KeyPair masterKeys) {
             return new ClusterPublishKey(new ZkPublishGeneration(stores.client(), masterKeys));
+        }
+
+        @Override
+        public TicketKeys ticketKeys(KeyPair masterKeys) throws IOException {
+            return TicketKeys.shared(new ZkTicketKeys(stores.client(), masterKeys), clock);
         }
 
         /**

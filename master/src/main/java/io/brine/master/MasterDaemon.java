@@ -88,13 +88,16 @@ public final class MasterDaemon implements AutoCloseable {
     /** {@code /metrics}, {@code /healthz} and {@code /readyz}, when {@code http_port} is set. */
     private final Optional<MetricsServer> http;
     private final SeenAuthRequests seen;
+    /** The keys that seal resumption tickets (in a cluster: its watch of the cluster's). */
+    private final TicketKeys ticketKeys;
     /** The HTTP API, when {@code api:} is configured. */
     private final Optional<ApiServer> api;
 
     private MasterDaemon(AuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
             AcceptancePolicies policies, Master master, MasterMetrics metrics, Optional<MetricsServer> http,
-            Optional<ApiServer> api, SeenAuthRequests seen) {
+            Optional<ApiServer> api, SeenAuthRequests seen, TicketKeys ticketKeys) {
         this.api = api;
+        this.ticketKeys = ticketKeys;
         this.seen = seen;
         this.publications = publications;
         this.audit = audit;
@@ -182,11 +185,8 @@ public final class MasterDaemon implements AutoCloseable {
                     .orElseGet(() -> SaltInbound.off(transport));
             KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
                     config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
-            // In a cluster the ticket keys are this process's alone for now: a resumption after a failover or a restart
-            // is refused there, and the minion authenticates in full as before.
-            TicketKeys ticketKeys = cluster instanceof Cluster.Alone
-                    ? TicketKeys.open(config.pkiDir().resolve(TicketKeys.FILE), clock)
-                    : TicketKeys.inMemory(clock);
+            TicketKeys ticketKeys = cluster.ticketKeys(masterKeys);
+            opened.add(ticketKeys);
             ResumeService resume = new ResumeService(ticketKeys, keyStore, sessions, keyring, seen, audit, writes,
                     clock, transport::publishPort, Resumptions.MAX_LIFETIME_MS);
             metrics.counter("brine.resumptions", "Sessions resumed with a ticket, without an RSA operation", resume,
@@ -218,7 +218,7 @@ public final class MasterDaemon implements AutoCloseable {
                         "brine-master", metrics::scrape, () -> readiness(master, cluster, writes)));
             }
             return new MasterDaemon(audit, cluster, publications, jobCache, policies, master, metrics, http, api,
-                    seen);
+                    seen, ticketKeys);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -357,6 +357,7 @@ public final class MasterDaemon implements AutoCloseable {
         http.ifPresent(MetricsServer::close);
         master.close();
         seen.close(); // after the auth workers, which the master stopped
+        ticketKeys.close();
         publications.close();
         policies.close();
         jobCache.close();

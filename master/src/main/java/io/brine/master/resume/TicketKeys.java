@@ -1,5 +1,6 @@
 package io.brine.master.resume;
 
+import io.brine.cluster.ZkTicketKeys;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.protocol.codec.Resumptions;
@@ -29,16 +30,19 @@ import org.slf4j.LoggerFactory;
  * a ticket whose key is older than that is refused (its key retired). Kept in {@code pki_dir/ticket_keys}, mode
  * 0600, written atomically, so that minions resume across a restart; a file that anybody but this user and root could
  * write or read is not used (whoever could write it could forge tickets, whoever could read it open them): an ERROR
- * names it, and fresh keys replace it, so only resumptions are lost. Without a file ({@link #inMemory}) the keys last
- * as long as the process.
+ * names it, and fresh keys replace it, so only resumptions are lost. In a cluster ({@link #shared}) the keys are the
+ * masters' together, in ZooKeeper ({@link ZkTicketKeys}: wrapped and signed with the master key), so a minion resumes
+ * on another master after a failover and on a restarted one; the first master whose current key has sealed for a
+ * period rotates them for all. Without either ({@link #inMemory}) the keys last as long as the process.
  */
-public final class TicketKeys {
+public final class TicketKeys implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(TicketKeys.class);
     public static final String FILE = "ticket_keys";
     /** How long a ticket key seals new tickets, and how long after that it still opens them. */
     public static final long PERIOD_MS = 24 * 3_600_000L;
     private static final String HEADER = "brine-ticket-keys 1";
+    private static final long CLUSTER_RETRY_MS = 60_000;
     private static final int MAX_FILE = 4096;
     private static final Set<PosixFilePermission> NOT_OURS = Set.of(PosixFilePermission.GROUP_READ,
             PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
@@ -53,12 +57,16 @@ public final class TicketKeys {
     }
 
     private final Path file;
+    private final ZkTicketKeys cluster;
     private final Clock clock;
     private Key current;
     private Key previous;
+    /** When a rotation through ZooKeeper that failed is tried again. */
+    private long nextClusterAttemptMs = Long.MIN_VALUE;
 
-    private TicketKeys(Path file, Clock clock, Key current, Key previous) {
+    private TicketKeys(Path file, ZkTicketKeys cluster, Clock clock, Key current, Key previous) {
         this.file = file;
+        this.cluster = cluster;
         this.clock = clock;
         this.current = current;
         this.previous = previous;
@@ -66,7 +74,37 @@ public final class TicketKeys {
 
     /** Keys that live in this process only: tickets do not outlive it. */
     public static TicketKeys inMemory(Clock clock) {
-        return new TicketKeys(null, clock, fresh(clock.millis()), null);
+        return new TicketKeys(null, null, clock, fresh(clock.millis()), null);
+    }
+
+    /**
+     * The cluster's keys, or fresh ones made the cluster's when it has none it can use (none yet, or a znode that does
+     * not verify or unwrap: an ERROR says so); then the keys each rotation by another master leaves.
+     *
+     * @throws IOException when ZooKeeper cannot be read or written
+     */
+    public static TicketKeys shared(ZkTicketKeys cluster, Clock clock) throws IOException {
+        Key own = fresh(clock.millis());
+        List<Key> agreed = keys(cluster.replace(null, stored(own, null)));
+        if (!Arrays.equals(agreed.get(0).id(), own.id())) {
+            own.key().wipe();
+        }
+        TicketKeys keys = new TicketKeys(null, cluster, clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1)
+                : null);
+        cluster.watch(heard -> keys.heard(keys(heard)));
+        return keys;
+    }
+
+    /** Another master's rotation (or this one's, heard back); an older set than this master's is not taken back. */
+    private synchronized void heard(List<Key> keys) {
+        Key first = keys.get(0);
+        if (Arrays.equals(first.id(), current.id()) || first.createdMs() < current.createdMs()) {
+            return;
+        }
+        current = first;
+        previous = keys.size() > 1 ? keys.get(1) : null;
+        LOG.info("Ticket keys rotated by another master: {} seals new tickets, {} opens those it sealed for one "
+                + "more period", current, previous);
     }
 
     /**
@@ -80,7 +118,7 @@ public final class TicketKeys {
         if (problem.isEmpty()) {
             try {
                 List<Key> keys = parse(AtomicFiles.readSmall(file, MAX_FILE));
-                return new TicketKeys(file, clock, keys.get(0), keys.size() > 1 ? keys.get(1) : null);
+                return new TicketKeys(file, null, clock, keys.get(0), keys.size() > 1 ? keys.get(1) : null);
             } catch (NoSuchFileException e) {
                 problem = Optional.empty();
             } catch (IOException | RuntimeException e) {
@@ -92,7 +130,7 @@ public final class TicketKeys {
         if (AtomicFiles.attributes(file).isPresent()) {
             AtomicFiles.delete(file);
         }
-        TicketKeys keys = new TicketKeys(file, clock, fresh(clock.millis()), null);
+        TicketKeys keys = new TicketKeys(file, null, clock, fresh(clock.millis()), null);
         keys.save();
         return keys;
     }
@@ -100,9 +138,30 @@ public final class TicketKeys {
     /** The key that seals new tickets; rotated first when it has sealed for a period. */
     public synchronized Key current() throws IOException {
         long now = clock.millis();
-        if (now - current.createdMs() >= PERIOD_MS) {
+        if (now - current.createdMs() >= PERIOD_MS && now >= nextClusterAttemptMs) {
             Key replaced = current;
-            current = fresh(now);
+            Key candidate = fresh(now);
+            if (cluster != null) {
+                // Of the masters whose key is due, one writes its candidate; the others take its keys.
+                List<Key> agreed;
+                try {
+                    agreed = keys(cluster.replace(replaced.id(), stored(candidate, replaced)));
+                } catch (IOException e) {
+                    // The due key still opens its tickets on every master for a period: seal with it meanwhile
+                    // rather than hold auth workers on ZooKeeper, and try again in a minute.
+                    candidate.key().wipe();
+                    nextClusterAttemptMs = now + CLUSTER_RETRY_MS;
+                    LOG.warn("Ticket key not rotated: {}; {} seals on, tried again in {} s", e.getMessage(),
+                            current, CLUSTER_RETRY_MS / 1000);
+                    return current;
+                }
+                if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
+                    candidate.key().wipe();
+                    heard(agreed);
+                    return current;
+                }
+            }
+            current = candidate;
             if (previous != null) {
                 previous.key().wipe();
             }
@@ -114,10 +173,30 @@ public final class TicketKeys {
         return current;
     }
 
+    /** Stops hearing the cluster's rotations. */
+    @Override
+    public void close() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static List<ZkTicketKeys.Stored> stored(Key current, Key previous) {
+        List<ZkTicketKeys.Stored> stored = new ArrayList<>();
+        for (Key key : previous == null ? List.of(current) : List.of(current, previous)) {
+            stored.add(new ZkTicketKeys.Stored(key.id(), key.key(), key.createdMs()));
+        }
+        return stored;
+    }
+
+    private static List<Key> keys(List<ZkTicketKeys.Stored> stored) {
+        return stored.stream().map(key -> new Key(key.id(), key.key(), key.createdMs())).toList();
+    }
+
     /** The key with this id, unless retired (replaced a period ago or more) or unknown. */
     public synchronized Optional<SessionKey> find(byte[] id) {
         long now = clock.millis();
-        if (Arrays.equals(current.id(), id)) {
+        if (Arrays.equals(current.id(), id) && now - current.createdMs() < 2 * PERIOD_MS) {
             return Optional.of(current.key());
         }
         if (previous != null && Arrays.equals(previous.id(), id) && now - previous.createdMs() < 2 * PERIOD_MS) {
