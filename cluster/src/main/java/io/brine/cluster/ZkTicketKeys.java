@@ -92,17 +92,17 @@ public final class ZkTicketKeys implements AutoCloseable {
     }
 
     /**
-     * Calls {@code onChange} (on Curator's thread) with the keys each write to the znode leaves; a write that does
-     * not verify or unwrap is logged (ERROR) and not passed on.
+     * Calls {@code onChange} (on Curator's thread) with the keys each write to the znode leaves, or {@code
+     * onUnusable} with why a write that does not verify or unwrap is not used (which whoever may write the znode can
+     * repeat at will: the caller logs it at a bounded rate).
      */
-    public void watch(Consumer<List<Stored>> onChange) {
+    public void watch(Consumer<List<Stored>> onChange, Consumer<String> onUnusable) {
         cache = CuratorCache.build(client, PATH, CuratorCache.Options.SINGLE_NODE_CACHE);
         cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((old, node) -> {
             try {
                 onChange.accept(decode(node.getData()));
             } catch (Unusable e) {
-                log.error("Cluster ticket keys not used: {}. This master keeps its own until one is written that "
-                        + "verifies", e.getMessage());
+                onUnusable.accept(e.getMessage());
             }
         }).build());
         cache.start();
@@ -143,6 +143,8 @@ public final class ZkTicketKeys implements AutoCloseable {
                         + "same master key pair not installed on every master?)");
             }
             body = JSON.readTree(signed);
+        } catch (Unusable e) {
+            throw e;
         } catch (IOException | IllegalArgumentException e) {
             throw new Unusable(PATH + " is damaged: " + e.getMessage());
         }

@@ -3,6 +3,7 @@ package io.brine.master.resume;
 import io.brine.cluster.ZkTicketKeys;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.files.TrustedPath;
+import io.brine.master.auth.WarnInterval;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
@@ -43,6 +44,8 @@ public final class TicketKeys implements AutoCloseable {
     public static final long PERIOD_MS = 24 * 3_600_000L;
     private static final String HEADER = "brine-ticket-keys 1";
     private static final long CLUSTER_RETRY_MS = 60_000;
+    /** A znode others may write can be made unusable at will: one ERROR a minute at most. */
+    private static final long UNUSABLE_LOG_INTERVAL_MS = 60_000;
     private static final int MAX_FILE = 4096;
     private static final Set<PosixFilePermission> NOT_OURS = Set.of(PosixFilePermission.GROUP_READ,
             PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
@@ -91,7 +94,14 @@ public final class TicketKeys implements AutoCloseable {
         }
         TicketKeys keys = new TicketKeys(null, cluster, clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1)
                 : null);
-        cluster.watch(heard -> keys.heard(keys(heard)));
+        WarnInterval unusable = new WarnInterval(clock, UNUSABLE_LOG_INTERVAL_MS);
+        cluster.watch(heard -> keys.heard(keys(heard)), why -> {
+            long suppressed = unusable.due();
+            if (suppressed >= 0) {
+                LOG.error("Cluster ticket keys not used: {}. This master keeps its own until keys are written that "
+                        + "verify{}", why, suppressed > 0 ? " (and " + suppressed + " more since the last line)" : "");
+            }
+        });
         return keys;
     }
 
