@@ -84,12 +84,12 @@ class ResumptionIT {
     }
 
     /** Signed answers before a session: auth replies of every outcome, SessionUnknown. One private operation each. */
-    static double signedAnswers(MasterDaemon master) {
+    private static double signedAnswers(MasterDaemon master) {
         return master.metrics().registry().find("brine.auth.answers").counters().stream().mapToDouble(Counter::count)
                 .sum() + counted(master, "brine.auth.budget.answers");
     }
 
-    static double counted(MasterDaemon master, String name) {
+    private static double counted(MasterDaemon master, String name) {
         return master.metrics().registry().get(name).functionCounter().count();
     }
 }
