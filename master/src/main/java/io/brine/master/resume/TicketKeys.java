@@ -1,9 +1,9 @@
 package io.brine.master.resume;
 
 import io.brine.cluster.ZkTicketKeys;
+import io.brine.daemon.WarnInterval;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.files.TrustedPath;
-import io.brine.master.auth.WarnInterval;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;

@@ -2,7 +2,7 @@ package io.brine.master.salt;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.brine.master.auth.WarnInterval;
+import io.brine.daemon.WarnInterval;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;

@@ -7,7 +7,7 @@ import ch.qos.logback.classic.Level;
 import io.brine.cluster.ClusterConnection;
 import io.brine.cluster.ZkTicketKeys;
 import io.brine.daemon.config.ClusterConfig;
-import io.brine.master.LogCapture;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.testing.MovableClock;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.brine.master.LogCapture;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.salt.SaltCommand;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
