@@ -67,6 +67,11 @@ final class Bench {
         }, this::stopAll);
     }
 
+    /** The run's figures, as written to {@code --json} (complete after {@link #run()}). */
+    Map<String, Object> figures() {
+        return json;
+    }
+
     /** A measurement that may throw: what {@link #run(Options, Map, List, Supplier, Body, Runnable)} runs. */
     interface Body {
         void run() throws Exception;

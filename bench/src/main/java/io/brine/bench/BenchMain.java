@@ -121,6 +121,18 @@ public final class BenchMain implements Callable<Integer> {
                     + "offer, half with an unusable key. --transport tcp, one master (default: 0, none).")
     int authFloodSources;
 
+    @Option(names = "--against", paramLabel = "salt",
+            description = "Also measure a real salt-master 3008.2 (ZeroMQ, loopback, its shipped defaults but for "
+                    + "interface, ports, directories, user and auto_accept) on the same simulated stock-Salt swarm, "
+                    + "after brine's master with salt_minions (auth, ping, memory), and print the ratios. Needs "
+                    + "--salt-dir.")
+    String against;
+
+    @Option(names = "--salt-dir", paramLabel = "DIR",
+            description = "With --against salt: Salt's release tarballs and their runner 'salt' (default: "
+                    + "../shared/salt beside the checkout).")
+    Path saltDir;
+
     @Option(names = "--master-opts", paramLabel = "OPTS",
             description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
     String masterOpts;
@@ -203,6 +215,34 @@ public final class BenchMain implements Callable<Integer> {
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
                 Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources);
+        if (against != null) {
+            if (!against.equals("salt")) {
+                System.err.println("unknown --against " + against + "; expected salt");
+                return 2;
+            }
+            if (masters > 1 || kind != Transport.ZEROMQ || authFloodSources > 0 || profiled != null) {
+                System.err.println("--against salt runs one master of each over --transport zeromq (without "
+                        + "--masters, --auth-flood-sources, --profile)");
+                return 2;
+            }
+            Path dir = saltDir != null ? saltDir : Path.of(System.getProperty("brine.home", "."))
+                    .toAbsolutePath().normalize().resolveSibling("shared").resolve("salt");
+            Optional<String> missing = AgainstSalt.missingSalt(dir);
+            if (missing.isPresent()) {
+                System.err.println(missing.get());
+                return 2;
+            }
+            Bench.Options againstOptions = new Bench.Options(minions, kind, EnumSet.of(Scenario.AUTH, Scenario.PING,
+                    Scenario.MEMORY), Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0,
+                    idleSeconds, Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
+                    Math.max(2, warmupMinions), Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), true,
+                    swarmClient, 0);
+            return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
+        }
+        if (saltDir != null) {
+            System.err.println("--salt-dir needs --against salt");
+            return 2;
+        }
         if (masters > 1) {
             return new ClusterBench(options, masters, Optional.ofNullable(zookeeper)).run();
         }

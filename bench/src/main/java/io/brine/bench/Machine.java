@@ -28,6 +28,12 @@ final class Machine {
                 System.getProperty("java.runtime.version"));
     }
 
+    /** The 1, 5 and 15 minute load averages ({@code /proc/loadavg}), e.g. "19.58 21.52 20.30". */
+    static String loadAverage() {
+        String[] fields = ProcStats.read(Path.of("/proc/loadavg")).trim().split(" ");
+        return fields.length < 3 ? "unknown" : fields[0] + " " + fields[1] + " " + fields[2];
+    }
+
     private static long memTotalKib() {
         for (String line : ProcStats.read(Path.of("/proc/meminfo")).split("\n")) {
             if (line.startsWith("MemTotal:")) {

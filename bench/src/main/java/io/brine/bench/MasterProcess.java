@@ -34,13 +34,75 @@ final class MasterProcess implements AutoCloseable {
     final int publishPort;
     final int tcpPort;
     private final Process process;
+    /** A salt-master: a tree of Python processes, measured as a whole; its root key is {@code cache/.root_key}. */
+    final boolean salt;
 
-    private MasterProcess(Path dir, int retPort, int publishPort, int tcpPort, Process process) {
+    private MasterProcess(Path dir, int retPort, int publishPort, int tcpPort, Process process, boolean salt) {
         this.dir = dir;
         this.retPort = retPort;
         this.publishPort = publishPort;
         this.tcpPort = tcpPort;
         this.process = process;
+        this.salt = salt;
+    }
+
+    /**
+     * A real salt-master ({@code brine-bench --against salt}), run by {@code saltScript} (../shared/salt/salt: the
+     * stock 3008.2 package, ZeroMQ), with its shipped defaults except what a run on loopback under a run directory
+     * must set: interface, the two ports, its directories, {@code user} (the user running the bench: Salt's default
+     * {@code salt} does not exist here), and {@code auto_accept: True} (the auth scenario is the first auth of new
+     * minions under auto-accept, as for brine). Salt cannot bind port 0: the two ports are found free beforehand by
+     * binding and closing them, so another program could take one in between (the start then fails and says so).
+     */
+    static MasterProcess startSalt(Path saltScript, Path dir, Duration timeout) throws IOException {
+        Files.createDirectories(dir.resolve("conf"));
+        int[] ports = freePorts(2);
+        Files.writeString(dir.resolve("conf/master"), saltConfig(dir, ports[0], ports[1],
+                System.getProperty("user.name")), StandardCharsets.UTF_8);
+        return launchSalt(saltScript, dir, ports[1], ports[0], timeout);
+    }
+
+    /** The same salt-master started again on its directories and ports (the restart scenario). */
+    MasterProcess restartSalt(Path saltScript, Duration timeout) throws IOException {
+        close();
+        return launchSalt(saltScript, dir, retPort, publishPort, timeout);
+    }
+
+    private static MasterProcess launchSalt(Path saltScript, Path dir, int retPort, int publishPort,
+            Duration timeout) throws IOException {
+        Process process = new ProcessBuilder(saltScript.toString(), "salt-master", "-c", dir.resolve("conf")
+                .toString(), "-l", "warning")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.out").toFile()))
+                .start();
+        MasterProcess master = new MasterProcess(dir, retPort, publishPort, 0, process, true);
+        try {
+            master.awaitListening(timeout, retPort);
+        } catch (IOException e) {
+            master.close();
+            throw e;
+        }
+        return master;
+    }
+
+    /** A salt-master's config file: Salt's shipped defaults except what {@link #startSalt} names. */
+    static String saltConfig(Path dir, int publishPort, int retPort, String user) {
+        return String.join("\n",
+                "# Written by brine-bench --against salt: Salt's shipped defaults, except what a run on loopback in a",
+                "# run directory must set.",
+                "interface: 127.0.0.1",
+                "publish_port: " + publishPort,
+                "ret_port: " + retPort,
+                "user: " + user,
+                "root_dir: " + dir,
+                "pki_dir: " + dir.resolve("pki"),
+                "cachedir: " + dir.resolve("cache"),
+                "sock_dir: " + dir.resolve("run"),
+                "pidfile: " + dir.resolve("run/master.pid"),
+                "log_file: " + dir.resolve("master.log"),
+                "# The auth scenario is the first auth of N new minions under auto-accept, as for brine.",
+                "auto_accept: True",
+                "");
     }
 
     static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions, int minions)
@@ -87,7 +149,7 @@ final class MasterProcess implements AutoCloseable {
         Map<String, String> env = builder.environment();
         env.put("BRINE_JAVA_OPTS", javaOptions);
         Process process = builder.start();
-        MasterProcess master = new MasterProcess(dir, ports[1], ports[0], ports[2], process);
+        MasterProcess master = new MasterProcess(dir, ports[1], ports[0], ports[2], process, false);
         master.awaitListening(Duration.ofSeconds(60), transport == Transport.TCP ? ports[2] : ports[1]);
         return master;
     }
@@ -96,13 +158,12 @@ final class MasterProcess implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
-                throw new IOException("the master exited with status " + process.exitValue() + ": see "
-                        + dir.resolve("master.out") + " and master.log");
+                throw new IOException("the " + (salt ? "salt-" : "") + "master exited with status "
+                        + process.exitValue() + ": see " + dir.resolve("master.out") + " and master.log");
             }
             try (Socket socket = new Socket()) {
                 socket.connect(new InetSocketAddress("127.0.0.1", port), 200);
-                if (Files.isRegularFile(dir.resolve("pki/master.pub"))
-                        && Files.isRegularFile(dir.resolve("cache/root.pem"))) {
+                if (Files.isRegularFile(dir.resolve("pki/master.pub")) && Files.isRegularFile(rootKey())) {
                     return;
                 }
             } catch (IOException e) {
@@ -110,7 +171,7 @@ final class MasterProcess implements AutoCloseable {
             }
             sleep(100);
         }
-        throw new IOException("the master did not listen on port " + port + " within " + timeout.toSeconds() + " s");
+        throw new IOException("the " + (salt ? "salt-" : "") + "master did not listen on port " + port + " within " + timeout.toSeconds() + " s");
     }
 
     long pid() {
@@ -130,19 +191,19 @@ final class MasterProcess implements AutoCloseable {
     }
 
     Path rootKey() {
-        return dir.resolve("cache/root.pem");
+        return dir.resolve(salt ? "cache/.root_key" : "cache/root.pem");
     }
 
     long cpuMillis() {
-        return ProcStats.cpuMillis(pid());
+        return salt ? ProcStats.treeCpuMillis(pid()) : ProcStats.cpuMillis(pid());
     }
 
     long rssKib() {
-        return ProcStats.rssKib(pid());
+        return salt ? ProcStats.treeRssKib(pid()) : ProcStats.rssKib(pid());
     }
 
     int openFiles() {
-        return ProcStats.openFiles(pid());
+        return salt ? ProcStats.treeOpenFiles(pid()) : ProcStats.openFiles(pid());
     }
 
     /** Live heap in KiB: a full collection ({@code jcmd GC.run}), then {@code GC.heap_info}'s "used". */
@@ -213,20 +274,30 @@ final class MasterProcess implements AutoCloseable {
         return Files.isExecutable(jcmd) ? jcmd.toString() : "jcmd";
     }
 
-    /** Stops the master with SIGTERM, as systemd would. */
+    /**
+     * Stops the master with SIGTERM, as systemd would; a salt-master's parent stops its children, and any child
+     * still alive after it is killed.
+     */
     @Override
     public void close() {
-        if (!process.isAlive()) {
-            return;
-        }
-        process.destroy();
-        try {
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
+        List<ProcessHandle> children = process.descendants().toList();
+        if (process.isAlive()) {
+            process.destroy();
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 process.destroyForcibly();
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            process.destroyForcibly();
+        }
+        for (ProcessHandle child : children) {
+            try {
+                child.onExit().get(salt ? 10 : 0, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                child.destroyForcibly();
+            }
         }
     }
 

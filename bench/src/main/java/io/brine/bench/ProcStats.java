@@ -19,12 +19,68 @@ final class ProcStats {
 
     /** User + system CPU time of {@code pid} (all its threads) in milliseconds, at tick resolution (10 ms). */
     static long cpuMillis(long pid) {
-        String stat = read(Path.of("/proc", Long.toString(pid), "stat"));
         // The command name is in parentheses and may contain spaces: fields count from the last ')'.
+        return cpuTicks(read(Path.of("/proc", Long.toString(pid), "stat")), false) * 1000 / TICKS_PER_SECOND;
+    }
+
+    /**
+     * User + system CPU time in milliseconds of {@code pid} and every live descendant (a salt-master is a tree of
+     * Python processes), with the CPU of children that ended and were reaped ({@code cutime}, {@code cstime}), so
+     * nothing is counted twice. A process that ends between the listing and the read is left out.
+     */
+    static long treeCpuMillis(long pid) {
+        long ticks = 0;
+        for (long member : tree(pid)) {
+            try {
+                ticks += cpuTicks(read(Path.of("/proc", Long.toString(member), "stat")), true);
+            } catch (IllegalStateException e) {
+                // ended meanwhile
+            }
+        }
+        return ticks * 1000 / TICKS_PER_SECOND;
+    }
+
+    /** utime + stime of one {@code /proc/PID/stat} line, with its reaped children's when {@code children}. */
+    static long cpuTicks(String stat, boolean children) {
         String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-        long utime = Long.parseLong(fields[11]);
-        long stime = Long.parseLong(fields[12]);
-        return (utime + stime) * 1000 / TICKS_PER_SECOND;
+        long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+        return children ? ticks + Long.parseLong(fields[13]) + Long.parseLong(fields[14]) : ticks;
+    }
+
+    /** Resident set size in KiB of {@code pid} and its live descendants, added up. */
+    static long treeRssKib(long pid) {
+        long kib = 0;
+        for (long member : tree(pid)) {
+            try {
+                kib += rssKib(member);
+            } catch (IllegalStateException | NumberFormatException e) {
+                // ended meanwhile
+            }
+        }
+        return kib;
+    }
+
+    /** Open file descriptors of {@code pid} and its live descendants, added up. */
+    static int treeOpenFiles(long pid) {
+        int fds = 0;
+        for (long member : tree(pid)) {
+            try {
+                fds += openFiles(member);
+            } catch (IllegalStateException e) {
+                // ended meanwhile
+            }
+        }
+        return fds;
+    }
+
+    /** {@code pid} and its live descendants. */
+    static java.util.List<Long> tree(long pid) {
+        java.util.List<Long> pids = new java.util.ArrayList<>();
+        ProcessHandle.of(pid).ifPresent(root -> {
+            pids.add(root.pid());
+            root.descendants().forEach(child -> pids.add(child.pid()));
+        });
+        return pids;
     }
 
     /**

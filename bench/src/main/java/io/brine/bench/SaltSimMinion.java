@@ -13,13 +13,17 @@ import io.brine.protocol.salt.SaltSessionRequest;
 import io.brine.protocol.salt.SaltSignIn;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
+import io.brine.protocol.targeting.Glob;
+import io.brine.protocol.targeting.TargetException;
 import io.brine.transport.ClientTransport;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * One simulated stock Salt minion ({@code brine-bench --protocol salt}; SALT.md): its own RSA key, a DEALER for
@@ -41,8 +45,44 @@ final class SaltSimMinion implements BenchMinion {
     static final SaltRsa.Encryption ENC = SaltRsa.Encryption.OAEP_SHA1;
     static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA1;
 
-    /** An opened publication, and its target as a set (brine's master sends Salt minions list targets). */
-    record Opened(SaltPublication publication, Set<String> targets) {
+    /**
+     * An opened publication, and which ids its target names: brine's master sends Salt minions list targets, a
+     * salt-master sends the admin's expression (a glob) to every subscriber.
+     */
+    record Opened(SaltPublication publication, Predicate<String> targets) {
+    }
+
+    /**
+     * Which ids a publication's target names, as a stock minion matches it on its own id: a list (an array, or a
+     * comma-separated text) by membership, a glob by {@link Glob}; any other target type names no simulated minion.
+     */
+    static Predicate<String> targets(SaltPublication publication) {
+        SaltValue tgt = publication.tgt();
+        if (tgt instanceof SaltValue.Array list) {
+            Set<String> ids = new HashSet<>();
+            list.items().forEach(item -> item.text().ifPresent(ids::add));
+            return ids::contains;
+        }
+        Optional<String> text = tgt.text();
+        if (text.isEmpty()) {
+            return id -> false;
+        }
+        switch (publication.tgtType()) {
+            case "list" -> {
+                Set<String> ids = Set.of(text.get().split(","));
+                return ids::contains;
+            }
+            case "glob" -> {
+                try {
+                    return Glob.compile(text.get())::matches;
+                } catch (TargetException e) {
+                    return id -> false;
+                }
+            }
+            default -> {
+                return id -> false;
+            }
+        }
     }
 
     /** What the Salt minions of one worker share besides {@link SimMinion.Swarm}. */
@@ -266,7 +306,7 @@ final class SaltSimMinion implements BenchMinion {
         }
         SaltPublication publication = opened.publication();
         lastSerial = publication.serial();
-        if (!opened.targets().contains(id) || seenJids.contains(publication.jid())) {
+        if (!opened.targets().test(id) || seenJids.contains(publication.jid())) {
             return; // every SUB without zmq_filtering takes every envelope; the minion matches the target itself
         }
         seenJids.add(publication.jid());

@@ -8,7 +8,6 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltPublication;
-import io.brine.protocol.salt.SaltValue;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -21,11 +20,9 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -369,11 +366,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         if (publication == null) {
             return null;
         }
-        Set<String> targets = new HashSet<>();
-        if (publication.tgt() instanceof SaltValue.Array list) {
-            list.items().forEach(item -> item.text().ifPresent(targets::add));
-        }
-        SaltSimMinion.Opened result = new SaltSimMinion.Opened(publication, targets);
+        SaltSimMinion.Opened result = new SaltSimMinion.Opened(publication, SaltSimMinion.targets(publication));
         if (opened.size() > 256) {
             opened.clear();
         }

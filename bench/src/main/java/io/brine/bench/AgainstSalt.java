@@ -1,0 +1,208 @@
+package io.brine.bench;
+
+import static io.brine.bench.Figures.round;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.brine.bench.BenchMain.Scenario;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code brine-bench --against salt}: the same simulated stock-Salt swarm ({@link SaltSimMinion}) against brine's
+ * master with {@code salt_minions: true} (a whole {@link Bench} run: auth, ping, memory), then against a real
+ * salt-master ({@link MasterProcess#startSalt}): first auths, test.ping rounds ({@link SaltPing}), the master's
+ * memory per minion and its idle CPU, measured over the salt-master's whole process tree; then the ratios
+ * ({@link SideBySide}).
+ */
+final class AgainstSalt {
+
+    /** How long a salt-master may take to serve: 13.5 s measured at a load of 22 on 2 cores; ten times that. */
+    private static final Duration SALT_START = Duration.ofSeconds(180);
+
+    private final Bench.Options options;
+    private final Path saltScript;
+    private final Map<String, Object> json = new LinkedHashMap<>();
+    private final Map<String, Object> saltScenarios = new LinkedHashMap<>();
+    private final List<String> failures = new ArrayList<>();
+    private MasterProcess master;
+    private Swarm swarm;
+    private Path runDir;
+
+    AgainstSalt(Bench.Options options, Path saltScript) {
+        this.options = options;
+        this.saltScript = saltScript;
+    }
+
+    /**
+     * The Salt program runner of {@code saltDir} ({@code ../shared/salt/salt} beside the checkout), or why not: one
+     * line for stderr.
+     */
+    static Optional<String> missingSalt(Path saltDir) {
+        Path script = saltDir.resolve("salt");
+        if (!Files.isDirectory(saltDir)) {
+            return Optional.of("--against salt needs Salt's release tarballs and their runner in " + saltDir
+                    + " (../shared/salt beside the checkout): no such directory; give another with --salt-dir DIR");
+        }
+        if (!Files.isExecutable(script) || !Files.isRegularFile(saltDir.resolve("salt-3008.2.tar.gz"))) {
+            return Optional.of("--against salt: " + saltDir + " has no executable 'salt' runner and "
+                    + "salt-3008.2.tar.gz beside it (../shared/salt); give another with --salt-dir DIR");
+        }
+        return Optional.empty();
+    }
+
+    int run() throws Exception {
+        json.put("brine_bench", 1);
+        json.put("against", "salt");
+        json.put("started", Instant.now().toString());
+        json.put("machine", Machine.describe());
+        json.put("load_average_at_start", Machine.loadAverage());
+        System.out.printf("brine-bench --against salt: %,d simulated Salt minions, first against brine's master, "
+                + "then against a real salt-master 3008.2%n", options.minions());
+        Bench.Options brineOptions = new Bench.Options(options.minions(), Transport.ZEROMQ,
+                EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY), Optional.empty(), options.keys(),
+                options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
+                options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
+                options.masterHome(), options.workerIoThreads(), true, options.zmqClient(), 0);
+        Bench brine = new Bench(brineOptions);
+        int brineExit = brine.run();
+        json.put("brine", brine.figures());
+        if (brineExit != 0) {
+            failures.add("the brine side failed; the salt-master was not measured");
+            json.put("failures", failures);
+            write();
+            return brineExit;
+        }
+        System.out.println("--- the same swarm against a real salt-master 3008.2 ---");
+        int saltExit = Bench.run(options, json, failures, () -> runDir, () -> {
+            try {
+                salt(json);
+            } finally {
+                json.put("salt", saltScenarios);
+            }
+        }, this::stopAll);
+        if (saltExit != 0) {
+            return saltExit;
+        }
+        SideBySide.MasterFigures saltFigures = saltFigures();
+        List<SideBySide.Row> rows = SideBySide.rows(SideBySide.brineFigures(brine.figures()), saltFigures);
+        SideBySide.lines(rows).forEach(System.out::println);
+        System.out.printf("load average at the end: %s (2 cores: above 2, other work shares the CPU and the figures "
+                + "carry its noise)%n", Machine.loadAverage());
+        json.put("side_by_side", SideBySide.json(rows));
+        json.put("load_average_at_end", Machine.loadAverage());
+        write();
+        return 0;
+    }
+
+    private SideBySide.MasterFigures saltFigures() {
+        return new SideBySide.MasterFigures(number(saltScenarios, "auth", "auths_per_s"),
+                number(saltScenarios, "auth", "master_cpu_ms_per_auth"), number(saltScenarios, "ping", "last_ms"),
+                number(saltScenarios, "memory", "master_rss_kib_per_minion"),
+                number(saltScenarios, "memory", "master_idle_cpu_pct_connected"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static double number(Map<String, Object> scenarios, String scenario, String figure) {
+        Object value = scenarios.get(scenario) instanceof Map<?, ?> map ? ((Map<String, Object>) map).get(figure)
+                : null;
+        return value instanceof Number number ? number.doubleValue() : Double.NaN;
+    }
+
+    private void write() throws IOException {
+        if (options.json().isPresent()) {
+            ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+            Files.writeString(options.json().get(), mapper.writeValueAsString(json) + "\n", StandardCharsets.UTF_8);
+            System.out.println("figures written to " + options.json().get());
+        }
+    }
+
+    private void salt(Map<String, Object> figures) throws Exception {
+        int minions = options.minions();
+        RsaLimits limits = RsaLimits.measure(options.keys().load(0), options.rsaSeconds());
+        runDir = Files.createTempDirectory("brine-bench-salt-");
+        long started = System.nanoTime();
+        master = MasterProcess.startSalt(saltScript, runDir.resolve("salt-master"), SALT_START);
+        double startSeconds = (System.nanoTime() - started) / 1e9;
+        figures.put("salt_master_config", Files.readString(master.dir.resolve("conf/master")));
+        MasterProcess.sleep(3000);
+        long rssIdle = master.rssKib();
+        int fdsIdle = master.openFiles();
+        int processes = ProcStats.tree(master.pid()).size();
+        System.out.printf("salt     salt-master serving after %.1f s: %d processes, RSS %.0f MiB before any minion%n",
+                startSeconds, processes, rssIdle / 1024.0);
+        Map<String, Object> memory = new LinkedHashMap<>();
+        memory.put("master_start_s", round(startSeconds, 1));
+        memory.put("master_processes", processes);
+        memory.put("master_rss_idle_mib", round(rssIdle / 1024.0, 1));
+
+        swarm = Swarm.start(options, master, runDir, minions, figures);
+        BenchRun run = new BenchRun(options, master, limits, runDir, minions, swarm,
+                new Profiler(master, runDir, Optional.empty()), saltScenarios, failures);
+        swarm.connect(fdsIdle);
+        new AuthScenario(run).auth();
+        swarm.awaitSubscriptions(fdsIdle);
+
+        try (SaltPing ping = new SaltPing(master)) {
+            Duration timeout = Duration.ofSeconds(60 + minions / 100);
+            SaltPing.Round warm = ping.ping(Bench.PREFIX + "*", minions, timeout);
+            System.out.printf("ready    warm-up test.ping: %d of %d returned (last after %.0f ms)%n",
+                    warm.returnsMs().size(), minions, warm.lastMs());
+            List<SaltPing.Round> rounds = new ArrayList<>();
+            for (int i = 0; i < options.pingRounds(); i++) {
+                rounds.add(ping.ping(Bench.PREFIX + "*", minions, timeout));
+                MasterProcess.sleep(500);
+            }
+            List<SaltPing.Round> byLast = new ArrayList<>(rounds);
+            byLast.sort(Comparator.comparingDouble(r -> r.missing() > 0 ? Double.MAX_VALUE : r.lastMs()));
+            SaltPing.Round median = byLast.get((byLast.size() - 1) / 2);
+            Map<String, Object> pingFigures = median.figures();
+            pingFigures.put("reported_round", "the median of " + rounds.size() + " rounds by last_ms, after a "
+                    + "warm-up round");
+            pingFigures.put("rounds", rounds.stream().map(SaltPing.Round::figures).toList());
+            saltScenarios.put("ping", pingFigures);
+            System.out.printf("ping     test.ping to %,d minions: last return in the salt-master's job cache after "
+                    + "%.0f ms%s (median of %d rounds; master CPU %.2f ms per return)%n", minions, median.lastMs(),
+                    median.missing() > 0 ? " (" + median.missing() + " missing)" : "", rounds.size(),
+                    median.masterCpuMs() / (double) Math.max(1, median.returnsMs().size()));
+            if (median.missing() > 0) {
+                throw new IOException(median.missing() + " minions did not return test.ping to the salt-master");
+            }
+        }
+
+        long rssConnected = master.rssKib();
+        memory.put("master_rss_connected_mib", round(rssConnected / 1024.0, 1));
+        memory.put("master_rss_kib_per_minion", round((rssConnected - rssIdle) / (double) minions, 2));
+        long cpu0 = master.cpuMillis();
+        long t0 = System.nanoTime();
+        MasterProcess.sleep(options.idleSeconds() * 1000L);
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        double idlePct = (master.cpuMillis() - cpu0) / 10.0 / seconds;
+        memory.put("master_idle_cpu_pct_connected", round(idlePct, 2));
+        memory.put("master_idle_seconds", round(seconds, 1));
+        saltScenarios.put("memory", memory);
+        System.out.printf("memory   salt-master RSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
+                + "idle for %.0f s with every minion connected: %.2f %% of a core%n", rssIdle / 1024.0,
+                rssConnected / 1024.0, minions, (rssConnected - rssIdle) / (double) minions, seconds, idlePct);
+    }
+
+    private synchronized void stopAll() {
+        if (swarm != null) {
+            swarm.close();
+        }
+        if (master != null) {
+            master.close();
+        }
+    }
+}
