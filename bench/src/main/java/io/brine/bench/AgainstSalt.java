@@ -109,7 +109,7 @@ final class AgainstSalt {
     private SideBySide.MasterFigures saltFigures() {
         return new SideBySide.MasterFigures(number(saltScenarios, "auth", "auths_per_s"),
                 number(saltScenarios, "auth", "master_cpu_ms_per_auth"), number(saltScenarios, "ping", "last_ms"),
-                number(saltScenarios, "memory", "master_rss_kib_per_minion"),
+                number(saltScenarios, "memory", "master_pss_kib_per_minion"),
                 number(saltScenarios, "memory", "master_idle_cpu_pct_connected"));
     }
 
@@ -140,12 +140,12 @@ final class AgainstSalt {
         long rssIdle = master.rssKib();
         int fdsIdle = master.openFiles();
         int processes = ProcStats.tree(master.pid()).size();
-        System.out.printf("salt     salt-master serving after %.1f s: %d processes, RSS %.0f MiB before any minion%n",
+        System.out.printf("salt     salt-master serving after %.1f s: %d processes, PSS %.0f MiB before any minion%n",
                 startSeconds, processes, rssIdle / 1024.0);
         Map<String, Object> memory = new LinkedHashMap<>();
         memory.put("master_start_s", round(startSeconds, 1));
         memory.put("master_processes", processes);
-        memory.put("master_rss_idle_mib", round(rssIdle / 1024.0, 1));
+        memory.put("master_pss_idle_mib", round(rssIdle / 1024.0, 1));
 
         swarm = Swarm.start(options, master, runDir, minions, figures);
         BenchRun run = new BenchRun(options, master, limits, runDir, minions, swarm,
@@ -182,8 +182,8 @@ final class AgainstSalt {
         }
 
         long rssConnected = master.rssKib();
-        memory.put("master_rss_connected_mib", round(rssConnected / 1024.0, 1));
-        memory.put("master_rss_kib_per_minion", round((rssConnected - rssIdle) / (double) minions, 2));
+        memory.put("master_pss_connected_mib", round(rssConnected / 1024.0, 1));
+        memory.put("master_pss_kib_per_minion", round((rssConnected - rssIdle) / (double) minions, 2));
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
         MasterProcess.sleep(options.idleSeconds() * 1000L);
@@ -192,7 +192,7 @@ final class AgainstSalt {
         memory.put("master_idle_cpu_pct_connected", round(idlePct, 2));
         memory.put("master_idle_seconds", round(seconds, 1));
         saltScenarios.put("memory", memory);
-        System.out.printf("memory   salt-master RSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
+        System.out.printf("memory   salt-master PSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
                 + "idle for %.0f s with every minion connected: %.2f %% of a core%n", rssIdle / 1024.0,
                 rssConnected / 1024.0, minions, (rssConnected - rssIdle) / (double) minions, seconds, idlePct);
     }

@@ -198,8 +198,9 @@ final class MasterProcess implements AutoCloseable {
         return salt ? ProcStats.treeCpuMillis(pid()) : ProcStats.cpuMillis(pid());
     }
 
+    /** Resident memory in KiB; a salt-master's is its processes' proportional set sizes added up. */
     long rssKib() {
-        return salt ? ProcStats.treeRssKib(pid()) : ProcStats.rssKib(pid());
+        return salt ? ProcStats.treePssKib(pid()) : ProcStats.rssKib(pid());
     }
 
     int openFiles() {

@@ -222,7 +222,9 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             while (count < WRITES_PER_RUN && channel.isWritable() && (frame = outbox.poll()) != null) {
                 count++;
                 queued.decrementAndGet();
-                channel.write(ZmtpEncoder.replyHeader(channel.alloc(), false, frame.length), channel.voidPromise());
+                // A stock Salt minion's request socket is a REQ: an empty delimiter frame, then the payload (a
+                // salt-master's REP workers drop a request without it).
+                channel.write(ZmtpEncoder.replyHeader(channel.alloc(), salt, frame.length), channel.voidPromise());
                 channel.write(Unpooled.wrappedBuffer(frame), channel.voidPromise());
             }
             if (count > 0) {

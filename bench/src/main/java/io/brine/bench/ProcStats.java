@@ -47,17 +47,31 @@ final class ProcStats {
         return children ? ticks + Long.parseLong(fields[13]) + Long.parseLong(fields[14]) : ticks;
     }
 
-    /** Resident set size in KiB of {@code pid} and its live descendants, added up. */
-    static long treeRssKib(long pid) {
+    /**
+     * Proportional set size in KiB of {@code pid} and its live descendants, added up ({@code Pss} of
+     * {@code smaps_rollup}): forked workers share most of their pages, and their RSS added up would count each shared
+     * page once per process.
+     */
+    static long treePssKib(long pid) {
         long kib = 0;
         for (long member : tree(pid)) {
             try {
-                kib += rssKib(member);
+                kib += pssKib(read(Path.of("/proc", Long.toString(member), "smaps_rollup")));
             } catch (IllegalStateException | NumberFormatException e) {
                 // ended meanwhile
             }
         }
         return kib;
+    }
+
+    /** The {@code Pss:} line of a {@code smaps_rollup}, in KiB. */
+    static long pssKib(String smapsRollup) {
+        for (String line : smapsRollup.split("\n")) {
+            if (line.startsWith("Pss:")) {
+                return Long.parseLong(line.substring("Pss:".length()).trim().split("\\s+")[0]);
+            }
+        }
+        throw new IllegalStateException("no Pss line in smaps_rollup");
     }
 
     /** Open file descriptors of {@code pid} and its live descendants, added up. */

@@ -50,7 +50,7 @@ final class SideBySide {
                 ratio(salt.cpuMsPerAuth(), brine.cpuMsPerAuth())));
         rows.add(new Row("test.ping last return", "ms", brine.pingLastMs(), salt.pingLastMs(),
                 ratio(salt.pingLastMs(), brine.pingLastMs())));
-        rows.add(new Row("master RSS per minion", "KiB", brine.rssKibPerMinion(), salt.rssKibPerMinion(),
+        rows.add(new Row("master memory per minion", "KiB", brine.rssKibPerMinion(), salt.rssKibPerMinion(),
                 ratio(salt.rssKibPerMinion(), brine.rssKibPerMinion())));
         rows.add(new Row("master CPU idle, minions connected", "% of a core", brine.idleCpuPct(),
                 salt.idleCpuPct(), ratio(salt.idleCpuPct(), brine.idleCpuPct())));

@@ -245,7 +245,10 @@ final class ZmqSwarmTransports implements SwarmTransports {
             }
             execute(() -> {
                 if (request != null && !request.closed) {
-                    if (!request.socket.send(frame, ZMQ.DONTWAIT)) {
+                    // A stock Salt minion's request socket is a REQ: an empty delimiter frame, then the payload (a
+                    // salt-master's REP workers drop a request without it).
+                    boolean delimited = !salt || request.socket.send(new byte[0], ZMQ.DONTWAIT | ZMQ.SNDMORE);
+                    if (!delimited || !request.socket.send(frame, ZMQ.DONTWAIT)) {
                         LOG.debug("Swarm transport: frame dropped, the queue to the master is full");
                     }
                     toRead.add(request);

@@ -42,6 +42,14 @@ class AgainstSaltTest {
     }
 
     @Test
+    void theProportionalSetSizeIsReadFromSmapsRollup() {
+        String rollup = "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:               76680 kB\n"
+                + "Pss:               19665 kB\nPss_Dirty:          9000 kB\n";
+
+        assertThat(ProcStats.pssKib(rollup)).isEqualTo(19665);
+    }
+
+    @Test
     void treeCpuCountsReapedChildrenOnlyWhenAsked() {
         String stat = "42 (salt-master (x)) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 1 1 1";
 
