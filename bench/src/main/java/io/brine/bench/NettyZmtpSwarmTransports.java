@@ -128,7 +128,8 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             this.listener = new GuardedListener(listener, "Swarm transport");
             execute(() -> {
                 if (!closed && request == null) {
-                    request = new Socket(this, SocketType.DEALER, requestPort, List.of());
+                    // A stock Salt minion's request socket is a REQ (its master reads the delimiter by that type).
+                    request = new Socket(this, salt ? SocketType.REQ : SocketType.DEALER, requestPort, List.of());
                     request.connect();
                 }
             });

@@ -80,8 +80,9 @@ final class SaltPing implements AutoCloseable {
                 .put("ret", "").put("jid", "").put("user", "root")
                 .put("kwargs", SaltValue.Map.builder().put("show_jid", false).put("show_timeout", true).build())
                 .build();
-        return SaltMsgpack.write(SaltValue.Map.builder().put("enc", "clear").put("load", load).build(),
-                SaltDialect.PAYLOAD);
+        // A 3008.2 master refuses any request below minimum_auth_version (3) with "bad load", this one too.
+        return SaltMsgpack.write(SaltValue.Map.builder().put("enc", "clear").put("load", load).put("version", 3)
+                .build(), SaltDialect.PAYLOAD);
     }
 
     /**
@@ -99,7 +100,8 @@ final class SaltPing implements AutoCloseable {
             value = l;
         }
         if (!(value instanceof SaltValue.Map load)) {
-            throw new IOException("the salt-master's answer to publish is not a map: " + value.kind());
+            throw new IOException("the salt-master's answer to publish is not a map: " + value.kind()
+                    + value.text().map(text -> " \"" + text + "\" (see its master.log)").orElse(""));
         }
         if (load.has("error")) {
             throw new IOException("the salt-master refused the publish: " + load.get("error").get());

@@ -27,7 +27,7 @@ import java.util.function.Predicate;
 
 /**
  * One simulated stock Salt minion ({@code brine-bench --protocol salt}; SALT.md): its own RSA key, a DEALER for
- * Salt's request channel (an empty delimiter, then the payload, as a REQ sends it) and a SUB subscribed to everything (Salt's
+ * Salt's request channel that greets as a REQ and sends an empty delimiter before each payload, as a stock minion's REQ does, and a SUB subscribed to everything (Salt's
  * default, no {@code zmq_filtering}). It signs in with Salt's {@code _auth} v3 (OAEP-SHA1, PKCS1v15-SHA1, the token
  * once it has cached the master key), checks the reply as a stock minion does ({@link SaltSignIn}), sends
  * {@code _pillar} with its grains and the {@code minion_start} event as a minion does at start, verifies and opens

@@ -228,7 +228,13 @@ final class ZmqSwarmTransports implements SwarmTransports {
                 if (closed || request != null) {
                     return;
                 }
-                ZMQ.Socket dealer = context.createSocket(SocketType.DEALER);
+                // A stock Salt minion's request socket is a REQ, which sends the empty delimiter a salt-master's REP
+                // workers need; relaxed, as the simulated minion sends its start-up requests without waiting.
+                ZMQ.Socket dealer = context.createSocket(salt ? SocketType.REQ : SocketType.DEALER);
+                if (salt) {
+                    dealer.setReqRelaxed(true);
+                    dealer.setReqCorrelate(false);
+                }
                 ZmqSockets.configureRequest(dealer, OPTIONS);
                 dealer.setSndHWM(OPTIONS.requestHighWaterMark());
                 dealer.setRcvHWM(OPTIONS.requestHighWaterMark());
@@ -245,10 +251,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
             }
             execute(() -> {
                 if (request != null && !request.closed) {
-                    // A stock Salt minion's request socket is a REQ: an empty delimiter frame, then the payload (a
-                    // salt-master's REP workers drop a request without it).
-                    boolean delimited = !salt || request.socket.send(new byte[0], ZMQ.DONTWAIT | ZMQ.SNDMORE);
-                    if (!delimited || !request.socket.send(frame, ZMQ.DONTWAIT)) {
+                    if (!request.socket.send(frame, ZMQ.DONTWAIT)) {
                         LOG.debug("Swarm transport: frame dropped, the queue to the master is full");
                     }
                     toRead.add(request);

@@ -20,6 +20,7 @@ class SaltPingTest {
                 "test.ping"), SaltLimits.SESSION);
 
         assertThat(envelope.get("enc").flatMap(SaltValue::text)).contains("clear");
+        assertThat(envelope.get("version")).contains(SaltValue.integer(3));
         SaltValue.Map load = (SaltValue.Map) envelope.get("load").orElseThrow();
         assertThat(load.get("cmd").flatMap(SaltValue::text)).contains("publish");
         assertThat(load.get("key").flatMap(SaltValue::text)).contains("KEY");
@@ -51,8 +52,8 @@ class SaltPingTest {
                 .hasMessageContaining("no jid");
         assertThatThrownBy(() -> SaltPing.jidOf(new byte[] {(byte) 0xc1})).isInstanceOf(IOException.class)
                 .hasMessageContaining("not msgpack");
-        assertThatThrownBy(() -> SaltPing.jidOf(write(SaltValue.str("x")))).isInstanceOf(IOException.class)
-                .hasMessageContaining("not a map");
+        assertThatThrownBy(() -> SaltPing.jidOf(write(SaltValue.str("bad load")))).isInstanceOf(IOException.class)
+                .hasMessageContaining("not a map").hasMessageContaining("\"bad load\"");
     }
 
     @Test
