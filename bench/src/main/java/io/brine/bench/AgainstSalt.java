@@ -138,7 +138,6 @@ final class AgainstSalt {
         figures.put("salt_master_config", Files.readString(master.dir.resolve("conf/master")));
         MasterProcess.sleep(3000);
         long rssIdle = master.rssKib();
-        int fdsIdle = master.openFiles();
         int processes = ProcStats.tree(master.pid()).size();
         System.out.printf("salt     salt-master serving after %.1f s: %d processes, PSS %.0f MiB before any minion%n",
                 startSeconds, processes, rssIdle / 1024.0);
@@ -150,6 +149,9 @@ final class AgainstSalt {
         swarm = Swarm.start(options, master, runDir, minions, figures);
         BenchRun run = new BenchRun(options, master, limits, runDir, minions, swarm,
                 new Profiler(master, runDir, Optional.empty()), saltScenarios, failures);
+        // The salt-master's processes open and close files of their own while it settles: the baseline is taken
+        // just before the minions connect.
+        int fdsIdle = master.openFiles();
         swarm.connect(fdsIdle);
         new AuthScenario(run).auth();
         swarm.awaitSubscriptions(fdsIdle);

@@ -68,9 +68,9 @@ final class SideBySide {
     /** The table as printed: one line per row. */
     static List<String> lines(List<Row> rows) {
         List<String> lines = new ArrayList<>();
-        lines.add(String.format("%-36s %14s %14s %10s", "side by side", "brine", "salt-master", "brine x"));
+        lines.add(String.format("%-48s %14s %14s %10s", "side by side", "brine", "salt-master", "brine x"));
         for (Row row : rows) {
-            lines.add(String.format("%-36s %14s %14s %10s", row.name() + " (" + row.unit() + ")", value(row.brine()),
+            lines.add(String.format("%-48s %14s %14s %10s", row.name() + " (" + row.unit() + ")", value(row.brine()),
                     value(row.salt()), Double.isNaN(row.advantage()) ? "n/a" : String.format("%.1f", row.advantage())));
         }
         return lines;
