@@ -25,14 +25,16 @@ import java.util.stream.Stream;
 /**
  * The coordinator of one benchmark run: measures the RSA limits, starts the master and the {@link Swarm}, runs the
  * scenarios in order ({@link AuthScenario}, {@link RotateScenario}, {@link PingScenario}, {@link PublishScenario},
- * {@link MemoryScenario}), each printing a line of figures, and writes the JSON. Everything it starts, it stops.
+ * {@link ApiScenario}, {@link MemoryScenario}), each printing a line of figures, and writes the JSON. Everything it
+ * starts, it stops.
  */
 final class Bench {
 
     record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
             boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
-            int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources) {
+            int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources, int apiRounds,
+            int apiSubscribers) {
 
         /** File descriptors one simulated minion holds in a swarm worker. */
         int workerFdsPerMinion() {
@@ -167,8 +169,9 @@ final class Bench {
         json.put("master_home", home.toString());
         runDir = Files.createTempDirectory("brine-bench-");
         String saltYaml = "# The simulated minions are stock Salt minions (--protocol salt).\nsalt_minions: true\n";
+        int apiPort = options.scenarios().contains(Scenario.API) ? MasterProcess.freePorts(1)[0] : 0;
         master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted,
-                options.salt() ? saltYaml : "");
+                (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : ""));
         MasterProcess.sleep(3000);
         long heapIdle = master.liveHeapKib();
         long rssIdle = master.rssKib();
@@ -230,6 +233,9 @@ final class Bench {
             }
             if (options.scenarios().contains(Scenario.PUBLISH)) {
                 new PublishScenario(run).run(client);
+            }
+            if (options.scenarios().contains(Scenario.API)) {
+                new ApiScenario(run, apiPort).run(client);
             }
         }
         if (options.scenarios().contains(Scenario.MEMORY)) {
@@ -294,6 +300,8 @@ final class Bench {
                 + options.transport().configValue + (options.salt() ? " --protocol salt" : "")
                 + (options.transport() == Transport.ZEROMQ ? " --zmq-client " + options.zmqClient().configValue : "")
                 + (options.authFloodSources() > 0 ? " --auth-flood-sources " + options.authFloodSources() : "")
+                + (options.scenarios().contains(Scenario.API) ? " --api-rounds " + options.apiRounds()
+                        + " --api-subscribers " + options.apiSubscribers() : "")
                 + " --scenarios ");
         command.append(String.join(",", options.scenarios().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
                 .toList()));

@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 public final class BenchMain implements Callable<Integer> {
 
     /** The scenarios, in the order they run. */
-    enum Scenario { AUTH, ROTATE, PING, PUBLISH, MEMORY }
+    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, MEMORY }
 
     @Option(names = "--minions", paramLabel = "N", defaultValue = "100",
             description = "Simulated minions (default: ${DEFAULT-VALUE}).")
@@ -44,9 +44,20 @@ public final class BenchMain implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
-            description = "Which of auth,rotate,ping,publish,memory to run (default: all). auth always runs: the "
-                    + "others need accepted minions.")
+            description = "Which of auth,rotate,ping,publish,api,memory to run (default: all but api). auth always "
+                    + "runs: the others need accepted minions. api turns on the master's HTTP API on loopback and "
+                    + "measures publish through it against BrineClient, events to --api-subscribers readers of "
+                    + "GET /api/events, and a reader that never reads.")
     List<String> scenarios;
+
+    @Option(names = "--api-rounds", paramLabel = "R", defaultValue = "20",
+            description = "Rounds of each measurement of the api scenario (default: ${DEFAULT-VALUE}).")
+    int apiRounds;
+
+    @Option(names = "--api-subscribers", paramLabel = "S", defaultValue = "100",
+            description = "Readers of GET /api/events in the api scenario (default: ${DEFAULT-VALUE}; at most 200, "
+                    + "under the API's 256 connections).")
+    int apiSubscribers;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures to FILE as JSON.")
     Path json;
@@ -162,7 +173,7 @@ public final class BenchMain implements Callable<Integer> {
             try {
                 chosen.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, memory");
+                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, api, memory");
                 return 2;
             }
         }
@@ -202,6 +213,14 @@ public final class BenchMain implements Callable<Integer> {
             System.err.println("--auth-flood-sources runs with --transport tcp, the brine protocol and one master");
             return 2;
         }
+        if (apiRounds < 1 || apiSubscribers < 1 || apiSubscribers > 200) {
+            System.err.println("--api-rounds must be at least 1, --api-subscribers from 1 to 200");
+            return 2;
+        }
+        if (chosen.contains(Scenario.API) && (masters > 1 || salt)) {
+            System.err.println("the api scenario runs against one master with the brine protocol");
+            return 2;
+        }
         Scenario profiled = null;
         if (profile != null) {
             try {
@@ -214,7 +233,8 @@ public final class BenchMain implements Callable<Integer> {
         Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources);
+                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources,
+                apiRounds, apiSubscribers);
         if (against != null) {
             if (!against.equals("salt")) {
                 System.err.println("unknown --against " + against + "; expected salt");
@@ -236,7 +256,7 @@ public final class BenchMain implements Callable<Integer> {
                     Scenario.MEMORY), Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0,
                     idleSeconds, Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
                     Math.max(2, warmupMinions), Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), true,
-                    swarmClient, 0);
+                    swarmClient, 0, apiRounds, apiSubscribers);
             return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
         }
         if (saltDir != null) {

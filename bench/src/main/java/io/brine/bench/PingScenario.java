@@ -27,7 +27,7 @@ final class PingScenario {
         this.minions = run.minions();
     }
 
-    private record PingRound(String jid, double firstMs, double p50Ms, double p99Ms, double lastMs, int returned,
+    record PingRound(String jid, double firstMs, double p50Ms, double p99Ms, double lastMs, int returned,
             int missing, long masterCpuMs, long swarmCpuMs) {
 
         Map<String, Object> figures() {
@@ -95,7 +95,8 @@ final class PingScenario {
         System.out.println(Profiler.threadLine(byThread));
     }
 
-    private PingRound pingRound(BrineClient client, Duration timeout) throws ClientException {
+    /** One test.ping to every minion, timed from the publication to each return. */
+    PingRound pingRound(BrineClient client, Duration timeout) throws ClientException {
         MasterProcess master = run.master();
         long cpu0 = master.cpuMillis();
         long swarm0 = run.swarm().cpuMillis();
