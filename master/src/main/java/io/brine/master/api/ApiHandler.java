@@ -34,8 +34,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -339,7 +337,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private void waitFor(ChannelHandlerContext ctx, Caller caller, Answer.WaitForJob wait, boolean keepAlive)
             throws ApiError {
         AtomicBoolean answered = new AtomicBoolean();
-        Set<String> missing = ConcurrentHashMap.newKeySet();
+        ReturnsAwaited awaited = new ReturnsAwaited();
         Runnable finish = () -> {
             if (answered.compareAndSet(false, true)) {
                 try {
@@ -358,21 +356,23 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
         };
         boolean watching = shared.active().watch(wait.jid(), ret -> {
-            missing.remove(ret.minionId());
-            if (missing.isEmpty()) {
+            if (awaited.returned(ret.minionId())) {
                 finish.run();
             }
         });
         // After the watcher is in place, so that no return falls between the two.
         Answer.Json shown = shared.routes().show(wait.jid(), caller);
         Object stillMissing = ((Map<?, ?>) shown.body()).get("missing");
-        if (stillMissing instanceof List<?> list) {
-            list.forEach(id -> missing.add(String.valueOf(id)));
-        }
+        List<String> missing = stillMissing instanceof List<?> list
+                ? list.stream().map(String::valueOf).toList() : List.of();
         if (!watching || missing.isEmpty()) {
             if (answered.compareAndSet(false, true)) {
                 send(ctx, json(HttpResponseStatus.OK, shown.body()), keepAlive);
             }
+            return;
+        }
+        if (awaited.known(missing)) {
+            finish.run(); // the rest returned while the job was read: shown again, with them
             return;
         }
         ctx.executor().schedule(finish, wait.seconds(), TimeUnit.SECONDS);
