@@ -74,7 +74,8 @@ final class AgainstSalt {
                 EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY), Optional.empty(), options.keys(),
                 options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
                 options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
-                options.masterHome(), options.workerIoThreads(), true, options.zmqClient(), 0);
+                options.masterHome(), options.workerIoThreads(), true, options.zmqClient(), 0,
+                options.apiRounds(), options.apiSubscribers());
         Bench brine = new Bench(brineOptions);
         int brineExit = brine.run();
         json.put("brine", brine.figures());
