@@ -244,7 +244,7 @@ final class ClusterBench {
                     .split(" ")[3]));
         }
         try (CuratorFramework client = curator(connect, root);
-                KeyStore keyStore = ZkKeyStore.open(client, ZkKeyStoreOptions.of(runDir, null, null,
+                KeyStore keyStore = ZkKeyStore.open(client, ZkKeyStoreOptions.of(runDir, null, AuditLog.none(),
                         Clock.systemUTC()), Duration.ofSeconds(30))) {
             long cpu0 = mastersCpu();
             long t0 = System.nanoTime();
@@ -291,7 +291,7 @@ final class ClusterBench {
         Map<String, Object> figures = new LinkedHashMap<>();
         double zk;
         try (CuratorFramework client = curator(connect, root);
-                KeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(runDir, null, null, Clock.systemUTC()),
+                KeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(runDir, null, AuditLog.none(), Clock.systemUTC()),
                         Duration.ofSeconds(30))) {
             zk = transitions(store, keys, firstKey);
         }

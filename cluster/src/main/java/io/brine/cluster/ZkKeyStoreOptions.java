@@ -11,8 +11,8 @@ import java.util.Objects;
  *
  * @param pkiDir        this master's own directory (its key pair, trust anchors); the minion keys are in ZooKeeper
  * @param masterKeyPair the cluster's master key pair, installed by the admin on every master; null for brine-key
- * @param auditLog      this master's local audit log, appended after each change it commits; null for none (the
- *                      cluster's trail in ZooKeeper is written either way)
+ * @param auditLog      this master's local audit log, appended after each change it commits; {@link AuditLog#none()}
+ *                      for none (the cluster's trail in ZooKeeper is written either way)
  * @param clock         the time stamped on audit events
  * @param maxPending    as {@code max_pending}; 0 = unlimited
  * @param maxMinions    as {@code max_minions}; 0 = unlimited
@@ -23,6 +23,7 @@ public record ZkKeyStoreOptions(Path pkiDir, KeyPair masterKeyPair, AuditLog aud
 
     public ZkKeyStoreOptions {
         Objects.requireNonNull(pkiDir, "pkiDir");
+        Objects.requireNonNull(auditLog, "auditLog");
         Objects.requireNonNull(clock, "clock");
         if (maxPending < 0 || maxMinions < 0 || maxRejected < 0) {
             throw new IllegalArgumentException("limits must be >= 0");

@@ -124,13 +124,11 @@ final class ZkWrites {
             try {
                 List<CuratorTransactionResult> results = client.transaction().forOperations(ops);
                 long zxid = results.get(results.size() - 1).getResultStat().getMzxid();
-                if (localAudit != null) {
-                    for (AuditEvent event : events) {
-                        try {
-                            localAudit.record(event);
-                        } catch (UncheckedIOException e) {
-                            log.warn("Cannot append to the local audit log: {}", e.getMessage());
-                        }
+                for (AuditEvent event : events) {
+                    try {
+                        localAudit.record(event);
+                    } catch (UncheckedIOException e) {
+                        log.warn("Cannot append to the local audit log: {}", e.getMessage());
                     }
                 }
                 return Optional.of(zxid);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.store.audit.AuditLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,7 +56,7 @@ class ClusterAclTest {
     }
 
     private ClusterStores open(ClusterConfig cluster) throws Exception {
-        return ClusterStores.open(MasterConfig.builder(dir).cluster(cluster).build(), null, Clock.systemUTC(), false);
+        return ClusterStores.open(MasterConfig.builder(dir).cluster(cluster).build(), AuditLog.none(), Clock.systemUTC(), false);
     }
 
     /** A client with no credentials at all, rooted at the ensemble's top. */

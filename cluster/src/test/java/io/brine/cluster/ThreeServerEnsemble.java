@@ -1,6 +1,7 @@
 package io.brine.cluster;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.store.audit.AuditLog;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -52,7 +53,7 @@ final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback
 
     /** A master's key store on {@code client}, with its pki directory {@code pki}. */
     ZkKeyStore store(CuratorFramework client, Path pki) throws Exception {
-        return closeAfter(ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
+        return closeAfter(ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
                 Duration.ofSeconds(30)));
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.store.audit.AuditLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -43,7 +44,7 @@ class ZkFormatTest {
     }
 
     private ZkKeyStore open(CuratorFramework client) throws IOException {
-        return ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
+        return ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
                 Duration.ofSeconds(30));
     }
 

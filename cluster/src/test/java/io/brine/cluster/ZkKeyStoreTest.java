@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
@@ -316,7 +317,7 @@ class ZkKeyStoreTest {
         CuratorFramework old = client();
         old.create().forPath(ZkRecords.keyPath("web1"), ZkRecords.encodeKey(KeyState.ACCEPTED, key(51)));
         await().until(() -> b.acceptedKey("web1").isPresent());
-        ZkWrites writes = new ZkWrites(old, Clock.systemUTC(), null);
+        ZkWrites writes = new ZkWrites(old, Clock.systemUTC(), AuditLog.none());
         assertThat(ZkFingerprints.recorded(writes, Fingerprints.of(key(51)))).isEmpty();
 
         assertThat(b.offer("x1", key(51), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Pending.class);

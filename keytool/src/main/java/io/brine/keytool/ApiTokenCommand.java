@@ -102,11 +102,8 @@ final class ApiTokenCommand implements Callable<Integer> {
     }
 
     void audit(KeytoolConfig config, String event, String name, String reason) {
-        AuditLog audit = root.openAudit(config);
-        if (audit != null) {
-            try (audit) {
-                audit.record(AuditEvent.builder(event, root.actor()).id(name).reason(reason).build());
-            }
+        try (AuditLog audit = root.openAudit(config)) {
+            audit.record(AuditEvent.builder(event, root.actor()).id(name).reason(reason).build());
         }
     }
 

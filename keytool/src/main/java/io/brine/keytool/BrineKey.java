@@ -366,7 +366,7 @@ public final class BrineKey implements Callable<Integer> {
             warnAboutReserved(config, scan.listing());
             return exit;
         }
-        try (KeyStore store = openStore(config, null)) {
+        try (KeyStore store = openStore(config, AuditLog.none())) {
             KeyListing listing = store.list();
             warnAboutProblems(store.pkiDir(), listing.problems());
             return switch (action.kind()) {

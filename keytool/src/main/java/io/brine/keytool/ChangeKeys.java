@@ -243,9 +243,7 @@ final class ChangeKeys {
                 });
             }
         } finally {
-            if (audit != null) {
-                audit.close();
-            }
+            audit.close();
         }
     }
 
@@ -340,9 +338,7 @@ final class ChangeKeys {
             document.put("rotation_requested", request);
             return output.printStructured(document);
         } finally {
-            if (audit != null) {
-                audit.close();
-            }
+            audit.close();
         }
     }
 

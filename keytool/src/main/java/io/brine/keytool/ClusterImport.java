@@ -90,7 +90,7 @@ final class ClusterImport implements Callable<Integer> {
         List<String> problems = new ArrayList<>();
         List<Found> found = read(from.toAbsolutePath().normalize(), problems);
 
-        AuditLog audit = dryRun ? null : root.openAudit(config);
+        AuditLog audit = dryRun ? AuditLog.none() : root.openAudit(config);
         problems.addAll(sharedHere(found));
         try (ZkKeyStore store = config.openCluster(audit)) {
             KeyListing listing = store.list();
@@ -142,9 +142,7 @@ final class ClusterImport implements Callable<Integer> {
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("cluster import: " + e.getMessage(), e);
         } finally {
-            if (audit != null) {
-                audit.close();
-            }
+            audit.close();
         }
     }
 

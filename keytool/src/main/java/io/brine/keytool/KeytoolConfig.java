@@ -118,7 +118,7 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
      */
     KeyScan.Result scan() {
         if (cluster.isPresent()) {
-            try (KeyStore store = openCluster(null)) {
+            try (KeyStore store = openCluster(AuditLog.none())) {
                 KeyListing listing = store.list();
                 return new KeyScan.Result(listing, SharedKeys.of(listing));
             }
@@ -147,7 +147,7 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
 
     /**
      * The key store of {@link #pkiDir}, or the cluster's when master.yaml has {@code cluster:}, auditing to
-     * {@code audit} (none when null); never creates a pki dir.
+     * {@code audit}; never creates a pki dir.
      */
     KeyStore openStore(AuditLog audit) {
         if (cluster.isPresent()) {
@@ -243,7 +243,7 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
                 throw UserError.usage(problem);
             }
             err.println("brine-key: warning: " + problem + "; this change is not audited (use --cachedir DIR)");
-            return null;
+            return AuditLog.none();
         }
     }
 }

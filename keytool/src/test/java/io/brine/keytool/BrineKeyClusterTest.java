@@ -10,6 +10,7 @@ import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.PolicyVerdict;
@@ -78,7 +79,7 @@ class BrineKeyClusterTest {
         CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
                 .withAuth(new ClusterConfig.Auth("brine", password)));
         open.add(client);
-        master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, null, Clock.systemUTC()),
+        master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
                 Duration.ofSeconds(30));
         open.add(master);
     }

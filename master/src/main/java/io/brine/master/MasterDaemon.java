@@ -41,6 +41,7 @@ import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.targeting.Nodegroups;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.policy.AcceptancePolicies;
@@ -76,7 +77,7 @@ public final class MasterDaemon implements AutoCloseable {
     /** Source addresses the auth rate limiter remembers at most. */
     private static final int MAX_RATED_SOURCES = 100_000;
 
-    private final AuditLog audit;
+    private final FileAuditLog audit;
     /** The key store and what this master shares with the others of its cluster, or keeps alone. */
     private final Cluster cluster;
     /** Publications forwarded between the cluster's masters. */
@@ -93,7 +94,7 @@ public final class MasterDaemon implements AutoCloseable {
     /** The HTTP API, when {@code api:} is configured. */
     private final Optional<ApiServer> api;
 
-    private MasterDaemon(AuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
+    private MasterDaemon(FileAuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
             AcceptancePolicies policies, Master master, MasterMetrics metrics, Optional<MetricsServer> http,
             Optional<ApiServer> api, SeenAuthRequests seen, TicketKeys ticketKeys) {
         this.api = api;
@@ -130,7 +131,7 @@ public final class MasterDaemon implements AutoCloseable {
         List<AutoCloseable> opened = new ArrayList<>();
         try {
             AtomicFiles.ensureDirectory(config.cachedir());
-            AuditLog audit = AuditLog.openFile(config.auditLog(), clock);
+            FileAuditLog audit = AuditLog.openFile(config.auditLog(), clock);
             opened.add(audit);
             Cluster cluster = Cluster.open(config, audit, clock);
             opened.add(cluster);

@@ -16,6 +16,7 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyPairFiles;
@@ -79,7 +80,7 @@ class AuthServicePolicyTest {
                 .pollInterval(Duration.ZERO).build()));
         MasterConfig config = MasterConfig.builder(dir).acceptance(MasterConfig.Acceptance.builder()
                 .autosignTokens(List.of(TokenHashes.entry("web*", TOKEN, true))).build()).build();
-        policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null);
+        policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), AuditLog.none());
         seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), Clock.systemUTC());
         auth = authService(store, new SessionTable());
     }

@@ -12,6 +12,7 @@ import io.brine.protocol.message.SessionMessage.KeyRotate;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
@@ -45,7 +46,7 @@ class KeyRotationServiceTest {
 
     @TempDir
     Path tmp;
-    private AuditLog audit;
+    private FileAuditLog audit;
     private FileKeyStore store;
     private final SessionTable sessions = new SessionTable();
     private final AtomicLong nanos = new AtomicLong();

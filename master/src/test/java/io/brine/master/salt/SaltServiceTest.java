@@ -25,6 +25,7 @@ import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyPairFiles;
 import io.brine.store.keys.KeyStore;
@@ -113,7 +114,7 @@ class SaltServiceTest {
         Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
         KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
         store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
-        policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), null);
+        policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), AuditLog.none());
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
         jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
@@ -206,7 +207,7 @@ class SaltServiceTest {
     @Test
     void onAFullDiskAKeyHeldPendingIsAnsweredAndAnAcceptWithoutItsAuditLineWaits() throws Exception {
         try (TinyFileSystem fs = TinyFileSystem.mount(dir.resolve("fs"), "512k");
-                AuditLog full = AuditLog.openFile(fs.root().resolve("audit.log"), Clock.systemUTC())) {
+                FileAuditLog full = AuditLog.openFile(fs.root().resolve("audit.log"), Clock.systemUTC())) {
             salt = service(1 << 20, full);
             assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
             TinyFileSystem.endAtPage(full.file());

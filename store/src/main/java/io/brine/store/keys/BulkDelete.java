@@ -55,7 +55,7 @@ public final class BulkDelete implements AutoCloseable {
 
     /**
      * Takes the store lock of {@code pkiDir} (waiting for the master or another brine-key) until {@link #close}.
-     * {@code audit} may be null (an unaudited run, as the caller warned).
+     * {@code audit} may be {@link AuditLog#none()} (an unaudited run, as the caller warned).
      *
      * @throws KeyStoreException for a missing or unsafe pki dir
      */
@@ -144,9 +144,6 @@ public final class BulkDelete implements AutoCloseable {
     }
 
     private void record(String id, KeyState from, String fingerprint, String actor) {
-        if (audit == null) {
-            return;
-        }
         try {
             audit.record(AuditEvent.builder("key-deleted", actor).id(id).from(from.label())
                     .fingerprint(fingerprint).reason("deleted by admin").build());
@@ -168,7 +165,7 @@ public final class BulkDelete implements AutoCloseable {
             }
         }
         touched.clear();
-        if (audit != null && !auditedSinceSync.isEmpty()) {
+        if (!auditedSinceSync.isEmpty()) {
             try {
                 audit.sync();
             } catch (UncheckedIOException e) {

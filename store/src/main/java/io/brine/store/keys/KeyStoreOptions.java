@@ -11,7 +11,8 @@ import java.util.Objects;
  * How to open a {@link FileKeyStore}; immutable, validated once by {@link Builder#build()}.
  *
  * @param pkiDir         the pki dir ({@code pki_dir})
- * @param auditLog       where changes are audited, owned by the caller (the store never closes it); null for none
+ * @param auditLog       where changes are audited, owned by the caller (the store never closes it);
+ *                       {@link AuditLog#none()} for none
  * @param keysize        bits of a newly generated master key
  * @param maxPending     most keys in {@code minions_pre/} an offer may lead to; 0 = unlimited
  * @param maxMinions     most accepted keys an offer or accept may lead to; 0 = unlimited
@@ -37,7 +38,7 @@ public record KeyStoreOptions(Path pkiDir, AuditLog auditLog, int keysize, int m
 
     public static final class Builder {
         private final Path pkiDir;
-        private AuditLog auditLog;
+        private AuditLog auditLog = AuditLog.none();
         private int keysize = RsaKeys.DEFAULT_BITS;
         private int maxPending = DEFAULT_MAX_PENDING;
         private int maxMinions;
@@ -53,7 +54,7 @@ public record KeyStoreOptions(Path pkiDir, AuditLog auditLog, int keysize, int m
         }
 
         public Builder auditLog(AuditLog auditLog) {
-            this.auditLog = auditLog;
+            this.auditLog = Objects.requireNonNull(auditLog, "auditLog");
             return this;
         }
 

@@ -193,21 +193,19 @@ final class KeyWrites {
         endTenure(snapshot, edited, change.id());
         snapshot = edited.synced(generation, directory.stamps());
         log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
-        if (audit != null) {
-            String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
-            try {
-                audit.record(event != null ? event : AuditEvent.builder(name, actor).id(change.id())
-                        .from(change.from().map(KeyState::label).orElse(null))
-                        .to(change.to().map(KeyState::label).orElse(null))
-                        .fingerprint(change.fingerprint()).reason(reason).build());
-                audit.sync();
-            } catch (UncheckedIOException e) {
-                // The change is made and cannot be undone; make the missing audit line loud, and tell the caller.
-                log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
-                        e.getMessage());
-                synchronized (unaudited) {
-                    unaudited.add(change.id());
-                }
+        String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
+        try {
+            audit.record(event != null ? event : AuditEvent.builder(name, actor).id(change.id())
+                    .from(change.from().map(KeyState::label).orElse(null))
+                    .to(change.to().map(KeyState::label).orElse(null))
+                    .fingerprint(change.fingerprint()).reason(reason).build());
+            audit.sync();
+        } catch (UncheckedIOException e) {
+            // The change is made and cannot be undone; make the missing audit line loud, and tell the caller.
+            log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
+                    e.getMessage());
+            synchronized (unaudited) {
+                unaudited.add(change.id());
             }
         }
         watcher.publish(List.of(change));

@@ -50,10 +50,8 @@ final class RotationRequests {
             throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }
         log.info("Key store {}: publish key rotation requested by {} (request {})", file.getParent(), actor, count);
-        if (audit != null) {
-            audit.record(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
-            audit.sync();
-        }
+        audit.record(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
+        audit.sync();
         return count;
     }
 

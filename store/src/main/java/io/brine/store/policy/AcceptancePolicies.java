@@ -42,22 +42,24 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final List<AcceptancePolicy> rejecters;
     private final List<AcceptancePolicy> accepters;
     private final Optional<Classifications> classifications;
-    private final KeyStore keyStore;
+    /** Where keys a background run accepted are promoted; empty when nothing runs in the background. */
+    private final Optional<KeyStore> keyStore;
     private final AuditLog audit;
     private final List<AutoCloseable> listening = new ArrayList<>();
     private volatile ReservedIds reserved = ReservedIds.DEFAULT;
 
-    public AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
-        this(rejecters, accepters, null, null, null);
-    }
-
     private AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters,
-            Classifications classifications, KeyStore keyStore, AuditLog audit) {
+            Optional<Classifications> classifications, Optional<KeyStore> keyStore, AuditLog audit) {
         this.rejecters = List.copyOf(rejecters);
         this.accepters = List.copyOf(accepters);
-        this.classifications = Optional.ofNullable(classifications);
+        this.classifications = classifications;
         this.keyStore = keyStore;
-        this.audit = audit;
+        this.audit = Objects.requireNonNull(audit, "audit");
+    }
+
+    /** {@code rejecters}, then {@code accepters}, without classifications or a store to promote keys in (tests). */
+    public static AcceptancePolicies of(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters) {
+        return new AcceptancePolicies(rejecters, accepters, Optional.empty(), Optional.empty(), AuditLog.none());
     }
 
     /**
@@ -76,7 +78,7 @@ public final class AcceptancePolicies implements AutoCloseable {
 
     /** No policy at all: every new key waits for an admin. */
     public static AcceptancePolicies manual() {
-        return new AcceptancePolicies(List.of(), List.of());
+        return of(List.of(), List.of());
     }
 
     /** Salt's {@code auto_accept: true}: every new key is accepted. */
@@ -89,7 +91,8 @@ public final class AcceptancePolicies implements AutoCloseable {
      *
      * @param keyStore the store that keys accepted in the background (autosign_policy) are promoted in, and whose
      *                 accepted keys classifications are bound to
-     * @param audit    where promotions are audited; null for none (brine-key's dry run promotes nothing)
+     * @param audit    where promotions are audited; {@link AuditLog#none()} for none (brine-key's dry run promotes
+     *                 nothing)
      */
     public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit) {
         return fromConfig(config, keyStore, clock, audit,
@@ -135,7 +138,8 @@ public final class AcceptancePolicies implements AutoCloseable {
                     acceptance.autosignPolicyMaxConcurrent(), clock);
             accepters.add(executable);
         }
-        AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, classifications, keyStore, audit);
+        AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, Optional.of(classifications),
+                Optional.of(keyStore), audit);
         policies.reserved = acceptance.reserved();
         policies.listening.add(keyStore.addListener(change -> {
             // An accepted key deleted or rejected takes its classification (classes/ID.json) with it.
@@ -314,9 +318,10 @@ public final class AcceptancePolicies implements AutoCloseable {
      * by now or it is no longer the pending key of its id.
      */
     void promote(AuthAttempt attempt, PolicyDecision decision) {
-        if (keyStore == null) {
+        if (keyStore.isEmpty()) {
             return;
         }
+        KeyStore keyStore = this.keyStore.get();
         for (AcceptancePolicy policy : rejecters) {
             PolicyDecision reject = ask(policy, attempt, false);
             if (reject.verdict() == PolicyVerdict.REJECT) {
@@ -341,12 +346,10 @@ public final class AcceptancePolicies implements AutoCloseable {
             String outcome = result.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
             LOG.info("Minion {} ({}): pending key {} by {}: {}", attempt.id(), attempt.remoteAddress(), outcome,
                     decision.rule(), decision.reason());
-            if (audit != null) {
-                audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR).id(attempt.id())
-                        .fingerprint(attempt.fingerprint()).source(attempt.remoteAddress())
-                        .reason(result.reason() + " [rule " + decision.rule() + ": " + decision.reason() + "]")
-                        .build());
-            }
+            audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR).id(attempt.id())
+                    .fingerprint(attempt.fingerprint()).source(attempt.remoteAddress())
+                    .reason(result.reason() + " [rule " + decision.rule() + ": " + decision.reason() + "]")
+                    .build());
         } catch (RuntimeException e) {
             LOG.error("Minion {}: cannot promote the key that {} accepted: {}", attempt.id(), decision.rule(),
                     e.toString());

@@ -114,7 +114,7 @@ class BulkDeleteTest {
             }
         });
         poller.start();
-        try (BulkDelete bulk = BulkDelete.open(pki, null)) {
+        try (BulkDelete bulk = BulkDelete.open(pki, AuditLog.none())) {
             for (int i = 0; i < count; i++) {
                 assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin").done()).isTrue();
             }

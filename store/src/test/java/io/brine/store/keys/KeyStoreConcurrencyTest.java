@@ -100,7 +100,7 @@ class KeyStoreConcurrencyTest {
             assertThat(states).as(id).hasSize(1);
             onDisk.put(id, states.get(0));
         }
-        try (KeyStore store = open(pki, null)) {
+        try (KeyStore store = open(pki, AuditLog.none())) {
             assertThat(store.list().problems()).isEmpty();
         }
         assertEachIdHasOneConsistentHistory(cache.resolve(AuditLog.FILE_NAME), onDisk);

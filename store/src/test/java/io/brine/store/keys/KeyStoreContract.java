@@ -10,6 +10,7 @@ import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.Classifications;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ public abstract class KeyStoreContract {
 
     @TempDir
     protected Path tmp;
-    protected AuditLog audit;
+    protected FileAuditLog audit;
     protected KeyStore store;
     private KeyStore other;
 
@@ -65,7 +66,7 @@ public abstract class KeyStoreContract {
 
     protected KeyStore other() throws Exception {
         if (other == null) {
-            other = open(tmp.resolve("pki"), null);
+            other = open(tmp.resolve("pki"), AuditLog.none());
         }
         return other;
     }
@@ -465,7 +466,7 @@ public abstract class KeyStoreContract {
         Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
                 + Fingerprints.of(key(1)) + "\",\"class\":{\"role\":\"web\"}}\n");
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
-        try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), null)) {
+        try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), AuditLog.none())) {
             assertThat(policies.classification("web1")).containsEntry("role", "web");
             KeyStore second = other();
             await().until(() -> second.acceptedKey("web1").isPresent());

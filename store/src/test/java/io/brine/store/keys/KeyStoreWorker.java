@@ -76,7 +76,7 @@ public final class KeyStoreWorker {
 
     /** A store auditing to {@code cachedir} (none when null); the audit log lives as long as this process. */
     private static KeyStore open(Path pki, Path cachedir) throws Exception {
-        AuditLog audit = cachedir == null ? null : AuditLog.open(cachedir, Clock.systemUTC());
+        AuditLog audit = cachedir == null ? AuditLog.none() : AuditLog.open(cachedir, Clock.systemUTC());
         return FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit).masterKey(false)
                 .pollInterval(Duration.ZERO).build());
     }

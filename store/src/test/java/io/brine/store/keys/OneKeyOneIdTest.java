@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
@@ -22,7 +23,7 @@ class OneKeyOneIdTest {
 
     @TempDir
     Path tmp;
-    AuditLog audit;
+    FileAuditLog audit;
     KeyStore store;
 
     @BeforeEach

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.testing.MovableClock;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
@@ -55,7 +56,7 @@ class AcceptancePoliciesTest {
 
     private AcceptancePolicies fromConfig(MasterConfig.Acceptance.Builder acceptance) {
         policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(acceptance.build()).build(),
-                store, clock, null);
+                store, clock, AuditLog.none());
         return policies;
     }
 
@@ -98,7 +99,7 @@ class AcceptancePoliciesTest {
 
     @Test
     void aPolicyThatThrowsCountsAsNo() {
-        policies = new AcceptancePolicies(List.of(), List.of(attempt -> {
+        policies = AcceptancePolicies.of(List.of(), List.of(attempt -> {
             throw new IllegalStateException("bug");
         }));
         assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
@@ -159,7 +160,7 @@ class AcceptancePoliciesTest {
         Path pending = dir.resolve("pending");
         Path exe = file("policy", "#!/bin/sh\nwhile [ ! -e " + pending + " ]; do sleep 0.05; done\nexit 0\n",
                 "rwx------");
-        try (io.brine.store.audit.AuditLog audit = io.brine.store.audit.AuditLog.open(dir.resolve("audit"),
+        try (io.brine.store.audit.FileAuditLog audit = io.brine.store.audit.AuditLog.open(dir.resolve("audit"),
                 clock)) {
             policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(
                     MasterConfig.Acceptance.builder().autosignPolicy(exe).build()).build(), store, clock, audit);

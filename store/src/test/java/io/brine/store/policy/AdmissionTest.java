@@ -64,7 +64,7 @@ class AdmissionTest {
             asked.incrementAndGet();
             return tokens.evaluate(attempt);
         };
-        return new Admission(keys, new AcceptancePolicies(List.of(), List.of(counted)));
+        return new Admission(keys, AcceptancePolicies.of(List.of(), List.of(counted)));
     }
 
     private static AuthAttempt withToken(String id, int keyIndex) {
@@ -80,7 +80,7 @@ class AdmissionTest {
         store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
                 .pollInterval(Duration.ZERO).build()));
         spent = new SpentStore(dir.resolve("spent_tokens"), clock);
-        Admission admission = new Admission(store, new AcceptancePolicies(List.of(),
+        Admission admission = new Admission(store, AcceptancePolicies.of(List.of(),
                 List.of(attempt -> new PolicyDecision(PolicyVerdict.ACCEPT, "autosign_file", "web* matches"),
                         new TokenPolicy(List.of(token), spent))));
         store.offer("web1", Attempts.key(9), PolicyVerdict.NONE); // the squatter
@@ -99,7 +99,7 @@ class AdmissionTest {
 
         // Never over an accepted key; the token (single-use, spent) would not help anyway: a fresh one.
         AutosignToken again = TokenHashes.entry("web*", TOKEN + "-2", false);
-        Admission second = new Admission(store, new AcceptancePolicies(List.of(),
+        Admission second = new Admission(store, AcceptancePolicies.of(List.of(),
                 List.of(new TokenPolicy(List.of(again), spent))));
         assertThat(second.admit(attempt("web1", 2, Map.of(), null, TOKEN + "-2", "10.0.0.6")).decision())
                 .isInstanceOf(KeyDecision.Denied.class);
