@@ -194,9 +194,7 @@ final class ChangeKeys {
             }
             return 0;
         } finally {
-            if (audit != null) {
-                audit.close();
-            }
+            audit.close();
         }
     }
 

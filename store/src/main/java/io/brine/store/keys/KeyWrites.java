@@ -215,9 +215,6 @@ final class KeyWrites {
     void auditLocked(AuditEvent event) {
         log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(), event.actor(),
                 event.reason());
-        if (audit == null) {
-            return;
-        }
         try {
             audit.record(event);
             audit.sync();
