@@ -43,6 +43,12 @@ public final class FileAuditLog implements AuditLog {
     static FileAuditLog open(Path file, Clock clock) throws IOException {
         Files.createDirectories(file.toAbsolutePath().getParent(), PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
+        requireRegularOrMissing(file);
+        return new FileAuditLog(file, clock, openChannel(file));
+    }
+
+    /** Refuses a {@code file} that is there but is not a regular file (a symbolic link, a directory). */
+    private static void requireRegularOrMissing(Path file) throws IOException {
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
                     LinkOption.NOFOLLOW_LINKS);
@@ -51,9 +57,8 @@ public final class FileAuditLog implements AuditLog {
                         ? " (a symbolic link)" : ""));
             }
         } catch (NoSuchFileException e) {
-            // created below
+            // created by openChannel
         }
-        return new FileAuditLog(file, clock, openChannel(file));
     }
 
     private static FileChannel openChannel(Path file) throws IOException {
@@ -70,16 +75,7 @@ public final class FileAuditLog implements AuditLog {
      * @throws IOException when the file cannot be opened; the log keeps writing where it did
      */
     public void reopen() throws IOException {
-        try {
-            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
-            if (!attributes.isRegularFile()) {
-                throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
-                        ? " (a symbolic link)" : ""));
-            }
-        } catch (NoSuchFileException e) {
-            // moved away: created below
-        }
+        requireRegularOrMissing(file); // moved away: created again
         FileChannel fresh = openChannel(file);
         FileChannel old;
         synchronized (this) {
