@@ -77,6 +77,7 @@ import picocli.CommandLine.Spec;
             "  brine-key -d web1                delete web1's keys (asks first)",
             "  brine-key -L --out json          list all keys as JSON",
             "  brine-key --rotate               rotate the publish key now",
+            "  brine-key --clean                move aside what is not a key file (asks)",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
@@ -171,6 +172,14 @@ public final class BrineKey implements Callable<Integer> {
                     + " running master does it within a second.")
     boolean rotate;
 
+    @Option(names = "--clean",
+            description = "Move the entries of the state directories that are not key files (a name that is not a"
+                    + " valid id, a symbolic link, a directory, content that is not a public key) to"
+                    + " pki_dir/invalid/STAMP/, after listing them with the reason and asking (default no; -y: do"
+                    + " not ask). Valid keys, unreadable files and temp files are never moved. Audited; under the"
+                    + " store lock. Not with cluster:.")
+    boolean clean;
+
     @Option(names = "--gen-keys", paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
     String genKeys;
@@ -242,6 +251,10 @@ public final class BrineKey implements Callable<Integer> {
 
     InputStream stdin() {
         return stdin;
+    }
+
+    boolean yes() {
+        return yes;
     }
 
     boolean quiet() {
@@ -328,6 +341,10 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.ROTATE) {
             return changes.requestRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
         }
+        if (action.kind() == Action.Kind.CLEAN) {
+            return new CleanCommand(this, output, changes).run(KeytoolConfig.resolve(configDir, defaults, pkiDir,
+                    cachedir));
+        }
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
@@ -366,15 +383,14 @@ public final class BrineKey implements Callable<Integer> {
             warnAboutReserved(config, scan.listing());
             return exit;
         }
-        try (KeyStore store = openStore(config, AuditLog.none())) {
-            KeyListing listing = store.list();
-            warnAboutProblems(store.pkiDir(), listing.problems());
-            return switch (action.kind()) {
-                case PRINT, FINGER -> show.show(store, listing, action.kind() == Action.Kind.FINGER, action.argument(),
-                        globs, action.all());
-                case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE -> throw new IllegalStateException();
-            };
-        }
+        // -p/-P/-f/-F: from a scan too (ids, states, fingerprints), each printed key read from its file.
+        KeyScan.Result scan = config.scan();
+        warnAboutProblems(config.pkiDir(), scan.listing().problems());
+        return switch (action.kind()) {
+            case PRINT, FINGER -> show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(),
+                    globs, action.all());
+            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN -> throw new IllegalStateException();
+        };
     }
 
     // ------------------------------------------------------------ store, audit, output
@@ -417,7 +433,8 @@ public final class BrineKey implements Callable<Integer> {
         PrintWriter err = err();
         err.println("brine-key: warning: " + problems.size() + (problems.size() == 1 ? " file" : " files") + " in "
                 + pkiDir + " " + (problems.size() == 1 ? "is" : "are")
-                + " not a usable key and will not be acted on:");
+                + " not a usable key and will not be acted on (brine-key --clean moves aside those that are not key"
+                + " files):");
         for (KeyProblem problem : problems) {
             err.println("  " + problem.file() + ": " + problem.reason());
         }

@@ -340,7 +340,8 @@ final class ChangeKeys {
         }
     }
 
-    private boolean confirm(boolean defaultYes, String verb) {
+    /** Asks on the terminal (false without one, said on stderr); {@code verb}: what nothing was ("moved"). */
+    boolean confirm(boolean defaultYes, String verb) {
         if (!terminal.interactive()) {
             output.err().println("brine-key: no terminal to confirm on and no -y: nothing " + verb
                     + ", nothing changed");

@@ -9,6 +9,7 @@ import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.SharedKeys;
@@ -176,12 +177,13 @@ final class ShowKeys {
      * {@code all}); fingerprints of all keys, or of globs matching {@code master.pub} (salt-key's "Local Keys":
      * {@code -f master.pub}), also master.pub's.
      */
-    int show(KeyStore store, KeyListing listing, boolean fingerprints, String argument, List<Glob> globs,
+    int show(KeytoolConfig config, KeyScan.Result scan, boolean fingerprints, String argument, List<Glob> globs,
             boolean all) {
+        KeyListing listing = scan.listing();
         Map<KeyState, List<StoredKey>> matched = select(listing, EnumSet.allOf(KeyState.class), globs, all);
         Map<String, String> local = new LinkedHashMap<>();
         if (fingerprints && (all || globs.stream().anyMatch(glob -> glob.matches(MASTER_PUB)))) {
-            masterPublicKey(store).ifPresent(fp -> local.put(MASTER_PUB, fp));
+            masterPublicKey(config).ifPresent(fp -> local.put(MASTER_PUB, fp));
         }
         if (matched.isEmpty() && local.isEmpty()) {
             output.err().println("brine-key: the key glob " + MinionIds.printable(argument)
@@ -190,7 +192,7 @@ final class ShowKeys {
         }
         if (output.text()) {
             PrintWriter writer = output.out();
-            SharedKeys shared = SharedKeys.of(listing);
+            SharedKeys shared = scan.shared();
             if (!local.isEmpty()) {
                 writer.println("Local Keys:");
                 local.forEach((name, fp) -> writer.println(name + ":  " + fp));
@@ -202,7 +204,7 @@ final class ShowKeys {
                 }
                 writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                 for (StoredKey key : keys) {
-                    String value = fingerprints ? key.fingerprint() : Pem.publicKeySpki(key.key()).stripTrailing();
+                    String value = fingerprints ? key.fingerprint() : pem(config, key).stripTrailing();
                     writer.println(output.colour(state, key.id()) + ":  " + value + sameKeyMark(shared, key));
                 }
             }
@@ -218,7 +220,7 @@ final class ShowKeys {
             if (keys != null) {
                 Map<String, String> values = new LinkedHashMap<>();
                 for (StoredKey key : keys) {
-                    values.put(key.id(), fingerprints ? key.fingerprint() : Pem.publicKeySpki(key.key()));
+                    values.put(key.id(), fingerprints ? key.fingerprint() : pem(config, key));
                 }
                 document.put(state.dirName(), values);
             }
@@ -226,9 +228,31 @@ final class ShowKeys {
         return output.printStructured(document);
     }
 
-    private Optional<String> masterPublicKey(KeyStore store) {
+    /**
+     * The PEM of {@code key}: a scan of a pki dir holds no parsed key, so its file is read now (the key printed is
+     * the one it holds now; "(no longer a valid key)" when it changed since the scan).
+     */
+    private static String pem(KeytoolConfig config, StoredKey key) {
+        if (key.key() != null) {
+            return Pem.publicKeySpki(key.key());
+        }
         try {
-            return store.masterPublicKey().map(Fingerprints::of);
+            return KeyScan.readKey(config.pkiDir(), key).map(Pem::publicKeySpki)
+                    .orElse("(gone or no longer a valid key since it was listed)\n");
+        } catch (IOException e) {
+            return "(cannot be read: " + BrineKey.describe(e) + ")\n";
+        }
+    }
+
+    /** master.pub's fingerprint: a cluster's through its key store, a pki dir's from the file (no store opened). */
+    private Optional<String> masterPublicKey(KeytoolConfig config) {
+        try {
+            if (config.cluster().isEmpty()) {
+                return MasterKeys.readPublicIn(config.pkiDir()).map(Fingerprints::of);
+            }
+            try (KeyStore store = config.openStore(null)) {
+                return store.masterPublicKey().map(Fingerprints::of);
+            }
         } catch (IOException | KeyStoreException e) {
             output.err().println("brine-key: warning: cannot read master.pub: " + e.getMessage());
             return Optional.empty();

@@ -861,4 +861,93 @@ class BrineKeyTest {
         assertThat(version.exit()).isZero();
         assertThat(version.out()).startsWith("brine ").doesNotContain("unknown");
     }
+
+    @Test
+    void printShowsEachKeyAsItsFileHoldsIt() throws Exception {
+        String pem = Pem.publicKeySpki(key(1));
+
+        assertThat(run("-p", "web1").out()).isEqualTo("Unaccepted Keys:\nweb1:  " + pem.stripTrailing() + "\n");
+        assertThat(JSON.readTree(run("-P", "--out", "json").out()).get("minions_pre").get("web1").asText())
+                .isEqualTo(pem);
+    }
+
+    // ------------------------------------------------------------ --clean
+
+    /** One entry of each kind that is not a key file, next to the valid keys; returns their paths. */
+    private List<Path> invalidEntries() throws Exception {
+        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII);
+        Path accepted = pki.resolve("minions");
+        Path badName = accepted.resolve("Web 9"); // a valid key under a name that is not an id
+        Files.writeString(badName, pem);
+        Path garbage = pki.resolve("minions_pre").resolve("garbage");
+        Files.writeString(garbage, "not a key\n");
+        Path directory = pki.resolve("minions_rejected").resolve("adir");
+        Files.createDirectory(directory);
+        Files.writeString(directory.resolve("inside"), "kept");
+        Path link = pki.resolve("minions_denied").resolve("link");
+        Files.createSymbolicLink(link, accepted.resolve("db1"));
+        return List.of(badName, garbage, directory, link);
+    }
+
+    @Test
+    void cleanListsEachInvalidEntryWithItsReasonThenMovesItAsideAuditedAndNoValidKey() throws Exception {
+        List<Path> invalid = invalidEntries();
+        Map<String, Long> valid = new HashMap<>();
+        for (KeyState state : KeyState.values()) {
+            try (var files = Files.list(pki.resolve(state.dirName()))) {
+                for (Path file : files.toList()) {
+                    if (!invalid.contains(file)) {
+                        valid.put(pki.relativize(file).toString(), Files.size(file));
+                    }
+                }
+            }
+        }
+        assertThat(valid).containsKeys("minions/db1", "minions_pre/web1", "minions_rejected/evil",
+                "minions_denied/db1");
+
+        Result result = run("--clean", "-y");
+
+        assertThat(result.exit()).as(result.err()).isZero();
+        assertThat(result.out()).contains("'minions/Web 9': name is not a valid id",
+                "minions_pre/garbage': is not a valid public key", "minions_rejected/adir': is not a regular file",
+                "minions_denied/link': is a symbolic link");
+        for (Path entry : invalid) {
+            assertThat(entry).doesNotExist();
+        }
+        try (var stamps = Files.list(pki.resolve("invalid"))) {
+            Path moved = stamps.findFirst().orElseThrow();
+            assertThat(moved.resolve("minions").resolve("Web 9")).hasContent(
+                    new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII));
+            assertThat(moved.resolve("minions_rejected/adir/inside")).hasContent("kept");
+            assertThat(Files.isSymbolicLink(moved.resolve("minions_denied/link"))).isTrue();
+            assertThat(moved.resolve("minions_pre/garbage")).exists();
+        }
+        valid.forEach((file, size) -> assertThat(pki.resolve(file)).as(file).exists().hasSize(size));
+        List<String> audit = Files.readAllLines(cache.resolve("audit.log"));
+        assertThat(audit).hasSize(4).allMatch(line -> line.contains("\"event\":\"key-invalid-moved\""));
+        assertThat(run("-L").err()).doesNotContain("not a usable key");
+        assertThat(run("--clean").err()).contains("nothing to clean");
+    }
+
+    @Test
+    void cleanMovesNothingWhenTheConfirmationIsRefusedOrImpossible() throws Exception {
+        List<Path> invalid = invalidEntries();
+        terminal.interactive = true;
+        terminal.answers.add("n");
+
+        Result refused = run("--clean");
+
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(terminal.prompts).containsExactly("Proceed? [N/y] ");
+        assertThat(refused.out()).contains("minions_pre/garbage");
+        terminal.interactive = false;
+        Result noTerminal = run("--clean");
+        assertThat(noTerminal.exit()).isEqualTo(1);
+        assertThat(noTerminal.err()).contains("no terminal to confirm on and no -y");
+        for (Path entry : invalid) {
+            assertThat(Files.exists(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS)).as(entry.toString()).isTrue();
+        }
+        assertThat(pki.resolve("invalid")).doesNotExist();
+        assertThat(cache.resolve("audit.log")).doesNotExist();
+    }
 }

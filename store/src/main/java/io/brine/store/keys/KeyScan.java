@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
+import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.EnumMap;
@@ -88,6 +89,16 @@ public final class KeyScan {
         }
         problems.sort(Comparator.comparing(KeyProblem::file));
         return new Result(new KeyListing(keys, problems), shared);
+    }
+
+    /**
+     * The public key of {@code key} (from a scan of {@code pkiDir}: its id and state) as its file holds it now, parsed
+     * one at a time for {@code -p}/{@code -P}; empty when the file is gone or no longer a valid key.
+     */
+    public static Optional<RSAPublicKey> readKey(Path pkiDir, StoredKey key) throws IOException {
+        Path path = MinionIds.resolveInside(pkiDir.resolve(key.state().dirName()), key.id());
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
+        return attributes.map(found -> KeyDirectory.KeyFile.read(path, found).key());
     }
 
     /** The names in {@code dir} other than temp files, sorted; none when it does not exist. */
