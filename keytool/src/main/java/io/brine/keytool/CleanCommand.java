@@ -73,9 +73,7 @@ final class CleanCommand {
             err.flush();
             return UserError.REFUSED;
         } finally {
-            if (audit != null) {
-                audit.close();
-            }
+            audit.close();
         }
         for (InvalidEntries.Entry entry : outcome.moved()) {
             if (!command.quiet()) {

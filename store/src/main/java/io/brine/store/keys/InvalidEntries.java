@@ -131,20 +131,18 @@ public final class InvalidEntries {
                 }
                 AtomicFiles.move(dir.resolve(entry.name()), target);
                 moved.add(new Entry(entry.state(), entry.name(), still.get()));
-                if (audit != null) {
-                    try {
-                        audit.record(AuditEvent.builder("key-invalid-moved", actor).from(entry.state().label())
-                                .reason(entry.file() + " " + still.get() + "; moved to "
-                                        + MinionIds.printable(directory.pkiDir().relativize(target).toString()))
-                                .build());
-                    } catch (UncheckedIOException e) {
-                        log.error("Key store {}: the move of {} was not written to the audit log: {}",
-                                directory.pkiDir(), entry.file(), e.getMessage());
-                        unaudited.add(entry.file());
-                    }
+                try {
+                    audit.record(AuditEvent.builder("key-invalid-moved", actor).from(entry.state().label())
+                            .reason(entry.file() + " " + still.get() + "; moved to "
+                                    + MinionIds.printable(directory.pkiDir().relativize(target).toString()))
+                            .build());
+                } catch (UncheckedIOException e) {
+                    log.error("Key store {}: the move of {} was not written to the audit log: {}",
+                            directory.pkiDir(), entry.file(), e.getMessage());
+                    unaudited.add(entry.file());
                 }
             }
-            if (audit != null && !moved.isEmpty()) {
+            if (!moved.isEmpty()) {
                 try {
                     audit.sync();
                 } catch (UncheckedIOException e) {
