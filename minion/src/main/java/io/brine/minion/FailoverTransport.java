@@ -12,9 +12,10 @@ import org.slf4j.LoggerFactory;
  * Salt's {@code master_type: failover} for a cluster of masters: one transport, to one master, at a time. When the
  * master leaves a request that it answers unanswered for {@code auth_timeout} (an auth request, or a heartbeat of the
  * session: the minion then asks for a {@link #reconnect()}), this closes that transport and connects to the next
- * master of the list, and tells the minion it is connected again: the minion's heartbeat then meets an unknown session
- * there and it authenticates with the same key (the cluster shares the key store, so no re-acceptance) against the
- * same pinned master key (the cluster has one).
+ * master of the list; the new master's transport tells the minion when it is connected (once, as for any connection),
+ * and the minion resumes its session there with its ticket (the masters share their ticket keys), or authenticates with
+ * the same key (the cluster shares the key store, so no re-acceptance) against the same pinned master key (the cluster
+ * has one).
  *
  * <p>Only the minion knows which frames expect an answer (grains, returns resent and key requests may go unanswered
  * by design, and session frames are sealed), so this transport does not time frames itself: it used to, and left a
@@ -33,7 +34,7 @@ final class FailoverTransport implements ClientTransport {
 
     private final List<String> masters;
     private final Connector connector;
-    private int index;
+    private volatile int index;
     private volatile ClientTransport active;
     private Listener listener;
     private boolean closed;
@@ -70,9 +71,10 @@ final class FailoverTransport implements ClientTransport {
     /**
      * The minion's request (auth or heartbeat) went unanswered for {@code auth_timeout}: the next master of the list.
      *
-     * @return true: {@link Listener#onConnected()} follows (told at once, whether or not the transport can tell), so
-     *     the minion checks its session with the new master; false when closed or the next master's transport could
-     *     not be made (the next unanswered request tries the one after)
+     * @return true: {@link Listener#onConnected()} follows when the new master's connection is up, told by its
+     *     transport and only then (a second, earlier event made the minion send its request twice: its resumption,
+     *     then a full auth that overtook it); false when closed or the next master's transport could not be made
+     *     (the next unanswered request tries the one after)
      */
     @Override
     public synchronized boolean reconnect() {
@@ -90,7 +92,6 @@ final class FailoverTransport implements ClientTransport {
             LOG.warn("Failover: cannot connect to master {}: {}", currentMaster(), e.getMessage());
             return false;
         }
-        listener.onConnected();
         return true;
     }
 

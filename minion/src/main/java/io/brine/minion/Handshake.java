@@ -25,6 +25,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,10 +106,28 @@ final class Handshake {
     /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
     private String mismatch;
     private Instant authDeadline = Instant.EPOCH;
-    /** The resumption ticket held (PROTOCOL.md 8.9), given up when used: one try per ticket; null when none. */
+    /**
+     * The resumption ticket held (PROTOCOL.md 8.9); null when none. Given up when a master answers a resumption with
+     * it (resumed: the next ticket replaces it; refused, or an answer that does not open: a full auth at once), or
+     * when it went unanswered on every master it could be tried on: once per master of the failover list, once
+     * otherwise.
+     */
     private Resumption.Grant ticket;
+    /** The masters ({@link #master()}) where a resumption with {@link #ticket} went unanswered. */
+    private final Set<String> ticketUnanswered = new HashSet<>();
     /** The secret of the outstanding resumption request; null when the outstanding request is a full auth. */
     private byte[] resumingWith;
+    /** The master the outstanding resumption request went to. */
+    private String resumingOn;
+    /**
+     * The transport is replacing its connection ({@link #reconnect} returned true) and has not said the new one is
+     * up ({@link #onConnected}). A request sent meanwhile is queued for the new connection (both transports hold
+     * frames until a connection is up), so the connection event does not send another: it used to, and the minion's
+     * resumption on the master it failed over to was overtaken by its own full auth.
+     */
+    private boolean linkDown;
+    /** The outstanding request was sent while {@link #linkDown}: it goes out on the new connection. */
+    private boolean queuedForNewLink;
 
     Handshake(Minion.Settings settings, MinionKeyring keyring, MasterPin pin, ClientTransport transport,
             Scheduler loop, Clock clock, StatusFile status) {
@@ -141,7 +161,9 @@ final class Handshake {
      */
     void onConnected(boolean sessionOpen) {
         boolean first = !everConnected;
+        boolean queued = linkDown && queuedForNewLink;
         everConnected = true;
+        linkDown = false;
         if (sessionOpen) {
             return;
         }
@@ -149,7 +171,7 @@ final class Handshake {
             return;
         }
         if (pendingNonce != null) {
-            if (!first) {
+            if (!first && !queued) {
                 // The request may have been lost with the old connection.
                 authenticate();
             }
@@ -163,11 +185,39 @@ final class Handshake {
     /** A ticket from the master, for the next time the session is lost. */
     void holdTicket(Resumption.Grant grant) {
         ticket = grant;
+        ticketUnanswered.clear();
+        status.ticket(grant == null ? null : Instant.ofEpochMilli(grant.expiresMs()));
     }
 
-    /** Whether a ticket is held: a lost connection is then resumed rather than asked about with a heartbeat. */
+    private void dropTicket() {
+        if (ticket != null) {
+            holdTicket(null);
+        }
+    }
+
+    /**
+     * Whether a ticket is held that may be tried on the master the transport talks to now: a lost connection is then
+     * resumed rather than asked about with a heartbeat.
+     */
     boolean canResume() {
-        return ticket != null && clock.millis() < ticket.expiresMs();
+        return ticket != null && clock.millis() < ticket.expiresMs() && !ticketUnanswered.contains(master());
+    }
+
+    /** The master the transport talks to: the failover list's current one; "" for a transport to one master. */
+    private String master() {
+        return transport instanceof FailoverTransport failover ? failover.currentMaster() : "";
+    }
+
+    /**
+     * The master left a request (an auth, a resumption or a heartbeat) unanswered: the transport replaces the
+     * connection, perhaps by another master's ({@link FailoverTransport}); the next request is queued for it.
+     *
+     * @return whether a connection that was up is being replaced
+     */
+    boolean reconnect() {
+        boolean replaced = transport.reconnect();
+        linkDown |= replaced;
+        return replaced;
     }
 
     /**
@@ -202,11 +252,12 @@ final class Handshake {
                 Arrays.fill(resumed.publishKey(), (byte) 0);
                 Arrays.fill(resumed.requestKey(), (byte) 0);
             }
-            ticket = resumed.next();
+            holdTicket(resumed.next());
         } catch (CryptoException | MalformedException e) {
             LOG.info("Minion {}: the master did not resume the session ({}); authenticating in full", settings.id(),
                     reply.refused() ? "refused" : "an answer that does not open");
             answered();
+            dropTicket();
             authenticate();
             return WAITING;
         }
@@ -391,12 +442,13 @@ final class Handshake {
         pendingNonce = nonce;
         resumingWith = null;
         mismatch = null;
+        queuedForNewLink = linkDown;
         if (canResume()) {
-            // No RSA operation on either side; one try per ticket, so that a refused or lost one is not tried again.
-            Resumption.Grant using = ticket;
-            ticket = null;
-            resumingWith = using.secret();
-            if (!transport.send(Resumptions.encode(Resumptions.request(settings.id(), using, nonce,
+            // No RSA operation on either side. The ticket is kept until a master answers: one that goes unanswered
+            // is tried on the next master of a failover list, not spent on the master being left (PROTOCOL.md 8.9).
+            resumingWith = ticket.secret();
+            resumingOn = master();
+            if (!transport.send(Resumptions.encode(Resumptions.request(settings.id(), ticket, nonce,
                     clock.millis())))) {
                 LOG.debug("Minion {}: resumption request not queued (not connected); waiting", settings.id());
             }
@@ -404,7 +456,7 @@ final class Handshake {
             authDeadline = clock.instant().plus(settings.authTimeout());
             return;
         }
-        ticket = null;
+        dropTicket();
         offered = keyring.forAuth();
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
                 offered.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
@@ -429,6 +481,9 @@ final class Handshake {
             return;
         }
         pendingNonce = null;
+        if (resumingWith != null) {
+            ticketUnanswered.add(resumingOn);
+        }
         resumingWith = null;
         Duration wait = backoff.next();
         if (mismatch != null) {
@@ -440,7 +495,7 @@ final class Handshake {
                 settings.authTimeout().toSeconds(), wait.toSeconds());
         // Not into the same connection: it may be half-open, and over ZeroMQ nothing else would notice (ZMTP.md,
         // "Heartbeats, minion side").
-        timedOut = transport.reconnect();
+        timedOut = reconnect();
         waitAndAsk(retryState(), "no answer from the master", wait);
     }
 

@@ -83,7 +83,7 @@ public final class Minion implements AutoCloseable {
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
             PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
             SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
-                    handshake::sessionLost);
+                    handshake::sessionLost, handshake::reconnect);
             return new Parts(status, handshake, gate, channel,
                     new KeyRotation(settings.id(), keys, pin, status, keysize, clock, keyMaxAge, keyMaker),
                     new WarnThrottle(clock));

@@ -49,6 +49,7 @@ final class SessionChannel {
     private final Clock clock;
     private final LongSupplier generation;
     private final Consumer<String> lost;
+    private final Runnable reconnect;
     private final SecureRandom random = new SecureRandom();
     private final ReturnQueue returns;
     private final WarnThrottle warnings;
@@ -75,9 +76,11 @@ final class SessionChannel {
     /**
      * @param generation the newest publish key generation held, for heartbeats
      * @param lost       told (with a reason for the status) when the session is gone: the minion authenticates again
+     * @param reconnect  replaces a connection the master left unanswered ({@link Handshake#reconnect}, which knows
+     *                   its next request is queued for the new connection)
      */
     SessionChannel(Minion.Settings settings, MasterPin pin, ClientTransport transport, Scheduler loop, Clock clock,
-            LongSupplier generation, Consumer<String> lost) {
+            LongSupplier generation, Consumer<String> lost, Runnable reconnect) {
         this.settings = settings;
         this.pin = pin;
         this.transport = transport;
@@ -85,6 +88,7 @@ final class SessionChannel {
         this.clock = clock;
         this.generation = generation;
         this.lost = lost;
+        this.reconnect = reconnect;
         this.returns = new ReturnQueue(settings.returnQueueCapacity());
         this.warnings = new WarnThrottle(clock);
     }
@@ -289,7 +293,7 @@ final class SessionChannel {
         close();
         lost.accept("no answer from the master");
         // The connection may be half-open (the master's host gone, a NAT entry dropped): auth on a new one.
-        transport.reconnect();
+        reconnect.run();
     }
 
     private Duration jittered(Duration interval) {

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,7 @@ final class StatusFile {
         this.file = file;
         this.clock = clock;
         this.current = new MinionStatus(id, MinionState.CONNECTING, "starting", clock.instant(), null, fingerprint,
-                null, null, 0);
+                null, null, 0, null);
     }
 
     MinionStatus current() {
@@ -58,7 +59,7 @@ final class StatusFile {
         MinionStatus previous = current;
         current = new MinionStatus(previous.id(), state, reason, previous.state() == state ? previous.since() : now,
                 nextAttemptIn == null ? null : now.plus(nextAttemptIn), previous.fingerprint(), masterFingerprint,
-                generation, previous.stalePublications());
+                generation, previous.stalePublications(), previous.resumableUntil());
         write();
     }
 
@@ -78,7 +79,22 @@ final class StatusFile {
     void fingerprint(String fingerprint) {
         MinionStatus s = current;
         current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), fingerprint,
-                s.masterFingerprint(), s.generation(), s.stalePublications());
+                s.masterFingerprint(), s.generation(), s.stalePublications(), s.resumableUntil());
+    }
+
+    /**
+     * The resumption ticket held changed: {@code until} is when the new one expires, null when none is held (used,
+     * refused, or never given). Written at once when it changes: tickets come once per session, so a peer cannot make
+     * this a flood of writes.
+     */
+    void ticket(Instant until) {
+        MinionStatus s = current;
+        if (Objects.equals(until, s.resumableUntil())) {
+            return;
+        }
+        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
+                s.masterFingerprint(), s.generation(), s.stalePublications(), until);
+        write();
     }
 
     void masterKey(String fingerprint) {
@@ -95,7 +111,7 @@ final class StatusFile {
         generation = newest;
         MinionStatus s = current;
         current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), newest, s.stalePublications());
+                s.masterFingerprint(), newest, s.stalePublications(), s.resumableUntil());
         write();
     }
 
@@ -106,7 +122,7 @@ final class StatusFile {
     void stalePublication() {
         MinionStatus s = current;
         current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), s.generation(), s.stalePublications() + 1);
+                s.masterFingerprint(), s.generation(), s.stalePublications() + 1, s.resumableUntil());
         write();
     }
 
@@ -133,6 +149,8 @@ final class StatusFile {
                     out.writeNumber(s.generation());
                 }
                 out.writeNumberField("stale_publications", s.stalePublications());
+                out.writeStringField("resumable_until",
+                        s.resumableUntil() == null ? null : s.resumableUntil().toString());
                 out.writeEndObject();
             }
             AtomicFiles.ensureDirectory(file.toAbsolutePath().getParent());

@@ -125,6 +125,11 @@ final class FakeMaster implements ClientTransport {
     private final AtomicInteger reconnects = new AtomicInteger();
     /** Whether the connection is up as the transport sees it, for {@link #reconnect}; a test sets it. */
     volatile boolean connectionUp = true;
+    /**
+     * Whether {@link #start} says the connection is up at once; false for a connection that comes up later, when the
+     * test calls {@link #reconnected} (a master the minion fails over to).
+     */
+    volatile boolean upOnStart = true;
 
     // The session of the last ACCEPTED reply.
     private volatile byte[] sessionId;
@@ -156,7 +161,9 @@ final class FakeMaster implements ClientTransport {
     public void start(Listener listener) {
         this.listener = listener;
         // Connected at once, and says so, as the real transports do for their first connection.
-        listener.onConnected();
+        if (upOnStart) {
+            listener.onConnected();
+        }
     }
 
     @Override
@@ -380,18 +387,46 @@ final class FakeMaster implements ClientTransport {
     private byte[] accept(AuthRequest request, long timestampMs, PublicKey carried,
             PrivateKey signer) {
         RSAPublicKey minionKey = minionKey(request);
+        SessionKey key = SessionKey.random();
+        byte[] id = newSession(key);
+        AuthReply.Session session = new AuthReply.Session(id, generation, Rsa.wrap(minionKey, publishKey.bytes()),
+                Rsa.wrap(minionKey, key.bytes()), PUBLISH_PORT, serialFloor);
+        return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
+                timestampMs, carried.getEncoded(), "accepted", 0, session), signer);
+    }
+
+    /** A resumption ticket for the current session (PROTOCOL.md 8.9), sealed with its request key. */
+    byte[] ticket(Resumption.Grant grant) {
+        return Resumptions.encode(Resumptions.sealTicket(requestKey, sessionId, grant));
+    }
+
+    /** The resumption requests the minion sent, in order. */
+    List<Resumption.Request> resumptionRequests() {
+        return resumptionFrames.stream().filter(Resumption.Request.class::isInstance)
+                .map(Resumption.Request.class::cast).toList();
+    }
+
+    /**
+     * Resumes a session for {@code request} made with {@code grant}'s secret (as a master that opened its ticket): a
+     * new session, the current publish key, and {@code next} as the next ticket.
+     */
+    byte[] resume(Resumption.Request request, Resumption.Grant grant, Resumption.Grant next) {
+        SessionKey key = SessionKey.random();
+        byte[] id = newSession(key);
+        return Resumptions.encode(Resumptions.sealReply(grant.secret(), request.nonce(), new Resumption.Resumed(id,
+                generation, publishKey.bytes(), key.bytes(), PUBLISH_PORT, serialFloor, next)));
+    }
+
+    /** Opens a session under {@code key} with a fresh id, which it returns: the one frames are sealed for from now. */
+    private byte[] newSession(SessionKey key) {
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
-        SessionKey key = SessionKey.random();
         requestKeys.put(HexFormat.of().formatHex(id), key);
         sessionsGranted.incrementAndGet();
         sessionId = id;
         requestKey = key;
         sendCounter.set(0);
-        AuthReply.Session session = new AuthReply.Session(id, generation, Rsa.wrap(minionKey, publishKey.bytes()),
-                Rsa.wrap(minionKey, key.bytes()), PUBLISH_PORT, serialFloor);
-        return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
-                timestampMs, carried.getEncoded(), "accepted", 0, session), signer);
+        return id;
     }
 
     /** A refusal (any status but ACCEPTED), bound to the request's nonce and signed by this master. */

@@ -10,6 +10,7 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.ClientTransport;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Duration;
@@ -69,13 +70,19 @@ final class MinionFixture implements AutoCloseable {
      * On {@link #close}, {@code master} must have been able to read every frame the minion sent.
      */
     Minion start(FakeMaster master, Minion.Settings settings, String masterFinger) throws Exception {
+        return start(master, master, settings, masterFinger);
+    }
+
+    /** As {@link #start(FakeMaster, Minion.Settings, String)}, over {@code transport} (one that leads to it). */
+    Minion start(FakeMaster master, ClientTransport transport, Minion.Settings settings, String masterFinger)
+            throws Exception {
         this.master = master;
         AtomicFiles.ensureDirectory(pkiDir);
         AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(MINION_KEY)),
                 AtomicFiles.OWNER_READ);
         MinionKeyring keys = MinionKeyring.load(pkiDir, 2048);
         MasterPin pin = new MasterPin(pkiDir, masterFinger);
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, master, scheduler, clock, 2048, keyMaxAge,
+        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, scheduler, clock, 2048, keyMaxAge,
                 task -> {
                     Runnable recorded = () -> {
                         keyMakers.add(Thread.currentThread().getName());
@@ -87,7 +94,7 @@ final class MinionFixture implements AutoCloseable {
                         recorded.run();
                     }
                 });
-        minion = new Minion(settings, master, scheduler, parts, load -> ran.add(load.jid()));
+        minion = new Minion(settings, transport, scheduler, parts, load -> ran.add(load.jid()));
         minion.start();
         scheduler.idle();
         return minion;

@@ -13,6 +13,7 @@ import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.MovableClock;
@@ -21,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -450,6 +452,90 @@ class MinionProtocolTest {
         fixture.settle();
         assertThat(master.received(SessionMessage.Heartbeat.class)).extracting(SessionMessage.Heartbeat::generation)
                 .containsExactly(generation);
+    }
+
+    // ---- resumption after a failover (PROTOCOL.md 8.9) ----
+
+    /**
+     * A minion with {@code master: [a, b]} (failover) accepted by a, which gave it a ticket; b's connection is up only
+     * when the test says ({@link FakeMaster#reconnected}). Both masters hold the cluster's one key.
+     */
+    private FakeMaster failoverHoldingATicket(Resumption.Grant grant) throws Exception {
+        FakeMaster b = new FakeMaster(MASTER, clock);
+        b.upOnStart = false;
+        failover = new FailoverTransport(List.of("a", "b"), false,
+                name -> name.equals("a") ? master : b);
+        minion = fixture.start(master, failover, MinionFixture.settings(false), null);
+        master.reply(master.accept(authRequest(1)));
+        master.reply(master.ticket(grant));
+        fixture.settle();
+        assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
+        assertThat(minion.status().resumableUntil()).as("the ticket stored")
+                .isEqualTo(Instant.ofEpochMilli(grant.expiresMs()));
+        return b;
+    }
+
+    private FailoverTransport failover;
+
+    /** Moves time a second at a time until the minion's transport moved to master b. */
+    private void untilFailedOver() {
+        for (int i = 0; i < 10_000 && failover.currentMaster().equals("a"); i++) {
+            fixture.advance(Duration.ofSeconds(1));
+        }
+        assertThat(failover.currentMaster()).isEqualTo("b");
+    }
+
+    private Resumption.Grant grant() {
+        return new Resumption.Grant(randomBytes(64), clock.millis() + Duration.ofHours(24).toMillis(),
+                randomBytes(32));
+    }
+
+    @Test
+    void aFailoverResumesOnTheNewMasterOnceItsConnectionIsUpAndNeverOvertakesItWithAFullAuth() throws Exception {
+        Resumption.Grant grant = grant();
+        FakeMaster b = failoverHoldingATicket(grant);
+
+        // a answers nothing: its heartbeat goes unanswered and the transport moves to b, whose connection comes up
+        // after the minion's re-auth spread (up to 2 s) is over.
+        untilFailedOver();
+        fixture.advance(Duration.ofSeconds(3));
+        b.reconnected();
+        fixture.settle();
+
+        assertThat(b.authRequests()).as("no full auth beside the resumption").isEmpty();
+        assertThat(b.resumptionRequests()).hasSize(1);
+        Resumption.Grant next = grant();
+        b.reply(b.resume(b.resumptionRequests().get(0), grant, next));
+        fixture.barrier(b);
+        assertThat(minion.status().reason()).isEqualTo("resumed");
+        assertThat(minion.status().resumableUntil()).isEqualTo(Instant.ofEpochMilli(next.expiresMs()));
+        assertThat(master.resumptionRequests()).as("nothing spent on the master left").isEmpty();
+        assertThat(b.authRequests()).isEmpty();
+    }
+
+    @Test
+    void aResumptionTheMasterLeftUnansweredIsTriedOnTheNextMasterThenAFullAuth() throws Exception {
+        FakeMaster b = failoverHoldingATicket(grant());
+
+        // a's connection comes back while the session is open: the minion resumes there, and a (stopping) answers
+        // nothing.
+        master.reconnected();
+        fixture.settle();
+        assertThat(master.resumptionRequests()).hasSize(1);
+        untilFailedOver();
+        b.reconnected();
+        fixture.advancePast(MinionFixture.ACCEPTANCE_WAIT.multipliedBy(2));
+        assertThat(b.authRequests()).as("the ticket not spent on the master left").isEmpty();
+        assertThat(b.resumptionRequests()).hasSize(1);
+        assertThat(minion.status().resumableUntil()).isNotNull();
+
+        // b answers nothing either: back to a, where the ticket went unanswered already: a full auth (bounded).
+        fixture.advance(MinionFixture.AUTH_TIMEOUT);
+        master.reconnected();
+        fixture.advancePast(MinionFixture.ACCEPTANCE_WAIT.multipliedBy(2));
+        assertThat(master.resumptionRequests()).hasSize(1);
+        assertThat(master.authRequests()).hasSize(2);
+        assertThat(minion.status().resumableUntil()).as("the ticket given up").isNull();
     }
 
     @Test

@@ -44,6 +44,20 @@ class StatusFileTest {
         assertThat(json.get("master_fingerprint").asText()).isEqualTo("cc:dd");
         assertThat(json.get("generation").isNull()).isTrue();
         assertThat(json.get("stale_publications").asLong()).isZero();
+        assertThat(json.get("resumable_until").isNull()).isTrue();
+    }
+
+    @Test
+    void aStoredTicketIsWrittenAtOnceKeptAcrossStateChangesAndClearedWhenGivenUp() throws Exception {
+        StatusFile status = status();
+        status.enter(MinionState.ACCEPTED, "accepted", null);
+        status.ticket(T0.plusSeconds(86_400));
+        assertThat(written().get("resumable_until").asText()).isEqualTo(T0.plusSeconds(86_400).toString());
+        status.enter(MinionState.CONNECTING, "master lost the session", null);
+        assertThat(written().get("resumable_until").asText()).isEqualTo(T0.plusSeconds(86_400).toString());
+        status.ticket(null);
+        assertThat(written().get("resumable_until").isNull()).isTrue();
+        assertThat(status.current().resumableUntil()).isNull();
     }
 
     @Test

@@ -19,8 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A minion with {@code master: [a, b]} and {@code master_type: failover} in front of a cluster of two masters on one
  * ZooKeeper server started by the test: when the master holding its session stops, or keeps the connection open and
- * answers nothing, it moves to the other with the same key (no re-acceptance), and a job published through that master
- * reaches it; while its master answers, it stays, whatever its timeouts (issue 24, item 3). Runs alone: its minion's
+ * answers nothing, it moves to the other with the same key (no re-acceptance), resuming its session there with the
+ * ticket the first gave it (the masters share their ticket keys), and a job published through that master reaches it;
+ * while its master answers, it stays, whatever its timeouts (issue 24, item 3). Runs alone: its minion's
  * timeouts are scaled to 1.5 s, which a neighbour taking the cores could make it miss.
  */
 @RunsAlone
@@ -111,11 +112,17 @@ class ClusterFailoverIT {
         Fleet.awaitState(minion, MinionState.ACCEPTED);
         await().until(() -> a.sessionIds().containsKey("web1"));
         assertThat(b.sessionIds()).doesNotContainKey("web1");
+        // It holds a resumption ticket, sealed under the cluster's ticket key (stored: status.json's resumable_until).
+        await().until(() -> ResumptionIT.holdsTicket(minion));
 
         a.stopMaster();
 
         await().until(() -> b.sessionIds().containsKey("web1"));
         Fleet.awaitState(minion, MinionState.ACCEPTED);
+        // b opened a's ticket: the move cost no private-key operation (issue 26).
+        assertThat(minion.minion().status().reason()).isEqualTo("resumed");
+        assertThat(ResumptionIT.counted(b.master, "brine.resumptions")).isEqualTo(1);
+        assertThat(ResumptionIT.signedAnswers(b.master)).isZero();
         b.awaitSubscribed("web1");
         JobPublisher.Published job = b.publish("test.ping", List.of("web1"));
         assertThat(b.awaitReturns(job.jid(), List.of("web1"))).hasSize(1);

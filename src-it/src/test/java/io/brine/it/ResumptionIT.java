@@ -51,6 +51,9 @@ class ResumptionIT {
         // Their grains are in: nothing of the first sessions is left queued to reach the next master (a frame of a
         // session it does not know would cost a signed SessionUnknown).
         await().until(() -> IDS.stream().allMatch(id -> fleet.master.master().grains().get(id).size() > 1));
+        // And each holds its ticket (status.json's resumable_until, set when the ticket is stored): the master counts a
+        // ticket before it is sent, so its count says nothing of what a restart right after it would find.
+        await().until(() -> fleet.minions.stream().allMatch(ResumptionIT::holdsTicket));
 
         MasterDaemon restarted = fleet.restartMaster();
         await().until(() -> restarted.master().sessions().size() == IDS.size()
@@ -71,6 +74,10 @@ class ResumptionIT {
         ping(kind);
     }
 
+    static boolean holdsTicket(MinionDaemon minion) {
+        return minion.minion().status().resumableUntil() != null;
+    }
+
     private boolean resumed(MinionDaemon minion) {
         return minion.minion().state() == MinionState.ACCEPTED && "resumed".equals(minion.minion().status().reason());
     }
@@ -84,12 +91,12 @@ class ResumptionIT {
     }
 
     /** Signed answers before a session: auth replies of every outcome, SessionUnknown. One private operation each. */
-    private static double signedAnswers(MasterDaemon master) {
+    static double signedAnswers(MasterDaemon master) {
         return master.metrics().registry().find("brine.auth.answers").counters().stream().mapToDouble(Counter::count)
                 .sum() + counted(master, "brine.auth.budget.answers");
     }
 
-    private static double counted(MasterDaemon master, String name) {
+    static double counted(MasterDaemon master, String name) {
         return master.metrics().registry().get(name).functionCounter().count();
     }
 }
