@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
@@ -72,7 +73,7 @@ class ZkFingerprintsTest {
     }
 
     private ZkKeyStore store(CuratorFramework client, String name) throws Exception {
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, null,
+        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(),
                 Clock.systemUTC()), Duration.ofSeconds(30));
         open.add(store);
         return store;

@@ -85,7 +85,7 @@ class ZkKeyStoreTest {
     private ZkKeyStore store(String name) throws Exception {
         CuratorFramework client = client();
         clients.put(name, client);
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, null,
+        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(),
                 Clock.systemUTC()), Duration.ofSeconds(30));
         open.add(store);
         return store;
