@@ -22,7 +22,7 @@ import java.util.Set;
  */
 record Action(Kind kind, String option, String argument, Set<KeyState> states, boolean all) {
 
-    enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN }
+    enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY }
 
     /** The one action the options ask for; listing all keys when none. */
     static Action of(BrineKey options) {
@@ -49,6 +49,9 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         }
         if (options.clean) {
             actions.add(new Action(Kind.CLEAN, "--clean", null, all, true));
+        }
+        if (options.rotateMasterKey) {
+            actions.add(new Action(Kind.ROTATE_MASTER_KEY, "--rotate-master-key", null, all, true));
         }
         if (actions.size() > 1) {
             throw UserError.usage("choose one action; got " + String.join(" and ",

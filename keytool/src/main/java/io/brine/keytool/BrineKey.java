@@ -78,6 +78,7 @@ import picocli.CommandLine.Spec;
             "  brine-key -L --out json          list all keys as JSON",
             "  brine-key --rotate               rotate the publish key now",
             "  brine-key --clean                move aside what is not a key file (asks)",
+            "  brine-key --rotate-master-key    replace the master key; minions follow by themselves",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
@@ -179,6 +180,14 @@ public final class BrineKey implements Callable<Integer> {
                     + " not ask). Valid keys, unreadable files and temp files are never moved. Audited; under the"
                     + " store lock. Not with cluster:.")
     boolean clean;
+
+    @Option(names = "--rotate-master-key",
+            description = "Replace the master key pair by a new one (keysize of master.yaml), with a succession"
+                    + " record signed by the old key, kept in pki_dir/master_chain (master_key_chain records). A"
+                    + " running master takes it within a second and sends it to its minions, which pin the new key;"
+                    + " a minion that was away is shown the chain at its next auth. The old key still signs"
+                    + " publications for master_key_grace (7 days). Refused in a cluster.")
+    boolean rotateMasterKey;
 
     @Option(names = "--gen-keys", paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
@@ -345,6 +354,10 @@ public final class BrineKey implements Callable<Integer> {
             return new CleanCommand(this, output, changes).run(KeytoolConfig.resolve(configDir, defaults, pkiDir,
                     cachedir));
         }
+        if (action.kind() == Action.Kind.ROTATE_MASTER_KEY) {
+            return changes.rotateMasterKey(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
+                    KeytoolConfig.settings(configDir, defaults));
+        }
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);
         KeytoolConfig config = KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir);
@@ -389,7 +402,7 @@ public final class BrineKey implements Callable<Integer> {
         return switch (action.kind()) {
             case PRINT, FINGER -> show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(),
                     globs, action.all());
-            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN -> throw new IllegalStateException();
+            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY -> throw new IllegalStateException();
         };
     }
 

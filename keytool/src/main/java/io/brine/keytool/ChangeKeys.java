@@ -1,14 +1,19 @@
 package io.brine.keytool;
 
+import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.MinionIds;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.targeting.Glob;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.BulkDelete;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
+import io.brine.store.keys.KeyStoreException;
+import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.PendingRotations;
 import io.brine.store.keys.StoredKey;
 import io.brine.store.policy.Classifications;
@@ -16,12 +21,15 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -335,6 +343,46 @@ final class ChangeKeys {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put("rotation_requested", request);
             return output.printStructured(document);
+        } finally {
+            audit.close();
+        }
+    }
+
+    /**
+     * {@code --rotate-master-key} (PROTOCOL.md 6.4): a new master key pair and its succession record, under the store
+     * lock. A cluster's masters share one key pair that cannot be switched on all of them at once yet: refused there.
+     */
+    int rotateMasterKey(KeytoolConfig config, MasterConfig settings) {
+        if (config.cluster().isPresent()) {
+            throw UserError.usage("--rotate-master-key: the masters of a cluster share one master key pair, and"
+                    + " switching it on all of them at once is not supported yet; nothing changed");
+        }
+        AuditLog audit = command.openAudit(config);
+        try (KeyStore store = command.openStore(config, audit)) {
+            MasterKeyRotation.Rotated rotated = ((FileKeyStore) store).rotateMasterKey(settings.keysize(),
+                    settings.masterKeyGrace(), settings.masterKeyChain(), Optional.empty(), Clock.systemUTC());
+            String previous = Fingerprints.of(rotated.previous());
+            String next = Fingerprints.of(rotated.next());
+            Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
+            if (output.text()) {
+                if (!command.quiet()) {
+                    output.out().println("Master key rotated: " + previous + " -> " + next + ". A running master"
+                            + " takes it within a second and sends it to its minions; the previous key signs"
+                            + " publications until " + graceUntil + " (master_key_grace).");
+                    output.out().flush();
+                }
+                return 0;
+            }
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("previous", previous);
+            document.put("next", next);
+            document.put("grace_until", graceUntil.toString());
+            return output.printStructured(document);
+        } catch (KeyStoreException e) {
+            throw UserError.usage(e.getMessage());
+        } catch (IOException e) {
+            throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + config.pkiDir() + ": "
+                    + BrineKey.describe(e) + "; the previous key stays in force");
         } finally {
             audit.close();
         }

@@ -77,6 +77,13 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
                 master.filter(m -> m.cluster().isPresent()), reserved(master));
     }
 
+    /** The master.yaml's settings brine-key --rotate-master-key uses (keysize, grace, chain), or the defaults. */
+    static MasterConfig settings(Path configDir, Defaults defaults) {
+        boolean explicit = configDir != null;
+        return read((explicit ? configDir : defaults.configDir()).resolve(MasterConfig.FILE_NAME), explicit)
+                .orElseGet(() -> MasterConfig.builder().build());
+    }
+
     private static ReservedIds reserved(Optional<MasterConfig> master) {
         return master.map(m -> m.acceptance().reserved()).orElse(ReservedIds.DEFAULT);
     }

@@ -22,6 +22,7 @@ import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.ClientAuth;
+import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
@@ -40,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,6 +74,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final AuthService auth;
     /** Session resumption: tickets after a full auth, new sessions for tickets (PROTOCOL.md 8.9). */
     private final ResumeService resume;
+    /** The master key's succession records (PROTOCOL.md 6.4): a resumed session shows no auth reply, so it is sent. */
+    private final Supplier<List<MasterSuccession>> masterChain;
     private final SessionService sessions;
     private final KeyRotationService rotations;
     private final PublisherService publishers;
@@ -122,7 +126,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
             AuthService auth, ResumeService resume, SessionService sessions, KeyRotationService rotations,
             PublisherService publishers, ActiveJobs jobs, GrainsStore grains, SaltInbound salt, int workerThreads,
-            long maxReturnBytes, Clock clock, MasterMetrics metrics) {
+            long maxReturnBytes, Clock clock, MasterMetrics metrics, Supplier<List<MasterSuccession>> masterChain) {
+        this.masterChain = masterChain;
         this.resume = resume;
         this.rotations = rotations;
         this.budget = budget;
@@ -337,6 +342,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
+            List<MasterSuccession> chain = masterChain.get();
+            if (!chain.isEmpty()) {
+                // No auth reply showed the chain to a resumed session: a minion pinned before a rotation follows here.
+                outcome.session().ifPresent(session -> session.sealAndSend(
+                        new SessionMessage.MasterKeySuccession(chain), frame -> transport.send(from, frame)));
+            }
         });
         if (answered.isEmpty()) {
             droppedFrames.incrementAndGet(); // unanswered: a replay, an older request, a bad signature, the budget spent

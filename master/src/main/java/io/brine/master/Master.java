@@ -1,5 +1,6 @@
 package io.brine.master;
 
+import io.brine.master.auth.MasterKeyring;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
@@ -7,6 +8,9 @@ import io.brine.master.session.MinionSession;
 import io.brine.master.session.PublishKeyring;
 import io.brine.master.session.SessionTable;
 import io.brine.master.session.SharedPublishKey;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.message.SessionMessage;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyChange;
@@ -42,7 +46,7 @@ public final class Master implements AutoCloseable {
 
     /** What the daemon wires before the master: the domain the dispatcher and the timer share. */
     public record Parts(SessionTable sessions, PublishKeyring keyring, GrainsStore grains, JobPublisher jobs,
-            InboundDispatcher dispatcher, MasterMetrics metrics) {
+            InboundDispatcher dispatcher, MasterMetrics metrics, MasterKeyring masterKeys) {
     }
 
     private final KeyStore keyStore;
@@ -53,6 +57,7 @@ public final class Master implements AutoCloseable {
     private final JobPublisher jobs;
     private final InboundDispatcher dispatcher;
     private final MasterMetrics metrics;
+    private final MasterKeyring masterKeys;
     private final AuditLog auditLog;
     private final Duration publishSession;
     private final Clock clock;
@@ -83,6 +88,7 @@ public final class Master implements AutoCloseable {
         this.jobs = parts.jobs();
         this.dispatcher = parts.dispatcher();
         this.metrics = parts.metrics();
+        this.masterKeys = parts.masterKeys();
         this.auditLog = auditLog;
         this.publishSession = publishSession;
         this.clock = clock;
@@ -257,6 +263,42 @@ public final class Master implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends the master key's chain, after a rotation brine-key made, to every session: each minion walks it from the
+     * key it pinned and pins the new one (PROTOCOL.md 6.4). Timer thread.
+     */
+    private void distributeSuccession(List<MasterSuccession> chain) {
+        if (chain.isEmpty()) {
+            return;
+        }
+        MasterSuccession newest = chain.get(chain.size() - 1);
+        int sent = 0;
+        int undelivered = 0;
+        var succession = new SessionMessage.MasterKeySuccession(chain);
+        for (MinionSession session : sessions.all()) {
+            if (session.sealAndSend(succession, frame -> transport.publish(List.of(session.minionId()), frame)
+                    .isEmpty())) {
+                sent++;
+            } else {
+                undelivered++;
+            }
+        }
+        String fingerprint = Fingerprints.of(masterKeys.current().getPublic());
+        LOG.info("Master key rotated to {}: chain sent to {} minions, {} unreachable (shown at their next auth); the "
+                + "previous key signs publications until {}", fingerprint, sent, undelivered,
+                java.time.Instant.ofEpochMilli(newest.graceUntilMs()));
+        audit(AuditEvent.builder("master-key-loaded", "master").fingerprint(fingerprint).reason("chain sent to "
+                + sent + " minions, " + undelivered + " unreachable").build());
+    }
+
+    private void audit(AuditEvent event) {
+        try {
+            auditLog.record(event);
+        } catch (java.io.UncheckedIOException e) {
+            LOG.error("{} not written to the audit log: {}", event.event(), e.getMessage());
+        }
+    }
+
     private boolean stillAccepted(MinionSession session) {
         return keyStore.acceptedKey(session.minionId()).filter(key -> key.getModulus().equals(
                 session.publicKey().getModulus()) && key.getPublicExponent().equals(
@@ -268,6 +310,11 @@ public final class Master implements AutoCloseable {
             if (++ticks % 60 == 0) {
                 jobs.cache().sweep();
                 jobs.sweepShared();
+            }
+            masterKeys.reloadIfRotated().ifPresent(this::distributeSuccession);
+            if (masterKeys.retireIfDue()) {
+                LOG.info("The previous master key's grace is over: it is retired, the current key signs everything");
+                audit(AuditEvent.builder("master-key-retired", "master").reason("master_key_grace over").build());
             }
             long requested = keyStore.rotationRequests();
             if (requested != rotationRequestsSeen && requested >= 0) {

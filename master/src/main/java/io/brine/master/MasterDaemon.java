@@ -11,6 +11,7 @@ import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.KeyRotationService;
+import io.brine.master.auth.MasterKeyring;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.master.auth.StoreWrites;
@@ -137,6 +138,9 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(cluster);
             KeyStore keyStore = cluster.keyStore();
             KeyPair masterKeys = keyStore.masterKeyPair();
+            // A master alone follows brine-key --rotate-master-key; a cluster's key does not rotate (yet: README).
+            MasterKeyring masterKeyring = cluster instanceof Cluster.Alone
+                    ? MasterKeyring.open(config.pkiDir(), masterKeys, clock) : MasterKeyring.fixed(masterKeys, clock);
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             SharedJobs sharedJobs = cluster.jobs();
@@ -165,7 +169,7 @@ public final class MasterDaemon implements AutoCloseable {
                 keyring.onRotate(saltKeys.get()::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys.get()::onKeyChange));
             }
-            JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeys.getPrivate(),
+            JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeyring::publicationKey,
                     jobCache, active, audit, clock, saltKeys.<SaltEnvelopes>map(keys -> new SaltPublisher(keys,
                             masterKeys.getPrivate())).orElseGet(SaltEnvelopes::none), publications, writes);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
@@ -174,17 +178,18 @@ public final class MasterDaemon implements AutoCloseable {
             metrics.authWorkBudget(budget);
             AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
                     new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
-                    PENDING_RETRY_SECONDS, seen, budget, writes);
-            SessionService sessionService = new SessionService(sessions, keyring, masterKeys.getPrivate(), clock);
+                    PENDING_RETRY_SECONDS, seen, budget, writes, masterKeyring);
+            SessionService sessionService = new SessionService(sessions, keyring, masterKeyring::publicationKey, clock);
             PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
-                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeys, audit, clock, budget, writes);
+                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeyring::current, audit, clock, budget,
+                    writes);
             SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
                     MAX_RATED_SOURCES, System::nanoTime);
             SaltInbound salt = saltKeys.<SaltInbound>map(keys -> new SaltFrames(new SaltService(keyStore, policies,
                     keys, new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
                     config.maxReturnBytes(), clock, budget, writes, fileServer(config, clock)), transport))
                     .orElseGet(() -> SaltInbound.off(transport));
-            KeyRotationService rotations = new KeyRotationService(keyStore, masterKeys.getPrivate(),
+            KeyRotationService rotations = new KeyRotationService(keyStore, masterKeyring::publicationKey,
                     config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
             TicketKeys ticketKeys = cluster.ticketKeys(masterKeys);
             opened.add(ticketKeys);
@@ -199,9 +204,9 @@ public final class MasterDaemon implements AutoCloseable {
                     + "replay", resume, ResumeService::refused);
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, resume,
                     sessionService, rotations, publishers, active, grains, salt, config.workerThreads(),
-                    config.maxReturnBytes(), clock, metrics);
+                    config.maxReturnBytes(), clock, metrics, masterKeyring::chain);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher, metrics), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
+                    dispatcher, metrics, masterKeyring), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();

@@ -5,6 +5,7 @@ import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Signed;
 import io.brine.protocol.codec.Timestamps;
@@ -16,11 +17,13 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Resumption;
+import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.ClientTransport;
 import java.io.IOException;
 import java.security.KeyPair;
 import java.security.SecureRandom;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -285,7 +288,7 @@ final class Handshake {
                     + " request dropped (late, or replayed)", settings.id());
             return WAITING;
         }
-        MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by);
+        MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by, reply.masterChain());
         if (verdict instanceof MasterPin.Verdict.Forged) {
             long dropped = warnings.count(WarnThrottle.Reason.FORGED_AUTH_REPLY);
             if (dropped > 0) {
@@ -314,6 +317,21 @@ final class Handshake {
             }
             return WAITING;
         }
+        if (verdict instanceof MasterPin.Verdict.Succeeded succeeded) {
+            // The master's key was rotated while this minion was away: the chain led from its pin to this key.
+            try {
+                RSAPublicKey before = pin.pinned().orElseThrow();
+                pin.pinAnew(succeeded.key());
+                LOG.info("Minion {}: the master key was rotated: {} succeeds the pinned {} (chain of {} verified); "
+                        + "pinned in {}", settings.id(), Fingerprints.of(succeeded.key()), Fingerprints.of(before),
+                        reply.masterChain().size(), pin.file());
+            } catch (IOException e) {
+                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(),
+                        e.getMessage());
+                return WAITING;
+            }
+            verdict = new MasterPin.Verdict.Authentic(succeeded.key(), false, true);
+        }
         MasterPin.Verdict.Authentic authentic = (MasterPin.Verdict.Authentic) verdict;
         if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
             // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
@@ -338,8 +356,35 @@ final class Handshake {
             LOG.info("Minion {}: trusting master key {} from now on (saved as {})", settings.id(),
                     Fingerprints.of(authentic.key()), pin.file());
         }
+        // Within a rotation's grace the master's previous key still signs publications (PROTOCOL.md 6.4).
+        pin.remember(reply.masterChain());
         answered();
         return onStatus(reply, authentic.anchored());
+    }
+
+    /**
+     * The master's key was rotated (PROTOCOL.md 6.4): the chain it sent in this session is walked from the pinned
+     * key; every step verified, the newest key is pinned. A chain that does not lead from the pin changes nothing: the
+     * next auth shows the chain again, and a master that cannot show one is refused as a stranger.
+     */
+    void onMasterKeySuccession(SessionMessage.MasterKeySuccession succession) {
+        String before = pin.pinned().map(Fingerprints::of).orElse("none");
+        try {
+            MasterSuccessions.Walk walk = pin.follow(succession.chain());
+            if (walk instanceof MasterSuccessions.Walk.Verified verified) {
+                String after = Fingerprints.of(verified.newest());
+                if (!after.equals(before)) {
+                    LOG.info("Minion {}: the master key was rotated: {} succeeds the pinned {}; pinned in {}",
+                            settings.id(), after, before, pin.file());
+                    status.masterKey(after);
+                }
+            } else {
+                LOG.warn("Minion {}: master key chain refused, the pinned key {} is kept: {}", settings.id(), before,
+                        ((MasterSuccessions.Walk.Refused) walk).reason());
+            }
+        } catch (IOException e) {
+            LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(), e.getMessage());
+        }
     }
 
     /** @param anchored whether the reply is authenticated by a key trusted before it (pin or master_finger) */

@@ -193,7 +193,8 @@ public final class KeyRotation {
         KeyPair candidate = keyring.candidate().orElse(null);
         if (askedIn == null || candidate == null || master.isEmpty()
                 || !Arrays.equals(askedIn, sessionId)
-                || !Rsa.verify(master.get(), KeyRotations.reply(sessionId, reply), reply.signature())) {
+                || !pin.signedByMaster(key -> Rsa.verify(key, KeyRotations.reply(sessionId, reply),
+                        reply.signature()), clock.millis())) {
             LOG.warn("Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
                     + " pinned master key", id);
             return;

@@ -346,6 +346,8 @@ public final class Minion implements AutoCloseable {
                 case ACK -> () -> channel.acknowledged((SessionMessage.Ack) message);
                 case KEY_ROTATE_REPLY -> () -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(
                         sessionId, (SessionMessage.KeyRotateReply) message));
+                case MASTER_KEY_SUCCESSION -> () -> handshake.onMasterKeySuccession(
+                        (SessionMessage.MasterKeySuccession) message);
                 case HEARTBEAT_REPLY -> () -> {
                     long generation = ((SessionMessage.HeartbeatReply) message).generation();
                     if (generation > gate.currentGeneration()) {

@@ -106,7 +106,7 @@ final class PublicationGate {
         if (master.isEmpty()) {
             return DROPPED;
         }
-        if (publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !signed.by(master.get())) {
+        if (publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !pin.signedByMaster(signed::by, clock.millis())) {
             warnings.warn(LOG, WarnThrottle.Reason.FORGED_PUBLICATION, "Minion {}: publication {} not signed by the"
                     + " master dropped (forged or damaged on the way)", id, MinionIds.printable(publish.jid()));
             return DROPPED;

@@ -185,8 +185,8 @@ final class SessionChannel {
      */
     void onSessionUnknown(Signed<SessionUnknown> signed) {
         SessionUnknown unknown = signed.message();
-        if (session == null || !Arrays.equals(session.id, unknown.sessionId()) || pin.pinned().isEmpty()
-                || !signed.by(pin.pinned().get())) {
+        if (session == null || !Arrays.equals(session.id, unknown.sessionId()) || !pin.signedByMaster(signed::by,
+                clock.millis())) {
             return;
         }
         if (unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)) {

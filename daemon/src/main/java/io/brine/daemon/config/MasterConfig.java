@@ -45,6 +45,10 @@ import java.util.Set;
  * @param logFormat {@code log_format}: text (the default) or json, one object a line
  * @param keyRotation {@code key_rotation}: whether a minion may replace its accepted key by rotating (allow, the
  *     default) or not (deny)
+ * @param masterKeyGrace {@code master_key_grace}: after {@code brine-key --rotate-master-key}, how long the previous
+ *     master key still signs publications (7 days by default; PROTOCOL.md 6.4)
+ * @param masterKeyChain {@code master_key_chain}: how many succession records the master keeps and shows (5 by
+ *     default, at most 16): a minion offline across more rotations than that is refused as a stranger
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
@@ -86,12 +90,16 @@ public record MasterConfig(
         OptionalInt httpPort,
         LogFormat logFormat,
         KeyRotationPolicy keyRotation,
+        Duration masterKeyGrace,
+        int masterKeyChain,
         Optional<Api> api,
         FileServer fileServer) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "master.yaml";
 
+    /** The most succession records a chain may hold (PROTOCOL.md 10). */
+    public static final int MAX_MASTER_KEY_CHAIN = 16;
     public static final int MIN_KEYSIZE = 2048;
     public static final int MAX_KEYSIZE = 8192;
     public static final int MIN_RETURN_BYTES = 1024;
@@ -135,6 +143,9 @@ public record MasterConfig(
         Objects.requireNonNull(httpInterface, "httpInterface");
         Objects.requireNonNull(logFormat, "logFormat");
         Objects.requireNonNull(keyRotation, "keyRotation");
+        requirePositive(masterKeyGrace, "masterKeyGrace");
+        require(masterKeyChain >= 1 && masterKeyChain <= MAX_MASTER_KEY_CHAIN, "masterKeyChain must be from 1 to "
+                + MAX_MASTER_KEY_CHAIN);
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
         Objects.requireNonNull(api, "api");
         Objects.requireNonNull(fileServer, "fileServer");
@@ -491,6 +502,8 @@ public record MasterConfig(
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
         private KeyRotationPolicy keyRotation = KeyRotationPolicy.ALLOW;
+        private Duration masterKeyGrace = Duration.ofDays(7);
+        private int masterKeyChain = 5;
         private Api api;
         private FileServer fileServer = FileServer.defaults();
 
@@ -658,6 +671,16 @@ public record MasterConfig(
             return this;
         }
 
+        public Builder masterKeyGrace(Duration masterKeyGrace) {
+            this.masterKeyGrace = masterKeyGrace;
+            return this;
+        }
+
+        public Builder masterKeyChain(int masterKeyChain) {
+            this.masterKeyChain = masterKeyChain;
+            return this;
+        }
+
         public Builder logFormat(LogFormat logFormat) {
             this.logFormat = logFormat;
             return this;
@@ -695,7 +718,7 @@ public record MasterConfig(
                     Optional.ofNullable(cluster),
                     saltMinions,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    keyRotation, Optional.ofNullable(api), fileServer);
+                    keyRotation, masterKeyGrace, masterKeyChain, Optional.ofNullable(api), fileServer);
         }
     }
 

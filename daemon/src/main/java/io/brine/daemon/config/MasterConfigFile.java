@@ -96,6 +96,8 @@ final class MasterConfigFile {
         root.choice("log_format", LogFormat.class).ifPresent(config::logFormat);
         Optional<KeyRotationPolicy> keyRotation = root.choice("key_rotation", KeyRotationPolicy.class);
         keyRotation.ifPresent(config::keyRotation);
+        root.seconds("master_key_grace", 60, 10 * YEAR).ifPresent(config::masterKeyGrace);
+        root.integer("master_key_chain", 1, MasterConfig.MAX_MASTER_KEY_CHAIN).ifPresent(config::masterKeyChain);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         if (keyRotation.orElse(null) == KeyRotationPolicy.PENDING && root.has("cluster")) {

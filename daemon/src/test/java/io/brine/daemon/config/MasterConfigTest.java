@@ -260,7 +260,7 @@ class MasterConfigTest {
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
-                        + " key_rotation, audit_log,"
+                        + " key_rotation, master_key_grace, master_key_chain, audit_log,"
                         + " cluster, salt_minions, file_roots, file_ignore_regex, file_ignore_glob, hash_type,"
                         + " file_buffer_size, fileserver_list_cache_time, fileserver_requests_per_second,"
                         + " fileserver_burst, fileserver_max_mib_in_flight, http_interface, http_port, api)",
@@ -486,5 +486,18 @@ class MasterConfigTest {
         assertThat(problems("key_rotation: pending\ncluster:\n  connect: zk1:2181\n"))
                 .extracting(ConfigProblem::message).singleElement().asString()
                 .startsWith("pending is not available with cluster yet");
+    }
+
+    @Test
+    void theMasterKeyKeepsFiveRecordsAndAWeeksGraceUnlessToldAndSixteenRecordsAtMost() throws Exception {
+        MasterConfig defaults = load("{}\n");
+        assertThat(defaults.masterKeyChain()).isEqualTo(5);
+        assertThat(defaults.masterKeyGrace()).isEqualTo(java.time.Duration.ofDays(7));
+        MasterConfig set = load("master_key_chain: 16\nmaster_key_grace: 60\n");
+        assertThat(set.masterKeyChain()).isEqualTo(16);
+        assertThat(set.masterKeyGrace()).isEqualTo(java.time.Duration.ofSeconds(60));
+        assertThat(problems("master_key_chain: 17\nmaster_key_grace: 59\n")).extracting(ConfigProblem::key)
+                .containsExactly("master_key_chain", "master_key_grace");
+        assertThat(problems("master_key_chain: 0\n")).hasSize(1);
     }
 }

@@ -84,8 +84,7 @@ public final class AuthService {
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
-    private final KeyPair masterKeys;
-    private final byte[] masterPublicDer;
+    private final MasterKeyring masterKeys;
     /** The newest request accepted or held pending per key, on disk: what outlives the nonces over a restart. */
     private final SeenAuthRequests seen;
     private final KeyStore keyStore;
@@ -101,6 +100,14 @@ public final class AuthService {
     public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
             AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
             SeenAuthRequests seen, AuthWorkBudget budget, StoreWrites writes) {
+        this(keyStore, policies, sessions, keyring, audit, clock, publishPort, pendingRetrySeconds, seen, budget, writes,
+                MasterKeyring.fixed(keyStore.masterKeyPair(), clock));
+    }
+
+    /** As above, with the master's keys as {@code masterKeys} holds them: rotated by brine-key (PROTOCOL.md 6.4). */
+    public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
+            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
+            SeenAuthRequests seen, AuthWorkBudget budget, StoreWrites writes, MasterKeyring masterKeys) {
         this.writes = writes;
         this.seen = seen;
         this.keyStore = keyStore;
@@ -122,8 +129,7 @@ public final class AuthService {
         this.policies = policies;
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
-        this.masterKeys = keyStore.masterKeyPair();
-        this.masterPublicDer = masterKeys.getPublic().getEncoded();
+        this.masterKeys = masterKeys;
         this.seenNonces = Caffeine.newBuilder().maximumSize(MAX_NONCES).ticker(() -> clock.millis() * 1_000_000L)
                 .expireAfter(new Expiry<NonceKey, Long>() {
                     @Override
@@ -370,8 +376,10 @@ public final class AuthService {
             AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), generation.number(),
                     Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort.applyAsInt(session.peer()),
                     keyring.serialFloor());
+            KeyPair master = masterKeys.current();
             return sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
-                    clock.millis(), masterPublicDer, "accepted", 0, granted));
+                    clock.millis(), master.getPublic().getEncoded(), "accepted", 0, granted, masterKeys.chain()),
+                    master);
         } finally {
             java.util.Arrays.fill(publishKey, (byte) 0);
             java.util.Arrays.fill(requestKey, (byte) 0);
@@ -456,12 +464,14 @@ public final class AuthService {
                 java.util.Locale.ROOT) + ")")) {
             return Optional.empty();
         }
+        KeyPair master = masterKeys.current();
         byte[] frame = sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
-                masterPublicDer, reason, retryAfter, null));
+                master.getPublic().getEncoded(), reason, retryAfter, null, masterKeys.chain()), master);
         return Optional.of(new Outcome(frame, status, Optional.empty()));
     }
 
-    private byte[] sign(AuthReply reply) {
-        return Codec.encodeSigned(reply, masterKeys.getPrivate());
+    /** Signed by the pair whose public key the reply carries (the chain leads a minion pinned earlier to it). */
+    private static byte[] sign(AuthReply reply, KeyPair master) {
+        return Codec.encodeSigned(reply, master.getPrivate());
     }
 }

@@ -20,6 +20,7 @@ import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,13 +46,19 @@ public final class KeyRotationService {
     }
 
     private final KeyStore keyStore;
-    private final PrivateKey masterKey;
+    private final Supplier<PrivateKey> masterKey;
     private final KeyRotationPolicy policy;
     private final Cache<String, Boolean> recent;
     private final Outcomes outcomes;
 
     public KeyRotationService(KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker,
             Outcomes outcomes) {
+        this(keyStore, () -> masterKey, policy, ticker, outcomes);
+    }
+
+    /** {@code masterKey} signs the answers: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
+    public KeyRotationService(KeyStore keyStore, Supplier<PrivateKey> masterKey, KeyRotationPolicy policy,
+            Ticker ticker, Outcomes outcomes) {
         this.outcomes = outcomes;
         this.keyStore = keyStore;
         this.masterKey = masterKey;
@@ -130,7 +137,7 @@ public final class KeyRotationService {
         outcomes.answered(session.minionId(), outcome.label(), newFingerprint, reason);
         KeyRotateReply unsigned = new KeyRotateReply(outcome == Outcome.ROTATED, newFingerprint, reason, new byte[0],
                 outcome == Outcome.PENDING);
-        byte[] signature = Rsa.sign(masterKey, KeyRotations.reply(session.sessionId().bytes(), unsigned));
+        byte[] signature = Rsa.sign(masterKey.get(), KeyRotations.reply(session.sessionId().bytes(), unsigned));
         return new KeyRotateReply(unsigned.rotated(), newFingerprint, reason, signature, unsigned.pending());
     }
 }

@@ -31,6 +31,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +60,7 @@ public final class JobPublisher {
     private final GrainsStore grains;
     private final PublishKeyring keyring;
     private final ServerTransport transport;
-    private final PrivateKey masterKey;
+    private final Supplier<PrivateKey> masterKey;
     private final JobCache cache;
     private final ActiveJobs active;
     private final AuditLog audit;
@@ -80,7 +81,7 @@ public final class JobPublisher {
      *     master alone)
      */
     public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
-            PrivateKey masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
+            Supplier<PrivateKey> masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
             SaltEnvelopes salt, SharedPublications cluster, StoreWrites writes) {
         this.writes = writes;
         this.cluster = cluster;
@@ -200,7 +201,7 @@ public final class JobPublisher {
             PublishKeyring.Generation generation = keyring.current();
             Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(),
                     issuedMs, load);
-            byte[] frame = Codec.encodeSigned(sealed, masterKey);
+            byte[] frame = Codec.encodeSigned(sealed, masterKey.get());
             // Before it goes out: a transport may report the frame undelivered before publish() returns.
             active.begin(jid, load.fun(), minions, frame, watcher);
             List<String> saltMinions = salt.saltMinions(minions);

@@ -50,6 +50,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +74,7 @@ public final class PublisherService {
     private final Nodegroups nodegroups;
     private final SessionTable sessions;
     private final JobPublisher jobs;
-    private final KeyPair masterKeys;
+    private final Supplier<KeyPair> masterKeys;
     private final AuditLog audit;
     /** Failed writes (readiness) and audit lines that could not be written. */
     private final StoreWrites writes;
@@ -95,7 +96,7 @@ public final class PublisherService {
      * @param budget pays for refusals (an accepted publisher's answer is not counted against it)
      */
     public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
-            Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, KeyPair masterKeys, AuditLog audit,
+            Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, Supplier<KeyPair> masterKeys, AuditLog audit,
             Clock clock, AuthWorkBudget budget, StoreWrites writes) {
         this.writes = writes;
         this.budget = budget;
@@ -176,8 +177,8 @@ public final class PublisherService {
                 return Optional.empty();
             }
             return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REFUSED,
-                    request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), TRY_LATER, 1, null),
-                    masterKeys.getPrivate()));
+                    request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), TRY_LATER, 1, null),
+                    masterKeys.get().getPrivate()));
         }
         PublisherSession session = sessions.openPublisher(name, acl, peer);
         byte[] raw = session.requestKey().bytes();
@@ -186,8 +187,8 @@ public final class PublisherService {
         Arrays.fill(raw, (byte) 0);
         LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
         return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED,
-                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), "accepted", 0, granted),
-                masterKeys.getPrivate()));
+                request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), "accepted", 0, granted),
+                masterKeys.get().getPrivate()));
     }
 
     private Optional<byte[]> refuse(Peer peer, ClientAuth request, String reason) {
@@ -207,8 +208,8 @@ public final class PublisherService {
             return Optional.empty();
         }
         return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED,
-                request.nonce(), clock.millis(), masterKeys.getPublic().getEncoded(), answer, 0, null),
-                masterKeys.getPrivate()));
+                request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), answer, 0, null),
+                masterKeys.get().getPrivate()));
     }
 
     private Optional<RSAPublicKey> registeredKey(String name) {

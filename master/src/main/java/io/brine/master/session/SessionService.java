@@ -11,6 +11,7 @@ import io.brine.transport.Peer;
 import java.security.PrivateKey;
 import java.time.Clock;
 import java.util.List;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,10 +61,16 @@ public final class SessionService {
 
     private final SessionTable sessions;
     private final PublishKeyring keyring;
-    private final PrivateKey masterKey;
+    private final Supplier<PrivateKey> masterKey;
     private final Clock clock;
 
     public SessionService(SessionTable sessions, PublishKeyring keyring, PrivateKey masterKey, Clock clock) {
+        this(sessions, keyring, () -> masterKey, clock);
+    }
+
+    /** {@code masterKey} signs SessionUnknown: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
+    public SessionService(SessionTable sessions, PublishKeyring keyring, Supplier<PrivateKey> masterKey,
+            Clock clock) {
         this.sessions = sessions;
         this.keyring = keyring;
         this.masterKey = masterKey;
@@ -118,6 +125,6 @@ public final class SessionService {
     public byte[] unknown(Opened.Unknown unknown) {
         SessionFrame sealed = unknown.frame();
         return Codec.encodeSigned(new SessionUnknown(sealed.sessionId(), sealed.counter(), clock.millis()),
-                masterKey);
+                masterKey.get());
     }
 }

@@ -22,6 +22,7 @@ import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.FrameType;
+import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
@@ -64,7 +65,8 @@ final class Bodies {
                     .integer(m.timestampMs());
         } else if (message instanceof AuthReply m) {
             require(m.status() != null, "AuthReply.status is null");
-            out.array(8).integer(m.suite()).integer(m.status().code()).bin("AuthReply.nonce", m.nonce())
+            out.array(m.masterChain().isEmpty() ? 8 : 9).integer(m.suite()).integer(m.status().code())
+                    .bin("AuthReply.nonce", m.nonce())
                     .integer(m.timestampMs()).bin("AuthReply.masterPublicKey", m.masterPublicKey())
                     .str("AuthReply.reason", m.reason()).integer(m.retryAfterSeconds());
             AuthReply.Session s = m.session();
@@ -75,6 +77,9 @@ final class Bodies {
                         .bin("Session.wrappedPublishKey", s.wrappedPublishKey())
                         .bin("Session.wrappedRequestKey", s.wrappedRequestKey()).integer(s.publishPort())
                         .integer(s.serialFloor());
+            }
+            if (!m.masterChain().isEmpty()) {
+                MasterSuccessions.writeChain(out, m.masterChain());
             }
         } else if (message instanceof Publish m) {
             out.array(6).integer(m.suite()).integer(m.generation()).integer(m.serial()).integer(m.issuedMs())
@@ -134,7 +139,7 @@ final class Bodies {
     }
 
     private static AuthReply authReply(MsgReader in) throws IOException, MalformedException {
-        in.array("AuthReply", 8);
+        int fields = in.arrayBetween("AuthReply", 8, 9);
         int suite = suite(in, "AuthReply.suite");
         long code = in.int64("AuthReply.status");
         AuthStatus status = AuthStatus.of(code)
@@ -162,7 +167,8 @@ final class Bodies {
         if ((status == AuthStatus.ACCEPTED) != (session != null)) {
             throw new MalformedException("AuthReply.session: present with ACCEPTED and only then");
         }
-        return new AuthReply(suite, status, nonce, timestampMs, masterPublicKey, reason, retryAfter, session);
+        List<MasterSuccession> chain = fields == 9 ? MasterSuccessions.readChain(in) : List.of();
+        return new AuthReply(suite, status, nonce, timestampMs, masterPublicKey, reason, retryAfter, session, chain);
     }
 
     private static Publish publish(MsgReader in) throws IOException, MalformedException {
@@ -248,6 +254,9 @@ final class Bodies {
         } else if (message instanceof SessionMessage.Event m) {
             out.array(3).str("Event.tag", m.tag()).integer(m.timeMs());
             Values.writeMap(out, "Event.data", m.data());
+        } else if (message instanceof SessionMessage.MasterKeySuccession m) {
+            out.array(1);
+            MasterSuccessions.writeChain(out, m.chain());
         } else if (!KeyRotations.write(out, message)) {
             throw new IllegalArgumentException("no layout for " + message.getClass().getName());
         }
@@ -374,6 +383,10 @@ final class Bodies {
             }
             case KEY_ROTATE, KEY_ROTATE_REPLY -> {
                 yield KeyRotations.read(type, in);
+            }
+            case MASTER_KEY_SUCCESSION -> {
+                in.array("MasterKeySuccession", 1);
+                yield new SessionMessage.MasterKeySuccession(MasterSuccessions.readChain(in));
             }
         };
     }

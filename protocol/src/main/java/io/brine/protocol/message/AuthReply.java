@@ -1,5 +1,7 @@
 package io.brine.protocol.message;
 
+import java.util.List;
+
 /**
  * The master's signed answer to an {@link AuthRequest}, bound to that request's nonce.
  *
@@ -11,14 +13,23 @@ package io.brine.protocol.message;
  * @param reason            human-readable reason, for logs
  * @param retryAfterSeconds when not accepted: how long the minion should wait before asking again (0: its own)
  * @param session           present only when {@code status} is ACCEPTED
+ * @param masterChain       the master's key rotations, oldest first (PROTOCOL.md 6.4); empty before the first
  */
 public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timestampMs, byte[] masterPublicKey,
-        String reason, int retryAfterSeconds, Session session) implements Message.ToPeer {
+        String reason, int retryAfterSeconds, Session session, List<MasterSuccession> masterChain)
+        implements Message.ToPeer {
 
     public AuthReply {
         if ((status == AuthStatus.ACCEPTED) != (session != null)) {
             throw new IllegalArgumentException("a session comes with ACCEPTED and only then");
         }
+        masterChain = List.copyOf(masterChain);
+    }
+
+    /** A reply of a master whose key was never rotated: no chain. */
+    public AuthReply(int suite, AuthStatus status, byte[] nonce, long timestampMs, byte[] masterPublicKey,
+            String reason, int retryAfterSeconds, Session session) {
+        this(suite, status, nonce, timestampMs, masterPublicKey, reason, retryAfterSeconds, session, List.of());
     }
 
     @Override

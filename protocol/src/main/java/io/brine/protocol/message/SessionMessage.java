@@ -42,7 +42,7 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that the minion's switch is exhaustive. */
         enum Kind {
-            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY
+            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY, MASTER_KEY_SUCCESSION
         }
 
         Kind toMinion();
@@ -272,6 +272,26 @@ public sealed interface SessionMessage {
         @Override
         public ToMinion.Kind toMinion() {
             return ToMinion.Kind.KEY_ROTATE_REPLY;
+        }
+    }
+
+    /**
+     * Master to minion: the master's key chain after a rotation of its key (PROTOCOL.md 6.4), oldest record first;
+     * the minion walks it from the key it pinned and pins the newest.
+     */
+    record MasterKeySuccession(List<MasterSuccession> chain) implements ToMinion {
+        public MasterKeySuccession {
+            chain = List.copyOf(chain);
+        }
+
+        @Override
+        public SessionType type() {
+            return SessionType.MASTER_KEY_SUCCESSION;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.MASTER_KEY_SUCCESSION;
         }
     }
 

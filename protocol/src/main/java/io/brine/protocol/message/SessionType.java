@@ -23,7 +23,8 @@ public enum SessionType {
     RETURN_EVENT(0x24),
     JOB_REPLY(0x25),
     EVENT(0x26),
-    KEY_ROTATE_REPLY(0x27);
+    KEY_ROTATE_REPLY(0x27),
+    MASTER_KEY_SUCCESSION(0x28);
 
     private final int code;
 

@@ -17,7 +17,11 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.security.KeyPair;
+import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -131,6 +135,23 @@ public final class FileKeyStore implements KeyStore {
             return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
         }
         return MasterKeys.readPublicIn(pkiDir());
+    }
+
+    /**
+     * Rotates the master key pair under the store lock (PROTOCOL.md 6.4; {@link MasterKeyRotation#rotate}) and
+     * writes the audit line {@code master-key-rotated} with both fingerprints.
+     */
+    public MasterKeyRotation.Rotated rotateMasterKey(int keysize, Duration grace, int keep,
+            Optional<PrivateKey> signingKey, Clock clock) throws IOException, KeyStoreException {
+        MasterKeyRotation.Rotated rotated;
+        try (StoreLock.Held held = lock.acquire()) {
+            rotated = MasterKeyRotation.rotate(pkiDir(), keysize, grace, keep, signingKey, clock);
+        }
+        options.auditLog().record(AuditEvent.builder("master-key-rotated", "brine-key")
+                .from(Fingerprints.of(rotated.previous())).to(Fingerprints.of(rotated.next()))
+                .reason("the previous key signs publications until " + Instant.ofEpochMilli(
+                        rotated.record().graceUntilMs())).build());
+        return rotated;
     }
 
     // ---------------------------------------------------------------- reads (in memory)

@@ -44,6 +44,7 @@ public final class MasterKeys {
 
     /** Loads the key pair, generating it on first use. The caller holds the store lock. */
     static KeyPair loadOrCreate(Path pkiDir, int keysize) throws IOException, KeyStoreException {
+        MasterKeyRotation.complete(pkiDir);
         Path pem = pkiDir.resolve(PRIVATE_FILE);
         Path pub = pkiDir.resolve(PUBLIC_FILE);
         Optional<PosixFileAttributes> pemAttributes = AtomicFiles.attributes(pem);
@@ -62,7 +63,29 @@ public final class MasterKeys {
                     AtomicFiles.PUBLIC_READ);
             return pair;
         }
-        PosixFileAttributes attributes = pemAttributes.get();
+        KeyPair pair = readPrivate(pem, pemAttributes.get());
+        Optional<PosixFileAttributes> pubAttributes = AtomicFiles.attributes(pub);
+        if (pubAttributes.isEmpty()) {
+            log.info("Writing the missing {} from {}", pub, pem);
+            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                    AtomicFiles.PUBLIC_READ);
+        } else {
+            RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
+                    + " is not a valid public key"));
+            RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
+            if (!KeyLookup.sameKey(stored, derived)) {
+                throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
+                        + " to write it again from the private key");
+            }
+        }
+        return pair;
+    }
+
+    /**
+     * Reads a master private key file ({@code master.pem}, or a rotation's), refusing a link, another file type or
+     * a mode that lets group or others read it.
+     */
+    static KeyPair readPrivate(Path pem, PosixFileAttributes attributes) throws IOException, KeyStoreException {
         if (!attributes.isRegularFile()) {
             throw new KeyStoreException(pem + " is not a regular file" + (attributes.isSymbolicLink()
                     ? " (a symbolic link; the key store never follows links)" : ""));
@@ -80,20 +103,6 @@ public final class MasterKeys {
             throw new KeyStoreException(pem + ": " + e.getMessage(), e);
         } finally {
             Arrays.fill(bytes, (byte) 0);
-        }
-        Optional<PosixFileAttributes> pubAttributes = AtomicFiles.attributes(pub);
-        if (pubAttributes.isEmpty()) {
-            log.info("Writing the missing {} from {}", pub, pem);
-            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
-                    AtomicFiles.PUBLIC_READ);
-        } else {
-            RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
-                    + " is not a valid public key"));
-            RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
-            if (!KeyLookup.sameKey(stored, derived)) {
-                throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
-                        + " to write it again from the private key");
-            }
         }
         return pair;
     }

@@ -1,0 +1,90 @@
+package io.brine.minion.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.brine.protocol.codec.MasterSuccessions;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.testing.TestKeys;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.PublicKey;
+import java.util.List;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The minion's side of a master key rotation (PROTOCOL.md 6.4): a chain from the pin to the key a reply carries is
+ * followed; any other chain leaves the reply judged exactly as one from a stranger, with the same reason.
+ */
+class MasterPinTest {
+
+    private static final KeyPair A = TestKeys.pair(50);
+    private static final KeyPair B = TestKeys.pair(51);
+    private static final KeyPair C = TestKeys.pair(52);
+    private static final byte[] REPLY = {1, 2, 3};
+
+    @TempDir
+    Path pki;
+
+    private static MasterSuccession step(KeyPair previous, KeyPair next, KeyPair signer, long graceUntilMs) {
+        byte[] bytes = MasterSuccessions.signedBytes(previous.getPublic().getEncoded(), next.getPublic().getEncoded(),
+                0, graceUntilMs);
+        return new MasterSuccession(previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0,
+                graceUntilMs, Rsa.sign(signer.getPrivate(), bytes), null);
+    }
+
+    private static Predicate<PublicKey> signedBy(KeyPair pair) {
+        byte[] signature = Rsa.sign(pair.getPrivate(), REPLY);
+        return key -> Rsa.verify(key, REPLY, signature);
+    }
+
+    private MasterPin pinnedTo(KeyPair pair) throws Exception {
+        Files.writeString(pki.resolve(MasterPin.FILE), Pem.publicKeySpki(pair.getPublic()));
+        return new MasterPin(pki, null);
+    }
+
+    @Test
+    void aReplyWhoseChainLeadsFromThePinIsASuccessionAndABrokenOneIsAStrangersReply() throws Exception {
+        MasterPin pin = pinnedTo(A);
+        byte[] offered = C.getPublic().getEncoded();
+        MasterPin.Verdict stranger = pin.verify(offered, signedBy(C));
+        assertThat(stranger).isInstanceOf(MasterPin.Verdict.OtherKey.class);
+
+        assertThat(pin.verify(offered, signedBy(C), List.of(step(A, B, A, 0), step(B, C, B, 0))))
+                .isEqualTo(new MasterPin.Verdict.Succeeded((java.security.interfaces.RSAPublicKey) C.getPublic()));
+        // The chain verifies but the reply is not signed by the key it leads to.
+        assertThat(pin.verify(offered, signedBy(B), List.of(step(A, B, A, 0), step(B, C, B, 0))))
+                .isInstanceOf(MasterPin.Verdict.Forged.class);
+        // A bad signature, a gap, a loop, a pin outside the chain: the reply is judged as if it had no chain.
+        for (List<MasterSuccession> broken : List.of(List.of(step(A, B, A, 0), step(B, C, C, 0)),
+                List.of(step(B, C, B, 0)), List.of(step(A, B, A, 0), step(B, A, B, 0), step(A, C, A, 0)),
+                List.of(step(C, B, C, 0), step(B, C, B, 0)))) {
+            assertThat(pin.verify(offered, signedBy(C), broken)).isEqualTo(stranger);
+        }
+        assertThat(pin.pinned()).contains((java.security.interfaces.RSAPublicKey) A.getPublic());
+    }
+
+    @Test
+    void followingAChainPinsTheNewKeyAndTrustsThePreviousOneForPublicationsUntilItsGraceEnds() throws Exception {
+        MasterPin pin = pinnedTo(A);
+        assertThat(pin.follow(List.of(step(A, B, C, 1_000)))).isInstanceOf(MasterSuccessions.Walk.Refused.class);
+        assertThat(Files.readString(pki.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(A.getPublic()));
+
+        long graceUntil = 10 * 60_000;
+        assertThat(pin.follow(List.of(step(A, B, A, graceUntil)))).isInstanceOf(MasterSuccessions.Walk.Verified.class);
+        assertThat(Files.readString(pki.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(B.getPublic()));
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pki.resolve(MasterPin.FILE))))
+                .isEqualTo("rw-r--r--");
+        assertThat(new MasterPin(pki, null).pinned()).contains((java.security.interfaces.RSAPublicKey) B.getPublic());
+        assertThat(pin.signedByMaster(signedBy(B), graceUntil + 3_600_000)).isTrue();
+        assertThat(pin.signedByMaster(signedBy(A), graceUntil - 1)).isTrue();
+        // Past the grace, and the clock skew allowed on top of it, the previous key signs nothing.
+        assertThat(pin.signedByMaster(signedBy(A), graceUntil + 5 * 60_000)).isFalse();
+        assertThat(pin.signedByMaster(signedBy(C), 0)).isFalse();
+    }
+}

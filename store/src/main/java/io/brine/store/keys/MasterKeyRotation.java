@@ -1,0 +1,178 @@
+package io.brine.store.keys;
+
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.MasterSuccessions;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.Rsa;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.message.MasterSuccession;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A rotation of the master's key pair in {@code pki_dir} (PROTOCOL.md 6.4): the new private key is written beside the
+ * old ({@code master.pem.new}, 0400), the old one kept as {@code master_previous.pem} (0400) for the grace period, and
+ * the succession record appended to {@code master_chain}; writing the chain is the rotation's commit, after which
+ * {@code master.pem.new} is renamed over {@code master.pem} and {@code master.pub} rewritten. A crash before the
+ * chain names the new key leaves the old pair in force (the next rotation or start drops {@code master.pem.new}); one
+ * after is completed by {@link #complete} when the store next opens. The caller holds the store lock.
+ */
+public final class MasterKeyRotation {
+
+    public static final String CHAIN_FILE = "master_chain";
+    public static final String PREVIOUS_FILE = "master_previous.pem";
+    static final String NEW_FILE = "master.pem.new";
+    /** A chain of {@link MasterSuccessions#MAX_CHAIN} records of 8,192-bit keys stays below this. */
+    static final int MAX_CHAIN_BYTES = 64 * 1024;
+
+    /**
+     * The master's keys as a running master needs them.
+     *
+     * @param current  the key pair in force: it signs auth replies and is the one {@code master.pub} shows
+     * @param previous the key it replaced, while the newest record's grace lasts: it still signs publications
+     * @param chain    the succession records kept, oldest first; empty before the first rotation
+     */
+    public record MasterKeySet(KeyPair current, Optional<KeyPair> previous, List<MasterSuccession> chain) {
+
+        public MasterKeySet {
+            chain = List.copyOf(chain);
+        }
+
+        /** When the previous key stops signing; 0 when there is none. */
+        public long graceUntilMs() {
+            return previous.isPresent() && !chain.isEmpty() ? chain.get(chain.size() - 1).graceUntilMs() : 0;
+        }
+    }
+
+    /** A rotation done: its record, and the two keys (for the audit line and the admin). */
+    public record Rotated(MasterSuccession record, RSAPublicKey previous, RSAPublicKey next) {
+    }
+
+    private MasterKeyRotation() {
+    }
+
+    /**
+     * Makes a new master key pair and its succession record, signed by the current key and by {@code signingKey}
+     * when given, and puts it in force. Keeps the newest {@code keep} records. Refused in a pki dir with no master key.
+     */
+    public static Rotated rotate(Path pkiDir, int keysize, Duration grace, int keep,
+            Optional<PrivateKey> signingKey, Clock clock) throws IOException, KeyStoreException {
+        if (AtomicFiles.attributes(pkiDir.resolve(MasterKeys.PRIVATE_FILE)).isEmpty()) {
+            throw new KeyStoreException(pkiDir.resolve(MasterKeys.PRIVATE_FILE) + " is missing: there is no master"
+                    + " key to rotate (brine-master makes one at its first start)");
+        }
+        complete(pkiDir);
+        KeyPair old = MasterKeys.loadOrCreate(pkiDir, keysize);
+        List<MasterSuccession> chain = new ArrayList<>(readChain(pkiDir));
+        KeyPair next = RsaKeys.generate(keysize);
+        long issuedMs = clock.millis();
+        byte[] previousDer = old.getPublic().getEncoded();
+        byte[] nextDer = next.getPublic().getEncoded();
+        long graceUntilMs = issuedMs + grace.toMillis();
+        byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
+        MasterSuccession record = new MasterSuccession(previousDer, nextDer, issuedMs, graceUntilMs,
+                Rsa.sign(old.getPrivate(), signed), signingKey.map(key -> Rsa.sign(key, signed)).orElse(null));
+        chain.add(record);
+        while (chain.size() > Math.min(keep, MasterSuccessions.MAX_CHAIN)) {
+            chain.remove(0);
+        }
+        AtomicFiles.write(pkiDir.resolve(NEW_FILE), Pem.bytes(Pem.privateKeyPkcs1(next.getPrivate())),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.write(pkiDir.resolve(PREVIOUS_FILE), Pem.bytes(Pem.privateKeyPkcs1(old.getPrivate())),
+                AtomicFiles.OWNER_READ);
+        AtomicFiles.write(pkiDir.resolve(CHAIN_FILE), MasterSuccessions.encodeChain(chain), AtomicFiles.PUBLIC_READ);
+        complete(pkiDir);
+        return new Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
+    }
+
+    /**
+     * Finishes a rotation a crash interrupted: a {@code master.pem.new} the chain's newest record names replaces
+     * {@code master.pem} (and {@code master.pub} is rewritten); one it does not name was never committed and is
+     * removed. The caller holds the store lock.
+     */
+    static void complete(Path pkiDir) throws IOException, KeyStoreException {
+        Path pending = pkiDir.resolve(NEW_FILE);
+        if (AtomicFiles.attributes(pending).isEmpty()) {
+            return;
+        }
+        KeyPair pair = readPrivate(pending);
+        List<MasterSuccession> chain = readChain(pkiDir);
+        if (chain.isEmpty() || !Arrays.equals(chain.get(chain.size() - 1).nextKey(),
+                pair.getPublic().getEncoded())) {
+            AtomicFiles.delete(pending);
+            return;
+        }
+        AtomicFiles.move(pending, pkiDir.resolve(MasterKeys.PRIVATE_FILE));
+        AtomicFiles.write(pkiDir.resolve(MasterKeys.PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+                AtomicFiles.PUBLIC_READ);
+    }
+
+    /**
+     * What a running master loads: the pair in force, the previous one while the newest record's grace lasts at
+     * {@code nowMs}, and the chain. A chain whose newest record does not name the key in force is refused (a
+     * {@code master_chain} and {@code master.pem} from different masters).
+     */
+    public static MasterKeySet load(Path pkiDir, KeyPair current, long nowMs) throws IOException, KeyStoreException {
+        List<MasterSuccession> chain = readChain(pkiDir);
+        if (!chain.isEmpty() && !Arrays.equals(chain.get(chain.size() - 1).nextKey(),
+                current.getPublic().getEncoded())) {
+            throw new KeyStoreException(pkiDir.resolve(CHAIN_FILE) + " does not end at the key in "
+                    + pkiDir.resolve(MasterKeys.PRIVATE_FILE) + "; restore the pair and the chain of one master");
+        }
+        Optional<KeyPair> previous = Optional.empty();
+        Path previousFile = pkiDir.resolve(PREVIOUS_FILE);
+        if (!chain.isEmpty() && nowMs < chain.get(chain.size() - 1).graceUntilMs()
+                && AtomicFiles.attributes(previousFile).isPresent()) {
+            KeyPair pair = readPrivate(previousFile);
+            if (Arrays.equals(pair.getPublic().getEncoded(), chain.get(chain.size() - 1).previousKey())) {
+                previous = Optional.of(pair);
+            }
+        }
+        return new MasterKeySet(current, previous, chain);
+    }
+
+    /** Reads the current pair again (after a rotation by another process): {@code master.pem}, checked as at start. */
+    public static KeyPair readCurrent(Path pkiDir) throws IOException, KeyStoreException {
+        return readPrivate(pkiDir.resolve(MasterKeys.PRIVATE_FILE));
+    }
+
+    /** Removes {@code master_previous.pem} once its grace is over. */
+    public static void retirePrevious(Path pkiDir) throws IOException {
+        if (AtomicFiles.attributes(pkiDir.resolve(PREVIOUS_FILE)).isPresent()) {
+            AtomicFiles.delete(pkiDir.resolve(PREVIOUS_FILE));
+        }
+    }
+
+    /** The records in {@code master_chain}, oldest first; empty when there is none. */
+    public static List<MasterSuccession> readChain(Path pkiDir) throws IOException, KeyStoreException {
+        Path file = pkiDir.resolve(CHAIN_FILE);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+        if (attributes.isEmpty()) {
+            return List.of();
+        }
+        if (!attributes.get().isRegularFile()) {
+            throw new KeyStoreException(file + " is not a regular file");
+        }
+        try {
+            return MasterSuccessions.decodeChain(AtomicFiles.readSmall(file, MAX_CHAIN_BYTES));
+        } catch (MalformedException e) {
+            throw new KeyStoreException(file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static KeyPair readPrivate(Path pem) throws IOException, KeyStoreException {
+        return MasterKeys.readPrivate(pem, AtomicFiles.attributes(pem).orElseThrow(() -> new KeyStoreException(pem
+                + " is missing")));
+    }
+}

@@ -1,0 +1,102 @@
+package io.brine.store.keys;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.brine.protocol.codec.MasterSuccessions;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.protocol.testing.TestKeys;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPair;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code brine-key --rotate-master-key}'s files (PROTOCOL.md 6.4): the new pair beside the old, 0400, the chain
+ * bounded, the previous key kept for its grace, and a crash on either side of the chain's write leaving one pair.
+ */
+class MasterKeyRotationTest {
+
+    private static final Duration GRACE = Duration.ofDays(7);
+
+    @TempDir
+    Path pki;
+
+    private KeyPair seed() throws Exception {
+        KeyPair pair = TestKeys.pair(70);
+        Files.writeString(pki.resolve(MasterKeys.PRIVATE_FILE), Pem.privateKeyPkcs1(pair.getPrivate()));
+        Files.setPosixFilePermissions(pki.resolve(MasterKeys.PRIVATE_FILE), PosixFilePermissions.fromString(
+                "r--------"));
+        Files.writeString(pki.resolve(MasterKeys.PUBLIC_FILE), Pem.publicKeySpki(pair.getPublic()));
+        return pair;
+    }
+
+    private static String mode(Path file) throws Exception {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(file));
+    }
+
+    @Test
+    void aRotationPutsTheNewPairInForceKeepsTheOldForItsGraceAndTheNewestRecordsOnly() throws Exception {
+        KeyPair first = seed();
+        MovableClock clock = new MovableClock(Instant.parse("2026-11-28T00:00:00Z"));
+        MasterKeyRotation.Rotated rotated = MasterKeyRotation.rotate(pki, 2048, GRACE, 2, Optional.empty(), clock);
+
+        KeyPair current = MasterKeys.loadOrCreate(pki, 2048);
+        assertThat(current.getPublic()).isEqualTo(rotated.next()).isNotEqualTo(first.getPublic());
+        assertThat(rotated.previous()).isEqualTo(first.getPublic());
+        assertThat(mode(pki.resolve(MasterKeys.PRIVATE_FILE))).isEqualTo("r--------");
+        assertThat(mode(pki.resolve(MasterKeyRotation.PREVIOUS_FILE))).isEqualTo("r--------");
+        assertThat(pki.resolve(MasterKeyRotation.NEW_FILE)).doesNotExist();
+        assertThat(MasterSuccessions.walk((RSAPublicKey) first.getPublic(), MasterKeyRotation.readChain(pki),
+                Optional.empty())).isInstanceOf(MasterSuccessions.Walk.Verified.class);
+        MasterKeyRotation.MasterKeySet set = MasterKeyRotation.load(pki, current, clock.millis());
+        assertThat(set.previous().map(KeyPair::getPublic)).contains(first.getPublic());
+        assertThat(MasterKeyRotation.load(pki, current, clock.millis() + GRACE.toMillis()).previous()).isEmpty();
+
+        MasterKeyRotation.rotate(pki, 2048, GRACE, 2, Optional.empty(), clock);
+        MasterKeyRotation.rotate(pki, 2048, GRACE, 2, Optional.empty(), clock);
+        assertThat(MasterKeyRotation.readChain(pki)).hasSize(2);
+        // Three rotations and two records kept: the first key is outside the chain now.
+        assertThat(MasterSuccessions.walk((RSAPublicKey) first.getPublic(), MasterKeyRotation.readChain(pki),
+                Optional.empty())).isInstanceOf(MasterSuccessions.Walk.Refused.class);
+    }
+
+    @Test
+    void aCrashBeforeTheChainNamesTheNewKeyKeepsTheOldPairAndOneAfterIsCompleted() throws Exception {
+        KeyPair first = seed();
+        // Before the commit: a new private key written, the chain not.
+        Files.writeString(pki.resolve(MasterKeyRotation.NEW_FILE), Pem.privateKeyPkcs1(TestKeys.pair(71)
+                .getPrivate()));
+        Files.setPosixFilePermissions(pki.resolve(MasterKeyRotation.NEW_FILE), PosixFilePermissions.fromString(
+                "r--------"));
+        assertThat(MasterKeys.loadOrCreate(pki, 2048).getPublic()).isEqualTo(first.getPublic());
+        assertThat(pki.resolve(MasterKeyRotation.NEW_FILE)).doesNotExist();
+
+        // After the commit: the chain names the new key, master.pem and master.pub still hold the old one.
+        MasterKeyRotation.Rotated rotated = MasterKeyRotation.rotate(pki, 2048, GRACE, 5, Optional.empty(),
+                new MovableClock(Instant.EPOCH));
+        Files.move(pki.resolve(MasterKeys.PRIVATE_FILE), pki.resolve(MasterKeyRotation.NEW_FILE),
+                StandardCopyOption.ATOMIC_MOVE);
+        Files.copy(pki.resolve(MasterKeyRotation.PREVIOUS_FILE), pki.resolve(MasterKeys.PRIVATE_FILE));
+        Files.writeString(pki.resolve(MasterKeys.PUBLIC_FILE), Pem.publicKeySpki(first.getPublic()));
+        assertThat(MasterKeys.loadOrCreate(pki, 2048).getPublic()).isEqualTo(rotated.next());
+        assertThat(Files.readString(pki.resolve(MasterKeys.PUBLIC_FILE))).isEqualTo(Pem.publicKeySpki(
+                rotated.next()));
+    }
+
+    @Test
+    void thereIsNoRotationWithoutAMasterKey() {
+        assertThatThrownBy(() -> MasterKeyRotation.rotate(pki, 2048, GRACE, 5, Optional.empty(),
+                new MovableClock(Instant.EPOCH))).isInstanceOf(KeyStoreException.class).hasMessageContaining(
+                        "no master key to rotate");
+        assertThat(pki.resolve(MasterKeyRotation.CHAIN_FILE)).doesNotExist();
+    }
+}
