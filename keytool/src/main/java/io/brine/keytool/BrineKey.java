@@ -78,7 +78,7 @@ import picocli.CommandLine.Spec;
             "  brine-key -L --out json          list all keys as JSON",
             "  brine-key --rotate               rotate the publish key now",
             "  brine-key --clean                move aside what is not a key file (asks)",
-            "  brine-key --rotate-master-key    replace the master key; minions follow by themselves",
+            "  brine-key --rotate-master-key    new master key; minions follow it",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
