@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.BulkDelete;
 import io.brine.store.keys.KeyState;
 import java.nio.file.Files;
@@ -34,7 +35,7 @@ class BulkRemovalRotationTest {
             assertThat(wired.keyStore().acceptedIds()).hasSize(MINIONS);
             long generation = wired.master().keyring().current().number();
 
-            try (BulkDelete bulk = BulkDelete.open(wired.config().pkiDir(), null)) {
+            try (BulkDelete bulk = BulkDelete.open(wired.config().pkiDir(), AuditLog.none())) {
                 for (int i = 0; i < MINIONS; i++) {
                     assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin").done())
                             .isTrue();
