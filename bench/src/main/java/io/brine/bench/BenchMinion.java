@@ -1,6 +1,7 @@
 package io.brine.bench;
 
 import io.brine.transport.ClientTransport;
+import java.io.IOException;
 import java.util.function.Consumer;
 
 /**
@@ -10,7 +11,7 @@ import java.util.function.Consumer;
 interface BenchMinion {
 
     /** Opens its request connection. */
-    void connect(ClientTransport transport) throws java.io.IOException;
+    void connect(ClientTransport transport) throws IOException;
 
     /** Signs (or builds) a fresh auth request now, to be sent by {@link #sendAuth}. */
     void prepareAuth();

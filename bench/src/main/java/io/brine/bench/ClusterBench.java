@@ -18,6 +18,7 @@ import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
@@ -120,7 +121,7 @@ final class ClusterBench {
             Files.writeString(dir.resolve("cache/root.pem"), Pem.privateKeyPkcs1(rootKey.getPrivate()));
             for (String file : List.of("pki/master.pem", "cache/root.pem")) {
                 Files.setPosixFilePermissions(dir.resolve(file),
-                        java.nio.file.attribute.PosixFilePermissions.fromString("r--------"));
+                        PosixFilePermissions.fromString("r--------"));
             }
             masters.add(MasterProcess.start(home, dir, options.transport(), options.masterOpts(),
                     minions / masterCount + 1, clusterYaml));

@@ -1,6 +1,7 @@
 package io.brine.bench;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -9,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -232,7 +234,7 @@ final class MasterProcess implements AutoCloseable {
 
     /** Bytes per class of the live heap ({@code jcmd GC.class_histogram}, which collects first). */
     Map<String, Long> histogram() throws IOException {
-        Map<String, Long> bytes = new java.util.HashMap<>();
+        Map<String, Long> bytes = new HashMap<>();
         for (String line : jcmd("GC.class_histogram").split("\n")) {
             Matcher matcher = HISTOGRAM_LINE.matcher(line);
             if (matcher.find()) {
@@ -307,7 +309,7 @@ final class MasterProcess implements AutoCloseable {
         try {
             int[] ports = new int[count];
             for (int i = 0; i < count; i++) {
-                ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
                 sockets.add(socket);
                 ports[i] = socket.getLocalPort();
             }

@@ -4,6 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * What Linux says about a process in {@code /proc/PID}: CPU time (user + system), resident memory, open file
@@ -88,8 +92,8 @@ final class ProcStats {
     }
 
     /** {@code pid} and its live descendants. */
-    static java.util.List<Long> tree(long pid) {
-        java.util.List<Long> pids = new java.util.ArrayList<>();
+    static List<Long> tree(long pid) {
+        List<Long> pids = new ArrayList<>();
         ProcessHandle.of(pid).ifPresent(root -> {
             pids.add(root.pid());
             root.descendants().forEach(child -> pids.add(child.pid()));
@@ -102,8 +106,8 @@ final class ProcStats {
      * {@code brine-auth-1}, {@code C2 CompilerThre}) are added up, user time under the group's name and system time
      * under "NAME (sys)". Threads that ended are not counted.
      */
-    static java.util.Map<String, Long> cpuMillisByThread(long pid) {
-        java.util.Map<String, Long> byGroup = new java.util.TreeMap<>();
+    static Map<String, Long> cpuMillisByThread(long pid) {
+        Map<String, Long> byGroup = new TreeMap<>();
         String[] tids = Path.of("/proc", Long.toString(pid), "task").toFile().list();
         if (tids == null) {
             return byGroup;

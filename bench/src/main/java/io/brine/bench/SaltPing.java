@@ -14,10 +14,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.zeromq.SocketType;
 import org.zeromq.ZContext;
@@ -135,7 +137,7 @@ final class SaltPing implements AutoCloseable {
         String jid = jidOf(reply);
         Path dir = jidDir(master.dir.resolve("cache"), jid);
         List<Double> returns = new ArrayList<>();
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         long deadline = t0 + timeout.toNanos();
         while (seen.size() < expected && System.nanoTime() < deadline) {
             MasterProcess.sleep(POLL_MS);

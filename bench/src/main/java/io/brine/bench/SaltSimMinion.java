@@ -16,6 +16,7 @@ import io.brine.protocol.salt.SaltValues;
 import io.brine.protocol.targeting.Glob;
 import io.brine.protocol.targeting.TargetException;
 import io.brine.transport.ClientTransport;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -123,7 +124,7 @@ final class SaltSimMinion implements BenchMinion {
     }
 
     @Override
-    public synchronized void connect(ClientTransport transport) throws java.io.IOException {
+    public synchronized void connect(ClientTransport transport) throws IOException {
         this.transport = transport;
         transport.start(BenchMinion.listener(this::reply, this::publication));
     }

@@ -21,10 +21,13 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
 import io.brine.transport.ClientTransport;
+import java.io.IOException;
 import java.security.KeyPair;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -105,7 +108,7 @@ final class SimMinion implements BenchMinion {
 
     /** Opens its request connection. */
     @Override
-    public synchronized void connect(ClientTransport transport) throws java.io.IOException {
+    public synchronized void connect(ClientTransport transport) throws IOException {
         this.transport = transport;
         transport.start(BenchMinion.listener(this::onFrame, this::onFrame));
     }
@@ -194,15 +197,15 @@ final class SimMinion implements BenchMinion {
 
     /** Grains shaped like a real minion's (the keys and sizes brine-minion reports on Debian). */
     static Map<String, Object> grains(String id, int index) {
-        Map<String, Object> grains = new java.util.LinkedHashMap<>();
+        Map<String, Object> grains = new LinkedHashMap<>();
         grains.put("cpuarch", "x86_64");
         grains.put("domain", "bench.example");
         grains.put("fqdn", id + ".bench.example");
         grains.put("host", id);
         grains.put("id", id);
-        grains.put("ipv4", java.util.List.of("127.0.0.1", "10." + (index >> 16 & 255) + "." + (index >> 8 & 255) + "."
+        grains.put("ipv4", List.of("127.0.0.1", "10." + (index >> 16 & 255) + "." + (index >> 8 & 255) + "."
                 + (index & 255)));
-        grains.put("ipv6", java.util.List.of("::1"));
+        grains.put("ipv6", List.of("::1"));
         grains.put("kernel", "Linux");
         grains.put("kernelrelease", "6.1.0-bench");
         grains.put("mem_total", 4096L);

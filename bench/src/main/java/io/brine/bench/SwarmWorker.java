@@ -9,6 +9,8 @@ import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltPublication;
 import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -22,13 +24,17 @@ import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -86,11 +92,11 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
-    private java.util.concurrent.ScheduledFuture<?> retryTask;
+    private ScheduledFuture<?> retryTask;
     /** When each minion asked first in this round (retries keep it), until it is accepted. */
     private final Map<BenchMinion, Long> askedFirst = new ConcurrentHashMap<>();
     /** Each accepted minion's wait this round, from its first request to its acceptance, in nanoseconds. */
-    private final java.util.Queue<Long> authWaits = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final Queue<Long> authWaits = new ConcurrentLinkedQueue<>();
 
     // Deliveries of publications and returns since the last reset.
     private final AtomicLong delivered = new AtomicLong();
@@ -115,7 +121,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     public static void main(String[] args) throws Exception {
         System.setProperty("logback.configurationFile", "io/brine/bench/logback-bench.xml");
         // Answers go to the real stdout; anything printed by accident goes to stderr instead.
-        PrintStream protocol = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true,
                 StandardCharsets.UTF_8);
         System.setOut(System.err);
         Transport transport = Transport.of(args[0]);
@@ -277,7 +283,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         status.put("retries", retries.get());
         refusals.forEach((s, n) -> {
             if (n.get() > 0) {
-                status.put(s.name().toLowerCase(java.util.Locale.ROOT), n.get());
+                status.put(s.name().toLowerCase(Locale.ROOT), n.get());
             }
         });
         status.put("session_unknown", sessionUnknown.get());

@@ -2,6 +2,7 @@ package io.brine.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,8 +14,8 @@ class ApiScenarioTest {
     @Test
     void theComparisonTakesEachSidesPercentilesOverItsRoundsAndTheirRatio() {
         // Microseconds; 20 rounds each: p50 is the 10th smallest, p99 the largest.
-        List<Long> brine = new java.util.ArrayList<>();
-        List<Long> api = new java.util.ArrayList<>();
+        List<Long> brine = new ArrayList<>();
+        List<Long> api = new ArrayList<>();
         for (long i = 20; i >= 1; i--) {
             brine.add(i * 10_000);
             api.add(i * 15_000);

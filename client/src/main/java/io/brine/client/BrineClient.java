@@ -38,11 +38,13 @@ import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Deque;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The publisher API, which the {@code brine} CLI uses too: authenticate to the master, publish jobs, receive their
@@ -231,7 +233,7 @@ public final class BrineClient implements AutoCloseable {
     public Map<String, SessionMessage.ReturnEvent> awaitReturns(String jid, Collection<String> expected,
             Duration wait, Consumer<SessionMessage.ReturnEvent> onReturn) throws ClientException {
         Map<String, SessionMessage.ReturnEvent> returns = new LinkedHashMap<>();
-        Set<String> outstanding = new java.util.HashSet<>(expected);
+        Set<String> outstanding = new HashSet<>(expected);
         Instant deadline = Instant.now().plus(wait);
         // Returns that arrived while we waited for the publish reply come first.
         for (var it = pending.iterator(); it.hasNext(); ) {
@@ -269,7 +271,7 @@ public final class BrineClient implements AutoCloseable {
      * fails, the master no longer knows the session (it restarted), or nothing came from the master for the client's
      * timeout after a heartbeat (it is gone, or the network is).
      */
-    public void events(String tagGlob, java.util.function.Predicate<SessionMessage.Event> onEvent)
+    public void events(String tagGlob, Predicate<SessionMessage.Event> onEvent)
             throws ClientException {
         send(new SessionMessage.EventsSubscribe(tagGlob));
         Instant unanswered = null; // when the oldest heartbeat nothing has come after was sent

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -77,12 +78,12 @@ public final class ClusterConnection {
     /** With auth, every znode brine creates is readable and writable by the authenticated user alone. */
     private static final class CreatorOnly implements ACLProvider {
         @Override
-        public java.util.List<ACL> getDefaultAcl() {
+        public List<ACL> getDefaultAcl() {
             return ZooDefs.Ids.CREATOR_ALL_ACL;
         }
 
         @Override
-        public java.util.List<ACL> getAclForPath(String path) {
+        public List<ACL> getAclForPath(String path) {
             return ZooDefs.Ids.CREATOR_ALL_ACL;
         }
     }

@@ -13,6 +13,7 @@ import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.zookeeper.KeeperException;
@@ -61,7 +62,7 @@ final class ZkAdminOperations {
             return refused(id, id + ": " + verb(to) + " failed: the id kept changing; try again");
         } catch (KeeperException e) {
             return refused(id, id + ": " + verb(to) + " failed: the cluster cannot be written ("
-                    + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                    + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ')
                     + "); nothing changed, try again when ZooKeeper has a quorum");
         }
     }

@@ -38,6 +38,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -336,7 +337,7 @@ public final class ZkKeyStore implements KeyStore {
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
                 return unrecorded(id, offered, fast.outcome(), view.entry(id), "ZooKeeper cannot be written ("
-                        + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + ")");
+                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")");
             }
             throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
                     new IOException(e));
@@ -510,7 +511,7 @@ public final class ZkKeyStore implements KeyStore {
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
                 return new RotationDecision.Refused(id, newFingerprint, "not recorded: ZooKeeper cannot be written ("
-                        + e.code().name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + "); try later");
+                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + "); try later");
             }
             throw new UncheckedIOException("cluster key store: cannot rotate the key of " + id + ": "
                     + e.getMessage(), new IOException(e));

@@ -13,9 +13,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -53,7 +55,7 @@ public final class ZkPublications implements AutoCloseable {
     private PersistentNode presence;
     private CuratorCache cache;
     private CuratorCache masters;
-    private final java.util.concurrent.CountDownLatch mastersLoaded = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch mastersLoaded = new CountDownLatch(1);
 
     /** Whether an announcement was written, as far as this master can tell. */
     public enum Written {
@@ -165,7 +167,7 @@ public final class ZkPublications implements AutoCloseable {
     }
 
     /** As {@link #report}, without waiting: a failure is handed to {@code failed} (on Curator's thread). */
-    public void reportInBackground(String jid, byte[] data, java.util.function.Consumer<String> failed)
+    public void reportInBackground(String jid, byte[] data, Consumer<String> failed)
             throws IOException {
         checkSize(data);
         calls.call(() -> client.create().inBackground((c, event) -> {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.daemon.config.ClusterConfig;
 import java.io.File;
+import java.net.MalformedURLException;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,7 @@ class NoNettyClientTest {
                 .map(entry -> {
                     try {
                         return Path.of(entry).toUri().toURL();
-                    } catch (java.net.MalformedURLException e) {
+                    } catch (MalformedURLException e) {
                         throw new IllegalStateException(e);
                     }
                 }).toArray(URL[]::new);

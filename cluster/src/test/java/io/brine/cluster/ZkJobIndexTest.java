@@ -9,6 +9,8 @@ import io.brine.protocol.testing.MovableClock;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -67,7 +69,7 @@ class ZkJobIndexTest {
     void aJobRecordWrittenInTheBackgroundLandsAlsoWhenAReturnMadeItsNodeFirst() throws Exception {
         ZkJobIndex index = new ZkJobIndex(client, clock);
         index.putReturn("20260101000000000001", "web1", bytes("{}"));
-        java.util.List<String> failed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> failed = new CopyOnWriteArrayList<>();
 
         index.putJobInBackground("20260101000000000001", bytes("{\"fun\":\"test.ping\"}"), failed::add);
         index.putJobInBackground("20260101000000000002", bytes("{\"fun\":\"test.echo\"}"), failed::add);

@@ -18,6 +18,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.junit.jupiter.api.Test;
@@ -137,7 +138,7 @@ class ZkQuorumTest {
 
         assertThat(a.health().describe()).contains("session expired");
         // No policy is asked about a key that cannot be recorded (a single-use grant would be spent for nothing).
-        java.util.concurrent.atomic.AtomicInteger asked = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger asked = new AtomicInteger();
         Offer fresh = a.offer("new2", key(67), current -> {
             asked.incrementAndGet();
             return PolicyVerdict.ACCEPT;

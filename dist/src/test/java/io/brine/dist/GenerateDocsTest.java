@@ -2,6 +2,7 @@ package io.brine.dist;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -65,7 +66,7 @@ class GenerateDocsTest {
                 .append("; _complete_brine-key_ids; printf '%s\\n' \"${COMPREPLY[@]}\"");
         Process bash = new ProcessBuilder("bash", "-c", "source \"$0\"; " + line, dir.resolve("brine-key.bash")
                 .toString()).redirectErrorStream(true).start();
-        String out = new String(bash.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(bash.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(bash.waitFor()).as(out).isZero();
         return out.strip();
     }

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -72,7 +73,7 @@ final class ApiTokenCommand implements Callable<Integer> {
 
     /** Comma-separated globs; on minion ids ({@code ids}: checked as strictly as a target) or on functions. */
     static List<String> globs(String option, List<String> values, boolean ids) {
-        List<String> globs = values.stream().flatMap(v -> java.util.Arrays.stream(v.split(",")))
+        List<String> globs = values.stream().flatMap(v -> Arrays.stream(v.split(",")))
                 .map(String::trim).filter(g -> !g.isEmpty()).toList();
         for (String glob : globs) {
             ValueCheck.glob().problem(glob).ifPresent(problem -> {

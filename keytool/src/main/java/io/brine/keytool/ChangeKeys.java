@@ -20,6 +20,8 @@ import io.brine.store.policy.Classifications;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
@@ -99,7 +101,7 @@ final class ChangeKeys {
         }
         if (change == Change.ACCEPT) {
             for (StoredKey key : keys) {
-                java.util.Optional<String> reserved = reservedIds.problem(key.id());
+                Optional<String> reserved = reservedIds.problem(key.id());
                 if (reserved.isPresent()) {
                     output.err().println("brine-key: " + key.id() + ": " + reserved.get() + "; its minion would be"
                             + " refused at auth. Nothing changed; delete the key with brine-key -d " + key.id());
@@ -109,7 +111,7 @@ final class ChangeKeys {
         }
         if (change == Change.ACCEPT && !command.allowSharedKey) {
             for (StoredKey key : keys) {
-                java.util.Optional<String> shared = scan.shared().sameKeyAs(key.fingerprint(), key.id());
+                Optional<String> shared = scan.shared().sameKeyAs(key.fingerprint(), key.id());
                 if (shared.isPresent()) {
                     output.err().println("brine-key: " + key.id() + ": " + shared.get()
                             + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
@@ -159,8 +161,8 @@ final class ChangeKeys {
      * rotation of {@code argument} waits (the ordinary accept or reject goes on); else the exit code.
      */
     Integer onWaitingRotation(KeytoolConfig config, Change change, String argument, String bound) {
-        if (config.cluster().isPresent() || !MinionIds.isValid(argument) || !java.nio.file.Files.exists(
-                config.pkiDir().resolve("minions_rotating").resolve(argument), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (config.cluster().isPresent() || !MinionIds.isValid(argument) || !Files.exists(
+                config.pkiDir().resolve("minions_rotating").resolve(argument), LinkOption.NOFOLLOW_LINKS)) {
             return null; // no rotation waits: no scan of every key for it
         }
         String waiting = waitingRotations(config, config.scan().listing()).get(argument);

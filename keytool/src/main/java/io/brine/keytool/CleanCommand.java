@@ -6,6 +6,7 @@ import io.brine.store.keys.InvalidEntries;
 import io.brine.store.keys.KeyStoreException;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -95,7 +96,7 @@ final class CleanCommand {
         return exit;
     }
 
-    private static Map<String, Object> document(List<InvalidEntries.Entry> moved, java.nio.file.Path destination,
+    private static Map<String, Object> document(List<InvalidEntries.Entry> moved, Path destination,
             List<String> left) {
         Map<String, Object> document = new LinkedHashMap<>();
         List<Map<String, String>> entries = new ArrayList<>();

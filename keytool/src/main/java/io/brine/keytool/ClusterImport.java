@@ -15,6 +15,7 @@ import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -23,6 +24,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -140,7 +142,7 @@ final class ClusterImport implements Callable<Integer> {
             err.flush();
             return raced.isEmpty() ? 0 : UserError.REFUSED;
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cluster import: " + e.getMessage(), e);
+            throw new UncheckedIOException("cluster import: " + e.getMessage(), e);
         } finally {
             audit.close();
         }
@@ -185,7 +187,7 @@ final class ClusterImport implements Callable<Integer> {
     }
 
     private static Map<String, List<StoredKey>> byFingerprint(KeyListing listing) {
-        Map<String, List<StoredKey>> all = new java.util.HashMap<>();
+        Map<String, List<StoredKey>> all = new HashMap<>();
         listing.keys().values().forEach(list -> list.forEach(
                 key -> all.computeIfAbsent(key.fingerprint(), f -> new ArrayList<>()).add(key)));
         return all;

@@ -44,6 +44,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
@@ -167,7 +168,7 @@ final class PolicyCheck implements Callable<Integer> {
             }
             err.flush();
             out.println(id + " (key " + fingerprint + ")");
-            java.util.Optional<String> reserved = config.acceptance().reserved().problem(id);
+            Optional<String> reserved = config.acceptance().reserved().problem(id);
             if (reserved.isPresent()) {
                 // Refused before the key store and the policies (reserved_ids): nothing else is asked.
                 out.println("The master would answer REFUSED (" + reserved.get() + "); no policy is asked.");
@@ -244,7 +245,7 @@ final class PolicyCheck implements Callable<Integer> {
 
     /** The ids other than this one whose key (pending, accepted, rejected or denied) has {@code fingerprint}. */
     private List<String> otherIds(KeyListing listing, String fingerprint) {
-        java.util.TreeSet<String> ids = new java.util.TreeSet<>();
+        TreeSet<String> ids = new TreeSet<>();
         for (KeyState state : KeyState.values()) {
             listing.keys(state).stream().filter(key -> key.fingerprint().equals(fingerprint)
                     && !key.id().equals(id)).forEach(key -> ids.add(key.id()));

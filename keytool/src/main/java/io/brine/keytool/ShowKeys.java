@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -166,7 +167,7 @@ final class ShowKeys {
             if (states.contains(heading.getKey())) {
                 int count = listing.keys(heading.getKey()).size();
                 total += count;
-                parts.add(count + " " + heading.getValue().split(" ")[0].toLowerCase(java.util.Locale.ROOT));
+                parts.add(count + " " + heading.getValue().split(" ")[0].toLowerCase(Locale.ROOT));
             }
         }
         return "brine-key: " + total + (total == 1 ? " key: " : " keys: ") + String.join(", ", parts);

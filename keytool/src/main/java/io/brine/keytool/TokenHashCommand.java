@@ -4,6 +4,7 @@ import io.brine.daemon.config.MasterConfig.AutosignToken;
 import io.brine.daemon.config.ValueCheck;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.store.policy.TokenHashes;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -79,7 +80,7 @@ final class TokenHashCommand implements Callable<Integer> {
 
     private String read() {
         // One line, read byte by byte: on a terminal the token ends with Enter, not with end of input.
-        java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
         try {
             int b;
             while ((b = root.stdin().read()) >= 0 && b != '\n' && line.size() <= MAX_TOKEN_BYTES) {

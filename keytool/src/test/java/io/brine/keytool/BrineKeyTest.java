@@ -19,11 +19,15 @@ import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -132,11 +136,11 @@ class BrineKeyTest {
 
     /** {@code count} more pending keys, all with one test key (a listing does not care). */
     private void manyPending(int count) throws Exception {
-        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII);
+        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), StandardCharsets.US_ASCII);
         for (int i = 0; i < count; i++) {
             Path file = pki.resolve("minions_pre").resolve(String.format("bulk%04d", i));
             Files.writeString(file, pem);
-            Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         }
     }
 
@@ -219,11 +223,11 @@ class BrineKeyTest {
     void longListingShowsEachKeysFingerprintSinceWhenItsAgeAndItsIdsLastRotation() throws Exception {
         onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.ALLOW,
                 "minion db1"));
-        java.time.Instant accepted = java.time.Instant.parse("2026-01-01T00:00:00Z");
-        java.time.Instant rotated = java.time.Instant.parse("2026-01-02T00:00:00Z");
-        Files.setLastModifiedTime(pki.resolve("minions/db1"), java.nio.file.attribute.FileTime.from(accepted));
+        Instant accepted = Instant.parse("2026-01-01T00:00:00Z");
+        Instant rotated = Instant.parse("2026-01-02T00:00:00Z");
+        Files.setLastModifiedTime(pki.resolve("minions/db1"), FileTime.from(accepted));
         Files.setLastModifiedTime(pki.resolve("minions_retired/db1"),
-                java.nio.file.attribute.FileTime.from(rotated));
+                FileTime.from(rotated));
 
         Result text = run("-l", "acc", "--long");
 
@@ -875,7 +879,7 @@ class BrineKeyTest {
 
     /** One entry of each kind that is not a key file, next to the valid keys; returns their paths. */
     private List<Path> invalidEntries() throws Exception {
-        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII);
+        String pem = new String(Pem.bytes(TestKeys.publicPem(7)), StandardCharsets.US_ASCII);
         Path accepted = pki.resolve("minions");
         Path badName = accepted.resolve("Web 9"); // a valid key under a name that is not an id
         Files.writeString(badName, pem);
@@ -917,7 +921,7 @@ class BrineKeyTest {
         try (var stamps = Files.list(pki.resolve("invalid"))) {
             Path moved = stamps.findFirst().orElseThrow();
             assertThat(moved.resolve("minions").resolve("Web 9")).hasContent(
-                    new String(Pem.bytes(TestKeys.publicPem(7)), java.nio.charset.StandardCharsets.US_ASCII));
+                    new String(Pem.bytes(TestKeys.publicPem(7)), StandardCharsets.US_ASCII));
             assertThat(moved.resolve("minions_rejected/adir/inside")).hasContent("kept");
             assertThat(Files.isSymbolicLink(moved.resolve("minions_denied/link"))).isTrue();
             assertThat(moved.resolve("minions_pre/garbage")).exists();
@@ -945,7 +949,7 @@ class BrineKeyTest {
         assertThat(noTerminal.exit()).isEqualTo(1);
         assertThat(noTerminal.err()).contains("no terminal to confirm on and no -y");
         for (Path entry : invalid) {
-            assertThat(Files.exists(entry, java.nio.file.LinkOption.NOFOLLOW_LINKS)).as(entry.toString()).isTrue();
+            assertThat(Files.exists(entry, LinkOption.NOFOLLOW_LINKS)).as(entry.toString()).isTrue();
         }
         assertThat(pki.resolve("invalid")).doesNotExist();
         assertThat(cache.resolve("audit.log")).doesNotExist();

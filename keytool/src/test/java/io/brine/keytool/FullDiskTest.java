@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -64,7 +65,7 @@ class FullDiskTest {
     }
 
     private Result run(String... args) {
-        List<String> all = new java.util.ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir",
+        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir",
                 cache.toString()));
         all.addAll(List.of(args));
         KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),

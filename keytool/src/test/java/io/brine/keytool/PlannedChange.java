@@ -2,6 +2,7 @@ package io.brine.keytool;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -33,7 +34,7 @@ final class PlannedChange {
         KeytoolConfig config = command.config();
         ChangeKeys changes = new ChangeKeys(command, new Output(outWriter, errWriter, command.out, false), terminal);
         ChangeKeys.Plan plan = changes.plan(config.scan(), change, action.argument(),
-                action.all() ? java.util.List.of() : Action.globs(action.argument()), action.all(), bound,
+                action.all() ? List.of() : Action.globs(action.argument()), action.all(), bound,
                 config.reserved());
         between.run();
         int exit = plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), bound);

@@ -25,6 +25,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -99,7 +100,7 @@ class PolicyCommandsTest {
         args[2] = "policy";
         args[3] = "check";
         System.arraycopy(more, 0, args, 4, more.length);
-        String[] all = java.util.Arrays.copyOf(args, args.length + 1);
+        String[] all = Arrays.copyOf(args, args.length + 1);
         all[all.length - 1] = id;
         return run("", all);
     }

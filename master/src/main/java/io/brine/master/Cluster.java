@@ -23,6 +23,7 @@ import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.security.KeyPair;
 import java.time.Clock;
@@ -184,7 +185,7 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         private String masterName() {
             String host;
             try {
-                host = java.net.InetAddress.getLocalHost().getHostName();
+                host = InetAddress.getLocalHost().getHostName();
             } catch (IOException e) {
                 host = config.interfaceAddress();
             }

@@ -8,6 +8,7 @@ import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerOptions;
 import java.lang.management.ManagementFactory;
 import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
 
@@ -91,7 +92,7 @@ final class ConnectionCaps {
             return new Fits(configured);
         }
         String served = configured.entrySet().stream()
-                .map(entry -> entry.getKey().name().toLowerCase(java.util.Locale.ROOT) + " "
+                .map(entry -> entry.getKey().name().toLowerCase(Locale.ROOT) + " "
                         + entry.getValue().max())
                 .collect(Collectors.joining(", "));
         String fix = "raise it (LimitNOFILE= in the systemd unit, ulimit -n before starting the master)";
@@ -118,7 +119,7 @@ final class ConnectionCaps {
             lowered.put(entry.getKey(), new Caps(max, unauthenticated, perSource));
         }
         String now = lowered.entrySet().stream()
-                .map(entry -> entry.getKey().name().toLowerCase(java.util.Locale.ROOT) + " "
+                .map(entry -> entry.getKey().name().toLowerCase(Locale.ROOT) + " "
                         + entry.getValue().max() + " (" + entry.getValue().unauthenticated()
                         + " without a session, " + entry.getValue().perSource() + " of those from one address)")
                 .collect(Collectors.joining(", "));

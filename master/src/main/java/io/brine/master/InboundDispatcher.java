@@ -32,6 +32,7 @@ import io.brine.transport.DropLog;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -67,7 +68,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Each auth lane's queue. */
     static final int AUTH_QUEUE = 8192;
     static final int SESSION_QUEUE = 65536;
-    static final java.time.Duration DROP_LOG_INTERVAL = DropLog.INTERVAL;
+    static final Duration DROP_LOG_INTERVAL = DropLog.INTERVAL;
 
     private final ServerTransport transport;
     private final SourceRateLimiter unauthenticated;

@@ -19,12 +19,15 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.transport.ServerTransport;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -257,7 +260,7 @@ public final class Master implements AutoCloseable {
             auditLog.record(AuditEvent.builder("publish-key-rotated", "master").reason("generation "
                     + generation.number() + ": " + reason + "; sent to " + sent + " minions, " + undelivered
                     + " unreachable").build());
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             LOG.error("Publish key rotation to generation {} not written to the audit log: {}", generation.number(),
                     e.getMessage());
         }
@@ -286,7 +289,7 @@ public final class Master implements AutoCloseable {
         String fingerprint = Fingerprints.of(masterKeys.current().getPublic());
         LOG.info("Master key rotated to {}: chain sent to {} minions, {} unreachable (shown at their next auth); the "
                 + "previous key signs publications until {}", fingerprint, sent, undelivered,
-                java.time.Instant.ofEpochMilli(newest.graceUntilMs()));
+                Instant.ofEpochMilli(newest.graceUntilMs()));
         audit(AuditEvent.builder("master-key-loaded", "master").fingerprint(fingerprint).reason("chain sent to "
                 + sent + " minions, " + undelivered + " unreachable").build());
     }
@@ -294,7 +297,7 @@ public final class Master implements AutoCloseable {
     private void audit(AuditEvent event) {
         try {
             auditLog.record(event);
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             LOG.error("{} not written to the audit log: {}", event.event(), e.getMessage());
         }
     }
@@ -342,7 +345,7 @@ public final class Master implements AutoCloseable {
         dispatcher.close();
     }
 
-    static java.util.concurrent.ThreadFactory daemonThreads(String name) {
+    static ThreadFactory daemonThreads(String name) {
         AtomicInteger count = new AtomicInteger();
         return runnable -> {
             Thread thread = new Thread(runnable, name + "-" + count.incrementAndGet());

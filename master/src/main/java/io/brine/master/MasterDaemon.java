@@ -60,6 +60,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -258,7 +259,7 @@ public final class MasterDaemon implements AutoCloseable {
         keyStore.addListener(metrics::keyChanged); // closed with the key store
         metrics.gauge("brine.event.subscribers", "Publisher sessions subscribed to events", metrics.events(),
                 EventStream::subscribers);
-        metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(java.util.Locale.ROOT))
+        metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(Locale.ROOT))
                 .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
         metrics.rotations(keyring, ring -> ring.current().number());
         metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);

@@ -77,7 +77,7 @@ public final class MasterMain implements Callable<Integer> {
             if (caps instanceof ConnectionCaps.Lowered lowered) {
                 System.err.println("WARN " + lowered.warning());
             }
-            java.util.List<String> untrusted = io.brine.store.policy.AcceptancePolicies.untrustedInputs(config,
+            List<String> untrusted = io.brine.store.policy.AcceptancePolicies.untrustedInputs(config,
                     config.pkiDir());
             if (!untrusted.isEmpty()) {
                 System.err.println("acceptance policies disabled (" + untrusted.size() + "):");

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -46,7 +47,7 @@ class ConnectionCapsTest {
     void theDefaultsThatFitAreServedAsTheyAre() {
         ConnectionCaps.Fit fit = ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ),
                 100_000 + OWN, CORES);
-        assertThat(fit).isEqualTo(new ConnectionCaps.Fits(java.util.Map.of(TransportKind.ZEROMQ,
+        assertThat(fit).isEqualTo(new ConnectionCaps.Fits(Map.of(TransportKind.ZEROMQ,
                 new ConnectionCaps.Caps(100_000, 20_000, 10_000))));
     }
 

@@ -32,6 +32,7 @@ import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerTransport;
+import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -51,8 +52,10 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -295,9 +298,9 @@ class HostilePeersTest {
     /** Sends {@code jid}'s return, its value sized so that its session frame is exactly {@code frameBytes}. */
     static SessionMessage.Return returnOfFrameSize(MinionEnd minion, String jid, int frameBytes) throws Exception {
         long counter = minion.counter().incrementAndGet();
-        java.util.function.IntFunction<SessionMessage.Return> ret = length -> new SessionMessage.Return(jid,
+        IntFunction<SessionMessage.Return> ret = length -> new SessionMessage.Return(jid,
                 "test.ping", "y".repeat(length), 0, true, 1);
-        java.util.function.IntFunction<byte[]> sealed = length -> Codec.encode(Sessions.seal(minion.requestKey(),
+        IntFunction<byte[]> sealed = length -> Codec.encode(Sessions.seal(minion.requestKey(),
                 minion.sessionId(), SessionFrame.Direction.MINION_TO_MASTER, counter, ret.apply(length)));
         int length = 2048; // the frame grows byte for byte with the value from here to past 4 KiB (16-bit sizes)
         length += frameBytes - sealed.apply(length).length;
@@ -507,7 +510,7 @@ class HostilePeersTest {
 
     @Test
     void aSaltRequestCountsInFlightUntilAWorkerIsDoneWithIt() throws Exception {
-        List<String> handledOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> handledOn = new CopyOnWriteArrayList<>();
         master = WiredMaster.start(dir, config -> config.saltMinions(true), undelivered -> new HandledOn(
                 new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
                 handledOn));
@@ -667,7 +670,7 @@ class HostilePeersTest {
     /** The next frame the master sends on {@code socket}, within {@link #ANSWER}. */
     static byte[] receive(Socket socket) throws IOException {
         socket.setSoTimeout((int) ANSWER.toMillis());
-        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        DataInputStream in = new DataInputStream(socket.getInputStream());
         byte[] frame = new byte[in.readInt()];
         in.readFully(frame);
         return frame;

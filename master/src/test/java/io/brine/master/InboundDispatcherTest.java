@@ -24,6 +24,7 @@ import io.brine.transport.tcp.TcpServerTransport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -145,10 +146,10 @@ class InboundDispatcherTest {
             throws Exception {
         // Minions behind one address (a NAT) after a restart: the burst is answered, the rest told when to ask again.
         try (WiredMaster limited = WiredMaster.start(other, b -> b.authRatePerSource(1).authBurst(2))) {
-            List<TcpClientChannel> channels = new java.util.ArrayList<>();
+            List<TcpClientChannel> channels = new ArrayList<>();
             try {
-                List<byte[]> nonces = new java.util.ArrayList<>();
-                List<byte[]> requests = new java.util.ArrayList<>();
+                List<byte[]> nonces = new ArrayList<>();
+                List<byte[]> requests = new ArrayList<>();
                 for (int i = 0; i < 4; i++) {
                     channels.add(limited.connect());
                     nonces.add(WiredMaster.nonce());
@@ -157,7 +158,7 @@ class InboundDispatcherTest {
                 for (int i = 0; i < 4; i++) {
                     channels.get(i).send(requests.get(i));
                 }
-                List<AuthReply> replies = new java.util.ArrayList<>();
+                List<AuthReply> replies = new ArrayList<>();
                 for (int i = 0; i < 4; i++) {
                     AuthReply reply = reply(channels.get(i).receive(ANSWER));
                     assertThat(reply.nonce()).isEqualTo(nonces.get(i));

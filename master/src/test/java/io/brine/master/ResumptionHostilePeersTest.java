@@ -31,6 +31,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -183,7 +185,7 @@ class ResumptionHostilePeersTest {
         master = WiredMaster.start(dir, config(kind), clock);
     }
 
-    private static java.util.function.UnaryOperator<MasterConfig.Builder> config(TransportKind kind) {
+    private static UnaryOperator<MasterConfig.Builder> config(TransportKind kind) {
         return config -> {
             MasterConfig.Builder builder = config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
                     .build());
@@ -226,16 +228,16 @@ class ResumptionHostilePeersTest {
     }
 
     /** Resumes as {@code minion} with {@code grant}: the session, or empty when refused. */
-    private java.util.Optional<Resumption.Resumed> resume(TransportKind kind, Minion minion, Resumption.Grant grant)
+    private Optional<Resumption.Resumed> resume(TransportKind kind, Minion minion, Resumption.Grant grant)
             throws Exception {
         byte[] nonce = WiredMaster.nonce();
         clock.advance(Duration.ofMillis(1));
         Resumption.Reply reply = ask(kind, Resumptions.encode(Resumptions.request(minion.id(), grant, nonce,
                 clock.millis())), nonce);
         if (reply.refused()) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
-        return java.util.Optional.of(Resumptions.openReply(grant.secret(), nonce, reply));
+        return Optional.of(Resumptions.openReply(grant.secret(), nonce, reply));
     }
 
     /** A heartbeat in the resumed session, on a new connection, is answered in it. */

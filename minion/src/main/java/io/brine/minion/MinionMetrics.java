@@ -5,6 +5,7 @@ import com.sun.management.UnixOperatingSystemMXBean;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.http.MetricsServer;
 import io.brine.minion.jobs.JobRunner;
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.Locale;
@@ -27,7 +28,7 @@ final class MinionMetrics {
     }
 
     /** Serves {@code /metrics}, {@code /healthz} and {@code /readyz} on {@code host:port}. */
-    MetricsServer serve(String host, int port) throws java.io.IOException {
+    MetricsServer serve(String host, int port) throws IOException {
         return MetricsServer.start(host, port, "brine-minion", this::scrape, this::readiness);
     }
 

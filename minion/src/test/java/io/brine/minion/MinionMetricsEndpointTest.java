@@ -8,6 +8,7 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.minion.auth.MinionKeys;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -27,7 +28,7 @@ class MinionMetricsEndpointTest {
     @Test
     void aMinionTheMasterHasNotAcceptedIsAliveButNotReady(@TempDir Path dir) throws Exception {
         // A master that takes the connection and never answers.
-        try (ServerSocket silentMaster = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket silentMaster = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             MinionConfig config = MinionConfig.builder(dir, "web1").master("127.0.0.1")
                     .transport(TransportKind.TCP).tcpPort(silentMaster.getLocalPort()).httpPort(0).build();
             AtomicFiles.ensureDirectory(config.pkiDir());
@@ -50,7 +51,7 @@ class MinionMetricsEndpointTest {
 
     @Test
     void withoutHttpPortNothingIsServed(@TempDir Path dir) throws Exception {
-        try (ServerSocket silentMaster = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket silentMaster = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             MinionConfig config = MinionConfig.builder(dir, "web1").master("127.0.0.1")
                     .transport(TransportKind.TCP).tcpPort(silentMaster.getLocalPort()).build();
             AtomicFiles.ensureDirectory(config.pkiDir());

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -28,13 +30,13 @@ class BenchSmokeIT {
         Path output = tmp.resolve("bench.out");
         // Keys are cached under target/ so that a rebuild does not generate them again.
         Path keys = ROOT.resolve("src-it/target/bench-keys");
-        List<String> command = new java.util.ArrayList<>(List.of("bash", ROOT.resolve("bin/brine-bench").toString(),
+        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin/brine-bench").toString(),
                 "--minions", "5", "--ping-rounds", "1", "--rsa-seconds", "0.2", "--warmup-minions", "5",
                 "--keys-dir", keys.toString(), "--json", json.toString()));
         command.addAll(List.of(args));
         Process bench = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectOutput(output.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         // The output goes to a file, so this wait is what bounds the run (reading a pipe to its end would not be).
         boolean exited = bench.waitFor(5, TimeUnit.MINUTES);
         if (!exited) {

@@ -11,7 +11,9 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.transport.zmtp.ZmtpServerTransport;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
@@ -20,8 +22,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -50,7 +56,7 @@ class BrineCliIT {
         dir = tempDir;
         fleet = new Fleet(dir).seedMasterKeys(130, 131).keysFrom(132);
         fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build())
-                .nodegroups(new java.util.LinkedHashMap<>(Map.of("webs", "G@role:web", "dbs", "L@m3",
+                .nodegroups(new LinkedHashMap<>(Map.of("webs", "G@role:web", "dbs", "L@m3",
                         "most", "N@webs or N@dbs"))));
         fleet.startMinion("m1", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m2", b -> b.grains(Map.of("role", List.of("web"))));
@@ -180,9 +186,9 @@ class BrineCliIT {
         Run run = brineHere("--out", "json", "-b", "1", "-L", "m1,m2,m3", "test.echo", "batched");
         assertThat(run.exit()).as(run.err()).isZero();
         assertThat(json(run.out())).isEqualTo(Map.of("m1", "batched", "m2", "batched", "m3", "batched"));
-        java.util.regex.Matcher batch = java.util.regex.Pattern.compile("batch (\\d) of 3 \\(jid ([0-9]{20})\\): (m\\d)")
+        Matcher batch = Pattern.compile("batch (\\d) of 3 \\(jid ([0-9]{20})\\): (m\\d)")
                 .matcher(run.err());
-        List<String> batches = new java.util.ArrayList<>();
+        List<String> batches = new ArrayList<>();
         while (batch.find()) {
             batches.add(batch.group(3));
             // Each batch is a job of its own, for its minions only.
@@ -319,9 +325,9 @@ class BrineCliIT {
         String jid = run.err().replaceAll("(?s).*\\(jid ([0-9]{20})\\).*", "$1");
         // As main() sets them up: auto-flush on println only, and what is not flushed when run returns is lost
         // (System.exit follows). The returns were print()ed and never flushed.
-        java.io.ByteArrayOutputStream stdout = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream stdout = new ByteArrayOutputStream();
         int exit = BrineCli.run(new String[] {"jobs", "show", jid, "-c", conf.toString()},
-                new PrintWriter(new java.io.OutputStreamWriter(stdout, StandardCharsets.UTF_8), true),
+                new PrintWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), true),
                 new PrintWriter(new StringWriter(), true));
         assertThat(exit).isZero();
         assertThat(stdout.toString(StandardCharsets.UTF_8)).contains("jid:       " + jid)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,7 +38,7 @@ class BrineKeyLauncherIT {
         // Files, not pipes: a verbose run's stderr would fill a pipe while stdout is being read.
         Path out = Files.createTempFile(tmp, "out", ".txt");
         Path err = Files.createTempFile(tmp, "err", ".txt");
-        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File(
+        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File(
                 "/dev/null"))).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return new Run(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -159,7 +160,7 @@ class ClusterKillIT {
                     Map<String, Object> seen = onOther.job(jid);
                     return seen.get("returns").equals(job.get("returns")) && seen.get("missing").equals(
                             job.get("missing")) ? job : null;
-                }, java.util.Objects::nonNull);
+                }, Objects::nonNull);
                 Set<String> targets = new TreeSet<>((List<String>) settled.get("minions"));
                 Set<String> accounted = new TreeSet<>(((Map<String, Object>) settled.get("returns")).keySet());
                 accounted.addAll((List<String>) settled.get("missing"));

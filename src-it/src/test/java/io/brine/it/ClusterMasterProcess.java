@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -149,7 +150,7 @@ final class ClusterMasterProcess implements AutoCloseable {
     @Override
     public void close() throws Exception {
         process.destroy();
-        if (!process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly();
         }
     }

@@ -16,7 +16,9 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.AdminResult;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -142,7 +144,7 @@ class PublishIT {
     @Test
     void publisherAclLimitsFunctionsAndTargets() throws Exception {
         try (BrineClient ci = BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "ci",
-                TestKeys.pair(200), (java.security.interfaces.RSAPublicKey) fleet.master.keyStore().masterKeyPair()
+                TestKeys.pair(200), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
                         .getPublic(), WAIT)) {
             assertThat(run(ci, BrineClient.Job.of("list", "m1,m2", "test.ping")).keySet())
                     .containsExactlyInAnyOrder("m1", "m2");
@@ -156,11 +158,11 @@ class PublishIT {
     @Test
     void anUnregisteredPublisherIsRefused() {
         assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "intruder",
-                TestKeys.pair(201), (java.security.interfaces.RSAPublicKey) fleet.master.keyStore().masterKeyPair()
+                TestKeys.pair(201), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
                         .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
         // The root name with another key is not root, and hears the same: names cannot be enumerated.
         assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "root",
-                TestKeys.pair(201), (java.security.interfaces.RSAPublicKey) fleet.master.keyStore().masterKeyPair()
+                TestKeys.pair(201), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
                         .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
     }
 
@@ -174,7 +176,7 @@ class PublishIT {
             m2.minion().submitReturn(new SessionMessage.Return(published.jid(), "test.ping", "forged", 0, true, 1));
             // The master acknowledges it (so m2 stops resending) but never stores it.
             await().until(() -> fleet.masterConfig.cachedir().resolve("audit.log").toFile().exists()
-                    && java.nio.file.Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))
+                    && Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))
                             .contains("return for job " + published.jid()));
             assertThat(((Map<String, ?>) client.job(published.jid()).get("returns")).keySet()).containsExactly("m1");
         }

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -71,7 +72,7 @@ final class SaltMinionProcess implements AutoCloseable {
             int publishPort, String... extra) throws IOException {
         requireSalt();
         Files.createDirectories(dir);
-        List<String> lines = new java.util.ArrayList<>(List.of(
+        List<String> lines = new ArrayList<>(List.of(
                 "id: " + id,
                 "master: 127.0.0.1",
                 "master_port: " + retPort,
@@ -125,7 +126,7 @@ final class SaltMinionProcess implements AutoCloseable {
                 "key_logfile: " + dir.resolve("salt-key-keys.log"),
                 "user: " + System.getProperty("user.name"),
                 "")), StandardCharsets.UTF_8);
-        List<String> command = new java.util.ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir",
+        List<String> command = new ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir",
                 conf.toString()));
         command.addAll(List.of(args));
         Path out = dir.resolve("salt-key-out.txt");

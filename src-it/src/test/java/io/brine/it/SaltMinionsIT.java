@@ -20,6 +20,7 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -279,7 +280,7 @@ class SaltMinionsIT {
                     .map(ILoggingEvent::getFormattedMessage).filter(l -> l.contains("refused")).toList())
                     .isInstanceOf(Map.class);
             Map<?, ?> results = (Map<?, ?>) states.get(salt.id);
-            Map<String, Object> byName = new java.util.HashMap<>();
+            Map<String, Object> byName = new HashMap<>();
             results.forEach((key, result) -> byName.put(String.valueOf(key).split("_\\|-")[1],
                     ((Map<?, ?>) result).get("result")));
             assertThat(byName).as(salt.id + ": " + results).containsEntry("motd", true)

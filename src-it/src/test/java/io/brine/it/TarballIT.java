@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -103,7 +104,7 @@ class TarballIT {
         assertThat(untar.exit()).as(untar.err()).isZero();
         Path home;
         try (Stream<Path> top = Files.list(unpacked)) {
-            home = top.collect(java.util.stream.Collectors.toList()).get(0);
+            home = top.collect(Collectors.toList()).get(0);
         }
         assertThat(home.getFileName().toString()).startsWith("brine-");
 

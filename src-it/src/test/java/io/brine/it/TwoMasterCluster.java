@@ -3,6 +3,7 @@ package io.brine.it;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -68,7 +69,7 @@ final class TwoMasterCluster implements AutoCloseable {
     }
 
     /** The masters' ZooKeeper credentials, for a test's own client ({@code authorization("digest", DIGEST)}). */
-    static final byte[] DIGEST = "brine:it-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    static final byte[] DIGEST = "brine:it-secret".getBytes(StandardCharsets.UTF_8);
 
     /** The cluster's ZooKeeper password (digest auth, which a TestingServer takes as it is), mode 0600. */
     static Path writePassword(Path file) throws IOException {

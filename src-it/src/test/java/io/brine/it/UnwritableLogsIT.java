@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -53,7 +54,7 @@ class UnwritableLogsIT {
     }
 
     private Path master(String name, Map<String, String> values) throws IOException {
-        Map<String, String> all = new java.util.HashMap<>(Map.of("publish_port", "0", "ret_port", "0", "pki_dir",
+        Map<String, String> all = new HashMap<>(Map.of("publish_port", "0", "ret_port", "0", "pki_dir",
                 "pki", "cachedir", "cache"));
         all.putAll(values);
         return MetricsEndpointIT.config(tmp.resolve(name), "master.yaml", all);

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
@@ -319,7 +320,7 @@ public final class BrineCli implements Callable<Integer> {
     /** The returns in {@code status} of minions in {@code missing}. */
     @SuppressWarnings("unchecked")
     private static Map<String, Map<String, Object>> lateReturns(Map<String, Object> status,
-            java.util.Set<String> missing) {
+            Set<String> missing) {
         Map<String, Map<String, Object>> late = new LinkedHashMap<>();
         if (status.get("returns") instanceof Map<?, ?> returns) {
             returns.forEach((id, ret) -> {

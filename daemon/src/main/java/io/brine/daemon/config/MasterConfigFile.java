@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 /** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
@@ -151,9 +153,9 @@ final class MasterConfigFile {
         }));
         List<String> regex = root.strings("file_ignore_regex", value -> {
             try {
-                java.util.regex.Pattern.compile(value);
+                Pattern.compile(value);
                 return Optional.empty();
-            } catch (java.util.regex.PatternSyntaxException e) {
+            } catch (PatternSyntaxException e) {
                 return Optional.of("not a regular expression: " + e.getDescription());
             }
         }).orElse(defaults.fileIgnoreRegex());

@@ -492,10 +492,10 @@ class MasterConfigTest {
     void theMasterKeyKeepsFiveRecordsAndAWeeksGraceUnlessToldAndSixteenRecordsAtMost() throws Exception {
         MasterConfig defaults = load("{}\n");
         assertThat(defaults.masterKeyChain()).isEqualTo(5);
-        assertThat(defaults.masterKeyGrace()).isEqualTo(java.time.Duration.ofDays(7));
+        assertThat(defaults.masterKeyGrace()).isEqualTo(Duration.ofDays(7));
         MasterConfig set = load("master_key_chain: 16\nmaster_key_grace: 60\n");
         assertThat(set.masterKeyChain()).isEqualTo(16);
-        assertThat(set.masterKeyGrace()).isEqualTo(java.time.Duration.ofSeconds(60));
+        assertThat(set.masterKeyGrace()).isEqualTo(Duration.ofSeconds(60));
         assertThat(problems("master_key_chain: 17\nmaster_key_grace: 59\n")).extracting(ConfigProblem::key)
                 .containsExactly("master_key_chain", "master_key_grace");
         assertThat(problems("master_key_chain: 0\n")).hasSize(1);

@@ -32,6 +32,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
@@ -146,7 +147,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         if (method.equals(HttpMethod.POST)) {
             String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
-            if (!type.toLowerCase(java.util.Locale.ROOT).strip().startsWith("application/json")) {
+            if (!type.toLowerCase(Locale.ROOT).strip().startsWith("application/json")) {
                 refuse(ctx, request, new ApiError(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "the body must be"
                         + " JSON: Content-Type: application/json"), keepAlive);
                 return;

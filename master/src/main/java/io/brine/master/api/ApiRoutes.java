@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -187,7 +188,7 @@ final class ApiRoutes {
         SharedKeys shared = keys.shared();
         // One page of the keys sorted by id, then state: each state's list is sorted by id, so each is read from
         // the first id after the cursor (a binary search) up to one key past the page, not the whole store.
-        TreeSet<StoredKey> selected = new TreeSet<>(java.util.Comparator.comparing(StoredKey::id)
+        TreeSet<StoredKey> selected = new TreeSet<>(Comparator.comparing(StoredKey::id)
                 .thenComparing(StoredKey::state));
         for (KeyState s : states) {
             List<StoredKey> sorted = listing.keys(s);

@@ -29,6 +29,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -87,7 +88,7 @@ public final class ApiServer implements AutoCloseable {
      */
     public static ApiServer start(MasterConfig.Api config, KeyStore keyStore, PublisherService publishers,
             SessionTable sessions, EventStream events, ActiveJobs active, Supplier<ReservedIds> reservedIds,
-            java.nio.file.Path cachedir, Clock clock) throws IOException {
+            Path cachedir, Clock clock) throws IOException {
         InetAddress address = InetAddress.getByName(config.interfaceAddress());
         if (config.tls().isEmpty() && !address.isLoopbackAddress()) {
             throw new IOException("api: interface " + config.interfaceAddress() + " is not loopback and api.tls is"

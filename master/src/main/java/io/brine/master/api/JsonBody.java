@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -59,7 +60,7 @@ final class JsonBody {
             }
             throw ApiError.badRequest("malformed JSON at line " + e.getLocation().getLineNr() + ", column "
                     + e.getLocation().getColumnNr());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw ApiError.badRequest("malformed JSON");
         }
         if (!(node instanceof ObjectNode object)) {

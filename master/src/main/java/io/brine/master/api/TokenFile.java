@@ -13,6 +13,7 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +63,7 @@ final class TokenFile {
             return List.of();
         }
         Loaded current = loaded;
-        long modified = attributes.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
+        long modified = attributes.lastModifiedTime().to(TimeUnit.NANOSECONDS);
         if (Objects.equals(current.fileKey(), attributes.fileKey()) && current.size() == attributes.size()
                 && current.modifiedNs() == modified) {
             return current.entries();

@@ -36,8 +36,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -80,7 +82,7 @@ public final class AuthService {
     private final WarnInterval rejectedRetryWarnings;
     private final WarnInterval sameKeyWarnings;
     private final AcceptancePolicies policies;
-    private final java.util.concurrent.atomic.AtomicLong storeFailures = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong storeFailures = new AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
     private final int pendingRetrySeconds;
@@ -381,8 +383,8 @@ public final class AuthService {
                     clock.millis(), master.getPublic().getEncoded(), "accepted", 0, granted, masterKeys.chain()),
                     master);
         } finally {
-            java.util.Arrays.fill(publishKey, (byte) 0);
-            java.util.Arrays.fill(requestKey, (byte) 0);
+            Arrays.fill(publishKey, (byte) 0);
+            Arrays.fill(requestKey, (byte) 0);
         }
     }
 
@@ -461,7 +463,7 @@ public final class AuthService {
     private Optional<Outcome> reply(AuthRequest request, Peer peer, AuthStatus status, String reason,
             int retryAfter) {
         if (!budget.trySpend(peer.remoteAddress(), "an auth answer (" + status.name().toLowerCase(
-                java.util.Locale.ROOT) + ")")) {
+                Locale.ROOT) + ")")) {
             return Optional.empty();
         }
         KeyPair master = masterKeys.current();

@@ -19,6 +19,7 @@ import java.io.UncheckedIOException;
 import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -118,7 +119,7 @@ public final class KeyRotationService {
         ROTATED, PENDING, REFUSED;
 
         String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

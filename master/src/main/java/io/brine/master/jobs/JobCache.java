@@ -22,8 +22,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -175,7 +178,7 @@ public final class JobCache implements AutoCloseable {
     /** Jobs in the cache, oldest first. */
     public List<JobRecord> list() {
         List<JobRecord> jobs = new ArrayList<>();
-        java.util.SortedSet<String> all = new java.util.TreeSet<>(jids());
+        SortedSet<String> all = new TreeSet<>(jids());
         all.addAll(shared.jids());
         for (String jid : all) {
             job(jid).ifPresent(jobs::add);
@@ -226,7 +229,7 @@ public final class JobCache implements AutoCloseable {
         List<PendingReturn> batch = new ArrayList<>(MAX_BATCH);
         while (!closed || !queue.isEmpty()) {
             try {
-                PendingReturn first = queue.poll(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+                PendingReturn first = queue.poll(200, TimeUnit.MILLISECONDS);
                 if (first == null) {
                     continue;
                 }

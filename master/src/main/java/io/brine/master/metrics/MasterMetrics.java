@@ -27,10 +27,14 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
@@ -51,7 +55,7 @@ public final class MasterMetrics {
     private final Counter missing;
     private final EventStream events;
     /** Reads a scrape's gauges share, taken once before it. */
-    private final List<Runnable> beforeScrape = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Runnable> beforeScrape = new CopyOnWriteArrayList<>();
 
     /** {@code events} hears what the hooks report, for {@code brine events}. */
     public MasterMetrics(EventStream events) {
@@ -158,7 +162,7 @@ public final class MasterMetrics {
     /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
     public void keyChanged(KeyChange change) {
         String to = change.to().map(KeyState::dirName).orElse("deleted");
-        Map<String, Object> data = new java.util.LinkedHashMap<>();
+        Map<String, Object> data = new LinkedHashMap<>();
         data.put("id", change.id());
         data.put("from", change.from().map(KeyState::dirName).orElse("none"));
         data.put("to", to);
@@ -200,7 +204,7 @@ public final class MasterMetrics {
     /** Key counts by state, from one listing of the key store, taken by {@link #scrape()} before it reads them. */
     private static final class KeyCounts {
         private final KeyStore keyStore;
-        private volatile java.util.Map<KeyState, Integer> counts = java.util.Map.of();
+        private volatile Map<KeyState, Integer> counts = Map.of();
 
         KeyCounts(KeyStore keyStore) {
             this.keyStore = keyStore;
@@ -208,7 +212,7 @@ public final class MasterMetrics {
 
         void refresh() {
             var listing = keyStore.list();
-            var fresh = new java.util.EnumMap<KeyState, Integer>(KeyState.class);
+            var fresh = new EnumMap<KeyState, Integer>(KeyState.class);
             for (KeyState each : KeyState.values()) {
                 fresh.put(each, listing.keys(each).size());
             }
@@ -216,11 +220,11 @@ public final class MasterMetrics {
             oldestAccepted = keyStore.oldestAcceptedSince().orElse(null);
         }
 
-        private volatile java.time.Instant oldestAccepted;
+        private volatile Instant oldestAccepted;
 
         double oldestAcceptedAgeSeconds() {
-            java.time.Instant oldest = oldestAccepted;
-            return oldest == null ? 0 : Math.max(0, java.time.Duration.between(oldest, java.time.Instant.now())
+            Instant oldest = oldestAccepted;
+            return oldest == null ? 0 : Math.max(0, Duration.between(oldest, Instant.now())
                     .toSeconds());
         }
 

@@ -45,6 +45,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -149,7 +150,7 @@ public final class PublisherService {
             return Optional.empty();
         }
         // Remembered before the skew check, whatever the answer (PROTOCOL.md 8.7).
-        if (seenNonces.asMap().putIfAbsent(name + ":" + java.util.HexFormat.of().formatHex(request.nonce()),
+        if (seenNonces.asMap().putIfAbsent(name + ":" + HexFormat.of().formatHex(request.nonce()),
                 request.timestampMs()) != null) {
             LOG.info("Publisher {} ({}): replayed auth dropped", name, peer.remoteAddress());
             return Optional.empty();

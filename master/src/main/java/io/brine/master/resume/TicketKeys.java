@@ -13,6 +13,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -244,7 +245,7 @@ public final class TicketKeys implements AutoCloseable {
         }
         if (attributes.get().permissions().stream().anyMatch(NOT_OURS::contains)) {
             return Optional.of(file + " may be read or written by others (mode "
-                    + java.nio.file.attribute.PosixFilePermissions.toString(attributes.get().permissions())
+                    + PosixFilePermissions.toString(attributes.get().permissions())
                     + "); it must be 0600");
         }
         return Optional.empty();

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -183,7 +184,7 @@ public final class SaltFileServer {
     }
 
     /** Salt filters by {@code prefix} with its slashes stripped, and sorts. */
-    private static List<String> prefixed(java.util.Collection<String> entries, SaltCommand.FileRequest request) {
+    private static List<String> prefixed(Collection<String> entries, SaltCommand.FileRequest request) {
         String prefix = strip(request.prefix().orElse(""));
         return entries.stream().filter(e -> e.startsWith(prefix)).sorted().toList();
     }

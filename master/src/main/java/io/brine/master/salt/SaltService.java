@@ -38,6 +38,7 @@ import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.Admission;
 import io.brine.store.policy.AuthAttempt;
 import io.brine.transport.DropLog;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -192,7 +193,7 @@ public final class SaltService {
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, bad.getMessage());
             auditRefused(id, from, fingerprint, bad.getMessage());
             return encode(responder.respond(request, Decision.REJECTED, null), from);
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
             LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
             writes.failed(e.getMessage());

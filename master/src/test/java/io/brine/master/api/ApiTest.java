@@ -17,6 +17,7 @@ import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,11 +34,13 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,7 +70,7 @@ class ApiTest {
         start(api -> api);
     }
 
-    void start(java.util.function.UnaryOperator<MasterConfig.Api> api) throws Exception {
+    void start(UnaryOperator<MasterConfig.Api> api) throws Exception {
         if (master != null) {
             master.close();
         }
@@ -125,7 +128,7 @@ class ApiTest {
         String route = path.replaceAll("\\?.*", "");
         List<String> segments = List.of(route.substring(1).split("/", -1));
         String pattern = ApiRoutes.route(segments).map(ApiRoutes.Route::pattern).orElse("(none)");
-        SEEN.add(List.of(pattern, method.toLowerCase(java.util.Locale.ROOT), String.valueOf(status)));
+        SEEN.add(List.of(pattern, method.toLowerCase(Locale.ROOT), String.valueOf(status)));
     }
 
     /** A JSON error: its status, a message, and no trace or path of the master's. */
@@ -204,7 +207,7 @@ class ApiTest {
 
         String now = Fingerprints.of(key(2));
         Answer accepted = post("/api/keys/web1/accept", admin, "{\"fingerprint\": \""
-                + now.replace(":", "").toUpperCase(java.util.Locale.ROOT) + "\"}");
+                + now.replace(":", "").toUpperCase(Locale.ROOT) + "\"}");
         assertThat(accepted.status()).isEqualTo(200);
         assertThat(accepted.json().get("result").asText()).isEqualTo("accepted");
         assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
@@ -531,7 +534,7 @@ class ApiTest {
         int before = master.eventSubscribers();
         try (Socket socket = new Socket()) {
             socket.setReceiveBufferSize(4096);
-            socket.connect(new java.net.InetSocketAddress("127.0.0.1", master.apiPort()));
+            socket.connect(new InetSocketAddress("127.0.0.1", master.apiPort()));
             socket.getOutputStream().write(("GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
                     + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             await().until(() -> master.eventSubscribers() == before + 1);
@@ -597,7 +600,7 @@ class ApiTest {
                 .toList());
         for (ApiRoutes.Route route : ApiRoutes.ROUTES) {
             for (String method : route.methods()) {
-                assertThat(paths.get(route.pattern()).has(method.toLowerCase(java.util.Locale.ROOT)))
+                assertThat(paths.get(route.pattern()).has(method.toLowerCase(Locale.ROOT)))
                         .as(method + " " + route.pattern()).isTrue();
             }
         }

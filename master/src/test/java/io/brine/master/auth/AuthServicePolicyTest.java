@@ -29,17 +29,28 @@ import io.brine.store.policy.AcceptancePolicies;
 import io.brine.store.policy.PolicyDecision;
 import io.brine.store.policy.TokenHashes;
 import io.brine.transport.Peer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyFactory;
 import java.security.KeyPair;
+import java.security.PrivateKey;
 import java.security.SecureRandom;
+import java.security.interfaces.RSAPrivateCrtKey;
+import java.security.interfaces.RSAPublicKey;
+import java.security.spec.RSAPrivateKeySpec;
+import java.security.spec.RSAPublicKeySpec;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -113,7 +124,7 @@ class AuthServicePolicyTest {
         return handleAt(service, id, keyIndex, token, System.currentTimeMillis()).orElseThrow();
     }
 
-    private java.util.Optional<AuthService.Outcome> handleAt(AuthService service, String id, int keyIndex,
+    private Optional<AuthService.Outcome> handleAt(AuthService service, String id, int keyIndex,
             String token, long timestampMs) {
         KeyPair pair = TestKeys.pair(keyIndex);
         byte[] nonce = new byte[32];
@@ -125,12 +136,12 @@ class AuthServicePolicyTest {
         return service.handle(peer, new Signed<>((AuthRequest) frame.message(), frame));
     }
 
-    private AuthService.Outcome handleRaw(String id, byte[] publicKey, java.security.PrivateKey signer, byte[] nonce) {
+    private AuthService.Outcome handleRaw(String id, byte[] publicKey, PrivateKey signer, byte[] nonce) {
         return answerRaw(auth, id, publicKey, signer, nonce).orElseThrow();
     }
 
-    private static java.util.Optional<AuthService.Outcome> answerRaw(AuthService service, String id, byte[] publicKey,
-            java.security.PrivateKey signer, byte[] nonce) {
+    private static Optional<AuthService.Outcome> answerRaw(AuthService service, String id, byte[] publicKey,
+            PrivateKey signer, byte[] nonce) {
         AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, publicKey, nonce,
                 System.currentTimeMillis(), Map.of(), null, null);
         Decoded.Ok frame = (Decoded.Ok) Codec.decode(Codec.encodeSigned(request, signer), FrameLimits.MAX_FRAME);
@@ -149,7 +160,7 @@ class AuthServicePolicyTest {
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         byte[] good = TestKeys.pair(3).getPublic().getEncoded();
-        byte[] trailing = java.util.Arrays.copyOf(good, good.length + 64);
+        byte[] trailing = Arrays.copyOf(good, good.length + 64);
 
         AuthService.Outcome badKey = handleRaw("web1", trailing, TestKeys.pair(3).getPrivate(), nonce);
         assertThat(badKey.status()).isEqualTo(AuthStatus.REFUSED);
@@ -171,10 +182,10 @@ class AuthServicePolicyTest {
 
     @Test
     void answersButAnAcceptedKeysArePaidFromTheBudgetAndOnePastItIsNotAnswered() throws Exception {
-        MovableClock clock = new MovableClock(java.time.Instant.now());
+        MovableClock clock = new MovableClock(Instant.now());
         AuthWorkBudget budget = new AuthWorkBudget(2, clock);
         AuthService budgeted = authService(store, new SessionTable(), budget);
-        byte[] bad = java.util.Arrays.copyOf(TestKeys.pair(3).getPublic().getEncoded(), 300);
+        byte[] bad = Arrays.copyOf(TestKeys.pair(3).getPublic().getEncoded(), 300);
 
         assertThat(answerRaw(budgeted, "web1", bad, TestKeys.pair(3).getPrivate(), nonce())).isPresent();
         assertThat(answerRaw(budgeted, "web2", bad, TestKeys.pair(3).getPrivate(), nonce())).isPresent();
@@ -188,7 +199,7 @@ class AuthServicePolicyTest {
         assertThat(answerRaw(budgeted, "web5", bad, TestKeys.pair(3).getPrivate(), nonce())).isEmpty();
 
         // An accepted key's answer is never counted: web6 is accepted with the budget spent.
-        store.offer("web6", (java.security.interfaces.RSAPublicKey) TestKeys.pair(6).getPublic(),
+        store.offer("web6", (RSAPublicKey) TestKeys.pair(6).getPublic(),
                 PolicyVerdict.ACCEPT);
         AuthService.Outcome accepted = answerRaw(budgeted, "web6", TestKeys.pair(6).getPublic().getEncoded(),
                 TestKeys.pair(6).getPrivate(), nonce()).orElseThrow();
@@ -207,21 +218,21 @@ class AuthServicePolicyTest {
     void aSelfSignedKeyWithASmallPrimeFactorIsRefusedByTheStoresCheckAndStoresNothing() throws Exception {
         // n' = 7919 p q with a private exponent that works for n': the self-signature verifies, so only the
         // factor check (the key store's, once per offer of a key it does not hold) stands in the way.
-        java.security.interfaces.RSAPrivateCrtKey crt = (java.security.interfaces.RSAPrivateCrtKey) TestKeys.pair(3)
+        RSAPrivateCrtKey crt = (RSAPrivateCrtKey) TestKeys.pair(3)
                 .getPrivate();
         BigInteger r = BigInteger.valueOf(7919);
         BigInteger n = crt.getModulus().multiply(r);
         BigInteger phi = crt.getPrimeP().subtract(BigInteger.ONE).multiply(crt.getPrimeQ().subtract(BigInteger.ONE))
                 .multiply(r.subtract(BigInteger.ONE));
         BigInteger d = crt.getPublicExponent().modInverse(phi);
-        java.security.KeyFactory rsa = java.security.KeyFactory.getInstance("RSA");
-        byte[] spki = rsa.generatePublic(new java.security.spec.RSAPublicKeySpec(n, crt.getPublicExponent()))
+        KeyFactory rsa = KeyFactory.getInstance("RSA");
+        byte[] spki = rsa.generatePublic(new RSAPublicKeySpec(n, crt.getPublicExponent()))
                 .getEncoded();
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
 
         AuthService.Outcome outcome = handleRaw("web1", spki,
-                rsa.generatePrivate(new java.security.spec.RSAPrivateKeySpec(n, d)), nonce);
+                rsa.generatePrivate(new RSAPrivateKeySpec(n, d)), nonce);
 
         assertThat(outcome.status()).isEqualTo(AuthStatus.REFUSED);
         assertThat(replyOf(outcome).nonce()).isEqualTo(nonce);
@@ -232,8 +243,8 @@ class AuthServicePolicyTest {
 
     @Test
     void aStoreThatCannotWriteGetsASignedTryLaterNotABug() {
-        store.failOffersWith(new java.io.UncheckedIOException("key store " + dir + "/pki: cannot record the key of"
-                + " web1: No space left on device", new java.io.IOException("No space left on device")));
+        store.failOffersWith(new UncheckedIOException("key store " + dir + "/pki: cannot record the key of"
+                + " web1: No space left on device", new IOException("No space left on device")));
 
         AuthService.Outcome outcome = handle("web1", 2, TOKEN);
 
@@ -303,10 +314,10 @@ class AuthServicePolicyTest {
 
     @Test
     void policiesAreNotAskedForARejectedIdNorToReplaceAnAcceptedKey() {
-        store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(1).getPublic(),
+        store.offer("web1", (RSAPublicKey) TestKeys.pair(1).getPublic(),
                 io.brine.store.keys.PolicyVerdict.REJECT);
         assertThat(authenticate("web1", 2, TOKEN)).isEqualTo(AuthStatus.REJECTED);
-        store.offer("web2", (java.security.interfaces.RSAPublicKey) TestKeys.pair(3).getPublic(),
+        store.offer("web2", (RSAPublicKey) TestKeys.pair(3).getPublic(),
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
         assertThat(authenticate("web2", 4, TOKEN)).isEqualTo(AuthStatus.DENIED);
         assertThat(audited).allSatisfy(line -> assertThat(line).endsWith("[state]"));
@@ -318,10 +329,10 @@ class AuthServicePolicyTest {
     @Test
     void quietRefusalsAreOneWarnEachNamingIdSourceAndReasonAndTheLogSaysTheAnswerGivenNotThePolicysVerdict() {
         try (LogCapture log = LogCapture.ofPackage("io.brine")) {
-            store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(1).getPublic(),
+            store.offer("web1", (RSAPublicKey) TestKeys.pair(1).getPublic(),
                     PolicyVerdict.ACCEPT);
             assertThat(authenticate("web1", 2, null)).isEqualTo(AuthStatus.DENIED);
-            store.offer("db1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(3).getPublic(),
+            store.offer("db1", (RSAPublicKey) TestKeys.pair(3).getPublic(),
                     PolicyVerdict.REJECT);
             assertThat(authenticate("db1", 4, null)).isEqualTo(AuthStatus.REJECTED);
             // The token accepts web9, but its key is web1's: pending, whatever the token says.
@@ -354,11 +365,11 @@ class AuthServicePolicyTest {
 
     @Test
     void aKeyRemovedBetweenTheDecisionAndTheReplyIsRefusedAndKeepsNoSession() {
-        store.offer("web1", (java.security.interfaces.RSAPublicKey) TestKeys.pair(2).getPublic(),
+        store.offer("web1", (RSAPublicKey) TestKeys.pair(2).getPublic(),
                 PolicyVerdict.ACCEPT);
         KeyStore removedWhileAnswering = new RecordingKeyStore(store.delegate()) {
             @Override
-            public Offer offer(String id, java.security.interfaces.RSAPublicKey offered,
+            public Offer offer(String id, RSAPublicKey offered,
                     io.brine.store.keys.MinionKind kind, Policies asked) {
                 Offer offer = super.offer(id, offered, kind, asked);
                 delegate().delete(id, "admin");

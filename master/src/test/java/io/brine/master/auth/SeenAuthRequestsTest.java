@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
@@ -145,7 +146,7 @@ class SeenAuthRequestsTest {
         try (SeenAuthRequests seen = SeenAuthRequests.open(file(), clock)) {
             seen.record("web1", WEB1, dated);
         }
-        Files.writeString(file(), "db1 " + OTHER.substring(0, 10), java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(file(), "db1 " + OTHER.substring(0, 10), StandardOpenOption.APPEND);
         try (SeenAuthRequests seen = SeenAuthRequests.open(file(), clock)) {
             assertThat(seen.isNewer("web1", WEB1, dated)).isFalse();
             assertThat(seen.isNewer("db1", OTHER, clock.millis())).isTrue();
@@ -161,7 +162,7 @@ class SeenAuthRequestsTest {
         for (String damaged : List.of("web1 " + WEB1 + " -5\n", "web1 " + WEB1 + "\n", "../x " + WEB1 + " 5\n",
                 "\n", "floor 12345678901234567890\n")) {
             String kept = Files.readString(file());
-            Files.writeString(file(), damaged, java.nio.file.StandardOpenOption.APPEND);
+            Files.writeString(file(), damaged, StandardOpenOption.APPEND);
             assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock)).isInstanceOf(IOException.class)
                     .hasMessageContaining(file() + " is damaged at line 4").hasMessageContaining("remove it");
             Files.writeString(file(), kept);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.protocol.testing.MovableClock;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,7 +100,7 @@ class JobCacheTest {
             seenByCallback.set(cache.returns(jid));
             try {
                 fileInCallback.set(Files.readString(dir().resolve(jid).resolve("returns.jsonl")));
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 fileInCallback.set("unreadable: " + e);
             }
         })).isTrue();

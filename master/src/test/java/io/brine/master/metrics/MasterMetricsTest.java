@@ -4,7 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.daemon.BrineVersion;
 import io.brine.master.events.EventStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /** The names and units of the master's metrics, by Prometheus' conventions. */
@@ -35,19 +41,19 @@ class MasterMetricsTest {
     }
 
     @Test
-    void theOldestAcceptedKeysAgeIsAGaugeFromItsFilesTime(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void theOldestAcceptedKeysAgeIsAGaugeFromItsFilesTime(@org.junit.jupiter.api.io.TempDir Path dir)
             throws Exception {
         try (io.brine.store.keys.KeyStore store = io.brine.store.keys.FileKeyStore.open(
                 io.brine.store.keys.KeyStoreOptions.builder(dir).masterKey(false).build())) {
             MasterMetrics metrics = new MasterMetrics(new EventStream(Clock.systemUTC()));
             metrics.keys(store);
             assertThat(metrics.scrape()).contains("brine_oldest_accepted_key_age_seconds 0.0");
-            store.offer("web1", (java.security.interfaces.RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(1)
+            store.offer("web1", (RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(1)
                     .getPublic(), io.brine.store.keys.PolicyVerdict.ACCEPT);
-            store.offer("web2", (java.security.interfaces.RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(2)
+            store.offer("web2", (RSAPublicKey) io.brine.protocol.testing.TestKeys.pair(2)
                     .getPublic(), io.brine.store.keys.PolicyVerdict.ACCEPT);
-            java.nio.file.Files.setLastModifiedTime(dir.resolve("minions/web1"), java.nio.file.attribute.FileTime
-                    .from(java.time.Instant.now().minus(java.time.Duration.ofDays(2))));
+            Files.setLastModifiedTime(dir.resolve("minions/web1"), FileTime
+                    .from(Instant.now().minus(Duration.ofDays(2))));
             store.refresh();
 
             String scraped = metrics.scrape();

@@ -9,15 +9,18 @@ import io.brine.protocol.testing.TestKeys;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /** The announcement a master writes for the others: only the cluster's master key makes or opens one. */
 class ClusterPublicationsTest {
 
-    private static final java.util.function.Supplier<io.brine.cluster.ClusterHealth> CONNECTED = () ->
-            new io.brine.cluster.ClusterHealth(io.brine.cluster.ClusterHealth.State.CONNECTED, java.time.Instant.EPOCH);
+    private static final Supplier<io.brine.cluster.ClusterHealth> CONNECTED = () ->
+            new io.brine.cluster.ClusterHealth(io.brine.cluster.ClusterHealth.State.CONNECTED, Instant.EPOCH);
     private static final String JID = "20261125221500123456";
 
     private final ClusterPublications cluster = new ClusterPublications(null, null, TestKeys.pair(250),
@@ -32,7 +35,7 @@ class ClusterPublicationsTest {
         byte[] data = cluster.encode(record, load, 1234L);
 
         ClusterPublications other = new ClusterPublications(null, null, TestKeys.pair(250),
-                Clock.fixed(java.time.Instant.ofEpochMilli(1234L + 1000), java.time.ZoneOffset.UTC),
+                Clock.fixed(Instant.ofEpochMilli(1234L + 1000), ZoneOffset.UTC),
                 "m2:/var/cache/brine", CONNECTED);
         var heard = other.decode(JID, data);
 
@@ -47,16 +50,16 @@ class ClusterPublicationsTest {
         long now = 1_800_000_000_000L;
         byte[] fresh = cluster.encode(record, load, now);
         ClusterPublications self = new ClusterPublications(null, null, TestKeys.pair(250),
-                Clock.fixed(java.time.Instant.ofEpochMilli(now), java.time.ZoneOffset.UTC), "m1:/var/cache/brine", CONNECTED);
+                Clock.fixed(Instant.ofEpochMilli(now), ZoneOffset.UTC), "m1:/var/cache/brine", CONNECTED);
         assertThat(self.decode(JID, fresh)).as("this master's own").isNull();
 
         ClusterPublications later = new ClusterPublications(null, null, TestKeys.pair(250),
-                Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis() + 1),
-                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
+                Clock.fixed(Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis() + 1),
+                        ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
         assertThat(later.decode(JID, fresh)).as("one millisecond past the age it is delivered at").isNull();
         ClusterPublications inTime = new ClusterPublications(null, null, TestKeys.pair(250),
-                Clock.fixed(java.time.Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis()),
-                        java.time.ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
+                Clock.fixed(Instant.ofEpochMilli(now + ClusterPublications.MAX_AGE.toMillis()),
+                        ZoneOffset.UTC), "m2:/var/cache/brine", CONNECTED);
         assertThat(inTime.decode(JID, fresh).load()).isEqualTo(load);
     }
 

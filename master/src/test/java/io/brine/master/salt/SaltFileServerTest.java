@@ -10,6 +10,7 @@ import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
 import io.brine.protocol.testing.MovableClock;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,10 +19,12 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.BeforeEach;
@@ -140,7 +143,7 @@ class SaltFileServerTest {
         assertThat(stat).hasSize(10);
         assertThat(((Long) stat.get(0)) & 0170000).isEqualTo(0100000);
         assertThat(stat.get(6)).isEqualTo(6L);
-        assertThat(answer(request("_file_hash_and_stat", "nothing", "base"))).isEqualTo(java.util.Arrays.asList("",
+        assertThat(answer(request("_file_hash_and_stat", "nothing", "base"))).isEqualTo(Arrays.asList("",
                 null));
         Map<?, ?> found = (Map<?, ?>) answer(request("_file_find", "web/motd-link", "base"));
         assertThat(found.get("rel")).isEqualTo("web/motd-link");
@@ -154,9 +157,9 @@ class SaltFileServerTest {
     void aFileIsServedInChunksOfFileBufferSizeGzippedWhenAsked() throws Exception {
         server = server(CHUNK, 1_000, 10_000, 1L << 26);
         byte[] big = new byte[CHUNK * 2 + 100];
-        new java.util.Random(7).nextBytes(big);
+        new Random(7).nextBytes(big);
         Files.write(srv.resolve("web/big.bin"), big);
-        java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
         int chunks = 0;
         while (true) {
             Map<?, ?> chunk = (Map<?, ?>) answer(new SaltCommand.FileRequest("_serve_file", Optional.of("web/big.bin"),

@@ -31,13 +31,19 @@ import io.brine.store.keys.KeyPairFiles;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.policy.AcceptancePolicies;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyFactory;
 import java.security.KeyPair;
+import java.security.PublicKey;
+import java.security.interfaces.RSAPublicKey;
+import java.security.spec.RSAPublicKeySpec;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -245,7 +251,7 @@ class SaltServiceTest {
         String over = "20261126010203000002";
         for (String jid : List.of(fits, over)) {
             jobCache.create(new io.brine.master.jobs.JobRecord(jid, "2026-11-26T01:02:03Z", "root", "glob", "salt1",
-                    "test.echo", List.of(), java.util.Map.of(), 30, List.of("salt1")));
+                    "test.echo", List.of(), Map.of(), 30, List.of("salt1")));
             jobs.begin(jid, "test.echo", List.of("salt1"), null, null);
         }
         SaltRequest.Encrypted atLimit = sealedReturn("salt1", session, fits, 3000);
@@ -351,10 +357,10 @@ class SaltServiceTest {
     @Test
     void aKeyWithASmallPrimeFactorIsRefusedByTheStoresCheckAndFilesNothing() throws Exception {
         // Parsed for its shape only on the way in; the key store's factor check is what refuses it.
-        java.math.BigInteger n = ((java.security.interfaces.RSAPublicKey) minion.getPublic()).getModulus()
-                .multiply(java.math.BigInteger.valueOf(7919));
-        java.security.PublicKey bad = java.security.KeyFactory.getInstance("RSA").generatePublic(
-                new java.security.spec.RSAPublicKeySpec(n, java.math.BigInteger.valueOf(65537)));
+        BigInteger n = ((RSAPublicKey) minion.getPublic()).getModulus()
+                .multiply(BigInteger.valueOf(7919));
+        PublicKey bad = KeyFactory.getInstance("RSA").generatePublic(
+                new RSAPublicKeySpec(n, BigInteger.valueOf(65537)));
         String nonce = nonce();
         Recorded path = new Recorded();
         salt.handle(new SaltRequest.Auth(SaltAuthRequest.of("salt1", bad, nonce, ENC, SIG, Optional.empty(),
@@ -405,7 +411,7 @@ class SaltServiceTest {
     @Test
     void aSaltSignInWithABrineMinionsKeyIsRefusedWithoutASessionOrAMarkAndAudited() throws Exception {
         // web1 is a brine minion, accepted; its public key is public.
-        assertThat(store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
+        assertThat(store.offer("web1", (RSAPublicKey) minion.getPublic(),
                 io.brine.store.keys.PolicyVerdict.ACCEPT)).isInstanceOf(io.brine.store.keys.KeyDecision.Accepted.class);
 
         assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
@@ -421,9 +427,9 @@ class SaltServiceTest {
 
     @Test
     void refusedSaltSignInsForABrineMinionAreLoggedOncePerTenSecondsWithTheCount() throws Exception {
-        store.offer("web1", (java.security.interfaces.RSAPublicKey) minion.getPublic(),
+        store.offer("web1", (RSAPublicKey) minion.getPublic(),
                 io.brine.store.keys.PolicyVerdict.ACCEPT);
-        MovableClock clock = new MovableClock(java.time.Instant.now());
+        MovableClock clock = new MovableClock(Instant.now());
         salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs, 1 << 20, clock,
                 new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock), files);
         List<String> warnings;

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.util.Optional;
 import java.util.Set;
@@ -82,7 +83,7 @@ public final class MinionKeys {
                 || permissions.contains(PosixFilePermission.GROUP_WRITE)
                 || permissions.contains(PosixFilePermission.OTHERS_WRITE)) {
             throw new IOException(file + " is readable or writable by group or others ("
-                    + java.nio.file.attribute.PosixFilePermissions.toString(permissions)
+                    + PosixFilePermissions.toString(permissions)
                     + "): refusing to use it; run chmod 400 " + file);
         }
     }

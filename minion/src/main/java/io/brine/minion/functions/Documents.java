@@ -3,6 +3,7 @@ package io.brine.minion.functions;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -80,7 +81,7 @@ public final class Documents {
             return list(collection, depth, where);
         }
         if (value instanceof Object[] array) {
-            return list(java.util.Arrays.asList(array), depth, where);
+            return list(Arrays.asList(array), depth, where);
         }
         throw new IllegalArgumentException(where + " is a " + value.getClass().getName()
                 + ", which cannot be sent (use null, boolean, integer, double, string, bytes, list or map)");

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.PublicKey;
+import java.security.interfaces.RSAPublicKey;
 import java.util.List;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
@@ -56,7 +57,7 @@ class MasterPinTest {
         assertThat(stranger).isInstanceOf(MasterPin.Verdict.OtherKey.class);
 
         assertThat(pin.verify(offered, signedBy(C), List.of(step(A, B, A, 0), step(B, C, B, 0))))
-                .isEqualTo(new MasterPin.Verdict.Succeeded((java.security.interfaces.RSAPublicKey) C.getPublic()));
+                .isEqualTo(new MasterPin.Verdict.Succeeded((RSAPublicKey) C.getPublic()));
         // The chain verifies but the reply is not signed by the key it leads to.
         assertThat(pin.verify(offered, signedBy(B), List.of(step(A, B, A, 0), step(B, C, B, 0))))
                 .isInstanceOf(MasterPin.Verdict.Forged.class);
@@ -66,7 +67,7 @@ class MasterPinTest {
                 List.of(step(C, B, C, 0), step(B, C, B, 0)))) {
             assertThat(pin.verify(offered, signedBy(C), broken)).isEqualTo(stranger);
         }
-        assertThat(pin.pinned()).contains((java.security.interfaces.RSAPublicKey) A.getPublic());
+        assertThat(pin.pinned()).contains((RSAPublicKey) A.getPublic());
     }
 
     @Test
@@ -80,7 +81,7 @@ class MasterPinTest {
         assertThat(Files.readString(pki.resolve(MasterPin.FILE))).isEqualTo(Pem.publicKeySpki(B.getPublic()));
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pki.resolve(MasterPin.FILE))))
                 .isEqualTo("rw-r--r--");
-        assertThat(new MasterPin(pki, null).pinned()).contains((java.security.interfaces.RSAPublicKey) B.getPublic());
+        assertThat(new MasterPin(pki, null).pinned()).contains((RSAPublicKey) B.getPublic());
         assertThat(pin.signedByMaster(signedBy(B), graceUntil + 3_600_000)).isTrue();
         assertThat(pin.signedByMaster(signedBy(A), graceUntil - 1)).isTrue();
         // Past the grace, and the clock skew allowed on top of it, the previous key signs nothing.

@@ -13,6 +13,8 @@ import io.brine.protocol.crypto.Rsa;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.PublicKey;
 import java.security.SecureRandom;
 import java.time.Instant;
@@ -63,8 +65,8 @@ public final class Grants {
         /** SHA-256 of the payload as hex: what a master records to make the grant single use. */
         public String digest() {
             try {
-                return HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(payload));
-            } catch (java.security.NoSuchAlgorithmException e) {
+                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
+            } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("the JDK lacks SHA-256", e);
             }
         }

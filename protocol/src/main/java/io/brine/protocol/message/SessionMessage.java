@@ -1,6 +1,7 @@
 package io.brine.protocol.message;
 
 import io.brine.protocol.codec.FieldLimits;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -338,13 +339,13 @@ public sealed interface SessionMessage {
          * A master answers a {@code PublishRequest} within this (PROTOCOL.md 8.7): in a cluster, up to 5 s waiting
          * for a lost ZooKeeper connection, 2 s for the announcement's write and 3 s for the other masters' reports.
          */
-        public static final java.time.Duration ANSWER_WITHIN = java.time.Duration.ofSeconds(10);
+        public static final Duration ANSWER_WITHIN = Duration.ofSeconds(10);
 
         /**
          * How long a publisher waits for that answer at least: longer than {@link #ANSWER_WITHIN}, so a job the
          * master publishes is never one its publisher gave up on.
          */
-        public static final java.time.Duration AWAIT_AT_LEAST = java.time.Duration.ofSeconds(15);
+        public static final Duration AWAIT_AT_LEAST = Duration.ofSeconds(15);
 
         public PublishReply {
             minions = List.copyOf(minions);

@@ -3,6 +3,7 @@ package io.brine.protocol.salt;
 import io.brine.protocol.codec.Jids;
 import io.brine.protocol.codec.MalformedException;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The command of a session request, by its {@code cmd} (the methods Salt's master exposes to minions are
@@ -58,7 +59,7 @@ public sealed interface SaltCommand {
                        Optional<Long> loc, Optional<Integer> gzip, boolean envOnly) implements SaltCommand {
 
         /** The commands read as a {@link FileRequest}. */
-        public static final java.util.Set<String> COMMANDS = java.util.Set.of("_master_opts", "_file_envs",
+        public static final Set<String> COMMANDS = Set.of("_master_opts", "_file_envs",
                 "_file_list", "_file_list_emptydirs", "_dir_list", "_symlink_list", "_file_hash",
                 "_file_hash_and_stat", "_file_find", "_serve_file", "_master_tops", "_ext_nodes");
         /** A path or prefix longer than this is refused (Linux's PATH_MAX). */

@@ -3,6 +3,8 @@ package io.brine.protocol.salt;
 import io.brine.protocol.crypto.CryptoException;
 import java.math.BigInteger;
 import java.security.GeneralSecurityException;
+import java.security.Key;
+import java.security.MessageDigest;
 import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.security.Signature;
@@ -197,13 +199,13 @@ public final class SaltRsa {
     /** Checks that {@code sig} is {@code key}'s X9.31 signature of exactly {@code message}, in constant time. */
     public static boolean x931Verify(PublicKey key, byte[] message, byte[] sig) {
         try {
-            return java.security.MessageDigest.isEqual(x931Recover(key, sig), message);
+            return MessageDigest.isEqual(x931Recover(key, sig), message);
         } catch (CryptoException e) {
             return false;
         }
     }
 
-    private static int modulusBytes(java.security.Key key) {
+    private static int modulusBytes(Key key) {
         if (!(key instanceof RSAKey rsa)) {
             throw new IllegalArgumentException("not an RSA key");
         }

@@ -2,6 +2,7 @@ package io.brine.protocol.salt;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,7 +58,7 @@ public final class SaltValues {
     private static String keyText(SaltValue key) {
         Object plain = toPlain(key);
         if (plain instanceof byte[] bytes) {
-            return java.util.HexFormat.of().formatHex(bytes);
+            return HexFormat.of().formatHex(bytes);
         }
         if (plain == null) {
             return "null";

@@ -2,6 +2,7 @@ package io.brine.protocol.targeting;
 
 import io.brine.protocol.MinionIds;
 import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 
 /**
  * Shell-style globs as Salt uses them on minion ids: {@code *} any run of characters, {@code ?} one character,
@@ -57,7 +58,7 @@ public final class Glob {
         try {
             return new Glob(glob, Pattern.compile(regex.toString(), ignoreCase
                     ? Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE : 0));
-        } catch (java.util.regex.PatternSyntaxException e) {
+        } catch (PatternSyntaxException e) {
             throw new TargetException("bad glob " + glob + ": " + e.getDescription());
         }
     }

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -151,7 +152,7 @@ public sealed interface Target {
     }
 
     /** Whether the value, or any element of a list value, is a scalar whose string form passes {@code test}. */
-    private static boolean anyScalar(Object value, java.util.function.Predicate<String> test) {
+    private static boolean anyScalar(Object value, Predicate<String> test) {
         if (value == null || value instanceof Map<?, ?>) {
             return false;
         }

@@ -19,6 +19,7 @@ import io.brine.protocol.message.Suite;
 import io.brine.protocol.testing.TestKeys;
 import java.security.PrivateKey;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -124,7 +125,7 @@ class CodecMalformedTest {
     void everyTruncationOfEveryValidFrameIsMalformed() {
         for (byte[] frame : validFrames) {
             for (int length = 0; length < frame.length; length++) {
-                malformed(java.util.Arrays.copyOf(frame, length));
+                malformed(Arrays.copyOf(frame, length));
             }
         }
     }
@@ -218,7 +219,7 @@ class CodecMalformedTest {
         List<Object> nils = new ArrayList<>(Collections.nCopies(FieldLimits.MAX_VALUE_ELEMENTS, null));
         byte[] ok = Codec.encodeInner(new SessionMessage.Return("j1", "x.y", nils, 0, true, 0));
         // One more element than the budget, in a second list inside the same value.
-        byte[] over = concat(hex("0110 96 a26a31 a3782e79 92"), java.util.Arrays.copyOfRange(ok, 10, ok.length - 3),
+        byte[] over = concat(hex("0110 96 a26a31 a3782e79 92"), Arrays.copyOfRange(ok, 10, ok.length - 3),
                 hex("91c0 00 c3 00"));
         assertThatThrownBy(() -> Codec.decodeInner(over)).isInstanceOf(MalformedException.class)
                 .hasMessageContaining("more than " + FieldLimits.MAX_VALUE_ELEMENTS + " elements");
@@ -387,7 +388,7 @@ class CodecMalformedTest {
     void anAckWithTooManyJidsIsMalformed() {
         List<String> jids = Collections.nCopies(FieldLimits.MAX_ACK_JIDS, "j1");
         byte[] ok = Codec.encodeInner(new SessionMessage.Ack(jids));
-        byte[] over = concat(hex("0120 91 dc1001"), java.util.Arrays.copyOfRange(ok, 6, ok.length), hex("a26a31"));
+        byte[] over = concat(hex("0120 91 dc1001"), Arrays.copyOfRange(ok, 6, ok.length), hex("a26a31"));
         assertThatThrownBy(() -> Codec.decodeInner(over)).hasMessageContaining("Ack.jids: more than 4096 items");
     }
 

@@ -13,6 +13,7 @@ import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
 import java.security.PrivateKey;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Each message travels one way; arriving the other way it is malformed (PROTOCOL.md 5). */
@@ -73,7 +74,7 @@ class DirectionsTest {
         }
         // A publisher's heartbeat is a minion's too; a publisher's request is not.
         SessionFrame publish = Sessions.seal(key, Samples.SID, MINION_TO_MASTER, counter, new SessionMessage
-                .PublishRequest("glob", "*", "test.ping", List.of(), java.util.Map.of(), 5));
+                .PublishRequest("glob", "*", "test.ping", List.of(), Map.of(), 5));
         assertThatThrownBy(() -> Sessions.open(key, publish, SessionMessage.FromMinion.class))
                 .isInstanceOf(MalformedException.WrongDirection.class).hasMessage("PUBLISH_REQUEST does not travel in a minion's session");
     }

@@ -12,6 +12,7 @@ import java.security.spec.RSAPublicKeySpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** Public keys are checked as keys: one canonical SPKI, e = 65537, an odd modulus with no small factor. */
@@ -79,7 +80,7 @@ class RsaKeysTest {
         }
     }
 
-    private static final int[] PRIMES = java.util.stream.IntStream.range(2, SmallPrimes.BOUND)
+    private static final int[] PRIMES = IntStream.range(2, SmallPrimes.BOUND)
             .filter(p -> BigInteger.valueOf(p).isProbablePrime(50)).toArray();
 
     private static int naive(BigInteger n) {

@@ -10,6 +10,7 @@ import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,7 +26,7 @@ class SaltConversationTest {
     private static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA224;
 
     /** The master's side of one request: bytes in, bytes out, on ZeroMQ (payload dialect) or TCP. */
-    private static byte[] overTheWire(byte[] request, boolean tcp, java.util.function.Function<SaltRequest, SaltValue>
+    private static byte[] overTheWire(byte[] request, boolean tcp, Function<SaltRequest, SaltValue>
             master) throws Exception {
         if (tcp) {
             SaltStreamScanner scanner = new SaltStreamScanner(SaltLimits.UNAUTHENTICATED);

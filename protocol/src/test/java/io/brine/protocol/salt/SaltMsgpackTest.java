@@ -9,6 +9,7 @@ import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.testing.SaltVectors;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
@@ -138,7 +139,7 @@ class SaltMsgpackTest {
     @Test
     void deepNestingIsRefusedWithoutExhaustingTheStack() {
         byte[] bomb = new byte[60_000];
-        java.util.Arrays.fill(bomb, (byte) 0x91); // [[[[...
+        Arrays.fill(bomb, (byte) 0x91); // [[[[...
         assertThatThrownBy(() -> SaltMsgpack.read(bomb, SaltLimits.UNAUTHENTICATED))
                 .isInstanceOf(MalformedException.class).hasMessageContaining("nested deeper than 16");
         byte[] maps = new byte[7_000_000];
@@ -152,7 +153,7 @@ class SaltMsgpackTest {
     @Test
     void nestingUpToTheLimitIsAccepted() throws MalformedException {
         byte[] ok = new byte[16];
-        java.util.Arrays.fill(ok, 0, 15, (byte) 0x91);
+        Arrays.fill(ok, 0, 15, (byte) 0x91);
         ok[15] = (byte) 0xc0;
         assertThat(SaltMsgpack.read(ok, new SaltLimits(100, 15, 100))).isInstanceOf(SaltValue.Array.class);
         assertThatThrownBy(() -> SaltMsgpack.read(ok, new SaltLimits(100, 14, 100)))
@@ -218,7 +219,7 @@ class SaltMsgpackTest {
         byte[] auth = b64(SaltVectors.vector("3008.2-tcp/auth-1b-accepted-token").get("request")
                 .get("tcp_stream_b64"));
         for (int cut = 0; cut < auth.length; cut++) {
-            byte[] head = java.util.Arrays.copyOf(auth, cut);
+            byte[] head = Arrays.copyOf(auth, cut);
             assertThatThrownBy(() -> SaltMsgpack.read(head, SaltLimits.UNAUTHENTICATED)).as("cut at %d", cut)
                     .isInstanceOf(MalformedException.class);
         }

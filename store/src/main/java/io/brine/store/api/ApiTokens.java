@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The HTTP API's bearer tokens ({@code pki_dir/api_tokens.json}): made, listed and revoked by {@code brine-key
@@ -169,7 +170,7 @@ public final class ApiTokens {
         Objects.requireNonNull(pkiDir, "pkiDir");
         AtomicFiles.ensureDirectory(pkiDir);
         Path lockFile = pkiDir.resolve(LOCK_NAME);
-        try (FileChannel channel = FileChannel.open(lockFile, java.util.Set.of(StandardOpenOption.CREATE,
+        try (FileChannel channel = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW)); FileLock lock = channel.lock()) {
             Path file = file(pkiDir);
             List<Entry> entries = new ArrayList<>(read(file));

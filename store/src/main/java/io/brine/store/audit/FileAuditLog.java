@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -62,7 +63,7 @@ public final class FileAuditLog implements AuditLog {
     }
 
     private static FileChannel openChannel(Path file) throws IOException {
-        return FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE,
+        return FileChannel.open(file, Set.<OpenOption>of(StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     }

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -382,11 +383,11 @@ public final class FileKeyStore implements KeyStore {
 
     /** From memory: the snapshot's stamps, as of its last write, poll or sync. */
     @Override
-    public Optional<java.time.Instant> oldestAcceptedSince() {
-        java.time.Instant oldest = null;
+    public Optional<Instant> oldestAcceptedSince() {
+        Instant oldest = null;
         for (Entry entry : writes.snapshot().keys.values()) {
             if (entry.key().state() == KeyState.ACCEPTED) {
-                java.time.Instant since = entry.stamp().modified().toInstant();
+                Instant since = entry.stamp().modified().toInstant();
                 oldest = oldest == null || since.isBefore(oldest) ? since : oldest;
             }
         }
@@ -396,7 +397,7 @@ public final class FileKeyStore implements KeyStore {
     @Override
     public Map<String, String> pendingRotations() {
         try {
-            Map<String, String> accepted = new java.util.HashMap<>();
+            Map<String, String> accepted = new HashMap<>();
             for (StoredKey key : list().keys(KeyState.ACCEPTED)) {
                 accepted.put(key.id(), key.fingerprint());
             }

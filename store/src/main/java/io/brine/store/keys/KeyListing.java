@@ -1,11 +1,14 @@
 package io.brine.store.keys;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /** Everything in the store at one moment: valid keys per state (sorted by id), and the files it ignores. */
 public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> problems) {
@@ -17,7 +20,7 @@ public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> p
             list.sort(Comparator.comparing(StoredKey::id));
             copy.put(state, List.copyOf(list));
         }
-        keys = java.util.Collections.unmodifiableMap(copy);
+        keys = Collections.unmodifiableMap(copy);
         problems = List.copyOf(problems);
     }
 
@@ -34,13 +37,13 @@ public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> p
      * accepts such a key, and brine-key accepts it only when told to. Computed on each call: keep the result.
      */
     public Map<String, List<String>> sharedKeys() {
-        Map<String, java.util.TreeSet<String>> ids = new java.util.HashMap<>();
+        Map<String, TreeSet<String>> ids = new HashMap<>();
         for (List<StoredKey> list : keys.values()) {
             for (StoredKey key : list) {
-                ids.computeIfAbsent(key.fingerprint(), f -> new java.util.TreeSet<>()).add(key.id());
+                ids.computeIfAbsent(key.fingerprint(), f -> new TreeSet<>()).add(key.id());
             }
         }
-        Map<String, List<String>> shared = new java.util.HashMap<>();
+        Map<String, List<String>> shared = new HashMap<>();
         ids.forEach((fingerprint, set) -> {
             if (set.size() > 1) {
                 shared.put(fingerprint, List.copyOf(set));

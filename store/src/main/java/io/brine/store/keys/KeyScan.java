@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * brine-key's reading of a pki dir of any size: the state directories one entry at a time, each file judged as the
@@ -47,7 +48,7 @@ public final class KeyScan {
         SharedKeys shared = new SharedKeys();
         // The exclusive states first, strongest first: a second copy of an id is a problem, as in the store.
         Map<String, StoredKey> main = new HashMap<>();
-        java.util.Set<String> salt = directory.marks().ids();
+        Set<String> salt = directory.marks().ids();
         for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING, KeyState.DENIED)) {
             List<StoredKey> found = new ArrayList<>();
             Path dir = directory.dir(state);

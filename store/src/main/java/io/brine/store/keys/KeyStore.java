@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -62,7 +63,7 @@ public interface KeyStore extends AutoCloseable {
      * When the oldest accepted key was filed (accepted, or last rotated): the key file's modification time in the
      * file store; empty when no key is accepted, or when the backend does not know (a cluster).
      */
-    default Optional<java.time.Instant> oldestAcceptedSince() {
+    default Optional<Instant> oldestAcceptedSince() {
         return Optional.empty();
     }
 

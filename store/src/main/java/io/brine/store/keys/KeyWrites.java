@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -33,7 +34,7 @@ final class KeyWrites {
     private final AuditLog audit;
     private final KeyWatcher watcher;
     private final Ticker ticker;
-    private final List<String> unaudited = new java.util.ArrayList<>();
+    private final List<String> unaudited = new ArrayList<>();
     private volatile Snapshot snapshot;
 
     KeyWrites(KeyDirectory directory, StoreLock lock, AuditLog audit, KeyWatcher watcher, Ticker ticker,

@@ -2,6 +2,7 @@ package io.brine.store.keys;
 
 import java.util.AbstractMap;
 import java.util.AbstractSet;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
@@ -133,7 +134,7 @@ final class ShardedMap<V> extends AbstractMap<String, V> {
     @SuppressWarnings("unchecked")
     private static <V> Map<String, V>[] emptyShards() {
         Map<String, V>[] shards = new Map[SHARDS];
-        java.util.Arrays.fill(shards, Map.of());
+        Arrays.fill(shards, Map.of());
         return shards;
     }
 }

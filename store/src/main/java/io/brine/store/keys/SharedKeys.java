@@ -2,9 +2,11 @@ package io.brine.store.keys;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -40,10 +42,10 @@ public final class SharedKeys {
     /** The keys of {@code listing}, in every state. */
     public static SharedKeys of(KeyListing listing) {
         SharedKeys shared = new SharedKeys();
-        Map<String, java.util.Set<String>> seen = new HashMap<>();
+        Map<String, Set<String>> seen = new HashMap<>();
         for (List<StoredKey> keys : listing.keys().values()) {
             for (StoredKey key : keys) {
-                if (seen.computeIfAbsent(key.fingerprint(), f -> new java.util.HashSet<>()).add(key.id())) {
+                if (seen.computeIfAbsent(key.fingerprint(), f -> new HashSet<>()).add(key.id())) {
                     shared.add(key.fingerprint(), key.id());
                 }
             }

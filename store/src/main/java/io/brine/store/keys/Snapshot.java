@@ -2,8 +2,10 @@ package io.brine.store.keys;
 
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -82,10 +84,10 @@ final class Snapshot {
     }
 
     private static ShardedMap<List<String>> owners(Map<String, Entry> keys, Map<String, Entry> denied) {
-        Map<String, List<String>> owners = new java.util.HashMap<>();
+        Map<String, List<String>> owners = new HashMap<>();
         for (Map<String, Entry> map : List.of(keys, denied)) {
             for (Entry entry : map.values()) {
-                owners.computeIfAbsent(entry.key().fingerprint(), f -> new java.util.ArrayList<>())
+                owners.computeIfAbsent(entry.key().fingerprint(), f -> new ArrayList<>())
                         .add(entry.key().id());
             }
         }
@@ -94,7 +96,7 @@ final class Snapshot {
     }
 
     private static ShardedMap<List<String>> adding(ShardedMap<List<String>> owners, Entry entry) {
-        List<String> ids = new java.util.ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
+        List<String> ids = new ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
         ids.add(entry.key().id());
         return owners.with(entry.key().fingerprint(), List.copyOf(ids));
     }
@@ -103,7 +105,7 @@ final class Snapshot {
         if (entry == null) {
             return owners;
         }
-        List<String> ids = new java.util.ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
+        List<String> ids = new ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
         ids.remove(entry.key().id());
         return ids.isEmpty() ? owners.without(entry.key().fingerprint())
                 : owners.with(entry.key().fingerprint(), List.copyOf(ids));

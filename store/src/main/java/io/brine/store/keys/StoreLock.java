@@ -9,6 +9,7 @@ import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.FileSystemException;
 import java.nio.file.LinkOption;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -199,7 +200,7 @@ final class StoreLock implements AutoCloseable {
         }
 
         private static FileChannel open(Path file) throws IOException {
-            return FileChannel.open(file, Set.<java.nio.file.OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.READ,
+            return FileChannel.open(file, Set.<OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.READ,
                     StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                     PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW));
         }

@@ -1,12 +1,13 @@
 package io.brine.store.keys;
 
 import java.security.interfaces.RSAPublicKey;
+import java.util.Objects;
 
 /** A valid public key found in a state directory, and the kind of minion it was filed for ({@link MinionKind}). */
 public record StoredKey(String id, KeyState state, RSAPublicKey key, String fingerprint, MinionKind kind) {
 
     public StoredKey {
-        java.util.Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(kind, "kind");
     }
 
     /** A brine minion's key. */

@@ -13,10 +13,13 @@ import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -104,7 +107,7 @@ public final class AcceptancePolicies implements AutoCloseable {
      * {@code spent} says ({@value #SPENT_GRANTS} and {@value #SPENT_TOKENS} name them): a cluster shares them.
      */
     public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit,
-            java.util.function.Function<String, SpentRecord> spent) {
+            Function<String, SpentRecord> spent) {
         Objects.requireNonNull(keyStore, "keyStore");
         MasterConfig.Acceptance acceptance = config.acceptance();
         List<AcceptancePolicy> rejecters = new ArrayList<>();
@@ -169,7 +172,7 @@ public final class AcceptancePolicies implements AutoCloseable {
     public static List<String> untrustedInputs(MasterConfig config, Path pkiDir) {
         TrustedPath trust = TrustedPath.forThisProcess();
         MasterConfig.Acceptance acceptance = config.acceptance();
-        Map<String, Optional<Path>> inputs = new java.util.LinkedHashMap<>();
+        Map<String, Optional<Path>> inputs = new LinkedHashMap<>();
         inputs.put("autoreject_file", acceptance.autorejectFile());
         inputs.put("autosign_file", acceptance.autosignFile());
         inputs.put("grants (provisioner keys)", Optional.of(provisionersDir(pkiDir)));
@@ -343,7 +346,7 @@ public final class AcceptancePolicies implements AutoCloseable {
                 return;
             }
             KeyDecision result = keyStore.offer(attempt.id(), attempt.publicKey(), PolicyVerdict.ACCEPT);
-            String outcome = result.getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+            String outcome = result.getClass().getSimpleName().toLowerCase(Locale.ROOT);
             LOG.info("Minion {} ({}): pending key {} by {}: {}", attempt.id(), attempt.remoteAddress(), outcome,
                     decision.rule(), decision.reason());
             audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR).id(attempt.id())

@@ -24,6 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,8 +84,8 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private ExecutorService runners;
     private volatile String lastUntrusted;
     /** Runs in the background and those of them killed at their timeout: read by the master's metrics. */
-    private final java.util.concurrent.atomic.AtomicLong runs = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong timeouts = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong runs = new AtomicLong();
+    private final AtomicLong timeouts = new AtomicLong();
 
     public ExecutablePolicy(Path executable, Duration timeout, int maxConcurrent, Clock clock) {
         this.executable = executable;

@@ -6,6 +6,7 @@ import io.brine.store.keys.PolicyVerdict;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +29,7 @@ public final class TokenPolicy implements AcceptancePolicy {
     private final SpentRecord spent;
 
     TokenPolicy(List<AutosignToken> tokens, SpentRecord spent) {
-        this.entries = java.util.stream.IntStream.range(0, tokens.size())
+        this.entries = IntStream.range(0, tokens.size())
                 .mapToObj(i -> new Entry(i, tokens.get(i), Glob.compile(tokens.get(i).match()))).toList();
         this.spent = spent;
     }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -52,7 +53,7 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         assertThat(wrong.message()).contains("waits with the new key " + newFp);
         assertThat(store.acceptedKey("web1")).contains(key(1));
 
-        assertThat(store.acceptRotation("web1", newFp.toUpperCase(java.util.Locale.ROOT), "admin").done()).isTrue();
+        assertThat(store.acceptRotation("web1", newFp.toUpperCase(Locale.ROOT), "admin").done()).isTrue();
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.pendingRotations()).isEmpty();
         assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"", "\"admin\"",

@@ -16,9 +16,15 @@ import io.brine.store.policy.Classifications;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.KeyFactory;
+import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
+import java.security.spec.X509EncodedKeySpec;
 import java.time.Clock;
+import java.util.Base64;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -118,7 +124,7 @@ public abstract class KeyStoreContract {
                 Fingerprints.of(key(2)), "key rotated by the minion"));
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.ACCEPTED_OTHER);
-        await().until(() -> other().acceptedKey("web1").equals(java.util.Optional.of(key(2))));
+        await().until(() -> other().acceptedKey("web1").equals(Optional.of(key(2))));
         assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"",
                 "\"minion web1\"", Fingerprints.of(key(2)), "old key " + Fingerprints.of(key(1)) + " retired");
         // A retry after a lost answer is answered as done, and writes nothing.
@@ -203,7 +209,7 @@ public abstract class KeyStoreContract {
     @Test
     void aWeakNewKeyIsRefusedBeforeAnythingIsRead() throws Exception {
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
-        java.security.KeyPairGenerator generator = java.security.KeyPairGenerator.getInstance("RSA");
+        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
         generator.initialize(1024);
         RSAPublicKey weak = (RSAPublicKey) generator.generateKeyPair().getPublic();
 
@@ -338,10 +344,10 @@ public abstract class KeyStoreContract {
         for (int i = 0; i < ids; i++) {
             String id = "race" + i;
             RSAPublicKey offered = key(10 + i);
-            java.util.concurrent.CompletableFuture<KeyDecision> brine = java.util.concurrent.CompletableFuture
+            CompletableFuture<KeyDecision> brine = CompletableFuture
                     .supplyAsync(() -> store.offer(id, offered, MinionKind.BRINE, c -> PolicyVerdict.ACCEPT)
                             .decision());
-            java.util.concurrent.CompletableFuture<KeyDecision> salt = java.util.concurrent.CompletableFuture
+            CompletableFuture<KeyDecision> salt = CompletableFuture
                     .supplyAsync(() -> second.offer(id, offered, MinionKind.SALT, c -> PolicyVerdict.ACCEPT)
                             .decision());
             KeyDecision b = brine.get();
@@ -437,9 +443,9 @@ public abstract class KeyStoreContract {
         try (var in = KeyStoreContract.class.getResourceAsStream("/io/brine/protocol/fixtures/rsa1024.spki.pub")) {
             pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         }
-        byte[] der = java.util.Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-        RSAPublicKey small = (RSAPublicKey) java.security.KeyFactory.getInstance("RSA")
-                .generatePublic(new java.security.spec.X509EncodedKeySpec(der));
+        byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA")
+                .generatePublic(new X509EncodedKeySpec(der));
         AtomicInteger asked = new AtomicInteger();
         KeyStore.Policies counting = current -> {
             asked.incrementAndGet();

@@ -17,10 +17,13 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyFactory;
 import java.security.interfaces.RSAPublicKey;
+import java.security.spec.X509EncodedKeySpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -326,9 +329,9 @@ class KeyStoreTest {
         try (var in = getClass().getResourceAsStream("/io/brine/protocol/fixtures/rsa1024.spki.pub")) {
             pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         }
-        byte[] der = java.util.Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-        RSAPublicKey small = (RSAPublicKey) java.security.KeyFactory.getInstance("RSA")
-                .generatePublic(new java.security.spec.X509EncodedKeySpec(der));
+        byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA")
+                .generatePublic(new X509EncodedKeySpec(der));
 
         assertThatThrownBy(() -> store.offer("web1", small, PolicyVerdict.ACCEPT))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1024");

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -78,6 +79,6 @@ class OneKeyOneIdTest {
         assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"web3\"")
                 .contains("same key as web1");
         assertThat(store.list().sharedKeys()).containsEntry(Fingerprints.of(key(1)),
-                java.util.List.of("web1", "web3"));
+                List.of("web1", "web3"));
     }
 }

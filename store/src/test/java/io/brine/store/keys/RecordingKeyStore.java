@@ -2,6 +2,7 @@ package io.brine.store.keys;
 
 import io.brine.daemon.config.KeyRotationPolicy;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -19,7 +20,7 @@ public class RecordingKeyStore implements KeyStore {
 
     private final KeyStore delegate;
     private final List<String> calls = new CopyOnWriteArrayList<>();
-    private volatile java.io.UncheckedIOException offerFailure;
+    private volatile UncheckedIOException offerFailure;
 
     public RecordingKeyStore(KeyStore delegate) {
         this.delegate = delegate;
@@ -94,7 +95,7 @@ public class RecordingKeyStore implements KeyStore {
     }
 
     /** Makes every offer from now on fail as a store on a full disk does (null: offers work again). */
-    public void failOffersWith(java.io.UncheckedIOException failure) {
+    public void failOffersWith(UncheckedIOException failure) {
         this.offerFailure = failure;
     }
 

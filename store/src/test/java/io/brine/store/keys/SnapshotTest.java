@@ -7,6 +7,7 @@ import io.brine.store.keys.Snapshot.Entry;
 import io.brine.store.keys.Snapshot.FileStamp;
 import java.nio.file.attribute.FileTime;
 import java.security.interfaces.RSAPublicKey;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -51,7 +52,7 @@ class SnapshotTest {
 
     @Test
     void acceptedIdsAreSorted() {
-        Map<String, Entry> keys = new java.util.HashMap<>();
+        Map<String, Entry> keys = new HashMap<>();
         for (String id : List.of("web10", "db1", "web2")) {
             keys.put(id, entry(id, KeyState.ACCEPTED));
         }

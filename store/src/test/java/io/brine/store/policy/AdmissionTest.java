@@ -20,6 +20,7 @@ import io.brine.store.keys.RecordingKeyStore;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
@@ -221,7 +222,7 @@ class AdmissionTest {
         Offer offer = admission.admit(attempt("web1", 1)).offer();
         // Rewritten in place with the same key: a new version of the file, parsed again by the rescan.
         Path file = dir.resolve("pki").resolve(KeyState.ACCEPTED.dirName()).resolve("web1");
-        java.nio.file.Files.write(file, Pem.bytes(Pem.publicKeySpki(key(1))));
+        Files.write(file, Pem.bytes(Pem.publicKeySpki(key(1))));
 
         store.refresh();
 

@@ -11,12 +11,14 @@ import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.PolicyVerdict;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -162,7 +164,7 @@ class ExecutablePolicyTest {
         try {
             String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
             return stat.substring(stat.lastIndexOf(')') + 2).charAt(0) != 'Z';
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }
@@ -198,7 +200,7 @@ class ExecutablePolicyTest {
     @Test
     void withoutSetsidNothingRunsAndTheAnswerSaysWhy() throws Exception {
         Path exe = script("echo ran > $DIR/ran\nexit 0");
-        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10), java.util.Optional.empty())) {
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10), Optional.empty())) {
             PolicyProcess.Run run = process.run(attempt("web1", 1));
             assertThat(run.accepted()).isFalse();
             assertThat(run.reason()).contains("setsid (util-linux) is not installed");

@@ -22,6 +22,7 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,7 +39,7 @@ class GrantPolicyTest {
     Path dir;
     final MovableClock clock = new MovableClock(T0.plusSeconds(60));
     Path provisioners;
-    Map<String, RSAPublicKey> accepted = new java.util.HashMap<>();
+    Map<String, RSAPublicKey> accepted = new HashMap<>();
     Classifications classifications;
     GrantPolicy policy;
 

@@ -9,6 +9,7 @@ import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
@@ -80,7 +81,7 @@ class InventoryPolicyTest {
 
     @Test
     void epochSecondsWorkAsCreatedAt() {
-        clock.set(java.time.Instant.ofEpochSecond(1795341600).plusSeconds(60));
+        clock.set(Instant.ofEpochSecond(1795341600).plusSeconds(60));
         assertThat(ask("web2.example.com", Map.of("ipv4", "10.0.0.6"), "10.0.0.6").verdict())
                 .isEqualTo(PolicyVerdict.ACCEPT);
     }

@@ -6,7 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.brine.daemon.config.MasterConfig.AutosignToken;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.PolicyVerdict;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -33,9 +35,9 @@ class TokenPolicyTest {
     void theSaltedHashIsSha256OfSaltThenToken() throws Exception {
         AutosignToken entry = TokenHashes.entry("web*", TOKEN, false);
         byte[] salt = HexFormat.of().parseHex(entry.salt());
-        java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+        MessageDigest sha = MessageDigest.getInstance("SHA-256");
         sha.update(salt);
-        sha.update(TOKEN.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        sha.update(TOKEN.getBytes(StandardCharsets.UTF_8));
         assertThat(entry.sha256()).isEqualTo(HexFormat.of().formatHex(sha.digest()));
         assertThat(salt).hasSize(16);
         assertThat(TokenHashes.entry("web*", TOKEN, false).salt()).isNotEqualTo(entry.salt());

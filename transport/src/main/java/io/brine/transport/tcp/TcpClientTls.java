@@ -6,6 +6,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.nio.file.Path;
+import javax.net.ssl.SSLException;
 
 /** The minion's side of the TCP transport's optional TLS layer. */
 public final class TcpClientTls {
@@ -28,7 +29,7 @@ public final class TcpClientTls {
                     .sslProvider(SslProvider.JDK)
                     .protocols("TLSv1.3", "TLSv1.2")
                     .build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+        } catch (SSLException | IllegalArgumentException e) {
             throw new IOException("cannot use TLS CA file " + caFile + ": " + e.getMessage(), e);
         }
     }

@@ -6,6 +6,7 @@ import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
 import java.nio.file.Path;
+import javax.net.ssl.SSLException;
 
 /** The TCP transport's optional TLS layer, under brine's own message crypto, from PEM files. */
 public final class TcpTls {
@@ -23,7 +24,7 @@ public final class TcpTls {
                     .sslProvider(SslProvider.JDK)
                     .protocols("TLSv1.3", "TLSv1.2")
                     .build();
-        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+        } catch (SSLException | IllegalArgumentException e) {
             throw new IOException("cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
                     + e.getMessage(), e);
         }

@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -63,7 +64,7 @@ final class Fanout implements AutoCloseable {
             allWholeSent = queued;
         }
         byte[] topic = Subscriptions.saltTopic(minionId);
-        String text = new String(topic, java.nio.charset.StandardCharsets.ISO_8859_1);
+        String text = new String(topic, StandardCharsets.ISO_8859_1);
         return filtering(all, topic, text, minionId) | allWholeSent;
     }
 

@@ -2,6 +2,7 @@ package io.brine.transport.zmtp;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -47,7 +48,7 @@ final class SaltTcpSubscribers {
 
     /** Minions with an open, proven connection now. */
     Set<String> ids() {
-        Set<String> ids = new java.util.HashSet<>();
+        Set<String> ids = new HashSet<>();
         byMinion.forEach((id, set) -> {
             if (set.stream().anyMatch(ZmtpConnection::isOpen)) {
                 ids.add(id);

@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * One accepted ZMTP connection, on either port. {@link ServerConnection} holds its state, bound minions and queued
@@ -87,7 +88,7 @@ final class ZmtpConnection extends ServerConnection {
     }
 
     /** What a Salt TCP frame from this connection may hold now, read at each frame's first byte. */
-    java.util.function.Supplier<SaltLimits> saltLimits(ZmtpServerOptions options) {
+    Supplier<SaltLimits> saltLimits(ZmtpServerOptions options) {
         SaltLimits before = new SaltLimits(options.maxUnauthenticatedFrame(), SaltLimits.UNAUTHENTICATED.maxDepth(),
                 SaltLimits.UNAUTHENTICATED.maxElements());
         if (port == Port.PUBLISH) {

@@ -14,6 +14,7 @@ import io.netty.handler.ssl.SslContext;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.security.cert.CertificateFactory;
@@ -461,7 +462,7 @@ class TcpServerTransportTest {
 
     private SSLSocket tlsClient() throws Exception {
         X509Certificate cert = (X509Certificate) CertificateFactory.getInstance("X.509")
-                .generateCertificate(java.nio.file.Files.newInputStream(dir.resolve("master.crt")));
+                .generateCertificate(Files.newInputStream(dir.resolve("master.crt")));
         KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
         trust.load(null, null);
         trust.setCertificateEntry("master", cert);

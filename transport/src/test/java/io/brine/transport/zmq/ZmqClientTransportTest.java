@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -139,7 +140,7 @@ class ZmqClientTransportTest {
         router.send("reply");
 
         assertThat(frames).containsExactlyElementsOf(
-                java.util.stream.IntStream.range(0, 500).mapToObj(i -> "frame-" + i).toList());
+                IntStream.range(0, 500).mapToObj(i -> "frame-" + i).toList());
         await().until(() -> recorder.replies.contains("reply"));
     }
 

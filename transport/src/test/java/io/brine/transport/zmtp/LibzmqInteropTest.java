@@ -23,6 +23,7 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,7 +123,7 @@ class LibzmqInteropTest {
         }
     }
 
-    private int serve(SocketType ours, java.util.function.Supplier<ChannelInboundHandlerAdapter> peer) {
+    private int serve(SocketType ours, Supplier<ChannelInboundHandlerAdapter> peer) {
         Channel server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<>() {
                     @Override

@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -57,7 +58,7 @@ final class RawZmtp implements AutoCloseable {
             throw new IOException("no ZMTP greeting from the server");
         }
         Frame ready = peer.readFrame();
-        if (!ready.command() || !new String(ready.body(), 1, 5, java.nio.charset.StandardCharsets.US_ASCII)
+        if (!ready.command() || !new String(ready.body(), 1, 5, StandardCharsets.US_ASCII)
                 .equals("READY")) {
             throw new IOException("no READY from the server");
         }

@@ -12,12 +12,16 @@ import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.testing.SaltVectors;
 import io.brine.transport.Peer;
 import io.brine.transport.ServerTransport;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -187,10 +191,10 @@ class SaltTcpPortTest {
         server.keepUnproven(unprovenPeer);
 
         byte[] envelope = {(byte) 0x81, (byte) 0xa3, 'e', 'n', 'c', (byte) 0xa3, 'a', 'e', 's'};
-        io.netty.buffer.ByteBuf header = SaltTcpSubscribers.header(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT,
+        ByteBuf header = SaltTcpSubscribers.header(UnpooledByteBufAllocator.DEFAULT,
                 envelope.length);
         ByteArrayOutputStream framed = new ByteArrayOutputStream();
-        framed.write(io.netty.buffer.ByteBufUtil.getBytes(header));
+        framed.write(ByteBufUtil.getBytes(header));
         header.release();
         framed.write(envelope);
         byte[] frame = framed.toByteArray();
@@ -308,12 +312,12 @@ class SaltTcpPortTest {
                 plain.add(sub);
             }
             ZMQ.Socket other = zmq.createSocket(SocketType.SUB); // another minion's, filtering
-            other.subscribe("broadcast".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            other.subscribe("broadcast".getBytes(StandardCharsets.US_ASCII));
             other.subscribe(Subscriptions.saltTopic("salt2"));
             other.setReceiveTimeOut(300);
             other.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());
             ZMQ.Socket own = zmq.createSocket(SocketType.SUB); // salt1's, filtering
-            own.subscribe("broadcast".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            own.subscribe("broadcast".getBytes(StandardCharsets.US_ASCII));
             own.subscribe(Subscriptions.saltTopic("salt1"));
             own.setReceiveTimeOut(20_000);
             own.connect("tcp://127.0.0.1:" + server.addresses().publish().getPort());

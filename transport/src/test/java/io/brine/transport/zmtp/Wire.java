@@ -8,6 +8,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -132,8 +133,8 @@ final class Wire {
             @Override
             protected void initChannel(Channel channel) {
                 ZmtpClientPipeline.addTo(channel.pipeline(), ours, limits, new ZmtpClientPipeline.Timers(
-                        java.time.Duration.ofSeconds(3), java.time.Duration.ofSeconds(10),
-                        java.time.Duration.ofSeconds(30)));
+                        Duration.ofSeconds(3), Duration.ofSeconds(10),
+                        Duration.ofSeconds(30)));
             }
         });
     }

@@ -20,6 +20,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -85,7 +86,7 @@ class ZmtpClientTest {
         }
 
         void send(String... parts) {
-            List<byte[]> bytes = java.util.Arrays.stream(parts).map(p -> p.getBytes(US_ASCII)).toList();
+            List<byte[]> bytes = Arrays.stream(parts).map(p -> p.getBytes(US_ASCII)).toList();
             channel.writeAndFlush(ZmtpEncoder.message(channel.alloc(), bytes));
         }
 

@@ -13,6 +13,7 @@ import io.brine.transport.tcp.TcpIo;
 import io.brine.transport.zmq.ZmqClientOptions;
 import io.brine.transport.zmq.ZmqClientTransport;
 import java.io.IOException;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -429,9 +430,9 @@ class ZmtpServerTransportTest {
     void idleDealersAreCappedPerSourceAndClosedOnTheUnauthenticatedTimeout() throws Exception {
         start(fast().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(120)).withConnectionLimits(100_000, 20_000,
                 100));
-        List<java.net.Socket> idle = new ArrayList<>();
+        List<Socket> idle = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
-            java.net.Socket socket = new java.net.Socket("127.0.0.1", requestPort());
+            Socket socket = new Socket("127.0.0.1", requestPort());
             idle.add(socket);
             closeables.add(socket);
         }

@@ -4,6 +4,7 @@ import io.brine.minion.functions.FunctionCall;
 import io.brine.minion.functions.FunctionException;
 import io.brine.minion.functions.FunctionResult;
 import io.brine.minion.functions.MinionFunction;
+import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -157,7 +158,7 @@ final class CmdFunctions {
     }
 
     private static String timeoutMarker(Invocation invocation) {
-        String seconds = java.math.BigDecimal.valueOf(invocation.command().timeout().toMillis(), 3)
+        String seconds = BigDecimal.valueOf(invocation.command().timeout().toMillis(), 3)
                 .stripTrailingZeros().toPlainString();
         return "[brine: timed out after " + seconds + " s; the command and its child processes were killed]";
     }

@@ -6,6 +6,7 @@ import io.brine.minion.functions.MinionFunction;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /** Salt's {@code grains} module over the grains snapshot the job was accepted with. */
 final class GrainsFunctions {
@@ -30,7 +31,7 @@ final class GrainsFunctions {
             throw new FunctionException("argument 'delimiter' must not be empty");
         }
         Object value = call.grains();
-        for (String part : key.split(java.util.regex.Pattern.quote(delimiter), -1)) {
+        for (String part : key.split(Pattern.quote(delimiter), -1)) {
             if (value instanceof Map<?, ?> map && map.containsKey(part)) {
                 value = map.get(part);
             } else if (value instanceof List<?> list && isIndex(part, list.size())) {
