@@ -1,6 +1,7 @@
 package io.brine.cluster;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.testing.LoopbackPorts;
 import io.brine.store.audit.AuditLog;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -8,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -24,7 +26,7 @@ final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback
 
     @Override
     public void beforeEach(ExtensionContext context) throws Exception {
-        servers = new TestingCluster(3);
+        servers = new TestingCluster(threeServerSpecs());
         servers.start();
     }
 
@@ -35,6 +37,19 @@ final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback
         }
         open.clear();
         servers.close();
+    }
+
+    /**
+     * Three ZooKeeper servers' specs with nine distinct loopback ports ({@link LoopbackPorts}): curator-test's
+     * {@code new TestingCluster(3)} once gave one server the same port for two roles.
+     */
+    static List<InstanceSpec> threeServerSpecs() {
+        int[] ports = LoopbackPorts.distinct(9);
+        List<InstanceSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            specs.add(new InstanceSpec(null, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], true, i + 1));
+        }
+        return specs;
     }
 
     TestingCluster servers() {

@@ -59,7 +59,7 @@ class ZkKeyStoreTest {
 
     @BeforeAll
     static void startEnsemble() throws Exception {
-        ensemble = new TestingCluster(3);
+        ensemble = new TestingCluster(ThreeServerEnsemble.threeServerSpecs());
         ensemble.start();
     }
 

@@ -71,7 +71,7 @@ class BrineKeyLauncherIT {
 
     @Test
     void anEnsembleWithoutQuorumIsOneLineAndExitFour() throws Exception {
-        try (TestingCluster ensemble = new TestingCluster(3)) {
+        try (TestingCluster ensemble = new TestingCluster(TwoMasterCluster.threeServerSpecs())) {
             ensemble.start();
             for (InstanceSpec spec : ensemble.getInstances().stream().limit(2).toList()) {
                 assertThat(ensemble.killServer(spec)).isTrue();

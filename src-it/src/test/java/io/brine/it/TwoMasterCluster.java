@@ -2,12 +2,16 @@ package io.brine.it;
 
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.protocol.testing.LoopbackPorts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.UnaryOperator;
+import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
 
@@ -38,9 +42,22 @@ final class TwoMasterCluster implements AutoCloseable {
         return start(dir, server, server.getConnectString(), customize);
     }
 
+    /**
+     * Three ZooKeeper servers' specs with nine distinct loopback ports ({@link LoopbackPorts}): curator-test's
+     * {@code new TestingCluster(3)} once gave one server the same port for two roles.
+     */
+    static List<InstanceSpec> threeServerSpecs() {
+        int[] ports = LoopbackPorts.distinct(9);
+        List<InstanceSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            specs.add(new InstanceSpec(null, ports[3 * i], ports[3 * i + 1], ports[3 * i + 2], true, i + 1));
+        }
+        return specs;
+    }
+
     /** On a three-server ensemble, started. */
     static TwoMasterCluster onThreeServers(Path dir) throws Exception {
-        TestingCluster ensemble = new TestingCluster(3);
+        TestingCluster ensemble = new TestingCluster(threeServerSpecs());
         try {
             ensemble.start();
         } catch (Exception e) {
