@@ -12,6 +12,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.grant.Grants;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyLookup;
@@ -144,7 +145,7 @@ final class PolicyCheck implements Callable<Integer> {
     /** The cluster's key store, with no audit: a dry run changes nothing. */
     private static KeyStore openCluster(MasterConfig config) {
         return new KeytoolConfig(config.pkiDir(), config.cachedir(), false, config.auditLog(), Optional.of(config),
-                config.acceptance().reserved()).openCluster(null);
+                config.acceptance().reserved()).openCluster(AuditLog.none());
     }
 
     /** {@code pkiDir} null: the cluster's keys (cluster: in master.yaml). */
@@ -185,7 +186,7 @@ final class PolicyCheck implements Callable<Integer> {
             if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME
                     || lookup == KeyLookup.PENDING_OTHER) {
                 try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(),
-                        null)) {
+                        AuditLog.none())) {
                     // Over another pending key only grants and tokens are asked (they may displace it).
                     AcceptancePolicies.Explanation explanation = lookup == KeyLookup.PENDING_OTHER
                             ? policies.explainCredentials(attempt) : policies.explain(attempt);

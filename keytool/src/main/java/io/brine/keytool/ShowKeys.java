@@ -4,6 +4,7 @@ import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.targeting.Glob;
+import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;
@@ -251,7 +252,7 @@ final class ShowKeys {
             if (config.cluster().isEmpty()) {
                 return MasterKeys.readPublicIn(config.pkiDir()).map(Fingerprints::of);
             }
-            try (KeyStore store = config.openStore(null)) {
+            try (KeyStore store = config.openStore(AuditLog.none())) {
                 return store.masterPublicKey().map(Fingerprints::of);
             }
         } catch (IOException | KeyStoreException e) {
