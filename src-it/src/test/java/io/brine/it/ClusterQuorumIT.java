@@ -69,9 +69,7 @@ class ClusterQuorumIT {
         ZkKeyStore storeB = (ZkKeyStore) b.master.keyStore();
 
         List<InstanceSpec> stopped = cluster.servers().getInstances().stream().limit(2).toList();
-        for (InstanceSpec spec : stopped) {
-            assertThat(cluster.servers().killServer(spec)).isTrue();
-        }
+        cluster.loseQuorum(stopped);
         await().until(() -> !storeA.health().writable() && !storeB.health().writable());
         assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 0.0");
 

@@ -4,6 +4,8 @@ import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.testing.LoopbackPorts;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +16,7 @@ import java.util.function.UnaryOperator;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
 import org.apache.curator.test.TestingServer;
+import org.awaitility.Awaitility;
 
 /**
  * Two real masters, {@link #a} and {@link #b}, in cluster mode on a ZooKeeper started for the test: one server, or
@@ -104,6 +107,45 @@ final class TwoMasterCluster implements AutoCloseable {
     /** The three servers of {@link #onThreeServers}. */
     TestingCluster servers() {
         return (TestingCluster) zookeeper;
+    }
+
+    /**
+     * Kills the servers in {@code stopped} and waits until no server left serves clients. A leader whose followers
+     * die notices its lost quorum only after ZooKeeper's sync limit; until then a master's client may reconnect to
+     * it and find the cluster "connected" although no write can commit.
+     */
+    void loseQuorum(List<InstanceSpec> stopped) throws Exception {
+        for (InstanceSpec spec : stopped) {
+            if (!servers().killServer(spec)) {
+                throw new IllegalStateException("ZooKeeper server " + spec.getServerId() + " was not running");
+            }
+        }
+        List<InstanceSpec> left = servers().getInstances().stream().filter(spec -> !stopped.contains(spec)).toList();
+        Awaitility.await("the ZooKeeper servers left stop serving").until(() -> {
+            for (InstanceSpec spec : left) {
+                if (serving(spec)) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    /** Whether {@code spec}'s server answers ZooKeeper's {@code srvr} command as serving clients. */
+    private static boolean serving(InstanceSpec spec) throws IOException {
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), spec.getPort())) {
+            socket.setSoTimeout(2_000);
+            socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));
+            String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            if (answer.contains("not currently serving")) {
+                return false;
+            }
+            if (!answer.contains("Mode:")) {
+                throw new IllegalStateException("unexpected answer to srvr from ZooKeeper server "
+                        + spec.getServerId() + ": " + answer);
+            }
+            return true;
+        }
     }
 
     @Override
