@@ -254,9 +254,11 @@ public record MasterConfig(
      * @param maxConnections {@code max_connections}: open connections at most; one more is closed at once
      * @param requestsPerSecond {@code requests_per_second}: per token (its burst is twice as many); past it, 429
      * @param requestTimeout {@code request_timeout}: a request (headers and body) must arrive within it; else 408
+     * @param clientCerts {@code client_ca}, {@code client_auth}, {@code client_revoked}: client certificates that
+     *     stand for the API token their subject's CN names; empty (the default) asks for none
      */
     public record Api(String interfaceAddress, int port, Optional<Tls> tls, int maxBodyBytes, int maxConnections,
-            int requestsPerSecond, Duration requestTimeout) {
+            int requestsPerSecond, Duration requestTimeout, Optional<ClientCerts> clientCerts) {
         public static final String DEFAULT_INTERFACE = "127.0.0.1";
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_CONNECTIONS = 256;
@@ -271,6 +273,15 @@ public record MasterConfig(
             require(maxConnections >= 1, "api maxConnections must be at least 1");
             require(requestsPerSecond >= 1, "api requestsPerSecond must be at least 1");
             requirePositive(requestTimeout, "api requestTimeout");
+            Objects.requireNonNull(clientCerts, "clientCerts");
+            require(clientCerts.isEmpty() || tls.isPresent(), "api client certificates need tls");
+        }
+
+        /** Without client certificates. */
+        public Api(String interfaceAddress, int port, Optional<Tls> tls, int maxBodyBytes, int maxConnections,
+                int requestsPerSecond, Duration requestTimeout) {
+            this(interfaceAddress, port, tls, maxBodyBytes, maxConnections, requestsPerSecond, requestTimeout,
+                    Optional.empty());
         }
 
         /** On {@code port} of loopback, plain HTTP, the default limits. */
@@ -281,7 +292,47 @@ public record MasterConfig(
 
         public Api withLimits(int maxBodyBytes, int maxConnections, int requestsPerSecond, Duration requestTimeout) {
             return new Api(interfaceAddress, port, tls, maxBodyBytes, maxConnections, requestsPerSecond,
-                    requestTimeout);
+                    requestTimeout, clientCerts);
+        }
+
+        /** Over HTTPS with {@code tls}, verifying client certificates as {@code clientCerts} says (or none). */
+        public Api withTls(Tls tls, Optional<ClientCerts> clientCerts) {
+            return new Api(interfaceAddress, port, Optional.of(tls), maxBodyBytes, maxConnections, requestsPerSecond,
+                    requestTimeout, clientCerts);
+        }
+    }
+
+    /** {@code api.client_auth}: whether the API asks a client for a certificate, and whether it must send one. */
+    public enum ClientAuth {
+        /** Asks for none (the default). */
+        NONE,
+        /** Asks; a client may send a certificate or a bearer token. */
+        OPTIONAL,
+        /** A connection without a certificate the CA verifies is refused at the TLS handshake. */
+        REQUIRED
+    }
+
+    /**
+     * The API's client certificates: the CAs in {@code ca} sign them (checked at the TLS handshake: one they do not
+     * verify, or expired, is refused there), and a verified certificate stands for the API token its subject's CN
+     * names (its ACL, key-admin permission and expiry; revoking the token refuses the certificate too).
+     *
+     * @param clientCa {@code client_ca}: PEM certificates of the CAs that sign client certificates
+     * @param clientAuth {@code client_auth}: {@link ClientAuth#OPTIONAL} or {@link ClientAuth#REQUIRED}
+     * @param clientRevoked {@code client_revoked}: SHA-256 fingerprints (lower-case hex, no colons) of certificates refused
+     *     although the CA verifies them (401), at most {@value #MAX_REVOKED}
+     */
+    public record ClientCerts(Path clientCa, ClientAuth clientAuth, Set<String> clientRevoked) {
+        public static final int MAX_REVOKED = 1000;
+
+        public ClientCerts {
+            Objects.requireNonNull(clientCa, "clientCa");
+            require(clientAuth == ClientAuth.OPTIONAL || clientAuth == ClientAuth.REQUIRED, "client certificates are"
+                    + " optional or required");
+            clientRevoked = Set.copyOf(clientRevoked);
+            require(clientRevoked.size() <= MAX_REVOKED, "at most " + MAX_REVOKED + " revoked client certificates");
+            require(clientRevoked.stream().allMatch(f -> f.matches("[0-9a-f]{64}")), "revoked fingerprints are 64"
+                    + " lower-case hex digits");
         }
     }
 

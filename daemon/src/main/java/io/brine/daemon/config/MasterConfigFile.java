@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -212,11 +213,67 @@ final class MasterConfigFile {
         int rate = api.integer("requests_per_second", 1, 100_000)
                 .orElse(MasterConfig.Api.DEFAULT_REQUESTS_PER_SECOND);
         Duration timeout = api.seconds("request_timeout", 1, 300).orElse(MasterConfig.Api.DEFAULT_REQUEST_TIMEOUT);
+        Optional<MasterConfig.ClientCerts> clientCerts = clientCerts(api, files);
         if (port.isEmpty() || (api.has("tls") && tls.isEmpty())) {
             return Optional.empty();
         }
         return Optional.of(new MasterConfig.Api(address, port.getAsInt(), tls, maxBody, maxConnections, rate,
-                timeout));
+                timeout, clientCerts));
+    }
+
+    /**
+     * {@code api.client_ca}, {@code client_auth} and {@code client_revoked}: all or nothing, and only with tls (a
+     * CA without a mode, or a mode without a CA, would be a setting that does nothing, or cannot).
+     */
+    private static Optional<MasterConfig.ClientCerts> clientCerts(ConfigSection api, ReferencedFiles files) {
+        Optional<Path> ca = api.path("client_ca");
+        ca.ifPresent(path -> files.check(api, "client_ca", path, ReferencedFiles.Use.READ));
+        Optional<MasterConfig.ClientAuth> chosen = api.choice("client_auth", MasterConfig.ClientAuth.class);
+        if (api.has("client_auth") && chosen.isEmpty()) {
+            return Optional.empty(); // not one of the three: said once
+        }
+        MasterConfig.ClientAuth mode = chosen.orElse(MasterConfig.ClientAuth.NONE);
+        Optional<List<String>> revoked = api.strings("client_revoked", value -> revokedFingerprint(value).isPresent()
+                ? Optional.empty() : Optional.of("expected a certificate's SHA-256 fingerprint, 64 hex digits with or"
+                        + " without colons (openssl x509 -noout -fingerprint -sha256 -in client.crt)"));
+        if (revoked.isPresent() && revoked.get().size() > MasterConfig.ClientCerts.MAX_REVOKED) {
+            api.problem("client_revoked", "has " + revoked.get().size() + " entries; at most "
+                    + MasterConfig.ClientCerts.MAX_REVOKED);
+            return Optional.empty();
+        }
+        if (mode == MasterConfig.ClientAuth.NONE) {
+            if (api.has("client_ca")) {
+                api.problem("client_ca", "is set but client_auth is none: set client_auth to optional or required,"
+                        + " or remove client_ca");
+            } else if (api.has("client_revoked")) {
+                api.problem("client_revoked", "applies to client certificates: set client_ca and client_auth");
+            }
+            return Optional.empty();
+        }
+        if (!api.has("client_ca")) {
+            api.problem("client_auth", "is " + mode.name().toLowerCase(Locale.ROOT) + " but client_ca is not set:"
+                    + " name the PEM file of the CA that signs the client certificates");
+            return Optional.empty();
+        }
+        if (!api.has("tls")) {
+            api.problem("client_auth", "needs tls: client certificates are sent in the TLS handshake");
+            return Optional.empty();
+        }
+        if (ca.isEmpty() || (api.has("client_revoked") && revoked.isEmpty())) {
+            return Optional.empty();
+        }
+        Set<String> fingerprints = new LinkedHashSet<>();
+        revoked.orElse(List.of()).forEach(value -> revokedFingerprint(value).ifPresent(fingerprints::add));
+        return Optional.of(new MasterConfig.ClientCerts(ca.get(), mode, fingerprints));
+    }
+
+    /** A SHA-256 fingerprint as written (hex, either case, colons between bytes or none), in lower-case hex. */
+    static Optional<String> revokedFingerprint(String value) {
+        String hex = value.strip();
+        if (hex.matches("[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){31}")) {
+            hex = hex.replace(":", "");
+        }
+        return hex.matches("[0-9A-Fa-f]{64}") ? Optional.of(hex.toLowerCase(Locale.ROOT)) : Optional.empty();
     }
 
     /** Whether {@code address} (an address or host name as written) is this host's loopback. */

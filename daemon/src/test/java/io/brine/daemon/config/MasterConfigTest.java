@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -208,6 +210,40 @@ class MasterConfigTest {
                 .extracting(ConfigProblem::key).containsExactlyInAnyOrder("api.max_body_bytes",
                         "api.requests_per_second", "api.colour");
         assertThat(problems("http_port: 9100\napi: {port: 9100}\n")).isNotEmpty();
+    }
+
+    @Test
+    void apiClientCertificatesNeedACaAModeAndTls() throws Exception {
+        String tls = "api: {interface: 0.0.0.0, port: 8443, tls: {cert: a.crt, key: a.key}, ";
+        MasterConfig.ClientCerts certs = load(tls + "client_ca: ca.crt, client_auth: required, client_revoked: ["
+                + "\"" + "AB:".repeat(31) + "AB\", " + "0f".repeat(32) + "]}\n").api().orElseThrow().clientCerts()
+                .orElseThrow();
+        assertThat(certs.clientAuth()).isEqualTo(MasterConfig.ClientAuth.REQUIRED);
+        assertThat(certs.clientRevoked()).containsExactlyInAnyOrder("ab".repeat(32), "0f".repeat(32));
+        assertThat(load(tls + "client_auth: none}\n").api().orElseThrow().clientCerts()).isEmpty();
+
+        assertThat(problems(tls + "client_ca: ca.crt}\n")).extracting(ConfigProblem::key, ConfigProblem::message)
+                .containsExactly(tuple("api.client_ca", "is set but client_auth is none: set client_auth to optional"
+                        + " or required, or remove client_ca"));
+        assertThat(problems(tls + "client_auth: optional}\n")).extracting(ConfigProblem::key)
+                .containsExactly("api.client_auth");
+        assertThat(problems("api: {port: 8443, client_ca: ca.crt, client_auth: optional}\n"))
+                .extracting(ConfigProblem::message)
+                .containsExactly("needs tls: client certificates are sent in the TLS handshake");
+        assertThat(problems(tls + "client_ca: ca.crt, client_auth: maybe}\n")).extracting(ConfigProblem::key)
+                .containsExactly("api.client_auth");
+        assertThat(problems(tls + "client_revoked: [" + "0f".repeat(32) + "]}\n")).extracting(ConfigProblem::key)
+                .containsExactly("api.client_revoked");
+        assertThat(problems(tls + "client_ca: ca.crt, client_auth: optional, client_revoked: [\"" + "0f".repeat(31)
+                + "\"]}\n")).extracting(ConfigProblem::key).containsExactly("api.client_revoked[0]");
+        String many = IntStream.rangeClosed(0, MasterConfig.ClientCerts.MAX_REVOKED)
+                .mapToObj(i -> "\"" + String.format("%064x", i) + "\"").collect(Collectors.joining(", "));
+        assertThat(problems(tls + "client_ca: ca.crt, client_auth: optional, client_revoked: [" + many + "]}\n"))
+                .extracting(ConfigProblem::message).containsExactly("has 1001 entries; at most 1000");
+        String most = IntStream.range(0, MasterConfig.ClientCerts.MAX_REVOKED)
+                .mapToObj(i -> "\"" + String.format("%064x", i) + "\"").collect(Collectors.joining(", "));
+        assertThat(load(tls + "client_ca: ca.crt, client_auth: optional, client_revoked: [" + most + "]}\n").api()
+                .orElseThrow().clientCerts().orElseThrow().clientRevoked()).hasSize(MasterConfig.ClientCerts.MAX_REVOKED);
     }
 
     @Test

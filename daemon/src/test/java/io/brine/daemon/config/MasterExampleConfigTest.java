@@ -45,7 +45,7 @@ class MasterExampleConfigTest {
     @Test
     void everyKeyIsDocumented() throws Exception {
         List<String> keys = ExampleConfigs.keys(MasterConfig.class, Set.of(MasterConfig.Acceptance.class, ConnectionLimits.class,
-                MasterConfig.FileServer.class),
+                MasterConfig.FileServer.class, MasterConfig.ClientCerts.class),
                 Map.of("interfaceAddress", "interface", "keepJobs", "keep_jobs_seconds", "transports", "transport"));
         assertThat(keys).contains("interface", "keep_jobs_seconds", "auto_accept", "tls.cert",
                 "publisher_acl.targets", "autosign_tokens.single_use").hasSizeGreaterThan(35);

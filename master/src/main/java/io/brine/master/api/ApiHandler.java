@@ -27,9 +27,17 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateEncodingException;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -39,6 +47,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -154,13 +166,14 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
         }
         String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
+        Optional<X509Certificate> certificate = clientCertificate(ctx);
         Optional<String> lastEventId = Optional.ofNullable(request.headers().get("Last-Event-ID"));
         byte[] body = ByteBufUtil.getBytes(request.content());
         Map<String, List<String>> parameters = uri.parameters();
         String source = source(ctx);
         try {
             shared.workers().execute(() -> answer(ctx, request.method(), route.get(), segments, parameters, body,
-                    authorization, lastEventId, source, keepAlive, uri.rawPath()));
+                    authorization, certificate, lastEventId, source, keepAlive, uri.rawPath()));
         } catch (RejectedExecutionException e) {
             refuse(ctx, request, new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try"
                     + " again"), false);
@@ -196,15 +209,16 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     /** On a worker: the token, its rate, the route. */
     private void answer(ChannelHandlerContext ctx, HttpMethod method, ApiRoutes.Route route, List<String> segments,
-            Map<String, List<String>> parameters, byte[] body, String authorization, Optional<String> lastEventId,
-            String source, boolean keepAlive, String path) {
+            Map<String, List<String>> parameters, byte[] body, String authorization,
+            Optional<X509Certificate> certificate, Optional<String> lastEventId, String source, boolean keepAlive,
+            String path) {
         String what = method.name() + " " + printablePath(path);
         try {
             if (!shared.perSource().tryAcquire(source)) {
                 throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "too many requests from this address;"
                         + " slow down");
             }
-            Caller caller = authenticate(authorization);
+            Caller caller = authenticate(authorization, certificate);
             if (!shared.perToken().tryAcquire(caller.token().name())) {
                 throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "token " + caller.token().name()
                         + " is over api.requests_per_second (" + shared.config().requestsPerSecond() + "); slow down");
@@ -213,11 +227,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     caller, lastEventId);
             if (answer instanceof Answer.Json json) {
                 if (json.status().code() < 300 && !method.equals(HttpMethod.GET)) {
-                    LOG.info("API {} by token {}: {}", what, caller.token().name(), json.status().code());
+                    LOG.info("API {} by token {}{}: {}", what, caller.token().name(), certificate.isPresent()
+                            && authorization == null ? " (client certificate)" : "", json.status().code());
                 }
                 send(ctx, json(json.status(), json.body()), keepAlive);
             } else if (answer instanceof Answer.Events events) {
-                stream(ctx, caller, events, authorization);
+                stream(ctx, caller, events, authorization, certificate);
             } else if (answer instanceof Answer.WaitForJob wait) {
                 waitFor(ctx, caller, wait, keepAlive);
             }
@@ -241,10 +256,29 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
     }
 
-    private Caller authenticate(String authorization) throws ApiError {
+    /**
+     * The token the request stands for: the bearer token it sends, or else the one its client certificate's CN names.
+     * A certificate listed in {@code api.client_revoked} is refused whatever else the request sends.
+     */
+    private Caller authenticate(String authorization, Optional<X509Certificate> certificate) throws ApiError {
+        if (certificate.isPresent()) {
+            String fingerprint = sha256(certificate.get());
+            if (shared.config().clientCerts().map(c -> c.clientRevoked().contains(fingerprint)).orElse(false)) {
+                long suppressed = shared.due("revoked " + fingerprint);
+                if (suppressed >= 0) {
+                    LOG.info("API: client certificate {} (SHA-256 {}) refused: listed in api.client_revoked",
+                            MinionIds.printable(certificate.get().getSubjectX500Principal().getName()), fingerprint);
+                }
+                throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "client certificate revoked (api.client_revoked)");
+            }
+            if (authorization == null || authorization.isBlank()) {
+                return byCertificate(certificate.get());
+            }
+        }
         if (authorization == null || authorization.isBlank()) {
             throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "no token: send Authorization: Bearer TOKEN (make"
-                    + " one with brine-key api-token create)");
+                    + " one with brine-key api-token create)" + (shared.config().clientCerts().isPresent()
+                            ? " or a client certificate" : ""));
         }
         if (!authorization.startsWith(BEARER)) {
             throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "the Authorization header must be Bearer TOKEN");
@@ -255,19 +289,79 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (entry.isEmpty()) {
             throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "invalid token (unknown, revoked or expired)");
         }
-        if (entry.get().expired(shared.clock().millis())) {
-            long suppressed = shared.due("expired " + entry.get().name());
+        return unexpired(entry.get());
+    }
+
+    /** A verified client certificate: the token its subject's CN names, as brine-key api-token made it. */
+    private Caller byCertificate(X509Certificate certificate) throws ApiError {
+        Optional<String> name = commonName(certificate);
+        Optional<ApiTokens.Entry> entry = name.flatMap(shared.tokens()::named);
+        if (entry.isEmpty()) {
+            long suppressed = shared.due("certificate names no token");
             if (suppressed >= 0) {
-                LOG.info("API: token {} refused: expired", entry.get().name());
+                LOG.info("API: client certificate {} refused: its CN names no API token ({} more since the last"
+                        + " line)", MinionIds.printable(certificate.getSubjectX500Principal().getName()),
+                        suppressed);
+            }
+            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "the client certificate's CN names no API token"
+                    + " (unknown, revoked or expired)");
+        }
+        return unexpired(entry.get());
+    }
+
+    private Caller unexpired(ApiTokens.Entry entry) throws ApiError {
+        if (entry.expired(shared.clock().millis())) {
+            long suppressed = shared.due("expired " + entry.name());
+            if (suppressed >= 0) {
+                LOG.info("API: token {} refused: expired", entry.name());
             }
             throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "invalid token (unknown, revoked or expired)");
         }
-        return new Caller(entry.get());
+        return new Caller(entry);
+    }
+
+    /** The certificate the client sent and TLS verified against api.client_ca; empty without one. */
+    private static Optional<X509Certificate> clientCertificate(ChannelHandlerContext ctx) {
+        SslHandler tls = ctx.pipeline().get(SslHandler.class);
+        if (tls == null) {
+            return Optional.empty();
+        }
+        try {
+            Certificate[] chain = tls.engine().getSession().getPeerCertificates();
+            return chain.length > 0 && chain[0] instanceof X509Certificate first ? Optional.of(first)
+                    : Optional.empty();
+        } catch (SSLPeerUnverifiedException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The subject's one CN, if it is a valid token name (as strict as an id: no folding, no second CN). */
+    static Optional<String> commonName(X509Certificate certificate) {
+        List<String> names = new ArrayList<>();
+        try {
+            for (Rdn rdn : new LdapName(certificate.getSubjectX500Principal().getName()).getRdns()) {
+                if (rdn.getType().equalsIgnoreCase("CN")) {
+                    names.add(String.valueOf(rdn.getValue()));
+                }
+            }
+        } catch (InvalidNameException e) {
+            return Optional.empty();
+        }
+        return names.size() == 1 && MinionIds.isValid(names.get(0)) ? Optional.of(names.get(0)) : Optional.empty();
+    }
+
+    private static String sha256(X509Certificate certificate) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(certificate.getEncoded()));
+        } catch (CertificateEncodingException | NoSuchAlgorithmException e) {
+            throw new IllegalStateException("a verified certificate that cannot be hashed", e);
+        }
     }
 
     // ------------------------------------------------------------------ server-sent events
 
-    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events, String authorization) {
+    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events, String authorization,
+            Optional<X509Certificate> certificate) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
         head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
@@ -301,7 +395,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             try {
                 shared.workers().execute(() -> {
                     try {
-                        authenticate(authorization);
+                        authenticate(authorization, certificate);
                     } catch (ApiError e) {
                         ctx.close();
                     }
@@ -464,6 +558,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static String source(ChannelHandlerContext ctx) {
         return ctx.channel().remoteAddress() instanceof InetSocketAddress address
                 ? address.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
+    }
+
+    /** A TLS handshake refused (a client certificate the CA does not verify, or none where one is required). */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
+            long suppressed = shared.due("handshake");
+            if (suppressed >= 0) {
+                LOG.info("API connection from {}: TLS handshake failed: {} ({} more since the last line)",
+                        source(ctx), MinionIds.printable(String.valueOf(done.cause().getMessage())), suppressed);
+            }
+        }
+        super.userEventTriggered(ctx, event);
     }
 
     @Override

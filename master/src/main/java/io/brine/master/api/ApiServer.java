@@ -31,6 +31,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * The master's HTTP API ({@code api:} in master.yaml): JSON under {@code /api/} on Netty, HTTPS unless bound to
  * loopback, and the web console's files at {@code /} ({@link ConsoleFiles}), which call the API with its tokens. One event loop ({@code brine-api}) reads requests whole, within the request timeout and the body limit,
  * and sends answers; two workers ({@code brine-api-worker}) check tokens and run the routes, which touch the disk and
- * the key store. The pipeline, in order: TLS, the connection cap, HTTP/1.1, the body aggregator, {@link ApiHandler}.
+ * the key store. With {@code client_ca}, TLS verifies client certificates, each standing for the API token its CN
+ * names ({@link ApiHandler}). The pipeline, in order: TLS, the connection cap, HTTP/1.1, the body aggregator, {@link ApiHandler}.
  */
 public final class ApiServer implements AutoCloseable {
 
@@ -95,8 +97,15 @@ public final class ApiServer implements AutoCloseable {
                     + " not set: the API would send tokens in clear. Set api.tls (cert and key) or bind it to"
                     + " 127.0.0.1");
         }
-        SslContext tls = config.tls().isPresent() ? TcpTls.server(config.tls().get().cert(), config.tls().get().key())
-                : null;
+        SslContext tls = null;
+        if (config.tls().isPresent()) {
+            MasterConfig.Tls files = config.tls().get();
+            tls = config.clientCerts().isPresent()
+                    ? TcpTls.server(files.cert(), files.key(), config.clientCerts().get().clientCa(),
+                            config.clientCerts().get().clientAuth() == MasterConfig.ClientAuth.REQUIRED)
+                    : TcpTls.server(files.cert(), files.key());
+        }
+        SslContext serverTls = tls;
         byte[] openapi;
         try (InputStream in = ApiServer.class.getResourceAsStream("openapi.json")) {
             openapi = in.readAllBytes();
@@ -131,8 +140,8 @@ public final class ApiServer implements AutoCloseable {
                         protected void initChannel(SocketChannel channel) {
                             ChannelPipeline pipeline = channel.pipeline();
                             pipeline.addLast("connections", new ConnectionCap(open, config.maxConnections(), shared));
-                            if (tls != null) {
-                                pipeline.addLast("tls", tls.newHandler(channel.alloc()));
+                            if (serverTls != null) {
+                                pipeline.addLast("tls", serverTls.newHandler(channel.alloc()));
                             }
                             pipeline.addLast("http", new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADERS, 8192));
                             pipeline.addLast("body", new ApiHandler.BodyLimit(config.maxBodyBytes(), shared));
@@ -140,8 +149,9 @@ public final class ApiServer implements AutoCloseable {
                         }
                     })
                     .bind(new InetSocketAddress(address, config.port())).syncUninterruptibly().channel();
-            LOG.info("HTTP API listening on {} ({})", listening.localAddress(), tls != null ? "HTTPS" : "HTTP,"
-                    + " loopback only");
+            LOG.info("HTTP API listening on {} ({})", listening.localAddress(), tls == null ? "HTTP, loopback only"
+                    : config.clientCerts().map(c -> "HTTPS, client certificates "
+                            + c.clientAuth().name().toLowerCase(Locale.ROOT)).orElse("HTTPS"));
             return new ApiServer(group, listening, workers);
         } catch (RuntimeException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);

@@ -46,6 +46,11 @@ final class TokenFile {
         return ApiTokens.find(entries(), token);
     }
 
+    /** The entry named {@code name} (expired or not), for a client certificate that names it; empty for none. */
+    Optional<ApiTokens.Entry> named(String name) {
+        return entries().stream().filter(entry -> entry.name().equals(name)).findFirst();
+    }
+
     private List<ApiTokens.Entry> entries() {
         BasicFileAttributes attributes;
         try {

@@ -13,7 +13,10 @@ import io.brine.protocol.testing.TestKeys;
 import io.brine.store.api.ApiTokens;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.transport.testing.TestCertificates;
+import io.brine.transport.tls.TlsFiles;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -27,12 +30,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyStore;
+import java.security.MessageDigest;
+import java.security.cert.Certificate;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,6 +48,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,6 +72,7 @@ class ApiTest {
     Path dir;
     WiredMaster master;
     HttpClient http = HttpClient.newHttpClient();
+    String scheme = "http";
     String admin;
     String reader;
 
@@ -95,8 +106,8 @@ class ApiTest {
     }
 
     Answer call(String method, String path, String token, String body) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort()
-                + path)).timeout(Duration.ofSeconds(30));
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(scheme + "://127.0.0.1:"
+                + master.apiPort() + path)).timeout(Duration.ofSeconds(30));
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
@@ -456,6 +467,113 @@ class ApiTest {
         assertThatThrownBy(() -> start(api -> new MasterConfig.Api("0.0.0.0", 0, Optional.empty(),
                 api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(), api.requestTimeout())))
                 .hasMessageContaining("api: interface 0.0.0.0 is not loopback and api.tls is not set");
+    }
+
+    // ------------------------------------------------------------------ client certificates
+
+    /** The API over HTTPS ({@code server}'s files), with client certificates signed by {@code ca}. */
+    void startTls(TestCertificates.CertFiles server, TestCertificates.CertFiles ca, MasterConfig.ClientAuth mode,
+            Set<String> revoked) throws Exception {
+        start(api -> api.withTls(new MasterConfig.Tls(server.cert(), server.key()),
+                Optional.of(new MasterConfig.ClientCerts(ca.cert(), mode, revoked))));
+        scheme = "https";
+        http = tlsClient(server, null);
+    }
+
+    /** A client that trusts {@code server}'s certificate and sends {@code client}'s, if any. */
+    static HttpClient tlsClient(TestCertificates.CertFiles server, TestCertificates.CertFiles client)
+            throws Exception {
+        KeyStore trusted = KeyStore.getInstance("PKCS12");
+        trusted.load(null, null);
+        trusted.setCertificateEntry("api", TlsFiles.certificates(server.cert()).get(0));
+        TrustManagerFactory trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        trust.init(trusted);
+        KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        KeyStore own = KeyStore.getInstance("PKCS12");
+        own.load(null, null);
+        if (client != null) {
+            own.setKeyEntry("client", TlsFiles.privateKey(client.key()), new char[] {'x'},
+                    TlsFiles.certificates(client.cert()).toArray(new Certificate[0]));
+        }
+        keys.init(own, new char[] {'x'});
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(keys.getKeyManagers(), trust.getTrustManagers(), null);
+        return HttpClient.newBuilder().sslContext(context).build();
+    }
+
+    static String sha256(TestCertificates.CertFiles files) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(
+                TlsFiles.certificates(files.cert()).get(0).getEncoded()));
+    }
+
+    @Test
+    void aClientCertificateStandsForTheTokenItsCnNames() throws Exception {
+        Path tls = dir.resolve("tls");
+        TestCertificates.CertFiles server = TestCertificates.selfSigned(tls, "api", 20);
+        TestCertificates.CertFiles ca = TestCertificates.selfSigned(tls, "clients", 21);
+        startTls(server, ca, MasterConfig.ClientAuth.OPTIONAL, Set.of());
+        String fingerprint = pending("web1", 1);
+
+        http = tlsClient(server, TestCertificates.issued(tls, "ops", "ops", 22, ca, 21));
+        Answer accepted = post("/api/keys/web1/accept", null, "{\"fingerprint\": \"" + fingerprint + "\"}");
+        assertThat(accepted.status()).isEqualTo(200);
+        assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
+        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("api:ops", "web1"));
+
+        // Optional: a bearer token without a certificate still works; neither is refused.
+        http = tlsClient(server, null);
+        assertThat(get("/api/keys", reader).status()).isEqualTo(200);
+        Answer none = get("/api/keys", null);
+        assertThat(none.status()).isEqualTo(401);
+        assertThat(none.json().get("message").asText()).endsWith("or a client certificate");
+
+        // A CN that names no token, or more than a token name.
+        http = tlsClient(server, TestCertificates.issued(tls, "stranger", "stranger", 23, ca, 21));
+        assertThat(get("/api/keys", null).status()).isEqualTo(401);
+        http = tlsClient(server, TestCertificates.issued(tls, "upper", "OPS", 24, ca, 21));
+        assertThat(get("/api/keys", null).status()).isEqualTo(401);
+
+        // Revoking the token refuses the certificate from the next request.
+        http = tlsClient(server, TestCertificates.issued(tls, "ops2", "ops", 25, ca, 21));
+        assertThat(get("/api/keys", null).status()).isEqualTo(200);
+        assertThat(ApiTokens.revoke(master.config().pkiDir(), "ops")).isTrue();
+        Answer revoked = get("/api/keys", null);
+        assertThat(revoked.status()).isEqualTo(401);
+        assertThat(revoked.json().get("message").asText()).contains("names no API token");
+    }
+
+    @Test
+    void clientCertificatesTheCaDoesNotVerifyOrTheConfigRevokesAreRefused() throws Exception {
+        Path tls = dir.resolve("tls");
+        TestCertificates.CertFiles server = TestCertificates.selfSigned(tls, "api", 20);
+        TestCertificates.CertFiles ca = TestCertificates.selfSigned(tls, "clients", 21);
+        TestCertificates.CertFiles stolen = TestCertificates.issued(tls, "stolen", "dash", 22, ca, 21);
+        startTls(server, ca, MasterConfig.ClientAuth.OPTIONAL, Set.of(sha256(stolen)));
+
+        // Signed by another CA of the same name, with a CN that names a token: refused at the handshake, even with
+        // a valid bearer token beside it.
+        TestCertificates.CertFiles forgedCa = TestCertificates.selfSigned(tls.resolve("forged"), "clients", 23);
+        http = tlsClient(server, TestCertificates.issued(tls.resolve("forged"), "ops", "ops", 25, forgedCa, 23));
+        assertThatThrownBy(() -> get("/api/keys", null)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> get("/api/keys", reader)).isInstanceOf(IOException.class);
+
+        // Listed in client_revoked: 401, alone or beside a valid bearer token.
+        http = tlsClient(server, stolen);
+        Answer revoked = get("/api/keys", null);
+        assertThat(revoked.status()).isEqualTo(401);
+        assertThat(revoked.json().get("message").asText()).isEqualTo("client certificate revoked"
+                + " (api.client_revoked)");
+        assertThat(get("/api/keys", reader).status()).isEqualTo(401);
+        // Another certificate for the same name is not revoked with it.
+        http = tlsClient(server, TestCertificates.issued(tls, "renewed", "dash", 24, ca, 21));
+        assertThat(get("/api/keys", null).status()).isEqualTo(200);
+
+        // Required: no certificate, no connection, whatever token is sent.
+        startTls(server, ca, MasterConfig.ClientAuth.REQUIRED, Set.of());
+        http = tlsClient(server, null);
+        assertThatThrownBy(() -> get("/api/keys", reader)).isInstanceOf(IOException.class);
+        http = tlsClient(server, TestCertificates.issued(tls, "renewed", "dash", 24, ca, 21));
+        assertThat(get("/api/keys", null).status()).isEqualTo(200);
     }
 
     // ------------------------------------------------------------------ jobs, minions, events
