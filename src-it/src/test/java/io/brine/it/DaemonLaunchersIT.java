@@ -20,18 +20,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * bin/brine-master, bin/brine-minion and bin/brine-key as an admin runs them, on the build of this checkout, with
- * the example configs from conf/ (dirs and ports set; the minion also gets an id and short waits): the issue's
- * "done when" walk-through, then rotation and a delete from other processes, SIGTERM, a swapped master key, bad
- * configs.
+ * bin/brine-master, bin/brine-minion, bin/brine-key and bin/brine as an admin runs them, from the release tarball
+ * unpacked as the README's install section does ({@link ReleaseTarball}; nothing of the checkout is used but the
+ * tarball), with its example configs (dirs and ports set; the minion also gets an id and short waits): the issue's
+ * "done when" walk-through and a test.ping through bin/brine, then rotation and a delete from other processes,
+ * SIGTERM, a swapped master key, bad configs. The checkout's own bin/ runs in the other process tests (LaunchedDaemons,
+ * UnwritableLogsIT, ForgedRepliesIT, BrineKeyLauncherIT).
  */
 class DaemonLaunchersIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    /** The unpacked release tarball whose bin/ and conf/ this runs. */
+    private static Path home;
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test minion's acceptance_wait_time: short, so that the walk-through is too. */
     private static final int ACCEPTANCE_WAIT = 2;
@@ -42,6 +46,11 @@ class DaemonLaunchersIT {
     @TempDir
     Path tmp;
     private final List<Process> processes = new ArrayList<>();
+
+    @BeforeAll
+    static void unpack() throws Exception {
+        home = ReleaseTarball.home();
+    }
 
     @AfterEach
     void killLeftovers() {
@@ -55,7 +64,7 @@ class DaemonLaunchersIT {
 
     /** Runs a launcher to completion. */
     private static Run run(String launcher, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString()));
+        List<String> command = new ArrayList<>(List.of("bash", home.resolve("bin").resolve(launcher).toString()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(
                 new File("/dev/null"))).start();
@@ -68,7 +77,7 @@ class DaemonLaunchersIT {
 
     /** Starts a daemon with its log (standard error) going to {@code log}. */
     private Process start(String launcher, Path configDir, Path log) throws IOException {
-        Process process = new ProcessBuilder("bash", ROOT.resolve("bin").resolve(launcher).toString(), "-c",
+        Process process = new ProcessBuilder("bash", home.resolve("bin").resolve(launcher).toString(), "-c",
                 configDir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(log.toFile()).redirectErrorStream(true).start();
         processes.add(process);
@@ -77,7 +86,7 @@ class DaemonLaunchersIT {
 
     /** conf/NAME with the commented-out defaults of {@code values} set, as an admin edits it. */
     private static Path config(Path dir, String name, Map<String, String> values) throws IOException {
-        String text = Files.readString(ROOT.resolve("conf").resolve(name));
+        String text = Files.readString(home.resolve("conf").resolve(name));
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String commented = "\n#" + entry.getKey() + ":";
             assertThat(text).as("conf/%s has %s", name, entry.getKey()).contains(commented);
@@ -164,6 +173,12 @@ class DaemonLaunchersIT {
         System.out.printf("DaemonLaunchersIT: accepted %d ms after brine-key -a returned%n", millis);
         assertThat(Files.readString(web1.resolve("pki/minion_master.pub")))
                 .isEqualTo(Files.readString(masterDir.resolve("pki/master.pub")));
+
+        // bin/brine runs a function on it (--port: master.yaml's ret_port is 0 here).
+        Run ping = run("brine", "-c", masterDir.toString(), "--port", String.valueOf(retPort), "--out", "json",
+                "web1", "test.ping");
+        assertThat(ping.exit()).as(ping.err()).isZero();
+        assertThat(JSON.readTree(ping.out()).path("web1").asBoolean()).as(ping.out()).isTrue();
         String acceptedKey = Files.readString(masterDir.resolve("pki/minions/web1"));
 
         // An impostor with the same id and its own key ends in minions_denied/; the accepted key is untouched.
