@@ -7,10 +7,10 @@ import java.lang.annotation.Target;
 import org.junit.jupiter.api.Tag;
 
 /**
- * A test class that failsafe runs after the others, with nothing beside it. The integration tests run two classes at
- * a time, in two JVMs (src-it/pom.xml), since most of their time is spent waiting on processes and sockets; a class
- * whose outcome depends on the machine's speed (a timeout a starved minion could miss, a rate limit counted per
- * second, a swarm that uses both cores) is marked with this instead, so a neighbour cannot make it fail.
+ * A test class that failsafe runs after the others, with nothing beside it. The integration tests run three classes
+ * at a time, in three JVMs (src-it/pom.xml, it.forks), since most of their time is spent waiting on processes and
+ * sockets; a class whose outcome depends on the machine's speed (a timeout a starved minion could miss, a rate limit
+ * counted per second, a swarm that uses both cores) is marked with this instead, so a neighbour cannot make it fail.
  */
 @Target(ElementType.TYPE)
 @Retention(RetentionPolicy.RUNTIME)
