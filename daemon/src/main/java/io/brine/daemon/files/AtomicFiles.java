@@ -62,14 +62,25 @@ public final class AtomicFiles {
      * @throws FileAlreadyExistsException if anything has that name, a symlink included (nothing is written then)
      */
     public static void create(Path target, byte[] content, Set<PosixFilePermission> permissions) throws IOException {
-        Path dir = directoryOf(target);
-        Path temp = writeTemp(dir, content, permissions);
+        createUnforced(target, content, permissions);
+        forceDirectory(directoryOf(target));
+    }
+
+    /**
+     * {@link #create} without forcing the directory: the content is on disk, the new name is not until the caller
+     * forces the directory ({@link #forceDirectory}), once for many files created in it (a group commit). Nothing
+     * that rests on the name may be acted on before that.
+     *
+     * @throws FileAlreadyExistsException if anything has that name, a symlink included (nothing is written then)
+     */
+    public static void createUnforced(Path target, byte[] content, Set<PosixFilePermission> permissions)
+            throws IOException {
+        Path temp = writeTemp(directoryOf(target), content, permissions);
         try {
             Files.createLink(target, temp);
         } finally {
             Files.deleteIfExists(temp);
         }
-        forceDirectory(dir);
     }
 
     /**

@@ -29,7 +29,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Queue;
 import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -71,15 +73,17 @@ public final class FileKeyStore implements KeyStore {
     private final RetiredKeys retired;
     private final PendingRotations waiting;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Queue<Queued> queued = new ConcurrentLinkedQueue<>();
 
     private FileKeyStore(KeyStoreOptions options, KeyDirectory directory, StoreLock lock, KeyPair masterKeyPair,
-            Snapshot initial) {
+            Snapshot initial, KeyWrites.DirectorySync directorySync) {
         this.options = options;
         this.directory = directory;
         this.lock = lock;
         this.masterKeyPair = masterKeyPair;
         this.watcher = new KeyWatcher("brine-keys-" + directory.pkiDir().getFileName());
-        this.writes = new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial);
+        this.writes = new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial,
+                directorySync);
         this.admin = new AdminOperations(directory, lock, writes, options.maxMinions());
         this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
         this.retired = new RetiredKeys(directory.pkiDir());
@@ -93,6 +97,12 @@ public final class FileKeyStore implements KeyStore {
      * @throws KeyStoreException for an unsafe or unusable pki dir (the message names the path and the fix)
      */
     public static FileKeyStore open(KeyStoreOptions options) throws IOException, KeyStoreException {
+        return open(options, AtomicFiles::forceDirectory);
+    }
+
+    /** {@link #open(KeyStoreOptions)} with the group commit's directory force replaced (a test's hook). */
+    static FileKeyStore open(KeyStoreOptions options, KeyWrites.DirectorySync directorySync)
+            throws IOException, KeyStoreException {
         KeyDirectory directory = KeyDirectory.of(options.pkiDir(), options.createPkiDir());
         Path lockFile = directory.pkiDir().resolve(StoreLock.FILE_NAME);
         Optional<PosixFileAttributes> lockAttributes = AtomicFiles.attributes(lockFile);
@@ -107,7 +117,7 @@ public final class FileKeyStore implements KeyStore {
                     : null;
             Snapshot initial = directory.scan(lock.generation(), directory.stamps(), Snapshot.EMPTY,
                     options.ticker().read());
-            FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial);
+            FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial, directorySync);
             store.watcher.pollEvery(options.pollInterval(), store::poll);
             return store;
         } catch (IOException | KeyStoreException | RuntimeException e) {
@@ -252,11 +262,95 @@ public final class FileKeyStore implements KeyStore {
             return Offer.of(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
                     : denied.key()), entry, fast.offeredKeyHeld());
         }
+        Queued mine = new Queued(id, offered, kind, verdict, viewed.lookup());
+        queued.add(mine);
         try (StoreLock.Held held = lock.acquire()) {
-            return offerLocked(id, offered, kind, verdict, viewed.lookup());
+            if (!mine.done) {
+                commitQueuedLocked();
+            }
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
-                    + e.getMessage(), e);
+            // Taken meanwhile by a thread that holds the lock, it may still be written: the minion is not answered
+            // now and finds its key at its next try.
+            queued.remove(mine);
+            throw failure(id, e);
+        }
+        if (mine.failure instanceof IOException e) {
+            throw failure(id, e);
+        }
+        if (mine.failure instanceof RuntimeException e) {
+            throw e;
+        }
+        if (mine.failure != null) {
+            throw new IllegalStateException(mine.failure);
+        }
+        return mine.offer;
+    }
+
+    private UncheckedIOException failure(String id, IOException e) {
+        return new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
+                + e.getMessage(), e);
+    }
+
+    /**
+     * Group commit of concurrent offers that write: whoever takes the lock decides and writes every offer queued by
+     * then, makes them durable with one force of each directory, the counter and the audit log
+     * ({@link KeyWrites#flushLocked}), and only then marks them done; the others, when they get the lock, find
+     * their answer. While one batch waits on the disk, the next one queues.
+     */
+    private void commitQueuedLocked() {
+        List<Queued> batch = new ArrayList<>();
+        for (Queued next = queued.poll(); next != null; next = queued.poll()) {
+            batch.add(next);
+        }
+        writes.beginBatchLocked();
+        try {
+            for (Queued one : batch) {
+                try {
+                    one.offer = offerLocked(one.id, one.offered, one.kind, one.verdict, one.askedAbout);
+                } catch (IOException | RuntimeException e) {
+                    one.failure = e;
+                }
+            }
+            writes.flushLocked();
+        } catch (IOException | RuntimeException | Error e) {
+            // Not durable, or not known to be: nobody of the batch is answered as if it were.
+            for (Queued one : batch) {
+                one.offer = null;
+                one.failure = one.failure != null ? one.failure : e;
+            }
+            if (e instanceof Error error) {
+                throw error;
+            }
+        } finally {
+            writes.endBatchLocked();
+            for (Queued one : batch) {
+                one.done = true;
+            }
+        }
+    }
+
+    /** The offers waiting for a group commit to take them (tests). */
+    int queuedOffers() {
+        return queued.size();
+    }
+
+    /** An offer waiting for the lock; its fields are written and read under the lock. */
+    private static final class Queued {
+        final String id;
+        final RSAPublicKey offered;
+        final MinionKind kind;
+        final PolicyVerdict verdict;
+        final KeyLookup askedAbout;
+        boolean done;
+        Offer offer;
+        Throwable failure;
+
+        Queued(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict, KeyLookup askedAbout) {
+            this.id = id;
+            this.offered = offered;
+            this.kind = kind;
+            this.verdict = verdict;
+            this.askedAbout = askedAbout;
         }
     }
 
@@ -271,7 +365,8 @@ public final class FileKeyStore implements KeyStore {
                 ? Current.unreadable(current.get().state(), directory.kindOf(id))
                 : Current.of(KeyLookup.of(current.get().state(), current.get().key().key(), offered),
                         directory.kindOf(id));
-        Snapshot s = writes.snapshot();
+        // The batch's keys count: a limit or the one-key-one-id rule holds across the offers of one group commit.
+        Snapshot s = writes.workingLocked();
         Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
                 options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
         String fingerprint = Fingerprints.of(offered);
@@ -317,7 +412,7 @@ public final class FileKeyStore implements KeyStore {
         }
         // The decision rests on the disk; the offer's tenure on the snapshot's entry, which a hand edit in place
         // can leave behind until a rescan.
-        Entry entry = writes.snapshot().keys.get(id);
+        Entry entry = writes.workingLocked().keys.get(id);
         if (!holds(entry, onDisk)) {
             writes.rescanLocked();
             entry = writes.snapshot().keys.get(id);

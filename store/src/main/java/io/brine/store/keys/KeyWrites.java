@@ -13,8 +13,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,8 +26,23 @@ import org.slf4j.LoggerFactory;
  * ({@link AtomicFiles}), the lock file's change counter is bumped (so other processes notice), the tenure of the
  * entry it replaces ends, the new snapshot is published, the audit line is written and forced, and the watcher tells
  * the listeners.
+ *
+ * <p>Between {@link #beginBatchLocked} and {@link #endBatchLocked} new keys are a group commit: each file is written
+ * and linked, but its directory is forced, the counter bumped, the snapshot published and the audit forced once for
+ * all of them, at {@link #flushLocked}. Until then the batch's keys are seen only under the lock
+ * ({@link #workingLocked}), so nothing answers from them before they are durable.
  */
 final class KeyWrites {
+
+    /** Forces a state directory's new names to disk: {@link AtomicFiles#forceDirectory}, or a test's hook. */
+    @FunctionalInterface
+    interface DirectorySync {
+        void force(Path dir) throws IOException;
+    }
+
+    /** A change made and not yet published: its audit line is {@code event}, or a state change's when null. */
+    private record Made(KeyChange change, String actor, String reason, AuditEvent event) {
+    }
 
     private static final Logger log = LoggerFactory.getLogger(KeyWrites.class);
 
@@ -34,22 +51,77 @@ final class KeyWrites {
     private final AuditLog audit;
     private final KeyWatcher watcher;
     private final Ticker ticker;
+    private final DirectorySync directorySync;
     private final List<String> unaudited = new ArrayList<>();
     private volatile Snapshot snapshot;
+    // The batch's state, under the store lock: keys linked but not yet durable, and the snapshot that holds them.
+    private boolean batching;
+    private Snapshot staged;
+    private final List<Made> unforced = new ArrayList<>();
+    private final Set<Path> unforcedDirs = new LinkedHashSet<>();
+    private final Set<Path> unforcedLeft = new LinkedHashSet<>();
 
     KeyWrites(KeyDirectory directory, StoreLock lock, AuditLog audit, KeyWatcher watcher, Ticker ticker,
-            Snapshot initial) {
+            Snapshot initial, DirectorySync directorySync) {
         this.directory = directory;
         this.lock = lock;
         this.audit = audit;
         this.watcher = watcher;
         this.ticker = ticker;
         this.snapshot = initial;
+        this.directorySync = directorySync;
     }
 
-    /** What the store holds as of the last write, poll or sync; read without the lock. */
+    /** What the store holds as of the last write, poll or sync; read without the lock. Never a batch's keys. */
     Snapshot snapshot() {
         return snapshot;
+    }
+
+    /** What the store holds under the lock: {@link #snapshot()} and the keys of the batch not yet flushed. */
+    Snapshot workingLocked() {
+        return staged != null ? staged : snapshot;
+    }
+
+    /** Starts a group commit: {@link #createLocked} defers what makes its key durable until {@link #flushLocked}. */
+    void beginBatchLocked() {
+        batching = true;
+    }
+
+    /**
+     * Makes the batch's keys durable and seen: each directory they were linked in is forced once, then the counter
+     * is bumped, the snapshot published, the audit lines written and forced once, and the listeners told. Nobody
+     * may be answered about a batch's key before this returns. Every other write flushes first, so the changes
+     * reach the disk, the snapshot and the audit in the order they were made.
+     */
+    void flushLocked() throws IOException {
+        if (unforced.isEmpty()) {
+            return;
+        }
+        for (Path dir : unforcedDirs) {
+            directorySync.force(dir);
+        }
+        unforcedLeft.removeAll(unforcedDirs);
+        List<Made> made = List.copyOf(unforced);
+        Snapshot edited = staged;
+        discardBatch();
+        publishLocked(edited, made);
+    }
+
+    /**
+     * Ends the batch. What was not flushed (a failure in {@link #flushLocked}) stays on disk unannounced, as a
+     * crash would leave it: the next rescan finds it by the directories' stamps, and forces those directories
+     * before it publishes anything it found there.
+     */
+    void endBatchLocked() {
+        batching = false;
+        unforcedLeft.addAll(unforcedDirs);
+        discardBatch();
+    }
+
+    private void discardBatch() {
+        staged = null;
+        unforced.clear();
+        unforcedDirs.clear();
     }
 
     /** Whether another process (or a hand) may have changed the pki dir since {@code current}: cheap, no lock. */
@@ -59,13 +131,18 @@ final class KeyWrites {
 
     /** Makes the snapshot exact: rescans if another process (or a hand) changed anything since. */
     void syncLocked() throws IOException {
-        if (changedOutside(snapshot)) {
+        if (changedOutside(workingLocked())) {
             rescanLocked();
         }
     }
 
     /** Rereads every file (only those that changed are parsed again) and tells listeners what changed. */
     void rescanLocked() throws IOException {
+        flushLocked();
+        for (Path dir : List.copyOf(unforcedLeft)) {
+            directorySync.force(dir);
+            unforcedLeft.remove(dir);
+        }
         Snapshot old = snapshot;
         Snapshot fresh = directory.scan(lock.generation(), directory.stamps(), old, ticker.read());
         List<KeyChange> changes = KeyDirectory.diff(old, fresh);
@@ -88,15 +165,29 @@ final class KeyWrites {
             throws IOException {
         recordKindLocked(id, kind);
         Path file = directory.dir(state).resolve(id);
-        AtomicFiles.create(file, Pem.bytes(Pem.publicKeySpki(key)), AtomicFiles.OWNER_RW);
+        byte[] pem = Pem.bytes(Pem.publicKeySpki(key));
+        if (!batching) {
+            AtomicFiles.create(file, pem, AtomicFiles.OWNER_RW);
+        } else {
+            AtomicFiles.createUnforced(file, pem, AtomicFiles.OWNER_RW);
+        }
         Entry entry = Entry.of(new StoredKey(id, state, key, Fingerprints.of(key), kind), KeyDirectory.stamp(file));
-        commitLocked(snapshot.with(entry), new KeyChange(id, Optional.empty(), Optional.of(state),
-                entry.key().fingerprint()), actor, reason);
+        KeyChange change = new KeyChange(id, Optional.empty(), Optional.of(state), entry.key().fingerprint());
+        if (!batching) {
+            commitLocked(snapshot.with(entry), change, actor, reason);
+            return entry;
+        }
+        Snapshot working = workingLocked();
+        // Synced to the stamps our own link changed, so the next offer of the batch does not rescan for it.
+        staged = working.with(entry).synced(working.generation, directory.stamps());
+        unforced.add(new Made(change, actor, reason, null));
+        unforcedDirs.add(file.getParent());
         return entry;
     }
 
     /** Writes {@code key} as the id's denied key, replacing another denied key; nothing when it is already there. */
     void denyLocked(String id, RSAPublicKey key, String actor, String reason) throws IOException {
+        flushLocked();
         Optional<DiskEntry> existing = directory.readOne(KeyState.DENIED, id);
         if (existing.isPresent() && existing.get().key() != null
                 && KeyLookup.sameKey(existing.get().key().key(), key)) {
@@ -115,6 +206,7 @@ final class KeyWrites {
      * the lock, so a file already at the target is hand-made: it is never replaced.
      */
     Entry moveLocked(DiskEntry source, KeyState to, String actor, String reason) throws IOException {
+        flushLocked();
         String id = source.key().id();
         Path target = directory.dir(to).resolve(id);
         if (AtomicFiles.attributes(target).isPresent()) {
@@ -138,6 +230,7 @@ final class KeyWrites {
 
     /** Deletes the valid key {@code source}. */
     void deleteLocked(DiskEntry source, String actor, String reason) throws IOException {
+        flushLocked();
         String id = source.key().id();
         AtomicFiles.delete(source.path());
         if (source.state() != KeyState.DENIED) {
@@ -154,6 +247,7 @@ final class KeyWrites {
      */
     Entry rotateLocked(DiskEntry source, RSAPublicKey newKey, RetiredKeys retired, String actor,
             RotationDecision.Rotated rotated) throws IOException {
+        flushLocked();
         String id = source.key().id();
         retired.retireLocked(id, source.key().fingerprint());
         Path file = directory.dir(KeyState.ACCEPTED).resolve(id);
@@ -181,6 +275,11 @@ final class KeyWrites {
     /** Publishes {@code edited} and audits {@code change} as {@code event}, or as a move when that is null. */
     private void commitLocked(Snapshot edited, KeyChange change, String actor, String reason, AuditEvent event)
             throws IOException {
+        publishLocked(edited, List.of(new Made(change, actor, reason, event)));
+    }
+
+    /** Bumps the counter once, publishes {@code edited}, audits each change (one force for all) and tells them. */
+    private void publishLocked(Snapshot edited, List<Made> made) {
         long generation;
         try {
             generation = lock.bumpGeneration();
@@ -188,32 +287,50 @@ final class KeyWrites {
             // The change is on disk: never report it as failed. Other processes still see it by the directories'
             // stamps; the counter catches up at the next change.
             log.warn("Key store {}: {} made, but the change counter in {} could not be bumped: {}",
-                    directory.pkiDir(), change, StoreLock.FILE_NAME, e.getMessage());
+                    directory.pkiDir(), made.get(0).change(), StoreLock.FILE_NAME, e.getMessage());
             generation = snapshot.generation;
         }
-        endTenure(snapshot, edited, change.id());
+        for (Made one : made) {
+            endTenure(snapshot, edited, one.change().id());
+        }
         snapshot = edited.synced(generation, directory.stamps());
-        log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, actor, reason);
-        String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
-        try {
-            audit.record(event != null ? event : AuditEvent.builder(name, actor).id(change.id())
-                    .from(change.from().map(KeyState::label).orElse(null))
-                    .to(change.to().map(KeyState::label).orElse(null))
-                    .fingerprint(change.fingerprint()).reason(reason).build());
-            audit.sync();
-        } catch (UncheckedIOException e) {
-            // The change is made and cannot be undone; make the missing audit line loud, and tell the caller.
-            log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
-                    e.getMessage());
-            synchronized (unaudited) {
-                unaudited.add(change.id());
+        List<Made> recorded = new ArrayList<>(made.size());
+        for (Made one : made) {
+            KeyChange change = one.change();
+            log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, one.actor(), one.reason());
+            String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
+            try {
+                audit.record(one.event() != null ? one.event() : AuditEvent.builder(name, one.actor())
+                        .id(change.id()).from(change.from().map(KeyState::label).orElse(null))
+                        .to(change.to().map(KeyState::label).orElse(null))
+                        .fingerprint(change.fingerprint()).reason(one.reason()).build());
+                recorded.add(one);
+            } catch (UncheckedIOException e) {
+                unaudited(change, e);
             }
         }
-        watcher.publish(List.of(change));
+        try {
+            if (!recorded.isEmpty()) {
+                audit.sync();
+            }
+        } catch (UncheckedIOException e) {
+            recorded.forEach(one -> unaudited(one.change(), e));
+        }
+        watcher.publish(made.stream().map(Made::change).toList());
+    }
+
+    /** The change is made and cannot be undone: make the missing audit line loud, and tell the caller. */
+    private void unaudited(KeyChange change, UncheckedIOException e) {
+        log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
+                e.getMessage());
+        synchronized (unaudited) {
+            unaudited.add(change.id());
+        }
     }
 
     /** Audits a change that moves no key between states (a rotation filed or rejected while it waits). */
-    void auditLocked(AuditEvent event) {
+    void auditLocked(AuditEvent event) throws IOException {
+        flushLocked();
         log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(), event.actor(),
                 event.reason());
         try {
