@@ -262,7 +262,7 @@ public final class FileKeyStore implements KeyStore {
             return Offer.of(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
                     : denied.key()), entry, fast.offeredKeyHeld());
         }
-        Queued mine = new Queued(id, offered, kind, verdict, viewed.lookup());
+        Queued mine = new Queued(new Asked(id, offered, kind, verdict, viewed.lookup()));
         queued.add(mine);
         try (StoreLock.Held held = lock.acquire()) {
             if (!mine.done) {
@@ -306,7 +306,9 @@ public final class FileKeyStore implements KeyStore {
         try {
             for (Queued one : batch) {
                 try {
-                    one.offer = offerLocked(one.id, one.offered, one.kind, one.verdict, one.askedAbout);
+                    Asked asked = one.asked;
+                    one.offer = offerLocked(asked.id(), asked.offered(), asked.kind(), asked.verdict(),
+                            asked.askedAbout());
                 } catch (IOException | RuntimeException e) {
                     one.failure = e;
                 }
@@ -334,23 +336,20 @@ public final class FileKeyStore implements KeyStore {
         return queued.size();
     }
 
-    /** An offer waiting for the lock; its fields are written and read under the lock. */
+    /** An offer that writes, as decided before the lock: the verdict asked about {@code askedAbout}. */
+    private record Asked(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict,
+            KeyLookup askedAbout) {
+    }
+
+    /** An offer waiting for the lock; its answer is written and read under the lock. */
     private static final class Queued {
-        final String id;
-        final RSAPublicKey offered;
-        final MinionKind kind;
-        final PolicyVerdict verdict;
-        final KeyLookup askedAbout;
+        final Asked asked;
         boolean done;
         Offer offer;
         Throwable failure;
 
-        Queued(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict, KeyLookup askedAbout) {
-            this.id = id;
-            this.offered = offered;
-            this.kind = kind;
-            this.verdict = verdict;
-            this.askedAbout = askedAbout;
+        Queued(Asked asked) {
+            this.asked = asked;
         }
     }
 
