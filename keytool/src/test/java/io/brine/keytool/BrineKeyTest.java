@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
@@ -44,6 +45,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class BrineKeyTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MASTER_KEY = 20;
 
     @TempDir
     Path tmp;
@@ -679,9 +681,19 @@ class BrineKeyTest {
         assertThat(json.get("minions_pre").get("web1").asText()).isEqualTo(fp(1));
     }
 
+    /**
+     * The daemon's store on the pki dir, with a master key pair as a master's first start leaves it: master.pem from
+     * the test keys (generating one cost a second of CPU), master.pub written by the store.
+     */
+    private KeyStore masterStore() throws Exception {
+        AtomicFiles.write(pki.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
+                AtomicFiles.OWNER_READ);
+        return FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+    }
+
     @Test
     void fingerAllShowsTheMasterKeyToo() throws Exception {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = masterStore()) {
             String master = Fingerprints.of(store.masterKeyPair().getPublic());
             Result result = run("-F");
             assertThat(result.out()).startsWith("Local Keys:\nmaster.pub:  " + master + "\nAccepted Keys:\n");
@@ -690,7 +702,7 @@ class BrineKeyTest {
 
     @Test
     void fingerOfMasterPubShowsTheMasterKeyAsSaltKeyDoes() throws Exception {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = masterStore()) {
             String master = Fingerprints.of(store.masterKeyPair().getPublic());
             Result result = run("-f", "master.pub");
             assertThat(result.exit()).as(result.err()).isZero();
