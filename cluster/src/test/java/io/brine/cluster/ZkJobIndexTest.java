@@ -12,27 +12,29 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class ZkJobIndexTest {
 
-    private TestingServer server;
+    @RegisterExtension
+    static final SharedZooKeeperServer ZOOKEEPER = new SharedZooKeeperServer();
+
+    private ClusterConfig cluster;
     private CuratorFramework client;
     private final MovableClock clock = new MovableClock(Instant.now());
 
     @BeforeEach
     void start() throws Exception {
-        server = new TestingServer();
-        client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        cluster = ZOOKEEPER.freshRoot();
+        client = ClusterConnection.open(cluster);
     }
 
     @AfterEach
     void stop() throws Exception {
         client.close();
-        server.close();
     }
 
     private static byte[] bytes(String text) {

@@ -18,22 +18,25 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Masters agree on one publish key generation through a real ZooKeeper server; the key is stored wrapped. */
 class ZkPublishGenerationTest {
 
     private static final KeyPair MASTER_KEY = TestKeys.pair(200);
 
-    private TestingServer server;
+    @RegisterExtension
+    static final SharedZooKeeperServer ZOOKEEPER = new SharedZooKeeperServer();
+
+    private ClusterConfig cluster;
     private final List<AutoCloseable> open = new ArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
-        server = new TestingServer();
+        cluster = ZOOKEEPER.freshRoot();
     }
 
     @AfterEach
@@ -41,11 +44,10 @@ class ZkPublishGenerationTest {
         for (int i = open.size() - 1; i >= 0; i--) {
             open.get(i).close();
         }
-        server.close();
     }
 
     private CuratorFramework client() throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         return client;
     }

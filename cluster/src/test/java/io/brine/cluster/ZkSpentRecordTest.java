@@ -15,23 +15,26 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Two masters share one record of spent grants on a real ZooKeeper server. */
 class ZkSpentRecordTest {
 
     private static final String GRANT = "0123456789abcdef0123456789abcdef";
 
-    private TestingServer server;
+    @RegisterExtension
+    static final SharedZooKeeperServer ZOOKEEPER = new SharedZooKeeperServer();
+
+    private ClusterConfig cluster;
     private final List<AutoCloseable> open = new ArrayList<>();
     private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
 
     @BeforeEach
     void start() throws Exception {
-        server = new TestingServer();
+        cluster = ZOOKEEPER.freshRoot();
     }
 
     @AfterEach
@@ -39,11 +42,10 @@ class ZkSpentRecordTest {
         for (int i = open.size() - 1; i >= 0; i--) {
             open.get(i).close();
         }
-        server.close();
     }
 
     private ZkSpentRecord master() throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         return ZkSpentRecord.open(client, "spent_grants", clock);
     }
@@ -95,7 +97,7 @@ class ZkSpentRecordTest {
     @Test
     void recordsPastTheirValidityWindowArePrunedAndTheOthersStay() throws Exception {
         ZkSpentRecord a = master();
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         String parent = "/spent/spent_grants"; // under the client's namespace, the root
         assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
@@ -115,7 +117,7 @@ class ZkSpentRecordTest {
     @Test
     void aSpendAfterThePruneIntervalPrunesInTheBackground() throws Exception {
         ZkSpentRecord a = master();
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+        CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         String parent = "/spent/spent_grants"; // under the client's namespace, the root
         assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
