@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code brine-bench --against salt}: the same simulated stock-Salt swarm ({@link SaltSimMinion}) against brine's
@@ -70,12 +71,16 @@ final class AgainstSalt {
         json.put("load_average_at_start", Machine.loadAverage());
         System.out.printf("brine-bench --against salt: %,d simulated Salt minions, first against brine's master, "
                 + "then against a real salt-master 3008.2%n", options.minions());
-        Bench.Options brineOptions = new Bench.Options(options.minions(), Transport.ZEROMQ,
-                EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY), Optional.empty(), options.keys(),
+        Set<Scenario> brineScenarios = EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY);
+        if (options.scenarios().contains(Scenario.STATE)) {
+            brineScenarios.add(Scenario.STATE);
+        }
+        Bench.Options brineOptions = new Bench.Options(options.minions(), Transport.ZEROMQ, brineScenarios,
+                Optional.empty(), options.keys(),
                 options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
                 options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
                 options.masterHome(), options.workerIoThreads(), true, options.zmqClient(), 0,
-                options.apiRounds(), options.apiSubscribers());
+                options.apiRounds(), options.apiSubscribers(), options.stateRounds());
         Bench brine = new Bench(brineOptions);
         int brineExit = brine.run();
         json.put("brine", brine.figures());
@@ -111,7 +116,8 @@ final class AgainstSalt {
         return new SideBySide.MasterFigures(number(saltScenarios, "auth", "auths_per_s"),
                 number(saltScenarios, "auth", "master_cpu_ms_per_auth"), number(saltScenarios, "ping", "last_ms"),
                 number(saltScenarios, "memory", "master_pss_kib_per_minion"),
-                number(saltScenarios, "memory", "master_idle_cpu_pct_connected"));
+                number(saltScenarios, "memory", "master_idle_cpu_pct_connected"),
+                number(saltScenarios, "state", "last_ms"), number(saltScenarios, "state", "master_cpu_ms_per_minion"));
     }
 
     @SuppressWarnings("unchecked")
@@ -181,6 +187,10 @@ final class AgainstSalt {
                     median.masterCpuMs() / (double) Math.max(1, median.returnsMs().size()));
             if (median.missing() > 0) {
                 throw new IOException(median.missing() + " minions did not return test.ping to the salt-master");
+            }
+            if (options.scenarios().contains(Scenario.STATE)) {
+                StateScenario.run(run, "the salt-master", options.stateRounds(),
+                        limit -> StateScenario.saltRound(ping, minions, swarm, limit));
             }
         }
 

@@ -25,8 +25,8 @@ import java.util.stream.Stream;
 /**
  * The coordinator of one benchmark run: measures the RSA limits, starts the master and the {@link Swarm}, runs the
  * scenarios in order ({@link AuthScenario}, {@link RotateScenario}, {@link PingScenario}, {@link PublishScenario},
- * {@link ApiScenario}, {@link MemoryScenario}), each printing a line of figures, and writes the JSON. Everything it
- * starts, it stops.
+ * {@link ApiScenario}, {@link StateScenario}, {@link MemoryScenario}), each printing a line of figures, and writes the
+ * JSON. Everything it starts, it stops.
  */
 final class Bench {
 
@@ -34,7 +34,7 @@ final class Bench {
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
             boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
             int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources, int apiRounds,
-            int apiSubscribers) {
+            int apiSubscribers, int stateRounds) {
 
         /** File descriptors one simulated minion holds in a swarm worker. */
         int workerFdsPerMinion() {
@@ -169,6 +169,10 @@ final class Bench {
         json.put("master_home", home.toString());
         runDir = Files.createTempDirectory("brine-bench-");
         String saltYaml = "# The simulated minions are stock Salt minions (--protocol salt).\nsalt_minions: true\n";
+        if (options.scenarios().contains(Scenario.STATE)) {
+            StateRun.writeTree(runDir.resolve("srv"));
+            saltYaml += StateScenario.yaml(runDir.resolve("srv"));
+        }
         int apiPort = options.scenarios().contains(Scenario.API) ? MasterProcess.freePorts(1)[0] : 0;
         master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted,
                 (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : ""));
@@ -237,6 +241,10 @@ final class Bench {
             if (options.scenarios().contains(Scenario.API)) {
                 new ApiScenario(run, apiPort).run(client);
             }
+            if (options.scenarios().contains(Scenario.STATE)) {
+                StateScenario.run(run, "brine's master", options.stateRounds(),
+                        timeout -> StateScenario.brineRound(ping, client, swarm, timeout));
+            }
         }
         if (options.scenarios().contains(Scenario.MEMORY)) {
             new MemoryScenario(run).run(home, memory, rssIdle, rssConnected);
@@ -302,6 +310,7 @@ final class Bench {
                 + (options.authFloodSources() > 0 ? " --auth-flood-sources " + options.authFloodSources() : "")
                 + (options.scenarios().contains(Scenario.API) ? " --api-rounds " + options.apiRounds()
                         + " --api-subscribers " + options.apiSubscribers() : "")
+                + (options.scenarios().contains(Scenario.STATE) ? " --state-rounds " + options.stateRounds() : "")
                 + " --scenarios ");
         command.append(String.join(",", options.scenarios().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
                 .toList()));

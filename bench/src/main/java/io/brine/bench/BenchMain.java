@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 public final class BenchMain implements Callable<Integer> {
 
     /** The scenarios, in the order they run. */
-    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, MEMORY }
+    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, STATE, MEMORY }
 
     @Option(names = "--minions", paramLabel = "N", defaultValue = "100",
             description = "Simulated minions (default: ${DEFAULT-VALUE}).")
@@ -44,10 +44,12 @@ public final class BenchMain implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
-            description = "Which of auth,rotate,ping,publish,api,memory to run (default: all but api). auth always "
-                    + "runs: the others need accepted minions. api turns on the master's HTTP API on loopback and "
-                    + "measures publish through it against BrineClient, events to --api-subscribers readers of "
-                    + "GET /api/events, and a reader that never reads.")
+            description = "Which of auth,rotate,ping,publish,api,state,memory to run (default: all but api and "
+                    + "state). auth always runs: the others need accepted minions. api turns on the master's HTTP API "
+                    + "on loopback and measures publish through it against BrineClient, events to --api-subscribers "
+                    + "readers of GET /api/events, and a reader that never reads. state (--protocol salt) serves a "
+                    + "tree of 100 files from file_roots and measures state.apply: each minion fetches what a "
+                    + "highstate fetches and returns (--state-rounds rounds).")
     List<String> scenarios;
 
     @Option(names = "--api-rounds", paramLabel = "R", defaultValue = "20",
@@ -58,6 +60,11 @@ public final class BenchMain implements Callable<Integer> {
             description = "Readers of GET /api/events in the api scenario (default: ${DEFAULT-VALUE}; at most 200, "
                     + "under the API's 256 connections).")
     int apiSubscribers;
+
+    @Option(names = "--state-rounds", paramLabel = "R", defaultValue = "3",
+            description = "Measured state.apply rounds of the state scenario after one warm-up round (default: "
+                    + "${DEFAULT-VALUE}).")
+    int stateRounds;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures to FILE as JSON.")
     Path json;
@@ -173,7 +180,8 @@ public final class BenchMain implements Callable<Integer> {
             try {
                 chosen.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, api, memory");
+                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, api, state, "
+                        + "memory");
                 return 2;
             }
         }
@@ -213,6 +221,15 @@ public final class BenchMain implements Callable<Integer> {
             System.err.println("--auth-flood-sources runs with --transport tcp, the brine protocol and one master");
             return 2;
         }
+        if (chosen.contains(Scenario.STATE) && !salt && against == null) {
+            System.err.println("the state scenario runs with --protocol salt (state.apply is Salt's; brine minions "
+                    + "have no file server client)");
+            return 2;
+        }
+        if (stateRounds < 1) {
+            System.err.println("--state-rounds must be at least 1");
+            return 2;
+        }
         if (apiRounds < 1 || apiSubscribers < 1 || apiSubscribers > 200) {
             System.err.println("--api-rounds must be at least 1, --api-subscribers from 1 to 200");
             return 2;
@@ -234,7 +251,7 @@ public final class BenchMain implements Callable<Integer> {
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
                 Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources,
-                apiRounds, apiSubscribers);
+                apiRounds, apiSubscribers, stateRounds);
         if (against != null) {
             if (!against.equals("salt")) {
                 System.err.println("unknown --against " + against + "; expected salt");
@@ -252,11 +269,15 @@ public final class BenchMain implements Callable<Integer> {
                 System.err.println(missing.get());
                 return 2;
             }
-            Bench.Options againstOptions = new Bench.Options(minions, kind, EnumSet.of(Scenario.AUTH, Scenario.PING,
-                    Scenario.MEMORY), Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0,
-                    idleSeconds, Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
+            Set<Scenario> againstScenarios = EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY);
+            if (chosen.contains(Scenario.STATE)) {
+                againstScenarios.add(Scenario.STATE);
+            }
+            Bench.Options againstOptions = new Bench.Options(minions, kind, againstScenarios,
+                    Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0, idleSeconds,
+                    Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
                     Math.max(2, warmupMinions), Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), true,
-                    swarmClient, 0, apiRounds, apiSubscribers);
+                    swarmClient, 0, apiRounds, apiSubscribers, stateRounds);
             return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
         }
         if (saltDir != null) {

@@ -58,6 +58,7 @@ final class MasterProcess implements AutoCloseable {
      */
     static MasterProcess startSalt(Path saltScript, Path dir, Duration timeout) throws IOException {
         Files.createDirectories(dir.resolve("conf"));
+        StateRun.writeTree(dir.resolve("srv"));
         int[] ports = freePorts(2);
         Files.writeString(dir.resolve("conf/master"), saltConfig(dir, ports[0], ports[1],
                 System.getProperty("user.name")), StandardCharsets.UTF_8);
@@ -104,6 +105,10 @@ final class MasterProcess implements AutoCloseable {
                 "log_file: " + dir.resolve("master.log"),
                 "# The auth scenario is the first auth of N new minions under auto-accept, as for brine.",
                 "auto_accept: True",
+                "# The state scenario's tree, as brine's master serves it.",
+                "file_roots:",
+                "  base:",
+                "    - " + dir.resolve("srv"),
                 "");
     }
 

@@ -97,12 +97,17 @@ final class PingScenario {
 
     /** One test.ping to every minion, timed from the publication to each return. */
     PingRound pingRound(BrineClient client, Duration timeout) throws ClientException {
+        return pingRound(client, "test.ping", timeout);
+    }
+
+    /** One job of {@code fun} to every minion, timed from the publication to each return. */
+    PingRound pingRound(BrineClient client, String fun, Duration timeout) throws ClientException {
         MasterProcess master = run.master();
         long cpu0 = master.cpuMillis();
         long swarm0 = run.swarm().cpuMillis();
         long t0 = System.nanoTime();
         BrineClient.Published published = client.publish(BrineClient.Job.of("glob", Bench.PREFIX + "*",
-                "test.ping"));
+                fun));
         List<Long> times = new ArrayList<>(published.minions().size());
         client.awaitReturns(published.jid(), published.minions(), timeout, event -> times.add(System.nanoTime()));
         long cpu1 = master.cpuMillis();

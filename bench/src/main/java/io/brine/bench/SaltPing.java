@@ -125,9 +125,14 @@ final class SaltPing implements AutoCloseable {
 
     /** One test.ping to {@code glob}: until {@code expected} returns are in the job cache or {@code timeout}. */
     Round ping(String glob, int expected, Duration timeout) throws IOException {
+        return publish(glob, "test.ping", expected, timeout);
+    }
+
+    /** A job of {@code fun} to {@code glob}: until {@code expected} returns are in the job cache or {@code timeout}. */
+    Round publish(String glob, String fun, int expected, Duration timeout) throws IOException {
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
-        if (!request.send(publishRequest(rootKey, glob, "test.ping"))) {
+        if (!request.send(publishRequest(rootKey, glob, fun))) {
             throw new IOException("cannot send the publish request to the salt-master");
         }
         byte[] reply = request.recv();

@@ -7,6 +7,7 @@ import io.brine.protocol.salt.SaltDialect;
 import io.brine.protocol.salt.SaltLimits;
 import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.protocol.salt.SaltPublication;
+import io.brine.protocol.salt.SaltReplies;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltRsa;
 import io.brine.protocol.salt.SaltSessionRequest;
@@ -92,6 +93,9 @@ final class SaltSimMinion implements BenchMinion {
 
         /** The publication of {@code envelope}, verified and opened with {@code aes}; null if it does not. */
         Opened open(byte[] envelope, Crypticle aes);
+
+        /** A {@code state.apply} run ended: its file server requests, the file bytes served, and why it failed. */
+        void stateRun(BenchMinion minion, int requests, long bytes, Optional<String> failure);
     }
 
     final int index;
@@ -115,6 +119,10 @@ final class SaltSimMinion implements BenchMinion {
     private Crypticle session;
     private long lastSerial;
     private final RecentJids seenJids = new RecentJids();
+    /** The {@code state.apply} being run, its publication, and the nonce of its request awaiting a reply. */
+    private StateRun stateRun;
+    private SaltPublication statePublication;
+    private String stateNonce;
 
     SaltSimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this.index = index;
@@ -162,6 +170,8 @@ final class SaltSimMinion implements BenchMinion {
         aes = null;
         session = null;
         nonce = null;
+        stateRun = null;
+        stateNonce = null;
     }
 
     @Override
@@ -249,6 +259,10 @@ final class SaltSimMinion implements BenchMinion {
 
     private synchronized void reply(byte[] frame) {
         long now = System.nanoTime();
+        if (stateNonce != null && session != null) {
+            stateReply(frame);
+            return;
+        }
         if (nonce == null || acceptedReply != null) {
             return; // a session reply (_pillar, _return, ...): a stock minion reads it; nothing to count here
         }
@@ -315,6 +329,14 @@ final class SaltSimMinion implements BenchMinion {
         if (publication.fun().equals(SimMinion.DELIVER_FUNCTION)) {
             return;
         }
+        if (publication.fun().equals(StateRun.FUNCTION)) {
+            if (stateRun == null) { // a stock minion refuses a second state run while one runs; not simulated
+                stateRun = new StateRun();
+                statePublication = publication;
+                sendStateRequest();
+            }
+            return;
+        }
         boolean ping = publication.fun().equals("test.ping");
         send(SaltValue.Map.builder().put("cmd", "_return").put("success", ping)
                 .put("return", ping ? SaltValue.bool(true)
@@ -324,11 +346,49 @@ final class SaltSimMinion implements BenchMinion {
         swarm.returned(this);
     }
 
-    /** A session request as a stock minion seals it (nonce, ts, tok, id; Crypticle with its session key). */
-    private void send(SaltValue.Map fields) {
+    /**
+     * A reply while a state run waits: the answer to its request if it opens with the session key behind that
+     * request's nonce (a late reply to anything else does not, and is left), then the run's next request or its
+     * {@code _return}.
+     */
+    private void stateReply(byte[] frame) {
+        SaltValue answer;
+        try {
+            answer = SaltReplies.openSealed(SaltMsgpack.read(frame, SaltLimits.SESSION), session, stateNonce,
+                    SaltLimits.SESSION_LOAD);
+        } catch (Exception e) {
+            return;
+        }
+        stateNonce = null;
+        stateRun.answered(answer);
+        sendStateRequest();
+    }
+
+    private void sendStateRequest() {
+        Optional<SaltValue.Map> request = stateRun.request();
+        if (request.isPresent()) {
+            stateNonce = send(request.get());
+            return;
+        }
+        boolean ok = stateRun.failure().isEmpty();
+        send(SaltValue.Map.builder().put("cmd", "_return").put("success", ok).put("return", stateRun.stateReturn())
+                .put("retcode", ok ? 0 : 1).put("jid", statePublication.jid()).put("fun", statePublication.fun())
+                .put("fun_args", statePublication.arg()).build());
+        swarm.stateRun(this, stateRun.requests(), stateRun.bytes(), stateRun.failure());
+        swarm.returned(this);
+        stateRun = null;
+        statePublication = null;
+    }
+
+    /**
+     * A session request as a stock minion seals it (nonce, ts, tok, id; Crypticle with its session key); its
+     * nonce.
+     */
+    private String send(SaltValue.Map fields) {
         String requestNonce = UUID.randomUUID().toString().replace("-", "");
         byte[] load = SaltSessionRequest.seal(session, fields, id, requestNonce, swarm.clock().millis() / 1000, tok);
         SaltRequest.Encrypted request = new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
         transport.send(SaltMsgpack.write(request.encode(), SaltDialect.PAYLOAD));
+        return requestNonce;
     }
 }

@@ -13,9 +13,14 @@ import java.util.Map;
  */
 final class SideBySide {
 
-    /** One master's figures; a figure that was not measured is NaN. */
+    /** One master's figures; a figure that was not measured is NaN (the state ones without scenario state). */
     record MasterFigures(double authsPerSecond, double cpuMsPerAuth, double pingLastMs, double rssKibPerMinion,
-            double idleCpuPct) {
+            double idleCpuPct, double stateLastMs, double stateCpuMsPerMinion) {
+
+        MasterFigures(double authsPerSecond, double cpuMsPerAuth, double pingLastMs, double rssKibPerMinion,
+                double idleCpuPct) {
+            this(authsPerSecond, cpuMsPerAuth, pingLastMs, rssKibPerMinion, idleCpuPct, Double.NaN, Double.NaN);
+        }
     }
 
     /** One compared figure: its name, unit, both values, and brine's advantage (NaN when it cannot be formed). */
@@ -34,11 +39,13 @@ final class SideBySide {
         Map<String, Object> auth = map(scenarios.get("auth"));
         Map<String, Object> ping = map(scenarios.get("ping"));
         Map<String, Object> memory = map(scenarios.get("memory"));
+        Map<String, Object> state = map(scenarios.get("state"));
         double minions = number(json.get("minions"));
         double rssPerMinion = (number(memory.get("master_rss_connected_mib")) - number(memory.get(
                 "master_rss_idle_mib"))) * 1024 / minions;
         return new MasterFigures(number(auth.get("auths_per_s")), number(auth.get("master_cpu_ms_per_auth")),
-                number(ping.get("last_ms")), rssPerMinion, number(memory.get("master_idle_cpu_pct_connected")));
+                number(ping.get("last_ms")), rssPerMinion, number(memory.get("master_idle_cpu_pct_connected")),
+                number(state.get("last_ms")), number(state.get("master_cpu_ms_per_minion")));
     }
 
     /** The compared rows: higher is better for auths/s, lower for everything else. */
@@ -54,6 +61,12 @@ final class SideBySide {
                 ratio(salt.rssKibPerMinion(), brine.rssKibPerMinion())));
         rows.add(new Row("master CPU idle, minions connected", "% of a core", brine.idleCpuPct(),
                 salt.idleCpuPct(), ratio(salt.idleCpuPct(), brine.idleCpuPct())));
+        if (!Double.isNaN(brine.stateLastMs()) || !Double.isNaN(salt.stateLastMs())) {
+            rows.add(new Row("state.apply last return", "ms", brine.stateLastMs(), salt.stateLastMs(),
+                    ratio(salt.stateLastMs(), brine.stateLastMs())));
+            rows.add(new Row("master CPU per state.apply", "ms", brine.stateCpuMsPerMinion(),
+                    salt.stateCpuMsPerMinion(), ratio(salt.stateCpuMsPerMinion(), brine.stateCpuMsPerMinion())));
+        }
         return rows;
     }
 

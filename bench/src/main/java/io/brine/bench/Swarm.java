@@ -219,6 +219,30 @@ final class Swarm implements AutoCloseable {
         return new long[] {count, last};
     }
 
+    /**
+     * The {@code state.apply} runs since the last {@link #resetDeliveries}, summed over the workers: file server
+     * requests answered, file bytes served, runs failed, and the last failure's reason (empty if none).
+     */
+    StateCounts stateCounts() throws IOException {
+        long requests = 0;
+        long bytes = 0;
+        long failed = 0;
+        String failure = "";
+        for (WorkerProcess worker : workers) {
+            String[] words = worker.command("state", Duration.ofSeconds(30)).split(" ", 5);
+            requests += Long.parseLong(words[1]);
+            bytes += Long.parseLong(words[2]);
+            failed += Long.parseLong(words[3]);
+            if (words.length > 4 && !words[4].isEmpty()) {
+                failure = words[4];
+            }
+        }
+        return new StateCounts(requests, bytes, failed, failure);
+    }
+
+    record StateCounts(long requests, long bytes, long failed, String failure) {
+    }
+
     /** CPU used so far by all swarm worker processes (the simulated minions share the machine with the master). */
     long cpuMillis() {
         long total = 0;

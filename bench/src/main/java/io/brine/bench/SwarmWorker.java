@@ -26,6 +26,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
@@ -104,6 +105,11 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicLong lastDelivered = new AtomicLong();
     private final AtomicLong returned = new AtomicLong();
     private final AtomicLong keysInstalled = new AtomicLong();
+    // state.apply runs since the last reset: file server requests answered, file bytes served, runs failed.
+    private final AtomicLong stateRequests = new AtomicLong();
+    private final AtomicLong stateBytes = new AtomicLong();
+    private final AtomicLong stateFailed = new AtomicLong();
+    private volatile String stateFailure = "";
 
     private SwarmWorker(PrintStream out, RSAPublicKey masterKey, SwarmTransports transports, String host,
             int retPort, boolean salt) {
@@ -258,7 +264,15 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
                 firstDelivered.set(Long.MAX_VALUE);
                 lastDelivered.set(0);
                 returned.set(0);
+                stateRequests.set(0);
+                stateBytes.set(0);
+                stateFailed.set(0);
+                stateFailure = "";
                 return "reset";
+            case "state":
+                // The last failure's reason ends the line (it has spaces).
+                return "state " + stateRequests.get() + " " + stateBytes.get() + " " + stateFailed.get() + " "
+                        + stateFailure;
             case "deliveries":
                 return "deliveries " + delivered.get() + " " + firstDelivered.get() + " " + lastDelivered.get() + " "
                         + returned.get();
@@ -434,6 +448,16 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     @Override
     public void returned(BenchMinion minion) {
         returned.incrementAndGet();
+    }
+
+    @Override
+    public void stateRun(BenchMinion minion, int requests, long bytes, Optional<String> failure) {
+        stateRequests.addAndGet(requests);
+        stateBytes.addAndGet(bytes);
+        failure.ifPresent(why -> {
+            stateFailed.incrementAndGet();
+            stateFailure = why.replace('\n', ' ');
+        });
     }
 
     @Override

@@ -36,7 +36,22 @@ class SideBySideTest {
 
         List<SideBySide.Row> rows = SideBySide.rows(brine, salt);
 
+        // Without the state scenario, no state rows.
         assertThat(rows).extracting(SideBySide.Row::advantage).containsExactly(50.0, 20.0, 20.0, 8.0, 10.0);
+    }
+
+    @Test
+    void aRunWithTheStateScenarioComparesStateApplysLastReturnAndCpuPerMinion() {
+        Map<String, Object> json = Map.of("minions", 1000, "scenarios", Map.of("state", Map.of("last_ms", 9000.0,
+                "master_cpu_ms_per_minion", 12.5)));
+        SideBySide.MasterFigures brine = SideBySide.brineFigures(json);
+        SideBySide.MasterFigures salt = new SideBySide.MasterFigures(40, 50, 2400, 400, 5, 45000, 100);
+
+        List<SideBySide.Row> rows = SideBySide.rows(brine, salt);
+
+        assertThat(rows).extracting(SideBySide.Row::name).endsWith("state.apply last return",
+                "master CPU per state.apply");
+        assertThat(rows.subList(5, 7)).extracting(SideBySide.Row::advantage).containsExactly(5.0, 8.0);
     }
 
     @Test
