@@ -213,7 +213,7 @@ public final class MasterDaemon implements AutoCloseable {
             master.start();
             // After the transport is up: the other masters wait for this one's delivery reports from now on.
             publications.start(jobs::deliverForwarded);
-            watch(metrics, config, keyStore, sessions, keyring, jobCache, dispatcher, policies);
+            watch(metrics, config, keyStore, sessions, transport, keyring, jobCache, dispatcher, policies);
             cluster.watch(metrics);
             Optional<ApiServer> api = config.api().isEmpty() ? Optional.empty()
                     : Optional.of(ApiServer.start(config.api().get(), keyStore, publishers, sessions,
@@ -254,13 +254,17 @@ public final class MasterDaemon implements AutoCloseable {
     }
 
     private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
-            PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher, AcceptancePolicies policies) {
+            ServerTransport transport, PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher,
+            AcceptancePolicies policies) {
         metrics.keys(keyStore);
         keyStore.addListener(metrics::keyChanged); // closed with the key store
         metrics.gauge("brine.event.subscribers", "Publisher sessions subscribed to events", metrics.events(),
                 EventStream::subscribers);
         metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(Locale.ROOT))
                 .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
+        metrics.gauge("brine.minions.reachable", "Minions a publication reaches now: a live session and, on ZeroMQ,"
+                + " its subscription honoured on the publish port (it follows the session by a connection)", transport,
+                t -> t.reachableMinions().size());
         metrics.rotations(keyring, ring -> ring.current().number());
         metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);
         metrics.gauge("brine.queue.auth", "Auth requests of accepted keys and loopback publishers waiting for a "

@@ -56,6 +56,11 @@ abstract class ForwardingTransport implements ServerTransport {
     }
 
     @Override
+    public Set<String> reachableMinions() {
+        return inner.reachableMinions();
+    }
+
+    @Override
     public void unbind(String minionId) {
         inner.unbind(minionId);
     }

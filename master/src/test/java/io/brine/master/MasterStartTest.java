@@ -61,6 +61,11 @@ class MasterStartTest {
         }
 
         @Override
+        public Set<String> reachableMinions() {
+            return Set.of();
+        }
+
+        @Override
         public void close() {
         }
     }

@@ -141,6 +141,13 @@ public final class CompositeServerTransport implements ServerTransport {
     }
 
     @Override
+    public Set<String> reachableMinions() {
+        Set<String> reachable = new HashSet<>();
+        members.forEach(member -> reachable.addAll(member.reachableMinions()));
+        return reachable;
+    }
+
+    @Override
     public void close() {
         for (int i = members.size() - 1; i >= 0; i--) {
             members.get(i).close();

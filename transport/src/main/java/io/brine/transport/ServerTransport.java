@@ -74,6 +74,13 @@ public interface ServerTransport extends AutoCloseable {
     /** The minion was removed: drop its route, close its connection where there is one. */
     void unbind(String minionId);
 
+    /**
+     * Minion ids that {@link #publish} would queue a frame for now: on a transport with a publish channel of its own
+     * (ZeroMQ), only once the minion's subscription there is honoured, which follows its session (a failover, a
+     * restart) by a connection and a handshake. A snapshot, for metrics and tests.
+     */
+    Set<String> reachableMinions();
+
     @Override
     void close();
 

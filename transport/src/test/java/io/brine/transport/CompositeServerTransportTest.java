@@ -74,6 +74,11 @@ class CompositeServerTransportTest {
         }
 
         @Override
+        public Set<String> reachableMinions() {
+            return Set.copyOf(reachable);
+        }
+
+        @Override
         public void close() {
         }
     }
@@ -119,6 +124,7 @@ class CompositeServerTransportTest {
         assertThat(undeliverable).containsExactly("db1");
         assertThat(tcp.published).containsExactly("web1", "db1");
         assertThat(zmq.published).containsExactly("web2", "db1");
+        assertThat(composite.reachableMinions()).containsExactlyInAnyOrder("web1", "web2");
     }
 
     @Test

@@ -58,7 +58,8 @@ class MetricsEndpointTest {
     void countersMoveAfterAnAuthAndAJob() throws Exception {
         String before = get("/metrics").body();
         assertThat(value(before, "brine_auth_answers_total", "outcome=\"accepted\"")).isZero();
-        assertThat(before).contains("jvm_memory_used_bytes", "brine_minions_connected{transport=\"tcp\"} 0.0");
+        assertThat(before).contains("jvm_memory_used_bytes", "brine_minions_connected{transport=\"tcp\"} 0.0",
+                "brine_minions_reachable 0.0");
 
         try (TcpClientChannel web1 = master.connect()) {
             assertThat(auth(web1, "web1", WEB1_KEY)).isEqualTo(AuthStatus.ACCEPTED);
@@ -73,6 +74,8 @@ class MetricsEndpointTest {
                     "")).isEqualTo(2));
             assertThat(value(after, "brine_keys", "state=\"minions_pre\"")).isEqualTo(1);
             assertThat(value(after, "brine_minions_connected", "transport=\"tcp\"")).isEqualTo(1);
+            // On TCP publications go down the session's own connection: reachable as soon as connected.
+            assertThat(value(after, "brine_minions_reachable", "")).isEqualTo(1);
 
             try (BrineClient root = master.root()) {
                 root.publish(BrineClient.Job.of("glob", "*", "test.ping"));

@@ -253,6 +253,12 @@ public final class TcpServerTransport implements ServerTransport {
         LOG.info("TCP transport closed");
     }
 
+    /** Publications go down the minion's own connection: those with a live route. */
+    @Override
+    public Set<String> reachableMinions() {
+        return boundMinions();
+    }
+
     /** Minion ids with a live route now: a snapshot, for metrics and tests. */
     public Set<String> boundMinions() {
         Set<String> bound = new HashSet<>();

@@ -301,6 +301,12 @@ public final class ZmtpServerTransport implements ServerTransport {
         LOG.info("ZeroMQ transport closed");
     }
 
+    /** {@link #subscribedMinions()}: a minion's publications go down its honoured subscriptions. */
+    @Override
+    public Set<String> reachableMinions() {
+        return subscribedMinions();
+    }
+
     /**
      * Minion ids whose publications have somewhere to go now (an honoured subscription, a proven Salt TCP publish
      * connection): for metrics and tests.
