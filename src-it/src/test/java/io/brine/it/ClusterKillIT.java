@@ -35,12 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  * list all three, spread so each master holds a third. While new minions authenticate and jobs go out, one master is
  * killed with {@code kill -9}: its minions move to the other two with their keys, every job's targets either
  * returned or are listed missing on both surviving masters (and they agree), and every key is in ZooKeeper once,
- * accepted, with exactly one acceptance in the audit trail. Runs alone: beside another test class's processes, the
- * first job after the move named the moved minions unreachable although every one held a session on a survivor
- * (seen once in a full run with two test JVMs; alone it passes): the delivery view lags the session under load, which
- * is noted as an open question in issue 24.
+ * accepted, with exactly one acceptance in the audit trail. Before each job it waits until the minions are reachable
+ * (brine_minions_reachable), not only connected: it used to wait on the sessions, and under load the first job after
+ * the move named the moved minions unreachable, their subscriptions to the survivors' publish ports not made yet.
  */
-@RunsAlone
 class ClusterKillIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -49,9 +47,16 @@ class ClusterKillIT {
     /**
      * {@code -Dbrine.it.kill.defaultTimers=true} runs the minions with the daemon's own timers (30 s heartbeat,
      * {@code auth_timeout} 60 s) to measure how long the killed master's minions take to be served again (README,
-     * "Cluster mode"); by default they run with 1 s heartbeats and a 3 s {@code auth_timeout}, to keep the run short.
+     * "Cluster mode"); by default they run with 1 s heartbeats and {@link #SHORT_AUTH_TIMEOUT}, to keep the run
+     * short.
      */
     private static final boolean DEFAULT_TIMERS = Boolean.getBoolean("brine.it.kill.defaultTimers");
+    /**
+     * The short {@code auth_timeout}: 3 s made the class run alone. Side by side at a load average of 40, three cold
+     * masters each took longer than 3 s over their first auths, so every minion moved on before its answer came, to
+     * another cold master, and none was accepted within the suite's wait.
+     */
+    private static final Duration SHORT_AUTH_TIMEOUT = Duration.ofSeconds(15);
 
     @TempDir
     Path dir;
@@ -83,7 +88,7 @@ class ClusterKillIT {
         MinionConfig config = MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1")
                 .failoverMasters(order)
                 .auth(DEFAULT_TIMERS ? MinionConfig.Auth.defaults() : new MinionConfig.Auth(Duration.ofSeconds(1),
-                        Duration.ofSeconds(2), false, Duration.ofSeconds(3)))
+                        Duration.ofSeconds(2), false, SHORT_AUTH_TIMEOUT))
                 .build();
         Fleet.seedKey(config.pkiDir(), 100 + index);
         MinionDaemon minion = DEFAULT_TIMERS ? MinionDaemon.start(config, Clock.systemUTC())
@@ -94,6 +99,16 @@ class ClusterKillIT {
         return minion;
     }
 
+    /**
+     * Minions a publication through {@code master} reaches: a session is not enough, the minion's subscription to
+     * that master's publish port follows it by a connection (seconds under load), and a job published between the two
+     * names the minion unreachable.
+     */
+    private double reachable(ClusterMasterProcess master) throws Exception {
+        return master.metric("brine_minions_reachable");
+    }
+
+    /** Minions holding a session with {@code master} (what the test waited on before: not enough). */
     private double connected(ClusterMasterProcess master) throws Exception {
         return master.metric("brine_minions_connected{transport=\"zeromq\"}");
     }
@@ -117,7 +132,7 @@ class ClusterKillIT {
             startMinion("web" + i, i, endpoints);
         }
         await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
-        await().until(() -> connected(doomed) == 3 && connected(publisher) == 3 && connected(other) == 3);
+        await().until(() -> reachable(doomed) == 3 && reachable(publisher) == 3 && reachable(other) == 3);
 
         List<String> jids = new ArrayList<>();
         try (BrineClient client = publisher.rootClient()) {
@@ -138,11 +153,18 @@ class ClusterKillIT {
             jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid());
 
             // Every minion ends on one of the two left, with its key; a job then reaches all of them.
-            await().atMost(Duration.ofSeconds(DEFAULT_TIMERS ? 180 : 90)).until(() -> connected(publisher)
-                    + connected(other) == FIRST + LATE && minions.stream()
-                    .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+            long[] sessions = {0}; // when every minion first held a session on a survivor
+            await().atMost(Duration.ofSeconds(DEFAULT_TIMERS ? 180 : 90)).until(() -> {
+                if (sessions[0] == 0 && connected(publisher) + connected(other) == FIRST + LATE) {
+                    sessions[0] = System.nanoTime();
+                }
+                return reachable(publisher) + reachable(other) == FIRST + LATE && minions.stream()
+                        .allMatch(m -> m.minion().state() == MinionState.ACCEPTED);
+            });
+            long served = System.nanoTime();
             System.out.printf("ClusterKillIT: the killed master's minions were served again %.1f s after the kill"
-                    + " (%s timers)%n", (System.nanoTime() - killed) / 1e9, DEFAULT_TIMERS ? "default" : "short");
+                    + " (%s timers); every session was there %.1f s before%n", (served - killed) / 1e9,
+                    DEFAULT_TIMERS ? "default" : "short", (served - (sessions[0] == 0 ? served : sessions[0])) / 1e9);
             BrineClient.Published after = client.publish(new BrineClient.Job("glob", "web*", "test.ping",
                     List.of(), Map.of(), 0));
             assertThat(after.minions()).containsExactlyElementsOf(all);

@@ -6,6 +6,7 @@ import io.brine.client.BrineClient;
 import io.brine.client.ClientException;
 import io.brine.daemon.config.TransportKind;
 import io.brine.protocol.RootPublisher;
+import io.brine.protocol.testing.SuiteDefaults;
 import io.brine.protocol.testing.TestKeys;
 import java.io.File;
 import java.io.IOException;
@@ -30,6 +31,15 @@ import java.util.regex.Pattern;
  */
 final class ClusterMasterProcess implements AutoCloseable {
 
+    /**
+     * How long a master may take to serve: five times the suite's wait. Starting is CPU work, no timer (about 3,000
+     * classes loaded, Logback, picocli and Jackson set up, ZooKeeper joined: 4.5-5.5 s of CPU in each of 18 starts
+     * here), so its time is that work over the share of the 2 shared cores a master gets: three starting at once
+     * served 61-88 s after their start at a load average of 30-50, and had 2 s of CPU each after the suite's 30 s.
+     * A master that exits fails the wait at once.
+     */
+    static final Duration START_WAIT = SuiteDefaults.WAIT.multipliedBy(5);
+
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final Pattern SERVING = Pattern.compile(
             "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
@@ -40,6 +50,7 @@ final class ClusterMasterProcess implements AutoCloseable {
     final Path dir;
     final Path log;
     private final Process process;
+    private final long started = System.nanoTime();
     private int retPort;
     private int httpPort;
 
@@ -80,9 +91,9 @@ final class ClusterMasterProcess implements AutoCloseable {
         return new ClusterMasterProcess(dir, log, process);
     }
 
-    /** Waits until the master serves and names its ports. */
+    /** Waits until the master serves and names its ports, at most {@link #START_WAIT}. */
     ClusterMasterProcess awaitServing() {
-        await().until(() -> {
+        await().atMost(START_WAIT).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("master exited " + process.exitValue() + ": " + text());
             }
@@ -96,6 +107,9 @@ final class ClusterMasterProcess implements AutoCloseable {
             }
             return false;
         });
+        System.out.printf("ClusterMasterProcess: %s served %.1f s after its start, %.1f s of CPU%n", dir.getFileName(),
+                (System.nanoTime() - started) / 1e9, process.toHandle().info().totalCpuDuration()
+                        .map(cpu -> cpu.toMillis() / 1e3).orElse(-1.0));
         return this;
     }
 
