@@ -189,6 +189,13 @@ public final class BrineKey implements Callable<Integer> {
                     + " publications for master_key_grace (7 days). Refused in a cluster.")
     boolean rotateMasterKey;
 
+    @Option(names = "--master-sign-key", paramLabel = "FILE",
+            description = "With --rotate-master-key: also sign the succession record with this offline master"
+                    + " signing key (a private key PEM, mode 0400, outside pki_dir; never copied), so that minions"
+                    + " with verify_master_pubkey_sign follow the new key. Required when master.yaml sets"
+                    + " master_sign_pubkey, and then must match pki_dir/master_sign.pub.")
+    Path masterSignKey;
+
     @Option(names = "--gen-keys", paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
     String genKeys;
@@ -341,6 +348,9 @@ public final class BrineKey implements Callable<Integer> {
     @Override
     public Integer call() {
         Action action = Action.of(this);
+        if (masterSignKey != null && action.kind() != Action.Kind.ROTATE_MASTER_KEY) {
+            throw UserError.usage("--master-sign-key applies to --rotate-master-key only");
+        }
         Output output = new Output(out(), err(), out, !noColour && terminal.colour()
                 && !environment.containsKey("NO_COLOR"));
         ChangeKeys changes = new ChangeKeys(this, output, terminal);
@@ -356,7 +366,7 @@ public final class BrineKey implements Callable<Integer> {
         }
         if (action.kind() == Action.Kind.ROTATE_MASTER_KEY) {
             return changes.rotateMasterKey(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
-                    KeytoolConfig.settings(configDir, defaults));
+                    KeytoolConfig.settings(configDir, defaults), masterSignKey);
         }
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);

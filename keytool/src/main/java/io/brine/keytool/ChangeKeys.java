@@ -23,6 +23,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.PrivateKey;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -354,21 +355,39 @@ final class ChangeKeys {
      * {@code --rotate-master-key} (PROTOCOL.md 6.4): a new master key pair and its succession record, under the store
      * lock. A cluster's masters share one key pair that cannot be switched on all of them at once yet: refused there.
      */
-    int rotateMasterKey(KeytoolConfig config, MasterConfig settings) {
+    int rotateMasterKey(KeytoolConfig config, MasterConfig settings, Path masterSignKey) {
         if (config.cluster().isPresent()) {
             throw UserError.usage("--rotate-master-key: the masters of a cluster share one master key pair, and"
                     + " switching it on all of them at once is not supported yet; nothing changed");
         }
+        // master_sign_key_name in the pki dir brine-key works on (--pki-dir may name another than master.yaml's).
+        Optional<Path> signPub = settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName()));
+        if (masterSignKey == null && signPub.isPresent()) {
+            throw UserError.usage("--rotate-master-key: master_sign_pubkey is on (" + signPub.get()
+                    + "): give the offline signing key with --master-sign-key FILE, or minions that verify it would"
+                    + " refuse the new key; nothing changed");
+        }
+        Optional<PrivateKey> signingKey;
+        try {
+            signingKey = masterSignKey == null ? Optional.empty() : Optional.of(MasterKeyRotation.readSigningKey(
+                    masterSignKey, config.pkiDir(), signPub));
+        } catch (KeyStoreException e) {
+            throw UserError.usage("--master-sign-key: " + e.getMessage() + "; nothing changed");
+        } catch (IOException e) {
+            throw UserError.usage("--master-sign-key: cannot read " + masterSignKey + ": " + BrineKey.describe(e)
+                    + "; nothing changed");
+        }
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
             MasterKeyRotation.Rotated rotated = ((FileKeyStore) store).rotateMasterKey(settings.keysize(),
-                    settings.masterKeyGrace(), settings.masterKeyChain(), Optional.empty(), Clock.systemUTC());
+                    settings.masterKeyGrace(), settings.masterKeyChain(), signingKey, Clock.systemUTC());
             String previous = Fingerprints.of(rotated.previous());
             String next = Fingerprints.of(rotated.next());
             Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
             if (output.text()) {
                 if (!command.quiet()) {
-                    output.out().println("Master key rotated: " + previous + " -> " + next + ". A running master"
+                    output.out().println("Master key rotated: " + previous + " -> " + next + (signingKey.isPresent()
+                            ? ", signed by the master signing key too" : "") + ". A running master"
                             + " takes it within a second and sends it to its minions; the previous key signs"
                             + " publications until " + graceUntil + " (master_key_grace).");
                     output.out().flush();
@@ -379,6 +398,7 @@ final class ChangeKeys {
             document.put("previous", previous);
             document.put("next", next);
             document.put("grace_until", graceUntil.toString());
+            document.put("signing_key_signed", signingKey.isPresent());
             return output.printStructured(document);
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage());

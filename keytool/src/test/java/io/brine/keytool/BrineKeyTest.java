@@ -966,4 +966,39 @@ class BrineKeyTest {
         assertThat(pki.resolve("invalid")).doesNotExist();
         assertThat(cache.resolve("audit.log")).doesNotExist();
     }
+
+    @Test
+    void aRotationUnderMasterSignPubkeyNeedsTheOfflineSigningKeyAndSaysItSigned() throws Exception {
+        Files.writeString(pki.resolve("master.pem"), TestKeys.privatePem(60));
+        Files.setPosixFilePermissions(pki.resolve("master.pem"), PosixFilePermissions.fromString("r--------"));
+        Files.writeString(pki.resolve("master.pub"), TestKeys.publicPem(60));
+        Files.writeString(pki.resolve("master_sign.pub"), TestKeys.publicPem(61));
+        Path offline = Files.createDirectories(tmp.resolve("usb"));
+        Path signing = Files.writeString(offline.resolve("master_sign.pem"), TestKeys.privatePem(61));
+        Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
+        Path other = Files.writeString(offline.resolve("other.pem"), TestKeys.privatePem(62));
+        Files.setPosixFilePermissions(other, PosixFilePermissions.fromString("r--------"));
+        Path conf = Files.createDirectories(tmp.resolve("etc"));
+        Files.writeString(conf.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
+                + "\nmaster_sign_pubkey: true\n");
+
+        Result unsigned = runRaw("-c", conf.toString(), "--rotate-master-key");
+        assertThat(unsigned.exit()).isEqualTo(2);
+        assertThat(unsigned.err()).contains("master_sign_pubkey is on", "--master-sign-key FILE", "nothing changed");
+        Result wrongKey = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key", other.toString());
+        assertThat(wrongKey.exit()).isEqualTo(2);
+        assertThat(wrongKey.err()).contains("is not the private half of " + pki.resolve("master_sign.pub"));
+        Result notARotation = runRaw("-c", conf.toString(), "-L", "--master-sign-key", signing.toString());
+        assertThat(notARotation.exit()).isEqualTo(2);
+        assertThat(notARotation.err()).contains("--master-sign-key applies to --rotate-master-key only");
+        assertThat(pki.resolve("master_chain")).doesNotExist();
+        assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
+
+        Result signed = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key", signing.toString(),
+                "--out", "json");
+        assertThat(signed.exit()).as(signed.err()).isZero();
+        assertThat(JSON.readTree(signed.out()).get("signing_key_signed").asBoolean()).isTrue();
+        assertThat(pki.resolve("master_chain")).exists();
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("signed by the master signing key too");
+    }
 }

@@ -292,6 +292,7 @@ public final class Master implements AutoCloseable {
                 Instant.ofEpochMilli(newest.graceUntilMs()));
         audit(AuditEvent.builder("master-key-loaded", "master").fingerprint(fingerprint).reason("chain sent to "
                 + sent + " minions, " + undelivered + " unreachable").build());
+        metrics.masterKeyLoaded(newest, fingerprint, sent, undelivered);
     }
 
     private void audit(AuditEvent event) {
@@ -315,10 +316,14 @@ public final class Master implements AutoCloseable {
                 jobs.sweepShared();
             }
             masterKeys.reloadIfRotated().ifPresent(this::distributeSuccession);
-            if (masterKeys.retireIfDue()) {
-                LOG.info("The previous master key's grace is over: it is retired, the current key signs everything");
-                audit(AuditEvent.builder("master-key-retired", "master").reason("master_key_grace over").build());
-            }
+            masterKeys.retireIfDue().ifPresent(retired -> {
+                String fingerprint = Fingerprints.of(retired);
+                LOG.info("The previous master key {}'s grace is over: it is retired, the current key signs everything",
+                        fingerprint);
+                audit(AuditEvent.builder("master-key-retired", "master").fingerprint(fingerprint).reason(
+                        "master_key_grace over").build());
+                metrics.masterKeyRetired(fingerprint);
+            });
             long requested = keyStore.rotationRequests();
             if (requested != rotationRequestsSeen && requested >= 0) {
                 rotationRequestsSeen = requested;

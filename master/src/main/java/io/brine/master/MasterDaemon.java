@@ -215,6 +215,7 @@ public final class MasterDaemon implements AutoCloseable {
             publications.start(jobs::deliverForwarded);
             watch(metrics, config, keyStore, sessions, transport, keyring, jobCache, dispatcher, policies);
             cluster.watch(metrics);
+            metrics.masterKeys(masterKeyring);
             Optional<ApiServer> api = config.api().isEmpty() ? Optional.empty()
                     : Optional.of(ApiServer.start(config.api().get(), keyStore, publishers, sessions,
                             metrics.events(), active, policies::reservedIds, config.cachedir(), clock));

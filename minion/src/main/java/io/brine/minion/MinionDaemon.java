@@ -23,6 +23,7 @@ import io.brine.transport.tcp.TcpClientTransport;
 import io.brine.transport.zmq.ZmqClientTransport;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.security.PublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -69,7 +70,9 @@ public final class MinionDaemon implements AutoCloseable {
     public static MinionDaemon start(MinionConfig config, Clock clock, Duration heartbeatInterval)
             throws IOException, KeyFormatException {
         MinionKeyring keys = MinionKeyring.load(config.pkiDir(), config.keysize());
-        MasterPin pin = new MasterPin(config.pkiDir(), config.masterFinger().orElse(null));
+        Optional<PublicKey> signingKey = config.masterSignPub().isPresent()
+                ? Optional.of(MasterPin.readSigningKey(config.masterSignPub().get())) : Optional.empty();
+        MasterPin pin = new MasterPin(config.pkiDir(), config.masterFinger().orElse(null), signingKey);
         byte[] grant = config.autosignGrant().isPresent()
                 ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
         Map<String, Object> staticGrains = staticGrains(config.grains());

@@ -6,6 +6,7 @@ import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MinionConfig;
 import io.brine.daemon.files.WritableFile;
+import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeys;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -82,6 +83,13 @@ public final class MinionMain implements Callable<Integer> {
         WritableFile.directoryProblem("pki_dir", config.pkiDir()).ifPresent(problems::add);
         WritableFile.directoryProblem("cachedir", config.cachedir()).ifPresent(problems::add);
         config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
+        if (config.masterSignPub().isPresent()) {
+            try {
+                MasterPin.readSigningKey(config.masterSignPub().get());
+            } catch (IOException e) {
+                problems.add("verify_master_pubkey_sign: " + e.getMessage());
+            }
+        }
         return problems;
     }
 

@@ -49,6 +49,10 @@ import java.util.Set;
  *     master key still signs publications (7 days by default; PROTOCOL.md 6.4)
  * @param masterKeyChain {@code master_key_chain}: how many succession records the master keeps and shows (5 by
  *     default, at most 16): a minion offline across more rotations than that is refused as a stranger
+ * @param masterSignPub {@code master_sign_pubkey: true}: the offline master signing key's public half, {@code
+ *     pki_dir/}{@code master_sign_key_name}{@code .pub} ({@code master_sign.pub} by default); {@code brine-key
+ *     --rotate-master-key} then refuses a rotation not signed by its private half (minions with {@code
+ *     verify_master_pubkey_sign} would refuse it). Empty (the default): a rotation is signed by the previous key
  * @param httpInterface {@code http_interface}: the address {@code /metrics}, {@code /healthz} and {@code /readyz}
  *     listen on; loopback by default, since metrics describe the fleet
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
@@ -92,6 +96,7 @@ public record MasterConfig(
         KeyRotationPolicy keyRotation,
         Duration masterKeyGrace,
         int masterKeyChain,
+        Optional<Path> masterSignPub,
         Optional<Api> api,
         FileServer fileServer) {
 
@@ -147,6 +152,7 @@ public record MasterConfig(
         require(masterKeyChain >= 1 && masterKeyChain <= MAX_MASTER_KEY_CHAIN, "masterKeyChain must be from 1 to "
                 + MAX_MASTER_KEY_CHAIN);
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
+        Objects.requireNonNull(masterSignPub, "masterSignPub");
         Objects.requireNonNull(api, "api");
         Objects.requireNonNull(fileServer, "fileServer");
     }
@@ -555,6 +561,7 @@ public record MasterConfig(
         private KeyRotationPolicy keyRotation = KeyRotationPolicy.ALLOW;
         private Duration masterKeyGrace = Duration.ofDays(7);
         private int masterKeyChain = 5;
+        private String masterSignKeyName;
         private Api api;
         private FileServer fileServer = FileServer.defaults();
 
@@ -732,6 +739,12 @@ public record MasterConfig(
             return this;
         }
 
+        /** {@code master_sign_pubkey: true} with this {@code master_sign_key_name}; null: off (the default). */
+        public Builder masterSignKeyName(String name) {
+            this.masterSignKeyName = name;
+            return this;
+        }
+
         public Builder logFormat(LogFormat logFormat) {
             this.logFormat = logFormat;
             return this;
@@ -769,7 +782,9 @@ public record MasterConfig(
                     Optional.ofNullable(cluster),
                     saltMinions,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    keyRotation, masterKeyGrace, masterKeyChain, Optional.ofNullable(api), fileServer);
+                    keyRotation, masterKeyGrace, masterKeyChain,
+                    Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name + ".pub")),
+                    Optional.ofNullable(api), fileServer);
         }
     }
 

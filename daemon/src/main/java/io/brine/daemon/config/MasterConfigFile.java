@@ -101,6 +101,7 @@ final class MasterConfigFile {
         keyRotation.ifPresent(config::keyRotation);
         root.seconds("master_key_grace", 60, 10 * YEAR).ifPresent(config::masterKeyGrace);
         root.integer("master_key_chain", 1, MasterConfig.MAX_MASTER_KEY_CHAIN).ifPresent(config::masterKeyChain);
+        MinionConfigFile.masterSignKeyName(root, "master_sign_pubkey").ifPresent(config::masterSignKeyName);
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         if (keyRotation.orElse(null) == KeyRotationPolicy.PENDING && root.has("cluster")) {

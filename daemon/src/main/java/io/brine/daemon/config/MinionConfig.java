@@ -50,6 +50,9 @@ import java.util.OptionalInt;
  * @param httpPort {@code http_port}: the port of those three; empty (the default) serves none
  * @param keyMaxAge {@code key_max_age}: the minion asks its master to rotate its key when the key is older than
  *     this; empty (the default) never
+ * @param masterSignPub {@code verify_master_pubkey_sign: true}: the master signing key's public half, {@code
+ *     pki_dir/}{@code master_sign_key_name}{@code .pub} ({@code master_sign.pub} by default); every new master key
+ *     must then be signed by it (PROTOCOL.md 6.4). Empty (the default): a new master key is signed by the one before
  */
 public record MinionConfig(
         String id,
@@ -81,7 +84,8 @@ public record MinionConfig(
         String httpInterface,
         OptionalInt httpPort,
         LogFormat logFormat,
-        Optional<Duration> keyMaxAge) {
+        Optional<Duration> keyMaxAge,
+        Optional<Path> masterSignPub) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -93,6 +97,9 @@ public record MinionConfig(
     /** {@code key_max_age}'s bounds: an hour (the minion asks at most once an hour) to ten years. */
     public static final Duration MIN_KEY_MAX_AGE = Duration.ofHours(1);
     public static final Duration MAX_KEY_MAX_AGE = Duration.ofDays(3650);
+
+    /** Salt's {@code master_sign_key_name} default: {@code pki_dir/master_sign.pub}. */
+    public static final String DEFAULT_MASTER_SIGN_KEY_NAME = "master_sign";
 
     static final int DEFAULT_PUBLISH_PORT = 4505;
     static final int DEFAULT_RET_PORT = 4506;
@@ -138,6 +145,7 @@ public record MinionConfig(
         Objects.requireNonNull(keyMaxAge, "keyMaxAge");
         keyMaxAge.ifPresent(age -> require(age.compareTo(MIN_KEY_MAX_AGE) >= 0 && age.compareTo(MAX_KEY_MAX_AGE) <= 0,
                 "keyMaxAge must be from an hour to ten years"));
+        Objects.requireNonNull(masterSignPub, "masterSignPub");
     }
 
     /** Reads {@code configDir/minion.yaml}. */
@@ -268,6 +276,7 @@ public record MinionConfig(
         private Integer httpPort;
         private LogFormat logFormat = LogFormat.TEXT;
         private Duration keyMaxAge;
+        private String masterSignKeyName;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -426,6 +435,15 @@ public record MinionConfig(
             return this;
         }
 
+        /**
+         * {@code verify_master_pubkey_sign: true} with {@code master_sign_key_name: name}: the signing key's public
+         * half is {@code pki_dir/name.pub}. null: a new master key need not be signed by it (the default).
+         */
+        public Builder masterSignKeyName(String name) {
+            this.masterSignKeyName = name;
+            return this;
+        }
+
         /** null: the minion never asks for a rotation by itself (the default). */
         public Builder keyMaxAge(Duration keyMaxAge) {
             this.keyMaxAge = keyMaxAge;
@@ -449,7 +467,8 @@ public record MinionConfig(
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
                     masters, randomMaster,
                     httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    Optional.ofNullable(keyMaxAge));
+                    Optional.ofNullable(keyMaxAge), Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name
+                    + ".pub")));
         }
     }
 

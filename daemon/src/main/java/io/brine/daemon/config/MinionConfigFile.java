@@ -122,6 +122,7 @@ final class MinionConfigFile {
             }
         });
         root.string("master_finger", FINGERPRINT).ifPresent(config::masterFinger);
+        masterSignKeyName(root, "verify_master_pubkey_sign").ifPresent(config::masterSignKeyName);
 
         config.auth(auth(root));
         root.stringLists("grains", ValueCheck.any()).ifPresent(config::grains);
@@ -171,6 +172,26 @@ final class MinionConfigFile {
                 root.seconds("acceptance_wait_time_max", 0, DAY).orElse(defaults.acceptanceWaitTimeMax()),
                 root.bool("rejected_retry").orElse(defaults.rejectedRetry()),
                 root.seconds("auth_timeout", 1, 3600).orElse(defaults.authTimeout()));
+    }
+
+    /**
+     * Salt's switch for the master signing key ({@code verify_master_pubkey_sign} on a minion, {@code
+     * master_sign_pubkey} on a master; off by default) and {@code master_sign_key_name} ({@code master_sign}): the
+     * signing key's public half is {@code pki_dir/NAME.pub}. Empty when off.
+     */
+    static Optional<String> masterSignKeyName(ConfigSection root, String switchKey) {
+        Optional<String> name = root.string("master_sign_key_name", value -> value.matches(
+                "[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}") ? Optional.empty()
+                        : Optional.of("expected a file name without .pub (letters, digits, '.', '_', '-'; up to 64),"
+                                + " as in pki_dir/master_sign.pub, got " + Quoting.quote(value)));
+        if (!root.bool(switchKey).orElse(false)) {
+            // The default written out (as in an uncommented example) is harmless; another name is a forgotten switch.
+            if (name.filter(n -> !n.equals(MinionConfig.DEFAULT_MASTER_SIGN_KEY_NAME)).isPresent()) {
+                root.problem("master_sign_key_name", "has no effect without " + switchKey + ": true");
+            }
+            return Optional.empty();
+        }
+        return Optional.of(name.orElse(MinionConfig.DEFAULT_MASTER_SIGN_KEY_NAME));
     }
 
     /** Salt's default: the host's fully qualified name, lower-cased, if that is a valid id. */

@@ -296,7 +296,8 @@ class MasterConfigTest {
                         + " job_cache_max_mib, auto_accept, autosign_file, autoreject_file, autosign_policy,"
                         + " autosign_policy_timeout, autosign_policy_max_concurrent, autosign_claims, inventory_file,"
                         + " inventory_window, autosign_tokens, reserved_ids, publisher_acl, nodegroups, log_level, log_file, log_format,"
-                        + " key_rotation, master_key_grace, master_key_chain, audit_log,"
+                        + " key_rotation, master_key_grace, master_key_chain, master_sign_key_name,"
+                        + " master_sign_pubkey, audit_log,"
                         + " cluster, salt_minions, file_roots, file_ignore_regex, file_ignore_glob, hash_type,"
                         + " file_buffer_size, fileserver_list_cache_time, fileserver_requests_per_second,"
                         + " fileserver_burst, fileserver_max_mib_in_flight, http_interface, http_port, api)",
@@ -535,5 +536,18 @@ class MasterConfigTest {
         assertThat(problems("master_key_chain: 17\nmaster_key_grace: 59\n")).extracting(ConfigProblem::key)
                 .containsExactly("master_key_chain", "master_key_grace");
         assertThat(problems("master_key_chain: 0\n")).hasSize(1);
+    }
+
+    @Test
+    void masterSignPubkeyNamesTheOfflineSigningKeysPublicHalfInPkiDir() throws Exception {
+        assertThat(load("{}\n").masterSignPub()).isEmpty();
+        assertThat(load("pki_dir: /p\nmaster_sign_pubkey: true\n").masterSignPub())
+                .hasValue(Path.of("/p/master_sign.pub"));
+        assertThat(load("pki_dir: /p\nmaster_sign_pubkey: true\nmaster_sign_key_name: offline\n").masterSignPub())
+                .hasValue(Path.of("/p/offline.pub"));
+        assertThat(problems("master_sign_key_name: offline\n")).extracting(ConfigProblem::message)
+                .containsExactly("has no effect without master_sign_pubkey: true");
+        assertThat(problems("master_sign_pubkey: true\nmaster_sign_key_name: ../offline\n"))
+                .extracting(ConfigProblem::key).containsExactly("master_sign_key_name");
     }
 }

@@ -46,7 +46,9 @@ class MasterExampleConfigTest {
     void everyKeyIsDocumented() throws Exception {
         List<String> keys = ExampleConfigs.keys(MasterConfig.class, Set.of(MasterConfig.Acceptance.class, ConnectionLimits.class,
                 MasterConfig.FileServer.class, MasterConfig.ClientCerts.class),
-                Map.of("interfaceAddress", "interface", "keepJobs", "keep_jobs_seconds", "transports", "transport"));
+                Map.of("interfaceAddress", "interface", "keepJobs", "keep_jobs_seconds", "transports", "transport",
+                        "masterSignPub", "master_sign_pubkey"));
+        keys.add("master_sign_key_name");
         assertThat(keys).contains("interface", "keep_jobs_seconds", "auto_accept", "tls.cert",
                 "publisher_acl.targets", "autosign_tokens.single_use").hasSizeGreaterThan(35);
         for (String key : keys) {

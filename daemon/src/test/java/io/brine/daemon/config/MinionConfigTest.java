@@ -222,6 +222,26 @@ class MinionConfigTest {
     }
 
     @Test
+    void verifyMasterPubkeySignReadsSaltsMasterSignPubFromPkiDirAndANameWithoutItIsAProblem() throws Exception {
+        assertThat(load("id: m1\n").masterSignPub()).isEmpty();
+        assertThat(load("id: m1\npki_dir: /p\nverify_master_pubkey_sign: true\n").masterSignPub())
+                .hasValue(Path.of("/p/master_sign.pub"));
+        assertThat(load("id: m1\npki_dir: /p\nverify_master_pubkey_sign: true\nmaster_sign_key_name: offline\n")
+                .masterSignPub()).hasValue(Path.of("/p/offline.pub"));
+        assertThat(load("id: m1\nverify_master_pubkey_sign: false\n").masterSignPub()).isEmpty();
+        assertThat(problems("id: m1\nmaster_sign_key_name: offline\n", NOT_ASKED)).singleElement()
+                .satisfies(p -> assertThat(p.message()).isEqualTo(
+                        "has no effect without verify_master_pubkey_sign: true"));
+        for (String name : List.of("../x", ".hidden", "a/b", "x".repeat(65))) {
+            assertThat(problems("id: m1\nverify_master_pubkey_sign: true\nmaster_sign_key_name: '" + name + "'\n",
+                    NOT_ASKED)).singleElement().satisfies(p -> assertThat(p.key()).isEqualTo(
+                            "master_sign_key_name"));
+        }
+        assertThat(load("id: m1\nverify_master_pubkey_sign: true\nmaster_sign_key_name: " + "x".repeat(64) + "\n")
+                .masterSignPub()).isPresent();
+    }
+
+    @Test
     void keyMaxAgeIsOffByDefaultAndBoundedAtItsLine() throws Exception {
         assertThat(load("id: m1\n").keyMaxAge()).isEmpty();
         assertThat(load("id: m1\nkey_max_age: 7776000\n").keyMaxAge()).hasValue(Duration.ofDays(90));

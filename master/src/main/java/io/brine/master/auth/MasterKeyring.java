@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.security.KeyPair;
 import java.security.PrivateKey;
+import java.security.PublicKey;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -99,11 +101,27 @@ public final class MasterKeyring {
         }
     }
 
-    /** Forgets the previous pair once its grace is over, and removes its file; true when it did. Timer thread. */
-    public boolean retireIfDue() {
+    /** When the newest rotation was made, epoch milliseconds; 0 before the first. */
+    public long lastRotationMs() {
+        List<MasterSuccession> chain = keys.chain();
+        return chain.isEmpty() ? 0 : chain.get(chain.size() - 1).issuedMs();
+    }
+
+    /** How much longer the previous key signs publications; zero when none does. */
+    public Duration graceRemaining() {
+        MasterKeySet now = keys;
+        return now.previous().isEmpty() ? Duration.ZERO
+                : Duration.ofMillis(Math.max(0, now.graceUntilMs() - clock.millis()));
+    }
+
+    /**
+     * Forgets the previous pair once its grace is over, and removes its file; returns its public key when it did.
+     * Timer thread.
+     */
+    public Optional<PublicKey> retireIfDue() {
         MasterKeySet now = keys;
         if (now.previous().isEmpty() || clock.millis() < now.graceUntilMs()) {
-            return false;
+            return Optional.empty();
         }
         keys = new MasterKeySet(now.current(), Optional.empty(), now.chain());
         if (pkiDir.isPresent()) {
@@ -114,7 +132,7 @@ public final class MasterKeyring {
                         pkiDir.get().resolve(MasterKeyRotation.PREVIOUS_FILE), e.getMessage());
             }
         }
-        return true;
+        return Optional.of(now.previous().get().getPublic());
     }
 
     private Object stamp() throws IOException {

@@ -3,7 +3,12 @@ package io.brine.master.metrics;
 import com.sun.management.OperatingSystemMXBean;
 import io.brine.daemon.BrineVersion;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.MasterKeyring;
 import io.brine.master.events.EventStream;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.message.MasterSuccession;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyState;
@@ -53,6 +58,8 @@ public final class MasterMetrics {
     private final Counter publications;
     private final Counter returns;
     private final Counter missing;
+    private final Counter masterKeyRotations;
+    private final Counter masterKeyRetirements;
     private final EventStream events;
     /** Reads a scrape's gauges share, taken once before it. */
     private final List<Runnable> beforeScrape = new CopyOnWriteArrayList<>();
@@ -71,6 +78,10 @@ public final class MasterMetrics {
         returns = Counter.builder("brine.returns").description("Job returns stored").register(registry);
         missing = Counter.builder("brine.missing.minions").description("Minions a publication did not reach "
                 + "(not connected, queue full, connection lost)").register(registry);
+        masterKeyRotations = Counter.builder("brine.master.key.rotations").description("Master key rotations"
+                + " (brine-key --rotate-master-key) this master loaded and sent to its minions").register(registry);
+        masterKeyRetirements = Counter.builder("brine.master.key.retirements").description("Previous master keys"
+                + " retired at the end of master_key_grace").register(registry);
     }
 
     /**
@@ -178,6 +189,36 @@ public final class MasterMetrics {
                 "reason", reason));
     }
 
+    /**
+     * A master key rotation was loaded (PROTOCOL.md 6.4): {@code newest} is its record, {@code fingerprint} the key
+     * now in force; its chain went to {@code sent} sessions, {@code unreachable} get it at their next auth.
+     */
+    public void masterKeyLoaded(MasterSuccession newest, String fingerprint, int sent, int unreachable) {
+        masterKeyRotations.increment();
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("fingerprint", fingerprint);
+        data.put("previous", fingerprintOf(newest.previousKey()));
+        data.put("grace_until", Instant.ofEpochMilli(newest.graceUntilMs()).toString());
+        data.put("signing_key_signed", newest.signingSignature() != null);
+        data.put("sent", sent);
+        data.put("unreachable", unreachable);
+        events.emit("brine/key/master/rotated", List.of(), data);
+    }
+
+    /** The previous master key's grace ended: it signs nothing any more. */
+    public void masterKeyRetired(String fingerprint) {
+        masterKeyRetirements.increment();
+        events.emit("brine/key/master/retired", List.of(), Map.of("fingerprint", fingerprint));
+    }
+
+    private static String fingerprintOf(byte[] spki) {
+        try {
+            return Fingerprints.of(RsaKeys.publicKeyFromDer(spki));
+        } catch (KeyFormatException e) {
+            return "unknown"; // the master loaded this chain; its keys parsed then
+        }
+    }
+
     /** The publish key was rotated to {@code generation}. */
     public void rotated(long generation, String reason) {
         events.emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));
@@ -231,6 +272,21 @@ public final class MasterMetrics {
         int count(KeyState state) {
             return counts.getOrDefault(state, 0);
         }
+    }
+
+    /**
+     * The master key in force: when it was last rotated ({@code 0} before the first rotation; alert on {@code time()
+     * - brine_master_key_last_rotation_timestamp_seconds}), how long the previous key still signs publications, how
+     * many succession records minions are shown.
+     */
+    public void masterKeys(MasterKeyring keyring) {
+        gauge("brine.master.key.last.rotation.timestamp.seconds", "When the master key in force was made by a"
+                + " rotation, Unix time; 0 before the first rotation", keyring, k -> k.lastRotationMs() / 1000.0);
+        gauge("brine.master.key.grace.remaining.seconds", "How much longer the previous master key signs"
+                + " publications (master_key_grace); 0 when it is retired or there is none", keyring,
+                k -> k.graceRemaining().toMillis() / 1000.0);
+        gauge("brine.master.key.chain.records", "Succession records shown to minions (master_key_chain)", keyring,
+                k -> k.chain().size());
     }
 
     /** Connected minions, by transport, as {@code sessionTransports} names each session's transport. */

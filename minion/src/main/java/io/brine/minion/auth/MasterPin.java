@@ -14,6 +14,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.PublicKey;
 import java.security.interfaces.RSAPublicKey;
 import java.util.Arrays;
@@ -88,6 +91,35 @@ public final class MasterPin {
         if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             pinned = Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
                     StandardCharsets.US_ASCII));
+        }
+    }
+
+    /**
+     * Reads the master signing key's public half ({@code verify_master_pubkey_sign}: {@code pki_dir/master_sign.pub}):
+     * a regular file, not a link, that neither group nor others may write (whoever can write it decides which master
+     * keys this minion follows), holding one usable RSA public key.
+     *
+     * @throws IOException with the reason, for the admin (the minion does not start)
+     */
+    public static RSAPublicKey readSigningKey(Path file) throws IOException {
+        PosixFileAttributes attributes = AtomicFiles.attributes(file).orElseThrow(() -> new IOException(file
+                + " does not exist: verify_master_pubkey_sign needs the master signing key's public half there (copy"
+                + " it from the machine that holds the signing key)"));
+        if (!attributes.isRegularFile()) {
+            throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
+                    ? " (a symbolic link: not followed)" : ""));
+        }
+        if (attributes.permissions().contains(PosixFilePermission.GROUP_WRITE)
+                || attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IOException(file + " is writable by group or others (mode " + PosixFilePermissions.toString(
+                    attributes.permissions()) + "); whoever writes it decides which master keys are followed. Run:"
+                    + " chmod 644 " + file);
+        }
+        try {
+            return Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
+                    StandardCharsets.US_ASCII));
+        } catch (KeyFormatException e) {
+            throw new IOException(file + ": " + e.getMessage(), e);
         }
     }
 

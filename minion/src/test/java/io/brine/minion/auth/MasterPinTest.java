@@ -1,6 +1,7 @@
 package io.brine.minion.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.crypto.Pem;
@@ -14,6 +15,7 @@ import java.security.KeyPair;
 import java.security.PublicKey;
 import java.security.interfaces.RSAPublicKey;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +29,7 @@ class MasterPinTest {
     private static final KeyPair A = TestKeys.pair(50);
     private static final KeyPair B = TestKeys.pair(51);
     private static final KeyPair C = TestKeys.pair(52);
+    private static final KeyPair SIGNING = TestKeys.pair(53);
     private static final byte[] REPLY = {1, 2, 3};
 
     @TempDir
@@ -87,5 +90,64 @@ class MasterPinTest {
         // Past the grace, and the clock skew allowed on top of it, the previous key signs nothing.
         assertThat(pin.signedByMaster(signedBy(A), graceUntil + 5 * 60_000)).isFalse();
         assertThat(pin.signedByMaster(signedBy(C), 0)).isFalse();
+    }
+
+    /** {@code next} succeeds {@code previous}, signed by {@code previous} (when given) and by {@code signing}. */
+    private static MasterSuccession signedStep(KeyPair previous, KeyPair next, KeyPair signedBy, KeyPair signing) {
+        byte[] bytes = MasterSuccessions.signedBytes(previous.getPublic().getEncoded(), next.getPublic().getEncoded(),
+                0, 0);
+        return new MasterSuccession(previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0, 0,
+                signedBy == null ? null : Rsa.sign(signedBy.getPrivate(), bytes), Rsa.sign(signing.getPrivate(), bytes));
+    }
+
+    private Path signingPub(String mode) throws Exception {
+        Path file = pki.resolve("master_sign.pub");
+        Files.writeString(file, Pem.publicKeySpki(SIGNING.getPublic()));
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        return file;
+    }
+
+    @Test
+    void withVerifyMasterPubkeySignOnlyASuccessionTheSigningKeySignedIsFollowed() throws Exception {
+        Files.writeString(pki.resolve(MasterPin.FILE), Pem.publicKeySpki(A.getPublic()));
+        MasterPin pin = new MasterPin(pki, null, Optional.of(MasterPin.readSigningKey(signingPub("rw-r--r--"))));
+        byte[] offered = B.getPublic().getEncoded();
+        MasterPin.Verdict stranger = pin.verify(offered, signedBy(B));
+
+        // Signed by the previous key alone (what a stolen master key can make), or by another key than the signing
+        // key: refused when shown in a session, and a reply showing it is a stranger's.
+        for (MasterSuccession unsigned : List.of(step(A, B, A, 0), signedStep(A, B, A, C))) {
+            assertThat(pin.follow(List.of(unsigned))).isInstanceOf(MasterSuccessions.Walk.Refused.class);
+            assertThat(pin.verify(offered, signedBy(B), List.of(unsigned))).isEqualTo(stranger);
+        }
+        // Signed by the signing key and a bad previous-key signature: refused too.
+        assertThat(pin.follow(List.of(signedStep(A, B, C, SIGNING)))).isInstanceOf(
+                MasterSuccessions.Walk.Refused.class);
+        assertThat(pin.pinned()).contains((RSAPublicKey) A.getPublic());
+
+        // A compromised key replaced offline: the signing key's signature alone is enough.
+        assertThat(pin.verify(offered, signedBy(B), List.of(signedStep(A, B, null, SIGNING))))
+                .isEqualTo(new MasterPin.Verdict.Succeeded((RSAPublicKey) B.getPublic()));
+        assertThat(pin.follow(List.of(signedStep(A, B, A, SIGNING)))).isInstanceOf(
+                MasterSuccessions.Walk.Verified.class);
+        assertThat(new MasterPin(pki, null).pinned()).contains((RSAPublicKey) B.getPublic());
+    }
+
+    @Test
+    void theSigningKeysFileIsRefusedMissingWritableByOthersALinkOrNoPublicKey() throws Exception {
+        Path file = pki.resolve("master_sign.pub");
+        assertThatThrownBy(() -> MasterPin.readSigningKey(file)).hasMessageContaining("does not exist");
+        signingPub("rw-rw-r--");
+        assertThatThrownBy(() -> MasterPin.readSigningKey(file)).hasMessageContaining("writable by group or others");
+        signingPub("rw-r--rw-");
+        assertThatThrownBy(() -> MasterPin.readSigningKey(file)).hasMessageContaining("writable by group or others");
+        Files.delete(file);
+        Path elsewhere = Files.writeString(pki.resolve("elsewhere.pub"), Pem.publicKeySpki(SIGNING.getPublic()));
+        Files.createSymbolicLink(file, elsewhere);
+        assertThatThrownBy(() -> MasterPin.readSigningKey(file)).hasMessageContaining("symbolic link");
+        Files.delete(file);
+        Files.writeString(file, Pem.privateKeyPkcs1(SIGNING.getPrivate()));
+        assertThatThrownBy(() -> MasterPin.readSigningKey(file)).hasMessageContaining("private key");
+        assertThat(MasterPin.readSigningKey(signingPub("r--r--r--"))).isEqualTo(SIGNING.getPublic());
     }
 }

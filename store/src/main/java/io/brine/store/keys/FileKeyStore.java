@@ -160,8 +160,9 @@ public final class FileKeyStore implements KeyStore {
         }
         options.auditLog().record(AuditEvent.builder("master-key-rotated", "brine-key")
                 .from(Fingerprints.of(rotated.previous())).to(Fingerprints.of(rotated.next()))
-                .reason("the previous key signs publications until " + Instant.ofEpochMilli(
-                        rotated.record().graceUntilMs())).build());
+                .reason((signingKey.isPresent() ? "signed by the master signing key too; " : "")
+                        + "the previous key signs publications until " + Instant.ofEpochMilli(
+                                rotated.record().graceUntilMs())).build());
         return rotated;
     }
 

@@ -8,6 +8,7 @@ import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.MasterSuccession;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.security.KeyPair;
@@ -94,6 +95,49 @@ public final class MasterKeyRotation {
         AtomicFiles.write(pkiDir.resolve(CHAIN_FILE), MasterSuccessions.encodeChain(chain), AtomicFiles.PUBLIC_READ);
         complete(pkiDir);
         return new Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
+    }
+
+    /**
+     * Reads the offline master signing key for a rotation ({@code brine-key --rotate-master-key --master-sign-key
+     * FILE}): a private key file outside {@code pkiDir} (the point of the key is that the master's machine does not
+     * keep it), readable by its owner alone, not the master key itself, and, when {@code expectedPub} is given
+     * ({@code master_sign_pubkey}), the private half of that public key. Its bytes are wiped once parsed.
+     */
+    public static PrivateKey readSigningKey(Path file, Path pkiDir, Optional<Path> expectedPub) throws IOException,
+            KeyStoreException {
+        Path absolute = file.toAbsolutePath().normalize();
+        Path pki = pkiDir.toAbsolutePath().normalize();
+        if (inside(absolute, pki)) {
+            throw new KeyStoreException(file + " is inside pki_dir " + pkiDir + ": the master signing key is kept"
+                    + " off the master (bring it for the rotation, e.g. on removable media), never in pki_dir");
+        }
+        PosixFileAttributes attributes = AtomicFiles.attributes(absolute).orElseThrow(() -> new KeyStoreException(
+                file + " does not exist"));
+        KeyPair pair = MasterKeys.readPrivate(absolute, attributes);
+        if (AtomicFiles.attributes(pki.resolve(MasterKeys.PUBLIC_FILE)).isPresent() && Arrays.equals(pair.getPublic()
+                .getEncoded(), MasterKeys.readPublicIn(pki).map(RSAPublicKey::getEncoded).orElse(null))) {
+            throw new KeyStoreException(file + " is the master key itself, not a separate signing key");
+        }
+        if (expectedPub.isPresent()) {
+            RSAPublicKey expected = MasterKeys.readPublic(expectedPub.get()).orElseThrow(() -> new KeyStoreException(
+                    expectedPub.get() + " does not exist: master_sign_pubkey needs the signing key's public half"
+                            + " there"));
+            if (!Arrays.equals(expected.getEncoded(), pair.getPublic().getEncoded())) {
+                throw new KeyStoreException(file + " is not the private half of " + expectedPub.get()
+                        + " (master_sign_pubkey): minions that verify the signing key would refuse the rotation");
+            }
+        }
+        return pair.getPrivate();
+    }
+
+    /** Whether {@code file} is in {@code dir} or below it, by name or once links in its directories are followed. */
+    private static boolean inside(Path file, Path dir) throws IOException {
+        if (file.startsWith(dir)) {
+            return true;
+        }
+        Path parent = file.getParent();
+        return parent != null && Files.isDirectory(parent) && Files.isDirectory(dir)
+                && parent.toRealPath().startsWith(dir.toRealPath());
     }
 
     /**

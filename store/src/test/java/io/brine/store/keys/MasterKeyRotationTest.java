@@ -15,6 +15,7 @@ import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,6 +30,9 @@ class MasterKeyRotationTest {
 
     @TempDir
     Path pki;
+    /** Where the offline master signing key is brought from (removable media): not in pki_dir. */
+    @TempDir
+    Path offline;
 
     private KeyPair seed() throws Exception {
         KeyPair pair = TestKeys.pair(70);
@@ -98,5 +102,46 @@ class MasterKeyRotationTest {
                 new MovableClock(Instant.EPOCH))).isInstanceOf(KeyStoreException.class).hasMessageContaining(
                         "no master key to rotate");
         assertThat(pki.resolve(MasterKeyRotation.CHAIN_FILE)).doesNotExist();
+    }
+
+    private static Path privateKeyFile(Path file, KeyPair pair, String mode) throws Exception {
+        Files.writeString(file, Pem.privateKeyPkcs1(pair.getPrivate()));
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        return file;
+    }
+
+    @Test
+    void theOfflineSigningKeySignsTheRecordAndIsRefusedInPkiDirReadableByOthersTheMasterKeyOrNotTheConfiguredOne()
+            throws Exception {
+        KeyPair first = seed();
+        KeyPair signing = TestKeys.pair(72);
+        Path key = privateKeyFile(offline.resolve("master_sign.pem"), signing, "r--------");
+        Path pub = Files.writeString(pki.resolve("master_sign.pub"), Pem.publicKeySpki(signing.getPublic()));
+
+        // Kept in pki_dir, by name or through a link to it.
+        Path inPki = privateKeyFile(pki.resolve("master_sign.pem"), signing, "r--------");
+        Files.createSymbolicLink(offline.resolve("pki"), pki);
+        for (Path file : List.of(inPki, offline.resolve("pki/master_sign.pem"))) {
+            assertThatThrownBy(() -> MasterKeyRotation.readSigningKey(file, pki, Optional.empty())).isInstanceOf(
+                    KeyStoreException.class).hasMessageContaining("inside pki_dir");
+        }
+        Path loose = privateKeyFile(offline.resolve("loose.pem"), signing, "r--r-----");
+        assertThatThrownBy(() -> MasterKeyRotation.readSigningKey(loose, pki, Optional.empty())).hasMessageContaining(
+                "accessible by group or others");
+        Path master = privateKeyFile(offline.resolve("master.pem"), first, "r--------");
+        assertThatThrownBy(() -> MasterKeyRotation.readSigningKey(master, pki, Optional.empty()))
+                .hasMessageContaining("the master key itself");
+        Path other = privateKeyFile(offline.resolve("other.pem"), TestKeys.pair(73), "r--------");
+        assertThatThrownBy(() -> MasterKeyRotation.readSigningKey(other, pki, Optional.of(pub)))
+                .hasMessageContaining("not the private half of " + pub);
+        assertThatThrownBy(() -> MasterKeyRotation.readSigningKey(key, pki, Optional.of(pki.resolve("none.pub"))))
+                .hasMessageContaining("does not exist");
+        assertThat(pki.resolve(MasterKeyRotation.CHAIN_FILE)).doesNotExist();
+
+        MasterKeyRotation.Rotated rotated = MasterKeyRotation.rotate(pki, 2048, GRACE, 5, Optional.of(
+                MasterKeyRotation.readSigningKey(key, pki, Optional.of(pub))), new MovableClock(Instant.EPOCH));
+        assertThat(rotated.record().signingSignature()).isNotNull();
+        assertThat(MasterSuccessions.walk((RSAPublicKey) first.getPublic(), MasterKeyRotation.readChain(pki),
+                Optional.of(signing.getPublic()))).isInstanceOf(MasterSuccessions.Walk.Verified.class);
     }
 }
