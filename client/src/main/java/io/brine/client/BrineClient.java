@@ -82,6 +82,8 @@ public final class BrineClient implements AutoCloseable {
     private final ReplayWindow window = new ReplayWindow();
     private final Deque<SessionMessage> pending = new ArrayDeque<>();
     private final Duration timeout;
+    private Duration heartbeat = HEARTBEAT;
+    private Instant lastSent = Instant.now();
     private long counter;
 
     private BrineClient(ClientChannel channel, RSAPublicKey masterKey, byte[] sessionId, SessionKey requestKey,
@@ -228,7 +230,8 @@ public final class BrineClient implements AutoCloseable {
 
     /**
      * Receives returns of {@code jid} until every minion in {@code expected} has returned or {@code wait} is over;
-     * {@code onReturn} hears each as it arrives. Returns them by minion id, in arrival order.
+     * {@code onReturn} hears each as it arrives. Returns them by minion id, in arrival order. Heartbeats keep the
+     * connection open however long the wait.
      */
     public Map<String, SessionMessage.ReturnEvent> awaitReturns(String jid, Collection<String> expected,
             Duration wait, Consumer<SessionMessage.ReturnEvent> onReturn) throws ClientException {
@@ -260,10 +263,23 @@ public final class BrineClient implements AutoCloseable {
     }
 
     /**
-     * How often a client waiting for events tells the master it is still there; an answer to none of them within the
-     * client's timeout means the master is gone.
+     * How long a waiting client stays quiet before it tells the master it is still there: well under the master's 60 s
+     * for a connection with no minion bound (a publisher's, over TCP) and its idle timeouts. For events, an answer to
+     * none of them within the client's timeout means the master is gone.
      */
-    static final Duration EVENTS_HEARTBEAT = Duration.ofSeconds(5);
+    static final Duration HEARTBEAT = Duration.ofSeconds(5);
+
+    /**
+     * Sends a {@code Heartbeat} whenever this client has sent nothing for {@code every} while it waits (default 5 s);
+     * for a master whose timeouts were shortened, as tests do.
+     */
+    public BrineClient heartbeatEvery(Duration every) {
+        if (every.isNegative() || every.isZero()) {
+            throw new IllegalArgumentException("the heartbeat interval must be positive: " + every);
+        }
+        this.heartbeat = every;
+        return this;
+    }
 
     /**
      * Subscribes to the master's events whose tag matches {@code tagGlob} and hands each to {@code onEvent} until it
@@ -274,19 +290,16 @@ public final class BrineClient implements AutoCloseable {
     public void events(String tagGlob, Predicate<SessionMessage.Event> onEvent)
             throws ClientException {
         send(new SessionMessage.EventsSubscribe(tagGlob));
-        Instant unanswered = null; // when the oldest heartbeat nothing has come after was sent
+        Instant heard = Instant.now(); // when the master last sent something (or, before it has, the subscription)
         while (true) {
-            SessionMessage message = pending.isEmpty() ? next(EVENTS_HEARTBEAT) : pending.removeFirst();
+            // next() sends the heartbeats: after a quiet interval, the first one went out about then.
+            SessionMessage message = pending.isEmpty() ? next(heartbeat) : pending.removeFirst();
             if (message == null) {
-                Instant now = Instant.now();
-                if (unanswered == null) {
-                    unanswered = now;
-                } else if (Duration.between(unanswered, now).compareTo(timeout) >= 0) {
+                if (Duration.between(heard, Instant.now()).compareTo(heartbeat.plus(timeout)) >= 0) {
                     throw new ClientException("no answer from the master within " + timeout.toSeconds() + " s");
                 }
-                send(new SessionMessage.Heartbeat(0));
             } else {
-                unanswered = null;
+                heard = Instant.now();
                 if (message instanceof SessionMessage.Event event && !onEvent.test(event)) {
                     return;
                 }
@@ -344,6 +357,7 @@ public final class BrineClient implements AutoCloseable {
         SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
                 ++counter, message);
         send(channel, Codec.encode(sealed));
+        lastSent = Instant.now();
     }
 
     private <T extends SessionMessage> T await(Class<T> type, Duration wait) throws ClientException {
@@ -357,21 +371,33 @@ public final class BrineClient implements AutoCloseable {
             if (type.isInstance(message)) {
                 return type.cast(message);
             }
-            pending.addLast(message);
+            if (!(message instanceof SessionMessage.HeartbeatReply)) {
+                pending.addLast(message);
+            }
         }
     }
 
-    /** The next session message from the master, or null on timeout. Frames that fail any check are skipped. */
+    /**
+     * The next session message from the master, or null on timeout. Frames that fail any check are skipped. Sends a
+     * {@code Heartbeat} each time the client has been quiet for the heartbeat interval before {@code wait} is over:
+     * the master closes a publisher's TCP connection that sends no frame for 60 s (PROTOCOL.md 8.7).
+     */
     private SessionMessage next(Duration wait) throws ClientException {
         Instant deadline = Instant.now().plus(wait);
         while (true) {
-            Duration left = Duration.between(Instant.now(), deadline);
+            Instant now = Instant.now();
+            Duration left = Duration.between(now, deadline);
             if (left.isNegative() || left.isZero()) {
                 return null;
             }
-            byte[] frame = receive(channel, left);
+            Duration quiet = Duration.between(now, lastSent.plus(heartbeat));
+            if (quiet.isNegative() || quiet.isZero()) {
+                send(new SessionMessage.Heartbeat(0));
+                continue;
+            }
+            byte[] frame = receive(channel, quiet.compareTo(left) < 0 ? quiet : left);
             if (frame == null) {
-                return null;
+                continue;
             }
             Decoded decoded = Codec.decode(frame, io.brine.protocol.codec.FrameLimits.MAX_FRAME,
                     SessionFrame.Direction.MASTER_TO_MINION);
