@@ -1,5 +1,6 @@
 package io.brine.minion;
 
+import io.brine.daemon.CrashPoints;
 import io.brine.minion.auth.MasterPin;
 import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.MinionIds;
@@ -153,6 +154,7 @@ public final class KeyRotation {
      */
     KeyRotate request(byte[] sessionId, CompletableFuture<Result> result) {
         KeyPair next = keyring.candidate().orElseThrow();
+        CrashPoints.reach("minion-rotation-key-written");
         keyring.candidateAsked();
         KeyPair old = keyring.current();
         byte[] newKey = next.getPublic().getEncoded();
@@ -200,6 +202,7 @@ public final class KeyRotation {
             return;
         }
         askedIn = null;
+        CrashPoints.reach("minion-rotation-answered");
         String fingerprint = Fingerprints.of(candidate.getPublic());
         Result result;
         try {

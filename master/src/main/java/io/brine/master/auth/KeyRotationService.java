@@ -3,6 +3,7 @@ package io.brine.master.auth;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.daemon.CrashPoints;
 import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.master.session.MinionSession;
 import io.brine.protocol.MinionIds;
@@ -93,6 +94,7 @@ public final class KeyRotationService {
                     : byNew ? "the old (accepted) key" : "either key");
             return Optional.of(answer(session, false, newFingerprint, reason));
         }
+        CrashPoints.reach("master-rotation-checked");
         RotationDecision decision;
         try {
             decision = keyStore.rotate(id, oldKey, newKey, policy, "minion " + id);
@@ -104,6 +106,7 @@ public final class KeyRotationService {
             LOG.warn("Minion {}: key rotation not recorded: {}", MinionIds.printable(id), e.getMessage());
             return Optional.of(answer(session, false, newFingerprint, "not recorded by the master; try later"));
         }
+        CrashPoints.reach("master-rotation-stored");
         // Java 17: no pattern switch; RotationDecision is sealed to these three.
         if (decision instanceof RotationDecision.Rotated rotated) {
             return Optional.of(answer(session, true, rotated.newFingerprint(), rotated.reason()));

@@ -1,5 +1,6 @@
 package io.brine.minion.auth;
 
+import io.brine.daemon.CrashPoints;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
@@ -161,6 +162,7 @@ public final class MinionKeyring {
             return;
         }
         AtomicFiles.move(pkiDir.resolve(NEW_PRIVATE_FILE), pkiDir.resolve(MinionKeys.PRIVATE_FILE));
+        CrashPoints.reach("minion-rotation-switched");
         AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(candidate.getPublic())),
                 AtomicFiles.PUBLIC_READ);
         LOG.info("Minion key rotated: {} replaces {}", Fingerprints.of(candidate.getPublic()),

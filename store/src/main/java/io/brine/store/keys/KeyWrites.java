@@ -1,6 +1,7 @@
 package io.brine.store.keys;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.daemon.CrashPoints;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
@@ -250,6 +251,7 @@ final class KeyWrites {
         flushLocked();
         String id = source.key().id();
         retired.retireLocked(id, source.key().fingerprint());
+        CrashPoints.reach("master-rotation-retired");
         Path file = directory.dir(KeyState.ACCEPTED).resolve(id);
         AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(newKey)), AtomicFiles.OWNER_RW);
         Entry entry = Entry.of(new StoredKey(id, KeyState.ACCEPTED, newKey, rotated.newFingerprint(),
