@@ -101,6 +101,29 @@ class ApiIT {
                 }
             }
             assertThat(returned).contains(jid, "test.ping");
+
+            // Two more minions, then the job in batches of 2 of the 3 that answer the master's test.ping.
+            for (String id : List.of("web2", "web3")) {
+                MinionDaemon minion = fleet.startMinion(id, b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
+                        Duration.ofSeconds(1), false, Duration.ofSeconds(15))));
+                await().until(() -> minion.minion().state() == MinionState.PENDING);
+                String seen = call("GET", "/api/keys/" + id, null, 200).get("keys").get(0)
+                        .get("fingerprint").asText();
+                call("POST", "/api/keys/" + id + "/accept", "{\"fingerprint\": \"" + seen + "\"}", 200);
+                Fleet.awaitState(minion, MinionState.ACCEPTED);
+            }
+            await().until(() -> call("GET", "/api/minions", null, 200).get("up").size() == 3);
+            String batch = call("POST", "/api/jobs", "{\"target\": \"web*\", \"fun\": \"test.echo\","
+                    + " \"args\": [\"hi\"], \"batch\": \"2\"}", 202).get("batch_id").asText();
+            await().until(() -> call("GET", "/api/jobs/batches/" + batch, null, 200).get("state").asText()
+                    .equals("done"));
+            JsonNode run = call("GET", "/api/jobs/batches/" + batch, null, 200);
+            assertThat(run.get("answered").toString()).isEqualTo("[\"web1\",\"web2\",\"web3\"]");
+            assertThat(run.get("batches")).hasSize(2);
+            assertThat(run.get("batches").get(0).get("minions").toString()).isEqualTo("[\"web1\",\"web2\"]");
+            assertThat(run.get("batches").get(1).get("returned").toString()).isEqualTo("[\"web3\"]");
+            JsonNode second = call("GET", "/api/jobs/" + run.get("batches").get(1).get("jid").asText(), null, 200);
+            assertThat(second.get("returns").get("web3").get("return").asText()).isEqualTo("hi");
         }
     }
 }

@@ -2,6 +2,7 @@ package io.brine.client.cli;
 
 import io.brine.client.BrineClient;
 import io.brine.client.ClientException;
+import io.brine.protocol.BatchSize;
 import io.brine.protocol.message.SessionMessage;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -20,27 +21,15 @@ import picocli.CommandLine.TypeConversionException;
  */
 final class Batch {
 
-    /** N minions, or N percent of those that answered. */
-    record Size(int value, boolean percent) {
-
-        int of(int minions) {
-            return percent ? Math.max(1, (int) Math.ceil(minions * value / 100.0)) : value;
-        }
-    }
-
-    /** {@code N} (1 or more) or {@code N%} (1 to 100). */
-    static final class SizeConverter implements ITypeConverter<Size> {
+    /** {@code N} (1 or more) or {@code N%} (1 to 100): {@link BatchSize#parse}, shared with the HTTP API. */
+    static final class SizeConverter implements ITypeConverter<BatchSize> {
         @Override
-        public Size convert(String text) {
-            boolean percent = text.endsWith("%");
-            String digits = percent ? text.substring(0, text.length() - 1) : text;
-            if (digits.matches("[0-9]{1,9}")) {
-                int value = Integer.parseInt(digits);
-                if (value >= 1 && (!percent || value <= 100)) {
-                    return new Size(value, percent);
-                }
+        public BatchSize convert(String text) {
+            try {
+                return BatchSize.parse(text);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(e.getMessage());
             }
-            throw new TypeConversionException("expected N (1 or more minions) or N% (1 to 100), not '" + text + "'");
         }
     }
 
@@ -48,7 +37,7 @@ final class Batch {
     }
 
     /** Runs the job in batches; returns the exit code (0 every minion returned success, else 1). */
-    static int run(BrineClient client, BrineClient.Job job, Size size, Duration wait, Outputs.Format format,
+    static int run(BrineClient client, BrineClient.Job job, BatchSize size, Duration wait, Outputs.Format format,
             PrintWriter out, PrintWriter err) throws ClientException {
         BrineClient.Published ping = client.publish(new BrineClient.Job(job.targetType(), job.target(), "test.ping",
                 List.of(), Map.of(), 0));

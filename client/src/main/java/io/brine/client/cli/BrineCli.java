@@ -6,6 +6,7 @@ import io.brine.daemon.BrineVersion;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
+import io.brine.protocol.BatchSize;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.targeting.Nodegroups;
@@ -117,7 +118,7 @@ public final class BrineCli implements Callable<Integer> {
     @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
             description = "Salt's batch mode: run on N minions (or N %% of them) at a time, among those that answer "
                     + "test.ping; each batch is a job of its own.")
-    Batch.Size batch;
+    BatchSize batch;
 
     @Option(names = "--show-jid", description = "Print the job's jid first (text: on stdout; json, yaml: on stderr).")
     boolean showJid;

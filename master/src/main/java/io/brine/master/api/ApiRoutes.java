@@ -4,6 +4,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.master.jobs.JobIds;
 import io.brine.master.publish.PublisherService;
 import io.brine.master.session.SessionTable;
+import io.brine.protocol.BatchSize;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.ReservedIds;
 import io.brine.protocol.crypto.Fingerprints;
@@ -88,12 +89,14 @@ final class ApiRoutes {
             new Route("/api/keys/{id}/delete", Set.of("POST")),
             new Route("/api/jobs", Set.of("GET", "POST")),
             new Route("/api/jobs/{jid}", Set.of("GET")),
+            new Route("/api/jobs/batches/{id}", Set.of("GET")),
             new Route("/api/minions", Set.of("GET")),
             new Route("/api/events", Set.of("GET")),
             new Route("/api/openapi.json", Set.of("GET")));
 
     private final KeyStore keyStore;
     private final PublisherService publishers;
+    private final BatchRuns batches;
     private final SessionTable sessions;
     private final Supplier<ReservedIds> reservedIds;
     private final Path classesDir;
@@ -115,9 +118,15 @@ final class ApiRoutes {
         keyStore.addListener(change -> changes.incrementAndGet()); // closed with the key store
         this.keyStore = keyStore;
         this.publishers = publishers;
+        this.batches = new BatchRuns(publishers::publish);
         this.sessions = sessions;
         this.reservedIds = reservedIds;
         this.classesDir = cachedir.resolve(Classifications.DIR_NAME);
+    }
+
+    /** Stops the batch runs still going (their threads are interrupted; each shows "failed"). */
+    void close() {
+        batches.close();
     }
 
     private View view() {
@@ -166,6 +175,7 @@ final class ApiRoutes {
             case "/api/jobs" -> method.equals(HttpMethod.POST) ? publish(query.only(), body, caller)
                     : jobs(query.only("limit"), caller);
             case "/api/jobs/{jid}" -> job(query.only("wait"), segments.get(2), caller);
+            case "/api/jobs/batches/{id}" -> batchRun(query.only(), segments.get(3), caller);
             case "/api/minions" -> minions(query.only("match"));
             case "/api/events" -> events(query.only("tag"), lastEventId);
             default -> throw ApiError.notFound("no route " + route.pattern());
@@ -356,7 +366,7 @@ final class ApiRoutes {
     // ------------------------------------------------------------------ jobs
 
     private static final Set<String> PUBLISH_FIELDS = Set.of("target", "target_type", "fun", "args", "kwargs",
-            "timeout");
+            "timeout", "batch");
     private static final Set<String> TARGET_TYPES = Set.of("glob", "pcre", "list", "grain", "compound", "nodegroup");
 
     private Answer publish(Query query, byte[] body, Caller caller) throws ApiError {
@@ -376,12 +386,20 @@ final class ApiRoutes {
         } catch (IllegalArgumentException e) {
             throw ApiError.badRequest("bad job: " + e.getMessage());
         }
-        SessionMessage.PublishReply reply = publishers.publish(caller.actor(), caller.acl(), request, null);
-        if (reply.error() != null) {
-            throw reply.error().startsWith("publisher_acl") ? ApiError.forbidden(reply.error())
-                    : reply.error().startsWith("bad target") ? ApiError.badRequest(reply.error())
-                    : new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, reply.error());
+        Optional<String> batch = json.string("batch");
+        if (batch.isPresent()) {
+            BatchSize size;
+            try {
+                size = BatchSize.parse(batch.get());
+            } catch (IllegalArgumentException e) {
+                throw ApiError.badRequest("batch: " + e.getMessage());
+            }
+            return new Answer.Json(HttpResponseStatus.ACCEPTED, batches.start(caller.actor(), caller.acl(), request,
+                    size, () -> BatchRuns.Refusal.of(publishers.refusal(caller.actor(), caller.acl(), request)
+                            .orElse(null))));
         }
+        SessionMessage.PublishReply reply = publishers.publish(caller.actor(), caller.acl(), request, null);
+        BatchRuns.Refusal.of(reply.error());
         Map<String, Object> document = new LinkedHashMap<>();
         document.put("jid", reply.jid());
         document.put("minions", reply.minions());
@@ -406,6 +424,14 @@ final class ApiRoutes {
             return new Answer.WaitForJob(jid, wait.get());
         }
         return show(jid, caller);
+    }
+
+    /** A batch run started through {@code POST /api/jobs}: its own token's, or any for a key-admin token. */
+    private Answer batchRun(Query query, String id, Caller caller) throws ApiError {
+        if (!id.matches("[0-9a-f]{32}")) {
+            throw ApiError.badRequest("not a batch run id: " + MinionIds.printable(id));
+        }
+        return new Answer.Json(HttpResponseStatus.OK, batches.show(id, caller.actor(), caller.token().keyAdmin()));
     }
 
     /** The job {@code jid} with its returns, as {@code brine jobs show}. */

@@ -75,11 +75,13 @@ public final class ApiServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel listening;
     private final ThreadPoolExecutor workers;
+    private final ApiRoutes routes;
 
-    private ApiServer(EventLoopGroup group, Channel listening, ThreadPoolExecutor workers) {
+    private ApiServer(EventLoopGroup group, Channel listening, ThreadPoolExecutor workers, ApiRoutes routes) {
         this.group = group;
         this.listening = listening;
         this.workers = workers;
+        this.routes = routes;
     }
 
     /**
@@ -152,10 +154,11 @@ public final class ApiServer implements AutoCloseable {
             LOG.info("HTTP API listening on {} ({})", listening.localAddress(), tls == null ? "HTTP, loopback only"
                     : config.clientCerts().map(c -> "HTTPS, client certificates "
                             + c.clientAuth().name().toLowerCase(Locale.ROOT)).orElse("HTTPS"));
-            return new ApiServer(group, listening, workers);
+            return new ApiServer(group, listening, workers, shared.routes());
         } catch (RuntimeException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             workers.shutdownNow();
+            shared.routes().close();
             throw new IOException("api: cannot listen on " + config.interfaceAddress() + ":" + config.port() + ": "
                     + e.getMessage(), e);
         }
@@ -171,6 +174,7 @@ public final class ApiServer implements AutoCloseable {
         listening.close().awaitUninterruptibly();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
         workers.shutdownNow();
+        routes.close();
     }
 
     /** Closes a connection past {@code max} open ones at once, before TLS or HTTP costs anything. */

@@ -268,6 +268,28 @@ public final class PublisherService {
         }
     }
 
+    /**
+     * Why {@code request} would be refused for {@code name} under {@code acl} today (bad target, ACL), checked as
+     * {@link #publish} checks it and audited as its refusal; empty when it would be published. The API's batch runs
+     * ask before their first {@code test.ping}, so a job the ACL refuses never starts a run.
+     */
+    public Optional<String> refusal(String name, Optional<MasterConfig.PublisherAcl> acl,
+            SessionMessage.PublishRequest request) {
+        try {
+            Nodegroups.Expanded expanded = expand(request.targetType(), request.target());
+            List<String> minions = jobs.resolve(JobPublisher.parse(expanded.type(), expanded.expression()));
+            if (acl.isPresent()) {
+                checkAcl(name, acl.get(), request.fun(), minions);
+            }
+            return Optional.empty();
+        } catch (PublishException e) {
+            LOG.info("Publisher {}: publication refused: {}", name, e.getMessage());
+            writes.audit("publish", name, () -> audit.record(AuditEvent.builder("publish-refused",
+                    name).reason(e.getMessage()).build()));
+            return Optional.of(e.getMessage());
+        }
+    }
+
     private Nodegroups.Expanded expand(String type, String expression) throws PublishException {
         try {
             return nodegroups.expand(type, expression);

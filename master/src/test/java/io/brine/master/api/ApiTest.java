@@ -612,6 +612,47 @@ class ApiTest {
     }
 
     @Test
+    void batchRunsAreRefusedAsJobsAreAndShownOnlyToTheirToken() throws Exception {
+        String ci = ApiTokens.create(master.config().pkiDir(), "ci", List.of("web*"), List.of("test.*"), false,
+                Duration.ofDays(1), Clock.systemUTC()).token();
+        master.keyStore().offer("web1", key(1), PolicyVerdict.ACCEPT);
+        master.keyStore().offer("web2", key(2), PolicyVerdict.ACCEPT);
+        master.keyStore().offer("db1", key(3), PolicyVerdict.ACCEPT);
+        for (String size : List.of("0", "101%", "0%", "-1", "1.5", "x", "5%%", "%", "", "1234567890", "50 %")) {
+            Answer refused = post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\","
+                    + " \"batch\": \"" + size + "\"}");
+            assertThat(refused.status()).as(size).isEqualTo(400);
+            assertThat(refused.json().get("message").asText()).startsWith("batch: expected N");
+        }
+        assertThat(post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\", \"batch\": 2}")
+                .status()).isEqualTo(400);
+        // The job's own ACL, before any test.ping goes out: no publication, a refusal audited.
+        assertThat(post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"cmd.run\", \"batch\": \"1\"}")
+                .status()).isEqualTo(403);
+        assertThat(post("/api/jobs", ci, "{\"target\": \"*\", \"fun\": \"test.ping\", \"batch\": \"1\"}")
+                .status()).isEqualTo(403);
+        assertThat(get("/api/jobs", ci).json().get("jobs")).isEmpty();
+        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("publish-refused", "api:ci",
+                "cmd.run"));
+
+        Answer started = post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\","
+                + " \"batch\": \"50%\", \"timeout\": 5}");
+        assertThat(started.status()).isEqualTo(202);
+        String id = started.json().get("batch_id").asText();
+        assertThat(started.json().get("targeted")).extracting(JsonNode::asText).containsExactly("web1", "web2");
+        String ping = started.json().get("ping_jid").asText();
+        assertThat(get("/api/jobs/" + ping, ci).json().get("publisher").asText()).isEqualTo("api:ci");
+        // Neither minion is connected: nobody answers the ping, so no batch is published.
+        await().until(() -> get("/api/jobs/batches/" + id, ci).json().get("state").asText().equals("done"));
+        assertThat(get("/api/jobs/batches/" + id, ci).json().get("batches")).isEmpty();
+        // Another token does not see it; a key-admin token does.
+        assertThat(get("/api/jobs/batches/" + id, reader).status()).isEqualTo(404);
+        assertThat(get("/api/jobs/batches/" + id, admin).json().get("batch_id").asText()).isEqualTo(id);
+        assertThat(get("/api/jobs/batches/" + "0".repeat(32), ci).status()).isEqualTo(404);
+        assertThat(get("/api/jobs/batches/..%2Fx", ci).status()).isEqualTo(400);
+    }
+
+    @Test
     void eventsAreStreamedAndResumedFromLastEventId() throws Exception {
         List<String> first = new ArrayList<>();
         try (Socket socket = events(null)) {
