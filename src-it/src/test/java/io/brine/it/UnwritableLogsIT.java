@@ -2,7 +2,11 @@ package io.brine.it;
 
 import static io.brine.protocol.testing.SuiteDefaults.WAIT;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import io.brine.daemon.testing.CommandRun;
+import io.brine.master.MasterMain;
+import io.brine.minion.MinionMain;
 import io.brine.protocol.testing.TinyFileSystem;
 import java.io.File;
 import java.io.IOException;
@@ -22,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
  * refuses to start with exit 2 and says why on standard error (file, the system's reason, the owner and mode found,
  * the user it runs as, the fix), and {@code --check-config} says the same, instead of a daemon that serves and logs
  * nowhere. The tests run as root, who may write anywhere: the unwritable places are a directory that does not
- * exist, a path under a regular file, and a read-only tmpfs.
+ * exist, a path under a regular file, and a read-only tmpfs. The refusals are the daemons' own: each case runs their
+ * entry point in this JVM, and one case per daemon also runs its launcher script, which must pass the refusal through.
  */
 class UnwritableLogsIT {
 
@@ -35,7 +40,7 @@ class UnwritableLogsIT {
     }
 
     /** Runs a launcher to its exit; one that serves instead (main's behaviour) fails the test, not hangs it. */
-    private Run run(String launcher, Path configDir, String... args) throws IOException, InterruptedException {
+    private Run launch(String launcher, Path configDir, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString(),
                 "-c", configDir.toString()));
         command.addAll(List.of(args));
@@ -60,6 +65,19 @@ class UnwritableLogsIT {
         return MetricsEndpointIT.config(tmp.resolve(name), "master.yaml", all);
     }
 
+    /**
+     * The daemon's entry point in this JVM, as the launcher runs it ({@code -c configDir} and {@code args}), to its
+     * exit code and standard error. A daemon that serves instead of refusing fails the test, not hangs it.
+     */
+    private Run run(String launcher, Path configDir, String... args) {
+        List<String> all = new ArrayList<>(List.of("-c", configDir.toString()));
+        all.addAll(List.of(args));
+        Object main = launcher.equals("brine-master") ? new MasterMain() : new MinionMain();
+        CommandRun.Result result = assertTimeoutPreemptively(WAIT, () -> CommandRun.run(main,
+                all.toArray(String[]::new)), () -> launcher + " " + all + " exits");
+        return new Run(result.exit(), result.err());
+    }
+
     /** The check and the start both refuse with exit 2 and {@code expected} on standard error. */
     private void refused(String launcher, Path configDir, String... expected) throws Exception {
         Run check = run(launcher, configDir, "--check-config");
@@ -70,12 +88,21 @@ class UnwritableLogsIT {
         assertThat(start.err()).contains(expected).doesNotContain("Exception");
     }
 
+    /** As {@link #refused}, and the launcher script, run once as the admin runs it, passes the refusal through. */
+    private void refusedThroughTheLauncher(String launcher, Path configDir, String... expected) throws Exception {
+        refused(launcher, configDir, expected);
+        Run start = launch(launcher, configDir);
+        assertThat(start.exit()).as(start.err()).isEqualTo(2);
+        assertThat(start.err()).contains(expected).doesNotContain("Exception");
+    }
+
     @Test
     void aMasterWhoseLogDirectoryIsMissingRefusesToStart() throws Exception {
         Path log = tmp.resolve("no-such-dir/master.log");
         Path config = master("master", Map.of("log_file", log.toString()));
 
-        refused("brine-master", config, "Master cannot start: log_file " + log + " cannot be created: directory "
+        refusedThroughTheLauncher("brine-master", config, "Master cannot start: log_file " + log
+                + " cannot be created: directory "
                 + log.getParent() + " does not exist", "directory " + tmp + " is owned by root:",
                 "this process runs as root (uid 0)",
                 "Fix: create it writable by root (install -d -o root " + log.getParent());
@@ -124,8 +151,9 @@ class UnwritableLogsIT {
             Path config = MetricsEndpointIT.config(tmp.resolve("web1"), "minion.yaml", Map.of("id", "web1",
                     "pki_dir", "pki", "cachedir", "cache", "log_file", log.toString()));
 
-            refused("brine-minion", config, "Minion cannot start: log_file " + log + " cannot be opened for"
-                    + " writing: read-only file system (regular file " + log + " is owned by root:root (uid 0)",
+            refusedThroughTheLauncher("brine-minion", config, "Minion cannot start: log_file " + log
+                    + " cannot be opened for writing: read-only file system (regular file " + log
+                    + " is owned by root:root (uid 0)",
                     "this process runs as root (uid 0)");
         }
     }
