@@ -138,7 +138,7 @@ final class AuthScenario {
     }
 
     /** One auth round of every minion; figures as for the JSON. */
-    private Map<String, Object> authRound(boolean profiled) throws IOException {
+    Map<String, Object> authRound(boolean profiled) throws IOException {
         MasterProcess master = run.master();
         Swarm swarm = run.swarm();
         Map<String, Object> figures = new LinkedHashMap<>();
@@ -195,7 +195,7 @@ final class AuthScenario {
     }
 
     /** Every minion unwraps its session key: {minions that failed, the slowest worker's milliseconds}. */
-    private long[] unwrap() throws IOException {
+    long[] unwrap() throws IOException {
         long failed = 0;
         long millis = 0;
         for (String answer : run.swarm().all("unwrap", "unwrap", Duration.ofMinutes(30))) {
@@ -206,7 +206,7 @@ final class AuthScenario {
         return new long[] {failed, millis};
     }
 
-    private static void requireUnwrapped(long[] unwrapped) throws IOException {
+    static void requireUnwrapped(long[] unwrapped) throws IOException {
         if (unwrapped[0] > 0) {
             throw new IOException(unwrapped[0] + " minions could not unwrap their session keys");
         }

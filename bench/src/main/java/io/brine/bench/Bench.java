@@ -25,8 +25,8 @@ import java.util.stream.Stream;
 /**
  * The coordinator of one benchmark run: measures the RSA limits, starts the master and the {@link Swarm}, runs the
  * scenarios in order ({@link AuthScenario}, {@link RotateScenario}, {@link PingScenario}, {@link PublishScenario},
- * {@link ApiScenario}, {@link StateScenario}, {@link MemoryScenario}), each printing a line of figures, and writes the
- * JSON. Everything it starts, it stops.
+ * {@link ApiScenario}, {@link StateScenario}, {@link MemoryScenario}, {@link RestartScenario}), each printing a
+ * line of figures, and writes the JSON. Everything it starts, it stops.
  */
 final class Bench {
 
@@ -174,8 +174,10 @@ final class Bench {
             saltYaml += StateScenario.yaml(runDir.resolve("srv"));
         }
         int apiPort = options.scenarios().contains(Scenario.API) ? MasterProcess.freePorts(1)[0] : 0;
+        int metricsPort = options.scenarios().contains(Scenario.RESTART) ? MasterProcess.freePorts(1)[0] : 0;
         master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted,
-                (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : ""));
+                (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : "")
+                        + (metricsPort > 0 ? RestartScenario.yaml(metricsPort) : ""));
         MasterProcess.sleep(3000);
         long heapIdle = master.liveHeapKib();
         long rssIdle = master.rssKib();
@@ -249,6 +251,14 @@ final class Bench {
         if (options.scenarios().contains(Scenario.MEMORY)) {
             new MemoryScenario(run).run(home, memory, rssIdle, rssConnected);
         }
+        if (options.scenarios().contains(Scenario.RESTART)) {
+            new RestartScenario(run, home, metricsPort, this::restarted).run();
+        }
+    }
+
+    /** The master restarted by the restart scenario: the one to stop. */
+    private synchronized void restarted(MasterProcess started) {
+        master = started;
     }
 
     // ---------------------------------------------------------------- sizing

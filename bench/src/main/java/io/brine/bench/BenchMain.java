@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 public final class BenchMain implements Callable<Integer> {
 
     /** The scenarios, in the order they run. */
-    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, STATE, MEMORY }
+    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, STATE, MEMORY, RESTART }
 
     @Option(names = "--minions", paramLabel = "N", defaultValue = "100",
             description = "Simulated minions (default: ${DEFAULT-VALUE}).")
@@ -44,12 +44,15 @@ public final class BenchMain implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
-            description = "Which of auth,rotate,ping,publish,api,state,memory to run (default: all but api and "
-                    + "state). auth always runs: the others need accepted minions. api turns on the master's HTTP API "
-                    + "on loopback and measures publish through it against BrineClient, events to --api-subscribers "
-                    + "readers of GET /api/events, and a reader that never reads. state (--protocol salt) serves a "
-                    + "tree of 100 files from file_roots and measures state.apply: each minion fetches what a "
-                    + "highstate fetches and returns (--state-rounds rounds).")
+            description = "Which of auth,rotate,ping,publish,api,state,memory,restart to run (default: all but api, "
+                    + "state and restart). auth always runs: the others need accepted minions. api turns on the "
+                    + "master's HTTP API on loopback and measures publish through it against BrineClient, events to "
+                    + "--api-subscribers readers of GET /api/events, and a reader that never reads. state (--protocol "
+                    + "salt) serves a tree of 100 files from file_roots and measures state.apply: each minion fetches "
+                    + "what a highstate fetches and returns (--state-rounds rounds). restart, last, restarts the "
+                    + "master twice with every minion connected (the minions resuming with their tickets, then "
+                    + "authenticating in full) and measures the time and master CPU until every one answers a "
+                    + "test.ping again.")
     List<String> scenarios;
 
     @Option(names = "--api-rounds", paramLabel = "R", defaultValue = "20",
@@ -181,7 +184,7 @@ public final class BenchMain implements Callable<Integer> {
                 chosen.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
                 System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, api, state, "
-                        + "memory");
+                        + "memory, restart");
                 return 2;
             }
         }
@@ -234,9 +237,12 @@ public final class BenchMain implements Callable<Integer> {
             System.err.println("--api-rounds must be at least 1, --api-subscribers from 1 to 200");
             return 2;
         }
-        if (chosen.contains(Scenario.API) && (masters > 1 || salt)) {
-            System.err.println("the api scenario runs against one master with the brine protocol");
-            return 2;
+        for (Scenario single : List.of(Scenario.API, Scenario.RESTART)) {
+            if (chosen.contains(single) && (masters > 1 || salt || against != null)) {
+                System.err.println("the " + single.name().toLowerCase(Locale.ROOT) + " scenario runs against one "
+                        + "brine master with the brine protocol (not with --masters, --protocol salt, --against)");
+                return 2;
+            }
         }
         Scenario profiled = null;
         if (profile != null) {

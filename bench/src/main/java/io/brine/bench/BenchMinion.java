@@ -22,6 +22,15 @@ interface BenchMinion {
     /** Forgets the session, as a minion does after a master restart, so that {@link #sendAuth} starts anew. */
     void resetSession();
 
+    /** Whether {@link #sendAuth} resumes with the ticket it holds (brine) or authenticates in full (the default). */
+    default void useTickets(boolean use) {
+    }
+
+    /** Whether it holds a resumption ticket (brine, PROTOCOL.md 8.9). */
+    default boolean holdsTicket() {
+        return false;
+    }
+
     boolean accepted();
 
     long authSentNanos();

@@ -148,16 +148,29 @@ final class MasterProcess implements AutoCloseable {
                 connectionCaps,
                 "") + extraYaml;
         Files.writeString(dir.resolve("master.yaml"), yaml, StandardCharsets.UTF_8);
+        return launch(home, dir, ports[1], ports[0], ports[2], transport, javaOptions);
+    }
+
+    /**
+     * The same brine-master started again on its master.yaml, pki dir and ports after a SIGTERM (the restart
+     * scenario), once the old one has exited; returns when the new one listens.
+     */
+    MasterProcess restart(Path home, Transport transport, String javaOptions) throws IOException {
+        close();
+        return launch(home, dir, retPort, publishPort, tcpPort, transport, javaOptions);
+    }
+
+    private static MasterProcess launch(Path home, Path dir, int retPort, int publishPort, int tcpPort,
+            Transport transport, String javaOptions) throws IOException {
         List<String> command = new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c",
                 dir.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command)
-                .redirectOutput(dir.resolve("master.out").toFile())
-                .redirectError(dir.resolve("master.out").toFile());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.out").toFile()));
         Map<String, String> env = builder.environment();
         env.put("BRINE_JAVA_OPTS", javaOptions);
         Process process = builder.start();
-        MasterProcess master = new MasterProcess(dir, ports[1], ports[0], ports[2], process, false);
-        master.awaitListening(Duration.ofSeconds(60), transport == Transport.TCP ? ports[2] : ports[1]);
+        MasterProcess master = new MasterProcess(dir, retPort, publishPort, tcpPort, process, false);
+        master.awaitListening(Duration.ofSeconds(60), transport == Transport.TCP ? tcpPort : retPort);
         return master;
     }
 

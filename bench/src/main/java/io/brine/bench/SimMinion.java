@@ -6,6 +6,7 @@ import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
@@ -17,6 +18,7 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Message;
 import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.PublishLoad;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
@@ -74,6 +76,9 @@ final class SimMinion implements BenchMinion {
         void returned(BenchMinion minion);
 
         void sessionUnknown(BenchMinion minion);
+
+        /** Its resumption was refused: it authenticates in full. */
+        void resumptionRefused(BenchMinion minion);
     }
 
     final int index;
@@ -98,6 +103,11 @@ final class SimMinion implements BenchMinion {
     private final RecentJids seenJids = new RecentJids();
     private long keyInstalledNanos;
     private long nextHeartbeatMs;
+    /** The resumption ticket and secret of its last session (PROTOCOL.md 8.9), null until the master gave one. */
+    private Resumption.Grant grant;
+    private byte[] resumeNonce;
+    /** Off but in the restart scenario: the re-auth round measures full auths of known keys. */
+    private boolean useTickets;
 
     SimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this.index = index;
@@ -124,9 +134,22 @@ final class SimMinion implements BenchMinion {
         nonce = fresh;
     }
 
-    /** Sends the prepared request (preparing one first if there is none). */
+    /**
+     * Sends the prepared request (preparing one first if there is none); a minion holding a ticket, once told to use
+     * it ({@link #useTickets}), sends a resumption request instead, as {@code Handshake} does after a reconnection.
+     */
     @Override
     public synchronized void sendAuth(long nanos) {
+        if (useTickets && grant != null) {
+            // A request signed earlier would be older than this resumption, which the master records as taken.
+            preparedRequest = null;
+            nonce = null;
+            authSentNanos = nanos;
+            resumeNonce = new byte[32];
+            RANDOM.nextBytes(resumeNonce);
+            transport.send(Resumptions.encode(Resumptions.request(id, grant, resumeNonce, swarm.clock().millis())));
+            return;
+        }
         if (preparedRequest == null) {
             prepareAuth();
         }
@@ -144,11 +167,23 @@ final class SimMinion implements BenchMinion {
         sendCounter = 0;
         window = new ReplayWindow();
         nonce = null;
+        preparedRequest = null;
+        resumeNonce = null;
+    }
+
+    @Override
+    public synchronized void useTickets(boolean use) {
+        useTickets = use;
+    }
+
+    @Override
+    public synchronized boolean holdsTicket() {
+        return grant != null;
     }
 
     @Override
     public synchronized boolean accepted() {
-        return granted != null;
+        return granted != null || requestKey != null;
     }
 
     @Override
@@ -158,7 +193,7 @@ final class SimMinion implements BenchMinion {
 
     @Override
     public synchronized boolean awaitingReply() {
-        return nonce != null && granted == null;
+        return (nonce != null || resumeNonce != null) && granted == null && requestKey == null;
     }
 
     /** Unwraps both session keys with the private key: two private-key operations. False if they do not unwrap. */
@@ -167,7 +202,10 @@ final class SimMinion implements BenchMinion {
         AuthReply.Session session;
         synchronized (this) {
             session = granted;
-            if (session == null || requestKey != null) {
+            if (requestKey != null) {
+                return true;
+            }
+            if (session == null) {
                 return session != null;
             }
         }
@@ -187,6 +225,9 @@ final class SimMinion implements BenchMinion {
             // What a real minion sends right after it is accepted; the master keeps it for targeting.
             send(new SessionMessage.Grains(grains()));
             nextHeartbeatMs = swarm.clock().millis() + RANDOM.nextInt((int) HEARTBEAT_MS);
+            // And, after a full auth, its request for a resumption ticket.
+            transport.send(Resumptions.encode(Resumptions.ticketRequest(requestKey, sessionId,
+                    swarm.clock().millis())));
         }
         return true;
     }
@@ -254,6 +295,10 @@ final class SimMinion implements BenchMinion {
 
     private synchronized void onFrame(byte[] frame) {
         long now = System.nanoTime();
+        if (Resumptions.isResumption(frame)) {
+            onResumption(frame, now);
+            return;
+        }
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MASTER_TO_MINION);
         if (!(decoded instanceof Decoded.Ok ok)) {
             return;
@@ -281,6 +326,53 @@ final class SimMinion implements BenchMinion {
         } else {
             swarm.refused(this, reply.status());
         }
+    }
+
+    /** A ticket in its session, or the answer to its resumption request (a refusal: a full auth at once). */
+    private void onResumption(byte[] frame, long now) {
+        Resumption.ToMinion message;
+        try {
+            message = Resumptions.decodeToMinion(frame);
+        } catch (MalformedException e) {
+            return;
+        }
+        if (message instanceof Resumption.Ticket ticket) {
+            if (requestKey != null && Arrays.equals(sessionId, ticket.sessionId())) {
+                try {
+                    grant = Resumptions.openTicket(requestKey, ticket);
+                } catch (CryptoException | MalformedException e) {
+                    // no ticket: the next restart costs a full auth
+                }
+            }
+            return;
+        }
+        Resumption.Reply reply = (Resumption.Reply) message;
+        if (resumeNonce == null || !Arrays.equals(resumeNonce, reply.nonce())) {
+            return;
+        }
+        byte[] secret = grant.secret();
+        resumeNonce = null;
+        Resumption.Resumed resumed;
+        try {
+            resumed = Resumptions.openReply(secret, reply.nonce(), reply);
+            requestKey = SessionKey.of(resumed.requestKey());
+            publishKeys.putIfAbsent(resumed.generation(), SessionKey.of(resumed.publishKey()));
+        } catch (CryptoException | MalformedException e) {
+            grant = null;
+            swarm.resumptionRefused(this);
+            prepareAuth();
+            sendAuth(now);
+            return;
+        }
+        sessionId = resumed.sessionId();
+        serialFloor = Math.max(serialFloor, resumed.serialFloor());
+        grant = resumed.next();
+        publishPort = resumed.publishPort();
+        acceptedNanos = now;
+        send(new SessionMessage.Grains(grains()));
+        nextHeartbeatMs = swarm.clock().millis() + RANDOM.nextInt((int) HEARTBEAT_MS);
+        swarm.accepted(this, now);
+        transport.subscribe(id, publishPort);
     }
 
     private void onPublish(Decoded.Ok ok, Publish publish, long now) {

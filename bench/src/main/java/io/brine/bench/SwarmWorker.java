@@ -90,6 +90,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final Map<AuthStatus, AtomicInteger> refusals = new EnumMap<>(AuthStatus.class);
     private final AtomicInteger retries = new AtomicInteger();
     private final AtomicInteger sessionUnknown = new AtomicInteger();
+    private final AtomicInteger resumptionsRefused = new AtomicInteger();
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
@@ -276,6 +277,16 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             case "deliveries":
                 return "deliveries " + delivered.get() + " " + firstDelivered.get() + " " + lastDelivered.get() + " "
                         + returned.get();
+            case "use-tickets": {
+                boolean use = words[1].equals("on");
+                for (BenchMinion minion : minions) {
+                    minion.useTickets(use);
+                }
+                return "use-tickets " + words[1];
+            }
+            case "tickets":
+                return "tickets " + minions.stream().filter(BenchMinion::holdsTicket).count() + " "
+                        + resumptionsRefused.get();
             case "status":
                 return "status " + status();
             case "close":
@@ -301,6 +312,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             }
         });
         status.put("session_unknown", sessionUnknown.get());
+        status.put("resumptions_refused", resumptionsRefused.get());
         status.put("keys_installed", keysInstalled.get());
         long pid = ProcessHandle.current().pid();
         status.put("fds", ProcStats.openFiles(pid));
@@ -458,6 +470,11 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             stateFailed.incrementAndGet();
             stateFailure = why.replace('\n', ' ');
         });
+    }
+
+    @Override
+    public void resumptionRefused(BenchMinion minion) {
+        resumptionsRefused.incrementAndGet();
     }
 
     @Override

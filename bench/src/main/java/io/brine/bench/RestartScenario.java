@@ -1,0 +1,201 @@
+package io.brine.bench;
+
+import static io.brine.bench.Figures.round;
+import static io.brine.bench.Figures.verdict;
+
+import io.brine.client.BrineClient;
+import io.brine.client.ClientException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The master restarted (SIGTERM, then {@code bin/brine-master} again on the same master.yaml, pki dir and ports)
+ * with every minion connected: the time from the new master listening until every minion has answered a
+ * {@code test.ping}, the master's CPU over that time, and how it served them (resumptions and full auths, from its
+ * {@code /metrics}). Twice: the minions resuming with their tickets (PROTOCOL.md 8.9, what a brine-minion does),
+ * then authenticating in full (what a minion without a ticket does, and every minion did before resumption).
+ */
+final class RestartScenario {
+
+    /** What the target (issue 26) asks of a restart with 10,000 minions. */
+    static final double TARGET_SERVED_MS = 10_000;
+    static final double TARGET_PRIVATE_OPS_PER_MINION = 0.1;
+    /** Each test.ping round after the restart waits this long plus a millisecond per minion for its returns. */
+    private static final Duration ROUND = Duration.ofSeconds(3);
+    private static final int MAX_ROUNDS = 20;
+
+    /**
+     * One restart's figures: when the new master listened ({@code servingMs} after the old one was told to stop),
+     * when the last minion's return of the first complete test.ping arrived ({@code servedMs} after it listened), the
+     * master's CPU from its start to listening and from listening to served, and its counters.
+     */
+    record Recovery(String mode, int minions, double servingMs, double servedMs, long startCpuMs, long cpuMs,
+            long resumed, long fullAuths, long refused, int pingRounds) {
+
+        double cpuPerMinionMs() {
+            return cpuMs / (double) minions;
+        }
+
+        double cpuPerMinionInPrivateOps(double privateOpMillis) {
+            return cpuPerMinionMs() / privateOpMillis;
+        }
+
+        /** The target applies from 9,000 minions (10,000 or the most that fit); null below. */
+        Boolean met(double privateOpMillis) {
+            if (minions < 9000) {
+                return null;
+            }
+            return servedMs <= TARGET_SERVED_MS
+                    && cpuPerMinionInPrivateOps(privateOpMillis) <= TARGET_PRIVATE_OPS_PER_MINION;
+        }
+
+        Map<String, Object> figures(double privateOpMillis) {
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("mode", mode);
+            figures.put("minions", minions);
+            figures.put("serving_ms", round(servingMs, 1));
+            figures.put("served_ms", round(servedMs, 1));
+            figures.put("master_start_cpu_ms", startCpuMs);
+            figures.put("master_cpu_ms", cpuMs);
+            figures.put("master_cpu_ms_per_minion", round(cpuPerMinionMs(), 3));
+            figures.put("master_cpu_per_minion_in_private_ops", round(cpuPerMinionInPrivateOps(privateOpMillis), 3));
+            figures.put("resumed", resumed);
+            figures.put("full_auths", fullAuths);
+            figures.put("resumptions_refused", refused);
+            figures.put("ping_rounds", pingRounds);
+            figures.put("met", met(privateOpMillis));
+            return figures;
+        }
+
+        String line(double privateOpMillis) {
+            Boolean met = met(privateOpMillis);
+            return String.format("restart  %s: %,d minions served %.0f ms after the master listened (it listened "
+                    + "%.0f ms after SIGTERM, %d ms of CPU to start); master CPU %d ms = %.3f ms = %.3f private ops "
+                    + "per minion; %,d resumed, %,d full auths, %,d resumptions refused [target at 10,000: served "
+                    + "<= 10 s, <= 0.1 private ops: %s]", mode, minions, servedMs, servingMs, startCpuMs, cpuMs,
+                    cpuPerMinionMs(), cpuPerMinionInPrivateOps(privateOpMillis), resumed, fullAuths, refused,
+                    met == null ? "applies to 10,000 only" : verdict(met));
+        }
+    }
+
+    /** How many times faster, and how much less master CPU, {@code resumed} recovered than {@code full}. */
+    static Map<String, Object> ratios(Recovery full, Recovery resumed) {
+        Map<String, Object> ratios = new LinkedHashMap<>();
+        ratios.put("served_full_over_resumed", resumed.servedMs() > 0 ? round(full.servedMs() / resumed.servedMs(),
+                2) : null);
+        ratios.put("cpu_full_over_resumed", resumed.cpuMs() > 0 ? round(full.cpuMs() / (double) resumed.cpuMs(), 2)
+                : null);
+        return ratios;
+    }
+
+    private final BenchRun run;
+    private final Path home;
+    private final int metricsPort;
+    private final Consumer<MasterProcess> started;
+
+    /** {@code started} hears of each new master as soon as it runs, so that whoever stops the run stops it. */
+    RestartScenario(BenchRun run, Path home, int metricsPort, Consumer<MasterProcess> started) {
+        this.run = run;
+        this.home = home;
+        this.metricsPort = metricsPort;
+        this.started = started;
+    }
+
+    /** Both restarts; the run's figures under "restart". */
+    void run() throws IOException, ClientException {
+        double privateOp = run.limits().privateOpMillis();
+        awaitTickets();
+        Restarted first = restart(run, true);
+        Recovery resumed = first.recovery();
+        System.out.println(resumed.line(privateOp));
+        Recovery full = restart(first.run(), false).recovery();
+        System.out.println(full.line(privateOp));
+        Map<String, Object> figures = new LinkedHashMap<>();
+        figures.put("resumed", resumed.figures(privateOp));
+        figures.put("full_auth", full.figures(privateOp));
+        figures.put("ratios", ratios(full, resumed));
+        figures.put("how", "SIGTERM to the master with every minion connected and holding a ticket, bin/brine-master "
+                + "again on the same master.yaml, pki dir and ports; from the new master listening until every "
+                + "minion answered one test.ping (rounds of " + ROUND.toSeconds() + " s + 1 ms per minion until one "
+                + "is complete); the minions resume (or, the second time, authenticate in full) when it listens; "
+                + "counters from its /metrics");
+        run.scenarios().put("restart", figures);
+        System.out.printf("restart  resuming vs full auth: served %sx sooner, %sx less master CPU%n",
+                ratios(full, resumed).get("served_full_over_resumed"),
+                ratios(full, resumed).get("cpu_full_over_resumed"));
+    }
+
+    /** The run with its new master, and what the restart measured. */
+    private record Restarted(BenchRun run, Recovery recovery) {
+    }
+
+    /** Until every minion holds a resumption ticket (asked for after its full auth). */
+    private void awaitTickets() throws IOException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60 + run.minions() / 100).toNanos();
+        while (true) {
+            long holding = 0;
+            for (String answer : run.swarm().all("tickets", "tickets", Duration.ofSeconds(30))) {
+                holding += Long.parseLong(answer.split(" ")[1]);
+            }
+            if (holding >= run.minions()) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("restart: " + (run.minions() - holding) + " minions hold no resumption ticket");
+            }
+            MasterProcess.sleep(200);
+        }
+    }
+
+    private Restarted restart(BenchRun before, boolean tickets) throws IOException, ClientException {
+        Swarm swarm = before.swarm();
+        swarm.all("use-tickets " + (tickets ? "on" : "off"), "use-tickets", Duration.ofSeconds(30));
+        long stopped = System.nanoTime();
+        MasterProcess master = before.master().restart(home, before.options().transport(),
+                before.options().masterOpts());
+        started.accept(master);
+        long listening = System.nanoTime();
+        long startCpu = master.cpuMillis();
+        BenchRun after = new BenchRun(before.options(), master, before.limits(), before.runDir(), before.minions(),
+                swarm, new Profiler(master, before.runDir(), Optional.empty()), before.scenarios(),
+                before.failures());
+        swarm.all("reset-sessions", "reset-sessions", Duration.ofMinutes(1));
+        AuthScenario auth = new AuthScenario(after);
+        auth.authRound(false);
+        AuthScenario.requireUnwrapped(auth.unwrap());
+        PingScenario ping = new PingScenario(after);
+        long served = 0;
+        int rounds = 0;
+        try (BrineClient client = after.publisher()) {
+            while (served == 0) {
+                if (++rounds > MAX_ROUNDS) {
+                    throw new IOException("restart: not every minion answered a test.ping in " + MAX_ROUNDS
+                            + " rounds");
+                }
+                long t0 = System.nanoTime();
+                PingScenario.PingRound round = ping.pingRound(client, ROUND.plusMillis(before.minions()));
+                if (round.missing() == 0) {
+                    served = t0 + (long) (round.lastMs() * 1e6);
+                }
+            }
+        }
+        long cpu = master.cpuMillis() - startCpu;
+        MetricsScrape metrics = MetricsScrape.of(metricsPort);
+        Recovery recovery = new Recovery(tickets ? "resuming" : "full auth", before.minions(), (listening - stopped) / 1e6,
+                (served - listening) / 1e6, startCpu, cpu, (long) metrics.sum("brine_resumptions_total", ""),
+                (long) metrics.sum("brine_auth_answers_total", "outcome=\"accepted\""),
+                (long) metrics.sum("brine_resumptions_refused_total", ""), rounds);
+        return new Restarted(after, recovery);
+    }
+
+    /** master.yaml's lines for the scenario: the metrics endpoint on loopback, read after each restart. */
+    static String yaml(int metricsPort) {
+        return "# The restart scenario reads the master's counters from /metrics.\nhttp_port: " + metricsPort + "\n";
+    }
+
+}
