@@ -9,6 +9,8 @@ import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
+import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.FrameTooLargeException;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Sessions;
@@ -356,7 +358,15 @@ public final class BrineClient implements AutoCloseable {
     private void send(SessionMessage message) throws ClientException {
         SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
                 ++counter, message);
-        send(channel, Codec.encode(sealed));
+        byte[] frame;
+        try {
+            frame = Codec.encode(sealed);
+        } catch (FrameTooLargeException e) {
+            // The master would close the connection on it with no answer: say why here, and send nothing.
+            throw new ClientException("request too large: " + e.size() + " bytes encoded, the master takes at most "
+                    + FrameLimits.MAX_FRAME + " (8 MiB); nothing was sent", e);
+        }
+        send(channel, frame);
         lastSent = Instant.now();
     }
 
@@ -399,7 +409,7 @@ public final class BrineClient implements AutoCloseable {
             if (frame == null) {
                 continue;
             }
-            Decoded decoded = Codec.decode(frame, io.brine.protocol.codec.FrameLimits.MAX_FRAME,
+            Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME,
                     SessionFrame.Direction.MASTER_TO_MINION);
             if (!(decoded instanceof Decoded.Ok ok)) {
                 continue;

@@ -365,7 +365,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     }
 
     private void onClientAuth(Peer from, Signed<ClientAuth> request) {
-        publishers.authenticate(from, request).ifPresent(reply -> transport.send(from, reply));
+        publishers.authenticate(from, request).ifPresent(answer -> {
+            if (answer.opened()) {
+                // Before the reply, as a minion's bind: the publisher's next frame may be a large PublishRequest.
+                transport.authenticated(from);
+            }
+            transport.send(from, answer.reply());
+        });
     }
 
     private void onSession(Peer from, SessionFrame sealed, InFlight inflight) {

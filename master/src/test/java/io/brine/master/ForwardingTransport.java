@@ -41,6 +41,11 @@ abstract class ForwardingTransport implements ServerTransport {
     }
 
     @Override
+    public void authenticated(Peer peer) {
+        inner.authenticated(peer);
+    }
+
+    @Override
     public void bind(String minionId, Peer peer) {
         inner.bind(minionId, peer);
     }

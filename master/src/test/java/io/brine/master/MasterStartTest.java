@@ -53,6 +53,10 @@ class MasterStartTest {
         }
 
         @Override
+        public void authenticated(Peer peer) {
+        }
+
+        @Override
         public void bind(String minionId, Peer peer) {
         }
 

@@ -123,6 +123,12 @@ public final class CompositeServerTransport implements ServerTransport {
     }
 
     @Override
+    public void authenticated(Peer peer) {
+        RoutedPeer routed = routed(peer);
+        routed.transport().authenticated(routed.peer());
+    }
+
+    @Override
     public void handled(Peer peer, int bytes) {
         RoutedPeer routed = routed(peer);
         routed.transport().handled(routed.peer(), bytes);

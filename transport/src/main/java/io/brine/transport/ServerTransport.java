@@ -47,6 +47,13 @@ public interface ServerTransport extends AutoCloseable {
     void bind(String minionId, Peer peer);
 
     /**
+     * Tells the transport that a publisher authenticated on {@code peer}: lifts its connection to the authenticated
+     * frame limit and idle timeout, as {@link #bind} does, without routing publications to it. The master calls it
+     * before it sends the ACCEPTED reply. Ignored when the connection has closed meanwhile.
+     */
+    void authenticated(Peer peer);
+
+    /**
      * The master is done with a frame of {@code bytes} bytes that came from {@code peer}: answered, stored, or
      * dropped. Called exactly once per frame handed to {@link InboundHandler#onFrame}. A transport that bounds the
      * inbound bytes in flight counts each frame until then, and stops reading from connections over its bound.

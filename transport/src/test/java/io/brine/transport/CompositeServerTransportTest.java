@@ -26,6 +26,7 @@ class CompositeServerTransportTest {
         final List<String> published = new ArrayList<>();
         final List<String> sent = new ArrayList<>();
         final List<String> bound = new ArrayList<>();
+        final List<String> authenticated = new ArrayList<>();
         final List<String> unbound = new ArrayList<>();
         InboundHandler handler;
 
@@ -61,6 +62,11 @@ class CompositeServerTransportTest {
             Set<String> undeliverable = new HashSet<>(minionIds);
             undeliverable.removeAll(reachable);
             return undeliverable;
+        }
+
+        @Override
+        public void authenticated(Peer peer) {
+            authenticated.add(((FakePeer) peer).name());
         }
 
         @Override
@@ -102,10 +108,13 @@ class CompositeServerTransportTest {
         composite.send(viaTcp, new byte[] {2});
         composite.send(viaZmq, new byte[] {2});
         composite.bind("web1", viaTcp);
+        composite.authenticated(viaZmq);
 
         assertThat(tcp.sent).containsExactly("b");
         assertThat(zmq.sent).containsExactly("a");
         assertThat(tcp.bound).containsExactly("web1");
+        assertThat(zmq.authenticated).containsExactly("a");
+        assertThat(tcp.authenticated).isEmpty();
         assertThat(composite.publishPort(viaZmq)).isEqualTo(4505);
         assertThat(composite.publishPort(viaTcp)).isZero();
         assertThat(composite.addresses().publish().getPort()).isEqualTo(4505);

@@ -135,8 +135,16 @@ public final class PublisherService {
     /** The one refusal for an unknown publisher and a known one with another key (PROTOCOL.md 8.7). */
     public static final String NOT_REGISTERED = "not a registered publisher with this key";
 
+    /**
+     * A signed reply to a publisher's auth request.
+     *
+     * @param opened a session was opened: the connection may now send the authenticated frame limit
+     */
+    public record Answer(byte[] reply, boolean opened) {
+    }
+
     /** Answers a publisher's decoded auth request with a signed reply; empty when it deserves no answer. */
-    public Optional<byte[]> authenticate(Peer peer, Signed<ClientAuth> signed) {
+    public Optional<Answer> authenticate(Peer peer, Signed<ClientAuth> signed) {
         ClientAuth request = signed.message();
         String name = request.name();
         RSAPublicKey offered;
@@ -177,9 +185,9 @@ public final class PublisherService {
             if (!budget.trySpend(peer.remoteAddress(), "a publisher's 'try later'")) {
                 return Optional.empty();
             }
-            return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REFUSED,
-                    request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), TRY_LATER, 1, null),
-                    masterKeys.get().getPrivate()));
+            return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
+                    AuthStatus.REFUSED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(),
+                    TRY_LATER, 1, null), masterKeys.get().getPrivate()), false));
         }
         PublisherSession session = sessions.openPublisher(name, acl, peer);
         byte[] raw = session.requestKey().bytes();
@@ -187,12 +195,12 @@ public final class PublisherService {
                 Rsa.wrap(offered, raw), 0, 0);
         Arrays.fill(raw, (byte) 0);
         LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
-        return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED,
-                request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), "accepted", 0, granted),
-                masterKeys.get().getPrivate()));
+        return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.ACCEPTED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(),
+                "accepted", 0, granted), masterKeys.get().getPrivate()), true));
     }
 
-    private Optional<byte[]> refuse(Peer peer, ClientAuth request, String reason) {
+    private Optional<Answer> refuse(Peer peer, ClientAuth request, String reason) {
         return refuse(peer, request, reason, reason);
     }
 
@@ -200,7 +208,7 @@ public final class PublisherService {
      * Refuses with {@code answer} in the reply and {@code reason} in the log and the audit; the reply is paid from
      * the auth work budget, and not sent when it is spent.
      */
-    private Optional<byte[]> refuse(Peer peer, ClientAuth request, String answer, String reason) {
+    private Optional<Answer> refuse(Peer peer, ClientAuth request, String answer, String reason) {
         LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
         writes.audit("publisher sign-in", request.name() + " (" + peer.remoteAddress() + ")", () -> audit.record(
                 AuditEvent.builder("publisher-refused", request.name()).reason(reason).source(peer.remoteAddress())
@@ -208,9 +216,9 @@ public final class PublisherService {
         if (!budget.trySpend(peer.remoteAddress(), "a publisher's refusal")) {
             return Optional.empty();
         }
-        return Optional.of(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED,
-                request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), answer, 0, null),
-                masterKeys.get().getPrivate()));
+        return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.REJECTED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), answer,
+                0, null), masterKeys.get().getPrivate()), false));
     }
 
     private Optional<RSAPublicKey> registeredKey(String name) {

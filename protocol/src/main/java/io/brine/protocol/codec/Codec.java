@@ -45,7 +45,7 @@ public final class Codec {
     private Codec() {
     }
 
-    /** Encodes an unsigned frame (SESSION). */
+    /** Encodes an unsigned frame (SESSION); a {@link FrameTooLargeException} when it would be over the limit. */
     public static byte[] encode(Message message) {
         FrameType type = message.type();
         if (type.signed()) {
@@ -54,6 +54,9 @@ public final class Codec {
         MsgWriter out = new MsgWriter().header(type.code());
         Bodies.write(out, message);
         byte[] frame = out.toByteArray();
+        if (frame.length > FrameLimits.MAX_FRAME) {
+            throw new FrameTooLargeException(type.toString(), frame.length);
+        }
         if (decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Malformed malformed) {
             throw new IllegalArgumentException("refusing to encode " + type + ": " + malformed.reason());
         }

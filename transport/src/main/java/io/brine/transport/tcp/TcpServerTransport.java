@@ -183,14 +183,14 @@ public final class TcpServerTransport implements ServerTransport {
         return undeliverable;
     }
 
-    /**
-     * Routes {@code minionId}'s publications to {@code peer}'s connection, and lifts that connection to the
-     * authenticated frame limit and idle timeout. Ignored when the connection has closed meanwhile.
-     */
+    /** A publisher on {@code peer}: its connection takes the authenticated frame limit and idle timeout. */
     @Override
-    public void bind(String minionId, Peer peer) {
-        Objects.requireNonNull(minionId, "minionId");
-        TcpConnection connection = connectionOf(peer);
+    public void authenticated(Peer peer) {
+        lift(connectionOf(peer));
+    }
+
+    /** Lifts {@code connection} to the authenticated frame limit and idle timeout; false when it has closed. */
+    private boolean lift(TcpConnection connection) {
         if (connection.authenticate()) {
             Channel channel = connection.channel();
             channel.eventLoop().execute(() -> {
@@ -199,7 +199,20 @@ public final class TcpServerTransport implements ServerTransport {
                             TcpServerInitializer.idleHandler(options.idleTimeout().toMillis()));
                 }
             });
-        } else if (!connection.isAuthenticated()) {
+            return true;
+        }
+        return connection.isAuthenticated();
+    }
+
+    /**
+     * Routes {@code minionId}'s publications to {@code peer}'s connection, and lifts that connection to the
+     * authenticated frame limit and idle timeout. Ignored when the connection has closed meanwhile.
+     */
+    @Override
+    public void bind(String minionId, Peer peer) {
+        Objects.requireNonNull(minionId, "minionId");
+        TcpConnection connection = connectionOf(peer);
+        if (!lift(connection)) {
             return; // closed
         }
         connection.minionIds().add(minionId);

@@ -249,6 +249,12 @@ public final class ZmtpServerTransport implements ServerTransport {
         LOG.debug("Minion {} ({}): bound to request connection {}", minionId, connection.remoteAddress(), connection);
     }
 
+    /** A publisher on {@code peer}: its connection takes the authenticated limits and timeout (ZmtpServerHandler). */
+    @Override
+    public void authenticated(Peer peer) {
+        connectionOf(peer).authenticate();
+    }
+
     /**
      * {@code minionId} was removed: its subscriptions are dropped, and its request connection and honoured publish
      * connection closed (a live minion connects and subscribes anew, and is honoured once bound again).
