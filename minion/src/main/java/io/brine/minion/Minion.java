@@ -187,7 +187,9 @@ public final class Minion implements AutoCloseable {
     }
 
     private void askRotation() {
-        if (rotationWanted == null || makingKey) {
+        // Only over a live session (PROTOCOL.md 6.3): a key made before the first auth would be offered by that
+        // auth, and a master with auto_accept would file it for a new id before the rotation was ever asked.
+        if (rotationWanted == null || makingKey || channel.sessionId().isEmpty()) {
             return;
         }
         if (rotation.needsKey()) {
