@@ -8,6 +8,7 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.store.audit.AuditEvent;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.StoredKey;
@@ -171,22 +172,6 @@ final class ZkRecords {
     }
 
     static byte[] encodeAudit(AuditEvent event, Instant time) {
-        ObjectNode line = JSON.createObjectNode();
-        line.put("time", time.toString());
-        line.put("event", event.event());
-        line.put("actor", event.actor());
-        putIfSet(line, "id", event.id());
-        putIfSet(line, "from", event.from());
-        putIfSet(line, "to", event.to());
-        putIfSet(line, "fingerprint", event.fingerprint());
-        putIfSet(line, "reason", event.reason());
-        putIfSet(line, "source", event.source());
-        return line.toString().getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static void putIfSet(ObjectNode line, String field, String value) {
-        if (value != null) {
-            line.put(field, value);
-        }
+        return FileAuditLog.line(event, time).getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -32,7 +32,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A publisher waiting quietly for returns longer than the master keeps an idle authenticated connection (120 s in
- * production, 2 s here) keeps its connection: {@code brine -t 600} over either transport.
+ * production, 2 s here) keeps its connection: {@code brine -t 600} over either transport. Over TCP that is the
+ * client's session heartbeat alone (the case fails without it); over ZeroMQ the channel's ZMTP heartbeats keep it too.
  */
 class PublisherKeepAliveTest {
 

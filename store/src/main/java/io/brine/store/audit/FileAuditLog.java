@@ -16,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.Set;
 
 /**
@@ -96,17 +97,7 @@ public final class FileAuditLog implements AuditLog {
      */
     @Override
     public void record(AuditEvent event) {
-        ObjectNode line = JSON.createObjectNode();
-        line.put("time", clock.instant().toString());
-        line.put("event", event.event());
-        line.put("actor", event.actor());
-        putIfSet(line, "id", event.id());
-        putIfSet(line, "from", event.from());
-        putIfSet(line, "to", event.to());
-        putIfSet(line, "fingerprint", event.fingerprint());
-        putIfSet(line, "reason", event.reason());
-        putIfSet(line, "source", event.source());
-        byte[] bytes = (line.toString() + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = (line(event, clock.instant()) + "\n").getBytes(StandardCharsets.UTF_8);
         ByteBuffer buffer = ByteBuffer.wrap(bytes);
         synchronized (this) {
             long before = -1;
@@ -144,6 +135,24 @@ public final class FileAuditLog implements AuditLog {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot sync " + file + ": " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * {@code event} at {@code time} as one audit line's JSON, without its newline: the audit log's format, also
+     * the cluster's audit records in ZooKeeper.
+     */
+    public static String line(AuditEvent event, Instant time) {
+        ObjectNode line = JSON.createObjectNode();
+        line.put("time", time.toString());
+        line.put("event", event.event());
+        line.put("actor", event.actor());
+        putIfSet(line, "id", event.id());
+        putIfSet(line, "from", event.from());
+        putIfSet(line, "to", event.to());
+        putIfSet(line, "fingerprint", event.fingerprint());
+        putIfSet(line, "reason", event.reason());
+        putIfSet(line, "source", event.source());
+        return line.toString();
     }
 
     private static void putIfSet(ObjectNode line, String field, String value) {
