@@ -22,7 +22,7 @@ import java.util.Set;
  */
 record Action(Kind kind, String option, String argument, Set<KeyState> states, boolean all) {
 
-    enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY }
+    enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS }
 
     /** The one action the options ask for; listing all keys when none. */
     static Action of(BrineKey options) {
@@ -52,6 +52,10 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         }
         if (options.rotateMasterKey) {
             actions.add(new Action(Kind.ROTATE_MASTER_KEY, "--rotate-master-key", null, all, true));
+        }
+        if (options.rotateKeys != null) {
+            actions.add(new Action(Kind.ROTATE_KEYS, "--rotate-keys", options.rotateKeys,
+                    EnumSet.allOf(KeyState.class), false));
         }
         if (actions.size() > 1) {
             throw UserError.usage("choose one action; got " + String.join(" and ",

@@ -78,6 +78,7 @@ import picocli.CommandLine.Spec;
             "  brine-key -L --out json          list all keys as JSON",
             "  brine-key --rotate               rotate the publish key now",
             "  brine-key --clean                move aside what is not a key file (asks)",
+            "  brine-key --rotate-keys 'web*'   ask web1, web2, ... to rotate their keys; -L shows progress",
             "  brine-key --rotate-master-key    new master key; minions follow it",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
@@ -172,6 +173,15 @@ public final class BrineKey implements Callable<Integer> {
                     + " get the new key, and nothing published from then on can be read with an older one. A"
                     + " running master does it within a second.")
     boolean rotate;
+
+    @Option(names = "--rotate-keys", paramLabel = "GLOB",
+            description = "Ask the matching accepted brine minions to rotate their keys: the master asks each at its"
+                    + " next heartbeat, the minion makes a new key pair and rotates it over its session as"
+                    + " brine-minion --rotate-key does (key_rotation of master.yaml applies). Asking again is"
+                    + " harmless; a minion that never answers keeps its key; deleting or rejecting the key drops the"
+                    + " ask. -L --long shows each ask: asked (since), rotated (when). Refused for a glob that matches"
+                    + " nothing, a key that is not accepted, a Salt minion's key, and key_rotation: deny.")
+    String rotateKeys;
 
     @Option(names = "--clean",
             description = "Move the entries of the state directories that are not key files (a name that is not a"
@@ -360,6 +370,10 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.ROTATE) {
             return changes.requestRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
         }
+        if (action.kind() == Action.Kind.ROTATE_KEYS) {
+            return changes.askRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
+                    KeytoolConfig.settings(configDir, defaults), action.argument(), Action.globs(action.argument()));
+        }
         if (action.kind() == Action.Kind.CLEAN) {
             return new CleanCommand(this, output, changes).run(KeytoolConfig.resolve(configDir, defaults, pkiDir,
                     cachedir));
@@ -397,6 +411,7 @@ public final class BrineKey implements Callable<Integer> {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
             int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config, scan.listing()),
+                    ChangeKeys.rotationAsks(config),
                     longListing ? Optional.of(new ShowKeys.KeyTimes(config.cluster().isPresent() ? null
                             : config.pkiDir(), Instant.now())) : Optional.empty());
             if (output.text() && !terminal.interactive()) {
@@ -412,7 +427,8 @@ public final class BrineKey implements Callable<Integer> {
         return switch (action.kind()) {
             case PRINT, FINGER -> show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(),
                     globs, action.all());
-            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY -> throw new IllegalStateException();
+            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS ->
+                throw new IllegalStateException();
         };
     }
 

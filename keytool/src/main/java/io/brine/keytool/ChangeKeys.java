@@ -1,5 +1,6 @@
 package io.brine.keytool;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.crypto.Fingerprints;
@@ -15,6 +16,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.PendingRotations;
+import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.StoredKey;
 import io.brine.store.policy.Classifications;
 import java.io.IOException;
@@ -152,6 +154,19 @@ final class ChangeKeys {
             return PendingRotations.list(config.pkiDir(), accepted);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot list " + config.pkiDir().resolve("minions_rotating") + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** The key rotations admins asked for (brine-key --rotate-keys), by id. */
+    static Map<String, RotationAsks.Ask> rotationAsks(KeytoolConfig config) {
+        if (config.cluster().isPresent()) {
+            return Map.of();
+        }
+        try {
+            return RotationAsks.read(config.pkiDir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + config.pkiDir().resolve(RotationAsks.DIRECTORY) + ": "
                     + e.getMessage(), e);
         }
     }
@@ -321,6 +336,79 @@ final class ChangeKeys {
         if (!output.text()) {
             Map<String, Object> document = new LinkedHashMap<>();
             document.put(change.verb, done);
+            document.put("refused", refused);
+            if (!unaudited.isEmpty()) {
+                document.put("unaudited", unaudited);
+            }
+            output.printStructured(document);
+        }
+        return refused.isEmpty() && unaudited.isEmpty() ? 0 : UserError.REFUSED;
+    }
+
+    /**
+     * {@code --rotate-keys GLOB} (PROTOCOL.md 6.3): an ask for each matching accepted brine minion, recorded in the
+     * store; the master, in whatever process, asks each at its next heartbeat. Refused: {@code key_rotation: deny}, a
+     * glob that matches no key, and per id a key that is not accepted or is a Salt minion's (named on stderr; the
+     * others are still asked).
+     */
+    int askRotation(KeytoolConfig config, MasterConfig settings, String argument, List<Glob> globs) {
+        if (config.cluster().isPresent()) {
+            throw UserError.usage("--rotate-keys: not with cluster: yet (this master.yaml names a cluster); nothing"
+                    + " was asked. brine-minion --rotate-key and key_max_age work in a cluster");
+        }
+        if (settings.keyRotation() == KeyRotationPolicy.DENY) {
+            throw new UserError(UserError.REFUSED, "--rotate-keys: master.yaml sets key_rotation: deny, so the master"
+                    + " refuses every key rotation; nothing was asked. Set key_rotation: allow (or pending) first");
+        }
+        KeyScan.Result scan = config.scan();
+        Map<KeyState, List<StoredKey>> selected = ShowKeys.select(scan.listing(), EnumSet.allOf(KeyState.class),
+                globs, false);
+        if (selected.isEmpty()) {
+            output.err().println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any"
+                    + " key");
+            output.err().flush();
+            return UserError.REFUSED;
+        }
+        List<String> ids = selected.values().stream().flatMap(List::stream).map(StoredKey::id).distinct().sorted()
+                .toList();
+        AuditLog audit = command.openAudit(config);
+        List<AdminResult> results;
+        List<String> unaudited;
+        try (KeyStore store = command.openStore(config, audit)) {
+            results = store.askRotation(ids, command.actor());
+            unaudited = store.unauditedChanges();
+        } finally {
+            audit.close();
+        }
+        List<String> asked = new ArrayList<>();
+        List<String> already = new ArrayList<>();
+        Map<String, String> refused = new LinkedHashMap<>();
+        for (AdminResult result : results) {
+            switch (result.status()) {
+                case DONE -> asked.add(result.id());
+                case UNCHANGED -> already.add(result.id());
+                case NOT_FOUND, REFUSED -> refused.put(result.id(), result.message());
+            }
+        }
+        refused.values().forEach(message -> output.err().println("brine-key: " + message));
+        unaudited.forEach(id -> output.err().println("brine-key: " + id + ": asked, but not written to the audit log"));
+        output.err().flush();
+        if (output.text()) {
+            if (!command.quiet()) {
+                for (AdminResult result : results) {
+                    if (result.status() == AdminResult.Status.DONE || result.status() == AdminResult.Status.UNCHANGED) {
+                        output.out().println(result.message());
+                    }
+                }
+                output.out().println(asked.size() + " asked, " + already.size() + " already asked, " + refused.size()
+                        + " refused; a running master asks each minion at its next heartbeat (brine-key -L --long"
+                        + " shows the progress)");
+                output.out().flush();
+            }
+        } else {
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("asked", asked);
+            document.put("already_asked", already);
             document.put("refused", refused);
             if (!unaudited.isEmpty()) {
                 document.put("unaudited", unaudited);

@@ -12,6 +12,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
+import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.SaltMarks;
 import io.brine.store.keys.SharedKeys;
 import io.brine.store.keys.StoredKey;
@@ -55,6 +56,22 @@ final class ShowKeys {
     /** The structured listing's name for the rotations waiting for an admin (id to the new key's fingerprint). */
     static final String ROTATIONS = "minions_rotating";
 
+    /** The structured listing's name for the key rotations admins asked for (brine-key --rotate-keys). */
+    static final String ASKS = "minions_rotation_asked";
+
+    /**
+     * How an accepted key an admin asked to rotate is marked: asked while it is still the key asked about, rotated once
+     * its minion replaced it (the key listed is then the new one).
+     */
+    static String askMark(RotationAsks.Ask ask, StoredKey key) {
+        if (ask == null) {
+            return "";
+        }
+        String asked = ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString();
+        return ask.fingerprint().equals(key.fingerprint()) ? "  (rotation asked " + asked + ", not yet rotated)"
+                : "  (rotated, asked " + asked + ")";
+    }
+
     /** How a stock Salt minion's id is marked in the text listing (issue 15). */
     static final String SALT_MARK = "  (salt)";
 
@@ -64,6 +81,16 @@ final class ShowKeys {
      * {@code salt_minions}.
      */
     int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations, Optional<KeyTimes> times) {
+        return list(scan, states, rotations, Map.of(), times);
+    }
+
+    /**
+     * {@link #list(KeyScan.Result, Set, Map, Optional)} with the key rotations admins asked for ({@code brine-key
+     * --rotate-keys}): each accepted key asked marked {@code (rotation asked TIME)} until its minion rotates it, then
+     * {@code (rotated, asked TIME)}; structured, under {@value #ASKS} while there are any.
+     */
+    int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations,
+            Map<String, RotationAsks.Ask> asks, Optional<KeyTimes> times) {
         KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
@@ -73,6 +100,7 @@ final class ShowKeys {
                     for (StoredKey key : listing.keys(state)) {
                         writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
                                 + (key.kind() == MinionKind.SALT ? SALT_MARK : "")
+                                + (state == KeyState.ACCEPTED ? askMark(asks.get(key.id()), key) : "")
                                 + times.map(t -> "  " + key.fingerprint() + "  " + t.describe(key)).orElse(""));
                     }
                     if (state == KeyState.PENDING) {
@@ -96,6 +124,23 @@ final class ShowKeys {
         }
         if (states.contains(KeyState.PENDING) && !rotations.isEmpty()) { // only while some wait: the shape is kept
             document.put(ROTATIONS, rotations);
+        }
+        if (states.contains(KeyState.ACCEPTED)) {
+            Map<String, Object> asked = new LinkedHashMap<>();
+            for (StoredKey key : listing.keys(KeyState.ACCEPTED)) {
+                RotationAsks.Ask ask = asks.get(key.id());
+                if (ask != null) {
+                    Map<String, Object> entry = new LinkedHashMap<>();
+                    entry.put("status", ask.fingerprint().equals(key.fingerprint()) ? "asked" : "rotated");
+                    entry.put("asked", ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString());
+                    entry.put("asked_fingerprint", ask.fingerprint());
+                    entry.put("fingerprint", key.fingerprint());
+                    asked.put(key.id(), entry);
+                }
+            }
+            if (!asked.isEmpty()) { // only while some were asked: the shape is kept
+                document.put(ASKS, asked);
+            }
         }
         if (!salt.isEmpty()) { // only for a fleet with Salt minions: brine's own listing keeps its shape
             document.put(SaltMarks.DIRECTORY, salt.stream().distinct().sorted().toList());

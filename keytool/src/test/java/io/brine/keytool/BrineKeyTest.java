@@ -17,6 +17,7 @@ import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -217,6 +218,64 @@ class BrineKeyTest {
         assertThat(reject.exit()).as(reject.err()).isZero();
         assertThat(lookup("db1", 4)).isEqualTo(KeyLookup.ACCEPTED_SAME);
         assertThat(run("-l", "un").out()).doesNotContain("rotation");
+    }
+
+    // ------------------------------------------------------------ --rotate-keys (issue 25)
+
+    @Test
+    void rotateKeysAsksTheMatchingAcceptedMinionsOnce_AndTheListingShowsAskedThenRotated() throws Exception {
+        onStore(store -> store.offer("db2", key(7), PolicyVerdict.ACCEPT));
+
+        Result asked = run("--rotate-keys", "db*");
+        assertThat(asked.exit()).as(asked.err()).isZero();
+        assertThat(asked.out()).contains("db1: asked to rotate " + fp(4) + " at its next heartbeat",
+                "db2: asked to rotate " + fp(7), "2 asked, 0 already asked, 0 refused");
+        Result again = run("--rotate-keys", "db1", "--out", "json");
+        assertThat(again.exit()).as(again.err()).isZero();
+        assertThat(JSON.readTree(again.out()).get("already_asked").toString()).isEqualTo("[\"db1\"]");
+        assertThat(JSON.readTree(again.out()).get("asked").toString()).isEqualTo("[]");
+        assertThat(auditEvents()).filteredOn(e -> e.startsWith("key-rotation-asked")).hasSize(2);
+        assertThat(run("-l", "acc").out()).matches("Accepted Keys:\ndb1  \\(rotation asked \\S+Z, not yet"
+                + " rotated\\)\ndb2  \\(rotation asked \\S+Z, not yet rotated\\)\n");
+
+        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.ALLOW,
+                "minion db1"));
+
+        assertThat(run("-l", "acc").out()).contains("db1  (rotated, asked ", "db2  (rotation asked ");
+        JsonNode json = JSON.readTree(run("-L", "--out", "json").out()).get("minions_rotation_asked");
+        assertThat(json.get("db1").get("status").asText()).isEqualTo("rotated");
+        assertThat(json.get("db1").get("asked_fingerprint").asText()).isEqualTo(fp(4));
+        assertThat(json.get("db1").get("fingerprint").asText()).isEqualTo(fp(8));
+        assertThat(json.get("db2").get("status").asText()).isEqualTo("asked");
+        assertThat(run("-d", "db2", "-y").exit()).isZero();
+        assertThat(pki.resolve("minions_rotation_asked/db2")).as("deleted with its key").doesNotExist();
+    }
+
+    @Test
+    void rotateKeysRefusesAGlobMatchingNothingAKeyNotAcceptedASaltMinionsAndKeyRotationDeny() throws Exception {
+        onStore(store -> store.offer("salt1", key(9), MinionKind.SALT, current -> PolicyVerdict.ACCEPT));
+        Path etc = Files.createDirectories(tmp.resolve("deny"));
+        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
+                + "\nkey_rotation: deny\n");
+
+        Result denied = runRaw("-c", etc.toString(), "--rotate-keys", "db1");
+        assertThat(denied.exit()).isEqualTo(1);
+        assertThat(denied.err()).contains("key_rotation: deny", "nothing was asked");
+        Result none = run("--rotate-keys", "nosuch*");
+        assertThat(none.exit()).isEqualTo(1);
+        assertThat(none.err()).isEqualTo("brine-key: the key glob 'nosuch*' does not match any key\n");
+        assertThat(pki.resolve("minions_rotation_asked")).doesNotExist();
+        Result salt = run("--rotate-keys", "salt1");
+        assertThat(salt.exit()).isEqualTo(1);
+        assertThat(salt.err()).contains("salt1: a Salt minion cannot rotate its key", "brine-key -d salt1");
+
+        Result all = run("--rotate-keys", "*");
+
+        assertThat(all.exit()).isEqualTo(1);
+        assertThat(all.out()).contains("db1: asked to rotate " + fp(4), "1 asked, 0 already asked, 5 refused");
+        assertThat(all.err()).contains("web1: no accepted key (the id is pending)",
+                "evil: no accepted key (the id is rejected)", "salt1: a Salt minion");
+        assertThat(pki.resolve("minions_rotation_asked")).isDirectoryContaining(path -> path.endsWith("db1"));
     }
 
     // ------------------------------------------------------------ listing

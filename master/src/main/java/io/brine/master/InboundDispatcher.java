@@ -412,7 +412,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private void onMinionMessage(MinionSession session, SessionMessage.FromMinion message, InFlight inflight) {
         // A switch expression, so that javac insists every kind is named.
         Runnable route = switch (message.fromMinion()) {
-            case HEARTBEAT -> () -> answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
+            case HEARTBEAT -> () -> {
+                answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
+                rotations.ask(session).ifPresent(ask -> send(session, ask));
+            };
             case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
             case RETURN -> () -> onReturn(session, (SessionMessage.Return) message, inflight);

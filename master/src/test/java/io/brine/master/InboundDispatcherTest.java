@@ -11,6 +11,7 @@ import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.Sessions;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
@@ -92,6 +93,18 @@ class InboundDispatcherTest {
             assertThat(minion.receive()).isEqualTo(new SessionMessage.HeartbeatReply(minion.generation()));
             minion.send(new SessionMessage.KeyRequest(minion.generation()));
             assertThat(((SessionMessage.KeyUpdate) minion.receive()).generation()).isEqualTo(minion.generation());
+        }
+    }
+
+    @Test
+    void aHeartbeatOfAMinionAnAdminAskedToRotateItsKeyIsAnsweredThenAskedInItsSession() throws Exception {
+        try (TcpClientChannel channel = master.connect()) {
+            MinionEnd minion = accepted(channel, "web1");
+            master.master().keyStore().askRotation(List.of("web1"), "brine-key:admin");
+            minion.send(new SessionMessage.Heartbeat(minion.generation()));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.HeartbeatReply(minion.generation()));
+            assertThat(minion.receive()).isEqualTo(new SessionMessage.KeyRotateAsk(Fingerprints.of(
+                    TestKeys.pair(MINION_KEY).getPublic())));
         }
     }
 

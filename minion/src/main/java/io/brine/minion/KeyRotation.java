@@ -68,6 +68,8 @@ public final class KeyRotation {
     /** The public key the outstanding request asks for (X.509 encoding). */
     private byte[] askedFor;
     private CompletableFuture<Result> waiting;
+    /** When the master last refused a rotation: a master's ask is followed again an hour later at the soonest. */
+    private Instant refusedAt;
 
     KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize, Clock clock,
             Optional<Duration> maxAge, Executor keyMaker) {
@@ -118,6 +120,26 @@ public final class KeyRotation {
     boolean pollDue() {
         return keyring.candidatePending()
                 && (askedAt == null || !clock.instant().isBefore(askedAt.plus(PENDING_POLL)));
+    }
+
+    /**
+     * Whether to ask for a rotation now because the master asked for one of the key {@code fingerprint} (an admin's
+     * {@code brine-key --rotate-keys}; the master asks at each heartbeat until the key changes): only when that is the
+     * current key, no request is outstanding, and the last one the master asked for was not refused within {@link
+     * #AGE_RETRY} (a master that refuses is not asked at every heartbeat). A new key waiting for an admin is asked
+     * about by {@link #pollDue} instead.
+     */
+    boolean dueByAsk(String fingerprint) {
+        if (askedIn != null || keyring.candidatePending()
+                || !fingerprint.equals(Fingerprints.of(keyring.current().getPublic()))) {
+            return false;
+        }
+        if (refusedAt != null && clock.instant().isBefore(refusedAt.plus(AGE_RETRY))) {
+            return false;
+        }
+        LOG.info("Minion {}: the master asks this minion to rotate its key {} (brine-key --rotate-keys)", id,
+                fingerprint);
+        return true;
     }
 
     /** Whether a request needs a new key pair made first ({@link #makeKey}): none is left from an earlier one. */
@@ -221,6 +243,7 @@ public final class KeyRotation {
                         MinionIds.printable(reply.reason()));
                 keyring.discardCandidate();
                 result = new Result(false, fingerprint, reply.reason());
+                refusedAt = clock.instant();
             }
         } catch (IOException e) {
             // The master holds the new key; the next auth offers it first and promotes it then.

@@ -325,6 +325,14 @@ public final class Minion implements AutoCloseable {
         }
     }
 
+    /** An admin asked this minion to rotate its key ({@code brine-key --rotate-keys}, PROTOCOL.md 6.3). */
+    private void onRotationAsked(SessionMessage.KeyRotateAsk ask) {
+        if (rotationWanted == null && !makingKey && rotation.dueByAsk(ask.fingerprint())) {
+            rotationWanted = new CompletableFuture<>();
+            askRotation();
+        }
+    }
+
     private void onPublish(Signed<Publish> publish) {
         if (!channel.active()) {
             warnings.warn(LOG, WarnThrottle.Reason.PUBLICATION_WITHOUT_SESSION, "Minion {}: publication {} (serial {})"
@@ -348,6 +356,7 @@ public final class Minion implements AutoCloseable {
                 case ACK -> () -> channel.acknowledged((SessionMessage.Ack) message);
                 case KEY_ROTATE_REPLY -> () -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(
                         sessionId, (SessionMessage.KeyRotateReply) message));
+                case KEY_ROTATE_ASK -> () -> onRotationAsked((SessionMessage.KeyRotateAsk) message);
                 case MASTER_KEY_SUCCESSION -> () -> handshake.onMasterKeySuccession(
                         (SessionMessage.MasterKeySuccession) message);
                 case HEARTBEAT_REPLY -> () -> {

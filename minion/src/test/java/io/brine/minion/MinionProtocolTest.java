@@ -660,6 +660,44 @@ class MinionProtocolTest {
         assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).doesNotExist();
     }
 
+    @Test
+    void theMastersAskRotatesTheKeyItNamesOnlyAndAfterARefusalIsFollowedAnHourLaterAtTheSoonest() throws Exception {
+        minion = fixture.start(master, MinionFixture.settings(false, Duration.ofDays(1)), null); // heartbeats by hand
+        master.reply(master.accept(authRequest(1)));
+        fixture.settle();
+        String current = minion.status().fingerprint();
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(Fingerprints.of(STRANGER.getPublic()))));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("an ask for another key").isEmpty();
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).hasSize(1);
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked again while unanswered").hasSize(1);
+        String refusedKey = Fingerprints.of(RsaKeys.publicKeyFromDer(
+                master.received(SessionMessage.KeyRotate.class).get(0).newKey()));
+        master.reply(master.keyRotateReply(false, refusedKey, "the new key is held by another id"));
+        fixture.settle();
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).as("the refused key dropped").doesNotExist();
+        fixture.advance(Duration.ofMinutes(59));
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("refused less than an hour ago").hasSize(1);
+        fixture.advance(Duration.ofMinutes(1));
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
+        fixture.settle();
+        List<SessionMessage.KeyRotate> asked = master.received(SessionMessage.KeyRotate.class);
+        assertThat(asked).as("an hour after the refusal").hasSize(2);
+        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(1).newKey()));
+        master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
+        fixture.settle();
+        assertThat(minion.status().fingerprint()).isEqualTo(fingerprint);
+        master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
+        fixture.settle();
+        assertThat(master.received(SessionMessage.KeyRotate.class)).as("a stale ask for the retired key").hasSize(2);
+    }
+
     /** Moves time by {@code after}, then answers a heartbeat. */
     private void heartbeatReplyAt(Duration after) {
         fixture.advance(after);

@@ -13,6 +13,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateAsk;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.RotationDecision;
@@ -66,6 +67,18 @@ public final class KeyRotationService {
         this.masterKey = masterKey;
         this.policy = policy;
         this.recent = Caffeine.newBuilder().expireAfterWrite(INTERVAL).ticker(ticker).maximumSize(1_000_000).build();
+    }
+
+    /**
+     * What to send after the answer to {@code session}'s heartbeat when an admin asked its minion to rotate its
+     * accepted key ({@code brine-key --rotate-keys}, PROTOCOL.md 6.3): a {@link KeyRotateAsk} naming that key, while
+     * it is the accepted key; nothing while a request of the minion's was answered within {@link #INTERVAL} (it
+     * would be dropped). From memory: asked at every heartbeat.
+     */
+    public Optional<KeyRotateAsk> ask(MinionSession session) {
+        String id = session.minionId();
+        return keyStore.rotationAsked(id).filter(fingerprint -> recent.getIfPresent(id) == null)
+                .map(KeyRotateAsk::new);
     }
 
     /**

@@ -9,12 +9,16 @@ import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
+import io.brine.protocol.message.SessionMessage.KeyRotateAsk;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.audit.FileAuditLog;
+import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.transport.Peer;
 import java.nio.file.Files;
@@ -23,6 +27,7 @@ import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -184,5 +189,53 @@ class KeyRotationServiceTest {
         assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isEqualTo(Optional.empty());
         nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
         assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isPresent();
+    }
+
+    @Test
+    void anAdminsAskFromAnotherProcessIsSentAtEveryHeartbeatUntilTheMinionRotates() throws Exception {
+        KeyRotationService service = service(KeyRotationPolicy.ALLOW);
+        MinionSession session = session();
+        assertThat(service.ask(session)).as("nobody asked").isEmpty();
+
+        try (FileKeyStore brineKey = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki")).auditLog(audit)
+                .masterKey(false).pollInterval(Duration.ZERO).build())) {
+            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin")).singleElement()
+                    .extracting(AdminResult::status).isEqualTo(AdminResult.Status.DONE);
+            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin")).as("asked twice").singleElement()
+                    .extracting(AdminResult::status).isEqualTo(AdminResult.Status.UNCHANGED);
+        }
+        store.poll(); // the master's poll, every second
+        assertThat(service.ask(session)).contains(new KeyRotateAsk(Fingerprints.of(OLD.getPublic())));
+        assertThat(service.ask(session)).as("at every heartbeat until it rotates").isPresent();
+
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW)).orElseThrow().rotated()).isTrue();
+        assertThat(service.ask(session)).as("rotated").isEmpty();
+        assertThat(store.rotationAsks()).as("kept to show it done").containsOnlyKeys("web1");
+        assertThat(Files.readString(audit.file())).containsOnlyOnce("\"key-rotation-asked\"");
+    }
+
+    @Test
+    void anAskIsRefusedForAKeyNotAcceptedOrASaltMinionsAndIsDroppedWithTheKey() throws Exception {
+        store.offer("pend1", pub(NEW), PolicyVerdict.NONE);
+        store.offer("salt1", pub(TestKeys.pair(3)), MinionKind.SALT, current -> PolicyVerdict.ACCEPT);
+        KeyRotationService service = service(KeyRotationPolicy.ALLOW);
+        MinionSession session = session();
+
+        List<AdminResult> results = store.askRotation(List.of("ghost", "pend1", "salt1", "web1"), "admin");
+
+        assertThat(results).extracting(AdminResult::status).containsExactly(AdminResult.Status.NOT_FOUND,
+                AdminResult.Status.NOT_FOUND, AdminResult.Status.REFUSED, AdminResult.Status.DONE);
+        assertThat(results.get(1).message()).isEqualTo("pend1: no accepted key (the id is pending); only an accepted"
+                + " key is rotated");
+        assertThat(results.get(2).message()).startsWith("salt1: a Salt minion cannot rotate its key").contains(
+                "brine-key -d salt1");
+        assertThat(store.rotationAsks()).containsOnlyKeys("web1");
+        assertThat(service.ask(session)).isPresent();
+
+        store.reject("web1", null, "admin");
+        assertThat(store.rotationAsks()).as("rejected: the ask goes with the key").isEmpty();
+        assertThat(service.ask(session)).isEmpty();
+        store.accept("web1", KeyState.REJECTED, null, "admin");
+        assertThat(service.ask(session)).as("accepted again: not asked again").isEmpty();
     }
 }

@@ -254,6 +254,8 @@ final class Bodies {
         } else if (message instanceof SessionMessage.Event m) {
             out.array(3).str("Event.tag", m.tag()).integer(m.timeMs());
             Values.writeMap(out, "Event.data", m.data());
+        } else if (message instanceof SessionMessage.KeyRotateAsk m) {
+            out.array(1).str("KeyRotateAsk.fingerprint", m.fingerprint());
         } else if (message instanceof SessionMessage.MasterKeySuccession m) {
             out.array(1);
             MasterSuccessions.writeChain(out, m.chain());
@@ -383,6 +385,11 @@ final class Bodies {
             }
             case KEY_ROTATE, KEY_ROTATE_REPLY -> {
                 yield KeyRotations.read(type, in);
+            }
+            case KEY_ROTATE_ASK -> {
+                in.array("KeyRotateAsk", 1);
+                yield new SessionMessage.KeyRotateAsk(in.text("KeyRotateAsk.fingerprint", KeyRotations.FINGERPRINT_LENGTH,
+                        false));
             }
             case MASTER_KEY_SUCCESSION -> {
                 in.array("MasterKeySuccession", 1);

@@ -4,6 +4,7 @@ import io.brine.protocol.codec.FieldLimits;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * What travels sealed inside a {@link SessionFrame}, one record per message. Each record travels one way, named by the
@@ -43,7 +44,7 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that the minion's switch is exhaustive. */
         enum Kind {
-            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY, MASTER_KEY_SUCCESSION
+            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY, MASTER_KEY_SUCCESSION, KEY_ROTATE_ASK
         }
 
         Kind toMinion();
@@ -293,6 +294,27 @@ public sealed interface SessionMessage {
         @Override
         public ToMinion.Kind toMinion() {
             return ToMinion.Kind.MASTER_KEY_SUCCESSION;
+        }
+    }
+
+    /**
+     * Master to minion: an admin asked this minion to rotate its key ({@code brine-key --rotate-keys}, PROTOCOL.md
+     * 6.3): the minion whose current key has fingerprint {@code fingerprint} asks for a rotation with a {@link
+     * KeyRotate}, as {@code brine-minion --rotate-key} does; one holding another key ignores it (a stale ask).
+     */
+    record KeyRotateAsk(String fingerprint) implements ToMinion {
+        public KeyRotateAsk {
+            Objects.requireNonNull(fingerprint, "fingerprint");
+        }
+
+        @Override
+        public SessionType type() {
+            return SessionType.KEY_ROTATE_ASK;
+        }
+
+        @Override
+        public ToMinion.Kind toMinion() {
+            return ToMinion.Kind.KEY_ROTATE_ASK;
         }
     }
 

@@ -24,7 +24,8 @@ public enum SessionType {
     JOB_REPLY(0x25),
     EVENT(0x26),
     KEY_ROTATE_REPLY(0x27),
-    MASTER_KEY_SUCCESSION(0x28);
+    MASTER_KEY_SUCCESSION(0x28),
+    KEY_ROTATE_ASK(0x29);
 
     private final int code;
 

@@ -58,4 +58,17 @@ class KeyRotationsTest {
         assertThatThrownBy(() -> Codec.decodeInner(hex("012795c3a26162a26e6fc40103c3")))
                 .isInstanceOf(MalformedException.class).hasMessageContaining("both rotated and pending");
     }
+
+    @Test
+    void anAdminsAskNamesTheKeyToRotateAndAFingerprintOnePastItsLengthIsMalformed() throws Exception {
+        byte[] ask = Codec.encodeInner(new SessionMessage.KeyRotateAsk("ab"));
+        assertThat(hex(ask)).isEqualTo("012991a26162");
+        String longest = "ab:".repeat(31) + "ab";
+        assertThat(Codec.decodeInner(Codec.encodeInner(new SessionMessage.KeyRotateAsk(longest))))
+                .isEqualTo(new SessionMessage.KeyRotateAsk(longest));
+        assertThatThrownBy(() -> Codec.encodeInner(new SessionMessage.KeyRotateAsk(longest + "a")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("KeyRotateAsk.fingerprint");
+        assertThatThrownBy(() -> Codec.decodeInner(hex("012991d960" + "61".repeat(96)))).isInstanceOf(MalformedException.class)
+                .hasMessageContaining("KeyRotateAsk.fingerprint");
+    }
 }

@@ -124,7 +124,8 @@ final class Samples {
                 new SessionMessage.Ack(List.of("j1"), "return refused: over max_return_bytes (4096)"),
                 new SessionMessage.KeyRotate(seq(294), filled(256, 0x01), filled(256, 0x02)),
                 new SessionMessage.KeyRotateReply(true, "ab:".repeat(31) + "ab", "key rotated by the minion",
-                        filled(256, 0x03)));
+                        filled(256, 0x03)),
+                new SessionMessage.KeyRotateAsk("ab:".repeat(31) + "ab"));
     }
 
     static ClientAuth clientAuth() {

@@ -135,6 +135,9 @@ public final class BulkDelete implements AutoCloseable {
         if (state != KeyState.DENIED) {
             directory.marks().unmark(id); // the id holds no key: its kind goes with it
         }
+        if (state == KeyState.ACCEPTED) {
+            directory.asks().dropLocked(id);
+        }
         touched.add(path.getParent());
         record(id, from, fingerprint, actor);
         if (++sinceFlush >= BATCH) {

@@ -118,6 +118,7 @@ public final class FileKeyStore implements KeyStore {
             Snapshot initial = directory.scan(lock.generation(), directory.stamps(), Snapshot.EMPTY,
                     options.ticker().read());
             FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial, directorySync);
+            directory.asks().reloadIfChanged();
             store.watcher.pollEvery(options.pollInterval(), store::poll);
             return store;
         } catch (IOException | KeyStoreException | RuntimeException e) {
@@ -584,6 +585,83 @@ public final class FileKeyStore implements KeyStore {
         }
     }
 
+    // ---------------------------------------------------------------- rotations admins ask for
+
+    /** Decided and written under the lock, on each id's files as read there; one force of the audit log. */
+    @Override
+    public List<AdminResult> askRotation(List<String> ids, String actor) {
+        Objects.requireNonNull(actor, "actor");
+        ids.forEach(MinionIds::requireValid);
+        ensureOpen();
+        RotationAsks asks = directory.asks();
+        List<AdminResult> results = new ArrayList<>(ids.size());
+        try (StoreLock.Held held = lock.acquire()) {
+            writes.syncLocked();
+            Instant now = Instant.ofEpochMilli(System.currentTimeMillis());
+            List<AuditEvent> events = new ArrayList<>();
+            for (String id : ids) {
+                Optional<DiskEntry> current = directory.readMain(id);
+                StoredKey key = current.map(DiskEntry::key).orElse(null);
+                if (current.isEmpty() || current.get().state() != KeyState.ACCEPTED) {
+                    results.add(AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no accepted key"
+                            + current.map(c -> " (the id is " + c.state().label() + ")").orElse("")
+                            + "; only an accepted key is rotated"));
+                } else if (key == null) {
+                    results.add(AdminResult.of(id, AdminResult.Status.REFUSED, id + ": "
+                            + KeyDirectory.relative(KeyState.ACCEPTED, id) + " " + current.get().problem()
+                            + "; not acted on: fix or remove it by hand"));
+                } else if (directory.kindOf(id) == MinionKind.SALT) {
+                    results.add(AdminResult.of(id, AdminResult.Status.REFUSED, id + ": a Salt minion cannot rotate"
+                            + " its key over its session (Salt has no such message); rotate it by hand: stop the"
+                            + " minion, remove its minion.pem and minion.pub, brine-key -d " + id + ", start it, and"
+                            + " accept its new key"));
+                } else if (asks.of(id).filter(ask -> ask.fingerprint().equals(key.fingerprint())).isPresent()) {
+                    results.add(new AdminResult(id, AdminResult.Status.UNCHANGED, Optional.of(KeyState.ACCEPTED),
+                            Optional.of(KeyState.ACCEPTED), key.fingerprint(), id + ": already asked to rotate "
+                                    + key.fingerprint()));
+                } else {
+                    asks.putLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
+                    events.add(KeyStore.rotationAskedEvent(id, actor, key.fingerprint()));
+                    results.add(new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.ACCEPTED),
+                            Optional.of(KeyState.ACCEPTED), key.fingerprint(), id + ": asked to rotate "
+                                    + key.fingerprint() + " at its next heartbeat"));
+                }
+            }
+            if (!events.isEmpty()) {
+                asks.bumpLocked();
+                writes.auditAllLocked(events);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key rotation asks: "
+                    + e.getMessage(), e);
+        }
+        asks.reloadIfChanged();
+        return results;
+    }
+
+    @Override
+    public Map<String, RotationAsks.Ask> rotationAsks() {
+        ensureOpen();
+        try {
+            return directory.asks().read();
+        } catch (IOException e) {
+            throw new UncheckedIOException("key store " + pkiDir() + ": cannot list the key rotation asks: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** From memory: the asks as of the last poll, against the snapshot's accepted key. */
+    @Override
+    public Optional<String> rotationAsked(String id) {
+        Optional<RotationAsks.Ask> ask = directory.asks().cached(id);
+        if (ask.isEmpty()) {
+            return Optional.empty();
+        }
+        Entry entry = writes.snapshot().entry(KeyState.ACCEPTED, id);
+        return entry != null && entry.key().fingerprint().equals(ask.get().fingerprint())
+                ? Optional.of(ask.get().fingerprint()) : Optional.empty();
+    }
+
     // ---------------------------------------------------------------- admin operations
 
     @Override
@@ -653,6 +731,7 @@ public final class FileKeyStore implements KeyStore {
         if (closed.get()) {
             return;
         }
+        directory.asks().reloadIfChanged();
         try {
             Snapshot current = writes.snapshot();
             boolean due = options.ticker().read() - current.scannedAtNanos >= options.rescanInterval().toNanos();

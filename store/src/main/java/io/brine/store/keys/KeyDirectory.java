@@ -44,10 +44,12 @@ final class KeyDirectory {
     private final Path pkiDir;
     private final Map<KeyState, Path> dirs;
     private final SaltMarks marks;
+    private final RotationAsks asks;
 
     private KeyDirectory(Path pkiDir) {
         this.pkiDir = pkiDir;
         this.marks = new SaltMarks(pkiDir);
+        this.asks = new RotationAsks(pkiDir);
         Map<KeyState, Path> map = new EnumMap<>(KeyState.class);
         for (KeyState state : KeyState.values()) {
             map.put(state, pkiDir.resolve(state.dirName()));
@@ -104,6 +106,11 @@ final class KeyDirectory {
     /** Where the kind of each Salt minion's key is recorded. */
     SaltMarks marks() {
         return marks;
+    }
+
+    /** The key rotations admins asked for; dropped with the accepted key they name. */
+    RotationAsks asks() {
+        return asks;
     }
 
     /** The kind of the id's pending, accepted or rejected key, as the disk holds it. */

@@ -252,6 +252,41 @@ public interface KeyStore extends AutoCloseable {
                         + "; accepted key " + pending.oldFingerprint() + " unchanged").build();
     }
 
+    // ---------------------------------------------------------------- rotations admins ask for
+
+    /**
+     * Asks the brine minions {@code ids} to rotate their accepted keys at their next heartbeat ({@code brine-key
+     * --rotate-keys}, PROTOCOL.md 6.3): for each, one ask naming its accepted key, audited {@code key-rotation-asked}
+     * as {@code actor}. Per id: DONE; UNCHANGED when the same key is asked already (the first ask's time stays);
+     * NOT_FOUND without an accepted key; REFUSED for a Salt minion's key (Salt has no such message) or an unreadable
+     * one. The ask is dropped with the key (a delete or a reject); the minion's rotation fulfils it.
+     *
+     * @throws UncheckedIOException when the store cannot be read or written
+     */
+    default List<AdminResult> askRotation(List<String> ids, String actor) {
+        throw new UnsupportedOperationException("this key store keeps no key rotation asks");
+    }
+
+    /** Every ask, outstanding or done, by id: what {@code brine-key -L} shows. */
+    default Map<String, RotationAsks.Ask> rotationAsks() {
+        return Map.of();
+    }
+
+    /**
+     * The fingerprint of {@code id}'s accepted key when an admin asked to rotate it and it still is the accepted key;
+     * empty otherwise. From memory, as of the store's last poll: asked at every heartbeat.
+     */
+    default Optional<String> rotationAsked(String id) {
+        return Optional.empty();
+    }
+
+    /** The audit line of an admin's ask to rotate {@code id}'s accepted key {@code fingerprint}. */
+    static AuditEvent rotationAskedEvent(String id, String actor, String fingerprint) {
+        return AuditEvent.builder("key-rotation-asked", actor).id(id).from(KeyState.ACCEPTED.label())
+                .to(KeyState.ACCEPTED.label()).fingerprint(fingerprint)
+                .reason("the minion is asked to rotate this key at its next heartbeat").build();
+    }
+
     // ---------------------------------------------------------------- rotation requests
 
     /**

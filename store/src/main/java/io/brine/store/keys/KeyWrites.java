@@ -221,6 +221,9 @@ final class KeyWrites {
         }
         AtomicFiles.setMode(source.path(), AtomicFiles.OWNER_RW);
         AtomicFiles.move(source.path(), target);
+        if (source.state() == KeyState.ACCEPTED) {
+            directory.asks().dropLocked(id); // rejected: an admin's ask to rotate the key goes with it
+        }
         StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint(),
                 to == KeyState.DENIED ? MinionKind.BRINE : kind);
         Entry entry = Entry.of(moved, KeyDirectory.stamp(target));
@@ -236,6 +239,9 @@ final class KeyWrites {
         AtomicFiles.delete(source.path());
         if (source.state() != KeyState.DENIED) {
             directory.marks().unmark(id); // the id holds no key: its kind goes with it
+        }
+        if (source.state() == KeyState.ACCEPTED) {
+            directory.asks().dropLocked(id);
         }
         commitLocked(snapshot.without(source.state(), id), new KeyChange(id, Optional.of(source.state()),
                 Optional.empty(), source.key().fingerprint()), actor, reason);
@@ -331,6 +337,25 @@ final class KeyWrites {
     }
 
     /** Audits a change that moves no key between states (a rotation filed or rejected while it waits). */
+    /** {@link #auditLocked} for many events at once: one force of the audit log for all of them. */
+    void auditAllLocked(List<AuditEvent> events) throws IOException {
+        flushLocked();
+        try {
+            for (AuditEvent event : events) {
+                log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(),
+                        event.actor(), event.reason());
+                audit.record(event);
+            }
+            audit.sync();
+        } catch (UncheckedIOException e) {
+            log.error("Key store {}: {} changes were not written to the audit log: {}", directory.pkiDir(),
+                    events.size(), e.getMessage());
+            synchronized (unaudited) {
+                events.forEach(event -> unaudited.add(event.id()));
+            }
+        }
+    }
+
     void auditLocked(AuditEvent event) throws IOException {
         flushLocked();
         log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(), event.actor(),

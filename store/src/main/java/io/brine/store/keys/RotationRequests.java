@@ -60,6 +60,11 @@ final class RotationRequests {
      * is only ever replaced whole), so a master can poll it.
      */
     long count() {
+        return read(file);
+    }
+
+    /** A decimal counter file ({@code .rotate}, {@code .rotate_keys}): 0 when missing, -1 when it cannot be read. */
+    static long read(Path file) {
         try {
             if (AtomicFiles.attributes(file).filter(PosixFileAttributes::isRegularFile).isEmpty()) {
                 return 0;
@@ -67,7 +72,7 @@ final class RotationRequests {
             return Long.parseLong(new String(AtomicFiles.readSmall(file, MAX_FILE_BYTES),
                     StandardCharsets.US_ASCII).strip());
         } catch (IOException | NumberFormatException e) {
-            log.debug("Key store {}: cannot read {}: {}", file.getParent(), FILE_NAME, e.toString());
+            log.debug("Key store {}: cannot read {}: {}", file.getParent(), file.getFileName(), e.toString());
             return -1;
         }
     }
