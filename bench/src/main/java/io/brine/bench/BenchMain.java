@@ -108,8 +108,10 @@ public final class BenchMain implements Callable<Integer> {
 
     @Option(names = "--profile", paramLabel = "SCENARIO",
             description = "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish; memory: "
-                    + "the master idle with every minion connected) and print where its CPU went; the recording is "
-                    + "kept as brine-bench-master-SCENARIO.jfr in the current directory.")
+                    + "the master idle with every minion connected; restart: each restarted master from listening "
+                    + "until served) and print where its CPU went; the recording is kept as "
+                    + "brine-bench-master-SCENARIO.jfr in the current directory (restart: -restart-resuming.jfr and "
+                    + "-restart-full.jfr).")
     String profile;
 
     @Option(names = "--worker-io-threads", paramLabel = "T", defaultValue = "2",

@@ -170,7 +170,13 @@ final class MasterProcess implements AutoCloseable {
         env.put("BRINE_JAVA_OPTS", javaOptions);
         Process process = builder.start();
         MasterProcess master = new MasterProcess(dir, retPort, publishPort, tcpPort, process, false);
-        master.awaitListening(Duration.ofSeconds(60), transport == Transport.TCP ? tcpPort : retPort);
+        try {
+            // A JVM's start is all CPU: on a loaded machine (load average 30 on 2 cores) a restart took 65 s to listen.
+            master.awaitListening(Duration.ofSeconds(180), transport == Transport.TCP ? tcpPort : retPort);
+        } catch (IOException e) {
+            master.close(); // nobody else holds it yet: a master that did not listen in time was left running
+            throw e;
+        }
         return master;
     }
 

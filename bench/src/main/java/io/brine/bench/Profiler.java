@@ -19,11 +19,18 @@ final class Profiler {
     private final MasterProcess master;
     private final Path runDir;
     private final Optional<Scenario> profiled;
+    /** The recording's name: the scenario's, or its own where one scenario records more than one master. */
+    private final Optional<String> label;
 
     Profiler(MasterProcess master, Path runDir, Optional<Scenario> profiled) {
+        this(master, runDir, profiled, null);
+    }
+
+    Profiler(MasterProcess master, Path runDir, Optional<Scenario> profiled, String label) {
         this.master = master;
         this.runDir = runDir;
         this.profiled = profiled;
+        this.label = Optional.ofNullable(label);
     }
 
     /** The master's CPU per thread now, for {@link #threadCpuSince}. */
@@ -85,7 +92,7 @@ final class Profiler {
         return line.toString();
     }
 
-    private static String name(Scenario scenario) {
-        return scenario.name().toLowerCase(Locale.ROOT);
+    private String name(Scenario scenario) {
+        return label.orElse(scenario.name().toLowerCase(Locale.ROOT));
     }
 }

@@ -35,28 +35,31 @@ class RestartScenarioTest {
     @Test
     void theCpuPerMinionIsInPrivateOperationsAndTheTargetAppliesFromNineThousand() {
         RestartScenario.Recovery thousand = new RestartScenario.Recovery("resuming", 1000, 4000, 2000, 3000, 500,
-                1000, 0, 0, 1);
+                1000, 0, 0, 0, 1, 0);
         assertThat(thousand.cpuPerMinionMs()).isEqualTo(0.5);
         assertThat(thousand.cpuPerMinionInPrivateOps(2.0)).isEqualTo(0.25);
         assertThat(thousand.met(2.0)).isNull();
+        RestartScenario.Recovery compiling = new RestartScenario.Recovery("resuming", 1000, 4000, 2000, 3000, 500,
+                1000, 0, 0, 0, 1, 300);
+        assertThat(compiling.cpuPerMinionInPrivateOpsWithoutJit(2.0)).isEqualTo(0.1);
 
         RestartScenario.Recovery fast = new RestartScenario.Recovery("resuming", 10_000, 4000, 10_000, 3000, 2000,
-                10_000, 0, 0, 1);
+                10_000, 0, 0, 0, 1, 0);
         assertThat(fast.met(2.0)).isTrue(); // 0.1 private ops per minion and 10 s: both at the bound
         RestartScenario.Recovery slow = new RestartScenario.Recovery("resuming", 10_000, 4000, 10_001, 3000, 2000,
-                10_000, 0, 0, 1);
+                10_000, 0, 0, 0, 1, 0);
         assertThat(slow.met(2.0)).isFalse();
         RestartScenario.Recovery costly = new RestartScenario.Recovery("resuming", 10_000, 4000, 10_000, 3000, 2001,
-                10_000, 0, 0, 1);
+                10_000, 0, 0, 0, 1, 0);
         assertThat(costly.met(2.0)).isFalse();
     }
 
     @Test
     void theRatiosAreFullAuthOverResuming() {
         RestartScenario.Recovery resumed = new RestartScenario.Recovery("resuming", 1000, 4000, 500, 3000, 200,
-                1000, 0, 0, 1);
+                1000, 0, 0, 0, 1, 0);
         RestartScenario.Recovery full = new RestartScenario.Recovery("full auth", 1000, 4000, 5000, 3000, 3000,
-                0, 1000, 0, 1);
+                0, 1000, 0, 0, 1, 0);
 
         assertThat(RestartScenario.ratios(full, resumed)).containsEntry("served_full_over_resumed", 10.0)
                 .containsEntry("cpu_full_over_resumed", 15.0);
