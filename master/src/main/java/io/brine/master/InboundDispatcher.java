@@ -36,7 +36,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -113,6 +115,9 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Dropped frames, at WARN: one line per reason and source a minute. */
     private final DropLog drops;
     private final long maxReturnBytes;
+    /** Answers to frames of unknown sessions wait here for their connections to ask for a session instead. */
+    private final UnknownSessionAnswers unknownSessions;
+    private final ScheduledExecutorService unknownTimer;
 
     /**
      * @param unauthenticated the rate per source address of what costs a private-key operation before the sender is
@@ -147,6 +152,20 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
         this.strangerPool = pool("brine-auth-new", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
+        this.unknownTimer = Executors.newSingleThreadScheduledExecutor(Master.daemonThreads("brine-unknown-sessions"));
+        this.unknownSessions = new UnknownSessionAnswers(UnknownSessionAnswers.GRACE, UnknownSessionAnswers.CAPACITY,
+                (delay, task) -> {
+                    try {
+                        unknownTimer.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
+                    } catch (RejectedExecutionException e) {
+                        // closing: nothing more is answered
+                    }
+                });
+    }
+
+    /** Frames of unknown sessions left unanswered because their connections asked for a session (a restart's). */
+    public long unknownSessionsSpared() {
+        return unknownSessions.spared();
     }
 
     /** Frames dropped before a handler saw them: malformed, over a limit, over a rate, or a full queue. */
@@ -215,9 +234,27 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case CLIENT_AUTH -> unauthenticated(from, size,
                     IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
                     () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
-            case SESSION -> submit(sessionPool, new InFlight(from, size), inflight -> onSession(from,
-                    (SessionFrame) message, inflight));
+            case SESSION -> onSessionFrame(from, size, (SessionFrame) message);
         };
+    }
+
+    /**
+     * A session frame: to the session workers, unless its session is unknown, which a map lookup tells here (a session
+     * id is never reused, so one unknown now stays unknown): its answer then waits for the connection to ask for a
+     * session ({@link UnknownSessionAnswers}), in the order of the connection's frames.
+     */
+    private boolean onSessionFrame(Peer from, int size, SessionFrame sealed) {
+        if (!sessions.knows(sealed.sessionId())) {
+            unknownSessions.unknown(from, () -> {
+                try {
+                    strangerPool.execute(() -> answerUnknown(from, sealed));
+                } catch (RejectedExecutionException e) {
+                    drop(from, "the master's work queue is full");
+                }
+            });
+            return false;
+        }
+        return submit(sessionPool, new InFlight(from, size), inflight -> onSession(from, sealed, inflight));
     }
 
     /**
@@ -226,6 +263,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * behind one address after a restart ask again within seconds, not after {@code auth_timeout}.
      */
     private boolean onAuthRequest(Peer from, int size, Signed<AuthRequest> request) {
+        unknownSessions.asked(from);
         if (unauthenticated.tryAcquire(from.remoteAddress())) {
             return submit(auth.offersAcceptedKey(request.message()) ? authPool : strangerPool, from, size,
                     () -> onAuth(from, request));
@@ -259,6 +297,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
                             () -> drop(from, "a ticket request that is no session's minion's")));
         }
         Resumption.Request request = (Resumption.Request) resumption; // the sealed type's other record
+        unknownSessions.asked(from);
         return unauthenticated(from, frame.length, resume.forAcceptedId(request) ? authPool : strangerPool,
                 () -> onResume(from, request));
     }
@@ -381,14 +420,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             return;
         }
         if (opened instanceof SessionService.Opened.Unknown unknown) {
-            // Signing costs a private-key operation, so unknown sessions share the auth rate limit per source and the
-            // auth work budget; a minion that hears nothing gives its session up after auth_timeout and asks again.
-            if (!unauthenticated.tryAcquire(from.remoteAddress())) {
-                drop(from, "unknown session over the rate limit");
-            } else if (budget.trySpend(from.remoteAddress(), "a SessionUnknown")) {
-                LOG.debug("Unknown session from {}: asking it to authenticate again", from.remoteAddress());
-                transport.send(from, sessions.unknown(unknown));
-            }
+            answerUnknown(from, unknown.frame()); // the session ended since its frame arrived
             return;
         }
         if (opened instanceof SessionService.Opened.FromMinion authentic) {
@@ -402,6 +434,20 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             SessionService.Opened.FromPublisher authentic = (SessionService.Opened.FromPublisher) opened;
             authentic.session().seen(from);
             onPublisherMessage(authentic.session(), authentic.message());
+        }
+    }
+
+    /**
+     * A signed SessionUnknown: it costs a private-key operation, so unknown sessions share the auth rate limit per
+     * source and the auth work budget; a minion that hears nothing gives its session up after auth_timeout and asks
+     * again.
+     */
+    private void answerUnknown(Peer from, SessionFrame sealed) {
+        if (!unauthenticated.tryAcquire(from.remoteAddress())) {
+            drop(from, "unknown session over the rate limit");
+        } else if (budget.trySpend(from.remoteAddress(), "a SessionUnknown")) {
+            LOG.debug("Unknown session from {}: asking it to authenticate again", from.remoteAddress());
+            transport.send(from, sessions.unknown(new SessionService.Opened.Unknown(sealed)));
         }
     }
 
@@ -492,6 +538,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** Stops the worker pools; frames still queued are not handled. */
     @Override
     public void close() {
+        unknownTimer.shutdownNow();
         authPool.shutdownNow();
         strangerPool.shutdownNow();
         sessionPool.shutdownNow();

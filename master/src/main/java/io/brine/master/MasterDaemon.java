@@ -206,6 +206,9 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, resume,
                     sessionService, rotations, publishers, active, grains, salt, config.workerThreads(),
                     config.maxReturnBytes(), clock, metrics, masterKeyring::chain);
+            metrics.counter("brine.sessions.unknown.spared", "Frames of unknown sessions left without a signed "
+                    + "SessionUnknown because their connection resumed or authenticated within 2 s (a restart's "
+                    + "queued heartbeats and returns)", dispatcher, InboundDispatcher::unknownSessionsSpared);
             Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
                     dispatcher, metrics, masterKeyring), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
             opened.remove(transport); // the master closes it

@@ -7,8 +7,10 @@ import io.brine.client.BrineClient;
 import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.codec.Codec;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.Suite;
 import io.brine.protocol.salt.SaltAuthRequest;
@@ -136,16 +138,57 @@ class AuthFloodTest {
     @Test
     void sessionUnknownAnswersArePaidFromTheBudgetAndOnePastItIsNotAnswered() throws Exception {
         start(UnaryOperator.identity());
-        Socket stranger = HostilePeersTest.connect(master, "127.0.1.1");
-        flood.add(stranger);
+        List<Socket> strangers = new ArrayList<>();
         for (int i = 0; i <= BUDGET; i++) {
+            // A connection each: one answer at most waits for a connection (UnknownSessionAnswers).
+            Socket stranger = HostilePeersTest.connect(master, "127.0.1.1");
+            flood.add(stranger);
+            strangers.add(stranger);
             byte[] sessionId = WiredMaster.nonce();
             HostilePeersTest.frame(stranger, Codec.encode(new SessionFrame(Arrays.copyOf(sessionId, 16),
                     SessionFrame.Direction.MINION_TO_MASTER, 1, new byte[28])));
         }
         await().untilAsserted(() -> assertThat(unanswered("budget")).as("one past the budget").isEqualTo(1));
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
-        await().untilAsserted(() -> assertThat(answers(List.of(stranger))).isEqualTo(BUDGET));
+        await().untilAsserted(() -> assertThat(answers(strangers)).isEqualTo(BUDGET));
+    }
+
+    @Test
+    void framesOfALostSessionFollowedByAResumptionOnTheirConnectionCostNoSignature() throws Exception {
+        start(UnaryOperator.identity());
+        // As after a master restart: the minion's transport delivers what it queued for the old master (three
+        // frames of a session this master never opened), then the minion resumes on the same connection.
+        Socket minion = HostilePeersTest.connect(master, "127.0.1.2");
+        flood.add(minion);
+        byte[] sessionId = Arrays.copyOf(WiredMaster.nonce(), 16);
+        for (int counter = 1; counter <= 3; counter++) {
+            HostilePeersTest.frame(minion, Codec.encode(new SessionFrame(sessionId,
+                    SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
+        }
+        // A ticket this master cannot open: the resumption is refused (unsigned), so the minion authenticates next.
+        Resumption.Grant grant = new Resumption.Grant(Arrays.copyOf(WiredMaster.nonce(), 64), Long.MAX_VALUE,
+                new byte[Resumptions.SECRET_LENGTH]);
+        HostilePeersTest.frame(minion, Resumptions.encode(Resumptions.request("web2", grant, WiredMaster.nonce(),
+                System.currentTimeMillis())));
+
+        await().untilAsserted(() -> assertThat(spared()).isEqualTo(3));
+        assertThat(budgetAnswers()).as("signed SessionUnknowns").isZero();
+        await().untilAsserted(() -> assertThat(answers(List.of(minion))).as("the resumption's refusal").isEqualTo(1));
+    }
+
+    @Test
+    void framesOfAnUnknownSessionOnAConnectionThatNeverAsksEarnOneSignedAnswer() throws Exception {
+        start(UnaryOperator.identity());
+        Socket stale = HostilePeersTest.connect(master, "127.0.1.3");
+        flood.add(stale);
+        byte[] sessionId = Arrays.copyOf(WiredMaster.nonce(), 16);
+        for (int counter = 1; counter <= 3; counter++) {
+            HostilePeersTest.frame(stale, Codec.encode(new SessionFrame(sessionId,
+                    SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
+        }
+        await().untilAsserted(() -> assertThat(answers(List.of(stale))).isEqualTo(1));
+        await().untilAsserted(() -> assertThat(spared()).isEqualTo(2));
+        assertThat(budgetAnswers()).isEqualTo(1);
     }
 
     @Test
@@ -218,6 +261,11 @@ class AuthFloodTest {
     private double refusals() {
         Counter counter = master.metrics().registry().find("brine.auth.answers").tag("outcome", "refused").counter();
         return counter == null ? 0 : counter.count();
+    }
+
+    private double spared() {
+        FunctionCounter counter = master.metrics().registry().find("brine.sessions.unknown.spared").functionCounter();
+        return counter == null ? -1 : counter.count();
     }
 
     private double budgetAnswers() {

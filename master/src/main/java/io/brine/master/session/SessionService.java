@@ -77,6 +77,14 @@ public final class SessionService {
         this.clock = clock;
     }
 
+    /**
+     * Whether a session by this id is open: a map lookup, for a transport thread. Session ids are random and never
+     * reused, so an id unknown now stays unknown.
+     */
+    public boolean knows(byte[] sessionId) {
+        return sessions.bySessionId(SessionId.of(sessionId)).isPresent();
+    }
+
     /** Opens {@code sealed}: authentic, of an unknown session, or dropped with its reason (the caller logs it). */
     public Opened open(Peer peer, SessionFrame sealed) {
         if (sealed.direction() != SessionFrame.Direction.MINION_TO_MASTER) {
