@@ -16,10 +16,8 @@ import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.zmtp.ZmtpServerOptions;
 import io.brine.transport.zmtp.ZmtpServerTransport;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
@@ -73,10 +71,11 @@ class PublisherKeepAliveTest {
         // unauthenticated one) by then. The minion's own heartbeats keep its connection meanwhile.
         CompletableFuture<Void> answered = CompletableFuture.runAsync(() -> {
             try (Socket witness = new Socket(InetAddress.getLoopbackAddress(), master.port())) {
-                witness.setSoTimeout(50);
+                // closedWithin skips what the master sent meanwhile (ZeroMQ's 64-byte greeting), so the witness
+                // sees the close when it comes, not a poll per byte later.
                 await().pollInterval(Duration.ofMillis(300)).until(() -> {
                     web1.send(new SessionMessage.Heartbeat(0));
-                    return closedByPeer(witness);
+                    return HostilePeersTest.closedWithin(witness, Duration.ofMillis(50));
                 });
                 web1.send(new SessionMessage.Return(jid, "test.ping", true, 0, true, 1));
             } catch (Exception e) {
@@ -90,15 +89,5 @@ class PublisherKeepAliveTest {
         assertThat(returns).containsOnlyKeys("web1");
         // The same session still answers a job query.
         assertThat(root.job(jid)).containsKey("returns");
-    }
-
-    private static boolean closedByPeer(Socket socket) throws IOException {
-        try {
-            return socket.getInputStream().read() < 0;
-        } catch (SocketTimeoutException e) {
-            return false;
-        } catch (IOException e) {
-            return true; // reset
-        }
     }
 }
