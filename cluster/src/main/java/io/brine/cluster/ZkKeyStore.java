@@ -21,6 +21,7 @@ import io.brine.store.keys.KeyTransitions.Current;
 import io.brine.store.keys.KeyTransitions.Limits;
 import io.brine.store.keys.KeyTransitions.Outcome;
 import io.brine.store.keys.KeyTransitions.Plan;
+import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
@@ -33,7 +34,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.KeyPair;
+import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -214,13 +217,19 @@ public final class ZkKeyStore implements KeyStore {
         return masterKeyPair;
     }
 
-    /** The master's public key: from the pair, or read from {@code master.pub} in the pki dir (brine-key). */
+    /**
+     * The master's public key minions are shown: from the pair, or read from {@code master.pub} in the pki dir
+     * (brine-key); after a rotation of the cluster's key, the newest key of {@code /master_key}, reached by verifying
+     * its chain from that one (a chain that does not lead from it is refused, not shown).
+     */
     @Override
     public Optional<RSAPublicKey> masterPublicKey() throws IOException, KeyStoreException {
-        if (masterKeyPair != null) {
-            return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
+        Optional<RSAPublicKey> installed = masterKeyPair != null
+                ? Optional.of((RSAPublicKey) masterKeyPair.getPublic()) : MasterKeys.readPublicIn(pkiDir);
+        if (installed.isEmpty()) {
+            return installed;
         }
-        return MasterKeys.readPublicIn(pkiDir);
+        return Optional.of(new ZkMasterKeys(client).newestPublic(installed.get()));
     }
 
     /** What {@link #importKey} did with one key. */
@@ -552,6 +561,27 @@ public final class ZkKeyStore implements KeyStore {
         }
         view.apply(false, id, storedKey(id, KeyState.ACCEPTED, newKey), main.version() + 1, zxid.get());
         return Optional.of(decision);
+    }
+
+    // ---------------------------------------------------------------- the master key
+
+    /**
+     * {@code brine-key --rotate-master-key} on a master host of the cluster: rotates the masters' one key in {@code
+     * /master_key} ({@link ZkMasterKeys}), starting from {@code installed} (this host's {@code master.pem}); every
+     * master takes it at its watch. Refused, with nothing changed, without a writable cluster.
+     */
+    public MasterKeyRotation.Rotated rotateMasterKey(KeyPair installed, int keysize, Duration grace, int keep,
+            Optional<PrivateKey> signingKey, String actor, Clock clock) throws IOException, KeyStoreException {
+        ensureOpen();
+        ClusterHealth now = awaitWritable();
+        if (!now.writable()) {
+            throw new IOException("the cluster cannot be written: " + now.describe());
+        }
+        try {
+            return ZkMasterKeys.rotate(writes, installed, keysize, grace, keep, signingKey, actor, clock);
+        } catch (KeeperException e) {
+            throw new IOException("ZooKeeper: " + e.getMessage(), e);
+        }
     }
 
     // ---------------------------------------------------------------- admin operations

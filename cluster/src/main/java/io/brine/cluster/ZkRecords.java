@@ -38,8 +38,11 @@ import org.apache.zookeeper.KeeperException;
  * <li>{@code /audit/e-<seq>}: one audit event per sequential znode, written in the same transaction as the
  * change it records: one ordered trail whichever master wrote it.</li>
  * <li>{@code /rotate}: the count of admins' rotation requests; {@code /spent/<digest>}: spent grants and tokens.</li>
+ * <li>{@code /master_key}: the master key's succession records, each with its private key sealed for the key before
+ * it ({@link ZkMasterKeys}); absent before the cluster's first master key rotation.</li>
  * </ul>
- * Public keys only: no private key and no session key is ever written here.
+ * No private key and no session key is ever written here in the clear: the publish key, the ticket keys and the
+ * rotated master keys are sealed for a master key.
  */
 final class ZkRecords {
 

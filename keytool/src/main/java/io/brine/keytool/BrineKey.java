@@ -196,7 +196,9 @@ public final class BrineKey implements Callable<Integer> {
                     + " record signed by the old key, kept in pki_dir/master_chain (master_key_chain records). A"
                     + " running master takes it within a second and sends it to its minions, which pin the new key;"
                     + " a minion that was away is shown the chain at its next auth. The old key still signs"
-                    + " publications for master_key_grace (7 days). Refused in a cluster.")
+                    + " publications for master_key_grace (7 days). With cluster: in master.yaml (read also with"
+                    + " --pki-dir and --cachedir), the cluster's key is rotated in ZooKeeper, signed from this host's"
+                    + " master.pem, and every master switches within a second.")
     boolean rotateMasterKey;
 
     @Option(names = "--master-sign-key", paramLabel = "FILE",
@@ -379,7 +381,8 @@ public final class BrineKey implements Callable<Integer> {
                     cachedir));
         }
         if (action.kind() == Action.Kind.ROTATE_MASTER_KEY) {
-            return changes.rotateMasterKey(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
+            return changes.rotateMasterKey(KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir,
+                    cachedir),
                     KeytoolConfig.settings(configDir, defaults), masterSignKey);
         }
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());

@@ -1,5 +1,6 @@
 package io.brine.keytool;
 
+import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.MinionIds;
@@ -15,6 +16,7 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
+import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.PendingRotations;
 import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.StoredKey;
@@ -25,6 +27,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.security.KeyPair;
 import java.security.PrivateKey;
 import java.time.Clock;
 import java.time.Instant;
@@ -441,13 +444,10 @@ final class ChangeKeys {
 
     /**
      * {@code --rotate-master-key} (PROTOCOL.md 6.4): a new master key pair and its succession record, under the store
-     * lock. A cluster's masters share one key pair that cannot be switched on all of them at once yet: refused there.
+     * lock; for a master of a cluster, in ZooKeeper, starting from this host's {@code master.pem}, where every master
+     * switches at once.
      */
     int rotateMasterKey(KeytoolConfig config, MasterConfig settings, Path masterSignKey) {
-        if (config.cluster().isPresent()) {
-            throw UserError.usage("--rotate-master-key: the masters of a cluster share one master key pair, and"
-                    + " switching it on all of them at once is not supported yet; nothing changed");
-        }
         // master_sign_key_name in the pki dir brine-key works on (--pki-dir may name another than master.yaml's).
         Optional<Path> signPub = settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName()));
         if (masterSignKey == null && signPub.isPresent()) {
@@ -465,18 +465,34 @@ final class ChangeKeys {
             throw UserError.usage("--master-sign-key: cannot read " + masterSignKey + ": " + BrineKey.describe(e)
                     + "; nothing changed");
         }
+        KeyPair installed = null;
+        if (config.cluster().isPresent()) {
+            try {
+                installed = MasterKeys.loadInstalled(config.pkiDir());
+            } catch (KeyStoreException e) {
+                throw UserError.usage("--rotate-master-key: " + e.getMessage() + "; nothing changed");
+            } catch (IOException e) {
+                throw UserError.usage("--rotate-master-key: cannot read this master's key in " + config.pkiDir()
+                        + " (" + BrineKey.describe(e) + "): the rotation is signed with it; run brine-key as the"
+                        + " master's user; nothing changed");
+            }
+        }
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
-            MasterKeyRotation.Rotated rotated = ((FileKeyStore) store).rotateMasterKey(settings.keysize(),
-                    settings.masterKeyGrace(), settings.masterKeyChain(), signingKey, Clock.systemUTC());
+            MasterKeyRotation.Rotated rotated = store instanceof ZkKeyStore cluster
+                    ? cluster.rotateMasterKey(installed, settings.keysize(), settings.masterKeyGrace(),
+                            settings.masterKeyChain(), signingKey, command.actor(), Clock.systemUTC())
+                    : ((FileKeyStore) store).rotateMasterKey(settings.keysize(), settings.masterKeyGrace(),
+                            settings.masterKeyChain(), signingKey, Clock.systemUTC());
             String previous = Fingerprints.of(rotated.previous());
             String next = Fingerprints.of(rotated.next());
             Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
             if (output.text()) {
                 if (!command.quiet()) {
                     output.out().println("Master key rotated: " + previous + " -> " + next + (signingKey.isPresent()
-                            ? ", signed by the master signing key too" : "") + ". A running master"
-                            + " takes it within a second and sends it to its minions; the previous key signs"
+                            ? ", signed by the master signing key too" : "") + "." + (installed != null
+                            ? " Every running master of the cluster takes it within a second" : " A running master"
+                            + " takes it within a second") + " and sends it to its minions; the previous key signs"
                             + " publications until " + graceUntil + " (master_key_grace).");
                     output.out().flush();
                 }
@@ -489,10 +505,11 @@ final class ChangeKeys {
             document.put("signing_key_signed", signingKey.isPresent());
             return output.printStructured(document);
         } catch (KeyStoreException e) {
-            throw UserError.usage(e.getMessage());
+            throw UserError.usage(e.getMessage() + (installed != null ? "; nothing changed" : ""));
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + config.pkiDir() + ": "
-                    + BrineKey.describe(e) + "; the previous key stays in force");
+            throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + (installed != null
+                    ? "the cluster" : config.pkiDir()) + ": " + BrineKey.describe(e) + "; the previous key stays in"
+                    + " force");
         } finally {
             audit.close();
         }

@@ -59,10 +59,26 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
      * @throws UserError (exit 2) naming every problem of the file, with its line, when it is refused
      */
     static KeytoolConfig resolve(Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption) {
+        return resolve(configDir, defaults, pkiDirOption, cachedirOption, false);
+    }
+
+    /**
+     * As {@link #resolve}, but the master.yaml ({@code -c DIR}'s, else the default one when it exists) is read even
+     * when {@code --pki-dir} and {@code --cachedir} say where to work: a rotation of the master key must know
+     * whether the master is one of a cluster's (then the key is rotated in ZooKeeper, not in the pki dir) and what
+     * the master requires of it ({@code master_sign_pubkey}).
+     */
+    static KeytoolConfig resolveWithMasterConfig(Path configDir, Defaults defaults, Path pkiDirOption,
+            Path cachedirOption) {
+        return resolve(configDir, defaults, pkiDirOption, cachedirOption, true);
+    }
+
+    private static KeytoolConfig resolve(Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption,
+            boolean alwaysRead) {
         boolean explicit = configDir != null;
         Path file = (explicit ? configDir : defaults.configDir()).resolve(MasterConfig.FILE_NAME);
-        Optional<MasterConfig> master = pkiDirOption != null && cachedirOption != null ? Optional.empty()
-                : read(file, explicit);
+        Optional<MasterConfig> master = !alwaysRead && pkiDirOption != null && cachedirOption != null
+                ? Optional.empty() : read(file, explicit);
         Path pkiDir = pkiDirOption != null ? pkiDirOption : master.map(MasterConfig::pkiDir).orElse(defaults.pkiDir());
         if (cachedirOption != null) {
             Path cachedir = cachedirOption.toAbsolutePath().normalize();

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.cluster.ClusterConnection;
 import io.brine.cluster.ZkKeyStore;
 import io.brine.cluster.ZkKeyStoreOptions;
+import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
@@ -13,11 +14,13 @@ import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.MasterKeyRotation.MasterKeySet;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
@@ -50,6 +53,7 @@ class BrineKeyClusterTest {
     private Path etc;
     private Path cache;
     private ZkKeyStore master;
+    private CuratorFramework client;
     private final List<AutoCloseable> open = new ArrayList<>();
 
     record Result(int exit, String out, String err) {
@@ -76,7 +80,7 @@ class BrineKeyClusterTest {
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
                 + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n  auth:\n    user: brine\n"
                 + "    password_file: zk.pass\n");
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
+        client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
                 .withAuth(new ClusterConfig.Auth("brine", password)));
         open.add(client);
         master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
@@ -305,5 +309,43 @@ class BrineKeyClusterTest {
 
         assertThat(result.exit()).isEqualTo(UserError.USAGE);
         assertThat(result.err()).contains("no cluster: section");
+    }
+
+    @Test
+    void rotateMasterKeyOnAMasterHostRotatesTheClustersKeyWithPkiDirAndCachedirGivenToo() throws Exception {
+        Path pki = tmp.resolve("pki");
+        Files.writeString(pki.resolve("master.pub"), TestKeys.publicPem(250));
+        Result unreadable = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key");
+        assertThat(unreadable.exit()).isEqualTo(UserError.USAGE);
+        assertThat(unreadable.err()).contains("master.pem is missing", "nothing changed");
+
+        Path pem = Files.writeString(pki.resolve("master.pem"), TestKeys.privatePem(250));
+        Files.setPosixFilePermissions(pem, PosixFilePermissions.fromString("r--------"));
+        Files.writeString(etc.resolve("master.yaml"), "master_sign_pubkey: true\n", StandardOpenOption.APPEND);
+        Files.writeString(pki.resolve("master_sign.pub"), TestKeys.publicPem(200));
+        Result unsigned = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key");
+        assertThat(unsigned.exit()).isEqualTo(UserError.USAGE);
+        assertThat(unsigned.err()).contains("master_sign_pubkey is on", "nothing changed");
+        ZkMasterKeys keys = new ZkMasterKeys(client);
+        assertThat(keys.load(TestKeys.pair(250), 0).chain()).isEmpty();
+
+        Path signing = Files.writeString(tmp.resolve("master_sign.pem"), TestKeys.privatePem(200));
+        Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
+        Result rotated = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
+                "--master-sign-key", signing.toString());
+        assertThat(rotated.exit()).as(rotated.err()).isZero();
+        assertThat(rotated.out()).contains("Every running master of the cluster takes it");
+        MasterKeySet now = keys.load(TestKeys.pair(250), System.currentTimeMillis());
+        assertThat(now.chain()).hasSize(1);
+        assertThat(now.chain().get(0).signingSignature()).isNotNull();
+        assertThat(Fingerprints.of(now.current().getPublic())).isNotEqualTo(Fingerprints.of(key(250)));
+        // The cluster's key, not this host's pki dir: nothing rotated there.
+        assertThat(pki.resolve("master_chain")).doesNotExist();
+        assertThat(Files.readString(pki.resolve("master.pem"))).isEqualTo(TestKeys.privatePem(250));
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("\"master-key-rotated\"");
+        // -F shows the key the minions are shown now: the cluster's newest, not this host's installed master.pub.
+        Result finger = run("-F");
+        assertThat(finger.out()).contains(Fingerprints.of(now.current().getPublic()))
+                .doesNotContain(Fingerprints.of(key(250)));
     }
 }

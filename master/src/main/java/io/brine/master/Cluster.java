@@ -3,10 +3,12 @@ package io.brine.master;
 import io.brine.cluster.ClusterHealth;
 import io.brine.cluster.ClusterStores;
 import io.brine.cluster.ZkJobIndex;
+import io.brine.cluster.ZkMasterKeys;
 import io.brine.cluster.ZkPublications;
 import io.brine.cluster.ZkPublishGeneration;
 import io.brine.cluster.ZkTicketKeys;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.master.auth.MasterKeyring;
 import io.brine.master.jobs.ClusterJobs;
 import io.brine.master.jobs.SharedJobs;
 import io.brine.master.metrics.MasterMetrics;
@@ -68,6 +70,12 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
      */
     TicketKeys ticketKeys(KeyPair masterKeys) throws IOException;
 
+    /**
+     * The master key in force and its rotations, from {@code installed} (this master's {@code master.pem}): {@code
+     * pki_dir}'s for a master alone, the cluster's {@code /master_key} for a master of a cluster.
+     */
+    MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException;
+
     /** The cluster's gauges. */
     void watch(MasterMetrics metrics);
 
@@ -104,6 +112,11 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         @Override
         public TicketKeys ticketKeys(KeyPair masterKeys) throws IOException {
             return TicketKeys.open(config.pkiDir().resolve(TicketKeys.FILE), clock);
+        }
+
+        @Override
+        public MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException {
+            return MasterKeyring.open(config.pkiDir(), installed, clock);
         }
 
         @Override
@@ -154,6 +167,12 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         @Override
         public TicketKeys ticketKeys(KeyPair masterKeys) throws IOException {
             return TicketKeys.shared(new ZkTicketKeys(stores.client(), masterKeys), clock);
+        }
+
+        /** Its watch goes with the connection to ZooKeeper. */
+        @Override
+        public MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException {
+            return MasterKeyring.cluster(new ZkMasterKeys(stores.client()), installed, clock);
         }
 
         /**

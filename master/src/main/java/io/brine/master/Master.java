@@ -154,6 +154,11 @@ public final class Master implements AutoCloseable {
         return keyStore;
     }
 
+    /** The master key in force, its chain and, within the grace, the previous key. */
+    public MasterKeyring masterKeys() {
+        return masterKeys;
+    }
+
     public ServerTransport transport() {
         return transport;
     }

@@ -139,9 +139,8 @@ public final class MasterDaemon implements AutoCloseable {
             opened.add(cluster);
             KeyStore keyStore = cluster.keyStore();
             KeyPair masterKeys = keyStore.masterKeyPair();
-            // A master alone follows brine-key --rotate-master-key; a cluster's key does not rotate (yet: README).
-            MasterKeyring masterKeyring = cluster instanceof Cluster.Alone
-                    ? MasterKeyring.open(config.pkiDir(), masterKeys, clock) : MasterKeyring.fixed(masterKeys, clock);
+            // brine-key --rotate-master-key: in pki_dir for a master alone, in ZooKeeper for a cluster's masters.
+            MasterKeyring masterKeyring = cluster.masterKeys(masterKeys);
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             SharedJobs sharedJobs = cluster.jobs();

@@ -1,6 +1,8 @@
 package io.brine.master.auth;
 
+import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.MasterSuccession;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
@@ -13,9 +15,11 @@ import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,40 +27,67 @@ import org.slf4j.LoggerFactory;
  * The master's keys in force (PROTOCOL.md 6.4): the current pair signs auth replies (which carry the chain of
  * succession records), the previous one, while its grace lasts, signs what a connected minion checks against the key
  * it pinned before the rotation reached it (publications, SessionUnknown, KeyRotateReply). A rotation by {@code
- * brine-key --rotate-master-key} in another process is picked up by the timer ({@link #reloadIfRotated}), which
- * watches {@code master_chain}: the file written last and whole by a rotation's commit.
+ * brine-key --rotate-master-key} in another process is picked up by the timer ({@link #reloadIfRotated}): from {@code
+ * master_chain} in {@code pki_dir} for a master alone, from ZooKeeper's {@code /master_key} for a master of a
+ * cluster, where every master switches at its watch.
  */
 public final class MasterKeyring {
 
     private static final Logger LOG = LoggerFactory.getLogger(MasterKeyring.class);
 
-    private final Optional<Path> pkiDir;
-    private final Clock clock;
-    private volatile MasterKeySet keys;
-    /** {@code master_chain}'s identity and time when last loaded; timer thread only. */
-    private Object chainStamp;
+    /** Where a rotation made by another process comes from. */
+    interface Source {
+        /** The keys after a rotation made since the last look, given the keys in force; empty when none. */
+        Optional<MasterKeySet> rotated(MasterKeySet now);
 
-    private MasterKeyring(Optional<Path> pkiDir, MasterKeySet keys, Clock clock) throws IOException {
-        this.pkiDir = pkiDir;
-        this.keys = keys;
-        this.clock = clock;
-        this.chainStamp = stamp();
+        /** Removes the previous private key where this source keeps one, once its grace is over. */
+        void retire() throws IOException;
     }
 
-    /** A pair that never rotates (a cluster's, and tests'). */
+    private final Source source;
+    private final Clock clock;
+    private volatile MasterKeySet keys;
+
+    private MasterKeyring(Source source, MasterKeySet keys, Clock clock) {
+        this.source = source;
+        this.keys = keys;
+        this.clock = clock;
+    }
+
+    /** A pair that never rotates (tests'). */
     public static MasterKeyring fixed(KeyPair pair, Clock clock) {
-        try {
-            return new MasterKeyring(Optional.empty(), new MasterKeySet(pair, Optional.empty(), List.of()), clock);
-        } catch (IOException e) {
-            throw new IllegalStateException(e); // no file is read
-        }
+        return new MasterKeyring(new Source() {
+            @Override
+            public Optional<MasterKeySet> rotated(MasterKeySet now) {
+                return Optional.empty();
+            }
+
+            @Override
+            public void retire() {
+            }
+        }, new MasterKeySet(pair, Optional.empty(), List.of()), clock);
     }
 
     /** The keys in {@code pkiDir} as the key store loaded {@code current}: with the chain and the previous pair. */
     public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock) throws IOException,
             KeyStoreException {
-        return new MasterKeyring(Optional.of(pkiDir), MasterKeyRotation.load(pkiDir, current, clock.millis()),
+        return new MasterKeyring(new PkiDir(pkiDir, clock), MasterKeyRotation.load(pkiDir, current, clock.millis()),
                 clock);
+    }
+
+    /**
+     * A cluster's keys, in ZooKeeper ({@code /master_key}), as the master holding {@code installed} (its {@code
+     * master.pem}) reaches them: a rotation made while it was down is in force from its start, and one made while it
+     * runs from the watch's next event.
+     *
+     * @throws KeyStoreException when {@code installed} is not in the cluster's chain (the master must not start)
+     */
+    public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock) throws IOException,
+            KeyStoreException {
+        InCluster source = new InCluster(zk, installed, clock);
+        MasterKeyring ring = new MasterKeyring(source, zk.load(installed, clock.millis()), clock);
+        zk.watch(source.changes::incrementAndGet);
+        return ring;
     }
 
     public KeyPair current() {
@@ -82,23 +113,9 @@ public final class MasterKeyring {
      * none, or when the rotation is not complete yet (looked at again on the next call). Timer thread.
      */
     public Optional<List<MasterSuccession>> reloadIfRotated() {
-        if (pkiDir.isEmpty()) {
-            return Optional.empty();
-        }
-        try {
-            Object stamp = stamp();
-            if (Objects.equals(stamp, chainStamp)) {
-                return Optional.empty();
-            }
-            KeyPair current = MasterKeyRotation.readCurrent(pkiDir.get());
-            MasterKeySet loaded = MasterKeyRotation.load(pkiDir.get(), current, clock.millis());
-            chainStamp = stamp;
-            keys = loaded;
-            return Optional.of(loaded.chain());
-        } catch (IOException | KeyStoreException e) {
-            LOG.debug("Master key rotation not loaded yet: {}", e.getMessage());
-            return Optional.empty();
-        }
+        Optional<MasterKeySet> loaded = source.rotated(keys);
+        loaded.ifPresent(set -> keys = set);
+        return loaded.map(MasterKeySet::chain);
     }
 
     /** When the newest rotation was made, epoch milliseconds; 0 before the first. */
@@ -124,24 +141,114 @@ public final class MasterKeyring {
             return Optional.empty();
         }
         keys = new MasterKeySet(now.current(), Optional.empty(), now.chain());
-        if (pkiDir.isPresent()) {
-            try {
-                MasterKeyRotation.retirePrevious(pkiDir.get());
-            } catch (IOException e) {
-                LOG.error("The previous master key's grace is over but {} could not be removed: {}",
-                        pkiDir.get().resolve(MasterKeyRotation.PREVIOUS_FILE), e.getMessage());
-            }
+        try {
+            source.retire();
+        } catch (IOException e) {
+            LOG.error("The previous master key's grace is over but its file could not be removed: {}",
+                    e.getMessage());
         }
         return Optional.of(now.previous().get().getPublic());
     }
 
-    private Object stamp() throws IOException {
-        if (pkiDir.isEmpty()) {
-            return null;
+    /**
+     * A master alone: {@code brine-key --rotate-master-key} in another process writes {@code master_chain} last and
+     * whole (a rotation's commit); its identity and time tell a new one.
+     */
+    private static final class PkiDir implements Source {
+        private final Path pkiDir;
+        private final Clock clock;
+        /** {@code master_chain}'s identity and time when last loaded; timer thread only. */
+        private Object chainStamp;
+
+        PkiDir(Path pkiDir, Clock clock) throws IOException {
+            this.pkiDir = pkiDir;
+            this.clock = clock;
+            this.chainStamp = stamp();
         }
-        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pkiDir.get().resolve(
-                MasterKeyRotation.CHAIN_FILE));
-        return attributes.map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime(), a.size()))
-                .orElse(null);
+
+        @Override
+        public Optional<MasterKeySet> rotated(MasterKeySet now) {
+            try {
+                Object stamp = stamp();
+                if (Objects.equals(stamp, chainStamp)) {
+                    return Optional.empty();
+                }
+                KeyPair current = MasterKeyRotation.readCurrent(pkiDir);
+                MasterKeySet loaded = MasterKeyRotation.load(pkiDir, current, clock.millis());
+                chainStamp = stamp;
+                return Optional.of(loaded);
+            } catch (IOException | KeyStoreException e) {
+                LOG.debug("Master key rotation not loaded yet: {}", e.getMessage());
+                return Optional.empty();
+            }
+        }
+
+        @Override
+        public void retire() throws IOException {
+            MasterKeyRotation.retirePrevious(pkiDir);
+        }
+
+        private Object stamp() throws IOException {
+            Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pkiDir.resolve(
+                    MasterKeyRotation.CHAIN_FILE));
+            return attributes.map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime(), a.size()))
+                    .orElse(null);
+        }
+    }
+
+    /**
+     * A master of a cluster: each write to {@code /master_key} (counted by the watch) is read once, walked from the
+     * installed key, and taken only when it leads on from the key in force: an older chain written back (by anyone
+     * who can write the znode) never turns a master back to a key it left.
+     */
+    private static final class InCluster implements Source {
+        private final ZkMasterKeys zk;
+        private final KeyPair installed;
+        private final Clock clock;
+        final AtomicLong changes = new AtomicLong();
+        /** The count of writes last read; timer thread only. */
+        private long seen;
+
+        InCluster(ZkMasterKeys zk, KeyPair installed, Clock clock) {
+            this.zk = zk;
+            this.installed = installed;
+            this.clock = clock;
+        }
+
+        @Override
+        public Optional<MasterKeySet> rotated(MasterKeySet now) {
+            long count = changes.get();
+            if (count == seen) {
+                return Optional.empty();
+            }
+            MasterKeySet loaded;
+            try {
+                loaded = zk.load(installed, clock.millis());
+            } catch (IOException e) {
+                LOG.debug("Cluster master key record not read yet: {}", e.getMessage());
+                return Optional.empty(); // read again on the next tick
+            } catch (KeyStoreException e) {
+                seen = count;
+                LOG.warn("Cluster master key record not used, the key in force stays: {}", e.getMessage());
+                return Optional.empty();
+            }
+            seen = count;
+            byte[] inForce = now.current().getPublic().getEncoded();
+            if (Arrays.equals(loaded.current().getPublic().getEncoded(), inForce)) {
+                return Optional.empty();
+            }
+            if (loaded.chain().stream().noneMatch(record -> Arrays.equals(record.previousKey(), inForce))) {
+                LOG.warn("Cluster master key record not used, the key in force stays: its chain does not lead on"
+                        + " from the key in force ({}), an older record written back?",
+                        Fingerprints.of(now.current().getPublic()));
+                return Optional.empty();
+            }
+            return Optional.of(loaded);
+        }
+
+        @Override
+        public void retire() {
+            // The sealed keys in ZooKeeper go with their records (master_key_chain).
+        }
     }
 }

@@ -159,11 +159,7 @@ public final class FileKeyStore implements KeyStore {
         try (StoreLock.Held held = lock.acquire()) {
             rotated = MasterKeyRotation.rotate(pkiDir(), keysize, grace, keep, signingKey, clock);
         }
-        options.auditLog().record(AuditEvent.builder("master-key-rotated", "brine-key")
-                .from(Fingerprints.of(rotated.previous())).to(Fingerprints.of(rotated.next()))
-                .reason((signingKey.isPresent() ? "signed by the master signing key too; " : "")
-                        + "the previous key signs publications until " + Instant.ofEpochMilli(
-                                rotated.record().graceUntilMs())).build());
+        options.auditLog().record(rotated.auditEvent("brine-key"));
         return rotated;
     }
 

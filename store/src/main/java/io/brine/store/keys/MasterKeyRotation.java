@@ -3,10 +3,12 @@ package io.brine.store.keys;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.codec.MasterSuccessions;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.MasterSuccession;
+import io.brine.store.audit.AuditEvent;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +18,7 @@ import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -58,6 +61,14 @@ public final class MasterKeyRotation {
 
     /** A rotation done: its record, and the two keys (for the audit line and the admin). */
     public record Rotated(MasterSuccession record, RSAPublicKey previous, RSAPublicKey next) {
+
+        /** The {@code master-key-rotated} audit line: both fingerprints, the signing key, the end of the grace. */
+        public AuditEvent auditEvent(String actor) {
+            return AuditEvent.builder("master-key-rotated", actor).from(Fingerprints.of(previous))
+                    .to(Fingerprints.of(next)).reason((record.signingSignature() != null
+                            ? "signed by the master signing key too; " : "") + "the previous key signs publications"
+                            + " until " + Instant.ofEpochMilli(record.graceUntilMs())).build();
+        }
     }
 
     private MasterKeyRotation() {
