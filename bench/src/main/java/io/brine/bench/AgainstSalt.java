@@ -40,6 +40,8 @@ final class AgainstSalt {
     private MasterProcess master;
     private Swarm swarm;
     private Path runDir;
+    /** The sign-in requests the minions sent after the salt-master's restart, resends included. */
+    private long signInRequests;
 
     AgainstSalt(Bench.Options options, Path saltScript) {
         this.options = options;
@@ -75,22 +77,27 @@ final class AgainstSalt {
         if (options.scenarios().contains(Scenario.STATE)) {
             brineScenarios.add(Scenario.STATE);
         }
-        Bench.Options brineOptions = new Bench.Options(options.minions(), Transport.ZEROMQ, brineScenarios,
-                Optional.empty(), options.keys(),
-                options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
-                options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
-                options.masterHome(), options.workerIoThreads(), true, options.zmqClient(), 0,
-                options.apiRounds(), options.apiSubscribers(), options.stateRounds());
-        Bench brine = new Bench(brineOptions);
+        Bench brine = new Bench(brineOptions(brineScenarios, true));
         int brineExit = brine.run();
         json.put("brine", brine.figures());
         if (brineExit != 0) {
-            failures.add("the brine side failed; the salt-master was not measured");
-            json.put("failures", failures);
-            write();
-            return brineExit;
+            return failed("the brine side failed; the salt-master was not measured", brineExit);
+        }
+        Map<String, Object> brineRestart = Map.of();
+        if (options.scenarios().contains(Scenario.RESTART)) {
+            // brine's restart is its minions' (tickets, then full auths: --scenarios restart); Salt minions have none.
+            System.out.println("--- brine's master restarted with as many brine minions (--scenarios restart) ---");
+            Bench restart = new Bench(brineOptions(EnumSet.of(Scenario.AUTH, Scenario.RESTART), false));
+            int restartExit = restart.run();
+            json.put("brine_restart", restart.figures());
+            if (restartExit != 0) {
+                // The salt-master is measured all the same; its restart has no brine figure to compare with.
+                failures.add("brine's restart failed: " + restart.figures().get("failures"));
+            }
+            brineRestart = restart.figures();
         }
         System.out.println("--- the same swarm against a real salt-master 3008.2 ---");
+        int failedBefore = failures.size();
         int saltExit = Bench.run(options, json, failures, () -> runDir, () -> {
             try {
                 salt(json);
@@ -98,18 +105,38 @@ final class AgainstSalt {
                 json.put("salt", saltScenarios);
             }
         }, this::stopAll);
-        if (saltExit != 0) {
+        if (failures.size() > failedBefore) {
             return saltExit;
         }
         SideBySide.MasterFigures saltFigures = saltFigures();
         List<SideBySide.Row> rows = SideBySide.rows(SideBySide.brineFigures(brine.figures()), saltFigures);
+        if (options.scenarios().contains(Scenario.RESTART)) {
+            rows.addAll(SideBySide.restartRows(brineRestart, saltScenarios));
+        }
         SideBySide.lines(rows).forEach(System.out::println);
         System.out.printf("load average at the end: %s (2 cores: above 2, other work shares the CPU and the figures "
                 + "carry its noise)%n", Machine.loadAverage());
         json.put("side_by_side", SideBySide.json(rows));
         json.put("load_average_at_end", Machine.loadAverage());
         write();
-        return 0;
+        return failures.isEmpty() ? 0 : 1;
+    }
+
+    /** The run ends before the salt-master: {@code why} among the failures, the JSON written; {@code exit}. */
+    private int failed(String why, int exit) throws IOException {
+        failures.add(why);
+        json.put("failures", failures);
+        write();
+        return exit;
+    }
+
+    /** A run of brine's master on this run's swarm options: {@code scenarios}, Salt's or brine's minions, no JSON. */
+    private Bench.Options brineOptions(Set<Scenario> scenarios, boolean saltMinions) {
+        return new Bench.Options(options.minions(), Transport.ZEROMQ, scenarios, Optional.empty(), options.keys(),
+                options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
+                options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
+                options.masterHome(), options.workerIoThreads(), saltMinions, options.zmqClient(), 0,
+                options.apiRounds(), options.apiSubscribers(), options.stateRounds());
     }
 
     private SideBySide.MasterFigures saltFigures() {
@@ -163,7 +190,7 @@ final class AgainstSalt {
         new AuthScenario(run).auth();
         swarm.awaitSubscriptions(fdsIdle);
 
-        try (SaltPing ping = new SaltPing(master)) {
+        try (SaltPing ping = new SaltPing(master, minions)) {
             Duration timeout = Duration.ofSeconds(60 + minions / 100);
             SaltPing.Round warm = ping.ping(Bench.PREFIX + "*", minions, timeout);
             System.out.printf("ready    warm-up test.ping: %d of %d returned (last after %.0f ms)%n",
@@ -208,6 +235,76 @@ final class AgainstSalt {
         System.out.printf("memory   salt-master PSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
                 + "idle for %.0f s with every minion connected: %.2f %% of a core%n", rssIdle / 1024.0,
                 rssConnected / 1024.0, minions, (rssConnected - rssIdle) / (double) minions, seconds, idlePct);
+        if (options.scenarios().contains(Scenario.RESTART)) {
+            RestartScenario.Recovery recovery = restart(minions);
+            Map<String, Object> restart = recovery.figures(limits.privateOpMillis());
+            restart.put("how", "SIGTERM to the salt-master with every minion connected, the same salt-master again on "
+                    + "the same config, pki dir and ports; from it listening until every minion answered one "
+                    + "test.ping (rounds of SaltPing's bound, 60 s + 300 ms per minion, until one is complete): "
+                    + "each minion signs in again when it cannot open the first publication (a new aes), with a "
+                    + "stock minion's timers; full_auths are those sign-ins, counted by the swarm");
+            saltScenarios.put("restart", restart);
+            restart.put("sign_in_requests", signInRequests);
+            System.out.println(recovery.line(limits.privateOpMillis()));
+        }
+    }
+
+    /** Rounds of test.ping after the salt-master's restart, at most this many until one is complete. */
+    private static final int RESTART_ROUNDS = 3;
+
+    /**
+     * The salt-master restarted with every minion connected: from the new one listening until every minion has
+     * answered one test.ping, and the master's CPU (its whole process tree) over that time.
+     */
+    private RestartScenario.Recovery restart(int minions) throws IOException {
+        long stopped = System.nanoTime();
+        master = master.restartSalt(saltScript, SALT_START);
+        long listening = System.nanoTime();
+        long startCpu = master.cpuMillis();
+        // The minions' ZeroMQ sockets connect again on their own; a publication before their SUB is back is lost
+        // to them, as to stock minions, so the first test.ping waits for the connections.
+        Duration timeout = SaltPing.answerTimeout(minions);
+        long deadline = listening + timeout.toNanos();
+        while (ProcStats.established(master.publishPort) < minions
+                || ProcStats.established(master.retPort) < minions) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("restart: the minions did not connect again to the salt-master within "
+                        + timeout.toSeconds() + " s: " + ProcStats.established(master.publishPort) + " publish, "
+                        + ProcStats.established(master.retPort) + " request connections of " + minions);
+            }
+            MasterProcess.sleep(100);
+        }
+        long served = 0;
+        int rounds = 0;
+        try (SaltPing ping = new SaltPing(master, minions)) {
+            while (served == 0) {
+                if (++rounds > RESTART_ROUNDS) {
+                    throw new IOException("restart: not every minion answered a test.ping to the salt-master in "
+                            + RESTART_ROUNDS + " rounds");
+                }
+                long t0 = System.nanoTime();
+                SaltPing.Round round = ping.ping(Bench.PREFIX + "*", minions, timeout);
+                System.out.printf("restart  test.ping %d after the salt-master's restart: %,d of %,d returned (last "
+                        + "after %.0f ms)%n", rounds, round.returnsMs().size(), minions, round.lastMs());
+                if (round.missing() == 0) {
+                    served = t0 + (long) (round.lastMs() * 1e6);
+                }
+            }
+        }
+        long cpu = master.cpuMillis() - startCpu;
+        long signedIn = 0;
+        long signInsSent = 0;
+        for (String answer : swarm.all("signed-in-again", "signed-in-again", Duration.ofSeconds(30))) {
+            String[] words = answer.split(" ");
+            signedIn += Long.parseLong(words[1]);
+            signInsSent += Long.parseLong(words[2]);
+        }
+        System.out.printf("restart  salt-master: %,d minions signed in again, %,d sign-in requests sent (a stock "
+                + "minion sends its request again after 5 s without an answer)%n", signedIn, signInsSent);
+        signInRequests = signInsSent;
+        // No resumption, no auth budget, no JIT in a salt-master: those figures are 0.
+        return new RestartScenario.Recovery("salt-master", minions, (listening - stopped) / 1e6,
+                (served - listening) / 1e6, startCpu, cpu, 0, signedIn, 0, 0, rounds, 0);
     }
 
     private synchronized void stopAll() {

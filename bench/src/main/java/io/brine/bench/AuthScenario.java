@@ -149,7 +149,10 @@ final class AuthScenario {
         long cpu0 = master.cpuMillis();
         long t0 = System.nanoTime();
         int window = Math.max(1, AUTH_WINDOW / swarm.size());
-        swarm.all("auth " + window + " " + AUTH_TIMEOUT_MS, "auth", Duration.ofSeconds(30));
+        // A worker answers once it has sent its window, each request signed then unless presigned (a restart's full
+        // auth round is not): 30 s plus 4 of this run's private ops per request, for a machine loaded meanwhile.
+        swarm.all("auth " + window + " " + AUTH_TIMEOUT_MS, "auth", Duration.ofSeconds(30)
+                .plusMillis((long) (4 * window * run.limits().privateOpMillis())));
         long last = 0;
         long first = Long.MAX_VALUE;
         int retries = 0;

@@ -65,9 +65,14 @@ final class MasterProcess implements AutoCloseable {
         return launchSalt(saltScript, dir, ports[1], ports[0], timeout);
     }
 
-    /** The same salt-master started again on its directories and ports (the restart scenario). */
+    /**
+     * The same salt-master started again on its directories and ports (the restart scenario), once the old one has
+     * exited; returns when the new one listens and has written its new {@code .root_key} (the old one's is removed
+     * first, so that the new one's is what the publisher reads).
+     */
     MasterProcess restartSalt(Path saltScript, Duration timeout) throws IOException {
         close();
+        Files.deleteIfExists(rootKey());
         return launchSalt(saltScript, dir, retPort, publishPort, timeout);
     }
 

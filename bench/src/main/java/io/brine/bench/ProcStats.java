@@ -172,6 +172,34 @@ final class ProcStats {
         throw new IllegalStateException("no open files limit in /proc/" + pid + "/limits");
     }
 
+    /**
+     * Established TCP connections accepted on {@code localPort} of this machine ({@code /proc/net/tcp} and
+     * {@code tcp6}): how many minions a master's port has connected again after a restart, whichever process holds
+     * them (a salt-master's sockets live in its children).
+     */
+    static int established(int localPort) {
+        int count = 0;
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            if (Files.isReadable(Path.of(table))) {
+                count += established(read(Path.of(table)), localPort);
+            }
+        }
+        return count;
+    }
+
+    /** The lines of one {@code /proc/net/tcp} table in state 01 (established) whose local address has the port. */
+    static int established(String table, int localPort) {
+        String port = String.format(":%04X", localPort);
+        int count = 0;
+        for (String line : table.split("\n")) {
+            String[] fields = line.trim().split("\\s+");
+            if (fields.length > 3 && fields[1].endsWith(port) && fields[3].equals("01")) {
+                count++;
+            }
+        }
+        return count;
+    }
+
     static String read(Path file) {
         try {
             return Files.readString(file, StandardCharsets.US_ASCII);

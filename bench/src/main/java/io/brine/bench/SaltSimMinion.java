@@ -21,10 +21,14 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Future;
 import java.util.function.Predicate;
 
 /**
@@ -34,7 +38,10 @@ import java.util.function.Predicate;
  * once it has cached the master key), checks the reply as a stock minion does ({@link SaltSignIn}), sends
  * {@code _pillar} with its grains and the {@code minion_start} event as a minion does at start, verifies and opens
  * each publication envelope (signature over the encrypted load, Crypticle with {@code aes}, serial), matches the
- * target itself, and answers through {@code _return} sealed with its session key and {@code tok}.
+ * target itself, and answers through {@code _return} sealed with its session key and {@code tok}. A publication it
+ * cannot open (a restarted salt-master has a new {@code aes}) makes it sign in again, as a stock minion's
+ * {@code AsyncPubChannel._decode_payload} does, with a stock minion's timers ({@link #resendDelayMs}), and then
+ * handle that publication with the new key.
  *
  * <p>As with {@link SimMinion}, and named in BENCHMARKS.md: the reply's private-key work (OAEP of {@code aes},
  * {@code session} and the token) is done after the auth window closes ({@link #unwrap}), the request's {@code tok}
@@ -46,6 +53,27 @@ final class SaltSimMinion implements BenchMinion {
 
     static final SaltRsa.Encryption ENC = SaltRsa.Encryption.OAEP_SHA1;
     static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA1;
+
+    /**
+     * A stock minion's sign-in timers (salt/crypt.py, 3008.2 defaults): each sign-in request is sent up to
+     * {@code auth_tries} (7) times, waiting {@code auth_timeout} (5 s) for an answer each time, the same payload; then
+     * {@code acceptance_wait_time} (10 s, {@code acceptance_wait_time_max} 0: not growing) before a new sign-in.
+     */
+    static final long AUTH_TIMEOUT_MS = 5_000;
+    static final int AUTH_TRIES = 7;
+    static final long ACCEPTANCE_WAIT_MS = 10_000;
+    /** Publications held while signing in again (a stock minion's pending coroutines), the oldest dropped beyond. */
+    static final int PENDING_MAX = 16;
+
+    /** Milliseconds from the {@code sent}-th send of a sign-in (from 1) without an answer to the next send. */
+    static long resendDelayMs(int sent) {
+        return sent % AUTH_TRIES == 0 ? AUTH_TIMEOUT_MS + ACCEPTANCE_WAIT_MS : AUTH_TIMEOUT_MS;
+    }
+
+    /** Whether the send after the {@code sent}-th is a new sign-in (a new nonce and token), not the same payload. */
+    static boolean newSignIn(int sent) {
+        return sent % AUTH_TRIES == 0;
+    }
 
     /**
      * An opened publication, and which ids its target names: brine's master sends Salt minions list targets, a
@@ -96,6 +124,15 @@ final class SaltSimMinion implements BenchMinion {
 
         /** A {@code state.apply} run ended: its file server requests, the file bytes served, and why it failed. */
         void stateRun(BenchMinion minion, int requests, long bytes, Optional<String> failure);
+
+        /** {@code task} on the worker's timer after {@code delayMillis}. */
+        Future<?> schedule(Runnable task, long delayMillis);
+
+        /** A sign-in request sent again after a publication it could not open (a resend of the same one too). */
+        void signInAgainSent(BenchMinion minion);
+
+        /** Signed in again after a publication it could not open. */
+        void signedInAgain(BenchMinion minion);
     }
 
     final int index;
@@ -123,6 +160,13 @@ final class SaltSimMinion implements BenchMinion {
     private StateRun stateRun;
     private SaltPublication statePublication;
     private String stateNonce;
+    /** Signing in again after a publication it could not open: the publications held, the request and its sends. */
+    private final ArrayDeque<byte[]> pending = new ArrayDeque<>();
+    private boolean signingInAgain;
+    private byte[] signInRequest;
+    private int signInSends;
+    private Future<?> signInTimer;
+    private boolean openingHeld;
 
     SaltSimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this.index = index;
@@ -172,6 +216,7 @@ final class SaltSimMinion implements BenchMinion {
         nonce = null;
         stateRun = null;
         stateNonce = null;
+        stopSigningInAgain();
     }
 
     @Override
@@ -196,6 +241,25 @@ final class SaltSimMinion implements BenchMinion {
      */
     @Override
     public boolean unwrap() {
+        synchronized (this) {
+            if (acceptedReply == null || session != null) {
+                return acceptedReply != null;
+            }
+        }
+        if (!checkSignIn()) {
+            return false;
+        }
+        synchronized (this) {
+            send(SaltValue.Map.builder().put("cmd", "_pillar").put("grains", SaltValues.fromPlain(SimMinion.grains(id, index)))
+                    .put("saltenv", "base").put("pillarenv", SaltValue.nil()).put("ver", "2").build());
+            send(SaltValue.Map.builder().put("cmd", "_minion_event").put("tag", "minion_start")
+                    .put("data", "Minion " + id + " started").put("pretag", SaltValue.nil()).build());
+        }
+        return true;
+    }
+
+    /** The accepted reply checked and its keys taken (aes, session), as {@link #unwrap} and a second sign-in do. */
+    private boolean checkSignIn() {
         SaltValue reply;
         String replyNonce;
         Optional<byte[]> token;
@@ -225,10 +289,6 @@ final class SaltSimMinion implements BenchMinion {
             session = accepted.session();
             masterCached = true;
             lastSerial = 0; // a new Crypticle per sign-in counts serials from 0 (SALT.md 6)
-            send(SaltValue.Map.builder().put("cmd", "_pillar").put("grains", SaltValues.fromPlain(SimMinion.grains(id, index)))
-                    .put("saltenv", "base").put("pillarenv", SaltValue.nil()).put("ver", "2").build());
-            send(SaltValue.Map.builder().put("cmd", "_minion_event").put("tag", "minion_start")
-                    .put("data", "Minion " + id + " started").put("pretag", SaltValue.nil()).build());
         }
         return true;
     }
@@ -274,7 +334,11 @@ final class SaltSimMinion implements BenchMinion {
         }
         if (value.text().filter("bad load"::equals).isPresent()) {
             nonce = null;
-            swarm.refused(this, AuthStatus.REFUSED);
+            if (signingInAgain) {
+                notAcceptedAgain();
+            } else {
+                swarm.refused(this, AuthStatus.REFUSED);
+            }
             return;
         }
         // What the reply says, read without its private-key work (done in unwrap, after the auth window).
@@ -297,6 +361,10 @@ final class SaltSimMinion implements BenchMinion {
             acceptedNonce = nonce;
             acceptedToken = tokenSent;
             nonce = null;
+            if (signingInAgain) {
+                signedInAgain();
+                return;
+            }
             int port = load.get("publish_port").filter(v -> v instanceof SaltValue.Int)
                     .map(v -> (int) ((SaltValue.Int) v).value()).orElse(0);
             swarm.accepted(this, now);
@@ -304,6 +372,10 @@ final class SaltSimMinion implements BenchMinion {
             return;
         }
         nonce = null;
+        if (signingInAgain) {
+            notAcceptedAgain();
+            return;
+        }
         SaltValue ret = load.get("ret").orElse(SaltValue.nil());
         AuthStatus status = ret instanceof SaltValue.Bool b ? (b.value() ? AuthStatus.PENDING : AuthStatus.REJECTED)
                 : ret.text().filter("full"::equals).isPresent() ? AuthStatus.FULL : AuthStatus.REFUSED;
@@ -312,11 +384,32 @@ final class SaltSimMinion implements BenchMinion {
 
     private synchronized void publication(byte[] envelope) {
         long now = System.nanoTime();
+        if (signingInAgain) {
+            hold(envelope);
+            return;
+        }
         if (aes == null) {
             return;
         }
         Opened opened = swarm.open(envelope, aes);
-        if (opened == null || opened.publication().serial() <= lastSerial) {
+        if (opened == null && openingHeld) {
+            return;
+        }
+        if (opened == null) {
+            // AsyncPubChannel._decode_payload: a load the minion's aes does not open (a restarted master has a new
+            // one) makes it authenticate again, then open the load with the new key.
+            signingInAgain = true;
+            acceptedReply = null;
+            aes = null;
+            session = null;
+            stateRun = null;
+            stateNonce = null;
+            signInSends = 0;
+            hold(envelope);
+            sendSignInAgain();
+            return;
+        }
+        if (opened.publication().serial() <= lastSerial) {
             return;
         }
         SaltPublication publication = opened.publication();
@@ -344,6 +437,71 @@ final class SaltSimMinion implements BenchMinion {
                 .put("retcode", ping ? 0 : 1).put("jid", publication.jid()).put("fun", publication.fun())
                 .put("fun_args", publication.arg()).build());
         swarm.returned(this);
+    }
+
+    private void hold(byte[] envelope) {
+        if (pending.size() == PENDING_MAX) {
+            pending.removeFirst();
+        }
+        pending.addLast(envelope);
+    }
+
+    /** The sign-in request again: the same payload up to {@link #AUTH_TRIES} sends, then a new one. */
+    private void sendSignInAgain() {
+        if (newSignIn(signInSends)) {
+            prepareAuth();
+            signInRequest = preparedRequest;
+            sendAuth(System.nanoTime());
+        } else {
+            transport.send(signInRequest);
+        }
+        signInSends++;
+        swarm.signInAgainSent(this);
+        signInTimer = swarm.schedule(this::signInTimedOut, resendDelayMs(signInSends));
+    }
+
+    /** Not accepted ("retry" to a stock minion): a new sign-in after acceptance_wait_time. */
+    private void notAcceptedAgain() {
+        signInSends = (signInSends / AUTH_TRIES + 1) * AUTH_TRIES;
+        cancelSignInTimer();
+        signInTimer = swarm.schedule(this::signInTimedOut, ACCEPTANCE_WAIT_MS);
+    }
+
+    private synchronized void signInTimedOut() {
+        if (signingInAgain && acceptedReply == null) {
+            sendSignInAgain();
+        }
+    }
+
+    /** Accepted again: the reply checked, then the publications held, opened with the new key. */
+    private void signedInAgain() {
+        List<byte[]> held = new ArrayList<>(pending);
+        stopSigningInAgain();
+        if (!checkSignIn()) {
+            return; // a stock minion logs it and drops the loads; the next publication tries again
+        }
+        swarm.signedInAgain(this);
+        // "Payload decryption failed even after re-authenticating": a held load the new key does not open is dropped.
+        openingHeld = true;
+        try {
+            held.forEach(this::publication);
+        } finally {
+            openingHeld = false;
+        }
+    }
+
+    private void stopSigningInAgain() {
+        signingInAgain = false;
+        pending.clear();
+        signInRequest = null;
+        cancelSignInTimer();
+    }
+
+    private void cancelSignInTimer() {
+        if (signInTimer != null) {
+            signInTimer.cancel(false);
+            signInTimer = null;
+        }
     }
 
     /**

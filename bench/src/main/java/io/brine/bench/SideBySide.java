@@ -70,6 +70,27 @@ final class SideBySide {
         return rows;
     }
 
+    /**
+     * The restart rows: from the new master listening until every minion answered a test.ping, and the master's CPU
+     * over it; brine's minions resuming and authenticating in full ({@code scenarios.restart} of brine's restart run)
+     * against the salt-master's ({@code restart} of its scenarios).
+     */
+    static List<Row> restartRows(Map<String, Object> brineRun, Map<String, Object> saltScenarios) {
+        Map<String, Object> brine = map(map(brineRun.get("scenarios")).get("restart"));
+        Map<String, Object> salt = map(saltScenarios.get("restart"));
+        List<Row> rows = new ArrayList<>();
+        for (String[] figure : List.of(new String[] {"served_ms", "restart to every test.ping"},
+                new String[] {"master_cpu_ms", "master CPU for the restart"})) {
+            for (String mode : List.of("resumed", "full_auth")) {
+                double brineValue = number(map(brine.get(mode)).get(figure[0]));
+                double saltValue = number(salt.get(figure[0]));
+                rows.add(new Row(figure[1] + ", brine " + (mode.equals("resumed") ? "resuming" : "full auth"), "ms",
+                        brineValue, saltValue, ratio(saltValue, brineValue)));
+            }
+        }
+        return rows;
+    }
+
     /** {@code better / worse}; NaN unless both are measured and positive (a zero is below what /proc resolves). */
     static double ratio(double numerator, double denominator) {
         if (!(numerator > 0) || !(denominator > 0) || Double.isInfinite(numerator) || Double.isInfinite(denominator)) {

@@ -91,6 +91,9 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicInteger retries = new AtomicInteger();
     private final AtomicInteger sessionUnknown = new AtomicInteger();
     private final AtomicInteger resumptionsRefused = new AtomicInteger();
+    /** Salt minions that signed in again after a publication they could not open, and the sign-in requests sent. */
+    private final AtomicInteger signedInAgain = new AtomicInteger();
+    private final AtomicInteger signInAgainSent = new AtomicInteger();
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
@@ -287,6 +290,8 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             case "tickets":
                 return "tickets " + minions.stream().filter(BenchMinion::holdsTicket).count() + " "
                         + resumptionsRefused.get();
+            case "signed-in-again":
+                return "signed-in-again " + signedInAgain.get() + " " + signInAgainSent.get();
             case "status":
                 return "status " + status();
             case "close":
@@ -470,6 +475,21 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             stateFailed.incrementAndGet();
             stateFailure = why.replace('\n', ' ');
         });
+    }
+
+    @Override
+    public Future<?> schedule(Runnable task, long delayMillis) {
+        return timer.schedule(task, delayMillis, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void signInAgainSent(BenchMinion minion) {
+        signInAgainSent.incrementAndGet();
+    }
+
+    @Override
+    public void signedInAgain(BenchMinion minion) {
+        signedInAgain.incrementAndGet();
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.protocol.salt.SaltValue;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -65,5 +66,13 @@ class SaltPingTest {
 
     private static byte[] write(SaltValue value) {
         return SaltMsgpack.write(value, SaltDialect.PAYLOAD);
+    }
+
+    @Test
+    void theWaitForASaltMastersAnswerGrowsWithTheMinions() {
+        assertThat(SaltPing.answerTimeout(0)).isEqualTo(Duration.ofSeconds(60));
+        assertThat(SaltPing.answerTimeout(1000)).isEqualTo(Duration.ofSeconds(360));
+        assertThat(SaltPing.answerTimeout(1001)).isEqualTo(Duration.ofMillis(360_300));
+        assertThat(SaltPing.answerTimeout(10_000)).isEqualTo(Duration.ofSeconds(3060));
     }
 }

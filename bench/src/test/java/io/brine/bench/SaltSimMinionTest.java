@@ -36,6 +36,21 @@ class SaltSimMinionTest {
         assertThat(SaltSimMinion.targets(publication(SaltValue.integer(3), "glob")).test("bench-1")).isFalse();
     }
 
+    @Test
+    void signingInAgainSendsTheSameRequestEveryFiveSecondsSevenTimesThenANewOneTenSecondsLater() {
+        // salt/crypt.py sign_in: auth_tries 7 sends of one payload, auth_timeout 5 s each; "retry", then
+        // acceptance_wait_time 10 s before a new sign-in (new nonce and token).
+        assertThat(SaltSimMinion.newSignIn(0)).isTrue();
+        for (int sent = 1; sent < 7; sent++) {
+            assertThat(SaltSimMinion.resendDelayMs(sent)).isEqualTo(5_000);
+            assertThat(SaltSimMinion.newSignIn(sent)).isFalse();
+        }
+        assertThat(SaltSimMinion.resendDelayMs(7)).isEqualTo(15_000);
+        assertThat(SaltSimMinion.newSignIn(7)).isTrue();
+        assertThat(SaltSimMinion.resendDelayMs(8)).isEqualTo(5_000);
+        assertThat(SaltSimMinion.resendDelayMs(14)).isEqualTo(15_000);
+    }
+
     private static SaltPublication publication(SaltValue tgt, String type) {
         return new SaltPublication("test.ping", new SaltValue.Array(List.of()), tgt, "20261128232500123456", "",
                 type, "root", List.of(), 1);

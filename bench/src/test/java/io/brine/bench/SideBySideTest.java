@@ -73,4 +73,21 @@ class SideBySideTest {
         assertThat(SideBySide.lines(rows).get(1)).contains("2,000").endsWith("50.0");
         assertThat(SideBySide.json(rows).get(4)).containsEntry("brine_advantage", null).containsEntry("salt", 5.0);
     }
+
+    @Test
+    void theRestartRowsCompareBothOfBrinesRestartsWithTheSaltMasters() {
+        Map<String, Object> brineRun = Map.of("scenarios", Map.of("restart", Map.of(
+                "resumed", Map.of("served_ms", 2000.0, "master_cpu_ms", 500L),
+                "full_auth", Map.of("served_ms", 8000.0, "master_cpu_ms", 4000L))));
+        Map<String, Object> salt = Map.of("restart", Map.of("served_ms", 40000.0, "master_cpu_ms", 20000L));
+
+        List<SideBySide.Row> rows = SideBySide.restartRows(brineRun, salt);
+
+        assertThat(rows).extracting(SideBySide.Row::name).containsExactly(
+                "restart to every test.ping, brine resuming", "restart to every test.ping, brine full auth",
+                "master CPU for the restart, brine resuming", "master CPU for the restart, brine full auth");
+        assertThat(rows).extracting(SideBySide.Row::advantage).containsExactly(20.0, 5.0, 40.0, 5.0);
+        assertThat(SideBySide.restartRows(Map.of(), salt)).extracting(SideBySide.Row::advantage)
+                .allMatch(advantage -> advantage.isNaN());
+    }
 }
