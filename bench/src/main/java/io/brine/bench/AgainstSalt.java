@@ -136,7 +136,7 @@ final class AgainstSalt {
                 options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
                 options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
                 options.masterHome(), options.workerIoThreads(), saltMinions, options.zmqClient(), 0,
-                options.apiRounds(), options.apiSubscribers(), options.stateRounds());
+                options.apiRounds(), options.apiSubscribers(), options.stateRounds(), options.settle());
     }
 
     private SideBySide.MasterFigures saltFigures() {

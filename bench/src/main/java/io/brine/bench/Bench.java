@@ -34,7 +34,17 @@ final class Bench {
             int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
             boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
             int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources, int apiRounds,
-            int apiSubscribers, int stateRounds) {
+            int apiSubscribers, int stateRounds, boolean settle) {
+
+        /**
+         * A fixed pause that lets the master settle before a figure is taken (its idle memory, a compiled auth path,
+         * a quiet moment between ping rounds); skipped with {@code --no-settle}, where only the run's steps matter.
+         */
+        void settle(long millis) {
+            if (settle) {
+                MasterProcess.sleep(millis);
+            }
+        }
 
         /** File descriptors one simulated minion holds in a swarm worker. */
         int workerFdsPerMinion() {
@@ -178,7 +188,7 @@ final class Bench {
         master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted,
                 (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : "")
                         + (metricsPort > 0 ? RestartScenario.yaml(metricsPort) : ""));
-        MasterProcess.sleep(3000);
+        options.settle(3000);
         long heapIdle = master.liveHeapKib();
         long rssIdle = master.rssKib();
         int fdsIdle = master.openFiles();
@@ -194,7 +204,7 @@ final class Bench {
         // Warm-up: a few minions authenticate (the master's auth path gets compiled), then go away. Their keys stay
         // accepted; deleting the first two later is what triggers the measured rotations.
         Swarm.warmUp(options, master, runDir, warm);
-        MasterProcess.sleep(1000);
+        options.settle(1000);
         long heapBaseline = master.liveHeapKib();
         Map<String, Long> histogramBaseline = master.histogram();
         int fdsBaseline = master.openFiles();

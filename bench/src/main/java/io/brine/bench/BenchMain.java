@@ -120,6 +120,13 @@ public final class BenchMain implements Callable<Integer> {
                     + "${DEFAULT-VALUE}).")
     int workerIoThreads;
 
+    @Option(names = "--no-settle", description = "Skip the fixed pauses that let brine's master settle before a "
+            + "figure is taken (its idle memory, a compiled auth path, a quiet moment between ping rounds; the "
+            + "salt-master's side of --against salt keeps its own): every step still runs and every wait for the "
+            + "minions stays, but the figures are not comparable with a settled run's. For checking that the bench "
+            + "works (its smoke test), not for BENCHMARKS.md.")
+    boolean noSettle;
+
     @Option(names = "--keep", description = "Keep the run directory (master config, logs, pki, profiles).")
     boolean keep;
 
@@ -264,7 +271,7 @@ public final class BenchMain implements Callable<Integer> {
                 minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
                 keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
                 Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources,
-                apiRounds, apiSubscribers, stateRounds);
+                apiRounds, apiSubscribers, stateRounds, !noSettle);
         if (against != null) {
             if (!against.equals("salt")) {
                 System.err.println("unknown --against " + against + "; expected salt");
@@ -293,7 +300,7 @@ public final class BenchMain implements Callable<Integer> {
                     Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0, idleSeconds,
                     Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
                     Math.max(2, warmupMinions), Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), true,
-                    swarmClient, 0, apiRounds, apiSubscribers, stateRounds);
+                    swarmClient, 0, apiRounds, apiSubscribers, stateRounds, !noSettle);
             return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
         }
         if (saltDir != null) {

@@ -67,7 +67,7 @@ final class PingScenario {
         List<PingRound> rounds = new ArrayList<>();
         for (int i = 0; i < run.options().pingRounds(); i++) {
             rounds.add(pingRound(client, Duration.ofSeconds(60 + minions / 100)));
-            MasterProcess.sleep(500);
+            run.options().settle(500);
         }
         Map<String, Object> byThread = run.profiler().threadCpuSince(threads0);
         run.profiler().stop(Scenario.PING);

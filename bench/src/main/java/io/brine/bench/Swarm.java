@@ -47,7 +47,7 @@ final class Swarm implements AutoCloseable {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
             warm.command("connect 500", Duration.ofMinutes(2));
-            MasterProcess.sleep(1000);
+            options.settle(1000);
             warm.command("auth " + count + " 20000", Duration.ofSeconds(30));
             String done = warm.event(Duration.ofMinutes(5));
             if (done == null) {
