@@ -22,9 +22,10 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code bin/brine events --out json} against a real master process (the one {@link LaunchedDaemons} shares): it
  * prints an admin's key accept (by bin/brine-key, another process) and the returns of a job from bin/brine, as JSON
  * lines, as they happen.
+ * Run as {@link LaunchedDaemonsIT.Events}, beside the other tests of the shared daemons, in one JVM.
  */
 @ExtendWith(LaunchedDaemons.class)
-class EventsIT {
+abstract class EventsIT {
 
     private static final Path ROOT = LaunchedDaemons.ROOT;
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -130,8 +131,12 @@ final class LaunchedDaemons implements ParameterResolver {
         Fleet.seedRootKey(masterDir.resolve("cache"), 141);
         Path masterLog = dir.resolve("master.log");
         Process master = start(processes, "brine-master", masterDir, masterLog);
-        MetricsEndpointIT.awaitLog(masterLog, "Master serving");
-        MetricsEndpointIT.awaitLog(masterLog, "Metrics and health on");
+        // As long as a cluster test's master may take (a start is CPU work): failing here fails every test that
+        // shares the pair.
+        await().atMost(ClusterMasterProcess.START_WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
+            String started = Files.exists(masterLog) ? Files.readString(masterLog) : "";
+            return started.contains("Master serving") && started.contains("Metrics and health on");
+        });
         String log = Files.readString(masterLog, StandardCharsets.UTF_8);
         Matcher serving = SERVING.matcher(log);
         Matcher http = HTTP.matcher(log);
@@ -149,7 +154,8 @@ final class LaunchedDaemons implements ParameterResolver {
         start(processes, "brine-minion", minionDir, dir.resolve(MINION + ".log"));
         Running launched = new Running(masterDir, masterLog, cliDir, minionDir, retPort, publishPort,
                 Integer.parseInt(http.group(1)), master);
-        await().until(() -> launched.minionState(minionDir), "accepted"::equals);
+        await().atMost(ClusterMasterProcess.START_WAIT).until(() -> launched.minionState(minionDir),
+                "accepted"::equals);
         return launched;
     }
 

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A real master process with {@code log_format: json} (the one {@link LaunchedDaemons} shares): its log is JSON
  * lines, and on SIGHUP it reopens audit.log, so that after logrotate moved the file the master's next record lands in
  * a new one.
+ * Run as {@link LaunchedDaemonsIT.Logs}, beside the other tests of the shared daemons, in one JVM.
  */
 @ExtendWith(LaunchedDaemons.class)
-class LogsIT {
+abstract class LogsIT {
 
     private static final Path ROOT = LaunchedDaemons.ROOT;
     private static final ObjectMapper JSON = new ObjectMapper();

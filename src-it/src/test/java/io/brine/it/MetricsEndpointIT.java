@@ -25,9 +25,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * A real master process (bin/brine-master, conf/master.yaml with {@code http_port} set: the one
  * {@link LaunchedDaemons} shares), scraped with a real HTTP client: the shared minion's auth is counted by the rule
  * that accepted it, and a job from bin/brine moves the job counters by one.
+ * Run as {@link LaunchedDaemonsIT.Metrics}, beside the other tests of the shared daemons, in one JVM.
  */
 @ExtendWith(LaunchedDaemons.class)
-class MetricsEndpointIT {
+abstract class MetricsEndpointIT {
 
     private static final Path ROOT = LaunchedDaemons.ROOT;
 
