@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -35,7 +37,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * unchanged, and the minion signs in with it. Each step is a {@link CrashPoints} name armed in the process's crash
  * dir; the process holds there, and the test kills it. The minion's steps each in a minion of its own against one
  * master; the master's steps in turn on one minion's {@code --rotate-key}, the master killed at each and started
- * again on the ports it had.
+ * again on the ports it had. The two transports run at the same time (junit-platform.properties), each in a test
+ * instance of its own with its own master and minions: the class takes about as long as one of them.
  */
 class RotationCrashIT {
 
@@ -69,6 +72,7 @@ class RotationCrashIT {
 
     @ParameterizedTest
     @EnumSource(TransportKind.class)
+    @Execution(ExecutionMode.CONCURRENT)
     void killedAtAnyStepOfARotationTheMinionSignsInWithTheOneKeyTheMasterAccepts(TransportKind kind)
             throws Exception {
         String transport = kind.name().toLowerCase(Locale.ROOT);
@@ -150,13 +154,17 @@ class RotationCrashIT {
         assertSignedInWith("rotating", minion, start("brine-minion", minion, "restart.out"), rotated);
     }
 
-    /** Starts the master with its crash points and waits until it serves; its ports. */
+    /**
+     * Starts the master with its crash points and waits until it serves, as long as a cluster test's master may take
+     * ({@link ClusterMasterProcess#START_WAIT}: a start is CPU, and the two transports start theirs at once); its
+     * ports.
+     */
     private Matcher startMaster() throws Exception {
         masterLaunches++;
         Path log = masterDir.resolve("master-" + masterLaunches + ".out");
         master = start("brine-master", masterDir, log.getFileName().toString());
         Process launched = master;
-        await().until(() -> {
+        await().atMost(ClusterMasterProcess.START_WAIT).until(() -> {
             assertThat(launched.isAlive()).as("master exited: %s", read(log)).isTrue();
             return SERVING.matcher(read(log)).find();
         });
@@ -205,9 +213,10 @@ class RotationCrashIT {
         assertThat(process.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
     }
 
+    /** Waits for {@code text} from a process this test started: its start is part of the wait, as a master's is. */
     private static void awaitOutput(Process process, Path output, String text) throws IOException {
         try {
-            await().until(() -> {
+            await().atMost(ClusterMasterProcess.START_WAIT).until(() -> {
                 assertThat(process.isAlive()).as("exited before %s: %s", text, read(output)).isTrue();
                 return read(output).contains(text);
             });
