@@ -22,7 +22,10 @@ import java.util.Set;
  */
 record Action(Kind kind, String option, String argument, Set<KeyState> states, boolean all) {
 
-    enum Kind { LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS }
+    enum Kind {
+        LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS,
+        SIGN_MASTER_KEY
+    }
 
     /** The one action the options ask for; listing all keys when none. */
     static Action of(BrineKey options) {
@@ -56,6 +59,10 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         if (options.rotateKeys != null) {
             actions.add(new Action(Kind.ROTATE_KEYS, "--rotate-keys", options.rotateKeys,
                     EnumSet.allOf(KeyState.class), false));
+        }
+        if (options.signMasterKey != null) {
+            actions.add(new Action(Kind.SIGN_MASTER_KEY, "--sign-master-key", options.signMasterKey.toString(), all,
+                    false));
         }
         if (actions.size() > 1) {
             throw UserError.usage("choose one action; got " + String.join(" and ",

@@ -3,6 +3,7 @@ package io.brine.keytool;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
 import io.brine.daemon.BrineVersion;
+import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.targeting.Glob;
 import io.brine.store.audit.AuditLog;
@@ -80,6 +81,12 @@ import picocli.CommandLine.Spec;
             "  brine-key --clean                move aside what is not a key file (asks)",
             "  brine-key --rotate-keys 'web*'   ask web1, web2, ... to rotate their keys; -L shows progress",
             "  brine-key --rotate-master-key    new master key; minions follow it",
+            "  brine-key --rotate-master-key --prepare",
+            "                                   new master key, pending: pki_dir/master_sign.request to sign",
+            "  brine-key --sign-master-key master_sign.request --master-sign-key sign.pem",
+            "                                   (where the signing key is) write master_sign.request.sig",
+            "  brine-key --rotate-master-key --signature master_sign.request.sig",
+            "                                   put the prepared key in force",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
@@ -204,9 +211,41 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--master-sign-key", paramLabel = "FILE",
             description = "With --rotate-master-key: also sign the succession record with this offline master"
                     + " signing key (a private key PEM, mode 0400, outside pki_dir; never copied), so that minions"
-                    + " with verify_master_pubkey_sign follow the new key. Required when master.yaml sets"
-                    + " master_sign_pubkey, and then must match pki_dir/master_sign.pub.")
+                    + " with verify_master_pubkey_sign follow the new key, and write Salt's pub_sig of the new key"
+                    + " (pki_dir/master_pubkey_signature) for Salt minions (a master alone: a cluster's masters"
+                    + " send none). Required when master.yaml sets"
+                    + " master_sign_pubkey (or sign in two steps: --prepare), and then must match"
+                    + " pki_dir/master_sign.pub. With --sign-master-key: the key that signs the request.")
     Path masterSignKey;
+
+    @Option(names = "--prepare",
+            description = "With --rotate-master-key: the first of the two steps of a rotation signed where the master"
+                    + " signing key is kept (it never comes to this machine): make the new key pair, kept pending in"
+                    + " pki_dir/master.pem.pending and not in force, and write the request to sign,"
+                    + " pki_dir/master_sign.request. Needs master_sign_pubkey; a master alone only (refused on a cluster host:"
+                    + " use --master-sign-key there). One at a time: a second is refused"
+                    + " while one waits (--cancel drops it).")
+    boolean prepare;
+
+    @Option(names = "--signature", paramLabel = "FILE",
+            description = "With --rotate-master-key: the last step; check FILE (written by --sign-master-key) against"
+                    + " pki_dir/master_sign.pub and the prepared key, then put that key in force as --rotate-master-key"
+                    + " does, with Salt's pub_sig of it. Refused, nothing changed, for another key or request, a"
+                    + " request made before another rotation or whose master_key_grace is over, or another signing"
+                    + " key. With --sign-master-key: where to write the signature (default: REQUEST.sig; never"
+                    + " overwritten).")
+    Path signature;
+
+    @Option(names = "--cancel", description = "With --rotate-master-key: drop the prepared rotation (the pending key"
+            + " and its request); the key in force is unchanged.")
+    boolean cancel;
+
+    @Option(names = "--sign-master-key", paramLabel = "REQUEST",
+            description = "On the machine that holds the master signing key (no master.yaml or pki_dir needed):"
+                    + " sign the rotation in REQUEST (pki_dir/master_sign.request, copied from the master) with"
+                    + " --master-sign-key FILE: brine's signature of the succession record and Salt's pub_sig of the"
+                    + " new key, written to REQUEST.sig (or --signature FILE). Shows both keys' fingerprints.")
+    Path signMasterKey;
 
     @Option(names = "--gen-keys", paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
@@ -360,8 +399,23 @@ public final class BrineKey implements Callable<Integer> {
     @Override
     public Integer call() {
         Action action = Action.of(this);
-        if (masterSignKey != null && action.kind() != Action.Kind.ROTATE_MASTER_KEY) {
-            throw UserError.usage("--master-sign-key applies to --rotate-master-key only");
+        boolean masterKey = action.kind() == Action.Kind.ROTATE_MASTER_KEY;
+        if (masterSignKey != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
+            throw UserError.usage("--master-sign-key applies to --rotate-master-key and --sign-master-key only");
+        }
+        if ((prepare || cancel) && !masterKey) {
+            throw UserError.usage((prepare ? "--prepare" : "--cancel") + " applies to --rotate-master-key only");
+        }
+        if (signature != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
+            throw UserError.usage("--signature applies to --rotate-master-key and --sign-master-key only");
+        }
+        if (masterKey && (prepare ? 1 : 0) + (cancel ? 1 : 0) + (signature != null ? 1 : 0)
+                + (masterSignKey != null ? 1 : 0) > 1) {
+            throw UserError.usage("--rotate-master-key: choose one of --master-sign-key, --prepare, --signature and"
+                    + " --cancel");
+        }
+        if (action.kind() == Action.Kind.SIGN_MASTER_KEY && masterSignKey == null) {
+            throw UserError.usage("--sign-master-key needs the signing key: --master-sign-key FILE");
         }
         Output output = new Output(out(), err(), out, !noColour && terminal.colour()
                 && !environment.containsKey("NO_COLOR"));
@@ -379,6 +433,19 @@ public final class BrineKey implements Callable<Integer> {
         if (action.kind() == Action.Kind.CLEAN) {
             return new CleanCommand(this, output, changes).run(KeytoolConfig.resolve(configDir, defaults, pkiDir,
                     cachedir));
+        }
+        if (action.kind() == Action.Kind.SIGN_MASTER_KEY) {
+            return new MasterKeySigning(this, output).sign(signMasterKey, masterSignKey, signature);
+        }
+        if (masterKey && (prepare || cancel || signature != null)) {
+            MasterKeySigning signing = new MasterKeySigning(this, output);
+            // master.yaml read also with --pki-dir and --cachedir, as for a one-step rotation: a cluster host's is.
+            KeytoolConfig config = KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir, cachedir);
+            if (cancel) {
+                return signing.cancel(config);
+            }
+            MasterConfig settings = KeytoolConfig.settings(configDir, defaults);
+            return prepare ? signing.prepare(config, settings) : signing.complete(config, settings, signature);
         }
         if (action.kind() == Action.Kind.ROTATE_MASTER_KEY) {
             return changes.rotateMasterKey(KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir,
@@ -430,8 +497,8 @@ public final class BrineKey implements Callable<Integer> {
         return switch (action.kind()) {
             case PRINT, FINGER -> show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(),
                     globs, action.all());
-            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS ->
-                throw new IllegalStateException();
+            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS,
+                    SIGN_MASTER_KEY -> throw new IllegalStateException();
         };
     }
 

@@ -452,8 +452,9 @@ final class ChangeKeys {
         Optional<Path> signPub = settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName()));
         if (masterSignKey == null && signPub.isPresent()) {
             throw UserError.usage("--rotate-master-key: master_sign_pubkey is on (" + signPub.get()
-                    + "): give the offline signing key with --master-sign-key FILE, or minions that verify it would"
-                    + " refuse the new key; nothing changed");
+                    + "): give the offline signing key with --master-sign-key FILE, or sign the rotation where that key"
+                    + " is kept in two steps (--rotate-master-key --prepare, then --signature FILE), or minions that"
+                    + " verify it would refuse the new key; nothing changed");
         }
         Optional<PrivateKey> signingKey;
         try {
@@ -484,26 +485,7 @@ final class ChangeKeys {
                             settings.masterKeyChain(), signingKey, command.actor(), Clock.systemUTC())
                     : ((FileKeyStore) store).rotateMasterKey(settings.keysize(), settings.masterKeyGrace(),
                             settings.masterKeyChain(), signingKey, Clock.systemUTC());
-            String previous = Fingerprints.of(rotated.previous());
-            String next = Fingerprints.of(rotated.next());
-            Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
-            if (output.text()) {
-                if (!command.quiet()) {
-                    output.out().println("Master key rotated: " + previous + " -> " + next + (signingKey.isPresent()
-                            ? ", signed by the master signing key too" : "") + "." + (installed != null
-                            ? " Every running master of the cluster takes it within a second" : " A running master"
-                            + " takes it within a second") + " and sends it to its minions; the previous key signs"
-                            + " publications until " + graceUntil + " (master_key_grace).");
-                    output.out().flush();
-                }
-                return 0;
-            }
-            Map<String, Object> document = new LinkedHashMap<>();
-            document.put("previous", previous);
-            document.put("next", next);
-            document.put("grace_until", graceUntil.toString());
-            document.put("signing_key_signed", signingKey.isPresent());
-            return output.printStructured(document);
+            return printRotated(output, command.quiet(), rotated, signingKey.isPresent(), installed != null);
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage() + (installed != null ? "; nothing changed" : ""));
         } catch (IOException e) {
@@ -513,6 +495,36 @@ final class ChangeKeys {
         } finally {
             audit.close();
         }
+    }
+
+    /**
+     * What a rotation did, for the admin: a line, or {@code --out json|yaml}; {@code inCluster}: written to ZooKeeper,
+     * where Salt's {@code pub_sig} is not kept.
+     */
+    static int printRotated(Output output, boolean quiet, MasterKeyRotation.Rotated rotated, boolean signed,
+            boolean inCluster) {
+        String previous = Fingerprints.of(rotated.previous());
+        String next = Fingerprints.of(rotated.next());
+        Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
+        if (output.text()) {
+            if (!quiet) {
+                output.out().println("Master key rotated: " + previous + " -> " + next + (!signed ? ""
+                        : inCluster ? ", signed by the master signing key too (a cluster's masters send Salt minions"
+                                + " no pub_sig: SALT.md 4.1)"
+                        : ", signed by the master signing key too (and Salt's pub_sig of the new key written)") + "."
+                        + (inCluster ? " Every running master of the cluster takes it within a second"
+                                : " A running master takes it within a second") + " and sends it to its minions; the"
+                        + " previous key signs publications until " + graceUntil + " (master_key_grace).");
+                output.out().flush();
+            }
+            return 0;
+        }
+        Map<String, Object> document = new LinkedHashMap<>();
+        document.put("previous", previous);
+        document.put("next", next);
+        document.put("grace_until", graceUntil.toString());
+        document.put("signing_key_signed", signed);
+        return output.printStructured(document);
     }
 
     /** Asks on the terminal (false without one, said on stderr); {@code verb}: what nothing was ("moved"). */

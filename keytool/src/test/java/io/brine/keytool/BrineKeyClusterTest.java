@@ -326,6 +326,18 @@ class BrineKeyClusterTest {
         Result unsigned = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key");
         assertThat(unsigned.exit()).isEqualTo(UserError.USAGE);
         assertThat(unsigned.err()).contains("master_sign_pubkey is on", "nothing changed");
+        // The offline two steps are for a master alone: refused on a cluster host, nothing pending, nothing in ZK.
+        Result prepare = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
+                "--prepare");
+        assertThat(prepare.exit()).isEqualTo(UserError.USAGE);
+        assertThat(prepare.err()).contains("--prepare: the two-step offline signing is for a master alone",
+                "--master-sign-key FILE", "nothing changed");
+        Result signature = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
+                "--signature", tmp.resolve("master_sign.request.sig").toString());
+        assertThat(signature.exit()).isEqualTo(UserError.USAGE);
+        assertThat(signature.err()).contains("--signature: the two-step offline signing is for a master alone");
+        assertThat(pki.resolve("master.pem.pending")).doesNotExist();
+        assertThat(pki.resolve("master_sign.request")).doesNotExist();
         ZkMasterKeys keys = new ZkMasterKeys(client);
         assertThat(keys.load(TestKeys.pair(250), 0).chain()).isEmpty();
 
@@ -334,13 +346,14 @@ class BrineKeyClusterTest {
         Result rotated = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
                 "--master-sign-key", signing.toString());
         assertThat(rotated.exit()).as(rotated.err()).isZero();
-        assertThat(rotated.out()).contains("Every running master of the cluster takes it");
+        assertThat(rotated.out()).contains("Every running master of the cluster takes it", "no pub_sig");
         MasterKeySet now = keys.load(TestKeys.pair(250), System.currentTimeMillis());
         assertThat(now.chain()).hasSize(1);
         assertThat(now.chain().get(0).signingSignature()).isNotNull();
         assertThat(Fingerprints.of(now.current().getPublic())).isNotEqualTo(Fingerprints.of(key(250)));
         // The cluster's key, not this host's pki dir: nothing rotated there.
         assertThat(pki.resolve("master_chain")).doesNotExist();
+        assertThat(pki.resolve("master_pubkey_signature")).doesNotExist();
         assertThat(Files.readString(pki.resolve("master.pem"))).isEqualTo(TestKeys.privatePem(250));
         assertThat(Files.readString(cache.resolve("audit.log"))).contains("\"master-key-rotated\"");
         // -F shows the key the minions are shown now: the cluster's newest, not this host's installed master.pub.

@@ -11,6 +11,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyLookup;
@@ -1026,8 +1027,11 @@ class BrineKeyTest {
         assertThat(cache.resolve("audit.log")).doesNotExist();
     }
 
-    @Test
-    void aRotationUnderMasterSignPubkeyNeedsTheOfflineSigningKeyAndSaysItSigned() throws Exception {
+    /**
+     * A master key (60) in pki, master_sign_pubkey on in etc/master.yaml with 61's public half in pki; returns the
+     * offline directory holding 61's private key (master_sign.pem) and another key (other.pem), each 0400.
+     */
+    private Path signingSetup() throws Exception {
         Files.writeString(pki.resolve("master.pem"), TestKeys.privatePem(60));
         Files.setPosixFilePermissions(pki.resolve("master.pem"), PosixFilePermissions.fromString("r--------"));
         Files.writeString(pki.resolve("master.pub"), TestKeys.publicPem(60));
@@ -1037,9 +1041,17 @@ class BrineKeyTest {
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
         Path other = Files.writeString(offline.resolve("other.pem"), TestKeys.privatePem(62));
         Files.setPosixFilePermissions(other, PosixFilePermissions.fromString("r--------"));
-        Path conf = Files.createDirectories(tmp.resolve("etc"));
-        Files.writeString(conf.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
+        Files.writeString(Files.createDirectories(tmp.resolve("etc")).resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
                 + "\nmaster_sign_pubkey: true\n");
+        return offline;
+    }
+
+    @Test
+    void aRotationUnderMasterSignPubkeyNeedsTheOfflineSigningKeyAndSaysItSigned() throws Exception {
+        Path offline = signingSetup();
+        Path signing = offline.resolve("master_sign.pem");
+        Path other = offline.resolve("other.pem");
+        Path conf = tmp.resolve("etc");
 
         Result unsigned = runRaw("-c", conf.toString(), "--rotate-master-key");
         assertThat(unsigned.exit()).isEqualTo(2);
@@ -1049,7 +1061,7 @@ class BrineKeyTest {
         assertThat(wrongKey.err()).contains("is not the private half of " + pki.resolve("master_sign.pub"));
         Result notARotation = runRaw("-c", conf.toString(), "-L", "--master-sign-key", signing.toString());
         assertThat(notARotation.exit()).isEqualTo(2);
-        assertThat(notARotation.err()).contains("--master-sign-key applies to --rotate-master-key only");
+        assertThat(notARotation.err()).contains("--master-sign-key applies to --rotate-master-key");
         assertThat(pki.resolve("master_chain")).doesNotExist();
         assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
 
@@ -1059,5 +1071,88 @@ class BrineKeyTest {
         assertThat(JSON.readTree(signed.out()).get("signing_key_signed").asBoolean()).isTrue();
         assertThat(pki.resolve("master_chain")).exists();
         assertThat(Files.readString(cache.resolve("audit.log"))).contains("signed by the master signing key too");
+        // Salt's pub_sig of the new key, for minions with verify_master_pubkey_sign.
+        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE))).verifies(
+                Pem.readPublicKey(Files.readString(pki.resolve("master.pub"))), TestKeys.pair(61).getPublic()))
+                .isTrue();
+    }
+
+    @Test
+    void aRotationSignedOfflineInTwoStepsPutsThePreparedKeyInForceAndRefusesEverySignatureButItsOwn()
+            throws Exception {
+        Path offline = signingSetup();
+        Path signing = offline.resolve("master_sign.pem");
+        Path other = offline.resolve("other.pem");
+        Path conf = tmp.resolve("etc");
+        Path request = offline.resolve("master_sign.request");
+
+        Result nothingPrepared = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature",
+                offline.resolve("none.sig").toString());
+        assertThat(nothingPrepared.exit()).isEqualTo(2);
+        Result prepared = runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare");
+        assertThat(prepared.exit()).as(prepared.err()).isZero();
+        assertThat(prepared.out()).contains("prepared, not in force", "--sign-master-key");
+        assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
+        assertThat(pki.resolve("master_chain")).doesNotExist();
+        Result again = runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare");
+        assertThat(again.exit()).isEqualTo(1);
+        assertThat(again.err()).contains("a prepared rotation is waiting", "--cancel");
+        Result oneStep = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key",
+                signing.toString());
+        assertThat(oneStep.exit()).isEqualTo(2);
+        assertThat(oneStep.err()).contains("a prepared rotation is waiting");
+
+        // Off the master: no config, no pki dir; another signing key signs too, but the master refuses it.
+        Files.copy(pki.resolve("master_sign.request"), request);
+        Result wrongSigner = runRaw("--sign-master-key", request.toString(), "--master-sign-key", other.toString(),
+                "--signature", offline.resolve("other.sig").toString());
+        assertThat(wrongSigner.exit()).as(wrongSigner.err()).isZero();
+        Result noKey = runRaw("--sign-master-key", request.toString());
+        assertThat(noKey.exit()).isEqualTo(2);
+        assertThat(noKey.err()).contains("--master-sign-key FILE");
+        Result sign = runRaw("--sign-master-key", request.toString(), "--master-sign-key", signing.toString());
+        assertThat(sign.exit()).as(sign.err()).isZero();
+        assertThat(sign.out()).contains(Fingerprints.of(TestKeys.pair(60).getPublic()),
+                Fingerprints.of(TestKeys.pair(61).getPublic()));
+        Path signature = offline.resolve("master_sign.request.sig");
+        Result twice = runRaw("--sign-master-key", request.toString(), "--master-sign-key", signing.toString());
+        assertThat(twice.exit()).isEqualTo(1);
+        assertThat(twice.err()).contains("exists");
+
+        Result refused = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature",
+                offline.resolve("other.sig").toString());
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("not made by the master signing key", "nothing changed");
+        assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
+
+        Result done = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString(),
+                "--out", "json");
+        assertThat(done.exit()).as(done.err()).isZero();
+        assertThat(JSON.readTree(done.out()).get("signing_key_signed").asBoolean()).isTrue();
+        RSAPublicKey next = Pem.readPublicKey(Files.readString(pki.resolve("master.pub")));
+        assertThat(Fingerprints.of(next)).isEqualTo(JSON.readTree(done.out()).get("next").asText());
+        assertThat(next).isNotEqualTo(TestKeys.pair(60).getPublic());
+        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE))).verifies(next,
+                TestKeys.pair(61).getPublic())).isTrue();
+        assertThat(pki.resolve("master.pem.pending")).doesNotExist();
+        assertThat(pki.resolve("master_sign.request")).doesNotExist();
+        Result reused = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString());
+        assertThat(reused.exit()).isEqualTo(1);
+        assertThat(reused.err()).contains("no prepared rotation");
+
+        // A signature of an earlier request, for a key since dropped, is for another key.
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare").exit()).isZero();
+        Path first = offline.resolve("first.sig");
+        assertThat(runRaw("--sign-master-key", pki.resolve("master_sign.request").toString(), "--master-sign-key",
+                signing.toString(), "--signature", first.toString()).exit()).isZero();
+        Result cancelled = runRaw("-c", conf.toString(), "--rotate-master-key", "--cancel");
+        assertThat(cancelled.exit()).as(cancelled.err()).isZero();
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare").exit()).isZero();
+        Result otherKey = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", first.toString());
+        assertThat(otherKey.exit()).isEqualTo(1);
+        assertThat(otherKey.err()).contains("the signature is for another key");
+        assertThat(Pem.readPublicKey(Files.readString(pki.resolve("master.pub")))).isEqualTo(next);
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("master-key-rotation-prepared",
+                "signed offline by the master signing key", "master-key-rotation-cancelled");
     }
 }

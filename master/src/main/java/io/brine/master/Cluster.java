@@ -27,6 +27,7 @@ import io.brine.store.policy.AcceptancePolicies;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Clock;
 import java.util.Optional;
@@ -72,9 +73,10 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
 
     /**
      * The master key in force and its rotations, from {@code installed} (this master's {@code master.pem}): {@code
-     * pki_dir}'s for a master alone, the cluster's {@code /master_key} for a master of a cluster.
+     * pki_dir}'s for a master alone, the cluster's {@code /master_key} for a master of a cluster; {@code signPub}:
+     * {@code master_sign.pub} when Salt minions are to be sent {@code pub_sig} (only a master alone keeps one).
      */
-    MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException;
+    MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub) throws IOException, KeyStoreException;
 
     /** The cluster's gauges. */
     void watch(MasterMetrics metrics);
@@ -115,8 +117,9 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         }
 
         @Override
-        public MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException {
-            return MasterKeyring.open(config.pkiDir(), installed, clock);
+        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub) throws IOException,
+                KeyStoreException {
+            return MasterKeyring.open(config.pkiDir(), installed, clock, signPub);
         }
 
         @Override
@@ -171,8 +174,9 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
 
         /** Its watch goes with the connection to ZooKeeper. */
         @Override
-        public MasterKeyring masterKeys(KeyPair installed) throws IOException, KeyStoreException {
-            return MasterKeyring.cluster(new ZkMasterKeys(stores.client()), installed, clock);
+        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub) throws IOException,
+                KeyStoreException {
+            return MasterKeyring.cluster(new ZkMasterKeys(stores.client()), installed, clock, signPub);
         }
 
         /**

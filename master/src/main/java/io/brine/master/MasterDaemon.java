@@ -140,7 +140,8 @@ public final class MasterDaemon implements AutoCloseable {
             KeyStore keyStore = cluster.keyStore();
             KeyPair masterKeys = keyStore.masterKeyPair();
             // brine-key --rotate-master-key: in pki_dir for a master alone, in ZooKeeper for a cluster's masters.
-            MasterKeyring masterKeyring = cluster.masterKeys(masterKeys);
+            MasterKeyring masterKeyring = cluster.masterKeys(masterKeys,
+                    config.saltMinions() ? config.masterSignPub() : Optional.empty());
             RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
                     config.keysize()).getPublic();
             SharedJobs sharedJobs = cluster.jobs();
@@ -163,15 +164,18 @@ public final class MasterDaemon implements AutoCloseable {
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
-            Optional<SaltKeys> saltKeys = config.saltMinions() ? Optional.of(new SaltKeys(masterKeys,
-                    () -> transport.addresses().publish().getPort(), keyStore)) : Optional.empty();
+            Optional<SaltKeys> saltKeys = config.saltMinions() ? Optional.of(new SaltKeys(masterKeyring::current,
+                    masterKeyring::saltSignature, () -> transport.addresses().publish().getPort(), keyStore))
+                    : Optional.empty();
             if (saltKeys.isPresent()) {
+                // A new master key: a new aes too, so that Salt minions sign in again and are shown the key.
+                masterKeyring.onRotated(saltKeys.get()::rotate);
                 keyring.onRotate(saltKeys.get()::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys.get()::onKeyChange));
             }
             JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeyring::publicationKey,
-                    jobCache, active, audit, clock, saltKeys.<SaltEnvelopes>map(keys -> new SaltPublisher(keys,
-                            masterKeys.getPrivate())).orElseGet(SaltEnvelopes::none), publications, writes);
+                    jobCache, active, audit, clock, saltKeys.<SaltEnvelopes>map(SaltPublisher::new)
+                            .orElseGet(SaltEnvelopes::none), publications, writes);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
             opened.add(seen);
             AuthWorkBudget budget = new AuthWorkBudget(config.authWorkBudget(), clock);

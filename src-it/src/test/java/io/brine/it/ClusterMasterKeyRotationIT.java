@@ -21,6 +21,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -66,14 +67,21 @@ class ClusterMasterKeyRotationIT {
             Path pin = a.configOf(minion).pkiDir().resolve(MasterPin.FILE);
             assertThat(Files.readString(pin)).isEqualTo(TestKeys.publicPem(250));
 
+            // What a master's Salt side listens with (a new aes key): run on each master as it takes the rotation.
+            AtomicInteger aTook = new AtomicInteger();
+            AtomicInteger bTook = new AtomicInteger();
+            a.master.master().masterKeys().onRotated(aTook::incrementAndGet);
+            b.master.master().masterKeys().onRotated(bTook::incrementAndGet);
             toA.hold(); // a's connection stays open and silent: a's succession never reaches the minion
             rotated = ((ZkKeyStore) master(b).keyStore()).rotateMasterKey(INSTALLED, 2048, Duration.ofDays(7), 5,
                     Optional.empty(), "brine-key:test", Clock.systemUTC());
 
             await().until(() -> inForce(a).equals(rotated.next()) && inForce(b).equals(rotated.next()));
+            await().until(() -> aTook.get() == 1 && bTook.get() == 1);
             for (Fleet fleet : List.of(a, b)) {
                 assertThat(fleet.master.master().masterKeys().chain()).hasSize(1);
                 assertThat(fleet.master.master().masterKeys().publicationKey()).isEqualTo(INSTALLED.getPrivate());
+                assertThat(fleet.master.master().masterKeys().saltSignature()).isEmpty(); // none in ZooKeeper
             }
             await().until(() -> b.sessionIds().containsKey("web1"));
             Fleet.awaitState(minion, MinionState.ACCEPTED);

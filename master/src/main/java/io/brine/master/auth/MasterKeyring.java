@@ -4,21 +4,25 @@ import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeyRotation.MasterKeySet;
+import io.brine.store.keys.MasterKeys;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.security.KeyPair;
 import java.security.PrivateKey;
 import java.security.PublicKey;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,16 +46,28 @@ public final class MasterKeyring {
 
         /** Removes the previous private key where this source keeps one, once its grace is over. */
         void retire() throws IOException;
+
+        /**
+         * The pki dir holding Salt's {@code pub_sig} of the keys in force ({@code master_pubkey_signature}); empty
+         * where it is not kept (a cluster's ZooKeeper records carry none).
+         */
+        Optional<Path> saltSignatureDir();
     }
 
     private final Source source;
     private final Clock clock;
+    /** {@code master_sign_pubkey}: {@code master_sign.pub}, which Salt's {@code pub_sig} must verify against. */
+    private final Optional<Path> signPub;
+    private final List<Runnable> rotationListeners = new CopyOnWriteArrayList<>();
     private volatile MasterKeySet keys;
+    private volatile Optional<SaltPubkeySignature> saltSignature;
 
-    private MasterKeyring(Source source, MasterKeySet keys, Clock clock) {
+    private MasterKeyring(Source source, MasterKeySet keys, Clock clock, Optional<Path> signPub) {
         this.source = source;
         this.keys = keys;
         this.clock = clock;
+        this.signPub = signPub;
+        this.saltSignature = loadSaltSignature(keys.current());
     }
 
     /** A pair that never rotates (tests'). */
@@ -65,14 +81,45 @@ public final class MasterKeyring {
             @Override
             public void retire() {
             }
-        }, new MasterKeySet(pair, Optional.empty(), List.of()), clock);
+
+            @Override
+            public Optional<Path> saltSignatureDir() {
+                return Optional.empty();
+            }
+        }, new MasterKeySet(pair, Optional.empty(), List.of()), clock, Optional.empty());
     }
 
     /** The keys in {@code pkiDir} as the key store loaded {@code current}: with the chain and the previous pair. */
     public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock) throws IOException,
             KeyStoreException {
+        return open(pkiDir, current, clock, Optional.empty());
+    }
+
+    /**
+     * As {@link #open(Path, KeyPair, Clock)}, with {@code master_sign_pubkey}'s {@code master_sign.pub}: Salt's
+     * {@code pub_sig} of the key in force ({@code pki_dir/master_pubkey_signature}) is then read with each key and
+     * offered to Salt minions when it verifies.
+     */
+    public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock, Optional<Path> signPub)
+            throws IOException, KeyStoreException {
         return new MasterKeyring(new PkiDir(pkiDir, clock), MasterKeyRotation.load(pkiDir, current, clock.millis()),
-                clock);
+                clock, signPub);
+    }
+
+    /**
+     * Salt's {@code pub_sig} of the key in force, made offline by the master signing key and checked against it and
+     * {@code master_sign.pub}; empty without {@code master_sign_pubkey}, in a cluster, or when none verifies (logged).
+     */
+    public Optional<SaltPubkeySignature> saltSignature() {
+        return saltSignature;
+    }
+
+    /**
+     * Runs {@code listener} (timer thread) once a rotation made by another process is in force here, whether it came
+     * from {@code pki_dir} or from the cluster's ZooKeeper.
+     */
+    public void onRotated(Runnable listener) {
+        rotationListeners.add(listener);
     }
 
     /**
@@ -84,8 +131,17 @@ public final class MasterKeyring {
      */
     public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock) throws IOException,
             KeyStoreException {
+        return cluster(zk, installed, clock, Optional.empty());
+    }
+
+    /**
+     * As {@link #cluster(ZkMasterKeys, KeyPair, Clock)}; with {@code master_sign_pubkey}'s {@code master_sign.pub}
+     * it logs that Salt minions are sent no {@code pub_sig}: ZooKeeper's records do not carry one.
+     */
+    public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock, Optional<Path> signPub)
+            throws IOException, KeyStoreException {
         InCluster source = new InCluster(zk, installed, clock);
-        MasterKeyring ring = new MasterKeyring(source, zk.load(installed, clock.millis()), clock);
+        MasterKeyring ring = new MasterKeyring(source, zk.load(installed, clock.millis()), clock, signPub);
         zk.watch(source.changes::incrementAndGet);
         return ring;
     }
@@ -114,7 +170,11 @@ public final class MasterKeyring {
      */
     public Optional<List<MasterSuccession>> reloadIfRotated() {
         Optional<MasterKeySet> loaded = source.rotated(keys);
-        loaded.ifPresent(set -> keys = set);
+        loaded.ifPresent(set -> {
+            saltSignature = loadSaltSignature(set.current());
+            keys = set;
+            rotationListeners.forEach(Runnable::run);
+        });
         return loaded.map(MasterKeySet::chain);
     }
 
@@ -188,6 +248,11 @@ public final class MasterKeyring {
             MasterKeyRotation.retirePrevious(pkiDir);
         }
 
+        @Override
+        public Optional<Path> saltSignatureDir() {
+            return Optional.of(pkiDir);
+        }
+
         private Object stamp() throws IOException {
             Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pkiDir.resolve(
                     MasterKeyRotation.CHAIN_FILE));
@@ -249,6 +314,52 @@ public final class MasterKeyring {
         @Override
         public void retire() {
             // The sealed keys in ZooKeeper go with their records (master_key_chain).
+        }
+
+        @Override
+        public Optional<Path> saltSignatureDir() {
+            return Optional.empty(); // brine-key's cluster rotation keeps no pub_sig in ZooKeeper (SALT.md 4.1)
+        }
+    }
+
+    /**
+     * Reads and checks the {@code pub_sig} of {@code current}; what is wrong is logged, since Salt minions that verify
+     * refuse a master that sends none.
+     */
+    private Optional<SaltPubkeySignature> loadSaltSignature(KeyPair current) {
+        if (signPub.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<Path> pkiDir = source.saltSignatureDir();
+        if (pkiDir.isEmpty()) {
+            LOG.warn("master_sign_pubkey is on, but a cluster's masters send Salt minions no pub_sig (it is not kept"
+                    + " in ZooKeeper): Salt minions with verify_master_pubkey_sign refuse the key {} (SALT.md 4.1)",
+                    Fingerprints.of(current.getPublic()));
+            return Optional.empty();
+        }
+        Path file = pkiDir.get().resolve(SaltPubkeySignature.FILE);
+        String refused = "; Salt minions with verify_master_pubkey_sign refuse this master's key until a rotation"
+                + " signed by the master signing key (brine-key --rotate-master-key with --master-sign-key, or"
+                + " --prepare and --signature) writes one";
+        try {
+            Optional<RSAPublicKey> signer = MasterKeys.readPublic(signPub.get());
+            if (signer.isEmpty()) {
+                LOG.error("master_sign_pubkey is on but {} is missing{}", signPub.get(), refused);
+                return Optional.empty();
+            }
+            Optional<SaltPubkeySignature> signature = MasterKeyRotation.readSaltSignature(pkiDir.get());
+            if (signature.isEmpty()) {
+                LOG.warn("master_sign_pubkey is on but {} is missing{}", file, refused);
+                return Optional.empty();
+            }
+            if (!signature.get().verifies(current.getPublic(), signer.get())) {
+                LOG.error("{} is not the master signing key's signature of the key in force{}", file, refused);
+                return Optional.empty();
+            }
+            return signature;
+        } catch (IOException | KeyStoreException e) {
+            LOG.error("Salt's pub_sig not loaded: {}{}", e.getMessage(), refused);
+            return Optional.empty();
         }
     }
 }

@@ -2,6 +2,7 @@ package io.brine.master.salt;
 
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltAuthResponder;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
@@ -12,6 +13,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * The symmetric keys the master holds for Salt minions (SALT.md §4): the shared {@code aes} key, separate from
@@ -21,7 +23,8 @@ import java.util.function.IntSupplier;
  */
 public final class SaltKeys {
 
-    private final KeyPair master;
+    private final Supplier<KeyPair> master;
+    private final Supplier<Optional<SaltPubkeySignature>> pubSig;
     private final IntSupplier publishPort;
     private final Map<String, Crypticle> sessions = new ConcurrentHashMap<>();
     private final KeyStore keyStore;
@@ -32,7 +35,18 @@ public final class SaltKeys {
      * @param keyStore whose {@linkplain KeyStore#kind kinds} say which minions are Salt minions
      */
     public SaltKeys(KeyPair master, IntSupplier publishPort, KeyStore keyStore) {
+        this(() -> master, Optional::empty, publishPort, keyStore);
+    }
+
+    /**
+     * @param master the master key pair in force, read for each new {@code aes} generation ({@link #rotate} after a
+     *               master key rotation, so that Salt minions sign in again and see the new key)
+     * @param pubSig Salt's {@code pub_sig} of that key ({@code master_sign_pubkey}), or empty
+     */
+    public SaltKeys(Supplier<KeyPair> master, Supplier<Optional<SaltPubkeySignature>> pubSig,
+            IntSupplier publishPort, KeyStore keyStore) {
         this.master = master;
+        this.pubSig = pubSig;
         this.publishPort = publishPort;
         this.keyStore = keyStore;
     }
@@ -43,7 +57,8 @@ public final class SaltKeys {
         if (current == null) {
             synchronized (this) {
                 if (responder == null) {
-                    responder = new SaltAuthResponder(master, Crypticle.generate(), publishPort.getAsInt());
+                    responder = new SaltAuthResponder(master.get(), Crypticle.generate(), publishPort.getAsInt(),
+                            pubSig.get());
                 }
                 current = responder;
             }

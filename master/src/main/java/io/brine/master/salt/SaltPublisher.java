@@ -1,11 +1,11 @@
 package io.brine.master.salt;
 
 import io.brine.master.publish.SaltEnvelopes;
+import io.brine.protocol.salt.SaltAuthResponder;
 import io.brine.protocol.salt.SaltPublication;
 import io.brine.protocol.salt.SaltRsa;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
-import java.security.PrivateKey;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -23,11 +23,10 @@ public final class SaltPublisher implements SaltEnvelopes {
     static final SaltRsa.Signing SIGNING = SaltRsa.Signing.PKCS1V15_SHA224;
 
     private final SaltKeys keys;
-    private final PrivateKey master;
 
-    public SaltPublisher(SaltKeys keys, PrivateKey master) {
+    /** Publications are sealed and signed with the current {@code aes} generation's key and master key. */
+    public SaltPublisher(SaltKeys keys) {
         this.keys = keys;
-        this.master = master;
     }
 
     /**
@@ -53,6 +52,7 @@ public final class SaltPublisher implements SaltEnvelopes {
         targets.forEach(id -> tgt.add(SaltValue.str(id)));
         SaltPublication publication = new SaltPublication(fun, SaltValues.jobArgs(args, kwargs),
                 new SaltValue.Array(tgt), jid, "", "list", user, List.of(), serial);
-        return publication.envelope(keys.aes(), master, SIGNING);
+        SaltAuthResponder generation = keys.responder();
+        return publication.envelope(generation.aes(), generation.master().getPrivate(), SIGNING);
     }
 }

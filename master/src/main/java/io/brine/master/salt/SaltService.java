@@ -40,7 +40,6 @@ import io.brine.store.policy.AuthAttempt;
 import io.brine.transport.DropLog;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
@@ -72,7 +71,6 @@ public final class SaltService {
     private final KeyStore keyStore;
     private final Admission admission;
     private final SaltKeys keys;
-    private final KeyPair masterKeys;
     private final AuthAudit audit;
     /** Failed writes (readiness) and audit lines that could not be written. */
     private final StoreWrites writes;
@@ -107,7 +105,6 @@ public final class SaltService {
         this.maxReturnBytes = maxReturnBytes;
         this.admission = new Admission(keyStore, policies);
         this.keys = keys;
-        this.masterKeys = keyStore.masterKeyPair();
         this.audit = audit;
         this.grains = grains;
         this.jobs = jobs;
@@ -146,12 +143,12 @@ public final class SaltService {
         if (request.version() < SaltAuthResponder.MINIMUM_VERSION || load.signing().isEmpty()) {
             LOG.info("Salt minion {} ({}): auth version {} or algorithm {} not served", MinionIds.printable(id),
                     from, request.version(), MinionIds.printable(load.sigAlgo()));
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         if (!MinionIds.isValid(id)) {
             LOG.info("Salt minion {} ({}): auth refused: invalid id", MinionIds.printable(id), from);
             auditRefused(MinionIds.printable(id), from, null, "invalid minion id");
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         Optional<String> reserved = policies.reservedIds().problem(id);
         if (reserved.isPresent()) {
@@ -162,7 +159,7 @@ public final class SaltService {
                         ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
             auditRefused(id, from, null, reserved.get());
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         RSAPublicKey key;
         try {
@@ -171,7 +168,7 @@ public final class SaltService {
         } catch (KeyFormatException e) {
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, e.getMessage());
             auditRefused(id, from, null, e.getMessage());
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         String fingerprint = Fingerprints.of(key);
         Map<String, Object> claims = new LinkedHashMap<>();
@@ -192,19 +189,19 @@ public final class SaltService {
             // The key store's factor check: refused as a key that does not parse is.
             LOG.info("Salt minion {} ({}): auth refused: {}", id, from, bad.getMessage());
             auditRefused(id, from, fingerprint, bad.getMessage());
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         } catch (UncheckedIOException e) {
             // A full or failing disk, as for brine minions: Salt's "pending" makes the minion ask again later.
             LOG.warn("Salt minion {} ({}): answered pending: the key store failed: {}", id, from, e.getMessage());
             writes.failed(e.getMessage());
-            return encode(responder.respond(request, Decision.PENDING, null), from);
+            return encode(responder, responder.respond(request, Decision.PENDING, null), from);
         }
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
         if (!writes.audit("Salt _auth", id + " (" + from + ")", () -> audit.decided(id, from, fingerprint,
                 admitted.decision(), admitted.policy())) && decision instanceof KeyDecision.Accepted) {
             // No session without its audit line (as for brine minions): "pending" makes the minion ask again later.
-            return encode(responder.respond(request, Decision.PENDING, null), from);
+            return encode(responder, responder.respond(request, Decision.PENDING, null), from);
         }
         if (!(decision instanceof KeyDecision.Pending)) {
             pendingLines.forget(id);
@@ -216,7 +213,7 @@ public final class SaltService {
                 keys.drop(id);
                 LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);
                 auditRefused(id, from, fingerprint, "key removed while answering");
-                return encode(responder.respond(request, Decision.REJECTED, null), from);
+                return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
             }
             if (reply instanceof SaltAuthReply.Accepted) {
                 path.bind(id);
@@ -225,16 +222,16 @@ public final class SaltService {
             } else {
                 LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
             }
-            return encode(reply, from);
+            return encode(responder, reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
                 LOG.info("Salt minion {} ({}): pending ({}), key {}{}", id, from, pending.reason(), fingerprint,
                         admitted.policy().besideAnswer());
             }
-            return encode(responder.respond(request, Decision.PENDING, null), from);
+            return encode(responder, responder.respond(request, Decision.PENDING, null), from);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             LOG.info("Salt minion {} ({}): rejected ({})", id, from, rejected.reason());
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         } else if (decision instanceof KeyDecision.Denied denied) {
             if (offer.stored().isEmpty()) {
                 deniedWarnings.warn(LOG, "Salt minion {} ({}): denied, {}; offered key {} not stored", id, from,
@@ -244,10 +241,10 @@ public final class SaltService {
                         + "({}); kept in minions_denied", id, from, fingerprint, offer.stored().get().fingerprint(),
                         denied.reason());
             }
-            return encode(responder.respond(request, Decision.DENIED, null), from);
+            return encode(responder, responder.respond(request, Decision.DENIED, null), from);
         } else if (decision instanceof KeyDecision.Full full) {
             LOG.warn("Salt minion {} ({}): refused, store full ({})", id, from, full.reason());
-            return encode(responder.respond(request, Decision.FULL, null), from);
+            return encode(responder, responder.respond(request, Decision.FULL, null), from);
         } else if (decision instanceof KeyDecision.OtherKind other) {
             // Salt's _auth proves nothing about the private key: a sign-in with a brine minion's (public) key must
             // not make its jobs go out in Salt's envelope. No session key is made, nothing is marked.
@@ -256,7 +253,7 @@ public final class SaltService {
                 LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, other.reason(), suppressed > 0
                         ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
-            return encode(responder.respond(request, Decision.REJECTED, null), from);
+            return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         throw new IllegalStateException("unknown key decision " + decision);
     }
@@ -266,11 +263,11 @@ public final class SaltService {
      * the auth work budget, since {@code _auth} proves nothing about its sender; Salt's minion takes the silence for
      * a timeout and asks again.
      */
-    private SaltValue encode(SaltAuthReply reply, String from) {
+    private SaltValue encode(SaltAuthResponder responder, SaltAuthReply reply, String from) {
         if (reply instanceof SaltAuthReply.Answer && !budget.trySpend(from, "a Salt auth answer")) {
             return null;
         }
-        return reply.encode(masterKeys.getPrivate());
+        return reply.encode(responder.master().getPrivate()); // the key its pub_key names
     }
 
     // ---------------------------------------------------------------- TCP publish hello
@@ -371,7 +368,7 @@ public final class SaltService {
                 return;
             }
             path.reply(SaltReplies.privately("pillar", EMPTY_PILLAR, nonce, key.get(), enc,
-                    masterKeys.getPrivate(), sig));
+                    keys.responder().master().getPrivate(), sig));
         } else if (command instanceof SaltCommand.MinionEvent) {
             path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil()));
         } else if (command instanceof SaltCommand.RegisterResources) {

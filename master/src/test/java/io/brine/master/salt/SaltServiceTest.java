@@ -1,11 +1,13 @@
 package io.brine.master.salt;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.testing.LogCapture;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
+import io.brine.master.auth.MasterKeyring;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
@@ -376,6 +378,53 @@ class SaltServiceTest {
     void authBelowVersion3GetsBadLoadAndFilesNothing() throws Exception {
         assertThat(signIn("salt1", 2)).isInstanceOf(SaltSignIn.BadLoad.class);
         assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
+    }
+
+    /**
+     * master_sign_pubkey (SALT.md 4.1): after brine-key rotates the master key with the offline signing key, the
+     * master's next aes generation answers with the new key and its pub_sig, which a minion with
+     * verify_master_pubkey_sign takes in place of the key it cached; before (no pub_sig yet) and without the switch,
+     * the minion refuses as stock Salt does.
+     */
+    @Test
+    void afterASignedMasterKeyRotationAVerifyingMinionIsShownTheNewKeyWithItsPubSig() throws Exception {
+        Path pki = dir.resolve("pki");
+        KeyPair signing = TestKeys.pair(251);
+        Files.writeString(pki.resolve("master_sign.pub"), io.brine.protocol.crypto.Pem.publicKeySpki(
+                signing.getPublic()));
+        MasterKeyring ring = MasterKeyring.open(pki, store.masterKeyPair(), Clock.systemUTC(), Optional.of(pki
+                .resolve("master_sign.pub")));
+        keys = new SaltKeys(ring::current, ring::saltSignature, () -> 4505, store);
+        ring.onRotated(keys::rotate);
+        salt = service(1 << 20);
+        accepted("salt1");
+        RSAPublicKey before = (RSAPublicKey) store.masterKeyPair().getPublic();
+        assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.of(signing.getPublic())))
+                .hasMessageContaining("did not send its public-key signature");
+
+        Crypticle aesBefore = keys.aes();
+        ((FileKeyStore) store).rotateMasterKey(2048, Duration.ofDays(7), 5, Optional.of(signing.getPrivate()),
+                Clock.systemUTC());
+        assertThat(ring.reloadIfRotated()).isPresent();
+        assertThat(keys.aes()).as("Salt minions sign in again to learn the key").isNotEqualTo(aesBefore);
+        SaltSignIn.Accepted accepted = (SaltSignIn.Accepted) verifyingSignIn("salt1", before,
+                Optional.of(signing.getPublic()));
+        assertThat(accepted.master()).isEqualTo(ring.current().getPublic()).isNotEqualTo(before);
+        assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.of(TestKeys.pair(252).getPublic())))
+                .hasMessageContaining("signature verification failed");
+        assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.empty()))
+                .hasMessageContaining("not enabled on the minion");
+    }
+
+    private SaltSignIn.Outcome verifyingSignIn(String id, RSAPublicKey cached, Optional<PublicKey> masterSignPub)
+            throws Exception {
+        String nonce = nonce();
+        SaltAuthRequest load = SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(),
+                Optional.empty());
+        Recorded path = new Recorded();
+        salt.handle(new SaltRequest.Auth(load, 3), path);
+        return SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
+                Optional.of(cached), SaltLimits.UNAUTHENTICATED, masterSignPub);
     }
 
     @Test

@@ -20,11 +20,19 @@ public sealed interface SaltAuthReply {
      * one, its token back; {@code sig} is the master's X9.31 signature of the hex SHA-256 of the aes key string.
      */
     record Accepted(String pubKey, int publishPort, Optional<byte[]> token, byte[] aes, byte[] session, byte[] sig,
-                    String nonce, SaltRsa.Signing signing) implements SaltAuthReply {
+                    String nonce, SaltRsa.Signing signing, Optional<String> pubSig) implements SaltAuthReply {
+
+        public Accepted(String pubKey, int publishPort, Optional<byte[]> token, byte[] aes, byte[] session,
+                byte[] sig, String nonce, SaltRsa.Signing signing) {
+            this(pubKey, publishPort, token, aes, session, sig, nonce, signing, Optional.empty());
+        }
+
         @Override
         public SaltValue encode(PrivateKey master) {
             SaltValue.Builder b = SaltValue.Map.builder().put("enc", "pub").put("pub_key", pubKey)
                     .put("publish_port", publishPort);
+            // master_sign_pubkey: the signing key's signature of pub_key, made offline (salt/master.py).
+            pubSig.ifPresent(s -> b.put("pub_sig", s));
             token.ifPresent(t -> b.put("token", t));
             b.put("aes", aes).put("session", session).put("sig", sig).put("nonce", nonce);
             return signed(b.build(), master, signing);
@@ -32,7 +40,8 @@ public sealed interface SaltAuthReply {
 
         @Override
         public String toString() {
-            return "Accepted[publishPort=" + publishPort + ", token=" + token.isPresent() + "]";
+            return "Accepted[publishPort=" + publishPort + ", token=" + token.isPresent() + ", pubSig="
+                    + pubSig.isPresent() + "]";
         }
     }
 

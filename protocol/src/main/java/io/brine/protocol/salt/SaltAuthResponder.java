@@ -11,8 +11,8 @@ import java.util.Optional;
 
 /**
  * The reply a Salt master sends to an {@code _auth} request (salt/channel/server.py {@code handle_message} and
- * salt/master.py {@code AuthFuncs._auth_impl}, with {@code auth_mode: 1}, {@code minimum_auth_version: 3} and no
- * {@code master_sign_pubkey}), as a pure function of the request, the key store's decision and the master's keys.
+ * salt/master.py {@code AuthFuncs._auth_impl}, with {@code auth_mode: 1}, {@code minimum_auth_version: 3} and, when
+ * given a {@link SaltPubkeySignature}, {@code master_sign_pubkey} with {@code master_use_pubkey_signature}), as a pure function of the request, the key store's decision and the master's keys.
  * No I/O: the caller has already filed the key (pending, denied...) and says what it decided.
  *
  * <p>One responder per {@code aes} generation: the X9.31 signature of the aes key's hash is the same in every
@@ -41,8 +41,17 @@ public final class SaltAuthResponder {
     private final byte[] aesSig;
     private final String pubKey;
     private final int publishPort;
+    private final Optional<SaltPubkeySignature> pubSig;
 
     public SaltAuthResponder(KeyPair master, Crypticle aes, int publishPort) {
+        this(master, aes, publishPort, Optional.empty());
+    }
+
+    /**
+     * @param pubSig the signing key's signature of {@code master}'s public key, sent in every accepted reply
+     *               ({@code master_sign_pubkey}); the caller has checked that it is over this key
+     */
+    public SaltAuthResponder(KeyPair master, Crypticle aes, int publishPort, Optional<SaltPubkeySignature> pubSig) {
         if (publishPort < 1 || publishPort > 65535) {
             throw new IllegalArgumentException("publish port " + publishPort);
         }
@@ -52,6 +61,12 @@ public final class SaltAuthResponder {
         this.aesSig = SaltRsa.x931Sign(master.getPrivate(), SaltSignIn.sha256Hex(aesKeyString));
         this.pubKey = SaltPem.wireForm(master.getPublic());
         this.publishPort = publishPort;
+        this.pubSig = pubSig;
+    }
+
+    /** The master key pair this responder answers with: it signs every reply, and accepted ones name it. */
+    public KeyPair master() {
+        return master;
     }
 
     /** The aes key this responder hands out. */
@@ -134,6 +149,6 @@ public final class SaltAuthResponder {
         return new SaltAuthReply.Accepted(pubKey, publishPort, token,
                 SaltRsa.encrypt(minion, enc, aesKeyString),
                 SaltRsa.encrypt(minion, enc, session.keyString().getBytes(StandardCharsets.US_ASCII)),
-                aesSig.clone(), load.nonce(), sig);
+                aesSig.clone(), load.nonce(), sig, pubSig.flatMap(s -> s.forAlgorithm(sig)));
     }
 }

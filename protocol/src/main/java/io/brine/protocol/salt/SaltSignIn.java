@@ -8,7 +8,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
+import java.security.PublicKey;
 import java.security.interfaces.RSAPublicKey;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.Optional;
 
@@ -60,6 +62,22 @@ public final class SaltSignIn {
     public static Outcome check(SaltValue reply, String nonce, Optional<byte[]> tokenSent, PrivateKey minion,
                                 SaltRsa.Encryption enc, SaltRsa.Signing sig, Optional<RSAPublicKey> pinned,
                                 SaltLimits limits) throws CryptoException, MalformedException {
+        return check(reply, nonce, tokenSent, minion, enc, sig, pinned, limits, Optional.empty());
+    }
+
+    /**
+     * As {@link #check(SaltValue, String, Optional, PrivateKey, SaltRsa.Encryption, SaltRsa.Signing, Optional,
+     * SaltLimits)}, for a minion with {@code verify_master_pubkey_sign} when {@code masterSignPub} (its {@code
+     * master_sign.pub}) is given (salt/crypt.py {@code check_auth_deps}, {@code verify_signing_master}; {@code
+     * always_verify_signature} off): an accepted reply must then carry {@code pub_sig}, and one without the switch
+     * must not; a new or changed master key is taken when {@code pub_sig} is the signing key's signature of {@code
+     * pub_key} with the minion's {@code sig} algorithm, and the token is then not checked ({@code extract_aes} with
+     * {@code master_pub=False}).
+     */
+    public static Outcome check(SaltValue reply, String nonce, Optional<byte[]> tokenSent, PrivateKey minion,
+                                SaltRsa.Encryption enc, SaltRsa.Signing sig, Optional<RSAPublicKey> pinned,
+                                SaltLimits limits, Optional<PublicKey> masterSignPub)
+            throws CryptoException, MalformedException {
         if (reply.text().filter("bad load"::equals).isPresent()) {
             return new BadLoad();
         }
@@ -79,14 +97,35 @@ public final class SaltSignIn {
         Accepted accepted = null;
         if (load.has("pub_key")) {
             String offered = SaltFields.text(load, "pub_key", SaltAuthRequest.MAX_PUB_BYTES);
-            if (master == null) {
+            if (load.has("pub_sig") != masterSignPub.isPresent()) {
+                throw new CryptoException(masterSignPub.isPresent() ? "the master did not send its public-key"
+                        + " signature" : "the master sent its public-key signature, but signature verification is"
+                        + " not enabled on the minion");
+            }
+            boolean changed = master != null && !SaltPem.sameKey(offered, SaltPem.wireForm(master));
+            if (master == null || changed) {
+                if (masterSignPub.isPresent()) {
+                    byte[] pubSig;
+                    try {
+                        pubSig = Base64.getMimeDecoder().decode(SaltFields.text(load, "pub_sig",
+                                SaltAuthRequest.MAX_PUB_BYTES));
+                    } catch (IllegalArgumentException e) {
+                        throw new MalformedException("pub_sig: not base64");
+                    }
+                    if (!SaltRsa.verify(masterSignPub.get(), sig, offered.getBytes(StandardCharsets.UTF_8),
+                            pubSig)) {
+                        throw new CryptoException("received signed public-key from master but signature"
+                                + " verification failed");
+                    }
+                    tokenSent = Optional.empty();
+                } else if (changed) {
+                    throw new CryptoException("the master key has changed");
+                }
                 try {
                     master = Pem.readPublicKey(offered);
                 } catch (KeyFormatException e) {
                     throw new MalformedException("pub_key: " + e.getMessage());
                 }
-            } else if (!SaltPem.sameKey(offered, SaltPem.wireForm(master))) {
-                throw new CryptoException("the master key has changed");
             }
             accepted = accepted(load, master, minion, enc, tokenSent);
         }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.testing.SaltVectors;
+import io.brine.protocol.testing.TestKeys;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.interfaces.RSAPublicKey;
@@ -85,6 +86,56 @@ class SaltAuthResponderTest {
             checked++;
         }
         assertThat(checked).isEqualTo(11);
+    }
+
+    /**
+     * master_sign_pubkey (SALT.md 4.1): every recorded accepted request (SHA-1 and SHA-224, with and without a
+     * token) gets a pub_sig, made beforehand by the signing key, that a minion with verify_master_pubkey_sign checks as
+     * salt/crypt.py does: it takes the master's new key in place of the one it cached (a rotation), and refuses it
+     * without the switch, with another signing key, or when the master sends no pub_sig.
+     */
+    @Test
+    void aPubSigMadeOfflineLetsAMinionThatVerifiesItFollowANewMasterKeyAndNoOtherMinion() throws Exception {
+        KeyPair signer = TestKeys.pair(0);
+        RSAPublicKey cachedBefore = (RSAPublicKey) TestKeys.pair(1).getPublic();
+        SaltPubkeySignature pubSig = SaltPubkeySignature.sign(signer.getPrivate(), MASTER.getPublic());
+        assertThat(SaltPubkeySignature.parse(pubSig.text())).isEqualTo(pubSig);
+        int checked = 0;
+        for (String path : SaltVectors.named("auth-1b")) {
+            SaltRequest.Auth request = request(path);
+            SaltRsa.Signing signing = request.load().signing().orElseThrow();
+            Optional<byte[]> token = request.load().token().isPresent()
+                    ? Optional.of(SaltVectors.vector(path).get("request").get("token_plaintext").asText()
+                            .getBytes(StandardCharsets.US_ASCII)) : Optional.empty();
+            SaltAuthResponder signed = new SaltAuthResponder(MASTER, Crypticle.generate(), 34505,
+                    Optional.of(pubSig));
+            SaltValue reply = signed.respond(request, SaltAuthResponder.Decision.ACCEPTED, Crypticle.generate())
+                    .encode(MASTER.getPrivate());
+            SaltSignIn.Accepted accepted = (SaltSignIn.Accepted) SaltSignIn.check(reply, request.load().nonce(),
+                    token, SaltVectors.pair("minion1").getPrivate(), request.load().encryption().orElseThrow(),
+                    signing, Optional.of(cachedBefore), SaltLimits.SESSION, Optional.of(signer.getPublic()));
+            assertThat(accepted.master()).as(path).isEqualTo(MASTER.getPublic());
+            assertThatThrownBy(() -> SaltSignIn.check(reply, request.load().nonce(), token,
+                    SaltVectors.pair("minion1").getPrivate(), request.load().encryption().orElseThrow(), signing,
+                    Optional.of(cachedBefore), SaltLimits.SESSION, Optional.of(TestKeys.pair(2).getPublic())))
+                    .as(path).isInstanceOf(CryptoException.class).hasMessageContaining("verification failed");
+            assertThatThrownBy(() -> SaltSignIn.check(reply, request.load().nonce(), token,
+                    SaltVectors.pair("minion1").getPrivate(), request.load().encryption().orElseThrow(), signing,
+                    Optional.of((RSAPublicKey) MASTER.getPublic()), SaltLimits.SESSION, Optional.empty()))
+                    .as(path).isInstanceOf(CryptoException.class).hasMessageContaining("not enabled on the minion");
+            SaltValue unsigned = new SaltAuthResponder(MASTER, Crypticle.generate(), 34505).respond(request,
+                    SaltAuthResponder.Decision.ACCEPTED, Crypticle.generate()).encode(MASTER.getPrivate());
+            assertThatThrownBy(() -> SaltSignIn.check(unsigned, request.load().nonce(), token,
+                    SaltVectors.pair("minion1").getPrivate(), request.load().encryption().orElseThrow(), signing,
+                    Optional.of(cachedBefore), SaltLimits.SESSION, Optional.of(signer.getPublic())))
+                    .as(path).isInstanceOf(CryptoException.class).hasMessageContaining("did not send");
+            checked++;
+        }
+        assertThat(checked).isEqualTo(11);
+        // Refusals carry no key and no pub_sig, as Salt's.
+        SaltRequest.Auth pending = request("3008.2-zeromq/auth-1a-pending");
+        assertThat(new SaltAuthResponder(MASTER, Crypticle.generate(), 34505, Optional.of(pubSig)).respond(pending,
+                SaltAuthResponder.Decision.PENDING, Crypticle.generate())).isInstanceOf(SaltAuthReply.Answer.class);
     }
 
     @Test

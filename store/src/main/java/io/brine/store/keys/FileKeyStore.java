@@ -163,6 +163,47 @@ public final class FileKeyStore implements KeyStore {
         return rotated;
     }
 
+    /** {@link OfflineMasterSigning#prepare} under the store lock, audited. */
+    public OfflineMasterSigning.Request prepareMasterKeyRotation(int keysize, Duration grace, Clock clock)
+            throws IOException, KeyStoreException {
+        OfflineMasterSigning.Request request;
+        try (StoreLock.Held held = lock.acquire()) {
+            request = OfflineMasterSigning.prepare(pkiDir(), keysize, grace, clock);
+        }
+        options.auditLog().record(AuditEvent.builder("master-key-rotation-prepared", "brine-key")
+                .from(Fingerprints.of(request.previous())).to(Fingerprints.of(request.next()))
+                .reason("waiting for the master signing key's signature; not in force").build());
+        return request;
+    }
+
+    /** {@link OfflineMasterSigning#complete} under the store lock, audited as a rotation. */
+    public MasterKeyRotation.Rotated completeMasterKeyRotation(OfflineMasterSigning.Signature signature,
+            RSAPublicKey signingPub, int keep, Clock clock) throws IOException, KeyStoreException {
+        MasterKeyRotation.Rotated rotated;
+        try (StoreLock.Held held = lock.acquire()) {
+            rotated = OfflineMasterSigning.complete(pkiDir(), signature, signingPub, keep, clock);
+        }
+        options.auditLog().record(AuditEvent.builder("master-key-rotated", "brine-key")
+                .from(Fingerprints.of(rotated.previous())).to(Fingerprints.of(rotated.next()))
+                .reason("signed offline by the master signing key; the previous key signs publications until "
+                        + Instant.ofEpochMilli(rotated.record().graceUntilMs())).build());
+        return rotated;
+    }
+
+    /** {@link OfflineMasterSigning#cancel} under the store lock, audited. */
+    public Optional<OfflineMasterSigning.Request> cancelPreparedMasterKeyRotation() throws IOException,
+            KeyStoreException {
+        Optional<OfflineMasterSigning.Request> request;
+        try (StoreLock.Held held = lock.acquire()) {
+            request = OfflineMasterSigning.cancel(pkiDir());
+        }
+        AuditEvent.Builder event = AuditEvent.builder("master-key-rotation-cancelled", "brine-key")
+                .reason("the prepared key was dropped; the key in force is unchanged");
+        request.ifPresent(r -> event.from(Fingerprints.of(r.previous())).to(Fingerprints.of(r.next())));
+        options.auditLog().record(event.build());
+        return request;
+    }
+
     // ---------------------------------------------------------------- reads (in memory)
 
     /** In memory, no disk I/O. */

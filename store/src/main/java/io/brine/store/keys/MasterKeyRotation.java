@@ -8,8 +8,10 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.store.audit.AuditEvent;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
@@ -85,16 +87,31 @@ public final class MasterKeyRotation {
                     + " key to rotate (brine-master makes one at its first start)");
         }
         complete(pkiDir);
+        OfflineMasterSigning.refuseWhilePrepared(pkiDir);
         KeyPair old = MasterKeys.loadOrCreate(pkiDir, keysize);
-        List<MasterSuccession> chain = new ArrayList<>(readChain(pkiDir));
         KeyPair next = RsaKeys.generate(keysize);
         long issuedMs = clock.millis();
+        long graceUntilMs = issuedMs + grace.toMillis();
+        byte[] signed = MasterSuccessions.signedBytes(old.getPublic().getEncoded(), next.getPublic().getEncoded(),
+                issuedMs, graceUntilMs);
+        return commit(pkiDir, old, next, issuedMs, graceUntilMs, keep,
+                signingKey.map(key -> Rsa.sign(key, signed)).orElse(null),
+                signingKey.map(key -> SaltPubkeySignature.sign(key, next.getPublic())));
+    }
+
+    /**
+     * Puts {@code next} in force after {@code old}: the record signed by {@code old} (and carrying {@code
+     * signingSignature}, the offline key's, when not null), Salt's {@code pub_sig} of the new key written beside it
+     * or the old one's removed (it would not verify for the new key), then the chain: the commit.
+     */
+    static Rotated commit(Path pkiDir, KeyPair old, KeyPair next, long issuedMs, long graceUntilMs, int keep,
+            byte[] signingSignature, Optional<SaltPubkeySignature> pubSig) throws IOException, KeyStoreException {
+        List<MasterSuccession> chain = new ArrayList<>(readChain(pkiDir));
         byte[] previousDer = old.getPublic().getEncoded();
         byte[] nextDer = next.getPublic().getEncoded();
-        long graceUntilMs = issuedMs + grace.toMillis();
         byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
         MasterSuccession record = new MasterSuccession(previousDer, nextDer, issuedMs, graceUntilMs,
-                Rsa.sign(old.getPrivate(), signed), signingKey.map(key -> Rsa.sign(key, signed)).orElse(null));
+                Rsa.sign(old.getPrivate(), signed), signingSignature);
         chain.add(record);
         while (chain.size() > Math.min(keep, MasterSuccessions.MAX_CHAIN)) {
             chain.remove(0);
@@ -103,9 +120,40 @@ public final class MasterKeyRotation {
                 AtomicFiles.OWNER_READ);
         AtomicFiles.write(pkiDir.resolve(PREVIOUS_FILE), Pem.bytes(Pem.privateKeyPkcs1(old.getPrivate())),
                 AtomicFiles.OWNER_READ);
+        // Before the commit: a crash between leaves a pub_sig the master finds is not over the key in force.
+        Path saltSignature = pkiDir.resolve(SaltPubkeySignature.FILE);
+        if (pubSig.isPresent()) {
+            AtomicFiles.write(saltSignature, pubSig.get().text().getBytes(StandardCharsets.US_ASCII),
+                    AtomicFiles.PUBLIC_READ);
+        } else if (AtomicFiles.attributes(saltSignature).isPresent()) {
+            AtomicFiles.delete(saltSignature);
+        }
         AtomicFiles.write(pkiDir.resolve(CHAIN_FILE), MasterSuccessions.encodeChain(chain), AtomicFiles.PUBLIC_READ);
         complete(pkiDir);
         return new Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
+    }
+
+    /**
+     * Salt's {@code pub_sig} of the key in force ({@code pki_dir/master_pubkey_signature}, written by a rotation the
+     * signing key signed); empty when there is none. Not checked here: the master checks it against the key in force
+     * and {@code master_sign.pub} before it sends it.
+     */
+    public static Optional<SaltPubkeySignature> readSaltSignature(Path pkiDir) throws IOException,
+            KeyStoreException {
+        Path file = pkiDir.resolve(SaltPubkeySignature.FILE);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+        if (attributes.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!attributes.get().isRegularFile()) {
+            throw new KeyStoreException(file + " is not a regular file");
+        }
+        try {
+            return Optional.of(SaltPubkeySignature.parse(new String(AtomicFiles.readSmall(file,
+                    SaltPubkeySignature.MAX_BYTES), StandardCharsets.US_ASCII)));
+        } catch (MalformedException e) {
+            throw new KeyStoreException(file + ": " + e.getMessage(), e);
+        }
     }
 
     /**
@@ -139,6 +187,15 @@ public final class MasterKeyRotation {
             }
         }
         return pair.getPrivate();
+    }
+
+    /**
+     * Reads the master signing key on the machine that holds it ({@code brine-key --sign-master-key}): a private key
+     * file readable by its owner alone, never through a link. Its bytes are wiped once parsed.
+     */
+    public static KeyPair readOfflineSigningKey(Path file) throws IOException, KeyStoreException {
+        return MasterKeys.readPrivate(file, AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(
+                file + " does not exist")));
     }
 
     /** Whether {@code file} is in {@code dir} or below it, by name or once links in its directories are followed. */
@@ -226,7 +283,7 @@ public final class MasterKeyRotation {
         }
     }
 
-    private static KeyPair readPrivate(Path pem) throws IOException, KeyStoreException {
+    static KeyPair readPrivate(Path pem) throws IOException, KeyStoreException {
         return MasterKeys.readPrivate(pem, AtomicFiles.attributes(pem).orElseThrow(() -> new KeyStoreException(pem
                 + " is missing")));
     }

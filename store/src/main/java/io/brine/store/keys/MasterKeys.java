@@ -113,7 +113,7 @@ public final class MasterKeys {
     }
 
     /** Reads {@code master.pub}; empty when it is absent. */
-    static Optional<RSAPublicKey> readPublic(Path pub) throws IOException, KeyStoreException {
+    public static Optional<RSAPublicKey> readPublic(Path pub) throws IOException, KeyStoreException {
         Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pub);
         if (attributes.isEmpty()) {
             return Optional.empty();

@@ -144,4 +144,44 @@ class MasterKeyRotationTest {
         assertThat(MasterSuccessions.walk((RSAPublicKey) first.getPublic(), MasterKeyRotation.readChain(pki),
                 Optional.of(signing.getPublic()))).isInstanceOf(MasterSuccessions.Walk.Verified.class);
     }
+    @Test
+    void aTwoStepRotationIsRefusedOnceStaleAndOtherwiseVerifiesWithTheSigningKeyAndCarriesSaltsPubSig()
+            throws Exception {
+        KeyPair first = seed();
+        KeyPair signing = TestKeys.pair(72);
+        MovableClock clock = new MovableClock(Instant.parse("2026-11-28T00:00:00Z"));
+        OfflineMasterSigning.Request request = OfflineMasterSigning.prepare(pki, 2048, GRACE, clock);
+        OfflineMasterSigning.Signature signature = OfflineMasterSigning.Signature.parse(OfflineMasterSigning.sign(
+                OfflineMasterSigning.Request.parse(request.text()), signing.getPrivate(),
+                (RSAPublicKey) signing.getPublic()).text());
+        RSAPublicKey signer = (RSAPublicKey) signing.getPublic();
+
+        // Its grace over: the previous key would be retired at once.
+        clock.advance(GRACE);
+        assertThatThrownBy(() -> OfflineMasterSigning.complete(pki, signature, signer, 5, clock)).hasMessageContaining(
+                "stale request: prepared at 2026-11-28T00:00:00Z");
+        clock.set(Instant.parse("2026-11-29T00:00:00Z"));
+        // The key in force is no longer the one it was prepared after (a restored backup).
+        Files.setPosixFilePermissions(pki.resolve(MasterKeys.PRIVATE_FILE), PosixFilePermissions.fromString(
+                "rw-------"));
+        Files.writeString(pki.resolve(MasterKeys.PRIVATE_FILE), Pem.privateKeyPkcs1(TestKeys.pair(71).getPrivate()));
+        assertThatThrownBy(() -> OfflineMasterSigning.complete(pki, signature, signer, 5, clock)).hasMessageContaining(
+                "stale request: the key in force");
+        Files.writeString(pki.resolve(MasterKeys.PRIVATE_FILE), Pem.privateKeyPkcs1(first.getPrivate()));
+        Files.setPosixFilePermissions(pki.resolve(MasterKeys.PRIVATE_FILE), PosixFilePermissions.fromString(
+                "r--------"));
+        assertThat(pki.resolve(MasterKeyRotation.CHAIN_FILE)).doesNotExist();
+
+        MasterKeyRotation.Rotated rotated = OfflineMasterSigning.complete(pki, signature, signer, 5, clock);
+        assertThat(rotated.next()).isEqualTo(request.next());
+        assertThat(MasterKeyRotation.readCurrent(pki).getPublic()).isEqualTo(request.next());
+        assertThat(MasterSuccessions.walk((RSAPublicKey) first.getPublic(), MasterKeyRotation.readChain(pki),
+                Optional.of(signer))).isInstanceOf(MasterSuccessions.Walk.Verified.class);
+        assertThat(MasterKeyRotation.readSaltSignature(pki).orElseThrow().verifies(request.next(), signer)).isTrue();
+        assertThat(mode(pki.resolve(MasterKeys.PRIVATE_FILE))).isEqualTo("r--------");
+
+        // A rotation the signing key did not sign leaves no pub_sig of an older key behind.
+        MasterKeyRotation.rotate(pki, 2048, GRACE, 5, Optional.empty(), clock);
+        assertThat(MasterKeyRotation.readSaltSignature(pki)).isEmpty();
+    }
 }
