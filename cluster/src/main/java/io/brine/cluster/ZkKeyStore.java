@@ -518,12 +518,12 @@ public final class ZkKeyStore implements KeyStore {
             }
             throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
         } catch (KeeperException e) {
-            if (connectionProblem(e)) {
-                return new RotationDecision.Refused(id, newFingerprint, "not recorded: ZooKeeper cannot be written ("
-                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + "); try later");
-            }
-            throw new UncheckedIOException("cluster key store: cannot rotate the key of " + id + ": "
-                    + e.getMessage(), new IOException(e));
+            // A connection lost while the transaction was sent may have committed it: no refusal (the minion would
+            // drop a key the cluster may hold now); the caller leaves the request unanswered and the minion asks
+            // again, answered from what the cluster holds then.
+            throw new UncheckedIOException("cluster key store: " + (connectionProblem(e) ? "whether the rotation of "
+                    + id + " was recorded is not known (" + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                    + ")" : "cannot rotate the key of " + id + ": " + e.getMessage()), new IOException(e));
         }
     }
 

@@ -495,11 +495,15 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }, inflight.defer());
     }
 
-    /** A minion's key rotation (PROTOCOL.md 6.3): answered signed, or dropped when it asks again too soon. */
+    /**
+     * A minion's key rotation (PROTOCOL.md 6.3): answered signed, or dropped when it asks again too soon or the key
+     * store cannot say whether it recorded it.
+     */
     private void onKeyRotate(MinionSession session, SessionMessage.KeyRotate request) {
         rotations.rotate(session, request).ifPresentOrElse(reply -> send(session, reply),
-                () -> drop(session.peer(), session + ": a key rotation request within "
-                        + KeyRotationService.INTERVAL.toSeconds() + " s of the last one"));
+                () -> drop(session.peer(), session + ": a key rotation request not answered (within "
+                        + KeyRotationService.INTERVAL.toSeconds() + " s of the last answer, or its outcome not known:"
+                        + " see the log)"));
     }
 
     /**

@@ -83,7 +83,8 @@ public final class KeyRotationService {
 
     /**
      * The signed answer to {@code request} from {@code session}'s minion; empty when the minion already had an answer
-     * within {@link #INTERVAL} (the caller drops the request and says so).
+     * within {@link #INTERVAL} (the caller drops the request and says so), or when the key store cannot say whether
+     * it recorded the rotation (logged here; the next request is answered from what the store holds).
      */
     public Optional<KeyRotateReply> rotate(MinionSession session, KeyRotate request) {
         String id = session.minionId();
@@ -116,8 +117,16 @@ public final class KeyRotationService {
                     : e.getMessage();
             return Optional.of(answer(session, false, newFingerprint, "the new key is not usable: " + reason));
         } catch (UncheckedIOException e) {
-            LOG.warn("Minion {}: key rotation not recorded: {}", MinionIds.printable(id), e.getMessage());
-            return Optional.of(answer(session, false, newFingerprint, "not recorded by the master; try later"));
+            // Whether the store holds the new key is not known (a write that failed half way, a cluster connection
+            // lost during its commit): a refusal would make the minion drop a key the store may hold now, and lock
+            // it out. Not answered, as if the answer were lost (PROTOCOL.md 6.3): the minion keeps both keys and its
+            // next sign-in tries the new key first, then the old one; a request it sends again is answered from what
+            // the store holds then (an id already on the new key: rotated).
+            LOG.warn("Minion {}: key rotation not answered: the key store could not say whether it was recorded"
+                    + " ({}); the minion's next sign-in tries the new key first", MinionIds.printable(id),
+                    e.getMessage());
+            recent.invalidate(id);
+            return Optional.empty();
         }
         CrashPoints.reach("master-rotation-stored");
         // Java 17: no pattern switch; RotationDecision is sealed to these three.

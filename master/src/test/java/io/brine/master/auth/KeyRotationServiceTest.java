@@ -17,10 +17,15 @@ import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.transport.Peer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
@@ -32,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -177,6 +183,33 @@ class KeyRotationServiceTest {
         assertThat(heldReply.reason()).isEqualTo("the new key is held by another id (same key as web2)");
         assertThat(deniedReply.reason()).isEqualTo("key rotation is denied by this master (key_rotation: deny)");
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+    }
+
+    @Test
+    void aStoreThatCannotSayWhetherItRecordedTheRotationLeavesTheRequestUnansweredNotRefused() {
+        MinionSession session = session();
+        AtomicBoolean lost = new AtomicBoolean(true);
+        KeyStore failing = (KeyStore) Proxy.newProxyInstance(KeyStore.class.getClassLoader(),
+                new Class<?>[] {KeyStore.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("rotate") && lost.get()) {
+                        throw new UncheckedIOException(new IOException("connection lost during the commit"));
+                    }
+                    try {
+                        return method.invoke(store, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        KeyRotationService service = new KeyRotationService(failing, MASTER.getPrivate(), KeyRotationPolicy.ALLOW,
+                nanos::get, (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
+
+        // A refusal would make the minion drop a key the store may hold now: no answer at all, as if it were lost.
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isEmpty();
+        assertThat(answered).isEmpty();
+        // Asked again within the minute, it is not taken for a request answered already: judged on what the store holds.
+        lost.set(false);
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW)))
+                .hasValueSatisfying(reply -> assertThat(reply.rotated()).isTrue());
     }
 
     @Test

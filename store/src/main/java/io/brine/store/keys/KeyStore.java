@@ -191,8 +191,9 @@ public interface KeyStore extends AutoCloseable {
      *
      * @throws IllegalArgumentException for an invalid id or a new key brine does not accept (size, exponent,
      *     encoding, a small factor), naming the id
-     * @throws UncheckedIOException when the store cannot be read or written (nothing changed, or the change is made
-     *     and only its audit line is missing, as for every change)
+     * @throws UncheckedIOException when the store cannot be read or written and cannot tell whether the change was
+     *     made (a write that failed half way; a cluster whose connection was lost during the commit): the caller
+     *     must not answer the minion as refused, since the store may hold the new key now
      */
     RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
             String actor);
