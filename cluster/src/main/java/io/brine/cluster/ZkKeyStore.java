@@ -25,6 +25,7 @@ import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
+import io.brine.store.keys.OutcomeUnknownException;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RetiredKeys;
 import io.brine.store.keys.RotationDecision;
@@ -580,6 +581,10 @@ public final class ZkKeyStore implements KeyStore {
         try {
             return ZkMasterKeys.rotate(writes, installed, keysize, grace, keep, signingKey, actor, clock);
         } catch (KeeperException e) {
+            if (connectionProblem(e)) {
+                throw new OutcomeUnknownException("the connection to ZooKeeper was lost while the rotation was sent ("
+                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")", e);
+            }
             throw new IOException("ZooKeeper: " + e.getMessage(), e);
         }
     }

@@ -17,6 +17,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeys;
+import io.brine.store.keys.OutcomeUnknownException;
 import io.brine.store.keys.PendingRotations;
 import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.StoredKey;
@@ -488,6 +489,9 @@ final class ChangeKeys {
             return printRotated(output, command.quiet(), rotated, signingKey.isPresent(), installed != null);
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage() + (installed != null ? "; nothing changed" : ""));
+        } catch (OutcomeUnknownException e) {
+            throw new UserError(UserError.REFUSED, "the master key rotation may or may not have been made: "
+                    + e.getMessage() + "; brine-key -F shows the master key in force (the new one, if it was)");
         } catch (IOException e) {
             throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + (installed != null
                     ? "the cluster" : config.pkiDir()) + ": " + BrineKey.describe(e) + "; the previous key stays in"
