@@ -43,10 +43,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.naming.InvalidNameException;
 import javax.naming.ldap.LdapName;
 import javax.naming.ldap.Rdn;
@@ -369,12 +372,30 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         HttpUtil.setTransferEncodingChunked(head, true);
         ctx.writeAndFlush(head);
         AtomicBoolean cut = new AtomicBoolean();
+        // The events' frames wait here for the connection's event loop, which writes all that came meanwhile and
+        // flushes once: one task and one flush per batch, not per event (issue 28). The queue counts against the
+        // subscriber's buffer as the connection's own outbound bytes do.
+        Queue<ByteBuf> queued = new ConcurrentLinkedQueue<>();
+        AtomicLong queuedBytes = new AtomicLong();
+        AtomicBoolean draining = new AtomicBoolean();
+        Runnable drain = () -> {
+            draining.set(false);
+            boolean wrote = false;
+            for (ByteBuf frame = queued.poll(); frame != null; frame = queued.poll()) {
+                queuedBytes.addAndGet(-frame.readableBytes());
+                ctx.write(new DefaultHttpContent(frame));
+                wrote = true;
+            }
+            if (wrote) {
+                ctx.flush();
+            }
+        };
         AutoCloseable subscription = shared.events().subscribe("api:" + caller.token().name(), caller.acl(),
                 events.tag(), events.after(), (number, event) -> {
                     if (!ctx.channel().isActive()) {
                         return false;
                     }
-                    if (!ctx.channel().isWritable()) {
+                    if (ctx.channel().bytesBeforeUnwritable() <= queuedBytes.get()) {
                         if (cut.compareAndSet(false, true)) {
                             long suppressed = shared.due("slow subscriber");
                             if (suppressed >= 0) {
@@ -386,7 +407,17 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                         }
                         return false;
                     }
-                    ctx.writeAndFlush(new DefaultHttpContent(sse(number, event)));
+                    // Encoded once for every subscriber the event goes to; each writes its own duplicate.
+                    ByteBuf frame = shared.frames().of(number, event);
+                    queuedBytes.addAndGet(frame.readableBytes());
+                    queued.add(frame);
+                    if (draining.compareAndSet(false, true)) {
+                        try {
+                            ctx.executor().execute(drain);
+                        } catch (RejectedExecutionException e) {
+                            return false; // the API is closing
+                        }
+                    }
                     return true;
                 });
         // A stream is one long request: its token is checked again while it lasts, so that a token revoked or
@@ -411,20 +442,6 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.copiedBuffer(": subscribed\n\n", StandardCharsets.UTF_8)));
         // A subscriber sends nothing more; reading resumes only to notice that it closed.
         ctx.channel().config().setAutoRead(true);
-    }
-
-    private static ByteBuf sse(long number, io.brine.protocol.message.SessionMessage.Event event) {
-        Map<String, Object> document = new LinkedHashMap<>();
-        document.put("tag", event.tag());
-        document.put("time_ms", event.timeMs());
-        document.put("data", event.data());
-        try {
-            // JSON has no raw line breaks: the event is one data line.
-            return Unpooled.wrappedBuffer(("id: " + number + "\ndata: " + JsonBody.JSON.writeValueAsString(document)
-                    + "\n\n").getBytes(StandardCharsets.UTF_8));
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("an event that cannot be written as JSON: " + event.tag(), e);
-        }
     }
 
     // ------------------------------------------------------------------ waiting for a job

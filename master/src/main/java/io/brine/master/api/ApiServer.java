@@ -64,7 +64,8 @@ public final class ApiServer implements AutoCloseable {
     /** What every connection's handler shares. */
     record Shared(MasterConfig.Api config, ApiRoutes routes, TokenFile tokens, SourceRateLimiter perToken,
             SourceRateLimiter perSource, EventStream events, ActiveJobs active, ThreadPoolExecutor workers,
-            byte[] openapi, ConsoleFiles console, Clock clock, Map<String, WarnInterval> logIntervals) {
+            byte[] openapi, ConsoleFiles console, Clock clock, Map<String, WarnInterval> logIntervals,
+            SseFrames frames) {
 
         /** Whether a line about {@code what} is due (one a minute each); the lines not logged, else -1. */
         long due(String what) {
@@ -128,7 +129,8 @@ public final class ApiServer implements AutoCloseable {
                 // Before a token is checked: bounds the hashing a stranger can make the workers do.
                 new SourceRateLimiter(10 * config.requestsPerSecond(), 20 * config.requestsPerSecond(), 100_000,
                         System::nanoTime),
-                events, active, workers, openapi, ConsoleFiles.load(), clock, new ConcurrentHashMap<>());
+                events, active, workers, openapi, ConsoleFiles.load(), clock, new ConcurrentHashMap<>(),
+                new SseFrames());
         EventLoopGroup group = TcpIo.AUTO.newGroup(1, "brine-api");
         AtomicInteger open = new AtomicInteger();
         try {

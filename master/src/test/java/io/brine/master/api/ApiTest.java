@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.JsonSerializable;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.jsontype.TypeSerializer;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.WiredMaster;
 import io.brine.protocol.crypto.Fingerprints;
@@ -47,6 +51,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -671,6 +676,47 @@ class ApiTest {
             assertThat(readEvent(reader(socket))).isEqualTo(first.subList(2, 4));
         }
         seen("/api/events", "GET", 200);
+    }
+
+    @Test
+    void anEventIsEncodedOnceForAllItsReaders() throws Exception {
+        AtomicInteger encoded = new AtomicInteger();
+        JsonSerializable counted = new JsonSerializable.Base() {
+            @Override
+            public void serialize(JsonGenerator out, SerializerProvider provider) throws IOException {
+                encoded.incrementAndGet();
+                out.writeString("counted");
+            }
+
+            @Override
+            public void serializeWithType(JsonGenerator out, SerializerProvider provider, TypeSerializer type)
+                    throws IOException {
+                serialize(out, provider);
+            }
+        };
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            List<BufferedReader> readers = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                Socket socket = events(null);
+                sockets.add(socket);
+                BufferedReader in = reader(socket);
+                skipToSubscribed(in);
+                readers.add(in);
+            }
+            master.metrics().events().emit("brine/key/probe", List.of("web1"), Map.of("probe", counted));
+            List<List<String>> got = new ArrayList<>();
+            for (BufferedReader in : readers) {
+                got.add(readEvent(in));
+            }
+            assertThat(got).allSatisfy(event -> assertThat(event).isEqualTo(got.get(0)));
+            assertThat(got.get(0).get(1)).contains("\"probe\":\"counted\"");
+            assertThat(encoded).hasValue(1);
+        } finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
+        }
     }
 
     @Test
