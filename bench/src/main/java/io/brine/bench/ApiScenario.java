@@ -26,10 +26,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -222,6 +224,9 @@ final class ApiScenario {
         events.put("delivered_min", delivery.min());
         events.put("delivered_max", delivery.max());
         events.put("subscribers_complete", delivery.complete());
+        // An event beyond what the bench counts as emitted is a late one (a return after the round's wait), unless
+        // its id came to the same reader before: only that is a duplicate.
+        events.put("duplicate_ids", subscribers.stream().mapToInt(Subscriber::repeated).sum());
         events.put("lost", delivery.lost());
         events.put("how", "GET /api/events?tag=brine/job/* with the bench's token on one connection each, read as "
                 + "they come; per round of test.ping to every minion the master emits the job's new event and one per "
@@ -230,9 +235,10 @@ final class ApiScenario {
         figures.put("events", events);
         System.out.printf("api      events to %d SSE subscribers during test.ping to %,d minions (%d rounds): master "
                 + "CPU per ping %.0f ms with, %.0f ms without (x%.2f); each subscriber got %,d-%,d of %,d events "
-                + "emitted, %d of %d all, %,d lost%n", count, run.minions(), rounds, cpuPerRoundWith,
+                + "emitted, %d of %d all, %,d lost, %d duplicate ids%n", count, run.minions(), rounds, cpuPerRoundWith,
                 cpuPerRoundWithout, cpuPerRoundWith / Math.max(1, cpuPerRoundWithout), delivery.min(), delivery.max(),
-                delivery.perSubscriberEmitted(), delivery.complete(), count, delivery.lost());
+                delivery.perSubscriberEmitted(), delivery.complete(), count, delivery.lost(),
+                events.get("duplicate_ids"));
         if (delivery.lost() > 0) {
             run.failures().add("api: subscribers that keep up lost " + delivery.lost() + " events");
         }
@@ -367,6 +373,9 @@ final class ApiScenario {
     private static final class Subscriber {
         private final Socket socket;
         private final Map<String, AtomicInteger> byJob = new ConcurrentHashMap<>();
+        /** The ids of the events read, and how many came again: a real duplicate, not a late event. */
+        private final Set<String> ids = new HashSet<>();
+        private volatile int repeated;
         private final CountDownLatch opened = new CountDownLatch(1);
         private volatile boolean ended;
         private volatile String failure;
@@ -405,6 +414,9 @@ final class ApiScenario {
                 }
                 opened.countDown();
                 for (Optional<SseReader.Event> event = reader.next(); event.isPresent(); event = reader.next()) {
+                    if (event.get().id().isPresent() && !ids.add(event.get().id().get())) {
+                        repeated++;
+                    }
                     jobOf(event.get().data()).ifPresent(jid -> byJob.computeIfAbsent(jid, j -> new AtomicInteger())
                             .incrementAndGet());
                 }
@@ -446,6 +458,10 @@ final class ApiScenario {
         int count(String jid) {
             AtomicInteger n = byJob.get(jid);
             return n == null ? 0 : n.get();
+        }
+
+        int repeated() {
+            return repeated;
         }
 
         boolean ended() {

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Predicate;
@@ -58,11 +59,23 @@ public final class EventStream {
      */
     private record Subscriber(String name, PublisherSession session, Optional<MasterConfig.PublisherAcl> acl,
             Glob tag, Predicate<String> minionAllowed, Predicate<String> functionAllowed, NumberedSender sender,
-            long replayedUpTo) {
+            long replayedUpTo, Visibility last) {
         @Override
         public String toString() {
             return session != null ? session.toString() : name;
         }
+    }
+
+    /**
+     * A subscriber's last decision about a job's minions: every event of a job (its publication, each return) is
+     * about the same collection of the minions it targeted, so a subscriber with an ACL matches its globs against
+     * them once per job, not once per return (1,000 returns to 100 readers were 10^8 glob matches, issue 28).
+     */
+    private static final class Visibility {
+        private record Decision(Collection<String> minions, String fun, boolean visible) {
+        }
+
+        private volatile Decision last;
     }
 
     private record Kept(long number, String tag, Collection<String> minions, String fun,
@@ -119,7 +132,8 @@ public final class EventStream {
         synchronized (history) {
             // Under the lock that numbers events: what is replayed here is skipped live, and every later event is
             // numbered after the subscriber is in the list, so it reaches it live.
-            Subscriber subscriber = new Subscriber(name, session, acl, glob, allowed, functions, sender, lastNumber);
+            Subscriber subscriber = new Subscriber(name, session, acl, glob, allowed, functions, sender, lastNumber,
+                    new Visibility());
             if (after >= 0) {
                 for (Kept kept : history) {
                     if (kept.number() > after && glob.matches(kept.tag())
@@ -146,7 +160,8 @@ public final class EventStream {
 
     /**
      * Sends an event about {@code minions} (none for the master's own) to every subscriber whose glob matches
-     * {@code tag} and who may see all of them.
+     * {@code tag} and who may see all of them. {@code minions} is not changed afterwards: the events of one job pass
+     * the same collection, and a subscriber's decision about it is kept ({@link Visibility}).
      */
     public void emit(String tag, Collection<String> minions, Map<String, Object> data) {
         emit(tag, minions, null, data);
@@ -195,7 +210,14 @@ public final class EventStream {
         if (subscriber.acl().isEmpty()) {
             return true;
         }
-        return !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed())
+        Visibility.Decision last = subscriber.last().last;
+        // The same collection (by identity: a job's is immutable) and function: the same answer.
+        if (last != null && last.minions() == minions && Objects.equals(last.fun(), fun)) {
+            return last.visible();
+        }
+        boolean visible = !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed())
                 && (fun == null || subscriber.functionAllowed().test(fun));
+        subscriber.last().last = new Visibility.Decision(minions, fun, visible);
+        return visible;
     }
 }
