@@ -71,8 +71,10 @@ final class AgainstSalt {
         json.put("started", Instant.now().toString());
         json.put("machine", Machine.describe());
         json.put("load_average_at_start", Machine.loadAverage());
-        System.out.printf("brine-bench --against salt: %,d simulated Salt minions, first against brine's master, "
-                + "then against a real salt-master 3008.2%n", options.minions());
+        System.out.printf(
+                "brine-bench --against salt: %,d simulated Salt minions, first against brine's master, "
+                        + "then against a real salt-master 3008.2%n",
+                options.minions());
         Set<Scenario> brineScenarios = EnumSet.of(Scenario.AUTH, Scenario.PING, Scenario.MEMORY);
         if (options.scenarios().contains(Scenario.STATE)) {
             brineScenarios.add(Scenario.STATE);
@@ -98,13 +100,19 @@ final class AgainstSalt {
         }
         System.out.println("--- the same swarm against a real salt-master 3008.2 ---");
         int failedBefore = failures.size();
-        int saltExit = Bench.run(options, json, failures, () -> runDir, () -> {
-            try {
-                salt(json);
-            } finally {
-                json.put("salt", saltScenarios);
-            }
-        }, this::stopAll);
+        int saltExit = Bench.run(
+                options,
+                json,
+                failures,
+                () -> runDir,
+                () -> {
+                    try {
+                        salt(json);
+                    } finally {
+                        json.put("salt", saltScenarios);
+                    }
+                },
+                this::stopAll);
         if (failures.size() > failedBefore) {
             return saltExit;
         }
@@ -114,8 +122,10 @@ final class AgainstSalt {
             rows.addAll(SideBySide.restartRows(brineRestart, saltScenarios));
         }
         SideBySide.lines(rows).forEach(System.out::println);
-        System.out.printf("load average at the end: %s (2 cores: above 2, other work shares the CPU and the figures "
-                + "carry its noise)%n", Machine.loadAverage());
+        System.out.printf(
+                "load average at the end: %s (2 cores: above 2, other work shares the CPU and the figures "
+                        + "carry its noise)%n",
+                Machine.loadAverage());
         json.put("side_by_side", SideBySide.json(rows));
         json.put("load_average_at_end", Machine.loadAverage());
         write();
@@ -132,25 +142,47 @@ final class AgainstSalt {
 
     /** A run of brine's master on this run's swarm options: {@code scenarios}, Salt's or brine's minions, no JSON. */
     private Bench.Options brineOptions(Set<Scenario> scenarios, boolean saltMinions) {
-        return new Bench.Options(options.minions(), Transport.ZEROMQ, scenarios, Optional.empty(), options.keys(),
-                options.minionsPerWorker(), options.pingRounds(), 0, options.idleSeconds(), Optional.empty(),
-                options.keep(), options.masterOpts(), options.rsaSeconds(), options.warmupMinions(),
-                options.masterHome(), options.workerIoThreads(), saltMinions, options.zmqClient(), 0,
-                options.apiRounds(), options.apiSubscribers(), options.stateRounds(), options.settle());
+        return new Bench.Options(
+                options.minions(),
+                Transport.ZEROMQ,
+                scenarios,
+                Optional.empty(),
+                options.keys(),
+                options.minionsPerWorker(),
+                options.pingRounds(),
+                0,
+                options.idleSeconds(),
+                Optional.empty(),
+                options.keep(),
+                options.masterOpts(),
+                options.rsaSeconds(),
+                options.warmupMinions(),
+                options.masterHome(),
+                options.workerIoThreads(),
+                saltMinions,
+                options.zmqClient(),
+                0,
+                options.apiRounds(),
+                options.apiSubscribers(),
+                options.stateRounds(),
+                options.settle());
     }
 
     private SideBySide.MasterFigures saltFigures() {
-        return new SideBySide.MasterFigures(number(saltScenarios, "auth", "auths_per_s"),
-                number(saltScenarios, "auth", "master_cpu_ms_per_auth"), number(saltScenarios, "ping", "last_ms"),
+        return new SideBySide.MasterFigures(
+                number(saltScenarios, "auth", "auths_per_s"),
+                number(saltScenarios, "auth", "master_cpu_ms_per_auth"),
+                number(saltScenarios, "ping", "last_ms"),
                 number(saltScenarios, "memory", "master_pss_kib_per_minion"),
                 number(saltScenarios, "memory", "master_idle_cpu_pct_connected"),
-                number(saltScenarios, "state", "last_ms"), number(saltScenarios, "state", "master_cpu_ms_per_minion"));
+                number(saltScenarios, "state", "last_ms"),
+                number(saltScenarios, "state", "master_cpu_ms_per_minion"));
     }
 
     @SuppressWarnings("unchecked")
     private static double number(Map<String, Object> scenarios, String scenario, String figure) {
-        Object value = scenarios.get(scenario) instanceof Map<?, ?> map ? ((Map<String, Object>) map).get(figure)
-                : null;
+        Object value =
+                scenarios.get(scenario) instanceof Map<?, ?> map ? ((Map<String, Object>) map).get(figure) : null;
         return value instanceof Number number ? number.doubleValue() : Double.NaN;
     }
 
@@ -173,7 +205,8 @@ final class AgainstSalt {
         MasterProcess.sleep(3000);
         long rssIdle = master.rssKib();
         int processes = ProcStats.tree(master.pid()).size();
-        System.out.printf("salt     salt-master serving after %.1f s: %d processes, PSS %.0f MiB before any minion%n",
+        System.out.printf(
+                "salt     salt-master serving after %.1f s: %d processes, PSS %.0f MiB before any minion%n",
                 startSeconds, processes, rssIdle / 1024.0);
         Map<String, Object> memory = new LinkedHashMap<>();
         memory.put("master_start_s", round(startSeconds, 1));
@@ -181,8 +214,16 @@ final class AgainstSalt {
         memory.put("master_pss_idle_mib", round(rssIdle / 1024.0, 1));
 
         swarm = Swarm.start(options, master, runDir, minions, figures);
-        BenchRun run = new BenchRun(options, master, limits, runDir, minions, swarm,
-                new Profiler(master, runDir, Optional.empty()), saltScenarios, failures);
+        BenchRun run = new BenchRun(
+                options,
+                master,
+                limits,
+                runDir,
+                minions,
+                swarm,
+                new Profiler(master, runDir, Optional.empty()),
+                saltScenarios,
+                failures);
         // The salt-master's processes open and close files of their own while it settles: the baseline is taken
         // just before the minions connect.
         int fdsIdle = master.openFiles();
@@ -193,7 +234,8 @@ final class AgainstSalt {
         try (SaltPing ping = new SaltPing(master, minions)) {
             Duration timeout = Duration.ofSeconds(60 + minions / 100);
             SaltPing.Round warm = ping.ping(Bench.PREFIX + "*", minions, timeout);
-            System.out.printf("ready    warm-up test.ping: %d of %d returned (last after %.0f ms)%n",
+            System.out.printf(
+                    "ready    warm-up test.ping: %d of %d returned (last after %.0f ms)%n",
                     warm.returnsMs().size(), minions, warm.lastMs());
             List<SaltPing.Round> rounds = new ArrayList<>();
             for (int i = 0; i < options.pingRounds(); i++) {
@@ -204,19 +246,29 @@ final class AgainstSalt {
             byLast.sort(Comparator.comparingDouble(r -> r.missing() > 0 ? Double.MAX_VALUE : r.lastMs()));
             SaltPing.Round median = byLast.get((byLast.size() - 1) / 2);
             Map<String, Object> pingFigures = median.figures();
-            pingFigures.put("reported_round", "the median of " + rounds.size() + " rounds by last_ms, after a "
-                    + "warm-up round");
-            pingFigures.put("rounds", rounds.stream().map(SaltPing.Round::figures).toList());
+            pingFigures.put(
+                    "reported_round",
+                    "the median of " + rounds.size() + " rounds by last_ms, after a " + "warm-up round");
+            pingFigures.put(
+                    "rounds", rounds.stream().map(SaltPing.Round::figures).toList());
             saltScenarios.put("ping", pingFigures);
-            System.out.printf("ping     test.ping to %,d minions: last return in the salt-master's job cache after "
-                    + "%.0f ms%s (median of %d rounds; master CPU %.2f ms per return)%n", minions, median.lastMs(),
-                    median.missing() > 0 ? " (" + median.missing() + " missing)" : "", rounds.size(),
-                    median.masterCpuMs() / (double) Math.max(1, median.returnsMs().size()));
+            System.out.printf(
+                    "ping     test.ping to %,d minions: last return in the salt-master's job cache after "
+                            + "%.0f ms%s (median of %d rounds; master CPU %.2f ms per return)%n",
+                    minions,
+                    median.lastMs(),
+                    median.missing() > 0 ? " (" + median.missing() + " missing)" : "",
+                    rounds.size(),
+                    median.masterCpuMs()
+                            / (double) Math.max(1, median.returnsMs().size()));
             if (median.missing() > 0) {
                 throw new IOException(median.missing() + " minions did not return test.ping to the salt-master");
             }
             if (options.scenarios().contains(Scenario.STATE)) {
-                StateScenario.run(run, "the salt-master", options.stateRounds(),
+                StateScenario.run(
+                        run,
+                        "the salt-master",
+                        options.stateRounds(),
                         limit -> StateScenario.saltRound(ping, minions, swarm, limit));
             }
         }
@@ -232,17 +284,25 @@ final class AgainstSalt {
         memory.put("master_idle_cpu_pct_connected", round(idlePct, 2));
         memory.put("master_idle_seconds", round(seconds, 1));
         saltScenarios.put("memory", memory);
-        System.out.printf("memory   salt-master PSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
-                + "idle for %.0f s with every minion connected: %.2f %% of a core%n", rssIdle / 1024.0,
-                rssConnected / 1024.0, minions, (rssConnected - rssIdle) / (double) minions, seconds, idlePct);
+        System.out.printf(
+                "memory   salt-master PSS %.0f MiB idle, %.0f MiB with %,d minions (%.1f KiB per minion); "
+                        + "idle for %.0f s with every minion connected: %.2f %% of a core%n",
+                rssIdle / 1024.0,
+                rssConnected / 1024.0,
+                minions,
+                (rssConnected - rssIdle) / (double) minions,
+                seconds,
+                idlePct);
         if (options.scenarios().contains(Scenario.RESTART)) {
             RestartScenario.Recovery recovery = restart(minions);
             Map<String, Object> restart = recovery.figures(limits.privateOpMillis());
-            restart.put("how", "SIGTERM to the salt-master with every minion connected, the same salt-master again on "
-                    + "the same config, pki dir and ports; from it listening until every minion answered one "
-                    + "test.ping (rounds of SaltPing's bound, 60 s + 300 ms per minion, until one is complete): "
-                    + "each minion signs in again when it cannot open the first publication (a new aes), with a "
-                    + "stock minion's timers; full_auths are those sign-ins, counted by the swarm");
+            restart.put(
+                    "how",
+                    "SIGTERM to the salt-master with every minion connected, the same salt-master again on "
+                            + "the same config, pki dir and ports; from it listening until every minion answered one "
+                            + "test.ping (rounds of SaltPing's bound, 60 s + 300 ms per minion, until one is complete): "
+                            + "each minion signs in again when it cannot open the first publication (a new aes), with a "
+                            + "stock minion's timers; full_auths are those sign-ins, counted by the swarm");
             saltScenarios.put("restart", restart);
             restart.put("sign_in_requests", signInRequests);
             System.out.println(recovery.line(limits.privateOpMillis()));
@@ -265,8 +325,7 @@ final class AgainstSalt {
         // to them, as to stock minions, so the first test.ping waits for the connections.
         Duration timeout = SaltPing.answerTimeout(minions);
         long deadline = listening + timeout.toNanos();
-        while (ProcStats.established(master.publishPort) < minions
-                || ProcStats.established(master.retPort) < minions) {
+        while (ProcStats.established(master.publishPort) < minions || ProcStats.established(master.retPort) < minions) {
             if (System.nanoTime() > deadline) {
                 throw new IOException("restart: the minions did not connect again to the salt-master within "
                         + timeout.toSeconds() + " s: " + ProcStats.established(master.publishPort) + " publish, "
@@ -284,8 +343,10 @@ final class AgainstSalt {
                 }
                 long t0 = System.nanoTime();
                 SaltPing.Round round = ping.ping(Bench.PREFIX + "*", minions, timeout);
-                System.out.printf("restart  test.ping %d after the salt-master's restart: %,d of %,d returned (last "
-                        + "after %.0f ms)%n", rounds, round.returnsMs().size(), minions, round.lastMs());
+                System.out.printf(
+                        "restart  test.ping %d after the salt-master's restart: %,d of %,d returned (last "
+                                + "after %.0f ms)%n",
+                        rounds, round.returnsMs().size(), minions, round.lastMs());
                 if (round.missing() == 0) {
                     served = t0 + (long) (round.lastMs() * 1e6);
                 }
@@ -299,12 +360,25 @@ final class AgainstSalt {
             signedIn += Long.parseLong(words[1]);
             signInsSent += Long.parseLong(words[2]);
         }
-        System.out.printf("restart  salt-master: %,d minions signed in again, %,d sign-in requests sent (a stock "
-                + "minion sends its request again after 5 s without an answer)%n", signedIn, signInsSent);
+        System.out.printf(
+                "restart  salt-master: %,d minions signed in again, %,d sign-in requests sent (a stock "
+                        + "minion sends its request again after 5 s without an answer)%n",
+                signedIn, signInsSent);
         signInRequests = signInsSent;
         // No resumption, no auth budget, no JIT in a salt-master: those figures are 0.
-        return new RestartScenario.Recovery("salt-master", minions, (listening - stopped) / 1e6,
-                (served - listening) / 1e6, startCpu, cpu, 0, signedIn, 0, 0, rounds, 0);
+        return new RestartScenario.Recovery(
+                "salt-master",
+                minions,
+                (listening - stopped) / 1e6,
+                (served - listening) / 1e6,
+                startCpu,
+                cpu,
+                0,
+                signedIn,
+                0,
+                0,
+                rounds,
+                0);
     }
 
     private synchronized void stopAll() {

@@ -48,21 +48,29 @@ final class ApiScenario {
 
     /** The API's section of the bench master's master.yaml: loopback, and no per-token rate to measure. */
     static String yaml(int port) {
-        return String.join("\n", "# The API scenario: loopback (no TLS), the per-token request rate lifted (every",
-                "# subscriber uses the bench's one token).", "api:", "  interface: 127.0.0.1", "  port: " + port,
-                "  requests_per_second: 100000", "");
+        return String.join(
+                "\n",
+                "# The API scenario: loopback (no TLS), the per-token request rate lifted (every",
+                "# subscriber uses the bench's one token).",
+                "api:",
+                "  interface: 127.0.0.1",
+                "  port: " + port,
+                "  requests_per_second: 100000",
+                "");
     }
 
     /** The receive buffer of the reader that never reads: small, so the master's own buffer fills. */
     static final int SLOW_RECEIVE_BUFFER = 4096;
     /** Ping rounds at most while waiting for the slow reader to be cut off. */
     static final int SLOW_ROUNDS_MAX = 40;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final BenchRun run;
     private final int port;
     private final String token;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     private final PingScenario ping;
     private final Map<String, Object> figures = new LinkedHashMap<>();
 
@@ -71,8 +79,15 @@ final class ApiScenario {
         this.port = port;
         this.ping = new PingScenario(run);
         // As brine-key api-token create does: the master reads the token file again when it changes.
-        this.token = ApiTokens.create(run.master().pkiDir(), "bench", List.of(Bench.PREFIX + "*"), List.of("test.*"),
-                false, Duration.ofDays(1), Clock.systemUTC()).token();
+        this.token = ApiTokens.create(
+                        run.master().pkiDir(),
+                        "bench",
+                        List.of(Bench.PREFIX + "*"),
+                        List.of("test.*"),
+                        false,
+                        Duration.ofDays(1),
+                        Clock.systemUTC())
+                .token();
     }
 
     void run(BrineClient client) throws Exception {
@@ -107,25 +122,39 @@ final class ApiScenario {
         publish.put("api_last_ms_p99", round(comparison.apiP99Ms(), 1));
         publish.put("api_to_brine_p50", round(comparison.ratioP50(), 2));
         publish.put("api_to_brine_p99", round(comparison.ratioP99(), 2));
-        publish.put("how", "test.ping to every minion, alternately through BrineClient (publish, then each return) and"
-                + " the API (POST /api/jobs, then GET /api/jobs/JID?wait= answering with every return), from the"
-                + " publication to the last return; percentiles over the rounds");
+        publish.put(
+                "how",
+                "test.ping to every minion, alternately through BrineClient (publish, then each return) and"
+                        + " the API (POST /api/jobs, then GET /api/jobs/JID?wait= answering with every return), from the"
+                        + " publication to the last return; percentiles over the rounds");
         figures.put("publish", publish);
-        System.out.printf("api      test.ping to %,d minions, last return over %d rounds each: brine p50 %.0f ms, p99 "
-                + "%.0f ms; API (POST /api/jobs + ?wait) p50 %.0f ms, p99 %.0f ms; API/brine %.2f (p50), %.2f "
-                + "(p99)%n", run.minions(), rounds, comparison.brineP50Ms(), comparison.brineP99Ms(),
-                comparison.apiP50Ms(), comparison.apiP99Ms(), comparison.ratioP50(), comparison.ratioP99());
+        System.out.printf(
+                "api      test.ping to %,d minions, last return over %d rounds each: brine p50 %.0f ms, p99 "
+                        + "%.0f ms; API (POST /api/jobs + ?wait) p50 %.0f ms, p99 %.0f ms; API/brine %.2f (p50), %.2f "
+                        + "(p99)%n",
+                run.minions(),
+                rounds,
+                comparison.brineP50Ms(),
+                comparison.brineP99Ms(),
+                comparison.apiP50Ms(),
+                comparison.apiP99Ms(),
+                comparison.ratioP50(),
+                comparison.ratioP99());
     }
 
     /** One job through the API: microseconds from the POST until the answer of the wait, with every return. */
     private long apiRound(Duration timeout) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        JsonNode published = call(HttpRequest.newBuilder(uri("/api/jobs"))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString("{\"target\": \"" + Bench.PREFIX + "*\", \"fun\": "
-                        + "\"test.ping\"}")), 202);
+        JsonNode published = call(
+                HttpRequest.newBuilder(uri("/api/jobs"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"target\": \"" + Bench.PREFIX + "*\", \"fun\": " + "\"test.ping\"}")),
+                202);
         String jid = published.path("jid").asText();
-        JsonNode job = call(HttpRequest.newBuilder(uri("/api/jobs/" + jid + "?wait=" + timeout.toSeconds())).GET(),
+        JsonNode job = call(
+                HttpRequest.newBuilder(uri("/api/jobs/" + jid + "?wait=" + timeout.toSeconds()))
+                        .GET(),
                 200);
         long micros = (System.nanoTime() - t0) / 1000;
         JsonNode missing = job.path("missing");
@@ -137,11 +166,14 @@ final class ApiScenario {
     }
 
     private JsonNode call(HttpRequest.Builder request, int expected) throws IOException, InterruptedException {
-        HttpResponse<String> response = http.send(request.header("Authorization", "Bearer " + token)
-                .timeout(Duration.ofSeconds(120)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = http.send(
+                request.header("Authorization", "Bearer " + token)
+                        .timeout(Duration.ofSeconds(120))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         if (response.statusCode() != expected) {
-            throw new IOException("API " + response.request().method() + " " + response.request().uri().getPath()
-                    + ": " + response.statusCode() + " " + response.body());
+            throw new IOException("API " + response.request().method() + " "
+                    + response.request().uri().getPath() + ": " + response.statusCode() + " " + response.body());
         }
         return JSON.readTree(response.body());
     }
@@ -156,8 +188,11 @@ final class ApiScenario {
         static Comparison of(Collection<Long> brineMicros, Collection<Long> apiMicros) {
             List<Long> brine = brineMicros.stream().sorted().toList();
             List<Long> api = apiMicros.stream().sorted().toList();
-            return new Comparison(percentile(brine, 0.50) / 1000.0, percentile(brine, 0.99) / 1000.0,
-                    percentile(api, 0.50) / 1000.0, percentile(api, 0.99) / 1000.0);
+            return new Comparison(
+                    percentile(brine, 0.50) / 1000.0,
+                    percentile(brine, 0.99) / 1000.0,
+                    percentile(api, 0.50) / 1000.0,
+                    percentile(api, 0.99) / 1000.0);
         }
 
         double ratioP50() {
@@ -206,7 +241,8 @@ final class ApiScenario {
         } finally {
             subscribers.forEach(Subscriber::close);
         }
-        Delivery delivery = Delivery.of(subscribers.stream().map(s -> s.byJob(emitted.keySet())).toList(), emitted);
+        Delivery delivery = Delivery.of(
+                subscribers.stream().map(s -> s.byJob(emitted.keySet())).toList(), emitted);
         double cpuPerRoundWithout = median(cpuWithout);
         double cpuPerRoundWith = median(cpuWith);
         Map<String, Object> events = new LinkedHashMap<>();
@@ -215,29 +251,52 @@ final class ApiScenario {
         events.put("master_cpu_ms_per_ping_without", cpuPerRoundWithout);
         events.put("master_cpu_ms_per_ping_with", cpuPerRoundWith);
         events.put("master_cpu_with_to_without", round(cpuPerRoundWith / Math.max(1, cpuPerRoundWithout), 2));
-        events.put("master_cpu_us_per_event_delivered", round(delivery.perSubscriberEmitted() == 0 ? 0
-                : (cpuPerRoundWith - cpuPerRoundWithout) * 1000 * rounds / delivery.delivered(), 2));
-        events.put("ping_last_ms_p50_without", round(median(without.stream().map(r -> (long) r.lastMs()).toList()),
-                1));
-        events.put("ping_last_ms_p50_with", round(median(with.stream().map(r -> (long) r.lastMs()).toList()), 1));
+        events.put(
+                "master_cpu_us_per_event_delivered",
+                round(
+                        delivery.perSubscriberEmitted() == 0
+                                ? 0
+                                : (cpuPerRoundWith - cpuPerRoundWithout) * 1000 * rounds / delivery.delivered(),
+                        2));
+        events.put(
+                "ping_last_ms_p50_without",
+                round(median(without.stream().map(r -> (long) r.lastMs()).toList()), 1));
+        events.put(
+                "ping_last_ms_p50_with",
+                round(median(with.stream().map(r -> (long) r.lastMs()).toList()), 1));
         events.put("emitted", delivery.perSubscriberEmitted());
         events.put("delivered_min", delivery.min());
         events.put("delivered_max", delivery.max());
         events.put("subscribers_complete", delivery.complete());
         // An event beyond what the bench counts as emitted is a late one (a return after the round's wait), unless
         // its id came to the same reader before: only that is a duplicate.
-        events.put("duplicate_ids", subscribers.stream().mapToInt(Subscriber::repeated).sum());
+        events.put(
+                "duplicate_ids",
+                subscribers.stream().mapToInt(Subscriber::repeated).sum());
         events.put("lost", delivery.lost());
-        events.put("how", "GET /api/events?tag=brine/job/* with the bench's token on one connection each, read as "
-                + "they come; per round of test.ping to every minion the master emits the job's new event and one per "
-                + "return; master CPU from the publication until every subscriber had all of the job's events (without"
-                + " subscribers: until the last return); medians of the rounds");
+        events.put(
+                "how",
+                "GET /api/events?tag=brine/job/* with the bench's token on one connection each, read as "
+                        + "they come; per round of test.ping to every minion the master emits the job's new event and one per "
+                        + "return; master CPU from the publication until every subscriber had all of the job's events (without"
+                        + " subscribers: until the last return); medians of the rounds");
         figures.put("events", events);
-        System.out.printf("api      events to %d SSE subscribers during test.ping to %,d minions (%d rounds): master "
-                + "CPU per ping %.0f ms with, %.0f ms without (x%.2f); each subscriber got %,d-%,d of %,d events "
-                + "emitted, %d of %d all, %,d lost, %d duplicate ids%n", count, run.minions(), rounds, cpuPerRoundWith,
-                cpuPerRoundWithout, cpuPerRoundWith / Math.max(1, cpuPerRoundWithout), delivery.min(), delivery.max(),
-                delivery.perSubscriberEmitted(), delivery.complete(), count, delivery.lost(),
+        System.out.printf(
+                "api      events to %d SSE subscribers during test.ping to %,d minions (%d rounds): master "
+                        + "CPU per ping %.0f ms with, %.0f ms without (x%.2f); each subscriber got %,d-%,d of %,d events "
+                        + "emitted, %d of %d all, %,d lost, %d duplicate ids%n",
+                count,
+                run.minions(),
+                rounds,
+                cpuPerRoundWith,
+                cpuPerRoundWithout,
+                cpuPerRoundWith / Math.max(1, cpuPerRoundWithout),
+                delivery.min(),
+                delivery.max(),
+                delivery.perSubscriberEmitted(),
+                delivery.complete(),
+                count,
+                delivery.lost(),
                 events.get("duplicate_ids"));
         if (delivery.lost() > 0) {
             run.failures().add("api: subscribers that keep up lost " + delivery.lost() + " events");
@@ -263,8 +322,8 @@ final class ApiScenario {
     }
 
     /** What every subscriber got of the events emitted, by job. */
-    record Delivery(int subscribers, long perSubscriberEmitted, long min, long max, int complete, long lost,
-            long delivered) {
+    record Delivery(
+            int subscribers, long perSubscriberEmitted, long min, long max, int complete, long lost, long delivered) {
 
         static Delivery of(List<Map<String, Integer>> received, Map<String, Integer> emitted) {
             long each = emitted.values().stream().mapToLong(Integer::longValue).sum();
@@ -329,21 +388,33 @@ final class ApiScenario {
         slowFigures.put("reader_keeping_up_got", fastDelivery.delivered());
         slowFigures.put("ping_last_ms_p50_during", during);
         slowFigures.put("ping_last_ms_p50_without_subscribers", before);
-        slowFigures.put("how", "one reader with a " + SLOW_RECEIVE_BUFFER + "-byte receive buffer that reads nothing "
-                + "and one that keeps up, test.ping rounds until the master logs the cut (at most " + SLOW_ROUNDS_MAX
-                + "); then the slow one reads what it was sent, to its end");
+        slowFigures.put(
+                "how",
+                "one reader with a " + SLOW_RECEIVE_BUFFER + "-byte receive buffer that reads nothing "
+                        + "and one that keeps up, test.ping rounds until the master logs the cut (at most "
+                        + SLOW_ROUNDS_MAX
+                        + "); then the slow one reads what it was sent, to its end");
         figures.put("slow_reader", slowFigures);
-        System.out.printf("api      a reader that never reads (%d-byte receive buffer): %s after %d pings (%,d events "
-                + "emitted, it got %,d); ping last return p50 %.0f ms meanwhile, %.0f ms without subscribers; the "
-                + "reader that keeps up got %,d of %,d%n", SLOW_RECEIVE_BUFFER, cut && slow.ended() ? "cut off"
-                : "NOT cut off", rounds.size(), fastDelivery.perSubscriberEmitted(), slowGot, during, before,
-                fastDelivery.delivered(), fastDelivery.perSubscriberEmitted());
+        System.out.printf(
+                "api      a reader that never reads (%d-byte receive buffer): %s after %d pings (%,d events "
+                        + "emitted, it got %,d); ping last return p50 %.0f ms meanwhile, %.0f ms without subscribers; the "
+                        + "reader that keeps up got %,d of %,d%n",
+                SLOW_RECEIVE_BUFFER,
+                cut && slow.ended() ? "cut off" : "NOT cut off",
+                rounds.size(),
+                fastDelivery.perSubscriberEmitted(),
+                slowGot,
+                during,
+                before,
+                fastDelivery.delivered(),
+                fastDelivery.perSubscriberEmitted());
         if (!(cut && slow.ended())) {
             run.failures().add("api: the reader that never reads was not cut off after " + rounds.size() + " pings");
         }
         if (fastDelivery.lost() > 0) {
-            run.failures().add("api: the reader that keeps up lost " + fastDelivery.lost() + " events next to a slow "
-                    + "one");
+            run.failures()
+                    .add("api: the reader that keeps up lost " + fastDelivery.lost() + " events next to a slow "
+                            + "one");
         }
     }
 
@@ -352,8 +423,8 @@ final class ApiScenario {
             return false;
         }
         byte[] all = Files.readAllBytes(log);
-        String added = new String(all, (int) Math.min(from, all.length), (int) Math.max(0, all.length - from),
-                StandardCharsets.UTF_8);
+        String added = new String(
+                all, (int) Math.min(from, all.length), (int) Math.max(0, all.length - from), StandardCharsets.UTF_8);
         return added.contains("cut off: ");
     }
 
@@ -375,6 +446,7 @@ final class ApiScenario {
         private final Map<String, AtomicInteger> byJob = new ConcurrentHashMap<>();
         /** The ids of the events read, and how many came again: a real duplicate, not a late event. */
         private final Set<String> ids = new HashSet<>();
+
         private volatile int repeated;
         private final CountDownLatch opened = new CountDownLatch(1);
         private volatile boolean ended;
@@ -393,7 +465,7 @@ final class ApiScenario {
             socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
             OutputStream out = socket.getOutputStream();
             out.write(("GET /api/events?tag=brine%2Fjob%2F%2A HTTP/1.1\r\nHost: 127.0.0.1:" + port
-                    + "\r\nAuthorization: Bearer " + token + "\r\nAccept: text/event-stream\r\n\r\n")
+                            + "\r\nAuthorization: Bearer " + token + "\r\nAccept: text/event-stream\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             Subscriber subscriber = new Subscriber(socket);
@@ -414,11 +486,13 @@ final class ApiScenario {
                 }
                 opened.countDown();
                 for (Optional<SseReader.Event> event = reader.next(); event.isPresent(); event = reader.next()) {
-                    if (event.get().id().isPresent() && !ids.add(event.get().id().get())) {
+                    if (event.get().id().isPresent()
+                            && !ids.add(event.get().id().get())) {
                         repeated++;
                     }
-                    jobOf(event.get().data()).ifPresent(jid -> byJob.computeIfAbsent(jid, j -> new AtomicInteger())
-                            .incrementAndGet());
+                    jobOf(event.get().data())
+                            .ifPresent(jid -> byJob.computeIfAbsent(jid, j -> new AtomicInteger())
+                                    .incrementAndGet());
                 }
             } catch (IOException e) {
                 if (!socket.isClosed()) {
@@ -432,8 +506,8 @@ final class ApiScenario {
 
         void awaitOpen() throws IOException, InterruptedException {
             if (!opened.await(60, TimeUnit.SECONDS) || failure != null || ended) {
-                throw new IOException("an event subscriber did not start: " + (failure != null ? failure : "no "
-                        + "answer"));
+                throw new IOException(
+                        "an event subscriber did not start: " + (failure != null ? failure : "no " + "answer"));
             }
         }
 

@@ -30,6 +30,7 @@ final class AuthFlood implements AutoCloseable {
 
     /** The shipped {@code auth_rate_per_source}: what one source gets past a master with the default limits. */
     static final int PER_SOURCE_PER_SECOND = 20;
+
     private static final long TICK_NANOS = TimeUnit.SECONDS.toNanos(1) / PER_SOURCE_PER_SECOND;
 
     private final List<Socket> sockets = new ArrayList<>();
@@ -55,18 +56,35 @@ final class AuthFlood implements AutoCloseable {
         new SecureRandom().nextBytes(nonce);
         byte[] der = key.getPublic().getEncoded();
         // The same bytes each time: a bad signature or key is refused before the master remembers the nonce.
-        byte[] notSignedByItsKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood", der,
-                nonce, System.currentTimeMillis(), Map.of(), null, null), other.getPrivate());
-        byte[] badKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
-                Arrays.copyOf(der, der.length + 16), nonce, System.currentTimeMillis(), Map.of(), null, null),
+        byte[] notSignedByItsKey = Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        "flood",
+                        der,
+                        nonce,
+                        System.currentTimeMillis(),
+                        Map.of(),
+                        null,
+                        null),
+                other.getPrivate());
+        byte[] badKey = Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        "flood",
+                        Arrays.copyOf(der, der.length + 16),
+                        nonce,
+                        System.currentTimeMillis(),
+                        Map.of(),
+                        null,
+                        null),
                 key.getPrivate());
         AuthFlood flood = new AuthFlood(new byte[][] {notSignedByItsKey, badKey});
         try {
             for (int i = 0; i < sources; i++) {
                 Socket socket = new Socket();
                 flood.sockets.add(socket);
-                socket.bind(new InetSocketAddress(InetAddress.getByName("127.0." + ((i + 2) / 256) + "."
-                        + ((i + 2) % 256)), 0));
+                socket.bind(new InetSocketAddress(
+                        InetAddress.getByName("127.0." + ((i + 2) / 256) + "." + ((i + 2) % 256)), 0));
                 socket.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
                 socket.setTcpNoDelay(true);
                 flood.outs.add(new DataOutputStream(socket.getOutputStream()));

@@ -42,10 +42,16 @@ final class AuthScenario {
         figures.put("target_master_cpu_per_auth_in_private_ops", 1.5);
         figures.put("met", ratio <= 1.5);
         run.scenarios().put("auth", figures);
-        System.out.printf("auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private "
-                + "ops/s); master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target "
-                + "<= 1.5: %s]%n", minions, (double) figures.get("wall_ms") / 1000, authsPerSecond,
-                authsPerSecond / limits.privateOpsPerSecond(), cpuPerAuth, ratio,
+        System.out.printf(
+                "auth     %,d new minions accepted in %.2f s: %.0f auths/s (%.2f x one core's private "
+                        + "ops/s); master CPU %.2f ms per auth = %.2f private ops (%.2f without the JIT compiler) [target "
+                        + "<= 1.5: %s]%n",
+                minions,
+                (double) figures.get("wall_ms") / 1000,
+                authsPerSecond,
+                authsPerSecond / limits.privateOpsPerSecond(),
+                cpuPerAuth,
+                ratio,
                 (double) figures.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis(),
                 verdict(ratio <= 1.5));
         printThreads(figures);
@@ -105,7 +111,9 @@ final class AuthScenario {
         double worst = waits.isEmpty() ? 0 : waits.get(waits.size() - 1);
         again.put("wait_median_ms", round(median, 1));
         again.put("wait_worst_ms", round(worst, 1));
-        again.put("waits_over_auth_timeout", waits.stream().filter(w -> w > AUTH_TIMEOUT_MS).count());
+        again.put(
+                "waits_over_auth_timeout",
+                waits.stream().filter(w -> w > AUTH_TIMEOUT_MS).count());
         if (flooded != null) {
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("sources", sources);
@@ -116,22 +124,39 @@ final class AuthScenario {
             figures.put("send_failures", flooded[2]);
             figures.put("master_cpu_ms", floodCpu);
             again.put("flood", figures);
-            System.out.printf("flood    %d sources x %d auth requests/s (half not signed by their key, half an "
-                    + "unusable key) for %.1f s: %,d sent, %,d answered (%.1f/s), %d send failures; master CPU %.2f "
-                    + "cores over the flood%n", sources, AuthFlood.PER_SOURCE_PER_SECOND, floodSeconds, flooded[0],
-                    flooded[1], flooded[1] / floodSeconds, flooded[2], floodCpu / 1000.0 / floodSeconds);
+            System.out.printf(
+                    "flood    %d sources x %d auth requests/s (half not signed by their key, half an "
+                            + "unusable key) for %.1f s: %,d sent, %,d answered (%.1f/s), %d send failures; master CPU %.2f "
+                            + "cores over the flood%n",
+                    sources,
+                    AuthFlood.PER_SOURCE_PER_SECOND,
+                    floodSeconds,
+                    flooded[0],
+                    flooded[1],
+                    flooded[1] / floodSeconds,
+                    flooded[2],
+                    floodCpu / 1000.0 / floodSeconds);
         }
-        System.out.printf("re-auth  waits from the first request to acceptance: median %.1f ms, worst %.1f ms; %d "
-                + "over auth_timeout (%d s) [%s]%n", median, worst, (long) again.get("waits_over_auth_timeout"),
-                AUTH_TIMEOUT_MS / 1000, verdict((long) again.get("waits_over_auth_timeout") == 0));
+        System.out.printf(
+                "re-auth  waits from the first request to acceptance: median %.1f ms, worst %.1f ms; %d "
+                        + "over auth_timeout (%d s) [%s]%n",
+                median,
+                worst,
+                (long) again.get("waits_over_auth_timeout"),
+                AUTH_TIMEOUT_MS / 1000,
+                verdict((long) again.get("waits_over_auth_timeout") == 0));
         requireUnwrapped(unwrap());
         @SuppressWarnings("unchecked")
         Map<String, Object> auth = (Map<String, Object>) run.scenarios().get("auth");
         auth.put("reauth", again);
         double cpuPerAuth = (double) again.get("master_cpu_ms_per_auth");
-        System.out.printf("re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f "
-                + "ms per auth = %.2f private ops (%.2f without the JIT compiler)%n", minions,
-                (double) again.get("wall_ms") / 1000, (double) again.get("auths_per_s"), cpuPerAuth,
+        System.out.printf(
+                "re-auth  %,d known minions authenticated again in %.2f s: %.0f auths/s; master CPU %.2f "
+                        + "ms per auth = %.2f private ops (%.2f without the JIT compiler)%n",
+                minions,
+                (double) again.get("wall_ms") / 1000,
+                (double) again.get("auths_per_s"),
+                cpuPerAuth,
                 cpuPerAuth / limits.privateOpMillis(),
                 (double) again.get("master_cpu_ms_per_auth_without_jit") / limits.privateOpMillis());
         printThreads(again);
@@ -151,8 +176,11 @@ final class AuthScenario {
         int window = Math.max(1, AUTH_WINDOW / swarm.size());
         // A worker answers once it has sent its window, each request signed then unless presigned (a restart's full
         // auth round is not): 30 s plus 4 of this run's private ops per request, for a machine loaded meanwhile.
-        swarm.all("auth " + window + " " + AUTH_TIMEOUT_MS, "auth", Duration.ofSeconds(30)
-                .plusMillis((long) (4 * window * run.limits().privateOpMillis())));
+        swarm.all(
+                "auth " + window + " " + AUTH_TIMEOUT_MS,
+                "auth",
+                Duration.ofSeconds(30)
+                        .plusMillis((long) (4 * window * run.limits().privateOpMillis())));
         long last = 0;
         long first = Long.MAX_VALUE;
         int retries = 0;
@@ -164,8 +192,8 @@ final class AuthScenario {
                 event = worker.event(Duration.ofSeconds(1));
             }
             if (event == null) {
-                throw new IOException("auth: not every minion was accepted within " + timeout.toSeconds() + " s"
-                        + swarm.status());
+                throw new IOException(
+                        "auth: not every minion was accepted within " + timeout.toSeconds() + " s" + swarm.status());
             }
             String[] words = event.split(" ");
             first = Math.min(first, worker.toLocal(Long.parseLong(words[3])));

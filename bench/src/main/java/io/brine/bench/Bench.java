@@ -30,11 +30,30 @@ import java.util.stream.Stream;
  */
 final class Bench {
 
-    record Options(int minions, Transport transport, Set<Scenario> scenarios, Optional<Path> json, KeyCache keys,
-            int minionsPerWorker, int pingRounds, int publications, int idleSeconds, Optional<Scenario> profile,
-            boolean keep, String masterOpts, double rsaSeconds, int warmupMinions, Optional<Path> masterHome,
-            int workerIoThreads, boolean salt, ZmqClient zmqClient, int authFloodSources, int apiRounds,
-            int apiSubscribers, int stateRounds, boolean settle) {
+    record Options(
+            int minions,
+            Transport transport,
+            Set<Scenario> scenarios,
+            Optional<Path> json,
+            KeyCache keys,
+            int minionsPerWorker,
+            int pingRounds,
+            int publications,
+            int idleSeconds,
+            Optional<Scenario> profile,
+            boolean keep,
+            String masterOpts,
+            double rsaSeconds,
+            int warmupMinions,
+            Optional<Path> masterHome,
+            int workerIoThreads,
+            boolean salt,
+            ZmqClient zmqClient,
+            int authFloodSources,
+            int apiRounds,
+            int apiSubscribers,
+            int stateRounds,
+            boolean settle) {
 
         /**
          * A fixed pause that lets the master settle before a figure is taken (its idle memory, a compiled auth path,
@@ -70,13 +89,19 @@ final class Bench {
     }
 
     int run() throws Exception {
-        return run(options, json, failures, () -> runDir, () -> {
-            try {
-                runScenarios();
-            } finally {
-                json.put("scenarios", scenarios);
-            }
-        }, this::stopAll);
+        return run(
+                options,
+                json,
+                failures,
+                () -> runDir,
+                () -> {
+                    try {
+                        runScenarios();
+                    } finally {
+                        json.put("scenarios", scenarios);
+                    }
+                },
+                this::stopAll);
     }
 
     /** The run's figures, as written to {@code --json} (complete after {@link #run()}). */
@@ -95,8 +120,14 @@ final class Bench {
      * directory if asked or if anything failed, else removes it. The exit code: 0 without failures, else 1. Shared by
      * the single-master bench and {@link ClusterBench}.
      */
-    static int run(Options options, Map<String, Object> json, List<String> failures, Supplier<Path> runDir,
-            Body body, Runnable stopAll) throws IOException {
+    static int run(
+            Options options,
+            Map<String, Object> json,
+            List<String> failures,
+            Supplier<Path> runDir,
+            Body body,
+            Runnable stopAll)
+            throws IOException {
         Thread cleanup = new Thread(stopAll, "bench-cleanup");
         Runtime.getRuntime().addShutdownHook(cleanup);
         try {
@@ -139,20 +170,28 @@ final class Bench {
             json.put("zmq_client", options.zmqClient().configValue);
         }
         json.put("minions_requested", options.minions());
-        System.out.printf("brine-bench: %d %sminions over %s%s on %s%n", options.minions(),
-                options.salt() ? "simulated Salt " : "", transport.configValue,
-                transport == Transport.ZEROMQ ? " (the swarm's ZeroMQ client: " + options.zmqClient().configValue + ")"
-                        : "", Machine.oneLine());
+        System.out.printf(
+                "brine-bench: %d %sminions over %s%s on %s%n",
+                options.minions(),
+                options.salt() ? "simulated Salt " : "",
+                transport.configValue,
+                transport == Transport.ZEROMQ
+                        ? " (the swarm's ZeroMQ client: " + options.zmqClient().configValue + ")"
+                        : "",
+                Machine.oneLine());
 
         int warm = options.warmupMinions();
         KeyCache keys = options.keys();
         int wanted = options.minions() + warm;
         int missing = keys.missing(wanted);
         if (missing > 0) {
-            System.out.printf("key cache %s: generating %d RSA-%d keys on %d threads (once; later runs reuse them)%n",
+            System.out.printf(
+                    "key cache %s: generating %d RSA-%d keys on %d threads (once; later runs reuse them)%n",
                     keys.dir(), missing, KeyCache.BITS, Runtime.getRuntime().availableProcessors());
             long started = System.nanoTime();
-            keys.ensure(wanted, Runtime.getRuntime().availableProcessors(),
+            keys.ensure(
+                    wanted,
+                    Runtime.getRuntime().availableProcessors(),
                     n -> System.out.printf("  %d of %d keys generated%n", n, missing));
             System.out.printf("  done in %.0f s%n", (System.nanoTime() - started) / 1e9);
         }
@@ -164,17 +203,24 @@ final class Bench {
         limitFigures.put("rsa2048_private_op_ms", round(limits.privateOpMillis(), 3));
         limitFigures.put("rsa2048_public_op_ms", round(limits.publicOpMillis(), 4));
         limitFigures.put("key_check_us", round(limits.keyCheckMicros(), 1));
-        limitFigures.put("how", "JCA RSASSA-PSS-SHA256 sign (private) and verify (public), RSA-2048, and the key "
-                + "store's small-prime check of a new key, one thread, after warm-up, " + options.rsaSeconds()
-                + " s each, before the master starts");
+        limitFigures.put(
+                "how",
+                "JCA RSASSA-PSS-SHA256 sign (private) and verify (public), RSA-2048, and the key "
+                        + "store's small-prime check of a new key, one thread, after warm-up, " + options.rsaSeconds()
+                        + " s each, before the master starts");
         json.put("limits", limitFigures);
-        System.out.printf("limits   RSA-2048 on one core: private op (PSS sign) %.0f/s = %.2f ms; public op (PSS "
-                + "verify) %.0f/s = %.3f ms; new key's check %.0f us = %.3f private ops%n",
-                limits.privateOpsPerSecond(), limits.privateOpMillis(), limits.publicOpsPerSecond(),
-                limits.publicOpMillis(), limits.keyCheckMicros(), limits.keyCheckMicros() / 1000
-                        / limits.privateOpMillis());
+        System.out.printf(
+                "limits   RSA-2048 on one core: private op (PSS sign) %.0f/s = %.2f ms; public op (PSS "
+                        + "verify) %.0f/s = %.3f ms; new key's check %.0f us = %.3f private ops%n",
+                limits.privateOpsPerSecond(),
+                limits.privateOpMillis(),
+                limits.publicOpsPerSecond(),
+                limits.publicOpMillis(),
+                limits.keyCheckMicros(),
+                limits.keyCheckMicros() / 1000 / limits.privateOpMillis());
 
-        Path home = options.masterHome().orElse(Path.of(System.getProperty("brine.home", ".")))
+        Path home = options.masterHome()
+                .orElse(Path.of(System.getProperty("brine.home", ".")))
                 .toAbsolutePath();
         json.put("master_home", home.toString());
         runDir = Files.createTempDirectory("brine-bench-");
@@ -185,8 +231,14 @@ final class Bench {
         }
         int apiPort = options.scenarios().contains(Scenario.API) ? MasterProcess.freePorts(1)[0] : 0;
         int metricsPort = options.scenarios().contains(Scenario.RESTART) ? MasterProcess.freePorts(1)[0] : 0;
-        master = MasterProcess.start(home, runDir.resolve("master"), transport, options.masterOpts(), wanted,
-                (options.salt() ? saltYaml : "") + (apiPort > 0 ? ApiScenario.yaml(apiPort) : "")
+        master = MasterProcess.start(
+                home,
+                runDir.resolve("master"),
+                transport,
+                options.masterOpts(),
+                wanted,
+                (options.salt() ? saltYaml : "")
+                        + (apiPort > 0 ? ApiScenario.yaml(apiPort) : "")
                         + (metricsPort > 0 ? RestartScenario.yaml(metricsPort) : ""));
         options.settle(3000);
         long heapIdle = master.liveHeapKib();
@@ -211,8 +263,16 @@ final class Bench {
         memory.put("master_heap_baseline_mib", round(heapBaseline / 1024.0, 1));
 
         swarm = Swarm.start(options, master, runDir, minions, json);
-        BenchRun run = new BenchRun(options, master, limits, runDir, minions, swarm,
-                new Profiler(master, runDir, options.profile()), scenarios, failures);
+        BenchRun run = new BenchRun(
+                options,
+                master,
+                limits,
+                runDir,
+                minions,
+                swarm,
+                new Profiler(master, runDir, options.profile()),
+                scenarios,
+                failures);
         AuthScenario auth = new AuthScenario(run);
         swarm.connect(fdsBaseline);
         auth.auth();
@@ -239,8 +299,8 @@ final class Bench {
                 // Salt minions hold one aes key per master run; a removal rotates it and each minion learns the
                 // new one by signing in again after a failed MAC: not brine's rotation, not simulated.
                 scenarios.put("rotate", Map.of("skipped", "Salt minions have no key rotation of brine's kind"));
-                System.out.println("rotate   skipped: Salt minions learn a new aes key by signing in again (not "
-                        + "simulated)");
+                System.out.println(
+                        "rotate   skipped: Salt minions learn a new aes key by signing in again (not " + "simulated)");
             } else if (options.scenarios().contains(Scenario.ROTATE)) {
                 new RotateScenario(run).run();
             }
@@ -254,7 +314,10 @@ final class Bench {
                 new ApiScenario(run, apiPort).run(client);
             }
             if (options.scenarios().contains(Scenario.STATE)) {
-                StateScenario.run(run, "brine's master", options.stateRounds(),
+                StateScenario.run(
+                        run,
+                        "brine's master",
+                        options.stateRounds(),
                         timeout -> StateScenario.brineRound(ping, client, swarm, timeout));
             }
         }
@@ -291,10 +354,11 @@ final class Bench {
         }
         int fits = (int) ((usable - fdsIdle) / perMinion) - EXTRA_CONNECTIONS;
         fits = fits / 100 * 100;
-        String why = String.format("%,d minions over %s need about %,d open files in the master (%d idle + %d per "
-                + "minion) but a process may hold %,d here, and the limit cannot be raised: measuring the largest N "
-                + "that fits with headroom, %,d", options.minions(), options.transport().configValue, needed, fdsIdle,
-                perMinion, limit, fits);
+        String why = String.format(
+                "%,d minions over %s need about %,d open files in the master (%d idle + %d per "
+                        + "minion) but a process may hold %,d here, and the limit cannot be raised: measuring the largest N "
+                        + "that fits with headroom, %,d",
+                options.minions(), options.transport().configValue, needed, fdsIdle, perMinion, limit, fits);
         fd.put("largest_n_that_fits", fits);
         fd.put("note", why);
         System.out.println("fd limit " + why);
@@ -302,12 +366,13 @@ final class Bench {
     }
 
     /** The classes whose live bytes grew most from {@code before} to {@code after}, in bytes per minion. */
-    private static Map<String, Object> heapGrowth(Map<String, Long> before, Map<String, Long> after, int top,
-            int minions) {
+    private static Map<String, Object> heapGrowth(
+            Map<String, Long> before, Map<String, Long> after, int top, int minions) {
         Map<String, Object> growth = new LinkedHashMap<>();
         after.entrySet().stream()
                 .map(e -> Map.entry(e.getKey(), e.getValue() - before.getOrDefault(e.getKey(), 0L)))
-                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(top)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(top)
                 .forEach(e -> growth.put(e.getKey(), round(e.getValue() / (double) minions, 1)));
         return growth;
     }
@@ -328,12 +393,16 @@ final class Bench {
                 + options.transport().configValue + (options.salt() ? " --protocol salt" : "")
                 + (options.transport() == Transport.ZEROMQ ? " --zmq-client " + options.zmqClient().configValue : "")
                 + (options.authFloodSources() > 0 ? " --auth-flood-sources " + options.authFloodSources() : "")
-                + (options.scenarios().contains(Scenario.API) ? " --api-rounds " + options.apiRounds()
-                        + " --api-subscribers " + options.apiSubscribers() : "")
+                + (options.scenarios().contains(Scenario.API)
+                        ? " --api-rounds " + options.apiRounds() + " --api-subscribers " + options.apiSubscribers()
+                        : "")
                 + (options.scenarios().contains(Scenario.STATE) ? " --state-rounds " + options.stateRounds() : "")
                 + " --scenarios ");
-        command.append(String.join(",", options.scenarios().stream().map(s -> s.name().toLowerCase(Locale.ROOT))
-                .toList()));
+        command.append(String.join(
+                ",",
+                options.scenarios().stream()
+                        .map(s -> s.name().toLowerCase(Locale.ROOT))
+                        .toList()));
         options.json().ifPresent(file -> command.append(" --json ").append(file));
         return command.toString();
     }

@@ -12,37 +12,66 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code brine-bench}: the swarm benchmark. See {@code BENCHMARKS.md}. */
-@Command(name = "brine-bench", mixinStandardHelpOptions = true,
-        description = {"Runs N simulated minions (real RSA keys, real sockets, the real protocol) against a real "
-                + "brine-master started for the run, and measures auth, key rotation, test.ping, publication fan-out "
-                + "and memory against this machine's raw RSA-2048 speed.", "",
-            "Exit codes: 0 done, 1 a scenario failed, 2 bad usage."})
+@Command(
+        name = "brine-bench",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs N simulated minions (real RSA keys, real sockets, the real protocol) against a real "
+                    + "brine-master started for the run, and measures auth, key rotation, test.ping, publication fan-out "
+                    + "and memory against this machine's raw RSA-2048 speed.",
+            "",
+            "Exit codes: 0 done, 1 a scenario failed, 2 bad usage."
+        })
 public final class BenchMain implements Callable<Integer> {
 
     /** The scenarios, in the order they run. */
-    enum Scenario { AUTH, ROTATE, PING, PUBLISH, API, STATE, MEMORY, RESTART }
+    enum Scenario {
+        AUTH,
+        ROTATE,
+        PING,
+        PUBLISH,
+        API,
+        STATE,
+        MEMORY,
+        RESTART
+    }
 
-    @Option(names = "--minions", paramLabel = "N", defaultValue = "100",
+    @Option(
+            names = "--minions",
+            paramLabel = "N",
+            defaultValue = "100",
             description = "Simulated minions (default: ${DEFAULT-VALUE}).")
     int minions;
 
-    @Option(names = "--transport", paramLabel = "zeromq|tcp", defaultValue = "zeromq",
+    @Option(
+            names = "--transport",
+            paramLabel = "zeromq|tcp",
+            defaultValue = "zeromq",
             description = "The master's and the minions' transport (default: ${DEFAULT-VALUE}).")
     String transport;
 
-    @Option(names = "--zmq-client", paramLabel = "netty|jeromq", defaultValue = "netty",
+    @Option(
+            names = "--zmq-client",
+            paramLabel = "netty|jeromq",
+            defaultValue = "netty",
             description = "With --transport zeromq: the simulated minions' ZeroMQ client. netty speaks the same ZMTP "
                     + "3.1 with the same options as a minion's jeromq sockets at a fraction of the swarm's CPU; jeromq "
                     + "is the minion's own library, for comparison (default: ${DEFAULT-VALUE}).")
     String zmqClient;
 
-    @Option(names = "--protocol", paramLabel = "brine|salt", defaultValue = "brine",
+    @Option(
+            names = "--protocol",
+            paramLabel = "brine|salt",
+            defaultValue = "brine",
             description = "What the simulated minions speak: brine's protocol, or a stock Salt minion's (Salt's v3 "
                     + "_auth, publications in Salt's envelope, _return; ZeroMQ only; the master serves salt_minions) "
                     + "(default: ${DEFAULT-VALUE}).")
     String protocol;
 
-    @Option(names = "--scenarios", split = ",", paramLabel = "LIST",
+    @Option(
+            names = "--scenarios",
+            split = ",",
+            paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
             description = "Which of auth,rotate,ping,publish,api,state,memory,restart to run (default: all but api, "
                     + "state and restart). auth always runs: the others need accepted minions. api turns on the "
@@ -56,16 +85,25 @@ public final class BenchMain implements Callable<Integer> {
                     + "again as stock minions do.")
     List<String> scenarios;
 
-    @Option(names = "--api-rounds", paramLabel = "R", defaultValue = "20",
+    @Option(
+            names = "--api-rounds",
+            paramLabel = "R",
+            defaultValue = "20",
             description = "Rounds of each measurement of the api scenario (default: ${DEFAULT-VALUE}).")
     int apiRounds;
 
-    @Option(names = "--api-subscribers", paramLabel = "S", defaultValue = "100",
+    @Option(
+            names = "--api-subscribers",
+            paramLabel = "S",
+            defaultValue = "100",
             description = "Readers of GET /api/events in the api scenario (default: ${DEFAULT-VALUE}; at most 200, "
                     + "under the API's 256 connections).")
     int apiSubscribers;
 
-    @Option(names = "--state-rounds", paramLabel = "R", defaultValue = "3",
+    @Option(
+            names = "--state-rounds",
+            paramLabel = "R",
+            defaultValue = "3",
             description = "Measured state.apply rounds of the state scenario after one warm-up round (default: "
                     + "${DEFAULT-VALUE}).")
     int stateRounds;
@@ -73,86 +111,128 @@ public final class BenchMain implements Callable<Integer> {
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the figures to FILE as JSON.")
     Path json;
 
-    @Option(names = "--keys-dir", paramLabel = "DIR",
+    @Option(
+            names = "--keys-dir",
+            paramLabel = "DIR",
             description = "The key cache (default: ~/.cache/brine-bench/keys-2048).")
     Path keysDir;
 
-    @Option(names = "--generate-keys", paramLabel = "COUNT",
+    @Option(
+            names = "--generate-keys",
+            paramLabel = "COUNT",
             description = "Only fill the key cache with COUNT keys (in parallel), then exit.")
     Integer generateKeys;
 
-    @Option(names = "--minions-per-worker", paramLabel = "M", defaultValue = "0",
+    @Option(
+            names = "--minions-per-worker",
+            paramLabel = "M",
+            defaultValue = "0",
             description = "Simulated minions per worker JVM; 0 sizes workers from the open-files limit.")
     int minionsPerWorker;
 
-    @Option(names = "--warmup-minions", paramLabel = "W", defaultValue = "200",
+    @Option(
+            names = "--warmup-minions",
+            paramLabel = "W",
+            defaultValue = "200",
             description = "Minions that authenticate before the measured auth, so the master's code is compiled "
                     + "(default: ${DEFAULT-VALUE}; at least 2).")
     int warmupMinions;
 
-    @Option(names = "--ping-rounds", paramLabel = "R", defaultValue = "3",
+    @Option(
+            names = "--ping-rounds",
+            paramLabel = "R",
+            defaultValue = "3",
             description = "Measured test.ping rounds after one warm-up round (default: ${DEFAULT-VALUE}).")
     int pingRounds;
 
-    @Option(names = "--publications", paramLabel = "P", defaultValue = "0",
+    @Option(
+            names = "--publications",
+            paramLabel = "P",
+            defaultValue = "0",
             description = "Publications in the publish scenario; 0 picks about 200,000 deliveries' worth.")
     int publications;
 
-    @Option(names = "--idle-seconds", paramLabel = "S", defaultValue = "60",
-            description = "How long the real brine-minion idles while its CPU is measured (default: "
-                    + "${DEFAULT-VALUE}).")
+    @Option(
+            names = "--idle-seconds",
+            paramLabel = "S",
+            defaultValue = "60",
+            description =
+                    "How long the real brine-minion idles while its CPU is measured (default: " + "${DEFAULT-VALUE}).")
     int idleSeconds;
 
-    @Option(names = "--rsa-seconds", paramLabel = "S", defaultValue = "2",
+    @Option(
+            names = "--rsa-seconds",
+            paramLabel = "S",
+            defaultValue = "2",
             description = "How long each raw RSA rate is timed (default: ${DEFAULT-VALUE}).")
     double rsaSeconds;
 
-    @Option(names = "--profile", paramLabel = "SCENARIO",
-            description = "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish; memory: "
-                    + "the master idle with every minion connected; restart: each restarted master from listening "
-                    + "until served) and print where its CPU went; the recording is kept as "
-                    + "brine-bench-master-SCENARIO.jfr in the current directory (restart: -restart-resuming.jfr and "
-                    + "-restart-full.jfr).")
+    @Option(
+            names = "--profile",
+            paramLabel = "SCENARIO",
+            description =
+                    "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish; memory: "
+                            + "the master idle with every minion connected; restart: each restarted master from listening "
+                            + "until served) and print where its CPU went; the recording is kept as "
+                            + "brine-bench-master-SCENARIO.jfr in the current directory (restart: -restart-resuming.jfr and "
+                            + "-restart-full.jfr).")
     String profile;
 
-    @Option(names = "--worker-io-threads", paramLabel = "T", defaultValue = "2",
+    @Option(
+            names = "--worker-io-threads",
+            paramLabel = "T",
+            defaultValue = "2",
             description = "I/O threads of each swarm worker's ZeroMQ context or Netty group (default: "
                     + "${DEFAULT-VALUE}).")
     int workerIoThreads;
 
-    @Option(names = "--no-settle", description = "Skip the fixed pauses that let brine's master settle before a "
-            + "figure is taken (its idle memory, a compiled auth path, a quiet moment between ping rounds; the "
-            + "salt-master's side of --against salt keeps its own): every step still runs and every wait for the "
-            + "minions stays, but the figures are not comparable with a settled run's. For checking that the bench "
-            + "works (its smoke test), not for BENCHMARKS.md.")
+    @Option(
+            names = "--no-settle",
+            description = "Skip the fixed pauses that let brine's master settle before a "
+                    + "figure is taken (its idle memory, a compiled auth path, a quiet moment between ping rounds; the "
+                    + "salt-master's side of --against salt keeps its own): every step still runs and every wait for the "
+                    + "minions stays, but the figures are not comparable with a settled run's. For checking that the bench "
+                    + "works (its smoke test), not for BENCHMARKS.md.")
     boolean noSettle;
 
     @Option(names = "--keep", description = "Keep the run directory (master config, logs, pki, profiles).")
     boolean keep;
 
-    @Option(names = "--master-home", paramLabel = "DIR",
+    @Option(
+            names = "--master-home",
+            paramLabel = "DIR",
             description = "Run bin/brine-master and bin/brine-minion of another build (for before/after "
                     + "comparisons); default: this checkout.")
     Path masterHome;
 
-    @Option(names = "--masters", paramLabel = "M", defaultValue = "1",
+    @Option(
+            names = "--masters",
+            paramLabel = "M",
+            defaultValue = "1",
             description = "Masters: more than one runs them as one cluster on ZooKeeper, the minions spread over "
                     + "them (auth, rotate and ping only; default: ${DEFAULT-VALUE}).")
     int masters;
 
-    @Option(names = "--zookeeper", paramLabel = "CONNECT",
+    @Option(
+            names = "--zookeeper",
+            paramLabel = "CONNECT",
             description = "With --masters: an external ZooKeeper ensemble (default: one ZooKeeper server started "
                     + "in this JVM).")
     String zookeeper;
 
-    @Option(names = "--auth-flood-sources", paramLabel = "N", defaultValue = "0",
+    @Option(
+            names = "--auth-flood-sources",
+            paramLabel = "N",
+            defaultValue = "0",
             description = "During the re-auth round, N hostile sources (127.0.0.2 on) each send "
                     + AuthFlood.PER_SOURCE_PER_SECOND + " auth requests a second (the shipped auth_rate_per_source) "
                     + "that each cost a signed refusal without the auth work budget: half not signed by the key they "
                     + "offer, half with an unusable key. --transport tcp, one master (default: 0, none).")
     int authFloodSources;
 
-    @Option(names = "--against", paramLabel = "salt",
+    @Option(
+            names = "--against",
+            paramLabel = "salt",
             description = "Also measure a real salt-master 3008.2 (ZeroMQ, loopback, its shipped defaults but for "
                     + "interface, ports, directories, user and auto_accept) on the same simulated stock-Salt swarm, "
                     + "after brine's master with salt_minions (auth, ping, memory), and print the ratios. The bench "
@@ -160,12 +240,16 @@ public final class BenchMain implements Callable<Integer> {
                     + "ms per minion (its workers answer the minions' own requests first). Needs --salt-dir.")
     String against;
 
-    @Option(names = "--salt-dir", paramLabel = "DIR",
+    @Option(
+            names = "--salt-dir",
+            paramLabel = "DIR",
             description = "With --against salt: Salt's release tarballs and their runner 'salt' (default: "
                     + "../shared/salt beside the checkout).")
     Path saltDir;
 
-    @Option(names = "--master-opts", paramLabel = "OPTS",
+    @Option(
+            names = "--master-opts",
+            paramLabel = "OPTS",
             description = "Extra JVM options for the master, as BRINE_JAVA_OPTS.")
     String masterOpts;
 
@@ -179,10 +263,13 @@ public final class BenchMain implements Callable<Integer> {
         KeyCache keys = new KeyCache(keysDir != null ? keysDir : KeyCache.defaultDir());
         if (generateKeys != null) {
             long started = System.nanoTime();
-            keys.ensure(generateKeys, Runtime.getRuntime().availableProcessors(),
+            keys.ensure(
+                    generateKeys,
+                    Runtime.getRuntime().availableProcessors(),
                     n -> System.err.printf("  %d keys generated%n", n));
-            System.out.printf("key cache %s holds keys 0..%d (%.1f s)%n", keys.dir(), generateKeys - 1,
-                    (System.nanoTime() - started) / 1e9);
+            System.out.printf(
+                    "key cache %s holds keys 0..%d (%.1f s)%n",
+                    keys.dir(), generateKeys - 1, (System.nanoTime() - started) / 1e9);
             return 0;
         }
         if (minions < 1) {
@@ -223,8 +310,8 @@ public final class BenchMain implements Callable<Integer> {
             return 2;
         }
         if (salt && kind != Transport.ZEROMQ) {
-            System.err.println("--protocol salt runs over --transport zeromq only (Salt's TCP transport is not "
-                    + "simulated)");
+            System.err.println(
+                    "--protocol salt runs over --transport zeromq only (Salt's TCP transport is not " + "simulated)");
             return 2;
         }
         if (authFloodSources < 0 || authFloodSources > 60_000) {
@@ -267,11 +354,30 @@ public final class BenchMain implements Callable<Integer> {
                 return 2;
             }
         }
-        Bench.Options options = new Bench.Options(minions, kind, chosen, Optional.ofNullable(json), keys,
-                minionsPerWorker, Math.max(1, pingRounds), publications, idleSeconds, Optional.ofNullable(profiled),
-                keep, masterOpts == null ? "" : masterOpts, rsaSeconds, Math.max(2, warmupMinions),
-                Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), salt, swarmClient, authFloodSources,
-                apiRounds, apiSubscribers, stateRounds, !noSettle);
+        Bench.Options options = new Bench.Options(
+                minions,
+                kind,
+                chosen,
+                Optional.ofNullable(json),
+                keys,
+                minionsPerWorker,
+                Math.max(1, pingRounds),
+                publications,
+                idleSeconds,
+                Optional.ofNullable(profiled),
+                keep,
+                masterOpts == null ? "" : masterOpts,
+                rsaSeconds,
+                Math.max(2, warmupMinions),
+                Optional.ofNullable(masterHome),
+                Math.max(1, workerIoThreads),
+                salt,
+                swarmClient,
+                authFloodSources,
+                apiRounds,
+                apiSubscribers,
+                stateRounds,
+                !noSettle);
         if (against != null) {
             if (!against.equals("salt")) {
                 System.err.println("unknown --against " + against + "; expected salt");
@@ -282,8 +388,13 @@ public final class BenchMain implements Callable<Integer> {
                         + "--masters, --auth-flood-sources, --profile)");
                 return 2;
             }
-            Path dir = saltDir != null ? saltDir : Path.of(System.getProperty("brine.home", "."))
-                    .toAbsolutePath().normalize().resolveSibling("shared").resolve("salt");
+            Path dir = saltDir != null
+                    ? saltDir
+                    : Path.of(System.getProperty("brine.home", "."))
+                            .toAbsolutePath()
+                            .normalize()
+                            .resolveSibling("shared")
+                            .resolve("salt");
             Optional<String> missing = AgainstSalt.missingSalt(dir);
             if (missing.isPresent()) {
                 System.err.println(missing.get());
@@ -296,11 +407,30 @@ public final class BenchMain implements Callable<Integer> {
             if (chosen.contains(Scenario.RESTART)) {
                 againstScenarios.add(Scenario.RESTART);
             }
-            Bench.Options againstOptions = new Bench.Options(minions, kind, againstScenarios,
-                    Optional.ofNullable(json), keys, minionsPerWorker, Math.max(1, pingRounds), 0, idleSeconds,
-                    Optional.empty(), keep, masterOpts == null ? "" : masterOpts, rsaSeconds,
-                    Math.max(2, warmupMinions), Optional.ofNullable(masterHome), Math.max(1, workerIoThreads), true,
-                    swarmClient, 0, apiRounds, apiSubscribers, stateRounds, !noSettle);
+            Bench.Options againstOptions = new Bench.Options(
+                    minions,
+                    kind,
+                    againstScenarios,
+                    Optional.ofNullable(json),
+                    keys,
+                    minionsPerWorker,
+                    Math.max(1, pingRounds),
+                    0,
+                    idleSeconds,
+                    Optional.empty(),
+                    keep,
+                    masterOpts == null ? "" : masterOpts,
+                    rsaSeconds,
+                    Math.max(2, warmupMinions),
+                    Optional.ofNullable(masterHome),
+                    Math.max(1, workerIoThreads),
+                    true,
+                    swarmClient,
+                    0,
+                    apiRounds,
+                    apiSubscribers,
+                    stateRounds,
+                    !noSettle);
             return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
         }
         if (saltDir != null) {

@@ -23,8 +23,7 @@ interface BenchMinion {
     void resetSession();
 
     /** Whether {@link #sendAuth} resumes with the ticket it holds (brine) or authenticates in full (the default). */
-    default void useTickets(boolean use) {
-    }
+    default void useTickets(boolean use) {}
 
     /** Whether it holds a resumption ticket (brine, PROTOCOL.md 8.9). */
     default boolean holdsTicket() {

@@ -18,15 +18,23 @@ import java.util.Map;
  * @param scenarios each scenario's figures by name, for the JSON
  * @param failures what went wrong, one line each; a run with any fails
  */
-record BenchRun(Bench.Options options, MasterProcess master, RsaLimits limits, Path runDir, int minions, Swarm swarm,
-        Profiler profiler, Map<String, Object> scenarios, List<String> failures) {
+record BenchRun(
+        Bench.Options options,
+        MasterProcess master,
+        RsaLimits limits,
+        Path runDir,
+        int minions,
+        Swarm swarm,
+        Profiler profiler,
+        Map<String, Object> scenarios,
+        List<String> failures) {
 
     /** A publisher session as the master's local root (its root key). */
     BrineClient publisher() throws ClientException {
         KeyPair root = BrineClient.readPrivate(master.rootKey(), "the master's root key");
         RSAPublicKey masterKey = BrineClient.readPublic(master.masterPub(), "the master key");
         TransportKind kind = options.transport() == Transport.TCP ? TransportKind.TCP : TransportKind.ZEROMQ;
-        return BrineClient.connect(kind, "127.0.0.1", Swarm.requestPort(options, master), "root", root, masterKey,
-                Duration.ofSeconds(60));
+        return BrineClient.connect(
+                kind, "127.0.0.1", Swarm.requestPort(options, master), "root", root, masterKey, Duration.ofSeconds(60));
     }
 }

@@ -5,8 +5,7 @@ import java.util.List;
 /** How the benchmark rounds and judges its figures, the same in every scenario. */
 final class Figures {
 
-    private Figures() {
-    }
+    private Figures() {}
 
     static String verdict(boolean met) {
         return met ? "met" : "MISSED";

@@ -19,8 +19,7 @@ import jdk.jfr.consumer.RecordingFile;
  */
 final class JfrTop {
 
-    private JfrTop() {
-    }
+    private JfrTop() {}
 
     public static void main(String[] args) throws IOException {
         System.out.print(summary(Path.of(args[0]), args.length > 1 ? Integer.parseInt(args[1]) : 30));
@@ -49,7 +48,8 @@ final class JfrTop {
                     total.merge(name, 1, Integer::sum);
                 }
             }
-            String thread = event.getThread("sampledThread") == null ? "?"
+            String thread = event.getThread("sampledThread") == null
+                    ? "?"
                     : event.getThread("sampledThread").getJavaName();
             threads.merge(thread == null ? "?" : thread.replaceAll("-\\d+$", "-N"), 1, Integer::sum);
         }
@@ -64,9 +64,11 @@ final class JfrTop {
     }
 
     private static void append(StringBuilder out, Map<String, Integer> counts, int samples, int top) {
-        counts.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(top)
-                .forEach(e -> out.append(String.format("    %5.1f %%  %s%n", 100.0 * e.getValue() / Math.max(1,
-                        samples), e.getKey())));
+        counts.entrySet().stream()
+                .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+                .limit(top)
+                .forEach(e -> out.append(
+                        String.format("    %5.1f %%  %s%n", 100.0 * e.getValue() / Math.max(1, samples), e.getKey())));
     }
 
     private static String name(RecordedFrame frame) {

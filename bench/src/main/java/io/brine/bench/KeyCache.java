@@ -67,8 +67,8 @@ final class KeyCache {
      * number generated so far now and then.
      */
     void ensure(int count, int threads, IntConsumer progress) throws IOException {
-        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(
-                "rwx------")));
+        Files.createDirectories(
+                dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         List<Integer> todo = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             if (!Files.isRegularFile(file(i))) {
@@ -108,8 +108,11 @@ final class KeyCache {
     private void write(int index, KeyPair pair) {
         Path target = file(index);
         try {
-            Path temp = Files.createTempFile(dir, ".key-", ".tmp", PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rw-------")));
+            Path temp = Files.createTempFile(
+                    dir,
+                    ".key-",
+                    ".tmp",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             Files.writeString(temp, Pem.privateKeyPkcs1(pair.getPrivate()), StandardCharsets.US_ASCII);
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
@@ -124,8 +127,8 @@ final class KeyCache {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read key " + file + ": " + e.getMessage(), e);
         } catch (KeyFormatException e) {
-            throw new IllegalStateException("broken cached key " + file + " (delete it and run again): "
-                    + e.getMessage(), e);
+            throw new IllegalStateException(
+                    "broken cached key " + file + " (delete it and run again): " + e.getMessage(), e);
         }
     }
 }

@@ -8,8 +8,7 @@ import java.util.Map;
 /** What the figures were measured on: cores, memory, CPU model, kernel, JDK, open-files limit. */
 final class Machine {
 
-    private Machine() {
-    }
+    private Machine() {}
 
     static Map<String, Object> describe() {
         Map<String, Object> machine = new LinkedHashMap<>();
@@ -23,8 +22,12 @@ final class Machine {
     }
 
     static String oneLine() {
-        return String.format("%d cores (%s), %.0f GiB, %s, JDK %s", Runtime.getRuntime().availableProcessors(),
-                cpuModel(), memTotalKib() / 1024.0 / 1024.0, "Linux " + System.getProperty("os.version"),
+        return String.format(
+                "%d cores (%s), %.0f GiB, %s, JDK %s",
+                Runtime.getRuntime().availableProcessors(),
+                cpuModel(),
+                memTotalKib() / 1024.0 / 1024.0,
+                "Linux " + System.getProperty("os.version"),
                 System.getProperty("java.runtime.version"));
     }
 

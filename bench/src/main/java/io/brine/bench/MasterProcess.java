@@ -60,8 +60,10 @@ final class MasterProcess implements AutoCloseable {
         Files.createDirectories(dir.resolve("conf"));
         StateRun.writeTree(dir.resolve("srv"));
         int[] ports = freePorts(2);
-        Files.writeString(dir.resolve("conf/master"), saltConfig(dir, ports[0], ports[1],
-                System.getProperty("user.name")), StandardCharsets.UTF_8);
+        Files.writeString(
+                dir.resolve("conf/master"),
+                saltConfig(dir, ports[0], ports[1], System.getProperty("user.name")),
+                StandardCharsets.UTF_8);
         return launchSalt(saltScript, dir, ports[1], ports[0], timeout);
     }
 
@@ -76,12 +78,18 @@ final class MasterProcess implements AutoCloseable {
         return launchSalt(saltScript, dir, retPort, publishPort, timeout);
     }
 
-    private static MasterProcess launchSalt(Path saltScript, Path dir, int retPort, int publishPort,
-            Duration timeout) throws IOException {
-        Process process = new ProcessBuilder(saltScript.toString(), "salt-master", "-c", dir.resolve("conf")
-                .toString(), "-l", "warning")
+    private static MasterProcess launchSalt(Path saltScript, Path dir, int retPort, int publishPort, Duration timeout)
+            throws IOException {
+        Process process = new ProcessBuilder(
+                        saltScript.toString(),
+                        "salt-master",
+                        "-c",
+                        dir.resolve("conf").toString(),
+                        "-l",
+                        "warning")
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.out").toFile()))
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        dir.resolve("master.out").toFile()))
                 .start();
         MasterProcess master = new MasterProcess(dir, retPort, publishPort, 0, process, true);
         try {
@@ -95,7 +103,8 @@ final class MasterProcess implements AutoCloseable {
 
     /** A salt-master's config file: Salt's shipped defaults except what {@link #startSalt} names. */
     static String saltConfig(Path dir, int publishPort, int retPort, String user) {
-        return String.join("\n",
+        return String.join(
+                "\n",
                 "# Written by brine-bench --against salt: Salt's shipped defaults, except what a run on loopback in a",
                 "# run directory must set.",
                 "interface: 127.0.0.1",
@@ -123,35 +132,40 @@ final class MasterProcess implements AutoCloseable {
     }
 
     /** As {@link #start(Path, Path, Transport, String, int)}, with {@code extraYaml} appended to master.yaml. */
-    static MasterProcess start(Path home, Path dir, Transport transport, String javaOptions, int minions,
-            String extraYaml)
+    static MasterProcess start(
+            Path home, Path dir, Transport transport, String javaOptions, int minions, String extraYaml)
             throws IOException {
         Files.createDirectories(dir);
         // Above what the default per-source caps admit from one address (TCP 5,000 unauthenticated connections,
         // ZeroMQ 10,000 = 5,000 minions, and a fifth of that where the master lowers its caps to a file limit of
         // 20,000), raised; written only then, so older builds (--master-home) still start.
-        String connectionCaps = minions < 500 ? "" : String.join("\n",
-                "# Every simulated minion connects from 127.0.0.1, all at once: the per-source connection cap too.",
-                "max_unauthenticated_connections: 30000",
-                "max_unauthenticated_per_source: 30000");
+        String connectionCaps = minions < 500
+                ? ""
+                : String.join(
+                        "\n",
+                        "# Every simulated minion connects from 127.0.0.1, all at once: the per-source connection cap too.",
+                        "max_unauthenticated_connections: 30000",
+                        "max_unauthenticated_per_source: 30000");
         int[] ports = freePorts(3);
-        String yaml = String.join("\n",
-                "# Written by brine-bench: the shipped defaults, except what a loopback benchmark must change.",
-                "interface: 127.0.0.1",
-                "publish_port: " + ports[0],
-                "ret_port: " + ports[1],
-                "tcp_port: " + ports[2],
-                "transport: " + transport.configValue,
-                "pki_dir: pki",
-                "cachedir: cache",
-                "log_file: master.log",
-                "# The auth scenario is the first auth of N new minions under auto_accept.",
-                "auto_accept: true",
-                "# Every simulated minion connects from 127.0.0.1: the per-source limit must not be what is measured.",
-                "auth_rate_per_source: 1000000",
-                "auth_burst: 1000000",
-                connectionCaps,
-                "") + extraYaml;
+        String yaml = String.join(
+                        "\n",
+                        "# Written by brine-bench: the shipped defaults, except what a loopback benchmark must change.",
+                        "interface: 127.0.0.1",
+                        "publish_port: " + ports[0],
+                        "ret_port: " + ports[1],
+                        "tcp_port: " + ports[2],
+                        "transport: " + transport.configValue,
+                        "pki_dir: pki",
+                        "cachedir: cache",
+                        "log_file: master.log",
+                        "# The auth scenario is the first auth of N new minions under auto_accept.",
+                        "auto_accept: true",
+                        "# Every simulated minion connects from 127.0.0.1: the per-source limit must not be what is measured.",
+                        "auth_rate_per_source: 1000000",
+                        "auth_burst: 1000000",
+                        connectionCaps,
+                        "")
+                + extraYaml;
         Files.writeString(dir.resolve("master.yaml"), yaml, StandardCharsets.UTF_8);
         return launch(home, dir, ports[1], ports[0], ports[2], transport, javaOptions);
     }
@@ -165,12 +179,15 @@ final class MasterProcess implements AutoCloseable {
         return launch(home, dir, retPort, publishPort, tcpPort, transport, javaOptions);
     }
 
-    private static MasterProcess launch(Path home, Path dir, int retPort, int publishPort, int tcpPort,
-            Transport transport, String javaOptions) throws IOException {
-        List<String> command = new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c",
-                dir.toString()));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("master.out").toFile()));
+    private static MasterProcess launch(
+            Path home, Path dir, int retPort, int publishPort, int tcpPort, Transport transport, String javaOptions)
+            throws IOException {
+        List<String> command =
+                new ArrayList<>(List.of(home.resolve("bin/brine-master").toString(), "-c", dir.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        dir.resolve("master.out").toFile()));
         Map<String, String> env = builder.environment();
         env.put("BRINE_JAVA_OPTS", javaOptions);
         Process process = builder.start();
@@ -202,7 +219,8 @@ final class MasterProcess implements AutoCloseable {
             }
             sleep(100);
         }
-        throw new IOException("the " + (salt ? "salt-" : "") + "master did not listen on port " + port + " within " + timeout.toSeconds() + " s");
+        throw new IOException("the " + (salt ? "salt-" : "") + "master did not listen on port " + port + " within "
+                + timeout.toSeconds() + " s");
     }
 
     long pid() {

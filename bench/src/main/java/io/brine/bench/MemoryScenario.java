@@ -24,6 +24,7 @@ final class MemoryScenario {
 
     /** The compiler threads are quiet when they used at most this much CPU over one {@link #SETTLE_STEP_MS}. */
     private static final long COMPILER_QUIET_MS = 20;
+
     private static final long SETTLE_STEP_MS = 5_000;
     /** The idle window starts after this at the latest, quiet or not (the output says which). */
     private static final long SETTLE_MAX_MS = 180_000;
@@ -43,9 +44,14 @@ final class MemoryScenario {
     void run(Path home, Map<String, Object> memory, long rssIdleKib, long rssConnectedKib) throws IOException {
         realMinion(home, memory);
         double heapPerMinion = (double) memory.get("master_heap_per_minion_kib");
-        System.out.printf("memory   master RSS %.0f MiB idle, %.0f MiB with %,d minions; live heap %.1f KiB per "
-                + "minion [target <= 20: %s]; %.2f fds per minion in the master%n", rssIdleKib / 1024.0,
-                rssConnectedKib / 1024.0, minions, heapPerMinion, verdict(heapPerMinion <= 20),
+        System.out.printf(
+                "memory   master RSS %.0f MiB idle, %.0f MiB with %,d minions; live heap %.1f KiB per "
+                        + "minion [target <= 20: %s]; %.2f fds per minion in the master%n",
+                rssIdleKib / 1024.0,
+                rssConnectedKib / 1024.0,
+                minions,
+                heapPerMinion,
+                verdict(heapPerMinion <= 20),
                 (double) memory.get("master_fds_per_minion"));
         run.scenarios().put("memory", memory);
     }
@@ -71,7 +77,8 @@ final class MemoryScenario {
         memory.put("master_settle_ms", settledMs);
         memory.put("master_settle_compiler_ms", compiled);
         memory.put("master_settled", quiet);
-        System.out.printf("memory   master settled in %,d ms (its JIT compiler threads: %,d ms of CPU meanwhile)%s%n",
+        System.out.printf(
+                "memory   master settled in %,d ms (its JIT compiler threads: %,d ms of CPU meanwhile)%s%n",
                 settledMs, compiled, quiet ? "" : "; NOT quiet: the idle window includes compilation");
     }
 
@@ -79,20 +86,26 @@ final class MemoryScenario {
         MasterProcess master = run.master();
         Path dir = run.runDir().resolve("real-minion");
         Files.createDirectories(dir);
-        Files.writeString(dir.resolve("minion.yaml"), String.join("\n",
-                "id: real-minion",
-                "master: 127.0.0.1",
-                "transport: " + run.options().transport().configValue,
-                "ret_port: " + master.retPort,
-                "publish_port: " + master.publishPort,
-                "tcp_port: " + master.tcpPort,
-                "pki_dir: pki",
-                "cachedir: cache",
-                "log_file: minion.log",
-                "acceptance_wait_time: 1",
-                ""), StandardCharsets.UTF_8);
+        Files.writeString(
+                dir.resolve("minion.yaml"),
+                String.join(
+                        "\n",
+                        "id: real-minion",
+                        "master: 127.0.0.1",
+                        "transport: " + run.options().transport().configValue,
+                        "ret_port: " + master.retPort,
+                        "publish_port: " + master.publishPort,
+                        "tcp_port: " + master.tcpPort,
+                        "pki_dir: pki",
+                        "cachedir: cache",
+                        "log_file: minion.log",
+                        "acceptance_wait_time: 1",
+                        ""),
+                StandardCharsets.UTF_8);
         Process minion = new ProcessBuilder(home.resolve("bin/brine-minion").toString(), "-c", dir.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("minion.out").toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("minion.out").toFile())
+                .start();
         try {
             Path status = dir.resolve("cache/status.json");
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -132,13 +145,22 @@ final class MemoryScenario {
             memory.put("master_idle_compiler_ms", compilerMs);
             memory.put("target_minion_rss_mib", 64);
             memory.put("target_minion_cpu_pct", 0.5);
-            memory.put("met", (double) memory.get("master_heap_per_minion_kib") <= 20 && rss / 1024.0 <= 64
-                    && minionPct <= 0.5);
-            System.out.printf("minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], "
-                    + "CPU %.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
-                    + "minions connected, %.2f %% without its JIT compiler threads (%,d ms)%n", seconds,
-                    rss / 1024.0, verdict(rss / 1024.0 <= 64), minionPct, verdict(minionPct <= 0.5), masterPct,
-                    minions, masterNoJitPct, compilerMs);
+            memory.put(
+                    "met",
+                    (double) memory.get("master_heap_per_minion_kib") <= 20 && rss / 1024.0 <= 64 && minionPct <= 0.5);
+            System.out.printf(
+                    "minion   one real bin/brine-minion idle for %.0f s: RSS %.1f MiB [target <= 64: %s], "
+                            + "CPU %.3f %% of a core [target <= 0.5: %s]; the master meanwhile: %.2f %% of a core with %,d "
+                            + "minions connected, %.2f %% without its JIT compiler threads (%,d ms)%n",
+                    seconds,
+                    rss / 1024.0,
+                    verdict(rss / 1024.0 <= 64),
+                    minionPct,
+                    verdict(minionPct <= 0.5),
+                    masterPct,
+                    minions,
+                    masterNoJitPct,
+                    compilerMs);
             System.out.println(Profiler.threadLine(byThread));
         } finally {
             minion.destroy();

@@ -13,10 +13,11 @@ record MetricsScrape(String text) {
     /** The master's metrics now, from {@code http://127.0.0.1:port/metrics}. */
     static MetricsScrape of(int port) throws IOException {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-                .timeout(Duration.ofSeconds(30)).build();
+                .timeout(Duration.ofSeconds(30))
+                .build();
         try {
-            HttpResponse<String> response = HttpClient.newHttpClient().send(request,
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response =
+                    HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IOException("GET /metrics on port " + port + " answered " + response.statusCode());
             }

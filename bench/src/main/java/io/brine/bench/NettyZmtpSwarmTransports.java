@@ -65,11 +65,13 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
     private static final int WRITES_PER_RUN = 1024;
     /** A reply is one or two parts and a publication two; a few more are read and dropped, as jeromq delivers them. */
     private static final int MAX_PARTS = 16;
-    private static final ZmtpLimits LIMITS = ZmtpLimits.fixed(OPTIONS.maxFrameSize(), MAX_PARTS,
-            OPTIONS.maxFrameSize() + ZmtpLimits.MAX_COMMAND);
+
+    private static final ZmtpLimits LIMITS =
+            ZmtpLimits.fixed(OPTIONS.maxFrameSize(), MAX_PARTS, OPTIONS.maxFrameSize() + ZmtpLimits.MAX_COMMAND);
     /** Each socket's timers, as ZmqSockets.configureRequest and configurePublish set them on a real minion's. */
     private static final ZmtpClientPipeline.Timers REQUEST_TIMERS = new ZmtpClientPipeline.Timers(
             OPTIONS.handshakeTimeout(), OPTIONS.requestHeartbeatInterval(), OPTIONS.heartbeatTimeout());
+
     private static final ZmtpClientPipeline.Timers PUBLISH_TIMERS = new ZmtpClientPipeline.Timers(
             OPTIONS.handshakeTimeout(), OPTIONS.publishHeartbeatInterval(), OPTIONS.heartbeatTimeout());
 
@@ -78,9 +80,11 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
 
     NettyZmtpSwarmTransports(int ioThreads) {
         this.group = TcpIo.AUTO.newGroup(ioThreads, "bench-zmtp");
-        this.bootstrap = new Bootstrap().channel(TcpIo.socketChannel(group))
+        this.bootstrap = new Bootstrap()
+                .channel(TcpIo.socketChannel(group))
                 .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) OPTIONS.handshakeTimeout().toMillis());
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                        OPTIONS.handshakeTimeout().toMillis());
     }
 
     @Override
@@ -169,8 +173,8 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
                 if (publish != null) {
                     publish.close();
                 }
-                List<byte[]> topics = salt ? List.of(new byte[0])
-                        : List.of(Topics.minionBytes(minionId), Topics.broadcastBytes());
+                List<byte[]> topics =
+                        salt ? List.of(new byte[0]) : List.of(Topics.minionBytes(minionId), Topics.broadcastBytes());
                 subscribedId = minionId;
                 subscribedPort = publishPort;
                 publish = new Socket(this, SocketType.SUB, publishPort, topics);
@@ -292,14 +296,20 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             if (closed) {
                 return;
             }
-            ChannelFuture future = bootstrap.clone(link.loop).handler(new ChannelInitializer<Channel>() {
-                @Override
-                protected void initChannel(Channel ch) {
-                    ZmtpClientPipeline.addTo(ch.pipeline(), type, LIMITS,
-                            type == SocketType.SUB ? PUBLISH_TIMERS : REQUEST_TIMERS);
-                    ch.pipeline().addLast("socket", Socket.this);
-                }
-            }).connect(link.host, port);
+            ChannelFuture future = bootstrap
+                    .clone(link.loop)
+                    .handler(new ChannelInitializer<Channel>() {
+                        @Override
+                        protected void initChannel(Channel ch) {
+                            ZmtpClientPipeline.addTo(
+                                    ch.pipeline(),
+                                    type,
+                                    LIMITS,
+                                    type == SocketType.SUB ? PUBLISH_TIMERS : REQUEST_TIMERS);
+                            ch.pipeline().addLast("socket", Socket.this);
+                        }
+                    })
+                    .connect(link.host, port);
             Channel connecting = future.channel();
             channel = connecting;
             connecting.closeFuture().addListener(f -> onClosed(connecting));
@@ -354,8 +364,8 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             } else if (msg instanceof ZmtpEvent.Message message) {
                 link.deliver(type == SocketType.SUB, message.parts());
             } else if (msg instanceof ZmtpEvent.Refused refused) {
-                LOG.debug("Swarm transport: {} connection to {}:{} closed: {}", type, link.host, port,
-                        refused.reason());
+                LOG.debug(
+                        "Swarm transport: {} connection to {}:{} closed: {}", type, link.host, port, refused.reason());
             }
         }
 

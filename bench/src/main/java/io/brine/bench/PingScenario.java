@@ -27,8 +27,16 @@ final class PingScenario {
         this.minions = run.minions();
     }
 
-    record PingRound(String jid, double firstMs, double p50Ms, double p99Ms, double lastMs, int returned,
-            int missing, long masterCpuMs, long swarmCpuMs) {
+    record PingRound(
+            String jid,
+            double firstMs,
+            double p50Ms,
+            double p99Ms,
+            double lastMs,
+            int returned,
+            int missing,
+            long masterCpuMs,
+            long swarmCpuMs) {
 
         Map<String, Object> figures() {
             Map<String, Object> figures = new LinkedHashMap<>();
@@ -50,8 +58,8 @@ final class PingScenario {
         for (int round = 1; ; round++) {
             PingRound warm = pingRound(client, Duration.ofSeconds(60 + minions / 100));
             if (warm.missing() == 0) {
-                System.out.printf("ready    every minion answered a warm-up test.ping (last after %.0f ms)%n",
-                        warm.lastMs());
+                System.out.printf(
+                        "ready    every minion answered a warm-up test.ping (last after %.0f ms)%n", warm.lastMs());
                 return;
             }
             if (round == 3) {
@@ -77,8 +85,8 @@ final class PingScenario {
         double target = minions <= 1000 ? 1000 : 3000;
         boolean met = median.missing() == 0 && median.lastMs() <= target;
         Map<String, Object> figures = median.figures();
-        figures.put("master_cpu_ms_per_return", round(median.masterCpuMs() / (double) Math.max(1, median.returned()),
-                4));
+        figures.put(
+                "master_cpu_ms_per_return", round(median.masterCpuMs() / (double) Math.max(1, median.returned()), 4));
         figures.put("last_ms_in_private_ops", round(median.lastMs() / limits.privateOpMillis(), 1));
         figures.put("reported_round", "the median of " + rounds.size() + " rounds by last_ms, after a warm-up round");
         figures.put("rounds", rounds.stream().map(PingRound::figures).toList());
@@ -86,12 +94,21 @@ final class PingScenario {
         figures.put("target_last_ms", target);
         figures.put("met", met);
         run.scenarios().put("ping", figures);
-        System.out.printf("ping     test.ping to %,d minions: first %.0f ms, p50 %.0f ms, p99 %.0f ms, last %.0f ms%s "
-                + "(median of %d rounds; master CPU %.3f ms per return; the swarm's CPU %.3f ms per minion) [target "
-                + "last <= %.0f ms: %s]%n", minions, median.firstMs(), median.p50Ms(), median.p99Ms(), median.lastMs(),
-                median.missing() > 0 ? " (" + median.missing() + " missing)" : "", rounds.size(),
+        System.out.printf(
+                "ping     test.ping to %,d minions: first %.0f ms, p50 %.0f ms, p99 %.0f ms, last %.0f ms%s "
+                        + "(median of %d rounds; master CPU %.3f ms per return; the swarm's CPU %.3f ms per minion) [target "
+                        + "last <= %.0f ms: %s]%n",
+                minions,
+                median.firstMs(),
+                median.p50Ms(),
+                median.p99Ms(),
+                median.lastMs(),
+                median.missing() > 0 ? " (" + median.missing() + " missing)" : "",
+                rounds.size(),
                 median.masterCpuMs() / (double) Math.max(1, median.returned()),
-                median.swarmCpuMs() / (double) Math.max(1, median.returned()), target, verdict(met));
+                median.swarmCpuMs() / (double) Math.max(1, median.returned()),
+                target,
+                verdict(met));
         System.out.println(Profiler.threadLine(byThread));
     }
 
@@ -106,8 +123,7 @@ final class PingScenario {
         long cpu0 = master.cpuMillis();
         long swarm0 = run.swarm().cpuMillis();
         long t0 = System.nanoTime();
-        BrineClient.Published published = client.publish(BrineClient.Job.of("glob", Bench.PREFIX + "*",
-                fun));
+        BrineClient.Published published = client.publish(BrineClient.Job.of("glob", Bench.PREFIX + "*", fun));
         List<Long> times = new ArrayList<>(published.minions().size());
         client.awaitReturns(published.jid(), published.minions(), timeout, event -> times.add(System.nanoTime()));
         long cpu1 = master.cpuMillis();
@@ -118,7 +134,15 @@ final class PingScenario {
         if (n == 0) {
             return new PingRound(published.jid(), -1, -1, -1, -1, 0, missing, cpu1 - cpu0, swarm);
         }
-        return new PingRound(published.jid(), ms(times.get(0), t0), ms(percentile(times, 0.50), t0),
-                ms(percentile(times, 0.99), t0), ms(times.get(n - 1), t0), n, missing, cpu1 - cpu0, swarm);
+        return new PingRound(
+                published.jid(),
+                ms(times.get(0), t0),
+                ms(percentile(times, 0.50), t0),
+                ms(percentile(times, 0.99), t0),
+                ms(times.get(n - 1), t0),
+                n,
+                missing,
+                cpu1 - cpu0,
+                swarm);
     }
 }

@@ -18,8 +18,7 @@ final class ProcStats {
     /** Clock ticks per second of {@code /proc/PID/stat}'s utime and stime; 100 on every Linux we run on. */
     static final long TICKS_PER_SECOND = clockTicks();
 
-    private ProcStats() {
-    }
+    private ProcStats() {}
 
     /** User + system CPU time of {@code pid} (all its threads) in milliseconds, at tick resolution (10 ms). */
     static long cpuMillis(long pid) {
@@ -115,9 +114,11 @@ final class ProcStats {
         for (String tid : tids) {
             Path task = Path.of("/proc", Long.toString(pid), "task", tid);
             try {
-                String name = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).trim();
+                String name = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8)
+                        .trim();
                 String stat = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
-                String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                String[] fields =
+                        stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
                 String group = name.replaceAll("[-#]?\\d+$", "");
                 byGroup.merge(group, Long.parseLong(fields[11]) * 1000 / TICKS_PER_SECOND, Long::sum);
                 byGroup.merge(group + " (sys)", Long.parseLong(fields[12]) * 1000 / TICKS_PER_SECOND, Long::sum);
@@ -210,7 +211,9 @@ final class ProcStats {
 
     private static long clockTicks() {
         try {
-            Process process = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            Process process = new ProcessBuilder("getconf", "CLK_TCK")
+                    .redirectErrorStream(true)
+                    .start();
             String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
             process.waitFor();
             return Long.parseLong(out);

@@ -58,7 +58,8 @@ final class Profiler {
             try {
                 master.stopRecording();
                 Path recorded = runDir.resolve("master-" + name(scenario) + ".jfr");
-                Path kept = Path.of("brine-bench-master-" + name(scenario) + ".jfr").toAbsolutePath();
+                Path kept =
+                        Path.of("brine-bench-master-" + name(scenario) + ".jfr").toAbsolutePath();
                 Files.copy(recorded, kept, StandardCopyOption.REPLACE_EXISTING);
                 System.out.println("profile  JFR recording of the master during " + name(scenario) + ": " + kept);
                 System.out.print(JfrTop.summary(kept, 25));
@@ -81,14 +82,21 @@ final class Profiler {
 
     /** The JIT compiler threads' share of a {@link #threadCpu} delta: a fresh master compiles its hot paths. */
     static long jitMillis(Map<String, Object> byThread) {
-        return byThread.entrySet().stream().filter(e -> e.getKey().contains("CompilerThre"))
-                .mapToLong(e -> (Long) e.getValue()).sum();
+        return byThread.entrySet().stream()
+                .filter(e -> e.getKey().contains("CompilerThre"))
+                .mapToLong(e -> (Long) e.getValue())
+                .sum();
     }
 
     static String threadLine(Map<String, Object> delta) {
         StringBuilder line = new StringBuilder("         master CPU by thread (ms):");
-        delta.entrySet().stream().limit(8).forEach(e -> line.append(' ').append(e.getKey()).append(' ')
-                .append(e.getValue()).append(';'));
+        delta.entrySet().stream()
+                .limit(8)
+                .forEach(e -> line.append(' ')
+                        .append(e.getKey())
+                        .append(' ')
+                        .append(e.getValue())
+                        .append(';'));
         return line.toString();
     }
 

@@ -25,7 +25,8 @@ final class PublishScenario {
         MasterProcess master = run.master();
         Swarm swarm = run.swarm();
         RsaLimits limits = run.limits();
-        int count = run.options().publications() > 0 ? run.options().publications()
+        int count = run.options().publications() > 0
+                ? run.options().publications()
                 : Math.max(10, Math.min(500, 200_000 / minions));
         // Warm-up: a few, until every minion got them.
         swarm.resetDeliveries();
@@ -66,14 +67,23 @@ final class PublishScenario {
         figures.put("per_s_over_private_ops_per_s", round(perSecond / limits.privateOpsPerSecond(), 4));
         figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("swarm_cpu_ms", swarmCpu);
-        figures.put("how", "one publisher session publishing back to back (each waits for the master's "
-                + "PublishReply); per_s counts publications that reached every minion, verified and opened");
+        figures.put(
+                "how",
+                "one publisher session publishing back to back (each waits for the master's "
+                        + "PublishReply); per_s counts publications that reached every minion, verified and opened");
         run.scenarios().put("publish", figures);
-        System.out.printf("publish  %d signed, encrypted publications to %,d minions: %.1f/s = %,.0f deliveries/s "
-                + "(%.3f x one core's private ops/s); master CPU %.1f ms per publication (%.1f without the JIT "
-                + "compiler), the swarm's %.1f%n", count, minions, perSecond, count * (double) minions / wallS,
-                perSecond / limits.privateOpsPerSecond(), (cpu1 - cpu0) / (double) count,
-                (cpu1 - cpu0 - jit) / (double) count, swarmCpu / (double) count);
+        System.out.printf(
+                "publish  %d signed, encrypted publications to %,d minions: %.1f/s = %,.0f deliveries/s "
+                        + "(%.3f x one core's private ops/s); master CPU %.1f ms per publication (%.1f without the JIT "
+                        + "compiler), the swarm's %.1f%n",
+                count,
+                minions,
+                perSecond,
+                count * (double) minions / wallS,
+                perSecond / limits.privateOpsPerSecond(),
+                (cpu1 - cpu0) / (double) count,
+                (cpu1 - cpu0 - jit) / (double) count,
+                swarmCpu / (double) count);
         System.out.println(Profiler.threadLine(byThread));
     }
 
@@ -84,8 +94,8 @@ final class PublishScenario {
             long[] counted = run.swarm().deliveries();
             if (counted[0] >= expected || System.nanoTime() > deadline) {
                 if (counted[0] < expected) {
-                    run.failures().add("publish: " + (expected - counted[0]) + " of " + expected
-                            + " deliveries missing");
+                    run.failures()
+                            .add("publish: " + (expected - counted[0]) + " of " + expected + " deliveries missing");
                 }
                 return counted;
             }

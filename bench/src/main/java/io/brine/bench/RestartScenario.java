@@ -24,9 +24,11 @@ final class RestartScenario {
 
     /** What the target (issue 26) asks of a restart with 10,000 minions. */
     static final double TARGET_SERVED_MS = 10_000;
+
     static final double TARGET_PRIVATE_OPS_PER_MINION = 0.1;
     /** Each test.ping round after the restart waits this long plus a millisecond per minion for its returns. */
     private static final Duration ROUND = Duration.ofSeconds(3);
+
     private static final int MAX_ROUNDS = 20;
 
     /**
@@ -34,8 +36,19 @@ final class RestartScenario {
      * when the last minion's return of the first complete test.ping arrived ({@code servedMs} after it listened), the
      * master's CPU from its start to listening and from listening to served, and its counters.
      */
-    record Recovery(String mode, int minions, double servingMs, double servedMs, long startCpuMs, long cpuMs,
-            long resumed, long fullAuths, long refused, long signedAnswers, int pingRounds, long jitMs) {
+    record Recovery(
+            String mode,
+            int minions,
+            double servingMs,
+            double servedMs,
+            long startCpuMs,
+            long cpuMs,
+            long resumed,
+            long fullAuths,
+            long refused,
+            long signedAnswers,
+            int pingRounds,
+            long jitMs) {
 
         double cpuPerMinionMs() {
             return cpuMs / (double) minions;
@@ -70,7 +83,8 @@ final class RestartScenario {
             figures.put("master_cpu_ms_per_minion", round(cpuPerMinionMs(), 3));
             figures.put("master_cpu_per_minion_in_private_ops", round(cpuPerMinionInPrivateOps(privateOpMillis), 3));
             figures.put("master_jit_cpu_ms", jitMs);
-            figures.put("master_cpu_per_minion_in_private_ops_without_jit",
+            figures.put(
+                    "master_cpu_per_minion_in_private_ops_without_jit",
                     round(cpuPerMinionInPrivateOpsWithoutJit(privateOpMillis), 3));
             figures.put("resumed", resumed);
             figures.put("full_auths", fullAuths);
@@ -83,12 +97,25 @@ final class RestartScenario {
 
         String line(double privateOpMillis) {
             Boolean met = met(privateOpMillis);
-            return String.format("restart  %s: %,d minions served %.0f ms after the master listened (it listened "
-                    + "%.0f ms after SIGTERM, %d ms of CPU to start); master CPU %d ms = %.3f ms = %.3f private ops "
-                    + "per minion (%.3f without the JIT's %d ms); %,d resumed, %,d full auths, %,d resumptions "
-                    + "refused, %,d signed answers to unknown sessions and the like [target at 10,000: served <= 10 s, <= 0.1 private ops: %s]", mode, minions, servedMs,
-                    servingMs, startCpuMs, cpuMs, cpuPerMinionMs(), cpuPerMinionInPrivateOps(privateOpMillis),
-                    cpuPerMinionInPrivateOpsWithoutJit(privateOpMillis), jitMs, resumed, fullAuths, refused, signedAnswers,
+            return String.format(
+                    "restart  %s: %,d minions served %.0f ms after the master listened (it listened "
+                            + "%.0f ms after SIGTERM, %d ms of CPU to start); master CPU %d ms = %.3f ms = %.3f private ops "
+                            + "per minion (%.3f without the JIT's %d ms); %,d resumed, %,d full auths, %,d resumptions "
+                            + "refused, %,d signed answers to unknown sessions and the like [target at 10,000: served <= 10 s, <= 0.1 private ops: %s]",
+                    mode,
+                    minions,
+                    servedMs,
+                    servingMs,
+                    startCpuMs,
+                    cpuMs,
+                    cpuPerMinionMs(),
+                    cpuPerMinionInPrivateOps(privateOpMillis),
+                    cpuPerMinionInPrivateOpsWithoutJit(privateOpMillis),
+                    jitMs,
+                    resumed,
+                    fullAuths,
+                    refused,
+                    signedAnswers,
                     met == null ? "applies to 10,000 only" : verdict(met));
         }
     }
@@ -96,10 +123,12 @@ final class RestartScenario {
     /** How many times faster, and how much less master CPU, {@code resumed} recovered than {@code full}. */
     static Map<String, Object> ratios(Recovery full, Recovery resumed) {
         Map<String, Object> ratios = new LinkedHashMap<>();
-        ratios.put("served_full_over_resumed", resumed.servedMs() > 0 ? round(full.servedMs() / resumed.servedMs(),
-                2) : null);
-        ratios.put("cpu_full_over_resumed", resumed.cpuMs() > 0 ? round(full.cpuMs() / (double) resumed.cpuMs(), 2)
-                : null);
+        ratios.put(
+                "served_full_over_resumed",
+                resumed.servedMs() > 0 ? round(full.servedMs() / resumed.servedMs(), 2) : null);
+        ratios.put(
+                "cpu_full_over_resumed",
+                resumed.cpuMs() > 0 ? round(full.cpuMs() / (double) resumed.cpuMs(), 2) : null);
         return ratios;
     }
 
@@ -129,24 +158,28 @@ final class RestartScenario {
         figures.put("resumed", resumed.figures(privateOp));
         figures.put("full_auth", full.figures(privateOp));
         figures.put("ratios", ratios(full, resumed));
-        figures.put("how", "SIGTERM to the master with every minion connected and holding a ticket, bin/brine-master "
-                + "again on the same master.yaml, pki dir and ports; from the new master listening until every "
-                + "minion answered one test.ping (rounds of " + ROUND.toSeconds() + " s + 1 ms per minion until one "
-                + "is complete); the minions resume (or, the second time, authenticate in full) when it listens; "
-                + "counters from its /metrics");
+        figures.put(
+                "how",
+                "SIGTERM to the master with every minion connected and holding a ticket, bin/brine-master "
+                        + "again on the same master.yaml, pki dir and ports; from the new master listening until every "
+                        + "minion answered one test.ping (rounds of " + ROUND.toSeconds()
+                        + " s + 1 ms per minion until one "
+                        + "is complete); the minions resume (or, the second time, authenticate in full) when it listens; "
+                        + "counters from its /metrics");
         run.scenarios().put("restart", figures);
-        System.out.printf("restart  resuming vs full auth: served %sx sooner, %sx less master CPU%n",
+        System.out.printf(
+                "restart  resuming vs full auth: served %sx sooner, %sx less master CPU%n",
                 ratios(full, resumed).get("served_full_over_resumed"),
                 ratios(full, resumed).get("cpu_full_over_resumed"));
     }
 
     /** The run with its new master, and what the restart measured. */
-    private record Restarted(BenchRun run, Recovery recovery) {
-    }
+    private record Restarted(BenchRun run, Recovery recovery) {}
 
     /** Until every minion holds a resumption ticket (asked for after its full auth). */
     private void awaitTickets() throws IOException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60 + run.minions() / 100).toNanos();
+        long deadline =
+                System.nanoTime() + Duration.ofSeconds(60 + run.minions() / 100).toNanos();
         while (true) {
             long holding = 0;
             for (String answer : run.swarm().all("tickets", "tickets", Duration.ofSeconds(30))) {
@@ -166,16 +199,24 @@ final class RestartScenario {
         Swarm swarm = before.swarm();
         swarm.all("use-tickets " + (tickets ? "on" : "off"), "use-tickets", Duration.ofSeconds(30));
         long stopped = System.nanoTime();
-        MasterProcess master = before.master().restart(home, before.options().transport(),
-                before.options().masterOpts());
+        MasterProcess master = before.master()
+                .restart(home, before.options().transport(), before.options().masterOpts());
         started.accept(master);
         long listening = System.nanoTime();
         long startCpu = master.cpuMillis();
         // --profile restart: a JFR recording of each new master from listening until served, one per restart.
-        Profiler profiler = new Profiler(master, before.runDir(), before.options().profile(),
-                tickets ? "restart-resuming" : "restart-full");
-        BenchRun after = new BenchRun(before.options(), master, before.limits(), before.runDir(), before.minions(),
-                swarm, profiler, before.scenarios(), before.failures());
+        Profiler profiler = new Profiler(
+                master, before.runDir(), before.options().profile(), tickets ? "restart-resuming" : "restart-full");
+        BenchRun after = new BenchRun(
+                before.options(),
+                master,
+                before.limits(),
+                before.runDir(),
+                before.minions(),
+                swarm,
+                profiler,
+                before.scenarios(),
+                before.failures());
         profiler.start(Scenario.RESTART);
         Map<String, Long> threads0 = profiler.threads();
         swarm.all("reset-sessions", "reset-sessions", Duration.ofMinutes(1));
@@ -188,8 +229,8 @@ final class RestartScenario {
         try (BrineClient client = after.publisher()) {
             while (served == 0) {
                 if (++rounds > MAX_ROUNDS) {
-                    throw new IOException("restart: not every minion answered a test.ping in " + MAX_ROUNDS
-                            + " rounds");
+                    throw new IOException(
+                            "restart: not every minion answered a test.ping in " + MAX_ROUNDS + " rounds");
                 }
                 long t0 = System.nanoTime();
                 PingScenario.PingRound round = ping.pingRound(client, ROUND.plusMillis(before.minions()));
@@ -202,11 +243,19 @@ final class RestartScenario {
         Map<String, Object> byThread = profiler.threadCpuSince(threads0);
         profiler.stop(Scenario.RESTART);
         MetricsScrape metrics = MetricsScrape.of(metricsPort);
-        Recovery recovery = new Recovery(tickets ? "resuming" : "full auth", before.minions(), (listening - stopped) / 1e6,
-                (served - listening) / 1e6, startCpu, cpu, (long) metrics.sum("brine_resumptions_total", ""),
+        Recovery recovery = new Recovery(
+                tickets ? "resuming" : "full auth",
+                before.minions(),
+                (listening - stopped) / 1e6,
+                (served - listening) / 1e6,
+                startCpu,
+                cpu,
+                (long) metrics.sum("brine_resumptions_total", ""),
                 (long) metrics.sum("brine_auth_answers_total", "outcome=\"accepted\""),
                 (long) metrics.sum("brine_resumptions_refused_total", ""),
-                (long) metrics.sum("brine_auth_budget_answers_total", ""), rounds, Profiler.jitMillis(byThread));
+                (long) metrics.sum("brine_auth_budget_answers_total", ""),
+                rounds,
+                Profiler.jitMillis(byThread));
         System.out.println(Profiler.threadLine(byThread));
         return new Restarted(after, recovery);
     }
@@ -215,5 +264,4 @@ final class RestartScenario {
     static String yaml(int metricsPort) {
         return "# The restart scenario reads the master's counters from /metrics.\nhttp_port: " + metricsPort + "\n";
     }
-
 }

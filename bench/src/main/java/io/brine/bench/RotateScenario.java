@@ -42,8 +42,12 @@ final class RotateScenario {
     void run() throws IOException {
         MasterProcess master = run.master();
         try (AuditLog audit = AuditLog.open(master.dir.resolve("cache"), Clock.systemUTC());
-                KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(master.pkiDir()).auditLog(audit)
-                        .masterKey(false).createPkiDir(false).pollInterval(Duration.ZERO).build())) {
+                KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(master.pkiDir())
+                        .auditLog(audit)
+                        .masterKey(false)
+                        .createPkiDir(false)
+                        .pollInterval(Duration.ZERO)
+                        .build())) {
             Map<String, Object> warm = rotation(keyStore, Bench.WARM_PREFIX + "00000", false);
             Map<String, Object> figures = rotation(keyStore, Bench.WARM_PREFIX + "00001", true);
             figures.put("warmup", warm);
@@ -56,10 +60,16 @@ final class RotateScenario {
             figures.put("target_applies", applies);
             figures.put("met", applies ? met : null);
             run.scenarios().put("rotate", figures);
-            System.out.printf("rotate   %,d minions hold the new publish key %.0f ms after the revoking delete "
-                    + "(the master's loop took %s ms); master CPU %d ms = %.1f us per minion [target <= 2000 ms at "
-                    + "10,000: %s]%n", minions, (double) figures.get("wall_ms"), figures.get("master_rotate_loop_ms"),
-                    (long) cpuMs, cpuMs * 1000 / minions, applies ? verdict(met) : "applies to 10,000 only");
+            System.out.printf(
+                    "rotate   %,d minions hold the new publish key %.0f ms after the revoking delete "
+                            + "(the master's loop took %s ms); master CPU %d ms = %.1f us per minion [target <= 2000 ms at "
+                            + "10,000: %s]%n",
+                    minions,
+                    (double) figures.get("wall_ms"),
+                    figures.get("master_rotate_loop_ms"),
+                    (long) cpuMs,
+                    cpuMs * 1000 / minions,
+                    applies ? verdict(met) : "applies to 10,000 only");
             @SuppressWarnings("unchecked")
             Map<String, Object> byThread = (Map<String, Object>) figures.get("master_cpu_ms_by_thread");
             System.out.println(Profiler.threadLine(byThread));
@@ -74,8 +84,10 @@ final class RotateScenario {
         List<WorkerProcess> workers = run.swarm().workers();
         long before = Long.MAX_VALUE;
         for (WorkerProcess worker : workers) {
-            before = Math.min(before, Long.parseLong(worker.command("generations -1", Duration.ofSeconds(30))
-                    .split(" ")[3]));
+            before = Math.min(
+                    before,
+                    Long.parseLong(worker.command("generations -1", Duration.ofSeconds(30))
+                            .split(" ")[3]));
         }
         int logLines = masterLog().size();
         if (measured) {
@@ -88,14 +100,16 @@ final class RotateScenario {
         if (deleted.status() != AdminResult.Status.DONE) {
             throw new IOException("cannot delete the key of " + victim + ": " + deleted.message());
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(60 + minions / 200).toNanos();
+        long deadline =
+                System.nanoTime() + Duration.ofSeconds(60 + minions / 200).toNanos();
         int holding;
         long last;
         while (true) {
             holding = 0;
             last = 0;
             for (WorkerProcess worker : workers) {
-                String[] words = worker.command("generations " + before, Duration.ofSeconds(30)).split(" ");
+                String[] words = worker.command("generations " + before, Duration.ofSeconds(30))
+                        .split(" ");
                 holding += Integer.parseInt(words[1]);
                 long lastNanos = Long.parseLong(words[2]);
                 if (lastNanos != 0) {
@@ -117,8 +131,9 @@ final class RotateScenario {
         figures.put("wall_ms", round((last - t0) / 1e6, 1));
         figures.put("master_cpu_ms", cpu1 - cpu0);
         figures.put("master_cpu_us_per_minion", round((cpu1 - cpu0) * 1000.0 / minions, 2));
-        figures.put("master_cpu_per_minion_in_private_ops", round((cpu1 - cpu0) / (double) minions
-                / run.limits().privateOpMillis(), 4));
+        figures.put(
+                "master_cpu_per_minion_in_private_ops",
+                round((cpu1 - cpu0) / (double) minions / run.limits().privateOpMillis(), 4));
         figures.put("holding_new_generation", holding);
         figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("missing", (long) (minions - holding));
@@ -132,8 +147,10 @@ final class RotateScenario {
                 figures.put("master_unreachable", Long.parseLong(matcher.group(3)));
             }
         }
-        figures.put("how", "from brine-key's delete of one minion's key (the master notices within 200 ms and "
-                + "rotates) until every simulated minion has installed the new generation");
+        figures.put(
+                "how",
+                "from brine-key's delete of one minion's key (the master notices within 200 ms and "
+                        + "rotates) until every simulated minion has installed the new generation");
         if (holding < minions) {
             run.failures().add("rotate: " + (minions - holding) + " minions never got the new publish key");
         }

@@ -62,6 +62,7 @@ final class SaltPing implements AutoCloseable {
     private static final long POLL_MS = 20;
     /** What {@link #answerTimeout} allows a salt-master: this, plus {@link #ANSWER_MS_PER_MINION} per minion. */
     static final Duration ANSWER_BASE = Duration.ofSeconds(60);
+
     static final Duration ANSWER_MS_PER_MINION = Duration.ofMillis(300);
 
     /**
@@ -82,23 +83,42 @@ final class SaltPing implements AutoCloseable {
     /** A client of {@code master} with {@code minions} simulated minions (the answer's bound grows with them). */
     SaltPing(MasterProcess master, int minions) throws IOException {
         this.master = master;
-        this.rootKey = Files.readString(master.rootKey(), StandardCharsets.UTF_8).trim();
+        this.rootKey =
+                Files.readString(master.rootKey(), StandardCharsets.UTF_8).trim();
         this.request = context.createSocket(SocketType.REQ);
         request.setLinger(0);
-        request.setReceiveTimeOut((int) Math.min(Integer.MAX_VALUE, answerTimeout(minions).toMillis()));
+        request.setReceiveTimeOut(
+                (int) Math.min(Integer.MAX_VALUE, answerTimeout(minions).toMillis()));
         request.connect("tcp://127.0.0.1:" + master.retPort);
     }
 
     /** The clear {@code publish} request of Salt's LocalClient ({@code salt/client/__init__.py} _prep_pub). */
     static byte[] publishRequest(String rootKey, String glob, String fun) {
-        SaltValue.Map load = SaltValue.Map.builder().put("cmd", "publish").put("tgt", glob).put("fun", fun)
-                .put("arg", new SaltValue.Array(List.of())).put("key", rootKey).put("tgt_type", "glob")
-                .put("ret", "").put("jid", "").put("user", "root")
-                .put("kwargs", SaltValue.Map.builder().put("show_jid", false).put("show_timeout", true).build())
+        SaltValue.Map load = SaltValue.Map.builder()
+                .put("cmd", "publish")
+                .put("tgt", glob)
+                .put("fun", fun)
+                .put("arg", new SaltValue.Array(List.of()))
+                .put("key", rootKey)
+                .put("tgt_type", "glob")
+                .put("ret", "")
+                .put("jid", "")
+                .put("user", "root")
+                .put(
+                        "kwargs",
+                        SaltValue.Map.builder()
+                                .put("show_jid", false)
+                                .put("show_timeout", true)
+                                .build())
                 .build();
         // A 3008.2 master refuses any request below minimum_auth_version (3) with "bad load", this one too.
-        return SaltMsgpack.write(SaltValue.Map.builder().put("enc", "clear").put("load", load).put("version", 3)
-                .build(), SaltDialect.PAYLOAD);
+        return SaltMsgpack.write(
+                SaltValue.Map.builder()
+                        .put("enc", "clear")
+                        .put("load", load)
+                        .put("version", 3)
+                        .build(),
+                SaltDialect.PAYLOAD);
     }
 
     /**
@@ -117,20 +137,25 @@ final class SaltPing implements AutoCloseable {
         }
         if (!(value instanceof SaltValue.Map load)) {
             throw new IOException("the salt-master's answer to publish is not a map: " + value.kind()
-                    + value.text().map(text -> " \"" + text + "\" (see its master.log)").orElse(""));
+                    + value.text()
+                            .map(text -> " \"" + text + "\" (see its master.log)")
+                            .orElse(""));
         }
         if (load.has("error")) {
-            throw new IOException("the salt-master refused the publish: " + load.get("error").get());
+            throw new IOException(
+                    "the salt-master refused the publish: " + load.get("error").get());
         }
-        return load.get("jid").flatMap(SaltValue::text).filter(jid -> !jid.isEmpty())
+        return load.get("jid")
+                .flatMap(SaltValue::text)
+                .filter(jid -> !jid.isEmpty())
                 .orElseThrow(() -> new IOException("the salt-master's answer to publish has no jid: " + load));
     }
 
     /** Salt's job cache directory of {@code jid} ({@code salt.utils.jid.jid_dir}, hash_type sha256). */
     static Path jidDir(Path cachedir, String jid) {
         try {
-            String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                    .digest(jid.getBytes(StandardCharsets.UTF_8)));
+            String hash = HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-256").digest(jid.getBytes(StandardCharsets.UTF_8)));
             return cachedir.resolve("jobs").resolve(hash.substring(0, 2)).resolve(hash.substring(2));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

@@ -60,6 +60,7 @@ final class SaltSimMinion implements BenchMinion {
      * {@code acceptance_wait_time} (10 s, {@code acceptance_wait_time_max} 0: not growing) before a new sign-in.
      */
     static final long AUTH_TIMEOUT_MS = 5_000;
+
     static final int AUTH_TRIES = 7;
     static final long ACCEPTANCE_WAIT_MS = 10_000;
     /** Publications held while signing in again (a stock minion's pending coroutines), the oldest dropped beyond. */
@@ -79,8 +80,7 @@ final class SaltSimMinion implements BenchMinion {
      * An opened publication, and which ids its target names: brine's master sends Salt minions list targets, a
      * salt-master sends the admin's expression (a glob) to every subscriber.
      */
-    record Opened(SaltPublication publication, Predicate<String> targets) {
-    }
+    record Opened(SaltPublication publication, Predicate<String> targets) {}
 
     /**
      * Which ids a publication's target names, as a stock minion matches it on its own id: a list (an array, or a
@@ -158,10 +158,12 @@ final class SaltSimMinion implements BenchMinion {
     private final RecentJids seenJids = new RecentJids();
     /** The {@code state.apply} being run, its publication, and the nonce of its request awaiting a reply. */
     private StateRun stateRun;
+
     private SaltPublication statePublication;
     private String stateNonce;
     /** Signing in again after a publication it could not open: the publications held, the request and its sends. */
     private final ArrayDeque<byte[]> pending = new ArrayDeque<>();
+
     private boolean signingInAgain;
     private byte[] signInRequest;
     private int signInSends;
@@ -189,10 +191,17 @@ final class SaltSimMinion implements BenchMinion {
         }
         preparedNonce = UUID.randomUUID().toString().replace("-", "");
         // A minion that has cached the master key sends a random token encrypted for it (a public-key operation).
-        preparedToken = masterCached ? Optional.of(Crypticle.generate().keyString()
-                .getBytes(StandardCharsets.US_ASCII)) : Optional.empty();
-        SaltAuthRequest request = SaltAuthRequest.of(id, keys.getPublic(), preparedNonce, ENC, SIG,
-                masterCached ? Optional.of(swarm.masterKey()) : Optional.empty(), preparedToken);
+        preparedToken = masterCached
+                ? Optional.of(Crypticle.generate().keyString().getBytes(StandardCharsets.US_ASCII))
+                : Optional.empty();
+        SaltAuthRequest request = SaltAuthRequest.of(
+                id,
+                keys.getPublic(),
+                preparedNonce,
+                ENC,
+                SIG,
+                masterCached ? Optional.of(swarm.masterKey()) : Optional.empty(),
+                preparedToken);
         preparedRequest = SaltMsgpack.write(request.envelope(), SaltDialect.PAYLOAD);
     }
 
@@ -250,10 +259,19 @@ final class SaltSimMinion implements BenchMinion {
             return false;
         }
         synchronized (this) {
-            send(SaltValue.Map.builder().put("cmd", "_pillar").put("grains", SaltValues.fromPlain(SimMinion.grains(id, index)))
-                    .put("saltenv", "base").put("pillarenv", SaltValue.nil()).put("ver", "2").build());
-            send(SaltValue.Map.builder().put("cmd", "_minion_event").put("tag", "minion_start")
-                    .put("data", "Minion " + id + " started").put("pretag", SaltValue.nil()).build());
+            send(SaltValue.Map.builder()
+                    .put("cmd", "_pillar")
+                    .put("grains", SaltValues.fromPlain(SimMinion.grains(id, index)))
+                    .put("saltenv", "base")
+                    .put("pillarenv", SaltValue.nil())
+                    .put("ver", "2")
+                    .build());
+            send(SaltValue.Map.builder()
+                    .put("cmd", "_minion_event")
+                    .put("tag", "minion_start")
+                    .put("data", "Minion " + id + " started")
+                    .put("pretag", SaltValue.nil())
+                    .build());
         }
         return true;
     }
@@ -275,8 +293,15 @@ final class SaltSimMinion implements BenchMinion {
         }
         SaltSignIn.Outcome outcome;
         try {
-            outcome = SaltSignIn.check(reply, replyNonce, token, keys.getPrivate(), ENC, SIG,
-                    cached ? Optional.of(swarm.masterKey()) : Optional.empty(), SaltLimits.UNAUTHENTICATED);
+            outcome = SaltSignIn.check(
+                    reply,
+                    replyNonce,
+                    token,
+                    keys.getPrivate(),
+                    ENC,
+                    SIG,
+                    cached ? Optional.of(swarm.masterKey()) : Optional.empty(),
+                    SaltLimits.UNAUTHENTICATED);
         } catch (Exception e) {
             return false;
         }
@@ -295,8 +320,7 @@ final class SaltSimMinion implements BenchMinion {
 
     /** Salt's ZeroMQ minion sends nothing periodically (ZMTP keeps its connections alive). */
     @Override
-    public void heartbeatIfDue(long nowMs) {
-    }
+    public void heartbeatIfDue(long nowMs) {}
 
     @Override
     public long generation() {
@@ -343,7 +367,8 @@ final class SaltSimMinion implements BenchMinion {
         }
         // What the reply says, read without its private-key work (done in unwrap, after the auth window).
         byte[] loadBytes = value instanceof SaltValue.Map envelope
-                ? envelope.get("load").flatMap(SaltValue::bytes).orElse(null) : null;
+                ? envelope.get("load").flatMap(SaltValue::bytes).orElse(null)
+                : null;
         if (loadBytes == null) {
             return;
         }
@@ -365,8 +390,10 @@ final class SaltSimMinion implements BenchMinion {
                 signedInAgain();
                 return;
             }
-            int port = load.get("publish_port").filter(v -> v instanceof SaltValue.Int)
-                    .map(v -> (int) ((SaltValue.Int) v).value()).orElse(0);
+            int port = load.get("publish_port")
+                    .filter(v -> v instanceof SaltValue.Int)
+                    .map(v -> (int) ((SaltValue.Int) v).value())
+                    .orElse(0);
             swarm.accepted(this, now);
             transport.subscribe(id, port);
             return;
@@ -377,7 +404,8 @@ final class SaltSimMinion implements BenchMinion {
             return;
         }
         SaltValue ret = load.get("ret").orElse(SaltValue.nil());
-        AuthStatus status = ret instanceof SaltValue.Bool b ? (b.value() ? AuthStatus.PENDING : AuthStatus.REJECTED)
+        AuthStatus status = ret instanceof SaltValue.Bool b
+                ? (b.value() ? AuthStatus.PENDING : AuthStatus.REJECTED)
                 : ret.text().filter("full"::equals).isPresent() ? AuthStatus.FULL : AuthStatus.REFUSED;
         swarm.refused(this, status);
     }
@@ -431,11 +459,19 @@ final class SaltSimMinion implements BenchMinion {
             return;
         }
         boolean ping = publication.fun().equals("test.ping");
-        send(SaltValue.Map.builder().put("cmd", "_return").put("success", ping)
-                .put("return", ping ? SaltValue.bool(true)
-                        : SaltValue.str("bench: " + publication.fun() + " is not simulated"))
-                .put("retcode", ping ? 0 : 1).put("jid", publication.jid()).put("fun", publication.fun())
-                .put("fun_args", publication.arg()).build());
+        send(SaltValue.Map.builder()
+                .put("cmd", "_return")
+                .put("success", ping)
+                .put(
+                        "return",
+                        ping
+                                ? SaltValue.bool(true)
+                                : SaltValue.str("bench: " + publication.fun() + " is not simulated"))
+                .put("retcode", ping ? 0 : 1)
+                .put("jid", publication.jid())
+                .put("fun", publication.fun())
+                .put("fun_args", publication.arg())
+                .build());
         swarm.returned(this);
     }
 
@@ -512,8 +548,8 @@ final class SaltSimMinion implements BenchMinion {
     private void stateReply(byte[] frame) {
         SaltValue answer;
         try {
-            answer = SaltReplies.openSealed(SaltMsgpack.read(frame, SaltLimits.SESSION), session, stateNonce,
-                    SaltLimits.SESSION_LOAD);
+            answer = SaltReplies.openSealed(
+                    SaltMsgpack.read(frame, SaltLimits.SESSION), session, stateNonce, SaltLimits.SESSION_LOAD);
         } catch (Exception e) {
             return;
         }
@@ -529,9 +565,15 @@ final class SaltSimMinion implements BenchMinion {
             return;
         }
         boolean ok = stateRun.failure().isEmpty();
-        send(SaltValue.Map.builder().put("cmd", "_return").put("success", ok).put("return", stateRun.stateReturn())
-                .put("retcode", ok ? 0 : 1).put("jid", statePublication.jid()).put("fun", statePublication.fun())
-                .put("fun_args", statePublication.arg()).build());
+        send(SaltValue.Map.builder()
+                .put("cmd", "_return")
+                .put("success", ok)
+                .put("return", stateRun.stateReturn())
+                .put("retcode", ok ? 0 : 1)
+                .put("jid", statePublication.jid())
+                .put("fun", statePublication.fun())
+                .put("fun_args", statePublication.arg())
+                .build());
         swarm.stateRun(this, stateRun.requests(), stateRun.bytes(), stateRun.failure());
         swarm.returned(this);
         stateRun = null;
@@ -544,7 +586,8 @@ final class SaltSimMinion implements BenchMinion {
      */
     private String send(SaltValue.Map fields) {
         String requestNonce = UUID.randomUUID().toString().replace("-", "");
-        byte[] load = SaltSessionRequest.seal(session, fields, id, requestNonce, swarm.clock().millis() / 1000, tok);
+        byte[] load = SaltSessionRequest.seal(
+                session, fields, id, requestNonce, swarm.clock().millis() / 1000, tok);
         SaltRequest.Encrypted request = new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
         transport.send(SaltMsgpack.write(request.encode(), SaltDialect.PAYLOAD));
         return requestNonce;

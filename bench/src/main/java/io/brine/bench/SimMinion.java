@@ -53,6 +53,7 @@ final class SimMinion implements BenchMinion {
     static final String DELIVER_FUNCTION = "bench.deliver";
     /** As MinionDaemon.HEARTBEAT_INTERVAL. */
     private static final long HEARTBEAT_MS = 30_000;
+
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What all the minions of one worker share: the pinned master key, the clock, the counters. */
@@ -105,6 +106,7 @@ final class SimMinion implements BenchMinion {
     private long nextHeartbeatMs;
     /** The resumption ticket and secret of its last session (PROTOCOL.md 8.9), null until the master gave one. */
     private Resumption.Grant grant;
+
     private byte[] resumeNonce;
     /** Off but in the restart scenario: the re-auth round measures full auths of known keys. */
     private boolean useTickets;
@@ -128,8 +130,15 @@ final class SimMinion implements BenchMinion {
     public synchronized void prepareAuth() {
         byte[] fresh = new byte[32];
         RANDOM.nextBytes(fresh);
-        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(), fresh,
-                swarm.clock().millis(), Map.of("bench", true), null, null);
+        AuthRequest request = new AuthRequest(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                id,
+                keys.getPublic().getEncoded(),
+                fresh,
+                swarm.clock().millis(),
+                Map.of("bench", true),
+                null,
+                null);
         preparedRequest = Codec.encodeSigned(request, keys.getPrivate());
         nonce = fresh;
     }
@@ -147,7 +156,8 @@ final class SimMinion implements BenchMinion {
             authSentNanos = nanos;
             resumeNonce = new byte[32];
             RANDOM.nextBytes(resumeNonce);
-            transport.send(Resumptions.encode(Resumptions.request(id, grant, resumeNonce, swarm.clock().millis())));
+            transport.send(Resumptions.encode(
+                    Resumptions.request(id, grant, resumeNonce, swarm.clock().millis())));
             return;
         }
         if (preparedRequest == null) {
@@ -226,8 +236,8 @@ final class SimMinion implements BenchMinion {
             send(new SessionMessage.Grains(grains()));
             nextHeartbeatMs = swarm.clock().millis() + RANDOM.nextInt((int) HEARTBEAT_MS);
             // And, after a full auth, its request for a resumption ticket.
-            transport.send(Resumptions.encode(Resumptions.ticketRequest(requestKey, sessionId,
-                    swarm.clock().millis())));
+            transport.send(Resumptions.encode(Resumptions.ticketRequest(
+                    requestKey, sessionId, swarm.clock().millis())));
         }
         return true;
     }
@@ -244,8 +254,9 @@ final class SimMinion implements BenchMinion {
         grains.put("fqdn", id + ".bench.example");
         grains.put("host", id);
         grains.put("id", id);
-        grains.put("ipv4", List.of("127.0.0.1", "10." + (index >> 16 & 255) + "." + (index >> 8 & 255) + "."
-                + (index & 255)));
+        grains.put(
+                "ipv4",
+                List.of("127.0.0.1", "10." + (index >> 16 & 255) + "." + (index >> 8 & 255) + "." + (index & 255)));
         grains.put("ipv6", List.of("::1"));
         grains.put("kernel", "Linux");
         grains.put("kernelrelease", "6.1.0-bench");
@@ -312,7 +323,9 @@ final class SimMinion implements BenchMinion {
     }
 
     private void onAuthReply(Decoded.Ok ok, AuthReply reply, long now) {
-        if (nonce == null || !Arrays.equals(nonce, reply.nonce()) || !swarm.verifyReply(ok)
+        if (nonce == null
+                || !Arrays.equals(nonce, reply.nonce())
+                || !swarm.verifyReply(ok)
                 || !Timestamps.withinSkew(reply.timestampMs(), swarm.clock())) {
             return;
         }
@@ -399,14 +412,20 @@ final class SimMinion implements BenchMinion {
         swarm.delivered(this, now);
         if (!load.fun().equals(DELIVER_FUNCTION)) {
             boolean ping = load.fun().equals("test.ping");
-            send(new SessionMessage.Return(load.jid(), load.fun(), ping ? Boolean.TRUE : "bench: " + load.fun()
-                    + " is not simulated", ping ? 0 : 1, ping, 0));
+            send(new SessionMessage.Return(
+                    load.jid(),
+                    load.fun(),
+                    ping ? Boolean.TRUE : "bench: " + load.fun() + " is not simulated",
+                    ping ? 0 : 1,
+                    ping,
+                    0));
             swarm.returned(this);
         }
     }
 
     private void onSession(SessionFrame sealed, long now) {
-        if (requestKey == null || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
+        if (requestKey == null
+                || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
                 || !Arrays.equals(sessionId, sealed.sessionId())) {
             return;
         }
@@ -441,8 +460,8 @@ final class SimMinion implements BenchMinion {
     }
 
     private void send(SessionMessage message) {
-        SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
-                ++sendCounter, message);
+        SessionFrame sealed =
+                Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER, ++sendCounter, message);
         transport.send(Codec.encode(sealed));
     }
 }

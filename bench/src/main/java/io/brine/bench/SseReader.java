@@ -16,8 +16,7 @@ import java.util.Optional;
 final class SseReader {
 
     /** One event: its {@code id} (absent if it had none) and its data lines joined with line feeds. */
-    record Event(Optional<String> id, String data) {
-    }
+    record Event(Optional<String> id, String data) {}
 
     /** A line longer than this (a chunk size, a header, an event line) is not from the master. */
     static final int MAX_LINE = 1024 * 1024;
@@ -54,7 +53,10 @@ final class SseReader {
             }
             int colon = header.indexOf(':');
             if (colon > 0 && header.substring(0, colon).trim().equalsIgnoreCase("transfer-encoding")) {
-                isChunked = header.substring(colon + 1).trim().toLowerCase(Locale.ROOT).equals("chunked");
+                isChunked = header.substring(colon + 1)
+                        .trim()
+                        .toLowerCase(Locale.ROOT)
+                        .equals("chunked");
             }
         }
         chunked = isChunked;
@@ -89,7 +91,9 @@ final class SseReader {
                 value = value.substring(1);
             }
             if (field.equals("data")) {
-                data = data == null ? new StringBuilder(value) : data.append('\n').append(value);
+                data = data == null
+                        ? new StringBuilder(value)
+                        : data.append('\n').append(value);
             } else if (field.equals("id")) {
                 id = Optional.of(value);
             }
@@ -171,8 +175,7 @@ final class SseReader {
             }
             if (b == '\n') {
                 int length = line.length();
-                return length > 0 && line.charAt(length - 1) == '\r' ? line.substring(0, length - 1)
-                        : line.toString();
+                return length > 0 && line.charAt(length - 1) == '\r' ? line.substring(0, length - 1) : line.toString();
             }
             if (line.length() == MAX_LINE) {
                 throw new IOException("a line over " + MAX_LINE + " bytes");

@@ -46,7 +46,13 @@ final class StateRun {
         return managed;
     }
 
-    private enum Step { MASTER_OPTS, FILE_LIST, FILE_HASH, SERVE_FILE, DONE }
+    private enum Step {
+        MASTER_OPTS,
+        FILE_LIST,
+        FILE_HASH,
+        SERVE_FILE,
+        DONE
+    }
 
     private final List<String> files = new ArrayList<>();
     private Step step = Step.MASTER_OPTS;
@@ -69,10 +75,15 @@ final class StateRun {
         SaltValue.Builder load = SaltValue.Map.builder();
         switch (step) {
             case MASTER_OPTS -> load.put("cmd", "_master_opts");
-            case FILE_LIST -> load.put("cmd", "_file_list").put("saltenv", "base").put("prefix", "");
-            case FILE_HASH -> load.put("cmd", "_file_hash").put("path", files.get(file)).put("saltenv", "base");
-            case SERVE_FILE -> load.put("cmd", "_serve_file").put("path", files.get(file)).put("saltenv", "base")
-                    .put("loc", content.size());
+            case FILE_LIST ->
+                load.put("cmd", "_file_list").put("saltenv", "base").put("prefix", "");
+            case FILE_HASH ->
+                load.put("cmd", "_file_hash").put("path", files.get(file)).put("saltenv", "base");
+            case SERVE_FILE ->
+                load.put("cmd", "_serve_file")
+                        .put("path", files.get(file))
+                        .put("saltenv", "base")
+                        .put("loc", content.size());
             default -> {
                 return Optional.empty();
             }
@@ -91,7 +102,8 @@ final class StateRun {
         requests++;
         switch (step) {
             case MASTER_OPTS -> {
-                if (!(reply instanceof SaltValue.Map opts) || opts.get("renderer").flatMap(SaltValue::text).isEmpty()) {
+                if (!(reply instanceof SaltValue.Map opts)
+                        || opts.get("renderer").flatMap(SaltValue::text).isEmpty()) {
                     fail("_master_opts: no renderer in the answer (" + reply.kind() + ")");
                     return;
                 }
@@ -102,7 +114,8 @@ final class StateRun {
                 if (reply instanceof SaltValue.Array list) {
                     list.items().forEach(item -> item.text().ifPresent(listed::add));
                 }
-                Optional<String> absent = files.stream().filter(f -> !listed.contains(f)).findFirst();
+                Optional<String> absent =
+                        files.stream().filter(f -> !listed.contains(f)).findFirst();
                 if (absent.isPresent()) {
                     fail("_file_list: " + absent.get() + " not listed (" + listed.size() + " files listed)");
                     return;
@@ -111,9 +124,10 @@ final class StateRun {
             }
             case FILE_HASH -> {
                 Optional<SaltValue> sum = reply instanceof SaltValue.Map hash ? hash.get("hsum") : Optional.empty();
-                Optional<SaltValue> type = reply instanceof SaltValue.Map hash ? hash.get("hash_type")
-                        : Optional.empty();
-                if (sum.flatMap(SaltValue::text).isEmpty() || type.flatMap(SaltValue::text).isEmpty()) {
+                Optional<SaltValue> type =
+                        reply instanceof SaltValue.Map hash ? hash.get("hash_type") : Optional.empty();
+                if (sum.flatMap(SaltValue::text).isEmpty()
+                        || type.flatMap(SaltValue::text).isEmpty()) {
                     fail("_file_hash: no hash of " + files.get(file));
                     return;
                 }
@@ -183,17 +197,23 @@ final class StateRun {
         SaltValue.Builder states = SaltValue.Map.builder();
         int order = 0;
         for (String source : MANAGED.keySet()) {
-            String name = "/etc/bench/" + source.substring(source.lastIndexOf('/') + 1).replace(".jinja", "");
-            states.put("file_|-" + name + "_|-" + name + "_|-managed", result(name, "File " + name + " updated",
-                    order++));
+            String name = "/etc/bench/"
+                    + source.substring(source.lastIndexOf('/') + 1).replace(".jinja", "");
+            states.put(
+                    "file_|-" + name + "_|-" + name + "_|-managed", result(name, "File " + name + " updated", order++));
         }
         states.put("cmd_|-reload_|-true_|-run", result("true", "Command \"true\" run", order));
         return states.build();
     }
 
     private static SaltValue result(String name, String comment, int order) {
-        return SaltValue.Map.builder().put("name", name).put("changes", SaltValue.Map.builder().build())
-                .put("result", true).put("comment", comment).put("__run_num__", order).build();
+        return SaltValue.Map.builder()
+                .put("name", name)
+                .put("changes", SaltValue.Map.builder().build())
+                .put("result", true)
+                .put("comment", comment)
+                .put("__run_num__", order)
+                .build();
     }
 
     /** Salt's {@code hash_type} names, hex digest of {@code bytes}; empty for a name it does not have. */
@@ -208,7 +228,8 @@ final class StateRun {
             return Optional.empty();
         }
         try {
-            return Optional.of(HexFormat.of().formatHex(MessageDigest.getInstance(algorithm).digest(bytes)));
+            return Optional.of(HexFormat.of()
+                    .formatHex(MessageDigest.getInstance(algorithm).digest(bytes)));
         } catch (NoSuchAlgorithmException e) {
             return Optional.empty();
         }
@@ -224,20 +245,27 @@ final class StateRun {
         write(root.resolve("top.sls"), "base:\n  '*':\n    - bench\n");
         StringBuilder state = new StringBuilder();
         for (String source : MANAGED.keySet()) {
-            String name = "/etc/bench/" + source.substring(source.lastIndexOf('/') + 1).replace(".jinja", "");
-            state.append(name).append(":\n  file.managed:\n    - source: salt://").append(source).append('\n')
+            String name = "/etc/bench/"
+                    + source.substring(source.lastIndexOf('/') + 1).replace(".jinja", "");
+            state.append(name)
+                    .append(":\n  file.managed:\n    - source: salt://")
+                    .append(source)
+                    .append('\n')
                     .append("    - user: root\n    - group: root\n    - mode: '0644'\n    - makedirs: True\n")
-                    .append(source.endsWith(".jinja") ? "    - template: jinja\n" : "").append('\n');
+                    .append(source.endsWith(".jinja") ? "    - template: jinja\n" : "")
+                    .append('\n');
         }
         state.append("reload:\n  cmd.run:\n    - name: 'true'\n    - onchanges:\n");
-        MANAGED.keySet().forEach(s -> state.append("      - file: /etc/bench/")
-                .append(s.substring(s.lastIndexOf('/') + 1).replace(".jinja", "")).append('\n'));
+        MANAGED.keySet()
+                .forEach(s -> state.append("      - file: /etc/bench/")
+                        .append(s.substring(s.lastIndexOf('/') + 1).replace(".jinja", ""))
+                        .append('\n'));
         write(root.resolve(STATE), state.toString());
-        MANAGED.forEach((source, size) -> write(root.resolve(source), text(random, size,
-                source.endsWith(".jinja"))));
+        MANAGED.forEach((source, size) -> write(root.resolve(source), text(random, size, source.endsWith(".jinja"))));
         for (int i = files(root); i < TREE_FILES; i++) {
-            write(root.resolve(String.format("bench/extra/conf-%02d.conf", i)), text(random,
-                    1024 + random.nextInt(15 * 1024), false));
+            write(
+                    root.resolve(String.format("bench/extra/conf-%02d.conf", i)),
+                    text(random, 1024 + random.nextInt(15 * 1024), false));
         }
     }
 
@@ -255,7 +283,10 @@ final class StateRun {
             if (template && line % 8 == 0) {
                 text.append("# on {{ grains['id'] }} ({{ grains['os'] }})\n");
             } else {
-                text.append("option_").append(line).append(" = ").append(Long.toString(random.nextLong() >>> 1, 36))
+                text.append("option_")
+                        .append(line)
+                        .append(" = ")
+                        .append(Long.toString(random.nextLong() >>> 1, 36))
                         .append('\n');
             }
             line++;

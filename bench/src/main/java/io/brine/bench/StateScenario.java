@@ -24,7 +24,13 @@ import java.util.Map;
 final class StateScenario {
 
     /** One round: the returns and the master's CPU (from a {@link PingScenario.PingRound}), the runs' counts. */
-    record Round(double p50Ms, double p99Ms, double lastMs, int returned, int missing, long masterCpuMs,
+    record Round(
+            double p50Ms,
+            double p99Ms,
+            double lastMs,
+            int returned,
+            int missing,
+            long masterCpuMs,
             Swarm.StateCounts counts) {
 
         double requestsPerSecond() {
@@ -56,8 +62,7 @@ final class StateScenario {
         Round round(Duration timeout) throws Exception;
     }
 
-    private StateScenario() {
-    }
+    private StateScenario() {}
 
     /** The master.yaml lines that serve {@code root} as {@code base}. */
     static String yaml(Path root) {
@@ -66,12 +71,17 @@ final class StateScenario {
     }
 
     /** A round of brine's master: {@code state.apply} published by the run's client. */
-    static Round brineRound(PingScenario ping, BrineClient client, Swarm swarm, Duration timeout)
-            throws Exception {
+    static Round brineRound(PingScenario ping, BrineClient client, Swarm swarm, Duration timeout) throws Exception {
         swarm.resetDeliveries();
         PingScenario.PingRound round = ping.pingRound(client, StateRun.FUNCTION, timeout);
-        return new Round(round.p50Ms(), round.p99Ms(), round.lastMs(), round.returned(), round.missing(),
-                round.masterCpuMs(), swarm.stateCounts());
+        return new Round(
+                round.p50Ms(),
+                round.p99Ms(),
+                round.lastMs(),
+                round.returned(),
+                round.missing(),
+                round.masterCpuMs(),
+                swarm.stateCounts());
     }
 
     /** A round of a salt-master: {@code state.apply} published as {@code salt 'bench-*' state.apply} does. */
@@ -80,10 +90,9 @@ final class StateScenario {
         SaltPing.Round round = salt.publish(Bench.PREFIX + "*", StateRun.FUNCTION, minions, timeout);
         List<Double> returns = round.returnsMs();
         double p50 = returns.isEmpty() ? -1 : returns.get(returns.size() / 2);
-        double p99 = returns.isEmpty() ? -1
-                : returns.get(Math.max(0, (int) Math.ceil(0.99 * returns.size()) - 1));
-        return new Round(p50, p99, round.lastMs(), returns.size(), round.missing(), round.masterCpuMs(),
-                swarm.stateCounts());
+        double p99 = returns.isEmpty() ? -1 : returns.get(Math.max(0, (int) Math.ceil(0.99 * returns.size()) - 1));
+        return new Round(
+                p50, p99, round.lastMs(), returns.size(), round.missing(), round.masterCpuMs(), swarm.stateCounts());
     }
 
     /**
@@ -96,8 +105,9 @@ final class StateScenario {
         // Twenty requests a minion, one after the other: at 1,000 minions on 2 busy cores a salt-master took minutes.
         Duration timeout = Duration.ofSeconds(120 + minions / 4);
         Round warm = runner.round(timeout);
-        System.out.printf("ready    warm-up state.apply: %d of %d returned (last after %.0f ms)%n", warm.returned(),
-                minions, warm.lastMs());
+        System.out.printf(
+                "ready    warm-up state.apply: %d of %d returned (last after %.0f ms)%n",
+                warm.returned(), minions, warm.lastMs());
         List<Round> measured = new ArrayList<>();
         for (int i = 0; i < rounds; i++) {
             measured.add(runner.round(timeout));
@@ -108,27 +118,44 @@ final class StateScenario {
         Round median = byLast.get((byLast.size() - 1) / 2);
         long memoryKib = run.master().rssKib();
         Map<String, Object> figures = median.figures();
-        figures.put("bytes_served_per_minion", round(median.counts().bytes() / (double) Math.max(1,
-                median.returned()), 0));
-        figures.put("fileserver_requests_per_minion", round(median.counts().requests() / (double) Math.max(1,
-                median.returned()), 1));
+        figures.put(
+                "bytes_served_per_minion", round(median.counts().bytes() / (double) Math.max(1, median.returned()), 0));
+        figures.put(
+                "fileserver_requests_per_minion",
+                round(median.counts().requests() / (double) Math.max(1, median.returned()), 1));
         figures.put("master_memory_mib_after", round(memoryKib / 1024.0, 1));
-        figures.put("master_memory_is", run.master().salt ? "PSS of the salt-master's processes"
-                : "RSS of the master's JVM");
-        figures.put("tree", StateRun.TREE_FILES + " files; each run fetches top.sls, " + StateRun.STATE + " and "
-                + StateRun.MANAGED.size() + " managed files (" + StateRun.MANAGED.values().stream()
-                        .mapToInt(Integer::intValue).sum() + " bytes)");
-        figures.put("reported_round", "the median of " + measured.size() + " rounds by last_ms, after a warm-up "
-                + "round");
+        figures.put(
+                "master_memory_is",
+                run.master().salt ? "PSS of the salt-master's processes" : "RSS of the master's JVM");
+        figures.put(
+                "tree",
+                StateRun.TREE_FILES + " files; each run fetches top.sls, " + StateRun.STATE + " and "
+                        + StateRun.MANAGED.size() + " managed files ("
+                        + StateRun.MANAGED.values().stream()
+                                .mapToInt(Integer::intValue)
+                                .sum() + " bytes)");
+        figures.put(
+                "reported_round",
+                "the median of " + measured.size() + " rounds by last_ms, after a warm-up " + "round");
         figures.put("rounds", measured.stream().map(Round::figures).toList());
         figures.put("load_average", Machine.loadAverage());
         run.scenarios().put("state", figures);
-        System.out.printf("state    state.apply on %,d minions (%s): p50 %.0f ms, p99 %.0f ms, last %.0f ms%s; master "
-                + "CPU %.2f ms per minion; %,d file server requests (%.0f/s), %,d bytes served; master memory "
-                + "after %.0f MiB (median of %d rounds)%n", minions, who, median.p50Ms(), median.p99Ms(),
-                median.lastMs(), median.missing() > 0 ? " (" + median.missing() + " missing)" : "",
-                median.masterCpuMs() / (double) Math.max(1, median.returned()), median.counts().requests(),
-                median.requestsPerSecond(), median.counts().bytes(), memoryKib / 1024.0, measured.size());
+        System.out.printf(
+                "state    state.apply on %,d minions (%s): p50 %.0f ms, p99 %.0f ms, last %.0f ms%s; master "
+                        + "CPU %.2f ms per minion; %,d file server requests (%.0f/s), %,d bytes served; master memory "
+                        + "after %.0f MiB (median of %d rounds)%n",
+                minions,
+                who,
+                median.p50Ms(),
+                median.p99Ms(),
+                median.lastMs(),
+                median.missing() > 0 ? " (" + median.missing() + " missing)" : "",
+                median.masterCpuMs() / (double) Math.max(1, median.returned()),
+                median.counts().requests(),
+                median.requestsPerSecond(),
+                median.counts().bytes(),
+                memoryKib / 1024.0,
+                measured.size());
         if (median.counts().failed() > 0) {
             throw new IOException(median.counts().failed() + " state runs failed against " + who + ", for example: "
                     + median.counts().failure());

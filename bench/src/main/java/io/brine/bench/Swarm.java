@@ -40,9 +40,20 @@ final class Swarm implements AutoCloseable {
      */
     static void warmUp(Bench.Options options, MasterProcess master, Path runDir, int count) throws IOException {
         long started = System.nanoTime();
-        try (WorkerProcess warm = WorkerProcess.start(99, options.transport(), requestPort(options, master),
-                master.masterPub(), options.keys(), options.minions(), Bench.WARM_PREFIX, 0, count,
-                runDir.resolve("worker-warm.log"), 512, options.workerIoThreads(), options.salt(),
+        try (WorkerProcess warm = WorkerProcess.start(
+                99,
+                options.transport(),
+                requestPort(options, master),
+                master.masterPub(),
+                options.keys(),
+                options.minions(),
+                Bench.WARM_PREFIX,
+                0,
+                count,
+                runDir.resolve("worker-warm.log"),
+                512,
+                options.workerIoThreads(),
+                options.salt(),
                 options.zmqClient())) {
             warm.awaitReady(Duration.ofMinutes(5));
             warm.calibrateClock();
@@ -57,16 +68,16 @@ final class Swarm implements AutoCloseable {
             warm.command("unwrap", Duration.ofMinutes(5));
             warm.command("close", Duration.ofSeconds(30));
         }
-        System.out.printf("warm-up  %d minions authenticated and left (%.1f s)%n", count,
-                (System.nanoTime() - started) / 1e9);
+        System.out.printf(
+                "warm-up  %d minions authenticated and left (%.1f s)%n", count, (System.nanoTime() - started) / 1e9);
     }
 
     /**
      * Starts the workers for {@code minions} minions, waits until each has loaded its keys and signed its auth
      * requests, and puts the swarm's figures in {@code json}. The caller closes the swarm.
      */
-    static Swarm start(Bench.Options options, MasterProcess master, Path runDir, int minions,
-            Map<String, Object> json) throws IOException {
+    static Swarm start(Bench.Options options, MasterProcess master, Path runDir, int minions, Map<String, Object> json)
+            throws IOException {
         Swarm swarm = new Swarm(options, master, minions);
         try {
             swarm.startWorkers(runDir, json);
@@ -82,7 +93,8 @@ final class Swarm implements AutoCloseable {
         long limit = ProcStats.openFilesLimit("self");
         // As many as the open-files limit allows with room to spare, and at most 2,500 so the swarm's own work
         // spreads over several JVMs.
-        int perWorker = options.minionsPerWorker() > 0 ? options.minionsPerWorker()
+        int perWorker = options.minionsPerWorker() > 0
+                ? options.minionsPerWorker()
                 : (int) Math.min(2500, (limit * 3 / 4 - 200) / options.workerFdsPerMinion());
         int count = (minions + perWorker - 1) / perWorker;
         int base = minions / count;
@@ -94,9 +106,21 @@ final class Swarm implements AutoCloseable {
             // A Salt envelope carries its whole target list (about 14 KB at 1,000 minions) to every SUB, and a worker
             // behind the master queues many of them: a larger heap for Salt minions.
             int heap = 256 + (options.salt() ? size : size / 8);
-            workers.add(WorkerProcess.start(i, transport, requestPort(options, master), master.masterPub(),
-                    options.keys(), 0, Bench.PREFIX, first, size, runDir.resolve("worker-" + i + ".log"), heap,
-                    options.workerIoThreads(), options.salt(), options.zmqClient()));
+            workers.add(WorkerProcess.start(
+                    i,
+                    transport,
+                    requestPort(options, master),
+                    master.masterPub(),
+                    options.keys(),
+                    0,
+                    Bench.PREFIX,
+                    first,
+                    size,
+                    runDir.resolve("worker-" + i + ".log"),
+                    heap,
+                    options.workerIoThreads(),
+                    options.salt(),
+                    options.zmqClient()));
             first += size;
         }
         for (WorkerProcess worker : workers) {
@@ -109,8 +133,10 @@ final class Swarm implements AutoCloseable {
         swarm.put("minions_per_worker", base + (extra > 0 ? 1 : 0));
         swarm.put("presign_ms", presignMillis);
         json.put("swarm", swarm);
-        System.out.printf("swarm    %d worker JVMs, %,d minions each at most; keys loaded and auth requests signed "
-                + "in %.1f s%n", count, base + (extra > 0 ? 1 : 0), (System.nanoTime() - started) / 1e9);
+        System.out.printf(
+                "swarm    %d worker JVMs, %,d minions each at most; keys loaded and auth requests signed "
+                        + "in %.1f s%n",
+                count, base + (extra > 0 ? 1 : 0), (System.nanoTime() - started) / 1e9);
     }
 
     /** How long the slowest worker took to sign its first auth requests. */
@@ -133,8 +159,10 @@ final class Swarm implements AutoCloseable {
         }
         long presign = 0;
         for (WorkerProcess worker : workers) {
-            presign = Math.max(presign, Long.parseLong(worker.answer("presign", Duration.ofMinutes(30))
-                    .split(" ")[1]));
+            presign = Math.max(
+                    presign,
+                    Long.parseLong(
+                            worker.answer("presign", Duration.ofMinutes(30)).split(" ")[1]));
         }
         return presign;
     }
@@ -151,14 +179,16 @@ final class Swarm implements AutoCloseable {
         }
         int perMinion = options.transport() == Transport.ZEROMQ ? 1 : options.transport().masterFdsPerMinion;
         awaitFds(fdsBaseline + (long) perMinion * minions, Duration.ofSeconds(60 + minions / 200), "connections");
-        System.out.printf("connect  %,d request connections open (%.1f s)%n", minions,
-                (System.nanoTime() - started) / 1e9);
+        System.out.printf(
+                "connect  %,d request connections open (%.1f s)%n", minions, (System.nanoTime() - started) / 1e9);
     }
 
     /** Until the master holds every minion's connections, subscriptions included. */
     void awaitSubscriptions(int fdsBaseline) throws IOException {
-        awaitFds(fdsBaseline + (long) options.transport().masterFdsPerMinion * minions,
-                Duration.ofSeconds(60 + minions / 100), "subscriptions");
+        awaitFds(
+                fdsBaseline + (long) options.transport().masterFdsPerMinion * minions,
+                Duration.ofSeconds(60 + minions / 100),
+                "subscriptions");
     }
 
     private void awaitFds(long expected, Duration timeout, String what) throws IOException {
@@ -192,7 +222,9 @@ final class Swarm implements AutoCloseable {
     String status() throws IOException {
         StringBuilder status = new StringBuilder();
         for (WorkerProcess w : workers) {
-            status.append("\n  worker ").append(w.index).append(": ")
+            status.append("\n  worker ")
+                    .append(w.index)
+                    .append(": ")
                     .append(w.command("status", Duration.ofSeconds(10)));
         }
         return status.toString();
@@ -209,7 +241,8 @@ final class Swarm implements AutoCloseable {
         long count = 0;
         long last = 0;
         for (WorkerProcess worker : workers) {
-            String[] words = worker.command("deliveries", Duration.ofSeconds(30)).split(" ");
+            String[] words =
+                    worker.command("deliveries", Duration.ofSeconds(30)).split(" ");
             count += Long.parseLong(words[1]);
             long lastNanos = Long.parseLong(words[3]);
             if (lastNanos != 0) {
@@ -240,8 +273,7 @@ final class Swarm implements AutoCloseable {
         return new StateCounts(requests, bytes, failed, failure);
     }
 
-    record StateCounts(long requests, long bytes, long failed, String failure) {
-    }
+    record StateCounts(long requests, long bytes, long failed, String failure) {}
 
     /** CPU used so far by all swarm worker processes (the simulated minions share the machine with the master). */
     long cpuMillis() {

@@ -27,8 +27,10 @@ interface SwarmTransports extends AutoCloseable {
 
     static SwarmTransports create(Transport transport, ZmqClient zmqClient, int ioThreads) {
         return switch (transport) {
-            case ZEROMQ -> zmqClient == ZmqClient.NETTY ? new NettyZmtpSwarmTransports(ioThreads)
-                    : new ZmqSwarmTransports(ioThreads);
+            case ZEROMQ ->
+                zmqClient == ZmqClient.NETTY
+                        ? new NettyZmtpSwarmTransports(ioThreads)
+                        : new ZmqSwarmTransports(ioThreads);
             case TCP -> new TcpSwarmTransports(ioThreads);
         };
     }

@@ -72,8 +72,8 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
      */
     private final Map<ByteBuffer, OpenedWith> opened = new ConcurrentHashMap<>();
 
-    private record OpenedWith(byte[] envelope, Crypticle aes, SaltSimMinion.Opened opened) {
-    }
+    private record OpenedWith(byte[] envelope, Crypticle aes, SaltSimMinion.Opened opened) {}
+
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread thread = new Thread(r, "bench-worker-timer");
         thread.setDaemon(true);
@@ -93,6 +93,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicInteger resumptionsRefused = new AtomicInteger();
     /** Salt minions that signed in again after a publication they could not open, and the sign-in requests sent. */
     private final AtomicInteger signedInAgain = new AtomicInteger();
+
     private final AtomicInteger signInAgainSent = new AtomicInteger();
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
@@ -115,8 +116,13 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicLong stateFailed = new AtomicLong();
     private volatile String stateFailure = "";
 
-    private SwarmWorker(PrintStream out, RSAPublicKey masterKey, SwarmTransports transports, String host,
-            int retPort, boolean salt) {
+    private SwarmWorker(
+            PrintStream out,
+            RSAPublicKey masterKey,
+            SwarmTransports transports,
+            String host,
+            int retPort,
+            boolean salt) {
         this.out = out;
         this.salt = salt;
         this.masterKey = masterKey;
@@ -131,8 +137,7 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     public static void main(String[] args) throws Exception {
         System.setProperty("logback.configurationFile", "io/brine/bench/logback-bench.xml");
         // Answers go to the real stdout; anything printed by accident goes to stderr instead.
-        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true,
-                StandardCharsets.UTF_8);
+        PrintStream protocol = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         System.setOut(System.err);
         Transport transport = Transport.of(args[0]);
         String host = args[1];
@@ -146,12 +151,13 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         int ioThreads = Integer.parseInt(args[9]);
         boolean salt = args.length > 10 && args[10].equals("salt");
         ZmqClient zmqClient = args.length > 11 ? ZmqClient.of(args[11]) : ZmqClient.NETTY;
-        SwarmWorker worker = new SwarmWorker(protocol, masterKey, SwarmTransports.create(transport, zmqClient,
-                ioThreads), host, retPort, salt);
+        SwarmWorker worker = new SwarmWorker(
+                protocol, masterKey, SwarmTransports.create(transport, zmqClient, ioThreads), host, retPort, salt);
         long started = System.nanoTime();
         worker.minions.addAll(parallel(count, i -> {
             String id = String.format("%s%05d", prefix, first + i);
-            return salt ? new SaltSimMinion(first + i, id, keys.load(keyBase + first + i), worker)
+            return salt
+                    ? new SaltSimMinion(first + i, id, keys.load(keyBase + first + i), worker)
                     : new SimMinion(first + i, id, keys.load(keyBase + first + i), worker);
         }));
         worker.timer.scheduleWithFixedDelay(worker::heartbeats, 1, 1, TimeUnit.SECONDS);
@@ -288,8 +294,8 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
                 return "use-tickets " + words[1];
             }
             case "tickets":
-                return "tickets " + minions.stream().filter(BenchMinion::holdsTicket).count() + " "
-                        + resumptionsRefused.get();
+                return "tickets "
+                        + minions.stream().filter(BenchMinion::holdsTicket).count() + " " + resumptionsRefused.get();
             case "signed-in-again":
                 return "signed-in-again " + signedInAgain.get() + " " + signInAgainSent.get();
             case "status":
@@ -396,7 +402,8 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         }
         SaltPublication publication;
         try {
-            publication = SaltPublication.open(envelope, masterKey, aes, -1, SaltLimits.SESSION).orElse(null);
+            publication = SaltPublication.open(envelope, masterKey, aes, -1, SaltLimits.SESSION)
+                    .orElse(null);
         } catch (CryptoException | MalformedException e) {
             return null;
         }
@@ -444,10 +451,13 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     public void refused(BenchMinion minion, AuthStatus status) {
         refusals.get(status).incrementAndGet();
         // Not accepted (store full, clock, ...): ask again after a second, as acceptance_wait_time would.
-        timer.schedule(() -> {
-            minion.prepareAuth();
-            minion.sendAuth(System.nanoTime());
-        }, 1, TimeUnit.SECONDS);
+        timer.schedule(
+                () -> {
+                    minion.prepareAuth();
+                    minion.sendAuth(System.nanoTime());
+                },
+                1,
+                TimeUnit.SECONDS);
     }
 
     @Override

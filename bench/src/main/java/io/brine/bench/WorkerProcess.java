@@ -46,17 +46,44 @@ final class WorkerProcess implements AutoCloseable {
      * Starts a worker for minions {@code first .. first+count-1} (ids {@code prefix + %05d}, keys
      * {@code keyBase + i}).
      */
-    static WorkerProcess start(int index, Transport transport, int retPort, Path masterPub, KeyCache keys,
-            int keyBase, String prefix, int first, int count, Path log, int heapMib, int ioThreads, boolean salt,
+    static WorkerProcess start(
+            int index,
+            Transport transport,
+            int retPort,
+            Path masterPub,
+            KeyCache keys,
+            int keyBase,
+            String prefix,
+            int first,
+            int count,
+            Path log,
+            int heapMib,
+            int ioThreads,
+            boolean salt,
             ZmqClient zmqClient)
             throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx" + heapMib + "m", "-XX:+UseSerialGC", "-cp",
-                System.getProperty("java.class.path"), SwarmWorker.class.getName(), transport.configValue,
-                "127.0.0.1", Integer.toString(retPort), masterPub.toString(), keys.dir().toString(), Integer.toString(keyBase), prefix,
-                Integer.toString(first), Integer.toString(count), Integer.toString(ioThreads), salt ? "salt" : "brine",
+        List<String> command = new ArrayList<>(List.of(
+                java,
+                "-Xmx" + heapMib + "m",
+                "-XX:+UseSerialGC",
+                "-cp",
+                System.getProperty("java.class.path"),
+                SwarmWorker.class.getName(),
+                transport.configValue,
+                "127.0.0.1",
+                Integer.toString(retPort),
+                masterPub.toString(),
+                keys.dir().toString(),
+                Integer.toString(keyBase),
+                prefix,
+                Integer.toString(first),
+                Integer.toString(count),
+                Integer.toString(ioThreads),
+                salt ? "salt" : "brine",
                 zmqClient.configValue));
-        Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
+        Process process = new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
         return new WorkerProcess(index, first, count, process);
     }
@@ -66,8 +93,8 @@ final class WorkerProcess implements AutoCloseable {
     }
 
     private void readAnswers() {
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = reader.readLine()) != null) {
                 (line.startsWith("event ") ? events : answers).add(line);
@@ -126,8 +153,8 @@ final class WorkerProcess implements AutoCloseable {
         try {
             String line = queue.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
             if (line == null) {
-                throw new IOException("worker " + index + ": no answer to \"" + what + "\" within "
-                        + timeout.toSeconds() + " s");
+                throw new IOException(
+                        "worker " + index + ": no answer to \"" + what + "\" within " + timeout.toSeconds() + " s");
             }
             if (EOF.equals(line)) {
                 queue.add(EOF);

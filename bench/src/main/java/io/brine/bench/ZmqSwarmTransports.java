@@ -51,6 +51,7 @@ final class ZmqSwarmTransports implements SwarmTransports {
     private final TransportMailbox<Runnable> mailbox = new TransportMailbox<>(1_000_000);
     /** Sockets to read before the next wait: their descriptor may have been consumed by a send. */
     private final ArrayDeque<Endpoint> toRead = new ArrayDeque<>();
+
     private final Thread loop;
     private volatile boolean running = true;
 

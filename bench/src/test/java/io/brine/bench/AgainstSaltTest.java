@@ -15,17 +15,20 @@ class AgainstSaltTest {
 
     @Test
     void aMissingSaltDirectoryIsOneClearLineNamingIt() {
-        assertThat(AgainstSalt.missingSalt(dir.resolve("shared/salt"))).hasValueSatisfying(line -> assertThat(line)
-                .contains(dir.resolve("shared/salt").toString()).contains("no such directory")
-                .contains("--salt-dir"));
+        assertThat(AgainstSalt.missingSalt(dir.resolve("shared/salt")))
+                .hasValueSatisfying(line -> assertThat(line)
+                        .contains(dir.resolve("shared/salt").toString())
+                        .contains("no such directory")
+                        .contains("--salt-dir"));
     }
 
     @Test
     void aSaltDirectoryWithoutTheRunnerOrTheReleaseIsRefused() throws Exception {
-        assertThat(AgainstSalt.missingSalt(dir)).hasValueSatisfying(line -> assertThat(line)
-                .contains("salt-3008.2.tar.gz"));
-        Files.createFile(dir.resolve("salt"), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwxr-xr-x")));
+        assertThat(AgainstSalt.missingSalt(dir))
+                .hasValueSatisfying(line -> assertThat(line).contains("salt-3008.2.tar.gz"));
+        Files.createFile(
+                dir.resolve("salt"),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
         assertThat(AgainstSalt.missingSalt(dir)).isPresent();
 
         Files.createFile(dir.resolve("salt-3008.2.tar.gz"));
@@ -36,8 +39,14 @@ class AgainstSaltTest {
     void theSaltMastersConfigChangesOnlyWhatALoopbackRunMust() {
         String config = MasterProcess.saltConfig(dir, 40001, 40002, "bench");
 
-        assertThat(config).contains("interface: 127.0.0.1\n", "publish_port: 40001\n", "ret_port: 40002\n",
-                "user: bench\n", "auto_accept: True\n", "pki_dir: " + dir.resolve("pki") + "\n");
+        assertThat(config)
+                .contains(
+                        "interface: 127.0.0.1\n",
+                        "publish_port: 40001\n",
+                        "ret_port: 40002\n",
+                        "user: bench\n",
+                        "auto_accept: True\n",
+                        "pki_dir: " + dir.resolve("pki") + "\n");
         assertThat(config).doesNotContain("worker_threads", "transport");
     }
 

@@ -35,10 +35,8 @@ class ApiScenarioTest {
         Map<String, Integer> emitted = new LinkedHashMap<>();
         emitted.put("j1", 1001);
         emitted.put("j2", 1001);
-        ApiScenario.Delivery delivery = ApiScenario.Delivery.of(List.of(
-                Map.of("j1", 1001, "j2", 1001),
-                Map.of("j1", 1000, "j2", 1002),
-                Map.of("j2", 1001)), emitted);
+        ApiScenario.Delivery delivery = ApiScenario.Delivery.of(
+                List.of(Map.of("j1", 1001, "j2", 1001), Map.of("j1", 1000, "j2", 1002), Map.of("j2", 1001)), emitted);
         assertThat(delivery.subscribers()).isEqualTo(3);
         assertThat(delivery.perSubscriberEmitted()).isEqualTo(2002);
         assertThat(delivery.min()).isEqualTo(1001);
@@ -70,7 +68,7 @@ class ApiScenarioTest {
 
     @Test
     void theMastersApiSectionIsOnLoopbackWithThePerTokenRateLifted() {
-        assertThat(ApiScenario.yaml(8443)).contains("api:\n  interface: 127.0.0.1\n  port: 8443\n",
-                "  requests_per_second: 100000\n");
+        assertThat(ApiScenario.yaml(8443))
+                .contains("api:\n  interface: 127.0.0.1\n  port: 8443\n", "  requests_per_second: 100000\n");
     }
 }

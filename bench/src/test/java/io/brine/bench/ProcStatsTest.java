@@ -6,14 +6,16 @@ import org.junit.jupiter.api.Test;
 
 class ProcStatsTest {
 
-    private static final String TCP = String.join("\n",
+    private static final String TCP = String.join(
+            "\n",
             "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
             "   0: 0100007F:9C40 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1 1",
             "   1: 0100007F:9C40 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000        0 2 1",
             "   2: 0100007F:D431 0100007F:9C40 01 00000000:00000000 00:00000000 00000000  1000        0 3 1",
             "   3: 0100007F:9C40 0100007F:D432 06 00000000:00000000 00:00000000 00000000  1000        0 0 3",
             "   4: 0100007F:9C40 0100007F:D433 01 00000000:00000000 00:00000000 00000000  1000        0 4 1",
-            "   5: 0100007F:9C41 0100007F:D434 01 00000000:00000000 00:00000000 00000000  1000        0 5 1", "");
+            "   5: 0100007F:9C41 0100007F:D434 01 00000000:00000000 00:00000000 00000000  1000        0 5 1",
+            "");
 
     @Test
     void establishedCountsTheConnectionsAcceptedOnAPortNotTheListenerNorTheClientsSideNorOtherStates() {

@@ -17,8 +17,8 @@ class SaltPingTest {
 
     @Test
     void thePublishRequestIsLocalClientsClearPublishWithTheRootKeyAndAGlob() throws Exception {
-        SaltValue.Map envelope = (SaltValue.Map) SaltMsgpack.read(SaltPing.publishRequest("KEY", "bench-*",
-                "test.ping"), SaltLimits.SESSION);
+        SaltValue.Map envelope = (SaltValue.Map)
+                SaltMsgpack.read(SaltPing.publishRequest("KEY", "bench-*", "test.ping"), SaltLimits.SESSION);
 
         assertThat(envelope.get("enc").flatMap(SaltValue::text)).contains("clear");
         assertThat(envelope.get("version")).contains(SaltValue.integer(3));
@@ -33,35 +33,52 @@ class SaltPingTest {
 
     @Test
     void theJidComesFromTheAnswersLoadOrTheAnswerItself() throws IOException {
-        SaltValue.Map load = SaltValue.Map.builder().put("jid", "20261128232500123456")
-                .put("minions", new SaltValue.Array(List.of(SaltValue.str("bench-0")))).build();
+        SaltValue.Map load = SaltValue.Map.builder()
+                .put("jid", "20261128232500123456")
+                .put("minions", new SaltValue.Array(List.of(SaltValue.str("bench-0"))))
+                .build();
 
-        assertThat(SaltPing.jidOf(write(SaltValue.Map.builder().put("enc", "clear").put("load", load).build())))
+        assertThat(SaltPing.jidOf(write(SaltValue.Map.builder()
+                        .put("enc", "clear")
+                        .put("load", load)
+                        .build())))
                 .isEqualTo("20261128232500123456");
         assertThat(SaltPing.jidOf(write(load))).isEqualTo("20261128232500123456");
     }
 
     @Test
     void aRefusedOrUnresolvedPublishIsAnErrorThatSaysWhatTheMasterSaid() {
-        SaltValue.Map refused = SaltValue.Map.builder().put("error", SaltValue.Map.builder()
-                .put("name", "AuthenticationError").build()).build();
-        SaltValue.Map noJid = SaltValue.Map.builder().put("jid", SaltValue.nil()).build();
+        SaltValue.Map refused = SaltValue.Map.builder()
+                .put(
+                        "error",
+                        SaltValue.Map.builder()
+                                .put("name", "AuthenticationError")
+                                .build())
+                .build();
+        SaltValue.Map noJid =
+                SaltValue.Map.builder().put("jid", SaltValue.nil()).build();
 
-        assertThatThrownBy(() -> SaltPing.jidOf(write(refused))).isInstanceOf(IOException.class)
-                .hasMessageContaining("refused").hasMessageContaining("AuthenticationError");
-        assertThatThrownBy(() -> SaltPing.jidOf(write(noJid))).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SaltPing.jidOf(write(refused)))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("refused")
+                .hasMessageContaining("AuthenticationError");
+        assertThatThrownBy(() -> SaltPing.jidOf(write(noJid)))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("no jid");
-        assertThatThrownBy(() -> SaltPing.jidOf(new byte[] {(byte) 0xc1})).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SaltPing.jidOf(new byte[] {(byte) 0xc1}))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("not msgpack");
-        assertThatThrownBy(() -> SaltPing.jidOf(write(SaltValue.str("bad load")))).isInstanceOf(IOException.class)
-                .hasMessageContaining("not a map").hasMessageContaining("\"bad load\"");
+        assertThatThrownBy(() -> SaltPing.jidOf(write(SaltValue.str("bad load"))))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("not a map")
+                .hasMessageContaining("\"bad load\"");
     }
 
     @Test
     void theJobCacheDirectoryIsSaltsSha256JidDir() {
         // hashlib.sha256(b"20261128232500123456").hexdigest(), split after two characters as salt.utils.jid.jid_dir
-        assertThat(SaltPing.jidDir(Path.of("/c"), "20261128232500123456")).isEqualTo(Path.of(
-                "/c/jobs/6c/8a34beb8ea4b9496e2b5ca5a879fb6ad1b097d59b060c2258cab8c4e6e6467"));
+        assertThat(SaltPing.jidDir(Path.of("/c"), "20261128232500123456"))
+                .isEqualTo(Path.of("/c/jobs/6c/8a34beb8ea4b9496e2b5ca5a879fb6ad1b097d59b060c2258cab8c4e6e6467"));
     }
 
     private static byte[] write(SaltValue value) {

@@ -51,8 +51,16 @@ class SaltSimMinionSignInAgainTest {
         // The master restarted: a new aes, which the minion does not hold.
         Crypticle newAes = Crypticle.generate();
         Crypticle newSession = Crypticle.generate();
-        SaltPublication ping = new SaltPublication("test.ping", new SaltValue.Array(List.of()),
-                SaltValue.str("bench-*"), "20261129051500000001", "", "glob", "root", List.of(), 1);
+        SaltPublication ping = new SaltPublication(
+                "test.ping",
+                new SaltValue.Array(List.of()),
+                SaltValue.str("bench-*"),
+                "20261129051500000001",
+                "",
+                "glob",
+                "root",
+                List.of(),
+                1);
         listener.onPublication(ping.envelope(newAes, master.getPrivate(), SaltSimMinion.SIG));
 
         assertThat(sent).hasSize(before + 1);
@@ -61,17 +69,21 @@ class SaltSimMinionSignInAgainTest {
         answer(new SaltAuthResponder(master, newAes, 4505), newSession);
 
         assertThat(signedInAgain).isEqualTo(1);
-        SaltSessionRequest ret = SaltSessionRequest.open((SaltRequest.Encrypted) request(sent.get(sent.size() - 1)),
-                newSession, SaltLimits.SESSION);
-        assertThat(ret.command()).isInstanceOfSatisfying(SaltCommand.Return.class,
-                r -> assertThat(r.jid()).isEqualTo(ping.jid()));
+        SaltSessionRequest ret = SaltSessionRequest.open(
+                (SaltRequest.Encrypted) request(sent.get(sent.size() - 1)), newSession, SaltLimits.SESSION);
+        assertThat(ret.command())
+                .isInstanceOfSatisfying(
+                        SaltCommand.Return.class, r -> assertThat(r.jid()).isEqualTo(ping.jid()));
     }
 
     /** The master's accepting answer to the minion's last request, an auth request. */
     private void answer(SaltAuthResponder responder, Crypticle session) throws Exception {
         SaltRequest.Auth auth = (SaltRequest.Auth) request(sent.get(sent.size() - 1));
-        listener.onReply(SaltMsgpack.write(responder.respond(auth, SaltAuthResponder.Decision.ACCEPTED, session)
-                .encode(master.getPrivate()), SaltDialect.PAYLOAD));
+        listener.onReply(SaltMsgpack.write(
+                responder
+                        .respond(auth, SaltAuthResponder.Decision.ACCEPTED, session)
+                        .encode(master.getPrivate()),
+                SaltDialect.PAYLOAD));
     }
 
     private static SaltRequest request(byte[] frame) throws Exception {
@@ -91,12 +103,10 @@ class SaltSimMinionSignInAgainTest {
         }
 
         @Override
-        public void subscribe(String minionId, int publishPort) {
-        }
+        public void subscribe(String minionId, int publishPort) {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     private final class FakeSwarm implements SaltSimMinion.Swarm {
@@ -108,8 +118,9 @@ class SaltSimMinionSignInAgainTest {
         @Override
         public SaltSimMinion.Opened open(byte[] envelope, Crypticle aes) {
             try {
-                SaltPublication publication = SaltPublication.open(envelope, master.getPublic(), aes, -1,
-                        SaltLimits.SESSION).orElseThrow();
+                SaltPublication publication = SaltPublication.open(
+                                envelope, master.getPublic(), aes, -1, SaltLimits.SESSION)
+                        .orElseThrow();
                 return new SaltSimMinion.Opened(publication, SaltSimMinion.targets(publication));
             } catch (Exception e) {
                 return null;
@@ -117,8 +128,7 @@ class SaltSimMinionSignInAgainTest {
         }
 
         @Override
-        public void stateRun(BenchMinion minion, int requests, long bytes, Optional<String> failure) {
-        }
+        public void stateRun(BenchMinion minion, int requests, long bytes, Optional<String> failure) {}
 
         @Override
         public Future<?> schedule(Runnable task, long delayMillis) {
@@ -127,8 +137,7 @@ class SaltSimMinionSignInAgainTest {
         }
 
         @Override
-        public void signInAgainSent(BenchMinion minion) {
-        }
+        public void signInAgainSent(BenchMinion minion) {}
 
         @Override
         public void signedInAgain(BenchMinion minion) {
@@ -151,31 +160,24 @@ class SaltSimMinionSignInAgainTest {
         }
 
         @Override
-        public void accepted(BenchMinion minion, long nanos) {
-        }
+        public void accepted(BenchMinion minion, long nanos) {}
 
         @Override
-        public void refused(BenchMinion minion, AuthStatus status) {
-        }
+        public void refused(BenchMinion minion, AuthStatus status) {}
 
         @Override
-        public void keyInstalled(BenchMinion minion, long generation, long nanos) {
-        }
+        public void keyInstalled(BenchMinion minion, long generation, long nanos) {}
 
         @Override
-        public void delivered(BenchMinion minion, long nanos) {
-        }
+        public void delivered(BenchMinion minion, long nanos) {}
 
         @Override
-        public void returned(BenchMinion minion) {
-        }
+        public void returned(BenchMinion minion) {}
 
         @Override
-        public void sessionUnknown(BenchMinion minion) {
-        }
+        public void sessionUnknown(BenchMinion minion) {}
 
         @Override
-        public void resumptionRefused(BenchMinion minion) {
-        }
+        public void resumptionRefused(BenchMinion minion) {}
     }
 }

@@ -19,8 +19,8 @@ class SaltSimMinionTest {
 
     @Test
     void aListTargetNamesItsMembersAsAnArrayOrAsCommaSeparatedText() {
-        var array = SaltSimMinion.targets(publication(new SaltValue.Array(List.of(SaltValue.str("bench-1"),
-                SaltValue.str("bench-2"))), "list"));
+        var array = SaltSimMinion.targets(
+                publication(new SaltValue.Array(List.of(SaltValue.str("bench-1"), SaltValue.str("bench-2"))), "list"));
         var text = SaltSimMinion.targets(publication(SaltValue.str("bench-1,bench-2"), "list"));
 
         assertThat(array.test("bench-2")).isTrue();
@@ -31,9 +31,12 @@ class SaltSimMinionTest {
 
     @Test
     void aTargetTypeTheSimulationDoesNotMatchNamesNobody() {
-        assertThat(SaltSimMinion.targets(publication(SaltValue.str("os:Debian"), "grain")).test("bench-1"))
+        assertThat(SaltSimMinion.targets(publication(SaltValue.str("os:Debian"), "grain"))
+                        .test("bench-1"))
                 .isFalse();
-        assertThat(SaltSimMinion.targets(publication(SaltValue.integer(3), "glob")).test("bench-1")).isFalse();
+        assertThat(SaltSimMinion.targets(publication(SaltValue.integer(3), "glob"))
+                        .test("bench-1"))
+                .isFalse();
     }
 
     @Test
@@ -52,7 +55,15 @@ class SaltSimMinionTest {
     }
 
     private static SaltPublication publication(SaltValue tgt, String type) {
-        return new SaltPublication("test.ping", new SaltValue.Array(List.of()), tgt, "20261128232500123456", "",
-                type, "root", List.of(), 1);
+        return new SaltPublication(
+                "test.ping",
+                new SaltValue.Array(List.of()),
+                tgt,
+                "20261128232500123456",
+                "",
+                type,
+                "root",
+                List.of(),
+                1);
     }
 }

@@ -50,41 +50,46 @@ class SseReaderTest {
                     .getBytes(StandardCharsets.US_ASCII));
             raw.write(body, cut, body.length - cut);
             raw.writeBytes("\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            assertThat(events(raw.toByteArray())).as("cut at %d", cut).containsExactly(
-                    new SseReader.Event(Optional.of("7"), "{\"tag\":\"brine/job/1/new\"}"),
-                    new SseReader.Event(Optional.of("8"), "{\"tag\":\"brine/job/1/ret/é\"}"));
+            assertThat(events(raw.toByteArray()))
+                    .as("cut at %d", cut)
+                    .containsExactly(
+                            new SseReader.Event(Optional.of("7"), "{\"tag\":\"brine/job/1/new\"}"),
+                            new SseReader.Event(Optional.of("8"), "{\"tag\":\"brine/job/1/ret/é\"}"));
         }
     }
 
     @Test
     void commentsAndUnknownFieldsAreSkippedAndDataLinesJoinedAndAnEventWithoutIdHasNone() throws IOException {
-        List<SseReader.Event> events = events(HEAD + chunk(": keep-alive\n\nretry: 100\ndata:a\ndata: b\n\n")
-                + "0\r\n\r\n");
+        List<SseReader.Event> events =
+                events(HEAD + chunk(": keep-alive\n\nretry: 100\ndata:a\ndata: b\n\n") + "0\r\n\r\n");
         assertThat(events).containsExactly(new SseReader.Event(Optional.empty(), "a\nb"));
     }
 
     @Test
     void anEventCutOffBeforeItsBlankLineIsNotDispatchedAndTheStreamEndsAtTheConnectionsEnd() throws IOException {
-        assertThat(events(HEAD + chunk("id: 1\ndata: x\n\nid: 2\ndata: y\n"))).containsExactly(
-                new SseReader.Event(Optional.of("1"), "x"));
+        assertThat(events(HEAD + chunk("id: 1\ndata: x\n\nid: 2\ndata: y\n")))
+                .containsExactly(new SseReader.Event(Optional.of("1"), "x"));
     }
 
     @Test
     void aConnectionClosedInsideAChunkIsAnEndOfFileAndABadChunkSizeAnError() {
         assertThatThrownBy(() -> events(HEAD + "20\r\nid: 1\n")).isInstanceOf(EOFException.class);
-        assertThatThrownBy(() -> events(HEAD + "zz\r\nid: 1\n")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> events(HEAD + "zz\r\nid: 1\n"))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("not a chunk size: zz");
-        assertThatThrownBy(() -> events(HEAD + "3\r\nabcX\r\n")).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> events(HEAD + "3\r\nabcX\r\n"))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("CRLF");
     }
 
     @Test
     void theStatusOfARefusalIsReadAndAnAnswerThatIsNotHttpIsAnError() throws IOException {
-        SseReader refused = new SseReader(new ByteArrayInputStream(("HTTP/1.1 401 Unauthorized\r\n"
-                + "content-length: 2\r\n\r\n{}").getBytes(StandardCharsets.US_ASCII)));
+        SseReader refused = new SseReader(new ByteArrayInputStream(
+                ("HTTP/1.1 401 Unauthorized\r\n" + "content-length: 2\r\n\r\n{}").getBytes(StandardCharsets.US_ASCII)));
         assertThat(refused.status()).isEqualTo(401);
-        assertThatThrownBy(() -> new SseReader(new ByteArrayInputStream("SSH-2.0\r\n".getBytes(
-                StandardCharsets.US_ASCII)))).hasMessageContaining("not an HTTP/1.1 answer");
+        assertThatThrownBy(() ->
+                        new SseReader(new ByteArrayInputStream("SSH-2.0\r\n".getBytes(StandardCharsets.US_ASCII))))
+                .hasMessageContaining("not an HTTP/1.1 answer");
         assertThatThrownBy(() -> new SseReader(new ByteArrayInputStream(new byte[0])))
                 .isInstanceOf(EOFException.class);
     }

@@ -45,9 +45,18 @@ class StateRunTest {
     @BeforeEach
     void serve() throws Exception {
         StateRun.writeTree(srv);
-        files = new SaltFileServer(new FileRoots(new FileRoots.Options(Map.of("base", List.of(srv)), List.of(),
-                List.of(), "sha256", Duration.ofSeconds(20), FileRoots.MAX_ENTRIES), Clock.systemUTC()),
-                new SaltFileServer.Limits(BUFFER, 10_000, 10_000, 1L << 26), Clock.systemUTC(),
+        files = new SaltFileServer(
+                new FileRoots(
+                        new FileRoots.Options(
+                                Map.of("base", List.of(srv)),
+                                List.of(),
+                                List.of(),
+                                "sha256",
+                                Duration.ofSeconds(20),
+                                FileRoots.MAX_ENTRIES),
+                        Clock.systemUTC()),
+                new SaltFileServer.Limits(BUFFER, 10_000, 10_000, 1L << 26),
+                Clock.systemUTC(),
                 Ticker.disabledTicker());
     }
 
@@ -66,37 +75,63 @@ class StateRunTest {
         StateRun run = runAgainstServer(asked, UnaryOperator.identity());
 
         assertThat(run.failure()).isEmpty();
-        assertThat(asked.subList(0, 5)).containsExactly("_master_opts", "_file_list", "_file_hash top.sls",
-                "_serve_file top.sls@0", "_serve_file top.sls@" + Files.size(srv.resolve("top.sls")));
+        assertThat(asked.subList(0, 5))
+                .containsExactly(
+                        "_master_opts",
+                        "_file_list",
+                        "_file_hash top.sls",
+                        "_serve_file top.sls@0",
+                        "_serve_file top.sls@" + Files.size(srv.resolve("top.sls")));
         // 12,288 bytes in chunks of 4,096: three chunks and the empty one that ends the file.
-        assertThat(asked).containsSubsequence("_file_hash bench/files/nginx.conf.jinja",
-                "_serve_file bench/files/nginx.conf.jinja@0", "_serve_file bench/files/nginx.conf.jinja@4096",
-                "_serve_file bench/files/nginx.conf.jinja@8192", "_serve_file bench/files/nginx.conf.jinja@12288");
-        long served = Files.size(srv.resolve("top.sls")) + Files.size(srv.resolve(StateRun.STATE))
-                + StateRun.MANAGED.values().stream().mapToLong(Integer::longValue).sum();
+        assertThat(asked)
+                .containsSubsequence(
+                        "_file_hash bench/files/nginx.conf.jinja",
+                        "_serve_file bench/files/nginx.conf.jinja@0",
+                        "_serve_file bench/files/nginx.conf.jinja@4096",
+                        "_serve_file bench/files/nginx.conf.jinja@8192",
+                        "_serve_file bench/files/nginx.conf.jinja@12288");
+        long served = Files.size(srv.resolve("top.sls"))
+                + Files.size(srv.resolve(StateRun.STATE))
+                + StateRun.MANAGED.values().stream()
+                        .mapToLong(Integer::longValue)
+                        .sum();
         assertThat(run.bytes()).isEqualTo(served);
         assertThat(run.requests()).isEqualTo(asked.size());
         assertThat(run.stateReturn()).isInstanceOfSatisfying(SaltValue.Map.class, states -> {
-            assertThat(states.textKeys()).hasSize(StateRun.MANAGED.size() + 1)
-                    .contains("file_|-/etc/bench/app.conf_|-/etc/bench/app.conf_|-managed",
-                            "cmd_|-reload_|-true_|-run");
-            assertThat(states.get("cmd_|-reload_|-true_|-run").get()).isInstanceOfSatisfying(SaltValue.Map.class,
-                    r -> assertThat(r.get("result")).contains(SaltValue.bool(true)));
+            assertThat(states.textKeys())
+                    .hasSize(StateRun.MANAGED.size() + 1)
+                    .contains(
+                            "file_|-/etc/bench/app.conf_|-/etc/bench/app.conf_|-managed", "cmd_|-reload_|-true_|-run");
+            assertThat(states.get("cmd_|-reload_|-true_|-run").get())
+                    .isInstanceOfSatisfying(
+                            SaltValue.Map.class,
+                            r -> assertThat(r.get("result")).contains(SaltValue.bool(true)));
         });
     }
 
     @Test
     void aFileWhoseBytesAreNotTheHashTheMasterGaveFailsTheRun() throws Exception {
-        StateRun run = runAgainstServer(new ArrayList<>(), reply -> reply instanceof SaltValue.Map chunk
-                && chunk.get("dest").flatMap(SaltValue::text).filter("bench/files/app.conf"::equals).isPresent()
-                && chunk.get("data").flatMap(SaltValue::bytes).filter(d -> d.length > 0).isPresent()
-                ? SaltValue.Map.builder().put("data", flipped(chunk.get("data").get().bytes().get()))
-                        .put("dest", "bench/files/app.conf").build()
-                : reply);
+        StateRun run = runAgainstServer(
+                new ArrayList<>(),
+                reply -> reply instanceof SaltValue.Map chunk
+                                && chunk.get("dest")
+                                        .flatMap(SaltValue::text)
+                                        .filter("bench/files/app.conf"::equals)
+                                        .isPresent()
+                                && chunk.get("data")
+                                        .flatMap(SaltValue::bytes)
+                                        .filter(d -> d.length > 0)
+                                        .isPresent()
+                        ? SaltValue.Map.builder()
+                                .put(
+                                        "data",
+                                        flipped(chunk.get("data").get().bytes().get()))
+                                .put("dest", "bench/files/app.conf")
+                                .build()
+                        : reply);
 
         assertThat(run.over()).isTrue();
-        assertThat(run.failure()).hasValueSatisfying(why -> assertThat(why).contains("bench/files/app.conf",
-                "sha256"));
+        assertThat(run.failure()).hasValueSatisfying(why -> assertThat(why).contains("bench/files/app.conf", "sha256"));
         assertThat(run.stateReturn().toString()).contains("bench/files/app.conf");
     }
 
@@ -106,8 +141,9 @@ class StateRunTest {
         List<String> asked = new ArrayList<>();
         StateRun run = runAgainstServer(asked, UnaryOperator.identity());
 
-        assertThat(run.failure()).hasValueSatisfying(why -> assertThat(why).contains("_file_list",
-                "bench/files/sshd_config not listed"));
+        assertThat(run.failure())
+                .hasValueSatisfying(
+                        why -> assertThat(why).contains("_file_list", "bench/files/sshd_config not listed"));
         assertThat(asked).containsExactly("_master_opts", "_file_list");
     }
 
@@ -120,8 +156,8 @@ class StateRunTest {
 
         StateRun hash = new StateRun();
         hash.answered(SaltValue.Map.builder().put("renderer", "jinja|yaml").build());
-        hash.answered(new SaltValue.Array(List.of(SaltValue.str("top.sls"), SaltValue.str(StateRun.STATE))
-                .stream().toList()));
+        hash.answered(new SaltValue.Array(List.of(SaltValue.str("top.sls"), SaltValue.str(StateRun.STATE)).stream()
+                .toList()));
         assertThat(hash.failure()).isPresent(); // the managed files are not listed
         StateRun missing = new StateRun();
         missing.answered(SaltValue.Map.builder().put("renderer", "jinja|yaml").build());
@@ -149,18 +185,21 @@ class StateRunTest {
         for (Optional<SaltValue.Map> fields = run.request(); fields.isPresent(); fields = run.request()) {
             String nonce = String.format("%032x", asked.size());
             byte[] sealed = SaltSessionRequest.seal(session, fields.get(), "bench-00001", nonce, 0, new byte[] {1});
-            SaltSessionRequest request = SaltSessionRequest.open(new SaltRequest.Encrypted("bench-00001", sealed, 3,
-                    "OAEP-SHA1", "PKCS1v15-SHA1"), session, SaltLimits.SESSION_LOAD);
+            SaltSessionRequest request = SaltSessionRequest.open(
+                    new SaltRequest.Encrypted("bench-00001", sealed, 3, "OAEP-SHA1", "PKCS1v15-SHA1"),
+                    session,
+                    SaltLimits.SESSION_LOAD);
             SaltCommand.FileRequest file = (SaltCommand.FileRequest) request.command();
-            asked.add(file.cmd() + file.path().map(p -> " " + p).orElse("") + file.loc().map(l -> "@" + l)
-                    .orElse(""));
+            asked.add(file.cmd()
+                    + file.path().map(p -> " " + p).orElse("")
+                    + file.loc().map(l -> "@" + l).orElse(""));
             List<SaltValue> replies = new ArrayList<>();
             files.serve("bench-00001", "127.0.0.1", file, replies::add);
             assertThat(replies).hasSize(1);
-            byte[] wire = SaltMsgpack.write(SaltReplies.sealed(session, nonce, tamper.apply(replies.get(0))),
-                    SaltDialect.PAYLOAD);
-            run.answered(SaltReplies.openSealed(SaltMsgpack.read(wire, SaltLimits.SESSION), session, nonce,
-                    SaltLimits.SESSION_LOAD));
+            byte[] wire = SaltMsgpack.write(
+                    SaltReplies.sealed(session, nonce, tamper.apply(replies.get(0))), SaltDialect.PAYLOAD);
+            run.answered(SaltReplies.openSealed(
+                    SaltMsgpack.read(wire, SaltLimits.SESSION), session, nonce, SaltLimits.SESSION_LOAD));
             assertThat(asked).hasSizeLessThan(100);
         }
         assertThat(run.over()).isTrue();

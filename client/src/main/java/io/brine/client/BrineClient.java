@@ -25,6 +25,7 @@ import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.FrameType;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
+import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +64,12 @@ import java.util.function.Predicate;
 public final class BrineClient implements AutoCloseable {
 
     /** What to run where: Salt's target type and expression, the function and its arguments. */
-    public record Job(String targetType, String target, String fun, List<Object> args, Map<String, Object> kwargs,
+    public record Job(
+            String targetType,
+            String target,
+            String fun,
+            List<Object> args,
+            Map<String, Object> kwargs,
             int timeoutSeconds) {
 
         public static Job of(String targetType, String target, String fun, Object... args) {
@@ -72,8 +78,7 @@ public final class BrineClient implements AutoCloseable {
     }
 
     /** A job the master accepted: its jid, the minions it targets, those it could not reach. */
-    public record Published(String jid, List<String> minions, List<String> unreachable) {
-    }
+    public record Published(String jid, List<String> minions, List<String> unreachable) {}
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -88,8 +93,8 @@ public final class BrineClient implements AutoCloseable {
     private Instant lastSent = Instant.now();
     private long counter;
 
-    private BrineClient(ClientChannel channel, RSAPublicKey masterKey, byte[] sessionId, SessionKey requestKey,
-            Duration timeout) {
+    private BrineClient(
+            ClientChannel channel, RSAPublicKey masterKey, byte[] sessionId, SessionKey requestKey, Duration timeout) {
         this.channel = channel;
         this.masterKey = masterKey;
         this.sessionId = sessionId;
@@ -102,11 +107,19 @@ public final class BrineClient implements AutoCloseable {
      *
      * @param timeout how long to wait for each answer of the master
      */
-    public static BrineClient connect(TransportKind transport, String host, int port, String name, KeyPair key,
-            RSAPublicKey masterKey, Duration timeout) throws ClientException {
+    public static BrineClient connect(
+            TransportKind transport,
+            String host,
+            int port,
+            String name,
+            KeyPair key,
+            RSAPublicKey masterKey,
+            Duration timeout)
+            throws ClientException {
         ClientChannel channel;
         try {
-            channel = transport == TransportKind.TCP ? new TcpClientChannel(host, port, timeout)
+            channel = transport == TransportKind.TCP
+                    ? new TcpClientChannel(host, port, timeout)
                     : new ZmqClientChannel(host, port);
         } catch (IOException e) {
             throw new ClientException(e.getMessage(), e);
@@ -124,7 +137,8 @@ public final class BrineClient implements AutoCloseable {
      * user) and the master key in {@code pki_dir/master.pub}, on the master's own ports.
      */
     public static BrineClient connectLocal(MasterConfig config, Duration timeout) throws ClientException {
-        KeyPair root = readPrivate(config.cachedir().resolve(RootPublisher.KEY_FILE),
+        KeyPair root = readPrivate(
+                config.cachedir().resolve(RootPublisher.KEY_FILE),
                 "the local publisher key (run brine as the master's user, or pass --key)");
         RSAPublicKey master = readPublic(config.pkiDir().resolve("master.pub"), "the master's public key");
         String host = localHost(config.interfaceAddress());
@@ -149,8 +163,8 @@ public final class BrineClient implements AutoCloseable {
 
     public static KeyPair readPrivate(Path file, String what) throws ClientException {
         try {
-            return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            return Pem.readPrivateKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         } catch (NoSuchFileException e) {
             throw new ClientException("cannot read " + what + ": " + file + " does not exist");
         } catch (AccessDeniedException e) {
@@ -162,8 +176,8 @@ public final class BrineClient implements AutoCloseable {
 
     public static RSAPublicKey readPublic(Path file, String what) throws ClientException {
         try {
-            return Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            return Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         } catch (NoSuchFileException e) {
             throw new ClientException("cannot read " + what + ": " + file + " does not exist (has the master run?)");
         } catch (IOException | KeyFormatException e) {
@@ -171,12 +185,21 @@ public final class BrineClient implements AutoCloseable {
         }
     }
 
-    private static BrineClient authenticate(ClientChannel channel, String name, KeyPair key, RSAPublicKey masterKey,
-            Duration timeout) throws ClientException {
+    private static BrineClient authenticate(
+            ClientChannel channel, String name, KeyPair key, RSAPublicKey masterKey, Duration timeout)
+            throws ClientException {
         byte[] nonce = new byte[32];
         RANDOM.nextBytes(nonce);
-        send(channel, Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name, key.getPublic().getEncoded(),
-                nonce, System.currentTimeMillis()), key.getPrivate()));
+        send(
+                channel,
+                Codec.encodeSigned(
+                        new ClientAuth(
+                                Suite.RSA_OAEP_PSS_AES256GCM,
+                                name,
+                                key.getPublic().getEncoded(),
+                                nonce,
+                                System.currentTimeMillis()),
+                        key.getPrivate()));
         Instant deadline = Instant.now().plus(timeout);
         while (true) {
             Duration left = Duration.between(Instant.now(), deadline);
@@ -185,8 +208,12 @@ public final class BrineClient implements AutoCloseable {
                 throw new ClientException("no answer from the master within " + timeout.toSeconds()
                         + " s: is it running, and is this its address and port?");
             }
-            if (!(Codec.decode(frame, Codec.maxFrameLength(FrameType.AUTH_REPLY),
-                    SessionFrame.Direction.MASTER_TO_MINION) instanceof Decoded.Ok ok) || !(ok.message() instanceof AuthReply reply)
+            if (!(Codec.decode(
+                                    frame,
+                                    Codec.maxFrameLength(FrameType.AUTH_REPLY),
+                                    SessionFrame.Direction.MASTER_TO_MINION)
+                            instanceof Decoded.Ok ok)
+                    || !(ok.message() instanceof AuthReply reply)
                     || !Arrays.equals(reply.nonce(), nonce)) {
                 continue;
             }
@@ -197,8 +224,8 @@ public final class BrineClient implements AutoCloseable {
                 throw new ClientException.Untrusted("the master refused publisher " + name + ": " + reply.reason());
             }
             try {
-                SessionKey requestKey = SessionKey.of(Rsa.unwrap(key.getPrivate(),
-                        reply.session().wrappedRequestKey()));
+                SessionKey requestKey = SessionKey.of(
+                        Rsa.unwrap(key.getPrivate(), reply.session().wrappedRequestKey()));
                 return new BrineClient(channel, masterKey, reply.session().sessionId(), requestKey, timeout);
             } catch (CryptoException e) {
                 throw new ClientException("cannot unwrap the session key: " + e.getMessage());
@@ -213,16 +240,17 @@ public final class BrineClient implements AutoCloseable {
      * so.
      */
     public Published publish(Job job) throws ClientException {
-        send(new SessionMessage.PublishRequest(job.targetType(), job.target(), job.fun(), job.args(), job.kwargs(),
-                job.timeoutSeconds()));
-        Duration wait = timeout.compareTo(SessionMessage.PublishReply.AWAIT_AT_LEAST) > 0 ? timeout
+        send(new SessionMessage.PublishRequest(
+                job.targetType(), job.target(), job.fun(), job.args(), job.kwargs(), job.timeoutSeconds()));
+        Duration wait = timeout.compareTo(SessionMessage.PublishReply.AWAIT_AT_LEAST) > 0
+                ? timeout
                 : SessionMessage.PublishReply.AWAIT_AT_LEAST;
         SessionMessage.PublishReply reply;
         try {
             reply = await(SessionMessage.PublishReply.class, wait);
         } catch (ClientException e) {
-            throw new ClientException(e.getMessage() + ": the job may or may not have been published (see 'brine"
-                    + " jobs list')", e);
+            throw new ClientException(
+                    e.getMessage() + ": the job may or may not have been published (see 'brine" + " jobs list')", e);
         }
         if (reply.error() != null) {
             throw new ClientException.Refused(reply.error());
@@ -235,15 +263,17 @@ public final class BrineClient implements AutoCloseable {
      * {@code onReturn} hears each as it arrives. Returns them by minion id, in arrival order. Heartbeats keep the
      * connection open however long the wait.
      */
-    public Map<String, SessionMessage.ReturnEvent> awaitReturns(String jid, Collection<String> expected,
-            Duration wait, Consumer<SessionMessage.ReturnEvent> onReturn) throws ClientException {
+    public Map<String, SessionMessage.ReturnEvent> awaitReturns(
+            String jid, Collection<String> expected, Duration wait, Consumer<SessionMessage.ReturnEvent> onReturn)
+            throws ClientException {
         Map<String, SessionMessage.ReturnEvent> returns = new LinkedHashMap<>();
         Set<String> outstanding = new HashSet<>(expected);
         Instant deadline = Instant.now().plus(wait);
         // Returns that arrived while we waited for the publish reply come first.
         for (var it = pending.iterator(); it.hasNext(); ) {
             SessionMessage message = it.next();
-            if (message instanceof SessionMessage.ReturnEvent event && event.jid().equals(jid)) {
+            if (message instanceof SessionMessage.ReturnEvent event
+                    && event.jid().equals(jid)) {
                 it.remove();
                 accept(event, returns, outstanding, onReturn);
             }
@@ -257,7 +287,8 @@ public final class BrineClient implements AutoCloseable {
             if (message == null) {
                 break;
             }
-            if (message instanceof SessionMessage.ReturnEvent event && event.jid().equals(jid)) {
+            if (message instanceof SessionMessage.ReturnEvent event
+                    && event.jid().equals(jid)) {
                 accept(event, returns, outstanding, onReturn);
             }
         }
@@ -289,8 +320,7 @@ public final class BrineClient implements AutoCloseable {
      * fails, the master no longer knows the session (it restarted), or nothing came from the master for the client's
      * timeout after a heartbeat (it is gone, or the network is).
      */
-    public void events(String tagGlob, Predicate<SessionMessage.Event> onEvent)
-            throws ClientException {
+    public void events(String tagGlob, Predicate<SessionMessage.Event> onEvent) throws ClientException {
         send(new SessionMessage.EventsSubscribe(tagGlob));
         Instant heard = Instant.now(); // when the master last sent something (or, before it has, the subscription)
         while (true) {
@@ -309,8 +339,11 @@ public final class BrineClient implements AutoCloseable {
         }
     }
 
-    private static void accept(SessionMessage.ReturnEvent event, Map<String, SessionMessage.ReturnEvent> returns,
-            Set<String> outstanding, Consumer<SessionMessage.ReturnEvent> onReturn) {
+    private static void accept(
+            SessionMessage.ReturnEvent event,
+            Map<String, SessionMessage.ReturnEvent> returns,
+            Set<String> outstanding,
+            Consumer<SessionMessage.ReturnEvent> onReturn) {
         if (returns.putIfAbsent(event.minionId(), event) == null) {
             outstanding.remove(event.minionId());
             onReturn.accept(event);
@@ -356,15 +389,17 @@ public final class BrineClient implements AutoCloseable {
     }
 
     private void send(SessionMessage message) throws ClientException {
-        SessionFrame sealed = Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
-                ++counter, message);
+        SessionFrame sealed =
+                Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER, ++counter, message);
         byte[] frame;
         try {
             frame = Codec.encode(sealed);
         } catch (FrameTooLargeException e) {
             // The master would close the connection on it with no answer: say why here, and send nothing.
-            throw new ClientException("request too large: " + e.size() + " bytes encoded, the master takes at most "
-                    + FrameLimits.MAX_FRAME + " (8 MiB); nothing was sent", e);
+            throw new ClientException(
+                    "request too large: " + e.size() + " bytes encoded, the master takes at most "
+                            + FrameLimits.MAX_FRAME + " (8 MiB); nothing was sent",
+                    e);
         }
         send(channel, frame);
         lastSent = Instant.now();
@@ -409,13 +444,13 @@ public final class BrineClient implements AutoCloseable {
             if (frame == null) {
                 continue;
             }
-            Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME,
-                    SessionFrame.Direction.MASTER_TO_MINION);
+            Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MASTER_TO_MINION);
             if (!(decoded instanceof Decoded.Ok ok)) {
                 continue;
             }
-            if (ok.message() instanceof io.brine.protocol.message.SessionUnknown unknown
-                    && Arrays.equals(unknown.sessionId(), sessionId) && ok.verify(masterKey)) {
+            if (ok.message() instanceof SessionUnknown unknown
+                    && Arrays.equals(unknown.sessionId(), sessionId)
+                    && ok.verify(masterKey)) {
                 throw new ClientException("the master no longer knows this session (did it restart?)");
             }
             if (!(ok.message() instanceof SessionFrame sealed) || !Arrays.equals(sealed.sessionId(), sessionId)) {

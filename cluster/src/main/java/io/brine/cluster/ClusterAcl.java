@@ -23,8 +23,7 @@ final class ClusterAcl {
 
     private static final int NEEDED = Perms.READ | Perms.WRITE | Perms.CREATE | Perms.DELETE;
 
-    private ClusterAcl() {
-    }
+    private ClusterAcl() {}
 
     /** Before connecting: auth, or the admin's consent to an open ACL. */
     static void requireAuthOrConsent(ClusterConfig config) throws IOException {
@@ -46,8 +45,8 @@ final class ClusterAcl {
         String user = auth.user();
         String ours;
         try {
-            ours = DigestAuthenticationProvider.generateDigest(user + ":"
-                    + ClusterConnection.readPassword(auth.passwordFile()));
+            ours = DigestAuthenticationProvider.generateDigest(
+                    user + ":" + ClusterConnection.readPassword(auth.passwordFile()));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is missing from this JDK", e);
         }
@@ -61,7 +60,8 @@ final class ClusterAcl {
             for (String path : paths) {
                 int granted = 0;
                 for (ACL acl : client.getACL().forPath(path)) {
-                    boolean isOurs = acl.getId().getScheme().equals("digest") && acl.getId().getId().equals(ours);
+                    boolean isOurs = acl.getId().getScheme().equals("digest")
+                            && acl.getId().getId().equals(ours);
                     if (isOurs) {
                         granted |= acl.getPerms();
                     } else if (acl.getPerms() != 0) {
@@ -88,8 +88,10 @@ final class ClusterAcl {
         } catch (IOException e) {
             throw e;
         } catch (KeeperException.NoAuthException e) {
-            throw new IOException("cluster: " + config.root() + " cannot be read by " + user + " with the password"
-                    + " in cluster.auth's password_file: it was made by another user or with another password." + fix,
+            throw new IOException(
+                    "cluster: " + config.root() + " cannot be read by " + user + " with the password"
+                            + " in cluster.auth's password_file: it was made by another user or with another password."
+                            + fix,
                     e);
         } catch (KeeperException e) {
             throw new IOException("cluster: cannot read the ACL of " + config.root() + ": " + e.getMessage(), e);
@@ -115,8 +117,10 @@ final class ClusterAcl {
 
     private static String letters(int perms) {
         StringBuilder text = new StringBuilder();
-        text.append((perms & Perms.CREATE) != 0 ? "c" : "").append((perms & Perms.DELETE) != 0 ? "d" : "")
-                .append((perms & Perms.READ) != 0 ? "r" : "").append((perms & Perms.WRITE) != 0 ? "w" : "")
+        text.append((perms & Perms.CREATE) != 0 ? "c" : "")
+                .append((perms & Perms.DELETE) != 0 ? "d" : "")
+                .append((perms & Perms.READ) != 0 ? "r" : "")
+                .append((perms & Perms.WRITE) != 0 ? "w" : "")
                 .append((perms & Perms.ADMIN) != 0 ? "a" : "");
         return text.toString();
     }

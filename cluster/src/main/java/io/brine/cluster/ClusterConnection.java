@@ -27,8 +27,7 @@ import org.apache.zookeeper.data.ACL;
  */
 public final class ClusterConnection {
 
-    private ClusterConnection() {
-    }
+    private ClusterConnection() {}
 
     /**
      * Starts a client and waits until it is connected.
@@ -64,8 +63,8 @@ public final class ClusterConnection {
         try {
             if (!client.blockUntilConnected((int) within.toMillis(), TimeUnit.MILLISECONDS)) {
                 client.close();
-                throw new ClusterUnavailableException("cannot reach the ZooKeeper ensemble " + config.connect() + " within "
-                        + within.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
+                throw new ClusterUnavailableException("cannot reach the ZooKeeper ensemble " + config.connect()
+                        + " within " + within.toSeconds() + " s (no server reachable, or the ensemble has no quorum)");
             }
         } catch (InterruptedException e) {
             client.close();
@@ -98,7 +97,8 @@ public final class ClusterConnection {
             throw new IOException("cluster.auth password_file not trusted: " + untrusted.get());
         }
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
-        if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
+        if (mode.stream()
+                .anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
             throw new IOException("cluster.auth password_file " + file + " is open to group or others ("
                     + PosixFilePermissions.toString(mode) + "): chmod 600 it");
         }

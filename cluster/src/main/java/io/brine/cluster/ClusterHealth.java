@@ -36,10 +36,12 @@ public record ClusterHealth(State state, Instant since) {
     public String describe() {
         return switch (state) {
             case CONNECTED -> "connected to ZooKeeper since " + since;
-            case DISCONNECTED -> "disconnected from ZooKeeper since " + since + " (no server reachable or no quorum);"
-                    + " serving from the last view";
-            case SESSION_EXPIRED -> "ZooKeeper session expired at " + since + " (this master was cut off from the"
-                    + " ensemble); serving from the last view until it reconnects";
+            case DISCONNECTED ->
+                "disconnected from ZooKeeper since " + since + " (no server reachable or no quorum);"
+                        + " serving from the last view";
+            case SESSION_EXPIRED ->
+                "ZooKeeper session expired at " + since + " (this master was cut off from the"
+                        + " ensemble); serving from the last view until it reconnects";
         };
     }
 }

@@ -45,7 +45,8 @@ public final class ClusterStores implements AutoCloseable {
      */
     public static ClusterStores open(MasterConfig master, AuditLog audit, Clock clock, boolean masterKey)
             throws IOException, KeyStoreException {
-        Duration within = master.cluster().map(ClusterConfig::connectTimeout)
+        Duration within = master.cluster()
+                .map(ClusterConfig::connectTimeout)
                 .orElseThrow(() -> new IllegalArgumentException("no cluster"));
         Checked checked = connectChecked(master, masterKey, within);
         ClusterConfig config = checked.config();
@@ -54,18 +55,29 @@ public final class ClusterStores implements AutoCloseable {
         try {
             client.getConnectionStateListenable().addListener((c, state) -> {
                 if (state == ConnectionState.LOST) {
-                    log.warn("Cluster {}{}: ZooKeeper session lost; admin changes are refused until it is back",
-                            config.connect(), config.root());
+                    log.warn(
+                            "Cluster {}{}: ZooKeeper session lost; admin changes are refused until it is back",
+                            config.connect(),
+                            config.root());
                 } else if (state == ConnectionState.SUSPENDED) {
-                    log.warn("Cluster {}{}: disconnected from ZooKeeper; serving from the last view",
-                            config.connect(), config.root());
+                    log.warn(
+                            "Cluster {}{}: disconnected from ZooKeeper; serving from the last view",
+                            config.connect(),
+                            config.root());
                 } else if (state == ConnectionState.RECONNECTED) {
                     log.info("Cluster {}{}: reconnected to ZooKeeper", config.connect(), config.root());
                 }
             });
-            ZkKeyStore store = ZkKeyStore.open(client, new ZkKeyStoreOptions(master.pkiDir(), pair, audit, clock,
-                    master.maxPending(), master.maxMinions(), 1000), Duration.ofSeconds(30));
-            log.info("Cluster {}{}: {} accepted keys", config.connect(), config.root(), store.acceptedIds().size());
+            ZkKeyStore store = ZkKeyStore.open(
+                    client,
+                    new ZkKeyStoreOptions(
+                            master.pkiDir(), pair, audit, clock, master.maxPending(), master.maxMinions(), 1000),
+                    Duration.ofSeconds(30));
+            log.info(
+                    "Cluster {}{}: {} accepted keys",
+                    config.connect(),
+                    config.root(),
+                    store.acceptedIds().size());
             return new ClusterStores(config, client, store, clock);
         } catch (IOException | RuntimeException e) {
             client.close();
@@ -88,8 +100,7 @@ public final class ClusterStores implements AutoCloseable {
         }
     }
 
-    private record Checked(ClusterConfig config, KeyPair pair, CuratorFramework client) {
-    }
+    private record Checked(ClusterConfig config, KeyPair pair, CuratorFramework client) {}
 
     /** Everything the master requires of its cluster before it reads the keys; the client connected. */
     private static Checked connectChecked(MasterConfig master, boolean masterKey, Duration within)
@@ -102,8 +113,11 @@ public final class ClusterStores implements AutoCloseable {
             if (config.auth().isPresent()) {
                 ClusterAcl.requireCreatorOnly(client, config);
             } else {
-                log.warn("Cluster {}{}: no auth (insecure_open_acl: true): anyone who reaches the ensemble can"
-                        + " change the cluster's keys", config.connect(), config.root());
+                log.warn(
+                        "Cluster {}{}: no auth (insecure_open_acl: true): anyone who reaches the ensemble can"
+                                + " change the cluster's keys",
+                        config.connect(),
+                        config.root());
             }
             return new Checked(config, pair, client);
         } catch (IOException | RuntimeException e) {

@@ -13,9 +13,17 @@ final class PlainClientConfig extends ZKClientConfig {
 
     @Override
     protected void handleBackwardCompatibility() {
-        for (String property : new String[] {"jute.maxbuffer", "zookeeper.kinit", "sun.security.jgss.native",
-                ZK_SASL_CLIENT_USERNAME, ZK_SASL_CLIENT_CANONICALIZE_HOSTNAME, LOGIN_CONTEXT_NAME_KEY,
-                ENABLE_CLIENT_SASL_KEY, ZOOKEEPER_SERVER_REALM, DISABLE_AUTO_WATCH_RESET}) {
+        for (String property : new String[] {
+            "jute.maxbuffer",
+            "zookeeper.kinit",
+            "sun.security.jgss.native",
+            ZK_SASL_CLIENT_USERNAME,
+            ZK_SASL_CLIENT_CANONICALIZE_HOSTNAME,
+            LOGIN_CONTEXT_NAME_KEY,
+            ENABLE_CLIENT_SASL_KEY,
+            ZOOKEEPER_SERVER_REALM,
+            DISABLE_AUTO_WATCH_RESET
+        }) {
             setProperty(property, System.getProperty(property));
         }
         setProperty(ZOOKEEPER_CLIENT_CNXN_SOCKET, ClientCnxnSocketNIO.class.getName());

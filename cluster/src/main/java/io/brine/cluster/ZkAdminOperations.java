@@ -49,8 +49,10 @@ final class ZkAdminOperations {
         }
         ClusterHealth health = store.awaitWritable();
         if (!health.writable()) {
-            return refused(id, id + ": " + verb(to) + " refused: " + health.describe() + "; nothing changed, try"
-                    + " again when this master is connected to ZooKeeper with a quorum");
+            return refused(
+                    id,
+                    id + ": " + verb(to) + " refused: " + health.describe() + "; nothing changed, try"
+                            + " again when this master is connected to ZooKeeper with a quorum");
         }
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -61,9 +63,11 @@ final class ZkAdminOperations {
             }
             return refused(id, id + ": " + verb(to) + " failed: the id kept changing; try again");
         } catch (KeeperException e) {
-            return refused(id, id + ": " + verb(to) + " failed: the cluster cannot be written ("
-                    + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ')
-                    + "); nothing changed, try again when ZooKeeper has a quorum");
+            return refused(
+                    id,
+                    id + ": " + verb(to) + " failed: the cluster cannot be written ("
+                            + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ')
+                            + "); nothing changed, try again when ZooKeeper has a quorum");
         }
     }
 
@@ -82,8 +86,13 @@ final class ZkAdminOperations {
                     // Another key took the id since it was listed: never report it as this one's outcome.
                     return Optional.of(AdminResult.replaced(id, main.state(), main.fingerprint(), from, expected));
                 }
-                return Optional.of(of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
-                        + (main == null ? "" : " (the id is " + main.state().label() + ")")));
+                return Optional.of(of(
+                        id,
+                        Status.NOT_FOUND,
+                        id + ": no " + from.label() + " key"
+                                + (main == null
+                                        ? ""
+                                        : " (the id is " + main.state().label() + ")")));
             }
             sourceRead = mainRead;
             source = main;
@@ -95,17 +104,22 @@ final class ZkAdminOperations {
             }
             if (to != null && main != null) {
                 if (main.state() == KeyState.REJECTED && to == KeyState.REJECTED) {
-                    return Optional.of(of(id, Status.UNCHANGED, id + ": already rejected; its denied key is left"
-                            + " in place"));
+                    return Optional.of(
+                            of(id, Status.UNCHANGED, id + ": already rejected; its denied key is left" + " in place"));
                 }
-                return Optional.of(refused(id, id + ": already has " + (main.state() == KeyState.ACCEPTED ? "an "
-                        : "a ") + main.state().label() + " key (" + main.fingerprint() + "); a denied key never"
-                        + " replaces a stored key. Delete the id's keys and let the minion offer its key again"));
+                return Optional.of(
+                        refused(
+                                id,
+                                id + ": already has " + (main.state() == KeyState.ACCEPTED ? "an " : "a ")
+                                        + main.state().label() + " key (" + main.fingerprint() + "); a denied key never"
+                                        + " replaces a stored key. Delete the id's keys and let the minion offer its key again"));
             }
         }
         if (expected != null && !expected.equals(source.fingerprint())) {
-            return Optional.of(refused(id, id + ": the " + source.state().label() + " key has fingerprint "
-                    + source.fingerprint() + ", not " + expected + "; nothing changed"));
+            return Optional.of(refused(
+                    id,
+                    id + ": the " + source.state().label() + " key has fingerprint " + source.fingerprint() + ", not "
+                            + expected + "; nothing changed"));
         }
         if (to == KeyState.ACCEPTED && maxMinions > 0 && store.view().count(KeyState.ACCEPTED) >= maxMinions) {
             return Optional.of(refused(id, id + ": max minions (" + maxMinions + ") reached"));
@@ -130,19 +144,26 @@ final class ZkAdminOperations {
             owners.add(source.fingerprint(), slot);
         }
         if (!owners.fits()) {
-            return Optional.of(refused(id, id + ": " + verb(to) + " refused: the same key is held by more ids than"
-                    + " the cluster records (" + KeyListing.sameKeyAs(owners.otherIds(source.fingerprint()))
-                    + "); delete some of them first"));
+            return Optional.of(refused(
+                    id,
+                    id + ": " + verb(to) + " refused: the same key is held by more ids than"
+                            + " the cluster records (" + KeyListing.sameKeyAs(owners.otherIds(source.fingerprint()))
+                            + "); delete some of them first"));
         }
         owners.writeTo(tx);
         // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so,
         // as the fingerprint's znode has it (this master's view may not have heard yet).
         List<String> sharing = to == null ? List.of() : owners.sameKeyAs(source.fingerprint());
-        String reason = to == null ? "deleted by admin" : to.label() + " by admin"
-                + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
-        tx.audit(AuditEvent.builder(to == null ? "key-deleted" : AuditEvent.keyChange(to.label()), actor).id(id)
-                .from(from.label()).to(to == null ? null : to.label()).fingerprint(source.fingerprint())
-                .reason(reason).build());
+        String reason = to == null
+                ? "deleted by admin"
+                : to.label() + " by admin" + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing));
+        tx.audit(AuditEvent.builder(to == null ? "key-deleted" : AuditEvent.keyChange(to.label()), actor)
+                .id(id)
+                .from(from.label())
+                .to(to == null ? null : to.label())
+                .fingerprint(source.fingerprint())
+                .reason(reason)
+                .build());
         Optional<Long> zxid = tx.commit();
         if (zxid.isEmpty()) {
             return Optional.empty();
@@ -150,23 +171,28 @@ final class ZkAdminOperations {
         ZkKeyView view = store.view();
         if (to == null) {
             view.apply(!from.exclusive(), id, null, -1, zxid.get());
-            return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.empty(),
-                    source.fingerprint(), id + ": deleted"));
+            return Optional.of(new AdminResult(
+                    id, Status.DONE, Optional.of(from), Optional.empty(), source.fingerprint(), id + ": deleted"));
         }
         if (from.exclusive()) {
-            view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()).as(source.kind()),
-                    sourceRead.version() + 1, zxid.get());
+            view.apply(
+                    false,
+                    id,
+                    ZkKeyStore.storedKey(id, to, source.key()).as(source.kind()),
+                    sourceRead.version() + 1,
+                    zxid.get());
         } else {
             view.apply(false, id, ZkKeyStore.storedKey(id, to, source.key()), 0, zxid.get());
             view.apply(true, id, null, -1, zxid.get());
         }
-        return Optional.of(new AdminResult(id, Status.DONE, Optional.of(from), Optional.of(to),
-                source.fingerprint(), id + ": " + to.label()));
+        return Optional.of(new AdminResult(
+                id, Status.DONE, Optional.of(from), Optional.of(to), source.fingerprint(), id + ": " + to.label()));
     }
 
     /** {@link ZkKeyStore#importKey}: a versioned create of the id's znode, never a replacement. */
-    ZkKeyStore.Imported importKey(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor,
-            String reason) throws IOException {
+    ZkKeyStore.Imported importKey(
+            String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor, String reason)
+            throws IOException {
         MinionIds.requireValid(id);
         Objects.requireNonNull(key, "key");
         ClusterHealth now = store.awaitWritable();
@@ -180,9 +206,11 @@ final class ZkAdminOperations {
                 ZkWrites.Read read = store.read(path);
                 StoredKey current = read.key(id);
                 if (current != null) {
-                    return current.state() == state && KeyLookup.sameKey(current.key(), key)
-                            && (denied || current.kind() == kind)
-                            ? ZkKeyStore.Imported.UNCHANGED : ZkKeyStore.Imported.CONFLICT;
+                    return current.state() == state
+                                    && KeyLookup.sameKey(current.key(), key)
+                                    && (denied || current.kind() == kind)
+                            ? ZkKeyStore.Imported.UNCHANGED
+                            : ZkKeyStore.Imported.CONFLICT;
                 }
                 // One key, one id: an import never stores a key another id holds (brine-key checks first; this
                 // is the check no other master can race). A denied key holds no id: it neither conflicts nor is
@@ -198,12 +226,21 @@ final class ZkAdminOperations {
                     }
                     owners.add(fingerprint, ZkFingerprints.keySlot(id)).writeTo(tx);
                 }
-                tx.audit(AuditEvent.builder(AuditEvent.keyChange(state.label()), actor).id(id).to(state.label())
-                        .fingerprint(fingerprint).reason(reason).build());
+                tx.audit(AuditEvent.builder(AuditEvent.keyChange(state.label()), actor)
+                        .id(id)
+                        .to(state.label())
+                        .fingerprint(fingerprint)
+                        .reason(reason)
+                        .build());
                 Optional<Long> zxid = tx.commit();
                 if (zxid.isPresent()) {
-                    store.view().apply(denied, id, ZkKeyStore.storedKey(id, state, key).as(filed), 0,
-                            zxid.get());
+                    store.view()
+                            .apply(
+                                    denied,
+                                    id,
+                                    ZkKeyStore.storedKey(id, state, key).as(filed),
+                                    0,
+                                    zxid.get());
                     return ZkKeyStore.Imported.ADDED;
                 }
             }
@@ -222,7 +259,8 @@ final class ZkAdminOperations {
     }
 
     private static String verb(KeyState to) {
-        return to == null ? "delete" : to == KeyState.ACCEPTED ? "accept" : to == KeyState.REJECTED ? "reject"
-                : to.label();
+        return to == null
+                ? "delete"
+                : to == KeyState.ACCEPTED ? "accept" : to == KeyState.REJECTED ? "reject" : to.label();
     }
 }

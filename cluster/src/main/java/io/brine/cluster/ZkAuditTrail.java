@@ -13,8 +13,7 @@ import org.apache.zookeeper.KeeperException;
  */
 public final class ZkAuditTrail {
 
-    private ZkAuditTrail() {
-    }
+    private ZkAuditTrail() {}
 
     /** Every entry, oldest first, each a JSON object as in {@code audit.log}. */
     public static List<String> read(CuratorFramework client) throws KeeperException {
@@ -25,8 +24,8 @@ public final class ZkAuditTrail {
             List<String> lines = new ArrayList<>(names.size());
             for (String name : names) {
                 try {
-                    lines.add(new String(client.getData().forPath(ZkRecords.AUDIT + "/" + name),
-                            StandardCharsets.UTF_8));
+                    lines.add(
+                            new String(client.getData().forPath(ZkRecords.AUDIT + "/" + name), StandardCharsets.UTF_8));
                 } catch (KeeperException.NoNodeException e) {
                     // pruned meanwhile
                 }

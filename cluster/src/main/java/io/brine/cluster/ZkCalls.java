@@ -44,7 +44,8 @@ final class ZkCalls {
 
     <T> T call(Call<T> call) throws IOException {
         try {
-            if (failFast && !client.getZookeeperClient().isConnected()
+            if (failFast
+                    && !client.getZookeeperClient().isConnected()
                     && !client.blockUntilConnected(2, TimeUnit.SECONDS)) {
                 throw new IOException("not connected to ZooKeeper (no server reachable or no quorum)");
             }

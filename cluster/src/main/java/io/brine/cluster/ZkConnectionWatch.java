@@ -28,8 +28,11 @@ final class ZkConnectionWatch implements AutoCloseable {
     private ZkConnectionWatch(CuratorFramework client, Clock clock) {
         this.client = client;
         this.clock = clock;
-        this.health = new ClusterHealth(client.getZookeeperClient().isConnected() ? ClusterHealth.State.CONNECTED
-                : ClusterHealth.State.DISCONNECTED, clock.instant());
+        this.health = new ClusterHealth(
+                client.getZookeeperClient().isConnected()
+                        ? ClusterHealth.State.CONNECTED
+                        : ClusterHealth.State.DISCONNECTED,
+                clock.instant());
     }
 
     static ZkConnectionWatch start(CuratorFramework client, Clock clock) {
@@ -50,8 +53,9 @@ final class ZkConnectionWatch implements AutoCloseable {
         };
         synchronized (this) {
             // Curator may say "suspended" again while it makes a new session after the old one expired.
-            if (health.state() != next && !(health.state() == ClusterHealth.State.SESSION_EXPIRED
-                    && next == ClusterHealth.State.DISCONNECTED)) {
+            if (health.state() != next
+                    && !(health.state() == ClusterHealth.State.SESSION_EXPIRED
+                            && next == ClusterHealth.State.DISCONNECTED)) {
                 health = new ClusterHealth(next, clock.instant());
             }
         }
@@ -68,7 +72,8 @@ final class ZkConnectionWatch implements AutoCloseable {
         if (now.state() != ClusterHealth.State.DISCONNECTED) {
             return now;
         }
-        long left = Duration.between(clock.instant(), now.since().plus(RECONNECT_GRACE)).toMillis();
+        long left = Duration.between(clock.instant(), now.since().plus(RECONNECT_GRACE))
+                .toMillis();
         if (left > 0) {
             try {
                 client.blockUntilConnected((int) left, TimeUnit.MILLISECONDS);
@@ -79,7 +84,8 @@ final class ZkConnectionWatch implements AutoCloseable {
         ClusterHealth after = health;
         // The listener hears of a reconnection a moment after the client has it.
         return !after.writable() && client.getZookeeperClient().isConnected()
-                ? new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant()) : after;
+                ? new ClusterHealth(ClusterHealth.State.CONNECTED, clock.instant())
+                : after;
     }
 
     @Override

@@ -38,8 +38,7 @@ final class ZkFingerprints {
 
     private static final String KEYS = "keys/";
 
-    private ZkFingerprints() {
-    }
+    private ZkFingerprints() {}
 
     static String path(String fingerprint) {
         return ROOT + "/" + fingerprint.replace(":", "");
@@ -73,8 +72,12 @@ final class ZkFingerprints {
 
         /** The ids other than this transaction's that hold the key (pending, accepted or rejected); sorted. */
         List<String> otherIds(String fingerprint) throws KeeperException {
-            return owners(fingerprint).slots.stream().map(ZkFingerprints::idOf).filter(other -> !other.equals(id))
-                    .distinct().sorted().toList();
+            return owners(fingerprint).slots.stream()
+                    .map(ZkFingerprints::idOf)
+                    .filter(other -> !other.equals(id))
+                    .distinct()
+                    .sorted()
+                    .toList();
         }
 
         /**
@@ -111,8 +114,9 @@ final class ZkFingerprints {
 
         /** Whether every fingerprint this transaction adds a slot to stays within {@link #MAX_BYTES}. */
         boolean fits() {
-            return touched.values().stream().allMatch(owners -> owners.slots.size() <= owners.read.size()
-                    || encode(owners.slots).length <= MAX_BYTES);
+            return touched.values().stream()
+                    .allMatch(owners ->
+                            owners.slots.size() <= owners.read.size() || encode(owners.slots).length <= MAX_BYTES);
         }
 
         /** Adds a versioned operation per fingerprint touched: a lost race on any of them is a lost race. */

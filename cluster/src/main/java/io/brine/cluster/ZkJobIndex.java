@@ -71,19 +71,25 @@ public final class ZkJobIndex {
         }
         try {
             // Not through calls: queued at once, it waits for no connection.
-            client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
-                KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                if (code == KeeperException.Code.NODEEXISTS) {
-                    // Made meanwhile as the parent of a return: the record goes in it, as putJob does.
-                    c.setData().inBackground((c2, set) -> {
-                        if (set.getResultCode() != KeeperException.Code.OK.intValue()) {
-                            failed.accept(KeeperException.Code.get(set.getResultCode()).toString());
+            client.create()
+                    .creatingParentContainersIfNeeded()
+                    .inBackground((c, event) -> {
+                        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                        if (code == KeeperException.Code.NODEEXISTS) {
+                            // Made meanwhile as the parent of a return: the record goes in it, as putJob does.
+                            c.setData()
+                                    .inBackground((c2, set) -> {
+                                        if (set.getResultCode() != KeeperException.Code.OK.intValue()) {
+                                            failed.accept(KeeperException.Code.get(set.getResultCode())
+                                                    .toString());
+                                        }
+                                    })
+                                    .forPath(jobPath(jid), json);
+                        } else if (code != KeeperException.Code.OK) {
+                            failed.accept(code.toString());
                         }
-                    }).forPath(jobPath(jid), json);
-                } else if (code != KeeperException.Code.OK) {
-                    failed.accept(code.toString());
-                }
-            }).forPath(jobPath(jid), json);
+                    })
+                    .forPath(jobPath(jid), json);
         } catch (Exception e) {
             throw new IOException("the cluster's job index cannot be written: " + e, e);
         }
@@ -113,11 +119,16 @@ public final class ZkJobIndex {
         if (json.length > MAX_RETURN_BYTES) {
             throw new IllegalArgumentException("return over " + MAX_RETURN_BYTES + " bytes: store a stub");
         }
-        calls.call(() -> client.create().creatingParentContainersIfNeeded().inBackground((c, event) -> {
-            KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-            done.accept(code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS ? null
-                    : KeeperException.create(code, event.getPath()));
-        }).forPath(jobPath(jid) + "/" + minion, json));
+        calls.call(() -> client.create()
+                .creatingParentContainersIfNeeded()
+                .inBackground((c, event) -> {
+                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                    done.accept(
+                            code == KeeperException.Code.OK || code == KeeperException.Code.NODEEXISTS
+                                    ? null
+                                    : KeeperException.create(code, event.getPath()));
+                })
+                .forPath(jobPath(jid) + "/" + minion, json));
     }
 
     public Optional<byte[]> job(String jid) throws IOException {
@@ -160,11 +171,14 @@ public final class ZkJobIndex {
     public AutoCloseable watchReturns(String jid, BiConsumer<String, byte[]> heard) {
         String parent = jobPath(jid);
         CuratorCache cache = CuratorCache.build(client, parent);
-        cache.listenable().addListener(CuratorCacheListener.builder().forCreates(node -> {
-            if (node.getPath().startsWith(parent + "/") && node.getData() != null) {
-                heard.accept(node.getPath().substring(parent.length() + 1), node.getData());
-            }
-        }).build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreates(node -> {
+                            if (node.getPath().startsWith(parent + "/") && node.getData() != null) {
+                                heard.accept(node.getPath().substring(parent.length() + 1), node.getData());
+                            }
+                        })
+                        .build());
         cache.start();
         return cache::close;
     }

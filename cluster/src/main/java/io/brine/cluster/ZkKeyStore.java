@@ -1,4 +1,5 @@
-// Over 400 lines: the KeyStore interface is wide (reads, the offer with its quorum-loss answers, five admin operations, import, rotation); its parts live in ZkWrites, ZkKeyView, ZkAdminOperations and ZkConnectionWatch.
+// Over 400 lines: the KeyStore interface is wide (reads, the offer with its quorum-loss answers, five admin operations,
+// import, rotation); its parts live in ZkWrites, ZkKeyView, ZkAdminOperations and ZkConnectionWatch.
 package io.brine.cluster;
 
 import io.brine.daemon.config.KeyRotationPolicy;
@@ -72,7 +73,6 @@ public final class ZkKeyStore implements KeyStore {
     /** Attempts at one change that keeps losing races before the caller is told to try later. */
     private static final int MAX_ATTEMPTS = 50;
 
-
     private static final Logger log = LoggerFactory.getLogger(ZkKeyStore.class);
 
     private final CuratorFramework client;
@@ -129,8 +129,15 @@ public final class ZkKeyStore implements KeyStore {
         ZkKeyStore store = new ZkKeyStore(client, options);
         try {
             requireFormat(client, true);
-            for (String path : List.of(ZkRecords.KEYS, ZkRecords.DENIED, ZkFingerprints.ROOT, ZkRecords.AUDIT,
-                    ZkRecords.SPENT, ZkRecords.SEQ, ZkRecords.ROTATE, ZkRecords.RETIRED)) {
+            for (String path : List.of(
+                    ZkRecords.KEYS,
+                    ZkRecords.DENIED,
+                    ZkFingerprints.ROOT,
+                    ZkRecords.AUDIT,
+                    ZkRecords.SPENT,
+                    ZkRecords.SEQ,
+                    ZkRecords.ROTATE,
+                    ZkRecords.RETIRED)) {
                 try {
                     client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
                 } catch (KeeperException.NodeExistsException e) {
@@ -170,11 +177,12 @@ public final class ZkKeyStore implements KeyStore {
 
     private void watch(String parent, boolean denied, CountDownLatch ready) {
         CuratorCache cache = CuratorCache.build(client, parent);
-        cache.listenable().addListener(CuratorCacheListener.builder()
-                .forCreatesAndChanges((old, node) -> heard(parent, denied, node, false))
-                .forDeletes(old -> heard(parent, denied, old, true))
-                .forInitialized(ready::countDown)
-                .build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((old, node) -> heard(parent, denied, node, false))
+                        .forDeletes(old -> heard(parent, denied, old, true))
+                        .forInitialized(ready::countDown)
+                        .build());
         caches.add(cache);
         cache.start();
     }
@@ -198,7 +206,8 @@ public final class ZkKeyStore implements KeyStore {
             if (denied != (key.state() == KeyState.DENIED)) {
                 throw new KeyFormatException("a " + key.state().label() + " key under " + parent);
             }
-            view.apply(denied, id, key, node.getStat().getVersion(), node.getStat().getMzxid());
+            view.apply(
+                    denied, id, key, node.getStat().getVersion(), node.getStat().getMzxid());
             view.problem(id, null);
         } catch (KeyFormatException e) {
             view.problem(id, new KeyProblem(node.getPath(), e.getMessage()));
@@ -226,7 +235,8 @@ public final class ZkKeyStore implements KeyStore {
     @Override
     public Optional<RSAPublicKey> masterPublicKey() throws IOException, KeyStoreException {
         Optional<RSAPublicKey> installed = masterKeyPair != null
-                ? Optional.of((RSAPublicKey) masterKeyPair.getPublic()) : MasterKeys.readPublicIn(pkiDir);
+                ? Optional.of((RSAPublicKey) masterKeyPair.getPublic())
+                : MasterKeys.readPublicIn(pkiDir);
         if (installed.isEmpty()) {
             return installed;
         }
@@ -251,8 +261,8 @@ public final class ZkKeyStore implements KeyStore {
      *
      * @throws IOException when the cluster cannot be written now
      */
-    public Imported importKey(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor,
-            String reason) throws IOException {
+    public Imported importKey(String id, KeyState state, RSAPublicKey key, MinionKind kind, String actor, String reason)
+            throws IOException {
         return admin().importKey(id, state, key, kind, actor, reason);
     }
 
@@ -275,7 +285,8 @@ public final class ZkKeyStore implements KeyStore {
     public Optional<RSAPublicKey> acceptedKey(String id) {
         MinionIds.requireValid(id);
         ZkKeyView.Entry entry = view.entry(id);
-        return entry != null && entry.key().state() == KeyState.ACCEPTED ? Optional.of(entry.key().key())
+        return entry != null && entry.key().state() == KeyState.ACCEPTED
+                ? Optional.of(entry.key().key())
                 : Optional.empty();
     }
 
@@ -323,14 +334,19 @@ public final class ZkKeyStore implements KeyStore {
         }
         // Without the cluster nothing the policies say could be recorded: they are not asked (a single-use grant is
         // not spent, a policy executable not run, and no auth worker waits on ZooKeeper for a spent record).
-        PolicyVerdict verdict = KeyTransitions.asksPolicies(viewed, kind) && awaitWritable().writable()
-                ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict") : PolicyVerdict.NONE;
+        PolicyVerdict verdict =
+                KeyTransitions.asksPolicies(viewed, kind) && awaitWritable().writable()
+                        ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict")
+                        : PolicyVerdict.NONE;
         ZkKeyView.Entry denied = view.deniedEntry(id);
         Plan fast = KeyTransitions.fromView(viewed, kind, verdict, denied == null ? null : denied.key(), offered);
         if (fast.write() == KeyTransitions.Write.NONE) {
             // Named by a stored copy's fingerprint when it is the offered key: no hash on a steady state's answer.
-            return offerOf(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
-                    : denied.key()), entry, fast.offeredKeyHeld());
+            return offerOf(
+                    fast.decision(
+                            id, offered, entry == null ? null : entry.key(), denied == null ? null : denied.key()),
+                    entry,
+                    fast.offeredKeyHeld());
         }
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
@@ -346,11 +362,16 @@ public final class ZkKeyStore implements KeyStore {
             throw new UncheckedIOException(new IOException(id + ": lost " + MAX_ATTEMPTS + " races in a row"));
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
-                return unrecorded(id, offered, fast.outcome(), view.entry(id), "ZooKeeper cannot be written ("
-                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")");
+                return unrecorded(
+                        id,
+                        offered,
+                        fast.outcome(),
+                        view.entry(id),
+                        "ZooKeeper cannot be written ("
+                                + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")");
             }
-            throw new UncheckedIOException("cluster key store: cannot record the key of " + id + ": " + e.getMessage(),
-                    new IOException(e));
+            throw new UncheckedIOException(
+                    "cluster key store: cannot record the key of " + id + ": " + e.getMessage(), new IOException(e));
         }
     }
 
@@ -358,15 +379,16 @@ public final class ZkKeyStore implements KeyStore {
      * The answer to an offer that needed a write the cluster cannot take now: nothing is written; a key that would
      * have been stored (pending or accepted) is answered "pending, try later", a refusal stays a refusal.
      */
-    private static Offer unrecorded(String id, RSAPublicKey offered, Outcome wanted, ZkKeyView.Entry entry,
-            String why) {
+    private static Offer unrecorded(
+            String id, RSAPublicKey offered, Outcome wanted, ZkKeyView.Entry entry, String why) {
         String fingerprint = Fingerprints.of(offered);
         String note = "not recorded: " + why;
         KeyDecision decision = switch (wanted.answer()) {
             case ACCEPTED, PENDING -> new KeyDecision.Pending(id, fingerprint, note + "; try later");
             case FULL -> wanted.decision(id, fingerprint);
-            case REJECTED, DENIED -> new Outcome(wanted.answer(), wanted.write(), wanted.reason() + " (" + note + ")")
-                    .decision(id, fingerprint);
+            case REJECTED, DENIED ->
+                new Outcome(wanted.answer(), wanted.write(), wanted.reason() + " (" + note + ")")
+                        .decision(id, fingerprint);
         };
         return offerOf(decision, entry, false);
     }
@@ -374,23 +396,34 @@ public final class ZkKeyStore implements KeyStore {
     /** A failure of the connection or the ensemble, not of the request: the same request may pass later. */
     static boolean connectionProblem(KeeperException e) {
         return switch (e.code()) {
-            case CONNECTIONLOSS, SESSIONEXPIRED, SESSIONMOVED, OPERATIONTIMEOUT, NOTREADONLY, REQUESTTIMEOUT,
+            case CONNECTIONLOSS,
+                    SESSIONEXPIRED,
+                    SESSIONMOVED,
+                    OPERATIONTIMEOUT,
+                    NOTREADONLY,
+                    REQUESTTIMEOUT,
                     THROTTLEDOP -> true;
             default -> false;
         };
     }
 
     /** One optimistic attempt; empty when another master changed the id meanwhile. */
-    private Optional<Offer> tryOffer(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
-            KeyLookup askedAbout, boolean first) throws KeeperException {
+    private Optional<Offer> tryOffer(
+            String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked, KeyLookup askedAbout, boolean first)
+            throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         // A znode that does not decode fails the offer here (data inconsistency), as before: never Current.unreadable.
         StoredKey current = main.key(id);
         // The kind as the znode holds it: every write below creates the znode (failing if another master filed it
         // meanwhile, for either kind) or checks its version, so the kind read here is the one that stands.
         Current now = currentOf(current, offered);
-        Limits limits = new Limits(view.count(KeyState.PENDING), maxPending, view.count(KeyState.ACCEPTED),
-                maxMinions, view.count(KeyState.REJECTED), maxRejected);
+        Limits limits = new Limits(
+                view.count(KeyState.PENDING),
+                maxPending,
+                view.count(KeyState.ACCEPTED),
+                maxMinions,
+                view.count(KeyState.REJECTED),
+                maxRejected);
         String fingerprint = Fingerprints.of(offered);
         // One key, one id is decided on the fingerprint's znode as read, and checked by the transaction: another
         // master's view is not enough.
@@ -404,8 +437,7 @@ public final class ZkKeyStore implements KeyStore {
             if (current != null) {
                 view.apply(false, id, current, main.version(), main.zxid());
             }
-            return Optional.of(offerOf(plan.decision(id, fingerprint), view.entry(id),
-                    plan.offeredKeyHeld()));
+            return Optional.of(offerOf(plan.decision(id, fingerprint), view.entry(id), plan.offeredKeyHeld()));
         }
         KeyDecision decision = plan.decision(id, fingerprint);
         String reason = outcome.reason();
@@ -413,20 +445,23 @@ public final class ZkKeyStore implements KeyStore {
         KeyState to = switch (outcome.write()) {
             case NONE, DENIED -> null;
             case NEW_PENDING, NEW_ACCEPTED, NEW_REJECTED -> {
-                KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING ? KeyState.PENDING
+                KeyState state = outcome.write() == KeyTransitions.Write.NEW_PENDING
+                        ? KeyState.PENDING
                         : outcome.write() == KeyTransitions.Write.NEW_ACCEPTED ? KeyState.ACCEPTED : KeyState.REJECTED;
                 tx.create(ZkRecords.keyPath(id), ZkRecords.encodeKey(state, offered, kind));
                 yield state;
             }
             case PENDING_TO_ACCEPTED, PENDING_TO_REJECTED, REPLACE_PENDING -> {
-                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_REJECTED ? KeyState.REJECTED
+                KeyState state = outcome.write() == KeyTransitions.Write.PENDING_TO_REJECTED
+                        ? KeyState.REJECTED
                         : KeyState.ACCEPTED;
                 tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(state, offered, kind));
                 yield state;
             }
         };
         // The key that goes to /denied: the offered one, or the pending squatter's that a grant or token displaces.
-        RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED ? offered
+        RSAPublicKey deniedKey = outcome.write() == KeyTransitions.Write.DENIED
+                ? offered
                 : outcome.write() == KeyTransitions.Write.REPLACE_PENDING ? current.key() : null;
         ZkWrites.Read denied = null;
         if (to != null) {
@@ -441,8 +476,12 @@ public final class ZkKeyStore implements KeyStore {
         }
         if (!owners.fits()) {
             // One key under more ids than a fingerprint znode holds: an attack or a mistake, never written.
-            return Optional.of(unrecorded(id, offered, outcome, view.entry(id), "the same key is held by "
-                    + sharing.size() + " ids, the most one fingerprint znode records"));
+            return Optional.of(unrecorded(
+                    id,
+                    offered,
+                    outcome,
+                    view.entry(id),
+                    "the same key is held by " + sharing.size() + " ids, the most one fingerprint znode records"));
         }
         if (deniedKey != null) {
             // A denied key holds no id: not recorded under /fingerprints (ZkFingerprints).
@@ -457,34 +496,46 @@ public final class ZkKeyStore implements KeyStore {
             } else {
                 tx.create(ZkRecords.deniedPath(id), data);
             }
-            tx.audit(AuditEvent.builder("key-denied", MASTER_ACTOR).id(id).to(KeyState.DENIED.label())
-                    .fingerprint(Fingerprints.of(deniedKey)).reason(to == null ? reason
-                            : "pending key displaced: " + reason).build());
+            tx.audit(AuditEvent.builder("key-denied", MASTER_ACTOR)
+                    .id(id)
+                    .to(KeyState.DENIED.label())
+                    .fingerprint(Fingerprints.of(deniedKey))
+                    .reason(to == null ? reason : "pending key displaced: " + reason)
+                    .build());
         }
         owners.writeTo(tx);
         if (to != null) {
-            tx.audit(AuditEvent.builder(AuditEvent.keyChange(to.label()), MASTER_ACTOR).id(id)
-                    .from(current == null ? null : current.state().label()).to(to.label())
-                    .fingerprint(fingerprint).reason(reason).build());
+            tx.audit(AuditEvent.builder(AuditEvent.keyChange(to.label()), MASTER_ACTOR)
+                    .id(id)
+                    .from(current == null ? null : current.state().label())
+                    .to(to.label())
+                    .fingerprint(fingerprint)
+                    .reason(reason)
+                    .build());
         }
         Optional<Long> zxid = tx.commit();
         if (zxid.isEmpty()) {
             return Optional.empty();
         }
         if (deniedKey != null) {
-            view.apply(true, id, storedKey(id, KeyState.DENIED, deniedKey),
-                    denied.exists() ? denied.version() + 1 : 0, zxid.get());
+            view.apply(
+                    true,
+                    id,
+                    storedKey(id, KeyState.DENIED, deniedKey),
+                    denied.exists() ? denied.version() + 1 : 0,
+                    zxid.get());
         }
         if (to == null) {
             return Optional.of(offerOf(decision, view.entry(id), false));
         }
-        view.apply(false, id, storedKey(id, to, offered).as(kind), current == null ? 0 : main.version() + 1,
-                zxid.get());
+        view.apply(
+                false, id, storedKey(id, to, offered).as(kind), current == null ? 0 : main.version() + 1, zxid.get());
         return Optional.of(offerOf(decision, view.entry(id), true));
     }
 
     private static Offer offerOf(KeyDecision decision, ZkKeyView.Entry entry, boolean same) {
-        return entry == null ? Offer.of(decision, null, false, () -> false)
+        return entry == null
+                ? Offer.of(decision, null, false, () -> false)
                 : Offer.of(decision, entry.key(), same, entry::current);
     }
 
@@ -496,15 +547,15 @@ public final class ZkKeyStore implements KeyStore {
      * written and the rotation is refused "try later" (the minion keeps its old key).
      */
     @Override
-    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
-            String actor) {
+    public RotationDecision rotate(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
         ensureOpen();
         String newFingerprint = Fingerprints.of(newKey);
         if (policy == KeyRotationPolicy.PENDING) {
             // master.yaml refuses pending with cluster; never rotate without the admin it asks for.
-            return new RotationDecision.Refused(id, newFingerprint, "key_rotation: pending is not available with a"
-                    + " cluster");
+            return new RotationDecision.Refused(
+                    id, newFingerprint, "key_rotation: pending is not available with a" + " cluster");
         }
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
@@ -522,23 +573,36 @@ public final class ZkKeyStore implements KeyStore {
             // A connection lost while the transaction was sent may have committed it: no refusal (the minion would
             // drop a key the cluster may hold now); the caller leaves the request unanswered and the minion asks
             // again, answered from what the cluster holds then.
-            throw new UncheckedIOException("cluster key store: " + (connectionProblem(e) ? "whether the rotation of "
-                    + id + " was recorded is not known (" + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ')
-                    + ")" : "cannot rotate the key of " + id + ": " + e.getMessage()), new IOException(e));
+            throw new UncheckedIOException(
+                    "cluster key store: "
+                            + (connectionProblem(e)
+                                    ? "whether the rotation of "
+                                            + id + " was recorded is not known ("
+                                            + e.code()
+                                                    .name()
+                                                    .toLowerCase(Locale.ROOT)
+                                                    .replace('_', ' ')
+                                            + ")"
+                                    : "cannot rotate the key of " + id + ": " + e.getMessage()),
+                    new IOException(e));
         }
     }
 
     /** One optimistic attempt; empty when another master changed the id or a fingerprint record meanwhile. */
-    private Optional<RotationDecision> tryRotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey,
-            KeyRotationPolicy policy, String actor, boolean first) throws KeeperException {
+    private Optional<RotationDecision> tryRotate(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor, boolean first)
+            throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
         StoredKey current = main.key(id);
         ZkWrites.Read retired = read(ZkRecords.retiredPath(id));
         List<String> retiredKeys = RetiredKeys.decode(retired.data());
         String newFingerprint = Fingerprints.of(newKey);
         ZkFingerprints.Changes owners = new ZkFingerprints.Changes(this, id, first);
-        KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(currentOf(current, oldKey),
-                currentOf(current, newKey), policy, owners.sameKeyAs(newFingerprint),
+        KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(
+                currentOf(current, oldKey),
+                currentOf(current, newKey),
+                policy,
+                owners.sameKeyAs(newFingerprint),
                 retiredKeys.contains(newFingerprint));
         RotationDecision decision = plan.decision(id, Fingerprints.of(oldKey), newFingerprint);
         if (!plan.rotates()) {
@@ -546,8 +610,8 @@ public final class ZkKeyStore implements KeyStore {
         }
         ZkWrites.Transaction tx = writes.begin();
         tx.setData(ZkRecords.keyPath(id), main.version(), ZkRecords.encodeKey(KeyState.ACCEPTED, newKey));
-        owners.remove(current.fingerprint(), ZkFingerprints.keySlot(id)).add(newFingerprint,
-                ZkFingerprints.keySlot(id));
+        owners.remove(current.fingerprint(), ZkFingerprints.keySlot(id))
+                .add(newFingerprint, ZkFingerprints.keySlot(id));
         owners.writeTo(tx);
         byte[] record = RetiredKeys.adding(retiredKeys, current.fingerprint());
         if (retired.exists()) {
@@ -571,8 +635,15 @@ public final class ZkKeyStore implements KeyStore {
      * /master_key} ({@link ZkMasterKeys}), starting from {@code installed} (this host's {@code master.pem}); every
      * master takes it at its watch. Refused, with nothing changed, without a writable cluster.
      */
-    public MasterKeyRotation.Rotated rotateMasterKey(KeyPair installed, int keysize, Duration grace, int keep,
-            Optional<PrivateKey> signingKey, String actor, Clock clock) throws IOException, KeyStoreException {
+    public MasterKeyRotation.Rotated rotateMasterKey(
+            KeyPair installed,
+            int keysize,
+            Duration grace,
+            int keep,
+            Optional<PrivateKey> signingKey,
+            String actor,
+            Clock clock)
+            throws IOException, KeyStoreException {
         ensureOpen();
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
@@ -582,8 +653,10 @@ public final class ZkKeyStore implements KeyStore {
             return ZkMasterKeys.rotate(writes, installed, keysize, grace, keep, signingKey, actor, clock);
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
-                throw new OutcomeUnknownException("the connection to ZooKeeper was lost while the rotation was sent ("
-                        + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")", e);
+                throw new OutcomeUnknownException(
+                        "the connection to ZooKeeper was lost while the rotation was sent ("
+                                + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")",
+                        e);
             }
             throw new IOException("ZooKeeper: " + e.getMessage(), e);
         }
@@ -607,12 +680,12 @@ public final class ZkKeyStore implements KeyStore {
     public AdminResult reject(String id, String expectedFingerprint, String actor) {
         MinionIds.requireValid(id);
         ZkKeyView.Entry entry = view.entry(id);
-        KeyState from = entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED
-                : KeyState.PENDING;
+        KeyState from =
+                entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED : KeyState.PENDING;
         AdminResult result = reject(id, from, expectedFingerprint, actor);
         if (result.status() == Status.NOT_FOUND) {
-            result = reject(id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED,
-                    expectedFingerprint, actor);
+            result = reject(
+                    id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED, expectedFingerprint, actor);
         }
         return result;
     }
@@ -620,8 +693,8 @@ public final class ZkKeyStore implements KeyStore {
     @Override
     public AdminResult delete(String id, String actor) {
         MinionIds.requireValid(id);
-        AdminResult main = new AdminResult(id, Status.NOT_FOUND, Optional.empty(), Optional.empty(), null,
-                id + ": no key");
+        AdminResult main =
+                new AdminResult(id, Status.NOT_FOUND, Optional.empty(), Optional.empty(), null, id + ": no key");
         for (KeyState state : List.of(KeyState.REJECTED, KeyState.ACCEPTED, KeyState.PENDING)) {
             AdminResult result = delete(id, state, null, actor);
             if (result.status() != Status.NOT_FOUND) {
@@ -659,15 +732,19 @@ public final class ZkKeyStore implements KeyStore {
                 ZkWrites.Read read = read(ZkRecords.ROTATE);
                 long count = read.count() + 1;
                 ZkWrites.Transaction tx = writes.begin();
-                tx.setData(ZkRecords.ROTATE, read.version(), Long.toString(count).getBytes(StandardCharsets.US_ASCII));
-                tx.audit(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
+                tx.setData(
+                        ZkRecords.ROTATE, read.version(), Long.toString(count).getBytes(StandardCharsets.US_ASCII));
+                tx.audit(AuditEvent.builder("rotation-requested", actor)
+                        .reason("request " + count)
+                        .build());
                 if (tx.commit().isPresent()) {
                     return count;
                 }
             }
             throw new IOException("lost " + MAX_ATTEMPTS + " races in a row");
         } catch (IOException | KeeperException e) {
-            throw new UncheckedIOException("cannot record the rotation request in the cluster: " + e.getMessage(),
+            throw new UncheckedIOException(
+                    "cannot record the rotation request in the cluster: " + e.getMessage(),
                     e instanceof IOException io ? io : new IOException(e));
         }
     }
@@ -708,8 +785,8 @@ public final class ZkKeyStore implements KeyStore {
 
     @Override
     public String toString() {
-        return "ZkKeyStore[" + client.getZookeeperClient().getCurrentConnectionString() + "/"
-                + client.getNamespace() + "]";
+        return "ZkKeyStore[" + client.getZookeeperClient().getCurrentConnectionString() + "/" + client.getNamespace()
+                + "]";
     }
 
     // ---------------------------------------------------------------- shared with ZkAdminOperations
@@ -747,7 +824,8 @@ public final class ZkKeyStore implements KeyStore {
 
     /** The store's lookup; a "denied" record where /keys belongs (never written so) counts as rejected. */
     private static KeyLookup lookupOf(StoredKey stored, RSAPublicKey offered) {
-        return stored.state() == KeyState.DENIED ? KeyLookup.REJECTED
+        return stored.state() == KeyState.DENIED
+                ? KeyLookup.REJECTED
                 : KeyLookup.of(stored.state(), stored.key(), offered);
     }
 

@@ -18,8 +18,14 @@ import java.util.Objects;
  * @param maxMinions    as {@code max_minions}; 0 = unlimited
  * @param maxRejected   most rejected keys an autoreject may lead to; 0 = unlimited
  */
-public record ZkKeyStoreOptions(Path pkiDir, KeyPair masterKeyPair, AuditLog auditLog, Clock clock, int maxPending,
-        int maxMinions, int maxRejected) {
+public record ZkKeyStoreOptions(
+        Path pkiDir,
+        KeyPair masterKeyPair,
+        AuditLog auditLog,
+        Clock clock,
+        int maxPending,
+        int maxMinions,
+        int maxRejected) {
 
     public ZkKeyStoreOptions {
         Objects.requireNonNull(pkiDir, "pkiDir");

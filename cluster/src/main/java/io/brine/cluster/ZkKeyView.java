@@ -42,10 +42,12 @@ final class ZkKeyView implements AutoCloseable {
     private final Map<String, Entry> denied = new ConcurrentHashMap<>();
     /** The zxid of the last change applied per path ({@code k:id}, {@code d:id}), deletes included. */
     private final Map<String, Long> lastZxid = new HashMap<>();
+
     private final Map<String, KeyProblem> problems = new ConcurrentHashMap<>();
     private final EnumMap<KeyState, Integer> counts = new EnumMap<>(KeyState.class);
     /** The ids each key (by fingerprint) is stored under, in any state, denied included; an id once per znode. */
     private final Map<String, List<String>> owners = new HashMap<>();
+
     private final List<KeyChangeListener> listeners = new CopyOnWriteArrayList<>();
     private final ExecutorService notifier;
     private volatile Set<String> acceptedIds;
@@ -90,20 +92,28 @@ final class ZkKeyView implements AutoCloseable {
 
     Map<KeyState, List<StoredKey>> all() {
         Map<KeyState, List<StoredKey>> all = new EnumMap<>(KeyState.class);
-        keys.values().forEach(e -> all.computeIfAbsent(e.key().state(), s -> new ArrayList<>()).add(e.key()));
+        keys.values()
+                .forEach(e -> all.computeIfAbsent(e.key().state(), s -> new ArrayList<>())
+                        .add(e.key()));
         all.put(KeyState.DENIED, denied.values().stream().map(Entry::key).toList());
         return all;
     }
 
     /** The ids the key with {@code fingerprint} is stored under, in any state, sorted. */
     synchronized List<String> ids(String fingerprint) {
-        return owners.getOrDefault(fingerprint, List.of()).stream().distinct().sorted().toList();
+        return owners.getOrDefault(fingerprint, List.of()).stream()
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     /** The ids other than {@code id} that the key with {@code fingerprint} is stored under, in any state, sorted. */
     synchronized List<String> otherIds(String fingerprint, String id) {
-        return owners.getOrDefault(fingerprint, List.of()).stream().filter(other -> !other.equals(id)).distinct()
-                .sorted().toList();
+        return owners.getOrDefault(fingerprint, List.of()).stream()
+                .filter(other -> !other.equals(id))
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     List<KeyProblem> problems() {
@@ -130,7 +140,9 @@ final class ZkKeyView implements AutoCloseable {
             return; // our own write, heard again through the watch
         }
         lastZxid.put(slot, zxid);
-        boolean sameKeyAndState = old != null && key != null && old.key().state() == key.state()
+        boolean sameKeyAndState = old != null
+                && key != null
+                && old.key().state() == key.state()
                 && old.key().fingerprint().equals(key.fingerprint());
         if (key == null) {
             map.remove(id);
@@ -161,12 +173,17 @@ final class ZkKeyView implements AutoCloseable {
         }
         KeyChange change;
         if (deniedNode) {
-            change = new KeyChange(id, key == null ? Optional.of(KeyState.DENIED) : Optional.empty(),
+            change = new KeyChange(
+                    id,
+                    key == null ? Optional.of(KeyState.DENIED) : Optional.empty(),
                     key == null ? Optional.empty() : Optional.of(KeyState.DENIED),
                     (key != null ? key : old.key()).fingerprint());
         } else {
-            change = new KeyChange(id, Optional.ofNullable(old).map(e -> e.key().state()),
-                    Optional.ofNullable(key).map(StoredKey::state), (key != null ? key : old.key()).fingerprint());
+            change = new KeyChange(
+                    id,
+                    Optional.ofNullable(old).map(e -> e.key().state()),
+                    Optional.ofNullable(key).map(StoredKey::state),
+                    (key != null ? key : old.key()).fingerprint());
         }
         notifier.execute(() -> {
             for (KeyChangeListener listener : listeners) {

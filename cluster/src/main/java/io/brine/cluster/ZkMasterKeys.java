@@ -52,6 +52,7 @@ public final class ZkMasterKeys implements AutoCloseable {
     static final String PATH = "/master_key";
     /** 16 records of 8,192-bit keys, each with its sealed private key, stay well below this. */
     static final int MAX_NODE_BYTES = 256 * 1024;
+
     private static final String PURPOSE = "brine-master-keys 1";
     private static final String ANCHOR_PURPOSE = "brine-master-anchor-v1";
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -60,8 +61,7 @@ public final class ZkMasterKeys implements AutoCloseable {
      * The newest and the previous private keys sealed for the cluster's first key, signed by it: how a master still
      * installed with that key reaches the newest once its record is no longer kept.
      */
-    record Anchor(byte[] newest, byte[] previous, byte[] signature) {
-    }
+    record Anchor(byte[] newest, byte[] previous, byte[] signature) {}
 
     /**
      * What {@code /master_key} holds: the chain, oldest first, the sealed next key of each record, and the cluster's
@@ -89,7 +89,9 @@ public final class ZkMasterKeys implements AutoCloseable {
     /** What {@code /master_key} holds now (nothing before the cluster's first rotation). */
     Stored read() throws IOException, KeyStoreException {
         try {
-            byte[] data = client.checkExists().forPath(PATH) == null ? null : client.getData().forPath(PATH);
+            byte[] data = client.checkExists().forPath(PATH) == null
+                    ? null
+                    : client.getData().forPath(PATH);
             return decode(data);
         } catch (IOException | KeyStoreException e) {
             throw e;
@@ -133,8 +135,10 @@ public final class ZkMasterKeys implements AutoCloseable {
     /** Calls {@code onChange} (on Curator's thread) after each write to {@code /master_key}. */
     public void watch(Runnable onChange) {
         cache = CuratorCache.build(client, PATH, CuratorCache.Options.SINGLE_NODE_CACHE);
-        cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((old, node) -> onChange
-                .run()).build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((old, node) -> onChange.run())
+                        .build());
         cache.start();
     }
 
@@ -151,9 +155,16 @@ public final class ZkMasterKeys implements AutoCloseable {
      * kept, written with its audit event in one transaction. Refused, with nothing changed, when another rotation was
      * committed since the read (two admins at once: the second looks first).
      */
-    static MasterKeyRotation.Rotated rotate(ZkWrites writes, KeyPair installed, int keysize, Duration grace,
-            int keep, Optional<PrivateKey> signingKey, String actor, Clock clock) throws KeeperException,
-            KeyStoreException {
+    static MasterKeyRotation.Rotated rotate(
+            ZkWrites writes,
+            KeyPair installed,
+            int keysize,
+            Duration grace,
+            int keep,
+            Optional<PrivateKey> signingKey,
+            String actor,
+            Clock clock)
+            throws KeeperException, KeyStoreException {
         KeyPair next = RsaKeys.generate(keysize);
         ZkWrites.Read read = writes.read(PATH);
         Stored stored = decode(read.data());
@@ -163,10 +174,15 @@ public final class ZkMasterKeys implements AutoCloseable {
         byte[] previousDer = old.getPublic().getEncoded();
         byte[] nextDer = next.getPublic().getEncoded();
         byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
-        MasterSuccession record = new MasterSuccession(previousDer, nextDer, issuedMs, graceUntilMs,
-                Rsa.sign(old.getPrivate(), signed), signingKey.map(key -> Rsa.sign(key, signed)).orElse(null));
-        MasterKeyRotation.Rotated rotated = new MasterKeyRotation.Rotated(record, (RSAPublicKey) old.getPublic(),
-                (RSAPublicKey) next.getPublic());
+        MasterSuccession record = new MasterSuccession(
+                previousDer,
+                nextDer,
+                issuedMs,
+                graceUntilMs,
+                Rsa.sign(old.getPrivate(), signed),
+                signingKey.map(key -> Rsa.sign(key, signed)).orElse(null));
+        MasterKeyRotation.Rotated rotated =
+                new MasterKeyRotation.Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
         byte[] data = encode(append(stored, record, next, old, installed, keep));
         ZkWrites.Transaction tx = writes.begin();
         if (read.exists()) {
@@ -211,8 +227,8 @@ public final class ZkMasterKeys implements AutoCloseable {
         KeyPair walking = installed;
         for (int i = start; i < chain.size(); i++) {
             MasterSuccession step = chain.get(i);
-            byte[] signed = MasterSuccessions.signedBytes(step.previousKey(), step.nextKey(), step.issuedMs(),
-                    step.graceUntilMs());
+            byte[] signed = MasterSuccessions.signedBytes(
+                    step.previousKey(), step.nextKey(), step.issuedMs(), step.graceUntilMs());
             if (!Arrays.equals(step.previousKey(), walking.getPublic().getEncoded())
                     || step.previousSignature() == null
                     || !Rsa.verify(walking.getPublic(), signed, step.previousSignature())) {
@@ -235,8 +251,11 @@ public final class ZkMasterKeys implements AutoCloseable {
     private static MasterKeySet fromAnchor(Stored stored, KeyPair installed, long nowMs) throws KeyStoreException {
         MasterSuccession last = stored.chain().get(stored.chain().size() - 1);
         Anchor anchor = stored.anchor();
-        if (anchor.signature() == null || !Rsa.verify(installed.getPublic(), anchorBytes(last.nextKey(),
-                anchor.newest(), anchor.previous()), anchor.signature())) {
+        if (anchor.signature() == null
+                || !Rsa.verify(
+                        installed.getPublic(),
+                        anchorBytes(last.nextKey(), anchor.newest(), anchor.previous()),
+                        anchor.signature())) {
             throw new KeyStoreException(PATH + ": the anchor is not signed by this master's key; not used");
         }
         KeyPair newest = unseal(anchor.newest(), installed, last.nextKey());
@@ -245,8 +264,8 @@ public final class ZkMasterKeys implements AutoCloseable {
                 || !Arrays.equals(previous.getPublic().getEncoded(), last.previousKey())) {
             throw new KeyStoreException(PATH + ": the anchor's keys are not the newest record's; not used");
         }
-        return new MasterKeySet(newest, nowMs < last.graceUntilMs() ? Optional.of(previous) : Optional.empty(),
-                stored.chain());
+        return new MasterKeySet(
+                newest, nowMs < last.graceUntilMs() ? Optional.of(previous) : Optional.empty(), stored.chain());
     }
 
     /**
@@ -254,8 +273,8 @@ public final class ZkMasterKeys implements AutoCloseable {
      * new anchor when {@code installed} is the cluster's first key (the key of the first rotation's record), else
      * none (an older one would name a key no longer the newest).
      */
-    static Stored append(Stored stored, MasterSuccession record, KeyPair next, KeyPair previous, KeyPair installed,
-            int keep) {
+    static Stored append(
+            Stored stored, MasterSuccession record, KeyPair next, KeyPair previous, KeyPair installed, int keep) {
         List<MasterSuccession> chain = new ArrayList<>(stored.chain());
         List<byte[]> sealed = new ArrayList<>(stored.sealed());
         chain.add(record);
@@ -265,14 +284,17 @@ public final class ZkMasterKeys implements AutoCloseable {
             chain.remove(0);
             sealed.remove(0);
         }
-        byte[] origin = stored.origin() != null ? stored.origin() : stored.chain().isEmpty() ? record.previousKey()
-                : stored.chain().get(0).previousKey();
+        byte[] origin = stored.origin() != null
+                ? stored.origin()
+                : stored.chain().isEmpty()
+                        ? record.previousKey()
+                        : stored.chain().get(0).previousKey();
         Anchor anchor = null;
         if (Arrays.equals(origin, installed.getPublic().getEncoded())) {
             byte[] newest = seal(next, origin, record.nextKey());
             byte[] before = seal(previous, origin, record.previousKey());
-            anchor = new Anchor(newest, before, Rsa.sign(installed.getPrivate(), anchorBytes(record.nextKey(), newest,
-                    before)));
+            anchor = new Anchor(
+                    newest, before, Rsa.sign(installed.getPrivate(), anchorBytes(record.nextKey(), newest, before)));
         }
         return new Stored(chain, sealed, origin, anchor);
     }
@@ -280,8 +302,14 @@ public final class ZkMasterKeys implements AutoCloseable {
     private static byte[] anchorBytes(byte[] nextKey, byte[] newest, byte[] previous) {
         byte[] purpose = ANCHOR_PURPOSE.getBytes(StandardCharsets.US_ASCII);
         return ByteBuffer.allocate(purpose.length + 12 + nextKey.length + newest.length + previous.length)
-                .put(purpose).putInt(nextKey.length).put(nextKey).putInt(newest.length).put(newest)
-                .putInt(previous.length).put(previous).array();
+                .put(purpose)
+                .putInt(nextKey.length)
+                .put(nextKey)
+                .putInt(newest.length)
+                .put(newest)
+                .putInt(previous.length)
+                .put(previous)
+                .array();
     }
 
     /**
@@ -294,8 +322,11 @@ public final class ZkMasterKeys implements AutoCloseable {
         try {
             byte[] wrapped = Rsa.wrap(RsaKeys.publicKeyFromDer(recipient), aes.bytes());
             byte[] box = Aead.seal(aes, context(named), pem);
-            return ByteBuffer.allocate(2 + wrapped.length + box.length).putShort((short) wrapped.length).put(wrapped)
-                    .put(box).array();
+            return ByteBuffer.allocate(2 + wrapped.length + box.length)
+                    .putShort((short) wrapped.length)
+                    .put(wrapped)
+                    .put(box)
+                    .array();
         } catch (KeyFormatException e) {
             throw new IllegalStateException("a key of the chain, parsed before", e);
         } finally {
@@ -316,8 +347,10 @@ public final class ZkMasterKeys implements AutoCloseable {
             pem = Aead.open(key, context(nextKey), Arrays.copyOfRange(sealed, 2 + wrappedLength, sealed.length));
             return Pem.readPrivateKey(new String(pem, StandardCharsets.US_ASCII));
         } catch (CryptoException | KeyFormatException e) {
-            throw new KeyStoreException(PATH + ": a private key of the cluster's master key chain does not open with"
-                    + " this master's key: " + e.getMessage(), e);
+            throw new KeyStoreException(
+                    PATH + ": a private key of the cluster's master key chain does not open with"
+                            + " this master's key: " + e.getMessage(),
+                    e);
         } finally {
             if (key != null) {
                 key.wipe();
@@ -345,9 +378,16 @@ public final class ZkMasterKeys implements AutoCloseable {
             body.put("origin", Base64.getEncoder().encodeToString(stored.origin()));
         }
         if (stored.anchor() != null) {
-            body.putObject("anchor").put("newest", Base64.getEncoder().encodeToString(stored.anchor().newest()))
-                    .put("previous", Base64.getEncoder().encodeToString(stored.anchor().previous()))
-                    .put("signature", Base64.getEncoder().encodeToString(stored.anchor().signature()));
+            body.putObject("anchor")
+                    .put(
+                            "newest",
+                            Base64.getEncoder().encodeToString(stored.anchor().newest()))
+                    .put(
+                            "previous",
+                            Base64.getEncoder().encodeToString(stored.anchor().previous()))
+                    .put(
+                            "signature",
+                            Base64.getEncoder().encodeToString(stored.anchor().signature()));
         }
         return body.toString().getBytes(StandardCharsets.UTF_8);
     }
@@ -357,29 +397,42 @@ public final class ZkMasterKeys implements AutoCloseable {
             return Stored.NONE;
         }
         if (data.length > MAX_NODE_BYTES) {
-            throw new KeyStoreException(PATH + " holds " + data.length + " bytes, over " + MAX_NODE_BYTES
-                    + "; not used");
+            throw new KeyStoreException(
+                    PATH + " holds " + data.length + " bytes, over " + MAX_NODE_BYTES + "; not used");
         }
         try {
             JsonNode body = JSON.readTree(data);
-            if (!PURPOSE.equals(body.path("purpose").asText()) || !body.path("sealed").isArray()) {
+            if (!PURPOSE.equals(body.path("purpose").asText())
+                    || !body.path("sealed").isArray()) {
                 throw new KeyStoreException(PATH + " does not hold the cluster's master key chain; not used");
             }
-            List<MasterSuccession> chain = MasterSuccessions.decodeChain(Base64.getDecoder().decode(body.path("chain")
-                    .asText("")));
+            List<MasterSuccession> chain = MasterSuccessions.decodeChain(
+                    Base64.getDecoder().decode(body.path("chain").asText("")));
             List<byte[]> sealed = new ArrayList<>();
             for (JsonNode node : body.path("sealed")) {
                 sealed.add(Base64.getDecoder().decode(node.asText("")));
             }
             if (sealed.size() != chain.size()) {
-                throw new KeyStoreException(PATH + " holds " + chain.size() + " records and " + sealed.size()
-                        + " sealed keys; not used");
+                throw new KeyStoreException(
+                        PATH + " holds " + chain.size() + " records and " + sealed.size() + " sealed keys; not used");
             }
-            byte[] origin = body.hasNonNull("origin") ? Base64.getDecoder().decode(body.get("origin").asText()) : null;
+            byte[] origin = body.hasNonNull("origin")
+                    ? Base64.getDecoder().decode(body.get("origin").asText())
+                    : null;
             JsonNode anchor = body.path("anchor");
-            return new Stored(chain, sealed, origin, anchor.isObject() ? new Anchor(Base64.getDecoder().decode(anchor
-                    .path("newest").asText("")), Base64.getDecoder().decode(anchor.path("previous").asText("")),
-                    Base64.getDecoder().decode(anchor.path("signature").asText(""))) : null);
+            return new Stored(
+                    chain,
+                    sealed,
+                    origin,
+                    anchor.isObject()
+                            ? new Anchor(
+                                    Base64.getDecoder()
+                                            .decode(anchor.path("newest").asText("")),
+                                    Base64.getDecoder()
+                                            .decode(anchor.path("previous").asText("")),
+                                    Base64.getDecoder()
+                                            .decode(anchor.path("signature").asText("")))
+                            : null);
         } catch (IOException | MalformedException | IllegalArgumentException e) {
             throw new KeyStoreException(PATH + " is damaged: " + e.getMessage() + "; not used", e);
         }

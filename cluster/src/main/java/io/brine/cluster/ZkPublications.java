@@ -101,16 +101,20 @@ public final class ZkPublications implements AutoCloseable {
             }
             return null;
         });
-        presence = new PersistentNode(client, CreateMode.EPHEMERAL, false, MASTERS + "/" + nodeName(master),
-                new byte[0]);
+        presence =
+                new PersistentNode(client, CreateMode.EPHEMERAL, false, MASTERS + "/" + nodeName(master), new byte[0]);
         presence.start();
         cache = CuratorCache.build(client, PUBLICATIONS);
-        cache.listenable().addListener(CuratorCacheListener.builder()
-                .forCreatesAndChanges((old, node) -> heard(listener, node)).build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((old, node) -> heard(listener, node))
+                        .build());
         cache.start();
         masters = CuratorCache.build(client, MASTERS);
-        masters.listenable().addListener(CuratorCacheListener.builder().forInitialized(mastersLoaded::countDown)
-                .build());
+        masters.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forInitialized(mastersLoaded::countDown)
+                        .build());
         masters.start();
     }
 
@@ -146,8 +150,9 @@ public final class ZkPublications implements AutoCloseable {
     public Written announce(String jid, byte[] data, Duration within) throws IOException {
         checkSize(data);
         CompletableFuture<KeeperException.Code> answered = new CompletableFuture<>();
-        calls.call(() -> client.create().inBackground((c, event) -> answered.complete(
-                KeeperException.Code.get(event.getResultCode()))).forPath(jobPath(jid), data));
+        calls.call(() -> client.create()
+                .inBackground((c, event) -> answered.complete(KeeperException.Code.get(event.getResultCode())))
+                .forPath(jobPath(jid), data));
         KeeperException.Code code;
         try {
             code = answered.get(within.toMillis(), TimeUnit.MILLISECONDS);
@@ -167,15 +172,16 @@ public final class ZkPublications implements AutoCloseable {
     }
 
     /** As {@link #report}, without waiting: a failure is handed to {@code failed} (on Curator's thread). */
-    public void reportInBackground(String jid, byte[] data, Consumer<String> failed)
-            throws IOException {
+    public void reportInBackground(String jid, byte[] data, Consumer<String> failed) throws IOException {
         checkSize(data);
-        calls.call(() -> client.create().inBackground((c, event) -> {
-            KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-            if (code != KeeperException.Code.OK) {
-                failed.accept(code.toString());
-            }
-        }).forPath(jobPath(jid) + "/" + nodeName(master), data));
+        calls.call(() -> client.create()
+                .inBackground((c, event) -> {
+                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                    if (code != KeeperException.Code.OK) {
+                        failed.accept(code.toString());
+                    }
+                })
+                .forPath(jobPath(jid) + "/" + nodeName(master), data));
     }
 
     /** Writes (or rewrites, when a delivery failed later) this master's report for {@code jid}. */
@@ -201,9 +207,11 @@ public final class ZkPublications implements AutoCloseable {
         if (cache == null) {
             return reports;
         }
-        cache.stream().filter(node -> node.getPath().startsWith(prefix) && node.getData() != null)
-                .forEach(node -> reports.put(URLDecoder.decode(node.getPath().substring(prefix.length()),
-                        StandardCharsets.UTF_8), node.getData()));
+        cache.stream()
+                .filter(node -> node.getPath().startsWith(prefix) && node.getData() != null)
+                .forEach(node -> reports.put(
+                        URLDecoder.decode(node.getPath().substring(prefix.length()), StandardCharsets.UTF_8),
+                        node.getData()));
         return reports;
     }
 
@@ -217,15 +225,18 @@ public final class ZkPublications implements AutoCloseable {
             return names;
         }
         String prefix = MASTERS + "/";
-        masters.stream().filter(node -> node.getPath().startsWith(prefix)).forEach(node -> names.add(
-                URLDecoder.decode(node.getPath().substring(prefix.length()), StandardCharsets.UTF_8)));
+        masters.stream()
+                .filter(node -> node.getPath().startsWith(prefix))
+                .forEach(node -> names.add(
+                        URLDecoder.decode(node.getPath().substring(prefix.length()), StandardCharsets.UTF_8)));
         return names;
     }
 
     /** Removes the announcements (and their reports) made more than {@code keep} ago. */
     public int sweep(Duration keep) throws IOException {
         long cutoff = clock.millis() - keep.toMillis();
-        List<String> jids = calls.call(() -> new ArrayList<>(client.getChildren().forPath(PUBLICATIONS)));
+        List<String> jids =
+                calls.call(() -> new ArrayList<>(client.getChildren().forPath(PUBLICATIONS)));
         return calls.sweep(PUBLICATIONS, jids, cutoff);
     }
 

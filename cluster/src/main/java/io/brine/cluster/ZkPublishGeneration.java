@@ -57,14 +57,17 @@ public final class ZkPublishGeneration implements AutoCloseable {
     public Shared join(Shared own, BiConsumer<Long, SessionKey> onNewer) throws IOException {
         Shared agreed = next(Long.MIN_VALUE, own);
         cache = CuratorCache.build(client, PATH, CuratorCache.Options.SINGLE_NODE_CACHE);
-        cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((old, node) -> {
-            try {
-                Shared heard = decode(node.getData());
-                onNewer.accept(heard.number(), heard.key());
-            } catch (IOException e) {
-                log.error("Cluster publish key generation unreadable: {}", e.getMessage());
-            }
-        }).build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((old, node) -> {
+                            try {
+                                Shared heard = decode(node.getData());
+                                onNewer.accept(heard.number(), heard.key());
+                            } catch (IOException e) {
+                                log.error("Cluster publish key generation unreadable: {}", e.getMessage());
+                            }
+                        })
+                        .build());
         cache.start();
         return agreed;
     }
@@ -74,14 +77,20 @@ public final class ZkPublishGeneration implements AutoCloseable {
      * another master wrote meanwhile (then {@code candidate} is wiped).
      */
     public Shared next(long basedOn, Shared candidate) throws IOException {
-        Shared written = ZkVersionedNode.replace(client, PATH, "the cluster's publish key generation", data -> {
-            Shared stored = decode(data);
-            if (stored.number() > basedOn) {
-                return Optional.of(stored);
-            }
-            stored.key().wipe();
-            return Optional.empty();
-        }, candidate, () -> encode(candidate));
+        Shared written = ZkVersionedNode.replace(
+                client,
+                PATH,
+                "the cluster's publish key generation",
+                data -> {
+                    Shared stored = decode(data);
+                    if (stored.number() > basedOn) {
+                        return Optional.of(stored);
+                    }
+                    stored.key().wipe();
+                    return Optional.empty();
+                },
+                candidate,
+                () -> encode(candidate));
         if (written != candidate) {
             candidate.key().wipe();
         }
@@ -90,20 +99,25 @@ public final class ZkPublishGeneration implements AutoCloseable {
 
     private byte[] encode(Shared generation) {
         byte[] wrapped = Rsa.wrap(masterKeys.getPublic(), generation.key().bytes());
-        return JSON.createObjectNode().put("generation", generation.number())
-                .put("wrapped", Base64.getEncoder().encodeToString(wrapped)).toString()
+        return JSON.createObjectNode()
+                .put("generation", generation.number())
+                .put("wrapped", Base64.getEncoder().encodeToString(wrapped))
+                .toString()
                 .getBytes(StandardCharsets.UTF_8);
     }
 
     private Shared decode(byte[] data) throws IOException {
         try {
             JsonNode node = JSON.readTree(data);
-            byte[] key = Rsa.unwrap(masterKeys.getPrivate(), Base64.getDecoder().decode(node.path("wrapped")
-                    .asText("")));
+            byte[] key = Rsa.unwrap(
+                    masterKeys.getPrivate(),
+                    Base64.getDecoder().decode(node.path("wrapped").asText("")));
             return new Shared(node.path("generation").asLong(), SessionKey.of(key));
         } catch (CryptoException | IllegalArgumentException e) {
-            throw new IOException("the publish key in the cluster does not unwrap with this master's key (is the"
-                    + " same master key pair installed on every master?): " + e.getMessage(), e);
+            throw new IOException(
+                    "the publish key in the cluster does not unwrap with this master's key (is the"
+                            + " same master key pair installed on every master?): " + e.getMessage(),
+                    e);
         }
     }
 

@@ -69,8 +69,7 @@ final class ZkRecords {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private ZkRecords() {
-    }
+    private ZkRecords() {}
 
     /**
      * Writes {@link #FORMAT_VERSION} into {@code /format} when the cluster has none (only with {@code write}: without,
@@ -83,7 +82,8 @@ final class ZkRecords {
         String ours = Integer.toString(FORMAT_VERSION);
         if (write) {
             try {
-                client.create().creatingParentContainersIfNeeded()
+                client.create()
+                        .creatingParentContainersIfNeeded()
                         .forPath(FORMAT, ours.getBytes(StandardCharsets.US_ASCII));
                 return;
             } catch (KeeperException.NodeExistsException e) {
@@ -96,8 +96,9 @@ final class ZkRecords {
         String found = data == null ? "" : new String(data, StandardCharsets.US_ASCII).strip();
         if (!found.equals(ours)) {
             throw new IOException("cluster: /" + client.getNamespace() + " holds its keys in format "
-                    + (found.isEmpty() ? "(empty)" : MinionIds.printable(found.length() > 20 ? found.substring(0, 20)
-                            + "..." : found))
+                    + (found.isEmpty()
+                            ? "(empty)"
+                            : MinionIds.printable(found.length() > 20 ? found.substring(0, 20) + "..." : found))
                     + ", this brine reads and writes format " + ours + "; nothing was changed. Run one version of"
                     + " brine on every master and brine-key of a cluster (stop the others before starting this one)");
         }
@@ -148,7 +149,8 @@ final class ZkRecords {
         }
         KeyState state = stateOf(node.path("state").asText(""));
         RSAPublicKey key = Pem.readPublicKey(node.path("pem").asText(""));
-        return new StoredKey(id, state, key, Fingerprints.of(key), kindOf(node.path(KIND).asText("")));
+        return new StoredKey(
+                id, state, key, Fingerprints.of(key), kindOf(node.path(KIND).asText("")));
     }
 
     /** No kind (every record before Salt minions had one, and a brine minion's): a brine minion's key. */
@@ -161,8 +163,8 @@ final class ZkRecords {
                 return kind;
             }
         }
-        throw new KeyFormatException("unknown kind " + MinionIds.printable(label.length() > 20
-                ? label.substring(0, 20) + "..." : label));
+        throw new KeyFormatException(
+                "unknown kind " + MinionIds.printable(label.length() > 20 ? label.substring(0, 20) + "..." : label));
     }
 
     private static KeyState stateOf(String label) throws KeyFormatException {

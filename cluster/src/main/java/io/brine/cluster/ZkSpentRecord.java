@@ -108,7 +108,9 @@ public final class ZkSpentRecord implements SpentRecord {
         } catch (KeeperException.NoNodeException e) {
             // not spent
         } catch (Exception e) {
-            log.warn("Cannot record in the cluster that {} was not used after all: {}; it stays spent", key,
+            log.warn(
+                    "Cannot record in the cluster that {} was not used after all: {}; it stays spent",
+                    key,
                     e.getMessage());
         }
     }
@@ -149,20 +151,23 @@ public final class ZkSpentRecord implements SpentRecord {
     private void pruneInBackgroundIfDue() {
         long now = now();
         long due = nextPrune.get();
-        if (now < due || !nextPrune.compareAndSet(due, now + PRUNE_INTERVAL.toSeconds())
+        if (now < due
+                || !nextPrune.compareAndSet(due, now + PRUNE_INTERVAL.toSeconds())
                 || !pruning.compareAndSet(false, true)) {
             return;
         }
-        Thread thread = new Thread(() -> {
-            try {
-                int removed = prune();
-                log.debug("{}: {} expired records pruned", parent, removed);
-            } catch (IOException | RuntimeException e) {
-                log.warn("Cannot prune the expired records of {} in the cluster: {}", parent, e.getMessage());
-            } finally {
-                pruning.set(false);
-            }
-        }, "brine-zk-prune");
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        int removed = prune();
+                        log.debug("{}: {} expired records pruned", parent, removed);
+                    } catch (IOException | RuntimeException e) {
+                        log.warn("Cannot prune the expired records of {} in the cluster: {}", parent, e.getMessage());
+                    } finally {
+                        pruning.set(false);
+                    }
+                },
+                "brine-zk-prune");
         thread.setDaemon(true);
         thread.start();
     }

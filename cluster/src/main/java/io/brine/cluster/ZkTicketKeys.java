@@ -39,6 +39,7 @@ public final class ZkTicketKeys implements AutoCloseable {
     private static final String PURPOSE = "brine-ticket-keys 1";
     /** The current key and the one it replaced. */
     public static final int MAX_KEYS = 2;
+
     static final int MAX_NODE_BYTES = 8192;
     private static final int ID_LENGTH = 8;
 
@@ -78,17 +79,26 @@ public final class ZkTicketKeys implements AutoCloseable {
         if (candidate.isEmpty() || candidate.size() > MAX_KEYS) {
             throw new IllegalArgumentException(candidate.size() + " ticket keys");
         }
-        return ZkVersionedNode.replace(client, PATH, "the cluster's ticket keys", data -> {
-            try {
-                List<Stored> stored = decode(data);
-                return basedOn == null || !Arrays.equals(stored.get(0).id(), basedOn) ? Optional.of(stored)
-                        : Optional.empty();
-            } catch (Unusable e) {
-                log.error("Cluster ticket keys not used: {}. This master's replace them: minions holding tickets "
-                        + "authenticate in full once", e.getMessage());
-                return Optional.empty();
-            }
-        }, candidate, () -> encode(candidate));
+        return ZkVersionedNode.replace(
+                client,
+                PATH,
+                "the cluster's ticket keys",
+                data -> {
+                    try {
+                        List<Stored> stored = decode(data);
+                        return basedOn == null || !Arrays.equals(stored.get(0).id(), basedOn)
+                                ? Optional.of(stored)
+                                : Optional.empty();
+                    } catch (Unusable e) {
+                        log.error(
+                                "Cluster ticket keys not used: {}. This master's replace them: minions holding tickets "
+                                        + "authenticate in full once",
+                                e.getMessage());
+                        return Optional.empty();
+                    }
+                },
+                candidate,
+                () -> encode(candidate));
     }
 
     /**
@@ -98,13 +108,16 @@ public final class ZkTicketKeys implements AutoCloseable {
      */
     public void watch(Consumer<List<Stored>> onChange, Consumer<String> onUnusable) {
         cache = CuratorCache.build(client, PATH, CuratorCache.Options.SINGLE_NODE_CACHE);
-        cache.listenable().addListener(CuratorCacheListener.builder().forCreatesAndChanges((old, node) -> {
-            try {
-                onChange.accept(decode(node.getData()));
-            } catch (Unusable e) {
-                onUnusable.accept(e.getMessage());
-            }
-        }).build());
+        cache.listenable()
+                .addListener(CuratorCacheListener.builder()
+                        .forCreatesAndChanges((old, node) -> {
+                            try {
+                                onChange.accept(decode(node.getData()));
+                            } catch (Unusable e) {
+                                onUnusable.accept(e.getMessage());
+                            }
+                        })
+                        .build());
         cache.start();
     }
 
@@ -114,23 +127,27 @@ public final class ZkTicketKeys implements AutoCloseable {
         for (Stored key : keys) {
             byte[] bytes = key.key().bytes();
             try {
-                list.addObject().put("id", HexFormat.of().formatHex(key.id())).put("created", key.createdMs())
+                list.addObject()
+                        .put("id", HexFormat.of().formatHex(key.id()))
+                        .put("created", key.createdMs())
                         .put("wrapped", Base64.getEncoder().encodeToString(Rsa.wrap(masterKeys.getPublic(), bytes)));
             } finally {
                 Arrays.fill(bytes, (byte) 0);
             }
         }
         byte[] signed = body.toString().getBytes(StandardCharsets.UTF_8);
-        return JSON.createObjectNode().put("body", Base64.getEncoder().encodeToString(signed))
+        return JSON.createObjectNode()
+                .put("body", Base64.getEncoder().encodeToString(signed))
                 .put("signature", Base64.getEncoder().encodeToString(Rsa.sign(masterKeys.getPrivate(), signed)))
-                .toString().getBytes(StandardCharsets.UTF_8);
+                .toString()
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /** The keys, once the signature verifies and every key unwraps; else {@link Unusable}, saying why. */
     List<Stored> decode(byte[] data) throws Unusable {
         if (data == null || data.length > MAX_NODE_BYTES) {
-            throw new Unusable(PATH + " holds " + (data == null ? "nothing" : data.length + " bytes, over "
-                    + MAX_NODE_BYTES));
+            throw new Unusable(
+                    PATH + " holds " + (data == null ? "nothing" : data.length + " bytes, over " + MAX_NODE_BYTES));
         }
         byte[] signed;
         JsonNode body;
@@ -148,8 +165,10 @@ public final class ZkTicketKeys implements AutoCloseable {
         } catch (IOException | IllegalArgumentException e) {
             throw new Unusable(PATH + " is damaged: " + e.getMessage());
         }
-        if (!PURPOSE.equals(body.path("purpose").asText()) || !body.path("keys").isArray()
-                || body.path("keys").isEmpty() || body.path("keys").size() > MAX_KEYS) {
+        if (!PURPOSE.equals(body.path("purpose").asText())
+                || !body.path("keys").isArray()
+                || body.path("keys").isEmpty()
+                || body.path("keys").size() > MAX_KEYS) {
             throw new Unusable(PATH + " does not hold 1 to " + MAX_KEYS + " ticket keys");
         }
         List<Stored> keys = new ArrayList<>();
@@ -159,16 +178,18 @@ public final class ZkTicketKeys implements AutoCloseable {
                 if (id.length != ID_LENGTH || !key.path("created").canConvertToLong()) {
                     throw new Unusable(PATH + " holds a damaged ticket key");
                 }
-                byte[] unwrapped = Rsa.unwrap(masterKeys.getPrivate(),
+                byte[] unwrapped = Rsa.unwrap(
+                        masterKeys.getPrivate(),
                         Base64.getDecoder().decode(key.path("wrapped").asText("")));
                 try {
-                    keys.add(new Stored(id, SessionKey.of(unwrapped), key.path("created").asLong()));
+                    keys.add(new Stored(
+                            id, SessionKey.of(unwrapped), key.path("created").asLong()));
                 } finally {
                     Arrays.fill(unwrapped, (byte) 0);
                 }
             } catch (CryptoException | IllegalArgumentException e) {
-                throw new Unusable(PATH + " holds a ticket key that does not unwrap with this master's key: "
-                        + e.getMessage());
+                throw new Unusable(
+                        PATH + " holds a ticket key that does not unwrap with this master's key: " + e.getMessage());
             }
         }
         return keys;

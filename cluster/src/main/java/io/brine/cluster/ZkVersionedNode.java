@@ -21,8 +21,7 @@ final class ZkVersionedNode {
         Optional<T> instead(byte[] data) throws IOException;
     }
 
-    private ZkVersionedNode() {
-    }
+    private ZkVersionedNode() {}
 
     /**
      * Writes {@code candidate}, {@code encoded} (asked once, only if written), at {@code path} (made when missing)
@@ -30,8 +29,9 @@ final class ZkVersionedNode {
      *
      * @param what the subject of the failure message
      */
-    static <T> T replace(CuratorFramework client, String path, String what, Stored<T> stored, T candidate,
-            Supplier<byte[]> encoded) throws IOException {
+    static <T> T replace(
+            CuratorFramework client, String path, String what, Stored<T> stored, T candidate, Supplier<byte[]> encoded)
+            throws IOException {
         byte[] bytes = null;
         try {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {

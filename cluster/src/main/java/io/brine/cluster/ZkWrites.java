@@ -51,8 +51,7 @@ final class ZkWrites {
             try {
                 return ZkRecords.decodeKey(id, data);
             } catch (KeyFormatException e) {
-                throw KeeperException.create(KeeperException.Code.DATAINCONSISTENCY,
-                        "/" + id + ": " + e.getMessage());
+                throw KeeperException.create(KeeperException.Code.DATAINCONSISTENCY, "/" + id + ": " + e.getMessage());
             }
         }
 
@@ -90,11 +89,13 @@ final class ZkWrites {
         }
 
         Transaction setData(String path, int version, byte[] data) {
-            return add(() -> client.transactionOp().setData().withVersion(version).forPath(path, data));
+            return add(
+                    () -> client.transactionOp().setData().withVersion(version).forPath(path, data));
         }
 
         Transaction delete(String path, int version) {
-            return add(() -> client.transactionOp().delete().withVersion(version).forPath(path));
+            return add(
+                    () -> client.transactionOp().delete().withVersion(version).forPath(path));
         }
 
         Transaction check(String path, int version) {
@@ -105,7 +106,9 @@ final class ZkWrites {
         Transaction audit(AuditEvent auditEvent) {
             events.add(auditEvent);
             byte[] data = ZkRecords.encodeAudit(auditEvent, clock.instant());
-            return add(() -> client.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+            return add(() -> client.transactionOp()
+                    .create()
+                    .withMode(CreateMode.PERSISTENT_SEQUENTIAL)
                     .forPath(ZkRecords.AUDIT_PREFIX, data));
         }
 
@@ -132,7 +135,8 @@ final class ZkWrites {
                     }
                 }
                 return Optional.of(zxid);
-            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+            } catch (KeeperException.BadVersionException
+                    | KeeperException.NodeExistsException
                     | KeeperException.NoNodeException e) {
                 return Optional.empty();
             } catch (KeeperException e) {

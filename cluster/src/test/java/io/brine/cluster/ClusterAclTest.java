@@ -51,12 +51,14 @@ class ClusterAclTest {
     private ClusterConfig withAuth() throws IOException {
         Path password = Files.writeString(dir.resolve("zk.pass"), "s3cret\n");
         Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
-        return ClusterConfig.of(server.getConnectString()).withRoot(root)
+        return ClusterConfig.of(server.getConnectString())
+                .withRoot(root)
                 .withAuth(new ClusterConfig.Auth("brine", password));
     }
 
     private ClusterStores open(ClusterConfig cluster) throws Exception {
-        return ClusterStores.open(MasterConfig.builder(dir).cluster(cluster).build(), AuditLog.none(), Clock.systemUTC(), false);
+        return ClusterStores.open(
+                MasterConfig.builder(dir).cluster(cluster).build(), AuditLog.none(), Clock.systemUTC(), false);
     }
 
     /** A client with no credentials at all, rooted at the ensemble's top. */
@@ -71,8 +73,10 @@ class ClusterAclTest {
     void withoutAuthAMasterRefusesToStartUnlessTheOpenAclIsSaidAndWritesNothing() throws Exception {
         ClusterConfig open = ClusterConfig.of(server.getConnectString()).withRoot(root);
 
-        assertThatThrownBy(() -> open(open)).isInstanceOf(IOException.class)
-                .hasMessageContaining("no auth").hasMessageContaining("could plant accepted keys")
+        assertThatThrownBy(() -> open(open))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("no auth")
+                .hasMessageContaining("could plant accepted keys")
                 .hasMessageContaining("cluster.insecure_open_acl: true");
         try (CuratorFramework stranger = stranger()) {
             assertThat(stranger.checkExists().forPath(root)).isNull();
@@ -85,13 +89,15 @@ class ClusterAclTest {
 
     @Test
     void withAuthTheClustersZnodesAreTheUsersAlone() throws Exception {
-        try (ClusterStores stores = open(withAuth()); CuratorFramework stranger = stranger()) {
+        try (ClusterStores stores = open(withAuth());
+                CuratorFramework stranger = stranger()) {
             assertThat(stores.client().getACL().forPath("/")).singleElement().satisfies(acl -> {
                 assertThat(acl.getId().getScheme()).isEqualTo("digest");
                 assertThat(acl.getId().getId()).startsWith("brine:");
                 assertThat(acl.getPerms()).isEqualTo(ZooDefs.Perms.ALL);
             });
-            assertThat(stores.client().getACL().forPath("/keys")).extracting(acl -> acl.getId().getScheme())
+            assertThat(stores.client().getACL().forPath("/keys"))
+                    .extracting(acl -> acl.getId().getScheme())
                     .containsOnly("digest");
             assertThatThrownBy(() -> stranger.getData().forPath(root + "/keys"))
                     .isInstanceOf(KeeperException.NoAuthException.class);
@@ -106,14 +112,15 @@ class ClusterAclTest {
 
     @Test
     void aRootMadeWithoutAuthIsRefusedSayingHowToFixIt() throws Exception {
-        try (ClusterStores first = open(ClusterConfig.of(server.getConnectString()).withRoot(root)
-                .withInsecureOpenAcl())) {
+        try (ClusterStores first =
+                open(ClusterConfig.of(server.getConnectString()).withRoot(root).withInsecureOpenAcl())) {
             assertThat(first.keyStore().acceptedIds()).isEmpty();
         }
 
-        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
-                .hasMessageContaining(root + " must be readable and changeable by brine alone: " + root
-                        + " (world:anyone cdrwa)")
+        assertThatThrownBy(() -> open(withAuth()))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(
+                        root + " must be readable and changeable by brine alone: " + root + " (world:anyone cdrwa)")
                 .hasMessageContaining("setAcl -R " + root + " auth::cdrwa");
     }
 
@@ -131,8 +138,10 @@ class ClusterAclTest {
     void aRootAlsoOpenToTheSameUserWithAnotherPasswordIsRefused() throws Exception {
         rootWith(digest("brine:s3cret", ZooDefs.Perms.ALL), digest("brine:guessed", ZooDefs.Perms.ALL));
 
-        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
-                .hasMessageContaining(root + " (digest:brine:<hash> cdrwa)").hasMessageContaining("setAcl -R " + root)
+        assertThatThrownBy(() -> open(withAuth()))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(root + " (digest:brine:<hash> cdrwa)")
+                .hasMessageContaining("setAcl -R " + root)
                 .hasMessageNotContaining(DigestAuthenticationProvider.generateDigest("brine:guessed"));
     }
 
@@ -140,7 +149,8 @@ class ClusterAclTest {
     void aRootOthersMayReadIsRefused() throws Exception {
         rootWith(digest("brine:s3cret", ZooDefs.Perms.ALL), new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
 
-        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> open(withAuth()))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("must be readable and changeable by brine alone: " + root + " (world:anyone r)");
     }
 
@@ -148,7 +158,8 @@ class ClusterAclTest {
     void aRootOfAnotherUserOrPasswordIsRefusedSayingHowToFixIt() throws Exception {
         rootWith(digest("brine:another", ZooDefs.Perms.ALL));
 
-        assertThatThrownBy(() -> open(withAuth())).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> open(withAuth()))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining(root + " cannot be read by brine with the password in cluster.auth's"
                         + " password_file: it was made by another user or with another password")
                 .hasMessageContaining("setAcl -R " + root + " digest:brine:DIGEST:cdrwa");

@@ -30,21 +30,25 @@ class ClusterPasswordTest {
     @Test
     void aFileOthersCanReadIsRefusedNamingIt() throws IOException {
         Path file = file("rw-r-----");
-        assertThatThrownBy(() -> ClusterConnection.readPassword(file)).isInstanceOf(IOException.class)
-                .hasMessageContaining(file.toString()).hasMessageContaining("open to group or others");
+        assertThatThrownBy(() -> ClusterConnection.readPassword(file))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining(file.toString())
+                .hasMessageContaining("open to group or others");
     }
 
     @Test
     void anyGroupOrOthersBitIsRefusedAsTheReadmeSays() throws IOException {
         Path file = file("rw---x---");
-        assertThatThrownBy(() -> ClusterConnection.readPassword(file)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> ClusterConnection.readPassword(file))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("open to group or others");
     }
 
     @Test
     void aFileOthersCanWriteIsRefused() throws IOException {
         Path file = file("rw-----w-");
-        assertThatThrownBy(() -> ClusterConnection.readPassword(file)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> ClusterConnection.readPassword(file))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("not trusted");
     }
 }

@@ -24,8 +24,8 @@ final class CuttableProxy implements AutoCloseable {
 
     CuttableProxy(String targetHostPort) throws IOException {
         int colon = targetHostPort.lastIndexOf(':');
-        this.target = new InetSocketAddress(targetHostPort.substring(0, colon),
-                Integer.parseInt(targetHostPort.substring(colon + 1)));
+        this.target = new InetSocketAddress(
+                targetHostPort.substring(0, colon), Integer.parseInt(targetHostPort.substring(colon + 1)));
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         Thread acceptor = new Thread(this::accept, "proxy-accept");
         acceptor.setDaemon(true);
@@ -65,16 +65,19 @@ final class CuttableProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread t = new Thread(() -> {
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                in.transferTo(out);
-            } catch (IOException e) {
-                // either side closed
-            } finally {
-                close(from);
-                close(to);
-            }
-        }, "proxy-pump");
+        Thread t = new Thread(
+                () -> {
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        in.transferTo(out);
+                    } catch (IOException e) {
+                        // either side closed
+                    } finally {
+                        close(from);
+                        close(to);
+                    }
+                },
+                "proxy-pump");
         t.setDaemon(true);
         t.start();
     }

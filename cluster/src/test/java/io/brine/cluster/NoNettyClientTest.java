@@ -25,7 +25,9 @@ class NoNettyClientTest {
     public static final class Probe {
         public static String roundTrip(String connect) throws Exception {
             try (CuratorFramework client = ClusterConnection.open(ClusterConfig.of(connect))) {
-                client.create().creatingParentsIfNeeded().forPath("/probe", "no netty".getBytes(StandardCharsets.UTF_8));
+                client.create()
+                        .creatingParentsIfNeeded()
+                        .forPath("/probe", "no netty".getBytes(StandardCharsets.UTF_8));
                 return new String(client.getData().forPath("/probe"), StandardCharsets.UTF_8);
             }
         }
@@ -34,7 +36,8 @@ class NoNettyClientTest {
     @Test
     void theClusterConnectionRunsWithoutNetty() throws Exception {
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        URL[] urls = Arrays.stream(classPath.split(File.pathSeparator)).filter(entry -> !entry.isBlank())
+        URL[] urls = Arrays.stream(classPath.split(File.pathSeparator))
+                .filter(entry -> !entry.isBlank())
                 .filter(entry -> !Path.of(entry).getFileName().toString().startsWith("netty-"))
                 .map(entry -> {
                     try {
@@ -42,7 +45,8 @@ class NoNettyClientTest {
                     } catch (MalformedURLException e) {
                         throw new IllegalStateException(e);
                     }
-                }).toArray(URL[]::new);
+                })
+                .toArray(URL[]::new);
         try (TestingServer server = new TestingServer();
                 URLClassLoader noNetty = new URLClassLoader(urls, ClassLoader.getPlatformClassLoader())) {
             assertThatThrownBy(() -> Class.forName("io.netty.handler.ssl.SslContext", false, noNetty))

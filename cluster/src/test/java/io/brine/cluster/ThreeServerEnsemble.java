@@ -68,7 +68,7 @@ final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback
 
     /** A master's key store on {@code client}, with its pki directory {@code pki}. */
     ZkKeyStore store(CuratorFramework client, Path pki) throws Exception {
-        return closeAfter(ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
-                Duration.ofSeconds(30)));
+        return closeAfter(ZkKeyStore.open(
+                client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()), Duration.ofSeconds(30)));
     }
 }

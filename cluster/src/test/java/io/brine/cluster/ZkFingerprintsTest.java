@@ -73,14 +73,17 @@ class ZkFingerprintsTest {
     }
 
     private ZkKeyStore store(CuratorFramework client, String name) throws Exception {
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(),
-                Clock.systemUTC()), Duration.ofSeconds(30));
+        ZkKeyStore store = ZkKeyStore.open(
+                client,
+                ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(), Clock.systemUTC()),
+                Duration.ofSeconds(30));
         open.add(store);
         return store;
     }
 
     private CuratorFramework client() throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+        CuratorFramework client = ClusterConnection.open(
+                ClusterConfig.of(server.getConnectString()).withRoot(root));
         open.add(client);
         return client;
     }
@@ -112,7 +115,8 @@ class ZkFingerprintsTest {
         KeyDecision fresh = a.offer("new1", offered, PolicyVerdict.ACCEPT);
         assertThat(fresh).isInstanceOf(KeyDecision.Pending.class);
         assertThat(fresh.reason()).contains("same key as web0");
-        assertThat(ZkFingerprints.recorded(a.writes(), Fingerprints.of(offered))).containsExactly("keys/new1");
+        assertThat(ZkFingerprints.recorded(a.writes(), Fingerprints.of(offered)))
+                .containsExactly("keys/new1");
     }
 
     @Test
@@ -130,7 +134,8 @@ class ZkFingerprintsTest {
         assertThat(znodeBytes(offered)).isBetween(ZkFingerprints.MAX_BYTES - 300, ZkFingerprints.MAX_BYTES);
         assertThat(last.reason()).contains("not recorded", "held by", "try later");
         assertThat(a.lookup(String.format("n%03d", offers - 1) + tail, offered)).isEqualTo(KeyLookup.UNKNOWN);
-        int recorded = ZkFingerprints.recorded(a.writes(), Fingerprints.of(offered)).size();
+        int recorded =
+                ZkFingerprints.recorded(a.writes(), Fingerprints.of(offered)).size();
         assertThat(a.list().keys(KeyState.PENDING)).hasSize(recorded);
         assertThat(recorded).isLessThan(offers);
         // An id that holds the key already is still answered as ever.
@@ -140,13 +145,15 @@ class ZkFingerprintsTest {
     private void deafen(CuratorFramework client) throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         open.add(release::countDown);
-        client.getData().usingWatcher((Watcher) event -> {
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }).forPath(ZkRecords.SEQ);
+        client.getData()
+                .usingWatcher((Watcher) event -> {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                })
+                .forPath(ZkRecords.SEQ);
     }
 
     @Test
@@ -161,8 +168,8 @@ class ZkFingerprintsTest {
         assertThat(b.accept("x1", KeyState.REJECTED, null, "admin-b").done()).isTrue();
 
         List<String> trail = ZkAuditTrail.read(clientA);
-        assertThat(trail.get(trail.size() - 1)).contains("\"event\":\"key-accepted\"", "\"id\":\"x1\"",
-                "same key as web1");
+        assertThat(trail.get(trail.size() - 1))
+                .contains("\"event\":\"key-accepted\"", "\"id\":\"x1\"", "same key as web1");
     }
 
     @Test
@@ -173,6 +180,7 @@ class ZkFingerprintsTest {
 
         assertThat(a.accept("web1", KeyState.REJECTED, null, "admin").done()).isTrue();
 
-        assertThat(ZkFingerprints.recorded(a.writes(), Fingerprints.of(key(203)))).containsExactly("keys/web1");
+        assertThat(ZkFingerprints.recorded(a.writes(), Fingerprints.of(key(203))))
+                .containsExactly("keys/web1");
     }
 }

@@ -40,12 +40,13 @@ class ZkFormatTest {
     }
 
     private CuratorFramework client() throws IOException {
-        return ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+        return ClusterConnection.open(
+                ClusterConfig.of(server.getConnectString()).withRoot(root));
     }
 
     private ZkKeyStore open(CuratorFramework client) throws IOException {
-        return ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
-                Duration.ofSeconds(30));
+        return ZkKeyStore.open(
+                client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()), Duration.ofSeconds(30));
     }
 
     @Test
@@ -61,10 +62,14 @@ class ZkFormatTest {
     @Test
     void aClusterOfAnotherFormatIsRefusedAndNothingIsWritten() throws Exception {
         try (CuratorFramework client = client()) {
-            client.create().creatingParentContainersIfNeeded().forPath(ZkRecords.FORMAT,
-                    Integer.toString(ZkRecords.FORMAT_VERSION + 1).getBytes(StandardCharsets.US_ASCII));
+            client.create()
+                    .creatingParentContainersIfNeeded()
+                    .forPath(
+                            ZkRecords.FORMAT,
+                            Integer.toString(ZkRecords.FORMAT_VERSION + 1).getBytes(StandardCharsets.US_ASCII));
 
-            assertThatThrownBy(() -> open(client)).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> open(client))
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining(root + " holds its keys in format '" + (ZkRecords.FORMAT_VERSION + 1)
                             + "', this brine reads and writes format " + ZkRecords.FORMAT_VERSION)
                     .hasMessageContaining("nothing was changed");

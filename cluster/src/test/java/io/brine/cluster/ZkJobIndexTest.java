@@ -51,8 +51,9 @@ class ZkJobIndexTest {
         assertThat(index.returns("20260101000000000001")).containsOnlyKeys("db1", "web1");
         assertThat(new String(index.returns("20260101000000000001").get("web1"), StandardCharsets.UTF_8))
                 .contains("\"n\":1");
-        assertThatThrownBy(() -> index.putReturn("20260101000000000001", "big",
-                new byte[ZkJobIndex.MAX_RETURN_BYTES + 1])).hasMessageContaining("stub");
+        assertThatThrownBy(
+                        () -> index.putReturn("20260101000000000001", "big", new byte[ZkJobIndex.MAX_RETURN_BYTES + 1]))
+                .hasMessageContaining("stub");
         assertThat(index.job("20260101000000000002")).isEmpty();
     }
 
@@ -76,8 +77,10 @@ class ZkJobIndexTest {
         index.putJobInBackground("20260101000000000001", bytes("{\"fun\":\"test.ping\"}"), failed::add);
         index.putJobInBackground("20260101000000000002", bytes("{\"fun\":\"test.echo\"}"), failed::add);
 
-        await().until(() -> index.job("20260101000000000001").map(b -> new String(b, StandardCharsets.UTF_8))
-                .filter(text -> text.contains("test.ping")).isPresent());
+        await().until(() -> index.job("20260101000000000001")
+                .map(b -> new String(b, StandardCharsets.UTF_8))
+                .filter(text -> text.contains("test.ping"))
+                .isPresent());
         await().until(() -> index.job("20260101000000000002").isPresent());
         assertThat(failed).isEmpty();
     }

@@ -39,10 +39,11 @@ class ZkKeyStoreContractTest extends KeyStoreContract {
 
     @Override
     protected KeyStore open(Path pkiDir, AuditLog audit) throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root));
+        CuratorFramework client = ClusterConnection.open(
+                ClusterConfig.of(server.getConnectString()).withRoot(root));
         clients.add(client);
-        return ZkKeyStore.open(client, ZkKeyStoreOptions.of(pkiDir, null, audit, Clock.systemUTC()),
-                Duration.ofSeconds(30));
+        return ZkKeyStore.open(
+                client, ZkKeyStoreOptions.of(pkiDir, null, audit, Clock.systemUTC()), Duration.ofSeconds(30));
     }
 
     @Override

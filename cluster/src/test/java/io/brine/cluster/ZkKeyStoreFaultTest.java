@@ -51,7 +51,9 @@ class ZkKeyStoreFaultTest {
             Future<List<KeyDecision>> decisions = writer.submit(() -> {
                 List<KeyDecision> answers = new ArrayList<>();
                 for (int i = 0; i < ids; i++) {
-                    answers.add(master.offer("node" + i, (RSAPublicKey) TestKeys.pair(100 + i).getPublic(),
+                    answers.add(master.offer(
+                            "node" + i,
+                            (RSAPublicKey) TestKeys.pair(100 + i).getPublic(),
                             i % 2 == 0 ? PolicyVerdict.NONE : PolicyVerdict.ACCEPT));
                     offered.incrementAndGet();
                 }
@@ -59,13 +61,15 @@ class ZkKeyStoreFaultTest {
             });
             await().until(() -> offered.get() >= 10);
             TestingCluster servers = ensemble.servers();
-            InstanceSpec connected = servers.findConnectionInstance(client.getZookeeperClient().getZooKeeper());
+            InstanceSpec connected =
+                    servers.findConnectionInstance(client.getZookeeperClient().getZooKeeper());
             assertThat(servers.killServer(connected)).isTrue();
 
             List<KeyDecision> answers = decisions.get();
             for (int i = 0; i < ids; i++) {
-                assertThat(answers.get(i)).as("node%d", i).isInstanceOf(i % 2 == 0 ? KeyDecision.Pending.class
-                        : KeyDecision.Accepted.class);
+                assertThat(answers.get(i))
+                        .as("node%d", i)
+                        .isInstanceOf(i % 2 == 0 ? KeyDecision.Pending.class : KeyDecision.Accepted.class);
             }
         } finally {
             writer.shutdownNow();
@@ -78,7 +82,8 @@ class ZkKeyStoreFaultTest {
         List<String> trail = ZkAuditTrail.read(client);
         for (int i = 0; i < ids; i++) {
             String id = "\"id\":\"node" + i + "\"";
-            assertThat(trail.stream().filter(line -> line.contains(id)).count()).as("trail of node%d", i)
+            assertThat(trail.stream().filter(line -> line.contains(id)).count())
+                    .as("trail of node%d", i)
                     .isEqualTo(1);
         }
         // Two servers of three are a quorum: admin changes go on.

@@ -85,14 +85,17 @@ class ZkKeyStoreTest {
     private ZkKeyStore store(String name) throws Exception {
         CuratorFramework client = client();
         clients.put(name, client);
-        ZkKeyStore store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(),
-                Clock.systemUTC()), Duration.ofSeconds(30));
+        ZkKeyStore store = ZkKeyStore.open(
+                client,
+                ZkKeyStoreOptions.of(pki.resolve(name), null, AuditLog.none(), Clock.systemUTC()),
+                Duration.ofSeconds(30));
         open.add(store);
         return store;
     }
 
     private CuratorFramework client() throws Exception {
-        CuratorFramework client = ClusterConnection.open(ClusterConfig.of(ensemble.getConnectString()).withRoot(root));
+        CuratorFramework client = ClusterConnection.open(
+                ClusterConfig.of(ensemble.getConnectString()).withRoot(root));
         open.add(client);
         return client;
     }
@@ -118,8 +121,9 @@ class ZkKeyStoreTest {
         assertThat(a.acceptedIds()).containsExactly("web1");
         assertThat(offer(a, "web1", 1)).isInstanceOf(KeyDecision.Accepted.class);
         await().until(() -> heardOnA.stream().anyMatch(c -> c.to().equals(Optional.of(KeyState.ACCEPTED))));
-        assertThat(heardOnA).extracting(KeyChange::toString).containsExactly("web1: none -> pending",
-                "web1: pending -> accepted");
+        assertThat(heardOnA)
+                .extracting(KeyChange::toString)
+                .containsExactly("web1: none -> pending", "web1: pending -> accepted");
     }
 
     @Test
@@ -135,13 +139,15 @@ class ZkKeyStoreTest {
         assertThat(a.offer("bad", key(5), PolicyVerdict.REJECT)).isInstanceOf(KeyDecision.Rejected.class);
         assertThat(b.offer("bad", key(5), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Rejected.class);
 
-        await().until(() -> b.list().keys(KeyState.DENIED).size() == 1 && a.list().ids(KeyState.REJECTED).size() == 1);
+        await().until(() -> b.list().keys(KeyState.DENIED).size() == 1
+                && a.list().ids(KeyState.REJECTED).size() == 1);
         assertThat(b.list().find("db1", KeyState.DENIED).orElseThrow().key()).isEqualTo(key(4));
         assertThat(a.list().ids(KeyState.ACCEPTED)).containsExactly("db1");
 
         AdminResult deleted = b.delete("db1", "brine-key:root");
         assertThat(deleted.done()).isTrue();
-        await().until(() -> a.list().keys(KeyState.ACCEPTED).isEmpty() && a.list().keys(KeyState.DENIED).isEmpty());
+        await().until(() -> a.list().keys(KeyState.ACCEPTED).isEmpty()
+                && a.list().keys(KeyState.DENIED).isEmpty());
         assertThat(a.accept("db1", null, "admin").status()).isEqualTo(AdminResult.Status.NOT_FOUND);
     }
 
@@ -195,22 +201,30 @@ class ZkKeyStoreTest {
             List<AdminResult> rejected = rejects.get();
             for (int i = 0; i < ids; i++) {
                 // Exactly one of the two moves happened; the other found the key gone from pending.
-                assertThat(accepted.get(i).done() ^ rejected.get(i).done()).as("race%d", i).isTrue();
+                assertThat(accepted.get(i).done() ^ rejected.get(i).done())
+                        .as("race%d", i)
+                        .isTrue();
             }
         } finally {
             threads.shutdownNow();
         }
-        await().until(() -> a.list().keys(KeyState.PENDING).isEmpty() && b.list().keys(KeyState.PENDING).isEmpty()
+        await().until(() -> a.list().keys(KeyState.PENDING).isEmpty()
+                && b.list().keys(KeyState.PENDING).isEmpty()
                 && a.list().keys().equals(b.list().keys()));
-        assertThat(a.list().ids(KeyState.ACCEPTED).size() + a.list().ids(KeyState.REJECTED).size()).isEqualTo(ids);
+        assertThat(a.list().ids(KeyState.ACCEPTED).size()
+                        + a.list().ids(KeyState.REJECTED).size())
+                .isEqualTo(ids);
 
         List<String> trail = ZkAuditTrail.read(client());
         for (int i = 0; i < ids; i++) {
             String id = "\"id\":\"race" + i + "\"";
-            List<String> events = trail.stream().filter(line -> line.contains(id))
-                    .map(line -> line.replaceAll(".*\"event\":\"([a-z-]+)\".*", "$1")).toList();
-            assertThat(events).as("trail of race%d", i).isIn(List.of("key-pending", "key-accepted"),
-                    List.of("key-pending", "key-rejected"));
+            List<String> events = trail.stream()
+                    .filter(line -> line.contains(id))
+                    .map(line -> line.replaceAll(".*\"event\":\"([a-z-]+)\".*", "$1"))
+                    .toList();
+            assertThat(events)
+                    .as("trail of race%d", i)
+                    .isIn(List.of("key-pending", "key-accepted"), List.of("key-pending", "key-rejected"));
         }
     }
 
@@ -227,8 +241,9 @@ class ZkKeyStoreTest {
         assertThat(trail).hasSize(5);
         assertThat(trail.get(0)).contains("\"event\":\"key-pending\"", "\"actor\":\"master\"", "\"id\":\"m1\"");
         assertThat(trail.get(1)).contains("\"event\":\"key-pending\"", "\"id\":\"m2\"");
-        assertThat(trail.get(2)).contains("\"event\":\"key-accepted\"", "\"actor\":\"admin-b\"", "\"id\":\"m1\"",
-                "\"from\":\"pending\"");
+        assertThat(trail.get(2))
+                .contains(
+                        "\"event\":\"key-accepted\"", "\"actor\":\"admin-b\"", "\"id\":\"m1\"", "\"from\":\"pending\"");
         assertThat(trail.get(3)).contains("\"event\":\"key-rejected\"", "\"actor\":\"admin-a\"");
         assertThat(trail.get(4)).contains("\"event\":\"rotation-requested\"");
         assertThat(a.rotationRequests()).isEqualTo(1);
@@ -254,13 +269,16 @@ class ZkKeyStoreTest {
     private void deafen(String name) throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         open.add(release::countDown);
-        clients.get(name).getData().usingWatcher((Watcher) event -> {
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }).forPath(ZkRecords.SEQ);
+        clients.get(name)
+                .getData()
+                .usingWatcher((Watcher) event -> {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                })
+                .forPath(ZkRecords.SEQ);
     }
 
     @Test
@@ -274,8 +292,8 @@ class ZkKeyStoreTest {
         assertThat(decision).isInstanceOf(KeyDecision.Pending.class);
         assertThat(decision.reason()).contains("same key as web1", "not accepted by policy");
         await().until(() -> a.lookup("x1.prov.example.com", key(50)) == KeyLookup.PENDING_SAME);
-        assertThat(a.list().sharedKeys()).containsEntry(Fingerprints.of(key(50)),
-                List.of("web1", "x1.prov.example.com"));
+        assertThat(a.list().sharedKeys())
+                .containsEntry(Fingerprints.of(key(50)), List.of("web1", "x1.prov.example.com"));
     }
 
     @Test
@@ -292,8 +310,10 @@ class ZkKeyStoreTest {
             List<KeyDecision> fromB = onB.get();
             for (int i = 0; i < keys; i++) {
                 assertThat(fromA.get(i) instanceof KeyDecision.Accepted && fromB.get(i) instanceof KeyDecision.Accepted)
-                        .as("key %d accepted under a%d and b%d", i, i, i).isFalse();
-                assertThat(List.of(fromA.get(i), fromB.get(i))).as("key %d", i)
+                        .as("key %d accepted under a%d and b%d", i, i, i)
+                        .isFalse();
+                assertThat(List.of(fromA.get(i), fromB.get(i)))
+                        .as("key %d", i)
                         .anyMatch(d -> d.reason().contains("same key as"));
             }
         } finally {

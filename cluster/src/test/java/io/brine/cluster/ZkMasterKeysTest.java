@@ -54,8 +54,8 @@ class ZkMasterKeysTest {
     @BeforeEach
     void open() throws Exception {
         client = ClusterConnection.open(ZOOKEEPER.freshRoot());
-        store = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), clock),
-                Duration.ofSeconds(30));
+        store = ZkKeyStore.open(
+                client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), clock), Duration.ofSeconds(30));
         keys = new ZkMasterKeys(client);
     }
 
@@ -87,7 +87,8 @@ class ZkMasterKeysTest {
         assertThat(ZkAuditTrail.read(client)).anyMatch(line -> line.contains("\"master-key-rotated\""));
         // A master installed with the newest key serves it, with no previous one; after the grace nobody has one.
         assertThat(keys.load(loaded.current(), clock.millis()).previous()).isEmpty();
-        assertThat(keys.load(INSTALLED, clock.millis() + GRACE.toMillis()).previous()).isEmpty();
+        assertThat(keys.load(INSTALLED, clock.millis() + GRACE.toMillis()).previous())
+                .isEmpty();
     }
 
     @Test
@@ -95,8 +96,9 @@ class ZkMasterKeysTest {
         Rotated first = rotate(5);
         byte[] before = client.getData().forPath(ZkMasterKeys.PATH);
         // The audit event is the transaction's last write: refused there, the record's write is undone with it.
-        client.setACL().withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.ADMIN,
-                ZooDefs.Ids.ANYONE_ID_UNSAFE))).forPath(ZkRecords.AUDIT);
+        client.setACL()
+                .withACL(List.of(new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.ADMIN, ZooDefs.Ids.ANYONE_ID_UNSAFE)))
+                .forPath(ZkRecords.AUDIT);
         assertThatThrownBy(() -> rotate(5)).hasMessageContaining("ZooKeeper");
         assertThat(client.getData().forPath(ZkMasterKeys.PATH)).isEqualTo(before);
         assertThat(keys.load(INSTALLED, clock.millis()).current().getPublic()).isEqualTo(first.next());
@@ -116,12 +118,16 @@ class ZkMasterKeysTest {
         long now = clock.millis();
         byte[] signed = MasterSuccessions.signedBytes(previous, next, now, now + GRACE.toMillis());
         // Sealing needs only the installed public key; the signature would need its private key.
-        MasterSuccession forged = new MasterSuccession(previous, next, now, now + GRACE.toMillis(),
-                Rsa.sign(stranger.getPrivate(), signed), null);
-        client.create().forPath(ZkMasterKeys.PATH, ZkMasterKeys.encode(ZkMasterKeys.append(
-                ZkMasterKeys.Stored.NONE, forged, planted, stranger, stranger, 5)));
+        MasterSuccession forged = new MasterSuccession(
+                previous, next, now, now + GRACE.toMillis(), Rsa.sign(stranger.getPrivate(), signed), null);
+        client.create()
+                .forPath(
+                        ZkMasterKeys.PATH,
+                        ZkMasterKeys.encode(
+                                ZkMasterKeys.append(ZkMasterKeys.Stored.NONE, forged, planted, stranger, stranger, 5)));
 
-        assertThatThrownBy(() -> keys.load(INSTALLED, now)).isInstanceOf(KeyStoreException.class)
+        assertThatThrownBy(() -> keys.load(INSTALLED, now))
+                .isInstanceOf(KeyStoreException.class)
                 .hasMessageContaining("not signed by the key before it");
         assertThatThrownBy(() -> rotate(5)).isInstanceOf(KeyStoreException.class);
     }
@@ -138,8 +144,10 @@ class ZkMasterKeysTest {
         MasterKeySet anchored = keys.load(INSTALLED, clock.millis());
         assertThat(anchored.current().getPublic()).isEqualTo(last.next());
         assertThat(anchored.previous().orElseThrow().getPublic()).isEqualTo(before.next());
-        assertThatThrownBy(() -> keys.load(second, clock.millis())).isInstanceOf(KeyStoreException.class)
-                .hasMessageContaining("not in the cluster's master key chain").hasMessageContaining("copy master.pem");
+        assertThatThrownBy(() -> keys.load(second, clock.millis()))
+                .isInstanceOf(KeyStoreException.class)
+                .hasMessageContaining("not in the cluster's master key chain")
+                .hasMessageContaining("copy master.pem");
     }
 
     @Test

@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.apache.curator.framework.CuratorFramework;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -63,7 +64,7 @@ class ZkPublishGenerationTest {
         ZkPublishGeneration a = master();
         ZkPublishGeneration b = master();
         SessionKey first = SessionKey.random();
-        Shared agreedByA = a.join(new Shared(1000, first), (n, k) -> { });
+        Shared agreedByA = a.join(new Shared(1000, first), (n, k) -> {});
         assertThat(agreedByA.number()).isEqualTo(1000);
         List<Shared> heardByB = new CopyOnWriteArrayList<>();
         Shared agreedByB = b.join(new Shared(2000, SessionKey.random()), (n, k) -> heardByB.add(new Shared(n, k)));
@@ -73,7 +74,12 @@ class ZkPublishGenerationTest {
         SessionKey second = SessionKey.random();
         assertThat(a.next(1000, new Shared(1001, second)).number()).isEqualTo(1001);
         await().until(() -> heardByB.stream().anyMatch(s -> s.number() == 1001));
-        assertThat(heardByB.stream().filter(s -> s.number() == 1001).findFirst().orElseThrow().key().bytes())
+        assertThat(heardByB.stream()
+                        .filter(s -> s.number() == 1001)
+                        .findFirst()
+                        .orElseThrow()
+                        .key()
+                        .bytes())
                 .isEqualTo(second.bytes());
     }
 
@@ -81,14 +87,16 @@ class ZkPublishGenerationTest {
     void ofMastersRotatingAtOnceOneWinsAndTheOthersAdoptItsGeneration() throws Exception {
         ZkPublishGeneration a = master();
         ZkPublishGeneration b = master();
-        a.join(new Shared(5, SessionKey.random()), (n, k) -> { });
-        b.join(new Shared(5, SessionKey.random()), (n, k) -> { });
+        a.join(new Shared(5, SessionKey.random()), (n, k) -> {});
+        b.join(new Shared(5, SessionKey.random()), (n, k) -> {});
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
             for (long base = 5; base < 25; base++) {
                 long basedOn = base;
-                Future<Shared> viaA = threads.submit(() -> a.next(basedOn, new Shared(basedOn + 1, SessionKey.random())));
-                Future<Shared> viaB = threads.submit(() -> b.next(basedOn, new Shared(basedOn + 1, SessionKey.random())));
+                Future<Shared> viaA =
+                        threads.submit(() -> a.next(basedOn, new Shared(basedOn + 1, SessionKey.random())));
+                Future<Shared> viaB =
+                        threads.submit(() -> b.next(basedOn, new Shared(basedOn + 1, SessionKey.random())));
                 Shared fromA = viaA.get();
                 Shared fromB = viaB.get();
                 assertThat(fromA.number()).isEqualTo(basedOn + 1);
@@ -104,13 +112,14 @@ class ZkPublishGenerationTest {
     void theKeyIsStoredOnlyWrappedForTheMasterKey() throws Exception {
         ZkPublishGeneration a = master();
         SessionKey key = SessionKey.random();
-        a.join(new Shared(7, key), (n, k) -> { });
+        a.join(new Shared(7, key), (n, k) -> {});
         String stored = new String(client().getData().forPath(ZkPublishGeneration.PATH), StandardCharsets.UTF_8);
-        assertThat(stored).doesNotContain(Base64.getEncoder().encodeToString(key.bytes()))
-                .doesNotContain(HexFormat.of().formatHex(key.bytes())).contains("\"generation\":7", "wrapped");
+        assertThat(stored)
+                .doesNotContain(Base64.getEncoder().encodeToString(key.bytes()))
+                .doesNotContain(HexFormat.of().formatHex(key.bytes()))
+                .contains("\"generation\":7", "wrapped");
         ZkPublishGeneration otherMasterKey = new ZkPublishGeneration(client(), TestKeys.pair(201));
         open.add(otherMasterKey);
-        org.assertj.core.api.Assertions.assertThatThrownBy(otherMasterKey::current)
-                .hasMessageContaining("same master key pair");
+        Assertions.assertThatThrownBy(otherMasterKey::current).hasMessageContaining("same master key pair");
     }
 }

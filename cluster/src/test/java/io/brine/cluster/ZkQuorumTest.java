@@ -40,8 +40,8 @@ class ZkQuorumTest {
     final ThreeServerEnsemble ensemble = new ThreeServerEnsemble();
 
     private ZkKeyStore store(String connect, Duration sessionTimeout) throws Exception {
-        return ensemble.store(ensemble.client(new ClusterConfig(connect, "/brine", sessionTimeout, Optional.empty())),
-                pki);
+        return ensemble.store(
+                ensemble.client(new ClusterConfig(connect, "/brine", sessionTimeout, Optional.empty())), pki);
     }
 
     private ZkKeyStore store() throws Exception {
@@ -57,7 +57,8 @@ class ZkQuorumTest {
         ZkKeyStore a = store();
         ZkKeyStore b = store();
         TestingCluster servers = ensemble.servers();
-        assertThat(servers.killServer(servers.findConnectionInstance(a.client().getZookeeperClient().getZooKeeper())))
+        assertThat(servers.killServer(servers.findConnectionInstance(
+                        a.client().getZookeeperClient().getZooKeeper())))
                 .isTrue();
 
         KeyDecision pending = a.offer("n1", key(60), PolicyVerdict.NONE);
@@ -79,7 +80,8 @@ class ZkQuorumTest {
         assertThat(a.offer("web1", key(62), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(a.offer("db1", key(63), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);
         await().until(() -> b.acceptedKey("web1").isPresent() && b.lookup("db1", key(63)) == KeyLookup.PENDING_SAME);
-        List<InstanceSpec> stopped = ensemble.servers().getInstances().stream().limit(2).toList();
+        List<InstanceSpec> stopped =
+                ensemble.servers().getInstances().stream().limit(2).toList();
         for (InstanceSpec spec : stopped) {
             assertThat(ensemble.servers().killServer(spec)).isTrue();
         }
@@ -102,7 +104,8 @@ class ZkQuorumTest {
         assertThat(refused.status()).isEqualTo(AdminResult.Status.REFUSED);
         assertThat(refused.message()).contains("db1: accept refused", "ZooKeeper", "nothing changed");
         assertThat(a.delete("web1", "admin").status()).isEqualTo(AdminResult.Status.REFUSED);
-        assertThatThrownBy(() -> a.requestRotation("admin")).isInstanceOf(UncheckedIOException.class)
+        assertThatThrownBy(() -> a.requestRotation("admin"))
+                .isInstanceOf(UncheckedIOException.class)
                 .hasMessageContaining("nothing changed");
         assertThat(a.rotationRequests()).isEqualTo(-1);
         assertThat(a.list().ids(KeyState.ACCEPTED)).containsExactly("web1");
@@ -120,14 +123,16 @@ class ZkQuorumTest {
         assertThat(a.rotationRequests()).isZero();
         // Nothing was written while there was no quorum: one trail entry for new1, its acceptance now.
         List<String> trail = ZkAuditTrail.read(a.client());
-        assertThat(trail.stream().filter(line -> line.contains("\"id\":\"new1\""))).hasSize(1);
-        assertThat(trail.stream().filter(line -> line.contains("\"event\":\"key-denied\""))).isEmpty();
+        assertThat(trail.stream().filter(line -> line.contains("\"id\":\"new1\"")))
+                .hasSize(1);
+        assertThat(trail.stream().filter(line -> line.contains("\"event\":\"key-denied\"")))
+                .isEmpty();
     }
 
     @Test
     void aMasterCutOffUntilItsSessionExpiresRefusesAdminChangesSaysSoAndCatchesUp() throws Exception {
-        CuttableProxy partition = ensemble.closeAfter(
-                new CuttableProxy(ensemble.servers().getInstances().iterator().next().getConnectString()));
+        CuttableProxy partition = ensemble.closeAfter(new CuttableProxy(
+                ensemble.servers().getInstances().iterator().next().getConnectString()));
         ZkKeyStore a = store(partition.connectString(), Duration.ofSeconds(4));
         ZkKeyStore b = store();
         assertThat(b.offer("app1", key(66), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);

@@ -100,16 +100,19 @@ class ZkSpentRecordTest {
         CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         String parent = "/spent/spent_grants"; // under the client's namespace, the root
-        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
-        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(3600))).isTrue();
-        client.create().forPath(parent + "/" + String.format("%032x", 3), "damaged".getBytes(StandardCharsets.US_ASCII));
+        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60)))
+                .isTrue();
+        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(3600)))
+                .isTrue();
+        client.create()
+                .forPath(parent + "/" + String.format("%032x", 3), "damaged".getBytes(StandardCharsets.US_ASCII));
         assertThat(a.prune()).isZero();
 
         clock.advance(Duration.ofSeconds(61));
 
         assertThat(a.prune()).isEqualTo(1);
-        assertThat(client.getChildren().forPath(parent)).containsExactlyInAnyOrder(String.format("%032x", 2),
-                String.format("%032x", 3));
+        assertThat(client.getChildren().forPath(parent))
+                .containsExactlyInAnyOrder(String.format("%032x", 2), String.format("%032x", 3));
         assertThat(a.isSpent(String.format("%032x", 2))).isTrue();
         assertThat(a.isSpent(String.format("%032x", 3))).isTrue();
     }
@@ -120,18 +123,22 @@ class ZkSpentRecordTest {
         CuratorFramework client = ClusterConnection.open(cluster);
         open.add(client);
         String parent = "/spent/spent_grants"; // under the client's namespace, the root
-        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60))).isTrue();
+        assertThat(a.spend(String.format("%032x", 1), clock.instant().plusSeconds(60)))
+                .isTrue();
         // The first prune is due PRUNE_INTERVAL after the record was opened.
-        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(60))).isTrue();
+        assertThat(a.spend(String.format("%032x", 2), clock.instant().plusSeconds(60)))
+                .isTrue();
         clock.advance(Duration.ofSeconds(61));
-        assertThat(a.spend(String.format("%032x", 3), clock.instant().plusSeconds(3600))).isTrue();
+        assertThat(a.spend(String.format("%032x", 3), clock.instant().plusSeconds(3600)))
+                .isTrue();
         assertThat(client.getChildren().forPath(parent)).hasSize(3);
 
         clock.advance(ZkSpentRecord.PRUNE_INTERVAL);
-        assertThat(a.spend(String.format("%032x", 4), clock.instant().plusSeconds(3600))).isTrue();
+        assertThat(a.spend(String.format("%032x", 4), clock.instant().plusSeconds(3600)))
+                .isTrue();
 
         await().until(() -> client.getChildren().forPath(parent).size() == 2);
-        assertThat(client.getChildren().forPath(parent)).containsExactlyInAnyOrder(String.format("%032x", 3),
-                String.format("%032x", 4));
+        assertThat(client.getChildren().forPath(parent))
+                .containsExactlyInAnyOrder(String.format("%032x", 3), String.format("%032x", 4));
     }
 }

@@ -29,8 +29,8 @@ class ZkTicketKeysTest {
     void theKeysAreStoredOnlyWrappedAndReadBackWhole() throws Exception {
         Stored one = key(1);
         byte[] node = keys.encode(List.of(one, key(2)));
-        assertThat(new String(node, StandardCharsets.UTF_8)).doesNotContain(Base64.getEncoder().encodeToString(
-                one.key().bytes()));
+        assertThat(new String(node, StandardCharsets.UTF_8))
+                .doesNotContain(Base64.getEncoder().encodeToString(one.key().bytes()));
         List<Stored> read = keys.decode(node);
         assertThat(read).hasSize(ZkTicketKeys.MAX_KEYS);
         assertThat(read.get(0).key().bytes()).isEqualTo(one.key().bytes());
@@ -40,7 +40,8 @@ class ZkTicketKeysTest {
     @Test
     void oneKeyPastTheBoundOrOneBytePastTheNodeLimitIsNotUsed() {
         byte[] three = keys.encode(List.of(key(1), key(2), key(3)));
-        assertThatThrownBy(() -> keys.decode(three)).isInstanceOf(ZkTicketKeys.Unusable.class)
+        assertThatThrownBy(() -> keys.decode(three))
+                .isInstanceOf(ZkTicketKeys.Unusable.class)
                 .hasMessageContaining("1 to 2 ticket keys");
         assertThatThrownBy(() -> keys.decode(new byte[ZkTicketKeys.MAX_NODE_BYTES]))
                 .hasMessageContaining("damaged");
@@ -50,17 +51,23 @@ class ZkTicketKeysTest {
 
     @Test
     void aNodeSignedWithAnotherKeyIsNotUsed() {
-        byte[] forged = new ZkTicketKeys(null, new KeyPair(MASTER_KEY.getPublic(), TestKeys.pair(201).getPrivate()))
+        byte[] forged = new ZkTicketKeys(
+                        null,
+                        new KeyPair(MASTER_KEY.getPublic(), TestKeys.pair(201).getPrivate()))
                 .encode(List.of(key(1)));
-        assertThatThrownBy(() -> keys.decode(forged)).isInstanceOf(ZkTicketKeys.Unusable.class)
-                .hasMessageContaining("not signed by this master key").hasMessageNotContaining("damaged");
+        assertThatThrownBy(() -> keys.decode(forged))
+                .isInstanceOf(ZkTicketKeys.Unusable.class)
+                .hasMessageContaining("not signed by this master key")
+                .hasMessageNotContaining("damaged");
     }
 
     @Test
     void aSignedNodeWhoseKeysDoNotUnwrapWithThisMasterKeyIsNotUsed() {
-        byte[] wrappedForAnother = new ZkTicketKeys(null, new KeyPair(TestKeys.pair(201).getPublic(),
-                MASTER_KEY.getPrivate())).encode(List.of(key(1)));
-        assertThatThrownBy(() -> keys.decode(wrappedForAnother)).isInstanceOf(ZkTicketKeys.Unusable.class)
+        byte[] wrappedForAnother = new ZkTicketKeys(
+                        null, new KeyPair(TestKeys.pair(201).getPublic(), MASTER_KEY.getPrivate()))
+                .encode(List.of(key(1)));
+        assertThatThrownBy(() -> keys.decode(wrappedForAnother))
+                .isInstanceOf(ZkTicketKeys.Unusable.class)
                 .hasMessageContaining("does not unwrap with this master's key");
     }
 }

@@ -17,8 +17,7 @@ public final class CrashPoints {
 
     public static final String PROPERTY = "brine.crash_points";
 
-    private CrashPoints() {
-    }
+    private CrashPoints() {}
 
     /** Holds the calling thread for good when {@code step} is armed; returns at once otherwise. */
     public static void reach(String step) {

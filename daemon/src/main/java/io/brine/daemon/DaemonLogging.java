@@ -30,8 +30,7 @@ public final class DaemonLogging {
     /** Logged at ERROR only unless the daemon's level is debug or trace. */
     static final List<String> CHATTY_LIBRARIES = List.of("org.apache.zookeeper", "org.apache.curator");
 
-    private DaemonLogging() {
-    }
+    private DaemonLogging() {}
 
     public static void configure(LogLevel level, Optional<Path> file) throws IOException {
         configure(level, file, LogFormat.TEXT);

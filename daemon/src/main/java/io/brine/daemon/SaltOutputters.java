@@ -11,8 +11,7 @@ import java.util.Map;
  */
 public final class SaltOutputters {
 
-    private SaltOutputters() {
-    }
+    private SaltOutputters() {}
 
     /** {@code key:} and {@code value} below it, as Salt's nested outputter shows a minion's return. */
     public static String nested(String key, Object value) {
@@ -111,7 +110,8 @@ public final class SaltOutputters {
         if (value instanceof String text) {
             String escaped = text.replace("\\", "\\\\").replace("\n", "\\n");
             // As Python: double quotes for text holding a quote and no double quote, else quotes escaped.
-            return text.contains("'") && !text.contains("\"") ? "\"" + escaped + "\""
+            return text.contains("'") && !text.contains("\"")
+                    ? "\"" + escaped + "\""
                     : "'" + escaped.replace("'", "\\'") + "'";
         }
         if (value instanceof List<?> list) {
@@ -124,7 +124,9 @@ public final class SaltOutputters {
         if (value instanceof Map<?, ?> map) {
             StringBuilder out = new StringBuilder("{");
             for (Map.Entry<?, ?> entry : map.entrySet()) {
-                out.append(out.length() > 1 ? ", " : "").append(repr(entry.getKey())).append(": ")
+                out.append(out.length() > 1 ? ", " : "")
+                        .append(repr(entry.getKey()))
+                        .append(": ")
                         .append(repr(entry.getValue()));
             }
             return out.append('}').toString();

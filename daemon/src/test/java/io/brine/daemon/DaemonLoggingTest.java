@@ -25,15 +25,20 @@ class DaemonLoggingTest {
         Level before = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).getLevel();
         try {
             DaemonLogging.configure(LogLevel.INFO, Optional.empty());
-            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel()).isEqualTo(Level.ERROR);
-            assertThat(context.getLogger("org.apache.curator.framework").getEffectiveLevel()).isEqualTo(Level.ERROR);
-            assertThat(context.getLogger("com.example.other").getEffectiveLevel()).isEqualTo(Level.INFO);
+            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel())
+                    .isEqualTo(Level.ERROR);
+            assertThat(context.getLogger("org.apache.curator.framework").getEffectiveLevel())
+                    .isEqualTo(Level.ERROR);
+            assertThat(context.getLogger("com.example.other").getEffectiveLevel())
+                    .isEqualTo(Level.INFO);
 
             DaemonLogging.configure(LogLevel.DEBUG, Optional.empty());
-            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel()).isEqualTo(Level.DEBUG);
+            assertThat(context.getLogger("org.apache.zookeeper.ClientCnxn").getEffectiveLevel())
+                    .isEqualTo(Level.DEBUG);
         } finally {
             context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(before);
-            DaemonLogging.CHATTY_LIBRARIES.forEach(name -> context.getLogger(name).setLevel(null));
+            DaemonLogging.CHATTY_LIBRARIES.forEach(
+                    name -> context.getLogger(name).setLevel(null));
         }
     }
 
@@ -42,8 +47,10 @@ class DaemonLoggingTest {
         LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
         Encoder<ILoggingEvent> encoder = DaemonLogging.encoder(context, LogFormat.JSON);
         Logger logger = context.getLogger("io.brine.test");
-        LoggingEvent event = new LoggingEvent(Logger.class.getName(), logger, Level.WARN,
-                "Key of {} bits in {}", null, new Object[] {1024, "minions_pre/\"web1\""});
+        LoggingEvent event = new LoggingEvent(
+                Logger.class.getName(), logger, Level.WARN, "Key of {} bits in {}", null, new Object[] {
+                    1024, "minions_pre/\"web1\""
+                });
 
         String line = new String(encoder.encode(event), StandardCharsets.UTF_8);
 

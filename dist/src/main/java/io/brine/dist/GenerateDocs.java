@@ -34,24 +34,40 @@ public final class GenerateDocs {
     }
 
     static final List<Cli> CLIS = List.of(
-            new Cli("brine-master", MasterMain::new, "salt-master", Map.of(
-                    "/etc/brine/master.yaml", "the configuration (see conf/master.yaml)",
-                    "/etc/brine/pki/master", "the default pki dir: the master's key pair and the minion keys",
-                    "/var/cache/brine/master", "the default cachedir: the job cache and audit.log")),
-            new Cli("brine-minion", MinionMain::new, "salt-minion", Map.of(
-                    "/etc/brine/minion.yaml", "the configuration (see conf/minion.yaml)",
-                    "/etc/brine/pki/minion", "the default pki dir: the minion's key pair and the pinned master key",
-                    "/var/cache/brine/minion/status.json", "the minion's state, for monitoring")),
-            new Cli("brine-key", BrineKey::new, "salt-key", Map.of(
-                    "/etc/brine/master.yaml", "read for pki_dir and cachedir (and whole by policy check)",
-                    "/etc/brine/pki/master", "the default pki dir",
-                    "/var/cache/brine/master/audit.log", "the audit log")),
-            new Cli("brine", BrineCli::new, "salt", Map.of(
-                    "/etc/brine/master.yaml", "read for the master's address, pki_dir and cachedir",
-                    "/var/cache/brine/master/jobs", "the job cache that brine jobs reads")));
+            new Cli(
+                    "brine-master",
+                    MasterMain::new,
+                    "salt-master",
+                    Map.of(
+                            "/etc/brine/master.yaml", "the configuration (see conf/master.yaml)",
+                            "/etc/brine/pki/master", "the default pki dir: the master's key pair and the minion keys",
+                            "/var/cache/brine/master", "the default cachedir: the job cache and audit.log")),
+            new Cli(
+                    "brine-minion",
+                    MinionMain::new,
+                    "salt-minion",
+                    Map.of(
+                            "/etc/brine/minion.yaml", "the configuration (see conf/minion.yaml)",
+                            "/etc/brine/pki/minion",
+                                    "the default pki dir: the minion's key pair and the pinned master key",
+                            "/var/cache/brine/minion/status.json", "the minion's state, for monitoring")),
+            new Cli(
+                    "brine-key",
+                    BrineKey::new,
+                    "salt-key",
+                    Map.of(
+                            "/etc/brine/master.yaml", "read for pki_dir and cachedir (and whole by policy check)",
+                            "/etc/brine/pki/master", "the default pki dir",
+                            "/var/cache/brine/master/audit.log", "the audit log")),
+            new Cli(
+                    "brine",
+                    BrineCli::new,
+                    "salt",
+                    Map.of(
+                            "/etc/brine/master.yaml", "read for the master's address, pki_dir and cachedir",
+                            "/var/cache/brine/master/jobs", "the job cache that brine jobs reads")));
 
-    private GenerateDocs() {
-    }
+    private GenerateDocs() {}
 
     public static void main(String[] args) throws IOException {
         Path dir = Path.of(args.length > 0 ? args[0] : "target/docs");
@@ -59,10 +75,12 @@ public final class GenerateDocs {
         Files.createDirectories(dir);
         for (Cli cli : CLIS) {
             CommandLine commandLine = cli.commandLine();
-            Files.writeString(dir.resolve(cli.name() + ".1"), manPage(cli, commandLine.getCommandSpec(), version),
+            Files.writeString(
+                    dir.resolve(cli.name() + ".1"),
+                    manPage(cli, commandLine.getCommandSpec(), version),
                     StandardCharsets.UTF_8);
-            Files.writeString(dir.resolve(cli.name() + ".bash"), completion(cli.name(), commandLine),
-                    StandardCharsets.UTF_8);
+            Files.writeString(
+                    dir.resolve(cli.name() + ".bash"), completion(cli.name(), commandLine), StandardCharsets.UTF_8);
         }
     }
 
@@ -79,11 +97,18 @@ public final class GenerateDocs {
 
     static String manPage(Cli cli, CommandSpec spec, String version) {
         StringBuilder man = new StringBuilder();
-        man.append(".\\\" Generated from ").append(spec.userObject().getClass().getName())
+        man.append(".\\\" Generated from ")
+                .append(spec.userObject().getClass().getName())
                 .append(" at build time; do not edit.\n");
-        man.append(".TH ").append(cli.name().toUpperCase(Locale.ROOT)).append(" 1 \"\" \"brine ")
-                .append(escape(version)).append("\" \"brine manual\"\n");
-        man.append(".SH NAME\n").append(escape(cli.name())).append(" \\- ").append(escape(summary(spec)))
+        man.append(".TH ")
+                .append(cli.name().toUpperCase(Locale.ROOT))
+                .append(" 1 \"\" \"brine ")
+                .append(escape(version))
+                .append("\" \"brine manual\"\n");
+        man.append(".SH NAME\n")
+                .append(escape(cli.name()))
+                .append(" \\- ")
+                .append(escape(summary(spec)))
                 .append('\n');
         man.append(".SH SYNOPSIS\n");
         String[] synopsis = spec.usageMessage().customSynopsis();
@@ -112,24 +137,41 @@ public final class GenerateDocs {
         }
         if (!spec.usageMessage().exitCodeList().isEmpty()) {
             man.append(".SH EXIT STATUS\n");
-            spec.usageMessage().exitCodeList().forEach((code, meaning) -> man.append(".TP\n")
-                    .append(escape(code.strip())).append('\n').append(escape(meaning)).append('\n'));
+            spec.usageMessage()
+                    .exitCodeList()
+                    .forEach((code, meaning) -> man.append(".TP\n")
+                            .append(escape(code.strip()))
+                            .append('\n')
+                            .append(escape(meaning))
+                            .append('\n'));
         }
         List<String> examples = List.of(spec.usageMessage().footer()).stream()
-                .filter(line -> !line.isBlank() && !line.strip().equals("Examples:")).toList();
+                .filter(line -> !line.isBlank() && !line.strip().equals("Examples:"))
+                .toList();
         if (!examples.isEmpty()) {
             man.append(".SH EXAMPLES\n.nf\n");
             for (String line : examples) {
-                man.append(escape(line.startsWith("  ") ? line.substring(2) : line)).append('\n');
+                man.append(escape(line.startsWith("  ") ? line.substring(2) : line))
+                        .append('\n');
             }
             man.append(".fi\n");
         }
         man.append(".SH FILES\n");
-        cli.files().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(file -> man.append(".TP\n")
-                .append(escape(file.getKey())).append('\n').append(escape(file.getValue())).append('\n'));
-        man.append(".SH SEE ALSO\n").append(CLIS.stream().filter(other -> other != cli)
-                .map(other -> "\\fB" + escape(other.name()) + "\\fR(1)").collect(Collectors.joining(", ")))
-                .append(", ").append(escape(cli.salt())).append("(1)\n");
+        cli.files().entrySet().stream()
+                .sorted(Map.Entry.comparingByKey())
+                .forEach(file -> man.append(".TP\n")
+                        .append(escape(file.getKey()))
+                        .append('\n')
+                        .append(escape(file.getValue()))
+                        .append('\n'));
+        man.append(".SH SEE ALSO\n")
+                .append(CLIS.stream()
+                        .filter(other -> other != cli)
+                        .map(other -> "\\fB" + escape(other.name()) + "\\fR(1)")
+                        .collect(Collectors.joining(", ")))
+                .append(", ")
+                .append(escape(cli.salt()))
+                .append("(1)\n");
         return man.toString();
     }
 
@@ -176,7 +218,10 @@ public final class GenerateDocs {
             man.append(".TP\n");
             List<String> names = List.of(option.names());
             for (int i = 0; i < names.size(); i++) {
-                man.append(i == 0 ? "" : ", ").append("\\fB").append(escape(names.get(i))).append("\\fR");
+                man.append(i == 0 ? "" : ", ")
+                        .append("\\fB")
+                        .append(escape(names.get(i)))
+                        .append("\\fR");
             }
             if (option.arity().max() > 0) {
                 man.append(" \\fI").append(escape(option.paramLabel())).append("\\fR");
@@ -184,7 +229,8 @@ public final class GenerateDocs {
             man.append('\n');
             for (String line : option.description()) {
                 man.append(escape(line.replace("${DEFAULT-VALUE}", String.valueOf(option.defaultValue()))
-                        .replace("${COMPLETION-CANDIDATES}", candidates(option)))).append('\n');
+                                .replace("${COMPLETION-CANDIDATES}", candidates(option))))
+                        .append('\n');
             }
         }
     }

@@ -16,8 +16,7 @@ import java.util.zip.GZIPOutputStream;
  */
 public final class Gzip {
 
-    private Gzip() {
-    }
+    private Gzip() {}
 
     public static void main(String[] args) throws IOException {
         if (args.length < 3) {

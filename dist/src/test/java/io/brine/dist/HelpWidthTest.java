@@ -47,8 +47,15 @@ class HelpWidthTest {
     void everyExampleInEveryHelpIsOneWholeLineOfAtMost80Columns() {
         List<String> problems = new ArrayList<>();
         Map<String, CommandLine> commands = everyCommand();
-        assertThat(commands).containsKeys("brine-master", "brine-minion", "brine-key", "brine", "brine-bench",
-                "brine events", "brine-key policy");
+        assertThat(commands)
+                .containsKeys(
+                        "brine-master",
+                        "brine-minion",
+                        "brine-key",
+                        "brine",
+                        "brine-bench",
+                        "brine events",
+                        "brine-key policy");
         commands.forEach((name, command) -> {
             String help = command.getUsageMessage(CommandLine.Help.Ansi.OFF);
             List<String> shown = help.lines().toList();
@@ -63,7 +70,8 @@ class HelpWidthTest {
                     problems.add(name + ": split: " + line.strip());
                 }
             }
-            shown.stream().filter(l -> l.length() > COLUMNS)
+            shown.stream()
+                    .filter(l -> l.length() > COLUMNS)
                     .forEach(l -> problems.add(name + ": a line of " + l.length() + " columns: " + l.strip()));
         });
         assertThat(problems).isEmpty();

@@ -23,7 +23,17 @@ import java.util.Set;
 record Action(Kind kind, String option, String argument, Set<KeyState> states, boolean all) {
 
     enum Kind {
-        LIST, ACCEPT, REJECT, DELETE, PRINT, FINGER, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS,
+        LIST,
+        ACCEPT,
+        REJECT,
+        DELETE,
+        PRINT,
+        FINGER,
+        GEN_KEYS,
+        ROTATE,
+        CLEAN,
+        ROTATE_MASTER_KEY,
+        ROTATE_KEYS,
         SIGN_MASTER_KEY
     }
 
@@ -41,8 +51,8 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         addIfSet(actions, options.reject, options.rejectAll, Kind.REJECT, "-r", "-R");
         addIfSet(actions, options.delete, options.deleteAll, Kind.DELETE, "-d", "-D");
         addIfSet(actions, options.print, options.printAll, Kind.PRINT, "-p", "-P");
-        boolean fingerBinds = options.finger != null
-                && (options.accept != null || options.reject != null || options.delete != null);
+        boolean fingerBinds =
+                options.finger != null && (options.accept != null || options.reject != null || options.delete != null);
         addIfSet(actions, fingerBinds ? null : options.finger, options.fingerAll, Kind.FINGER, "-f", "-F");
         if (options.genKeys != null) {
             actions.add(new Action(Kind.GEN_KEYS, "--gen-keys", options.genKeys, all, false));
@@ -57,22 +67,22 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
             actions.add(new Action(Kind.ROTATE_MASTER_KEY, "--rotate-master-key", null, all, true));
         }
         if (options.rotateKeys != null) {
-            actions.add(new Action(Kind.ROTATE_KEYS, "--rotate-keys", options.rotateKeys,
-                    EnumSet.allOf(KeyState.class), false));
+            actions.add(new Action(
+                    Kind.ROTATE_KEYS, "--rotate-keys", options.rotateKeys, EnumSet.allOf(KeyState.class), false));
         }
         if (options.signMasterKey != null) {
-            actions.add(new Action(Kind.SIGN_MASTER_KEY, "--sign-master-key", options.signMasterKey.toString(), all,
-                    false));
+            actions.add(new Action(
+                    Kind.SIGN_MASTER_KEY, "--sign-master-key", options.signMasterKey.toString(), all, false));
         }
         if (actions.size() > 1) {
-            throw UserError.usage("choose one action; got " + String.join(" and ",
-                    actions.stream().map(Action::option).toList()));
+            throw UserError.usage("choose one action; got "
+                    + String.join(" and ", actions.stream().map(Action::option).toList()));
         }
         return actions.isEmpty() ? new Action(Kind.LIST, "-L", null, all, true) : actions.get(0);
     }
 
-    private static void addIfSet(List<Action> actions, String glob, boolean all, Kind kind, String option,
-            String allOption) {
+    private static void addIfSet(
+            List<Action> actions, String glob, boolean all, Kind kind, String option, String allOption) {
         if (glob != null) {
             actions.add(new Action(kind, option, glob, EnumSet.allOf(KeyState.class), false));
         }
@@ -88,8 +98,9 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
             case "rej", "rejected" -> EnumSet.of(KeyState.REJECTED);
             case "den", "denied" -> EnumSet.of(KeyState.DENIED);
             case "all" -> EnumSet.allOf(KeyState.class);
-            default -> throw UserError.usage("-l " + MinionIds.printable(value) + ": expected one of pre, un,"
-                    + " unaccepted, acc, accepted, rej, rejected, den, denied, all");
+            default ->
+                throw UserError.usage("-l " + MinionIds.printable(value) + ": expected one of pre, un,"
+                        + " unaccepted, acc, accepted, rej, rejected, den, denied, all");
         };
     }
 

@@ -2,6 +2,7 @@ package io.brine.keytool;
 
 import io.brine.daemon.config.ValueCheck;
 import io.brine.protocol.MinionIds;
+import io.brine.protocol.targeting.Glob;
 import io.brine.store.api.ApiTokens;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
@@ -28,10 +29,15 @@ import picocli.CommandLine.Spec;
  * {@code brine-key api-token}: the HTTP API's bearer tokens (create, revoke, list), stored hashed in
  * {@code pki_dir/api_tokens.json} ({@link ApiTokens}); each change is audited with the admin's name.
  */
-@Command(name = "api-token", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+@Command(
+        name = "api-token",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
         header = "Create, revoke and list the HTTP API's bearer tokens.",
-        description = {"Tokens are stored hashed in pki_dir/" + ApiTokens.FILE_NAME + "; the token itself is printed"
-                + " once, by create. A running master sees a change at its next request."},
+        description = {
+            "Tokens are stored hashed in pki_dir/" + ApiTokens.FILE_NAME + "; the token itself is printed"
+                    + " once, by create. A running master sees a change at its next request."
+        },
         subcommands = {ApiTokenCommand.Create.class, ApiTokenCommand.Revoke.class, ApiTokenCommand.ListTokens.class})
 final class ApiTokenCommand implements Callable<Integer> {
 
@@ -73,15 +79,18 @@ final class ApiTokenCommand implements Callable<Integer> {
 
     /** Comma-separated globs; on minion ids ({@code ids}: checked as strictly as a target) or on functions. */
     static List<String> globs(String option, List<String> values, boolean ids) {
-        List<String> globs = values.stream().flatMap(v -> Arrays.stream(v.split(",")))
-                .map(String::trim).filter(g -> !g.isEmpty()).toList();
+        List<String> globs = values.stream()
+                .flatMap(v -> Arrays.stream(v.split(",")))
+                .map(String::trim)
+                .filter(g -> !g.isEmpty())
+                .toList();
         for (String glob : globs) {
             ValueCheck.glob().problem(glob).ifPresent(problem -> {
                 throw UserError.usage(option + " " + MinionIds.printable(glob) + ": " + problem);
             });
             if (ids) {
                 try {
-                    io.brine.protocol.targeting.Glob.compileIds(glob);
+                    Glob.compileIds(glob);
                 } catch (IllegalArgumentException e) {
                     throw UserError.usage(option + ": " + e.getMessage());
                 }
@@ -98,41 +107,60 @@ final class ApiTokenCommand implements Callable<Integer> {
     }
 
     static UserError cannotWrite(KeytoolConfig config, IOException e) {
-        return new UserError(UserError.REFUSED, "cannot write " + ApiTokens.file(config.pkiDir()) + ": "
-                + BrineKey.describe(e));
+        return new UserError(
+                UserError.REFUSED, "cannot write " + ApiTokens.file(config.pkiDir()) + ": " + BrineKey.describe(e));
     }
 
     void audit(KeytoolConfig config, String event, String name, String reason) {
         try (AuditLog audit = root.openAudit(config)) {
-            audit.record(AuditEvent.builder(event, root.actor()).id(name).reason(reason).build());
+            audit.record(AuditEvent.builder(event, root.actor())
+                    .id(name)
+                    .reason(reason)
+                    .build());
         }
     }
 
-    @Command(name = "create", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+    @Command(
+            name = "create",
+            mixinStandardHelpOptions = true,
+            usageHelpAutoWidth = true,
             header = "Make a token and print it, once.",
-            description = {"The token may publish the functions --functions allows to the minions --acl allows, and"
-                    + " see their events and jobs; --key-admin lets it accept, reject and delete keys too. Without"
-                    + " --acl and --key-admin it may only read keys and minions."})
+            description = {
+                "The token may publish the functions --functions allows to the minions --acl allows, and"
+                        + " see their events and jobs; --key-admin lets it accept, reject and delete keys too. Without"
+                        + " --acl and --key-admin it may only read keys and minions."
+            })
     static final class Create implements Callable<Integer> {
         @ParentCommand
         ApiTokenCommand parent;
 
-        @Parameters(index = "0", paramLabel = "NAME", description = "The token's name (an id: [a-z0-9._-]); audit"
-                + " lines of its changes name it as api:NAME.")
+        @Parameters(
+                index = "0",
+                paramLabel = "NAME",
+                description =
+                        "The token's name (an id: [a-z0-9._-]); audit" + " lines of its changes name it as api:NAME.")
         String name;
 
-        @Option(names = "--acl", paramLabel = "GLOBS", description = "Minion ids it may target (comma-separated"
-                + " globs, repeatable).")
+        @Option(
+                names = "--acl",
+                paramLabel = "GLOBS",
+                description = "Minion ids it may target (comma-separated" + " globs, repeatable).")
         List<String> acl = List.of();
 
-        @Option(names = "--functions", paramLabel = "GLOBS", description = "Functions it may publish"
-                + " (comma-separated globs, repeatable; default: none, or test.* with --acl).")
+        @Option(
+                names = "--functions",
+                paramLabel = "GLOBS",
+                description = "Functions it may publish"
+                        + " (comma-separated globs, repeatable; default: none, or test.* with --acl).")
         List<String> functions;
 
         @Option(names = "--key-admin", description = "It may accept, reject and delete keys.")
         boolean keyAdmin;
 
-        @Option(names = "--expires", required = true, paramLabel = "DURATION",
+        @Option(
+                names = "--expires",
+                required = true,
+                paramLabel = "DURATION",
                 description = "How long it works: 90d, 12h, 30m, 3600 (seconds); at most 366d.")
         String expires;
 
@@ -141,21 +169,25 @@ final class ApiTokenCommand implements Callable<Integer> {
             ApiTokenCommand.name(name);
             Duration lifetime = duration(expires);
             List<String> targets = globs("--acl", acl, true);
-            List<String> funs = functions != null ? globs("--functions", functions, false)
+            List<String> funs = functions != null
+                    ? globs("--functions", functions, false)
                     : targets.isEmpty() ? List.of() : List.of("test.*");
             KeytoolConfig config = parent.root.config();
             ApiTokens.Created created;
             try {
-                created = ApiTokens.create(config.pkiDir(), name, targets, funs, keyAdmin, lifetime,
-                        Clock.systemUTC());
+                created = ApiTokens.create(config.pkiDir(), name, targets, funs, keyAdmin, lifetime, Clock.systemUTC());
             } catch (IllegalArgumentException e) {
                 throw new UserError(UserError.REFUSED, name + ": " + e.getMessage());
             } catch (IOException e) {
                 throw cannotWrite(config, e);
             }
-            parent.audit(config, "api-token-created", name, "acl " + targets + ", functions " + funs
-                    + (keyAdmin ? ", key admin" : "") + ", expires "
-                    + Instant.ofEpochMilli(created.entry().expiresMs()));
+            parent.audit(
+                    config,
+                    "api-token-created",
+                    name,
+                    "acl " + targets + ", functions " + funs
+                            + (keyAdmin ? ", key admin" : "") + ", expires "
+                            + Instant.ofEpochMilli(created.entry().expiresMs()));
             PrintWriter out = parent.spec.commandLine().getOut();
             out.println(created.token());
             out.flush();
@@ -168,7 +200,10 @@ final class ApiTokenCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "revoke", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+    @Command(
+            name = "revoke",
+            mixinStandardHelpOptions = true,
+            usageHelpAutoWidth = true,
             header = "Remove a token: the master refuses it from its next request.")
     static final class Revoke implements Callable<Integer> {
         @ParentCommand
@@ -197,7 +232,10 @@ final class ApiTokenCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "list", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+    @Command(
+            name = "list",
+            mixinStandardHelpOptions = true,
+            usageHelpAutoWidth = true,
             header = "List the tokens (names, ACLs, expiry; never the tokens).")
     static final class ListTokens implements Callable<Integer> {
         @ParentCommand

@@ -33,12 +33,22 @@ import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key}: the admin CLI over the key store, with salt-key's options. */
-@Command(name = "brine-key", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
-        sortOptions = false, usageHelpAutoWidth = true,
-        subcommands = {PolicyCommand.class, GrantCommand.class, TokenHashCommand.class, ApiTokenCommand.class,
-                ClusterCommand.class},
+@Command(
+        name = "brine-key",
+        mixinStandardHelpOptions = true,
+        versionProvider = BrineVersion.class,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        subcommands = {
+            PolicyCommand.class,
+            GrantCommand.class,
+            TokenHashCommand.class,
+            ApiTokenCommand.class,
+            ClusterCommand.class
+        },
         commandListHeading = "%nCommands (-c, --pki-dir, --cachedir and -q go before or after them):%n",
-        headerHeading = "", header = "Manage the minion keys of a brine master.",
+        headerHeading = "",
+        header = "Manage the minion keys of a brine master.",
         synopsisHeading = "%nUsage: ",
         descriptionHeading = "%nDescription:%n",
         description = {
@@ -101,50 +111,80 @@ import picocli.CommandLine.Spec;
         })
 public final class BrineKey implements Callable<Integer> {
 
-    @Option(names = {"-L", "--list-all"}, description = "List all keys.")
+    @Option(
+            names = {"-L", "--list-all"},
+            description = "List all keys.")
     boolean listAll;
 
-    @Option(names = "--long", description = "With -L or -l: each key's fingerprint, when it was filed in its state"
-            + " (an accepted key: accepted or last rotated) and its age, and when its id last rotated its key. Not"
-            + " with cluster: times unknown.")
+    @Option(
+            names = "--long",
+            description = "With -L or -l: each key's fingerprint, when it was filed in its state"
+                    + " (an accepted key: accepted or last rotated) and its age, and when its id last rotated its key. Not"
+                    + " with cluster: times unknown.")
     boolean longListing;
 
-    @Option(names = {"-l", "--list"}, paramLabel = "STATE",
+    @Option(
+            names = {"-l", "--list"},
+            paramLabel = "STATE",
             description = "List the keys in one state: pre, un, unaccepted, acc, accepted, rej, rejected, den,"
                     + " denied, or all.")
     String list;
 
-    @Option(names = {"-a", "--accept"}, paramLabel = "GLOB", description = "Accept the matching unaccepted keys.")
+    @Option(
+            names = {"-a", "--accept"},
+            paramLabel = "GLOB",
+            description = "Accept the matching unaccepted keys.")
     String accept;
 
-    @Option(names = {"-A", "--accept-all"}, description = "Accept all unaccepted keys.")
+    @Option(
+            names = {"-A", "--accept-all"},
+            description = "Accept all unaccepted keys.")
     boolean acceptAll;
 
-    @Option(names = {"-r", "--reject"}, paramLabel = "GLOB", description = "Reject the matching unaccepted keys.")
+    @Option(
+            names = {"-r", "--reject"},
+            paramLabel = "GLOB",
+            description = "Reject the matching unaccepted keys.")
     String reject;
 
-    @Option(names = {"-R", "--reject-all"}, description = "Reject all unaccepted keys.")
+    @Option(
+            names = {"-R", "--reject-all"},
+            description = "Reject all unaccepted keys.")
     boolean rejectAll;
 
-    @Option(names = {"-d", "--delete"}, paramLabel = "GLOB", description = "Delete the matching keys, in any state.")
+    @Option(
+            names = {"-d", "--delete"},
+            paramLabel = "GLOB",
+            description = "Delete the matching keys, in any state.")
     String delete;
 
-    @Option(names = {"-D", "--delete-all"}, description = "Delete all keys.")
+    @Option(
+            names = {"-D", "--delete-all"},
+            description = "Delete all keys.")
     boolean deleteAll;
 
-    @Option(names = {"-p", "--print"}, paramLabel = "GLOB", description = "Print the matching public keys.")
+    @Option(
+            names = {"-p", "--print"},
+            paramLabel = "GLOB",
+            description = "Print the matching public keys.")
     String print;
 
-    @Option(names = {"-P", "--print-all"}, description = "Print all public keys.")
+    @Option(
+            names = {"-P", "--print-all"},
+            description = "Print all public keys.")
     boolean printAll;
 
-    @Option(names = {"-f", "--finger"}, paramLabel = "GLOB|FP",
+    @Option(
+            names = {"-f", "--finger"},
+            paramLabel = "GLOB|FP",
             description = "Print the fingerprints of the matching keys. With -a, -r or -d and a single id: act only"
                     + " if that id's key has fingerprint FP. With -a or -r on an id whose key rotation waits for an"
                     + " admin (key_rotation: pending): FP is the new key's, and required.")
     String finger;
 
-    @Option(names = {"-F", "--finger-all"}, description = "Print the fingerprints of all keys and of master.pub.")
+    @Option(
+            names = {"-F", "--finger-all"},
+            description = "Print the fingerprints of all keys and of master.pub.")
     boolean fingerAll;
 
     @Option(names = "--include-rejected", description = "Accept matching rejected keys too.")
@@ -156,32 +196,44 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--include-all", description = "All three --include-* options at once (salt-key's).")
     boolean includeAll;
 
-    @Option(names = "--include-denied",
+    @Option(
+            names = "--include-denied",
             description = "Accept or reject matching denied keys too (only for ids that hold no other key).")
     boolean includeDenied;
 
-    @Option(names = "--allow-shared-key",
+    @Option(
+            names = "--allow-shared-key",
             description = "Accept a key even when the same key is stored under another id (one key, one id: -L marks"
                     + " such keys \"same key as ID\"; without this flag they are not accepted).")
     boolean allowSharedKey;
 
-    @Option(names = {"-y", "--yes"}, description = "Answer yes to every confirmation.")
+    @Option(
+            names = {"-y", "--yes"},
+            description = "Answer yes to every confirmation.")
     boolean yes;
 
-    @Option(names = {"-q", "--quiet"}, scope = ScopeType.INHERIT, description = "Print only requested data, warnings and errors.")
+    @Option(
+            names = {"-q", "--quiet"},
+            scope = ScopeType.INHERIT,
+            description = "Print only requested data, warnings and errors.")
     boolean quiet;
 
-    @Option(names = {"-v", "--verbose"}, scope = ScopeType.INHERIT,
+    @Option(
+            names = {"-v", "--verbose"},
+            scope = ScopeType.INHERIT,
             description = "Also log, on stderr, what brine and its ZooKeeper client do (DEBUG); silent otherwise.")
     boolean verbose;
 
-    @Option(names = "--rotate",
+    @Option(
+            names = "--rotate",
             description = "Ask the master to rotate the publish key now, as it does when a key is removed: minions"
                     + " get the new key, and nothing published from then on can be read with an older one. A"
                     + " running master does it within a second.")
     boolean rotate;
 
-    @Option(names = "--rotate-keys", paramLabel = "GLOB",
+    @Option(
+            names = "--rotate-keys",
+            paramLabel = "GLOB",
             description = "Ask the matching accepted brine minions to rotate their keys: the master asks each at its"
                     + " next heartbeat, the minion makes a new key pair and rotates it over its session as"
                     + " brine-minion --rotate-key does (key_rotation of master.yaml applies). Asking again is"
@@ -190,7 +242,8 @@ public final class BrineKey implements Callable<Integer> {
                     + " nothing, a key that is not accepted, a Salt minion's key, and key_rotation: deny.")
     String rotateKeys;
 
-    @Option(names = "--clean",
+    @Option(
+            names = "--clean",
             description = "Move the entries of the state directories that are not key files (a name that is not a"
                     + " valid id, a symbolic link, a directory, content that is not a public key) to"
                     + " pki_dir/invalid/STAMP/, after listing them with the reason and asking (default no; -y: do"
@@ -198,7 +251,8 @@ public final class BrineKey implements Callable<Integer> {
                     + " store lock. Not with cluster:.")
     boolean clean;
 
-    @Option(names = "--rotate-master-key",
+    @Option(
+            names = "--rotate-master-key",
             description = "Replace the master key pair by a new one (keysize of master.yaml), with a succession"
                     + " record signed by the old key, kept in pki_dir/master_chain (master_key_chain records). A"
                     + " running master takes it within a second and sends it to its minions, which pin the new key;"
@@ -208,7 +262,9 @@ public final class BrineKey implements Callable<Integer> {
                     + " master.pem, and every master switches within a second.")
     boolean rotateMasterKey;
 
-    @Option(names = "--master-sign-key", paramLabel = "FILE",
+    @Option(
+            names = "--master-sign-key",
+            paramLabel = "FILE",
             description = "With --rotate-master-key: also sign the succession record with this offline master"
                     + " signing key (a private key PEM, mode 0400, outside pki_dir; never copied), so that minions"
                     + " with verify_master_pubkey_sign follow the new key, and write Salt's pub_sig of the new key"
@@ -218,7 +274,8 @@ public final class BrineKey implements Callable<Integer> {
                     + " pki_dir/master_sign.pub. With --sign-master-key: the key that signs the request.")
     Path masterSignKey;
 
-    @Option(names = "--prepare",
+    @Option(
+            names = "--prepare",
             description = "With --rotate-master-key: the first of the two steps of a rotation signed where the master"
                     + " signing key is kept (it never comes to this machine): make the new key pair, kept pending in"
                     + " pki_dir/master.pem.pending and not in force, and write the request to sign,"
@@ -227,7 +284,9 @@ public final class BrineKey implements Callable<Integer> {
                     + " while one waits (--cancel drops it).")
     boolean prepare;
 
-    @Option(names = "--signature", paramLabel = "FILE",
+    @Option(
+            names = "--signature",
+            paramLabel = "FILE",
             description = "With --rotate-master-key: the last step; check FILE (written by --sign-master-key) against"
                     + " pki_dir/master_sign.pub and the prepared key, then put that key in force as --rotate-master-key"
                     + " does, with Salt's pub_sig of it. Refused, nothing changed, for another key or request, a"
@@ -236,29 +295,41 @@ public final class BrineKey implements Callable<Integer> {
                     + " overwritten).")
     Path signature;
 
-    @Option(names = "--cancel", description = "With --rotate-master-key: drop the prepared rotation (the pending key"
-            + " and its request); the key in force is unchanged.")
+    @Option(
+            names = "--cancel",
+            description = "With --rotate-master-key: drop the prepared rotation (the pending key"
+                    + " and its request); the key in force is unchanged.")
     boolean cancel;
 
-    @Option(names = "--sign-master-key", paramLabel = "REQUEST",
+    @Option(
+            names = "--sign-master-key",
+            paramLabel = "REQUEST",
             description = "On the machine that holds the master signing key (no master.yaml or pki_dir needed):"
                     + " sign the rotation in REQUEST (pki_dir/master_sign.request, copied from the master) with"
                     + " --master-sign-key FILE: brine's signature of the succession record and Salt's pub_sig of the"
                     + " new key, written to REQUEST.sig (or --signature FILE). Shows both keys' fingerprints.")
     Path signMasterKey;
 
-    @Option(names = "--gen-keys", paramLabel = "NAME",
+    @Option(
+            names = "--gen-keys",
+            paramLabel = "NAME",
             description = "Generate a key pair: NAME.pem (private, 0400) and NAME.pub (public).")
     String genKeys;
 
     @Option(names = "--gen-keys-dir", paramLabel = "DIR", description = "Where --gen-keys writes (default: .).")
     Path genKeysDir;
 
-    @Option(names = "--keysize", paramLabel = "BITS", defaultValue = "2048",
+    @Option(
+            names = "--keysize",
+            paramLabel = "BITS",
+            defaultValue = "2048",
             description = "Key size for --gen-keys (default: ${DEFAULT-VALUE}; 2048 to 8192).")
     int keysize;
 
-    @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text",
+    @Option(
+            names = "--out",
+            paramLabel = "FORMAT",
+            defaultValue = "text",
             description = "Output format: text (salt-key's layout), nested or txt (Salt's outputters of the"
                     + " document json shows), json or yaml (default: ${DEFAULT-VALUE}).")
     Output.Format out;
@@ -266,15 +337,24 @@ public final class BrineKey implements Callable<Integer> {
     @Option(names = "--no-color", description = "No colour, even on a terminal (also: NO_COLOR=1).")
     boolean noColour;
 
-    @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", scope = ScopeType.INHERIT,
+    @Option(
+            names = {"-c", "--config-dir"},
+            paramLabel = "DIR",
+            scope = ScopeType.INHERIT,
             description = "Directory of master.yaml, read for pki_dir and cachedir (default: /etc/brine).")
     Path configDir;
 
-    @Option(names = "--pki-dir", paramLabel = "DIR", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--pki-dir",
+            paramLabel = "DIR",
+            scope = ScopeType.INHERIT,
             description = "The master's pki dir (default: pki_dir of master.yaml, else /etc/brine/pki/master).")
     Path pkiDir;
 
-    @Option(names = "--cachedir", paramLabel = "DIR", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--cachedir",
+            paramLabel = "DIR",
+            scope = ScopeType.INHERIT,
             description = "Where audit.log is written (default: audit_log of master.yaml, else audit.log in its"
                     + " cachedir, else in /var/cache/brine/master).")
     Path cachedir;
@@ -298,8 +378,7 @@ public final class BrineKey implements Callable<Integer> {
     }
 
     /** A command with an injected terminal, environment, defaults and standard input (tests). */
-    BrineKey(Terminal terminal, Map<String, String> environment, KeytoolConfig.Defaults defaults,
-            InputStream stdin) {
+    BrineKey(Terminal terminal, Map<String, String> environment, KeytoolConfig.Defaults defaults, InputStream stdin) {
         this.terminal = terminal;
         this.environment = Map.copyOf(environment);
         this.defaults = defaults;
@@ -373,7 +452,8 @@ public final class BrineKey implements Callable<Integer> {
             if (e instanceof UncheckedIOException io) {
                 // The store's message names the file ("cannot write FILE: No space left on device").
                 boolean named = io.getCause() instanceof AccessDeniedException
-                        || io.getCause() instanceof NoSuchFileException || io.getMessage() == null;
+                        || io.getCause() instanceof NoSuchFileException
+                        || io.getMessage() == null;
                 err.println("brine-key: " + (named ? describe(io.getCause()) : io.getMessage()));
                 return UserError.REFUSED;
             }
@@ -409,16 +489,17 @@ public final class BrineKey implements Callable<Integer> {
         if (signature != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
             throw UserError.usage("--signature applies to --rotate-master-key and --sign-master-key only");
         }
-        if (masterKey && (prepare ? 1 : 0) + (cancel ? 1 : 0) + (signature != null ? 1 : 0)
-                + (masterSignKey != null ? 1 : 0) > 1) {
-            throw UserError.usage("--rotate-master-key: choose one of --master-sign-key, --prepare, --signature and"
-                    + " --cancel");
+        if (masterKey
+                && (prepare ? 1 : 0) + (cancel ? 1 : 0) + (signature != null ? 1 : 0) + (masterSignKey != null ? 1 : 0)
+                        > 1) {
+            throw UserError.usage(
+                    "--rotate-master-key: choose one of --master-sign-key, --prepare, --signature and" + " --cancel");
         }
         if (action.kind() == Action.Kind.SIGN_MASTER_KEY && masterSignKey == null) {
             throw UserError.usage("--sign-master-key needs the signing key: --master-sign-key FILE");
         }
-        Output output = new Output(out(), err(), out, !noColour && terminal.colour()
-                && !environment.containsKey("NO_COLOR"));
+        Output output =
+                new Output(out(), err(), out, !noColour && terminal.colour() && !environment.containsKey("NO_COLOR"));
         ChangeKeys changes = new ChangeKeys(this, output, terminal);
         if (action.kind() == Action.Kind.GEN_KEYS) {
             return GenerateKeys.run(action.argument(), keysize, genKeysDir, output, quiet);
@@ -427,12 +508,15 @@ public final class BrineKey implements Callable<Integer> {
             return changes.requestRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
         }
         if (action.kind() == Action.Kind.ROTATE_KEYS) {
-            return changes.askRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
-                    KeytoolConfig.settings(configDir, defaults), action.argument(), Action.globs(action.argument()));
+            return changes.askRotation(
+                    KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
+                    KeytoolConfig.settings(configDir, defaults),
+                    action.argument(),
+                    Action.globs(action.argument()));
         }
         if (action.kind() == Action.Kind.CLEAN) {
-            return new CleanCommand(this, output, changes).run(KeytoolConfig.resolve(configDir, defaults, pkiDir,
-                    cachedir));
+            return new CleanCommand(this, output, changes)
+                    .run(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
         }
         if (action.kind() == Action.Kind.SIGN_MASTER_KEY) {
             return new MasterKeySigning(this, output).sign(signMasterKey, masterSignKey, signature);
@@ -448,9 +532,10 @@ public final class BrineKey implements Callable<Integer> {
             return prepare ? signing.prepare(config, settings) : signing.complete(config, settings, signature);
         }
         if (action.kind() == Action.Kind.ROTATE_MASTER_KEY) {
-            return changes.rotateMasterKey(KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir,
-                    cachedir),
-                    KeytoolConfig.settings(configDir, defaults), masterSignKey);
+            return changes.rotateMasterKey(
+                    KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir, cachedir),
+                    KeytoolConfig.settings(configDir, defaults),
+                    masterSignKey);
         }
         List<Glob> globs = action.all() ? List.of() : Action.globs(action.argument());
         String boundFingerprint = action.boundFingerprint(finger);
@@ -472,18 +557,23 @@ public final class BrineKey implements Callable<Integer> {
             // changes each key as its file is under the lock.
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            ChangeKeys.Plan plan = changes.plan(scan, change, action.argument(), globs, action.all(),
-                    boundFingerprint, config.reserved());
+            ChangeKeys.Plan plan = changes.plan(
+                    scan, change, action.argument(), globs, action.all(), boundFingerprint, config.reserved());
             return plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), boundFingerprint);
         }
         ShowKeys show = new ShowKeys(output);
         if (action.kind() == Action.Kind.LIST) {
             KeyScan.Result scan = config.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
-            int exit = show.list(scan, action.states(), ChangeKeys.waitingRotations(config, scan.listing()),
+            int exit = show.list(
+                    scan,
+                    action.states(),
+                    ChangeKeys.waitingRotations(config, scan.listing()),
                     ChangeKeys.rotationAsks(config),
-                    longListing ? Optional.of(new ShowKeys.KeyTimes(config.cluster().isPresent() ? null
-                            : config.pkiDir(), Instant.now())) : Optional.empty());
+                    longListing
+                            ? Optional.of(new ShowKeys.KeyTimes(
+                                    config.cluster().isPresent() ? null : config.pkiDir(), Instant.now()))
+                            : Optional.empty());
             if (output.text() && !terminal.interactive()) {
                 output.err().println(ShowKeys.total(scan.listing(), action.states()));
                 output.err().flush();
@@ -495,9 +585,17 @@ public final class BrineKey implements Callable<Integer> {
         KeyScan.Result scan = config.scan();
         warnAboutProblems(config.pkiDir(), scan.listing().problems());
         return switch (action.kind()) {
-            case PRINT, FINGER -> show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(),
-                    globs, action.all());
-            case LIST, ACCEPT, REJECT, DELETE, GEN_KEYS, ROTATE, CLEAN, ROTATE_MASTER_KEY, ROTATE_KEYS,
+            case PRINT, FINGER ->
+                show.show(config, scan, action.kind() == Action.Kind.FINGER, action.argument(), globs, action.all());
+            case LIST,
+                    ACCEPT,
+                    REJECT,
+                    DELETE,
+                    GEN_KEYS,
+                    ROTATE,
+                    CLEAN,
+                    ROTATE_MASTER_KEY,
+                    ROTATE_KEYS,
                     SIGN_MASTER_KEY -> throw new IllegalStateException();
         };
     }
@@ -515,8 +613,7 @@ public final class BrineKey implements Callable<Integer> {
     String actor() {
         String user = System.getProperty("user.name", "unknown");
         String sudoUser = environment.get("SUDO_USER");
-        return "brine-key:" + user + (sudoUser != null && !sudoUser.equals(user) ? " (sudo by " + sudoUser + ")"
-                : "");
+        return "brine-key:" + user + (sudoUser != null && !sudoUser.equals(user) ? " (sudo by " + sudoUser + ")" : "");
     }
 
     /**
@@ -527,9 +624,12 @@ public final class BrineKey implements Callable<Integer> {
         PrintWriter err = err();
         for (KeyState state : KeyState.values()) {
             for (String id : listing.ids(state)) {
-                config.reserved().problem(id).ifPresent(problem -> err.println("brine-key: warning: " + id + " ("
-                        + state.label() + "): " + problem + "; its minion is refused at auth. The key is kept: delete"
-                        + " it with brine-key -d " + id));
+                config.reserved()
+                        .problem(id)
+                        .ifPresent(problem -> err.println("brine-key: warning: " + id + " ("
+                                + state.label() + "): " + problem
+                                + "; its minion is refused at auth. The key is kept: delete"
+                                + " it with brine-key -d " + id));
             }
         }
         err.flush();

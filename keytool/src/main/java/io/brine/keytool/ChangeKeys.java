@@ -4,6 +4,7 @@ import io.brine.cluster.ZkKeyStore;
 import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.MinionIds;
+import io.brine.protocol.ReservedIds;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.targeting.Glob;
 import io.brine.store.audit.AuditLog;
@@ -49,7 +50,9 @@ final class ChangeKeys {
 
     /** What an accept, reject or delete does. */
     enum Change {
-        ACCEPT("accepted"), REJECT("rejected"), DELETE("deleted");
+        ACCEPT("accepted"),
+        REJECT("rejected"),
+        DELETE("deleted");
 
         final String verb;
 
@@ -71,37 +74,53 @@ final class ChangeKeys {
     }
 
     /** The keys a confirmed change applies to (no parsed keys: id, state, fingerprint); else its exit code. */
-    record Plan(Integer exit, List<StoredKey> keys) {
-    }
+    record Plan(Integer exit, List<StoredKey> keys) {}
 
     /**
      * Selects the keys matching {@code globs} (all when {@code all}) in the states the change starts from, shows
      * them and asks for confirmation; {@code bound} is the fingerprint {@code --finger} binds it to, or null.
      */
-    Plan plan(KeyScan.Result scan, Change change, String argument, List<Glob> globs, boolean all, String bound,
-            io.brine.protocol.ReservedIds reservedIds) {
+    Plan plan(
+            KeyScan.Result scan,
+            Change change,
+            String argument,
+            List<Glob> globs,
+            boolean all,
+            String bound,
+            ReservedIds reservedIds) {
         KeyListing listing = scan.listing();
         Set<KeyState> from = switch (change) {
-            case ACCEPT -> states(KeyState.PENDING, command.includeRejected || command.includeAll
-                    ? KeyState.REJECTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
-            case REJECT -> states(KeyState.PENDING, command.includeAccepted || command.includeAll
-                    ? KeyState.ACCEPTED : null, command.includeDenied || command.includeAll ? KeyState.DENIED : null);
+            case ACCEPT ->
+                states(
+                        KeyState.PENDING,
+                        command.includeRejected || command.includeAll ? KeyState.REJECTED : null,
+                        command.includeDenied || command.includeAll ? KeyState.DENIED : null);
+            case REJECT ->
+                states(
+                        KeyState.PENDING,
+                        command.includeAccepted || command.includeAll ? KeyState.ACCEPTED : null,
+                        command.includeDenied || command.includeAll ? KeyState.DENIED : null);
             case DELETE -> EnumSet.allOf(KeyState.class);
         };
         Map<KeyState, List<StoredKey>> selected = ShowKeys.select(listing, from, globs, all);
         if (selected.isEmpty()) {
             String states = describeStates(from);
-            output.err().println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any "
-                    + (states.isEmpty() ? "" : states + " ") + "key");
+            output.err()
+                    .println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any "
+                            + (states.isEmpty() ? "" : states + " ") + "key");
             return new Plan(UserError.REFUSED, null);
         }
-        List<StoredKey> keys = selected.values().stream().flatMap(List::stream)
-                .map(key -> new StoredKey(key.id(), key.state(), null, key.fingerprint())).toList();
+        List<StoredKey> keys = selected.values().stream()
+                .flatMap(List::stream)
+                .map(key -> new StoredKey(key.id(), key.state(), null, key.fingerprint()))
+                .toList();
         if (bound != null) {
             for (StoredKey key : keys) {
                 if (!key.fingerprint().equals(bound)) {
-                    output.err().println("brine-key: " + key.id() + ": the " + key.state().label()
-                            + " key has fingerprint " + key.fingerprint() + ", not " + bound + "; nothing changed");
+                    output.err()
+                            .println("brine-key: " + key.id() + ": the "
+                                    + key.state().label() + " key has fingerprint " + key.fingerprint() + ", not "
+                                    + bound + "; nothing changed");
                     return new Plan(UserError.REFUSED, null);
                 }
             }
@@ -110,8 +129,10 @@ final class ChangeKeys {
             for (StoredKey key : keys) {
                 Optional<String> reserved = reservedIds.problem(key.id());
                 if (reserved.isPresent()) {
-                    output.err().println("brine-key: " + key.id() + ": " + reserved.get() + "; its minion would be"
-                            + " refused at auth. Nothing changed; delete the key with brine-key -d " + key.id());
+                    output.err()
+                            .println("brine-key: " + key.id() + ": " + reserved.get() + "; its minion would be"
+                                    + " refused at auth. Nothing changed; delete the key with brine-key -d "
+                                    + key.id());
                     return new Plan(UserError.REFUSED, null);
                 }
             }
@@ -120,8 +141,9 @@ final class ChangeKeys {
             for (StoredKey key : keys) {
                 Optional<String> shared = scan.shared().sameKeyAs(key.fingerprint(), key.id());
                 if (shared.isPresent()) {
-                    output.err().println("brine-key: " + key.id() + ": " + shared.get()
-                            + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
+                    output.err()
+                            .println("brine-key: " + key.id() + ": " + shared.get()
+                                    + " (one key, one id); nothing changed. To accept it anyway: --allow-shared-key");
                     return new Plan(UserError.REFUSED, null);
                 }
             }
@@ -157,8 +179,8 @@ final class ChangeKeys {
         try {
             return PendingRotations.list(config.pkiDir(), accepted);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + config.pkiDir().resolve("minions_rotating") + ": "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "cannot list " + config.pkiDir().resolve("minions_rotating") + ": " + e.getMessage(), e);
         }
     }
 
@@ -170,8 +192,8 @@ final class ChangeKeys {
         try {
             return RotationAsks.read(config.pkiDir());
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + config.pkiDir().resolve(RotationAsks.DIRECTORY) + ": "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "cannot list " + config.pkiDir().resolve(RotationAsks.DIRECTORY) + ": " + e.getMessage(), e);
         }
     }
 
@@ -181,8 +203,10 @@ final class ChangeKeys {
      * rotation of {@code argument} waits (the ordinary accept or reject goes on); else the exit code.
      */
     Integer onWaitingRotation(KeytoolConfig config, Change change, String argument, String bound) {
-        if (config.cluster().isPresent() || !MinionIds.isValid(argument) || !Files.exists(
-                config.pkiDir().resolve("minions_rotating").resolve(argument), LinkOption.NOFOLLOW_LINKS)) {
+        if (config.cluster().isPresent()
+                || !MinionIds.isValid(argument)
+                || !Files.exists(
+                        config.pkiDir().resolve("minions_rotating").resolve(argument), LinkOption.NOFOLLOW_LINKS)) {
             return null; // no rotation waits: no scan of every key for it
         }
         String waiting = waitingRotations(config, config.scan().listing()).get(argument);
@@ -190,9 +214,11 @@ final class ChangeKeys {
             return null;
         }
         if (bound == null) {
-            output.err().println("brine-key: " + argument + ": a key rotation waits with the new key " + waiting
-                    + "; accept or reject it bound to that fingerprint: brine-key " + (change == Change.ACCEPT
-                            ? "-a" : "-r") + " " + argument + " -f " + waiting + ". Nothing changed");
+            output.err()
+                    .println("brine-key: " + argument + ": a key rotation waits with the new key " + waiting
+                            + "; accept or reject it bound to that fingerprint: brine-key "
+                            + (change == Change.ACCEPT ? "-a" : "-r") + " " + argument + " -f " + waiting
+                            + ". Nothing changed");
             return UserError.REFUSED;
         }
         PrintWriter info = output.text() ? output.out() : output.err();
@@ -206,7 +232,8 @@ final class ChangeKeys {
         }
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
-            AdminResult result = change == Change.ACCEPT ? store.acceptRotation(argument, bound, command.actor())
+            AdminResult result = change == Change.ACCEPT
+                    ? store.acceptRotation(argument, bound, command.actor())
                     : store.rejectRotation(argument, bound, command.actor());
             if (!result.done() && result.status() != AdminResult.Status.UNCHANGED) {
                 output.err().println("brine-key: " + result.message());
@@ -218,8 +245,9 @@ final class ChangeKeys {
             }
             List<String> unaudited = store.unauditedChanges();
             if (!unaudited.isEmpty()) {
-                output.err().println("brine-key: the change of " + String.join(", ", unaudited) + " is made but not"
-                        + " in the audit log");
+                output.err()
+                        .println("brine-key: the change of " + String.join(", ", unaudited) + " is made but not"
+                                + " in the audit log");
                 return UserError.REFUSED;
             }
             return 0;
@@ -290,7 +318,8 @@ final class ChangeKeys {
         // On a terminal, a long run shows a counter on stderr instead of a line per key (the keys were listed
         // before the confirmation); on a pipe every key keeps its line, for scripts.
         Progress progress = terminal.interactive() && keys.size() >= Progress.MIN_KEYS
-                ? new Progress(output.err(), keys.size()) : null;
+                ? new Progress(output.err(), keys.size())
+                : null;
         boolean eachLine = !command.quiet() && output.text() && progress == null;
         for (StoredKey key : keys) {
             String expected = bound != null ? bound : key.fingerprint();
@@ -302,8 +331,9 @@ final class ChangeKeys {
                         Classifications.remove(classesDir, key.id(), key.fingerprint());
                     }
                     if (eachLine) {
-                        output.out().println("Key for minion " + key.id() + " " + change.verb
-                                + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
+                        output.out()
+                                .println("Key for minion " + key.id() + " " + change.verb
+                                        + (key.state() == KeyState.DENIED ? " (its denied key)" : "") + ".");
                     }
                 }
                 case UNCHANGED -> {
@@ -326,14 +356,16 @@ final class ChangeKeys {
         if (progress != null) {
             progress.finish();
             if (!command.quiet() && output.text()) {
-                output.out().println(Progress.count(done.size()) + (done.size() == 1 ? " key " : " keys ")
-                        + change.verb + ".");
+                output.out()
+                        .println(Progress.count(done.size()) + (done.size() == 1 ? " key " : " keys ") + change.verb
+                                + ".");
             }
         }
         List<String> unaudited = changer.finish();
         if (!unaudited.isEmpty()) {
-            output.err().println("brine-key: " + change.verb + " but NOT written to the audit log " + auditFile
-                    + ": " + String.join(", ", unaudited));
+            output.err()
+                    .println("brine-key: " + change.verb + " but NOT written to the audit log " + auditFile + ": "
+                            + String.join(", ", unaudited));
         }
         output.out().flush();
         output.err().flush();
@@ -361,19 +393,26 @@ final class ChangeKeys {
                     + " was asked. brine-minion --rotate-key and key_max_age work in a cluster");
         }
         if (settings.keyRotation() == KeyRotationPolicy.DENY) {
-            throw new UserError(UserError.REFUSED, "--rotate-keys: master.yaml sets key_rotation: deny, so the master"
-                    + " refuses every key rotation; nothing was asked. Set key_rotation: allow (or pending) first");
+            throw new UserError(
+                    UserError.REFUSED,
+                    "--rotate-keys: master.yaml sets key_rotation: deny, so the master"
+                            + " refuses every key rotation; nothing was asked. Set key_rotation: allow (or pending) first");
         }
         KeyScan.Result scan = config.scan();
-        Map<KeyState, List<StoredKey>> selected = ShowKeys.select(scan.listing(), EnumSet.allOf(KeyState.class),
-                globs, false);
+        Map<KeyState, List<StoredKey>> selected =
+                ShowKeys.select(scan.listing(), EnumSet.allOf(KeyState.class), globs, false);
         if (selected.isEmpty()) {
-            output.err().println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any"
-                    + " key");
+            output.err()
+                    .println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any"
+                            + " key");
             output.err().flush();
             return UserError.REFUSED;
         }
-        List<String> ids = selected.values().stream().flatMap(List::stream).map(StoredKey::id).distinct().sorted()
+        List<String> ids = selected.values().stream()
+                .flatMap(List::stream)
+                .map(StoredKey::id)
+                .distinct()
+                .sorted()
                 .toList();
         AuditLog audit = command.openAudit(config);
         List<AdminResult> results;
@@ -404,9 +443,10 @@ final class ChangeKeys {
                         output.out().println(result.message());
                     }
                 }
-                output.out().println(asked.size() + " asked, " + already.size() + " already asked, " + refused.size()
-                        + " refused; a running master asks each minion at its next heartbeat (brine-key -L --long"
-                        + " shows the progress)");
+                output.out()
+                        .println(asked.size() + " asked, " + already.size() + " already asked, " + refused.size()
+                                + " refused; a running master asks each minion at its next heartbeat (brine-key -L --long"
+                                + " shows the progress)");
                 output.out().flush();
             }
         } else {
@@ -429,8 +469,9 @@ final class ChangeKeys {
             long request = store.requestRotation(command.actor());
             if (output.text()) {
                 if (!command.quiet()) {
-                    output.out().println("Publish key rotation requested (request " + request + "); a running"
-                            + " master rotates within a second.");
+                    output.out()
+                            .println("Publish key rotation requested (request " + request + "); a running"
+                                    + " master rotates within a second.");
                     output.out().flush();
                 }
                 return 0;
@@ -450,7 +491,8 @@ final class ChangeKeys {
      */
     int rotateMasterKey(KeytoolConfig config, MasterConfig settings, Path masterSignKey) {
         // master_sign_key_name in the pki dir brine-key works on (--pki-dir may name another than master.yaml's).
-        Optional<Path> signPub = settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName()));
+        Optional<Path> signPub =
+                settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName()));
         if (masterSignKey == null && signPub.isPresent()) {
             throw UserError.usage("--rotate-master-key: master_sign_pubkey is on (" + signPub.get()
                     + "): give the offline signing key with --master-sign-key FILE, or sign the rotation where that key"
@@ -459,8 +501,9 @@ final class ChangeKeys {
         }
         Optional<PrivateKey> signingKey;
         try {
-            signingKey = masterSignKey == null ? Optional.empty() : Optional.of(MasterKeyRotation.readSigningKey(
-                    masterSignKey, config.pkiDir(), signPub));
+            signingKey = masterSignKey == null
+                    ? Optional.empty()
+                    : Optional.of(MasterKeyRotation.readSigningKey(masterSignKey, config.pkiDir(), signPub));
         } catch (KeyStoreException e) {
             throw UserError.usage("--master-sign-key: " + e.getMessage() + "; nothing changed");
         } catch (IOException e) {
@@ -482,20 +525,35 @@ final class ChangeKeys {
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
             MasterKeyRotation.Rotated rotated = store instanceof ZkKeyStore cluster
-                    ? cluster.rotateMasterKey(installed, settings.keysize(), settings.masterKeyGrace(),
-                            settings.masterKeyChain(), signingKey, command.actor(), Clock.systemUTC())
-                    : ((FileKeyStore) store).rotateMasterKey(settings.keysize(), settings.masterKeyGrace(),
-                            settings.masterKeyChain(), signingKey, Clock.systemUTC());
+                    ? cluster.rotateMasterKey(
+                            installed,
+                            settings.keysize(),
+                            settings.masterKeyGrace(),
+                            settings.masterKeyChain(),
+                            signingKey,
+                            command.actor(),
+                            Clock.systemUTC())
+                    : ((FileKeyStore) store)
+                            .rotateMasterKey(
+                                    settings.keysize(),
+                                    settings.masterKeyGrace(),
+                                    settings.masterKeyChain(),
+                                    signingKey,
+                                    Clock.systemUTC());
             return printRotated(output, command.quiet(), rotated, signingKey.isPresent(), installed != null);
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage() + (installed != null ? "; nothing changed" : ""));
         } catch (OutcomeUnknownException e) {
-            throw new UserError(UserError.REFUSED, "the master key rotation may or may not have been made: "
-                    + e.getMessage() + "; brine-key -F shows the master key in force (the new one, if it was)");
+            throw new UserError(
+                    UserError.REFUSED,
+                    "the master key rotation may or may not have been made: " + e.getMessage()
+                            + "; brine-key -F shows the master key in force (the new one, if it was)");
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + (installed != null
-                    ? "the cluster" : config.pkiDir()) + ": " + BrineKey.describe(e) + "; the previous key stays in"
-                    + " force");
+            throw new UserError(
+                    UserError.REFUSED,
+                    "cannot rotate the master key in " + (installed != null ? "the cluster" : config.pkiDir()) + ": "
+                            + BrineKey.describe(e) + "; the previous key stays in"
+                            + " force");
         } finally {
             audit.close();
         }
@@ -505,20 +563,27 @@ final class ChangeKeys {
      * What a rotation did, for the admin: a line, or {@code --out json|yaml}; {@code inCluster}: written to ZooKeeper,
      * where Salt's {@code pub_sig} is not kept.
      */
-    static int printRotated(Output output, boolean quiet, MasterKeyRotation.Rotated rotated, boolean signed,
-            boolean inCluster) {
+    static int printRotated(
+            Output output, boolean quiet, MasterKeyRotation.Rotated rotated, boolean signed, boolean inCluster) {
         String previous = Fingerprints.of(rotated.previous());
         String next = Fingerprints.of(rotated.next());
         Instant graceUntil = Instant.ofEpochMilli(rotated.record().graceUntilMs());
         if (output.text()) {
             if (!quiet) {
-                output.out().println("Master key rotated: " + previous + " -> " + next + (!signed ? ""
-                        : inCluster ? ", signed by the master signing key too (a cluster's masters send Salt minions"
-                                + " no pub_sig: SALT.md 4.1)"
-                        : ", signed by the master signing key too (and Salt's pub_sig of the new key written)") + "."
-                        + (inCluster ? " Every running master of the cluster takes it within a second"
-                                : " A running master takes it within a second") + " and sends it to its minions; the"
-                        + " previous key signs publications until " + graceUntil + " (master_key_grace).");
+                output.out()
+                        .println("Master key rotated: " + previous + " -> " + next
+                                + (!signed
+                                        ? ""
+                                        : inCluster
+                                                ? ", signed by the master signing key too (a cluster's masters send Salt minions"
+                                                        + " no pub_sig: SALT.md 4.1)"
+                                                : ", signed by the master signing key too (and Salt's pub_sig of the new key written)")
+                                + "."
+                                + (inCluster
+                                        ? " Every running master of the cluster takes it within a second"
+                                        : " A running master takes it within a second")
+                                + " and sends it to its minions; the"
+                                + " previous key signs publications until " + graceUntil + " (master_key_grace).");
                 output.out().flush();
             }
             return 0;
@@ -534,13 +599,15 @@ final class ChangeKeys {
     /** Asks on the terminal (false without one, said on stderr); {@code verb}: what nothing was ("moved"). */
     boolean confirm(boolean defaultYes, String verb) {
         if (!terminal.interactive()) {
-            output.err().println("brine-key: no terminal to confirm on and no -y: nothing " + verb
-                    + ", nothing changed");
+            output.err()
+                    .println("brine-key: no terminal to confirm on and no -y: nothing " + verb + ", nothing changed");
             return false;
         }
         String answer = terminal.readLine(defaultYes ? "Proceed? [n/Y] " : "Proceed? [N/y] ");
-        boolean proceed = answer != null && (answer.isBlank() ? defaultYes
-                : answer.strip().toLowerCase(Locale.ROOT).startsWith("y"));
+        boolean proceed = answer != null
+                && (answer.isBlank()
+                        ? defaultYes
+                        : answer.strip().toLowerCase(Locale.ROOT).startsWith("y"));
         if (!proceed) {
             output.err().println("brine-key: nothing changed");
         }
@@ -565,7 +632,8 @@ final class ChangeKeys {
         for (KeyState state : states) {
             words.add(state == KeyState.PENDING ? "unaccepted" : state.label());
         }
-        return words.size() == 1 ? words.get(0) : String.join(", ", words.subList(0, words.size() - 1)) + " or "
-                + words.get(words.size() - 1);
+        return words.size() == 1
+                ? words.get(0)
+                : String.join(", ", words.subList(0, words.size() - 1)) + " or " + words.get(words.size() - 1);
     }
 }

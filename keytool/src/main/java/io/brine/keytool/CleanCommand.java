@@ -78,14 +78,16 @@ final class CleanCommand {
         }
         for (InvalidEntries.Entry entry : outcome.moved()) {
             if (!command.quiet()) {
-                err.println("brine-key: moved " + entry.file() + " to " + MinionIds.printable(
-                        outcome.destination().resolve(entry.state().dirName()).resolve(entry.name()).toString()));
+                err.println("brine-key: moved " + entry.file() + " to "
+                        + MinionIds.printable(outcome.destination()
+                                .resolve(entry.state().dirName())
+                                .resolve(entry.name())
+                                .toString()));
             }
         }
         outcome.left().forEach(line -> err.println("brine-key: " + line));
         if (!outcome.unaudited().isEmpty()) {
-            err.println("brine-key: warning: not written to the audit log: " + String.join(", ",
-                    outcome.unaudited()));
+            err.println("brine-key: warning: not written to the audit log: " + String.join(", ", outcome.unaudited()));
         }
         err.flush();
         int exit = outcome.left().isEmpty() ? 0 : UserError.REFUSED;
@@ -96,8 +98,7 @@ final class CleanCommand {
         return exit;
     }
 
-    private static Map<String, Object> document(List<InvalidEntries.Entry> moved, Path destination,
-            List<String> left) {
+    private static Map<String, Object> document(List<InvalidEntries.Entry> moved, Path destination, List<String> left) {
         Map<String, Object> document = new LinkedHashMap<>();
         List<Map<String, String>> entries = new ArrayList<>();
         for (InvalidEntries.Entry entry : moved) {

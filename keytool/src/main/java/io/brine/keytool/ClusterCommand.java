@@ -7,7 +7,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key cluster}: a cluster of masters (cluster: in master.yaml); for now, importing a pki dir. */
-@Command(name = "cluster", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+@Command(
+        name = "cluster",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
         header = "Work on the cluster of masters that master.yaml's cluster: section names.",
         description = {
             "With cluster: in master.yaml every other brine-key command (-L, -a, -r, -d, -f, --rotate) works on the"

@@ -42,7 +42,11 @@ import picocli.CommandLine.ParentCommand;
  * key or another state for it), a key is held by two ids (here, or here and in the cluster: one key, one id) or any
  * file cannot be read as a key, nothing is imported and every one is listed.
  */
-@Command(name = "import", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
+@Command(
+        name = "import",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        sortOptions = false,
         header = "Copy the keys of a filesystem pki dir (brine's or Salt's) into the cluster.",
         description = {
             "Reads PKI_DIR's minions/, minions_pre/, minions_rejected/ and minions_denied/ (never writes there) and"
@@ -54,14 +58,17 @@ import picocli.CommandLine.ParentCommand;
                     + " (master.pem, master.pub) of PKI_DIR to every master so that they keep trusting it.",
         },
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:imported, or already there", "1:conflicts or unusable files: nothing imported",
+        exitCodeList = {
+            "0:imported, or already there",
+            "1:conflicts or unusable files: nothing imported",
             "2:usage or configuration error (no cluster: in master.yaml, ...)",
-            "4:cluster unavailable: the ZooKeeper ensemble cannot be reached or has no quorum; nothing imported"})
+            "4:cluster unavailable: the ZooKeeper ensemble cannot be reached or has no quorum; nothing imported"
+        })
 final class ClusterImport implements Callable<Integer> {
 
     private static final int MAX_KEY_BYTES = 16 * 1024;
-    private static final List<KeyState> ORDER = List.of(KeyState.ACCEPTED, KeyState.PENDING, KeyState.REJECTED,
-            KeyState.DENIED);
+    private static final List<KeyState> ORDER =
+            List.of(KeyState.ACCEPTED, KeyState.PENDING, KeyState.REJECTED, KeyState.DENIED);
 
     @ParentCommand
     ClusterCommand cluster;
@@ -134,8 +141,8 @@ final class ClusterImport implements Callable<Integer> {
                 }
             }
             if (!root.quiet()) {
-                out.println("Imported " + added + (added == 1 ? " key" : " keys") + " into the cluster ("
-                        + already + " already there).");
+                out.println("Imported " + added + (added == 1 ? " key" : " keys") + " into the cluster (" + already
+                        + " already there).");
             }
             raced.forEach(line -> err.println("brine-key: " + line));
             out.flush();
@@ -151,13 +158,15 @@ final class ClusterImport implements Callable<Integer> {
     /** Why {@code key} cannot go into the cluster as it is, if it cannot. */
     private static Optional<String> conflict(KeyListing listing, Found key) {
         if (key.state() == KeyState.DENIED) {
-            return listing.find(key.id(), KeyState.DENIED).filter(d -> !d.fingerprint().equals(key.fingerprint()))
+            return listing.find(key.id(), KeyState.DENIED)
+                    .filter(d -> !d.fingerprint().equals(key.fingerprint()))
                     .map(d -> "denied key " + key.fingerprint() + " here, another denied key " + d.fingerprint()
                             + " in the cluster");
         }
         for (KeyState state : List.of(KeyState.ACCEPTED, KeyState.PENDING, KeyState.REJECTED)) {
             Optional<StoredKey> there = listing.find(key.id(), state);
-            if (there.isPresent() && (state != key.state() || !there.get().fingerprint().equals(key.fingerprint()))) {
+            if (there.isPresent()
+                    && (state != key.state() || !there.get().fingerprint().equals(key.fingerprint()))) {
                 return Optional.of(key.state().label() + " here (" + key.fingerprint() + "), " + state.label()
                         + " in the cluster (" + there.get().fingerprint() + ")");
             }
@@ -188,8 +197,10 @@ final class ClusterImport implements Callable<Integer> {
 
     private static Map<String, List<StoredKey>> byFingerprint(KeyListing listing) {
         Map<String, List<StoredKey>> all = new HashMap<>();
-        listing.keys().values().forEach(list -> list.forEach(
-                key -> all.computeIfAbsent(key.fingerprint(), f -> new ArrayList<>()).add(key)));
+        listing.keys()
+                .values()
+                .forEach(list -> list.forEach(key -> all.computeIfAbsent(key.fingerprint(), f -> new ArrayList<>())
+                        .add(key)));
         return all;
     }
 
@@ -199,11 +210,16 @@ final class ClusterImport implements Callable<Integer> {
             return Optional.empty(); // a denied key holds no id
         }
         List<String> others = inCluster.getOrDefault(key.fingerprint(), List.of()).stream()
-                .filter(k -> !k.id().equals(key.id()) && k.state() != KeyState.DENIED).map(k -> k.id() + " (" + k.state().label() + ")")
-                .distinct().sorted().toList();
-        return others.isEmpty() ? Optional.empty() : Optional.of(key.state().label() + " here ("
-                + key.fingerprint() + "), the same key is in the cluster under " + String.join(", ", others)
-                + "; one key, one id");
+                .filter(k -> !k.id().equals(key.id()) && k.state() != KeyState.DENIED)
+                .map(k -> k.id() + " (" + k.state().label() + ")")
+                .distinct()
+                .sorted()
+                .toList();
+        return others.isEmpty()
+                ? Optional.empty()
+                : Optional.of(key.state().label() + " here ("
+                        + key.fingerprint() + "), the same key is in the cluster under " + String.join(", ", others)
+                        + "; one key, one id");
     }
 
     /** The valid keys of {@code pkiDir}; everything else goes to {@code problems}, one line each. */
@@ -235,22 +251,27 @@ final class ClusterImport implements Callable<Integer> {
                     continue;
                 }
                 try {
-                    BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
-                            LinkOption.NOFOLLOW_LINKS);
+                    BasicFileAttributes attributes =
+                            Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                     if (!attributes.isRegularFile()) {
-                        problems.add(where + ": not a regular file" + (attributes.isSymbolicLink() ? " (a link)"
-                                : ""));
+                        problems.add(where + ": not a regular file" + (attributes.isSymbolicLink() ? " (a link)" : ""));
                         continue;
                     }
-                    RSAPublicKey key = Pem.readPublicKey(new String(AtomicFiles.readSmall(file, MAX_KEY_BYTES),
-                            StandardCharsets.US_ASCII));
+                    RSAPublicKey key = Pem.readPublicKey(
+                            new String(AtomicFiles.readSmall(file, MAX_KEY_BYTES), StandardCharsets.US_ASCII));
                     RsaKeys.checkSize(key);
-                    Found key1 = new Found(id, state, key, state != KeyState.DENIED
-                            && new SaltMarks(pkiDir).isMarked(id) ? MinionKind.SALT : MinionKind.BRINE);
+                    Found key1 = new Found(
+                            id,
+                            state,
+                            key,
+                            state != KeyState.DENIED && new SaltMarks(pkiDir).isMarked(id)
+                                    ? MinionKind.SALT
+                                    : MinionKind.BRINE);
                     if (state == KeyState.DENIED) {
                         denied.add(key1);
                     } else if (main.containsKey(id)) {
-                        problems.add(where + ": the id is " + main.get(id).state().label() + " too");
+                        problems.add(
+                                where + ": the id is " + main.get(id).state().label() + " too");
                     } else {
                         main.put(id, key1);
                     }

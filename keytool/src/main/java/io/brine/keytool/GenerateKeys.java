@@ -18,8 +18,7 @@ import java.util.Map;
 /** {@code brine-key --gen-keys NAME}: a key pair as NAME.pem (0400) and NAME.pub, never over an existing file. */
 final class GenerateKeys {
 
-    private GenerateKeys() {
-    }
+    private GenerateKeys() {}
 
     static int run(String name, int keysize, Path genKeysDir, Output output, boolean quiet) {
         MinionIds.problem(name).ifPresent(problem -> {
@@ -30,7 +29,9 @@ final class GenerateKeys {
         } catch (IllegalArgumentException e) {
             throw UserError.usage("--keysize: " + e.getMessage());
         }
-        Path dir = (genKeysDir != null ? genKeysDir : Path.of(".")).toAbsolutePath().normalize();
+        Path dir = (genKeysDir != null ? genKeysDir : Path.of("."))
+                .toAbsolutePath()
+                .normalize();
         try {
             if (!Files.isDirectory(dir)) {
                 AtomicFiles.ensureDirectory(dir);
@@ -45,8 +46,9 @@ final class GenerateKeys {
             String fingerprint = Fingerprints.of(pair.getPublic());
             if (output.text()) {
                 if (!quiet) {
-                    output.out().println("Wrote " + dir.resolve(name + ".pem") + " (private key, mode 0400) and "
-                            + dir.resolve(name + ".pub") + " (public key)");
+                    output.out()
+                            .println("Wrote " + dir.resolve(name + ".pem") + " (private key, mode 0400) and "
+                                    + dir.resolve(name + ".pub") + " (public key)");
                     output.out().println("Fingerprint: " + fingerprint);
                     output.out().flush();
                 }
@@ -60,8 +62,7 @@ final class GenerateKeys {
         } catch (FileAlreadyExistsException e) {
             throw new UserError(UserError.REFUSED, e.getFile() + " already exists; not overwritten");
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot write the key pair in " + dir + ": "
-                    + BrineKey.describe(e));
+            throw new UserError(UserError.REFUSED, "cannot write the key pair in " + dir + ": " + BrineKey.describe(e));
         }
     }
 }

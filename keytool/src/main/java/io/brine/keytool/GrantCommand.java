@@ -27,7 +27,11 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key grant}: a provisioning grant signed with a provisioner's key, for a provisioning system. */
-@Command(name = "grant", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
+@Command(
+        name = "grant",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        sortOptions = false,
         header = "Make a signed provisioning grant for a new host's key.",
         description = {
             "Signs a grant (PROTOCOL.md, 'Provisioning grants') with the provisioner's private key: the host ID may"
@@ -44,27 +48,40 @@ final class GrantCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--provisioner-key", required = true, paramLabel = "FILE",
+    @Option(
+            names = "--provisioner-key",
+            required = true,
+            paramLabel = "FILE",
             description = "The provisioner's private key (PEM, as --gen-keys writes NAME.pem).")
     Path provisionerKey;
 
     @Option(names = "--id", required = true, paramLabel = "ID", description = "The host's minion id.")
     String id;
 
-    @Option(names = "--pub", required = true, paramLabel = "FILE",
+    @Option(
+            names = "--pub",
+            required = true,
+            paramLabel = "FILE",
             description = "The host's public key (PEM): the grant is for this key only.")
     Path pub;
 
-    @Option(names = "--ttl", required = true, paramLabel = "SECONDS",
+    @Option(
+            names = "--ttl",
+            required = true,
+            paramLabel = "SECONDS",
             description = "How long the grant is valid: 1 to 2592000 (30 days).")
     long ttl;
 
-    @Option(names = "--class", paramLabel = "KEY=VALUE",
+    @Option(
+            names = "--class",
+            paramLabel = "KEY=VALUE",
             description = "A classification pair, stored with the minion and targetable as grain class:KEY:VALUE"
                     + " (repeatable). KEY is 1-64 characters of [A-Za-z0-9_.-].")
     List<String> classes = List.of();
 
-    @Option(names = {"-o", "--out"}, paramLabel = "FILE",
+    @Option(
+            names = {"-o", "--out"},
+            paramLabel = "FILE",
             description = "Write the grant to FILE (mode 0600, not over an existing file) instead of stdout.")
     Path outFile;
 
@@ -97,8 +114,8 @@ final class GrantCommand implements Callable<Integer> {
         Instant now = Instant.ofEpochSecond(Instant.now().getEpochSecond());
         ProvisioningGrant grant;
         try {
-            grant = new ProvisioningGrant(id, Fingerprints.of(host), now, now.plusSeconds(ttl), classification,
-                    Grants.newNonce());
+            grant = new ProvisioningGrant(
+                    id, Fingerprints.of(host), now, now.plusSeconds(ttl), classification, Grants.newNonce());
         } catch (IllegalArgumentException e) {
             throw UserError.usage(e.getMessage());
         }
@@ -131,8 +148,8 @@ final class GrantCommand implements Callable<Integer> {
 
     private static KeyPair readPrivate(Path file) {
         try {
-            return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            return Pem.readPrivateKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         } catch (IOException e) {
             throw UserError.usage("--provisioner-key " + file + ": " + BrineKey.describe(e));
         } catch (KeyFormatException e) {
@@ -142,8 +159,8 @@ final class GrantCommand implements Callable<Integer> {
 
     private static RSAPublicKey readPublic(Path file) {
         try {
-            return RsaKeys.checkSize(Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII)));
+            return RsaKeys.checkSize(Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
         } catch (IOException e) {
             throw UserError.usage("--pub " + file + ": " + BrineKey.describe(e));
         } catch (KeyFormatException e) {

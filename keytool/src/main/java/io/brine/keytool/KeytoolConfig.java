@@ -43,13 +43,18 @@ import org.apache.zookeeper.KeeperException;
  * @param reserved          {@code reserved_ids} of the master.yaml (its default without one): listed with a warning,
  *                          never accepted
  */
-record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path auditLog,
-        Optional<MasterConfig> cluster, ReservedIds reserved) {
+record KeytoolConfig(
+        Path pkiDir,
+        Path cachedir,
+        boolean cachedirFromUser,
+        Path auditLog,
+        Optional<MasterConfig> cluster,
+        ReservedIds reserved) {
 
     /** Where brine-key looks when not told: the config dir, and the defaults of pki_dir and cachedir. */
     record Defaults(Path configDir, Path pkiDir, Path cachedir) {
-        static final Defaults SYSTEM = new Defaults(Path.of("/etc/brine"), Path.of("/etc/brine/pki/master"),
-                Path.of("/var/cache/brine/master"));
+        static final Defaults SYSTEM = new Defaults(
+                Path.of("/etc/brine"), Path.of("/etc/brine/pki/master"), Path.of("/var/cache/brine/master"));
     }
 
     /**
@@ -68,29 +73,45 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
      * whether the master is one of a cluster's (then the key is rotated in ZooKeeper, not in the pki dir) and what
      * the master requires of it ({@code master_sign_pubkey}).
      */
-    static KeytoolConfig resolveWithMasterConfig(Path configDir, Defaults defaults, Path pkiDirOption,
-            Path cachedirOption) {
+    static KeytoolConfig resolveWithMasterConfig(
+            Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption) {
         return resolve(configDir, defaults, pkiDirOption, cachedirOption, true);
     }
 
-    private static KeytoolConfig resolve(Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption,
-            boolean alwaysRead) {
+    private static KeytoolConfig resolve(
+            Path configDir, Defaults defaults, Path pkiDirOption, Path cachedirOption, boolean alwaysRead) {
         boolean explicit = configDir != null;
         Path file = (explicit ? configDir : defaults.configDir()).resolve(MasterConfig.FILE_NAME);
-        Optional<MasterConfig> master = !alwaysRead && pkiDirOption != null && cachedirOption != null
-                ? Optional.empty() : read(file, explicit);
-        Path pkiDir = pkiDirOption != null ? pkiDirOption : master.map(MasterConfig::pkiDir).orElse(defaults.pkiDir());
+        Optional<MasterConfig> master =
+                !alwaysRead && pkiDirOption != null && cachedirOption != null ? Optional.empty() : read(file, explicit);
+        Path pkiDir = pkiDirOption != null
+                ? pkiDirOption
+                : master.map(MasterConfig::pkiDir).orElse(defaults.pkiDir());
         if (cachedirOption != null) {
             Path cachedir = cachedirOption.toAbsolutePath().normalize();
-            return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir, true,
-                    cachedir.resolve(AuditLog.FILE_NAME), master.filter(m -> m.cluster().isPresent()), reserved(master));
+            return new KeytoolConfig(
+                    pkiDir.toAbsolutePath().normalize(),
+                    cachedir,
+                    true,
+                    cachedir.resolve(AuditLog.FILE_NAME),
+                    master.filter(m -> m.cluster().isPresent()),
+                    reserved(master));
         }
-        Path cachedir = master.map(MasterConfig::cachedir).orElse(defaults.cachedir()).toAbsolutePath().normalize();
-        Path auditLog = master.map(MasterConfig::auditLog).orElse(cachedir.resolve(AuditLog.FILE_NAME))
-                .toAbsolutePath().normalize();
-        return new KeytoolConfig(pkiDir.toAbsolutePath().normalize(), cachedir,
-                master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(), auditLog,
-                master.filter(m -> m.cluster().isPresent()), reserved(master));
+        Path cachedir = master.map(MasterConfig::cachedir)
+                .orElse(defaults.cachedir())
+                .toAbsolutePath()
+                .normalize();
+        Path auditLog = master.map(MasterConfig::auditLog)
+                .orElse(cachedir.resolve(AuditLog.FILE_NAME))
+                .toAbsolutePath()
+                .normalize();
+        return new KeytoolConfig(
+                pkiDir.toAbsolutePath().normalize(),
+                cachedir,
+                master.filter(KeytoolConfig::namesItsCachedirOrAuditLog).isPresent(),
+                auditLog,
+                master.filter(m -> m.cluster().isPresent()),
+                reserved(master));
     }
 
     /** The master.yaml's settings brine-key --rotate-master-key uses (keysize, grace, chain), or the defaults. */
@@ -178,8 +199,12 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
         }
         requireLooksLikePkiDir(pkiDir);
         try {
-            return FileKeyStore.open(KeyStoreOptions.builder(pkiDir).auditLog(audit).masterKey(false)
-                    .createPkiDir(false).pollInterval(Duration.ZERO).build());
+            return FileKeyStore.open(KeyStoreOptions.builder(pkiDir)
+                    .auditLog(audit)
+                    .masterKey(false)
+                    .createPkiDir(false)
+                    .pollInterval(Duration.ZERO)
+                    .build());
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage());
         } catch (IOException e) {
@@ -197,26 +222,33 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
             throw unavailable(ensemble, e.getMessage());
         } catch (KeyStoreException e) {
             if (lostTheEnsemble(e)) {
-                throw unavailable(ensemble, "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
-                        + " its keys (no quorum, or no server reachable)");
+                throw unavailable(
+                        ensemble,
+                        "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
+                                + " its keys (no quorum, or no server reachable)");
             }
             throw UserError.usage(e.getMessage());
         } catch (IOException | RuntimeException e) {
             if (lostTheEnsemble(e)) {
-                throw unavailable(ensemble, "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
-                        + " its keys (no quorum, or no server reachable)");
+                throw unavailable(
+                        ensemble,
+                        "lost the ZooKeeper ensemble " + ensemble.connect() + " while reading"
+                                + " its keys (no quorum, or no server reachable)");
             }
-            throw UserError.usage("cannot open the cluster's keys (" + ensemble.connect() + ensemble.root() + "): "
-                    + e.getMessage());
+            throw UserError.usage(
+                    "cannot open the cluster's keys (" + ensemble.connect() + ensemble.root() + "): " + e.getMessage());
         }
     }
 
     /** Exit 4: one line naming the ensemble, what was tried and the fix; a retry later may work. */
     private static UserError unavailable(ClusterConfig ensemble, String what) {
-        return new UserError(UserError.UNAVAILABLE, "cluster unavailable: " + what + "; tried each server of"
-                + " cluster.connect for root " + ensemble.root() + "; nothing changed. Start the stopped ZooKeeper"
-                + " servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml, then try"
-                + " again");
+        return new UserError(
+                UserError.UNAVAILABLE,
+                "cluster unavailable: " + what + "; tried each server of"
+                        + " cluster.connect for root " + ensemble.root()
+                        + "; nothing changed. Start the stopped ZooKeeper"
+                        + " servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml, then try"
+                        + " again");
     }
 
     /** Whether {@code e} comes from a connection to the ensemble lost (no quorum, or no server left). */
@@ -243,8 +275,8 @@ record KeytoolConfig(Path pkiDir, Path cachedir, boolean cachedirFromUser, Path 
             throw UserError.usage("pki dir " + problem + ". Fix: run brine-key as the master's user (sudo -u "
                     + "USER brine-key ...) or as root, or give --pki-dir a pki dir you can read");
         });
-        for (String entry : List.of("master.pub", "master.pem", "minions", "minions_pre", "minions_rejected",
-                "minions_denied")) {
+        for (String entry :
+                List.of("master.pub", "master.pem", "minions", "minions_pre", "minions_rejected", "minions_denied")) {
             if (Files.exists(dir.resolve(entry), LinkOption.NOFOLLOW_LINKS)) {
                 return;
             }

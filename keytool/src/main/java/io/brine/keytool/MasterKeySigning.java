@@ -43,20 +43,25 @@ final class MasterKeySigning {
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
             readSigningPub(signPub, "--prepare");
-            OfflineMasterSigning.Request request = ((FileKeyStore) store).prepareMasterKeyRotation(
-                    settings.keysize(), settings.masterKeyGrace(), Clock.systemUTC());
+            OfflineMasterSigning.Request request = ((FileKeyStore) store)
+                    .prepareMasterKeyRotation(settings.keysize(), settings.masterKeyGrace(), Clock.systemUTC());
             Path file = config.pkiDir().resolve(OfflineMasterSigning.REQUEST_FILE);
             if (output.text()) {
                 if (!command.quiet()) {
-                    output.out().println("New master key " + Fingerprints.of(request.next()) + " prepared, not in"
-                            + " force; the key in force (" + Fingerprints.of(request.previous()) + ") stays until the"
-                            + " rotation is signed.");
+                    output.out()
+                            .println("New master key " + Fingerprints.of(request.next()) + " prepared, not in"
+                                    + " force; the key in force (" + Fingerprints.of(request.previous())
+                                    + ") stays until the"
+                                    + " rotation is signed.");
                     output.out().println("Request to sign: " + file);
-                    output.out().println("On the machine that holds the master signing key: brine-key"
-                            + " --sign-master-key " + OfflineMasterSigning.REQUEST_FILE + " --master-sign-key FILE");
-                    output.out().println("Then here: brine-key --rotate-master-key --signature "
-                            + OfflineMasterSigning.REQUEST_FILE + ".sig (before " + Instant.ofEpochMilli(
-                                    request.graceUntilMs()) + ")");
+                    output.out()
+                            .println("On the machine that holds the master signing key: brine-key"
+                                    + " --sign-master-key " + OfflineMasterSigning.REQUEST_FILE
+                                    + " --master-sign-key FILE");
+                    output.out()
+                            .println("Then here: brine-key --rotate-master-key --signature "
+                                    + OfflineMasterSigning.REQUEST_FILE + ".sig (before "
+                                    + Instant.ofEpochMilli(request.graceUntilMs()) + ")");
                 }
                 output.out().flush();
                 return 0;
@@ -65,13 +70,16 @@ final class MasterKeySigning {
             document.put("current", Fingerprints.of(request.previous()));
             document.put("prepared", Fingerprints.of(request.next()));
             document.put("request", file.toString());
-            document.put("sign_before", Instant.ofEpochMilli(request.graceUntilMs()).toString());
+            document.put(
+                    "sign_before", Instant.ofEpochMilli(request.graceUntilMs()).toString());
             return output.printStructured(document);
         } catch (KeyStoreException e) {
             throw new UserError(UserError.REFUSED, e.getMessage());
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot prepare a master key rotation in " + config.pkiDir()
-                    + ": " + BrineKey.describe(e) + "; the key in force is unchanged");
+            throw new UserError(
+                    UserError.REFUSED,
+                    "cannot prepare a master key rotation in " + config.pkiDir() + ": " + BrineKey.describe(e)
+                            + "; the key in force is unchanged");
         } finally {
             audit.close();
         }
@@ -94,28 +102,29 @@ final class MasterKeySigning {
         }
         OfflineMasterSigning.Signature signature;
         try {
-            signature = OfflineMasterSigning.sign(request, signingKey.getPrivate(),
-                    (RSAPublicKey) signingKey.getPublic());
+            signature =
+                    OfflineMasterSigning.sign(request, signingKey.getPrivate(), (RSAPublicKey) signingKey.getPublic());
         } catch (KeyStoreException e) {
             throw new UserError(UserError.REFUSED, "--sign-master-key: " + e.getMessage() + "; nothing signed");
         }
         try {
-            AtomicFiles.create(target, signature.text().getBytes(StandardCharsets.US_ASCII),
-                    AtomicFiles.PUBLIC_READ);
+            AtomicFiles.create(target, signature.text().getBytes(StandardCharsets.US_ASCII), AtomicFiles.PUBLIC_READ);
         } catch (FileAlreadyExistsException e) {
-            throw new UserError(UserError.REFUSED, target + " exists: remove it or name another file with"
-                    + " --signature FILE; nothing written");
+            throw new UserError(
+                    UserError.REFUSED,
+                    target + " exists: remove it or name another file with" + " --signature FILE; nothing written");
         } catch (IOException e) {
             throw new UserError(UserError.REFUSED, "cannot write " + target + ": " + BrineKey.describe(e));
         }
         if (output.text()) {
             if (!command.quiet()) {
-                output.out().println("Signed the master key rotation " + Fingerprints.of(request.previous())
-                        + " -> " + Fingerprints.of(request.next()) + " (prepared at " + Instant.ofEpochMilli(
-                                request.issuedMs()) + ") with the master signing key " + Fingerprints.of(
-                                        signingKey.getPublic()) + ": " + target);
-                output.out().println("On the master: brine-key --rotate-master-key --signature "
-                        + target.getFileName());
+                output.out()
+                        .println("Signed the master key rotation " + Fingerprints.of(request.previous())
+                                + " -> " + Fingerprints.of(request.next()) + " (prepared at "
+                                + Instant.ofEpochMilli(request.issuedMs()) + ") with the master signing key "
+                                + Fingerprints.of(signingKey.getPublic()) + ": " + target);
+                output.out()
+                        .println("On the master: brine-key --rotate-master-key --signature " + target.getFileName());
             }
             output.out().flush();
             return 0;
@@ -140,14 +149,16 @@ final class MasterKeySigning {
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
             RSAPublicKey signer = readSigningPub(signPub, "--signature");
-            MasterKeyRotation.Rotated rotated = ((FileKeyStore) store).completeMasterKeyRotation(signature, signer,
-                    settings.masterKeyChain(), Clock.systemUTC());
+            MasterKeyRotation.Rotated rotated = ((FileKeyStore) store)
+                    .completeMasterKeyRotation(signature, signer, settings.masterKeyChain(), Clock.systemUTC());
             return ChangeKeys.printRotated(output, command.quiet(), rotated, true, false);
         } catch (KeyStoreException e) {
             throw new UserError(UserError.REFUSED, e.getMessage() + "; nothing changed");
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot rotate the master key in " + config.pkiDir() + ": "
-                    + BrineKey.describe(e) + "; the previous key stays in force");
+            throw new UserError(
+                    UserError.REFUSED,
+                    "cannot rotate the master key in " + config.pkiDir() + ": " + BrineKey.describe(e)
+                            + "; the previous key stays in force");
         } finally {
             audit.close();
         }
@@ -158,19 +169,21 @@ final class MasterKeySigning {
         refuseCluster(config, "--cancel");
         AuditLog audit = command.openAudit(config);
         try (KeyStore store = command.openStore(config, audit)) {
-            Optional<OfflineMasterSigning.Request> dropped = ((FileKeyStore) store)
-                    .cancelPreparedMasterKeyRotation();
+            Optional<OfflineMasterSigning.Request> dropped = ((FileKeyStore) store).cancelPreparedMasterKeyRotation();
             if (!command.quiet()) {
-                output.err().println("brine-key: the prepared master key" + dropped.map(r -> " " + Fingerprints.of(
-                        r.next())).orElse("") + " is dropped; the key in force is unchanged");
+                output.err()
+                        .println("brine-key: the prepared master key"
+                                + dropped.map(r -> " " + Fingerprints.of(r.next()))
+                                        .orElse("") + " is dropped; the key in force is unchanged");
                 output.err().flush();
             }
             return 0;
         } catch (KeyStoreException e) {
             throw new UserError(UserError.REFUSED, e.getMessage());
         } catch (IOException e) {
-            throw new UserError(UserError.REFUSED, "cannot drop the prepared rotation in " + config.pkiDir() + ": "
-                    + BrineKey.describe(e));
+            throw new UserError(
+                    UserError.REFUSED,
+                    "cannot drop the prepared rotation in " + config.pkiDir() + ": " + BrineKey.describe(e));
         } finally {
             audit.close();
         }
@@ -179,18 +192,21 @@ final class MasterKeySigning {
     /** {@code master_sign.pub} in the pki dir brine-key works on; the two steps need {@code master_sign_pubkey}. */
     private static Path signPub(KeytoolConfig config, MasterConfig settings, String option) {
         refuseCluster(config, option);
-        return settings.masterSignPub().map(pub -> config.pkiDir().resolve(pub.getFileName())).orElseThrow(
-                () -> UserError.usage("--rotate-master-key " + option + ": master_sign_pubkey is off in master.yaml,"
-                        + " so there is no master_sign.pub to check the offline signature against; set it (and put"
-                        + " the signing key's public half in pki_dir/master_sign.pub), or rotate without a signing"
-                        + " key with --rotate-master-key alone; nothing changed"));
+        return settings.masterSignPub()
+                .map(pub -> config.pkiDir().resolve(pub.getFileName()))
+                .orElseThrow(() ->
+                        UserError.usage("--rotate-master-key " + option + ": master_sign_pubkey is off in master.yaml,"
+                                + " so there is no master_sign.pub to check the offline signature against; set it (and put"
+                                + " the signing key's public half in pki_dir/master_sign.pub), or rotate without a signing"
+                                + " key with --rotate-master-key alone; nothing changed"));
     }
 
-    private static RSAPublicKey readSigningPub(Path signPub, String option) throws IOException,
-            KeyStoreException {
-        return MasterKeys.readPublic(signPub).orElseThrow(() -> new KeyStoreException("--rotate-master-key "
-                + option + ": " + signPub + " does not exist: master_sign_pubkey needs the signing key's public half"
-                + " there"));
+    private static RSAPublicKey readSigningPub(Path signPub, String option) throws IOException, KeyStoreException {
+        return MasterKeys.readPublic(signPub)
+                .orElseThrow(() -> new KeyStoreException("--rotate-master-key "
+                        + option + ": " + signPub
+                        + " does not exist: master_sign_pubkey needs the signing key's public half"
+                        + " there"));
     }
 
     private static void refuseCluster(KeytoolConfig config, String option) {

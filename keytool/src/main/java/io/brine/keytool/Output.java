@@ -19,16 +19,29 @@ import java.util.Map;
 final class Output {
 
     /** {@code --out}: salt-key's layout (text), Salt's nested and txt outputters, JSON, YAML. */
-    enum Format { text, nested, txt, json, yaml }
+    enum Format {
+        text,
+        nested,
+        txt,
+        json,
+        yaml
+    }
 
     /** What the listings are called in text output, in salt-key's order. */
     static final Map<KeyState, String> TEXT_HEADINGS = headings();
     /** Order of the groups in structured output. */
-    static final List<KeyState> STRUCTURED_ORDER = List.of(KeyState.ACCEPTED, KeyState.PENDING, KeyState.REJECTED,
-            KeyState.DENIED);
+    static final List<KeyState> STRUCTURED_ORDER =
+            List.of(KeyState.ACCEPTED, KeyState.PENDING, KeyState.REJECTED, KeyState.DENIED);
 
-    private static final Map<KeyState, String> COLOURS = Map.of(KeyState.ACCEPTED, "\u001b[0;32m",
-            KeyState.DENIED, "\u001b[0;35m", KeyState.PENDING, "\u001b[0;31m", KeyState.REJECTED, "\u001b[0;34m");
+    private static final Map<KeyState, String> COLOURS = Map.of(
+            KeyState.ACCEPTED,
+            "\u001b[0;32m",
+            KeyState.DENIED,
+            "\u001b[0;35m",
+            KeyState.PENDING,
+            "\u001b[0;31m",
+            KeyState.REJECTED,
+            "\u001b[0;34m");
     private static final String RESET = "\u001b[0m";
 
     private final PrintWriter out;
@@ -78,9 +91,14 @@ final class Output {
         }
         try {
             return format == Format.json
-                    ? new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(document) + "\n"
-                    : YAMLMapper.builder().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
-                            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES).build().writeValueAsString(document);
+                    ? new ObjectMapper()
+                                    .enable(SerializationFeature.INDENT_OUTPUT)
+                                    .writeValueAsString(document) + "\n"
+                    : YAMLMapper.builder()
+                            .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
+                            .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES)
+                            .build()
+                            .writeValueAsString(document);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("cannot encode output", e);
         }

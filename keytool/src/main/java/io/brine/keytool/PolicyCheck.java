@@ -60,7 +60,11 @@ import picocli.CommandLine.Spec;
  * the very policies the master builds from master.yaml (AcceptancePolicies.fromConfig) and asks them without side
  * effects: nothing is spent, stored or promoted. An autosign_policy executable does run, synchronously.
  */
-@Command(name = "check", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
+@Command(
+        name = "check",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        sortOptions = false,
         header = "Print which acceptance policy decides about a key, and why (a dry run).",
         description = {
             "Reads master.yaml (-c DIR), builds the acceptance policies the master builds from it"
@@ -88,11 +92,15 @@ final class PolicyCheck implements Callable<Integer> {
     @Parameters(paramLabel = "ID", description = "The minion id to ask about.")
     String id;
 
-    @Option(names = "--pub", paramLabel = "FILE",
+    @Option(
+            names = "--pub",
+            paramLabel = "FILE",
             description = "The minion's public key (PEM). Default: the key stored for ID in the pki dir.")
     Path pub;
 
-    @Option(names = "--claims", paramLabel = "JSON",
+    @Option(
+            names = "--claims",
+            paramLabel = "JSON",
             description = "The claims (grains) the minion sends, as a JSON object, e.g."
                     + " '{\"role\":\"web\",\"ipv4\":[\"10.0.0.5\"]}'. Default: none.")
     String claims;
@@ -100,11 +108,15 @@ final class PolicyCheck implements Callable<Integer> {
     @Option(names = "--grant", paramLabel = "FILE", description = "The provisioning grant the minion presents.")
     Path grant;
 
-    @Option(names = "--addr", paramLabel = "IP",
+    @Option(
+            names = "--addr",
+            paramLabel = "IP",
             description = "The address the request comes from (inventory_file). Default: unknown.")
     String address;
 
-    @Option(names = "--out", paramLabel = "FORMAT",
+    @Option(
+            names = "--out",
+            paramLabel = "FORMAT",
             description = "text, nested, txt, json or yaml (default: brine-key's --out, else text).")
     Output.Format out;
 
@@ -124,9 +136,12 @@ final class PolicyCheck implements Callable<Integer> {
         try {
             if (!Files.exists(pkiDir, LinkOption.NOFOLLOW_LINKS)) {
                 // A dry run of a new config: no key is stored yet, so ask as the master's first start would.
-                spec.commandLine().getErr().println("brine-key: the pki dir " + pkiDir + " does not exist yet (the"
-                        + " master creates it): asking as if no key were stored");
-                scratch = Files.createTempDirectory("brine-key-policy-",
+                spec.commandLine()
+                        .getErr()
+                        .println("brine-key: the pki dir " + pkiDir + " does not exist yet (the"
+                                + " master creates it): asking as if no key were stored");
+                scratch = Files.createTempDirectory(
+                        "brine-key-policy-",
                         PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
                 pkiDir = scratch.resolve("pki");
             } else {
@@ -144,19 +159,37 @@ final class PolicyCheck implements Callable<Integer> {
 
     /** The cluster's key store, with no audit: a dry run changes nothing. */
     private static KeyStore openCluster(MasterConfig config) {
-        return new KeytoolConfig(config.pkiDir(), config.cachedir(), false, config.auditLog(), Optional.of(config),
-                config.acceptance().reserved()).openCluster(AuditLog.none());
+        return new KeytoolConfig(
+                        config.pkiDir(),
+                        config.cachedir(),
+                        false,
+                        config.auditLog(),
+                        Optional.of(config),
+                        config.acceptance().reserved())
+                .openCluster(AuditLog.none());
     }
 
     /** {@code pkiDir} null: the cluster's keys (cluster: in master.yaml). */
     private int check(MasterConfig config, Path pkiDir, boolean scratch, Output.Format format) {
-        try (KeyStore store = pkiDir == null ? openCluster(config) : FileKeyStore.open(KeyStoreOptions.builder(pkiDir)
-                .masterKey(false).createPkiDir(scratch).pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = pkiDir == null
+                ? openCluster(config)
+                : FileKeyStore.open(KeyStoreOptions.builder(pkiDir)
+                        .masterKey(false)
+                        .createPkiDir(scratch)
+                        .pollInterval(Duration.ZERO)
+                        .build())) {
             KeyListing listing = store.list();
             RSAPublicKey key = key(listing);
             String fingerprint = Fingerprints.of(key);
-            AuthAttempt attempt = new AuthAttempt(id, key, fingerprint, claims(), grant(), null,
-                    address != null ? address : "unknown", Clock.systemUTC().instant());
+            AuthAttempt attempt = new AuthAttempt(
+                    id,
+                    key,
+                    fingerprint,
+                    claims(),
+                    grant(),
+                    null,
+                    address != null ? address : "unknown",
+                    Clock.systemUTC().instant());
             KeyLookup lookup = store.lookup(id, key);
             StringWriter text = new StringWriter();
             PrintWriter out = new PrintWriter(text);
@@ -177,19 +210,21 @@ final class PolicyCheck implements Callable<Integer> {
                 document.put("answer", "REFUSED");
                 document.put("reason", reserved.get());
                 PrintWriter stdout = spec.commandLine().getOut();
-                stdout.print(format == null || format == Output.Format.text ? text.toString()
-                        : Output.structured(format, document));
+                stdout.print(
+                        format == null || format == Output.Format.text
+                                ? text.toString()
+                                : Output.structured(format, document));
                 stdout.flush();
                 return REJECTED;
             }
             PolicyVerdict verdict = PolicyVerdict.NONE;
-            if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME
-                    || lookup == KeyLookup.PENDING_OTHER) {
-                try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(),
-                        AuditLog.none())) {
+            if (lookup == KeyLookup.UNKNOWN || lookup == KeyLookup.PENDING_SAME || lookup == KeyLookup.PENDING_OTHER) {
+                try (AcceptancePolicies policies =
+                        AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), AuditLog.none())) {
                     // Over another pending key only grants and tokens are asked (they may displace it).
                     AcceptancePolicies.Explanation explanation = lookup == KeyLookup.PENDING_OTHER
-                            ? policies.explainCredentials(attempt) : policies.explain(attempt);
+                            ? policies.explainCredentials(attempt)
+                            : policies.explain(attempt);
                     if (lookup == KeyLookup.PENDING_OTHER) {
                         out.println("Another key is pending for this id: only a grant or token can displace it.");
                     }
@@ -206,8 +241,10 @@ final class PolicyCheck implements Callable<Integer> {
                     document.put("steps", steps);
                     PolicyDecision decision = explanation.decision();
                     verdict = decision.verdict();
-                    out.println(verdict == PolicyVerdict.NONE ? "No policy decides: the key waits for an admin."
-                            : "Decided by " + decision.rule() + ": " + decision.reason());
+                    out.println(
+                            verdict == PolicyVerdict.NONE
+                                    ? "No policy decides: the key waits for an admin."
+                                    : "Decided by " + decision.rule() + ": " + decision.reason());
                     document.put("decided_by", verdict == PolicyVerdict.NONE ? null : decision.rule());
                 }
             } else {
@@ -218,19 +255,31 @@ final class PolicyCheck implements Callable<Integer> {
             // kind (an offer from the minion holding it), and the other ids holding the same key (one key, one id).
             MinionKind kind = store.kind(id);
             KeyTransitions.Current current = KeyTransitions.Current.of(lookup, kind);
-            List<String> sharing = KeyTransitions.readsSharing(current, kind) ? otherIds(listing, fingerprint)
-                    : List.of();
-            KeyTransitions.Outcome outcome = KeyTransitions.plan(current, kind, verdict, lookup, sharing,
-                    new KeyTransitions.Limits(listing.ids(KeyState.PENDING).size(), config.maxPending(),
-                            listing.ids(KeyState.ACCEPTED).size(), config.maxMinions(),
-                            listing.ids(KeyState.REJECTED).size(), KeyStoreOptions.DEFAULT_MAX_REJECTED)).outcome();
+            List<String> sharing =
+                    KeyTransitions.readsSharing(current, kind) ? otherIds(listing, fingerprint) : List.of();
+            KeyTransitions.Outcome outcome = KeyTransitions.plan(
+                            current,
+                            kind,
+                            verdict,
+                            lookup,
+                            sharing,
+                            new KeyTransitions.Limits(
+                                    listing.ids(KeyState.PENDING).size(),
+                                    config.maxPending(),
+                                    listing.ids(KeyState.ACCEPTED).size(),
+                                    config.maxMinions(),
+                                    listing.ids(KeyState.REJECTED).size(),
+                                    KeyStoreOptions.DEFAULT_MAX_REJECTED))
+                    .outcome();
             out.println("The master would answer " + outcome.answer() + " (" + outcome.reason() + ").");
             out.flush();
             document.put("answer", outcome.answer().name());
             document.put("reason", outcome.reason());
             PrintWriter stdout = spec.commandLine().getOut();
-            stdout.print(format == null || format == Output.Format.text ? text.toString()
-                    : Output.structured(format, document));
+            stdout.print(
+                    format == null || format == Output.Format.text
+                            ? text.toString()
+                            : Output.structured(format, document));
             stdout.flush();
             return switch (outcome.answer()) {
                 case ACCEPTED -> ACCEPTED;
@@ -248,15 +297,18 @@ final class PolicyCheck implements Callable<Integer> {
     private List<String> otherIds(KeyListing listing, String fingerprint) {
         TreeSet<String> ids = new TreeSet<>();
         for (KeyState state : KeyState.values()) {
-            listing.keys(state).stream().filter(key -> key.fingerprint().equals(fingerprint)
-                    && !key.id().equals(id)).forEach(key -> ids.add(key.id()));
+            listing.keys(state).stream()
+                    .filter(key ->
+                            key.fingerprint().equals(fingerprint) && !key.id().equals(id))
+                    .forEach(key -> ids.add(key.id()));
         }
         return List.copyOf(ids);
     }
 
     private static void deleteTree(Path root) {
         try (Stream<Path> paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            paths.sorted(Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
         } catch (IOException e) {
             // A scratch dir in the temp dir: left for the system to clean.
         }
@@ -265,17 +317,18 @@ final class PolicyCheck implements Callable<Integer> {
     private RSAPublicKey key(KeyListing listing) {
         if (pub != null) {
             try {
-                return RsaKeys.checkSize(Pem.readPublicKey(new String(AtomicFiles.readSmall(pub, Pem.MAX_PEM_CHARS),
-                        StandardCharsets.US_ASCII)));
+                return RsaKeys.checkSize(Pem.readPublicKey(
+                        new String(AtomicFiles.readSmall(pub, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
             } catch (IOException e) {
                 throw UserError.usage("--pub " + pub + ": " + BrineKey.describe(e));
             } catch (KeyFormatException e) {
                 throw UserError.usage("--pub " + pub + ": " + e.getMessage());
             }
         }
-        for (KeyState state : new KeyState[] {KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED,
-                KeyState.DENIED}) {
-            Optional<StoredKey> stored = listing.keys(state).stream().filter(k -> k.id().equals(id)).findFirst();
+        for (KeyState state :
+                new KeyState[] {KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED, KeyState.DENIED}) {
+            Optional<StoredKey> stored =
+                    listing.keys(state).stream().filter(k -> k.id().equals(id)).findFirst();
             if (stored.isPresent()) {
                 return stored.get().key();
             }
@@ -288,8 +341,9 @@ final class PolicyCheck implements Callable<Integer> {
             return Map.of();
         }
         try {
-            return new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION).readValue(claims,
-                    new TypeReference<Map<String, Object>>() { });
+            return new ObjectMapper()
+                    .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+                    .readValue(claims, new TypeReference<Map<String, Object>>() {});
         } catch (JacksonException e) {
             throw UserError.usage("--claims: expected a JSON object (" + e.getOriginalMessage() + ")");
         }

@@ -7,7 +7,10 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key policy}: the acceptance policies of master.yaml; for now, a dry run. */
-@Command(name = "policy", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
+@Command(
+        name = "policy",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
         header = "Ask the acceptance policies of master.yaml about a key, without changing anything.",
         subcommands = PolicyCheck.class)
 final class PolicyCommand implements Runnable {

@@ -44,7 +44,9 @@ final class ShowKeys {
 
     /** "  (same key as web1)" for a key also stored under other ids, else "". */
     static String sameKeyMark(SharedKeys shared, StoredKey key) {
-        return shared.sameKeyAs(key.fingerprint(), key.id()).map(mark -> "  (" + mark + ")").orElse("");
+        return shared.sameKeyAs(key.fingerprint(), key.id())
+                .map(mark -> "  (" + mark + ")")
+                .orElse("");
     }
 
     /** The master's public key as salt-key names it among its local keys. */
@@ -68,7 +70,8 @@ final class ShowKeys {
             return "";
         }
         String asked = ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString();
-        return ask.fingerprint().equals(key.fingerprint()) ? "  (rotation asked " + asked + ", not yet rotated)"
+        return ask.fingerprint().equals(key.fingerprint())
+                ? "  (rotation asked " + asked + ", not yet rotated)"
                 : "  (rotated, asked " + asked + ")";
     }
 
@@ -89,8 +92,12 @@ final class ShowKeys {
      * --rotate-keys}): each accepted key asked marked {@code (rotation asked TIME)} until its minion rotates it, then
      * {@code (rotated, asked TIME)}; structured, under {@value #ASKS} while there are any.
      */
-    int list(KeyScan.Result scan, Set<KeyState> states, Map<String, String> rotations,
-            Map<String, RotationAsks.Ask> asks, Optional<KeyTimes> times) {
+    int list(
+            KeyScan.Result scan,
+            Set<KeyState> states,
+            Map<String, String> rotations,
+            Map<String, RotationAsks.Ask> asks,
+            Optional<KeyTimes> times) {
         KeyListing listing = scan.listing();
         if (output.text()) {
             PrintWriter writer = output.out();
@@ -98,14 +105,16 @@ final class ShowKeys {
                 if (states.contains(state)) {
                     writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                     for (StoredKey key : listing.keys(state)) {
-                        writer.println(output.colour(state, key.id()) + sameKeyMark(scan.shared(), key)
+                        writer.println(output.colour(state, key.id())
+                                + sameKeyMark(scan.shared(), key)
                                 + (key.kind() == MinionKind.SALT ? SALT_MARK : "")
                                 + (state == KeyState.ACCEPTED ? askMark(asks.get(key.id()), key) : "")
-                                + times.map(t -> "  " + key.fingerprint() + "  " + t.describe(key)).orElse(""));
+                                + times.map(t -> "  " + key.fingerprint() + "  " + t.describe(key))
+                                        .orElse(""));
                     }
                     if (state == KeyState.PENDING) {
-                        rotations.forEach((id, fingerprint) -> writer.println(output.colour(state, id)
-                                + ROTATION_MARK + fingerprint + ")"));
+                        rotations.forEach((id, fingerprint) ->
+                                writer.println(output.colour(state, id) + ROTATION_MARK + fingerprint + ")"));
                     }
                 }
             }
@@ -116,9 +125,16 @@ final class ShowKeys {
         List<String> salt = new ArrayList<>();
         for (KeyState state : Output.STRUCTURED_ORDER) {
             if (states.contains(state)) {
-                document.put(state.dirName(), times.isEmpty() ? listing.ids(state)
-                        : listing.keys(state).stream().map(key -> times.get().document(key)).toList());
-                listing.keys(state).stream().filter(key -> key.kind() == MinionKind.SALT).map(StoredKey::id)
+                document.put(
+                        state.dirName(),
+                        times.isEmpty()
+                                ? listing.ids(state)
+                                : listing.keys(state).stream()
+                                        .map(key -> times.get().document(key))
+                                        .toList());
+                listing.keys(state).stream()
+                        .filter(key -> key.kind() == MinionKind.SALT)
+                        .map(StoredKey::id)
                         .forEach(salt::add);
             }
         }
@@ -132,7 +148,9 @@ final class ShowKeys {
                 if (ask != null) {
                     Map<String, Object> entry = new LinkedHashMap<>();
                     entry.put("status", ask.fingerprint().equals(key.fingerprint()) ? "asked" : "rotated");
-                    entry.put("asked", ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString());
+                    entry.put(
+                            "asked",
+                            ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString());
                     entry.put("asked_fingerprint", ask.fingerprint());
                     entry.put("fingerprint", key.fingerprint());
                     asked.put(key.id(), entry);
@@ -168,8 +186,10 @@ final class ShowKeys {
                 return Optional.empty();
             }
             try {
-                return Optional.of(Files.getLastModifiedTime(MinionIds.resolveInside(dir, id),
-                        LinkOption.NOFOLLOW_LINKS).toInstant().truncatedTo(ChronoUnit.SECONDS));
+                return Optional.of(
+                        Files.getLastModifiedTime(MinionIds.resolveInside(dir, id), LinkOption.NOFOLLOW_LINKS)
+                                .toInstant()
+                                .truncatedTo(ChronoUnit.SECONDS));
             } catch (IOException e) {
                 return Optional.empty();
             }
@@ -177,9 +197,12 @@ final class ShowKeys {
 
         /** "since 2026-11-28T22:00:00Z (3d 4h)  last rotation never". */
         String describe(StoredKey key) {
-            return "since " + since(key).map(t -> t + " (" + age(Duration.between(t, now)) + ")").orElse("unknown")
-                    + "  last rotation " + lastRotation(key).map(Instant::toString).orElse(pkiDir == null
-                            ? "unknown" : "never");
+            return "since "
+                    + since(key)
+                            .map(t -> t + " (" + age(Duration.between(t, now)) + ")")
+                            .orElse("unknown")
+                    + "  last rotation "
+                    + lastRotation(key).map(Instant::toString).orElse(pkiDir == null ? "unknown" : "never");
         }
 
         Map<String, Object> document(StoredKey key) {
@@ -188,7 +211,10 @@ final class ShowKeys {
             entry.put("fingerprint", key.fingerprint());
             Optional<Instant> since = since(key);
             entry.put("since", since.map(Instant::toString).orElse(null));
-            entry.put("age_seconds", since.map(t -> Math.max(0, Duration.between(t, now).toSeconds())).orElse(null));
+            entry.put(
+                    "age_seconds",
+                    since.map(t -> Math.max(0, Duration.between(t, now).toSeconds()))
+                            .orElse(null));
             entry.put("last_rotation", lastRotation(key).map(Instant::toString).orElse(null));
             return entry;
         }
@@ -224,7 +250,12 @@ final class ShowKeys {
      * {@code all}); fingerprints of all keys, or of globs matching {@code master.pub} (salt-key's "Local Keys":
      * {@code -f master.pub}), also master.pub's.
      */
-    int show(KeytoolConfig config, KeyScan.Result scan, boolean fingerprints, String argument, List<Glob> globs,
+    int show(
+            KeytoolConfig config,
+            KeyScan.Result scan,
+            boolean fingerprints,
+            String argument,
+            List<Glob> globs,
             boolean all) {
         KeyListing listing = scan.listing();
         Map<KeyState, List<StoredKey>> matched = select(listing, EnumSet.allOf(KeyState.class), globs, all);
@@ -233,8 +264,8 @@ final class ShowKeys {
             masterPublicKey(config).ifPresent(fp -> local.put(MASTER_PUB, fp));
         }
         if (matched.isEmpty() && local.isEmpty()) {
-            output.err().println("brine-key: the key glob " + MinionIds.printable(argument)
-                    + " does not match any key");
+            output.err()
+                    .println("brine-key: the key glob " + MinionIds.printable(argument) + " does not match any key");
             return UserError.REFUSED;
         }
         if (output.text()) {
@@ -251,7 +282,8 @@ final class ShowKeys {
                 }
                 writer.println(output.colour(state, Output.TEXT_HEADINGS.get(state)));
                 for (StoredKey key : keys) {
-                    String value = fingerprints ? key.fingerprint() : pem(config, key).stripTrailing();
+                    String value =
+                            fingerprints ? key.fingerprint() : pem(config, key).stripTrailing();
                     writer.println(output.colour(state, key.id()) + ":  " + value + sameKeyMark(shared, key));
                 }
             }
@@ -284,7 +316,8 @@ final class ShowKeys {
             return Pem.publicKeySpki(key.key());
         }
         try {
-            return KeyScan.readKey(config.pkiDir(), key).map(Pem::publicKeySpki)
+            return KeyScan.readKey(config.pkiDir(), key)
+                    .map(Pem::publicKeySpki)
                     .orElse("(gone or no longer a valid key since it was listed)\n");
         } catch (IOException e) {
             return "(cannot be read: " + BrineKey.describe(e) + ")\n";
@@ -307,8 +340,8 @@ final class ShowKeys {
     }
 
     /** The keys in {@code states} whose id matches one of {@code globs} (every key when {@code all}), by state. */
-    static Map<KeyState, List<StoredKey>> select(KeyListing listing, Set<KeyState> states, List<Glob> globs,
-            boolean all) {
+    static Map<KeyState, List<StoredKey>> select(
+            KeyListing listing, Set<KeyState> states, List<Glob> globs, boolean all) {
         Map<KeyState, List<StoredKey>> selected = new LinkedHashMap<>();
         for (KeyState state : states) {
             for (StoredKey key : listing.keys(state)) {

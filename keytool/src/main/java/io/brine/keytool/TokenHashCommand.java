@@ -18,7 +18,11 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code brine-key token-hash}: an autosign_tokens entry for a token, so that nobody hashes one by hand. */
-@Command(name = "token-hash", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, sortOptions = false,
+@Command(
+        name = "token-hash",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        sortOptions = false,
         header = "Print the master.yaml autosign_tokens entry for a pre-shared token.",
         description = {
             "Reads the token from the first line of standard input (or makes one with --generate) and prints an"
@@ -36,14 +40,19 @@ final class TokenHashCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--match", paramLabel = "GLOB", defaultValue = "*",
+    @Option(
+            names = "--match",
+            paramLabel = "GLOB",
+            defaultValue = "*",
             description = "The minion ids the token is for: an id, or a glob such as 'web*' (default: *).")
     String match;
 
     @Option(names = "--single-use", description = "The token is spent by its first use.")
     boolean singleUse;
 
-    @Option(names = "--generate", paramLabel = "FILE",
+    @Option(
+            names = "--generate",
+            paramLabel = "FILE",
             description = "Make a random token instead of reading one, and write it to FILE (mode 0600, not over an"
                     + " existing file).")
     Path generate;

@@ -20,11 +20,11 @@ class ApiTokenCommandTest {
 
     @TempDir
     Path tmp;
+
     Path etc;
     Path pki;
 
-    record Result(int exit, String out, String err) {
-    }
+    record Result(int exit, String out, String err) {}
 
     @BeforeEach
     void setUp() throws Exception {
@@ -41,16 +41,27 @@ class ApiTokenCommandTest {
         all[0] = "-c";
         all[1] = etc.toString();
         System.arraycopy(args, 0, all, 2, args.length);
-        int exit = BrineKey.commandLine(new BrineKey(new BrineKeyTest.FakeTerminal(), Map.of(), defaults,
-                new ByteArrayInputStream(new byte[0]))).setOut(new PrintWriter(out, true))
-                .setErr(new PrintWriter(err, true)).execute(all);
+        int exit = BrineKey.commandLine(new BrineKey(
+                        new BrineKeyTest.FakeTerminal(), Map.of(), defaults, new ByteArrayInputStream(new byte[0])))
+                .setOut(new PrintWriter(out, true))
+                .setErr(new PrintWriter(err, true))
+                .execute(all);
         return new Result(exit, out.toString(), err.toString());
     }
 
     @Test
     void aTokenIsPrintedOnceStoredHashedListedAndRevokedWithAuditLines() throws Exception {
-        Result created = run("api-token", "create", "ci", "--acl", "web*,db*", "--functions", "test.*",
-                "--key-admin", "--expires", "90d");
+        Result created = run(
+                "api-token",
+                "create",
+                "ci",
+                "--acl",
+                "web*,db*",
+                "--functions",
+                "test.*",
+                "--key-admin",
+                "--expires",
+                "90d");
         assertThat(created.exit()).as(created.err()).isZero();
         String token = created.out().strip();
         assertThat(token).startsWith(ApiTokens.PREFIX).hasSizeGreaterThan(40);
@@ -66,7 +77,8 @@ class ApiTokenCommandTest {
         });
 
         Result listed = run("api-token", "list");
-        assertThat(listed.out()).contains("ci  acl=web*,db*  functions=test.*  key-admin  expires=")
+        assertThat(listed.out())
+                .contains("ci  acl=web*,db*  functions=test.*  key-admin  expires=")
                 .doesNotContain(token);
 
         Result again = run("api-token", "create", "ci", "--expires", "1h");
@@ -91,7 +103,9 @@ class ApiTokenCommandTest {
         assertThat(run("api-token", "create", "ci", "--expires", "forever").err())
                 .contains("--expires 'forever': expected a duration");
         assertThat(run("api-token", "create", "ci", "--expires", "400d").err()).contains("at most 366d");
-        assertThat(run("api-token", "create", "ci", "--expires", "1d", "--acl", "Web*").exit()).isEqualTo(2);
+        assertThat(run("api-token", "create", "ci", "--expires", "1d", "--acl", "Web*")
+                        .exit())
+                .isEqualTo(2);
         assertThat(run("api-token", "create", "ci").exit()).isEqualTo(2);
         assertThat(ApiTokens.file(pki)).doesNotExist();
     }

@@ -56,8 +56,7 @@ class BrineKeyClusterTest {
     private CuratorFramework client;
     private final List<AutoCloseable> open = new ArrayList<>();
 
-    record Result(int exit, String out, String err) {
-    }
+    record Result(int exit, String out, String err) {}
 
     @BeforeAll
     static void startServer() throws Exception {
@@ -77,14 +76,18 @@ class BrineKeyClusterTest {
         cache = tmp.resolve("cache");
         Path password = Files.writeString(etc.resolve("zk.pass"), "s3cret\n");
         Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
-                + "  connect: " + server.getConnectString() + "\n  root: " + root + "\n  auth:\n    user: brine\n"
-                + "    password_file: zk.pass\n");
-        client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()).withRoot(root)
+        Files.writeString(
+                etc.resolve("master.yaml"),
+                "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n"
+                        + "  connect: " + server.getConnectString() + "\n  root: " + root
+                        + "\n  auth:\n    user: brine\n"
+                        + "    password_file: zk.pass\n");
+        client = ClusterConnection.open(ClusterConfig.of(server.getConnectString())
+                .withRoot(root)
                 .withAuth(new ClusterConfig.Auth("brine", password)));
         open.add(client);
-        master = ZkKeyStore.open(client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()),
-                Duration.ofSeconds(30));
+        master = ZkKeyStore.open(
+                client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()), Duration.ofSeconds(30));
         open.add(master);
     }
 
@@ -100,14 +103,15 @@ class BrineKeyClusterTest {
     }
 
     private Result run(String... args) {
-        KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"),
-                tmp.resolve("default-cache"));
+        KeytoolConfig.Defaults defaults =
+                new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"), tmp.resolve("default-cache"));
         List<String> all = new ArrayList<>(List.of("-c", etc.toString()));
         all.addAll(List.of(args));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = BrineKey.commandLine(new BrineKey(new BrineKeyTest.FakeTerminal(), new HashMap<>(), defaults))
-                .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .setOut(new PrintWriter(out, true))
+                .setErr(new PrintWriter(err, true))
                 .execute(all.toArray(String[]::new));
         return new Result(exit, out.toString(), err.toString());
     }
@@ -142,8 +146,10 @@ class BrineKeyClusterTest {
     private BrineKeyTest.Result runWithChangeBetween(Runnable between, String... args) {
         List<String> all = new ArrayList<>(List.of("-c", etc.toString()));
         all.addAll(List.of(args));
-        return PlannedChange.run(new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"),
-                tmp.resolve("default-cache")), between, all.toArray(String[]::new));
+        return PlannedChange.run(
+                new KeytoolConfig.Defaults(tmp.resolve("none"), tmp.resolve("nopki"), tmp.resolve("default-cache")),
+                between,
+                all.toArray(String[]::new));
     }
 
     @Test
@@ -155,38 +161,52 @@ class BrineKeyClusterTest {
         String fp39 = Fingerprints.of(key(39));
 
         // Another admin deletes new1 and someone else's key is offered under it: pending, then accepted.
-        BrineKeyTest.Result pending = runWithChangeBetween(() -> {
-            master.delete("new1", "another-admin");
-            master.offer("new1", key(39), PolicyVerdict.NONE);
-        }, "-a", "new1,new2", "-y");
+        BrineKeyTest.Result pending = runWithChangeBetween(
+                () -> {
+                    master.delete("new1", "another-admin");
+                    master.offer("new1", key(39), PolicyVerdict.NONE);
+                },
+                "-a",
+                "new1,new2",
+                "-y");
 
         assertThat(pending.exit()).isEqualTo(1);
-        assertThat(pending.err()).contains("new1: the pending key has fingerprint " + fp39 + ", not " + fp31
-                + "; nothing changed");
+        assertThat(pending.err())
+                .contains("new1: the pending key has fingerprint " + fp39 + ", not " + fp31 + "; nothing changed");
         assertThat(pending.out()).contains("Key for minion new2 accepted.").doesNotContain("new1 accepted");
         assertThat(master.lookup("new1", key(39))).isEqualTo(KeyLookup.PENDING_SAME);
         assertThat(master.lookup("new2", key(32))).isEqualTo(KeyLookup.ACCEPTED_SAME);
 
-        BrineKeyTest.Result accepted = runWithChangeBetween(() -> {
-            master.delete("new3", "another-admin");
-            master.offer("new3", key(38), PolicyVerdict.ACCEPT); // as an autosign policy would
-        }, "-a", "new3", "-y");
+        BrineKeyTest.Result accepted = runWithChangeBetween(
+                () -> {
+                    master.delete("new3", "another-admin");
+                    master.offer("new3", key(38), PolicyVerdict.ACCEPT); // as an autosign policy would
+                },
+                "-a",
+                "new3",
+                "-y");
 
         assertThat(accepted.exit()).isEqualTo(1);
-        assertThat(accepted.err()).contains("new3: the id now holds an accepted key with fingerprint "
-                + Fingerprints.of(key(38)) + ", not the pending key " + Fingerprints.of(key(33))
-                + "; nothing changed");
+        assertThat(accepted.err())
+                .contains("new3: the id now holds an accepted key with fingerprint "
+                        + Fingerprints.of(key(38)) + ", not the pending key " + Fingerprints.of(key(33))
+                        + "; nothing changed");
         assertThat(accepted.out()).doesNotContain("already accepted");
 
         // A reject, likewise: the listed key, or nothing.
-        BrineKeyTest.Result rejected = runWithChangeBetween(() -> {
-            master.delete("new1", "another-admin");
-            master.offer("new1", key(37), PolicyVerdict.REJECT);
-        }, "-r", "new1", "-y");
+        BrineKeyTest.Result rejected = runWithChangeBetween(
+                () -> {
+                    master.delete("new1", "another-admin");
+                    master.offer("new1", key(37), PolicyVerdict.REJECT);
+                },
+                "-r",
+                "new1",
+                "-y");
 
         assertThat(rejected.exit()).isEqualTo(1);
-        assertThat(rejected.err()).contains("new1: the id now holds a rejected key with fingerprint "
-                + Fingerprints.of(key(37)) + ", not the pending key " + fp39 + "; nothing changed");
+        assertThat(rejected.err())
+                .contains("new1: the id now holds a rejected key with fingerprint " + Fingerprints.of(key(37))
+                        + ", not the pending key " + fp39 + "; nothing changed");
     }
 
     @Test
@@ -223,9 +243,12 @@ class BrineKeyClusterTest {
         Result refused = run("cluster", "import", salt.toString());
 
         assertThat(refused.exit()).isEqualTo(UserError.REFUSED);
-        assertThat(refused.err()).contains("cluster import refused, nothing imported: 2 problems",
-                "web2: pending here (" + Fingerprints.of(key(12)) + "), pending in the cluster ("
-                        + Fingerprints.of(key(15)) + ")", "minions_pre/junk1:");
+        assertThat(refused.err())
+                .contains(
+                        "cluster import refused, nothing imported: 2 problems",
+                        "web2: pending here (" + Fingerprints.of(key(12)) + "), pending in the cluster ("
+                                + Fingerprints.of(key(15)) + ")",
+                        "minions_pre/junk1:");
         assertThat(master.lookup("new1", key(16))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.lookup("web2", key(15))).isEqualTo(KeyLookup.PENDING_SAME);
     }
@@ -243,11 +266,13 @@ class BrineKeyClusterTest {
         Result refused = run("cluster", "import", salt.toString());
 
         assertThat(refused.exit()).as(refused.out()).isEqualTo(UserError.REFUSED);
-        assertThat(refused.err()).contains("nothing imported: 2 problems",
-                "web1, web2: the same key (" + Fingerprints.of(key(21)) + ") under 2 ids here (minions/web1,"
-                        + " minions_pre/web2)",
-                "db1: accepted here (" + Fingerprints.of(key(22)) + "), the same key is in the cluster under cache1"
-                        + " (pending)");
+        assertThat(refused.err())
+                .contains(
+                        "nothing imported: 2 problems",
+                        "web1, web2: the same key (" + Fingerprints.of(key(21)) + ") under 2 ids here (minions/web1,"
+                                + " minions_pre/web2)",
+                        "db1: accepted here (" + Fingerprints.of(key(22))
+                                + "), the same key is in the cluster under cache1" + " (pending)");
         assertThat(master.lookup("new1", key(23))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.lookup("web1", key(21))).isEqualTo(KeyLookup.UNKNOWN);
         assertThat(master.list().keys(KeyState.ACCEPTED)).isEmpty();
@@ -264,7 +289,8 @@ class BrineKeyClusterTest {
 
         assertThat(imported.exit()).as(imported.err()).isZero();
         await().until(() -> master.lookup("web2", key(26)) == KeyLookup.PENDING_SAME);
-        assertThat(master.list().keys(KeyState.DENIED)).singleElement()
+        assertThat(master.list().keys(KeyState.DENIED))
+                .singleElement()
                 .satisfies(k -> assertThat(k.id()).isEqualTo("web1"));
         assertThat(master.lookup("web1", key(24))).isEqualTo(KeyLookup.ACCEPTED_SAME);
     }
@@ -272,8 +298,8 @@ class BrineKeyClusterTest {
     @Test
     void aClusterWithoutAuthIsRefusedUnlessTheOpenAclIsSaid() throws Exception {
         Path pki = tmp.resolve("pki");
-        String open = "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n  connect: "
-                + server.getConnectString() + "\n  root: /open" + ROOTS.incrementAndGet() + "\n";
+        String open = "pki_dir: " + pki + "\ncachedir: " + cache + "\ncluster:\n  connect: " + server.getConnectString()
+                + "\n  root: /open" + ROOTS.incrementAndGet() + "\n";
         Files.writeString(etc.resolve("master.yaml"), open);
 
         Result refused = run("-L");
@@ -327,13 +353,22 @@ class BrineKeyClusterTest {
         assertThat(unsigned.exit()).isEqualTo(UserError.USAGE);
         assertThat(unsigned.err()).contains("master_sign_pubkey is on", "nothing changed");
         // The offline two steps are for a master alone: refused on a cluster host, nothing pending, nothing in ZK.
-        Result prepare = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
-                "--prepare");
+        Result prepare =
+                run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key", "--prepare");
         assertThat(prepare.exit()).isEqualTo(UserError.USAGE);
-        assertThat(prepare.err()).contains("--prepare: the two-step offline signing is for a master alone",
-                "--master-sign-key FILE", "nothing changed");
-        Result signature = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
-                "--signature", tmp.resolve("master_sign.request.sig").toString());
+        assertThat(prepare.err())
+                .contains(
+                        "--prepare: the two-step offline signing is for a master alone",
+                        "--master-sign-key FILE",
+                        "nothing changed");
+        Result signature = run(
+                "--pki-dir",
+                pki.toString(),
+                "--cachedir",
+                cache.toString(),
+                "--rotate-master-key",
+                "--signature",
+                tmp.resolve("master_sign.request.sig").toString());
         assertThat(signature.exit()).isEqualTo(UserError.USAGE);
         assertThat(signature.err()).contains("--signature: the two-step offline signing is for a master alone");
         assertThat(pki.resolve("master.pem.pending")).doesNotExist();
@@ -343,8 +378,14 @@ class BrineKeyClusterTest {
 
         Path signing = Files.writeString(tmp.resolve("master_sign.pem"), TestKeys.privatePem(200));
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
-        Result rotated = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key",
-                "--master-sign-key", signing.toString());
+        Result rotated = run(
+                "--pki-dir",
+                pki.toString(),
+                "--cachedir",
+                cache.toString(),
+                "--rotate-master-key",
+                "--master-sign-key",
+                signing.toString());
         assertThat(rotated.exit()).as(rotated.err()).isZero();
         assertThat(rotated.out()).contains("Every running master of the cluster takes it", "no pub_sig");
         MasterKeySet now = keys.load(TestKeys.pair(250), System.currentTimeMillis());
@@ -358,7 +399,8 @@ class BrineKeyClusterTest {
         assertThat(Files.readString(cache.resolve("audit.log"))).contains("\"master-key-rotated\"");
         // -F shows the key the minions are shown now: the cluster's newest, not this host's installed master.pub.
         Result finger = run("-F");
-        assertThat(finger.out()).contains(Fingerprints.of(now.current().getPublic()))
+        assertThat(finger.out())
+                .contains(Fingerprints.of(now.current().getPublic()))
                 .doesNotContain(Fingerprints.of(key(250)));
     }
 }

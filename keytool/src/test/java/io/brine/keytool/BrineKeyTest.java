@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.brine.daemon.config.ConfigException;
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
@@ -20,6 +21,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.SaltMarks;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
@@ -57,8 +59,7 @@ class BrineKeyTest {
     private final FakeTerminal terminal = new FakeTerminal();
     private final Map<String, String> environment = new HashMap<>();
 
-    record Result(int exit, String out, String err) {
-    }
+    record Result(int exit, String out, String err) {}
 
     static final class FakeTerminal implements Terminal {
         boolean interactive;
@@ -87,8 +88,10 @@ class BrineKeyTest {
     void createStore() throws Exception {
         pki = tmp.resolve("pki");
         cache = tmp.resolve("cache");
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             store.offer("web1", key(1), PolicyVerdict.NONE);
             store.offer("web2", key(2), PolicyVerdict.NONE);
             store.offer("app1", key(3), PolicyVerdict.NONE);
@@ -113,12 +116,14 @@ class BrineKeyTest {
     }
 
     private Result runRaw(String... args) {
-        KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),
-                tmp.resolve("default-cache"));
+        KeytoolConfig.Defaults defaults =
+                new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"), tmp.resolve("default-cache"));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = BrineKey.commandLine(new BrineKey(terminal, environment, defaults))
-                .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true)).execute(args);
+                .setOut(new PrintWriter(out, true))
+                .setErr(new PrintWriter(err, true))
+                .execute(args);
         return new Result(exit, out.toString(), err.toString());
     }
 
@@ -156,7 +161,8 @@ class BrineKeyTest {
         Result result = run("-A", "-y", "--allow-shared-key");
         assertThat(result.exit()).as(result.err()).isZero();
         assertThat(result.err()).contains("\r1,203/1,203").contains("\r12/1,203");
-        assertThat(result.out()).doesNotContain("Key for minion bulk0001 accepted.")
+        assertThat(result.out())
+                .doesNotContain("Key for minion bulk0001 accepted.")
                 .endsWith("1,203 keys accepted.\n");
         assertThat(exists(KeyState.ACCEPTED, "bulk1199")).isTrue();
     }
@@ -184,11 +190,11 @@ class BrineKeyTest {
 
     @Test
     void aRotationWaitingForAnAdminIsListedUnaccepted_AndAcceptedOnlyBoundToItsNewKey() throws Exception {
-        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.PENDING,
-                "minion db1"));
+        onStore(store -> store.rotate("db1", key(4), key(8), KeyRotationPolicy.PENDING, "minion db1"));
 
-        assertThat(run("-l", "un").out()).isEqualTo("Unaccepted Keys:\napp1\nweb1\nweb2\ndb1  (rotation of its"
-                + " accepted key, new key " + fp(8) + ")\n");
+        assertThat(run("-l", "un").out())
+                .isEqualTo("Unaccepted Keys:\napp1\nweb1\nweb2\ndb1  (rotation of its" + " accepted key, new key "
+                        + fp(8) + ")\n");
         JsonNode json = JSON.readTree(run("-L", "--out", "json").out());
         assertThat(json.get("minions_rotating").get("db1").asText()).isEqualTo(fp(8));
         assertThat(json.get("minions_pre").toString()).doesNotContain("db1");
@@ -211,8 +217,7 @@ class BrineKeyTest {
 
     @Test
     void aRejectedRotationKeepsTheAcceptedKey() throws Exception {
-        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.PENDING,
-                "minion db1"));
+        onStore(store -> store.rotate("db1", key(4), key(8), KeyRotationPolicy.PENDING, "minion db1"));
 
         Result reject = run("-r", "db1", "-f", fp(8), "-y");
 
@@ -229,18 +234,23 @@ class BrineKeyTest {
 
         Result asked = run("--rotate-keys", "db*");
         assertThat(asked.exit()).as(asked.err()).isZero();
-        assertThat(asked.out()).contains("db1: asked to rotate " + fp(4) + " at its next heartbeat",
-                "db2: asked to rotate " + fp(7), "2 asked, 0 already asked, 0 refused");
+        assertThat(asked.out())
+                .contains(
+                        "db1: asked to rotate " + fp(4) + " at its next heartbeat",
+                        "db2: asked to rotate " + fp(7),
+                        "2 asked, 0 already asked, 0 refused");
         Result again = run("--rotate-keys", "db1", "--out", "json");
         assertThat(again.exit()).as(again.err()).isZero();
         assertThat(JSON.readTree(again.out()).get("already_asked").toString()).isEqualTo("[\"db1\"]");
         assertThat(JSON.readTree(again.out()).get("asked").toString()).isEqualTo("[]");
-        assertThat(auditEvents()).filteredOn(e -> e.startsWith("key-rotation-asked")).hasSize(2);
-        assertThat(run("-l", "acc").out()).matches("Accepted Keys:\ndb1  \\(rotation asked \\S+Z, not yet"
-                + " rotated\\)\ndb2  \\(rotation asked \\S+Z, not yet rotated\\)\n");
+        assertThat(auditEvents())
+                .filteredOn(e -> e.startsWith("key-rotation-asked"))
+                .hasSize(2);
+        assertThat(run("-l", "acc").out())
+                .matches("Accepted Keys:\ndb1  \\(rotation asked \\S+Z, not yet"
+                        + " rotated\\)\ndb2  \\(rotation asked \\S+Z, not yet rotated\\)\n");
 
-        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.ALLOW,
-                "minion db1"));
+        onStore(store -> store.rotate("db1", key(4), key(8), KeyRotationPolicy.ALLOW, "minion db1"));
 
         assertThat(run("-l", "acc").out()).contains("db1  (rotated, asked ", "db2  (rotation asked ");
         JsonNode json = JSON.readTree(run("-L", "--out", "json").out()).get("minions_rotation_asked");
@@ -249,15 +259,17 @@ class BrineKeyTest {
         assertThat(json.get("db1").get("fingerprint").asText()).isEqualTo(fp(8));
         assertThat(json.get("db2").get("status").asText()).isEqualTo("asked");
         assertThat(run("-d", "db2", "-y").exit()).isZero();
-        assertThat(pki.resolve("minions_rotation_asked/db2")).as("deleted with its key").doesNotExist();
+        assertThat(pki.resolve("minions_rotation_asked/db2"))
+                .as("deleted with its key")
+                .doesNotExist();
     }
 
     @Test
     void rotateKeysRefusesAGlobMatchingNothingAKeyNotAcceptedASaltMinionsAndKeyRotationDeny() throws Exception {
         onStore(store -> store.offer("salt1", key(9), MinionKind.SALT, current -> PolicyVerdict.ACCEPT));
         Path etc = Files.createDirectories(tmp.resolve("deny"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
-                + "\nkey_rotation: deny\n");
+        Files.writeString(
+                etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\nkey_rotation: deny\n");
 
         Result denied = runRaw("-c", etc.toString(), "--rotate-keys", "db1");
         assertThat(denied.exit()).isEqualTo(1);
@@ -274,8 +286,11 @@ class BrineKeyTest {
 
         assertThat(all.exit()).isEqualTo(1);
         assertThat(all.out()).contains("db1: asked to rotate " + fp(4), "1 asked, 0 already asked, 5 refused");
-        assertThat(all.err()).contains("web1: no accepted key (the id is pending)",
-                "evil: no accepted key (the id is rejected)", "salt1: a Salt minion");
+        assertThat(all.err())
+                .contains(
+                        "web1: no accepted key (the id is pending)",
+                        "evil: no accepted key (the id is rejected)",
+                        "salt1: a Salt minion");
         assertThat(pki.resolve("minions_rotation_asked")).isDirectoryContaining(path -> path.endsWith("db1"));
     }
 
@@ -283,19 +298,18 @@ class BrineKeyTest {
 
     @Test
     void longListingShowsEachKeysFingerprintSinceWhenItsAgeAndItsIdsLastRotation() throws Exception {
-        onStore(store -> store.rotate("db1", key(4), key(8), io.brine.daemon.config.KeyRotationPolicy.ALLOW,
-                "minion db1"));
+        onStore(store -> store.rotate("db1", key(4), key(8), KeyRotationPolicy.ALLOW, "minion db1"));
         Instant accepted = Instant.parse("2026-01-01T00:00:00Z");
         Instant rotated = Instant.parse("2026-01-02T00:00:00Z");
         Files.setLastModifiedTime(pki.resolve("minions/db1"), FileTime.from(accepted));
-        Files.setLastModifiedTime(pki.resolve("minions_retired/db1"),
-                FileTime.from(rotated));
+        Files.setLastModifiedTime(pki.resolve("minions_retired/db1"), FileTime.from(rotated));
 
         Result text = run("-l", "acc", "--long");
 
         assertThat(text.exit()).as(text.err()).isZero();
-        assertThat(text.out()).matches("Accepted Keys:\ndb1  " + fp(8) + "  since 2026-01-01T00:00:00Z \\(\\d+d"
-                + " \\d+h\\)  last rotation 2026-01-02T00:00:00Z\n");
+        assertThat(text.out())
+                .matches("Accepted Keys:\ndb1  " + fp(8) + "  since 2026-01-01T00:00:00Z \\(\\d+d"
+                        + " \\d+h\\)  last rotation 2026-01-02T00:00:00Z\n");
         assertThat(run("-l", "un", "--long").out()).contains("web1  " + fp(1) + "  since ", "last rotation never");
         JsonNode json = JSON.readTree(run("-L", "--long", "--out", "json").out());
         JsonNode db1 = json.get("minions").get(0);
@@ -305,7 +319,9 @@ class BrineKeyTest {
         assertThat(db1.get("last_rotation").asText()).isEqualTo("2026-01-02T00:00:00Z");
         assertThat(db1.get("age_seconds").asLong()).isGreaterThan(86_400);
         assertThat(json.get("minions_pre").get(0).get("last_rotation").isNull()).isTrue();
-        assertThat(run("-L", "--out", "json").out()).as("without --long, ids as before").contains("\"db1\"")
+        assertThat(run("-L", "--out", "json").out())
+                .as("without --long, ids as before")
+                .contains("\"db1\"")
                 .doesNotContain("fingerprint");
     }
 
@@ -350,24 +366,34 @@ class BrineKeyTest {
 
         assertThat(result.exit()).isZero();
         JsonNode json = JSON.readTree(result.out());
-        assertThat(json.fieldNames()).toIterable().containsExactly("minions", "minions_pre", "minions_rejected",
-                "minions_denied");
-        assertThat(json).isEqualTo(JSON.valueToTree(Map.of("minions", List.of("db1"),
-                "minions_pre", List.of("app1", "web1", "web2"), "minions_rejected", List.of("evil"),
-                "minions_denied", List.of("db1"))));
+        assertThat(json.fieldNames())
+                .toIterable()
+                .containsExactly("minions", "minions_pre", "minions_rejected", "minions_denied");
+        assertThat(json)
+                .isEqualTo(JSON.valueToTree(Map.of(
+                        "minions",
+                        List.of("db1"),
+                        "minions_pre",
+                        List.of("app1", "web1", "web2"),
+                        "minions_rejected",
+                        List.of("evil"),
+                        "minions_denied",
+                        List.of("db1"))));
     }
 
     @Test
     void aStockSaltMinionIsMarkedInTheListingAndItsOwnJsonField() throws Exception {
-        new io.brine.store.keys.SaltMarks(pki).mark("web2");
-        new io.brine.store.keys.SaltMarks(pki).mark("db1");
+        new SaltMarks(pki).mark("web2");
+        new SaltMarks(pki).mark("db1");
 
         assertThat(run("-L").out()).contains("\ndb1  (salt)\n").contains("\nweb1\nweb2  (salt)\n");
         JsonNode json = JSON.readTree(run("-L", "--out", "json").out());
         assertThat(json.get("minions_pre").toString()).isEqualTo("[\"app1\",\"web1\",\"web2\"]");
         assertThat(json.get("salt_minions").toString()).isEqualTo("[\"db1\",\"web2\"]");
         // Only the states asked for: the pending list names web2 alone.
-        assertThat(JSON.readTree(run("-l", "un", "--out", "json").out()).get("salt_minions").toString())
+        assertThat(JSON.readTree(run("-l", "un", "--out", "json").out())
+                        .get("salt_minions")
+                        .toString())
                 .isEqualTo("[\"web2\"]");
     }
 
@@ -375,8 +401,9 @@ class BrineKeyTest {
     void listWithSaltsNestedAndTxtOutputters() {
         Result nested = run("-L", "--out", "nested");
         assertThat(nested.exit()).as(nested.err()).isZero();
-        assertThat(nested.out()).isEqualTo("minions:\n    - db1\nminions_pre:\n    - app1\n    - web1\n    - web2\n"
-                + "minions_rejected:\n    - evil\nminions_denied:\n    - db1\n");
+        assertThat(nested.out())
+                .isEqualTo("minions:\n    - db1\nminions_pre:\n    - app1\n    - web1\n    - web2\n"
+                        + "minions_rejected:\n    - evil\nminions_denied:\n    - db1\n");
         Result txt = run("-l", "acc", "--out", "txt");
         assertThat(txt.exit()).as(txt.err()).isZero();
         assertThat(txt.out()).isEqualTo("minions: ['db1']\n");
@@ -412,10 +439,13 @@ class BrineKeyTest {
 
         assertThat(result.exit()).isZero();
         assertThat(JSON.readTree(result.out()).get("minions_pre").toString()).isEqualTo("[\"app1\",\"web1\",\"web2\"]");
-        assertThat(result.err()).contains("warning: 2 files").contains("'minions_pre/Bad_Name': name is not a valid id")
+        assertThat(result.err())
+                .contains("warning: 2 files")
+                .contains("'minions_pre/Bad_Name': name is not a valid id")
                 .contains("'minions_pre/junk': is not a valid public key");
-        Files.writeString(pki.resolve("minions_pre").resolve("junk"), "-----BEGIN \u001b[31mEVIL-----\nAAAA\n"
-                + "-----END \u001b[31mEVIL-----\n");
+        Files.writeString(
+                pki.resolve("minions_pre").resolve("junk"),
+                "-----BEGIN \u001b[31mEVIL-----\nAAAA\n" + "-----END \u001b[31mEVIL-----\n");
         assertThat(run("-L").err()).contains("'minions_pre/junk'").doesNotContain("\u001b");
         Result accept = run("-a", "junk", "-y");
         assertThat(accept.exit()).isEqualTo(1);
@@ -429,12 +459,17 @@ class BrineKeyTest {
         Result result = run("-a", "web*,app1", "-y");
 
         assertThat(result.exit()).isZero();
-        assertThat(result.out()).contains("The following keys are going to be accepted:",
-                "Key for minion app1 accepted.", "Key for minion web1 accepted.", "Key for minion web2 accepted.");
+        assertThat(result.out())
+                .contains(
+                        "The following keys are going to be accepted:",
+                        "Key for minion app1 accepted.",
+                        "Key for minion web1 accepted.",
+                        "Key for minion web2 accepted.");
         assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
         assertThat(exists(KeyState.ACCEPTED, "app1")).isTrue();
-        assertThat(auditEvents()).hasSize(3).allMatch(e -> e.startsWith("key-accepted ") && e.contains(
-                " by brine-key:"));
+        assertThat(auditEvents())
+                .hasSize(3)
+                .allMatch(e -> e.startsWith("key-accepted ") && e.contains(" by brine-key:"));
     }
 
     @Test
@@ -463,8 +498,10 @@ class BrineKeyTest {
     private Result runWithChangeBetween(ThrowingConsumer<KeyStore> between, String... args) {
         List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cache.toString()));
         all.addAll(List.of(args));
-        return PlannedChange.run(new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),
-                tmp.resolve("default-cache")), () -> onStore(between), all.toArray(String[]::new));
+        return PlannedChange.run(
+                new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"), tmp.resolve("default-cache")),
+                () -> onStore(between),
+                all.toArray(String[]::new));
     }
 
     interface ThrowingConsumer<T> {
@@ -472,8 +509,10 @@ class BrineKeyTest {
     }
 
     private void onStore(ThrowingConsumer<KeyStore> action) {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             action.accept(store);
         } catch (Exception e) {
             throw new AssertionError(e);
@@ -493,8 +532,8 @@ class BrineKeyTest {
 
     /** brine-key's line for a listed pending key {@code listed} replaced by key {@code now}, now in {@code state}. */
     private static String replacedBy(String id, String state, int now, int listed) {
-        return id + ": the id now holds " + (state.equals("accepted") ? "an " : "a ") + state
-                + " key with fingerprint " + fp(now) + ", not the pending key " + fp(listed) + "; nothing changed";
+        return id + ": the id now holds " + (state.equals("accepted") ? "an " : "a ") + state + " key with fingerprint "
+                + fp(now) + ", not the pending key " + fp(listed) + "; nothing changed";
     }
 
     private KeyLookup lookup(String id, int key) {
@@ -505,11 +544,12 @@ class BrineKeyTest {
 
     @Test
     void anAcceptTakesOnlyTheKeysItListedAnIdDeletedAndReofferedMeanwhileStaysPending() throws Exception {
-        Result result = runWithChangeBetween(store -> replace(store, "web1", 9, PolicyVerdict.NONE), "-a", "web*",
-                "-y");
+        Result result =
+                runWithChangeBetween(store -> replace(store, "web1", 9, PolicyVerdict.NONE), "-a", "web*", "-y");
 
         assertThat(result.exit()).isEqualTo(1);
-        assertThat(result.out()).contains("web1  " + fp(1), "Key for minion web2 accepted.")
+        assertThat(result.out())
+                .contains("web1  " + fp(1), "Key for minion web2 accepted.")
                 .doesNotContain("web1 accepted");
         assertThat(result.err()).contains(replacedWhilePending("web1", 9, 1));
         assertThat(lookup("web1", 9)).isEqualTo(KeyLookup.PENDING_SAME);
@@ -520,8 +560,8 @@ class BrineKeyTest {
     @Test
     void anIdAcceptedMeanwhileWithAnotherKeyIsReportedNotAcceptedByThisRun() throws Exception {
         // web1 deleted, and another key offered under it accepted, as an autosign policy would
-        Result result = runWithChangeBetween(store -> replace(store, "web1", 9, PolicyVerdict.ACCEPT), "-a", "web*",
-                "-y", "--out", "json");
+        Result result = runWithChangeBetween(
+                store -> replace(store, "web1", 9, PolicyVerdict.ACCEPT), "-a", "web*", "-y", "--out", "json");
 
         assertThat(result.exit()).isEqualTo(1);
         assertThat(result.err()).contains(replacedBy("web1", "accepted", 9, 1));
@@ -533,10 +573,14 @@ class BrineKeyTest {
     @ParameterizedTest
     @ValueSource(strings = {"-r", "-d"})
     void aRejectOrADeleteIsBoundToTheListedKeysToo(String option) {
-        Result result = runWithChangeBetween(store -> {
-            replace(store, "web1", 9, PolicyVerdict.REJECT);
-            replace(store, "web2", 10, PolicyVerdict.NONE);
-        }, option, "web*,app1", "-y");
+        Result result = runWithChangeBetween(
+                store -> {
+                    replace(store, "web1", 9, PolicyVerdict.REJECT);
+                    replace(store, "web2", 10, PolicyVerdict.NONE);
+                },
+                option,
+                "web*,app1",
+                "-y");
 
         assertThat(result.exit()).isEqualTo(1);
         assertThat(result.err()).contains(replacedBy("web1", "rejected", 9, 1), replacedWhilePending("web2", 10, 2));
@@ -585,8 +629,8 @@ class BrineKeyTest {
         terminal.answers.add("Y");
         assertThat(run("-d", "app1").exit()).isZero();
         assertThat(exists(KeyState.PENDING, "app1")).isFalse();
-        assertThat(terminal.prompts).containsExactly("Proceed? [n/Y] ", "Proceed? [n/Y] ", "Proceed? [N/y] ",
-                "Proceed? [N/y] ");
+        assertThat(terminal.prompts)
+                .containsExactly("Proceed? [n/Y] ", "Proceed? [n/Y] ", "Proceed? [N/y] ", "Proceed? [N/y] ");
 
         terminal.answers.add("no");
         assertThat(run("-A").exit()).isEqualTo(1);
@@ -628,8 +672,8 @@ class BrineKeyTest {
     @Test
     void deletingOrRejectingAnAcceptedKeyRemovesItsClassification() throws Exception {
         Path classes = Files.createDirectories(cache.resolve("classes"));
-        Files.writeString(classes.resolve("db1.json"), "{\"fingerprint\":\"" + fp(4)
-                + "\",\"class\":{\"role\":\"db\"}}\n");
+        Files.writeString(
+                classes.resolve("db1.json"), "{\"fingerprint\":\"" + fp(4) + "\",\"class\":{\"role\":\"db\"}}\n");
         Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\"" + fp(1) + "\",\"class\":{}}\n");
 
         assertThat(run("-d", "db1", "-y").exit()).isZero();
@@ -641,8 +685,10 @@ class BrineKeyTest {
 
     @Test
     void aKeyStoredUnderAnotherIdIsMarkedAndAcceptedOnlyWithAnExplicitFlag() throws Exception {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             store.offer("web9", key(4), PolicyVerdict.ACCEPT); // db1's accepted key: stays pending
         }
         assertThat(run("-L").out()).contains("web9  (same key as db1)\n", "db1  (same key as web9)\n");
@@ -650,8 +696,8 @@ class BrineKeyTest {
 
         Result refused = run("-a", "web9", "-y");
         assertThat(refused.exit()).isEqualTo(1);
-        assertThat(refused.err()).contains("web9: same key as db1 (one key, one id); nothing changed",
-                "--allow-shared-key");
+        assertThat(refused.err())
+                .contains("web9: same key as db1 (one key, one id); nothing changed", "--allow-shared-key");
         assertThat(exists(KeyState.PENDING, "web9")).isTrue();
 
         assertThat(run("-a", "web9", "-y", "--allow-shared-key").exit()).isZero();
@@ -661,27 +707,35 @@ class BrineKeyTest {
 
     @Test
     void aKeyFiledUnderAReservedIdIsListedWithAWarningKeptAndNotAcceptedUnlessTheListAllowsIt() throws Exception {
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             store.offer("con.example.com", key(8), PolicyVerdict.NONE); // filed before reserved_ids existed
             store.offer("master", key(9), PolicyVerdict.ACCEPT);
         }
         Result listed = run("-L");
         assertThat(listed.exit()).isZero();
         assertThat(listed.out()).contains("con.example.com\n", "master\n");
-        assertThat(listed.err()).contains("brine-key: warning: con.example.com (pending): id con.example.com is"
-                + " reserved (reserved_ids entry con.*)", "brine-key: warning: master (accepted): id master is reserved",
-                "brine-key -d con.example.com").doesNotContain("web1");
+        assertThat(listed.err())
+                .contains(
+                        "brine-key: warning: con.example.com (pending): id con.example.com is"
+                                + " reserved (reserved_ids entry con.*)",
+                        "brine-key: warning: master (accepted): id master is reserved",
+                        "brine-key -d con.example.com")
+                .doesNotContain("web1");
 
         Result refused = run("-a", "con.example.com", "-y");
         assertThat(refused.exit()).isEqualTo(1);
-        assertThat(refused.err()).contains("con.example.com: id con.example.com is reserved (reserved_ids entry con.*)",
-                "Nothing changed");
+        assertThat(refused.err())
+                .contains(
+                        "con.example.com: id con.example.com is reserved (reserved_ids entry con.*)",
+                        "Nothing changed");
         assertThat(exists(KeyState.PENDING, "con.example.com")).isTrue();
 
         Path etc = Files.createDirectories(tmp.resolve("etc-open"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
-                + "\nreserved_ids: []\n");
+        Files.writeString(
+                etc.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\nreserved_ids: []\n");
         Result open = runRaw("-c", etc.toString(), "-L");
         assertThat(open.err()).doesNotContain("reserved");
         Result accepted = runRaw("-c", etc.toString(), "-a", "con.example.com", "-y");
@@ -696,18 +750,22 @@ class BrineKeyTest {
         assertThat(cache).as("no change, no audit log").doesNotExist();
         assertThat(result.err()).contains("'nope*' does not match any unaccepted key");
         assertThat(run("-d", "nope", "-y").err()).contains("'nope' does not match any key");
-        assertThat(run("-a", "nope", "--include-rejected", "--include-denied", "-y").err())
+        assertThat(run("-a", "nope", "--include-rejected", "--include-denied", "-y")
+                        .err())
                 .contains("does not match any unaccepted, rejected or denied key");
     }
 
     @Test
     void invalidIdsAndGlobsInArgumentsAreUsageErrors() {
-        for (String bad : List.of("Web1", "../etc", "web1/x", "web$", "web1,,db1", "web1,", "[web", "-x",
-                "web[^2]", "web[A-Z]")) {
+        for (String bad : List.of(
+                "Web1", "../etc", "web1/x", "web$", "web1,,db1", "web1,", "[web", "-x", "web[^2]", "web[A-Z]")) {
             Result result = run("-a", bad, "-y");
             assertThat(result.exit()).as(bad).isEqualTo(2);
-            assertThat(result.err()).as(bad).startsWith("brine-key: ").doesNotContain("Exception").doesNotContain(
-                    "\tat ");
+            assertThat(result.err())
+                    .as(bad)
+                    .startsWith("brine-key: ")
+                    .doesNotContain("Exception")
+                    .doesNotContain("\tat ");
         }
         assertThat(run("-a", "Web1", "-y").err()).contains("'Web1'").contains("[a-z0-9._-]");
         assertThat(run("-a", "web[^2]", "-y").err()).contains("negated with [!...]");
@@ -735,8 +793,9 @@ class BrineKeyTest {
         Result result = run("-f", "web1,db1");
 
         assertThat(result.exit()).isZero();
-        assertThat(result.out()).isEqualTo("Accepted Keys:\ndb1:  " + fp(4) + "\nDenied Keys:\ndb1:  " + fp(5)
-                + "\nUnaccepted Keys:\nweb1:  " + fp(1) + "\n");
+        assertThat(result.out())
+                .isEqualTo("Accepted Keys:\ndb1:  " + fp(4) + "\nDenied Keys:\ndb1:  " + fp(5)
+                        + "\nUnaccepted Keys:\nweb1:  " + fp(1) + "\n");
         JsonNode json = JSON.readTree(run("-f", "web1", "--out", "json").out());
         assertThat(json.get("minions_pre").get("web1").asText()).isEqualTo(fp(1));
     }
@@ -746,9 +805,10 @@ class BrineKeyTest {
      * the test keys (generating one cost a second of CPU), master.pub written by the store.
      */
     private KeyStore masterStore() throws Exception {
-        AtomicFiles.write(pki.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
-                AtomicFiles.OWNER_READ);
-        return FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        AtomicFiles.write(
+                pki.resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)), AtomicFiles.OWNER_READ);
+        return FileKeyStore.open(
+                KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
     }
 
     @Test
@@ -767,8 +827,11 @@ class BrineKeyTest {
             Result result = run("-f", "master.pub");
             assertThat(result.exit()).as(result.err()).isZero();
             assertThat(result.out()).isEqualTo("Local Keys:\nmaster.pub:  " + master + "\n");
-            assertThat(JSON.readTree(run("-f", "master.pub", "--out", "json").out()).get("local").get("master.pub")
-                    .asText()).isEqualTo(master);
+            assertThat(JSON.readTree(run("-f", "master.pub", "--out", "json").out())
+                            .get("local")
+                            .get("master.pub")
+                            .asText())
+                    .isEqualTo(master);
         }
     }
 
@@ -791,8 +854,10 @@ class BrineKeyTest {
         assertThat(result.exit()).as(result.err()).isZero();
         Path pem = dir.resolve("web9.pem");
         Path pub = dir.resolve("web9.pub");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pem))).isEqualTo("r--------");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pub))).isEqualTo("rw-r--r--");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pem)))
+                .isEqualTo("r--------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(pub)))
+                .isEqualTo("rw-r--r--");
         assertThat(Files.readString(pem)).startsWith("-----BEGIN RSA PRIVATE KEY-----");
         assertThat(Files.readString(pub)).startsWith("-----BEGIN PUBLIC KEY-----");
         assertThat(result.out()).contains("Fingerprint: ");
@@ -806,7 +871,9 @@ class BrineKeyTest {
 
     @Test
     void genKeysValidatesTheNameAndTheSize() {
-        assertThat(runRaw("--gen-keys", "../web9", "--gen-keys-dir", tmp.toString()).exit()).isEqualTo(2);
+        assertThat(runRaw("--gen-keys", "../web9", "--gen-keys-dir", tmp.toString())
+                        .exit())
+                .isEqualTo(2);
         Result small = runRaw("--gen-keys", "web9", "--keysize", "1024", "--gen-keys-dir", tmp.toString());
         assertThat(small.exit()).isEqualTo(2);
         assertThat(small.err()).contains("1024");
@@ -818,8 +885,8 @@ class BrineKeyTest {
     @Test
     void configDirSuppliesPkiDirAndCachedirRelativeToTheFile() throws Exception {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
-        Files.writeString(etc.resolve("master.yaml"), "# test\npki_dir: ../pki\ncachedir: ../cache2\n"
-                + "interface: 0.0.0.0\n");
+        Files.writeString(
+                etc.resolve("master.yaml"), "# test\npki_dir: ../pki\ncachedir: ../cache2\n" + "interface: 0.0.0.0\n");
 
         Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
 
@@ -831,8 +898,8 @@ class BrineKeyTest {
     @Test
     void theMastersAuditLogIsWhereChangesAreAudited() throws Exception {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache2\n"
-                + "audit_log: ../logs/keys.log\n");
+        Files.writeString(
+                etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache2\n" + "audit_log: ../logs/keys.log\n");
 
         Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
 
@@ -846,7 +913,9 @@ class BrineKeyTest {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
         Result missing = runRaw("-c", etc.toString(), "-L");
         assertThat(missing.exit()).isEqualTo(2);
-        assertThat(missing.err()).contains(etc.resolve("master.yaml").toString()).contains("does not exist");
+        assertThat(missing.err())
+                .contains(etc.resolve("master.yaml").toString())
+                .contains("does not exist");
 
         Files.writeString(etc.resolve("master.yaml"), "pki_dir: [1, 2]\n");
         Result wrongType = runRaw("-c", etc.toString(), "-L");
@@ -874,9 +943,10 @@ class BrineKeyTest {
     @Test
     void masterYamlIsReadByTheMastersStrictReaderSoATypoIsTheErrorCheckConfigGives() throws Exception {
         Path etc = Files.createDirectories(tmp.resolve("conf"));
-        Path file = Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\npki_dirr: ../other\n"
-                + "keysize: 1000\n");
-        String checkConfig = assertThrows(ConfigException.class, () -> MasterConfig.load(etc)).getMessage();
+        Path file = Files.writeString(
+                etc.resolve("master.yaml"), "pki_dir: ../pki\npki_dirr: ../other\n" + "keysize: 1000\n");
+        String checkConfig = assertThrows(ConfigException.class, () -> MasterConfig.load(etc))
+                .getMessage();
 
         Result result = runRaw("-c", etc.toString(), "-a", "web1", "-y");
 
@@ -896,8 +966,14 @@ class BrineKeyTest {
         assertThat(result.err()).contains("warning: cannot write the audit log").contains("--cachedir");
         assertThat(exists(KeyState.ACCEPTED, "web1")).isTrue();
 
-        Result explicit = runRaw("--pki-dir", pki.toString(), "--cachedir", tmp.resolve("default-cache").toString(),
-                "-a", "web2", "-y");
+        Result explicit = runRaw(
+                "--pki-dir",
+                pki.toString(),
+                "--cachedir",
+                tmp.resolve("default-cache").toString(),
+                "-a",
+                "web2",
+                "-y");
         assertThat(explicit.exit()).isEqualTo(2);
         assertThat(exists(KeyState.PENDING, "web2")).isTrue();
     }
@@ -909,10 +985,13 @@ class BrineKeyTest {
         assertThat(first.out()).contains("rotation requested (request 1)");
         Result second = run("--rotate", "--out", "json");
         assertThat(second.exit()).isZero();
-        assertThat(JSON.readTree(second.out()).get("rotation_requested").asLong()).isEqualTo(2);
+        assertThat(JSON.readTree(second.out()).get("rotation_requested").asLong())
+                .isEqualTo(2);
 
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             assertThat(store.rotationRequests()).isEqualTo(2);
         }
         assertThat(Files.readString(pki.resolve(FileKeyStore.ROTATE_FILE))).isEqualTo("2\n");
@@ -943,7 +1022,10 @@ class BrineKeyTest {
         String pem = Pem.publicKeySpki(key(1));
 
         assertThat(run("-p", "web1").out()).isEqualTo("Unaccepted Keys:\nweb1:  " + pem.stripTrailing() + "\n");
-        assertThat(JSON.readTree(run("-P", "--out", "json").out()).get("minions_pre").get("web1").asText())
+        assertThat(JSON.readTree(run("-P", "--out", "json").out())
+                        .get("minions_pre")
+                        .get("web1")
+                        .asText())
                 .isEqualTo(pem);
     }
 
@@ -978,27 +1060,32 @@ class BrineKeyTest {
                 }
             }
         }
-        assertThat(valid).containsKeys("minions/db1", "minions_pre/web1", "minions_rejected/evil",
-                "minions_denied/db1");
+        assertThat(valid)
+                .containsKeys("minions/db1", "minions_pre/web1", "minions_rejected/evil", "minions_denied/db1");
 
         Result result = run("--clean", "-y");
 
         assertThat(result.exit()).as(result.err()).isZero();
-        assertThat(result.out()).contains("'minions/Web 9': name is not a valid id",
-                "minions_pre/garbage': is not a valid public key", "minions_rejected/adir': is not a regular file",
-                "minions_denied/link': is a symbolic link");
+        assertThat(result.out())
+                .contains(
+                        "'minions/Web 9': name is not a valid id",
+                        "minions_pre/garbage': is not a valid public key",
+                        "minions_rejected/adir': is not a regular file",
+                        "minions_denied/link': is a symbolic link");
         for (Path entry : invalid) {
             assertThat(entry).doesNotExist();
         }
         try (var stamps = Files.list(pki.resolve("invalid"))) {
             Path moved = stamps.findFirst().orElseThrow();
-            assertThat(moved.resolve("minions").resolve("Web 9")).hasContent(
-                    new String(Pem.bytes(TestKeys.publicPem(7)), StandardCharsets.US_ASCII));
+            assertThat(moved.resolve("minions").resolve("Web 9"))
+                    .hasContent(new String(Pem.bytes(TestKeys.publicPem(7)), StandardCharsets.US_ASCII));
             assertThat(moved.resolve("minions_rejected/adir/inside")).hasContent("kept");
-            assertThat(Files.isSymbolicLink(moved.resolve("minions_denied/link"))).isTrue();
+            assertThat(Files.isSymbolicLink(moved.resolve("minions_denied/link")))
+                    .isTrue();
             assertThat(moved.resolve("minions_pre/garbage")).exists();
         }
-        valid.forEach((file, size) -> assertThat(pki.resolve(file)).as(file).exists().hasSize(size));
+        valid.forEach(
+                (file, size) -> assertThat(pki.resolve(file)).as(file).exists().hasSize(size));
         List<String> audit = Files.readAllLines(cache.resolve("audit.log"));
         assertThat(audit).hasSize(4).allMatch(line -> line.contains("\"event\":\"key-invalid-moved\""));
         assertThat(run("-L").err()).doesNotContain("not a usable key");
@@ -1021,7 +1108,9 @@ class BrineKeyTest {
         assertThat(noTerminal.exit()).isEqualTo(1);
         assertThat(noTerminal.err()).contains("no terminal to confirm on and no -y");
         for (Path entry : invalid) {
-            assertThat(Files.exists(entry, LinkOption.NOFOLLOW_LINKS)).as(entry.toString()).isTrue();
+            assertThat(Files.exists(entry, LinkOption.NOFOLLOW_LINKS))
+                    .as(entry.toString())
+                    .isTrue();
         }
         assertThat(pki.resolve("invalid")).doesNotExist();
         assertThat(cache.resolve("audit.log")).doesNotExist();
@@ -1041,8 +1130,9 @@ class BrineKeyTest {
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
         Path other = Files.writeString(offline.resolve("other.pem"), TestKeys.privatePem(62));
         Files.setPosixFilePermissions(other, PosixFilePermissions.fromString("r--------"));
-        Files.writeString(Files.createDirectories(tmp.resolve("etc")).resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache
-                + "\nmaster_sign_pubkey: true\n");
+        Files.writeString(
+                Files.createDirectories(tmp.resolve("etc")).resolve("master.yaml"),
+                "pki_dir: " + pki + "\ncachedir: " + cache + "\nmaster_sign_pubkey: true\n");
         return offline;
     }
 
@@ -1065,28 +1155,34 @@ class BrineKeyTest {
         assertThat(pki.resolve("master_chain")).doesNotExist();
         assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
 
-        Result signed = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key", signing.toString(),
-                "--out", "json");
+        Result signed = runRaw(
+                "-c", conf.toString(), "--rotate-master-key", "--master-sign-key", signing.toString(), "--out", "json");
         assertThat(signed.exit()).as(signed.err()).isZero();
-        assertThat(JSON.readTree(signed.out()).get("signing_key_signed").asBoolean()).isTrue();
+        assertThat(JSON.readTree(signed.out()).get("signing_key_signed").asBoolean())
+                .isTrue();
         assertThat(pki.resolve("master_chain")).exists();
         assertThat(Files.readString(cache.resolve("audit.log"))).contains("signed by the master signing key too");
         // Salt's pub_sig of the new key, for minions with verify_master_pubkey_sign.
-        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE))).verifies(
-                Pem.readPublicKey(Files.readString(pki.resolve("master.pub"))), TestKeys.pair(61).getPublic()))
+        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE)))
+                        .verifies(
+                                Pem.readPublicKey(Files.readString(pki.resolve("master.pub"))),
+                                TestKeys.pair(61).getPublic()))
                 .isTrue();
     }
 
     @Test
-    void aRotationSignedOfflineInTwoStepsPutsThePreparedKeyInForceAndRefusesEverySignatureButItsOwn()
-            throws Exception {
+    void aRotationSignedOfflineInTwoStepsPutsThePreparedKeyInForceAndRefusesEverySignatureButItsOwn() throws Exception {
         Path offline = signingSetup();
         Path signing = offline.resolve("master_sign.pem");
         Path other = offline.resolve("other.pem");
         Path conf = tmp.resolve("etc");
         Path request = offline.resolve("master_sign.request");
 
-        Result nothingPrepared = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature",
+        Result nothingPrepared = runRaw(
+                "-c",
+                conf.toString(),
+                "--rotate-master-key",
+                "--signature",
                 offline.resolve("none.sig").toString());
         assertThat(nothingPrepared.exit()).isEqualTo(2);
         Result prepared = runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare");
@@ -1097,43 +1193,56 @@ class BrineKeyTest {
         Result again = runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare");
         assertThat(again.exit()).isEqualTo(1);
         assertThat(again.err()).contains("a prepared rotation is waiting", "--cancel");
-        Result oneStep = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key",
-                signing.toString());
+        Result oneStep = runRaw("-c", conf.toString(), "--rotate-master-key", "--master-sign-key", signing.toString());
         assertThat(oneStep.exit()).isEqualTo(2);
         assertThat(oneStep.err()).contains("a prepared rotation is waiting");
 
         // Off the master: no config, no pki dir; another signing key signs too, but the master refuses it.
         Files.copy(pki.resolve("master_sign.request"), request);
-        Result wrongSigner = runRaw("--sign-master-key", request.toString(), "--master-sign-key", other.toString(),
-                "--signature", offline.resolve("other.sig").toString());
+        Result wrongSigner = runRaw(
+                "--sign-master-key",
+                request.toString(),
+                "--master-sign-key",
+                other.toString(),
+                "--signature",
+                offline.resolve("other.sig").toString());
         assertThat(wrongSigner.exit()).as(wrongSigner.err()).isZero();
         Result noKey = runRaw("--sign-master-key", request.toString());
         assertThat(noKey.exit()).isEqualTo(2);
         assertThat(noKey.err()).contains("--master-sign-key FILE");
         Result sign = runRaw("--sign-master-key", request.toString(), "--master-sign-key", signing.toString());
         assertThat(sign.exit()).as(sign.err()).isZero();
-        assertThat(sign.out()).contains(Fingerprints.of(TestKeys.pair(60).getPublic()),
-                Fingerprints.of(TestKeys.pair(61).getPublic()));
+        assertThat(sign.out())
+                .contains(
+                        Fingerprints.of(TestKeys.pair(60).getPublic()),
+                        Fingerprints.of(TestKeys.pair(61).getPublic()));
         Path signature = offline.resolve("master_sign.request.sig");
         Result twice = runRaw("--sign-master-key", request.toString(), "--master-sign-key", signing.toString());
         assertThat(twice.exit()).isEqualTo(1);
         assertThat(twice.err()).contains("exists");
 
-        Result refused = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature",
+        Result refused = runRaw(
+                "-c",
+                conf.toString(),
+                "--rotate-master-key",
+                "--signature",
                 offline.resolve("other.sig").toString());
         assertThat(refused.exit()).isEqualTo(1);
         assertThat(refused.err()).contains("not made by the master signing key", "nothing changed");
         assertThat(Files.readString(pki.resolve("master.pub"))).isEqualTo(TestKeys.publicPem(60));
 
-        Result done = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString(),
-                "--out", "json");
+        Result done = runRaw(
+                "-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString(), "--out", "json");
         assertThat(done.exit()).as(done.err()).isZero();
-        assertThat(JSON.readTree(done.out()).get("signing_key_signed").asBoolean()).isTrue();
+        assertThat(JSON.readTree(done.out()).get("signing_key_signed").asBoolean())
+                .isTrue();
         RSAPublicKey next = Pem.readPublicKey(Files.readString(pki.resolve("master.pub")));
-        assertThat(Fingerprints.of(next)).isEqualTo(JSON.readTree(done.out()).get("next").asText());
+        assertThat(Fingerprints.of(next))
+                .isEqualTo(JSON.readTree(done.out()).get("next").asText());
         assertThat(next).isNotEqualTo(TestKeys.pair(60).getPublic());
-        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE))).verifies(next,
-                TestKeys.pair(61).getPublic())).isTrue();
+        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE)))
+                        .verifies(next, TestKeys.pair(61).getPublic()))
+                .isTrue();
         assertThat(pki.resolve("master.pem.pending")).doesNotExist();
         assertThat(pki.resolve("master_sign.request")).doesNotExist();
         Result reused = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString());
@@ -1141,18 +1250,33 @@ class BrineKeyTest {
         assertThat(reused.err()).contains("no prepared rotation");
 
         // A signature of an earlier request, for a key since dropped, is for another key.
-        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare").exit()).isZero();
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare")
+                        .exit())
+                .isZero();
         Path first = offline.resolve("first.sig");
-        assertThat(runRaw("--sign-master-key", pki.resolve("master_sign.request").toString(), "--master-sign-key",
-                signing.toString(), "--signature", first.toString()).exit()).isZero();
+        assertThat(runRaw(
+                                "--sign-master-key",
+                                pki.resolve("master_sign.request").toString(),
+                                "--master-sign-key",
+                                signing.toString(),
+                                "--signature",
+                                first.toString())
+                        .exit())
+                .isZero();
         Result cancelled = runRaw("-c", conf.toString(), "--rotate-master-key", "--cancel");
         assertThat(cancelled.exit()).as(cancelled.err()).isZero();
-        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare").exit()).isZero();
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare")
+                        .exit())
+                .isZero();
         Result otherKey = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", first.toString());
         assertThat(otherKey.exit()).isEqualTo(1);
         assertThat(otherKey.err()).contains("the signature is for another key");
-        assertThat(Pem.readPublicKey(Files.readString(pki.resolve("master.pub")))).isEqualTo(next);
-        assertThat(Files.readString(cache.resolve("audit.log"))).contains("master-key-rotation-prepared",
-                "signed offline by the master signing key", "master-key-rotation-cancelled");
+        assertThat(Pem.readPublicKey(Files.readString(pki.resolve("master.pub"))))
+                .isEqualTo(next);
+        assertThat(Files.readString(cache.resolve("audit.log")))
+                .contains(
+                        "master-key-rotation-prepared",
+                        "signed offline by the master signing key",
+                        "master-key-rotation-cancelled");
     }
 }

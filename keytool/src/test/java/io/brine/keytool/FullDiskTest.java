@@ -32,20 +32,22 @@ class FullDiskTest {
 
     @TempDir
     Path tmp;
+
     TinyFileSystem fs;
     Path pki;
     Path cache;
 
-    record Result(int exit, String out, String err) {
-    }
+    record Result(int exit, String out, String err) {}
 
     @BeforeEach
     void mountSmallFileSystem() throws Exception {
         fs = TinyFileSystem.mount(tmp.resolve("fs"), "512k");
         pki = fs.root().resolve("pki");
         cache = fs.root().resolve("cache");
-        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             for (int i = 1; i <= 10; i++) {
                 store.offer("web" + i, (RSAPublicKey) TestKeys.pair(i).getPublic(), PolicyVerdict.NONE);
             }
@@ -53,8 +55,9 @@ class FullDiskTest {
         Files.createDirectories(cache);
         // Ends 40 bytes short of a page: the next record fits only in part (as on a disk with a few bytes free).
         String head = "{\"event\":\"before\",\"pad\":\"\"}\n";
-        Files.writeString(cache.resolve("audit.log"), head.replace("\"\"}", "\"" + "x".repeat(4096 - 40
-                - head.length()) + "\"}"));
+        Files.writeString(
+                cache.resolve("audit.log"),
+                head.replace("\"\"}", "\"" + "x".repeat(4096 - 40 - head.length()) + "\"}"));
     }
 
     @AfterEach
@@ -65,15 +68,15 @@ class FullDiskTest {
     }
 
     private Result run(String... args) {
-        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir",
-                cache.toString()));
+        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cache.toString()));
         all.addAll(List.of(args));
-        KeytoolConfig.Defaults defaults = new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"),
-                tmp.resolve("default-cache"));
+        KeytoolConfig.Defaults defaults =
+                new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"), tmp.resolve("default-cache"));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = BrineKey.commandLine(new BrineKey(new BrineKeyTest.FakeTerminal(), Map.of(), defaults))
-                .setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true))
+                .setOut(new PrintWriter(out, true))
+                .setErr(new PrintWriter(err, true))
                 .execute(all.toArray(String[]::new));
         return new Result(exit, out.toString(), err.toString());
     }
@@ -84,8 +87,10 @@ class FullDiskTest {
 
         Result result = run("-a", "web1", "-y");
 
-        assertThat(Files.exists(pki.resolve(KeyState.ACCEPTED.dirName()).resolve("web1"))).isTrue();
-        assertThat(result.err()).doesNotContain("accept failed")
+        assertThat(Files.exists(pki.resolve(KeyState.ACCEPTED.dirName()).resolve("web1")))
+                .isTrue();
+        assertThat(result.err())
+                .doesNotContain("accept failed")
                 .contains("accepted but NOT written to the audit log " + cache.resolve("audit.log") + ": web1");
         assertThat(result.exit()).isEqualTo(1);
     }

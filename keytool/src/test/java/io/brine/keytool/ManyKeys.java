@@ -21,8 +21,7 @@ import java.util.List;
  */
 public final class ManyKeys {
 
-    private ManyKeys() {
-    }
+    private ManyKeys() {}
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {

@@ -12,8 +12,7 @@ import java.util.Map;
  */
 final class PlannedChange {
 
-    private PlannedChange() {
-    }
+    private PlannedChange() {}
 
     static BrineKeyTest.Result run(KeytoolConfig.Defaults defaults, Runnable between, String... args) {
         BrineKeyTest.FakeTerminal terminal = new BrineKeyTest.FakeTerminal();
@@ -33,8 +32,13 @@ final class PlannedChange {
         String bound = action.boundFingerprint(command.finger);
         KeytoolConfig config = command.config();
         ChangeKeys changes = new ChangeKeys(command, new Output(outWriter, errWriter, command.out, false), terminal);
-        ChangeKeys.Plan plan = changes.plan(config.scan(), change, action.argument(),
-                action.all() ? List.of() : Action.globs(action.argument()), action.all(), bound,
+        ChangeKeys.Plan plan = changes.plan(
+                config.scan(),
+                change,
+                action.argument(),
+                action.all() ? List.of() : Action.globs(action.argument()),
+                action.all(),
+                bound,
                 config.reserved());
         between.run();
         int exit = plan.exit() != null ? plan.exit() : changes.apply(config, change, plan.keys(), bound);

@@ -46,9 +46,15 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         if (config.cluster().isPresent()) {
             return new Joined(ClusterStores.open(config, audit, clock, true), config, clock);
         }
-        return new Alone(FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir()).auditLog(audit)
-                .keysize(config.keysize()).maxPending(config.maxPending()).maxMinions(config.maxMinions()).build()),
-                config, clock);
+        return new Alone(
+                FileKeyStore.open(KeyStoreOptions.builder(config.pkiDir())
+                        .auditLog(audit)
+                        .keysize(config.keysize())
+                        .maxPending(config.maxPending())
+                        .maxMinions(config.maxMinions())
+                        .build()),
+                config,
+                clock);
     }
 
     KeyStore keyStore();
@@ -117,18 +123,18 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
         }
 
         @Override
-        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub) throws IOException,
-                KeyStoreException {
+        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub)
+                throws IOException, KeyStoreException {
             return MasterKeyring.open(config.pkiDir(), installed, clock, signPub);
         }
 
         @Override
-        public void watch(MasterMetrics metrics) {
-        }
+        public void watch(MasterMetrics metrics) {}
 
         @Override
         public Optional<String> problem() {
-            return Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName())) ? Optional.empty()
+            return Files.isReadable(config.pkiDir().resolve(KeyState.ACCEPTED.dirName()))
+                    ? Optional.empty()
                     : Optional.of("key store not readable: " + config.pkiDir());
         }
 
@@ -158,8 +164,13 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
 
         @Override
         public SharedPublications publications(SharedJobs jobs, KeyPair masterKeys) {
-            return new ClusterPublications(new ZkPublications(stores.client(), clock, masterName()), jobs, masterKeys,
-                    clock, masterName(), stores::awaitWritable);
+            return new ClusterPublications(
+                    new ZkPublications(stores.client(), clock, masterName()),
+                    jobs,
+                    masterKeys,
+                    clock,
+                    masterName(),
+                    stores::awaitWritable);
         }
 
         @Override
@@ -174,8 +185,8 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
 
         /** Its watch goes with the connection to ZooKeeper. */
         @Override
-        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub) throws IOException,
-                KeyStoreException {
+        public MasterKeyring masterKeys(KeyPair installed, Optional<Path> signPub)
+                throws IOException, KeyStoreException {
             return MasterKeyring.cluster(new ZkMasterKeys(stores.client()), installed, clock, signPub);
         }
 
@@ -185,23 +196,32 @@ sealed interface Cluster extends AutoCloseable permits Cluster.Alone, Cluster.Jo
          */
         @Override
         public void watch(MasterMetrics metrics) {
-            metrics.gauge("brine.cluster.writable", "1 while this master can write to the cluster's ZooKeeper;"
-                    + " 0 while it serves from its last view (no quorum, session expired)", stores,
+            metrics.gauge(
+                    "brine.cluster.writable",
+                    "1 while this master can write to the cluster's ZooKeeper;"
+                            + " 0 while it serves from its last view (no quorum, session expired)",
+                    stores,
                     cluster -> cluster.health().writable() ? 1 : 0);
-            metrics.gauge("brine.cluster.session.expired", "1 while this master's ZooKeeper session is lost (not"
-                    + " ready)", stores, cluster -> cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED
-                            ? 1 : 0);
+            metrics.gauge(
+                    "brine.cluster.session.expired",
+                    "1 while this master's ZooKeeper session is lost (not" + " ready)",
+                    stores,
+                    cluster -> cluster.health().state() == ClusterHealth.State.SESSION_EXPIRED ? 1 : 0);
             AtomicLong transitions = new AtomicLong();
             keyStore().addListener(change -> transitions.incrementAndGet()); // closed with the key store
-            metrics.counter("brine.cluster.key.transitions", "Key state changes heard through ZooKeeper (made through"
-                    + " any master or brine-key)", transitions, AtomicLong::get);
+            metrics.counter(
+                    "brine.cluster.key.transitions",
+                    "Key state changes heard through ZooKeeper (made through" + " any master or brine-key)",
+                    transitions,
+                    AtomicLong::get);
         }
 
         /** Disconnected for less than session_timeout (a server restarting) keeps it ready; a lost session not. */
         @Override
         public Optional<String> problem() {
             return stores.health().state() == ClusterHealth.State.SESSION_EXPIRED
-                    ? Optional.of(stores.health().describe()) : Optional.empty();
+                    ? Optional.of(stores.health().describe())
+                    : Optional.empty();
         }
 
         /** How this master is named in the cluster's stubs of returns it keeps: its host and cache directory. */

@@ -43,27 +43,21 @@ final class ConnectionCaps {
     static final int MIN_CONNECTIONS = 64;
 
     /** The caps one transport serves. */
-    record Caps(int max, int unauthenticated, int perSource) {
-    }
+    record Caps(int max, int unauthenticated, int perSource) {}
 
     /** What the file limit makes of master.yaml's caps. */
-    sealed interface Fit permits Fits, Lowered, Refused {
-    }
+    sealed interface Fit permits Fits, Lowered, Refused {}
 
     /** They fit (or the limit is not known here): served as configured. */
-    record Fits(Map<TransportKind, Caps> caps) implements Fit {
-    }
+    record Fits(Map<TransportKind, Caps> caps) implements Fit {}
 
     /** The defaults did not fit and are lowered: {@code warning} says so, once, at start. */
-    record Lowered(Map<TransportKind, Caps> caps, String warning) implements Fit {
-    }
+    record Lowered(Map<TransportKind, Caps> caps, String warning) implements Fit {}
 
     /** The caps set in master.yaml do not fit: the master does not start; {@code message} says why and what to do. */
-    record Refused(String message) implements Fit {
-    }
+    record Refused(String message) implements Fit {}
 
-    private ConnectionCaps() {
-    }
+    private ConnectionCaps() {}
 
     /** {@code config}'s caps fitted to this process's file limit, with this machine's cores. */
     static Fit fit(MasterConfig config) {
@@ -112,10 +106,16 @@ final class ConnectionCaps {
             // connections without a session, half of those from one address. One set there is kept under the rest.
             Caps caps = entry.getValue();
             int max = scaled(caps.max(), room, total);
-            int unauthenticated = Math.min(max, limits.maxUnauthenticatedConnections().isPresent()
-                    ? caps.unauthenticated() : scaled(caps.unauthenticated(), room, total));
-            int perSource = Math.min(unauthenticated, limits.maxUnauthenticatedPerSource().isPresent()
-                    ? caps.perSource() : scaled(caps.perSource(), room, total));
+            int unauthenticated = Math.min(
+                    max,
+                    limits.maxUnauthenticatedConnections().isPresent()
+                            ? caps.unauthenticated()
+                            : scaled(caps.unauthenticated(), room, total));
+            int perSource = Math.min(
+                    unauthenticated,
+                    limits.maxUnauthenticatedPerSource().isPresent()
+                            ? caps.perSource()
+                            : scaled(caps.perSource(), room, total));
             lowered.put(entry.getKey(), new Caps(max, unauthenticated, perSource));
         }
         String now = lowered.entrySet().stream()
@@ -123,9 +123,12 @@ final class ConnectionCaps {
                         + entry.getValue().max() + " (" + entry.getValue().unauthenticated()
                         + " without a session, " + entry.getValue().perSource() + " of those from one address)")
                 .collect(Collectors.joining(", "));
-        return new Lowered(lowered, "Connection caps lowered to fit the file limit (RLIMIT_NOFILE) of " + fileLimit
-                + " open files beside the master's own " + own + " descriptors: " + now + " instead of the defaults ("
-                + served + "); " + fix + " to serve the defaults, or set max_connections");
+        return new Lowered(
+                lowered,
+                "Connection caps lowered to fit the file limit (RLIMIT_NOFILE) of " + fileLimit
+                        + " open files beside the master's own " + own + " descriptors: " + now
+                        + " instead of the defaults ("
+                        + served + "); " + fix + " to serve the defaults, or set max_connections");
     }
 
     /** The caps {@code fit} decided for {@code kind}; the configured ones when it refused. */
@@ -147,19 +150,24 @@ final class ConnectionCaps {
     /** The soft limit of open files of this process; -1 where the JVM cannot tell. */
     static long fileLimit() {
         return ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean unix
-                ? unix.getMaxFileDescriptorCount() : -1;
+                ? unix.getMaxFileDescriptorCount()
+                : -1;
     }
 
     private static Caps resolve(ConnectionLimits limits, TransportKind kind) {
         int[] caps = switch (kind) {
             case ZEROMQ -> {
                 ZmtpServerOptions defaults = ZmtpServerOptions.defaults();
-                yield limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
+                yield limits.resolve(
+                        defaults.maxConnections(),
+                        defaults.maxUnauthenticatedConnections(),
                         defaults.maxUnauthenticatedPerSource());
             }
             case TCP -> {
                 TcpServerOptions defaults = TcpServerOptions.defaults();
-                yield limits.resolve(defaults.maxConnections(), defaults.maxUnauthenticatedConnections(),
+                yield limits.resolve(
+                        defaults.maxConnections(),
+                        defaults.maxUnauthenticatedConnections(),
                         defaults.maxUnauthenticatedPerSource());
             }
         };

@@ -69,6 +69,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private static final Logger LOG = LoggerFactory.getLogger(InboundDispatcher.class);
     /** Each auth lane's queue. */
     static final int AUTH_QUEUE = 8192;
+
     static final int SESSION_QUEUE = 65536;
     static final Duration DROP_LOG_INTERVAL = DropLog.INTERVAL;
 
@@ -79,6 +80,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ResumeService resume;
     /** The master key's succession records (PROTOCOL.md 6.4): a resumed session shows no auth reply, so it is sent. */
     private final Supplier<List<MasterSuccession>> masterChain;
+
     private final SessionService sessions;
     private final KeyRotationService rotations;
     private final PublisherService publishers;
@@ -89,6 +91,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final ThreadPoolExecutor authPool;
     /** Every other unauthenticated frame. */
     private final ThreadPoolExecutor strangerPool;
+
     private final ThreadPoolExecutor sessionPool;
     private final AuthWorkBudget budget;
     private final AtomicLong droppedFrames = new AtomicLong();
@@ -114,9 +117,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     };
     /** Dropped frames, at WARN: one line per reason and source a minute. */
     private final DropLog drops;
+
     private final long maxReturnBytes;
     /** Answers to frames of unknown sessions wait here for their connections to ask for a session instead. */
     private final UnknownSessionAnswers unknownSessions;
+
     private final ScheduledExecutorService unknownTimer;
 
     /**
@@ -129,10 +134,23 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * @param workerThreads the threads of each of the three pools
      * @param maxReturnBytes {@code max_return_bytes}: a return whose session frame is larger is refused
      */
-    public InboundDispatcher(ServerTransport transport, SourceRateLimiter unauthenticated, AuthWorkBudget budget,
-            AuthService auth, ResumeService resume, SessionService sessions, KeyRotationService rotations,
-            PublisherService publishers, ActiveJobs jobs, GrainsStore grains, SaltInbound salt, int workerThreads,
-            long maxReturnBytes, Clock clock, MasterMetrics metrics, Supplier<List<MasterSuccession>> masterChain) {
+    public InboundDispatcher(
+            ServerTransport transport,
+            SourceRateLimiter unauthenticated,
+            AuthWorkBudget budget,
+            AuthService auth,
+            ResumeService resume,
+            SessionService sessions,
+            KeyRotationService rotations,
+            PublisherService publishers,
+            ActiveJobs jobs,
+            GrainsStore grains,
+            SaltInbound salt,
+            int workerThreads,
+            long maxReturnBytes,
+            Clock clock,
+            MasterMetrics metrics,
+            Supplier<List<MasterSuccession>> masterChain) {
         this.masterChain = masterChain;
         this.resume = resume;
         this.rotations = rotations;
@@ -153,8 +171,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.strangerPool = pool("brine-auth-new", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
         this.unknownTimer = Executors.newSingleThreadScheduledExecutor(Master.daemonThreads("brine-unknown-sessions"));
-        this.unknownSessions = new UnknownSessionAnswers(UnknownSessionAnswers.GRACE, UnknownSessionAnswers.CAPACITY,
-                (delay, task) -> {
+        this.unknownSessions = new UnknownSessionAnswers(
+                UnknownSessionAnswers.GRACE, UnknownSessionAnswers.CAPACITY, (delay, task) -> {
                     try {
                         unknownTimer.schedule(task, delay.toMillis(), TimeUnit.MILLISECONDS);
                     } catch (RejectedExecutionException e) {
@@ -231,9 +249,12 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         int size = frame.length;
         return switch (message.toMaster()) {
             case AUTH_REQUEST -> onAuthRequest(from, size, new Signed<>((AuthRequest) message, ok));
-            case CLIENT_AUTH -> unauthenticated(from, size,
-                    IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
-                    () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
+            case CLIENT_AUTH ->
+                unauthenticated(
+                        from,
+                        size,
+                        IpAddresses.isLoopback(from.remoteAddress()) ? authPool : strangerPool,
+                        () -> onClientAuth(from, new Signed<>((ClientAuth) message, ok)));
             case SESSION -> onSessionFrame(from, size, (SessionFrame) message);
         };
     }
@@ -265,7 +286,10 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private boolean onAuthRequest(Peer from, int size, Signed<AuthRequest> request) {
         unknownSessions.asked(from);
         if (unauthenticated.tryAcquire(from.remoteAddress())) {
-            return submit(auth.offersAcceptedKey(request.message()) ? authPool : strangerPool, from, size,
+            return submit(
+                    auth.offersAcceptedKey(request.message()) ? authPool : strangerPool,
+                    from,
+                    size,
                     () -> onAuth(from, request));
         }
         int retryAfter = unauthenticated.tryLater(from.remoteAddress());
@@ -273,8 +297,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             drop(from, "auth over the rate limit");
             return false;
         }
-        return submit(strangerPool, from, size, () -> auth.tryLater(from, request, retryAfter)
-                .ifPresentOrElse(outcome -> transport.send(from, outcome.reply()), droppedFrames::incrementAndGet));
+        return submit(
+                strangerPool,
+                from,
+                size,
+                () -> auth.tryLater(from, request, retryAfter)
+                        .ifPresentOrElse(
+                                outcome -> transport.send(from, outcome.reply()), droppedFrames::incrementAndGet));
     }
 
     /**
@@ -292,13 +321,21 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         }
         if (resumption instanceof Resumption.TicketRequest ticketRequest) {
             // Answered only when sealed under the session's request key: an AES open, rate-limited all the same.
-            return unauthenticated(from, frame.length, authPool, () -> resume.ticketFor(ticketRequest)
-                    .ifPresentOrElse(ticket -> transport.send(from, ticket),
-                            () -> drop(from, "a ticket request that is no session's minion's")));
+            return unauthenticated(
+                    from,
+                    frame.length,
+                    authPool,
+                    () -> resume.ticketFor(ticketRequest)
+                            .ifPresentOrElse(
+                                    ticket -> transport.send(from, ticket),
+                                    () -> drop(from, "a ticket request that is no session's minion's")));
         }
         Resumption.Request request = (Resumption.Request) resumption; // the sealed type's other record
         unknownSessions.asked(from);
-        return unauthenticated(from, frame.length, resume.forAcceptedId(request) ? authPool : strangerPool,
+        return unauthenticated(
+                from,
+                frame.length,
+                resume.forAcceptedId(request) ? authPool : strangerPool,
                 () -> onResume(from, request));
     }
 
@@ -385,12 +422,14 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             List<MasterSuccession> chain = masterChain.get();
             if (!chain.isEmpty()) {
                 // No auth reply showed the chain to a resumed session: a minion pinned before a rotation follows here.
-                outcome.session().ifPresent(session -> session.sealAndSend(
-                        new SessionMessage.MasterKeySuccession(chain), frame -> transport.send(from, frame)));
+                outcome.session()
+                        .ifPresent(session -> session.sealAndSend(
+                                new SessionMessage.MasterKeySuccession(chain), frame -> transport.send(from, frame)));
             }
         });
         if (answered.isEmpty()) {
-            droppedFrames.incrementAndGet(); // unanswered: a replay, an older request, a bad signature, the budget spent
+            droppedFrames
+                    .incrementAndGet(); // unanswered: a replay, an older request, a bad signature, the budget spent
         }
         metrics.authLatency(System.nanoTime() - started);
     }
@@ -458,16 +497,18 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private void onMinionMessage(MinionSession session, SessionMessage.FromMinion message, InFlight inflight) {
         // A switch expression, so that javac insists every kind is named.
         Runnable route = switch (message.fromMinion()) {
-            case HEARTBEAT -> () -> {
-                answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
-                rotations.ask(session).ifPresent(ask -> send(session, ask));
-            };
+            case HEARTBEAT ->
+                () -> {
+                    answer(session, sessions.heartbeat((SessionMessage.Heartbeat) message));
+                    rotations.ask(session).ifPresent(ask -> send(session, ask));
+                };
             case KEY_REQUEST -> () -> answer(session, List.of(sessions.keyRequest()));
             case GRAINS -> () -> grains.put(session.minionId(), ((SessionMessage.Grains) message).grains());
             case RETURN -> () -> onReturn(session, (SessionMessage.Return) message, inflight);
             // It signs and writes the store: on an auth worker, never on a session worker.
-            case KEY_ROTATE -> () -> submit(authPool, session.peer(), 0,
-                    () -> onKeyRotate(session, (SessionMessage.KeyRotate) message));
+            case KEY_ROTATE ->
+                () -> submit(
+                        authPool, session.peer(), 0, () -> onKeyRotate(session, (SessionMessage.KeyRotate) message));
         };
         route.run();
     }
@@ -479,20 +520,28 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      */
     private void onReturn(MinionSession session, SessionMessage.Return ret, InFlight inflight) {
         if (inflight.size > maxReturnBytes) {
-            SessionMessage.Return refused = ActiveJobs.oversized(ret.jid(), ret.fun(), inflight.size,
-                    maxReturnBytes, ret.durationMs());
-            drops.dropped(inflight.from.remoteAddress(), "minion " + session.minionId() + ": a return over"
-                    + " max_return_bytes (" + maxReturnBytes + ")");
-            jobs.onReturn(session.minionId(), refused, (Consumer<String>) stored -> ack(session, ret.jid(),
-                    (String) refused.returnValue()), inflight.defer());
+            SessionMessage.Return refused =
+                    ActiveJobs.oversized(ret.jid(), ret.fun(), inflight.size, maxReturnBytes, ret.durationMs());
+            drops.dropped(
+                    inflight.from.remoteAddress(),
+                    "minion " + session.minionId() + ": a return over" + " max_return_bytes (" + maxReturnBytes + ")");
+            jobs.onReturn(
+                    session.minionId(),
+                    refused,
+                    (Consumer<String>) stored -> ack(session, ret.jid(), (String) refused.returnValue()),
+                    inflight.defer());
             return;
         }
-        jobs.onReturn(session.minionId(), ret, (Consumer<String>) refusal -> {
-            if (refusal != null) {
-                drops.dropped(inflight.from.remoteAddress(), session + ": a return refused: " + refusal);
-            }
-            ack(session, ret.jid(), refusal);
-        }, inflight.defer());
+        jobs.onReturn(
+                session.minionId(),
+                ret,
+                (Consumer<String>) refusal -> {
+                    if (refusal != null) {
+                        drops.dropped(inflight.from.remoteAddress(), session + ": a return refused: " + refusal);
+                    }
+                    ack(session, ret.jid(), refusal);
+                },
+                inflight.defer());
     }
 
     /**
@@ -500,10 +549,16 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
      * store cannot say whether it recorded it.
      */
     private void onKeyRotate(MinionSession session, SessionMessage.KeyRotate request) {
-        rotations.rotate(session, request).ifPresentOrElse(reply -> send(session, reply),
-                () -> drop(session.peer(), session + ": a key rotation request not answered (within "
-                        + KeyRotationService.INTERVAL.toSeconds() + " s of the last answer, or its outcome not known:"
-                        + " see the log)"));
+        rotations
+                .rotate(session, request)
+                .ifPresentOrElse(
+                        reply -> send(session, reply),
+                        () -> drop(
+                                session.peer(),
+                                session + ": a key rotation request not answered (within "
+                                        + KeyRotationService.INTERVAL.toSeconds()
+                                        + " s of the last answer, or its outcome not known:"
+                                        + " see the log)"));
     }
 
     /**
@@ -520,12 +575,19 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     /** What a publisher's session carries (PROTOCOL.md 8.7); the codec refused any other message in it. */
     private void onPublisherMessage(PublisherSession session, SessionMessage.FromPublisher message) {
         Runnable route = switch (message.fromPublisher()) {
-            case PUBLISH_REQUEST -> () -> send(session, publishers.publish(session,
-                    (SessionMessage.PublishRequest) message, event -> send(session, event)));
+            case PUBLISH_REQUEST ->
+                () -> send(
+                        session,
+                        publishers.publish(
+                                session, (SessionMessage.PublishRequest) message, event -> send(session, event)));
             case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
-            case EVENTS_SUBSCRIBE -> () -> metrics.events().subscribe(session,
-                    ((SessionMessage.EventsSubscribe) message).tag(), event -> send(session, event));
+            case EVENTS_SUBSCRIBE ->
+                () -> metrics.events()
+                        .subscribe(
+                                session,
+                                ((SessionMessage.EventsSubscribe) message).tag(),
+                                event -> send(session, event));
         };
         route.run();
     }
@@ -556,7 +618,13 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     }
 
     private static ThreadPoolExecutor pool(String name, int threads, int queue) {
-        return new ThreadPoolExecutor(threads, threads, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(queue),
-                Master.daemonThreads(name), new ThreadPoolExecutor.AbortPolicy());
+        return new ThreadPoolExecutor(
+                threads,
+                threads,
+                60,
+                TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(queue),
+                Master.daemonThreads(name),
+                new ThreadPoolExecutor.AbortPolicy());
     }
 }

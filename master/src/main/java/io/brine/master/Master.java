@@ -48,9 +48,14 @@ public final class Master implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Master.class);
 
     /** What the daemon wires before the master: the domain the dispatcher and the timer share. */
-    public record Parts(SessionTable sessions, PublishKeyring keyring, GrainsStore grains, JobPublisher jobs,
-            InboundDispatcher dispatcher, MasterMetrics metrics, MasterKeyring masterKeys) {
-    }
+    public record Parts(
+            SessionTable sessions,
+            PublishKeyring keyring,
+            GrainsStore grains,
+            JobPublisher jobs,
+            InboundDispatcher dispatcher,
+            MasterMetrics metrics,
+            MasterKeyring masterKeys) {}
 
     private final KeyStore keyStore;
     private final ServerTransport transport;
@@ -71,7 +76,8 @@ public final class Master implements AutoCloseable {
     /** The admins' rotation request counter last seen (KeyStore#rotationRequests); timer thread only. */
     private long rotationRequestsSeen;
     /** Closes the key listener {@link #start} adds; nothing before. */
-    private AutoCloseable keyListener = () -> { };
+    private AutoCloseable keyListener = () -> {};
+
     private volatile boolean serving;
     /** The cluster's publish key generation ({@link SharedPublishKey#alone} for a master alone). */
     private final SharedPublishKey sharedKey;
@@ -80,8 +86,14 @@ public final class Master implements AutoCloseable {
      * The master owns {@code transport} and the dispatcher's pools from here on, and closes them. It publishes under
      * the generation {@code sharedKey} agrees on with the cluster's other masters.
      */
-    public Master(KeyStore keyStore, ServerTransport transport, Parts parts, AuditLog auditLog,
-            Duration publishSession, Clock clock, SharedPublishKey sharedKey) {
+    public Master(
+            KeyStore keyStore,
+            ServerTransport transport,
+            Parts parts,
+            AuditLog auditLog,
+            Duration publishSession,
+            Clock clock,
+            SharedPublishKey sharedKey) {
         this.sharedKey = sharedKey;
         this.keyStore = keyStore;
         this.transport = transport;
@@ -120,8 +132,10 @@ public final class Master implements AutoCloseable {
                     }
                 }
                 if (!ids.isEmpty()) {
-                    requestRotation(ids.size() == 1 ? "key of " + ids.get(0) + " removed"
-                            : "keys of " + ids.size() + " minions removed (" + ids.get(0) + ", ...)");
+                    requestRotation(
+                            ids.size() == 1
+                                    ? "key of " + ids.get(0) + " removed"
+                                    : "keys of " + ids.size() + " minions removed (" + ids.get(0) + ", ...)");
                 }
             }
         });
@@ -129,8 +143,11 @@ public final class Master implements AutoCloseable {
         rotationRequestsSeen = keyStore.rotationRequests();
         timer.scheduleWithFixedDelay(this::tick, 1, 1, TimeUnit.SECONDS);
         serving = true;
-        LOG.info("Master serving: requests on {}, publications on {}, publish key generation {}",
-                transport.addresses().request(), transport.addresses().publish(), keyring.current().number());
+        LOG.info(
+                "Master serving: requests on {}, publications on {}, publish key generation {}",
+                transport.addresses().request(),
+                transport.addresses().publish(),
+                keyring.current().number());
     }
 
     /** Whether the transports are bound and serving: between {@link #start()} and {@link #close()}. */
@@ -183,7 +200,9 @@ public final class Master implements AutoCloseable {
         if (wasAccepted && !stillAccepted) {
             grains.remove(change.id());
             if (sessions.remove(change.id())) {
-                LOG.info("Minion {}: key {}; session closed", change.id(),
+                LOG.info(
+                        "Minion {}: key {}; session closed",
+                        change.id(),
                         change.to().map(s -> "moved to " + s.dirName()).orElse("deleted"));
             }
             transport.unbind(change.id());
@@ -250,8 +269,11 @@ public final class Master implements AutoCloseable {
                 continue;
             }
             // On the minion's publish topic (ZeroMQ) or down its connection (TCP), sealed for it alone.
-            if (session.sealAndSend(update, frame -> transport.publish(List.of(session.minionId()), frame)
-                    .isEmpty())) {
+            if (session.sealAndSend(
+                    update,
+                    frame -> transport
+                            .publish(List.of(session.minionId()), frame)
+                            .isEmpty())) {
                 sent++;
             } else {
                 undelivered++;
@@ -259,14 +281,24 @@ public final class Master implements AutoCloseable {
         }
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
         metrics.rotated(generation.number(), reason);
-        LOG.info("Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
-                + "{} ms", generation.number(), reason, sent, undelivered, (System.nanoTime() - started) / 1_000_000);
+        LOG.info(
+                "Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
+                        + "{} ms",
+                generation.number(),
+                reason,
+                sent,
+                undelivered,
+                (System.nanoTime() - started) / 1_000_000);
         try {
-            auditLog.record(AuditEvent.builder("publish-key-rotated", "master").reason("generation "
-                    + generation.number() + ": " + reason + "; sent to " + sent + " minions, " + undelivered
-                    + " unreachable").build());
+            auditLog.record(AuditEvent.builder("publish-key-rotated", "master")
+                    .reason("generation "
+                            + generation.number() + ": " + reason + "; sent to " + sent + " minions, " + undelivered
+                            + " unreachable")
+                    .build());
         } catch (UncheckedIOException e) {
-            LOG.error("Publish key rotation to generation {} not written to the audit log: {}", generation.number(),
+            LOG.error(
+                    "Publish key rotation to generation {} not written to the audit log: {}",
+                    generation.number(),
                     e.getMessage());
         }
     }
@@ -284,19 +316,28 @@ public final class Master implements AutoCloseable {
         int undelivered = 0;
         var succession = new SessionMessage.MasterKeySuccession(chain);
         for (MinionSession session : sessions.all()) {
-            if (session.sealAndSend(succession, frame -> transport.publish(List.of(session.minionId()), frame)
-                    .isEmpty())) {
+            if (session.sealAndSend(
+                    succession,
+                    frame -> transport
+                            .publish(List.of(session.minionId()), frame)
+                            .isEmpty())) {
                 sent++;
             } else {
                 undelivered++;
             }
         }
         String fingerprint = Fingerprints.of(masterKeys.current().getPublic());
-        LOG.info("Master key rotated to {}: chain sent to {} minions, {} unreachable (shown at their next auth); the "
-                + "previous key signs publications until {}", fingerprint, sent, undelivered,
+        LOG.info(
+                "Master key rotated to {}: chain sent to {} minions, {} unreachable (shown at their next auth); the "
+                        + "previous key signs publications until {}",
+                fingerprint,
+                sent,
+                undelivered,
                 Instant.ofEpochMilli(newest.graceUntilMs()));
-        audit(AuditEvent.builder("master-key-loaded", "master").fingerprint(fingerprint).reason("chain sent to "
-                + sent + " minions, " + undelivered + " unreachable").build());
+        audit(AuditEvent.builder("master-key-loaded", "master")
+                .fingerprint(fingerprint)
+                .reason("chain sent to " + sent + " minions, " + undelivered + " unreachable")
+                .build());
         metrics.masterKeyLoaded(newest, fingerprint, sent, undelivered);
     }
 
@@ -309,9 +350,10 @@ public final class Master implements AutoCloseable {
     }
 
     private boolean stillAccepted(MinionSession session) {
-        return keyStore.acceptedKey(session.minionId()).filter(key -> key.getModulus().equals(
-                session.publicKey().getModulus()) && key.getPublicExponent().equals(
-                session.publicKey().getPublicExponent())).isPresent();
+        return keyStore.acceptedKey(session.minionId())
+                .filter(key -> key.getModulus().equals(session.publicKey().getModulus())
+                        && key.getPublicExponent().equals(session.publicKey().getPublicExponent()))
+                .isPresent();
     }
 
     private void tick() {
@@ -323,10 +365,13 @@ public final class Master implements AutoCloseable {
             masterKeys.reloadIfRotated().ifPresent(this::distributeSuccession);
             masterKeys.retireIfDue().ifPresent(retired -> {
                 String fingerprint = Fingerprints.of(retired);
-                LOG.info("The previous master key {}'s grace is over: it is retired, the current key signs everything",
+                LOG.info(
+                        "The previous master key {}'s grace is over: it is retired, the current key signs everything",
                         fingerprint);
-                audit(AuditEvent.builder("master-key-retired", "master").fingerprint(fingerprint).reason(
-                        "master_key_grace over").build());
+                audit(AuditEvent.builder("master-key-retired", "master")
+                        .fingerprint(fingerprint)
+                        .reason("master_key_grace over")
+                        .build());
                 metrics.masterKeyRetired(fingerprint);
             });
             long requested = keyStore.rotationRequests();

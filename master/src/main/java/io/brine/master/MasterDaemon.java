@@ -84,21 +84,32 @@ public final class MasterDaemon implements AutoCloseable {
     private final Cluster cluster;
     /** Publications forwarded between the cluster's masters. */
     private final SharedPublications publications;
+
     private final JobCache jobCache;
     private final AcceptancePolicies policies;
     private final Master master;
     private final MasterMetrics metrics;
     /** {@code /metrics}, {@code /healthz} and {@code /readyz}, when {@code http_port} is set. */
     private final Optional<MetricsServer> http;
+
     private final SeenAuthRequests seen;
     /** The keys that seal resumption tickets (in a cluster: its watch of the cluster's). */
     private final TicketKeys ticketKeys;
     /** The HTTP API, when {@code api:} is configured. */
     private final Optional<ApiServer> api;
 
-    private MasterDaemon(FileAuditLog audit, Cluster cluster, SharedPublications publications, JobCache jobCache,
-            AcceptancePolicies policies, Master master, MasterMetrics metrics, Optional<MetricsServer> http,
-            Optional<ApiServer> api, SeenAuthRequests seen, TicketKeys ticketKeys) {
+    private MasterDaemon(
+            FileAuditLog audit,
+            Cluster cluster,
+            SharedPublications publications,
+            JobCache jobCache,
+            AcceptancePolicies policies,
+            Master master,
+            MasterMetrics metrics,
+            Optional<MetricsServer> http,
+            Optional<ApiServer> api,
+            SeenAuthRequests seen,
+            TicketKeys ticketKeys) {
         this.api = api;
         this.ticketKeys = ticketKeys;
         this.seen = seen;
@@ -140,13 +151,18 @@ public final class MasterDaemon implements AutoCloseable {
             KeyStore keyStore = cluster.keyStore();
             KeyPair masterKeys = keyStore.masterKeyPair();
             // brine-key --rotate-master-key: in pki_dir for a master alone, in ZooKeeper for a cluster's masters.
-            MasterKeyring masterKeyring = cluster.masterKeys(masterKeys,
-                    config.saltMinions() ? config.masterSignPub() : Optional.empty());
-            RSAPublicKey rootKey = (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(),
-                    config.keysize()).getPublic();
+            MasterKeyring masterKeyring =
+                    cluster.masterKeys(masterKeys, config.saltMinions() ? config.masterSignPub() : Optional.empty());
+            RSAPublicKey rootKey =
+                    (RSAPublicKey) PublisherService.loadOrCreateRootKey(config.cachedir(), config.keysize())
+                            .getPublic();
             SharedJobs sharedJobs = cluster.jobs();
-            JobCache jobCache = new JobCache(config.cachedir().resolve("jobs"), config.keepJobs(),
-                    config.jobCacheMaxMib() * 1024L * 1024L, clock, sharedJobs);
+            JobCache jobCache = new JobCache(
+                    config.cachedir().resolve("jobs"),
+                    config.keepJobs(),
+                    config.jobCacheMaxMib() * 1024L * 1024L,
+                    clock,
+                    sharedJobs);
             opened.add(jobCache);
             SharedPublications publications = cluster.publications(sharedJobs, masterKeys);
             opened.add(publications);
@@ -155,8 +171,11 @@ public final class MasterDaemon implements AutoCloseable {
 
             MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
             StoreWrites writes = new StoreWrites(clock);
-            metrics.counter("brine.audit.failed", "Audit lines that could not be written (a full disk): an answer "
-                    + "that grants nothing went out without its line, a session or a publish was refused", writes,
+            metrics.counter(
+                    "brine.audit.failed",
+                    "Audit lines that could not be written (a full disk): an answer "
+                            + "that grants nothing went out without its line, a session or a publish was refused",
+                    writes,
                     StoreWrites::auditFailures);
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
@@ -164,8 +183,12 @@ public final class MasterDaemon implements AutoCloseable {
             ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
-            Optional<SaltKeys> saltKeys = config.saltMinions() ? Optional.of(new SaltKeys(masterKeyring::current,
-                    masterKeyring::saltSignature, () -> transport.addresses().publish().getPort(), keyStore))
+            Optional<SaltKeys> saltKeys = config.saltMinions()
+                    ? Optional.of(new SaltKeys(
+                            masterKeyring::current,
+                            masterKeyring::saltSignature,
+                            () -> transport.addresses().publish().getPort(),
+                            keyStore))
                     : Optional.empty();
             if (saltKeys.isPresent()) {
                 // A new master key: a new aes too, so that Salt minions sign in again and are shown the key.
@@ -173,47 +196,134 @@ public final class MasterDaemon implements AutoCloseable {
                 keyring.onRotate(saltKeys.get()::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys.get()::onKeyChange));
             }
-            JobPublisher jobs = new JobPublisher(keyStore, grains, keyring, transport, masterKeyring::publicationKey,
-                    jobCache, active, audit, clock, saltKeys.<SaltEnvelopes>map(SaltPublisher::new)
-                            .orElseGet(SaltEnvelopes::none), publications, writes);
+            JobPublisher jobs = new JobPublisher(
+                    keyStore,
+                    grains,
+                    keyring,
+                    transport,
+                    masterKeyring::publicationKey,
+                    jobCache,
+                    active,
+                    audit,
+                    clock,
+                    saltKeys.<SaltEnvelopes>map(SaltPublisher::new).orElseGet(SaltEnvelopes::none),
+                    publications,
+                    writes);
             SeenAuthRequests seen = SeenAuthRequests.open(config.cachedir().resolve(SeenAuthRequests.FILE), clock);
             opened.add(seen);
             AuthWorkBudget budget = new AuthWorkBudget(config.authWorkBudget(), clock);
             metrics.authWorkBudget(budget);
-            AuthService auth = new AuthService(keyStore, policies, sessions, keyring,
-                    new MeteredAuthAudit(new AuditedAuth(audit), metrics), clock, transport::publishPort,
-                    PENDING_RETRY_SECONDS, seen, budget, writes, masterKeyring);
+            AuthService auth = new AuthService(
+                    keyStore,
+                    policies,
+                    sessions,
+                    keyring,
+                    new MeteredAuthAudit(new AuditedAuth(audit), metrics),
+                    clock,
+                    transport::publishPort,
+                    PENDING_RETRY_SECONDS,
+                    seen,
+                    budget,
+                    writes,
+                    masterKeyring);
             SessionService sessionService = new SessionService(sessions, keyring, masterKeyring::publicationKey, clock);
-            PublisherService publishers = new PublisherService(config.pkiDir(), rootKey, config.publisherAcl(),
-                    Nodegroups.of(config.nodegroups()), sessions, jobs, masterKeyring::current, audit, clock, budget,
+            PublisherService publishers = new PublisherService(
+                    config.pkiDir(),
+                    rootKey,
+                    config.publisherAcl(),
+                    Nodegroups.of(config.nodegroups()),
+                    sessions,
+                    jobs,
+                    masterKeyring::current,
+                    audit,
+                    clock,
+                    budget,
                     writes);
-            SourceRateLimiter authRate = new SourceRateLimiter(config.authRatePerSource(), config.authBurst(),
-                    MAX_RATED_SOURCES, System::nanoTime);
-            SaltInbound salt = saltKeys.<SaltInbound>map(keys -> new SaltFrames(new SaltService(keyStore, policies,
-                    keys, new MeteredAuthAudit(new AuditedAuth(audit), metrics), grains, active,
-                    config.maxReturnBytes(), clock, budget, writes, fileServer(config, clock)), transport))
+            SourceRateLimiter authRate = new SourceRateLimiter(
+                    config.authRatePerSource(), config.authBurst(), MAX_RATED_SOURCES, System::nanoTime);
+            SaltInbound salt = saltKeys.<SaltInbound>map(keys -> new SaltFrames(
+                            new SaltService(
+                                    keyStore,
+                                    policies,
+                                    keys,
+                                    new MeteredAuthAudit(new AuditedAuth(audit), metrics),
+                                    grains,
+                                    active,
+                                    config.maxReturnBytes(),
+                                    clock,
+                                    budget,
+                                    writes,
+                                    fileServer(config, clock)),
+                            transport))
                     .orElseGet(() -> SaltInbound.off(transport));
-            KeyRotationService rotations = new KeyRotationService(keyStore, masterKeyring::publicationKey,
-                    config.keyRotation(), Ticker.systemTicker(), metrics::minionKeyRotation);
+            KeyRotationService rotations = new KeyRotationService(
+                    keyStore,
+                    masterKeyring::publicationKey,
+                    config.keyRotation(),
+                    Ticker.systemTicker(),
+                    metrics::minionKeyRotation);
             TicketKeys ticketKeys = cluster.ticketKeys(masterKeys);
             opened.add(ticketKeys);
-            ResumeService resume = new ResumeService(ticketKeys, keyStore, sessions, keyring, seen, audit, writes,
-                    clock, transport::publishPort, Resumptions.MAX_LIFETIME_MS);
-            metrics.counter("brine.resumptions", "Sessions resumed with a ticket, without an RSA operation", resume,
+            ResumeService resume = new ResumeService(
+                    ticketKeys,
+                    keyStore,
+                    sessions,
+                    keyring,
+                    seen,
+                    audit,
+                    writes,
+                    clock,
+                    transport::publishPort,
+                    Resumptions.MAX_LIFETIME_MS);
+            metrics.counter(
+                    "brine.resumptions",
+                    "Sessions resumed with a ticket, without an RSA operation",
+                    resume,
                     ResumeService::resumed);
-            metrics.counter("brine.resumption.tickets", "Resumption tickets given after full auths", resume,
+            metrics.counter(
+                    "brine.resumption.tickets",
+                    "Resumption tickets given after full auths",
+                    resume,
                     ResumeService::tickets);
-            metrics.counter("brine.resumptions.refused", "Resumptions refused (the minion then authenticates in "
-                    + "full): ticket expired, its key retired, the minion's key removed or changed, a bad proof, a "
-                    + "replay", resume, ResumeService::refused);
-            InboundDispatcher dispatcher = new InboundDispatcher(transport, authRate, budget, auth, resume,
-                    sessionService, rotations, publishers, active, grains, salt, config.workerThreads(),
-                    config.maxReturnBytes(), clock, metrics, masterKeyring::chain);
-            metrics.counter("brine.sessions.unknown.spared", "Frames of unknown sessions left without a signed "
-                    + "SessionUnknown because their connection resumed or authenticated within 2 s (a restart's "
-                    + "queued heartbeats and returns)", dispatcher, InboundDispatcher::unknownSessionsSpared);
-            Master master = new Master(keyStore, transport, new Master.Parts(sessions, keyring, grains, jobs,
-                    dispatcher, metrics, masterKeyring), audit, config.publishSession(), clock, cluster.publishKey(masterKeys));
+            metrics.counter(
+                    "brine.resumptions.refused",
+                    "Resumptions refused (the minion then authenticates in "
+                            + "full): ticket expired, its key retired, the minion's key removed or changed, a bad proof, a "
+                            + "replay",
+                    resume,
+                    ResumeService::refused);
+            InboundDispatcher dispatcher = new InboundDispatcher(
+                    transport,
+                    authRate,
+                    budget,
+                    auth,
+                    resume,
+                    sessionService,
+                    rotations,
+                    publishers,
+                    active,
+                    grains,
+                    salt,
+                    config.workerThreads(),
+                    config.maxReturnBytes(),
+                    clock,
+                    metrics,
+                    masterKeyring::chain);
+            metrics.counter(
+                    "brine.sessions.unknown.spared",
+                    "Frames of unknown sessions left without a signed "
+                            + "SessionUnknown because their connection resumed or authenticated within 2 s (a restart's "
+                            + "queued heartbeats and returns)",
+                    dispatcher,
+                    InboundDispatcher::unknownSessionsSpared);
+            Master master = new Master(
+                    keyStore,
+                    transport,
+                    new Master.Parts(sessions, keyring, grains, jobs, dispatcher, metrics, masterKeyring),
+                    audit,
+                    config.publishSession(),
+                    clock,
+                    cluster.publishKey(masterKeys));
             opened.remove(transport); // the master closes it
             opened.add(master);
             master.start();
@@ -222,17 +332,30 @@ public final class MasterDaemon implements AutoCloseable {
             watch(metrics, config, keyStore, sessions, transport, keyring, jobCache, dispatcher, policies);
             cluster.watch(metrics);
             metrics.masterKeys(masterKeyring);
-            Optional<ApiServer> api = config.api().isEmpty() ? Optional.empty()
-                    : Optional.of(ApiServer.start(config.api().get(), keyStore, publishers, sessions,
-                            metrics.events(), active, policies::reservedIds, config.cachedir(), clock));
+            Optional<ApiServer> api = config.api().isEmpty()
+                    ? Optional.empty()
+                    : Optional.of(ApiServer.start(
+                            config.api().get(),
+                            keyStore,
+                            publishers,
+                            sessions,
+                            metrics.events(),
+                            active,
+                            policies::reservedIds,
+                            config.cachedir(),
+                            clock));
             api.ifPresent(opened::add);
             Optional<MetricsServer> http = Optional.empty();
             if (config.httpPort().isPresent()) {
-                http = Optional.of(MetricsServer.start(config.httpInterface(), config.httpPort().getAsInt(),
-                        "brine-master", metrics::scrape, () -> readiness(master, cluster, writes)));
+                http = Optional.of(MetricsServer.start(
+                        config.httpInterface(),
+                        config.httpPort().getAsInt(),
+                        "brine-master",
+                        metrics::scrape,
+                        () -> readiness(master, cluster, writes)));
             }
-            return new MasterDaemon(audit, cluster, publications, jobCache, policies, master, metrics, http, api,
-                    seen, ticketKeys);
+            return new MasterDaemon(
+                    audit, cluster, publications, jobCache, policies, master, metrics, http, api, seen, ticketKeys);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -249,39 +372,82 @@ public final class MasterDaemon implements AutoCloseable {
     /** Salt's roots file server from {@code file_roots} (nothing served without it). */
     private static SaltFileServer fileServer(MasterConfig config, Clock clock) {
         MasterConfig.FileServer files = config.fileServer();
-        FileRoots roots = new FileRoots(new FileRoots.Options(files.fileRoots(),
-                files.fileIgnoreRegex().stream().map(Pattern::compile).toList(), files.fileIgnoreGlob(),
-                files.hashType(), files.fileserverListCacheTime(), FileRoots.MAX_ENTRIES), clock);
+        FileRoots roots = new FileRoots(
+                new FileRoots.Options(
+                        files.fileRoots(),
+                        files.fileIgnoreRegex().stream().map(Pattern::compile).toList(),
+                        files.fileIgnoreGlob(),
+                        files.hashType(),
+                        files.fileserverListCacheTime(),
+                        FileRoots.MAX_ENTRIES),
+                clock);
         if (!files.fileRoots().isEmpty()) {
             LOG.info("Salt file server: serving {} from file_roots, read-only", files.fileRoots());
         }
-        return new SaltFileServer(roots, new SaltFileServer.Limits(files.fileBufferSize(),
-                files.fileserverRequestsPerSecond(), files.fileserverBurst(),
-                (long) files.fileserverMaxMibInFlight() << 20), clock, Ticker.systemTicker());
+        return new SaltFileServer(
+                roots,
+                new SaltFileServer.Limits(
+                        files.fileBufferSize(),
+                        files.fileserverRequestsPerSecond(),
+                        files.fileserverBurst(),
+                        (long) files.fileserverMaxMibInFlight() << 20),
+                clock,
+                Ticker.systemTicker());
     }
 
-    private static void watch(MasterMetrics metrics, MasterConfig config, KeyStore keyStore, SessionTable sessions,
-            ServerTransport transport, PublishKeyring keyring, JobCache jobCache, InboundDispatcher dispatcher,
+    private static void watch(
+            MasterMetrics metrics,
+            MasterConfig config,
+            KeyStore keyStore,
+            SessionTable sessions,
+            ServerTransport transport,
+            PublishKeyring keyring,
+            JobCache jobCache,
+            InboundDispatcher dispatcher,
             AcceptancePolicies policies) {
         metrics.keys(keyStore);
         keyStore.addListener(metrics::keyChanged); // closed with the key store
-        metrics.gauge("brine.event.subscribers", "Publisher sessions subscribed to events", metrics.events(),
+        metrics.gauge(
+                "brine.event.subscribers",
+                "Publisher sessions subscribed to events",
+                metrics.events(),
                 EventStream::subscribers);
-        metrics.sessions(config.transports().stream().map(kind -> kind.name().toLowerCase(Locale.ROOT))
-                .toList(), () -> sessions.all().stream().map(session -> session.peer().transportName()).toList());
-        metrics.gauge("brine.minions.reachable", "Minions a publication reaches now: a live session and, on ZeroMQ,"
-                + " its subscription honoured on the publish port (it follows the session by a connection)", transport,
+        metrics.sessions(
+                config.transports().stream()
+                        .map(kind -> kind.name().toLowerCase(Locale.ROOT))
+                        .toList(),
+                () -> sessions.all().stream()
+                        .map(session -> session.peer().transportName())
+                        .toList());
+        metrics.gauge(
+                "brine.minions.reachable",
+                "Minions a publication reaches now: a live session and, on ZeroMQ,"
+                        + " its subscription honoured on the publish port (it follows the session by a connection)",
+                transport,
                 t -> t.reachableMinions().size());
         metrics.rotations(keyring, ring -> ring.current().number());
         metrics.gauge("brine.job.cache.bytes", "Bytes the job cache holds on disk", jobCache, JobCache::sizeBytes);
-        metrics.gauge("brine.queue.auth", "Auth requests of accepted keys and loopback publishers waiting for a "
-                + "worker", dispatcher, InboundDispatcher::authQueueDepth);
-        metrics.gauge("brine.queue.auth.strangers", "Other unauthenticated requests waiting for a worker (new and "
-                + "unknown keys, Salt's _auth, remote publishers)", dispatcher, InboundDispatcher::strangerQueueDepth);
-        metrics.gauge("brine.queue.session", "Session frames waiting for a worker", dispatcher,
+        metrics.gauge(
+                "brine.queue.auth",
+                "Auth requests of accepted keys and loopback publishers waiting for a " + "worker",
+                dispatcher,
+                InboundDispatcher::authQueueDepth);
+        metrics.gauge(
+                "brine.queue.auth.strangers",
+                "Other unauthenticated requests waiting for a worker (new and "
+                        + "unknown keys, Salt's _auth, remote publishers)",
+                dispatcher,
+                InboundDispatcher::strangerQueueDepth);
+        metrics.gauge(
+                "brine.queue.session",
+                "Session frames waiting for a worker",
+                dispatcher,
                 InboundDispatcher::sessionQueueDepth);
-        metrics.counter("brine.frames.dropped", "Frames dropped before a handler saw them (malformed, over a "
-                + "limit or a rate, queue full)", dispatcher, InboundDispatcher::droppedFrames);
+        metrics.counter(
+                "brine.frames.dropped",
+                "Frames dropped before a handler saw them (malformed, over a " + "limit or a rate, queue full)",
+                dispatcher,
+                InboundDispatcher::droppedFrames);
         metrics.policies(policies);
     }
 
@@ -318,17 +484,32 @@ public final class MasterDaemon implements AutoCloseable {
         List<ServerTransport> members = new ArrayList<>();
         for (TransportKind kind : config.transports()) {
             ConnectionCaps.Caps caps = ConnectionCaps.of(fit, config, kind);
-            members.add(switch (kind) {
-                case ZEROMQ -> new ZmtpServerTransport(config.interfaceAddress(), config.retPort(),
-                        config.publishPort(), ZmtpServerOptions.defaults().withConnectionLimits(caps.max(),
-                                caps.unauthenticated(), caps.perSource()), null, undelivered,
-                        config.saltMinions()); // Salt's TCP transport shares the ZeroMQ ports
-                case TCP -> new TcpServerTransport(config.interfaceAddress(), config.tcpPort(),
-                        TcpServerOptions.defaults().withConnectionLimits(caps.max(), caps.unauthenticated(),
-                                caps.perSource()), config.tls().isPresent()
-                                ? TcpTls.server(config.tls().get().cert(), config.tls().get().key()) : null,
-                        null, undelivered);
-            });
+            members.add(
+                    switch (kind) {
+                        case ZEROMQ ->
+                            new ZmtpServerTransport(
+                                    config.interfaceAddress(),
+                                    config.retPort(),
+                                    config.publishPort(),
+                                    ZmtpServerOptions.defaults()
+                                            .withConnectionLimits(caps.max(), caps.unauthenticated(), caps.perSource()),
+                                    null,
+                                    undelivered,
+                                    config.saltMinions()); // Salt's TCP transport shares the ZeroMQ ports
+                        case TCP ->
+                            new TcpServerTransport(
+                                    config.interfaceAddress(),
+                                    config.tcpPort(),
+                                    TcpServerOptions.defaults()
+                                            .withConnectionLimits(caps.max(), caps.unauthenticated(), caps.perSource()),
+                                    config.tls().isPresent()
+                                            ? TcpTls.server(
+                                                    config.tls().get().cert(),
+                                                    config.tls().get().key())
+                                            : null,
+                                    null,
+                                    undelivered);
+                    });
         }
         return members.size() == 1 ? members.get(0) : new CompositeServerTransport(members);
     }

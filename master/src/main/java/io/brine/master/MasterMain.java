@@ -9,6 +9,7 @@ import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.WritableFile;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.store.keys.KeyStoreException;
+import io.brine.store.policy.AcceptancePolicies;
 import io.brine.transport.tcp.TcpTls;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -25,29 +26,48 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code brine-master -c CONFIG_DIR}: runs the master until SIGTERM or SIGINT. */
-@Command(name = "brine-master", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
-        description = {"Runs the brine master: accepts minion keys, hands out session keys, publishes jobs and "
-                + "collects returns.", "", "Reads CONFIG_DIR/master.yaml (see conf/master.yaml for every key).",
+@Command(
+        name = "brine-master",
+        mixinStandardHelpOptions = true,
+        versionProvider = BrineVersion.class,
+        description = {
+            "Runs the brine master: accepts minion keys, hands out session keys, publishes jobs and "
+                    + "collects returns.",
+            "",
+            "Reads CONFIG_DIR/master.yaml (see conf/master.yaml for every key).",
             "Exit codes: 0 stopped cleanly, 1 failed at start, 2 bad configuration or usage, or pki_dir, "
-                    + "cachedir, log_file or the audit log cannot be used."})
+                    + "cachedir, log_file or the audit log cannot be used."
+        })
 public final class MasterMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
 
-    @Option(names = {"-c", "--config-dir"}, paramLabel = "CONFIG_DIR", defaultValue = "/etc/brine",
+    @Option(
+            names = {"-c", "--config-dir"},
+            paramLabel = "CONFIG_DIR",
+            defaultValue = "/etc/brine",
             description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
     Path configDir;
 
     /** How long --check-config waits for the cluster's ensemble: a check answers sooner than a start waits. */
     static final Duration CHECK_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
-    @Option(names = {"-l", "--log-level"}, paramLabel = "LEVEL", converter = LogLevel.Converter.class,
-            description = {"Log at LEVEL instead of log_level of master.yaml: error, warning, info, debug or trace"
-                    + " (Salt's names too: critical, profile, garbage, all)."})
+    @Option(
+            names = {"-l", "--log-level"},
+            paramLabel = "LEVEL",
+            converter = LogLevel.Converter.class,
+            description = {
+                "Log at LEVEL instead of log_level of master.yaml: error, warning, info, debug or trace"
+                        + " (Salt's names too: critical, profile, garbage, all)."
+            })
     LogLevel logLevel;
 
-    @Option(names = "--check-config", description = {"Only load and check the configuration, then exit.",
-            "With cluster: it connects to the ensemble (5 s at most) to check the root's ACL as the master would."})
+    @Option(
+            names = "--check-config",
+            description = {
+                "Only load and check the configuration, then exit.",
+                "With cluster: it connects to the ensemble (5 s at most) to check the root's ACL as the master would."
+            })
     boolean checkConfig;
 
     public static void main(String[] args) {
@@ -77,8 +97,7 @@ public final class MasterMain implements Callable<Integer> {
             if (caps instanceof ConnectionCaps.Lowered lowered) {
                 System.err.println("WARN " + lowered.warning());
             }
-            List<String> untrusted = io.brine.store.policy.AcceptancePolicies.untrustedInputs(config,
-                    config.pkiDir());
+            List<String> untrusted = AcceptancePolicies.untrustedInputs(config, config.pkiDir());
             if (!untrusted.isEmpty()) {
                 System.err.println("acceptance policies disabled (" + untrusted.size() + "):");
                 untrusted.forEach(problem -> System.err.println("  " + problem));
@@ -93,8 +112,8 @@ public final class MasterMain implements Callable<Integer> {
             return 0;
         }
         try {
-            DaemonLogging.configure(logLevel != null ? logLevel : config.logLevel(), config.logFile(),
-                    config.logFormat());
+            DaemonLogging.configure(
+                    logLevel != null ? logLevel : config.logLevel(), config.logFile(), config.logFormat());
         } catch (IOException e) {
             System.err.println("Master cannot start: " + e.getMessage());
             return 2;
@@ -113,11 +132,14 @@ public final class MasterMain implements Callable<Integer> {
         }
         hangups.started(daemon::reopenLogs);
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("Master stopping");
-            daemon.close();
-            stopped.countDown();
-        }, "brine-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            LOG.info("Master stopping");
+                            daemon.close();
+                            stopped.countDown();
+                        },
+                        "brine-shutdown"));
         try {
             stopped.await();
         } catch (InterruptedException e) {
@@ -138,7 +160,9 @@ public final class MasterMain implements Callable<Integer> {
             WritableFile.directoryProblem("pki_dir", config.pkiDir(), ".lock").ifPresent(problems::add);
         }
         WritableFile.directoryProblem("cachedir", config.cachedir()).ifPresent(problems::add);
-        config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
+        config.logFile()
+                .flatMap(file -> WritableFile.problem("log_file", file, false))
+                .ifPresent(problems::add);
         WritableFile.problem("audit_log", config.auditLog(), true).ifPresent(problems::add);
         return problems;
     }
@@ -156,8 +180,9 @@ public final class MasterMain implements Callable<Integer> {
             }
             if (config.cluster().isPresent()) {
                 Duration connectTimeout = config.cluster().get().connectTimeout();
-                ClusterStores.check(config, connectTimeout.compareTo(CHECK_CONNECT_TIMEOUT) < 0 ? connectTimeout
-                        : CHECK_CONNECT_TIMEOUT);
+                ClusterStores.check(
+                        config,
+                        connectTimeout.compareTo(CHECK_CONNECT_TIMEOUT) < 0 ? connectTimeout : CHECK_CONNECT_TIMEOUT);
             }
             return null;
         } catch (IOException | KeyStoreException | RuntimeException e) {

@@ -28,7 +28,10 @@ final class UnknownSessionAnswers {
         void after(Duration delay, Runnable task);
     }
 
-    private enum State { WAITING, ASKED }
+    private enum State {
+        WAITING,
+        ASKED
+    }
 
     private final ConcurrentHashMap<Peer, State> connections = new ConcurrentHashMap<>();
     private final Duration grace;

@@ -61,20 +61,28 @@ class AuthFloodTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
     final List<Socket> flood = new ArrayList<>();
     TcpClientChannel web1;
 
     /** Released at the end: sends to the flood's addresses wait for it in {@link HangingStrangers}. */
     final CountDownLatch release = new CountDownLatch(1);
+
     final AtomicInteger hanging = new AtomicInteger();
 
     /** The master, serving TCP through {@code wrap}, with web1 accepted. */
     void start(UnaryOperator<ServerTransport> wrap) throws Exception {
-        master = WiredMaster.start(dir, config -> config.saltMinions(true).authWorkBudget(BUDGET)
-                        .acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()),
-                undelivered -> wrap.apply(new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null,
-                        null, undelivered)), new MovableClock(Instant.now()));
+        master = WiredMaster.start(
+                dir,
+                config -> config.saltMinions(true)
+                        .authWorkBudget(BUDGET)
+                        .acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()),
+                undelivered -> wrap.apply(
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered)),
+                new MovableClock(Instant.now()));
         web1 = master.connect();
         HostilePeersTest.accepted(web1, "web1");
     }
@@ -96,13 +104,29 @@ class AuthFloodTest {
             throws Exception {
         start(UnaryOperator.identity());
         // The same bytes each time: a bad key or a bad signature is refused before the nonce is remembered.
-        byte[] notSignedByItsKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
-                TestKeys.pair(FLOODER_KEY).getPublic().getEncoded(), WiredMaster.nonce(), System.currentTimeMillis(),
-                Map.of(), null, null), TestKeys.pair(FLOODER_KEY + 1).getPrivate());
+        byte[] notSignedByItsKey = Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        "flood",
+                        TestKeys.pair(FLOODER_KEY).getPublic().getEncoded(),
+                        WiredMaster.nonce(),
+                        System.currentTimeMillis(),
+                        Map.of(),
+                        null,
+                        null),
+                TestKeys.pair(FLOODER_KEY + 1).getPrivate());
         byte[] good = TestKeys.pair(FLOODER_KEY).getPublic().getEncoded();
-        byte[] badKey = Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood",
-                Arrays.copyOf(good, good.length + 16), WiredMaster.nonce(), System.currentTimeMillis(), Map.of(), null,
-                null), TestKeys.pair(FLOODER_KEY).getPrivate());
+        byte[] badKey = Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        "flood",
+                        Arrays.copyOf(good, good.length + 16),
+                        WiredMaster.nonce(),
+                        System.currentTimeMillis(),
+                        Map.of(),
+                        null,
+                        null),
+                TestKeys.pair(FLOODER_KEY).getPrivate());
 
         List<Socket> notSigned = flood(notSignedByItsKey);
         List<Socket> badKeys = flood(badKey);
@@ -110,12 +134,14 @@ class AuthFloodTest {
         servesTheKnown();
         // Every flood request decided (audited as refused), whether answered or not.
         await().untilAsserted(() -> assertThat(refusals()).isEqualTo(2 * SOURCES * EACH));
-        assertThat(answers(notSigned)).as("answers to requests not signed by the key they offer").isZero();
+        assertThat(answers(notSigned))
+                .as("answers to requests not signed by the key they offer")
+                .isZero();
         assertThat(unanswered("bad_signature")).isEqualTo(SOURCES * EACH);
         assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
-        await().untilAsserted(() -> assertThat(answers(badKeys)).as("signed refusals of a bad key")
-                .isEqualTo(BUDGET));
+        await().untilAsserted(() ->
+                assertThat(answers(badKeys)).as("signed refusals of a bad key").isEqualTo(BUDGET));
         assertThat(answers(notSigned)).isZero();
     }
 
@@ -123,14 +149,21 @@ class AuthFloodTest {
     void aSaltAuthFloodIsAnsweredAtMostTheBudgetWhileAcceptedMinionsAndTheCliAreServed() throws Exception {
         start(UnaryOperator.identity());
         // An invalid id (upper case) gets Salt's signed {ret: false}, with nothing stored.
-        SaltAuthRequest load = SaltAuthRequest.of("FLOOD", TestKeys.pair(FLOODER_KEY).getPublic(), "f".repeat(32),
-                SaltRsa.Encryption.OAEP_SHA1, SaltRsa.Signing.PKCS1V15_SHA1, Optional.empty(), Optional.empty());
+        SaltAuthRequest load = SaltAuthRequest.of(
+                "FLOOD",
+                TestKeys.pair(FLOODER_KEY).getPublic(),
+                "f".repeat(32),
+                SaltRsa.Encryption.OAEP_SHA1,
+                SaltRsa.Signing.PKCS1V15_SHA1,
+                Optional.empty(),
+                Optional.empty());
 
         List<Socket> salt = flood(SaltMsgpack.write(load.envelope(), SaltDialect.PAYLOAD));
 
         servesTheKnown();
         await().untilAsserted(() -> assertThat(refusals()).isEqualTo(SOURCES * EACH));
-        await().untilAsserted(() -> assertThat(answers(salt)).as("Salt's signed {ret: false}").isEqualTo(BUDGET));
+        await().untilAsserted(() ->
+                assertThat(answers(salt)).as("Salt's signed {ret: false}").isEqualTo(BUDGET));
         assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
     }
@@ -145,10 +178,13 @@ class AuthFloodTest {
             flood.add(stranger);
             strangers.add(stranger);
             byte[] sessionId = WiredMaster.nonce();
-            HostilePeersTest.frame(stranger, Codec.encode(new SessionFrame(Arrays.copyOf(sessionId, 16),
-                    SessionFrame.Direction.MINION_TO_MASTER, 1, new byte[28])));
+            HostilePeersTest.frame(
+                    stranger,
+                    Codec.encode(new SessionFrame(
+                            Arrays.copyOf(sessionId, 16), SessionFrame.Direction.MINION_TO_MASTER, 1, new byte[28])));
         }
-        await().untilAsserted(() -> assertThat(unanswered("budget")).as("one past the budget").isEqualTo(1));
+        await().untilAsserted(() ->
+                assertThat(unanswered("budget")).as("one past the budget").isEqualTo(1));
         assertThat(budgetAnswers()).isEqualTo(BUDGET);
         await().untilAsserted(() -> assertThat(answers(strangers)).isEqualTo(BUDGET));
     }
@@ -162,18 +198,24 @@ class AuthFloodTest {
         flood.add(minion);
         byte[] sessionId = Arrays.copyOf(WiredMaster.nonce(), 16);
         for (int counter = 1; counter <= 3; counter++) {
-            HostilePeersTest.frame(minion, Codec.encode(new SessionFrame(sessionId,
-                    SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
+            HostilePeersTest.frame(
+                    minion,
+                    Codec.encode(new SessionFrame(
+                            sessionId, SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
         }
         // A ticket this master cannot open: the resumption is refused (unsigned), so the minion authenticates next.
-        Resumption.Grant grant = new Resumption.Grant(Arrays.copyOf(WiredMaster.nonce(), 64), Long.MAX_VALUE,
-                new byte[Resumptions.SECRET_LENGTH]);
-        HostilePeersTest.frame(minion, Resumptions.encode(Resumptions.request("web2", grant, WiredMaster.nonce(),
-                System.currentTimeMillis())));
+        Resumption.Grant grant = new Resumption.Grant(
+                Arrays.copyOf(WiredMaster.nonce(), 64), Long.MAX_VALUE, new byte[Resumptions.SECRET_LENGTH]);
+        HostilePeersTest.frame(
+                minion,
+                Resumptions.encode(
+                        Resumptions.request("web2", grant, WiredMaster.nonce(), System.currentTimeMillis())));
 
         await().untilAsserted(() -> assertThat(spared()).isEqualTo(3));
         assertThat(budgetAnswers()).as("signed SessionUnknowns").isZero();
-        await().untilAsserted(() -> assertThat(answers(List.of(minion))).as("the resumption's refusal").isEqualTo(1));
+        await().untilAsserted(() -> assertThat(answers(List.of(minion)))
+                .as("the resumption's refusal")
+                .isEqualTo(1));
     }
 
     @Test
@@ -183,8 +225,10 @@ class AuthFloodTest {
         flood.add(stale);
         byte[] sessionId = Arrays.copyOf(WiredMaster.nonce(), 16);
         for (int counter = 1; counter <= 3; counter++) {
-            HostilePeersTest.frame(stale, Codec.encode(new SessionFrame(sessionId,
-                    SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
+            HostilePeersTest.frame(
+                    stale,
+                    Codec.encode(new SessionFrame(
+                            sessionId, SessionFrame.Direction.MINION_TO_MASTER, counter, new byte[28])));
         }
         await().untilAsserted(() -> assertThat(answers(List.of(stale))).isEqualTo(1));
         await().untilAsserted(() -> assertThat(spared()).isEqualTo(2));
@@ -195,8 +239,16 @@ class AuthFloodTest {
     void strangersWhoseAnswersHangHoldUpNeitherAnAcceptedMinionNorBrine() throws Exception {
         start(HangingStrangers::new);
         byte[] good = TestKeys.pair(FLOODER_KEY).getPublic().getEncoded();
-        flood(Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "flood", Arrays.copyOf(good,
-                good.length + 16), WiredMaster.nonce(), System.currentTimeMillis(), Map.of(), null, null),
+        flood(Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        "flood",
+                        Arrays.copyOf(good, good.length + 16),
+                        WiredMaster.nonce(),
+                        System.currentTimeMillis(),
+                        Map.of(),
+                        null,
+                        null),
                 TestKeys.pair(FLOODER_KEY).getPrivate()));
         // Every worker of the strangers' lane is stuck sending a refusal, and the rest of the flood is queued.
         await().until(() -> hanging.get() == master.config().workerThreads());
@@ -252,24 +304,35 @@ class AuthFloodTest {
     }
 
     private double unanswered(String reason) {
-        FunctionCounter counter = master.metrics().registry().find("brine.auth.unanswered").tag("reason", reason)
+        FunctionCounter counter = master.metrics()
+                .registry()
+                .find("brine.auth.unanswered")
+                .tag("reason", reason)
                 .functionCounter();
         return counter == null ? -1 : counter.count();
     }
 
     /** Auth requests decided as refused (an existing metric): answered or not. */
     private double refusals() {
-        Counter counter = master.metrics().registry().find("brine.auth.answers").tag("outcome", "refused").counter();
+        Counter counter = master.metrics()
+                .registry()
+                .find("brine.auth.answers")
+                .tag("outcome", "refused")
+                .counter();
         return counter == null ? 0 : counter.count();
     }
 
     private double spared() {
-        FunctionCounter counter = master.metrics().registry().find("brine.sessions.unknown.spared").functionCounter();
+        FunctionCounter counter = master.metrics()
+                .registry()
+                .find("brine.sessions.unknown.spared")
+                .functionCounter();
         return counter == null ? -1 : counter.count();
     }
 
     private double budgetAnswers() {
-        FunctionCounter counter = master.metrics().registry().find("brine.auth.budget.answers").functionCounter();
+        FunctionCounter counter =
+                master.metrics().registry().find("brine.auth.budget.answers").functionCounter();
         return counter == null ? -1 : counter.count();
     }
 

@@ -37,14 +37,17 @@ class BulkRemovalRotationTest {
 
             try (BulkDelete bulk = BulkDelete.open(wired.config().pkiDir(), AuditLog.none())) {
                 for (int i = 0; i < MINIONS; i++) {
-                    assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin").done())
+                    assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin")
+                                    .done())
                             .isTrue();
                 }
             }
 
             await().until(() -> !rotations(wired).isEmpty());
             assertThat(wired.keyStore().acceptedIds()).isEmpty();
-            assertThat(rotations(wired)).singleElement().asString()
+            assertThat(rotations(wired))
+                    .singleElement()
+                    .asString()
                     .contains("keys of " + MINIONS + " minions removed (m00000, ...)");
             assertThat(wired.master().keyring().current().number()).isEqualTo(generation + 1);
         }
@@ -52,7 +55,10 @@ class BulkRemovalRotationTest {
 
     private static List<String> rotations(WiredMaster wired) throws Exception {
         Path audit = wired.config().auditLog();
-        return Files.exists(audit) ? Files.readAllLines(audit).stream()
-                .filter(line -> line.contains("\"publish-key-rotated\"")).toList() : List.of();
+        return Files.exists(audit)
+                ? Files.readAllLines(audit).stream()
+                        .filter(line -> line.contains("\"publish-key-rotated\""))
+                        .toList()
+                : List.of();
     }
 }

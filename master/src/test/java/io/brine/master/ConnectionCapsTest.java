@@ -25,13 +25,16 @@ class ConnectionCapsTest {
 
     /** 2 cores: the master's own descriptors are 280. */
     private static final int CORES = 2;
+
     private static final int OWN = ConnectionCaps.ownDescriptors(CORES);
 
     @TempDir
     Path dir;
 
     private MasterConfig config(ConnectionLimits limits, TransportKind... kinds) {
-        return MasterConfig.builder(dir).transports(new LinkedHashSet<>(List.of(kinds))).connectionLimits(limits)
+        return MasterConfig.builder(dir)
+                .transports(new LinkedHashSet<>(List.of(kinds)))
+                .connectionLimits(limits)
                 .build();
     }
 
@@ -45,17 +48,18 @@ class ConnectionCapsTest {
 
     @Test
     void theDefaultsThatFitAreServedAsTheyAre() {
-        ConnectionCaps.Fit fit = ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ),
-                100_000 + OWN, CORES);
-        assertThat(fit).isEqualTo(new ConnectionCaps.Fits(Map.of(TransportKind.ZEROMQ,
-                new ConnectionCaps.Caps(100_000, 20_000, 10_000))));
+        ConnectionCaps.Fit fit =
+                ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ), 100_000 + OWN, CORES);
+        assertThat(fit)
+                .isEqualTo(new ConnectionCaps.Fits(
+                        Map.of(TransportKind.ZEROMQ, new ConnectionCaps.Caps(100_000, 20_000, 10_000))));
     }
 
     @Test
     void zeroMqDefaultsOverAFileLimitOf20000AreLoweredInProportionAndSaidSo() {
         // Issue 30: the 20,000 unauthenticated cap was the inherited file limit; accept() failed first.
-        ConnectionCaps.Fit fit = ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ),
-                100_000 + OWN - 1, CORES);
+        ConnectionCaps.Fit fit =
+                ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ), 100_000 + OWN - 1, CORES);
         assertThat(fit).isInstanceOf(ConnectionCaps.Lowered.class);
         assertThat(ConnectionCaps.of(fit, null, TransportKind.ZEROMQ).max()).isEqualTo(99_999);
 
@@ -63,9 +67,14 @@ class ConnectionCapsTest {
         ConnectionCaps.Lowered lowered = (ConnectionCaps.Lowered) fit;
         assertThat(lowered.caps().get(TransportKind.ZEROMQ))
                 .isEqualTo(new ConnectionCaps.Caps(20_000 - OWN, 3_944, 1_972));
-        assertThat(lowered.warning()).contains("file limit (RLIMIT_NOFILE) of 20000", "zeromq 19720 (3944 without"
-                + " a session, 1972 of those from one address)",
-                "instead of the defaults (zeromq 100000)", "LimitNOFILE=", "ulimit -n", "set max_connections");
+        assertThat(lowered.warning())
+                .contains(
+                        "file limit (RLIMIT_NOFILE) of 20000",
+                        "zeromq 19720 (3944 without" + " a session, 1972 of those from one address)",
+                        "instead of the defaults (zeromq 100000)",
+                        "LimitNOFILE=",
+                        "ulimit -n",
+                        "set max_connections");
     }
 
     @Test
@@ -81,15 +90,14 @@ class ConnectionCapsTest {
     @Test
     void capsSetBelowAnUnsetTotalAreKeptUnderTheLoweredTotal() {
         // brine-bench's master.yaml from 4,000 minions.
-        ConnectionCaps.Lowered lowered = (ConnectionCaps.Lowered) ConnectionCaps.fit(
-                config(limits(null, 30_000, 30_000), TransportKind.ZEROMQ), 20_000, CORES);
-        assertThat(lowered.caps().get(TransportKind.ZEROMQ)).isEqualTo(new ConnectionCaps.Caps(19_720, 19_720,
-                19_720));
-        lowered = (ConnectionCaps.Lowered) ConnectionCaps.fit(config(limits(null, 500, 100), TransportKind.TCP),
-                20_000, CORES);
+        ConnectionCaps.Lowered lowered = (ConnectionCaps.Lowered)
+                ConnectionCaps.fit(config(limits(null, 30_000, 30_000), TransportKind.ZEROMQ), 20_000, CORES);
+        assertThat(lowered.caps().get(TransportKind.ZEROMQ)).isEqualTo(new ConnectionCaps.Caps(19_720, 19_720, 19_720));
+        lowered = (ConnectionCaps.Lowered)
+                ConnectionCaps.fit(config(limits(null, 500, 100), TransportKind.TCP), 20_000, CORES);
         assertThat(lowered.caps().get(TransportKind.TCP)).isEqualTo(new ConnectionCaps.Caps(19_720, 500, 100));
-        lowered = (ConnectionCaps.Lowered) ConnectionCaps.fit(config(limits(null, null, 300), TransportKind.TCP),
-                5_000 + OWN, CORES);
+        lowered = (ConnectionCaps.Lowered)
+                ConnectionCaps.fit(config(limits(null, null, 300), TransportKind.TCP), 5_000 + OWN, CORES);
         assertThat(lowered.caps().get(TransportKind.TCP)).isEqualTo(new ConnectionCaps.Caps(5_000, 1_000, 300));
     }
 
@@ -101,10 +109,18 @@ class ConnectionCapsTest {
                 .isEqualTo(new ConnectionCaps.Caps(9_000, 9_000, 5_000));
 
         ConnectionCaps.Fit fit = ConnectionCaps.fit(both, 18_000 + OWN - 1, CORES);
-        assertThat(fit).isInstanceOfSatisfying(ConnectionCaps.Refused.class, refused -> assertThat(
-                refused.message()).contains("max_connections 9000", "zeromq 9000, tcp 9000",
-                "own " + OWN + " descriptors", "file limit (RLIMIT_NOFILE) of 18279", "LimitNOFILE=", "ulimit -n",
-                "lower max_connections to 8999 at most"));
+        assertThat(fit)
+                .isInstanceOfSatisfying(
+                        ConnectionCaps.Refused.class,
+                        refused -> assertThat(refused.message())
+                                .contains(
+                                        "max_connections 9000",
+                                        "zeromq 9000, tcp 9000",
+                                        "own " + OWN + " descriptors",
+                                        "file limit (RLIMIT_NOFILE) of 18279",
+                                        "LimitNOFILE=",
+                                        "ulimit -n",
+                                        "lower max_connections to 8999 at most"));
     }
 
     @Test
@@ -112,8 +128,11 @@ class ConnectionCapsTest {
         String unit = Files.readString(ExampleConfigs.example("brine-master.service"));
         Matcher limit = Pattern.compile("(?m)^LimitNOFILE=(\\d+)$").matcher(unit);
         assertThat(limit.find()).as("LimitNOFILE= in conf/brine-master.service").isTrue();
-        assertThat(ConnectionCaps.fit(config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ, TransportKind.TCP),
-                Long.parseLong(limit.group(1)), 64)).isInstanceOf(ConnectionCaps.Fits.class);
+        assertThat(ConnectionCaps.fit(
+                        config(ConnectionLimits.DEFAULTS, TransportKind.ZEROMQ, TransportKind.TCP),
+                        Long.parseLong(limit.group(1)),
+                        64))
+                .isInstanceOf(ConnectionCaps.Fits.class);
     }
 
     @Test
@@ -122,8 +141,11 @@ class ConnectionCapsTest {
         assertThat(ConnectionCaps.fit(defaults, OWN + ConnectionCaps.MIN_CONNECTIONS - 1, CORES))
                 .isInstanceOf(ConnectionCaps.Refused.class);
         assertThat(ConnectionCaps.fit(defaults, OWN + ConnectionCaps.MIN_CONNECTIONS, CORES))
-                .isInstanceOfSatisfying(ConnectionCaps.Lowered.class, lowered -> assertThat(
-                        lowered.caps().get(TransportKind.TCP).max()).isEqualTo(ConnectionCaps.MIN_CONNECTIONS));
+                .isInstanceOfSatisfying(
+                        ConnectionCaps.Lowered.class,
+                        lowered -> assertThat(
+                                        lowered.caps().get(TransportKind.TCP).max())
+                                .isEqualTo(ConnectionCaps.MIN_CONNECTIONS));
         assertThat(ConnectionCaps.fit(defaults, -1, CORES)).isInstanceOf(ConnectionCaps.Fits.class);
     }
 }

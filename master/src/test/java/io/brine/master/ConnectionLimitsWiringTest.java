@@ -31,6 +31,7 @@ class ConnectionLimitsWiringTest {
 
     @TempDir
     Path dir;
+
     final List<Socket> sockets = new ArrayList<>();
     ServerTransport transport;
 
@@ -47,12 +48,16 @@ class ConnectionLimitsWiringTest {
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     void theConfiguredPerSourceCapIsTheOneServed(TransportKind kind) throws Exception {
-        MasterConfig config = MasterConfig.builder(dir).interfaceAddress("127.0.0.1").transport(kind).publishPort(0)
-                .retPort(0).tcpPort(0)
+        MasterConfig config = MasterConfig.builder(dir)
+                .interfaceAddress("127.0.0.1")
+                .transport(kind)
+                .publishPort(0)
+                .retPort(0)
+                .tcpPort(0)
                 .connectionLimits(new ConnectionLimits(OptionalInt.empty(), OptionalInt.empty(), OptionalInt.of(2)))
                 .build();
-        transport = MasterDaemon.transport(config, (ids, frame) -> { });
-        transport.start((from, frame) -> { });
+        transport = MasterDaemon.transport(config, (ids, frame) -> {});
+        transport.start((from, frame) -> {});
         int port = transport.addresses().request().getPort();
 
         // Each admitted before the next connects: the event loops admit connections in any order.
@@ -63,14 +68,19 @@ class ConnectionLimitsWiringTest {
         Socket third = connect("127.0.0.2", port);
         Socket elsewhere = connect("127.0.0.3", port);
 
-        assertThat(HostilePeersTest.closedWithin(third, Duration.ofSeconds(10))).as("third from 127.0.0.2").isTrue();
+        assertThat(HostilePeersTest.closedWithin(third, Duration.ofSeconds(10)))
+                .as("third from 127.0.0.2")
+                .isTrue();
         assertThat(HostilePeersTest.closedWithin(first, Duration.ofMillis(200))).isFalse();
-        assertThat(HostilePeersTest.closedWithin(second, Duration.ofMillis(200))).isFalse();
-        assertThat(HostilePeersTest.closedWithin(elsewhere, Duration.ofMillis(200))).isFalse();
+        assertThat(HostilePeersTest.closedWithin(second, Duration.ofMillis(200)))
+                .isFalse();
+        assertThat(HostilePeersTest.closedWithin(elsewhere, Duration.ofMillis(200)))
+                .isFalse();
     }
 
     private int open() {
-        return transport instanceof TcpServerTransport tcp ? tcp.connectionCount()
+        return transport instanceof TcpServerTransport tcp
+                ? tcp.connectionCount()
                 : ((ZmtpServerTransport) transport).connectionCount();
     }
 

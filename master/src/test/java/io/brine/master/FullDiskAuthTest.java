@@ -46,9 +46,11 @@ class FullDiskAuthTest {
 
     @TempDir
     Path tmp;
+
     TinyFileSystem fs;
     WiredMaster master;
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @BeforeEach
     void mountSmallFileSystem() throws Exception {
@@ -69,12 +71,16 @@ class FullDiskAuthTest {
     void aPendingMinionAndAPublisherGetASignedAnswerAndTheMasterIsNotReady() throws Exception {
         master = WiredMaster.start(fs.root(), config -> config.httpPort(0));
         Path jobs = master.config().cachedir().resolve("jobs");
-        try (TcpClientChannel first = master.connect(); TcpClientChannel other = master.connect()) {
-            assertThat(((AuthReply) auth(first, "web1", WEB1_KEY).message()).status()).isEqualTo(AuthStatus.PENDING);
-            assertThat(((AuthReply) auth(other, "web2", WEB2_KEY).message()).status()).isEqualTo(AuthStatus.PENDING);
+        try (TcpClientChannel first = master.connect();
+                TcpClientChannel other = master.connect()) {
+            assertThat(((AuthReply) auth(first, "web1", WEB1_KEY).message()).status())
+                    .isEqualTo(AuthStatus.PENDING);
+            assertThat(((AuthReply) auth(other, "web2", WEB2_KEY).message()).status())
+                    .isEqualTo(AuthStatus.PENDING);
         }
         master.keyStore().accept("web2", null, "test-admin");
-        try (BrineClient signedIn = master.root(); LogCapture logs = LogCapture.ofPackage("io.brine.master")) {
+        try (BrineClient signedIn = master.root();
+                LogCapture logs = LogCapture.ofPackage("io.brine.master")) {
             // The audit log's next line needs a page the file system no longer has; auth_requests has room left.
             TinyFileSystem.endAtPage(master.config().cachedir().resolve("audit.log"));
             fs.fill();
@@ -82,13 +88,17 @@ class FullDiskAuthTest {
             // The pending minion offers its key again: answered (its answer changes nothing), signed.
             try (TcpClientChannel again = master.connect()) {
                 Decoded.Ok reply = auth(again, "web1", WEB1_KEY);
-                assertThat(reply.verify(WiredMaster.masterKey())).as("signed by the master's key").isTrue();
+                assertThat(reply.verify(WiredMaster.masterKey()))
+                        .as("signed by the master's key")
+                        .isTrue();
                 assertThat(((AuthReply) reply.message()).status()).isEqualTo(AuthStatus.PENDING);
             }
             // The accepted minion: no session without its audit line, a signed "try later".
             try (TcpClientChannel accepted = master.connect()) {
                 Decoded.Ok reply = auth(accepted, "web2", WEB2_KEY);
-                assertThat(reply.verify(WiredMaster.masterKey())).as("signed by the master's key").isTrue();
+                assertThat(reply.verify(WiredMaster.masterKey()))
+                        .as("signed by the master's key")
+                        .isTrue();
                 AuthReply answer = (AuthReply) reply.message();
                 assertThat(answer.status()).isEqualTo(AuthStatus.REFUSED);
                 assertThat(answer.reason()).contains("try later");
@@ -96,24 +106,31 @@ class FullDiskAuthTest {
                 assertThat(master.master().sessions().byMinion("web2")).isEmpty();
             }
             // A publisher signing in: no session without its audit line, a signed "try later".
-            assertThatThrownBy(() -> master.root().close()).isInstanceOf(ClientException.class)
-                    .hasMessageContaining("refused publisher root").hasMessageContaining("try later");
+            assertThatThrownBy(() -> master.root().close())
+                    .isInstanceOf(ClientException.class)
+                    .hasMessageContaining("refused publisher root")
+                    .hasMessageContaining("try later");
             // A publish on the session opened before: refused with the reason, nothing left in the job cache.
             assertThatThrownBy(() -> signedIn.publish(BrineClient.Job.of("glob", "*", "test.ping")))
-                    .isInstanceOf(ClientException.class).hasMessageContaining("No space left on device");
+                    .isInstanceOf(ClientException.class)
+                    .hasMessageContaining("No space left on device");
             try (Stream<Path> left = Files.list(jobs)) {
                 assertThat(left).isEmpty();
             }
 
-            HttpResponse<String> ready = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                    + master.httpPort() + "/readyz")).timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse<String> ready = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.httpPort() + "/readyz"))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(ready.statusCode()).isEqualTo(503);
             assertThat(ready.body()).contains("No space left on device");
 
-            List<String> warnings = logs.at(Level.WARN).stream().filter(line -> line.contains("No space left"))
+            List<String> warnings = logs.at(Level.WARN).stream()
+                    .filter(line -> line.contains("No space left"))
                     .toList();
-            assertThat(warnings).anyMatch(line -> line.startsWith("brine auth web1"))
+            assertThat(warnings)
+                    .anyMatch(line -> line.startsWith("brine auth web1"))
                     .anyMatch(line -> line.startsWith("publisher sign-in root"));
             assertThat(logs.at(Level.ERROR)).isEmpty();
         }
@@ -125,10 +142,20 @@ class FullDiskAuthTest {
         JobCache cache = new JobCache(dir, Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
         try {
             fs.fill();
-            JobRecord job = new JobRecord("20261128175800000001", "2026-11-28T17:58:00Z", "root", "glob", "*",
-                    "test.ping", List.of(), Map.of(), 5, List.of("web1"));
+            JobRecord job = new JobRecord(
+                    "20261128175800000001",
+                    "2026-11-28T17:58:00Z",
+                    "root",
+                    "glob",
+                    "*",
+                    "test.ping",
+                    List.of(),
+                    Map.of(),
+                    5,
+                    List.of("web1"));
 
-            assertThatThrownBy(() -> cache.create(job)).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> cache.create(job))
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("No space left on device");
             try (Stream<Path> left = Files.list(dir)) {
                 assertThat(left).isEmpty();

@@ -22,12 +22,18 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.ClientAuth;
 import io.brine.protocol.message.Message;
+import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionUnknown;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
+import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import io.brine.transport.zmtp.ZmtpServerOptions;
@@ -60,6 +66,7 @@ import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * A hostile peer written against a real master over real TCP sockets, or ZeroMQ where it says so (issue 13): what it sends costs it its
@@ -72,6 +79,7 @@ class HostilePeersTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
     final List<Socket> sockets = new ArrayList<>();
 
@@ -90,9 +98,10 @@ class HostilePeersTest {
     }
 
     void start(TcpServerOptions options, UnaryOperator<MasterConfig.Builder> customize) throws Exception {
-        master = WiredMaster.start(dir,
-                config -> customize.apply(config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
-                        .build())),
+        master = WiredMaster.start(
+                dir,
+                config -> customize.apply(config.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build())),
                 undelivered -> new TcpServerTransport("127.0.0.1", 0, options, null, null, undelivered));
     }
 
@@ -110,8 +119,11 @@ class HostilePeersTest {
         start(TcpServerOptions.defaults());
         // Well-formed, but the master's to send: a signed SessionUnknown, and a resumption ticket.
         Socket unknown = connect("127.0.0.1");
-        frame(unknown, Codec.encodeSigned(new SessionUnknown(new byte[16], 1, 1), TestKeys.pair(MINION_KEY)
-                .getPrivate()));
+        frame(
+                unknown,
+                Codec.encodeSigned(
+                        new SessionUnknown(new byte[16], 1, 1),
+                        TestKeys.pair(MINION_KEY).getPrivate()));
         Socket ticket = connect("127.0.0.1");
         frame(ticket, Resumptions.encode(new Resumption.Ticket(new byte[16], new byte[40])));
         assertThat(closedWithin(unknown, ANSWER)).isTrue();
@@ -131,7 +143,9 @@ class HostilePeersTest {
         }
         // The rest are closed as they arrive.
         for (int i = 4; i < 8; i++) {
-            assertThat(closedWithin(connect("127.0.0.2"), ANSWER)).as("connection %d", i).isTrue();
+            assertThat(closedWithin(connect("127.0.0.2"), ANSWER))
+                    .as("connection %d", i)
+                    .isTrue();
         }
         assertThat(closedWithin(held.get(0), Duration.ofMillis(100))).isFalse();
         // A minion from another address still connects and is accepted.
@@ -163,14 +177,23 @@ class HostilePeersTest {
             await().until(() -> transport.connectionCount() == open);
         }
         try (CapturedLog log = CapturedLog.of(TcpServerTransport.class)) {
-            assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
-            assertThat(closedWithin(connect("127.0.0.3"), ANSWER)).as("past their share").isTrue();
-            assertThat(closedWithin(connect("127.0.0.5"), ANSWER)).as("a third source").isTrue();
+            assertThat(closedWithin(connect("127.0.0.3"), ANSWER))
+                    .as("past their share")
+                    .isTrue();
+            assertThat(closedWithin(connect("127.0.0.3"), ANSWER))
+                    .as("past their share")
+                    .isTrue();
+            assertThat(closedWithin(connect("127.0.0.5"), ANSWER))
+                    .as("a third source")
+                    .isTrue();
             // One line per source and cap a minute, not one per connection.
-            assertThat(log.lines()).filteredOn(line -> line.contains("outside the reserve")).hasSize(2)
-                    .anySatisfy(line -> assertThat(line).startsWith("Frames from 127.0.0.3 dropped: a connection"
-                            + " closed on arrival: 6 unauthenticated connections open from sources outside the"
-                            + " reserve"))
+            assertThat(log.lines())
+                    .filteredOn(line -> line.contains("outside the reserve"))
+                    .hasSize(2)
+                    .anySatisfy(line -> assertThat(line)
+                            .startsWith("Frames from 127.0.0.3 dropped: a connection"
+                                    + " closed on arrival: 6 unauthenticated connections open from sources outside the"
+                                    + " reserve"))
                     .anySatisfy(line -> assertThat(line).startsWith("Frames from 127.0.0.5 dropped: "));
         }
 
@@ -186,19 +209,25 @@ class HostilePeersTest {
             BrineClient.Published published = root.publish(BrineClient.Job.of("glob", "web1", "test.ping"));
             assertThat(published.minions()).containsExactly("web1");
             assertThat(published.unreachable()).isEmpty();
-            assertThat(Codec.decode(receive(again), FrameLimits.MAX_FRAME)).isInstanceOfSatisfying(Decoded.Ok.class,
-                    ok -> assertThat(ok.message()).isInstanceOfSatisfying(io.brine.protocol.message.Publish.class,
-                            publish -> assertThat(publish.jid()).isEqualTo(published.jid())));
+            assertThat(Codec.decode(receive(again), FrameLimits.MAX_FRAME))
+                    .isInstanceOfSatisfying(
+                            Decoded.Ok.class,
+                            ok -> assertThat(ok.message())
+                                    .isInstanceOfSatisfying(
+                                            Publish.class,
+                                            publish -> assertThat(publish.jid()).isEqualTo(published.jid())));
         }
     }
 
     @Test
     void aMinionFloodingNearEightMibReturnsIsHeldToTheInflightBoundAndAnotherIsServed() throws Exception {
         long perConnection = 12L * 1024 * 1024;
-        start(TcpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
+        start(
+                TcpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
                 config -> config.maxReturnBytes(MasterConfig.MAX_RETURN_BYTES));
         TcpServerTransport transport = (TcpServerTransport) master.master().transport();
-        try (TcpClientChannel floodChannel = master.connect(); TcpClientChannel otherChannel = master.connect()) {
+        try (TcpClientChannel floodChannel = master.connect();
+                TcpClientChannel otherChannel = master.connect()) {
             flood(floodChannel, otherChannel);
             await().until(() -> transport.inflightBytes() == 0);
             // One connection over its bound is read no further: what had been read already is all that can be over.
@@ -211,10 +240,19 @@ class HostilePeersTest {
             throws Exception {
         // Under one frame per connection: the flooder's connection is not read while one of its returns is in flight.
         long perConnection = 1024 * 1024;
-        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
-                .autoAccept(true).build()).maxReturnBytes(MasterConfig.MAX_RETURN_BYTES),
-                undelivered -> new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults()
-                        .withInflightLimits(24L * 1024 * 1024, perConnection), null, undelivered));
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build())
+                        .maxReturnBytes(MasterConfig.MAX_RETURN_BYTES),
+                undelivered -> new ZmtpServerTransport(
+                        "127.0.0.1",
+                        0,
+                        0,
+                        ZmtpServerOptions.defaults().withInflightLimits(24L * 1024 * 1024, perConnection),
+                        null,
+                        undelivered));
         ZmtpServerTransport transport = (ZmtpServerTransport) master.master().transport();
         try (ZmqClientChannel floodChannel = new ZmqClientChannel("127.0.0.1", master.port());
                 ZmqClientChannel otherChannel = new ZmqClientChannel("127.0.0.1", master.port())) {
@@ -235,20 +273,22 @@ class HostilePeersTest {
         MinionEnd other = accepted(otherChannel, "other", MINION_KEY + 2);
         // One return sealed once and sent again and again: the master decrypts each before it finds the replay,
         // so the flood costs the master far more than the flooder.
-        byte[] frame = flood.seal(new SessionMessage.Return("20260101", "test.ping",
-                "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
+        byte[] frame = flood.seal(new SessionMessage.Return(
+                "20260101", "test.ping", "x".repeat(FrameLimits.MAX_FRAME - 64 * 1024), 0, true, 1));
         int returns = 16;
         AtomicInteger sent = new AtomicInteger();
-        Thread flooder = new Thread(() -> {
-            try {
-                for (int i = 0; i < returns; i++) {
-                    floodChannel.send(frame);
-                    sent.incrementAndGet();
-                }
-            } catch (Exception e) {
-                // the test fails on the count below
-            }
-        }, "flooder");
+        Thread flooder = new Thread(
+                () -> {
+                    try {
+                        for (int i = 0; i < returns; i++) {
+                            floodChannel.send(frame);
+                            sent.incrementAndGet();
+                        }
+                    } catch (Exception e) {
+                        // the test fails on the count below
+                    }
+                },
+                "flooder");
         flooder.setDaemon(true);
         flooder.start();
         // While it floods, the other minion is served.
@@ -263,32 +303,34 @@ class HostilePeersTest {
     }
 
     @Test
-    void aReturnExactlyAtMaxReturnBytesIsStoredAndOneByteOverIsRefusedWithItsReasonAndAcknowledged()
-            throws Exception {
+    void aReturnExactlyAtMaxReturnBytesIsStoredAndOneByteOverIsRefusedWithItsReasonAndAcknowledged() throws Exception {
         start(TcpServerOptions.defaults(), config -> config.maxReturnBytes(4096));
-        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+        try (TcpClientChannel channel = master.connect();
+                BrineClient root = master.root()) {
             MinionEnd minion = accepted(channel, "web1");
-            BrineClient.Published atLimit = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
-                    Map.of(), 30));
+            BrineClient.Published atLimit =
+                    root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(), Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
             SessionMessage.Return fits = returnOfFrameSize(minion, atLimit.jid(), 4096);
             // Stored as sent, and the plain Ack alone.
             assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(atLimit.jid())));
-            StoredReturn stored = master.master().jobs().cache().returns(atLimit.jid()).get(0);
+            StoredReturn stored =
+                    master.master().jobs().cache().returns(atLimit.jid()).get(0);
             assertThat(stored.success()).isTrue();
             assertThat(stored.returnValue()).isEqualTo(fits.returnValue());
 
-            BrineClient.Published over = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
-                    Map.of(), 30));
+            BrineClient.Published over =
+                    root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(), Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
             returnOfFrameSize(minion, over.jid(), 4097);
             // The reason for minions that know the field, then the plain Ack for those before it (PROTOCOL.md 8.6).
             SessionMessage.Ack refusal = (SessionMessage.Ack) minion.receive();
             assertThat(refusal.jids()).containsExactly(over.jid());
-            assertThat(refusal.reason()).isEqualTo(
-                    "return of 4097 bytes refused by the master: over max_return_bytes (4096)");
+            assertThat(refusal.reason())
+                    .isEqualTo("return of 4097 bytes refused by the master: over max_return_bytes (4096)");
             assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(over.jid())));
-            StoredReturn refused = master.master().jobs().cache().returns(over.jid()).get(0);
+            StoredReturn refused =
+                    master.master().jobs().cache().returns(over.jid()).get(0);
             assertThat(refused.success()).isFalse();
             assertThat(refused.retcode()).isEqualTo(1);
             assertThat(refused.returnValue()).isEqualTo(refusal.reason());
@@ -298,10 +340,14 @@ class HostilePeersTest {
     /** Sends {@code jid}'s return, its value sized so that its session frame is exactly {@code frameBytes}. */
     static SessionMessage.Return returnOfFrameSize(MinionEnd minion, String jid, int frameBytes) throws Exception {
         long counter = minion.counter().incrementAndGet();
-        IntFunction<SessionMessage.Return> ret = length -> new SessionMessage.Return(jid,
-                "test.ping", "y".repeat(length), 0, true, 1);
-        IntFunction<byte[]> sealed = length -> Codec.encode(Sessions.seal(minion.requestKey(),
-                minion.sessionId(), SessionFrame.Direction.MINION_TO_MASTER, counter, ret.apply(length)));
+        IntFunction<SessionMessage.Return> ret =
+                length -> new SessionMessage.Return(jid, "test.ping", "y".repeat(length), 0, true, 1);
+        IntFunction<byte[]> sealed = length -> Codec.encode(Sessions.seal(
+                minion.requestKey(),
+                minion.sessionId(),
+                SessionFrame.Direction.MINION_TO_MASTER,
+                counter,
+                ret.apply(length)));
         int length = 2048; // the frame grows byte for byte with the value from here to past 4 KiB (16-bit sizes)
         length += frameBytes - sealed.apply(length).length;
         byte[] frame = sealed.apply(length);
@@ -313,11 +359,18 @@ class HostilePeersTest {
     @Test
     void aRefusedFutureDatedRequestReplayedOnceItsTimeHasComeDoesNotTakeTheSession() throws Exception {
         MovableClock clock = new MovableClock();
-        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
-                .autoAccept(true).build()), undelivered -> new TcpServerTransport("127.0.0.1", 0,
-                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build()),
+                undelivered ->
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                clock);
         // Issue 13, item 6: dated 6 minutes ahead, refused for the skew...
-        byte[] ahead = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
+        byte[] ahead = WiredMaster.authRequest(
+                "web1",
+                MINION_KEY,
+                WiredMaster.nonce(),
                 clock.millis() + Duration.ofMinutes(6).toMillis());
         try (TcpClientChannel minion = master.connect()) {
             minion.send(ahead);
@@ -325,7 +378,12 @@ class HostilePeersTest {
             // ...then the minion opens its session...
             accepted(minion, "web1");
         }
-        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        byte[] sessionId = master.master()
+                .sessions()
+                .byMinion("web1")
+                .orElseThrow()
+                .sessionId()
+                .bytes();
         // ...and 63 s later, when its date would pass, the captured request is replayed from elsewhere.
         clock.advance(Duration.ofSeconds(63));
         try (TcpClientChannel attacker = master.connect()) {
@@ -335,17 +393,27 @@ class HostilePeersTest {
             attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce, clock.millis()));
             assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
         }
-        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("web1")
+                        .orElseThrow()
+                        .sessionId()
+                        .bytes())
                 .isEqualTo(sessionId);
     }
 
     @Test
     void aRefusedFutureDatedPublisherRequestReplayedOnceItsTimeHasComeIsRefused() throws Exception {
         MovableClock clock = new MovableClock();
-        master = WiredMaster.start(dir, config -> config, undelivered -> new TcpServerTransport("127.0.0.1", 0,
-                TcpServerOptions.defaults(), null, null, undelivered), clock);
+        master = WiredMaster.start(
+                dir,
+                config -> config,
+                undelivered ->
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                clock);
         // As item 6 for minions: the local administrator's request dated 6 minutes ahead, refused for the skew...
-        byte[] ahead = publisherAuth(WiredMaster.nonce(), clock.millis() + Duration.ofMinutes(6).toMillis());
+        byte[] ahead = publisherAuth(
+                WiredMaster.nonce(), clock.millis() + Duration.ofMinutes(6).toMillis());
         try (TcpClientChannel publisher = master.connect()) {
             publisher.send(ahead);
             AuthReply refused = reply(publisher.receive(ANSWER));
@@ -354,8 +422,8 @@ class HostilePeersTest {
         }
         // ...captured and replayed 63 s later, when its date would pass.
         clock.advance(Duration.ofSeconds(63));
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                PublisherService.class);
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(PublisherService.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
                 new ch.qos.logback.core.read.ListAppender<>();
         appender.start();
@@ -365,8 +433,8 @@ class HostilePeersTest {
         try (TcpClientChannel attacker = master.connect()) {
             attacker.send(ahead);
             // Dropped as a replay (the auth workers run requests concurrently: the next one is sent only then)...
-            await().until(() -> appender.list.stream().anyMatch(event -> event.getFormattedMessage()
-                    .contains("replayed auth dropped")));
+            await().until(() -> appender.list.stream()
+                    .anyMatch(event -> event.getFormattedMessage().contains("replayed auth dropped")));
             // ...and nothing comes for it: the next answer is to the next request.
             byte[] nonce = WiredMaster.nonce();
             attacker.send(publisherAuth(nonce, clock.millis()));
@@ -382,37 +450,54 @@ class HostilePeersTest {
     /** The local administrator's auth request ({@code root}, its real key), dated {@code timestampMs}. */
     static byte[] publisherAuth(byte[] nonce, long timestampMs) {
         KeyPair root = TestKeys.pair(WiredMaster.ROOT_KEY);
-        return Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, RootPublisher.NAME,
-                root.getPublic().getEncoded(), nonce, timestampMs), root.getPrivate());
+        return Codec.encodeSigned(
+                new ClientAuth(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        RootPublisher.NAME,
+                        root.getPublic().getEncoded(),
+                        nonce,
+                        timestampMs),
+                root.getPrivate());
     }
 
     @Test
     void aRequestOlderThanTheOneThatOpenedTheSessionDoesNotReplaceIt() throws Exception {
         start(TcpServerOptions.defaults());
         // Signed by the minion a second ago, held back by someone on the path, never seen by the master.
-        byte[] held = WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(),
-                System.currentTimeMillis() - 1000);
+        byte[] held =
+                WiredMaster.authRequest("web1", MINION_KEY, WiredMaster.nonce(), System.currentTimeMillis() - 1000);
         try (TcpClientChannel minion = master.connect()) {
             accepted(minion, "web1");
         }
-        byte[] sessionId = master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes();
+        byte[] sessionId = master.master()
+                .sessions()
+                .byMinion("web1")
+                .orElseThrow()
+                .sessionId()
+                .bytes();
         try (TcpClientChannel attacker = master.connect()) {
             attacker.send(held);
             byte[] nonce = WiredMaster.nonce();
             attacker.send(WiredMaster.authRequest("web2", MINION_KEY + 1, nonce));
             assertThat(reply(attacker.receive(ANSWER)).nonce()).isEqualTo(nonce);
         }
-        assertThat(master.master().sessions().byMinion("web1").orElseThrow().sessionId().bytes())
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("web1")
+                        .orElseThrow()
+                        .sessionId()
+                        .bytes())
                 .isEqualTo(sessionId);
     }
 
     @Test
     void theFirstReturnOfAMinionToAJobWinsAndLaterOnesAreAcknowledgedAndCounted() throws Exception {
         start(TcpServerOptions.defaults());
-        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+        try (TcpClientChannel channel = master.connect();
+                BrineClient root = master.root()) {
             MinionEnd minion = accepted(channel, "web1");
-            BrineClient.Published job = root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(),
-                    Map.of(), 30));
+            BrineClient.Published job =
+                    root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(), Map.of(), 30));
             assertThat(channel.receive(ANSWER)).as("the publication").isNotNull();
             minion.send(new SessionMessage.Return(job.jid(), "test.ping", "first", 0, true, 1));
             assertThat(minion.receive()).isEqualTo(new SessionMessage.Ack(List.of(job.jid())));
@@ -424,9 +509,14 @@ class HostilePeersTest {
             Path returnsFile;
             try (var files = Files.walk(dir)) {
                 returnsFile = files.filter(file -> file.getFileName().toString().equals("returns.jsonl"))
-                        .findFirst().orElseThrow();
+                        .findFirst()
+                        .orElseThrow();
             }
-            assertThat(Files.readAllLines(returnsFile)).hasSize(1).first().asString().contains("\"first\"");
+            assertThat(Files.readAllLines(returnsFile))
+                    .hasSize(1)
+                    .first()
+                    .asString()
+                    .contains("\"first\"");
             assertThat(master.master().jobs().active().duplicateReturns()).isEqualTo(2);
         }
     }
@@ -439,8 +529,14 @@ class HostilePeersTest {
             for (String name : List.of("intruder", RootPublisher.NAME)) {
                 KeyPair key = TestKeys.pair(MINION_KEY);
                 byte[] nonce = WiredMaster.nonce();
-                channel.send(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name,
-                        key.getPublic().getEncoded(), nonce, System.currentTimeMillis()), key.getPrivate()));
+                channel.send(Codec.encodeSigned(
+                        new ClientAuth(
+                                Suite.RSA_OAEP_PSS_AES256GCM,
+                                name,
+                                key.getPublic().getEncoded(),
+                                nonce,
+                                System.currentTimeMillis()),
+                        key.getPrivate()));
                 AuthReply reply = reply(channel.receive(ANSWER));
                 assertThat(reply.status()).isEqualTo(AuthStatus.REJECTED);
                 reasons.add(reply.reason());
@@ -452,8 +548,8 @@ class HostilePeersTest {
     @Test
     void aFloodOfMalformedFramesIsOneWarnLineWithItsSourceNotOnePerFrame() throws Exception {
         start(TcpServerOptions.defaults());
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                InboundDispatcher.class);
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(InboundDispatcher.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
                 new ch.qos.logback.core.read.ListAppender<>();
         appender.start();
@@ -466,9 +562,12 @@ class HostilePeersTest {
                 assertThat(closedWithin(hostile, ANSWER)).isTrue();
             }
             await().until(() -> master.master().droppedFrames() >= frames);
-            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
-                    .singleElement().extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
-                    .asString().startsWith("Frames from 127.0.0.1 dropped: ");
+            assertThat(appender.list)
+                    .filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .singleElement()
+                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .asString()
+                    .startsWith("Frames from 127.0.0.1 dropped: ");
         } finally {
             logger.detachAppender(appender);
         }
@@ -477,8 +576,8 @@ class HostilePeersTest {
     @Test
     void sessionFramesDroppedAfterAuthAreOneWarnLinePerReasonNotOnePerFrame() throws Exception {
         start(TcpServerOptions.defaults());
-        ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                InboundDispatcher.class);
+        ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(InboundDispatcher.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
                 new ch.qos.logback.core.read.ListAppender<>();
         appender.start();
@@ -497,9 +596,11 @@ class HostilePeersTest {
                 minion.send(new SessionMessage.JobQuery(null, 1)); // a publisher's message
             }
             await().until(() -> master.master().droppedFrames() - before >= 30);
-            assertThat(appender.list).filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+            assertThat(appender.list)
+                    .filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
                     .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
-                    .hasSize(3).allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
+                    .hasSize(3)
+                    .allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
                     .anyMatch(line -> line.contains("a replayed session frame"))
                     .anyMatch(line -> line.contains("does not open"))
                     .anyMatch(line -> line.contains("JOB_QUERY does not travel in a minion's session"));
@@ -511,12 +612,18 @@ class HostilePeersTest {
     @Test
     void aSaltRequestCountsInFlightUntilAWorkerIsDoneWithIt() throws Exception {
         List<String> handledOn = new CopyOnWriteArrayList<>();
-        master = WiredMaster.start(dir, config -> config.saltMinions(true), undelivered -> new HandledOn(
-                new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
-                handledOn));
-        byte[] clear = io.brine.protocol.salt.SaltMsgpack.write(io.brine.protocol.salt.SaltValue.Map.builder()
-                .put("enc", "clear").put("load", io.brine.protocol.salt.SaltValue.Map.builder().put("cmd", "_ping")
-                        .build()).build(), io.brine.protocol.salt.SaltDialect.PAYLOAD);
+        master = WiredMaster.start(
+                dir,
+                config -> config.saltMinions(true),
+                undelivered -> new HandledOn(
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                        handledOn));
+        byte[] clear = SaltMsgpack.write(
+                SaltValue.Map.builder()
+                        .put("enc", "clear")
+                        .put("load", SaltValue.Map.builder().put("cmd", "_ping").build())
+                        .build(),
+                SaltDialect.PAYLOAD);
         try (TcpClientChannel salt = master.connect()) {
             salt.send(clear);
             assertThat(salt.receive(ANSWER)).as("Salt's answer").isNotNull();
@@ -530,13 +637,13 @@ class HostilePeersTest {
     static final class HandledOn extends ForwardingTransport {
         private final List<String> threads;
 
-        HandledOn(io.brine.transport.ServerTransport inner, List<String> threads) {
+        HandledOn(ServerTransport inner, List<String> threads) {
             super(inner);
             this.threads = threads;
         }
 
         @Override
-        public void handled(io.brine.transport.Peer peer, int bytes) {
+        public void handled(Peer peer, int bytes) {
             threads.add(Thread.currentThread().getName());
             inner.handled(peer, bytes);
         }
@@ -573,16 +680,20 @@ class HostilePeersTest {
 
     // ---- a minion's side of one session ----
 
-    record MinionEnd(ClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
-            AtomicLong counter) {
+    record MinionEnd(
+            ClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation, AtomicLong counter) {
 
         void send(SessionMessage message) throws Exception {
             channel.send(seal(message));
         }
 
         byte[] seal(SessionMessage message) {
-            return Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
-                    counter.incrementAndGet(), message));
+            return Codec.encode(Sessions.seal(
+                    requestKey,
+                    sessionId,
+                    SessionFrame.Direction.MINION_TO_MASTER,
+                    counter.incrementAndGet(),
+                    message));
         }
 
         /** The next session message, skipping publications. */
@@ -608,14 +719,19 @@ class HostilePeersTest {
         channel.send(WiredMaster.authRequest(id, keyNumber, nonce));
         AuthReply reply = reply(channel.receive(ANSWER));
         assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
-        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(keyNumber).getPrivate(),
-                reply.session().wrappedRequestKey()));
-        return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(
+                TestKeys.pair(keyNumber).getPrivate(), reply.session().wrappedRequestKey()));
+        return new MinionEnd(
+                channel,
+                reply.session().sessionId(),
+                requestKey,
+                reply.session().generation(),
                 new AtomicLong());
     }
 
     /** The lines one class logs while it is open. */
-    record CapturedLog(ch.qos.logback.classic.Logger logger,
+    record CapturedLog(
+            ch.qos.logback.classic.Logger logger,
             ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender)
             implements AutoCloseable {
 
@@ -623,14 +739,14 @@ class HostilePeersTest {
             ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
                     new ch.qos.logback.core.read.ListAppender<>();
             appender.start();
-            ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory
-                    .getLogger(type);
+            ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(type);
             logger.addAppender(appender);
             return new CapturedLog(logger, appender);
         }
 
         List<String> lines() {
-            return appender.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+            return appender.list.stream()
+                    .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
                     .toList();
         }
 

@@ -24,6 +24,7 @@ class InboundDispatcherInflightTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     @AfterEach
@@ -36,9 +37,11 @@ class InboundDispatcherInflightTest {
     @Test
     void aFrameTheDispatcherFailsOnIsStillHandedBack() throws Exception {
         Recording[] recording = new Recording[1];
-        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder().build()),
-                undelivered -> recording[0] = new Recording(new TcpServerTransport("127.0.0.1", 0,
-                        TcpServerOptions.defaults(), null, null, undelivered)));
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(MasterConfig.Acceptance.builder().build()),
+                undelivered -> recording[0] = new Recording(
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered)));
         Peer failing = new Peer() {
             @Override
             public String remoteAddress() {

@@ -20,6 +20,7 @@ import io.brine.protocol.message.Publish;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.KeyState;
 import io.brine.transport.tcp.TcpServerOptions;
 import io.brine.transport.tcp.TcpServerTransport;
 import java.io.IOException;
@@ -46,19 +47,20 @@ class InboundDispatcherTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     /** A minion's side of one session: the key it unwrapped and its next counter. */
-    private record MinionEnd(TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation,
-            long[] counter) {
+    private record MinionEnd(
+            TcpClientChannel channel, byte[] sessionId, SessionKey requestKey, long generation, long[] counter) {
 
         void send(SessionMessage message) throws Exception {
             send(message, ++counter[0]);
         }
 
         void send(SessionMessage message, long at) throws Exception {
-            channel.send(Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
-                    at, message)));
+            channel.send(Codec.encode(
+                    Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER, at, message)));
         }
 
         SessionMessage receive() throws Exception {
@@ -73,10 +75,12 @@ class InboundDispatcherTest {
     void start() throws Exception {
         // The transport lets 8 MiB through before auth, so that only the codec stands between a big auth frame and
         // the handlers.
-        TcpServerOptions options = TcpServerOptions.defaults().withFrameLimits(FrameLimits.MAX_FRAME,
-                FrameLimits.MAX_FRAME);
-        master = WiredMaster.start(dir,
-                config -> config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()),
+        TcpServerOptions options =
+                TcpServerOptions.defaults().withFrameLimits(FrameLimits.MAX_FRAME, FrameLimits.MAX_FRAME);
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build()),
                 undelivered -> new TcpServerTransport("127.0.0.1", 0, options, null, null, undelivered));
     }
 
@@ -92,7 +96,8 @@ class InboundDispatcherTest {
             minion.send(new SessionMessage.Heartbeat(minion.generation()));
             assertThat(minion.receive()).isEqualTo(new SessionMessage.HeartbeatReply(minion.generation()));
             minion.send(new SessionMessage.KeyRequest(minion.generation()));
-            assertThat(((SessionMessage.KeyUpdate) minion.receive()).generation()).isEqualTo(minion.generation());
+            assertThat(((SessionMessage.KeyUpdate) minion.receive()).generation())
+                    .isEqualTo(minion.generation());
         }
     }
 
@@ -103,8 +108,9 @@ class InboundDispatcherTest {
             master.master().keyStore().askRotation(List.of("web1"), "brine-key:admin");
             minion.send(new SessionMessage.Heartbeat(minion.generation()));
             assertThat(minion.receive()).isEqualTo(new SessionMessage.HeartbeatReply(minion.generation()));
-            assertThat(minion.receive()).isEqualTo(new SessionMessage.KeyRotateAsk(Fingerprints.of(
-                    TestKeys.pair(MINION_KEY).getPublic())));
+            assertThat(minion.receive())
+                    .isEqualTo(new SessionMessage.KeyRotateAsk(
+                            Fingerprints.of(TestKeys.pair(MINION_KEY).getPublic())));
         }
     }
 
@@ -158,7 +164,8 @@ class InboundDispatcherTest {
     void authRequestsOverTheRateLimitOfTheirAddressAreAnsweredTryLaterNotLeftToTimeOut(@TempDir Path other)
             throws Exception {
         // Minions behind one address (a NAT) after a restart: the burst is answered, the rest told when to ask again.
-        try (WiredMaster limited = WiredMaster.start(other, b -> b.authRatePerSource(1).authBurst(2))) {
+        try (WiredMaster limited =
+                WiredMaster.start(other, b -> b.authRatePerSource(1).authBurst(2))) {
             List<TcpClientChannel> channels = new ArrayList<>();
             try {
                 List<byte[]> nonces = new ArrayList<>();
@@ -177,14 +184,18 @@ class InboundDispatcherTest {
                     assertThat(reply.nonce()).isEqualTo(nonces.get(i));
                     replies.add(reply);
                 }
-                List<AuthReply> later = replies.stream().filter(r -> r.status() == AuthStatus.REFUSED).toList();
+                List<AuthReply> later = replies.stream()
+                        .filter(r -> r.status() == AuthStatus.REFUSED)
+                        .toList();
                 assertThat(later).isNotEmpty().allSatisfy(r -> {
                     assertThat(r.reason()).contains("try later");
                     assertThat(r.retryAfterSeconds()).isBetween(1, 2);
                 });
-                assertThat(replies).filteredOn(r -> r.status() == AuthStatus.PENDING).hasSize(4 - later.size());
+                assertThat(replies)
+                        .filteredOn(r -> r.status() == AuthStatus.PENDING)
+                        .hasSize(4 - later.size());
                 // Nothing filed for those told to try later.
-                assertThat(limited.keyStore().list().ids(io.brine.store.keys.KeyState.PENDING)).hasSize(4 - later.size());
+                assertThat(limited.keyStore().list().ids(KeyState.PENDING)).hasSize(4 - later.size());
             } finally {
                 for (TcpClientChannel channel : channels) {
                     channel.close();
@@ -195,11 +206,12 @@ class InboundDispatcherTest {
 
     @Test
     void minionsAndPublishersShareOneSessionTable() throws Exception {
-        try (TcpClientChannel channel = master.connect(); BrineClient root = master.root()) {
+        try (TcpClientChannel channel = master.connect();
+                BrineClient root = master.root()) {
             MinionEnd minion = accepted(channel, "web1");
             assertThat(root.jobs(0)).isEmpty();
-            BrineClient.Published published = root.publish(new BrineClient.Job("glob", "web1", "test.ping",
-                    List.of(), Map.of(), 5));
+            BrineClient.Published published =
+                    root.publish(new BrineClient.Job("glob", "web1", "test.ping", List.of(), Map.of(), 5));
             assertThat(published.minions()).containsExactly("web1");
             // Over TCP the publication comes down the minion's own connection.
             Decoded publication = Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME);
@@ -214,9 +226,13 @@ class InboundDispatcherTest {
         channel.send(WiredMaster.authRequest(id, MINION_KEY, nonce));
         AuthReply reply = reply(channel.receive(ANSWER));
         assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
-        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(MINION_KEY).getPrivate(),
-                reply.session().wrappedRequestKey()));
-        return new MinionEnd(channel, reply.session().sessionId(), requestKey, reply.session().generation(),
+        SessionKey requestKey = SessionKey.of(Rsa.unwrap(
+                TestKeys.pair(MINION_KEY).getPrivate(), reply.session().wrappedRequestKey()));
+        return new MinionEnd(
+                channel,
+                reply.session().sessionId(),
+                requestKey,
+                reply.session().generation(),
                 new long[1]);
     }
 

@@ -39,8 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 class JavaApiExampleTest {
 
     private static final Path README = Path.of("../README.md");
-    private static final Pattern EXAMPLE = Pattern.compile(
-            "### The Java API\\n.*?```java\\n(.*?)```", Pattern.DOTALL);
+    private static final Pattern EXAMPLE = Pattern.compile("### The Java API\\n.*?```java\\n(.*?)```", Pattern.DOTALL);
 
     @TempDir
     Path dir;
@@ -48,15 +47,20 @@ class JavaApiExampleTest {
     @Test
     void readmesExampleCompilesAgainstTheClientAloneAndPublishesThroughALocalMaster() throws Exception {
         Path classes = compileExample();
-        try (WiredMaster master = WiredMaster.start(dir.resolve("master"), config -> config.acceptance(
-                MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        try (WiredMaster master = WiredMaster.start(
+                        dir.resolve("master"),
+                        config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()));
                 TcpClientChannel channel = master.connect()) {
             MinionEnd web1 = HostilePeersTest.accepted(channel, "web1");
             // The admin's master.yaml, as `brine -c DIR` and the example read it.
             Path etc = Files.createDirectories(dir.resolve("etc"));
-            Files.writeString(etc.resolve("master.yaml"), "interface: 127.0.0.1\ntransport: tcp\ntcp_port: "
-                    + master.port() + "\npki_dir: " + master.config().pkiDir() + "\ncachedir: "
-                    + master.config().cachedir() + "\n");
+            Files.writeString(
+                    etc.resolve("master.yaml"),
+                    "interface: 127.0.0.1\ntransport: tcp\ntcp_port: "
+                            + master.port() + "\npki_dir: " + master.config().pkiDir() + "\ncachedir: "
+                            + master.config().cachedir() + "\n");
             // The minion answers the publication it gets.
             CompletableFuture<Void> answered = CompletableFuture.runAsync(() -> {
                 try {
@@ -75,8 +79,8 @@ class JavaApiExampleTest {
             ByteArrayOutputStream printed = new ByteArrayOutputStream();
             PrintStream stdout = System.out;
             Map<?, ?> job;
-            try (URLClassLoader loader = new URLClassLoader(new URL[] {classes.toUri().toURL()},
-                    getClass().getClassLoader())) {
+            try (URLClassLoader loader = new URLClassLoader(
+                    new URL[] {classes.toUri().toURL()}, getClass().getClassLoader())) {
                 Method main = loader.loadClass("PingWeb").getMethod("pingWeb", Path.class);
                 System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
                 try {
@@ -97,19 +101,27 @@ class JavaApiExampleTest {
     /** README's example compiled with only the client's API on the class path; the classes' directory. */
     private Path compileExample() throws Exception {
         Matcher example = EXAMPLE.matcher(Files.readString(README));
-        assertThat(example.find()).as("README.md has a java block under ### The Java API").isTrue();
+        assertThat(example.find())
+                .as("README.md has a java block under ### The Java API")
+                .isTrue();
         Path source = Files.createDirectories(dir.resolve("src")).resolve("PingWeb.java");
         Files.writeString(source, example.group(1));
         Path out = Files.createDirectories(dir.resolve("classes"));
         List<String> classPath = new ArrayList<>();
         for (Class<?> api : List.of(BrineClient.class, MasterConfig.class, SessionMessage.class)) {
-            classPath.add(Path.of(api.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+            classPath.add(Path.of(api.getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString());
         }
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         ByteArrayOutputStream errors = new ByteArrayOutputStream();
-        int exit = javac.run(null, errors, errors, "-d", out.toString(), "-cp", String.join(":", classPath),
-                source.toString());
-        assertThat(exit).as("javac: %s", errors.toString(StandardCharsets.UTF_8)).isZero();
+        int exit = javac.run(
+                null, errors, errors, "-d", out.toString(), "-cp", String.join(":", classPath), source.toString());
+        assertThat(exit)
+                .as("javac: %s", errors.toString(StandardCharsets.UTF_8))
+                .isZero();
         return out;
     }
 }

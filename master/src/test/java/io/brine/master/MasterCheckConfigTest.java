@@ -25,20 +25,23 @@ class MasterCheckConfigTest {
 
     @Test
     void anAutosignFileOwnedByAnotherUserIsNamedAndTheCheckFails() throws Exception {
-        assertThat(TrustedPath.processUid()).as("setting a file's owner needs root: run the tests as root").isZero();
+        assertThat(TrustedPath.processUid())
+                .as("setting a file's owner needs root: run the tests as root")
+                .isZero();
         Path etc = Files.createDirectory(dir.resolve("etc"));
         Path autosign = Files.writeString(etc.resolve("autosign.conf"), "*.example.com\n");
         Files.setPosixFilePermissions(autosign, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache\n"
-                + "autosign_file: autosign.conf\n");
+        Files.writeString(
+                etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache\n" + "autosign_file: autosign.conf\n");
         assertThat(check(etc).exit).isZero();
 
-        Files.setOwner(autosign, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
+        Files.setOwner(
+                autosign, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody"));
         Checked checked = check(etc);
 
         assertThat(checked.exit).isEqualTo(2);
-        assertThat(checked.err).contains("autosign_file " + autosign + " is not trusted, the policy is disabled: ",
-                "owned by nobody");
+        assertThat(checked.err)
+                .contains("autosign_file " + autosign + " is not trusted, the policy is disabled: ", "owned by nobody");
     }
 
     @Test
@@ -46,19 +49,23 @@ class MasterCheckConfigTest {
         long limit = ConnectionCaps.fileLimit();
         assertThat(limit).as("a Unix JVM's RLIMIT_NOFILE").isBetween(1L, (long) ConnectionLimits.MAX_VALUE);
         Path etc = Files.createDirectory(dir.resolve("etc"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache\ntransport: tcp\n"
-                + "max_connections: " + limit + "\n");
+        Files.writeString(
+                etc.resolve("master.yaml"),
+                "pki_dir: ../pki\ncachedir: ../cache\ntransport: tcp\n" + "max_connections: " + limit + "\n");
 
         Checked checked = check(etc);
 
         assertThat(checked.exit).isEqualTo(2);
-        assertThat(checked.err).contains("master.yaml: max_connections " + limit + " (tcp " + limit,
-                "file limit (RLIMIT_NOFILE) of " + limit + " open files", "LimitNOFILE=", "ulimit -n",
-                "lower max_connections to");
+        assertThat(checked.err)
+                .contains(
+                        "master.yaml: max_connections " + limit + " (tcp " + limit,
+                        "file limit (RLIMIT_NOFILE) of " + limit + " open files",
+                        "LimitNOFILE=",
+                        "ulimit -n",
+                        "lower max_connections to");
     }
 
-    private record Checked(int exit, String err) {
-    }
+    private record Checked(int exit, String err) {}
 
     private static Checked check(Path etc) {
         PrintStream original = System.err;

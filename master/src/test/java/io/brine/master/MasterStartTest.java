@@ -53,16 +53,13 @@ class MasterStartTest {
         }
 
         @Override
-        public void authenticated(Peer peer) {
-        }
+        public void authenticated(Peer peer) {}
 
         @Override
-        public void bind(String minionId, Peer peer) {
-        }
+        public void bind(String minionId, Peer peer) {}
 
         @Override
-        public void unbind(String minionId) {
-        }
+        public void unbind(String minionId) {}
 
         @Override
         public Set<String> reachableMinions() {
@@ -70,15 +67,14 @@ class MasterStartTest {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     @Test
     void aFrameArrivingWhileTheMasterStartsIsAnswered(@TempDir Path dir) throws Exception {
         byte[] sessionId = new byte[16];
-        byte[] unknownSession = Codec.encode(new SessionFrame(sessionId, SessionFrame.Direction.MINION_TO_MASTER, 3,
-                new byte[28]));
+        byte[] unknownSession =
+                Codec.encode(new SessionFrame(sessionId, SessionFrame.Direction.MINION_TO_MASTER, 3, new byte[28]));
         EagerTransport transport = new EagerTransport(unknownSession);
         try (WiredMaster master = WiredMaster.start(dir, UnaryOperator.identity(), undelivered -> transport)) {
             // The minion of a session the master does not know is told so, even this early.

@@ -37,7 +37,11 @@ class PackageCyclesTest {
 
     @BeforeAll
     static void readClasses() throws Exception {
-        Path classes = Path.of(MasterDaemon.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        Path classes = Path.of(MasterDaemon.class
+                .getProtectionDomain()
+                .getCodeSource()
+                .getLocation()
+                .toURI());
         uses = new TreeMap<>();
         try (Stream<Path> files = Files.walk(classes.resolve(ROOT))) {
             for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
@@ -46,7 +50,9 @@ class PackageCyclesTest {
                 for (String name : constantStrings(file)) {
                     Matcher matcher = MASTER_CLASS.matcher(name);
                     while (matcher.find()) {
-                        String to = matcher.group(1).isEmpty() ? "" : matcher.group(1).substring(1);
+                        String to = matcher.group(1).isEmpty()
+                                ? ""
+                                : matcher.group(1).substring(1);
                         if (!to.equals(from)) {
                             used.add(to);
                         }
@@ -77,7 +83,8 @@ class PackageCyclesTest {
         if (seen >= 0) {
             List<String> cycle = new ArrayList<>(path.subList(seen, path.size()));
             cycle.add(at);
-            found.add(String.join(" -> ", cycle.stream().map(p -> p.isEmpty() ? "(root)" : p).toList()));
+            found.add(String.join(
+                    " -> ", cycle.stream().map(p -> p.isEmpty() ? "(root)" : p).toList()));
             return;
         }
         if (done.contains(at)) {

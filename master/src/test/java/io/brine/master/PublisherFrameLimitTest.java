@@ -39,12 +39,18 @@ class PublisherFrameLimitTest {
     void aPublisherSendsRequestsUpToTheAuthenticatedLimitAndHearsWhyOnePastIsRefused(TransportKind kind)
             throws Exception {
         try (WiredMaster master = WiredMaster.start(dir, config -> config, undelivered -> switch (kind) {
-            case TCP -> new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered);
-            case ZEROMQ -> new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults(), null,
-                    undelivered);
-        });
-                BrineClient root = BrineClient.connect(kind, "127.0.0.1", master.port(), RootPublisher.NAME,
-                        TestKeys.pair(WiredMaster.ROOT_KEY), (RSAPublicKey) WiredMaster.masterKey(),
+                    case TCP ->
+                        new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered);
+                    case ZEROMQ ->
+                        new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults(), null, undelivered);
+                });
+                BrineClient root = BrineClient.connect(
+                        kind,
+                        "127.0.0.1",
+                        master.port(),
+                        RootPublisher.NAME,
+                        TestKeys.pair(WiredMaster.ROOT_KEY),
+                        (RSAPublicKey) WiredMaster.masterKey(),
                         Duration.ofSeconds(10))) {
             // Over the unauthenticated 64 KiB: the master used to close the connection on it.
             assertThat(root.publish(job("x".repeat(200 * 1024))).jid()).isNotNull();

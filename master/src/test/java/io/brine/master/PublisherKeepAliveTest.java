@@ -43,21 +43,44 @@ class PublisherKeepAliveTest {
 
     @ParameterizedTest
     @EnumSource(TransportKind.class)
-    void aPublisherAwaitingReturnsLongerThanTheIdleTimeoutKeepsItsConnection(TransportKind kind)
-            throws Exception {
-        try (WiredMaster master = WiredMaster.start(dir, config -> config.acceptance(
-                MasterConfig.Acceptance.builder().autoAccept(true).build()), undelivered -> switch (kind) {
-                    case TCP -> new TcpServerTransport("127.0.0.1", 0, TcpServerOptions.defaults()
-                            .withTimeouts(UNAUTHENTICATED, IDLE, Duration.ofSeconds(10)), null, null, undelivered);
-                    case ZEROMQ -> new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults()
-                            .withTimeouts(UNAUTHENTICATED, IDLE), null, undelivered);
-                });
-                ClientChannel channel = kind == TransportKind.TCP ? master.connect()
+    void aPublisherAwaitingReturnsLongerThanTheIdleTimeoutKeepsItsConnection(TransportKind kind) throws Exception {
+        try (WiredMaster master = WiredMaster.start(
+                        dir,
+                        config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()),
+                        undelivered -> switch (kind) {
+                            case TCP ->
+                                new TcpServerTransport(
+                                        "127.0.0.1",
+                                        0,
+                                        TcpServerOptions.defaults()
+                                                .withTimeouts(UNAUTHENTICATED, IDLE, Duration.ofSeconds(10)),
+                                        null,
+                                        null,
+                                        undelivered);
+                            case ZEROMQ ->
+                                new ZmtpServerTransport(
+                                        "127.0.0.1",
+                                        0,
+                                        0,
+                                        ZmtpServerOptions.defaults().withTimeouts(UNAUTHENTICATED, IDLE),
+                                        null,
+                                        undelivered);
+                        });
+                ClientChannel channel = kind == TransportKind.TCP
+                        ? master.connect()
                         : new ZmqClientChannel("127.0.0.1", master.port())) {
             MinionEnd web1 = HostilePeersTest.accepted(channel, "web1");
-            try (BrineClient root = BrineClient.connect(kind, "127.0.0.1", master.port(), RootPublisher.NAME,
-                    TestKeys.pair(WiredMaster.ROOT_KEY), (RSAPublicKey) WiredMaster.masterKey(),
-                    Duration.ofSeconds(10)).heartbeatEvery(Duration.ofMillis(200))) {
+            try (BrineClient root = BrineClient.connect(
+                            kind,
+                            "127.0.0.1",
+                            master.port(),
+                            RootPublisher.NAME,
+                            TestKeys.pair(WiredMaster.ROOT_KEY),
+                            (RSAPublicKey) WiredMaster.masterKey(),
+                            Duration.ofSeconds(10))
+                    .heartbeatEvery(Duration.ofMillis(200))) {
                 awaitReturnsPastTheTimeout(master, root, web1);
             }
         }
@@ -65,7 +88,8 @@ class PublisherKeepAliveTest {
 
     private static void awaitReturnsPastTheTimeout(WiredMaster master, BrineClient root, MinionEnd web1)
             throws Exception {
-        String jid = root.publish(BrineClient.Job.of("list", "web1", "test.ping")).jid();
+        String jid =
+                root.publish(BrineClient.Job.of("list", "web1", "test.ping")).jid();
         // The minion answers once a connection opened after the publisher's last request has been closed for
         // its silence: the publisher has been quiet for longer than the idle timeout (here equal to the
         // unauthenticated one) by then. The minion's own heartbeats keep its connection meanwhile.
@@ -83,8 +107,8 @@ class PublisherKeepAliveTest {
             }
         });
 
-        Map<String, SessionMessage.ReturnEvent> returns = root.awaitReturns(jid, List.of("web1"),
-                Duration.ofSeconds(30), event -> { });
+        Map<String, SessionMessage.ReturnEvent> returns =
+                root.awaitReturns(jid, List.of("web1"), Duration.ofSeconds(30), event -> {});
         answered.join();
         assertThat(returns).containsOnlyKeys("web1");
         // The same session still answers a job query.

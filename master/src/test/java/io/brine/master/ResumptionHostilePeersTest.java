@@ -24,6 +24,7 @@ import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.KeyState;
+import io.micrometer.core.instrument.Counter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -49,6 +50,7 @@ class ResumptionHostilePeersTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Instant.now());
     WiredMaster master;
     final List<ClientChannel> channels = new ArrayList<>();
@@ -62,8 +64,7 @@ class ResumptionHostilePeersTest {
     }
 
     /** A minion's end of the protocol: its session, and the ticket it holds. */
-    record Minion(String id, int key, byte[] sessionId, SessionKey requestKey, Resumption.Grant grant) {
-    }
+    record Minion(String id, int key, byte[] sessionId, SessionKey requestKey, Resumption.Grant grant) {}
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
@@ -74,9 +75,16 @@ class ResumptionHostilePeersTest {
 
         Resumption.Resumed resumed = resume(kind, m1, m1.grant()).orElseThrow();
         assertThat(resumed.sessionId()).isNotEqualTo(m1.sessionId());
-        assertThat(resumed.generation()).isEqualTo(master.master().keyring().current().number());
-        assertThat(resumed.publishKey()).isEqualTo(master.master().keyring().current().key().bytes());
-        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+        assertThat(resumed.generation())
+                .isEqualTo(master.master().keyring().current().number());
+        assertThat(resumed.publishKey())
+                .isEqualTo(master.master().keyring().current().key().bytes());
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("m1")
+                        .orElseThrow()
+                        .sessionId()
+                        .bytes())
                 .isEqualTo(resumed.sessionId());
         // No auth answer was signed, and the new session carries frames.
         assertThat(signedAuthAnswers()).isEqualTo(signedAnswers);
@@ -89,8 +97,9 @@ class ResumptionHostilePeersTest {
         assertThat(master.master().sessions().byMinion("m1")).isPresent();
         assertThat(signedAuthAnswers()).isZero();
         assertHeartbeatAnswered(kind, again);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("pki")
-                .resolve(TicketKeys.FILE)))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(
+                        Files.getPosixFilePermissions(dir.resolve("pki").resolve(TicketKeys.FILE))))
+                .isEqualTo("rw-------");
     }
 
     @ParameterizedTest
@@ -104,14 +113,25 @@ class ResumptionHostilePeersTest {
         clock.advance(Duration.ofMillis(1));
         byte[] request = Resumptions.encode(Resumptions.request("m1", m1.grant(), nonce, clock.millis()));
         assertThat(ask(kind, request, nonce)).isNotNull().matches(reply -> !reply.refused());
-        byte[] resumedSession = master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes();
+        byte[] resumedSession = master.master()
+                .sessions()
+                .byMinion("m1")
+                .orElseThrow()
+                .sessionId()
+                .bytes();
         // The same request again, on another connection: refused, and the session it opened stays.
         assertThat(ask(kind, request, nonce).refused()).isTrue();
-        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("m1")
+                        .orElseThrow()
+                        .sessionId()
+                        .bytes())
                 .isEqualTo(resumedSession);
 
         byte[] otherSecret = new byte[Resumptions.SECRET_LENGTH];
-        Resumption.Grant wrongSecret = new Resumption.Grant(m1.grant().ticket(), m1.grant().expiresMs(), otherSecret);
+        Resumption.Grant wrongSecret =
+                new Resumption.Grant(m1.grant().ticket(), m1.grant().expiresMs(), otherSecret);
         assertThat(resume(kind, m1, wrongSecret)).isEmpty();
         // m1's ticket, proven with its secret, for m2's session: the ticket names m1.
         Minion asM2 = new Minion("m2", m1.key(), null, null, m1.grant());
@@ -119,17 +139,26 @@ class ResumptionHostilePeersTest {
         // A ticket whose key id the master does not hold.
         byte[] unknownKey = m1.grant().ticket().clone();
         unknownKey[0] ^= 1;
-        assertThat(resume(kind, m1, new Resumption.Grant(unknownKey, m1.grant().expiresMs(), m1.grant().secret())))
+        assertThat(resume(
+                        kind,
+                        m1,
+                        new Resumption.Grant(
+                                unknownKey, m1.grant().expiresMs(), m1.grant().secret())))
                 .isEmpty();
-        assertThat(master.master().sessions().byMinion("m1").orElseThrow().sessionId().bytes())
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("m1")
+                        .orElseThrow()
+                        .sessionId()
+                        .bytes())
                 .isEqualTo(resumedSession);
         assertThat(resumeRefusals()).isEqualTo(4);
 
         // A ticket request for m1's session not sealed under its request key: dropped, no ticket.
         ClientChannel channel = connect(kind);
         double dropped = droppedFrames();
-        channel.send(Resumptions.encode(Resumptions.ticketRequest(SessionKey.random(), resumedSession,
-                clock.millis())));
+        channel.send(
+                Resumptions.encode(Resumptions.ticketRequest(SessionKey.random(), resumedSession, clock.millis())));
         await().until(() -> droppedFrames() > dropped);
         assertThat(channel.receive(Duration.ofMillis(200))).isNull();
     }
@@ -187,10 +216,11 @@ class ResumptionHostilePeersTest {
 
     private static UnaryOperator<MasterConfig.Builder> config(TransportKind kind) {
         return config -> {
-            MasterConfig.Builder builder = config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true)
-                    .build());
-            return kind == TransportKind.TCP ? builder : builder.transport(TransportKind.ZEROMQ).retPort(0)
-                    .publishPort(0);
+            MasterConfig.Builder builder = config.acceptance(
+                    MasterConfig.Acceptance.builder().autoAccept(true).build());
+            return kind == TransportKind.TCP
+                    ? builder
+                    : builder.transport(TransportKind.ZEROMQ).retPort(0).publishPort(0);
         };
     }
 
@@ -206,16 +236,15 @@ class ResumptionHostilePeersTest {
     private Minion fullAuth(TransportKind kind, String id, int key) throws Exception {
         ClientChannel channel = connect(kind);
         channel.send(WiredMaster.authRequest(id, key, WiredMaster.nonce(), clock.millis()));
-        AuthReply reply = (AuthReply) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME))
-                .message();
+        AuthReply reply =
+                (AuthReply) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME)).message();
         assertThat(reply.status()).isEqualTo(AuthStatus.ACCEPTED);
-        SessionKey requestKey = SessionKey.of(Rsa.unwrap(TestKeys.pair(key).getPrivate(),
-                reply.session().wrappedRequestKey()));
-        channel.send(Resumptions.encode(Resumptions.ticketRequest(requestKey, reply.session().sessionId(),
-                clock.millis())));
+        SessionKey requestKey = SessionKey.of(
+                Rsa.unwrap(TestKeys.pair(key).getPrivate(), reply.session().wrappedRequestKey()));
+        channel.send(Resumptions.encode(
+                Resumptions.ticketRequest(requestKey, reply.session().sessionId(), clock.millis())));
         Resumption.Ticket ticket = (Resumption.Ticket) Resumptions.decode(channel.receive(ANSWER));
-        return new Minion(id, key, reply.session().sessionId(), requestKey,
-                Resumptions.openTicket(requestKey, ticket));
+        return new Minion(id, key, reply.session().sessionId(), requestKey, Resumptions.openTicket(requestKey, ticket));
     }
 
     /** Sends {@code request} on a new connection: the answer to {@code nonce}. */
@@ -232,8 +261,8 @@ class ResumptionHostilePeersTest {
             throws Exception {
         byte[] nonce = WiredMaster.nonce();
         clock.advance(Duration.ofMillis(1));
-        Resumption.Reply reply = ask(kind, Resumptions.encode(Resumptions.request(minion.id(), grant, nonce,
-                clock.millis())), nonce);
+        Resumption.Reply reply =
+                ask(kind, Resumptions.encode(Resumptions.request(minion.id(), grant, nonce, clock.millis())), nonce);
         if (reply.refused()) {
             return Optional.empty();
         }
@@ -244,10 +273,14 @@ class ResumptionHostilePeersTest {
     private void assertHeartbeatAnswered(TransportKind kind, Resumption.Resumed resumed) throws Exception {
         SessionKey requestKey = SessionKey.of(resumed.requestKey());
         ClientChannel channel = connect(kind);
-        channel.send(Codec.encode(Sessions.seal(requestKey, resumed.sessionId(),
-                SessionFrame.Direction.MINION_TO_MASTER, 1, new SessionMessage.Heartbeat(resumed.generation()))));
-        SessionFrame answer = (SessionFrame) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER),
-                FrameLimits.MAX_FRAME)).message();
+        channel.send(Codec.encode(Sessions.seal(
+                requestKey,
+                resumed.sessionId(),
+                SessionFrame.Direction.MINION_TO_MASTER,
+                1,
+                new SessionMessage.Heartbeat(resumed.generation()))));
+        SessionFrame answer =
+                (SessionFrame) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME)).message();
         assertThat(Sessions.open(requestKey, answer, SessionFrame.Direction.MASTER_TO_MINION))
                 .isInstanceOf(SessionMessage.HeartbeatReply.class);
     }
@@ -255,14 +288,23 @@ class ResumptionHostilePeersTest {
     /** Every signed auth answer of this master: each one a private-key operation. */
     private double signedAuthAnswers() {
         return master.metrics().registry().find("brine.auth.answers").counters().stream()
-                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     private double droppedFrames() {
-        return master.metrics().registry().get("brine.frames.dropped").functionCounter().count();
+        return master.metrics()
+                .registry()
+                .get("brine.frames.dropped")
+                .functionCounter()
+                .count();
     }
 
     private double resumeRefusals() {
-        return master.metrics().registry().get("brine.resumptions.refused").functionCounter().count();
+        return master.metrics()
+                .registry()
+                .get("brine.resumptions.refused")
+                .functionCounter()
+                .count();
     }
 }

@@ -46,10 +46,16 @@ class RotationAmongRepliesTest {
     void aKeyUpdateSealedBeforeABurstOfAnswersReachesTheMinionFirst(@TempDir Path dir) throws Exception {
         AtomicReference<Runnable> beforeKeyUpdate = new AtomicReference<>();
         AtomicInteger answers = new AtomicInteger();
-        try (WiredMaster master = WiredMaster.start(dir, config -> config.acceptance(
-                MasterConfig.Acceptance.builder().autoAccept(true).build()),
-                undelivered -> new HoldingKeyUpdates(new TcpServerTransport("127.0.0.1", 0,
-                        TcpServerOptions.defaults(), null, null, undelivered), beforeKeyUpdate, answers));
+        try (WiredMaster master = WiredMaster.start(
+                        dir,
+                        config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()),
+                        undelivered -> new HoldingKeyUpdates(
+                                new TcpServerTransport(
+                                        "127.0.0.1", 0, TcpServerOptions.defaults(), null, null, undelivered),
+                                beforeKeyUpdate,
+                                answers));
                 TcpClientChannel channel = master.connect()) {
             MinionEnd minion = HostilePeersTest.accepted(channel, "web1");
             long generation = minion.generation() + 1;
@@ -74,9 +80,10 @@ class RotationAmongRepliesTest {
             for (int frames = 0; frames < BURST + 1; frames++) {
                 byte[] frame = channel.receive(ANSWER);
                 assertThat(frame).as("frame %d of %d", frames + 1, BURST + 1).isNotNull();
-                if (((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message() instanceof SessionFrame sealed) {
-                    SessionMessage message = Sessions.open(minion.requestKey(), sealed,
-                            SessionFrame.Direction.MASTER_TO_MINION);
+                if (((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message()
+                        instanceof SessionFrame sealed) {
+                    SessionMessage message =
+                            Sessions.open(minion.requestKey(), sealed, SessionFrame.Direction.MASTER_TO_MINION);
                     if (window.accept(sealed.counter())) {
                         accepted.add(message);
                     }
@@ -84,11 +91,16 @@ class RotationAmongRepliesTest {
                     frames--; // a publication, not this session's
                 }
             }
-            assertThat(accepted).as("what the minion's replay window let through")
-                    .filteredOn(SessionMessage.KeyUpdate.class::isInstance).singleElement()
-                    .extracting(update -> ((SessionMessage.KeyUpdate) update).generation()).isEqualTo(generation);
-            assertThat(accepted).as("what the minion's replay window let through")
-                    .filteredOn(SessionMessage.HeartbeatReply.class::isInstance).hasSize(BURST);
+            assertThat(accepted)
+                    .as("what the minion's replay window let through")
+                    .filteredOn(SessionMessage.KeyUpdate.class::isInstance)
+                    .singleElement()
+                    .extracting(update -> ((SessionMessage.KeyUpdate) update).generation())
+                    .isEqualTo(generation);
+            assertThat(accepted)
+                    .as("what the minion's replay window let through")
+                    .filteredOn(SessionMessage.HeartbeatReply.class::isInstance)
+                    .hasSize(BURST);
         }
     }
 
@@ -96,7 +108,8 @@ class RotationAmongRepliesTest {
     private static boolean waitsFor(Thread owner) {
         return Arrays.stream(ManagementFactory.getThreadMXBean().dumpAllThreads(false, false))
                 .filter(info -> info.getThreadState() == Thread.State.BLOCKED)
-                .mapToLong(ThreadInfo::getLockOwnerId).anyMatch(id -> id == owner.getId());
+                .mapToLong(ThreadInfo::getLockOwnerId)
+                .anyMatch(id -> id == owner.getId());
     }
 
     /** Runs the armed hook before the next publication (a rotation's KeyUpdate); counts the answers sent. */

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 class SystemdUnitsTest {
 
     private static String setting(String unit, String key) throws IOException {
-        Matcher matcher = Pattern.compile("(?m)^" + key + "=(.+)$").matcher(Files.readString(
-                ExampleConfigs.example(unit)));
+        Matcher matcher =
+                Pattern.compile("(?m)^" + key + "=(.+)$").matcher(Files.readString(ExampleConfigs.example(unit)));
         assertThat(matcher.find()).as("%s= in conf/%s", key, unit).isTrue();
         return matcher.group(1).trim();
     }
@@ -30,7 +30,8 @@ class SystemdUnitsTest {
     /** The directory of each log file conf/brine.logrotate rotates, by the daemon whose unit it signals. */
     private static Path loggedIn(String logFile) throws IOException {
         String logrotate = Files.readString(ExampleConfigs.example("brine.logrotate"));
-        Matcher matcher = Pattern.compile("(?m)^(\\S+/" + Pattern.quote(logFile) + ") \\{$").matcher(logrotate);
+        Matcher matcher = Pattern.compile("(?m)^(\\S+/" + Pattern.quote(logFile) + ") \\{$")
+                .matcher(logrotate);
         assertThat(matcher.find()).as("%s in conf/brine.logrotate", logFile).isTrue();
         return Path.of(matcher.group(1)).getParent();
     }
@@ -60,8 +61,9 @@ class SystemdUnitsTest {
         for (String kind : List.of("CacheDirectory", "LogsDirectory")) {
             Path master = Path.of(setting("brine-master.service", kind));
             Path minion = Path.of(setting("brine-minion.service", kind));
-            assertThat(master.startsWith(minion) || minion.startsWith(master)).as("%s %s and %s", kind, master,
-                    minion).isFalse();
+            assertThat(master.startsWith(minion) || minion.startsWith(master))
+                    .as("%s %s and %s", kind, master, minion)
+                    .isFalse();
         }
     }
 }

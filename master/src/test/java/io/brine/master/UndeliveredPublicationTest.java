@@ -35,9 +35,13 @@ class UndeliveredPublicationTest {
     @Test
     void aPublicationLostOnTheTransportThreadIsRecordedWithItsJob(@TempDir Path dir) throws Exception {
         TcpServerOptions options = TcpServerOptions.defaults()
-                .withFrameLimits(FrameLimits.MAX_UNAUTHENTICATED, 512 * 1024).withMaxQueuedBytes(MAX_QUEUED);
-        try (WiredMaster wired = WiredMaster.start(dir,
-                        config -> config.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()),
+                .withFrameLimits(FrameLimits.MAX_UNAUTHENTICATED, 512 * 1024)
+                .withMaxQueuedBytes(MAX_QUEUED);
+        try (WiredMaster wired = WiredMaster.start(
+                        dir,
+                        config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()),
                         undelivered -> new TcpServerTransport("127.0.0.1", 0, options, null, null, undelivered));
                 TcpClientChannel minion = wired.connect();
                 BrineClient root = wired.root()) {
@@ -52,19 +56,26 @@ class UndeliveredPublicationTest {
             List<JobPublisher.Published> published = new ArrayList<>();
             JobPublisher.Published last;
             do {
-                last = jobs.publish("test", "list", "web1", List.of("web1"), "test.echo", List.of(BIG), Map.of(), 10,
-                        null);
+                last = jobs.publish(
+                        "test", "list", "web1", List.of("web1"), "test.echo", List.of(BIG), Map.of(), 10, null);
                 published.add(last);
             } while (last.unreachable().isEmpty() && published.size() < 1000);
-            assertThat(last.unreachable()).as("refused at once: over the queue limit").containsExactly("web1");
+            assertThat(last.unreachable())
+                    .as("refused at once: over the queue limit")
+                    .containsExactly("web1");
 
             // What was queued but not written when the connection closed was lost on the transport's thread.
             List<String> queued = published.subList(0, published.size() - 1).stream()
-                    .map(JobPublisher.Published::jid).toList();
-            assertThat(published.subList(0, published.size() - 1)).allMatch(p -> p.unreachable().isEmpty());
-            await().until(() -> queued.stream().anyMatch(jid -> jobs.active().unreachable(jid).contains("web1")));
-            String lost = queued.stream().filter(jid -> jobs.active().unreachable(jid).contains("web1"))
-                    .findFirst().orElseThrow();
+                    .map(JobPublisher.Published::jid)
+                    .toList();
+            assertThat(published.subList(0, published.size() - 1))
+                    .allMatch(p -> p.unreachable().isEmpty());
+            await().until(() -> queued.stream()
+                    .anyMatch(jid -> jobs.active().unreachable(jid).contains("web1")));
+            String lost = queued.stream()
+                    .filter(jid -> jobs.active().unreachable(jid).contains("web1"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(root.job(lost)).containsEntry("unreachable", List.of("web1"));
         }
     }

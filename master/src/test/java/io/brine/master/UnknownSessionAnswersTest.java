@@ -13,8 +13,9 @@ class UnknownSessionAnswersTest {
 
     /** The grace's tasks, run when the test says the grace has passed. */
     private final List<Runnable> waiting = new ArrayList<>();
-    private final UnknownSessionAnswers answers = new UnknownSessionAnswers(Duration.ofSeconds(2), 2,
-            (delay, task) -> waiting.add(task));
+
+    private final UnknownSessionAnswers answers =
+            new UnknownSessionAnswers(Duration.ofSeconds(2), 2, (delay, task) -> waiting.add(task));
     private final AtomicInteger answered = new AtomicInteger();
 
     private void graceEnds() {

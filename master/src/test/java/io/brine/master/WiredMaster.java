@@ -5,6 +5,7 @@ import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.crypto.Pem;
@@ -60,14 +61,16 @@ public final class WiredMaster implements AutoCloseable {
     }
 
     /** As {@link #start(Path, UnaryOperator)}, serving the transport {@code transports} makes. */
-    static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize,
-            MasterDaemon.Transports transports) throws Exception {
+    static WiredMaster start(
+            Path dir, UnaryOperator<MasterConfig.Builder> customize, MasterDaemon.Transports transports)
+            throws Exception {
         return start(config(dir, customize), transports);
     }
 
     /** As {@link #start(Path, UnaryOperator, MasterDaemon.Transports)}, on {@code clock}. */
-    static WiredMaster start(Path dir, UnaryOperator<MasterConfig.Builder> customize,
-            MasterDaemon.Transports transports, Clock clock) throws Exception {
+    static WiredMaster start(
+            Path dir, UnaryOperator<MasterConfig.Builder> customize, MasterDaemon.Transports transports, Clock clock)
+            throws Exception {
         return start(config(dir, customize), transports, clock);
     }
 
@@ -79,16 +82,25 @@ public final class WiredMaster implements AutoCloseable {
             throws Exception {
         AtomicFiles.ensureDirectory(config.pkiDir());
         AtomicFiles.ensureDirectory(config.cachedir());
-        AtomicFiles.write(config.pkiDir().resolve("master.pem"), Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
+        AtomicFiles.write(
+                config.pkiDir().resolve("master.pem"),
+                Pem.bytes(TestKeys.privatePem(MASTER_KEY)),
                 AtomicFiles.OWNER_READ);
-        AtomicFiles.write(config.cachedir().resolve(RootPublisher.KEY_FILE),
-                Pem.bytes(TestKeys.privatePem(ROOT_KEY)), AtomicFiles.OWNER_READ);
+        AtomicFiles.write(
+                config.cachedir().resolve(RootPublisher.KEY_FILE),
+                Pem.bytes(TestKeys.privatePem(ROOT_KEY)),
+                AtomicFiles.OWNER_READ);
         return new WiredMaster(config, MasterDaemon.start(config, clock, transports));
     }
 
     private static MasterConfig config(Path dir, UnaryOperator<MasterConfig.Builder> customize) {
-        return customize.apply(MasterConfig.builder(dir).interfaceAddress("127.0.0.1").transport(TransportKind.TCP)
-                .tcpPort(0).workerThreads(2)).build();
+        return customize
+                .apply(MasterConfig.builder(dir)
+                        .interfaceAddress("127.0.0.1")
+                        .transport(TransportKind.TCP)
+                        .tcpPort(0)
+                        .workerThreads(2))
+                .build();
     }
 
     public Master master() {
@@ -114,7 +126,7 @@ public final class WiredMaster implements AutoCloseable {
     }
 
     /** The master's metrics, as {@code /metrics} shows them. */
-    public io.brine.master.metrics.MasterMetrics metrics() {
+    public MasterMetrics metrics() {
         return daemon.metrics();
     }
 
@@ -140,8 +152,14 @@ public final class WiredMaster implements AutoCloseable {
 
     /** The local administrator ({@code root}, test key {@value #ROOT_KEY}) connected as a publisher. */
     public BrineClient root() throws Exception {
-        return BrineClient.connect(TransportKind.TCP, "127.0.0.1", port(), RootPublisher.NAME,
-                TestKeys.pair(ROOT_KEY), (RSAPublicKey) masterKey(), Duration.ofSeconds(10));
+        return BrineClient.connect(
+                TransportKind.TCP,
+                "127.0.0.1",
+                port(),
+                RootPublisher.NAME,
+                TestKeys.pair(ROOT_KEY),
+                (RSAPublicKey) masterKey(),
+                Duration.ofSeconds(10));
     }
 
     /** A fresh 32-byte nonce. */
@@ -158,8 +176,17 @@ public final class WiredMaster implements AutoCloseable {
 
     public static byte[] authRequest(String id, int key, byte[] nonce, long timestampMs) {
         KeyPair pair = TestKeys.pair(key);
-        return Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, pair.getPublic().getEncoded(),
-                nonce, timestampMs, Map.of(), null, null), pair.getPrivate());
+        return Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        id,
+                        pair.getPublic().getEncoded(),
+                        nonce,
+                        timestampMs,
+                        Map.of(),
+                        null,
+                        null),
+                pair.getPrivate());
     }
 
     @Override

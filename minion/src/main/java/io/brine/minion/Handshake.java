@@ -56,12 +56,18 @@ final class Handshake {
     static final int UNVERIFIED_REJECTION_FACTOR = 4;
 
     /** What an auth reply leaves for {@link Minion} to do. */
-    sealed interface Outcome {
-    }
+    sealed interface Outcome {}
 
     /** Accepted (by a full auth, or resumed with a ticket): open the session with these keys. */
-    record Accepted(byte[] sessionId, long generation, int publishPort, long serialFloor, SessionKey publishKey,
-            SessionKey requestKey, boolean resumed) implements Outcome {
+    record Accepted(
+            byte[] sessionId,
+            long generation,
+            int publishPort,
+            long serialFloor,
+            SessionKey publishKey,
+            SessionKey requestKey,
+            boolean resumed)
+            implements Outcome {
         @Override
         public String toString() {
             return "Accepted[generation=" + generation + ", resumed=" + resumed + "]";
@@ -72,12 +78,10 @@ final class Handshake {
      * The minion stopped by itself, on an authenticated reply only: {@link MinionState#REJECTED} by its pinned
      * master (or master_finger's), or {@link MinionState#MASTER_KEY_MISMATCH} told by the pinned key itself.
      */
-    record Stopped(MinionState state) implements Outcome {
-    }
+    record Stopped(MinionState state) implements Outcome {}
 
     /** Nothing for the caller: the reply was dropped, or the minion asks again later. */
-    record Waiting() implements Outcome {
-    }
+    record Waiting() implements Outcome {}
 
     private static final Waiting WAITING = new Waiting();
 
@@ -85,6 +89,7 @@ final class Handshake {
     private final MinionKeyring keyring;
     /** The key pair the outstanding request offers: the keyring's current key, or a rotation's new key first. */
     private KeyPair offered;
+
     private final MasterPin pin;
     private final ClientTransport transport;
     private final Scheduler loop;
@@ -104,10 +109,12 @@ final class Handshake {
      * comes up where there was none (the master was down) still gets a request at once.
      */
     private boolean timedOut;
+
     private long authRequests;
     private boolean stopped;
     /** Why the outstanding request's replies so far were dropped as carrying another master key; null if none. */
     private String mismatch;
+
     private Instant authDeadline = Instant.EPOCH;
     /**
      * The resumption ticket held (PROTOCOL.md 8.9); null when none. Given up when a master answers a resumption with
@@ -132,8 +139,14 @@ final class Handshake {
     /** The outstanding request was sent while {@link #linkDown}: it goes out on the new connection. */
     private boolean queuedForNewLink;
 
-    Handshake(Minion.Settings settings, MinionKeyring keyring, MasterPin pin, ClientTransport transport,
-            Scheduler loop, Clock clock, StatusFile status) {
+    Handshake(
+            Minion.Settings settings,
+            MinionKeyring keyring,
+            MasterPin pin,
+            ClientTransport transport,
+            Scheduler loop,
+            Clock clock,
+            StatusFile status) {
         this.settings = settings;
         this.keyring = keyring;
         this.offered = keyring.forAuth();
@@ -240,24 +253,34 @@ final class Handshake {
      */
     Outcome onResumeReply(Resumption.Reply reply) {
         if (pendingNonce == null || resumingWith == null || !Arrays.equals(pendingNonce, reply.nonce())) {
-            warnings.warn(LOG, WarnThrottle.Reason.UNANSWERED_AUTH_REPLY, "Minion {}: resumption reply to no "
-                    + "outstanding request dropped (late, or replayed)", settings.id());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.UNANSWERED_AUTH_REPLY,
+                    "Minion {}: resumption reply to no " + "outstanding request dropped (late, or replayed)",
+                    settings.id());
             return WAITING;
         }
         Accepted accepted;
         try {
             Resumption.Resumed resumed = Resumptions.openReply(resumingWith, reply.nonce(), reply);
             try {
-                accepted = new Accepted(resumed.sessionId(), resumed.generation(), resumed.publishPort(),
-                        resumed.serialFloor(), SessionKey.of(resumed.publishKey()),
-                        SessionKey.of(resumed.requestKey()), true);
+                accepted = new Accepted(
+                        resumed.sessionId(),
+                        resumed.generation(),
+                        resumed.publishPort(),
+                        resumed.serialFloor(),
+                        SessionKey.of(resumed.publishKey()),
+                        SessionKey.of(resumed.requestKey()),
+                        true);
             } finally {
                 Arrays.fill(resumed.publishKey(), (byte) 0);
                 Arrays.fill(resumed.requestKey(), (byte) 0);
             }
             holdTicket(resumed.next());
         } catch (CryptoException | MalformedException e) {
-            LOG.info("Minion {}: the master did not resume the session ({}); authenticating in full", settings.id(),
+            LOG.info(
+                    "Minion {}: the master did not resume the session ({}); authenticating in full",
+                    settings.id(),
                     reply.refused() ? "refused" : "an answer that does not open");
             answered();
             dropTicket();
@@ -284,16 +307,22 @@ final class Handshake {
     Outcome onReply(Signed<AuthReply> signed) {
         AuthReply reply = signed.message();
         if (pendingNonce == null || !Arrays.equals(pendingNonce, reply.nonce())) {
-            warnings.warn(LOG, WarnThrottle.Reason.UNANSWERED_AUTH_REPLY, "Minion {}: auth reply to no outstanding"
-                    + " request dropped (late, or replayed)", settings.id());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.UNANSWERED_AUTH_REPLY,
+                    "Minion {}: auth reply to no outstanding" + " request dropped (late, or replayed)",
+                    settings.id());
             return WAITING;
         }
         MasterPin.Verdict verdict = pin.verify(reply.masterPublicKey(), signed::by, reply.masterChain());
         if (verdict instanceof MasterPin.Verdict.Forged) {
             long dropped = warnings.count(WarnThrottle.Reason.FORGED_AUTH_REPLY);
             if (dropped > 0) {
-                LOG.warn("Minion {}: {} auth repl{} with a bad signature dropped (forged or damaged on the way)",
-                        settings.id(), dropped, dropped == 1 ? "y" : "ies");
+                LOG.warn(
+                        "Minion {}: {} auth repl{} with a bad signature dropped (forged or damaged on the way)",
+                        settings.id(),
+                        dropped,
+                        dropped == 1 ? "y" : "ies");
             }
             return WAITING;
         }
@@ -306,8 +335,13 @@ final class Handshake {
             // Anybody on the path can send this (the nonce travels in clear): shown, never obeyed.
             long dropped = warnings.count(WarnThrottle.Reason.OTHER_MASTER_KEY);
             if (dropped > 0) {
-                LOG.warn("CRITICAL: Minion {}: {} auth repl{} not signed by the trusted master key dropped: {}. "
-                        + "Still asking", settings.id(), dropped, dropped == 1 ? "y" : "ies", other.reason());
+                LOG.warn(
+                        "CRITICAL: Minion {}: {} auth repl{} not signed by the trusted master key dropped: {}. "
+                                + "Still asking",
+                        settings.id(),
+                        dropped,
+                        dropped == 1 ? "y" : "ies",
+                        other.reason());
             }
             mismatch = other.reason();
             // Written once per reason, not per reply: a flood of them must not become a flood of file writes.
@@ -322,12 +356,16 @@ final class Handshake {
             try {
                 RSAPublicKey before = pin.pinned().orElseThrow();
                 pin.pinAnew(succeeded.key());
-                LOG.info("Minion {}: the master key was rotated: {} succeeds the pinned {} (chain of {} verified); "
-                        + "pinned in {}", settings.id(), Fingerprints.of(succeeded.key()), Fingerprints.of(before),
-                        reply.masterChain().size(), pin.file());
+                LOG.info(
+                        "Minion {}: the master key was rotated: {} succeeds the pinned {} (chain of {} verified); "
+                                + "pinned in {}",
+                        settings.id(),
+                        Fingerprints.of(succeeded.key()),
+                        Fingerprints.of(before),
+                        reply.masterChain().size(),
+                        pin.file());
             } catch (IOException e) {
-                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(),
-                        e.getMessage());
+                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(), e.getMessage());
                 return WAITING;
             }
             verdict = new MasterPin.Verdict.Authentic(succeeded.key(), false, true);
@@ -336,9 +374,14 @@ final class Handshake {
         if (!Timestamps.withinSkew(reply.timestampMs(), clock)) {
             // The nonce already makes the reply fresh; this catches a badly set clock (PROTOCOL.md 8.2 step 5).
             Duration wait = backoff.next();
-            LOG.error("Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
-                    + "Asking again in {} s", settings.id(), Instant.ofEpochMilli(reply.timestampMs()),
-                    clock.instant(), Timestamps.MAX_CLOCK_SKEW.toSeconds(), wait.toSeconds());
+            LOG.error(
+                    "Minion {}: the master's clock says {}, ours {}: more than {} s apart; fix the clocks. "
+                            + "Asking again in {} s",
+                    settings.id(),
+                    Instant.ofEpochMilli(reply.timestampMs()),
+                    clock.instant(),
+                    Timestamps.MAX_CLOCK_SKEW.toSeconds(),
+                    wait.toSeconds());
             answered();
             waitAndAsk(retryState(), "clock skew with the master", wait);
             return WAITING;
@@ -349,12 +392,14 @@ final class Handshake {
             try {
                 pin.pin(authentic.key());
             } catch (IOException e) {
-                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(),
-                        e.getMessage());
+                LOG.error("Minion {}: cannot save the master key to {}: {}", settings.id(), pin.file(), e.getMessage());
                 return WAITING;
             }
-            LOG.info("Minion {}: trusting master key {} from now on (saved as {})", settings.id(),
-                    Fingerprints.of(authentic.key()), pin.file());
+            LOG.info(
+                    "Minion {}: trusting master key {} from now on (saved as {})",
+                    settings.id(),
+                    Fingerprints.of(authentic.key()),
+                    pin.file());
         }
         // Within a rotation's grace the master's previous key still signs publications (PROTOCOL.md 6.4).
         pin.remember(reply.masterChain());
@@ -374,12 +419,19 @@ final class Handshake {
             if (walk instanceof MasterSuccessions.Walk.Verified verified) {
                 String after = Fingerprints.of(verified.newest());
                 if (!after.equals(before)) {
-                    LOG.info("Minion {}: the master key was rotated: {} succeeds the pinned {}; pinned in {}",
-                            settings.id(), after, before, pin.file());
+                    LOG.info(
+                            "Minion {}: the master key was rotated: {} succeeds the pinned {}; pinned in {}",
+                            settings.id(),
+                            after,
+                            before,
+                            pin.file());
                     status.masterKey(after);
                 }
             } else {
-                LOG.warn("Minion {}: master key chain refused, the pinned key {} is kept: {}", settings.id(), before,
+                LOG.warn(
+                        "Minion {}: master key chain refused, the pinned key {} is kept: {}",
+                        settings.id(),
+                        before,
                         ((MasterSuccessions.Walk.Refused) walk).reason());
             }
         } catch (IOException e) {
@@ -390,11 +442,15 @@ final class Handshake {
     /** @param anchored whether the reply is authenticated by a key trusted before it (pin or master_finger) */
     private Outcome onStatus(AuthReply reply, boolean anchored) {
         Duration retryAfter = Duration.ofSeconds(reply.retryAfterSeconds());
-        boolean offeredNew = keyring.candidate().filter(candidate -> candidate == offered).isPresent();
+        boolean offeredNew =
+                keyring.candidate().filter(candidate -> candidate == offered).isPresent();
         if (offeredNew && (reply.status() != AuthStatus.ACCEPTED || !anchored)) {
             // A rotation's new key the master does not hold (the rotation never reached it): the old key, at once.
-            LOG.info("Minion {}: the master did not accept the new key of an unconfirmed rotation ({}); offering the"
-                    + " current key", settings.id(), reply.reason());
+            LOG.info(
+                    "Minion {}: the master did not accept the new key of an unconfirmed rotation ({}); offering the"
+                            + " current key",
+                    settings.id(),
+                    reply.reason());
             keyring.candidateRefused();
             scheduleAuth(Duration.ZERO);
             return WAITING;
@@ -403,16 +459,23 @@ final class Handshake {
             case ACCEPTED -> accepted(reply.session());
             case PENDING, FULL, REFUSED -> {
                 Duration wait = max(backoff.next(), retryAfter);
-                LOG.info("Minion {}: key {} by the master ({}); asking again in {} s", settings.id(),
-                        reply.status() == AuthStatus.PENDING ? "pending" : "not accepted", reply.reason(),
+                LOG.info(
+                        "Minion {}: key {} by the master ({}); asking again in {} s",
+                        settings.id(),
+                        reply.status() == AuthStatus.PENDING ? "pending" : "not accepted",
+                        reply.reason(),
                         wait.toSeconds());
                 waitAndAsk(MinionState.PENDING, reply.reason(), wait);
                 yield WAITING;
             }
             case DENIED -> {
                 Duration wait = backoff.next();
-                LOG.error("Minion {}: the master holds a different key for this id ({}); an admin must delete one "
-                        + "of them. Asking again in {} s", settings.id(), reply.reason(), wait.toSeconds());
+                LOG.error(
+                        "Minion {}: the master holds a different key for this id ({}); an admin must delete one "
+                                + "of them. Asking again in {} s",
+                        settings.id(),
+                        reply.reason(),
+                        wait.toSeconds());
                 waitAndAsk(MinionState.DENIED, reply.reason(), wait);
                 yield WAITING;
             }
@@ -422,22 +485,31 @@ final class Handshake {
                     Duration wait = backoff.next().multipliedBy(UNVERIFIED_REJECTION_FACTOR);
                     long seen = warnings.count(WarnThrottle.Reason.UNVERIFIED_REJECTION);
                     if (seen > 0) {
-                        LOG.warn("Minion {}: key rejected by the master ({}), by a reply this minion cannot "
-                                + "authenticate (no master key pinned yet, no master_finger); not stopping, asking "
-                                + "again in {} s. Set master_finger to trust rejections", settings.id(),
-                                reply.reason(), wait.toSeconds());
+                        LOG.warn(
+                                "Minion {}: key rejected by the master ({}), by a reply this minion cannot "
+                                        + "authenticate (no master key pinned yet, no master_finger); not stopping, asking "
+                                        + "again in {} s. Set master_finger to trust rejections",
+                                settings.id(),
+                                reply.reason(),
+                                wait.toSeconds());
                     }
                     waitAndAsk(MinionState.REJECTED, reply.reason(), wait);
                     yield WAITING;
                 }
                 if (!settings.rejectedRetry()) {
-                    LOG.error("Minion {}: key rejected by the master ({}); stopping. An admin can delete the key "
-                            + "with brine-key -d, or set rejected_retry: true", settings.id(), reply.reason());
+                    LOG.error(
+                            "Minion {}: key rejected by the master ({}); stopping. An admin can delete the key "
+                                    + "with brine-key -d, or set rejected_retry: true",
+                            settings.id(),
+                            reply.reason());
                     yield stop(MinionState.REJECTED, reply.reason());
                 }
                 Duration wait = backoff.next();
-                LOG.warn("Minion {}: key rejected by the master ({}); rejected_retry is on, asking again in {} s",
-                        settings.id(), reply.reason(), wait.toSeconds());
+                LOG.warn(
+                        "Minion {}: key rejected by the master ({}); rejected_retry is on, asking again in {} s",
+                        settings.id(),
+                        reply.reason(),
+                        wait.toSeconds());
                 waitAndAsk(MinionState.REJECTED, reply.reason(), wait);
                 yield WAITING;
             }
@@ -465,14 +537,23 @@ final class Handshake {
             }
             // A new key waiting for an admin stays: the master's answer to the next request settles it.
         } catch (IOException e) {
-            LOG.error("Minion {}: cannot record the key the master accepted in {}: {}; asking again",
-                    settings.id(), MinionKeyring.NEW_PRIVATE_FILE, e.getMessage());
+            LOG.error(
+                    "Minion {}: cannot record the key the master accepted in {}: {}; asking again",
+                    settings.id(),
+                    MinionKeyring.NEW_PRIVATE_FILE,
+                    e.getMessage());
             scheduleAuth(backoff.next());
             return WAITING;
         }
         backoff.reset();
-        return new Accepted(granted.sessionId(), granted.generation(), granted.publishPort(), granted.serialFloor(),
-                publishKey, requestKey, false);
+        return new Accepted(
+                granted.sessionId(),
+                granted.generation(),
+                granted.publishPort(),
+                granted.serialFloor(),
+                publishKey,
+                requestKey,
+                false);
     }
 
     private void authenticate() {
@@ -493,8 +574,8 @@ final class Handshake {
             // is tried on the next master of a failover list, not spent on the master being left (PROTOCOL.md 8.9).
             resumingWith = ticket.secret();
             resumingOn = master();
-            if (!transport.send(Resumptions.encode(Resumptions.request(settings.id(), ticket, nonce,
-                    clock.millis())))) {
+            if (!transport.send(
+                    Resumptions.encode(Resumptions.request(settings.id(), ticket, nonce, clock.millis())))) {
                 LOG.debug("Minion {}: resumption request not queued (not connected); waiting", settings.id());
             }
             authTimeout = loop.schedule(settings.authTimeout(), this::onAuthTimeout);
@@ -503,8 +584,14 @@ final class Handshake {
         }
         dropTicket();
         offered = keyring.forAuth();
-        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, settings.id(),
-                offered.getPublic().getEncoded(), nonce, clock.millis(), settings.grains(), settings.grant(),
+        AuthRequest request = new AuthRequest(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                settings.id(),
+                offered.getPublic().getEncoded(),
+                nonce,
+                clock.millis(),
+                settings.grains(),
+                settings.grant(),
                 settings.token());
         authRequests++;
         mismatch = null;
@@ -536,8 +623,11 @@ final class Handshake {
             waitAndAsk(MinionState.MASTER_KEY_MISMATCH, mismatch, wait);
             return;
         }
-        LOG.info("Minion {}: no answer from the master in {} s; asking again in {} s", settings.id(),
-                settings.authTimeout().toSeconds(), wait.toSeconds());
+        LOG.info(
+                "Minion {}: no answer from the master in {} s; asking again in {} s",
+                settings.id(),
+                settings.authTimeout().toSeconds(),
+                wait.toSeconds());
         // Not into the same connection: it may be half-open, and over ZeroMQ nothing else would notice (ZMTP.md,
         // "Heartbeats, minion side").
         timedOut = reconnect();
@@ -550,7 +640,8 @@ final class Handshake {
      */
     private MinionState retryState() {
         MinionState state = status.state();
-        return state == MinionState.ACCEPTED || state == MinionState.MASTER_KEY_MISMATCH ? MinionState.CONNECTING
+        return state == MinionState.ACCEPTED || state == MinionState.MASTER_KEY_MISMATCH
+                ? MinionState.CONNECTING
                 : state;
     }
 

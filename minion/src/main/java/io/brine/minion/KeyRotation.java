@@ -57,6 +57,7 @@ public final class KeyRotation {
     private final Clock clock;
     /** {@code key_max_age}: the minion asks for a rotation when its key is older; empty: never by itself. */
     private final Optional<Duration> maxAge;
+
     private final Executor keyMaker;
     /**
      * When the minion last asked, by itself or on {@code --rotate-key}: it asks by age an hour later at the soonest,
@@ -67,12 +68,20 @@ public final class KeyRotation {
     private byte[] askedIn;
     /** The public key the outstanding request asks for (X.509 encoding). */
     private byte[] askedFor;
+
     private CompletableFuture<Result> waiting;
     /** When the master last refused a rotation: a master's ask is followed again an hour later at the soonest. */
     private Instant refusedAt;
 
-    KeyRotation(String id, MinionKeyring keyring, MasterPin pin, StatusFile status, int keysize, Clock clock,
-            Optional<Duration> maxAge, Executor keyMaker) {
+    KeyRotation(
+            String id,
+            MinionKeyring keyring,
+            MasterPin pin,
+            StatusFile status,
+            int keysize,
+            Clock clock,
+            Optional<Duration> maxAge,
+            Executor keyMaker) {
         this.id = id;
         this.keyring = keyring;
         this.pin = pin;
@@ -107,8 +116,11 @@ public final class KeyRotation {
         if (created.isEmpty() || !now.isAfter(created.get().plus(maxAge.get()))) {
             return false;
         }
-        LOG.info("Minion {}: key made {} is older than key_max_age ({} s): asking the master to rotate it", id,
-                created.get(), maxAge.get().toSeconds());
+        LOG.info(
+                "Minion {}: key made {} is older than key_max_age ({} s): asking the master to rotate it",
+                id,
+                created.get(),
+                maxAge.get().toSeconds());
         return true;
     }
 
@@ -130,14 +142,17 @@ public final class KeyRotation {
      * about by {@link #pollDue} instead.
      */
     boolean dueByAsk(String fingerprint) {
-        if (askedIn != null || keyring.candidatePending()
+        if (askedIn != null
+                || keyring.candidatePending()
                 || !fingerprint.equals(Fingerprints.of(keyring.current().getPublic()))) {
             return false;
         }
         if (refusedAt != null && clock.instant().isBefore(refusedAt.plus(AGE_RETRY))) {
             return false;
         }
-        LOG.info("Minion {}: the master asks this minion to rotate its key {} (brine-key --rotate-keys)", id,
+        LOG.info(
+                "Minion {}: the master asks this minion to rotate its key {} (brine-key --rotate-keys)",
+                id,
                 fingerprint);
         return true;
     }
@@ -185,7 +200,9 @@ public final class KeyRotation {
         askedFor = newKey;
         askedAt = clock.instant();
         waiting = result;
-        LOG.info("Minion {}: asking the master to rotate this minion's key to {}", id,
+        LOG.info(
+                "Minion {}: asking the master to rotate this minion's key to {}",
+                id,
                 Fingerprints.of(next.getPublic()));
         return new KeyRotate(newKey, Rsa.sign(old.getPrivate(), signed), Rsa.sign(next.getPrivate(), signed));
     }
@@ -203,8 +220,8 @@ public final class KeyRotation {
         CompletableFuture<Result> left = waiting == null ? new CompletableFuture<>() : waiting;
         waiting = null;
         if (Arrays.equals(askedFor, keyring.current().getPublic().getEncoded())) {
-            left.complete(new Result(true, Fingerprints.of(keyring.current().getPublic()),
-                    "accepted by the master at sign-in"));
+            left.complete(new Result(
+                    true, Fingerprints.of(keyring.current().getPublic()), "accepted by the master at sign-in"));
             return Optional.empty();
         }
         LOG.info("Minion {}: the session ended before the master answered the key rotation; asking again", id);
@@ -215,12 +232,17 @@ public final class KeyRotation {
     void onReply(byte[] sessionId, KeyRotateReply reply) {
         Optional<RSAPublicKey> master = pin.pinned();
         KeyPair candidate = keyring.candidate().orElse(null);
-        if (askedIn == null || candidate == null || master.isEmpty()
+        if (askedIn == null
+                || candidate == null
+                || master.isEmpty()
                 || !Arrays.equals(askedIn, sessionId)
-                || !pin.signedByMaster(key -> Rsa.verify(key, KeyRotations.reply(sessionId, reply),
-                        reply.signature()), clock.millis())) {
-            LOG.warn("Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
-                    + " pinned master key", id);
+                || !pin.signedByMaster(
+                        key -> Rsa.verify(key, KeyRotations.reply(sessionId, reply), reply.signature()),
+                        clock.millis())) {
+            LOG.warn(
+                    "Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
+                            + " pinned master key",
+                    id);
             return;
         }
         askedIn = null;
@@ -230,8 +252,13 @@ public final class KeyRotation {
         try {
             if (reply.pending() && fingerprint.equals(reply.newFingerprint())) {
                 // The old key stays accepted and in use; the new one is kept for the admin's word.
-                LOG.info("Minion {}: key rotation to {} waits for an admin on the master (brine-key -a {} -f {});"
-                        + " asking again at the next heartbeats", id, fingerprint, id, fingerprint);
+                LOG.info(
+                        "Minion {}: key rotation to {} waits for an admin on the master (brine-key -a {} -f {});"
+                                + " asking again at the next heartbeats",
+                        id,
+                        fingerprint,
+                        id,
+                        fingerprint);
                 keyring.markCandidatePending();
                 result = new Result(false, fingerprint, reply.reason(), true);
             } else if (reply.rotated() && fingerprint.equals(reply.newFingerprint())) {
@@ -239,15 +266,16 @@ public final class KeyRotation {
                 status.fingerprint(fingerprint);
                 result = new Result(true, fingerprint, reply.reason());
             } else {
-                LOG.warn("Minion {}: key rotation refused by the master: {}", id,
-                        MinionIds.printable(reply.reason()));
+                LOG.warn("Minion {}: key rotation refused by the master: {}", id, MinionIds.printable(reply.reason()));
                 keyring.discardCandidate();
                 result = new Result(false, fingerprint, reply.reason());
                 refusedAt = clock.instant();
             }
         } catch (IOException e) {
             // The master holds the new key; the next auth offers it first and promotes it then.
-            LOG.error("Minion {}: the master rotated this minion's key but it cannot be switched here: {}", id,
+            LOG.error(
+                    "Minion {}: the master rotated this minion's key but it cannot be switched here: {}",
+                    id,
                     e.getMessage());
             result = new Result(false, fingerprint, "rotated by the master, not switched here: " + e.getMessage());
         }

@@ -48,9 +48,20 @@ public final class Minion implements AutoCloseable {
      * What the minion's parts need from {@code minion.yaml} (MinionDaemon maps it); the keys and the master pin
      * are loaded before, by the daemon.
      */
-    public record Settings(String id, Duration acceptanceWait, Duration acceptanceWaitMax, boolean rejectedRetry,
-            Duration authTimeout, Duration heartbeatInterval, Path statusFile, Map<String, Object> grains, byte[] grant, String token, int returnQueueCapacity,
-            Duration returnRetryMax, Duration publishMaxAge) {
+    public record Settings(
+            String id,
+            Duration acceptanceWait,
+            Duration acceptanceWaitMax,
+            boolean rejectedRetry,
+            Duration authTimeout,
+            Duration heartbeatInterval,
+            Path statusFile,
+            Map<String, Object> grains,
+            byte[] grant,
+            String token,
+            int returnQueueCapacity,
+            Duration returnRetryMax,
+            Duration publishMaxAge) {
 
         @Override
         public String toString() {
@@ -67,24 +78,58 @@ public final class Minion implements AutoCloseable {
      * The minion's parts, wired in dependency order. The session channel comes before the job runner (it is where
      * returns go) and the runner before the {@link Minion} (it is where jobs go), so nothing is bound late.
      */
-    record Parts(StatusFile status, Handshake handshake, PublicationGate gate, SessionChannel channel,
-            KeyRotation rotation, WarnThrottle warnings) {
+    record Parts(
+            StatusFile status,
+            Handshake handshake,
+            PublicationGate gate,
+            SessionChannel channel,
+            KeyRotation rotation,
+            WarnThrottle warnings) {
 
-        static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
-                Scheduler loop, Clock clock, int keysize, Optional<Duration> keyMaxAge) {
+        static Parts wire(
+                Settings settings,
+                MinionKeyring keys,
+                MasterPin pin,
+                ClientTransport transport,
+                Scheduler loop,
+                Clock clock,
+                int keysize,
+                Optional<Duration> keyMaxAge) {
             return wire(settings, keys, pin, transport, loop, clock, keysize, keyMaxAge, KeyRotation.OWN_THREAD);
         }
 
         /** @param keyMaker where a key rotation's new key pair is made, off the event thread */
-        static Parts wire(Settings settings, MinionKeyring keys, MasterPin pin, ClientTransport transport,
-                Scheduler loop, Clock clock, int keysize, Optional<Duration> keyMaxAge, Executor keyMaker) {
-            StatusFile status = new StatusFile(settings.id(), settings.statusFile(), clock,
+        static Parts wire(
+                Settings settings,
+                MinionKeyring keys,
+                MasterPin pin,
+                ClientTransport transport,
+                Scheduler loop,
+                Clock clock,
+                int keysize,
+                Optional<Duration> keyMaxAge,
+                Executor keyMaker) {
+            StatusFile status = new StatusFile(
+                    settings.id(),
+                    settings.statusFile(),
+                    clock,
                     Fingerprints.of(keys.current().getPublic()));
             Handshake handshake = new Handshake(settings, keys, pin, transport, loop, clock, status);
             PublicationGate gate = new PublicationGate(settings.id(), pin, status, clock, settings.publishMaxAge());
-            SessionChannel channel = new SessionChannel(settings, pin, transport, loop, clock, gate::currentGeneration,
-                    handshake::sessionLost, handshake::reconnect);
-            return new Parts(status, handshake, gate, channel,
+            SessionChannel channel = new SessionChannel(
+                    settings,
+                    pin,
+                    transport,
+                    loop,
+                    clock,
+                    gate::currentGeneration,
+                    handshake::sessionLost,
+                    handshake::reconnect);
+            return new Parts(
+                    status,
+                    handshake,
+                    gate,
+                    channel,
                     new KeyRotation(settings.id(), keys, pin, status, keysize, clock, keyMaxAge, keyMaker),
                     new WarnThrottle(clock));
         }
@@ -102,9 +147,11 @@ public final class Minion implements AutoCloseable {
     private CompletableFuture<KeyRotation.Result> rotationWanted;
     /** A new key pair for the rotation is being made off the event thread. */
     private boolean makingKey;
+
     private final JobHandler jobs;
     /** What reaches the minion and is dropped before the handshake, gate or session channel see it. */
     private final WarnThrottle warnings;
+
     private final CompletableFuture<MinionState> terminated = new CompletableFuture<>();
 
     /** The minion owns {@code transport} and {@code loop} from here on, and closes both. */
@@ -194,14 +241,15 @@ public final class Minion implements AutoCloseable {
         }
         if (rotation.needsKey()) {
             makingKey = true;
-            rotation.makeKey().whenComplete((fresh, failure) -> loop.execute(() -> {
-                makingKey = false;
-                if (rotation.keyMade(fresh, failure, rotationWanted)) {
-                    askRotation();
-                } else {
-                    rotationWanted = null;
-                }
-            }));
+            rotation.makeKey()
+                    .whenComplete((fresh, failure) -> loop.execute(() -> {
+                        makingKey = false;
+                        if (rotation.keyMade(fresh, failure, rotationWanted)) {
+                            askRotation();
+                        } else {
+                            rotationWanted = null;
+                        }
+                    }));
             return;
         }
         channel.sessionId().ifPresent(sessionId -> {
@@ -244,8 +292,12 @@ public final class Minion implements AutoCloseable {
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MASTER_TO_MINION);
         if (decoded instanceof Decoded.Malformed malformed) {
             // A frame that travels to the master (a master never sends one) is malformed here too.
-            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
-                    + " dropped: {}", settings.id(), MinionIds.printable(malformed.reason()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.MALFORMED_FRAME,
+                    "Minion {}: malformed frame from the master" + " dropped: {}",
+                    settings.id(),
+                    MinionIds.printable(malformed.reason()));
             return;
         }
         Decoded.Ok ok = (Decoded.Ok) decoded;
@@ -277,8 +329,12 @@ public final class Minion implements AutoCloseable {
         try {
             resumption = Resumptions.decodeToMinion(frame);
         } catch (MalformedException e) {
-            warnings.warn(LOG, WarnThrottle.Reason.MALFORMED_FRAME, "Minion {}: malformed frame from the master"
-                    + " dropped: {}", settings.id(), MinionIds.printable(e.getMessage()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.MALFORMED_FRAME,
+                    "Minion {}: malformed frame from the master" + " dropped: {}",
+                    settings.id(),
+                    MinionIds.printable(e.getMessage()));
             return;
         }
         if (resumption instanceof Resumption.Reply reply) {
@@ -295,8 +351,11 @@ public final class Minion implements AutoCloseable {
     private void openSession(Handshake.Accepted accepted) {
         gate.begin(accepted.generation(), accepted.publishKey(), accepted.serialFloor());
         transport.subscribe(settings.id(), accepted.publishPort());
-        LOG.info("Minion {}: {} by the master, publish key generation {}", settings.id(),
-                accepted.resumed() ? "session resumed" : "accepted", accepted.generation());
+        LOG.info(
+                "Minion {}: {} by the master, publish key generation {}",
+                settings.id(),
+                accepted.resumed() ? "session resumed" : "accepted",
+                accepted.generation());
         status.enter(MinionState.ACCEPTED, accepted.resumed() ? "resumed" : "accepted", null);
         channel.open(accepted.sessionId(), accepted.requestKey());
         if (!accepted.resumed()) {
@@ -335,9 +394,13 @@ public final class Minion implements AutoCloseable {
 
     private void onPublish(Signed<Publish> publish) {
         if (!channel.active()) {
-            warnings.warn(LOG, WarnThrottle.Reason.PUBLICATION_WITHOUT_SESSION, "Minion {}: publication {} (serial {})"
-                    + " not run: it came while this minion has no session", settings.id(),
-                    MinionIds.printable(publish.message().jid()), publish.message().serial());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.PUBLICATION_WITHOUT_SESSION,
+                    "Minion {}: publication {} (serial {})" + " not run: it came while this minion has no session",
+                    settings.id(),
+                    MinionIds.printable(publish.message().jid()),
+                    publish.message().serial());
             return;
         }
         PublicationGate.Outcome outcome = gate.onPublish(publish);
@@ -352,20 +415,24 @@ public final class Minion implements AutoCloseable {
         channel.onFrame(sealed).ifPresent(message -> {
             // What a master sends a minion (PROTOCOL.md 8.4); the codec refused any other message as malformed.
             Runnable route = switch (message.toMinion()) {
-                case KEY_UPDATE -> () -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
+                case KEY_UPDATE ->
+                    () -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
                 case ACK -> () -> channel.acknowledged((SessionMessage.Ack) message);
-                case KEY_ROTATE_REPLY -> () -> channel.sessionId().ifPresent(sessionId -> rotation.onReply(
-                        sessionId, (SessionMessage.KeyRotateReply) message));
+                case KEY_ROTATE_REPLY ->
+                    () -> channel.sessionId()
+                            .ifPresent(
+                                    sessionId -> rotation.onReply(sessionId, (SessionMessage.KeyRotateReply) message));
                 case KEY_ROTATE_ASK -> () -> onRotationAsked((SessionMessage.KeyRotateAsk) message);
-                case MASTER_KEY_SUCCESSION -> () -> handshake.onMasterKeySuccession(
-                        (SessionMessage.MasterKeySuccession) message);
-                case HEARTBEAT_REPLY -> () -> {
-                    long generation = ((SessionMessage.HeartbeatReply) message).generation();
-                    if (generation > gate.currentGeneration()) {
-                        channel.requestKey(generation);
-                    }
-                    rotateIfKeyOld();
-                };
+                case MASTER_KEY_SUCCESSION ->
+                    () -> handshake.onMasterKeySuccession((SessionMessage.MasterKeySuccession) message);
+                case HEARTBEAT_REPLY ->
+                    () -> {
+                        long generation = ((SessionMessage.HeartbeatReply) message).generation();
+                        if (generation > gate.currentGeneration()) {
+                            channel.requestKey(generation);
+                        }
+                        rotateIfKeyOld();
+                    };
             };
             route.run();
         });

@@ -48,6 +48,7 @@ public final class MinionDaemon implements AutoCloseable {
     static final String CLASS_GRAIN = "class";
     /** Salt's id grain: the minion's id, never what minion.yaml's grains say. */
     static final String ID_GRAIN = "id";
+
     private static final Logger LOG = LoggerFactory.getLogger(MinionDaemon.class);
 
     private final Minion minion;
@@ -71,41 +72,62 @@ public final class MinionDaemon implements AutoCloseable {
             throws IOException, KeyFormatException {
         MinionKeyring keys = MinionKeyring.load(config.pkiDir(), config.keysize());
         Optional<PublicKey> signingKey = config.masterSignPub().isPresent()
-                ? Optional.of(MasterPin.readSigningKey(config.masterSignPub().get())) : Optional.empty();
+                ? Optional.of(MasterPin.readSigningKey(config.masterSignPub().get()))
+                : Optional.empty();
         MasterPin pin = new MasterPin(config.pkiDir(), config.masterFinger().orElse(null), signingKey);
         byte[] grant = config.autosignGrant().isPresent()
-                ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES) : null;
+                ? AtomicFiles.readSmall(config.autosignGrant().get(), MAX_GRANT_BYTES)
+                : null;
         Map<String, Object> staticGrains = staticGrains(config.grains());
         Object configuredId = staticGrains.put(ID_GRAIN, config.id());
         if (configuredId != null && !config.id().equals(configuredId)) {
-            LOG.warn("Minion {}: the static grain id ({}) is not this minion's id; the id grain is the minion's id, "
-                    + "as the master sets it whatever a minion reports", config.id(),
+            LOG.warn(
+                    "Minion {}: the static grain id ({}) is not this minion's id; the id grain is the minion's id, "
+                            + "as the master sets it whatever a minion reports",
+                    config.id(),
                     MinionIds.printable(String.valueOf(configuredId)));
         }
         classification(grant).ifPresent(classes -> staticGrains.put(CLASS_GRAIN, classes));
         Grains grains = new Grains(staticGrains);
         var builtIns = BuiltinFunctions.create(BuiltinFunctions.Settings.defaults());
-        FunctionAccess access = FunctionAccess.of(config.functions().allow(), config.functions().deny());
+        FunctionAccess access =
+                FunctionAccess.of(config.functions().allow(), config.functions().deny());
         FunctionRegistry registry = config.pluginsDir().isPresent()
                 ? FunctionRegistry.load(builtIns, config.pluginsDir().get(), access)
                 : new FunctionRegistry(builtIns, access);
-        Minion.Settings settings = new Minion.Settings(config.id(), config.auth().acceptanceWaitTime(),
-                config.auth().acceptanceWaitTimeMax(), config.auth().rejectedRetry(), config.auth().authTimeout(),
-                heartbeatInterval, config.statusFile(), grains.get(), grant,
-                config.autosignToken().map(Secret::reveal).orElse(null), RETURN_QUEUE_CAPACITY,
-                config.returnRetryMax(), config.publishMaxAge());
+        Minion.Settings settings = new Minion.Settings(
+                config.id(),
+                config.auth().acceptanceWaitTime(),
+                config.auth().acceptanceWaitTimeMax(),
+                config.auth().rejectedRetry(),
+                config.auth().authTimeout(),
+                heartbeatInterval,
+                config.statusFile(),
+                grains.get(),
+                grant,
+                config.autosignToken().map(Secret::reveal).orElse(null),
+                RETURN_QUEUE_CAPACITY,
+                config.returnRetryMax(),
+                config.publishMaxAge());
         ClientTransport transport = transport(config);
         Scheduler loop = new EventThread("brine-minion-" + config.id());
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, loop, clock, config.keysize(),
-                config.keyMaxAge());
-        JobRunner runner = new JobRunner(config.id(), registry, grains::get, config.workerThreads(),
-                config.jobTimeout(), parts.channel()::submitReturn, clock);
+        Minion.Parts parts =
+                Minion.Parts.wire(settings, keys, pin, transport, loop, clock, config.keysize(), config.keyMaxAge());
+        JobRunner runner = new JobRunner(
+                config.id(),
+                registry,
+                grains::get,
+                config.workerThreads(),
+                config.jobTimeout(),
+                parts.channel()::submitReturn,
+                clock);
         Minion minion = new Minion(settings, transport, loop, parts, runner::submit);
         MetricsServer http = null;
         try {
             minion.start();
             if (config.httpPort().isPresent()) {
-                http = new MinionMetrics(minion::status, runner, parts.channel().returns()).serve(config.httpInterface(), config.httpPort().getAsInt());
+                http = new MinionMetrics(minion::status, runner, parts.channel().returns())
+                        .serve(config.httpInterface(), config.httpPort().getAsInt());
             }
         } catch (IOException | RuntimeException e) {
             runner.close();
@@ -134,11 +156,17 @@ public final class MinionDaemon implements AutoCloseable {
         }
         return switch (config.transport()) {
             case ZEROMQ -> new ZmqClientTransport(host, port);
-            case TCP -> new TcpClientTransport(host, port, TcpClientOptions.defaults(),
-                    config.tls().isPresent()
-                            ? TcpClientTls.client(config.tls().get().ca(), config.tls().get().verifyHostname())
-                            : null,
-                    null);
+            case TCP ->
+                new TcpClientTransport(
+                        host,
+                        port,
+                        TcpClientOptions.defaults(),
+                        config.tls().isPresent()
+                                ? TcpClientTls.client(
+                                        config.tls().get().ca(),
+                                        config.tls().get().verifyHostname())
+                                : null,
+                        null);
         };
     }
 

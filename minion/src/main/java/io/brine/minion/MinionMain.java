@@ -33,9 +33,15 @@ import picocli.CommandLine.Option;
  * {@code brine-minion -c CONFIG_DIR}: runs the minion until SIGTERM, SIGINT, or an authenticated rejection or
  * master key change.
  */
-@Command(name = "brine-minion", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
-        description = {"Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "
-                + "returns their results.", "", "Reads CONFIG_DIR/minion.yaml (see conf/minion.yaml for every key).",
+@Command(
+        name = "brine-minion",
+        mixinStandardHelpOptions = true,
+        versionProvider = BrineVersion.class,
+        description = {
+            "Runs a brine minion: offers its key to the master, runs the jobs the master publishes and "
+                    + "returns their results.",
+            "",
+            "Reads CONFIG_DIR/minion.yaml (see conf/minion.yaml for every key).",
             "Its state is in its log and in status_file (default CACHEDIR/status.json).",
             "Exit codes: 0 stopped, 1 failed at start, 2 bad configuration or usage or log_file cannot be opened, "
                     + "3 rejected by a master it can authenticate (pinned key or master_finger), 4 the pinned master "
@@ -43,31 +49,46 @@ import picocli.CommandLine.Option;
             "With --rotate-key: 0 rotated, 5 refused by the master (the reason on stderr), 6 no answer within "
                     + "5 minutes (the new key stays beside the old one; the next start offers it first), 7 the new key "
                     + "waits for an admin on the master (key_rotation: pending; the daemon asks again at its "
-                    + "heartbeats and switches once it is accepted)."})
+                    + "heartbeats and switches once it is accepted)."
+        })
 public final class MinionMain implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(MinionMain.class);
 
-    @Option(names = {"-c", "--config-dir"}, paramLabel = "CONFIG_DIR", defaultValue = "/etc/brine",
+    @Option(
+            names = {"-c", "--config-dir"},
+            paramLabel = "CONFIG_DIR",
+            defaultValue = "/etc/brine",
             description = "Directory holding minion.yaml (default: ${DEFAULT-VALUE}).")
     Path configDir;
 
-    @Option(names = {"-l", "--log-level"}, paramLabel = "LEVEL", converter = LogLevel.Converter.class,
-            description = {"Log at LEVEL instead of log_level of minion.yaml: error, warning, info, debug or trace"
-                    + " (Salt's names too: critical, profile, garbage, all)."})
+    @Option(
+            names = {"-l", "--log-level"},
+            paramLabel = "LEVEL",
+            converter = LogLevel.Converter.class,
+            description = {
+                "Log at LEVEL instead of log_level of minion.yaml: error, warning, info, debug or trace"
+                        + " (Salt's names too: critical, profile, garbage, all)."
+            })
     LogLevel logLevel;
 
-    @Option(names = "--fingerprint", description = {"Print the fingerprint of this minion's key (minion.pem in"
-            + " pki_dir), as brine-key -f ID prints it on the master, then exit. Nothing is created: before the first"
-            + " start there is no key (exit 1)."})
+    @Option(
+            names = "--fingerprint",
+            description = {
+                "Print the fingerprint of this minion's key (minion.pem in"
+                        + " pki_dir), as brine-key -f ID prints it on the master, then exit. Nothing is created: before the first"
+                        + " start there is no key (exit 1)."
+            })
     boolean fingerprint;
 
     @Option(names = "--check-config", description = "Only load and check the configuration, then exit.")
     boolean checkConfig;
 
-    @Option(names = "--rotate-key", description = "Authenticate, ask the master to replace this minion's key by a new "
-            + "one (key_rotation on the master decides), switch to it on the master's signed answer, then exit. "
-            + "Stop the minion's service first: one process per id.")
+    @Option(
+            names = "--rotate-key",
+            description = "Authenticate, ask the master to replace this minion's key by a new "
+                    + "one (key_rotation on the master decides), switch to it on the master's signed answer, then exit. "
+                    + "Stop the minion's service first: one process per id.")
     boolean rotateKey;
 
     /** How long --rotate-key waits for the master's answer. */
@@ -82,7 +103,9 @@ public final class MinionMain implements Callable<Integer> {
         List<String> problems = new ArrayList<>();
         WritableFile.directoryProblem("pki_dir", config.pkiDir()).ifPresent(problems::add);
         WritableFile.directoryProblem("cachedir", config.cachedir()).ifPresent(problems::add);
-        config.logFile().flatMap(file -> WritableFile.problem("log_file", file, false)).ifPresent(problems::add);
+        config.logFile()
+                .flatMap(file -> WritableFile.problem("log_file", file, false))
+                .ifPresent(problems::add);
         if (config.masterSignPub().isPresent()) {
             try {
                 MasterPin.readSigningKey(config.masterSignPub().get());
@@ -115,13 +138,13 @@ public final class MinionMain implements Callable<Integer> {
             return 2;
         }
         if (checkConfig) {
-            System.out.println("configuration OK: " + configDir.resolve(MinionConfig.FILE_NAME) + " (id "
-                    + config.id() + ")");
+            System.out.println(
+                    "configuration OK: " + configDir.resolve(MinionConfig.FILE_NAME) + " (id " + config.id() + ")");
             return 0;
         }
         try {
-            DaemonLogging.configure(logLevel != null ? logLevel : config.logLevel(), config.logFile(),
-                    config.logFormat());
+            DaemonLogging.configure(
+                    logLevel != null ? logLevel : config.logLevel(), config.logFile(), config.logFormat());
         } catch (IOException e) {
             System.err.println("Minion cannot start: " + e.getMessage());
             return 2;
@@ -139,10 +162,12 @@ public final class MinionMain implements Callable<Integer> {
             LOG.error("Minion cannot start: {}", e.getMessage());
             return 1;
         }
-        Thread hook = new Thread(() -> {
-            LOG.info("Minion {} stopping", config.id());
-            daemon.close();
-        }, "brine-shutdown");
+        Thread hook = new Thread(
+                () -> {
+                    LOG.info("Minion {} stopping", config.id());
+                    daemon.close();
+                },
+                "brine-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         if (rotateKey) {
             return rotateOnce(daemon);

@@ -11,7 +11,14 @@ import java.time.Instant;
  * @param resumableUntil     when the resumption ticket the minion holds expires (PROTOCOL.md 8.9): set once the
  *                           ticket is stored, so a master restart before then costs no RSA operation; null when none
  */
-public record MinionStatus(String id, MinionState state, String reason, Instant since, Instant nextAttempt,
-        String fingerprint, String masterFingerprint, Long generation, long stalePublications,
-        Instant resumableUntil) {
-}
+public record MinionStatus(
+        String id,
+        MinionState state,
+        String reason,
+        Instant since,
+        Instant nextAttempt,
+        String fingerprint,
+        String masterFingerprint,
+        Long generation,
+        long stalePublications,
+        Instant resumableUntil) {}

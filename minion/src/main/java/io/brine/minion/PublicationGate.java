@@ -44,20 +44,16 @@ final class PublicationGate {
     private static final int GENERATIONS_KEPT = 2;
 
     /** What became of a publication. */
-    sealed interface Outcome {
-    }
+    sealed interface Outcome {}
 
     /** It passed every check: run its job. */
-    record Run(PublishLoad load) implements Outcome {
-    }
+    record Run(PublishLoad load) implements Outcome {}
 
     /** It is held until the key of this newer generation arrives: ask the master for it. */
-    record AwaitKey(long generation) implements Outcome {
-    }
+    record AwaitKey(long generation) implements Outcome {}
 
     /** Dropped (and logged). */
-    record Dropped() implements Outcome {
-    }
+    record Dropped() implements Outcome {}
 
     private static final Dropped DROPPED = new Dropped();
 
@@ -107,8 +103,12 @@ final class PublicationGate {
             return DROPPED;
         }
         if (publish.suite() != Suite.RSA_OAEP_PSS_AES256GCM || !pin.signedByMaster(signed::by, clock.millis())) {
-            warnings.warn(LOG, WarnThrottle.Reason.FORGED_PUBLICATION, "Minion {}: publication {} not signed by the"
-                    + " master dropped (forged or damaged on the way)", id, MinionIds.printable(publish.jid()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.FORGED_PUBLICATION,
+                    "Minion {}: publication {} not signed by the" + " master dropped (forged or damaged on the way)",
+                    id,
+                    MinionIds.printable(publish.jid()));
             return DROPPED;
         }
         return onVerified(publish);
@@ -125,24 +125,43 @@ final class PublicationGate {
                 awaitingKey.addLast(publish);
                 return new AwaitKey(publish.generation());
             }
-            warnings.warn(LOG, WarnThrottle.Reason.REORDERED_PUBLICATION, "Minion {}: publication {} (generation {},"
-                    + " serial {}) not run: it came after its generation's key was replaced (generation {} now)", id,
-                    MinionIds.printable(publish.jid()), publish.generation(), publish.serial(), currentGeneration());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.REORDERED_PUBLICATION,
+                    "Minion {}: publication {} (generation {},"
+                            + " serial {}) not run: it came after its generation's key was replaced (generation {} now)",
+                    id,
+                    MinionIds.printable(publish.jid()),
+                    publish.generation(),
+                    publish.serial(),
+                    currentGeneration());
             return DROPPED;
         }
         // Further below the newest serial than the window reaches: it may be new, but there is no telling.
         boolean tooLate = serials.highest() - publish.serial() >= ReplayWindow.SIZE;
-        if (publish.serial() <= serialFloor || seenJids.contains(publish.jid())
+        if (publish.serial() <= serialFloor
+                || seenJids.contains(publish.jid())
                 || !tooLate && !serials.accept(publish.serial())) {
-            warnings.warn(LOG, WarnThrottle.Reason.REPLAYED_PUBLICATION, "Minion {}: publication {} (serial {})"
-                    + " dropped: replayed, or from before this session", id, MinionIds.printable(publish.jid()),
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.REPLAYED_PUBLICATION,
+                    "Minion {}: publication {} (serial {})" + " dropped: replayed, or from before this session",
+                    id,
+                    MinionIds.printable(publish.jid()),
                     publish.serial());
             return DROPPED;
         }
         if (tooLate) {
-            warnings.warn(LOG, WarnThrottle.Reason.REORDERED_PUBLICATION, "Minion {}: publication {} (serial {}) not"
-                    + " run: it came after serial {}, {} or more later (the replay window)", id,
-                    MinionIds.printable(publish.jid()), publish.serial(), serials.highest(), ReplayWindow.SIZE);
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.REORDERED_PUBLICATION,
+                    "Minion {}: publication {} (serial {}) not"
+                            + " run: it came after serial {}, {} or more later (the replay window)",
+                    id,
+                    MinionIds.printable(publish.jid()),
+                    publish.serial(),
+                    serials.highest(),
+                    ReplayWindow.SIZE);
             return DROPPED;
         }
         // After the serial window took it: a replay of a publication refused here is dropped above, uncounted.
@@ -153,8 +172,13 @@ final class PublicationGate {
         try {
             load = Publications.open(key, publish);
         } catch (CryptoException | MalformedException e) {
-            warnings.warn(LOG, WarnThrottle.Reason.UNOPENED_PUBLICATION, "Minion {}: publication {} cannot be opened:"
-                    + " {}", id, MinionIds.printable(publish.jid()), MinionIds.printable(e.getMessage()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.UNOPENED_PUBLICATION,
+                    "Minion {}: publication {} cannot be opened:" + " {}",
+                    id,
+                    MinionIds.printable(publish.jid()),
+                    MinionIds.printable(e.getMessage()));
             return DROPPED;
         }
         rememberJid(publish.jid());
@@ -212,9 +236,15 @@ final class PublicationGate {
         status.stalePublication();
         long refused = warnings.count(WarnThrottle.Reason.STALE_PUBLICATION);
         if (refused > 0) {
-            LOG.warn("Minion {}: publication {} signed at {} refused: {} s old by this minion's clock ({}), "
-                    + "publish_max_age is {} s ({} refused in all: withheld on the way, or the clocks are apart)",
-                    id, publish.jid(), issued, age.toSeconds(), now, maxAge.toSeconds(),
+            LOG.warn(
+                    "Minion {}: publication {} signed at {} refused: {} s old by this minion's clock ({}), "
+                            + "publish_max_age is {} s ({} refused in all: withheld on the way, or the clocks are apart)",
+                    id,
+                    publish.jid(),
+                    issued,
+                    age.toSeconds(),
+                    now,
+                    maxAge.toSeconds(),
                     status.current().stalePublications());
         }
         return false;
@@ -222,9 +252,16 @@ final class PublicationGate {
 
     /** A publication held for its generation's key is given up: it is never run, and that is said. */
     private void unkeyed(Publish publish, String why) {
-        warnings.warn(LOG, WarnThrottle.Reason.UNKEYED_PUBLICATION, "Minion {}: publication {} (generation {}, serial"
-                + " {}) not run: it waited for its generation's key and {}", id, MinionIds.printable(publish.jid()),
-                publish.generation(), publish.serial(), why);
+        warnings.warn(
+                LOG,
+                WarnThrottle.Reason.UNKEYED_PUBLICATION,
+                "Minion {}: publication {} (generation {}, serial"
+                        + " {}) not run: it waited for its generation's key and {}",
+                id,
+                MinionIds.printable(publish.jid()),
+                publish.generation(),
+                publish.serial(),
+                why);
     }
 
     private void rememberJid(String jid) {

@@ -16,8 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class ReturnQueue {
 
-    record Pending(SessionMessage.Return ret, long firstSentMs, long nextSendMs, int attempts) {
-    }
+    record Pending(SessionMessage.Return ret, long firstSentMs, long nextSendMs, int attempts) {}
 
     private final LinkedHashMap<String, Pending> pending = new LinkedHashMap<>();
     private final int capacity;

@@ -25,7 +25,7 @@ public interface Scheduler {
     /** A pending {@link #schedule} task. */
     interface Timer {
         /** A timer that never fires: the initial value of a part's timer fields, and what a closed scheduler gives. */
-        Timer NONE = () -> { };
+        Timer NONE = () -> {};
 
         /** Keeps the task from running if it has not started; does nothing afterwards. */
         void cancel();

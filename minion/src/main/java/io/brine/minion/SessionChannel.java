@@ -58,6 +58,7 @@ final class SessionChannel {
     private Scheduler.Timer nextHeartbeat = Scheduler.Timer.NONE;
     /** Fires when a heartbeat sent has not been answered in time; NONE when none is outstanding. */
     private Scheduler.Timer answerDeadline = Scheduler.Timer.NONE;
+
     private Scheduler.Timer resend = Scheduler.Timer.NONE;
 
     private static final class Session {
@@ -79,8 +80,15 @@ final class SessionChannel {
      * @param reconnect  replaces a connection the master left unanswered ({@link Handshake#reconnect}, which knows
      *                   its next request is queued for the new connection)
      */
-    SessionChannel(Minion.Settings settings, MasterPin pin, ClientTransport transport, Scheduler loop, Clock clock,
-            LongSupplier generation, Consumer<String> lost, Runnable reconnect) {
+    SessionChannel(
+            Minion.Settings settings,
+            MasterPin pin,
+            ClientTransport transport,
+            Scheduler loop,
+            Clock clock,
+            LongSupplier generation,
+            Consumer<String> lost,
+            Runnable reconnect) {
         this.settings = settings;
         this.pin = pin;
         this.transport = transport;
@@ -131,23 +139,35 @@ final class SessionChannel {
      * under the request key and is not a replay; empty otherwise. Anything that opens answers a heartbeat.
      */
     Optional<SessionMessage.ToMinion> onFrame(SessionFrame sealed) {
-        if (session == null || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
+        if (session == null
+                || sealed.direction() != SessionFrame.Direction.MASTER_TO_MINION
                 || !Arrays.equals(session.id, sealed.sessionId())) {
-            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: not for this"
-                    + " minion's session (one that ended, or none)", settings.id());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.SESSION_FRAME,
+                    "Minion {}: session frame dropped: not for this" + " minion's session (one that ended, or none)",
+                    settings.id());
             return Optional.empty();
         }
         SessionMessage.ToMinion message;
         try {
             message = Sessions.open(session.requestKey, sealed, SessionMessage.ToMinion.class);
         } catch (CryptoException | MalformedException e) {
-            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: {}",
-                    settings.id(), MinionIds.printable(e.getMessage()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.SESSION_FRAME,
+                    "Minion {}: session frame dropped: {}",
+                    settings.id(),
+                    MinionIds.printable(e.getMessage()));
             return Optional.empty();
         }
         if (!session.window.accept(sealed.counter())) {
-            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: session frame dropped: replayed"
-                    + " (counter {})", settings.id(), sealed.counter());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.SESSION_FRAME,
+                    "Minion {}: session frame dropped: replayed" + " (counter {})",
+                    settings.id(),
+                    sealed.counter());
             return Optional.empty();
         }
         answerDeadline.cancel();
@@ -158,23 +178,31 @@ final class SessionChannel {
     /** Asks the master for a resumption ticket in this session (PROTOCOL.md 8.9). */
     void requestTicket() {
         if (session != null) {
-            transport.send(Resumptions.encode(Resumptions.ticketRequest(session.requestKey, session.id,
-                    clock.millis())));
+            transport.send(
+                    Resumptions.encode(Resumptions.ticketRequest(session.requestKey, session.id, clock.millis())));
         }
     }
 
     /** A resumption ticket the master sent in this session, opened with its request key; empty otherwise. */
     Optional<Resumption.Grant> openTicket(Resumption.Ticket ticket) {
         if (session == null || !Arrays.equals(session.id, ticket.sessionId())) {
-            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: resumption ticket dropped: not for"
-                    + " this minion's session (one that ended, or none)", settings.id());
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.SESSION_FRAME,
+                    "Minion {}: resumption ticket dropped: not for"
+                            + " this minion's session (one that ended, or none)",
+                    settings.id());
             return Optional.empty();
         }
         try {
             return Optional.of(Resumptions.openTicket(session.requestKey, ticket));
         } catch (CryptoException | MalformedException e) {
-            warnings.warn(LOG, WarnThrottle.Reason.SESSION_FRAME, "Minion {}: resumption ticket dropped: {}",
-                    settings.id(), MinionIds.printable(e.getMessage()));
+            warnings.warn(
+                    LOG,
+                    WarnThrottle.Reason.SESSION_FRAME,
+                    "Minion {}: resumption ticket dropped: {}",
+                    settings.id(),
+                    MinionIds.printable(e.getMessage()));
             return Optional.empty();
         }
     }
@@ -185,17 +213,17 @@ final class SessionChannel {
      */
     void onSessionUnknown(Signed<SessionUnknown> signed) {
         SessionUnknown unknown = signed.message();
-        if (session == null || !Arrays.equals(session.id, unknown.sessionId()) || !pin.signedByMaster(signed::by,
-                clock.millis())) {
+        if (session == null
+                || !Arrays.equals(session.id, unknown.sessionId())
+                || !pin.signedByMaster(signed::by, clock.millis())) {
             return;
         }
         if (unknown.counter() > session.sendCounter || !Timestamps.withinSkew(unknown.timestampMs(), clock)) {
-            LOG.debug("Minion {}: session-unknown answer for a frame we did not send, or stale, dropped",
-                    settings.id());
+            LOG.debug(
+                    "Minion {}: session-unknown answer for a frame we did not send, or stale, dropped", settings.id());
             return;
         }
-        LOG.info("Minion {}: the master does not know our session (restarted?); authenticating again",
-                settings.id());
+        LOG.info("Minion {}: the master does not know our session (restarted?); authenticating again", settings.id());
         close();
         lost.accept("master lost the session");
     }
@@ -218,8 +246,13 @@ final class SessionChannel {
         if (ack.reason() != null) {
             long refused = warnings.count(WarnThrottle.Reason.RETURN_REFUSED);
             if (refused > 0) {
-                LOG.warn("Minion {}: the master refused the return of job {}: {} ({} refusal{} since the last line)",
-                        settings.id(), String.join(",", ack.jids()), ack.reason(), refused, refused == 1 ? "" : "s");
+                LOG.warn(
+                        "Minion {}: the master refused the return of job {}: {} ({} refusal{} since the last line)",
+                        settings.id(),
+                        String.join(",", ack.jids()),
+                        ack.reason(),
+                        refused,
+                        refused == 1 ? "" : "s");
             }
         }
     }
@@ -237,8 +270,12 @@ final class SessionChannel {
         if (session == null) {
             return;
         }
-        SessionFrame sealed = Sessions.seal(session.requestKey, session.id, SessionFrame.Direction.MINION_TO_MASTER,
-                ++session.sendCounter, message);
+        SessionFrame sealed = Sessions.seal(
+                session.requestKey,
+                session.id,
+                SessionFrame.Direction.MINION_TO_MASTER,
+                ++session.sendCounter,
+                message);
         transport.send(Codec.encode(sealed));
     }
 
@@ -247,8 +284,10 @@ final class SessionChannel {
         loop.execute(() -> {
             SessionMessage.Return evicted = returns.add(ret, clock.millis());
             if (evicted != null) {
-                LOG.warn("Minion {}: return queue full; dropped the oldest unacknowledged return, job {}",
-                        settings.id(), evicted.jid());
+                LOG.warn(
+                        "Minion {}: return queue full; dropped the oldest unacknowledged return, job {}",
+                        settings.id(),
+                        evicted.jid());
             }
             flushReturns();
         });
@@ -259,12 +298,14 @@ final class SessionChannel {
             return;
         }
         long now = clock.millis();
-        for (SessionMessage.Return ret : returns.due(now, RETURN_RETRY_BASE_MS, settings.returnRetryMax().toMillis())) {
+        for (SessionMessage.Return ret :
+                returns.due(now, RETURN_RETRY_BASE_MS, settings.returnRetryMax().toMillis())) {
             send(ret);
         }
         resend.cancel();
-        returns.nextDueMs().ifPresent(due -> resend = loop.schedule(
-                max(Duration.ofMillis(due - now), MIN_RESEND_WAIT), this::flushReturns));
+        returns.nextDueMs()
+                .ifPresent(due ->
+                        resend = loop.schedule(max(Duration.ofMillis(due - now), MIN_RESEND_WAIT), this::flushReturns));
     }
 
     private void heartbeatDue() {
@@ -288,7 +329,9 @@ final class SessionChannel {
         if (session == null) {
             return;
         }
-        LOG.info("Minion {}: no answer to a heartbeat in {} s; authenticating again", settings.id(),
+        LOG.info(
+                "Minion {}: no answer to a heartbeat in {} s; authenticating again",
+                settings.id(),
                 settings.authTimeout().toSeconds());
         close();
         lost.accept("no answer from the master");

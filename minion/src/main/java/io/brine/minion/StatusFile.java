@@ -41,8 +41,8 @@ final class StatusFile {
     StatusFile(String id, Path file, Clock clock, String fingerprint) {
         this.file = file;
         this.clock = clock;
-        this.current = new MinionStatus(id, MinionState.CONNECTING, "starting", clock.instant(), null, fingerprint,
-                null, null, 0, null);
+        this.current = new MinionStatus(
+                id, MinionState.CONNECTING, "starting", clock.instant(), null, fingerprint, null, null, 0, null);
     }
 
     MinionStatus current() {
@@ -57,9 +57,17 @@ final class StatusFile {
     void enter(MinionState state, String reason, Duration nextAttemptIn) {
         Instant now = clock.instant();
         MinionStatus previous = current;
-        current = new MinionStatus(previous.id(), state, reason, previous.state() == state ? previous.since() : now,
-                nextAttemptIn == null ? null : now.plus(nextAttemptIn), previous.fingerprint(), masterFingerprint,
-                generation, previous.stalePublications(), previous.resumableUntil());
+        current = new MinionStatus(
+                previous.id(),
+                state,
+                reason,
+                previous.state() == state ? previous.since() : now,
+                nextAttemptIn == null ? null : now.plus(nextAttemptIn),
+                previous.fingerprint(),
+                masterFingerprint,
+                generation,
+                previous.stalePublications(),
+                previous.resumableUntil());
         write();
     }
 
@@ -78,8 +86,17 @@ final class StatusFile {
     /** The minion's key changed (a rotation): shown from the next state on. */
     void fingerprint(String fingerprint) {
         MinionStatus s = current;
-        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), fingerprint,
-                s.masterFingerprint(), s.generation(), s.stalePublications(), s.resumableUntil());
+        current = new MinionStatus(
+                s.id(),
+                s.state(),
+                s.reason(),
+                s.since(),
+                s.nextAttempt(),
+                fingerprint,
+                s.masterFingerprint(),
+                s.generation(),
+                s.stalePublications(),
+                s.resumableUntil());
     }
 
     /**
@@ -92,8 +109,17 @@ final class StatusFile {
         if (Objects.equals(until, s.resumableUntil())) {
             return;
         }
-        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), s.generation(), s.stalePublications(), until);
+        current = new MinionStatus(
+                s.id(),
+                s.state(),
+                s.reason(),
+                s.since(),
+                s.nextAttempt(),
+                s.fingerprint(),
+                s.masterFingerprint(),
+                s.generation(),
+                s.stalePublications(),
+                until);
         write();
     }
 
@@ -110,8 +136,17 @@ final class StatusFile {
     void installed(long newest) {
         generation = newest;
         MinionStatus s = current;
-        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), newest, s.stalePublications(), s.resumableUntil());
+        current = new MinionStatus(
+                s.id(),
+                s.state(),
+                s.reason(),
+                s.since(),
+                s.nextAttempt(),
+                s.fingerprint(),
+                s.masterFingerprint(),
+                newest,
+                s.stalePublications(),
+                s.resumableUntil());
         write();
     }
 
@@ -121,8 +156,17 @@ final class StatusFile {
      */
     void stalePublication() {
         MinionStatus s = current;
-        current = new MinionStatus(s.id(), s.state(), s.reason(), s.since(), s.nextAttempt(), s.fingerprint(),
-                s.masterFingerprint(), s.generation(), s.stalePublications() + 1, s.resumableUntil());
+        current = new MinionStatus(
+                s.id(),
+                s.state(),
+                s.reason(),
+                s.since(),
+                s.nextAttempt(),
+                s.fingerprint(),
+                s.masterFingerprint(),
+                s.generation(),
+                s.stalePublications() + 1,
+                s.resumableUntil());
         write();
     }
 
@@ -139,7 +183,9 @@ final class StatusFile {
                 out.writeStringField("state", s.state().name().toLowerCase(Locale.ROOT));
                 out.writeStringField("reason", s.reason());
                 out.writeStringField("since", s.since().toString());
-                out.writeStringField("next_attempt", s.nextAttempt() == null ? null : s.nextAttempt().toString());
+                out.writeStringField(
+                        "next_attempt",
+                        s.nextAttempt() == null ? null : s.nextAttempt().toString());
                 out.writeStringField("fingerprint", s.fingerprint());
                 out.writeStringField("master_fingerprint", s.masterFingerprint());
                 out.writeFieldName("generation");
@@ -149,7 +195,8 @@ final class StatusFile {
                     out.writeNumber(s.generation());
                 }
                 out.writeNumberField("stale_publications", s.stalePublications());
-                out.writeStringField("resumable_until",
+                out.writeStringField(
+                        "resumable_until",
                         s.resumableUntil() == null ? null : s.resumableUntil().toString());
                 out.writeEndObject();
             }

@@ -38,8 +38,7 @@ class FailoverTransportTest {
         }
 
         @Override
-        public void subscribe(String minionId, int publishPort) {
-        }
+        public void subscribe(String minionId, int publishPort) {}
 
         @Override
         public boolean reconnect() {
@@ -64,12 +63,10 @@ class FailoverTransportTest {
         });
         transport.start(new ClientTransport.Listener() {
             @Override
-            public void onReply(byte[] frame) {
-            }
+            public void onReply(byte[] frame) {}
 
             @Override
-            public void onPublication(byte[] frame) {
-            }
+            public void onPublication(byte[] frame) {}
 
             @Override
             public void onConnected() {

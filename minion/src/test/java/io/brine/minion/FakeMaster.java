@@ -60,6 +60,7 @@ final class FakeMaster implements ClientTransport {
     static final int FULL_RETRY_AFTER_SECONDS = 60;
     /** The key of another master, for {@link FailAt#AUTH_OTHER_MASTER_KEY}. */
     static final KeyPair OTHER_MASTER = TestKeys.pair(103);
+
     private static final KeyPair STRANGER = TestKeys.pair(102);
 
     /** Where a scripted master breaks the protocol, once. */
@@ -100,8 +101,7 @@ final class FakeMaster implements ClientTransport {
     }
 
     /** A session message the minion sent, with the session (hex id) it was sealed for and its counter. */
-    record FromMinion(String session, long counter, SessionMessage message) {
-    }
+    record FromMinion(String session, long counter, SessionMessage message) {}
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -109,6 +109,7 @@ final class FakeMaster implements ClientTransport {
     private final Clock clock;
     /** Null when the test answers for the master. */
     private final FailAt failAt;
+
     private final AtomicBoolean failed = new AtomicBoolean();
     private volatile Listener listener;
     private final List<AuthRequest> authRequests = new CopyOnWriteArrayList<>();
@@ -117,6 +118,7 @@ final class FakeMaster implements ClientTransport {
     private final List<String> unreadable = new CopyOnWriteArrayList<>();
     /** Session resumption's frames the minion sent. */
     final List<Resumption> resumptionFrames = new CopyOnWriteArrayList<>();
+
     private final Map<String, SessionKey> requestKeys = new ConcurrentHashMap<>();
     private final Set<String> deafTo = ConcurrentHashMap.newKeySet();
     private final AtomicLong sendCounter = new AtomicLong();
@@ -201,8 +203,8 @@ final class FakeMaster implements ClientTransport {
                 if (key == null) {
                     throw new CryptoException("no such session");
                 }
-                FromMinion received = new FromMinion(session, sealed.counter(),
-                        Sessions.open(key, sealed, SessionFrame.Direction.MINION_TO_MASTER));
+                FromMinion received = new FromMinion(
+                        session, sealed.counter(), Sessions.open(key, sealed, SessionFrame.Direction.MINION_TO_MASTER));
                 fromMinion.add(received);
                 if (failAt != null) {
                     answer(received);
@@ -232,8 +234,7 @@ final class FakeMaster implements ClientTransport {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 
     // ---- the scripted master ----
 
@@ -253,8 +254,7 @@ final class FakeMaster implements ClientTransport {
         } else if (failsNow(FailAt.AUTH_BAD_SIGNATURE)) {
             reply(accept(request, clock.millis(), keys.getPublic(), STRANGER.getPrivate()));
         } else if (failsNow(FailAt.AUTH_OTHER_MASTER_KEY)) {
-            reply(accept(request, clock.millis(), (RSAPublicKey) OTHER_MASTER.getPublic(),
-                    OTHER_MASTER.getPrivate()));
+            reply(accept(request, clock.millis(), (RSAPublicKey) OTHER_MASTER.getPublic(), OTHER_MASTER.getPrivate()));
         } else if (failsNow(FailAt.AUTH_PENDING)) {
             reply(refuse(request, AuthStatus.PENDING, "waiting for an admin"));
         } else if (failsNow(FailAt.AUTH_FULL)) {
@@ -286,7 +286,8 @@ final class FakeMaster implements ClientTransport {
             return;
         }
         if (failsNow(FailAt.KEY_UPDATE_UNANNOUNCED)) {
-            reply(sealed(new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(), serialFloor)));
+            reply(sealed(new SessionMessage.KeyUpdate(
+                    generation + 1, SessionKey.random().bytes(), serialFloor)));
         }
         if (received.message() instanceof SessionMessage.Heartbeat) {
             reply(sealed(new SessionMessage.HeartbeatReply(generation)));
@@ -302,12 +303,12 @@ final class FakeMaster implements ClientTransport {
     void publishJob(String jid) {
         if (failsNow(FailAt.PUBLISH_STALE_SERIAL)) {
             publish(publication(serialFloor, jid));
-        } else if (failAt == FailAt.PUBLISH_REPLAYED_JID && !published.isEmpty()
+        } else if (failAt == FailAt.PUBLISH_REPLAYED_JID
+                && !published.isEmpty()
                 && failsNow(FailAt.PUBLISH_REPLAYED_JID)) {
             publish(publication(serial.incrementAndGet(), published.get(0)));
         } else if (failsNow(FailAt.PUBLISH_UNKNOWN_GENERATION)) {
-            publish(publication(SessionKey.random(), generation + 1, serial.incrementAndGet(), jid,
-                    keys.getPrivate()));
+            publish(publication(SessionKey.random(), generation + 1, serial.incrementAndGet(), jid, keys.getPrivate()));
         } else {
             publish(publication(serial.incrementAndGet(), jid));
         }
@@ -326,7 +327,11 @@ final class FakeMaster implements ClientTransport {
 
     /** The session messages of this type the minion sent, in order. */
     <T extends SessionMessage> List<T> received(Class<T> type) {
-        return fromMinion.stream().map(FromMinion::message).filter(type::isInstance).map(type::cast).toList();
+        return fromMinion.stream()
+                .map(FromMinion::message)
+                .filter(type::isInstance)
+                .map(type::cast)
+                .toList();
     }
 
     List<String> subscriptions() {
@@ -354,7 +359,10 @@ final class FakeMaster implements ClientTransport {
 
     long lastCounterFromMinion() {
         String session = currentSession();
-        return fromMinion.stream().filter(m -> m.session().equals(session)).mapToLong(FromMinion::counter).max()
+        return fromMinion.stream()
+                .filter(m -> m.session().equals(session))
+                .mapToLong(FromMinion::counter)
+                .max()
                 .orElse(0);
     }
 
@@ -384,15 +392,28 @@ final class FakeMaster implements ClientTransport {
         return accept(request, timestampMs, (RSAPublicKey) keys.getPublic(), keys.getPrivate());
     }
 
-    private byte[] accept(AuthRequest request, long timestampMs, PublicKey carried,
-            PrivateKey signer) {
+    private byte[] accept(AuthRequest request, long timestampMs, PublicKey carried, PrivateKey signer) {
         RSAPublicKey minionKey = minionKey(request);
         SessionKey key = SessionKey.random();
         byte[] id = newSession(key);
-        AuthReply.Session session = new AuthReply.Session(id, generation, Rsa.wrap(minionKey, publishKey.bytes()),
-                Rsa.wrap(minionKey, key.bytes()), PUBLISH_PORT, serialFloor);
-        return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
-                timestampMs, carried.getEncoded(), "accepted", 0, session), signer);
+        AuthReply.Session session = new AuthReply.Session(
+                id,
+                generation,
+                Rsa.wrap(minionKey, publishKey.bytes()),
+                Rsa.wrap(minionKey, key.bytes()),
+                PUBLISH_PORT,
+                serialFloor);
+        return authReply(
+                new AuthReply(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        AuthStatus.ACCEPTED,
+                        request.nonce(),
+                        timestampMs,
+                        carried.getEncoded(),
+                        "accepted",
+                        0,
+                        session),
+                signer);
     }
 
     /** A resumption ticket for the current session (PROTOCOL.md 8.9), sealed with its request key. */
@@ -402,8 +423,10 @@ final class FakeMaster implements ClientTransport {
 
     /** The resumption requests the minion sent, in order. */
     List<Resumption.Request> resumptionRequests() {
-        return resumptionFrames.stream().filter(Resumption.Request.class::isInstance)
-                .map(Resumption.Request.class::cast).toList();
+        return resumptionFrames.stream()
+                .filter(Resumption.Request.class::isInstance)
+                .map(Resumption.Request.class::cast)
+                .toList();
     }
 
     /**
@@ -413,8 +436,11 @@ final class FakeMaster implements ClientTransport {
     byte[] resume(Resumption.Request request, Resumption.Grant grant, Resumption.Grant next) {
         SessionKey key = SessionKey.random();
         byte[] id = newSession(key);
-        return Resumptions.encode(Resumptions.sealReply(grant.secret(), request.nonce(), new Resumption.Resumed(id,
-                generation, publishKey.bytes(), key.bytes(), PUBLISH_PORT, serialFloor, next)));
+        return Resumptions.encode(Resumptions.sealReply(
+                grant.secret(),
+                request.nonce(),
+                new Resumption.Resumed(
+                        id, generation, publishKey.bytes(), key.bytes(), PUBLISH_PORT, serialFloor, next)));
     }
 
     /** Opens a session under {@code key} with a fresh id, which it returns: the one frames are sealed for from now. */
@@ -435,8 +461,17 @@ final class FakeMaster implements ClientTransport {
     }
 
     byte[] refuse(AuthRequest request, AuthStatus status, String reason, int retryAfterSeconds) {
-        return authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
-                keys.getPublic().getEncoded(), reason, retryAfterSeconds, null), keys.getPrivate());
+        return authReply(
+                new AuthReply(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        status,
+                        request.nonce(),
+                        clock.millis(),
+                        keys.getPublic().getEncoded(),
+                        reason,
+                        retryAfterSeconds,
+                        null),
+                keys.getPrivate());
     }
 
     static byte[] authReply(AuthReply reply, PrivateKey signer) {
@@ -472,18 +507,22 @@ final class FakeMaster implements ClientTransport {
         return publication(key, generation, serial, clock.millis(), jid, signer);
     }
 
-    static byte[] publication(SessionKey key, long generation, long serial, long issuedMs, String jid,
-            PrivateKey signer) {
-        PublishLoad load = new PublishLoad(jid, new PublishLoad.Target("glob", "*"), "test.ping", List.of(),
-                Map.of(), 0, "root");
+    static byte[] publication(
+            SessionKey key, long generation, long serial, long issuedMs, String jid, PrivateKey signer) {
+        PublishLoad load =
+                new PublishLoad(jid, new PublishLoad.Target("glob", "*"), "test.ping", List.of(), Map.of(), 0, "root");
         Publish sealed = Publications.seal(key, generation, serial, issuedMs, load);
         return Codec.encodeSigned(sealed, signer);
     }
 
     /** A session frame for the current session, sealed with its request key, with the next counter. */
     byte[] sealed(SessionMessage message) {
-        return Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MASTER_TO_MINION,
-                sendCounter.incrementAndGet(), message));
+        return Codec.encode(Sessions.seal(
+                requestKey,
+                sessionId,
+                SessionFrame.Direction.MASTER_TO_MINION,
+                sendCounter.incrementAndGet(),
+                message));
     }
 
     /** The master's signed answer to a key rotation asked in the current session (PROTOCOL.md 6.3). */
@@ -494,8 +533,8 @@ final class FakeMaster implements ClientTransport {
 
     /** The master's signed answer that the rotation waits for an admin ({@code key_rotation: pending}). */
     byte[] keyRotatePending(String newFingerprint, String reason) {
-        SessionMessage.KeyRotateReply unsigned = new SessionMessage.KeyRotateReply(false, newFingerprint, reason,
-                new byte[0], true);
+        SessionMessage.KeyRotateReply unsigned =
+                new SessionMessage.KeyRotateReply(false, newFingerprint, reason, new byte[0], true);
         byte[] signature = Rsa.sign(keys.getPrivate(), KeyRotations.reply(sessionId, unsigned));
         return sealed(new SessionMessage.KeyRotateReply(false, newFingerprint, reason, signature, true));
     }
@@ -510,8 +549,15 @@ final class FakeMaster implements ClientTransport {
     }
 
     static AuthRequest withNonce(AuthRequest request, byte[] nonce) {
-        return new AuthRequest(request.suite(), request.id(), request.publicKey(), nonce, request.timestampMs(),
-                request.claims(), request.grant(), request.token());
+        return new AuthRequest(
+                request.suite(),
+                request.id(),
+                request.publicKey(),
+                nonce,
+                request.timestampMs(),
+                request.claims(),
+                request.grant(),
+                request.token());
     }
 
     static byte[] randomBytes(int length) {

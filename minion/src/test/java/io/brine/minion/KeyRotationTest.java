@@ -33,8 +33,14 @@ class KeyRotationTest {
         AtomicFiles.write(pem, Pem.bytes(TestKeys.privatePem(MinionFixture.MINION_KEY)), AtomicFiles.OWNER_READ);
         Files.setLastModifiedTime(pem, FileTime.from(MADE));
         MinionKeyring keyring = MinionKeyring.load(pkiDir, 2048);
-        return new KeyRotation("web1", keyring, new MasterPin(pkiDir, null),
-                new StatusFile("web1", null, clock, "fp"), 2048, clock, maxAge,
+        return new KeyRotation(
+                "web1",
+                keyring,
+                new MasterPin(pkiDir, null),
+                new StatusFile("web1", null, clock, "fp"),
+                2048,
+                clock,
+                maxAge,
                 Runnable::run);
     }
 

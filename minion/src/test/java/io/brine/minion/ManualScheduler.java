@@ -45,8 +45,7 @@ final class ManualScheduler implements Scheduler {
             Comparator.comparing(Pending::due).thenComparingLong(Pending::sequence)); // guarded by this
     private long sequence; // guarded by this
 
-    private record Pending(Instant due, long sequence, Runnable task) {
-    }
+    private record Pending(Instant due, long sequence, Runnable task) {}
 
     ManualScheduler(MovableClock clock) {
         this.clock = clock;
@@ -126,7 +125,7 @@ final class ManualScheduler implements Scheduler {
         do {
             before = handedOver.get();
             try {
-                thread.submit(() -> { }).get(IDLE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                thread.submit(() -> {}).get(IDLE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException e) {
                 return;
             } catch (InterruptedException e) {

@@ -32,6 +32,7 @@ class MinionAgainstFailingMasterTest {
 
     @AutoClose
     private MinionFixture fixture;
+
     private FakeMaster master;
     private Minion minion;
 
@@ -98,7 +99,9 @@ class MinionAgainstFailingMasterTest {
         assertThat(fixture.ran).containsExactly("j1");
         minion.submitReturn(new SessionMessage.Return("j1", "test.ping", true, 0, true, 1));
         fixture.advance(Duration.ofMinutes(10));
-        assertThat(master.received(SessionMessage.Return.class)).as("acknowledged: never resent").hasSize(1);
+        assertThat(master.received(SessionMessage.Return.class))
+                .as("acknowledged: never resent")
+                .hasSize(1);
         fixture.advancePast(MinionFixture.HEARTBEAT);
         fixture.advance(AUTH_TIMEOUT);
         assertThat(master.received(SessionMessage.Heartbeat.class)).hasSize(1);
@@ -119,7 +122,9 @@ class MinionAgainstFailingMasterTest {
         fixture.advance(Duration.ofMillis(1));
         assertThat(minion.status().reason()).isEqualTo("no answer from the master");
         assertThat(minion.status().nextAttempt()).isNotNull();
-        assertThat(master.reconnects()).as("a new connection asked for, the old one may be half-open").isEqualTo(1);
+        assertThat(master.reconnects())
+                .as("a new connection asked for, the old one may be half-open")
+                .isEqualTo(1);
         backOff();
         assertAccepted();
     }
@@ -133,7 +138,8 @@ class MinionAgainstFailingMasterTest {
         int before = authRequests();
         master.reconnected();
         fixture.advance(Duration.ofSeconds(1)); // reconnections' requests are spread over 1 s
-        assertThat(authRequests()).as("asked when the connection came up, not after the back-off")
+        assertThat(authRequests())
+                .as("asked when the connection came up, not after the back-off")
                 .isEqualTo(before + 1);
         assertAccepted();
     }
@@ -184,8 +190,9 @@ class MinionAgainstFailingMasterTest {
         assertThat(minion.status().reason()).startsWith("master key changed");
         assertThat(master.subscriptions()).isEmpty();
         fixture.advance(AUTH_TIMEOUT);
-        assertThat(minion.state()).as("shown while it lasts: no other reply came").isEqualTo(
-                MinionState.MASTER_KEY_MISMATCH);
+        assertThat(minion.state())
+                .as("shown while it lasts: no other reply came")
+                .isEqualTo(MinionState.MASTER_KEY_MISMATCH);
         assertThat(minion.status().nextAttempt()).isNotNull();
         backOff();
         assertAccepted();
@@ -212,7 +219,9 @@ class MinionAgainstFailingMasterTest {
         start(FailAt.AUTH_PENDING);
         assertStillAsking(MinionState.PENDING);
         assertThat(minion.status().reason()).isEqualTo("waiting for an admin");
-        assertThat(pkiDir.resolve(MasterPin.FILE)).as("a master that never accepted is not pinned").doesNotExist();
+        assertThat(pkiDir.resolve(MasterPin.FILE))
+                .as("a master that never accepted is not pinned")
+                .doesNotExist();
         backOff();
         assertAccepted();
     }
@@ -262,7 +271,8 @@ class MinionAgainstFailingMasterTest {
     void aConnectionDroppedAfterAcceptIsCheckedAtOnceAndAnUnansweredCheckEndsTheSession() throws Exception {
         start(FailAt.DROP_AFTER_ACCEPT);
         assertAccepted();
-        assertThat(master.received(SessionMessage.Heartbeat.class)).as("a heartbeat as the connection came back")
+        assertThat(master.received(SessionMessage.Heartbeat.class))
+                .as("a heartbeat as the connection came back")
                 .hasSize(1);
         fixture.advance(AUTH_TIMEOUT.minusMillis(1));
         assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
@@ -270,7 +280,9 @@ class MinionAgainstFailingMasterTest {
         fixture.advance(Duration.ofMillis(1));
         assertThat(minion.state()).isEqualTo(MinionState.CONNECTING);
         assertThat(minion.status().reason()).isEqualTo("no answer from the master");
-        assertThat(master.reconnects()).as("the unanswered heartbeat's connection replaced").isEqualTo(1);
+        assertThat(master.reconnects())
+                .as("the unanswered heartbeat's connection replaced")
+                .isEqualTo(1);
         fixture.advance(Duration.ofSeconds(2)); // re-auths after a lost session are spread over 2 s
         assertThat(authRequests()).isEqualTo(2);
         assertAccepted();
@@ -300,12 +312,13 @@ class MinionAgainstFailingMasterTest {
         fixture.settle();
         assertThat(fixture.ran).containsExactly("j1");
         // Only two generations are kept: a second update retires the one the master still publishes under.
-        master.reply(master.sealed(new SessionMessage.KeyUpdate(announced + 2, SessionKey.random().bytes(),
-                master.serialFloor)));
+        master.reply(master.sealed(
+                new SessionMessage.KeyUpdate(announced + 2, SessionKey.random().bytes(), master.serialFloor)));
         master.publishJob("j2");
         fixture.settle();
         assertThat(fixture.ran).containsExactly("j1");
-        assertThat(master.received(SessionMessage.KeyRequest.class)).as("no key asked for an old generation")
+        assertThat(master.received(SessionMessage.KeyRequest.class))
+                .as("no key asked for an old generation")
                 .isEmpty();
     }
 
@@ -340,7 +353,8 @@ class MinionAgainstFailingMasterTest {
         master.publishJob("j2");
         fixture.settle();
         assertThat(fixture.ran).containsExactly("j2");
-        assertThat(master.received(SessionMessage.KeyRequest.class)).extracting(SessionMessage.KeyRequest::generation)
+        assertThat(master.received(SessionMessage.KeyRequest.class))
+                .extracting(SessionMessage.KeyRequest::generation)
                 .containsExactly(master.generation + 1);
         fixture.advance(Duration.ofMinutes(10));
         assertThat(fixture.ran).containsExactly("j2");
@@ -355,8 +369,8 @@ class MinionAgainstFailingMasterTest {
         byte[] withheld = master.nextPublication("withheld"); // signed now, held back on the way
         fixture.advance(MinionFixture.PUBLISH_MAX_AGE.plusSeconds(1));
         // A rotation: the minion keeps the generation before it, for publications still in flight.
-        master.reply(master.sealed(new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(),
-                master.serialFloor)));
+        master.reply(master.sealed(
+                new SessionMessage.KeyUpdate(generation + 1, SessionKey.random().bytes(), master.serialFloor)));
         fixture.settle();
         assertThat(minion.status().generation()).isEqualTo(generation + 1);
         master.publish(withheld);

@@ -29,6 +29,7 @@ final class MinionFixture implements AutoCloseable {
     static final int MINION_KEY = 101;
     /** acceptance_wait_time in {@link #settings}; the maximum is twice that. */
     static final Duration ACCEPTANCE_WAIT = Duration.ofSeconds(10);
+
     static final Duration AUTH_TIMEOUT = Duration.ofSeconds(30);
     static final Duration HEARTBEAT = Duration.ofHours(1);
     /** publish_max_age in {@link #settings}: the daemon's default. */
@@ -46,6 +47,7 @@ final class MinionFixture implements AutoCloseable {
     private Optional<Duration> keyMaxAge = Optional.empty();
     /** Key pairs to make for a rotation, held until {@link #makeKeys} when {@link #holdKeyMaking} was called. */
     private final List<Runnable> keyMaking = new CopyOnWriteArrayList<>();
+
     private volatile boolean holdKeyMaking;
     /** The threads key pairs were made on. */
     final List<String> keyMakers = new CopyOnWriteArrayList<>();
@@ -60,8 +62,19 @@ final class MinionFixture implements AutoCloseable {
     }
 
     static Minion.Settings settings(boolean rejectedRetry, Duration heartbeat) {
-        return new Minion.Settings("web1", ACCEPTANCE_WAIT, ACCEPTANCE_WAIT.multipliedBy(2), rejectedRetry,
-                AUTH_TIMEOUT, heartbeat, null, Map.of("role", "web"), null, null, 16, Duration.ofMinutes(1),
+        return new Minion.Settings(
+                "web1",
+                ACCEPTANCE_WAIT,
+                ACCEPTANCE_WAIT.multipliedBy(2),
+                rejectedRetry,
+                AUTH_TIMEOUT,
+                heartbeat,
+                null,
+                Map.of("role", "web"),
+                null,
+                null,
+                16,
+                Duration.ofMinutes(1),
                 PUBLISH_MAX_AGE);
     }
 
@@ -78,12 +91,14 @@ final class MinionFixture implements AutoCloseable {
             throws Exception {
         this.master = master;
         AtomicFiles.ensureDirectory(pkiDir);
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PRIVATE_FILE), Pem.bytes(TestKeys.privatePem(MINION_KEY)),
+        AtomicFiles.write(
+                pkiDir.resolve(MinionKeys.PRIVATE_FILE),
+                Pem.bytes(TestKeys.privatePem(MINION_KEY)),
                 AtomicFiles.OWNER_READ);
         MinionKeyring keys = MinionKeyring.load(pkiDir, 2048);
         MasterPin pin = new MasterPin(pkiDir, masterFinger);
-        Minion.Parts parts = Minion.Parts.wire(settings, keys, pin, transport, scheduler, clock, 2048, keyMaxAge,
-                task -> {
+        Minion.Parts parts =
+                Minion.Parts.wire(settings, keys, pin, transport, scheduler, clock, 2048, keyMaxAge, task -> {
                     Runnable recorded = () -> {
                         keyMakers.add(Thread.currentThread().getName());
                         task.run();
@@ -108,8 +123,8 @@ final class MinionFixture implements AutoCloseable {
     /** Pins {@code key} as though an earlier run had been accepted by its master. */
     void pin(KeyPair key) throws Exception {
         AtomicFiles.ensureDirectory(pkiDir);
-        AtomicFiles.write(pkiDir.resolve(MasterPin.FILE), Pem.bytes(Pem.publicKeySpki(key.getPublic())),
-                AtomicFiles.PUBLIC_READ);
+        AtomicFiles.write(
+                pkiDir.resolve(MasterPin.FILE), Pem.bytes(Pem.publicKeySpki(key.getPublic())), AtomicFiles.PUBLIC_READ);
     }
 
     /** From now on a rotation's key pair is made only when the test calls {@link #makeKeys}. */
@@ -162,9 +177,13 @@ final class MinionFixture implements AutoCloseable {
         if (minion != null) {
             minion.close();
         }
-        assertThat(scheduler.failures()).as("events that failed on the minion's event thread").isEmpty();
+        assertThat(scheduler.failures())
+                .as("events that failed on the minion's event thread")
+                .isEmpty();
         if (master != null) {
-            assertThat(master.unreadable()).as("frames from the minion the master could not read").isEmpty();
+            assertThat(master.unreadable())
+                    .as("frames from the minion the master could not read")
+                    .isEmpty();
         }
     }
 }

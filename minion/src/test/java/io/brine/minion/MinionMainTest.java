@@ -32,8 +32,9 @@ class MinionMainTest {
         Files.writeString(dir.resolve("minion.yaml"), "id: web1\nmaster: 127.0.0.1\npki_dir: pki\n");
         Result none = run("-c", dir.toString(), "--fingerprint");
         assertThat(none.exit()).isEqualTo(1);
-        assertThat(none.err()).isEqualTo("brine-minion: no key yet in " + dir.resolve("pki") + ": the minion creates"
-                + " minion.pem at its first start (and logs its fingerprint); start it once\n");
+        assertThat(none.err())
+                .isEqualTo("brine-minion: no key yet in " + dir.resolve("pki") + ": the minion creates"
+                        + " minion.pem at its first start (and logs its fingerprint); start it once\n");
         assertThat(dir.resolve("pki")).doesNotExist();
 
         Path pki = Files.createDirectories(dir.resolve("pki"));
@@ -62,8 +63,9 @@ class MinionMainTest {
         CommandLine cli = new CommandLine(new MinionMain());
         cli.setErr(new PrintWriter(err, true));
         assertThat(cli.execute("-l", "loud")).isEqualTo(2);
-        assertThat(err.toString()).contains("Invalid value for option '--log-level': expected error, warning, info,"
-                + " debug or trace (Salt's critical, profile, garbage and all too), not 'loud'");
+        assertThat(err.toString())
+                .contains("Invalid value for option '--log-level': expected error, warning, info,"
+                        + " debug or trace (Salt's critical, profile, garbage and all too), not 'loud'");
     }
 
     private static Result checkConfig(Path dir) {

@@ -51,6 +51,7 @@ class MinionProtocolTest {
 
     @AutoClose
     private MinionFixture fixture;
+
     private MovableClock clock;
     private FakeMaster master;
     private List<String> ran;
@@ -108,8 +109,12 @@ class MinionProtocolTest {
 
     private <T extends SessionMessage> List<T> fromCurrentSession(Class<T> type) {
         String session = master.currentSession();
-        return master.fromMinion().stream().filter(m -> m.session().equals(session)).map(FakeMaster.FromMinion::message)
-                .filter(type::isInstance).map(type::cast).toList();
+        return master.fromMinion().stream()
+                .filter(m -> m.session().equals(session))
+                .map(FakeMaster.FromMinion::message)
+                .filter(type::isInstance)
+                .map(type::cast)
+                .toList();
     }
 
     // ---- auth ----
@@ -139,8 +144,15 @@ class MinionProtocolTest {
     void anAuthReplyNotSignedByTheKeyItCarriesIsIgnored() throws Exception {
         start(false);
         AuthRequest request = authRequest(1);
-        AuthReply forged = new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.REJECTED, request.nonce(),
-                clock.millis(), MASTER.getPublic().getEncoded(), "forged", 0, null);
+        AuthReply forged = new AuthReply(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.REJECTED,
+                request.nonce(),
+                clock.millis(),
+                MASTER.getPublic().getEncoded(),
+                "forged",
+                0,
+                null);
         master.reply(FakeMaster.authReply(forged, STRANGER.getPrivate()));
         master.reply(master.accept(request));
         fixture.settle();
@@ -152,7 +164,8 @@ class MinionProtocolTest {
     void anAuthReplyWithAFarOffClockIsARefusalAndPinsNothing() throws Exception {
         start(false);
         AuthRequest request = authRequest(1);
-        master.reply(master.accept(request, clock.millis() - Duration.ofMinutes(10).toMillis()));
+        master.reply(
+                master.accept(request, clock.millis() - Duration.ofMinutes(10).toMillis()));
         fixture.settle();
         assertThat(minion.state()).isNotEqualTo(MinionState.ACCEPTED);
         assertThat(master.subscriptions()).isEmpty();
@@ -192,8 +205,16 @@ class MinionProtocolTest {
         fixture.advance(Duration.ofSeconds(2));
         AuthRequest again = authRequest(2);
         // Authentic: only the pinned master could have signed it, so only an admin can settle it.
-        master.reply(FakeMaster.authReply(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.PENDING,
-                again.nonce(), clock.millis(), OTHER_MASTER.getPublic().getEncoded(), "new key", 0, null),
+        master.reply(FakeMaster.authReply(
+                new AuthReply(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        AuthStatus.PENDING,
+                        again.nonce(),
+                        clock.millis(),
+                        OTHER_MASTER.getPublic().getEncoded(),
+                        "new key",
+                        0,
+                        null),
                 MASTER.getPrivate()));
         fixture.settle();
         assertThat(minion.terminated()).isCompletedWithValue(MinionState.MASTER_KEY_MISMATCH);
@@ -262,8 +283,10 @@ class MinionProtocolTest {
         master.reply(master.refuse(first, AuthStatus.PENDING, "waiting for an admin"));
         fixture.settle();
         assertThat(minion.state()).isEqualTo(MinionState.PENDING);
-        assertThat(minion.status().nextAttempt()).isBetween(clock.instant().plus(MinionFixture.ACCEPTANCE_WAIT),
-                clock.instant().plusMillis((long) (MinionFixture.ACCEPTANCE_WAIT.toMillis() * 1.25)));
+        assertThat(minion.status().nextAttempt())
+                .isBetween(
+                        clock.instant().plus(MinionFixture.ACCEPTANCE_WAIT),
+                        clock.instant().plusMillis((long) (MinionFixture.ACCEPTANCE_WAIT.toMillis() * 1.25)));
         // acceptance_wait_time (plus up to 25 % jitter), and not a millisecond less.
         fixture.advance(MinionFixture.ACCEPTANCE_WAIT.minusMillis(1));
         assertThat(master.authRequests()).hasSize(1);
@@ -300,9 +323,20 @@ class MinionProtocolTest {
         AtomicFiles.ensureDirectory(pkiDir);
         KeyPair keys = TestKeys.pair(MinionFixture.MINION_KEY);
         Minion.Settings settings = MinionFixture.settings(false);
-        Minion closing = new Minion(settings, master, watched,
-                Minion.Parts.wire(settings, MinionKeyring.of(pkiDir, keys), new MasterPin(pkiDir, null), master, watched,
-                        clock, 2048, Optional.empty()), load -> { });
+        Minion closing = new Minion(
+                settings,
+                master,
+                watched,
+                Minion.Parts.wire(
+                        settings,
+                        MinionKeyring.of(pkiDir, keys),
+                        new MasterPin(pkiDir, null),
+                        master,
+                        watched,
+                        clock,
+                        2048,
+                        Optional.empty()),
+                load -> {});
         closing.start();
         await().until(() -> master.authRequests().size() == 1); // the auth timeout, 30 s away, is pending
         closing.close();
@@ -334,8 +368,7 @@ class MinionProtocolTest {
     @Test
     void aPublicationSignedByAnotherKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(master.publication(master.publishKey, generation, floor + 1, "forged",
-                STRANGER.getPrivate()));
+        master.publish(master.publication(master.publishKey, generation, floor + 1, "forged", STRANGER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
         assertThat(ran).containsExactly("j2");
@@ -344,8 +377,8 @@ class MinionProtocolTest {
     @Test
     void aPublicationSealedWithAnotherPublishKeyIsDropped() throws Exception {
         startAccepted();
-        master.publish(master.publication(SessionKey.random(), generation, floor + 1, "wrong-key",
-                MASTER.getPrivate()));
+        master.publish(
+                master.publication(SessionKey.random(), generation, floor + 1, "wrong-key", MASTER.getPrivate()));
         master.publish(master.publication(floor + 2, "j2"));
         barrier();
         assertThat(ran).containsExactly("j2");
@@ -394,7 +427,8 @@ class MinionProtocolTest {
         barrier();
         assertThat(ran).isEmpty();
         // One key request for the generation, however many publications wait for it.
-        assertThat(master.received(SessionMessage.KeyRequest.class)).extracting(SessionMessage.KeyRequest::generation)
+        assertThat(master.received(SessionMessage.KeyRequest.class))
+                .extracting(SessionMessage.KeyRequest::generation)
                 .containsExactly(generation + 1);
         master.reply(master.sealed(new SessionMessage.KeyUpdate(generation + 1, next.bytes(), floor)));
         fixture.settle();
@@ -407,7 +441,8 @@ class MinionProtocolTest {
         startAccepted();
         master.reply(master.sealed(new SessionMessage.HeartbeatReply(generation + 3)));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRequest.class)).extracting(SessionMessage.KeyRequest::generation)
+        assertThat(master.received(SessionMessage.KeyRequest.class))
+                .extracting(SessionMessage.KeyRequest::generation)
                 .containsExactly(generation + 3);
     }
 
@@ -437,8 +472,11 @@ class MinionProtocolTest {
         master.reply(master.sessionUnknown(sent, STRANGER.getPrivate()));
         master.reply(FakeMaster.sessionUnknown(randomBytes(16), sent, clock.millis(), MASTER.getPrivate()));
         master.reply(master.sessionUnknown(sent + 5, MASTER.getPrivate())); // a counter never sent
-        byte[] stale = FakeMaster.sessionUnknown(fromHex(master.currentSession()), sent,
-                clock.millis() - Duration.ofMinutes(10).toMillis(), MASTER.getPrivate());
+        byte[] stale = FakeMaster.sessionUnknown(
+                fromHex(master.currentSession()),
+                sent,
+                clock.millis() - Duration.ofMinutes(10).toMillis(),
+                MASTER.getPrivate());
         master.reply(stale);
         barrier();
         assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
@@ -450,7 +488,8 @@ class MinionProtocolTest {
         startAccepted();
         master.reconnected();
         fixture.settle();
-        assertThat(master.received(SessionMessage.Heartbeat.class)).extracting(SessionMessage.Heartbeat::generation)
+        assertThat(master.received(SessionMessage.Heartbeat.class))
+                .extracting(SessionMessage.Heartbeat::generation)
                 .containsExactly(generation);
     }
 
@@ -463,14 +502,14 @@ class MinionProtocolTest {
     private FakeMaster failoverHoldingATicket(Resumption.Grant grant) throws Exception {
         FakeMaster b = new FakeMaster(MASTER, clock);
         b.upOnStart = false;
-        failover = new FailoverTransport(List.of("a", "b"), false,
-                name -> name.equals("a") ? master : b);
+        failover = new FailoverTransport(List.of("a", "b"), false, name -> name.equals("a") ? master : b);
         minion = fixture.start(master, failover, MinionFixture.settings(false), null);
         master.reply(master.accept(authRequest(1)));
         master.reply(master.ticket(grant));
         fixture.settle();
         assertThat(minion.state()).isEqualTo(MinionState.ACCEPTED);
-        assertThat(minion.status().resumableUntil()).as("the ticket stored")
+        assertThat(minion.status().resumableUntil())
+                .as("the ticket stored")
                 .isEqualTo(Instant.ofEpochMilli(grant.expiresMs()));
         return b;
     }
@@ -486,8 +525,8 @@ class MinionProtocolTest {
     }
 
     private Resumption.Grant grant() {
-        return new Resumption.Grant(randomBytes(64), clock.millis() + Duration.ofHours(24).toMillis(),
-                randomBytes(32));
+        return new Resumption.Grant(
+                randomBytes(64), clock.millis() + Duration.ofHours(24).toMillis(), randomBytes(32));
     }
 
     @Test
@@ -509,7 +548,9 @@ class MinionProtocolTest {
         fixture.barrier(b);
         assertThat(minion.status().reason()).isEqualTo("resumed");
         assertThat(minion.status().resumableUntil()).isEqualTo(Instant.ofEpochMilli(next.expiresMs()));
-        assertThat(master.resumptionRequests()).as("nothing spent on the master left").isEmpty();
+        assertThat(master.resumptionRequests())
+                .as("nothing spent on the master left")
+                .isEmpty();
         assertThat(b.authRequests()).isEmpty();
     }
 
@@ -525,7 +566,9 @@ class MinionProtocolTest {
         untilFailedOver();
         b.reconnected();
         fixture.advancePast(MinionFixture.ACCEPTANCE_WAIT.multipliedBy(2));
-        assertThat(b.authRequests()).as("the ticket not spent on the master left").isEmpty();
+        assertThat(b.authRequests())
+                .as("the ticket not spent on the master left")
+                .isEmpty();
         assertThat(b.resumptionRequests()).hasSize(1);
         assertThat(minion.status().resumableUntil()).isNotNull();
 
@@ -544,19 +587,26 @@ class MinionProtocolTest {
         minion = fixture.start(master, MinionFixture.settings(false, Duration.ofDays(1)), null); // heartbeats by hand
         master.reply(master.accept(authRequest(1)));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked when the session opens").isEmpty();
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("asked when the session opens")
+                .isEmpty();
         heartbeatReplyAt(Duration.ofMinutes(119));
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("younger than key_max_age").isEmpty();
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("younger than key_max_age")
+                .isEmpty();
         heartbeatReplyAt(Duration.ofMinutes(2));
         assertThat(master.received(SessionMessage.KeyRotate.class)).hasSize(1);
         assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).exists();
         heartbeatReplyAt(Duration.ofMinutes(58));
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("unanswered, asked less than an hour ago")
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("unanswered, asked less than an hour ago")
                 .hasSize(1);
         heartbeatReplyAt(Duration.ofMinutes(2));
         List<SessionMessage.KeyRotate> asked = master.received(SessionMessage.KeyRotate.class);
         assertThat(asked).as("an hour after the last ask").hasSize(2);
-        assertThat(asked.get(1).newKey()).as("the same new key").isEqualTo(asked.get(0).newKey());
+        assertThat(asked.get(1).newKey())
+                .as("the same new key")
+                .isEqualTo(asked.get(0).newKey());
     }
 
     @Test
@@ -566,12 +616,15 @@ class MinionProtocolTest {
         CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
         fixture.settle();
         barrier(); // the event thread answers while the key is being made
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked before the key was made").isEmpty();
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("asked before the key was made")
+                .isEmpty();
         fixture.makeKeys();
         assertThat(fixture.keyMakers).doesNotContain(EVENT_THREAD);
         List<SessionMessage.KeyRotate> asked = fromCurrentSession(SessionMessage.KeyRotate.class);
         assertThat(asked).hasSize(1);
-        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(0).newKey()));
+        String fingerprint =
+                Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(0).newKey()));
         master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
         fixture.settle();
         assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint, "rotated"));
@@ -593,7 +646,8 @@ class MinionProtocolTest {
         fixture.settle();
         List<SessionMessage.KeyRotate> again = fromCurrentSession(SessionMessage.KeyRotate.class);
         assertThat(again).as("asked again in the new session").hasSize(1);
-        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(again.get(0).newKey()));
+        String fingerprint =
+                Fingerprints.of(RsaKeys.publicKeyFromDer(again.get(0).newKey()));
         master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
         fixture.settle();
         assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint, "rotated"));
@@ -612,9 +666,11 @@ class MinionProtocolTest {
         master.reply(master.accept(again));
         fixture.settle();
         String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(newKey));
-        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(true, fingerprint,
-                "accepted by the master at sign-in"));
-        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("not asked again").isEmpty();
+        assertThat(rotated)
+                .isCompletedWithValue(new KeyRotation.Result(true, fingerprint, "accepted by the master at sign-in"));
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class))
+                .as("not asked again")
+                .isEmpty();
     }
 
     @Test
@@ -630,8 +686,8 @@ class MinionProtocolTest {
         String oldFingerprint = minion.status().fingerprint();
         master.reply(master.keyRotatePending(fingerprint, "the new key awaits an admin"));
         fixture.settle();
-        assertThat(rotated).isCompletedWithValue(new KeyRotation.Result(false, fingerprint,
-                "the new key awaits an admin", true));
+        assertThat(rotated)
+                .isCompletedWithValue(new KeyRotation.Result(false, fingerprint, "the new key awaits an admin", true));
         assertThat(minion.status().fingerprint()).as("the old key stays in use").isEqualTo(oldFingerprint);
         assertThat(pkiDir.resolve(MinionKeyring.PENDING_FILE)).exists();
         // Signed in again before the admin decided: the new key is not accepted yet, the old one is; both are kept.
@@ -642,8 +698,11 @@ class MinionProtocolTest {
         fixture.settle();
         master.reply(master.accept(authRequest(3)));
         fixture.settle();
-        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).as("kept for the admin's word").exists();
-        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("asked 2 minutes after the last ask (2 s ago)")
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE))
+                .as("kept for the admin's word")
+                .exists();
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class))
+                .as("asked 2 minutes after the last ask (2 s ago)")
                 .isEmpty();
         heartbeatReplyAt(Duration.ofSeconds(117));
         assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).isEmpty();
@@ -652,7 +711,9 @@ class MinionProtocolTest {
         assertThat(again).hasSize(1);
         assertThat(again.get(0).newKey()).as("the same new key").isEqualTo(newKey);
         heartbeatReplyAt(Duration.ofMinutes(2)); // the master dropped that ask unanswered (one a minute)
-        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class)).as("asked again").hasSize(2);
+        assertThat(fromCurrentSession(SessionMessage.KeyRotate.class))
+                .as("asked again")
+                .hasSize(2);
         master.reply(master.keyRotateReply(true, fingerprint, "key rotation accepted by an admin"));
         fixture.settle();
         assertThat(minion.status().fingerprint()).isEqualTo(fingerprint);
@@ -668,34 +729,45 @@ class MinionProtocolTest {
         String current = minion.status().fingerprint();
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(Fingerprints.of(STRANGER.getPublic()))));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("an ask for another key").isEmpty();
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("an ask for another key")
+                .isEmpty();
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
         fixture.settle();
         assertThat(master.received(SessionMessage.KeyRotate.class)).hasSize(1);
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("asked again while unanswered").hasSize(1);
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("asked again while unanswered")
+                .hasSize(1);
         String refusedKey = Fingerprints.of(RsaKeys.publicKeyFromDer(
                 master.received(SessionMessage.KeyRotate.class).get(0).newKey()));
         master.reply(master.keyRotateReply(false, refusedKey, "the new key is held by another id"));
         fixture.settle();
-        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE)).as("the refused key dropped").doesNotExist();
+        assertThat(pkiDir.resolve(MinionKeyring.NEW_PRIVATE_FILE))
+                .as("the refused key dropped")
+                .doesNotExist();
         fixture.advance(Duration.ofMinutes(59));
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("refused less than an hour ago").hasSize(1);
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("refused less than an hour ago")
+                .hasSize(1);
         fixture.advance(Duration.ofMinutes(1));
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
         fixture.settle();
         List<SessionMessage.KeyRotate> asked = master.received(SessionMessage.KeyRotate.class);
         assertThat(asked).as("an hour after the refusal").hasSize(2);
-        String fingerprint = Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(1).newKey()));
+        String fingerprint =
+                Fingerprints.of(RsaKeys.publicKeyFromDer(asked.get(1).newKey()));
         master.reply(master.keyRotateReply(true, fingerprint, "rotated"));
         fixture.settle();
         assertThat(minion.status().fingerprint()).isEqualTo(fingerprint);
         master.reply(master.sealed(new SessionMessage.KeyRotateAsk(current)));
         fixture.settle();
-        assertThat(master.received(SessionMessage.KeyRotate.class)).as("a stale ask for the retired key").hasSize(2);
+        assertThat(master.received(SessionMessage.KeyRotate.class))
+                .as("a stale ask for the retired key")
+                .hasSize(2);
     }
 
     /** Moves time by {@code after}, then answers a heartbeat. */

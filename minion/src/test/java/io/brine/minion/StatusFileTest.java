@@ -39,7 +39,8 @@ class StatusFileTest {
         assertThat(json.get("state").asText()).isEqualTo("pending");
         assertThat(json.get("reason").asText()).isEqualTo("waiting for an admin");
         assertThat(json.get("since").asText()).isEqualTo(T0.toString());
-        assertThat(json.get("next_attempt").asText()).isEqualTo(T0.plusSeconds(10).toString());
+        assertThat(json.get("next_attempt").asText())
+                .isEqualTo(T0.plusSeconds(10).toString());
         assertThat(json.get("fingerprint").asText()).isEqualTo("aa:bb");
         assertThat(json.get("master_fingerprint").asText()).isEqualTo("cc:dd");
         assertThat(json.get("generation").isNull()).isTrue();
@@ -52,9 +53,11 @@ class StatusFileTest {
         StatusFile status = status();
         status.enter(MinionState.ACCEPTED, "accepted", null);
         status.ticket(T0.plusSeconds(86_400));
-        assertThat(written().get("resumable_until").asText()).isEqualTo(T0.plusSeconds(86_400).toString());
+        assertThat(written().get("resumable_until").asText())
+                .isEqualTo(T0.plusSeconds(86_400).toString());
         status.enter(MinionState.CONNECTING, "master lost the session", null);
-        assertThat(written().get("resumable_until").asText()).isEqualTo(T0.plusSeconds(86_400).toString());
+        assertThat(written().get("resumable_until").asText())
+                .isEqualTo(T0.plusSeconds(86_400).toString());
         status.ticket(null);
         assertThat(written().get("resumable_until").isNull()).isTrue();
         assertThat(status.current().resumableUntil()).isNull();

@@ -17,8 +17,7 @@ public final class MinionIds {
     public static final int MAX_LENGTH = 253;
     public static final int MAX_LABEL_LENGTH = 63;
 
-    private MinionIds() {
-    }
+    private MinionIds() {}
 
     /** Why {@code id} is not a valid id, or empty when it is. */
     public static Optional<String> problem(String id) {
@@ -44,8 +43,8 @@ public final class MinionIds {
                 }
                 labelStart = i + 1;
             } else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_')) {
-                return Optional.of(String.format("id has a character outside [a-z0-9._-] at position %d (U+%04X)", i,
-                        (int) c));
+                return Optional.of(
+                        String.format("id has a character outside [a-z0-9._-] at position %d (U+%04X)", i, (int) c));
             }
         }
         return Optional.empty();

@@ -35,8 +35,11 @@ public final class ReservedIds {
 
     private static List<String> defaults() {
         List<String> entries = new ArrayList<>();
-        Stream.of(Stream.of("con", "prn", "aux", "nul"), IntStream.rangeClosed(1, 9).mapToObj(n -> "com" + n),
-                IntStream.rangeClosed(1, 9).mapToObj(n -> "lpt" + n)).flatMap(s -> s)
+        Stream.of(
+                        Stream.of("con", "prn", "aux", "nul"),
+                        IntStream.rangeClosed(1, 9).mapToObj(n -> "com" + n),
+                        IntStream.rangeClosed(1, 9).mapToObj(n -> "lpt" + n))
+                .flatMap(s -> s)
                 .forEach(device -> entries.add(device + ANY_LABELS));
         entries.add("master");
         entries.add("root");
@@ -58,8 +61,9 @@ public final class ReservedIds {
     /** Why {@code entry} is not a {@code reserved_ids} entry, or empty when it is. */
     public static Optional<String> entryProblem(String entry) {
         String name = entry.endsWith(ANY_LABELS) ? entry.substring(0, entry.length() - ANY_LABELS.length()) : entry;
-        return MinionIds.problem(name).map(problem -> "not a reserved id (an id, or an id followed by .* for it"
-                + " and every id under it: " + problem + ")");
+        return MinionIds.problem(name)
+                .map(problem -> "not a reserved id (an id, or an id followed by .* for it" + " and every id under it: "
+                        + problem + ")");
     }
 
     public List<String> entries() {
@@ -71,8 +75,8 @@ public final class ReservedIds {
         for (String entry : entries) {
             if (entry.endsWith(ANY_LABELS)) {
                 String name = entry.substring(0, entry.length() - ANY_LABELS.length());
-                if (id.equals(name) || (id.startsWith(name) && id.length() > name.length()
-                        && id.charAt(name.length()) == '.')) {
+                if (id.equals(name)
+                        || (id.startsWith(name) && id.length() > name.length() && id.charAt(name.length()) == '.')) {
                     return Optional.of(entry);
                 }
             } else if (id.equals(entry)) {
@@ -84,8 +88,7 @@ public final class ReservedIds {
 
     /** Why a minion may not use {@code id}, in one phrase for an answer, a log line and brine-key; or empty. */
     public Optional<String> problem(String id) {
-        return match(id).map(entry -> "id " + id + " is reserved (reserved_ids entry " + entry
-                + "): use another id");
+        return match(id).map(entry -> "id " + id + " is reserved (reserved_ids entry " + entry + "): use another id");
     }
 
     @Override

@@ -13,6 +13,5 @@ public final class RootPublisher {
     /** The root publisher's private key, in the master's {@code cachedir}. */
     public static final String KEY_FILE = "root.pem";
 
-    private RootPublisher() {
-    }
+    private RootPublisher() {}
 }

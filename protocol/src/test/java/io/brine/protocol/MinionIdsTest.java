@@ -18,8 +18,30 @@ class MinionIdsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", ".", "..", "web..1", ".web", "web.", "Web1", "web 1", "web/1", "../etc", "a\\b",
-        "-rf", "web.-x", "we*b", "w\u00e9b", "web\u0000", "web\n", "\u212a", "web\u00a0", "a:b", "~root"})
+    @ValueSource(
+            strings = {
+                "",
+                ".",
+                "..",
+                "web..1",
+                ".web",
+                "web.",
+                "Web1",
+                "web 1",
+                "web/1",
+                "../etc",
+                "a\\b",
+                "-rf",
+                "web.-x",
+                "we*b",
+                "w\u00e9b",
+                "web\u0000",
+                "web\n",
+                "\u212a",
+                "web\u00a0",
+                "a:b",
+                "~root"
+            })
     void refusesAnythingElse(String id) {
         assertThat(MinionIds.problem(id)).isPresent();
         assertThatThrownBy(() -> MinionIds.requireValid(id)).isInstanceOf(InvalidIdException.class);
@@ -43,7 +65,8 @@ class MinionIdsTest {
 
     @Test
     void resolvesOnlyInsideTheDirectory(@org.junit.jupiter.api.io.TempDir Path dir) {
-        assertThat(MinionIds.resolveInside(dir, "web1")).isEqualTo(dir.toAbsolutePath().resolve("web1"));
+        assertThat(MinionIds.resolveInside(dir, "web1"))
+                .isEqualTo(dir.toAbsolutePath().resolve("web1"));
         assertThatThrownBy(() -> MinionIds.resolveInside(dir, "..")).isInstanceOf(InvalidIdException.class);
         assertThatThrownBy(() -> MinionIds.resolveInside(dir, "a/../../b")).isInstanceOf(InvalidIdException.class);
     }

@@ -42,8 +42,8 @@ class NettyZmtpSwarmTransportsIT {
     }
 
     private void startServer() throws Exception {
-        server = new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults().withIo(TcpIo.NIO, 1), null,
-                (ids, frame) -> { });
+        server = new ZmtpServerTransport(
+                "127.0.0.1", 0, 0, ZmtpServerOptions.defaults().withIo(TcpIo.NIO, 1), null, (ids, frame) -> {});
         ZmtpServerTransport self = server;
         server.start(new ServerTransport.InboundHandler() {
             @Override
@@ -56,7 +56,8 @@ class NettyZmtpSwarmTransportsIT {
     }
 
     private ClientTransport started() throws Exception {
-        ClientTransport link = transports.open("127.0.0.1", server.addresses().request().getPort());
+        ClientTransport link =
+                transports.open("127.0.0.1", server.addresses().request().getPort());
         assertThat(link.send(ascii("auth web1"))).as("queued before the start").isTrue();
         link.start(new ClientTransport.Listener() {
             @Override

@@ -43,6 +43,7 @@ class AcceptancePolicyIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -55,10 +56,11 @@ class AcceptancePolicyIT {
         startMaster(acceptance, b -> b);
     }
 
-    private void startMaster(UnaryOperator<MasterConfig.Acceptance.Builder> acceptance,
-            UnaryOperator<MasterConfig.Builder> more) throws Exception {
-        fleet.startMaster(b -> more.apply(b.acceptance(acceptance.apply(MasterConfig.Acceptance.builder())
-                .build())));
+    private void startMaster(
+            UnaryOperator<MasterConfig.Acceptance.Builder> acceptance, UnaryOperator<MasterConfig.Builder> more)
+            throws Exception {
+        fleet.startMaster(b -> more.apply(
+                b.acceptance(acceptance.apply(MasterConfig.Acceptance.builder()).build())));
     }
 
     private final ListAppender<ILoggingEvent> policyLog = new ListAppender<>();
@@ -84,8 +86,11 @@ class AcceptancePolicyIT {
     }
 
     private List<String> loud(String containing) {
-        return policyLog.list.stream().filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
-                .map(ILoggingEvent::getFormattedMessage).filter(line -> line.contains(containing)).toList();
+        return policyLog.list.stream()
+                .filter(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+                .map(ILoggingEvent::getFormattedMessage)
+                .filter(line -> line.contains(containing))
+                .toList();
     }
 
     private static void awaitState(MinionDaemon minion, MinionState state) {
@@ -105,8 +110,8 @@ class AcceptancePolicyIT {
         awaitState(web, MinionState.ACCEPTED);
         awaitState(other, MinionState.PENDING);
         assertThat(pki("minions", "a.web.example.com")).exists();
-        assertThat(Files.readString(fleet.masterConfig.auditLog())).contains("autosign_file " + file
-                + ":2 *.web.example.com");
+        assertThat(Files.readString(fleet.masterConfig.auditLog()))
+                .contains("autosign_file " + file + ":2 *.web.example.com");
     }
 
     @Test
@@ -135,10 +140,10 @@ class AcceptancePolicyIT {
     @Test
     void claimsThatMatchAreAccepted() throws Exception {
         startMaster(a -> a.autosignClaims(Map.of("role", List.of("web", "db"), "datacenter", List.of("eu-*"))));
-        MinionDaemon web1 = fleet.startMinion("web1", b -> b.grains(Map.of("role", List.of("web"),
-                "datacenter", List.of("eu-west"))));
-        MinionDaemon mail1 = fleet.startMinion("mail1", b -> b.grains(Map.of("role", List.of("mail"),
-                "datacenter", List.of("eu-west"))));
+        MinionDaemon web1 = fleet.startMinion(
+                "web1", b -> b.grains(Map.of("role", List.of("web"), "datacenter", List.of("eu-west"))));
+        MinionDaemon mail1 = fleet.startMinion(
+                "mail1", b -> b.grains(Map.of("role", List.of("mail"), "datacenter", List.of("eu-west"))));
         awaitState(web1, MinionState.ACCEPTED);
         awaitState(mail1, MinionState.PENDING);
     }
@@ -148,11 +153,18 @@ class AcceptancePolicyIT {
         startMaster(a -> a);
         Path provisioners = fleet.masterConfig.pkiDir().resolve("provisioners");
         Files.createDirectories(provisioners);
-        AtomicFiles.write(provisioners.resolve("cloud.pub"), Pem.bytes(TestKeys.publicPem(200)),
-                AtomicFiles.PUBLIC_READ);
+        AtomicFiles.write(
+                provisioners.resolve("cloud.pub"), Pem.bytes(TestKeys.publicPem(200)), AtomicFiles.PUBLIC_READ);
         Instant now = Instant.ofEpochSecond(Instant.now().getEpochSecond());
-        byte[] grant = Grants.sign(new ProvisioningGrant("web1", Fingerprints.of(TestKeys.pair(101).getPublic()),
-                now, now.plusSeconds(600), Map.of("role", "web"), Grants.newNonce()), TestKeys.pair(200));
+        byte[] grant = Grants.sign(
+                new ProvisioningGrant(
+                        "web1",
+                        Fingerprints.of(TestKeys.pair(101).getPublic()),
+                        now,
+                        now.plusSeconds(600),
+                        Map.of("role", "web"),
+                        Grants.newNonce()),
+                TestKeys.pair(200));
         Path grantFile = dir.resolve("web1.grant");
         Files.write(grantFile, grant);
 
@@ -162,12 +174,21 @@ class AcceptancePolicyIT {
         awaitState(db1, MinionState.PENDING);
 
         var jobs = fleet.master.master().jobs();
-        await().until(() -> jobs.resolve(Targets.parse("compound", "G@class:role:web"))
-                .equals(List.of("web1")));
-        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
+        await().until(() ->
+                jobs.resolve(Targets.parse("compound", "G@class:role:web")).equals(List.of("web1")));
+        ZmtpServerTransport transport =
+                (ZmtpServerTransport) fleet.master.master().transport();
         await().until(() -> transport.subscribedMinions().contains("web1"));
         List<SessionMessage.ReturnEvent> returns = new CopyOnWriteArrayList<>();
-        jobs.publish("it", "compound", "G@class:role:web", List.of("web1"), "test.ping", List.of(), Map.of(), 10,
+        jobs.publish(
+                "it",
+                "compound",
+                "G@class:role:web",
+                List.of("web1"),
+                "test.ping",
+                List.of(),
+                Map.of(),
+                10,
                 returns::add);
         await().until(() -> !returns.isEmpty());
         assertThat(returns.get(0).returnValue()).isEqualTo(true);
@@ -182,8 +203,10 @@ class AcceptancePolicyIT {
 
     @Test
     void anInventoryAcceptsAnExpectedMachineFromItsAddress() throws Exception {
-        Path inventory = fleet.masterFile("inventory.yaml", "- id: web1\n  created_at: " + Instant.now()
-                + "\n  addresses: [127.0.0.1, 10.9.8.7]\n", "rw-------");
+        Path inventory = fleet.masterFile(
+                "inventory.yaml",
+                "- id: web1\n  created_at: " + Instant.now() + "\n  addresses: [127.0.0.1, 10.9.8.7]\n",
+                "rw-------");
         startMaster(a -> a.inventoryFile(inventory));
         Map<String, List<String>> addresses = Map.of("ipv4", List.of("127.0.0.1", "10.9.8.7"), "ipv6", List.of());
         MinionDaemon web1 = fleet.startMinion("web1", b -> b.grains(addresses));
@@ -200,7 +223,8 @@ class AcceptancePolicyIT {
         awaitState(web1, MinionState.ACCEPTED);
         MinionDaemon web2 = fleet.startMinion("web2", b -> b.autosignToken(new Secret(token)));
         awaitState(web2, MinionState.PENDING);
-        assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("spent_tokens"))).hasLineCount(1);
+        assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("spent_tokens")))
+                .hasLineCount(1);
     }
 
     @Test
@@ -220,7 +244,9 @@ class AcceptancePolicyIT {
         startMasterFromYaml("autosign_file: " + file + "\n", a -> a.autosignFile(file));
         // --check-config names it (exit 2); the master serves, that policy accepting nothing.
         assertThat(AcceptancePolicies.untrustedInputs(fleet.masterConfig, fleet.masterConfig.pkiDir()))
-                .singleElement().asString().startsWith("autosign_file " + file + " is not trusted");
+                .singleElement()
+                .asString()
+                .startsWith("autosign_file " + file + " is not trusted");
         MinionDaemon web1 = fleet.startMinion("web1");
         awaitState(web1, MinionState.PENDING);
         assertThat(pki("minions_pre", "web1")).exists();
@@ -234,7 +260,8 @@ class AcceptancePolicyIT {
     void anUntrustedAutorejectFileHoldsEveryNewKeyPendingEvenOneAnotherPolicyAccepts() throws Exception {
         Path autosign = fleet.masterFile("autosign.conf", "*\n", "rw-------");
         Path autoreject = fleet.masterFile("autoreject.conf", "evil1\n", "rw-rw-rw-");
-        startMasterFromYaml("autosign_file: " + autosign + "\nautoreject_file: " + autoreject + "\n",
+        startMasterFromYaml(
+                "autosign_file: " + autosign + "\nautoreject_file: " + autoreject + "\n",
                 a -> a.autosignFile(autosign).autorejectFile(autoreject));
         MinionDaemon web1 = fleet.startMinion("web1");
         MinionDaemon evil = fleet.startMinion("evil1");

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BenchSmokeIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
 
     @TempDir
     Path tmp;
@@ -33,13 +34,28 @@ class BenchSmokeIT {
         // The least each option allows that still runs every step: two warm-up minions (the floor), one ping round,
         // RSA timed for a moment, no settling pauses (--no-settle). What is left of a run is its JVMs and its waits
         // for the minions.
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin/brine-bench").toString(),
-                "--minions", "5", "--ping-rounds", "1", "--rsa-seconds", "0.05", "--warmup-minions", "2",
-                "--no-settle", "--keys-dir", keys.toString(), "--json", json.toString()));
+        List<String> command = new ArrayList<>(List.of(
+                "bash",
+                ROOT.resolve("bin/brine-bench").toString(),
+                "--minions",
+                "5",
+                "--ping-rounds",
+                "1",
+                "--rsa-seconds",
+                "0.05",
+                "--warmup-minions",
+                "2",
+                "--no-settle",
+                "--keys-dir",
+                keys.toString(),
+                "--json",
+                json.toString()));
         command.addAll(List.of(args));
-        Process bench = new ProcessBuilder(command).redirectErrorStream(true)
+        Process bench = new ProcessBuilder(command)
+                .redirectErrorStream(true)
                 .redirectOutput(output.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
         // The output goes to a file, so this wait is what bounds the run (reading a pipe to its end would not be).
         boolean exited = bench.waitFor(5, TimeUnit.MINUTES);
         if (!exited) {
@@ -47,7 +63,9 @@ class BenchSmokeIT {
             bench.destroyForcibly();
         }
         String out = Files.readString(output, StandardCharsets.UTF_8);
-        assertThat(exited).as("brine-bench still running after 5 minutes:%n%s", out).isTrue();
+        assertThat(exited)
+                .as("brine-bench still running after 5 minutes:%n%s", out)
+                .isTrue();
         assertThat(bench.exitValue()).as(out).isZero();
         return out;
     }
@@ -69,7 +87,8 @@ class BenchSmokeIT {
         assertThat(figures.at("/protocol").asText()).isEqualTo("brine");
         assertThat(figures.at("/zmq_client").asText()).as("the default").isEqualTo("netty");
         assertThat(figures.at("/scenarios/auth/auths_per_s").asDouble()).isPositive();
-        assertThat(figures.at("/scenarios/auth/master_cpu_ms_per_auth").isNumber()).isTrue();
+        assertThat(figures.at("/scenarios/auth/master_cpu_ms_per_auth").isNumber())
+                .isTrue();
         assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
         assertThat(figures.at("/scenarios/ping/last_ms").asDouble()).isPositive();
         assertThat(figures.at("/failures").size()).as(out).isZero();
@@ -77,11 +96,20 @@ class BenchSmokeIT {
     }
 
     @Test
-    void fiveSimulatedSaltMinionsSignInWithSaltsAuthTakeSaltPublicationsAndReturnThroughSaltsReturn()
-            throws Exception {
+    void fiveSimulatedSaltMinionsSignInWithSaltsAuthTakeSaltPublicationsAndReturnThroughSaltsReturn() throws Exception {
         Path json = tmp.resolve("bench.json");
-        String out = bench(json, "--protocol", "salt", "--transport", "zeromq", "--scenarios", "auth,rotate,ping,publish",
-                "--publications", "10", "--zmq-client", "jeromq");
+        String out = bench(
+                json,
+                "--protocol",
+                "salt",
+                "--transport",
+                "zeromq",
+                "--scenarios",
+                "auth,rotate,ping,publish",
+                "--publications",
+                "10",
+                "--zmq-client",
+                "jeromq");
 
         JsonNode figures = new ObjectMapper().readTree(json.toFile());
         assertThat(figures.at("/protocol").asText()).isEqualTo("salt");
@@ -96,7 +124,7 @@ class BenchSmokeIT {
         assertThat(figures.at("/scenarios/publish/delivered").asLong()).isEqualTo(50);
         assertThat(figures.at("/scenarios/rotate/skipped").isTextual()).isTrue();
         assertThat(figures.at("/failures").size()).as(out).isZero();
-        assertThat(out).contains("simulated Salt minions", "the swarm's ZeroMQ client: jeromq)", "auth ", "ping ",
-                "publish ");
+        assertThat(out)
+                .contains("simulated Salt minions", "the swarm's ZeroMQ client: jeromq)", "auth ", "ping ", "publish ");
     }
 }

@@ -48,25 +48,26 @@ class BrineCliIT {
     private Path conf;
 
     /** What one run of the CLI did. */
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 
     @BeforeAll
     void startFleet(@TempDir Path tempDir) throws Exception {
         dir = tempDir;
         fleet = new Fleet(dir).seedMasterKeys(130, 131).keysFrom(132);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build())
-                .nodegroups(new LinkedHashMap<>(Map.of("webs", "G@role:web", "dbs", "L@m3",
-                        "most", "N@webs or N@dbs"))));
+        fleet.startMaster(b -> b.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build())
+                .nodegroups(
+                        new LinkedHashMap<>(Map.of("webs", "G@role:web", "dbs", "L@m3", "most", "N@webs or N@dbs"))));
         fleet.startMinion("m1", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m2", b -> b.grains(Map.of("role", List.of("web"))));
         fleet.startMinion("m3", b -> b.grains(Map.of("role", List.of("db"))));
         fleet.startMinion("spare");
-        await().until(() -> fleet.minions.stream()
-                .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
         await().until(() -> List.of("m1", "m2", "m3").stream()
                 .allMatch(id -> fleet.master.master().grains().get(id).containsKey("role")));
-        conf = masterYaml("conf", fleet.master.master().addresses().request().getPort(),
+        conf = masterYaml(
+                "conf",
+                fleet.master.master().addresses().request().getPort(),
                 fleet.master.master().addresses().publish().getPort());
     }
 
@@ -78,13 +79,17 @@ class BrineCliIT {
     /** A config dir whose master.yaml names these ports and the fleet master's pki dir and cachedir. */
     private Path masterYaml(String name, int retPort, int publishPort) throws Exception {
         Path configDir = Files.createDirectories(dir.resolve(name));
-        Files.writeString(configDir.resolve("master.yaml"), String.join("\n",
-                "interface: 127.0.0.1",
-                "ret_port: " + retPort,
-                "publish_port: " + publishPort,
-                "pki_dir: " + fleet.masterConfig.pkiDir(),
-                "cachedir: " + fleet.masterConfig.cachedir(),
-                ""), StandardCharsets.UTF_8);
+        Files.writeString(
+                configDir.resolve("master.yaml"),
+                String.join(
+                        "\n",
+                        "interface: 127.0.0.1",
+                        "ret_port: " + retPort,
+                        "publish_port: " + publishPort,
+                        "pki_dir: " + fleet.masterConfig.pkiDir(),
+                        "cachedir: " + fleet.masterConfig.cachedir(),
+                        ""),
+                StandardCharsets.UTF_8);
         return configDir;
     }
 
@@ -135,26 +140,39 @@ class BrineCliIT {
 
     @Test
     void eachTargetOptionSelectsWhatItSays() throws Exception {
-        assertThat(json(brineHere("--out", "json", "-L", "m1,m3", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-L", "m1,m3", "test.ping").out())
+                        .keySet())
                 .containsExactlyInAnyOrder("m1", "m3");
-        assertThat(json(brineHere("--out", "json", "-E", "m[12]", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-E", "m[12]", "test.ping").out())
+                        .keySet())
                 .containsExactlyInAnyOrder("m1", "m2");
-        assertThat(json(brineHere("--out", "json", "-G", "role:db", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-G", "role:db", "test.ping").out())
+                        .keySet())
                 .containsExactly("m3");
-        assertThat(json(brineHere("--out", "json", "-C", "G@role:web and not m1", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-C", "G@role:web and not m1", "test.ping")
+                                .out())
+                        .keySet())
                 .containsExactly("m2");
     }
 
     @Test
     void grainRegexAndSubnetTargetsAsInSalt() throws Exception {
-        assertThat(json(brineHere("--out", "json", "-P", "role:w.b", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-P", "role:w.b", "test.ping")
+                                .out())
+                        .keySet())
                 .containsExactlyInAnyOrder("m1", "m2");
-        assertThat(json(brineHere("--out", "json", "-C", "P@role:D. or L@m1", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-C", "P@role:D. or L@m1", "test.ping")
+                                .out())
+                        .keySet())
                 .containsExactlyInAnyOrder("m1", "m3");
         // Every minion lists its loopback address in its ipv4 grain (spare may be stopped by another test).
-        assertThat(json(brineHere("--out", "json", "-C", "S@127.0.0.0/8 and m*", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "-C", "S@127.0.0.0/8 and m*", "test.ping")
+                                .out())
+                        .keySet())
                 .containsExactlyInAnyOrder("m1", "m2", "m3");
-        assertThat(json(brineHere("--out", "json", "--ipcidr", "127.0.0.1", "test.ping").out()).keySet())
+        assertThat(json(brineHere("--out", "json", "--ipcidr", "127.0.0.1", "test.ping")
+                                .out())
+                        .keySet())
                 .contains("m1", "m2", "m3");
         Run bad = brineHere("-S", "10.0.0/8", "test.ping");
         assertThat(bad.exit()).isEqualTo(2);
@@ -173,8 +191,9 @@ class BrineCliIT {
 
         Run unknown = brineHere("-N", "nowhere", "test.ping");
         assertThat(unknown.exit()).isEqualTo(2);
-        assertThat(unknown.err()).isEqualTo("brine: the master refused the job: bad target: unknown nodegroup"
-                + " nowhere" + System.lineSeparator());
+        assertThat(unknown.err())
+                .isEqualTo("brine: the master refused the job: bad target: unknown nodegroup" + " nowhere"
+                        + System.lineSeparator());
         Run bad = brineHere("-C", "N@webs and", "test.ping");
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).startsWith("brine: bad target: ");
@@ -192,8 +211,8 @@ class BrineCliIT {
         while (batch.find()) {
             batches.add(batch.group(3));
             // Each batch is a job of its own, for its minions only.
-            Map<String, Object> job = json(brine("jobs", "show", batch.group(2), "-c", conf.toString(), "--out",
-                    "json").out());
+            Map<String, Object> job = json(brine("jobs", "show", batch.group(2), "-c", conf.toString(), "--out", "json")
+                    .out());
             assertThat((List<String>) job.get("minions")).containsExactly(batch.group(3));
         }
         assertThat(batches).containsExactly("m1", "m2", "m3");
@@ -201,7 +220,10 @@ class BrineCliIT {
 
         Run percent = brineHere("--out", "json", "--batch", "50%", "-L", "m1,m2,m3", "test.ping");
         assertThat(percent.exit()).as(percent.err()).isZero();
-        assertThat(percent.err()).contains("batch 1 of 2").contains("batch 2 of 2").doesNotContain("batch 3");
+        assertThat(percent.err())
+                .contains("batch 1 of 2")
+                .contains("batch 2 of 2")
+                .doesNotContain("batch 3");
         assertThat(brineHere("-b", "0", "m*", "test.ping").exit()).isEqualTo(2);
     }
 
@@ -209,8 +231,9 @@ class BrineCliIT {
     void argumentsAndKeyValueArgumentsReachTheFunctionTyped() throws Exception {
         Run run = brineHere("--out", "json", "-L", "m1", "test.arg", "one", "2", "flag=true", "name=x y");
         assertThat(run.exit()).as(run.err()).isZero();
-        assertThat(json(run.out())).isEqualTo(Map.of("m1", Map.of("args", List.of("one", 2),
-                "kwargs", Map.of("flag", true, "name", "x y"))));
+        assertThat(json(run.out()))
+                .isEqualTo(
+                        Map.of("m1", Map.of("args", List.of("one", 2), "kwargs", Map.of("flag", true, "name", "x y"))));
     }
 
     @Test
@@ -223,26 +246,34 @@ class BrineCliIT {
 
     @Test
     void aStoppedMinionIsNamedAndTheExitCodeIsOne() throws Exception {
-        MinionDaemon spare = fleet.minions.stream().filter(m -> m.minion().id().equals("spare")).findFirst()
+        MinionDaemon spare = fleet.minions.stream()
+                .filter(m -> m.minion().id().equals("spare"))
+                .findFirst()
                 .orElseThrow();
         spare.close();
-        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
+        ZmtpServerTransport transport =
+                (ZmtpServerTransport) fleet.master.master().transport();
         await().until(() -> !transport.subscribedMinions().contains("spare"));
 
         // The master could not queue the job for spare: the CLI does not wait its timeout (an hour) for it.
         Run run = assertTimeoutPreemptively(WAIT, () -> brineHere("-t", "3600", "-L", "m1,spare", "test.ping"));
         assertThat(run.exit()).isEqualTo(1);
         assertThat(run.out()).isEqualTo("m1:\n    True\n");
-        assertThat(run.err()).contains("returned 1 of 2 targeted").contains("not connected: spare")
+        assertThat(run.err())
+                .contains("returned 1 of 2 targeted")
+                .contains("not connected: spare")
                 .doesNotContain("did not answer");
     }
 
     @Test
     void manageSaysWhichAcceptedMinionsAnswerAsSaltsManageRunners() throws Exception {
-        MinionDaemon spare = fleet.minions.stream().filter(m -> m.minion().id().equals("spare")).findFirst()
+        MinionDaemon spare = fleet.minions.stream()
+                .filter(m -> m.minion().id().equals("spare"))
+                .findFirst()
                 .orElseThrow();
         spare.close(); // as aStoppedMinionIsNamedAndTheExitCodeIsOne does (either may run first)
-        ZmtpServerTransport transport = (ZmtpServerTransport) fleet.master.master().transport();
+        ZmtpServerTransport transport =
+                (ZmtpServerTransport) fleet.master.master().transport();
         await().until(() -> !transport.subscribedMinions().contains("spare"));
 
         Run up = brineHere("manage", "up", "m*");
@@ -271,9 +302,13 @@ class BrineCliIT {
             Run show = brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json");
             return show.exit() == 0 && ((Map<String, ?>) json(show.out()).get("returns")).size() == 2;
         });
-        Map<String, Object> job = json(brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json").out());
-        assertThat(job).containsEntry("jid", jid).containsEntry("fun", "test.echo")
-                .containsEntry("minions", List.of("m1", "m2")).containsEntry("missing", List.of());
+        Map<String, Object> job = json(brine("jobs", "show", jid, "-c", conf.toString(), "--out", "json")
+                .out());
+        assertThat(job)
+                .containsEntry("jid", jid)
+                .containsEntry("fun", "test.echo")
+                .containsEntry("minions", List.of("m1", "m2"))
+                .containsEntry("missing", List.of());
         Map<String, Map<String, Object>> returns = (Map<String, Map<String, Object>>) job.get("returns");
         assertThat(returns.get("m1")).containsEntry("return", "later").containsEntry("success", true);
         assertThat(returns.get("m2")).containsEntry("return", "later");
@@ -283,9 +318,11 @@ class BrineCliIT {
 
         Run list = brine("jobs", "list", "-c", conf.toString());
         assertThat(list.exit()).isZero();
-        assertThat(list.out().lines()).anyMatch(line -> line.startsWith(jid + "  ") && line.contains("test.echo")
-                && line.endsWith("(2 minions)"));
-        Map<String, Object> listed = json(brine("jobs", "list", "-c", conf.toString(), "--out", "json").out());
+        assertThat(list.out().lines())
+                .anyMatch(line ->
+                        line.startsWith(jid + "  ") && line.contains("test.echo") && line.endsWith("(2 minions)"));
+        Map<String, Object> listed = json(
+                brine("jobs", "list", "-c", conf.toString(), "--out", "json").out());
         assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
     }
 
@@ -301,9 +338,11 @@ class BrineCliIT {
         Run before = brine("-c", conf.toString(), "jobs", "show", jid);
         assertThat(before.exit()).as(before.err()).isZero();
         assertThat(before.out()).contains("jid:       " + jid).contains("m1:\n    here\n");
-        Map<String, Object> json = json(brine("-c", conf.toString(), "--out", "json", "jobs", "show", jid).out());
+        Map<String, Object> json = json(brine("-c", conf.toString(), "--out", "json", "jobs", "show", jid)
+                .out());
         assertThat((Map<String, Object>) json.get("returns")).containsKey("m1");
-        Map<String, Object> listed = json(brine("--out", "json", "jobs", "list", "-c", conf.toString()).out());
+        Map<String, Object> listed = json(
+                brine("--out", "json", "jobs", "list", "-c", conf.toString()).out());
         assertThat((List<Map<String, Object>>) listed.get("jobs")).anyMatch(j -> jid.equals(j.get("jid")));
         // Salt's outputters: nested is brine's text, txt one "id: line" for each line of a return.
         Run nested = brine("jobs", "show", jid, "--out", "nested", "-c", conf.toString());
@@ -311,9 +350,13 @@ class BrineCliIT {
         assertThat(nested.out()).isEqualTo(before.out());
         Run txt = brine("jobs", "show", jid, "--out", "txt", "-c", conf.toString());
         assertThat(txt.exit()).as(txt.err()).isZero();
-        assertThat(txt.out()).contains("jid:       " + jid).contains("\nm1: here\n").doesNotContain("    here");
+        assertThat(txt.out())
+                .contains("jid:       " + jid)
+                .contains("\nm1: here\n")
+                .doesNotContain("    here");
         assertThat(brineHere("--out", "txt", "-L", "m1", "test.ping").out()).isEqualTo("m1: True\n");
-        assertThat(brineHere("--out", "txt", "-L", "m1", "test.echo", "one\ntwo").out())
+        assertThat(brineHere("--out", "txt", "-L", "m1", "test.echo", "one\ntwo")
+                        .out())
                 .isEqualTo("m1: one\nm1: two\n");
         assertThat(brineHere("--out", "nested", "-L", "m1", "test.ping").out()).isEqualTo("m1:\n    True\n");
     }
@@ -326,12 +369,15 @@ class BrineCliIT {
         // As main() sets them up: auto-flush on println only, and what is not flushed when run returns is lost
         // (System.exit follows). The returns were print()ed and never flushed.
         ByteArrayOutputStream stdout = new ByteArrayOutputStream();
-        int exit = BrineCli.run(new String[] {"jobs", "show", jid, "-c", conf.toString()},
+        int exit = BrineCli.run(
+                new String[] {"jobs", "show", jid, "-c", conf.toString()},
                 new PrintWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), true),
                 new PrintWriter(new StringWriter(), true));
         assertThat(exit).isZero();
-        assertThat(stdout.toString(StandardCharsets.UTF_8)).contains("jid:       " + jid)
-                .contains("m1:\n    shown\n").contains("m2:\n    shown\n");
+        assertThat(stdout.toString(StandardCharsets.UTF_8))
+                .contains("jid:       " + jid)
+                .contains("m1:\n    shown\n")
+                .contains("m2:\n    shown\n");
     }
 
     @Test
@@ -339,8 +385,7 @@ class BrineCliIT {
         Run run = brineHere("-L", "m1,ghost1,ghost2", "test.ping");
         assertThat(run.exit()).isEqualTo(1);
         assertThat(run.out()).isEqualTo("m1:\n    True\n");
-        assertThat(run.err()).contains("not accepted minions: ghost1, ghost2")
-                .contains("returned 1 of 3 targeted");
+        assertThat(run.err()).contains("not accepted minions: ghost1, ghost2").contains("returned 1 of 3 targeted");
         Run none = brineHere("-L", "ghost1", "test.ping");
         assertThat(none.exit()).isEqualTo(1);
         assertThat(none.err()).contains("not accepted minions: ghost1");
@@ -368,8 +413,8 @@ class BrineCliIT {
 
     @Test
     void aBadTargetIsOneLineAndExitTwo() {
-        for (String[] target : List.of(new String[] {"-E", "m[1"}, new String[] {"-C", "G@role:web and"},
-                new String[] {"-L", "M1"})) {
+        for (String[] target :
+                List.of(new String[] {"-E", "m[1"}, new String[] {"-C", "G@role:web and"}, new String[] {"-L", "M1"})) {
             Run run = brineHere(target[0], target[1], "test.ping");
             assertThat(run.exit()).as(String.join(" ", target)).isEqualTo(2);
             assertOneLineNoTrace(run);
@@ -381,7 +426,10 @@ class BrineCliIT {
     void anUnknownOptionIsExitTwo() {
         Run run = brineHere("--frobnicate", "m*", "test.ping");
         assertThat(run.exit()).isEqualTo(2);
-        assertThat(run.err()).contains("--frobnicate").doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(run.err())
+                .contains("--frobnicate")
+                .doesNotContain("Exception")
+                .doesNotContain("\tat ");
         assertThat(run.out()).isEmpty();
     }
 
@@ -390,7 +438,10 @@ class BrineCliIT {
         for (String[] args : List.of(new String[] {}, new String[] {"m*"})) {
             Run run = brineHere(args);
             assertThat(run.exit()).isEqualTo(2);
-            assertThat(run.err()).startsWith("brine: missing ").contains("FUNCTION").doesNotContain("\tat ");
+            assertThat(run.err())
+                    .startsWith("brine: missing ")
+                    .contains("FUNCTION")
+                    .doesNotContain("\tat ");
         }
     }
 
@@ -407,7 +458,8 @@ class BrineCliIT {
     void noMasterRunningIsExitTwoSayingSo() throws Exception {
         // Ports held (bound, never listening) for the whole test: connections to them are refused, and no other
         // process can start listening there meanwhile.
-        try (Socket ret = boundNotListening(); Socket publish = boundNotListening()) {
+        try (Socket ret = boundNotListening();
+                Socket publish = boundNotListening()) {
             Path nobody = masterYaml("conf-no-master", ret.getLocalPort(), publish.getLocalPort());
             Run run = brine("-c", nobody.toString(), "--connect-timeout", "2", "m*", "test.ping");
             assertThat(run.exit()).isEqualTo(2);

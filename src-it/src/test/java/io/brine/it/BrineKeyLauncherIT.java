@@ -23,14 +23,14 @@ import org.junit.jupiter.api.io.TempDir;
 /** bin/brine-key as an admin runs it, on the build of this checkout: the "done when" walk-through. */
 class BrineKeyLauncherIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
     Path tmp;
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     private Run run(Path launcher, String... args) throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("bash", launcher.toString()));
@@ -38,10 +38,15 @@ class BrineKeyLauncherIT {
         // Files, not pipes: a verbose run's stderr would fill a pipe while stdout is being read.
         Path out = Files.createTempFile(tmp, "out", ".txt");
         Path err = Files.createTempFile(tmp, "err", ".txt");
-        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new File(
-                "/dev/null"))).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(out.toFile())
+                .redirectError(err.toFile())
+                .start();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+        return new Run(
+                process.exitValue(),
+                Files.readString(out, StandardCharsets.UTF_8),
                 Files.readString(err, StandardCharsets.UTF_8));
     }
 
@@ -53,20 +58,23 @@ class BrineKeyLauncherIT {
         Path etc = Files.createDirectories(tmp.resolve("etc"));
         Path password = Files.writeString(etc.resolve("zk.pass"), "s3cret\n");
         Files.setPosixFilePermissions(password, PosixFilePermissions.fromString("rw-------"));
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: " + Files.createDirectories(tmp.resolve("pki"))
-                + "\ncachedir: " + tmp.resolve("cache") + "\ncluster:\n  connect: " + connect
-                + "\n  root: /brine\n  connect_timeout: 1\n  auth:\n    user: brine\n    password_file: zk.pass\n");
+        Files.writeString(
+                etc.resolve("master.yaml"),
+                "pki_dir: " + Files.createDirectories(tmp.resolve("pki"))
+                        + "\ncachedir: " + tmp.resolve("cache") + "\ncluster:\n  connect: " + connect
+                        + "\n  root: /brine\n  connect_timeout: 1\n  auth:\n    user: brine\n    password_file: zk.pass\n");
         return etc;
     }
 
     private static void assertOneLineClusterUnavailable(Run run, String connect) {
         assertThat(run.exit()).as(run.err()).isEqualTo(4);
         assertThat(run.out()).isEmpty();
-        assertThat(run.err()).isEqualTo("brine-key: cluster unavailable: cannot reach the"
-                + " ZooKeeper ensemble " + connect + " within 1 s (no server reachable, or the ensemble has no"
-                + " quorum); tried each server of cluster.connect for root /brine; nothing changed. Start the stopped"
-                + " ZooKeeper servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml,"
-                + " then try again\n");
+        assertThat(run.err())
+                .isEqualTo("brine-key: cluster unavailable: cannot reach the"
+                        + " ZooKeeper ensemble " + connect + " within 1 s (no server reachable, or the ensemble has no"
+                        + " quorum); tried each server of cluster.connect for root /brine; nothing changed. Start the stopped"
+                        + " ZooKeeper servers (a majority of the ensemble must run) or fix cluster.connect in master.yaml,"
+                        + " then try again\n");
     }
 
     @Test
@@ -134,7 +142,11 @@ class BrineKeyLauncherIT {
 
         Run finger = run(launcher, "--pki-dir", pki.toString(), "-f", "web1");
         assertThat(finger.exit()).isZero();
-        String fingerprint = gen.out().lines().filter(l -> l.startsWith("Fingerprint: ")).findFirst().orElseThrow()
+        String fingerprint = gen.out()
+                .lines()
+                .filter(l -> l.startsWith("Fingerprint: "))
+                .findFirst()
+                .orElseThrow()
                 .substring("Fingerprint: ".length());
         assertThat(finger.out()).isEqualTo("Accepted Keys:\nweb1:  " + fingerprint + "\n");
         assertThat(fingerprint).matches("([0-9a-f]{2}:){31}[0-9a-f]{2}");

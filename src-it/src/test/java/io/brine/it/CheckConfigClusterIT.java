@@ -35,6 +35,7 @@ class CheckConfigClusterIT {
 
     @TempDir
     Path dir;
+
     private TestingServer zookeeper;
     private Path etc;
 
@@ -50,8 +51,7 @@ class CheckConfigClusterIT {
         zookeeper.close();
     }
 
-    private record Run(int exit, String out, String err) {
-    }
+    private record Run(int exit, String out, String err) {}
 
     /** {@code brine-master -c etc --check-config}, through the real entry point. */
     private Run checkConfig() {
@@ -80,10 +80,12 @@ class CheckConfigClusterIT {
     }
 
     private void masterYaml(String cluster) throws Exception {
-        Files.writeString(etc.resolve("master.yaml"), "pki_dir: ../pki\ncachedir: ../cache\ninterface: 127.0.0.1\n"
-                + "ret_port: 0\npublish_port: 0\n"
-                // Caps that fit any file limit here: lowered defaults would add their WARN line to the output.
-                + "max_connections: 1000\n" + cluster);
+        Files.writeString(
+                etc.resolve("master.yaml"),
+                "pki_dir: ../pki\ncachedir: ../cache\ninterface: 127.0.0.1\n"
+                        + "ret_port: 0\npublish_port: 0\n"
+                        // Caps that fit any file limit here: lowered defaults would add their WARN line to the output.
+                        + "max_connections: 1000\n" + cluster);
     }
 
     private Path passwordFile(String mode) throws Exception {
@@ -126,11 +128,13 @@ class CheckConfigClusterIT {
 
     @Test
     void aRootOthersMayChangeIsRefusedAsAtStartByAskingTheEnsemble() throws Exception {
-        try (CuratorFramework stranger = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(),
-                new RetryOneTime(100))) {
+        try (CuratorFramework stranger =
+                CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100))) {
             stranger.start();
             stranger.blockUntilConnected();
-            stranger.create().withACL(List.of(ZooDefs.Ids.OPEN_ACL_UNSAFE.get(0))).forPath("/prod", new byte[0]);
+            stranger.create()
+                    .withACL(List.of(ZooDefs.Ids.OPEN_ACL_UNSAFE.get(0)))
+                    .forPath("/prod", new byte[0]);
         }
         masterYaml(withAuth());
         passwordFile("rw-------");
@@ -143,15 +147,19 @@ class CheckConfigClusterIT {
                 + "  insecure_open_acl: true\n");
         Run fresh = checkConfig();
         assertThat(fresh.exit()).as(fresh.err()).isZero();
-        try (CuratorFramework admin = CuratorFrameworkFactory.newClient(zookeeper.getConnectString(),
-                new RetryOneTime(100))) {
+        try (CuratorFramework admin =
+                CuratorFrameworkFactory.newClient(zookeeper.getConnectString(), new RetryOneTime(100))) {
             admin.start();
             admin.blockUntilConnected();
-            assertThat(admin.checkExists().forPath("/prod/format")).as("the check writes no format").isNull();
+            assertThat(admin.checkExists().forPath("/prod/format"))
+                    .as("the check writes no format")
+                    .isNull();
             admin.create().creatingParentsIfNeeded().forPath("/prod/format", "2".getBytes(StandardCharsets.US_ASCII));
             assertCheckRefusesAsTheStart(
                     "cluster: /prod holds its keys in format '2', this brine reads and writes format 1");
-            assertThat(admin.getData().forPath("/prod/format")).asString(StandardCharsets.US_ASCII).isEqualTo("2");
+            assertThat(admin.getData().forPath("/prod/format"))
+                    .asString(StandardCharsets.US_ASCII)
+                    .isEqualTo("2");
         }
     }
 
@@ -164,7 +172,8 @@ class CheckConfigClusterIT {
         masterYaml("cluster:\n  connect: 127.0.0.1:" + closed + "\n  insecure_open_acl: true\n");
         Run run = checkConfig();
         assertThat(run.exit()).isEqualTo(2);
-        assertThat(run.err()).isEqualTo("Master cannot start: cannot reach the ZooKeeper ensemble 127.0.0.1:" + closed
-                + " within 5 s (no server reachable, or the ensemble has no quorum)" + System.lineSeparator());
+        assertThat(run.err())
+                .isEqualTo("Master cannot start: cannot reach the ZooKeeper ensemble 127.0.0.1:" + closed
+                        + " within 5 s (no server reachable, or the ensemble has no quorum)" + System.lineSeparator());
     }
 }

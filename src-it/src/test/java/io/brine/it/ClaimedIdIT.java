@@ -25,6 +25,7 @@ class ClaimedIdIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -44,16 +45,18 @@ class ClaimedIdIT {
         assertThat(web1.minion().state()).isEqualTo(MinionState.ACCEPTED);
 
         try (BrineClient root = fleet.rootClient()) {
-            assertThat(root.publish(BrineClient.Job.of("grain", "id:db1", "test.ping")).minions())
+            assertThat(root.publish(BrineClient.Job.of("grain", "id:db1", "test.ping"))
+                            .minions())
                     .containsExactly("db1");
-            assertThat(root.publish(BrineClient.Job.of("compound", "G@id:db1 or P@id:db", "test.ping")).minions())
+            assertThat(root.publish(BrineClient.Job.of("compound", "G@id:db1 or P@id:db", "test.ping"))
+                            .minions())
                     .containsExactly("db1");
             for (String id : List.of("web1", "web2")) {
                 BrineClient.Published own = root.publish(BrineClient.Job.of("grain", "id:" + id, "test.ping"));
                 assertThat(own.minions()).containsExactly(id);
                 // The minion checks the target against itself too, and finds itself by its own id.
-                Map<String, SessionMessage.ReturnEvent> returns = root.awaitReturns(own.jid(), own.minions(), WAIT,
-                        r -> { });
+                Map<String, SessionMessage.ReturnEvent> returns =
+                        root.awaitReturns(own.jid(), own.minions(), WAIT, r -> {});
                 assertThat(returns).containsOnlyKeys(id);
             }
         }
@@ -66,8 +69,14 @@ class ClaimedIdIT {
         fleet.startMinion("db1");
         var addresses = fleet.master.master().addresses();
         // A stock salt-minion whose minion config sets the static grain id: db1; it reports it with _pillar.
-        try (SaltMinionProcess salt = SaltMinionProcess.start("salt1", dir.resolve("salt-salt1"), "zeromq",
-                addresses.request().getPort(), addresses.publish().getPort(), "grains:", "  id: db1",
+        try (SaltMinionProcess salt = SaltMinionProcess.start(
+                "salt1",
+                dir.resolve("salt-salt1"),
+                "zeromq",
+                addresses.request().getPort(),
+                addresses.publish().getPort(),
+                "grains:",
+                "  id: db1",
                 "  role: claimed")) {
             await().atMost(WAIT).until(() -> {
                 salt.assertRunning();
@@ -75,12 +84,14 @@ class ClaimedIdIT {
             });
             fleet.awaitAll(MinionState.ACCEPTED);
             fleet.awaitSubscribed("salt1", "db1");
-            assertThat(Files.exists(fleet.masterConfig.pkiDir().resolve("minions/salt1"))).isTrue();
+            assertThat(Files.exists(fleet.masterConfig.pkiDir().resolve("minions/salt1")))
+                    .isTrue();
             FleetJobs jobs = new FleetJobs(fleet);
             assertThat(jobs.publish("grain", "id:db1", "test.ping").minions()).containsExactly("db1");
             var own = jobs.publish("grain", "id:salt1", "test.ping");
             assertThat(own.minions()).containsExactly("salt1");
-            assertThat(jobs.awaitReturns(own.jid(), "salt1").get("salt1").returnValue()).isEqualTo(true);
+            assertThat(jobs.awaitReturns(own.jid(), "salt1").get("salt1").returnValue())
+                    .isEqualTo(true);
         }
     }
 }

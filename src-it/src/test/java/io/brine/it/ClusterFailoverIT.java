@@ -7,6 +7,7 @@ import io.brine.master.publish.JobPublisher;
 import io.brine.master.session.MinionSession;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
+import io.brine.store.keys.KeyState;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -74,12 +75,15 @@ class ClusterFailoverIT {
     /** Waits until {@code minion} is pending, accepts it through {@code b} as an admin would, and waits for it. */
     static void accept(Fleet b, MinionDaemon minion) {
         Fleet.awaitState(minion, MinionState.PENDING);
-        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
+        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done())
+                .isTrue();
         Fleet.awaitState(minion, MinionState.ACCEPTED);
     }
 
     static MinionSession session(Fleet fleet, String id) {
-        return fleet.master.master().sessions().all().stream().filter(s -> s.minionId().equals(id)).findFirst()
+        return fleet.master.master().sessions().all().stream()
+                .filter(s -> s.minionId().equals(id))
+                .findFirst()
                 .orElseThrow();
     }
 
@@ -88,7 +92,8 @@ class ClusterFailoverIT {
         List<String> masters = List.of("127.0.0.1:" + a.retPort(), "127.0.0.1:" + b.retPort());
         MinionDaemon minion = a.startMinion("web1", 100, config -> config.failoverMasters(masters));
         Fleet.awaitState(minion, MinionState.PENDING);
-        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
+        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done())
+                .isTrue();
         Fleet.awaitState(minion, MinionState.ACCEPTED);
         await().until(() -> a.sessionIds().containsKey("web1"));
         assertThat(b.sessionIds()).doesNotContainKey("web1");
@@ -107,7 +112,7 @@ class ClusterFailoverIT {
         JobPublisher.Published job = b.publish("test.ping", List.of("web1"));
         assertThat(b.awaitReturns(job.jid(), List.of("web1"))).hasSize(1);
         // Moved with its key: the cluster still holds that one key for it, accepted, and nothing new is pending.
-        assertThat(b.master.keyStore().list().ids(io.brine.store.keys.KeyState.PENDING)).isEmpty();
-        assertThat(b.master.keyStore().list().ids(io.brine.store.keys.KeyState.DENIED)).isEmpty();
+        assertThat(b.master.keyStore().list().ids(KeyState.PENDING)).isEmpty();
+        assertThat(b.master.keyStore().list().ids(KeyState.DENIED)).isEmpty();
     }
 }

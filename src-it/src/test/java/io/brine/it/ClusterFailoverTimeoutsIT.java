@@ -46,8 +46,12 @@ class ClusterFailoverTimeoutsIT {
         Fleet b = cluster.b;
         a.minionHeartbeat = Duration.ofSeconds(3);
         List<String> masters = List.of("127.0.0.1:" + a.retPort(), "127.0.0.1:" + b.retPort());
-        MinionDaemon minion = a.startMinion("web1", 100, config -> config.failoverMasters(masters)
-                .auth(new MinionConfig.Auth(Duration.ofMillis(500), Duration.ZERO, false, Duration.ofMillis(1500))));
+        MinionDaemon minion = a.startMinion(
+                "web1",
+                100,
+                config -> config.failoverMasters(masters)
+                        .auth(new MinionConfig.Auth(
+                                Duration.ofMillis(500), Duration.ZERO, false, Duration.ofMillis(1500))));
         ClusterFailoverIT.accept(b, minion);
         await().until(() -> a.sessionIds().containsKey("web1"));
         Object session = a.sessionIds().get("web1");

@@ -40,9 +40,12 @@ class ClusterHealthIT {
     }
 
     private HttpResponse<String> get(String path) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + fleet.master.httpPort() + path)).timeout(Duration.ofSeconds(5)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fleet.master.httpPort() + path))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     private String metrics() throws Exception {
@@ -52,11 +55,14 @@ class ClusterHealthIT {
     @Test
     void notReadyWhileTheZooKeeperSessionIsLostAndReadyAgainAfter() throws Exception {
         zookeeper = new TestingServer();
-        ClusterConfig cluster = new ClusterConfig(zookeeper.getConnectString(), ClusterConfig.DEFAULT_ROOT,
-                Duration.ofSeconds(2), Optional.of(new ClusterConfig.Auth("brine",
-                        TwoMasterCluster.writePassword(dir.resolve("zk.pass")))));
+        ClusterConfig cluster = new ClusterConfig(
+                zookeeper.getConnectString(),
+                ClusterConfig.DEFAULT_ROOT,
+                Duration.ofSeconds(2),
+                Optional.of(new ClusterConfig.Auth("brine", TwoMasterCluster.writePassword(dir.resolve("zk.pass")))));
         fleet = new Fleet(dir).seedMasterKeys(250, 249);
-        fleet.startMaster(config -> config.cluster(cluster).acceptance(Fleet.autoAccept()).httpPort(0));
+        fleet.startMaster(
+                config -> config.cluster(cluster).acceptance(Fleet.autoAccept()).httpPort(0));
         MinionDaemon minion = fleet.startMinion("web1", 100, config -> config);
         Fleet.awaitState(minion, MinionState.ACCEPTED);
 

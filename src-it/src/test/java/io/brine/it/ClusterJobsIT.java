@@ -64,16 +64,17 @@ class ClusterJobsIT {
     void aJobThroughEitherMasterReachesTheMinionsOfBothAndItsPublisherHearsEveryReturn() throws Exception {
         for (Fleet through : List.of(a, b)) {
             try (BrineClient client = through.rootClient()) {
-                BrineClient.Published job = client.publish(new BrineClient.Job("list", "web1,web2", "test.ping",
-                        List.of(), Map.of(), 0));
+                BrineClient.Published job =
+                        client.publish(new BrineClient.Job("list", "web1,web2", "test.ping", List.of(), Map.of(), 0));
                 assertThat(job.minions()).containsExactly("web1", "web2");
                 assertThat(job.unreachable()).isEmpty();
 
-                Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(job.jid(),
-                        List.of("web1", "web2"), Duration.ofSeconds(10), event -> { });
+                Map<String, SessionMessage.ReturnEvent> returns =
+                        client.awaitReturns(job.jid(), List.of("web1", "web2"), Duration.ofSeconds(10), event -> {});
 
                 assertThat(returns).containsOnlyKeys("web1", "web2");
-                assertThat(returns.values()).allSatisfy(ret -> assertThat(ret.returnValue()).isEqualTo(true));
+                assertThat(returns.values())
+                        .allSatisfy(ret -> assertThat(ret.returnValue()).isEqualTo(true));
             }
         }
     }
@@ -83,11 +84,12 @@ class ClusterJobsIT {
     void jobsShowOnTheOtherMasterHasEveryReturn() throws Exception {
         String jid;
         try (BrineClient client = a.rootClient()) {
-            jid = client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid();
+            jid = client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0))
+                    .jid();
         }
         try (BrineClient client = b.rootClient()) {
-            Map<String, Object> shown = await().until(() -> client.job(jid),
-                    job -> ((Map<String, Object>) job.get("returns")).size() == 2);
+            Map<String, Object> shown =
+                    await().until(() -> client.job(jid), job -> ((Map<String, Object>) job.get("returns")).size() == 2);
             assertThat((Map<String, Object>) shown.get("returns")).containsOnlyKeys("web1", "web2");
             assertThat((List<Object>) shown.get("missing")).isEmpty();
             assertThat((List<Object>) shown.get("unreachable")).isEmpty();
@@ -100,17 +102,18 @@ class ClusterJobsIT {
         acceptedAndStopped("web3");
 
         try (BrineClient client = a.rootClient()) {
-            BrineClient.Published job = client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(),
-                    Map.of(), 0));
+            BrineClient.Published job =
+                    client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0));
 
             assertThat(job.minions()).containsExactly("web1", "web2", "web3");
             assertThat(job.unreachable()).containsExactly("web3");
-            assertThat(client.awaitReturns(job.jid(), List.of("web1", "web2"), Duration.ofSeconds(10),
-                    event -> { })).containsOnlyKeys("web1", "web2");
+            assertThat(client.awaitReturns(job.jid(), List.of("web1", "web2"), Duration.ofSeconds(10), event -> {}))
+                    .containsOnlyKeys("web1", "web2");
             try (BrineClient onB = b.rootClient()) {
                 // The returns reach ZooKeeper after each master stored them: wait until only web3 is missing.
-                Map<String, Object> shown = await().until(() -> onB.job(job.jid()),
-                        doc -> ((List<Object>) doc.get("missing")).equals(List.of("web3")));
+                Map<String, Object> shown = await().until(
+                                () -> onB.job(job.jid()),
+                                doc -> ((List<Object>) doc.get("missing")).equals(List.of("web3")));
                 assertThat((List<Object>) shown.get("unreachable")).containsExactly("web3");
                 assertThat((List<Object>) shown.get("not_confirmed")).isEmpty();
                 assertThat((List<Object>) shown.get("running")).isEmpty();
@@ -136,18 +139,23 @@ class ClusterJobsIT {
     @SuppressWarnings("unchecked")
     void aTargetAMasterHasNotReportedOnIsNotConfirmedUntilEveryMasterHas() throws Exception {
         acceptedAndStopped("web3");
-        try (CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(cluster.connectString())
-                .namespace("brine").retryPolicy(new RetryOneTime(100))
-                .authorization("digest", TwoMasterCluster.DIGEST).build();
+        try (CuratorFramework zk = CuratorFrameworkFactory.builder()
+                        .connectString(cluster.connectString())
+                        .namespace("brine")
+                        .retryPolicy(new RetryOneTime(100))
+                        .authorization("digest", TwoMasterCluster.DIGEST)
+                        .build();
                 BrineClient client = a.rootClient()) {
             zk.start();
             zk.create().withMode(CreateMode.EPHEMERAL).forPath("/masters/slow");
 
-            BrineClient.Published job = client.publish(new BrineClient.Job("glob", "web*", "test.sleep",
-                    List.of(60), Map.of(), 0));
+            BrineClient.Published job =
+                    client.publish(new BrineClient.Job("glob", "web*", "test.sleep", List.of(60), Map.of(), 0));
 
             assertThat(job.minions()).containsExactly("web1", "web2", "web3");
-            assertThat(job.unreachable()).as("not known to be unreachable while a master is silent").isEmpty();
+            assertThat(job.unreachable())
+                    .as("not known to be unreachable while a master is silent")
+                    .isEmpty();
             Map<String, Object> shown = client.job(job.jid());
             assertThat((Map<String, Object>) shown.get("returns")).isEmpty();
             assertThat((List<Object>) shown.get("running")).containsExactly("web1", "web2");
@@ -158,18 +166,38 @@ class ClusterJobsIT {
             // brine waits for web3's return and says what it knows of it, not "not connected".
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
-            int exit = BrineCli.run(new String[] {"--master", "127.0.0.1", "--port", String.valueOf(a.retPort()),
-                "--name", "root", "--key", a.masterConfig.cachedir().resolve("root.pem").toString(), "--master-pub",
-                a.masterConfig.pkiDir().resolve("master.pub").toString(), "-t", "1", "-L", "web1,web2,web3",
-                "test.echo", "hello"}, new PrintWriter(out, true), new PrintWriter(err, true));
+            int exit = BrineCli.run(
+                    new String[] {
+                        "--master",
+                        "127.0.0.1",
+                        "--port",
+                        String.valueOf(a.retPort()),
+                        "--name",
+                        "root",
+                        "--key",
+                        a.masterConfig.cachedir().resolve("root.pem").toString(),
+                        "--master-pub",
+                        a.masterConfig.pkiDir().resolve("master.pub").toString(),
+                        "-t",
+                        "1",
+                        "-L",
+                        "web1,web2,web3",
+                        "test.echo",
+                        "hello"
+                    },
+                    new PrintWriter(out, true),
+                    new PrintWriter(err, true));
             assertThat(exit).isEqualTo(1);
             assertThat(out.toString()).contains("web1:").contains("web2:");
-            assertThat(err.toString()).contains("returned 2 of 3 targeted").contains("not confirmed: web3")
+            assertThat(err.toString())
+                    .contains("returned 2 of 3 targeted")
+                    .contains("not confirmed: web3")
                     .doesNotContain("not connected");
 
             zk.delete().forPath("/masters/slow");
-            Map<String, Object> settled = await().until(() -> client.job(job.jid()),
-                    doc -> ((List<Object>) doc.get("unreachable")).equals(List.of("web3")));
+            Map<String, Object> settled = await().until(
+                            () -> client.job(job.jid()),
+                            doc -> ((List<Object>) doc.get("unreachable")).equals(List.of("web3")));
             assertThat((List<Object>) settled.get("not_confirmed")).isEmpty();
             assertThat((List<Object>) settled.get("running")).containsExactly("web1", "web2");
         }

@@ -49,14 +49,16 @@ class ClusterKeysIT {
         Fleet.awaitState(minion, MinionState.PENDING);
         await().until(() -> b.master.keyStore().list().ids(KeyState.PENDING).contains("web1"));
 
-        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
+        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done())
+                .isTrue();
 
         Fleet.awaitState(minion, MinionState.ACCEPTED);
         a.awaitSubscribed("web1");
         JobPublisher.Published job = a.publish("test.ping", List.of("web1"));
         assertThat(a.awaitReturns(job.jid(), List.of("web1"))).hasSize(1);
 
-        assertThat(b.master.keyStore().reject("web1", null, "brine-key:root").done()).isTrue();
+        assertThat(b.master.keyStore().reject("web1", null, "brine-key:root").done())
+                .isTrue();
         // The key change reaches master a through ZooKeeper, and a ends the session it holds.
         await().until(() -> !a.sessionIds().containsKey("web1"));
     }
@@ -85,7 +87,8 @@ class ClusterKeysIT {
         // Each master's keyring follows ZooKeeper by a watch: generation and key are read apart, so wait for both
         // to agree (asserting the key after seeing equal numbers raced, seen once under load). The job below shows
         // the minion holds the key master a publishes under.
-        await().until(() -> generation(a) > before && generation(a) == generation(b)
+        await().until(() -> generation(a) > before
+                && generation(a) == generation(b)
                 && Arrays.equals(publishKey(a), publishKey(b)));
         a.awaitSubscribed("web2");
         JobPublisher.Published job = a.publish("test.ping", List.of("web2"));

@@ -85,13 +85,18 @@ class ClusterKillIT {
         for (int i = 0; i < endpoints.size(); i++) {
             order.add(endpoints.get((index + i) % endpoints.size()));
         }
-        MinionConfig config = MinionConfig.builder(dir.resolve("minions").resolve(id), id).master("127.0.0.1")
+        MinionConfig config = MinionConfig.builder(dir.resolve("minions").resolve(id), id)
+                .master("127.0.0.1")
                 .failoverMasters(order)
-                .auth(DEFAULT_TIMERS ? MinionConfig.Auth.defaults() : new MinionConfig.Auth(Duration.ofSeconds(1),
-                        Duration.ofSeconds(2), false, SHORT_AUTH_TIMEOUT))
+                .auth(
+                        DEFAULT_TIMERS
+                                ? MinionConfig.Auth.defaults()
+                                : new MinionConfig.Auth(
+                                        Duration.ofSeconds(1), Duration.ofSeconds(2), false, SHORT_AUTH_TIMEOUT))
                 .build();
         Fleet.seedKey(config.pkiDir(), 100 + index);
-        MinionDaemon minion = DEFAULT_TIMERS ? MinionDaemon.start(config, Clock.systemUTC())
+        MinionDaemon minion = DEFAULT_TIMERS
+                ? MinionDaemon.start(config, Clock.systemUTC())
                 : MinionDaemon.start(config, Clock.systemUTC(), Duration.ofSeconds(1));
         synchronized (minions) {
             minions.add(minion);
@@ -121,7 +126,8 @@ class ClusterKillIT {
             masters.add(ClusterMasterProcess.start(dir.resolve("master" + i), zookeeper.getConnectString()));
         }
         masters.forEach(ClusterMasterProcess::awaitServing);
-        List<String> endpoints = masters.stream().map(ClusterMasterProcess::endpoint).toList();
+        List<String> endpoints =
+                masters.stream().map(ClusterMasterProcess::endpoint).toList();
         ClusterMasterProcess doomed = masters.get(0);
         ClusterMasterProcess publisher = masters.get(1);
         ClusterMasterProcess other = masters.get(2);
@@ -137,20 +143,23 @@ class ClusterKillIT {
         List<String> jids = new ArrayList<>();
         try (BrineClient client = publisher.rootClient()) {
             // Through one master, to the minions of all three.
-            BrineClient.Published first = client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(),
-                    Map.of(), 0));
+            BrineClient.Published first =
+                    client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0));
             assertThat(first.unreachable()).isEmpty();
-            assertThat(client.awaitReturns(first.jid(), all, Duration.ofSeconds(30), e -> { })).hasSize(FIRST);
+            assertThat(client.awaitReturns(first.jid(), all, Duration.ofSeconds(30), e -> {}))
+                    .hasSize(FIRST);
 
             // New minions authenticate (a third of them at the doomed master), a job goes out, and the master dies.
             for (int i = FIRST; i < FIRST + LATE; i++) {
                 all.add("web" + i);
                 startMinion("web" + i, i, endpoints);
             }
-            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid());
+            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0))
+                    .jid());
             doomed.kill();
             long killed = System.nanoTime();
-            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0)).jid());
+            jids.add(client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0))
+                    .jid());
 
             // Every minion ends on one of the two left, with its key; a job then reaches all of them.
             long[] sessions = {0}; // when every minion first held a session on a survivor
@@ -158,31 +167,40 @@ class ClusterKillIT {
                 if (sessions[0] == 0 && connected(publisher) + connected(other) == FIRST + LATE) {
                     sessions[0] = System.nanoTime();
                 }
-                return reachable(publisher) + reachable(other) == FIRST + LATE && minions.stream()
-                        .allMatch(m -> m.minion().state() == MinionState.ACCEPTED);
+                return reachable(publisher) + reachable(other) == FIRST + LATE
+                        && minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED);
             });
             long served = System.nanoTime();
-            System.out.printf("ClusterKillIT: the killed master's minions were served again %.1f s after the kill"
-                    + " (%s timers); every session was there %.1f s before%n", (served - killed) / 1e9,
-                    DEFAULT_TIMERS ? "default" : "short", (served - (sessions[0] == 0 ? served : sessions[0])) / 1e9);
-            BrineClient.Published after = client.publish(new BrineClient.Job("glob", "web*", "test.ping",
-                    List.of(), Map.of(), 0));
+            System.out.printf(
+                    "ClusterKillIT: the killed master's minions were served again %.1f s after the kill"
+                            + " (%s timers); every session was there %.1f s before%n",
+                    (served - killed) / 1e9,
+                    DEFAULT_TIMERS ? "default" : "short",
+                    (served - (sessions[0] == 0 ? served : sessions[0])) / 1e9);
+            BrineClient.Published after =
+                    client.publish(new BrineClient.Job("glob", "web*", "test.ping", List.of(), Map.of(), 0));
             assertThat(after.minions()).containsExactlyElementsOf(all);
             assertThat(after.unreachable()).isEmpty();
-            assertThat(client.awaitReturns(after.jid(), all, Duration.ofSeconds(30), e -> { }).keySet())
+            assertThat(client.awaitReturns(after.jid(), all, Duration.ofSeconds(30), e -> {})
+                            .keySet())
                     .containsExactlyInAnyOrderElementsOf(all);
             jids.add(after.jid());
         }
 
         // Every job: each target returned or is missing, none returned twice, and both survivors say the same.
-        try (BrineClient onPublisher = publisher.rootClient(); BrineClient onOther = other.rootClient()) {
+        try (BrineClient onPublisher = publisher.rootClient();
+                BrineClient onOther = other.rootClient()) {
             for (String jid : jids) {
-                Map<String, Object> settled = await().until(() -> {
-                    Map<String, Object> job = onPublisher.job(jid);
-                    Map<String, Object> seen = onOther.job(jid);
-                    return seen.get("returns").equals(job.get("returns")) && seen.get("missing").equals(
-                            job.get("missing")) ? job : null;
-                }, Objects::nonNull);
+                Map<String, Object> settled = await().until(
+                                () -> {
+                                    Map<String, Object> job = onPublisher.job(jid);
+                                    Map<String, Object> seen = onOther.job(jid);
+                                    return seen.get("returns").equals(job.get("returns"))
+                                                    && seen.get("missing").equals(job.get("missing"))
+                                            ? job
+                                            : null;
+                                },
+                                Objects::nonNull);
                 Set<String> targets = new TreeSet<>((List<String>) settled.get("minions"));
                 Set<String> accounted = new TreeSet<>(((Map<String, Object>) settled.get("returns")).keySet());
                 accounted.addAll((List<String>) settled.get("missing"));
@@ -192,12 +210,19 @@ class ClusterKillIT {
         }
 
         // Keys: each id once, accepted, and accepted exactly once in the one audit trail.
-        try (CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(zookeeper.getConnectString())
-                .retryPolicy(new RetryOneTime(100)).authorization("digest", TwoMasterCluster.DIGEST).build()) {
+        try (CuratorFramework zk = CuratorFrameworkFactory.builder()
+                .connectString(zookeeper.getConnectString())
+                .retryPolicy(new RetryOneTime(100))
+                .authorization("digest", TwoMasterCluster.DIGEST)
+                .build()) {
             zk.start();
             Map<String, String> states = new TreeMap<>();
             for (String id : zk.getChildren().forPath("/brine/keys")) {
-                states.put(id, JSON.readTree(zk.getData().forPath("/brine/keys/" + id)).path("state").asText());
+                states.put(
+                        id,
+                        JSON.readTree(zk.getData().forPath("/brine/keys/" + id))
+                                .path("state")
+                                .asText());
             }
             assertThat(states.keySet()).isEqualTo(all);
             assertThat(Set.copyOf(states.values())).containsExactly("accepted");

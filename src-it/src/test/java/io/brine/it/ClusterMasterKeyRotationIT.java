@@ -40,6 +40,7 @@ class ClusterMasterKeyRotationIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     TwoMasterCluster cluster;
 
@@ -73,8 +74,15 @@ class ClusterMasterKeyRotationIT {
             a.master.master().masterKeys().onRotated(aTook::incrementAndGet);
             b.master.master().masterKeys().onRotated(bTook::incrementAndGet);
             toA.hold(); // a's connection stays open and silent: a's succession never reaches the minion
-            rotated = ((ZkKeyStore) master(b).keyStore()).rotateMasterKey(INSTALLED, 2048, Duration.ofDays(7), 5,
-                    Optional.empty(), "brine-key:test", Clock.systemUTC());
+            rotated = ((ZkKeyStore) master(b).keyStore())
+                    .rotateMasterKey(
+                            INSTALLED,
+                            2048,
+                            Duration.ofDays(7),
+                            5,
+                            Optional.empty(),
+                            "brine-key:test",
+                            Clock.systemUTC());
 
             await().until(() -> inForce(a).equals(rotated.next()) && inForce(b).equals(rotated.next()));
             await().until(() -> aTook.get() == 1 && bTook.get() == 1);

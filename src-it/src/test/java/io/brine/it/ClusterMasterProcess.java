@@ -40,9 +40,10 @@ final class ClusterMasterProcess implements AutoCloseable {
      */
     static final Duration START_WAIT = SuiteDefaults.WAIT.multipliedBy(5);
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
-    private static final Pattern SERVING = Pattern.compile(
-            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Pattern SERVING =
+            Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
     private static final Pattern HTTP = Pattern.compile("Metrics and health on http://\\S*:(\\d+)/metrics");
     static final int MASTER_KEY = 250;
     static final int ROOT_KEY = 249;
@@ -64,30 +65,37 @@ final class ClusterMasterProcess implements AutoCloseable {
     static ClusterMasterProcess start(Path dir, String connect) throws Exception {
         Fleet.seedMasterKey(dir.resolve("pki"), MASTER_KEY);
         Files.createDirectories(dir.resolve("cache"));
-        Fleet.writeKeyFile(dir.resolve("cache").resolve(RootPublisher.KEY_FILE),
-                TestKeys.privatePem(ROOT_KEY), "r--------");
-        Files.writeString(dir.resolve("master.yaml"), String.join("\n",
-                "interface: 127.0.0.1",
-                "ret_port: 0",
-                "publish_port: 0",
-                "pki_dir: pki",
-                "cachedir: cache",
-                "auto_accept: true",
-                "auth_rate_per_source: 1000",
-                "auth_burst: 1000",
-                "http_port: 0",
-                "cluster:",
-                "  connect: " + connect,
-                "  session_timeout: 4",
-                "  auth:",
-                "    user: brine",
-                "    password_file: zk.pass",
-                ""), StandardCharsets.UTF_8);
+        Fleet.writeKeyFile(
+                dir.resolve("cache").resolve(RootPublisher.KEY_FILE), TestKeys.privatePem(ROOT_KEY), "r--------");
+        Files.writeString(
+                dir.resolve("master.yaml"),
+                String.join(
+                        "\n",
+                        "interface: 127.0.0.1",
+                        "ret_port: 0",
+                        "publish_port: 0",
+                        "pki_dir: pki",
+                        "cachedir: cache",
+                        "auto_accept: true",
+                        "auth_rate_per_source: 1000",
+                        "auth_burst: 1000",
+                        "http_port: 0",
+                        "cluster:",
+                        "  connect: " + connect,
+                        "  session_timeout: 4",
+                        "  auth:",
+                        "    user: brine",
+                        "    password_file: zk.pass",
+                        ""),
+                StandardCharsets.UTF_8);
         TwoMasterCluster.writePassword(dir.resolve("zk.pass"));
         Path log = dir.resolve("master.out");
-        Process process = new ProcessBuilder("bash", ROOT.resolve("bin/brine-master").toString(), "-c",
-                dir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(
+                        "bash", ROOT.resolve("bin/brine-master").toString(), "-c", dir.toString())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(log.toFile())
+                .redirectErrorStream(true)
+                .start();
         return new ClusterMasterProcess(dir, log, process);
     }
 
@@ -107,9 +115,15 @@ final class ClusterMasterProcess implements AutoCloseable {
             }
             return false;
         });
-        System.out.printf("ClusterMasterProcess: %s served %.1f s after its start, %.1f s of CPU%n", dir.getFileName(),
-                (System.nanoTime() - started) / 1e9, process.toHandle().info().totalCpuDuration()
-                        .map(cpu -> cpu.toMillis() / 1e3).orElse(-1.0));
+        System.out.printf(
+                "ClusterMasterProcess: %s served %.1f s after its start, %.1f s of CPU%n",
+                dir.getFileName(),
+                (System.nanoTime() - started) / 1e9,
+                process.toHandle()
+                        .info()
+                        .totalCpuDuration()
+                        .map(cpu -> cpu.toMillis() / 1e3)
+                        .orElse(-1.0));
         return this;
     }
 
@@ -136,9 +150,12 @@ final class ClusterMasterProcess implements AutoCloseable {
 
     /** One line of {@code /metrics} by its name and labels as printed, or -1 when absent. */
     double metric(String line) throws Exception {
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + httpPort + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics"))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         for (String text : response.body().split("\n")) {
             if (text.startsWith(line + " ")) {
                 return Double.parseDouble(text.substring(line.length() + 1).trim());
@@ -149,16 +166,25 @@ final class ClusterMasterProcess implements AutoCloseable {
 
     /** GET {@code path} on the health port: status code and body. */
     HttpResponse<String> get(String path) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create("http://127.0.0.1:" + httpPort + path)).timeout(Duration.ofSeconds(5)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     /** A publisher session as the local administrator. */
     BrineClient rootClient() throws ClientException {
         KeyPair root = TestKeys.pair(ROOT_KEY);
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort, RootPublisher.NAME, root,
-                (RSAPublicKey) TestKeys.pair(MASTER_KEY).getPublic(), Duration.ofSeconds(10));
+        return BrineClient.connect(
+                TransportKind.ZEROMQ,
+                "127.0.0.1",
+                retPort,
+                RootPublisher.NAME,
+                root,
+                (RSAPublicKey) TestKeys.pair(MASTER_KEY).getPublic(),
+                Duration.ofSeconds(10));
     }
 
     @Override

@@ -62,18 +62,21 @@ class ClusterQuorumIT {
     void withoutQuorumAcceptedMinionsAndJobsGoOnAndNewKeysWaitUntilItReturns() throws Exception {
         MinionDaemon web1 = a.startMinion("web1", 110, config -> config);
         Fleet.awaitState(web1, MinionState.PENDING);
-        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
+        assertThat(b.master.keyStore().accept("web1", null, "brine-key:root").done())
+                .isTrue();
         Fleet.awaitState(web1, MinionState.ACCEPTED);
         a.awaitSubscribed("web1");
         ZkKeyStore storeA = (ZkKeyStore) a.master.keyStore();
         ZkKeyStore storeB = (ZkKeyStore) b.master.keyStore();
 
-        List<InstanceSpec> stopped = cluster.servers().getInstances().stream().limit(2).toList();
+        List<InstanceSpec> stopped =
+                cluster.servers().getInstances().stream().limit(2).toList();
         cluster.loseQuorum(stopped);
         await().until(() -> !storeA.health().writable() && !storeB.health().writable());
         assertThat(a.master.metrics().scrape()).contains("brine_cluster_writable 0.0");
 
-        assertThatThrownBy(() -> a.publish("test.ping", List.of("web1"))).isInstanceOf(PublishException.class)
+        assertThatThrownBy(() -> a.publish("test.ping", List.of("web1")))
+                .isInstanceOf(PublishException.class)
                 .hasMessageStartingWith(JobPublisher.NO_QUORUM);
         MinionDaemon web2 = b.startMinion("web2", 111, config -> config);
         Fleet.awaitState(web2, MinionState.PENDING);
@@ -106,8 +109,10 @@ class ClusterQuorumIT {
         MinionDaemon web2 = b.startMinion("web2", 111, config -> config);
         Fleet.awaitState(web1, MinionState.PENDING);
         Fleet.awaitState(web2, MinionState.PENDING);
-        assertThat(a.master.keyStore().accept("web1", null, "brine-key:root").done()).isTrue();
-        assertThat(a.master.keyStore().accept("web2", null, "brine-key:root").done()).isTrue();
+        assertThat(a.master.keyStore().accept("web1", null, "brine-key:root").done())
+                .isTrue();
+        assertThat(a.master.keyStore().accept("web2", null, "brine-key:root").done())
+                .isTrue();
         Fleet.awaitState(web1, MinionState.ACCEPTED);
         Fleet.awaitState(web2, MinionState.ACCEPTED);
         a.awaitSubscribed("web1");
@@ -117,7 +122,8 @@ class ClusterQuorumIT {
 
         Map<String, String> accepted = new LinkedHashMap<>();
         List<String> refused = new ArrayList<>();
-        List<InstanceSpec> stopped = cluster.servers().getInstances().stream().limit(2).toList();
+        List<InstanceSpec> stopped =
+                cluster.servers().getInstances().stream().limit(2).toList();
         try (BrineClient client = a.rootClient()) {
             BrineClient.Published before = client.publish(echo("before"));
             assertThat(before.unreachable()).isEmpty();
@@ -135,7 +141,9 @@ class ClusterQuorumIT {
                     accepted.put(tag, job.jid());
                     inARow = 0;
                 } catch (ClientException.Refused e) {
-                    assertThat(e.getMessage()).startsWith(JobPublisher.NO_QUORUM).contains("runs nowhere");
+                    assertThat(e.getMessage())
+                            .startsWith(JobPublisher.NO_QUORUM)
+                            .contains("runs nowhere");
                     refused.add(tag);
                     inARow++;
                 }
@@ -150,8 +158,8 @@ class ClusterQuorumIT {
         // was delivered before it.
         try (BrineClient client = a.rootClient()) {
             BrineClient.Published after = client.publish(echo("after"));
-            assertThat(client.awaitReturns(after.jid(), List.of("web1", "web2"), Duration.ofSeconds(30),
-                    event -> { })).containsOnlyKeys("web1", "web2");
+            assertThat(client.awaitReturns(after.jid(), List.of("web1", "web2"), Duration.ofSeconds(30), event -> {}))
+                    .containsOnlyKeys("web1", "web2");
         }
         await().untilAsserted(() -> assertThat(echoed(a, "web1")).containsAll(accepted.keySet()));
         Set<Object> ran = new HashSet<>(echoed(a, "web1"));

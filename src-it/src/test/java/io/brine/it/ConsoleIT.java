@@ -57,8 +57,10 @@ class ConsoleIT {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     static ChromeDriver browser;
+
     @TempDir
     Path dir;
+
     Fleet fleet;
     String token;
 
@@ -69,19 +71,30 @@ class ConsoleIT {
                     + " run .ci/install-test-deps as root");
         }
         ChromeOptions options = new ChromeOptions().setBinary(CHROMIUM.toFile());
-        options.addArguments("--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
-                "--user-data-dir=" + profile, "--no-first-run", "--disable-extensions");
+        options.addArguments(
+                "--headless=new",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--window-size=1280,900",
+                "--user-data-dir=" + profile,
+                "--no-first-run",
+                "--disable-extensions");
         if ("root".equals(System.getProperty("user.name"))) {
             options.addArguments("--no-sandbox"); // Chromium refuses to run as root with its sandbox
         }
         Files.createDirectories(SCREENSHOTS);
-        ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort().withLogFile(SCREENSHOTS.resolve("chromedriver.log").toFile()).build();
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort()
+                .withLogFile(SCREENSHOTS.resolve("chromedriver.log").toFile())
+                .build();
         try {
             browser = new ChromeDriver(service, options);
         } catch (WebDriverException e) {
-            fail("cannot start headless Chromium (" + CHROMIUM + " through " + CHROMEDRIVER + "): "
-                    + e.getMessage().lines().findFirst().orElse(""), e);
+            fail(
+                    "cannot start headless Chromium (" + CHROMIUM + " through " + CHROMEDRIVER + "): "
+                            + e.getMessage().lines().findFirst().orElse(""),
+                    e);
         }
     }
 
@@ -105,8 +118,15 @@ class ConsoleIT {
             b.api(MasterConfig.Api.loopback(0));
             return autoAccept ? b.acceptance(Fleet.autoAccept()) : b;
         });
-        token = ApiTokens.create(fleet.masterConfig.pkiDir(), "ops", List.of("*"), List.of("test.*"), true,
-                Duration.ofHours(1), Clock.systemUTC()).token();
+        token = ApiTokens.create(
+                        fleet.masterConfig.pkiDir(),
+                        "ops",
+                        List.of("*"),
+                        List.of("test.*"),
+                        true,
+                        Duration.ofHours(1),
+                        Clock.systemUTC())
+                .token();
     }
 
     void logIn() {
@@ -126,8 +146,8 @@ class ConsoleIT {
 
     /** The text element {@code id} shows now, or "" (read in one step: the pages replace what they refresh). */
     String text(String id) {
-        return String.valueOf(browser.executeScript("const e = document.getElementById(arguments[0]);"
-                + " return e ? e.innerText : ''", id));
+        return String.valueOf(browser.executeScript(
+                "const e = document.getElementById(arguments[0]);" + " return e ? e.innerText : ''", id));
     }
 
     static void screenshot(String name) throws IOException {
@@ -136,8 +156,8 @@ class ConsoleIT {
 
     void runJob(String target, String fun) {
         open("jobs");
-        WebElement targetField = await().ignoreExceptions().until(() -> browser.findElement(By.id("job-target")),
-                field -> true);
+        WebElement targetField =
+                await().ignoreExceptions().until(() -> browser.findElement(By.id("job-target")), field -> true);
         targetField.clear();
         targetField.sendKeys(target);
         browser.findElement(By.id("job-fun")).clear();
@@ -152,14 +172,18 @@ class ConsoleIT {
         await().until(() -> text("pending-list").contains("No key is pending"));
 
         // Asking again every second while pending, so that it sees the accept soon.
-        MinionDaemon web1 = fleet.startMinion("web1", 100, b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
-                Duration.ofSeconds(1), false, Duration.ofSeconds(15))));
+        MinionDaemon web1 = fleet.startMinion(
+                "web1",
+                100,
+                b -> b.auth(new MinionConfig.Auth(
+                        Duration.ofSeconds(1), Duration.ofSeconds(1), false, Duration.ofSeconds(15))));
         String fingerprint = Fingerprints.of(TestKeys.pair(100).getPublic());
         await().until(() -> text("pending-keys").contains("web1"));
         assertThat(text("pending-keys")).contains(fingerprint);
         screenshot("pending");
 
-        browser.findElement(By.cssSelector("#pending-keys button[data-verb=accept]")).click();
+        browser.findElement(By.cssSelector("#pending-keys button[data-verb=accept]"))
+                .click();
         assertThat(text("confirm")).contains("web1");
         assertThat(text("confirm-fingerprint")).isEqualTo(fingerprint);
         screenshot("pending-confirm");
@@ -174,8 +198,9 @@ class ConsoleIT {
         screenshot("fleet");
 
         runJob("web1", "test.ping");
-        await().until(() -> browser.findElements(By.cssSelector("#job-detail .return")).size() == 1
-                && text("job-detail").contains("1 of 1 returned"));
+        await().until(() ->
+                browser.findElements(By.cssSelector("#job-detail .return")).size() == 1
+                        && text("job-detail").contains("1 of 1 returned"));
         WebElement ret = browser.findElement(By.cssSelector("#job-detail .return"));
         assertThat(ret.findElement(By.cssSelector(".id")).getText()).isEqualTo("web1");
         assertThat(ret.findElement(By.cssSelector("pre.value")).getText()).isEqualTo("true");
@@ -218,17 +243,21 @@ class ConsoleIT {
 
     /** The text of the job's one return as the page shows it. */
     String shownReturn() {
-        return String.valueOf(browser.executeScript(
-                "return document.querySelector('#job-detail .return pre.value').textContent"));
+        return String.valueOf(
+                browser.executeScript("return document.querySelector('#job-detail .return pre.value').textContent"));
     }
 
     /** Publishes {@code fun} with one argument through the API, as a pipeline would; answers the jid. */
     String publish(String target, String fun, String arg) throws Exception {
         Map<String, Object> job = Map.of("target", target, "fun", fun, "args", List.of(arg));
-        HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
-                "http://127.0.0.1:" + fleet.master.apiPort() + "/api/jobs")).header("Authorization", "Bearer " + token)
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
-                        JSON.writeValueAsString(job))).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> response = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fleet.master.apiPort() + "/api/jobs"))
+                                .header("Authorization", "Bearer " + token)
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(job)))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(response.body()).isEqualTo(202);
         return JSON.readTree(response.body()).get("jid").asText();
     }

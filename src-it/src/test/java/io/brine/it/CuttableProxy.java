@@ -92,25 +92,28 @@ final class CuttableProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to, boolean holdable) {
-        Thread thread = new Thread(() -> {
-            byte[] buffer = new byte[64 * 1024];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int read;
-                while ((read = in.read(buffer)) >= 0) {
-                    if (holdable) {
-                        held.await();
+        Thread thread = new Thread(
+                () -> {
+                    byte[] buffer = new byte[64 * 1024];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int read;
+                        while ((read = in.read(buffer)) >= 0) {
+                            if (holdable) {
+                                held.await();
+                            }
+                            out.write(buffer, 0, read);
+                        }
+                    } catch (IOException e) {
+                        // cut
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    } finally {
+                        close(from);
+                        close(to);
                     }
-                    out.write(buffer, 0, read);
-                }
-            } catch (IOException e) {
-                // cut
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                close(from);
-                close(to);
-            }
-        }, "proxy-pump");
+                },
+                "proxy-pump");
         thread.setDaemon(true);
         thread.start();
     }

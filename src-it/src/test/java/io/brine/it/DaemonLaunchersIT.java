@@ -36,15 +36,17 @@ class DaemonLaunchersIT {
 
     /** The unpacked release tarball whose bin/ and conf/ this runs. */
     private static Path home;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The test minion's acceptance_wait_time: the least its config takes, so that the walk-through is short too. */
     private static final int ACCEPTANCE_WAIT = 1;
     /** The master's log line that names the ports it bound. */
-    private static final Pattern SERVING = Pattern.compile(
-            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+    private static final Pattern SERVING =
+            Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
 
     @TempDir
     Path tmp;
+
     private final List<Process> processes = new ArrayList<>();
 
     @BeforeAll
@@ -59,27 +61,31 @@ class DaemonLaunchersIT {
         }
     }
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     /** Runs a launcher to completion. */
     private static Run run(String launcher, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("bash", home.resolve("bin").resolve(launcher).toString()));
+        List<String> command = new ArrayList<>(
+                List.of("bash", home.resolve("bin").resolve(launcher).toString()));
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(
-                new File("/dev/null"))).start();
+        Process process = new ProcessBuilder(command)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
         byte[] out = process.getInputStream().readAllBytes();
         byte[] err = process.getErrorStream().readAllBytes();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8),
-                new String(err, StandardCharsets.UTF_8));
+        return new Run(
+                process.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
     }
 
     /** Starts a daemon with its log (standard error) going to {@code log}. */
     private Process start(String launcher, Path configDir, Path log) throws IOException {
-        Process process = new ProcessBuilder("bash", home.resolve("bin").resolve(launcher).toString(), "-c",
-                configDir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(
+                        "bash", home.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(log.toFile())
+                .redirectErrorStream(true)
+                .start();
         processes.add(process);
         return process;
     }
@@ -144,8 +150,10 @@ class DaemonLaunchersIT {
         Path masterLog = tmp.resolve("master.log");
         Process master = start("brine-master", masterDir, masterLog);
         // A first start generates its keys too: as long as a cluster test's master may take (a start is CPU work).
-        await().atMost(ClusterMasterProcess.START_WAIT).pollInterval(Duration.ofMillis(20))
-                .until(() -> Files.exists(masterLog) && Files.readString(masterLog).contains("Master serving"));
+        await().atMost(ClusterMasterProcess.START_WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() ->
+                        Files.exists(masterLog) && Files.readString(masterLog).contains("Master serving"));
         Matcher serving = SERVING.matcher(Files.readString(masterLog));
         assertThat(serving.find()).as("the master names its ports").isTrue();
         int retPort = Integer.parseInt(serving.group(1));
@@ -160,9 +168,11 @@ class DaemonLaunchersIT {
         Process minion = start("brine-minion", web1, web1Log);
         awaitState(web1, "pending");
         assertThat(status(web1).path("next_attempt").isNull()).isFalse();
-        assertThat(Files.readString(web1Log)).contains("Minion key created, fingerprint "
-                + status(web1).path("fingerprint").asText());
-        assertThat(Files.getPosixFilePermissions(web1.resolve("pki/minion.pem"))).hasToString("[OWNER_READ]");
+        assertThat(Files.readString(web1Log))
+                .contains("Minion key created, fingerprint "
+                        + status(web1).path("fingerprint").asText());
+        assertThat(Files.getPosixFilePermissions(web1.resolve("pki/minion.pem")))
+                .hasToString("[OWNER_READ]");
         assertThat(web1.resolve("pki/minion_master.pub")).doesNotExist();
         assertThat(masterDir.resolve("pki/minions_pre/web1")).exists();
 
@@ -177,10 +187,20 @@ class DaemonLaunchersIT {
                 .isEqualTo(Files.readString(masterDir.resolve("pki/master.pub")));
 
         // bin/brine runs a function on it (--port: master.yaml's ret_port is 0 here).
-        Run ping = run("brine", "-c", masterDir.toString(), "--port", String.valueOf(retPort), "--out", "json",
-                "web1", "test.ping");
+        Run ping = run(
+                "brine",
+                "-c",
+                masterDir.toString(),
+                "--port",
+                String.valueOf(retPort),
+                "--out",
+                "json",
+                "web1",
+                "test.ping");
         assertThat(ping.exit()).as(ping.err()).isZero();
-        assertThat(JSON.readTree(ping.out()).path("web1").asBoolean()).as(ping.out()).isTrue();
+        assertThat(JSON.readTree(ping.out()).path("web1").asBoolean())
+                .as(ping.out())
+                .isTrue();
         String acceptedKey = Files.readString(masterDir.resolve("pki/minions/web1"));
 
         // An impostor with the same id and its own key ends in minions_denied/; the accepted key is untouched.
@@ -188,7 +208,8 @@ class DaemonLaunchersIT {
         Process impostorProcess = start("brine-minion", impostor, tmp.resolve("impostor.log"));
         awaitState(impostor, "denied");
         assertThat(masterDir.resolve("pki/minions_denied/web1")).exists();
-        assertThat(Files.readString(masterDir.resolve("pki/minions_denied/web1"))).isNotEqualTo(acceptedKey);
+        assertThat(Files.readString(masterDir.resolve("pki/minions_denied/web1")))
+                .isNotEqualTo(acceptedKey);
         assertThat(Files.readString(masterDir.resolve("pki/minions/web1"))).isEqualTo(acceptedKey);
         assertThat(status(web1).path("state").asText()).isEqualTo("accepted");
         impostorProcess.destroy();
@@ -215,7 +236,8 @@ class DaemonLaunchersIT {
         master.destroy();
         assertThat(master.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(master.exitValue()).isIn(0, 143);
-        assertThat(Files.readString(masterLog)).contains("Master stopping", "Master stopped")
+        assertThat(Files.readString(masterLog))
+                .contains("Master stopping", "Master stopped")
                 .doesNotContain("ERROR");
 
         // Another master key on the same address: the pinned minion refuses it, whatever state it was in (here
@@ -224,12 +246,14 @@ class DaemonLaunchersIT {
         // (Its keys are made beforehand, to spare a slow machine two key generations it has seen once already.)
         Path swapped = masterConfig(tmp.resolve("swapped"), retPort, publishPort);
         Fleet.seedMasterKey(swapped.resolve("pki"), TestKeys.COUNT - 1);
-        Fleet.writeKeyFile(Files.createDirectories(swapped.resolve("cache")).resolve("root.pem"),
-                TestKeys.privatePem(TestKeys.COUNT - 2), "r--------");
+        Fleet.writeKeyFile(
+                Files.createDirectories(swapped.resolve("cache")).resolve("root.pem"),
+                TestKeys.privatePem(TestKeys.COUNT - 2),
+                "r--------");
         start("brine-master", swapped, tmp.resolve("swapped.log"));
         // The new master's start is part of the wait.
-        await().atMost(ClusterMasterProcess.START_WAIT).until(() -> status(web1).path("state").asText(),
-                "master_key_mismatch"::equals);
+        await().atMost(ClusterMasterProcess.START_WAIT)
+                .until(() -> status(web1).path("state").asText(), "master_key_mismatch"::equals);
         assertThat(Files.readString(web1Log)).contains("CRITICAL", "master key changed");
         assertThat(minion.isAlive()).isTrue();
         assertThat(Files.readString(web1.resolve("pki/minion_master.pub")))
@@ -242,15 +266,22 @@ class DaemonLaunchersIT {
         Files.writeString(master.resolve("master.yaml"), "ret_port: 4506\npublish_sesion: 3600\nkeysize: 1000\n");
         Run masterRun = run("brine-master", "-c", master.toString());
         assertThat(masterRun.exit()).isEqualTo(2);
-        assertThat(masterRun.err()).contains("2 problems", master.resolve("master.yaml") + ":2: publish_sesion",
-                master.resolve("master.yaml") + ":3: keysize").doesNotContain("Exception");
+        assertThat(masterRun.err())
+                .contains(
+                        "2 problems",
+                        master.resolve("master.yaml") + ":2: publish_sesion",
+                        master.resolve("master.yaml") + ":3: keysize")
+                .doesNotContain("Exception");
 
         Path minion = Files.createDirectories(tmp.resolve("bad-minion"));
         Files.writeString(minion.resolve("minion.yaml"), "id: Web1\nacceptance_wait_time: soon\n");
         Run minionRun = run("brine-minion", "-c", minion.toString());
         assertThat(minionRun.exit()).isEqualTo(2);
-        assertThat(minionRun.err()).contains(minion.resolve("minion.yaml") + ":1: id",
-                minion.resolve("minion.yaml") + ":2: acceptance_wait_time").doesNotContain("Exception");
+        assertThat(minionRun.err())
+                .contains(
+                        minion.resolve("minion.yaml") + ":1: id",
+                        minion.resolve("minion.yaml") + ":2: acceptance_wait_time")
+                .doesNotContain("Exception");
 
         Run help = run("brine-master", "--help");
         assertThat(help.exit()).isZero();

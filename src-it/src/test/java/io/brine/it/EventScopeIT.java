@@ -42,17 +42,20 @@ class EventScopeIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
     @Test
     void aNarrowPublisherHearsOnlyOfTheMinionsAndJobsItMayTarget() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()).publisherAcl(Map.of("ci",
-                new MasterConfig.PublisherAcl(List.of("web*"), List.of("test.*")))));
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept())
+                .publisherAcl(Map.of("ci", new MasterConfig.PublisherAcl(List.of("web*"), List.of("test.*")))));
         AtomicFiles.ensureDirectory(fleet.masterConfig.pkiDir().resolve("publishers"));
-        AtomicFiles.write(fleet.masterConfig.pkiDir().resolve("publishers/ci"),
-                Pem.bytes(TestKeys.publicPem(CI_KEY)), AtomicFiles.PUBLIC_READ);
+        AtomicFiles.write(
+                fleet.masterConfig.pkiDir().resolve("publishers/ci"),
+                Pem.bytes(TestKeys.publicPem(CI_KEY)),
+                AtomicFiles.PUBLIC_READ);
         // The narrow publisher subscribes first: each event is sent to the subscribers in that order, so whatever
         // the administrator has heard was queued for the narrow publisher before.
         List<SessionMessage.Event> ci = listen(ciClient(), 1);
@@ -64,10 +67,11 @@ class EventScopeIT {
         fleet.awaitSubscribed("web1", "db1");
         String mixed;
         try (BrineClient root = fleet.rootClient()) {
-            mixed = root.publish(BrineClient.Job.of("list", "web1,db1", "test.ping")).jid();
+            mixed = root.publish(BrineClient.Job.of("list", "web1,db1", "test.ping"))
+                    .jid();
         }
-        await().until(() -> tags(admin).containsAll(List.of("brine/job/" + mixed + "/ret/web1",
-                "brine/job/" + mixed + "/ret/db1")));
+        await().until(() -> tags(admin)
+                .containsAll(List.of("brine/job/" + mixed + "/ret/web1", "brine/job/" + mixed + "/ret/db1")));
         String own;
         try (BrineClient client = ciClient()) {
             BrineClient.Published published = client.publish(BrineClient.Job.of("glob", "web*", "test.ping"));
@@ -77,15 +81,24 @@ class EventScopeIT {
         // The same session carries every event in order: once it has this one, it has had all before it.
         await().until(() -> tags(ci).contains("brine/job/" + own + "/ret/web1"));
 
-        assertThat(tags(admin)).contains("brine/auth/accepted", "brine/key/minions", "brine/job/" + mixed + "/new",
-                "brine/job/" + own + "/new");
-        assertThat(tags(ci)).contains("brine/auth/accepted", "brine/key/minions", "brine/job/" + own + "/new")
-                .noneMatch(tag -> tag.contains(mixed)).noneMatch(tag -> tag.endsWith("/db1"));
+        assertThat(tags(admin))
+                .contains(
+                        "brine/auth/accepted",
+                        "brine/key/minions",
+                        "brine/job/" + mixed + "/new",
+                        "brine/job/" + own + "/new");
+        assertThat(tags(ci))
+                .contains("brine/auth/accepted", "brine/key/minions", "brine/job/" + own + "/new")
+                .noneMatch(tag -> tag.contains(mixed))
+                .noneMatch(tag -> tag.endsWith("/db1"));
         assertThat(ci).allSatisfy(event -> {
             assertThat(event.data().get("id")).as(event.tag()).isIn(null, "web1");
             Object minions = event.data().get("minions");
             if (minions != null) {
-                assertThat(((Collection<?>) minions).stream().map(String::valueOf).toList()).as(event.tag()).containsOnly("web1");
+                assertThat(((Collection<?>) minions)
+                                .stream().map(String::valueOf).toList())
+                        .as(event.tag())
+                        .containsOnly("web1");
             }
         });
         assertThat(admin).anySatisfy(event -> assertThat(event.data()).containsEntry("id", "db1"));
@@ -111,36 +124,57 @@ class EventScopeIT {
         await().until(() -> fleet.master.metrics().events().subscribers() == 1);
         fleet.startMinion("web1");
         await().until(() -> staying.out.toString().contains("\"tag\":\"brine/auth/accepted\""));
-        assertThat(staying.err.toString().lines()).hasSize(2).satisfiesExactly(
-                lost -> assertThat(lost).startsWith("brine: lost the master ("),
-                back -> assertThat(back).startsWith("brine: connected to the master again"));
+        assertThat(staying.err.toString().lines())
+                .hasSize(2)
+                .satisfiesExactly(
+                        lost -> assertThat(lost).startsWith("brine: lost the master ("),
+                        back -> assertThat(back).startsWith("brine: connected to the master again"));
         assertThat(staying.exit).isNotDone();
         staying.thread.interrupt();
     }
 
     /** One run of the brine CLI on its own thread: its output, its errors, its exit code once it ends. */
-    private record Cli(StringWriter out, StringWriter err, CompletableFuture<Integer> exit, Thread thread) {
-    }
+    private record Cli(StringWriter out, StringWriter err, CompletableFuture<Integer> exit, Thread thread) {}
 
     private Cli events(String... options) {
-        List<String> args = new ArrayList<>(List.of("events", "--out", "json", "--master", "127.0.0.1", "--port",
-                String.valueOf(fleet.retPort()), "--name", RootPublisher.NAME, "--key",
-                fleet.masterConfig.cachedir().resolve(RootPublisher.KEY_FILE).toString(), "--master-pub",
-                fleet.masterConfig.pkiDir().resolve("master.pub").toString(), "--connect-timeout", "2"));
+        List<String> args = new ArrayList<>(List.of(
+                "events",
+                "--out",
+                "json",
+                "--master",
+                "127.0.0.1",
+                "--port",
+                String.valueOf(fleet.retPort()),
+                "--name",
+                RootPublisher.NAME,
+                "--key",
+                fleet.masterConfig.cachedir().resolve(RootPublisher.KEY_FILE).toString(),
+                "--master-pub",
+                fleet.masterConfig.pkiDir().resolve("master.pub").toString(),
+                "--connect-timeout",
+                "2"));
         args.addAll(List.of(options));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         CompletableFuture<Integer> exit = new CompletableFuture<>();
-        Thread thread = new Thread(() -> exit.complete(BrineCli.run(args.toArray(String[]::new),
-                new PrintWriter(out, true), new PrintWriter(err, true))), "brine-events");
+        Thread thread = new Thread(
+                () -> exit.complete(BrineCli.run(
+                        args.toArray(String[]::new), new PrintWriter(out, true), new PrintWriter(err, true))),
+                "brine-events");
         thread.setDaemon(true);
         thread.start();
         return new Cli(out, err, exit, thread);
     }
 
     private BrineClient ciClient() throws Exception {
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "ci", TestKeys.pair(CI_KEY),
-                (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(), WAIT);
+        return BrineClient.connect(
+                TransportKind.ZEROMQ,
+                "127.0.0.1",
+                fleet.retPort(),
+                "ci",
+                TestKeys.pair(CI_KEY),
+                (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(),
+                WAIT);
     }
 
     /**

@@ -32,6 +32,7 @@ abstract class EventsIT {
 
     @TempDir
     Path tmp;
+
     private final List<Process> processes = new ArrayList<>();
 
     @AfterEach
@@ -65,27 +66,36 @@ abstract class EventsIT {
         for (String line : Files.readAllLines(events)) {
             lines.add(JSON.readTree(line));
         }
-        JsonNode accept = lines.stream().filter(l -> l.path("tag").asText().equals("brine/key/minions"))
-                .findFirst().orElseThrow();
+        JsonNode accept = lines.stream()
+                .filter(l -> l.path("tag").asText().equals("brine/key/minions"))
+                .findFirst()
+                .orElseThrow();
         assertThat(accept.path("data").path("id").asText()).isEqualTo(id);
         assertThat(accept.path("data").path("from").asText()).isEqualTo("minions_pre");
         assertThat(accept.path("time").asText()).isNotEmpty();
-        JsonNode published = lines.stream().filter(l -> l.path("tag").asText().matches("brine/job/[^/]+/new"))
-                .findFirst().orElseThrow();
+        JsonNode published = lines.stream()
+                .filter(l -> l.path("tag").asText().matches("brine/job/[^/]+/new"))
+                .findFirst()
+                .orElseThrow();
         String jid = published.path("data").path("jid").asText();
-        JsonNode ret = lines.stream().filter(l -> l.path("tag").asText().equals("brine/job/" + jid + "/ret/" + id))
-                .findFirst().orElseThrow();
+        JsonNode ret = lines.stream()
+                .filter(l -> l.path("tag").asText().equals("brine/job/" + jid + "/ret/" + id))
+                .findFirst()
+                .orElseThrow();
         assertThat(ret.path("data").path("success").asBoolean()).isTrue();
     }
 
     private void start(Path output, String launcher, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString()));
+        List<String> command = new ArrayList<>(
+                List.of("bash", ROOT.resolve("bin").resolve(launcher).toString()));
         command.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(
-                new File("/dev/null"))).redirectOutput(output.toFile());
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(output.toFile());
         if (launcher.equals("brine")) {
             // The events alone on standard output, as a pipe to jq would see them.
-            builder.redirectError(ProcessBuilder.Redirect.appendTo(tmp.resolve("brine.err").toFile()));
+            builder.redirectError(
+                    ProcessBuilder.Redirect.appendTo(tmp.resolve("brine.err").toFile()));
         } else {
             builder.redirectErrorStream(true); // the daemons log to standard error
         }
@@ -93,10 +103,13 @@ abstract class EventsIT {
     }
 
     private static void run(String launcher, String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString()));
+        List<String> command = new ArrayList<>(
+                List.of("bash", ROOT.resolve("bin").resolve(launcher).toString()));
         command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(
-                new File("/dev/null"))).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(command)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(process.exitValue()).as(out).isZero();

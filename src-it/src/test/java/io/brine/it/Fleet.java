@@ -57,21 +57,24 @@ final class Fleet implements AutoCloseable {
     final Path dir;
     /** The master's clock. */
     final Clock clock;
+
     final Clock minionClock;
     MasterDaemon master;
     MasterConfig masterConfig;
     /** The running minions; minions may be started from several threads at once. */
     final List<MinionDaemon> minions = new CopyOnWriteArrayList<>();
-    private final Map<MinionDaemon, MinionConfig> minionConfigs = Collections.synchronizedMap(
-            new IdentityHashMap<>());
+
+    private final Map<MinionDaemon, MinionConfig> minionConfigs = Collections.synchronizedMap(new IdentityHashMap<>());
     private TransportKind transport = TransportKind.ZEROMQ;
     private UnaryOperator<MasterConfig.Builder> masterCustomization = b -> b;
     /** The ports the master bound: a restarted master binds them again. */
     private int retPort;
+
     private int publishPort;
     private int tcpPort;
     /** The heartbeat interval of minions started from now on; null for the daemon's own (30 s). */
     Duration minionHeartbeat;
+
     private int nextKey;
     /** Between minions and a master started after them; see {@link #relayForLateMaster}. */
     private CuttableProxy relay;
@@ -108,8 +111,13 @@ final class Fleet implements AutoCloseable {
     // ---------------------------------------------------------------- master
 
     MasterConfig.Builder masterConfig() {
-        return MasterConfig.builder(dir.resolve("master")).interfaceAddress("127.0.0.1").publishPort(publishPort)
-                .retPort(retPort).tcpPort(tcpPort).transport(transport).logLevel(LogLevel.WARN);
+        return MasterConfig.builder(dir.resolve("master"))
+                .interfaceAddress("127.0.0.1")
+                .publishPort(publishPort)
+                .retPort(retPort)
+                .tcpPort(tcpPort)
+                .transport(transport)
+                .logLevel(LogLevel.WARN);
     }
 
     MasterDaemon startMaster(UnaryOperator<MasterConfig.Builder> customize) throws Exception {
@@ -126,7 +134,9 @@ final class Fleet implements AutoCloseable {
         Optional<ServerTransport> zmq = member(ZmtpServerTransport.class).map(ServerTransport.class::cast);
         retPort = zmq.map(t -> t.addresses().request().getPort()).orElse(0);
         publishPort = zmq.map(t -> t.addresses().publish().getPort()).orElse(0);
-        tcpPort = member(TcpServerTransport.class).map(t -> t.addresses().request().getPort()).orElse(0);
+        tcpPort = member(TcpServerTransport.class)
+                .map(t -> t.addresses().request().getPort())
+                .orElse(0);
         relayTarget = transport == TransportKind.TCP ? tcpPort : retPort;
         return master;
     }
@@ -223,14 +233,17 @@ final class Fleet implements AutoCloseable {
 
     /** Publishes {@code fun} to exactly {@code ids} as the master's own publisher would. */
     JobPublisher.Published publish(String fun, List<String> ids) throws Exception {
-        return master.master().jobs().publish("it", "list", String.join(",", ids), ids, fun, List.of(), Map.of(),
-                10, null);
+        return master.master()
+                .jobs()
+                .publish("it", "list", String.join(",", ids), ids, fun, List.of(), Map.of(), 10, null);
     }
 
     /** Waits for every one of {@code ids} to return {@code jid} into the job cache. */
     List<StoredReturn> awaitReturns(String jid, List<String> ids) {
-        return await().until(() -> master.master().jobs().cache().returns(jid),
-                returns -> returns.stream().map(StoredReturn::id).toList().containsAll(ids));
+        return await().until(
+                        () -> master.master().jobs().cache().returns(jid),
+                        returns ->
+                                returns.stream().map(StoredReturn::id).toList().containsAll(ids));
     }
 
     /** Writes {@code name} in the master's directory with {@code mode} (as {@code rw-------}), for policy files. */
@@ -244,10 +257,15 @@ final class Fleet implements AutoCloseable {
 
     /** A publisher session as the local administrator (the master's root key), on the port actually bound. */
     BrineClient rootClient() throws ClientException {
-        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(RootPublisher.KEY_FILE),
-                "root key");
-        return BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", retPort(), RootPublisher.NAME, root,
-                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(), Duration.ofSeconds(10));
+        KeyPair root = BrineClient.readPrivate(masterConfig.cachedir().resolve(RootPublisher.KEY_FILE), "root key");
+        return BrineClient.connect(
+                TransportKind.ZEROMQ,
+                "127.0.0.1",
+                retPort(),
+                RootPublisher.NAME,
+                root,
+                (RSAPublicKey) master.keyStore().masterKeyPair().getPublic(),
+                Duration.ofSeconds(10));
     }
 
     /** Acceptance with {@code auto_accept: true}. */
@@ -285,10 +303,12 @@ final class Fleet implements AutoCloseable {
      * acceptance wait growing to two, five-second auth timeout: quick, and still Salt's semantics.
      */
     MinionConfig.Builder minionConfig(String id, TransportKind kind) {
-        MinionConfig.Builder builder = MinionConfig.builder(dir.resolve("minions").resolve(id), id)
-                .master("127.0.0.1").transport(kind)
-                .auth(new MinionConfig.Auth(Duration.ofSeconds(1), Duration.ofSeconds(2), false,
-                        Duration.ofSeconds(5)));
+        MinionConfig.Builder builder = MinionConfig.builder(
+                        dir.resolve("minions").resolve(id), id)
+                .master("127.0.0.1")
+                .transport(kind)
+                .auth(new MinionConfig.Auth(
+                        Duration.ofSeconds(1), Duration.ofSeconds(2), false, Duration.ofSeconds(5)));
         if (relay != null) {
             return kind == TransportKind.TCP ? builder.tcpPort(relay.port()) : builder.retPort(relay.port());
         }
@@ -311,8 +331,7 @@ final class Fleet implements AutoCloseable {
     }
 
     /** Starts minion {@code id} with test key {@code keyIndex} (use 100 and up: lower ones are handed out in turn). */
-    MinionDaemon startMinion(String id, int keyIndex, UnaryOperator<MinionConfig.Builder> customize)
-            throws Exception {
+    MinionDaemon startMinion(String id, int keyIndex, UnaryOperator<MinionConfig.Builder> customize) throws Exception {
         seedKey(minionConfig(id).build().pkiDir(), keyIndex);
         return startMinion(id, customize);
     }
@@ -344,7 +363,8 @@ final class Fleet implements AutoCloseable {
 
     /** Starts (or starts again) a minion from a config, with whatever key its pki dir holds. */
     MinionDaemon start(MinionConfig config) throws Exception {
-        MinionDaemon minion = minionHeartbeat == null ? MinionDaemon.start(config, minionClock)
+        MinionDaemon minion = minionHeartbeat == null
+                ? MinionDaemon.start(config, minionClock)
                 : MinionDaemon.start(config, minionClock, minionHeartbeat);
         minions.add(minion);
         minionConfigs.put(minion, config);

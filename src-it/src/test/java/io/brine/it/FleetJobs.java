@@ -32,8 +32,8 @@ final class FleetJobs {
     }
 
     /** Publishes to exactly these minions (already resolved, as the publisher service would pass them). */
-    JobPublisher.Published publishTo(List<String> minions, String targetType, String target, String fun,
-            Object... args) throws PublishException {
+    JobPublisher.Published publishTo(List<String> minions, String targetType, String target, String fun, Object... args)
+            throws PublishException {
         return jobs().publish("it", targetType, target, minions, fun, List.of(args), Map.of(), 30, null);
     }
 

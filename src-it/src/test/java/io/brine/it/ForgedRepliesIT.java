@@ -27,12 +27,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ForgedRepliesIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final KeyPair FORGER = TestKeys.pair(TestKeys.COUNT - 10);
 
     @TempDir
     Path tmp;
+
     private Fleet fleet;
     private ForgingRelay relay;
     private Process minion;
@@ -66,12 +68,24 @@ class ForgedRepliesIT {
         if (pinned) {
             Files.copy(fleet.masterConfig.pkiDir().resolve("master.pub"), dir.resolve("pki/minion_master.pub"));
         }
-        Files.writeString(dir.resolve("minion.yaml"), String.join("\n", "id: web1", "master: 127.0.0.1",
-                "transport: tcp", "tcp_port: " + relay.port(), "pki_dir: pki", "cachedir: cache",
-                "acceptance_wait_time: 1", "auth_timeout: 1", ""));
+        Files.writeString(
+                dir.resolve("minion.yaml"),
+                String.join(
+                        "\n",
+                        "id: web1",
+                        "master: 127.0.0.1",
+                        "transport: tcp",
+                        "tcp_port: " + relay.port(),
+                        "pki_dir: pki",
+                        "cachedir: cache",
+                        "acceptance_wait_time: 1",
+                        "auth_timeout: 1",
+                        ""));
         minion = new ProcessBuilder("bash", ROOT.resolve("bin/brine-minion").toString(), "-c", dir.toString())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(tmp.resolve("web1.log").toFile()).redirectErrorStream(true).start();
+                .redirectOutput(tmp.resolve("web1.log").toFile())
+                .redirectErrorStream(true)
+                .start();
         return dir;
     }
 
@@ -92,9 +106,11 @@ class ForgedRepliesIT {
         Path web1 = startMinion(AuthStatus.REJECTED, true);
 
         // A request answered by the forger alone: shown as a mismatch while it lasts.
-        await().until(() -> relay.forged.get() >= 1 && "master_key_mismatch".equals(
-                status(web1).path("state").asText()));
-        assertThat(minion.isAlive()).as("the minion is still running; log:%n%s", log()).isTrue();
+        await().until(() -> relay.forged.get() >= 1
+                && "master_key_mismatch".equals(status(web1).path("state").asText()));
+        assertThat(minion.isAlive())
+                .as("the minion is still running; log:%n%s", log())
+                .isTrue();
         assertThat(status(web1).path("reason").asText()).startsWith("master key changed");
 
         // The minion keeps asking; from now on the forger answers first, the master second: the master's reply counts.
@@ -114,8 +130,11 @@ class ForgedRepliesIT {
     void aForgedRejectionDoesNotStopAMinionThatHasNotPinnedYet() throws Exception {
         // Nothing pinned, no master_finger: the forger's rejection verifies with the key it carries: it proves nothing.
         Path web1 = startMinion(AuthStatus.REJECTED, false);
-        await().until(() -> relay.forged.get() >= 1 && "rejected".equals(status(web1).path("state").asText()));
-        assertThat(minion.isAlive()).as("the minion is still running; log:%n%s", log()).isTrue();
+        await().until(() -> relay.forged.get() >= 1
+                && "rejected".equals(status(web1).path("state").asText()));
+        assertThat(minion.isAlive())
+                .as("the minion is still running; log:%n%s", log())
+                .isTrue();
         assertThat(web1.resolve("pki/minion_master.pub")).doesNotExist();
 
         // It asks again (a minion that stopped at the rejection is never accepted), and the master answers.

@@ -136,15 +136,26 @@ final class ForgingRelay implements AutoCloseable {
     }
 
     private void fromMinion(byte[] frame, DataOutputStream toMinion, DataOutputStream toMaster) throws IOException {
-        if (frame.length > 1 && (frame[1] & 0xff) == FrameType.AUTH_REQUEST.code()
+        if (frame.length > 1
+                && (frame[1] & 0xff) == FrameType.AUTH_REQUEST.code()
                 && Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok
                 && ok.message() instanceof AuthRequest request) {
             authRequests.incrementAndGet();
             Mode now = mode;
             if (now != Mode.PASS) {
-                write(toMinion, Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, forgedStatus,
-                        request.nonce(), System.currentTimeMillis(), forger.getPublic().getEncoded(),
-                        "forged by the relay", 0, null), forger.getPrivate()));
+                write(
+                        toMinion,
+                        Codec.encodeSigned(
+                                new AuthReply(
+                                        Suite.RSA_OAEP_PSS_AES256GCM,
+                                        forgedStatus,
+                                        request.nonce(),
+                                        System.currentTimeMillis(),
+                                        forger.getPublic().getEncoded(),
+                                        "forged by the relay",
+                                        0,
+                                        null),
+                                forger.getPrivate()));
                 forged.incrementAndGet();
             }
             if (now == Mode.FORGE) {
@@ -159,24 +170,26 @@ final class ForgingRelay implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to, FrameSink sink) {
-        Thread thread = new Thread(() -> {
-            try (DataInputStream in = new DataInputStream(from.getInputStream())) {
-                while (true) {
-                    int length = in.readInt();
-                    if (length <= 0 || length > FrameLimits.MAX_FRAME) {
-                        return;
+        Thread thread = new Thread(
+                () -> {
+                    try (DataInputStream in = new DataInputStream(from.getInputStream())) {
+                        while (true) {
+                            int length = in.readInt();
+                            if (length <= 0 || length > FrameLimits.MAX_FRAME) {
+                                return;
+                            }
+                            byte[] frame = new byte[length];
+                            in.readFully(frame);
+                            sink.accept(frame);
+                        }
+                    } catch (IOException e) {
+                        // cut
+                    } finally {
+                        close(from);
+                        close(to);
                     }
-                    byte[] frame = new byte[length];
-                    in.readFully(frame);
-                    sink.accept(frame);
-                }
-            } catch (IOException e) {
-                // cut
-            } finally {
-                close(from);
-                close(to);
-            }
-        }, "forger-pump");
+                },
+                "forger-pump");
         thread.setDaemon(true);
         thread.start();
     }

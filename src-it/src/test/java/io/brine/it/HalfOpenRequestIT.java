@@ -27,6 +27,7 @@ class HalfOpenRequestIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 

@@ -43,6 +43,7 @@ class HostileFramesIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -57,7 +58,8 @@ class HostileFramesIT {
     @Test
     void malformedAndOversizedFramesAreRefusedWhileOtherMinionsCarryOn() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         Master master = fleet.master.master();
         MinionDaemon m1 = fleet.startMinion("m1");
         Fleet.awaitState(m1, MinionState.ACCEPTED);
@@ -68,13 +70,13 @@ class HostileFramesIT {
             ZMQ.Socket hostile = context.createSocket(SocketType.DEALER);
             hostile.setLinger(0);
             hostile.connect("tcp://127.0.0.1:" + fleet.retPort());
-            hostile.send(new byte[] {1});                                        // too short to have a type
-            hostile.send(frame(0x7f, 100));                                      // no such type
-            hostile.send(frame(0x10, 100));                                      // an inner type as an outer frame
-            hostile.send(frame(0x02, 100));                                      // a master's frame type
-            hostile.send(frame(0x01, 1024));                                     // an auth request of noise
-            hostile.send(frame(0x01, FrameLimits.MAX_UNAUTHENTICATED + 1));      // auth over 64 KiB
-            hostile.send(frame(0x04, 4096));                                     // a session frame of noise
+            hostile.send(new byte[] {1}); // too short to have a type
+            hostile.send(frame(0x7f, 100)); // no such type
+            hostile.send(frame(0x10, 100)); // an inner type as an outer frame
+            hostile.send(frame(0x02, 100)); // a master's frame type
+            hostile.send(frame(0x01, 1024)); // an auth request of noise
+            hostile.send(frame(0x01, FrameLimits.MAX_UNAUTHENTICATED + 1)); // auth over 64 KiB
+            hostile.send(frame(0x04, 4096)); // a session frame of noise
             // The four refused before parsing are counted; noise that gets parsed is dropped with no answer.
             await().until(() -> master.droppedFrames() >= dropped + 4);
             hostile.setReceiveTimeOut(500);
@@ -82,8 +84,8 @@ class HostileFramesIT {
 
             // A well-formed frame naming a session the master does not know gets only a signed SessionUnknown.
             byte[] sessionId = new byte[16];
-            hostile.send(Codec.encode(new SessionFrame(sessionId, SessionFrame.Direction.MINION_TO_MASTER, 7,
-                    new byte[40])));
+            hostile.send(Codec.encode(
+                    new SessionFrame(sessionId, SessionFrame.Direction.MINION_TO_MASTER, 7, new byte[40])));
             hostile.setReceiveTimeOut((int) WAIT.toMillis());
             var decoded = Codec.decode(hostile.recv(), FrameLimits.MAX_FRAME);
             assertThat(decoded).isInstanceOfSatisfying(Decoded.Ok.class, ok -> {
@@ -91,7 +93,8 @@ class HostileFramesIT {
                     assertThat(unknown.sessionId()).isEqualTo(sessionId);
                     assertThat(unknown.counter()).isEqualTo(7);
                 });
-                assertThat(ok.verify(fleet.master.keyStore().masterKeyPair().getPublic())).isTrue();
+                assertThat(ok.verify(fleet.master.keyStore().masterKeyPair().getPublic()))
+                        .isTrue();
             });
 
             // Over 8 MiB: ZeroMQ drops the sender's connection before the frame reaches the master's heap.
@@ -158,8 +161,8 @@ class HostileFramesIT {
 
             // Once the bucket has refilled, a request is answered again: the source is limited, not banned.
             // (Asking again when unanswered is what a minion does.)
-            AuthReply reply = await().ignoreExceptions()
-                    .until(() -> flood.authenticate(Duration.ofSeconds(1)), r -> r != null);
+            AuthReply reply =
+                    await().ignoreExceptions().until(() -> flood.authenticate(Duration.ofSeconds(1)), r -> r != null);
             assertThat(reply.status()).isEqualTo(AuthStatus.PENDING);
         }
     }
@@ -188,7 +191,8 @@ class HostileFramesIT {
         try (Stream<String> lines = Files.lines(fleet.masterConfig.cachedir().resolve("audit.log"))) {
             // A request not dated later than one already answered from the key is dropped, and audited as such.
             return lines.filter(line -> line.contains("\"event\":\"auth-"))
-                    .filter(line -> !line.contains(NOT_NEWER)).count();
+                    .filter(line -> !line.contains(NOT_NEWER))
+                    .count();
         }
     }
 

@@ -12,6 +12,7 @@ import io.brine.master.publish.JobPublisher;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
 import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyState;
@@ -33,6 +34,7 @@ class KeyExchangeIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -43,7 +45,9 @@ class KeyExchangeIT {
 
     private JsonNode status(MinionDaemon minion) throws IOException {
         Path file = fleet.configOf(minion).statusFile();
-        return Files.exists(file) ? JSON.readTree(file.toFile()) : JSON.createObjectNode().put("state", "none");
+        return Files.exists(file)
+                ? JSON.readTree(file.toFile())
+                : JSON.createObjectNode().put("state", "none");
     }
 
     /** The status file once it shows {@code state} (it is written just after the state changes in memory). */
@@ -67,8 +71,11 @@ class KeyExchangeIT {
     private MinionDaemon startImpostor(String id, int testKey) throws Exception {
         Path pki = dir.resolve("impostor").resolve("pki");
         Fleet.seedKey(pki, testKey);
-        return fleet.startMinion(id, b -> b.pkiDir(pki).cachedir(dir.resolve("impostor/cache"))
-                .statusFile(dir.resolve("impostor/cache/status.json")));
+        return fleet.startMinion(
+                id,
+                b -> b.pkiDir(pki)
+                        .cachedir(dir.resolve("impostor/cache"))
+                        .statusFile(dir.resolve("impostor/cache/status.json")));
     }
 
     @Test
@@ -80,9 +87,11 @@ class KeyExchangeIT {
         JsonNode pending = awaitStatus(web1, "pending");
         assertThat(pending.get("id").asText()).isEqualTo("web1");
         assertThat(pending.get("fingerprint").asText()).isEqualTo(fingerprint(0));
-        assertThat(Instant.parse(pending.get("next_attempt").asText())).isAfter(Instant.parse(
-                pending.get("since").asText()));
-        assertThat(minionPki(web1).resolve("minion_master.pub")).as("pinned only once accepted").doesNotExist();
+        assertThat(Instant.parse(pending.get("next_attempt").asText()))
+                .isAfter(Instant.parse(pending.get("since").asText()));
+        assertThat(minionPki(web1).resolve("minion_master.pub"))
+                .as("pinned only once accepted")
+                .doesNotExist();
 
         AdminResult result = fleet.master.keyStore().accept("web1", fingerprint(0), "test-admin");
         assertThat(result.status()).isEqualTo(AdminResult.Status.DONE);
@@ -91,9 +100,11 @@ class KeyExchangeIT {
                 .isEqualTo(Files.readString(masterPki().resolve("master.pub")));
         JsonNode accepted = awaitStatus(web1, "accepted");
         assertThat(accepted.get("next_attempt").isNull()).isTrue();
-        assertThat(accepted.get("generation").asLong()).isEqualTo(fleet.master.master().keyring().current().number());
-        assertThat(accepted.get("master_fingerprint").asText()).isEqualTo(Fingerprints.of(
-                fleet.master.keyStore().masterKeyPair().getPublic()));
+        assertThat(accepted.get("generation").asLong())
+                .isEqualTo(fleet.master.master().keyring().current().number());
+        assertThat(accepted.get("master_fingerprint").asText())
+                .isEqualTo(
+                        Fingerprints.of(fleet.master.keyStore().masterKeyPair().getPublic()));
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("\"auth-pending\"", "\"auth-accepted\"", "\"key-accepted\"");
     }
@@ -129,8 +140,10 @@ class KeyExchangeIT {
     @Test
     void withRejectedRetryARejectedMinionKeepsAskingAndIsAcceptedOnceAnAdminChangesTheirMind() throws Exception {
         fleet.startMaster(b -> b);
-        MinionDaemon web1 = fleet.startMinion("web1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
-                Duration.ofSeconds(2), true, Duration.ofSeconds(5))));
+        MinionDaemon web1 = fleet.startMinion(
+                "web1",
+                b -> b.auth(new MinionConfig.Auth(
+                        Duration.ofSeconds(1), Duration.ofSeconds(2), true, Duration.ofSeconds(5))));
         Fleet.awaitState(web1, MinionState.PENDING);
         fleet.master.keyStore().reject("web1", null, "test-admin");
         assertThat(awaitStatus(web1, "rejected").get("next_attempt").isNull()).isFalse();
@@ -143,24 +156,35 @@ class KeyExchangeIT {
 
     @Test
     void anImpostorOfAnAcceptedMinionIsDeniedAndTheAcceptedKeyStaysUntouched() throws Exception {
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         MinionDaemon web1 = fleet.startMinion("web1");
         Fleet.awaitState(web1, MinionState.ACCEPTED);
         fleet.awaitSubscribed("web1");
         String accepted = Files.readString(masterPki().resolve("minions/web1"));
-        Object session = fleet.master.master().sessions().byMinion("web1").orElseThrow().sessionId();
+        Object session =
+                fleet.master.master().sessions().byMinion("web1").orElseThrow().sessionId();
 
         // Even auto_accept does not let another key take an id that has one.
         MinionDaemon impostor = startImpostor("web1", 150);
 
         Fleet.awaitState(impostor, MinionState.DENIED);
         assertThat(Files.readString(masterPki().resolve("minions/web1"))).isEqualTo(accepted);
-        assertThat(Fingerprints.of(io.brine.protocol.crypto.Pem.readPublicKey(Files.readString(
-                masterPki().resolve("minions_denied/web1"))))).isEqualTo(fingerprint(150));
+        assertThat(Fingerprints.of(
+                        Pem.readPublicKey(Files.readString(masterPki().resolve("minions_denied/web1")))))
+                .isEqualTo(fingerprint(150));
         awaitStatus(impostor, "denied");
-        assertThat(impostor.minion().status().nextAttempt()).as("denied keeps asking").isNotNull();
+        assertThat(impostor.minion().status().nextAttempt())
+                .as("denied keeps asking")
+                .isNotNull();
         // The real one keeps its session and keeps working.
-        assertThat(fleet.master.master().sessions().byMinion("web1").orElseThrow().sessionId()).isEqualTo(session);
+        assertThat(fleet.master
+                        .master()
+                        .sessions()
+                        .byMinion("web1")
+                        .orElseThrow()
+                        .sessionId())
+                .isEqualTo(session);
         assertThat(web1.minion().state()).isEqualTo(MinionState.ACCEPTED);
         JobPublisher.Published job = fleet.publish("test.ping", List.of("web1"));
         fleet.awaitReturns(job.jid(), List.of("web1"));
@@ -211,7 +235,8 @@ class KeyExchangeIT {
 
     @Test
     void aMasterFingerThatDoesNotMatchIsShownAndTheMinionTrustsNothing() throws Exception {
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         MinionDaemon web1 = fleet.startMinion("web1", b -> b.masterFinger(fingerprint(99)));
 
         // Such a reply is no more authentic than a forger's: shown, never obeyed, and the minion keeps asking.
@@ -224,10 +249,12 @@ class KeyExchangeIT {
 
     @Test
     void aMasterFingerThatMatchesIsTrusted() throws Exception {
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         String finger = Fingerprints.of(fleet.master.keyStore().masterKeyPair().getPublic());
 
-        MinionDaemon web1 = fleet.startMinion("web1", b -> b.masterFinger(finger.toUpperCase().replace(":", "")));
+        MinionDaemon web1 = fleet.startMinion(
+                "web1", b -> b.masterFinger(finger.toUpperCase().replace(":", "")));
 
         Fleet.awaitState(web1, MinionState.ACCEPTED);
         assertThat(minionPki(web1).resolve("minion_master.pub")).exists();

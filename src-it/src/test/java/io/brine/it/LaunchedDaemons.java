@@ -37,12 +37,14 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  */
 final class LaunchedDaemons implements ParameterResolver {
 
-    static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
     /** The shared minion's id. */
     static final String MINION = "web1";
+
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern SERVING = Pattern.compile(
-            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+    private static final Pattern SERVING =
+            Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
     /** In the JSON log, where {@code /} may be written {@code \/}. */
     private static final Pattern HTTP = Pattern.compile("Metrics and health on http:[^\\s\"]*?:(\\d+)\\\\?/metrics");
 
@@ -59,8 +61,15 @@ final class LaunchedDaemons implements ParameterResolver {
      * @param publishPort the master's publish port
      * @param httpPort    the master's metrics and health port
      */
-    record Running(Path masterDir, Path masterLog, Path cliDir, Path minionDir, int retPort, int publishPort,
-            int httpPort, Process master) {
+    record Running(
+            Path masterDir,
+            Path masterLog,
+            Path cliDir,
+            Path minionDir,
+            int retPort,
+            int publishPort,
+            int httpPort,
+            Process master) {
 
         /** The master's audit log. */
         Path auditLog() {
@@ -75,7 +84,9 @@ final class LaunchedDaemons implements ParameterResolver {
         /** The minion's state in its cache/status.json ("none" before there is one). */
         String minionState(Path minionDir) {
             try {
-                return JSON.readTree(minionDir.resolve("cache/status.json").toFile()).path("state").asText();
+                return JSON.readTree(minionDir.resolve("cache/status.json").toFile())
+                        .path("state")
+                        .asText();
             } catch (IOException e) {
                 return "none";
             }
@@ -90,9 +101,22 @@ final class LaunchedDaemons implements ParameterResolver {
     }
 
     private static Path minionConfig(Path parent, String id, int retPort, int publishPort) throws IOException {
-        return MetricsEndpointIT.config(Files.createTempDirectory(parent, id), "minion.yaml", Map.of("id", id,
-                "ret_port", String.valueOf(retPort), "publish_port", String.valueOf(publishPort), "pki_dir", "pki",
-                "cachedir", "cache", "acceptance_wait_time", "1"));
+        return MetricsEndpointIT.config(
+                Files.createTempDirectory(parent, id),
+                "minion.yaml",
+                Map.of(
+                        "id",
+                        id,
+                        "ret_port",
+                        String.valueOf(retPort),
+                        "publish_port",
+                        String.valueOf(publishPort),
+                        "pki_dir",
+                        "pki",
+                        "cachedir",
+                        "cache",
+                        "acceptance_wait_time",
+                        "1"));
     }
 
     @Override
@@ -123,9 +147,24 @@ final class LaunchedDaemons implements ParameterResolver {
         List<Process> processes = new ArrayList<>();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(processes, dir), "stop-launched-daemons"));
 
-        Path masterDir = MetricsEndpointIT.config(dir.resolve("master"), "master.yaml", Map.of("publish_port", "0",
-                "ret_port", "0", "pki_dir", "pki", "cachedir", "cache", "log_format", "json", "http_port", "0",
-                "autosign_file", "autosign.conf"));
+        Path masterDir = MetricsEndpointIT.config(
+                dir.resolve("master"),
+                "master.yaml",
+                Map.of(
+                        "publish_port",
+                        "0",
+                        "ret_port",
+                        "0",
+                        "pki_dir",
+                        "pki",
+                        "cachedir",
+                        "cache",
+                        "log_format",
+                        "json",
+                        "http_port",
+                        "0",
+                        "autosign_file",
+                        "autosign.conf"));
         Files.writeString(masterDir.resolve("autosign.conf"), MINION + "\n");
         Fleet.seedMasterKey(masterDir.resolve("pki"), 140);
         Fleet.seedRootKey(masterDir.resolve("cache"), 141);
@@ -133,37 +172,53 @@ final class LaunchedDaemons implements ParameterResolver {
         Process master = start(processes, "brine-master", masterDir, masterLog);
         // As long as a cluster test's master may take (a start is CPU work): failing here fails every test that
         // shares the pair.
-        await().atMost(ClusterMasterProcess.START_WAIT).pollInterval(Duration.ofMillis(20)).until(() -> {
-            String started = Files.exists(masterLog) ? Files.readString(masterLog) : "";
-            return started.contains("Master serving") && started.contains("Metrics and health on");
-        });
+        await().atMost(ClusterMasterProcess.START_WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    String started = Files.exists(masterLog) ? Files.readString(masterLog) : "";
+                    return started.contains("Master serving") && started.contains("Metrics and health on");
+                });
         String log = Files.readString(masterLog, StandardCharsets.UTF_8);
         Matcher serving = SERVING.matcher(log);
         Matcher http = HTTP.matcher(log);
         assertThat(serving.find()).as("the master names its ports:%n%s", log).isTrue();
-        assertThat(http.find()).as("the master names its metrics port:%n%s", log).isTrue();
+        assertThat(http.find())
+                .as("the master names its metrics port:%n%s", log)
+                .isTrue();
         int retPort = Integer.parseInt(serving.group(1));
         int publishPort = Integer.parseInt(serving.group(2));
         // The admin's CLI reads master.yaml: give it the ports the master bound.
-        Path cliDir = MetricsEndpointIT.config(dir.resolve("cli"), "master.yaml", Map.of("publish_port",
-                String.valueOf(publishPort), "ret_port", String.valueOf(retPort), "pki_dir",
-                masterDir.resolve("pki").toString(), "cachedir", masterDir.resolve("cache").toString()));
+        Path cliDir = MetricsEndpointIT.config(
+                dir.resolve("cli"),
+                "master.yaml",
+                Map.of(
+                        "publish_port",
+                        String.valueOf(publishPort),
+                        "ret_port",
+                        String.valueOf(retPort),
+                        "pki_dir",
+                        masterDir.resolve("pki").toString(),
+                        "cachedir",
+                        masterDir.resolve("cache").toString()));
 
         Path minionDir = minionConfig(dir, MINION, retPort, publishPort);
         Fleet.seedKey(minionDir.resolve("pki"), 142);
         start(processes, "brine-minion", minionDir, dir.resolve(MINION + ".log"));
-        Running launched = new Running(masterDir, masterLog, cliDir, minionDir, retPort, publishPort,
-                Integer.parseInt(http.group(1)), master);
-        await().atMost(ClusterMasterProcess.START_WAIT).until(() -> launched.minionState(minionDir),
-                "accepted"::equals);
+        Running launched = new Running(
+                masterDir, masterLog, cliDir, minionDir, retPort, publishPort, Integer.parseInt(http.group(1)), master);
+        await().atMost(ClusterMasterProcess.START_WAIT)
+                .until(() -> launched.minionState(minionDir), "accepted"::equals);
         return launched;
     }
 
     private static Process start(List<Process> processes, String launcher, Path configDir, Path log)
             throws IOException {
-        Process process = new ProcessBuilder("bash", ROOT.resolve("bin").resolve(launcher).toString(), "-c",
-                configDir.toString()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(
+                        "bash", ROOT.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(log.toFile())
+                .redirectErrorStream(true)
+                .start();
         synchronized (processes) {
             processes.add(process);
         }

@@ -11,14 +11,11 @@ import org.junit.jupiter.api.Nested;
 class LaunchedDaemonsIT {
 
     @Nested
-    class Logs extends LogsIT {
-    }
+    class Logs extends LogsIT {}
 
     @Nested
-    class Metrics extends MetricsEndpointIT {
-    }
+    class Metrics extends MetricsEndpointIT {}
 
     @Nested
-    class Events extends EventsIT {
-    }
+    class Events extends EventsIT {}
 }

@@ -35,8 +35,12 @@ abstract class LogsIT {
         // Every line the master logged once its config was read is one JSON object.
         List<String> lines = Files.readAllLines(masterLog);
         JsonNode serving = null;
-        for (String line : lines.subList(lines.indexOf(lines.stream().filter(l -> l.startsWith("{")).findFirst()
-                .orElseThrow()), lines.size())) {
+        for (String line : lines.subList(
+                lines.indexOf(lines.stream()
+                        .filter(l -> l.startsWith("{"))
+                        .findFirst()
+                        .orElseThrow()),
+                lines.size())) {
             JsonNode event = JSON.readTree(line);
             assertThat(event.path("level").asText()).isNotEmpty();
             if (event.path("formattedMessage").asText().startsWith("Master serving")) {
@@ -51,7 +55,9 @@ abstract class LogsIT {
         Path rotated = Files.createTempFile(audit.getParent(), "audit.log.", "");
         Files.move(audit, rotated, StandardCopyOption.REPLACE_EXISTING);
         long reopened = LaunchedDaemons.logged(masterLog, "Logs reopened");
-        Process hup = new ProcessBuilder("kill", "-HUP", String.valueOf(daemons.master().pid())).start();
+        Process hup = new ProcessBuilder(
+                        "kill", "-HUP", String.valueOf(daemons.master().pid()))
+                .start();
         assertThat(hup.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(hup.exitValue()).isZero();
         await().until(() -> LaunchedDaemons.logged(masterLog, "Logs reopened") > reopened);
@@ -59,9 +65,15 @@ abstract class LogsIT {
         assertThat(Files.getPosixFilePermissions(audit)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
 
         // The master's next record (a rotation an admin asks for) lands in the new file, not the moved one.
-        Process rotate = new ProcessBuilder("bash", ROOT.resolve("bin/brine-key").toString(), "-c",
-                daemons.masterDir().toString(), "--rotate").redirectInput(ProcessBuilder.Redirect.from(
-                new File("/dev/null"))).redirectErrorStream(true).start();
+        Process rotate = new ProcessBuilder(
+                        "bash",
+                        ROOT.resolve("bin/brine-key").toString(),
+                        "-c",
+                        daemons.masterDir().toString(),
+                        "--rotate")
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(rotate.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(rotate.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(rotate.exitValue()).as(out).isZero();

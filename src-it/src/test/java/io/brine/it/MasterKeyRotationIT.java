@@ -27,6 +27,7 @@ class MasterKeyRotationIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -70,8 +71,12 @@ class MasterKeyRotationIT {
     }
 
     private int brineKey(String... rotation) {
-        List<String> args = new ArrayList<>(List.of("--pki-dir", fleet.masterConfig.pkiDir().toString(),
-                "--cachedir", dir.resolve("admin-cache").toString(), "--rotate-master-key"));
+        List<String> args = new ArrayList<>(List.of(
+                "--pki-dir",
+                fleet.masterConfig.pkiDir().toString(),
+                "--cachedir",
+                dir.resolve("admin-cache").toString(),
+                "--rotate-master-key"));
         args.addAll(List.of(rotation));
         return BrineKey.commandLine(new BrineKey()).execute(args.toArray(String[]::new));
     }
@@ -83,7 +88,8 @@ class MasterKeyRotationIT {
         Path signingKey = Files.writeString(offline.resolve("master_sign.pem"), TestKeys.privatePem(200));
         Files.setPosixFilePermissions(signingKey, PosixFilePermissions.fromString("r--------"));
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
-        Path minionPki = Files.createDirectories(fleet.minionConfig("web1").build().pkiDir());
+        Path minionPki =
+                Files.createDirectories(fleet.minionConfig("web1").build().pkiDir());
         Files.writeString(minionPki.resolve("master_sign.pub"), TestKeys.publicPem(200));
         MinionDaemon minion = fleet.startMinion("web1", b -> b.masterSignKeyName("master_sign"));
         MinionConfig config = fleet.configOf(minion);

@@ -38,6 +38,7 @@ class MasterRestartIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -90,11 +91,11 @@ class MasterRestartIT {
         fleet.transport(kind);
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         List<String> ids = List.of("m1", "m2", "m3");
-        try (CuttableProxy requests = new CuttableProxy(kind == TransportKind.TCP ? fleet.tcpPort()
-                : fleet.retPort())) {
+        try (CuttableProxy requests =
+                new CuttableProxy(kind == TransportKind.TCP ? fleet.tcpPort() : fleet.retPort())) {
             for (String id : ids) {
-                fleet.startMinion(id, b -> kind == TransportKind.TCP ? b.tcpPort(requests.port())
-                        : b.retPort(requests.port()));
+                fleet.startMinion(
+                        id, b -> kind == TransportKind.TCP ? b.tcpPort(requests.port()) : b.retPort(requests.port()));
             }
             fleet.awaitAll(MinionState.ACCEPTED);
             JobPublisher.Published before = fleet.publish("test.ping", ids);
@@ -141,8 +142,9 @@ class MasterRestartIT {
         String script = "touch " + started + " && while [ ! -e " + release + " ]; do sleep 0.05; done && echo done";
         String jid;
         try (BrineClient client = fleet.rootClient()) {
-            jid = client.publish(new BrineClient.Job("list", "m1", "cmd.run", List.of(script),
-                    Map.of("shell", true), 0)).jid();
+            jid = client.publish(
+                            new BrineClient.Job("list", "m1", "cmd.run", List.of(script), Map.of("shell", true), 0))
+                    .jid();
         }
         await().until(() -> Files.exists(started));
 
@@ -165,18 +167,34 @@ class MasterRestartIT {
         try (CuttableProxy network = new CuttableProxy(fleet.retPort())) {
             MinionDaemon m1 = fleet.startMinion("m1", b -> b.retPort(network.port()));
             Fleet.awaitState(m1, MinionState.ACCEPTED);
-            MinionSession session = fleet.master.master().sessions().byMinion("m1").orElseThrow();
+            MinionSession session =
+                    fleet.master.master().sessions().byMinion("m1").orElseThrow();
             // Its ticket is given (asked for once the session opened): the minion resumes with it after the cut.
-            await().until(() -> fleet.master.metrics().registry().get("brine.resumption.tickets").functionCounter()
-                    .count() == 1);
+            await().until(() -> fleet.master
+                            .metrics()
+                            .registry()
+                            .get("brine.resumption.tickets")
+                            .functionCounter()
+                            .count()
+                    == 1);
 
             network.cut();
 
             // ZeroMQ reconnects; the minion resumes with its ticket (PROTOCOL.md 8.9): a new session, no RSA.
-            await().until(() -> network.connections.get() >= 2 && fleet.master.master().sessions().byMinion("m1")
-                    .filter(resumed -> resumed != session).isPresent());
+            await().until(() -> network.connections.get() >= 2
+                    && fleet.master
+                            .master()
+                            .sessions()
+                            .byMinion("m1")
+                            .filter(resumed -> resumed != session)
+                            .isPresent());
             assertThat(m1.minion().state()).isEqualTo(MinionState.ACCEPTED);
-            assertThat(fleet.master.metrics().registry().get("brine.resumptions").functionCounter().count())
+            assertThat(fleet.master
+                            .metrics()
+                            .registry()
+                            .get("brine.resumptions")
+                            .functionCounter()
+                            .count())
                     .isEqualTo(1);
             fleet.awaitSubscribed("m1");
             JobPublisher.Published job = fleet.publish("test.ping", List.of("m1"));
@@ -189,8 +207,9 @@ class MasterRestartIT {
         fleet.relayForLateMaster();
         // An acceptance wait of an hour: only asking when the connection comes up gets it accepted within the
         // suite's wait.
-        MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofHours(1),
-                Duration.ZERO, false, Duration.ofSeconds(1))));
+        MinionDaemon m1 = fleet.startMinion(
+                "m1",
+                b -> b.auth(new MinionConfig.Auth(Duration.ofHours(1), Duration.ZERO, false, Duration.ofSeconds(1))));
         await().until(() -> m1.minion().status().reason().equals("no answer from the master"));
         assertThat(m1.minion().state()).isEqualTo(MinionState.CONNECTING);
         assertThat(m1.minion().status().nextAttempt()).isNotNull();
@@ -206,12 +225,15 @@ class MasterRestartIT {
     @Test
     void aPinnedMinionRefusesAMasterThatComesBackWithAnotherKeyAndKeepsAsking() throws Exception {
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
-        MinionDaemon m1 = fleet.startMinion("m1", b -> b.auth(new MinionConfig.Auth(Duration.ofSeconds(1),
-                Duration.ofSeconds(2), false, Duration.ofSeconds(2))));
+        MinionDaemon m1 = fleet.startMinion(
+                "m1",
+                b -> b.auth(new MinionConfig.Auth(
+                        Duration.ofSeconds(1), Duration.ofSeconds(2), false, Duration.ofSeconds(2))));
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         Path pin = fleet.configOf(m1).pkiDir().resolve("minion_master.pub");
         String pinned = Files.readString(pin);
-        assertThat(pinned).isEqualTo(Files.readString(fleet.masterConfig.pkiDir().resolve("master.pub")));
+        assertThat(pinned)
+                .isEqualTo(Files.readString(fleet.masterConfig.pkiDir().resolve("master.pub")));
 
         // Same address, same ports, another pki dir: another master key.
         fleet.restartMaster(b -> b.pkiDir(dir.resolve("impostor-pki")));
@@ -255,7 +277,8 @@ class MasterRestartIT {
 
         try (RawMinion attacker = new RawMinion(fleet.retPort(), "web1", TestKeys.pair(web1Key))) {
             attacker.send(captured);
-            assertThat(awaitRefusedOrAnswered(attacker, "older than the live session")).isEmpty();
+            assertThat(awaitRefusedOrAnswered(attacker, "older than the live session"))
+                    .isEmpty();
         }
         assertThat(fleet.sessionIds().get("web1")).isEqualTo(session);
 
@@ -264,7 +287,8 @@ class MasterRestartIT {
         try (RawMinion attacker = new RawMinion(fleet.retPort(), "web1", TestKeys.pair(web1Key))) {
             attacker.send(captured);
             assertThat(awaitRefusedOrAnswered(attacker, "not newer than one already taken from its key"))
-                    .as("the answer to a replayed request").isEmpty();
+                    .as("the answer to a replayed request")
+                    .isEmpty();
         }
         assertThat(fleet.master.master().sessions().byMinion("web1")).isEmpty();
 
@@ -281,9 +305,11 @@ class MasterRestartIT {
         List<Decoded.Ok> answers = new ArrayList<>();
         await().until(() -> {
             attacker.nextReply(Duration.ofMillis(50)).ifPresent(answers::add);
-            return !answers.isEmpty() || Files.readAllLines(fleet.masterConfig.auditLog()).stream()
-                    .anyMatch(line -> line.contains("auth-refused") && line.contains("\"web1\"")
-                            && line.contains(reason));
+            return !answers.isEmpty()
+                    || Files.readAllLines(fleet.masterConfig.auditLog()).stream()
+                            .anyMatch(line -> line.contains("auth-refused")
+                                    && line.contains("\"web1\"")
+                                    && line.contains(reason));
         });
         return answers.stream().findFirst();
     }

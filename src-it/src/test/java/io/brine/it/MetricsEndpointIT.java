@@ -32,7 +32,8 @@ abstract class MetricsEndpointIT {
 
     private static final Path ROOT = LaunchedDaemons.ROOT;
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @Test
     void countersMoveAfterAnAuthAndAJob(LaunchedDaemons.Running daemons) throws Exception {
@@ -44,12 +45,20 @@ abstract class MetricsEndpointIT {
         // The shared minion was accepted by autosign_file, which names it alone.
         assertThat(value(before, "brine_auth_answers_total", "outcome=\"accepted\",rule=\"autosign_file\""))
                 .isGreaterThanOrEqualTo(1);
-        await().untilAsserted(() -> assertThat(value(get(httpPort, "/metrics").body(), "brine_minions_connected",
-                "transport=\"zeromq\"")).isGreaterThanOrEqualTo(1));
+        await().untilAsserted(() -> assertThat(
+                        value(get(httpPort, "/metrics").body(), "brine_minions_connected", "transport=\"zeromq\""))
+                .isGreaterThanOrEqualTo(1));
 
-        Process brine = new ProcessBuilder("bash", ROOT.resolve("bin/brine").toString(), "-c",
-                daemons.cliDir().toString(), LaunchedDaemons.MINION, "test.ping").redirectInput(
-                ProcessBuilder.Redirect.from(new File("/dev/null"))).redirectErrorStream(true).start();
+        Process brine = new ProcessBuilder(
+                        "bash",
+                        ROOT.resolve("bin/brine").toString(),
+                        "-c",
+                        daemons.cliDir().toString(),
+                        LaunchedDaemons.MINION,
+                        "test.ping")
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(brine.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(brine.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(brine.exitValue()).as(out).isZero();
@@ -57,9 +66,9 @@ abstract class MetricsEndpointIT {
         String after = get(httpPort, "/metrics").body();
         assertThat(value(after, "brine_publications_total") - value(before, "brine_publications_total"))
                 .isEqualTo(1);
-        assertThat(value(after, "brine_returns_total") - value(before, "brine_returns_total")).isEqualTo(1);
-        assertThat(value(after, "brine_missing_minions_total")).isEqualTo(value(before,
-                "brine_missing_minions_total"));
+        assertThat(value(after, "brine_returns_total") - value(before, "brine_returns_total"))
+                .isEqualTo(1);
+        assertThat(value(after, "brine_missing_minions_total")).isEqualTo(value(before, "brine_missing_minions_total"));
         assertThat(value(after, "brine_auth_latency_seconds_count")).isGreaterThanOrEqualTo(1);
         try (Stream<Path> accepted = Files.list(daemons.masterDir().resolve("pki/minions"))) {
             assertThat(value(after, "brine_keys", "state=\"minions\"")).isEqualTo(accepted.count());
@@ -87,8 +96,11 @@ abstract class MetricsEndpointIT {
     }
 
     private HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     static double value(String exposition, String name) {
@@ -97,8 +109,8 @@ abstract class MetricsEndpointIT {
 
     /** The sum of the samples of {@code name} whose labels contain {@code labels}. */
     static double value(String exposition, String name, String labels) {
-        Matcher sample = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(
-                exposition);
+        Matcher sample = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$")
+                .matcher(exposition);
         double sum = 0;
         while (sample.find()) {
             if (sample.group(1) == null ? labels.isEmpty() : sample.group(1).contains(labels)) {

@@ -15,6 +15,7 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.KeyLookup;
+import io.brine.store.keys.RotationDecision;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.PublicKey;
@@ -35,6 +36,7 @@ class MinionKeyRotationIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -49,8 +51,7 @@ class MinionKeyRotationIT {
 
     @ParameterizedTest
     @EnumSource(TransportKind.class)
-    void aMinionRotatesItsKeyOverItsSessionAndRunsJobsWithTheNewOneAfterARestart(TransportKind kind)
-            throws Exception {
+    void aMinionRotatesItsKeyOverItsSessionAndRunsJobsWithTheNewOneAfterARestart(TransportKind kind) throws Exception {
         fleet = new Fleet(dir).transport(kind);
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         MinionDaemon web1 = fleet.startMinion("web1");
@@ -95,8 +96,15 @@ class MinionKeyRotationIT {
         Fleet.writeKeyFile(rotatedPki.resolve(MinionKeyring.NEW_PRIVATE_FILE), TestKeys.privatePem(60), "r--------");
         Fleet.writeKeyFile(unheardPki.resolve(MinionKeyring.NEW_PRIVATE_FILE), TestKeys.privatePem(61), "r--------");
         RSAPublicKey newKey = (RSAPublicKey) TestKeys.pair(60).getPublic();
-        assertThat(fleet.master.keyStore().rotate("web1", (RSAPublicKey) publicKeyIn(rotatedPki), newKey,
-                KeyRotationPolicy.ALLOW, "minion web1")).isInstanceOf(io.brine.store.keys.RotationDecision.Rotated.class);
+        assertThat(fleet.master
+                        .keyStore()
+                        .rotate(
+                                "web1",
+                                (RSAPublicKey) publicKeyIn(rotatedPki),
+                                newKey,
+                                KeyRotationPolicy.ALLOW,
+                                "minion web1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
 
         MinionDaemon web1 = fleet.start(rotatedConfig);
         MinionDaemon web2 = fleet.start(unheardConfig);

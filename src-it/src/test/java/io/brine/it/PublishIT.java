@@ -43,17 +43,19 @@ class PublishIT {
     @BeforeAll
     void startFleet(@TempDir Path dir) throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build())
+        fleet.startMaster(b -> b.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build())
                 .publisherAcl(Map.of("ci", new MasterConfig.PublisherAcl(List.of("m1", "m2"), List.of("test.*")))));
         AtomicFiles.ensureDirectory(fleet.masterConfig.pkiDir().resolve("publishers"));
-        AtomicFiles.write(fleet.masterConfig.pkiDir().resolve("publishers/ci"), Pem.bytes(TestKeys.publicPem(200)),
+        AtomicFiles.write(
+                fleet.masterConfig.pkiDir().resolve("publishers/ci"),
+                Pem.bytes(TestKeys.publicPem(200)),
                 AtomicFiles.PUBLIC_READ);
         for (String id : ALL) {
             String role = id.equals("m1") || id.equals("m2") ? "web" : "db";
             fleet.startMinion(id, b -> b.grains(Map.of("role", List.of(role))));
         }
-        await().until(() -> fleet.minions.stream()
-                .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
         // Grains reach the master right after auth.
         await().until(() -> ALL.stream()
                 .allMatch(id -> fleet.master.master().grains().get(id).containsKey("role")));
@@ -71,14 +73,13 @@ class PublishIT {
     private Map<String, SessionMessage.ReturnEvent> run(BrineClient client, BrineClient.Job job)
             throws ClientException {
         BrineClient.Published published = client.publish(job);
-        return client.awaitReturns(published.jid(), published.minions(), WAIT, r -> { });
+        return client.awaitReturns(published.jid(), published.minions(), WAIT, r -> {});
     }
 
     @Test
     void pingReachesEveryAcceptedMinion() throws Exception {
         try (BrineClient client = root()) {
-            Map<String, SessionMessage.ReturnEvent> returns = run(client, BrineClient.Job.of("glob", "*",
-                    "test.ping"));
+            Map<String, SessionMessage.ReturnEvent> returns = run(client, BrineClient.Job.of("glob", "*", "test.ping"));
             assertThat(returns.keySet()).containsExactlyInAnyOrderElementsOf(ALL);
             assertThat(returns.values()).allMatch(r -> Boolean.TRUE.equals(r.returnValue()) && r.success());
         }
@@ -87,26 +88,30 @@ class PublishIT {
     @Test
     void eachTargetTypeSelectsWhatItSays() throws Exception {
         try (BrineClient client = root()) {
-            assertThat(client.publish(BrineClient.Job.of("list", "m1,m3", "test.ping")).minions())
+            assertThat(client.publish(BrineClient.Job.of("list", "m1,m3", "test.ping"))
+                            .minions())
                     .containsExactly("m1", "m3");
-            assertThat(client.publish(BrineClient.Job.of("glob", "m[45]", "test.ping")).minions())
+            assertThat(client.publish(BrineClient.Job.of("glob", "m[45]", "test.ping"))
+                            .minions())
                     .containsExactly("m4", "m5");
-            assertThat(client.publish(BrineClient.Job.of("pcre", "m[1-2]", "test.ping")).minions())
+            assertThat(client.publish(BrineClient.Job.of("pcre", "m[1-2]", "test.ping"))
+                            .minions())
                     .containsExactly("m1", "m2");
-            assertThat(client.publish(BrineClient.Job.of("grain", "role:db", "test.ping")).minions())
+            assertThat(client.publish(BrineClient.Job.of("grain", "role:db", "test.ping"))
+                            .minions())
                     .containsExactly("m3", "m4", "m5");
             assertThat(client.publish(BrineClient.Job.of("compound", "G@role:web and not m1", "test.ping"))
-                    .minions()).containsExactly("m2");
+                            .minions())
+                    .containsExactly("m2");
         }
     }
 
     @Test
     void aListTargetRunsOnlyOnThoseMinions() throws Exception {
         try (BrineClient client = root()) {
-            BrineClient.Published published = client.publish(BrineClient.Job.of("list", "m1,m2", "test.echo",
-                    "hello"));
-            Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
-                    published.minions(), WAIT, r -> { });
+            BrineClient.Published published = client.publish(BrineClient.Job.of("list", "m1,m2", "test.echo", "hello"));
+            Map<String, SessionMessage.ReturnEvent> returns =
+                    client.awaitReturns(published.jid(), published.minions(), WAIT, r -> {});
             assertThat(returns.keySet()).containsExactlyInAnyOrder("m1", "m2");
             assertThat(returns.values()).allMatch(r -> "hello".equals(r.returnValue()));
             // The others never got the job: nothing from them reaches the cache even after a while.
@@ -118,8 +123,8 @@ class PublishIT {
     @Test
     void cmdRunReturnsTheCommandsOutput() throws Exception {
         try (BrineClient client = root()) {
-            Map<String, SessionMessage.ReturnEvent> returns = run(client, BrineClient.Job.of("list", "m3",
-                    "cmd.run", "echo brine-was-here"));
+            Map<String, SessionMessage.ReturnEvent> returns =
+                    run(client, BrineClient.Job.of("list", "m3", "cmd.run", "echo brine-was-here"));
             assertThat(returns.get("m3").returnValue()).isEqualTo("brine-was-here");
             assertThat(returns.get("m3").retcode()).isZero();
         }
@@ -129,11 +134,12 @@ class PublishIT {
     void anAsyncJobCanBeLookedUpLater() throws Exception {
         String jid;
         try (BrineClient client = root()) {
-            jid = client.publish(BrineClient.Job.of("glob", "m*", "test.echo", "later")).jid();
+            jid = client.publish(BrineClient.Job.of("glob", "m*", "test.echo", "later"))
+                    .jid();
         }
         try (BrineClient client = root()) {
-            await().untilAsserted(() -> assertThat((Map<?, ?>) client.job(jid).get("returns"))
-                    .hasSize(ALL.size()));
+            await().untilAsserted(() ->
+                    assertThat((Map<?, ?>) client.job(jid).get("returns")).hasSize(ALL.size()));
             Map<String, Object> job = client.job(jid);
             assertThat(job.get("fun")).isEqualTo("test.echo");
             assertThat((List<?>) job.get("missing")).isEmpty();
@@ -143,9 +149,14 @@ class PublishIT {
 
     @Test
     void publisherAclLimitsFunctionsAndTargets() throws Exception {
-        try (BrineClient ci = BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "ci",
-                TestKeys.pair(200), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
-                        .getPublic(), WAIT)) {
+        try (BrineClient ci = BrineClient.connect(
+                TransportKind.ZEROMQ,
+                "127.0.0.1",
+                fleet.retPort(),
+                "ci",
+                TestKeys.pair(200),
+                (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(),
+                WAIT)) {
             assertThat(run(ci, BrineClient.Job.of("list", "m1,m2", "test.ping")).keySet())
                     .containsExactlyInAnyOrder("m1", "m2");
             assertThatThrownBy(() -> ci.publish(BrineClient.Job.of("list", "m1", "cmd.run", "id")))
@@ -157,28 +168,44 @@ class PublishIT {
 
     @Test
     void anUnregisteredPublisherIsRefused() {
-        assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "intruder",
-                TestKeys.pair(201), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
-                        .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
+        assertThatThrownBy(() -> BrineClient.connect(
+                        TransportKind.ZEROMQ,
+                        "127.0.0.1",
+                        fleet.retPort(),
+                        "intruder",
+                        TestKeys.pair(201),
+                        (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(),
+                        WAIT))
+                .hasMessageContaining("not a registered publisher with this key");
         // The root name with another key is not root, and hears the same: names cannot be enumerated.
-        assertThatThrownBy(() -> BrineClient.connect(TransportKind.ZEROMQ, "127.0.0.1", fleet.retPort(), "root",
-                TestKeys.pair(201), (RSAPublicKey) fleet.master.keyStore().masterKeyPair()
-                        .getPublic(), WAIT)).hasMessageContaining("not a registered publisher with this key");
+        assertThatThrownBy(() -> BrineClient.connect(
+                        TransportKind.ZEROMQ,
+                        "127.0.0.1",
+                        fleet.retPort(),
+                        "root",
+                        TestKeys.pair(201),
+                        (RSAPublicKey) fleet.master.keyStore().masterKeyPair().getPublic(),
+                        WAIT))
+                .hasMessageContaining("not a registered publisher with this key");
     }
 
     @Test
     void aReturnFromAMinionTheJobDidNotTargetIsDropped() throws Exception {
         try (BrineClient client = root()) {
             BrineClient.Published published = client.publish(BrineClient.Job.of("list", "m1", "test.ping"));
-            client.awaitReturns(published.jid(), published.minions(), WAIT, r -> { });
-            MinionDaemon m2 = fleet.minions.stream().filter(m -> m.minion().id().equals("m2")).findFirst()
+            client.awaitReturns(published.jid(), published.minions(), WAIT, r -> {});
+            MinionDaemon m2 = fleet.minions.stream()
+                    .filter(m -> m.minion().id().equals("m2"))
+                    .findFirst()
                     .orElseThrow();
             m2.minion().submitReturn(new SessionMessage.Return(published.jid(), "test.ping", "forged", 0, true, 1));
             // The master acknowledges it (so m2 stops resending) but never stores it.
-            await().until(() -> fleet.masterConfig.cachedir().resolve("audit.log").toFile().exists()
-                    && Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))
-                            .contains("return for job " + published.jid()));
-            assertThat(((Map<String, ?>) client.job(published.jid()).get("returns")).keySet()).containsExactly("m1");
+            await().until(() ->
+                    fleet.masterConfig.cachedir().resolve("audit.log").toFile().exists()
+                            && Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))
+                                    .contains("return for job " + published.jid()));
+            assertThat(((Map<String, ?>) client.job(published.jid()).get("returns")).keySet())
+                    .containsExactly("m1");
         }
     }
 
@@ -190,8 +217,10 @@ class PublishIT {
             assertThat(deleted.status()).isEqualTo(AdminResult.Status.DONE);
             BrineClient.Published published = client.publish(BrineClient.Job.of("glob", "*", "test.ping"));
             assertThat(published.minions()).doesNotContain("m5");
-            assertThat(client.awaitReturns(published.jid(), published.minions(), WAIT, r -> { }).keySet())
-                    .doesNotContain("m5").hasSize(ALL.size() - 1);
+            assertThat(client.awaitReturns(published.jid(), published.minions(), WAIT, r -> {})
+                            .keySet())
+                    .doesNotContain("m5")
+                    .hasSize(ALL.size() - 1);
         }
     }
 }

@@ -52,6 +52,7 @@ final class RawMinion implements AutoCloseable {
     final TreeMap<Long, SessionKey> publishKeys = new TreeMap<>();
     /** Every publication it saw on the publish channel, whoever it was for. */
     final List<Publish> captured = new ArrayList<>();
+
     private ZMQ.Socket snoop;
 
     RawMinion(int retPort, String id, KeyPair keys) {
@@ -79,7 +80,8 @@ final class RawMinion implements AutoCloseable {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
             Optional<Decoded.Ok> ok = nextReply(Duration.ofNanos(deadline - System.nanoTime()));
-            if (ok.isPresent() && ok.get().message() instanceof AuthReply reply
+            if (ok.isPresent()
+                    && ok.get().message() instanceof AuthReply reply
                     && Arrays.equals(reply.nonce(), nonce)) {
                 RSAPublicKey offered = RsaKeys.publicKeyFromDer(reply.masterPublicKey());
                 if (!ok.get().verify(masterKey != null ? masterKey : offered)) {
@@ -90,8 +92,9 @@ final class RawMinion implements AutoCloseable {
                     AuthReply.Session session = reply.session();
                     sessionId = session.sessionId();
                     requestKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedRequestKey()));
-                    publishKeys.put(session.generation(), SessionKey.of(Rsa.unwrap(keys.getPrivate(),
-                            session.wrappedPublishKey())));
+                    publishKeys.put(
+                            session.generation(),
+                            SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedPublishKey())));
                     sendCounter = 0;
                 }
                 return Optional.of(reply);
@@ -107,8 +110,17 @@ final class RawMinion implements AutoCloseable {
 
     /** A well-formed auth request with {@code nonce} dated {@code timestampMs}, signed with this minion's key. */
     byte[] authRequest(byte[] nonce, long timestampMs) {
-        return Codec.encodeSigned(new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, id, keys.getPublic().getEncoded(),
-                nonce, timestampMs, Map.of(), null, null), keys.getPrivate());
+        return Codec.encodeSigned(
+                new AuthRequest(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        id,
+                        keys.getPublic().getEncoded(),
+                        nonce,
+                        timestampMs,
+                        Map.of(),
+                        null,
+                        null),
+                keys.getPrivate());
     }
 
     void send(byte[] frame) {
@@ -119,8 +131,8 @@ final class RawMinion implements AutoCloseable {
 
     /** Seals {@code message} in the current session and sends it. */
     void sendSession(SessionMessage message) {
-        send(Codec.encode(Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER,
-                ++sendCounter, message)));
+        send(Codec.encode(
+                Sessions.seal(requestKey, sessionId, SessionFrame.Direction.MINION_TO_MASTER, ++sendCounter, message)));
     }
 
     /** The next well-formed frame on the request channel within {@code timeout}. */
@@ -130,8 +142,7 @@ final class RawMinion implements AutoCloseable {
         if (frame == null) {
             return Optional.empty();
         }
-        return Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok ? Optional.of(ok)
-                : Optional.empty();
+        return Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok ? Optional.of(ok) : Optional.empty();
     }
 
     /** The next frame on the request channel of type {@code type}, applying any key update on the way. */
@@ -174,7 +185,8 @@ final class RawMinion implements AutoCloseable {
     void listenFor(int count, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (captured.size() < count && System.nanoTime() < deadline) {
-            snoop.setReceiveTimeOut((int) Math.max(1, Duration.ofNanos(deadline - System.nanoTime()).toMillis()));
+            snoop.setReceiveTimeOut((int)
+                    Math.max(1, Duration.ofNanos(deadline - System.nanoTime()).toMillis()));
             byte[] topic = snoop.recv();
             if (topic == null || !snoop.hasReceiveMore()) {
                 continue;

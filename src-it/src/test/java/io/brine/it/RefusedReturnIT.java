@@ -29,6 +29,7 @@ class RefusedReturnIT {
 
     @TempDir
     Path dir;
+
     private Fleet fleet;
     private final ListAppender<ILoggingEvent> minionLog = new ListAppender<>();
     private final Logger sessionLogger = (Logger) LoggerFactory.getLogger("io.brine.minion.SessionChannel");
@@ -55,15 +56,32 @@ class RefusedReturnIT {
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1");
 
-        JobPublisher.Published job = fleet.master.master().jobs().publish("it", "list", "m1", List.of("m1"),
-                "test.echo", List.of("x".repeat(4 * MasterConfig.MIN_RETURN_BYTES)), Map.of(), 10, null);
+        JobPublisher.Published job = fleet.master
+                .master()
+                .jobs()
+                .publish(
+                        "it",
+                        "list",
+                        "m1",
+                        List.of("m1"),
+                        "test.echo",
+                        List.of("x".repeat(4 * MasterConfig.MIN_RETURN_BYTES)),
+                        Map.of(),
+                        10,
+                        null);
         StoredReturn stored = fleet.awaitReturns(job.jid(), List.of("m1")).get(0);
         assertThat(stored.success()).isFalse();
 
-        String warned = await().until(() -> minionLog.list.stream()
-                .filter(event -> event.getLevel() == Level.WARN).map(ILoggingEvent::getFormattedMessage)
-                .filter(line -> line.contains(job.jid())).findFirst().orElse(null), line -> line != null);
-        assertThat(warned).contains("the master refused the return of job " + job.jid())
+        String warned = await().until(
+                        () -> minionLog.list.stream()
+                                .filter(event -> event.getLevel() == Level.WARN)
+                                .map(ILoggingEvent::getFormattedMessage)
+                                .filter(line -> line.contains(job.jid()))
+                                .findFirst()
+                                .orElse(null),
+                        line -> line != null);
+        assertThat(warned)
+                .contains("the master refused the return of job " + job.jid())
                 .contains("over max_return_bytes (" + MasterConfig.MIN_RETURN_BYTES + ")");
     }
 }

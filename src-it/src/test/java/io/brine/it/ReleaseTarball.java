@@ -20,14 +20,14 @@ import java.util.stream.Stream;
  */
 final class ReleaseTarball {
 
-    static final Path TARBALL = Path.of(System.getProperty("brine.tarball",
-            "../dist/target/brine-" + System.getProperty("brine.version", "0.2.0") + ".tar.gz"))
+    static final Path TARBALL = Path.of(System.getProperty(
+                    "brine.tarball",
+                    "../dist/target/brine-" + System.getProperty("brine.version", "0.2.0") + ".tar.gz"))
             .toAbsolutePath();
 
     private static Path home;
 
-    private ReleaseTarball() {
-    }
+    private ReleaseTarball() {}
 
     /** The unpacked tarball's top directory ({@code brine-VERSION}), unpacked at the first call. */
     static synchronized Path home() throws IOException, InterruptedException {
@@ -38,16 +38,25 @@ final class ReleaseTarball {
     }
 
     private static Path unpack() throws IOException, InterruptedException {
-        assertThat(TARBALL).as("built by the dist module (./mvnw -pl dist -am package)").exists();
+        assertThat(TARBALL)
+                .as("built by the dist module (./mvnw -pl dist -am package)")
+                .exists();
         Path dir = Files.createTempDirectory("brine-tarball");
         Runtime.getRuntime().addShutdownHook(new Thread(() -> delete(dir), "delete-unpacked-tarball"));
         Path err = dir.resolve("tar.err");
         Path unpacked = Files.createDirectories(dir.resolve("opt"));
-        Process tar = new ProcessBuilder("tar", "xzf", TARBALL.toString()).directory(unpacked.toFile())
+        Process tar = new ProcessBuilder("tar", "xzf", TARBALL.toString())
+                .directory(unpacked.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
-        assertThat(tar.waitFor(60, TimeUnit.SECONDS)).as("tar xzf %s finishes", TARBALL).isTrue();
-        assertThat(tar.exitValue()).as(Files.readString(err, StandardCharsets.UTF_8)).isZero();
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(err.toFile())
+                .start();
+        assertThat(tar.waitFor(60, TimeUnit.SECONDS))
+                .as("tar xzf %s finishes", TARBALL)
+                .isTrue();
+        assertThat(tar.exitValue())
+                .as(Files.readString(err, StandardCharsets.UTF_8))
+                .isZero();
         List<Path> top;
         try (Stream<Path> entries = Files.list(unpacked)) {
             top = entries.toList();

@@ -30,6 +30,7 @@ class ResumptionIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -50,7 +51,8 @@ class ResumptionIT {
         fleet.awaitAll(MinionState.ACCEPTED);
         // Their grains are in: nothing of the first sessions is left queued to reach the next master (a frame of a
         // session it does not know would cost a signed SessionUnknown).
-        await().until(() -> IDS.stream().allMatch(id -> fleet.master.master().grains().get(id).size() > 1));
+        await().until(() -> IDS.stream()
+                .allMatch(id -> fleet.master.master().grains().get(id).size() > 1));
         // And each holds its ticket (status.json's resumable_until, set when the ticket is stored): the master counts a
         // ticket before it is sent, so its count says nothing of what a restart right after it would find.
         await().until(() -> fleet.minions.stream().allMatch(ResumptionIT::holdsTicket));
@@ -68,8 +70,9 @@ class ResumptionIT {
         Files.delete(fleet.masterConfig.pkiDir().resolve(TicketKeys.FILE));
         MasterDaemon withoutKeys = fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         await().until(() -> withoutKeys.master().sessions().size() == IDS.size()
-                && fleet.minions.stream().allMatch(minion -> minion.minion().state() == MinionState.ACCEPTED
-                        && "accepted".equals(minion.minion().status().reason())));
+                && fleet.minions.stream()
+                        .allMatch(minion -> minion.minion().state() == MinionState.ACCEPTED
+                                && "accepted".equals(minion.minion().status().reason())));
         assertThat(counted(withoutKeys, "brine.resumptions.refused")).isEqualTo(IDS.size());
         ping(kind);
     }
@@ -79,7 +82,8 @@ class ResumptionIT {
     }
 
     private boolean resumed(MinionDaemon minion) {
-        return minion.minion().state() == MinionState.ACCEPTED && "resumed".equals(minion.minion().status().reason());
+        return minion.minion().state() == MinionState.ACCEPTED
+                && "resumed".equals(minion.minion().status().reason());
     }
 
     private void ping(TransportKind kind) throws Exception {
@@ -92,8 +96,10 @@ class ResumptionIT {
 
     /** Signed answers before a session: auth replies of every outcome, SessionUnknown. One private operation each. */
     static double signedAnswers(MasterDaemon master) {
-        return master.metrics().registry().find("brine.auth.answers").counters().stream().mapToDouble(Counter::count)
-                .sum() + counted(master, "brine.auth.budget.answers");
+        return master.metrics().registry().find("brine.auth.answers").counters().stream()
+                        .mapToDouble(Counter::count)
+                        .sum()
+                + counted(master, "brine.auth.budget.answers");
     }
 
     static double counted(MasterDaemon master, String name) {

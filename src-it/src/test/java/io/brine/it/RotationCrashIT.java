@@ -42,21 +42,26 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class RotationCrashIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
-    private static final Pattern SERVING = Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on"
-            + " \\S*:(\\d+)");
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Pattern SERVING =
+            Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on" + " \\S*:(\\d+)");
 
     /** A step of the rotation and whether the master holds the new key once a process was killed there. */
-    private record Step(String name, boolean rotated) {
-    }
+    private record Step(String name, boolean rotated) {}
 
-    private static final List<Step> MINION_STEPS = List.of(new Step("minion-rotation-key-written", false),
-            new Step("minion-rotation-answered", true), new Step("minion-rotation-switched", true));
-    private static final List<Step> MASTER_STEPS = List.of(new Step("master-rotation-checked", false),
-            new Step("master-rotation-retired", false), new Step("master-rotation-stored", true));
+    private static final List<Step> MINION_STEPS = List.of(
+            new Step("minion-rotation-key-written", false),
+            new Step("minion-rotation-answered", true),
+            new Step("minion-rotation-switched", true));
+    private static final List<Step> MASTER_STEPS = List.of(
+            new Step("master-rotation-checked", false),
+            new Step("master-rotation-retired", false),
+            new Step("master-rotation-stored", true));
 
     @TempDir
     Path dir;
+
     private final List<Process> processes = new ArrayList<>();
     private Path masterDir;
     private Process master;
@@ -73,12 +78,25 @@ class RotationCrashIT {
     @ParameterizedTest
     @EnumSource(TransportKind.class)
     @Execution(ExecutionMode.CONCURRENT)
-    void killedAtAnyStepOfARotationTheMinionSignsInWithTheOneKeyTheMasterAccepts(TransportKind kind)
-            throws Exception {
+    void killedAtAnyStepOfARotationTheMinionSignsInWithTheOneKeyTheMasterAccepts(TransportKind kind) throws Exception {
         String transport = kind.name().toLowerCase(Locale.ROOT);
-        Map<String, String> masterValues = new LinkedHashMap<>(Map.of("interface", "127.0.0.1", "publish_port", "0",
-                "ret_port", "0", "transport", transport, "tcp_port", "0", "pki_dir", "pki", "cachedir", "cache",
-                "auto_accept", "true"));
+        Map<String, String> masterValues = new LinkedHashMap<>(Map.of(
+                "interface",
+                "127.0.0.1",
+                "publish_port",
+                "0",
+                "ret_port",
+                "0",
+                "transport",
+                transport,
+                "tcp_port",
+                "0",
+                "pki_dir",
+                "pki",
+                "cachedir",
+                "cache",
+                "auto_accept",
+                "true"));
         masterDir = MetricsEndpointIT.config(dir.resolve("master"), "master.yaml", masterValues);
         Fleet.seedMasterKey(masterDir.resolve("pki"), 190);
         Files.createDirectories(crashDir(masterDir));
@@ -91,8 +109,17 @@ class RotationCrashIT {
             masterValues.put("publish_port", ports.group(2));
         }
         MetricsEndpointIT.config(masterDir, "master.yaml", masterValues);
-        Map<String, String> minionValues = new LinkedHashMap<>(Map.of("transport", transport, "pki_dir", "pki",
-                "cachedir", "cache", "acceptance_wait_time", "1", "auth_timeout", "5"));
+        Map<String, String> minionValues = new LinkedHashMap<>(Map.of(
+                "transport",
+                transport,
+                "pki_dir",
+                "pki",
+                "cachedir",
+                "cache",
+                "acceptance_wait_time",
+                "1",
+                "auth_timeout",
+                "5"));
         if (kind == TransportKind.TCP) {
             minionValues.put("tcp_port", ports.group(1));
         } else {
@@ -120,8 +147,8 @@ class RotationCrashIT {
             // minion.pub is the old key at every step: the switch rewrites it last.
             PublicKey old = publicKey(minion);
             Path newFile = minion.resolve("pki").resolve(MinionKeyring.NEW_PRIVATE_FILE);
-            PublicKey fresh = privateKey(Files.exists(newFile) ? newFile
-                    : minion.resolve("pki").resolve(MinionKeys.PRIVATE_FILE));
+            PublicKey fresh = privateKey(
+                    Files.exists(newFile) ? newFile : minion.resolve("pki").resolve(MinionKeys.PRIVATE_FILE));
             assertThat(fresh).as(step.name()).isNotEqualTo(old);
             assertThat(acceptedKey(step.name())).as(step.name()).isEqualTo(step.rotated() ? fresh : old);
             expected.put(step, step.rotated() ? fresh : old);
@@ -148,7 +175,9 @@ class RotationCrashIT {
             startMaster();
         }
         assertThat(rotation.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(rotation.exitValue()).as(Files.readString(minion.resolve("rotate.out"))).isZero();
+        assertThat(rotation.exitValue())
+                .as(Files.readString(minion.resolve("rotate.out")))
+                .isZero();
         PublicKey rotated = publicKey(minion);
         assertThat(rotated).isNotEqualTo(old);
         assertSignedInWith("rotating", minion, start("brine-minion", minion, "restart.out"), rotated);
@@ -191,15 +220,18 @@ class RotationCrashIT {
     }
 
     private Process start(String launcher, Path configDir, String output, String... options) throws IOException {
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString(),
-                "-c", configDir.toString()));
+        List<String> command = new ArrayList<>(
+                List.of("bash", ROOT.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString()));
         command.addAll(List.of(options));
         ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(configDir.resolve(output).toFile()).redirectErrorStream(true);
+                .redirectOutput(configDir.resolve(output).toFile())
+                .redirectErrorStream(true);
         // C2 for the minion too (bin/brine-minion runs C1 only): a new key pair is made in a fraction of the time.
-        builder.environment().put("BRINE_JAVA_OPTS", "-XX:TieredStopAtLevel=4 -D" + CrashPoints.PROPERTY + "="
-                + crashDir(configDir));
+        builder.environment()
+                .put(
+                        "BRINE_JAVA_OPTS",
+                        "-XX:TieredStopAtLevel=4 -D" + CrashPoints.PROPERTY + "=" + crashDir(configDir));
         Process process = builder.start();
         processes.add(process);
         return process;
@@ -217,14 +249,15 @@ class RotationCrashIT {
     private static void awaitOutput(Process process, Path output, String text) throws IOException {
         try {
             await().atMost(ClusterMasterProcess.START_WAIT).until(() -> {
-                assertThat(process.isAlive()).as("exited before %s: %s", text, read(output)).isTrue();
+                assertThat(process.isAlive())
+                        .as("exited before %s: %s", text, read(output))
+                        .isTrue();
                 return read(output).contains(text);
             });
         } catch (ConditionTimeoutException e) {
             throw new AssertionError("never printed " + text + ":\n" + read(output), e);
         }
     }
-
 
     /**
      * The minion is signed in with {@code key}, the one key the master accepted for it (in minions/, not waiting nor
@@ -234,11 +267,16 @@ class RotationCrashIT {
         // Its own words: status.json may still say what the killed process last wrote.
         awaitOutput(restarted, minion.resolve("restart.out"), "accepted by the master");
         assertThat(acceptedKey(id)).as(id).isEqualTo(key);
-        assertThat(privateKey(minion.resolve("pki").resolve(MinionKeys.PRIVATE_FILE))).as(id).isEqualTo(key);
+        assertThat(privateKey(minion.resolve("pki").resolve(MinionKeys.PRIVATE_FILE)))
+                .as(id)
+                .isEqualTo(key);
         assertThat(publicKey(minion)).as(id).isEqualTo(key);
-        assertThat(minion.resolve("pki").resolve(MinionKeyring.NEW_PRIVATE_FILE)).doesNotExist();
+        assertThat(minion.resolve("pki").resolve(MinionKeyring.NEW_PRIVATE_FILE))
+                .doesNotExist();
         for (String state : List.of("minions_pre", "minions_rejected")) {
-            assertThat(masterDir.resolve("pki").resolve(state).resolve(id)).as(id).doesNotExist();
+            assertThat(masterDir.resolve("pki").resolve(state).resolve(id))
+                    .as(id)
+                    .doesNotExist();
         }
         // A new key offered at sign-in that the master never rotated to is denied there, as any second key under an
         // accepted id is; the minion dropped it.
@@ -249,7 +287,8 @@ class RotationCrashIT {
     }
 
     private PublicKey acceptedKey(String id) throws Exception {
-        return Pem.readPublicKey(Files.readString(masterDir.resolve("pki/minions").resolve(id)));
+        return Pem.readPublicKey(
+                Files.readString(masterDir.resolve("pki/minions").resolve(id)));
     }
 
     private static PublicKey publicKey(Path minion) throws Exception {

@@ -37,6 +37,7 @@ class RotationIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -87,7 +88,9 @@ class RotationIT {
             JobPublisher.Published early = fleet.publish("test.ping", List.of("m1", "m2"));
             fleet.awaitReturns(early.jid(), List.of("m1", "m2"));
             evil.listenFor(2, WAIT);
-            assertThat(evil.captured).hasSize(2).allSatisfy(p -> assertThat(open(p, evil)).isTrue());
+            assertThat(evil.captured)
+                    .hasSize(2)
+                    .allSatisfy(p -> assertThat(open(p, evil)).isTrue());
             evil.captured.clear();
 
             assertThat(keys.delete("evil", "it").status()).isEqualTo(AdminResult.Status.DONE);
@@ -139,12 +142,15 @@ class RotationIT {
         masterClock.advance(Duration.ofHours(23));
         JobPublisher.Published quiet = fleet.publish("test.ping", List.of("m1"));
         fleet.awaitReturns(quiet.jid(), List.of("m1"));
-        assertThat(generation()).as("no rotation before publish_session has elapsed").isEqualTo(before);
+        assertThat(generation())
+                .as("no rotation before publish_session has elapsed")
+                .isEqualTo(before);
 
         masterClock.advance(Duration.ofHours(1));
         await().until(() -> generation() == before + 1);
         await().until(() -> minionGeneration(m1) == before + 1 && minionGeneration(m2) == before + 1);
-        assertThat(fleet.sessionIds()).as("delivered in the sessions, not by authenticating again")
+        assertThat(fleet.sessionIds())
+                .as("delivered in the sessions, not by authenticating again")
                 .isEqualTo(sessionsBefore);
         JobPublisher.Published job = fleet.publish("test.ping", List.of("m1", "m2"));
         fleet.awaitReturns(job.jid(), List.of("m1", "m2"));
@@ -159,8 +165,13 @@ class RotationIT {
         fleet.awaitSubscribed("m1");
         long before = generation();
 
-        int exit = BrineKey.commandLine(new BrineKey()).execute("--pki-dir", fleet.masterConfig.pkiDir().toString(),
-                "--cachedir", dir.resolve("admin-cache").toString(), "--rotate");
+        int exit = BrineKey.commandLine(new BrineKey())
+                .execute(
+                        "--pki-dir",
+                        fleet.masterConfig.pkiDir().toString(),
+                        "--cachedir",
+                        dir.resolve("admin-cache").toString(),
+                        "--rotate");
         assertThat(exit).isZero();
 
         // The master looks for requests every second.
@@ -183,14 +194,18 @@ class RotationIT {
         long before = generation();
 
         // What brine-key does: its own store over the same pki dir, no polling, no master key.
-        try (KeyStore other = FileKeyStore.open(KeyStoreOptions.builder(fleet.masterConfig.pkiDir()).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore other = FileKeyStore.open(KeyStoreOptions.builder(fleet.masterConfig.pkiDir())
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             long started = System.nanoTime();
-            assertThat(other.delete("m2", KeyState.ACCEPTED, null, "brine-key:it").status())
+            assertThat(other.delete("m2", KeyState.ACCEPTED, null, "brine-key:it")
+                            .status())
                     .isEqualTo(AdminResult.Status.DONE);
             await().pollInterval(Duration.ofMillis(20))
                     .until(() -> fleet.master.master().sessions().byMinion("m2").isEmpty() && generation() > before);
-            System.out.printf("RotationIT: a delete in another store closed the session and rotated in %d ms%n",
+            System.out.printf(
+                    "RotationIT: a delete in another store closed the session and rotated in %d ms%n",
                     (System.nanoTime() - started) / 1_000_000);
         }
         await().until(() -> minionGeneration(m1) == before + 1);
@@ -224,7 +239,8 @@ class RotationIT {
                 throw new AssertionError(e);
             }
         }
-        assertThatThrownBy(() -> Publications.open(minion.publishKeys.lastEntry().getValue(), publish))
+        assertThatThrownBy(
+                        () -> Publications.open(minion.publishKeys.lastEntry().getValue(), publish))
                 .isInstanceOf(CryptoException.class);
         return false;
     }

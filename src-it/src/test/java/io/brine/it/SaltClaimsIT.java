@@ -57,8 +57,10 @@ class SaltClaimsIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
+
     @AutoClose
     TwoMasterCluster cluster;
 
@@ -66,8 +68,9 @@ class SaltClaimsIT {
      * A stock minion's {@code _auth} for {@code id} offering {@code key} over {@code transport} (Salt's "zeromq" on a
      * REQ socket of its own, or "tcp"), and the master's answer as {@code caller} checks it.
      */
-    private static SaltSignIn.Outcome saltAuth(String transport, int port, String id, PublicKey key,
-            KeyPair caller, RSAPublicKey master) throws Exception {
+    private static SaltSignIn.Outcome saltAuth(
+            String transport, int port, String id, PublicKey key, KeyPair caller, RSAPublicKey master)
+            throws Exception {
         if (transport.equals("tcp")) {
             return saltAuth(request -> overTcp(port, request), id, key, caller, master);
         }
@@ -80,12 +83,19 @@ class SaltClaimsIT {
         SaltValue exchange(SaltValue.Map request) throws Exception;
     }
 
-    private static SaltSignIn.Outcome saltAuth(SaltWire wire, String id, PublicKey key, KeyPair caller,
-            RSAPublicKey master) throws Exception {
+    private static SaltSignIn.Outcome saltAuth(
+            SaltWire wire, String id, PublicKey key, KeyPair caller, RSAPublicKey master) throws Exception {
         String nonce = UUID.randomUUID().toString().replace("-", "");
-        SaltValue reply = wire.exchange(SaltAuthRequest.of(id, key, nonce, ENC, SIG, Optional.empty(),
-                Optional.empty()).envelope());
-        return SaltSignIn.check(reply, nonce, Optional.empty(), caller.getPrivate(), ENC, SIG, Optional.of(master),
+        SaltValue reply = wire.exchange(SaltAuthRequest.of(id, key, nonce, ENC, SIG, Optional.empty(), Optional.empty())
+                .envelope());
+        return SaltSignIn.check(
+                reply,
+                nonce,
+                Optional.empty(),
+                caller.getPrivate(),
+                ENC,
+                SIG,
+                Optional.of(master),
                 SaltLimits.UNAUTHENTICATED);
     }
 
@@ -108,7 +118,9 @@ class SaltClaimsIT {
     private static SaltValue overTcp(int port, SaltValue.Map request) throws Exception {
         try (Socket socket = new Socket("127.0.0.1", port)) {
             socket.setSoTimeout((int) SuiteDefaults.WAIT.toMillis());
-            SaltValue.Map head = SaltValue.Map.builder().put("mid", UUID.randomUUID().toString()).build();
+            SaltValue.Map head = SaltValue.Map.builder()
+                    .put("mid", UUID.randomUUID().toString())
+                    .build();
             socket.getOutputStream().write(SaltTcpFrame.encode(new SaltTcpFrame(head, request)));
             SaltStreamScanner scanner = new SaltStreamScanner(SaltLimits.UNAUTHENTICATED);
             InputStream in = socket.getInputStream();
@@ -121,7 +133,8 @@ class SaltClaimsIT {
                 length += read;
                 frame = scanner.scan(buffer, 0, length);
             }
-            return SaltTcpFrame.decode(Arrays.copyOf(buffer, frame), SaltLimits.UNAUTHENTICATED).body();
+            return SaltTcpFrame.decode(Arrays.copyOf(buffer, frame), SaltLimits.UNAUTHENTICATED)
+                    .body();
         }
     }
 
@@ -146,13 +159,19 @@ class SaltClaimsIT {
         fleet.awaitSubscribed("web1");
         int port = fleet.master.master().addresses().request().getPort();
 
-        SaltSignIn.Outcome answer = saltAuth(transport, port, "web1", TestKeys.pair(WEB1_KEY).getPublic(),
-                TestKeys.pair(SALT1_KEY), masterKey(fleet));
+        SaltSignIn.Outcome answer = saltAuth(
+                transport,
+                port,
+                "web1",
+                TestKeys.pair(WEB1_KEY).getPublic(),
+                TestKeys.pair(SALT1_KEY),
+                masterKey(fleet));
 
         assertThat(answer).isInstanceOf(SaltSignIn.Refused.class);
         assertThat(fleet.masterConfig.pkiDir().resolve("salt_minions/web1")).doesNotExist();
         assertThat(fleet.master.keyStore().kind("web1")).isEqualTo(MinionKind.BRINE);
-        assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log"))).contains("auth-otherkind");
+        assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
+                .contains("auth-otherkind");
         assertJobsReach(fleet, "web1");
         // And after a restart, which reads the kinds from the disk.
         fleet.restartMaster();
@@ -176,7 +195,8 @@ class SaltClaimsIT {
         Fleet.awaitState(brine, MinionState.DENIED);
 
         assertThat(fleet.master.keyStore().kind("salt1")).isEqualTo(MinionKind.SALT);
-        assertThat(fleet.master.keyStore().list().find("salt1", KeyState.ACCEPTED)).isPresent();
+        assertThat(fleet.master.keyStore().list().find("salt1", KeyState.ACCEPTED))
+                .isPresent();
         assertThat(fleet.sessionIds()).doesNotContainKey("salt1");
         assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
                 .contains("held by a salt minion");
@@ -194,8 +214,8 @@ class SaltClaimsIT {
         try (ZContext zmq = new ZContext(1)) {
             // An accepted Salt minion on master b, listening to b's publications with the shared aes key.
             ZMQ.Socket salt1Requests = requestSocket(zmq, addressesOfB.request().getPort());
-            SaltSignIn.Outcome signedIn = saltAuth(request -> overZeroMq(salt1Requests, request), "salt1",
-                    salt1.getPublic(), salt1, master);
+            SaltSignIn.Outcome signedIn =
+                    saltAuth(request -> overZeroMq(salt1Requests, request), "salt1", salt1.getPublic(), salt1, master);
             assertThat(signedIn).isInstanceOf(SaltSignIn.Accepted.class);
             ZMQ.Socket sub = zmq.createSocket(SocketType.SUB);
             sub.setReceiveTimeOut((int) SuiteDefaults.WAIT.toMillis());
@@ -204,8 +224,14 @@ class SaltClaimsIT {
             cluster.b.awaitSubscribed("salt1");
 
             for (String transport : List.of("zeromq", "tcp")) {
-                assertThat(saltAuth(transport, addressesOfB.request().getPort(), "web1",
-                        TestKeys.pair(WEB1_KEY).getPublic(), salt1, master)).as(transport)
+                assertThat(saltAuth(
+                                transport,
+                                addressesOfB.request().getPort(),
+                                "web1",
+                                TestKeys.pair(WEB1_KEY).getPublic(),
+                                salt1,
+                                master))
+                        .as(transport)
                         .isInstanceOf(SaltSignIn.Refused.class);
             }
 
@@ -215,7 +241,9 @@ class SaltClaimsIT {
             assertJobsReach(cluster.b, "web1");
             assertJobsReach(cluster.a, "web1");
             // Nothing for web1 went out in Salt's envelope on b: what salt1 reads up to a job of its own.
-            String marker = new FleetJobs(cluster.b).publishTo(List.of("salt1"), "list", "salt1", "test.ping").jid();
+            String marker = new FleetJobs(cluster.b)
+                    .publishTo(List.of("salt1"), "list", "salt1", "test.ping")
+                    .jid();
             Crypticle aes = ((SaltSignIn.Accepted) signedIn).aes();
             while (true) {
                 byte[] envelope = sub.recv();

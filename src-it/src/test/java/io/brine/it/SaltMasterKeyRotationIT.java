@@ -29,11 +29,17 @@ class SaltMasterKeyRotationIT {
 
     private static final String READY = "Minion is ready to receive requests!";
     /** Each release verifies the signing key; salt4 (3008) holds another key's public half. */
-    private static final Map<String, String> VERIFYING = Map.of("salt1", SaltMinionProcess.SALT_3006,
-            "salt2", SaltMinionProcess.SALT_3007, "salt3", SaltMinionProcess.SALT_3008);
+    private static final Map<String, String> VERIFYING = Map.of(
+            "salt1",
+            SaltMinionProcess.SALT_3006,
+            "salt2",
+            SaltMinionProcess.SALT_3007,
+            "salt3",
+            SaltMinionProcess.SALT_3008);
 
     @TempDir
     Path dir;
+
     private Fleet fleet;
     private final List<SaltMinionProcess> salts = new ArrayList<>();
 
@@ -49,8 +55,13 @@ class SaltMasterKeyRotationIT {
     }
 
     private int brineKey(String... args) {
-        List<String> all = new ArrayList<>(List.of("--pki-dir", fleet.masterConfig.pkiDir().toString(),
-                "--cachedir", dir.resolve("admin-cache").toString(), "-c", dir.resolve("etc").toString()));
+        List<String> all = new ArrayList<>(List.of(
+                "--pki-dir",
+                fleet.masterConfig.pkiDir().toString(),
+                "--cachedir",
+                dir.resolve("admin-cache").toString(),
+                "-c",
+                dir.resolve("etc").toString()));
         all.addAll(List.of(args));
         return BrineKey.commandLine(new BrineKey()).execute(all.toArray(String[]::new));
     }
@@ -60,14 +71,21 @@ class SaltMasterKeyRotationIT {
     }
 
     private void awaitRotationsLoaded(int count) {
-        await().atMost(WAIT).until(() -> fleet.master.metrics().scrape().contains(
-                "brine_master_key_rotations_total " + count + ".0"));
+        await().atMost(WAIT)
+                .until(() ->
+                        fleet.master.metrics().scrape().contains("brine_master_key_rotations_total " + count + ".0"));
     }
 
     private SaltMinionProcess startSalt(String id, String version, String... extra) throws Exception {
         var addresses = fleet.master.master().addresses();
-        SaltMinionProcess salt = SaltMinionProcess.start(id, version, dir.resolve("salt-" + id), "zeromq",
-                addresses.request().getPort(), addresses.publish().getPort(), extra);
+        SaltMinionProcess salt = SaltMinionProcess.start(
+                id,
+                version,
+                dir.resolve("salt-" + id),
+                "zeromq",
+                addresses.request().getPort(),
+                addresses.publish().getPort(),
+                extra);
         salts.add(salt);
         return salt;
     }
@@ -83,15 +101,20 @@ class SaltMasterKeyRotationIT {
         Path pki = Files.createDirectories(fleet.masterConfig().build().pkiDir());
         Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
         Files.writeString(pki.resolve("master_sign.pub"), TestKeys.publicPem(210));
-        fleet.startMaster(b -> b.saltMinions(true).masterSignKeyName("master_sign").acceptance(Fleet.autoAccept()));
+        fleet.startMaster(
+                b -> b.saltMinions(true).masterSignKeyName("master_sign").acceptance(Fleet.autoAccept()));
 
         // The first pub_sig comes with a rotation the signing key signs: here in two steps, as where that key is
         // kept offline (the request carried to it, the signature brought back).
         assertThat(brineKey("--rotate-master-key", "--prepare")).isZero();
         Path request = Files.copy(pki.resolve(OfflineMasterSigning.REQUEST_FILE), offline.resolve("request"));
-        assertThat(BrineKey.commandLine(new BrineKey()).execute("--sign-master-key", request.toString(),
-                "--master-sign-key", signingKey.toString())).isZero();
-        assertThat(brineKey("--rotate-master-key", "--signature", offline.resolve("request.sig").toString()))
+        assertThat(BrineKey.commandLine(new BrineKey())
+                        .execute("--sign-master-key", request.toString(), "--master-sign-key", signingKey.toString()))
+                .isZero();
+        assertThat(brineKey(
+                        "--rotate-master-key",
+                        "--signature",
+                        offline.resolve("request.sig").toString()))
                 .isZero();
         awaitRotationsLoaded(1);
         String signedFirst = masterPub();
@@ -116,26 +139,31 @@ class SaltMasterKeyRotationIT {
         fleet.awaitSubscribed("salt1", "salt2", "salt3", "salt4");
         for (SaltMinionProcess salt : salts) {
             assertThat(SaltPem.sameKey(Files.readString(salt.dir.resolve("pki/minion_master.pub")), signedFirst))
-                    .as(salt.id).isTrue();
+                    .as(salt.id)
+                    .isTrue();
         }
         FleetJobs jobs = new FleetJobs(fleet);
         var before = jobs.publish("glob", "salt*", "test.ping");
         jobs.awaitReturns(before.jid(), "salt1", "salt2", "salt3", "salt4");
 
         // On the master's machine with the signing key brought to it (the one-step form).
-        assertThat(brineKey("--rotate-master-key", "--master-sign-key", signingKey.toString())).isZero();
+        assertThat(brineKey("--rotate-master-key", "--master-sign-key", signingKey.toString()))
+                .isZero();
         awaitRotationsLoaded(2);
         String rotated = masterPub();
         var after = jobs.publish("glob", "salt*", "test.ping");
         var returns = jobs.awaitReturns(after.jid(), "salt1", "salt2", "salt3");
         for (String id : VERIFYING.keySet()) {
             assertThat(returns.get(id).returnValue()).as(id).isEqualTo(true);
-            SaltMinionProcess salt = salts.stream().filter(s -> s.id.equals(id)).findFirst().orElseThrow();
+            SaltMinionProcess salt =
+                    salts.stream().filter(s -> s.id.equals(id)).findFirst().orElseThrow();
             assertThat(SaltPem.sameKey(Files.readString(salt.dir.resolve("pki/minion_master.pub")), rotated))
-                    .as(id).isTrue();
+                    .as(id)
+                    .isTrue();
         }
         stray.awaitLog("signature verification failed");
-        assertThat(SaltPem.sameKey(Files.readString(strayPki.resolve("minion_master.pub")), signedFirst)).isTrue();
+        assertThat(SaltPem.sameKey(Files.readString(strayPki.resolve("minion_master.pub")), signedFirst))
+                .isTrue();
         assertThat(jobs.returners(after.jid())).doesNotContain("salt4");
     }
 }

@@ -26,12 +26,20 @@ final class SaltMinionProcess implements AutoCloseable {
      * {@code -Dbrine.salt=PATH}, else the environment's {@code BRINE_SALT} (which {@code .ci/run} sets for a clone
      * made away from the shared folder), else {@code ../shared/salt/salt} beside the checkout.
      */
-    static final Path SALT = Path.of(System.getProperty("brine.salt", Objects.requireNonNullElse(
-            System.getenv("BRINE_SALT"), Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent()
-                    .getParent().resolve("shared/salt/salt").toString())));
+    static final Path SALT = Path.of(System.getProperty(
+            "brine.salt",
+            Objects.requireNonNullElse(
+                    System.getenv("BRINE_SALT"),
+                    Path.of(System.getProperty("user.dir"))
+                            .toAbsolutePath()
+                            .getParent()
+                            .getParent()
+                            .resolve("shared/salt/salt")
+                            .toString())));
 
     /** The releases fleets run: 3006 (LTS), 3007 and 3008 (the shared script's default). */
     static final String SALT_3006 = "3006.26";
+
     static final String SALT_3007 = "3007.14";
     static final String SALT_3008 = "3008.2";
 
@@ -62,14 +70,15 @@ final class SaltMinionProcess implements AutoCloseable {
     }
 
     /** Writes {@code dir/minion} (with {@code extra} lines) and starts salt-minion 3008 with {@code -c dir}. */
-    static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort,
-            String... extra) throws IOException {
+    static SaltMinionProcess start(String id, Path dir, String transport, int retPort, int publishPort, String... extra)
+            throws IOException {
         return start(id, SALT_3008, dir, transport, retPort, publishPort, extra);
     }
 
     /** Writes {@code dir/minion} (with {@code extra} lines) and starts salt-minion {@code version} with -c dir. */
-    static SaltMinionProcess start(String id, String version, Path dir, String transport, int retPort,
-            int publishPort, String... extra) throws IOException {
+    static SaltMinionProcess start(
+            String id, String version, Path dir, String transport, int retPort, int publishPort, String... extra)
+            throws IOException {
         requireSalt();
         Files.createDirectories(dir);
         List<String> lines = new ArrayList<>(List.of(
@@ -94,7 +103,8 @@ final class SaltMinionProcess implements AutoCloseable {
         lines.add("");
         Files.writeString(dir.resolve("minion"), String.join("\n", lines), StandardCharsets.UTF_8);
         ProcessBuilder builder = new ProcessBuilder(SALT.toString(), "salt-minion", "-c", dir.toString(), "-l", "info")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.txt").toFile());
+                .redirectErrorStream(true)
+                .redirectOutput(dir.resolve("stdout.txt").toFile());
         builder.environment().put("SALT_VERSION", version);
         if (version.startsWith("3006.")) {
             Path site = Files.createDirectories(dir.resolve("python"));
@@ -107,7 +117,8 @@ final class SaltMinionProcess implements AutoCloseable {
 
     private static void requireSalt() {
         if (!Files.isExecutable(SALT)) {
-            fail("Salt is not available at " + SALT + " (set BRINE_SALT or -Dbrine.salt=PATH to the shared 'salt' script)");
+            fail("Salt is not available at " + SALT
+                    + " (set BRINE_SALT or -Dbrine.salt=PATH to the shared 'salt' script)");
         }
     }
 
@@ -118,19 +129,26 @@ final class SaltMinionProcess implements AutoCloseable {
     static String saltKey(Path dir, Path pkiDir, String... args) throws IOException, InterruptedException {
         requireSalt();
         Path conf = Files.createDirectories(dir.resolve("salt-key-conf"));
-        Files.writeString(conf.resolve("master"), String.join("\n", List.of(
-                "pki_dir: " + pkiDir,
-                "cachedir: " + dir.resolve("salt-key-cache"),
-                "sock_dir: " + dir.resolve("salt-key-run"),
-                "log_file: " + dir.resolve("salt-key.log"),
-                "key_logfile: " + dir.resolve("salt-key-keys.log"),
-                "user: " + System.getProperty("user.name"),
-                "")), StandardCharsets.UTF_8);
-        List<String> command = new ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir",
-                conf.toString()));
+        Files.writeString(
+                conf.resolve("master"),
+                String.join(
+                        "\n",
+                        List.of(
+                                "pki_dir: " + pkiDir,
+                                "cachedir: " + dir.resolve("salt-key-cache"),
+                                "sock_dir: " + dir.resolve("salt-key-run"),
+                                "log_file: " + dir.resolve("salt-key.log"),
+                                "key_logfile: " + dir.resolve("salt-key-keys.log"),
+                                "user: " + System.getProperty("user.name"),
+                                "")),
+                StandardCharsets.UTF_8);
+        List<String> command = new ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir", conf.toString()));
         command.addAll(List.of(args));
         Path out = dir.resolve("salt-key-out.txt");
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
         if (!process.waitFor(WAIT.toSeconds() * 2, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             fail("salt-key " + args[0] + " did not finish: " + Files.readString(out));
@@ -163,7 +181,8 @@ final class SaltMinionProcess implements AutoCloseable {
     /** Fails with the minion's own words when it exited (Salt missing, a crash). */
     void assertRunning() {
         if (!process.isAlive()) {
-            fail("salt-minion " + version + " " + id + " exited with " + process.exitValue() + ": " + stdout() + "\n" + log());
+            fail("salt-minion " + version + " " + id + " exited with " + process.exitValue() + ": " + stdout() + "\n"
+                    + log());
         }
     }
 
@@ -204,8 +223,11 @@ final class SaltMinionProcess implements AutoCloseable {
         try {
             Path kept = Path.of(System.getProperty("user.dir"), "target", "salt-minion-logs");
             Files.createDirectories(kept);
-            Files.writeString(kept.resolve(dir.getFileName() + "-" + ProcessHandle.current().pid() + "-"
-                    + System.nanoTime() + ".log"), stdout() + "\n----\n" + log(), StandardCharsets.UTF_8);
+            Files.writeString(
+                    kept.resolve(
+                            dir.getFileName() + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + ".log"),
+                    stdout() + "\n----\n" + log(),
+                    StandardCharsets.UTF_8);
         } catch (IOException e) {
             // the log is a convenience
         }

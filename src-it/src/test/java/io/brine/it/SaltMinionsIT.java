@@ -14,7 +14,11 @@ import io.brine.daemon.config.TransportKind;
 import io.brine.master.salt.SaltFileServer;
 import io.brine.master.salt.SaltService;
 import io.brine.minion.MinionState;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.salt.SaltPem;
 import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.KeyState;
+import io.brine.transport.zmtp.ZmtpServerTransport;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -44,11 +48,17 @@ class SaltMinionsIT {
     private static final String READY = "Minion is ready to receive requests!";
     private static final List<String> SALTS = List.of("salt1", "salt2", "salt3");
     /** salt1 runs 3006 (LTS), salt2 3007, salt3 3008. */
-    private static final Map<String, String> RELEASES = Map.of("salt1", SaltMinionProcess.SALT_3006,
-            "salt2", SaltMinionProcess.SALT_3007, "salt3", SaltMinionProcess.SALT_3008);
+    private static final Map<String, String> RELEASES = Map.of(
+            "salt1",
+            SaltMinionProcess.SALT_3006,
+            "salt2",
+            SaltMinionProcess.SALT_3007,
+            "salt3",
+            SaltMinionProcess.SALT_3008);
 
     @TempDir
     Path dir;
+
     private final List<Pass> passes = new ArrayList<>();
 
     private final ListAppender<ILoggingEvent> fileServerLog = new ListAppender<>();
@@ -103,8 +113,10 @@ class SaltMinionsIT {
                 try {
                     done.get(i).get();
                 } catch (ExecutionException e) {
-                    AssertionError thisPass = new AssertionError("transport " + passes.get(i).transport + ": "
-                            + e.getCause().getMessage(), e.getCause());
+                    AssertionError thisPass = new AssertionError(
+                            "transport " + passes.get(i).transport + ": "
+                                    + e.getCause().getMessage(),
+                            e.getCause());
                     if (failed == null) {
                         failed = thisPass;
                     } else {
@@ -149,43 +161,53 @@ class SaltMinionsIT {
          */
         private Path stateTree() throws Exception {
             Path srv = Files.createDirectories(dir.resolve("srv/demo"));
-            Path secret = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("secret"), "no\n");
+            Path secret = Files.writeString(
+                    Files.createDirectories(dir.resolve("outside")).resolve("secret"), "no\n");
             Files.writeString(dir.resolve("srv/top.sls"), "base:\n  'salt*':\n    - demo\n");
             Files.writeString(srv.resolve("motd"), "managed by brine\n");
             Files.writeString(srv.resolve("greeting.j2"), "hello from {{ grains['id'] }}\n");
             Files.createSymbolicLink(srv.resolve("escape"), secret);
-            Files.writeString(srv.resolve("init.sls"), String.join("\n",
-                    "{% set out = opts['cachedir'] ~ '/brine-states' %}",
-                    "motd:",
-                    "  file.managed:",
-                    "    - name: {{ out }}/motd",
-                    "    - source: salt://demo/motd",
-                    "    - makedirs: True",
-                    "greeting:",
-                    "  file.managed:",
-                    "    - name: {{ out }}/greeting",
-                    "    - source: salt://demo/greeting.j2",
-                    "    - template: jinja",
-                    "    - makedirs: True",
-                    "hello:",
-                    "  cmd.run:",
-                    "    - name: echo state-ran-{{ grains['id'] }}",
-                    "shadow:",
-                    "  file.managed:",
-                    "    - name: {{ out }}/shadow",
-                    "    - source: salt://../../etc/shadow",
-                    "escape:",
-                    "  file.managed:",
-                    "    - name: {{ out }}/escape",
-                    "    - source: salt://demo/escape",
-                    ""));
+            Files.writeString(
+                    srv.resolve("init.sls"),
+                    String.join(
+                            "\n",
+                            "{% set out = opts['cachedir'] ~ '/brine-states' %}",
+                            "motd:",
+                            "  file.managed:",
+                            "    - name: {{ out }}/motd",
+                            "    - source: salt://demo/motd",
+                            "    - makedirs: True",
+                            "greeting:",
+                            "  file.managed:",
+                            "    - name: {{ out }}/greeting",
+                            "    - source: salt://demo/greeting.j2",
+                            "    - template: jinja",
+                            "    - makedirs: True",
+                            "hello:",
+                            "  cmd.run:",
+                            "    - name: echo state-ran-{{ grains['id'] }}",
+                            "shadow:",
+                            "  file.managed:",
+                            "    - name: {{ out }}/shadow",
+                            "    - source: salt://../../etc/shadow",
+                            "escape:",
+                            "  file.managed:",
+                            "    - name: {{ out }}/escape",
+                            "    - source: salt://demo/escape",
+                            ""));
             return dir.resolve("srv");
         }
 
         private SaltMinionProcess startSalt(String id, String transport, String... extra) throws Exception {
             var addresses = fleet.master.master().addresses();
-            SaltMinionProcess salt = SaltMinionProcess.start(id, RELEASES.get(id), dir.resolve("salt-" + id), transport,
-                    addresses.request().getPort(), addresses.publish().getPort(), extra);
+            SaltMinionProcess salt = SaltMinionProcess.start(
+                    id,
+                    RELEASES.get(id),
+                    dir.resolve("salt-" + id),
+                    transport,
+                    addresses.request().getPort(),
+                    addresses.publish().getPort(),
+                    extra);
             salts.add(salt);
             return salt;
         }
@@ -196,7 +218,7 @@ class SaltMinionsIT {
          * publication before then is not delivered (as from a Salt master).
          */
         private void awaitSubscribed(String... ids) {
-            var transport = (io.brine.transport.zmtp.ZmtpServerTransport) fleet.master.master().transport();
+            var transport = (ZmtpServerTransport) fleet.master.master().transport();
             await().atMost(WAIT).until(() -> transport.subscribedMinions().containsAll(List.of(ids)));
         }
 
@@ -212,31 +234,43 @@ class SaltMinionsIT {
         @SuppressWarnings("unchecked")
         private void acceptWithSaltKey() throws Exception {
             Path pkiDir = fleet.masterConfig.pkiDir();
-            Map<String, Object> listed = new ObjectMapper().readValue(
-                    SaltMinionProcess.saltKey(dir, pkiDir, "-F", "--out", "json"), Map.class);
+            Map<String, Object> listed = new ObjectMapper()
+                    .readValue(SaltMinionProcess.saltKey(dir, pkiDir, "-F", "--out", "json"), Map.class);
             Map<String, String> pending = (Map<String, String>) listed.get("minions_pre");
             assertThat(pending).containsOnlyKeys("salt1", "salt2", "salt3", "web1");
             for (String id : pending.keySet()) {
                 String text = Files.readString(pki("minions_pre/" + id));
-                assertThat(pending.get(id)).as(id).isEqualTo(io.brine.protocol.salt.SaltPem.textFinger(text));
-                assertThat(fleet.master.keyStore().list().find(id, io.brine.store.keys.KeyState.PENDING).orElseThrow()
-                        .fingerprint()).as(id).isEqualTo(io.brine.protocol.salt.SaltPem.fileFinger(text));
+                assertThat(pending.get(id)).as(id).isEqualTo(SaltPem.textFinger(text));
+                assertThat(fleet.master
+                                .keyStore()
+                                .list()
+                                .find(id, KeyState.PENDING)
+                                .orElseThrow()
+                                .fingerprint())
+                        .as(id)
+                        .isEqualTo(SaltPem.fileFinger(text));
             }
             String accepted = SaltMinionProcess.saltKey(dir, pkiDir, "-a", "*", "-y");
             assertThat(accepted).contains("salt1").contains("web1");
-            await().atMost(WAIT).until(() -> fleet.master.keyStore().list().ids(io.brine.store.keys.KeyState.ACCEPTED)
-                    .containsAll(List.of("salt1", "salt2", "salt3", "web1")));
+            await().atMost(WAIT)
+                    .until(() -> fleet.master
+                            .keyStore()
+                            .list()
+                            .ids(KeyState.ACCEPTED)
+                            .containsAll(List.of("salt1", "salt2", "salt3", "web1")));
         }
 
         void run() throws Exception {
             Path srv = stateTree();
-            fleet.startMaster(b -> b.saltMinions(true).fileServer(MasterConfig.FileServer.defaults()
-                    .withRoots(Map.of("base", List.of(srv)))));
+            fleet.startMaster(b -> b.saltMinions(true)
+                    .fileServer(MasterConfig.FileServer.defaults().withRoots(Map.of("base", List.of(srv)))));
             List<SaltMinionProcess> started = new ArrayList<>();
             for (String id : SALTS) {
                 // On ZeroMQ one minion filters by topic (zmq_filtering): it subscribes to its id's hash and broadcast.
-                started.add(id.equals("salt3") && zeromq ? startSalt(id, transport, "zmq_filtering: True")
-                        : startSalt(id, transport));
+                started.add(
+                        id.equals("salt3") && zeromq
+                                ? startSalt(id, transport, "zmq_filtering: True")
+                                : startSalt(id, transport));
             }
             var brine = fleet.startMinion("web1");
 
@@ -274,14 +308,18 @@ class SaltMinionsIT {
             }
             Fleet.awaitState(brine, MinionState.ACCEPTED);
             // A minion's master_finger is the fingerprint brine-key -F prints for master.pub.
-            assertThat(io.brine.protocol.salt.SaltPem.fileFinger(Files.readString(
-                    started.get(0).dir.resolve("pki/minion_master.pub")))).isEqualTo(
-                    io.brine.protocol.crypto.Fingerprints.of(fleet.master.keyStore().masterKeyPair().getPublic()));
+            assertThat(SaltPem.fileFinger(Files.readString(started.get(0).dir.resolve("pki/minion_master.pub"))))
+                    .isEqualTo(Fingerprints.of(
+                            fleet.master.keyStore().masterKeyPair().getPublic()));
             assertThat(Files.readString(fleet.masterConfig.cachedir().resolve("audit.log")))
-                    .contains("auth-pending").contains("salt1").contains("salt3");
+                    .contains("auth-pending")
+                    .contains("salt1")
+                    .contains("salt3");
             awaitSubscribed("salt1", "salt2", "salt3", "web1");
-            var served = (io.brine.transport.zmtp.ZmtpServerTransport) fleet.master.master().transport();
-            assertThat(served.saltFilteringSubscriptions()).as("salt3's zmq_filtering SUB").isEqualTo(zeromq ? 1 : 0);
+            var served = (ZmtpServerTransport) fleet.master.master().transport();
+            assertThat(served.saltFilteringSubscriptions())
+                    .as("salt3's zmq_filtering SUB")
+                    .isEqualTo(zeromq ? 1 : 0);
             FleetJobs jobs = new FleetJobs(fleet);
 
             // A mixed fleet: one job, every return.
@@ -294,7 +332,8 @@ class SaltMinionsIT {
             }
 
             var echo = jobs.publish("list", "salt2", "test.echo", "brine says hello");
-            assertThat(jobs.awaitReturns(echo.jid(), "salt2").get("salt2").returnValue()).isEqualTo("brine says hello");
+            assertThat(jobs.awaitReturns(echo.jid(), "salt2").get("salt2").returnValue())
+                    .isEqualTo("brine says hello");
 
             var run = jobs.publish("glob", "salt*", "cmd.run", "echo from-salt");
             assertThat(run.minions()).containsExactlyInAnyOrder("salt1", "salt2", "salt3");
@@ -311,46 +350,75 @@ class SaltMinionsIT {
             // The grains each reported with _pillar select it.
             var byGrain = jobs.publish("grain", "id:salt2", "test.ping");
             assertThat(byGrain.minions()).containsExactly("salt2");
-            assertThat(jobs.awaitReturns(byGrain.jid(), "salt2").get("salt2").returnValue()).isEqualTo(true);
+            assertThat(jobs.awaitReturns(byGrain.jid(), "salt2").get("salt2").returnValue())
+                    .isEqualTo(true);
 
             // bin/brine as the admin runs it: the same shape for both kinds of minion, and the job cache shows it.
             Path conf = Files.createDirectories(dir.resolve("conf"));
-            Files.writeString(conf.resolve("master.yaml"), String.join("\n",
-                    "interface: 127.0.0.1",
-                    "ret_port: " + fleet.master.master().addresses().request().getPort(),
-                    "publish_port: " + fleet.master.master().addresses().publish().getPort(),
-                    "pki_dir: " + fleet.masterConfig.pkiDir(),
-                    "cachedir: " + fleet.masterConfig.cachedir(),
-                    ""));
+            Files.writeString(
+                    conf.resolve("master.yaml"),
+                    String.join(
+                            "\n",
+                            "interface: 127.0.0.1",
+                            "ret_port: "
+                                    + fleet.master
+                                            .master()
+                                            .addresses()
+                                            .request()
+                                            .getPort(),
+                            "publish_port: "
+                                    + fleet.master
+                                            .master()
+                                            .addresses()
+                                            .publish()
+                                            .getPort(),
+                            "pki_dir: " + fleet.masterConfig.pkiDir(),
+                            "cachedir: " + fleet.masterConfig.cachedir(),
+                            ""));
             StringWriter out = new StringWriter();
             StringWriter err = new StringWriter();
-            int exit = BrineCli.run(new String[] {"-c", conf.toString(), "--out", "json", "*", "test.ping"},
-                    new PrintWriter(out, true), new PrintWriter(err, true));
+            int exit = BrineCli.run(
+                    new String[] {"-c", conf.toString(), "--out", "json", "*", "test.ping"},
+                    new PrintWriter(out, true),
+                    new PrintWriter(err, true));
             assertThat(exit).as(err.toString()).isZero();
             assertThat(new ObjectMapper().readValue(out.toString(), Map.class))
                     .isEqualTo(Map.of("salt1", true, "salt2", true, "salt3", true, "web1", true));
             StringWriter shown = new StringWriter();
-            assertThat(BrineCli.run(new String[] {"jobs", "show", run.jid(), "-c", conf.toString(), "--out", "json"},
-                    new PrintWriter(shown, true), new PrintWriter(err, true))).isZero();
+            assertThat(BrineCli.run(
+                            new String[] {"jobs", "show", run.jid(), "-c", conf.toString(), "--out", "json"},
+                            new PrintWriter(shown, true),
+                            new PrintWriter(err, true)))
+                    .isZero();
             assertThat(shown.toString()).contains("salt1").contains("salt3").contains("from-salt");
 
             // States from file_roots: brine '*' state.apply as the admin types it (web1, a brine minion, has no
             // state module and says so; brine exits 1 for it).
             StringWriter applied = new StringWriter();
-            BrineCli.run(new String[] {"-c", conf.toString(), "--out", "json", "-t", "120", "*", "state.apply"},
-                    new PrintWriter(applied, true), new PrintWriter(err, true));
+            BrineCli.run(
+                    new String[] {"-c", conf.toString(), "--out", "json", "-t", "120", "*", "state.apply"},
+                    new PrintWriter(applied, true),
+                    new PrintWriter(err, true));
             Map<?, ?> states = new ObjectMapper().readValue(applied.toString(), Map.class);
             for (SaltMinionProcess salt : started) {
-                assertThat(states.get(salt.id)).as(salt.id + ": " + fileServerLines().stream()
-                        .map(ILoggingEvent::getFormattedMessage).filter(l -> l.contains("refused")).toList())
+                assertThat(states.get(salt.id))
+                        .as(salt.id + ": "
+                                + fileServerLines().stream()
+                                        .map(ILoggingEvent::getFormattedMessage)
+                                        .filter(l -> l.contains("refused"))
+                                        .toList())
                         .isInstanceOf(Map.class);
                 Map<?, ?> results = (Map<?, ?>) states.get(salt.id);
                 Map<String, Object> byName = new HashMap<>();
-                results.forEach((key, result) -> byName.put(String.valueOf(key).split("_\\|-")[1],
-                        ((Map<?, ?>) result).get("result")));
-                assertThat(byName).as(salt.id + ": " + results).containsEntry("motd", true)
-                        .containsEntry("greeting", true).containsEntry("hello", true)
-                        .containsEntry("shadow", false).containsEntry("escape", false);
+                results.forEach((key, result) ->
+                        byName.put(String.valueOf(key).split("_\\|-")[1], ((Map<?, ?>) result).get("result")));
+                assertThat(byName)
+                        .as(salt.id + ": " + results)
+                        .containsEntry("motd", true)
+                        .containsEntry("greeting", true)
+                        .containsEntry("hello", true)
+                        .containsEntry("shadow", false)
+                        .containsEntry("escape", false);
                 Path landed = salt.dir.resolve("cache/brine-states");
                 assertThat(Files.readString(landed.resolve("motd"))).isEqualTo("managed by brine\n");
                 assertThat(Files.readString(landed.resolve("greeting"))).contains("hello from " + salt.id);
@@ -358,7 +426,8 @@ class SaltMinionsIT {
                 assertThat(landed.resolve("escape")).doesNotExist();
             }
             assertThat(fileServerLines().stream().map(ILoggingEvent::getFormattedMessage))
-                    .anySatisfy(line -> assertThat(line).contains("a path with ..").contains("../../etc/shadow"))
+                    .anySatisfy(
+                            line -> assertThat(line).contains("a path with ..").contains("../../etc/shadow"))
                     .anySatisfy(line -> assertThat(line).contains("a symlink that leaves the root"));
 
             // The same minions after a master restart (same ports, new aes key): TCP minions reconnect and sign in
@@ -368,7 +437,7 @@ class SaltMinionsIT {
             // it, unbound, and sends it the envelopes of unbound Salt minions (issue 27: closed, they lost the master
             // a second time and 3007.14 took no publication within 30 s in three runs of three).
             fleet.restartMaster();
-            var restarted = (io.brine.transport.zmtp.ZmtpServerTransport) fleet.master.master().transport();
+            var restarted = (ZmtpServerTransport) fleet.master.master().transport();
             List<String> back = List.of("salt1", "salt2", "salt3");
             if (zeromq) {
                 await().atMost(WAIT).until(() -> restarted.saltSubscriptions() >= 3);

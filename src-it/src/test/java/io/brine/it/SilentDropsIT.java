@@ -43,6 +43,7 @@ class SilentDropsIT {
 
     @TempDir
     Path dir;
+
     private Fleet fleet;
     private ForgingRelay relay;
     private final List<Socket> sockets = new ArrayList<>();
@@ -73,8 +74,11 @@ class SilentDropsIT {
     }
 
     private static List<String> warnings(ListAppender<ILoggingEvent> log, String containing) {
-        return log.list.stream().filter(event -> event.getLevel() == Level.WARN)
-                .map(ILoggingEvent::getFormattedMessage).filter(line -> line.contains(containing)).toList();
+        return log.list.stream()
+                .filter(event -> event.getLevel() == Level.WARN)
+                .map(ILoggingEvent::getFormattedMessage)
+                .filter(line -> line.contains(containing))
+                .toList();
     }
 
     private Socket connect(int port) throws IOException {
@@ -99,7 +103,8 @@ class SilentDropsIT {
     @Test
     void aFrameOneBytePastEachLimitOfTheMasterIsOneWarnPerReasonAndSource() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.transports(TransportKind.ZEROMQ, TransportKind.TCP).saltMinions(true));
+        fleet.startMaster(
+                b -> b.transports(TransportKind.ZEROMQ, TransportKind.TCP).saltMinions(true));
         ListAppender<ILoggingEvent> tcpLog = capture(TcpServerTransport.class.getName());
         ListAppender<ILoggingEvent> zmqLog = capture(ZmtpServerTransport.class.getName());
         int past = FrameLimits.MAX_UNAUTHENTICATED + 1;
@@ -107,23 +112,39 @@ class SilentDropsIT {
         // brine's TCP framing: the length prefix alone.
         refusedTwice(fleet.tcpPort(), null, ByteBuffer.allocate(4).putInt(past).array());
         // ZMTP, after the handshake: a long data frame's header alone.
-        refusedTwice(fleet.retPort(), "DEALER", ByteBuffer.allocate(9).put((byte) 0x02).putLong(past).array());
+        refusedTwice(
+                fleet.retPort(),
+                "DEALER",
+                ByteBuffer.allocate(9).put((byte) 0x02).putLong(past).array());
         // Salt's TCP framing on the same port: {head: {}, body: bin32 of one byte past}, up to the bin32 header.
-        ByteBuffer salt = ByteBuffer.allocate(32).put((byte) 0x82).put((byte) 0xa4)
-                .put("head".getBytes(StandardCharsets.US_ASCII)).put((byte) 0x80).put((byte) 0xa4)
-                .put("body".getBytes(StandardCharsets.US_ASCII)).put((byte) 0xc6).putInt(past);
+        ByteBuffer salt = ByteBuffer.allocate(32)
+                .put((byte) 0x82)
+                .put((byte) 0xa4)
+                .put("head".getBytes(StandardCharsets.US_ASCII))
+                .put((byte) 0x80)
+                .put((byte) 0xa4)
+                .put("body".getBytes(StandardCharsets.US_ASCII))
+                .put((byte) 0xc6)
+                .putInt(past);
         byte[] saltHeader = new byte[salt.position()];
         salt.flip().get(saltHeader);
         refusedTwice(fleet.retPort(), null, saltHeader);
 
         String limit = " over the limit of " + FrameLimits.MAX_UNAUTHENTICATED + " bytes";
-        assertThat(warnings(tcpLog, "Frames from 127.0.0.1 dropped: ")).singleElement().asString()
+        assertThat(warnings(tcpLog, "Frames from 127.0.0.1 dropped: "))
+                .singleElement()
+                .asString()
                 .contains("TCP: a frame" + limit + "; connection closed (" + past + " bytes announced)");
         List<String> zmq = warnings(zmqLog, "Frames from 127.0.0.1 dropped: ");
-        assertThat(zmq).filteredOn(line -> line.contains("ZeroMQ request port: a frame" + limit)).singleElement()
-                .asString().contains("(" + past + " bytes announced)");
-        assertThat(zmq).filteredOn(line -> line.contains("Salt TCP request port: frame: longer than the limit of "
-                + FrameLimits.MAX_UNAUTHENTICATED + " bytes")).hasSize(1);
+        assertThat(zmq)
+                .filteredOn(line -> line.contains("ZeroMQ request port: a frame" + limit))
+                .singleElement()
+                .asString()
+                .contains("(" + past + " bytes announced)");
+        assertThat(zmq)
+                .filteredOn(line -> line.contains("Salt TCP request port: frame: longer than the limit of "
+                        + FrameLimits.MAX_UNAUTHENTICATED + " bytes"))
+                .hasSize(1);
         assertThat(zmq).hasSize(2);
     }
 
@@ -131,7 +152,8 @@ class SilentDropsIT {
     void aForgedReplayedOrReorderedPublicationIsOneWarnPerReasonOnTheMinion() throws Exception {
         TestClock clock = new TestClock(); // the minion's throttle does not move on its own
         fleet = new Fleet(dir, clock).transport(TransportKind.TCP);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         relay = new ForgingRelay(fleet.tcpPort(), TestKeys.pair(TestKeys.COUNT - 10), AuthStatus.PENDING);
         relay.mode(ForgingRelay.Mode.PASS);
         MinionDaemon m1 = fleet.startMinion("m1", b -> b.tcpPort(relay.port()));
@@ -165,12 +187,21 @@ class SilentDropsIT {
 
         List<StoredReturn> lateReturns = fleet.master.master().jobs().cache().returns(late.jid());
         assertThat(lateReturns).as("the reordered job did not run").isEmpty();
-        assertThat(warnings(gateLog, "not signed by the master")).singleElement().asString()
+        assertThat(warnings(gateLog, "not signed by the master"))
+                .singleElement()
+                .asString()
                 .contains("publication '" + first.jid() + "' ");
-        assertThat(warnings(gateLog, "dropped: replayed")).as("four replays, one line").singleElement().asString()
+        assertThat(warnings(gateLog, "dropped: replayed"))
+                .as("four replays, one line")
+                .singleElement()
+                .asString()
                 .contains("publication '" + first.jid() + "' ");
-        assertThat(warnings(gateLog, " not run: it came after ")).singleElement().asString()
+        assertThat(warnings(gateLog, " not run: it came after "))
+                .singleElement()
+                .asString()
                 .contains("publication '" + late.jid() + "' (serial ");
-        assertThat(gateLog.list).filteredOn(event -> event.getLevel().isGreaterOrEqual(Level.WARN)).hasSize(3);
+        assertThat(gateLog.list)
+                .filteredOn(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+                .hasSize(3);
     }
 }

@@ -33,6 +33,7 @@ class SwarmAuthIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -44,7 +45,9 @@ class SwarmAuthIT {
         // The minions start first and wait for a master that is not up yet, so that they all ask at once when
         // it comes: the herd after a master restart.
         fleet.relayForLateMaster();
-        List<String> ids = IntStream.range(0, MINIONS).mapToObj(i -> String.format("swarm%03d", i)).toList();
+        List<String> ids = IntStream.range(0, MINIONS)
+                .mapToObj(i -> String.format("swarm%03d", i))
+                .toList();
         long started = System.nanoTime();
         // Started from a few threads, as if on as many hosts.
         ExecutorService starters = Executors.newFixedThreadPool(16);
@@ -62,10 +65,13 @@ class SwarmAuthIT {
         long launched = System.nanoTime();
 
         // On loopback every minion has the same source address; the per-source limit is for real networks.
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build())
-                .authRatePerSource(1000).authBurst(1000));
+        fleet.startMaster(b -> b.acceptance(
+                        MasterConfig.Acceptance.builder().autoAccept(true).build())
+                .authRatePerSource(1000)
+                .authBurst(1000));
         long masterUp = System.nanoTime();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
                 .until(() -> fleet.minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
         long accepted = System.nanoTime();
 
@@ -79,20 +85,26 @@ class SwarmAuthIT {
         // A rotation reaches all of them inside their sessions (AES only on the master: no RSA per minion).
         long generation = fleet.master.master().keyring().current().number();
         fleet.master.master().requestRotation("SwarmAuthIT");
-        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().status().generation()
-                == generation + 1));
+        await().until(() ->
+                fleet.minions.stream().allMatch(m -> m.minion().status().generation() == generation + 1));
         long rotated = System.nanoTime();
 
         int threads = Thread.activeCount() - threadsBefore;
         long files = openFiles() - filesBefore;
         long closing = System.nanoTime();
         fleet.close();
-        System.out.printf("SwarmAuthIT: %d minions started in %d ms; all accepted %d ms after their master came "
-                + "up; a test.ping to all returned in %d ms; a rotation reached all in %d ms; all closed in %d ms; "
-                + "%d threads and %d open files more in this JVM while they ran%n", MINIONS,
-                (launched - started) / 1_000_000, (accepted - masterUp) / 1_000_000,
-                (returned - accepted) / 1_000_000, (rotated - returned) / 1_000_000,
-                (System.nanoTime() - closing) / 1_000_000, threads, files);
+        System.out.printf(
+                "SwarmAuthIT: %d minions started in %d ms; all accepted %d ms after their master came "
+                        + "up; a test.ping to all returned in %d ms; a rotation reached all in %d ms; all closed in %d ms; "
+                        + "%d threads and %d open files more in this JVM while they ran%n",
+                MINIONS,
+                (launched - started) / 1_000_000,
+                (accepted - masterUp) / 1_000_000,
+                (returned - accepted) / 1_000_000,
+                (rotated - returned) / 1_000_000,
+                (System.nanoTime() - closing) / 1_000_000,
+                threads,
+                files);
     }
 
     private static long openFiles() throws IOException {

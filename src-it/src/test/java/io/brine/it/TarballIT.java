@@ -32,14 +32,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TarballIT {
 
-    private static final Path DEB = Path.of(System.getProperty("brine.deb",
-            "../dist/target/brine_" + System.getProperty("brine.version", "0.2.0") + "_all.deb")).toAbsolutePath();
+    private static final Path DEB = Path.of(System.getProperty(
+                    "brine.deb", "../dist/target/brine_" + System.getProperty("brine.version", "0.2.0") + "_all.deb"))
+            .toAbsolutePath();
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern SERVING = Pattern.compile(
-            "Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
+    private static final Pattern SERVING =
+            Pattern.compile("Master serving: requests on \\S*:(\\d+), publications on \\S*:(\\d+)");
 
     @TempDir
     Path tmp;
+
     private final List<Process> processes = new ArrayList<>();
 
     @AfterEach
@@ -47,24 +49,28 @@ class TarballIT {
         processes.forEach(Process::destroyForcibly);
     }
 
-    record Run(int exit, String out, String err) {
-    }
+    record Run(int exit, String out, String err) {}
 
     private static Run run(List<String> command, Path workDir) throws IOException, InterruptedException {
-        Process process = new ProcessBuilder(command).directory(workDir.toFile())
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        Process process = new ProcessBuilder(command)
+                .directory(workDir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
         byte[] out = process.getInputStream().readAllBytes();
         byte[] err = process.getErrorStream().readAllBytes();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), new String(out, StandardCharsets.UTF_8),
-                new String(err, StandardCharsets.UTF_8));
+        return new Run(
+                process.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
     }
 
     private Process start(Path home, String launcher, Path configDir, Path log) throws IOException {
-        Process process = new ProcessBuilder(home.resolve("bin").resolve(launcher).toString(), "-c",
-                configDir.toString()).directory(tmp.toFile())
+        Process process = new ProcessBuilder(
+                        home.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString())
+                .directory(tmp.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(log.toFile()).redirectErrorStream(true).start();
+                .redirectOutput(log.toFile())
+                .redirectErrorStream(true)
+                .start();
         processes.add(process);
         return process;
     }
@@ -86,7 +92,8 @@ class TarballIT {
 
     private static String state(Path minionDir) {
         try {
-            JsonNode status = JSON.readTree(minionDir.resolve("cache/status.json").toFile());
+            JsonNode status =
+                    JSON.readTree(minionDir.resolve("cache/status.json").toFile());
             return status.path("state").asText();
         } catch (IOException e) {
             return "none";
@@ -111,43 +118,65 @@ class TarballIT {
         assertThat(home.resolve("conf/master.yaml")).isNotEmptyFile();
         assertThat(home.resolve("conf/minion.yaml")).isNotEmptyFile();
         for (String doc : List.of("PROTOCOL.md", "SALT.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md")) {
-            assertThat(home.resolve("share/doc/brine").resolve(doc)).as("the docs README cites").isNotEmptyFile();
+            assertThat(home.resolve("share/doc/brine").resolve(doc))
+                    .as("the docs README cites")
+                    .isNotEmptyFile();
         }
     }
 
     @Test
     void theDebianPackagePassesLintianAndRunsAMasterAMinionBrineKeyAndBrine() throws Exception {
-        assertThat(DEB).as("built by the dist module (./mvnw -pl dist -am package)").exists();
+        assertThat(DEB)
+                .as("built by the dist module (./mvnw -pl dist -am package)")
+                .exists();
         // Debian's package checker takes about as long as the rest of this test and waits on nothing of it: it runs
         // beside the checks and the walk-through below (niced, so that the daemons' start-up goes first), and is
         // read at the end.
         Path lintianOut = tmp.resolve("lintian.out");
         Process lintian = new ProcessBuilder("nice", "-n", "10", "lintian", "--fail-on", "error", DEB.toString())
-                .directory(tmp.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectOutput(lintianOut.toFile()).redirectErrorStream(true).start();
+                .directory(tmp.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(lintianOut.toFile())
+                .redirectErrorStream(true)
+                .start();
         processes.add(lintian);
         Run info = run(List.of("dpkg-deb", "--field", DEB.toString(), "Package", "Version", "Architecture"), tmp);
         assertThat(info.exit()).as(info.err()).isZero();
-        assertThat(info.out()).contains("Package: brine\n").contains("Version: " + System.getProperty("brine.version", "0.2.0") + "\n")
+        assertThat(info.out())
+                .contains("Package: brine\n")
+                .contains("Version: " + System.getProperty("brine.version", "0.2.0") + "\n")
                 .contains("Architecture: all\n");
         Run conffiles = run(List.of("dpkg-deb", "--info", DEB.toString(), "conffiles"), tmp);
         assertThat(conffiles.exit()).as(conffiles.err()).isZero();
-        assertThat(conffiles.out().lines()).containsExactlyInAnyOrder("/etc/brine/master.yaml",
-                "/etc/brine/minion.yaml", "/etc/logrotate.d/brine");
+        assertThat(conffiles.out().lines())
+                .containsExactlyInAnyOrder(
+                        "/etc/brine/master.yaml", "/etc/brine/minion.yaml", "/etc/logrotate.d/brine");
         Run postinst = run(List.of("dpkg-deb", "--info", DEB.toString(), "postinst"), tmp);
         assertThat(postinst.out()).contains("adduser --system --group").contains("/etc/brine/pki");
         Run contents = run(List.of("dpkg-deb", "--contents", DEB.toString()), tmp);
         assertThat(contents.exit()).as(contents.err()).isZero();
-        List<String> paths = contents.out().lines().map(line -> line.substring(line.indexOf("./") + 1)).toList();
+        List<String> paths = contents.out()
+                .lines()
+                .map(line -> line.substring(line.indexOf("./") + 1))
+                .toList();
         for (String cli : List.of("brine", "brine-master", "brine-minion", "brine-key")) {
-            assertThat(paths).contains("/usr/bin/" + cli + " -> /opt/brine/bin/" + cli,
-                    "/usr/share/man/man1/" + cli + ".1.gz", "/usr/share/bash-completion/completions/" + cli);
+            assertThat(paths)
+                    .contains(
+                            "/usr/bin/" + cli + " -> /opt/brine/bin/" + cli,
+                            "/usr/share/man/man1/" + cli + ".1.gz",
+                            "/usr/share/bash-completion/completions/" + cli);
         }
-        assertThat(paths).contains("/lib/systemd/system/brine-master.service",
-                "/lib/systemd/system/brine-minion.service", "/usr/share/doc/brine/copyright",
-                "/usr/share/doc/brine/changelog.gz", "/usr/share/doc/brine/PROTOCOL.md",
-                "/usr/share/doc/brine/ARCHITECTURE.md", "/usr/share/doc/brine/BENCHMARKS.md",
-                "/usr/share/doc/brine/README.md", "/opt/brine/systemd/brine-master.service");
+        assertThat(paths)
+                .contains(
+                        "/lib/systemd/system/brine-master.service",
+                        "/lib/systemd/system/brine-minion.service",
+                        "/usr/share/doc/brine/copyright",
+                        "/usr/share/doc/brine/changelog.gz",
+                        "/usr/share/doc/brine/PROTOCOL.md",
+                        "/usr/share/doc/brine/ARCHITECTURE.md",
+                        "/usr/share/doc/brine/BENCHMARKS.md",
+                        "/usr/share/doc/brine/README.md",
+                        "/opt/brine/systemd/brine-master.service");
 
         Path root = Files.createDirectories(tmp.resolve("root"));
         Run unpack = run(List.of("dpkg", "-x", DEB.toString(), root.toString()), tmp);
@@ -155,40 +184,74 @@ class TarballIT {
         runsAMasterAMinionBrineKeyAndBrine(root.resolve("opt/brine"), root.resolve("etc/brine"));
 
         // Debian's package checker: an error fails the build (warnings such as jar-not-in-usr-share are /opt's).
-        assertThat(lintian.waitFor(2 * WAIT.toSeconds(), TimeUnit.SECONDS)).as("lintian finishes: %s",
-                Files.readString(lintianOut)).isTrue();
+        assertThat(lintian.waitFor(2 * WAIT.toSeconds(), TimeUnit.SECONDS))
+                .as("lintian finishes: %s", Files.readString(lintianOut))
+                .isTrue();
         String checked = Files.readString(lintianOut, StandardCharsets.UTF_8);
-        assertThat(lintian.exitValue()).as("lintian (installed by .ci/install-test-deps):%n%s", checked).isZero();
-        assertThat(checked.lines().filter(line -> line.startsWith("E: ")).toList()).isEmpty();
+        assertThat(lintian.exitValue())
+                .as("lintian (installed by .ci/install-test-deps):%n%s", checked)
+                .isZero();
+        assertThat(checked.lines().filter(line -> line.startsWith("E: ")).toList())
+                .isEmpty();
     }
 
     private void runsAMasterAMinionBrineKeyAndBrine(Path home, Path conf) throws Exception {
         // A master with ports the system chooses, named in its log.
-        Path masterDir = config(conf, tmp.resolve("etc-master"), "master.yaml", Map.of(
-                "publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
+        Path masterDir = config(
+                conf,
+                tmp.resolve("etc-master"),
+                "master.yaml",
+                Map.of("publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
         Path masterLog = tmp.resolve("master.log");
         start(home, "brine-master", masterDir, masterLog);
         await().pollInterval(Duration.ofMillis(20))
-                .until(() -> Files.exists(masterLog) && SERVING.matcher(Files.readString(masterLog)).find());
+                .until(() -> Files.exists(masterLog)
+                        && SERVING.matcher(Files.readString(masterLog)).find());
         Matcher serving = SERVING.matcher(Files.readString(masterLog));
         assertThat(serving.find()).isTrue();
 
         // A minion offers its key.
-        Path minionDir = config(conf, tmp.resolve("etc-minion"), "minion.yaml", Map.of(
-                "id", "web1", "ret_port", serving.group(1), "publish_port", serving.group(2), "pki_dir", "pki",
-                "cachedir", "cache", "acceptance_wait_time", "1", "auth_timeout", "5"));
+        Path minionDir = config(
+                conf,
+                tmp.resolve("etc-minion"),
+                "minion.yaml",
+                Map.of(
+                        "id",
+                        "web1",
+                        "ret_port",
+                        serving.group(1),
+                        "publish_port",
+                        serving.group(2),
+                        "pki_dir",
+                        "pki",
+                        "cachedir",
+                        "cache",
+                        "acceptance_wait_time",
+                        "1",
+                        "auth_timeout",
+                        "5"));
         start(home, "brine-minion", minionDir, tmp.resolve("minion.log"));
         await().until(() -> state(minionDir), "pending"::equals);
 
         // brine-key accepts it.
-        Run accept = run(List.of(home.resolve("bin/brine-key").toString(), "-c", masterDir.toString(), "-a",
-                "web1", "-y"), tmp);
+        Run accept = run(
+                List.of(home.resolve("bin/brine-key").toString(), "-c", masterDir.toString(), "-a", "web1", "-y"), tmp);
         assertThat(accept.exit()).as(accept.err()).isZero();
         await().until(() -> state(minionDir), "accepted"::equals);
 
         // brine runs a function on it (--port: master.yaml's ret_port is 0 here).
-        Run ping = run(List.of(home.resolve("bin/brine").toString(), "-c", masterDir.toString(), "--port",
-                serving.group(1), "--out", "json", "web1", "test.ping"), tmp);
+        Run ping = run(
+                List.of(
+                        home.resolve("bin/brine").toString(),
+                        "-c",
+                        masterDir.toString(),
+                        "--port",
+                        serving.group(1),
+                        "--out",
+                        "json",
+                        "web1",
+                        "test.ping"),
+                tmp);
         assertThat(ping.exit()).as(ping.err()).isZero();
         assertThat(JSON.readTree(ping.out()).path("web1").asBoolean()).isTrue();
     }

@@ -37,8 +37,7 @@ class TargetedPublicationIT {
     private ZContext zmq;
 
     /** One message seen by the raw subscriber: its topic and its frame. */
-    private record Seen(String topic, byte[] frame) {
-    }
+    private record Seen(String topic, byte[] frame) {}
 
     @AfterEach
     void stop() {
@@ -53,12 +52,12 @@ class TargetedPublicationIT {
     @Test
     void aPublicationForThreeOfFiveMinionsReachesOnlyThoseThree(@TempDir Path dir) throws Exception {
         fleet = new Fleet(dir).seedMasterKeys(120, 121).keysFrom(122);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         for (String id : ALL) {
             fleet.startMinion(id);
         }
-        await().until(() -> fleet.minions.stream()
-                .allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
+        await().until(() -> fleet.minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
 
         // A raw subscriber on a targeted minion's topic, a non-targeted one's and the broadcast topic.
         zmq = new ZContext(1);
@@ -66,17 +65,19 @@ class TargetedPublicationIT {
         sub.subscribe("m/m1/".getBytes(StandardCharsets.US_ASCII));
         sub.subscribe("m/m4/".getBytes(StandardCharsets.US_ASCII));
         sub.subscribe("b/".getBytes(StandardCharsets.US_ASCII));
-        sub.connect("tcp://127.0.0.1:" + fleet.master.master().addresses().publish().getPort());
+        sub.connect(
+                "tcp://127.0.0.1:" + fleet.master.master().addresses().publish().getPort());
         List<Seen> seen = new CopyOnWriteArrayList<>();
 
         try (BrineClient client = fleet.rootClient()) {
             // First prove the subscriber hears both minion topics (a SUB joins late): one job to each.
             for (String id : List.of("m4", "m1")) {
-                String warmUp = client.publish(BrineClient.Job.of("list", id, "test.ping")).jid();
+                String warmUp = client.publish(BrineClient.Job.of("list", id, "test.ping"))
+                        .jid();
                 await().until(() -> {
                     drain(sub, seen);
-                    return seen.stream().anyMatch(s -> s.topic().equals("m/" + id + "/")
-                            && warmUp.equals(jidOf(s.frame())));
+                    return seen.stream()
+                            .anyMatch(s -> s.topic().equals("m/" + id + "/") && warmUp.equals(jidOf(s.frame())));
                 });
             }
             seen.clear();
@@ -84,17 +85,26 @@ class TargetedPublicationIT {
             BrineClient.Published published = client.publish(BrineClient.Job.of("list", "m1,m2,m3", "test.ping"));
             assertThat(published.minions()).containsExactly("m1", "m2", "m3");
             assertThat(published.unreachable()).isEmpty();
-            assertThat(client.awaitReturns(published.jid(), published.minions(), WAIT, r -> { }).keySet())
+            assertThat(client.awaitReturns(published.jid(), published.minions(), WAIT, r -> {})
+                            .keySet())
                     .containsExactlyInAnyOrder("m1", "m2", "m3");
 
             // Nothing more comes: not on m4's topic, not broadcast, and no return from m4 or m5.
             await().during(Duration.ofSeconds(1)).until(() -> {
                 drain(sub, seen);
-                return seen.size() == 1 && fleet.master.master().jobs().cache().returns(published.jid()).size() == 3;
+                return seen.size() == 1
+                        && fleet.master
+                                        .master()
+                                        .jobs()
+                                        .cache()
+                                        .returns(published.jid())
+                                        .size()
+                                == 3;
             });
             assertThat(seen.get(0).topic()).isEqualTo("m/m1/");
             assertThat(jidOf(seen.get(0).frame())).isEqualTo(published.jid());
-            assertThat(fleet.master.master().jobs().cache().returns(published.jid())).extracting(StoredReturn::id)
+            assertThat(fleet.master.master().jobs().cache().returns(published.jid()))
+                    .extracting(StoredReturn::id)
                     .containsExactlyInAnyOrder("m1", "m2", "m3");
         }
     }
@@ -109,6 +119,8 @@ class TargetedPublicationIT {
 
     private static String jidOf(byte[] frame) {
         return Codec.decode(frame, FrameLimits.MAX_FRAME) instanceof Decoded.Ok ok
-                && ok.message() instanceof Publish publish ? publish.jid() : null;
+                        && ok.message() instanceof Publish publish
+                ? publish.jid()
+                : null;
     }
 }

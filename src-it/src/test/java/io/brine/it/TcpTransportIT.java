@@ -28,12 +28,16 @@ class TcpTransportIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
     private void acceptAndAwait(MinionDaemon minion) {
         await().until(() -> minion.minion().state() == MinionState.PENDING);
-        assertThat(fleet.master.keyStore().accept(minion.minion().id(), null, "it").status())
+        assertThat(fleet.master
+                        .keyStore()
+                        .accept(minion.minion().id(), null, "it")
+                        .status())
                 .isEqualTo(AdminResult.Status.DONE);
         await().until(() -> minion.minion().state() == MinionState.ACCEPTED);
     }
@@ -52,7 +56,8 @@ class TcpTransportIT {
         jobs.awaitReturns(ping.jid(), "web1");
 
         // A minion without TLS never gets through to ask.
-        await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5))
+        await().during(Duration.ofSeconds(2))
+                .atMost(Duration.ofSeconds(5))
                 .until(() -> plain.minion().state() != MinionState.PENDING);
         assertThat(fleet.masterConfig.pkiDir().resolve("minions_pre/plain1")).doesNotExist();
     }
@@ -64,7 +69,8 @@ class TcpTransportIT {
         MinionDaemon web1 = fleet.startMinion("web1");
         acceptAndAwait(web1);
 
-        try (Socket huge = connect(); Socket halfOpen = connect()) {
+        try (Socket huge = connect();
+                Socket halfOpen = connect()) {
             new DataOutputStream(huge.getOutputStream()).writeInt(Integer.MAX_VALUE);
             assertThat(closedWithin(huge, Duration.ofSeconds(5))).isTrue();
             assertThat(closedWithin(halfOpen, Duration.ofMillis(300))).isFalse(); // cut after 60 s; not waited for

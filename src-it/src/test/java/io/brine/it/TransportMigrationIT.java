@@ -18,6 +18,7 @@ class TransportMigrationIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -27,14 +28,14 @@ class TransportMigrationIT {
         fleet.startMaster(b -> b.transports(TransportKind.ZEROMQ, TransportKind.TCP));
         MinionDaemon old = fleet.startMinion("old1", TransportKind.ZEROMQ);
         MinionDaemon moved = fleet.startMinion("moved1", TransportKind.TCP);
-        await().until(() -> old.minion().state() == MinionState.PENDING
-                && moved.minion().state() == MinionState.PENDING);
+        await().until(() ->
+                old.minion().state() == MinionState.PENDING && moved.minion().state() == MinionState.PENDING);
 
         for (String id : new String[] {"old1", "moved1"}) {
             assertThat(fleet.master.keyStore().accept(id, null, "it").status()).isEqualTo(AdminResult.Status.DONE);
         }
-        await().until(() -> old.minion().state() == MinionState.ACCEPTED
-                && moved.minion().state() == MinionState.ACCEPTED);
+        await().until(() ->
+                old.minion().state() == MinionState.ACCEPTED && moved.minion().state() == MinionState.ACCEPTED);
 
         FleetJobs jobs = new FleetJobs(fleet);
         JobPublisher.Published ping = jobs.publish("glob", "*", "test.echo", "both");

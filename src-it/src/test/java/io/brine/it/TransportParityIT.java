@@ -25,6 +25,7 @@ class TransportParityIT {
 
     @TempDir
     Path dir;
+
     @AutoClose
     Fleet fleet;
 
@@ -43,14 +44,14 @@ class TransportParityIT {
         fleet(kind).startMaster(b -> b);
         MinionDaemon web1 = fleet.startMinion("web1");
         MinionDaemon web2 = fleet.startMinion("web2");
-        await().until(() -> web1.minion().state() == MinionState.PENDING
-                && web2.minion().state() == MinionState.PENDING);
+        await().until(() ->
+                web1.minion().state() == MinionState.PENDING && web2.minion().state() == MinionState.PENDING);
         assertThat(fleet.masterConfig.pkiDir().resolve("minions_pre/web1")).exists();
 
         accept("web1");
         accept("web2");
-        await().until(() -> web1.minion().state() == MinionState.ACCEPTED
-                && web2.minion().state() == MinionState.ACCEPTED);
+        await().until(() ->
+                web1.minion().state() == MinionState.ACCEPTED && web2.minion().state() == MinionState.ACCEPTED);
         assertThat(Files.readString(dir.resolve("minions/web1/pki/minion_master.pub")))
                 .isEqualTo(Files.readString(fleet.masterConfig.pkiDir().resolve("master.pub")));
         long generation = fleet.master.master().keyring().current().number();
@@ -64,7 +65,9 @@ class TransportParityIT {
         // web2's session went first: the new key never reaches it (it learns it was dropped at its next heartbeat,
         // or at once on TCP, where the master closes its connection).
         assertThat(web2.minion().status().generation()).isNotEqualTo(rotated);
-        assertThat(fleet.master.master().sessions().all()).extracting(s -> s.minionId()).containsExactly("web1");
+        assertThat(fleet.master.master().sessions().all())
+                .extracting(s -> s.minionId())
+                .containsExactly("web1");
     }
 
     @ParameterizedTest
@@ -72,8 +75,8 @@ class TransportParityIT {
     void threeMinionsAnswerAndADeletedOneStopsAnswering(TransportKind kind) throws Exception {
         fleet(kind).startMaster(b -> b);
         FleetJobs jobs = new FleetJobs(fleet);
-        List<MinionDaemon> minions = List.of(fleet.startMinion("web1"), fleet.startMinion("web2"),
-                fleet.startMinion("db1"));
+        List<MinionDaemon> minions =
+                List.of(fleet.startMinion("web1"), fleet.startMinion("web2"), fleet.startMinion("db1"));
         await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.PENDING));
         List.of("web1", "web2", "db1").forEach(this::accept);
         await().until(() -> minions.stream().allMatch(m -> m.minion().state() == MinionState.ACCEPTED));
@@ -87,7 +90,8 @@ class TransportParityIT {
         // list and glob targets
         JobPublisher.Published list = jobs.publish("list", "web1,db1", "test.echo", "listed");
         assertThat(list.minions()).containsExactly("db1", "web1");
-        assertThat(jobs.awaitReturns(list.jid(), "db1", "web1").get("web1").returnValue()).isEqualTo("listed");
+        assertThat(jobs.awaitReturns(list.jid(), "db1", "web1").get("web1").returnValue())
+                .isEqualTo("listed");
         JobPublisher.Published glob = jobs.publish("glob", "web*", "test.ping");
         assertThat(glob.minions()).containsExactly("web1", "web2");
         jobs.awaitReturns(glob.jid(), "web1", "web2");

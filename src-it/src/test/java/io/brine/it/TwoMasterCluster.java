@@ -27,6 +27,7 @@ final class TwoMasterCluster implements AutoCloseable {
 
     /** The cluster's one master key pair and publisher root key, installed on both masters. */
     private static final int MASTER_KEY = 250;
+
     private static final int ROOT_KEY = 249;
 
     final Fleet a;
@@ -70,13 +71,14 @@ final class TwoMasterCluster implements AutoCloseable {
         return start(dir, ensemble, ensemble.getConnectString(), config -> config);
     }
 
-    private static TwoMasterCluster start(Path dir, AutoCloseable zookeeper, String connect,
-            UnaryOperator<MasterConfig.Builder> customize) throws Exception {
+    private static TwoMasterCluster start(
+            Path dir, AutoCloseable zookeeper, String connect, UnaryOperator<MasterConfig.Builder> customize)
+            throws Exception {
         Fleet a = null;
         Fleet b = null;
         try {
-            ClusterConfig cluster = ClusterConfig.of(connect).withAuth(new ClusterConfig.Auth("brine",
-                    writePassword(dir.resolve("zk.pass"))));
+            ClusterConfig cluster = ClusterConfig.of(connect)
+                    .withAuth(new ClusterConfig.Auth("brine", writePassword(dir.resolve("zk.pass"))));
             a = new Fleet(dir.resolve("a")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
             b = new Fleet(dir.resolve("b")).seedMasterKeys(MASTER_KEY, ROOT_KEY);
             a.startMaster(config -> customize.apply(config.cluster(cluster)));
@@ -101,7 +103,9 @@ final class TwoMasterCluster implements AutoCloseable {
 
     /** The ensemble's connect string, for a test's own client. */
     String connectString() {
-        return zookeeper instanceof TestingServer server ? server.getConnectString() : servers().getConnectString();
+        return zookeeper instanceof TestingServer server
+                ? server.getConnectString()
+                : servers().getConnectString();
     }
 
     /** The three servers of {@link #onThreeServers}. */
@@ -120,7 +124,9 @@ final class TwoMasterCluster implements AutoCloseable {
                 throw new IllegalStateException("ZooKeeper server " + spec.getServerId() + " was not running");
             }
         }
-        List<InstanceSpec> left = servers().getInstances().stream().filter(spec -> !stopped.contains(spec)).toList();
+        List<InstanceSpec> left = servers().getInstances().stream()
+                .filter(spec -> !stopped.contains(spec))
+                .toList();
         Awaitility.await("the ZooKeeper servers left stop serving").until(() -> {
             for (InstanceSpec spec : left) {
                 if (serving(spec)) {
@@ -141,8 +147,8 @@ final class TwoMasterCluster implements AutoCloseable {
                 return false;
             }
             if (!answer.contains("Mode:")) {
-                throw new IllegalStateException("unexpected answer to srvr from ZooKeeper server "
-                        + spec.getServerId() + ": " + answer);
+                throw new IllegalStateException(
+                        "unexpected answer to srvr from ZooKeeper server " + spec.getServerId() + ": " + answer);
             }
             return true;
         }

@@ -31,26 +31,29 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class UnwritableLogsIT {
 
-    private static final Path ROOT = Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
+    private static final Path ROOT =
+            Path.of(System.getProperty("user.dir")).toAbsolutePath().getParent();
 
     @TempDir
     Path tmp;
 
-    record Run(int exit, String err) {
-    }
+    record Run(int exit, String err) {}
 
     /** Runs a launcher to its exit; one that serves instead (main's behaviour) fails the test, not hangs it. */
     private Run launch(String launcher, Path configDir, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("bash", ROOT.resolve("bin").resolve(launcher).toString(),
-                "-c", configDir.toString()));
+        List<String> command = new ArrayList<>(
+                List.of("bash", ROOT.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString()));
         command.addAll(List.of(args));
         Path err = Files.createTempFile(tmp, launcher, ".err");
-        Process process = new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(
-                new File("/dev/null"))).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile())
+        Process process = new ProcessBuilder(command)
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(err.toFile())
                 .start();
         try {
             boolean exited = process.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            assertThat(exited).as("%s %s exits; it said: %s", launcher, List.of(args), Files.readString(err))
+            assertThat(exited)
+                    .as("%s %s exits; it said: %s", launcher, List.of(args), Files.readString(err))
                     .isTrue();
             return new Run(process.exitValue(), Files.readString(err, StandardCharsets.UTF_8));
         } finally {
@@ -59,8 +62,8 @@ class UnwritableLogsIT {
     }
 
     private Path master(String name, Map<String, String> values) throws IOException {
-        Map<String, String> all = new HashMap<>(Map.of("publish_port", "0", "ret_port", "0", "pki_dir",
-                "pki", "cachedir", "cache"));
+        Map<String, String> all =
+                new HashMap<>(Map.of("publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
         all.putAll(values);
         return MetricsEndpointIT.config(tmp.resolve(name), "master.yaml", all);
     }
@@ -73,8 +76,8 @@ class UnwritableLogsIT {
         List<String> all = new ArrayList<>(List.of("-c", configDir.toString()));
         all.addAll(List.of(args));
         Object main = launcher.equals("brine-master") ? new MasterMain() : new MinionMain();
-        CommandRun.Result result = assertTimeoutPreemptively(WAIT, () -> CommandRun.run(main,
-                all.toArray(String[]::new)), () -> launcher + " " + all + " exits");
+        CommandRun.Result result = assertTimeoutPreemptively(
+                WAIT, () -> CommandRun.run(main, all.toArray(String[]::new)), () -> launcher + " " + all + " exits");
         return new Run(result.exit(), result.err());
     }
 
@@ -101,13 +104,19 @@ class UnwritableLogsIT {
         Path log = tmp.resolve("no-such-dir/master.log");
         Path config = master("master", Map.of("log_file", log.toString()));
 
-        refusedThroughTheLauncher("brine-master", config, "Master cannot start: log_file " + log
-                + " cannot be created: directory "
-                + log.getParent() + " does not exist", "directory " + tmp + " is owned by root:",
+        refusedThroughTheLauncher(
+                "brine-master",
+                config,
+                "Master cannot start: log_file " + log
+                        + " cannot be created: directory "
+                        + log.getParent() + " does not exist",
+                "directory " + tmp + " is owned by root:",
                 "this process runs as root (uid 0)",
                 "Fix: create it writable by root (install -d -o root " + log.getParent());
         assertThat(log.getParent()).doesNotExist();
-        assertThat(config.resolve("cache")).as("refused before anything is opened").doesNotExist();
+        assertThat(config.resolve("cache"))
+                .as("refused before anything is opened")
+                .doesNotExist();
     }
 
     @Test
@@ -116,8 +125,11 @@ class UnwritableLogsIT {
         Path log = file.resolve("master.log");
         Path config = master("master", Map.of("log_file", log.toString()));
 
-        refused("brine-master", config, "log_file " + log + " cannot be created: not a directory (regular file "
-                + file + " is owned by root:", "this process runs as root (uid 0)",
+        refused(
+                "brine-master",
+                config,
+                "log_file " + log + " cannot be created: not a directory (regular file " + file + " is owned by root:",
+                "this process runs as root (uid 0)",
                 "Fix: " + file + " must be a directory, or set log_file elsewhere");
     }
 
@@ -135,10 +147,13 @@ class UnwritableLogsIT {
             assertThat(logs.root()).isEmptyDirectory();
 
             logs.remountReadOnly();
-            refused("brine-master", config, "log_file " + log + " cannot be created: read-only file system"
-                    + " (directory " + logs.root() + " is owned by root:root (uid 0), mode 0700;"
-                    + " this process runs as root (uid 0)", "audit_log " + audit + " cannot be created: read-only"
-                    + " file system (directory " + logs.root());
+            refused(
+                    "brine-master",
+                    config,
+                    "log_file " + log + " cannot be created: read-only file system"
+                            + " (directory " + logs.root() + " is owned by root:root (uid 0), mode 0700;"
+                            + " this process runs as root (uid 0)",
+                    "audit_log " + audit + " cannot be created: read-only" + " file system (directory " + logs.root());
         }
     }
 
@@ -148,12 +163,17 @@ class UnwritableLogsIT {
             Path log = logs.root().resolve("minion.log");
             Files.writeString(log, "an earlier run's line\n");
             logs.remountReadOnly();
-            Path config = MetricsEndpointIT.config(tmp.resolve("web1"), "minion.yaml", Map.of("id", "web1",
-                    "pki_dir", "pki", "cachedir", "cache", "log_file", log.toString()));
+            Path config = MetricsEndpointIT.config(
+                    tmp.resolve("web1"),
+                    "minion.yaml",
+                    Map.of("id", "web1", "pki_dir", "pki", "cachedir", "cache", "log_file", log.toString()));
 
-            refusedThroughTheLauncher("brine-minion", config, "Minion cannot start: log_file " + log
-                    + " cannot be opened for writing: read-only file system (regular file " + log
-                    + " is owned by root:root (uid 0)",
+            refusedThroughTheLauncher(
+                    "brine-minion",
+                    config,
+                    "Minion cannot start: log_file " + log
+                            + " cannot be opened for writing: read-only file system (regular file " + log
+                            + " is owned by root:root (uid 0)",
                     "this process runs as root (uid 0)");
         }
     }
@@ -163,8 +183,12 @@ class UnwritableLogsIT {
         Path pki = Files.writeString(tmp.resolve("pki-file"), "");
         Path config = master("master", Map.of("pki_dir", pki.toString()));
 
-        refused("brine-master", config, "Master cannot start: pki_dir " + pki + " is not a directory (regular file "
-                + pki + " is owned by root:root (uid 0), mode ", "this process runs as root (uid 0)",
+        refused(
+                "brine-master",
+                config,
+                "Master cannot start: pki_dir " + pki + " is not a directory (regular file " + pki
+                        + " is owned by root:root (uid 0), mode ",
+                "this process runs as root (uid 0)",
                 "Fix: " + pki + " must be a directory, or set pki_dir elsewhere");
     }
 
@@ -173,16 +197,27 @@ class UnwritableLogsIT {
         try (TinyFileSystem disk = TinyFileSystem.mount(tmp.resolve("disk"), "1m")) {
             Path pki = Files.createDirectory(disk.root().resolve("pki"));
             Path cache = disk.root().resolve("cache");
-            Path config = master("master", Map.of("pki_dir", pki.toString(), "cachedir", cache.toString(),
-                    "audit_log", tmp.resolve("audit.log").toString()));
+            Path config = master(
+                    "master",
+                    Map.of(
+                            "pki_dir",
+                            pki.toString(),
+                            "cachedir",
+                            cache.toString(),
+                            "audit_log",
+                            tmp.resolve("audit.log").toString()));
             disk.remountReadOnly();
 
-            refused("brine-master", config, "Master cannot start: pki_dir " + pki + " is not writable: read-only"
-                    + " file system (directory " + pki + " is owned by root:root (uid 0)",
-                    "this process runs as root (uid 0)", "Fix: the file system holding " + pki
-                    + " is mounted read-only: mount it read-write, or set pki_dir elsewhere",
+            refused(
+                    "brine-master",
+                    config,
+                    "Master cannot start: pki_dir " + pki + " is not writable: read-only" + " file system (directory "
+                            + pki + " is owned by root:root (uid 0)",
+                    "this process runs as root (uid 0)",
+                    "Fix: the file system holding " + pki
+                            + " is mounted read-only: mount it read-write, or set pki_dir elsewhere",
                     "Master cannot start: cachedir " + cache + " cannot be created: read-only file system (directory "
-                    + disk.root() + " is owned by root:root (uid 0)");
+                            + disk.root() + " is owned by root:root (uid 0)");
         }
     }
 
@@ -192,8 +227,12 @@ class UnwritableLogsIT {
         Path lock = Files.createDirectory(pki.resolve(".lock"));
         Path config = master("master", Map.of("pki_dir", pki.toString()));
 
-        refused("brine-master", config, "Master cannot start: pki_dir " + pki + ": " + lock + " cannot be opened"
-                + " for writing: is a directory (directory " + lock + " is owned by root:root (uid 0), mode ",
-                "this process runs as root (uid 0)", "Fix: " + lock + " must be a regular file: remove the directory");
+        refused(
+                "brine-master",
+                config,
+                "Master cannot start: pki_dir " + pki + ": " + lock + " cannot be opened"
+                        + " for writing: is a directory (directory " + lock + " is owned by root:root (uid 0), mode ",
+                "this process runs as root (uid 0)",
+                "Fix: " + lock + " must be a regular file: remove the directory");
     }
 }

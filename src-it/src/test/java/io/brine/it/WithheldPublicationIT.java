@@ -26,6 +26,7 @@ class WithheldPublicationIT {
 
     @TempDir
     Path dir;
+
     private Fleet fleet;
     private ForgingRelay relay;
 

@@ -34,11 +34,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ZmtpHostilePeersIT {
 
-    private static final byte[] GREETING = HexFormat.of().parseHex(
-            "ff00000000000000017f03014e554c4c" + "00".repeat(16) + "00" + "00".repeat(31));
+    private static final byte[] GREETING =
+            HexFormat.of().parseHex("ff00000000000000017f03014e554c4c" + "00".repeat(16) + "00" + "00".repeat(31));
 
     @TempDir
     Path dir;
+
     Fleet fleet;
     MinionDaemon m1;
     private final List<Socket> sockets = new ArrayList<>();
@@ -46,7 +47,8 @@ class ZmtpHostilePeersIT {
     @BeforeEach
     void start() throws Exception {
         fleet = new Fleet(dir);
-        fleet.startMaster(b -> b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        fleet.startMaster(b ->
+                b.acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
         m1 = fleet.startMinion("m1");
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         fleet.awaitSubscribed("m1");

@@ -44,14 +44,12 @@ public interface ClientTransport extends AutoCloseable {
         void onPublication(byte[] frame);
 
         /** The connection to the master was lost (transports that can tell); the transport keeps reconnecting. */
-        default void onDisconnected() {
-        }
+        default void onDisconnected() {}
 
         /**
          * The connection to the master is up: the first time, and again after each {@link #onDisconnected()}
          * (transports that can tell). A minion sends its first auth request then rather than into the void.
          */
-        default void onConnected() {
-        }
+        default void onConnected() {}
     }
 }

@@ -46,7 +46,9 @@ public final class DropLog {
         this.log = log;
         this.interval = interval;
         this.clock = clock;
-        this.windows = Caffeine.newBuilder().maximumSize(MAX_PAIRS).expireAfterAccess(interval.multipliedBy(2))
+        this.windows = Caffeine.newBuilder()
+                .maximumSize(MAX_PAIRS)
+                .expireAfterAccess(interval.multipliedBy(2))
                 .build();
     }
 
@@ -83,8 +85,12 @@ public final class DropLog {
             return window;
         });
         if (report[0] > 0) {
-            log.warn("Frames from {} dropped: {} ({} since the last report; one line per {} s at most)", where, why,
-                    report[0], interval.toSeconds());
+            log.warn(
+                    "Frames from {} dropped: {} ({} since the last report; one line per {} s at most)",
+                    where,
+                    why,
+                    report[0],
+                    interval.toSeconds());
         }
     }
 

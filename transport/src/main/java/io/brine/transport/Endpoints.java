@@ -7,8 +7,7 @@ import java.net.UnknownHostException;
 /** Host names and ports as socket libraries spell them: IPv6 literals in brackets, here only. */
 public final class Endpoints {
 
-    private Endpoints() {
-    }
+    private Endpoints() {}
 
     /** True for an IPv6 literal, bracketed or not (a name or an IPv4 address has no colon). */
     public static boolean isIpv6(String host) {

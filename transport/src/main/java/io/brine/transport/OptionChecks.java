@@ -7,8 +7,7 @@ import java.util.Objects;
 /** The checks the transports' option records run in their constructors, with one wording for each failure. */
 public final class OptionChecks {
 
-    private OptionChecks() {
-    }
+    private OptionChecks() {}
 
     public static void requirePositive(String name, long value) {
         if (value < 1) {
@@ -28,9 +27,19 @@ public final class OptionChecks {
      * ({@link #requireFrameLimits}, {@code framing} the bytes around a frame on the wire), water marks, timeouts of
      * 1 ms or more, positive connection caps, a positive backlog, 0 (Netty's default) or more event loop threads.
      */
-    public static void requireServer(int maxUnauthenticatedFrame, int maxFrame, long maxQueuedBytes, long framing,
-            int writeBufferLowWaterMark, int writeBufferHighWaterMark, Duration unauthenticatedTimeout,
-            Duration idleTimeout, int maxConnections, int maxUnauthenticatedConnections, int backlog, int ioThreads,
+    public static void requireServer(
+            int maxUnauthenticatedFrame,
+            int maxFrame,
+            long maxQueuedBytes,
+            long framing,
+            int writeBufferLowWaterMark,
+            int writeBufferHighWaterMark,
+            Duration unauthenticatedTimeout,
+            Duration idleTimeout,
+            int maxConnections,
+            int maxUnauthenticatedConnections,
+            int backlog,
+            int ioThreads,
             Object io) {
         requireFrameLimits(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, framing);
         requireWaterMarks(writeBufferLowWaterMark, writeBufferHighWaterMark);
@@ -49,7 +58,8 @@ public final class OptionChecks {
      * A server's frame limits: {@code maxUnauthenticatedFrame <= maxFrame <= FrameLimits.MAX_FRAME}, both positive,
      * and an outbound queue that holds at least one largest frame with {@code framing} bytes around it.
      */
-    private static void requireFrameLimits(int maxUnauthenticatedFrame, int maxFrame, long maxQueuedBytes, long framing) {
+    private static void requireFrameLimits(
+            int maxUnauthenticatedFrame, int maxFrame, long maxQueuedBytes, long framing) {
         requirePositive("maxUnauthenticatedFrame", maxUnauthenticatedFrame);
         requirePositive("maxFrame", maxFrame);
         if (maxFrame > FrameLimits.MAX_FRAME || maxUnauthenticatedFrame > maxFrame) {

@@ -24,5 +24,9 @@ public interface Peer {
      * Salt payload over ZeroMQ). {@code SALT_TCP_REQUEST}: one Salt TCP frame {@code {head, body}} on the request
      * channel; {@code SALT_TCP_PUBLISH}: one on the publish channel (the minion's hello), issue 15.
      */
-    enum Framing { MESSAGE, SALT_TCP_REQUEST, SALT_TCP_PUBLISH }
+    enum Framing {
+        MESSAGE,
+        SALT_TCP_REQUEST,
+        SALT_TCP_PUBLISH
+    }
 }

@@ -58,15 +58,13 @@ public interface ServerTransport extends AutoCloseable {
      * dropped. Called exactly once per frame handed to {@link InboundHandler#onFrame}. A transport that bounds the
      * inbound bytes in flight counts each frame until then, and stops reading from connections over its bound.
      */
-    default void handled(Peer peer, int bytes) {
-    }
+    default void handled(Peer peer, int bytes) {}
 
     /**
      * {@code peer} sent a frame the master could not decode: close its connection, where the transport has one per
      * peer, so that a malformed frame costs its sender the connection (and its place in the connection caps).
      */
-    default void disconnect(Peer peer) {
-    }
+    default void disconnect(Peer peer) {}
 
     /**
      * {@code peer}, a stock Salt minion's TCP publish connection, sent a hello sealed with an {@code aes} key the
@@ -109,7 +107,6 @@ public interface ServerTransport extends AutoCloseable {
         void onFrame(Peer from, byte[] frame);
 
         /** The connection behind {@code peer} closed (transports that can tell). */
-        default void onDisconnect(Peer peer) {
-        }
+        default void onDisconnect(Peer peer) {}
     }
 }

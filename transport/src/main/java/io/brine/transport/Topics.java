@@ -14,8 +14,7 @@ public final class Topics {
 
     private static final String MINION_PREFIX = "m/";
 
-    private Topics() {
-    }
+    private Topics() {}
 
     /** {@code m/<id>/}. */
     public static String minion(String minionId) {

@@ -85,8 +85,7 @@ class CompositeServerTransportTest {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     private final FakeTransport zmq = new FakeTransport(4505);

@@ -32,7 +32,7 @@ class TransportMailboxTest {
         assertThat(mailbox.offer("a")).isTrue();
         assertThat(mailbox.offer("b")).isTrue();
         assertThat(mailbox.offer("c")).isFalse();
-        mailbox.drain(s -> { }, 10);
+        mailbox.drain(s -> {}, 10);
         assertThat(mailbox.offer("c")).isTrue();
         mailbox.close();
         mailbox.close();
@@ -49,7 +49,7 @@ class TransportMailboxTest {
             mailbox.offer("b");
             assertThat(selector.selectNow()).isOne();
             selector.selectedKeys().clear();
-            mailbox.drain(s -> { }, 10);
+            mailbox.drain(s -> {}, 10);
             assertThat(selector.selectNow()).isZero();
             mailbox.offer("c");
             assertThat(selector.selectNow()).isOne();
@@ -67,7 +67,7 @@ class TransportMailboxTest {
             });
             caller.start();
             done.await();
-            mailbox.drain(s -> { }, 10);
+            mailbox.drain(s -> {}, 10);
             assertThat(mailbox.offer("later")).isTrue();
             List<String> seen = new ArrayList<>();
             mailbox.drain(seen::add, 10);

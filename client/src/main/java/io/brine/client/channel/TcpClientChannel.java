@@ -27,8 +27,7 @@ public final class TcpClientChannel implements ClientChannel {
             out = new DataOutputStream(socket.getOutputStream());
         } catch (IOException e) {
             close();
-            throw new IOException("cannot connect to the master at " + host + ":" + port + ": "
-                    + e.getMessage(), e);
+            throw new IOException("cannot connect to the master at " + host + ":" + port + ": " + e.getMessage(), e);
         }
     }
 
@@ -54,7 +53,8 @@ public final class TcpClientChannel implements ClientChannel {
             }
             byte[] frame = new byte[length];
             // The rest of a started frame gets what is left of the timeout.
-            socket.setSoTimeout((int) Math.max(1, Duration.between(Instant.now(), deadline).toMillis()));
+            socket.setSoTimeout(
+                    (int) Math.max(1, Duration.between(Instant.now(), deadline).toMillis()));
             in.readFully(frame);
             return frame;
         } catch (SocketTimeoutException e) {

@@ -33,30 +33,36 @@ final class Batch {
         }
     }
 
-    private Batch() {
-    }
+    private Batch() {}
 
     /** Runs the job in batches; returns the exit code (0 every minion returned success, else 1). */
-    static int run(BrineClient client, BrineClient.Job job, BatchSize size, Duration wait, Outputs.Format format,
-            PrintWriter out, PrintWriter err) throws ClientException {
-        BrineClient.Published ping = client.publish(new BrineClient.Job(job.targetType(), job.target(), "test.ping",
-                List.of(), Map.of(), 0));
+    static int run(
+            BrineClient client,
+            BrineClient.Job job,
+            BatchSize size,
+            Duration wait,
+            Outputs.Format format,
+            PrintWriter out,
+            PrintWriter err)
+            throws ClientException {
+        BrineClient.Published ping = client.publish(
+                new BrineClient.Job(job.targetType(), job.target(), "test.ping", List.of(), Map.of(), 0));
         if (ping.minions().isEmpty()) {
             err.println("No minions matched the target. No command was sent (jid " + ping.jid() + ").");
             return 1;
         }
         List<String> reached = new ArrayList<>(ping.minions());
         reached.removeAll(ping.unreachable());
-        List<String> up = new ArrayList<>(new TreeSet<>(client.awaitReturns(ping.jid(), reached, wait,
-                event -> { }).keySet()));
+        List<String> up = new ArrayList<>(new TreeSet<>(
+                client.awaitReturns(ping.jid(), reached, wait, event -> {}).keySet()));
         int per = size.of(up.size());
         int batches = (up.size() + per - 1) / per;
         Map<String, Object> values = new LinkedHashMap<>();
         Map<String, SessionMessage.ReturnEvent> returns = new LinkedHashMap<>();
         for (int i = 0; i < batches; i++) {
             List<String> ids = up.subList(i * per, Math.min(up.size(), (i + 1) * per));
-            BrineClient.Published published = client.publish(new BrineClient.Job("list", String.join(",", ids),
-                    job.fun(), job.args(), job.kwargs(), job.timeoutSeconds()));
+            BrineClient.Published published = client.publish(new BrineClient.Job(
+                    "list", String.join(",", ids), job.fun(), job.args(), job.kwargs(), job.timeoutSeconds()));
             err.println("batch " + (i + 1) + " of " + batches + " (jid " + published.jid() + "): "
                     + String.join(", ", ids));
             err.flush();
@@ -77,8 +83,8 @@ final class Batch {
         missing.removeAll(returns.keySet());
         long failed = returns.values().stream().filter(r -> !r.success()).count();
         err.println("returned " + returns.size() + " of " + ping.minions().size() + " targeted (" + batches
-                + (batches == 1 ? " batch" : " batches") + " of up to " + per + ")" + (failed > 0 ? "; " + failed
-                + " failed" : ""));
+                + (batches == 1 ? " batch" : " batches") + " of up to " + per + ")"
+                + (failed > 0 ? "; " + failed + " failed" : ""));
         if (!missing.isEmpty()) {
             err.println("did not answer: " + String.join(", ", missing));
         }

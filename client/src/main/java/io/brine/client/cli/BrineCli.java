@@ -37,20 +37,40 @@ import picocli.CommandLine.Spec;
  * {@code brine TARGET FUNCTION [ARG...] [key=value...]}: Salt's {@code salt} command. Publishes a job to the
  * targeted minions and prints their returns; {@code brine jobs list|show} reads the job cache.
  */
-@Command(name = "brine", mixinStandardHelpOptions = true, versionProvider = BrineVersion.class,
-        sortOptions = false, usageHelpAutoWidth = true,
-        customSynopsis = {"brine [OPTIONS] TARGET FUNCTION [ARG...]", "brine jobs list|show [OPTIONS]",
-            "brine manage up|down|status [TARGET] [OPTIONS]", "brine events [--tag GLOB] [--out json]"},
+@Command(
+        name = "brine",
+        mixinStandardHelpOptions = true,
+        versionProvider = BrineVersion.class,
+        sortOptions = false,
+        usageHelpAutoWidth = true,
+        customSynopsis = {
+            "brine [OPTIONS] TARGET FUNCTION [ARG...]",
+            "brine jobs list|show [OPTIONS]",
+            "brine manage up|down|status [TARGET] [OPTIONS]",
+            "brine events [--tag GLOB] [--out json]"
+        },
         subcommands = {Jobs.class, Manage.class, EventsCommand.class, CommandLine.HelpCommand.class},
-        description = {"Runs FUNCTION on the minions that TARGET selects and prints their returns.", "",
+        description = {
+            "Runs FUNCTION on the minions that TARGET selects and prints their returns.",
+            "",
             "TARGET is a glob on minion ids unless a target option says otherwise. Arguments of the form key=value "
                     + "are keyword arguments; true/false and integers are typed, everything else is a string.",
-            "", "Exit codes: 0 every targeted minion returned success; 1 some did not return, failed, or nothing "
+            "",
+            "Exit codes: 0 every targeted minion returned success; 1 some did not return, failed, or nothing "
                     + "matched; 2 usage or configuration error, or the master refused the job (it runs nowhere); 3 "
-                    + "no answer to the publish: the job may or may not have been published."},
-        footer = {"", "Examples:", "  brine '*' test.ping", "  brine -L web1,web2 test.echo hello",
-            "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'", "  brine -N web test.ping", "  brine --async '*' test.sleep 30",
-            "  brine jobs show 20261122031109123456", "  brine manage down"})
+                    + "no answer to the publish: the job may or may not have been published."
+        },
+        footer = {
+            "",
+            "Examples:",
+            "  brine '*' test.ping",
+            "  brine -L web1,web2 test.echo hello",
+            "  brine -C 'G@os:debian and web*' cmd.run 'uname -a'",
+            "  brine -N web test.ping",
+            "  brine --async '*' test.sleep 30",
+            "  brine jobs show 20261122031109123456",
+            "  brine manage down"
+        })
 public final class BrineCli implements Callable<Integer> {
 
     private static final Pattern KWARG = Pattern.compile("([A-Za-z_][A-Za-z0-9_]*)=(.*)", Pattern.DOTALL);
@@ -66,28 +86,52 @@ public final class BrineCli implements Callable<Integer> {
     TargetType targetType = new TargetType();
 
     static final class TargetType {
-        @Option(names = {"-E", "--pcre"}, description = "TARGET is a regular expression on ids (anchored at the "
-                + "start, as in Salt).")
+        @Option(
+                names = {"-E", "--pcre"},
+                description = "TARGET is a regular expression on ids (anchored at the " + "start, as in Salt).")
         boolean pcre;
-        @Option(names = {"-L", "--list"}, description = "TARGET is a comma-separated list of ids.")
+
+        @Option(
+                names = {"-L", "--list"},
+                description = "TARGET is a comma-separated list of ids.")
         boolean list;
-        @Option(names = {"-G", "--grain"}, description = "TARGET is grain:glob, e.g. os:debian.")
+
+        @Option(
+                names = {"-G", "--grain"},
+                description = "TARGET is grain:glob, e.g. os:debian.")
         boolean grain;
-        @Option(names = {"-P", "--grain-pcre"}, description = "TARGET is grain:regex, e.g. 'os:(debian|ubuntu)$' "
-                + "(compound P@).")
+
+        @Option(
+                names = {"-P", "--grain-pcre"},
+                description = "TARGET is grain:regex, e.g. 'os:(debian|ubuntu)$' " + "(compound P@).")
         boolean grainPcre;
-        @Option(names = {"-S", "--ipcidr"}, description = "TARGET is a subnet or address on the ipv4 grain, e.g. "
-                + "10.0.0.0/8 (compound S@).")
+
+        @Option(
+                names = {"-S", "--ipcidr"},
+                description = "TARGET is a subnet or address on the ipv4 grain, e.g. " + "10.0.0.0/8 (compound S@).")
         boolean ipcidr;
-        @Option(names = {"-C", "--compound"}, description = "TARGET is a compound expression, e.g. "
-                + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex), S@ (subnet) and N@ (nodegroup).")
+
+        @Option(
+                names = {"-C", "--compound"},
+                description = "TARGET is a compound expression, e.g. "
+                        + "'G@os:debian and web* or L@db1,db2'; also P@ (grain regex), S@ (subnet) and N@ (nodegroup).")
         boolean compound;
-        @Option(names = {"-N", "--nodegroup"}, description = "TARGET is a nodegroup of master.yaml (compound N@).")
+
+        @Option(
+                names = {"-N", "--nodegroup"},
+                description = "TARGET is a nodegroup of master.yaml (compound N@).")
         boolean nodegroup;
 
         String type() {
-            return pcre ? "pcre" : list ? "list" : grain ? "grain" : nodegroup ? Nodegroups.TYPE
-                    : compound || grainPcre || ipcidr ? "compound" : "glob";
+            return pcre
+                    ? "pcre"
+                    : list
+                            ? "list"
+                            : grain
+                                    ? "grain"
+                                    : nodegroup
+                                            ? Nodegroups.TYPE
+                                            : compound || grainPcre || ipcidr ? "compound" : "glob";
         }
 
         /** The expression sent: -P and -S are compound terms on the wire. */
@@ -96,26 +140,40 @@ public final class BrineCli implements Callable<Integer> {
         }
     }
 
-    @Option(names = {"-t", "--timeout"}, paramLabel = "SECONDS", defaultValue = "5",
+    @Option(
+            names = {"-t", "--timeout"},
+            paramLabel = "SECONDS",
+            defaultValue = "5",
             description = "Seconds to wait for returns (default: ${DEFAULT-VALUE}).")
     int timeout;
 
-    @Option(names = "--job-timeout", paramLabel = "SECONDS", defaultValue = "0",
+    @Option(
+            names = "--job-timeout",
+            paramLabel = "SECONDS",
+            defaultValue = "0",
             description = "How long the function may run on each minion (default: the minion's job_timeout).")
     int jobTimeout;
 
-    @Option(names = "--async", description = "Print the jid and return at once; see the returns with "
-            + "'brine jobs show JID'.")
+    @Option(
+            names = "--async",
+            description = "Print the jid and return at once; see the returns with " + "'brine jobs show JID'.")
     boolean async;
 
-    @Option(names = "--out", paramLabel = "FORMAT", defaultValue = "text", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--out",
+            paramLabel = "FORMAT",
+            defaultValue = "text",
+            scope = ScopeType.INHERIT,
             converter = Outputs.FormatConverter.class,
             description = "text (Salt's nested), txt (Salt's: one 'id: line' per line), json or yaml (default:"
                     + " ${DEFAULT-VALUE}). json: one object mapping each minion that returned to its return value; for"
                     + " jobs, the job cache's records.")
     Outputs.Format out;
 
-    @Option(names = {"-b", "--batch"}, paramLabel = "N|N%", converter = Batch.SizeConverter.class,
+    @Option(
+            names = {"-b", "--batch"},
+            paramLabel = "N|N%",
+            converter = Batch.SizeConverter.class,
             description = "Salt's batch mode: run on N minions (or N %% of them) at a time, among those that answer "
                     + "test.ping; each batch is a job of its own.")
     BatchSize batch;
@@ -123,7 +181,9 @@ public final class BrineCli implements Callable<Integer> {
     @Option(names = "--show-jid", description = "Print the job's jid first (text: on stdout; json, yaml: on stderr).")
     boolean showJid;
 
-    @Option(names = {"-v", "--verbose"}, description = "Say which job runs (on stderr), as Salt's -v.")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Say which job runs (on stderr), as Salt's -v.")
     boolean verbose;
 
     // Optional to picocli and checked in call(): picocli checks a parent's required parameters before it runs a
@@ -131,7 +191,10 @@ public final class BrineCli implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "TARGET", description = "Which minions.")
     String target;
 
-    @Parameters(index = "1", arity = "0..1", paramLabel = "FUNCTION",
+    @Parameters(
+            index = "1",
+            arity = "0..1",
+            paramLabel = "FUNCTION",
             description = "What to run, e.g. test.ping, cmd.run.")
     String function;
 
@@ -234,9 +297,13 @@ public final class BrineCli implements Callable<Integer> {
                 (this.out.streams() ? out : err).println("jid: " + published.jid());
             }
             if (async) {
-                out.println(this.out.streams() ? published.jid()
-                        : Outputs.structured(this.out, Map.of("jid", published.jid(), "minions",
-                                published.minions())).strip());
+                out.println(
+                        this.out.streams()
+                                ? published.jid()
+                                : Outputs.structured(
+                                                this.out,
+                                                Map.of("jid", published.jid(), "minions", published.minions()))
+                                        .strip());
                 return 0;
             }
             Map<String, Object> values = new LinkedHashMap<>();
@@ -244,8 +311,8 @@ public final class BrineCli implements Callable<Integer> {
             // Minions the publication could not be queued for cannot return: do not wait the timeout for them.
             List<String> reached = new ArrayList<>(published.minions());
             reached.removeAll(published.unreachable());
-            Map<String, SessionMessage.ReturnEvent> returns = client.awaitReturns(published.jid(),
-                    reached, Duration.ofSeconds(timeout), event -> {
+            Map<String, SessionMessage.ReturnEvent> returns =
+                    client.awaitReturns(published.jid(), reached, Duration.ofSeconds(timeout), event -> {
                         values.put(event.minionId(), event.returnValue());
                         if (this.out.streams()) {
                             out.print(Outputs.one(this.out, event.minionId(), event.returnValue()));
@@ -256,30 +323,37 @@ public final class BrineCli implements Callable<Integer> {
             missing.removeAll(returns.keySet());
             Map<String, Object> status = missing.isEmpty() ? Map.of() : status(client, published.jid());
             // Returns that came after the wait, or through a master whose report was late, are shown too.
-            for (Map.Entry<String, Map<String, Object>> late : lateReturns(status, missing).entrySet()) {
+            for (Map.Entry<String, Map<String, Object>> late :
+                    lateReturns(status, missing).entrySet()) {
                 missing.remove(late.getKey());
                 returnedLate.put(late.getKey(), late.getValue());
                 values.put(late.getKey(), late.getValue().get("return"));
                 if (this.out.streams()) {
-                    out.print(Outputs.one(this.out, late.getKey(), late.getValue().get("return")));
+                    out.print(
+                            Outputs.one(this.out, late.getKey(), late.getValue().get("return")));
                 }
             }
             if (!this.out.streams()) {
                 out.println(Outputs.structured(this.out, values).strip());
             }
             long failed = returns.values().stream().filter(r -> !r.success()).count()
-                    + returnedLate.values().stream().filter(r -> !Boolean.TRUE.equals(r.get("success"))).count();
-            StringBuilder summary = new StringBuilder("returned ").append(returns.size() + returnedLate.size())
-                    .append(" of ").append(published.minions().size() + notAccepted.size()).append(" targeted (jid ")
-                    .append(published.jid()).append(")");
+                    + returnedLate.values().stream()
+                            .filter(r -> !Boolean.TRUE.equals(r.get("success")))
+                            .count();
+            StringBuilder summary = new StringBuilder("returned ")
+                    .append(returns.size() + returnedLate.size())
+                    .append(" of ")
+                    .append(published.minions().size() + notAccepted.size())
+                    .append(" targeted (jid ")
+                    .append(published.jid())
+                    .append(")");
             if (failed > 0) {
                 summary.append("; ").append(failed).append(" failed");
             }
             err.println(summary);
             if (!missing.isEmpty()) {
                 // The master's view after the wait (jobs show); without it, what the publish answer said.
-                TreeSet<String> unreachable = new TreeSet<>(listed(status, "unreachable",
-                        published.unreachable()));
+                TreeSet<String> unreachable = new TreeSet<>(listed(status, "unreachable", published.unreachable()));
                 TreeSet<String> unconfirmed = new TreeSet<>(listed(status, "not_confirmed", List.of()));
                 unreachable.retainAll(missing);
                 unconfirmed.retainAll(missing);
@@ -320,8 +394,7 @@ public final class BrineCli implements Callable<Integer> {
 
     /** The returns in {@code status} of minions in {@code missing}. */
     @SuppressWarnings("unchecked")
-    private static Map<String, Map<String, Object>> lateReturns(Map<String, Object> status,
-            Set<String> missing) {
+    private static Map<String, Map<String, Object>> lateReturns(Map<String, Object> status, Set<String> missing) {
         Map<String, Map<String, Object>> late = new LinkedHashMap<>();
         if (status.get("returns") instanceof Map<?, ?> returns) {
             returns.forEach((id, ret) -> {
@@ -350,31 +423,57 @@ public final class BrineCli implements Callable<Integer> {
 
     /** How to reach the master: by default as the local administrator, from master.yaml. */
     static final class Connection {
-        @Option(names = {"-c", "--config-dir"}, paramLabel = "DIR", scope = ScopeType.INHERIT, defaultValue = "/etc/brine",
+        @Option(
+                names = {"-c", "--config-dir"},
+                paramLabel = "DIR",
+                scope = ScopeType.INHERIT,
+                defaultValue = "/etc/brine",
                 description = "Directory holding master.yaml (default: ${DEFAULT-VALUE}).")
         Path configDir;
 
-        @Option(names = "--master", scope = ScopeType.INHERIT, paramLabel = "HOST",
+        @Option(
+                names = "--master",
+                scope = ScopeType.INHERIT,
+                paramLabel = "HOST",
                 description = "A remote master; requires --name, --key and --master-pub.")
         String master;
 
-        @Option(names = "--port", scope = ScopeType.INHERIT, paramLabel = "PORT", description = "The master's ret_port (or tcp_port), when "
-                + "not master.yaml's.")
+        @Option(
+                names = "--port",
+                scope = ScopeType.INHERIT,
+                paramLabel = "PORT",
+                description = "The master's ret_port (or tcp_port), when " + "not master.yaml's.")
         Integer port;
 
         @Option(names = "--transport", scope = ScopeType.INHERIT, paramLabel = "KIND", description = "zeromq or tcp.")
         TransportKind transport;
 
-        @Option(names = "--name", scope = ScopeType.INHERIT, paramLabel = "NAME", description = "Publisher name registered on the master.")
+        @Option(
+                names = "--name",
+                scope = ScopeType.INHERIT,
+                paramLabel = "NAME",
+                description = "Publisher name registered on the master.")
         String name;
 
-        @Option(names = "--key", scope = ScopeType.INHERIT, paramLabel = "FILE", description = "The publisher's private key (PEM).")
+        @Option(
+                names = "--key",
+                scope = ScopeType.INHERIT,
+                paramLabel = "FILE",
+                description = "The publisher's private key (PEM).")
         Path key;
 
-        @Option(names = "--master-pub", scope = ScopeType.INHERIT, paramLabel = "FILE", description = "The master's public key (PEM).")
+        @Option(
+                names = "--master-pub",
+                scope = ScopeType.INHERIT,
+                paramLabel = "FILE",
+                description = "The master's public key (PEM).")
         Path masterPub;
 
-        @Option(names = "--connect-timeout", scope = ScopeType.INHERIT, paramLabel = "SECONDS", defaultValue = "10",
+        @Option(
+                names = "--connect-timeout",
+                scope = ScopeType.INHERIT,
+                paramLabel = "SECONDS",
+                defaultValue = "10",
                 description = "How long to wait for the master's answers (default: ${DEFAULT-VALUE}; for a publish at"
                         + " least 15, longer than the master may take to decide).")
         int connectTimeout;

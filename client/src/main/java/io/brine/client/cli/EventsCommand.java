@@ -19,17 +19,29 @@ import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /** {@code brine events}: the master's events as they happen (Salt's {@code salt-run state.event}). */
-@Command(name = "events", mixinStandardHelpOptions = true, description = {"Prints the master's events as they "
-        + "happen, one a line, until interrupted: auth decisions (brine/auth/OUTCOME), key changes (brine/key/STATE), "
-        + "job publications (brine/job/JID/new), returns (brine/job/JID/ret/ID) and publish key rotations "
-        + "(brine/key/rotated).", "A publisher with a publisher_acl sees only events about minions its targets "
-        + "cover, and a job's publication and returns only when its targets cover every minion of the job and its "
-        + "functions the job's function.", "--out text prints TAG then the data as JSON; --out json one object a line: tag, time, data.",
-        "When the master restarts or the connection drops once it was connected, it says so on stderr and connects again (after 1 s, then "
-        + "twice as long each time, up to 30 s), and says so when it has the master again; events in between are "
-        + "not replayed. With --no-reconnect it exits 2 instead."},
-        footer = {"", "Examples:", "  brine events", "  brine events --tag 'brine/job/*' --out json",
-            "  brine events --no-reconnect"})
+@Command(
+        name = "events",
+        mixinStandardHelpOptions = true,
+        description = {
+            "Prints the master's events as they "
+                    + "happen, one a line, until interrupted: auth decisions (brine/auth/OUTCOME), key changes (brine/key/STATE), "
+                    + "job publications (brine/job/JID/new), returns (brine/job/JID/ret/ID) and publish key rotations "
+                    + "(brine/key/rotated).",
+            "A publisher with a publisher_acl sees only events about minions its targets "
+                    + "cover, and a job's publication and returns only when its targets cover every minion of the job and its "
+                    + "functions the job's function.",
+            "--out text prints TAG then the data as JSON; --out json one object a line: tag, time, data.",
+            "When the master restarts or the connection drops once it was connected, it says so on stderr and connects again (after 1 s, then "
+                    + "twice as long each time, up to 30 s), and says so when it has the master again; events in between are "
+                    + "not replayed. With --no-reconnect it exits 2 instead."
+        },
+        footer = {
+            "",
+            "Examples:",
+            "  brine events",
+            "  brine events --tag 'brine/job/*' --out json",
+            "  brine events --no-reconnect"
+        })
 final class EventsCommand implements Callable<Integer> {
 
     /** Compact: one event a line, for jq and log shippers. */
@@ -40,14 +52,22 @@ final class EventsCommand implements Callable<Integer> {
     /** The connection options and {@code --out} are the root command's, inherited (before or after "events"). */
     @ParentCommand
     BrineCli root;
-    @Option(names = "--tag", paramLabel = "GLOB", defaultValue = "*",
+
+    @Option(
+            names = "--tag",
+            paramLabel = "GLOB",
+            defaultValue = "*",
             description = "Only events whose tag matches GLOB (default: every event).")
     String tag;
-    @Option(names = "--no-reconnect", description = "Exit (code 2) when the master is lost instead of connecting again.")
+
+    @Option(
+            names = "--no-reconnect",
+            description = "Exit (code 2) when the master is lost instead of connecting again.")
     boolean noReconnect;
 
     /** The first wait before connecting again, doubled after each failed attempt up to {@link #MAX_BACKOFF}. */
     static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
+
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     @Override

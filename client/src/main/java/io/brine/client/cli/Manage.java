@@ -25,17 +25,26 @@ import picocli.CommandLine.Spec;
  * and waits for their returns: up are those that returned, down the others (including those the master has no
  * connection to). The connection options and {@code --out} are brine's own.
  */
-@Command(name = "manage", mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
-        description = {"Which accepted minions answer now, as Salt's salt-run manage.up, manage.down and"
-                + " manage.status: publishes test.ping to TARGET (a glob on ids, default every accepted minion) and"
-                + " waits for the returns (--timeout).", "up: the ids that answered; down: those that did not;"
-                        + " status: both.",
+@Command(
+        name = "manage",
+        mixinStandardHelpOptions = true,
+        usageHelpAutoWidth = true,
+        description = {
+            "Which accepted minions answer now, as Salt's salt-run manage.up, manage.down and"
+                    + " manage.status: publishes test.ping to TARGET (a glob on ids, default every accepted minion) and"
+                    + " waits for the returns (--timeout).",
+            "up: the ids that answered; down: those that did not;" + " status: both.",
             "Exit codes: 0 every targeted minion answered, 1 some did not (or nothing matched), 2 usage or"
-                    + " configuration error, or the master refused the job."})
+                    + " configuration error, or the master refused the job."
+        })
 final class Manage implements Callable<Integer> {
 
     /** Which of Salt's manage runners. */
-    enum Report { up, down, status }
+    enum Report {
+        up,
+        down,
+        status
+    }
 
     @ParentCommand
     BrineCli root;
@@ -46,11 +55,18 @@ final class Manage implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "up|down|status", description = "What to print.")
     Report report;
 
-    @Parameters(index = "1", arity = "0..1", paramLabel = "TARGET", defaultValue = "*",
+    @Parameters(
+            index = "1",
+            arity = "0..1",
+            paramLabel = "TARGET",
+            defaultValue = "*",
             description = "A glob on minion ids (default: ${DEFAULT-VALUE}).")
     String target;
 
-    @Option(names = {"-t", "--timeout"}, paramLabel = "SECONDS", defaultValue = "5",
+    @Option(
+            names = {"-t", "--timeout"},
+            paramLabel = "SECONDS",
+            defaultValue = "5",
             description = "Seconds to wait for the minions' answers (default: ${DEFAULT-VALUE}).")
     int timeout;
 
@@ -80,8 +96,9 @@ final class Manage implements Callable<Integer> {
             }
             List<String> reached = new ArrayList<>(ping.minions());
             reached.removeAll(ping.unreachable());
-            TreeSet<String> up = new TreeSet<>(client.awaitReturns(ping.jid(), reached,
-                    Duration.ofSeconds(timeout), event -> { }).keySet());
+            TreeSet<String> up =
+                    new TreeSet<>(client.awaitReturns(ping.jid(), reached, Duration.ofSeconds(timeout), event -> {})
+                            .keySet());
             TreeSet<String> down = new TreeSet<>(ping.minions());
             down.removeAll(up);
             Object document = switch (report) {

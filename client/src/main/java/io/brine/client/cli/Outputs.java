@@ -18,7 +18,10 @@ final class Outputs {
 
     /** text is Salt's nested outputter (its default); txt is Salt's txt. */
     enum Format {
-        text, txt, json, yaml;
+        text,
+        txt,
+        json,
+        yaml;
 
         /** Whether returns are printed one by one as they arrive (Salt's outputters) rather than as one document. */
         boolean streams() {
@@ -39,19 +42,19 @@ final class Outputs {
                     return format;
                 }
             }
-            throw new TypeConversionException("expected text (or nested), txt, json or yaml, not "
-                    + MinionIds.printable(value));
+            throw new TypeConversionException(
+                    "expected text (or nested), txt, json or yaml, not " + MinionIds.printable(value));
         }
     }
 
-    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(SerializationFeature.INDENT_OUTPUT)
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory()
             .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
             .enable(YAMLGenerator.Feature.MINIMIZE_QUOTES));
 
-    private Outputs() {
-    }
+    private Outputs() {}
 
     static String json(Object value) {
         try {
@@ -75,10 +78,12 @@ final class Outputs {
         return switch (format) {
             case yaml -> yaml(value);
             case json -> json(value);
-            case text -> value instanceof Map<?, ?> map ? SaltOutputters.nested((Map<String, ?>) map)
-                    : SaltOutputters.nested(value);
-            case txt -> value instanceof Map<?, ?> map ? SaltOutputters.txt((Map<String, ?>) map)
-                    : SaltOutputters.txt(value);
+            case text ->
+                value instanceof Map<?, ?> map
+                        ? SaltOutputters.nested((Map<String, ?>) map)
+                        : SaltOutputters.nested(value);
+            case txt ->
+                value instanceof Map<?, ?> map ? SaltOutputters.txt((Map<String, ?>) map) : SaltOutputters.txt(value);
         };
     }
 

@@ -24,17 +24,24 @@ import java.util.regex.Pattern;
  * @param connectTimeout {@code connect_timeout}: how long a master's start and each brine-key run wait for the
  *                       ensemble's first answer before they give up saying it is unavailable
  */
-public record ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth,
-        boolean insecureOpenAcl, Duration connectTimeout) {
+public record ClusterConfig(
+        String connect,
+        String root,
+        Duration sessionTimeout,
+        Optional<Auth> auth,
+        boolean insecureOpenAcl,
+        Duration connectTimeout) {
 
     public static final String DEFAULT_ROOT = "/brine";
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(15);
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
     /** Bounds of {@code connect_timeout}, in seconds. */
     public static final int MIN_CONNECT_TIMEOUT = 1;
+
     public static final int MAX_CONNECT_TIMEOUT = 600;
 
-    private static final Pattern HOST_PORT = Pattern.compile("[A-Za-z0-9.\\-]+:[0-9]{1,5}|\\[[0-9A-Fa-f:.]+]:[0-9]{1,5}");
+    private static final Pattern HOST_PORT =
+            Pattern.compile("[A-Za-z0-9.\\-]+:[0-9]{1,5}|\\[[0-9A-Fa-f:.]+]:[0-9]{1,5}");
     private static final Pattern ROOT = Pattern.compile("(/[a-z0-9][a-z0-9._-]*)+");
 
     public ClusterConfig {
@@ -55,15 +62,16 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
             throw new IllegalArgumentException("insecureOpenAcl is for a cluster without auth");
         }
         Objects.requireNonNull(connectTimeout, "connectTimeout");
-        if (connectTimeout.toMillis() < MIN_CONNECT_TIMEOUT * 1000L || connectTimeout.toSeconds() > MAX_CONNECT_TIMEOUT) {
-            throw new IllegalArgumentException("connectTimeout must be from " + MIN_CONNECT_TIMEOUT + " to "
-                    + MAX_CONNECT_TIMEOUT + " seconds");
+        if (connectTimeout.toMillis() < MIN_CONNECT_TIMEOUT * 1000L
+                || connectTimeout.toSeconds() > MAX_CONNECT_TIMEOUT) {
+            throw new IllegalArgumentException(
+                    "connectTimeout must be from " + MIN_CONNECT_TIMEOUT + " to " + MAX_CONNECT_TIMEOUT + " seconds");
         }
     }
 
     /** With the default connect timeout. */
-    public ClusterConfig(String connect, String root, Duration sessionTimeout, Optional<Auth> auth,
-            boolean insecureOpenAcl) {
+    public ClusterConfig(
+            String connect, String root, Duration sessionTimeout, Optional<Auth> auth, boolean insecureOpenAcl) {
         this(connect, root, sessionTimeout, auth, insecureOpenAcl, DEFAULT_CONNECT_TIMEOUT);
     }
 
@@ -126,7 +134,8 @@ public record ClusterConfig(String connect, String root, Duration sessionTimeout
 
     /** Why {@code root} is not an absolute znode path of lower-case labels, or empty. */
     static Optional<String> rootProblem(String root) {
-        return ROOT.matcher(root).matches() ? Optional.empty()
+        return ROOT.matcher(root).matches()
+                ? Optional.empty()
                 : Optional.of("expected an absolute znode path of lower-case [a-z0-9._-] labels (/brine/prod), got "
                         + Quoting.quote(root));
     }

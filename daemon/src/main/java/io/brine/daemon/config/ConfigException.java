@@ -25,7 +25,8 @@ public final class ConfigException extends Exception {
             throw new IllegalArgumentException("a ConfigException needs at least one problem");
         }
         StringBuilder out = new StringBuilder("invalid configuration (")
-                .append(problems.size()).append(problems.size() == 1 ? " problem):" : " problems):");
+                .append(problems.size())
+                .append(problems.size() == 1 ? " problem):" : " problems):");
         for (ConfigProblem problem : problems) {
             out.append(System.lineSeparator()).append("  ").append(problem);
         }

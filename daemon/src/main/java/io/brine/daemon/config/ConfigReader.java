@@ -67,8 +67,10 @@ public final class ConfigReader {
         } else if (top instanceof Mapping m) {
             mapping = m;
         } else {
-            throw YamlTree.fatal(file, top.mark(), "the top level must be a mapping of 'key: value' lines, got "
-                    + ConfigSection.describe(top));
+            throw YamlTree.fatal(
+                    file,
+                    top.mark(),
+                    "the top level must be a mapping of 'key: value' lines, got " + ConfigSection.describe(top));
         }
         reader.root = reader.section("", Mark.NONE, mapping);
         return reader;
@@ -143,7 +145,8 @@ public final class ConfigReader {
         }
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder()
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT)
                     .decode(ByteBuffer.wrap(bytes))

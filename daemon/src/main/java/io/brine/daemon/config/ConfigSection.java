@@ -98,8 +98,10 @@ public final class ConfigSection {
                     boolean bSet = mapping.get(b) != null;
                     String shown = bSet ? b : a;
                     String other = bSet ? a : b;
-                    problem(shown, values.get(a) + " is also " + other + (mapping.get(other) != null ? ""
-                            : " (its default)") + "; " + what + " must differ");
+                    problem(
+                            shown,
+                            values.get(a) + " is also " + other + (mapping.get(other) != null ? "" : " (its default)")
+                                    + "; " + what + " must differ");
                 }
             }
         }
@@ -121,8 +123,10 @@ public final class ConfigSection {
     /** A secret string; the value never appears in a problem's message. */
     public Optional<Secret> secret(String key) {
         Node node = lookup(key);
-        return node == null ? Optional.empty()
-                : Optional.ofNullable(text(node, keyPath(key), ValueCheck.any(), false)).map(Secret::new);
+        return node == null
+                ? Optional.empty()
+                : Optional.ofNullable(text(node, keyPath(key), ValueCheck.any(), false))
+                        .map(Secret::new);
     }
 
     /** {@code true} or {@code false}; YAML 1.1's {@code yes}, {@code no}, {@code on}, {@code off} are refused. */
@@ -140,7 +144,8 @@ public final class ConfigSection {
         String hint = "";
         if (node instanceof Scalar s && s.kind() == Kind.BOOLEAN) {
             hint = " (YAML 1.1 reads yes/no/on/off as booleans; brine takes only true and false)";
-        } else if (node instanceof Scalar s && s.kind() == Kind.STRING
+        } else if (node instanceof Scalar s
+                && s.kind() == Kind.STRING
                 && (TRUE.contains(s.text()) || FALSE.contains(s.text()))) {
             hint = " (remove the quotes)";
         }
@@ -175,7 +180,8 @@ public final class ConfigSection {
             return Optional.empty();
         }
         List<String> names = Arrays.stream(type.getEnumConstants())
-                .map(e -> e.name().toLowerCase(Locale.ROOT)).collect(Collectors.toList());
+                .map(e -> e.name().toLowerCase(Locale.ROOT))
+                .collect(Collectors.toList());
         String expected = "one of " + String.join(", ", names);
         if (node instanceof Scalar s) {
             int index = names.indexOf(s.text());
@@ -198,7 +204,8 @@ public final class ConfigSection {
         }
         String keyPath = keyPath(key);
         List<String> names = Arrays.stream(type.getEnumConstants())
-                .map(e -> e.name().toLowerCase(Locale.ROOT)).collect(Collectors.toList());
+                .map(e -> e.name().toLowerCase(Locale.ROOT))
+                .collect(Collectors.toList());
         String expected = "one of " + String.join(", ", names);
         List<Node> items = node instanceof Sequence sequence ? sequence.items() : List.of(node);
         if (items.isEmpty()) {
@@ -246,8 +253,10 @@ public final class ConfigSection {
             return Optional.empty();
         }
         if (text.startsWith("~")) {
-            reader.add(node.mark(), keyPath, "~ is not expanded in brine config files: write the full path, got "
-                    + Quoting.quote(text));
+            reader.add(
+                    node.mark(),
+                    keyPath,
+                    "~ is not expanded in brine config files: write the full path, got " + Quoting.quote(text));
             return Optional.empty();
         }
         try {
@@ -375,8 +384,8 @@ public final class ConfigSection {
             }
             Node value = entry.value();
             if (value instanceof Sequence sequence) {
-                result.add(new Named(entry.key(), true, items(sequence, entryPath, ValueCheck.any()), value.mark(),
-                        entryPath));
+                result.add(new Named(
+                        entry.key(), true, items(sequence, entryPath, ValueCheck.any()), value.mark(), entryPath));
             } else if (value instanceof Scalar s && !s.isNull()) {
                 String text = text(s, entryPath, ValueCheck.any(), true);
                 if (text != null) {
@@ -465,7 +474,9 @@ public final class ConfigSection {
         int listedAt = -1;
         for (Entry entry : mapping.entries()) {
             if (!known.contains(entry.key())) {
-                String suggestion = closest(entry.key()).map(k -> ", did you mean " + k + "?").orElse("");
+                String suggestion = closest(entry.key())
+                        .map(k -> ", did you mean " + k + "?")
+                        .orElse("");
                 String list;
                 if (listedAt < 0) {
                     list = " (valid keys here: " + String.join(", ", known) + ")";
@@ -485,7 +496,8 @@ public final class ConfigSection {
         int bestScore = Integer.MAX_VALUE;
         for (String candidate : known) {
             int score = candidate.startsWith(typed + "_") || typed.startsWith(candidate + "_")
-                    ? 1 : editDistance(typed, candidate);
+                    ? 1
+                    : editDistance(typed, candidate);
             if (score < bestScore) {
                 best = candidate;
                 bestScore = score;
@@ -550,8 +562,12 @@ public final class ConfigSection {
         for (int i = 0; i < text.length(); i++) {
             char c = text.charAt(i);
             if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
-                reader.add(node.mark(), keyPath, String.format("contains a control character (U+%04X)%s", (int) c,
-                        echo ? ": " + Quoting.quote(text) : ""));
+                reader.add(
+                        node.mark(),
+                        keyPath,
+                        String.format(
+                                "contains a control character (U+%04X)%s",
+                                (int) c, echo ? ": " + Quoting.quote(text) : ""));
                 return null;
             }
         }
@@ -565,8 +581,11 @@ public final class ConfigSection {
 
     private Long whole(Node node, String keyPath, long min, long max, String what) {
         String expected = max == Long.MAX_VALUE || max == Integer.MAX_VALUE
-                ? what + " of at least " + min : what + " from " + min + " to " + max;
-        if (node instanceof Scalar s && s.kind() == Kind.INTEGER && DECIMAL.matcher(s.text()).matches()) {
+                ? what + " of at least " + min
+                : what + " from " + min + " to " + max;
+        if (node instanceof Scalar s
+                && s.kind() == Kind.INTEGER
+                && DECIMAL.matcher(s.text()).matches()) {
             try {
                 long value = Long.parseLong(s.text());
                 if (value >= min && value <= max) {
@@ -597,10 +616,16 @@ public final class ConfigSection {
 
     private boolean validName(Entry entry, String entryPath) {
         String name = entry.key();
-        boolean ok = !name.isEmpty() && name.codePoints().noneMatch(c -> Character.isWhitespace(c)
-                || Character.isISOControl(c) || c == '\u2028' || c == '\u2029');
+        boolean ok = !name.isEmpty()
+                && name.codePoints()
+                        .noneMatch(c -> Character.isWhitespace(c)
+                                || Character.isISOControl(c)
+                                || c == '\u2028'
+                                || c == '\u2029');
         if (!ok) {
-            reader.add(entry.keyMark(), entryPath,
+            reader.add(
+                    entry.keyMark(),
+                    entryPath,
                     "a name must be non-empty and free of white space, got " + Quoting.quote(name));
         }
         return ok;
@@ -637,7 +662,8 @@ public final class ConfigSection {
                 return Optional.of("not an IPv6 address");
             }
             try {
-                return InetAddress.getByName("[" + host + "]") instanceof Inet6Address ? Optional.empty()
+                return InetAddress.getByName("[" + host + "]") instanceof Inet6Address
+                        ? Optional.empty()
                         : Optional.of("not an IPv6 address");
             } catch (UnknownHostException e) {
                 return Optional.of("not an IPv6 address");
@@ -649,7 +675,9 @@ public final class ConfigSection {
                 return Optional.of("an IPv4 address has four parts");
             }
             for (String part : parts) {
-                if (part.isEmpty() || part.length() > 3 || (part.length() > 1 && part.charAt(0) == '0')
+                if (part.isEmpty()
+                        || part.length() > 3
+                        || (part.length() > 1 && part.charAt(0) == '0')
                         || Integer.parseInt(part) > 255) {
                     return Optional.of("an IPv4 address has four parts from 0 to 255, without leading zeros");
                 }
@@ -659,14 +687,20 @@ public final class ConfigSection {
         if (host.length() > 253) {
             return Optional.of("a host name is at most 253 characters");
         }
-        String[] labels = host.endsWith(".") ? host.substring(0, host.length() - 1).split("\\.", -1)
-                : host.split("\\.", -1);
+        String[] labels =
+                host.endsWith(".") ? host.substring(0, host.length() - 1).split("\\.", -1) : host.split("\\.", -1);
         for (String label : labels) {
-            if (label.isEmpty() || label.length() > 63 || label.startsWith("-") || label.endsWith("-")
-                    || !label.chars().allMatch(c -> (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-                            || (c >= '0' && c <= '9') || c == '-')) {
-                return Optional.of("not a host name (labels of letters, digits and '-', separated by dots)"
-                        + " or IP address");
+            if (label.isEmpty()
+                    || label.length() > 63
+                    || label.startsWith("-")
+                    || label.endsWith("-")
+                    || !label.chars()
+                            .allMatch(c -> (c >= 'a' && c <= 'z')
+                                    || (c >= 'A' && c <= 'Z')
+                                    || (c >= '0' && c <= '9')
+                                    || c == '-')) {
+                return Optional.of(
+                        "not a host name (labels of letters, digits and '-', separated by dots)" + " or IP address");
             }
         }
         if (labels[labels.length - 1].chars().allMatch(c -> c >= '0' && c <= '9')) {

@@ -11,21 +11,26 @@ import java.util.OptionalInt;
  * @param maxUnauthenticatedPerSource {@code max_unauthenticated_per_source}: of those, from one source address at
  *     most (raise it for a fleet behind one NAT address, whose minions all reconnect at once after a master restart)
  */
-public record ConnectionLimits(OptionalInt maxConnections, OptionalInt maxUnauthenticatedConnections,
+public record ConnectionLimits(
+        OptionalInt maxConnections,
+        OptionalInt maxUnauthenticatedConnections,
         OptionalInt maxUnauthenticatedPerSource) {
 
     /** The highest value any of the three may take: the process's descriptors bound them long before. */
     public static final int MAX_VALUE = 10_000_000;
 
-    public static final ConnectionLimits DEFAULTS = new ConnectionLimits(OptionalInt.empty(), OptionalInt.empty(),
-            OptionalInt.empty());
+    public static final ConnectionLimits DEFAULTS =
+            new ConnectionLimits(OptionalInt.empty(), OptionalInt.empty(), OptionalInt.empty());
 
     public ConnectionLimits {
         check(maxConnections, "max_connections");
         check(maxUnauthenticatedConnections, "max_unauthenticated_connections");
         check(maxUnauthenticatedPerSource, "max_unauthenticated_per_source");
         notAbove(maxUnauthenticatedConnections, "max_unauthenticated_connections", maxConnections, "max_connections");
-        notAbove(maxUnauthenticatedPerSource, "max_unauthenticated_per_source", maxUnauthenticatedConnections,
+        notAbove(
+                maxUnauthenticatedPerSource,
+                "max_unauthenticated_per_source",
+                maxUnauthenticatedConnections,
                 "max_unauthenticated_connections");
     }
 

@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /** How the operational log is written ({@code log_format}): text lines for people, JSON lines for log shippers. */
 public enum LogFormat {
-    TEXT, JSON;
+    TEXT,
+    JSON;
 
     /** The name used in config files. */
     public String configName() {

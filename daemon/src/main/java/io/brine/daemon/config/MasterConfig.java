@@ -1,5 +1,7 @@
 package io.brine.daemon.config;
 
+import io.brine.protocol.ReservedIds;
+import io.brine.protocol.targeting.Nodegroups;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
@@ -105,6 +107,7 @@ public record MasterConfig(
 
     /** The most succession records a chain may hold (PROTOCOL.md 10). */
     public static final int MAX_MASTER_KEY_CHAIN = 16;
+
     public static final int MIN_KEYSIZE = 2048;
     public static final int MAX_KEYSIZE = 8192;
     public static final int MIN_RETURN_BYTES = 1024;
@@ -122,7 +125,8 @@ public record MasterConfig(
         require(tls.isEmpty() || transports.contains(TransportKind.TCP), "tls applies to the tcp transport only");
         Objects.requireNonNull(pkiDir, "pkiDir");
         Objects.requireNonNull(cachedir, "cachedir");
-        require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
+        require(
+                keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
                 "keysize must be a multiple of 8 from 2048 to 8192");
         requirePositive(publishSession, "publishSession");
         require(maxMinions >= 0, "maxMinions must be 0 (no limit) or more");
@@ -132,14 +136,15 @@ public record MasterConfig(
         require(authWorkBudget >= 1, "authWorkBudget must be at least 1");
         require(workerThreads >= 1, "workerThreads must be at least 1");
         Objects.requireNonNull(connectionLimits, "connectionLimits");
-        require(maxReturnBytes >= MIN_RETURN_BYTES && maxReturnBytes <= MAX_RETURN_BYTES,
+        require(
+                maxReturnBytes >= MIN_RETURN_BYTES && maxReturnBytes <= MAX_RETURN_BYTES,
                 "maxReturnBytes must be from 1024 to 8388608");
         requirePositive(keepJobs, "keepJobs");
         require(jobCacheMaxMib >= 1, "jobCacheMaxMib must be at least 1");
         Objects.requireNonNull(acceptance, "acceptance");
         publisherAcl = Collections.unmodifiableMap(new LinkedHashMap<>(publisherAcl));
         nodegroups = Collections.unmodifiableMap(new LinkedHashMap<>(nodegroups));
-        Map<String, String> nodegroupProblems = io.brine.protocol.targeting.Nodegroups.problems(nodegroups);
+        Map<String, String> nodegroupProblems = Nodegroups.problems(nodegroups);
         require(nodegroupProblems.isEmpty(), "nodegroups: " + nodegroupProblems);
         Objects.requireNonNull(logLevel, "logLevel");
         Objects.requireNonNull(logFile, "logFile");
@@ -149,8 +154,9 @@ public record MasterConfig(
         Objects.requireNonNull(logFormat, "logFormat");
         Objects.requireNonNull(keyRotation, "keyRotation");
         requirePositive(masterKeyGrace, "masterKeyGrace");
-        require(masterKeyChain >= 1 && masterKeyChain <= MAX_MASTER_KEY_CHAIN, "masterKeyChain must be from 1 to "
-                + MAX_MASTER_KEY_CHAIN);
+        require(
+                masterKeyChain >= 1 && masterKeyChain <= MAX_MASTER_KEY_CHAIN,
+                "masterKeyChain must be from 1 to " + MAX_MASTER_KEY_CHAIN);
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
         Objects.requireNonNull(masterSignPub, "masterSignPub");
         Objects.requireNonNull(api, "api");
@@ -205,9 +211,16 @@ public record MasterConfig(
      * @param fileserverMaxMibInFlight {@code fileserver_max_mib_in_flight}: MiB of file chunks being read and sealed at
      *     once
      */
-    public record FileServer(Map<String, List<Path>> fileRoots, List<String> fileIgnoreRegex,
-            List<String> fileIgnoreGlob, String hashType, int fileBufferSize, Duration fileserverListCacheTime,
-            int fileserverRequestsPerSecond, int fileserverBurst, int fileserverMaxMibInFlight) {
+    public record FileServer(
+            Map<String, List<Path>> fileRoots,
+            List<String> fileIgnoreRegex,
+            List<String> fileIgnoreGlob,
+            String hashType,
+            int fileBufferSize,
+            Duration fileserverListCacheTime,
+            int fileserverRequestsPerSecond,
+            int fileserverBurst,
+            int fileserverMaxMibInFlight) {
         public static final List<String> HASH_TYPES = List.of("md5", "sha1", "sha224", "sha256", "sha384", "sha512");
         public static final int MIN_BUFFER_SIZE = 4096;
         public static final int MAX_BUFFER_SIZE = 4 * 1024 * 1024;
@@ -216,28 +229,40 @@ public record MasterConfig(
             Map<String, List<Path>> copy = new LinkedHashMap<>();
             fileRoots.forEach((env, dirs) -> copy.put(env, List.copyOf(dirs)));
             fileRoots = Collections.unmodifiableMap(copy);
-            fileRoots.values().forEach(dirs -> dirs.forEach(dir -> require(dir.isAbsolute(),
-                    "file_roots must be absolute: " + dir)));
+            fileRoots
+                    .values()
+                    .forEach(dirs ->
+                            dirs.forEach(dir -> require(dir.isAbsolute(), "file_roots must be absolute: " + dir)));
             fileIgnoreRegex = List.copyOf(fileIgnoreRegex);
             fileIgnoreGlob = List.copyOf(fileIgnoreGlob);
             require(HASH_TYPES.contains(hashType), "hash_type must be one of " + HASH_TYPES);
-            require(fileBufferSize >= MIN_BUFFER_SIZE && fileBufferSize <= MAX_BUFFER_SIZE,
+            require(
+                    fileBufferSize >= MIN_BUFFER_SIZE && fileBufferSize <= MAX_BUFFER_SIZE,
                     "file_buffer_size must be from 4096 to 4194304");
             requirePositive(fileserverListCacheTime, "fileserver_list_cache_time");
-            require(fileserverRequestsPerSecond >= 1 && fileserverBurst >= 1,
+            require(
+                    fileserverRequestsPerSecond >= 1 && fileserverBurst >= 1,
                     "fileserver rate and burst must be at least 1");
             require(fileserverMaxMibInFlight >= 8, "fileserver_max_mib_in_flight must be at least 8");
         }
 
         /** No roots, Salt's defaults for the rest. */
         public static FileServer defaults() {
-            return new FileServer(Map.of(), List.of(), List.of(), "sha256", 1024 * 1024, Duration.ofSeconds(20),
-                    500, 2_000, 64);
+            return new FileServer(
+                    Map.of(), List.of(), List.of(), "sha256", 1024 * 1024, Duration.ofSeconds(20), 500, 2_000, 64);
         }
 
         public FileServer withRoots(Map<String, List<Path>> roots) {
-            return new FileServer(roots, fileIgnoreRegex, fileIgnoreGlob, hashType, fileBufferSize,
-                    fileserverListCacheTime, fileserverRequestsPerSecond, fileserverBurst, fileserverMaxMibInFlight);
+            return new FileServer(
+                    roots,
+                    fileIgnoreRegex,
+                    fileIgnoreGlob,
+                    hashType,
+                    fileBufferSize,
+                    fileserverListCacheTime,
+                    fileserverRequestsPerSecond,
+                    fileserverBurst,
+                    fileserverMaxMibInFlight);
         }
     }
 
@@ -263,8 +288,15 @@ public record MasterConfig(
      * @param clientCerts {@code client_ca}, {@code client_auth}, {@code client_revoked}: client certificates that
      *     stand for the API token their subject's CN names; empty (the default) asks for none
      */
-    public record Api(String interfaceAddress, int port, Optional<Tls> tls, int maxBodyBytes, int maxConnections,
-            int requestsPerSecond, Duration requestTimeout, Optional<ClientCerts> clientCerts) {
+    public record Api(
+            String interfaceAddress,
+            int port,
+            Optional<Tls> tls,
+            int maxBodyBytes,
+            int maxConnections,
+            int requestsPerSecond,
+            Duration requestTimeout,
+            Optional<ClientCerts> clientCerts) {
         public static final String DEFAULT_INTERFACE = "127.0.0.1";
         public static final int DEFAULT_MAX_BODY_BYTES = 64 * 1024;
         public static final int DEFAULT_MAX_CONNECTIONS = 256;
@@ -284,27 +316,60 @@ public record MasterConfig(
         }
 
         /** Without client certificates. */
-        public Api(String interfaceAddress, int port, Optional<Tls> tls, int maxBodyBytes, int maxConnections,
-                int requestsPerSecond, Duration requestTimeout) {
-            this(interfaceAddress, port, tls, maxBodyBytes, maxConnections, requestsPerSecond, requestTimeout,
+        public Api(
+                String interfaceAddress,
+                int port,
+                Optional<Tls> tls,
+                int maxBodyBytes,
+                int maxConnections,
+                int requestsPerSecond,
+                Duration requestTimeout) {
+            this(
+                    interfaceAddress,
+                    port,
+                    tls,
+                    maxBodyBytes,
+                    maxConnections,
+                    requestsPerSecond,
+                    requestTimeout,
                     Optional.empty());
         }
 
         /** On {@code port} of loopback, plain HTTP, the default limits. */
         public static Api loopback(int port) {
-            return new Api(DEFAULT_INTERFACE, port, Optional.empty(), DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
-                    DEFAULT_REQUESTS_PER_SECOND, DEFAULT_REQUEST_TIMEOUT);
+            return new Api(
+                    DEFAULT_INTERFACE,
+                    port,
+                    Optional.empty(),
+                    DEFAULT_MAX_BODY_BYTES,
+                    DEFAULT_MAX_CONNECTIONS,
+                    DEFAULT_REQUESTS_PER_SECOND,
+                    DEFAULT_REQUEST_TIMEOUT);
         }
 
         public Api withLimits(int maxBodyBytes, int maxConnections, int requestsPerSecond, Duration requestTimeout) {
-            return new Api(interfaceAddress, port, tls, maxBodyBytes, maxConnections, requestsPerSecond,
-                    requestTimeout, clientCerts);
+            return new Api(
+                    interfaceAddress,
+                    port,
+                    tls,
+                    maxBodyBytes,
+                    maxConnections,
+                    requestsPerSecond,
+                    requestTimeout,
+                    clientCerts);
         }
 
         /** Over HTTPS with {@code tls}, verifying client certificates as {@code clientCerts} says (or none). */
         public Api withTls(Tls tls, Optional<ClientCerts> clientCerts) {
-            return new Api(interfaceAddress, port, Optional.of(tls), maxBodyBytes, maxConnections, requestsPerSecond,
-                    requestTimeout, clientCerts);
+            return new Api(
+                    interfaceAddress,
+                    port,
+                    Optional.of(tls),
+                    maxBodyBytes,
+                    maxConnections,
+                    requestsPerSecond,
+                    requestTimeout,
+                    clientCerts);
         }
     }
 
@@ -333,12 +398,14 @@ public record MasterConfig(
 
         public ClientCerts {
             Objects.requireNonNull(clientCa, "clientCa");
-            require(clientAuth == ClientAuth.OPTIONAL || clientAuth == ClientAuth.REQUIRED, "client certificates are"
-                    + " optional or required");
+            require(
+                    clientAuth == ClientAuth.OPTIONAL || clientAuth == ClientAuth.REQUIRED,
+                    "client certificates are" + " optional or required");
             clientRevoked = Set.copyOf(clientRevoked);
             require(clientRevoked.size() <= MAX_REVOKED, "at most " + MAX_REVOKED + " revoked client certificates");
-            require(clientRevoked.stream().allMatch(f -> f.matches("[0-9a-f]{64}")), "revoked fingerprints are 64"
-                    + " lower-case hex digits");
+            require(
+                    clientRevoked.stream().allMatch(f -> f.matches("[0-9a-f]{64}")),
+                    "revoked fingerprints are 64" + " lower-case hex digits");
         }
     }
 
@@ -372,7 +439,8 @@ public record MasterConfig(
     public record AutosignToken(String match, String salt, String sha256, boolean singleUse) {
         public AutosignToken {
             Objects.requireNonNull(match, "match");
-            require(salt != null && salt.matches("([0-9a-f]{2}){16,64}"),
+            require(
+                    salt != null && salt.matches("([0-9a-f]{2}){16,64}"),
                     "salt must be 16 to 64 bytes as lower-case hex");
             require(sha256 != null && sha256.matches("[0-9a-f]{64}"), "sha256 must be 64 lower-case hex digits");
         }
@@ -424,12 +492,12 @@ public record MasterConfig(
             Objects.requireNonNull(inventoryFile, "inventoryFile");
             requirePositive(inventoryWindow, "inventoryWindow");
             autosignTokens = List.copyOf(autosignTokens);
-            reservedIds = io.brine.protocol.ReservedIds.of(reservedIds).entries();
+            reservedIds = ReservedIds.of(reservedIds).entries();
         }
 
         /** {@link #reservedIds()} as the matcher the auth paths and brine-key ask. */
-        public io.brine.protocol.ReservedIds reserved() {
-            return io.brine.protocol.ReservedIds.of(reservedIds);
+        public ReservedIds reserved() {
+            return ReservedIds.of(reservedIds);
         }
 
         public static Builder builder() {
@@ -453,10 +521,9 @@ public record MasterConfig(
             private Path inventoryFile;
             private Duration inventoryWindow = Duration.ofSeconds(7200);
             private List<AutosignToken> autosignTokens = List.of();
-            private List<String> reservedIds = io.brine.protocol.ReservedIds.DEFAULT_ENTRIES;
+            private List<String> reservedIds = ReservedIds.DEFAULT_ENTRIES;
 
-            private Builder() {
-            }
+            private Builder() {}
 
             public Builder autoAccept(boolean autoAccept) {
                 this.autoAccept = autoAccept;
@@ -514,10 +581,18 @@ public record MasterConfig(
             }
 
             public Acceptance build() {
-                return new Acceptance(autoAccept, Optional.ofNullable(autosignFile),
-                        Optional.ofNullable(autorejectFile), Optional.ofNullable(autosignPolicy),
-                        autosignPolicyTimeout, autosignPolicyMaxConcurrent, autosignClaims,
-                        Optional.ofNullable(inventoryFile), inventoryWindow, autosignTokens, reservedIds);
+                return new Acceptance(
+                        autoAccept,
+                        Optional.ofNullable(autosignFile),
+                        Optional.ofNullable(autorejectFile),
+                        Optional.ofNullable(autosignPolicy),
+                        autosignPolicyTimeout,
+                        autosignPolicyMaxConcurrent,
+                        autosignClaims,
+                        Optional.ofNullable(inventoryFile),
+                        inventoryWindow,
+                        autosignTokens,
+                        reservedIds);
             }
         }
     }
@@ -774,17 +849,44 @@ public record MasterConfig(
 
         /** @throws IllegalArgumentException for a value no config file could have produced */
         public MasterConfig build() {
-            return new MasterConfig(interfaceAddress, publishPort, retPort, transports, tcpPort,
-                    Optional.ofNullable(tls), pkiDir, cachedir, keysize, publishSession, maxMinions, maxPending,
-                    authRatePerSource, authBurst, authWorkBudget, workerThreads, connectionLimits, maxReturnBytes, keepJobs, jobCacheMaxMib, acceptance, publisherAcl,
-                    nodegroups, logLevel, Optional.ofNullable(logFile),
+            return new MasterConfig(
+                    interfaceAddress,
+                    publishPort,
+                    retPort,
+                    transports,
+                    tcpPort,
+                    Optional.ofNullable(tls),
+                    pkiDir,
+                    cachedir,
+                    keysize,
+                    publishSession,
+                    maxMinions,
+                    maxPending,
+                    authRatePerSource,
+                    authBurst,
+                    authWorkBudget,
+                    workerThreads,
+                    connectionLimits,
+                    maxReturnBytes,
+                    keepJobs,
+                    jobCacheMaxMib,
+                    acceptance,
+                    publisherAcl,
+                    nodegroups,
+                    logLevel,
+                    Optional.ofNullable(logFile),
                     auditLog != null ? auditLog : cachedir == null ? null : cachedir.resolve("audit.log"),
                     Optional.ofNullable(cluster),
                     saltMinions,
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    keyRotation, masterKeyGrace, masterKeyChain,
+                    httpInterface,
+                    httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort),
+                    logFormat,
+                    keyRotation,
+                    masterKeyGrace,
+                    masterKeyChain,
                     Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name + ".pub")),
-                    Optional.ofNullable(api), fileServer);
+                    Optional.ofNullable(api),
+                    fileServer);
         }
     }
 

@@ -25,7 +25,6 @@ import java.util.stream.Collectors;
 /** Maps {@code master.yaml} onto a {@link MasterConfig.Builder}, key by key, so each message names its key. */
 final class MasterConfigFile {
 
-
     private static Optional<ConnectionLimits> connectionLimits(ConfigSection root) {
         OptionalInt max = root.integer("max_connections", 1, ConnectionLimits.MAX_VALUE);
         OptionalInt unauthenticated = root.integer("max_unauthenticated_connections", 1, ConnectionLimits.MAX_VALUE);
@@ -38,12 +37,12 @@ final class MasterConfigFile {
             return Optional.empty();
         }
     }
+
     private static final int MAX_PORT = 65535;
     private static final long YEAR = 365L * 24 * 3600;
     private static final ValueCheck GLOB = ValueCheck.glob();
 
-    private MasterConfigFile() {
-    }
+    private MasterConfigFile() {}
 
     /** @param checkFiles whether to check the files it names too (the master does; the CLIs do not) */
     static MasterConfig read(Path file, boolean checkFiles) throws ConfigException {
@@ -69,13 +68,14 @@ final class MasterConfigFile {
 
         root.path("pki_dir").ifPresent(config::pkiDir);
         root.path("cachedir").ifPresent(config::cachedir);
-        root.integer("keysize", MasterConfig.MIN_KEYSIZE, MasterConfig.MAX_KEYSIZE).ifPresent(keysize -> {
-            if (keysize % 8 == 0) {
-                config.keysize(keysize);
-            } else {
-                root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
-            }
-        });
+        root.integer("keysize", MasterConfig.MIN_KEYSIZE, MasterConfig.MAX_KEYSIZE)
+                .ifPresent(keysize -> {
+                    if (keysize % 8 == 0) {
+                        config.keysize(keysize);
+                    } else {
+                        root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
+                    }
+                });
         root.seconds("publish_session", 60, YEAR).ifPresent(config::publishSession);
 
         root.integer("max_minions", 0, 10_000_000).ifPresent(config::maxMinions);
@@ -105,8 +105,10 @@ final class MasterConfigFile {
         root.path("audit_log").ifPresent(config::auditLog);
         root.section("cluster").flatMap(MasterConfigFile::cluster).ifPresent(config::cluster);
         if (keyRotation.orElse(null) == KeyRotationPolicy.PENDING && root.has("cluster")) {
-            root.problem("key_rotation", "pending is not available with cluster yet (the cluster key store keeps no"
-                    + " pending rotations): use allow or deny");
+            root.problem(
+                    "key_rotation",
+                    "pending is not available with cluster yet (the cluster key store keeps no"
+                            + " pending rotations): use allow or deny");
         }
         root.bool("salt_minions").ifPresent(config::saltMinions);
         config.fileServer(fileServer(root, checkFiles));
@@ -143,39 +145,52 @@ final class MasterConfigFile {
             return Optional.empty();
         };
         Map<String, List<Path>> roots = new LinkedHashMap<>();
-        root.stringLists("file_roots", directory).ifPresent(envs -> envs.forEach((env, dirs) -> {
-            if (!env.matches("[A-Za-z0-9_.-]{1,64}") || env.equals("__env__")) {
-                root.problem("file_roots", "environment " + env + ": expected 1 to 64 of [A-Za-z0-9_.-] ("
-                        + "Salt's __env__ is not served)");
-            } else if (dirs.isEmpty()) {
-                root.problem("file_roots", "environment " + env + " names no directory");
-            } else {
-                roots.put(env, dirs.stream().map(Path::of).toList());
-            }
-        }));
+        root.stringLists("file_roots", directory)
+                .ifPresent(envs -> envs.forEach((env, dirs) -> {
+                    if (!env.matches("[A-Za-z0-9_.-]{1,64}") || env.equals("__env__")) {
+                        root.problem(
+                                "file_roots",
+                                "environment " + env + ": expected 1 to 64 of [A-Za-z0-9_.-] ("
+                                        + "Salt's __env__ is not served)");
+                    } else if (dirs.isEmpty()) {
+                        root.problem("file_roots", "environment " + env + " names no directory");
+                    } else {
+                        roots.put(env, dirs.stream().map(Path::of).toList());
+                    }
+                }));
         List<String> regex = root.strings("file_ignore_regex", value -> {
-            try {
-                Pattern.compile(value);
-                return Optional.empty();
-            } catch (PatternSyntaxException e) {
-                return Optional.of("not a regular expression: " + e.getDescription());
-            }
-        }).orElse(defaults.fileIgnoreRegex());
-        List<String> globs = root.strings("file_ignore_glob", value -> value.isEmpty()
-                ? Optional.of("a glob cannot be empty") : Optional.empty()).orElse(defaults.fileIgnoreGlob());
-        String hashType = root.string("hash_type", value -> MasterConfig.FileServer.HASH_TYPES.contains(value)
-                ? Optional.empty() : Optional.of("expected one of " + MasterConfig.FileServer.HASH_TYPES))
+                    try {
+                        Pattern.compile(value);
+                        return Optional.empty();
+                    } catch (PatternSyntaxException e) {
+                        return Optional.of("not a regular expression: " + e.getDescription());
+                    }
+                })
+                .orElse(defaults.fileIgnoreRegex());
+        List<String> globs = root.strings(
+                        "file_ignore_glob",
+                        value -> value.isEmpty() ? Optional.of("a glob cannot be empty") : Optional.empty())
+                .orElse(defaults.fileIgnoreGlob());
+        String hashType = root.string(
+                        "hash_type",
+                        value -> MasterConfig.FileServer.HASH_TYPES.contains(value)
+                                ? Optional.empty()
+                                : Optional.of("expected one of " + MasterConfig.FileServer.HASH_TYPES))
                 .orElse(defaults.hashType());
-        int bufferSize = root.integer("file_buffer_size", MasterConfig.FileServer.MIN_BUFFER_SIZE,
-                MasterConfig.FileServer.MAX_BUFFER_SIZE).orElse(defaults.fileBufferSize());
-        Duration listCacheTime = root.seconds("fileserver_list_cache_time", 1, 3600)
-                .orElse(defaults.fileserverListCacheTime());
-        int rate = root.integer("fileserver_requests_per_second", 1, 1_000_000).orElse(defaults.fileserverRequestsPerSecond());
+        int bufferSize = root.integer(
+                        "file_buffer_size",
+                        MasterConfig.FileServer.MIN_BUFFER_SIZE,
+                        MasterConfig.FileServer.MAX_BUFFER_SIZE)
+                .orElse(defaults.fileBufferSize());
+        Duration listCacheTime =
+                root.seconds("fileserver_list_cache_time", 1, 3600).orElse(defaults.fileserverListCacheTime());
+        int rate = root.integer("fileserver_requests_per_second", 1, 1_000_000)
+                .orElse(defaults.fileserverRequestsPerSecond());
         int burst = root.integer("fileserver_burst", 1, 1_000_000).orElse(defaults.fileserverBurst());
-        int inFlightMib = root.integer("fileserver_max_mib_in_flight", 8, 64 * 1024)
-                .orElse(defaults.fileserverMaxMibInFlight());
-        return new MasterConfig.FileServer(roots, regex, globs, hashType, bufferSize, listCacheTime, rate, burst,
-                inFlightMib);
+        int inFlightMib =
+                root.integer("fileserver_max_mib_in_flight", 8, 64 * 1024).orElse(defaults.fileserverMaxMibInFlight());
+        return new MasterConfig.FileServer(
+                roots, regex, globs, hashType, bufferSize, listCacheTime, rate, burst, inFlightMib);
     }
 
     private static Optional<Tls> tls(ConfigSection tls, ReferencedFiles files) {
@@ -204,22 +219,23 @@ final class MasterConfigFile {
         }
         Optional<Tls> tls = api.section("tls").flatMap(section -> tls(section, files));
         if (!api.has("tls") && !isLoopback(address)) {
-            api.problem("interface", "is " + address + ", not loopback: the API needs tls (cert and key) there,"
-                    + " or bind it to 127.0.0.1 or ::1");
+            api.problem(
+                    "interface",
+                    "is " + address + ", not loopback: the API needs tls (cert and key) there,"
+                            + " or bind it to 127.0.0.1 or ::1");
         }
-        int maxBody = api.integer("max_body_bytes", 1024, 16 * 1024 * 1024)
-                .orElse(MasterConfig.Api.DEFAULT_MAX_BODY_BYTES);
-        int maxConnections = api.integer("max_connections", 1, 100_000)
-                .orElse(MasterConfig.Api.DEFAULT_MAX_CONNECTIONS);
-        int rate = api.integer("requests_per_second", 1, 100_000)
-                .orElse(MasterConfig.Api.DEFAULT_REQUESTS_PER_SECOND);
+        int maxBody =
+                api.integer("max_body_bytes", 1024, 16 * 1024 * 1024).orElse(MasterConfig.Api.DEFAULT_MAX_BODY_BYTES);
+        int maxConnections =
+                api.integer("max_connections", 1, 100_000).orElse(MasterConfig.Api.DEFAULT_MAX_CONNECTIONS);
+        int rate = api.integer("requests_per_second", 1, 100_000).orElse(MasterConfig.Api.DEFAULT_REQUESTS_PER_SECOND);
         Duration timeout = api.seconds("request_timeout", 1, 300).orElse(MasterConfig.Api.DEFAULT_REQUEST_TIMEOUT);
         Optional<MasterConfig.ClientCerts> clientCerts = clientCerts(api, files);
         if (port.isEmpty() || (api.has("tls") && tls.isEmpty())) {
             return Optional.empty();
         }
-        return Optional.of(new MasterConfig.Api(address, port.getAsInt(), tls, maxBody, maxConnections, rate,
-                timeout, clientCerts));
+        return Optional.of(new MasterConfig.Api(
+                address, port.getAsInt(), tls, maxBody, maxConnections, rate, timeout, clientCerts));
     }
 
     /**
@@ -234,26 +250,34 @@ final class MasterConfigFile {
             return Optional.empty(); // not one of the three: said once
         }
         MasterConfig.ClientAuth mode = chosen.orElse(MasterConfig.ClientAuth.NONE);
-        Optional<List<String>> revoked = api.strings("client_revoked", value -> revokedFingerprint(value).isPresent()
-                ? Optional.empty() : Optional.of("expected a certificate's SHA-256 fingerprint, 64 hex digits with or"
-                        + " without colons (openssl x509 -noout -fingerprint -sha256 -in client.crt)"));
+        Optional<List<String>> revoked = api.strings(
+                "client_revoked",
+                value -> revokedFingerprint(value).isPresent()
+                        ? Optional.empty()
+                        : Optional.of("expected a certificate's SHA-256 fingerprint, 64 hex digits with or"
+                                + " without colons (openssl x509 -noout -fingerprint -sha256 -in client.crt)"));
         if (revoked.isPresent() && revoked.get().size() > MasterConfig.ClientCerts.MAX_REVOKED) {
-            api.problem("client_revoked", "has " + revoked.get().size() + " entries; at most "
-                    + MasterConfig.ClientCerts.MAX_REVOKED);
+            api.problem(
+                    "client_revoked",
+                    "has " + revoked.get().size() + " entries; at most " + MasterConfig.ClientCerts.MAX_REVOKED);
             return Optional.empty();
         }
         if (mode == MasterConfig.ClientAuth.NONE) {
             if (api.has("client_ca")) {
-                api.problem("client_ca", "is set but client_auth is none: set client_auth to optional or required,"
-                        + " or remove client_ca");
+                api.problem(
+                        "client_ca",
+                        "is set but client_auth is none: set client_auth to optional or required,"
+                                + " or remove client_ca");
             } else if (api.has("client_revoked")) {
                 api.problem("client_revoked", "applies to client certificates: set client_ca and client_auth");
             }
             return Optional.empty();
         }
         if (!api.has("client_ca")) {
-            api.problem("client_auth", "is " + mode.name().toLowerCase(Locale.ROOT) + " but client_ca is not set:"
-                    + " name the PEM file of the CA that signs the client certificates");
+            api.problem(
+                    "client_auth",
+                    "is " + mode.name().toLowerCase(Locale.ROOT) + " but client_ca is not set:"
+                            + " name the PEM file of the CA that signs the client certificates");
             return Optional.empty();
         }
         if (!api.has("tls")) {
@@ -288,13 +312,17 @@ final class MasterConfigFile {
             cluster.problem("connect", "is required with cluster (the ZooKeeper ensemble, zk1:2181,zk2:2181)");
         }
         String root = cluster.string("root", ClusterConfig::rootProblem).orElse(ClusterConfig.DEFAULT_ROOT);
-        Duration sessionTimeout = cluster.seconds("session_timeout", 2, 600)
-                .orElse(ClusterConfig.DEFAULT_SESSION_TIMEOUT);
-        Duration connectTimeout = cluster.seconds("connect_timeout", ClusterConfig.MIN_CONNECT_TIMEOUT,
-                ClusterConfig.MAX_CONNECT_TIMEOUT).orElse(ClusterConfig.DEFAULT_CONNECT_TIMEOUT);
+        Duration sessionTimeout =
+                cluster.seconds("session_timeout", 2, 600).orElse(ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+        Duration connectTimeout = cluster.seconds(
+                        "connect_timeout", ClusterConfig.MIN_CONNECT_TIMEOUT, ClusterConfig.MAX_CONNECT_TIMEOUT)
+                .orElse(ClusterConfig.DEFAULT_CONNECT_TIMEOUT);
         Optional<ClusterConfig.Auth> auth = cluster.section("auth").flatMap(section -> {
-            Optional<String> user = section.string("user", value -> value.matches("[A-Za-z0-9._-]{1,64}")
-                    ? Optional.empty() : Optional.of("expected 1 to 64 of [A-Za-z0-9._-]"));
+            Optional<String> user = section.string(
+                    "user",
+                    value -> value.matches("[A-Za-z0-9._-]{1,64}")
+                            ? Optional.empty()
+                            : Optional.of("expected 1 to 64 of [A-Za-z0-9._-]"));
             Optional<Path> passwordFile = section.path("password_file");
             for (String key : List.of("user", "password_file")) {
                 if (!section.has(key)) {
@@ -302,7 +330,8 @@ final class MasterConfigFile {
                 }
             }
             return user.isPresent() && passwordFile.isPresent()
-                    ? Optional.of(new ClusterConfig.Auth(user.get(), passwordFile.get())) : Optional.empty();
+                    ? Optional.of(new ClusterConfig.Auth(user.get(), passwordFile.get()))
+                    : Optional.empty();
         });
         boolean insecureOpenAcl = cluster.bool("insecure_open_acl").orElse(false);
         if (insecureOpenAcl && cluster.has("auth")) {
@@ -310,8 +339,8 @@ final class MasterConfigFile {
             insecureOpenAcl = false;
         }
         boolean openAcl = insecureOpenAcl;
-        return connect.map(c -> new ClusterConfig(c, root, sessionTimeout, auth, openAcl && auth.isEmpty(),
-                connectTimeout));
+        return connect.map(
+                c -> new ClusterConfig(c, root, sessionTimeout, auth, openAcl && auth.isEmpty(), connectTimeout));
     }
 
     private static Acceptance acceptance(ConfigSection root, ReferencedFiles files) {
@@ -337,32 +366,46 @@ final class MasterConfigFile {
             acceptance.inventoryFile(path);
         });
         root.seconds("inventory_window", 1, YEAR).ifPresent(acceptance::inventoryWindow);
-        root.sectionList("autosign_tokens").ifPresent(tokens -> acceptance.autosignTokens(tokens.stream()
-                .map(MasterConfigFile::autosignToken)
-                .flatMap(Optional::stream)
-                .collect(Collectors.toList())));
+        root.sectionList("autosign_tokens")
+                .ifPresent(tokens -> acceptance.autosignTokens(tokens.stream()
+                        .map(MasterConfigFile::autosignToken)
+                        .flatMap(Optional::stream)
+                        .collect(Collectors.toList())));
         root.strings("reserved_ids", ReservedIds::entryProblem).ifPresent(acceptance::reservedIds);
         return acceptance.build();
     }
 
     private static Optional<AutosignToken> autosignToken(ConfigSection token) {
         Optional<String> match = token.string("match", GLOB);
-        Optional<String> salt = token.string("salt", value -> value.matches("([0-9a-fA-F]{2}){16,64}")
-                ? Optional.empty() : Optional.of("expected 16 to 64 random bytes as hex (brine-key token-hash makes"
-                        + " the entry)"));
-        Optional<String> sha256 = token.string("sha256", value -> value.matches("[0-9a-fA-F]{64}")
-                ? Optional.empty() : Optional.of("expected 64 hex digits, SHA-256 of salt and token (brine-key"
-                        + " token-hash makes the entry)"));
+        Optional<String> salt = token.string(
+                "salt",
+                value -> value.matches("([0-9a-fA-F]{2}){16,64}")
+                        ? Optional.empty()
+                        : Optional.of(
+                                "expected 16 to 64 random bytes as hex (brine-key token-hash makes" + " the entry)"));
+        Optional<String> sha256 = token.string(
+                "sha256",
+                value -> value.matches("[0-9a-fA-F]{64}")
+                        ? Optional.empty()
+                        : Optional.of("expected 64 hex digits, SHA-256 of salt and token (brine-key"
+                                + " token-hash makes the entry)"));
         boolean singleUse = token.bool("single_use").orElse(false);
         for (String key : List.of("match", "salt", "sha256")) {
             if (!token.has(key)) {
-                token.problem(key, "is required in an autosign token" + (key.equals("salt")
-                        ? " (unsalted hashes are no longer accepted: run brine-key token-hash)" : ""));
+                token.problem(
+                        key,
+                        "is required in an autosign token"
+                                + (key.equals("salt")
+                                        ? " (unsalted hashes are no longer accepted: run brine-key token-hash)"
+                                        : ""));
             }
         }
         return match.isPresent() && salt.isPresent() && sha256.isPresent()
-                ? Optional.of(new AutosignToken(match.get(), salt.get().toLowerCase(Locale.ROOT),
-                        sha256.get().toLowerCase(Locale.ROOT), singleUse))
+                ? Optional.of(new AutosignToken(
+                        match.get(),
+                        salt.get().toLowerCase(Locale.ROOT),
+                        sha256.get().toLowerCase(Locale.ROOT),
+                        singleUse))
                 : Optional.empty();
     }
 
@@ -378,8 +421,11 @@ final class MasterConfigFile {
         for (ConfigSection.Named entry : entries) {
             written.put(entry.name(), entry);
             try {
-                definitions.put(entry.name(), entry.list() ? Nodegroups.fromList(entry.values())
-                        : entry.values().get(0));
+                definitions.put(
+                        entry.name(),
+                        entry.list()
+                                ? Nodegroups.fromList(entry.values())
+                                : entry.values().get(0));
             } catch (TargetException e) {
                 entry.problem(e.getMessage());
                 ok = false;
@@ -392,9 +438,11 @@ final class MasterConfigFile {
 
     private static Map<String, PublisherAcl> publisherAcl(Map<String, ConfigSection> sections) {
         Map<String, PublisherAcl> acl = new LinkedHashMap<>();
-        sections.forEach((publisher, section) -> acl.put(publisher, new PublisherAcl(
-                section.strings("targets", GLOB).orElse(List.of()),
-                section.strings("functions", GLOB).orElse(List.of()))));
+        sections.forEach((publisher, section) -> acl.put(
+                publisher,
+                new PublisherAcl(
+                        section.strings("targets", GLOB).orElse(List.of()),
+                        section.strings("functions", GLOB).orElse(List.of()))));
         return acl;
     }
 }

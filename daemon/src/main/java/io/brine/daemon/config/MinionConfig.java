@@ -93,9 +93,11 @@ public record MinionConfig(
     public static final int MIN_KEYSIZE = 2048;
     /** {@code publish_max_age}'s default: a few minutes, well above the skew of NTP-synchronised clocks. */
     public static final Duration DEFAULT_PUBLISH_MAX_AGE = Duration.ofSeconds(300);
+
     public static final int MAX_KEYSIZE = 8192;
     /** {@code key_max_age}'s bounds: an hour (the minion asks at most once an hour) to ten years. */
     public static final Duration MIN_KEY_MAX_AGE = Duration.ofHours(1);
+
     public static final Duration MAX_KEY_MAX_AGE = Duration.ofDays(3650);
 
     /** Salt's {@code master_sign_key_name} default: {@code pki_dir/master_sign.pub}. */
@@ -119,11 +121,12 @@ public record MinionConfig(
         require(tls.isEmpty() || transport == TransportKind.TCP, "tls applies to the tcp transport only");
         Objects.requireNonNull(pkiDir, "pkiDir");
         Objects.requireNonNull(cachedir, "cachedir");
-        require(keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
+        require(
+                keysize >= MIN_KEYSIZE && keysize <= MAX_KEYSIZE && keysize % 8 == 0,
                 "keysize must be a multiple of 8 from 2048 to 8192");
         Objects.requireNonNull(masterFinger, "masterFinger");
-        masterFinger.ifPresent(f -> require(f.equals(Fingerprints.normalize(f)),
-                "masterFinger must be a normalized fingerprint"));
+        masterFinger.ifPresent(
+                f -> require(f.equals(Fingerprints.normalize(f)), "masterFinger must be a normalized fingerprint"));
         Objects.requireNonNull(auth, "auth");
         Map<String, List<String>> copy = new LinkedHashMap<>();
         grains.forEach((name, values) -> copy.put(name, List.copyOf(values)));
@@ -143,7 +146,8 @@ public record MinionConfig(
         Objects.requireNonNull(logFormat, "logFormat");
         httpPort.ifPresent(port -> requirePort(port, "httpPort"));
         Objects.requireNonNull(keyMaxAge, "keyMaxAge");
-        keyMaxAge.ifPresent(age -> require(age.compareTo(MIN_KEY_MAX_AGE) >= 0 && age.compareTo(MAX_KEY_MAX_AGE) <= 0,
+        keyMaxAge.ifPresent(age -> require(
+                age.compareTo(MIN_KEY_MAX_AGE) >= 0 && age.compareTo(MAX_KEY_MAX_AGE) <= 0,
                 "keyMaxAge must be from an hour to ten years"));
         Objects.requireNonNull(masterSignPub, "masterSignPub");
     }
@@ -199,8 +203,8 @@ public record MinionConfig(
      *     admin's later accept is picked up
      * @param authTimeout {@code auth_timeout}: how long one auth request waits for the master's answer
      */
-    public record Auth(Duration acceptanceWaitTime, Duration acceptanceWaitTimeMax, boolean rejectedRetry,
-            Duration authTimeout) {
+    public record Auth(
+            Duration acceptanceWaitTime, Duration acceptanceWaitTimeMax, boolean rejectedRetry, Duration authTimeout) {
 
         public Auth {
             requirePositive(acceptanceWaitTime, "acceptanceWaitTime");
@@ -219,7 +223,8 @@ public record MinionConfig(
                 return acceptanceWaitTime;
             }
             Duration doubled = previous.multipliedBy(2);
-            return doubled.compareTo(acceptanceWaitTimeMax) > 0 ? acceptanceWaitTimeMax
+            return doubled.compareTo(acceptanceWaitTimeMax) > 0
+                    ? acceptanceWaitTimeMax
                     : doubled.compareTo(acceptanceWaitTime) < 0 ? acceptanceWaitTime : doubled;
         }
     }
@@ -301,9 +306,11 @@ public record MinionConfig(
             this.masters = masters;
             if (!masters.isEmpty()) {
                 String first = masters.get(0);
-                this.master = first.startsWith("[") ? first.substring(1, first.indexOf(']'))
+                this.master = first.startsWith("[")
+                        ? first.substring(1, first.indexOf(']'))
                         : first.indexOf(':') == first.lastIndexOf(':') && first.contains(":")
-                                ? first.substring(0, first.indexOf(':')) : first;
+                                ? first.substring(0, first.indexOf(':'))
+                                : first;
             }
             return this;
         }
@@ -459,16 +466,38 @@ public record MinionConfig(
         public MinionConfig build() {
             String finger = masterFinger == null ? null : Fingerprints.normalize(masterFinger);
             require(masterFinger == null || finger != null, "masterFinger is not a fingerprint");
-            return new MinionConfig(id, master, retPort, publishPort, transport, tcpPort, Optional.ofNullable(tls),
-                    pkiDir, cachedir,
-                    keysize, Optional.ofNullable(finger), auth, grains, functions, Optional.ofNullable(pluginsDir),
-                    returnRetryMax, jobTimeout, publishMaxAge, workerThreads, Optional.ofNullable(autosignGrant),
-                    Optional.ofNullable(autosignToken), logLevel, Optional.ofNullable(logFile),
+            return new MinionConfig(
+                    id,
+                    master,
+                    retPort,
+                    publishPort,
+                    transport,
+                    tcpPort,
+                    Optional.ofNullable(tls),
+                    pkiDir,
+                    cachedir,
+                    keysize,
+                    Optional.ofNullable(finger),
+                    auth,
+                    grains,
+                    functions,
+                    Optional.ofNullable(pluginsDir),
+                    returnRetryMax,
+                    jobTimeout,
+                    publishMaxAge,
+                    workerThreads,
+                    Optional.ofNullable(autosignGrant),
+                    Optional.ofNullable(autosignToken),
+                    logLevel,
+                    Optional.ofNullable(logFile),
                     statusFile != null ? statusFile : cachedir == null ? null : cachedir.resolve("status.json"),
-                    masters, randomMaster,
-                    httpInterface, httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort), logFormat,
-                    Optional.ofNullable(keyMaxAge), Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name
-                    + ".pub")));
+                    masters,
+                    randomMaster,
+                    httpInterface,
+                    httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort),
+                    logFormat,
+                    Optional.ofNullable(keyMaxAge),
+                    Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name + ".pub")));
         }
     }
 

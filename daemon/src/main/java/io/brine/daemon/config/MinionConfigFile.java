@@ -20,7 +20,8 @@ final class MinionConfigFile {
     private static final int MAX_PORT = 65535;
     private static final long DAY = 24 * 3600;
     private static final ValueCheck GLOB = ValueCheck.glob();
-    private static final ValueCheck FINGERPRINT = value -> Fingerprints.normalize(value) != null ? Optional.empty()
+    private static final ValueCheck FINGERPRINT = value -> Fingerprints.normalize(value) != null
+            ? Optional.empty()
             : Optional.of("expected the master key's SHA-256 fingerprint, 32 hex bytes (as brine-key prints it:"
                     + " 'ab:cd:...')");
 
@@ -30,8 +31,7 @@ final class MinionConfigFile {
         String fqdn() throws UnknownHostException;
     }
 
-    private MinionConfigFile() {
-    }
+    private MinionConfigFile() {}
 
     static String localFqdn() throws UnknownHostException {
         return InetAddress.getLocalHost().getCanonicalHostName();
@@ -40,14 +40,15 @@ final class MinionConfigFile {
     /** An entry of a list of masters: {@code host} or {@code host:port}. */
     static Optional<String> masterEntryProblem(String entry) {
         String host = entry;
-        int colon = entry.startsWith("[") ? entry.indexOf("]:") + 1 : entry.indexOf(':') == entry.lastIndexOf(':')
-                ? entry.indexOf(':') : -1;
+        int colon = entry.startsWith("[")
+                ? entry.indexOf("]:") + 1
+                : entry.indexOf(':') == entry.lastIndexOf(':') ? entry.indexOf(':') : -1;
         if (colon > 0) {
             host = entry.substring(0, colon);
             String port = entry.substring(colon + 1);
             if (!port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
-                return Optional.of("expected host or host:port with a port from 1 to 65535, got "
-                        + Quoting.quote(entry));
+                return Optional.of(
+                        "expected host or host:port with a port from 1 to 65535, got " + Quoting.quote(entry));
             }
         }
         return ConfigSection.hostProblem(host);
@@ -63,20 +64,26 @@ final class MinionConfigFile {
         } else {
             defaultId(root, hostName).ifPresent(config::id);
         }
-        Optional<String> masterType = root.string("master_type", value -> value.equals("str")
-                || value.equals("failover") ? Optional.empty()
+        Optional<String> masterType = root.string(
+                "master_type",
+                value -> value.equals("str") || value.equals("failover")
+                        ? Optional.empty()
                         : Optional.of("expected str (one master) or failover (a list of masters, one session at a"
                                 + " time)"));
         Optional<Boolean> randomMaster = root.bool("random_master");
         if (root.isList("master")) {
             root.strings("master", ValueCheck.any()).ifPresent(masters -> {
-                List<String> problems = masters.stream().map(MinionConfigFile::masterEntryProblem)
-                        .flatMap(Optional::stream).toList();
+                List<String> problems = masters.stream()
+                        .map(MinionConfigFile::masterEntryProblem)
+                        .flatMap(Optional::stream)
+                        .toList();
                 if (!problems.isEmpty()) {
                     problems.forEach(problem -> root.problem("master", problem));
                 } else if (!masterType.orElse("str").equals("failover")) {
-                    root.problem("master", "a list of masters needs master_type: failover (brine holds one session"
-                            + " at a time; Salt's multi-master is not supported)");
+                    root.problem(
+                            "master",
+                            "a list of masters needs master_type: failover (brine holds one session"
+                                    + " at a time; Salt's multi-master is not supported)");
                 } else if (masters.size() < 2) {
                     root.problem("master", "list two masters or more, or write the one master alone");
                 } else {
@@ -114,21 +121,27 @@ final class MinionConfigFile {
 
         root.path("pki_dir").ifPresent(config::pkiDir);
         root.path("cachedir").ifPresent(config::cachedir);
-        root.integer("keysize", MinionConfig.MIN_KEYSIZE, MinionConfig.MAX_KEYSIZE).ifPresent(keysize -> {
-            if (keysize % 8 == 0) {
-                config.keysize(keysize);
-            } else {
-                root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
-            }
-        });
+        root.integer("keysize", MinionConfig.MIN_KEYSIZE, MinionConfig.MAX_KEYSIZE)
+                .ifPresent(keysize -> {
+                    if (keysize % 8 == 0) {
+                        config.keysize(keysize);
+                    } else {
+                        root.problem("keysize", "expected a multiple of 8 (2048, 3072, 4096 ...), got " + keysize);
+                    }
+                });
         root.string("master_finger", FINGERPRINT).ifPresent(config::masterFinger);
         masterSignKeyName(root, "verify_master_pubkey_sign").ifPresent(config::masterSignKeyName);
 
         config.auth(auth(root));
         root.stringLists("grains", ValueCheck.any()).ifPresent(config::grains);
-        root.section("functions").ifPresent(functions -> config.functions(new Functions(
-                functions.strings("allow", GLOB).orElse(Functions.defaults().allow()),
-                functions.strings("deny", GLOB).orElse(Functions.defaults().deny()))));
+        root.section("functions")
+                .ifPresent(functions -> config.functions(new Functions(
+                        functions
+                                .strings("allow", GLOB)
+                                .orElse(Functions.defaults().allow()),
+                        functions
+                                .strings("deny", GLOB)
+                                .orElse(Functions.defaults().deny()))));
         root.path("plugins_dir").ifPresent(config::pluginsDir);
         root.seconds("return_retry_max", 1, DAY).ifPresent(config::returnRetryMax);
         root.seconds("job_timeout", 1, DAY).ifPresent(config::jobTimeout);
@@ -180,13 +193,16 @@ final class MinionConfigFile {
      * signing key's public half is {@code pki_dir/NAME.pub}. Empty when off.
      */
     static Optional<String> masterSignKeyName(ConfigSection root, String switchKey) {
-        Optional<String> name = root.string("master_sign_key_name", value -> value.matches(
-                "[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}") ? Optional.empty()
+        Optional<String> name = root.string(
+                "master_sign_key_name",
+                value -> value.matches("[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+                        ? Optional.empty()
                         : Optional.of("expected a file name without .pub (letters, digits, '.', '_', '-'; up to 64),"
                                 + " as in pki_dir/master_sign.pub, got " + Quoting.quote(value)));
         if (!root.bool(switchKey).orElse(false)) {
             // The default written out (as in an uncommented example) is harmless; another name is a forgotten switch.
-            if (name.filter(n -> !n.equals(MinionConfig.DEFAULT_MASTER_SIGN_KEY_NAME)).isPresent()) {
+            if (name.filter(n -> !n.equals(MinionConfig.DEFAULT_MASTER_SIGN_KEY_NAME))
+                    .isPresent()) {
                 root.problem("master_sign_key_name", "has no effect without " + switchKey + ": true");
             }
             return Optional.empty();
@@ -200,15 +216,19 @@ final class MinionConfigFile {
         try {
             fqdn = hostName.fqdn();
         } catch (UnknownHostException e) {
-            root.problem("id", "not set, and this host's name cannot be resolved ("
-                    + MinionIds.printable(String.valueOf(e.getMessage())) + "): set id");
+            root.problem(
+                    "id",
+                    "not set, and this host's name cannot be resolved ("
+                            + MinionIds.printable(String.valueOf(e.getMessage())) + "): set id");
             return Optional.empty();
         }
         String id = fqdn == null ? "" : fqdn.toLowerCase(Locale.ROOT);
         Optional<String> problem = MinionIds.problem(id);
         if (problem.isPresent()) {
-            root.problem("id", "not set, and this host's name " + MinionIds.printable(fqdn)
-                    + " is not a valid id (" + problem.get() + "): set id");
+            root.problem(
+                    "id",
+                    "not set, and this host's name " + MinionIds.printable(fqdn) + " is not a valid id ("
+                            + problem.get() + "): set id");
             return Optional.empty();
         }
         return Optional.of(id);

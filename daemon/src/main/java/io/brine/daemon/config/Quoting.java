@@ -5,8 +5,7 @@ final class Quoting {
 
     private static final int MAX_SHOWN = 60;
 
-    private Quoting() {
-    }
+    private Quoting() {}
 
     /** {@code "value"}, escaped, and cut after 60 characters. */
     static String quote(String value) {
@@ -29,8 +28,10 @@ final class Quoting {
                 out.append('\\').append(c);
             } else if (c == '\n' && !escapeQuotes) {
                 out.append(' ');
-            } else if (Character.isISOControl(c) || Character.getType(c) == Character.FORMAT
-                    || c == '\u2028' || c == '\u2029') {
+            } else if (Character.isISOControl(c)
+                    || Character.getType(c) == Character.FORMAT
+                    || c == '\u2028'
+                    || c == '\u2029') {
                 out.append(String.format("\\u%04x", (int) c));
             } else {
                 out.append(c);

@@ -59,14 +59,17 @@ final class ReferencedFiles {
         }
         return switch (use) {
             case READ -> Optional.empty();
-            case PRIVATE_KEY -> permissions.contains(PosixFilePermission.OTHERS_READ)
-                    ? Optional.of(file + " is readable by others: it is a private key (chmod o-r)") : Optional.empty();
+            case PRIVATE_KEY ->
+                permissions.contains(PosixFilePermission.OTHERS_READ)
+                        ? Optional.of(file + " is readable by others: it is a private key (chmod o-r)")
+                        : Optional.empty();
             // Who may write a policy file is the ownership rule (TrustedPath), not a config problem: at start as at a
             // re-read, the master serves with that policy disabled; --check-config names it (AcceptancePolicies).
             case POLICY -> Optional.empty();
-            case POLICY_EXECUTABLE -> !Files.isExecutable(file)
-                    || !permissions.contains(PosixFilePermission.OWNER_EXECUTE)
-                    ? Optional.of(file + " is not executable (chmod u+x)") : Optional.empty();
+            case POLICY_EXECUTABLE ->
+                !Files.isExecutable(file) || !permissions.contains(PosixFilePermission.OWNER_EXECUTE)
+                        ? Optional.of(file + " is not executable (chmod u+x)")
+                        : Optional.empty();
         };
     }
 }

@@ -23,8 +23,9 @@ public final class Secret {
     /** Constant-time, so that comparing a presented secret does not leak how much of it matched. */
     @Override
     public boolean equals(Object o) {
-        return o instanceof Secret other && MessageDigest.isEqual(
-                value.getBytes(StandardCharsets.UTF_8), other.value.getBytes(StandardCharsets.UTF_8));
+        return o instanceof Secret other
+                && MessageDigest.isEqual(
+                        value.getBytes(StandardCharsets.UTF_8), other.value.getBytes(StandardCharsets.UTF_8));
     }
 
     /** Constant: a hash of the value would say something about it. */

@@ -36,8 +36,7 @@ final class YamlTree {
         Mark mark();
     }
 
-    record Entry(String key, Mark keyMark, Node value) {
-    }
+    record Entry(String key, Mark keyMark, Node value) {}
 
     record Mapping(Mark mark, List<Entry> entries) implements Node {
         Entry get(String key) {
@@ -50,11 +49,16 @@ final class YamlTree {
         }
     }
 
-    record Sequence(Mark mark, List<Node> items) implements Node {
-    }
+    record Sequence(Mark mark, List<Node> items) implements Node {}
 
     /** How YAML would have typed a scalar; {@code STRING} also for every quoted or {@code !!str} scalar. */
-    enum Kind { NULL, STRING, BOOLEAN, INTEGER, FLOAT }
+    enum Kind {
+        NULL,
+        STRING,
+        BOOLEAN,
+        INTEGER,
+        FLOAT
+    }
 
     record Scalar(Mark mark, Kind kind, String text) implements Node {
         /** {@code key:}, {@code key: ~}, {@code key: null} and {@code key: ""} all mean "not set". */
@@ -148,8 +152,11 @@ final class YamlTree {
         }
         String tag = parser.getTypeId();
         if (tag != null && !tag.equals(STR_TAG)) {
-            problems.add(mark, path, "YAML tags (" + tag.replace("tag:yaml.org,2002:", "!!")
-                    + ") are not supported: write the plain value, quoted if it is a string");
+            problems.add(
+                    mark,
+                    path,
+                    "YAML tags (" + tag.replace("tag:yaml.org,2002:", "!!")
+                            + ") are not supported: write the plain value, quoted if it is a string");
             return new Scalar(mark, Kind.NULL, "");
         }
         Kind kind = switch (token) {
@@ -167,8 +174,9 @@ final class YamlTree {
     }
 
     private static Mark mark(JsonLocation location) {
-        return location == null ? Mark.NONE : new Mark(Math.max(location.getLineNr(), 0),
-                Math.max(location.getColumnNr(), 0));
+        return location == null
+                ? Mark.NONE
+                : new Mark(Math.max(location.getLineNr(), 0), Math.max(location.getColumnNr(), 0));
     }
 
     private static ConfigException syntaxError(Path file, JsonProcessingException e) {
@@ -176,7 +184,9 @@ final class YamlTree {
             if (cause instanceof MarkedYAMLException yaml && yaml.getProblemMark() != null) {
                 org.yaml.snakeyaml.error.Mark at = yaml.getProblemMark();
                 String context = yaml.getContext() == null ? "" : " (" + yaml.getContext() + ")";
-                return fatal(file, new Mark(at.getLine() + 1, at.getColumn() + 1),
+                return fatal(
+                        file,
+                        new Mark(at.getLine() + 1, at.getColumn() + 1),
                         "invalid YAML: " + Quoting.printable(yaml.getProblem() + context));
             }
         }

@@ -52,8 +52,7 @@ public final class AtomicFiles {
     private static final Logger LOG = LoggerFactory.getLogger(AtomicFiles.class);
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private AtomicFiles() {
-    }
+    private AtomicFiles() {}
 
     /**
      * Creates {@code target} holding {@code content} with {@code permissions}, atomically: the file appears whole or
@@ -165,7 +164,8 @@ public final class AtomicFiles {
      */
     public static int removeLeftovers(Path dir) throws IOException {
         int removed = 0;
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, p -> isTemp(p.getFileName().toString()))) {
+        try (DirectoryStream<Path> entries =
+                Files.newDirectoryStream(dir, p -> isTemp(p.getFileName().toString()))) {
             for (Path temp : entries) {
                 LOG.info("Removing temp file {} left by an interrupted write", temp);
                 if (Files.deleteIfExists(temp)) {
@@ -192,7 +192,8 @@ public final class AtomicFiles {
 
     /** Sets the mode of {@code path} itself, never following a link. */
     public static void setMode(Path path, Set<PosixFilePermission> mode) throws IOException {
-        Files.getFileAttributeView(path, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).setPermissions(mode);
+        Files.getFileAttributeView(path, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setPermissions(mode);
     }
 
     /** Forces a directory's entries (a link, rename or unlink) to disk. */
@@ -222,8 +223,9 @@ public final class AtomicFiles {
             throw new IOException(file + " is not a regular file");
         }
         // O_NOFOLLOW too: a link put there since the check fails the open instead of being followed.
-        try (SeekableByteChannel channel = Files.newByteChannel(file, Set.<OpenOption>of(StandardOpenOption.READ,
-                LinkOption.NOFOLLOW_LINKS)); InputStream in = Channels.newInputStream(channel)) {
+        try (SeekableByteChannel channel = Files.newByteChannel(
+                        file, Set.<OpenOption>of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+                InputStream in = Channels.newInputStream(channel)) {
             byte[] bytes = in.readNBytes(maxBytes + 1);
             if (bytes.length > maxBytes) {
                 throw new IOException(file + " is larger than " + maxBytes + " bytes");
@@ -238,8 +240,10 @@ public final class AtomicFiles {
         Path temp = dir.resolve(TEMP_PREFIX + HexFormat.of().formatHex(randomBytes()));
         boolean written = false;
         // The mode is given to open(2) itself (a read-only mode such as 0400 does not stop this first write).
-        try (FileChannel channel = FileChannel.open(temp, Set.<OpenOption>of(StandardOpenOption.CREATE_NEW,
-                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(mode))) {
+        try (FileChannel channel = FileChannel.open(
+                temp,
+                Set.<OpenOption>of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                PosixFilePermissions.asFileAttribute(mode))) {
             ByteBuffer buffer = ByteBuffer.wrap(content);
             while (buffer.hasRemaining()) {
                 channel.write(buffer);

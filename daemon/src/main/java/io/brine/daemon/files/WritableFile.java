@@ -26,8 +26,7 @@ import java.util.Optional;
  */
 public final class WritableFile {
 
-    private WritableFile() {
-    }
+    private WritableFile() {}
 
     /**
      * Why {@code file} cannot be opened for appending by this process, or empty when it can.
@@ -86,7 +85,8 @@ public final class WritableFile {
                     + fix(key, absolute, new FileSystemException(absolute.toString(), null, "Not a directory")));
         }
         try {
-            probeCreate(absolute.resolve(".brine-check-" + ProcessHandle.current().pid()), false);
+            probeCreate(
+                    absolute.resolve(".brine-check-" + ProcessHandle.current().pid()), false);
         } catch (IOException e) {
             return Optional.of(key + " " + dir + " is not writable: " + reason(e) + " (" + describe(absolute)
                     + "). Fix: " + fix(key, absolute, e));
@@ -142,7 +142,8 @@ public final class WritableFile {
         if (directory) {
             Files.createDirectory(path);
         } else {
-            FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+            FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+                    .close();
         }
         Files.delete(path);
     }
@@ -172,8 +173,9 @@ public final class WritableFile {
             int uid = (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
             String owner = Files.getOwner(path, LinkOption.NOFOLLOW_LINKS).getName();
             Object group = Files.getAttribute(path, "posix:group", LinkOption.NOFOLLOW_LINKS);
-            String kind = Files.isSymbolicLink(path) ? "symbolic link" : Files.isDirectory(path) ? "directory"
-                    : Files.isRegularFile(path) ? "regular file" : "file";
+            String kind = Files.isSymbolicLink(path)
+                    ? "symbolic link"
+                    : Files.isDirectory(path) ? "directory" : Files.isRegularFile(path) ? "regular file" : "file";
             what = kind + " " + path + " is owned by " + owner + ":" + group + " (uid " + uid + "), mode "
                     + String.format("%04o", mode & 07777);
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {

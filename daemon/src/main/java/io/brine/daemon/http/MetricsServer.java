@@ -47,28 +47,42 @@ public final class MetricsServer implements AutoCloseable {
      * @param metrics the Prometheus text exposition, made at each scrape
      * @param readiness what keeps the daemon from being ready; empty when it is
      */
-    public static MetricsServer start(String host, int port, String name, Supplier<String> metrics,
-            Supplier<List<String>> readiness) throws IOException {
+    public static MetricsServer start(
+            String host, int port, String name, Supplier<String> metrics, Supplier<List<String>> readiness)
+            throws IOException {
         limitSlowClients();
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);
         AtomicInteger count = new AtomicInteger();
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(1, MAX_THREADS, 60, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), runnable -> {
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(
+                1,
+                MAX_THREADS,
+                60,
+                TimeUnit.SECONDS,
+                new SynchronousQueue<>(),
+                runnable -> {
                     Thread thread = new Thread(runnable, name + "-http-" + count.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
-                }, (runnable, pool) -> LOG.debug("HTTP request dropped: {} being served already", MAX_THREADS));
+                },
+                (runnable, pool) -> LOG.debug("HTTP request dropped: {} being served already", MAX_THREADS));
         server.setExecutor(executor);
-        server.createContext("/metrics", exchange -> answer(exchange, () -> new Answer(200,
-                "text/plain; version=0.0.4; charset=utf-8", metrics.get())));
+        server.createContext(
+                "/metrics",
+                exchange -> answer(
+                        exchange, () -> new Answer(200, "text/plain; version=0.0.4; charset=utf-8", metrics.get())));
         server.createContext("/healthz", exchange -> answer(exchange, () -> new Answer(200, "text/plain", "ok\n")));
-        server.createContext("/readyz", exchange -> answer(exchange, () -> {
-            List<String> problems = readiness.get();
-            return problems.isEmpty() ? new Answer(200, "text/plain", "ready\n")
-                    : new Answer(503, "text/plain", String.join("\n", problems) + "\n");
-        }));
+        server.createContext(
+                "/readyz",
+                exchange -> answer(exchange, () -> {
+                    List<String> problems = readiness.get();
+                    return problems.isEmpty()
+                            ? new Answer(200, "text/plain", "ready\n")
+                            : new Answer(503, "text/plain", String.join("\n", problems) + "\n");
+                }));
         server.start();
-        LOG.info("Metrics and health on http://{}:{}/metrics, /healthz, /readyz", host,
+        LOG.info(
+                "Metrics and health on http://{}:{}/metrics, /healthz, /readyz",
+                host,
                 server.getAddress().getPort());
         return new MetricsServer(server, executor);
     }
@@ -86,8 +100,7 @@ public final class MetricsServer implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
-    private record Answer(int status, String contentType, String body) {
-    }
+    private record Answer(int status, String contentType, String body) {}
 
     private static void answer(HttpExchange exchange, Supplier<Answer> answer) throws IOException {
         try (exchange) {

@@ -26,7 +26,8 @@ class ClusterConfigTest {
 
     private List<ConfigProblem> problems(String yaml) throws IOException {
         Files.writeString(dir.resolve("master.yaml"), yaml);
-        return catchThrowableOfType(ConfigException.class, () -> MasterConfig.load(dir)).problems();
+        return catchThrowableOfType(ConfigException.class, () -> MasterConfig.load(dir))
+                .problems();
     }
 
     @Test
@@ -46,9 +47,12 @@ class ClusterConfigTest {
                     user: brine
                     password_file: zk.pass
                 """);
-        assertThat(config.cluster()).contains(new ClusterConfig("zk1.example.com:2181,zk2:2181,[::1]:2182",
-                "/brine/prod", Duration.ofSeconds(30),
-                Optional.of(new ClusterConfig.Auth("brine", dir.resolve("zk.pass")))));
+        assertThat(config.cluster())
+                .contains(new ClusterConfig(
+                        "zk1.example.com:2181,zk2:2181,[::1]:2182",
+                        "/brine/prod",
+                        Duration.ofSeconds(30),
+                        Optional.of(new ClusterConfig.Auth("brine", dir.resolve("zk.pass")))));
     }
 
     @Test
@@ -61,12 +65,18 @@ class ClusterConfigTest {
 
     @Test
     void anOpenAclIsOnlyTakenWhenSaidAndNeverWithAuth() throws Exception {
-        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n").cluster().orElseThrow().insecureOpenAcl()).isFalse();
-        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n  insecure_open_acl: true\n").cluster())
+        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n")
+                        .cluster()
+                        .orElseThrow()
+                        .insecureOpenAcl())
+                .isFalse();
+        assertThat(load("cluster:\n  connect: 127.0.0.1:2181\n  insecure_open_acl: true\n")
+                        .cluster())
                 .contains(ClusterConfig.of("127.0.0.1:2181").withInsecureOpenAcl());
         assertThat(problems("cluster:\n  connect: 127.0.0.1:2181\n  insecure_open_acl: true\n  auth:\n"
-                + "    user: brine\n    password_file: zk.pass\n"))
-                .extracting(ConfigProblem::key).containsExactly("cluster.insecure_open_acl");
+                        + "    user: brine\n    password_file: zk.pass\n"))
+                .extracting(ConfigProblem::key)
+                .containsExactly("cluster.insecure_open_acl");
     }
 
     @Test
@@ -80,14 +90,16 @@ class ClusterConfigTest {
                     password: secret
                   conect: x
                 """);
-        assertThat(problems).extracting(ConfigProblem::line, ConfigProblem::key).containsExactlyInAnyOrder(
-                tuple(2, "cluster.connect"),
-                tuple(3, "cluster.root"),
-                tuple(4, "cluster.session_timeout"),
-                tuple(6, "cluster.auth.user"),
-                tuple(6, "cluster.auth.password_file"),
-                tuple(6, "cluster.auth.password"),
-                tuple(7, "cluster.conect"));
+        assertThat(problems)
+                .extracting(ConfigProblem::line, ConfigProblem::key)
+                .containsExactlyInAnyOrder(
+                        tuple(2, "cluster.connect"),
+                        tuple(3, "cluster.root"),
+                        tuple(4, "cluster.session_timeout"),
+                        tuple(6, "cluster.auth.user"),
+                        tuple(6, "cluster.auth.password_file"),
+                        tuple(6, "cluster.auth.password"),
+                        tuple(7, "cluster.conect"));
         assertThat(problems).extracting(ConfigProblem::message).doesNotContain("secret");
     }
 
@@ -97,7 +109,10 @@ class ClusterConfigTest {
         assertThat(load(cluster).cluster().orElseThrow().connectTimeout()).isEqualTo(Duration.ofSeconds(15));
         assertThat(load(cluster + "  connect_timeout: 1\n").cluster())
                 .contains(ClusterConfig.of("127.0.0.1:2181").withConnectTimeout(Duration.ofSeconds(1)));
-        assertThat(load(cluster + "  connect_timeout: 600\n").cluster().orElseThrow().connectTimeout())
+        assertThat(load(cluster + "  connect_timeout: 600\n")
+                        .cluster()
+                        .orElseThrow()
+                        .connectTimeout())
                 .isEqualTo(Duration.ofSeconds(600));
         for (String past : List.of("0", "601", "1.5", "soon")) {
             assertThat(problems(cluster + "  connect_timeout: " + past + "\n"))
@@ -110,16 +125,18 @@ class ClusterConfigTest {
 
     @Test
     void aClusterWithoutConnectIsAProblem() throws IOException {
-        assertThat(problems("cluster:\n  root: /brine\n")).extracting(ConfigProblem::key, ConfigProblem::message)
-                .containsExactly(tuple("cluster.connect",
-                        "is required with cluster (the ZooKeeper ensemble, zk1:2181,zk2:2181)"));
+        assertThat(problems("cluster:\n  root: /brine\n"))
+                .extracting(ConfigProblem::key, ConfigProblem::message)
+                .containsExactly(tuple(
+                        "cluster.connect", "is required with cluster (the ZooKeeper ensemble, zk1:2181,zk2:2181)"));
     }
 
     @Test
     void recordRefusesWhatNoFileCouldSay() {
         assertThatThrownBy(() -> ClusterConfig.of("zk1")).hasMessageContaining("host:port");
         assertThatThrownBy(() -> ClusterConfig.of("zk1:99999")).hasMessageContaining("port 99999");
-        assertThatThrownBy(() -> ClusterConfig.of("zk1:2181").withRoot("/Brine")).hasMessageContaining("root");
+        assertThatThrownBy(() -> ClusterConfig.of("zk1:2181").withRoot("/Brine"))
+                .hasMessageContaining("root");
         assertThatThrownBy(() -> ClusterConfig.of("zk1:2181").withRoot("/")).hasMessageContaining("root");
     }
 }

@@ -97,14 +97,16 @@ class ConfigReaderTest {
     void tabIndentationIsASyntaxError() throws IOException {
         Path file = write("a: 1\n\tb: 2\n");
         ConfigException e = catchThrowableOfType(ConfigException.class, () -> ConfigReader.open(file));
-        assertThat(e.problems()).singleElement().satisfies(p -> assertThat(p.line()).isEqualTo(2));
+        assertThat(e.problems())
+                .singleElement()
+                .satisfies(p -> assertThat(p.line()).isEqualTo(2));
         assertThat(e.getMessage()).doesNotContain("\t");
     }
 
     @Test
     void topLevelMustBeAMapping() throws IOException {
-        for (String[] yamlAndGot : new String[][] {{"- a\n- b\n", "a list"}, {"just text\n", "\"just text\""},
-            {"42\n", "\"42\""}}) {
+        for (String[] yamlAndGot :
+                new String[][] {{"- a\n- b\n", "a list"}, {"just text\n", "\"just text\""}, {"42\n", "\"42\""}}) {
             Path file = write(yamlAndGot[0]);
             assertThatThrownBy(() -> ConfigReader.open(file))
                     .hasMessageContaining("top level must be a mapping")
@@ -137,8 +139,8 @@ class ConfigReaderTest {
 
     @Test
     void duplicateKeyInNestedMappingHasItsPath() throws Exception {
-        ConfigProblem p = onlyProblem("tls:\n  cert: a\n  cert: b\n", root -> root.section("tls")
-                .ifPresent(tls -> tls.string("cert")));
+        ConfigProblem p = onlyProblem(
+                "tls:\n  cert: a\n  cert: b\n", root -> root.section("tls").ifPresent(tls -> tls.string("cert")));
         assertThat(p.key()).isEqualTo("tls.cert");
         assertThat(p.line()).isEqualTo(3);
     }
@@ -151,13 +153,17 @@ class ConfigReaderTest {
         });
         assertThat(p.line()).isEqualTo(2);
         assertThat(p.key()).isEqualTo("publsh_port");
-        assertThat(p.message()).isEqualTo(
-                "unknown key, did you mean publish_port? (valid keys here: publish_port, ret_port)");
+        assertThat(p.message())
+                .isEqualTo("unknown key, did you mean publish_port? (valid keys here: publish_port, ret_port)");
     }
 
     @ParameterizedTest
-    @CsvSource({"publish-port,publish_port", "PUBLISH_PORT,publish_port", "keep_jobs,keep_jobs_seconds",
-        "retport,ret_port"})
+    @CsvSource({
+        "publish-port,publish_port",
+        "PUBLISH_PORT,publish_port",
+        "keep_jobs,keep_jobs_seconds",
+        "retport,ret_port"
+    })
     void suggestionsCoverCommonSlips(String typed, String meant) throws Exception {
         ConfigProblem p = onlyProblem(typed + ": 1\n", root -> {
             root.integer("publish_port", 1, 10);
@@ -173,10 +179,12 @@ class ConfigReaderTest {
             root.integer("publish_port", 1, 10);
             root.integer("ret_port", 1, 10);
         });
-        assertThat(problems).extracting(ConfigProblem::message).containsExactly(
-                "unknown key (valid keys here: publish_port, ret_port)",
-                "unknown key, did you mean publish_port? (valid keys listed at line 1)",
-                "unknown key, did you mean ret_port? (valid keys listed at line 1)");
+        assertThat(problems)
+                .extracting(ConfigProblem::message)
+                .containsExactly(
+                        "unknown key (valid keys here: publish_port, ret_port)",
+                        "unknown key, did you mean publish_port? (valid keys listed at line 1)",
+                        "unknown key, did you mean ret_port? (valid keys listed at line 1)");
     }
 
     @Test
@@ -187,10 +195,12 @@ class ConfigReaderTest {
 
     @Test
     void unknownKeyInNestedSectionNamesItsPath() throws Exception {
-        ConfigProblem p = onlyProblem("tls:\n  cert: a\n  kye: b\n", root -> root.section("tls").ifPresent(tls -> {
-            tls.path("cert");
-            tls.path("key");
-        }));
+        ConfigProblem p = onlyProblem(
+                "tls:\n  cert: a\n  kye: b\n",
+                root -> root.section("tls").ifPresent(tls -> {
+                    tls.path("cert");
+                    tls.path("key");
+                }));
         assertThat(p.key()).isEqualTo("tls.kye");
         assertThat(p.line()).isEqualTo(3);
         assertThat(p.message()).contains("did you mean key?");
@@ -234,20 +244,22 @@ class ConfigReaderTest {
         root.bool("enabled");
         root.integer("port", 1, 65535);
         ConfigException e = catchThrowableOfType(ConfigException.class, reader::finish);
-        assertThat(e.problems()).extracting(ConfigProblem::line, ConfigProblem::key)
-                .containsExactly(tuple(3, "port"),
-                        tuple(4, "enabled"),
-                        tuple(6, "colour"),
-                        tuple(7, "timeout"));
+        assertThat(e.problems())
+                .extracting(ConfigProblem::line, ConfigProblem::key)
+                .containsExactly(tuple(3, "port"), tuple(4, "enabled"), tuple(6, "colour"), tuple(7, "timeout"));
         Path file = dir.resolve("test.yaml");
-        assertThat(e.getMessage()).isEqualTo(String.join(System.lineSeparator(),
-                "invalid configuration (4 problems):",
-                "  " + file + ":3: port: expected an integer from 1 to 65535, got \"abc\"",
-                "  " + file + ":4: enabled: expected true or false, got \"yes\" (YAML 1.1 reads yes/no/on/off as"
-                        + " booleans; brine takes only true and false)",
-                "  " + file + ":6: colour: unknown key (valid keys here: timeout, name, enabled, port)",
-                "  " + file + ":7: timeout: expected a whole number of seconds from 1 to 60, got \"30s\" (write the"
-                        + " number of seconds alone, without a unit)"));
+        assertThat(e.getMessage())
+                .isEqualTo(String.join(
+                        System.lineSeparator(),
+                        "invalid configuration (4 problems):",
+                        "  " + file + ":3: port: expected an integer from 1 to 65535, got \"abc\"",
+                        "  " + file
+                                + ":4: enabled: expected true or false, got \"yes\" (YAML 1.1 reads yes/no/on/off as"
+                                + " booleans; brine takes only true and false)",
+                        "  " + file + ":6: colour: unknown key (valid keys here: timeout, name, enabled, port)",
+                        "  " + file
+                                + ":7: timeout: expected a whole number of seconds from 1 to 60, got \"30s\" (write the"
+                                + " number of seconds alone, without a unit)"));
     }
 
     @Test
@@ -258,9 +270,11 @@ class ConfigReaderTest {
         reader.root().problem("a", "clashes with b");
         reader.root().integer("b", 0, 1);
         ConfigException e = catchThrowableOfType(ConfigException.class, reader::finish);
-        assertThat(e.problems()).extracting(ConfigProblem::toString).containsExactly(
-                dir.resolve("test.yaml") + ":1: a: clashes with b",
-                dir.resolve("test.yaml") + ": id: cannot derive it; set id");
+        assertThat(e.problems())
+                .extracting(ConfigProblem::toString)
+                .containsExactly(
+                        dir.resolve("test.yaml") + ":1: a: clashes with b",
+                        dir.resolve("test.yaml") + ": id: cannot derive it; set id");
     }
 
     // ------------------------------------------------------------ scalars
@@ -283,7 +297,9 @@ class ConfigReaderTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {"true|true", "True|true", "TRUE|true", "false|false", "False|false"})
+    @CsvSource(
+            delimiter = '|',
+            value = {"true|true", "True|true", "TRUE|true", "false|false", "False|false"})
     void booleansAreOnlyTrueAndFalse(String text, boolean expected) throws Exception {
         ConfigReader reader = open("flag: " + text + "\n");
         assertThat(reader.root().bool("flag")).hasValue(expected);
@@ -291,19 +307,25 @@ class ConfigReaderTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "yes|got \"yes\" (YAML 1.1 reads yes/no/on/off as booleans; brine takes only true and false)",
-        "off|got \"off\" (YAML 1.1",
-        "'''true'''|got \"true\" (remove the quotes)",
-        "1|got \"1\"",
-        "[true]|got a list"})
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "yes|got \"yes\" (YAML 1.1 reads yes/no/on/off as booleans; brine takes only true and false)",
+                "off|got \"off\" (YAML 1.1",
+                "'''true'''|got \"true\" (remove the quotes)",
+                "1|got \"1\"",
+                "[true]|got a list"
+            })
     void yamlOneOneBooleansAreRefused(String text, String got) throws Exception {
-        ConfigProblem p = onlyProblem("flag: " + text + "\n", root -> assertThat(root.bool("flag")).isEmpty());
+        ConfigProblem p = onlyProblem(
+                "flag: " + text + "\n", root -> assertThat(root.bool("flag")).isEmpty());
         assertThat(p.message()).startsWith("expected true or false, " + got);
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {"4505|4505", "1|1", "65535|65535", "-0|0"})
+    @CsvSource(
+            delimiter = '|',
+            value = {"4505|4505", "1|1", "65535|65535", "-0|0"})
     void integersArePlainDecimal(String text, int expected) throws Exception {
         ConfigReader reader = open("port: " + text + "\n");
         assertThat(reader.root().integer("port", 0, 65535)).hasValue(expected);
@@ -311,22 +333,26 @@ class ConfigReaderTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "abc|got \"abc\"",
-        "0|got \"0\"",
-        "65536|got \"65536\"",
-        "99999999999999999999|got \"99999999999999999999\"",
-        "0600|got \"0600\" (a leading zero is ambiguous: YAML 1.1 reads it as octal)",
-        "1e3|got \"1e3\"",
-        "4505.0|got \"4505.0\"",
-        "1_000|got \"1_000\" (write the digits without '_')",
-        "0x1F|got \"0x1F\"",
-        "+5|got \"+5\"",
-        "'''4505'''|got the string \"4505\" (remove the quotes)",
-        "{a: 1}|got a mapping"})
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "abc|got \"abc\"",
+                "0|got \"0\"",
+                "65536|got \"65536\"",
+                "99999999999999999999|got \"99999999999999999999\"",
+                "0600|got \"0600\" (a leading zero is ambiguous: YAML 1.1 reads it as octal)",
+                "1e3|got \"1e3\"",
+                "4505.0|got \"4505.0\"",
+                "1_000|got \"1_000\" (write the digits without '_')",
+                "0x1F|got \"0x1F\"",
+                "+5|got \"+5\"",
+                "'''4505'''|got the string \"4505\" (remove the quotes)",
+                "{a: 1}|got a mapping"
+            })
     void integerPitfallsAreRefused(String text, String got) throws Exception {
-        ConfigProblem p = onlyProblem("port: " + text + "\n", root ->
-                assertThat(root.integer("port", 1, 65535)).isEmpty());
+        ConfigProblem p = onlyProblem(
+                "port: " + text + "\n",
+                root -> assertThat(root.integer("port", 1, 65535)).isEmpty());
         assertThat(p.line()).isEqualTo(1);
         assertThat(p.column()).isEqualTo(7);
         assertThat(p.message()).isEqualTo("expected an integer from 1 to 65535, " + got);
@@ -358,18 +384,29 @@ class ConfigReaderTest {
         assertThat(reader.root().choices("both", TransportKind.class).orElseThrow())
                 .containsExactly(TransportKind.TCP, TransportKind.ZEROMQ);
         reader.finish();
-        assertThat(onlyProblem("t: [tcp, tcp]\n", root -> root.choices("t", TransportKind.class)).message())
+        assertThat(onlyProblem("t: [tcp, tcp]\n", root -> root.choices("t", TransportKind.class))
+                        .message())
                 .isEqualTo("tcp is listed twice");
-        assertThat(onlyProblem("t: [tcp, zmq]\n", root -> root.choices("t", TransportKind.class)).message())
+        assertThat(onlyProblem("t: [tcp, zmq]\n", root -> root.choices("t", TransportKind.class))
+                        .message())
                 .isEqualTo("expected one of zeromq, tcp, got \"zmq\"");
-        assertThat(onlyProblem("t: []\n", root -> root.choices("t", TransportKind.class)).message())
+        assertThat(onlyProblem("t: []\n", root -> root.choices("t", TransportKind.class))
+                        .message())
                 .startsWith("expected one of zeromq, tcp, or a list of them");
     }
 
     @ParameterizedTest
-    @CsvSource({"localhost,localhost", "salt.example.com,salt.example.com", "Master-1.lan.,Master-1.lan.",
-        "10.0.0.1,10.0.0.1", "0.0.0.0,0.0.0.0", "'''::''',::", "::1,::1", "'''[fe80::1]''',fe80::1",
-        "2001:db8::8a2e:370:7334,2001:db8::8a2e:370:7334"})
+    @CsvSource({
+        "localhost,localhost",
+        "salt.example.com,salt.example.com",
+        "Master-1.lan.,Master-1.lan.",
+        "10.0.0.1,10.0.0.1",
+        "0.0.0.0,0.0.0.0",
+        "'''::''',::",
+        "::1,::1",
+        "'''[fe80::1]''',fe80::1",
+        "2001:db8::8a2e:370:7334,2001:db8::8a2e:370:7334"
+    })
     void hostsAreNamesOrAddressLiterals(String text, String expected) throws Exception {
         ConfigReader reader = open("master: " + text + "\n");
         assertThat(reader.root().host("master")).hasValue(expected);
@@ -377,10 +414,25 @@ class ConfigReaderTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"256.1.1.1", "10.0.0", "010.0.0.1", "1.2.3.4.5", "-master", "mas ter", "a..b",
-        "http://x", "1::2::3", "'[foo]'", "under_score.example", "x.1"})
+    @ValueSource(
+            strings = {
+                "256.1.1.1",
+                "10.0.0",
+                "010.0.0.1",
+                "1.2.3.4.5",
+                "-master",
+                "mas ter",
+                "a..b",
+                "http://x",
+                "1::2::3",
+                "'[foo]'",
+                "under_score.example",
+                "x.1"
+            })
     void badHostsAreRefused(String text) throws Exception {
-        ConfigProblem p = onlyProblem("master: " + text + "\n", root -> assertThat(root.host("master")).isEmpty());
+        ConfigProblem p = onlyProblem(
+                "master: " + text + "\n",
+                root -> assertThat(root.host("master")).isEmpty());
         assertThat(p.key()).isEqualTo("master");
     }
 
@@ -406,7 +458,9 @@ class ConfigReaderTest {
         assertThat(token.get()).hasToString("<redacted>").isEqualTo(new Secret("s3cr3t"));
 
         ConfigProblem p = onlyProblem("token: \"s3cr3t\\t\"\n", root -> root.secret("token"));
-        assertThat(p.message()).isEqualTo("contains a control character (U+0009)").doesNotContain("s3cr3t");
+        assertThat(p.message())
+                .isEqualTo("contains a control character (U+0009)")
+                .doesNotContain("s3cr3t");
     }
 
     // ------------------------------------------------------------ paths
@@ -443,16 +497,16 @@ class ConfigReaderTest {
 
     @Test
     void listItemProblemsNameTheItemAndItsLine() throws Exception {
-        List<ConfigProblem> problems = problems("a:\n  - ok*\n  - 'bad glob'\n  - [nested]\n  -\n  - 'x['\n",
+        List<ConfigProblem> problems = problems(
+                "a:\n  - ok*\n  - 'bad glob'\n  - [nested]\n  -\n  - 'x['\n",
                 root -> assertThat(root.strings("a", ValueCheck.glob())).hasValue(List.of("ok*")));
-        assertThat(problems).extracting(ConfigProblem::key, ConfigProblem::line, ConfigProblem::message)
+        assertThat(problems)
+                .extracting(ConfigProblem::key, ConfigProblem::line, ConfigProblem::message)
                 .containsExactly(
-                        tuple("a[1]", 3,
-                                "\"bad glob\" is not valid: a glob cannot contain white space"),
+                        tuple("a[1]", 3, "\"bad glob\" is not valid: a glob cannot contain white space"),
                         tuple("a[2]", 4, "expected a single value, got a list"),
                         tuple("a[3]", 5, "expected a single value, got nothing"),
-                        tuple("a[4]", 6,
-                                "\"x[\" is not valid: a glob has an unclosed '['"));
+                        tuple("a[4]", 6, "\"x[\" is not valid: a glob has an unclosed '['"));
     }
 
     @Test
@@ -466,18 +520,21 @@ class ConfigReaderTest {
         ConfigReader reader = open("grains:\n  roles: [web, db]\n  os: debian\n  cores: 4\n");
         Optional<Map<String, List<String>>> grains = reader.root().stringLists("grains", ValueCheck.any());
         reader.finish();
-        assertThat(grains).hasValueSatisfying(g -> assertThat(g).containsExactly(
-                Map.entry("roles", List.of("web", "db")), Map.entry("os", List.of("debian")),
-                Map.entry("cores", List.of("4"))));
+        assertThat(grains)
+                .hasValueSatisfying(g -> assertThat(g)
+                        .containsExactly(
+                                Map.entry("roles", List.of("web", "db")),
+                                Map.entry("os", List.of("debian")),
+                                Map.entry("cores", List.of("4"))));
     }
 
     @Test
     void mapValueProblemsNameTheirPath() throws Exception {
-        List<ConfigProblem> problems = problems("g:\n  a: {x: 1}\n  b:\n  'c d': 1\n",
-                root -> root.stringLists("g", ValueCheck.any()));
-        assertThat(problems).extracting(ConfigProblem::key, ConfigProblem::line).containsExactly(
-                tuple("g.a", 2), tuple("g.b", 3),
-                tuple("g.c d", 4));
+        List<ConfigProblem> problems =
+                problems("g:\n  a: {x: 1}\n  b:\n  'c d': 1\n", root -> root.stringLists("g", ValueCheck.any()));
+        assertThat(problems)
+                .extracting(ConfigProblem::key, ConfigProblem::line)
+                .containsExactly(tuple("g.a", 2), tuple("g.b", 3), tuple("g.c d", 4));
     }
 
     @Test
@@ -507,12 +564,14 @@ class ConfigReaderTest {
         assertThat(acl).containsOnlyKeys("ops");
         acl.get("ops").strings("targets", ValueCheck.glob());
         ConfigException e = catchThrowableOfType(ConfigException.class, reader::finish);
-        assertThat(e.problems()).extracting(ConfigProblem::key, ConfigProblem::line, ConfigProblem::message)
+        assertThat(e.problems())
+                .extracting(ConfigProblem::key, ConfigProblem::line, ConfigProblem::message)
                 .containsExactly(
                         tuple("tokens[1].sha256", 4, "is required"),
-                        tuple("tokens[1].sha265", 5,
+                        tuple(
+                                "tokens[1].sha265",
+                                5,
                                 "unknown key, did you mean sha256? (valid keys here: match, sha256)"),
-                        tuple("acl.dev", 9,
-                                "expected a mapping of 'key: value' lines, got \"nope\""));
+                        tuple("acl.dev", 9, "expected a mapping of 'key: value' lines, got \"nope\""));
     }
 }

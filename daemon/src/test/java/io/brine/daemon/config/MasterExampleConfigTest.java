@@ -21,7 +21,8 @@ class MasterExampleConfigTest {
 
     @Test
     void shippedExampleLoadsWithoutProblems() throws Exception {
-        assertThat(MasterConfig.loadFile(EXAMPLE)).isEqualTo(MasterConfig.builder().build());
+        assertThat(MasterConfig.loadFile(EXAMPLE))
+                .isEqualTo(MasterConfig.builder().build());
     }
 
     @Test
@@ -44,15 +45,36 @@ class MasterExampleConfigTest {
 
     @Test
     void everyKeyIsDocumented() throws Exception {
-        List<String> keys = ExampleConfigs.keys(MasterConfig.class, Set.of(MasterConfig.Acceptance.class, ConnectionLimits.class,
-                MasterConfig.FileServer.class, MasterConfig.ClientCerts.class),
-                Map.of("interfaceAddress", "interface", "keepJobs", "keep_jobs_seconds", "transports", "transport",
-                        "masterSignPub", "master_sign_pubkey"));
+        List<String> keys = ExampleConfigs.keys(
+                MasterConfig.class,
+                Set.of(
+                        MasterConfig.Acceptance.class,
+                        ConnectionLimits.class,
+                        MasterConfig.FileServer.class,
+                        MasterConfig.ClientCerts.class),
+                Map.of(
+                        "interfaceAddress",
+                        "interface",
+                        "keepJobs",
+                        "keep_jobs_seconds",
+                        "transports",
+                        "transport",
+                        "masterSignPub",
+                        "master_sign_pubkey"));
         keys.add("master_sign_key_name");
-        assertThat(keys).contains("interface", "keep_jobs_seconds", "auto_accept", "tls.cert",
-                "publisher_acl.targets", "autosign_tokens.single_use").hasSizeGreaterThan(35);
+        assertThat(keys)
+                .contains(
+                        "interface",
+                        "keep_jobs_seconds",
+                        "auto_accept",
+                        "tls.cert",
+                        "publisher_acl.targets",
+                        "autosign_tokens.single_use")
+                .hasSizeGreaterThan(35);
         for (String key : keys) {
-            assertThat(ExampleConfigs.documents(EXAMPLE, key)).as("conf/master.yaml documents %s", key).isTrue();
+            assertThat(ExampleConfigs.documents(EXAMPLE, key))
+                    .as("conf/master.yaml documents %s", key)
+                    .isTrue();
         }
     }
 }

@@ -49,13 +49,18 @@ class MinionExampleConfigTest {
     void everyKeyIsDocumented() throws Exception {
         // masters is master written as a list, with master_type: failover; masterSignPub comes from
         // verify_master_pubkey_sign and master_sign_key_name.
-        List<String> keys = ExampleConfigs.keys(MinionConfig.class, Set.of(MinionConfig.Auth.class),
+        List<String> keys = ExampleConfigs.keys(
+                MinionConfig.class,
+                Set.of(MinionConfig.Auth.class),
                 Map.of("masters", "master_type", "masterSignPub", "verify_master_pubkey_sign"));
         keys.add("master_sign_key_name");
-        assertThat(keys).contains("id", "acceptance_wait_time_max", "functions.allow", "autosign_token")
+        assertThat(keys)
+                .contains("id", "acceptance_wait_time_max", "functions.allow", "autosign_token")
                 .hasSizeGreaterThan(25);
         for (String key : keys) {
-            assertThat(ExampleConfigs.documents(EXAMPLE, key)).as("conf/minion.yaml documents %s", key).isTrue();
+            assertThat(ExampleConfigs.documents(EXAMPLE, key))
+                    .as("conf/minion.yaml documents %s", key)
+                    .isTrue();
         }
     }
 }

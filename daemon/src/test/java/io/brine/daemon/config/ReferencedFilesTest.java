@@ -34,17 +34,25 @@ class ReferencedFilesTest {
     }
 
     private List<ConfigProblem> problems() {
-        return catchThrowableOfType(ConfigException.class, () -> MasterConfig.loadChecked(dir)).problems();
+        return catchThrowableOfType(ConfigException.class, () -> MasterConfig.loadChecked(dir))
+                .problems();
     }
 
     @Test
     void everyMissingReferencedFileIsAProblemAtItsLine() throws Exception {
         Files.writeString(dir.resolve("master.yaml"), YAML);
-        assertThat(problems()).extracting(ConfigProblem::line, ConfigProblem::key).containsExactly(
-                tuple(3, "tls.cert"), tuple(4, "tls.key"), tuple(5, "autosign_file"), tuple(6, "autoreject_file"),
-                tuple(7, "autosign_policy"), tuple(8, "inventory_file"));
-        assertThat(problems().get(2).toString()).isEqualTo(dir.resolve("master.yaml") + ":5: autosign_file: "
-                + dir.resolve("autosign.conf") + " does not exist");
+        assertThat(problems())
+                .extracting(ConfigProblem::line, ConfigProblem::key)
+                .containsExactly(
+                        tuple(3, "tls.cert"),
+                        tuple(4, "tls.key"),
+                        tuple(5, "autosign_file"),
+                        tuple(6, "autoreject_file"),
+                        tuple(7, "autosign_policy"),
+                        tuple(8, "inventory_file"));
+        assertThat(problems().get(2).toString())
+                .isEqualTo(dir.resolve("master.yaml") + ":5: autosign_file: " + dir.resolve("autosign.conf")
+                        + " does not exist");
         // What brine and brine-key read (they run as other users) does not look at the files.
         assertThat(MasterConfig.load(dir).acceptance().autosignFile()).contains(dir.resolve("autosign.conf"));
     }
@@ -58,10 +66,14 @@ class ReferencedFilesTest {
         Files.createDirectory(dir.resolve("autoreject.conf"));
         file("policy.sh", "rw-r--r--");
         file("inventory.yaml", "rw-r--r--");
-        assertThat(problems()).extracting(ConfigProblem::key, ConfigProblem::message).containsExactly(
-                tuple("tls.key", dir.resolve("tls.key") + " is readable by others: it is a private key (chmod o-r)"),
-                tuple("autoreject_file", dir.resolve("autoreject.conf") + " is not a regular file"),
-                tuple("autosign_policy", dir.resolve("policy.sh") + " is not executable (chmod u+x)"));
+        assertThat(problems())
+                .extracting(ConfigProblem::key, ConfigProblem::message)
+                .containsExactly(
+                        tuple(
+                                "tls.key",
+                                dir.resolve("tls.key") + " is readable by others: it is a private key (chmod o-r)"),
+                        tuple("autoreject_file", dir.resolve("autoreject.conf") + " is not a regular file"),
+                        tuple("autosign_policy", dir.resolve("policy.sh") + " is not executable (chmod u+x)"));
     }
 
     @Test

@@ -61,7 +61,9 @@ class AtomicFilesTest {
                 }
                 boolean firstWon = results.get(0).get();
                 boolean secondWon = results.get(1).get();
-                assertThat(firstWon ^ secondWon).as("exactly one winner in round %d", round).isTrue();
+                assertThat(firstWon ^ secondWon)
+                        .as("exactly one winner in round %d", round)
+                        .isTrue();
                 String winner = firstWon ? "first" : "second";
                 assertThat(Files.readString(target)).isEqualTo(winner + "-" + "x".repeat(4096));
             }
@@ -114,7 +116,8 @@ class AtomicFilesTest {
         assertThatThrownBy(() -> AtomicFiles.readSmall(target, 100)).hasMessageContaining("symlink");
 
         assertThat(Files.readString(outside)).isEqualTo("untouched");
-        assertThat(Files.exists(tmp.resolve("nowhere"), LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(tmp.resolve("nowhere"), LinkOption.NOFOLLOW_LINKS))
+                .isFalse();
         assertThat(Files.isSymbolicLink(target)).isTrue();
         assertThat(names(tmp.resolve("dir"))).containsExactly("dangling", "key");
         Files.createSymbolicLink(link, tmp.resolve("dir"));

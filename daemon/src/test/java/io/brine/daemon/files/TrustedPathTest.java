@@ -13,6 +13,7 @@ class TrustedPathTest {
 
     @TempDir
     Path dir;
+
     final TrustedPath trust = TrustedPath.forThisProcess();
 
     @Test
@@ -30,8 +31,9 @@ class TrustedPathTest {
         Path file = Files.writeString(open.resolve("autosign.conf"), "web1\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         Files.setAttribute(open, "unix:mode", 0777);
-        assertThat(trust.problem(file)).hasValueSatisfying(problem -> assertThat(problem)
-                .contains("directory " + open + " is writable by its group (mode 0777)"));
+        assertThat(trust.problem(file))
+                .hasValueSatisfying(problem ->
+                        assertThat(problem).contains("directory " + open + " is writable by its group (mode 0777)"));
 
         Files.setAttribute(open, "unix:mode", 01777);
         assertThat(trust.problem(file)).isEmpty();
@@ -42,8 +44,8 @@ class TrustedPathTest {
         Path file = Files.writeString(dir.resolve("policy"), "#!/bin/sh\n");
         Files.setAttribute(file, "unix:mode", 01757);
 
-        assertThat(trust.problem(file)).hasValueSatisfying(problem -> assertThat(problem)
-                .startsWith(file + " is writable by others"));
+        assertThat(trust.problem(file))
+                .hasValueSatisfying(problem -> assertThat(problem).startsWith(file + " is writable by others"));
     }
 
     @Test
@@ -51,13 +53,15 @@ class TrustedPathTest {
         Path target = Files.writeString(dir.resolve("real"), "web1\n");
         Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rw-rw-rw-"));
         Path link = Files.createSymbolicLink(dir.resolve("link"), target);
-        assertThat(trust.problem(link)).hasValueSatisfying(problem -> assertThat(problem)
-                .contains(target + " is writable by its group").contains("symbolic link " + link));
+        assertThat(trust.problem(link))
+                .hasValueSatisfying(problem -> assertThat(problem)
+                        .contains(target + " is writable by its group")
+                        .contains("symbolic link " + link));
 
         Path a = dir.resolve("a");
         Files.createSymbolicLink(a, dir.resolve("b"));
         Files.createSymbolicLink(dir.resolve("b"), a);
-        assertThat(trust.problem(a)).hasValueSatisfying(problem -> assertThat(problem)
-                .contains("too many levels of symbolic links"));
+        assertThat(trust.problem(a))
+                .hasValueSatisfying(problem -> assertThat(problem).contains("too many levels of symbolic links"));
     }
 }

@@ -21,10 +21,11 @@ class WritableFileTest {
     @Test
     void aDirectoryThatCannotBeListedNamesTheReasonTheOwnerTheModeAndTheUser() throws Exception {
         Path file = Files.writeString(dir.resolve("pki"), "not a directory");
-        assertThat(WritableFile.unreadableDirectory(file)).hasValueSatisfying(problem -> assertThat(problem)
-                .startsWith(file + " cannot be read: not a directory (regular file " + file + " is owned by ")
-                .contains(", mode 0")
-                .endsWith("; this process runs as " + System.getProperty("user.name") + " (uid "
-                        + TrustedPath.processUid() + "))"));
+        assertThat(WritableFile.unreadableDirectory(file))
+                .hasValueSatisfying(problem -> assertThat(problem)
+                        .startsWith(file + " cannot be read: not a directory (regular file " + file + " is owned by ")
+                        .contains(", mode 0")
+                        .endsWith("; this process runs as " + System.getProperty("user.name") + " (uid "
+                                + TrustedPath.processUid() + "))"));
     }
 }

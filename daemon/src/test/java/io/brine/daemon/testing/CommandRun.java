@@ -9,11 +9,9 @@ import picocli.CommandLine;
 public final class CommandRun {
 
     /** Exit code, standard output and standard error of one run. */
-    public record Result(int exit, String out, String err) {
-    }
+    public record Result(int exit, String out, String err) {}
 
-    private CommandRun() {
-    }
+    private CommandRun() {}
 
     public static Result run(Object command, String... args) {
         PrintStream out = System.out;

@@ -30,8 +30,10 @@ public final class LogCapture implements AutoCloseable {
 
     /** The formatted messages logged at {@code level} so far, in order. */
     public List<String> at(Level level) {
-        return appender.list.stream().filter(event -> event.getLevel() == level)
-                .map(ILoggingEvent::getFormattedMessage).toList();
+        return appender.list.stream()
+                .filter(event -> event.getLevel() == level)
+                .map(ILoggingEvent::getFormattedMessage)
+                .toList();
     }
 
     @Override

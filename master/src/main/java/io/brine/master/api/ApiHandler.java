@@ -95,12 +95,24 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     /** The next request must arrive whole within the request timeout. */
     private void armDeadline(ChannelHandlerContext ctx) {
         cancelDeadline();
-        deadline = ctx.executor().schedule(() -> {
-            if (!busy && ctx.channel().isActive()) {
-                refuse(ctx, null, new ApiError(HttpResponseStatus.REQUEST_TIMEOUT, "the request did not arrive"
-                        + " within " + shared.config().requestTimeout().toSeconds() + " s"), false);
-            }
-        }, shared.config().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        deadline = ctx.executor()
+                .schedule(
+                        () -> {
+                            if (!busy && ctx.channel().isActive()) {
+                                refuse(
+                                        ctx,
+                                        null,
+                                        new ApiError(
+                                                HttpResponseStatus.REQUEST_TIMEOUT,
+                                                "the request did not arrive" + " within "
+                                                        + shared.config()
+                                                                .requestTimeout()
+                                                                .toSeconds() + " s"),
+                                        false);
+                            }
+                        },
+                        shared.config().requestTimeout().toMillis(),
+                        TimeUnit.MILLISECONDS);
     }
 
     private void cancelDeadline() {
@@ -117,8 +129,12 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         ctx.channel().config().setAutoRead(false);
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         if (request.decoderResult().isFailure()) {
-            refuse(ctx, null, ApiError.badRequest("malformed HTTP request (a line or the headers over their limit,"
-                    + " or not HTTP/1.1)"), false);
+            refuse(
+                    ctx,
+                    null,
+                    ApiError.badRequest(
+                            "malformed HTTP request (a line or the headers over their limit," + " or not HTTP/1.1)"),
+                    false);
             return;
         }
         QueryStringDecoder uri;
@@ -139,23 +155,31 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         Optional<ApiRoutes.Route> route = ApiRoutes.route(segments);
         if (route.isEmpty()) {
-            refuse(ctx, request, ApiError.notFound("no such route: " + printablePath(uri.rawPath())
-                    + " (the routes are listed in /api/openapi.json)"), keepAlive);
+            refuse(
+                    ctx,
+                    request,
+                    ApiError.notFound("no such route: " + printablePath(uri.rawPath())
+                            + " (the routes are listed in /api/openapi.json)"),
+                    keepAlive);
             return;
         }
         HttpMethod method = request.method();
         if (!route.get().methods().contains(method.name())) {
-            FullHttpResponse response = json(HttpResponseStatus.METHOD_NOT_ALLOWED, error(
-                    HttpResponseStatus.METHOD_NOT_ALLOWED, method.name() + " is not allowed on "
-                            + route.get().pattern() + "; allowed: " + String.join(", ", route.get().methods())));
-            response.headers().set(HttpHeaderNames.ALLOW, String.join(", ", route.get().methods()));
+            FullHttpResponse response = json(
+                    HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    error(
+                            HttpResponseStatus.METHOD_NOT_ALLOWED,
+                            method.name() + " is not allowed on " + route.get().pattern() + "; allowed: "
+                                    + String.join(", ", route.get().methods())));
+            response.headers()
+                    .set(HttpHeaderNames.ALLOW, String.join(", ", route.get().methods()));
             log(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed");
             send(ctx, response, keepAlive);
             return;
         }
         if (route.get().pattern().equals("/api/openapi.json")) {
-            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
-                    Unpooled.wrappedBuffer(shared.openapi()));
+            FullHttpResponse response = new DefaultFullHttpResponse(
+                    HttpVersion.HTTP_1_1, HttpResponseStatus.OK, Unpooled.wrappedBuffer(shared.openapi()));
             response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
             send(ctx, response, keepAlive);
             return;
@@ -163,8 +187,13 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (method.equals(HttpMethod.POST)) {
             String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE, "");
             if (!type.toLowerCase(Locale.ROOT).strip().startsWith("application/json")) {
-                refuse(ctx, request, new ApiError(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "the body must be"
-                        + " JSON: Content-Type: application/json"), keepAlive);
+                refuse(
+                        ctx,
+                        request,
+                        new ApiError(
+                                HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                                "the body must be" + " JSON: Content-Type: application/json"),
+                        keepAlive);
                 return;
             }
         }
@@ -175,11 +204,26 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         Map<String, List<String>> parameters = uri.parameters();
         String source = source(ctx);
         try {
-            shared.workers().execute(() -> answer(ctx, request.method(), route.get(), segments, parameters, body,
-                    authorization, certificate, lastEventId, source, keepAlive, uri.rawPath()));
+            shared.workers()
+                    .execute(() -> answer(
+                            ctx,
+                            request.method(),
+                            route.get(),
+                            segments,
+                            parameters,
+                            body,
+                            authorization,
+                            certificate,
+                            lastEventId,
+                            source,
+                            keepAlive,
+                            uri.rawPath()));
         } catch (RejectedExecutionException e) {
-            refuse(ctx, request, new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try"
-                    + " again"), false);
+            refuse(
+                    ctx,
+                    request,
+                    new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try" + " again"),
+                    false);
         }
     }
 
@@ -190,20 +234,28 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private void console(ChannelHandlerContext ctx, FullHttpRequest request, String path, boolean keepAlive) {
         Optional<ConsoleFiles.File> file = shared.console().find(path);
         if (file.isEmpty()) {
-            refuse(ctx, request, ApiError.notFound("no such page: " + printablePath(path) + " (the console is at /,"
-                    + " the API under /api/)"), keepAlive);
+            refuse(
+                    ctx,
+                    request,
+                    ApiError.notFound("no such page: " + printablePath(path) + " (the console is at /,"
+                            + " the API under /api/)"),
+                    keepAlive);
             return;
         }
         if (!request.method().equals(HttpMethod.GET)) {
-            FullHttpResponse response = json(HttpResponseStatus.METHOD_NOT_ALLOWED, error(
-                    HttpResponseStatus.METHOD_NOT_ALLOWED, request.method().name() + " is not allowed on the"
-                            + " console's files; allowed: GET"));
+            FullHttpResponse response = json(
+                    HttpResponseStatus.METHOD_NOT_ALLOWED,
+                    error(
+                            HttpResponseStatus.METHOD_NOT_ALLOWED,
+                            request.method().name() + " is not allowed on the" + " console's files; allowed: GET"));
             response.headers().set(HttpHeaderNames.ALLOW, "GET");
             log(ctx, request, HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed");
             send(ctx, response, keepAlive);
             return;
         }
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+        FullHttpResponse response = new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1,
+                HttpResponseStatus.OK,
                 Unpooled.wrappedBuffer(file.get().body()));
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, file.get().contentType());
         response.headers().set(HttpHeaderNames.CONTENT_SECURITY_POLICY, ConsoleFiles.POLICY);
@@ -211,27 +263,42 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     /** On a worker: the token, its rate, the route. */
-    private void answer(ChannelHandlerContext ctx, HttpMethod method, ApiRoutes.Route route, List<String> segments,
-            Map<String, List<String>> parameters, byte[] body, String authorization,
-            Optional<X509Certificate> certificate, Optional<String> lastEventId, String source, boolean keepAlive,
+    private void answer(
+            ChannelHandlerContext ctx,
+            HttpMethod method,
+            ApiRoutes.Route route,
+            List<String> segments,
+            Map<String, List<String>> parameters,
+            byte[] body,
+            String authorization,
+            Optional<X509Certificate> certificate,
+            Optional<String> lastEventId,
+            String source,
+            boolean keepAlive,
             String path) {
         String what = method.name() + " " + printablePath(path);
         try {
             if (!shared.perSource().tryAcquire(source)) {
-                throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "too many requests from this address;"
-                        + " slow down");
+                throw new ApiError(
+                        HttpResponseStatus.TOO_MANY_REQUESTS, "too many requests from this address;" + " slow down");
             }
             Caller caller = authenticate(authorization, certificate);
             if (!shared.perToken().tryAcquire(caller.token().name())) {
-                throw new ApiError(HttpResponseStatus.TOO_MANY_REQUESTS, "token " + caller.token().name()
-                        + " is over api.requests_per_second (" + shared.config().requestsPerSecond() + "); slow down");
+                throw new ApiError(
+                        HttpResponseStatus.TOO_MANY_REQUESTS,
+                        "token " + caller.token().name() + " is over api.requests_per_second ("
+                                + shared.config().requestsPerSecond() + "); slow down");
             }
-            Answer answer = shared.routes().handle(route, method, segments, new ApiRoutes.Query(parameters), body,
-                    caller, lastEventId);
+            Answer answer = shared.routes()
+                    .handle(route, method, segments, new ApiRoutes.Query(parameters), body, caller, lastEventId);
             if (answer instanceof Answer.Json json) {
                 if (json.status().code() < 300 && !method.equals(HttpMethod.GET)) {
-                    LOG.info("API {} by token {}{}: {}", what, caller.token().name(), certificate.isPresent()
-                            && authorization == null ? " (client certificate)" : "", json.status().code());
+                    LOG.info(
+                            "API {} by token {}{}: {}",
+                            what,
+                            caller.token().name(),
+                            certificate.isPresent() && authorization == null ? " (client certificate)" : "",
+                            json.status().code());
                 }
                 send(ctx, json(json.status(), json.body()), keepAlive);
             } else if (answer instanceof Answer.Events events) {
@@ -240,7 +307,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 waitFor(ctx, caller, wait, keepAlive);
             }
         } catch (ApiError e) {
-            if (e.status() == HttpResponseStatus.UNAUTHORIZED || e.status() == HttpResponseStatus.TOO_MANY_REQUESTS
+            if (e.status() == HttpResponseStatus.UNAUTHORIZED
+                    || e.status() == HttpResponseStatus.TOO_MANY_REQUESTS
                     || e.status() == HttpResponseStatus.FORBIDDEN) {
                 log(source, what, e.status(), e.getMessage());
             }
@@ -254,8 +322,14 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             send(ctx, response, keepAlive);
         } catch (RuntimeException e) {
             LOG.error("Bug: API {} failed", what, e);
-            send(ctx, json(HttpResponseStatus.INTERNAL_SERVER_ERROR, error(HttpResponseStatus.INTERNAL_SERVER_ERROR,
-                    "internal error; the master's log has the details")), false);
+            send(
+                    ctx,
+                    json(
+                            HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                            error(
+                                    HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                                    "internal error; the master's log has the details")),
+                    false);
         }
     }
 
@@ -266,11 +340,17 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private Caller authenticate(String authorization, Optional<X509Certificate> certificate) throws ApiError {
         if (certificate.isPresent()) {
             String fingerprint = sha256(certificate.get());
-            if (shared.config().clientCerts().map(c -> c.clientRevoked().contains(fingerprint)).orElse(false)) {
+            if (shared.config()
+                    .clientCerts()
+                    .map(c -> c.clientRevoked().contains(fingerprint))
+                    .orElse(false)) {
                 long suppressed = shared.due("revoked " + fingerprint);
                 if (suppressed >= 0) {
-                    LOG.info("API: client certificate {} (SHA-256 {}) refused: listed in api.client_revoked",
-                            MinionIds.printable(certificate.get().getSubjectX500Principal().getName()), fingerprint);
+                    LOG.info(
+                            "API: client certificate {} (SHA-256 {}) refused: listed in api.client_revoked",
+                            MinionIds.printable(
+                                    certificate.get().getSubjectX500Principal().getName()),
+                            fingerprint);
                 }
                 throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "client certificate revoked (api.client_revoked)");
             }
@@ -279,9 +359,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
             }
         }
         if (authorization == null || authorization.isBlank()) {
-            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "no token: send Authorization: Bearer TOKEN (make"
-                    + " one with brine-key api-token create)" + (shared.config().clientCerts().isPresent()
-                            ? " or a client certificate" : ""));
+            throw new ApiError(
+                    HttpResponseStatus.UNAUTHORIZED,
+                    "no token: send Authorization: Bearer TOKEN (make"
+                            + " one with brine-key api-token create)"
+                            + (shared.config().clientCerts().isPresent() ? " or a client certificate" : ""));
         }
         if (!authorization.startsWith(BEARER)) {
             throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "the Authorization header must be Bearer TOKEN");
@@ -302,12 +384,16 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (entry.isEmpty()) {
             long suppressed = shared.due("certificate names no token");
             if (suppressed >= 0) {
-                LOG.info("API: client certificate {} refused: its CN names no API token ({} more since the last"
-                        + " line)", MinionIds.printable(certificate.getSubjectX500Principal().getName()),
+                LOG.info(
+                        "API: client certificate {} refused: its CN names no API token ({} more since the last"
+                                + " line)",
+                        MinionIds.printable(
+                                certificate.getSubjectX500Principal().getName()),
                         suppressed);
             }
-            throw new ApiError(HttpResponseStatus.UNAUTHORIZED, "the client certificate's CN names no API token"
-                    + " (unknown, revoked or expired)");
+            throw new ApiError(
+                    HttpResponseStatus.UNAUTHORIZED,
+                    "the client certificate's CN names no API token" + " (unknown, revoked or expired)");
         }
         return unexpired(entry.get());
     }
@@ -331,7 +417,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         }
         try {
             Certificate[] chain = tls.engine().getSession().getPeerCertificates();
-            return chain.length > 0 && chain[0] instanceof X509Certificate first ? Optional.of(first)
+            return chain.length > 0 && chain[0] instanceof X509Certificate first
+                    ? Optional.of(first)
                     : Optional.empty();
         } catch (SSLPeerUnverifiedException e) {
             return Optional.empty();
@@ -363,7 +450,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     // ------------------------------------------------------------------ server-sent events
 
-    private void stream(ChannelHandlerContext ctx, Caller caller, Answer.Events events, String authorization,
+    private void stream(
+            ChannelHandlerContext ctx,
+            Caller caller,
+            Answer.Events events,
+            String authorization,
             Optional<X509Certificate> certificate) {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
@@ -390,51 +481,61 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 ctx.flush();
             }
         };
-        AutoCloseable subscription = shared.events().subscribe("api:" + caller.token().name(), caller.acl(),
-                events.tag(), events.after(), (number, event) -> {
-                    if (!ctx.channel().isActive()) {
-                        return false;
-                    }
-                    if (ctx.channel().bytesBeforeUnwritable() <= queuedBytes.get()) {
-                        if (cut.compareAndSet(false, true)) {
-                            long suppressed = shared.due("slow subscriber");
-                            if (suppressed >= 0) {
-                                LOG.warn("API: event subscriber {} (token {}) cut off: {} bytes of events unread"
-                                        + " ({} more since the last line)", source(ctx), caller.token().name(),
-                                        ApiServer.SUBSCRIBER_BUFFER_BYTES, suppressed);
+        AutoCloseable subscription = shared.events()
+                .subscribe(
+                        "api:" + caller.token().name(), caller.acl(), events.tag(), events.after(), (number, event) -> {
+                            if (!ctx.channel().isActive()) {
+                                return false;
                             }
-                            ctx.close();
-                        }
-                        return false;
-                    }
-                    // Encoded once for every subscriber the event goes to; each writes its own duplicate.
-                    ByteBuf frame = shared.frames().of(number, event);
-                    queuedBytes.addAndGet(frame.readableBytes());
-                    queued.add(frame);
-                    if (draining.compareAndSet(false, true)) {
-                        try {
-                            ctx.executor().execute(drain);
-                        } catch (RejectedExecutionException e) {
-                            return false; // the API is closing
-                        }
-                    }
-                    return true;
-                });
+                            if (ctx.channel().bytesBeforeUnwritable() <= queuedBytes.get()) {
+                                if (cut.compareAndSet(false, true)) {
+                                    long suppressed = shared.due("slow subscriber");
+                                    if (suppressed >= 0) {
+                                        LOG.warn(
+                                                "API: event subscriber {} (token {}) cut off: {} bytes of events unread"
+                                                        + " ({} more since the last line)",
+                                                source(ctx),
+                                                caller.token().name(),
+                                                ApiServer.SUBSCRIBER_BUFFER_BYTES,
+                                                suppressed);
+                                    }
+                                    ctx.close();
+                                }
+                                return false;
+                            }
+                            // Encoded once for every subscriber the event goes to; each writes its own duplicate.
+                            ByteBuf frame = shared.frames().of(number, event);
+                            queuedBytes.addAndGet(frame.readableBytes());
+                            queued.add(frame);
+                            if (draining.compareAndSet(false, true)) {
+                                try {
+                                    ctx.executor().execute(drain);
+                                } catch (RejectedExecutionException e) {
+                                    return false; // the API is closing
+                                }
+                            }
+                            return true;
+                        });
         // A stream is one long request: its token is checked again while it lasts, so that a token revoked or
         // expired meanwhile stops seeing events within seconds (its reconnect is then refused, 401).
-        ScheduledFuture<?> recheck = ctx.executor().scheduleAtFixedRate(() -> {
-            try {
-                shared.workers().execute(() -> {
-                    try {
-                        authenticate(authorization, certificate);
-                    } catch (ApiError e) {
-                        ctx.close();
-                    }
-                });
-            } catch (RejectedExecutionException e) {
-                // busy: checked at the next turn
-            }
-        }, STREAM_TOKEN_CHECK_SECONDS, STREAM_TOKEN_CHECK_SECONDS, TimeUnit.SECONDS);
+        ScheduledFuture<?> recheck = ctx.executor()
+                .scheduleAtFixedRate(
+                        () -> {
+                            try {
+                                shared.workers().execute(() -> {
+                                    try {
+                                        authenticate(authorization, certificate);
+                                    } catch (ApiError e) {
+                                        ctx.close();
+                                    }
+                                });
+                            } catch (RejectedExecutionException e) {
+                                // busy: checked at the next turn
+                            }
+                        },
+                        STREAM_TOKEN_CHECK_SECONDS,
+                        STREAM_TOKEN_CHECK_SECONDS,
+                        TimeUnit.SECONDS);
         ctx.channel().closeFuture().addListener(future -> {
             recheck.cancel(false);
             subscription.close();
@@ -455,15 +556,25 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                 try {
                     shared.workers().execute(() -> {
                         try {
-                            send(ctx, json(HttpResponseStatus.OK, shared.routes().show(wait.jid(), caller).body()),
+                            send(
+                                    ctx,
+                                    json(
+                                            HttpResponseStatus.OK,
+                                            shared.routes()
+                                                    .show(wait.jid(), caller)
+                                                    .body()),
                                     keepAlive);
                         } catch (ApiError e) {
                             send(ctx, json(e.status(), error(e.status(), e.getMessage())), keepAlive);
                         }
                     });
                 } catch (RejectedExecutionException e) {
-                    send(ctx, json(HttpResponseStatus.SERVICE_UNAVAILABLE, error(
-                            HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try again")), false);
+                    send(
+                            ctx,
+                            json(
+                                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                                    error(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is busy; try again")),
+                            false);
                 }
             }
         };
@@ -476,7 +587,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         Answer.Json shown = shared.routes().show(wait.jid(), caller);
         Object stillMissing = ((Map<?, ?>) shown.body()).get("missing");
         List<String> missing = stillMissing instanceof List<?> list
-                ? list.stream().map(String::valueOf).toList() : List.of();
+                ? list.stream().map(String::valueOf).toList()
+                : List.of();
         if (!watching || missing.isEmpty()) {
             if (answered.compareAndSet(false, true)) {
                 send(ctx, json(HttpResponseStatus.OK, shown.body()), keepAlive);
@@ -508,8 +620,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("an answer that cannot be written as JSON", e);
         }
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.wrappedBuffer(bytes));
+        FullHttpResponse response =
+                new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(bytes));
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json; charset=utf-8");
         return response;
     }
@@ -556,15 +668,27 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     }
 
     private void log(ChannelHandlerContext ctx, FullHttpRequest request, HttpResponseStatus status, String why) {
-        log(source(ctx), request == null ? "request" : request.method().name() + " "
-                + printablePath(new QueryStringDecoder(request.uri()).rawPath()), status, why);
+        log(
+                source(ctx),
+                request == null
+                        ? "request"
+                        : request.method().name() + " "
+                                + printablePath(new QueryStringDecoder(request.uri()).rawPath()),
+                status,
+                why);
     }
 
     private void log(String source, String what, HttpResponseStatus status, String why) {
         long suppressed = shared.due("status " + status.code());
         if (suppressed >= 0) {
-            LOG.info("API {} from {}: {} {} ({} more {} since the last line)", what, source, status.code(),
-                    MinionIds.printable(why), suppressed, status.code());
+            LOG.info(
+                    "API {} from {}: {} {} ({} more {} since the last line)",
+                    what,
+                    source,
+                    status.code(),
+                    MinionIds.printable(why),
+                    suppressed,
+                    status.code());
         }
     }
 
@@ -574,7 +698,8 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     private static String source(ChannelHandlerContext ctx) {
         return ctx.channel().remoteAddress() instanceof InetSocketAddress address
-                ? address.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
+                ? address.getAddress().getHostAddress()
+                : String.valueOf(ctx.channel().remoteAddress());
     }
 
     /** A TLS handshake refused (a client certificate the CA does not verify, or none where one is required). */
@@ -583,8 +708,11 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         if (event instanceof SslHandshakeCompletionEvent done && !done.isSuccess()) {
             long suppressed = shared.due("handshake");
             if (suppressed >= 0) {
-                LOG.info("API connection from {}: TLS handshake failed: {} ({} more since the last line)",
-                        source(ctx), MinionIds.printable(String.valueOf(done.cause().getMessage())), suppressed);
+                LOG.info(
+                        "API connection from {}: TLS handshake failed: {} ({} more since the last line)",
+                        source(ctx),
+                        MinionIds.printable(String.valueOf(done.cause().getMessage())),
+                        suppressed);
             }
         }
         super.userEventTriggered(ctx, event);
@@ -613,13 +741,19 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             long suppressed = shared.due("status 413");
             if (suppressed >= 0) {
-                LOG.info("API request from {}: 413 body over api.max_body_bytes ({}) ({} more since the last line)",
-                        source(ctx), shared.config().maxBodyBytes(), suppressed);
+                LOG.info(
+                        "API request from {}: 413 body over api.max_body_bytes ({}) ({} more since the last line)",
+                        source(ctx),
+                        shared.config().maxBodyBytes(),
+                        suppressed);
             }
-            FullHttpResponse response = json(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, error(
-                    HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "the body is over " + shared.config().maxBodyBytes()
-                            + " bytes (api.max_body_bytes)"));
-            response.headers().set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
+            FullHttpResponse response = json(
+                    HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    error(
+                            HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                            "the body is over " + shared.config().maxBodyBytes() + " bytes (api.max_body_bytes)"));
+            response.headers()
+                    .set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             securityHeaders(response.headers());
             ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);

@@ -44,6 +44,7 @@ final class ApiRoutes {
 
     /** Keys a page holds at most, and by default. */
     static final int MAX_PAGE = 1000;
+
     static final int DEFAULT_PAGE = 100;
     /** How long a job's wait may be asked to last at most. */
     static final int MAX_WAIT_SECONDS = 300;
@@ -65,21 +66,17 @@ final class ApiRoutes {
     /** What a route answers. */
     sealed interface Answer {
         /** A JSON document with a status. */
-        record Json(HttpResponseStatus status, Object body) implements Answer {
-        }
+        record Json(HttpResponseStatus status, Object body) implements Answer {}
 
         /** Server-sent events from number {@code after} on (-1: live only) whose tag matches {@code tag}. */
-        record Events(String tag, long after) implements Answer {
-        }
+        record Events(String tag, long after) implements Answer {}
 
         /** The job {@code jid} once every targeted minion returned, or after {@code seconds}. */
-        record WaitForJob(String jid, int seconds) implements Answer {
-        }
+        record WaitForJob(String jid, int seconds) implements Answer {}
     }
 
     /** A route: its path pattern ({@code {id}} stands for one segment) and methods. */
-    record Route(String pattern, Set<String> methods) {
-    }
+    record Route(String pattern, Set<String> methods) {}
 
     static final List<Route> ROUTES = List.of(
             new Route("/api/keys", Set.of("GET")),
@@ -102,8 +99,7 @@ final class ApiRoutes {
     private final Path classesDir;
 
     /** The keys as last listed, with who shares which key, and the count of key changes it was listed after. */
-    private record View(long changes, KeyListing listing, SharedKeys shared) {
-    }
+    private record View(long changes, KeyListing listing, SharedKeys shared) {}
 
     /**
      * Key changes heard (the master's, brine-key's, another master's): a listing of 100,000 keys takes the store
@@ -111,9 +107,14 @@ final class ApiRoutes {
      * moment cannot go wrong: accept, reject and delete are bound to the fingerprint in the store itself.
      */
     private final AtomicLong changes = new AtomicLong();
+
     private volatile View view = new View(-1, null, null);
 
-    ApiRoutes(KeyStore keyStore, PublisherService publishers, SessionTable sessions, Supplier<ReservedIds> reservedIds,
+    ApiRoutes(
+            KeyStore keyStore,
+            PublisherService publishers,
+            SessionTable sessions,
+            Supplier<ReservedIds> reservedIds,
             Path cachedir) {
         keyStore.addListener(change -> changes.incrementAndGet()); // closed with the key store
         this.keyStore = keyStore;
@@ -165,15 +166,24 @@ final class ApiRoutes {
     }
 
     /** Answers one authenticated request on {@code route}, whose method the route allows. */
-    Answer handle(Route route, HttpMethod method, List<String> segments, Query query, byte[] body, Caller caller,
-            Optional<String> lastEventId) throws ApiError {
+    Answer handle(
+            Route route,
+            HttpMethod method,
+            List<String> segments,
+            Query query,
+            byte[] body,
+            Caller caller,
+            Optional<String> lastEventId)
+            throws ApiError {
         return switch (route.pattern()) {
             case "/api/keys" -> keys(query.only("state", "match", "limit", "after"));
             case "/api/keys/{id}" -> key(id(query.only(), segments.get(2)));
             case "/api/keys/{id}/accept", "/api/keys/{id}/reject", "/api/keys/{id}/delete" ->
-                    change(query.only(), segments.get(2), segments.get(3), body, caller);
-            case "/api/jobs" -> method.equals(HttpMethod.POST) ? publish(query.only(), body, caller)
-                    : jobs(query.only("limit"), caller);
+                change(query.only(), segments.get(2), segments.get(3), body, caller);
+            case "/api/jobs" ->
+                method.equals(HttpMethod.POST)
+                        ? publish(query.only(), body, caller)
+                        : jobs(query.only("limit"), caller);
             case "/api/jobs/{jid}" -> job(query.only("wait"), segments.get(2), caller);
             case "/api/jobs/batches/{id}" -> batchRun(query.only(), segments.get(3), caller);
             case "/api/minions" -> minions(query.only("match"));
@@ -198,8 +208,8 @@ final class ApiRoutes {
         SharedKeys shared = keys.shared();
         // One page of the keys sorted by id, then state: each state's list is sorted by id, so each is read from
         // the first id after the cursor (a binary search) up to one key past the page, not the whole store.
-        TreeSet<StoredKey> selected = new TreeSet<>(Comparator.comparing(StoredKey::id)
-                .thenComparing(StoredKey::state));
+        TreeSet<StoredKey> selected =
+                new TreeSet<>(Comparator.comparing(StoredKey::id).thenComparing(StoredKey::state));
         for (KeyState s : states) {
             List<StoredKey> sorted = listing.keys(s);
             int from = firstAfter(sorted, after);
@@ -283,8 +293,8 @@ final class ApiRoutes {
             throw ApiError.forbidden("token " + caller.token().name() + " may not change keys (brine-key api-token"
                     + " create ... --key-admin)");
         }
-        JsonBody json = JsonBody.parse(body, verb.equals("accept") ? Set.of("fingerprint", "allow_shared_key")
-                : Set.of("fingerprint"));
+        JsonBody json = JsonBody.parse(
+                body, verb.equals("accept") ? Set.of("fingerprint", "allow_shared_key") : Set.of("fingerprint"));
         String typed = json.requiredString("fingerprint");
         String fingerprint = Fingerprints.normalize(typed);
         if (fingerprint == null) {
@@ -300,7 +310,8 @@ final class ApiRoutes {
         KeyListing listing = keys.listing();
         Optional<StoredKey> seen = Optional.empty();
         for (KeyState state : from) {
-            Optional<StoredKey> key = listing.find(id, state).filter(k -> k.fingerprint().equals(fingerprint));
+            Optional<StoredKey> key =
+                    listing.find(id, state).filter(k -> k.fingerprint().equals(fingerprint));
             if (key.isPresent()) {
                 seen = key;
                 break;
@@ -309,11 +320,14 @@ final class ApiRoutes {
         if (seen.isEmpty()) {
             List<String> held = new ArrayList<>();
             for (KeyState state : KeyState.values()) {
-                listing.find(id, state).ifPresent(k -> held.add("a " + k.state().label() + " key with fingerprint "
-                        + k.fingerprint()));
+                listing.find(id, state)
+                        .ifPresent(
+                                k -> held.add("a " + k.state().label() + " key with fingerprint " + k.fingerprint()));
             }
-            if (verb.equals("accept") && listing.find(id, KeyState.ACCEPTED)
-                    .filter(k -> k.fingerprint().equals(fingerprint)).isPresent()) {
+            if (verb.equals("accept")
+                    && listing.find(id, KeyState.ACCEPTED)
+                            .filter(k -> k.fingerprint().equals(fingerprint))
+                            .isPresent()) {
                 return changed(id, "unchanged", id + ": already accepted", fingerprint);
             }
             if (held.isEmpty()) {
@@ -346,8 +360,11 @@ final class ApiRoutes {
                 if (!verb.equals("accept") && key.state() == KeyState.ACCEPTED) {
                     Classifications.remove(classesDir, id, fingerprint);
                 }
-                yield changed(id, verb.equals("accept") ? "accepted" : verb.equals("reject") ? "rejected"
-                        : "deleted", result.message(), fingerprint);
+                yield changed(
+                        id,
+                        verb.equals("accept") ? "accepted" : verb.equals("reject") ? "rejected" : "deleted",
+                        result.message(),
+                        fingerprint);
             }
             case UNCHANGED -> changed(id, "unchanged", result.message(), fingerprint);
             case NOT_FOUND, REFUSED -> throw ApiError.conflict(result.message());
@@ -365,8 +382,8 @@ final class ApiRoutes {
 
     // ------------------------------------------------------------------ jobs
 
-    private static final Set<String> PUBLISH_FIELDS = Set.of("target", "target_type", "fun", "args", "kwargs",
-            "timeout", "batch");
+    private static final Set<String> PUBLISH_FIELDS =
+            Set.of("target", "target_type", "fun", "args", "kwargs", "timeout", "batch");
     private static final Set<String> TARGET_TYPES = Set.of("glob", "pcre", "list", "grain", "compound", "nodegroup");
 
     private Answer publish(Query query, byte[] body, Caller caller) throws ApiError {
@@ -394,9 +411,16 @@ final class ApiRoutes {
             } catch (IllegalArgumentException e) {
                 throw ApiError.badRequest("batch: " + e.getMessage());
             }
-            return new Answer.Json(HttpResponseStatus.ACCEPTED, batches.start(caller.actor(), caller.acl(), request,
-                    size, () -> BatchRuns.Refusal.of(publishers.refusal(caller.actor(), caller.acl(), request)
-                            .orElse(null))));
+            return new Answer.Json(
+                    HttpResponseStatus.ACCEPTED,
+                    batches.start(
+                            caller.actor(),
+                            caller.acl(),
+                            request,
+                            size,
+                            () -> BatchRuns.Refusal.of(publishers
+                                    .refusal(caller.actor(), caller.acl(), request)
+                                    .orElse(null))));
         }
         SessionMessage.PublishReply reply = publishers.publish(caller.actor(), caller.acl(), request, null);
         BatchRuns.Refusal.of(reply.error());
@@ -409,8 +433,8 @@ final class ApiRoutes {
 
     private Answer jobs(Query query, Caller caller) throws ApiError {
         int limit = query.integer("limit", 1, MAX_PAGE).orElse(DEFAULT_PAGE);
-        SessionMessage.JobReply reply = publishers.query(caller.actor(), false,
-                new SessionMessage.JobQuery(null, limit));
+        SessionMessage.JobReply reply =
+                publishers.query(caller.actor(), false, new SessionMessage.JobQuery(null, limit));
         return new Answer.Json(HttpResponseStatus.OK, reply.document());
     }
 
@@ -431,7 +455,9 @@ final class ApiRoutes {
         if (!id.matches("[0-9a-f]{32}")) {
             throw ApiError.badRequest("not a batch run id: " + MinionIds.printable(id));
         }
-        return new Answer.Json(HttpResponseStatus.OK, batches.show(id, caller.actor(), caller.token().keyAdmin()));
+        return new Answer.Json(
+                HttpResponseStatus.OK,
+                batches.show(id, caller.actor(), caller.token().keyAdmin()));
     }
 
     /** The job {@code jid} with its returns, as {@code brine jobs show}. */
@@ -522,8 +548,9 @@ final class ApiRoutes {
             for (Map.Entry<String, List<String>> entry : parameters.entrySet()) {
                 if (!List.of(known).contains(entry.getKey())) {
                     throw ApiError.badRequest("unknown query parameter " + MinionIds.printable(entry.getKey())
-                            + (known.length == 0 ? "; this route takes none" : "; expected "
-                                    + String.join(", ", known)));
+                            + (known.length == 0
+                                    ? "; this route takes none"
+                                    : "; expected " + String.join(", ", known)));
                 }
                 if (entry.getValue().size() > 1) {
                     throw ApiError.badRequest("query parameter " + entry.getKey() + " given more than once");

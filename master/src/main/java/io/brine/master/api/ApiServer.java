@@ -58,18 +58,31 @@ public final class ApiServer implements AutoCloseable {
     static final int SUBSCRIBER_BUFFER_BYTES = 1024 * 1024;
     /** Events kept for subscribers that reconnect with Last-Event-ID. */
     static final int EVENT_HISTORY = 1000;
+
     static final int MAX_INITIAL_LINE = 4096;
     static final int MAX_HEADERS = 8192;
 
     /** What every connection's handler shares. */
-    record Shared(MasterConfig.Api config, ApiRoutes routes, TokenFile tokens, SourceRateLimiter perToken,
-            SourceRateLimiter perSource, EventStream events, ActiveJobs active, ThreadPoolExecutor workers,
-            byte[] openapi, ConsoleFiles console, Clock clock, Map<String, WarnInterval> logIntervals,
+    record Shared(
+            MasterConfig.Api config,
+            ApiRoutes routes,
+            TokenFile tokens,
+            SourceRateLimiter perToken,
+            SourceRateLimiter perSource,
+            EventStream events,
+            ActiveJobs active,
+            ThreadPoolExecutor workers,
+            byte[] openapi,
+            ConsoleFiles console,
+            Clock clock,
+            Map<String, WarnInterval> logIntervals,
             SseFrames frames) {
 
         /** Whether a line about {@code what} is due (one a minute each); the lines not logged, else -1. */
         long due(String what) {
-            return logIntervals.computeIfAbsent(what, w -> new WarnInterval(clock, 60_000)).due();
+            return logIntervals
+                    .computeIfAbsent(what, w -> new WarnInterval(clock, 60_000))
+                    .due();
         }
     }
 
@@ -91,9 +104,17 @@ public final class ApiServer implements AutoCloseable {
      * @throws IOException when it cannot listen, its TLS files cannot be used, or it would serve plain HTTP off
      *     loopback (the message says which)
      */
-    public static ApiServer start(MasterConfig.Api config, KeyStore keyStore, PublisherService publishers,
-            SessionTable sessions, EventStream events, ActiveJobs active, Supplier<ReservedIds> reservedIds,
-            Path cachedir, Clock clock) throws IOException {
+    public static ApiServer start(
+            MasterConfig.Api config,
+            KeyStore keyStore,
+            PublisherService publishers,
+            SessionTable sessions,
+            EventStream events,
+            ActiveJobs active,
+            Supplier<ReservedIds> reservedIds,
+            Path cachedir,
+            Clock clock)
+            throws IOException {
         InetAddress address = InetAddress.getByName(config.interfaceAddress());
         if (config.tls().isEmpty() && !address.isLoopbackAddress()) {
             throw new IOException("api: interface " + config.interfaceAddress() + " is not loopback and api.tls is"
@@ -104,7 +125,10 @@ public final class ApiServer implements AutoCloseable {
         if (config.tls().isPresent()) {
             MasterConfig.Tls files = config.tls().get();
             tls = config.clientCerts().isPresent()
-                    ? TcpTls.server(files.cert(), files.key(), config.clientCerts().get().clientCa(),
+                    ? TcpTls.server(
+                            files.cert(),
+                            files.key(),
+                            config.clientCerts().get().clientCa(),
                             config.clientCerts().get().clientAuth() == MasterConfig.ClientAuth.REQUIRED)
                     : TcpTls.server(files.cert(), files.key());
         }
@@ -115,29 +139,42 @@ public final class ApiServer implements AutoCloseable {
         }
         events.keepHistory(EVENT_HISTORY);
         AtomicInteger workerNumber = new AtomicInteger();
-        ThreadPoolExecutor workers = new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(MAX_QUEUED), runnable -> {
+        ThreadPoolExecutor workers =
+                new ThreadPoolExecutor(2, 2, 0, TimeUnit.SECONDS, new ArrayBlockingQueue<>(MAX_QUEUED), runnable -> {
                     Thread thread = new Thread(runnable, "brine-api-worker-" + workerNumber.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
                 });
-        Shared shared = new Shared(config,
+        Shared shared = new Shared(
+                config,
                 new ApiRoutes(keyStore, publishers, sessions, reservedIds, cachedir),
                 new TokenFile(ApiTokens.file(keyStore.pkiDir()), TrustedPath.forThisProcess(), clock),
-                new SourceRateLimiter(config.requestsPerSecond(), 2 * config.requestsPerSecond(),
-                        ApiTokens.MAX_TOKENS, System::nanoTime),
-                // Before a token is checked: bounds the hashing a stranger can make the workers do.
-                new SourceRateLimiter(10 * config.requestsPerSecond(), 20 * config.requestsPerSecond(), 100_000,
+                new SourceRateLimiter(
+                        config.requestsPerSecond(),
+                        2 * config.requestsPerSecond(),
+                        ApiTokens.MAX_TOKENS,
                         System::nanoTime),
-                events, active, workers, openapi, ConsoleFiles.load(), clock, new ConcurrentHashMap<>(),
+                // Before a token is checked: bounds the hashing a stranger can make the workers do.
+                new SourceRateLimiter(
+                        10 * config.requestsPerSecond(), 20 * config.requestsPerSecond(), 100_000, System::nanoTime),
+                events,
+                active,
+                workers,
+                openapi,
+                ConsoleFiles.load(),
+                clock,
+                new ConcurrentHashMap<>(),
                 new SseFrames());
         EventLoopGroup group = TcpIo.AUTO.newGroup(1, "brine-api");
         AtomicInteger open = new AtomicInteger();
         try {
-            Channel listening = new ServerBootstrap().group(group).channel(TcpIo.serverChannel(group))
+            Channel listening = new ServerBootstrap()
+                    .group(group)
+                    .channel(TcpIo.serverChannel(group))
                     .option(ChannelOption.SO_REUSEADDR, true)
                     .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
+                    .childOption(
+                            ChannelOption.WRITE_BUFFER_WATER_MARK,
                             new WriteBufferWaterMark(SUBSCRIBER_BUFFER_BYTES / 2, SUBSCRIBER_BUFFER_BYTES))
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
@@ -152,17 +189,26 @@ public final class ApiServer implements AutoCloseable {
                             pipeline.addLast("api", new ApiHandler(shared));
                         }
                     })
-                    .bind(new InetSocketAddress(address, config.port())).syncUninterruptibly().channel();
-            LOG.info("HTTP API listening on {} ({})", listening.localAddress(), tls == null ? "HTTP, loopback only"
-                    : config.clientCerts().map(c -> "HTTPS, client certificates "
-                            + c.clientAuth().name().toLowerCase(Locale.ROOT)).orElse("HTTPS"));
+                    .bind(new InetSocketAddress(address, config.port()))
+                    .syncUninterruptibly()
+                    .channel();
+            LOG.info(
+                    "HTTP API listening on {} ({})",
+                    listening.localAddress(),
+                    tls == null
+                            ? "HTTP, loopback only"
+                            : config.clientCerts()
+                                    .map(c -> "HTTPS, client certificates "
+                                            + c.clientAuth().name().toLowerCase(Locale.ROOT))
+                                    .orElse("HTTPS"));
             return new ApiServer(group, listening, workers, shared.routes());
         } catch (RuntimeException e) {
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             workers.shutdownNow();
             shared.routes().close();
-            throw new IOException("api: cannot listen on " + config.interfaceAddress() + ":" + config.port() + ": "
-                    + e.getMessage(), e);
+            throw new IOException(
+                    "api: cannot listen on " + config.interfaceAddress() + ":" + config.port() + ": " + e.getMessage(),
+                    e);
         }
     }
 
@@ -198,8 +244,11 @@ public final class ApiServer implements AutoCloseable {
                 open.decrementAndGet();
                 long suppressed = shared.due("connections");
                 if (suppressed >= 0) {
-                    LOG.warn("API: connection from {} closed: {} connections open, the most api.max_connections"
-                            + " allows ({} more closed since the last line)", ctx.channel().remoteAddress(), max,
+                    LOG.warn(
+                            "API: connection from {} closed: {} connections open, the most api.max_connections"
+                                    + " allows ({} more closed since the last line)",
+                            ctx.channel().remoteAddress(),
+                            max,
                             suppressed);
                 }
                 ctx.close();

@@ -46,13 +46,15 @@ final class BatchRuns implements AutoCloseable {
 
     /** The publisher path: {@link io.brine.master.publish.PublisherService#publish}. */
     interface Publisher {
-        SessionMessage.PublishReply publish(String name, Optional<MasterConfig.PublisherAcl> acl,
-                SessionMessage.PublishRequest request, Consumer<SessionMessage.ReturnEvent> watcher);
+        SessionMessage.PublishReply publish(
+                String name,
+                Optional<MasterConfig.PublisherAcl> acl,
+                SessionMessage.PublishRequest request,
+                Consumer<SessionMessage.ReturnEvent> watcher);
     }
 
     /** One batch: its job, the minions it targeted and those that returned so far. */
-    private record Step(String jid, List<String> minions, Set<String> returned) {
-    }
+    private record Step(String jid, List<String> minions, Set<String> returned) {}
 
     /** A run: who started it, what, and how far it got. */
     private static final class Run {
@@ -67,7 +69,12 @@ final class BatchRuns implements AutoCloseable {
         volatile String state = "pinging";
         volatile String error;
 
-        Run(String id, String owner, SessionMessage.PublishRequest request, BatchSize size, String pingJid,
+        Run(
+                String id,
+                String owner,
+                SessionMessage.PublishRequest request,
+                BatchSize size,
+                String pingJid,
                 List<String> targeted) {
             this.id = id;
             this.owner = owner;
@@ -108,8 +115,10 @@ final class BatchRuns implements AutoCloseable {
     private final int maxActive;
     private final AtomicInteger active = new AtomicInteger();
     private final ThreadPoolExecutor threads;
-    private final Cache<String, Run> runs = Caffeine.newBuilder().maximumSize(MAX_KEPT)
-            .expireAfterWrite(KEPT_FOR).build();
+    private final Cache<String, Run> runs = Caffeine.newBuilder()
+            .maximumSize(MAX_KEPT)
+            .expireAfterWrite(KEPT_FOR)
+            .build();
 
     BatchRuns(Publisher publisher) {
         this(publisher, MAX_ACTIVE);
@@ -121,8 +130,8 @@ final class BatchRuns implements AutoCloseable {
         AtomicInteger number = new AtomicInteger();
         // As many threads as runs may be active (the count above bounds the queue): a thread that has just ended a
         // run and not yet come back for the next never makes a start fail.
-        this.threads = new ThreadPoolExecutor(maxActive, maxActive, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                runnable -> {
+        this.threads = new ThreadPoolExecutor(
+                maxActive, maxActive, 10, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), runnable -> {
                     Thread thread = new Thread(runnable, "brine-api-batch-" + number.incrementAndGet());
                     thread.setDaemon(true);
                     return thread;
@@ -135,24 +144,44 @@ final class BatchRuns implements AutoCloseable {
      * {@code test.ping} published before this returns, so a refusal is the caller's answer; the batches follow on
      * the run's thread. Returns the run's document as it starts.
      */
-    Map<String, Object> start(String name, Optional<MasterConfig.PublisherAcl> acl,
-            SessionMessage.PublishRequest request, BatchSize size, Refusal refusal) throws ApiError {
+    Map<String, Object> start(
+            String name,
+            Optional<MasterConfig.PublisherAcl> acl,
+            SessionMessage.PublishRequest request,
+            BatchSize size,
+            Refusal refusal)
+            throws ApiError {
         if (active.incrementAndGet() > maxActive) {
             active.decrementAndGet();
-            throw new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, maxActive
-                    + " batch runs are active, the most the master runs at once; try again when one has ended");
+            throw new ApiError(
+                    HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    maxActive
+                            + " batch runs are active, the most the master runs at once; try again when one has ended");
         }
         boolean started = false;
         try {
             refusal.check();
             Set<String> answered = ConcurrentHashMap.newKeySet();
-            SessionMessage.PublishReply ping = publisher.publish(name, acl, new SessionMessage.PublishRequest(
-                    request.targetType(), request.target(), "test.ping", List.of(), Map.of(),
-                    request.timeoutSeconds()), event -> heard(answered, event));
+            SessionMessage.PublishReply ping = publisher.publish(
+                    name,
+                    acl,
+                    new SessionMessage.PublishRequest(
+                            request.targetType(),
+                            request.target(),
+                            "test.ping",
+                            List.of(),
+                            Map.of(),
+                            request.timeoutSeconds()),
+                    event -> heard(answered, event));
             Refusal.of(ping.error());
             byte[] bytes = new byte[16];
             RANDOM.nextBytes(bytes);
-            Run run = new Run(HexFormat.of().formatHex(bytes), name, request, size, ping.jid(),
+            Run run = new Run(
+                    HexFormat.of().formatHex(bytes),
+                    name,
+                    request,
+                    size,
+                    ping.jid(),
                     List.copyOf(new TreeSet<>(ping.minions())));
             runs.put(run.id, run);
             List<String> reached = new ArrayList<>(ping.minions());
@@ -168,8 +197,7 @@ final class BatchRuns implements AutoCloseable {
             } catch (RejectedExecutionException e) {
                 run.state = "failed";
                 run.error = "the master is shutting down";
-                throw new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        "the master is shutting down");
+                throw new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, "the master is shutting down");
             }
             started = true;
             return run.document();
@@ -187,9 +215,11 @@ final class BatchRuns implements AutoCloseable {
         /** Turns a publication's error into the API's answer (as a single job's). */
         static void of(String error) throws ApiError {
             if (error != null) {
-                throw error.startsWith("publisher_acl") ? ApiError.forbidden(error)
-                        : error.startsWith("bad target") ? ApiError.badRequest(error)
-                        : new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, error);
+                throw error.startsWith("publisher_acl")
+                        ? ApiError.forbidden(error)
+                        : error.startsWith("bad target")
+                                ? ApiError.badRequest(error)
+                                : new ApiError(HttpResponseStatus.SERVICE_UNAVAILABLE, error);
             }
         }
     }
@@ -205,9 +235,16 @@ final class BatchRuns implements AutoCloseable {
             for (int from = 0; from < up.size(); from += per) {
                 List<String> ids = up.subList(from, Math.min(up.size(), from + per));
                 Set<String> returned = ConcurrentHashMap.newKeySet();
-                SessionMessage.PublishReply reply = publisher.publish(run.owner, acl,
-                        new SessionMessage.PublishRequest("list", String.join(",", ids), run.request.fun(),
-                                run.request.args(), run.request.kwargs(), run.request.timeoutSeconds()),
+                SessionMessage.PublishReply reply = publisher.publish(
+                        run.owner,
+                        acl,
+                        new SessionMessage.PublishRequest(
+                                "list",
+                                String.join(",", ids),
+                                run.request.fun(),
+                                run.request.args(),
+                                run.request.kwargs(),
+                                run.request.timeoutSeconds()),
                         event -> heard(returned, event));
                 if (reply.error() != null) {
                     run.error = reply.error();
@@ -242,8 +279,7 @@ final class BatchRuns implements AutoCloseable {
     }
 
     /** Until every one of {@code expected} is in {@code heard} or {@code wait} has passed. */
-    private static void awaitAll(Set<String> heard, List<String> expected, Duration wait)
-            throws InterruptedException {
+    private static void awaitAll(Set<String> heard, List<String> expected, Duration wait) throws InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
         while (!heard.containsAll(expected)) {
             long left = deadline - System.nanoTime();

@@ -23,8 +23,7 @@ final class ConsoleFiles {
     static final String NONE = "default-src 'none'; frame-ancestors 'none'";
 
     /** A file of the console: its bytes and its content type. */
-    record File(byte[] body, String contentType) {
-    }
+    record File(byte[] body, String contentType) {}
 
     /** Request path to resource name, in the jar next to this class. */
     private static final Map<String, String> PATHS = Map.of(

@@ -25,12 +25,13 @@ final class JsonBody {
     /** Nesting at most, in a job's arguments too. */
     static final int MAX_DEPTH = 32;
 
-    static final ObjectMapper JSON = new ObjectMapper()
-            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     static {
-        JSON.getFactory().setStreamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH)
-                .build());
+        JSON.getFactory()
+                .setStreamReadConstraints(StreamReadConstraints.builder()
+                        .maxNestingDepth(MAX_DEPTH)
+                        .build());
     }
 
     private final ObjectNode object;
@@ -58,19 +59,20 @@ final class JsonBody {
             if (what != null && what.contains("nesting depth")) {
                 throw ApiError.badRequest("malformed JSON: nested deeper than " + MAX_DEPTH);
             }
-            throw ApiError.badRequest("malformed JSON at line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr());
+            throw ApiError.badRequest(
+                    "malformed JSON at line " + e.getLocation().getLineNr() + ", column "
+                            + e.getLocation().getColumnNr());
         } catch (IOException e) {
             throw ApiError.badRequest("malformed JSON");
         }
         if (!(node instanceof ObjectNode object)) {
             throw ApiError.badRequest("the body must be a JSON object");
         }
-        for (Iterator<String> names = object.fieldNames(); names.hasNext();) {
+        for (Iterator<String> names = object.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!allowed.contains(name)) {
-                throw ApiError.badRequest("unknown field " + quoted(name) + "; expected " + String.join(", ",
-                        allowed.stream().sorted().toList()));
+                throw ApiError.badRequest("unknown field " + quoted(name) + "; expected "
+                        + String.join(", ", allowed.stream().sorted().toList()));
             }
         }
         return new JsonBody(object);

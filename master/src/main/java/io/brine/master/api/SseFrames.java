@@ -21,8 +21,7 @@ final class SseFrames {
 
     static final int SLOTS = 64;
 
-    private record Frame(long number, ByteBuf bytes) {
-    }
+    private record Frame(long number, ByteBuf bytes) {}
 
     private final AtomicReferenceArray<Frame> slots = new AtomicReferenceArray<>(SLOTS);
 
@@ -31,7 +30,8 @@ final class SseFrames {
         int slot = (int) Math.floorMod(number, (long) SLOTS);
         Frame frame = slots.get(slot);
         if (frame == null || frame.number() != number) {
-            frame = new Frame(number, Unpooled.unreleasableBuffer(encode(number, event).asReadOnly()));
+            frame = new Frame(
+                    number, Unpooled.unreleasableBuffer(encode(number, event).asReadOnly()));
             slots.set(slot, frame);
         }
         return frame.bytes().duplicate();
@@ -44,8 +44,9 @@ final class SseFrames {
         document.put("data", event.data());
         try {
             // JSON has no raw line breaks: the event is one data line.
-            return Unpooled.wrappedBuffer(("id: " + number + "\ndata: " + JsonBody.JSON.writeValueAsString(document)
-                    + "\n\n").getBytes(StandardCharsets.UTF_8));
+            return Unpooled.wrappedBuffer(
+                    ("id: " + number + "\ndata: " + JsonBody.JSON.writeValueAsString(document) + "\n\n")
+                            .getBytes(StandardCharsets.UTF_8));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("an event that cannot be written as JSON: " + event.tag(), e);
         }

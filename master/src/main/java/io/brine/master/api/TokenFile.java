@@ -27,8 +27,7 @@ final class TokenFile {
 
     private static final Logger LOG = LoggerFactory.getLogger(TokenFile.class);
 
-    private record Loaded(Object fileKey, long size, long modifiedNs, List<ApiTokens.Entry> entries) {
-    }
+    private record Loaded(Object fileKey, long size, long modifiedNs, List<ApiTokens.Entry> entries) {}
 
     private final Path file;
     private final TrustedPath trust;
@@ -69,7 +68,8 @@ final class TokenFile {
         }
         Loaded current = loaded;
         long modified = attributes.lastModifiedTime().to(TimeUnit.NANOSECONDS);
-        if (Objects.equals(current.fileKey(), attributes.fileKey()) && current.size() == attributes.size()
+        if (Objects.equals(current.fileKey(), attributes.fileKey())
+                && current.size() == attributes.size()
                 && current.modifiedNs() == modified) {
             return current.entries();
         }
@@ -90,7 +90,10 @@ final class TokenFile {
         loaded = new Loaded(null, -1, -1, List.of());
         long suppressed = warn.due();
         if (suppressed >= 0) {
-            LOG.error("API tokens {}: no token is accepted until this is fixed: {}{}", file, reason,
+            LOG.error(
+                    "API tokens {}: no token is accepted until this is fixed: {}{}",
+                    file,
+                    reason,
                     suppressed > 0 ? " (" + suppressed + " more requests refused for it)" : "");
         }
     }

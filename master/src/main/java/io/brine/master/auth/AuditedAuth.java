@@ -21,13 +21,17 @@ public final class AuditedAuth implements AuthAudit {
 
     @Override
     public void refused(String id, String remoteAddress, String fingerprint, String reason) {
-        log.record(AuditEvent.builder("auth-refused", "master").id(id).fingerprint(fingerprint).reason(reason)
-                .source(remoteAddress).build());
+        log.record(AuditEvent.builder("auth-refused", "master")
+                .id(id)
+                .fingerprint(fingerprint)
+                .reason(reason)
+                .source(remoteAddress)
+                .build());
     }
 
     @Override
-    public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
-            PolicyDecision policy) {
+    public void decided(
+            String id, String remoteAddress, String fingerprint, KeyDecision decision, PolicyDecision policy) {
         if (decision instanceof KeyDecision.Pending pending) {
             if (pendingLines.repeats(id, fingerprint, pending.reason())) {
                 return; // the same key, still pending for the same reason: recorded once (RepeatedPending)
@@ -36,8 +40,11 @@ public final class AuditedAuth implements AuthAudit {
             pendingLines.forget(id);
         }
         String outcome = decision.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-        log.record(AuditEvent.builder("auth-" + outcome, "master").id(id).fingerprint(fingerprint)
+        log.record(AuditEvent.builder("auth-" + outcome, "master")
+                .id(id)
+                .fingerprint(fingerprint)
                 .reason(decision.reason() + " [rule " + policy.rule() + ": " + policy.reason() + "]")
-                .source(remoteAddress).build());
+                .source(remoteAddress)
+                .build());
     }
 }

@@ -60,6 +60,7 @@ public final class AuthService {
      */
     /** Pending answers logged once, then only changes (the audit log does the same: AuditedAuth). */
     private final RepeatedPending pendingLines = new RepeatedPending(RepeatedPending.DEFAULT_CAPACITY);
+
     private final Cache<NonceKey, Long> seenNonces;
     /** Nonces remembered at most (PROTOCOL.md section 10); about 200 bytes each. */
     static final int MAX_NONCES = 200_000;
@@ -73,6 +74,7 @@ public final class AuthService {
     private static final long BAD_REQUEST_WARN_INTERVAL_MS = 10_000;
     /** How a pending answer's reason names the other ids holding the offered key. */
     private static final String SAME_KEY_AS = KeyListing.sameKeyAs(List.of());
+
     private final WarnInterval storeFailureWarnings;
     private final WarnInterval otherKindWarnings;
     private final WarnInterval reservedWarnings;
@@ -85,10 +87,12 @@ public final class AuthService {
     private final AtomicLong storeFailures = new AtomicLong();
     /** The publish port to name in an accepted reply to a peer: 0 where publications share its connection. */
     private final ToIntFunction<Peer> publishPort;
+
     private final int pendingRetrySeconds;
     private final MasterKeyring masterKeys;
     /** The newest request accepted or held pending per key, on disk: what outlives the nonces over a restart. */
     private final SeenAuthRequests seen;
+
     private final KeyStore keyStore;
     private final AuthWorkBudget budget;
 
@@ -99,17 +103,47 @@ public final class AuthService {
      * @param budget pays for every answer but an accepted key's
      * @param writes hears every failed write of this service's and writes its audit lines
      */
-    public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
-            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
-            SeenAuthRequests seen, AuthWorkBudget budget, StoreWrites writes) {
-        this(keyStore, policies, sessions, keyring, audit, clock, publishPort, pendingRetrySeconds, seen, budget, writes,
+    public AuthService(
+            KeyStore keyStore,
+            AcceptancePolicies policies,
+            SessionTable sessions,
+            PublishKeyring keyring,
+            AuthAudit audit,
+            Clock clock,
+            ToIntFunction<Peer> publishPort,
+            int pendingRetrySeconds,
+            SeenAuthRequests seen,
+            AuthWorkBudget budget,
+            StoreWrites writes) {
+        this(
+                keyStore,
+                policies,
+                sessions,
+                keyring,
+                audit,
+                clock,
+                publishPort,
+                pendingRetrySeconds,
+                seen,
+                budget,
+                writes,
                 MasterKeyring.fixed(keyStore.masterKeyPair(), clock));
     }
 
     /** As above, with the master's keys as {@code masterKeys} holds them: rotated by brine-key (PROTOCOL.md 6.4). */
-    public AuthService(KeyStore keyStore, AcceptancePolicies policies, SessionTable sessions, PublishKeyring keyring,
-            AuthAudit audit, Clock clock, ToIntFunction<Peer> publishPort, int pendingRetrySeconds,
-            SeenAuthRequests seen, AuthWorkBudget budget, StoreWrites writes, MasterKeyring masterKeys) {
+    public AuthService(
+            KeyStore keyStore,
+            AcceptancePolicies policies,
+            SessionTable sessions,
+            PublishKeyring keyring,
+            AuthAudit audit,
+            Clock clock,
+            ToIntFunction<Peer> publishPort,
+            int pendingRetrySeconds,
+            SeenAuthRequests seen,
+            AuthWorkBudget budget,
+            StoreWrites writes,
+            MasterKeyring masterKeys) {
         this.writes = writes;
         this.seen = seen;
         this.keyStore = keyStore;
@@ -132,12 +166,15 @@ public final class AuthService {
         this.publishPort = publishPort;
         this.pendingRetrySeconds = pendingRetrySeconds;
         this.masterKeys = masterKeys;
-        this.seenNonces = Caffeine.newBuilder().maximumSize(MAX_NONCES).ticker(() -> clock.millis() * 1_000_000L)
+        this.seenNonces = Caffeine.newBuilder()
+                .maximumSize(MAX_NONCES)
+                .ticker(() -> clock.millis() * 1_000_000L)
                 .expireAfter(new Expiry<NonceKey, Long>() {
                     @Override
                     public long expireAfterCreate(NonceKey key, Long timestampMs, long nowNanos) {
                         long passableUntilMs = timestampMs + Timestamps.MAX_CLOCK_SKEW.toMillis();
-                        long keepMs = Math.max(passableUntilMs - clock.millis(),
+                        long keepMs = Math.max(
+                                passableUntilMs - clock.millis(),
                                 Timestamps.MAX_CLOCK_SKEW.multipliedBy(2).toMillis());
                         return TimeUnit.MILLISECONDS.toNanos(Math.min(keepMs, Long.MAX_VALUE / 2_000_000L));
                     }
@@ -151,7 +188,8 @@ public final class AuthService {
                     public long expireAfterRead(NonceKey key, Long value, long nowNanos, long currentNanos) {
                         return currentNanos;
                     }
-                }).build();
+                })
+                .build();
     }
 
     private record NonceKey(String id, byte[] nonce) {
@@ -167,8 +205,7 @@ public final class AuthService {
     }
 
     /** What answering one auth request produced: the reply frame, and the session when the minion was accepted. */
-    public record Outcome(byte[] reply, AuthStatus status, Optional<MinionSession> session) {
-    }
+    public record Outcome(byte[] reply, AuthStatus status, Optional<MinionSession> session) {}
 
     /**
      * Whether {@code request} offers the key the store holds as accepted for its id: where the dispatcher queues it
@@ -178,7 +215,8 @@ public final class AuthService {
         if (!MinionIds.isValid(request.id())) {
             return false;
         }
-        return keyStore.acceptedKey(request.id()).map(key -> Arrays.equals(key.getEncoded(), request.publicKey()))
+        return keyStore.acceptedKey(request.id())
+                .map(key -> Arrays.equals(key.getEncoded(), request.publicKey()))
                 .orElse(false);
     }
 
@@ -207,7 +245,10 @@ public final class AuthService {
         }
         if (!signed.by(key)) {
             // No answer: only the key's holder could use one, and it does not send this (PROTOCOL.md 8.1 step 5).
-            auditRefused(id, peer.remoteAddress(), Fingerprints.of(key),
+            auditRefused(
+                    id,
+                    peer.remoteAddress(),
+                    Fingerprints.of(key),
                     "bad signature: the request is not signed by the key it offers");
             budget.badSignature(peer.remoteAddress(), id);
             return Optional.empty();
@@ -226,41 +267,60 @@ public final class AuthService {
             // Before the store and the policies: nothing is filed under a reserved id, whoever asks.
             long suppressed = reservedWarnings.due();
             if (suppressed >= 0) {
-                LOG.warn("Minion {} ({}): auth refused: {}{}", id, peer.remoteAddress(), reserved.get(),
-                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
-                                : "");
+                LOG.warn(
+                        "Minion {} ({}): auth refused: {}{}",
+                        id,
+                        peer.remoteAddress(),
+                        reserved.get(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
             auditRefused(id, peer.remoteAddress(), fingerprint, reserved.get());
             return reply(request, peer, AuthStatus.REFUSED, reserved.get(), pendingRetrySeconds);
         }
         if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
-            String reason = "clock skew of " + Duration.ofMillis(now - request.timestampMs()).toSeconds()
-                    + " s is more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
+            String reason = "clock skew of "
+                    + Duration.ofMillis(now - request.timestampMs()).toSeconds() + " s is more than "
+                    + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s: check the minion's clock";
             LOG.warn("Minion {} ({}): auth refused: {}", id, peer.remoteAddress(), reason);
             auditRefused(id, peer.remoteAddress(), fingerprint, reason);
             return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
         }
         Optional<MinionSession> live = sessions.byMinion(id);
         if (live.isPresent() && live.get().authTimestampMs() >= request.timestampMs()) {
-            LOG.info("Minion {} ({}): auth request not newer than the one that opened its session dropped", id,
+            LOG.info(
+                    "Minion {} ({}): auth request not newer than the one that opened its session dropped",
+                    id,
                     peer.remoteAddress());
             auditRefused(id, peer.remoteAddress(), fingerprint, "auth request older than the live session's");
             return Optional.empty();
         }
         // The nonces above are forgotten by a restart; this is not (a captured request replayed after one).
         if (!seen.isNewer(id, fingerprint, request.timestampMs())) {
-            LOG.info("Minion {} ({}): auth request not newer than one already taken from its key dropped (a replay, "
-                    + "or the minion's clock was set back)", id, peer.remoteAddress());
-            auditRefused(id, peer.remoteAddress(), fingerprint, "auth request not newer than one already taken "
-                    + "from its key");
+            LOG.info(
+                    "Minion {} ({}): auth request not newer than one already taken from its key dropped (a replay, "
+                            + "or the minion's clock was set back)",
+                    id,
+                    peer.remoteAddress());
+            auditRefused(
+                    id,
+                    peer.remoteAddress(),
+                    fingerprint,
+                    "auth request not newer than one already taken " + "from its key");
             return Optional.empty();
         }
 
         // The store's one read for this request: policies asked only where they matter, a spend given back there.
         Admission.Admitted admitted;
         try {
-            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, request.claims(), request.grant(),
-                    request.token(), peer.remoteAddress(), clock.instant()));
+            admitted = admission.admit(new AuthAttempt(
+                    id,
+                    key,
+                    fingerprint,
+                    request.claims(),
+                    request.grant(),
+                    request.token(),
+                    peer.remoteAddress(),
+                    clock.instant()));
         } catch (IllegalArgumentException e) {
             if (e.getCause() instanceof KeyFormatException bad) {
                 return refuseBadRequest(request, peer, fingerprint, "bad public key: " + bad.getMessage());
@@ -279,19 +339,31 @@ public final class AuthService {
                 return storeFailed(request, peer, seen + ": " + e.getMessage());
             }
         }
-        if (!writes.audit("brine auth", id + " (" + peer.remoteAddress() + ")", () -> audit.decided(id,
-                peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy()))
+        if (!writes.audit(
+                        "brine auth",
+                        id + " (" + peer.remoteAddress() + ")",
+                        () -> audit.decided(
+                                id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy()))
                 && decision instanceof KeyDecision.Accepted) {
             // No session without its audit line. An answer that grants nothing goes out without one (counted).
-            return storeFailed(request, peer, "the audit line of its accept cannot be written: "
-                    + writes.problem().orElse("write failed"));
+            return storeFailed(
+                    request,
+                    peer,
+                    "the audit line of its accept cannot be written: "
+                            + writes.problem().orElse("write failed"));
         }
 
         return answer(request, peer, key, fingerprint, admitted.offer(), admitted.policy(), now);
     }
 
-    private Optional<Outcome> answer(AuthRequest request, Peer peer, RSAPublicKey key, String fingerprint, Offer offer,
-            PolicyDecision policy, long now) {
+    private Optional<Outcome> answer(
+            AuthRequest request,
+            Peer peer,
+            RSAPublicKey key,
+            String fingerprint,
+            Offer offer,
+            PolicyDecision policy,
+            long now) {
         String id = request.id();
         KeyDecision decision = offer.decision();
         if (!(decision instanceof KeyDecision.Pending)) {
@@ -303,7 +375,9 @@ public final class AuthService {
             RSAPublicKey shared = offer.sameKey() ? offer.stored().orElseThrow().key() : key;
             Optional<MinionSession> opened = sessions.open(id, shared, peer, now, request.timestampMs());
             if (opened.isEmpty()) {
-                LOG.info("Minion {} ({}): a newer auth request opened its session meanwhile; dropped", id,
+                LOG.info(
+                        "Minion {} ({}): a newer auth request opened its session meanwhile; dropped",
+                        id,
                         peer.remoteAddress());
                 return Optional.empty();
             }
@@ -319,39 +393,71 @@ public final class AuthService {
                 auditRefused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
                 return reply(request, peer, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
             }
-            LOG.info("Minion {} ({}): accepted ({}){}", id, peer.remoteAddress(), accepted.reason(),
+            LOG.info(
+                    "Minion {} ({}): accepted ({}){}",
+                    id,
+                    peer.remoteAddress(),
+                    accepted.reason(),
                     policy.besideAnswer());
             return Optional.of(new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session)));
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (pending.reason().contains(SAME_KEY_AS)) {
                 // One key offered under several ids: a cloned host, or somebody else's key; an admin decides.
-                sameKeyWarnings.warn(LOG, "Minion {} ({}): answered pending: {}, key {}{}", id, peer.remoteAddress(),
-                        pending.reason(), fingerprint, policy.besideAnswer());
+                sameKeyWarnings.warn(
+                        LOG,
+                        "Minion {} ({}): answered pending: {}, key {}{}",
+                        id,
+                        peer.remoteAddress(),
+                        pending.reason(),
+                        fingerprint,
+                        policy.besideAnswer());
             } else if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
-                LOG.info("Minion {} ({}): pending ({}), key {}{}", id, peer.remoteAddress(), pending.reason(),
-                        fingerprint, policy.besideAnswer());
+                LOG.info(
+                        "Minion {} ({}): pending ({}), key {}{}",
+                        id,
+                        peer.remoteAddress(),
+                        pending.reason(),
+                        fingerprint,
+                        policy.besideAnswer());
             }
             return reply(request, peer, AuthStatus.PENDING, pending.reason(), pendingRetrySeconds);
         } else if (decision instanceof KeyDecision.Rejected rejected) {
             boolean otherKey = offer.stored().isPresent() && !offer.sameKey();
             if (otherKey || request.grant() != null || request.token() != null) {
                 // A rejected id tried again with what might get it in: worth an admin's look.
-                rejectedRetryWarnings.warn(LOG, "Minion {} ({}): rejected id asked again with {}: rejected ({})", id,
-                        peer.remoteAddress(), otherKey ? "another key " + fingerprint + " (the rejected key is "
-                        + offer.stored().get().fingerprint() + ")" : request.grant() != null ? "a grant"
-                        : "a token", rejected.reason());
+                rejectedRetryWarnings.warn(
+                        LOG,
+                        "Minion {} ({}): rejected id asked again with {}: rejected ({})",
+                        id,
+                        peer.remoteAddress(),
+                        otherKey
+                                ? "another key " + fingerprint + " (the rejected key is "
+                                        + offer.stored().get().fingerprint() + ")"
+                                : request.grant() != null ? "a grant" : "a token",
+                        rejected.reason());
             } else {
                 LOG.info("Minion {} ({}): rejected ({})", id, peer.remoteAddress(), rejected.reason());
             }
             return reply(request, peer, AuthStatus.REJECTED, rejected.reason(), 0);
         } else if (decision instanceof KeyDecision.Denied denied) {
             if (offer.stored().isEmpty()) {
-                integrityWarnings.warn(LOG, "Minion {} ({}): denied, {}; offered key {} not stored", id,
-                        peer.remoteAddress(), denied.reason(), fingerprint);
+                integrityWarnings.warn(
+                        LOG,
+                        "Minion {} ({}): denied, {}; offered key {} not stored",
+                        id,
+                        peer.remoteAddress(),
+                        denied.reason(),
+                        fingerprint);
             } else {
-                deniedWarnings.warn(LOG, "Minion {} ({}): denied: offered key {} differs from the stored key {} "
-                        + "({}); kept in minions_denied", id, peer.remoteAddress(), fingerprint,
-                        offer.stored().get().fingerprint(), denied.reason());
+                deniedWarnings.warn(
+                        LOG,
+                        "Minion {} ({}): denied: offered key {} differs from the stored key {} "
+                                + "({}); kept in minions_denied",
+                        id,
+                        peer.remoteAddress(),
+                        fingerprint,
+                        offer.stored().get().fingerprint(),
+                        denied.reason());
             }
             return reply(request, peer, AuthStatus.DENIED, denied.reason(), 0);
         } else if (decision instanceof KeyDecision.Full full) {
@@ -361,9 +467,12 @@ public final class AuthService {
             // A Salt minion's key: never taken over by a brine auth, nor re-marked (an admin's act changes a kind).
             long suppressed = otherKindWarnings.due();
             if (suppressed >= 0) {
-                LOG.warn("Minion {} ({}): auth refused: {}{}", id, peer.remoteAddress(), other.reason(),
-                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)"
-                                : "");
+                LOG.warn(
+                        "Minion {} ({}): auth refused: {}{}",
+                        id,
+                        peer.remoteAddress(),
+                        other.reason(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
             return reply(request, peer, AuthStatus.DENIED, other.reason(), 0);
         }
@@ -375,12 +484,25 @@ public final class AuthService {
         byte[] publishKey = generation.key().bytes();
         byte[] requestKey = session.requestKey().bytes();
         try {
-            AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), generation.number(),
-                    Rsa.wrap(session.publicKey(), publishKey), Rsa.wrap(session.publicKey(), requestKey), publishPort.applyAsInt(session.peer()),
+            AuthReply.Session granted = new AuthReply.Session(
+                    session.sessionId().bytes(),
+                    generation.number(),
+                    Rsa.wrap(session.publicKey(), publishKey),
+                    Rsa.wrap(session.publicKey(), requestKey),
+                    publishPort.applyAsInt(session.peer()),
                     keyring.serialFloor());
             KeyPair master = masterKeys.current();
-            return sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, request.nonce(),
-                    clock.millis(), master.getPublic().getEncoded(), "accepted", 0, granted, masterKeys.chain()),
+            return sign(
+                    new AuthReply(
+                            Suite.RSA_OAEP_PSS_AES256GCM,
+                            AuthStatus.ACCEPTED,
+                            request.nonce(),
+                            clock.millis(),
+                            master.getPublic().getEncoded(),
+                            "accepted",
+                            0,
+                            granted,
+                            masterKeys.chain()),
                     master);
         } finally {
             Arrays.fill(publishKey, (byte) 0);
@@ -395,7 +517,11 @@ public final class AuthService {
     private Optional<Outcome> refuseBadRequest(AuthRequest request, Peer peer, String fingerprint, String reason) {
         long suppressed = badRequestWarnings.due();
         if (suppressed >= 0) {
-            LOG.warn("Minion {} ({}): auth refused: {}{}", request.id(), peer.remoteAddress(), reason,
+            LOG.warn(
+                    "Minion {} ({}): auth refused: {}{}",
+                    request.id(),
+                    peer.remoteAddress(),
+                    reason,
                     suppressed > 0 ? " (and " + suppressed + " bad requests not logged since the last line)" : "");
         } else {
             LOG.debug("Minion {} ({}): auth refused: {}", request.id(), peer.remoteAddress(), reason);
@@ -429,22 +555,39 @@ public final class AuthService {
                 != null) {
             return Optional.empty();
         }
-        rateLimitedWarnings.warn(LOG, "Minion {} ({}): auth over the rate limit of its address (auth_rate_per_source, "
-                + "auth_burst): answered 'try later' in {} s", request.id(), peer.remoteAddress(), retryAfter);
-        return reply(request, peer, AuthStatus.REFUSED, "the master is answering too many requests from this "
-                + "address; try later", retryAfter);
+        rateLimitedWarnings.warn(
+                LOG,
+                "Minion {} ({}): auth over the rate limit of its address (auth_rate_per_source, "
+                        + "auth_burst): answered 'try later' in {} s",
+                request.id(),
+                peer.remoteAddress(),
+                retryAfter);
+        return reply(
+                request,
+                peer,
+                AuthStatus.REFUSED,
+                "the master is answering too many requests from this " + "address; try later",
+                retryAfter);
     }
 
     /** A full or failing disk: expected, not a bug. The minion is told to try later; a WARN per interval at most. */
     private Optional<Outcome> storeFailed(AuthRequest request, Peer peer, String why) {
         long suppressed = storeFailureWarnings.due();
         if (suppressed >= 0) {
-            LOG.warn("Minion {} ({}): auth answered 'try later': {}{}", request.id(), peer.remoteAddress(), why,
+            LOG.warn(
+                    "Minion {} ({}): auth answered 'try later': {}{}",
+                    request.id(),
+                    peer.remoteAddress(),
+                    why,
                     suppressed > 0 ? " (and " + suppressed + " more such failures since the last line)" : "");
         }
         storeFailures.incrementAndGet();
         writes.failed(why);
-        return reply(request, peer, AuthStatus.REFUSED, "the master cannot record keys now; try later",
+        return reply(
+                request,
+                peer,
+                AuthStatus.REFUSED,
+                "the master cannot record keys now; try later",
                 Math.max(pendingRetrySeconds, 1));
     }
 
@@ -455,20 +598,31 @@ public final class AuthService {
 
     /** An audit line of a refusal: its answer goes out whether or not the line could be written. */
     private void auditRefused(String id, String remoteAddress, String fingerprint, String reason) {
-        writes.audit("brine auth", id + " (" + remoteAddress + ")", () -> audit.refused(id, remoteAddress,
-                fingerprint, reason));
+        writes.audit(
+                "brine auth",
+                id + " (" + remoteAddress + ")",
+                () -> audit.refused(id, remoteAddress, fingerprint, reason));
     }
 
     /** A signed answer without a session, paid from the auth work budget; empty when that is spent. */
-    private Optional<Outcome> reply(AuthRequest request, Peer peer, AuthStatus status, String reason,
-            int retryAfter) {
-        if (!budget.trySpend(peer.remoteAddress(), "an auth answer (" + status.name().toLowerCase(
-                Locale.ROOT) + ")")) {
+    private Optional<Outcome> reply(AuthRequest request, Peer peer, AuthStatus status, String reason, int retryAfter) {
+        if (!budget.trySpend(
+                peer.remoteAddress(), "an auth answer (" + status.name().toLowerCase(Locale.ROOT) + ")")) {
             return Optional.empty();
         }
         KeyPair master = masterKeys.current();
-        byte[] frame = sign(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, status, request.nonce(), clock.millis(),
-                master.getPublic().getEncoded(), reason, retryAfter, null, masterKeys.chain()), master);
+        byte[] frame = sign(
+                new AuthReply(
+                        Suite.RSA_OAEP_PSS_AES256GCM,
+                        status,
+                        request.nonce(),
+                        clock.millis(),
+                        master.getPublic().getEncoded(),
+                        reason,
+                        retryAfter,
+                        null,
+                        masterKeys.chain()),
+                master);
         return Optional.of(new Outcome(frame, status, Optional.empty()));
     }
 

@@ -71,9 +71,13 @@ public final class AuthWorkBudget {
         unanswered.incrementAndGet();
         long suppressed = unansweredWarnings.due();
         if (suppressed >= 0) {
-            LOG.warn("Auth work budget ({} private-key operations a second) spent: {} from {} not answered; the "
-                    + "asker times out and asks again{}", perSecond, what, source, suppressed > 0 ? " (and "
-                    + suppressed + " more not answered since the last line)" : "");
+            LOG.warn(
+                    "Auth work budget ({} private-key operations a second) spent: {} from {} not answered; the "
+                            + "asker times out and asks again{}",
+                    perSecond,
+                    what,
+                    source,
+                    suppressed > 0 ? " (and " + suppressed + " more not answered since the last line)" : "");
         }
         return false;
     }
@@ -86,8 +90,10 @@ public final class AuthWorkBudget {
         badSignatures.incrementAndGet();
         long suppressed = badSignatureWarnings.due();
         if (suppressed >= 0) {
-            LOG.warn("Minion {} ({}): auth request not signed by the key it offers: not answered{}",
-                    MinionIds.printable(id), source,
+            LOG.warn(
+                    "Minion {} ({}): auth request not signed by the key it offers: not answered{}",
+                    MinionIds.printable(id),
+                    source,
                     suppressed > 0 ? " (and " + suppressed + " more since the last line)" : "");
         }
     }

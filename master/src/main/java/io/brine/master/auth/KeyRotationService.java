@@ -54,19 +54,27 @@ public final class KeyRotationService {
     private final Cache<String, Boolean> recent;
     private final Outcomes outcomes;
 
-    public KeyRotationService(KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker,
-            Outcomes outcomes) {
+    public KeyRotationService(
+            KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker, Outcomes outcomes) {
         this(keyStore, () -> masterKey, policy, ticker, outcomes);
     }
 
     /** {@code masterKey} signs the answers: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
-    public KeyRotationService(KeyStore keyStore, Supplier<PrivateKey> masterKey, KeyRotationPolicy policy,
-            Ticker ticker, Outcomes outcomes) {
+    public KeyRotationService(
+            KeyStore keyStore,
+            Supplier<PrivateKey> masterKey,
+            KeyRotationPolicy policy,
+            Ticker ticker,
+            Outcomes outcomes) {
         this.outcomes = outcomes;
         this.keyStore = keyStore;
         this.masterKey = masterKey;
         this.policy = policy;
-        this.recent = Caffeine.newBuilder().expireAfterWrite(INTERVAL).ticker(ticker).maximumSize(1_000_000).build();
+        this.recent = Caffeine.newBuilder()
+                .expireAfterWrite(INTERVAL)
+                .ticker(ticker)
+                .maximumSize(1_000_000)
+                .build();
     }
 
     /**
@@ -77,7 +85,8 @@ public final class KeyRotationService {
      */
     public Optional<KeyRotateAsk> ask(MinionSession session) {
         String id = session.minionId();
-        return keyStore.rotationAsked(id).filter(fingerprint -> recent.getIfPresent(id) == null)
+        return keyStore.rotationAsked(id)
+                .filter(fingerprint -> recent.getIfPresent(id) == null)
                 .map(KeyRotateAsk::new);
     }
 
@@ -104,8 +113,8 @@ public final class KeyRotationService {
         boolean byOld = Rsa.verify(oldKey, signed, request.oldSignature());
         boolean byNew = Rsa.verify(newKey, signed, request.newSignature());
         if (!byOld || !byNew) {
-            String reason = "the request is not signed by " + (byOld ? "the new key"
-                    : byNew ? "the old (accepted) key" : "either key");
+            String reason = "the request is not signed by "
+                    + (byOld ? "the new key" : byNew ? "the old (accepted) key" : "either key");
             return Optional.of(answer(session, false, newFingerprint, reason));
         }
         CrashPoints.reach("master-rotation-checked");
@@ -113,8 +122,8 @@ public final class KeyRotationService {
         try {
             decision = keyStore.rotate(id, oldKey, newKey, policy, "minion " + id);
         } catch (IllegalArgumentException e) {
-            String reason = e.getMessage().startsWith(id + ": ") ? e.getMessage().substring(id.length() + 2)
-                    : e.getMessage();
+            String reason =
+                    e.getMessage().startsWith(id + ": ") ? e.getMessage().substring(id.length() + 2) : e.getMessage();
             return Optional.of(answer(session, false, newFingerprint, "the new key is not usable: " + reason));
         } catch (UncheckedIOException e) {
             // Whether the store holds the new key is not known (a write that failed half way, a cluster connection
@@ -122,8 +131,10 @@ public final class KeyRotationService {
             // it out. Not answered, as if the answer were lost (PROTOCOL.md 6.3): the minion keeps both keys and its
             // next sign-in tries the new key first, then the old one; a request it sends again is answered from what
             // the store holds then (an id already on the new key: rotated).
-            LOG.warn("Minion {}: key rotation not answered: the key store could not say whether it was recorded"
-                    + " ({}); the minion's next sign-in tries the new key first", MinionIds.printable(id),
+            LOG.warn(
+                    "Minion {}: key rotation not answered: the key store could not say whether it was recorded"
+                            + " ({}); the minion's next sign-in tries the new key first",
+                    MinionIds.printable(id),
                     e.getMessage());
             recent.invalidate(id);
             return Optional.empty();
@@ -136,12 +147,14 @@ public final class KeyRotationService {
         if (decision instanceof RotationDecision.Pending pending) {
             return Optional.of(answer(session, Outcome.PENDING, pending.newFingerprint(), pending.reason()));
         }
-        return Optional.of(answer(session, false, ((RotationDecision.Refused) decision).newFingerprint(),
-                decision.reason()));
+        return Optional.of(
+                answer(session, false, ((RotationDecision.Refused) decision).newFingerprint(), decision.reason()));
     }
 
     private enum Outcome {
-        ROTATED, PENDING, REFUSED;
+        ROTATED,
+        PENDING,
+        REFUSED;
 
         String label() {
             return name().toLowerCase(Locale.ROOT);
@@ -155,15 +168,21 @@ public final class KeyRotationService {
     private KeyRotateReply answer(MinionSession session, Outcome outcome, String newFingerprint, String reason) {
         switch (outcome) {
             case ROTATED -> LOG.info("Minion {}: key rotated to {} ({})", session.minionId(), newFingerprint, reason);
-            case PENDING -> LOG.info("Minion {}: key rotation to {} waits for an admin: brine-key -a {} -f {}",
-                    session.minionId(), newFingerprint, session.minionId(), newFingerprint);
-            case REFUSED -> LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint,
-                    reason);
+            case PENDING ->
+                LOG.info(
+                        "Minion {}: key rotation to {} waits for an admin: brine-key -a {} -f {}",
+                        session.minionId(),
+                        newFingerprint,
+                        session.minionId(),
+                        newFingerprint);
+            case REFUSED ->
+                LOG.info("Minion {}: key rotation to {} refused: {}", session.minionId(), newFingerprint, reason);
         }
         outcomes.answered(session.minionId(), outcome.label(), newFingerprint, reason);
-        KeyRotateReply unsigned = new KeyRotateReply(outcome == Outcome.ROTATED, newFingerprint, reason, new byte[0],
-                outcome == Outcome.PENDING);
-        byte[] signature = Rsa.sign(masterKey.get(), KeyRotations.reply(session.sessionId().bytes(), unsigned));
+        KeyRotateReply unsigned = new KeyRotateReply(
+                outcome == Outcome.ROTATED, newFingerprint, reason, new byte[0], outcome == Outcome.PENDING);
+        byte[] signature =
+                Rsa.sign(masterKey.get(), KeyRotations.reply(session.sessionId().bytes(), unsigned));
         return new KeyRotateReply(unsigned.rotated(), newFingerprint, reason, signature, unsigned.pending());
     }
 }

@@ -58,6 +58,7 @@ public final class MasterKeyring {
     private final Clock clock;
     /** {@code master_sign_pubkey}: {@code master_sign.pub}, which Salt's {@code pub_sig} must verify against. */
     private final Optional<Path> signPub;
+
     private final List<Runnable> rotationListeners = new CopyOnWriteArrayList<>();
     private volatile MasterKeySet keys;
     private volatile Optional<SaltPubkeySignature> saltSignature;
@@ -72,26 +73,28 @@ public final class MasterKeyring {
 
     /** A pair that never rotates (tests'). */
     public static MasterKeyring fixed(KeyPair pair, Clock clock) {
-        return new MasterKeyring(new Source() {
-            @Override
-            public Optional<MasterKeySet> rotated(MasterKeySet now) {
-                return Optional.empty();
-            }
+        return new MasterKeyring(
+                new Source() {
+                    @Override
+                    public Optional<MasterKeySet> rotated(MasterKeySet now) {
+                        return Optional.empty();
+                    }
 
-            @Override
-            public void retire() {
-            }
+                    @Override
+                    public void retire() {}
 
-            @Override
-            public Optional<Path> saltSignatureDir() {
-                return Optional.empty();
-            }
-        }, new MasterKeySet(pair, Optional.empty(), List.of()), clock, Optional.empty());
+                    @Override
+                    public Optional<Path> saltSignatureDir() {
+                        return Optional.empty();
+                    }
+                },
+                new MasterKeySet(pair, Optional.empty(), List.of()),
+                clock,
+                Optional.empty());
     }
 
     /** The keys in {@code pkiDir} as the key store loaded {@code current}: with the chain and the previous pair. */
-    public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock) throws IOException,
-            KeyStoreException {
+    public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock) throws IOException, KeyStoreException {
         return open(pkiDir, current, clock, Optional.empty());
     }
 
@@ -102,8 +105,8 @@ public final class MasterKeyring {
      */
     public static MasterKeyring open(Path pkiDir, KeyPair current, Clock clock, Optional<Path> signPub)
             throws IOException, KeyStoreException {
-        return new MasterKeyring(new PkiDir(pkiDir, clock), MasterKeyRotation.load(pkiDir, current, clock.millis()),
-                clock, signPub);
+        return new MasterKeyring(
+                new PkiDir(pkiDir, clock), MasterKeyRotation.load(pkiDir, current, clock.millis()), clock, signPub);
     }
 
     /**
@@ -129,8 +132,8 @@ public final class MasterKeyring {
      *
      * @throws KeyStoreException when {@code installed} is not in the cluster's chain (the master must not start)
      */
-    public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock) throws IOException,
-            KeyStoreException {
+    public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock)
+            throws IOException, KeyStoreException {
         return cluster(zk, installed, clock, Optional.empty());
     }
 
@@ -187,7 +190,8 @@ public final class MasterKeyring {
     /** How much longer the previous key signs publications; zero when none does. */
     public Duration graceRemaining() {
         MasterKeySet now = keys;
-        return now.previous().isEmpty() ? Duration.ZERO
+        return now.previous().isEmpty()
+                ? Duration.ZERO
                 : Duration.ofMillis(Math.max(0, now.graceUntilMs() - clock.millis()));
     }
 
@@ -204,8 +208,7 @@ public final class MasterKeyring {
         try {
             source.retire();
         } catch (IOException e) {
-            LOG.error("The previous master key's grace is over but its file could not be removed: {}",
-                    e.getMessage());
+            LOG.error("The previous master key's grace is over but its file could not be removed: {}", e.getMessage());
         }
         return Optional.of(now.previous().get().getPublic());
     }
@@ -254,9 +257,10 @@ public final class MasterKeyring {
         }
 
         private Object stamp() throws IOException {
-            Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pkiDir.resolve(
-                    MasterKeyRotation.CHAIN_FILE));
-            return attributes.map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime(), a.size()))
+            Optional<PosixFileAttributes> attributes =
+                    AtomicFiles.attributes(pkiDir.resolve(MasterKeyRotation.CHAIN_FILE));
+            return attributes
+                    .map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime(), a.size()))
                     .orElse(null);
         }
     }
@@ -303,8 +307,9 @@ public final class MasterKeyring {
                 return Optional.empty();
             }
             if (loaded.chain().stream().noneMatch(record -> Arrays.equals(record.previousKey(), inForce))) {
-                LOG.warn("Cluster master key record not used, the key in force stays: its chain does not lead on"
-                        + " from the key in force ({}), an older record written back?",
+                LOG.warn(
+                        "Cluster master key record not used, the key in force stays: its chain does not lead on"
+                                + " from the key in force ({}), an older record written back?",
                         Fingerprints.of(now.current().getPublic()));
                 return Optional.empty();
             }
@@ -332,8 +337,9 @@ public final class MasterKeyring {
         }
         Optional<Path> pkiDir = source.saltSignatureDir();
         if (pkiDir.isEmpty()) {
-            LOG.warn("master_sign_pubkey is on, but a cluster's masters send Salt minions no pub_sig (it is not kept"
-                    + " in ZooKeeper): Salt minions with verify_master_pubkey_sign refuse the key {} (SALT.md 4.1)",
+            LOG.warn(
+                    "master_sign_pubkey is on, but a cluster's masters send Salt minions no pub_sig (it is not kept"
+                            + " in ZooKeeper): Salt minions with verify_master_pubkey_sign refuse the key {} (SALT.md 4.1)",
                     Fingerprints.of(current.getPublic()));
             return Optional.empty();
         }

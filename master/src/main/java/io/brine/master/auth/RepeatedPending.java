@@ -18,8 +18,7 @@ public final class RepeatedPending {
     /** The default bound: more pending ids than any {@code max_pending} in use remembers. */
     public static final int DEFAULT_CAPACITY = 100_000;
 
-    private record Last(String fingerprint, String reason) {
-    }
+    private record Last(String fingerprint, String reason) {}
 
     private final Map<String, Last> last;
 

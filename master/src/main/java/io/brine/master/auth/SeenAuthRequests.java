@@ -56,6 +56,7 @@ public final class SeenAuthRequests implements AutoCloseable {
     static final int MAX_BYTES = 64 * 1024 * 1024;
     /** Appended lines before a rewrite is considered at all. */
     static final int MIN_REWRITE_LINES = 10_000;
+
     private static final Pattern FINGERPRINT = Pattern.compile("[0-9a-f]{2}(:[0-9a-f]{2}){31}");
     private static final Pattern MILLIS = Pattern.compile("[0-9]{1,18}");
     private static final String FLOOR = "floor";
@@ -68,11 +69,13 @@ public final class SeenAuthRequests implements AutoCloseable {
     private volatile long floorMs;
     /** Guards the channel, what is written and the line count; taken inside {@link #forceLock} when both are. */
     private final Object appendLock = new Object();
+
     private FileChannel channel;
     private long written;
     private long lines;
     /** Guards {@link #forced}; one thread forces at a time, for every line written before it started. */
     private final Object forceLock = new Object();
+
     private long forced;
 
     private SeenAuthRequests(Path file, Clock clock, int minRewriteLines, Map<String, Long> newest, long floorMs) {
@@ -108,14 +111,20 @@ public final class SeenAuthRequests implements AutoCloseable {
             floor = parsed.floorMs();
             if (!parsed.closed() && floor < now) {
                 floor = now;
-                LOG.warn("{}: the master's last run did not stop cleanly, so it may have taken requests it has no "
-                        + "record of: auth requests dated before {} are refused (minions whose clocks are behind "
-                        + "this master's are answered once their clocks pass it)", file, Instant.ofEpochMilli(floor));
+                LOG.warn(
+                        "{}: the master's last run did not stop cleanly, so it may have taken requests it has no "
+                                + "record of: auth requests dated before {} are refused (minions whose clocks are behind "
+                                + "this master's are answered once their clocks pass it)",
+                        file,
+                        Instant.ofEpochMilli(floor));
             }
         } catch (NoSuchFileException e) {
             floor = now;
-            LOG.info("{} did not exist (a first start, or removed): auth requests dated before {} are refused, "
-                    + "since a run before this one may have seen them", file, Instant.ofEpochMilli(floor));
+            LOG.info(
+                    "{} did not exist (a first start, or removed): auth requests dated before {} are refused, "
+                            + "since a run before this one may have seen them",
+                    file,
+                    Instant.ofEpochMilli(floor));
         }
         SeenAuthRequests seen = new SeenAuthRequests(file, clock, minRewriteLines, newest, floor);
         synchronized (seen.forceLock) {
@@ -127,29 +136,37 @@ public final class SeenAuthRequests implements AutoCloseable {
     }
 
     /** What a file says: its floor, and whether its run stopped cleanly (its last line is {@code closed}). */
-    private record Parsed(long floorMs, boolean closed) {
-    }
+    private record Parsed(long floorMs, boolean closed) {}
 
     private static Parsed parse(Path file, byte[] content, Map<String, Long> newest) throws IOException {
         String text = new String(content, StandardCharsets.US_ASCII);
         int end = text.lastIndexOf('\n') + 1;
         if (end < text.length()) {
             // Cut short by a crash while it was appended: its reply was never sent (it waits for the force).
-            LOG.warn("{}: ignored a last line cut short ({} bytes), as a crash while it was written leaves it",
-                    file, text.length() - end);
+            LOG.warn(
+                    "{}: ignored a last line cut short ({} bytes), as a crash while it was written leaves it",
+                    file,
+                    text.length() - end);
         }
         long floor = 0;
         boolean closed = false;
         String whole = text.substring(0, end);
-        String[] lines = whole.isEmpty() ? new String[0] : whole.substring(0, end - 1).split("\n", -1);
+        String[] lines =
+                whole.isEmpty() ? new String[0] : whole.substring(0, end - 1).split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
             String[] parts = lines[i].split(" ", -1);
             closed = false;
-            if (parts.length == 2 && parts[0].equals(FLOOR) && MILLIS.matcher(parts[1]).matches()) {
+            if (parts.length == 2
+                    && parts[0].equals(FLOOR)
+                    && MILLIS.matcher(parts[1]).matches()) {
                 floor = Math.max(floor, Long.parseLong(parts[1]));
-            } else if (parts.length == 2 && parts[0].equals(CLOSED) && MILLIS.matcher(parts[1]).matches()) {
+            } else if (parts.length == 2
+                    && parts[0].equals(CLOSED)
+                    && MILLIS.matcher(parts[1]).matches()) {
                 closed = true;
-            } else if (parts.length == 3 && MinionIds.isValid(parts[0]) && FINGERPRINT.matcher(parts[1]).matches()
+            } else if (parts.length == 3
+                    && MinionIds.isValid(parts[0])
+                    && FINGERPRINT.matcher(parts[1]).matches()
                     && MILLIS.matcher(parts[2]).matches()) {
                 newest.merge(parts[0] + " " + parts[1], Long.parseLong(parts[2]), Math::max);
             } else {
@@ -237,15 +254,20 @@ public final class SeenAuthRequests implements AutoCloseable {
         long cut = clock.millis() - Timestamps.MAX_CLOCK_SKEW.toMillis();
         newest.values().removeIf(timestampMs -> timestampMs < cut);
         floorMs = Math.max(floorMs, cut);
-        StringBuilder content = new StringBuilder(FLOOR).append(' ').append(Math.max(floorMs, 0)).append('\n');
-        newest.forEach((key, timestampMs) -> content.append(key).append(' ').append(timestampMs).append('\n'));
+        StringBuilder content = new StringBuilder(FLOOR)
+                .append(' ')
+                .append(Math.max(floorMs, 0))
+                .append('\n');
+        newest.forEach((key, timestampMs) ->
+                content.append(key).append(' ').append(timestampMs).append('\n'));
         if (channel != null) {
             channel.close();
             channel = null;
         }
         AtomicFiles.write(file, content.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
-        channel = FileChannel.open(file, Set.<OpenOption>of(StandardOpenOption.WRITE, StandardOpenOption.APPEND,
-                LinkOption.NOFOLLOW_LINKS));
+        channel = FileChannel.open(
+                file,
+                Set.<OpenOption>of(StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS));
         lines = newest.size() + 1L;
     }
 
@@ -268,8 +290,10 @@ public final class SeenAuthRequests implements AutoCloseable {
                         append((CLOSED + " " + clock.millis() + "\n").getBytes(StandardCharsets.US_ASCII));
                         channel.force(false);
                     } catch (IOException e) {
-                        LOG.warn("{} not closed cleanly, so the next start refuses auth requests dated before it: {}",
-                                file, e.getMessage());
+                        LOG.warn(
+                                "{} not closed cleanly, so the next start refuses auth requests dated before it: {}",
+                                file,
+                                e.getMessage());
                     }
                     try {
                         channel.close();

@@ -23,11 +23,11 @@ public final class StoreWrites {
 
     /** How long one failed write keeps the master not ready when nothing is written after it. */
     public static final Duration NOT_READY_FOR = Duration.ofSeconds(60);
+
     private static final Logger LOG = LoggerFactory.getLogger(StoreWrites.class);
     private static final long WARN_INTERVAL_MS = 10_000;
 
-    private record Failure(long atMs, String what) {
-    }
+    private record Failure(long atMs, String what) {}
 
     private final Clock clock;
     private final AtomicReference<Failure> last = new AtomicReference<>();
@@ -62,10 +62,15 @@ public final class StoreWrites {
             String reason = e.getMessage();
             failed(reason);
             auditFailures.incrementAndGet();
-            long suppressed = warnings.computeIfAbsent(path, p -> new WarnInterval(clock, WARN_INTERVAL_MS)).due();
+            long suppressed = warnings.computeIfAbsent(path, p -> new WarnInterval(clock, WARN_INTERVAL_MS))
+                    .due();
             if (suppressed >= 0) {
-                LOG.warn("{} {}: audit line not written: {}{}", path, who, reason, suppressed > 0
-                        ? " (and " + suppressed + " more on this path since the last line)" : "");
+                LOG.warn(
+                        "{} {}: audit line not written: {}{}",
+                        path,
+                        who,
+                        reason,
+                        suppressed > 0 ? " (and " + suppressed + " more on this path since the last line)" : "");
             }
             return false;
         }

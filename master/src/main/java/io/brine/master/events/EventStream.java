@@ -57,9 +57,16 @@ public final class EventStream {
      * @param session the publisher session, or null for an API subscriber
      * @param replayedUpTo events numbered up to this were sent by the replay (or came before the subscription)
      */
-    private record Subscriber(String name, PublisherSession session, Optional<MasterConfig.PublisherAcl> acl,
-            Glob tag, Predicate<String> minionAllowed, Predicate<String> functionAllowed, NumberedSender sender,
-            long replayedUpTo, Visibility last) {
+    private record Subscriber(
+            String name,
+            PublisherSession session,
+            Optional<MasterConfig.PublisherAcl> acl,
+            Glob tag,
+            Predicate<String> minionAllowed,
+            Predicate<String> functionAllowed,
+            NumberedSender sender,
+            long replayedUpTo,
+            Visibility last) {
         @Override
         public String toString() {
             return session != null ? session.toString() : name;
@@ -72,20 +79,18 @@ public final class EventStream {
      * them once per job, not once per return (1,000 returns to 100 readers were 10^8 glob matches, issue 28).
      */
     private static final class Visibility {
-        private record Decision(Collection<String> minions, String fun, boolean visible) {
-        }
+        private record Decision(Collection<String> minions, String fun, boolean visible) {}
 
         private volatile Decision last;
     }
 
-    private record Kept(long number, String tag, Collection<String> minions, String fun,
-            SessionMessage.Event event) {
-    }
+    private record Kept(long number, String tag, Collection<String> minions, String fun, SessionMessage.Event event) {}
 
     private final Clock clock;
     private final List<Subscriber> subscribers = new CopyOnWriteArrayList<>();
     /** The last events, oldest first, and the last number given; under its own lock. */
     private final ArrayDeque<Kept> history = new ArrayDeque<>();
+
     private long lastNumber;
     private int historySize;
 
@@ -104,7 +109,10 @@ public final class EventStream {
     public void subscribe(PublisherSession session, String tagGlob, Sender sender) {
         subscribers.removeIf(s -> s.session() == session);
         while (subscribers.stream().filter(s -> s.session() != null).count() >= MAX_SUBSCRIBERS) {
-            Subscriber oldest = subscribers.stream().filter(s -> s.session() != null).findFirst().orElseThrow();
+            Subscriber oldest = subscribers.stream()
+                    .filter(s -> s.session() != null)
+                    .findFirst()
+                    .orElseThrow();
             subscribers.remove(oldest);
             LOG.info("{}: event subscription dropped for a newer one ({} at most)", oldest, MAX_SUBSCRIBERS);
         }
@@ -118,25 +126,31 @@ public final class EventStream {
      *
      * @return a handle that ends the subscription
      */
-    public AutoCloseable subscribe(String name, Optional<MasterConfig.PublisherAcl> acl, String tagGlob,
-            long after, NumberedSender sender) {
+    public AutoCloseable subscribe(
+            String name, Optional<MasterConfig.PublisherAcl> acl, String tagGlob, long after, NumberedSender sender) {
         Subscriber subscriber = add(name, null, acl, tagGlob, sender, after);
         return () -> subscribers.remove(subscriber);
     }
 
-    private Subscriber add(String name, PublisherSession session, Optional<MasterConfig.PublisherAcl> acl,
-            String tagGlob, NumberedSender sender, long after) {
+    private Subscriber add(
+            String name,
+            PublisherSession session,
+            Optional<MasterConfig.PublisherAcl> acl,
+            String tagGlob,
+            NumberedSender sender,
+            long after) {
         Predicate<String> allowed = acl.map(a -> anyOf(a.targets())).orElse(id -> true);
         Predicate<String> functions = acl.map(a -> anyOf(a.functions())).orElse(fun -> true);
         Glob glob = Glob.compile(tagGlob);
         synchronized (history) {
             // Under the lock that numbers events: what is replayed here is skipped live, and every later event is
             // numbered after the subscriber is in the list, so it reaches it live.
-            Subscriber subscriber = new Subscriber(name, session, acl, glob, allowed, functions, sender, lastNumber,
-                    new Visibility());
+            Subscriber subscriber =
+                    new Subscriber(name, session, acl, glob, allowed, functions, sender, lastNumber, new Visibility());
             if (after >= 0) {
                 for (Kept kept : history) {
-                    if (kept.number() > after && glob.matches(kept.tag())
+                    if (kept.number() > after
+                            && glob.matches(kept.tag())
                             && visible(subscriber, kept.minions(), kept.fun())
                             && !sender.send(kept.number(), kept.event())) {
                         return subscriber;
@@ -186,7 +200,8 @@ public final class EventStream {
         }
         List<Subscriber> gone = new ArrayList<>(0);
         for (Subscriber subscriber : subscribers) {
-            if (number <= subscriber.replayedUpTo() || !subscriber.tag().matches(tag)
+            if (number <= subscriber.replayedUpTo()
+                    || !subscriber.tag().matches(tag)
                     || !visible(subscriber, minions, fun)) {
                 continue;
             }
@@ -215,7 +230,8 @@ public final class EventStream {
         if (last != null && last.minions() == minions && Objects.equals(last.fun(), fun)) {
             return last.visible();
         }
-        boolean visible = !minions.isEmpty() && minions.stream().allMatch(subscriber.minionAllowed())
+        boolean visible = !minions.isEmpty()
+                && minions.stream().allMatch(subscriber.minionAllowed())
                 && (fun == null || subscriber.functionAllowed().test(fun));
         subscriber.last().last = new Visibility.Decision(minions, fun, visible);
         return visible;

@@ -34,26 +34,32 @@ public final class ActiveJobs implements UndeliveredListener {
     static final int MAX_ACTIVE = 100_000;
     static final Duration ACTIVE_FOR = Duration.ofHours(1);
 
-    private record ActiveJob(String fun, Set<String> minions, Set<String> unreachable, Set<String> unconfirmed,
-            Set<String> returned, List<Consumer<SessionMessage.ReturnEvent>> watchers) {
-    }
+    private record ActiveJob(
+            String fun,
+            Set<String> minions,
+            Set<String> unreachable,
+            Set<String> unconfirmed,
+            Set<String> returned,
+            List<Consumer<SessionMessage.ReturnEvent>> watchers) {}
 
     /** What a job was published as: its function and the minions it targeted. */
-    private record Targeted(String fun, Set<String> minions) {
-    }
+    private record Targeted(String fun, Set<String> minions) {}
 
     private final JobCache cache;
     private final AtomicLong duplicateReturns = new AtomicLong();
     private final AuditLog audit;
     private final Clock clock;
     private final MasterMetrics metrics;
-    private final Cache<String, ActiveJob> active = Caffeine.newBuilder().maximumSize(MAX_ACTIVE)
-            .expireAfterWrite(ACTIVE_FOR).build();
+    private final Cache<String, ActiveJob> active = Caffeine.newBuilder()
+            .maximumSize(MAX_ACTIVE)
+            .expireAfterWrite(ACTIVE_FOR)
+            .build();
     /**
      * The job of each publication a transport may still report, by the identity of its frame (a transport reports
      * the array it was given). Weak keys: an entry lasts as long as some transport still holds the frame.
      */
-    private final Cache<byte[], String> sending = Caffeine.newBuilder().weakKeys().build();
+    private final Cache<byte[], String> sending =
+            Caffeine.newBuilder().weakKeys().build();
 
     public ActiveJobs(JobCache cache, AuditLog audit, Clock clock, MasterMetrics metrics) {
         this.cache = cache;
@@ -66,10 +72,10 @@ public final class ActiveJobs implements UndeliveredListener {
      * What is stored in place of a return over {@code max_return_bytes} (a brine minion's session frame, a Salt
      * minion's encrypted load): a failed return whose value gives the reason, which the brine minion also hears.
      */
-    public static SessionMessage.Return oversized(String jid, String fun, long size, long maxReturnBytes,
-            long durationMs) {
-        String reason = "return of " + size + " bytes refused by the master: over max_return_bytes ("
-                + maxReturnBytes + ")";
+    public static SessionMessage.Return oversized(
+            String jid, String fun, long size, long maxReturnBytes, long durationMs) {
+        String reason =
+                "return of " + size + " bytes refused by the master: over max_return_bytes (" + maxReturnBytes + ")";
         return new SessionMessage.Return(jid, fun, reason, 1, false, durationMs);
     }
 
@@ -77,10 +83,19 @@ public final class ActiveJobs implements UndeliveredListener {
      * A job about to be published as {@code frame} to {@code minions}: from now on its returns count, and reports
      * about {@code frame} are about it. {@code watcher}, if given, hears each return as it is stored.
      */
-    public void begin(String jid, String fun, Collection<String> minions, byte[] frame,
+    public void begin(
+            String jid,
+            String fun,
+            Collection<String> minions,
+            byte[] frame,
             Consumer<SessionMessage.ReturnEvent> watcher) {
-        ActiveJob job = new ActiveJob(fun, Set.copyOf(minions), ConcurrentHashMap.newKeySet(),
-                ConcurrentHashMap.newKeySet(), ConcurrentHashMap.newKeySet(), new CopyOnWriteArrayList<>());
+        ActiveJob job = new ActiveJob(
+                fun,
+                Set.copyOf(minions),
+                ConcurrentHashMap.newKeySet(),
+                ConcurrentHashMap.newKeySet(),
+                ConcurrentHashMap.newKeySet(),
+                new CopyOnWriteArrayList<>());
         if (watcher != null) {
             job.watchers().add(watcher);
         }
@@ -101,7 +116,8 @@ public final class ActiveJobs implements UndeliveredListener {
         ActiveJob job = active.getIfPresent(jid);
         if (job != null) {
             job.unconfirmed().removeAll(minionIds);
-            metrics.missing((int) minionIds.stream().filter(job.unreachable()::add).count());
+            metrics.missing(
+                    (int) minionIds.stream().filter(job.unreachable()::add).count());
         }
     }
 
@@ -130,8 +146,10 @@ public final class ActiveJobs implements UndeliveredListener {
             return;
         }
         unreachable(jid, minionIds);
-        LOG.info("Job {}: publication not delivered to {} (queue full or connection lost); recorded as unreachable",
-                jid, minionIds);
+        LOG.info(
+                "Job {}: publication not delivered to {} (queue full or connection lost); recorded as unreachable",
+                jid,
+                minionIds);
     }
 
     /** The minions {@code jid}'s publication did not reach, sorted; empty once the job is no longer active. */
@@ -155,7 +173,7 @@ public final class ActiveJobs implements UndeliveredListener {
      * then {@code ack} runs and the minion stops resending, and the job's watchers hear it. Called on worker threads.
      */
     public void onReturn(String minionId, SessionMessage.Return ret, Runnable ack) {
-        onReturn(minionId, ret, ack, () -> { });
+        onReturn(minionId, ret, ack, () -> {});
     }
 
     /** As {@link #onReturn(String, SessionMessage.Return, Runnable)}; {@code done} runs once, when it is dealt with. */
@@ -174,8 +192,10 @@ public final class ActiveJobs implements UndeliveredListener {
             try {
                 // At DEBUG: an accepted minion can send these at will; the caller logs refusals throttled.
                 LOG.debug("Minion {}: return for job {} it was not targeted by dropped", minionId, ret.jid());
-                audit.record(AuditEvent.builder("return-dropped", "master").id(minionId)
-                        .reason("return for job " + ret.jid() + " that did not target this minion").build());
+                audit.record(AuditEvent.builder("return-dropped", "master")
+                        .id(minionId)
+                        .reason("return for job " + ret.jid() + " that did not target this minion")
+                        .build());
                 // Acknowledge anyway: resending would not make it acceptable.
                 ack.accept("not a job the master sent this minion (unknown, or expired)");
             } finally {
@@ -194,24 +214,35 @@ public final class ActiveJobs implements UndeliveredListener {
             }
             return;
         }
-        StoredReturn stored = new StoredReturn(minionId, ret.returnValue(), ret.retcode(), ret.success(),
-                ret.durationMs(), clock.instant().toString());
-        boolean queued = cache.addReturn(ret.jid(), stored, () -> {
-            metrics.returned(ret.jid(), targeted.fun(), targeted.minions(), minionId, ret.success(),
-                    ret.retcode());
-            ack.accept(null);
-            ActiveJob job = active.getIfPresent(ret.jid());
-            if (job != null) {
-                SessionMessage.ReturnEvent event = new SessionMessage.ReturnEvent(ret.jid(), minionId,
-                        ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs());
-                job.watchers().forEach(watcher -> watcher.accept(event));
-            }
-        }, done);
+        StoredReturn stored = new StoredReturn(
+                minionId,
+                ret.returnValue(),
+                ret.retcode(),
+                ret.success(),
+                ret.durationMs(),
+                clock.instant().toString());
+        boolean queued = cache.addReturn(
+                ret.jid(),
+                stored,
+                () -> {
+                    metrics.returned(
+                            ret.jid(), targeted.fun(), targeted.minions(), minionId, ret.success(), ret.retcode());
+                    ack.accept(null);
+                    ActiveJob job = active.getIfPresent(ret.jid());
+                    if (job != null) {
+                        SessionMessage.ReturnEvent event = new SessionMessage.ReturnEvent(
+                                ret.jid(), minionId, ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs());
+                        job.watchers().forEach(watcher -> watcher.accept(event));
+                    }
+                },
+                done);
         if (!queued) {
             forgetReturn(ret.jid(), minionId); // not stored: the resend must count
             done.run();
-            LOG.warn("Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
-                    minionId, ret.jid());
+            LOG.warn(
+                    "Minion {}: job cache busy, return for job {} not stored now; the minion will resend",
+                    minionId,
+                    ret.jid());
         }
     }
 

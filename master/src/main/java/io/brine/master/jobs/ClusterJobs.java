@@ -34,12 +34,19 @@ public final class ClusterJobs implements SharedJobs {
     private final ObjectMapper json = new ObjectMapper();
     /** Returns written to ZooKeeper and not yet answered: pipelined, and bounded. */
     private final Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
-    private final ExecutorService writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(100_000), r -> {
+
+    private final ExecutorService writer = new ThreadPoolExecutor(
+            1,
+            1,
+            0,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(100_000),
+            r -> {
                 Thread t = new Thread(r, "brine-cluster-jobs");
                 t.setDaemon(true);
                 return t;
-            }, (task, pool) -> LOG.warn("Cluster job index: too many returns waiting; one stays local only"));
+            },
+            (task, pool) -> LOG.warn("Cluster job index: too many returns waiting; one stays local only"));
 
     /** {@code masterName} names this master in stubs of returns too large to share. */
     public ClusterJobs(ZkJobIndex index, String masterName) {
@@ -52,12 +59,22 @@ public final class ClusterJobs implements SharedJobs {
         try {
             byte[] record = json.writeValueAsBytes(job);
             if (record.length > ZkJobIndex.MAX_JOB_BYTES) {
-                record = json.writeValueAsBytes(new JobRecord(job.jid(), job.time(), job.publisher(),
-                        job.targetType(), job.target(), job.fun(), List.of("<load too large to share; on "
-                                + masterName + ">"), Map.of(), job.timeoutSeconds(), job.minions()));
+                record = json.writeValueAsBytes(new JobRecord(
+                        job.jid(),
+                        job.time(),
+                        job.publisher(),
+                        job.targetType(),
+                        job.target(),
+                        job.fun(),
+                        List.of("<load too large to share; on " + masterName + ">"),
+                        Map.of(),
+                        job.timeoutSeconds(),
+                        job.minions()));
             }
-            index.putJobInBackground(job.jid(), record, failed -> LOG.warn("Job {}: not shared with the cluster: {}",
-                    job.jid(), failed));
+            index.putJobInBackground(
+                    job.jid(),
+                    record,
+                    failed -> LOG.warn("Job {}: not shared with the cluster: {}", job.jid(), failed));
         } catch (IOException | RuntimeException e) {
             LOG.warn("Job {}: not shared with the cluster: {}", job.jid(), e.getMessage());
         }
@@ -70,9 +87,13 @@ public final class ClusterJobs implements SharedJobs {
             try {
                 value = json.writeValueAsBytes(ret);
                 if (value.length > ZkJobIndex.MAX_RETURN_BYTES) {
-                    value = json.writeValueAsBytes(new StoredReturn(ret.id(), "<" + value.length
-                            + " bytes, in the job cache of " + masterName + ">", ret.retcode(), ret.success(),
-                            ret.durationMs(), ret.time()));
+                    value = json.writeValueAsBytes(new StoredReturn(
+                            ret.id(),
+                            "<" + value.length + " bytes, in the job cache of " + masterName + ">",
+                            ret.retcode(),
+                            ret.success(),
+                            ret.durationMs(),
+                            ret.time()));
                 }
                 inFlight.acquire();
             } catch (IOException e) {
@@ -86,7 +107,10 @@ public final class ClusterJobs implements SharedJobs {
                 index.putReturnAsync(jid, ret.id(), value, failed -> {
                     inFlight.release();
                     if (failed != null) {
-                        LOG.warn("Job {}: return of {} not shared with the cluster: {}", jid, ret.id(),
+                        LOG.warn(
+                                "Job {}: return of {} not shared with the cluster: {}",
+                                jid,
+                                ret.id(),
                                 failed.getMessage());
                     }
                 });

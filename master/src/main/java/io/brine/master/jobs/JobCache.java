@@ -45,8 +45,7 @@ public final class JobCache implements AutoCloseable {
     private static final String RETURNS_FILE = "returns.jsonl";
     private static final int MAX_BATCH = 2048;
 
-    private record PendingReturn(String jid, StoredReturn ret, Runnable onStored, Runnable onDone) {
-    }
+    private record PendingReturn(String jid, StoredReturn ret, Runnable onStored, Runnable onDone) {}
 
     private final Path dir;
     private final Duration keep;
@@ -107,7 +106,7 @@ public final class JobCache implements AutoCloseable {
      */
     public boolean addReturn(String jid, StoredReturn ret, Runnable onStored) {
         // Checked here: one bad jid in a batch would make the writer drop the whole batch.
-        return addReturn(jid, ret, onStored, () -> { });
+        return addReturn(jid, ret, onStored, () -> {});
     }
 
     /**
@@ -211,7 +210,10 @@ public final class JobCache implements AutoCloseable {
 
     private List<String> jids() {
         try (Stream<Path> entries = Files.list(dir)) {
-            return entries.map(p -> p.getFileName().toString()).filter(JobIds::isValid).sorted().toList();
+            return entries.map(p -> p.getFileName().toString())
+                    .filter(JobIds::isValid)
+                    .sorted()
+                    .toList();
         } catch (IOException e) {
             LOG.warn("Job cache: cannot list {}: {}", dir, e.getMessage());
             return List.of();
@@ -265,7 +267,10 @@ public final class JobCache implements AutoCloseable {
                 try {
                     lines.append(json.writeValueAsString(pending.ret())).append('\n');
                 } catch (IOException e) {
-                    LOG.warn("Job {}: return of {} cannot be encoded: {}", entry.getKey(), pending.ret().id(),
+                    LOG.warn(
+                            "Job {}: return of {} cannot be encoded: {}",
+                            entry.getKey(),
+                            pending.ret().id(),
                             e.getMessage());
                 }
             }
@@ -280,9 +285,14 @@ public final class JobCache implements AutoCloseable {
                 continue;
             }
             byte[] content = lines.toString().getBytes(StandardCharsets.UTF_8);
-            try (FileChannel channel = FileChannel.open(returnsFile, Set.of(
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW))) {
+            try (FileChannel channel = FileChannel.open(
+                    returnsFile,
+                    Set.of(
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.APPEND,
+                            StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS),
+                    PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW))) {
                 ByteBuffer buffer = ByteBuffer.wrap(content);
                 while (buffer.hasRemaining()) {
                     channel.write(buffer);
@@ -318,13 +328,15 @@ public final class JobCache implements AutoCloseable {
 
     private long measure() throws IOException {
         try (Stream<Path> files = Files.walk(dir)) {
-            return files.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).mapToLong(p -> {
-                try {
-                    return Files.size(p);
-                } catch (IOException e) {
-                    return 0;
-                }
-            }).sum();
+            return files.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
+                    .mapToLong(p -> {
+                        try {
+                            return Files.size(p);
+                        } catch (IOException e) {
+                            return 0;
+                        }
+                    })
+                    .sum();
         }
     }
 

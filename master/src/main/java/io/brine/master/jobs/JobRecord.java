@@ -8,8 +8,17 @@ import java.util.Map;
  *
  * @param minions the minions the master resolved the target to (whom it expects returns from)
  */
-public record JobRecord(String jid, String time, String publisher, String targetType, String target, String fun,
-        List<Object> args, Map<String, Object> kwargs, int timeoutSeconds, List<String> minions) {
+public record JobRecord(
+        String jid,
+        String time,
+        String publisher,
+        String targetType,
+        String target,
+        String fun,
+        List<Object> args,
+        Map<String, Object> kwargs,
+        int timeoutSeconds,
+        List<String> minions) {
 
     public JobRecord {
         args = List.copyOf(args);

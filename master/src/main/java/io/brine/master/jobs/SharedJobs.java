@@ -39,12 +39,10 @@ public interface SharedJobs extends AutoCloseable {
     static SharedJobs alone() {
         return new SharedJobs() {
             @Override
-            public void putJob(JobRecord job) {
-            }
+            public void putJob(JobRecord job) {}
 
             @Override
-            public void putReturn(String jid, StoredReturn ret) {
-            }
+            public void putReturn(String jid, StoredReturn ret) {}
 
             @Override
             public Optional<JobRecord> job(String jid) {
@@ -63,16 +61,14 @@ public interface SharedJobs extends AutoCloseable {
 
             @Override
             public AutoCloseable watchReturns(String jid, Consumer<StoredReturn> heard) {
-                return () -> { };
+                return () -> {};
             }
 
             @Override
-            public void sweep(Duration keep) {
-            }
+            public void sweep(Duration keep) {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 }

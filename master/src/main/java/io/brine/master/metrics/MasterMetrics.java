@@ -68,20 +68,34 @@ public final class MasterMetrics {
     public MasterMetrics(EventStream events) {
         this.events = events;
         // A histogram (buckets from 1 ms to 10 s), not a summary: buckets add up across masters, quantiles do not.
-        authLatency = Timer.builder("brine.auth.latency").description("Time to answer one auth request, from the "
-                + "worker picking it up to the reply being handed to the transport").publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(10))
+        authLatency = Timer.builder("brine.auth.latency")
+                .description("Time to answer one auth request, from the "
+                        + "worker picking it up to the reply being handed to the transport")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1))
+                .maximumExpectedValue(Duration.ofSeconds(10))
                 .register(registry);
-        Gauge.builder("brine.build.info", () -> 1).description("The version and commit this master was built from")
-                .tag("version", BrineVersion.get()).tag("commit", BrineVersion.commit()).register(registry);
-        publications = Counter.builder("brine.publications").description("Jobs published").register(registry);
-        returns = Counter.builder("brine.returns").description("Job returns stored").register(registry);
-        missing = Counter.builder("brine.missing.minions").description("Minions a publication did not reach "
-                + "(not connected, queue full, connection lost)").register(registry);
-        masterKeyRotations = Counter.builder("brine.master.key.rotations").description("Master key rotations"
-                + " (brine-key --rotate-master-key) this master loaded and sent to its minions").register(registry);
-        masterKeyRetirements = Counter.builder("brine.master.key.retirements").description("Previous master keys"
-                + " retired at the end of master_key_grace").register(registry);
+        Gauge.builder("brine.build.info", () -> 1)
+                .description("The version and commit this master was built from")
+                .tag("version", BrineVersion.get())
+                .tag("commit", BrineVersion.commit())
+                .register(registry);
+        publications = Counter.builder("brine.publications")
+                .description("Jobs published")
+                .register(registry);
+        returns = Counter.builder("brine.returns")
+                .description("Job returns stored")
+                .register(registry);
+        missing = Counter.builder("brine.missing.minions")
+                .description("Minions a publication did not reach " + "(not connected, queue full, connection lost)")
+                .register(registry);
+        masterKeyRotations = Counter.builder("brine.master.key.rotations")
+                .description("Master key rotations"
+                        + " (brine-key --rotate-master-key) this master loaded and sent to its minions")
+                .register(registry);
+        masterKeyRetirements = Counter.builder("brine.master.key.retirements")
+                .description("Previous master keys" + " retired at the end of master_key_grace")
+                .register(registry);
     }
 
     /**
@@ -99,8 +113,10 @@ public final class MasterMetrics {
         new FileDescriptorMetrics().bindTo(registry);
         new UptimeMetrics().bindTo(registry);
         if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
-            FunctionCounter.builder("process.cpu", os, bean -> bean.getProcessCpuTime() / 1e9).baseUnit("seconds")
-                    .description("CPU time used by the master's process").register(registry);
+            FunctionCounter.builder("process.cpu", os, bean -> bean.getProcessCpuTime() / 1e9)
+                    .baseUnit("seconds")
+                    .description("CPU time used by the master's process")
+                    .register(registry);
         }
         return this;
     }
@@ -127,10 +143,16 @@ public final class MasterMetrics {
      */
     public void authAnswered(String id, String outcome, String rule) {
         String kind = rule == null || rule.isBlank() ? "none" : rule.strip().split("\\s", 2)[0];
-        Counter.builder("brine.auth.answers").description("Auth requests decided, by outcome and by the kind of "
-                + "rule that decided").tag("outcome", outcome).tag("rule", kind).register(registry).increment();
-        events.emit("brine/auth/" + outcome, List.of(id), Map.of("id", id, "outcome", outcome, "rule",
-                rule == null ? "none" : rule));
+        Counter.builder("brine.auth.answers")
+                .description("Auth requests decided, by outcome and by the kind of " + "rule that decided")
+                .tag("outcome", outcome)
+                .tag("rule", kind)
+                .register(registry)
+                .increment();
+        events.emit(
+                "brine/auth/" + outcome,
+                List.of(id),
+                Map.of("id", id, "outcome", outcome, "rule", rule == null ? "none" : rule));
     }
 
     /** The key store's decision's name as an outcome label. */
@@ -147,8 +169,11 @@ public final class MasterMetrics {
     public void published(String jid, String fun, Collection<String> minions) {
         publications.increment();
         String function = fun == null ? "unknown" : fun; // unknown: no publisher ACL allows it
-        events.emit("brine/job/" + jid + "/new", minions, function, Map.of("jid", jid, "fun", function, "minions",
-                List.copyOf(minions)));
+        events.emit(
+                "brine/job/" + jid + "/new",
+                minions,
+                function,
+                Map.of("jid", jid, "fun", function, "minions", List.copyOf(minions)));
     }
 
     /** {@code count} minions were not reached by a publication. */
@@ -162,12 +187,15 @@ public final class MasterMetrics {
      * {@code minionId}'s return for job {@code jid} of {@code fun}, which targeted {@code jobMinions}, was stored. The
      * event is about the job, so it goes to the publishers that could have published the whole job (EventStream).
      */
-    public void returned(String jid, String fun, Collection<String> jobMinions, String minionId, boolean success,
-            int retcode) {
+    public void returned(
+            String jid, String fun, Collection<String> jobMinions, String minionId, boolean success, int retcode) {
         returns.increment();
         String function = fun == null ? "unknown" : fun;
-        events.emit("brine/job/" + jid + "/ret/" + minionId, jobMinions, function, Map.of("jid", jid, "fun",
-                function, "id", minionId, "success", success, "retcode", retcode));
+        events.emit(
+                "brine/job/" + jid + "/ret/" + minionId,
+                jobMinions,
+                function,
+                Map.of("jid", jid, "fun", function, "id", minionId, "success", success, "retcode", retcode));
     }
 
     /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
@@ -183,10 +211,15 @@ public final class MasterMetrics {
     /** A minion's request to rotate its key was answered (PROTOCOL.md 6.3). */
     /** @param result rotated, pending (waits for an admin) or refused */
     public void minionKeyRotation(String id, String result, String newFingerprint, String reason) {
-        Counter.builder("brine.minion.key.rotations").description("Minion key rotations answered, by result")
-                .tag("result", result).register(registry).increment();
-        events.emit("brine/key/minion/" + result, List.of(id), Map.of("id", id, "fingerprint", newFingerprint,
-                "reason", reason));
+        Counter.builder("brine.minion.key.rotations")
+                .description("Minion key rotations answered, by result")
+                .tag("result", result)
+                .register(registry)
+                .increment();
+        events.emit(
+                "brine/key/minion/" + result,
+                List.of(id),
+                Map.of("id", id, "fingerprint", newFingerprint, "reason", reason));
     }
 
     /**
@@ -234,12 +267,15 @@ public final class MasterMetrics {
         KeyCounts counts = new KeyCounts(keyStore);
         beforeScrape.add(counts::refresh);
         for (KeyState state : KeyState.values()) {
-            Gauge.builder("brine.keys", counts, c -> c.count(state)).description("Keys in the key store, by state")
-                    .tag("state", state.dirName()).register(registry);
+            Gauge.builder("brine.keys", counts, c -> c.count(state))
+                    .description("Keys in the key store, by state")
+                    .tag("state", state.dirName())
+                    .register(registry);
         }
         Gauge.builder("brine.oldest.accepted.key.age.seconds", counts, KeyCounts::oldestAcceptedAgeSeconds)
                 .description("Age of the oldest accepted minion key (since accepted or last rotated); 0 when none"
-                        + " or unknown (a cluster)").register(registry);
+                        + " or unknown (a cluster)")
+                .register(registry);
     }
 
     /** Key counts by state, from one listing of the key store, taken by {@link #scrape()} before it reads them. */
@@ -265,8 +301,9 @@ public final class MasterMetrics {
 
         double oldestAcceptedAgeSeconds() {
             Instant oldest = oldestAccepted;
-            return oldest == null ? 0 : Math.max(0, Duration.between(oldest, Instant.now())
-                    .toSeconds());
+            return oldest == null
+                    ? 0
+                    : Math.max(0, Duration.between(oldest, Instant.now()).toSeconds());
         }
 
         int count(KeyState state) {
@@ -280,31 +317,47 @@ public final class MasterMetrics {
      * many succession records minions are shown.
      */
     public void masterKeys(MasterKeyring keyring) {
-        gauge("brine.master.key.last.rotation.timestamp.seconds", "When the master key in force was made by a"
-                + " rotation, Unix time; 0 before the first rotation", keyring, k -> k.lastRotationMs() / 1000.0);
-        gauge("brine.master.key.grace.remaining.seconds", "How much longer the previous master key signs"
-                + " publications (master_key_grace); 0 when it is retired or there is none", keyring,
+        gauge(
+                "brine.master.key.last.rotation.timestamp.seconds",
+                "When the master key in force was made by a" + " rotation, Unix time; 0 before the first rotation",
+                keyring,
+                k -> k.lastRotationMs() / 1000.0);
+        gauge(
+                "brine.master.key.grace.remaining.seconds",
+                "How much longer the previous master key signs"
+                        + " publications (master_key_grace); 0 when it is retired or there is none",
+                keyring,
                 k -> k.graceRemaining().toMillis() / 1000.0);
-        gauge("brine.master.key.chain.records", "Succession records shown to minions (master_key_chain)", keyring,
+        gauge(
+                "brine.master.key.chain.records",
+                "Succession records shown to minions (master_key_chain)",
+                keyring,
                 k -> k.chain().size());
     }
 
     /** Connected minions, by transport, as {@code sessionTransports} names each session's transport. */
     public void sessions(Collection<String> transports, Supplier<Collection<String>> sessionTransports) {
         for (String transport : transports) {
-            Gauge.builder("brine.minions.connected", () -> sessionTransports.get().stream()
-                    .filter(transport::equals).count()).description("Minions with a live session, by transport")
-                    .tag("transport", transport).register(registry);
+            Gauge.builder(
+                            "brine.minions.connected",
+                            () -> sessionTransports.get().stream()
+                                    .filter(transport::equals)
+                                    .count())
+                    .description("Minions with a live session, by transport")
+                    .tag("transport", transport)
+                    .register(registry);
         }
     }
 
     /** Rotations: the publish key generation, which each rotation moves by one, less the first one. */
     public <T> void rotations(T keyring, ToDoubleFunction<T> generation) {
         double first = generation.applyAsDouble(keyring);
-        Gauge.builder("brine.publish.key.generation", keyring, generation).description(
-                "The current publish key generation").register(registry);
+        Gauge.builder("brine.publish.key.generation", keyring, generation)
+                .description("The current publish key generation")
+                .register(registry);
         FunctionCounter.builder("brine.key.rotations", keyring, k -> generation.applyAsDouble(k) - first)
-                .description("Publish key rotations since the master started").register(registry);
+                .description("Publish key rotations since the master started")
+                .register(registry);
     }
 
     public <T> void gauge(String name, String description, T holder, ToDoubleFunction<T> value) {
@@ -320,23 +373,35 @@ public final class MasterMetrics {
      * {@code budget} (spent) and {@code bad_signature} (a request not signed by the key it offers is never answered).
      */
     public void authWorkBudget(AuthWorkBudget budget) {
-        counter("brine.auth.budget.answers", "Answers paid from the auth work budget (refusals, pending and unknown "
-                + "keys, Salt's _auth, SessionUnknown)", budget, AuthWorkBudget::spent);
-        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::unanswered).description(
-                "Unauthenticated requests left unanswered, by reason").tag("reason", "budget").register(registry);
-        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::badSignatures).description(
-                "Unauthenticated requests left unanswered, by reason").tag("reason", "bad_signature")
+        counter(
+                "brine.auth.budget.answers",
+                "Answers paid from the auth work budget (refusals, pending and unknown "
+                        + "keys, Salt's _auth, SessionUnknown)",
+                budget,
+                AuthWorkBudget::spent);
+        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::unanswered)
+                .description("Unauthenticated requests left unanswered, by reason")
+                .tag("reason", "budget")
+                .register(registry);
+        FunctionCounter.builder("brine.auth.unanswered", budget, AuthWorkBudget::badSignatures)
+                .description("Unauthenticated requests left unanswered, by reason")
+                .tag("reason", "bad_signature")
                 .register(registry);
     }
 
     /** The autosign_policy executable's runs and timeouts, when one is configured. */
     public void policies(AcceptancePolicies policies) {
-        policies.all().stream().filter(ExecutablePolicy.class::isInstance).map(ExecutablePolicy.class::cast)
-                .findFirst().ifPresent(executable -> {
-                    counter("brine.policy.executable.runs", "autosign_policy runs", executable,
-                            ExecutablePolicy::runs);
-                    counter("brine.policy.executable.timeouts", "autosign_policy runs killed at the timeout",
-                            executable, ExecutablePolicy::timeouts);
+        policies.all().stream()
+                .filter(ExecutablePolicy.class::isInstance)
+                .map(ExecutablePolicy.class::cast)
+                .findFirst()
+                .ifPresent(executable -> {
+                    counter("brine.policy.executable.runs", "autosign_policy runs", executable, ExecutablePolicy::runs);
+                    counter(
+                            "brine.policy.executable.timeouts",
+                            "autosign_policy runs killed at the timeout",
+                            executable,
+                            ExecutablePolicy::timeouts);
                 });
     }
 }

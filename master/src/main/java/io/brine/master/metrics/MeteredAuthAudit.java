@@ -22,8 +22,8 @@ public final class MeteredAuthAudit implements AuthAudit {
     }
 
     @Override
-    public void decided(String id, String remoteAddress, String fingerprint, KeyDecision decision,
-            PolicyDecision policy) {
+    public void decided(
+            String id, String remoteAddress, String fingerprint, KeyDecision decision, PolicyDecision policy) {
         metrics.authAnswered(id, MasterMetrics.outcome(decision), policy.rule());
         next.decided(id, remoteAddress, fingerprint, decision, policy);
     }

@@ -75,6 +75,7 @@ public final class ClusterPublications implements SharedPublications {
     static final Duration MAX_AGE = Duration.ofMinutes(2);
     /** Announcements and reports are removed after this. */
     static final Duration KEEP = Duration.ofMinutes(10);
+
     private static final int MAX_INFLATED = 16 * 1024 * 1024;
     private static final byte[] CONTEXT = "brine-cluster-publication-v1".getBytes(StandardCharsets.US_ASCII);
 
@@ -85,10 +86,14 @@ public final class ClusterPublications implements SharedPublications {
     private final String name;
     /** What a write to the cluster would meet now. */
     private final Supplier<ClusterHealth> health;
+
     private final ObjectMapper json = new ObjectMapper();
     /** Jids heard (announced by any master): each is delivered once. */
-    private final Cache<String, Boolean> heard = Caffeine.newBuilder().maximumSize(100_000)
-            .expireAfterWrite(KEEP.multipliedBy(2)).build();
+    private final Cache<String, Boolean> heard = Caffeine.newBuilder()
+            .maximumSize(100_000)
+            .expireAfterWrite(KEEP.multipliedBy(2))
+            .build();
+
     private final Object reportsArrived = new Object();
     private final ScheduledThreadPoolExecutor worker;
     private volatile Deliverer deliverer;
@@ -97,7 +102,12 @@ public final class ClusterPublications implements SharedPublications {
      * @param name this master's name in the cluster (reports and logs)
      * @param health what a write to the cluster meets now ({@code ClusterStores::awaitWritable})
      */
-    public ClusterPublications(ZkPublications zk, SharedJobs jobs, KeyPair masterKeys, Clock clock, String name,
+    public ClusterPublications(
+            ZkPublications zk,
+            SharedJobs jobs,
+            KeyPair masterKeys,
+            Clock clock,
+            String name,
             Supplier<ClusterHealth> health) {
         this.health = health;
         this.zk = zk;
@@ -148,25 +158,31 @@ public final class ClusterPublications implements SharedPublications {
     }
 
     @Override
-    public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
-            Consumer<SessionMessage.ReturnEvent> watcher) {
+    public Announced announce(
+            JobRecord record, PublishLoad load, long issuedMs, Consumer<SessionMessage.ReturnEvent> watcher) {
         String jid = record.jid();
         heard.put(jid, Boolean.TRUE);
         ZkPublications.Written written;
         try {
             written = zk.announce(jid, encode(record, load, issuedMs), ANNOUNCE_WAIT);
         } catch (IOException | RuntimeException e) {
-            LOG.warn("Job {}: not forwarded to the cluster's other masters ({}); only minions connected here get it",
-                    jid, e.getMessage());
+            LOG.warn(
+                    "Job {}: not forwarded to the cluster's other masters ({}); only minions connected here get it",
+                    jid,
+                    e.getMessage());
             return Delivery::unreachable;
         }
         if (watcher != null) {
             watchReturns(record, watcher);
         }
         if (written == ZkPublications.Written.UNKNOWN) {
-            LOG.warn("Job {}: ZooKeeper did not answer its announcement within {} s (quorum lost?); the targets not"
-                    + " connected here are reported unconfirmed: the other masters deliver it if the write lands"
-                    + " within {} s of its issue", jid, ANNOUNCE_WAIT.toSeconds(), MAX_AGE.toSeconds());
+            LOG.warn(
+                    "Job {}: ZooKeeper did not answer its announcement within {} s (quorum lost?); the targets not"
+                            + " connected here are reported unconfirmed: the other masters deliver it if the write lands"
+                            + " within {} s of its issue",
+                    jid,
+                    ANNOUNCE_WAIT.toSeconds(),
+                    MAX_AGE.toSeconds());
             return Delivery::unconfirmed;
         }
         return notHere -> confirm(record, notHere);
@@ -177,18 +193,21 @@ public final class ClusterPublications implements SharedPublications {
         Set<String> targets = Set.copyOf(record.minions());
         AutoCloseable watch = jobs.watchReturns(record.jid(), ret -> {
             if (targets.contains(ret.id())) {
-                worker.execute(() -> watcher.accept(new SessionMessage.ReturnEvent(record.jid(), ret.id(),
-                        ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs())));
+                worker.execute(() -> watcher.accept(new SessionMessage.ReturnEvent(
+                        record.jid(), ret.id(), ret.returnValue(), ret.retcode(), ret.success(), ret.durationMs())));
             }
         });
         long seconds = Math.max(record.timeoutSeconds(), 60) + 60;
-        worker.schedule(() -> {
-            try {
-                watch.close();
-            } catch (Exception e) {
-                LOG.debug("Job {}: closing the returns watch failed", record.jid(), e);
-            }
-        }, seconds, TimeUnit.SECONDS);
+        worker.schedule(
+                () -> {
+                    try {
+                        watch.close();
+                    } catch (Exception e) {
+                        LOG.debug("Job {}: closing the returns watch failed", record.jid(), e);
+                    }
+                },
+                seconds,
+                TimeUnit.SECONDS);
     }
 
     private Delivery confirm(JobRecord record, Set<String> notHere) {
@@ -196,8 +215,10 @@ public final class ClusterPublications implements SharedPublications {
         Set<String> deliveredHere = new TreeSet<>(record.minions());
         deliveredHere.removeAll(notHere);
         try {
-            zk.reportInBackground(jid, encodeIds(deliveredHere), failed -> LOG.warn(
-                    "Job {}: this master's delivery report not written: {}", jid, failed));
+            zk.reportInBackground(
+                    jid,
+                    encodeIds(deliveredHere),
+                    failed -> LOG.warn("Job {}: this master's delivery report not written: {}", jid, failed));
         } catch (IOException | RuntimeException e) {
             LOG.warn("Job {}: this master's delivery report not written: {}", jid, e.getMessage());
         }
@@ -212,8 +233,12 @@ public final class ClusterPublications implements SharedPublications {
                 if (known.isPresent() && (known.get().unconfirmed().isEmpty() || left <= 0)) {
                     Delivery delivery = known.get();
                     if (!delivery.unconfirmed().isEmpty()) {
-                        LOG.warn("Job {}: no delivery report from {} within {} s; {} minions reported unconfirmed"
-                                + " (not unreachable)", jid, silent(jid, name), REPORT_WAIT.toSeconds(),
+                        LOG.warn(
+                                "Job {}: no delivery report from {} within {} s; {} minions reported unconfirmed"
+                                        + " (not unreachable)",
+                                jid,
+                                silent(jid, name),
+                                REPORT_WAIT.toSeconds(),
                                 delivery.unconfirmed().size());
                     }
                     return delivery;
@@ -276,8 +301,11 @@ public final class ClusterPublications implements SharedPublications {
         try {
             zk.report(jid, encodeIds(delivered));
         } catch (IOException | RuntimeException e) {
-            LOG.warn("Job {}: delivery report not written ({}); master {} will count them unreachable", jid,
-                    e.getMessage(), job.origin());
+            LOG.warn(
+                    "Job {}: delivery report not written ({}); master {} will count them unreachable",
+                    jid,
+                    e.getMessage(),
+                    job.origin());
         }
     }
 
@@ -307,24 +335,31 @@ public final class ClusterPublications implements SharedPublications {
     // ------------------------------------------------------------------ encoding
 
     /** A verified announcement. */
-    record Heard(String origin, long issuedMs, JobRecord record, PublishLoad load) {
-    }
+    record Heard(String origin, long issuedMs, JobRecord record, PublishLoad load) {}
 
     /** {@code u16 signature length || RSA-PSS signature || gzip(JSON body)}. */
     byte[] encode(JobRecord record, PublishLoad load, long issuedMs) throws IOException {
         SessionKey key = SessionKey.random();
         try {
             ObjectNode body = json.createObjectNode();
-            body.put("v", 1).put("jid", record.jid()).put("origin", name).put("issued_ms", issuedMs)
+            body.put("v", 1)
+                    .put("jid", record.jid())
+                    .put("origin", name)
+                    .put("issued_ms", issuedMs)
                     .put("time", record.time());
-            body.putArray("minions").addAll(record.minions().stream().map(body::textNode).toList());
+            body.putArray("minions")
+                    .addAll(record.minions().stream().map(body::textNode).toList());
             body.put("key", Base64.getEncoder().encodeToString(Rsa.wrap(masterKeys.getPublic(), key.bytes())));
-            body.put("load", Base64.getEncoder().encodeToString(Aead.seal(key, context(record.jid()),
-                    Codec.encodeLoad(load))));
+            body.put(
+                    "load",
+                    Base64.getEncoder().encodeToString(Aead.seal(key, context(record.jid()), Codec.encodeLoad(load))));
             byte[] packed = gzip(json.writeValueAsBytes(body));
             byte[] signature = Rsa.sign(masterKeys.getPrivate(), packed);
-            return ByteBuffer.allocate(2 + signature.length + packed.length).putShort((short) signature.length)
-                    .put(signature).put(packed).array();
+            return ByteBuffer.allocate(2 + signature.length + packed.length)
+                    .putShort((short) signature.length)
+                    .put(signature)
+                    .put(packed)
+                    .array();
         } finally {
             key.wipe();
         }
@@ -374,16 +409,27 @@ public final class ClusterPublications implements SharedPublications {
         }
         SessionKey key = null;
         try {
-            key = SessionKey.of(Rsa.unwrap(masterKeys.getPrivate(),
+            key = SessionKey.of(Rsa.unwrap(
+                    masterKeys.getPrivate(),
                     Base64.getDecoder().decode(body.path("key").asText(""))));
-            PublishLoad load = Codec.decodeLoad(Aead.open(key, context(jid),
+            PublishLoad load = Codec.decodeLoad(Aead.open(
+                    key,
+                    context(jid),
                     Base64.getDecoder().decode(body.path("load").asText(""))));
             if (!load.jid().equals(jid)) {
                 throw new IOException("the load names another jid");
             }
-            JobRecord record = new JobRecord(jid, body.path("time").asText(), load.publisher(),
-                    load.target().type(), load.target().expression(), load.fun(), load.args(), load.kwargs(),
-                    load.timeoutSeconds(), minions);
+            JobRecord record = new JobRecord(
+                    jid,
+                    body.path("time").asText(),
+                    load.publisher(),
+                    load.target().type(),
+                    load.target().expression(),
+                    load.fun(),
+                    load.args(),
+                    load.kwargs(),
+                    load.timeoutSeconds(),
+                    minions);
             return new Heard(origin, issuedMs, record, load);
         } catch (CryptoException | MalformedException | IllegalArgumentException e) {
             throw new IOException("cannot open: " + e.getMessage(), e);
@@ -396,7 +442,10 @@ public final class ClusterPublications implements SharedPublications {
 
     private static byte[] context(String jid) {
         byte[] id = jid.getBytes(StandardCharsets.US_ASCII);
-        return ByteBuffer.allocate(CONTEXT.length + id.length).put(CONTEXT).put(id).array();
+        return ByteBuffer.allocate(CONTEXT.length + id.length)
+                .put(CONTEXT)
+                .put(id)
+                .array();
     }
 
     private static byte[] encodeIds(Set<String> ids) throws IOException {

@@ -40,6 +40,7 @@ public final class GrainsStore {
     public static final String CLASS = "class";
     /** The grain that holds a minion's id: the session's, never the minion's claim. */
     public static final String ID = "id";
+
     static final long CLAIMED_ID_WARN_INTERVAL_MS = 60_000;
 
     /** Strings longer than this are kept as reported: long values are rarely shared. */
@@ -70,9 +71,12 @@ public final class GrainsStore {
         if (claimed != null && !minionId.equals(claimed)) {
             long suppressed = claimedIdWarnings.due();
             if (suppressed >= 0) {
-                LOG.warn("Minion {}: its grains claim the id {}; its id grain stays its own ({} other such claims "
-                        + "since the last line)", minionId,
-                        MinionIds.printable(String.valueOf(claimed)), suppressed);
+                LOG.warn(
+                        "Minion {}: its grains claim the id {}; its id grain stays its own ({} other such claims "
+                                + "since the last line)",
+                        minionId,
+                        MinionIds.printable(String.valueOf(claimed)),
+                        suppressed);
             }
         }
         grains.put(minionId, compactMap(reported, minionId));

@@ -50,8 +50,7 @@ public final class JobPublisher {
      * What a publication reached: {@code unreachable}, the targets no master could queue it for, and
      * {@code unconfirmed}, those whose delivery is not known yet (a master of the cluster has not reported); sorted.
      */
-    public record Published(String jid, List<String> minions, List<String> unreachable, List<String> unconfirmed) {
-    }
+    public record Published(String jid, List<String> minions, List<String> unreachable, List<String> unconfirmed) {}
 
     /** The start of the refusal of a job while the cluster cannot be written. */
     public static final String NO_QUORUM = "cluster has no quorum";
@@ -66,12 +65,14 @@ public final class JobPublisher {
     private final AuditLog audit;
     /** Failed writes (readiness) and audit lines that could not be written. */
     private final StoreWrites writes;
+
     private final Clock clock;
     private final JobIds jobIds;
     /** Publishes to stock Salt minions in Salt's envelope (issue 15). */
     private final SaltEnvelopes salt;
     /** Publications forwarded between a cluster's masters. */
     private final SharedPublications cluster;
+
     private final Object sendLock = new Object();
 
     /**
@@ -80,9 +81,19 @@ public final class JobPublisher {
      * @param cluster the other masters jobs published here are forwarded to ({@link SharedPublications#alone} for a
      *     master alone)
      */
-    public JobPublisher(KeyStore keyStore, GrainsStore grains, PublishKeyring keyring, ServerTransport transport,
-            Supplier<PrivateKey> masterKey, JobCache cache, ActiveJobs active, AuditLog audit, Clock clock,
-            SaltEnvelopes salt, SharedPublications cluster, StoreWrites writes) {
+    public JobPublisher(
+            KeyStore keyStore,
+            GrainsStore grains,
+            PublishKeyring keyring,
+            ServerTransport transport,
+            Supplier<PrivateKey> masterKey,
+            JobCache cache,
+            ActiveJobs active,
+            AuditLog audit,
+            Clock clock,
+            SaltEnvelopes salt,
+            SharedPublications cluster,
+            StoreWrites writes) {
         this.writes = writes;
         this.cluster = cluster;
         this.salt = salt;
@@ -123,9 +134,17 @@ public final class JobPublisher {
      * Publishes a job to the minions in {@code minions} (already resolved and allowed). {@code watcher}, if given,
      * hears each return as it is stored.
      */
-    public Published publish(String publisher, String targetType, String target, List<String> minions, String fun,
-            List<Object> args, Map<String, Object> kwargs, int timeoutSeconds,
-            Consumer<SessionMessage.ReturnEvent> watcher) throws PublishException {
+    public Published publish(
+            String publisher,
+            String targetType,
+            String target,
+            List<String> minions,
+            String fun,
+            List<Object> args,
+            Map<String, Object> kwargs,
+            int timeoutSeconds,
+            Consumer<SessionMessage.ReturnEvent> watcher)
+            throws PublishException {
         // Decided before anything is recorded or sent: a job refused here runs nowhere.
         Optional<String> unavailable = cluster.unavailable();
         if (unavailable.isPresent()) {
@@ -133,13 +152,27 @@ public final class JobPublisher {
                     + " runs nowhere; publish it again once ZooKeeper has quorum");
         }
         String jid = jobIds.next();
-        JobRecord record = new JobRecord(jid, clock.instant().toString(), publisher, targetType, target, fun, args,
-                kwargs, timeoutSeconds, minions);
+        JobRecord record = new JobRecord(
+                jid,
+                clock.instant().toString(),
+                publisher,
+                targetType,
+                target,
+                fun,
+                args,
+                kwargs,
+                timeoutSeconds,
+                minions);
         // Audited before anything is recorded or sent: no job runs without its audit line.
-        if (!writes.audit("publish", publisher, () -> audit.record(AuditEvent.builder("publish", publisher)
-                .reason(fun + " on " + targetType + " " + target + " (" + minions.size() + " minions, jid " + jid
-                        + ")").build()))) {
-            throw new PublishException("cannot write the audit log: " + writes.problem().orElse("write failed"));
+        if (!writes.audit(
+                "publish",
+                publisher,
+                () -> audit.record(AuditEvent.builder("publish", publisher)
+                        .reason(fun + " on " + targetType + " " + target + " (" + minions.size() + " minions, jid "
+                                + jid + ")")
+                        .build()))) {
+            throw new PublishException(
+                    "cannot write the audit log: " + writes.problem().orElse("write failed"));
         }
         try {
             cache.create(record);
@@ -151,16 +184,22 @@ public final class JobPublisher {
             active.begin(jid, fun, minions, null, watcher);
             return new Published(jid, List.of(), List.of(), List.of());
         }
-        PublishLoad load = new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, args, kwargs,
-                timeoutSeconds, publisher);
+        PublishLoad load = new PublishLoad(
+                jid, new PublishLoad.Target(targetType, target), fun, args, kwargs, timeoutSeconds, publisher);
         long issuedMs = clock.millis();
         Consumer<SessionMessage.ReturnEvent> heard = watcher == null ? null : once(watcher);
         // Announced first, so the other masters deliver while this one does.
         SharedPublications.Announced announced = cluster.announce(record, load, issuedMs, heard);
         Delivery delivery = announced.confirm(send(load, issuedMs, minions, heard));
         active.delivery(jid, delivery);
-        LOG.info("Job {}: {} published by {} to {} minions ({} unreachable, {} unconfirmed)", jid, fun, publisher,
-                minions.size(), delivery.unreachable().size(), delivery.unconfirmed().size());
+        LOG.info(
+                "Job {}: {} published by {} to {} minions ({} unreachable, {} unconfirmed)",
+                jid,
+                fun,
+                publisher,
+                minions.size(),
+                delivery.unreachable().size(),
+                delivery.unconfirmed().size());
         return new Published(jid, minions, sorted(delivery.unreachable()), sorted(delivery.unconfirmed()));
     }
 
@@ -177,15 +216,22 @@ public final class JobPublisher {
         try {
             cache.adopt(record);
         } catch (IOException e) {
-            LOG.warn("Job {}: announced by another master, not delivered here: cannot record it: {}", record.jid(),
+            LOG.warn(
+                    "Job {}: announced by another master, not delivered here: cannot record it: {}",
+                    record.jid(),
                     e.getMessage());
             return Set.of();
         }
         Set<String> unreachable = send(load, issuedMs, record.minions(), null);
         Set<String> delivered = new TreeSet<>(record.minions());
         delivered.removeAll(unreachable);
-        LOG.info("Job {}: {} published by {} through another master; delivered here to {} of {} minions",
-                record.jid(), record.fun(), record.publisher(), delivered.size(), record.minions().size());
+        LOG.info(
+                "Job {}: {} published by {} through another master; delivered here to {} of {} minions",
+                record.jid(),
+                record.fun(),
+                record.publisher(),
+                delivered.size(),
+                record.minions().size());
         return delivered;
     }
 
@@ -194,13 +240,13 @@ public final class JobPublisher {
      * {@code minions} (Salt minions in Salt's envelope); answers those it could not be queued for. One at a time:
      * a minion's publications leave in serial order, as its replay window expects.
      */
-    private Set<String> send(PublishLoad load, long issuedMs, List<String> minions,
-            Consumer<SessionMessage.ReturnEvent> watcher) {
+    private Set<String> send(
+            PublishLoad load, long issuedMs, List<String> minions, Consumer<SessionMessage.ReturnEvent> watcher) {
         String jid = load.jid();
         synchronized (sendLock) {
             PublishKeyring.Generation generation = keyring.current();
-            Publish sealed = Publications.seal(generation.key(), generation.number(), keyring.nextSerial(),
-                    issuedMs, load);
+            Publish sealed =
+                    Publications.seal(generation.key(), generation.number(), keyring.nextSerial(), issuedMs, load);
             byte[] frame = Codec.encodeSigned(sealed, masterKey.get());
             // Before it goes out: a transport may report the frame undelivered before publish() returns.
             active.begin(jid, load.fun(), minions, frame, watcher);
@@ -210,10 +256,10 @@ public final class JobPublisher {
             }
             List<String> brineMinions = new ArrayList<>(minions);
             brineMinions.removeAll(saltMinions);
-            Set<String> unreachable = new HashSet<>(brineMinions.isEmpty() ? Set.of()
-                    : transport.publish(brineMinions, frame));
-            byte[] envelope = salt.envelope(jid, load.fun(), load.args(), load.kwargs(), load.publisher(),
-                    saltMinions, keyring.nextSerial());
+            Set<String> unreachable =
+                    new HashSet<>(brineMinions.isEmpty() ? Set.of() : transport.publish(brineMinions, frame));
+            byte[] envelope = salt.envelope(
+                    jid, load.fun(), load.args(), load.kwargs(), load.publisher(), saltMinions, keyring.nextSerial());
             active.alsoSentAs(jid, envelope);
             unreachable.addAll(transport.publish(saltMinions, envelope));
             return unreachable;

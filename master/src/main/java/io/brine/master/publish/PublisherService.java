@@ -79,6 +79,7 @@ public final class PublisherService {
     private final AuditLog audit;
     /** Failed writes (readiness) and audit lines that could not be written. */
     private final StoreWrites writes;
+
     private final Clock clock;
     private final AuthWorkBudget budget;
     /**
@@ -96,9 +97,18 @@ public final class PublisherService {
      * @param nodegroups master.yaml's, expanded in each target before it is parsed
      * @param budget pays for refusals (an accepted publisher's answer is not counted against it)
      */
-    public PublisherService(Path pkiDir, RSAPublicKey rootKey, Map<String, MasterConfig.PublisherAcl> acls,
-            Nodegroups nodegroups, SessionTable sessions, JobPublisher jobs, Supplier<KeyPair> masterKeys, AuditLog audit,
-            Clock clock, AuthWorkBudget budget, StoreWrites writes) {
+    public PublisherService(
+            Path pkiDir,
+            RSAPublicKey rootKey,
+            Map<String, MasterConfig.PublisherAcl> acls,
+            Nodegroups nodegroups,
+            SessionTable sessions,
+            JobPublisher jobs,
+            Supplier<KeyPair> masterKeys,
+            AuditLog audit,
+            Clock clock,
+            AuthWorkBudget budget,
+            StoreWrites writes) {
         this.writes = writes;
         this.budget = budget;
         this.publishersDir = pkiDir.resolve(PUBLISHERS_DIR);
@@ -110,21 +120,25 @@ public final class PublisherService {
         this.masterKeys = masterKeys;
         this.audit = audit;
         this.clock = clock;
-        this.seenNonces = Caffeine.newBuilder().maximumSize(MAX_NONCES).ticker(() -> clock.millis() * 1_000_000L)
+        this.seenNonces = Caffeine.newBuilder()
+                .maximumSize(MAX_NONCES)
+                .ticker(() -> clock.millis() * 1_000_000L)
                 .expireAfter(Expiry.<String, Long>creating((nonce, timestampMs) -> {
                     long passableUntilMs = timestampMs + Timestamps.MAX_CLOCK_SKEW.toMillis();
-                    long keepMs = Math.max(passableUntilMs - clock.millis(),
+                    long keepMs = Math.max(
+                            passableUntilMs - clock.millis(),
                             Timestamps.MAX_CLOCK_SKEW.multipliedBy(2).toMillis());
                     return Duration.ofMillis(Math.min(keepMs, Long.MAX_VALUE / 2_000_000L));
-                })).build();
+                }))
+                .build();
     }
 
     /** Loads the local administrator's key pair, creating it (0400, master's user only) on first start. */
     public static KeyPair loadOrCreateRootKey(Path cachedir, int keysize) throws IOException, KeyFormatException {
         Path file = cachedir.resolve(RootPublisher.KEY_FILE);
         if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
-            return Pem.readPrivateKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            return Pem.readPrivateKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         }
         KeyPair pair = RsaKeys.generate(keysize);
         AtomicFiles.create(file, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())), AtomicFiles.OWNER_READ);
@@ -140,8 +154,7 @@ public final class PublisherService {
      *
      * @param opened a session was opened: the connection may now send the authenticated frame limit
      */
-    public record Answer(byte[] reply, boolean opened) {
-    }
+    public record Answer(byte[] reply, boolean opened) {}
 
     /** Answers a publisher's decoded auth request with a signed reply; empty when it deserves no answer. */
     public Optional<Answer> authenticate(Peer peer, Signed<ClientAuth> signed) {
@@ -158,8 +171,10 @@ public final class PublisherService {
             return Optional.empty();
         }
         // Remembered before the skew check, whatever the answer (PROTOCOL.md 8.7).
-        if (seenNonces.asMap().putIfAbsent(name + ":" + HexFormat.of().formatHex(request.nonce()),
-                request.timestampMs()) != null) {
+        if (seenNonces
+                        .asMap()
+                        .putIfAbsent(name + ":" + HexFormat.of().formatHex(request.nonce()), request.timestampMs())
+                != null) {
             LOG.info("Publisher {} ({}): replayed auth dropped", name, peer.remoteAddress());
             return Optional.empty();
         }
@@ -169,35 +184,66 @@ public final class PublisherService {
         Optional<RSAPublicKey> registered = registeredKey(name);
         if (registered.isEmpty() || !Arrays.equals(registered.get().getEncoded(), offered.getEncoded())) {
             // One answer for both, so that names cannot be enumerated; the log and the audit say which.
-            return refuse(peer, request, NOT_REGISTERED, registered.isEmpty() ? "unknown publisher " + name
-                    : "key does not match the registered key of publisher " + name);
+            return refuse(
+                    peer,
+                    request,
+                    NOT_REGISTERED,
+                    registered.isEmpty()
+                            ? "unknown publisher " + name
+                            : "key does not match the registered key of publisher " + name);
         }
-        Optional<MasterConfig.PublisherAcl> acl = name.equals(RootPublisher.NAME) && rootKey != null
-                && Arrays.equals(rootKey.getEncoded(), offered.getEncoded()) ? Optional.empty()
+        Optional<MasterConfig.PublisherAcl> acl = name.equals(RootPublisher.NAME)
+                        && rootKey != null
+                        && Arrays.equals(rootKey.getEncoded(), offered.getEncoded())
+                ? Optional.empty()
                 : Optional.ofNullable(acls.get(name));
         if (!name.equals(RootPublisher.NAME) && acl.isEmpty()) {
             return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
         }
         // Written before the session opens: no publisher session without its audit line.
-        if (!writes.audit("publisher sign-in", name + " (" + peer.remoteAddress() + ")", () -> audit.record(
-                AuditEvent.builder("publisher-auth", name).reason("session opened").source(peer.remoteAddress())
+        if (!writes.audit(
+                "publisher sign-in",
+                name + " (" + peer.remoteAddress() + ")",
+                () -> audit.record(AuditEvent.builder("publisher-auth", name)
+                        .reason("session opened")
+                        .source(peer.remoteAddress())
                         .build()))) {
             if (!budget.trySpend(peer.remoteAddress(), "a publisher's 'try later'")) {
                 return Optional.empty();
             }
-            return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
-                    AuthStatus.REFUSED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(),
-                    TRY_LATER, 1, null), masterKeys.get().getPrivate()), false));
+            return Optional.of(new Answer(
+                    Codec.encodeSigned(
+                            new AuthReply(
+                                    Suite.RSA_OAEP_PSS_AES256GCM,
+                                    AuthStatus.REFUSED,
+                                    request.nonce(),
+                                    clock.millis(),
+                                    masterKeys.get().getPublic().getEncoded(),
+                                    TRY_LATER,
+                                    1,
+                                    null),
+                            masterKeys.get().getPrivate()),
+                    false));
         }
         PublisherSession session = sessions.openPublisher(name, acl, peer);
         byte[] raw = session.requestKey().bytes();
-        AuthReply.Session granted = new AuthReply.Session(session.sessionId().bytes(), 0, new byte[0],
-                Rsa.wrap(offered, raw), 0, 0);
+        AuthReply.Session granted =
+                new AuthReply.Session(session.sessionId().bytes(), 0, new byte[0], Rsa.wrap(offered, raw), 0, 0);
         Arrays.fill(raw, (byte) 0);
         LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
-        return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
-                AuthStatus.ACCEPTED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(),
-                "accepted", 0, granted), masterKeys.get().getPrivate()), true));
+        return Optional.of(new Answer(
+                Codec.encodeSigned(
+                        new AuthReply(
+                                Suite.RSA_OAEP_PSS_AES256GCM,
+                                AuthStatus.ACCEPTED,
+                                request.nonce(),
+                                clock.millis(),
+                                masterKeys.get().getPublic().getEncoded(),
+                                "accepted",
+                                0,
+                                granted),
+                        masterKeys.get().getPrivate()),
+                true));
     }
 
     private Optional<Answer> refuse(Peer peer, ClientAuth request, String reason) {
@@ -210,15 +256,29 @@ public final class PublisherService {
      */
     private Optional<Answer> refuse(Peer peer, ClientAuth request, String answer, String reason) {
         LOG.warn("Publisher {} ({}): refused: {}", request.name(), peer.remoteAddress(), reason);
-        writes.audit("publisher sign-in", request.name() + " (" + peer.remoteAddress() + ")", () -> audit.record(
-                AuditEvent.builder("publisher-refused", request.name()).reason(reason).source(peer.remoteAddress())
+        writes.audit(
+                "publisher sign-in",
+                request.name() + " (" + peer.remoteAddress() + ")",
+                () -> audit.record(AuditEvent.builder("publisher-refused", request.name())
+                        .reason(reason)
+                        .source(peer.remoteAddress())
                         .build()));
         if (!budget.trySpend(peer.remoteAddress(), "a publisher's refusal")) {
             return Optional.empty();
         }
-        return Optional.of(new Answer(Codec.encodeSigned(new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM,
-                AuthStatus.REJECTED, request.nonce(), clock.millis(), masterKeys.get().getPublic().getEncoded(), answer,
-                0, null), masterKeys.get().getPrivate()), false));
+        return Optional.of(new Answer(
+                Codec.encodeSigned(
+                        new AuthReply(
+                                Suite.RSA_OAEP_PSS_AES256GCM,
+                                AuthStatus.REJECTED,
+                                request.nonce(),
+                                clock.millis(),
+                                masterKeys.get().getPublic().getEncoded(),
+                                answer,
+                                0,
+                                null),
+                        masterKeys.get().getPrivate()),
+                false));
     }
 
     private Optional<RSAPublicKey> registeredKey(String name) {
@@ -233,8 +293,8 @@ public final class PublisherService {
             return Optional.empty();
         }
         try {
-            return Optional.of(Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII)));
+            return Optional.of(Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
         } catch (IOException | KeyFormatException e) {
             LOG.warn("Publisher {}: unusable key file {}: {}", name, file, e.getMessage());
             return Optional.empty();
@@ -245,7 +305,9 @@ public final class PublisherService {
      * Publishes what {@code session}'s publisher asks, if its ACL allows; the answer says to whom, or why not.
      * {@code watcher} hears each return of the job as it is stored.
      */
-    public SessionMessage.PublishReply publish(PublisherSession session, SessionMessage.PublishRequest request,
+    public SessionMessage.PublishReply publish(
+            PublisherSession session,
+            SessionMessage.PublishRequest request,
             Consumer<SessionMessage.ReturnEvent> watcher) {
         return publish(session.name(), session.acl(), request, watcher);
     }
@@ -254,8 +316,11 @@ public final class PublisherService {
      * Publishes for publisher {@code name} (a session's, or an API token's {@code api:NAME}) under {@code acl}
      * (empty: the local administrator's, who may do anything): the one path every publication takes.
      */
-    public SessionMessage.PublishReply publish(String name, Optional<MasterConfig.PublisherAcl> acl,
-            SessionMessage.PublishRequest request, Consumer<SessionMessage.ReturnEvent> watcher) {
+    public SessionMessage.PublishReply publish(
+            String name,
+            Optional<MasterConfig.PublisherAcl> acl,
+            SessionMessage.PublishRequest request,
+            Consumer<SessionMessage.ReturnEvent> watcher) {
         try {
             // Minions parse the target again and know no nodegroups: they get each one's definition.
             Nodegroups.Expanded expanded = expand(request.targetType(), request.target());
@@ -264,14 +329,25 @@ public final class PublisherService {
             if (acl.isPresent()) {
                 checkAcl(name, acl.get(), request.fun(), minions);
             }
-            JobPublisher.Published published = jobs.publish(name, expanded.type(), expanded.expression(),
-                    minions, request.fun(), request.args(), request.kwargs(), request.timeoutSeconds(), watcher);
-            return new SessionMessage.PublishReply(published.jid(), published.minions(), published.unreachable(),
-                    null);
+            JobPublisher.Published published = jobs.publish(
+                    name,
+                    expanded.type(),
+                    expanded.expression(),
+                    minions,
+                    request.fun(),
+                    request.args(),
+                    request.kwargs(),
+                    request.timeoutSeconds(),
+                    watcher);
+            return new SessionMessage.PublishReply(published.jid(), published.minions(), published.unreachable(), null);
         } catch (PublishException e) {
             LOG.info("Publisher {}: publication refused: {}", name, e.getMessage());
-            writes.audit("publish", name, () -> audit.record(AuditEvent.builder("publish-refused",
-                    name).reason(e.getMessage()).build()));
+            writes.audit(
+                    "publish",
+                    name,
+                    () -> audit.record(AuditEvent.builder("publish-refused", name)
+                            .reason(e.getMessage())
+                            .build()));
             return new SessionMessage.PublishReply(null, List.of(), List.of(), e.getMessage());
         }
     }
@@ -281,8 +357,8 @@ public final class PublisherService {
      * {@link #publish} checks it and audited as its refusal; empty when it would be published. The API's batch runs
      * ask before their first {@code test.ping}, so a job the ACL refuses never starts a run.
      */
-    public Optional<String> refusal(String name, Optional<MasterConfig.PublisherAcl> acl,
-            SessionMessage.PublishRequest request) {
+    public Optional<String> refusal(
+            String name, Optional<MasterConfig.PublisherAcl> acl, SessionMessage.PublishRequest request) {
         try {
             Nodegroups.Expanded expanded = expand(request.targetType(), request.target());
             List<String> minions = jobs.resolve(JobPublisher.parse(expanded.type(), expanded.expression()));
@@ -292,8 +368,12 @@ public final class PublisherService {
             return Optional.empty();
         } catch (PublishException e) {
             LOG.info("Publisher {}: publication refused: {}", name, e.getMessage());
-            writes.audit("publish", name, () -> audit.record(AuditEvent.builder("publish-refused",
-                    name).reason(e.getMessage()).build()));
+            writes.audit(
+                    "publish",
+                    name,
+                    () -> audit.record(AuditEvent.builder("publish-refused", name)
+                            .reason(e.getMessage())
+                            .build()));
             return Optional.of(e.getMessage());
         }
     }
@@ -306,17 +386,19 @@ public final class PublisherService {
         }
     }
 
-    private static void checkAcl(String name, MasterConfig.PublisherAcl acl, String fun,
-            List<String> minions) throws PublishException {
+    private static void checkAcl(String name, MasterConfig.PublisherAcl acl, String fun, List<String> minions)
+            throws PublishException {
         if (acl.functions().stream().noneMatch(glob -> Glob.compile(glob).matches(fun))) {
             throw new PublishException("publisher_acl: " + name + " may not run " + fun);
         }
         List<Glob> allowed = acl.targets().stream().map(Glob::compile).toList();
-        List<String> outside = minions.stream().filter(id -> allowed.stream().noneMatch(g -> g.matches(id)))
-                .limit(5).toList();
+        List<String> outside = minions.stream()
+                .filter(id -> allowed.stream().noneMatch(g -> g.matches(id)))
+                .limit(5)
+                .toList();
         if (!outside.isEmpty()) {
-            throw new PublishException("publisher_acl: " + name + " may not target " + outside
-                    + (outside.size() == 5 ? " and more" : ""));
+            throw new PublishException(
+                    "publisher_acl: " + name + " may not target " + outside + (outside.size() == 5 ? " and more" : ""));
         }
     }
 
@@ -356,14 +438,23 @@ public final class PublisherService {
         document.put("kwargs", job.get().kwargs());
         document.put("returns", returns);
         // Each target that has not returned is in one of three lists (PROTOCOL.md 8.7); "missing" is all of them.
-        List<String> missing = job.get().minions().stream().filter(id -> !returns.containsKey(id)).sorted()
+        List<String> missing = job.get().minions().stream()
+                .filter(id -> !returns.containsKey(id))
+                .sorted()
                 .toList();
         Delivery delivery = jobs.delivery(job.get());
-        List<String> unreachable = missing.stream().filter(delivery.unreachable()::contains).toList();
-        List<String> unconfirmed = missing.stream().filter(id -> !delivery.unreachable().contains(id)
-                && delivery.unconfirmed().contains(id)).toList();
-        document.put("running", missing.stream().filter(id -> !delivery.unreachable().contains(id)
-                && !delivery.unconfirmed().contains(id)).toList());
+        List<String> unreachable =
+                missing.stream().filter(delivery.unreachable()::contains).toList();
+        List<String> unconfirmed = missing.stream()
+                .filter(id -> !delivery.unreachable().contains(id)
+                        && delivery.unconfirmed().contains(id))
+                .toList();
+        document.put(
+                "running",
+                missing.stream()
+                        .filter(id -> !delivery.unreachable().contains(id)
+                                && !delivery.unconfirmed().contains(id))
+                        .toList());
         document.put("not_confirmed", unconfirmed);
         document.put("unreachable", unreachable);
         document.put("missing", missing);

@@ -15,8 +15,14 @@ public interface SaltEnvelopes {
     List<String> saltMinions(Collection<String> ids);
 
     /** One envelope for all of {@code targets}: what goes on the publish channel. */
-    byte[] envelope(String jid, String fun, List<Object> args, Map<String, Object> kwargs, String user,
-            List<String> targets, long serial);
+    byte[] envelope(
+            String jid,
+            String fun,
+            List<Object> args,
+            Map<String, Object> kwargs,
+            String user,
+            List<String> targets,
+            long serial);
 
     /** Without {@code salt_minions}: every target is a brine minion. */
     static SaltEnvelopes none() {
@@ -27,8 +33,14 @@ public interface SaltEnvelopes {
             }
 
             @Override
-            public byte[] envelope(String jid, String fun, List<Object> args, Map<String, Object> kwargs,
-                    String user, List<String> targets, long serial) {
+            public byte[] envelope(
+                    String jid,
+                    String fun,
+                    List<Object> args,
+                    Map<String, Object> kwargs,
+                    String user,
+                    List<String> targets,
+                    long serial) {
                 throw new IllegalStateException("no Salt minions without salt_minions");
             }
         };

@@ -48,8 +48,7 @@ public interface SharedPublications extends AutoCloseable {
      * Announces a job this master publishes (before it sends it itself). {@code watcher}, if given, also hears the
      * returns other masters receive for it (it may hear a return twice: the caller deduplicates).
      */
-    Announced announce(JobRecord record, PublishLoad load, long issuedMs,
-            Consumer<SessionMessage.ReturnEvent> watcher);
+    Announced announce(JobRecord record, PublishLoad load, long issuedMs, Consumer<SessionMessage.ReturnEvent> watcher);
 
     /**
      * What the masters' reports on {@code jid} say of {@code targets}, while the cluster keeps them: those no running
@@ -67,8 +66,7 @@ public interface SharedPublications extends AutoCloseable {
     static SharedPublications alone() {
         return new SharedPublications() {
             @Override
-            public void start(Deliverer deliverer) {
-            }
+            public void start(Deliverer deliverer) {}
 
             @Override
             public Optional<String> unavailable() {
@@ -76,8 +74,8 @@ public interface SharedPublications extends AutoCloseable {
             }
 
             @Override
-            public Announced announce(JobRecord record, PublishLoad load, long issuedMs,
-                    Consumer<SessionMessage.ReturnEvent> watcher) {
+            public Announced announce(
+                    JobRecord record, PublishLoad load, long issuedMs, Consumer<SessionMessage.ReturnEvent> watcher) {
                 return Delivery::unreachable;
             }
 
@@ -87,12 +85,10 @@ public interface SharedPublications extends AutoCloseable {
             }
 
             @Override
-            public void sweep() {
-            }
+            public void sweep() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 }

@@ -46,8 +46,7 @@ public final class ResumeService {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** What answering a resumption produced: the reply frame, and the session when it resumed. */
-    public record Outcome(byte[] reply, Optional<MinionSession> session) {
-    }
+    public record Outcome(byte[] reply, Optional<MinionSession> session) {}
 
     private final TicketKeys keys;
     private final KeyStore keyStore;
@@ -68,8 +67,16 @@ public final class ResumeService {
      * @param lifetimeMs how long after a full auth its tickets are honoured; at most {@link
      *     Resumptions#MAX_LIFETIME_MS}, 0 to give no tickets (and refuse every resumption)
      */
-    public ResumeService(TicketKeys keys, KeyStore keyStore, SessionTable sessions, PublishKeyring keyring,
-            SeenAuthRequests seen, AuditLog audit, StoreWrites writes, Clock clock, ToIntFunction<Peer> publishPort,
+    public ResumeService(
+            TicketKeys keys,
+            KeyStore keyStore,
+            SessionTable sessions,
+            PublishKeyring keyring,
+            SeenAuthRequests seen,
+            AuditLog audit,
+            StoreWrites writes,
+            Clock clock,
+            ToIntFunction<Peer> publishPort,
             long lifetimeMs) {
         if (lifetimeMs < 0 || lifetimeMs > Resumptions.MAX_LIFETIME_MS) {
             throw new IllegalArgumentException("a ticket lifetime of " + lifetimeMs + " ms");
@@ -99,7 +106,8 @@ public final class ResumeService {
      */
     public Optional<byte[]> ticketFor(Resumption.TicketRequest request) {
         Optional<Session> session = sessions.bySessionId(SessionId.of(request.sessionId()));
-        if (session.isEmpty() || !(session.get() instanceof MinionSession minion)
+        if (session.isEmpty()
+                || !(session.get() instanceof MinionSession minion)
                 || !Resumptions.ticketRequestHolds(minion.requestKey(), request)) {
             return Optional.empty();
         }
@@ -112,16 +120,18 @@ public final class ResumeService {
         }
         long now = clock.millis();
         try {
-            Resumption.Grant grant = grant(session.minionId(), Fingerprints.of(session.publicKey()), now,
-                    now + lifetimeMs);
-            byte[] frame = Resumptions.encode(Resumptions.sealTicket(session.requestKey(),
-                    session.sessionId().bytes(), grant));
+            Resumption.Grant grant =
+                    grant(session.minionId(), Fingerprints.of(session.publicKey()), now, now + lifetimeMs);
+            byte[] frame = Resumptions.encode(Resumptions.sealTicket(
+                    session.requestKey(), session.sessionId().bytes(), grant));
             tickets.incrementAndGet();
             return Optional.of(frame);
         } catch (IOException e) {
             writes.failed("ticket keys: " + e.getMessage());
-            LOG.warn("Minion {}: no resumption ticket given: the ticket key cannot be saved: {}",
-                    session.minionId(), e.getMessage());
+            LOG.warn(
+                    "Minion {}: no resumption ticket given: the ticket key cannot be saved: {}",
+                    session.minionId(),
+                    e.getMessage());
             return Optional.empty();
         }
     }
@@ -151,22 +161,27 @@ public final class ResumeService {
             return refuse(peer, request, contents.fingerprint(), "the ticket expired");
         }
         if (!Timestamps.withinSkew(request.timestampMs(), clock)) {
-            return refuse(peer, request, contents.fingerprint(), "clock skew of more than "
-                    + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s");
+            return refuse(
+                    peer,
+                    request,
+                    contents.fingerprint(),
+                    "clock skew of more than " + Timestamps.MAX_CLOCK_SKEW.toSeconds() + " s");
         }
         Optional<RSAPublicKey> accepted = keyStore.acceptedKey(id);
         if (accepted.isEmpty()) {
             return refuse(peer, request, contents.fingerprint(), "the key is no longer accepted");
         }
-        if (!Fingerprints.of(accepted.get()).equals(contents.fingerprint())
-                || keyStore.kind(id) != MinionKind.BRINE) {
+        if (!Fingerprints.of(accepted.get()).equals(contents.fingerprint()) || keyStore.kind(id) != MinionKind.BRINE) {
             return refuse(peer, request, contents.fingerprint(), "the id's accepted key is another");
         }
         Optional<MinionSession> live = sessions.byMinion(id);
         if ((live.isPresent() && live.get().authTimestampMs() >= request.timestampMs())
                 || !seen.isNewer(id, contents.fingerprint(), request.timestampMs())) {
-            return refuse(peer, request, contents.fingerprint(), "a replay: not newer than a request already taken "
-                    + "from its key");
+            return refuse(
+                    peer,
+                    request,
+                    contents.fingerprint(),
+                    "a replay: not newer than a request already taken " + "from its key");
         }
         try {
             seen.record(id, contents.fingerprint(), request.timestampMs());
@@ -174,9 +189,15 @@ public final class ResumeService {
             writes.failed(seen + ": " + e.getMessage());
             return refuse(peer, request, contents.fingerprint(), "the master cannot record it now");
         }
-        if (!writes.audit("brine resume", id + " (" + peer.remoteAddress() + ")", () -> audit.record(
-                AuditEvent.builder("auth-resumed", "master").id(id).fingerprint(contents.fingerprint())
-                        .reason("resumed with a ticket").source(peer.remoteAddress()).build()))) {
+        if (!writes.audit(
+                "brine resume",
+                id + " (" + peer.remoteAddress() + ")",
+                () -> audit.record(AuditEvent.builder("auth-resumed", "master")
+                        .id(id)
+                        .fingerprint(contents.fingerprint())
+                        .reason("resumed with a ticket")
+                        .source(peer.remoteAddress())
+                        .build()))) {
             return refuse(peer, request, contents.fingerprint(), "its audit line cannot be written");
         }
         Optional<MinionSession> opened = sessions.open(id, accepted.get(), peer, now, request.timestampMs());
@@ -225,11 +246,19 @@ public final class ResumeService {
         byte[] requestKey = session.requestKey().bytes();
         try {
             // The next ticket keeps the expiry of the full auth it descends from: resuming never extends it.
-            Resumption.Grant next = grant(contents.id(), contents.fingerprint(), contents.issuedMs(),
-                    contents.expiresMs());
-            return Resumptions.sealReply(contents.secret(), request.nonce(), new Resumption.Resumed(
-                    session.sessionId().bytes(), generation.number(), publishKey, requestKey,
-                    publishPort.applyAsInt(session.peer()), keyring.serialFloor(), next));
+            Resumption.Grant next =
+                    grant(contents.id(), contents.fingerprint(), contents.issuedMs(), contents.expiresMs());
+            return Resumptions.sealReply(
+                    contents.secret(),
+                    request.nonce(),
+                    new Resumption.Resumed(
+                            session.sessionId().bytes(),
+                            generation.number(),
+                            publishKey,
+                            requestKey,
+                            publishPort.applyAsInt(session.peer()),
+                            keyring.serialFloor(),
+                            next));
         } finally {
             Arrays.fill(publishKey, (byte) 0);
             Arrays.fill(requestKey, (byte) 0);
@@ -240,8 +269,10 @@ public final class ResumeService {
         TicketKeys.Key key = keys.current();
         byte[] secret = new byte[Resumptions.SECRET_LENGTH];
         RANDOM.nextBytes(secret);
-        byte[] ticket = Resumptions.sealContents(key.key(), key.id(), new Resumption.Contents(id, fingerprint,
-                keyring.current().number(), issuedMs, expiresMs, secret));
+        byte[] ticket = Resumptions.sealContents(
+                key.key(),
+                key.id(),
+                new Resumption.Contents(id, fingerprint, keyring.current().number(), issuedMs, expiresMs, secret));
         return new Resumption.Grant(ticket, expiresMs, secret);
     }
 
@@ -253,14 +284,23 @@ public final class ResumeService {
         refused.incrementAndGet();
         long suppressed = refusals.due();
         if (suppressed >= 0) {
-            LOG.info("Minion {} ({}): resumption refused: {}; it authenticates in full{}", request.id(),
-                    peer.remoteAddress(), reason, suppressed > 0 ? " (and " + suppressed
-                            + " more refusals since the last line)" : "");
+            LOG.info(
+                    "Minion {} ({}): resumption refused: {}; it authenticates in full{}",
+                    request.id(),
+                    peer.remoteAddress(),
+                    reason,
+                    suppressed > 0 ? " (and " + suppressed + " more refusals since the last line)" : "");
         }
-        writes.audit("brine resume", request.id() + " (" + peer.remoteAddress() + ")", () -> audit.record(
-                AuditEvent.builder("auth-refused", "master").id(request.id()).fingerprint(fingerprint)
-                        .reason("resumption refused: " + reason).source(peer.remoteAddress()).build()));
-        return Optional.of(new Outcome(Resumptions.encode(new Resumption.Reply(request.nonce(), null)),
-                Optional.empty()));
+        writes.audit(
+                "brine resume",
+                request.id() + " (" + peer.remoteAddress() + ")",
+                () -> audit.record(AuditEvent.builder("auth-refused", "master")
+                        .id(request.id())
+                        .fingerprint(fingerprint)
+                        .reason("resumption refused: " + reason)
+                        .source(peer.remoteAddress())
+                        .build()));
+        return Optional.of(
+                new Outcome(Resumptions.encode(new Resumption.Reply(request.nonce(), null)), Optional.empty()));
     }
 }

@@ -43,13 +43,18 @@ public final class TicketKeys implements AutoCloseable {
     public static final String FILE = "ticket_keys";
     /** How long a ticket key seals new tickets, and how long after that it still opens them. */
     public static final long PERIOD_MS = 24 * 3_600_000L;
+
     private static final String HEADER = "brine-ticket-keys 1";
     private static final long CLUSTER_RETRY_MS = 60_000;
     /** A znode others may write can be made unusable at will: one ERROR a minute at most. */
     private static final long UNUSABLE_LOG_INTERVAL_MS = 60_000;
+
     private static final int MAX_FILE = 4096;
-    private static final Set<PosixFilePermission> NOT_OURS = Set.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_WRITE);
+    private static final Set<PosixFilePermission> NOT_OURS = Set.of(
+            PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE,
+            PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE);
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** A ticket key: its id (the first bytes of each ticket it seals) and when it began sealing. */
@@ -93,14 +98,16 @@ public final class TicketKeys implements AutoCloseable {
         if (!Arrays.equals(agreed.get(0).id(), own.id())) {
             own.key().wipe();
         }
-        TicketKeys keys = new TicketKeys(null, cluster, clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1)
-                : null);
+        TicketKeys keys = new TicketKeys(null, cluster, clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1) : null);
         WarnInterval unusable = new WarnInterval(clock, UNUSABLE_LOG_INTERVAL_MS);
         cluster.watch(heard -> keys.heard(keys(heard)), why -> {
             long suppressed = unusable.due();
             if (suppressed >= 0) {
-                LOG.error("Cluster ticket keys not used: {}. This master keeps its own until keys are written that "
-                        + "verify{}", why, suppressed > 0 ? " (and " + suppressed + " more since the last line)" : "");
+                LOG.error(
+                        "Cluster ticket keys not used: {}. This master keeps its own until keys are written that "
+                                + "verify{}",
+                        why,
+                        suppressed > 0 ? " (and " + suppressed + " more since the last line)" : "");
             }
         });
         return keys;
@@ -114,8 +121,11 @@ public final class TicketKeys implements AutoCloseable {
         }
         current = first;
         previous = keys.size() > 1 ? keys.get(1) : null;
-        LOG.info("Ticket keys rotated by another master: {} seals new tickets, {} opens those it sealed for one "
-                + "more period", current, previous);
+        LOG.info(
+                "Ticket keys rotated by another master: {} seals new tickets, {} opens those it sealed for one "
+                        + "more period",
+                current,
+                previous);
     }
 
     /**
@@ -136,8 +146,10 @@ public final class TicketKeys implements AutoCloseable {
                 problem = Optional.of(file + " cannot be read: " + e.getMessage());
             }
         }
-        problem.ifPresent(why -> LOG.error("Ticket keys not used: {}. New keys replace them: minions holding tickets "
-                + "authenticate in full once", why));
+        problem.ifPresent(why -> LOG.error(
+                "Ticket keys not used: {}. New keys replace them: minions holding tickets "
+                        + "authenticate in full once",
+                why));
         if (AtomicFiles.attributes(file).isPresent()) {
             AtomicFiles.delete(file);
         }
@@ -162,8 +174,11 @@ public final class TicketKeys implements AutoCloseable {
                     // rather than hold auth workers on ZooKeeper, and try again in a minute.
                     candidate.key().wipe();
                     nextClusterAttemptMs = now + CLUSTER_RETRY_MS;
-                    LOG.warn("Ticket key not rotated: {}; {} seals on, tried again in {} s", e.getMessage(),
-                            current, CLUSTER_RETRY_MS / 1000);
+                    LOG.warn(
+                            "Ticket key not rotated: {}; {} seals on, tried again in {} s",
+                            e.getMessage(),
+                            current,
+                            CLUSTER_RETRY_MS / 1000);
                     return current;
                 }
                 if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
@@ -178,8 +193,10 @@ public final class TicketKeys implements AutoCloseable {
             }
             previous = replaced;
             save();
-            LOG.info("Ticket key rotated: {} seals new tickets, {} opens those it sealed for one more period",
-                    current, previous);
+            LOG.info(
+                    "Ticket key rotated: {} seals new tickets, {} opens those it sealed for one more period",
+                    current,
+                    previous);
         }
         return current;
     }
@@ -201,7 +218,9 @@ public final class TicketKeys implements AutoCloseable {
     }
 
     private static List<Key> keys(List<ZkTicketKeys.Stored> stored) {
-        return stored.stream().map(key -> new Key(key.id(), key.key(), key.createdMs())).toList();
+        return stored.stream()
+                .map(key -> new Key(key.id(), key.key(), key.createdMs()))
+                .toList();
     }
 
     /** The key with this id, unless retired (replaced a period ago or more) or unknown. */
@@ -223,8 +242,12 @@ public final class TicketKeys implements AutoCloseable {
         StringBuilder text = new StringBuilder(HEADER).append('\n');
         for (Key key : previous == null ? List.of(current) : List.of(current, previous)) {
             byte[] bytes = key.key().bytes();
-            text.append(HexFormat.of().formatHex(key.id())).append(' ').append(key.createdMs()).append(' ')
-                    .append(Base64.getEncoder().encodeToString(bytes)).append('\n');
+            text.append(HexFormat.of().formatHex(key.id()))
+                    .append(' ')
+                    .append(key.createdMs())
+                    .append(' ')
+                    .append(Base64.getEncoder().encodeToString(bytes))
+                    .append('\n');
             Arrays.fill(bytes, (byte) 0);
         }
         AtomicFiles.write(file, text.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
@@ -267,8 +290,7 @@ public final class TicketKeys implements AutoCloseable {
                 if (id.length != Resumptions.KEY_ID_LENGTH) {
                     throw new IOException("line " + (i + 1) + " is damaged");
                 }
-                keys.add(new Key(id, SessionKey.of(Base64.getDecoder().decode(fields[2])),
-                        Long.parseLong(fields[1])));
+                keys.add(new Key(id, SessionKey.of(Base64.getDecoder().decode(fields[2])), Long.parseLong(fields[1])));
             } catch (CryptoException | IllegalArgumentException e) {
                 throw new IOException("line " + (i + 1) + " is damaged");
             }

@@ -56,8 +56,9 @@ public final class FileRoots {
     /** Hashes kept at most. */
     static final int MAX_HASHES = 100_000;
     /** Salt's {@code hash_type} names and their JCA algorithms. */
-    public static final Map<String, String> HASH_TYPES = Map.of("md5", "MD5", "sha1", "SHA-1", "sha224", "SHA-224",
-            "sha256", "SHA-256", "sha384", "SHA-384", "sha512", "SHA-512");
+    public static final Map<String, String> HASH_TYPES = Map.of(
+            "md5", "MD5", "sha1", "SHA-1", "sha224", "SHA-224", "sha256", "SHA-256", "sha384", "SHA-384", "sha512",
+            "SHA-512");
 
     /**
      * @param roots {@code file_roots}: each environment's directories, absolute, in search order
@@ -67,8 +68,13 @@ public final class FileRoots {
      * @param listCacheTime {@code fileserver_list_cache_time}: how long a listing is reused
      * @param maxEntries the bound of one environment's listing ({@link #MAX_ENTRIES} unless a test says less)
      */
-    public record Options(Map<String, List<Path>> roots, List<Pattern> ignoreRegex, List<String> ignoreGlob,
-                          String hashType, Duration listCacheTime, int maxEntries) {
+    public record Options(
+            Map<String, List<Path>> roots,
+            List<Pattern> ignoreRegex,
+            List<String> ignoreGlob,
+            String hashType,
+            Duration listCacheTime,
+            int maxEntries) {
         public Options {
             Map<String, List<Path>> copy = new LinkedHashMap<>();
             roots.forEach((env, dirs) -> copy.put(env, List.copyOf(dirs)));
@@ -87,36 +93,32 @@ public final class FileRoots {
     }
 
     /** What a path names in an environment. */
-    public sealed interface Lookup {
-    }
+    public sealed interface Lookup {}
 
     /** A regular file inside a root: {@code rel} as asked (normalised), {@code real} as opened. */
     public record Found(String saltenv, String rel, Path real, long size, long mtimeSeconds, int mode)
-            implements Lookup {
-    }
+            implements Lookup {}
 
     /** Not there, hidden, ignored, or not a regular file: what Salt answers for a file it does not have. */
-    public record Missing() implements Lookup {
-    }
+    public record Missing() implements Lookup {}
 
     /** A path no minion of a well-meaning admin asks for: answered as {@link Missing}, and logged. */
-    public record Refused(String reason) implements Lookup {
-    }
+    public record Refused(String reason) implements Lookup {}
 
     /** One environment's listing, as Salt's {@code _file_lists} keeps it. */
-    public record Listing(Set<String> files, Set<String> dirs, Set<String> emptyDirs, Map<String, String> links,
-                          long builtAtMs) {
+    public record Listing(
+            Set<String> files, Set<String> dirs, Set<String> emptyDirs, Map<String, String> links, long builtAtMs) {
         static final Listing EMPTY = new Listing(Set.of(), Set.of(), Set.of(), Map.of(), Long.MIN_VALUE);
     }
 
-    private record HashKey(String real, long size, long mtimeNanos, Object inode) {
-    }
+    private record HashKey(String real, long size, long mtimeNanos, Object inode) {}
 
     private final Options options;
     private final Clock clock;
     private final List<Pattern> globs;
     private final Map<String, Listing> listings = new ConcurrentHashMap<>();
-    private final Cache<HashKey, String> hashes = Caffeine.newBuilder().maximumSize(MAX_HASHES).build();
+    private final Cache<HashKey, String> hashes =
+            Caffeine.newBuilder().maximumSize(MAX_HASHES).build();
     private final WarnInterval truncated;
     private final Object walking = new Object();
     private final AtomicLong hashesComputed = new AtomicLong();
@@ -162,12 +164,17 @@ public final class FileRoots {
                 if (!real.startsWith(realRoot)) {
                     return new Refused("a symlink that leaves the root");
                 }
-                BasicFileAttributes attrs = Files.readAttributes(real, BasicFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS);
+                BasicFileAttributes attrs =
+                        Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 if (!attrs.isRegularFile()) {
                     continue;
                 }
-                return new Found(saltenv, rel, real, attrs.size(), attrs.lastModifiedTime().toMillis() / 1000,
+                return new Found(
+                        saltenv,
+                        rel,
+                        real,
+                        attrs.size(),
+                        attrs.lastModifiedTime().toMillis() / 1000,
                         mode(real));
             } catch (IOException e) {
                 LOG.debug("Salt file server: {} in {}: {}", rel, root, e.toString());
@@ -182,12 +189,15 @@ public final class FileRoots {
      */
     public Optional<String> hash(Found file) {
         try {
-            BasicFileAttributes attrs = Files.readAttributes(file.real(), BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes attrs =
+                    Files.readAttributes(file.real(), BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!attrs.isRegularFile()) {
                 return Optional.empty();
             }
-            HashKey key = new HashKey(file.real().toString(), attrs.size(), attrs.lastModifiedTime().toMillis(),
+            HashKey key = new HashKey(
+                    file.real().toString(),
+                    attrs.size(),
+                    attrs.lastModifiedTime().toMillis(),
                     attrs.fileKey());
             return Optional.of(hashes.get(key, k -> digest(file.real())));
         } catch (IOException | UncheckedIOException e) {
@@ -198,8 +208,7 @@ public final class FileRoots {
 
     /** Up to {@code max} bytes of {@code file} from {@code offset}; empty at or past its end. */
     public byte[] read(Found file, long offset, int max) throws IOException {
-        try (FileChannel channel = FileChannel.open(file.real(), StandardOpenOption.READ,
-                LinkOption.NOFOLLOW_LINKS)) {
+        try (FileChannel channel = FileChannel.open(file.real(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             long size = channel.size();
             if (offset >= size) {
                 return new byte[0];
@@ -236,7 +245,9 @@ public final class FileRoots {
     }
 
     private boolean fresh(Listing listing) {
-        return listing != null && clock.millis() - listing.builtAtMs() < options.listCacheTime().toMillis();
+        return listing != null
+                && clock.millis() - listing.builtAtMs()
+                        < options.listCacheTime().toMillis();
     }
 
     private Listing walk(String saltenv, List<Path> roots) {
@@ -254,8 +265,8 @@ public final class FileRoots {
                 continue;
             }
             try {
-                Files.walkFileTree(root, EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE,
-                        new SimpleFileVisitor<>() {
+                Files.walkFileTree(
+                        root, EnumSet.of(FileVisitOption.FOLLOW_LINKS), Integer.MAX_VALUE, new SimpleFileVisitor<>() {
                             @Override
                             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
                                 if (dir.equals(root)) {
@@ -269,7 +280,8 @@ public final class FileRoots {
                                 if (attrs.isRegularFile()) {
                                     add(file, false);
                                 }
-                                return entries[0] >= options.maxEntries() ? FileVisitResult.TERMINATE
+                                return entries[0] >= options.maxEntries()
+                                        ? FileVisitResult.TERMINATE
                                         : FileVisitResult.CONTINUE;
                             }
 
@@ -293,7 +305,9 @@ public final class FileRoots {
                                         if (!path.toRealPath().startsWith(realRoot)) {
                                             return false; // a link that leaves the root is not served
                                         }
-                                        links.putIfAbsent(rel, Files.readSymbolicLink(path).toString());
+                                        links.putIfAbsent(
+                                                rel,
+                                                Files.readSymbolicLink(path).toString());
                                     } catch (IOException e) {
                                         return false;
                                     }
@@ -310,14 +324,22 @@ public final class FileRoots {
             }
         }
         if (entries[0] >= options.maxEntries()) {
-            truncated.warn(LOG, "Salt file server: environment {} has more than {} files and directories; the "
-                    + "listing holds the first {} (a file is still served when asked for by name)", saltenv,
-                    options.maxEntries(), options.maxEntries());
+            truncated.warn(
+                    LOG,
+                    "Salt file server: environment {} has more than {} files and directories; the "
+                            + "listing holds the first {} (a file is still served when asked for by name)",
+                    saltenv,
+                    options.maxEntries(),
+                    options.maxEntries());
         }
         Set<String> empty = new TreeSet<>(dirs);
         empty.removeAll(nonEmpty);
-        return new Listing(Collections.unmodifiableSet(files), Collections.unmodifiableSet(dirs),
-                Collections.unmodifiableSet(empty), Collections.unmodifiableMap(links), clock.millis());
+        return new Listing(
+                Collections.unmodifiableSet(files),
+                Collections.unmodifiableSet(dirs),
+                Collections.unmodifiableSet(empty),
+                Collections.unmodifiableMap(links),
+                clock.millis());
     }
 
     /** Why {@code path} is refused outright: absolute, a parent segment, a backslash, a control character. */

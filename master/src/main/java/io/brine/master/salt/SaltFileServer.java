@@ -37,6 +37,7 @@ public final class SaltFileServer {
     private static final Logger LOG = LoggerFactory.getLogger(SaltFileServer.class);
     /** Salt's {@code file_buffer_size} default. */
     public static final int DEFAULT_BUFFER_SIZE = 1024 * 1024;
+
     public static final int DEFAULT_REQUESTS_PER_SECOND = 500;
     public static final int DEFAULT_BURST = 2_000;
     public static final long DEFAULT_MAX_BYTES_IN_FLIGHT = 64L * 1024 * 1024;
@@ -50,8 +51,8 @@ public final class SaltFileServer {
      */
     public record Limits(int bufferSize, int requestsPerSecond, int burst, long maxBytesInFlight) {
         public static Limits defaults() {
-            return new Limits(DEFAULT_BUFFER_SIZE, DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST,
-                    DEFAULT_MAX_BYTES_IN_FLIGHT);
+            return new Limits(
+                    DEFAULT_BUFFER_SIZE, DEFAULT_REQUESTS_PER_SECOND, DEFAULT_BURST, DEFAULT_MAX_BYTES_IN_FLIGHT);
         }
     }
 
@@ -91,24 +92,32 @@ public final class SaltFileServer {
         return switch (request.cmd()) {
             case "_master_opts" -> masterOpts(request.envOnly());
             case "_file_envs" -> roots.environments();
-            case "_file_list" -> saltenv == null ? List.of() : prefixed(roots.listing(saltenv).files(), request);
-            case "_file_list_emptydirs" -> saltenv == null ? List.of()
-                    : prefixed(roots.listing(saltenv).emptyDirs(), request);
-            case "_dir_list" -> saltenv == null ? List.of() : prefixed(roots.listing(saltenv).dirs(), request);
+            case "_file_list" ->
+                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).files(), request);
+            case "_file_list_emptydirs" ->
+                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).emptyDirs(), request);
+            case "_dir_list" ->
+                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).dirs(), request);
             case "_symlink_list" -> saltenv == null ? Map.of() : links(saltenv, request);
             case "_file_hash" -> find(who, request).<Object>map(this::hash).orElse("");
-            case "_file_hash_and_stat" -> find(who, request).<Object>map(f -> hash(f) instanceof Map<?, ?> h
-                    ? list(h, stat(f)) : list("", null)).orElse(list("", null));
-            case "_file_find" -> find(who, request).<Object>map(f -> {
-                Map<String, Object> found = new LinkedHashMap<>();
-                // Salt gives the master's own path here; a minion reads only stat, and the master's layout is
-                // none of its business.
-                found.put("path", f.rel());
-                found.put("rel", f.rel());
-                found.put("stat", stat(f));
-                found.put("back", "roots");
-                return found;
-            }).orElse(Map.of("path", "", "rel", ""));
+            case "_file_hash_and_stat" ->
+                find(who, request)
+                        .<Object>map(f -> hash(f) instanceof Map<?, ?> h ? list(h, stat(f)) : list("", null))
+                        .orElse(list("", null));
+            case "_file_find" ->
+                find(who, request)
+                        .<Object>map(f -> {
+                            Map<String, Object> found = new LinkedHashMap<>();
+                            // Salt gives the master's own path here; a minion reads only stat, and the master's layout
+                            // is
+                            // none of its business.
+                            found.put("path", f.rel());
+                            found.put("rel", f.rel());
+                            found.put("stat", stat(f));
+                            found.put("back", "roots");
+                            return found;
+                        })
+                        .orElse(Map.of("path", "", "rel", ""));
             // No master tops and no external node classifier: Salt's answer when none is configured.
             case "_master_tops", "_ext_nodes" -> Map.of();
             default -> throw new IllegalArgumentException("not a file server command: " + request.cmd());
@@ -149,9 +158,12 @@ public final class SaltFileServer {
         if (request.path().isEmpty() || request.saltenv().isEmpty()) {
             return Optional.empty();
         }
-        FileRoots.Lookup lookup = roots.find(request.saltenv().get(), request.path().get());
+        FileRoots.Lookup lookup =
+                roots.find(request.saltenv().get(), request.path().get());
         if (lookup instanceof FileRoots.Refused refused) {
-            drops.dropped(who, "file server: refused " + refused.reason() + ", answered as a missing file",
+            drops.dropped(
+                    who,
+                    "file server: refused " + refused.reason() + ", answered as a missing file",
                     request.saltenv().get() + ":" + request.path().get());
         }
         return lookup instanceof FileRoots.Found found ? Optional.of(found) : Optional.empty();
@@ -159,12 +171,14 @@ public final class SaltFileServer {
 
     /** {@code {hsum, hash_type}}, or "" when the file went away meanwhile. */
     private Object hash(FileRoots.Found file) {
-        return roots.hash(file).<Object>map(hsum -> {
-            Map<String, Object> hash = new LinkedHashMap<>();
-            hash.put("hsum", hsum);
-            hash.put("hash_type", roots.options().hashType());
-            return hash;
-        }).orElse("");
+        return roots.hash(file)
+                .<Object>map(hsum -> {
+                    Map<String, Object> hash = new LinkedHashMap<>();
+                    hash.put("hsum", hsum);
+                    hash.put("hash_type", roots.options().hashType());
+                    return hash;
+                })
+                .orElse("");
     }
 
     /**
@@ -172,8 +186,17 @@ public final class SaltFileServer {
      * owner and group are the master's and not given (0, 0, 1, 0, 0).
      */
     private static List<Object> stat(FileRoots.Found file) {
-        return List.of((long) file.mode(), 0L, 0L, 1L, 0L, 0L, file.size(), file.mtimeSeconds(),
-                file.mtimeSeconds(), file.mtimeSeconds());
+        return List.of(
+                (long) file.mode(),
+                0L,
+                0L,
+                1L,
+                0L,
+                0L,
+                file.size(),
+                file.mtimeSeconds(),
+                file.mtimeSeconds(),
+                file.mtimeSeconds());
     }
 
     private static List<Object> list(Object first, Object second) {

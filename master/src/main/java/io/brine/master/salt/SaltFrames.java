@@ -72,7 +72,7 @@ public final class SaltFrames implements SaltInbound {
             transport.disconnect(from);
             return false;
         }
-        SaltReplyPath path = replyPath(from, value -> { }); // a hello is not answered
+        SaltReplyPath path = replyPath(from, value -> {}); // a hello is not answered
         return lanes.unauthenticated(from, bytes.length, () -> salt.hello(frame.body(), path));
     }
 

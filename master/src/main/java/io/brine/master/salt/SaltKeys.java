@@ -43,8 +43,11 @@ public final class SaltKeys {
      *               master key rotation, so that Salt minions sign in again and see the new key)
      * @param pubSig Salt's {@code pub_sig} of that key ({@code master_sign_pubkey}), or empty
      */
-    public SaltKeys(Supplier<KeyPair> master, Supplier<Optional<SaltPubkeySignature>> pubSig,
-            IntSupplier publishPort, KeyStore keyStore) {
+    public SaltKeys(
+            Supplier<KeyPair> master,
+            Supplier<Optional<SaltPubkeySignature>> pubSig,
+            IntSupplier publishPort,
+            KeyStore keyStore) {
         this.master = master;
         this.pubSig = pubSig;
         this.publishPort = publishPort;
@@ -57,8 +60,8 @@ public final class SaltKeys {
         if (current == null) {
             synchronized (this) {
                 if (responder == null) {
-                    responder = new SaltAuthResponder(master.get(), Crypticle.generate(), publishPort.getAsInt(),
-                            pubSig.get());
+                    responder = new SaltAuthResponder(
+                            master.get(), Crypticle.generate(), publishPort.getAsInt(), pubSig.get());
                 }
                 current = responder;
             }

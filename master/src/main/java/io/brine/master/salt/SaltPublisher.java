@@ -46,12 +46,26 @@ public final class SaltPublisher implements SaltEnvelopes {
     }
 
     @Override
-    public byte[] envelope(String jid, String fun, List<Object> args, Map<String, Object> kwargs, String user,
-            List<String> targets, long serial) {
+    public byte[] envelope(
+            String jid,
+            String fun,
+            List<Object> args,
+            Map<String, Object> kwargs,
+            String user,
+            List<String> targets,
+            long serial) {
         List<SaltValue> tgt = new ArrayList<>(targets.size());
         targets.forEach(id -> tgt.add(SaltValue.str(id)));
-        SaltPublication publication = new SaltPublication(fun, SaltValues.jobArgs(args, kwargs),
-                new SaltValue.Array(tgt), jid, "", "list", user, List.of(), serial);
+        SaltPublication publication = new SaltPublication(
+                fun,
+                SaltValues.jobArgs(args, kwargs),
+                new SaltValue.Array(tgt),
+                jid,
+                "",
+                "list",
+                user,
+                List.of(),
+                serial);
         SaltAuthResponder generation = keys.responder();
         return publication.envelope(generation.aes(), generation.master().getPrivate(), SIGNING);
     }

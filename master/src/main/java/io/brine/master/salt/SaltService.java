@@ -68,12 +68,14 @@ public final class SaltService {
 
     /** Pending answers logged once, then only changes (the audit log does the same: AuditedAuth). */
     private final RepeatedPending pendingLines = new RepeatedPending(RepeatedPending.DEFAULT_CAPACITY);
+
     private final KeyStore keyStore;
     private final Admission admission;
     private final SaltKeys keys;
     private final AuthAudit audit;
     /** Failed writes (readiness) and audit lines that could not be written. */
     private final StoreWrites writes;
+
     private final GrainsStore grains;
     private final ActiveJobs jobs;
     private final Clock clock;
@@ -86,8 +88,10 @@ public final class SaltService {
     private final AcceptancePolicies policies;
     private final SaltFileServer files;
     /** Session request nonces seen lately, per minion: a replayed request is refused (DESIGN §4.4). */
-    private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder().maximumSize(500_000)
-            .expireAfterWrite(Duration.ofMinutes(15)).build();
+    private final Cache<String, Boolean> seenNonces = Caffeine.newBuilder()
+            .maximumSize(500_000)
+            .expireAfterWrite(Duration.ofMinutes(15))
+            .build();
 
     /**
      * @param maxReturnBytes {@code max_return_bytes}: a {@code _return} whose encrypted load is larger is stored as a
@@ -95,9 +99,18 @@ public final class SaltService {
      * @param budget pays for every signed {@code _auth} answer but an accepted one
      * @param files answers the file server requests (states, {@code cp.*}) from {@code file_roots}
      */
-    public SaltService(KeyStore keyStore, AcceptancePolicies policies, SaltKeys keys, AuthAudit audit,
-            GrainsStore grains, ActiveJobs jobs, long maxReturnBytes, Clock clock, AuthWorkBudget budget,
-            StoreWrites writes, SaltFileServer files) {
+    public SaltService(
+            KeyStore keyStore,
+            AcceptancePolicies policies,
+            SaltKeys keys,
+            AuthAudit audit,
+            GrainsStore grains,
+            ActiveJobs jobs,
+            long maxReturnBytes,
+            Clock clock,
+            AuthWorkBudget budget,
+            StoreWrites writes,
+            SaltFileServer files) {
         this.writes = writes;
         this.files = files;
         this.keyStore = keyStore;
@@ -127,7 +140,9 @@ public final class SaltService {
             session(encrypted, path);
         } else if (request instanceof SaltRequest.Clear clear) {
             // As a Salt master without that method (MWorker._handle_clear): an empty map, in the clear.
-            LOG.info("Salt request from {}: clear command {} is not served", path.remoteAddress(),
+            LOG.info(
+                    "Salt request from {}: clear command {} is not served",
+                    path.remoteAddress(),
                     MinionIds.printable(clear.cmd()));
             path.reply(SaltReplies.UNSERVED);
         }
@@ -140,9 +155,14 @@ public final class SaltService {
         SaltAuthRequest load = request.load();
         String id = load.id();
         String from = path.remoteAddress();
-        if (request.version() < SaltAuthResponder.MINIMUM_VERSION || load.signing().isEmpty()) {
-            LOG.info("Salt minion {} ({}): auth version {} or algorithm {} not served", MinionIds.printable(id),
-                    from, request.version(), MinionIds.printable(load.sigAlgo()));
+        if (request.version() < SaltAuthResponder.MINIMUM_VERSION
+                || load.signing().isEmpty()) {
+            LOG.info(
+                    "Salt minion {} ({}): auth version {} or algorithm {} not served",
+                    MinionIds.printable(id),
+                    from,
+                    request.version(),
+                    MinionIds.printable(load.sigAlgo()));
             return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
         if (!MinionIds.isValid(id)) {
@@ -155,8 +175,12 @@ public final class SaltService {
             // As for an invalid id: refused before the store and the policies, nothing filed.
             long suppressed = reservedWarnings.due();
             if (suppressed >= 0) {
-                LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, reserved.get(), suppressed > 0
-                        ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
+                LOG.warn(
+                        "Salt minion {} ({}): auth refused: {}{}",
+                        id,
+                        from,
+                        reserved.get(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
             auditRefused(id, from, null, reserved.get());
             return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
@@ -180,8 +204,8 @@ public final class SaltService {
         Admission.Admitted admitted;
         try {
             // Filed as a Salt minion's key, or refused when the id holds a brine minion's (KeyStore#offer).
-            admitted = admission.admit(new AuthAttempt(id, key, fingerprint, claims, null, null, from,
-                    clock.instant()), MinionKind.SALT);
+            admitted = admission.admit(
+                    new AuthAttempt(id, key, fingerprint, claims, null, null, from, clock.instant()), MinionKind.SALT);
         } catch (IllegalArgumentException e) {
             if (!(e.getCause() instanceof KeyFormatException bad)) {
                 throw e;
@@ -198,8 +222,11 @@ public final class SaltService {
         }
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
-        if (!writes.audit("Salt _auth", id + " (" + from + ")", () -> audit.decided(id, from, fingerprint,
-                admitted.decision(), admitted.policy())) && decision instanceof KeyDecision.Accepted) {
+        if (!writes.audit(
+                        "Salt _auth",
+                        id + " (" + from + ")",
+                        () -> audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy()))
+                && decision instanceof KeyDecision.Accepted) {
             // No session without its audit line (as for brine minions): "pending" makes the minion ask again later.
             return encode(responder, responder.respond(request, Decision.PENDING, null), from);
         }
@@ -217,7 +244,11 @@ public final class SaltService {
             }
             if (reply instanceof SaltAuthReply.Accepted) {
                 path.bind(id);
-                LOG.info("Salt minion {} ({}): accepted ({}){}", id, from, accepted.reason(),
+                LOG.info(
+                        "Salt minion {} ({}): accepted ({}){}",
+                        id,
+                        from,
+                        accepted.reason(),
                         admitted.policy().besideAnswer());
             } else {
                 LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
@@ -225,7 +256,12 @@ public final class SaltService {
             return encode(responder, reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes
-                LOG.info("Salt minion {} ({}): pending ({}), key {}{}", id, from, pending.reason(), fingerprint,
+                LOG.info(
+                        "Salt minion {} ({}): pending ({}), key {}{}",
+                        id,
+                        from,
+                        pending.reason(),
+                        fingerprint,
                         admitted.policy().besideAnswer());
             }
             return encode(responder, responder.respond(request, Decision.PENDING, null), from);
@@ -234,11 +270,22 @@ public final class SaltService {
             return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         } else if (decision instanceof KeyDecision.Denied denied) {
             if (offer.stored().isEmpty()) {
-                deniedWarnings.warn(LOG, "Salt minion {} ({}): denied, {}; offered key {} not stored", id, from,
-                        denied.reason(), fingerprint);
+                deniedWarnings.warn(
+                        LOG,
+                        "Salt minion {} ({}): denied, {}; offered key {} not stored",
+                        id,
+                        from,
+                        denied.reason(),
+                        fingerprint);
             } else {
-                deniedWarnings.warn(LOG, "Salt minion {} ({}): denied: offered key {} differs from the stored key {} "
-                        + "({}); kept in minions_denied", id, from, fingerprint, offer.stored().get().fingerprint(),
+                deniedWarnings.warn(
+                        LOG,
+                        "Salt minion {} ({}): denied: offered key {} differs from the stored key {} "
+                                + "({}); kept in minions_denied",
+                        id,
+                        from,
+                        fingerprint,
+                        offer.stored().get().fingerprint(),
                         denied.reason());
             }
             return encode(responder, responder.respond(request, Decision.DENIED, null), from);
@@ -250,8 +297,12 @@ public final class SaltService {
             // not make its jobs go out in Salt's envelope. No session key is made, nothing is marked.
             long suppressed = otherKindWarnings.due();
             if (suppressed >= 0) {
-                LOG.warn("Salt minion {} ({}): auth refused: {}{}", id, from, other.reason(), suppressed > 0
-                        ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
+                LOG.warn(
+                        "Salt minion {} ({}): auth refused: {}{}",
+                        id,
+                        from,
+                        other.reason(),
+                        suppressed > 0 ? " (and " + suppressed + " such refusals not logged since the last line)" : "");
             }
             return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
         }
@@ -288,8 +339,10 @@ public final class SaltService {
         try {
             hello = SaltPublishHello.open(body, keys.aes(), SaltLimits.UNAUTHENTICATED);
         } catch (CryptoException e) {
-            LOG.debug("Salt publish connection from {}: hello not sealed with the current aes key ({}): kept unbound",
-                    path.remoteAddress(), e.getMessage());
+            LOG.debug(
+                    "Salt publish connection from {}: hello not sealed with the current aes key ({}): kept unbound",
+                    path.remoteAddress(),
+                    e.getMessage());
             path.keepUnproven();
             return;
         } catch (MalformedException e) {
@@ -299,16 +352,21 @@ public final class SaltService {
         }
         String id = hello.id();
         if (!MinionIds.isValid(id)) {
-            LOG.info("Salt publish connection from {}: hello refused: invalid id {}", path.remoteAddress(),
+            LOG.info(
+                    "Salt publish connection from {}: hello refused: invalid id {}",
+                    path.remoteAddress(),
                     MinionIds.printable(id));
             path.disconnect();
             return;
         }
         Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
-        if (key.isEmpty() || keyStore.kind(id) != MinionKind.SALT
+        if (key.isEmpty()
+                || keyStore.kind(id) != MinionKind.SALT
                 || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, hello.tok())) {
-            LOG.info("Salt minion {} ({}): publish connection refused: its key is not accepted as a Salt minion's",
-                    id, path.remoteAddress());
+            LOG.info(
+                    "Salt minion {} ({}): publish connection refused: its key is not accepted as a Salt minion's",
+                    id,
+                    path.remoteAddress());
             path.disconnect();
             return;
         }
@@ -336,10 +394,13 @@ public final class SaltService {
             return;
         }
         Optional<RSAPublicKey> key = keyStore.acceptedKey(id);
-        if (key.isEmpty() || keyStore.kind(id) != MinionKind.SALT
+        if (key.isEmpty()
+                || keyStore.kind(id) != MinionKind.SALT
                 || !SaltRsa.x931Verify(key.get(), TOKEN_MESSAGE, opened.tok())) {
             keys.drop(id);
-            LOG.info("Salt minion {} ({}): request refused: its key is not accepted as a Salt minion's", id,
+            LOG.info(
+                    "Salt minion {} ({}): request refused: its key is not accepted as a Salt minion's",
+                    id,
                     path.remoteAddress());
             path.reply(BAD_LOAD);
             return;
@@ -367,29 +428,41 @@ public final class SaltService {
                 path.reply(BAD_LOAD);
                 return;
             }
-            path.reply(SaltReplies.privately("pillar", EMPTY_PILLAR, nonce, key.get(), enc,
-                    keys.responder().master().getPrivate(), sig));
+            path.reply(SaltReplies.privately(
+                    "pillar",
+                    EMPTY_PILLAR,
+                    nonce,
+                    key.get(),
+                    enc,
+                    keys.responder().master().getPrivate(),
+                    sig));
         } else if (command instanceof SaltCommand.MinionEvent) {
             path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil()));
         } else if (command instanceof SaltCommand.RegisterResources) {
             path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.bool(true)));
         } else if (command instanceof SaltCommand.Return ret) {
-            onReturn(id, ret, request.load().length, path.remoteAddress(),
+            onReturn(
+                    id,
+                    ret,
+                    request.load().length,
+                    path.remoteAddress(),
                     () -> path.reply(SaltReplies.sealed(sessionKey, nonce, SaltValue.nil())));
         } else if (command instanceof SaltCommand.FileRequest file) {
-            files.serve(id, path.remoteAddress(), file, value -> path.reply(SaltReplies.sealed(sessionKey, nonce,
-                    value)));
+            files.serve(
+                    id, path.remoteAddress(), file, value -> path.reply(SaltReplies.sealed(sessionKey, nonce, value)));
         } else if (command instanceof SaltCommand.Other other) {
-            LOG.info("Salt minion {} ({}): command {} is not served; answered as Salt does ({{}})", id,
-                    path.remoteAddress(), MinionIds.printable(other.cmd()));
+            LOG.info(
+                    "Salt minion {} ({}): command {} is not served; answered as Salt does ({{}})",
+                    id,
+                    path.remoteAddress(),
+                    MinionIds.printable(other.cmd()));
             path.reply(SaltReplies.sealed(sessionKey, nonce, SaltReplies.UNSERVED));
         }
     }
 
     private void onReturn(String id, SaltCommand.Return ret, int size, String from, Runnable ack) {
         if (size > maxReturnBytes) {
-            drops.dropped(from, "Salt minion " + id + ": a return over max_return_bytes (" + maxReturnBytes
-                    + ")");
+            drops.dropped(from, "Salt minion " + id + ": a return over max_return_bytes (" + maxReturnBytes + ")");
             jobs.onReturn(id, ActiveJobs.oversized(ret.jid(), ret.fun(), size, maxReturnBytes, 0), ack);
             return;
         }

@@ -17,7 +17,8 @@ public final class ClusterPublishKey implements SharedPublishKey {
     @Override
     public PublishKeyring.Generation join(PublishKeyring.Generation own, Consumer<PublishKeyring.Generation> onNewer)
             throws IOException {
-        Shared agreed = generations.join(new Shared(own.number(), own.key()),
+        Shared agreed = generations.join(
+                new Shared(own.number(), own.key()),
                 (number, key) -> onNewer.accept(new PublishKeyring.Generation(number, key)));
         return agreed.number() == own.number() ? own : new PublishKeyring.Generation(agreed.number(), agreed.key());
     }
@@ -26,7 +27,8 @@ public final class ClusterPublishKey implements SharedPublishKey {
     public PublishKeyring.Generation next(PublishKeyring.Generation current, PublishKeyring.Generation candidate)
             throws IOException {
         Shared agreed = generations.next(current.number(), new Shared(candidate.number(), candidate.key()));
-        return agreed.number() == candidate.number() && agreed.key() == candidate.key() ? candidate
+        return agreed.number() == candidate.number() && agreed.key() == candidate.key()
+                ? candidate
                 : new PublishKeyring.Generation(agreed.number(), agreed.key());
     }
 

@@ -12,8 +12,14 @@ public final class MinionSession extends Session {
     private final long authTimestampMs;
     private volatile long lastSeenMs;
 
-    MinionSession(String minionId, SessionId sessionId, SessionKey requestKey, RSAPublicKey publicKey, Peer peer,
-            long nowMs, long authTimestampMs) {
+    MinionSession(
+            String minionId,
+            SessionId sessionId,
+            SessionKey requestKey,
+            RSAPublicKey publicKey,
+            Peer peer,
+            long nowMs,
+            long authTimestampMs) {
         super(sessionId, requestKey, peer);
         this.minionId = minionId;
         this.publicKey = publicKey;

@@ -28,6 +28,7 @@ public final class PublishKeyring {
     private volatile Generation current;
     /** Kept one rotation longer: a thread may still be copying its key bytes into a reply. */
     private Generation previous;
+
     private long serial;
     private final Clock clock;
     /** Keys rotated with this one (Salt's {@code aes}, issue 15): same triggers, same moment. */
@@ -92,6 +93,7 @@ public final class PublishKeyring {
     /** The current generation's key and serial floor, for one minion's session (PROTOCOL.md 8.5). */
     public SessionMessage.KeyUpdate keyUpdate() {
         Generation generation = current;
-        return new SessionMessage.KeyUpdate(generation.number(), generation.key().bytes(), serialFloor());
+        return new SessionMessage.KeyUpdate(
+                generation.number(), generation.key().bytes(), serialFloor());
     }
 }

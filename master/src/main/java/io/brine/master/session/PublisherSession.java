@@ -11,7 +11,11 @@ public final class PublisherSession extends Session {
     private final String name;
     private final Optional<MasterConfig.PublisherAcl> acl;
 
-    PublisherSession(String name, SessionId sessionId, SessionKey requestKey, Optional<MasterConfig.PublisherAcl> acl,
+    PublisherSession(
+            String name,
+            SessionId sessionId,
+            SessionKey requestKey,
+            Optional<MasterConfig.PublisherAcl> acl,
             Peer peer) {
         super(sessionId, requestKey, peer);
         this.name = name;

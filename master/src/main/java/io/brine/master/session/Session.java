@@ -20,6 +20,7 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
     private final SessionKey requestKey;
     /** The last counter sealed to the peer; under this session's lock. */
     private long sendCounter;
+
     private final ReplayWindow receiveWindow = new ReplayWindow();
     private volatile Peer peer;
 
@@ -64,8 +65,8 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
      * @return what {@code send} returned
      */
     public synchronized boolean sealAndSend(SessionMessage message, Predicate<byte[]> send) {
-        return send.test(Codec.encode(Sessions.seal(requestKey, sessionId.bytes(),
-                SessionFrame.Direction.MASTER_TO_MINION, ++sendCounter, message)));
+        return send.test(Codec.encode(Sessions.seal(
+                requestKey, sessionId.bytes(), SessionFrame.Direction.MASTER_TO_MINION, ++sendCounter, message)));
     }
 
     void close() {

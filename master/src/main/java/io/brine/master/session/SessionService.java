@@ -39,24 +39,20 @@ public final class SessionService {
         }
 
         /** A minion's message in its session. */
-        record FromMinion(MinionSession session, SessionMessage.FromMinion message) implements Authentic {
-        }
+        record FromMinion(MinionSession session, SessionMessage.FromMinion message) implements Authentic {}
 
         /** A publisher's message in its session. */
-        record FromPublisher(PublisherSession session, SessionMessage.FromPublisher message) implements Authentic {
-        }
+        record FromPublisher(PublisherSession session, SessionMessage.FromPublisher message) implements Authentic {}
 
         /** No session has this id (the master restarted, or closed the session): the sender must authenticate. */
-        record Unknown(SessionFrame frame) implements Opened {
-        }
+        record Unknown(SessionFrame frame) implements Opened {}
 
         /**
          * Dropped: the wrong direction, a box that does not open (forged, damaged, or malformed inside), a replay.
          * {@code reason} names no counter or other per-frame value, so that the dispatcher's throttled log keeps one
          * line per reason and source.
          */
-        record Dropped(String reason) implements Opened {
-        }
+        record Dropped(String reason) implements Opened {}
     }
 
     private final SessionTable sessions;
@@ -69,8 +65,7 @@ public final class SessionService {
     }
 
     /** {@code masterKey} signs SessionUnknown: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
-    public SessionService(SessionTable sessions, PublishKeyring keyring, Supplier<PrivateKey> masterKey,
-            Clock clock) {
+    public SessionService(SessionTable sessions, PublishKeyring keyring, Supplier<PrivateKey> masterKey, Clock clock) {
         this.sessions = sessions;
         this.keyring = keyring;
         this.masterKey = masterKey;
@@ -98,11 +93,12 @@ public final class SessionService {
         try {
             // Exhaustive over the sealed Session; each kind opens only its own direction's messages.
             if (session instanceof MinionSession minion) {
-                opened = new Opened.FromMinion(minion, Sessions.open(session.requestKey(), sealed,
-                        SessionMessage.FromMinion.class));
+                opened = new Opened.FromMinion(
+                        minion, Sessions.open(session.requestKey(), sealed, SessionMessage.FromMinion.class));
             } else {
-                opened = new Opened.FromPublisher((PublisherSession) session, Sessions.open(session.requestKey(),
-                        sealed, SessionMessage.FromPublisher.class));
+                opened = new Opened.FromPublisher(
+                        (PublisherSession) session,
+                        Sessions.open(session.requestKey(), sealed, SessionMessage.FromPublisher.class));
             }
         } catch (MalformedException.WrongDirection e) {
             // Authentic, but not a message this kind of session carries: its own line in the dispatcher's log.
@@ -132,7 +128,7 @@ public final class SessionService {
     /** The signed answer to a frame of an unknown session: authenticate again. Costs a private-key operation. */
     public byte[] unknown(Opened.Unknown unknown) {
         SessionFrame sealed = unknown.frame();
-        return Codec.encodeSigned(new SessionUnknown(sealed.sessionId(), sealed.counter(), clock.millis()),
-                masterKey.get());
+        return Codec.encodeSigned(
+                new SessionUnknown(sealed.sessionId(), sealed.counter(), clock.millis()), masterKey.get());
     }
 }

@@ -26,7 +26,9 @@ public final class SessionTable {
     private final ConcurrentHashMap<SessionId, MinionSession> bySessionId = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, MinionSession> byMinion = new ConcurrentHashMap<>();
     private final Cache<SessionId, PublisherSession> publishers = Caffeine.newBuilder()
-            .maximumSize(MAX_PUBLISHER_SESSIONS).expireAfterAccess(PUBLISHER_IDLE).build();
+            .maximumSize(MAX_PUBLISHER_SESSIONS)
+            .expireAfterAccess(PUBLISHER_IDLE)
+            .build();
 
     /** Opens a fresh session for {@code minionId}, replacing any previous one. */
     public MinionSession open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs) {
@@ -38,21 +40,21 @@ public final class SessionTable {
      * the previous one only when that was made by an older request: empty, and nothing changed, otherwise. A
      * captured request, replayed, never takes a session from the request that came after it (PROTOCOL.md 8.1).
      */
-    public Optional<MinionSession> open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs,
-            long authTimestampMs) {
+    public Optional<MinionSession> open(
+            String minionId, RSAPublicKey publicKey, Peer peer, long nowMs, long authTimestampMs) {
         return open(minionId, publicKey, peer, nowMs, authTimestampMs, false);
     }
 
-    private Optional<MinionSession> open(String minionId, RSAPublicKey publicKey, Peer peer, long nowMs,
-            long authTimestampMs, boolean always) {
+    private Optional<MinionSession> open(
+            String minionId, RSAPublicKey publicKey, Peer peer, long nowMs, long authTimestampMs, boolean always) {
         MinionSession[] replaced = new MinionSession[1];
         MinionSession[] opened = new MinionSession[1];
         byMinion.compute(minionId, (id, previous) -> {
             if (!always && previous != null && previous.authTimestampMs() >= authTimestampMs) {
                 return previous;
             }
-            opened[0] = new MinionSession(minionId, SessionId.random(), SessionKey.random(), publicKey, peer, nowMs,
-                    authTimestampMs);
+            opened[0] = new MinionSession(
+                    minionId, SessionId.random(), SessionKey.random(), publicKey, peer, nowMs, authTimestampMs);
             bySessionId.put(opened[0].sessionId(), opened[0]);
             replaced[0] = previous;
             return opened[0];

@@ -31,20 +31,19 @@ public interface SharedPublishKey extends AutoCloseable {
     static SharedPublishKey alone() {
         return new SharedPublishKey() {
             @Override
-            public PublishKeyring.Generation join(PublishKeyring.Generation own,
-                    Consumer<PublishKeyring.Generation> onNewer) {
+            public PublishKeyring.Generation join(
+                    PublishKeyring.Generation own, Consumer<PublishKeyring.Generation> onNewer) {
                 return own;
             }
 
             @Override
-            public PublishKeyring.Generation next(PublishKeyring.Generation current,
-                    PublishKeyring.Generation candidate) {
+            public PublishKeyring.Generation next(
+                    PublishKeyring.Generation current, PublishKeyring.Generation candidate) {
                 return candidate;
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 }

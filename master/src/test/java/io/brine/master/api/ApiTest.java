@@ -75,6 +75,7 @@ class ApiTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
     HttpClient http = HttpClient.newHttpClient();
     String scheme = "http";
@@ -93,10 +94,11 @@ class ApiTest {
         master = WiredMaster.start(dir, config -> config.api(api.apply(MasterConfig.Api.loopback(0))));
         Path pki = master.config().pkiDir();
         if (admin == null) {
-            admin = ApiTokens.create(pki, "ops", List.of("web*"), List.of("test.*"), true, Duration.ofDays(1),
-                    Clock.systemUTC()).token();
-            reader = ApiTokens.create(pki, "dash", List.of(), List.of(), false, Duration.ofDays(1),
-                    Clock.systemUTC()).token();
+            admin = ApiTokens.create(
+                            pki, "ops", List.of("web*"), List.of("test.*"), true, Duration.ofDays(1), Clock.systemUTC())
+                    .token();
+            reader = ApiTokens.create(pki, "dash", List.of(), List.of(), false, Duration.ofDays(1), Clock.systemUTC())
+                    .token();
         }
     }
 
@@ -107,25 +109,25 @@ class ApiTest {
 
     // ------------------------------------------------------------------ helpers
 
-    record Answer(int status, JsonNode json, HttpResponse<String> response) {
-    }
+    record Answer(int status, JsonNode json, HttpResponse<String> response) {}
 
     Answer call(String method, String path, String token, String body) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(scheme + "://127.0.0.1:"
-                + master.apiPort() + path)).timeout(Duration.ofSeconds(30));
+        HttpRequest.Builder request = HttpRequest.newBuilder(
+                        URI.create(scheme + "://127.0.0.1:" + master.apiPort() + path))
+                .timeout(Duration.ofSeconds(30));
         if (token != null) {
             request.header("Authorization", "Bearer " + token);
         }
         if (body != null) {
             request.header("Content-Type", "application/json");
         }
-        request.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(body));
+        request.method(
+                method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
         JsonNode json = JSON.readTree(response.body());
         seen(path, method, response.statusCode());
-        assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(type -> assertThat(type)
-                .startsWith("application/json"));
+        assertThat(response.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
         if (response.statusCode() >= 400) {
             assertError(json, response.statusCode());
         }
@@ -150,8 +152,9 @@ class ApiTest {
     /** A JSON error: its status, a message, and no trace or path of the master's. */
     void assertError(JsonNode json, int status) {
         assertThat(json.get("status").asInt()).isEqualTo(status);
-        assertThat(json.get("message").asText()).isNotBlank().doesNotContain("Exception", "\tat ", "io.brine",
-                dir.toString());
+        assertThat(json.get("message").asText())
+                .isNotBlank()
+                .doesNotContain("Exception", "\tat ", "io.brine", dir.toString());
     }
 
     RSAPublicKey key(int i) {
@@ -169,8 +172,11 @@ class ApiTest {
      * store's thread, a moment after a change the test made directly.
      */
     void settled() {
-        int stored = master.keyStore().list().keys().values().stream().mapToInt(List::size).sum();
-        await().until(() -> get("/api/keys?limit=1000", reader).json().get("keys").size() == stored);
+        int stored = master.keyStore().list().keys().values().stream()
+                .mapToInt(List::size)
+                .sum();
+        await().until(() ->
+                get("/api/keys?limit=1000", reader).json().get("keys").size() == stored);
     }
 
     List<String> auditLines() throws Exception {
@@ -187,14 +193,22 @@ class ApiTest {
         pending("db1", 6);
         Answer first = get("/api/keys?state=pending&match=web*&limit=2", reader);
         assertThat(first.status()).isEqualTo(200);
-        assertThat(first.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web1", "web2");
+        assertThat(first.json().get("keys"))
+                .extracting(k -> k.get("id").asText())
+                .containsExactly("web1", "web2");
         assertThat(first.json().get("keys").get(0).get("fingerprint").asText()).isEqualTo(Fingerprints.of(key(1)));
         assertThat(first.json().get("keys").get(0).get("kind").asText()).isEqualTo("brine");
-        Answer second = get("/api/keys?state=pending&match=web*&limit=2&after="
-                + first.json().get("next").asText(), reader);
-        assertThat(second.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web3", "web4");
+        Answer second = get(
+                "/api/keys?state=pending&match=web*&limit=2&after="
+                        + first.json().get("next").asText(),
+                reader);
+        assertThat(second.json().get("keys"))
+                .extracting(k -> k.get("id").asText())
+                .containsExactly("web3", "web4");
         Answer last = get("/api/keys?state=pending&match=web*&limit=2&after=web4", reader);
-        assertThat(last.json().get("keys")).extracting(k -> k.get("id").asText()).containsExactly("web5");
+        assertThat(last.json().get("keys"))
+                .extracting(k -> k.get("id").asText())
+                .containsExactly("web5");
         assertThat(last.json().get("next").isNull()).isTrue();
 
         Answer shown = get("/api/keys/db1", reader);
@@ -202,7 +216,8 @@ class ApiTest {
         assertThat(shown.json().get("keys").get(0).get("state").asText()).isEqualTo("pending");
         assertThat(shown.json().get("up").asBoolean()).isFalse();
         assertThat(get("/api/keys/nobody", reader).status()).isEqualTo(404);
-        assertThat(get("/api/keys/Bad%20Id", reader).json().get("message").asText()).startsWith("not a minion id");
+        assertThat(get("/api/keys/Bad%20Id", reader).json().get("message").asText())
+                .startsWith("not a minion id");
         assertThat(get("/api/keys?state=lost", reader).status()).isEqualTo(400);
         assertThat(get("/api/keys?limit=1001", reader).status()).isEqualTo(400);
         assertThat(get("/api/keys?colour=red", reader).status()).isEqualTo(400);
@@ -222,21 +237,27 @@ class ApiTest {
         assertThat(master.keyStore().acceptedIds()).isEmpty();
 
         String now = Fingerprints.of(key(2));
-        Answer accepted = post("/api/keys/web1/accept", admin, "{\"fingerprint\": \""
-                + now.replace(":", "").toUpperCase(Locale.ROOT) + "\"}");
+        Answer accepted = post(
+                "/api/keys/web1/accept",
+                admin,
+                "{\"fingerprint\": \"" + now.replace(":", "").toUpperCase(Locale.ROOT) + "\"}");
         assertThat(accepted.status()).isEqualTo(200);
         assertThat(accepted.json().get("result").asText()).isEqualTo("accepted");
         assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
         assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("\"api:ops\"", "web1", "accepted"));
-        assertThat(post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + now + "\"}").json()
-                .get("result").asText()).isEqualTo("unchanged");
+        assertThat(post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + now + "\"}")
+                        .json()
+                        .get("result")
+                        .asText())
+                .isEqualTo("unchanged");
 
         Answer rejected = post("/api/keys/web1/reject", admin, "{\"fingerprint\": \"" + now + "\"}");
         assertThat(rejected.json().get("result").asText()).isEqualTo("rejected");
         Answer deleted = post("/api/keys/web1/delete", admin, "{\"fingerprint\": \"" + now + "\"}");
         assertThat(deleted.json().get("result").asText()).isEqualTo("deleted");
         assertThat(master.keyStore().list().keys(KeyState.REJECTED)).isEmpty();
-        assertThat(post("/api/keys/web1/delete", admin, "{\"fingerprint\": \"" + now + "\"}").status())
+        assertThat(post("/api/keys/web1/delete", admin, "{\"fingerprint\": \"" + now + "\"}")
+                        .status())
                 .isEqualTo(404);
     }
 
@@ -250,13 +271,17 @@ class ApiTest {
         assertThat(shared.status()).isEqualTo(409);
         assertThat(shared.json().get("message").asText()).contains("same key as web2", "allow_shared_key");
         assertThat(master.keyStore().acceptedIds()).isEmpty();
-        assertThat(post("/api/keys/web1/accept", admin, "{\"fingerprint\": \"" + fingerprint
-                + "\", \"allow_shared_key\": true}").status()).isEqualTo(200);
+        assertThat(post(
+                                "/api/keys/web1/accept",
+                                admin,
+                                "{\"fingerprint\": \"" + fingerprint + "\", \"allow_shared_key\": true}")
+                        .status())
+                .isEqualTo(200);
 
         master.keyStore().offer("master", key(3), PolicyVerdict.NONE);
         settled();
-        Answer reserved = post("/api/keys/master/accept", admin, "{\"fingerprint\": \"" + Fingerprints.of(key(3))
-                + "\"}");
+        Answer reserved =
+                post("/api/keys/master/accept", admin, "{\"fingerprint\": \"" + Fingerprints.of(key(3)) + "\"}");
         assertThat(reserved.status()).isEqualTo(409);
         assertThat(master.keyStore().acceptedIds()).containsExactly("web1");
     }
@@ -264,19 +289,27 @@ class ApiTest {
     @Test
     void badBodiesAreRefusedAndChangeNothing() throws Exception {
         String fingerprint = pending("web1", 1);
-        for (String body : List.of("{\"fingerprint\": ", "[1, 2]", "{\"fingerprint\": 42}",
+        for (String body : List.of(
+                "{\"fingerprint\": ",
+                "[1, 2]",
+                "{\"fingerprint\": 42}",
                 "{\"fingerprint\": \"" + fingerprint + "\", \"force\": true}",
                 "{\"fingerprint\": \"" + fingerprint + "\", \"fingerprint\": \"" + fingerprint + "\"}",
-                "{\"fingerprint\": \"zz\"}", "{}", "{\"fingerprint\": \"" + fingerprint + "\"} {}",
+                "{\"fingerprint\": \"zz\"}",
+                "{}",
+                "{\"fingerprint\": \"" + fingerprint + "\"} {}",
                 "[".repeat(100) + "]".repeat(100))) {
             Answer answer = post("/api/keys/web1/accept", admin, body);
             assertThat(answer.status()).as(body).isEqualTo(400);
         }
         Answer empty = call("POST", "/api/keys/web1/accept", admin, "");
         assertThat(empty.status()).isEqualTo(400);
-        HttpResponse<String> text = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + master.apiPort() + "/api/keys/web1/accept")).header("Authorization", "Bearer " + admin)
-                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}")).build(),
+        HttpResponse<String> text = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort() + "/api/keys/web1/accept"))
+                        .header("Authorization", "Bearer " + admin)
+                        .header("Content-Type", "text/plain")
+                        .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(text.statusCode()).isEqualTo(415);
         seen("/api/keys/web1/accept", "POST", 415);
@@ -291,16 +324,27 @@ class ApiTest {
         Answer none = post("/api/keys/web1/accept", null, body);
         assertThat(none.status()).isEqualTo(401);
         assertThat(none.response().headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"brine\"");
-        assertThat(post("/api/keys/web1/accept", "brine_" + "x".repeat(43), body).status()).isEqualTo(401);
-        HttpResponse<String> basic = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + master.apiPort() + "/api/keys")).header("Authorization", "Basic b3BzOnB3").build(),
+        assertThat(post("/api/keys/web1/accept", "brine_" + "x".repeat(43), body)
+                        .status())
+                .isEqualTo(401);
+        HttpResponse<String> basic = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort() + "/api/keys"))
+                        .header("Authorization", "Basic b3BzOnB3")
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(basic.statusCode()).isEqualTo(401);
         assertThat(post("/api/keys/web1/accept", reader, body).status()).isEqualTo(403);
 
         Path pki = master.config().pkiDir();
-        String expired = ApiTokens.create(pki, "old", List.of("*"), List.of("*"), true, Duration.ofHours(1),
-                Clock.fixed(Instant.now().minus(Duration.ofHours(2)), ZoneOffset.UTC)).token();
+        String expired = ApiTokens.create(
+                        pki,
+                        "old",
+                        List.of("*"),
+                        List.of("*"),
+                        true,
+                        Duration.ofHours(1),
+                        Clock.fixed(Instant.now().minus(Duration.ofHours(2)), ZoneOffset.UTC))
+                .token();
         assertThat(post("/api/keys/web1/accept", expired, body).status()).isEqualTo(401);
 
         assertThat(get("/api/keys", admin).status()).isEqualTo(200);
@@ -339,15 +383,19 @@ class ApiTest {
     // ------------------------------------------------------------------ the console's files
 
     HttpResponse<String> page(String method, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort() + path))
-                .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + master.apiPort() + path))
+                        .method(method, HttpRequest.BodyPublishers.noBody())
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** The answer's status line and headers to a request line sent as it is (no client tidies the path). */
     String rawHead(String path) throws Exception {
         try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
-            socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream()
+                    .write(("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
             String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return answer.substring(0, answer.indexOf("\r\n\r\n"));
         }
@@ -355,10 +403,19 @@ class ApiTest {
 
     @Test
     void theConsoleIsServedFromAFixedListWithAStrictPolicy() throws Exception {
-        Map<String, String> files = Map.of("/", "text/html; charset=utf-8", "/console/app.js",
-                "text/javascript; charset=utf-8", "/console/api.js", "text/javascript; charset=utf-8",
-                "/console/dom.js", "text/javascript; charset=utf-8", "/console/pages.js",
-                "text/javascript; charset=utf-8", "/console/console.css", "text/css; charset=utf-8");
+        Map<String, String> files = Map.of(
+                "/",
+                "text/html; charset=utf-8",
+                "/console/app.js",
+                "text/javascript; charset=utf-8",
+                "/console/api.js",
+                "text/javascript; charset=utf-8",
+                "/console/dom.js",
+                "text/javascript; charset=utf-8",
+                "/console/pages.js",
+                "text/javascript; charset=utf-8",
+                "/console/console.css",
+                "text/css; charset=utf-8");
         for (Map.Entry<String, String> file : files.entrySet()) {
             HttpResponse<String> response = page("GET", file.getKey());
             assertThat(response.statusCode()).as(file.getKey()).isEqualTo(200);
@@ -368,30 +425,57 @@ class ApiTest {
             assertThat(response.headers().firstValue("Referrer-Policy")).hasValue("no-referrer");
             assertThat(response.headers().firstValue("Set-Cookie")).isEmpty();
             // Minion-controlled strings become text nodes: nothing in the console parses markup or code.
-            assertThat(response.body()).as(file.getKey()).doesNotContain("innerHTML", "outerHTML",
-                    "insertAdjacentHTML", "document.write", "eval(", "new Function", "style=", "localStorage");
+            assertThat(response.body())
+                    .as(file.getKey())
+                    .doesNotContain(
+                            "innerHTML",
+                            "outerHTML",
+                            "insertAdjacentHTML",
+                            "document.write",
+                            "eval(",
+                            "new Function",
+                            "style=",
+                            "localStorage");
         }
         String index = page("GET", "/").body();
-        assertThat(index).contains("<script type=\"module\" src=\"/console/app.js\"></script>")
-                .doesNotContainPattern("<script(?![^>]*\\ssrc=)").doesNotContain("<style", "http://", "https://");
-        assertThat(ConsoleFiles.POLICY).contains("default-src 'self'", "frame-ancestors 'none'")
+        assertThat(index)
+                .contains("<script type=\"module\" src=\"/console/app.js\"></script>")
+                .doesNotContainPattern("<script(?![^>]*\\ssrc=)")
+                .doesNotContain("<style", "http://", "https://");
+        assertThat(ConsoleFiles.POLICY)
+                .contains("default-src 'self'", "frame-ancestors 'none'")
                 .doesNotContain("unsafe");
 
         // Only the list: no decoding, no resolving, nothing of the jar or the disk by its name.
-        for (String path : List.of("/console/", "/console", "/console//app.js", "/console/app.js/", "/console/App.js",
-                "/console/%61pp.js", "/console/../console/app.js", "/console/%2e%2e/api/openapi.json",
-                "/io/brine/master/api/openapi.json", "/console/openapi.json", "/logback.xml", "/../../etc/passwd",
-                "/console/..%2fapi.js", "/index.html/", "/console/index.html")) {
+        for (String path : List.of(
+                "/console/",
+                "/console",
+                "/console//app.js",
+                "/console/app.js/",
+                "/console/App.js",
+                "/console/%61pp.js",
+                "/console/../console/app.js",
+                "/console/%2e%2e/api/openapi.json",
+                "/io/brine/master/api/openapi.json",
+                "/console/openapi.json",
+                "/logback.xml",
+                "/../../etc/passwd",
+                "/console/..%2fapi.js",
+                "/index.html/",
+                "/console/index.html")) {
             String head = rawHead(path);
-            assertThat(head).as(path).startsWith("HTTP/1.1 404").contains("application/json",
-                    "content-security-policy: " + ConsoleFiles.NONE);
+            assertThat(head)
+                    .as(path)
+                    .startsWith("HTTP/1.1 404")
+                    .contains("application/json", "content-security-policy: " + ConsoleFiles.NONE);
         }
         HttpResponse<String> posted = page("POST", "/");
         assertThat(posted.statusCode()).isEqualTo(405);
         assertThat(posted.headers().firstValue("Allow")).hasValue("GET");
         // The API's answers: nothing in them may run, be framed, or leak a referrer.
         Answer api = get("/api/keys", reader);
-        assertThat(api.response().headers().firstValue("Content-Security-Policy")).hasValue(ConsoleFiles.NONE);
+        assertThat(api.response().headers().firstValue("Content-Security-Policy"))
+                .hasValue(ConsoleFiles.NONE);
         assertThat(api.response().headers().firstValue("Referrer-Policy")).hasValue("no-referrer");
     }
 
@@ -408,15 +492,16 @@ class ApiTest {
         try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
             OutputStream out = socket.getOutputStream();
             out.write(("POST /api/keys/web1/accept HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
-                    + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+                            + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             byte[] chunk = ("4000\r\n" + "x".repeat(0x4000) + "\r\n").getBytes(StandardCharsets.US_ASCII);
             for (int i = 0; i < 5; i++) {
                 out.write(chunk);
             }
             out.flush();
-            String status = new BufferedReader(new InputStreamReader(socket.getInputStream(),
-                    StandardCharsets.US_ASCII)).readLine();
+            String status = new BufferedReader(
+                            new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII))
+                    .readLine();
             assertThat(status).isEqualTo("HTTP/1.1 413 Request Entity Too Large");
         }
         seen("/api/keys/web1/accept", "POST", 413);
@@ -424,13 +509,14 @@ class ApiTest {
 
     @Test
     void aSlowRequestIsCutOffAt408() throws Exception {
-        start(api -> api.withLimits(api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(),
-                Duration.ofSeconds(1)));
+        start(api -> api.withLimits(
+                api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(), Duration.ofSeconds(1)));
         try (Socket socket = new Socket("127.0.0.1", master.apiPort())) {
             socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));
             OutputStream out = socket.getOutputStream();
             out.write(("POST /api/keys/web1/accept HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                    + "Content-Length: 100\r\n\r\n{\"fing").getBytes(StandardCharsets.US_ASCII));
+                            + "Content-Length: 100\r\n\r\n{\"fing")
+                    .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             // The rest never comes: the master answers 408 and closes.
             InputStream in = socket.getInputStream();
@@ -469,25 +555,35 @@ class ApiTest {
 
     @Test
     void plainHttpOffLoopbackIsRefusedAtStart() {
-        assertThatThrownBy(() -> start(api -> new MasterConfig.Api("0.0.0.0", 0, Optional.empty(),
-                api.maxBodyBytes(), api.maxConnections(), api.requestsPerSecond(), api.requestTimeout())))
+        assertThatThrownBy(() -> start(api -> new MasterConfig.Api(
+                        "0.0.0.0",
+                        0,
+                        Optional.empty(),
+                        api.maxBodyBytes(),
+                        api.maxConnections(),
+                        api.requestsPerSecond(),
+                        api.requestTimeout())))
                 .hasMessageContaining("api: interface 0.0.0.0 is not loopback and api.tls is not set");
     }
 
     // ------------------------------------------------------------------ client certificates
 
     /** The API over HTTPS ({@code server}'s files), with client certificates signed by {@code ca}. */
-    void startTls(TestCertificates.CertFiles server, TestCertificates.CertFiles ca, MasterConfig.ClientAuth mode,
-            Set<String> revoked) throws Exception {
-        start(api -> api.withTls(new MasterConfig.Tls(server.cert(), server.key()),
+    void startTls(
+            TestCertificates.CertFiles server,
+            TestCertificates.CertFiles ca,
+            MasterConfig.ClientAuth mode,
+            Set<String> revoked)
+            throws Exception {
+        start(api -> api.withTls(
+                new MasterConfig.Tls(server.cert(), server.key()),
                 Optional.of(new MasterConfig.ClientCerts(ca.cert(), mode, revoked))));
         scheme = "https";
         http = tlsClient(server, null);
     }
 
     /** A client that trusts {@code server}'s certificate and sends {@code client}'s, if any. */
-    static HttpClient tlsClient(TestCertificates.CertFiles server, TestCertificates.CertFiles client)
-            throws Exception {
+    static HttpClient tlsClient(TestCertificates.CertFiles server, TestCertificates.CertFiles client) throws Exception {
         KeyStore trusted = KeyStore.getInstance("PKCS12");
         trusted.load(null, null);
         trusted.setCertificateEntry("api", TlsFiles.certificates(server.cert()).get(0));
@@ -497,7 +593,10 @@ class ApiTest {
         KeyStore own = KeyStore.getInstance("PKCS12");
         own.load(null, null);
         if (client != null) {
-            own.setKeyEntry("client", TlsFiles.privateKey(client.key()), new char[] {'x'},
+            own.setKeyEntry(
+                    "client",
+                    TlsFiles.privateKey(client.key()),
+                    new char[] {'x'},
                     TlsFiles.certificates(client.cert()).toArray(new Certificate[0]));
         }
         keys.init(own, new char[] {'x'});
@@ -507,8 +606,9 @@ class ApiTest {
     }
 
     static String sha256(TestCertificates.CertFiles files) throws Exception {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(
-                TlsFiles.certificates(files.cert()).get(0).getEncoded()));
+        return HexFormat.of()
+                .formatHex(MessageDigest.getInstance("SHA-256")
+                        .digest(TlsFiles.certificates(files.cert()).get(0).getEncoded()));
     }
 
     @Test
@@ -566,8 +666,8 @@ class ApiTest {
         http = tlsClient(server, stolen);
         Answer revoked = get("/api/keys", null);
         assertThat(revoked.status()).isEqualTo(401);
-        assertThat(revoked.json().get("message").asText()).isEqualTo("client certificate revoked"
-                + " (api.client_revoked)");
+        assertThat(revoked.json().get("message").asText())
+                .isEqualTo("client certificate revoked" + " (api.client_revoked)");
         assertThat(get("/api/keys", reader).status()).isEqualTo(401);
         // Another certificate for the same name is not revoked with it.
         http = tlsClient(server, TestCertificates.issued(tls, "renewed", "dash", 24, ca, 21));
@@ -594,20 +694,28 @@ class ApiTest {
         Answer shown = get("/api/jobs/" + jid, admin);
         assertThat(shown.json().get("publisher").asText()).isEqualTo("api:ops");
         assertThat(shown.json().get("missing")).extracting(JsonNode::asText).containsExactly("web1");
-        assertThat(get("/api/jobs", admin).json().get("jobs")).extracting(j -> j.get("jid").asText())
+        assertThat(get("/api/jobs", admin).json().get("jobs"))
+                .extracting(j -> j.get("jid").asText())
                 .containsExactly(jid);
         // Another token does not see it.
         assertThat(get("/api/jobs/" + jid, reader).status()).isEqualTo(404);
         assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("\"publish\"", "api:ops", jid));
 
-        assertThat(post("/api/jobs", admin, "{\"target\": \"*\", \"fun\": \"test.ping\"}").status())
+        assertThat(post("/api/jobs", admin, "{\"target\": \"*\", \"fun\": \"test.ping\"}")
+                        .status())
                 .isEqualTo(403);
-        assertThat(post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"cmd.run\"}").status())
+        assertThat(post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"cmd.run\"}")
+                        .status())
                 .isEqualTo(403);
         assertThat(post("/api/jobs", admin, "{\"target\": \"web*\", \"fun\": \"test.ping\", \"timeout\": \"5\"}")
-                .status()).isEqualTo(400);
-        assertThat(post("/api/jobs", admin, "{\"target\": \"G@os\", \"target_type\": \"compound\","
-                + " \"fun\": \"test.ping\"}").status()).isEqualTo(400);
+                        .status())
+                .isEqualTo(400);
+        assertThat(post(
+                                "/api/jobs",
+                                admin,
+                                "{\"target\": \"G@os\", \"target_type\": \"compound\"," + " \"fun\": \"test.ping\"}")
+                        .status())
+                .isEqualTo(400);
         assertThat(get("/api/jobs/20260101", admin).status()).isEqualTo(400);
         assertThat(get("/api/jobs", admin).json().get("jobs")).hasSize(1);
 
@@ -618,41 +726,57 @@ class ApiTest {
 
     @Test
     void batchRunsAreRefusedAsJobsAreAndShownOnlyToTheirToken() throws Exception {
-        String ci = ApiTokens.create(master.config().pkiDir(), "ci", List.of("web*"), List.of("test.*"), false,
-                Duration.ofDays(1), Clock.systemUTC()).token();
+        String ci = ApiTokens.create(
+                        master.config().pkiDir(),
+                        "ci",
+                        List.of("web*"),
+                        List.of("test.*"),
+                        false,
+                        Duration.ofDays(1),
+                        Clock.systemUTC())
+                .token();
         master.keyStore().offer("web1", key(1), PolicyVerdict.ACCEPT);
         master.keyStore().offer("web2", key(2), PolicyVerdict.ACCEPT);
         master.keyStore().offer("db1", key(3), PolicyVerdict.ACCEPT);
         for (String size : List.of("0", "101%", "0%", "-1", "1.5", "x", "5%%", "%", "", "1234567890", "50 %")) {
-            Answer refused = post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\","
-                    + " \"batch\": \"" + size + "\"}");
+            Answer refused = post(
+                    "/api/jobs",
+                    ci,
+                    "{\"target\": \"web*\", \"fun\": \"test.ping\"," + " \"batch\": \"" + size + "\"}");
             assertThat(refused.status()).as(size).isEqualTo(400);
             assertThat(refused.json().get("message").asText()).startsWith("batch: expected N");
         }
         assertThat(post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\", \"batch\": 2}")
-                .status()).isEqualTo(400);
+                        .status())
+                .isEqualTo(400);
         // The job's own ACL, before any test.ping goes out: no publication, a refusal audited.
         assertThat(post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"cmd.run\", \"batch\": \"1\"}")
-                .status()).isEqualTo(403);
+                        .status())
+                .isEqualTo(403);
         assertThat(post("/api/jobs", ci, "{\"target\": \"*\", \"fun\": \"test.ping\", \"batch\": \"1\"}")
-                .status()).isEqualTo(403);
+                        .status())
+                .isEqualTo(403);
         assertThat(get("/api/jobs", ci).json().get("jobs")).isEmpty();
-        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("publish-refused", "api:ci",
-                "cmd.run"));
+        assertThat(auditLines()).anySatisfy(line -> assertThat(line).contains("publish-refused", "api:ci", "cmd.run"));
 
-        Answer started = post("/api/jobs", ci, "{\"target\": \"web*\", \"fun\": \"test.ping\","
-                + " \"batch\": \"50%\", \"timeout\": 5}");
+        Answer started = post(
+                "/api/jobs",
+                ci,
+                "{\"target\": \"web*\", \"fun\": \"test.ping\"," + " \"batch\": \"50%\", \"timeout\": 5}");
         assertThat(started.status()).isEqualTo(202);
         String id = started.json().get("batch_id").asText();
         assertThat(started.json().get("targeted")).extracting(JsonNode::asText).containsExactly("web1", "web2");
         String ping = started.json().get("ping_jid").asText();
-        assertThat(get("/api/jobs/" + ping, ci).json().get("publisher").asText()).isEqualTo("api:ci");
+        assertThat(get("/api/jobs/" + ping, ci).json().get("publisher").asText())
+                .isEqualTo("api:ci");
         // Neither minion is connected: nobody answers the ping, so no batch is published.
-        await().until(() -> get("/api/jobs/batches/" + id, ci).json().get("state").asText().equals("done"));
+        await().until(() ->
+                get("/api/jobs/batches/" + id, ci).json().get("state").asText().equals("done"));
         assertThat(get("/api/jobs/batches/" + id, ci).json().get("batches")).isEmpty();
         // Another token does not see it; a key-admin token does.
         assertThat(get("/api/jobs/batches/" + id, reader).status()).isEqualTo(404);
-        assertThat(get("/api/jobs/batches/" + id, admin).json().get("batch_id").asText()).isEqualTo(id);
+        assertThat(get("/api/jobs/batches/" + id, admin).json().get("batch_id").asText())
+                .isEqualTo(id);
         assertThat(get("/api/jobs/batches/" + "0".repeat(32), ci).status()).isEqualTo(404);
         assertThat(get("/api/jobs/batches/..%2Fx", ci).status()).isEqualTo(400);
     }
@@ -740,8 +864,9 @@ class ApiTest {
         try (Socket socket = new Socket()) {
             socket.setReceiveBufferSize(4096);
             socket.connect(new InetSocketAddress("127.0.0.1", master.apiPort()));
-            socket.getOutputStream().write(("GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
-                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream()
+                    .write(("GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
             await().until(() -> master.eventSubscribers() == before + 1);
             // Never read: 64 MiB of events cannot all fit in the socket buffers and the 1 MiB allowed.
             String pad = "x".repeat(64 * 1024);
@@ -762,9 +887,10 @@ class ApiTest {
     private Socket events(String lastEventId) throws Exception {
         Socket socket = new Socket("127.0.0.1", master.apiPort());
         socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));
-        socket.getOutputStream().write(("GET /api/events?tag=*key* HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                + admin + "\r\n" + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n") + "\r\n")
-                .getBytes(StandardCharsets.US_ASCII));
+        socket.getOutputStream()
+                .write(("GET /api/events?tag=*key* HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin + "\r\n"
+                                + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n") + "\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
         return socket;
     }
 
@@ -801,12 +927,14 @@ class ApiTest {
         }
         List<String> routes = new ArrayList<>();
         paths.fieldNames().forEachRemaining(routes::add);
-        assertThat(routes).containsExactlyInAnyOrderElementsOf(ApiRoutes.ROUTES.stream().map(ApiRoutes.Route::pattern)
-                .toList());
+        assertThat(routes)
+                .containsExactlyInAnyOrderElementsOf(
+                        ApiRoutes.ROUTES.stream().map(ApiRoutes.Route::pattern).toList());
         for (ApiRoutes.Route route : ApiRoutes.ROUTES) {
             for (String method : route.methods()) {
                 assertThat(paths.get(route.pattern()).has(method.toLowerCase(Locale.ROOT)))
-                        .as(method + " " + route.pattern()).isTrue();
+                        .as(method + " " + route.pattern())
+                        .isTrue();
             }
         }
         for (List<String> answer : SEEN) {
@@ -818,7 +946,9 @@ class ApiTest {
                 assertThat(answer.get(2)).as(answer.toString()).isEqualTo("405");
                 continue;
             }
-            assertThat(operation.get("responses").has(answer.get(2))).as(answer.toString()).isTrue();
+            assertThat(operation.get("responses").has(answer.get(2)))
+                    .as(answer.toString())
+                    .isTrue();
         }
     }
 }

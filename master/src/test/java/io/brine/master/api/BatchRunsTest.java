@@ -38,14 +38,17 @@ class BatchRunsTest {
     BatchRuns runs;
 
     BatchRuns runs(int max) {
-        runs = new BatchRuns((name, acl, request, watcher) -> {
-            String jid = String.format("2026010100000000%04d", published.size());
-            published.add(new Published(jid, request, watcher));
-            List<String> minions = request.targetType().equals("list") ? Arrays.asList(request.target().split(","))
-                    : fleet;
-            return new SessionMessage.PublishReply(jid, minions, request.targetType().equals("list") ? List.of()
-                    : unreachable, null);
-        }, max);
+        runs = new BatchRuns(
+                (name, acl, request, watcher) -> {
+                    String jid = String.format("2026010100000000%04d", published.size());
+                    published.add(new Published(jid, request, watcher));
+                    List<String> minions = request.targetType().equals("list")
+                            ? Arrays.asList(request.target().split(","))
+                            : fleet;
+                    return new SessionMessage.PublishReply(
+                            jid, minions, request.targetType().equals("list") ? List.of() : unreachable, null);
+                },
+                max);
         return runs;
     }
 
@@ -57,8 +60,12 @@ class BatchRunsTest {
     }
 
     Map<String, Object> start(String size) throws ApiError {
-        return runs.start("api:ci", Optional.empty(), new SessionMessage.PublishRequest("glob", "*", "test.echo",
-                List.of("hi"), Map.of(), 30), BatchSize.parse(size), () -> { });
+        return runs.start(
+                "api:ci",
+                Optional.empty(),
+                new SessionMessage.PublishRequest("glob", "*", "test.echo", List.of("hi"), Map.of(), 30),
+                BatchSize.parse(size),
+                () -> {});
     }
 
     @Test
@@ -87,8 +94,8 @@ class BatchRunsTest {
         Map<String, Object> shown = runs.show(id, "api:ci", false);
         assertThat(shown.get("answered")).isEqualTo(List.of("a", "b", "d", "e"));
         assertThat((List<?>) shown.get("batches")).hasSize(2);
-        assertThat(((Map<?, ?>) ((List<?>) shown.get("batches")).get(1)).get("returned")).isEqualTo(List.of("d",
-                "e"));
+        assertThat(((Map<?, ?>) ((List<?>) shown.get("batches")).get(1)).get("returned"))
+                .isEqualTo(List.of("d", "e"));
         assertThatThrownBy(() -> runs.show(id, "api:other", false)).isInstanceOf(ApiError.class);
         assertThat(runs.show(id, "api:other", true).get("batch_id")).isEqualTo(id);
     }
@@ -118,8 +125,9 @@ class BatchRunsTest {
         // One run ends (its ping answered, its one-minion batches returned): another may start.
         published.get(0).answer(fleet.toArray(String[]::new));
         for (String minion : fleet) {
-            await().until(() -> published.stream().anyMatch(p -> p.request().target().equals(minion)
-                    && p.request().targetType().equals("list")));
+            await().until(() -> published.stream()
+                    .anyMatch(p -> p.request().target().equals(minion)
+                            && p.request().targetType().equals("list")));
             published.stream().filter(p -> p.request().target().equals(minion)).forEach(p -> p.answer(minion));
         }
         await().until(() -> runs.show(ids.get(0), "api:ci", false).get("state").equals("done"));

@@ -18,7 +18,9 @@ class AuditedAuthTest {
     Path dir;
 
     private long lines(Path file, String event) throws Exception {
-        return Files.readAllLines(file).stream().filter(line -> line.contains("\"" + event + "\"")).count();
+        return Files.readAllLines(file).stream()
+                .filter(line -> line.contains("\"" + event + "\""))
+                .count();
     }
 
     @Test
@@ -36,7 +38,9 @@ class AuditedAuthTest {
 
         audit.decided("web1", "10.0.0.1:4506", "fp2", new KeyDecision.Rejected("web1", "fp2", "rejected"), none);
         audit.decided("web1", "10.0.0.1:4506", "fp2", new KeyDecision.Pending("web1", "fp2", "awaiting"), none);
-        assertThat(lines(file, "auth-pending")).as("pending again after another answer").isEqualTo(3);
+        assertThat(lines(file, "auth-pending"))
+                .as("pending again after another answer")
+                .isEqualTo(3);
         assertThat(lines(file, "auth-rejected")).isEqualTo(1);
     }
 

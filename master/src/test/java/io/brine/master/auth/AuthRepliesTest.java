@@ -36,14 +36,20 @@ class AuthRepliesTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     @BeforeEach
     void start() throws Exception {
         Path autosign = policyFile("autosign.conf", "web1\n");
         Path autoreject = policyFile("autoreject.conf", "bad1\n");
-        master = WiredMaster.start(dir, config -> config.maxPending(1).acceptance(MasterConfig.Acceptance.builder()
-                .autosignFile(autosign).autorejectFile(autoreject).build()));
+        master = WiredMaster.start(
+                dir,
+                config -> config.maxPending(1)
+                        .acceptance(MasterConfig.Acceptance.builder()
+                                .autosignFile(autosign)
+                                .autorejectFile(autoreject)
+                                .build()));
     }
 
     @AfterEach
@@ -84,7 +90,8 @@ class AuthRepliesTest {
     void aRefusalForClockSkewCarriesTheNonceAndTheMastersSignature() throws Exception {
         byte[] nonce = WiredMaster.nonce();
         long tenMinutesAgo = System.currentTimeMillis() - Duration.ofMinutes(10).toMillis();
-        assertThat(ask(WiredMaster.authRequest("web1", WEB1_KEY, nonce, tenMinutesAgo), nonce).status())
+        assertThat(ask(WiredMaster.authRequest("web1", WEB1_KEY, nonce, tenMinutesAgo), nonce)
+                        .status())
                 .isEqualTo(AuthStatus.REFUSED);
     }
 
@@ -103,8 +110,16 @@ class AuthRepliesTest {
     private AuthReply askAsPublisher(String name, int key) throws Exception {
         KeyPair pair = TestKeys.pair(key);
         byte[] nonce = WiredMaster.nonce();
-        return ask(Codec.encodeSigned(new ClientAuth(Suite.RSA_OAEP_PSS_AES256GCM, name,
-                pair.getPublic().getEncoded(), nonce, System.currentTimeMillis()), pair.getPrivate()), nonce);
+        return ask(
+                Codec.encodeSigned(
+                        new ClientAuth(
+                                Suite.RSA_OAEP_PSS_AES256GCM,
+                                name,
+                                pair.getPublic().getEncoded(),
+                                nonce,
+                                System.currentTimeMillis()),
+                        pair.getPrivate()),
+                nonce);
     }
 
     private AuthReply ask(byte[] request, byte[] nonce) throws Exception {
@@ -122,8 +137,11 @@ class AuthRepliesTest {
             Decoded.Ok ok = (Decoded.Ok) decoded;
             AuthReply reply = (AuthReply) ok.message();
             assertThat(reply.nonce()).as("the request's nonce").isEqualTo(nonce);
-            assertThat(ok.verify(WiredMaster.masterKey())).as("signed by the master's key").isTrue();
-            assertThat(reply.masterPublicKey()).isEqualTo(WiredMaster.masterKey().getEncoded());
+            assertThat(ok.verify(WiredMaster.masterKey()))
+                    .as("signed by the master's key")
+                    .isTrue();
+            assertThat(reply.masterPublicKey())
+                    .isEqualTo(WiredMaster.masterKey().getEncoded());
             return reply;
         }
     }

@@ -57,6 +57,7 @@ class KeyRotationServiceTest {
 
     @TempDir
     Path tmp;
+
     private FileAuditLog audit;
     private FileKeyStore store;
     private final SessionTable sessions = new SessionTable();
@@ -66,7 +67,9 @@ class KeyRotationServiceTest {
     @BeforeEach
     void open() throws Exception {
         audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
-        store = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki")).auditLog(audit).masterKey(false)
+        store = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki"))
+                .auditLog(audit)
+                .masterKey(false)
                 .build());
         store.offer("web1", pub(OLD), PolicyVerdict.ACCEPT);
     }
@@ -78,7 +81,11 @@ class KeyRotationServiceTest {
     }
 
     private KeyRotationService service(KeyRotationPolicy policy) {
-        return new KeyRotationService(store, MASTER.getPrivate(), policy, nanos::get,
+        return new KeyRotationService(
+                store,
+                MASTER.getPrivate(),
+                policy,
+                nanos::get,
                 (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
     }
 
@@ -92,22 +99,28 @@ class KeyRotationServiceTest {
 
     /** A request for {@code session}'s minion to rotate to {@code next}, signed by {@code byOld} and {@code byNew}. */
     private static KeyRotate request(MinionSession session, KeyPair byOld, KeyPair next, KeyPair byNew) {
-        byte[] signed = KeyRotations.request(session.sessionId().bytes(), "web1", pub(OLD).getEncoded(),
+        byte[] signed = KeyRotations.request(
+                session.sessionId().bytes(),
+                "web1",
+                pub(OLD).getEncoded(),
                 next.getPublic().getEncoded());
-        return new KeyRotate(next.getPublic().getEncoded(), Rsa.sign(byOld.getPrivate(), signed),
+        return new KeyRotate(
+                next.getPublic().getEncoded(),
+                Rsa.sign(byOld.getPrivate(), signed),
                 Rsa.sign(byNew.getPrivate(), signed));
     }
 
     private static boolean signedByMaster(MinionSession session, KeyRotateReply reply) {
-        return Rsa.verify(MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply),
-                reply.signature());
+        return Rsa.verify(
+                MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply), reply.signature());
     }
 
     @Test
     void aRequestSignedByBothKeysRotatesAndIsAnsweredSignedByTheMaster() throws Exception {
         MinionSession session = session();
 
-        KeyRotateReply reply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, NEW, NEW))
+        KeyRotateReply reply = service(KeyRotationPolicy.ALLOW)
+                .rotate(session, request(session, OLD, NEW, NEW))
                 .orElseThrow();
 
         assertThat(reply.rotated()).isTrue();
@@ -122,7 +135,8 @@ class KeyRotationServiceTest {
     void underKeyRotationPendingTheNewKeyWaitsAndTheAnswerSaysPendingSignedByTheMaster() throws Exception {
         MinionSession session = session();
 
-        KeyRotateReply reply = service(KeyRotationPolicy.PENDING).rotate(session, request(session, OLD, NEW, NEW))
+        KeyRotateReply reply = service(KeyRotationPolicy.PENDING)
+                .rotate(session, request(session, OLD, NEW, NEW))
                 .orElseThrow();
 
         assertThat(reply.pending()).isTrue();
@@ -139,15 +153,19 @@ class KeyRotationServiceTest {
         KeyPair stranger = TestKeys.pair(3);
 
         KeyRotateReply byOldOnly = service(KeyRotationPolicy.ALLOW)
-                .rotate(session, request(session, OLD, NEW, stranger)).orElseThrow();
+                .rotate(session, request(session, OLD, NEW, stranger))
+                .orElseThrow();
         KeyRotateReply byNewOnly = service(KeyRotationPolicy.ALLOW)
-                .rotate(session, request(session, stranger, NEW, NEW)).orElseThrow();
+                .rotate(session, request(session, stranger, NEW, NEW))
+                .orElseThrow();
 
         assertThat(byOldOnly.rotated()).isFalse();
         assertThat(byOldOnly.reason()).isEqualTo("the request is not signed by the new key");
         assertThat(byNewOnly.reason()).isEqualTo("the request is not signed by the old (accepted) key");
-        assertThat(answered).containsExactly("web1 refused the request is not signed by the new key",
-                "web1 refused the request is not signed by the old (accepted) key");
+        assertThat(answered)
+                .containsExactly(
+                        "web1 refused the request is not signed by the new key",
+                        "web1 refused the request is not signed by the old (accepted) key");
         assertThat(signedByMaster(session, byNewOnly)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
     }
@@ -158,7 +176,8 @@ class KeyRotationServiceTest {
         KeyRotate captured = request(first, OLD, NEW, NEW);
         MinionSession second = session();
 
-        KeyRotateReply reply = service(KeyRotationPolicy.ALLOW).rotate(second, captured).orElseThrow();
+        KeyRotateReply reply =
+                service(KeyRotationPolicy.ALLOW).rotate(second, captured).orElseThrow();
 
         assertThat(reply.reason()).isEqualTo("the request is not signed by either key");
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
@@ -172,12 +191,15 @@ class KeyRotationServiceTest {
         store.offer("web2", pub(NEW), PolicyVerdict.NONE);
 
         MinionSession session = session();
-        KeyRotateReply weakReply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, weak, weak))
+        KeyRotateReply weakReply = service(KeyRotationPolicy.ALLOW)
+                .rotate(session, request(session, OLD, weak, weak))
                 .orElseThrow();
-        KeyRotateReply heldReply = service(KeyRotationPolicy.ALLOW).rotate(session, request(session, OLD, NEW, NEW))
+        KeyRotateReply heldReply = service(KeyRotationPolicy.ALLOW)
+                .rotate(session, request(session, OLD, NEW, NEW))
                 .orElseThrow();
         KeyRotateReply deniedReply = service(KeyRotationPolicy.DENY)
-                .rotate(session, request(session, OLD, TestKeys.pair(4), TestKeys.pair(4))).orElseThrow();
+                .rotate(session, request(session, OLD, TestKeys.pair(4), TestKeys.pair(4)))
+                .orElseThrow();
 
         assertThat(weakReply.reason()).startsWith("the new key is not usable: ").contains("1024");
         assertThat(heldReply.reason()).isEqualTo("the new key is held by another id (same key as web2)");
@@ -189,8 +211,8 @@ class KeyRotationServiceTest {
     void aStoreThatCannotSayWhetherItRecordedTheRotationLeavesTheRequestUnansweredNotRefused() {
         MinionSession session = session();
         AtomicBoolean lost = new AtomicBoolean(true);
-        KeyStore failing = (KeyStore) Proxy.newProxyInstance(KeyStore.class.getClassLoader(),
-                new Class<?>[] {KeyStore.class}, (proxy, method, args) -> {
+        KeyStore failing = (KeyStore) Proxy.newProxyInstance(
+                KeyStore.class.getClassLoader(), new Class<?>[] {KeyStore.class}, (proxy, method, args) -> {
                     if (method.getName().equals("rotate") && lost.get()) {
                         throw new UncheckedIOException(new IOException("connection lost during the commit"));
                     }
@@ -200,13 +222,18 @@ class KeyRotationServiceTest {
                         throw e.getCause();
                     }
                 });
-        KeyRotationService service = new KeyRotationService(failing, MASTER.getPrivate(), KeyRotationPolicy.ALLOW,
-                nanos::get, (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
+        KeyRotationService service = new KeyRotationService(
+                failing,
+                MASTER.getPrivate(),
+                KeyRotationPolicy.ALLOW,
+                nanos::get,
+                (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
 
         // A refusal would make the minion drop a key the store may hold now: no answer at all, as if it were lost.
         assertThat(service.rotate(session, request(session, OLD, NEW, NEW))).isEmpty();
         assertThat(answered).isEmpty();
-        // Asked again within the minute, it is not taken for a request answered already: judged on what the store holds.
+        // Asked again within the minute, it is not taken for a request answered already: judged on what the store
+        // holds.
         lost.set(false);
         assertThat(service.rotate(session, request(session, OLD, NEW, NEW)))
                 .hasValueSatisfying(reply -> assertThat(reply.rotated()).isTrue());
@@ -230,18 +257,31 @@ class KeyRotationServiceTest {
         MinionSession session = session();
         assertThat(service.ask(session)).as("nobody asked").isEmpty();
 
-        try (FileKeyStore brineKey = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki")).auditLog(audit)
-                .masterKey(false).pollInterval(Duration.ZERO).build())) {
-            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin")).singleElement()
-                    .extracting(AdminResult::status).isEqualTo(AdminResult.Status.DONE);
-            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin")).as("asked twice").singleElement()
-                    .extracting(AdminResult::status).isEqualTo(AdminResult.Status.UNCHANGED);
+        try (FileKeyStore brineKey = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki"))
+                .auditLog(audit)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
+            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin"))
+                    .singleElement()
+                    .extracting(AdminResult::status)
+                    .isEqualTo(AdminResult.Status.DONE);
+            assertThat(brineKey.askRotation(List.of("web1"), "brine-key:admin"))
+                    .as("asked twice")
+                    .singleElement()
+                    .extracting(AdminResult::status)
+                    .isEqualTo(AdminResult.Status.UNCHANGED);
         }
         store.poll(); // the master's poll, every second
         assertThat(service.ask(session)).contains(new KeyRotateAsk(Fingerprints.of(OLD.getPublic())));
-        assertThat(service.ask(session)).as("at every heartbeat until it rotates").isPresent();
+        assertThat(service.ask(session))
+                .as("at every heartbeat until it rotates")
+                .isPresent();
 
-        assertThat(service.rotate(session, request(session, OLD, NEW, NEW)).orElseThrow().rotated()).isTrue();
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))
+                        .orElseThrow()
+                        .rotated())
+                .isTrue();
         assertThat(service.ask(session)).as("rotated").isEmpty();
         assertThat(store.rotationAsks()).as("kept to show it done").containsOnlyKeys("web1");
         assertThat(Files.readString(audit.file())).containsOnlyOnce("\"key-rotation-asked\"");
@@ -256,17 +296,25 @@ class KeyRotationServiceTest {
 
         List<AdminResult> results = store.askRotation(List.of("ghost", "pend1", "salt1", "web1"), "admin");
 
-        assertThat(results).extracting(AdminResult::status).containsExactly(AdminResult.Status.NOT_FOUND,
-                AdminResult.Status.NOT_FOUND, AdminResult.Status.REFUSED, AdminResult.Status.DONE);
-        assertThat(results.get(1).message()).isEqualTo("pend1: no accepted key (the id is pending); only an accepted"
-                + " key is rotated");
-        assertThat(results.get(2).message()).startsWith("salt1: a Salt minion cannot rotate its key").contains(
-                "brine-key -d salt1");
+        assertThat(results)
+                .extracting(AdminResult::status)
+                .containsExactly(
+                        AdminResult.Status.NOT_FOUND,
+                        AdminResult.Status.NOT_FOUND,
+                        AdminResult.Status.REFUSED,
+                        AdminResult.Status.DONE);
+        assertThat(results.get(1).message())
+                .isEqualTo("pend1: no accepted key (the id is pending); only an accepted" + " key is rotated");
+        assertThat(results.get(2).message())
+                .startsWith("salt1: a Salt minion cannot rotate its key")
+                .contains("brine-key -d salt1");
         assertThat(store.rotationAsks()).containsOnlyKeys("web1");
         assertThat(service.ask(session)).isPresent();
 
         store.reject("web1", null, "admin");
-        assertThat(store.rotationAsks()).as("rejected: the ask goes with the key").isEmpty();
+        assertThat(store.rotationAsks())
+                .as("rejected: the ask goes with the key")
+                .isEmpty();
         assertThat(service.ask(session)).isEmpty();
         store.accept("web1", KeyState.REJECTED, null, "admin");
         assertThat(service.ask(session)).as("accepted again: not asked again").isEmpty();

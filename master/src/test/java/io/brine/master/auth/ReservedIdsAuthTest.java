@@ -24,6 +24,7 @@ class ReservedIdsAuthTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     @AfterEach
@@ -34,8 +35,11 @@ class ReservedIdsAuthTest {
     }
 
     private void start(UnaryOperator<MasterConfig.Acceptance.Builder> acceptance) throws Exception {
-        master = WiredMaster.start(dir, config -> config.acceptance(acceptance.apply(
-                MasterConfig.Acceptance.builder().autoAccept(true)).build()));
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(acceptance
+                        .apply(MasterConfig.Acceptance.builder().autoAccept(true))
+                        .build()));
     }
 
     @Test
@@ -51,12 +55,15 @@ class ReservedIdsAuthTest {
 
         KeyListing listing = master.keyStore().list();
         for (KeyState state : KeyState.values()) {
-            assertThat(listing.ids(state)).as(state.dirName()).doesNotContain("con.example.com", "master", "nul",
-                    "com1");
+            assertThat(listing.ids(state))
+                    .as(state.dirName())
+                    .doesNotContain("con.example.com", "master", "nul", "com1");
         }
         assertThat(listing.ids(KeyState.ACCEPTED)).containsExactly("web1");
         String audit = Files.readString(master.config().auditLog());
-        assertThat(audit).contains("con.example.com").contains("is reserved (reserved_ids entry con.*)")
+        assertThat(audit)
+                .contains("con.example.com")
+                .contains("is reserved (reserved_ids entry con.*)")
                 .contains("is reserved (reserved_ids entry master)");
     }
 

@@ -27,6 +27,7 @@ class SeenAuthRequestsTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Instant.parse("2026-11-28T12:00:00Z"));
 
     Path file() {
@@ -49,7 +50,8 @@ class SeenAuthRequestsTest {
             assertThat(seen.isNewer("web1", OTHER, clock.millis())).isTrue();
             assertThat(seen.isNewer("db1", WEB1, clock.millis())).isTrue();
         }
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file()))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file())))
+                .isEqualTo("rw-------");
     }
 
     @Test
@@ -132,8 +134,8 @@ class SeenAuthRequestsTest {
             assertThat(Files.readAllLines(file())).hasSize(10);
             seen.record("web1", WEB1, clock.millis() + 10);
             // The first start's floor, and the one live record.
-            assertThat(Files.readAllLines(file())).containsExactly("floor " + clock.millis(),
-                    "web1 " + WEB1 + " " + (clock.millis() + 10));
+            assertThat(Files.readAllLines(file()))
+                    .containsExactly("floor " + clock.millis(), "web1 " + WEB1 + " " + (clock.millis() + 10));
         }
         try (SeenAuthRequests seen = SeenAuthRequests.open(file(), clock)) {
             assertThat(seen.isNewer("web1", WEB1, clock.millis() + 10)).isFalse();
@@ -159,12 +161,18 @@ class SeenAuthRequestsTest {
         try (SeenAuthRequests seen = SeenAuthRequests.open(file(), clock)) {
             seen.record("web1", WEB1, clock.millis());
         }
-        for (String damaged : List.of("web1 " + WEB1 + " -5\n", "web1 " + WEB1 + "\n", "../x " + WEB1 + " 5\n",
-                "\n", "floor 12345678901234567890\n")) {
+        for (String damaged : List.of(
+                "web1 " + WEB1 + " -5\n",
+                "web1 " + WEB1 + "\n",
+                "../x " + WEB1 + " 5\n",
+                "\n",
+                "floor 12345678901234567890\n")) {
             String kept = Files.readString(file());
             Files.writeString(file(), damaged, StandardOpenOption.APPEND);
-            assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock)).isInstanceOf(IOException.class)
-                    .hasMessageContaining(file() + " is damaged at line 4").hasMessageContaining("remove it");
+            assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(file() + " is damaged at line 4")
+                    .hasMessageContaining("remove it");
             Files.writeString(file(), kept);
         }
     }
@@ -173,12 +181,14 @@ class SeenAuthRequestsTest {
     void aFileOthersCouldHaveWrittenOrALinkStopsTheStart() throws Exception {
         SeenAuthRequests.open(file(), clock).close();
         Files.setPosixFilePermissions(file(), PosixFilePermissions.fromString("rw--w----"));
-        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("writable by its group");
         Files.setPosixFilePermissions(file(), PosixFilePermissions.fromString("rw-------"));
         Path elsewhere = Files.move(file(), dir.resolve("elsewhere"));
         Files.createSymbolicLink(file(), elsewhere);
-        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("symlink");
     }
 
@@ -188,7 +198,8 @@ class SeenAuthRequestsTest {
         try (RandomAccessFile grown = new RandomAccessFile(file().toFile(), "rw")) {
             grown.setLength(SeenAuthRequests.MAX_BYTES + 1L);
         }
-        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> SeenAuthRequests.open(file(), clock))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("larger than");
     }
 }

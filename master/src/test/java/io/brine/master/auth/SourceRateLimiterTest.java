@@ -21,11 +21,15 @@ class SourceRateLimiterTest {
         SourceRateLimiter limiter = new SourceRateLimiter(4, 3, 100, ticker);
         for (String source : new String[] {"10.0.0.1", "10.0.0.2"}) {
             for (int i = 0; i < 3; i++) {
-                assertThat(limiter.tryAcquire(source)).as("token %d of the burst", i).isTrue();
+                assertThat(limiter.tryAcquire(source))
+                        .as("token %d of the burst", i)
+                        .isTrue();
             }
             assertThat(limiter.tryAcquire(source)).isFalse();
         }
-        assertThat(limiter.tryAcquire("10.0.0.3")).as("another source has its own bucket").isTrue();
+        assertThat(limiter.tryAcquire("10.0.0.3"))
+                .as("another source has its own bucket")
+                .isTrue();
 
         nanos.addAndGet(250_000_000L - 1); // a quarter second at 4/s earns one token: one nanosecond short
         assertThat(limiter.tryAcquire("10.0.0.1")).isFalse();
@@ -42,10 +46,17 @@ class SourceRateLimiterTest {
         }
         assertThat(limiter.tryAcquire("10.0.0.1")).isFalse();
         // 2 a second: the first two asked again in 1 s, the next two in 2 s, then none (a fifth would wait longer).
-        assertThat(new int[] {limiter.tryLater("10.0.0.1"), limiter.tryLater("10.0.0.1"),
-                limiter.tryLater("10.0.0.1"), limiter.tryLater("10.0.0.1")}).containsExactly(1, 1, 2, 2);
+        assertThat(new int[] {
+                    limiter.tryLater("10.0.0.1"),
+                    limiter.tryLater("10.0.0.1"),
+                    limiter.tryLater("10.0.0.1"),
+                    limiter.tryLater("10.0.0.1")
+                })
+                .containsExactly(1, 1, 2, 2);
         assertThat(limiter.tryLater("10.0.0.1")).isEqualTo(-1);
-        assertThat(limiter.tryLater("10.0.0.2")).as("another source has its own").isEqualTo(1);
+        assertThat(limiter.tryLater("10.0.0.2"))
+                .as("another source has its own")
+                .isEqualTo(1);
 
         nanos.addAndGet(500_000_000L); // one earned back of each
         assertThat(limiter.tryLater("10.0.0.1")).isEqualTo(2);
@@ -65,7 +76,9 @@ class SourceRateLimiterTest {
             for (int i = 0; i < 3; i++) {
                 assertThat(limiter.tryAcquire("10.0.0.1")).isTrue();
             }
-            assertThat(limiter.tryAcquire("10.0.0.1")).as("after %d ns idle", idle).isFalse();
+            assertThat(limiter.tryAcquire("10.0.0.1"))
+                    .as("after %d ns idle", idle)
+                    .isFalse();
         }
     }
 }

@@ -17,15 +17,16 @@ class StoreWritesTest {
     @Test
     void aFailedAuditLineIsCountedAndNamedUntilAWriteSucceeds() {
         boolean written = writes.audit("brine auth", "web1 (10.0.0.7)", () -> {
-            throw new UncheckedIOException("cannot write to /cache/audit.log: No space left on device",
+            throw new UncheckedIOException(
+                    "cannot write to /cache/audit.log: No space left on device",
                     new IOException("No space left on device"));
         });
 
         assertThat(written).isFalse();
         assertThat(writes.auditFailures()).isEqualTo(1);
-        assertThat(writes.problem()).contains("cannot write: cannot write to /cache/audit.log: No space left on "
-                + "device");
-        assertThat(writes.audit("brine auth", "web1 (10.0.0.7)", () -> { })).isTrue();
+        assertThat(writes.problem())
+                .contains("cannot write: cannot write to /cache/audit.log: No space left on " + "device");
+        assertThat(writes.audit("brine auth", "web1 (10.0.0.7)", () -> {})).isTrue();
         assertThat(writes.problem()).isEmpty();
     }
 

@@ -45,8 +45,8 @@ class EventFanOutTest {
         Set<String> web = IntStream.range(0, 100).mapToObj(i -> "web" + i).collect(Collectors.toUnmodifiableSet());
         Counted job = new Counted(web);
         Counted other = new Counted(Set.of("web1", "db1"));
-        Optional<MasterConfig.PublisherAcl> acl = Optional.of(new MasterConfig.PublisherAcl(List.of("web*"),
-                List.of("test.*")));
+        Optional<MasterConfig.PublisherAcl> acl =
+                Optional.of(new MasterConfig.PublisherAcl(List.of("web*"), List.of("test.*")));
         AtomicInteger delivered = new AtomicInteger();
         AtomicInteger hidden = new AtomicInteger();
         for (int i = 0; i < 5; i++) {

@@ -37,6 +37,7 @@ class EventStreamTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     @BeforeEach
@@ -44,10 +45,14 @@ class EventStreamTest {
         Path autosign = dir.resolve("autosign.conf");
         Files.writeString(autosign, "web1\n");
         Files.setPosixFilePermissions(autosign, PosixFilePermissions.fromString("rw-------"));
-        master = WiredMaster.start(dir, config -> config.acceptance(MasterConfig.Acceptance.builder()
-                .autosignFile(autosign).build()).publisherAcl(Map.of("ci", new MasterConfig.PublisherAcl(
-                        List.of("web*"), List.of("test.*")))));
-        Path ci = Files.createDirectories(master.config().pkiDir().resolve("publishers")).resolve("ci");
+        master = WiredMaster.start(
+                dir,
+                config -> config.acceptance(MasterConfig.Acceptance.builder()
+                                .autosignFile(autosign)
+                                .build())
+                        .publisherAcl(Map.of("ci", new MasterConfig.PublisherAcl(List.of("web*"), List.of("test.*")))));
+        Path ci = Files.createDirectories(master.config().pkiDir().resolve("publishers"))
+                .resolve("ci");
         Files.writeString(ci, TestKeys.publicPem(CI_KEY));
     }
 
@@ -68,13 +73,21 @@ class EventStreamTest {
                 jid = root.publish(BrineClient.Job.of("glob", "*", "test.ping")).jid();
             }
             await().until(() -> heard.stream().anyMatch(e -> e.tag().equals("brine/job/" + jid + "/new")));
-            assertThat(heard).extracting(SessionMessage.Event::tag).contains("brine/auth/accepted",
-                    "brine/key/minions", "brine/auth/pending", "brine/key/minions_pre");
-            SessionMessage.Event accepted = heard.stream().filter(e -> e.tag().equals("brine/auth/accepted"))
-                    .findFirst().orElseThrow();
+            assertThat(heard)
+                    .extracting(SessionMessage.Event::tag)
+                    .contains(
+                            "brine/auth/accepted", "brine/key/minions", "brine/auth/pending", "brine/key/minions_pre");
+            SessionMessage.Event accepted = heard.stream()
+                    .filter(e -> e.tag().equals("brine/auth/accepted"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(accepted.data()).containsEntry("id", "web1");
             assertThat((String) accepted.data().get("rule")).startsWith("autosign_file");
-            assertThat(heard.stream().filter(e -> e.tag().endsWith("/new")).findFirst().orElseThrow().data())
+            assertThat(heard.stream()
+                            .filter(e -> e.tag().endsWith("/new"))
+                            .findFirst()
+                            .orElseThrow()
+                            .data())
                     .containsEntry("minions", List.of("web1"));
         } finally {
             listener.interrupt();
@@ -102,27 +115,57 @@ class EventStreamTest {
         List<SessionMessage.Event> admin = new CopyOnWriteArrayList<>();
         List<SessionMessage.Event> ci = new CopyOnWriteArrayList<>();
         Thread adminListener = listen("brine/*", admin, master.root(), 1);
-        Thread ciListener = listen("brine/*", ci, BrineClient.connect(TransportKind.TCP, "127.0.0.1", master.port(),
-                "ci", TestKeys.pair(CI_KEY), (RSAPublicKey) WiredMaster.masterKey(), Duration.ofSeconds(10)), 2);
-        try (TcpClientChannel web1 = master.connect(); BrineClient root = master.root()) {
+        Thread ciListener = listen(
+                "brine/*",
+                ci,
+                BrineClient.connect(
+                        TransportKind.TCP,
+                        "127.0.0.1",
+                        master.port(),
+                        "ci",
+                        TestKeys.pair(CI_KEY),
+                        (RSAPublicKey) WiredMaster.masterKey(),
+                        Duration.ofSeconds(10)),
+                2);
+        try (TcpClientChannel web1 = master.connect();
+                BrineClient root = master.root()) {
             assertThat(auth(web1, "web1", WEB1_KEY)).isEqualTo(AuthStatus.ACCEPTED);
             assertThat(auth(master.connect(), "db1", DB1_KEY)).isEqualTo(AuthStatus.PENDING);
-            String ping = root.publish(BrineClient.Job.of("list", "web1", "test.ping")).jid();
-            String command = root.publish(BrineClient.Job.of("list", "web1", "cmd.run", "id")).jid();
+            String ping = root.publish(BrineClient.Job.of("list", "web1", "test.ping"))
+                    .jid();
+            String command = root.publish(BrineClient.Job.of("list", "web1", "cmd.run", "id"))
+                    .jid();
             master.master().requestRotation("test");
             // Each event goes to every subscriber in one go: once the admin has it, the publisher had its chance.
-            await().until(() -> tags(admin).containsAll(List.of("brine/auth/accepted", "brine/auth/pending",
-                    "brine/key/minions_pre", "brine/job/" + ping + "/new", "brine/job/" + command + "/new",
-                    "brine/key/rotated")));
+            await().until(() -> tags(admin)
+                    .containsAll(List.of(
+                            "brine/auth/accepted",
+                            "brine/auth/pending",
+                            "brine/key/minions_pre",
+                            "brine/job/" + ping + "/new",
+                            "brine/job/" + command + "/new",
+                            "brine/key/rotated")));
             await().until(() -> tags(ci).contains("brine/job/" + ping + "/new"));
 
-            assertThat(tags(ci)).contains("brine/auth/accepted", "brine/key/minions")
-                    .doesNotContain("brine/auth/pending", "brine/key/minions_pre", "brine/job/" + command + "/new",
+            assertThat(tags(ci))
+                    .contains("brine/auth/accepted", "brine/key/minions")
+                    .doesNotContain(
+                            "brine/auth/pending",
+                            "brine/key/minions_pre",
+                            "brine/job/" + command + "/new",
                             "brine/key/rotated");
-            assertThat(ci).allSatisfy(event -> assertThat(event.data().get("id") == null
-                    || event.data().get("id").equals("web1")).as(event.tag()).isTrue());
-            assertThat(ci.stream().filter(e -> e.tag().endsWith("/new")).findFirst().orElseThrow().data())
-                    .containsEntry("fun", "test.ping").containsEntry("minions", List.of("web1"));
+            assertThat(ci)
+                    .allSatisfy(event -> assertThat(event.data().get("id") == null
+                                    || event.data().get("id").equals("web1"))
+                            .as(event.tag())
+                            .isTrue());
+            assertThat(ci.stream()
+                            .filter(e -> e.tag().endsWith("/new"))
+                            .findFirst()
+                            .orElseThrow()
+                            .data())
+                    .containsEntry("fun", "test.ping")
+                    .containsEntry("minions", List.of("web1"));
         } finally {
             adminListener.interrupt();
             ciListener.interrupt();
@@ -140,16 +183,18 @@ class EventStreamTest {
 
     /** {@code client} subscribed to {@code glob}, the {@code subscribers}-th, collecting into {@code heard}. */
     private Thread listen(String glob, List<SessionMessage.Event> heard, BrineClient client, int subscribers) {
-        Thread thread = new Thread(() -> {
-            try (client) {
-                client.events(glob, event -> {
-                    heard.add(event);
-                    return !Thread.currentThread().isInterrupted();
-                });
-            } catch (Exception e) {
-                // closed at the end of the test
-            }
-        }, "events-listener");
+        Thread thread = new Thread(
+                () -> {
+                    try (client) {
+                        client.events(glob, event -> {
+                            heard.add(event);
+                            return !Thread.currentThread().isInterrupted();
+                        });
+                    } catch (Exception e) {
+                        // closed at the end of the test
+                    }
+                },
+                "events-listener");
         thread.setDaemon(true);
         thread.start();
         await().until(() -> master.eventSubscribers() == subscribers);

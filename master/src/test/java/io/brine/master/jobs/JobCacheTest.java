@@ -50,8 +50,17 @@ class JobCacheTest {
 
     /** A job with a fixed-length time field, so every job.json has the same size. */
     private static JobRecord job(String jid, String... minions) {
-        return new JobRecord(jid, "2026-11-22T03:00:00Z", "root", "glob", "*", "test.ping", List.of("a", 1),
-                Map.of("k", "v"), 0, List.of(minions));
+        return new JobRecord(
+                jid,
+                "2026-11-22T03:00:00Z",
+                "root",
+                "glob",
+                "*",
+                "test.ping",
+                List.of("a", 1),
+                Map.of("k", "v"),
+                0,
+                List.of(minions));
     }
 
     private static StoredReturn ret(String id, Object value) {
@@ -97,13 +106,14 @@ class JobCacheTest {
         AtomicReference<List<StoredReturn>> seenByCallback = new AtomicReference<>();
         AtomicReference<String> fileInCallback = new AtomicReference<>();
         assertThat(cache.addReturn(jid, ret("m1", true), () -> {
-            seenByCallback.set(cache.returns(jid));
-            try {
-                fileInCallback.set(Files.readString(dir().resolve(jid).resolve("returns.jsonl")));
-            } catch (IOException e) {
-                fileInCallback.set("unreadable: " + e);
-            }
-        })).isTrue();
+                    seenByCallback.set(cache.returns(jid));
+                    try {
+                        fileInCallback.set(Files.readString(dir().resolve(jid).resolve("returns.jsonl")));
+                    } catch (IOException e) {
+                        fileInCallback.set("unreadable: " + e);
+                    }
+                }))
+                .isTrue();
         await().until(() -> seenByCallback.get() != null);
         assertThat(seenByCallback.get()).containsExactly(ret("m1", true));
         assertThat(fileInCallback.get()).startsWith("{").endsWith("}\n").contains("\"m1\"");
@@ -116,7 +126,8 @@ class JobCacheTest {
         String known = jobIds.next();
         cache.create(job(known, "m1"));
         AtomicBoolean acknowledged = new AtomicBoolean();
-        assertThat(cache.addReturn(unknown, ret("m1", true), () -> acknowledged.set(true))).isTrue();
+        assertThat(cache.addReturn(unknown, ret("m1", true), () -> acknowledged.set(true)))
+                .isTrue();
         store(cache, known, ret("m1", true)); // one writer, in order: the first was handled before this
         assertThat(acknowledged).isFalse();
         assertThat(dir().resolve(unknown)).doesNotExist();
@@ -129,8 +140,11 @@ class JobCacheTest {
         cache.create(job(jid, "m1", "m2", "m3"));
         store(cache, jid, ret("m1", true));
         // A crash in the middle of an append leaves half a line.
-        Files.writeString(dir().resolve(jid).resolve("returns.jsonl"), "{\"id\":\"m2\",\"returnVal",
-                StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+        Files.writeString(
+                dir().resolve(jid).resolve("returns.jsonl"),
+                "{\"id\":\"m2\",\"returnVal",
+                StandardCharsets.UTF_8,
+                StandardOpenOption.APPEND);
         assertThat(cache.returns(jid)).containsExactly(ret("m1", true));
 
         store(cache, jid, ret("m3", "after the crash"));
@@ -189,12 +203,11 @@ class JobCacheTest {
     void aJidThatIsNotOneNeverBecomesAPath() throws Exception {
         JobCache cache = open(dir(), UNBOUNDED);
         Files.createDirectories(dir().resolve("not-a-job"));
-        for (String bad : List.of("../x", "..", "20261122030000000000/../../x", "/etc", "2026112203000000000x",
-                "")) {
+        for (String bad : List.of("../x", "..", "20261122030000000000/../../x", "/etc", "2026112203000000000x", "")) {
             assertThatThrownBy(() -> cache.create(job(bad, "m1"))).isInstanceOf(IllegalArgumentException.class);
             assertThat(cache.job(bad)).isEmpty();
             assertThat(cache.returns(bad)).isEmpty();
-            assertThat(cache.addReturn(bad, ret("m1", true), () -> { })).isFalse();
+            assertThat(cache.addReturn(bad, ret("m1", true), () -> {})).isFalse();
         }
         assertThat(cache.job(null)).isEmpty();
         assertThat(cache.list()).isEmpty();

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.client.BrineClient;
 import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
+import io.brine.daemon.http.MetricsServer;
 import io.brine.master.WiredMaster;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
@@ -37,16 +38,22 @@ class MetricsEndpointTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
-    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
     @BeforeEach
     void start() throws Exception {
         Path autosign = dir.resolve("autosign.conf");
         Files.writeString(autosign, "web1\n");
         Files.setPosixFilePermissions(autosign, PosixFilePermissions.fromString("rw-------"));
-        master = WiredMaster.start(dir, config -> config.httpPort(0).acceptance(MasterConfig.Acceptance.builder()
-                .autosignFile(autosign).build()));
+        master = WiredMaster.start(
+                dir,
+                config -> config.httpPort(0)
+                        .acceptance(MasterConfig.Acceptance.builder()
+                                .autosignFile(autosign)
+                                .build()));
     }
 
     @AfterEach
@@ -57,9 +64,13 @@ class MetricsEndpointTest {
     @Test
     void countersMoveAfterAnAuthAndAJob() throws Exception {
         String before = get("/metrics").body();
-        assertThat(value(before, "brine_auth_answers_total", "outcome=\"accepted\"")).isZero();
-        assertThat(before).contains("jvm_memory_used_bytes", "brine_minions_connected{transport=\"tcp\"} 0.0",
-                "brine_minions_reachable 0.0");
+        assertThat(value(before, "brine_auth_answers_total", "outcome=\"accepted\""))
+                .isZero();
+        assertThat(before)
+                .contains(
+                        "jvm_memory_used_bytes",
+                        "brine_minions_connected{transport=\"tcp\"} 0.0",
+                        "brine_minions_reachable 0.0");
 
         try (TcpClientChannel web1 = master.connect()) {
             assertThat(auth(web1, "web1", WEB1_KEY)).isEqualTo(AuthStatus.ACCEPTED);
@@ -68,12 +79,15 @@ class MetricsEndpointTest {
             assertThat(value(after, "brine_auth_answers_total", "outcome=\"accepted\",rule=\"autosign_file\""))
                     .as(after)
                     .isEqualTo(1);
-            assertThat(value(after, "brine_auth_answers_total", "outcome=\"pending\"")).isEqualTo(1);
+            assertThat(value(after, "brine_auth_answers_total", "outcome=\"pending\""))
+                    .isEqualTo(1);
             // An auth's latency is recorded once its reply is on its way, so the reply can arrive first.
-            await().untilAsserted(() -> assertThat(value(get("/metrics").body(), "brine_auth_latency_seconds_count",
-                    "")).isEqualTo(2));
+            await().untilAsserted(
+                            () -> assertThat(value(get("/metrics").body(), "brine_auth_latency_seconds_count", ""))
+                                    .isEqualTo(2));
             assertThat(value(after, "brine_keys", "state=\"minions_pre\"")).isEqualTo(1);
-            assertThat(value(after, "brine_minions_connected", "transport=\"tcp\"")).isEqualTo(1);
+            assertThat(value(after, "brine_minions_connected", "transport=\"tcp\""))
+                    .isEqualTo(1);
             // On TCP publications go down the session's own connection: reachable as soon as connected.
             assertThat(value(after, "brine_minions_reachable", "")).isEqualTo(1);
 
@@ -90,8 +104,13 @@ class MetricsEndpointTest {
         assertThat(get("/healthz").statusCode()).isEqualTo(200);
         HttpResponse<String> ready = get("/readyz");
         assertThat(ready.statusCode()).as(ready.body()).isEqualTo(200);
-        assertThat(http.send(HttpRequest.newBuilder(uri("/metrics")).POST(HttpRequest.BodyPublishers.noBody())
-                .build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(405);
+        assertThat(http.send(
+                                HttpRequest.newBuilder(uri("/metrics"))
+                                        .POST(HttpRequest.BodyPublishers.noBody())
+                                        .build(),
+                                HttpResponse.BodyHandlers.ofString())
+                        .statusCode())
+                .isEqualTo(405);
     }
 
     @Test
@@ -112,7 +131,7 @@ class MetricsEndpointTest {
     @Test
     void aClientThatNeverFinishesItsRequestDoesNotBlockTheNextScrapes() throws Exception {
         // As many idle half-requests as the endpoint has threads but one: the scrape still answers.
-        Socket[] idle = new Socket[io.brine.daemon.http.MetricsServer.MAX_THREADS - 1];
+        Socket[] idle = new Socket[MetricsServer.MAX_THREADS - 1];
         try {
             for (int i = 0; i < idle.length; i++) {
                 idle[i] = new Socket("127.0.0.1", master.httpPort());
@@ -139,14 +158,17 @@ class MetricsEndpointTest {
     }
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(10)).build(),
+        return http.send(
+                HttpRequest.newBuilder(uri(path))
+                        .timeout(Duration.ofSeconds(10))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     /** The sum of the samples of {@code name} whose labels contain {@code labels}. */
     static double value(String exposition, String name, String labels) {
-        Matcher sample = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$").matcher(
-                exposition);
+        Matcher sample = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? (\\S+)$")
+                .matcher(exposition);
         double sum = 0;
         while (sample.find()) {
             if (sample.group(1) == null ? labels.isEmpty() : sample.group(1).contains(labels)) {

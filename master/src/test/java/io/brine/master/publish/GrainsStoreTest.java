@@ -16,16 +16,21 @@ class GrainsStoreTest {
 
     @Test
     void aMinionCannotClassifyItselfButItsSignedClassificationIsTargetable() {
-        GrainsStore grains = new GrainsStore(id -> id.equals("web1") ? Map.of("role", "web") : Map.of(),
-                Clock.systemUTC());
+        GrainsStore grains =
+                new GrainsStore(id -> id.equals("web1") ? Map.of("role", "web") : Map.of(), Clock.systemUTC());
         grains.put("web1", Map.of("os", "Debian", "class", Map.of("role", "db")));
         grains.put("web2", Map.of("os", "Debian", "class", Map.of("role", "web")));
 
-        assertThat(grains.get("web1")).containsEntry("class", Map.of("role", "web")).containsEntry("os", "Debian");
+        assertThat(grains.get("web1"))
+                .containsEntry("class", Map.of("role", "web"))
+                .containsEntry("os", "Debian");
         assertThat(grains.get("web2")).doesNotContainKey("class").containsEntry("os", "Debian");
-        assertThat(Targets.parse("grain", "class:role:web").matches("web1", grains.get("web1"))).isTrue();
-        assertThat(Targets.parse("grain", "class:role:web").matches("web2", grains.get("web2"))).isFalse();
-        assertThat(Targets.parse("compound", "G@class:role:web").matches("web1", grains.get("web1"))).isTrue();
+        assertThat(Targets.parse("grain", "class:role:web").matches("web1", grains.get("web1")))
+                .isTrue();
+        assertThat(Targets.parse("grain", "class:role:web").matches("web2", grains.get("web2")))
+                .isFalse();
+        assertThat(Targets.parse("compound", "G@class:role:web").matches("web1", grains.get("web1")))
+                .isTrue();
         assertThat(grains.get("web3")).isEqualTo(Map.of("id", "web3"));
     }
 
@@ -42,8 +47,10 @@ class GrainsStoreTest {
         Map<String, Object> withId = new HashMap<>(reported);
         withId.put("id", "web1");
         assertThat(grains.get("web1")).isEqualTo(withId);
-        assertThat(Targets.parse("grain", "ipv4:10.0.0.1").matches("web1", grains.get("web1"))).isTrue();
-        assertThat(Targets.parse("grain", "nested:a:b:yes").matches("web1", grains.get("web1"))).isTrue();
+        assertThat(Targets.parse("grain", "ipv4:10.0.0.1").matches("web1", grains.get("web1")))
+                .isTrue();
+        assertThat(Targets.parse("grain", "nested:a:b:yes").matches("web1", grains.get("web1")))
+                .isTrue();
     }
 
     @Test
@@ -56,9 +63,12 @@ class GrainsStoreTest {
         assertThat(grains.get("web1")).containsEntry("id", "web1").containsEntry("os", "Debian");
         assertThat(grains.get("web2")).containsEntry("id", "web2");
         assertThat(grains.get("web3")).isEqualTo(Map.of("id", "web3"));
-        assertThat(Targets.parse("grain", "id:db1").matches("web1", grains.get("web1"))).isFalse();
-        assertThat(Targets.parse("compound", "G@id:web1").matches("web1", grains.get("web1"))).isTrue();
-        assertThat(Targets.parse("compound", "P@id:web").matches("web2", grains.get("web2"))).isTrue();
+        assertThat(Targets.parse("grain", "id:db1").matches("web1", grains.get("web1")))
+                .isFalse();
+        assertThat(Targets.parse("compound", "G@id:web1").matches("web1", grains.get("web1")))
+                .isTrue();
+        assertThat(Targets.parse("compound", "P@id:web").matches("web2", grains.get("web2")))
+                .isTrue();
     }
 
     @Test
@@ -87,7 +97,9 @@ class GrainsStoreTest {
         Map.Entry<String, Object> os2 = entry(grains.get("web2"), "os");
         assertThat(os1.getKey()).isSameAs(os2.getKey());
         assertThat(os1.getValue()).isSameAs(os2.getValue());
-        assertThat(grains.get("web1").get("motd")).isEqualTo(longValue).isNotSameAs(grains.get("web2").get("motd"));
+        assertThat(grains.get("web1").get("motd"))
+                .isEqualTo(longValue)
+                .isNotSameAs(grains.get("web2").get("motd"));
     }
 
     @Test
@@ -100,11 +112,15 @@ class GrainsStoreTest {
         grains.put("late2", Map.of("serial", new String("late")));
 
         assertThat(grains.get("late1")).containsEntry("serial", "late");
-        assertThat(grains.get("late1").get("serial")).isNotSameAs(grains.get("late2").get("serial"));
+        assertThat(grains.get("late1").get("serial"))
+                .isNotSameAs(grains.get("late2").get("serial"));
         assertThat(grains.get("m7")).containsEntry("serial", "s7");
     }
 
     private static Map.Entry<String, Object> entry(Map<String, Object> map, String key) {
-        return map.entrySet().stream().filter(e -> e.getKey().equals(key)).findFirst().orElseThrow();
+        return map.entrySet().stream()
+                .filter(e -> e.getKey().equals(key))
+                .findFirst()
+                .orElseThrow();
     }
 }

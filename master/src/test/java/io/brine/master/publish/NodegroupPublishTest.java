@@ -28,6 +28,7 @@ class NodegroupPublishTest {
 
     @TempDir
     Path dir;
+
     WiredMaster master;
 
     @BeforeEach
@@ -36,14 +37,18 @@ class NodegroupPublishTest {
         nodegroups.put("web", "web*");
         nodegroups.put("dbs", "L@db1");
         nodegroups.put("all", "N@web or N@dbs");
-        master = WiredMaster.start(dir, config -> config.nodegroups(nodegroups)
-                .acceptance(MasterConfig.Acceptance.builder().autoAccept(true).build()));
+        master = WiredMaster.start(
+                dir,
+                config -> config.nodegroups(nodegroups)
+                        .acceptance(MasterConfig.Acceptance.builder()
+                                .autoAccept(true)
+                                .build()));
         int key = 1;
         for (String id : List.of("web1", "web2", "db1")) {
             try (TcpClientChannel minion = master.connect()) {
                 minion.send(WiredMaster.authRequest(id, key++, WiredMaster.nonce()));
-                Decoded.Ok ok = (Decoded.Ok) Codec.decode(minion.receive(Duration.ofSeconds(10)),
-                        FrameLimits.MAX_FRAME);
+                Decoded.Ok ok =
+                        (Decoded.Ok) Codec.decode(minion.receive(Duration.ofSeconds(10)), FrameLimits.MAX_FRAME);
                 assertThat(((AuthReply) ok.message()).status()).isEqualTo(AuthStatus.ACCEPTED);
             }
         }
@@ -57,12 +62,13 @@ class NodegroupPublishTest {
     @Test
     void aNodegroupTermTargetsWhatItsDefinitionSelects() throws Exception {
         try (BrineClient root = master.root()) {
-            BrineClient.Published published = root.publish(BrineClient.Job.of("compound", "N@all and not web2",
-                    "test.ping"));
+            BrineClient.Published published =
+                    root.publish(BrineClient.Job.of("compound", "N@all and not web2", "test.ping"));
 
             assertThat(published.minions()).containsExactly("db1", "web1");
             // What the minions got, and the job cache keeps: compound terms they know.
-            assertThat(root.job(published.jid())).containsEntry("target_type", "compound")
+            assertThat(root.job(published.jid()))
+                    .containsEntry("target_type", "compound")
                     .containsEntry("target", "( ( web* ) or ( L@db1 ) ) and not web2");
         }
     }
@@ -70,7 +76,8 @@ class NodegroupPublishTest {
     @Test
     void brineDashNSendsOneNodegroupByName() throws Exception {
         try (BrineClient root = master.root()) {
-            assertThat(root.publish(BrineClient.Job.of("nodegroup", "web", "test.ping")).minions())
+            assertThat(root.publish(BrineClient.Job.of("nodegroup", "web", "test.ping"))
+                            .minions())
                     .containsExactly("web1", "web2");
         }
     }
@@ -79,7 +86,8 @@ class NodegroupPublishTest {
     void anUnknownNodegroupIsARefusalThatNamesIt() throws Exception {
         try (BrineClient root = master.root()) {
             assertThatThrownBy(() -> root.publish(BrineClient.Job.of("compound", "N@web or N@nowhere", "test.ping")))
-                    .isInstanceOf(ClientException.class).hasMessage("bad target: unknown nodegroup nowhere");
+                    .isInstanceOf(ClientException.class)
+                    .hasMessage("bad target: unknown nodegroup nowhere");
         }
     }
 }

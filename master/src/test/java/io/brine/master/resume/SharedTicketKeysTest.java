@@ -62,18 +62,23 @@ class SharedTicketKeysTest {
     }
 
     private static byte[] ticket(TicketKeys.Key key) {
-        return Resumptions.sealContents(key.key(), key.id(), new Resumption.Contents("web1", "SHA256:fp", 1,
-                0, Resumptions.MAX_LIFETIME_MS, new byte[Resumptions.SECRET_LENGTH]));
+        return Resumptions.sealContents(
+                key.key(),
+                key.id(),
+                new Resumption.Contents(
+                        "web1", "SHA256:fp", 1, 0, Resumptions.MAX_LIFETIME_MS, new byte[Resumptions.SECRET_LENGTH]));
     }
 
     private static boolean opens(TicketKeys keys, byte[] ticket) {
-        return keys.find(Resumptions.keyId(ticket)).map(key -> {
-            try {
-                return Resumptions.openContents(key, ticket).id().equals("web1");
-            } catch (Exception e) {
-                return false;
-            }
-        }).orElse(false);
+        return keys.find(Resumptions.keyId(ticket))
+                .map(key -> {
+                    try {
+                        return Resumptions.openContents(key, ticket).id().equals("web1");
+                    } catch (Exception e) {
+                        return false;
+                    }
+                })
+                .orElse(false);
     }
 
     @Test
@@ -130,12 +135,14 @@ class SharedTicketKeysTest {
         byte[] ticket = ticket(a.current());
         // Someone who may write the znode but holds no master private key: a key wrapped for the master key, so
         // that it would unwrap, signed with a key of their own.
-        ZkTicketKeys forger = zk(new KeyPair(MASTER_KEY.getPublic(), TestKeys.pair(201).getPrivate()));
+        ZkTicketKeys forger =
+                zk(new KeyPair(MASTER_KEY.getPublic(), TestKeys.pair(201).getPrivate()));
         TicketKeys.Key planted = TicketKeys.inMemory(clock).current();
         try (LogCapture log = LogCapture.of(TicketKeys.class)) {
             forger.replace(null, List.of(new ZkTicketKeys.Stored(planted.id(), planted.key(), clock.millis() + 1)));
-            await().until(() -> log.at(Level.ERROR).stream().anyMatch(line -> line.startsWith(
-                    "Cluster ticket keys not used: /ticket_keys is not signed by this master key")));
+            await().until(() -> log.at(Level.ERROR).stream()
+                    .anyMatch(line -> line.startsWith(
+                            "Cluster ticket keys not used: /ticket_keys is not signed by this master key")));
             assertThat(opens(a, ticket(planted))).isFalse();
             assertThat(opens(a, ticket)).isTrue();
 

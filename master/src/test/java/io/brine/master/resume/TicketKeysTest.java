@@ -16,16 +16,19 @@ class TicketKeysTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Instant.parse("2026-11-28T12:00:00Z"));
 
     @Test
     void theKeysAreWrittenOwnerOnlyAndOutliveARestart() throws Exception {
         Path file = dir.resolve(TicketKeys.FILE);
         TicketKeys.Key key = TicketKeys.open(file, clock).current();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
         TicketKeys again = TicketKeys.open(file, clock);
         assertThat(again.current().id()).isEqualTo(key.id());
-        assertThat(again.find(key.id()).orElseThrow().bytes()).isEqualTo(key.key().bytes());
+        assertThat(again.find(key.id()).orElseThrow().bytes())
+                .isEqualTo(key.key().bytes());
     }
 
     @Test
@@ -54,13 +57,15 @@ class TicketKeysTest {
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r-----"));
         TicketKeys replaced = TicketKeys.open(file, clock);
         assertThat(replaced.find(key.id())).isEmpty();
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
 
         Files.writeString(file, "brine-ticket-keys 1\nnot a key\n");
         Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
         TicketKeys afterDamage = TicketKeys.open(file, clock);
         assertThat(afterDamage.find(replaced.current().id())).isEmpty();
-        assertThat(TicketKeys.open(file, clock).current().id()).isEqualTo(afterDamage.current().id());
+        assertThat(TicketKeys.open(file, clock).current().id())
+                .isEqualTo(afterDamage.current().id());
     }
 
     @Test

@@ -42,6 +42,7 @@ class SaltFileServerTest {
 
     @TempDir
     Path dir;
+
     Path srv;
     Path outside;
     final MovableClock clock = new MovableClock(Instant.parse("2026-11-28T22:00:00Z"));
@@ -70,16 +71,28 @@ class SaltFileServerTest {
     }
 
     private SaltFileServer server(int buffer, int rate, int burst, long inFlight) {
-        roots = new FileRoots(new FileRoots.Options(Map.of("base", List.of(srv), "dev", List.of(srv.resolve("web"))),
-                List.of(Pattern.compile("\\.bak$")), List.of("*.swp"), "sha256", Duration.ofSeconds(20),
-                FileRoots.MAX_ENTRIES), clock);
-        return new SaltFileServer(roots, new SaltFileServer.Limits(buffer, rate, burst, inFlight), clock,
-                Ticker.disabledTicker());
+        roots = new FileRoots(
+                new FileRoots.Options(
+                        Map.of("base", List.of(srv), "dev", List.of(srv.resolve("web"))),
+                        List.of(Pattern.compile("\\.bak$")),
+                        List.of("*.swp"),
+                        "sha256",
+                        Duration.ofSeconds(20),
+                        FileRoots.MAX_ENTRIES),
+                clock);
+        return new SaltFileServer(
+                roots, new SaltFileServer.Limits(buffer, rate, burst, inFlight), clock, Ticker.disabledTicker());
     }
 
     private static SaltCommand.FileRequest request(String cmd, String path, String saltenv) {
-        return new SaltCommand.FileRequest(cmd, Optional.ofNullable(path), Optional.ofNullable(saltenv),
-                Optional.empty(), Optional.of(0L), Optional.empty(), false);
+        return new SaltCommand.FileRequest(
+                cmd,
+                Optional.ofNullable(path),
+                Optional.ofNullable(saltenv),
+                Optional.empty(),
+                Optional.of(0L),
+                Optional.empty(),
+                false);
     }
 
     private List<Object> answers(SaltCommand.FileRequest request) {
@@ -95,8 +108,8 @@ class SaltFileServerTest {
     }
 
     private static String sha256(String text) throws Exception {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                .digest(text.getBytes(StandardCharsets.UTF_8)));
+        return HexFormat.of()
+                .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
@@ -108,10 +121,16 @@ class SaltFileServerTest {
         assertThat(opts.get("failhard")).isEqualTo(false);
         assertThat(opts.get("top_file_merging_strategy")).isEqualTo("merge");
         assertThat(opts.containsKey("state_top_saltenv")).isTrue();
-        Map<?, ?> envOnly = (Map<?, ?>) answer(new SaltCommand.FileRequest("_master_opts", Optional.empty(),
-                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), true));
-        assertThat(new ArrayList<Object>(envOnly.keySet())).containsExactly("file_roots", "top_file_merging_strategy", "env_order",
-                "default_top");
+        Map<?, ?> envOnly = (Map<?, ?>) answer(new SaltCommand.FileRequest(
+                "_master_opts",
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                Optional.empty(),
+                true));
+        assertThat(new ArrayList<Object>(envOnly.keySet()))
+                .containsExactly("file_roots", "top_file_merging_strategy", "env_order", "default_top");
         assertThat(answer(request("_file_envs", null, null))).isEqualTo(List.of("base", "dev"));
         assertThat(answer(request("_master_tops", null, null))).isEqualTo(Map.of());
         assertThat(answer(request("_ext_nodes", null, null))).isEqualTo(Map.of());
@@ -119,13 +138,19 @@ class SaltFileServerTest {
 
     @Test
     void listingsLeaveOutHiddenIgnoredAndLinksThatLeaveTheRoot() {
-        assertThat(answer(request("_file_list", null, "base"))).isEqualTo(List.of("top.sls", "web/init.sls",
-                "web/motd", "web/motd-link"));
+        assertThat(answer(request("_file_list", null, "base")))
+                .isEqualTo(List.of("top.sls", "web/init.sls", "web/motd", "web/motd-link"));
         assertThat(answer(request("_dir_list", null, "base"))).isEqualTo(List.of("empty", "web", "web/files"));
         assertThat(answer(request("_file_list_emptydirs", null, "base"))).isEqualTo(List.of("empty", "web/files"));
         assertThat(answer(request("_symlink_list", null, "base"))).isEqualTo(Map.of("web/motd-link", "motd"));
-        assertThat(answer(new SaltCommand.FileRequest("_file_list", Optional.empty(), Optional.of("base"),
-                Optional.of("/web/"), Optional.empty(), Optional.empty(), false)))
+        assertThat(answer(new SaltCommand.FileRequest(
+                        "_file_list",
+                        Optional.empty(),
+                        Optional.of("base"),
+                        Optional.of("/web/"),
+                        Optional.empty(),
+                        Optional.empty(),
+                        false)))
                 .isEqualTo(List.of("web/init.sls", "web/motd", "web/motd-link"));
         assertThat(answer(request("_file_list", null, "prod"))).isEqualTo(List.of());
         assertThat(answer(request("_file_list", null, null))).isEqualTo(List.of());
@@ -143,8 +168,7 @@ class SaltFileServerTest {
         assertThat(stat).hasSize(10);
         assertThat(((Long) stat.get(0)) & 0170000).isEqualTo(0100000);
         assertThat(stat.get(6)).isEqualTo(6L);
-        assertThat(answer(request("_file_hash_and_stat", "nothing", "base"))).isEqualTo(Arrays.asList("",
-                null));
+        assertThat(answer(request("_file_hash_and_stat", "nothing", "base"))).isEqualTo(Arrays.asList("", null));
         Map<?, ?> found = (Map<?, ?>) answer(request("_file_find", "web/motd-link", "base"));
         assertThat(found.get("rel")).isEqualTo("web/motd-link");
         assertThat(found.get("path")).isEqualTo("web/motd-link"); // never the master's own path
@@ -162,8 +186,14 @@ class SaltFileServerTest {
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         int chunks = 0;
         while (true) {
-            Map<?, ?> chunk = (Map<?, ?>) answer(new SaltCommand.FileRequest("_serve_file", Optional.of("web/big.bin"),
-                    Optional.of("base"), Optional.empty(), Optional.of((long) got.size()), Optional.empty(), false));
+            Map<?, ?> chunk = (Map<?, ?>) answer(new SaltCommand.FileRequest(
+                    "_serve_file",
+                    Optional.of("web/big.bin"),
+                    Optional.of("base"),
+                    Optional.empty(),
+                    Optional.of((long) got.size()),
+                    Optional.empty(),
+                    false));
             assertThat(chunk.get("dest")).isEqualTo("web/big.bin");
             byte[] data = chunk.get("data") instanceof byte[] b ? b : new byte[0];
             if (data.length == 0) {
@@ -177,8 +207,14 @@ class SaltFileServerTest {
         assertThat(got.toByteArray()).isEqualTo(big);
 
         Files.writeString(srv.resolve("web/text"), "a".repeat(3000));
-        Map<?, ?> gz = (Map<?, ?>) answer(new SaltCommand.FileRequest("_serve_file", Optional.of("web/text"),
-                Optional.of("base"), Optional.empty(), Optional.of(0L), Optional.of(5), false));
+        Map<?, ?> gz = (Map<?, ?>) answer(new SaltCommand.FileRequest(
+                "_serve_file",
+                Optional.of("web/text"),
+                Optional.of("base"),
+                Optional.empty(),
+                Optional.of(0L),
+                Optional.of(5),
+                false));
         assertThat(gz.get("gzip")).isEqualTo(5L);
         byte[] compressed = (byte[]) gz.get("data");
         assertThat(compressed.length).isLessThan(3000);
@@ -189,27 +225,41 @@ class SaltFileServerTest {
 
     @Test
     void everyPathOutsideARootIsAnsweredAsMissingAndTheRefusalLoggedOnceEscaped() {
-        List<String> refused = List.of("../../etc/shadow", "/etc/shadow", "web/../../outside/shadow",
-                "web/../top.sls", "..", "C:\\Windows\\win.ini", "web\\..\\..\\x", "web/shadow", "etc/shadow",
+        List<String> refused = List.of(
+                "../../etc/shadow",
+                "/etc/shadow",
+                "web/../../outside/shadow",
+                "web/../top.sls",
+                "..",
+                "C:\\Windows\\win.ini",
+                "web\\..\\..\\x",
+                "web/shadow",
+                "etc/shadow",
                 "../\nforged line");
         List<String> lines;
         try (LogCapture logs = LogCapture.of(SaltFileServer.class)) {
             for (String path : refused) {
                 assertThat(answer(request("_file_hash", path, "base"))).as(path).isEqualTo("");
-                assertThat(answer(request("_serve_file", path, "base"))).as(path)
+                assertThat(answer(request("_serve_file", path, "base")))
+                        .as(path)
                         .isEqualTo(Map.of("data", "", "dest", ""));
-                assertThat(answer(request("_file_find", path, "base"))).as(path)
+                assertThat(answer(request("_file_find", path, "base")))
+                        .as(path)
                         .isEqualTo(Map.of("path", "", "rel", ""));
             }
             lines = logs.at(Level.WARN);
         }
-        assertThat(lines).anySatisfy(l -> assertThat(l).contains("salt1").contains("a path with ..")
-                .contains("../../etc/shadow"));
+        assertThat(lines)
+                .anySatisfy(l -> assertThat(l)
+                        .contains("salt1")
+                        .contains("a path with ..")
+                        .contains("../../etc/shadow"));
         assertThat(lines).anySatisfy(l -> assertThat(l).contains("an absolute path"));
         assertThat(lines).anySatisfy(l -> assertThat(l).contains("a symlink that leaves the root"));
         assertThat(lines).noneMatch(l -> l.contains("\n"));
         // Throttled: one line per reason a minute, whatever the number of requests.
-        assertThat(lines.stream().filter(l -> l.contains("a path with ..")).count()).isEqualTo(1);
+        assertThat(lines.stream().filter(l -> l.contains("a path with ..")).count())
+                .isEqualTo(1);
     }
 
     @Test
@@ -245,8 +295,10 @@ class SaltFileServerTest {
 
     @Test
     void aListingPastItsBoundKeepsTheBoundAndSaysSo() throws Exception {
-        roots = new FileRoots(new FileRoots.Options(Map.of("base", List.of(srv)), List.of(), List.of(), "sha256",
-                Duration.ofSeconds(20), 3), clock);
+        roots = new FileRoots(
+                new FileRoots.Options(
+                        Map.of("base", List.of(srv)), List.of(), List.of(), "sha256", Duration.ofSeconds(20), 3),
+                clock);
         List<String> lines;
         try (LogCapture logs = LogCapture.of(FileRoots.class)) {
             FileRoots.Listing listing = roots.listing("base");
@@ -277,8 +329,14 @@ class SaltFileServerTest {
     void aChunkPastTheBytesInFlightGetsNoAnswerUntilTheOneBeforeIsSent() throws Exception {
         server = server(CHUNK, 1_000, 10_000, CHUNK);
         Files.write(srv.resolve("web/big.bin"), new byte[CHUNK * 2]);
-        SaltCommand.FileRequest first = new SaltCommand.FileRequest("_serve_file", Optional.of("web/big.bin"),
-                Optional.of("base"), Optional.empty(), Optional.of(0L), Optional.empty(), false);
+        SaltCommand.FileRequest first = new SaltCommand.FileRequest(
+                "_serve_file",
+                Optional.of("web/big.bin"),
+                Optional.of("base"),
+                Optional.empty(),
+                Optional.of(0L),
+                Optional.empty(),
+                false);
         List<SaltValue> nested = new ArrayList<>();
         List<SaltValue> outer = new ArrayList<>();
         server.serve("salt1", "10.0.0.7", first, value -> {

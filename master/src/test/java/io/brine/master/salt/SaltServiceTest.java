@@ -3,16 +3,24 @@ package io.brine.master.salt;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.testing.LogCapture;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.MasterKeyring;
 import io.brine.master.auth.StoreWrites;
+import io.brine.master.events.EventStream;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.jobs.JobCache;
+import io.brine.master.jobs.JobRecord;
 import io.brine.master.jobs.SharedJobs;
+import io.brine.master.jobs.StoredReturn;
+import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
+import io.brine.protocol.ReservedIds;
+import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltAuthRequest;
 import io.brine.protocol.salt.SaltLimits;
@@ -29,9 +37,14 @@ import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyChange;
+import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.SaltMarks;
 import io.brine.store.policy.AcceptancePolicies;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
@@ -51,6 +64,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import org.assertj.core.api.Assertions;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,6 +83,7 @@ class SaltServiceTest {
 
     @TempDir
     Path dir;
+
     KeyStore store;
     AcceptancePolicies policies;
     AuditLog audit;
@@ -121,19 +137,31 @@ class SaltServiceTest {
         Path pki = Files.createDirectories(dir.resolve("pki"));
         Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
         KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
-        store = FileKeyStore.open(KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
-        policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).build(), store, Clock.systemUTC(), AuditLog.none());
+        store = FileKeyStore.open(
+                KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        policies = AcceptancePolicies.fromConfig(
+                MasterConfig.builder(dir).build(), store, Clock.systemUTC(), AuditLog.none());
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
-        jobCache = new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
+        jobCache =
+                new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
         keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
-        jobs = new ActiveJobs(jobCache, audit, Clock.systemUTC(), new io.brine.master.metrics.MasterMetrics(
-                new io.brine.master.events.EventStream(Clock.systemUTC())));
+        jobs = new ActiveJobs(
+                jobCache, audit, Clock.systemUTC(), new MasterMetrics(new EventStream(Clock.systemUTC())));
         Path srv = Files.createDirectories(dir.resolve("srv"));
         Files.writeString(srv.resolve("top.sls"), "base:\n  '*':\n    - motd\n");
-        files = new SaltFileServer(new FileRoots(new FileRoots.Options(Map.of("base", List.of(srv)), List.of(),
-                List.of(), "sha256", Duration.ofSeconds(20), FileRoots.MAX_ENTRIES), Clock.systemUTC()),
-                SaltFileServer.Limits.defaults(), Clock.systemUTC(), com.github.benmanes.caffeine.cache.Ticker
-                        .systemTicker());
+        files = new SaltFileServer(
+                new FileRoots(
+                        new FileRoots.Options(
+                                Map.of("base", List.of(srv)),
+                                List.of(),
+                                List.of(),
+                                "sha256",
+                                Duration.ofSeconds(20),
+                                FileRoots.MAX_ENTRIES),
+                        Clock.systemUTC()),
+                SaltFileServer.Limits.defaults(),
+                Clock.systemUTC(),
+                Ticker.systemTicker());
         salt = service(1 << 20);
     }
 
@@ -150,28 +178,49 @@ class SaltServiceTest {
     }
 
     private SaltService service(long maxReturnBytes, AuditLog audit) {
-        return new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs,
-                maxReturnBytes, Clock.systemUTC(), new AuthWorkBudget(1_000_000,
-                        Clock.systemUTC()), new StoreWrites(Clock.systemUTC()), files);
+        return new SaltService(
+                store,
+                policies,
+                keys,
+                new AuditedAuth(audit),
+                new GrainsStore(id -> Map.of(), Clock.systemUTC()),
+                jobs,
+                maxReturnBytes,
+                Clock.systemUTC(),
+                new AuthWorkBudget(1_000_000, Clock.systemUTC()),
+                new StoreWrites(Clock.systemUTC()),
+                files);
     }
 
     /** A {@code _return} to {@code jid} as Salt's minion seals it, its return value {@code size} characters. */
     private SaltRequest.Encrypted sealedReturn(String id, Crypticle session, String jid, int size) {
         byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
-        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", "_return").put("jid", jid)
-                .put("fun", "test.echo").put("return", "x".repeat(size)).put("retcode", 0L).build();
+        SaltValue.Map fields = SaltValue.Map.builder()
+                .put("cmd", "_return")
+                .put("jid", jid)
+                .put("fun", "test.echo")
+                .put("return", "x".repeat(size))
+                .put("retcode", 0L)
+                .build();
         byte[] load = SaltSessionRequest.seal(session, fields, id, nonce(), System.currentTimeMillis() / 1000, tok);
         return new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
     }
 
     private SaltSignIn.Outcome signIn(String id, int version) throws Exception {
         String nonce = nonce();
-        SaltAuthRequest load = SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(),
-                Optional.empty());
+        SaltAuthRequest load =
+                SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(), Optional.empty());
         Recorded path = new Recorded();
         salt.handle(new SaltRequest.Auth(load, version), path);
-        return SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
-                Optional.empty(), SaltLimits.UNAUTHENTICATED);
+        return SaltSignIn.check(
+                path.only(),
+                nonce,
+                Optional.empty(),
+                minion.getPrivate(),
+                ENC,
+                SIG,
+                Optional.empty(),
+                SaltLimits.UNAUTHENTICATED);
     }
 
     private static String nonce() {
@@ -181,8 +230,11 @@ class SaltServiceTest {
     /** A session request as Salt's minion seals it. */
     private SaltRequest.Encrypted sealed(String id, Crypticle session, String cmd, String nonce) {
         byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
-        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", cmd).put("tag", "minion_start")
-                .put("data", "x").build();
+        SaltValue.Map fields = SaltValue.Map.builder()
+                .put("cmd", cmd)
+                .put("tag", "minion_start")
+                .put("data", "x")
+                .build();
         byte[] load = SaltSessionRequest.seal(session, fields, id, nonce, System.currentTimeMillis() / 1000, tok);
         return new SaltRequest.Encrypted(id, load, 3, ENC.wireName(), SIG.wireName());
     }
@@ -208,8 +260,11 @@ class SaltServiceTest {
         Crypticle session = accepted("salt1");
         String nonce = nonce();
         SaltValue reply = send(sealed("salt1", session, "_minion_event", nonce));
-        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltValue.nil());
-        assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-pending").contains("auth-accepted");
+        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION))
+                .isEqualTo(SaltValue.nil());
+        assertThat(Files.readString(dir.resolve("audit.log")))
+                .contains("auth-pending")
+                .contains("auth-accepted");
     }
 
     @Test
@@ -241,7 +296,7 @@ class SaltServiceTest {
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("is reserved (reserved_ids entry con.*)");
         assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
 
-        policies.reserving(io.brine.protocol.ReservedIds.NONE);
+        policies.reserving(ReservedIds.NONE);
         assertThat(signIn("master", 3)).isInstanceOf(SaltSignIn.Waiting.class);
         assertThat(dir.resolve("pki/minions_pre/master")).exists();
     }
@@ -252,8 +307,17 @@ class SaltServiceTest {
         String fits = "20261126010203000001";
         String over = "20261126010203000002";
         for (String jid : List.of(fits, over)) {
-            jobCache.create(new io.brine.master.jobs.JobRecord(jid, "2026-11-26T01:02:03Z", "root", "glob", "salt1",
-                    "test.echo", List.of(), Map.of(), 30, List.of("salt1")));
+            jobCache.create(new JobRecord(
+                    jid,
+                    "2026-11-26T01:02:03Z",
+                    "root",
+                    "glob",
+                    "salt1",
+                    "test.echo",
+                    List.of(),
+                    Map.of(),
+                    30,
+                    List.of("salt1")));
             jobs.begin(jid, "test.echo", List.of("salt1"), null, null);
         }
         SaltRequest.Encrypted atLimit = sealedReturn("salt1", session, fits, 3000);
@@ -266,16 +330,17 @@ class SaltServiceTest {
         salt.handle(oneOver, refusedPath);
 
         // Each answered (once stored), so that the minion does not resend it.
-        org.awaitility.Awaitility.await().until(() -> stored.replies.size() == 1 && refusedPath.replies.size() == 1);
+        Awaitility.await().until(() -> stored.replies.size() == 1 && refusedPath.replies.size() == 1);
         assertThat(stored.only()).isNotEqualTo(SaltValue.str("bad load"));
         assertThat(refusedPath.only()).isNotEqualTo(SaltValue.str("bad load"));
         assertThat(jobCache.returns(fits).get(0).returnValue()).isEqualTo("x".repeat(3000));
         assertThat(jobCache.returns(fits).get(0).success()).isTrue();
-        io.brine.master.jobs.StoredReturn refused = jobCache.returns(over).get(0);
+        StoredReturn refused = jobCache.returns(over).get(0);
         assertThat(refused.success()).isFalse();
         assertThat(refused.retcode()).isEqualTo(1);
-        assertThat(refused.returnValue()).isEqualTo("return of " + oneOver.load().length
-                + " bytes refused by the master: over max_return_bytes (" + (oneOver.load().length - 1) + ")");
+        assertThat(refused.returnValue())
+                .isEqualTo("return of " + oneOver.load().length
+                        + " bytes refused by the master: over max_return_bytes (" + (oneOver.load().length - 1) + ")");
     }
 
     @Test
@@ -283,7 +348,8 @@ class SaltServiceTest {
         Crypticle session = accepted("salt1");
         String nonce = nonce();
         SaltValue reply = send(sealed("salt1", session, "_mine_get", nonce));
-        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION)).isEqualTo(SaltReplies.UNSERVED);
+        assertThat(SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION))
+                .isEqualTo(SaltReplies.UNSERVED);
     }
 
     @Test
@@ -291,15 +357,22 @@ class SaltServiceTest {
         Crypticle session = accepted("salt1");
         byte[] tok = SaltRsa.x931Sign(minion.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
         String nonce = nonce();
-        SaltValue.Map fields = SaltValue.Map.builder().put("cmd", "_file_hash").put("path", "top.sls")
-                .put("saltenv", "base").build();
-        SaltValue reply = send(new SaltRequest.Encrypted("salt1", SaltSessionRequest.seal(session, fields, "salt1",
-                nonce, System.currentTimeMillis() / 1000, tok), 3, ENC.wireName(), SIG.wireName()));
+        SaltValue.Map fields = SaltValue.Map.builder()
+                .put("cmd", "_file_hash")
+                .put("path", "top.sls")
+                .put("saltenv", "base")
+                .build();
+        SaltValue reply = send(new SaltRequest.Encrypted(
+                "salt1",
+                SaltSessionRequest.seal(session, fields, "salt1", nonce, System.currentTimeMillis() / 1000, tok),
+                3,
+                ENC.wireName(),
+                SIG.wireName()));
         SaltValue.Map hash = (SaltValue.Map) SaltReplies.openSealed(reply, session, nonce, SaltLimits.SESSION);
         assertThat(hash.get("hash_type")).contains(SaltValue.str("sha256"));
         // A reply to another request (CVE-2022-22936) does not open as this one's.
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SaltReplies.openSealed(reply, session, nonce(),
-                SaltLimits.SESSION)).isInstanceOf(io.brine.protocol.crypto.CryptoException.class);
+        Assertions.assertThatThrownBy(() -> SaltReplies.openSealed(reply, session, nonce(), SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class);
         String next = nonce();
         SaltValue opts = send(sealed("salt1", session, "_master_opts", next));
         assertThat(((SaltValue.Map) SaltReplies.openSealed(opts, session, next, SaltLimits.SESSION)).get("renderer"))
@@ -349,7 +422,12 @@ class SaltServiceTest {
         Recorded removed = new Recorded();
         salt.hello(new SaltPublishHello("salt1", tok).seal(keys.aes()), removed);
         Recorded clear = new Recorded();
-        salt.hello(SaltValue.Map.builder().put("enc", "clear").put("load", new byte[16]).build(), clear);
+        salt.hello(
+                SaltValue.Map.builder()
+                        .put("enc", "clear")
+                        .put("load", new byte[16])
+                        .build(),
+                clear);
         assertThat(bound).isEmpty();
         assertThat(stale.keptUnproven).isTrue();
         assertThat(stale.disconnected).isFalse();
@@ -359,17 +437,26 @@ class SaltServiceTest {
     @Test
     void aKeyWithASmallPrimeFactorIsRefusedByTheStoresCheckAndFilesNothing() throws Exception {
         // Parsed for its shape only on the way in; the key store's factor check is what refuses it.
-        BigInteger n = ((RSAPublicKey) minion.getPublic()).getModulus()
-                .multiply(BigInteger.valueOf(7919));
-        PublicKey bad = KeyFactory.getInstance("RSA").generatePublic(
-                new RSAPublicKeySpec(n, BigInteger.valueOf(65537)));
+        BigInteger n = ((RSAPublicKey) minion.getPublic()).getModulus().multiply(BigInteger.valueOf(7919));
+        PublicKey bad =
+                KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(n, BigInteger.valueOf(65537)));
         String nonce = nonce();
         Recorded path = new Recorded();
-        salt.handle(new SaltRequest.Auth(SaltAuthRequest.of("salt1", bad, nonce, ENC, SIG, Optional.empty(),
-                Optional.empty()), 3), path);
+        salt.handle(
+                new SaltRequest.Auth(
+                        SaltAuthRequest.of("salt1", bad, nonce, ENC, SIG, Optional.empty(), Optional.empty()), 3),
+                path);
 
-        assertThat(SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
-                Optional.empty(), SaltLimits.UNAUTHENTICATED)).isInstanceOf(SaltSignIn.Refused.class);
+        assertThat(SaltSignIn.check(
+                        path.only(),
+                        nonce,
+                        Optional.empty(),
+                        minion.getPrivate(),
+                        ENC,
+                        SIG,
+                        Optional.empty(),
+                        SaltLimits.UNAUTHENTICATED))
+                .isInstanceOf(SaltSignIn.Refused.class);
         assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("small prime factor (7919)");
     }
@@ -390,10 +477,9 @@ class SaltServiceTest {
     void afterASignedMasterKeyRotationAVerifyingMinionIsShownTheNewKeyWithItsPubSig() throws Exception {
         Path pki = dir.resolve("pki");
         KeyPair signing = TestKeys.pair(251);
-        Files.writeString(pki.resolve("master_sign.pub"), io.brine.protocol.crypto.Pem.publicKeySpki(
-                signing.getPublic()));
-        MasterKeyring ring = MasterKeyring.open(pki, store.masterKeyPair(), Clock.systemUTC(), Optional.of(pki
-                .resolve("master_sign.pub")));
+        Files.writeString(pki.resolve("master_sign.pub"), Pem.publicKeySpki(signing.getPublic()));
+        MasterKeyring ring = MasterKeyring.open(
+                pki, store.masterKeyPair(), Clock.systemUTC(), Optional.of(pki.resolve("master_sign.pub")));
         keys = new SaltKeys(ring::current, ring::saltSignature, () -> 4505, store);
         ring.onRotated(keys::rotate);
         salt = service(1 << 20);
@@ -403,14 +489,15 @@ class SaltServiceTest {
                 .hasMessageContaining("did not send its public-key signature");
 
         Crypticle aesBefore = keys.aes();
-        ((FileKeyStore) store).rotateMasterKey(2048, Duration.ofDays(7), 5, Optional.of(signing.getPrivate()),
-                Clock.systemUTC());
+        ((FileKeyStore) store)
+                .rotateMasterKey(2048, Duration.ofDays(7), 5, Optional.of(signing.getPrivate()), Clock.systemUTC());
         assertThat(ring.reloadIfRotated()).isPresent();
         assertThat(keys.aes()).as("Salt minions sign in again to learn the key").isNotEqualTo(aesBefore);
-        SaltSignIn.Accepted accepted = (SaltSignIn.Accepted) verifyingSignIn("salt1", before,
-                Optional.of(signing.getPublic()));
+        SaltSignIn.Accepted accepted =
+                (SaltSignIn.Accepted) verifyingSignIn("salt1", before, Optional.of(signing.getPublic()));
         assertThat(accepted.master()).isEqualTo(ring.current().getPublic()).isNotEqualTo(before);
-        assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.of(TestKeys.pair(252).getPublic())))
+        assertThatThrownBy(() -> verifyingSignIn(
+                        "salt1", before, Optional.of(TestKeys.pair(252).getPublic())))
                 .hasMessageContaining("signature verification failed");
         assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.empty()))
                 .hasMessageContaining("not enabled on the minion");
@@ -419,12 +506,20 @@ class SaltServiceTest {
     private SaltSignIn.Outcome verifyingSignIn(String id, RSAPublicKey cached, Optional<PublicKey> masterSignPub)
             throws Exception {
         String nonce = nonce();
-        SaltAuthRequest load = SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(),
-                Optional.empty());
+        SaltAuthRequest load =
+                SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(), Optional.empty());
         Recorded path = new Recorded();
         salt.handle(new SaltRequest.Auth(load, 3), path);
-        return SaltSignIn.check(path.only(), nonce, Optional.empty(), minion.getPrivate(), ENC, SIG,
-                Optional.of(cached), SaltLimits.UNAUTHENTICATED, masterSignPub);
+        return SaltSignIn.check(
+                path.only(),
+                nonce,
+                Optional.empty(),
+                minion.getPrivate(),
+                ENC,
+                SIG,
+                Optional.of(cached),
+                SaltLimits.UNAUTHENTICATED,
+                masterSignPub);
     }
 
     @Test
@@ -434,22 +529,23 @@ class SaltServiceTest {
         keys.rotate();
         assertThat(keys.aes()).isNotEqualTo(before);
         Crypticle beforeRemoval = keys.aes();
-        keys.onKeyChange(new io.brine.store.keys.KeyChange("salt1",
-                Optional.of(io.brine.store.keys.KeyState.ACCEPTED), Optional.empty(), "fp"));
+        keys.onKeyChange(new KeyChange("salt1", Optional.of(KeyState.ACCEPTED), Optional.empty(), "fp"));
         assertThat(keys.session("salt1")).isEmpty();
         assertThat(keys.aes()).as("a Salt minion's removal rotates aes at once").isNotEqualTo(beforeRemoval);
     }
 
     @Test
     void aSaltMinionsKeyIsFiledAsASaltMinionsAndItsKindGoesWithTheKey() throws Exception {
-        io.brine.store.keys.SaltMarks marks = new io.brine.store.keys.SaltMarks(dir.resolve("pki"));
+        SaltMarks marks = new SaltMarks(dir.resolve("pki"));
         assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
         assertThat(marks.ids()).containsExactly("salt1");
         assertThat(keys.isSalt("salt1")).isTrue();
         try (KeyStore restarted = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
-                .pollInterval(Duration.ZERO).build())) {
+                .pollInterval(Duration.ZERO)
+                .build())) {
             assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, restarted).isSalt("salt1"))
-                    .as("a restarted master knows it").isTrue();
+                    .as("a restarted master knows it")
+                    .isTrue();
         }
 
         store.delete("salt1", "test-admin");
@@ -460,27 +556,37 @@ class SaltServiceTest {
     @Test
     void aSaltSignInWithABrineMinionsKeyIsRefusedWithoutASessionOrAMarkAndAudited() throws Exception {
         // web1 is a brine minion, accepted; its public key is public.
-        assertThat(store.offer("web1", (RSAPublicKey) minion.getPublic(),
-                io.brine.store.keys.PolicyVerdict.ACCEPT)).isInstanceOf(io.brine.store.keys.KeyDecision.Accepted.class);
+        assertThat(store.offer("web1", (RSAPublicKey) minion.getPublic(), PolicyVerdict.ACCEPT))
+                .isInstanceOf(KeyDecision.Accepted.class);
 
         assertThat(signIn("web1", 3)).isInstanceOf(SaltSignIn.Refused.class);
 
         assertThat(keys.session("web1")).isEmpty();
         assertThat(keys.isSalt("web1")).isFalse();
         assertThat(bound).isEmpty();
-        assertThat(new io.brine.store.keys.SaltMarks(dir.resolve("pki")).ids()).isEmpty();
+        assertThat(new SaltMarks(dir.resolve("pki")).ids()).isEmpty();
         assertThat(store.acceptedKey("web1")).isPresent();
-        assertThat(Files.readString(dir.resolve("audit.log"))).contains("auth-otherkind")
+        assertThat(Files.readString(dir.resolve("audit.log")))
+                .contains("auth-otherkind")
                 .contains("held by a brine minion");
     }
 
     @Test
     void refusedSaltSignInsForABrineMinionAreLoggedOncePerTenSecondsWithTheCount() throws Exception {
-        store.offer("web1", (RSAPublicKey) minion.getPublic(),
-                io.brine.store.keys.PolicyVerdict.ACCEPT);
+        store.offer("web1", (RSAPublicKey) minion.getPublic(), PolicyVerdict.ACCEPT);
         MovableClock clock = new MovableClock(Instant.now());
-        salt = new SaltService(store, policies, keys, new AuditedAuth(audit), new GrainsStore(id -> Map.of(), Clock.systemUTC()), jobs, 1 << 20, clock,
-                new AuthWorkBudget(1_000_000, clock), new StoreWrites(clock), files);
+        salt = new SaltService(
+                store,
+                policies,
+                keys,
+                new AuditedAuth(audit),
+                new GrainsStore(id -> Map.of(), Clock.systemUTC()),
+                jobs,
+                1 << 20,
+                clock,
+                new AuthWorkBudget(1_000_000, clock),
+                new StoreWrites(clock),
+                files);
         List<String> warnings;
         try (LogCapture logs = LogCapture.of(SaltService.class)) {
             for (int i = 0; i < 3; i++) {
@@ -494,10 +600,11 @@ class SaltServiceTest {
         }
 
         assertThat(warnings)
-                .containsExactly("Salt minion web1 (10.0.0.7): auth refused: the id is held by a brine minion; an"
-                        + " admin changes a minion's kind by deleting its key",
+                .containsExactly(
+                        "Salt minion web1 (10.0.0.7): auth refused: the id is held by a brine minion; an"
+                                + " admin changes a minion's kind by deleting its key",
                         "Salt minion web1 (10.0.0.7): auth refused: the id is held by a brine minion; an admin"
-                        + " changes a minion's kind by deleting its key (and 3 such refusals not logged since the"
-                        + " last line)");
+                                + " changes a minion's kind by deleting its key (and 3 such refusals not logged since the"
+                                + " last line)");
     }
 }

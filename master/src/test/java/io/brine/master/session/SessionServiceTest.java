@@ -34,11 +34,11 @@ class SessionServiceTest {
     private final SessionTable sessions = new SessionTable();
     private final PublishKeyring keyring = new PublishKeyring(CLOCK);
     private final SessionService service = new SessionService(sessions, keyring, MASTER.getPrivate(), CLOCK);
-    private final MinionSession web1 = sessions.open("web1", (RSAPublicKey) TestKeys.pair(0).getPublic(), PEER,
-            CLOCK.millis());
+    private final MinionSession web1 =
+            sessions.open("web1", (RSAPublicKey) TestKeys.pair(0).getPublic(), PEER, CLOCK.millis());
 
-    private static SessionFrame sealed(Session session, SessionKey key, Direction direction, long counter,
-            SessionMessage message) {
+    private static SessionFrame sealed(
+            Session session, SessionKey key, Direction direction, long counter, SessionMessage message) {
         return Sessions.seal(key, session.sessionId().bytes(), direction, counter, message);
     }
 
@@ -70,8 +70,8 @@ class SessionServiceTest {
 
     @Test
     void aFrameUnderAnotherKeyOrDamagedIsDroppedAndDoesNotSpendItsCounter() {
-        SessionFrame forged = sealed(web1, SessionKey.random(), Direction.MINION_TO_MASTER, 1,
-                new SessionMessage.Heartbeat(0));
+        SessionFrame forged =
+                sealed(web1, SessionKey.random(), Direction.MINION_TO_MASTER, 1, new SessionMessage.Heartbeat(0));
         SessionFrame genuine = fromWeb1(2, new SessionMessage.Heartbeat(0));
         byte[] box = genuine.box().clone();
         box[box.length - 1] ^= 1;
@@ -87,8 +87,8 @@ class SessionServiceTest {
 
     @Test
     void theMastersOwnFramesReflectedBackAreDropped() {
-        SessionFrame reflected = sealed(web1, web1.requestKey(), Direction.MASTER_TO_MINION, 1,
-                new SessionMessage.HeartbeatReply(0));
+        SessionFrame reflected =
+                sealed(web1, web1.requestKey(), Direction.MASTER_TO_MINION, 1, new SessionMessage.HeartbeatReply(0));
 
         assertThat(service.open(PEER, reflected))
                 .isEqualTo(new SessionService.Opened.Dropped("a session frame that is not minion-to-master"));
@@ -125,8 +125,10 @@ class SessionServiceTest {
         List<SessionMessage> stale = service.heartbeat(new SessionMessage.Heartbeat(current));
         assertThat(stale).hasSize(2);
         assertThat(stale.get(0)).isEqualTo(new SessionMessage.HeartbeatReply(current + 1));
-        assertThat(stale.get(1)).isInstanceOfSatisfying(SessionMessage.KeyUpdate.class,
-                update -> assertThat(update.generation()).isEqualTo(current + 1));
+        assertThat(stale.get(1))
+                .isInstanceOfSatisfying(
+                        SessionMessage.KeyUpdate.class,
+                        update -> assertThat(update.generation()).isEqualTo(current + 1));
     }
 
     @Test

@@ -39,6 +39,7 @@ public final class MasterPin {
     private volatile RSAPublicKey pinned;
     /** The master's key before the pinned one, which still signs publications until {@link #previousUntilMs}. */
     private volatile RSAPublicKey previous;
+
     private volatile long previousUntilMs;
 
     /** What an auth reply proved about the master key it carries. */
@@ -51,19 +52,16 @@ public final class MasterPin {
          *                 On first use without master_finger anybody can make a reply that verifies with the key it
          *                 carries, so nothing final may follow from it (PROTOCOL.md 8.2 step 6)
          */
-        record Authentic(RSAPublicKey key, boolean firstUse, boolean anchored) implements Verdict {
-        }
+        record Authentic(RSAPublicKey key, boolean firstUse, boolean anchored) implements Verdict {}
 
         /**
          * Signed by a key that the reply's chain of succession records leads to, step by verified step, from the
          * pinned key (PROTOCOL.md 6.4): the master's key was rotated, and {@code key} is to be pinned.
          */
-        record Succeeded(RSAPublicKey key) implements Verdict {
-        }
+        record Succeeded(RSAPublicKey key) implements Verdict {}
 
         /** Carries the trusted key (or on first use a usable one) but is not signed by it: forged or damaged. */
-        record Forged() implements Verdict {
-        }
+        record Forged() implements Verdict {}
 
         /**
          * Carries another key than the pinned one or {@code master_finger}'s, or an unusable one.
@@ -71,8 +69,7 @@ public final class MasterPin {
          * @param signedByPin whether the reply verified against the pinned key all the same; false for anything
          *                    an on-path attacker can make, and whenever nothing is pinned yet
          */
-        record OtherKey(String reason, boolean signedByPin) implements Verdict {
-        }
+        record OtherKey(String reason, boolean signedByPin) implements Verdict {}
     }
 
     public MasterPin(Path pkiDir, String masterFinger) throws IOException, KeyFormatException {
@@ -83,14 +80,14 @@ public final class MasterPin {
      * @param signingKey the master signing key ({@code master_sign_pubkey}): when given, every new master key must be
      *                   signed by it (PROTOCOL.md 6.4)
      */
-    public MasterPin(Path pkiDir, String masterFinger, Optional<PublicKey> signingKey) throws IOException,
-            KeyFormatException {
+    public MasterPin(Path pkiDir, String masterFinger, Optional<PublicKey> signingKey)
+            throws IOException, KeyFormatException {
         this.file = pkiDir.resolve(FILE);
         this.masterFinger = masterFinger;
         this.signingKey = signingKey;
         if (Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
-            pinned = Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            pinned = Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         }
     }
 
@@ -102,22 +99,24 @@ public final class MasterPin {
      * @throws IOException with the reason, for the admin (the minion does not start)
      */
     public static RSAPublicKey readSigningKey(Path file) throws IOException {
-        PosixFileAttributes attributes = AtomicFiles.attributes(file).orElseThrow(() -> new IOException(file
-                + " does not exist: verify_master_pubkey_sign needs the master signing key's public half there (copy"
-                + " it from the machine that holds the signing key)"));
+        PosixFileAttributes attributes = AtomicFiles.attributes(file)
+                .orElseThrow(() -> new IOException(file
+                        + " does not exist: verify_master_pubkey_sign needs the master signing key's public half there (copy"
+                        + " it from the machine that holds the signing key)"));
         if (!attributes.isRegularFile()) {
-            throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
-                    ? " (a symbolic link: not followed)" : ""));
+            throw new IOException(file + " is not a regular file"
+                    + (attributes.isSymbolicLink() ? " (a symbolic link: not followed)" : ""));
         }
         if (attributes.permissions().contains(PosixFilePermission.GROUP_WRITE)
                 || attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE)) {
-            throw new IOException(file + " is writable by group or others (mode " + PosixFilePermissions.toString(
-                    attributes.permissions()) + "); whoever writes it decides which master keys are followed. Run:"
+            throw new IOException(file + " is writable by group or others (mode "
+                    + PosixFilePermissions.toString(attributes.permissions())
+                    + "); whoever writes it decides which master keys are followed. Run:"
                     + " chmod 644 " + file);
         }
         try {
-            return Pem.readPublicKey(new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
+            return Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
         } catch (KeyFormatException e) {
             throw new IOException(file + ": " + e.getMessage(), e);
         }
@@ -148,11 +147,12 @@ public final class MasterPin {
      */
     public Verdict verify(byte[] offeredDer, Predicate<PublicKey> signedBy, List<MasterSuccession> chain) {
         RSAPublicKey current = pinned;
-        if (current != null && !chain.isEmpty() && !Arrays.equals(current.getEncoded(), offeredDer)
+        if (current != null
+                && !chain.isEmpty()
+                && !Arrays.equals(current.getEncoded(), offeredDer)
                 && MasterSuccessions.walk(current, chain, signingKey) instanceof Walk.Verified verified
                 && Arrays.equals(verified.newest().getEncoded(), offeredDer)) {
-            return signedBy.test(verified.newest()) ? new Verdict.Succeeded(verified.newest())
-                    : new Verdict.Forged();
+            return signedBy.test(verified.newest()) ? new Verdict.Succeeded(verified.newest()) : new Verdict.Forged();
         }
         boolean signedByPin = current != null && signedBy.test(current);
         RSAPublicKey offered;
@@ -163,17 +163,20 @@ public final class MasterPin {
         }
         String fingerprint = Fingerprints.of(offered);
         if (masterFinger != null && !masterFinger.equals(fingerprint)) {
-            return new Verdict.OtherKey("master key fingerprint " + fingerprint + " is not master_finger "
-                    + masterFinger, signedByPin);
+            return new Verdict.OtherKey(
+                    "master key fingerprint " + fingerprint + " is not master_finger " + masterFinger, signedByPin);
         }
         if (current != null) {
             if (!Arrays.equals(current.getEncoded(), offered.getEncoded())) {
-                return new Verdict.OtherKey("master key changed: cached " + Fingerprints.of(current) + ", offered "
-                        + fingerprint + ". If the master key was replaced on purpose, remove " + file, signedByPin);
+                return new Verdict.OtherKey(
+                        "master key changed: cached " + Fingerprints.of(current) + ", offered " + fingerprint
+                                + ". If the master key was replaced on purpose, remove " + file,
+                        signedByPin);
             }
             return signedByPin ? new Verdict.Authentic(current, false, true) : new Verdict.Forged();
         }
-        return signedBy.test(offered) ? new Verdict.Authentic(offered, true, masterFinger != null)
+        return signedBy.test(offered)
+                ? new Verdict.Authentic(offered, true, masterFinger != null)
                 : new Verdict.Forged();
     }
 
@@ -242,7 +245,8 @@ public final class MasterPin {
             return true;
         }
         RSAPublicKey before = previous;
-        return before != null && nowMs < previousUntilMs + Timestamps.MAX_CLOCK_SKEW.toMillis()
+        return before != null
+                && nowMs < previousUntilMs + Timestamps.MAX_CLOCK_SKEW.toMillis()
                 && signedBy.test(before);
     }
 

@@ -59,14 +59,15 @@ public final class MinionKeyring {
         KeyPair candidate = null;
         if (Files.exists(newFile, LinkOption.NOFOLLOW_LINKS)) {
             MinionKeys.refuseReadableByOthers(newFile);
-            candidate = Pem.readPrivateKey(new String(AtomicFiles.readSmall(newFile, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII));
-            LOG.info("Minion key rotation to {} was not confirmed by the master: the next auth offers it first",
+            candidate = Pem.readPrivateKey(
+                    new String(AtomicFiles.readSmall(newFile, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII));
+            LOG.info(
+                    "Minion key rotation to {} was not confirmed by the master: the next auth offers it first",
                     Fingerprints.of(candidate.getPublic()));
         }
         MinionKeyring keyring = new MinionKeyring(pkiDir, current, candidate);
-        keyring.candidatePending = candidate != null
-                && Files.exists(pkiDir.resolve(PENDING_FILE), LinkOption.NOFOLLOW_LINKS);
+        keyring.candidatePending =
+                candidate != null && Files.exists(pkiDir.resolve(PENDING_FILE), LinkOption.NOFOLLOW_LINKS);
         return keyring;
     }
 
@@ -93,8 +94,9 @@ public final class MinionKeyring {
      */
     public Optional<Instant> createdAt() {
         try {
-            return Optional.of(Files.getLastModifiedTime(pkiDir.resolve(MinionKeys.PRIVATE_FILE),
-                    LinkOption.NOFOLLOW_LINKS).toInstant());
+            return Optional.of(
+                    Files.getLastModifiedTime(pkiDir.resolve(MinionKeys.PRIVATE_FILE), LinkOption.NOFOLLOW_LINKS)
+                            .toInstant());
         } catch (IOException e) {
             LOG.warn("Minion key's age unknown: {}", e.getMessage());
             return Optional.empty();
@@ -117,7 +119,9 @@ public final class MinionKeyring {
      */
     public void adoptCandidate(KeyPair fresh) throws IOException {
         if (candidate == null) {
-            AtomicFiles.write(pkiDir.resolve(NEW_PRIVATE_FILE), Pem.bytes(Pem.privateKeyPkcs1(fresh.getPrivate())),
+            AtomicFiles.write(
+                    pkiDir.resolve(NEW_PRIVATE_FILE),
+                    Pem.bytes(Pem.privateKeyPkcs1(fresh.getPrivate())),
                     AtomicFiles.OWNER_READ);
             candidate = fresh;
             clearPending(); // a marker a crash left behind is not this key's
@@ -157,15 +161,21 @@ public final class MinionKeyring {
      * behind). Nothing when {@code confirmed} is not the candidate.
      */
     public void promote(KeyPair confirmed) throws IOException {
-        if (candidate == null || !Arrays.equals(candidate.getPublic().getEncoded(),
-                confirmed.getPublic().getEncoded())) {
+        if (candidate == null
+                || !Arrays.equals(
+                        candidate.getPublic().getEncoded(),
+                        confirmed.getPublic().getEncoded())) {
             return;
         }
         AtomicFiles.move(pkiDir.resolve(NEW_PRIVATE_FILE), pkiDir.resolve(MinionKeys.PRIVATE_FILE));
         CrashPoints.reach("minion-rotation-switched");
-        AtomicFiles.write(pkiDir.resolve(MinionKeys.PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(candidate.getPublic())),
+        AtomicFiles.write(
+                pkiDir.resolve(MinionKeys.PUBLIC_FILE),
+                Pem.bytes(Pem.publicKeySpki(candidate.getPublic())),
                 AtomicFiles.PUBLIC_READ);
-        LOG.info("Minion key rotated: {} replaces {}", Fingerprints.of(candidate.getPublic()),
+        LOG.info(
+                "Minion key rotated: {} replaces {}",
+                Fingerprints.of(candidate.getPublic()),
                 Fingerprints.of(current.getPublic()));
         current = candidate;
         candidate = null;
@@ -183,7 +193,9 @@ public final class MinionKeyring {
         } catch (NoSuchFileException e) {
             // gone already
         }
-        LOG.info("Minion key rotation to {} dropped: the master holds {}", Fingerprints.of(candidate.getPublic()),
+        LOG.info(
+                "Minion key rotation to {} dropped: the master holds {}",
+                Fingerprints.of(candidate.getPublic()),
                 Fingerprints.of(current.getPublic()));
         candidate = null;
         candidateRefused = false;

@@ -25,8 +25,7 @@ public final class MinionKeys {
     public static final String PRIVATE_FILE = "minion.pem";
     public static final String PUBLIC_FILE = "minion.pub";
 
-    private MinionKeys() {
-    }
+    private MinionKeys() {}
 
     /**
      * The key pair as the minion uses it (from {@code minion.pem}, refused when group or others may read it), or empty
@@ -38,8 +37,8 @@ public final class MinionKeys {
             return Optional.empty();
         }
         refuseReadableByOthers(privateFile);
-        return Optional.of(Pem.readPrivateKey(new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS),
-                StandardCharsets.US_ASCII)));
+        return Optional.of(Pem.readPrivateKey(
+                new String(AtomicFiles.readSmall(privateFile, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
     }
 
     /** Loads the key pair, or creates it on first start and logs its fingerprint for the admin to compare. */
@@ -52,8 +51,7 @@ public final class MinionKeys {
             KeyPair pair = loaded.get();
             // Missing, or left with the old key by a crash during a rotation's promotion (MinionKeyring).
             if (!Files.exists(publicFile, LinkOption.NOFOLLOW_LINKS) || !matches(publicFile, pair)) {
-                AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
-                        AtomicFiles.PUBLIC_READ);
+                AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
             }
             LOG.info("Minion key {} loaded, fingerprint {}", privateFile, Fingerprints.of(pair.getPublic()));
             return pair;
@@ -62,15 +60,17 @@ public final class MinionKeys {
         KeyPair pair = RsaKeys.generate(keysize);
         AtomicFiles.write(publicFile, Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
         AtomicFiles.create(privateFile, Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())), AtomicFiles.OWNER_READ);
-        LOG.info("Minion key created, fingerprint {} (compare with `brine-key -f ID` on the master)",
+        LOG.info(
+                "Minion key created, fingerprint {} (compare with `brine-key -f ID` on the master)",
                 Fingerprints.of(pair.getPublic()));
         return pair;
     }
 
     private static boolean matches(Path publicFile, KeyPair pair) {
         try {
-            return Pem.readPublicKey(new String(AtomicFiles.readSmall(publicFile, Pem.MAX_PEM_CHARS),
-                    StandardCharsets.US_ASCII)).equals(pair.getPublic());
+            return Pem.readPublicKey(
+                            new String(AtomicFiles.readSmall(publicFile, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII))
+                    .equals(pair.getPublic());
         } catch (IOException | KeyFormatException | RuntimeException e) {
             return false;
         }

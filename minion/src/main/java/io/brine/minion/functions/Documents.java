@@ -23,8 +23,7 @@ public final class Documents {
     /** Deeper nesting is refused: it is either a reference cycle or nothing a human wants back. */
     public static final int MAX_DEPTH = 64;
 
-    private Documents() {
-    }
+    private Documents() {}
 
     /**
      * @throws IllegalArgumentException saying which type, and where, cannot be sent
@@ -41,10 +40,13 @@ public final class Documents {
 
     private static Object normalize(Object value, int depth, String where) {
         if (depth > MAX_DEPTH) {
-            throw new IllegalArgumentException(where + " is nested more than " + MAX_DEPTH
-                    + " levels deep (a reference cycle?)");
+            throw new IllegalArgumentException(
+                    where + " is nested more than " + MAX_DEPTH + " levels deep (a reference cycle?)");
         }
-        if (value == null || value instanceof Boolean || value instanceof Long || value instanceof Double
+        if (value == null
+                || value instanceof Boolean
+                || value instanceof Long
+                || value instanceof Double
                 || value instanceof String) {
             return value;
         }
@@ -100,7 +102,9 @@ public final class Documents {
         if (key instanceof String s) {
             return s;
         }
-        if (key instanceof Number || key instanceof Boolean || key instanceof CharSequence
+        if (key instanceof Number
+                || key instanceof Boolean
+                || key instanceof CharSequence
                 || key instanceof Character) {
             return key.toString();
         }

@@ -30,8 +30,14 @@ import java.util.function.BooleanSupplier;
  * @param clock        the clock {@code deadline} is measured on
  * @param cancellation true once the job has been cancelled (timed out, minion shutting down)
  */
-public record FunctionCall(String jid, List<Object> args, Map<String, Object> kwargs, Map<String, Object> grains,
-        Instant deadline, Clock clock, BooleanSupplier cancellation) {
+public record FunctionCall(
+        String jid,
+        List<Object> args,
+        Map<String, Object> kwargs,
+        Map<String, Object> grains,
+        Instant deadline,
+        Clock clock,
+        BooleanSupplier cancellation) {
 
     /** For {@link #arg(int, String)} and the typed readers: the parameter has no position, only a name. */
     public static final int KEYWORD_ONLY = -1;
@@ -50,8 +56,8 @@ public record FunctionCall(String jid, List<Object> args, Map<String, Object> kw
     /** A call outside any job (tests, a local CLI): no grains, a one-day deadline, never cancelled. */
     public static FunctionCall of(List<Object> args, Map<String, Object> kwargs) {
         Clock clock = Clock.systemUTC();
-        return new FunctionCall("local", args, kwargs, Map.of(), clock.instant().plus(Duration.ofDays(1)), clock,
-                () -> false);
+        return new FunctionCall(
+                "local", args, kwargs, Map.of(), clock.instant().plus(Duration.ofDays(1)), clock, () -> false);
     }
 
     public FunctionCall withGrains(Map<String, Object> newGrains) {
@@ -143,7 +149,8 @@ public record FunctionCall(String jid, List<Object> args, Map<String, Object> kw
             return Optional.of(b);
         }
         String text = v instanceof String || v instanceof Long || v instanceof Integer
-                ? v.toString().strip().toLowerCase(Locale.ROOT) : "";
+                ? v.toString().strip().toLowerCase(Locale.ROOT)
+                : "";
         switch (text) {
             case "true", "yes", "on", "1":
                 return Optional.of(true);
@@ -193,7 +200,9 @@ public record FunctionCall(String jid, List<Object> args, Map<String, Object> kw
         if (maxPositional < 1 || !args.stream().allMatch(String.class::isInstance)) {
             return "";
         }
-        List<String> words = args.subList(maxPositional - 1, args.size()).stream().map(String.class::cast).toList();
+        List<String> words = args.subList(maxPositional - 1, args.size()).stream()
+                .map(String.class::cast)
+                .toList();
         return " (to pass '" + String.join(" ", words) + "' as one argument, quote it)";
     }
 

@@ -44,29 +44,29 @@ public final class FunctionRegistry implements AutoCloseable {
      * A registry of {@code builtIns} and the plugin jars in {@code pluginsDir}; a bad jar is logged and skipped, a
      * missing directory means no plugins.
      */
-    public static FunctionRegistry load(Collection<? extends MinionFunction> builtIns, Path pluginsDir,
-            FunctionAccess access) {
-        return new FunctionRegistry(builtIns, PluginJars.load(pluginsDir, FunctionRegistry.class.getClassLoader()),
-                access);
+    public static FunctionRegistry load(
+            Collection<? extends MinionFunction> builtIns, Path pluginsDir, FunctionAccess access) {
+        return new FunctionRegistry(
+                builtIns, PluginJars.load(pluginsDir, FunctionRegistry.class.getClassLoader()), access);
     }
 
-    private FunctionRegistry(Collection<? extends MinionFunction> builtIns, PluginJars plugins,
-            FunctionAccess access) {
+    private FunctionRegistry(Collection<? extends MinionFunction> builtIns, PluginJars plugins, FunctionAccess access) {
         this.access = access;
         this.plugins = plugins;
         Map<String, MinionFunction> all = new TreeMap<>();
         List<MinionFunction> own = List.of(
-                MinionFunction.of("sys.list_functions", "sys.list_functions [GLOB ...]: the sorted names of the"
-                        + " functions this minion allows, optionally only those matching a glob",
+                MinionFunction.of(
+                        "sys.list_functions",
+                        "sys.list_functions [GLOB ...]: the sorted names of the"
+                                + " functions this minion allows, optionally only those matching a glob",
                         this::listFunctions),
-                MinionFunction.of("sys.doc", "sys.doc [GLOB ...]: {name: doc} for the allowed functions",
-                        this::doc));
+                MinionFunction.of("sys.doc", "sys.doc [GLOB ...]: {name: doc} for the allowed functions", this::doc));
         List<MinionFunction> firstParty = new ArrayList<>(own);
         firstParty.addAll(builtIns);
         for (MinionFunction function : firstParty) {
             if (!isValidName(function.name())) {
-                throw new IllegalArgumentException("built-in function with an invalid name "
-                        + printable(function.name()));
+                throw new IllegalArgumentException(
+                        "built-in function with an invalid name " + printable(function.name()));
             }
             if (all.putIfAbsent(function.name(), function) != null) {
                 throw new IllegalArgumentException("two built-in functions named " + function.name());
@@ -75,8 +75,11 @@ public final class FunctionRegistry implements AutoCloseable {
         for (MinionFunction function : plugins.functions()) {
             MinionFunction existing = all.putIfAbsent(function.name(), function);
             if (existing != null) {
-                log.warn("Plugin function {} ({}) ignored: the name is taken by {}", function.name(),
-                        function.getClass().getName(), firstParty.contains(existing) ? "a built-in" : "another plugin");
+                log.warn(
+                        "Plugin function {} ({}) ignored: the name is taken by {}",
+                        function.name(),
+                        function.getClass().getName(),
+                        firstParty.contains(existing) ? "a built-in" : "another plugin");
             }
         }
         this.functions = Collections.unmodifiableMap(all);
@@ -86,8 +89,7 @@ public final class FunctionRegistry implements AutoCloseable {
     public sealed interface Lookup {
 
         /** The function exists and the allow/deny lists permit it. */
-        record Available(MinionFunction function) implements Lookup {
-        }
+        record Available(MinionFunction function) implements Lookup {}
 
         /** The minion will not run it; {@link #result()} is the failed return to send. */
         sealed interface Refused extends Lookup {
@@ -98,8 +100,8 @@ public final class FunctionRegistry implements AutoCloseable {
         record Unknown(String name) implements Refused {
             @Override
             public FunctionResult result() {
-                return FunctionResult.failure(printable(name) + " is not available on this minion",
-                        FunctionResult.UNKNOWN);
+                return FunctionResult.failure(
+                        printable(name) + " is not available on this minion", FunctionResult.UNKNOWN);
             }
         }
 
@@ -107,8 +109,9 @@ public final class FunctionRegistry implements AutoCloseable {
         record Denied(String name) implements Refused {
             @Override
             public FunctionResult result() {
-                return FunctionResult.failure(printable(name) + " is denied by this minion's functions allow/deny"
-                        + " lists", FunctionResult.DENIED);
+                return FunctionResult.failure(
+                        printable(name) + " is denied by this minion's functions allow/deny" + " lists",
+                        FunctionResult.DENIED);
             }
         }
     }
@@ -150,8 +153,7 @@ public final class FunctionRegistry implements AutoCloseable {
                 retcode = 0;
             }
         } catch (FunctionException e) {
-            log.debug("Function {} (jid {}) failed with retcode {}: {}", name, call.jid(), e.retcode(),
-                    e.getMessage());
+            log.debug("Function {} (jid {}) failed with retcode {}: {}", name, call.jid(), e.retcode(), e.getMessage());
             return FunctionResult.failure(cap(String.valueOf(e.getMessage())), e.retcode());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -160,17 +162,21 @@ public final class FunctionRegistry implements AutoCloseable {
             // Plugins are code we did not write: a NoClassDefFoundError or a runaway recursion in one must end as a
             // failed return, not as a dead worker thread and a job that never answers.
             log.debug("Function {} (jid {}) threw", name, call.jid(), e);
-            String message = e.getMessage() == null || e.getMessage().isBlank() ? e.getClass().getSimpleName()
+            String message = e.getMessage() == null || e.getMessage().isBlank()
+                    ? e.getClass().getSimpleName()
                     : e.getClass().getSimpleName() + ": " + e.getMessage();
             return FunctionResult.failure(cap(message), FunctionResult.ERROR);
         }
         try {
             return new FunctionResult(Documents.normalize(value), retcode);
         } catch (IllegalArgumentException e) {
-            log.warn("Function {} (jid {}) returned something that cannot be sent: {}", name, call.jid(),
+            log.warn(
+                    "Function {} (jid {}) returned something that cannot be sent: {}",
+                    name,
+                    call.jid(),
                     e.getMessage());
-            return FunctionResult.failure(name + " returned a value that cannot be sent: " + e.getMessage(),
-                    FunctionResult.ERROR);
+            return FunctionResult.failure(
+                    name + " returned a value that cannot be sent: " + e.getMessage(), FunctionResult.ERROR);
         }
     }
 

@@ -71,17 +71,16 @@ final class PluginJars implements AutoCloseable {
         }
         URLClassLoader loader;
         try {
-            loader = new URLClassLoader("brine-plugin-" + jar.getFileName(), new URL[] {jar.toUri().toURL()},
-                    parent);
+            loader = new URLClassLoader(
+                    "brine-plugin-" + jar.getFileName(), new URL[] {jar.toUri().toURL()}, parent);
         } catch (IOException e) {
             log.warn("Plugin {}: skipped: {}", jar, e.toString());
             return null;
         }
         List<MinionFunction> found = new ArrayList<>();
         try {
-            for (ServiceLoader.Provider<MinionFunction> provider
-                    : (Iterable<ServiceLoader.Provider<MinionFunction>>)
-                            ServiceLoader.load(MinionFunction.class, loader).stream()::iterator) {
+            for (ServiceLoader.Provider<MinionFunction> provider : (Iterable<ServiceLoader.Provider<MinionFunction>>)
+                    ServiceLoader.load(MinionFunction.class, loader).stream()::iterator) {
                 // The service file of the minion's own class path is visible through the parent: skip those.
                 if (provider.type().getClassLoader() != loader) {
                     continue;
@@ -105,7 +104,10 @@ final class PluginJars implements AutoCloseable {
             closeQuietly(loader);
             return null;
         }
-        log.info("Plugin {}: loaded {}", jar, found.stream().map(MinionFunction::name).toList());
+        log.info(
+                "Plugin {}: loaded {}",
+                jar,
+                found.stream().map(MinionFunction::name).toList());
         into.addAll(found);
         return loader;
     }

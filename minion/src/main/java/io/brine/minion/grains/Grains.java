@@ -55,12 +55,12 @@ public final class Grains {
     private final Duration fqdnBound;
     /** A lookup still running from an earlier collection is waited on again, never started twice. */
     private FutureTask<String> pendingLookup; // guarded by this
+
     private volatile Map<String, Object> current;
 
     /** Collects the grains of this host now; {@code staticGrains} come from {@code minion.yaml}. */
     public Grains(Map<String, ?> staticGrains) {
-        this(staticGrains, Path.of("/"), () -> InetAddress.getLocalHost().getCanonicalHostName(),
-                DEFAULT_FQDN_BOUND);
+        this(staticGrains, Path.of("/"), () -> InetAddress.getLocalHost().getCanonicalHostName(), DEFAULT_FQDN_BOUND);
     }
 
     /**
@@ -159,7 +159,8 @@ public final class Grains {
     private String hostname() {
         for (String file : List.of("proc/sys/kernel/hostname", "etc/hostname")) {
             try {
-                String name = Files.readString(root.resolve(file), StandardCharsets.UTF_8).strip();
+                String name = Files.readString(root.resolve(file), StandardCharsets.UTF_8)
+                        .strip();
                 if (!name.isEmpty() && name.indexOf('\n') < 0) {
                     return name;
                 }
@@ -190,7 +191,10 @@ public final class Grains {
             log.debug("Grains: fqdn lookup took longer than {}; using the host name {}", fqdnBound, hostname);
             return hostname;
         } catch (ExecutionException e) {
-            log.debug("Grains: fqdn lookup failed: {}; using the host name {}", e.getCause().toString(), hostname);
+            log.debug(
+                    "Grains: fqdn lookup failed: {}; using the host name {}",
+                    e.getCause().toString(),
+                    hostname);
             return hostname;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -266,7 +270,8 @@ public final class Grains {
         try {
             for (String line : Files.readAllLines(root.resolve("proc/meminfo"), StandardCharsets.UTF_8)) {
                 if (line.startsWith("MemTotal:")) {
-                    String[] parts = line.substring("MemTotal:".length()).strip().split("\\s+");
+                    String[] parts =
+                            line.substring("MemTotal:".length()).strip().split("\\s+");
                     return Long.parseLong(parts[0]) / 1024;
                 }
             }

@@ -17,34 +17,82 @@ final class OsRelease {
 
     /** Salt's names for os-release IDs (salt/grains/core.py's _OS_NAME_MAP, the common part). */
     private static final Map<String, String> OS_NAMES = Map.ofEntries(
-            Map.entry("debian", "Debian"), Map.entry("ubuntu", "Ubuntu"), Map.entry("raspbian", "Raspbian"),
-            Map.entry("linuxmint", "Mint"), Map.entry("pop", "Pop"), Map.entry("kali", "Kali"),
-            Map.entry("devuan", "Devuan"), Map.entry("rhel", "RedHat"), Map.entry("centos", "CentOS"),
-            Map.entry("fedora", "Fedora"), Map.entry("rocky", "Rocky"), Map.entry("almalinux", "AlmaLinux"),
-            Map.entry("ol", "OEL"), Map.entry("amzn", "Amazon"), Map.entry("sles", "SUSE"),
-            Map.entry("opensuse", "openSUSE"), Map.entry("opensuse-leap", "Leap"),
-            Map.entry("opensuse-tumbleweed", "openSUSE Tumbleweed"), Map.entry("arch", "Arch"),
-            Map.entry("manjaro", "Manjaro"), Map.entry("alpine", "Alpine"), Map.entry("gentoo", "Gentoo"),
-            Map.entry("void", "Void"), Map.entry("nixos", "NixOS"));
+            Map.entry("debian", "Debian"),
+            Map.entry("ubuntu", "Ubuntu"),
+            Map.entry("raspbian", "Raspbian"),
+            Map.entry("linuxmint", "Mint"),
+            Map.entry("pop", "Pop"),
+            Map.entry("kali", "Kali"),
+            Map.entry("devuan", "Devuan"),
+            Map.entry("rhel", "RedHat"),
+            Map.entry("centos", "CentOS"),
+            Map.entry("fedora", "Fedora"),
+            Map.entry("rocky", "Rocky"),
+            Map.entry("almalinux", "AlmaLinux"),
+            Map.entry("ol", "OEL"),
+            Map.entry("amzn", "Amazon"),
+            Map.entry("sles", "SUSE"),
+            Map.entry("opensuse", "openSUSE"),
+            Map.entry("opensuse-leap", "Leap"),
+            Map.entry("opensuse-tumbleweed", "openSUSE Tumbleweed"),
+            Map.entry("arch", "Arch"),
+            Map.entry("manjaro", "Manjaro"),
+            Map.entry("alpine", "Alpine"),
+            Map.entry("gentoo", "Gentoo"),
+            Map.entry("void", "Void"),
+            Map.entry("nixos", "NixOS"));
 
     /** Salt's os_family for each os name (the same table's families). */
     private static final Map<String, String> FAMILIES = Map.ofEntries(
-            Map.entry("Debian", "Debian"), Map.entry("Ubuntu", "Debian"), Map.entry("Raspbian", "Debian"),
-            Map.entry("Mint", "Debian"), Map.entry("Pop", "Debian"), Map.entry("Kali", "Debian"),
-            Map.entry("Devuan", "Debian"), Map.entry("RedHat", "RedHat"), Map.entry("CentOS", "RedHat"),
-            Map.entry("Fedora", "RedHat"), Map.entry("Rocky", "RedHat"), Map.entry("AlmaLinux", "RedHat"),
-            Map.entry("OEL", "RedHat"), Map.entry("Amazon", "RedHat"), Map.entry("SUSE", "Suse"),
-            Map.entry("openSUSE", "Suse"), Map.entry("Leap", "Suse"), Map.entry("openSUSE Tumbleweed", "Suse"),
-            Map.entry("Arch", "Arch"), Map.entry("Manjaro", "Arch"), Map.entry("Alpine", "Alpine"),
-            Map.entry("Gentoo", "Gentoo"), Map.entry("Void", "Void"), Map.entry("NixOS", "NixOS"));
+            Map.entry("Debian", "Debian"),
+            Map.entry("Ubuntu", "Debian"),
+            Map.entry("Raspbian", "Debian"),
+            Map.entry("Mint", "Debian"),
+            Map.entry("Pop", "Debian"),
+            Map.entry("Kali", "Debian"),
+            Map.entry("Devuan", "Debian"),
+            Map.entry("RedHat", "RedHat"),
+            Map.entry("CentOS", "RedHat"),
+            Map.entry("Fedora", "RedHat"),
+            Map.entry("Rocky", "RedHat"),
+            Map.entry("AlmaLinux", "RedHat"),
+            Map.entry("OEL", "RedHat"),
+            Map.entry("Amazon", "RedHat"),
+            Map.entry("SUSE", "Suse"),
+            Map.entry("openSUSE", "Suse"),
+            Map.entry("Leap", "Suse"),
+            Map.entry("openSUSE Tumbleweed", "Suse"),
+            Map.entry("Arch", "Arch"),
+            Map.entry("Manjaro", "Arch"),
+            Map.entry("Alpine", "Alpine"),
+            Map.entry("Gentoo", "Gentoo"),
+            Map.entry("Void", "Void"),
+            Map.entry("NixOS", "NixOS"));
 
     /** ID_LIKE words, for distributions the tables above do not know. */
-    private static final Map<String, String> LIKE_FAMILIES = Map.of("debian", "Debian", "ubuntu", "Debian",
-            "rhel", "RedHat", "fedora", "RedHat", "centos", "RedHat", "suse", "Suse", "opensuse", "Suse",
-            "arch", "Arch", "alpine", "Alpine", "gentoo", "Gentoo");
+    private static final Map<String, String> LIKE_FAMILIES = Map.of(
+            "debian",
+            "Debian",
+            "ubuntu",
+            "Debian",
+            "rhel",
+            "RedHat",
+            "fedora",
+            "RedHat",
+            "centos",
+            "RedHat",
+            "suse",
+            "Suse",
+            "opensuse",
+            "Suse",
+            "arch",
+            "Arch",
+            "alpine",
+            "Alpine",
+            "gentoo",
+            "Gentoo");
 
-    private OsRelease() {
-    }
+    private OsRelease() {}
 
     /** The os-release fields from the first of /etc/os-release and /usr/lib/os-release under {@code root}. */
     static Map<String, String> read(Path root) {
@@ -113,7 +161,8 @@ final class OsRelease {
         if (known != null) {
             return known;
         }
-        for (String like : fields.getOrDefault("ID_LIKE", "").toLowerCase(Locale.ROOT).split("\\s+")) {
+        for (String like :
+                fields.getOrDefault("ID_LIKE", "").toLowerCase(Locale.ROOT).split("\\s+")) {
             String family = LIKE_FAMILIES.get(like);
             if (family != null) {
                 return family;

@@ -71,12 +71,19 @@ public final class JobRunner implements AutoCloseable {
     private final ScheduledExecutorService timeouts;
     /** Accepted jobs not yet finished running (queued or running), by jid. */
     private final ConcurrentMap<String, Job> jobs = new ConcurrentHashMap<>();
+
     private final AtomicLong returned = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean closed;
 
-    public JobRunner(String minionId, FunctionRegistry registry, Supplier<Map<String, Object>> grains,
-            int workerThreads, Duration defaultTimeout, Consumer<SessionMessage.Return> returns, Clock clock) {
+    public JobRunner(
+            String minionId,
+            FunctionRegistry registry,
+            Supplier<Map<String, Object>> grains,
+            int workerThreads,
+            Duration defaultTimeout,
+            Consumer<SessionMessage.Return> returns,
+            Clock clock) {
         this(minionId, registry, grains, workerThreads, DEFAULT_QUEUE_CAPACITY, defaultTimeout, returns, clock);
     }
 
@@ -84,8 +91,14 @@ public final class JobRunner implements AutoCloseable {
      * @param workerThreads how many jobs run at once
      * @param queueCapacity how many more may wait; beyond that a publication is answered "minion busy"
      */
-    public JobRunner(String minionId, FunctionRegistry registry, Supplier<Map<String, Object>> grains,
-            int workerThreads, int queueCapacity, Duration defaultTimeout, Consumer<SessionMessage.Return> returns,
+    public JobRunner(
+            String minionId,
+            FunctionRegistry registry,
+            Supplier<Map<String, Object>> grains,
+            int workerThreads,
+            int queueCapacity,
+            Duration defaultTimeout,
+            Consumer<SessionMessage.Return> returns,
             Clock clock) {
         this.minionId = MinionIds.requireValid(minionId);
         this.registry = Objects.requireNonNull(registry, "registry");
@@ -101,12 +114,17 @@ public final class JobRunner implements AutoCloseable {
         }
         this.defaultTimeout = defaultTimeout;
         // A minion mostly idles: its job threads end after a minute without work and start again with the next.
-        this.workers = new ThreadPoolExecutor(workerThreads, workerThreads, IDLE_THREAD_SECONDS, TimeUnit.SECONDS,
-                new ArrayBlockingQueue<>(queueCapacity), threads("brine-job-" + minionId + "-"),
+        this.workers = new ThreadPoolExecutor(
+                workerThreads,
+                workerThreads,
+                IDLE_THREAD_SECONDS,
+                TimeUnit.SECONDS,
+                new ArrayBlockingQueue<>(queueCapacity),
+                threads("brine-job-" + minionId + "-"),
                 new ThreadPoolExecutor.AbortPolicy());
         workers.allowCoreThreadTimeOut(true);
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
-                threads("brine-job-timeouts-" + minionId + "-"));
+        ScheduledThreadPoolExecutor timer =
+                new ScheduledThreadPoolExecutor(1, threads("brine-job-timeouts-" + minionId + "-"));
         timer.setRemoveOnCancelPolicy(true); // finished jobs must not leave their timeouts queued for hours
         // Its thread ends only once no timeout is queued: a pool's last thread stays while its queue is not empty.
         timer.setKeepAliveTime(IDLE_THREAD_SECONDS, TimeUnit.SECONDS);
@@ -131,7 +149,11 @@ public final class JobRunner implements AutoCloseable {
         }
         FunctionRegistry.Lookup lookup = registry.lookup(load.fun());
         if (lookup instanceof FunctionRegistry.Lookup.Refused refused) {
-            log.info("Minion {}: job {} ({}) refused: {}", minionId, jid, MinionIds.printable(load.fun()),
+            log.info(
+                    "Minion {}: job {} ({}) refused: {}",
+                    minionId,
+                    jid,
+                    MinionIds.printable(load.fun()),
                     refused.result().value());
             emit(returnOf(load, refused.result(), 0));
             return;
@@ -152,11 +174,19 @@ public final class JobRunner implements AutoCloseable {
             if (closed) {
                 return;
             }
-            log.warn("Minion {}: job {} ({}) refused: {} jobs running and the queue is full", minionId, jid,
-                    load.fun(), workers.getActiveCount());
-            emit(returnOf(load, FunctionResult.failure("minion busy: " + workers.getMaximumPoolSize()
-                    + " jobs running and " + workers.getQueue().size() + " waiting; try again later",
-                    FunctionResult.BUSY), 0));
+            log.warn(
+                    "Minion {}: job {} ({}) refused: {} jobs running and the queue is full",
+                    minionId,
+                    jid,
+                    load.fun(),
+                    workers.getActiveCount());
+            emit(returnOf(
+                    load,
+                    FunctionResult.failure(
+                            "minion busy: " + workers.getMaximumPoolSize() + " jobs running and "
+                                    + workers.getQueue().size() + " waiting; try again later",
+                            FunctionResult.BUSY),
+                    0));
         }
     }
 
@@ -186,7 +216,9 @@ public final class JobRunner implements AutoCloseable {
         timeouts.shutdownNow();
         try {
             if (!workers.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS)) {
-                log.warn("Minion {}: jobs {} ignore interruption and are still running after shutdown", minionId,
+                log.warn(
+                        "Minion {}: jobs {} ignore interruption and are still running after shutdown",
+                        minionId,
                         running());
             }
             timeouts.awaitTermination(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
@@ -206,13 +238,21 @@ public final class JobRunner implements AutoCloseable {
         try {
             parsed = Targets.parse(target.type(), target.expression());
         } catch (TargetException e) {
-            log.warn("Minion {}: job {} has a target this minion cannot read ({}); dropped", minionId, load.jid(),
+            log.warn(
+                    "Minion {}: job {} has a target this minion cannot read ({}); dropped",
+                    minionId,
+                    load.jid(),
                     e.getMessage());
             return false;
         }
         if (!parsed.matches(minionId, grainsNow)) {
-            warnings.warn(log, WarnThrottle.Reason.NOT_TARGETED, "Minion {}: job {} targets {} {}, not this minion;"
-                    + " dropped", minionId, MinionIds.printable(load.jid()), target.type(),
+            warnings.warn(
+                    log,
+                    WarnThrottle.Reason.NOT_TARGETED,
+                    "Minion {}: job {} targets {} {}, not this minion;" + " dropped",
+                    minionId,
+                    MinionIds.printable(load.jid()),
+                    target.type(),
                     MinionIds.printable(target.expression()));
             return false;
         }
@@ -220,8 +260,8 @@ public final class JobRunner implements AutoCloseable {
     }
 
     private SessionMessage.Return returnOf(PublishLoad load, FunctionResult result, long durationMs) {
-        return new SessionMessage.Return(load.jid(), load.fun(), result.value(), result.retcode(), result.success(),
-                durationMs);
+        return new SessionMessage.Return(
+                load.jid(), load.fun(), result.value(), result.retcode(), result.success(), durationMs);
     }
 
     private void emit(SessionMessage.Return result) {
@@ -249,7 +289,12 @@ public final class JobRunner implements AutoCloseable {
         };
     }
 
-    private enum State { QUEUED, RUNNING, DONE, TIMED_OUT }
+    private enum State {
+        QUEUED,
+        RUNNING,
+        DONE,
+        TIMED_OUT
+    }
 
     /**
      * One accepted job. Its small lock decides the race between the function finishing and the timeout firing:
@@ -284,8 +329,14 @@ public final class JobRunner implements AutoCloseable {
             try {
                 startMillis = clock.millis();
                 timer = timeouts.schedule(this::timeOut, timeout.toNanos(), TimeUnit.NANOSECONDS);
-                FunctionCall call = new FunctionCall(load.jid(), load.args(), load.kwargs(), grains,
-                        clock.instant().plus(timeout), clock, () -> cancelled);
+                FunctionCall call = new FunctionCall(
+                        load.jid(),
+                        load.args(),
+                        load.kwargs(),
+                        grains,
+                        clock.instant().plus(timeout),
+                        clock,
+                        () -> cancelled);
                 result = registry.invoke(function, call);
             } catch (RejectedExecutionException e) {
                 log.debug("Minion {}: job {} not started: shutting down", minionId, load.jid());
@@ -303,7 +354,11 @@ public final class JobRunner implements AutoCloseable {
                 Thread.interrupted(); // a timeout that lost the race may have interrupted us: leave the thread clean
                 jobs.remove(load.jid(), this);
                 if (finishedFirst && result != null) {
-                    log.debug("Minion {}: job {} ({}) finished with retcode {}", minionId, load.jid(), load.fun(),
+                    log.debug(
+                            "Minion {}: job {} ({}) finished with retcode {}",
+                            minionId,
+                            load.jid(),
+                            load.fun(),
                             result.retcode());
                     emit(returnOf(load, result, clock.millis() - startMillis));
                 }
@@ -319,10 +374,14 @@ public final class JobRunner implements AutoCloseable {
                 cancelled = true;
                 worker.interrupt();
             }
-            String after = BigDecimal.valueOf(timeout.toMillis(), 3).stripTrailingZeros().toPlainString() + " s";
+            String after = BigDecimal.valueOf(timeout.toMillis(), 3)
+                            .stripTrailingZeros()
+                            .toPlainString() + " s";
             log.info("Minion {}: job {} ({}) timed out after {}; interrupted", minionId, load.jid(), load.fun(), after);
-            emit(returnOf(load, FunctionResult.failure(load.fun() + " timed out after " + after,
-                    FunctionResult.TIMEOUT), clock.millis() - startMillis));
+            emit(returnOf(
+                    load,
+                    FunctionResult.failure(load.fun() + " timed out after " + after, FunctionResult.TIMEOUT),
+                    clock.millis() - startMillis));
         }
     }
 }

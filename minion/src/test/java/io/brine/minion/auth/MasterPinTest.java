@@ -36,10 +36,15 @@ class MasterPinTest {
     Path pki;
 
     private static MasterSuccession step(KeyPair previous, KeyPair next, KeyPair signer, long graceUntilMs) {
-        byte[] bytes = MasterSuccessions.signedBytes(previous.getPublic().getEncoded(), next.getPublic().getEncoded(),
-                0, graceUntilMs);
-        return new MasterSuccession(previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0,
-                graceUntilMs, Rsa.sign(signer.getPrivate(), bytes), null);
+        byte[] bytes = MasterSuccessions.signedBytes(
+                previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0, graceUntilMs);
+        return new MasterSuccession(
+                previous.getPublic().getEncoded(),
+                next.getPublic().getEncoded(),
+                0,
+                graceUntilMs,
+                Rsa.sign(signer.getPrivate(), bytes),
+                null);
     }
 
     private static Predicate<PublicKey> signedBy(KeyPair pair) {
@@ -65,8 +70,10 @@ class MasterPinTest {
         assertThat(pin.verify(offered, signedBy(B), List.of(step(A, B, A, 0), step(B, C, B, 0))))
                 .isInstanceOf(MasterPin.Verdict.Forged.class);
         // A bad signature, a gap, a loop, a pin outside the chain: the reply is judged as if it had no chain.
-        for (List<MasterSuccession> broken : List.of(List.of(step(A, B, A, 0), step(B, C, C, 0)),
-                List.of(step(B, C, B, 0)), List.of(step(A, B, A, 0), step(B, A, B, 0), step(A, C, A, 0)),
+        for (List<MasterSuccession> broken : List.of(
+                List.of(step(A, B, A, 0), step(B, C, C, 0)),
+                List.of(step(B, C, B, 0)),
+                List.of(step(A, B, A, 0), step(B, A, B, 0), step(A, C, A, 0)),
                 List.of(step(C, B, C, 0), step(B, C, B, 0)))) {
             assertThat(pin.verify(offered, signedBy(C), broken)).isEqualTo(stranger);
         }
@@ -94,10 +101,15 @@ class MasterPinTest {
 
     /** {@code next} succeeds {@code previous}, signed by {@code previous} (when given) and by {@code signing}. */
     private static MasterSuccession signedStep(KeyPair previous, KeyPair next, KeyPair signedBy, KeyPair signing) {
-        byte[] bytes = MasterSuccessions.signedBytes(previous.getPublic().getEncoded(), next.getPublic().getEncoded(),
-                0, 0);
-        return new MasterSuccession(previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0, 0,
-                signedBy == null ? null : Rsa.sign(signedBy.getPrivate(), bytes), Rsa.sign(signing.getPrivate(), bytes));
+        byte[] bytes = MasterSuccessions.signedBytes(
+                previous.getPublic().getEncoded(), next.getPublic().getEncoded(), 0, 0);
+        return new MasterSuccession(
+                previous.getPublic().getEncoded(),
+                next.getPublic().getEncoded(),
+                0,
+                0,
+                signedBy == null ? null : Rsa.sign(signedBy.getPrivate(), bytes),
+                Rsa.sign(signing.getPrivate(), bytes));
     }
 
     private Path signingPub(String mode) throws Exception {
@@ -121,15 +133,15 @@ class MasterPinTest {
             assertThat(pin.verify(offered, signedBy(B), List.of(unsigned))).isEqualTo(stranger);
         }
         // Signed by the signing key and a bad previous-key signature: refused too.
-        assertThat(pin.follow(List.of(signedStep(A, B, C, SIGNING)))).isInstanceOf(
-                MasterSuccessions.Walk.Refused.class);
+        assertThat(pin.follow(List.of(signedStep(A, B, C, SIGNING))))
+                .isInstanceOf(MasterSuccessions.Walk.Refused.class);
         assertThat(pin.pinned()).contains((RSAPublicKey) A.getPublic());
 
         // A compromised key replaced offline: the signing key's signature alone is enough.
         assertThat(pin.verify(offered, signedBy(B), List.of(signedStep(A, B, null, SIGNING))))
                 .isEqualTo(new MasterPin.Verdict.Succeeded((RSAPublicKey) B.getPublic()));
-        assertThat(pin.follow(List.of(signedStep(A, B, A, SIGNING)))).isInstanceOf(
-                MasterSuccessions.Walk.Verified.class);
+        assertThat(pin.follow(List.of(signedStep(A, B, A, SIGNING))))
+                .isInstanceOf(MasterSuccessions.Walk.Verified.class);
         assertThat(new MasterPin(pki, null).pinned()).contains((RSAPublicKey) B.getPublic());
     }
 

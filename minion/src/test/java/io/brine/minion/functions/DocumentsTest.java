@@ -27,8 +27,12 @@ class DocumentsTest {
 
         Map<String, Object> out = Documents.normalizeDocument(input);
 
-        assertThat(out).containsEntry("int", 1L).containsEntry("short", 2L).containsEntry("float", 1.5)
-                .containsEntry("set", List.of("a", "b")).containsEntry("7", "numeric key")
+        assertThat(out)
+                .containsEntry("int", 1L)
+                .containsEntry("short", 2L)
+                .containsEntry("float", 1.5)
+                .containsEntry("set", List.of("a", "b"))
+                .containsEntry("7", "numeric key")
                 .containsEntry("nothing", null);
         assertThat(out.get("array")).isEqualTo(Arrays.asList(1L, "x", null));
     }
@@ -49,10 +53,10 @@ class DocumentsTest {
     @Test
     void refusesWhatCannotBeSentSayingWhere() {
         assertThatThrownBy(() -> Documents.normalize(Map.of("when", new Object())))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("value.when")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("value.when")
                 .hasMessageContaining("java.lang.Object");
-        assertThatThrownBy(() -> Documents.normalize(BigInteger.TWO.pow(64)))
-                .hasMessageContaining("64-bit");
+        assertThatThrownBy(() -> Documents.normalize(BigInteger.TWO.pow(64))).hasMessageContaining("64-bit");
         assertThatThrownBy(() -> Documents.normalize(Map.of(List.of(1), "x"))).hasMessageContaining("keys");
     }
 

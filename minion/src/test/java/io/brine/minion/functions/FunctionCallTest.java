@@ -17,18 +17,22 @@ class FunctionCallTest {
 
     @Test
     void parametersBindByPositionOrByNameButNotBoth() throws Exception {
-        assertThat(FunctionCall.of(List.of("hi"), Map.of()).requireString(0, "text")).isEqualTo("hi");
-        assertThat(FunctionCall.of(List.of(), Map.of("text", "hi")).requireString(0, "text")).isEqualTo("hi");
-        assertThatThrownBy(() -> FunctionCall.of(List.of("a"), Map.of("text", "b")).arg(0, "text"))
-                .isInstanceOf(FunctionException.class).hasMessageContaining("two values");
+        assertThat(FunctionCall.of(List.of("hi"), Map.of()).requireString(0, "text"))
+                .isEqualTo("hi");
+        assertThat(FunctionCall.of(List.of(), Map.of("text", "hi")).requireString(0, "text"))
+                .isEqualTo("hi");
+        assertThatThrownBy(
+                        () -> FunctionCall.of(List.of("a"), Map.of("text", "b")).arg(0, "text"))
+                .isInstanceOf(FunctionException.class)
+                .hasMessageContaining("two values");
         assertThatThrownBy(() -> FunctionCall.of(List.of(), Map.of()).requireString(0, "text"))
                 .hasMessage("missing argument 'text'");
     }
 
     @Test
     void typedReadersAcceptTheirTextFormsAndExplainMistakes() throws Exception {
-        FunctionCall call = FunctionCall.of(Arrays.asList("2.5", "yes", 3L, null),
-                Map.of("m", Map.of("k", 1), "l", List.of()));
+        FunctionCall call =
+                FunctionCall.of(Arrays.asList("2.5", "yes", 3L, null), Map.of("m", Map.of("k", 1), "l", List.of()));
         assertThat(call.number(0, "a")).contains(2.5);
         assertThat(call.bool(1, "b")).contains(true);
         assertThat(call.string(2, "c")).contains("3");
@@ -52,10 +56,12 @@ class FunctionCallTest {
     @Test
     void tooManyWordsAreHintedAsOneQuotedArgumentWhateverTheFunction() {
         // test.echo hello world: not "quote a command" (there is no command), but the words it got, quoted.
-        assertThatThrownBy(() -> FunctionCall.of(List.of("hello", "world"), Map.of()).checkArguments(1, Set.of()))
+        assertThatThrownBy(() ->
+                        FunctionCall.of(List.of("hello", "world"), Map.of()).checkArguments(1, Set.of()))
                 .hasMessage("takes at most 1 positional argument, got 2 (to pass 'hello world' as one argument,"
                         + " quote it)")
-                .message().doesNotContain("command");
+                .message()
+                .doesNotContain("command");
         // Not every argument is a word: no hint then.
         assertThatThrownBy(() -> FunctionCall.of(List.of("a", 5L), Map.of()).checkArguments(1, Set.of()))
                 .hasMessage("takes at most 1 positional argument, got 2");
@@ -64,12 +70,12 @@ class FunctionCallTest {
     @Test
     void remainingTimeIsMeasuredOnTheCallsClockAndNeverNegative() {
         Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
-        FunctionCall call = new FunctionCall("j", List.of(), Map.of(), Map.of(),
-                clock.instant().plusSeconds(3), clock, () -> false);
+        FunctionCall call = new FunctionCall(
+                "j", List.of(), Map.of(), Map.of(), clock.instant().plusSeconds(3), clock, () -> false);
         assertThat(call.remaining()).isEqualTo(Duration.ofSeconds(3));
         assertThat(call.withTimeout(Duration.ofSeconds(-1)).remaining()).isZero();
         assertThat(call.cancelled()).isFalse();
-        assertThat(new FunctionCall("j", List.of(), Map.of(), Map.of(), clock.instant(), clock, () -> true)
-                .cancelled()).isTrue();
+        assertThat(new FunctionCall("j", List.of(), Map.of(), Map.of(), clock.instant(), clock, () -> true).cancelled())
+                .isTrue();
     }
 }

@@ -47,23 +47,33 @@ class FunctionRegistryTest {
         Path src = Files.createDirectories(classes.resolve("src/plug"));
         List<String> files = new ArrayList<>();
         for (String[] plugin : new String[][] {
-                {"Hello", "hello.world", "return \"hello \" + call.args();"},
-                {"Shadow", "cmd.run", "return \"plugin took over\";"},
-                {"BadName", "Not A Name", "return null;"}}) {
+            {"Hello", "hello.world", "return \"hello \" + call.args();"},
+            {"Shadow", "cmd.run", "return \"plugin took over\";"},
+            {"BadName", "Not A Name", "return null;"}
+        }) {
             Path file = src.resolve(plugin[0] + ".java");
-            Files.writeString(file, "package plug;\n"
-                    + "public class " + plugin[0] + " implements io.brine.minion.functions.MinionFunction {\n"
-                    + "  public String name() { return \"" + plugin[1] + "\"; }\n"
-                    + "  public Object call(io.brine.minion.functions.FunctionCall call) { " + plugin[2] + " }\n"
-                    + "}\n");
+            Files.writeString(
+                    file,
+                    "package plug;\n"
+                            + "public class " + plugin[0] + " implements io.brine.minion.functions.MinionFunction {\n"
+                            + "  public String name() { return \"" + plugin[1] + "\"; }\n"
+                            + "  public Object call(io.brine.minion.functions.FunctionCall call) { " + plugin[2]
+                            + " }\n"
+                            + "}\n");
             files.add(file.toString());
         }
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        String api = Path.of(MinionFunction.class.getProtectionDomain().getCodeSource().getLocation().toURI())
+        String api = Path.of(MinionFunction.class
+                        .getProtectionDomain()
+                        .getCodeSource()
+                        .getLocation()
+                        .toURI())
                 .toString();
         List<String> args = new ArrayList<>(List.of("-d", classes.resolve("out").toString(), "-cp", api));
         args.addAll(files);
-        assertThat(javac.run(null, null, null, args.toArray(String[]::new))).as("javac exit code").isZero();
+        assertThat(javac.run(null, null, null, args.toArray(String[]::new)))
+                .as("javac exit code")
+                .isZero();
     }
 
     private Path pluginJar(String jarName, String... classNames) throws IOException {
@@ -102,18 +112,19 @@ class FunctionRegistryTest {
 
     @Test
     void denyWinsOverAllowAndAnEmptyAllowListAllowsEverything() {
-        FunctionRegistry registry = new FunctionRegistry(BUILT_INS,
-                FunctionAccess.of(List.of("test.*", "cmd.*"), List.of("cmd.*")));
+        FunctionRegistry registry =
+                new FunctionRegistry(BUILT_INS, FunctionAccess.of(List.of("test.*", "cmd.*"), List.of("cmd.*")));
         FunctionResult denied = registry.call("cmd.run", FunctionCall.of(List.of("ls"), Map.of()));
         assertThat(denied.retcode()).isEqualTo(FunctionResult.DENIED);
         assertThat((String) denied.value()).contains("denied");
-        assertThat(registry.lookup("sys.doc")).as("not in the allow list")
+        assertThat(registry.lookup("sys.doc"))
+                .as("not in the allow list")
                 .isInstanceOf(FunctionRegistry.Lookup.Denied.class);
         assertThat(registry.names()).containsExactly("test.boom", "test.fail", "test.ping", "test.weird");
 
         FunctionRegistry open = new FunctionRegistry(BUILT_INS, FunctionAccess.of(List.of(), List.of("test.b*")));
-        assertThat(open.names()).containsExactly("cmd.run", "sys.doc", "sys.list_functions", "test.fail",
-                "test.ping", "test.weird");
+        assertThat(open.names())
+                .containsExactly("cmd.run", "sys.doc", "sys.list_functions", "test.fail", "test.ping", "test.weird");
     }
 
     @Test
@@ -148,18 +159,22 @@ class FunctionRegistryTest {
     @Test
     void sysListFunctionsAndSysDocShowOnlyAllowedFunctionsMatchingTheGlobs() {
         FunctionRegistry registry = new FunctionRegistry(BUILT_INS, FunctionAccess.of(List.of(), List.of("test.w*")));
-        assertThat(registry.call("sys.list_functions", FunctionCall.of(List.of("test.*"), Map.of())).value())
+        assertThat(registry.call("sys.list_functions", FunctionCall.of(List.of("test.*"), Map.of()))
+                        .value())
                 .isEqualTo(List.of("test.boom", "test.fail", "test.ping"));
-        assertThat(registry.call("sys.doc", FunctionCall.of(List.of("cmd.*"), Map.of())).value())
+        assertThat(registry.call("sys.doc", FunctionCall.of(List.of("cmd.*"), Map.of()))
+                        .value())
                 .isEqualTo(Map.of("cmd.run", "runs things"));
     }
 
     @Test
     void builtInsMustHaveValidUniqueNames() {
-        assertThatThrownBy(() -> new FunctionRegistry(List.of(MinionFunction.of("ping", "", c -> true)),
-                FunctionAccess.allowAll())).hasMessageContaining("invalid name");
-        assertThatThrownBy(() -> new FunctionRegistry(List.of(MinionFunction.of("sys.doc", "", c -> true)),
-                FunctionAccess.allowAll())).hasMessageContaining("two built-in functions named sys.doc");
+        assertThatThrownBy(() -> new FunctionRegistry(
+                        List.of(MinionFunction.of("ping", "", c -> true)), FunctionAccess.allowAll()))
+                .hasMessageContaining("invalid name");
+        assertThatThrownBy(() -> new FunctionRegistry(
+                        List.of(MinionFunction.of("sys.doc", "", c -> true)), FunctionAccess.allowAll()))
+                .hasMessageContaining("two built-in functions named sys.doc");
     }
 
     @Test
@@ -183,7 +198,8 @@ class FunctionRegistryTest {
             out.write("not a jar".getBytes(StandardCharsets.UTF_8));
         }
         try (FunctionRegistry registry = FunctionRegistry.load(BUILT_INS, plugins, FunctionAccess.allowAll())) {
-            assertThat(registry.call("hello.world", FunctionCall.of(List.of(), Map.of())).value())
+            assertThat(registry.call("hello.world", FunctionCall.of(List.of(), Map.of()))
+                            .value())
                     .isEqualTo("hello []");
             assertThat(registry.names()).doesNotContain("Not A Name");
         }
@@ -193,15 +209,17 @@ class FunctionRegistryTest {
     void aBuiltInWinsANameClashWithAPlugin() throws Exception {
         pluginJar("shadow.jar", "Shadow", "Hello");
         try (FunctionRegistry registry = FunctionRegistry.load(BUILT_INS, plugins, FunctionAccess.allowAll())) {
-            assertThat(registry.call("cmd.run", FunctionCall.of(List.of("x"), Map.of())).value()).isEqualTo("ran");
+            assertThat(registry.call("cmd.run", FunctionCall.of(List.of("x"), Map.of()))
+                            .value())
+                    .isEqualTo("ran");
             assertThat(registry.names()).contains("hello.world");
         }
     }
 
     @Test
     void aMissingPluginsDirectoryMeansNoPlugins() {
-        try (FunctionRegistry registry = FunctionRegistry.load(BUILT_INS, plugins.resolve("absent"),
-                FunctionAccess.allowAll())) {
+        try (FunctionRegistry registry =
+                FunctionRegistry.load(BUILT_INS, plugins.resolve("absent"), FunctionAccess.allowAll())) {
             assertThat(registry.names()).hasSize(BUILT_INS.size() + 2);
         }
     }

@@ -32,19 +32,35 @@ class GrainsTest {
     @Test
     void thisHostsGrainsHaveSaltsKeysAndTypes() {
         Map<String, Object> grains = new Grains(Map.of()).get();
-        assertThat(grains).containsKeys("os", "os_family", "kernel", "kernelrelease", "fqdn", "host", "domain",
-                "ipv4", "ipv6", "num_cpus", "mem_total", "cpuarch");
+        assertThat(grains)
+                .containsKeys(
+                        "os",
+                        "os_family",
+                        "kernel",
+                        "kernelrelease",
+                        "fqdn",
+                        "host",
+                        "domain",
+                        "ipv4",
+                        "ipv6",
+                        "num_cpus",
+                        "mem_total",
+                        "cpuarch");
         assertThat(grains.get("kernel")).isInstanceOf(String.class);
         if (OS.LINUX.isCurrentOs()) {
             assertThat(grains.get("kernel")).isEqualTo("Linux");
-            assertThat(grains.get("ipv4")).asList().as("loopback included, as in Salt").contains("127.0.0.1");
+            assertThat(grains.get("ipv4"))
+                    .asList()
+                    .as("loopback included, as in Salt")
+                    .contains("127.0.0.1");
         }
-        assertThat(grains.get("num_cpus")).isInstanceOf(Long.class).isEqualTo(
-                (long) Runtime.getRuntime().availableProcessors());
+        assertThat(grains.get("num_cpus")).isInstanceOf(Long.class).isEqualTo((long)
+                Runtime.getRuntime().availableProcessors());
         assertThat((Long) grains.get("mem_total")).isPositive();
         assertThat((String) grains.get("host")).isNotBlank().doesNotContain(".");
         assertThat((List<?>) grains.get("ipv4")).allSatisfy(a -> assertThat(a).isInstanceOf(String.class));
-        assertThat((List<?>) grains.get("ipv6")).allSatisfy(a -> assertThat((String) a).doesNotContain("%"));
+        assertThat((List<?>) grains.get("ipv6"))
+                .allSatisfy(a -> assertThat((String) a).doesNotContain("%"));
         assertThat(List.copyOf(grains.keySet())).isSorted();
         assertThatThrownBy(() -> grains.put("x", 1)).isInstanceOf(UnsupportedOperationException.class);
     }
@@ -60,23 +76,28 @@ class GrainsTest {
                 """);
         write("proc/meminfo", "MemTotal:       16318904 kB\nMemFree:         1000 kB\n");
         write("proc/sys/kernel/hostname", "web1\n");
-        Map<String, Object> grains = new Grains(Map.of(), root, () -> "web1.example.com", Duration.ofSeconds(2))
-                .get();
-        assertThat(grains).containsEntry("os", "Debian").containsEntry("os_family", "Debian")
-                .containsEntry("osrelease", "12").containsEntry("osmajorrelease", 12L)
-                .containsEntry("oscodename", "bookworm").containsEntry("osfullname", "Debian GNU/Linux")
-                .containsEntry("osfinger", "Debian-12").containsEntry("mem_total", 15936L)
-                .containsEntry("fqdn", "web1.example.com").containsEntry("host", "web1")
+        Map<String, Object> grains = new Grains(Map.of(), root, () -> "web1.example.com", Duration.ofSeconds(2)).get();
+        assertThat(grains)
+                .containsEntry("os", "Debian")
+                .containsEntry("os_family", "Debian")
+                .containsEntry("osrelease", "12")
+                .containsEntry("osmajorrelease", 12L)
+                .containsEntry("oscodename", "bookworm")
+                .containsEntry("osfullname", "Debian GNU/Linux")
+                .containsEntry("osfinger", "Debian-12")
+                .containsEntry("mem_total", 15936L)
+                .containsEntry("fqdn", "web1.example.com")
+                .containsEntry("host", "web1")
                 .containsEntry("domain", "example.com");
     }
 
     @Test
     void familiesComeFromTheOsOrFromIdLike() throws IOException {
         Map<String, Map<String, String>> cases = Map.of(
-                "ID=ubuntu\nVERSION_ID=\"22.04\"\nID_LIKE=debian\n", Map.of("os", "Ubuntu", "os_family", "Debian",
-                        "osfinger", "Ubuntu-22.04"),
-                "ID=\"rocky\"\nVERSION_ID=\"9.3\"\nID_LIKE=\"rhel centos fedora\"\n", Map.of("os", "Rocky",
-                        "os_family", "RedHat", "osfinger", "Rocky-9"),
+                "ID=ubuntu\nVERSION_ID=\"22.04\"\nID_LIKE=debian\n",
+                        Map.of("os", "Ubuntu", "os_family", "Debian", "osfinger", "Ubuntu-22.04"),
+                "ID=\"rocky\"\nVERSION_ID=\"9.3\"\nID_LIKE=\"rhel centos fedora\"\n",
+                        Map.of("os", "Rocky", "os_family", "RedHat", "osfinger", "Rocky-9"),
                 "ID=\"opensuse-leap\"\nVERSION_ID=\"15.5\"\n", Map.of("os", "Leap", "os_family", "Suse"),
                 "ID=alpine\nVERSION_ID=3.19.1\n", Map.of("os", "Alpine", "os_family", "Alpine"),
                 "ID=arch\n", Map.of("os", "Arch", "os_family", "Arch"),
@@ -96,7 +117,9 @@ class GrainsTest {
         config.put("roles", List.of("web", 1));
         config.put("domain", null);
         Map<String, Object> grains = new Grains(config, root, () -> "h.example.com", Duration.ofSeconds(1)).get();
-        assertThat(grains).containsEntry("os", "Custom").containsEntry("roles", List.of("web", 1L))
+        assertThat(grains)
+                .containsEntry("os", "Custom")
+                .containsEntry("roles", List.of("web", 1L))
                 .doesNotContainKey("domain");
         assertThatThrownBy(() -> new Grains(Map.of("when", new Object()))).hasMessageStartingWith("grains.when:");
     }
@@ -106,13 +129,19 @@ class GrainsTest {
         write("proc/sys/kernel/hostname", "lonely\n");
         CountDownLatch never = new CountDownLatch(1);
         // The lookup never ends: that the grains are built at all (within the suite's wait) shows the bound works.
-        CompletableFuture<Grains> built = CompletableFuture.supplyAsync(() -> new Grains(Map.of(), root, () -> {
-            never.await();
-            return "too.late";
-        }, Duration.ofMillis(200)));
+        CompletableFuture<Grains> built = CompletableFuture.supplyAsync(() -> new Grains(
+                Map.of(),
+                root,
+                () -> {
+                    never.await();
+                    return "too.late";
+                },
+                Duration.ofMillis(200)));
         await().until(built::isDone);
         Grains grains = built.join();
-        assertThat(grains.get()).containsEntry("fqdn", "lonely").containsEntry("host", "lonely")
+        assertThat(grains.get())
+                .containsEntry("fqdn", "lonely")
+                .containsEntry("host", "lonely")
                 .containsEntry("domain", "");
         never.countDown();
     }

@@ -34,12 +34,12 @@ class JobRunnerTest {
     private final MovableClock clock = new MovableClock(Instant.parse("2026-01-01T00:00:00Z"));
     private final List<JobRunner> runners = new ArrayList<>();
 
-    private final FunctionRegistry registry = new FunctionRegistry(functions(), FunctionAccess.of(List.of(),
-            List.of("cmd.*")));
+    private final FunctionRegistry registry =
+            new FunctionRegistry(functions(), FunctionAccess.of(List.of(), List.of("cmd.*")));
 
     private List<MinionFunction> functions() {
-        List<MinionFunction> all = new ArrayList<>(BuiltinFunctions.create(
-                new BuiltinFunctions.Settings(1024, Path.of("/"), "dev")));
+        List<MinionFunction> all =
+                new ArrayList<>(BuiltinFunctions.create(new BuiltinFunctions.Settings(1024, Path.of("/"), "dev")));
         all.add(MinionFunction.of("test.block", "waits for the test to release it", call -> {
             started.add(call.jid());
             release.await();
@@ -53,8 +53,8 @@ class JobRunnerTest {
     }
 
     private JobRunner runner(String id, int workers, int queue, Duration defaultTimeout) {
-        JobRunner runner = new JobRunner(id, registry, () -> GRAINS, workers, queue, defaultTimeout, returns::add,
-                clock);
+        JobRunner runner =
+                new JobRunner(id, registry, () -> GRAINS, workers, queue, defaultTimeout, returns::add, clock);
         runners.add(runner);
         return runner;
     }
@@ -69,10 +69,10 @@ class JobRunnerTest {
         runners.forEach(JobRunner::close);
     }
 
-    private static PublishLoad targeted(String jid, String fun, String targetType, String target, int timeout,
-            Object... args) {
-        return new PublishLoad(jid, new PublishLoad.Target(targetType, target), fun, List.of(args), Map.of(),
-                timeout, "test");
+    private static PublishLoad targeted(
+            String jid, String fun, String targetType, String target, int timeout, Object... args) {
+        return new PublishLoad(
+                jid, new PublishLoad.Target(targetType, target), fun, List.of(args), Map.of(), timeout, "test");
     }
 
     private static PublishLoad load(String jid, String fun, Object... args) {
@@ -119,11 +119,22 @@ class JobRunnerTest {
         JobRunner runner = runner();
         runner.submit(load("j-unknown", "nope.nothing"));
         runner.submit(load("j-denied", "cmd.run", "id"));
-        assertThat(returns).containsExactly(
-                new Return("j-unknown", "nope.nothing", "'nope.nothing' is not available on this minion", 254, false,
-                        0),
-                new Return("j-denied", "cmd.run", "'cmd.run' is denied by this minion's functions allow/deny lists",
-                        253, false, 0));
+        assertThat(returns)
+                .containsExactly(
+                        new Return(
+                                "j-unknown",
+                                "nope.nothing",
+                                "'nope.nothing' is not available on this minion",
+                                254,
+                                false,
+                                0),
+                        new Return(
+                                "j-denied",
+                                "cmd.run",
+                                "'cmd.run' is denied by this minion's functions allow/deny lists",
+                                253,
+                                false,
+                                0));
     }
 
     @Test
@@ -171,8 +182,8 @@ class JobRunnerTest {
         // The runner's timer and test.sleep's own deadline check race (the test clock stands still); both say so.
         assertThat((String) byDefault.returnValue()).startsWith("test.sleep timed out");
         // test.block knows no deadline: only the runner's interrupt can end it.
-        assertThat(awaitReturn("j-own")).isEqualTo(new Return("j-own", "test.block", "test.block timed out after 1 s",
-                124, false, 0));
+        assertThat(awaitReturn("j-own"))
+                .isEqualTo(new Return("j-own", "test.block", "test.block timed out after 1 s", 124, false, 0));
         await().until(() -> runner.running().isEmpty());
         assertThat(returns).hasSize(2);
     }
@@ -201,13 +212,12 @@ class JobRunnerTest {
     @Test
     void theFunctionSeesTheGrainsAndArgumentsOfItsJob() {
         JobRunner runner = runner();
-        runner.submit(new PublishLoad("j1", new PublishLoad.Target("glob", "web1"), "grains.get", List.of("os"),
-                Map.of(), 0, "test"));
-        runner.submit(new PublishLoad("j2", new PublishLoad.Target("glob", "web1"), "test.arg", List.of(1L),
-                Map.of("k", "v"), 0, "test"));
+        runner.submit(new PublishLoad(
+                "j1", new PublishLoad.Target("glob", "web1"), "grains.get", List.of("os"), Map.of(), 0, "test"));
+        runner.submit(new PublishLoad(
+                "j2", new PublishLoad.Target("glob", "web1"), "test.arg", List.of(1L), Map.of("k", "v"), 0, "test"));
         assertThat(awaitReturn("j1").returnValue()).isEqualTo("Debian");
-        assertThat(awaitReturn("j2").returnValue()).isEqualTo(Map.of("args", List.of(1L), "kwargs",
-                Map.of("k", "v")));
+        assertThat(awaitReturn("j2").returnValue()).isEqualTo(Map.of("args", List.of(1L), "kwargs", Map.of("k", "v")));
     }
 
     @Test

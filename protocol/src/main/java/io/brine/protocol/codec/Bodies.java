@@ -47,52 +47,75 @@ final class Bodies {
 
     static final Set<String> TARGET_TYPES = Set.of("glob", "pcre", "list", "grain", "compound");
 
-    private Bodies() {
-    }
+    private Bodies() {}
 
     // ---- outer messages
 
     static void write(MsgWriter out, Message message) {
         if (message instanceof AuthRequest m) {
-            out.array(8).integer(m.suite()).str("AuthRequest.id", m.id())
-                    .bin("AuthRequest.publicKey", m.publicKey()).bin("AuthRequest.nonce", m.nonce())
+            out.array(8)
+                    .integer(m.suite())
+                    .str("AuthRequest.id", m.id())
+                    .bin("AuthRequest.publicKey", m.publicKey())
+                    .bin("AuthRequest.nonce", m.nonce())
                     .integer(m.timestampMs());
             Values.writeMap(out, "AuthRequest.claims", m.claims());
             out.binOrNil("AuthRequest.grant", m.grant()).strOrNil("AuthRequest.token", m.token());
         } else if (message instanceof ClientAuth m) {
-            out.array(5).integer(m.suite()).str("ClientAuth.name", m.name())
-                    .bin("ClientAuth.publicKey", m.publicKey()).bin("ClientAuth.nonce", m.nonce())
+            out.array(5)
+                    .integer(m.suite())
+                    .str("ClientAuth.name", m.name())
+                    .bin("ClientAuth.publicKey", m.publicKey())
+                    .bin("ClientAuth.nonce", m.nonce())
                     .integer(m.timestampMs());
         } else if (message instanceof AuthReply m) {
             require(m.status() != null, "AuthReply.status is null");
-            out.array(m.masterChain().isEmpty() ? 8 : 9).integer(m.suite()).integer(m.status().code())
+            out.array(m.masterChain().isEmpty() ? 8 : 9)
+                    .integer(m.suite())
+                    .integer(m.status().code())
                     .bin("AuthReply.nonce", m.nonce())
-                    .integer(m.timestampMs()).bin("AuthReply.masterPublicKey", m.masterPublicKey())
-                    .str("AuthReply.reason", m.reason()).integer(m.retryAfterSeconds());
+                    .integer(m.timestampMs())
+                    .bin("AuthReply.masterPublicKey", m.masterPublicKey())
+                    .str("AuthReply.reason", m.reason())
+                    .integer(m.retryAfterSeconds());
             AuthReply.Session s = m.session();
             if (s == null) {
                 out.nil();
             } else {
-                out.array(6).bin("Session.sessionId", s.sessionId()).integer(s.generation())
+                out.array(6)
+                        .bin("Session.sessionId", s.sessionId())
+                        .integer(s.generation())
                         .bin("Session.wrappedPublishKey", s.wrappedPublishKey())
-                        .bin("Session.wrappedRequestKey", s.wrappedRequestKey()).integer(s.publishPort())
+                        .bin("Session.wrappedRequestKey", s.wrappedRequestKey())
+                        .integer(s.publishPort())
                         .integer(s.serialFloor());
             }
             if (!m.masterChain().isEmpty()) {
                 MasterSuccessions.writeChain(out, m.masterChain());
             }
         } else if (message instanceof Publish m) {
-            out.array(6).integer(m.suite()).integer(m.generation()).integer(m.serial()).integer(m.issuedMs())
-                    .str("Publish.jid", m.jid()).bin("Publish.box", m.box());
+            out.array(6)
+                    .integer(m.suite())
+                    .integer(m.generation())
+                    .integer(m.serial())
+                    .integer(m.issuedMs())
+                    .str("Publish.jid", m.jid())
+                    .bin("Publish.box", m.box());
         } else if (message instanceof SessionFrame m) {
             require(m.direction() != null, "SessionFrame.direction is null");
-            out.array(4).bin("SessionFrame.sessionId", m.sessionId()).integer(m.direction().code())
-                    .integer(m.counter()).bin("SessionFrame.box", m.box());
+            out.array(4)
+                    .bin("SessionFrame.sessionId", m.sessionId())
+                    .integer(m.direction().code())
+                    .integer(m.counter())
+                    .bin("SessionFrame.box", m.box());
         } else if (message instanceof SessionUnknown m) {
-            out.array(3).bin("SessionUnknown.sessionId", m.sessionId()).integer(m.counter())
+            out.array(3)
+                    .bin("SessionUnknown.sessionId", m.sessionId())
+                    .integer(m.counter())
                     .integer(m.timestampMs());
         } else {
-            throw new IllegalArgumentException("no layout for " + message.getClass().getName());
+            throw new IllegalArgumentException(
+                    "no layout for " + message.getClass().getName());
         }
     }
 
@@ -142,8 +165,8 @@ final class Bodies {
         int fields = in.arrayBetween("AuthReply", 8, 9);
         int suite = suite(in, "AuthReply.suite");
         long code = in.int64("AuthReply.status");
-        AuthStatus status = AuthStatus.of(code)
-                .orElseThrow(() -> new MalformedException("AuthReply.status: unknown code " + code));
+        AuthStatus status =
+                AuthStatus.of(code).orElseThrow(() -> new MalformedException("AuthReply.status: unknown code " + code));
         byte[] nonce = in.bin("AuthReply.nonce", NONCE_LENGTH, NONCE_LENGTH);
         long timestampMs = in.nonNegative("AuthReply.timestampMs");
         byte[] masterPublicKey = in.bin("AuthReply.masterPublicKey", 1, MAX_SPKI);
@@ -161,8 +184,8 @@ final class Bodies {
             byte[] wrappedRequestKey = in.bin("Session.wrappedRequestKey", 1, MAX_RSA_BLOCK);
             int publishPort = in.int32("Session.publishPort", 0, 65535);
             long serialFloor = in.nonNegative("Session.serialFloor");
-            session = new AuthReply.Session(sessionId, generation, wrappedPublishKey, wrappedRequestKey,
-                    publishPort, serialFloor);
+            session = new AuthReply.Session(
+                    sessionId, generation, wrappedPublishKey, wrappedRequestKey, publishPort, serialFloor);
         }
         if ((status == AuthStatus.ACCEPTED) != (session != null)) {
             throw new MalformedException("AuthReply.session: present with ACCEPTED and only then");
@@ -187,7 +210,8 @@ final class Bodies {
         byte[] sessionId = in.bin("SessionFrame.sessionId", SESSION_ID_LENGTH, SESSION_ID_LENGTH);
         int code = in.int32("SessionFrame.direction", 0, 1);
         SessionFrame.Direction direction = code == SessionFrame.Direction.MINION_TO_MASTER.code()
-                ? SessionFrame.Direction.MINION_TO_MASTER : SessionFrame.Direction.MASTER_TO_MINION;
+                ? SessionFrame.Direction.MINION_TO_MASTER
+                : SessionFrame.Direction.MASTER_TO_MINION;
         long counter = in.range("SessionFrame.counter", 1, Long.MAX_VALUE);
         byte[] box = in.bin("SessionFrame.box", Aead.OVERHEAD, Integer.MAX_VALUE);
         return new SessionFrame(sessionId, direction, counter, box);
@@ -224,12 +248,16 @@ final class Bodies {
                 out.str("Ack.reason", m.reason());
             }
         } else if (message instanceof SessionMessage.KeyUpdate m) {
-            out.array(3).integer(m.generation()).bin("KeyUpdate.publishKey", m.publishKey())
+            out.array(3)
+                    .integer(m.generation())
+                    .bin("KeyUpdate.publishKey", m.publishKey())
                     .integer(m.serialFloor());
         } else if (message instanceof SessionMessage.HeartbeatReply m) {
             out.array(1).integer(m.generation());
         } else if (message instanceof SessionMessage.PublishRequest m) {
-            out.array(6).str("PublishRequest.targetType", m.targetType()).str("PublishRequest.target", m.target())
+            out.array(6)
+                    .str("PublishRequest.targetType", m.targetType())
+                    .str("PublishRequest.target", m.target())
                     .str("PublishRequest.fun", m.fun());
             Values.writeList(out, "PublishRequest.args", m.args());
             Values.writeMap(out, "PublishRequest.kwargs", m.kwargs());
@@ -260,7 +288,8 @@ final class Bodies {
             out.array(1);
             MasterSuccessions.writeChain(out, m.chain());
         } else if (!KeyRotations.write(out, message)) {
-            throw new IllegalArgumentException("no layout for " + message.getClass().getName());
+            throw new IllegalArgumentException(
+                    "no layout for " + message.getClass().getName());
         }
     }
 
@@ -388,8 +417,8 @@ final class Bodies {
             }
             case KEY_ROTATE_ASK -> {
                 in.array("KeyRotateAsk", 1);
-                yield new SessionMessage.KeyRotateAsk(in.text("KeyRotateAsk.fingerprint", KeyRotations.FINGERPRINT_LENGTH,
-                        false));
+                yield new SessionMessage.KeyRotateAsk(
+                        in.text("KeyRotateAsk.fingerprint", KeyRotations.FINGERPRINT_LENGTH, false));
             }
             case MASTER_KEY_SUCCESSION -> {
                 in.array("MasterKeySuccession", 1);
@@ -402,8 +431,11 @@ final class Bodies {
 
     static void write(MsgWriter out, PublishLoad load) {
         require(load.target() != null, "PublishLoad.target is null");
-        out.array(7).str("PublishLoad.jid", load.jid()).array(2)
-                .str("Target.type", load.target().type()).str("Target.expression", load.target().expression())
+        out.array(7)
+                .str("PublishLoad.jid", load.jid())
+                .array(2)
+                .str("Target.type", load.target().type())
+                .str("Target.expression", load.target().expression())
                 .str("PublishLoad.fun", load.fun());
         Values.writeList(out, "PublishLoad.args", load.args());
         Values.writeMap(out, "PublishLoad.kwargs", load.kwargs());
@@ -416,8 +448,8 @@ final class Bodies {
         in.array("PublishLoad.target", 2);
         String targetType = in.str("Target.type", 16);
         if (!TARGET_TYPES.contains(targetType)) {
-            throw new MalformedException("Target.type: not one of " + String.join(", ", TARGET_TYPES.stream()
-                    .sorted().toList()));
+            throw new MalformedException("Target.type: not one of "
+                    + String.join(", ", TARGET_TYPES.stream().sorted().toList()));
         }
         String expression = in.text("Target.expression", MAX_TARGET_EXPRESSION, false);
         String fun = in.text("PublishLoad.fun", MAX_FUN, false);
@@ -425,8 +457,8 @@ final class Bodies {
         var kwargs = Values.readMap(in, "PublishLoad.kwargs");
         int timeoutSeconds = in.int32("PublishLoad.timeoutSeconds", 0, Integer.MAX_VALUE);
         String publisher = in.text("PublishLoad.publisher", MAX_PUBLISHER, true);
-        return new PublishLoad(jid, new PublishLoad.Target(targetType, expression), fun, args, kwargs,
-                timeoutSeconds, publisher);
+        return new PublishLoad(
+                jid, new PublishLoad.Target(targetType, expression), fun, args, kwargs, timeoutSeconds, publisher);
     }
 
     // ---- shared fields

@@ -36,14 +36,14 @@ public final class Codec {
     static final byte[] SIGNATURE_CONTEXT = "brine-sig-v1".getBytes(StandardCharsets.US_ASCII);
 
     /** The frames a master receives, and those a minion or a publisher receives (a session frame travels both ways). */
-    private static final Set<FrameType> TO_MASTER = EnumSet.of(FrameType.AUTH_REQUEST, FrameType.CLIENT_AUTH,
-            FrameType.SESSION);
-    private static final Set<FrameType> TO_PEER = EnumSet.of(FrameType.AUTH_REPLY, FrameType.PUBLISH,
-            FrameType.SESSION, FrameType.SESSION_UNKNOWN);
+    private static final Set<FrameType> TO_MASTER =
+            EnumSet.of(FrameType.AUTH_REQUEST, FrameType.CLIENT_AUTH, FrameType.SESSION);
+
+    private static final Set<FrameType> TO_PEER =
+            EnumSet.of(FrameType.AUTH_REPLY, FrameType.PUBLISH, FrameType.SESSION, FrameType.SESSION_UNKNOWN);
     private static final int HEADER = 2;
 
-    private Codec() {
-    }
+    private Codec() {}
 
     /** Encodes an unsigned frame (SESSION); a {@link FrameTooLargeException} when it would be over the limit. */
     public static byte[] encode(Message message) {
@@ -78,16 +78,24 @@ public final class Codec {
         } catch (MalformedException e) {
             throw new IllegalArgumentException("refusing to encode " + type + ": " + e.getMessage());
         }
-        int signatureLength = key instanceof RSAKey rsa ? (rsa.getModulus().bitLength() + 7) / 8
-                : FieldLimits.MAX_RSA_BLOCK;
-        long length = HEADER + 1L + binHeaderLength(payload.length) + payload.length
-                + binHeaderLength(signatureLength) + signatureLength;
+        int signatureLength =
+                key instanceof RSAKey rsa ? (rsa.getModulus().bitLength() + 7) / 8 : FieldLimits.MAX_RSA_BLOCK;
+        long length = HEADER
+                + 1L
+                + binHeaderLength(payload.length)
+                + payload.length
+                + binHeaderLength(signatureLength)
+                + signatureLength;
         if (length > maxFrameLength(type)) {
             throw new IllegalArgumentException("refusing to encode " + type + ": " + length
                     + " bytes exceed the limit of " + maxFrameLength(type));
         }
         byte[] signature = Rsa.sign(key, signatureInput(type, payload));
-        return new MsgWriter().header(type.code()).array(2).bin("payload", payload).bin("signature", signature)
+        return new MsgWriter()
+                .header(type.code())
+                .array(2)
+                .bin("payload", payload)
+                .bin("signature", signature)
                 .toByteArray();
     }
 
@@ -106,10 +114,11 @@ public final class Codec {
             }
         }
         Decoded decoded = decode(frame, maxFrameLength);
-        if (decoded instanceof Decoded.Ok ok && ok.message() instanceof SessionFrame sealed
+        if (decoded instanceof Decoded.Ok ok
+                && ok.message() instanceof SessionFrame sealed
                 && sealed.direction() != travelling) {
-            return new Decoded.Malformed("SessionFrame: expected direction " + travelling + ", got "
-                    + sealed.direction());
+            return new Decoded.Malformed(
+                    "SessionFrame: expected direction " + travelling + ", got " + sealed.direction());
         }
         return decoded;
     }
@@ -125,18 +134,17 @@ public final class Codec {
             return new Decoded.Malformed("no frame");
         }
         if (frame.length > maxFrameLength) {
-            return new Decoded.Malformed("frame of " + frame.length + " bytes exceeds the limit of "
-                    + maxFrameLength);
+            return new Decoded.Malformed("frame of " + frame.length + " bytes exceeds the limit of " + maxFrameLength);
         }
         try {
             FrameType type = frameType(frame);
             if (frame.length > maxFrameLength(type)) {
-                return new Decoded.Malformed(type + " frame of " + frame.length + " bytes exceeds the limit of "
-                        + maxFrameLength(type));
+                return new Decoded.Malformed(
+                        type + " frame of " + frame.length + " bytes exceeds the limit of " + maxFrameLength(type));
             }
             if (!type.signed()) {
-                Message message = MsgReader.parse(frame, HEADER, frame.length - HEADER, type.name(),
-                        in -> Bodies.read(type, in));
+                Message message =
+                        MsgReader.parse(frame, HEADER, frame.length - HEADER, type.name(), in -> Bodies.read(type, in));
                 return new Decoded.Ok(message, null, null);
             }
             byte[][] parts = MsgReader.parse(frame, HEADER, frame.length - HEADER, type.name(), in -> {
@@ -159,7 +167,8 @@ public final class Codec {
     /** The largest frame of {@code type} a receiver accepts: 64 KiB for the auth types, 8 MiB for the rest. */
     public static int maxFrameLength(FrameType type) {
         return type == FrameType.AUTH_REQUEST || type == FrameType.CLIENT_AUTH
-                ? FrameLimits.MAX_UNAUTHENTICATED : FrameLimits.MAX_FRAME;
+                ? FrameLimits.MAX_UNAUTHENTICATED
+                : FrameLimits.MAX_FRAME;
     }
 
     /** The plaintext of a session frame: {@code version || type || body}, unsigned (the AEAD authenticates it). */
@@ -180,10 +189,11 @@ public final class Codec {
     public static SessionMessage decodeInner(byte[] plaintext) throws MalformedException {
         try {
             SessionType type = sessionType(plaintext);
-            return MsgReader.parse(plaintext, HEADER, plaintext.length - HEADER, type.name(),
-                    in -> Bodies.readInner(type, in));
+            return MsgReader.parse(
+                    plaintext, HEADER, plaintext.length - HEADER, type.name(), in -> Bodies.readInner(type, in));
         } catch (RuntimeException e) {
-            throw new MalformedException("undecodable inner message (" + e.getClass().getSimpleName() + ")");
+            throw new MalformedException(
+                    "undecodable inner message (" + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -207,12 +217,13 @@ public final class Codec {
             }
             checkVersion(plaintext, "publish load", PUBLISH_LOAD_TYPE);
             if ((plaintext[1] & 0xff) != PUBLISH_LOAD_TYPE) {
-                throw new MalformedException("publish load: type 0x" + Integer.toHexString(plaintext[1] & 0xff)
-                        + " is not 0x30");
+                throw new MalformedException(
+                        "publish load: type 0x" + Integer.toHexString(plaintext[1] & 0xff) + " is not 0x30");
             }
             return MsgReader.parse(plaintext, HEADER, plaintext.length - HEADER, "PublishLoad", Bodies::readLoad);
         } catch (RuntimeException e) {
-            throw new MalformedException("undecodable publish load (" + e.getClass().getSimpleName() + ")");
+            throw new MalformedException(
+                    "undecodable publish load (" + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -241,8 +252,8 @@ public final class Codec {
         int code = code(bytes, "inner message");
         Optional<SessionType> type = SessionType.of(code);
         checkVersion(bytes, "inner message", type.map(SessionType::code).orElse(-1));
-        return type.orElseThrow(() -> new MalformedException("inner message: unknown type 0x"
-                + Integer.toHexString(code)));
+        return type.orElseThrow(
+                () -> new MalformedException("inner message: unknown type 0x" + Integer.toHexString(code)));
     }
 
     private static int code(byte[] bytes, String what) throws MalformedException {

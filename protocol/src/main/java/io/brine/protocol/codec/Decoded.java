@@ -35,6 +35,5 @@ public sealed interface Decoded {
     }
 
     /** Not a brine frame; {@code reason} is safe to log and never quotes the input. */
-    record Malformed(String reason) implements Decoded {
-    }
+    record Malformed(String reason) implements Decoded {}
 }

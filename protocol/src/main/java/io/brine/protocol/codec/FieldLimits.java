@@ -14,11 +14,13 @@ public final class FieldLimits {
     public static final int MAX_SPKI = 2048;
     /** An RSA-OAEP wrapped key or an RSA-PSS signature: one modulus, at most RSA-8192. */
     public static final int MAX_RSA_BLOCK = 1024;
+
     public static final int MAX_GRANT = 16 * 1024;
     public static final int MAX_TOKEN = 1024;
     public static final int MAX_FUN = 256;
     /** An event's tag, and the glob a publisher subscribes with. */
     public static final int MAX_EVENT_TAG = 512;
+
     public static final int MAX_REASON = 1024;
     public static final int MAX_PUBLISHER = 256;
     public static final int MAX_TARGET_EXPRESSION = 1024 * 1024;
@@ -31,6 +33,5 @@ public final class FieldLimits {
     /** Array items plus map entries over all generic values of one frame, inner message or publish load. */
     public static final int MAX_VALUE_ELEMENTS = 1 << 20;
 
-    private FieldLimits() {
-    }
+    private FieldLimits() {}
 }

@@ -8,6 +8,5 @@ public final class FrameLimits {
     /** Largest frame of any kind (a session frame carrying a big return, a publication). */
     public static final int MAX_FRAME = 8 * 1024 * 1024;
 
-    private FrameLimits() {
-    }
+    private FrameLimits() {}
 }

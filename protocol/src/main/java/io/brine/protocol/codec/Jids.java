@@ -11,8 +11,7 @@ public final class Jids {
 
     public static final int MAX_LENGTH = 64;
 
-    private Jids() {
-    }
+    private Jids() {}
 
     /** Why {@code jid} is not a valid jid, or empty when it is. */
     public static Optional<String> problem(String jid) {
@@ -26,8 +25,10 @@ public final class Jids {
             char c = jid.charAt(i);
             boolean alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
             if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-'))) {
-                return Optional.of(i == 0 ? "jid does not start with a letter or digit"
-                        : String.format("jid has a character outside [A-Za-z0-9._-] at position %d", i));
+                return Optional.of(
+                        i == 0
+                                ? "jid does not start with a letter or digit"
+                                : String.format("jid has a character outside [A-Za-z0-9._-] at position %d", i));
             }
         }
         return Optional.empty();

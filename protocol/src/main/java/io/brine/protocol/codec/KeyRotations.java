@@ -20,8 +20,7 @@ public final class KeyRotations {
     /** A fingerprint as {@code Fingerprints.of} prints it: 32 colon-separated hex pairs. */
     static final int FINGERPRINT_LENGTH = 95;
 
-    private KeyRotations() {
-    }
+    private KeyRotations() {}
 
     /**
      * What both keys sign: {@code "brine-key-rotate-v1" || sessionId(16) || u16 len || id || u16 len || oldKey ||
@@ -29,9 +28,17 @@ public final class KeyRotations {
      */
     public static byte[] request(byte[] sessionId, String id, byte[] oldKey, byte[] newKey) {
         byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(REQUEST_CONTEXT.length + sessionId.length + 6 + idBytes.length + oldKey.length
-                + newKey.length).put(REQUEST_CONTEXT).put(sessionId).putShort((short) idBytes.length).put(idBytes)
-                .putShort((short) oldKey.length).put(oldKey).putShort((short) newKey.length).put(newKey).array();
+        return ByteBuffer.allocate(
+                        REQUEST_CONTEXT.length + sessionId.length + 6 + idBytes.length + oldKey.length + newKey.length)
+                .put(REQUEST_CONTEXT)
+                .put(sessionId)
+                .putShort((short) idBytes.length)
+                .put(idBytes)
+                .putShort((short) oldKey.length)
+                .put(oldKey)
+                .putShort((short) newKey.length)
+                .put(newKey)
+                .array();
     }
 
     /**
@@ -44,8 +51,11 @@ public final class KeyRotations {
 
     /** What the master signs for {@code reply}: its outcome byte is 2 when the rotation is pending. */
     public static byte[] reply(byte[] sessionId, KeyRotateReply reply) {
-        return reply(sessionId, reply.pending() ? OUTCOME_PENDING : reply.rotated() ? OUTCOME_ROTATED
-                : OUTCOME_REFUSED, reply.newFingerprint(), reply.reason());
+        return reply(
+                sessionId,
+                reply.pending() ? OUTCOME_PENDING : reply.rotated() ? OUTCOME_ROTATED : OUTCOME_REFUSED,
+                reply.newFingerprint(),
+                reply.reason());
     }
 
     private static final byte OUTCOME_REFUSED = 0;
@@ -56,21 +66,32 @@ public final class KeyRotations {
         byte[] fingerprint = newFingerprint.getBytes(StandardCharsets.UTF_8);
         byte[] why = reason.getBytes(StandardCharsets.UTF_8);
         return ByteBuffer.allocate(REPLY_CONTEXT.length + sessionId.length + 5 + fingerprint.length + why.length)
-                .put(REPLY_CONTEXT).put(sessionId).put(outcome).putShort((short) fingerprint.length)
-                .put(fingerprint).putShort((short) why.length).put(why).array();
+                .put(REPLY_CONTEXT)
+                .put(sessionId)
+                .put(outcome)
+                .putShort((short) fingerprint.length)
+                .put(fingerprint)
+                .putShort((short) why.length)
+                .put(why)
+                .array();
     }
 
     /** Writes {@code message} when it is one of this class's; false otherwise. */
     static boolean write(MsgWriter out, SessionMessage message) {
         if (message instanceof KeyRotate m) {
-            out.array(3).bin("KeyRotate.newKey", m.newKey()).bin("KeyRotate.oldSignature", m.oldSignature())
+            out.array(3)
+                    .bin("KeyRotate.newKey", m.newKey())
+                    .bin("KeyRotate.oldSignature", m.oldSignature())
                     .bin("KeyRotate.newSignature", m.newSignature());
             return true;
         }
         if (message instanceof KeyRotateReply m) {
             // Five items only when pending: a minion before pending reads the four of a done or refused rotation.
-            out.array(m.pending() ? 5 : 4).bool(m.rotated()).str("KeyRotateReply.newFingerprint", m.newFingerprint())
-                    .str("KeyRotateReply.reason", m.reason()).bin("KeyRotateReply.signature", m.signature());
+            out.array(m.pending() ? 5 : 4)
+                    .bool(m.rotated())
+                    .str("KeyRotateReply.newFingerprint", m.newFingerprint())
+                    .str("KeyRotateReply.reason", m.reason())
+                    .bin("KeyRotateReply.signature", m.signature());
             if (m.pending()) {
                 out.bool(true);
             }

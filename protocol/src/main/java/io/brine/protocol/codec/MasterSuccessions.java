@@ -26,17 +26,22 @@ public final class MasterSuccessions {
 
     static final byte[] CONTEXT = "brine-master-succession-v1".getBytes(StandardCharsets.US_ASCII);
 
-    private MasterSuccessions() {
-    }
+    private MasterSuccessions() {}
 
     /**
      * What a record's signatures cover: {@code "brine-master-succession-v1" || u16 len || previousKey || u16 len ||
      * nextKey || issuedMs:u64be || graceUntilMs:u64be}, the keys as SubjectPublicKeyInfo DER.
      */
     public static byte[] signedBytes(byte[] previousKey, byte[] nextKey, long issuedMs, long graceUntilMs) {
-        return ByteBuffer.allocate(CONTEXT.length + 4 + previousKey.length + nextKey.length + 16).put(CONTEXT)
-                .putShort((short) previousKey.length).put(previousKey).putShort((short) nextKey.length).put(nextKey)
-                .putLong(issuedMs).putLong(graceUntilMs).array();
+        return ByteBuffer.allocate(CONTEXT.length + 4 + previousKey.length + nextKey.length + 16)
+                .put(CONTEXT)
+                .putShort((short) previousKey.length)
+                .put(previousKey)
+                .putShort((short) nextKey.length)
+                .put(nextKey)
+                .putLong(issuedMs)
+                .putLong(graceUntilMs)
+                .array();
     }
 
     /** A chain as the master keeps it in {@code pki_dir/master_chain}: the msgpack array the wire carries. */
@@ -57,7 +62,8 @@ public final class MasterSuccessions {
         try {
             return MsgReader.parse(bytes, 0, bytes.length, "master key chain", MasterSuccessions::readChain);
         } catch (RuntimeException e) {
-            throw new MalformedException("undecodable master key chain (" + e.getClass().getSimpleName() + ")");
+            throw new MalformedException(
+                    "undecodable master key chain (" + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -67,8 +73,10 @@ public final class MasterSuccessions {
         }
         out.array(chain.size());
         for (MasterSuccession record : chain) {
-            out.array(6).bin("MasterSuccession.previousKey", record.previousKey())
-                    .bin("MasterSuccession.nextKey", record.nextKey()).integer(record.issuedMs())
+            out.array(6)
+                    .bin("MasterSuccession.previousKey", record.previousKey())
+                    .bin("MasterSuccession.nextKey", record.nextKey())
+                    .integer(record.issuedMs())
                     .integer(record.graceUntilMs())
                     .binOrNil("MasterSuccession.previousSignature", record.previousSignature())
                     .binOrNil("MasterSuccession.signingSignature", record.signingSignature());
@@ -84,15 +92,14 @@ public final class MasterSuccessions {
             byte[] next = in.bin("MasterSuccession.nextKey", 1, FieldLimits.MAX_SPKI);
             long issuedMs = in.nonNegative("MasterSuccession.issuedMs");
             long graceUntilMs = in.nonNegative("MasterSuccession.graceUntilMs");
-            byte[] previousSignature = in.binOrNil("MasterSuccession.previousSignature", 1,
-                    FieldLimits.MAX_RSA_BLOCK);
+            byte[] previousSignature = in.binOrNil("MasterSuccession.previousSignature", 1, FieldLimits.MAX_RSA_BLOCK);
             byte[] signingSignature = in.binOrNil("MasterSuccession.signingSignature", 1, FieldLimits.MAX_RSA_BLOCK);
             if (previousSignature == null && signingSignature == null) {
-                throw new MalformedException("MasterSuccession: signed by neither the previous key nor the signing"
-                        + " key");
+                throw new MalformedException(
+                        "MasterSuccession: signed by neither the previous key nor the signing" + " key");
             }
-            chain.add(new MasterSuccession(previous, next, issuedMs, graceUntilMs, previousSignature,
-                    signingSignature));
+            chain.add(
+                    new MasterSuccession(previous, next, issuedMs, graceUntilMs, previousSignature, signingSignature));
         }
         return chain;
     }
@@ -101,12 +108,10 @@ public final class MasterSuccessions {
     public sealed interface Walk {
 
         /** Every step from the pin verified: {@code newest} is the chain's last key, {@code last} its record. */
-        record Verified(RSAPublicKey newest, MasterSuccession last) implements Walk {
-        }
+        record Verified(RSAPublicKey newest, MasterSuccession last) implements Walk {}
 
         /** The chain does not lead from the pin: why, for the log. */
-        record Refused(String reason) implements Walk {
-        }
+        record Refused(String reason) implements Walk {}
     }
 
     /**
@@ -139,24 +144,22 @@ public final class MasterSuccessions {
             }
             byte[] signed = signedBytes(step.previousKey(), step.nextKey(), step.issuedMs(), step.graceUntilMs());
             if (signingKey.isPresent()) {
-                if (step.signingSignature() == null || !Rsa.verify(signingKey.get(), signed,
-                        step.signingSignature())) {
+                if (step.signingSignature() == null || !Rsa.verify(signingKey.get(), signed, step.signingSignature())) {
                     return new Walk.Refused("record " + (i + 1) + " of the master's key chain is not signed by the"
                             + " master signing key");
                 }
                 if (step.previousSignature() != null && !Rsa.verify(currentKey, signed, step.previousSignature())) {
                     return new Walk.Refused("record " + (i + 1) + " of the master's key chain has a bad signature");
                 }
-            } else if (step.previousSignature() == null || !Rsa.verify(currentKey, signed,
-                    step.previousSignature())) {
+            } else if (step.previousSignature() == null || !Rsa.verify(currentKey, signed, step.previousSignature())) {
                 return new Walk.Refused("record " + (i + 1) + " of the master's key chain has a bad signature");
             }
             RSAPublicKey next;
             try {
                 next = RsaKeys.publicKeyFromDer(step.nextKey());
             } catch (KeyFormatException e) {
-                return new Walk.Refused("record " + (i + 1) + " of the master's key chain names an unusable key: "
-                        + e.getMessage());
+                return new Walk.Refused(
+                        "record " + (i + 1) + " of the master's key chain names an unusable key: " + e.getMessage());
             }
             for (byte[] earlier : seen) {
                 if (Arrays.equals(earlier, step.nextKey())) {

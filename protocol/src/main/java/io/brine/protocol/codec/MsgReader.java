@@ -38,8 +38,7 @@ final class MsgReader {
     }
 
     /** Reads {@code bytes[offset..offset+length)} with {@code layout}, which must consume exactly all of it. */
-    static <T> T parse(byte[] bytes, int offset, int length, String what, Layout<T> layout)
-            throws MalformedException {
+    static <T> T parse(byte[] bytes, int offset, int length, String what, Layout<T> layout) throws MalformedException {
         MsgReader reader = new MsgReader(bytes, offset, length);
         try {
             T value = layout.read(reader);
@@ -51,7 +50,8 @@ final class MsgReader {
         } catch (MessageInsufficientBufferException e) {
             throw new MalformedException(what + ": truncated");
         } catch (IOException | MessagePackException e) {
-            throw new MalformedException(what + ": invalid msgpack (" + e.getClass().getSimpleName() + ")");
+            throw new MalformedException(
+                    what + ": invalid msgpack (" + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -118,8 +118,7 @@ final class MsgReader {
             throw new MalformedException(field + ": declares " + count + " items, more than the input holds");
         }
         if (count > elementBudget) {
-            throw new MalformedException(field + ": more than " + FieldLimits.MAX_VALUE_ELEMENTS
-                    + " elements in all");
+            throw new MalformedException(field + ": more than " + FieldLimits.MAX_VALUE_ELEMENTS + " elements in all");
         }
         elementBudget -= count;
     }
@@ -173,8 +172,8 @@ final class MsgReader {
         expect(field, ValueType.BINARY);
         int size = in.unpackBinaryHeader();
         if (size < min || size > max) {
-            throw new MalformedException(field + ": " + size + " bytes, expected "
-                    + (min == max ? String.valueOf(min) : min + ".." + max));
+            throw new MalformedException(
+                    field + ": " + size + " bytes, expected " + (min == max ? String.valueOf(min) : min + ".." + max));
         }
         return payload(field, size);
     }
@@ -197,7 +196,10 @@ final class MsgReader {
         byte[] utf8 = payload(field, size);
         try {
             // A fresh decoder reports malformed input; String's constructor would replace it silently.
-            return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(utf8)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(utf8))
+                    .toString();
         } catch (CharacterCodingException e) {
             throw new MalformedException(field + ": not valid UTF-8");
         }

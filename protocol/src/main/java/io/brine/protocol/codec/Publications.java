@@ -19,8 +19,7 @@ public final class Publications {
 
     static final byte[] CONTEXT = "brine-publish-v1".getBytes(StandardCharsets.US_ASCII);
 
-    private Publications() {
-    }
+    private Publications() {}
 
     /**
      * @param issuedMs the master's clock now: the publication's signed issue time
@@ -42,13 +41,12 @@ public final class Publications {
      * @throws CryptoException    wrong key or generation, altered serial or jid, or tampered
      * @throws MalformedException the load is not well-formed or names another jid than the frame
      */
-    public static PublishLoad open(SessionKey publishKey, Publish publish)
-            throws CryptoException, MalformedException {
+    public static PublishLoad open(SessionKey publishKey, Publish publish) throws CryptoException, MalformedException {
         if (!Jids.isValid(publish.jid())) {
             throw new MalformedException("Publish.jid: not a valid jid");
         }
-        byte[] plaintext = Aead.open(publishKey,
-                associatedData(publish.generation(), publish.serial(), publish.jid()), publish.box());
+        byte[] plaintext = Aead.open(
+                publishKey, associatedData(publish.generation(), publish.serial(), publish.jid()), publish.box());
         PublishLoad load = Codec.decodeLoad(plaintext);
         if (!load.jid().equals(publish.jid())) {
             throw new MalformedException("PublishLoad.jid differs from Publish.jid");
@@ -59,7 +57,12 @@ public final class Publications {
     /** {@code "brine-publish-v1" || generation:u64be || serial:u64be || jidLength:u8 || jid (ASCII)}. */
     static byte[] associatedData(long generation, long serial, String jid) {
         byte[] jidBytes = jid.getBytes(StandardCharsets.US_ASCII);
-        return ByteBuffer.allocate(CONTEXT.length + 2 * Long.BYTES + 1 + jidBytes.length).put(CONTEXT)
-                .putLong(generation).putLong(serial).put((byte) jidBytes.length).put(jidBytes).array();
+        return ByteBuffer.allocate(CONTEXT.length + 2 * Long.BYTES + 1 + jidBytes.length)
+                .put(CONTEXT)
+                .putLong(generation)
+                .putLong(serial)
+                .put((byte) jidBytes.length)
+                .put(jidBytes)
+                .array();
     }
 }

@@ -39,8 +39,7 @@ public final class Resumptions {
     /** Generous room for a fingerprint: 32 hex pairs and their colons. */
     private static final int MAX_FINGERPRINT = 128;
 
-    private Resumptions() {
-    }
+    private Resumptions() {}
 
     /** Whether {@code frame} is a resumption frame (version 1 and one of its type bytes), to be read here. */
     public static boolean isResumption(byte[] frame) {
@@ -48,14 +47,20 @@ public final class Resumptions {
             return false;
         }
         int type = frame[1] & 0xff;
-        return type == Resumption.REQUEST || type == Resumption.REPLY || type == Resumption.TICKET
+        return type == Resumption.REQUEST
+                || type == Resumption.REPLY
+                || type == Resumption.TICKET
                 || type == Resumption.TICKET_REQUEST;
     }
 
     public static byte[] encode(Resumption frame) {
         MsgWriter out = new MsgWriter().header(frame.type());
         if (frame instanceof Resumption.Request r) {
-            out.array(5).str("id", r.id()).bin("ticket", r.ticket()).bin("nonce", r.nonce()).integer(r.timestampMs())
+            out.array(5)
+                    .str("id", r.id())
+                    .bin("ticket", r.ticket())
+                    .bin("nonce", r.nonce())
+                    .integer(r.timestampMs())
                     .bin("proof", r.proof());
         } else if (frame instanceof Resumption.Reply r) {
             out.array(2).bin("nonce", r.nonce()).binOrNil("box", r.box());
@@ -117,30 +122,38 @@ public final class Resumptions {
                     if (!MinionIds.isValid(id)) {
                         throw new MalformedException("ResumeRequest.id: not a valid minion id");
                     }
-                    yield new Resumption.Request(id, in.bin("ResumeRequest.ticket", KEY_ID_LENGTH + Aead.OVERHEAD,
-                            MAX_TICKET), in.bin("ResumeRequest.nonce", FieldLimits.NONCE_LENGTH,
-                            FieldLimits.NONCE_LENGTH), in.nonNegative("ResumeRequest.timestampMs"),
+                    yield new Resumption.Request(
+                            id,
+                            in.bin("ResumeRequest.ticket", KEY_ID_LENGTH + Aead.OVERHEAD, MAX_TICKET),
+                            in.bin("ResumeRequest.nonce", FieldLimits.NONCE_LENGTH, FieldLimits.NONCE_LENGTH),
+                            in.nonNegative("ResumeRequest.timestampMs"),
                             in.bin("ResumeRequest.proof", PROOF_LENGTH, PROOF_LENGTH));
                 }
                 case Resumption.REPLY -> {
                     in.array("ResumeReply", 2);
-                    yield new Resumption.Reply(in.bin("ResumeReply.nonce", FieldLimits.NONCE_LENGTH,
-                            FieldLimits.NONCE_LENGTH), in.binOrNil("ResumeReply.box", Aead.OVERHEAD + 1, 4096));
+                    yield new Resumption.Reply(
+                            in.bin("ResumeReply.nonce", FieldLimits.NONCE_LENGTH, FieldLimits.NONCE_LENGTH),
+                            in.binOrNil("ResumeReply.box", Aead.OVERHEAD + 1, 4096));
                 }
                 case Resumption.TICKET_REQUEST -> {
                     in.array("TicketRequest", 2);
-                    yield new Resumption.TicketRequest(in.bin("TicketRequest.sessionId",
-                            FieldLimits.SESSION_ID_LENGTH, FieldLimits.SESSION_ID_LENGTH), in.bin("TicketRequest.box",
-                            Aead.OVERHEAD + 1, 64));
+                    yield new Resumption.TicketRequest(
+                            in.bin(
+                                    "TicketRequest.sessionId",
+                                    FieldLimits.SESSION_ID_LENGTH,
+                                    FieldLimits.SESSION_ID_LENGTH),
+                            in.bin("TicketRequest.box", Aead.OVERHEAD + 1, 64));
                 }
                 default -> {
                     in.array("Ticket", 2);
-                    yield new Resumption.Ticket(in.bin("Ticket.sessionId", FieldLimits.SESSION_ID_LENGTH,
-                            FieldLimits.SESSION_ID_LENGTH), in.bin("Ticket.box", Aead.OVERHEAD + 1, 4096));
+                    yield new Resumption.Ticket(
+                            in.bin("Ticket.sessionId", FieldLimits.SESSION_ID_LENGTH, FieldLimits.SESSION_ID_LENGTH),
+                            in.bin("Ticket.box", Aead.OVERHEAD + 1, 4096));
                 }
             });
         } catch (RuntimeException e) {
-            throw new MalformedException("undecodable resumption frame (" + e.getClass().getSimpleName() + ")");
+            throw new MalformedException(
+                    "undecodable resumption frame (" + e.getClass().getSimpleName() + ")");
         }
     }
 
@@ -148,8 +161,8 @@ public final class Resumptions {
 
     /** A request to resume with {@code grant}, proven with its secret. */
     public static Resumption.Request request(String id, Resumption.Grant grant, byte[] nonce, long timestampMs) {
-        return new Resumption.Request(id, grant.ticket(), nonce, timestampMs,
-                proof(grant.secret(), id, grant.ticket(), nonce, timestampMs));
+        return new Resumption.Request(
+                id, grant.ticket(), nonce, timestampMs, proof(grant.secret(), id, grant.ticket(), nonce, timestampMs));
     }
 
     /** Opens a reply to a request with {@code nonce} made with {@code secret}. */
@@ -161,25 +174,32 @@ public final class Resumptions {
         byte[] plaintext = Aead.open(replyKey(secret, nonce), concat(REPLY_CONTEXT, nonce), reply.box());
         return MsgReader.parse(plaintext, 0, plaintext.length, "Resumed", in -> {
             in.array("Resumed", 7);
-            return new Resumption.Resumed(in.bin("Resumed.sessionId", FieldLimits.SESSION_ID_LENGTH,
-                    FieldLimits.SESSION_ID_LENGTH), in.nonNegative("Resumed.generation"), in.bin(
-                    "Resumed.publishKey", SessionKey.LENGTH, SessionKey.LENGTH), in.bin("Resumed.requestKey",
-                    SessionKey.LENGTH, SessionKey.LENGTH), in.int32("Resumed.publishPort", 0, 65535),
-                    in.nonNegative("Resumed.serialFloor"), readGrant(in));
+            return new Resumption.Resumed(
+                    in.bin("Resumed.sessionId", FieldLimits.SESSION_ID_LENGTH, FieldLimits.SESSION_ID_LENGTH),
+                    in.nonNegative("Resumed.generation"),
+                    in.bin("Resumed.publishKey", SessionKey.LENGTH, SessionKey.LENGTH),
+                    in.bin("Resumed.requestKey", SessionKey.LENGTH, SessionKey.LENGTH),
+                    in.int32("Resumed.publishPort", 0, 65535),
+                    in.nonNegative("Resumed.serialFloor"),
+                    readGrant(in));
         });
     }
 
     /** A minion's request for a ticket in session {@code sessionId}: its clock, sealed under the request key. */
     public static Resumption.TicketRequest ticketRequest(SessionKey requestKey, byte[] sessionId, long nowMs) {
-        return new Resumption.TicketRequest(sessionId, Aead.seal(requestKey, concat(TICKET_REQUEST_CONTEXT,
-                sessionId), new MsgWriter().array(1).integer(nowMs).toByteArray()));
+        return new Resumption.TicketRequest(
+                sessionId,
+                Aead.seal(
+                        requestKey,
+                        concat(TICKET_REQUEST_CONTEXT, sessionId),
+                        new MsgWriter().array(1).integer(nowMs).toByteArray()));
     }
 
     /** Whether {@code request} was sealed under {@code requestKey}: asked by the session's minion. */
     public static boolean ticketRequestHolds(SessionKey requestKey, Resumption.TicketRequest request) {
         try {
-            byte[] plaintext = Aead.open(requestKey, concat(TICKET_REQUEST_CONTEXT, request.sessionId()),
-                    request.box());
+            byte[] plaintext =
+                    Aead.open(requestKey, concat(TICKET_REQUEST_CONTEXT, request.sessionId()), request.box());
             MsgReader.parse(plaintext, 0, plaintext.length, "TicketRequest", in -> {
                 in.array("TicketRequest", 1);
                 return in.nonNegative("TicketRequest.timestampMs");
@@ -201,33 +221,44 @@ public final class Resumptions {
 
     /** Whether {@code request}'s proof was made with {@code secret}; in constant time. */
     public static boolean proofHolds(byte[] secret, Resumption.Request request) {
-        return MessageDigest.isEqual(proof(secret, request.id(), request.ticket(), request.nonce(),
-                request.timestampMs()), request.proof());
+        return MessageDigest.isEqual(
+                proof(secret, request.id(), request.ticket(), request.nonce(), request.timestampMs()), request.proof());
     }
 
     /** The reply that resumes: {@code resumed} sealed under the key derived from {@code secret} and the nonce. */
     public static Resumption.Reply sealReply(byte[] secret, byte[] nonce, Resumption.Resumed resumed) {
-        MsgWriter out = new MsgWriter().array(7).bin("sessionId", resumed.sessionId()).integer(resumed.generation())
-                .bin("publishKey", resumed.publishKey()).bin("requestKey", resumed.requestKey())
-                .integer(resumed.publishPort()).integer(resumed.serialFloor());
+        MsgWriter out = new MsgWriter()
+                .array(7)
+                .bin("sessionId", resumed.sessionId())
+                .integer(resumed.generation())
+                .bin("publishKey", resumed.publishKey())
+                .bin("requestKey", resumed.requestKey())
+                .integer(resumed.publishPort())
+                .integer(resumed.serialFloor());
         writeGrant(out, resumed.next());
-        return new Resumption.Reply(nonce, Aead.seal(replyKey(secret, nonce), concat(REPLY_CONTEXT, nonce),
-                out.toByteArray()));
+        return new Resumption.Reply(
+                nonce, Aead.seal(replyKey(secret, nonce), concat(REPLY_CONTEXT, nonce), out.toByteArray()));
     }
 
     /** A ticket for the minion of session {@code sessionId}, sealed under its request key. */
     public static Resumption.Ticket sealTicket(SessionKey requestKey, byte[] sessionId, Resumption.Grant grant) {
         MsgWriter out = new MsgWriter();
         writeGrant(out, grant);
-        return new Resumption.Ticket(sessionId, Aead.seal(requestKey, concat(GRANT_CONTEXT, sessionId),
-                out.toByteArray()));
+        return new Resumption.Ticket(
+                sessionId, Aead.seal(requestKey, concat(GRANT_CONTEXT, sessionId), out.toByteArray()));
     }
 
     /** A ticket: {@code keyId || box}, the box {@code contents} sealed under the ticket key {@code keyId} names. */
     public static byte[] sealContents(SessionKey ticketKey, byte[] keyId, Resumption.Contents contents) {
-        byte[] plaintext = new MsgWriter().array(6).str("id", contents.id()).str("fingerprint", contents.fingerprint())
-                .integer(contents.generation()).integer(contents.issuedMs()).integer(contents.expiresMs())
-                .bin("secret", contents.secret()).toByteArray();
+        byte[] plaintext = new MsgWriter()
+                .array(6)
+                .str("id", contents.id())
+                .str("fingerprint", contents.fingerprint())
+                .integer(contents.generation())
+                .integer(contents.issuedMs())
+                .integer(contents.expiresMs())
+                .bin("secret", contents.secret())
+                .toByteArray();
         byte[] ticket = concat(keyId, Aead.seal(ticketKey, concat(TICKET_CONTEXT, keyId), plaintext));
         if (ticket.length > MAX_TICKET) {
             throw new IllegalArgumentException("a ticket of " + ticket.length + " bytes");
@@ -244,13 +275,17 @@ public final class Resumptions {
     public static Resumption.Contents openContents(SessionKey ticketKey, byte[] ticket)
             throws CryptoException, MalformedException {
         byte[] keyId = keyId(ticket);
-        byte[] plaintext = Aead.open(ticketKey, concat(TICKET_CONTEXT, keyId),
-                Arrays.copyOfRange(ticket, KEY_ID_LENGTH, ticket.length));
+        byte[] plaintext = Aead.open(
+                ticketKey, concat(TICKET_CONTEXT, keyId), Arrays.copyOfRange(ticket, KEY_ID_LENGTH, ticket.length));
         return MsgReader.parse(plaintext, 0, plaintext.length, "ticket", in -> {
             in.array("ticket", 6);
-            return new Resumption.Contents(in.str("ticket.id", MinionIds.MAX_LENGTH), in.str("ticket.fingerprint",
-                    MAX_FINGERPRINT), in.nonNegative("ticket.generation"), in.nonNegative("ticket.issuedMs"),
-                    in.nonNegative("ticket.expiresMs"), in.bin("ticket.secret", SECRET_LENGTH, SECRET_LENGTH));
+            return new Resumption.Contents(
+                    in.str("ticket.id", MinionIds.MAX_LENGTH),
+                    in.str("ticket.fingerprint", MAX_FINGERPRINT),
+                    in.nonNegative("ticket.generation"),
+                    in.nonNegative("ticket.issuedMs"),
+                    in.nonNegative("ticket.expiresMs"),
+                    in.bin("ticket.secret", SECRET_LENGTH, SECRET_LENGTH));
         });
     }
 
@@ -262,8 +297,10 @@ public final class Resumptions {
 
     private static Resumption.Grant readGrant(MsgReader in) throws IOException, MalformedException {
         in.array("Grant", 3);
-        return new Resumption.Grant(in.bin("Grant.ticket", KEY_ID_LENGTH + Aead.OVERHEAD, MAX_TICKET),
-                in.nonNegative("Grant.expiresMs"), in.bin("Grant.secret", SECRET_LENGTH, SECRET_LENGTH));
+        return new Resumption.Grant(
+                in.bin("Grant.ticket", KEY_ID_LENGTH + Aead.OVERHEAD, MAX_TICKET),
+                in.nonNegative("Grant.expiresMs"),
+                in.bin("Grant.secret", SECRET_LENGTH, SECRET_LENGTH));
     }
 
     /**
@@ -272,10 +309,15 @@ public final class Resumptions {
      */
     static byte[] proof(byte[] secret, String id, byte[] ticket, byte[] nonce, long timestampMs) {
         byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-        ByteBuffer input = ByteBuffer.allocate(PROOF_CONTEXT.length + 1 + idBytes.length + 2 + ticket.length
-                + nonce.length + 8);
-        input.put(PROOF_CONTEXT).put((byte) idBytes.length).put(idBytes).putShort((short) ticket.length).put(ticket)
-                .put(nonce).putLong(timestampMs);
+        ByteBuffer input =
+                ByteBuffer.allocate(PROOF_CONTEXT.length + 1 + idBytes.length + 2 + ticket.length + nonce.length + 8);
+        input.put(PROOF_CONTEXT)
+                .put((byte) idBytes.length)
+                .put(idBytes)
+                .putShort((short) ticket.length)
+                .put(ticket)
+                .put(nonce)
+                .putLong(timestampMs);
         return hmac(secret, input.array());
     }
 

@@ -18,8 +18,7 @@ public final class Sessions {
 
     static final byte[] CONTEXT = "brine-session-v1".getBytes(StandardCharsets.US_ASCII);
 
-    private Sessions() {
-    }
+    private Sessions() {}
 
     /**
      * Seals {@code message} for one direction of a session.
@@ -27,8 +26,8 @@ public final class Sessions {
      * @throws IllegalArgumentException when the message type may not travel in {@code direction}, the session id is
      *                                  not 16 bytes, the counter is below 1, or the message is not encodable
      */
-    public static SessionFrame seal(SessionKey requestKey, byte[] sessionId, Direction direction, long counter,
-            SessionMessage message) {
+    public static SessionFrame seal(
+            SessionKey requestKey, byte[] sessionId, Direction direction, long counter, SessionMessage message) {
         if (sessionId == null || sessionId.length != FieldLimits.SESSION_ID_LENGTH) {
             throw new IllegalArgumentException("a session id is " + FieldLimits.SESSION_ID_LENGTH + " bytes");
         }
@@ -91,8 +90,7 @@ public final class Sessions {
     public static SessionMessage open(SessionKey requestKey, SessionFrame frame, Direction expected)
             throws CryptoException, MalformedException {
         if (frame.direction() != expected) {
-            throw new MalformedException("SessionFrame: expected direction " + expected + ", got "
-                    + frame.direction());
+            throw new MalformedException("SessionFrame: expected direction " + expected + ", got " + frame.direction());
         }
         return open(requestKey, frame);
     }
@@ -107,12 +105,13 @@ public final class Sessions {
      */
     public static SessionMessage open(SessionKey requestKey, SessionFrame frame)
             throws CryptoException, MalformedException {
-        if (frame.sessionId() == null || frame.sessionId().length != FieldLimits.SESSION_ID_LENGTH
+        if (frame.sessionId() == null
+                || frame.sessionId().length != FieldLimits.SESSION_ID_LENGTH
                 || frame.direction() == null) {
             throw new MalformedException("SessionFrame: no valid session id or direction");
         }
-        byte[] plaintext = Aead.open(requestKey,
-                associatedData(frame.sessionId(), frame.direction(), frame.counter()), frame.box());
+        byte[] plaintext = Aead.open(
+                requestKey, associatedData(frame.sessionId(), frame.direction(), frame.counter()), frame.box());
         SessionMessage message = Codec.decodeInner(plaintext);
         if (direction(message) != frame.direction()) {
             throw new MalformedException(message.type() + " may not be sent " + frame.direction());
@@ -123,12 +122,17 @@ public final class Sessions {
     /** The direction a session message travels in, as its record's direction says. */
     public static Direction direction(SessionMessage message) {
         return message instanceof SessionMessage.FromMinion || message instanceof SessionMessage.FromPublisher
-                ? Direction.MINION_TO_MASTER : Direction.MASTER_TO_MINION;
+                ? Direction.MINION_TO_MASTER
+                : Direction.MASTER_TO_MINION;
     }
 
     /** {@code "brine-session-v1" || sessionId(16) || direction:u8 || counter:u64be}. */
     static byte[] associatedData(byte[] sessionId, Direction direction, long counter) {
-        return ByteBuffer.allocate(CONTEXT.length + sessionId.length + 1 + Long.BYTES).put(CONTEXT).put(sessionId)
-                .put((byte) direction.code()).putLong(counter).array();
+        return ByteBuffer.allocate(CONTEXT.length + sessionId.length + 1 + Long.BYTES)
+                .put(CONTEXT)
+                .put(sessionId)
+                .put((byte) direction.code())
+                .putLong(counter)
+                .array();
     }
 }

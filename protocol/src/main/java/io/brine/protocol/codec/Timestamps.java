@@ -9,8 +9,7 @@ public final class Timestamps {
     /** How far a peer's clock may be from ours, either way. */
     public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
 
-    private Timestamps() {
-    }
+    private Timestamps() {}
 
     /** Whether {@code timestampMs} (epoch milliseconds) is within {@link #MAX_CLOCK_SKEW} of {@code clock}. */
     public static boolean withinSkew(long timestampMs, Clock clock) {

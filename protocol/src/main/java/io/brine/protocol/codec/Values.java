@@ -16,8 +16,7 @@ import java.util.Map;
  */
 final class Values {
 
-    private Values() {
-    }
+    private Values() {}
 
     static void write(MsgWriter out, String field, Object value) {
         write(out, field, value, 0);
@@ -42,7 +41,9 @@ final class Values {
             out.nil();
         } else if (value instanceof Boolean b) {
             out.bool(b);
-        } else if (value instanceof Long || value instanceof Integer || value instanceof Short
+        } else if (value instanceof Long
+                || value instanceof Integer
+                || value instanceof Short
                 || value instanceof Byte) {
             out.integer(((Number) value).longValue());
         } else if (value instanceof Double || value instanceof Float) {
@@ -68,8 +69,9 @@ final class Values {
                 write(out, field, entry.getValue(), depth + 1);
             }
         } else {
-            throw new IllegalArgumentException(field + ": cannot encode a " + value.getClass().getName()
-                    + " (allowed: null, Boolean, integer types, Double, Float, String, byte[], List, Map)");
+            throw new IllegalArgumentException(
+                    field + ": cannot encode a " + value.getClass().getName()
+                            + " (allowed: null, Boolean, integer types, Double, Float, String, byte[], List, Map)");
         }
     }
 
@@ -109,8 +111,7 @@ final class Values {
         };
     }
 
-    private static List<Object> readList(MsgReader in, String field, int depth)
-            throws IOException, MalformedException {
+    private static List<Object> readList(MsgReader in, String field, int depth) throws IOException, MalformedException {
         checkReadDepth(field, depth);
         int count = in.arrayUpTo(field, Integer.MAX_VALUE);
         List<Object> list = new ArrayList<>(count);

@@ -17,8 +17,7 @@ public final class Aead {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private Aead() {
-    }
+    private Aead() {}
 
     public static byte[] seal(SessionKey key, byte[] associatedData, byte[] plaintext) {
         byte[] out = new byte[NONCE_LENGTH + plaintext.length + TAG_LENGTH];
@@ -42,8 +41,8 @@ public final class Aead {
         }
         try {
             Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-            cipher.init(Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG_LENGTH * 8, box, 0,
-                    NONCE_LENGTH));
+            cipher.init(
+                    Cipher.DECRYPT_MODE, key.secretKey(), new GCMParameterSpec(TAG_LENGTH * 8, box, 0, NONCE_LENGTH));
             cipher.updateAAD(associatedData);
             return cipher.doFinal(box, NONCE_LENGTH, box.length - NONCE_LENGTH);
         } catch (GeneralSecurityException | RuntimeException e) {

@@ -32,8 +32,7 @@ final class Der {
             "2b656e", "X25519",
             "2a864886f70d01010a", "RSASSA-PSS");
 
-    private Der() {
-    }
+    private Der() {}
 
     static byte[] tlv(int tag, byte[] content) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(content.length + 6);

@@ -16,8 +16,7 @@ public final class Fingerprints {
 
     private static final HexFormat HEX = HexFormat.ofDelimiter(":");
 
-    private Fingerprints() {
-    }
+    private Fingerprints() {}
 
     public static String of(PublicKey key) {
         MessageDigest digest = sha256();

@@ -31,24 +31,28 @@ public final class Pem {
     private static final String DASHES = "-----";
     private static final String BEGIN = DASHES + "BEGIN ";
     private static final String END = DASHES + "END ";
-    private static final Set<String> PRIVATE_KEYS = Set.of("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY",
-            "DSA PRIVATE KEY");
+    private static final Set<String> PRIVATE_KEYS =
+            Set.of("RSA PRIVATE KEY", "PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY");
 
     /** One PEM block: its label, whether its RFC 1421 headers say it is encrypted, and its decoded body. */
-    public record Block(String label, boolean encrypted, byte[] der) {
-    }
+    public record Block(String label, boolean encrypted, byte[] der) {}
 
-    private Pem() {
-    }
+    private Pem() {}
 
     /** PKCS#1 {@code RSA PRIVATE KEY} PEM, 64-character lines, trailing newline. */
     public static String privateKeyPkcs1(PrivateKey key) {
         if (!(key instanceof RSAPrivateCrtKey k)) {
             throw new IllegalArgumentException("only RSA CRT private keys can be written as PKCS#1");
         }
-        byte[] der = Der.sequence(Der.integer(BigInteger.ZERO), Der.integer(k.getModulus()),
-                Der.integer(k.getPublicExponent()), Der.integer(k.getPrivateExponent()), Der.integer(k.getPrimeP()),
-                Der.integer(k.getPrimeQ()), Der.integer(k.getPrimeExponentP()), Der.integer(k.getPrimeExponentQ()),
+        byte[] der = Der.sequence(
+                Der.integer(BigInteger.ZERO),
+                Der.integer(k.getModulus()),
+                Der.integer(k.getPublicExponent()),
+                Der.integer(k.getPrivateExponent()),
+                Der.integer(k.getPrimeP()),
+                Der.integer(k.getPrimeQ()),
+                Der.integer(k.getPrimeExponentP()),
+                Der.integer(k.getPrimeExponentQ()),
                 Der.integer(k.getCrtCoefficient()));
         return armor("RSA PRIVATE KEY", der);
     }
@@ -73,7 +77,10 @@ public final class Pem {
     }
 
     private static String armor(String label, byte[] der) {
-        StringBuilder out = new StringBuilder(der.length * 4 / 3 + 80).append(BEGIN).append(label).append(DASHES)
+        StringBuilder out = new StringBuilder(der.length * 4 / 3 + 80)
+                .append(BEGIN)
+                .append(label)
+                .append(DASHES)
                 .append('\n');
         for (String line : lines(der)) {
             out.append(line).append('\n');
@@ -132,7 +139,7 @@ public final class Pem {
             case "EC PRIVATE KEY" -> throw new KeyFormatException("private key uses EC, not RSA");
             case "DSA PRIVATE KEY" -> throw new KeyFormatException("private key uses DSA, not RSA");
             case "PUBLIC KEY", "RSA PUBLIC KEY" ->
-                    throw new KeyFormatException("found a public key where a private key was expected");
+                throw new KeyFormatException("found a public key where a private key was expected");
             default -> throw new KeyFormatException("PEM holds " + describe(block) + ", not a private key");
         }
     }
@@ -144,8 +151,8 @@ public final class Pem {
             if (!(key instanceof RSAPrivateCrtKey crt)) {
                 throw new KeyFormatException("RSA private key without its CRT parameters");
             }
-            RSAPublicKey pub = (RSAPublicKey) factory.generatePublic(
-                    new RSAPublicKeySpec(crt.getModulus(), crt.getPublicExponent()));
+            RSAPublicKey pub = (RSAPublicKey)
+                    factory.generatePublic(new RSAPublicKeySpec(crt.getModulus(), crt.getPublicExponent()));
             RsaKeys.checkSize(pub);
             return new KeyPair(pub, key);
         } catch (GeneralSecurityException | RuntimeException e) {

@@ -17,13 +17,12 @@ import javax.crypto.spec.PSource;
  */
 public final class Rsa {
 
-    private static final OAEPParameterSpec OAEP = new OAEPParameterSpec("SHA-256", "MGF1",
-            MGF1ParameterSpec.SHA256, PSource.PSpecified.DEFAULT);
-    private static final PSSParameterSpec PSS = new PSSParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256,
-            32, PSSParameterSpec.TRAILER_FIELD_BC);
+    private static final OAEPParameterSpec OAEP =
+            new OAEPParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256, PSource.PSpecified.DEFAULT);
+    private static final PSSParameterSpec PSS =
+            new PSSParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256, 32, PSSParameterSpec.TRAILER_FIELD_BC);
 
-    private Rsa() {
-    }
+    private Rsa() {}
 
     /** Encrypts a short secret (a session key) for the holder of {@code recipient}'s private key. */
     public static byte[] wrap(PublicKey recipient, byte[] secret) {

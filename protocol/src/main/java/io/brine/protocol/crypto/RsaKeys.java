@@ -23,8 +23,7 @@ public final class RsaKeys {
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private RsaKeys() {
-    }
+    private RsaKeys() {}
 
     /** Generates a key pair with public exponent 65537. */
     public static KeyPair generate(int bits) {
@@ -70,12 +69,12 @@ public final class RsaKeys {
     public static <K extends RSAKey> K checkShape(K key) throws KeyFormatException {
         int bits = bits(key);
         if (bits < MIN_BITS) {
-            throw new KeyFormatException("RSA key of " + bits + " bits is too small: at least " + MIN_BITS
-                    + " bits are required");
+            throw new KeyFormatException(
+                    "RSA key of " + bits + " bits is too small: at least " + MIN_BITS + " bits are required");
         }
         if (bits > MAX_BITS) {
-            throw new KeyFormatException("RSA key of " + bits + " bits is too large: at most " + MAX_BITS
-                    + " bits are accepted");
+            throw new KeyFormatException(
+                    "RSA key of " + bits + " bits is too large: at most " + MAX_BITS + " bits are accepted");
         }
         if (key instanceof RSAPublicKey pub) {
             BigInteger e = pub.getPublicExponent();
@@ -128,17 +127,19 @@ public final class RsaKeys {
         }
         byte[] canonical;
         try {
-            canonical = KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(rsa.getModulus(),
-                    rsa.getPublicExponent())).getEncoded();
+            canonical = KeyFactory.getInstance("RSA")
+                    .generatePublic(new RSAPublicKeySpec(rsa.getModulus(), rsa.getPublicExponent()))
+                    .getEncoded();
         } catch (GeneralSecurityException | RuntimeException e) {
             throw new KeyFormatException("not an RSA SubjectPublicKeyInfo", e);
         }
         if (!Arrays.equals(canonical, spki)) {
-            throw new KeyFormatException(spki.length > canonical.length && Arrays.equals(canonical, 0,
-                    canonical.length, spki, 0, canonical.length)
-                    ? "not exactly one SubjectPublicKeyInfo: " + (spki.length - canonical.length)
-                            + " bytes follow the key"
-                    : "not a DER-canonical SubjectPublicKeyInfo: re-encoding the key gives other bytes");
+            throw new KeyFormatException(
+                    spki.length > canonical.length
+                                    && Arrays.equals(canonical, 0, canonical.length, spki, 0, canonical.length)
+                            ? "not exactly one SubjectPublicKeyInfo: " + (spki.length - canonical.length)
+                                    + " bytes follow the key"
+                            : "not a DER-canonical SubjectPublicKeyInfo: re-encoding the key gives other bytes");
         }
         return checkShape(rsa);
     }

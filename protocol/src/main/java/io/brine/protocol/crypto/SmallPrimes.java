@@ -21,17 +21,14 @@ final class SmallPrimes {
     private static final int CHUNK_BITS = 1_024;
 
     /** The 31-bit products, each with its primes and floor((2^64 - 1) / product) for the Barrett step. */
-    private record Group(long product, long inverse, int[] primes) {
-    }
+    private record Group(long product, long inverse, int[] primes) {}
 
     /** About 1,024 bits of the primes' product and the groups whose primes it holds. */
-    private record Chunk(BigInteger product, Group[] groups) {
-    }
+    private record Chunk(BigInteger product, Group[] groups) {}
 
     private static final Chunk[] CHUNKS = chunks(groups());
 
-    private SmallPrimes() {
-    }
+    private SmallPrimes() {}
 
     /** The smallest prime below {@value #BOUND} that divides {@code n}, or 0 when none does; n must be positive. */
     static int factorOf(BigInteger n) {
@@ -95,8 +92,10 @@ final class SmallPrimes {
 
     private static Group group(long product, List<Integer> primes) {
         // product > 2, so the inverse is below 2^63 and multiplyHigh's signed product is the unsigned one.
-        return new Group(product, Long.divideUnsigned(-1L, product), primes.stream().mapToInt(Integer::intValue)
-                .toArray());
+        return new Group(
+                product,
+                Long.divideUnsigned(-1L, product),
+                primes.stream().mapToInt(Integer::intValue).toArray());
     }
 
     private static Chunk[] chunks(List<Group> groups) {

@@ -37,22 +37,24 @@ public final class Grants {
 
     /** The most bytes a grant may have: the limit of the auth request's grant field. */
     public static final int MAX_BYTES = 16 * 1024;
+
     public static final int VERSION = 1;
 
     private static final byte[] CONTEXT = "brine-grant-v1".getBytes(StandardCharsets.US_ASCII);
     private static final Set<String> OUTER_KEYS = Set.of("brine_grant", "signer", "payload", "signature");
-    private static final Set<String> PAYLOAD_KEYS = Set.of("version", "id", "fingerprint", "not_before",
-            "not_after", "class", "nonce");
+    private static final Set<String> PAYLOAD_KEYS =
+            Set.of("version", "id", "fingerprint", "not_before", "not_after", "class", "nonce");
     private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(4).maxStringLength(MAX_BYTES)
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxNestingDepth(4)
+                            .maxStringLength(MAX_BYTES)
+                            .build())
                     .build())
-            .build())
             .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private Grants() {
-    }
+    private Grants() {}
 
     /** A parsed grant whose signature is not checked yet: {@link #verify(PublicKey)} does that. */
     public record SignedGrant(ProvisioningGrant grant, String signer, byte[] payload, byte[] signature) {
@@ -65,7 +67,8 @@ public final class Grants {
         /** SHA-256 of the payload as hex: what a master records to make the grant single use. */
         public String digest() {
             try {
-                return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
+                return HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("the JDK lacks SHA-256", e);
             }
@@ -133,7 +136,10 @@ public final class Grants {
             throw new GrantException("signature: expected 1 to 1024 bytes");
         }
         JsonNode fields = readObject(payload, "payload");
-        requireKeys(fields, PAYLOAD_KEYS, Set.of("version", "id", "fingerprint", "not_before", "not_after", "nonce"),
+        requireKeys(
+                fields,
+                PAYLOAD_KEYS,
+                Set.of("version", "id", "fingerprint", "not_before", "not_after", "nonce"),
                 "payload");
         if (!fields.get("version").isInt() || fields.get("version").intValue() != VERSION) {
             throw new GrantException("payload version: only version " + VERSION + " is known");
@@ -144,7 +150,7 @@ public final class Grants {
             if (!classNode.isObject()) {
                 throw new GrantException("class: expected an object of strings");
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = classNode.fields(); it.hasNext();) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = classNode.fields(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> entry = it.next();
                 if (!entry.getValue().isTextual()) {
                     throw new GrantException("class: expected an object of strings");
@@ -153,9 +159,13 @@ public final class Grants {
             }
         }
         try {
-            ProvisioningGrant grant = new ProvisioningGrant(text(fields, "id"), text(fields, "fingerprint"),
+            ProvisioningGrant grant = new ProvisioningGrant(
+                    text(fields, "id"),
+                    text(fields, "fingerprint"),
                     Instant.ofEpochSecond(seconds(fields, "not_before")),
-                    Instant.ofEpochSecond(seconds(fields, "not_after")), classes, text(fields, "nonce"));
+                    Instant.ofEpochSecond(seconds(fields, "not_after")),
+                    classes,
+                    text(fields, "nonce"));
             return new SignedGrant(grant, signer, payload, signature);
         } catch (IllegalArgumentException e) {
             throw new GrantException("payload: " + e.getMessage());
@@ -177,8 +187,10 @@ public final class Grants {
             return node;
         } catch (JacksonException e) {
             // Jackson's message may quote the input: name only where it broke.
-            throw new GrantException(what + ": not valid JSON" + (e.getLocation() == null ? ""
-                    : " (at byte " + e.getLocation().getByteOffset() + ")"));
+            throw new GrantException(what + ": not valid JSON"
+                    + (e.getLocation() == null
+                            ? ""
+                            : " (at byte " + e.getLocation().getByteOffset() + ")"));
         } catch (IOException e) {
             throw new GrantException(what + ": unreadable");
         }
@@ -186,7 +198,7 @@ public final class Grants {
 
     private static void requireKeys(JsonNode node, Set<String> allowed, Set<String> required, String what)
             throws GrantException {
-        for (Iterator<String> it = node.fieldNames(); it.hasNext();) {
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String key = it.next();
             if (!allowed.contains(key)) {
                 throw new GrantException(what + ": unknown field");
@@ -209,7 +221,9 @@ public final class Grants {
 
     private static long seconds(JsonNode node, String key) throws GrantException {
         JsonNode value = node.get(key);
-        if (!value.isIntegralNumber() || !value.canConvertToLong() || value.longValue() < 0
+        if (!value.isIntegralNumber()
+                || !value.canConvertToLong()
+                || value.longValue() < 0
                 || value.longValue() > 253402300799L) {
             throw new GrantException(key + ": expected whole seconds since the epoch");
         }

@@ -22,11 +22,17 @@ import java.util.regex.Pattern;
  * @param classification key/value pairs the master stores with the minion for targeting (grain {@code class})
  * @param nonce          16 random bytes as 32 lower-case hex digits
  */
-public record ProvisioningGrant(String id, String fingerprint, Instant notBefore, Instant notAfter,
-        Map<String, String> classification, String nonce) {
+public record ProvisioningGrant(
+        String id,
+        String fingerprint,
+        Instant notBefore,
+        Instant notAfter,
+        Map<String, String> classification,
+        String nonce) {
 
     /** The longest lifetime a grant may have: it bounds how long a master must remember a spent one. */
     public static final long MAX_LIFETIME_SECONDS = 30L * 24 * 3600;
+
     public static final int MAX_CLASSES = 64;
     public static final int MAX_CLASS_VALUE = 256;
 
@@ -73,7 +79,8 @@ public record ProvisioningGrant(String id, String fingerprint, Instant notBefore
         if (key == null || !CLASS_KEY.matcher(key).matches()) {
             return Optional.of("class key " + MinionIds.printable(key) + " is not 1-64 characters of [A-Za-z0-9_.-]");
         }
-        if (value == null || value.length() > MAX_CLASS_VALUE
+        if (value == null
+                || value.length() > MAX_CLASS_VALUE
                 || value.chars().anyMatch(c -> c < 0x20 || (c >= 0x7f && c <= 0x9f))) {
             return Optional.of("class " + key + ": the value must be at most " + MAX_CLASS_VALUE
                     + " characters without control characters");

@@ -15,8 +15,16 @@ import java.util.List;
  * @param session           present only when {@code status} is ACCEPTED
  * @param masterChain       the master's key rotations, oldest first (PROTOCOL.md 6.4); empty before the first
  */
-public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timestampMs, byte[] masterPublicKey,
-        String reason, int retryAfterSeconds, Session session, List<MasterSuccession> masterChain)
+public record AuthReply(
+        int suite,
+        AuthStatus status,
+        byte[] nonce,
+        long timestampMs,
+        byte[] masterPublicKey,
+        String reason,
+        int retryAfterSeconds,
+        Session session,
+        List<MasterSuccession> masterChain)
         implements Message.ToPeer {
 
     public AuthReply {
@@ -27,8 +35,15 @@ public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timesta
     }
 
     /** A reply of a master whose key was never rotated: no chain. */
-    public AuthReply(int suite, AuthStatus status, byte[] nonce, long timestampMs, byte[] masterPublicKey,
-            String reason, int retryAfterSeconds, Session session) {
+    public AuthReply(
+            int suite,
+            AuthStatus status,
+            byte[] nonce,
+            long timestampMs,
+            byte[] masterPublicKey,
+            String reason,
+            int retryAfterSeconds,
+            Session session) {
         this(suite, status, nonce, timestampMs, masterPublicKey, reason, retryAfterSeconds, session, List.of());
     }
 
@@ -52,13 +67,18 @@ public record AuthReply(int suite, AuthStatus status, byte[] nonce, long timesta
      * @param publishPort       where to subscribe (ZeroMQ PUB port), 0 when publications come on this connection
      * @param serialFloor       the last serial the master used: accept only publications above it
      */
-    public record Session(byte[] sessionId, long generation, byte[] wrappedPublishKey, byte[] wrappedRequestKey,
-            int publishPort, long serialFloor) {
+    public record Session(
+            byte[] sessionId,
+            long generation,
+            byte[] wrappedPublishKey,
+            byte[] wrappedRequestKey,
+            int publishPort,
+            long serialFloor) {
 
         @Override
         public String toString() {
-            return "Session[generation=" + generation + ", publishPort=" + publishPort + ", serialFloor="
-                    + serialFloor + "]";
+            return "Session[generation=" + generation + ", publishPort=" + publishPort + ", serialFloor=" + serialFloor
+                    + "]";
         }
     }
 

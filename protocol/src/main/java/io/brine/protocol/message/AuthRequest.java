@@ -14,8 +14,16 @@ import java.util.Map;
  * @param grant       a provisioning grant signed by a trusted provisioner, or null
  * @param token       a pre-shared autosign token, or null; secret, never printed
  */
-public record AuthRequest(int suite, String id, byte[] publicKey, byte[] nonce, long timestampMs,
-        Map<String, Object> claims, byte[] grant, String token) implements Message.ToMaster {
+public record AuthRequest(
+        int suite,
+        String id,
+        byte[] publicKey,
+        byte[] nonce,
+        long timestampMs,
+        Map<String, Object> claims,
+        byte[] grant,
+        String token)
+        implements Message.ToMaster {
 
     public AuthRequest {
         claims = claims == null ? Map.of() : Copies.map(claims);

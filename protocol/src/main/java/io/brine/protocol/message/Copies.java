@@ -13,8 +13,7 @@ import java.util.Map;
  */
 final class Copies {
 
-    private Copies() {
-    }
+    private Copies() {}
 
     static Map<String, Object> map(Map<String, Object> map) {
         return Collections.unmodifiableMap(new LinkedHashMap<>(map));

@@ -15,8 +15,13 @@ import java.util.Arrays;
  *                          (a compromised key replaced offline)
  * @param signingSignature  RSA-PSS by the offline signing key over the same bytes; null when none signed
  */
-public record MasterSuccession(byte[] previousKey, byte[] nextKey, long issuedMs, long graceUntilMs,
-        byte[] previousSignature, byte[] signingSignature) {
+public record MasterSuccession(
+        byte[] previousKey,
+        byte[] nextKey,
+        long issuedMs,
+        long graceUntilMs,
+        byte[] previousSignature,
+        byte[] signingSignature) {
 
     public MasterSuccession {
         if (previousSignature == null && signingSignature == null) {
@@ -26,8 +31,11 @@ public record MasterSuccession(byte[] previousKey, byte[] nextKey, long issuedMs
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof MasterSuccession o && Arrays.equals(previousKey, o.previousKey)
-                && Arrays.equals(nextKey, o.nextKey) && issuedMs == o.issuedMs && graceUntilMs == o.graceUntilMs
+        return other instanceof MasterSuccession o
+                && Arrays.equals(previousKey, o.previousKey)
+                && Arrays.equals(nextKey, o.nextKey)
+                && issuedMs == o.issuedMs
+                && graceUntilMs == o.graceUntilMs
                 && Arrays.equals(previousSignature, o.previousSignature)
                 && Arrays.equals(signingSignature, o.signingSignature);
     }

@@ -16,7 +16,9 @@ public sealed interface Message permits Message.ToMaster, Message.ToPeer {
 
         /** One constant per record, so that a receiver's switch is exhaustive (Java 17 cannot switch on types). */
         enum Kind {
-            AUTH_REQUEST, CLIENT_AUTH, SESSION
+            AUTH_REQUEST,
+            CLIENT_AUTH,
+            SESSION
         }
 
         Kind toMaster();
@@ -27,7 +29,10 @@ public sealed interface Message permits Message.ToMaster, Message.ToPeer {
 
         /** One constant per record, so that a receiver's switch is exhaustive. */
         enum Kind {
-            AUTH_REPLY, PUBLISH, SESSION, SESSION_UNKNOWN
+            AUTH_REPLY,
+            PUBLISH,
+            SESSION,
+            SESSION_UNKNOWN
         }
 
         Kind toPeer();

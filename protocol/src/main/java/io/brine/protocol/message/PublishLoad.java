@@ -14,8 +14,14 @@ import java.util.Map;
  * @param timeoutSeconds how long the function may run on the minion (0: the minion's default)
  * @param publisher      who published it, for the minion's log
  */
-public record PublishLoad(String jid, Target target, String fun, List<Object> args, Map<String, Object> kwargs,
-        int timeoutSeconds, String publisher) {
+public record PublishLoad(
+        String jid,
+        Target target,
+        String fun,
+        List<Object> args,
+        Map<String, Object> kwargs,
+        int timeoutSeconds,
+        String publisher) {
 
     public PublishLoad {
         args = Copies.list(args);
@@ -23,6 +29,5 @@ public record PublishLoad(String jid, Target target, String fun, List<Object> ar
     }
 
     /** A target expression; {@code type} is one of glob, pcre, list, grain, compound. */
-    public record Target(String type, String expression) {
-    }
+    public record Target(String type, String expression) {}
 }

@@ -22,12 +22,10 @@ public sealed interface Resumption permits Resumption.ToMaster, Resumption.ToMin
     int type();
 
     /** Minion to master: {@link Request}, {@link TicketRequest}. The codec refuses the others at the master. */
-    sealed interface ToMaster extends Resumption permits Request, TicketRequest {
-    }
+    sealed interface ToMaster extends Resumption permits Request, TicketRequest {}
 
     /** Master to minion: {@link Reply}, {@link Ticket}. The codec refuses the others at a minion. */
-    sealed interface ToMinion extends Resumption permits Reply, Ticket {
-    }
+    sealed interface ToMinion extends Resumption permits Reply, Ticket {}
 
     /**
      * @param id          the minion id the ticket was given to
@@ -115,8 +113,14 @@ public sealed interface Resumption permits Resumption.ToMaster, Resumption.ToMin
      * A resumed session, what a {@link Reply}'s box holds: as an accepted auth reply's session, with the keys in
      * clear (the box is the protection), and the next ticket.
      */
-    record Resumed(byte[] sessionId, long generation, byte[] publishKey, byte[] requestKey, int publishPort,
-            long serialFloor, Grant next) {
+    record Resumed(
+            byte[] sessionId,
+            long generation,
+            byte[] publishKey,
+            byte[] requestKey,
+            int publishPort,
+            long serialFloor,
+            Grant next) {
         @Override
         public String toString() {
             return "Resumption.Resumed[generation=" + generation + ", publishPort=" + publishPort + "]";

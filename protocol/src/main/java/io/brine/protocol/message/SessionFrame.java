@@ -10,7 +10,8 @@ package io.brine.protocol.message;
  * @param counter   per direction and session, increasing; receivers keep a replay window
  * @param box       the sealed inner frame
  */
-public record SessionFrame(byte[] sessionId, Direction direction, long counter, byte[] box) implements Message.ToMaster, Message.ToPeer {
+public record SessionFrame(byte[] sessionId, Direction direction, long counter, byte[] box)
+        implements Message.ToMaster, Message.ToPeer {
 
     @Override
     public FrameType type() {
@@ -28,7 +29,8 @@ public record SessionFrame(byte[] sessionId, Direction direction, long counter, 
     }
 
     public enum Direction {
-        MINION_TO_MASTER(0), MASTER_TO_MINION(1);
+        MINION_TO_MASTER(0),
+        MASTER_TO_MINION(1);
 
         private final int code;
 

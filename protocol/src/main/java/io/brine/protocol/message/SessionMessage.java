@@ -22,7 +22,11 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that the master's switch is exhaustive (Java 17 cannot switch on types). */
         enum Kind {
-            RETURN, GRAINS, HEARTBEAT, KEY_REQUEST, KEY_ROTATE
+            RETURN,
+            GRAINS,
+            HEARTBEAT,
+            KEY_REQUEST,
+            KEY_ROTATE
         }
 
         Kind fromMinion();
@@ -33,7 +37,10 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that the master's switch is exhaustive. */
         enum Kind {
-            PUBLISH_REQUEST, JOB_QUERY, EVENTS_SUBSCRIBE, HEARTBEAT
+            PUBLISH_REQUEST,
+            JOB_QUERY,
+            EVENTS_SUBSCRIBE,
+            HEARTBEAT
         }
 
         Kind fromPublisher();
@@ -44,7 +51,12 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that the minion's switch is exhaustive. */
         enum Kind {
-            ACK, KEY_UPDATE, HEARTBEAT_REPLY, KEY_ROTATE_REPLY, MASTER_KEY_SUCCESSION, KEY_ROTATE_ASK
+            ACK,
+            KEY_UPDATE,
+            HEARTBEAT_REPLY,
+            KEY_ROTATE_REPLY,
+            MASTER_KEY_SUCCESSION,
+            KEY_ROTATE_ASK
         }
 
         Kind toMinion();
@@ -55,7 +67,11 @@ public sealed interface SessionMessage {
 
         /** One constant per record, so that a publisher's switch is exhaustive. */
         enum Kind {
-            PUBLISH_REPLY, RETURN_EVENT, JOB_REPLY, EVENT, HEARTBEAT_REPLY
+            PUBLISH_REPLY,
+            RETURN_EVENT,
+            JOB_REPLY,
+            EVENT,
+            HEARTBEAT_REPLY
         }
 
         Kind toPublisher();
@@ -319,8 +335,14 @@ public sealed interface SessionMessage {
     }
 
     /** Publisher to master: publish this job. The publisher's name comes from its session. */
-    record PublishRequest(String targetType, String target, String fun, List<Object> args,
-            Map<String, Object> kwargs, int timeoutSeconds) implements FromPublisher {
+    record PublishRequest(
+            String targetType,
+            String target,
+            String fun,
+            List<Object> args,
+            Map<String, Object> kwargs,
+            int timeoutSeconds)
+            implements FromPublisher {
         public PublishRequest {
             args = Copies.list(args);
             kwargs = Copies.map(kwargs);
@@ -386,8 +408,8 @@ public sealed interface SessionMessage {
     }
 
     /** Master to publisher: a minion's return for a job this publisher session published. */
-    record ReturnEvent(String jid, String minionId, Object returnValue, int retcode, boolean success,
-            long durationMs) implements ToPublisher {
+    record ReturnEvent(String jid, String minionId, Object returnValue, int retcode, boolean success, long durationMs)
+            implements ToPublisher {
         @Override
         public SessionType type() {
             return SessionType.RETURN_EVENT;

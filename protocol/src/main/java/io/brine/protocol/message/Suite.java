@@ -9,6 +9,5 @@ public final class Suite {
     /** RSA-2048..8192 keys, RSA-OAEP-SHA256 (MGF1-SHA256) wraps, RSA-PSS-SHA256 signatures, AES-256-GCM. */
     public static final int RSA_OAEP_PSS_AES256GCM = 1;
 
-    private Suite() {
-    }
+    private Suite() {}
 }

@@ -27,6 +27,7 @@ public final class Crypticle {
     public static final int KEY_STRING_CHARS = 76;
     /** IV, one cipher block, MAC: nothing shorter is a Crypticle blob. */
     public static final int MIN_BLOB = 16 + 16 + 32;
+
     private static final byte[] PICKLE_PAD = "pickle::".getBytes(StandardCharsets.US_ASCII);
     private static final int NONCE_CHARS = 32;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -176,8 +177,9 @@ public final class Crypticle {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof Crypticle c && MessageDigest.isEqual(
-                keyString.getBytes(StandardCharsets.US_ASCII), c.keyString.getBytes(StandardCharsets.US_ASCII));
+        return o instanceof Crypticle c
+                && MessageDigest.isEqual(
+                        keyString.getBytes(StandardCharsets.US_ASCII), c.keyString.getBytes(StandardCharsets.US_ASCII));
     }
 
     @Override

@@ -19,17 +19,35 @@ public sealed interface SaltAuthReply {
      * the algorithm it named) the shared {@code aes} key string, its {@code session} key string and, when it sent
      * one, its token back; {@code sig} is the master's X9.31 signature of the hex SHA-256 of the aes key string.
      */
-    record Accepted(String pubKey, int publishPort, Optional<byte[]> token, byte[] aes, byte[] session, byte[] sig,
-                    String nonce, SaltRsa.Signing signing, Optional<String> pubSig) implements SaltAuthReply {
+    record Accepted(
+            String pubKey,
+            int publishPort,
+            Optional<byte[]> token,
+            byte[] aes,
+            byte[] session,
+            byte[] sig,
+            String nonce,
+            SaltRsa.Signing signing,
+            Optional<String> pubSig)
+            implements SaltAuthReply {
 
-        public Accepted(String pubKey, int publishPort, Optional<byte[]> token, byte[] aes, byte[] session,
-                byte[] sig, String nonce, SaltRsa.Signing signing) {
+        public Accepted(
+                String pubKey,
+                int publishPort,
+                Optional<byte[]> token,
+                byte[] aes,
+                byte[] session,
+                byte[] sig,
+                String nonce,
+                SaltRsa.Signing signing) {
             this(pubKey, publishPort, token, aes, session, sig, nonce, signing, Optional.empty());
         }
 
         @Override
         public SaltValue encode(PrivateKey master) {
-            SaltValue.Builder b = SaltValue.Map.builder().put("enc", "pub").put("pub_key", pubKey)
+            SaltValue.Builder b = SaltValue.Map.builder()
+                    .put("enc", "pub")
+                    .put("pub_key", pubKey)
                     .put("publish_port", publishPort);
             // master_sign_pubkey: the signing key's signature of pub_key, made offline (salt/master.py).
             pubSig.ifPresent(s -> b.put("pub_sig", s));
@@ -61,7 +79,8 @@ public sealed interface SaltAuthReply {
 
         @Override
         public SaltValue encode(PrivateKey master) {
-            return signed(SaltValue.Map.builder().put("ret", ret).put("nonce", nonce).build(), master, signing);
+            return signed(
+                    SaltValue.Map.builder().put("ret", ret).put("nonce", nonce).build(), master, signing);
         }
     }
 
@@ -83,15 +102,20 @@ public sealed interface SaltAuthReply {
 
         @Override
         public SaltValue encode(PrivateKey master) {
-            return SaltValue.Map.builder().put("enc", "clear")
-                    .put("load", SaltValue.Map.builder().put("ret", ret).build()).build();
+            return SaltValue.Map.builder()
+                    .put("enc", "clear")
+                    .put("load", SaltValue.Map.builder().put("ret", ret).build())
+                    .build();
         }
     }
 
     /** {@code _clear_signed}: the load in Salt's payload dialect, and a PKCS#1 v1.5 signature over those bytes. */
     private static SaltValue signed(SaltValue.Map load, PrivateKey master, SaltRsa.Signing signing) {
         byte[] bytes = SaltMsgpack.write(load, SaltDialect.PAYLOAD);
-        return SaltValue.Map.builder().put("enc", "clear").put("load", bytes)
-                .put("sig", SaltRsa.sign(master, signing, bytes)).build();
+        return SaltValue.Map.builder()
+                .put("enc", "clear")
+                .put("load", bytes)
+                .put("sig", SaltRsa.sign(master, signing, bytes))
+                .build();
     }
 }

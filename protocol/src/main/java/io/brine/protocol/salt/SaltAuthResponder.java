@@ -139,16 +139,23 @@ public final class SaltAuthResponder {
         Optional<byte[]> token = Optional.empty();
         if (load.token().isPresent()) {
             try {
-                byte[] plain = SaltRsa.decrypt(master.getPrivate(), enc, load.token().get());
+                byte[] plain =
+                        SaltRsa.decrypt(master.getPrivate(), enc, load.token().get());
                 token = Optional.of(SaltRsa.encrypt(minion, enc, plain));
             } catch (CryptoException e) {
                 // As Salt: a token that does not decrypt is left out; the minion then refuses the reply.
                 token = Optional.empty();
             }
         }
-        return new SaltAuthReply.Accepted(pubKey, publishPort, token,
+        return new SaltAuthReply.Accepted(
+                pubKey,
+                publishPort,
+                token,
                 SaltRsa.encrypt(minion, enc, aesKeyString),
                 SaltRsa.encrypt(minion, enc, session.keyString().getBytes(StandardCharsets.US_ASCII)),
-                aesSig.clone(), load.nonce(), sig, pubSig.flatMap(s -> s.forAlgorithm(sig)));
+                aesSig.clone(),
+                load.nonce(),
+                sig,
+                pubSig.flatMap(s -> s.forAlgorithm(sig)));
     }
 }

@@ -16,8 +16,14 @@ public sealed interface SaltCommand {
     String cmd();
 
     /** {@code _return}: a job's result. {@code jid} has passed brine's jid validator; {@code ret} is any value. */
-    record Return(String jid, String fun, SaltValue ret, Optional<Long> retcode, Optional<Boolean> success,
-                  Optional<SaltValue> funArgs) implements SaltCommand {
+    record Return(
+            String jid,
+            String fun,
+            SaltValue ret,
+            Optional<Long> retcode,
+            Optional<Boolean> success,
+            Optional<SaltValue> funArgs)
+            implements SaltCommand {
         @Override
         public String cmd() {
             return "_return";
@@ -34,8 +40,9 @@ public sealed interface SaltCommand {
     }
 
     /** {@code _pillar}: the minion's grains come with it (claims, not authority). */
-    record Pillar(Optional<SaltValue.Map> grains, Optional<String> saltenv, Optional<String> pillarenv,
-                  Optional<String> ver) implements SaltCommand {
+    record Pillar(
+            Optional<SaltValue.Map> grains, Optional<String> saltenv, Optional<String> pillarenv, Optional<String> ver)
+            implements SaltCommand {
         @Override
         public String cmd() {
             return "_pillar";
@@ -55,21 +62,37 @@ public sealed interface SaltCommand {
      * {@code _master_opts}, {@code _master_tops}, {@code _ext_nodes}): the fields any of them reads, each absent when
      * not sent. {@code loc} is {@code _serve_file}'s offset, {@code gzip} its compression level (1 to 9).
      */
-    record FileRequest(String cmd, Optional<String> path, Optional<String> saltenv, Optional<String> prefix,
-                       Optional<Long> loc, Optional<Integer> gzip, boolean envOnly) implements SaltCommand {
+    record FileRequest(
+            String cmd,
+            Optional<String> path,
+            Optional<String> saltenv,
+            Optional<String> prefix,
+            Optional<Long> loc,
+            Optional<Integer> gzip,
+            boolean envOnly)
+            implements SaltCommand {
 
         /** The commands read as a {@link FileRequest}. */
-        public static final Set<String> COMMANDS = Set.of("_master_opts", "_file_envs",
-                "_file_list", "_file_list_emptydirs", "_dir_list", "_symlink_list", "_file_hash",
-                "_file_hash_and_stat", "_file_find", "_serve_file", "_master_tops", "_ext_nodes");
+        public static final Set<String> COMMANDS = Set.of(
+                "_master_opts",
+                "_file_envs",
+                "_file_list",
+                "_file_list_emptydirs",
+                "_dir_list",
+                "_symlink_list",
+                "_file_hash",
+                "_file_hash_and_stat",
+                "_file_find",
+                "_serve_file",
+                "_master_tops",
+                "_ext_nodes");
         /** A path or prefix longer than this is refused (Linux's PATH_MAX). */
         public static final int MAX_PATH_BYTES = 4096;
         /** A saltenv longer than this is refused. */
         public static final int MAX_SALTENV_BYTES = 255;
     }
 
-    record Other(String cmd) implements SaltCommand {
-    }
+    record Other(String cmd) implements SaltCommand {}
 
     static SaltCommand decode(SaltValue.Map load) throws MalformedException {
         String cmd = SaltFields.text(load, "cmd", 128);
@@ -88,17 +111,19 @@ public sealed interface SaltCommand {
                         load.get("fun_args"));
             }
             case "_minion_event" -> {
-                return new MinionEvent(SaltFields.optionalText(load, "tag", 1024), load.get("data"),
-                        load.get("events"));
+                return new MinionEvent(
+                        SaltFields.optionalText(load, "tag", 1024), load.get("data"), load.get("events"));
             }
             case "_pillar" -> {
-                return new Pillar(SaltFields.optionalMap(load, "grains"),
+                return new Pillar(
+                        SaltFields.optionalMap(load, "grains"),
                         SaltFields.optionalText(load, "saltenv", 1024),
                         SaltFields.optionalText(load, "pillarenv", 1024),
                         SaltFields.optionalText(load, "ver", 16));
             }
             case "_register_resources" -> {
-                return new RegisterResources(load.get("resources").orElse(SaltValue.nil()),
+                return new RegisterResources(
+                        load.get("resources").orElse(SaltValue.nil()),
                         load.get("resource_grains").orElse(SaltValue.nil()));
             }
             default -> {
@@ -111,8 +136,10 @@ public sealed interface SaltCommand {
     }
 
     private static FileRequest fileRequest(String cmd, SaltValue.Map load) throws MalformedException {
-        Optional<Long> loc = load.get("loc").filter(v -> !(v instanceof SaltValue.Nil)).isPresent()
-                ? Optional.of(SaltFields.integer(load, "loc")) : Optional.empty();
+        Optional<Long> loc =
+                load.get("loc").filter(v -> !(v instanceof SaltValue.Nil)).isPresent()
+                        ? Optional.of(SaltFields.integer(load, "loc"))
+                        : Optional.empty();
         if (loc.isPresent() && loc.get() < 0) {
             throw new MalformedException("loc: negative");
         }
@@ -125,18 +152,23 @@ public sealed interface SaltCommand {
             }
             gzip = Optional.of((int) value);
         }
-        boolean envOnly = load.get("env_only").filter(v -> v instanceof SaltValue.Bool).isPresent()
-                && SaltFields.bool(load, "env_only");
-        return new FileRequest(cmd,
+        boolean envOnly =
+                load.get("env_only").filter(v -> v instanceof SaltValue.Bool).isPresent()
+                        && SaltFields.bool(load, "env_only");
+        return new FileRequest(
+                cmd,
                 SaltFields.optionalText(load, "path", FileRequest.MAX_PATH_BYTES),
                 SaltFields.optionalText(load, "saltenv", FileRequest.MAX_SALTENV_BYTES),
                 SaltFields.optionalText(load, "prefix", FileRequest.MAX_PATH_BYTES),
-                loc, gzip, envOnly);
+                loc,
+                gzip,
+                envOnly);
     }
 
     /** Salt's {@code retcode} is usually an int, but a state run may report a list or nothing. */
     private static Optional<Long> optionalInteger(SaltValue.Map load, String field) {
-        return load.get(field).filter(v -> v instanceof SaltValue.Int i && !i.unsigned64())
+        return load.get(field)
+                .filter(v -> v instanceof SaltValue.Int i && !i.unsigned64())
                 .map(v -> ((SaltValue.Int) v).value());
     }
 }

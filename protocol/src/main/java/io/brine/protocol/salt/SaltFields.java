@@ -10,8 +10,7 @@ final class SaltFields {
     /** {@code uuid.uuid4().hex}, what Salt uses for every nonce. */
     private static final Pattern NONCE = Pattern.compile("[0-9a-f]{32}");
 
-    private SaltFields() {
-    }
+    private SaltFields() {}
 
     static SaltValue.Map asMap(SaltValue value, String what) throws MalformedException {
         if (value instanceof SaltValue.Map m) {
@@ -42,8 +41,8 @@ final class SaltFields {
     }
 
     static String text(SaltValue value, String field, int maxBytes) throws MalformedException {
-        byte[] bytes = value.bytes().orElseThrow(
-                () -> new MalformedException(field + ": expected a string, got " + value.kind()));
+        byte[] bytes = value.bytes()
+                .orElseThrow(() -> new MalformedException(field + ": expected a string, got " + value.kind()));
         if (bytes.length > maxBytes) {
             throw new MalformedException(field + ": longer than " + maxBytes + " bytes");
         }
@@ -64,8 +63,8 @@ final class SaltFields {
 
     static byte[] bytes(SaltValue.Map map, String field, int maxBytes) throws MalformedException {
         SaltValue value = required(map, field);
-        byte[] bytes = value.bytes().orElseThrow(
-                () -> new MalformedException(field + ": expected bytes, got " + value.kind()));
+        byte[] bytes = value.bytes()
+                .orElseThrow(() -> new MalformedException(field + ": expected bytes, got " + value.kind()));
         if (bytes.length > maxBytes) {
             throw new MalformedException(field + ": longer than " + maxBytes + " bytes");
         }

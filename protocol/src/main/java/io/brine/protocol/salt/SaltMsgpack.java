@@ -26,24 +26,20 @@ import org.msgpack.core.MessageUnpacker;
  */
 public final class SaltMsgpack {
 
-    private static final MessagePack.PackerConfig PAYLOAD = new MessagePack.PackerConfig()
-            .withStr8FormatSupport(false);
+    private static final MessagePack.PackerConfig PAYLOAD = new MessagePack.PackerConfig().withStr8FormatSupport(false);
     private static final MessagePack.PackerConfig FRAME = new MessagePack.PackerConfig();
     private static final int MAX_PRESIZE = 1024;
 
-    private SaltMsgpack() {
-    }
+    private SaltMsgpack() {}
 
     /** Decodes {@code bytes}, which must hold exactly one value. */
     public static SaltValue read(byte[] bytes, SaltLimits limits) throws MalformedException {
         return read(bytes, 0, bytes.length, limits);
     }
 
-    public static SaltValue read(byte[] bytes, int offset, int length, SaltLimits limits)
-            throws MalformedException {
+    public static SaltValue read(byte[] bytes, int offset, int length, SaltLimits limits) throws MalformedException {
         if (length > limits.maxBytes()) {
-            throw new MalformedException("msgpack: " + length + " bytes, more than the limit of "
-                    + limits.maxBytes());
+            throw new MalformedException("msgpack: " + length + " bytes, more than the limit of " + limits.maxBytes());
         }
         Reader reader = new Reader(MessagePack.newDefaultUnpacker(bytes, offset, length), length, limits);
         try {
@@ -162,7 +158,8 @@ public final class SaltMsgpack {
                 case FLOAT -> new SaltValue.Float(in.unpackDouble());
                 case STRING -> {
                     byte[] raw = payload(in.unpackRawStringHeader());
-                    yield SaltValue.utf8(raw).<SaltValue>map(SaltValue.Str::new)
+                    yield SaltValue.utf8(raw)
+                            .<SaltValue>map(SaltValue.Str::new)
                             .orElseGet(() -> new SaltValue.Raw(raw));
                 }
                 case BINARY -> new SaltValue.Bin(payload(in.unpackBinaryHeader()));
@@ -172,7 +169,8 @@ public final class SaltMsgpack {
                     if (!limits.opaqueExtensions()) {
                         throw new MalformedException("msgpack: extension types are not accepted");
                     }
-                    yield new SaltValue.Bin(payload(in.unpackExtensionTypeHeader().getLength()));
+                    yield new SaltValue.Bin(
+                            payload(in.unpackExtensionTypeHeader().getLength()));
                 }
                 default -> throw new MalformedException("msgpack: unknown type");
             };
@@ -213,15 +211,15 @@ public final class SaltMsgpack {
                 throw new MalformedException("msgpack: nested deeper than " + limits.maxDepth());
             }
             if ((long) count * minBytesEach > remaining()) {
-                throw new MalformedException("msgpack: a container declares " + count
-                        + " items, more than the input holds");
+                throw new MalformedException(
+                        "msgpack: a container declares " + count + " items, more than the input holds");
             }
         }
 
         private byte[] payload(int size) throws IOException, MalformedException {
             if (size < 0 || size > remaining()) {
-                throw new MalformedException("msgpack: a string declares " + size
-                        + " bytes, more than the input holds");
+                throw new MalformedException(
+                        "msgpack: a string declares " + size + " bytes, more than the input holds");
             }
             return in.readPayload(size);
         }

@@ -17,10 +17,10 @@ public final class SaltPem {
 
     /** Python's {@code str.splitlines()} boundaries that can occur in ASCII text. */
     private static final Pattern LINES = Pattern.compile("\r\n|[\n\r\u000b\u000c\u001c\u001d\u001e\u0085]");
+
     private static final HexFormat HEX = HexFormat.of();
 
-    private SaltPem() {
-    }
+    private SaltPem() {}
 
     /** Salt's {@code clean_key}: {@code "\n".join(key.strip().splitlines())}. */
     public static String cleanKey(String pem) {

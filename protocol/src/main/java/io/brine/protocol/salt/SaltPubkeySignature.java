@@ -68,8 +68,11 @@ public record SaltPubkeySignature(Map<SaltRsa.Signing, String> signatures) {
     public String text() {
         StringBuilder text = new StringBuilder();
         for (SaltRsa.Signing signing : SaltRsa.Signing.values()) {
-            forAlgorithm(signing).ifPresent(sig -> text.append(signing.wireName()).append(' ').append(sig)
-                    .append('\n'));
+            forAlgorithm(signing)
+                    .ifPresent(sig -> text.append(signing.wireName())
+                            .append(' ')
+                            .append(sig)
+                            .append('\n'));
         }
         return text.toString();
     }
@@ -88,8 +91,8 @@ public record SaltPubkeySignature(Map<SaltRsa.Signing, String> signatures) {
             if (parts.length != 2) {
                 throw new MalformedException("line " + number + ": not 'ALGORITHM BASE64'");
             }
-            SaltRsa.Signing signing = SaltRsa.Signing.named(parts[0]).orElseThrow(() -> new MalformedException(
-                    "line " + at + ": unknown signing algorithm"));
+            SaltRsa.Signing signing = SaltRsa.Signing.named(parts[0])
+                    .orElseThrow(() -> new MalformedException("line " + at + ": unknown signing algorithm"));
             try {
                 Base64.getDecoder().decode(parts[1]);
             } catch (IllegalArgumentException e) {

@@ -20,8 +20,16 @@ import java.util.Optional;
  * @param extra further load fields (e.g. {@code kwargs}, {@code metadata}), written after {@code user}
  * @param serial strictly increasing per master run; a minion drops a serial it has seen ({@code Crypticle.loads})
  */
-public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String jid, String ret, String tgtType,
-                              String user, List<SaltValue.Entry> extra, long serial) {
+public record SaltPublication(
+        String fun,
+        SaltValue arg,
+        SaltValue tgt,
+        String jid,
+        String ret,
+        String tgtType,
+        String user,
+        List<SaltValue.Entry> extra,
+        long serial) {
 
     /** The ZeroMQ topic every minion subscribes to when {@code zmq_filtering} is on. */
     public static final String BROADCAST = "broadcast";
@@ -32,8 +40,14 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
 
     /** The load in Salt's field order. */
     public SaltValue.Map load() {
-        SaltValue.Builder b = SaltValue.Map.builder().put("fun", fun).put("arg", arg).put("tgt", tgt)
-                .put("jid", jid).put("ret", ret).put("tgt_type", tgtType).put("user", user);
+        SaltValue.Builder b = SaltValue.Map.builder()
+                .put("fun", fun)
+                .put("arg", arg)
+                .put("tgt", tgt)
+                .put("jid", jid)
+                .put("ret", ret)
+                .put("tgt_type", tgtType)
+                .put("user", user);
         for (SaltValue.Entry e : extra) {
             b.put(e.key().text().orElseThrow(), e.value());
         }
@@ -46,8 +60,12 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
     }
 
     static byte[] envelope(byte[] sealedLoad, PrivateKey master, SaltRsa.Signing signing) {
-        SaltValue.Map envelope = SaltValue.Map.builder().put("enc", "aes").put("load", sealedLoad)
-                .put("sig_algo", signing.wireName()).put("sig", SaltRsa.sign(master, signing, sealedLoad)).build();
+        SaltValue.Map envelope = SaltValue.Map.builder()
+                .put("enc", "aes")
+                .put("load", sealedLoad)
+                .put("sig_algo", signing.wireName())
+                .put("sig", SaltRsa.sign(master, signing, sealedLoad))
+                .build();
         return SaltMsgpack.write(envelope, SaltDialect.PAYLOAD);
     }
 
@@ -57,8 +75,8 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
      */
     public static String topic(String minionId) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1")
-                    .digest(minionId.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(minionId.getBytes(StandardCharsets.UTF_8)));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -69,8 +87,8 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
      * {@code [topic, envelope]} per targeted minion when the master resolved the target to {@code minionIds}
      * (Salt does so for glob, pcre and list targets), or once with {@link #BROADCAST} when it did not (empty).
      */
-    public static List<List<byte[]>> zmqMessages(byte[] envelope, boolean zmqFiltering,
-                                                 Optional<List<String>> minionIds) {
+    public static List<List<byte[]>> zmqMessages(
+            byte[] envelope, boolean zmqFiltering, Optional<List<String>> minionIds) {
         if (!zmqFiltering) {
             return List.of(List.of(envelope));
         }
@@ -78,7 +96,8 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
             return List.of(List.of(BROADCAST.getBytes(StandardCharsets.US_ASCII), envelope));
         }
         return minionIds.get().stream()
-                .map(id -> List.of(topic(id).getBytes(StandardCharsets.US_ASCII), envelope)).toList();
+                .map(id -> List.of(topic(id).getBytes(StandardCharsets.US_ASCII), envelope))
+                .toList();
     }
 
     /** A publication on Salt's TCP transport: {@code {head: {}, body: <envelope bytes>}}. */
@@ -91,8 +110,8 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
      * algorithm the envelope names (a missing or unknown one is refused: brine's minions of Salt never run without
      * {@code sign_pub_messages}), decrypts, reads the load. Empty when the serial is not above {@code lastSerial}.
      */
-    public static Optional<SaltPublication> open(byte[] envelopeBytes, PublicKey master, Crypticle aes,
-                                                 long lastSerial, SaltLimits limits)
+    public static Optional<SaltPublication> open(
+            byte[] envelopeBytes, PublicKey master, Crypticle aes, long lastSerial, SaltLimits limits)
             throws CryptoException, MalformedException {
         SaltValue.Map envelope = SaltFields.asMap(SaltMsgpack.read(envelopeBytes, limits), "publication");
         if (!SaltFields.text(envelope, "enc", 16).equals("aes")) {
@@ -100,10 +119,10 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
         }
         byte[] sealedLoad = SaltFields.bytes(envelope, "load", limits.maxBytes());
         String algorithm = SaltFields.text(envelope, "sig_algo", 64);
-        SaltRsa.Signing signing = SaltRsa.Signing.named(algorithm)
-                .orElseThrow(() -> new MalformedException("sig_algo: unknown"));
-        if (!SaltRsa.verify(master, signing, sealedLoad,
-                SaltFields.bytes(envelope, "sig", SaltAuthRequest.MAX_RSA_BYTES))) {
+        SaltRsa.Signing signing =
+                SaltRsa.Signing.named(algorithm).orElseThrow(() -> new MalformedException("sig_algo: unknown"));
+        if (!SaltRsa.verify(
+                master, signing, sealedLoad, SaltFields.bytes(envelope, "sig", SaltAuthRequest.MAX_RSA_BYTES))) {
             throw new CryptoException("publication: signature failed to validate");
         }
         SaltValue.Map load = SaltFields.asMap(aes.loads(sealedLoad, null, limits), "publication load");
@@ -114,7 +133,8 @@ public record SaltPublication(String fun, SaltValue arg, SaltValue tgt, String j
     static SaltPublication decode(SaltValue.Map load) throws MalformedException {
         List<String> known = List.of("fun", "arg", "tgt", "jid", "ret", "tgt_type", "user", "serial");
         List<SaltValue.Entry> extra = load.entries().stream()
-                .filter(e -> e.key().text().map(k -> !known.contains(k)).orElse(false)).toList();
+                .filter(e -> e.key().text().map(k -> !known.contains(k)).orElse(false))
+                .toList();
         return new SaltPublication(
                 SaltFields.text(load, "fun", 1024),
                 SaltFields.required(load, "arg"),

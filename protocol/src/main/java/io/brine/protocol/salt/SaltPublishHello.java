@@ -29,14 +29,19 @@ public record SaltPublishHello(String id, byte[] tok) {
         }
         SaltValue.Map load = SaltFields.asMap(
                 aes.loads(SaltFields.bytes(envelope, "load", limits.maxBytes()), null, limits), "load");
-        return new SaltPublishHello(SaltFields.text(load, "id", SaltAuthRequest.MAX_ID_BYTES),
+        return new SaltPublishHello(
+                SaltFields.text(load, "id", SaltAuthRequest.MAX_ID_BYTES),
                 SaltFields.bytes(load, "tok", SaltSessionRequest.MAX_TOK_BYTES));
     }
 
     /** The frame body as a minion writes it (tests, the benchmark). */
     public SaltValue seal(Crypticle aes) {
-        SaltValue.Map load = SaltValue.Map.builder().put("id", id).put("tok", tok).build();
-        return SaltValue.Map.builder().put("enc", "aes").put("load", aes.dumps(load, null)).put("version", 3)
+        SaltValue.Map load =
+                SaltValue.Map.builder().put("id", id).put("tok", tok).build();
+        return SaltValue.Map.builder()
+                .put("enc", "aes")
+                .put("load", aes.dumps(load, null))
+                .put("version", 3)
                 .build();
     }
 

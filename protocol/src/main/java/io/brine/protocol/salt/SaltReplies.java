@@ -18,8 +18,7 @@ public final class SaltReplies {
     /** What Salt's master answers a command it does not serve: an empty map, sealed like any reply. */
     public static final SaltValue UNSERVED = SaltValue.Map.builder().build();
 
-    private SaltReplies() {
-    }
+    private SaltReplies() {}
 
     /** {@code Crypticle(session).dumps(value, nonce)}, a byte string. */
     public static SaltValue sealed(Crypticle session, String nonce, SaltValue value) {
@@ -31,23 +30,38 @@ public final class SaltReplies {
      * {@code {key: OAEP(minion, k), pillar: Crypticle(k).dumps({data, sig})}} where {@code data} is the payload
      * dialect of {@code {key, pillar, nonce}} and {@code sig} the master's PKCS#1 v1.5 signature of {@code data}.
      */
-    public static SaltValue privately(String dictKey, SaltValue value, String nonce, PublicKey minion,
-                                      SaltRsa.Encryption enc, PrivateKey master, SaltRsa.Signing sig) {
+    public static SaltValue privately(
+            String dictKey,
+            SaltValue value,
+            String nonce,
+            PublicKey minion,
+            SaltRsa.Encryption enc,
+            PrivateKey master,
+            SaltRsa.Signing sig) {
         Crypticle fresh = Crypticle.generate();
         byte[] key = SaltRsa.encrypt(minion, enc, fresh.keyString().getBytes(StandardCharsets.US_ASCII));
-        byte[] data = SaltMsgpack.write(SaltValue.Map.builder().put("key", key).put(dictKey, value)
-                .put("nonce", nonce).build(), SaltDialect.PAYLOAD);
-        SaltValue signedMsg = SaltValue.Map.builder().put("data", data).put("sig", SaltRsa.sign(master, sig, data))
+        byte[] data = SaltMsgpack.write(
+                SaltValue.Map.builder()
+                        .put("key", key)
+                        .put(dictKey, value)
+                        .put("nonce", nonce)
+                        .build(),
+                SaltDialect.PAYLOAD);
+        SaltValue signedMsg = SaltValue.Map.builder()
+                .put("data", data)
+                .put("sig", SaltRsa.sign(master, sig, data))
                 .build();
-        return SaltValue.Map.builder().put("key", key).put(dictKey, SaltValue.bin(fresh.dumps(signedMsg, null)))
+        return SaltValue.Map.builder()
+                .put("key", key)
+                .put(dictKey, SaltValue.bin(fresh.dumps(signedMsg, null)))
                 .build();
     }
 
     /** A minion opening a {@link #sealed} reply to the request that carried {@code nonce}. */
     public static SaltValue openSealed(SaltValue reply, Crypticle session, String nonce, SaltLimits limits)
             throws CryptoException, MalformedException {
-        byte[] blob = reply.bytes().orElseThrow(() -> new MalformedException("reply: expected bytes, got "
-                + reply.kind()));
+        byte[] blob =
+                reply.bytes().orElseThrow(() -> new MalformedException("reply: expected bytes, got " + reply.kind()));
         return session.loads(blob, nonce, limits);
     }
 
@@ -56,9 +70,16 @@ public final class SaltReplies {
      * salt/channel/client.py): unwraps the key, checks the master's signature, that the signed key is the one
      * received and the nonce is the request's, and returns the value.
      */
-    public static SaltValue openPrivately(SaltValue reply, String dictKey, String nonce, PrivateKey minion,
-                                          SaltRsa.Encryption enc, PublicKey master, SaltRsa.Signing sig,
-                                          SaltLimits limits) throws CryptoException, MalformedException {
+    public static SaltValue openPrivately(
+            SaltValue reply,
+            String dictKey,
+            String nonce,
+            PrivateKey minion,
+            SaltRsa.Encryption enc,
+            PublicKey master,
+            SaltRsa.Signing sig,
+            SaltLimits limits)
+            throws CryptoException, MalformedException {
         SaltValue.Map outer = SaltFields.asMap(reply, "private reply");
         byte[] key = SaltFields.bytes(outer, "key", SaltAuthRequest.MAX_RSA_BYTES);
         Crypticle fresh = Crypticle.of(SaltRsa.decrypt(minion, enc, key));

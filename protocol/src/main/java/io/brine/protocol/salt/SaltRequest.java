@@ -15,8 +15,7 @@ public sealed interface SaltRequest {
     int version();
 
     /** {@code {enc: "clear", load: {cmd: "_auth", ...}, version}}. */
-    record Auth(SaltAuthRequest load, int version) implements SaltRequest {
-    }
+    record Auth(SaltAuthRequest load, int version) implements SaltRequest {}
 
     /**
      * {@code {enc: "aes", load: <session Crypticle>, version, id, enc_algo, sig_algo}}. {@code id} has passed brine's
@@ -34,8 +33,14 @@ public sealed interface SaltRequest {
 
         /** The envelope as a minion writes it ({@code _package_load}'s field order). */
         public SaltValue.Map encode() {
-            return SaltValue.Map.builder().put("enc", "aes").put("load", load).put("version", version).put("id", id)
-                    .put("enc_algo", encAlgo).put("sig_algo", sigAlgo).build();
+            return SaltValue.Map.builder()
+                    .put("enc", "aes")
+                    .put("load", load)
+                    .put("version", version)
+                    .put("id", id)
+                    .put("enc_algo", encAlgo)
+                    .put("sig_algo", sigAlgo)
+                    .build();
         }
 
         @Override
@@ -48,8 +53,7 @@ public sealed interface SaltRequest {
      * Any other clear request, e.g. the salt CLI's {@code publish}: brine serves none (Salt answers an unknown one
      * with an empty map).
      */
-    record Clear(String cmd, SaltValue.Map load, int version) implements SaltRequest {
-    }
+    record Clear(String cmd, SaltValue.Map load, int version) implements SaltRequest {}
 
     /**
      * Reads a request payload as it arrives (a ZeroMQ payload frame): up to {@link SaltLimits#UNAUTHENTICATED}'s

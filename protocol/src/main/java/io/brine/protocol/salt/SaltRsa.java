@@ -43,7 +43,9 @@ public final class SaltRsa {
 
         /** The algorithm a minion named; empty for anything Salt does not know either ({@code "bad enc algo"}). */
         public static Optional<Encryption> named(String wireName) {
-            return Arrays.stream(values()).filter(e -> e.wireName.equals(wireName)).findFirst();
+            return Arrays.stream(values())
+                    .filter(e -> e.wireName.equals(wireName))
+                    .findFirst();
         }
     }
 
@@ -66,12 +68,13 @@ public final class SaltRsa {
 
         /** The algorithm a minion named; empty for anything Salt does not know either ({@code "bad sig algo"}). */
         public static Optional<Signing> named(String wireName) {
-            return Arrays.stream(values()).filter(s -> s.wireName.equals(wireName)).findFirst();
+            return Arrays.stream(values())
+                    .filter(s -> s.wireName.equals(wireName))
+                    .findFirst();
         }
     }
 
-    private SaltRsa() {
-    }
+    private SaltRsa() {}
 
     public static byte[] encrypt(PublicKey recipient, Encryption algorithm, byte[] plaintext) {
         try {

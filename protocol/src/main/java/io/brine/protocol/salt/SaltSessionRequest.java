@@ -10,8 +10,8 @@ import io.brine.protocol.crypto.CryptoException;
  * the stored key ({@code validate_token} in salt/channel/server.py), and so may brine, although the session key
  * already authenticates the minion.
  */
-public record SaltSessionRequest(String id, String nonce, long ts, byte[] tok, SaltCommand command,
-                                 SaltValue.Map load) {
+public record SaltSessionRequest(
+        String id, String nonce, long ts, byte[] tok, SaltCommand command, SaltValue.Map load) {
 
     static final int MAX_TOK_BYTES = 1024;
 
@@ -50,8 +50,8 @@ public record SaltSessionRequest(String id, String nonce, long ts, byte[] tok, S
     }
 
     /** Seals a load as a minion does (tests and the benchmark's simulated Salt minions). */
-    public static byte[] seal(Crypticle session, SaltValue.Map commandFields, String id, String nonce, long ts,
-                              byte[] tok) {
+    public static byte[] seal(
+            Crypticle session, SaltValue.Map commandFields, String id, String nonce, long ts, byte[] tok) {
         SaltValue.Builder b = SaltValue.Map.builder();
         commandFields.entries().forEach(e -> b.put(e.key().text().orElseThrow(), e.value()));
         b.put("nonce", nonce).put("ts", ts).put("tok", tok).put("id", id);

@@ -22,36 +22,27 @@ import java.util.Optional;
 public final class SaltSignIn {
 
     /** What the minion concludes. */
-    public sealed interface Outcome {
-    }
+    public sealed interface Outcome {}
 
     /** Signed in: the shared publish key, this minion's request key, where to subscribe, the master's key. */
-    public record Accepted(Crypticle aes, Crypticle session, int publishPort, RSAPublicKey master)
-            implements Outcome {
-    }
+    public record Accepted(Crypticle aes, Crypticle session, int publishPort, RSAPublicKey master) implements Outcome {}
 
     /** {@code ret: true}: the key waits for acceptance; the minion asks again after {@code acceptance_wait_time}. */
-    public record Waiting() implements Outcome {
-    }
+    public record Waiting() implements Outcome {}
 
     /** {@code ret: false}: rejected or denied (a Salt minion cannot tell which). */
-    public record Refused() implements Outcome {
-    }
+    public record Refused() implements Outcome {}
 
     /** {@code ret: "full"}: the master's {@code max_minions} is reached. */
-    public record Full() implements Outcome {
-    }
+    public record Full() implements Outcome {}
 
     /** The bare {@code "bad load"}. */
-    public record BadLoad() implements Outcome {
-    }
+    public record BadLoad() implements Outcome {}
 
     /** {@code "bad enc algo"} or {@code "bad sig algo"}. */
-    public record BadAlgorithm(String ret) implements Outcome {
-    }
+    public record BadAlgorithm(String ret) implements Outcome {}
 
-    private SaltSignIn() {
-    }
+    private SaltSignIn() {}
 
     /**
      * Checks {@code reply} to the request that carried {@code nonce} and, when the minion sent one, the token
@@ -59,9 +50,16 @@ public final class SaltSignIn {
      * empty before its first accepted sign-in: then the key in an accepted reply is trusted on first use and, as in
      * Salt, the signature of a reply without a key cannot be checked. Anything a stock minion would refuse throws.
      */
-    public static Outcome check(SaltValue reply, String nonce, Optional<byte[]> tokenSent, PrivateKey minion,
-                                SaltRsa.Encryption enc, SaltRsa.Signing sig, Optional<RSAPublicKey> pinned,
-                                SaltLimits limits) throws CryptoException, MalformedException {
+    public static Outcome check(
+            SaltValue reply,
+            String nonce,
+            Optional<byte[]> tokenSent,
+            PrivateKey minion,
+            SaltRsa.Encryption enc,
+            SaltRsa.Signing sig,
+            Optional<RSAPublicKey> pinned,
+            SaltLimits limits)
+            throws CryptoException, MalformedException {
         return check(reply, nonce, tokenSent, minion, enc, sig, pinned, limits, Optional.empty());
     }
 
@@ -74,9 +72,16 @@ public final class SaltSignIn {
      * pub_key} with the minion's {@code sig} algorithm, and the token is then not checked ({@code extract_aes} with
      * {@code master_pub=False}).
      */
-    public static Outcome check(SaltValue reply, String nonce, Optional<byte[]> tokenSent, PrivateKey minion,
-                                SaltRsa.Encryption enc, SaltRsa.Signing sig, Optional<RSAPublicKey> pinned,
-                                SaltLimits limits, Optional<PublicKey> masterSignPub)
+    public static Outcome check(
+            SaltValue reply,
+            String nonce,
+            Optional<byte[]> tokenSent,
+            PrivateKey minion,
+            SaltRsa.Encryption enc,
+            SaltRsa.Signing sig,
+            Optional<RSAPublicKey> pinned,
+            SaltLimits limits,
+            Optional<PublicKey> masterSignPub)
             throws CryptoException, MalformedException {
         if (reply.text().filter("bad load"::equals).isPresent()) {
             return new BadLoad();
@@ -98,24 +103,25 @@ public final class SaltSignIn {
         if (load.has("pub_key")) {
             String offered = SaltFields.text(load, "pub_key", SaltAuthRequest.MAX_PUB_BYTES);
             if (load.has("pub_sig") != masterSignPub.isPresent()) {
-                throw new CryptoException(masterSignPub.isPresent() ? "the master did not send its public-key"
-                        + " signature" : "the master sent its public-key signature, but signature verification is"
-                        + " not enabled on the minion");
+                throw new CryptoException(
+                        masterSignPub.isPresent()
+                                ? "the master did not send its public-key" + " signature"
+                                : "the master sent its public-key signature, but signature verification is"
+                                        + " not enabled on the minion");
             }
             boolean changed = master != null && !SaltPem.sameKey(offered, SaltPem.wireForm(master));
             if (master == null || changed) {
                 if (masterSignPub.isPresent()) {
                     byte[] pubSig;
                     try {
-                        pubSig = Base64.getMimeDecoder().decode(SaltFields.text(load, "pub_sig",
-                                SaltAuthRequest.MAX_PUB_BYTES));
+                        pubSig = Base64.getMimeDecoder()
+                                .decode(SaltFields.text(load, "pub_sig", SaltAuthRequest.MAX_PUB_BYTES));
                     } catch (IllegalArgumentException e) {
                         throw new MalformedException("pub_sig: not base64");
                     }
-                    if (!SaltRsa.verify(masterSignPub.get(), sig, offered.getBytes(StandardCharsets.UTF_8),
-                            pubSig)) {
-                        throw new CryptoException("received signed public-key from master but signature"
-                                + " verification failed");
+                    if (!SaltRsa.verify(masterSignPub.get(), sig, offered.getBytes(StandardCharsets.UTF_8), pubSig)) {
+                        throw new CryptoException(
+                                "received signed public-key from master but signature" + " verification failed");
                     }
                     tokenSent = Optional.empty();
                 } else if (changed) {
@@ -151,8 +157,12 @@ public final class SaltSignIn {
         return accepted;
     }
 
-    private static Accepted accepted(SaltValue.Map load, RSAPublicKey master, PrivateKey minion,
-                                     SaltRsa.Encryption enc, Optional<byte[]> tokenSent)
+    private static Accepted accepted(
+            SaltValue.Map load,
+            RSAPublicKey master,
+            PrivateKey minion,
+            SaltRsa.Encryption enc,
+            Optional<byte[]> tokenSent)
             throws CryptoException, MalformedException {
         byte[] aes = SaltRsa.decrypt(minion, enc, SaltFields.bytes(load, "aes", SaltAuthRequest.MAX_RSA_BYTES));
         byte[] sig = SaltFields.bytes(load, "sig", SaltAuthRequest.MAX_RSA_BYTES);
@@ -160,14 +170,12 @@ public final class SaltSignIn {
             throw new CryptoException("the aes key's X9.31 signature did not validate");
         }
         if (tokenSent.isPresent()) {
-            byte[] token = SaltRsa.decrypt(minion, enc,
-                    SaltFields.bytes(load, "token", SaltAuthRequest.MAX_RSA_BYTES));
+            byte[] token = SaltRsa.decrypt(minion, enc, SaltFields.bytes(load, "token", SaltAuthRequest.MAX_RSA_BYTES));
             if (!MessageDigest.isEqual(token, tokenSent.get())) {
                 throw new CryptoException("the master failed to decrypt the random minion token");
             }
         }
-        byte[] session = SaltRsa.decrypt(minion, enc,
-                SaltFields.bytes(load, "session", SaltAuthRequest.MAX_RSA_BYTES));
+        byte[] session = SaltRsa.decrypt(minion, enc, SaltFields.bytes(load, "session", SaltAuthRequest.MAX_RSA_BYTES));
         long port = SaltFields.integer(load, "publish_port");
         if (port < 1 || port > 65535) {
             throw new MalformedException("publish_port: " + port + " is not a port");

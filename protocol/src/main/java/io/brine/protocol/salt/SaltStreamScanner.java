@@ -119,8 +119,11 @@ public final class SaltStreamScanner {
         return switch (b) {
             case 0xc4, 0xd9 -> buf[at + 1] & 0xffL;
             case 0xc5, 0xda, 0xdc, 0xde -> ((buf[at + 1] & 0xffL) << 8) | (buf[at + 2] & 0xffL);
-            case 0xc6, 0xdb, 0xdd, 0xdf -> ((buf[at + 1] & 0xffL) << 24) | ((buf[at + 2] & 0xffL) << 16)
-                    | ((buf[at + 3] & 0xffL) << 8) | (buf[at + 4] & 0xffL);
+            case 0xc6, 0xdb, 0xdd, 0xdf ->
+                ((buf[at + 1] & 0xffL) << 24)
+                        | ((buf[at + 2] & 0xffL) << 16)
+                        | ((buf[at + 3] & 0xffL) << 8)
+                        | (buf[at + 4] & 0xffL);
             default -> 0;
         };
     }

@@ -28,7 +28,11 @@ public record SaltTcpFrame(SaltValue.Map head, SaltValue body) {
     }
 
     public static byte[] encode(SaltTcpFrame frame) {
-        return SaltMsgpack.write(SaltValue.Map.builder().put("head", frame.head).put("body", frame.body).build(),
+        return SaltMsgpack.write(
+                SaltValue.Map.builder()
+                        .put("head", frame.head)
+                        .put("body", frame.body)
+                        .build(),
                 SaltDialect.FRAME);
     }
 
@@ -56,8 +60,7 @@ public record SaltTcpFrame(SaltValue.Map head, SaltValue body) {
     }
 
     /** A request frame: the frame (for its head, echoed by the reply) and the request its body holds. */
-    public record Request(SaltTcpFrame frame, SaltRequest request) {
-    }
+    public record Request(SaltTcpFrame frame, SaltRequest request) {}
 
     public static SaltTcpFrame decode(byte[] bytes, SaltLimits limits) throws MalformedException {
         return decode(bytes, 0, bytes.length, limits);

@@ -270,8 +270,7 @@ public sealed interface SaltValue {
     final class Builder {
         private final List<Entry> entries = new ArrayList<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         public Builder put(String key, SaltValue value) {
             entries.add(new Entry(new Str(key), value));
@@ -302,7 +301,10 @@ public sealed interface SaltValue {
     /** The text of {@code bytes} when they are strict UTF-8. */
     static Optional<String> utf8(byte[] bytes) {
         try {
-            return Optional.of(StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString());
+            return Optional.of(StandardCharsets.UTF_8
+                    .newDecoder()
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString());
         } catch (CharacterCodingException e) {
             return Optional.empty();
         }

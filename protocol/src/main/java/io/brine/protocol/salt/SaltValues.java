@@ -15,8 +15,7 @@ import java.util.Map;
  */
 public final class SaltValues {
 
-    private SaltValues() {
-    }
+    private SaltValues() {}
 
     /**
      * A Salt value as brine keeps it. Byte strings become text where they are UTF-8, as Salt's
@@ -80,7 +79,7 @@ public final class SaltValues {
         if (value instanceof Long || value instanceof Integer || value instanceof Short || value instanceof Byte) {
             return SaltValue.integer(((Number) value).longValue());
         }
-        if (value instanceof Double || value instanceof java.lang.Float) {
+        if (value instanceof Double || value instanceof Float) {
             return new SaltValue.Float(((Number) value).doubleValue());
         }
         if (value instanceof String s) {
@@ -106,7 +105,8 @@ public final class SaltValues {
             }
             return b.build();
         }
-        throw new IllegalArgumentException("no Salt form for " + value.getClass().getSimpleName());
+        throw new IllegalArgumentException(
+                "no Salt form for " + value.getClass().getSimpleName());
     }
 
     /**

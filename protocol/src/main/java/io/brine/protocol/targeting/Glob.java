@@ -56,8 +56,10 @@ public final class Glob {
             }
         }
         try {
-            return new Glob(glob, Pattern.compile(regex.toString(), ignoreCase
-                    ? Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE : 0));
+            return new Glob(
+                    glob,
+                    Pattern.compile(
+                            regex.toString(), ignoreCase ? Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE : 0));
         } catch (PatternSyntaxException e) {
             throw new TargetException("bad glob " + glob + ": " + e.getDescription());
         }
@@ -93,8 +95,8 @@ public final class Glob {
                 }
                 String set = glob.substring(i + 1, close);
                 if (set.startsWith("^")) {
-                    throw new TargetException(quoted + " is not a valid glob: a set is negated with [!...], not"
-                            + " [^...]");
+                    throw new TargetException(
+                            quoted + " is not a valid glob: a set is negated with [!...], not" + " [^...]");
                 }
                 for (char member : (set.startsWith("!") ? set.substring(1) : set).toCharArray()) {
                     requireIdCharacter(quoted, member);
@@ -110,8 +112,9 @@ public final class Glob {
     private static void requireIdCharacter(String quoted, char c) {
         boolean ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
         if (!ok) {
-            throw new TargetException(quoted + " is not a valid glob: " + String.format(
-                    "character U+%04X is neither a wildcard nor allowed in an id ([a-z0-9._-])", (int) c));
+            throw new TargetException(quoted + " is not a valid glob: "
+                    + String.format(
+                            "character U+%04X is neither a wildcard nor allowed in an id ([a-z0-9._-])", (int) c));
         }
     }
 

@@ -54,7 +54,8 @@ public final class Nodegroups {
     public static Nodegroups of(Map<String, String> definitions) {
         Checked checked = check(definitions);
         if (!checked.problems().isEmpty()) {
-            Map.Entry<String, String> first = checked.problems().entrySet().iterator().next();
+            Map.Entry<String, String> first =
+                    checked.problems().entrySet().iterator().next();
             throw new TargetException("nodegroup " + first.getKey() + ": " + first.getValue());
         }
         return new Nodegroups(Collections.unmodifiableMap(checked.expanded()));
@@ -74,8 +75,7 @@ public final class Nodegroups {
         return Collections.unmodifiableMap(check(definitions).problems());
     }
 
-    private record Checked(Map<String, String> problems, Map<String, String> expanded) {
-    }
+    private record Checked(Map<String, String> problems, Map<String, String> expanded) {}
 
     private static Checked check(Map<String, String> definitions) {
         Map<String, String> problems = new LinkedHashMap<>();
@@ -85,7 +85,9 @@ public final class Nodegroups {
             Optional<String> problem = nameProblem(name).or(() -> syntaxProblem(definition.getValue()));
             if (problem.isEmpty()) {
                 List<String> used = references(definition.getValue());
-                problem = used.stream().filter(u -> !definitions.containsKey(u)).findFirst()
+                problem = used.stream()
+                        .filter(u -> !definitions.containsKey(u))
+                        .findFirst()
                         .map(unknown -> "uses the unknown nodegroup " + unknown);
                 uses.put(name, used);
             }
@@ -103,8 +105,14 @@ public final class Nodegroups {
     }
 
     /** Expands {@code name} after what it uses, unless it or one of those has a problem. */
-    private static void visit(String name, Map<String, String> definitions, Map<String, List<String>> uses,
-            List<String> stack, Set<String> done, Map<String, String> problems, Map<String, String> expanded) {
+    private static void visit(
+            String name,
+            Map<String, String> definitions,
+            Map<String, List<String>> uses,
+            List<String> stack,
+            Set<String> done,
+            Map<String, String> problems,
+            Map<String, String> expanded) {
         if (done.contains(name) || problems.containsKey(name)) {
             return;
         }
@@ -137,8 +145,10 @@ public final class Nodegroups {
         words.add(")");
         String expression = String.join(" ", words);
         if (expression.length() > TargetException.MAX_EXPRESSION) {
-            problems.put(name, "expands to " + expression.length() + " characters, more than a target may have ("
-                    + TargetException.MAX_EXPRESSION + ")");
+            problems.put(
+                    name,
+                    "expands to " + expression.length() + " characters, more than a target may have ("
+                            + TargetException.MAX_EXPRESSION + ")");
             return;
         }
         expanded.put(name, expression);
@@ -156,7 +166,8 @@ public final class Nodegroups {
 
     /** Why {@code name} cannot name a nodegroup ({@code N@name} is one word of a compound target), or empty. */
     public static Optional<String> nameProblem(String name) {
-        return NAME.matcher(name).matches() ? Optional.empty()
+        return NAME.matcher(name).matches()
+                ? Optional.empty()
                 : Optional.of("a nodegroup name is 1 to 128 of [A-Za-z0-9._-], not starting with '.' or '-'");
     }
 
@@ -171,8 +182,9 @@ public final class Nodegroups {
         if (items.isEmpty()) {
             throw new TargetException("an empty list selects nothing");
         }
-        boolean compound = items.stream().anyMatch(item -> OPERATORS.contains(item.toLowerCase(Locale.ROOT))
-                || TYPED_TERM.matcher(item).matches());
+        boolean compound = items.stream()
+                .anyMatch(item -> OPERATORS.contains(item.toLowerCase(Locale.ROOT))
+                        || TYPED_TERM.matcher(item).matches());
         if (compound) {
             return String.join(" ", items);
         }
@@ -217,8 +229,7 @@ public final class Nodegroups {
     }
 
     /** A target after {@link #expand}. */
-    public record Expanded(String type, String expression) {
-    }
+    public record Expanded(String type, String expression) {}
 
     /**
      * Whether a target of {@code type} (with {@code N@} terms, or {@code nodegroup}) parses once each nodegroup is
@@ -268,8 +279,8 @@ public final class Nodegroups {
     private List<String> term(String name) {
         String definition = expanded.get(name);
         if (definition == null) {
-            throw new TargetException("unknown nodegroup " + name + (expanded.isEmpty()
-                    ? " (master.yaml defines no nodegroups)" : ""));
+            throw new TargetException(
+                    "unknown nodegroup " + name + (expanded.isEmpty() ? " (master.yaml defines no nodegroups)" : ""));
         }
         return List.of(definition);
     }

@@ -22,16 +22,15 @@ public final class Targets {
 
     public static final Set<String> TYPES = Set.of("glob", "pcre", "list", "grain", "compound");
 
-    private Targets() {
-    }
+    private Targets() {}
 
     public static Target parse(String type, String expression) {
         if (expression == null || expression.isBlank()) {
             throw new TargetException("empty target expression");
         }
         if (expression.length() > TargetException.MAX_EXPRESSION) {
-            throw new TargetException("target expression is longer than " + TargetException.MAX_EXPRESSION
-                    + " characters");
+            throw new TargetException(
+                    "target expression is longer than " + TargetException.MAX_EXPRESSION + " characters");
         }
         return switch (type) {
             case "glob" -> new Target.IdGlob(Glob.compile(expression));
@@ -58,8 +57,8 @@ public final class Targets {
                 String stripped = id.strip();
                 // One strict validator wherever an id enters (DESIGN.md 4.2): no case folding, no silent miss.
                 MinionIds.problem(stripped).ifPresent(problem -> {
-                    throw new TargetException("not a minion id in the list: " + MinionIds.printable(stripped)
-                            + " (" + problem + ")");
+                    throw new TargetException(
+                            "not a minion id in the list: " + MinionIds.printable(stripped) + " (" + problem + ")");
                 });
                 ids.add(stripped);
             }
@@ -162,8 +161,8 @@ public final class Targets {
         Target parse() {
             Target target = or();
             if (position < tokens.size()) {
-                throw new TargetException("unexpected '" + tokens.get(position) + "' in compound target at word "
-                        + (position + 1));
+                throw new TargetException(
+                        "unexpected '" + tokens.get(position) + "' in compound target at word " + (position + 1));
             }
             return target;
         }
@@ -215,10 +214,12 @@ public final class Targets {
                     case 'L' -> list(rest);
                     case 'P' -> grainRegex(rest);
                     case 'S' -> subnet(rest);
-                    case 'N' -> throw new TargetException("nodegroup " + token + " was not expanded: nodegroups are"
-                            + " the master's (master.yaml), expanded before a target is parsed");
-                    default -> throw new TargetException("unsupported compound prefix " + token.substring(0, 2)
-                            + " (supported: G@, P@, E@, L@, S@, N@ for a nodegroup, and plain globs)");
+                    case 'N' ->
+                        throw new TargetException("nodegroup " + token + " was not expanded: nodegroups are"
+                                + " the master's (master.yaml), expanded before a target is parsed");
+                    default ->
+                        throw new TargetException("unsupported compound prefix " + token.substring(0, 2)
+                                + " (supported: G@, P@, E@, L@, S@, N@ for a nodegroup, and plain globs)");
                 };
             }
             return new Target.IdGlob(Glob.compile(token));

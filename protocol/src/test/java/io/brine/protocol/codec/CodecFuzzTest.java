@@ -22,13 +22,16 @@ class CodecFuzzTest {
 
     private static final int ROUNDS = 20_000;
     /** Bytes that mean something to msgpack: big headers, nil, reserved, ext, str/bin/array/map markers. */
-    private static final int[] INTERESTING = {0x00, 0x7f, 0x80, 0x90, 0xa0, 0xc0, 0xc1, 0xc4, 0xc5, 0xc6, 0xcf,
-        0xd3, 0xd4, 0xd9, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xff};
+    private static final int[] INTERESTING = {
+        0x00, 0x7f, 0x80, 0x90, 0xa0, 0xc0, 0xc1, 0xc4, 0xc5, 0xc6, 0xcf, 0xd3, 0xd4, 0xd9, 0xdb, 0xdc, 0xdd, 0xde,
+        0xdf, 0xff
+    };
 
     @Test
     void mutatedFramesNeverMakeDecodeThrow() {
         PrivateKey master = TestKeys.pair(0).getPrivate();
-        List<byte[]> seeds = List.of(Codec.encode(Samples.sessionFrame()),
+        List<byte[]> seeds = List.of(
+                Codec.encode(Samples.sessionFrame()),
                 Codec.encodeSigned(Samples.authRequest(), TestKeys.pair(1).getPrivate()),
                 Codec.encodeSigned(Samples.authReplyAccepted(), master),
                 Codec.encodeSigned(Samples.authReplyPending(), master),
@@ -95,8 +98,11 @@ class CodecFuzzTest {
             int at = random.nextInt(bytes.length);
             switch (random.nextInt(6)) {
                 case 0 -> bytes[at] ^= (byte) (1 << random.nextInt(8));
-                case 1 -> bytes[at] = (byte) (random.nextBoolean() ? random.nextInt(256)
-                        : INTERESTING[random.nextInt(INTERESTING.length)]);
+                case 1 ->
+                    bytes[at] = (byte)
+                            (random.nextBoolean()
+                                    ? random.nextInt(256)
+                                    : INTERESTING[random.nextInt(INTERESTING.length)]);
                 case 2 -> {
                     byte[] longer = new byte[bytes.length + 1];
                     System.arraycopy(bytes, 0, longer, 0, at);
@@ -115,8 +121,8 @@ class CodecFuzzTest {
                 default -> {
                     int end = Math.min(bytes.length, at + 1 + random.nextInt(16));
                     byte[] slice = Arrays.copyOfRange(bytes, at, end);
-                    bytes = Samples.concat(Arrays.copyOf(bytes, end), slice, Arrays.copyOfRange(bytes, end,
-                            bytes.length));
+                    bytes = Samples.concat(
+                            Arrays.copyOf(bytes, end), slice, Arrays.copyOfRange(bytes, end, bytes.length));
                 }
             }
         }

@@ -37,7 +37,8 @@ class CodecMalformedTest {
 
     @BeforeAll
     static void signOnce() {
-        validFrames = List.of(Codec.encode(Samples.sessionFrame()),
+        validFrames = List.of(
+                Codec.encode(Samples.sessionFrame()),
                 Codec.encodeSigned(Samples.authRequest(), TestKeys.pair(1).getPrivate()),
                 Codec.encodeSigned(Samples.authReplyAccepted(), MASTER),
                 Codec.encodeSigned(Samples.authReplyPending(), MASTER),
@@ -140,7 +141,8 @@ class CodecMalformedTest {
     @Test
     void trailingBytesInsideASignedPayloadAreMalformed() {
         byte[] payload = concat(hex("93" + SID + "07 cf0000018bcfe56800"), hex("c0"));
-        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, payload, SIG))).contains("trailing");
+        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, payload, SIG)))
+                .contains("trailing");
     }
 
     @Test
@@ -160,17 +162,31 @@ class CodecMalformedTest {
     @Test
     void aSignedFrameNeedsExactlyPayloadAndSignature() {
         byte[] payload = hex("93" + SID + "07 cf0000018bcfe56800");
-        byte[] one = new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(1).bin("p", payload)
+        byte[] one = new MsgWriter()
+                .header(FrameType.SESSION_UNKNOWN.code())
+                .array(1)
+                .bin("p", payload)
                 .toByteArray();
         assertThat(malformed(one)).isEqualTo("SESSION_UNKNOWN body: expected 2 items, got 1");
-        byte[] three = new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(3).bin("p", payload)
-                .bin("s", SIG).bin("x", SIG).toByteArray();
+        byte[] three = new MsgWriter()
+                .header(FrameType.SESSION_UNKNOWN.code())
+                .array(3)
+                .bin("p", payload)
+                .bin("s", SIG)
+                .bin("x", SIG)
+                .toByteArray();
         assertThat(malformed(three)).contains("expected 2 items, got 3");
-        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, new byte[0], SIG))).contains("payload: 0 bytes");
+        assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, new byte[0], SIG)))
+                .contains("payload: 0 bytes");
         assertThat(malformed(signedFrame(FrameType.SESSION_UNKNOWN, payload, new byte[1025])))
                 .contains("signature: 1025 bytes");
-        byte[] strSignature = concat(new MsgWriter().header(FrameType.SESSION_UNKNOWN.code()).array(2)
-                .bin("p", payload).toByteArray(), hex("a3616263"));
+        byte[] strSignature = concat(
+                new MsgWriter()
+                        .header(FrameType.SESSION_UNKNOWN.code())
+                        .array(2)
+                        .bin("p", payload)
+                        .toByteArray(),
+                hex("a3616263"));
         assertThat(malformed(strSignature)).contains("signature: expected bin, got str");
     }
 
@@ -199,7 +215,8 @@ class CodecMalformedTest {
     void claimsNestedDeeperThan32AreMalformedAnd32AreFine() {
         assertThat(Codec.decode(authRequest(authRequestWithClaims(nestedMaps(32))), FrameLimits.MAX_FRAME))
                 .isInstanceOf(Decoded.Ok.class);
-        assertThat(malformed(authRequest(authRequestWithClaims(nestedMaps(33))))).contains("nested deeper than 32");
+        assertThat(malformed(authRequest(authRequestWithClaims(nestedMaps(33)))))
+                .contains("nested deeper than 32");
     }
 
     /** {@code depth} maps, each the value of key "a" in the one around it. */
@@ -210,7 +227,8 @@ class CodecMalformedTest {
     @Test
     void aNestingBombIsMalformedWithoutOverflowingTheStack() throws Exception {
         byte[] bomb = concat(hex("0110 96 a26a31 a3782e79"), Samples.filled(500_000, 0x91), hex("90 00 c3 00"));
-        assertThatThrownBy(() -> Codec.decodeInner(bomb)).isInstanceOf(MalformedException.class)
+        assertThatThrownBy(() -> Codec.decodeInner(bomb))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("nested deeper than 32");
     }
 
@@ -219,9 +237,10 @@ class CodecMalformedTest {
         List<Object> nils = new ArrayList<>(Collections.nCopies(FieldLimits.MAX_VALUE_ELEMENTS, null));
         byte[] ok = Codec.encodeInner(new SessionMessage.Return("j1", "x.y", nils, 0, true, 0));
         // One more element than the budget, in a second list inside the same value.
-        byte[] over = concat(hex("0110 96 a26a31 a3782e79 92"), Arrays.copyOfRange(ok, 10, ok.length - 3),
-                hex("91c0 00 c3 00"));
-        assertThatThrownBy(() -> Codec.decodeInner(over)).isInstanceOf(MalformedException.class)
+        byte[] over = concat(
+                hex("0110 96 a26a31 a3782e79 92"), Arrays.copyOfRange(ok, 10, ok.length - 3), hex("91c0 00 c3 00"));
+        assertThatThrownBy(() -> Codec.decodeInner(over))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("more than " + FieldLimits.MAX_VALUE_ELEMENTS + " elements");
     }
 
@@ -229,8 +248,7 @@ class CodecMalformedTest {
 
     @Test
     void wrongArrayLengthsAreMalformed() {
-        assertThat(malformed(session("93" + SID + "00 07"))).isEqualTo(
-                "SessionFrame: expected 4 items, got 3");
+        assertThat(malformed(session("93" + SID + "00 07"))).isEqualTo("SessionFrame: expected 4 items, got 3");
         assertThat(malformed(session("95" + SID + "00 07" + BOX + "c0"))).contains("expected 4 items, got 5");
         assertThat(malformed(authReply("98 01 00" + NONCE + "00 c401aa a0 00 95" + SID + "03 c40101 c40101 00")))
                 .contains("AuthReply.session: expected 6 items, got 5");
@@ -250,7 +268,8 @@ class CodecMalformedTest {
 
     @Test
     void integersOutOfRangeAreMalformed() {
-        assertThat(malformed(session("94" + SID + "00 cfffffffffffffffff" + BOX))).contains("integer out of range");
+        assertThat(malformed(session("94" + SID + "00 cfffffffffffffffff" + BOX)))
+                .contains("integer out of range");
         assertThat(malformed(session("94" + SID + "00 ff" + BOX))).contains("counter: -1 is outside");
         assertThat(malformed(session("94" + SID + "00 00" + BOX))).contains("counter: 0 is outside");
         assertThat(malformed(session("94" + SID + "02 07" + BOX))).contains("direction: 2 is outside 0..1");
@@ -260,7 +279,8 @@ class CodecMalformedTest {
         assertThat(malformed(authReply(String.format(acceptedWithPort, "ff")))).contains("publishPort: -1");
         assertThat(malformed(authReply("98 01 01" + NONCE + "00 c401aa a0 ff c0")))
                 .contains("AuthReply.retryAfterSeconds: -1 is outside");
-        assertThat(malformed(authReply("98 01 01" + NONCE + "ff c401aa a0 00 c0"))).contains("timestampMs: -1");
+        assertThat(malformed(authReply("98 01 01" + NONCE + "ff c401aa a0 00 c0")))
+                .contains("timestampMs: -1");
         assertThat(malformed(signedFrame(FrameType.PUBLISH, hex("96 01 ff 01 00 a26a31" + BOX), SIG)))
                 .contains("Publish.generation: -1");
         assertThat(malformed(signedFrame(FrameType.PUBLISH, hex("96 01 00 01 ff a26a31" + BOX), SIG)))
@@ -301,12 +321,22 @@ class CodecMalformedTest {
     void fixedLengthFieldsMustHaveTheirLength() {
         assertThat(malformed(session("94 c40f" + hex(Samples.SID).substring(2) + "00 07" + BOX)))
                 .contains("SessionFrame.sessionId: 15 bytes, expected 16");
-        assertThat(malformed(authRequest("98 01 a4776562 31 c404deadbeef c41f" + hex(Samples.NONCE).substring(2)
-                + "00 80 c0 c0"))).contains("AuthRequest.nonce: 31 bytes, expected 32");
+        assertThat(malformed(authRequest("98 01 a4776562 31 c404deadbeef c41f"
+                        + hex(Samples.NONCE).substring(2) + "00 80 c0 c0")))
+                .contains("AuthRequest.nonce: 31 bytes, expected 32");
         assertThat(malformed(session("94" + SID + "00 07 c41b" + "aa".repeat(27))))
                 .contains("SessionFrame.box: 27 bytes, expected 28..");
-        byte[] bigKey = new MsgWriter().array(8).integer(1).str("id", "web1").bin("k", new byte[2049])
-                .bin("n", Samples.NONCE).integer(0).map(0).nil().nil().toByteArray();
+        byte[] bigKey = new MsgWriter()
+                .array(8)
+                .integer(1)
+                .str("id", "web1")
+                .bin("k", new byte[2049])
+                .bin("n", Samples.NONCE)
+                .integer(0)
+                .map(0)
+                .nil()
+                .nil()
+                .toByteArray();
         assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, bigKey, SIG)))
                 .contains("AuthRequest.publicKey: 2049 bytes, expected 1..2048");
         byte[] keyUpdate = hex("0121 93 04 c41f" + "11".repeat(31) + "00");
@@ -319,7 +349,8 @@ class CodecMalformedTest {
     void badUtf8IsMalformed() {
         // Invalid start byte, an overlong '/', an encoded surrogate (CESU-8).
         for (String bad : new String[] {"a2ff61", "a2c0af", "a3eda080"}) {
-            assertThat(malformed(authRequest(authRequestWithClaims("81" + bad + "c0")))).contains("not valid UTF-8");
+            assertThat(malformed(authRequest(authRequestWithClaims("81" + bad + "c0"))))
+                    .contains("not valid UTF-8");
         }
         assertThat(malformed(authReply("98 01 01" + NONCE + "00 c401aa a2c0af 00 c0")))
                 .contains("AuthReply.reason: not valid UTF-8");
@@ -328,18 +359,34 @@ class CodecMalformedTest {
     @Test
     void invalidMinionIdsAreMalformed() {
         for (String id : new String[] {"Web1", "../x", "a..b", "-rf", "", "web 1", "x".repeat(64)}) {
-            byte[] payload = new MsgWriter().array(8).integer(1).str("id", id).bin("k", hex("00"))
-                    .bin("n", Samples.NONCE).integer(0).map(0).nil().nil().toByteArray();
-            assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, payload, SIG))).startsWith(
-                    "AuthRequest.id: id ");
+            byte[] payload = new MsgWriter()
+                    .array(8)
+                    .integer(1)
+                    .str("id", id)
+                    .bin("k", hex("00"))
+                    .bin("n", Samples.NONCE)
+                    .integer(0)
+                    .map(0)
+                    .nil()
+                    .nil()
+                    .toByteArray();
+            assertThat(malformed(signedFrame(FrameType.AUTH_REQUEST, payload, SIG)))
+                    .startsWith("AuthRequest.id: id ");
         }
     }
 
     @Test
     void invalidJidsAreMalformed() {
         for (String jid : new String[] {"", "../etc", ".hidden", "a/b", "j 1", "x".repeat(65), "jé"}) {
-            byte[] payload = new MsgWriter().array(6).integer(1).integer(1).integer(1).integer(1).str("jid", jid)
-                    .bin("box", new byte[28]).toByteArray();
+            byte[] payload = new MsgWriter()
+                    .array(6)
+                    .integer(1)
+                    .integer(1)
+                    .integer(1)
+                    .integer(1)
+                    .str("jid", jid)
+                    .bin("box", new byte[28])
+                    .toByteArray();
             assertThat(malformed(signedFrame(FrameType.PUBLISH, payload, SIG))).contains("Publish.jid: ");
         }
     }
@@ -424,37 +471,47 @@ class CodecMalformedTest {
 
     @Test
     void encodeRefusesSignedTypesAndEncodeSignedRefusesUnsignedOnes() {
-        assertThatThrownBy(() -> Codec.encode(Samples.publish())).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Codec.encode(Samples.publish()))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("use encodeSigned");
         assertThatThrownBy(() -> Codec.encodeSigned(Samples.sessionFrame(), MASTER))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("use encode");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("use encode");
     }
 
     @Test
     void encodeRefusesInvalidFields() {
         AuthRequest badId = new AuthRequest(1, "Web1", hex("00"), Samples.NONCE, 0, Map.of(), null, null);
-        assertThatThrownBy(() -> Codec.encodeSigned(badId, MASTER)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Codec.encodeSigned(badId, MASTER))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("AuthRequest.id");
         AuthRequest shortNonce = new AuthRequest(1, "web1", hex("00"), new byte[8], 0, Map.of(), null, null);
         assertThatThrownBy(() -> Codec.encodeSigned(shortNonce, MASTER)).hasMessageContaining("nonce: 8 bytes");
         AuthRequest nullId = new AuthRequest(1, null, hex("00"), Samples.NONCE, 0, Map.of(), null, null);
         assertThatThrownBy(() -> Codec.encodeSigned(nullId, MASTER)).hasMessage("AuthRequest.id is null");
-        SessionFrame zeroCounter = new SessionFrame(Samples.SID, SessionFrame.Direction.MASTER_TO_MINION, 0,
-                new byte[28]);
+        SessionFrame zeroCounter =
+                new SessionFrame(Samples.SID, SessionFrame.Direction.MASTER_TO_MINION, 0, new byte[28]);
         assertThatThrownBy(() -> Codec.encode(zeroCounter)).hasMessageContaining("counter: 0 is outside");
         Publish badJid = new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 1, 1, 0, "a/b", new byte[28]);
         assertThatThrownBy(() -> Codec.encodeSigned(badJid, MASTER)).hasMessageContaining("Publish.jid");
         AuthReply otherSuite = new AuthReply(7, AuthStatus.PENDING, Samples.NONCE, 0, hex("00"), "", 0, null);
         assertThatThrownBy(() -> Codec.encodeSigned(otherSuite, MASTER)).hasMessageContaining("unknown suite 7");
-        PublishLoad badTarget = new PublishLoad("j1", new PublishLoad.Target("regex", "*"), "f", List.of(),
-                Map.of(), 0, "");
+        PublishLoad badTarget =
+                new PublishLoad("j1", new PublishLoad.Target("regex", "*"), "f", List.of(), Map.of(), 0, "");
         assertThatThrownBy(() -> Codec.encodeLoad(badTarget)).hasMessageContaining("Target.type");
     }
 
     @Test
     void encodeRefusesAnAuthRequestOverTheUnauthenticatedLimit() {
-        AuthRequest big = new AuthRequest(1, "web1", hex("00"), Samples.NONCE, 0,
-                Map.of("blob", new byte[FrameLimits.MAX_UNAUTHENTICATED]), null, null);
+        AuthRequest big = new AuthRequest(
+                1,
+                "web1",
+                hex("00"),
+                Samples.NONCE,
+                0,
+                Map.of("blob", new byte[FrameLimits.MAX_UNAUTHENTICATED]),
+                null,
+                null);
         assertThatThrownBy(() -> Codec.encodeSigned(big, MASTER)).hasMessageContaining("exceed the limit of 65536");
     }
 

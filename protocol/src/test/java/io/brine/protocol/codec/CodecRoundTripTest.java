@@ -3,6 +3,7 @@ package io.brine.protocol.codec;
 import static io.brine.protocol.codec.Samples.hex;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
@@ -29,15 +30,14 @@ class CodecRoundTripTest {
     private static final String AUTH_REPLY_PAYLOAD = "98" + "01" + "00" + "c420" + hex(Samples.NONCE)
             + "cf0000018bcfe56800" + "c404cafebabe" + "a26f6b" + "00"
             + "96 c410" + hex(Samples.SID) + "03 c4020102 c4020304 cd1199 cd01f4";
-    private static final String PUBLISH_PAYLOAD = "96 01 03 cd03e8 cf0000018bcfe56800 b4" + hex("20240101120000123456".getBytes())
-            + "c41c" + "aa".repeat(28);
+    private static final String PUBLISH_PAYLOAD =
+            "96 01 03 cd03e8 cf0000018bcfe56800 b4" + hex("20240101120000123456".getBytes()) + "c41c" + "aa".repeat(28);
     private static final String SESSION_UNKNOWN_PAYLOAD = "93 c410" + hex(Samples.SID) + "07 cf0000018bcfe56800";
 
     @Test
     void sessionFrameHasTheDocumentedBytes() {
         byte[] frame = Codec.encode(Samples.sessionFrame());
-        assertThat(hex(frame))
-                .isEqualTo(hex(hex("01 04 94 c410" + hex(Samples.SID) + "00 07 c41c" + "aa".repeat(28))));
+        assertThat(hex(frame)).isEqualTo(hex(hex("01 04 94 c410" + hex(Samples.SID) + "00 07 c41c" + "aa".repeat(28))));
     }
 
     @Test
@@ -66,8 +66,8 @@ class CodecRoundTripTest {
         byte[] payload = hex(payloadHex);
         assertThat(payload.length).isLessThan(256);
         byte[] frame = Codec.encodeSigned(message, signer.getPrivate());
-        String expectedPrefix = hex(hex(header + "92 c4" + String.format("%02x", payload.length))) + hex(payload)
-                + "c50100";
+        String expectedPrefix =
+                hex(hex(header + "92 c4" + String.format("%02x", payload.length))) + hex(payload) + "c50100";
         assertThat(hex(frame)).startsWith(expectedPrefix);
         assertThat(frame).hasSize(expectedPrefix.length() / 2 + 256);
         Decoded.Ok ok = (Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME);
@@ -78,10 +78,10 @@ class CodecRoundTripTest {
     @Test
     void innerMessagesHaveTheDocumentedBytes() {
         List<SessionMessage> all = Samples.innerMessages();
-        assertThat(hex(Codec.encodeInner(all.get(0)))).isEqualTo(
-                hex(hex("0110 96 b4" + hex(Samples.JID.getBytes()) + "a9746573742e70696e67 c3 00 c3 0c")));
-        assertThat(hex(Codec.encodeInner(all.get(2)))).isEqualTo(
-                hex(hex("0111 91 82 a26f73 a56c696e7578 a469707634 91 a831302e302e302e31")));
+        assertThat(hex(Codec.encodeInner(all.get(0))))
+                .isEqualTo(hex(hex("0110 96 b4" + hex(Samples.JID.getBytes()) + "a9746573742e70696e67 c3 00 c3 0c")));
+        assertThat(hex(Codec.encodeInner(all.get(2))))
+                .isEqualTo(hex(hex("0111 91 82 a26f73 a56c696e7578 a469707634 91 a831302e302e302e31")));
         assertThat(hex(Codec.encodeInner(all.get(3)))).isEqualTo("01129104");
         assertThat(hex(Codec.encodeInner(all.get(4)))).isEqualTo("01139104");
         assertThat(hex(Codec.encodeInner(all.get(5)))).isEqualTo(hex(hex("0120 91 92 a26a31 a26a32")));
@@ -91,15 +91,16 @@ class CodecRoundTripTest {
 
     @Test
     void publishLoadHasTheDocumentedBytes() {
-        assertThat(hex(Codec.encodeLoad(Samples.load()))).isEqualTo(hex(hex(
-                "0130 97 a26a31 92 a4676c6f62 a12a a9746573742e70696e67 92 a161 01 81 a16b c0 1e a4726f6f74")));
+        assertThat(hex(Codec.encodeLoad(Samples.load())))
+                .isEqualTo(hex(hex(
+                        "0130 97 a26a31 92 a4676c6f62 a12a a9746573742e70696e67 92 a161 01 81 a16b c0 1e a4726f6f74")));
     }
 
     @Test
     void everyOuterMessageRoundTrips() {
         assertRoundTrip(Codec.encode(Samples.sessionFrame()), Samples.sessionFrame());
-        for (Message signed : List.of(Samples.authReplyAccepted(), Samples.authReplyPending(), Samples.publish(),
-                Samples.sessionUnknown())) {
+        for (Message signed : List.of(
+                Samples.authReplyAccepted(), Samples.authReplyPending(), Samples.publish(), Samples.sessionUnknown())) {
             assertRoundTrip(Codec.encodeSigned(signed, MASTER.getPrivate()), signed);
         }
         assertRoundTrip(Codec.encodeSigned(Samples.authRequest(), MINION.getPrivate()), Samples.authRequest());
@@ -108,40 +109,87 @@ class CodecRoundTripTest {
 
     @Test
     void aPublisherSessionCarriesNoPublishKey() {
-        AuthReply reply = new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, Samples.NONCE, Samples.TS,
-                Samples.seq(294), "accepted", 0, new AuthReply.Session(Samples.SID, 0, new byte[0],
-                        Samples.seq(256), 0, 0));
+        AuthReply reply = new AuthReply(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.ACCEPTED,
+                Samples.NONCE,
+                Samples.TS,
+                Samples.seq(294),
+                "accepted",
+                0,
+                new AuthReply.Session(Samples.SID, 0, new byte[0], Samples.seq(256), 0, 0));
         assertRoundTrip(Codec.encodeSigned(reply, MASTER.getPrivate()), reply);
     }
 
     @Test
     void aRealisticAuthRequestRoundTripsAndVerifiesWithTheKeyItCarries() throws Exception {
-        AuthRequest request = new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "db-01.eu.example.com",
-                MINION.getPublic().getEncoded(), Samples.NONCE, Samples.TS,
-                Samples.map("os", "Debian", "mem_mb", 16384L, "roles", List.of("db", "primary"), "virtual", false,
-                        "load", 0.25, "nothing", null, "nested", Samples.map("a", Samples.map("b", List.of()))),
-                Samples.hex("0badc0de"), null);
+        AuthRequest request = new AuthRequest(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                "db-01.eu.example.com",
+                MINION.getPublic().getEncoded(),
+                Samples.NONCE,
+                Samples.TS,
+                Samples.map(
+                        "os",
+                        "Debian",
+                        "mem_mb",
+                        16384L,
+                        "roles",
+                        List.of("db", "primary"),
+                        "virtual",
+                        false,
+                        "load",
+                        0.25,
+                        "nothing",
+                        null,
+                        "nested",
+                        Samples.map("a", Samples.map("b", List.of()))),
+                Samples.hex("0badc0de"),
+                null);
         byte[] frame = Codec.encodeSigned(request, MINION.getPrivate());
         Decoded.Ok ok = assertRoundTrip(frame, request);
         AuthRequest decoded = (AuthRequest) ok.message();
-        assertThat(ok.verify(io.brine.protocol.crypto.RsaKeys.publicKeyFromDer(decoded.publicKey()))).isTrue();
-        assertThat(decoded.claims().keySet()).containsExactly("os", "mem_mb", "roles", "virtual", "load", "nothing",
-                "nested");
+        assertThat(ok.verify(RsaKeys.publicKeyFromDer(decoded.publicKey()))).isTrue();
+        assertThat(decoded.claims().keySet())
+                .containsExactly("os", "mem_mb", "roles", "virtual", "load", "nothing", "nested");
     }
 
     @Test
     void everyInnerMessageRoundTrips() throws Exception {
         for (SessionMessage message : Samples.innerMessages()) {
-            assertThat(Codec.decodeInner(Codec.encodeInner(message))).usingRecursiveComparison().withStrictTypeChecking()
+            assertThat(Codec.decodeInner(Codec.encodeInner(message)))
+                    .usingRecursiveComparison()
+                    .withStrictTypeChecking()
                     .isEqualTo(message);
         }
     }
 
     @Test
     void theGenericValueRoundTripsEveryAllowedType() throws Exception {
-        Map<String, Object> value = Samples.map("nil", null, "t", true, "f", false, "min", Long.MIN_VALUE, "max",
-                Long.MAX_VALUE, "neg", -33L, "pi", 3.14159, "s", "zoë ✓ 𝄞", "empty", "",
-                "bin", hex("00ff7f80"), "list", Arrays.asList(null, 1L, List.of(List.of())), "map",
+        Map<String, Object> value = Samples.map(
+                "nil",
+                null,
+                "t",
+                true,
+                "f",
+                false,
+                "min",
+                Long.MIN_VALUE,
+                "max",
+                Long.MAX_VALUE,
+                "neg",
+                -33L,
+                "pi",
+                3.14159,
+                "s",
+                "zoë ✓ 𝄞",
+                "empty",
+                "",
+                "bin",
+                hex("00ff7f80"),
+                "list",
+                Arrays.asList(null, 1L, List.of(List.of())),
+                "map",
                 Samples.map("", Map.of()));
         SessionMessage.Return ret = new SessionMessage.Return("j1", "x.y", value, 0, true, 0);
         SessionMessage.Return decoded = (SessionMessage.Return) Codec.decodeInner(Codec.encodeInner(ret));
@@ -153,30 +201,32 @@ class CodecRoundTripTest {
 
     @Test
     void nanAndInfinitiesSurvive() throws Exception {
-        SessionMessage.Return ret = new SessionMessage.Return("j1", "x.y",
-                List.of(Double.NaN, Double.POSITIVE_INFINITY, -0.0d), 0, true, 0);
+        SessionMessage.Return ret = new SessionMessage.Return(
+                "j1", "x.y", List.of(Double.NaN, Double.POSITIVE_INFINITY, -0.0d), 0, true, 0);
         SessionMessage.Return decoded = (SessionMessage.Return) Codec.decodeInner(Codec.encodeInner(ret));
         assertThat((List<?>) decoded.returnValue()).isEqualTo(ret.returnValue());
     }
 
     @Test
     void javaIntegersAndFloatsWidenToLongAndDouble() throws Exception {
-        SessionMessage.Return ret = new SessionMessage.Return("j1", "x.y", List.of(1, (short) 2, (byte) 3, 1.5f), 0,
-                true, 0);
+        SessionMessage.Return ret =
+                new SessionMessage.Return("j1", "x.y", List.of(1, (short) 2, (byte) 3, 1.5f), 0, true, 0);
         SessionMessage.Return decoded = (SessionMessage.Return) Codec.decodeInner(Codec.encodeInner(ret));
         assertThat((List<?>) decoded.returnValue()).isEqualTo(List.of(1L, 2L, 3L, 1.5d));
     }
 
     @Test
     void publishLoadRoundTrips() throws Exception {
-        assertThat(Codec.decodeLoad(Codec.encodeLoad(Samples.load()))).usingRecursiveComparison().withStrictTypeChecking()
+        assertThat(Codec.decodeLoad(Codec.encodeLoad(Samples.load())))
+                .usingRecursiveComparison()
+                .withStrictTypeChecking()
                 .isEqualTo(Samples.load());
     }
 
     @Test
     void decodedGenericContainersAreUnmodifiable() throws Exception {
-        SessionMessage.Grains grains = (SessionMessage.Grains) Codec.decodeInner(Codec.encodeInner(
-                new SessionMessage.Grains(Samples.map("ips", List.of("a")))));
+        SessionMessage.Grains grains = (SessionMessage.Grains)
+                Codec.decodeInner(Codec.encodeInner(new SessionMessage.Grains(Samples.map("ips", List.of("a")))));
         assertThat(grains.grains()).isUnmodifiable();
         assertThat((List<?>) grains.grains().get("ips")).isUnmodifiable();
     }
@@ -191,7 +241,10 @@ class CodecRoundTripTest {
         Decoded decoded = Codec.decode(frame, FrameLimits.MAX_FRAME);
         assertThat(decoded).isInstanceOf(Decoded.Ok.class);
         Decoded.Ok ok = (Decoded.Ok) decoded;
-        assertThat(ok.message()).usingRecursiveComparison().withStrictTypeChecking().isEqualTo(expected);
+        assertThat(ok.message())
+                .usingRecursiveComparison()
+                .withStrictTypeChecking()
+                .isEqualTo(expected);
         assertThat(ok.signature() != null).isEqualTo(expected.type().signed());
         return ok;
     }

@@ -20,8 +20,11 @@ import org.junit.jupiter.api.Test;
 class DirectionsTest {
 
     private static final PrivateKey KEY = TestKeys.pair(0).getPrivate();
-    private static final List<Class<? extends SessionMessage>> RECEIVERS = List.of(SessionMessage.FromMinion.class,
-            SessionMessage.FromPublisher.class, SessionMessage.ToMinion.class, SessionMessage.ToPublisher.class);
+    private static final List<Class<? extends SessionMessage>> RECEIVERS = List.of(
+            SessionMessage.FromMinion.class,
+            SessionMessage.FromPublisher.class,
+            SessionMessage.ToMinion.class,
+            SessionMessage.ToPublisher.class);
 
     private static byte[] encode(Message message) {
         return message.type().signed() ? Codec.encodeSigned(message, KEY) : Codec.encode(message);
@@ -33,14 +36,22 @@ class DirectionsTest {
 
     @Test
     void aFrameTheMasterSendsIsMalformedArrivingAtTheMaster() {
-        for (Message fromMaster : List.of(Samples.authReplyAccepted(), Samples.publish(), Samples.sessionUnknown(),
+        for (Message fromMaster : List.of(
+                Samples.authReplyAccepted(),
+                Samples.publish(),
+                Samples.sessionUnknown(),
                 sessionFrame(MASTER_TO_MINION))) {
             byte[] frame = encode(fromMaster);
-            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MINION_TO_MASTER)).as("%s", fromMaster)
-                    .isInstanceOfSatisfying(Decoded.Malformed.class, malformed -> assertThat(malformed.reason())
-                            .containsAnyOf("does not travel MINION_TO_MASTER", "expected direction MINION_TO_MASTER"));
-            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MASTER_TO_MINION)).isInstanceOfSatisfying(
-                    Decoded.Ok.class, ok -> assertThat(ok.message()).isInstanceOf(Message.ToPeer.class));
+            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MINION_TO_MASTER))
+                    .as("%s", fromMaster)
+                    .isInstanceOfSatisfying(
+                            Decoded.Malformed.class,
+                            malformed -> assertThat(malformed.reason())
+                                    .containsAnyOf(
+                                            "does not travel MINION_TO_MASTER", "expected direction MINION_TO_MASTER"));
+            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MASTER_TO_MINION))
+                    .isInstanceOfSatisfying(
+                            Decoded.Ok.class, ok -> assertThat(ok.message()).isInstanceOf(Message.ToPeer.class));
         }
     }
 
@@ -48,11 +59,16 @@ class DirectionsTest {
     void aFrameForTheMasterIsMalformedArrivingAtAMinionOrPublisher() {
         for (Message toMaster : List.of(Samples.authRequest(), Samples.clientAuth(), sessionFrame(MINION_TO_MASTER))) {
             byte[] frame = encode(toMaster);
-            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MASTER_TO_MINION)).as("%s", toMaster)
-                    .isInstanceOfSatisfying(Decoded.Malformed.class, malformed -> assertThat(malformed.reason())
-                            .containsAnyOf("does not travel MASTER_TO_MINION", "expected direction MASTER_TO_MINION"));
-            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MINION_TO_MASTER)).isInstanceOfSatisfying(
-                    Decoded.Ok.class, ok -> assertThat(ok.message()).isInstanceOf(Message.ToMaster.class));
+            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MASTER_TO_MINION))
+                    .as("%s", toMaster)
+                    .isInstanceOfSatisfying(
+                            Decoded.Malformed.class,
+                            malformed -> assertThat(malformed.reason())
+                                    .containsAnyOf(
+                                            "does not travel MASTER_TO_MINION", "expected direction MASTER_TO_MINION"));
+            assertThat(Codec.decode(frame, FrameLimits.MAX_FRAME, MINION_TO_MASTER))
+                    .isInstanceOfSatisfying(
+                            Decoded.Ok.class, ok -> assertThat(ok.message()).isInstanceOf(Message.ToMaster.class));
         }
     }
 
@@ -65,18 +81,26 @@ class DirectionsTest {
             SessionFrame frame = Sessions.seal(key, Samples.SID, Sessions.direction(message), counter++, message);
             for (Class<? extends SessionMessage> receiver : RECEIVERS) {
                 if (receiver.isInstance(message)) {
-                    assertThat(Sessions.open(key, frame, receiver)).usingRecursiveComparison().isEqualTo(message);
+                    assertThat(Sessions.open(key, frame, receiver))
+                            .usingRecursiveComparison()
+                            .isEqualTo(message);
                 } else {
-                    assertThatThrownBy(() -> Sessions.open(key, frame, receiver)).as("%s at %s", message,
-                            receiver.getSimpleName()).isInstanceOf(MalformedException.class);
+                    assertThatThrownBy(() -> Sessions.open(key, frame, receiver))
+                            .as("%s at %s", message, receiver.getSimpleName())
+                            .isInstanceOf(MalformedException.class);
                 }
             }
         }
         // A publisher's heartbeat is a minion's too; a publisher's request is not.
-        SessionFrame publish = Sessions.seal(key, Samples.SID, MINION_TO_MASTER, counter, new SessionMessage
-                .PublishRequest("glob", "*", "test.ping", List.of(), Map.of(), 5));
+        SessionFrame publish = Sessions.seal(
+                key,
+                Samples.SID,
+                MINION_TO_MASTER,
+                counter,
+                new SessionMessage.PublishRequest("glob", "*", "test.ping", List.of(), Map.of(), 5));
         assertThatThrownBy(() -> Sessions.open(key, publish, SessionMessage.FromMinion.class))
-                .isInstanceOf(MalformedException.WrongDirection.class).hasMessage("PUBLISH_REQUEST does not travel in a minion's session");
+                .isInstanceOf(MalformedException.WrongDirection.class)
+                .hasMessage("PUBLISH_REQUEST does not travel in a minion's session");
     }
 
     @Test
@@ -88,12 +112,14 @@ class DirectionsTest {
         byte[] request = Resumptions.encode(new Resumption.Request("web1", box, nonce, 1, nonce));
         byte[] ticketRequest = Resumptions.encode(new Resumption.TicketRequest(Samples.SID, box));
         for (byte[] toMinion : List.of(reply, ticket)) {
-            assertThatThrownBy(() -> Resumptions.decodeToMaster(toMinion)).isInstanceOf(MalformedException.class)
+            assertThatThrownBy(() -> Resumptions.decodeToMaster(toMinion))
+                    .isInstanceOf(MalformedException.class)
                     .hasMessageContaining("does not travel to the master");
             assertThat(Resumptions.decodeToMinion(toMinion)).isInstanceOf(Resumption.ToMinion.class);
         }
         for (byte[] toMaster : List.of(request, ticketRequest)) {
-            assertThatThrownBy(() -> Resumptions.decodeToMinion(toMaster)).isInstanceOf(MalformedException.class)
+            assertThatThrownBy(() -> Resumptions.decodeToMinion(toMaster))
+                    .isInstanceOf(MalformedException.class)
                     .hasMessageContaining("does not travel to a minion");
             assertThat(Resumptions.decodeToMaster(toMaster)).isInstanceOf(Resumption.ToMaster.class);
         }

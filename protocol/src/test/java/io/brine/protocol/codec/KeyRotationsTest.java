@@ -26,23 +26,28 @@ class KeyRotationsTest {
         byte[] longest = new byte[FieldLimits.MAX_SPKI];
         assertThat(Codec.decodeInner(Codec.encodeInner(new SessionMessage.KeyRotate(longest, hex("01"), hex("02")))))
                 .isInstanceOf(SessionMessage.KeyRotate.class);
-        assertThatThrownBy(() -> Codec.encodeInner(new SessionMessage.KeyRotate(new byte[FieldLimits.MAX_SPKI + 1],
-                hex("01"), hex("02")))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Codec.encodeInner(
+                        new SessionMessage.KeyRotate(new byte[FieldLimits.MAX_SPKI + 1], hex("01"), hex("02"))))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("KeyRotate.newKey");
         assertThatThrownBy(() -> Codec.encodeInner(new SessionMessage.KeyRotate(hex("0a"), new byte[0], hex("02"))))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("KeyRotate.oldSignature");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("KeyRotate.oldSignature");
     }
 
     @Test
     void whatIsSignedNamesTheSessionTheIdAndBothKeys() {
         byte[] signed = KeyRotations.request(SID, "web1", hex("0a"), hex("0b0c"));
-        assertThat(hex(signed)).isEqualTo(hex("brine-key-rotate-v1".getBytes(StandardCharsets.US_ASCII)) + hex(SID)
-                + "0004" + hex("web1".getBytes(StandardCharsets.US_ASCII)) + "00010a" + "00020b0c");
+        assertThat(hex(signed))
+                .isEqualTo(hex("brine-key-rotate-v1".getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "0004"
+                        + hex("web1".getBytes(StandardCharsets.US_ASCII)) + "00010a" + "00020b0c");
         byte[] otherSession = SID.clone();
         otherSession[0] ^= 1;
-        assertThat(KeyRotations.request(otherSession, "web1", hex("0a"), hex("0b0c"))).isNotEqualTo(signed);
-        assertThat(hex(KeyRotations.reply(SID, true, "ab", "ok"))).isEqualTo(hex("brine-key-rotate-reply-v1"
-                .getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "01" + "00026162" + "00026f6b");
+        assertThat(KeyRotations.request(otherSession, "web1", hex("0a"), hex("0b0c")))
+                .isNotEqualTo(signed);
+        assertThat(hex(KeyRotations.reply(SID, true, "ab", "ok")))
+                .isEqualTo(hex("brine-key-rotate-reply-v1".getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "01"
+                        + "00026162" + "00026f6b");
     }
 
     @Test
@@ -50,13 +55,17 @@ class KeyRotationsTest {
         SessionMessage.KeyRotateReply pending = new SessionMessage.KeyRotateReply(false, "ab", "no", hex("03"), true);
         byte[] reply = Codec.encodeInner(pending);
         assertThat(hex(reply)).isEqualTo("012795c2a26162a26e6fc40103c3");
-        assertThat(Codec.decodeInner(reply)).isInstanceOf(SessionMessage.KeyRotateReply.class)
-                .extracting(m -> ((SessionMessage.KeyRotateReply) m).pending()).isEqualTo(true);
-        assertThat(hex(KeyRotations.reply(SID, pending))).isEqualTo(hex("brine-key-rotate-reply-v1"
-                .getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "02" + "00026162" + "00026e6f");
+        assertThat(Codec.decodeInner(reply))
+                .isInstanceOf(SessionMessage.KeyRotateReply.class)
+                .extracting(m -> ((SessionMessage.KeyRotateReply) m).pending())
+                .isEqualTo(true);
+        assertThat(hex(KeyRotations.reply(SID, pending)))
+                .isEqualTo(hex("brine-key-rotate-reply-v1".getBytes(StandardCharsets.US_ASCII)) + hex(SID) + "02"
+                        + "00026162" + "00026e6f");
         // Both rotated and pending: malformed.
         assertThatThrownBy(() -> Codec.decodeInner(hex("012795c3a26162a26e6fc40103c3")))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("both rotated and pending");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("both rotated and pending");
     }
 
     @Test
@@ -67,8 +76,10 @@ class KeyRotationsTest {
         assertThat(Codec.decodeInner(Codec.encodeInner(new SessionMessage.KeyRotateAsk(longest))))
                 .isEqualTo(new SessionMessage.KeyRotateAsk(longest));
         assertThatThrownBy(() -> Codec.encodeInner(new SessionMessage.KeyRotateAsk(longest + "a")))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("KeyRotateAsk.fingerprint");
-        assertThatThrownBy(() -> Codec.decodeInner(hex("012991d960" + "61".repeat(96)))).isInstanceOf(MalformedException.class)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("KeyRotateAsk.fingerprint");
+        assertThatThrownBy(() -> Codec.decodeInner(hex("012991d960" + "61".repeat(96))))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("KeyRotateAsk.fingerprint");
     }
 }

@@ -24,8 +24,9 @@ class PublicationsTest {
 
     @Test
     void theAssociatedDataIsContextGenerationSerialAndJid() {
-        assertThat(hex(Publications.associatedData(3, 1000, "j1"))).isEqualTo(
-                "6272696e652d7075626c6973682d7631" + "0000000000000003" + "00000000000003e8" + "02" + "6a31");
+        assertThat(hex(Publications.associatedData(3, 1000, "j1")))
+                .isEqualTo(
+                        "6272696e652d7075626c6973682d7631" + "0000000000000003" + "00000000000003e8" + "02" + "6a31");
     }
 
     @Test
@@ -44,13 +45,15 @@ class PublicationsTest {
     @Test
     void anotherKeyCannotOpen() {
         Publish publish = Publications.seal(publishKey, 3, 1000, ISSUED, Samples.load());
-        assertThatThrownBy(() -> Publications.open(SessionKey.random(), publish)).isInstanceOf(CryptoException.class);
+        assertThatThrownBy(() -> Publications.open(SessionKey.random(), publish))
+                .isInstanceOf(CryptoException.class);
     }
 
     @Test
     void anAlteredGenerationSerialOrJidDoesNotOpen() {
         Publish p = Publications.seal(publishKey, 3, 1000, ISSUED, Samples.load());
-        for (Publish altered : List.of(new Publish(p.suite(), 4, p.serial(), p.issuedMs(), p.jid(), p.box()),
+        for (Publish altered : List.of(
+                new Publish(p.suite(), 4, p.serial(), p.issuedMs(), p.jid(), p.box()),
                 new Publish(p.suite(), p.generation(), 1001, p.issuedMs(), p.jid(), p.box()),
                 new Publish(p.suite(), p.generation(), p.serial(), p.issuedMs(), "j2", p.box()))) {
             assertThatThrownBy(() -> Publications.open(publishKey, altered)).isInstanceOf(CryptoException.class);
@@ -60,10 +63,11 @@ class PublicationsTest {
     @Test
     void aLoadWhoseJidDiffersFromTheFramesIsRefused() {
         // Authentic (sealed with the right key and associated data) but inconsistent: a master bug, refused.
-        byte[] box = Aead.seal(publishKey, Publications.associatedData(3, 1000, "j2"),
-                Codec.encodeLoad(Samples.load()));
+        byte[] box =
+                Aead.seal(publishKey, Publications.associatedData(3, 1000, "j2"), Codec.encodeLoad(Samples.load()));
         Publish publish = new Publish(Suite.RSA_OAEP_PSS_AES256GCM, 3, 1000, ISSUED, "j2", box);
-        assertThatThrownBy(() -> Publications.open(publishKey, publish)).isInstanceOf(MalformedException.class)
+        assertThatThrownBy(() -> Publications.open(publishKey, publish))
+                .isInstanceOf(MalformedException.class)
                 .hasMessage("PublishLoad.jid differs from Publish.jid");
     }
 
@@ -73,10 +77,11 @@ class PublicationsTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Publications.seal(publishKey, 1, -1, ISSUED, Samples.load()))
                 .isInstanceOf(IllegalArgumentException.class);
-        PublishLoad badJid = new PublishLoad("../x", new PublishLoad.Target("glob", "*"), "test.ping", List.of(),
-                Map.of(), 0, "root");
+        PublishLoad badJid = new PublishLoad(
+                "../x", new PublishLoad.Target("glob", "*"), "test.ping", List.of(), Map.of(), 0, "root");
         assertThatThrownBy(() -> Publications.seal(publishKey, 1, 1, ISSUED, badJid))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PublishLoad.jid");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PublishLoad.jid");
     }
 
     @Test

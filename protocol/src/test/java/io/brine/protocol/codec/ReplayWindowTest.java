@@ -38,8 +38,8 @@ class ReplayWindowTest {
     @Test
     void theWindowIs64Wide() {
         assertThat(window.accept(100)).isTrue();
-        assertThat(window.accept(100 - 63)).isTrue();   // the oldest counter still inside
-        assertThat(window.accept(100 - 64)).isFalse();  // just outside
+        assertThat(window.accept(100 - 63)).isTrue(); // the oldest counter still inside
+        assertThat(window.accept(100 - 64)).isFalse(); // just outside
         assertThat(window.wouldAccept(100 - 62)).isTrue();
     }
 
@@ -47,10 +47,10 @@ class ReplayWindowTest {
     void slidingForwardForgetsOnlyWhatFallsOut() {
         assertThat(window.accept(1)).isTrue();
         assertThat(window.accept(64)).isTrue();
-        assertThat(window.accept(1)).isFalse();  // seen, and still inside
+        assertThat(window.accept(1)).isFalse(); // seen, and still inside
         assertThat(window.accept(65)).isTrue();
-        assertThat(window.accept(1)).isFalse();  // now outside
-        assertThat(window.accept(2)).isTrue();   // never seen, still inside
+        assertThat(window.accept(1)).isFalse(); // now outside
+        assertThat(window.accept(2)).isTrue(); // never seen, still inside
         assertThat(window.accept(64)).isFalse(); // seen before the slide
     }
 

@@ -25,8 +25,7 @@ final class Samples {
     static final byte[] NONCE = seq(32);
     static final String JID = "20240101120000123456";
 
-    private Samples() {
-    }
+    private Samples() {}
 
     static byte[] seq(int length) {
         byte[] bytes = new byte[length];
@@ -73,18 +72,39 @@ final class Samples {
     }
 
     static AuthRequest authRequest() {
-        return new AuthRequest(Suite.RSA_OAEP_PSS_AES256GCM, "web1", hex("deadbeef"), NONCE, TS,
-                map("os", "linux", "cpus", 4L), null, "t0k");
+        return new AuthRequest(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                "web1",
+                hex("deadbeef"),
+                NONCE,
+                TS,
+                map("os", "linux", "cpus", 4L),
+                null,
+                "t0k");
     }
 
     static AuthReply authReplyAccepted() {
-        return new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.ACCEPTED, NONCE, TS, hex("cafebabe"), "ok", 0,
+        return new AuthReply(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.ACCEPTED,
+                NONCE,
+                TS,
+                hex("cafebabe"),
+                "ok",
+                0,
                 new AuthReply.Session(SID, 3, hex("0102"), hex("0304"), 4505, 500));
     }
 
     static AuthReply authReplyPending() {
-        return new AuthReply(Suite.RSA_OAEP_PSS_AES256GCM, AuthStatus.PENDING, NONCE, TS, hex("cafebabe"),
-                "awaiting an admin", 30, null);
+        return new AuthReply(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                AuthStatus.PENDING,
+                NONCE,
+                TS,
+                hex("cafebabe"),
+                "awaiting an admin",
+                30,
+                null);
     }
 
     static Publish publish() {
@@ -102,16 +122,21 @@ final class Samples {
     static List<SessionMessage> innerMessages() {
         return List.of(
                 new SessionMessage.Return(JID, "test.ping", true, 0, true, 12),
-                new SessionMessage.Return(JID, "cmd.run", map("stdout", "hi", "lines", List.of(1L, 2.5, "x"),
-                        "raw", hex("00ff"), "none", null), -1, false, 1234),
+                new SessionMessage.Return(
+                        JID,
+                        "cmd.run",
+                        map("stdout", "hi", "lines", List.of(1L, 2.5, "x"), "raw", hex("00ff"), "none", null),
+                        -1,
+                        false,
+                        1234),
                 new SessionMessage.Grains(map("os", "linux", "ipv4", List.of("10.0.0.1"))),
                 new SessionMessage.Heartbeat(4),
                 new SessionMessage.KeyRequest(4),
                 new SessionMessage.Ack(List.of("j1", "j2")),
                 new SessionMessage.KeyUpdate(4, filled(32, 0x11), 900),
                 new SessionMessage.HeartbeatReply(4),
-                new SessionMessage.PublishRequest("compound", "G@os:debian and web*", "cmd.run", List.of("uptime"),
-                        map("timeout", 5L), 10),
+                new SessionMessage.PublishRequest(
+                        "compound", "G@os:debian and web*", "cmd.run", List.of("uptime"), map("timeout", 5L), 10),
                 new SessionMessage.JobQuery(JID, 0),
                 new SessionMessage.JobQuery(null, 20),
                 new SessionMessage.PublishReply(JID, List.of("web1", "web2"), List.of("web2"), null),
@@ -123,8 +148,8 @@ final class Samples {
                 new SessionMessage.Event("brine/auth/accepted", TS, map("id", "web1", "rule", "auto_accept")),
                 new SessionMessage.Ack(List.of("j1"), "return refused: over max_return_bytes (4096)"),
                 new SessionMessage.KeyRotate(seq(294), filled(256, 0x01), filled(256, 0x02)),
-                new SessionMessage.KeyRotateReply(true, "ab:".repeat(31) + "ab", "key rotated by the minion",
-                        filled(256, 0x03)),
+                new SessionMessage.KeyRotateReply(
+                        true, "ab:".repeat(31) + "ab", "key rotated by the minion", filled(256, 0x03)),
                 new SessionMessage.KeyRotateAsk("ab:".repeat(31) + "ab"));
     }
 
@@ -133,13 +158,23 @@ final class Samples {
     }
 
     static PublishLoad load() {
-        return new PublishLoad("j1", new PublishLoad.Target("glob", "*"), "test.ping", Arrays.asList("a", 1L),
-                map("k", null), 30, "root");
+        return new PublishLoad(
+                "j1",
+                new PublishLoad.Target("glob", "*"),
+                "test.ping",
+                Arrays.asList("a", 1L),
+                map("k", null),
+                30,
+                "root");
     }
 
     /** A signed-type frame around any payload bytes, with a dummy signature (decode does not verify). */
     static byte[] signedFrame(FrameType type, byte[] payload, byte[] signature) {
-        return new MsgWriter().header(type.code()).array(2).bin("payload", payload).bin("signature", signature)
+        return new MsgWriter()
+                .header(type.code())
+                .array(2)
+                .bin("payload", payload)
+                .bin("signature", signature)
                 .toByteArray();
     }
 

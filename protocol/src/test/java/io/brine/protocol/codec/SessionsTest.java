@@ -22,8 +22,8 @@ class SessionsTest {
 
     @Test
     void theAssociatedDataIsContextSessionIdDirectionAndCounter() {
-        assertThat(hex(Sessions.associatedData(Samples.SID, MASTER_TO_MINION, 258))).isEqualTo(
-                "6272696e652d73657373696f6e2d7631" + hex(Samples.SID) + "01" + "0000000000000102");
+        assertThat(hex(Sessions.associatedData(Samples.SID, MASTER_TO_MINION, 258)))
+                .isEqualTo("6272696e652d73657373696f6e2d7631" + hex(Samples.SID) + "01" + "0000000000000102");
     }
 
     @Test
@@ -72,8 +72,9 @@ class SessionsTest {
     @Test
     void anAlteredCounterOrSessionIdDoesNotOpen() {
         SessionFrame frame = Sessions.seal(key, Samples.SID, MASTER_TO_MINION, 5, ack);
-        assertThatThrownBy(() -> Sessions.open(key, new SessionFrame(frame.sessionId(), MASTER_TO_MINION, 6,
-                frame.box()))).isInstanceOf(CryptoException.class);
+        assertThatThrownBy(
+                        () -> Sessions.open(key, new SessionFrame(frame.sessionId(), MASTER_TO_MINION, 6, frame.box())))
+                .isInstanceOf(CryptoException.class);
         byte[] otherId = Samples.SID.clone();
         otherId[15] ^= 1;
         assertThatThrownBy(() -> Sessions.open(key, new SessionFrame(otherId, MASTER_TO_MINION, 5, frame.box())))
@@ -87,7 +88,8 @@ class SessionsTest {
     @Test
     void sealRefusesAMessageInTheWrongDirection() {
         assertThatThrownBy(() -> Sessions.seal(key, Samples.SID, MASTER_TO_MINION, 1, heartbeat))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("HEARTBEAT may not be sent MASTER_TO_MINION");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("HEARTBEAT may not be sent MASTER_TO_MINION");
         assertThatThrownBy(() -> Sessions.seal(key, Samples.SID, MINION_TO_MASTER, 1, ack))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Sessions.seal(key, Samples.SID, MINION_TO_MASTER, 0, heartbeat))
@@ -100,11 +102,15 @@ class SessionsTest {
     void openRefusesAnAuthenticMessageInTheWrongDirection() {
         // A minion holds its request key, so it could seal an Ack "from itself to the master": refused on open.
         for (SessionMessage message : Samples.innerMessages()) {
-            SessionFrame.Direction wrong = Sessions.direction(message) == MINION_TO_MASTER ? MASTER_TO_MINION
-                    : MINION_TO_MASTER;
-            SessionFrame frame = new SessionFrame(Samples.SID, wrong, 3, Aead.seal(key,
-                    Sessions.associatedData(Samples.SID, wrong, 3), Codec.encodeInner(message)));
-            assertThatThrownBy(() -> Sessions.open(key, frame)).isInstanceOf(MalformedException.class)
+            SessionFrame.Direction wrong =
+                    Sessions.direction(message) == MINION_TO_MASTER ? MASTER_TO_MINION : MINION_TO_MASTER;
+            SessionFrame frame = new SessionFrame(
+                    Samples.SID,
+                    wrong,
+                    3,
+                    Aead.seal(key, Sessions.associatedData(Samples.SID, wrong, 3), Codec.encodeInner(message)));
+            assertThatThrownBy(() -> Sessions.open(key, frame))
+                    .isInstanceOf(MalformedException.class)
                     .hasMessage(message.type() + " may not be sent " + wrong);
         }
     }
@@ -112,9 +118,13 @@ class SessionsTest {
     @Test
     void openRefusesAnAuthenticPlaintextThatIsNotAnInnerMessage() {
         byte[] outer = Codec.encode(Samples.sessionFrame());
-        SessionFrame frame = new SessionFrame(Samples.SID, MINION_TO_MASTER, 1, Aead.seal(key,
-                Sessions.associatedData(Samples.SID, MINION_TO_MASTER, 1), outer));
-        assertThatThrownBy(() -> Sessions.open(key, frame)).isInstanceOf(MalformedException.class)
+        SessionFrame frame = new SessionFrame(
+                Samples.SID,
+                MINION_TO_MASTER,
+                1,
+                Aead.seal(key, Sessions.associatedData(Samples.SID, MINION_TO_MASTER, 1), outer));
+        assertThatThrownBy(() -> Sessions.open(key, frame))
+                .isInstanceOf(MalformedException.class)
                 .hasMessage("inner message: unknown type 0x4");
     }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.message.AuthReply;
+import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.FrameType;
 import io.brine.protocol.testing.TestKeys;
 import java.nio.charset.StandardCharsets;
@@ -28,8 +29,8 @@ class SignatureTest {
     void theSignatureCoversContextVersionTypeAndPayload() {
         byte[] payload = hex(SESSION_UNKNOWN_PAYLOAD);
         byte[] input = Codec.signatureInput(FrameType.SESSION_UNKNOWN, payload);
-        assertThat(hex(input)).isEqualTo(hex("brine-sig-v1".getBytes(StandardCharsets.US_ASCII)) + "0105"
-                + hex(payload));
+        assertThat(hex(input))
+                .isEqualTo(hex("brine-sig-v1".getBytes(StandardCharsets.US_ASCII)) + "0105" + hex(payload));
         assertThat(hex(input)).startsWith("6272696e652d7369672d7631" + "0105");
         byte[] frame = signedFrame(FrameType.SESSION_UNKNOWN, payload, Rsa.sign(MASTER.getPrivate(), input));
         assertThat(ok(frame).verify(MASTER.getPublic())).isTrue();
@@ -73,7 +74,8 @@ class SignatureTest {
         // The same payload bytes signed as if they were a different frame type.
         byte[] payload = hex(SESSION_UNKNOWN_PAYLOAD);
         byte[] wrongType = Rsa.sign(MASTER.getPrivate(), Codec.signatureInput(FrameType.PUBLISH, payload));
-        assertThat(ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, wrongType)).verify(MASTER.getPublic()))
+        assertThat(ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, wrongType))
+                        .verify(MASTER.getPublic()))
                 .isFalse();
         byte[] bare = Rsa.sign(MASTER.getPrivate(), payload); // no context, version or type
         assertThat(ok(signedFrame(FrameType.SESSION_UNKNOWN, payload, bare)).verify(MASTER.getPublic()))
@@ -101,8 +103,8 @@ class SignatureTest {
 
     @Test
     void refusalsAreSignedToo() {
-        AuthReply refused = new AuthReply(1, io.brine.protocol.message.AuthStatus.REFUSED, Samples.NONCE, 1, hex("00"),
-                "rate limited", 10, null);
-        assertThat(ok(Codec.encodeSigned(refused, MASTER.getPrivate())).verify(MASTER.getPublic())).isTrue();
+        AuthReply refused = new AuthReply(1, AuthStatus.REFUSED, Samples.NONCE, 1, hex("00"), "rate limited", 10, null);
+        assertThat(ok(Codec.encodeSigned(refused, MASTER.getPrivate())).verify(MASTER.getPublic()))
+                .isTrue();
     }
 }

@@ -36,23 +36,28 @@ class PemTest {
         assertThat(Pem.readPublicKey(fixture("rsa2048.pkcs1.pub"))).isEqualTo(spki);
         assertThat(Pem.readPrivateKey(fixture("rsa2048.pkcs8.pem")).getPublic()).isEqualTo(spki);
         assertThat(Pem.readPrivateKey(fixture("rsa2048.pkcs1.pem")).getPublic()).isEqualTo(spki);
-        assertThat(Pem.readPublicKey(fixture("rsa4096.spki.pub")).getModulus().bitLength()).isEqualTo(4096);
+        assertThat(Pem.readPublicKey(fixture("rsa4096.spki.pub")).getModulus().bitLength())
+                .isEqualTo(4096);
     }
 
     @Test
     void refusesSmallKeysSayingSo() {
         assertThatThrownBy(() -> Pem.readPublicKey(fixture("rsa1024.spki.pub")))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("1024 bits is too small");
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("1024 bits is too small");
         assertThatThrownBy(() -> Pem.readPrivateKey(fixture("rsa1024.pkcs1.pem")))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("too small");
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("too small");
     }
 
     @Test
     void refusesNonRsaKeysSayingSo() {
         assertThatThrownBy(() -> Pem.readPublicKey(fixture("ec.pub")))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("not RSA");
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("not RSA");
         assertThatThrownBy(() -> Pem.readPrivateKey(fixture("ec.pem")))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("not RSA");
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("not RSA");
     }
 
     @Test
@@ -90,7 +95,8 @@ class PemTest {
         assertThatThrownBy(() -> Pem.readPrivateKey(certificate)).hasMessageContaining("a certificate");
         String pkcs8Encrypted = pub.replace("PUBLIC KEY", "ENCRYPTED PRIVATE KEY");
         assertThatThrownBy(() -> Pem.readPrivateKey(pkcs8Encrypted)).hasMessageContaining("encrypted");
-        assertThatThrownBy(() -> Pem.readPublicKey(fixture("rsa2048.encrypted.pem"))).hasMessageContaining("encrypted");
+        assertThatThrownBy(() -> Pem.readPublicKey(fixture("rsa2048.encrypted.pem")))
+                .hasMessageContaining("encrypted");
         assertThatThrownBy(() -> Pem.readPublicKey(pub.replace("-----END PUBLIC KEY-----", "-----END KEY-----")))
                 .hasMessageContaining("malformed PEM");
         assertThatThrownBy(() -> Pem.readPublicKey(pub.replace("\n-----END", "\nProc-Type: 4\n-----END")))
@@ -100,13 +106,15 @@ class PemTest {
     @Test
     void refusesAnRsaEnvelopeWhoseDerIsCutShort() {
         String pub = fixture("rsa2048.spki.pub");
-        String body = pub.substring(pub.indexOf('\n') + 1, pub.indexOf("-----END")).replace("\n", "");
+        String body =
+                pub.substring(pub.indexOf('\n') + 1, pub.indexOf("-----END")).replace("\n", "");
         byte[] der = Base64.getDecoder().decode(body);
         String cut = "-----BEGIN PUBLIC KEY-----\n"
                 + Base64.getEncoder().encodeToString(Arrays.copyOf(der, 12))
                 + "\n-----END PUBLIC KEY-----\n";
 
-        assertThatThrownBy(() -> Pem.readPublicKey(cut)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> Pem.readPublicKey(cut))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("malformed DER");
     }
 

@@ -34,8 +34,10 @@ class RsaAndAeadTest {
         sha1Mgf.init(Cipher.DECRYPT_MODE, alice.getPrivate());
         assertThatThrownBy(() -> sha1Mgf.doFinal(wrapped)).isInstanceOf(Exception.class);
         Cipher explicit = Cipher.getInstance("RSA/ECB/OAEPPadding");
-        explicit.init(Cipher.DECRYPT_MODE, alice.getPrivate(), new OAEPParameterSpec("SHA-256", "MGF1",
-                MGF1ParameterSpec.SHA256, PSource.PSpecified.DEFAULT));
+        explicit.init(
+                Cipher.DECRYPT_MODE,
+                alice.getPrivate(),
+                new OAEPParameterSpec("SHA-256", "MGF1", MGF1ParameterSpec.SHA256, PSource.PSpecified.DEFAULT));
         assertThat(explicit.doFinal(wrapped)).containsExactly(1, 2, 3);
     }
 
@@ -45,7 +47,8 @@ class RsaAndAeadTest {
         byte[] sig = Rsa.sign(alice.getPrivate(), data);
         assertThat(Rsa.verify(alice.getPublic(), data, sig)).isTrue();
         assertThat(Rsa.verify(bob.getPublic(), data, sig)).isFalse();
-        assertThat(Rsa.verify(alice.getPublic(), "other".getBytes(StandardCharsets.UTF_8), sig)).isFalse();
+        assertThat(Rsa.verify(alice.getPublic(), "other".getBytes(StandardCharsets.UTF_8), sig))
+                .isFalse();
         assertThat(Rsa.verify(alice.getPublic(), data, new byte[0])).isFalse();
         assertThat(Rsa.verify(alice.getPublic(), data, null)).isFalse();
 

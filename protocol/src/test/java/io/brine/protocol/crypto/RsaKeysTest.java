@@ -21,7 +21,9 @@ class RsaKeysTest {
     private static final BigInteger F4 = BigInteger.valueOf(65537);
 
     private static byte[] spki(BigInteger n, BigInteger e) throws Exception {
-        return KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(n, e)).getEncoded();
+        return KeyFactory.getInstance("RSA")
+                .generatePublic(new RSAPublicKeySpec(n, e))
+                .getEncoded();
     }
 
     private static byte[] good() {
@@ -37,9 +39,11 @@ class RsaKeysTest {
     @Test
     void anEvenModulusIsRefusedNamingTheRule() throws Exception {
         // A real modulus less one: 2048 bits and even (a fresh 2047-bit prime times two took a second and a half).
-        byte[] even = spki(((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus().clearBit(0), F4);
+        byte[] even =
+                spki(((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus().clearBit(0), F4);
 
-        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(even)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(even))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("modulus is even");
     }
 
@@ -48,10 +52,15 @@ class RsaKeysTest {
         BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
         assertThat(SmallPrimes.factorOf(n)).isZero();
         for (int p : new int[] {3, 5, 61, 67, 7919, 9967, 9973}) {
-            assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(p)))).as("n * %d", p).isEqualTo(p);
+            assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(p))))
+                    .as("n * %d", p)
+                    .isEqualTo(p);
         }
-        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(9973L * 61)))).isEqualTo(61);
-        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(10_007)))).as("above the bound").isZero();
+        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(9973L * 61))))
+                .isEqualTo(61);
+        assertThat(SmallPrimes.factorOf(n.multiply(BigInteger.valueOf(10_007))))
+                .as("above the bound")
+                .isZero();
     }
 
     @Test
@@ -86,7 +95,8 @@ class RsaKeysTest {
     }
 
     private static final int[] PRIMES = IntStream.range(2, SmallPrimes.BOUND)
-            .filter(p -> BigInteger.valueOf(p).isProbablePrime(50)).toArray();
+            .filter(p -> BigInteger.valueOf(p).isProbablePrime(50))
+            .toArray();
 
     private static int naive(BigInteger n) {
         for (int p : PRIMES) {
@@ -103,10 +113,12 @@ class RsaKeysTest {
         byte[] der = spki(n.multiply(BigInteger.valueOf(9973)), F4);
 
         RSAPublicKey offered = RsaKeys.offeredKeyFromDer(der);
-        assertThatThrownBy(() -> RsaKeys.checkFactors(offered)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> RsaKeys.checkFactors(offered))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("small prime factor (9973)");
         assertThatThrownBy(() -> RsaKeys.offeredKeyFromDer(spki(n.shiftLeft(1), F4)))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("modulus is even");
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("modulus is even");
     }
 
     @Test
@@ -114,7 +126,8 @@ class RsaKeysTest {
         BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
         byte[] der = spki(n.multiply(BigInteger.valueOf(7919)), F4);
 
-        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(der)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(der))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("small prime factor (7919)");
     }
 
@@ -123,7 +136,8 @@ class RsaKeysTest {
         BigInteger n = ((RSAPublicKey) TestKeys.pair(1).getPublic()).getModulus();
 
         assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(spki(n, BigInteger.valueOf(3))))
-                .isInstanceOf(KeyFormatException.class).hasMessageContaining("exponent 3")
+                .isInstanceOf(KeyFormatException.class)
+                .hasMessageContaining("exponent 3")
                 .hasMessageContaining("only 65537");
     }
 
@@ -133,9 +147,11 @@ class RsaKeysTest {
         byte[] two = Arrays.copyOf(good(), good().length * 2);
         System.arraycopy(good(), 0, two, good().length, good().length);
 
-        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(garbage)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(garbage))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("64 bytes follow the key");
-        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(two)).isInstanceOf(KeyFormatException.class)
+        assertThatThrownBy(() -> RsaKeys.publicKeyFromDer(two))
+                .isInstanceOf(KeyFormatException.class)
                 .hasMessageContaining("not exactly one SubjectPublicKeyInfo");
     }
 }

@@ -18,8 +18,13 @@ class GrantsTest {
     private static final Instant T0 = Instant.parse("2026-11-22T10:00:00Z");
 
     static ProvisioningGrant grant(String id, int hostKey) {
-        return new ProvisioningGrant(id, Fingerprints.of(TestKeys.pair(hostKey).getPublic()), T0,
-                T0.plusSeconds(3600), Map.of("role", "web"), Grants.newNonce());
+        return new ProvisioningGrant(
+                id,
+                Fingerprints.of(TestKeys.pair(hostKey).getPublic()),
+                T0,
+                T0.plusSeconds(3600),
+                Map.of("role", "web"),
+                Grants.newNonce());
     }
 
     @Test
@@ -33,7 +38,9 @@ class GrantsTest {
         assertThat(parsed.verify(TestKeys.pair(0).getPublic())).isTrue();
         assertThat(parsed.verify(TestKeys.pair(2).getPublic())).isFalse();
         assertThat(parsed.digest()).hasSize(64);
-        assertThat(new String(bytes, StandardCharsets.UTF_8)).startsWith("{\"brine_grant\":1,").endsWith("}\n");
+        assertThat(new String(bytes, StandardCharsets.UTF_8))
+                .startsWith("{\"brine_grant\":1,")
+                .endsWith("}\n");
     }
 
     @Test
@@ -42,7 +49,8 @@ class GrantsTest {
         String text = new String(bytes, StandardCharsets.UTF_8);
         Grants.SignedGrant original = Grants.parse(bytes);
         String payload = new String(original.payload(), StandardCharsets.UTF_8).replace("\"web1\"", "\"web2\"");
-        String tampered = text.replace(Base64.getEncoder().encodeToString(original.payload()),
+        String tampered = text.replace(
+                Base64.getEncoder().encodeToString(original.payload()),
                 Base64.getEncoder().encodeToString(payload.getBytes(StandardCharsets.UTF_8)));
 
         Grants.SignedGrant parsed = Grants.parse(tampered.getBytes(StandardCharsets.UTF_8));
@@ -60,45 +68,50 @@ class GrantsTest {
         String unpadded = text.replace(signature, signature.replace("=", ""));
 
         assertThatThrownBy(() -> Grants.parse(unpadded.getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(GrantException.class).hasMessageContaining("signature: not canonical base64");
+                .isInstanceOf(GrantException.class)
+                .hasMessageContaining("signature: not canonical base64");
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "",
-        "[]",
-        "{\"brine_grant\":2,\"signer\":\"x\",\"payload\":\"e30=\",\"signature\":\"AA==\"}",
-        "{\"brine_grant\":1,\"signer\":\"not-a-fingerprint\",\"payload\":\"e30=\",\"signature\":\"AA==\"}",
-        "{\"brine_grant\":1,\"brine_grant\":1}",
-        "{\"brine_grant\":1,\"extra\":1}",
-        "{} {}",
-    })
+    @ValueSource(
+            strings = {
+                "",
+                "[]",
+                "{\"brine_grant\":2,\"signer\":\"x\",\"payload\":\"e30=\",\"signature\":\"AA==\"}",
+                "{\"brine_grant\":1,\"signer\":\"not-a-fingerprint\",\"payload\":\"e30=\",\"signature\":\"AA==\"}",
+                "{\"brine_grant\":1,\"brine_grant\":1}",
+                "{\"brine_grant\":1,\"extra\":1}",
+                "{} {}",
+            })
     void malformedOuterDocumentsAreRefused(String text) {
         assertThatThrownBy(() -> Grants.parse(text.getBytes(StandardCharsets.UTF_8)))
                 .isInstanceOf(GrantException.class);
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "{}",
-        "{\"version\":1,\"id\":\"Web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"ab\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%2$s\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":2,\"not_after\":2,\"nonce\":\"%s\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":0,\"not_after\":9999999,"
-                + "\"nonce\":\"%s\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"abc\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
-                + "\"class\":{\"a:b\":\"x\"}}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
-                + "\"class\":{\"a\":1}}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1.5,\"not_after\":2,"
-                + "\"nonce\":\"%s\"}",
-        "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
-                + "\"admin\":true}",
-    })
+    @ValueSource(
+            strings = {
+                "{}",
+                "{\"version\":1,\"id\":\"Web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"ab\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%2$s\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":2,\"not_after\":2,\"nonce\":\"%s\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":0,\"not_after\":9999999,"
+                        + "\"nonce\":\"%s\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"abc\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
+                        + "\"class\":{\"a:b\":\"x\"}}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
+                        + "\"class\":{\"a\":1}}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1.5,\"not_after\":2,"
+                        + "\"nonce\":\"%s\"}",
+                "{\"version\":1,\"id\":\"web1\",\"fingerprint\":\"%s\",\"not_before\":1,\"not_after\":2,\"nonce\":\"%s\","
+                        + "\"admin\":true}",
+            })
     void payloadsThatBreakARuleAreRefused(String template) {
-        String payload = String.format(template, Fingerprints.of(TestKeys.pair(1).getPublic()), Grants.newNonce());
-        String outer = "{\"brine_grant\":1,\"signer\":\"" + Fingerprints.of(TestKeys.pair(0).getPublic())
+        String payload =
+                String.format(template, Fingerprints.of(TestKeys.pair(1).getPublic()), Grants.newNonce());
+        String outer = "{\"brine_grant\":1,\"signer\":\""
+                + Fingerprints.of(TestKeys.pair(0).getPublic())
                 + "\",\"payload\":\"" + Base64.getEncoder().encodeToString(payload.getBytes(StandardCharsets.UTF_8))
                 + "\",\"signature\":\"AAAA\"}";
         assertThatThrownBy(() -> Grants.parse(outer.getBytes(StandardCharsets.UTF_8)))
@@ -107,14 +120,21 @@ class GrantsTest {
 
     @Test
     void aGrantLongerThanThirtyDaysCannotBeMade() {
-        assertThatThrownBy(() -> new ProvisioningGrant("web1", Fingerprints.of(TestKeys.pair(1).getPublic()), T0,
-                T0.plusSeconds(ProvisioningGrant.MAX_LIFETIME_SECONDS + 1), Map.of(), Grants.newNonce()))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("30 days");
+        assertThatThrownBy(() -> new ProvisioningGrant(
+                        "web1",
+                        Fingerprints.of(TestKeys.pair(1).getPublic()),
+                        T0,
+                        T0.plusSeconds(ProvisioningGrant.MAX_LIFETIME_SECONDS + 1),
+                        Map.of(),
+                        Grants.newNonce()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("30 days");
     }
 
     @Test
     void anOversizedGrantIsRefusedBeforeParsing() {
         assertThatThrownBy(() -> Grants.parse(new byte[Grants.MAX_BYTES + 1]))
-                .isInstanceOf(GrantException.class).hasMessageContaining("larger than");
+                .isInstanceOf(GrantException.class)
+                .hasMessageContaining("larger than");
     }
 }

@@ -26,8 +26,8 @@ class SaltConversationTest {
     private static final SaltRsa.Signing SIG = SaltRsa.Signing.PKCS1V15_SHA224;
 
     /** The master's side of one request: bytes in, bytes out, on ZeroMQ (payload dialect) or TCP. */
-    private static byte[] overTheWire(byte[] request, boolean tcp, Function<SaltRequest, SaltValue>
-            master) throws Exception {
+    private static byte[] overTheWire(byte[] request, boolean tcp, Function<SaltRequest, SaltValue> master)
+            throws Exception {
         if (tcp) {
             SaltStreamScanner scanner = new SaltStreamScanner(SaltLimits.UNAUTHENTICATED);
             assertThat(scanner.scan(request, 0, request.length)).isEqualTo(request.length);
@@ -40,14 +40,17 @@ class SaltConversationTest {
 
     private static byte[] send(SaltValue payload, boolean tcp) {
         if (tcp) {
-            SaltValue.Map head = SaltValue.Map.builder().put("mid", "3f1c2d4e-0000-4000-8000-000000000001").build();
+            SaltValue.Map head = SaltValue.Map.builder()
+                    .put("mid", "3f1c2d4e-0000-4000-8000-000000000001")
+                    .build();
             return SaltTcpFrame.encode(new SaltTcpFrame(head, payload));
         }
         return SaltMsgpack.write(payload, SaltDialect.PAYLOAD);
     }
 
     private static SaltValue received(byte[] reply, boolean tcp) throws Exception {
-        return tcp ? SaltTcpFrame.decode(reply, SaltLimits.SESSION).body()
+        return tcp
+                ? SaltTcpFrame.decode(reply, SaltLimits.SESSION).body()
                 : SaltMsgpack.read(reply, SaltLimits.SESSION);
     }
 
@@ -60,21 +63,44 @@ class SaltConversationTest {
 
             // 1. A new minion: pending, and it cannot check the signature yet (no master key cached).
             String nonce1 = "00000000000000000000000000000001";
-            SaltAuthRequest first = SaltAuthRequest.of("web1.example.com", MINION.getPublic(), nonce1, ENC, SIG,
-                    Optional.empty(), Optional.empty());
-            byte[] reply = overTheWire(send(first.envelope(), tcp), tcp, r -> responder.respond((SaltRequest.Auth) r,
-                    SaltAuthResponder.Decision.PENDING, session).encode(MASTER.getPrivate()));
-            assertThat(SaltSignIn.check(received(reply, tcp), nonce1, Optional.empty(), MINION.getPrivate(), ENC, SIG,
-                    Optional.empty(), SaltLimits.SESSION)).isInstanceOf(SaltSignIn.Waiting.class);
+            SaltAuthRequest first = SaltAuthRequest.of(
+                    "web1.example.com", MINION.getPublic(), nonce1, ENC, SIG, Optional.empty(), Optional.empty());
+            byte[] reply = overTheWire(
+                    send(first.envelope(), tcp),
+                    tcp,
+                    r -> responder
+                            .respond((SaltRequest.Auth) r, SaltAuthResponder.Decision.PENDING, session)
+                            .encode(MASTER.getPrivate()));
+            assertThat(SaltSignIn.check(
+                            received(reply, tcp),
+                            nonce1,
+                            Optional.empty(),
+                            MINION.getPrivate(),
+                            ENC,
+                            SIG,
+                            Optional.empty(),
+                            SaltLimits.SESSION))
+                    .isInstanceOf(SaltSignIn.Waiting.class);
 
             // 2. Accepted: the minion pins the master key it is given.
             String nonce2 = "00000000000000000000000000000002";
-            SaltAuthRequest second = SaltAuthRequest.of("web1.example.com", MINION.getPublic(), nonce2, ENC, SIG,
-                    Optional.empty(), Optional.empty());
-            reply = overTheWire(send(second.envelope(), tcp), tcp, r -> responder.respond((SaltRequest.Auth) r,
-                    SaltAuthResponder.Decision.ACCEPTED, session).encode(MASTER.getPrivate()));
-            SaltSignIn.Accepted accepted = (SaltSignIn.Accepted) SaltSignIn.check(received(reply, tcp), nonce2,
-                    Optional.empty(), MINION.getPrivate(), ENC, SIG, Optional.empty(), SaltLimits.SESSION);
+            SaltAuthRequest second = SaltAuthRequest.of(
+                    "web1.example.com", MINION.getPublic(), nonce2, ENC, SIG, Optional.empty(), Optional.empty());
+            reply = overTheWire(
+                    send(second.envelope(), tcp),
+                    tcp,
+                    r -> responder
+                            .respond((SaltRequest.Auth) r, SaltAuthResponder.Decision.ACCEPTED, session)
+                            .encode(MASTER.getPrivate()));
+            SaltSignIn.Accepted accepted = (SaltSignIn.Accepted) SaltSignIn.check(
+                    received(reply, tcp),
+                    nonce2,
+                    Optional.empty(),
+                    MINION.getPrivate(),
+                    ENC,
+                    SIG,
+                    Optional.empty(),
+                    SaltLimits.SESSION);
             RSAPublicKey pinned = accepted.master();
             assertThat(accepted.aes()).isEqualTo(aes);
             assertThat(accepted.session()).isEqualTo(session);
@@ -82,34 +108,71 @@ class SaltConversationTest {
             // 3. Restarted: it sends a token for the pinned key and checks it comes back.
             String nonce3 = "00000000000000000000000000000003";
             byte[] token = Crypticle.generate().keyString().getBytes(StandardCharsets.US_ASCII);
-            SaltAuthRequest third = SaltAuthRequest.of("web1.example.com", MINION.getPublic(), nonce3, ENC, SIG,
-                    Optional.of(pinned), Optional.of(token));
-            reply = overTheWire(send(third.envelope(), tcp), tcp, r -> responder.respond((SaltRequest.Auth) r,
-                    SaltAuthResponder.Decision.ACCEPTED, session).encode(MASTER.getPrivate()));
-            assertThat(SaltSignIn.check(received(reply, tcp), nonce3, Optional.of(token), MINION.getPrivate(), ENC, SIG,
-                    Optional.of(pinned), SaltLimits.SESSION)).isInstanceOf(SaltSignIn.Accepted.class);
+            SaltAuthRequest third = SaltAuthRequest.of(
+                    "web1.example.com", MINION.getPublic(), nonce3, ENC, SIG, Optional.of(pinned), Optional.of(token));
+            reply = overTheWire(
+                    send(third.envelope(), tcp),
+                    tcp,
+                    r -> responder
+                            .respond((SaltRequest.Auth) r, SaltAuthResponder.Decision.ACCEPTED, session)
+                            .encode(MASTER.getPrivate()));
+            assertThat(SaltSignIn.check(
+                            received(reply, tcp),
+                            nonce3,
+                            Optional.of(token),
+                            MINION.getPrivate(),
+                            ENC,
+                            SIG,
+                            Optional.of(pinned),
+                            SaltLimits.SESSION))
+                    .isInstanceOf(SaltSignIn.Accepted.class);
 
             // 4. A publication reaches it, signed over the sealed load.
-            SaltPublication job = new SaltPublication("test.echo", new SaltValue.Array(List.of(SaltValue.str("hi"))),
-                    SaltValue.str("web1.example.com"), "20261125193000000001", "", "list", "root", List.of(), 1);
+            SaltPublication job = new SaltPublication(
+                    "test.echo",
+                    new SaltValue.Array(List.of(SaltValue.str("hi"))),
+                    SaltValue.str("web1.example.com"),
+                    "20261125193000000001",
+                    "",
+                    "list",
+                    "root",
+                    List.of(),
+                    1);
             byte[] envelope = job.envelope(aes, MASTER.getPrivate(), SaltRsa.Signing.PKCS1V15_SHA1);
-            byte[] delivered = tcp ? SaltTcpFrame.decode(SaltPublication.tcpFrame(envelope), SaltLimits.SESSION)
-                    .body().bytes().orElseThrow() : envelope;
-            assertThat(SaltPublication.open(delivered, pinned, accepted.aes(), 0, SaltLimits.SESSION)).contains(job);
+            byte[] delivered = tcp
+                    ? SaltTcpFrame.decode(SaltPublication.tcpFrame(envelope), SaltLimits.SESSION)
+                            .body()
+                            .bytes()
+                            .orElseThrow()
+                    : envelope;
+            assertThat(SaltPublication.open(delivered, pinned, accepted.aes(), 0, SaltLimits.SESSION))
+                    .contains(job);
 
             // 5. Its return, sealed with its session key; the master's reply bound to the request's nonce.
             byte[] tok = SaltRsa.x931Sign(MINION.getPrivate(), "salt".getBytes(StandardCharsets.US_ASCII));
             String nonce5 = "00000000000000000000000000000005";
-            byte[] load = SaltSessionRequest.seal(accepted.session(), SaltValue.Map.builder().put("cmd", "_return")
-                    .put("jid", job.jid()).put("fun", "test.echo").put("return", "hi").put("retcode", 0)
-                    .put("success", true).build(), "web1.example.com", nonce5, 1795315684L, tok);
-            SaltRequest.Encrypted request = new SaltRequest.Encrypted("web1.example.com", load, 3, ENC.wireName(),
-                    SIG.wireName());
+            byte[] load = SaltSessionRequest.seal(
+                    accepted.session(),
+                    SaltValue.Map.builder()
+                            .put("cmd", "_return")
+                            .put("jid", job.jid())
+                            .put("fun", "test.echo")
+                            .put("return", "hi")
+                            .put("retcode", 0)
+                            .put("success", true)
+                            .build(),
+                    "web1.example.com",
+                    nonce5,
+                    1795315684L,
+                    tok);
+            SaltRequest.Encrypted request =
+                    new SaltRequest.Encrypted("web1.example.com", load, 3, ENC.wireName(), SIG.wireName());
             reply = overTheWire(send(request.encode(), tcp), tcp, r -> {
                 try {
-                    SaltSessionRequest opened = SaltSessionRequest.open((SaltRequest.Encrypted) r, session,
-                            SaltLimits.SESSION);
-                    assertThat(SaltRsa.x931Verify(MINION.getPublic(), "salt".getBytes(), opened.tok())).isTrue();
+                    SaltSessionRequest opened =
+                            SaltSessionRequest.open((SaltRequest.Encrypted) r, session, SaltLimits.SESSION);
+                    assertThat(SaltRsa.x931Verify(MINION.getPublic(), "salt".getBytes(), opened.tok()))
+                            .isTrue();
                     SaltCommand.Return ret = (SaltCommand.Return) opened.command();
                     assertThat(ret.ret()).isEqualTo(SaltValue.str("hi"));
                     return SaltReplies.sealed(session, opened.nonce(), SaltValue.nil());
@@ -120,8 +183,12 @@ class SaltConversationTest {
             assertThat(SaltReplies.openSealed(received(reply, tcp), accepted.session(), nonce5, SaltLimits.SESSION))
                     .isEqualTo(SaltValue.nil());
             byte[] replayedReply = reply;
-            assertThatThrownBy(() -> SaltReplies.openSealed(received(replayedReply, tcp), accepted.session(),
-                    "00000000000000000000000000000006", SaltLimits.SESSION)).isInstanceOf(CryptoException.class);
+            assertThatThrownBy(() -> SaltReplies.openSealed(
+                            received(replayedReply, tcp),
+                            accepted.session(),
+                            "00000000000000000000000000000006",
+                            SaltLimits.SESSION))
+                    .isInstanceOf(CryptoException.class);
         }
     }
 }

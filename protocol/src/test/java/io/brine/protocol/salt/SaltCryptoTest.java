@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.SaltVectors;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -78,7 +79,8 @@ class SaltCryptoTest {
                 assertThat(SaltMsgpack.write(value, SaltDialect.PAYLOAD)).isEqualTo(b64(d.get("msgpack_b64")));
                 String other = "0".repeat(32);
                 assertThatThrownBy(() -> session.loads(blob, other, SaltLimits.SESSION))
-                        .isInstanceOf(CryptoException.class).hasMessageContaining("nonce");
+                        .isInstanceOf(CryptoException.class)
+                        .hasMessageContaining("nonce");
                 checked++;
             }
         }
@@ -91,7 +93,8 @@ class SaltCryptoTest {
         Crypticle b = Crypticle.generate();
         byte[] blob = a.dumps(SaltValue.str("hello"), null);
         assertThat(a.loads(blob, null, SaltLimits.SESSION)).isEqualTo(SaltValue.str("hello"));
-        assertThatThrownBy(() -> b.decrypt(blob)).isInstanceOf(CryptoException.class)
+        assertThatThrownBy(() -> b.decrypt(blob))
+                .isInstanceOf(CryptoException.class)
                 .hasMessage("message authentication failed");
         byte[] tampered = blob.clone();
         tampered[20] ^= 1;
@@ -112,10 +115,11 @@ class SaltCryptoTest {
         for (String path : SaltVectors.named("auth-1b")) {
             JsonNode v = SaltVectors.vector(path);
             JsonNode load = v.get("request").get("view").get("load");
-            SaltRsa.Encryption enc = SaltRsa.Encryption.named(load.get("enc_algo").asText()).orElseThrow();
+            SaltRsa.Encryption enc =
+                    SaltRsa.Encryption.named(load.get("enc_algo").asText()).orElseThrow();
             if (load.has("token")) {
-                byte[] token = SaltRsa.decrypt(SaltVectors.pair("master").getPrivate(), enc,
-                        viewBytes(load.get("token")));
+                byte[] token =
+                        SaltRsa.decrypt(SaltVectors.pair("master").getPrivate(), enc, viewBytes(load.get("token")));
                 assertThat(new String(token, StandardCharsets.US_ASCII))
                         .isEqualTo(v.get("request").get("token_plaintext").asText());
             }
@@ -124,10 +128,11 @@ class SaltCryptoTest {
             var minion = SaltVectors.pair("minion1").getPrivate();
             assertThat(new String(SaltRsa.decrypt(minion, enc, viewBytes(inner.get("aes"))), StandardCharsets.US_ASCII))
                     .isEqualTo(derived.get("aes_plaintext").asText());
-            assertThat(new String(SaltRsa.decrypt(minion, enc, viewBytes(inner.get("session"))),
-                    StandardCharsets.US_ASCII)).isEqualTo(derived.get("session_plaintext").asText());
-            SaltRsa.Encryption other = enc == SaltRsa.Encryption.OAEP_SHA1 ? SaltRsa.Encryption.OAEP_SHA224
-                    : SaltRsa.Encryption.OAEP_SHA1;
+            assertThat(new String(
+                            SaltRsa.decrypt(minion, enc, viewBytes(inner.get("session"))), StandardCharsets.US_ASCII))
+                    .isEqualTo(derived.get("session_plaintext").asText());
+            SaltRsa.Encryption other =
+                    enc == SaltRsa.Encryption.OAEP_SHA1 ? SaltRsa.Encryption.OAEP_SHA224 : SaltRsa.Encryption.OAEP_SHA1;
             assertThatThrownBy(() -> SaltRsa.decrypt(minion, other, viewBytes(inner.get("aes"))))
                     .isInstanceOf(CryptoException.class);
             checked++;
@@ -143,13 +148,20 @@ class SaltCryptoTest {
             if (!reply.has("sig_b64")) {
                 continue;
             }
-            String sigAlgo = SaltVectors.vector(path).get("request").get("view").get("load").get("sig_algo").asText();
+            String sigAlgo = SaltVectors.vector(path)
+                    .get("request")
+                    .get("view")
+                    .get("load")
+                    .get("sig_algo")
+                    .asText();
             SaltRsa.Signing algorithm = SaltRsa.Signing.named(sigAlgo).orElseThrow();
             byte[] load = b64(reply.get("load_b64"));
             byte[] sig = SaltRsa.sign(SaltVectors.pair("master").getPrivate(), algorithm, load);
             assertThat(sig).as(path).isEqualTo(b64(reply.get("sig_b64")));
-            assertThat(SaltRsa.verify(SaltVectors.pub("master"), algorithm, load, sig)).isTrue();
-            assertThat(SaltRsa.verify(SaltVectors.pub("minion1"), algorithm, load, sig)).isFalse();
+            assertThat(SaltRsa.verify(SaltVectors.pub("master"), algorithm, load, sig))
+                    .isTrue();
+            assertThat(SaltRsa.verify(SaltVectors.pub("minion1"), algorithm, load, sig))
+                    .isFalse();
             checked++;
         }
         assertThat(checked).isEqualTo(20);
@@ -160,7 +172,8 @@ class SaltCryptoTest {
         int checked = 0;
         for (String path : SaltVectors.named("publish-")) {
             JsonNode env = SaltVectors.vector(path).get("envelope_view");
-            SaltRsa.Signing algorithm = SaltRsa.Signing.named(env.get("sig_algo").asText()).orElseThrow();
+            SaltRsa.Signing algorithm =
+                    SaltRsa.Signing.named(env.get("sig_algo").asText()).orElseThrow();
             byte[] sig = SaltRsa.sign(SaltVectors.pair("master").getPrivate(), algorithm, viewBytes(env.get("load")));
             assertThat(sig).as(path).isEqualTo(viewBytes(env.get("sig")));
             checked++;
@@ -174,10 +187,12 @@ class SaltCryptoTest {
             String key = c.get("private_key").asText().replace("keys/", "").replace(".pem", "");
             byte[] input = c.get("input_ascii").asText().getBytes(StandardCharsets.US_ASCII);
             byte[] expected = b64(c.get("expected_output_b64"));
-            assertThat(SaltRsa.x931Sign(SaltVectors.pair(key).getPrivate(), input)).as(c.get("name").asText())
+            assertThat(SaltRsa.x931Sign(SaltVectors.pair(key).getPrivate(), input))
+                    .as(c.get("name").asText())
                     .isEqualTo(expected);
             assertThat(SaltRsa.x931Recover(SaltVectors.pub(key), expected)).isEqualTo(input);
-            assertThat(SaltRsa.x931Verify(SaltVectors.pub(key), input, expected)).isTrue();
+            assertThat(SaltRsa.x931Verify(SaltVectors.pub(key), input, expected))
+                    .isTrue();
             if (c.has("aes_plaintext")) {
                 byte[] digest = MessageDigest.getInstance("SHA-256")
                         .digest(c.get("aes_plaintext").asText().getBytes(StandardCharsets.US_ASCII));
@@ -189,8 +204,10 @@ class SaltCryptoTest {
     @Test
     void x931RefusesOtherKeysAndNonSignatures() {
         byte[] tok = SaltRsa.x931Sign(SaltVectors.pair("minion1").getPrivate(), "salt".getBytes());
-        assertThat(SaltRsa.x931Verify(SaltVectors.pub("minion2"), "salt".getBytes(), tok)).isFalse();
-        assertThat(SaltRsa.x931Verify(SaltVectors.pub("minion1"), "salr".getBytes(), tok)).isFalse();
+        assertThat(SaltRsa.x931Verify(SaltVectors.pub("minion2"), "salt".getBytes(), tok))
+                .isFalse();
+        assertThat(SaltRsa.x931Verify(SaltVectors.pub("minion1"), "salr".getBytes(), tok))
+                .isFalse();
         assertThatThrownBy(() -> SaltRsa.x931Recover(SaltVectors.pub("minion1"), new byte[255]))
                 .isInstanceOf(CryptoException.class);
         byte[] ones = new byte[256];
@@ -212,13 +229,23 @@ class SaltCryptoTest {
     @Test
     void theWireFormOfAKeyIsSaltsCleanKeyOfItsFile() {
         String masterFile = SaltVectors.text("keys/master.pub");
-        JsonNode reply = SaltVectors.vector("3008.2-zeromq/auth-1b-accepted-first").get("reply").get("load_view");
-        assertThat(SaltPem.wireForm(SaltVectors.pub("master"))).isEqualTo(reply.get("pub_key").asText())
-                .isEqualTo(SaltPem.cleanKey(masterFile)).hasSize(450);
-        String pub = SaltVectors.vector("3008.2-zeromq/auth-1a-pending").get("request").get("view").get("load")
-                .get("pub").asText();
+        JsonNode reply = SaltVectors.vector("3008.2-zeromq/auth-1b-accepted-first")
+                .get("reply")
+                .get("load_view");
+        assertThat(SaltPem.wireForm(SaltVectors.pub("master")))
+                .isEqualTo(reply.get("pub_key").asText())
+                .isEqualTo(SaltPem.cleanKey(masterFile))
+                .hasSize(450);
+        String pub = SaltVectors.vector("3008.2-zeromq/auth-1a-pending")
+                .get("request")
+                .get("view")
+                .get("load")
+                .get("pub")
+                .asText();
         assertThat(SaltPem.wireForm(SaltVectors.pub("minion1"))).isEqualTo(pub);
-        assertThat(SaltPem.sameKey(masterFile.replace("\n", "\r\n"), reply.get("pub_key").asText())).isTrue();
+        assertThat(SaltPem.sameKey(
+                        masterFile.replace("\n", "\r\n"), reply.get("pub_key").asText()))
+                .isTrue();
         assertThat(SaltPem.sameKey(masterFile, pub)).isFalse();
     }
 
@@ -232,6 +259,6 @@ class SaltCryptoTest {
         assertThat(SaltPem.fileFinger(file.replace("\n", "\r\n"))).isEqualTo(expected);
         assertThat(SaltPem.fileFinger("\n" + file + "\n\n")).isEqualTo(expected);
         assertThat(SaltPem.textFinger(file)).isNotEqualTo(expected);
-        assertThat(expected).isEqualTo(io.brine.protocol.crypto.Fingerprints.of(SaltVectors.pub("master")));
+        assertThat(expected).isEqualTo(Fingerprints.of(SaltVectors.pub("master")));
     }
 }

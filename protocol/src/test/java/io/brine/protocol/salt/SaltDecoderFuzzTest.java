@@ -39,8 +39,11 @@ class SaltDecoderFuzzTest {
                 publications.add(SaltVectors.b64(v.get("envelope_b64")));
             }
         }
-        Crypticle session = Crypticle.of(SaltVectors.vector("3008.2-zeromq/return-test.ping").get("request")
-                .get("load_decrypted").get("key_string").asText());
+        Crypticle session = Crypticle.of(SaltVectors.vector("3008.2-zeromq/return-test.ping")
+                .get("request")
+                .get("load_decrypted")
+                .get("key_string")
+                .asText());
         Decoder request = bytes -> {
             SaltValue payload = bytes[0] == (byte) 0x82 && bytes[1] == (byte) 0xa4
                     ? SaltTcpFrame.decode(bytes, SaltLimits.UNAUTHENTICATED).body()
@@ -50,13 +53,20 @@ class SaltDecoderFuzzTest {
                 SaltSessionRequest.open(e, session, SaltLimits.SESSION);
             }
         };
-        Decoder authReply = bytes -> SaltSignIn.check(SaltMsgpack.read(bytes, SaltLimits.SESSION),
-                "0".repeat(32), Optional.empty(), SaltVectors.pair("minion1").getPrivate(),
-                SaltRsa.Encryption.OAEP_SHA1, SaltRsa.Signing.PKCS1V15_SHA1, Optional.empty(), SaltLimits.SESSION);
-        Decoder publication = bytes -> SaltPublication.open(bytes, SaltVectors.pub("master"), session, 0,
+        Decoder authReply = bytes -> SaltSignIn.check(
+                SaltMsgpack.read(bytes, SaltLimits.SESSION),
+                "0".repeat(32),
+                Optional.empty(),
+                SaltVectors.pair("minion1").getPrivate(),
+                SaltRsa.Encryption.OAEP_SHA1,
+                SaltRsa.Signing.PKCS1V15_SHA1,
+                Optional.empty(),
                 SaltLimits.SESSION);
+        Decoder publication =
+                bytes -> SaltPublication.open(bytes, SaltVectors.pub("master"), session, 0, SaltLimits.SESSION);
         Random random = new Random(15);
-        int decoded = fuzz(requests, request, random, 1_000) + fuzz(authReplies, authReply, random, 100)
+        int decoded = fuzz(requests, request, random, 1_000)
+                + fuzz(authReplies, authReply, random, 100)
                 + fuzz(publications, publication, random, 500);
         assertThat(decoded).isPositive();
     }

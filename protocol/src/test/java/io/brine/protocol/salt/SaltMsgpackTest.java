@@ -20,8 +20,7 @@ class SaltMsgpackTest {
     private static final HexFormat HEX = HexFormat.of();
 
     /** Every msgpack byte run of every vector: its path in the JSON and the dialect Salt wrote it in. */
-    record Blob(String where, byte[] bytes, SaltDialect dialect) {
-    }
+    record Blob(String where, byte[] bytes, SaltDialect dialect) {}
 
     static List<Blob> blobs() {
         List<Blob> blobs = new ArrayList<>();
@@ -41,10 +40,15 @@ class SaltMsgpackTest {
             String at = where + "/" + name;
             switch (name) {
                 // The version-2 request was crafted by the recorders' script with use_bin_type=False.
-                case "tcp_stream_b64" -> out.add(new Blob(at, b64(v),
-                        at.contains("auth-1e") && at.contains("/request/") ? SaltDialect.PAYLOAD : SaltDialect.FRAME));
+                case "tcp_stream_b64" ->
+                    out.add(new Blob(
+                            at,
+                            b64(v),
+                            at.contains("auth-1e") && at.contains("/request/")
+                                    ? SaltDialect.PAYLOAD
+                                    : SaltDialect.FRAME));
                 case "payload_b64", "envelope_b64", "load_b64", "msgpack_b64" ->
-                        out.add(new Blob(at, b64(v), SaltDialect.PAYLOAD));
+                    out.add(new Blob(at, b64(v), SaltDialect.PAYLOAD));
                 case "zmq_frames_b64" -> {
                     byte[] last = b64(v.get(v.size() - 1));
                     out.add(new Blob(at, last, SaltDialect.PAYLOAD));
@@ -83,7 +87,9 @@ class SaltMsgpackTest {
     @Test
     void payloadDialectWritesRawStringsWithoutStr8AndNoBin() {
         byte[] nonce32 = "0123456789abcdef0123456789abcdef".getBytes();
-        SaltValue v = SaltValue.Map.builder().put("nonce", new String(nonce32)).put("sig", new byte[]{(byte) 0xff})
+        SaltValue v = SaltValue.Map.builder()
+                .put("nonce", new String(nonce32))
+                .put("sig", new byte[] {(byte) 0xff})
                 .build();
         assertThat(HEX.formatHex(SaltMsgpack.write(v, SaltDialect.PAYLOAD)))
                 .isEqualTo("82a56e6f6e6365da0020" + HEX.formatHex(nonce32) + "a3736967a1ff");
@@ -93,11 +99,42 @@ class SaltMsgpackTest {
 
     @Test
     void integersTakeTheirSmallestFormAndUint64Survives() throws MalformedException {
-        long[] values = {0, 127, 128, 255, 256, 34505, 65536, 1795315684L, 1L << 32, Long.MAX_VALUE, -1, -32, -33,
-                -129, -32769, Long.MIN_VALUE};
-        String[] expected = {"00", "7f", "cc80", "ccff", "cd0100", "cd86c9", "ce00010000", "ce6b0257e4",
-                "cf0000000100000000", "cf7fffffffffffffff", "ff", "e0", "d0df", "d1ff7f", "d2ffff7fff",
-                "d38000000000000000"};
+        long[] values = {
+            0,
+            127,
+            128,
+            255,
+            256,
+            34505,
+            65536,
+            1795315684L,
+            1L << 32,
+            Long.MAX_VALUE,
+            -1,
+            -32,
+            -33,
+            -129,
+            -32769,
+            Long.MIN_VALUE
+        };
+        String[] expected = {
+            "00",
+            "7f",
+            "cc80",
+            "ccff",
+            "cd0100",
+            "cd86c9",
+            "ce00010000",
+            "ce6b0257e4",
+            "cf0000000100000000",
+            "cf7fffffffffffffff",
+            "ff",
+            "e0",
+            "d0df",
+            "d1ff7f",
+            "d2ffff7fff",
+            "d38000000000000000"
+        };
         for (int i = 0; i < values.length; i++) {
             byte[] bytes = SaltMsgpack.write(SaltValue.integer(values[i]), SaltDialect.PAYLOAD);
             assertThat(HEX.formatHex(bytes)).as("%d", values[i]).isEqualTo(expected[i]);
@@ -111,8 +148,8 @@ class SaltMsgpackTest {
 
     @Test
     void strBinAndRawAllHandOutTheirBytes() throws MalformedException {
-        SaltValue.Map m = (SaltValue.Map) SaltMsgpack.read(HEX.parseHex("83a16101c4016202a163a2ff00"),
-                SaltLimits.SESSION);
+        SaltValue.Map m =
+                (SaltValue.Map) SaltMsgpack.read(HEX.parseHex("83a16101c4016202a163a2ff00"), SaltLimits.SESSION);
         assertThat(m.entries().get(1).key()).isInstanceOf(SaltValue.Bin.class);
         assertThat(m.get("b")).contains(SaltValue.integer(2));
         assertThat(m.get("c").orElseThrow()).isInstanceOf(SaltValue.Raw.class);
@@ -123,8 +160,8 @@ class SaltMsgpackTest {
 
     @Test
     void floatsAndIntegerKeysAreAccepted() throws MalformedException {
-        SaltValue.Map m = (SaltValue.Map) SaltMsgpack.read(HEX.parseHex("8201cb3ff8000000000000c3ca3fc00000"),
-                SaltLimits.SESSION);
+        SaltValue.Map m = (SaltValue.Map)
+                SaltMsgpack.read(HEX.parseHex("8201cb3ff8000000000000c3ca3fc00000"), SaltLimits.SESSION);
         assertThat(m.entries().get(0).value()).isEqualTo(new SaltValue.Float(1.5));
         assertThat(m.entries().get(1).value()).isEqualTo(new SaltValue.Float(1.5));
     }
@@ -133,7 +170,8 @@ class SaltMsgpackTest {
     void inputOverTheSizeLimitIsRefusedBeforeParsing() {
         byte[] big = new byte[SaltLimits.UNAUTHENTICATED.maxBytes() + 1];
         assertThatThrownBy(() -> SaltMsgpack.read(big, SaltLimits.UNAUTHENTICATED))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("more than the limit of 65536");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("more than the limit of 65536");
     }
 
     @Test
@@ -141,13 +179,15 @@ class SaltMsgpackTest {
         byte[] bomb = new byte[60_000];
         Arrays.fill(bomb, (byte) 0x91); // [[[[...
         assertThatThrownBy(() -> SaltMsgpack.read(bomb, SaltLimits.UNAUTHENTICATED))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("nested deeper than 16");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("nested deeper than 16");
         byte[] maps = new byte[7_000_000];
         for (int i = 0; i < maps.length; i += 2) {
             maps[i] = (byte) 0x81; // {0: {0: ...
         }
         assertThatThrownBy(() -> SaltMsgpack.read(maps, SaltLimits.SESSION))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("nested deeper than 100");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("nested deeper than 100");
     }
 
     @Test
@@ -170,15 +210,18 @@ class SaltMsgpackTest {
             out.write(0xc0);
         }
         assertThatThrownBy(() -> SaltMsgpack.read(out.toByteArray(), SaltLimits.UNAUTHENTICATED))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("more than 4096 values");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("more than 4096 values");
     }
 
     @Test
     void declaredLengthsLargerThanTheInputAreRefusedWithoutAllocating() {
         String[] lies = {"dbffffffff", "db7fffffff", "c67fffffff", "dd7fffffff", "df7fffffff", "da0010", "dc0010c0"};
         for (String lie : lies) {
-            assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex(lie), SaltLimits.SESSION)).as(lie)
-                    .isInstanceOf(MalformedException.class).hasMessageContaining("more than the input holds");
+            assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex(lie), SaltLimits.SESSION))
+                    .as(lie)
+                    .isInstanceOf(MalformedException.class)
+                    .hasMessageContaining("more than the input holds");
         }
     }
 
@@ -189,10 +232,12 @@ class SaltMsgpackTest {
         SaltValue.Map read = (SaltValue.Map) SaltMsgpack.read(load, SaltLimits.SESSION_LOAD);
         assertThat(((SaltValue.Map) read.get("opts").orElseThrow()).get("when"))
                 .contains(SaltValue.bin(new byte[] {1, 2, 3}));
-        assertThatThrownBy(() -> SaltMsgpack.read(load, SaltLimits.SESSION)).isInstanceOf(MalformedException.class)
+        assertThatThrownBy(() -> SaltMsgpack.read(load, SaltLimits.SESSION))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("extension types");
         assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex("c7054e0102"), SaltLimits.SESSION_LOAD))
-                .isInstanceOf(MalformedException.class).hasMessageContaining("more than the input holds");
+                .isInstanceOf(MalformedException.class)
+                .hasMessageContaining("more than the input holds");
     }
 
     @Test
@@ -209,18 +254,22 @@ class SaltMsgpackTest {
             {"cd01", "truncated"},
         };
         for (String[] c : cases) {
-            assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex(c[0]), SaltLimits.SESSION)).as(c[0])
-                    .isInstanceOf(MalformedException.class).hasMessageContaining(c[1]);
+            assertThatThrownBy(() -> SaltMsgpack.read(HEX.parseHex(c[0]), SaltLimits.SESSION))
+                    .as(c[0])
+                    .isInstanceOf(MalformedException.class)
+                    .hasMessageContaining(c[1]);
         }
     }
 
     @Test
     void everyTruncationAndEveryByteFlipOfARecordedRequestEndsInAValueOrAMalformedException() {
-        byte[] auth = b64(SaltVectors.vector("3008.2-tcp/auth-1b-accepted-token").get("request")
+        byte[] auth = b64(SaltVectors.vector("3008.2-tcp/auth-1b-accepted-token")
+                .get("request")
                 .get("tcp_stream_b64"));
         for (int cut = 0; cut < auth.length; cut++) {
             byte[] head = Arrays.copyOf(auth, cut);
-            assertThatThrownBy(() -> SaltMsgpack.read(head, SaltLimits.UNAUTHENTICATED)).as("cut at %d", cut)
+            assertThatThrownBy(() -> SaltMsgpack.read(head, SaltLimits.UNAUTHENTICATED))
+                    .as("cut at %d", cut)
                     .isInstanceOf(MalformedException.class);
         }
         Random random = new Random(15);

@@ -28,15 +28,22 @@ class SaltRepliesTest {
             return new SaltAuthReply.BadLoad();
         }
         JsonNode load = reply.get("load_view");
-        SaltRsa.Signing signing = SaltRsa.Signing.named(v.get("request").get("view").get("load").get("sig_algo")
-                .asText()).orElseThrow();
+        SaltRsa.Signing signing = SaltRsa.Signing.named(
+                        v.get("request").get("view").get("load").get("sig_algo").asText())
+                .orElseThrow();
         String nonce = load.get("nonce").asText();
         if (load.has("ret")) {
             return new SaltAuthReply.Answer(SaltValue.bool(load.get("ret").asBoolean()), nonce, signing);
         }
-        return new SaltAuthReply.Accepted(load.get("pub_key").asText(), load.get("publish_port").asInt(),
+        return new SaltAuthReply.Accepted(
+                load.get("pub_key").asText(),
+                load.get("publish_port").asInt(),
                 load.has("token") ? Optional.of(viewBytes(load.get("token"))) : Optional.empty(),
-                viewBytes(load.get("aes")), viewBytes(load.get("session")), viewBytes(load.get("sig")), nonce, signing);
+                viewBytes(load.get("aes")),
+                viewBytes(load.get("session")),
+                viewBytes(load.get("sig")),
+                nonce,
+                signing);
     }
 
     @Test
@@ -61,20 +68,31 @@ class SaltRepliesTest {
                     ? Optional.of(req.get("token_plaintext").asText().getBytes(StandardCharsets.US_ASCII))
                     : Optional.empty();
             String key = path.contains("1c-") || path.contains("1d-") ? "minion2" : "minion1";
-            Optional<RSAPublicKey> pinned = token.isPresent() ? Optional.of(SaltVectors.pub("master"))
-                    : Optional.empty();
-            SaltSignIn.Outcome outcome = SaltSignIn.check(SaltVectors.payload(v.get("reply")),
-                    lv.get("nonce").asText(), token, SaltVectors.pair(key).getPrivate(),
+            Optional<RSAPublicKey> pinned =
+                    token.isPresent() ? Optional.of(SaltVectors.pub("master")) : Optional.empty();
+            SaltSignIn.Outcome outcome = SaltSignIn.check(
+                    SaltVectors.payload(v.get("reply")),
+                    lv.get("nonce").asText(),
+                    token,
+                    SaltVectors.pair(key).getPrivate(),
                     SaltRsa.Encryption.named(lv.get("enc_algo").asText()).orElseThrow(),
-                    SaltRsa.Signing.named(lv.get("sig_algo").asText()).orElseThrow(), pinned, SaltLimits.SESSION);
+                    SaltRsa.Signing.named(lv.get("sig_algo").asText()).orElseThrow(),
+                    pinned,
+                    SaltLimits.SESSION);
             String name = path.substring(path.indexOf('/') + 1);
             if (name.startsWith("auth-1a")) {
                 assertThat(outcome).as(path).isInstanceOf(SaltSignIn.Waiting.class);
             } else if (name.startsWith("auth-1b")) {
                 SaltSignIn.Accepted a = (SaltSignIn.Accepted) outcome;
-                assertThat(a.aes().keyString()).isEqualTo(v.get("derived").get("aes_plaintext").asText());
-                assertThat(a.session().keyString()).isEqualTo(v.get("derived").get("session_plaintext").asText());
-                assertThat(a.publishPort()).isEqualTo(v.get("reply").get("load_view").get("publish_port").asInt());
+                assertThat(a.aes().keyString())
+                        .isEqualTo(v.get("derived").get("aes_plaintext").asText());
+                assertThat(a.session().keyString())
+                        .isEqualTo(v.get("derived").get("session_plaintext").asText());
+                assertThat(a.publishPort())
+                        .isEqualTo(v.get("reply")
+                                .get("load_view")
+                                .get("publish_port")
+                                .asInt());
                 assertThat(a.master()).isEqualTo(SaltVectors.pub("master"));
             } else if (name.startsWith("auth-1e")) {
                 assertThat(outcome).as(path).isInstanceOf(SaltSignIn.BadLoad.class);
@@ -95,23 +113,47 @@ class SaltRepliesTest {
         SaltRsa.Encryption enc = SaltRsa.Encryption.OAEP_SHA1;
         SaltRsa.Signing sig = SaltRsa.Signing.PKCS1V15_SHA1;
         Optional<RSAPublicKey> master = Optional.of(SaltVectors.pub("master"));
-        assertThatThrownBy(() -> SaltSignIn.check(reply, "0".repeat(32), Optional.of(token), minion, enc, sig,
-                master, SaltLimits.SESSION)).isInstanceOf(CryptoException.class).hasMessageContaining("nonce");
-        assertThatThrownBy(() -> SaltSignIn.check(reply, nonce, Optional.of("other".getBytes()), minion, enc, sig,
-                master, SaltLimits.SESSION)).isInstanceOf(CryptoException.class).hasMessageContaining("token");
-        assertThatThrownBy(() -> SaltSignIn.check(reply, nonce, Optional.of(token), minion, enc, sig,
-                Optional.of(SaltVectors.pub("minion2")), SaltLimits.SESSION))
-                .isInstanceOf(CryptoException.class).hasMessageContaining("master key has changed");
-        assertThatThrownBy(() -> SaltSignIn.check(reply, nonce, Optional.of(token), minion, enc,
-                SaltRsa.Signing.PKCS1V15_SHA224, master, SaltLimits.SESSION))
-                .isInstanceOf(CryptoException.class).hasMessageContaining("signature");
+        assertThatThrownBy(() -> SaltSignIn.check(
+                        reply, "0".repeat(32), Optional.of(token), minion, enc, sig, master, SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class)
+                .hasMessageContaining("nonce");
+        assertThatThrownBy(() -> SaltSignIn.check(
+                        reply, nonce, Optional.of("other".getBytes()), minion, enc, sig, master, SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class)
+                .hasMessageContaining("token");
+        assertThatThrownBy(() -> SaltSignIn.check(
+                        reply,
+                        nonce,
+                        Optional.of(token),
+                        minion,
+                        enc,
+                        sig,
+                        Optional.of(SaltVectors.pub("minion2")),
+                        SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class)
+                .hasMessageContaining("master key has changed");
+        assertThatThrownBy(() -> SaltSignIn.check(
+                        reply,
+                        nonce,
+                        Optional.of(token),
+                        minion,
+                        enc,
+                        SaltRsa.Signing.PKCS1V15_SHA224,
+                        master,
+                        SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class)
+                .hasMessageContaining("signature");
         SaltValue.Map env = (SaltValue.Map) reply;
         byte[] load = env.get("load").orElseThrow().bytes().orElseThrow();
         load[load.length - 40] ^= 1;
-        SaltValue tampered = SaltValue.Map.builder().put("enc", "clear").put("load", load)
-                .put("sig", env.get("sig").orElseThrow()).build();
-        assertThatThrownBy(() -> SaltSignIn.check(tampered, nonce, Optional.of(token), minion, enc, sig, master,
-                SaltLimits.SESSION)).isInstanceOf(CryptoException.class);
+        SaltValue tampered = SaltValue.Map.builder()
+                .put("enc", "clear")
+                .put("load", load)
+                .put("sig", env.get("sig").orElseThrow())
+                .build();
+        assertThatThrownBy(() -> SaltSignIn.check(
+                        tampered, nonce, Optional.of(token), minion, enc, sig, master, SaltLimits.SESSION))
+                .isInstanceOf(CryptoException.class);
     }
 
     @Test
@@ -132,7 +174,8 @@ class SaltRepliesTest {
             assertThat(SaltReplies.openSealed(SaltVectors.payload(reply), session, nonce, SaltLimits.SESSION))
                     .isEqualTo(value);
             SaltValue fresh = SaltReplies.sealed(session, nonce, value);
-            assertThat(SaltReplies.openSealed(fresh, session, nonce, SaltLimits.SESSION)).isEqualTo(value);
+            assertThat(SaltReplies.openSealed(fresh, session, nonce, SaltLimits.SESSION))
+                    .isEqualTo(value);
             checked++;
         }
         assertThat(checked).isEqualTo(21);
@@ -145,23 +188,45 @@ class SaltRepliesTest {
             JsonNode v = SaltVectors.vector(path);
             JsonNode reply = v.get("reply");
             JsonNode pr = reply.get("private_reply");
-            SaltRsa.Encryption enc = SaltRsa.Encryption.named(pr.get("key_alg").asText()).orElseThrow();
-            SaltRsa.Signing sig = path.endsWith("sha224") ? SaltRsa.Signing.PKCS1V15_SHA224
-                    : SaltRsa.Signing.PKCS1V15_SHA1;
+            SaltRsa.Encryption enc =
+                    SaltRsa.Encryption.named(pr.get("key_alg").asText()).orElseThrow();
+            SaltRsa.Signing sig =
+                    path.endsWith("sha224") ? SaltRsa.Signing.PKCS1V15_SHA224 : SaltRsa.Signing.PKCS1V15_SHA1;
             String nonce = pr.get("data_view").get("nonce").asText();
-            SaltValue pillar = SaltReplies.openPrivately(SaltVectors.payload(reply), "pillar", nonce,
-                    SaltVectors.pair("minion1").getPrivate(), enc, SaltVectors.pub("master"), sig, SaltLimits.SESSION);
+            SaltValue pillar = SaltReplies.openPrivately(
+                    SaltVectors.payload(reply),
+                    "pillar",
+                    nonce,
+                    SaltVectors.pair("minion1").getPrivate(),
+                    enc,
+                    SaltVectors.pub("master"),
+                    sig,
+                    SaltLimits.SESSION);
             assertThat(pillar).isEqualTo(SaltValue.Map.builder().build());
             // data = dumps({key, pillar, nonce}) and its signature, byte for byte.
             byte[] key = viewBytes(pr.get("data_view").get("key"));
-            byte[] data = SaltMsgpack.write(SaltValue.Map.builder().put("key", key).put("pillar", pillar)
-                    .put("nonce", nonce).build(), SaltDialect.PAYLOAD);
+            byte[] data = SaltMsgpack.write(
+                    SaltValue.Map.builder()
+                            .put("key", key)
+                            .put("pillar", pillar)
+                            .put("nonce", nonce)
+                            .build(),
+                    SaltDialect.PAYLOAD);
             JsonNode pd = pr.get("pillar_decrypted");
             assertThat(data).isEqualTo(viewBytes(pd.get("view").get("data")));
-            assertThat(SaltRsa.sign(MASTER, sig, data)).isEqualTo(viewBytes(pd.get("view").get("sig")));
-            assertThatThrownBy(() -> SaltReplies.openPrivately(SaltVectors.payload(reply), "pillar",
-                    "f".repeat(32), SaltVectors.pair("minion1").getPrivate(), enc, SaltVectors.pub("master"), sig,
-                    SaltLimits.SESSION)).isInstanceOf(CryptoException.class).hasMessageContaining("nonce");
+            assertThat(SaltRsa.sign(MASTER, sig, data))
+                    .isEqualTo(viewBytes(pd.get("view").get("sig")));
+            assertThatThrownBy(() -> SaltReplies.openPrivately(
+                            SaltVectors.payload(reply),
+                            "pillar",
+                            "f".repeat(32),
+                            SaltVectors.pair("minion1").getPrivate(),
+                            enc,
+                            SaltVectors.pub("master"),
+                            sig,
+                            SaltLimits.SESSION))
+                    .isInstanceOf(CryptoException.class)
+                    .hasMessageContaining("nonce");
             checked++;
         }
         assertThat(checked).isEqualTo(6);
@@ -173,13 +238,29 @@ class SaltRepliesTest {
         String nonce = "abcdef0123456789abcdef0123456789";
         for (SaltRsa.Encryption enc : SaltRsa.Encryption.values()) {
             for (SaltRsa.Signing sig : SaltRsa.Signing.values()) {
-                SaltValue reply = SaltReplies.privately("pillar", pillar, nonce, SaltVectors.pub("minion1"), enc,
-                        MASTER, sig);
-                assertThat(SaltReplies.openPrivately(reply, "pillar", nonce, SaltVectors.pair("minion1").getPrivate(),
-                        enc, SaltVectors.pub("master"), sig, SaltLimits.SESSION)).isEqualTo(pillar);
-                assertThatThrownBy(() -> SaltReplies.openPrivately(reply, "pillar", nonce,
-                        SaltVectors.pair("minion1").getPrivate(), enc, SaltVectors.pub("minion2"), sig,
-                        SaltLimits.SESSION)).isInstanceOf(CryptoException.class).hasMessageContaining("signature");
+                SaltValue reply =
+                        SaltReplies.privately("pillar", pillar, nonce, SaltVectors.pub("minion1"), enc, MASTER, sig);
+                assertThat(SaltReplies.openPrivately(
+                                reply,
+                                "pillar",
+                                nonce,
+                                SaltVectors.pair("minion1").getPrivate(),
+                                enc,
+                                SaltVectors.pub("master"),
+                                sig,
+                                SaltLimits.SESSION))
+                        .isEqualTo(pillar);
+                assertThatThrownBy(() -> SaltReplies.openPrivately(
+                                reply,
+                                "pillar",
+                                nonce,
+                                SaltVectors.pair("minion1").getPrivate(),
+                                enc,
+                                SaltVectors.pub("minion2"),
+                                sig,
+                                SaltLimits.SESSION))
+                        .isInstanceOf(CryptoException.class)
+                        .hasMessageContaining("signature");
             }
         }
     }

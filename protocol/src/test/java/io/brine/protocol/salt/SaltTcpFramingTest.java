@@ -40,8 +40,10 @@ class SaltTcpFramingTest {
         ByteArrayOutputStream all = new ByteArrayOutputStream();
         frames.forEach(all::writeBytes);
         byte[] stream = all.toByteArray();
-        for (int chunk : new int[]{1, 7, 300, stream.length}) {
-            assertThat(split(stream, chunk)).as("chunks of %d", chunk).hasSize(frames.size())
+        for (int chunk : new int[] {1, 7, 300, stream.length}) {
+            assertThat(split(stream, chunk))
+                    .as("chunks of %d", chunk)
+                    .hasSize(frames.size())
                     .zipSatisfy(frames, (got, want) -> assertThat(got).isEqualTo(want));
         }
     }
@@ -55,8 +57,7 @@ class SaltTcpFramingTest {
         while (buffered < stream.length) {
             buffered = Math.min(stream.length, buffered + chunk);
             int length;
-            while (frameStart < buffered
-                    && (length = scanner.scan(stream, frameStart, buffered - frameStart)) > 0) {
+            while (frameStart < buffered && (length = scanner.scan(stream, frameStart, buffered - frameStart)) > 0) {
                 out.add(Arrays.copyOfRange(stream, frameStart, frameStart + length));
                 SaltTcpFrame.decode(stream, frameStart, length, SaltLimits.SESSION);
                 frameStart += length;
@@ -71,7 +72,8 @@ class SaltTcpFramingTest {
     void requestsKeepTheirMessageIdAndTheReplyEchoesTheHead() throws Exception {
         JsonNode v = SaltVectors.vector("3008.2-tcp/return-test.ping");
         SaltTcpFrame request = SaltTcpFrame.decode(b64(v.get("request").get("tcp_stream_b64")), SaltLimits.SESSION);
-        assertThat(request.mid()).contains(v.get("request").get("head_view").get("mid").asText());
+        assertThat(request.mid())
+                .contains(v.get("request").get("head_view").get("mid").asText());
         SaltTcpFrame reply = SaltTcpFrame.decode(b64(v.get("reply").get("tcp_stream_b64")), SaltLimits.SESSION);
         assertThat(reply.head()).isEqualTo(request.head());
         assertThat(SaltTcpFrame.encode(request.reply(reply.body())))
@@ -83,7 +85,8 @@ class SaltTcpFramingTest {
         // {"head": {}, "body": bin32 of 1 MiB}: refused after 20 bytes, long before the body arrives.
         byte[] start = HEX.parseHex("82a46865616480a4626f6479c600100000");
         SaltStreamScanner scanner = new SaltStreamScanner(SaltLimits.UNAUTHENTICATED);
-        assertThatThrownBy(() -> scanner.scan(start, 0, start.length)).isInstanceOf(MalformedException.class)
+        assertThatThrownBy(() -> scanner.scan(start, 0, start.length))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("longer than the limit of 65536");
     }
 
@@ -95,7 +98,8 @@ class SaltTcpFramingTest {
         System.arraycopy(head, 0, nils, 0, head.length);
         SaltStreamScanner scanner = new SaltStreamScanner(new SaltLimits(65536, 16, 1_000_000_000));
         assertThat(scanner.scan(nils, 0, 1000)).isEqualTo(-1);
-        assertThatThrownBy(() -> scanner.scan(nils, 0, nils.length)).isInstanceOf(MalformedException.class)
+        assertThatThrownBy(() -> scanner.scan(nils, 0, nils.length))
+                .isInstanceOf(MalformedException.class)
                 .hasMessageContaining("longer than the limit");
     }
 
@@ -114,14 +118,17 @@ class SaltTcpFramingTest {
         for (String[] c : cases) {
             SaltStreamScanner scanner = new SaltStreamScanner(SaltLimits.UNAUTHENTICATED);
             byte[] bytes = HEX.parseHex(c[0]);
-            assertThatThrownBy(() -> scanner.scan(bytes, 0, bytes.length)).as(c[1])
-                    .isInstanceOf(MalformedException.class).hasMessageContaining(c[1]);
+            assertThatThrownBy(() -> scanner.scan(bytes, 0, bytes.length))
+                    .as(c[1])
+                    .isInstanceOf(MalformedException.class)
+                    .hasMessageContaining(c[1]);
         }
     }
 
     @Test
     void theScannerAgreesWithTheReaderOnRandomDamage() throws Exception {
-        byte[] frame = b64(SaltVectors.vector("3008.2-tcp/auth-1b-accepted-token").get("request")
+        byte[] frame = b64(SaltVectors.vector("3008.2-tcp/auth-1b-accepted-token")
+                .get("request")
                 .get("tcp_stream_b64"));
         Random random = new Random(1);
         for (int i = 0; i < 5_000; i++) {

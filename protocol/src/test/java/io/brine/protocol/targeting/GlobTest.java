@@ -43,9 +43,11 @@ class GlobTest {
 
     @Test
     void anIdGlobRefusesWhatNoIdCanMatchSoATypoIsAnError() {
-        assertThatThrownBy(() -> Glob.compileIds("Web1")).isInstanceOf(TargetException.class)
+        assertThatThrownBy(() -> Glob.compileIds("Web1"))
+                .isInstanceOf(TargetException.class)
                 .hasMessageContaining("'Web1' is not a valid id");
-        assertThatThrownBy(() -> Glob.compileIds("Web*")).hasMessageContaining("U+0057")
+        assertThatThrownBy(() -> Glob.compileIds("Web*"))
+                .hasMessageContaining("U+0057")
                 .hasMessageContaining("[a-z0-9._-]");
         assertThatThrownBy(() -> Glob.compileIds("web[1")).hasMessageContaining("'[' without a matching ']'");
         assertThatThrownBy(() -> Glob.compileIds("web[^1]")).hasMessageContaining("[!...]");

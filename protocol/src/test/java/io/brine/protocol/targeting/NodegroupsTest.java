@@ -46,11 +46,11 @@ class NodegroupsTest {
                 "all", "N@debian_web or N@web or N@web"));
 
         Target target = parsed(groups.expand(Nodegroups.TYPE, "debian_web"));
-        assertThat(groups.expand(Nodegroups.TYPE, "debian_web").expression())
-                .isEqualTo("( ( web* ) and G@os:debian )");
+        assertThat(groups.expand(Nodegroups.TYPE, "debian_web").expression()).isEqualTo("( ( web* ) and G@os:debian )");
         assertThat(target.matches("web1", DEBIAN)).isTrue();
         assertThat(target.matches("web1", REDHAT)).isFalse();
-        assertThat(parsed(groups.expand("compound", "(N@all)")).matches("web2", REDHAT)).isTrue();
+        assertThat(parsed(groups.expand("compound", "(N@all)")).matches("web2", REDHAT))
+                .isTrue();
     }
 
     @Test
@@ -67,7 +67,8 @@ class NodegroupsTest {
     void anUnknownNodegroupIsNamedToThePublisher() {
         Nodegroups groups = Nodegroups.of(definitions("web", "web*"));
 
-        assertThatThrownBy(() -> groups.expand("compound", "N@web or N@dbs")).isInstanceOf(TargetException.class)
+        assertThatThrownBy(() -> groups.expand("compound", "N@web or N@dbs"))
+                .isInstanceOf(TargetException.class)
                 .hasMessage("unknown nodegroup dbs");
         assertThatThrownBy(() -> groups.expand(Nodegroups.TYPE, "dbs")).hasMessage("unknown nodegroup dbs");
         assertThatThrownBy(() -> Nodegroups.none().expand(Nodegroups.TYPE, "web"))
@@ -76,7 +77,8 @@ class NodegroupsTest {
 
     @Test
     void aMinionRefusesAnUnexpandedNodegroupTerm() {
-        assertThatThrownBy(() -> Targets.parse("compound", "N@web")).isInstanceOf(TargetException.class)
+        assertThatThrownBy(() -> Targets.parse("compound", "N@web"))
+                .isInstanceOf(TargetException.class)
                 .hasMessageContaining("was not expanded");
     }
 
@@ -112,7 +114,8 @@ class NodegroupsTest {
         }
         Map<String, String> problems = Nodegroups.problems(definitions);
 
-        assertThat(problems.keySet()).doesNotContain("g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8")
+        assertThat(problems.keySet())
+                .doesNotContain("g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8")
                 .contains("g9"); // the first over the length of a target; the ones above use it
         assertThat(problems.get("g9")).startsWith("expands to ").endsWith("more than a target may have (4096)");
         assertThat(problems).hasSize(1);
@@ -122,7 +125,8 @@ class NodegroupsTest {
     void saltsListFormIsAListOfIdsOrOfCompoundWords() {
         assertThat(Nodegroups.fromList(List.of("web1", "db1"))).isEqualTo("L@web1,db1");
         assertThat(Nodegroups.fromList(List.of("G@os:debian", "or", "web1"))).isEqualTo("G@os:debian or web1");
-        assertThatThrownBy(() -> Nodegroups.fromList(List.of("web1", "db*"))).isInstanceOf(TargetException.class)
+        assertThatThrownBy(() -> Nodegroups.fromList(List.of("web1", "db*")))
+                .isInstanceOf(TargetException.class)
                 .hasMessageContaining("'db*' is not one");
         assertThatThrownBy(() -> Nodegroups.fromList(List.of("Web1"))).hasMessageContaining("not one");
         assertThatThrownBy(() -> Nodegroups.fromList(List.of())).hasMessageContaining("empty list");
@@ -133,7 +137,10 @@ class NodegroupsTest {
         assertThat(Nodegroups.syntaxProblem("compound", "N@web and not web3")).isEmpty();
         assertThat(Nodegroups.syntaxProblem(Nodegroups.TYPE, "web")).isEmpty();
         assertThat(Nodegroups.syntaxProblem("compound", "N@web and")).isPresent();
-        assertThat(Nodegroups.syntaxProblem(Nodegroups.TYPE, "a b")).get().asString().contains("bad nodegroup");
+        assertThat(Nodegroups.syntaxProblem(Nodegroups.TYPE, "a b"))
+                .get()
+                .asString()
+                .contains("bad nodegroup");
         assertThat(Nodegroups.syntaxProblem("glob", "web*")).isEmpty();
         assertThat(Nodegroups.syntaxProblem("pcre", "web(")).isPresent();
     }

@@ -23,8 +23,7 @@ public final class ExampleConfigs {
 
     private static final Pattern DOCUMENTED_DEFAULT = Pattern.compile("^#([a-z_]+:.*)$", Pattern.MULTILINE);
 
-    private ExampleConfigs() {
-    }
+    private ExampleConfigs() {}
 
     /** The example file; Surefire runs in the module's directory, and the examples are at the checkout's root. */
     public static Path example(String fileName) {

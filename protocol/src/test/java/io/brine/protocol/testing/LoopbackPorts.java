@@ -16,8 +16,7 @@ import java.util.List;
  */
 public final class LoopbackPorts {
 
-    private LoopbackPorts() {
-    }
+    private LoopbackPorts() {}
 
     public static int[] distinct(int count) {
         List<ServerSocket> held = new ArrayList<>();

@@ -2,6 +2,7 @@ package io.brine.protocol.testing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.salt.SaltDialect;
@@ -31,8 +32,7 @@ public final class SaltVectors {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, KeyPair> KEYS = new ConcurrentHashMap<>();
 
-    private SaltVectors() {
-    }
+    private SaltVectors() {}
 
     /** Every vector file name (without {@code .json}) of {@code dir}, as listed in the set's verification file. */
     public static List<String> names(String dir) {
@@ -61,7 +61,9 @@ public final class SaltVectors {
 
     /** All vector paths whose name starts with {@code prefix}. */
     public static List<String> named(String prefix) {
-        return all().stream().filter(p -> p.substring(p.indexOf('/') + 1).startsWith(prefix)).toList();
+        return all().stream()
+                .filter(p -> p.substring(p.indexOf('/') + 1).startsWith(prefix))
+                .toList();
     }
 
     public static JsonNode vector(String path) {
@@ -117,10 +119,11 @@ public final class SaltVectors {
     public static SaltValue payload(JsonNode side) {
         try {
             if (side.has("tcp_stream_b64")) {
-                return SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION).body();
+                return SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION)
+                        .body();
             }
             return SaltMsgpack.read(b64(side.get("payload_b64")), SaltLimits.SESSION);
-        } catch (io.brine.protocol.codec.MalformedException e) {
+        } catch (MalformedException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -136,7 +139,7 @@ public final class SaltVectors {
             try {
                 SaltTcpFrame request = SaltTcpFrame.decode(b64(side.get("tcp_stream_b64")), SaltLimits.SESSION);
                 return SaltTcpFrame.encode(request.reply(payload));
-            } catch (io.brine.protocol.codec.MalformedException e) {
+            } catch (MalformedException e) {
                 throw new IllegalStateException(e);
             }
         }

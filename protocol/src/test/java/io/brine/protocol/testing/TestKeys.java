@@ -21,8 +21,7 @@ public final class TestKeys {
     private static final List<String> PEMS = load();
     private static final KeyPair[] PAIRS = new KeyPair[COUNT];
 
-    private TestKeys() {
-    }
+    private TestKeys() {}
 
     public static synchronized KeyPair pair(int index) {
         if (PAIRS[index] == null) {

@@ -26,8 +26,10 @@ public final class TinyFileSystem implements AutoCloseable {
     /** Mounts a tmpfs of {@code size} ({@code 512k}, {@code 1m}), mode 0700, at {@code dir} (created). */
     public static TinyFileSystem mount(Path dir, String size) throws IOException, InterruptedException {
         Files.createDirectories(dir);
-        Process mount = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs",
-                dir.toString()).redirectErrorStream(true).start();
+        Process mount = new ProcessBuilder(
+                        "mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs", dir.toString())
+                .redirectErrorStream(true)
+                .start();
         String output = new String(mount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (mount.waitFor() != 0) {
             throw new IllegalStateException("mount a tmpfs (needs root: run the tests as root): " + output);
@@ -37,7 +39,8 @@ public final class TinyFileSystem implements AutoCloseable {
 
     /** Mounts it again read-only: every write, root's too, fails with "Read-only file system". */
     public void remountReadOnly() throws IOException, InterruptedException {
-        Process remount = new ProcessBuilder("mount", "-o", "remount,ro", root.toString()).redirectErrorStream(true)
+        Process remount = new ProcessBuilder("mount", "-o", "remount,ro", root.toString())
+                .redirectErrorStream(true)
                 .start();
         String output = new String(remount.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (remount.waitFor() != 0) {
@@ -74,8 +77,10 @@ public final class TinyFileSystem implements AutoCloseable {
         if (room < pad.length() + 1) {
             room += PAGE;
         }
-        Files.writeString(jsonLines, pad.replace("\"\"}", "\"" + "x".repeat((int) room - pad.length() - 1) + "\"}")
-                + "\n", StandardOpenOption.APPEND);
+        Files.writeString(
+                jsonLines,
+                pad.replace("\"\"}", "\"" + "x".repeat((int) room - pad.length() - 1) + "\"}") + "\n",
+                StandardOpenOption.APPEND);
     }
 
     @Override

@@ -74,8 +74,13 @@ class ZmqTransportPairIT {
      * binds ID to the requesting connection first (bind-then-send, as the master's dispatcher does).
      */
     private ZmtpServerTransport startServer(int requestPort, int publishPort) throws IOException {
-        ZmtpServerTransport server = new ZmtpServerTransport("127.0.0.1", requestPort, publishPort,
-                ZmtpServerOptions.defaults(), null, (ids, frame) -> undelivered.addAll(ids));
+        ZmtpServerTransport server = new ZmtpServerTransport(
+                "127.0.0.1",
+                requestPort,
+                publishPort,
+                ZmtpServerOptions.defaults(),
+                null,
+                (ids, frame) -> undelivered.addAll(ids));
         try {
             server.start((peer, frame) -> workers.execute(() -> {
                 String request = new String(frame, US_ASCII);
@@ -94,8 +99,8 @@ class ZmqTransportPairIT {
 
     private Minion startMinion(ZmtpServerTransport server, String id) throws IOException {
         Minion minion = new Minion();
-        minion.transport = new ZmqClientTransport("127.0.0.1", server.addresses().request().getPort(),
-                CLIENT_OPTIONS);
+        minion.transport =
+                new ZmqClientTransport("127.0.0.1", server.addresses().request().getPort(), CLIENT_OPTIONS);
         minion.transport.start(minion);
         closeables.add(minion.transport);
         if (id != null) {
@@ -122,7 +127,8 @@ class ZmqTransportPairIT {
 
         for (int n = 0; n < 5; n++) {
             for (int i = 0; i < minions.size(); i++) {
-                assertThat(minions.get(i).transport.send(("m" + i + "-" + n).getBytes(US_ASCII))).isTrue();
+                assertThat(minions.get(i).transport.send(("m" + i + "-" + n).getBytes(US_ASCII)))
+                        .isTrue();
             }
         }
 
@@ -131,7 +137,9 @@ class ZmqTransportPairIT {
             int index = i;
             await().until(() -> minion.replies.size() >= 5);
             assertThat(minion.replies.stream().map(f -> new String(f, US_ASCII)))
-                    .containsExactlyElementsOf(IntStream.range(0, 5).mapToObj(n -> "re:m" + index + "-" + n).toList());
+                    .containsExactlyElementsOf(IntStream.range(0, 5)
+                            .mapToObj(n -> "re:m" + index + "-" + n)
+                            .toList());
         }
     }
 
@@ -142,8 +150,10 @@ class ZmqTransportPairIT {
         Minion web10 = startMinion(server, "web10");
         await().until(() -> server.subscribedMinions().containsAll(List.of("web1", "web10")));
 
-        assertThat(server.publish(List.of("web10"), "to web10".getBytes(US_ASCII))).isEmpty();
-        assertThat(server.publish(List.of("web1"), "to web1".getBytes(US_ASCII))).isEmpty();
+        assertThat(server.publish(List.of("web10"), "to web10".getBytes(US_ASCII)))
+                .isEmpty();
+        assertThat(server.publish(List.of("web1"), "to web1".getBytes(US_ASCII)))
+                .isEmpty();
         assertThat(server.publish(List.of("web1", "web10", "web100"), "to all".getBytes(US_ASCII)))
                 .containsExactly("web100");
 
@@ -165,7 +175,9 @@ class ZmqTransportPairIT {
         int count = 20_000;
 
         for (int serial = 0; serial < count; serial++) {
-            assertThat(server.publish(ids, ByteBuffer.allocate(256).putInt(serial).array())).isEmpty();
+            assertThat(server.publish(
+                            ids, ByteBuffer.allocate(256).putInt(serial).array()))
+                    .isEmpty();
         }
 
         for (Minion minion : minions) {
@@ -206,12 +218,14 @@ class ZmqTransportPairIT {
         await().until(() -> minion.connected.get() == 2);
         minion.transport.send("after".getBytes(US_ASCII));
         await().until(() -> minion.replies.size() == 2);
-        assertThat(new String(minion.replies.toArray(byte[][]::new)[1], US_ASCII)).isEqualTo("re:after");
+        assertThat(new String(minion.replies.toArray(byte[][]::new)[1], US_ASCII))
+                .isEqualTo("re:after");
         // ZeroMQ subscribes again on reconnection; the new master honours it once the minion is bound again.
         assertThat(server.subscribedMinions()).doesNotContain("web1");
         bind(minion, "web1");
         await().until(() -> server.subscribedMinions().contains("web1"));
-        assertThat(server.publish(List.of("web1"), "welcome back".getBytes(US_ASCII))).isEmpty();
+        assertThat(server.publish(List.of("web1"), "welcome back".getBytes(US_ASCII)))
+                .isEmpty();
         await().until(() -> minion.publicationTexts().contains("welcome back"));
     }
 
@@ -226,8 +240,11 @@ class ZmqTransportPairIT {
         minion.transport.close();
         server.close();
 
-        await().pollInSameThread().untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && !before.contains(t) && !t.getName().startsWith("pool-")))
-                .isEmpty());
+        await().pollInSameThread()
+                .untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet().stream()
+                                .filter(t -> t.isAlive()
+                                        && !before.contains(t)
+                                        && !t.getName().startsWith("pool-")))
+                        .isEmpty());
     }
 }

@@ -1,5 +1,6 @@
 package io.brine.store.api;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -58,8 +59,15 @@ public final class ApiTokens {
      * @param keyAdmin whether it may accept, reject and delete keys
      * @param expiresMs when it stops working (ms since the epoch); 0 for never
      */
-    public record Entry(String name, String salt, String sha256, List<String> targets, List<String> functions,
-            boolean keyAdmin, long createdMs, long expiresMs) {
+    public record Entry(
+            String name,
+            String salt,
+            String sha256,
+            List<String> targets,
+            List<String> functions,
+            boolean keyAdmin,
+            long createdMs,
+            long expiresMs) {
         public Entry {
             MinionIds.requireValid(name);
             new AutosignToken("*", salt, sha256, false); // checks their shape
@@ -90,11 +98,9 @@ public final class ApiTokens {
         }
     }
 
-    private record Document(List<Entry> tokens) {
-    }
+    private record Document(List<Entry> tokens) {}
 
-    private ApiTokens() {
-    }
+    private ApiTokens() {}
 
     public static Path file(Path pkiDir) {
         return pkiDir.resolve(FILE_NAME);
@@ -116,8 +122,8 @@ public final class ApiTokens {
             return List.of();
         }
         try {
-            List<Entry> entries = JSON.readValue(bytes, new TypeReference<Document>() {
-            }).tokens();
+            List<Entry> entries =
+                    JSON.readValue(bytes, new TypeReference<Document>() {}).tokens();
             if (entries == null) {
                 throw new IOException(file + ": no \"tokens\" list");
             }
@@ -125,9 +131,11 @@ public final class ApiTokens {
                 throw new IOException(file + ": more than " + MAX_TOKENS + " tokens");
             }
             return List.copyOf(entries);
-        } catch (com.fasterxml.jackson.core.JacksonException | IllegalArgumentException e) {
-            throw new IOException(file + " is not a token file written by brine-key: "
-                    + e.getMessage().lines().findFirst().orElse(""), e);
+        } catch (JacksonException | IllegalArgumentException e) {
+            throw new IOException(
+                    file + " is not a token file written by brine-key: "
+                            + e.getMessage().lines().findFirst().orElse(""),
+                    e);
         }
     }
 
@@ -136,13 +144,27 @@ public final class ApiTokens {
      *
      * @throws IllegalArgumentException when a token of that name exists, or at {@value #MAX_TOKENS}
      */
-    public static Created create(Path pkiDir, String name, List<String> targets, List<String> functions,
-            boolean keyAdmin, Duration expires, Clock clock) throws IOException {
+    public static Created create(
+            Path pkiDir,
+            String name,
+            List<String> targets,
+            List<String> functions,
+            boolean keyAdmin,
+            Duration expires,
+            Clock clock)
+            throws IOException {
         MinionIds.requireValid(name);
         String token = PREFIX + TokenHashes.generate();
         AutosignToken hash = TokenHashes.entry("*", token, false);
         long now = clock.millis();
-        Entry entry = new Entry(name, hash.salt(), hash.sha256(), targets, functions, keyAdmin, now,
+        Entry entry = new Entry(
+                name,
+                hash.salt(),
+                hash.sha256(),
+                targets,
+                functions,
+                keyAdmin,
+                now,
                 expires == null ? 0 : now + expires.toMillis());
         change(pkiDir, entries -> {
             if (entries.stream().anyMatch(e -> e.name().equals(name))) {
@@ -170,8 +192,11 @@ public final class ApiTokens {
         Objects.requireNonNull(pkiDir, "pkiDir");
         AtomicFiles.ensureDirectory(pkiDir);
         Path lockFile = pkiDir.resolve(LOCK_NAME);
-        try (FileChannel channel = FileChannel.open(lockFile, Set.of(StandardOpenOption.CREATE,
-                StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS), PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW)); FileLock lock = channel.lock()) {
+        try (FileChannel channel = FileChannel.open(
+                        lockFile,
+                        Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                        PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW));
+                FileLock lock = channel.lock()) {
             Path file = file(pkiDir);
             List<Entry> entries = new ArrayList<>(read(file));
             if (!change.apply(entries)) {

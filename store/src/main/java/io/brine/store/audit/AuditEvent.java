@@ -16,8 +16,15 @@ import java.util.regex.Pattern;
  * @param reason      why, in a few words
  * @param source      where the request came from (a peer address), for network events
  */
-public record AuditEvent(String event, String actor, String id, String from, String to, String fingerprint,
-        String reason, String source) {
+public record AuditEvent(
+        String event,
+        String actor,
+        String id,
+        String from,
+        String to,
+        String fingerprint,
+        String reason,
+        String source) {
 
     /** The one style of event names ({@code key-accepted}, {@code auth-pending}), which audit consumers match on. */
     private static final Pattern NAME = Pattern.compile("[a-z]+(-[a-z0-9]+)*");

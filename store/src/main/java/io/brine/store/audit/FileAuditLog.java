@@ -43,8 +43,9 @@ public final class FileAuditLog implements AuditLog {
 
     /** See {@link AuditLog#openFile}. */
     static FileAuditLog open(Path file, Clock clock) throws IOException {
-        Files.createDirectories(file.toAbsolutePath().getParent(), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwx------")));
+        Files.createDirectories(
+                file.toAbsolutePath().getParent(),
+                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         requireRegularOrMissing(file);
         return new FileAuditLog(file, clock, openChannel(file));
     }
@@ -52,11 +53,11 @@ public final class FileAuditLog implements AuditLog {
     /** Refuses a {@code file} that is there but is not a regular file (a symbolic link, a directory). */
     private static void requireRegularOrMissing(Path file) throws IOException {
         try {
-            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class,
-                    LinkOption.NOFOLLOW_LINKS);
+            BasicFileAttributes attributes =
+                    Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
             if (!attributes.isRegularFile()) {
-                throw new IOException(file + " is not a regular file" + (attributes.isSymbolicLink()
-                        ? " (a symbolic link)" : ""));
+                throw new IOException(
+                        file + " is not a regular file" + (attributes.isSymbolicLink() ? " (a symbolic link)" : ""));
             }
         } catch (NoSuchFileException e) {
             // created by openChannel
@@ -64,8 +65,13 @@ public final class FileAuditLog implements AuditLog {
     }
 
     private static FileChannel openChannel(Path file) throws IOException {
-        return FileChannel.open(file, Set.<OpenOption>of(StandardOpenOption.CREATE,
-                StandardOpenOption.WRITE, StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
+        return FileChannel.open(
+                file,
+                Set.<OpenOption>of(
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND,
+                        LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     }
 

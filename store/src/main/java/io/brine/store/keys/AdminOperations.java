@@ -45,13 +45,13 @@ final class AdminOperations {
     AdminResult reject(String id, String expectedFingerprint, String actor) {
         MinionIds.requireValid(id);
         Entry entry = writes.snapshot().keys.get(id);
-        KeyState from = entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED
-                : KeyState.PENDING;
+        KeyState from =
+                entry != null && entry.key().state() == KeyState.ACCEPTED ? KeyState.ACCEPTED : KeyState.PENDING;
         AdminResult result = reject(id, from, expectedFingerprint, actor);
         if (result.status() == Status.NOT_FOUND) {
             // The snapshot was stale: try the other state once (each attempt re-reads the disk under the lock).
-            result = reject(id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED,
-                    expectedFingerprint, actor);
+            result = reject(
+                    id, from == KeyState.ACCEPTED ? KeyState.PENDING : KeyState.ACCEPTED, expectedFingerprint, actor);
         }
         return result;
     }
@@ -101,7 +101,8 @@ final class AdminOperations {
         DiskEntry source;
         if (from.exclusive()) {
             if (main.isEmpty() || main.get().state() != from) {
-                String now = main.map(m -> m.key() == null ? null : m.key().fingerprint()).orElse(null);
+                String now = main.map(m -> m.key() == null ? null : m.key().fingerprint())
+                        .orElse(null);
                 if (main.isPresent() && main.get().state() == to && (expected == null || expected.equals(now))) {
                     return AdminResult.of(id, Status.UNCHANGED, id + ": already " + to.label());
                 }
@@ -109,8 +110,12 @@ final class AdminOperations {
                     // Another key took the id since it was listed: never report it as this one's outcome.
                     return AdminResult.replaced(id, main.get().state(), now, from, expected);
                 }
-                return AdminResult.of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
-                        + main.map(m -> " (the id is " + m.state().label() + ")").orElse(""));
+                return AdminResult.of(
+                        id,
+                        Status.NOT_FOUND,
+                        id + ": no " + from.label() + " key"
+                                + main.map(m -> " (the id is " + m.state().label() + ")")
+                                        .orElse(""));
             }
             source = main.get();
         } else {
@@ -121,24 +126,33 @@ final class AdminOperations {
             if (to != null && main.isPresent()) {
                 DiskEntry other = main.get();
                 if (other.state() == KeyState.REJECTED && to == KeyState.REJECTED) {
-                    return AdminResult.of(id, Status.UNCHANGED, id + ": already rejected; its denied key is left"
-                            + " in place");
+                    return AdminResult.of(
+                            id, Status.UNCHANGED, id + ": already rejected; its denied key is left" + " in place");
                 }
-                return AdminResult.of(id, Status.REFUSED, id + ": already has " + (other.state() == KeyState.ACCEPTED
-                        ? "an " : "a ") + other.state().label() + " key" + (other.key() == null ? ""
-                                : " (" + other.key().fingerprint() + ")")
-                        + "; a denied key never replaces a stored key. Delete the id's keys and let the minion"
-                        + " offer its key again");
+                return AdminResult.of(
+                        id,
+                        Status.REFUSED,
+                        id + ": already has " + (other.state() == KeyState.ACCEPTED ? "an " : "a ")
+                                + other.state().label() + " key"
+                                + (other.key() == null ? "" : " (" + other.key().fingerprint() + ")")
+                                + "; a denied key never replaces a stored key. Delete the id's keys and let the minion"
+                                + " offer its key again");
             }
             source = denied.get();
         }
         if (source.key() == null) {
-            return AdminResult.of(id, Status.REFUSED, id + ": " + KeyDirectory.relative(source.state(), id) + " "
-                    + source.problem() + "; not acted on: fix or remove it by hand");
+            return AdminResult.of(
+                    id,
+                    Status.REFUSED,
+                    id + ": " + KeyDirectory.relative(source.state(), id) + " " + source.problem()
+                            + "; not acted on: fix or remove it by hand");
         }
         if (expected != null && !expected.equals(source.key().fingerprint())) {
-            return AdminResult.of(id, Status.REFUSED, id + ": the " + source.state().label() + " key has fingerprint "
-                    + source.key().fingerprint() + ", not " + expected + "; nothing changed");
+            return AdminResult.of(
+                    id,
+                    Status.REFUSED,
+                    id + ": the " + source.state().label() + " key has fingerprint "
+                            + source.key().fingerprint() + ", not " + expected + "; nothing changed");
         }
         if (to == KeyState.ACCEPTED && maxMinions > 0 && writes.snapshot().count(KeyState.ACCEPTED) >= maxMinions) {
             return AdminResult.of(id, Status.REFUSED, id + ": max minions (" + maxMinions + ") reached");
@@ -149,14 +163,18 @@ final class AdminOperations {
             return AdminResult.done(id, from, Optional.empty(), fingerprint, id + ": deleted");
         }
         List<String> sharing = writes.snapshot().otherIds(fingerprint, id);
-        writes.moveLocked(source, to, actor, to.label() + " by admin"
-                + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing)));
+        writes.moveLocked(
+                source,
+                to,
+                actor,
+                to.label() + " by admin" + (sharing.isEmpty() ? "" : "; " + KeyListing.sameKeyAs(sharing)));
         return AdminResult.done(id, from, Optional.of(to), fingerprint, id + ": " + to.label());
     }
 
     private static String verb(KeyState to) {
-        return to == null ? "delete" : to == KeyState.ACCEPTED ? "accept" : to == KeyState.REJECTED ? "reject"
-                : to.label();
+        return to == null
+                ? "delete"
+                : to == KeyState.ACCEPTED ? "accept" : to == KeyState.REJECTED ? "reject" : to.label();
     }
 
     private static void requireOneOf(KeyState state, KeyState... allowed) {

@@ -6,8 +6,8 @@ import java.util.Optional;
  * The result of an admin operation on one key. {@code message} names the id and, unless {@link Status#DONE}, the
  * reason; it is safe to print.
  */
-public record AdminResult(String id, Status status, Optional<KeyState> from, Optional<KeyState> to,
-        String fingerprint, String message) {
+public record AdminResult(
+        String id, Status status, Optional<KeyState> from, Optional<KeyState> to, String fingerprint, String message) {
 
     public enum Status {
         /** The key moved or was deleted. */
@@ -34,9 +34,12 @@ public record AdminResult(String id, Status status, Optional<KeyState> from, Opt
      * an operation bound to one key never reports another key's state as its outcome.
      */
     public static AdminResult replaced(String id, KeyState state, String now, KeyState from, String expected) {
-        return of(id, Status.REFUSED, id + ": the id now holds " + (state == KeyState.ACCEPTED ? "an " : "a ")
-                + state.label() + " key" + (now == null ? " that cannot be read" : " with fingerprint " + now)
-                + ", not the " + from.label() + " key " + expected + "; nothing changed");
+        return of(
+                id,
+                Status.REFUSED,
+                id + ": the id now holds " + (state == KeyState.ACCEPTED ? "an " : "a ")
+                        + state.label() + " key" + (now == null ? " that cannot be read" : " with fingerprint " + now)
+                        + ", not the " + from.label() + " key " + expected + "; nothing changed");
     }
 
     public boolean done() {

@@ -118,18 +118,26 @@ public final class BulkDelete implements AutoCloseable {
                     return AdminResult.replaced(id, state, now, from, expected);
                 }
             }
-            return AdminResult.of(id, Status.NOT_FOUND, id + ": no " + from.label() + " key"
-                    + (state == null ? "" : " (the id is " + state.label() + ")"));
+            return AdminResult.of(
+                    id,
+                    Status.NOT_FOUND,
+                    id + ": no " + from.label() + " key" + (state == null ? "" : " (the id is " + state.label() + ")"));
         }
         KeyFileCheck.Verdict verdict = check.check(path, attributes);
         if (verdict.problem() != null) {
-            return AdminResult.of(id, Status.REFUSED, id + ": " + KeyDirectory.relative(state, id) + " "
-                    + verdict.problem() + "; not acted on: fix or remove it by hand");
+            return AdminResult.of(
+                    id,
+                    Status.REFUSED,
+                    id + ": " + KeyDirectory.relative(state, id) + " " + verdict.problem()
+                            + "; not acted on: fix or remove it by hand");
         }
         String fingerprint = verdict.fingerprint();
         if (expected != null && !expected.equals(fingerprint)) {
-            return AdminResult.of(id, Status.REFUSED, id + ": the " + state.label() + " key has fingerprint "
-                    + fingerprint + ", not " + expected + "; nothing changed");
+            return AdminResult.of(
+                    id,
+                    Status.REFUSED,
+                    id + ": the " + state.label() + " key has fingerprint " + fingerprint + ", not " + expected
+                            + "; nothing changed");
         }
         Files.delete(path);
         if (state != KeyState.DENIED) {
@@ -148,11 +156,18 @@ public final class BulkDelete implements AutoCloseable {
 
     private void record(String id, KeyState from, String fingerprint, String actor) {
         try {
-            audit.record(AuditEvent.builder("key-deleted", actor).id(id).from(from.label())
-                    .fingerprint(fingerprint).reason("deleted by admin").build());
+            audit.record(AuditEvent.builder("key-deleted", actor)
+                    .id(id)
+                    .from(from.label())
+                    .fingerprint(fingerprint)
+                    .reason("deleted by admin")
+                    .build());
             auditedSinceSync.add(id);
         } catch (UncheckedIOException e) {
-            log.error("Key store {}: deletion of {} was not written to the audit log: {}", directory.pkiDir(), id,
+            log.error(
+                    "Key store {}: deletion of {} was not written to the audit log: {}",
+                    directory.pkiDir(),
+                    id,
                     e.getMessage());
             unaudited.add(id);
         }
@@ -172,7 +187,9 @@ public final class BulkDelete implements AutoCloseable {
             try {
                 audit.sync();
             } catch (UncheckedIOException e) {
-                log.error("Key store {}: the audit log could not be forced to disk: {}", directory.pkiDir(),
+                log.error(
+                        "Key store {}: the audit log could not be forced to disk: {}",
+                        directory.pkiDir(),
                         e.getMessage());
                 unaudited.addAll(auditedSinceSync);
             }
@@ -183,8 +200,11 @@ public final class BulkDelete implements AutoCloseable {
                 lock.bumpGeneration();
             } catch (IOException e) {
                 // Made on disk: other processes still see it by the directories' times.
-                log.warn("Key store {}: keys deleted, but the change counter in {} could not be bumped: {}",
-                        directory.pkiDir(), StoreLock.FILE_NAME, e.getMessage());
+                log.warn(
+                        "Key store {}: keys deleted, but the change counter in {} could not be bumped: {}",
+                        directory.pkiDir(),
+                        StoreLock.FILE_NAME,
+                        e.getMessage());
             }
         }
         sinceFlush = 0;

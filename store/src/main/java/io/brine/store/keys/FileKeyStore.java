@@ -1,4 +1,5 @@
-// Over 400 lines: the master's offer and its locked write path belong together (scan, writes, admin operations are split out).
+// Over 400 lines: the master's offer and its locked write path belong together (scan, writes, admin operations are
+// split out).
 package io.brine.store.keys;
 
 import io.brine.daemon.config.KeyRotationPolicy;
@@ -75,15 +76,20 @@ public final class FileKeyStore implements KeyStore {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Queue<Queued> queued = new ConcurrentLinkedQueue<>();
 
-    private FileKeyStore(KeyStoreOptions options, KeyDirectory directory, StoreLock lock, KeyPair masterKeyPair,
-            Snapshot initial, KeyWrites.DirectorySync directorySync) {
+    private FileKeyStore(
+            KeyStoreOptions options,
+            KeyDirectory directory,
+            StoreLock lock,
+            KeyPair masterKeyPair,
+            Snapshot initial,
+            KeyWrites.DirectorySync directorySync) {
         this.options = options;
         this.directory = directory;
         this.lock = lock;
         this.masterKeyPair = masterKeyPair;
         this.watcher = new KeyWatcher("brine-keys-" + directory.pkiDir().getFileName());
-        this.writes = new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial,
-                directorySync);
+        this.writes =
+                new KeyWrites(directory, lock, options.auditLog(), watcher, options.ticker(), initial, directorySync);
         this.admin = new AdminOperations(directory, lock, writes, options.maxMinions());
         this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
         this.retired = new RetiredKeys(directory.pkiDir());
@@ -113,9 +119,11 @@ public final class FileKeyStore implements KeyStore {
         StoreLock lock = StoreLock.open(directory.pkiDir());
         try (StoreLock.Held held = lock.acquire()) {
             directory.prepareStateDirectories();
-            KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize())
-                    : null;
-            Snapshot initial = directory.scan(lock.generation(), directory.stamps(), Snapshot.EMPTY,
+            KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize()) : null;
+            Snapshot initial = directory.scan(
+                    lock.generation(),
+                    directory.stamps(),
+                    Snapshot.EMPTY,
                     options.ticker().read());
             FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial, directorySync);
             directory.asks().reloadIfChanged();
@@ -153,8 +161,9 @@ public final class FileKeyStore implements KeyStore {
      * Rotates the master key pair under the store lock (PROTOCOL.md 6.4; {@link MasterKeyRotation#rotate}) and
      * writes the audit line {@code master-key-rotated} with both fingerprints.
      */
-    public MasterKeyRotation.Rotated rotateMasterKey(int keysize, Duration grace, int keep,
-            Optional<PrivateKey> signingKey, Clock clock) throws IOException, KeyStoreException {
+    public MasterKeyRotation.Rotated rotateMasterKey(
+            int keysize, Duration grace, int keep, Optional<PrivateKey> signingKey, Clock clock)
+            throws IOException, KeyStoreException {
         MasterKeyRotation.Rotated rotated;
         try (StoreLock.Held held = lock.acquire()) {
             rotated = MasterKeyRotation.rotate(pkiDir(), keysize, grace, keep, signingKey, clock);
@@ -170,29 +179,36 @@ public final class FileKeyStore implements KeyStore {
         try (StoreLock.Held held = lock.acquire()) {
             request = OfflineMasterSigning.prepare(pkiDir(), keysize, grace, clock);
         }
-        options.auditLog().record(AuditEvent.builder("master-key-rotation-prepared", "brine-key")
-                .from(Fingerprints.of(request.previous())).to(Fingerprints.of(request.next()))
-                .reason("waiting for the master signing key's signature; not in force").build());
+        options.auditLog()
+                .record(AuditEvent.builder("master-key-rotation-prepared", "brine-key")
+                        .from(Fingerprints.of(request.previous()))
+                        .to(Fingerprints.of(request.next()))
+                        .reason("waiting for the master signing key's signature; not in force")
+                        .build());
         return request;
     }
 
     /** {@link OfflineMasterSigning#complete} under the store lock, audited as a rotation. */
-    public MasterKeyRotation.Rotated completeMasterKeyRotation(OfflineMasterSigning.Signature signature,
-            RSAPublicKey signingPub, int keep, Clock clock) throws IOException, KeyStoreException {
+    public MasterKeyRotation.Rotated completeMasterKeyRotation(
+            OfflineMasterSigning.Signature signature, RSAPublicKey signingPub, int keep, Clock clock)
+            throws IOException, KeyStoreException {
         MasterKeyRotation.Rotated rotated;
         try (StoreLock.Held held = lock.acquire()) {
             rotated = OfflineMasterSigning.complete(pkiDir(), signature, signingPub, keep, clock);
         }
-        options.auditLog().record(AuditEvent.builder("master-key-rotated", "brine-key")
-                .from(Fingerprints.of(rotated.previous())).to(Fingerprints.of(rotated.next()))
-                .reason("signed offline by the master signing key; the previous key signs publications until "
-                        + Instant.ofEpochMilli(rotated.record().graceUntilMs())).build());
+        options.auditLog()
+                .record(AuditEvent.builder("master-key-rotated", "brine-key")
+                        .from(Fingerprints.of(rotated.previous()))
+                        .to(Fingerprints.of(rotated.next()))
+                        .reason("signed offline by the master signing key; the previous key signs publications until "
+                                + Instant.ofEpochMilli(rotated.record().graceUntilMs()))
+                        .build());
         return rotated;
     }
 
     /** {@link OfflineMasterSigning#cancel} under the store lock, audited. */
-    public Optional<OfflineMasterSigning.Request> cancelPreparedMasterKeyRotation() throws IOException,
-            KeyStoreException {
+    public Optional<OfflineMasterSigning.Request> cancelPreparedMasterKeyRotation()
+            throws IOException, KeyStoreException {
         Optional<OfflineMasterSigning.Request> request;
         try (StoreLock.Held held = lock.acquire()) {
             request = OfflineMasterSigning.cancel(pkiDir());
@@ -212,7 +228,8 @@ public final class FileKeyStore implements KeyStore {
         MinionIds.requireValid(id);
         Objects.requireNonNull(offered, "offered");
         Entry entry = writes.snapshot().keys.get(id);
-        return entry == null ? KeyLookup.UNKNOWN
+        return entry == null
+                ? KeyLookup.UNKNOWN
                 : KeyLookup.of(entry.key().state(), entry.key().key(), offered);
     }
 
@@ -287,19 +304,26 @@ public final class FileKeyStore implements KeyStore {
         Snapshot s = writes.snapshot();
         Entry entry = s.keys.get(id);
         // An id this snapshot does not hold yet is decided again under the lock: the kind is written with the key.
-        Current viewed = entry == null ? Current.NONE
-                : Current.of(KeyLookup.of(entry.key().state(), entry.key().key(), offered), entry.key().kind());
+        Current viewed = entry == null
+                ? Current.NONE
+                : Current.of(
+                        KeyLookup.of(entry.key().state(), entry.key().key(), offered),
+                        entry.key().kind());
         if (KeyTransitions.checksFactors(viewed, kind)) {
             KeyStore.checkFactors(id, offered);
         }
         PolicyVerdict verdict = KeyTransitions.asksPolicies(viewed, kind)
-                ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict") : PolicyVerdict.NONE;
+                ? Objects.requireNonNull(policies.decide(viewed.lookup()), "verdict")
+                : PolicyVerdict.NONE;
         Entry denied = s.denied.get(id);
         Plan fast = KeyTransitions.fromView(viewed, kind, verdict, denied == null ? null : denied.key(), offered);
         if (fast.write() == KeyTransitions.Write.NONE) {
             // Named by a stored copy's fingerprint when it is the offered key: no hash on a steady state's answer.
-            return Offer.of(fast.decision(id, offered, entry == null ? null : entry.key(), denied == null ? null
-                    : denied.key()), entry, fast.offeredKeyHeld());
+            return Offer.of(
+                    fast.decision(
+                            id, offered, entry == null ? null : entry.key(), denied == null ? null : denied.key()),
+                    entry,
+                    fast.offeredKeyHeld());
         }
         Queued mine = new Queued(new Asked(id, offered, kind, verdict, viewed.lookup()));
         queued.add(mine);
@@ -326,8 +350,8 @@ public final class FileKeyStore implements KeyStore {
     }
 
     private UncheckedIOException failure(String id, IOException e) {
-        return new UncheckedIOException("key store " + pkiDir() + ": cannot record the key of " + id + ": "
-                + e.getMessage(), e);
+        return new UncheckedIOException(
+                "key store " + pkiDir() + ": cannot record the key of " + id + ": " + e.getMessage(), e);
     }
 
     /**
@@ -346,8 +370,8 @@ public final class FileKeyStore implements KeyStore {
             for (Queued one : batch) {
                 try {
                     Asked asked = one.asked;
-                    one.offer = offerLocked(asked.id(), asked.offered(), asked.kind(), asked.verdict(),
-                            asked.askedAbout());
+                    one.offer =
+                            offerLocked(asked.id(), asked.offered(), asked.kind(), asked.verdict(), asked.askedAbout());
                 } catch (IOException | RuntimeException e) {
                     one.failure = e;
                 }
@@ -376,9 +400,8 @@ public final class FileKeyStore implements KeyStore {
     }
 
     /** An offer that writes, as decided before the lock: the verdict asked about {@code askedAbout}. */
-    private record Asked(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict,
-            KeyLookup askedAbout) {
-    }
+    private record Asked(
+            String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict, KeyLookup askedAbout) {}
 
     /** An offer waiting for the lock; its answer is written and read under the lock. */
     private static final class Queued {
@@ -393,23 +416,36 @@ public final class FileKeyStore implements KeyStore {
     }
 
     /** Reads the id's files under the lock and commits {@link KeyTransitions#plan}'s writes. */
-    private Offer offerLocked(String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked,
-            KeyLookup askedAbout) throws IOException {
+    private Offer offerLocked(
+            String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict asked, KeyLookup askedAbout)
+            throws IOException {
         writes.syncLocked();
         Optional<DiskEntry> current = directory.readMain(id);
         // The kind as the disk holds it, under the lock every writer takes: a brine offer and a Salt offer of one new
         // key cannot both file it, and a key filed by one is never re-marked by the other.
-        Current now = current.isEmpty() ? Current.NONE : current.get().key() == null
-                ? Current.unreadable(current.get().state(), directory.kindOf(id))
-                : Current.of(KeyLookup.of(current.get().state(), current.get().key().key(), offered),
-                        directory.kindOf(id));
+        Current now = current.isEmpty()
+                ? Current.NONE
+                : current.get().key() == null
+                        ? Current.unreadable(current.get().state(), directory.kindOf(id))
+                        : Current.of(
+                                KeyLookup.of(
+                                        current.get().state(),
+                                        current.get().key().key(),
+                                        offered),
+                                directory.kindOf(id));
         // The batch's keys count: a limit or the one-key-one-id rule holds across the offers of one group commit.
         Snapshot s = writes.workingLocked();
-        Limits limits = new Limits(s.count(KeyState.PENDING), options.maxPending(), s.count(KeyState.ACCEPTED),
-                options.maxMinions(), s.count(KeyState.REJECTED), options.maxRejected());
+        Limits limits = new Limits(
+                s.count(KeyState.PENDING),
+                options.maxPending(),
+                s.count(KeyState.ACCEPTED),
+                options.maxMinions(),
+                s.count(KeyState.REJECTED),
+                options.maxRejected());
         String fingerprint = Fingerprints.of(offered);
         List<String> sharing = KeyTransitions.readsSharing(now, kind) ? s.otherIds(fingerprint, id) : List.of();
-        boolean retired = KeyTransitions.readsRetired(now, kind) && this.retired.of(id).contains(fingerprint);
+        boolean retired =
+                KeyTransitions.readsRetired(now, kind) && this.retired.of(id).contains(fingerprint);
         Plan plan = KeyTransitions.plan(now, kind, asked, askedAbout, sharing, limits, retired);
         if (plan.heldBy() != null) {
             return Offer.untracked(plan.decision(id, fingerprint), current.get().key(), false);
@@ -422,10 +458,10 @@ public final class FileKeyStore implements KeyStore {
             case NEW_PENDING -> writes.createLocked(id, KeyState.PENDING, offered, kind, MASTER_ACTOR, reason);
             case NEW_ACCEPTED -> writes.createLocked(id, KeyState.ACCEPTED, offered, kind, MASTER_ACTOR, reason);
             case NEW_REJECTED -> writes.createLocked(id, KeyState.REJECTED, offered, kind, MASTER_ACTOR, reason);
-            case PENDING_TO_ACCEPTED -> writes.moveLocked(current.orElseThrow(), KeyState.ACCEPTED, MASTER_ACTOR,
-                    reason);
-            case PENDING_TO_REJECTED -> writes.moveLocked(current.orElseThrow(), KeyState.REJECTED, MASTER_ACTOR,
-                    reason);
+            case PENDING_TO_ACCEPTED ->
+                writes.moveLocked(current.orElseThrow(), KeyState.ACCEPTED, MASTER_ACTOR, reason);
+            case PENDING_TO_REJECTED ->
+                writes.moveLocked(current.orElseThrow(), KeyState.REJECTED, MASTER_ACTOR, reason);
             case DENIED -> {
                 writes.denyLocked(id, offered, MASTER_ACTOR, reason);
                 yield null;
@@ -459,7 +495,8 @@ public final class FileKeyStore implements KeyStore {
     }
 
     private static boolean holds(Entry entry, StoredKey onDisk) {
-        return entry != null && entry.key().state() == onDisk.state()
+        return entry != null
+                && entry.key().state() == onDisk.state()
                 && KeyLookup.sameKey(entry.key().key(), onDisk.key());
     }
 
@@ -467,8 +504,8 @@ public final class FileKeyStore implements KeyStore {
 
     /** Decided and written under the lock, on the id's files as read there. */
     @Override
-    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
-            String actor) {
+    public RotationDecision rotate(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
         ensureOpen();
         String oldFingerprint = Fingerprints.of(oldKey);
@@ -478,25 +515,37 @@ public final class FileKeyStore implements KeyStore {
             Optional<DiskEntry> current = directory.readMain(id);
             MinionKind kind = directory.kindOf(id);
             StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
-            Current old = current.isEmpty() ? Current.NONE : onDisk == null
-                    ? Current.unreadable(current.get().state(), kind)
-                    : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), oldKey), kind);
-            Current replacement = onDisk == null ? old
-                    : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), kind);
-            KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(old, replacement, policy,
-                    writes.snapshot().otherIds(newFingerprint, id), retired.of(id).contains(newFingerprint));
+            Current old = current.isEmpty()
+                    ? Current.NONE
+                    : onDisk == null
+                            ? Current.unreadable(current.get().state(), kind)
+                            : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), oldKey), kind);
+            Current replacement =
+                    onDisk == null ? old : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), kind);
+            KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(
+                    old,
+                    replacement,
+                    policy,
+                    writes.snapshot().otherIds(newFingerprint, id),
+                    retired.of(id).contains(newFingerprint));
             RotationDecision decision = plan.decision(id, oldFingerprint, newFingerprint);
             if (plan.rotates() && policy == KeyRotationPolicy.PENDING) {
-                Optional<RSAPublicKey> before = waiting.of(id).filter(w -> w.oldFingerprint().equals(oldFingerprint))
+                Optional<RSAPublicKey> before = waiting.of(id)
+                        .filter(w -> w.oldFingerprint().equals(oldFingerprint))
                         .map(PendingRotations.Waiting::newKey);
                 if (before.isPresent() && KeyLookup.sameKey(before.get(), newKey)) {
-                    return new RotationDecision.Pending(id, oldFingerprint, newFingerprint,
-                            "the new key awaits an admin (key_rotation: pending)");
+                    return new RotationDecision.Pending(
+                            id, oldFingerprint, newFingerprint, "the new key awaits an admin (key_rotation: pending)");
                 }
-                RotationDecision.Pending pending = new RotationDecision.Pending(id, oldFingerprint, newFingerprint,
+                RotationDecision.Pending pending = new RotationDecision.Pending(
+                        id,
+                        oldFingerprint,
+                        newFingerprint,
                         "the new key awaits an admin (key_rotation: pending)"
-                                + (before.isPresent() ? "; replaces the rotation to "
-                                        + Fingerprints.of(before.get()) + " that was waiting" : ""));
+                                + (before.isPresent()
+                                        ? "; replaces the rotation to " + Fingerprints.of(before.get())
+                                                + " that was waiting"
+                                        : ""));
                 waiting.putLocked(id, oldFingerprint, newKey);
                 writes.auditLocked(KeyStore.rotationPendingEvent(id, actor, pending));
                 return pending;
@@ -509,8 +558,8 @@ public final class FileKeyStore implements KeyStore {
             }
             return decision;
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot rotate the key of " + id + ": "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "key store " + pkiDir() + ": cannot rotate the key of " + id + ": " + e.getMessage(), e);
         }
     }
 
@@ -536,8 +585,8 @@ public final class FileKeyStore implements KeyStore {
             }
             return waiting.list(accepted);
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot list the waiting key rotations: "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "key store " + pkiDir() + ": cannot list the waiting key rotations: " + e.getMessage(), e);
         }
     }
 
@@ -570,55 +619,84 @@ public final class FileKeyStore implements KeyStore {
             RSAPublicKey newKey = asked.get().newKey();
             String newFingerprint = Fingerprints.of(newKey);
             if (!newFingerprint.equals(expected)) {
-                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the key rotation waits with the new key "
-                        + newFingerprint + ", not " + expected + "; nothing changed");
+                return AdminResult.of(
+                        id,
+                        AdminResult.Status.REFUSED,
+                        id + ": the key rotation waits with the new key " + newFingerprint + ", not " + expected
+                                + "; nothing changed");
             }
             Optional<DiskEntry> current = directory.readMain(id);
             StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
-            if (onDisk == null || onDisk.state() != KeyState.ACCEPTED
+            if (onDisk == null
+                    || onDisk.state() != KeyState.ACCEPTED
                     || !onDisk.fingerprint().equals(asked.get().oldFingerprint())) {
                 waiting.removeLocked(id);
-                return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": the id no longer holds the accepted key"
-                        + " that asked for the rotation (rejected, deleted or replaced meanwhile); the waiting rotation"
-                        + " is dropped");
+                return AdminResult.of(
+                        id,
+                        AdminResult.Status.REFUSED,
+                        id + ": the id no longer holds the accepted key"
+                                + " that asked for the rotation (rejected, deleted or replaced meanwhile); the waiting rotation"
+                                + " is dropped");
             }
             if (!accept) {
                 retired.retireLocked(id, newFingerprint);
                 waiting.removeLocked(id);
-                writes.auditLocked(AuditEvent.builder("key-rotation-rejected", actor).id(id)
-                        .from(KeyState.PENDING.label()).to(KeyState.REJECTED.label()).fingerprint(newFingerprint)
+                writes.auditLocked(AuditEvent.builder("key-rotation-rejected", actor)
+                        .id(id)
+                        .from(KeyState.PENDING.label())
+                        .to(KeyState.REJECTED.label())
+                        .fingerprint(newFingerprint)
                         .reason("key rotation rejected by an admin; accepted key " + onDisk.fingerprint()
-                                + " unchanged").build());
-                return new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.PENDING),
-                        Optional.of(KeyState.REJECTED), newFingerprint, id + ": key rotation to " + newFingerprint
-                                + " rejected; the accepted key " + onDisk.fingerprint() + " stays");
+                                + " unchanged")
+                        .build());
+                return new AdminResult(
+                        id,
+                        AdminResult.Status.DONE,
+                        Optional.of(KeyState.PENDING),
+                        Optional.of(KeyState.REJECTED),
+                        newFingerprint,
+                        id + ": key rotation to " + newFingerprint + " rejected; the accepted key "
+                                + onDisk.fingerprint() + " stays");
             }
             KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(
                     Current.of(KeyLookup.ACCEPTED_SAME, directory.kindOf(id)),
                     Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), directory.kindOf(id)),
-                    KeyRotationPolicy.ALLOW, writes.snapshot().otherIds(newFingerprint, id),
+                    KeyRotationPolicy.ALLOW,
+                    writes.snapshot().otherIds(newFingerprint, id),
                     retired.of(id).contains(newFingerprint));
             if (!plan.rotates()) {
                 if (!plan.already()) {
-                    return AdminResult.of(id, AdminResult.Status.REFUSED, id + ": key rotation to " + newFingerprint
-                            + " refused: " + plan.reason() + "; nothing changed");
+                    return AdminResult.of(
+                            id,
+                            AdminResult.Status.REFUSED,
+                            id + ": key rotation to " + newFingerprint + " refused: " + plan.reason()
+                                    + "; nothing changed");
                 }
                 waiting.removeLocked(id);
-                return new AdminResult(id, AdminResult.Status.UNCHANGED, Optional.of(KeyState.PENDING),
-                        Optional.of(KeyState.ACCEPTED), newFingerprint, id + ": " + plan.reason());
+                return new AdminResult(
+                        id,
+                        AdminResult.Status.UNCHANGED,
+                        Optional.of(KeyState.PENDING),
+                        Optional.of(KeyState.ACCEPTED),
+                        newFingerprint,
+                        id + ": " + plan.reason());
             }
-            RotationDecision.Rotated rotated = new RotationDecision.Rotated(id, onDisk.fingerprint(), newFingerprint,
-                    "key rotation accepted by an admin");
+            RotationDecision.Rotated rotated = new RotationDecision.Rotated(
+                    id, onDisk.fingerprint(), newFingerprint, "key rotation accepted by an admin");
             // The rename over minions/ID is the rotation; the waiting file after it (a crash between leaves a
             // waiting key that is the accepted one, which the next rotation or accept drops as done).
             writes.rotateLocked(current.get(), newKey, retired, actor, rotated);
             waiting.removeLocked(id);
-            return new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.PENDING),
-                    Optional.of(KeyState.ACCEPTED), newFingerprint, id + ": key rotation to " + newFingerprint
-                            + " accepted; " + onDisk.fingerprint() + " retired");
+            return new AdminResult(
+                    id,
+                    AdminResult.Status.DONE,
+                    Optional.of(KeyState.PENDING),
+                    Optional.of(KeyState.ACCEPTED),
+                    newFingerprint,
+                    id + ": key rotation to " + newFingerprint + " accepted; " + onDisk.fingerprint() + " retired");
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot change the key rotation of " + id + ": "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "key store " + pkiDir() + ": cannot change the key rotation of " + id + ": " + e.getMessage(), e);
         }
     }
 
@@ -640,28 +718,51 @@ public final class FileKeyStore implements KeyStore {
                 Optional<DiskEntry> current = directory.readMain(id);
                 StoredKey key = current.map(DiskEntry::key).orElse(null);
                 if (current.isEmpty() || current.get().state() != KeyState.ACCEPTED) {
-                    results.add(AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no accepted key"
-                            + current.map(c -> " (the id is " + c.state().label() + ")").orElse("")
-                            + "; only an accepted key is rotated"));
+                    results.add(AdminResult.of(
+                            id,
+                            AdminResult.Status.NOT_FOUND,
+                            id + ": no accepted key"
+                                    + current.map(c ->
+                                                    " (the id is " + c.state().label() + ")")
+                                            .orElse("")
+                                    + "; only an accepted key is rotated"));
                 } else if (key == null) {
-                    results.add(AdminResult.of(id, AdminResult.Status.REFUSED, id + ": "
-                            + KeyDirectory.relative(KeyState.ACCEPTED, id) + " " + current.get().problem()
-                            + "; not acted on: fix or remove it by hand"));
+                    results.add(AdminResult.of(
+                            id,
+                            AdminResult.Status.REFUSED,
+                            id + ": "
+                                    + KeyDirectory.relative(KeyState.ACCEPTED, id) + " "
+                                    + current.get().problem()
+                                    + "; not acted on: fix or remove it by hand"));
                 } else if (directory.kindOf(id) == MinionKind.SALT) {
-                    results.add(AdminResult.of(id, AdminResult.Status.REFUSED, id + ": a Salt minion cannot rotate"
-                            + " its key over its session (Salt has no such message); rotate it by hand: stop the"
-                            + " minion, remove its minion.pem and minion.pub, brine-key -d " + id + ", start it, and"
-                            + " accept its new key"));
-                } else if (asks.of(id).filter(ask -> ask.fingerprint().equals(key.fingerprint())).isPresent()) {
-                    results.add(new AdminResult(id, AdminResult.Status.UNCHANGED, Optional.of(KeyState.ACCEPTED),
-                            Optional.of(KeyState.ACCEPTED), key.fingerprint(), id + ": already asked to rotate "
-                                    + key.fingerprint()));
+                    results.add(AdminResult.of(
+                            id,
+                            AdminResult.Status.REFUSED,
+                            id + ": a Salt minion cannot rotate"
+                                    + " its key over its session (Salt has no such message); rotate it by hand: stop the"
+                                    + " minion, remove its minion.pem and minion.pub, brine-key -d " + id
+                                    + ", start it, and"
+                                    + " accept its new key"));
+                } else if (asks.of(id)
+                        .filter(ask -> ask.fingerprint().equals(key.fingerprint()))
+                        .isPresent()) {
+                    results.add(new AdminResult(
+                            id,
+                            AdminResult.Status.UNCHANGED,
+                            Optional.of(KeyState.ACCEPTED),
+                            Optional.of(KeyState.ACCEPTED),
+                            key.fingerprint(),
+                            id + ": already asked to rotate " + key.fingerprint()));
                 } else {
                     asks.putLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
                     events.add(KeyStore.rotationAskedEvent(id, actor, key.fingerprint()));
-                    results.add(new AdminResult(id, AdminResult.Status.DONE, Optional.of(KeyState.ACCEPTED),
-                            Optional.of(KeyState.ACCEPTED), key.fingerprint(), id + ": asked to rotate "
-                                    + key.fingerprint() + " at its next heartbeat"));
+                    results.add(new AdminResult(
+                            id,
+                            AdminResult.Status.DONE,
+                            Optional.of(KeyState.ACCEPTED),
+                            Optional.of(KeyState.ACCEPTED),
+                            key.fingerprint(),
+                            id + ": asked to rotate " + key.fingerprint() + " at its next heartbeat"));
                 }
             }
             if (!events.isEmpty()) {
@@ -669,8 +770,8 @@ public final class FileKeyStore implements KeyStore {
                 writes.auditAllLocked(events);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot record the key rotation asks: "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "key store " + pkiDir() + ": cannot record the key rotation asks: " + e.getMessage(), e);
         }
         asks.reloadIfChanged();
         return results;
@@ -682,8 +783,8 @@ public final class FileKeyStore implements KeyStore {
         try {
             return directory.asks().read();
         } catch (IOException e) {
-            throw new UncheckedIOException("key store " + pkiDir() + ": cannot list the key rotation asks: "
-                    + e.getMessage(), e);
+            throw new UncheckedIOException(
+                    "key store " + pkiDir() + ": cannot list the key rotation asks: " + e.getMessage(), e);
         }
     }
 
@@ -696,7 +797,8 @@ public final class FileKeyStore implements KeyStore {
         }
         Entry entry = writes.snapshot().entry(KeyState.ACCEPTED, id);
         return entry != null && entry.key().fingerprint().equals(ask.get().fingerprint())
-                ? Optional.of(ask.get().fingerprint()) : Optional.empty();
+                ? Optional.of(ask.get().fingerprint())
+                : Optional.empty();
     }
 
     // ---------------------------------------------------------------- admin operations
@@ -771,7 +873,8 @@ public final class FileKeyStore implements KeyStore {
         directory.asks().reloadIfChanged();
         try {
             Snapshot current = writes.snapshot();
-            boolean due = options.ticker().read() - current.scannedAtNanos >= options.rescanInterval().toNanos();
+            boolean due = options.ticker().read() - current.scannedAtNanos
+                    >= options.rescanInterval().toNanos();
             if (!due && !writes.changedOutside(current)) {
                 return;
             }

@@ -36,8 +36,8 @@ public final class InvalidEntries {
     /** Where moved entries go, under the pki dir. */
     public static final String DIR_NAME = "invalid";
 
-    private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
-            .withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter STAMP =
+            DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
 
     /** One invalid entry: {@code name} in {@code state}'s directory, and why it is not a key file. */
     public record Entry(KeyState state, String name, String reason) {
@@ -49,11 +49,9 @@ public final class InvalidEntries {
     }
 
     /** What {@link #moveAside} did: the entries moved (and where), and those left with why. */
-    public record Outcome(Path destination, List<Entry> moved, List<String> left, List<String> unaudited) {
-    }
+    public record Outcome(Path destination, List<Entry> moved, List<String> left, List<String> unaudited) {}
 
-    private InvalidEntries() {
-    }
+    private InvalidEntries() {}
 
     /** The invalid entries of {@code pkiDir}'s state directories, by file; reads without a lock, writes nothing. */
     public static List<Entry> find(Path pkiDir) throws IOException, KeyStoreException {
@@ -112,7 +110,8 @@ public final class InvalidEntries {
         List<Entry> moved = new ArrayList<>();
         List<String> left = new ArrayList<>();
         List<String> unaudited = new ArrayList<>();
-        try (StoreLock lock = StoreLock.open(directory.pkiDir()); StoreLock.Held held = lock.acquire()) {
+        try (StoreLock lock = StoreLock.open(directory.pkiDir());
+                StoreLock.Held held = lock.acquire()) {
             for (Entry entry : listed) {
                 Path dir = directory.dir(entry.state());
                 Optional<String> still = judge(dir, entry.name(), check);
@@ -125,20 +124,28 @@ public final class InvalidEntries {
                 AtomicFiles.ensureDirectory(destination);
                 AtomicFiles.ensureDirectory(target.getParent());
                 if (AtomicFiles.attributes(target).isPresent()) {
-                    left.add(entry.file() + ": " + MinionIds.printable(directory.pkiDir().relativize(target)
-                            .toString()) + " exists; left as it is");
+                    left.add(entry.file() + ": "
+                            + MinionIds.printable(
+                                    directory.pkiDir().relativize(target).toString()) + " exists; left as it is");
                     continue;
                 }
                 AtomicFiles.move(dir.resolve(entry.name()), target);
                 moved.add(new Entry(entry.state(), entry.name(), still.get()));
                 try {
-                    audit.record(AuditEvent.builder("key-invalid-moved", actor).from(entry.state().label())
+                    audit.record(AuditEvent.builder("key-invalid-moved", actor)
+                            .from(entry.state().label())
                             .reason(entry.file() + " " + still.get() + "; moved to "
-                                    + MinionIds.printable(directory.pkiDir().relativize(target).toString()))
+                                    + MinionIds.printable(directory
+                                            .pkiDir()
+                                            .relativize(target)
+                                            .toString()))
                             .build());
                 } catch (UncheckedIOException e) {
-                    log.error("Key store {}: the move of {} was not written to the audit log: {}",
-                            directory.pkiDir(), entry.file(), e.getMessage());
+                    log.error(
+                            "Key store {}: the move of {} was not written to the audit log: {}",
+                            directory.pkiDir(),
+                            entry.file(),
+                            e.getMessage());
                     unaudited.add(entry.file());
                 }
             }
@@ -146,7 +153,9 @@ public final class InvalidEntries {
                 try {
                     audit.sync();
                 } catch (UncheckedIOException e) {
-                    log.error("Key store {}: the audit log could not be forced to disk: {}", directory.pkiDir(),
+                    log.error(
+                            "Key store {}: the audit log could not be forced to disk: {}",
+                            directory.pkiDir(),
                             e.getMessage());
                     moved.forEach(entry -> unaudited.add(entry.file()));
                 }
@@ -155,8 +164,11 @@ public final class InvalidEntries {
                 try {
                     lock.bumpGeneration(); // a running master re-reads its directories and forgets their warnings
                 } catch (IOException e) {
-                    log.warn("Key store {}: the change counter in {} could not be bumped: {}", directory.pkiDir(),
-                            StoreLock.FILE_NAME, e.getMessage());
+                    log.warn(
+                            "Key store {}: the change counter in {} could not be bumped: {}",
+                            directory.pkiDir(),
+                            StoreLock.FILE_NAME,
+                            e.getMessage());
                 }
             }
         }

@@ -11,6 +11,7 @@ public record KeyChange(String id, Optional<KeyState> from, Optional<KeyState> t
 
     @Override
     public String toString() {
-        return id + ": " + from.map(KeyState::label).orElse("none") + " -> " + to.map(KeyState::label).orElse("none");
+        return id + ": " + from.map(KeyState::label).orElse("none") + " -> "
+                + to.map(KeyState::label).orElse("none");
     }
 }

@@ -77,8 +77,7 @@ final class KeyDirectory {
             throw new KeyStoreException("pki dir " + dir + " is not a directory");
         }
         if (PkiPermissions.groupOrOtherWrite(attributes)) {
-            throw new KeyStoreException("pki dir " + real + " is writable by group or others; run: chmod 700 "
-                    + real);
+            throw new KeyStoreException("pki dir " + real + " is writable by group or others; run: chmod 700 " + real);
         }
         return new KeyDirectory(real);
     }
@@ -119,8 +118,7 @@ final class KeyDirectory {
     }
 
     /** One id's file in one state directory, as found on disk. */
-    record DiskEntry(KeyState state, Path path, StoredKey key, String problem) {
-    }
+    record DiskEntry(KeyState state, Path path, StoredKey key, String problem) {}
 
     /** The id's file in its strongest exclusive state, read from disk. */
     Optional<DiskEntry> readMain(String id) throws IOException {
@@ -140,17 +138,18 @@ final class KeyDirectory {
             return Optional.empty();
         }
         ParsedFile parsed = parse(state, id, path, attributes.get());
-        StoredKey key = parsed.key() == null || state == KeyState.DENIED ? parsed.key()
+        StoredKey key = parsed.key() == null || state == KeyState.DENIED
+                ? parsed.key()
                 : parsed.key().as(kindOf(id));
         return Optional.of(new DiskEntry(state, path, key, parsed.problem()));
     }
 
-    private record ParsedFile(StoredKey key, String problem) {
-    }
+    private record ParsedFile(StoredKey key, String problem) {}
 
     private static ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
         KeyFile file = KeyFile.read(path, attributes);
-        return file.key() == null ? new ParsedFile(null, file.problem())
+        return file.key() == null
+                ? new ParsedFile(null, file.problem())
                 : new ParsedFile(new StoredKey(id, state, file.key(), Fingerprints.of(file.key())), null);
     }
 
@@ -247,19 +246,24 @@ final class KeyDirectory {
                         problems.add(new KeyProblem(file, parsed.problem()));
                         continue;
                     }
-                    entry = old != null && old.key().fingerprint().equals(parsed.key().fingerprint())
-                            ? old.restamped(parsed.key(), stamp) : Entry.of(parsed.key(), stamp);
+                    entry = old != null
+                                    && old.key()
+                                            .fingerprint()
+                                            .equals(parsed.key().fingerprint())
+                            ? old.restamped(parsed.key(), stamp)
+                            : Entry.of(parsed.key(), stamp);
                 }
-                MinionKind kind = state != KeyState.DENIED && salt.contains(name) ? MinionKind.SALT
-                        : MinionKind.BRINE;
+                MinionKind kind = state != KeyState.DENIED && salt.contains(name) ? MinionKind.SALT : MinionKind.BRINE;
                 if (entry.key().kind() != kind) {
                     entry = entry.restamped(entry.key().as(kind), stamp);
                 }
                 if (state == KeyState.DENIED) {
                     denied.put(name, entry);
                 } else if (keys.containsKey(name)) {
-                    problems.add(new KeyProblem(file, "the id is also in " + keys.get(name).key().state().dirName()
-                            + "/, which takes precedence; remove one copy by hand"));
+                    problems.add(new KeyProblem(
+                            file,
+                            "the id is also in " + keys.get(name).key().state().dirName()
+                                    + "/, which takes precedence; remove one copy by hand"));
                 } else {
                     keys.put(name, entry);
                 }
@@ -278,14 +282,16 @@ final class KeyDirectory {
         return changes;
     }
 
-    private static void diff(Map<String, Entry> old, Map<String, Entry> fresh, boolean denied,
-            List<KeyChange> changes) {
+    private static void diff(
+            Map<String, Entry> old, Map<String, Entry> fresh, boolean denied, List<KeyChange> changes) {
         Set<String> ids = new TreeSet<>(old.keySet());
         ids.addAll(fresh.keySet());
         for (String id : ids) {
             StoredKey before = old.containsKey(id) ? old.get(id).key() : null;
             StoredKey after = fresh.containsKey(id) ? fresh.get(id).key() : null;
-            if (before != null && after != null && before.state() == after.state()
+            if (before != null
+                    && after != null
+                    && before.state() == after.state()
                     && before.fingerprint().equals(after.fingerprint())) {
                 continue;
             }
@@ -296,7 +302,9 @@ final class KeyDirectory {
                 changes.add(new KeyChange(id, Optional.empty(), Optional.of(KeyState.DENIED), after.fingerprint()));
                 continue;
             }
-            changes.add(new KeyChange(id, Optional.ofNullable(before).map(StoredKey::state),
+            changes.add(new KeyChange(
+                    id,
+                    Optional.ofNullable(before).map(StoredKey::state),
                     Optional.ofNullable(after).map(StoredKey::state),
                     after != null ? after.fingerprint() : before.fingerprint()));
         }
@@ -307,8 +315,8 @@ final class KeyDirectory {
         List<Object> stamps = new ArrayList<>(dirs.size());
         for (Path dir : dirs.values()) {
             try {
-                BasicFileAttributes attributes = Files.readAttributes(dir, BasicFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS);
+                BasicFileAttributes attributes =
+                        Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 stamps.add(List.of(String.valueOf(attributes.fileKey()), attributes.lastModifiedTime()));
             } catch (IOException e) {
                 stamps.add(e.toString());

@@ -19,8 +19,7 @@ import java.util.Map;
 final class KeyFileCheck {
 
     /** A valid key's fingerprint, or why the file is not one. */
-    record Verdict(String fingerprint, String problem) {
-    }
+    record Verdict(String fingerprint, String problem) {}
 
     static final int REMEMBERED = 1024;
 

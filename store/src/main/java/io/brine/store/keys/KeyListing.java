@@ -54,7 +54,8 @@ public record KeyListing(Map<KeyState, List<StoredKey>> keys, List<KeyProblem> p
 
     /** The ids other than {@code key}'s own in {@code shared} ({@link #sharedKeys}) for its key. */
     public static List<String> otherIds(Map<String, List<String>> shared, StoredKey key) {
-        return shared.getOrDefault(key.fingerprint(), List.of()).stream().filter(id -> !id.equals(key.id()))
+        return shared.getOrDefault(key.fingerprint(), List.of()).stream()
+                .filter(id -> !id.equals(key.id()))
                 .toList();
     }
 

@@ -12,9 +12,7 @@ public enum KeyLookup {
     /** A different key, or an unreadable file, is accepted under the id. */
     ACCEPTED_OTHER,
     /** The id is rejected, whatever its key. */
-    REJECTED
-
-    ;
+    REJECTED;
 
     /**
      * {@code offered} against the key a backend holds for the id in {@code state} (pending, accepted or rejected):

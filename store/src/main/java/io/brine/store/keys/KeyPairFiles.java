@@ -11,8 +11,7 @@ import java.security.KeyPair;
 /** A key pair as two files, {@code NAME.pem} and {@code NAME.pub}, written the key store's way. */
 public final class KeyPairFiles {
 
-    private KeyPairFiles() {
-    }
+    private KeyPairFiles() {}
 
     /**
      * Writes {@code dir/NAME.pem} (PKCS#1, mode 0400) and {@code dir/NAME.pub} (SPKI, mode 0644), each through a
@@ -30,8 +29,9 @@ public final class KeyPairFiles {
                 throw new FileAlreadyExistsException(dir.resolve(file).toString(), null, "already exists");
             }
         }
-        AtomicFiles.create(dir.resolve(privateName), Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.create(dir.resolve(publicName), Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
+        AtomicFiles.create(
+                dir.resolve(privateName), Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())), AtomicFiles.OWNER_READ);
+        AtomicFiles.create(
+                dir.resolve(publicName), Pem.bytes(Pem.publicKeySpki(pair.getPublic())), AtomicFiles.PUBLIC_READ);
     }
 }

@@ -29,11 +29,9 @@ import java.util.Set;
 public final class KeyScan {
 
     /** Valid keys per state, sorted by id (their {@link StoredKey#key()} is null), problems, shared keys. */
-    public record Result(KeyListing listing, SharedKeys shared) {
-    }
+    public record Result(KeyListing listing, SharedKeys shared) {}
 
-    private KeyScan() {
-    }
+    private KeyScan() {}
 
     /**
      * Reads the pki dir {@code pkiDir} (which must exist and be writable by its owner alone, as for the store).
@@ -69,7 +67,11 @@ public final class KeyScan {
                     problems.add(new KeyProblem(file, verdict.problem()));
                     continue;
                 }
-                StoredKey key = new StoredKey(name, state, null, verdict.fingerprint(),
+                StoredKey key = new StoredKey(
+                        name,
+                        state,
+                        null,
+                        verdict.fingerprint(),
                         state != KeyState.DENIED && salt.contains(name) ? MinionKind.SALT : MinionKind.BRINE);
                 if (state == KeyState.DENIED) {
                     StoredKey other = main.get(name);
@@ -77,8 +79,10 @@ public final class KeyScan {
                         shared.add(key.fingerprint(), name); // an id once per key
                     }
                 } else if (main.containsKey(name)) {
-                    problems.add(new KeyProblem(file, "the id is also in " + main.get(name).state().dirName()
-                            + "/, which takes precedence; remove one copy by hand"));
+                    problems.add(new KeyProblem(
+                            file,
+                            "the id is also in " + main.get(name).state().dirName()
+                                    + "/, which takes precedence; remove one copy by hand"));
                     continue;
                 } else {
                     main.put(name, key);

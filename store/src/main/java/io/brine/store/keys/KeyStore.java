@@ -195,8 +195,8 @@ public interface KeyStore extends AutoCloseable {
      *     made (a write that failed half way; a cluster whose connection was lost during the commit): the caller
      *     must not answer the minion as refused, since the store may hold the new key now
      */
-    RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
-            String actor);
+    RotationDecision rotate(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor);
 
     /**
      * The rotations waiting for an admin ({@code key_rotation: pending}): id to the new key's fingerprint, sorted
@@ -215,8 +215,8 @@ public interface KeyStore extends AutoCloseable {
      * @throws IllegalArgumentException for an invalid id or fingerprint
      */
     default AdminResult acceptRotation(String id, String expectedFingerprint, String actor) {
-        return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps"
-                + " none)");
+        return AdminResult.of(
+                id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps" + " none)");
     }
 
     /**
@@ -225,13 +225,13 @@ public interface KeyStore extends AutoCloseable {
      * audited {@code key-rotation-rejected} as {@code actor}.
      */
     default AdminResult rejectRotation(String id, String expectedFingerprint, String actor) {
-        return AdminResult.of(id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps"
-                + " none)");
+        return AdminResult.of(
+                id, AdminResult.Status.NOT_FOUND, id + ": no key rotation waits (this key store keeps" + " none)");
     }
 
     /** The checks of {@link #rotate} before anything is read: the arguments and the new key's shape and factors. */
-    static void checkRotation(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
-            String actor) {
+    static void checkRotation(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         Objects.requireNonNull(oldKey, "oldKey");
         Objects.requireNonNull(actor, "actor");
         Objects.requireNonNull(policy, "policy");
@@ -241,16 +241,24 @@ public interface KeyStore extends AutoCloseable {
 
     /** The audit line of a rotation: the new key's fingerprint, and the old one's in the reason. */
     static AuditEvent rotationEvent(String id, String actor, RotationDecision.Rotated rotated) {
-        return AuditEvent.builder("key-rotated", actor).id(id).from(KeyState.ACCEPTED.label())
-                .to(KeyState.ACCEPTED.label()).fingerprint(rotated.newFingerprint()).reason(rotated.reason()
-                        + "; old key " + rotated.oldFingerprint() + " retired").build();
+        return AuditEvent.builder("key-rotated", actor)
+                .id(id)
+                .from(KeyState.ACCEPTED.label())
+                .to(KeyState.ACCEPTED.label())
+                .fingerprint(rotated.newFingerprint())
+                .reason(rotated.reason() + "; old key " + rotated.oldFingerprint() + " retired")
+                .build();
     }
 
     /** The audit line of a rotation filed to wait for an admin. */
     static AuditEvent rotationPendingEvent(String id, String actor, RotationDecision.Pending pending) {
-        return AuditEvent.builder("key-rotation-pending", actor).id(id).from(KeyState.ACCEPTED.label())
-                .to(KeyState.PENDING.label()).fingerprint(pending.newFingerprint()).reason(pending.reason()
-                        + "; accepted key " + pending.oldFingerprint() + " unchanged").build();
+        return AuditEvent.builder("key-rotation-pending", actor)
+                .id(id)
+                .from(KeyState.ACCEPTED.label())
+                .to(KeyState.PENDING.label())
+                .fingerprint(pending.newFingerprint())
+                .reason(pending.reason() + "; accepted key " + pending.oldFingerprint() + " unchanged")
+                .build();
     }
 
     // ---------------------------------------------------------------- rotations admins ask for
@@ -283,9 +291,13 @@ public interface KeyStore extends AutoCloseable {
 
     /** The audit line of an admin's ask to rotate {@code id}'s accepted key {@code fingerprint}. */
     static AuditEvent rotationAskedEvent(String id, String actor, String fingerprint) {
-        return AuditEvent.builder("key-rotation-asked", actor).id(id).from(KeyState.ACCEPTED.label())
-                .to(KeyState.ACCEPTED.label()).fingerprint(fingerprint)
-                .reason("the minion is asked to rotate this key at its next heartbeat").build();
+        return AuditEvent.builder("key-rotation-asked", actor)
+                .id(id)
+                .from(KeyState.ACCEPTED.label())
+                .to(KeyState.ACCEPTED.label())
+                .fingerprint(fingerprint)
+                .reason("the minion is asked to rotate this key at its next heartbeat")
+                .build();
     }
 
     // ---------------------------------------------------------------- rotation requests

@@ -23,8 +23,17 @@ import java.util.Objects;
  * @param rescanInterval how often to re-read every file, to notice changes made by hand
  * @param ticker         the monotonic time {@code rescanInterval} is measured on (tests move it by hand)
  */
-public record KeyStoreOptions(Path pkiDir, AuditLog auditLog, int keysize, int maxPending, int maxMinions,
-        int maxRejected, boolean masterKey, boolean createPkiDir, Duration pollInterval, Duration rescanInterval,
+public record KeyStoreOptions(
+        Path pkiDir,
+        AuditLog auditLog,
+        int keysize,
+        int maxPending,
+        int maxMinions,
+        int maxRejected,
+        boolean masterKey,
+        boolean createPkiDir,
+        Duration pollInterval,
+        Duration rescanInterval,
         Ticker ticker) {
 
     public static final int DEFAULT_MAX_PENDING = 1000;
@@ -132,8 +141,18 @@ public record KeyStoreOptions(Path pkiDir, AuditLog auditLog, int keysize, int m
             if (errors.length() > 0) {
                 throw new IllegalArgumentException("invalid key store options: " + errors.substring(2));
             }
-            return new KeyStoreOptions(pkiDir, auditLog, keysize, maxPending, maxMinions, maxRejected, masterKey,
-                    createPkiDir, pollInterval, rescanInterval, ticker);
+            return new KeyStoreOptions(
+                    pkiDir,
+                    auditLog,
+                    keysize,
+                    maxPending,
+                    maxMinions,
+                    maxRejected,
+                    masterKey,
+                    createPkiDir,
+                    pollInterval,
+                    rescanInterval,
+                    ticker);
         }
     }
 }

@@ -19,7 +19,11 @@ public final class KeyTransitions {
 
     /** What the master answers. */
     public enum Answer {
-        ACCEPTED, PENDING, REJECTED, DENIED, FULL
+        ACCEPTED,
+        PENDING,
+        REJECTED,
+        DENIED,
+        FULL
     }
 
     /** What the store writes. */
@@ -101,11 +105,14 @@ public final class KeyTransitions {
 
         /** An entry in {@code state} whose key the backend cannot read. */
         public static Current unreadable(KeyState state, MinionKind kind) {
-            return new Current(switch (state) {
-                case PENDING -> KeyLookup.PENDING_OTHER;
-                case ACCEPTED -> KeyLookup.ACCEPTED_OTHER;
-                case REJECTED, DENIED -> KeyLookup.REJECTED;
-            }, kind, false);
+            return new Current(
+                    switch (state) {
+                        case PENDING -> KeyLookup.PENDING_OTHER;
+                        case ACCEPTED -> KeyLookup.ACCEPTED_OTHER;
+                        case REJECTED, DENIED -> KeyLookup.REJECTED;
+                    },
+                    kind,
+                    false);
         }
 
         /** Whether the id holds a key filed for another kind of minion than {@code offered}. */
@@ -131,7 +138,8 @@ public final class KeyTransitions {
 
         /** The answer for {@code id}, naming the offered key's {@code fingerprint}. */
         public KeyDecision decision(String id, String fingerprint) {
-            return heldBy != null ? new KeyDecision.OtherKind(id, fingerprint, heldBy)
+            return heldBy != null
+                    ? new KeyDecision.OtherKind(id, fingerprint, heldBy)
                     : outcome.decision(id, fingerprint);
         }
 
@@ -154,8 +162,7 @@ public final class KeyTransitions {
         }
     }
 
-    private KeyTransitions() {
-    }
+    private KeyTransitions() {}
 
     /**
      * Whether an offer with {@code current} asks the acceptance policies (and a grant or token): only for an unknown
@@ -163,10 +170,11 @@ public final class KeyTransitions {
      * other kind is refused before any policy runs.
      */
     public static boolean asksPolicies(Current current, MinionKind offered) {
-        return !current.otherKind(offered) && switch (current.lookup()) {
-            case UNKNOWN, PENDING_SAME, PENDING_OTHER -> true;
-            case ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
-        };
+        return !current.otherKind(offered)
+                && switch (current.lookup()) {
+                    case UNKNOWN, PENDING_SAME, PENDING_OTHER -> true;
+                    case ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
+                };
     }
 
     /**
@@ -174,7 +182,8 @@ public final class KeyTransitions {
      * the key the store already holds under the id (checked when it was stored), nor for an offer of the other kind.
      */
     public static boolean checksFactors(Current current, MinionKind offered) {
-        return !current.otherKind(offered) && current.lookup() != KeyLookup.ACCEPTED_SAME
+        return !current.otherKind(offered)
+                && current.lookup() != KeyLookup.ACCEPTED_SAME
                 && current.lookup() != KeyLookup.PENDING_SAME;
     }
 
@@ -184,7 +193,8 @@ public final class KeyTransitions {
      * the reason it is written with.
      */
     public static boolean readsSharing(Current current, MinionKind offered) {
-        return !current.otherKind(offered) && current.lookup() != KeyLookup.ACCEPTED_SAME
+        return !current.otherKind(offered)
+                && current.lookup() != KeyLookup.ACCEPTED_SAME
                 && current.lookup() != KeyLookup.REJECTED;
     }
 
@@ -195,11 +205,12 @@ public final class KeyTransitions {
      * ({@code denied}, the id's denied key in the view, null for none, is {@code offeredKey}); a plan with a write
      * means the backend must {@link #plan} again on what it reads where it commits.
      */
-    public static Plan fromView(Current viewed, MinionKind offered, PolicyVerdict verdict, StoredKey denied,
-            RSAPublicKey offeredKey) {
+    public static Plan fromView(
+            Current viewed, MinionKind offered, PolicyVerdict verdict, StoredKey denied, RSAPublicKey offeredKey) {
         Plan plan = plan(viewed, offered, verdict, viewed.lookup(), List.of(), Limits.UNLIMITED);
         return plan.write() == Write.DENIED && denied != null && KeyLookup.sameKey(denied.key(), offeredKey)
-                ? plan.unwritten() : plan;
+                ? plan.unwritten()
+                : plan;
     }
 
     /**
@@ -213,8 +224,13 @@ public final class KeyTransitions {
     /** How a denial for an entry that is not a valid key file begins: an integrity warning, not a key mismatch. */
     public static final String UNREADABLE_ENTRY = "integrity warning: not a valid key file";
 
-    public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
-            List<String> sharing, Limits limits) {
+    public static Plan plan(
+            Current current,
+            MinionKind offered,
+            PolicyVerdict verdict,
+            KeyLookup askedAbout,
+            List<String> sharing,
+            Limits limits) {
         return plan(current, offered, verdict, askedAbout, sharing, limits, false);
     }
 
@@ -223,13 +239,22 @@ public final class KeyTransitions {
      * {@code retired} by a rotation of this id ({@link #readsRetired}): such a key never becomes the id's pending or
      * accepted key again, whatever the policies said; it goes to {@code minions_denied/}.
      */
-    public static Plan plan(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
-            List<String> sharing, Limits limits, boolean retired) {
+    public static Plan plan(
+            Current current,
+            MinionKind offered,
+            PolicyVerdict verdict,
+            KeyLookup askedAbout,
+            List<String> sharing,
+            Limits limits,
+            boolean retired) {
         Plan plan = plan6(current, offered, verdict, askedAbout, sharing, limits);
-        return retired && switch (plan.write()) {
-            case NEW_PENDING, NEW_ACCEPTED, PENDING_TO_ACCEPTED, REPLACE_PENDING -> true;
-            case NONE, NEW_REJECTED, PENDING_TO_REJECTED, DENIED -> false;
-        } ? new Plan(new Outcome(Answer.DENIED, Write.DENIED, "key retired by a rotation of this id"), null, false)
+        return retired
+                        && switch (plan.write()) {
+                            case NEW_PENDING, NEW_ACCEPTED, PENDING_TO_ACCEPTED, REPLACE_PENDING -> true;
+                            case NONE, NEW_REJECTED, PENDING_TO_REJECTED, DENIED -> false;
+                        }
+                ? new Plan(
+                        new Outcome(Answer.DENIED, Write.DENIED, "key retired by a rotation of this id"), null, false)
                 : plan;
     }
 
@@ -238,70 +263,111 @@ public final class KeyTransitions {
      * write the offered key as the id's pending or accepted key.
      */
     public static boolean readsRetired(Current current, MinionKind offered) {
-        return !current.otherKind(offered) && switch (current.lookup()) {
-            case UNKNOWN, PENDING_OTHER -> true;
-            case PENDING_SAME, ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
-        };
+        return !current.otherKind(offered)
+                && switch (current.lookup()) {
+                    case UNKNOWN, PENDING_OTHER -> true;
+                    case PENDING_SAME, ACCEPTED_SAME, ACCEPTED_OTHER, REJECTED -> false;
+                };
     }
 
-    private static Plan plan6(Current current, MinionKind offered, PolicyVerdict verdict, KeyLookup askedAbout,
-            List<String> sharing, Limits limits) {
+    private static Plan plan6(
+            Current current,
+            MinionKind offered,
+            PolicyVerdict verdict,
+            KeyLookup askedAbout,
+            List<String> sharing,
+            Limits limits) {
         if (current.otherKind(offered)) {
             // Never an id filed for the other kind, whatever the policies said: an admin deletes the key first.
-            return new Plan(new Outcome(Answer.DENIED, Write.NONE, "held by a " + current.kind().label() + " minion"),
-                    current.kind(), false);
+            return new Plan(
+                    new Outcome(
+                            Answer.DENIED,
+                            Write.NONE,
+                            "held by a " + current.kind().label() + " minion"),
+                    current.kind(),
+                    false);
         }
         KeyLookup lookup = current.lookup();
         if (!current.readable() && lookup != KeyLookup.REJECTED) {
             // A directory, a link or a damaged file where the id's key belongs: planted or broken, for an admin to
             // see. Nothing is written, not even the offered key beside it in minions_denied/.
-            return new Plan(new Outcome(Answer.DENIED, Write.NONE, UNREADABLE_ENTRY + " (the "
-                    + (lookup == KeyLookup.PENDING_OTHER ? "pending" : "accepted") + " entry of this id is a "
-                    + "directory, a link or a damaged file): an admin must look"), null, false);
+            return new Plan(
+                    new Outcome(
+                            Answer.DENIED,
+                            Write.NONE,
+                            UNREADABLE_ENTRY + " (the "
+                                    + (lookup == KeyLookup.PENDING_OTHER ? "pending" : "accepted")
+                                    + " entry of this id is a "
+                                    + "directory, a link or a damaged file): an admin must look"),
+                    null,
+                    false);
         }
         // A verdict displaces a pending key only when it was given about that very state (a grant or token), and never
         // an unreadable one: its key could not be kept in minions_denied/, and a damaged file is for an admin to see.
-        PolicyVerdict effective = lookup == KeyLookup.PENDING_OTHER
-                && (askedAbout != KeyLookup.PENDING_OTHER || !current.readable()) ? PolicyVerdict.NONE : verdict;
+        PolicyVerdict effective =
+                lookup == KeyLookup.PENDING_OTHER && (askedAbout != KeyLookup.PENDING_OTHER || !current.readable())
+                        ? PolicyVerdict.NONE
+                        : verdict;
         // One key, one id: no policy accepts a key that is stored under another id, in any state.
         boolean shared = !sharing.isEmpty();
-        Outcome outcome = decide(lookup, shared && effective == PolicyVerdict.ACCEPT ? PolicyVerdict.NONE : effective,
-                limits);
+        Outcome outcome =
+                decide(lookup, shared && effective == PolicyVerdict.ACCEPT ? PolicyVerdict.NONE : effective, limits);
         if (shared && outcome.write() != Write.NONE) {
-            outcome = new Outcome(outcome.answer(), outcome.write(), outcome.reason() + "; "
-                    + KeyListing.sameKeyAs(sharing)
-                    + (effective == PolicyVerdict.ACCEPT ? ": not accepted by policy, an admin must decide" : ""));
+            outcome = new Outcome(
+                    outcome.answer(),
+                    outcome.write(),
+                    outcome.reason() + "; "
+                            + KeyListing.sameKeyAs(sharing)
+                            + (effective == PolicyVerdict.ACCEPT
+                                    ? ": not accepted by policy, an admin must decide"
+                                    : ""));
         }
         return new Plan(outcome, null, lookup.isOfferedKey());
     }
 
     public static Outcome decide(KeyLookup current, PolicyVerdict verdict, Limits limits) {
         return switch (current) {
-            case UNKNOWN -> switch (verdict) {
-                case REJECT -> limits.rejectedFull()
-                        ? new Outcome(Answer.REJECTED, Write.NONE, "rejected by policy (not recorded: "
-                                + limits.maxRejected() + " rejected keys stored)")
-                        : new Outcome(Answer.REJECTED, Write.NEW_REJECTED, "rejected by policy");
-                case ACCEPT -> limits.minionsFull()
-                        ? full("max minions (" + limits.maxMinions() + ") reached")
-                        : new Outcome(Answer.ACCEPTED, Write.NEW_ACCEPTED, "accepted by policy");
-                case NONE -> limits.pendingFull()
-                        ? full("max pending keys (" + limits.maxPending() + ") reached")
-                        : new Outcome(Answer.PENDING, Write.NEW_PENDING, "new key awaits acceptance");
-            };
-            case PENDING_SAME -> switch (verdict) {
-                case ACCEPT -> limits.minionsFull()
-                        ? full("max minions (" + limits.maxMinions() + ") reached")
-                        : new Outcome(Answer.ACCEPTED, Write.PENDING_TO_ACCEPTED, "pending key accepted by policy");
-                case REJECT -> new Outcome(Answer.REJECTED, Write.PENDING_TO_REJECTED, "pending key rejected by policy");
-                case NONE -> new Outcome(Answer.PENDING, Write.NONE, "key awaits acceptance");
-            };
+            case UNKNOWN ->
+                switch (verdict) {
+                    case REJECT ->
+                        limits.rejectedFull()
+                                ? new Outcome(
+                                        Answer.REJECTED,
+                                        Write.NONE,
+                                        "rejected by policy (not recorded: " + limits.maxRejected()
+                                                + " rejected keys stored)")
+                                : new Outcome(Answer.REJECTED, Write.NEW_REJECTED, "rejected by policy");
+                    case ACCEPT ->
+                        limits.minionsFull()
+                                ? full("max minions (" + limits.maxMinions() + ") reached")
+                                : new Outcome(Answer.ACCEPTED, Write.NEW_ACCEPTED, "accepted by policy");
+                    case NONE ->
+                        limits.pendingFull()
+                                ? full("max pending keys (" + limits.maxPending() + ") reached")
+                                : new Outcome(Answer.PENDING, Write.NEW_PENDING, "new key awaits acceptance");
+                };
+            case PENDING_SAME ->
+                switch (verdict) {
+                    case ACCEPT ->
+                        limits.minionsFull()
+                                ? full("max minions (" + limits.maxMinions() + ") reached")
+                                : new Outcome(
+                                        Answer.ACCEPTED, Write.PENDING_TO_ACCEPTED, "pending key accepted by policy");
+                    case REJECT ->
+                        new Outcome(Answer.REJECTED, Write.PENDING_TO_REJECTED, "pending key rejected by policy");
+                    case NONE -> new Outcome(Answer.PENDING, Write.NONE, "key awaits acceptance");
+                };
             // Only a grant or token is asked here (Admission): it proves the id, a pending key proves nothing.
-            case PENDING_OTHER -> verdict != PolicyVerdict.ACCEPT
-                    ? new Outcome(Answer.DENIED, Write.DENIED, "key differs from the pending key")
-                    : limits.minionsFull() ? full("max minions (" + limits.maxMinions() + ") reached")
-                    : new Outcome(Answer.ACCEPTED, Write.REPLACE_PENDING, "accepted by a grant or token over a"
-                            + " pending key no policy accepted (that key moved to minions_denied/)");
+            case PENDING_OTHER ->
+                verdict != PolicyVerdict.ACCEPT
+                        ? new Outcome(Answer.DENIED, Write.DENIED, "key differs from the pending key")
+                        : limits.minionsFull()
+                                ? full("max minions (" + limits.maxMinions() + ") reached")
+                                : new Outcome(
+                                        Answer.ACCEPTED,
+                                        Write.REPLACE_PENDING,
+                                        "accepted by a grant or token over a"
+                                                + " pending key no policy accepted (that key moved to minions_denied/)");
             case ACCEPTED_OTHER -> new Outcome(Answer.DENIED, Write.DENIED, "key differs from the accepted key");
             case ACCEPTED_SAME -> new Outcome(Answer.ACCEPTED, Write.NONE, "key accepted");
             case REJECTED -> new Outcome(Answer.REJECTED, Write.NONE, "id is rejected");
@@ -317,7 +383,8 @@ public final class KeyTransitions {
 
         /** The answer for {@code id}, naming both keys. */
         public RotationDecision decision(String id, String oldFingerprint, String newFingerprint) {
-            return rotates || already ? new RotationDecision.Rotated(id, oldFingerprint, newFingerprint, reason)
+            return rotates || already
+                    ? new RotationDecision.Rotated(id, oldFingerprint, newFingerprint, reason)
                     : new RotationDecision.Refused(id, newFingerprint, reason);
         }
     }
@@ -332,8 +399,8 @@ public final class KeyTransitions {
      * @param sharing     the other ids holding the new key, in any state
      * @param retired     whether the new key was retired by an earlier rotation of this id
      */
-    public static RotationPlan planRotation(Current old, Current replacement, KeyRotationPolicy policy,
-            List<String> sharing, boolean retired) {
+    public static RotationPlan planRotation(
+            Current old, Current replacement, KeyRotationPolicy policy, List<String> sharing, boolean retired) {
         if (old.otherKind(MinionKind.BRINE)) {
             return refuse("held by a " + old.kind().label() + " minion");
         }
@@ -344,8 +411,7 @@ public final class KeyTransitions {
             return new RotationPlan(false, true, "the new key is already the accepted key");
         }
         switch (old.lookup()) {
-            case ACCEPTED_SAME -> {
-            }
+            case ACCEPTED_SAME -> {}
             case ACCEPTED_OTHER -> {
                 return refuse("the old key is no longer the accepted key (replaced meanwhile)");
             }

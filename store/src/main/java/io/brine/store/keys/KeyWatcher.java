@@ -59,8 +59,10 @@ final class KeyWatcher implements AutoCloseable {
                     try {
                         listener.onChanges(changes);
                     } catch (RuntimeException e) {
-                        log.error("Key store listener failed on {}", changes.size() == 1 ? changes.get(0)
-                                : changes.size() + " changes", e);
+                        log.error(
+                                "Key store listener failed on {}",
+                                changes.size() == 1 ? changes.get(0) : changes.size() + " changes",
+                                e);
                     }
                 }
             });

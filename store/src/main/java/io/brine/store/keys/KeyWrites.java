@@ -42,8 +42,7 @@ final class KeyWrites {
     }
 
     /** A change made and not yet published: its audit line is {@code event}, or a state change's when null. */
-    private record Made(KeyChange change, String actor, String reason, AuditEvent event) {
-    }
+    private record Made(KeyChange change, String actor, String reason, AuditEvent event) {}
 
     private static final Logger log = LoggerFactory.getLogger(KeyWrites.class);
 
@@ -62,8 +61,14 @@ final class KeyWrites {
     private final Set<Path> unforcedDirs = new LinkedHashSet<>();
     private final Set<Path> unforcedLeft = new LinkedHashSet<>();
 
-    KeyWrites(KeyDirectory directory, StoreLock lock, AuditLog audit, KeyWatcher watcher, Ticker ticker,
-            Snapshot initial, DirectorySync directorySync) {
+    KeyWrites(
+            KeyDirectory directory,
+            StoreLock lock,
+            AuditLog audit,
+            KeyWatcher watcher,
+            Ticker ticker,
+            Snapshot initial,
+            DirectorySync directorySync) {
         this.directory = directory;
         this.lock = lock;
         this.audit = audit;
@@ -173,7 +178,8 @@ final class KeyWrites {
             AtomicFiles.createUnforced(file, pem, AtomicFiles.OWNER_RW);
         }
         Entry entry = Entry.of(new StoredKey(id, state, key, Fingerprints.of(key), kind), KeyDirectory.stamp(file));
-        KeyChange change = new KeyChange(id, Optional.empty(), Optional.of(state), entry.key().fingerprint());
+        KeyChange change = new KeyChange(
+                id, Optional.empty(), Optional.of(state), entry.key().fingerprint());
         if (!batching) {
             commitLocked(snapshot.with(entry), change, actor, reason);
             return entry;
@@ -190,16 +196,23 @@ final class KeyWrites {
     void denyLocked(String id, RSAPublicKey key, String actor, String reason) throws IOException {
         flushLocked();
         Optional<DiskEntry> existing = directory.readOne(KeyState.DENIED, id);
-        if (existing.isPresent() && existing.get().key() != null
+        if (existing.isPresent()
+                && existing.get().key() != null
                 && KeyLookup.sameKey(existing.get().key().key(), key)) {
             return;
         }
         Path file = directory.dir(KeyState.DENIED).resolve(id);
         AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(key)), AtomicFiles.OWNER_RW);
-        Entry entry = Entry.of(new StoredKey(id, KeyState.DENIED, key, Fingerprints.of(key)),
-                KeyDirectory.stamp(file));
-        commitLocked(snapshot.with(entry), new KeyChange(id, Optional.empty(), Optional.of(KeyState.DENIED),
-                entry.key().fingerprint()), actor, reason);
+        Entry entry = Entry.of(new StoredKey(id, KeyState.DENIED, key, Fingerprints.of(key)), KeyDirectory.stamp(file));
+        commitLocked(
+                snapshot.with(entry),
+                new KeyChange(
+                        id,
+                        Optional.empty(),
+                        Optional.of(KeyState.DENIED),
+                        entry.key().fingerprint()),
+                actor,
+                reason);
     }
 
     /**
@@ -215,7 +228,9 @@ final class KeyWrites {
         }
         // A key keeps its kind from state to state; a denied key (recorded for no kind) is accepted as a brine
         // minion's, whatever mark an earlier key of the id left.
-        MinionKind kind = source.state() == KeyState.DENIED ? MinionKind.BRINE : source.key().kind();
+        MinionKind kind = source.state() == KeyState.DENIED
+                ? MinionKind.BRINE
+                : source.key().kind();
         if (source.state() == KeyState.DENIED) {
             recordKindLocked(id, kind);
         }
@@ -224,11 +239,18 @@ final class KeyWrites {
         if (source.state() == KeyState.ACCEPTED) {
             directory.asks().dropLocked(id); // rejected: an admin's ask to rotate the key goes with it
         }
-        StoredKey moved = new StoredKey(id, to, source.key().key(), source.key().fingerprint(),
+        StoredKey moved = new StoredKey(
+                id,
+                to,
+                source.key().key(),
+                source.key().fingerprint(),
                 to == KeyState.DENIED ? MinionKind.BRINE : kind);
         Entry entry = Entry.of(moved, KeyDirectory.stamp(target));
-        commitLocked(snapshot.without(source.state(), id).with(entry),
-                new KeyChange(id, Optional.of(source.state()), Optional.of(to), moved.fingerprint()), actor, reason);
+        commitLocked(
+                snapshot.without(source.state(), id).with(entry),
+                new KeyChange(id, Optional.of(source.state()), Optional.of(to), moved.fingerprint()),
+                actor,
+                reason);
         return entry;
     }
 
@@ -243,8 +265,15 @@ final class KeyWrites {
         if (source.state() == KeyState.ACCEPTED) {
             directory.asks().dropLocked(id);
         }
-        commitLocked(snapshot.without(source.state(), id), new KeyChange(id, Optional.of(source.state()),
-                Optional.empty(), source.key().fingerprint()), actor, reason);
+        commitLocked(
+                snapshot.without(source.state(), id),
+                new KeyChange(
+                        id,
+                        Optional.of(source.state()),
+                        Optional.empty(),
+                        source.key().fingerprint()),
+                actor,
+                reason);
     }
 
     /**
@@ -252,19 +281,25 @@ final class KeyWrites {
      * record first (harmless alone: an accepted key is never judged by it), then the new key over {@code minions/ID}
      * with one rename(2), which is the rotation. A crash leaves the old key accepted or the new one, whole.
      */
-    Entry rotateLocked(DiskEntry source, RSAPublicKey newKey, RetiredKeys retired, String actor,
-            RotationDecision.Rotated rotated) throws IOException {
+    Entry rotateLocked(
+            DiskEntry source, RSAPublicKey newKey, RetiredKeys retired, String actor, RotationDecision.Rotated rotated)
+            throws IOException {
         flushLocked();
         String id = source.key().id();
         retired.retireLocked(id, source.key().fingerprint());
         CrashPoints.reach("master-rotation-retired");
         Path file = directory.dir(KeyState.ACCEPTED).resolve(id);
         AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(newKey)), AtomicFiles.OWNER_RW);
-        Entry entry = Entry.of(new StoredKey(id, KeyState.ACCEPTED, newKey, rotated.newFingerprint(),
-                MinionKind.BRINE), KeyDirectory.stamp(file));
-        commitLocked(snapshot.without(KeyState.ACCEPTED, id).with(entry), new KeyChange(id,
-                Optional.of(KeyState.ACCEPTED), Optional.of(KeyState.ACCEPTED), rotated.newFingerprint()), actor,
-                rotated.reason(), KeyStore.rotationEvent(id, actor, rotated));
+        Entry entry = Entry.of(
+                new StoredKey(id, KeyState.ACCEPTED, newKey, rotated.newFingerprint(), MinionKind.BRINE),
+                KeyDirectory.stamp(file));
+        commitLocked(
+                snapshot.without(KeyState.ACCEPTED, id).with(entry),
+                new KeyChange(
+                        id, Optional.of(KeyState.ACCEPTED), Optional.of(KeyState.ACCEPTED), rotated.newFingerprint()),
+                actor,
+                rotated.reason(),
+                KeyStore.rotationEvent(id, actor, rotated));
         return entry;
     }
 
@@ -294,8 +329,12 @@ final class KeyWrites {
         } catch (IOException e) {
             // The change is on disk: never report it as failed. Other processes still see it by the directories'
             // stamps; the counter catches up at the next change.
-            log.warn("Key store {}: {} made, but the change counter in {} could not be bumped: {}",
-                    directory.pkiDir(), made.get(0).change(), StoreLock.FILE_NAME, e.getMessage());
+            log.warn(
+                    "Key store {}: {} made, but the change counter in {} could not be bumped: {}",
+                    directory.pkiDir(),
+                    made.get(0).change(),
+                    StoreLock.FILE_NAME,
+                    e.getMessage());
             generation = snapshot.generation;
         }
         for (Made one : made) {
@@ -306,12 +345,19 @@ final class KeyWrites {
         for (Made one : made) {
             KeyChange change = one.change();
             log.info("Key store {}: {} by {} ({})", directory.pkiDir(), change, one.actor(), one.reason());
-            String name = change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
+            String name =
+                    change.to().map(to -> AuditEvent.keyChange(to.label())).orElse("key-deleted");
             try {
-                audit.record(one.event() != null ? one.event() : AuditEvent.builder(name, one.actor())
-                        .id(change.id()).from(change.from().map(KeyState::label).orElse(null))
-                        .to(change.to().map(KeyState::label).orElse(null))
-                        .fingerprint(change.fingerprint()).reason(one.reason()).build());
+                audit.record(
+                        one.event() != null
+                                ? one.event()
+                                : AuditEvent.builder(name, one.actor())
+                                        .id(change.id())
+                                        .from(change.from().map(KeyState::label).orElse(null))
+                                        .to(change.to().map(KeyState::label).orElse(null))
+                                        .fingerprint(change.fingerprint())
+                                        .reason(one.reason())
+                                        .build());
                 recorded.add(one);
             } catch (UncheckedIOException e) {
                 unaudited(change, e);
@@ -329,8 +375,7 @@ final class KeyWrites {
 
     /** The change is made and cannot be undone: make the missing audit line loud, and tell the caller. */
     private void unaudited(KeyChange change, UncheckedIOException e) {
-        log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change,
-                e.getMessage());
+        log.error("Key store {}: {} was not written to the audit log: {}", directory.pkiDir(), change, e.getMessage());
         synchronized (unaudited) {
             unaudited.add(change.id());
         }
@@ -342,14 +387,22 @@ final class KeyWrites {
         flushLocked();
         try {
             for (AuditEvent event : events) {
-                log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(),
-                        event.actor(), event.reason());
+                log.info(
+                        "Key store {}: {} of {} by {} ({})",
+                        directory.pkiDir(),
+                        event.event(),
+                        event.id(),
+                        event.actor(),
+                        event.reason());
                 audit.record(event);
             }
             audit.sync();
         } catch (UncheckedIOException e) {
-            log.error("Key store {}: {} changes were not written to the audit log: {}", directory.pkiDir(),
-                    events.size(), e.getMessage());
+            log.error(
+                    "Key store {}: {} changes were not written to the audit log: {}",
+                    directory.pkiDir(),
+                    events.size(),
+                    e.getMessage());
             synchronized (unaudited) {
                 events.forEach(event -> unaudited.add(event.id()));
             }
@@ -358,14 +411,23 @@ final class KeyWrites {
 
     void auditLocked(AuditEvent event) throws IOException {
         flushLocked();
-        log.info("Key store {}: {} of {} by {} ({})", directory.pkiDir(), event.event(), event.id(), event.actor(),
+        log.info(
+                "Key store {}: {} of {} by {} ({})",
+                directory.pkiDir(),
+                event.event(),
+                event.id(),
+                event.actor(),
                 event.reason());
         try {
             audit.record(event);
             audit.sync();
         } catch (UncheckedIOException e) {
-            log.error("Key store {}: {} of {} was not written to the audit log: {}", directory.pkiDir(),
-                    event.event(), event.id(), e.getMessage());
+            log.error(
+                    "Key store {}: {} of {} was not written to the audit log: {}",
+                    directory.pkiDir(),
+                    event.event(),
+                    event.id(),
+                    e.getMessage());
             synchronized (unaudited) {
                 unaudited.add(event.id());
             }

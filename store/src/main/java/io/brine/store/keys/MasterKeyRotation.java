@@ -57,7 +57,9 @@ public final class MasterKeyRotation {
 
         /** When the previous key stops signing; 0 when there is none. */
         public long graceUntilMs() {
-            return previous.isPresent() && !chain.isEmpty() ? chain.get(chain.size() - 1).graceUntilMs() : 0;
+            return previous.isPresent() && !chain.isEmpty()
+                    ? chain.get(chain.size() - 1).graceUntilMs()
+                    : 0;
         }
     }
 
@@ -66,22 +68,25 @@ public final class MasterKeyRotation {
 
         /** The {@code master-key-rotated} audit line: both fingerprints, the signing key, the end of the grace. */
         public AuditEvent auditEvent(String actor) {
-            return AuditEvent.builder("master-key-rotated", actor).from(Fingerprints.of(previous))
-                    .to(Fingerprints.of(next)).reason((record.signingSignature() != null
-                            ? "signed by the master signing key too; " : "") + "the previous key signs publications"
-                            + " until " + Instant.ofEpochMilli(record.graceUntilMs())).build();
+            return AuditEvent.builder("master-key-rotated", actor)
+                    .from(Fingerprints.of(previous))
+                    .to(Fingerprints.of(next))
+                    .reason((record.signingSignature() != null ? "signed by the master signing key too; " : "")
+                            + "the previous key signs publications"
+                            + " until " + Instant.ofEpochMilli(record.graceUntilMs()))
+                    .build();
         }
     }
 
-    private MasterKeyRotation() {
-    }
+    private MasterKeyRotation() {}
 
     /**
      * Makes a new master key pair and its succession record, signed by the current key and by {@code signingKey}
      * when given, and puts it in force. Keeps the newest {@code keep} records. Refused in a pki dir with no master key.
      */
-    public static Rotated rotate(Path pkiDir, int keysize, Duration grace, int keep,
-            Optional<PrivateKey> signingKey, Clock clock) throws IOException, KeyStoreException {
+    public static Rotated rotate(
+            Path pkiDir, int keysize, Duration grace, int keep, Optional<PrivateKey> signingKey, Clock clock)
+            throws IOException, KeyStoreException {
         if (AtomicFiles.attributes(pkiDir.resolve(MasterKeys.PRIVATE_FILE)).isEmpty()) {
             throw new KeyStoreException(pkiDir.resolve(MasterKeys.PRIVATE_FILE) + " is missing: there is no master"
                     + " key to rotate (brine-master makes one at its first start)");
@@ -92,9 +97,15 @@ public final class MasterKeyRotation {
         KeyPair next = RsaKeys.generate(keysize);
         long issuedMs = clock.millis();
         long graceUntilMs = issuedMs + grace.toMillis();
-        byte[] signed = MasterSuccessions.signedBytes(old.getPublic().getEncoded(), next.getPublic().getEncoded(),
-                issuedMs, graceUntilMs);
-        return commit(pkiDir, old, next, issuedMs, graceUntilMs, keep,
+        byte[] signed = MasterSuccessions.signedBytes(
+                old.getPublic().getEncoded(), next.getPublic().getEncoded(), issuedMs, graceUntilMs);
+        return commit(
+                pkiDir,
+                old,
+                next,
+                issuedMs,
+                graceUntilMs,
+                keep,
                 signingKey.map(key -> Rsa.sign(key, signed)).orElse(null),
                 signingKey.map(key -> SaltPubkeySignature.sign(key, next.getPublic())));
     }
@@ -104,27 +115,37 @@ public final class MasterKeyRotation {
      * signingSignature}, the offline key's, when not null), Salt's {@code pub_sig} of the new key written beside it
      * or the old one's removed (it would not verify for the new key), then the chain: the commit.
      */
-    static Rotated commit(Path pkiDir, KeyPair old, KeyPair next, long issuedMs, long graceUntilMs, int keep,
-            byte[] signingSignature, Optional<SaltPubkeySignature> pubSig) throws IOException, KeyStoreException {
+    static Rotated commit(
+            Path pkiDir,
+            KeyPair old,
+            KeyPair next,
+            long issuedMs,
+            long graceUntilMs,
+            int keep,
+            byte[] signingSignature,
+            Optional<SaltPubkeySignature> pubSig)
+            throws IOException, KeyStoreException {
         List<MasterSuccession> chain = new ArrayList<>(readChain(pkiDir));
         byte[] previousDer = old.getPublic().getEncoded();
         byte[] nextDer = next.getPublic().getEncoded();
         byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
-        MasterSuccession record = new MasterSuccession(previousDer, nextDer, issuedMs, graceUntilMs,
-                Rsa.sign(old.getPrivate(), signed), signingSignature);
+        MasterSuccession record = new MasterSuccession(
+                previousDer, nextDer, issuedMs, graceUntilMs, Rsa.sign(old.getPrivate(), signed), signingSignature);
         chain.add(record);
         while (chain.size() > Math.min(keep, MasterSuccessions.MAX_CHAIN)) {
             chain.remove(0);
         }
-        AtomicFiles.write(pkiDir.resolve(NEW_FILE), Pem.bytes(Pem.privateKeyPkcs1(next.getPrivate())),
-                AtomicFiles.OWNER_READ);
-        AtomicFiles.write(pkiDir.resolve(PREVIOUS_FILE), Pem.bytes(Pem.privateKeyPkcs1(old.getPrivate())),
+        AtomicFiles.write(
+                pkiDir.resolve(NEW_FILE), Pem.bytes(Pem.privateKeyPkcs1(next.getPrivate())), AtomicFiles.OWNER_READ);
+        AtomicFiles.write(
+                pkiDir.resolve(PREVIOUS_FILE),
+                Pem.bytes(Pem.privateKeyPkcs1(old.getPrivate())),
                 AtomicFiles.OWNER_READ);
         // Before the commit: a crash between leaves a pub_sig the master finds is not over the key in force.
         Path saltSignature = pkiDir.resolve(SaltPubkeySignature.FILE);
         if (pubSig.isPresent()) {
-            AtomicFiles.write(saltSignature, pubSig.get().text().getBytes(StandardCharsets.US_ASCII),
-                    AtomicFiles.PUBLIC_READ);
+            AtomicFiles.write(
+                    saltSignature, pubSig.get().text().getBytes(StandardCharsets.US_ASCII), AtomicFiles.PUBLIC_READ);
         } else if (AtomicFiles.attributes(saltSignature).isPresent()) {
             AtomicFiles.delete(saltSignature);
         }
@@ -138,8 +159,7 @@ public final class MasterKeyRotation {
      * signing key signed); empty when there is none. Not checked here: the master checks it against the key in force
      * and {@code master_sign.pub} before it sends it.
      */
-    public static Optional<SaltPubkeySignature> readSaltSignature(Path pkiDir) throws IOException,
-            KeyStoreException {
+    public static Optional<SaltPubkeySignature> readSaltSignature(Path pkiDir) throws IOException, KeyStoreException {
         Path file = pkiDir.resolve(SaltPubkeySignature.FILE);
         Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
         if (attributes.isEmpty()) {
@@ -149,8 +169,8 @@ public final class MasterKeyRotation {
             throw new KeyStoreException(file + " is not a regular file");
         }
         try {
-            return Optional.of(SaltPubkeySignature.parse(new String(AtomicFiles.readSmall(file,
-                    SaltPubkeySignature.MAX_BYTES), StandardCharsets.US_ASCII)));
+            return Optional.of(SaltPubkeySignature.parse(
+                    new String(AtomicFiles.readSmall(file, SaltPubkeySignature.MAX_BYTES), StandardCharsets.US_ASCII)));
         } catch (MalformedException e) {
             throw new KeyStoreException(file + ": " + e.getMessage(), e);
         }
@@ -162,25 +182,29 @@ public final class MasterKeyRotation {
      * keep it), readable by its owner alone, not the master key itself, and, when {@code expectedPub} is given
      * ({@code master_sign_pubkey}), the private half of that public key. Its bytes are wiped once parsed.
      */
-    public static PrivateKey readSigningKey(Path file, Path pkiDir, Optional<Path> expectedPub) throws IOException,
-            KeyStoreException {
+    public static PrivateKey readSigningKey(Path file, Path pkiDir, Optional<Path> expectedPub)
+            throws IOException, KeyStoreException {
         Path absolute = file.toAbsolutePath().normalize();
         Path pki = pkiDir.toAbsolutePath().normalize();
         if (inside(absolute, pki)) {
             throw new KeyStoreException(file + " is inside pki_dir " + pkiDir + ": the master signing key is kept"
                     + " off the master (bring it for the rotation, e.g. on removable media), never in pki_dir");
         }
-        PosixFileAttributes attributes = AtomicFiles.attributes(absolute).orElseThrow(() -> new KeyStoreException(
-                file + " does not exist"));
+        PosixFileAttributes attributes =
+                AtomicFiles.attributes(absolute).orElseThrow(() -> new KeyStoreException(file + " does not exist"));
         KeyPair pair = MasterKeys.readPrivate(absolute, attributes);
-        if (AtomicFiles.attributes(pki.resolve(MasterKeys.PUBLIC_FILE)).isPresent() && Arrays.equals(pair.getPublic()
-                .getEncoded(), MasterKeys.readPublicIn(pki).map(RSAPublicKey::getEncoded).orElse(null))) {
+        if (AtomicFiles.attributes(pki.resolve(MasterKeys.PUBLIC_FILE)).isPresent()
+                && Arrays.equals(
+                        pair.getPublic().getEncoded(),
+                        MasterKeys.readPublicIn(pki)
+                                .map(RSAPublicKey::getEncoded)
+                                .orElse(null))) {
             throw new KeyStoreException(file + " is the master key itself, not a separate signing key");
         }
         if (expectedPub.isPresent()) {
-            RSAPublicKey expected = MasterKeys.readPublic(expectedPub.get()).orElseThrow(() -> new KeyStoreException(
-                    expectedPub.get() + " does not exist: master_sign_pubkey needs the signing key's public half"
-                            + " there"));
+            RSAPublicKey expected = MasterKeys.readPublic(expectedPub.get())
+                    .orElseThrow(() -> new KeyStoreException(expectedPub.get()
+                            + " does not exist: master_sign_pubkey needs the signing key's public half" + " there"));
             if (!Arrays.equals(expected.getEncoded(), pair.getPublic().getEncoded())) {
                 throw new KeyStoreException(file + " is not the private half of " + expectedPub.get()
                         + " (master_sign_pubkey): minions that verify the signing key would refuse the rotation");
@@ -194,8 +218,8 @@ public final class MasterKeyRotation {
      * file readable by its owner alone, never through a link. Its bytes are wiped once parsed.
      */
     public static KeyPair readOfflineSigningKey(Path file) throws IOException, KeyStoreException {
-        return MasterKeys.readPrivate(file, AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(
-                file + " does not exist")));
+        return MasterKeys.readPrivate(
+                file, AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file + " does not exist")));
     }
 
     /** Whether {@code file} is in {@code dir} or below it, by name or once links in its directories are followed. */
@@ -204,7 +228,9 @@ public final class MasterKeyRotation {
             return true;
         }
         Path parent = file.getParent();
-        return parent != null && Files.isDirectory(parent) && Files.isDirectory(dir)
+        return parent != null
+                && Files.isDirectory(parent)
+                && Files.isDirectory(dir)
                 && parent.toRealPath().startsWith(dir.toRealPath());
     }
 
@@ -220,13 +246,16 @@ public final class MasterKeyRotation {
         }
         KeyPair pair = readPrivate(pending);
         List<MasterSuccession> chain = readChain(pkiDir);
-        if (chain.isEmpty() || !Arrays.equals(chain.get(chain.size() - 1).nextKey(),
-                pair.getPublic().getEncoded())) {
+        if (chain.isEmpty()
+                || !Arrays.equals(
+                        chain.get(chain.size() - 1).nextKey(), pair.getPublic().getEncoded())) {
             AtomicFiles.delete(pending);
             return;
         }
         AtomicFiles.move(pending, pkiDir.resolve(MasterKeys.PRIVATE_FILE));
-        AtomicFiles.write(pkiDir.resolve(MasterKeys.PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+        AtomicFiles.write(
+                pkiDir.resolve(MasterKeys.PUBLIC_FILE),
+                Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
                 AtomicFiles.PUBLIC_READ);
     }
 
@@ -237,17 +266,21 @@ public final class MasterKeyRotation {
      */
     public static MasterKeySet load(Path pkiDir, KeyPair current, long nowMs) throws IOException, KeyStoreException {
         List<MasterSuccession> chain = readChain(pkiDir);
-        if (!chain.isEmpty() && !Arrays.equals(chain.get(chain.size() - 1).nextKey(),
-                current.getPublic().getEncoded())) {
+        if (!chain.isEmpty()
+                && !Arrays.equals(
+                        chain.get(chain.size() - 1).nextKey(),
+                        current.getPublic().getEncoded())) {
             throw new KeyStoreException(pkiDir.resolve(CHAIN_FILE) + " does not end at the key in "
                     + pkiDir.resolve(MasterKeys.PRIVATE_FILE) + "; restore the pair and the chain of one master");
         }
         Optional<KeyPair> previous = Optional.empty();
         Path previousFile = pkiDir.resolve(PREVIOUS_FILE);
-        if (!chain.isEmpty() && nowMs < chain.get(chain.size() - 1).graceUntilMs()
+        if (!chain.isEmpty()
+                && nowMs < chain.get(chain.size() - 1).graceUntilMs()
                 && AtomicFiles.attributes(previousFile).isPresent()) {
             KeyPair pair = readPrivate(previousFile);
-            if (Arrays.equals(pair.getPublic().getEncoded(), chain.get(chain.size() - 1).previousKey())) {
+            if (Arrays.equals(
+                    pair.getPublic().getEncoded(), chain.get(chain.size() - 1).previousKey())) {
                 previous = Optional.of(pair);
             }
         }
@@ -284,7 +317,7 @@ public final class MasterKeyRotation {
     }
 
     static KeyPair readPrivate(Path pem) throws IOException, KeyStoreException {
-        return MasterKeys.readPrivate(pem, AtomicFiles.attributes(pem).orElseThrow(() -> new KeyStoreException(pem
-                + " is missing")));
+        return MasterKeys.readPrivate(
+                pem, AtomicFiles.attributes(pem).orElseThrow(() -> new KeyStoreException(pem + " is missing")));
     }
 }

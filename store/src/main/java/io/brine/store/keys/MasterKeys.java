@@ -25,8 +25,7 @@ public final class MasterKeys {
     private static final Logger log = LoggerFactory.getLogger(MasterKeys.class);
     private static final int MAX_PEM_BYTES = Pem.MAX_PEM_CHARS;
 
-    private MasterKeys() {
-    }
+    private MasterKeys() {}
 
     /**
      * Loads a key pair an admin installed, with the same checks as {@link #loadOrCreate}, and never generates one:
@@ -57,9 +56,13 @@ public final class MasterKeys {
             log.info("Generating the master key pair ({} bits) in {}", keysize, pkiDir);
             KeyPair pair = RsaKeys.generate(keysize);
             // The private key first: a crash before master.pub is written is repaired on the next open.
-            AtomicFiles.create(pkiDir.resolve(PRIVATE_FILE), Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
+            AtomicFiles.create(
+                    pkiDir.resolve(PRIVATE_FILE),
+                    Pem.bytes(Pem.privateKeyPkcs1(pair.getPrivate())),
                     AtomicFiles.OWNER_READ);
-            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+            AtomicFiles.create(
+                    pkiDir.resolve(PUBLIC_FILE),
+                    Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
                     AtomicFiles.PUBLIC_READ);
             return pair;
         }
@@ -67,11 +70,13 @@ public final class MasterKeys {
         Optional<PosixFileAttributes> pubAttributes = AtomicFiles.attributes(pub);
         if (pubAttributes.isEmpty()) {
             log.info("Writing the missing {} from {}", pub, pem);
-            AtomicFiles.create(pkiDir.resolve(PUBLIC_FILE), Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
+            AtomicFiles.create(
+                    pkiDir.resolve(PUBLIC_FILE),
+                    Pem.bytes(Pem.publicKeySpki(pair.getPublic())),
                     AtomicFiles.PUBLIC_READ);
         } else {
-            RSAPublicKey stored = readPublic(pub).orElseThrow(() -> new KeyStoreException(pub
-                    + " is not a valid public key"));
+            RSAPublicKey stored =
+                    readPublic(pub).orElseThrow(() -> new KeyStoreException(pub + " is not a valid public key"));
             RSAPublicKey derived = (RSAPublicKey) pair.getPublic();
             if (!KeyLookup.sameKey(stored, derived)) {
                 throw new KeyStoreException(pub + " does not match " + pem + "; remove " + PUBLIC_FILE
@@ -87,8 +92,8 @@ public final class MasterKeys {
      */
     static KeyPair readPrivate(Path pem, PosixFileAttributes attributes) throws IOException, KeyStoreException {
         if (!attributes.isRegularFile()) {
-            throw new KeyStoreException(pem + " is not a regular file" + (attributes.isSymbolicLink()
-                    ? " (a symbolic link; the key store never follows links)" : ""));
+            throw new KeyStoreException(pem + " is not a regular file"
+                    + (attributes.isSymbolicLink() ? " (a symbolic link; the key store never follows links)" : ""));
         }
         if (PkiPermissions.groupOrOtherAccess(attributes)) {
             throw new KeyStoreException(pem + " is accessible by group or others (mode "
@@ -122,8 +127,8 @@ public final class MasterKeys {
             throw new KeyStoreException(pub + " is not a regular file");
         }
         try {
-            return Optional.of(Pem.readPublicKey(new String(AtomicFiles.readSmall(pub, MAX_PEM_BYTES),
-                    StandardCharsets.US_ASCII)));
+            return Optional.of(Pem.readPublicKey(
+                    new String(AtomicFiles.readSmall(pub, MAX_PEM_BYTES), StandardCharsets.US_ASCII)));
         } catch (KeyFormatException e) {
             throw new KeyStoreException(pub + ": " + e.getMessage(), e);
         }

@@ -38,13 +38,13 @@ public final class Offer {
      * turn false, for good, before that backend tells any listener that {@code stored} moved or left.
      */
     public static Offer of(KeyDecision decision, StoredKey stored, boolean sameKey, BooleanSupplier current) {
-        return stored == null ? new Offer(decision, null, false, NEVER)
-                : new Offer(decision, stored, sameKey, current);
+        return stored == null ? new Offer(decision, null, false, NEVER) : new Offer(decision, stored, sameKey, current);
     }
 
     /** An offer answered with the id's entry {@code entry} (null when the id holds no key). */
     static Offer of(KeyDecision decision, Snapshot.Entry entry, boolean sameKey) {
-        return entry == null ? new Offer(decision, null, false, NEVER)
+        return entry == null
+                ? new Offer(decision, null, false, NEVER)
                 : new Offer(decision, entry.key(), sameKey, entry.tenure());
     }
 

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
+import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.PrivateKey;
@@ -63,7 +64,10 @@ public final class OfflineMasterSigning {
 
         public static Request parse(String text) throws KeyStoreException {
             Map<String, String> fields = fields(text, REQUEST_HEADER, "a master key signing request");
-            return new Request(key(fields, "previous"), key(fields, "next"), number(fields, "issued_ms"),
+            return new Request(
+                    key(fields, "previous"),
+                    key(fields, "next"),
+                    number(fields, "issued_ms"),
                     number(fields, "grace_until_ms"));
         }
     }
@@ -72,13 +76,24 @@ public final class OfflineMasterSigning {
     public record Signature(RSAPublicKey next, long issuedMs, byte[] succession, SaltPubkeySignature pubSig) {
 
         public String text() {
-            StringBuilder text = new StringBuilder(SIGNATURE_HEADER).append('\n')
-                    .append("next: ").append(Base64.getEncoder().encodeToString(next.getEncoded())).append('\n')
-                    .append("issued_ms: ").append(issuedMs).append('\n')
-                    .append("succession: ").append(Base64.getEncoder().encodeToString(succession)).append('\n');
+            StringBuilder text = new StringBuilder(SIGNATURE_HEADER)
+                    .append('\n')
+                    .append("next: ")
+                    .append(Base64.getEncoder().encodeToString(next.getEncoded()))
+                    .append('\n')
+                    .append("issued_ms: ")
+                    .append(issuedMs)
+                    .append('\n')
+                    .append("succession: ")
+                    .append(Base64.getEncoder().encodeToString(succession))
+                    .append('\n');
             for (SaltRsa.Signing signing : SaltRsa.Signing.values()) {
-                pubSig.forAlgorithm(signing).ifPresent(sig -> text.append("pub_sig ").append(signing.wireName())
-                        .append(": ").append(sig).append('\n'));
+                pubSig.forAlgorithm(signing)
+                        .ifPresent(sig -> text.append("pub_sig ")
+                                .append(signing.wireName())
+                                .append(": ")
+                                .append(sig)
+                                .append('\n'));
             }
             return text.toString();
         }
@@ -95,30 +110,39 @@ public final class OfflineMasterSigning {
             if (pubSigs.isEmpty()) {
                 throw new KeyStoreException("not a master key signature: no pub_sig line");
             }
-            return new Signature(key(fields, "next"), number(fields, "issued_ms"), bytes(fields, "succession"),
+            return new Signature(
+                    key(fields, "next"),
+                    number(fields, "issued_ms"),
+                    bytes(fields, "succession"),
                     new SaltPubkeySignature(pubSigs));
         }
     }
 
-    private OfflineMasterSigning() {
-    }
+    private OfflineMasterSigning() {}
 
     /**
      * Step 1, on the master's machine: a new key pair kept pending beside the key in force, and the request to sign.
      * Refused while another is pending (finish it or {@link #cancel} it first).
      */
-    public static Request prepare(Path pkiDir, int keysize, Duration grace, Clock clock) throws IOException,
-            KeyStoreException {
+    public static Request prepare(Path pkiDir, int keysize, Duration grace, Clock clock)
+            throws IOException, KeyStoreException {
         MasterKeyRotation.complete(pkiDir);
         refuseWhilePrepared(pkiDir);
         KeyPair current = MasterKeyRotation.readCurrent(pkiDir);
         KeyPair next = RsaKeys.generate(keysize);
         long issuedMs = clock.millis();
-        Request request = new Request((RSAPublicKey) current.getPublic(), (RSAPublicKey) next.getPublic(), issuedMs,
+        Request request = new Request(
+                (RSAPublicKey) current.getPublic(),
+                (RSAPublicKey) next.getPublic(),
+                issuedMs,
                 issuedMs + grace.toMillis());
-        AtomicFiles.write(pkiDir.resolve(PENDING_FILE), Pem.bytes(Pem.privateKeyPkcs1(next.getPrivate())),
+        AtomicFiles.write(
+                pkiDir.resolve(PENDING_FILE),
+                Pem.bytes(Pem.privateKeyPkcs1(next.getPrivate())),
                 AtomicFiles.OWNER_READ);
-        AtomicFiles.write(pkiDir.resolve(REQUEST_FILE), request.text().getBytes(StandardCharsets.US_ASCII),
+        AtomicFiles.write(
+                pkiDir.resolve(REQUEST_FILE),
+                request.text().getBytes(StandardCharsets.US_ASCII),
                 AtomicFiles.PUBLIC_READ);
         return request;
     }
@@ -128,13 +152,16 @@ public final class OfflineMasterSigning {
             throws KeyStoreException {
         if (Arrays.equals(signingPub.getEncoded(), request.previous().getEncoded())
                 || Arrays.equals(signingPub.getEncoded(), request.next().getEncoded())) {
-            throw new KeyStoreException("the signing key is a master key of the request itself, not a separate"
-                    + " signing key");
+            throw new KeyStoreException(
+                    "the signing key is a master key of the request itself, not a separate" + " signing key");
         }
         if (Arrays.equals(request.previous().getEncoded(), request.next().getEncoded())) {
             throw new KeyStoreException("the request's new key is its previous key");
         }
-        return new Signature(request.next(), request.issuedMs(), Rsa.sign(signingKey, request.signedBytes()),
+        return new Signature(
+                request.next(),
+                request.issuedMs(),
+                Rsa.sign(signingKey, request.signedBytes()),
                 SaltPubkeySignature.sign(signingKey, request.next()));
     }
 
@@ -144,20 +171,21 @@ public final class OfflineMasterSigning {
      * pending, the key in force is no longer the request's previous key, the request's grace is over, the signature
      * is for another key or request, or another key made it.
      */
-    public static MasterKeyRotation.Rotated complete(Path pkiDir, Signature signature, RSAPublicKey signingPub,
-            int keep, Clock clock) throws IOException, KeyStoreException {
+    public static MasterKeyRotation.Rotated complete(
+            Path pkiDir, Signature signature, RSAPublicKey signingPub, int keep, Clock clock)
+            throws IOException, KeyStoreException {
         MasterKeyRotation.complete(pkiDir);
         Optional<Request> pending = pending(pkiDir);
         if (pending.isEmpty()) {
-            throw new KeyStoreException("no prepared rotation in " + pkiDir + ": run brine-key --rotate-master-key"
-                    + " --prepare first");
+            throw new KeyStoreException(
+                    "no prepared rotation in " + pkiDir + ": run brine-key --rotate-master-key" + " --prepare first");
         }
         Request request = pending.get();
         KeyPair next = MasterKeyRotation.readPrivate(pkiDir.resolve(PENDING_FILE));
         KeyPair current = MasterKeyRotation.readCurrent(pkiDir);
         if (!Arrays.equals(next.getPublic().getEncoded(), request.next().getEncoded())) {
-            throw new KeyStoreException(pkiDir.resolve(PENDING_FILE) + " is not the key " + pkiDir.resolve(
-                    REQUEST_FILE) + " names; drop both with brine-key --rotate-master-key --cancel and prepare again");
+            throw new KeyStoreException(pkiDir.resolve(PENDING_FILE) + " is not the key " + pkiDir.resolve(REQUEST_FILE)
+                    + " names; drop both with brine-key --rotate-master-key --cancel and prepare again");
         }
         if (!Arrays.equals(current.getPublic().getEncoded(), request.previous().getEncoded())) {
             throw new KeyStoreException("stale request: the key in force (" + Fingerprints.of(current.getPublic())
@@ -175,16 +203,23 @@ public final class OfflineMasterSigning {
         }
         if (signature.issuedMs() != request.issuedMs()) {
             throw new KeyStoreException("the signature is for another request of this key (prepared at "
-                    + Instant.ofEpochMilli(signature.issuedMs()) + ", this one at " + Instant.ofEpochMilli(
-                            request.issuedMs()) + ")");
+                    + Instant.ofEpochMilli(signature.issuedMs()) + ", this one at "
+                    + Instant.ofEpochMilli(request.issuedMs()) + ")");
         }
         if (!Rsa.verify(signingPub, request.signedBytes(), signature.succession())
                 || !signature.pubSig().verifies(request.next(), signingPub)) {
             throw new KeyStoreException("the signature was not made by the master signing key whose public half is"
                     + " master_sign.pub (" + Fingerprints.of(signingPub) + ")");
         }
-        MasterKeyRotation.Rotated rotated = MasterKeyRotation.commit(pkiDir, current, next, request.issuedMs(),
-                request.graceUntilMs(), keep, signature.succession(), Optional.of(signature.pubSig()));
+        MasterKeyRotation.Rotated rotated = MasterKeyRotation.commit(
+                pkiDir,
+                current,
+                next,
+                request.issuedMs(),
+                request.graceUntilMs(),
+                keep,
+                signature.succession(),
+                Optional.of(signature.pubSig()));
         AtomicFiles.delete(pkiDir.resolve(PENDING_FILE));
         AtomicFiles.delete(pkiDir.resolve(REQUEST_FILE));
         return rotated;
@@ -218,10 +253,15 @@ public final class OfflineMasterSigning {
     public static Optional<Request> pending(Path pkiDir) throws IOException, KeyStoreException {
         Path file = pkiDir.resolve(REQUEST_FILE);
         Optional<PosixFileAttributes> found = AtomicFiles.attributes(file);
-        if (found.isPresent() && AtomicFiles.attributes(pkiDir.resolve(MasterKeys.PUBLIC_FILE)).isPresent()) {
+        if (found.isPresent()
+                && AtomicFiles.attributes(pkiDir.resolve(MasterKeys.PUBLIC_FILE))
+                        .isPresent()) {
             Request request = readRequest(file, found.get());
-            if (Arrays.equals(request.next().getEncoded(), MasterKeys.readPublicIn(pkiDir).map(
-                    RSAPublicKey::getEncoded).orElse(null))) {
+            if (Arrays.equals(
+                    request.next().getEncoded(),
+                    MasterKeys.readPublicIn(pkiDir)
+                            .map(RSAPublicKey::getEncoded)
+                            .orElse(null))) {
                 if (AtomicFiles.attributes(pkiDir.resolve(PENDING_FILE)).isPresent()) {
                     AtomicFiles.delete(pkiDir.resolve(PENDING_FILE));
                 }
@@ -242,14 +282,14 @@ public final class OfflineMasterSigning {
 
     /** Reads a request file (an admin's copy, or pki_dir's). */
     public static Request readRequest(Path file) throws IOException, KeyStoreException {
-        return readRequest(file, AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file
-                + " does not exist")));
+        return readRequest(
+                file, AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file + " does not exist")));
     }
 
     /** Reads a signature file. */
     public static Signature readSignature(Path file) throws IOException, KeyStoreException {
-        PosixFileAttributes attributes = AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file
-                + " does not exist"));
+        PosixFileAttributes attributes =
+                AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file + " does not exist"));
         if (!attributes.isRegularFile()) {
             throw new KeyStoreException(file + " is not a regular file");
         }
@@ -264,14 +304,15 @@ public final class OfflineMasterSigning {
         Optional<Request> pending = pending(pkiDir);
         if (pending.isPresent()) {
             throw new KeyStoreException("a prepared rotation is waiting for its signature (new key "
-                    + Fingerprints.of(pending.get().next()) + ", prepared at " + Instant.ofEpochMilli(pending.get()
-                            .issuedMs()) + "): finish it with brine-key --rotate-master-key --signature FILE, or drop"
+                    + Fingerprints.of(pending.get().next()) + ", prepared at "
+                    + Instant.ofEpochMilli(pending.get().issuedMs())
+                    + "): finish it with brine-key --rotate-master-key --signature FILE, or drop"
                     + " it with brine-key --rotate-master-key --cancel; nothing changed");
         }
     }
 
-    private static Request readRequest(Path file, PosixFileAttributes attributes) throws IOException,
-            KeyStoreException {
+    private static Request readRequest(Path file, PosixFileAttributes attributes)
+            throws IOException, KeyStoreException {
         if (!attributes.isRegularFile()) {
             throw new KeyStoreException(file + " is not a regular file");
         }
@@ -296,7 +337,10 @@ public final class OfflineMasterSigning {
             if (colon <= 0) {
                 throw new KeyStoreException("line " + (i + 1) + ": not 'name: value'");
             }
-            if (fields.put(lines[i].substring(0, colon), lines[i].substring(colon + 2).strip()) != null) {
+            if (fields.put(
+                            lines[i].substring(0, colon),
+                            lines[i].substring(colon + 2).strip())
+                    != null) {
                 throw new KeyStoreException("line " + (i + 1) + ": " + lines[i].substring(0, colon) + " twice");
             }
         }
@@ -334,11 +378,10 @@ public final class OfflineMasterSigning {
     private static RSAPublicKey key(Map<String, String> fields, String name) throws KeyStoreException {
         byte[] der = bytes(fields, name);
         try {
-            RSAPublicKey key = (RSAPublicKey) KeyFactory.getInstance("RSA").generatePublic(new X509EncodedKeySpec(
-                    der));
+            RSAPublicKey key = (RSAPublicKey) KeyFactory.getInstance("RSA").generatePublic(new X509EncodedKeySpec(der));
             // The same checks a master key gets (size, exponent): the DER re-read through the PEM reader.
             return (RSAPublicKey) Pem.readPublicKey(Pem.publicKeySpki(key));
-        } catch (java.security.GeneralSecurityException | ClassCastException | KeyFormatException e) {
+        } catch (GeneralSecurityException | ClassCastException | KeyFormatException e) {
             throw new KeyStoreException(name + ": not an RSA public key");
         }
     }

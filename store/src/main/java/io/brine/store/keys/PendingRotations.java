@@ -32,8 +32,7 @@ public final class PendingRotations {
     private static final String ACCEPTED = "accepted ";
 
     /** A rotation waiting: the new key, and the fingerprint of the accepted key that asked for it. */
-    record Waiting(RSAPublicKey newKey, String oldFingerprint) {
-    }
+    record Waiting(RSAPublicKey newKey, String oldFingerprint) {}
 
     private final Path dir;
 
@@ -44,14 +43,16 @@ public final class PendingRotations {
     /** The rotation of {@code id} waiting; empty when none (or not a readable record). */
     Optional<Waiting> of(String id) throws IOException {
         try {
-            String text = new String(AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), Pem.MAX_PEM_CHARS + 200),
+            String text = new String(
+                    AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), Pem.MAX_PEM_CHARS + 200),
                     StandardCharsets.US_ASCII);
             int end = text.indexOf('\n');
             if (end < 0 || !text.startsWith(ACCEPTED)) {
                 return Optional.empty();
             }
             String old = Fingerprints.normalize(text.substring(ACCEPTED.length(), end));
-            return old == null ? Optional.empty()
+            return old == null
+                    ? Optional.empty()
                     : Optional.of(new Waiting(Pem.readPublicKey(text.substring(end + 1)), old));
         } catch (NoSuchFileException e) {
             return Optional.empty();
@@ -63,8 +64,10 @@ public final class PendingRotations {
     /** Files {@code newKey} as the rotation of {@code id}'s accepted key {@code oldFingerprint}, over an earlier one. */
     void putLocked(String id, String oldFingerprint, RSAPublicKey newKey) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(MinionIds.resolveInside(dir, id), (ACCEPTED + oldFingerprint + "\n"
-                + Pem.publicKeySpki(newKey)).getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
+        AtomicFiles.write(
+                MinionIds.resolveInside(dir, id),
+                (ACCEPTED + oldFingerprint + "\n" + Pem.publicKeySpki(newKey)).getBytes(StandardCharsets.US_ASCII),
+                AtomicFiles.OWNER_RW);
     }
 
     /** Drops the waiting rotation of {@code id}; nothing when there is none. */

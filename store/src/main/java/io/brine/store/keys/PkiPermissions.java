@@ -16,14 +16,17 @@ import org.slf4j.LoggerFactory;
 final class PkiPermissions {
 
     private static final Logger log = LoggerFactory.getLogger(PkiPermissions.class);
-    private static final Set<PosixFilePermission> GROUP_OTHER = EnumSet.of(PosixFilePermission.GROUP_READ,
-            PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.OTHERS_READ,
-            PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_EXECUTE);
-    private static final Set<PosixFilePermission> GROUP_OTHER_WRITE = EnumSet.of(PosixFilePermission.GROUP_WRITE,
-            PosixFilePermission.OTHERS_WRITE);
+    private static final Set<PosixFilePermission> GROUP_OTHER = EnumSet.of(
+            PosixFilePermission.GROUP_READ,
+            PosixFilePermission.GROUP_WRITE,
+            PosixFilePermission.GROUP_EXECUTE,
+            PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.OTHERS_WRITE,
+            PosixFilePermission.OTHERS_EXECUTE);
+    private static final Set<PosixFilePermission> GROUP_OTHER_WRITE =
+            EnumSet.of(PosixFilePermission.GROUP_WRITE, PosixFilePermission.OTHERS_WRITE);
 
-    private PkiPermissions() {
-    }
+    private PkiPermissions() {}
 
     static boolean groupOrOtherAccess(PosixFileAttributes attributes) {
         return attributes.permissions().stream().anyMatch(GROUP_OTHER::contains);
@@ -50,8 +53,8 @@ final class PkiPermissions {
             }
             throw e;
         }
-        PosixFileAttributes attributes = AtomicFiles.attributes(dir)
-                .orElseThrow(() -> new NoSuchFileException(dir.toString()));
+        PosixFileAttributes attributes =
+                AtomicFiles.attributes(dir).orElseThrow(() -> new NoSuchFileException(dir.toString()));
         if (groupOrOtherWrite(attributes)) {
             throw new KeyStoreException(dir + " is writable by group or others (mode "
                     + PosixFilePermissions.toString(attributes.permissions()) + "); run: chmod 700 " + dir);

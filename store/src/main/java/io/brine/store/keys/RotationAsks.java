@@ -35,8 +35,7 @@ public final class RotationAsks {
     private static final int MAX_FILE_BYTES = 128;
 
     /** An admin's ask: the fingerprint of the accepted key to rotate, and when it was asked. */
-    public record Ask(String fingerprint, Instant askedAt) {
-    }
+    public record Ask(String fingerprint, Instant askedAt) {}
 
     private final Path dir;
     private final Path counter;
@@ -65,7 +64,8 @@ public final class RotationAsks {
         String fingerprint = Fingerprints.normalize(parts[0]);
         try {
             long askedMs = Long.parseLong(parts[1]);
-            return fingerprint == null || askedMs < 0 ? Optional.empty()
+            return fingerprint == null || askedMs < 0
+                    ? Optional.empty()
                     : Optional.of(new Ask(fingerprint, Instant.ofEpochMilli(askedMs)));
         } catch (NumberFormatException e) {
             return Optional.empty();
@@ -75,8 +75,10 @@ public final class RotationAsks {
     /** Records {@code ask} for {@code id}, over an earlier one (the caller holds the store lock, and bumps). */
     void putLocked(String id, Ask ask) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(MinionIds.resolveInside(dir, id), (ask.fingerprint() + " " + ask.askedAt().toEpochMilli()
-                + "\n").getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
+        AtomicFiles.write(
+                MinionIds.resolveInside(dir, id),
+                (ask.fingerprint() + " " + ask.askedAt().toEpochMilli() + "\n").getBytes(StandardCharsets.US_ASCII),
+                AtomicFiles.OWNER_RW);
     }
 
     /** Drops the ask of {@code id} and bumps the counter when there was one (the caller holds the store lock). */
@@ -92,8 +94,8 @@ public final class RotationAsks {
 
     /** Tells a running master that the asks changed (the caller holds the store lock). */
     void bumpLocked() throws IOException {
-        AtomicFiles.write(counter, (Math.max(0, count()) + 1 + "\n").getBytes(StandardCharsets.US_ASCII),
-                AtomicFiles.OWNER_RW);
+        AtomicFiles.write(
+                counter, (Math.max(0, count()) + 1 + "\n").getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
     }
 
     /** The counter: 0 when never bumped, -1 when it cannot be read. Needs no lock (it is only replaced whole). */

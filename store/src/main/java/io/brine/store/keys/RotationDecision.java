@@ -4,8 +4,8 @@ package io.brine.store.keys;
  * The store's answer to a minion's key rotation ({@link KeyStore#rotate}). Callers switch over it exhaustively;
  * {@code reason} is for the minion, the logs and the audit trail and never holds key material.
  */
-public sealed interface RotationDecision permits RotationDecision.Rotated, RotationDecision.Pending,
-        RotationDecision.Refused {
+public sealed interface RotationDecision
+        permits RotationDecision.Rotated, RotationDecision.Pending, RotationDecision.Refused {
 
     String id();
 
@@ -17,18 +17,15 @@ public sealed interface RotationDecision permits RotationDecision.Rotated, Rotat
      * nothing was written.
      */
     record Rotated(String id, String oldFingerprint, String newFingerprint, String reason)
-            implements RotationDecision {
-    }
+            implements RotationDecision {}
 
     /**
      * {@code key_rotation: pending}: the new key waits for an admin ({@link KeyStore#acceptRotation}) while the old
      * one stays accepted; filed now, or already waiting with this key (then nothing was written).
      */
     record Pending(String id, String oldFingerprint, String newFingerprint, String reason)
-            implements RotationDecision {
-    }
+            implements RotationDecision {}
 
     /** Nothing was written: the id's accepted key is what it was. */
-    record Refused(String id, String newFingerprint, String reason) implements RotationDecision {
-    }
+    record Refused(String id, String newFingerprint, String reason) implements RotationDecision {}
 }

@@ -50,7 +50,9 @@ final class RotationRequests {
             throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }
         log.info("Key store {}: publish key rotation requested by {} (request {})", file.getParent(), actor, count);
-        audit.record(AuditEvent.builder("rotation-requested", actor).reason("request " + count).build());
+        audit.record(AuditEvent.builder("rotation-requested", actor)
+                .reason("request " + count)
+                .build());
         audit.sync();
         return count;
     }
@@ -66,11 +68,13 @@ final class RotationRequests {
     /** A decimal counter file ({@code .rotate}, {@code .rotate_keys}): 0 when missing, -1 when it cannot be read. */
     static long read(Path file) {
         try {
-            if (AtomicFiles.attributes(file).filter(PosixFileAttributes::isRegularFile).isEmpty()) {
+            if (AtomicFiles.attributes(file)
+                    .filter(PosixFileAttributes::isRegularFile)
+                    .isEmpty()) {
                 return 0;
             }
-            return Long.parseLong(new String(AtomicFiles.readSmall(file, MAX_FILE_BYTES),
-                    StandardCharsets.US_ASCII).strip());
+            return Long.parseLong(
+                    new String(AtomicFiles.readSmall(file, MAX_FILE_BYTES), StandardCharsets.US_ASCII).strip());
         } catch (IOException | NumberFormatException e) {
             log.debug("Key store {}: cannot read {}: {}", file.getParent(), file.getFileName(), e.toString());
             return -1;

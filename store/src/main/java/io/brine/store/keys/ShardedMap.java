@@ -95,7 +95,8 @@ final class ShardedMap<V> extends AbstractMap<String, V> {
             public Iterator<Map.Entry<String, V>> iterator() {
                 return new Iterator<>() {
                     private int shard;
-                    private Iterator<Map.Entry<String, V>> current = shards[0].entrySet().iterator();
+                    private Iterator<Map.Entry<String, V>> current =
+                            shards[0].entrySet().iterator();
 
                     @Override
                     public boolean hasNext() {

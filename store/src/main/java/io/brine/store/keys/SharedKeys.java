@@ -45,7 +45,8 @@ public final class SharedKeys {
         Map<String, Set<String>> seen = new HashMap<>();
         for (List<StoredKey> keys : listing.keys().values()) {
             for (StoredKey key : keys) {
-                if (seen.computeIfAbsent(key.fingerprint(), f -> new HashSet<>()).add(key.id())) {
+                if (seen.computeIfAbsent(key.fingerprint(), f -> new HashSet<>())
+                        .add(key.id())) {
                     shared.add(key.fingerprint(), key.id());
                 }
             }

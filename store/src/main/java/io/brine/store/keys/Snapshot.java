@@ -67,19 +67,34 @@ final class Snapshot {
     final List<Object> dirStamps;
     /** The id's key in its exclusive state. */
     final ShardedMap<Entry> keys;
+
     final ShardedMap<Entry> denied;
     final List<KeyProblem> problems;
     /** {@link System#nanoTime()} of the last full scan. */
     final long scannedAtNanos;
+
     private final Map<KeyState, Integer> counts;
     /** The ids each key (by fingerprint) is stored under, in any state, denied too (an id once per file). */
     private final ShardedMap<List<String>> owners;
     /** Made on first use: most snapshots (one per key written) are never asked. Racy but idempotent. */
     private volatile Set<String> acceptedIds;
 
-    Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
-            List<KeyProblem> problems, long scannedAtNanos) {
-        this(generation, dirStamps, keys, denied, problems, scannedAtNanos, count(keys, denied), null,
+    Snapshot(
+            long generation,
+            List<Object> dirStamps,
+            Map<String, Entry> keys,
+            Map<String, Entry> denied,
+            List<KeyProblem> problems,
+            long scannedAtNanos) {
+        this(
+                generation,
+                dirStamps,
+                keys,
+                denied,
+                problems,
+                scannedAtNanos,
+                count(keys, denied),
+                null,
                 owners(keys, denied));
     }
 
@@ -107,7 +122,8 @@ final class Snapshot {
         }
         List<String> ids = new ArrayList<>(owners.getOrDefault(entry.key().fingerprint(), List.of()));
         ids.remove(entry.key().id());
-        return ids.isEmpty() ? owners.without(entry.key().fingerprint())
+        return ids.isEmpty()
+                ? owners.without(entry.key().fingerprint())
                 : owners.with(entry.key().fingerprint(), List.copyOf(ids));
     }
 
@@ -117,7 +133,11 @@ final class Snapshot {
         if (ids == null) {
             return List.of();
         }
-        return ids.stream().filter(other -> !other.equals(id)).distinct().sorted().toList();
+        return ids.stream()
+                .filter(other -> !other.equals(id))
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     /**
@@ -125,8 +145,15 @@ final class Snapshot {
      * copying the maps and rebuilding the counts and the sorted accepted ids per key written made the store's CPU
      * grow with the square of the minions. The maps share all but the changed shard; counts follow each change.
      */
-    private Snapshot(long generation, List<Object> dirStamps, Map<String, Entry> keys, Map<String, Entry> denied,
-            List<KeyProblem> problems, long scannedAtNanos, Map<KeyState, Integer> counts, Set<String> acceptedIds,
+    private Snapshot(
+            long generation,
+            List<Object> dirStamps,
+            Map<String, Entry> keys,
+            Map<String, Entry> denied,
+            List<KeyProblem> problems,
+            long scannedAtNanos,
+            Map<KeyState, Integer> counts,
+            Set<String> acceptedIds,
             ShardedMap<List<String>> owners) {
         this.generation = generation;
         this.dirStamps = List.copyOf(dirStamps);
@@ -181,7 +208,15 @@ final class Snapshot {
             ShardedMap<Entry> copy = denied.with(id, entry);
             EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
             counted.put(KeyState.DENIED, copy.size());
-            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds,
+            return new Snapshot(
+                    generation,
+                    dirStamps,
+                    keys,
+                    copy,
+                    problems,
+                    scannedAtNanos,
+                    counted,
+                    acceptedIds,
                     adding(removing(owners, denied.get(id)), entry));
         }
         Entry replaced = keys.get(id);
@@ -193,8 +228,16 @@ final class Snapshot {
         counted.merge(entry.key().state(), 1, Integer::sum);
         boolean acceptedSame = (replaced != null && replaced.key().state() == KeyState.ACCEPTED)
                 == (entry.key().state() == KeyState.ACCEPTED);
-        return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
-                acceptedSame ? acceptedIds : null, adding(removing(owners, replaced), entry));
+        return new Snapshot(
+                generation,
+                dirStamps,
+                copy,
+                denied,
+                problems,
+                scannedAtNanos,
+                counted,
+                acceptedSame ? acceptedIds : null,
+                adding(removing(owners, replaced), entry));
     }
 
     Snapshot without(KeyState state, String id) {
@@ -202,7 +245,15 @@ final class Snapshot {
             ShardedMap<Entry> copy = denied.without(id);
             EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
             counted.put(KeyState.DENIED, copy.size());
-            return new Snapshot(generation, dirStamps, keys, copy, problems, scannedAtNanos, counted, acceptedIds,
+            return new Snapshot(
+                    generation,
+                    dirStamps,
+                    keys,
+                    copy,
+                    problems,
+                    scannedAtNanos,
+                    counted,
+                    acceptedIds,
                     removing(owners, denied.get(id)));
         }
         Entry removed = keys.get(id);
@@ -212,12 +263,20 @@ final class Snapshot {
         ShardedMap<Entry> copy = keys.without(id);
         EnumMap<KeyState, Integer> counted = new EnumMap<>(counts);
         counted.merge(removed.key().state(), -1, Integer::sum);
-        return new Snapshot(generation, dirStamps, copy, denied, problems, scannedAtNanos, counted,
-                removed.key().state() == KeyState.ACCEPTED ? null : acceptedIds, removing(owners, removed));
+        return new Snapshot(
+                generation,
+                dirStamps,
+                copy,
+                denied,
+                problems,
+                scannedAtNanos,
+                counted,
+                removed.key().state() == KeyState.ACCEPTED ? null : acceptedIds,
+                removing(owners, removed));
     }
 
     Snapshot synced(long newGeneration, List<Object> newDirStamps) {
-        return new Snapshot(newGeneration, newDirStamps, keys, denied, problems, scannedAtNanos, counts,
-                acceptedIds, owners);
+        return new Snapshot(
+                newGeneration, newDirStamps, keys, denied, problems, scannedAtNanos, counts, acceptedIds, owners);
     }
 }

@@ -200,8 +200,13 @@ final class StoreLock implements AutoCloseable {
         }
 
         private static FileChannel open(Path file) throws IOException {
-            return FileChannel.open(file, Set.<OpenOption>of(StandardOpenOption.CREATE, StandardOpenOption.READ,
-                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+            return FileChannel.open(
+                    file,
+                    Set.<OpenOption>of(
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.READ,
+                            StandardOpenOption.WRITE,
+                            LinkOption.NOFOLLOW_LINKS),
                     PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW));
         }
     }

@@ -40,6 +40,7 @@ public final class AcceptancePolicies implements AutoCloseable {
 
     /** Files under {@code cachedir}. */
     public static final String SPENT_GRANTS = "spent_grants";
+
     public static final String SPENT_TOKENS = "spent_tokens";
 
     private final List<AcceptancePolicy> rejecters;
@@ -47,12 +48,17 @@ public final class AcceptancePolicies implements AutoCloseable {
     private final Optional<Classifications> classifications;
     /** Where keys a background run accepted are promoted; empty when nothing runs in the background. */
     private final Optional<KeyStore> keyStore;
+
     private final AuditLog audit;
     private final List<AutoCloseable> listening = new ArrayList<>();
     private volatile ReservedIds reserved = ReservedIds.DEFAULT;
 
-    private AcceptancePolicies(List<AcceptancePolicy> rejecters, List<AcceptancePolicy> accepters,
-            Optional<Classifications> classifications, Optional<KeyStore> keyStore, AuditLog audit) {
+    private AcceptancePolicies(
+            List<AcceptancePolicy> rejecters,
+            List<AcceptancePolicy> accepters,
+            Optional<Classifications> classifications,
+            Optional<KeyStore> keyStore,
+            AuditLog audit) {
         this.rejecters = List.copyOf(rejecters);
         this.accepters = List.copyOf(accepters);
         this.classifications = classifications;
@@ -98,7 +104,11 @@ public final class AcceptancePolicies implements AutoCloseable {
      *                 nothing)
      */
     public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit) {
-        return fromConfig(config, keyStore, clock, audit,
+        return fromConfig(
+                config,
+                keyStore,
+                clock,
+                audit,
                 name -> SpentRecord.file(config.cachedir().resolve(name), clock));
     }
 
@@ -106,8 +116,8 @@ public final class AcceptancePolicies implements AutoCloseable {
      * {@link #fromConfig(MasterConfig, KeyStore, Clock, AuditLog)} with the spent grants and tokens kept where
      * {@code spent} says ({@value #SPENT_GRANTS} and {@value #SPENT_TOKENS} name them): a cluster shares them.
      */
-    public static AcceptancePolicies fromConfig(MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit,
-            Function<String, SpentRecord> spent) {
+    public static AcceptancePolicies fromConfig(
+            MasterConfig config, KeyStore keyStore, Clock clock, AuditLog audit, Function<String, SpentRecord> spent) {
         Objects.requireNonNull(keyStore, "keyStore");
         MasterConfig.Acceptance acceptance = config.acceptance();
         List<AcceptancePolicy> rejecters = new ArrayList<>();
@@ -120,29 +130,35 @@ public final class AcceptancePolicies implements AutoCloseable {
             accepters.add(autoAccept());
         }
         acceptance.autosignFile().ifPresent(file -> accepters.add(IdRulePolicy.autosign(file, clock)));
-        Classifications classifications = new Classifications(config.cachedir().resolve(Classifications.DIR_NAME),
-                keyStore::acceptedKey);
-        accepters.add(new GrantPolicy(new ProvisionerKeys(keyStore.pkiDir().resolve(ProvisionerKeys.DIR_NAME),
-                clock), spent.apply(SPENT_GRANTS), classifications, clock));
+        Classifications classifications =
+                new Classifications(config.cachedir().resolve(Classifications.DIR_NAME), keyStore::acceptedKey);
+        accepters.add(new GrantPolicy(
+                new ProvisionerKeys(keyStore.pkiDir().resolve(ProvisionerKeys.DIR_NAME), clock),
+                spent.apply(SPENT_GRANTS),
+                classifications,
+                clock));
         if (!acceptance.autosignTokens().isEmpty()) {
-            accepters.add(new TokenPolicy(acceptance.autosignTokens(),
-                    spent.apply(SPENT_TOKENS)));
+            accepters.add(new TokenPolicy(acceptance.autosignTokens(), spent.apply(SPENT_TOKENS)));
         }
         if (!acceptance.autosignClaims().isEmpty()) {
             LOG.info("autosign_claims is on: claims are unsigned, so it is only as strong as the network that keeps"
                     + " strangers away from the master");
             accepters.add(new ClaimsPolicy(acceptance.autosignClaims()));
         }
-        acceptance.inventoryFile().ifPresent(file -> accepters.add(new InventoryPolicy(file,
-                acceptance.inventoryWindow(), clock)));
+        acceptance
+                .inventoryFile()
+                .ifPresent(file -> accepters.add(new InventoryPolicy(file, acceptance.inventoryWindow(), clock)));
         ExecutablePolicy executable = null;
         if (acceptance.autosignPolicy().isPresent()) {
-            executable = new ExecutablePolicy(acceptance.autosignPolicy().get(), acceptance.autosignPolicyTimeout(),
-                    acceptance.autosignPolicyMaxConcurrent(), clock);
+            executable = new ExecutablePolicy(
+                    acceptance.autosignPolicy().get(),
+                    acceptance.autosignPolicyTimeout(),
+                    acceptance.autosignPolicyMaxConcurrent(),
+                    clock);
             accepters.add(executable);
         }
-        AcceptancePolicies policies = new AcceptancePolicies(rejecters, accepters, Optional.of(classifications),
-                Optional.of(keyStore), audit);
+        AcceptancePolicies policies = new AcceptancePolicies(
+                rejecters, accepters, Optional.of(classifications), Optional.of(keyStore), audit);
         policies.reserved = acceptance.reserved();
         policies.listening.add(keyStore.addListener(change -> {
             // An accepted key deleted or rejected takes its classification (classes/ID.json) with it.
@@ -179,8 +195,9 @@ public final class AcceptancePolicies implements AutoCloseable {
         inputs.put(InventoryPolicy.RULE, acceptance.inventoryFile());
         inputs.put(ExecutablePolicy.RULE, acceptance.autosignPolicy());
         List<String> problems = new ArrayList<>();
-        inputs.forEach((option, file) -> file.flatMap(trust::problem).ifPresent(problem -> problems.add(
-                option + " " + file.get() + " is not trusted, the policy is disabled: " + problem)));
+        inputs.forEach((option, file) -> file.flatMap(trust::problem)
+                .ifPresent(problem -> problems.add(
+                        option + " " + file.get() + " is not trusted, the policy is disabled: " + problem)));
         return problems;
     }
 
@@ -273,12 +290,15 @@ public final class AcceptancePolicies implements AutoCloseable {
                 return decision;
             }
             if (reasons.length() < MAX_REASON) {
-                reasons.append(reasons.length() == 0 ? "" : "; ").append(decision.rule()).append(": ")
+                reasons.append(reasons.length() == 0 ? "" : "; ")
+                        .append(decision.rule())
+                        .append(": ")
                         .append(decision.reason());
             }
         }
-        String reason = reasons.length() == 0 ? "no acceptance policy is configured" : reasons.length() > MAX_REASON
-                ? reasons.substring(0, MAX_REASON) + "..." : reasons.toString();
+        String reason = reasons.length() == 0
+                ? "no acceptance policy is configured"
+                : reasons.length() > MAX_REASON ? reasons.substring(0, MAX_REASON) + "..." : reasons.toString();
         LOG.debug("Minion {} ({}): no policy accepts: {}", attempt.id(), attempt.remoteAddress(), reason);
         return new PolicyDecision(PolicyVerdict.NONE, "none", reason);
     }
@@ -289,8 +309,11 @@ public final class AcceptancePolicies implements AutoCloseable {
      */
     private static Optional<PolicyDecision> held(AcceptancePolicy rejecter) {
         if (rejecter instanceof IdRulePolicy rules) {
-            return rules.problem().map(problem -> new PolicyDecision(PolicyVerdict.NONE, String.valueOf(rejecter),
-                    problem + ": no policy accepts until it is fixed, every new key waits for an admin"));
+            return rules.problem()
+                    .map(problem -> new PolicyDecision(
+                            PolicyVerdict.NONE,
+                            String.valueOf(rejecter),
+                            problem + ": no policy accepts until it is fixed, every new key waits for an admin"));
         }
         return Optional.empty();
     }
@@ -311,8 +334,13 @@ public final class AcceptancePolicies implements AutoCloseable {
      */
     private static void log(AuthAttempt attempt, PolicyDecision decision, boolean dryRun) {
         if (!dryRun) {
-            LOG.debug("Minion {} ({}): {} {}: {}", attempt.id(), attempt.remoteAddress(), decision.rule(),
-                    decision.verdict() == PolicyVerdict.ACCEPT ? "accepts" : "rejects", decision.reason());
+            LOG.debug(
+                    "Minion {} ({}): {} {}: {}",
+                    attempt.id(),
+                    attempt.remoteAddress(),
+                    decision.rule(),
+                    decision.verdict() == PolicyVerdict.ACCEPT ? "accepts" : "rejects",
+                    decision.reason());
         }
     }
 
@@ -328,33 +356,52 @@ public final class AcceptancePolicies implements AutoCloseable {
         for (AcceptancePolicy policy : rejecters) {
             PolicyDecision reject = ask(policy, attempt, false);
             if (reject.verdict() == PolicyVerdict.REJECT) {
-                LOG.info("Minion {}: not promoted although {} accepts it: {} rejects it", attempt.id(),
-                        decision.rule(), reject.rule());
+                LOG.info(
+                        "Minion {}: not promoted although {} accepts it: {} rejects it",
+                        attempt.id(),
+                        decision.rule(),
+                        reject.rule());
                 return;
             }
             if (held(policy).isPresent()) {
-                LOG.info("Minion {}: not promoted although {} accepts it: {} cannot be used", attempt.id(),
-                        decision.rule(), policy);
+                LOG.info(
+                        "Minion {}: not promoted although {} accepts it: {} cannot be used",
+                        attempt.id(),
+                        decision.rule(),
+                        policy);
                 return;
             }
         }
         try {
             KeyLookup lookup = keyStore.lookup(attempt.id(), attempt.publicKey());
             if (lookup != KeyLookup.PENDING_SAME) {
-                LOG.debug("Minion {}: {} accepts it; the key is {} now, so it is accepted at its next request",
-                        attempt.id(), decision.rule(), lookup);
+                LOG.debug(
+                        "Minion {}: {} accepts it; the key is {} now, so it is accepted at its next request",
+                        attempt.id(),
+                        decision.rule(),
+                        lookup);
                 return;
             }
             KeyDecision result = keyStore.offer(attempt.id(), attempt.publicKey(), PolicyVerdict.ACCEPT);
             String outcome = result.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-            LOG.info("Minion {} ({}): pending key {} by {}: {}", attempt.id(), attempt.remoteAddress(), outcome,
-                    decision.rule(), decision.reason());
-            audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR).id(attempt.id())
-                    .fingerprint(attempt.fingerprint()).source(attempt.remoteAddress())
+            LOG.info(
+                    "Minion {} ({}): pending key {} by {}: {}",
+                    attempt.id(),
+                    attempt.remoteAddress(),
+                    outcome,
+                    decision.rule(),
+                    decision.reason());
+            audit.record(AuditEvent.builder("policy-" + outcome, KeyStore.MASTER_ACTOR)
+                    .id(attempt.id())
+                    .fingerprint(attempt.fingerprint())
+                    .source(attempt.remoteAddress())
                     .reason(result.reason() + " [rule " + decision.rule() + ": " + decision.reason() + "]")
                     .build());
         } catch (RuntimeException e) {
-            LOG.error("Minion {}: cannot promote the key that {} accepted: {}", attempt.id(), decision.rule(),
+            LOG.error(
+                    "Minion {}: cannot promote the key that {} accepted: {}",
+                    attempt.id(),
+                    decision.rule(),
                     e.toString());
         }
     }

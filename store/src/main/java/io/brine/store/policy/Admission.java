@@ -18,8 +18,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Admission {
 
     /** The policy decision of an offer the policies were not asked about. */
-    static final PolicyDecision NOT_ASKED = new PolicyDecision(PolicyVerdict.NONE, "state",
-            "policies are not consulted for this key state");
+    static final PolicyDecision NOT_ASKED =
+            new PolicyDecision(PolicyVerdict.NONE, "state", "policies are not consulted for this key state");
 
     private final KeyStore store;
     private final AcceptancePolicies policies;
@@ -58,7 +58,8 @@ public final class Admission {
             offer = store.offer(attempt.id(), attempt.publicKey(), kind, current -> {
                 // Over another pending key only a grant or token speaks: it proves the id, the pending key does not.
                 PolicyDecision decision = current == KeyLookup.PENDING_OTHER
-                        ? policies.evaluateCredentials(attempt) : policies.evaluate(attempt);
+                        ? policies.evaluateCredentials(attempt)
+                        : policies.evaluate(attempt);
                 asked.set(decision);
                 return decision.verdict();
             });

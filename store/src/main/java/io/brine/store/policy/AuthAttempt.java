@@ -12,8 +12,15 @@ import java.util.Objects;
  * are claims and never authority unless signed by a trusted provisioner. The claim {@value #ID_CLAIM} is always the
  * id the request is for, whatever the minion sent under that name: identity is never a claim.
  */
-public record AuthAttempt(String id, RSAPublicKey publicKey, String fingerprint, Map<String, Object> claims,
-        byte[] grant, String token, String remoteAddress, Instant time) {
+public record AuthAttempt(
+        String id,
+        RSAPublicKey publicKey,
+        String fingerprint,
+        Map<String, Object> claims,
+        byte[] grant,
+        String token,
+        String remoteAddress,
+        Instant time) {
 
     /** The claim (Salt's grain) that names the minion. */
     public static final String ID_CLAIM = "id";

@@ -25,7 +25,8 @@ public final class ClaimsPolicy implements AcceptancePolicy {
 
     public ClaimsPolicy(Map<String, List<String>> required) {
         Map<String, List<Glob>> compiled = new LinkedHashMap<>();
-        required.forEach((name, globs) -> compiled.put(name, globs.stream().map(Glob::compile).toList()));
+        required.forEach((name, globs) ->
+                compiled.put(name, globs.stream().map(Glob::compile).toList()));
         this.required = compiled;
     }
 
@@ -43,13 +44,15 @@ public final class ClaimsPolicy implements AcceptancePolicy {
             }
             String hit = firstMatch(value, entry.getValue());
             if (hit == null) {
-                return new PolicyDecision(PolicyVerdict.NONE, RULE, "claim " + name + " matches none of "
-                        + entry.getValue());
+                return new PolicyDecision(
+                        PolicyVerdict.NONE, RULE, "claim " + name + " matches none of " + entry.getValue());
             }
             matched.add(name + "=" + MinionIds.printable(hit));
         }
-        return new PolicyDecision(PolicyVerdict.ACCEPT, RULE + " " + required.keySet(), "unsigned claims "
-                + String.join(", ", matched) + " match");
+        return new PolicyDecision(
+                PolicyVerdict.ACCEPT,
+                RULE + " " + required.keySet(),
+                "unsigned claims " + String.join(", ", matched) + " match");
     }
 
     private static String firstMatch(Object value, List<Glob> globs) {

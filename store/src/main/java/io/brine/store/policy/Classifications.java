@@ -72,8 +72,10 @@ public final class Classifications {
         classes.forEach(node::put);
         AtomicFiles.ensureDirectory(dir);
         // A valid id has no '/' and no leading dot: the name stays inside dir.
-        AtomicFiles.write(dir.resolve(MinionIds.requireValid(id) + ".json"), (document + "\n").getBytes(
-                StandardCharsets.UTF_8), AtomicFiles.OWNER_RW);
+        AtomicFiles.write(
+                dir.resolve(MinionIds.requireValid(id) + ".json"),
+                (document + "\n").getBytes(StandardCharsets.UTF_8),
+                AtomicFiles.OWNER_RW);
         byId.put(id, new Stored(fingerprint, Collections.unmodifiableMap(new LinkedHashMap<>(classes))));
     }
 
@@ -101,7 +103,8 @@ public final class Classifications {
         Path file = dir.resolve(MinionIds.requireValid(id) + ".json");
         try {
             JsonNode document = JSON.readTree(AtomicFiles.readSmall(file, MAX_BYTES));
-            if (!fingerprint.equals(Fingerprints.normalize(document.path("fingerprint").asText(null)))) {
+            if (!fingerprint.equals(
+                    Fingerprints.normalize(document.path("fingerprint").asText(null)))) {
                 return false;
             }
             AtomicFiles.delete(file);
@@ -145,12 +148,17 @@ public final class Classifications {
                 }
                 try {
                     JsonNode document = JSON.readTree(AtomicFiles.readSmall(file, MAX_BYTES));
-                    String fingerprint = Fingerprints.normalize(document.path("fingerprint").asText(null));
+                    String fingerprint =
+                            Fingerprints.normalize(document.path("fingerprint").asText(null));
                     Map<String, String> classes = new LinkedHashMap<>();
-                    for (Iterator<Map.Entry<String, JsonNode>> it = document.path("class").fields(); it.hasNext();) {
+                    for (Iterator<Map.Entry<String, JsonNode>> it =
+                                    document.path("class").fields();
+                            it.hasNext(); ) {
                         Map.Entry<String, JsonNode> entry = it.next();
-                        if (entry.getValue().isTextual() && ProvisioningGrant.classProblem(entry.getKey(),
-                                entry.getValue().textValue()).isEmpty()) {
+                        if (entry.getValue().isTextual()
+                                && ProvisioningGrant.classProblem(
+                                                entry.getKey(), entry.getValue().textValue())
+                                        .isEmpty()) {
                             classes.put(entry.getKey(), entry.getValue().textValue());
                         }
                     }

@@ -65,8 +65,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         void promote(AuthAttempt attempt, PolicyDecision decision);
     }
 
-    private record Answer(boolean accepted, String reason, List<Object> executableStamp, Instant at) {
-    }
+    private record Answer(boolean accepted, String reason, List<Object> executableStamp, Instant at) {}
 
     private final Path executable;
     private final Duration timeout;
@@ -74,7 +73,8 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private final Clock clock;
     /** Keys the executable could not be asked about: one WARN a minute, with the count. */
     private final WarnInterval notRun;
-    private volatile Promoter promoter = (attempt, decision) -> { };
+
+    private volatile Promoter promoter = (attempt, decision) -> {};
     private final Semaphore slots;
     private final Cache<String, Answer> answers;
     private final Map<String, Instant> running = new ConcurrentHashMap<>();
@@ -85,6 +85,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private volatile String lastUntrusted;
     /** Runs in the background and those of them killed at their timeout: read by the master's metrics. */
     private final AtomicLong runs = new AtomicLong();
+
     private final AtomicLong timeouts = new AtomicLong();
 
     public ExecutablePolicy(Path executable, Duration timeout, int maxConcurrent, Clock clock) {
@@ -95,7 +96,8 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         this.notRun = new WarnInterval(clock, GrantPolicy.WARN_INTERVAL_MS);
         this.slots = new Semaphore(maxConcurrent);
         this.process = new PolicyProcess(executable, timeout);
-        this.answers = Caffeine.newBuilder().maximumSize(MAX_CACHED)
+        this.answers = Caffeine.newBuilder()
+                .maximumSize(MAX_CACHED)
                 .ticker(() -> TimeUnit.MILLISECONDS.toNanos(clock.millis()))
                 .expireAfter(new Expiry<String, Answer>() {
                     @Override
@@ -114,8 +116,9 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
                     }
                 })
                 .build();
-        problem().filter(problem -> lastUntrusted == null).ifPresent(problem -> LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE,
-                problem));
+        problem()
+                .filter(problem -> lastUntrusted == null)
+                .ifPresent(problem -> LOG.error("{}: {}; new keys wait for an admin until it is fixed", RULE, problem));
     }
 
     /** Who promotes a key a background run accepted; set once by whoever wires the policies. */
@@ -128,8 +131,13 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         Optional<String> problem = problem();
         if (problem.isPresent()) {
             // Vanished, no longer executable, untrusted: every new key now waits for an admin, who should hear it.
-            notRun.warn(LOG, "Minion {} ({}): {} not run: {}; the key waits for an admin", attempt.id(),
-                    attempt.remoteAddress(), RULE, problem.get());
+            notRun.warn(
+                    LOG,
+                    "Minion {} ({}): {} not run: {}; the key waits for an admin",
+                    attempt.id(),
+                    attempt.remoteAddress(),
+                    RULE,
+                    problem.get());
             return none(problem.get());
         }
         List<Object> stamp = stamp();
@@ -180,8 +188,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         }
         PolicyProcess.Run run = process.run(attempt);
         String output = printable(run.output());
-        String reason = run.reason() + (output.isEmpty() ? "" : "; output: " + (output.length() > 2000
-                ? output.substring(0, 2000) + "..." : output));
+        String reason = run.reason()
+                + (output.isEmpty()
+                        ? ""
+                        : "; output: " + (output.length() > 2000 ? output.substring(0, 2000) + "..." : output));
         return run.accepted() ? new PolicyDecision(PolicyVerdict.ACCEPT, rule(), reason) : none(reason);
     }
 
@@ -194,8 +204,14 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
             }
             Answer answer = new Answer(run.accepted(), run.reason(), stamp, clock.instant());
             answers.put(key, answer);
-            LOG.info("Minion {} ({}): {} {} says {}: {}", attempt.id(), attempt.remoteAddress(), RULE, executable,
-                    run.accepted() ? "yes" : "no", run.reason());
+            LOG.info(
+                    "Minion {} ({}): {} {} says {}: {}",
+                    attempt.id(),
+                    attempt.remoteAddress(),
+                    RULE,
+                    executable,
+                    run.accepted() ? "yes" : "no",
+                    run.reason());
             if (!run.output().isEmpty()) {
                 LOG.debug("Minion {}: {} output: {}", attempt.id(), RULE, printable(run.output()));
             }
@@ -249,8 +265,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         }
         if (attributes.permissions().contains(PosixFilePermission.GROUP_WRITE)
                 || attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE)) {
-            return Optional.of(executable + " is writable by group or others: not run (chmod go-w "
-                    + executable + ")");
+            return Optional.of(executable + " is writable by group or others: not run (chmod go-w " + executable + ")");
         }
         if (!Files.isExecutable(executable)) {
             return Optional.of(executable + " is not executable: not run");
@@ -262,7 +277,10 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
     private List<Object> stamp() {
         try {
             PosixFileAttributes attributes = Files.readAttributes(executable, PosixFileAttributes.class);
-            return List.of(String.valueOf(attributes.fileKey()), attributes.lastModifiedTime(), attributes.size(),
+            return List.of(
+                    String.valueOf(attributes.fileKey()),
+                    attributes.lastModifiedTime(),
+                    attributes.size(),
                     attributes.permissions());
         } catch (IOException e) {
             return List.of("unreadable");

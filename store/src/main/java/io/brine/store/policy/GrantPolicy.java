@@ -70,35 +70,47 @@ public final class GrantPolicy implements AcceptancePolicy {
         ProvisioningGrant grant = signed.grant();
         Optional<ProvisionerKeys.Provisioner> provisioner = provisioners.byFingerprint(signed.signer());
         if (provisioner.isEmpty()) {
-            return suspicious(attempt, dryRun, "the grant is signed by " + signed.signer() + ", not a trusted"
-                    + " provisioner (" + provisioners.size() + " trusted in " + provisioners.dir() + ")");
+            return suspicious(
+                    attempt,
+                    dryRun,
+                    "the grant is signed by " + signed.signer() + ", not a trusted" + " provisioner ("
+                            + provisioners.size() + " trusted in " + provisioners.dir() + ")");
         }
         String rule = RULE + " by provisioner " + provisioner.get().name();
         if (!signed.verify(provisioner.get().key())) {
-            return suspicious(attempt, dryRun, "the grant's signature does not verify with provisioner "
-                    + provisioner.get().name() + "'s key: it was altered or forged");
+            return suspicious(
+                    attempt,
+                    dryRun,
+                    "the grant's signature does not verify with provisioner "
+                            + provisioner.get().name() + "'s key: it was altered or forged");
         }
         if (!grant.id().equals(attempt.id())) {
             return suspicious(attempt, dryRun, "the grant is for id " + grant.id() + ", not " + attempt.id());
         }
         if (!grant.fingerprint().equals(attempt.fingerprint())) {
-            return suspicious(attempt, dryRun, "the grant is for the key " + grant.fingerprint()
-                    + ", not the offered " + attempt.fingerprint());
+            return suspicious(
+                    attempt,
+                    dryRun,
+                    "the grant is for the key " + grant.fingerprint() + ", not the offered " + attempt.fingerprint());
         }
         Instant now = clock.instant();
         if (!now.isBefore(grant.notAfter())) {
             return outOfWindow(attempt, dryRun, "the grant expired at " + grant.notAfter());
         }
         if (grant.notBefore().isAfter(now.plus(Timestamps.MAX_CLOCK_SKEW))) {
-            return outOfWindow(attempt, dryRun, "the grant is not valid before " + grant.notBefore()
-                    + " (more than the allowed clock skew ahead of the master's clock)");
+            return outOfWindow(
+                    attempt,
+                    dryRun,
+                    "the grant is not valid before " + grant.notBefore()
+                            + " (more than the allowed clock skew ahead of the master's clock)");
         }
         String key = signed.digest();
         String valid = "grant for " + grant.id() + " and its key, valid until " + grant.notAfter()
                 + (grant.classification().isEmpty() ? "" : ", class " + grant.classification());
         try {
             if (dryRun) {
-                return spent.isSpent(key) ? none("the grant was already used")
+                return spent.isSpent(key)
+                        ? none("the grant was already used")
                         : new PolicyDecision(PolicyVerdict.ACCEPT, rule, valid + " (not spent by a dry run)");
             }
             if (!spent.spend(key, grant.notAfter())) {
@@ -135,12 +147,15 @@ public final class GrantPolicy implements AcceptancePolicy {
         return warned(outOfWindow, attempt, dryRun, reason);
     }
 
-    private static PolicyDecision warned(WarnInterval interval, AuthAttempt attempt, boolean dryRun,
-            String reason) {
+    private static PolicyDecision warned(WarnInterval interval, AuthAttempt attempt, boolean dryRun, String reason) {
         if (!dryRun) {
             // The id is checked before any policy is asked, and what a reason quotes of the grant at its parse.
-            interval.warn(LOG, "Minion {} ({}): grant refused: {}; the key waits for an admin", attempt.id(),
-                    attempt.remoteAddress(), reason);
+            interval.warn(
+                    LOG,
+                    "Minion {} ({}): grant refused: {}; the key waits for an admin",
+                    attempt.id(),
+                    attempt.remoteAddress(),
+                    reason);
         }
         return none(reason);
     }

@@ -1,5 +1,6 @@
 package io.brine.store.policy;
 
+import io.brine.protocol.MinionIds;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -44,13 +45,21 @@ public final class IdRulePolicy implements AcceptancePolicy {
     private IdRules parse(Path path, byte[] content) {
         IdRules rules = IdRules.parse(new String(content, StandardCharsets.UTF_8));
         for (IdRules.Problem problem : rules.problems()) {
-            LOG.warn("{} {}:{}: ignored line {}: {}", option, path, problem.line(),
-                    io.brine.protocol.MinionIds.printable(problem.text()), problem.reason());
+            LOG.warn(
+                    "{} {}:{}: ignored line {}: {}",
+                    option,
+                    path,
+                    problem.line(),
+                    MinionIds.printable(problem.text()),
+                    problem.reason());
         }
         if (rules.matchesEverything()) {
             if (verdict == PolicyVerdict.ACCEPT) {
-                LOG.warn("{} {} has '*': EVERY minion that asks is accepted, including impostors. Use it only on a"
-                        + " trusted, isolated network.", option, path);
+                LOG.warn(
+                        "{} {} has '*': EVERY minion that asks is accepted, including impostors. Use it only on a"
+                                + " trusted, isolated network.",
+                        option,
+                        path);
             } else {
                 LOG.warn("{} {} has '*': every new key is rejected", option, path);
             }
@@ -62,15 +71,19 @@ public final class IdRulePolicy implements AcceptancePolicy {
     public PolicyDecision evaluate(AuthAttempt attempt) {
         WatchedFile.Loaded<IdRules> loaded = file.current();
         if (loaded.problem().isPresent()) {
-            return new PolicyDecision(PolicyVerdict.NONE, option, loaded.problem().get());
+            return new PolicyDecision(
+                    PolicyVerdict.NONE, option, loaded.problem().get());
         }
         Optional<IdRules.Entry> entry = loaded.value().match(attempt.id());
         if (entry.isEmpty()) {
-            return new PolicyDecision(PolicyVerdict.NONE, option, "no entry of " + file.file() + " matches "
-                    + attempt.id());
+            return new PolicyDecision(
+                    PolicyVerdict.NONE, option, "no entry of " + file.file() + " matches " + attempt.id());
         }
-        return new PolicyDecision(verdict, option + " " + file.file() + ":" + entry.get().line() + " "
-                + entry.get().text(), attempt.id() + " matches " + entry.get().text());
+        return new PolicyDecision(
+                verdict,
+                option + " " + file.file() + ":" + entry.get().line() + " "
+                        + entry.get().text(),
+                attempt.id() + " matches " + entry.get().text());
     }
 
     /** Why the file is not used now (untrusted, missing, unreadable...), or empty while it is. */

@@ -23,23 +23,26 @@ import java.util.Optional;
 public final class IdRules {
 
     /** One valid entry and where it came from. */
-    public record Entry(int line, String text) {
-    }
+    public record Entry(int line, String text) {}
 
     /** A line that is not an entry, and why. */
-    public record Problem(int line, String text, String reason) {
-    }
+    public record Problem(int line, String text, String reason) {}
 
     public static final IdRules EMPTY = new IdRules(Map.of(), Map.of(), null, List.of(), 0);
 
     private final Map<String, Entry> exact;
     /** Keyed by the domain without the leading {@code *.}. */
     private final Map<String, Entry> domains;
+
     private final Entry everything;
     private final List<Problem> problems;
     private final int entries;
 
-    private IdRules(Map<String, Entry> exact, Map<String, Entry> domains, Entry everything, List<Problem> problems,
+    private IdRules(
+            Map<String, Entry> exact,
+            Map<String, Entry> domains,
+            Entry everything,
+            List<Problem> problems,
             int entries) {
         this.exact = exact;
         this.domains = domains;
@@ -101,7 +104,8 @@ public final class IdRules {
         Optional<String> invalid = MinionIds.problem(id);
         if (invalid.isPresent()) {
             boolean upper = id.chars().anyMatch(c -> c >= 'A' && c <= 'Z');
-            return Optional.of((line.startsWith("*.") ? "the domain after '*.': " : "") + invalid.get()
+            return Optional.of((line.startsWith("*.") ? "the domain after '*.': " : "")
+                    + invalid.get()
                     + (upper ? " (ids are lower case; nothing is folded)" : ""));
         }
         return Optional.empty();

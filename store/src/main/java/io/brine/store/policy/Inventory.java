@@ -31,13 +31,13 @@ import java.util.Set;
 public final class Inventory {
 
     /** One expected machine. */
-    public record Record(String id, Instant createdAt, Set<InetAddress> addresses) {
-    }
+    public record Record(String id, Instant createdAt, Set<InetAddress> addresses) {}
 
     public static final Inventory EMPTY = new Inventory(Map.of(), List.of());
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
-    private static final ObjectMapper YAML = YAMLMapper.builder().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+    private static final ObjectMapper YAML = YAMLMapper.builder()
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
             .build();
     private static final Set<String> KEYS = Set.of("id", "created_at", "addresses");
 
@@ -69,9 +69,10 @@ public final class Inventory {
         try {
             root = (json ? JSON : YAML).readTree(content);
         } catch (JacksonException e) {
-            String where = e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr();
-            return new Inventory(Map.of(), List.of("not valid " + (json ? "JSON" : "YAML") + where
-                    + ": nothing in it applies"));
+            String where =
+                    e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr();
+            return new Inventory(
+                    Map.of(), List.of("not valid " + (json ? "JSON" : "YAML") + where + ": nothing in it applies"));
         } catch (IOException e) {
             return new Inventory(Map.of(), List.of("unreadable: " + e.getMessage()));
         }
@@ -108,8 +109,8 @@ public final class Inventory {
         }
         node.fieldNames().forEachRemaining(key -> {
             if (!KEYS.contains(key)) {
-                throw new IllegalArgumentException("unknown key " + MinionIds.printable(key)
-                        + " (expected id, created_at, addresses)");
+                throw new IllegalArgumentException(
+                        "unknown key " + MinionIds.printable(key) + " (expected id, created_at, addresses)");
             }
         });
         JsonNode id = node.get("id");
@@ -126,11 +127,10 @@ public final class Inventory {
         }
         Set<InetAddress> addresses = new LinkedHashSet<>();
         for (JsonNode item : list) {
-            Optional<InetAddress> address = item.isTextual() ? IpAddresses.parse(item.textValue())
-                    : Optional.empty();
+            Optional<InetAddress> address = item.isTextual() ? IpAddresses.parse(item.textValue()) : Optional.empty();
             if (address.isEmpty()) {
-                throw new IllegalArgumentException("addresses: " + MinionIds.printable(item.asText())
-                        + " is not an IP address");
+                throw new IllegalArgumentException(
+                        "addresses: " + MinionIds.printable(item.asText()) + " is not an IP address");
             }
             addresses.add(address.get());
         }
@@ -151,7 +151,7 @@ public final class Inventory {
                 // reported below
             }
         }
-        throw new IllegalArgumentException("created_at must be an ISO-8601 time with an offset"
-                + " (2026-11-22T10:00:00Z) or epoch seconds");
+        throw new IllegalArgumentException(
+                "created_at must be an ISO-8601 time with an offset" + " (2026-11-22T10:00:00Z) or epoch seconds");
     }
 }

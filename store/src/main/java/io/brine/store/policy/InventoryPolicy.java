@@ -83,8 +83,8 @@ public final class InventoryPolicy implements AcceptancePolicy {
         for (String grain : List.of("ipv4", "ipv6")) {
             Object value = attempt.claims().get(grain);
             for (Object item : value instanceof List<?> list ? list : value == null ? List.of() : List.of(value)) {
-                Optional<InetAddress> address = item instanceof String text ? IpAddresses.parse(text)
-                        : Optional.empty();
+                Optional<InetAddress> address =
+                        item instanceof String text ? IpAddresses.parse(text) : Optional.empty();
                 if (address.isEmpty()) {
                     return none("claim " + grain + " holds something that is not an IP address");
                 }
@@ -102,7 +102,9 @@ public final class InventoryPolicy implements AcceptancePolicy {
                         + ", which is not one of the record's");
             }
         }
-        return new PolicyDecision(PolicyVerdict.ACCEPT, RULE + " " + file.file() + " " + attempt.id(),
+        return new PolicyDecision(
+                PolicyVerdict.ACCEPT,
+                RULE + " " + file.file() + " " + attempt.id(),
                 "expected since " + record.createdAt() + " (window " + window.toSeconds() + " s); source "
                         + source.get().getHostAddress() + " and " + claimed.size()
                         + " claimed addresses are the record's");

@@ -12,8 +12,7 @@ public final class IpAddresses {
             "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
     private static final Pattern IPV6 = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 
-    private IpAddresses() {
-    }
+    private IpAddresses() {}
 
     /** The address {@code text} is a literal of, or empty; a host name is never resolved. */
     static Optional<InetAddress> parse(String text) {
@@ -41,7 +40,9 @@ public final class IpAddresses {
 
     /** Addresses every host has, that say nothing about which host it is: loopback, link-local, unspecified. */
     static boolean isHostLocal(InetAddress address) {
-        return address.isLoopbackAddress() || address.isLinkLocalAddress() || address.isAnyLocalAddress()
+        return address.isLoopbackAddress()
+                || address.isLinkLocalAddress()
+                || address.isAnyLocalAddress()
                 || address.isMulticastAddress();
     }
 }

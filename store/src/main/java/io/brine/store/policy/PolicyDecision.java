@@ -14,7 +14,7 @@ import java.util.Objects;
  */
 public record PolicyDecision(PolicyVerdict verdict, String rule, String reason, Runnable rollback) {
 
-    private static final Runnable NOTHING = () -> { };
+    private static final Runnable NOTHING = () -> {};
 
     public PolicyDecision {
         Objects.requireNonNull(verdict, "verdict");
@@ -37,8 +37,9 @@ public record PolicyDecision(PolicyVerdict verdict, String rule, String reason, 
      * differ from it (a key shared with another id is pending whatever a policy says); empty when there is none.
      */
     public String besideAnswer() {
-        return verdict == PolicyVerdict.NONE ? "" : "; " + rule + (verdict == PolicyVerdict.ACCEPT ? " accepts: "
-                : " rejects: ") + reason;
+        return verdict == PolicyVerdict.NONE
+                ? ""
+                : "; " + rule + (verdict == PolicyVerdict.ACCEPT ? " accepts: " : " rejects: ") + reason;
     }
 
     @Override

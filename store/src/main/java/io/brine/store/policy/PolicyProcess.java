@@ -56,12 +56,13 @@ final class PolicyProcess implements AutoCloseable {
      * What one run concluded. {@code exitCode} is -1 when the process did not exit by itself; {@code killed} says it
      * was killed at its timeout.
      */
-    record Run(boolean accepted, int exitCode, boolean killed, String reason, String output) {
-    }
+    record Run(boolean accepted, int exitCode, boolean killed, String reason, String output) {}
 
     /** Where util-linux puts {@code setsid} (Essential on Debian); empty when it is not installed. */
-    static final Optional<Path> SETSID = Stream.of("/usr/bin/setsid", "/bin/setsid").map(Path::of)
-            .filter(Files::isExecutable).findFirst();
+    static final Optional<Path> SETSID = Stream.of("/usr/bin/setsid", "/bin/setsid")
+            .map(Path::of)
+            .filter(Files::isExecutable)
+            .findFirst();
 
     private final Path executable;
     private final Duration timeout;
@@ -84,8 +85,10 @@ final class PolicyProcess implements AutoCloseable {
 
     /** Why no run can start here, or empty. */
     Optional<String> problem() {
-        return setsid.isPresent() ? Optional.empty() : Optional.of("setsid (util-linux) is not installed: a run needs"
-                + " a process group of its own so that everything it starts is killed with it; not run");
+        return setsid.isPresent()
+                ? Optional.empty()
+                : Optional.of("setsid (util-linux) is not installed: a run needs"
+                        + " a process group of its own so that everything it starts is killed with it; not run");
     }
 
     /** Runs the executable about {@code attempt} and waits for it, within the timeout. */
@@ -99,9 +102,10 @@ final class PolicyProcess implements AutoCloseable {
         if (setsid.isEmpty()) {
             return new Run(false, -1, false, problem().orElseThrow(), "");
         }
-        ProcessBuilder builder = new ProcessBuilder(setsid.get().toString(), "--wait", "--", executable.toString(),
-                attempt.id())
-                .redirectErrorStream(true).directory(Path.of("/").toFile());
+        ProcessBuilder builder = new ProcessBuilder(
+                        setsid.get().toString(), "--wait", "--", executable.toString(), attempt.id())
+                .redirectErrorStream(true)
+                .directory(Path.of("/").toFile());
         builder.environment().clear();
         builder.environment().put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         builder.environment().put("LANG", "C.UTF-8");
@@ -117,15 +121,20 @@ final class PolicyProcess implements AutoCloseable {
             killTree(process);
         }
         AtomicBoolean timedOut = new AtomicBoolean();
-        ScheduledFuture<?> kill = killer().schedule(() -> {
-            timedOut.set(true);
-            killTree(process);
-        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> kill = killer().schedule(
+                        () -> {
+                            timedOut.set(true);
+                            killTree(process);
+                        },
+                        timeout.toMillis(),
+                        TimeUnit.MILLISECONDS);
         AtomicBoolean overflowed = new AtomicBoolean();
-        CompletableFuture<String> output = CompletableFuture.supplyAsync(() -> drain(process.getInputStream(), () -> {
-            overflowed.set(true);
-            killTree(process);
-        }), drains());
+        CompletableFuture<String> output = CompletableFuture.supplyAsync(
+                () -> drain(process.getInputStream(), () -> {
+                    overflowed.set(true);
+                    killTree(process);
+                }),
+                drains());
         try (OutputStream stdin = process.getOutputStream()) {
             stdin.write(input);
         } catch (IOException e) {
@@ -151,13 +160,18 @@ final class PolicyProcess implements AutoCloseable {
         String text = collect(output);
         long millis = (System.nanoTime() - started) / 1_000_000;
         if (overflowed.get()) {
-            return new Run(false, exit, true, "wrote more than " + MAX_OUTPUT + " bytes of output: killed, counted as"
-                    + " no", text);
+            return new Run(
+                    false,
+                    exit,
+                    true,
+                    "wrote more than " + MAX_OUTPUT + " bytes of output: killed, counted as" + " no",
+                    text);
         }
         if (timedOut.get()) {
             return new Run(false, -1, true, "timed out after " + timeout.toSeconds() + " s: killed", text);
         }
-        return exit == 0 ? new Run(true, 0, false, "exit 0 after " + millis + " ms", text)
+        return exit == 0
+                ? new Run(true, 0, false, "exit 0 after " + millis + " ms", text)
                 : new Run(false, exit, false, "exit " + exit + " after " + millis + " ms", text);
     }
 
@@ -176,8 +190,11 @@ final class PolicyProcess implements AutoCloseable {
         try {
             return output.get(1, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
-            LOG.warn("{} {}: its output is still open after it exited (a background process it started holds it);"
-                    + " not waited for", ExecutablePolicy.RULE, executable);
+            LOG.warn(
+                    "{} {}: its output is still open after it exited (a background process it started holds it);"
+                            + " not waited for",
+                    ExecutablePolicy.RULE,
+                    executable);
             return "";
         } catch (ExecutionException e) {
             return "";

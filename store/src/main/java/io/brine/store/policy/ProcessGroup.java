@@ -26,8 +26,7 @@ final class ProcessGroup {
     /** This process's own group: never killed, whatever a caller passes. */
     private static final OptionalLong OWN = groupOf(ProcessHandle.current().pid());
 
-    private ProcessGroup() {
-    }
+    private ProcessGroup() {}
 
     /** Kills every live process of group {@code pgid} and returns once none is left (or after {@link #PASSES}). */
     static void kill(long pgid) {
@@ -47,15 +46,19 @@ final class ProcessGroup {
                 return;
             }
         }
-        LOG.warn("{}: process group {} still has live processes after {} rounds of SIGKILL: {}",
-                ExecutablePolicy.RULE, pgid, PASSES, members(pgid));
+        LOG.warn(
+                "{}: process group {} still has live processes after {} rounds of SIGKILL: {}",
+                ExecutablePolicy.RULE,
+                pgid,
+                PASSES,
+                members(pgid));
     }
 
     /** The live (not zombie) processes whose group is {@code pgid}. */
     static List<Long> members(long pgid) {
         List<Long> members = new ArrayList<>();
-        try (DirectoryStream<Path> entries = Files.newDirectoryStream(PROC,
-                entry -> entry.getFileName().toString().chars().allMatch(Character::isDigit))) {
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(
+                PROC, entry -> entry.getFileName().toString().chars().allMatch(Character::isDigit))) {
             for (Path entry : entries) {
                 long pid = Long.parseLong(entry.getFileName().toString());
                 Stat stat = stat(pid);
@@ -74,8 +77,7 @@ final class ProcessGroup {
         return stat == null ? OptionalLong.empty() : OptionalLong.of(stat.group());
     }
 
-    private record Stat(char state, long group) {
-    }
+    private record Stat(char state, long group) {}
 
     /** Fields 3 and 5 of {@code /proc/PID/stat}, read after the command name's last ')' (it may hold anything). */
     private static Stat stat(long pid) {

@@ -36,8 +36,7 @@ final class ProvisionerKeys {
     static final String DIR_NAME = "provisioners";
 
     /** A trusted provisioner: its file name without {@code .pub}, and its key. */
-    record Provisioner(String name, RSAPublicKey key) {
-    }
+    record Provisioner(String name, RSAPublicKey key) {}
 
     private static final Logger LOG = LoggerFactory.getLogger(ProvisionerKeys.class);
     private static final TrustedPath TRUST = TrustedPath.forThisProcess();
@@ -87,15 +86,19 @@ final class ProvisionerKeys {
         List<Path> files = new ArrayList<>();
         try {
             PosixFileAttributes attributes = Files.readAttributes(dir, PosixFileAttributes.class);
-            now.add(List.of(String.valueOf(attributes.fileKey()), attributes.lastModifiedTime(),
-                    attributes.permissions()));
+            now.add(List.of(
+                    String.valueOf(attributes.fileKey()), attributes.lastModifiedTime(), attributes.permissions()));
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, "*.pub")) {
                 for (Path file : entries) {
                     files.add(file);
-                    PosixFileAttributes fileAttributes = Files.readAttributes(file, PosixFileAttributes.class,
-                            LinkOption.NOFOLLOW_LINKS);
-                    now.add(List.of(file.getFileName().toString(), fileAttributes.lastModifiedTime(),
-                            fileAttributes.size(), fileAttributes.permissions(), fileAttributes.owner().getName(),
+                    PosixFileAttributes fileAttributes =
+                            Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                    now.add(List.of(
+                            file.getFileName().toString(),
+                            fileAttributes.lastModifiedTime(),
+                            fileAttributes.size(),
+                            fileAttributes.permissions(),
+                            fileAttributes.owner().getName(),
                             String.valueOf(fileAttributes.fileKey())));
                 }
             }
@@ -111,8 +114,11 @@ final class ProvisionerKeys {
                 return;
             }
             if (writableByOthers(attributes)) {
-                LOG.warn("Provisioner keys in {} ignored: the directory is writable by group or others; run: chmod"
-                        + " go-w {}", dir, dir);
+                LOG.warn(
+                        "Provisioner keys in {} ignored: the directory is writable by group or others; run: chmod"
+                                + " go-w {}",
+                        dir,
+                        dir);
                 byFingerprint = Map.of();
                 return;
             }
@@ -140,8 +146,8 @@ final class ProvisionerKeys {
             String name = file.getFileName().toString();
             name = name.substring(0, name.length() - ".pub".length());
             try {
-                PosixFileAttributes attributes = Files.readAttributes(file, PosixFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS);
+                PosixFileAttributes attributes =
+                        Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 if (!attributes.isRegularFile()) {
                     LOG.warn("Provisioner key {} ignored: not a regular file (links are not followed)", file);
                     continue;
@@ -152,12 +158,11 @@ final class ProvisionerKeys {
                     continue;
                 }
                 if (writableByOthers(attributes)) {
-                    LOG.warn("Provisioner key {} ignored: writable by group or others; run: chmod go-w {}", file,
-                            file);
+                    LOG.warn("Provisioner key {} ignored: writable by group or others; run: chmod go-w {}", file, file);
                     continue;
                 }
-                RSAPublicKey key = RsaKeys.checkSize(Pem.readPublicKey(new String(AtomicFiles.readSmall(file,
-                        Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
+                RSAPublicKey key = RsaKeys.checkSize(Pem.readPublicKey(
+                        new String(AtomicFiles.readSmall(file, Pem.MAX_PEM_CHARS), StandardCharsets.US_ASCII)));
                 keys.put(Fingerprints.of(key), new Provisioner(name, key));
             } catch (IOException | KeyFormatException e) {
                 LOG.warn("Provisioner key {} ignored: {}", file, e.getMessage());

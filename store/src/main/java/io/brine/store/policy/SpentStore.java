@@ -77,7 +77,10 @@ final class SpentStore implements SpentRecord {
                 append(key, 0);
             }
         } catch (IOException e) {
-            LOG.warn("Cannot record in {} that {} was not used after all: {}; it stays spent", file, key,
+            LOG.warn(
+                    "Cannot record in {} that {} was not used after all: {}; it stays spent",
+                    file,
+                    key,
                     e.getMessage());
         }
     }
@@ -117,8 +120,13 @@ final class SpentStore implements SpentRecord {
             compact();
         }
         AtomicFiles.ensureDirectory(file.toAbsolutePath().getParent());
-        try (FileChannel channel = FileChannel.open(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.APPEND, LinkOption.NOFOLLOW_LINKS),
+        try (FileChannel channel = FileChannel.open(
+                file,
+                Set.of(
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.WRITE,
+                        StandardOpenOption.APPEND,
+                        LinkOption.NOFOLLOW_LINKS),
                 PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_RW))) {
             ByteBuffer line = ByteBuffer.wrap((key + " " + expires + "\n").getBytes(StandardCharsets.US_ASCII));
             while (line.hasRemaining()) {
@@ -133,7 +141,8 @@ final class SpentStore implements SpentRecord {
         long now = clock.instant().getEpochSecond();
         spent.values().removeIf(expires -> expires <= now);
         StringBuilder content = new StringBuilder();
-        spent.forEach((key, expires) -> content.append(key).append(' ').append(expires).append('\n'));
+        spent.forEach((key, expires) ->
+                content.append(key).append(' ').append(expires).append('\n'));
         AtomicFiles.write(file, content.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
         lines = spent.size();
     }

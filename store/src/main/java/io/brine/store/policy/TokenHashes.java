@@ -17,13 +17,13 @@ public final class TokenHashes {
 
     /** Tokens shorter than this are refused by {@code brine-key token-hash}: the hash is only as strong as them. */
     public static final int MIN_TOKEN_LENGTH = 16;
+
     public static final int SALT_BYTES = 16;
 
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final HexFormat HEX = HexFormat.of();
 
-    private TokenHashes() {
-    }
+    private TokenHashes() {}
 
     /** A config entry for {@code token}, with a fresh salt. */
     public static AutosignToken entry(String match, String token, boolean singleUse) {

@@ -22,15 +22,16 @@ public final class TokenPolicy implements AcceptancePolicy {
 
     private static final Logger LOG = LoggerFactory.getLogger(TokenPolicy.class);
 
-    private record Entry(int index, AutosignToken token, Glob match) {
-    }
+    private record Entry(int index, AutosignToken token, Glob match) {}
 
     private final List<Entry> entries;
     private final SpentRecord spent;
 
     TokenPolicy(List<AutosignToken> tokens, SpentRecord spent) {
         this.entries = IntStream.range(0, tokens.size())
-                .mapToObj(i -> new Entry(i, tokens.get(i), Glob.compile(tokens.get(i).match()))).toList();
+                .mapToObj(i ->
+                        new Entry(i, tokens.get(i), Glob.compile(tokens.get(i).match())))
+                .toList();
         this.spent = spent;
     }
 
@@ -57,7 +58,8 @@ public final class TokenPolicy implements AcceptancePolicy {
             if (!TokenHashes.matches(entry.token(), attempt.token())) {
                 continue;
             }
-            String rule = RULE + "[" + entry.index() + "] (match " + entry.token().match() + ")";
+            String rule =
+                    RULE + "[" + entry.index() + "] (match " + entry.token().match() + ")";
             if (!entry.token().singleUse()) {
                 return new PolicyDecision(PolicyVerdict.ACCEPT, rule, "the token matches");
             }
@@ -66,24 +68,31 @@ public final class TokenPolicy implements AcceptancePolicy {
                 if (dryRun) {
                     return spent.isSpent(key)
                             ? new PolicyDecision(PolicyVerdict.NONE, rule, "the single-use token was already used")
-                            : new PolicyDecision(PolicyVerdict.ACCEPT, rule, "the single-use token matches (not"
-                                    + " spent by a dry run)");
+                            : new PolicyDecision(
+                                    PolicyVerdict.ACCEPT,
+                                    rule,
+                                    "the single-use token matches (not" + " spent by a dry run)");
                 }
                 if (!spent.spend(key, Instant.MAX)) {
-                    LOG.warn("Minion {} ({}): presented the single-use token of {}, already used", attempt.id(),
-                            attempt.remoteAddress(), rule);
+                    LOG.warn(
+                            "Minion {} ({}): presented the single-use token of {}, already used",
+                            attempt.id(),
+                            attempt.remoteAddress(),
+                            rule);
                     return new PolicyDecision(PolicyVerdict.NONE, rule, "the single-use token was already used");
                 }
             } catch (IOException e) {
                 LOG.error("Cannot record the use of a single-use token in {}: {}", spent, e.getMessage());
-                return new PolicyDecision(PolicyVerdict.NONE, rule, "cannot check or record the token's use: "
-                        + e.getMessage());
+                return new PolicyDecision(
+                        PolicyVerdict.NONE, rule, "cannot check or record the token's use: " + e.getMessage());
             }
-            return new PolicyDecision(PolicyVerdict.ACCEPT, rule, "the single-use token matches; now spent",
-                    () -> spent.unspend(key));
+            return new PolicyDecision(
+                    PolicyVerdict.ACCEPT, rule, "the single-use token matches; now spent", () -> spent.unspend(key));
         }
-        return new PolicyDecision(PolicyVerdict.NONE, RULE, anyForId ? "the token matches no entry for this id"
-                : "no entry matches this id");
+        return new PolicyDecision(
+                PolicyVerdict.NONE,
+                RULE,
+                anyForId ? "the token matches no entry for this id" : "no entry matches this id");
     }
 
     @Override

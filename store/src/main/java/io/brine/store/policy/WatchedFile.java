@@ -32,8 +32,7 @@ final class WatchedFile<T> {
     }
 
     /** What the file holds now, or why it is ignored. */
-    record Loaded<T>(T value, Optional<String> problem) {
-    }
+    record Loaded<T>(T value, Optional<String> problem) {}
 
     static final long CHECK_INTERVAL_MS = 1000;
 
@@ -106,8 +105,12 @@ final class WatchedFile<T> {
             ignore(List.of("unreadable", String.valueOf(e.getMessage())), "cannot be read: " + describe(e));
             return;
         }
-        List<Object> now = List.of(String.valueOf(attributes.fileKey()), attributes.lastModifiedTime(),
-                attributes.size(), attributes.permissions(), attributes.owner().getName());
+        List<Object> now = List.of(
+                String.valueOf(attributes.fileKey()),
+                attributes.lastModifiedTime(),
+                attributes.size(),
+                attributes.permissions(),
+                attributes.owner().getName());
         if (now.equals(stamp) && loaded != null) {
             return;
         }
@@ -117,8 +120,10 @@ final class WatchedFile<T> {
         }
         if (attributes.permissions().contains(PosixFilePermission.GROUP_WRITE)
                 || attributes.permissions().contains(PosixFilePermission.OTHERS_WRITE)) {
-            ignore(now, "is writable by group or others, so anyone in them could decide who is accepted; run: "
-                    + "chmod go-w " + file);
+            ignore(
+                    now,
+                    "is writable by group or others, so anyone in them could decide who is accepted; run: "
+                            + "chmod go-w " + file);
             return;
         }
         if (attributes.size() > maxBytes) {
@@ -147,8 +152,11 @@ final class WatchedFile<T> {
     private void distrust(String problem) {
         List<Object> now = List.of("untrusted", problem);
         if (!now.equals(stamp) || loaded == null) {
-            LOG.error("{} {} is not trusted: {}; the policy is disabled (accepts or rejects nothing) until fixed",
-                    option, file, problem);
+            LOG.error(
+                    "{} {} is not trusted: {}; the policy is disabled (accepts or rejects nothing) until fixed",
+                    option,
+                    file,
+                    problem);
         }
         stamp = now;
         loaded = new Loaded<>(empty, Optional.of(option + " " + file + " is not trusted: " + problem));

@@ -29,10 +29,13 @@ class AuditLogTest {
 
     @Test
     void everyEventNameIsAreaDashOutcomeInLowerCaseAndAnotherStyleIsRefused() {
-        assertThat(AuditEvent.builder(AuditEvent.keyChange("accepted"), "master").build().event())
+        assertThat(AuditEvent.builder(AuditEvent.keyChange("accepted"), "master")
+                        .build()
+                        .event())
                 .isEqualTo("key-accepted");
         for (String name : List.of("key.pending", "Auth-pending", "auth_pending", "auth-", "-auth", "")) {
-            assertThatThrownBy(() -> AuditEvent.builder(name, "master").build()).as(name)
+            assertThatThrownBy(() -> AuditEvent.builder(name, "master").build())
+                    .as(name)
                     .isInstanceOf(IllegalArgumentException.class);
         }
     }
@@ -41,24 +44,34 @@ class AuditLogTest {
     void writesOneJsonObjectPerLineWithTimeFirstAndUnsetFieldsLeftOut() throws IOException {
         Path cachedir = tmp.resolve("cache");
         try (AuditLog log = AuditLog.open(cachedir, CLOCK)) {
-            log.record(AuditEvent.builder("key-accepted", "brine-key:root").id("web1").from("pending")
-                    .to("accepted").fingerprint("ab:cd").reason("accept by admin").build());
-            log.record(AuditEvent.builder("auth-refused", "master").id("web2").source("10.0.0.1:4506")
-                    .reason("line\nbreak \"quoted\"").build());
+            log.record(AuditEvent.builder("key-accepted", "brine-key:root")
+                    .id("web1")
+                    .from("pending")
+                    .to("accepted")
+                    .fingerprint("ab:cd")
+                    .reason("accept by admin")
+                    .build());
+            log.record(AuditEvent.builder("auth-refused", "master")
+                    .id("web2")
+                    .source("10.0.0.1:4506")
+                    .reason("line\nbreak \"quoted\"")
+                    .build());
         }
 
         List<String> lines = Files.readAllLines(cachedir.resolve("audit.log"));
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(0)).isEqualTo("{\"time\":\"2026-03-01T12:00:00Z\",\"event\":\"key-accepted\","
-                + "\"actor\":\"brine-key:root\",\"id\":\"web1\",\"from\":\"pending\",\"to\":\"accepted\","
-                + "\"fingerprint\":\"ab:cd\",\"reason\":\"accept by admin\"}");
+        assertThat(lines.get(0))
+                .isEqualTo("{\"time\":\"2026-03-01T12:00:00Z\",\"event\":\"key-accepted\","
+                        + "\"actor\":\"brine-key:root\",\"id\":\"web1\",\"from\":\"pending\",\"to\":\"accepted\","
+                        + "\"fingerprint\":\"ab:cd\",\"reason\":\"accept by admin\"}");
         JsonNode second = JSON.readTree(lines.get(1));
         assertThat(second.get("reason").asText()).isEqualTo("line\nbreak \"quoted\"");
         assertThat(second.get("source").asText()).isEqualTo("10.0.0.1:4506");
         assertThat(second.has("fingerprint")).isFalse();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cachedir.resolve("audit.log"))))
                 .isEqualTo("rw-------");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cachedir))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cachedir)))
+                .isEqualTo("rwx------");
     }
 
     @Test
@@ -78,21 +91,25 @@ class AuditLogTest {
         Files.writeString(target, "");
         Files.createSymbolicLink(tmp.resolve("audit.log"), target);
 
-        assertThatThrownBy(() -> AuditLog.open(tmp, CLOCK)).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> AuditLog.open(tmp, CLOCK))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("symbolic link");
         assertThat(Files.readString(target)).isEmpty();
     }
 
     @Test
     void linesFromManyThreadsAndTwoInstancesNeverInterleave() throws Exception {
-        try (AuditLog first = AuditLog.open(tmp, CLOCK); AuditLog second = AuditLog.open(tmp, CLOCK)) {
+        try (AuditLog first = AuditLog.open(tmp, CLOCK);
+                AuditLog second = AuditLog.open(tmp, CLOCK)) {
             List<Thread> threads = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
                 AuditLog log = t % 2 == 0 ? first : second;
                 int thread = t;
                 Thread worker = new Thread(() -> {
                     for (int i = 0; i < 250; i++) {
-                        log.record(AuditEvent.builder("test", "t" + thread).id("id" + i).reason("x".repeat(300))
+                        log.record(AuditEvent.builder("test", "t" + thread)
+                                .id("id" + i)
+                                .reason("x".repeat(300))
                                 .build());
                     }
                 });

@@ -25,6 +25,7 @@ class BulkDeleteTest {
 
     @TempDir
     Path tmp;
+
     Path pki;
     FileKeyStore master;
     final List<List<KeyChange>> heard = new CopyOnWriteArrayList<>();
@@ -32,7 +33,9 @@ class BulkDeleteTest {
     @BeforeEach
     void openMaster() throws Exception {
         pki = tmp.resolve("pki");
-        master = FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO)
+        master = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
                 .build());
         master.addListener(new KeyChangeListener() {
             @Override
@@ -75,16 +78,22 @@ class BulkDeleteTest {
 
         try (AuditLog audit = AuditLog.openFile(auditFile, Clock.systemUTC());
                 BulkDelete bulk = BulkDelete.open(pki, audit)) {
-            assertThat(bulk.delete("web2", KeyState.PENDING, Fingerprints.of(key(9)), "admin").message())
+            assertThat(bulk.delete("web2", KeyState.PENDING, Fingerprints.of(key(9)), "admin")
+                            .message())
                     .isEqualTo("web2: the pending key has fingerprint " + Fingerprints.of(key(3)) + ", not "
                             + Fingerprints.of(key(9)) + "; nothing changed");
             assertThat(bulk.delete("evil", KeyState.PENDING, null, "admin").status())
                     .isEqualTo(AdminResult.Status.NOT_FOUND);
             assertThat(bulk.delete("junk", KeyState.PENDING, null, "admin").message())
                     .startsWith("junk: minions_pre/junk is not a valid public key");
-            assertThat(bulk.delete("web1", KeyState.ACCEPTED, Fingerprints.of(key(1)), "admin").done()).isTrue();
-            assertThat(bulk.delete("web1", KeyState.DENIED, null, "admin").done()).isTrue();
-            assertThat(bulk.delete("web2", KeyState.PENDING, Fingerprints.of(key(3)), "admin").done()).isTrue();
+            assertThat(bulk.delete("web1", KeyState.ACCEPTED, Fingerprints.of(key(1)), "admin")
+                            .done())
+                    .isTrue();
+            assertThat(bulk.delete("web1", KeyState.DENIED, null, "admin").done())
+                    .isTrue();
+            assertThat(bulk.delete("web2", KeyState.PENDING, Fingerprints.of(key(3)), "admin")
+                            .done())
+                    .isTrue();
             assertThat(bulk.delete("web2", KeyState.PENDING, null, "admin").message())
                     .isEqualTo("web2: no pending key");
             assertThat(bulk.unaudited()).isEmpty();
@@ -94,8 +103,11 @@ class BulkDeleteTest {
         assertThat(pki.resolve("minions_denied").resolve("web1")).doesNotExist();
         assertThat(pki.resolve("minions_pre").resolve("web2")).doesNotExist();
         assertThat(pki.resolve("minions_pre").resolve("evil")).exists();
-        assertThat(Files.readAllLines(auditFile)).hasSize(3).allMatch(line -> line.contains("\"key-deleted\"")
-                && line.contains("\"actor\":\"admin\"") && line.contains("deleted by admin"));
+        assertThat(Files.readAllLines(auditFile))
+                .hasSize(3)
+                .allMatch(line -> line.contains("\"key-deleted\"")
+                        && line.contains("\"actor\":\"admin\"")
+                        && line.contains("deleted by admin"));
     }
 
     @Test
@@ -116,7 +128,9 @@ class BulkDeleteTest {
         poller.start();
         try (BulkDelete bulk = BulkDelete.open(pki, AuditLog.none())) {
             for (int i = 0; i < count; i++) {
-                assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin").done()).isTrue();
+                assertThat(bulk.delete(String.format("m%05d", i), KeyState.ACCEPTED, null, "admin")
+                                .done())
+                        .isTrue();
             }
         } finally {
             await().until(() -> master.acceptedIds().isEmpty());
@@ -126,7 +140,8 @@ class BulkDeleteTest {
 
         await().until(() -> heard.stream().mapToInt(List::size).sum() == count);
         assertThat(heard).hasSize(1);
-        assertThat(heard.get(0)).allMatch(change -> change.from().orElseThrow() == KeyState.ACCEPTED
-                && change.to().isEmpty());
+        assertThat(heard.get(0))
+                .allMatch(change -> change.from().orElseThrow() == KeyState.ACCEPTED
+                        && change.to().isEmpty());
     }
 }

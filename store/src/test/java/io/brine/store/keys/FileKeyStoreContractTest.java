@@ -19,8 +19,11 @@ class FileKeyStoreContractTest extends KeyStoreContract {
 
     @Override
     protected KeyStore open(Path pkiDir, AuditLog audit) throws Exception {
-        return FileKeyStore.open(KeyStoreOptions.builder(pkiDir).auditLog(audit).masterKey(false)
-                .pollInterval(Duration.ofMillis(50)).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pkiDir)
+                .auditLog(audit)
+                .masterKey(false)
+                .pollInterval(Duration.ofMillis(50))
+                .build());
     }
 
     // ------------------------------------------------------------ key_rotation: pending (issue 25)
@@ -38,8 +41,10 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         assertThat(store.pendingRotations()).isEqualTo(Map.of("web1", newFp));
         assertThat(Files.getPosixFilePermissions(tmp.resolve("pki/minions_rotating/web1")))
                 .isEqualTo(PosixFilePermissions.fromString("rw-------"));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotation-pending\"", newFp,
-                "accepted key " + oldFp + " unchanged");
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains("\"key-rotation-pending\"", newFp, "accepted key " + oldFp + " unchanged");
         // Asked again (the minion's poll): still pending, nothing written.
         long lines = Files.readAllLines(audit.file()).size();
         assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1"))
@@ -47,17 +52,22 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         assertThat(Files.readAllLines(audit.file())).hasSize((int) lines);
 
         assertThatThrownBy(() -> store.acceptRotation("web1", null, "admin"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fingerprint");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fingerprint");
         AdminResult wrong = store.acceptRotation("web1", oldFp, "admin");
         assertThat(wrong.status()).isEqualTo(AdminResult.Status.REFUSED);
         assertThat(wrong.message()).contains("waits with the new key " + newFp);
         assertThat(store.acceptedKey("web1")).contains(key(1));
 
-        assertThat(store.acceptRotation("web1", newFp.toUpperCase(Locale.ROOT), "admin").done()).isTrue();
+        assertThat(store.acceptRotation("web1", newFp.toUpperCase(Locale.ROOT), "admin")
+                        .done())
+                .isTrue();
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.pendingRotations()).isEmpty();
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"", "\"admin\"",
-                "old key " + oldFp + " retired");
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains("\"key-rotated\"", "\"admin\"", "old key " + oldFp + " retired");
         // The minion's next ask is answered as done; its old key is retired.
         assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1"))
                 .isInstanceOf(RotationDecision.Rotated.class);
@@ -69,7 +79,9 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
         store.rotate("web1", key(1), key(2), KeyRotationPolicy.PENDING, "minion web1");
 
-        assertThat(store.rejectRotation("web1", Fingerprints.of(key(2)), "admin").done()).isTrue();
+        assertThat(store.rejectRotation("web1", Fingerprints.of(key(2)), "admin")
+                        .done())
+                .isTrue();
 
         assertThat(store.acceptedKey("web1")).contains(key(1));
         assertThat(store.pendingRotations()).isEmpty();
@@ -101,7 +113,8 @@ class FileKeyStoreContractTest extends KeyStoreContract {
         store.offer("web1", key(3), PolicyVerdict.ACCEPT);
 
         assertThat(store.pendingRotations()).isEmpty();
-        assertThat(store.acceptRotation("web1", Fingerprints.of(key(2)), "admin").status())
+        assertThat(store.acceptRotation("web1", Fingerprints.of(key(2)), "admin")
+                        .status())
                 .isEqualTo(AdminResult.Status.REFUSED);
         assertThat(store.acceptedKey("web1")).contains(key(3));
     }

@@ -160,8 +160,7 @@ class GroupCommitTest {
             }
             // The minions not answered try again and are filed now.
             for (int i = 1; i < OFFERS; i++) {
-                assertThat(store.offer(id(i), key(i), PolicyVerdict.NONE))
-                        .isInstanceOf(KeyDecision.Pending.class);
+                assertThat(store.offer(id(i), key(i), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);
             }
         }
     }
@@ -187,7 +186,12 @@ class GroupCommitTest {
     private FileKeyStore open(KeyStoreOptions.Builder options, KeyWrites.DirectorySync hook) throws Exception {
         AuditLog audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
         audits.add(audit);
-        return FileKeyStore.open(options.auditLog(audit).masterKey(false).pollInterval(Duration.ZERO).build(), hook);
+        return FileKeyStore.open(
+                options.auditLog(audit)
+                        .masterKey(false)
+                        .pollInterval(Duration.ZERO)
+                        .build(),
+                hook);
     }
 
     private Path pki() {
@@ -196,7 +200,9 @@ class GroupCommitTest {
 
     private static List<String> names(Path dir) throws IOException {
         try (Stream<Path> files = Files.list(dir)) {
-            return files.map(f -> f.getFileName().toString()).filter(n -> !AtomicFiles.isTemp(n)).toList();
+            return files.map(f -> f.getFileName().toString())
+                    .filter(n -> !AtomicFiles.isTemp(n))
+                    .toList();
         }
     }
 

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,7 +25,10 @@ class KeyScanTest {
     }
 
     private FileKeyStore open(Path pki) throws Exception {
-        return FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 
     private static void write(Path pki, KeyState state, String name, String content) throws Exception {
@@ -45,7 +49,8 @@ class KeyScanTest {
         write(pki, KeyState.PENDING, "Bad_Name", TestKeys.publicPem(5));
         write(pki, KeyState.PENDING, "junk", "hello");
         write(pki, KeyState.PENDING, "web2", TestKeys.publicPem(2)); // also accepted, which takes precedence
-        Files.createSymbolicLink(pki.resolve("minions").resolve("link1"), pki.resolve("minions").resolve("web2"));
+        Files.createSymbolicLink(
+                pki.resolve("minions").resolve("link1"), pki.resolve("minions").resolve("web2"));
 
         KeyScan.Result scan = KeyScan.scan(pki);
         KeyListing expected;
@@ -54,10 +59,11 @@ class KeyScanTest {
         }
 
         for (KeyState state : KeyState.values()) {
-            assertThat(scan.listing().keys(state)).as(state.dirName())
+            assertThat(scan.listing().keys(state))
+                    .as(state.dirName())
                     .extracting(StoredKey::id, StoredKey::state, StoredKey::fingerprint)
                     .containsExactlyElementsOf(expected.keys(state).stream()
-                            .map(k -> org.assertj.core.groups.Tuple.tuple(k.id(), k.state(), k.fingerprint()))
+                            .map(k -> Tuple.tuple(k.id(), k.state(), k.fingerprint()))
                             .toList());
             assertThat(scan.listing().keys(state)).allMatch(k -> k.key() == null);
         }
@@ -72,7 +78,10 @@ class KeyScanTest {
         Path pki = tmp.resolve("pki");
         open(pki).close();
         for (int i = 1; i <= 12; i++) {
-            write(pki, i % 2 == 0 ? KeyState.ACCEPTED : KeyState.PENDING, String.format("web%02d", i),
+            write(
+                    pki,
+                    i % 2 == 0 ? KeyState.ACCEPTED : KeyState.PENDING,
+                    String.format("web%02d", i),
                     TestKeys.publicPem(7));
         }
         write(pki, KeyState.ACCEPTED, "db1", TestKeys.publicPem(8));
@@ -90,17 +99,19 @@ class KeyScanTest {
         try (FileKeyStore store = open(pki)) {
             KeyListing listing = store.list();
             assertThat(SharedKeys.of(listing).sameKeyAs(shared, "web03"))
-                    .contains(KeyListing.sameKeyAs(KeyListing.otherIds(listing.sharedKeys(),
+                    .contains(KeyListing.sameKeyAs(KeyListing.otherIds(
+                            listing.sharedKeys(),
                             listing.find("web03", KeyState.PENDING).orElseThrow())));
         }
     }
 
     @Test
     void aMissingStateDirectoryIsEmptyAndAMissingPkiDirAnError() throws Exception {
-        Path pki = Files.createDirectory(tmp.resolve("pki"), PosixFilePermissions.asFileAttribute(
-                PosixFilePermissions.fromString("rwx------")));
+        Path pki = Files.createDirectory(
+                tmp.resolve("pki"), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         assertThat(KeyScan.scan(pki).listing().keys(KeyState.ACCEPTED)).isEmpty();
-        assertThatThrownBy(() -> KeyScan.scan(tmp.resolve("nowhere"))).isInstanceOf(KeyStoreException.class)
+        assertThatThrownBy(() -> KeyScan.scan(tmp.resolve("nowhere")))
+                .isInstanceOf(KeyStoreException.class)
                 .hasMessageContaining("does not exist");
     }
 }

@@ -41,22 +41,29 @@ class KeyStoreConcurrencyTest {
     void concurrentWritersNeverCorruptTheStoreOrLoseAKey() throws Exception {
         Path pki = tmp.resolve("pki");
         Path cache = tmp.resolve("cache");
-        try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC()); KeyStore seed = open(pki, audit)) {
+        try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC());
+                KeyStore seed = open(pki, audit)) {
             for (int i = 0; i < IDS; i++) {
                 seed.offer(KeyStoreWorker.stableId(i), KeyStoreWorker.key(STABLE_KEYS + i), PolicyVerdict.NONE);
             }
         }
         List<Process> workers = new ArrayList<>();
         for (int p = 0; p < PROCESSES; p++) {
-            workers.add(KeyStoreWorker.start("mixed", pki.toString(), cache.toString(), String.valueOf(1000 + p),
-                    String.valueOf(IDS), String.valueOf(OPERATIONS)));
+            workers.add(KeyStoreWorker.start(
+                    "mixed",
+                    pki.toString(),
+                    cache.toString(),
+                    String.valueOf(1000 + p),
+                    String.valueOf(IDS),
+                    String.valueOf(OPERATIONS)));
         }
         List<Thread> threads = new ArrayList<>();
         List<Throwable> failures = new ArrayList<>();
         for (int t = 0; t < 2; t++) {
             long seed = 2000 + t;
             Thread thread = new Thread(() -> {
-                try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC()); KeyStore store = open(pki, audit)) {
+                try (AuditLog audit = AuditLog.open(cache, Clock.systemUTC());
+                        KeyStore store = open(pki, audit)) {
                     Random random = new Random(seed);
                     for (int n = 0; n < OPERATIONS / 2; n++) {
                         int i = random.nextInt(IDS);
@@ -78,7 +85,8 @@ class KeyStoreConcurrencyTest {
         }
         for (Process worker : workers) {
             assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            assertThat(new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).contains("done");
+            assertThat(new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                    .contains("done");
             assertThat(worker.exitValue()).isZero();
         }
         for (Thread thread : threads) {
@@ -120,8 +128,9 @@ class KeyStoreConcurrencyTest {
                 continue;
             }
             assertThat(from).as("history of %s: %s", id, line).isEqualTo(last.get(id));
-            assertThat(event.get("fingerprint").asText()).isEqualTo(Fingerprints.of(KeyStoreWorker.key(
-                    STABLE_KEYS + Integer.parseInt(id.substring("stable-".length())))));
+            assertThat(event.get("fingerprint").asText())
+                    .isEqualTo(Fingerprints.of(
+                            KeyStoreWorker.key(STABLE_KEYS + Integer.parseInt(id.substring("stable-".length())))));
             last.put(id, to);
             changes++;
         }
@@ -130,7 +139,10 @@ class KeyStoreConcurrencyTest {
     }
 
     private static KeyStore open(Path pki, AuditLog audit) throws Exception {
-        return FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit).masterKey(false)
-                .pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .auditLog(audit)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 }

@@ -43,6 +43,7 @@ public abstract class KeyStoreContract {
 
     @TempDir
     protected Path tmp;
+
     protected FileAuditLog audit;
     protected KeyStore store;
     private KeyStore other;
@@ -67,8 +68,7 @@ public abstract class KeyStoreContract {
     }
 
     /** Called after every store of the test is closed: a backend closes what its stores stood on. */
-    protected void closed() throws Exception {
-    }
+    protected void closed() throws Exception {}
 
     protected KeyStore other() throws Exception {
         if (other == null) {
@@ -101,14 +101,16 @@ public abstract class KeyStoreContract {
 
         AdminResult accept = store.accept("web1", KeyState.PENDING, listed, "admin");
         assertThat(accept.status()).isEqualTo(AdminResult.Status.REFUSED);
-        assertThat(accept.message()).isEqualTo("web1: the id now holds an accepted key with fingerprint "
-                + Fingerprints.of(key(9)) + ", not the pending key " + listed + "; nothing changed");
+        assertThat(accept.message())
+                .isEqualTo("web1: the id now holds an accepted key with fingerprint " + Fingerprints.of(key(9))
+                        + ", not the pending key " + listed + "; nothing changed");
 
         other().reject("web1", KeyState.ACCEPTED, null, "another-admin");
         AdminResult reject = store.reject("web1", KeyState.PENDING, listed, "admin");
         assertThat(reject.status()).isEqualTo(AdminResult.Status.REFUSED);
         assertThat(reject.message()).contains("a rejected key with fingerprint " + Fingerprints.of(key(9)));
-        assertThat(store.reject("web1", KeyState.PENDING, Fingerprints.of(key(9)), "admin").status())
+        assertThat(store.reject("web1", KeyState.PENDING, Fingerprints.of(key(9)), "admin")
+                        .status())
                 .isEqualTo(AdminResult.Status.UNCHANGED); // the very key: already where it was asked to go
     }
 
@@ -120,13 +122,20 @@ public abstract class KeyStoreContract {
 
         RotationDecision decision = store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1");
 
-        assertThat(decision).isEqualTo(new RotationDecision.Rotated("web1", Fingerprints.of(key(1)),
-                Fingerprints.of(key(2)), "key rotated by the minion"));
+        assertThat(decision)
+                .isEqualTo(new RotationDecision.Rotated(
+                        "web1", Fingerprints.of(key(1)), Fingerprints.of(key(2)), "key rotated by the minion"));
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.ACCEPTED_OTHER);
         await().until(() -> other().acceptedKey("web1").equals(Optional.of(key(2))));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"key-rotated\"",
-                "\"minion web1\"", Fingerprints.of(key(2)), "old key " + Fingerprints.of(key(1)) + " retired");
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains(
+                        "\"key-rotated\"",
+                        "\"minion web1\"",
+                        Fingerprints.of(key(2)),
+                        "old key " + Fingerprints.of(key(1)) + " retired");
         // A retry after a lost answer is answered as done, and writes nothing.
         long lines = Files.readAllLines(audit.file()).size();
         assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1"))
@@ -141,7 +150,8 @@ public abstract class KeyStoreContract {
 
         assertThat(store.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Denied.class);
         assertThat(store.rotate("web1", key(2), key(1), KeyRotationPolicy.ALLOW, "minion web1"))
-                .isInstanceOf(RotationDecision.Refused.class).extracting(RotationDecision::reason)
+                .isInstanceOf(RotationDecision.Refused.class)
+                .extracting(RotationDecision::reason)
                 .isEqualTo("the new key was retired by an earlier rotation of this id");
         store.delete("web1", "admin");
         KeyDecision again = store.offer("web1", key(1), PolicyVerdict.ACCEPT);
@@ -149,26 +159,30 @@ public abstract class KeyStoreContract {
         assertThat(again).isInstanceOf(KeyDecision.Denied.class);
         assertThat(again.reason()).isEqualTo("key retired by a rotation of this id");
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.UNKNOWN);
-        assertThat(store.list().find("web1", KeyState.DENIED)).map(StoredKey::fingerprint)
+        assertThat(store.list().find("web1", KeyState.DENIED))
+                .map(StoredKey::fingerprint)
                 .contains(Fingerprints.of(key(1)));
         // The new key is the id's own: offered after the delete, the policies decide as for any key.
         assertThat(store.offer("web1", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
     }
 
     @Test
-    void aRotationIsRefusedAndChangesNothingWhenTheNewKeyIsAnotherIdsOrTheOldOneOrTheMasterDenies()
-            throws Exception {
+    void aRotationIsRefusedAndChangesNothingWhenTheNewKeyIsAnotherIdsOrTheOldOneOrTheMasterDenies() throws Exception {
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
         store.offer("web2", key(3), PolicyVerdict.NONE);
         long lines = Files.readAllLines(audit.file()).size();
 
-        assertThat(store.rotate("web1", key(1), key(3), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web1", key(1), key(3), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the new key is held by another id (same key as web2)");
-        assertThat(store.rotate("web1", key(1), key(1), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web1", key(1), key(1), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the new key is the old key");
-        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.DENY, "m").reason())
+        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.DENY, "m")
+                        .reason())
                 .isEqualTo("key rotation is denied by this master (key_rotation: deny)");
-        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the id holds no accepted key, only a pending one");
 
         assertThat(store.acceptedKey("web1")).contains(key(1));
@@ -184,11 +198,14 @@ public abstract class KeyStoreContract {
         other().delete("web2", "admin");
         other().rotate("web3", key(5), key(6), KeyRotationPolicy.ALLOW, "minion web3");
 
-        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the id is rejected");
-        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web2", key(3), key(4), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the id holds no accepted key (deleted meanwhile)");
-        assertThat(store.rotate("web3", key(5), key(7), KeyRotationPolicy.ALLOW, "m").reason())
+        assertThat(store.rotate("web3", key(5), key(7), KeyRotationPolicy.ALLOW, "m")
+                        .reason())
                 .isEqualTo("the old key is no longer the accepted key (replaced meanwhile)");
         assertThat(store.acceptedKey("web1")).isEmpty();
         assertThat(store.lookup("web1", key(1))).isEqualTo(KeyLookup.REJECTED);
@@ -214,7 +231,8 @@ public abstract class KeyStoreContract {
         RSAPublicKey weak = (RSAPublicKey) generator.generateKeyPair().getPublic();
 
         assertThatThrownBy(() -> store.rotate("web1", key(1), weak, KeyRotationPolicy.ALLOW, "m"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("web1: ");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("web1: ");
         assertThat(store.acceptedKey("web1")).contains(key(1));
     }
 
@@ -242,8 +260,8 @@ public abstract class KeyStoreContract {
         // Nor is a pending key with that key promoted later.
         assertThat(store.offer("x1.prov.example.com", key(1), PolicyVerdict.ACCEPT))
                 .isInstanceOf(KeyDecision.Pending.class);
-        assertThat(store.list().sharedKeys()).containsEntry(Fingerprints.of(key(1)),
-                List.of("web1", "x1.prov.example.com"));
+        assertThat(store.list().sharedKeys())
+                .containsEntry(Fingerprints.of(key(1)), List.of("web1", "x1.prov.example.com"));
     }
 
     @Test
@@ -252,9 +270,14 @@ public abstract class KeyStoreContract {
         assertThat(store.offer("web2", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
         store.offer("web3", key(1), PolicyVerdict.NONE);
 
-        assertThat(store.accept("web3", KeyState.PENDING, Fingerprints.of(key(1)), "admin").done()).isTrue();
+        assertThat(store.accept("web3", KeyState.PENDING, Fingerprints.of(key(1)), "admin")
+                        .done())
+                .isTrue();
 
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"web3\"")
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains("\"web3\"")
                 .contains("same key as web1");
     }
 
@@ -278,15 +301,21 @@ public abstract class KeyStoreContract {
     }
 
     @ParameterizedTest
-    @EnumSource(value = KeyState.class, names = {"PENDING", "ACCEPTED", "REJECTED"})
+    @EnumSource(
+            value = KeyState.class,
+            names = {"PENDING", "ACCEPTED", "REJECTED"})
     void aSaltOfferNeverTakesABrineMinionsKeyInAnyStateAndNoPolicyIsAsked(KeyState state) throws Exception {
-        store.offer("web1", key(1), switch (state) {
-            case ACCEPTED -> PolicyVerdict.ACCEPT;
-            case REJECTED -> PolicyVerdict.REJECT;
-            default -> PolicyVerdict.NONE;
-        });
+        store.offer(
+                "web1",
+                key(1),
+                switch (state) {
+                    case ACCEPTED -> PolicyVerdict.ACCEPT;
+                    case REJECTED -> PolicyVerdict.REJECT;
+                    default -> PolicyVerdict.NONE;
+                });
 
-        KeyDecision decision = store.offer("web1", key(1), MinionKind.SALT, notAsked()).decision();
+        KeyDecision decision =
+                store.offer("web1", key(1), MinionKind.SALT, notAsked()).decision();
 
         assertThat(decision).isInstanceOf(KeyDecision.OtherKind.class);
         assertThat(((KeyDecision.OtherKind) decision).held()).isEqualTo(MinionKind.BRINE);
@@ -303,7 +332,8 @@ public abstract class KeyStoreContract {
 
     @Test
     void aBrineOfferNeverTakesASaltMinionsKeyAndTheKindStaysThroughAnAdminsMoves() throws Exception {
-        assertThat(store.offer("salt1", key(1), MinionKind.SALT, current -> PolicyVerdict.NONE).decision())
+        assertThat(store.offer("salt1", key(1), MinionKind.SALT, current -> PolicyVerdict.NONE)
+                        .decision())
                 .isInstanceOf(KeyDecision.Pending.class);
         assertThat(store.kind("salt1")).isEqualTo(MinionKind.SALT);
 
@@ -313,13 +343,15 @@ public abstract class KeyStoreContract {
         assertThat(store.offer("salt1", key(1), MinionKind.SALT, notAsked()).decision())
                 .isInstanceOf(KeyDecision.Accepted.class);
         assertThat(store.reject("salt1", null, "admin").done()).isTrue();
-        assertThat(store.accept("salt1", KeyState.REJECTED, null, "admin").done()).isTrue();
+        assertThat(store.accept("salt1", KeyState.REJECTED, null, "admin").done())
+                .isTrue();
 
         assertThat(store.kind("salt1")).isEqualTo(MinionKind.SALT);
         assertThat(store.offer("salt1", key(1), notAsked()).decision()).isInstanceOf(KeyDecision.OtherKind.class);
         KeyStore second = other();
         await().until(() -> second.kind("salt1") == MinionKind.SALT);
-        assertThat(second.list().find("salt1", KeyState.ACCEPTED).orElseThrow().kind()).isEqualTo(MinionKind.SALT);
+        assertThat(second.list().find("salt1", KeyState.ACCEPTED).orElseThrow().kind())
+                .isEqualTo(MinionKind.SALT);
     }
 
     @Test
@@ -344,17 +376,23 @@ public abstract class KeyStoreContract {
         for (int i = 0; i < ids; i++) {
             String id = "race" + i;
             RSAPublicKey offered = key(10 + i);
-            CompletableFuture<KeyDecision> brine = CompletableFuture
-                    .supplyAsync(() -> store.offer(id, offered, MinionKind.BRINE, c -> PolicyVerdict.ACCEPT)
+            CompletableFuture<KeyDecision> brine = CompletableFuture.supplyAsync(
+                    () -> store.offer(id, offered, MinionKind.BRINE, c -> PolicyVerdict.ACCEPT)
                             .decision());
-            CompletableFuture<KeyDecision> salt = CompletableFuture
-                    .supplyAsync(() -> second.offer(id, offered, MinionKind.SALT, c -> PolicyVerdict.ACCEPT)
+            CompletableFuture<KeyDecision> salt = CompletableFuture.supplyAsync(
+                    () -> second.offer(id, offered, MinionKind.SALT, c -> PolicyVerdict.ACCEPT)
                             .decision());
             KeyDecision b = brine.get();
             KeyDecision s = salt.get();
 
-            assertThat(List.of(b, s)).as(id).filteredOn(d -> d instanceof KeyDecision.Accepted).hasSize(1);
-            assertThat(List.of(b, s)).as(id).filteredOn(d -> d instanceof KeyDecision.OtherKind).hasSize(1);
+            assertThat(List.of(b, s))
+                    .as(id)
+                    .filteredOn(d -> d instanceof KeyDecision.Accepted)
+                    .hasSize(1);
+            assertThat(List.of(b, s))
+                    .as(id)
+                    .filteredOn(d -> d instanceof KeyDecision.OtherKind)
+                    .hasSize(1);
             MinionKind winner = b instanceof KeyDecision.Accepted ? MinionKind.BRINE : MinionKind.SALT;
             await().until(() -> store.kind(id) == winner && second.kind(id) == winner);
         }
@@ -383,8 +421,10 @@ public abstract class KeyStoreContract {
         assertThat(store.list().keys(KeyState.PENDING)).isEmpty();
         String trail = auditText();
         assertThat(trail).contains("pending key displaced", Fingerprints.of(key(9)));
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"event\":\"key-accepted\"",
-                Fingerprints.of(key(1)));
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains("\"event\":\"key-accepted\"", Fingerprints.of(key(1)));
     }
 
     @Test
@@ -444,8 +484,7 @@ public abstract class KeyStoreContract {
             pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         }
         byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA")
-                .generatePublic(new X509EncodedKeySpec(der));
+        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA").generatePublic(new X509EncodedKeySpec(der));
         AtomicInteger asked = new AtomicInteger();
         KeyStore.Policies counting = current -> {
             asked.incrementAndGet();
@@ -453,7 +492,9 @@ public abstract class KeyStoreContract {
         };
 
         assertThatThrownBy(() -> store.offer("web1", small, counting))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("web1").hasMessageContaining("1024");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("web1")
+                .hasMessageContaining("1024");
         assertThatThrownBy(() -> store.offer("../etc", key(1), counting)).isInstanceOf(InvalidIdException.class);
         assertThatThrownBy(() -> store.offer("web1", null, counting)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> store.offer("web1", key(1), (KeyStore.Policies) null))
@@ -469,10 +510,12 @@ public abstract class KeyStoreContract {
     void aClassificationGoesWithItsKeyWhoeverDeletedIt() throws Exception {
         MasterConfig config = MasterConfig.builder(tmp).build();
         Path classes = Files.createDirectories(config.cachedir().resolve(Classifications.DIR_NAME));
-        Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
-                + Fingerprints.of(key(1)) + "\",\"class\":{\"role\":\"web\"}}\n");
+        Path file = Files.writeString(
+                classes.resolve("web1.json"),
+                "{\"fingerprint\":\"" + Fingerprints.of(key(1)) + "\",\"class\":{\"role\":\"web\"}}\n");
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
-        try (AcceptancePolicies policies = AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), AuditLog.none())) {
+        try (AcceptancePolicies policies =
+                AcceptancePolicies.fromConfig(config, store, Clock.systemUTC(), AuditLog.none())) {
             assertThat(policies.classification("web1")).containsEntry("role", "web");
             KeyStore second = other();
             await().until(() -> second.acceptedKey("web1").isPresent());

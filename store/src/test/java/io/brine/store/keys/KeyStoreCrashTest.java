@@ -51,11 +51,16 @@ class KeyStoreCrashTest {
         Random random = new Random(20260301L);
         int totalOperations = 0;
         for (int round = 0; round < ROUNDS; round++) {
-            Process worker = KeyStoreWorker.start("crash", pki.toString(), cache.toString(),
-                    String.valueOf(random.nextLong()), String.valueOf(STABLE), String.valueOf(CHURN));
+            Process worker = KeyStoreWorker.start(
+                    "crash",
+                    pki.toString(),
+                    cache.toString(),
+                    String.valueOf(random.nextLong()),
+                    String.valueOf(STABLE),
+                    String.valueOf(CHURN));
             int killAfter = 5 + random.nextInt(80);
-            try (BufferedReader lines = new BufferedReader(new InputStreamReader(worker.getInputStream(),
-                    StandardCharsets.UTF_8))) {
+            try (BufferedReader lines =
+                    new BufferedReader(new InputStreamReader(worker.getInputStream(), StandardCharsets.UTF_8))) {
                 assertThat(lines.readLine()).isEqualTo("ready");
                 for (int n = 0; n < killAfter; n++) {
                     assertThat(lines.readLine()).as("worker output").isNotNull();
@@ -77,25 +82,32 @@ class KeyStoreCrashTest {
             for (int i = 0; i < STABLE; i++) {
                 String id = KeyStoreWorker.stableId(i);
                 long states = Stream.of(KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED)
-                        .filter(s -> listing.find(id, s).isPresent()).count();
+                        .filter(s -> listing.find(id, s).isPresent())
+                        .count();
                 assertThat(states).as(id).isEqualTo(1);
             }
         }
     }
 
     private static KeyStore open(Path pki) throws Exception {
-        return FileKeyStore.open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 
     private static void assertInvariants(Path pki, int round) throws Exception {
         for (int i = 0; i < STABLE; i++) {
             String id = KeyStoreWorker.stableId(i);
-            assertThat(statesHolding(pki, id)).as("round %d: %s is in exactly one state", round, id).hasSize(1);
+            assertThat(statesHolding(pki, id))
+                    .as("round %d: %s is in exactly one state", round, id)
+                    .hasSize(1);
             assertKeyIntact(pki, id, STABLE_KEYS + i);
         }
         for (int i = 0; i < CHURN; i++) {
             String id = KeyStoreWorker.churnId(i);
-            assertThat(statesHolding(pki, id).size()).as("round %d: %s is in at most one state", round, id)
+            assertThat(statesHolding(pki, id).size())
+                    .as("round %d: %s is in at most one state", round, id)
                     .isLessThanOrEqualTo(1);
             assertKeyIntact(pki, id, CHURN_KEYS + i);
         }
@@ -106,11 +118,14 @@ class KeyStoreCrashTest {
                     if (name.startsWith(AtomicFiles.TEMP_PREFIX)) {
                         continue;
                     }
-                    assertThat(MinionIds.isValid(name)).as("round %d: %s", round, file).isTrue();
+                    assertThat(MinionIds.isValid(name))
+                            .as("round %d: %s", round, file)
+                            .isTrue();
                     if (state == KeyState.DENIED) {
                         int index = name.startsWith("stable-") ? STABLE_KEYS : CHURN_KEYS;
                         index += Integer.parseInt(name.substring(name.indexOf('-') + 1));
-                        assertThat(Files.readString(file)).as("round %d: %s", round, file)
+                        assertThat(Files.readString(file))
+                                .as("round %d: %s", round, file)
                                 .isEqualTo(TestKeys.publicPem(OTHER_KEYS + index));
                     }
                 }
@@ -130,7 +145,8 @@ class KeyStoreCrashTest {
 
     private static void assertKeyIntact(Path pki, String id, int keyIndex) throws Exception {
         for (KeyState state : statesHolding(pki, id)) {
-            assertThat(Files.readString(pki.resolve(state.dirName()).resolve(id))).as(id)
+            assertThat(Files.readString(pki.resolve(state.dirName()).resolve(id)))
+                    .as(id)
                     .isEqualTo(TestKeys.publicPem(keyIndex));
         }
     }

@@ -39,8 +39,12 @@ class KeyStoreNotificationTest {
 
     @BeforeEach
     void openMaster() throws Exception {
-        master = FileKeyStore.open(KeyStoreOptions.builder(pki()).masterKey(false).pollInterval(Duration.ZERO)
-                .rescanInterval(RESCAN).ticker(nanos::get).build());
+        master = FileKeyStore.open(KeyStoreOptions.builder(pki())
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .rescanInterval(RESCAN)
+                .ticker(nanos::get)
+                .build());
         master.addListener(heard::add);
     }
 
@@ -62,7 +66,9 @@ class KeyStoreNotificationTest {
     }
 
     private KeyStore admin() throws Exception {
-        return FileKeyStore.open(KeyStoreOptions.builder(pki()).masterKey(false).pollInterval(Duration.ZERO)
+        return FileKeyStore.open(KeyStoreOptions.builder(pki())
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
                 .build());
     }
 
@@ -77,7 +83,8 @@ class KeyStoreNotificationTest {
         master.offer("web1", key(1), PolicyVerdict.NONE);
         Process worker = KeyStoreWorker.start("accept", pki().toString(), "web1");
         assertThat(worker.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).contains("DONE");
+        assertThat(new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
+                .contains("DONE");
         assertThat(master.acceptedKey("web1")).as("not polled yet").isEmpty();
 
         master.poll();
@@ -99,8 +106,7 @@ class KeyStoreNotificationTest {
 
         assertThat(master.acceptedIds()).isEmpty();
         await().until(() -> heard.containsAll(List.of(
-                change("web1", KeyState.ACCEPTED, KeyState.REJECTED, 1),
-                change("web2", KeyState.ACCEPTED, null, 2))));
+                change("web1", KeyState.ACCEPTED, KeyState.REJECTED, 1), change("web2", KeyState.ACCEPTED, null, 2))));
         assertThat(master.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Rejected.class);
     }
 
@@ -133,8 +139,11 @@ class KeyStoreNotificationTest {
     @Test
     void theWatcherPollsByItselfEveryPollInterval() throws Exception {
         List<KeyChange> polled = new CopyOnWriteArrayList<>();
-        try (KeyStore watching = FileKeyStore.open(KeyStoreOptions.builder(pki()).masterKey(false)
-                .pollInterval(Duration.ofMillis(20)).build()); KeyStore admin = admin()) {
+        try (KeyStore watching = FileKeyStore.open(KeyStoreOptions.builder(pki())
+                        .masterKey(false)
+                        .pollInterval(Duration.ofMillis(20))
+                        .build());
+                KeyStore admin = admin()) {
             watching.addListener(polled::add);
             admin.offer("web1", key(1), PolicyVerdict.ACCEPT);
 

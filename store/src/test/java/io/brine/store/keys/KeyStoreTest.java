@@ -9,6 +9,7 @@ import io.brine.protocol.InvalidIdException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult.Status;
 import java.io.IOException;
@@ -53,7 +54,8 @@ class KeyStoreTest {
     private KeyStore open() throws Exception {
         AuditLog audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
         opened.add(audit);
-        return open(KeyStoreOptions.builder(pki()).auditLog(audit).masterKey(false).pollInterval(Duration.ZERO));
+        return open(
+                KeyStoreOptions.builder(pki()).auditLog(audit).masterKey(false).pollInterval(Duration.ZERO));
     }
 
     private KeyStore open(KeyStoreOptions.Builder builder) throws Exception {
@@ -100,12 +102,14 @@ class KeyStoreTest {
         assertThat(mode(pki().resolve("master.pub"))).isEqualTo("rw-r--r--");
         String pem = Files.readString(pki().resolve("master.pem"));
         assertThat(pem).startsWith("-----BEGIN RSA PRIVATE KEY-----");
-        assertThat(Files.readString(pki().resolve("master.pub"))).startsWith("-----BEGIN PUBLIC KEY-----")
+        assertThat(Files.readString(pki().resolve("master.pub")))
+                .startsWith("-----BEGIN PUBLIC KEY-----")
                 .isEqualTo(Pem.publicKeySpki(store.masterKeyPair().getPublic()));
         store.close();
 
         KeyStore again = open(KeyStoreOptions.builder(pki()).pollInterval(Duration.ZERO));
-        assertThat(again.masterKeyPair().getPublic()).isEqualTo(store.masterKeyPair().getPublic());
+        assertThat(again.masterKeyPair().getPublic())
+                .isEqualTo(store.masterKeyPair().getPublic());
     }
 
     @Test
@@ -116,20 +120,23 @@ class KeyStoreTest {
 
         assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki()).pollInterval(Duration.ZERO)))
                 .isInstanceOf(KeyStoreException.class)
-                .hasMessageContaining(pem.toString()).hasMessageContaining("chmod 400");
+                .hasMessageContaining(pem.toString())
+                .hasMessageContaining("chmod 400");
     }
 
     /** The lock's open failing names the system's reason, the owner and mode, the user and the fix, not just a path. */
     @Test
     void aPkiDirWhoseLockCannotBeCreatedSaysWhyAndTheFix() throws Exception {
-        try (io.brine.protocol.testing.TinyFileSystem disk = io.brine.protocol.testing.TinyFileSystem.mount(
-                tmp.resolve("disk"), "1m")) {
-            Path pki = Files.createDirectory(disk.root().resolve("pki"), PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
+        try (TinyFileSystem disk = TinyFileSystem.mount(tmp.resolve("disk"), "1m")) {
+            Path pki = Files.createDirectory(
+                    disk.root().resolve("pki"),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
             disk.remountReadOnly();
 
-            assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO)))
-                    .isInstanceOf(IOException.class).hasMessageContaining(pki.resolve(".lock")
+            assertThatThrownBy(() ->
+                            open(KeyStoreOptions.builder(pki).masterKey(false).pollInterval(Duration.ZERO)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining(pki.resolve(".lock")
                             + " cannot be opened for writing: read-only file system (directory " + pki
                             + " is owned by root:root (uid 0), mode 0700; this process runs as root (uid 0)). Fix: the"
                             + " file system holding " + pki + " is mounted read-only: mount it read-write, or set"
@@ -144,7 +151,8 @@ class KeyStoreTest {
         Files.writeString(pub, TestKeys.publicPem(3));
 
         assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki()).pollInterval(Duration.ZERO)))
-                .isInstanceOf(KeyStoreException.class).hasMessageContaining("does not match");
+                .isInstanceOf(KeyStoreException.class)
+                .hasMessageContaining("does not match");
     }
 
     @Test
@@ -153,7 +161,8 @@ class KeyStoreTest {
         Files.writeString(pki().resolve("master.pub"), TestKeys.publicPem(3));
 
         assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki()).pollInterval(Duration.ZERO)))
-                .isInstanceOf(KeyStoreException.class).hasMessageContaining("master.pem does not");
+                .isInstanceOf(KeyStoreException.class)
+                .hasMessageContaining("master.pem does not");
         assertThat(pki().resolve("master.pem")).doesNotExist();
     }
 
@@ -163,8 +172,10 @@ class KeyStoreTest {
         Files.createDirectory(tmp.resolve("elsewhere"));
         Files.createSymbolicLink(pki().resolve("minions"), tmp.resolve("elsewhere"));
 
-        assertThatThrownBy(this::open).isInstanceOf(KeyStoreException.class)
-                .hasMessageContaining("minions").hasMessageContaining("symbolic link");
+        assertThatThrownBy(this::open)
+                .isInstanceOf(KeyStoreException.class)
+                .hasMessageContaining("minions")
+                .hasMessageContaining("symbolic link");
     }
 
     @Test
@@ -177,8 +188,11 @@ class KeyStoreTest {
 
     @Test
     void aMissingPkiDirIsAnErrorWhenCreationIsOff() {
-        assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki()).masterKey(false).createPkiDir(false)
-                .pollInterval(Duration.ZERO))).isInstanceOf(KeyStoreException.class)
+        assertThatThrownBy(() -> open(KeyStoreOptions.builder(pki())
+                        .masterKey(false)
+                        .createPkiDir(false)
+                        .pollInterval(Duration.ZERO)))
+                .isInstanceOf(KeyStoreException.class)
                 .hasMessageContaining("does not exist");
     }
 
@@ -300,8 +314,8 @@ class KeyStoreTest {
 
     @Test
     void maxPendingReachedAnswersFullAndWritesNothing() throws Exception {
-        KeyStore store = open(KeyStoreOptions.builder(pki()).masterKey(false).maxPending(2)
-                .pollInterval(Duration.ZERO));
+        KeyStore store = open(
+                KeyStoreOptions.builder(pki()).masterKey(false).maxPending(2).pollInterval(Duration.ZERO));
         store.offer("a", key(1), PolicyVerdict.NONE);
         store.offer("b", key(2), PolicyVerdict.NONE);
 
@@ -312,8 +326,8 @@ class KeyStoreTest {
 
     @Test
     void maxMinionsReachedAnswersFullForANewAcceptance() throws Exception {
-        KeyStore store = open(KeyStoreOptions.builder(pki()).masterKey(false).maxMinions(1)
-                .pollInterval(Duration.ZERO));
+        KeyStore store = open(
+                KeyStoreOptions.builder(pki()).masterKey(false).maxMinions(1).pollInterval(Duration.ZERO));
         store.offer("a", key(1), PolicyVerdict.ACCEPT);
 
         assertThat(store.offer("b", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Full.class);
@@ -330,11 +344,11 @@ class KeyStoreTest {
             pem = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
         }
         byte[] der = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
-        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA")
-                .generatePublic(new X509EncodedKeySpec(der));
+        RSAPublicKey small = (RSAPublicKey) KeyFactory.getInstance("RSA").generatePublic(new X509EncodedKeySpec(der));
 
         assertThatThrownBy(() -> store.offer("web1", small, PolicyVerdict.ACCEPT))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1024");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1024");
         assertThat(file(KeyState.ACCEPTED, "web1")).doesNotExist();
     }
 
@@ -371,16 +385,22 @@ class KeyStoreTest {
         KeyStore store = open();
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
 
-        assertThat(store.reject("web1", KeyState.PENDING, null, "admin").status()).isEqualTo(Status.NOT_FOUND);
-        assertThat(store.reject("web1", KeyState.ACCEPTED, null, "admin").status()).isEqualTo(Status.DONE);
+        assertThat(store.reject("web1", KeyState.PENDING, null, "admin").status())
+                .isEqualTo(Status.NOT_FOUND);
+        assertThat(store.reject("web1", KeyState.ACCEPTED, null, "admin").status())
+                .isEqualTo(Status.DONE);
         assertThat(file(KeyState.REJECTED, "web1")).exists();
-        assertThat(store.accept("web1", KeyState.PENDING, null, "admin").status()).isEqualTo(Status.NOT_FOUND);
-        assertThat(store.accept("web1", KeyState.REJECTED, null, "admin").status()).isEqualTo(Status.DONE);
-        assertThat(store.delete("web1", KeyState.ACCEPTED, null, "admin").status()).isEqualTo(Status.DONE);
+        assertThat(store.accept("web1", KeyState.PENDING, null, "admin").status())
+                .isEqualTo(Status.NOT_FOUND);
+        assertThat(store.accept("web1", KeyState.REJECTED, null, "admin").status())
+                .isEqualTo(Status.DONE);
+        assertThat(store.delete("web1", KeyState.ACCEPTED, null, "admin").status())
+                .isEqualTo(Status.DONE);
         assertThat(store.list().keys().values()).allMatch(List::isEmpty);
 
         List<JsonNode> lines = auditLines();
-        assertThat(lines).extracting(l -> l.get("event").asText())
+        assertThat(lines)
+                .extracting(l -> l.get("event").asText())
                 .containsExactly("key-accepted", "key-rejected", "key-accepted", "key-deleted");
         assertThat(lines.get(1).get("actor").asText()).isEqualTo("admin");
         assertThat(lines.get(1).get("from").asText()).isEqualTo("accepted");
@@ -428,7 +448,8 @@ class KeyStoreTest {
         assertThat(store.acceptedKey("web1")).contains(key(1));
 
         store.delete("web1", KeyState.ACCEPTED, null, "admin");
-        assertThat(store.accept("web1", KeyState.DENIED, fp(2), "admin").status()).isEqualTo(Status.DONE);
+        assertThat(store.accept("web1", KeyState.DENIED, fp(2), "admin").status())
+                .isEqualTo(Status.DONE);
         assertThat(store.acceptedKey("web1")).contains(key(2));
         assertThat(file(KeyState.DENIED, "web1")).doesNotExist();
     }
@@ -447,9 +468,18 @@ class KeyStoreTest {
 
         KeyListing listing = store.list();
 
-        assertThat(listing.keys().values()).flatExtracting(l -> l).extracting(StoredKey::id).containsExactly("dup");
-        assertThat(listing.problems()).extracting(KeyProblem::file).containsExactly("'minions_pre/Web1'",
-                "'minions_pre/dup'", "'minions_pre/junk'", "'minions_pre/linked'", "'minions_pre/private'");
+        assertThat(listing.keys().values())
+                .flatExtracting(l -> l)
+                .extracting(StoredKey::id)
+                .containsExactly("dup");
+        assertThat(listing.problems())
+                .extracting(KeyProblem::file)
+                .containsExactly(
+                        "'minions_pre/Web1'",
+                        "'minions_pre/dup'",
+                        "'minions_pre/junk'",
+                        "'minions_pre/linked'",
+                        "'minions_pre/private'");
         assertThat(listing.problems().get(0).reason()).contains("not a valid id");
         assertThat(listing.problems().get(1).reason()).contains("also in minions/");
         assertThat(listing.problems().get(2).reason()).contains("not a valid public key");
@@ -459,7 +489,8 @@ class KeyStoreTest {
         AdminResult accept = store.accept("junk", null, "admin");
         assertThat(accept.status()).isEqualTo(Status.REFUSED);
         assertThat(accept.message()).contains("minions_pre/junk").contains("not acted on");
-        assertThat(store.delete("linked", KeyState.PENDING, null, "admin").status()).isEqualTo(Status.REFUSED);
+        assertThat(store.delete("linked", KeyState.PENDING, null, "admin").status())
+                .isEqualTo(Status.REFUSED);
         assertThat(Files.isSymbolicLink(pre.resolve("linked"))).isTrue();
         assertThat(store.offer("junk", key(3), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Denied.class);
         assertThat(Files.readString(pre.resolve("junk"))).isEqualTo("not a key");
@@ -473,7 +504,8 @@ class KeyStoreTest {
         assertThat(planted.reason()).startsWith(KeyTransitions.UNREADABLE_ENTRY).contains("accepted entry");
         assertThat(file(KeyState.DENIED, "planted")).doesNotExist();
         assertThat(file(KeyState.DENIED, "junk")).doesNotExist();
-        assertThat(Files.isDirectory(pki().resolve("minions").resolve("planted"))).isTrue();
+        assertThat(Files.isDirectory(pki().resolve("minions").resolve("planted")))
+                .isTrue();
     }
 
     @Test

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A separate JVM that works on a key store, for the crash, concurrency and notification tests. It prints one line
@@ -27,18 +29,25 @@ public final class KeyStoreWorker {
 
     /** Test key of a stable id (never deleted) / its other key (denied when offered). */
     static final int STABLE_KEYS = 0;
+
     static final int CHURN_KEYS = 64;
     static final int OTHER_KEYS = 128;
 
-    private KeyStoreWorker() {
-    }
+    private KeyStoreWorker() {}
 
     static Process start(String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), KeyStoreWorker.class.getName()));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx64m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                System.getProperty("java.class.path"),
+                KeyStoreWorker.class.getName()));
         command.addAll(List.of(args));
-        return new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        return new ProcessBuilder(command)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
     }
 
     static String stableId(int i) {
@@ -57,13 +66,25 @@ public final class KeyStoreWorker {
         // stdout carries the protocol lines; logs go to stderr, and only warnings.
         PrintStream out = System.out;
         System.setOut(System.err);
-        ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME))
+        ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME))
                 .setLevel(ch.qos.logback.classic.Level.WARN);
         switch (args[0]) {
-            case "crash" -> crash(Path.of(args[1]), Path.of(args[2]), Long.parseLong(args[3]),
-                    Integer.parseInt(args[4]), Integer.parseInt(args[5]), out);
-            case "mixed" -> mixed(Path.of(args[1]), Path.of(args[2]), Long.parseLong(args[3]),
-                    Integer.parseInt(args[4]), Integer.parseInt(args[5]), out);
+            case "crash" ->
+                crash(
+                        Path.of(args[1]),
+                        Path.of(args[2]),
+                        Long.parseLong(args[3]),
+                        Integer.parseInt(args[4]),
+                        Integer.parseInt(args[5]),
+                        out);
+            case "mixed" ->
+                mixed(
+                        Path.of(args[1]),
+                        Path.of(args[2]),
+                        Long.parseLong(args[3]),
+                        Integer.parseInt(args[4]),
+                        Integer.parseInt(args[5]),
+                        out);
             case "accept" -> {
                 try (KeyStore store = open(Path.of(args[1]), null)) {
                     out.println(store.accept(args[2], null, "worker").status());
@@ -77,8 +98,11 @@ public final class KeyStoreWorker {
     /** A store auditing to {@code cachedir} (none when null); the audit log lives as long as this process. */
     private static KeyStore open(Path pki, Path cachedir) throws Exception {
         AuditLog audit = cachedir == null ? AuditLog.none() : AuditLog.open(cachedir, Clock.systemUTC());
-        return FileKeyStore.open(KeyStoreOptions.builder(pki).auditLog(audit).masterKey(false)
-                .pollInterval(Duration.ZERO).build());
+        return FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .auditLog(audit)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 
     /** Random accept/reject/delete/offer operations, forever; stable ids are moved but never deleted. */
@@ -104,8 +128,12 @@ public final class KeyStoreWorker {
 
     private static void stableOperation(KeyStore store, String id, int keyIndex, Random random) {
         switch (random.nextInt(6)) {
-            case 0 -> store.accept(id, random.nextBoolean() ? KeyState.PENDING : KeyState.REJECTED,
-                    random.nextBoolean() ? Fingerprints.of(key(keyIndex)) : null, "worker");
+            case 0 ->
+                store.accept(
+                        id,
+                        random.nextBoolean() ? KeyState.PENDING : KeyState.REJECTED,
+                        random.nextBoolean() ? Fingerprints.of(key(keyIndex)) : null,
+                        "worker");
             case 1 -> store.reject(id, random.nextBoolean() ? KeyState.PENDING : KeyState.ACCEPTED, null, "worker");
             case 2 -> store.offer(id, key(keyIndex), PolicyVerdict.values()[random.nextInt(3)]);
             case 3 -> store.offer(id, key(OTHER_KEYS + keyIndex), PolicyVerdict.NONE);

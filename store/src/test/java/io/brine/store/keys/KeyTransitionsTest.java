@@ -59,11 +59,14 @@ class KeyTransitionsTest {
 
     @Test
     void maxPendingDoesNotStopAcceptanceRejectionOrKnownKeys() {
-        assertThat(KeyTransitions.decide(KeyLookup.UNKNOWN, PolicyVerdict.ACCEPT, NO_PENDING_ROOM).write())
+        assertThat(KeyTransitions.decide(KeyLookup.UNKNOWN, PolicyVerdict.ACCEPT, NO_PENDING_ROOM)
+                        .write())
                 .isEqualTo(Write.NEW_ACCEPTED);
-        assertThat(KeyTransitions.decide(KeyLookup.UNKNOWN, PolicyVerdict.REJECT, NO_PENDING_ROOM).write())
+        assertThat(KeyTransitions.decide(KeyLookup.UNKNOWN, PolicyVerdict.REJECT, NO_PENDING_ROOM)
+                        .write())
                 .isEqualTo(Write.NEW_REJECTED);
-        assertThat(KeyTransitions.decide(KeyLookup.PENDING_SAME, PolicyVerdict.NONE, NO_PENDING_ROOM).answer())
+        assertThat(KeyTransitions.decide(KeyLookup.PENDING_SAME, PolicyVerdict.NONE, NO_PENDING_ROOM)
+                        .answer())
                 .isEqualTo(Answer.PENDING);
     }
 
@@ -79,7 +82,8 @@ class KeyTransitionsTest {
 
     @Test
     void maxMinionsDoesNotStopAnAlreadyAcceptedMinion() {
-        assertThat(KeyTransitions.decide(KeyLookup.ACCEPTED_SAME, PolicyVerdict.NONE, NO_MINION_ROOM).answer())
+        assertThat(KeyTransitions.decide(KeyLookup.ACCEPTED_SAME, PolicyVerdict.NONE, NO_MINION_ROOM)
+                        .answer())
                 .isEqualTo(Answer.ACCEPTED);
     }
 

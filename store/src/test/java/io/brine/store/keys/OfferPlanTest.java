@@ -87,19 +87,31 @@ class OfferPlanTest {
         "UNREADABLE_REJECTED | same | * | * | * | * -> Rejected | NONE",
     };
 
-    record Offered(Held held, boolean otherKind, PolicyVerdict verdict, boolean askedThis, boolean shared,
-            boolean atLimits) {
+    record Offered(
+            Held held, boolean otherKind, PolicyVerdict verdict, boolean askedThis, boolean shared, boolean atLimits) {
 
         String[] columns() {
-            return new String[] {held.name(), otherKind ? "other" : "same", verdict.name(), askedThis ? "this" : "else",
-                shared ? "shared" : "alone", atLimits ? "at" : "under"};
+            return new String[] {
+                held.name(),
+                otherKind ? "other" : "same",
+                verdict.name(),
+                askedThis ? "this" : "else",
+                shared ? "shared" : "alone",
+                atLimits ? "at" : "under"
+            };
         }
 
         Plan plan() {
-            KeyLookup askedAbout = askedThis ? held.current.lookup()
+            KeyLookup askedAbout = askedThis
+                    ? held.current.lookup()
                     : held.current.lookup() == KeyLookup.UNKNOWN ? KeyLookup.PENDING_SAME : KeyLookup.UNKNOWN;
-            return KeyTransitions.plan(held.current, otherKind ? MinionKind.SALT : MinionKind.BRINE, verdict,
-                    askedAbout, shared ? List.of(OTHER_ID) : List.of(), atLimits ? AT : UNDER);
+            return KeyTransitions.plan(
+                    held.current,
+                    otherKind ? MinionKind.SALT : MinionKind.BRINE,
+                    verdict,
+                    askedAbout,
+                    shared ? List.of(OTHER_ID) : List.of(),
+                    atLimits ? AT : UNDER);
         }
 
         @Override
@@ -157,8 +169,9 @@ class OfferPlanTest {
         if (decision instanceof KeyDecision.OtherKind otherKind) {
             assertThat(otherKind.held()).isEqualTo(MinionKind.BRINE);
         }
-        assertThat(plan.offeredKeyHeld()).isEqualTo(!offer.otherKind()
-                && (offer.held() == Held.PENDING_SAME || offer.held() == Held.ACCEPTED_SAME));
+        assertThat(plan.offeredKeyHeld())
+                .isEqualTo(!offer.otherKind()
+                        && (offer.held() == Held.PENDING_SAME || offer.held() == Held.ACCEPTED_SAME));
         // What is written says which other id holds the key; what is not written is an answer about this id alone.
         assertThat(decision.reason().contains("same key as " + OTHER_ID))
                 .isEqualTo(offer.shared() && plan.write() != Write.NONE);
@@ -187,21 +200,22 @@ class OfferPlanTest {
         }
         Plan committed = offer.plan();
         assertThat(committed.write()).isEqualTo(Write.NONE);
-        assertThat(committed.decision("web1", "fp").getClass()).isEqualTo(fast.decision("web1", "fp").getClass());
+        assertThat(committed.decision("web1", "fp").getClass())
+                .isEqualTo(fast.decision("web1", "fp").getClass());
     }
 
     @Test
     void theSameKeyAlreadyDeniedIsAnsweredWithoutAWriteAndNamedByItsStoredFingerprint() {
         StoredKey anotherDenied = new StoredKey("web1", KeyState.DENIED, ANOTHER, Fingerprints.of(ANOTHER));
         for (Held held : List.of(Held.PENDING_OTHER, Held.ACCEPTED_OTHER)) {
-            Plan fast = KeyTransitions.fromView(held.current, MinionKind.BRINE, PolicyVerdict.NONE, OFFERED_DENIED,
-                    OFFERED);
+            Plan fast = KeyTransitions.fromView(
+                    held.current, MinionKind.BRINE, PolicyVerdict.NONE, OFFERED_DENIED, OFFERED);
             assertThat(fast.write()).as(held.name()).isEqualTo(Write.NONE);
             assertThat(fast.decision("web1", OFFERED, null, OFFERED_DENIED))
                     .isEqualTo(new KeyDecision.Denied("web1", "denied-fp", fast.reason()));
             for (StoredKey denied : Arrays.asList(null, anotherDenied)) {
-                Plan written = KeyTransitions.fromView(held.current, MinionKind.BRINE, PolicyVerdict.NONE, denied,
-                        OFFERED);
+                Plan written =
+                        KeyTransitions.fromView(held.current, MinionKind.BRINE, PolicyVerdict.NONE, denied, OFFERED);
                 assertThat(written.write()).isEqualTo(Write.DENIED);
                 assertThat(written.decision("web1", OFFERED, denied))
                         .isEqualTo(new KeyDecision.Denied("web1", Fingerprints.of(OFFERED), written.reason()));
@@ -223,16 +237,25 @@ class OfferPlanTest {
         for (String row : rows) {
             String[] cells = row.split("\\|");
             Current current = Held.valueOf(cells[0].strip()).current;
-            assertThat(KeyTransitions.asksPolicies(current, MinionKind.BRINE)).as(row)
+            assertThat(KeyTransitions.asksPolicies(current, MinionKind.BRINE))
+                    .as(row)
                     .isEqualTo(Boolean.parseBoolean(cells[1].strip()));
-            assertThat(KeyTransitions.checksFactors(current, MinionKind.BRINE)).as(row)
+            assertThat(KeyTransitions.checksFactors(current, MinionKind.BRINE))
+                    .as(row)
                     .isEqualTo(Boolean.parseBoolean(cells[2].strip()));
-            assertThat(KeyTransitions.readsSharing(current, MinionKind.BRINE)).as(row)
+            assertThat(KeyTransitions.readsSharing(current, MinionKind.BRINE))
+                    .as(row)
                     .isEqualTo(Boolean.parseBoolean(cells[3].strip()));
             boolean held = current.lookup() != KeyLookup.UNKNOWN;
-            assertThat(KeyTransitions.asksPolicies(current, MinionKind.SALT)).as(row).isEqualTo(!held);
-            assertThat(KeyTransitions.checksFactors(current, MinionKind.SALT)).as(row).isEqualTo(!held);
-            assertThat(KeyTransitions.readsSharing(current, MinionKind.SALT)).as(row).isEqualTo(!held);
+            assertThat(KeyTransitions.asksPolicies(current, MinionKind.SALT))
+                    .as(row)
+                    .isEqualTo(!held);
+            assertThat(KeyTransitions.checksFactors(current, MinionKind.SALT))
+                    .as(row)
+                    .isEqualTo(!held);
+            assertThat(KeyTransitions.readsSharing(current, MinionKind.SALT))
+                    .as(row)
+                    .isEqualTo(!held);
         }
     }
 }

@@ -24,14 +24,18 @@ class OneKeyOneIdTest {
 
     @TempDir
     Path tmp;
+
     FileAuditLog audit;
     KeyStore store;
 
     @BeforeEach
     void open() throws Exception {
         audit = AuditLog.open(tmp.resolve("cache"), Clock.systemUTC());
-        store = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki")).auditLog(audit).masterKey(false)
-                .pollInterval(Duration.ZERO).build());
+        store = FileKeyStore.open(KeyStoreOptions.builder(tmp.resolve("pki"))
+                .auditLog(audit)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 
     @AfterEach
@@ -74,11 +78,15 @@ class OneKeyOneIdTest {
         assertThat(store.offer("web2", key(2), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
         store.offer("web3", key(1), PolicyVerdict.NONE);
 
-        assertThat(store.accept("web3", KeyState.PENDING, Fingerprints.of(key(1)), "admin").done()).isTrue();
+        assertThat(store.accept("web3", KeyState.PENDING, Fingerprints.of(key(1)), "admin")
+                        .done())
+                .isTrue();
 
-        assertThat(Files.readAllLines(audit.file())).last().asString().contains("\"web3\"")
+        assertThat(Files.readAllLines(audit.file()))
+                .last()
+                .asString()
+                .contains("\"web3\"")
                 .contains("same key as web1");
-        assertThat(store.list().sharedKeys()).containsEntry(Fingerprints.of(key(1)),
-                List.of("web1", "web3"));
+        assertThat(store.list().sharedKeys()).containsEntry(Fingerprints.of(key(1)), List.of("web1", "web3"));
     }
 }

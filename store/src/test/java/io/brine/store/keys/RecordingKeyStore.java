@@ -139,8 +139,8 @@ public class RecordingKeyStore implements KeyStore {
     }
 
     @Override
-    public RotationDecision rotate(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy,
-            String actor) {
+    public RotationDecision rotate(
+            String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         return delegate.rotate(id, oldKey, newKey, policy, actor);
     }
 

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 class SnapshotTest {
 
     private static final RSAPublicKey KEY = (RSAPublicKey) TestKeys.pair(0).getPublic();
-    private static final List<KeyState> STATES = List.of(KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED,
-            KeyState.DENIED);
+    private static final List<KeyState> STATES =
+            List.of(KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED, KeyState.DENIED);
 
     private static Entry entry(String id, KeyState state) {
         return Entry.of(new StoredKey(id, state, KEY, "fp"), new FileStamp(id, 1, FileTime.fromMillis(0)));
@@ -41,8 +41,13 @@ class SnapshotTest {
             if (random.nextInt(5) == 0) {
                 snapshot.acceptedIds(); // computed now and then, so later snapshots may inherit it
             }
-            Snapshot recounted = new Snapshot(snapshot.generation, snapshot.dirStamps, snapshot.keys,
-                    snapshot.denied, snapshot.problems, snapshot.scannedAtNanos);
+            Snapshot recounted = new Snapshot(
+                    snapshot.generation,
+                    snapshot.dirStamps,
+                    snapshot.keys,
+                    snapshot.denied,
+                    snapshot.problems,
+                    snapshot.scannedAtNanos);
             for (KeyState state : KeyState.values()) {
                 assertThat(snapshot.count(state)).as("step %d, %s", step, state).isEqualTo(recounted.count(state));
             }

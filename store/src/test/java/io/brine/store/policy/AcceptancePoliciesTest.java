@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.audit.AuditLog;
+import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
@@ -30,14 +31,18 @@ class AcceptancePoliciesTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
     KeyStore store;
     AcceptancePolicies policies;
 
     @BeforeEach
     void setUp() throws Exception {
-        store = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false).maxPending(1)
-                .pollInterval(Duration.ZERO).build());
+        store = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .masterKey(false)
+                .maxPending(1)
+                .pollInterval(Duration.ZERO)
+                .build());
     }
 
     @AfterEach
@@ -55,14 +60,15 @@ class AcceptancePoliciesTest {
     }
 
     private AcceptancePolicies fromConfig(MasterConfig.Acceptance.Builder acceptance) {
-        policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(acceptance.build()).build(),
-                store, clock, AuditLog.none());
+        policies = AcceptancePolicies.fromConfig(
+                MasterConfig.builder(dir).acceptance(acceptance.build()).build(), store, clock, AuditLog.none());
         return policies;
     }
 
     @Test
     void aRejectWinsOverEveryAccept() throws Exception {
-        fromConfig(MasterConfig.Acceptance.builder().autoAccept(true)
+        fromConfig(MasterConfig.Acceptance.builder()
+                .autoAccept(true)
                 .autosignFile(file("autosign.conf", "*.example.com\n", "rw-------"))
                 .autorejectFile(file("autoreject.conf", "bad.example.com\n", "rw-------")));
 
@@ -76,14 +82,25 @@ class AcceptancePoliciesTest {
 
     @Test
     void theFactoryAsksPoliciesInTheDocumentedOrder() throws Exception {
-        fromConfig(MasterConfig.Acceptance.builder().autoAccept(true)
-                .autosignFile(dir.resolve("a")).autorejectFile(dir.resolve("r"))
-                .autosignPolicy(dir.resolve("p")).inventoryFile(dir.resolve("i"))
+        fromConfig(MasterConfig.Acceptance.builder()
+                .autoAccept(true)
+                .autosignFile(dir.resolve("a"))
+                .autorejectFile(dir.resolve("r"))
+                .autosignPolicy(dir.resolve("p"))
+                .inventoryFile(dir.resolve("i"))
                 .autosignClaims(Map.of("role", List.of("web")))
                 .autosignTokens(List.of(TokenHashes.entry("*", "0123456789abcdef", false))));
-        assertThat(policies.all()).extracting(Object::getClass).containsExactly(IdRulePolicy.class,
-                policies.all().get(1).getClass(), IdRulePolicy.class, GrantPolicy.class, TokenPolicy.class,
-                ClaimsPolicy.class, InventoryPolicy.class, ExecutablePolicy.class);
+        assertThat(policies.all())
+                .extracting(Object::getClass)
+                .containsExactly(
+                        IdRulePolicy.class,
+                        policies.all().get(1).getClass(),
+                        IdRulePolicy.class,
+                        GrantPolicy.class,
+                        TokenPolicy.class,
+                        ClaimsPolicy.class,
+                        InventoryPolicy.class,
+                        ExecutablePolicy.class);
         assertThat(policies.all().get(0).toString()).startsWith("autoreject_file");
         assertThat(policies.all().get(2).toString()).startsWith("autosign_file");
     }
@@ -108,13 +125,15 @@ class AcceptancePoliciesTest {
     @Test
     void explainListsEachPolicyAskedAndSpendsNothing() throws Exception {
         MasterConfig.AutosignToken token = TokenHashes.entry("web*", "0123456789abcdef", true);
-        fromConfig(MasterConfig.Acceptance.builder().autorejectFile(file("autoreject.conf", "db1\n", "rw-------"))
+        fromConfig(MasterConfig.Acceptance.builder()
+                .autorejectFile(file("autoreject.conf", "db1\n", "rw-------"))
                 .autosignTokens(List.of(token)));
         AuthAttempt attempt = attempt("web1", 1, Map.of(), null, "0123456789abcdef", "10.0.0.5");
         AcceptancePolicies.Explanation first = policies.explain(attempt);
         assertThat(first.decision().verdict()).isEqualTo(PolicyVerdict.ACCEPT);
-        assertThat(first.steps()).extracting(PolicyDecision::verdict).containsExactly(PolicyVerdict.NONE,
-                PolicyVerdict.NONE, PolicyVerdict.ACCEPT);
+        assertThat(first.steps())
+                .extracting(PolicyDecision::verdict)
+                .containsExactly(PolicyVerdict.NONE, PolicyVerdict.NONE, PolicyVerdict.ACCEPT);
         assertThat(policies.explain(attempt).decision().verdict()).isEqualTo(PolicyVerdict.ACCEPT);
         assertThat(dir.resolve("cache")).doesNotExist();
     }
@@ -123,8 +142,8 @@ class AcceptancePoliciesTest {
     void aRememberedYesIsDroppedWhenTheKeyIsDeleted() throws Exception {
         // Yes the first time only: a yes after the delete can only come from the cache.
         Path said = dir.resolve("said-yes");
-        Path exe = file("policy", "#!/bin/sh\n[ -e " + said + " ] && exit 1\ntouch " + said + "\nexit 0\n",
-                "rwx------");
+        Path exe =
+                file("policy", "#!/bin/sh\n[ -e " + said + " ] && exit 1\ntouch " + said + "\nexit 0\n", "rwx------");
         fromConfig(MasterConfig.Acceptance.builder().autosignPolicy(exe));
         assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
         await().until(() -> policies.evaluate(attempt("web1", 1)).verdict() == PolicyVerdict.ACCEPT);
@@ -133,15 +152,16 @@ class AcceptancePoliciesTest {
         store.delete("web1", "test");
 
         await().until(() -> policies.evaluate(attempt("web1", 1)).verdict() == PolicyVerdict.NONE);
-        await().until(() -> policies.evaluate(attempt("web1", 1)).reason()
-                .contains("autosign_policy " + exe + ": exit 1"));
+        await().until(() ->
+                policies.evaluate(attempt("web1", 1)).reason().contains("autosign_policy " + exe + ": exit 1"));
     }
 
     @Test
     void aClassificationGoesWithItsDeletedKey() throws Exception {
         Path classes = Files.createDirectories(dir.resolve("cache").resolve(Classifications.DIR_NAME));
-        Path file = Files.writeString(classes.resolve("web1.json"), "{\"fingerprint\":\""
-                + Attempts.fingerprint(1) + "\",\"class\":{\"role\":\"web\"}}\n");
+        Path file = Files.writeString(
+                classes.resolve("web1.json"),
+                "{\"fingerprint\":\"" + Attempts.fingerprint(1) + "\",\"class\":{\"role\":\"web\"}}\n");
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);
         fromConfig(MasterConfig.Acceptance.builder());
         assertThat(policies.classification("web1")).containsEntry("role", "web");
@@ -158,12 +178,18 @@ class AcceptancePoliciesTest {
         // Says yes only once the store holds the key as pending (the test says so: the file appears on disk before
         // the store's memory has it), so that the promotion, not the next retry, accepts it.
         Path pending = dir.resolve("pending");
-        Path exe = file("policy", "#!/bin/sh\nwhile [ ! -e " + pending + " ]; do sleep 0.05; done\nexit 0\n",
-                "rwx------");
-        try (io.brine.store.audit.FileAuditLog audit = io.brine.store.audit.AuditLog.open(dir.resolve("audit"),
-                clock)) {
-            policies = AcceptancePolicies.fromConfig(MasterConfig.builder(dir).acceptance(
-                    MasterConfig.Acceptance.builder().autosignPolicy(exe).build()).build(), store, clock, audit);
+        Path exe =
+                file("policy", "#!/bin/sh\nwhile [ ! -e " + pending + " ]; do sleep 0.05; done\nexit 0\n", "rwx------");
+        try (FileAuditLog audit = AuditLog.open(dir.resolve("audit"), clock)) {
+            policies = AcceptancePolicies.fromConfig(
+                    MasterConfig.builder(dir)
+                            .acceptance(MasterConfig.Acceptance.builder()
+                                    .autosignPolicy(exe)
+                                    .build())
+                            .build(),
+                    store,
+                    clock,
+                    audit);
             assertThat(policies.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
             store.offer("web1", key(1), PolicyVerdict.NONE); // what AuthService does with that answer
             Files.writeString(pending, "");
@@ -194,11 +220,18 @@ class AcceptancePoliciesTest {
     @Test
     void aFullPendingStoreNeverStopsAKeyThatAPolicyAccepts() throws Exception {
         fromConfig(MasterConfig.Acceptance.builder().autosignFile(file("autosign.conf", "web1\n", "rw-------")));
-        assertThat(store.offer("bogus1", key(5), policies.evaluate(attempt("bogus1", 5)).verdict()))
+        assertThat(store.offer(
+                        "bogus1",
+                        key(5),
+                        policies.evaluate(attempt("bogus1", 5)).verdict()))
                 .isInstanceOf(KeyDecision.Pending.class);
-        assertThat(store.offer("bogus2", key(6), policies.evaluate(attempt("bogus2", 6)).verdict()))
+        assertThat(store.offer(
+                        "bogus2",
+                        key(6),
+                        policies.evaluate(attempt("bogus2", 6)).verdict()))
                 .isInstanceOf(KeyDecision.Full.class);
-        assertThat(store.offer("web1", key(1), policies.evaluate(attempt("web1", 1)).verdict()))
+        assertThat(store.offer(
+                        "web1", key(1), policies.evaluate(attempt("web1", 1)).verdict()))
                 .isInstanceOf(KeyDecision.Accepted.class);
     }
 }

@@ -14,6 +14,7 @@ import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RecordingKeyStore;
@@ -38,6 +39,7 @@ class AdmissionTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
     final AtomicInteger asked = new AtomicInteger();
     final AutosignToken token = TokenHashes.entry("web*", TOKEN, true);
@@ -53,8 +55,11 @@ class AdmissionTest {
 
     /** A store behind a recorder, and a single-use token for web* whose evaluations are counted. */
     private Admission admission(int maxMinions) throws Exception {
-        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
-                .maxMinions(maxMinions).pollInterval(Duration.ZERO).build()));
+        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .masterKey(false)
+                .maxMinions(maxMinions)
+                .pollInterval(Duration.ZERO)
+                .build()));
         return admission(store);
     }
 
@@ -78,12 +83,18 @@ class AdmissionTest {
 
     @Test
     void aTokenBackedRequestWinsOverAPendingSquatterButNeverOverAnAcceptedKey() throws Exception {
-        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
-                .pollInterval(Duration.ZERO).build()));
+        store = new RecordingKeyStore(FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build()));
         spent = new SpentStore(dir.resolve("spent_tokens"), clock);
-        Admission admission = new Admission(store, AcceptancePolicies.of(List.of(),
-                List.of(attempt -> new PolicyDecision(PolicyVerdict.ACCEPT, "autosign_file", "web* matches"),
-                        new TokenPolicy(List.of(token), spent))));
+        Admission admission = new Admission(
+                store,
+                AcceptancePolicies.of(
+                        List.of(),
+                        List.of(
+                                attempt -> new PolicyDecision(PolicyVerdict.ACCEPT, "autosign_file", "web* matches"),
+                                new TokenPolicy(List.of(token), spent))));
         store.offer("web1", Attempts.key(9), PolicyVerdict.NONE); // the squatter
 
         // A policy that only matches the id proves nothing over a pending key.
@@ -100,9 +111,10 @@ class AdmissionTest {
 
         // Never over an accepted key; the token (single-use, spent) would not help anyway: a fresh one.
         AutosignToken again = TokenHashes.entry("web*", TOKEN + "-2", false);
-        Admission second = new Admission(store, AcceptancePolicies.of(List.of(),
-                List.of(new TokenPolicy(List.of(again), spent))));
-        assertThat(second.admit(attempt("web1", 2, Map.of(), null, TOKEN + "-2", "10.0.0.6")).decision())
+        Admission second =
+                new Admission(store, AcceptancePolicies.of(List.of(), List.of(new TokenPolicy(List.of(again), spent))));
+        assertThat(second.admit(attempt("web1", 2, Map.of(), null, TOKEN + "-2", "10.0.0.6"))
+                        .decision())
                 .isInstanceOf(KeyDecision.Denied.class);
         assertThat(store.lookup("web1", Attempts.key(1))).isEqualTo(KeyLookup.ACCEPTED_SAME);
     }
@@ -137,8 +149,8 @@ class AdmissionTest {
         assertThat(asked).hasValue(0);
         assertThat(again.decision()).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(again.policy()).isSameAs(Admission.NOT_ASKED);
-        assertThat(again.offer().stored().orElseThrow().key()).isSameAs(store.delegate().acceptedKey("web1")
-                .orElseThrow());
+        assertThat(again.offer().stored().orElseThrow().key())
+                .isSameAs(store.delegate().acceptedKey("web1").orElseThrow());
     }
 
     @Test
@@ -158,13 +170,14 @@ class AdmissionTest {
 
     @Test
     void aStoreThatFailsAfterAskingThePoliciesUnspendsTheToken() throws Exception {
-        KeyStore real = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
-                .pollInterval(Duration.ZERO).build());
+        KeyStore real = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build());
         store = new RecordingKeyStore(real) {
             @Override
-            public Offer offer(String id, RSAPublicKey offered, io.brine.store.keys.MinionKind kind,
-                    Policies policies) {
-                policies.decide(io.brine.store.keys.KeyLookup.UNKNOWN);
+            public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies policies) {
+                policies.decide(KeyLookup.UNKNOWN);
                 throw new UncheckedIOException(new IOException("disk full"));
             }
         };
@@ -206,8 +219,10 @@ class AdmissionTest {
         store.offer("web2", key(2), PolicyVerdict.ACCEPT);
         Offer second = admission.admit(attempt("web2", 2)).offer();
         FileKeyStore master = (FileKeyStore) store.delegate();
-        try (KeyStore admin = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki")).masterKey(false)
-                .pollInterval(Duration.ZERO).build())) {
+        try (KeyStore admin = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
             admin.reject("web2", KeyState.ACCEPTED, null, "admin");
         }
         assertThat(second.current()).as("not seen yet").isTrue();
@@ -227,7 +242,8 @@ class AdmissionTest {
         store.refresh();
 
         assertThat(offer.current()).isTrue();
-        assertThat(store.delegate().acceptedKey("web1").orElseThrow()).as("parsed again")
+        assertThat(store.delegate().acceptedKey("web1").orElseThrow())
+                .as("parsed again")
                 .isNotSameAs(offer.stored().orElseThrow().key());
     }
 }

@@ -11,8 +11,7 @@ final class Attempts {
 
     static final Instant T0 = Instant.parse("2026-11-22T10:00:00Z");
 
-    private Attempts() {
-    }
+    private Attempts() {}
 
     static RSAPublicKey key(int index) {
         return (RSAPublicKey) TestKeys.pair(index).getPublic();
@@ -26,8 +25,8 @@ final class Attempts {
         return attempt(id, keyIndex, Map.of(), null, null, "10.0.0.5");
     }
 
-    static AuthAttempt attempt(String id, int keyIndex, Map<String, Object> claims, byte[] grant, String token,
-            String from) {
+    static AuthAttempt attempt(
+            String id, int keyIndex, Map<String, Object> claims, byte[] grant, String token, String from) {
         return new AuthAttempt(id, key(keyIndex), fingerprint(keyIndex), claims, grant, token, from, T0);
     }
 }

@@ -38,18 +38,21 @@ class ExamplePolicyFilesTest {
         Inventory inventory = Inventory.parse(example, Files.readAllBytes(example));
         assertThat(inventory.problems()).isEmpty();
         assertThat(inventory.size()).isEqualTo(2);
-        assertThat(inventory.record("web7.example.com").orElseThrow().addresses()).hasSize(2);
+        assertThat(inventory.record("web7.example.com").orElseThrow().addresses())
+                .hasSize(2);
     }
 
     @Test
     void policyExecutableExampleAcceptsOnlyListedHostsAndKeys() throws Exception {
         Path hosts = Files.writeString(dir.resolve("expected-hosts"), "web1 " + fingerprint(1) + "\n");
         Path script = dir.resolve("policy");
-        Files.writeString(script, Files.readString(ExampleConfigs.example("autosign-policy.example"))
-                .replace("/etc/brine/expected-hosts", hosts.toString()));
+        Files.writeString(
+                script,
+                Files.readString(ExampleConfigs.example("autosign-policy.example"))
+                        .replace("/etc/brine/expected-hosts", hosts.toString()));
         Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
-        try (ExecutablePolicy policy = new ExecutablePolicy(script, Duration.ofSeconds(10), 1,
-                new MovableClock(Attempts.T0))) {
+        try (ExecutablePolicy policy =
+                new ExecutablePolicy(script, Duration.ofSeconds(10), 1, new MovableClock(Attempts.T0))) {
             assertThat(policy.check(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
             assertThat(policy.check(attempt("web1", 2)).verdict()).isEqualTo(PolicyVerdict.NONE);
             assertThat(policy.check(attempt("web2", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);

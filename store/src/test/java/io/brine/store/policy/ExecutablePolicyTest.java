@@ -28,6 +28,7 @@ class ExecutablePolicyTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
     final List<String> promoted = new CopyOnWriteArrayList<>();
     ExecutablePolicy policy;
@@ -69,14 +70,20 @@ class ExecutablePolicyTest {
             Files.setPosixFilePermissions(executable, PosixFilePermissions.fromString("rw-------"));
             assertThat(policy.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
             assertThat(policy.evaluate(attempt("web2", 2)).verdict()).isEqualTo(PolicyVerdict.NONE);
-            assertThat(log.at(Level.WARN)).singleElement().asString().isEqualTo("Minion web1 ("
-                    + attempt("web1", 1).remoteAddress() + "): autosign_policy not run: " + executable
-                    + " is not executable: not run; the key waits for an admin");
+            assertThat(log.at(Level.WARN))
+                    .singleElement()
+                    .asString()
+                    .isEqualTo("Minion web1 ("
+                            + attempt("web1", 1).remoteAddress() + "): autosign_policy not run: " + executable
+                            + " is not executable: not run; the key waits for an admin");
             Files.delete(executable);
             clock.advance(ExecutablePolicy.NO_CACHE);
             policy.evaluate(attempt("web3", 3));
-            assertThat(log.at(Level.WARN)).hasSize(2).last().asString().contains("Minion web3 (",
-                    executable + " does not exist", "(and 1 more since the last line)");
+            assertThat(log.at(Level.WARN))
+                    .hasSize(2)
+                    .last()
+                    .asString()
+                    .contains("Minion web3 (", executable + " does not exist", "(and 1 more since the last line)");
         }
         assertThat(runs()).isZero();
     }
@@ -113,8 +120,7 @@ class ExecutablePolicyTest {
         policy(exe, Duration.ofSeconds(10), 2);
 
         policy.evaluate(attempt("web1", 1));
-        await().until(() -> policy.evaluate(attempt("web1", 1)).reason()
-                .startsWith("exit 3"));
+        await().until(() -> policy.evaluate(attempt("web1", 1)).reason().startsWith("exit 3"));
         for (int i = 0; i < 5; i++) {
             clock.advance(Duration.ofSeconds(10));
             assertThat(policy.evaluate(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.NONE);
@@ -132,8 +138,7 @@ class ExecutablePolicyTest {
         Path exe = script("exit 1");
         policy(exe, Duration.ofSeconds(10), 2);
         policy.evaluate(attempt("web1", 1));
-        await().until(() -> policy.evaluate(attempt("web1", 1)).reason()
-                .startsWith("exit 1"));
+        await().until(() -> policy.evaluate(attempt("web1", 1)).reason().startsWith("exit 1"));
 
         script("exit 0 # the fixed version");
         assertThat(policy.evaluate(attempt("web1", 1)).reason()).startsWith("started");
@@ -183,7 +188,8 @@ class ExecutablePolicyTest {
         PolicyDecision decision = policy.check(attempt("web1", 1));
 
         assertThat(decision.reason()).contains("timed out after 1 s: killed");
-        long grandchild = Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
+        long grandchild =
+                Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
         await().until(() -> !alive(grandchild));
     }
 
@@ -193,7 +199,8 @@ class ExecutablePolicyTest {
         policy(exe, Duration.ofSeconds(30), 1);
 
         assertThat(policy.check(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
-        long grandchild = Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
+        long grandchild =
+                Long.parseLong(Files.readString(dir.resolve("grandchild")).strip());
         await().until(() -> !alive(grandchild));
     }
 
@@ -233,8 +240,7 @@ class ExecutablePolicyTest {
         await().until(() -> Files.exists(dir.resolve("pid")));
         long pid = Long.parseLong(Files.readString(dir.resolve("pid")).strip());
         policy.close();
-        await().until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive())
-                .orElse(true));
+        await().until(() -> ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true));
         assertThat(promoted).isEmpty();
     }
 
@@ -307,8 +313,11 @@ class ExecutablePolicyTest {
         Path exe = script("env > $DIR/env\nexit 0");
         policy(exe, Duration.ofSeconds(10), 2);
         assertThat(policy.check(attempt("web1", 1)).verdict()).isEqualTo(PolicyVerdict.ACCEPT);
-        assertThat(Files.readAllLines(dir.resolve("env"))).allMatch(line -> line.startsWith("PATH=")
-                || line.startsWith("LANG=") || line.startsWith("PWD=") || line.startsWith("SHLVL=")
-                || line.startsWith("_="));
+        assertThat(Files.readAllLines(dir.resolve("env")))
+                .allMatch(line -> line.startsWith("PATH=")
+                        || line.startsWith("LANG=")
+                        || line.startsWith("PWD=")
+                        || line.startsWith("SHLVL=")
+                        || line.startsWith("_="));
     }
 }

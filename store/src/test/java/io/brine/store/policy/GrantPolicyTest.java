@@ -37,6 +37,7 @@ class GrantPolicyTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(T0.plusSeconds(60));
     Path provisioners;
     Map<String, RSAPublicKey> accepted = new HashMap<>();
@@ -48,21 +49,31 @@ class GrantPolicyTest {
         provisioners = dir.resolve("pki/provisioners");
         Files.createDirectories(provisioners);
         Files.setPosixFilePermissions(provisioners, PosixFilePermissions.fromString("rwx------"));
-        AtomicFiles.write(provisioners.resolve("cloud.pub"), Pem.bytes(TestKeys.publicPem(PROVISIONER)),
-                AtomicFiles.PUBLIC_READ);
+        AtomicFiles.write(
+                provisioners.resolve("cloud.pub"), Pem.bytes(TestKeys.publicPem(PROVISIONER)), AtomicFiles.PUBLIC_READ);
         policy = newPolicy();
     }
 
     private GrantPolicy newPolicy() {
-        classifications = new Classifications(dir.resolve("cache/classes"), id -> Optional.ofNullable(
-                accepted.get(id)));
-        return new GrantPolicy(new ProvisionerKeys(provisioners, clock), new SpentStore(
-                dir.resolve("cache/spent_grants"), clock), classifications, clock);
+        classifications =
+                new Classifications(dir.resolve("cache/classes"), id -> Optional.ofNullable(accepted.get(id)));
+        return new GrantPolicy(
+                new ProvisionerKeys(provisioners, clock),
+                new SpentStore(dir.resolve("cache/spent_grants"), clock),
+                classifications,
+                clock);
     }
 
     static byte[] grant(String id, int hostKey, Instant notBefore, Instant notAfter, int signer) {
-        return Grants.sign(new ProvisioningGrant(id, fingerprint(hostKey), notBefore, notAfter, Map.of("role",
-                "web", "env", "prod"), Grants.newNonce()), TestKeys.pair(signer));
+        return Grants.sign(
+                new ProvisioningGrant(
+                        id,
+                        fingerprint(hostKey),
+                        notBefore,
+                        notAfter,
+                        Map.of("role", "web", "env", "prod"),
+                        Grants.newNonce()),
+                TestKeys.pair(signer));
     }
 
     static byte[] grant(String id, int hostKey) {
@@ -82,8 +93,7 @@ class GrantPolicyTest {
 
         assertThat(classifications.of("web1")).isEmpty(); // not accepted yet
         accepted.put("web1", Attempts.key(1));
-        assertThat(classifications.of("web1")).containsExactlyInAnyOrderEntriesOf(Map.of("role", "web", "env",
-                "prod"));
+        assertThat(classifications.of("web1")).containsExactlyInAnyOrderEntriesOf(Map.of("role", "web", "env", "prod"));
         accepted.put("web1", Attempts.key(2)); // another key under the id: not what the grant vouched for
         assertThat(classifications.of("web1")).isEmpty();
     }
@@ -133,12 +143,19 @@ class GrantPolicyTest {
             present("web1", 1, expired);
             present("web2", 2, early);
             present("web1", 1, expired);
-            assertThat(log.at(Level.WARN)).singleElement().asString().isEqualTo("Minion web1 (10.0.0.5): grant "
-                    + "refused: the grant expired at " + T0.plusSeconds(30) + "; the key waits for an admin");
+            assertThat(log.at(Level.WARN))
+                    .singleElement()
+                    .asString()
+                    .isEqualTo("Minion web1 (10.0.0.5): grant " + "refused: the grant expired at " + T0.plusSeconds(30)
+                            + "; the key waits for an admin");
             clock.advance(Duration.ofMillis(GrantPolicy.WARN_INTERVAL_MS));
             present("web2", 2, early);
-            assertThat(log.at(Level.WARN)).hasSize(2).last().asString().startsWith(
-                    "Minion web2 (10.0.0.5): grant refused: the grant is not valid before " + T0.plusSeconds(3600))
+            assertThat(log.at(Level.WARN))
+                    .hasSize(2)
+                    .last()
+                    .asString()
+                    .startsWith("Minion web2 (10.0.0.5): grant refused: the grant is not valid before "
+                            + T0.plusSeconds(3600))
                     .endsWith("(and 2 more since the last line)");
             policy.check(attempt("web1", 1, Map.of(), expired, null, "10.0.0.5")); // a dry run says nothing
             assertThat(log.at(Level.WARN)).hasSize(2);
@@ -164,8 +181,8 @@ class GrantPolicyTest {
     @Test
     void aGrantForAnotherIdOrAnotherKeyIsRefused() {
         assertThat(present("web2", 1, grant("web1", 1)).reason()).isEqualTo("the grant is for id web1, not web2");
-        assertThat(present("web1", 2, grant("web1", 1)).reason()).contains("the grant is for the key "
-                + fingerprint(1));
+        assertThat(present("web1", 2, grant("web1", 1)).reason())
+                .contains("the grant is for the key " + fingerprint(1));
     }
 
     @Test
@@ -173,20 +190,21 @@ class GrantPolicyTest {
         byte[] bytes = grant("web1", 1);
         Grants.SignedGrant signed = Grants.parse(bytes);
         String payload = new String(signed.payload(), StandardCharsets.UTF_8).replace("\"web\"", "\"admin\"");
-        String tampered = new String(bytes, StandardCharsets.UTF_8).replace(
-                Base64.getEncoder().encodeToString(signed.payload()),
-                Base64.getEncoder().encodeToString(payload.getBytes(StandardCharsets.UTF_8)));
+        String tampered = new String(bytes, StandardCharsets.UTF_8)
+                .replace(
+                        Base64.getEncoder().encodeToString(signed.payload()),
+                        Base64.getEncoder().encodeToString(payload.getBytes(StandardCharsets.UTF_8)));
         PolicyDecision decision = present("web1", 1, tampered.getBytes(StandardCharsets.UTF_8));
         assertThat(decision.verdict()).isEqualTo(PolicyVerdict.NONE);
         assertThat(decision.reason()).contains("does not verify");
-        assertThat(present("web1", 1, "garbage".getBytes(StandardCharsets.UTF_8)).reason())
+        assertThat(present("web1", 1, "garbage".getBytes(StandardCharsets.UTF_8))
+                        .reason())
                 .startsWith("the grant is malformed");
     }
 
     @Test
     void aProvisionerKeyOthersCanWriteIsNotTrusted() throws Exception {
-        Files.setPosixFilePermissions(provisioners.resolve("cloud.pub"), PosixFilePermissions.fromString(
-                "rw-rw-rw-"));
+        Files.setPosixFilePermissions(provisioners.resolve("cloud.pub"), PosixFilePermissions.fromString("rw-rw-rw-"));
         clock.advance(Duration.ofSeconds(1));
         assertThat(present("web1", 1, grant("web1", 1)).reason()).contains("not a trusted provisioner");
     }
@@ -195,8 +213,8 @@ class GrantPolicyTest {
     void provisionerKeysAreReReadWhenTheyChange() throws Exception {
         byte[] grant = grant("web1", 1, T0, T0.plusSeconds(3600), STRANGER);
         assertThat(present("web1", 1, grant).verdict()).isEqualTo(PolicyVerdict.NONE);
-        AtomicFiles.write(provisioners.resolve("other.pub"), Pem.bytes(TestKeys.publicPem(STRANGER)),
-                AtomicFiles.PUBLIC_READ);
+        AtomicFiles.write(
+                provisioners.resolve("other.pub"), Pem.bytes(TestKeys.publicPem(STRANGER)), AtomicFiles.PUBLIC_READ);
         clock.advance(Duration.ofSeconds(1));
         assertThat(present("web1", 1, grant).rule()).isEqualTo("grant by provisioner other");
     }

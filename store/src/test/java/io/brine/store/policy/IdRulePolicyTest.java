@@ -16,6 +16,7 @@ class IdRulePolicyTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
 
     private Path write(String content) throws Exception {

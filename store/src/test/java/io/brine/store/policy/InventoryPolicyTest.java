@@ -19,11 +19,12 @@ import org.junit.jupiter.api.io.TempDir;
 /** The inventory: a record, the window after created_at, the source address and the claimed addresses. */
 class InventoryPolicyTest {
 
-    static final Map<String, Object> CLAIMS = Map.of("ipv4", List.of("127.0.0.1", "10.0.0.5"),
-            "ipv6", List.of("::1", "fe80::1", "2001:db8::5"));
+    static final Map<String, Object> CLAIMS =
+            Map.of("ipv4", List.of("127.0.0.1", "10.0.0.5"), "ipv6", List.of("::1", "fe80::1", "2001:db8::5"));
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(T0.plusSeconds(600));
     InventoryPolicy policy;
 
@@ -61,8 +62,7 @@ class InventoryPolicyTest {
     void anExpectedMachineWithinTheWindowFromItsAddressIsAccepted() {
         PolicyDecision decision = ask("web1.example.com", CLAIMS, "10.0.0.5");
         assertThat(decision.verdict()).isEqualTo(PolicyVerdict.ACCEPT);
-        assertThat(decision.rule()).isEqualTo("inventory_file " + dir.resolve("inventory.yaml")
-                + " web1.example.com");
+        assertThat(decision.rule()).isEqualTo("inventory_file " + dir.resolve("inventory.yaml") + " web1.example.com");
         assertThat(ask("web1.example.com", CLAIMS, "2001:db8:0:0::5").verdict()).isEqualTo(PolicyVerdict.ACCEPT);
         assertThat(ask("web1.example.com", CLAIMS, "::ffff:10.0.0.5").verdict()).isEqualTo(PolicyVerdict.ACCEPT);
     }
@@ -82,7 +82,8 @@ class InventoryPolicyTest {
     @Test
     void epochSecondsWorkAsCreatedAt() {
         clock.set(Instant.ofEpochSecond(1795341600).plusSeconds(60));
-        assertThat(ask("web2.example.com", Map.of("ipv4", "10.0.0.6"), "10.0.0.6").verdict())
+        assertThat(ask("web2.example.com", Map.of("ipv4", "10.0.0.6"), "10.0.0.6")
+                        .verdict())
                 .isEqualTo(PolicyVerdict.ACCEPT);
     }
 
@@ -95,13 +96,17 @@ class InventoryPolicyTest {
     @Test
     void everyClaimedAddressBesidesLoopbackAndLinkLocalMustBeTheRecords() {
         assertThat(ask("web1.example.com", Map.of("ipv4", List.of("10.0.0.5", "172.17.0.1")), "10.0.0.5")
-                .reason()).contains("claims the address 172.17.0.1");
-        assertThat(ask("web1.example.com", Map.of("ipv4", List.of("127.0.0.1")), "10.0.0.5").reason())
+                        .reason())
+                .contains("claims the address 172.17.0.1");
+        assertThat(ask("web1.example.com", Map.of("ipv4", List.of("127.0.0.1")), "10.0.0.5")
+                        .reason())
                 .contains("claims no address");
         assertThat(ask("web1.example.com", Map.of(), "10.0.0.5").reason()).contains("claims no address");
-        assertThat(ask("web1.example.com", Map.of("ipv4", List.of("10.0.0.5", "web1")), "10.0.0.5").reason())
+        assertThat(ask("web1.example.com", Map.of("ipv4", List.of("10.0.0.5", "web1")), "10.0.0.5")
+                        .reason())
                 .contains("not an IP address");
-        assertThat(ask("web1.example.com", Map.of("ipv4", "10.0.0.5"), "10.0.0.5").verdict())
+        assertThat(ask("web1.example.com", Map.of("ipv4", "10.0.0.5"), "10.0.0.5")
+                        .verdict())
                 .isEqualTo(PolicyVerdict.ACCEPT);
     }
 
@@ -109,15 +114,18 @@ class InventoryPolicyTest {
     void noRecordDuplicateRecordsAndBadRecordsAcceptNothing() {
         assertThat(ask("web3.example.com", CLAIMS, "10.0.0.5").reason()).startsWith("no record for");
         assertThat(ask("dup", Map.of("ipv4", "10.0.0.7"), "10.0.0.7").reason()).startsWith("no record for");
-        assertThat(ask("nohost", Map.of("ipv4", "10.0.0.7"), "10.0.0.7").reason()).startsWith("no record for");
+        assertThat(ask("nohost", Map.of("ipv4", "10.0.0.7"), "10.0.0.7").reason())
+                .startsWith("no record for");
     }
 
     @Test
     void parseReportsEachProblemAndJsonFilesAreJson() throws Exception {
-        Inventory yaml = Inventory.parse(dir.resolve("inventory.yaml"), Files.readAllBytes(
-                dir.resolve("inventory.yaml")));
+        Inventory yaml =
+                Inventory.parse(dir.resolve("inventory.yaml"), Files.readAllBytes(dir.resolve("inventory.yaml")));
         assertThat(yaml.size()).isEqualTo(2);
-        assertThat(yaml.problems()).hasSize(3).anySatisfy(p -> assertThat(p).startsWith("entry 5: 'Bad'"))
+        assertThat(yaml.problems())
+                .hasSize(3)
+                .anySatisfy(p -> assertThat(p).startsWith("entry 5: 'Bad'"))
                 .anySatisfy(p -> assertThat(p).startsWith("entry 6: addresses: 'db.example.com' is not an IP"))
                 .anySatisfy(p -> assertThat(p).startsWith("dup has more than one record"));
 
@@ -128,9 +136,11 @@ class InventoryPolicyTest {
                 """.getBytes());
         assertThat(json.record("web1").orElseThrow().createdAt()).isEqualTo(T0.minus(Duration.ofHours(1)));
         assertThat(json.problems()).hasSize(2);
-        assertThat(Inventory.parse(Path.of("inv.json"), "{".getBytes()).problems()).singleElement()
+        assertThat(Inventory.parse(Path.of("inv.json"), "{".getBytes()).problems())
+                .singleElement()
                 .satisfies(p -> assertThat(p).startsWith("not valid JSON"));
-        assertThat(Inventory.parse(Path.of("inv.yaml"), "web1: x".getBytes()).problems()).singleElement()
+        assertThat(Inventory.parse(Path.of("inv.yaml"), "web1: x".getBytes()).problems())
+                .singleElement()
                 .satisfies(p -> assertThat(p).startsWith("expected a list"));
     }
 }

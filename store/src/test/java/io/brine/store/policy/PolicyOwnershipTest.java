@@ -3,7 +3,9 @@ package io.brine.store.policy;
 import static io.brine.store.policy.Attempts.attempt;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.files.TrustedPath;
+import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.store.keys.PolicyVerdict;
 import java.nio.file.Files;
@@ -24,13 +26,15 @@ class PolicyOwnershipTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
     UserPrincipal nobody;
 
     @BeforeEach
     void needRoot() throws Exception {
-        assertThat(TrustedPath.processUid()).as("these tests make files owned by nobody, which needs root; run"
-                + " them as root").isZero();
+        assertThat(TrustedPath.processUid())
+                .as("these tests make files owned by nobody, which needs root; run" + " them as root")
+                .isZero();
         nobody = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
     }
 
@@ -62,9 +66,12 @@ class PolicyOwnershipTest {
         assertThat(decision.verdict()).isEqualTo(PolicyVerdict.NONE);
         assertThat(decision.reason()).contains(target.toString()).contains("symbolic link " + link);
 
-        Files.setOwner(target, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root"));
+        Files.setOwner(
+                target, dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root"));
         clock.advance(Duration.ofSeconds(2));
-        assertThat(IdRulePolicy.autosign(link, clock).evaluate(attempt("s3.evil.test", 1)).verdict())
+        assertThat(IdRulePolicy.autosign(link, clock)
+                        .evaluate(attempt("s3.evil.test", 1))
+                        .verdict())
                 .isEqualTo(PolicyVerdict.ACCEPT);
     }
 
@@ -105,8 +112,7 @@ class PolicyOwnershipTest {
     void aProvisionerKeyOwnedByAnotherUserIsNotTrusted() throws Exception {
         Path provisioners = Files.createDirectory(dir.resolve("provisioners"));
         Files.setPosixFilePermissions(provisioners, PosixFilePermissions.fromString("rwx------"));
-        Path pub = write(provisioners.resolve("cloud.pub"),
-                io.brine.protocol.crypto.Pem.publicKeySpki(Attempts.key(2)), "rw-r--r--");
+        Path pub = write(provisioners.resolve("cloud.pub"), Pem.publicKeySpki(Attempts.key(2)), "rw-r--r--");
         assertThat(new ProvisionerKeys(provisioners, clock).size()).isEqualTo(1);
 
         Files.setOwner(pub, nobody);
@@ -117,11 +123,13 @@ class PolicyOwnershipTest {
     void untrustedInputsNamesEachDisabledPolicyForCheckConfig() throws Exception {
         Path file = write(dir.resolve("autosign.conf"), "web1\n", "rw-r--r--");
         Files.setOwner(file, nobody);
-        io.brine.daemon.config.MasterConfig config = io.brine.daemon.config.MasterConfig.builder(dir)
-                .acceptance(io.brine.daemon.config.MasterConfig.Acceptance.builder().autosignFile(file).build())
+        MasterConfig config = MasterConfig.builder(dir)
+                .acceptance(MasterConfig.Acceptance.builder().autosignFile(file).build())
                 .build();
 
-        assertThat(AcceptancePolicies.untrustedInputs(config, config.pkiDir())).singleElement().asString()
+        assertThat(AcceptancePolicies.untrustedInputs(config, config.pkiDir()))
+                .singleElement()
+                .asString()
                 .startsWith("autosign_file " + file + " is not trusted, the policy is disabled: ")
                 .contains("owned by nobody");
     }

@@ -21,6 +21,7 @@ class TokenPolicyTest {
 
     @TempDir
     Path dir;
+
     final MovableClock clock = new MovableClock(Attempts.T0);
 
     private TokenPolicy policy(AutosignToken... tokens) {
@@ -45,8 +46,8 @@ class TokenPolicyTest {
 
     @Test
     void theRightTokenForAMatchingIdAccepts() {
-        TokenPolicy policy = policy(TokenHashes.entry("db*", "another-token-0123", false),
-                TokenHashes.entry("web*", TOKEN, false));
+        TokenPolicy policy =
+                policy(TokenHashes.entry("db*", "another-token-0123", false), TokenHashes.entry("web*", TOKEN, false));
         PolicyDecision decision = policy.evaluate(presenting("web1", TOKEN));
         assertThat(decision.verdict()).isEqualTo(PolicyVerdict.ACCEPT);
         assertThat(decision.rule()).isEqualTo("autosign_tokens[1] (match web*)");

@@ -119,8 +119,11 @@ public final class AcceptedConnections {
         if (ids.isEmpty()) {
             log.info("Connection {}: disconnected: outbound queue over {} bytes", connection, maxQueuedBytes);
         } else {
-            log.info("Minion {} ({}): disconnected: outbound queue over {} bytes", String.join(",", ids),
-                    connection.remoteAddress(), maxQueuedBytes);
+            log.info(
+                    "Minion {} ({}): disconnected: outbound queue over {} bytes",
+                    String.join(",", ids),
+                    connection.remoteAddress(),
+                    maxQueuedBytes);
         }
     }
 

@@ -19,6 +19,7 @@ final class ConnectionBudget {
     private final AtomicInteger unauthenticated = new AtomicInteger();
     /** Unauthenticated connections admitted from sources outside the reserve. */
     private final AtomicInteger unreserved = new AtomicInteger();
+
     private final Map<String, Integer> unauthenticatedBySource = new ConcurrentHashMap<>();
 
     ConnectionBudget(ServerOptions options) {

@@ -26,6 +26,7 @@ public final class Outbox implements Runnable {
     private final AtomicBoolean scheduled = new AtomicBoolean();
     /** Event loop only. */
     private final List<ServerConnection> written = new ArrayList<>();
+
     private final LongAdder writes = new LongAdder();
     private final LongAdder flushes = new LongAdder();
 

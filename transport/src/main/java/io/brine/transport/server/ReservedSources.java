@@ -35,6 +35,7 @@ final class ReservedSources {
     private static boolean sameHost(Channel channel) {
         return channel.remoteAddress() instanceof InetSocketAddress remote
                 && channel.localAddress() instanceof InetSocketAddress local
-                && remote.getAddress() != null && remote.getAddress().equals(local.getAddress());
+                && remote.getAddress() != null
+                && remote.getAddress().equals(local.getAddress());
     }
 }

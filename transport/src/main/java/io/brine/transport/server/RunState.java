@@ -5,7 +5,11 @@ import java.util.concurrent.atomic.AtomicReference;
 /** A server transport's life, new → running → closed, each step once; thread-safe. */
 public final class RunState {
 
-    private enum State { NEW, RUNNING, CLOSED }
+    private enum State {
+        NEW,
+        RUNNING,
+        CLOSED
+    }
 
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
 

@@ -11,8 +11,7 @@ import java.util.concurrent.TimeUnit;
 /** The listening side both server transports on Netty set up alike: socket options, water marks, event loops. */
 public final class ServerBootstraps {
 
-    private ServerBootstraps() {
-    }
+    private ServerBootstraps() {}
 
     /** {@code shared} when given (the caller owns it), else a new group of {@link ServerOptions#ioThreads()}. */
     public static EventLoopGroup group(EventLoopGroup shared, ServerOptions options, String threadName) {
@@ -28,8 +27,9 @@ public final class ServerBootstraps {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(
-                        options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
+                .childOption(
+                        ChannelOption.WRITE_BUFFER_WATER_MARK,
+                        new WriteBufferWaterMark(options.writeBufferLowWaterMark(), options.writeBufferHighWaterMark()))
                 .childHandler(childHandler);
     }
 

@@ -30,6 +30,7 @@ public abstract class ServerConnection {
     private final AtomicInteger state = new AtomicInteger(OPEN);
     /** Admitted from a source the unauthenticated reserve is kept for ({@link ReservedSources}); set on admission. */
     volatile boolean reserved;
+
     private final AtomicLong queuedBytes = new AtomicLong();
     private final AtomicBoolean overflowed = new AtomicBoolean();
     private final Set<String> minionIds = ConcurrentHashMap.newKeySet();
@@ -65,7 +66,8 @@ public abstract class ServerConnection {
     /** The source address of {@code channel} without port, or "unknown". */
     public static String remoteAddressOf(Channel channel) {
         return channel.remoteAddress() instanceof InetSocketAddress address && address.getAddress() != null
-                ? address.getAddress().getHostAddress() : UNKNOWN;
+                ? address.getAddress().getHostAddress()
+                : UNKNOWN;
     }
 
     /** {@code peer}'s connection, when it is one of {@code type}'s; else an IllegalArgumentException. */
@@ -147,8 +149,8 @@ public abstract class ServerConnection {
      * @param minionId the minion a publication is for (reported undelivered if the write fails); null for replies
      * @param frame the frame as given, for the undelivered report
      */
-    protected final boolean enqueue(ByteBuf header, ByteBuf body, long size, String minionId, byte[] frame,
-            long maxQueuedBytes) {
+    protected final boolean enqueue(
+            ByteBuf header, ByteBuf body, long size, String minionId, byte[] frame, long maxQueuedBytes) {
         if (queuedBytes.addAndGet(size) > maxQueuedBytes) {
             queuedBytes.addAndGet(-size);
             header.release();

@@ -42,8 +42,8 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
     private final String host;
     private final int port;
 
-    TcpClientInitializer(TcpClientTransport transport, TcpClientOptions options, SslContext tls, String host,
-            int port) {
+    TcpClientInitializer(
+            TcpClientTransport transport, TcpClientOptions options, SslContext tls, String host, int port) {
         this.transport = transport;
         this.options = options;
         this.tls = tls;
@@ -107,7 +107,9 @@ final class TcpClientInitializer extends ChannelInitializer<Channel> {
                     transport.ready(ctx.channel());
                 } else {
                     // Not a network hiccup: the master's certificate is not the one configured, or TLS is off there.
-                    LOG.warn("TCP transport: TLS handshake with the master failed: {}", handshake.cause().toString());
+                    LOG.warn(
+                            "TCP transport: TLS handshake with the master failed: {}",
+                            handshake.cause().toString());
                     ctx.close();
                 }
             } else {

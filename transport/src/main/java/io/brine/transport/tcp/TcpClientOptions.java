@@ -52,28 +52,67 @@ public record TcpClientOptions(
      * idle 120 s, epoll where available.
      */
     public static TcpClientOptions defaults() {
-        return new TcpClientOptions(FrameLimits.MAX_FRAME, 16L * 1024 * 1024, 10_000, Duration.ofSeconds(1),
-                Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(120), Duration.ofSeconds(10),
+        return new TcpClientOptions(
+                FrameLimits.MAX_FRAME,
+                16L * 1024 * 1024,
+                10_000,
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(120),
+                Duration.ofSeconds(10),
                 TcpIo.AUTO);
     }
 
     public TcpClientOptions withReconnect(Duration interval, Duration intervalMax) {
-        return new TcpClientOptions(maxFrame, maxQueuedBytes, maxQueuedFrames, interval, intervalMax, connectTimeout,
-                idleTimeout, tlsHandshakeTimeout, io);
+        return new TcpClientOptions(
+                maxFrame,
+                maxQueuedBytes,
+                maxQueuedFrames,
+                interval,
+                intervalMax,
+                connectTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                io);
     }
 
     public TcpClientOptions withQueue(long bytes, int frames) {
-        return new TcpClientOptions(maxFrame, bytes, frames, reconnectInterval, reconnectIntervalMax, connectTimeout,
-                idleTimeout, tlsHandshakeTimeout, io);
+        return new TcpClientOptions(
+                maxFrame,
+                bytes,
+                frames,
+                reconnectInterval,
+                reconnectIntervalMax,
+                connectTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                io);
     }
 
     public TcpClientOptions withIdleTimeout(Duration value) {
-        return new TcpClientOptions(maxFrame, maxQueuedBytes, maxQueuedFrames, reconnectInterval,
-                reconnectIntervalMax, connectTimeout, value, tlsHandshakeTimeout, io);
+        return new TcpClientOptions(
+                maxFrame,
+                maxQueuedBytes,
+                maxQueuedFrames,
+                reconnectInterval,
+                reconnectIntervalMax,
+                connectTimeout,
+                value,
+                tlsHandshakeTimeout,
+                io);
     }
 
     public TcpClientOptions withIo(TcpIo value) {
-        return new TcpClientOptions(maxFrame, maxQueuedBytes, maxQueuedFrames, reconnectInterval,
-                reconnectIntervalMax, connectTimeout, idleTimeout, tlsHandshakeTimeout, value);
+        return new TcpClientOptions(
+                maxFrame,
+                maxQueuedBytes,
+                maxQueuedFrames,
+                reconnectInterval,
+                reconnectIntervalMax,
+                connectTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                value);
     }
 }

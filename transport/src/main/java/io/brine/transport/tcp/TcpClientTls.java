@@ -11,8 +11,7 @@ import javax.net.ssl.SSLException;
 /** The minion's side of the TCP transport's optional TLS layer. */
 public final class TcpClientTls {
 
-    private TcpClientTls() {
-    }
+    private TcpClientTls() {}
 
     /**
      * A client context that trusts only the certificates in {@code caFile} (the CA that signed the master's

@@ -57,7 +57,11 @@ public final class TcpClientTransport implements ClientTransport {
     private static final Logger LOG = LoggerFactory.getLogger(TcpClientTransport.class);
     private static final int WRITES_PER_RUN = 1024;
 
-    private enum State { NEW, RUNNING, CLOSED }
+    private enum State {
+        NEW,
+        RUNNING,
+        CLOSED
+    }
 
     private final String host;
     private final int port;
@@ -72,6 +76,7 @@ public final class TcpClientTransport implements ClientTransport {
     private final DropLog refusals = new DropLog(LOG);
     /** For logs: "TCP transport" until the minion's id is known, then "Minion ID". */
     private volatile String label = "TCP transport";
+
     private volatile boolean connected;
 
     // Set in start(), then used on the event loop only.
@@ -95,8 +100,8 @@ public final class TcpClientTransport implements ClientTransport {
      * @param tls a client TLS context ({@link TcpClientTls#client}); null for plain TCP
      * @param sharedGroup the event loops to run on, owned by the caller; null to make (and close) its own
      */
-    public TcpClientTransport(String host, int port, TcpClientOptions options, SslContext tls,
-            EventLoopGroup sharedGroup) {
+    public TcpClientTransport(
+            String host, int port, TcpClientOptions options, SslContext tls, EventLoopGroup sharedGroup) {
         this.host = Objects.requireNonNull(host, "host");
         if (port < 1 || port > 65_535) {
             throw new IllegalArgumentException("port out of range: " + port);
@@ -126,7 +131,8 @@ public final class TcpClientTransport implements ClientTransport {
                 .channel(TcpIo.socketChannel(group))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) options.connectTimeout().toMillis())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                        options.connectTimeout().toMillis())
                 .handler(new TcpClientInitializer(this, options, tls, host, port));
         if (!state.compareAndSet(State.NEW, State.RUNNING)) {
             shutDownGroup();
@@ -223,8 +229,8 @@ public final class TcpClientTransport implements ClientTransport {
         connecting.closeFuture().addListener(f -> onClosed(connecting));
         future.addListener(f -> {
             if (!f.isSuccess()) {
-                LOG.debug("{}: cannot connect to the master at {}:{}: {}", label, host, port,
-                        String.valueOf(f.cause()));
+                LOG.debug(
+                        "{}: cannot connect to the master at {}:{}: {}", label, host, port, String.valueOf(f.cause()));
                 connecting.close();
             }
         });
@@ -274,7 +280,9 @@ public final class TcpClientTransport implements ClientTransport {
 
     /** The master announced a frame this minion may not take: a WARN per reason and interval, then reconnecting. */
     void refused(TcpFrameDecoder.Refused refused) {
-        refusals.dropped(host + ":" + port, "TCP: " + refused.reason() + "; reconnecting",
+        refusals.dropped(
+                host + ":" + port,
+                "TCP: " + refused.reason() + "; reconnecting",
                 refused.length() + " bytes announced");
     }
 
@@ -308,8 +316,8 @@ public final class TcpClientTransport implements ClientTransport {
             count++;
             outboxFrames.decrementAndGet();
             long size = frame.length + (long) TcpFrameDecoder.PREFIX;
-            current.write(Unpooled.wrappedBuffer(frame), current.newPromise()
-                    .addListener(f -> queuedBytes.addAndGet(-size)));
+            current.write(
+                    Unpooled.wrappedBuffer(frame), current.newPromise().addListener(f -> queuedBytes.addAndGet(-size)));
         }
         if (count > 0) {
             current.flush();

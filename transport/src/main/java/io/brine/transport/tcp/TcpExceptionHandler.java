@@ -23,11 +23,16 @@ final class TcpExceptionHandler extends ChannelInboundHandlerAdapter {
         Throwable root = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
         if (cause instanceof NotSslRecordException) {
             // Its message quotes the bytes received: say what it means instead.
-            LOG.debug("Connection {}: closed: not TLS (a client without tls configured?)", ctx.channel().remoteAddress());
+            LOG.debug(
+                    "Connection {}: closed: not TLS (a client without tls configured?)",
+                    ctx.channel().remoteAddress());
         } else if (root instanceof IOException || cause instanceof DecoderException) {
             LOG.debug("Connection {}: closed: {}", ctx.channel().remoteAddress(), root.toString());
         } else {
-            LOG.error("Connection {}: closed after an unexpected failure", ctx.channel().remoteAddress(), cause);
+            LOG.error(
+                    "Connection {}: closed after an unexpected failure",
+                    ctx.channel().remoteAddress(),
+                    cause);
         }
         ctx.close();
     }

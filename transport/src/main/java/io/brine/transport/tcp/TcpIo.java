@@ -46,12 +46,14 @@ public enum TcpIo {
     /** The server channel class that fits {@code group}'s I/O. */
     public static Class<? extends ServerChannel> serverChannel(EventLoopGroup group) {
         return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
-                ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+                ? EpollServerSocketChannel.class
+                : NioServerSocketChannel.class;
     }
 
     /** The socket channel class that fits {@code group}'s I/O. */
     public static Class<? extends Channel> socketChannel(EventLoopGroup group) {
         return group instanceof IoEventLoopGroup io && io.isIoType(EpollIoHandler.class)
-                ? EpollSocketChannel.class : NioSocketChannel.class;
+                ? EpollSocketChannel.class
+                : NioSocketChannel.class;
     }
 }

@@ -29,14 +29,19 @@ final class TcpServerHandler extends TcpFrameHandler {
 
     @Override
     void onRefused(TcpFrameDecoder.Refused refused) {
-        LOG.debug("Connection {}: closed: announced a frame of {} bytes, the limit is {}", connection.peer(),
-                refused.length(), refused.limit());
+        LOG.debug(
+                "Connection {}: closed: announced a frame of {} bytes, the limit is {}",
+                connection.peer(),
+                refused.length(),
+                refused.limit());
         connection.refused("TCP: " + refused.reason(), refused.length() + " bytes announced");
     }
 
     @Override
     void onIdle() {
-        LOG.debug("Connection {}: closed: no complete frame for {}", connection.peer(),
+        LOG.debug(
+                "Connection {}: closed: no complete frame for {}",
+                connection.peer(),
                 connection.isAuthenticated() ? "the idle timeout" : "the unauthenticated timeout");
     }
 

@@ -54,12 +54,24 @@ public record TcpServerOptions(
         long maxInflightPerConnection,
         int backlog,
         int ioThreads,
-        TcpIo io) implements ServerOptions {
+        TcpIo io)
+        implements ServerOptions {
 
     public TcpServerOptions {
-        requireServer(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, TcpFrameDecoder.PREFIX,
-                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, backlog, ioThreads, io);
+        requireServer(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                TcpFrameDecoder.PREFIX,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                backlog,
+                ioThreads,
+                io);
         requireMillis("tlsHandshakeTimeout", tlsHandshakeTimeout, 1);
         requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
         requireInflight(maxInflightBytes, maxInflightPerConnection);
@@ -72,66 +84,182 @@ public record TcpServerOptions(
      * backlog 1,024, Netty's default threads, epoll where available.
      */
     public static TcpServerOptions defaults() {
-        return new TcpServerOptions(FrameLimits.MAX_UNAUTHENTICATED, FrameLimits.MAX_FRAME, 32L * 1024 * 1024,
-                256 * 1024, 1024 * 1024, Duration.ofSeconds(60), Duration.ofSeconds(120), Duration.ofSeconds(10),
-                50_000, 10_000, 5_000, 64L * 1024 * 1024,
-                16L * 1024 * 1024, 1024, 0, TcpIo.AUTO);
+        return new TcpServerOptions(
+                FrameLimits.MAX_UNAUTHENTICATED,
+                FrameLimits.MAX_FRAME,
+                32L * 1024 * 1024,
+                256 * 1024,
+                1024 * 1024,
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(120),
+                Duration.ofSeconds(10),
+                50_000,
+                10_000,
+                5_000,
+                64L * 1024 * 1024,
+                16L * 1024 * 1024,
+                1024,
+                0,
+                TcpIo.AUTO);
     }
 
     public TcpServerOptions withFrameLimits(int unauthenticated, int max) {
-        return new TcpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + 4L),
-                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout,
-                tlsHandshakeTimeout, maxConnections, maxUnauthenticatedConnections,
-                maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog, ioThreads, io);
+        return new TcpServerOptions(
+                unauthenticated,
+                max,
+                Math.max(maxQueuedBytes, max + 4L),
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withMaxQueuedBytes(long value) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, value, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
-                maxInflightPerConnection, backlog, ioThreads, io);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                value,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withWriteBufferWaterMark(int low, int high) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, low, high,
-                unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
-                maxInflightPerConnection, backlog, ioThreads, io);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                low,
+                high,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withTimeouts(Duration unauthenticated, Duration idle, Duration tlsHandshake) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticated, idle, tlsHandshake, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
-                maxInflightPerConnection, backlog, ioThreads, io);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticated,
+                idle,
+                tlsHandshake,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withConnectionLimits(int max, int unauthenticated) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, max,
-                unauthenticated, maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog,
-                ioThreads, io);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                max,
+                unauthenticated,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withConnectionLimits(int max, int unauthenticated, int unauthenticatedPerSource) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, max,
-                unauthenticated, unauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, backlog,
-                ioThreads, io);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                max,
+                unauthenticated,
+                unauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public TcpServerOptions withInflightLimits(long total, long perConnection) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, total, perConnection, backlog, ioThreads,
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                total,
+                perConnection,
+                backlog,
+                ioThreads,
                 io);
     }
 
     public TcpServerOptions withIo(TcpIo value, int threads) {
-        return new TcpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, tlsHandshakeTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes,
-                maxInflightPerConnection, backlog, threads, value);
+        return new TcpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                tlsHandshakeTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                backlog,
+                threads,
+                value);
     }
-
 }

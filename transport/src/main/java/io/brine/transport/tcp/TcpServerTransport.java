@@ -94,8 +94,13 @@ public final class TcpServerTransport implements ServerTransport {
      * @param sharedGroup event loops to run on, owned by the caller; null to make (and close) its own
      * @param undeliveredListener told about publications lost when their connection closed; null to log them
      */
-    public TcpServerTransport(String bindHost, int port, TcpServerOptions options, SslContext tls,
-            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener) {
+    public TcpServerTransport(
+            String bindHost,
+            int port,
+            TcpServerOptions options,
+            SslContext tls,
+            EventLoopGroup sharedGroup,
+            UndeliveredListener undeliveredListener) {
         this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port out of range: " + port);
@@ -121,12 +126,15 @@ public final class TcpServerTransport implements ServerTransport {
             // Netty rethrows the bind's checked exception without declaring it; either way the port is not ours.
             shutDownGroup();
             state.close();
-            throw new IOException("cannot bind the TCP transport on " + bindHost + " port " + port + ": "
-                    + e.getMessage(), e);
+            throw new IOException(
+                    "cannot bind the TCP transport on " + bindHost + " port " + port + ": " + e.getMessage(), e);
         }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         addresses = new Addresses(bound, bound);
-        LOG.info("TCP transport{}: both channels on {} ({} I/O)", tls != null ? " with TLS" : "", bound,
+        LOG.info(
+                "TCP transport{}: both channels on {} ({} I/O)",
+                tls != null ? " with TLS" : "",
+                bound,
                 ServerBootstraps.ioName(group));
     }
 
@@ -172,7 +180,8 @@ public final class TcpServerTransport implements ServerTransport {
         try {
             for (String id : new LinkedHashSet<>(minionIds)) {
                 TcpConnection connection = routes.get(id);
-                if (connection == null || !connection.isOpen()
+                if (connection == null
+                        || !connection.isOpen()
                         || !connection.enqueue(shared.retainedDuplicate(), id, frame, options.maxQueuedBytes())) {
                     undeliverable.add(id);
                 }
@@ -195,8 +204,12 @@ public final class TcpServerTransport implements ServerTransport {
             Channel channel = connection.channel();
             channel.eventLoop().execute(() -> {
                 if (channel.pipeline().get(TcpServerInitializer.IDLE) != null) {
-                    channel.pipeline().replace(TcpServerInitializer.IDLE, TcpServerInitializer.IDLE,
-                            TcpServerInitializer.idleHandler(options.idleTimeout().toMillis()));
+                    channel.pipeline()
+                            .replace(
+                                    TcpServerInitializer.IDLE,
+                                    TcpServerInitializer.IDLE,
+                                    TcpServerInitializer.idleHandler(
+                                            options.idleTimeout().toMillis()));
                 }
             });
             return true;
@@ -284,8 +297,7 @@ public final class TcpServerTransport implements ServerTransport {
     }
 
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
-    public record OutboundStats(long writes, long flushes) {
-    }
+    public record OutboundStats(long writes, long flushes) {}
 
     public OutboundStats outboundStats() {
         return new OutboundStats(accepted.writes(), accepted.flushes());

@@ -12,8 +12,7 @@ import javax.net.ssl.SSLException;
 /** The TCP transport's optional TLS layer, under brine's own message crypto, from PEM files. */
 public final class TcpTls {
 
-    private TcpTls() {
-    }
+    private TcpTls() {}
 
     /**
      * A server context from a PEM certificate chain and its unencrypted private key (PKCS#8 or PKCS#1), with the
@@ -30,8 +29,8 @@ public final class TcpTls {
      */
     public static SslContext server(Path certificateChain, Path privateKey, Path clientCa, boolean required)
             throws IOException {
-        SslContextBuilder builder = server(certificateChain, privateKey,
-                required ? ClientAuth.REQUIRE : ClientAuth.OPTIONAL);
+        SslContextBuilder builder =
+                server(certificateChain, privateKey, required ? ClientAuth.REQUIRE : ClientAuth.OPTIONAL);
         builder.trustManager(TlsFiles.certificates(clientCa));
         return build(builder, certificateChain, privateKey);
     }
@@ -44,8 +43,10 @@ public final class TcpTls {
                     .protocols("TLSv1.3", "TLSv1.2")
                     .clientAuth(clientAuth);
         } catch (IllegalArgumentException e) {
-            throw new IOException("cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
-                    + e.getMessage(), e);
+            throw new IOException(
+                    "cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 
@@ -54,8 +55,10 @@ public final class TcpTls {
         try {
             return builder.build();
         } catch (SSLException | IllegalArgumentException e) {
-            throw new IOException("cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
-                    + e.getMessage(), e);
+            throw new IOException(
+                    "cannot use TLS certificate " + certificateChain + " with key " + privateKey + ": "
+                            + e.getMessage(),
+                    e);
         }
     }
 }

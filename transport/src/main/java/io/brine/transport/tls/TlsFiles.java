@@ -31,8 +31,7 @@ public final class TlsFiles {
     /** A PEM file this large is not a certificate chain or a key. */
     private static final int MAX_FILE_BYTES = 1024 * 1024;
 
-    private TlsFiles() {
-    }
+    private TlsFiles() {}
 
     /** Every certificate in {@code file}, in order; at least one. Other PEM blocks in the file are skipped. */
     public static List<X509Certificate> certificates(Path file) throws IOException {
@@ -43,8 +42,8 @@ public final class TlsFiles {
             CertificateFactory factory = CertificateFactory.getInstance("X.509");
             for (Pem.Block block : Pem.blocks(read(file))) {
                 if (block.label().equals("CERTIFICATE") || block.label().equals("X509 CERTIFICATE")) {
-                    certificates.add((X509Certificate) factory.generateCertificate(
-                            new ByteArrayInputStream(block.der())));
+                    certificates.add(
+                            (X509Certificate) factory.generateCertificate(new ByteArrayInputStream(block.der())));
                 }
             }
         } catch (KeyFormatException | CertificateException | RuntimeException e) {
@@ -73,7 +72,8 @@ public final class TlsFiles {
                 }
             }
         } catch (RuntimeException e) {
-            throw new IOException(file + ": not a PEM private key file (" + e.getClass().getSimpleName() + ")", e);
+            throw new IOException(
+                    file + ": not a PEM private key file (" + e.getClass().getSimpleName() + ")", e);
         }
         throw new IOException(file + ": no PEM private key (BEGIN PRIVATE KEY or BEGIN RSA PRIVATE KEY) in it");
     }

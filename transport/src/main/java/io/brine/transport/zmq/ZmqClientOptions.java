@@ -60,38 +60,93 @@ public record ZmqClientOptions(
      * every 45 s on the publish connection (timeout 30 s), handshake 3 s, reconnect 1 s up to 10 s, linger 100 ms.
      */
     public static ZmqClientOptions defaults() {
-        return new ZmqClientOptions(10_000, 100_000, FrameLimits.MAX_FRAME, Duration.ZERO, Duration.ofSeconds(45),
-                Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(10),
-                Duration.ofMillis(100), 10_000);
+        return new ZmqClientOptions(
+                10_000,
+                100_000,
+                FrameLimits.MAX_FRAME,
+                Duration.ZERO,
+                Duration.ofSeconds(45),
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(3),
+                Duration.ofSeconds(1),
+                Duration.ofSeconds(10),
+                Duration.ofMillis(100),
+                10_000);
     }
 
     public ZmqClientOptions withReconnect(Duration interval, Duration intervalMax) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
-                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, interval, intervalMax, linger,
+        return new ZmqClientOptions(
+                requestHighWaterMark,
+                publishHighWaterMark,
+                maxFrameSize,
+                requestHeartbeatInterval,
+                publishHeartbeatInterval,
+                heartbeatTimeout,
+                handshakeTimeout,
+                interval,
+                intervalMax,
+                linger,
                 mailboxCapacity);
     }
 
     /** ZMTP heartbeat intervals of the request (DEALER) and publish (SUB) sockets, {@code ZERO} for none. */
     public ZmqClientOptions withHeartbeat(Duration request, Duration publish, Duration timeout) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, request, publish,
-                timeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax, linger, mailboxCapacity);
+        return new ZmqClientOptions(
+                requestHighWaterMark,
+                publishHighWaterMark,
+                maxFrameSize,
+                request,
+                publish,
+                timeout,
+                handshakeTimeout,
+                reconnectInterval,
+                reconnectIntervalMax,
+                linger,
+                mailboxCapacity);
     }
 
     public ZmqClientOptions withHandshakeTimeout(Duration timeout) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
-                publishHeartbeatInterval, heartbeatTimeout, timeout, reconnectInterval, reconnectIntervalMax, linger,
+        return new ZmqClientOptions(
+                requestHighWaterMark,
+                publishHighWaterMark,
+                maxFrameSize,
+                requestHeartbeatInterval,
+                publishHeartbeatInterval,
+                heartbeatTimeout,
+                timeout,
+                reconnectInterval,
+                reconnectIntervalMax,
+                linger,
                 mailboxCapacity);
     }
 
     public ZmqClientOptions withLinger(Duration value) {
-        return new ZmqClientOptions(requestHighWaterMark, publishHighWaterMark, maxFrameSize, requestHeartbeatInterval,
-                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax,
-                value, mailboxCapacity);
+        return new ZmqClientOptions(
+                requestHighWaterMark,
+                publishHighWaterMark,
+                maxFrameSize,
+                requestHeartbeatInterval,
+                publishHeartbeatInterval,
+                heartbeatTimeout,
+                handshakeTimeout,
+                reconnectInterval,
+                reconnectIntervalMax,
+                value,
+                mailboxCapacity);
     }
 
     public ZmqClientOptions withPublishHighWaterMark(int value) {
-        return new ZmqClientOptions(requestHighWaterMark, value, maxFrameSize, requestHeartbeatInterval,
-                publishHeartbeatInterval, heartbeatTimeout, handshakeTimeout, reconnectInterval, reconnectIntervalMax,
-                linger, mailboxCapacity);
+        return new ZmqClientOptions(
+                requestHighWaterMark,
+                value,
+                maxFrameSize,
+                requestHeartbeatInterval,
+                publishHeartbeatInterval,
+                heartbeatTimeout,
+                handshakeTimeout,
+                reconnectInterval,
+                reconnectIntervalMax,
+                linger,
+                mailboxCapacity);
     }
 }

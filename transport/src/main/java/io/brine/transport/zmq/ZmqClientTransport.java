@@ -47,6 +47,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
      * socket; the grace doubles while fresh sockets keep failing, up to the reconnect interval maximum.
      */
     private static final long ABANDONED_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     private static final AtomicInteger MONITOR_SEQUENCE = new AtomicInteger();
 
     private final String masterHost;
@@ -81,13 +82,16 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
     @Override
     public void start(Listener listener) throws IOException {
         Objects.requireNonNull(listener, "listener");
-        startLoop(1, ctx -> {
-            this.request = new Link(requestPort, SocketType.DEALER, true, socket -> {
-                socket.setSndHWM(options.requestHighWaterMark());
-                socket.setRcvHWM(options.requestHighWaterMark());
-            });
-            this.listener = new GuardedListener(listener, "ZeroMQ transport");
-        }, "cannot connect to the master at " + masterHost + ":" + requestPort);
+        startLoop(
+                1,
+                ctx -> {
+                    this.request = new Link(requestPort, SocketType.DEALER, true, socket -> {
+                        socket.setSndHWM(options.requestHighWaterMark());
+                        socket.setRcvHWM(options.requestHighWaterMark());
+                    });
+                    this.listener = new GuardedListener(listener, "ZeroMQ transport");
+                },
+                "cannot connect to the master at " + masterHost + ":" + requestPort);
     }
 
     /** Queues {@code frame} for the master (also before start); false when closed or the mailbox is full. */
@@ -162,7 +166,8 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
     @Override
     long pollMillis() {
         long now = System.nanoTime();
-        long wait = Math.min(request.nanosUntilCheck(now), publish == null ? Long.MAX_VALUE : publish.nanosUntilCheck(now));
+        long wait =
+                Math.min(request.nanosUntilCheck(now), publish == null ? Long.MAX_VALUE : publish.nanosUntilCheck(now));
         return Math.max(1, Math.min(IDLE_POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(wait) + 1));
     }
 
@@ -175,11 +180,15 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
             applySubscription(subscribe);
         } else if (command instanceof Reconnect) {
             if (request.connected) {
-                LOG.info("ZeroMQ transport: no answer from {}:{}; connecting again on a new connection", masterHost,
+                LOG.info(
+                        "ZeroMQ transport: no answer from {}:{}; connecting again on a new connection",
+                        masterHost,
                         requestPort);
                 request = request.replace();
             } else {
-                LOG.debug("ZeroMQ transport: not connected to {}:{}; ZeroMQ is connecting already", masterHost,
+                LOG.debug(
+                        "ZeroMQ transport: not connected to {}:{}; ZeroMQ is connecting already",
+                        masterHost,
                         requestPort);
             }
         }
@@ -271,6 +280,7 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         private long abandonedCheck;
         /** Sockets opened in a row for this link that never completed a handshake. */
         private int failedReopens;
+
         private boolean handshaken;
 
         /** @param setUp options and subscriptions, applied before connecting */
@@ -287,8 +297,12 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
             }
             setUp.accept(socket);
             String monitorEndpoint = "inproc://brine-zmq-client-monitor-" + MONITOR_SEQUENCE.incrementAndGet();
-            socket.monitor(monitorEndpoint, ZMQ.EVENT_HANDSHAKE_PROTOCOL | ZMQ.EVENT_DISCONNECTED
-                    | ZMQ.EVENT_CONNECT_RETRIED | ZMQ.EVENT_CONNECTED);
+            socket.monitor(
+                    monitorEndpoint,
+                    ZMQ.EVENT_HANDSHAKE_PROTOCOL
+                            | ZMQ.EVENT_DISCONNECTED
+                            | ZMQ.EVENT_CONNECT_RETRIED
+                            | ZMQ.EVENT_CONNECTED);
             this.monitor = context.createSocket(SocketType.PAIR);
             monitor.connect(monitorEndpoint);
             this.endpoint = ZmqSockets.endpoint(socket, masterHost, port);
@@ -336,7 +350,8 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         }
 
         private long grace() {
-            long max = Math.max(ABANDONED_GRACE_NANOS, options.reconnectIntervalMax().toNanos());
+            long max = Math.max(
+                    ABANDONED_GRACE_NANOS, options.reconnectIntervalMax().toNanos());
             return Math.min(max, ABANDONED_GRACE_NANOS << Math.min(failedReopens, 20));
         }
 
@@ -355,7 +370,8 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         /** A fresh socket in place of this one; frames still queued in this one are lost with it. */
         Link reopen() {
             if (handshaken) {
-                LOG.info("ZeroMQ transport: the connection to {} was dropped for a protocol error; connecting again",
+                LOG.info(
+                        "ZeroMQ transport: the connection to {} was dropped for a protocol error; connecting again",
                         endpoint);
             } else {
                 LOG.debug("ZeroMQ transport: no handshake with {} (protocol error); connecting again", endpoint);
@@ -384,15 +400,11 @@ public final class ZmqClientTransport extends ZmqLoop<ZmqClientTransport.Command
         }
     }
 
-    sealed interface Command permits Send, Subscribe, Reconnect {
-    }
+    sealed interface Command permits Send, Subscribe, Reconnect {}
 
-    private record Send(byte[] frame) implements Command {
-    }
+    private record Send(byte[] frame) implements Command {}
 
-    private record Subscribe(String minionId, int port) implements Command {
-    }
+    private record Subscribe(String minionId, int port) implements Command {}
 
-    private record Reconnect() implements Command {
-    }
+    private record Reconnect() implements Command {}
 }

@@ -28,10 +28,16 @@ abstract class ZmqLoop<C> {
 
     /** The mailbox wakes the thread; this only bounds the wait should a wake-up ever be missed. */
     static final long IDLE_POLL_MILLIS = 1000;
+
     static final int COMMANDS_PER_ROUND = 256;
     static final int MESSAGES_PER_ROUND = 1024;
 
-    private enum State { NEW, STARTING, RUNNING, CLOSED }
+    private enum State {
+        NEW,
+        STARTING,
+        RUNNING,
+        CLOSED
+    }
 
     private final String threadName;
     private final Duration linger;

@@ -10,8 +10,7 @@ import org.zeromq.ZMQ;
  */
 public final class ZmqSockets {
 
-    private ZmqSockets() {
-    }
+    private ZmqSockets() {}
 
     /** {@code tcp://host:port} for {@code socket}, switching the socket to IPv6 for an IPv6 literal. */
     public static String endpoint(ZMQ.Socket socket, String host, int port) {
@@ -39,7 +38,8 @@ public final class ZmqSockets {
      * reconnect timers as {@code options} say. High-water marks are the caller's (they differ per socket).
      */
     private static void configureClient(ZMQ.Socket socket, ZmqClientOptions options, Duration heartbeat) {
-        configureCommon(socket, options.linger().toMillis(), options.handshakeTimeout().toMillis());
+        configureCommon(
+                socket, options.linger().toMillis(), options.handshakeTimeout().toMillis());
         socket.setMaxMsgSize(options.maxFrameSize());
         socket.setHeartbeatIvl((int) heartbeat.toMillis());
         socket.setHeartbeatTimeout((int) options.heartbeatTimeout().toMillis());

@@ -13,29 +13,21 @@ sealed interface Command {
     /** PING and PONG contexts: RFC 37 caps them at 16 bytes. */
     int MAX_PING_CONTEXT = 16;
 
-    record Ready(Metadata metadata) implements Command {
-    }
+    record Ready(Metadata metadata) implements Command {}
 
-    record Error(String reason) implements Command {
-    }
+    record Error(String reason) implements Command {}
 
-    record Subscribe(byte[] topic) implements Command {
-    }
+    record Subscribe(byte[] topic) implements Command {}
 
-    record Cancel(byte[] topic) implements Command {
-    }
+    record Cancel(byte[] topic) implements Command {}
 
-    record Ping(int ttl, byte[] context) implements Command {
-    }
+    record Ping(int ttl, byte[] context) implements Command {}
 
-    record Pong(byte[] context) implements Command {
-    }
+    record Pong(byte[] context) implements Command {}
 
-    record Unknown(String name) implements Command {
-    }
+    record Unknown(String name) implements Command {}
 
-    record Malformed(String reason) implements Command {
-    }
+    record Malformed(String reason) implements Command {}
 
     static Command parse(byte[] body) {
         if (body.length == 0) {
@@ -51,7 +43,8 @@ sealed interface Command {
         for (int i = 1; i <= nameLength; i++) {
             int c = body[i];
             if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z')) {
-                return new Malformed("a command name that is not all letters: " + Printable.of(body, 1, 1 + nameLength));
+                return new Malformed(
+                        "a command name that is not all letters: " + Printable.of(body, 1, 1 + nameLength));
             }
         }
         String name = new String(body, 1, nameLength, StandardCharsets.US_ASCII);
@@ -62,9 +55,10 @@ sealed interface Command {
             case "SUBSCRIBE" -> new Subscribe(Arrays.copyOfRange(body, data, body.length));
             case "CANCEL" -> new Cancel(Arrays.copyOfRange(body, data, body.length));
             case "PING" -> ping(body, data);
-            case "PONG" -> body.length - data > MAX_PING_CONTEXT
-                    ? new Malformed("a PONG context of " + (body.length - data) + " bytes (at most 16)")
-                    : new Pong(Arrays.copyOfRange(body, data, body.length));
+            case "PONG" ->
+                body.length - data > MAX_PING_CONTEXT
+                        ? new Malformed("a PONG context of " + (body.length - data) + " bytes (at most 16)")
+                        : new Pong(Arrays.copyOfRange(body, data, body.length));
             default -> new Unknown(name);
         };
     }

@@ -39,8 +39,8 @@ abstract class ConnectionEnd extends ChannelInboundHandlerAdapter {
 
     /** What this connection speaks, for a refusal's reason: "ZeroMQ request port", "Salt TCP publish port". */
     final String protocol() {
-        return (kind.isEmpty() ? "ZeroMQ " : "Salt TCP ") + connection.port().name().toLowerCase(Locale.ROOT)
-                + " port";
+        return (kind.isEmpty() ? "ZeroMQ " : "Salt TCP ")
+                + connection.port().name().toLowerCase(Locale.ROOT) + " port";
     }
 
     @Override
@@ -67,7 +67,11 @@ abstract class ConnectionEnd extends ChannelInboundHandlerAdapter {
         } else if (root instanceof IOException || cause instanceof DecoderException) {
             LOG.debug("Connection {} ({}{}): closed: {}", connection, connection.port(), kind, root.toString());
         } else {
-            LOG.error("Connection {} ({}{}): closed after an unexpected failure", connection, connection.port(), kind,
+            LOG.error(
+                    "Connection {} ({}{}): closed after an unexpected failure",
+                    connection,
+                    connection.port(),
+                    kind,
                     cause);
         }
         ctx.close();

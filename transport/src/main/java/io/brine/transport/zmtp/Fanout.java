@@ -76,7 +76,8 @@ final class Fanout implements AutoCloseable {
                 continue;
             }
             Boolean earlier = sentNow == null ? null : wholeSent.get(connection.remoteAddress());
-            boolean took = earlier != null ? earlier
+            boolean took = earlier != null
+                    ? earlier
                     : send(connection, ZmtpEncoder.replyHeader(alloc, false, frame.length), minionId);
             if (sentNow != null && earlier == null) {
                 sentNow.merge(connection.remoteAddress(), took, Boolean::logicalOr);

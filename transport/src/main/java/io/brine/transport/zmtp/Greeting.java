@@ -80,8 +80,11 @@ record Greeting(int major, int minor, String mechanism, boolean asServer) {
     /** Reads a whole greeting that {@link #refusal} has passed. */
     static Greeting read(ByteBuf in) {
         int at = in.readerIndex();
-        Greeting greeting = new Greeting(in.getUnsignedByte(at + MAJOR_AT), in.getUnsignedByte(at + MINOR_AT),
-                mechanismName(in, at + MECHANISM_AT), in.getUnsignedByte(at + AS_SERVER_AT) != 0);
+        Greeting greeting = new Greeting(
+                in.getUnsignedByte(at + MAJOR_AT),
+                in.getUnsignedByte(at + MINOR_AT),
+                mechanismName(in, at + MECHANISM_AT),
+                in.getUnsignedByte(at + AS_SERVER_AT) != 0);
         in.skipBytes(SIZE);
         return greeting;
     }

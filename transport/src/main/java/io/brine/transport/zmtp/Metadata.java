@@ -48,7 +48,9 @@ record Metadata(Map<String, byte[]> properties) {
             if (body.length - at < 4) {
                 return malformed("property " + name + ": its value size runs past the command");
             }
-            long valueLength = (body[at] & 0xffL) << 24 | (body[at + 1] & 0xff) << 16 | (body[at + 2] & 0xff) << 8
+            long valueLength = (body[at] & 0xffL) << 24
+                    | (body[at + 1] & 0xff) << 16
+                    | (body[at + 2] & 0xff) << 8
                     | body[at + 3] & 0xff;
             at += 4;
             if (valueLength > Integer.MAX_VALUE) {
@@ -68,7 +70,12 @@ record Metadata(Map<String, byte[]> properties) {
     }
 
     private static boolean isNameChar(byte c) {
-        return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+        return c >= 'A' && c <= 'Z'
+                || c >= 'a' && c <= 'z'
+                || c >= '0' && c <= '9'
+                || c == '-'
+                || c == '_'
+                || c == '.'
                 || c == '+';
     }
 

@@ -1,5 +1,6 @@
 package io.brine.transport.zmtp;
 
+import io.brine.protocol.salt.SaltMsgpack;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
@@ -34,8 +35,8 @@ final class PortUnification extends ByteToMessageDecoder {
     private final SocketType ours;
     private ScheduledFuture<?> timer;
 
-    PortUnification(ZmtpServerTransport transport, ZmtpConnection connection, ZmtpServerOptions options,
-            SocketType ours) {
+    PortUnification(
+            ZmtpServerTransport transport, ZmtpConnection connection, ZmtpServerOptions options, SocketType ours) {
         this.transport = transport;
         this.connection = connection;
         this.options = options;
@@ -44,11 +45,17 @@ final class PortUnification extends ByteToMessageDecoder {
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
-        timer = ctx.executor().schedule(() -> {
-            LOG.debug("Connection {} ({}): closed: no first byte for the unauthenticated timeout", connection,
-                    connection.port());
-            ctx.close();
-        }, options.unauthenticatedTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        timer = ctx.executor()
+                .schedule(
+                        () -> {
+                            LOG.debug(
+                                    "Connection {} ({}): closed: no first byte for the unauthenticated timeout",
+                                    connection,
+                                    connection.port());
+                            ctx.close();
+                        },
+                        options.unauthenticatedTimeout().toNanos(),
+                        TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -77,11 +84,14 @@ final class PortUnification extends ByteToMessageDecoder {
             connection.saltTcp = true;
             SaltTcpDecoder decoder = new SaltTcpDecoder(connection.saltLimits(options));
             pipeline.addLast(SaltTcpDecoder.NAME, decoder);
-            pipeline.addLast(ZmtpServerInitializer.CONNECTION, new SaltTcpHandler(transport, connection, decoder,
-                    options));
+            pipeline.addLast(
+                    ZmtpServerInitializer.CONNECTION, new SaltTcpHandler(transport, connection, decoder, options));
         } else {
-            LOG.debug("Connection {} ({}): closed: first byte 0x{} opens neither ZMTP nor a Salt TCP frame",
-                    connection, connection.port(), Integer.toHexString(first));
+            LOG.debug(
+                    "Connection {} ({}): closed: first byte 0x{} opens neither ZMTP nor a Salt TCP frame",
+                    connection,
+                    connection.port(),
+                    Integer.toHexString(first));
             in.skipBytes(in.readableBytes());
             ctx.close();
             return;
@@ -91,6 +101,6 @@ final class PortUnification extends ByteToMessageDecoder {
     }
 
     static boolean isMap(int b) {
-        return io.brine.protocol.salt.SaltMsgpack.startsMap(b);
+        return SaltMsgpack.startsMap(b);
     }
 }

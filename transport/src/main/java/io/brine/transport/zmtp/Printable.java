@@ -6,8 +6,7 @@ final class Printable {
     /** Longer values are cut: a reason names the problem, it does not echo the peer. */
     static final int MAX_BYTES = 64;
 
-    private Printable() {
-    }
+    private Printable() {}
 
     static String of(byte[] bytes) {
         return of(bytes, 0, bytes.length);

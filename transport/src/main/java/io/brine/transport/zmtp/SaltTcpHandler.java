@@ -20,7 +20,10 @@ final class SaltTcpHandler extends ConnectionEnd {
     private final SaltTcpDecoder decoder;
     private long lastFrame;
 
-    SaltTcpHandler(ZmtpServerTransport transport, ZmtpConnection connection, SaltTcpDecoder decoder,
+    SaltTcpHandler(
+            ZmtpServerTransport transport,
+            ZmtpConnection connection,
+            SaltTcpDecoder decoder,
             ZmtpServerOptions options) {
         super(transport, connection, options, ", Salt TCP");
         this.decoder = decoder;
@@ -50,15 +53,19 @@ final class SaltTcpHandler extends ConnectionEnd {
         long now = System.nanoTime();
         if (!connection.isAuthenticated() && !connection.saltUnproven) {
             if (now - lastFrame >= unauthenticatedNanos) {
-                LOG.debug("Connection {} ({}, Salt TCP): closed: no whole frame for the unauthenticated timeout",
-                        connection, connection.port());
+                LOG.debug(
+                        "Connection {} ({}, Salt TCP): closed: no whole frame for the unauthenticated timeout",
+                        connection,
+                        connection.port());
                 ctx.close();
             }
             return;
         }
         long partialSince = decoder.partialSince();
         if (partialSince != 0 && now - partialSince >= idleNanos) {
-            LOG.debug("Connection {} ({}, Salt TCP): closed: a frame unfinished for the idle timeout", connection,
+            LOG.debug(
+                    "Connection {} ({}, Salt TCP): closed: a frame unfinished for the idle timeout",
+                    connection,
                     connection.port());
             ctx.close();
         }

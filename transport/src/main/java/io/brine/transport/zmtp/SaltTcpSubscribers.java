@@ -17,8 +17,9 @@ import java.util.concurrent.ConcurrentHashMap;
 final class SaltTcpSubscribers {
 
     /** {@code {"head": {}, "body": }} in msgpack, before the body's bin header. */
-    private static final byte[] PREFIX = {(byte) 0x82, (byte) 0xa4, 'h', 'e', 'a', 'd', (byte) 0x80, (byte) 0xa4,
-        'b', 'o', 'd', 'y'};
+    private static final byte[] PREFIX = {
+        (byte) 0x82, (byte) 0xa4, 'h', 'e', 'a', 'd', (byte) 0x80, (byte) 0xa4, 'b', 'o', 'd', 'y'
+    };
 
     private final Map<String, Set<ZmtpConnection>> byMinion = new ConcurrentHashMap<>();
     /** Connections whose hello was sealed with an aes key the master does not hold (before a restart). */
@@ -43,7 +44,9 @@ final class SaltTcpSubscribers {
     /** The open connections of {@code minionId}; empty when it has none. */
     List<ZmtpConnection> of(String minionId) {
         Set<ZmtpConnection> set = byMinion.get(minionId);
-        return set == null ? List.of() : set.stream().filter(ZmtpConnection::isOpen).toList();
+        return set == null
+                ? List.of()
+                : set.stream().filter(ZmtpConnection::isOpen).toList();
     }
 
     /** Minions with an open, proven connection now. */

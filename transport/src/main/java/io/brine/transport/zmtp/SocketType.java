@@ -5,7 +5,17 @@ import java.util.Arrays;
 
 /** ZeroMQ socket types as READY's Socket-Type names them (RFC 23), and which may talk to which. */
 public enum SocketType {
-    REQ, REP, DEALER, ROUTER, PUB, XPUB, SUB, XSUB, PUSH, PULL, PAIR;
+    REQ,
+    REP,
+    DEALER,
+    ROUTER,
+    PUB,
+    XPUB,
+    SUB,
+    XSUB,
+    PUSH,
+    PULL,
+    PAIR;
 
     private final byte[] wireName = name().getBytes(StandardCharsets.US_ASCII);
 

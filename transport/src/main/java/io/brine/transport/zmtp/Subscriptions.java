@@ -1,5 +1,6 @@
 package io.brine.transport.zmtp;
 
+import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.transport.Topics;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -63,8 +64,7 @@ final class Subscriptions {
     }
 
     /** A bound Salt minion's request connection and its {@code zmq_filtering} topic, as text and as sent. */
-    private record SaltBinding(ZmtpConnection request, String topic, byte[] topicBytes) {
-    }
+    private record SaltBinding(ZmtpConnection request, String topic, byte[] topicBytes) {}
 
     private final Map<String, Route> honoured = new ConcurrentHashMap<>();
     private final Map<String, ZmtpConnection> bound = new HashMap<>();
@@ -74,11 +74,13 @@ final class Subscriptions {
     private final LinkedHashSet<ZmtpConnection> saltHolders = new LinkedHashSet<>();
     /** The same, indexed: all of them, and by source address. */
     private final SaltHolders allSalt = new SaltHolders();
+
     private final Map<String, SaltHolders> saltByAddress = new ConcurrentHashMap<>();
     /** Salt minions bound on an open Salt request connection. */
     private final Map<String, SaltBinding> saltBound = new ConcurrentHashMap<>();
     /** Those by their filtering topic, and how many per source address. */
     private final Map<String, String> saltIdsByTopic = new HashMap<>();
+
     private final Map<String, Integer> saltBoundPerAddress = new HashMap<>();
     private final int maxTopics;
 
@@ -98,8 +100,8 @@ final class Subscriptions {
         }
         String address = binding.request().remoteAddress();
         SaltHolders local = "unknown".equals(address) ? null : saltByAddress.get(address);
-        return new SaltHolders.Route(address, local == null ? SaltHolders.NONE : local, binding.topic(),
-                binding.topicBytes());
+        return new SaltHolders.Route(
+                address, local == null ? SaltHolders.NONE : local, binding.topic(), binding.topicBytes());
     }
 
     /** Every Salt holder, indexed: where a Salt minion not bound since the master started is sought. */
@@ -271,8 +273,8 @@ final class Subscriptions {
             return;
         }
         saltIdsByTopic.remove(binding.topic(), minionId);
-        saltBoundPerAddress.computeIfPresent(binding.request().remoteAddress(),
-                (address, count) -> count == 1 ? null : count - 1);
+        saltBoundPerAddress.computeIfPresent(
+                binding.request().remoteAddress(), (address, count) -> count == 1 ? null : count - 1);
     }
 
     /**
@@ -319,7 +321,7 @@ final class Subscriptions {
 
     /** The first byte of a Salt payload on the request channel: a msgpack map (a brine frame starts with 1). */
     static boolean isSaltPayload(byte[] frame) {
-        return io.brine.protocol.salt.SaltMsgpack.isMap(frame);
+        return SaltMsgpack.isMap(frame);
     }
 
     /** Salt's {@code zmq_filtering} topic of a minion: the lower-case hex SHA-1 of its id. */
@@ -400,7 +402,10 @@ final class Subscriptions {
         ZmtpConnection request = bound.get(id);
         List<ZmtpConnection> chosen = new ArrayList<>(1);
         LinkedHashSet<ZmtpConnection> set = holders.get(id);
-        if (request != null && request.isOpen() && !request.salt && set != null
+        if (request != null
+                && request.isOpen()
+                && !request.salt
+                && set != null
                 && !"unknown".equals(request.remoteAddress())) {
             for (ZmtpConnection holder : set) { // oldest first
                 if (holder.isOpen() && holder.remoteAddress().equals(request.remoteAddress())) {
@@ -412,8 +417,8 @@ final class Subscriptions {
             honoured.remove(id);
             return;
         }
-        List<ZmtpConnection> newest = List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES),
-                chosen.size()));
+        List<ZmtpConnection> newest =
+                List.copyOf(chosen.subList(Math.max(0, chosen.size() - MAX_COPIES), chosen.size()));
         Route previous = honoured.get(id);
         if (previous == null || !previous.connections().equals(newest)) {
             byte[] topic = previous != null ? previous.topic() : Topics.minionBytes(id);

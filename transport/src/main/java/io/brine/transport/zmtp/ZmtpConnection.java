@@ -1,6 +1,7 @@
 package io.brine.transport.zmtp;
 
 import io.brine.protocol.salt.SaltLimits;
+import io.brine.transport.Peer;
 import io.brine.transport.server.AcceptedConnections;
 import io.brine.transport.server.Outbox;
 import io.brine.transport.server.ServerConnection;
@@ -23,7 +24,10 @@ final class ZmtpConnection extends ServerConnection {
         return "zeromq";
     }
 
-    enum Port { REQUEST, PUBLISH }
+    enum Port {
+        REQUEST,
+        PUBLISH
+    }
 
     /** A subscription message is a command byte and a topic; ours are at most {@code m/} + 253 + {@code /}. */
     static final int MAX_SUBSCRIPTION = 1024;
@@ -31,6 +35,7 @@ final class ZmtpConnection extends ServerConnection {
     private final Port port;
     /** Topics this publish connection subscribed to: guarded by the {@link Subscriptions} lock. */
     final Set<String> topics = new HashSet<>();
+
     private volatile SocketType peerType;
     /**
      * A stock Salt minion's connection (issue 15): a request connection that sent a Salt payload, or a publish
@@ -57,12 +62,11 @@ final class ZmtpConnection extends ServerConnection {
     }
 
     @Override
-    protected io.brine.transport.Peer.Framing framing() {
+    protected Peer.Framing framing() {
         if (!saltTcp) {
-            return io.brine.transport.Peer.Framing.MESSAGE;
+            return Peer.Framing.MESSAGE;
         }
-        return port == Port.REQUEST ? io.brine.transport.Peer.Framing.SALT_TCP_REQUEST
-                : io.brine.transport.Peer.Framing.SALT_TCP_PUBLISH;
+        return port == Port.REQUEST ? Peer.Framing.SALT_TCP_REQUEST : Peer.Framing.SALT_TCP_PUBLISH;
     }
 
     Port port() {
@@ -83,19 +87,21 @@ final class ZmtpConnection extends ServerConnection {
             return ZmtpLimits.fixed(MAX_SUBSCRIPTION, 1, MAX_SUBSCRIPTION);
         }
         // A REQ puts an empty delimiter before its one frame; a DEALER sends the frame alone.
-        return new ZmtpLimits(() -> frameLimit(options), () -> peerType == SocketType.REQ ? 2 : 1,
-                () -> frameLimit(options));
+        return new ZmtpLimits(
+                () -> frameLimit(options), () -> peerType == SocketType.REQ ? 2 : 1, () -> frameLimit(options));
     }
 
     /** What a Salt TCP frame from this connection may hold now, read at each frame's first byte. */
     Supplier<SaltLimits> saltLimits(ZmtpServerOptions options) {
-        SaltLimits before = new SaltLimits(options.maxUnauthenticatedFrame(), SaltLimits.UNAUTHENTICATED.maxDepth(),
+        SaltLimits before = new SaltLimits(
+                options.maxUnauthenticatedFrame(),
+                SaltLimits.UNAUTHENTICATED.maxDepth(),
                 SaltLimits.UNAUTHENTICATED.maxElements());
         if (port == Port.PUBLISH) {
             return () -> before; // a minion's hello, and nothing else
         }
-        SaltLimits after = new SaltLimits(options.maxFrame(), SaltLimits.SESSION.maxDepth(),
-                SaltLimits.SESSION.maxElements());
+        SaltLimits after =
+                new SaltLimits(options.maxFrame(), SaltLimits.SESSION.maxDepth(), SaltLimits.SESSION.maxElements());
         return () -> isAuthenticated() ? after : before;
     }
 

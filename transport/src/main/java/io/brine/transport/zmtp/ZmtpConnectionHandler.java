@@ -25,7 +25,12 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private static final int MAX_IDENTITY = 255;
 
-    private enum Stage { GREETING, READY, TRAFFIC, CLOSED }
+    private enum Stage {
+        GREETING,
+        READY,
+        TRAFFIC,
+        CLOSED
+    }
 
     private final SocketType ours;
     private Stage stage = Stage.GREETING;
@@ -97,8 +102,11 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         SocketType peer = SocketType.named(typeName);
         if (peer == null || !ours.accepts(peer)) {
-            refuse(ctx, new ZmtpEvent.Refused("a Socket-Type that cannot talk to " + ours, "Socket-Type "
-                    + Printable.of(typeName)), "Invalid-Socket-Type");
+            refuse(
+                    ctx,
+                    new ZmtpEvent.Refused(
+                            "a Socket-Type that cannot talk to " + ours, "Socket-Type " + Printable.of(typeName)),
+                    "Invalid-Socket-Type");
             return;
         }
         byte[] identity = new byte[0];
@@ -162,7 +170,8 @@ final class ZmtpConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private static String nameOf(Command command) {
-        return command instanceof Command.Unknown unknown ? unknown.name()
+        return command instanceof Command.Unknown unknown
+                ? unknown.name()
                 : command.getClass().getSimpleName().toUpperCase(Locale.ROOT);
     }
 }

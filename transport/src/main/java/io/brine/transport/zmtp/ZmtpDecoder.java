@@ -25,7 +25,12 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
     static final int COMMAND = 0x04;
     static final int RESERVED = 0xf8;
 
-    private enum State { GREETING, HEADER, BODY, REFUSED }
+    private enum State {
+        GREETING,
+        HEADER,
+        BODY,
+        REFUSED
+    }
 
     private final ZmtpLimits limits;
     private final Multipart message = new Multipart();
@@ -96,7 +101,8 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
     }
 
     private static ZmtpEvent.Refused overLimit(String what, long size, int limit) {
-        return new ZmtpEvent.Refused("a " + what + " over the limit of " + limit + " bytes",
+        return new ZmtpEvent.Refused(
+                "a " + what + " over the limit of " + limit + " bytes",
                 Long.toUnsignedString(size) + " bytes announced");
     }
 
@@ -114,7 +120,8 @@ final class ZmtpDecoder extends ByteToMessageDecoder {
             // Negative: the top bit of an 8-byte size, beyond the 2^63-1 the RFC allows.
             return overLimit("frame", size, limit);
         }
-        String refusal = message.refusal(size, limits.parts().getAsInt(), limits.messageBytes().getAsInt());
+        String refusal = message.refusal(
+                size, limits.parts().getAsInt(), limits.messageBytes().getAsInt());
         return refusal == null ? null : new ZmtpEvent.Refused(refusal);
     }
 

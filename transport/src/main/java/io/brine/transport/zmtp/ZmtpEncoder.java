@@ -20,8 +20,7 @@ public final class ZmtpEncoder {
 
     private static final int SHORT_MAX = 255;
 
-    private ZmtpEncoder() {
-    }
+    private ZmtpEncoder() {}
 
     /** Our greeting: ZMTP 3.1, NULL, not as server. */
     public static ByteBuf greeting() {
@@ -34,7 +33,9 @@ public final class ZmtpEncoder {
      */
     public static ByteBuf ready(ByteBufAllocator alloc, SocketType type, byte[] identity) {
         byte[] typeName = type.wireName();
-        int size = 1 + 5 + property(Metadata.SOCKET_TYPE, typeName.length)
+        int size = 1
+                + 5
+                + property(Metadata.SOCKET_TYPE, typeName.length)
                 + (identity == null ? 0 : property(Metadata.IDENTITY, identity.length));
         ByteBuf out = alloc.buffer(headerSize(size) + size);
         writeHeader(out, COMMAND, size);

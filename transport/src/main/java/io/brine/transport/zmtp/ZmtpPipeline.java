@@ -18,8 +18,7 @@ public final class ZmtpPipeline {
     public static final String DECODER = "zmtpDecoder";
     public static final String CONNECTION = "zmtp";
 
-    private ZmtpPipeline() {
-    }
+    private ZmtpPipeline() {}
 
     /** Adds the ZMTP handlers for a connection to our socket of type {@code ours} (ROUTER, PUB or XPUB). */
     public static void addTo(ChannelPipeline pipeline, SocketType ours, ZmtpLimits limits) {

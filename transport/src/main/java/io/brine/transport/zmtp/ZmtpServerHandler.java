@@ -23,6 +23,7 @@ final class ZmtpServerHandler extends ConnectionEnd {
 
     /** The timer grid is the shorter timeout divided by this (0.5 s at the default 60 s): a check comes that late. */
     static final long GRID_DIVISOR = 120;
+
     private static final long MAX_GRID_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final long gridNanos;
@@ -70,8 +71,8 @@ final class ZmtpServerHandler extends ConnectionEnd {
 
     private void schedule(ChannelHandlerContext ctx, long delayNanos) {
         long now = System.nanoTime();
-        timer = ctx.executor().schedule(() -> check(ctx), onGrid(now, delayNanos, gridNanos) - now,
-                TimeUnit.NANOSECONDS);
+        timer = ctx.executor()
+                .schedule(() -> check(ctx), onGrid(now, delayNanos, gridNanos) - now, TimeUnit.NANOSECONDS);
     }
 
     /** The first multiple of {@code grid} at least {@code delay} (and 1 ns) after {@code now} ({@code nanoTime}). */
@@ -87,8 +88,11 @@ final class ZmtpServerHandler extends ConnectionEnd {
         long timeout = authenticated ? idleNanos : unauthenticatedNanos;
         long quiet = System.nanoTime() - lastActivity;
         if (quiet >= timeout) {
-            LOG.debug("Connection {} ({}): closed: no whole ZMTP event for the {} timeout", connection,
-                    connection.port(), authenticated ? "idle" : "unauthenticated");
+            LOG.debug(
+                    "Connection {} ({}): closed: no whole ZMTP event for the {} timeout",
+                    connection,
+                    connection.port(),
+                    authenticated ? "idle" : "unauthenticated");
             ctx.close();
             return;
         }

@@ -25,8 +25,8 @@ final class ZmtpServerInitializer extends ChannelInitializer<Channel> {
     private final ZmtpConnection.Port port;
     private final boolean saltTcp;
 
-    ZmtpServerInitializer(ZmtpServerTransport transport, ZmtpServerOptions options, ZmtpConnection.Port port,
-            boolean saltTcp) {
+    ZmtpServerInitializer(
+            ZmtpServerTransport transport, ZmtpServerOptions options, ZmtpConnection.Port port, boolean saltTcp) {
         this.transport = transport;
         this.options = options;
         this.port = port;
@@ -46,7 +46,9 @@ final class ZmtpServerInitializer extends ChannelInitializer<Channel> {
             pipeline.addLast(UNIFICATION, new PortUnification(transport, connection, options, ours));
             return;
         }
-        ZmtpPipeline.addTo(pipeline, port == ZmtpConnection.Port.REQUEST ? SocketType.ROUTER : SocketType.PUB,
+        ZmtpPipeline.addTo(
+                pipeline,
+                port == ZmtpConnection.Port.REQUEST ? SocketType.ROUTER : SocketType.PUB,
                 connection.limits(options));
         pipeline.addLast(CONNECTION, new ZmtpServerHandler(transport, connection, options));
     }

@@ -55,15 +55,27 @@ public record ZmtpServerOptions(
         int maxTopicsPerConnection,
         int backlog,
         int ioThreads,
-        TcpIo io) implements ServerOptions {
+        TcpIo io)
+        implements ServerOptions {
 
     /** Room for a frame's ZMTP framing around the largest message (topic frame, delimiter, headers). */
     private static final long FRAMING = 1024;
 
     public ZmtpServerOptions {
-        requireServer(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, FRAMING, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, backlog, ioThreads, io);
+        requireServer(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                FRAMING,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                backlog,
+                ioThreads,
+                io);
         requirePositive("maxUnauthenticatedPerSource", maxUnauthenticatedPerSource);
         requireInflight(maxInflightBytes, maxInflightPerConnection);
         requirePositive("maxTopicsPerConnection", maxTopicsPerConnection);
@@ -76,54 +88,162 @@ public record ZmtpServerOptions(
      * inbound of which 16 MiB from one connection (TCP's), 16 topics per subscriber, backlog 1,024, Netty's default threads, epoll where available.
      */
     public static ZmtpServerOptions defaults() {
-        return new ZmtpServerOptions(FrameLimits.MAX_UNAUTHENTICATED, FrameLimits.MAX_FRAME, 32L * 1024 * 1024,
-                256 * 1024, 1024 * 1024, Duration.ofSeconds(60), Duration.ofSeconds(120), 100_000, 20_000, 10_000,
-                64L * 1024 * 1024, 16L * 1024 * 1024, 16, 1024, 0, TcpIo.AUTO);
+        return new ZmtpServerOptions(
+                FrameLimits.MAX_UNAUTHENTICATED,
+                FrameLimits.MAX_FRAME,
+                32L * 1024 * 1024,
+                256 * 1024,
+                1024 * 1024,
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(120),
+                100_000,
+                20_000,
+                10_000,
+                64L * 1024 * 1024,
+                16L * 1024 * 1024,
+                16,
+                1024,
+                0,
+                TcpIo.AUTO);
     }
 
     public ZmtpServerOptions withFrameLimits(int unauthenticated, int max) {
-        return new ZmtpServerOptions(unauthenticated, max, Math.max(maxQueuedBytes, max + FRAMING),
-                writeBufferLowWaterMark, writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, ioThreads,
+        return new ZmtpServerOptions(
+                unauthenticated,
+                max,
+                Math.max(maxQueuedBytes, max + FRAMING),
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
                 io);
     }
 
     public ZmtpServerOptions withMaxQueuedBytes(long value) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, value, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, ioThreads,
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                value,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
                 io);
     }
 
     public ZmtpServerOptions withWriteBufferWaterMark(int low, int high) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, low, high,
-                unauthenticatedTimeout, idleTimeout, maxConnections, maxUnauthenticatedConnections,
-                maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, ioThreads, io);
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                low,
+                high,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public ZmtpServerOptions withTimeouts(Duration unauthenticated, Duration idle) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticated, idle, maxConnections, maxUnauthenticatedConnections,
-                maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, ioThreads, io);
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticated,
+                idle,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public ZmtpServerOptions withConnectionLimits(int max, int unauthenticated, int unauthenticatedPerSource) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, max, unauthenticated,
-                unauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, ioThreads, io);
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                max,
+                unauthenticated,
+                unauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public ZmtpServerOptions withInflightLimits(long total, long perConnection) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, total, perConnection,
-                maxTopicsPerConnection, backlog, ioThreads, io);
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                total,
+                perConnection,
+                maxTopicsPerConnection,
+                backlog,
+                ioThreads,
+                io);
     }
 
     public ZmtpServerOptions withIo(TcpIo value, int threads) {
-        return new ZmtpServerOptions(maxUnauthenticatedFrame, maxFrame, maxQueuedBytes, writeBufferLowWaterMark,
-                writeBufferHighWaterMark, unauthenticatedTimeout, idleTimeout, maxConnections,
-                maxUnauthenticatedConnections, maxUnauthenticatedPerSource, maxInflightBytes, maxInflightPerConnection, maxTopicsPerConnection, backlog, threads,
+        return new ZmtpServerOptions(
+                maxUnauthenticatedFrame,
+                maxFrame,
+                maxQueuedBytes,
+                writeBufferLowWaterMark,
+                writeBufferHighWaterMark,
+                unauthenticatedTimeout,
+                idleTimeout,
+                maxConnections,
+                maxUnauthenticatedConnections,
+                maxUnauthenticatedPerSource,
+                maxInflightBytes,
+                maxInflightPerConnection,
+                maxTopicsPerConnection,
+                backlog,
+                threads,
                 value);
     }
 }

@@ -71,6 +71,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     private final Subscriptions subscriptions;
     /** Salt's TCP transport on both ports, told apart by the client's first byte (issue 15); off by default. */
     private final boolean saltTcp;
+
     private final SaltTcpSubscribers saltSubscribers = new SaltTcpSubscribers();
     private final AcceptedConnections accepted;
     private final InflightBudget inflight;
@@ -91,8 +92,13 @@ public final class ZmtpServerTransport implements ServerTransport {
      * @param sharedGroup event loops to run on, owned by the caller; null to make (and close) its own
      * @param undeliveredListener told about publications lost when their connection closed; null to log them
      */
-    public ZmtpServerTransport(String bindHost, int requestPort, int publishPort, ZmtpServerOptions options,
-            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener) {
+    public ZmtpServerTransport(
+            String bindHost,
+            int requestPort,
+            int publishPort,
+            ZmtpServerOptions options,
+            EventLoopGroup sharedGroup,
+            UndeliveredListener undeliveredListener) {
         this(bindHost, requestPort, publishPort, options, sharedGroup, undeliveredListener, false);
     }
 
@@ -100,8 +106,14 @@ public final class ZmtpServerTransport implements ServerTransport {
      * @param saltTcp also serve stock Salt minions over Salt's TCP transport on both ports ({@link PortUnification}):
      *     ZMTP's greeting then waits for the client's first byte
      */
-    public ZmtpServerTransport(String bindHost, int requestPort, int publishPort, ZmtpServerOptions options,
-            EventLoopGroup sharedGroup, UndeliveredListener undeliveredListener, boolean saltTcp) {
+    public ZmtpServerTransport(
+            String bindHost,
+            int requestPort,
+            int publishPort,
+            ZmtpServerOptions options,
+            EventLoopGroup sharedGroup,
+            UndeliveredListener undeliveredListener,
+            boolean saltTcp) {
         this.saltTcp = saltTcp;
         this.bindHost = Objects.requireNonNull(bindHost, "bindHost");
         this.requestPort = requirePort(requestPort);
@@ -128,17 +140,23 @@ public final class ZmtpServerTransport implements ServerTransport {
             serverChannels.forEach(channel -> channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
             shutDownGroup();
             state.close();
-            throw new IOException("cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/"
-                    + publishPort + ": " + e.getMessage(), e);
+            throw new IOException(
+                    "cannot bind the ZeroMQ transport on " + bindHost + " ports " + requestPort + "/" + publishPort
+                            + ": " + e.getMessage(),
+                    e);
         }
-        LOG.info("ZeroMQ transport (ZMTP on Netty, {} I/O): request channel on {}, publish channel on {}",
-                ServerBootstraps.ioName(group), addresses.request(), addresses.publish());
+        LOG.info(
+                "ZeroMQ transport (ZMTP on Netty, {} I/O): request channel on {}, publish channel on {}",
+                ServerBootstraps.ioName(group),
+                addresses.request(),
+                addresses.publish());
     }
 
     private InetSocketAddress bind(Port port, int number) {
-        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port,
-                saltTcp))
-                .bind(bindHost, number).syncUninterruptibly().channel();
+        Channel channel = ServerBootstraps.of(group, options, new ZmtpServerInitializer(this, options, port, saltTcp))
+                .bind(bindHost, number)
+                .syncUninterruptibly()
+                .channel();
         serverChannels.add(channel);
         return (InetSocketAddress) channel.localAddress();
     }
@@ -194,8 +212,8 @@ public final class ZmtpServerTransport implements ServerTransport {
                 } else if (route != null) {
                     for (ZmtpConnection connection : route.connections()) {
                         if (connection.isOpen()) {
-                            queued |= fanout.send(connection,
-                                    ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length), id);
+                            queued |= fanout.send(
+                                    connection, ZmtpEncoder.publicationHeader(ALLOC, route.topic(), frame.length), id);
                         }
                     }
                 }
@@ -209,8 +227,7 @@ public final class ZmtpServerTransport implements ServerTransport {
                     if (unprovenSent == null) {
                         unprovenSent = false;
                         for (ZmtpConnection connection : saltSubscribers.unproven()) {
-                            unprovenSent |= fanout.send(connection, SaltTcpSubscribers.header(ALLOC, frame.length),
-                                    id);
+                            unprovenSent |= fanout.send(connection, SaltTcpSubscribers.header(ALLOC, frame.length), id);
                         }
                     }
                     queued |= unprovenSent;
@@ -241,8 +258,8 @@ public final class ZmtpServerTransport implements ServerTransport {
             if (!connection.isOpen()) {
                 saltSubscribers.closed(connection);
             }
-            LOG.debug("Minion {} ({}): Salt TCP publish connection {}", minionId, connection.remoteAddress(),
-                    connection);
+            LOG.debug(
+                    "Minion {} ({}): Salt TCP publish connection {}", minionId, connection.remoteAddress(), connection);
             return;
         }
         subscriptions.bind(minionId, connection);
@@ -270,14 +287,20 @@ public final class ZmtpServerTransport implements ServerTransport {
                 // is stale (rotated on the removal), so what it still receives it cannot open.
                 continue;
             }
-            LOG.debug("Minion {} ({}): unbound; closing its connection {}", minionId, connection.remoteAddress(),
+            LOG.debug(
+                    "Minion {} ({}): unbound; closing its connection {}",
+                    minionId,
+                    connection.remoteAddress(),
                     connection);
             connection.channel().close();
         }
         for (ZmtpConnection connection : saltSubscribers.remove(minionId)) {
             connection.minionIds().remove(minionId);
-            LOG.debug("Minion {} ({}): unbound; closing its Salt TCP publish connection {}", minionId,
-                    connection.remoteAddress(), connection);
+            LOG.debug(
+                    "Minion {} ({}): unbound; closing its Salt TCP publish connection {}",
+                    minionId,
+                    connection.remoteAddress(),
+                    connection);
             connection.channel().close();
         }
     }
@@ -340,7 +363,9 @@ public final class ZmtpServerTransport implements ServerTransport {
 
     /** Of those, the ones subscribed with Salt's {@code zmq_filtering} (topics {@code broadcast} and an id's hash). */
     public int saltFilteringSubscriptions() {
-        return (int) subscriptions.saltHolders().stream().filter(connection -> connection.saltFiltering).count();
+        return (int) subscriptions.saltHolders().stream()
+                .filter(connection -> connection.saltFiltering)
+                .count();
     }
 
     /**
@@ -352,8 +377,7 @@ public final class ZmtpServerTransport implements ServerTransport {
     }
 
     /** Frames handed to connections (written or dropped because closed), and flushes, since start. */
-    public record OutboundStats(long writes, long flushes) {
-    }
+    public record OutboundStats(long writes, long flushes) {}
 
     public OutboundStats outboundStats() {
         return new OutboundStats(accepted.writes(), accepted.flushes());
@@ -386,8 +410,8 @@ public final class ZmtpServerTransport implements ServerTransport {
         if (!state.isRunning()) {
             return null;
         }
-        return accepted.admit(channel, (ch, remote, outbox, owner) -> new ZmtpConnection(ch, remote, port, outbox,
-                owner));
+        return accepted.admit(
+                channel, (ch, remote, outbox, owner) -> new ZmtpConnection(ch, remote, port, outbox, owner));
     }
 
     /** A whole message on the request port; false when it is not one brine frame in a DEALER's or REQ's form. */
@@ -426,8 +450,8 @@ public final class ZmtpServerTransport implements ServerTransport {
     /** A subscription on the publish port; false when the connection holds too many (close it). */
     boolean subscribe(ZmtpConnection connection, byte[] topic) {
         if (!subscriptions.subscribe(connection, topic)) {
-            LOG.debug("Connection {}: closed: more than {} subscriptions", connection,
-                    options.maxTopicsPerConnection());
+            LOG.debug(
+                    "Connection {}: closed: more than {} subscriptions", connection, options.maxTopicsPerConnection());
             return false;
         }
         return true;
@@ -457,7 +481,9 @@ public final class ZmtpServerTransport implements ServerTransport {
         }
         connection.saltUnproven = true;
         saltSubscribers.addUnproven(connection);
-        LOG.debug("Connection {} ({}): Salt TCP publish connection kept unproven", connection,
+        LOG.debug(
+                "Connection {} ({}): Salt TCP publish connection kept unproven",
+                connection,
                 connection.remoteAddress());
         if (!connection.isOpen()) {
             saltSubscribers.closed(connection);

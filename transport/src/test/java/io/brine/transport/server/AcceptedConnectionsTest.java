@@ -18,8 +18,10 @@ class AcceptedConnectionsTest {
     }
 
     private static AcceptedConnections accepted(int max, int unauthenticated, int perSource) {
-        return new AcceptedConnections("test", ZmtpServerOptions.defaults()
-                .withConnectionLimits(max, unauthenticated, perSource), null,
+        return new AcceptedConnections(
+                "test",
+                ZmtpServerOptions.defaults().withConnectionLimits(max, unauthenticated, perSource),
+                null,
                 LoggerFactory.getLogger(AcceptedConnectionsTest.class));
     }
 

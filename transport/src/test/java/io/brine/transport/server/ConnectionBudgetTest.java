@@ -12,8 +12,7 @@ import org.junit.jupiter.api.Test;
 class ConnectionBudgetTest {
 
     private static ConnectionBudget budget(int max, int unauthenticated, int perSource) {
-        return new ConnectionBudget(ZmtpServerOptions.defaults().withConnectionLimits(max, unauthenticated,
-                perSource));
+        return new ConnectionBudget(ZmtpServerOptions.defaults().withConnectionLimits(max, unauthenticated, perSource));
     }
 
     @Test
@@ -106,7 +105,9 @@ class ConnectionBudgetTest {
         assertThat(budget.admit("10.0.0.4", false)).isNull();
         assertThat(budget.admit("10.0.0.4", false)).isNotNull();
         budget.closed("10.0.0.9", true, true);
-        assertThat(budget.admit("10.0.0.4", false)).as("the reserve's room is not the outsiders'").isNotNull();
+        assertThat(budget.admit("10.0.0.4", false))
+                .as("the reserve's room is not the outsiders'")
+                .isNotNull();
         assertThat(budget.admit("10.0.0.9", true)).isNull();
     }
 

@@ -110,33 +110,35 @@ class InflightBudgetTest {
             loop.register(channelA).sync();
             loop.register(channelB).sync();
             Connection[] connections = {new Connection(channelA), new Connection(channelB)};
-            record Frame(Connection connection, int bytes) {
-            }
+            record Frame(Connection connection, int bytes) {}
             BlockingQueue<Frame> handedOver = new LinkedBlockingQueue<>();
             int frames = 10_000;
-            Thread worker = new Thread(() -> {
-                try {
-                    for (int i = 0; i < frames; i++) {
-                        Frame frame = handedOver.take();
-                        budget.handled(frame.connection(), frame.bytes());
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, "inflight-worker");
+            Thread worker = new Thread(
+                    () -> {
+                        try {
+                            for (int i = 0; i < frames; i++) {
+                                Frame frame = handedOver.take();
+                                budget.handled(frame.connection(), frame.bytes());
+                            }
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "inflight-worker");
             int delivered = 0;
             while (delivered < frames) {
                 Connection connection = connections[delivered % 2];
                 int bytes = 1 + delivered % 7;
                 // As a transport does: a frame is read only while its connection is read.
                 boolean read = loop.submit(() -> {
-                    if (!reading(connection)) {
-                        return false;
-                    }
-                    budget.received(connection, bytes);
-                    handedOver.add(new Frame(connection, bytes));
-                    return true;
-                }).get(20, TimeUnit.SECONDS);
+                            if (!reading(connection)) {
+                                return false;
+                            }
+                            budget.received(connection, bytes);
+                            handedOver.add(new Frame(connection, bytes));
+                            return true;
+                        })
+                        .get(20, TimeUnit.SECONDS);
                 if (read) {
                     delivered++;
                 } else if (worker.getState() == Thread.State.NEW) {

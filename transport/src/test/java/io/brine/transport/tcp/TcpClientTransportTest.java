@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
 class TcpClientTransportTest {
 
     private static final TcpClientOptions FAST = TcpClientOptions.defaults()
-            .withReconnect(Duration.ofMillis(50), Duration.ofMillis(200)).withIo(TcpIo.NIO);
+            .withReconnect(Duration.ofMillis(50), Duration.ofMillis(200))
+            .withIo(TcpIo.NIO);
 
     @TempDir
     Path dir;
@@ -70,8 +71,9 @@ class TcpClientTransportTest {
         return closeable;
     }
 
-    private TcpClientTransport client(int port, TcpClientOptions options, SslContext tls, EventLoopGroup group,
-            Recorder recorder) throws IOException {
+    private TcpClientTransport client(
+            int port, TcpClientOptions options, SslContext tls, EventLoopGroup group, Recorder recorder)
+            throws IOException {
         TcpClientTransport client = closing(new TcpClientTransport("127.0.0.1", port, options, tls, group));
         client.start(recorder);
         return client;
@@ -125,8 +127,8 @@ class TcpClientTransportTest {
         try (FakeMaster probe = FakeMaster.plain(0)) {
             port = probe.port();
         }
-        TcpClientTransport client = client(port, FAST.withQueue(FrameLimits.MAX_FRAME + 4L, 2), null, null,
-                new Recorder());
+        TcpClientTransport client =
+                client(port, FAST.withQueue(FrameLimits.MAX_FRAME + 4L, 2), null, null, new Recorder());
 
         assertThat(client.send(text("a"))).isTrue();
         assertThat(client.send(text("b"))).isTrue();
@@ -184,7 +186,8 @@ class TcpClientTransportTest {
             clients.add(client);
         }
         await().until(() -> master.connections.size() == 20);
-        await().until(() -> master.connections.stream().mapToInt(c -> c.frames.size()).sum() == 20);
+        await().until(() ->
+                master.connections.stream().mapToInt(c -> c.frames.size()).sum() == 20);
 
         clients.forEach(TcpClientTransport::close);
 
@@ -197,7 +200,10 @@ class TcpClientTransportTest {
         TestCertificates.CertFiles files = TestCertificates.selfSigned(dir, "master", 0);
         KeyStore keys = KeyStore.getInstance("PKCS12");
         keys.load(null, null);
-        keys.setKeyEntry("master", TlsFiles.privateKey(files.key()), new char[0],
+        keys.setKeyEntry(
+                "master",
+                TlsFiles.privateKey(files.key()),
+                new char[0],
                 TlsFiles.certificates(files.cert()).toArray(new Certificate[0]));
         KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
         factory.init(keys, new char[0]);
@@ -224,13 +230,14 @@ class TcpClientTransportTest {
     void aMasterCertificateFromAnotherCaIsRefused() throws Exception {
         FakeMaster master = tlsMaster();
         TestCertificates.CertFiles other = TestCertificates.selfSigned(dir.resolve("other"), "other", 1);
-        TcpClientTransport client = client(master.port(), FAST, TcpClientTls.client(other.cert(), false), null,
-                new Recorder());
+        TcpClientTransport client =
+                client(master.port(), FAST, TcpClientTls.client(other.cert(), false), null, new Recorder());
 
         client.send(text("secret"));
 
         await().until(() -> master.connections.size() >= 2); // handshakes fail and are retried
         assertThat(client.isConnected()).isFalse();
-        assertThat(master.connections.stream().allMatch(c -> c.frames.isEmpty())).isTrue();
+        assertThat(master.connections.stream().allMatch(c -> c.frames.isEmpty()))
+                .isTrue();
     }
 }

@@ -47,7 +47,8 @@ class TcpFrameDecoderTest {
 
     @Test
     void oneBytePastTheLimitIsRefusedOnItsPrefixWhenItsLastByteArrives() {
-        byte[] prefix = ByteBuffer.allocate(TcpFrameDecoder.PREFIX).putInt(LIMIT + 1).array();
+        byte[] prefix =
+                ByteBuffer.allocate(TcpFrameDecoder.PREFIX).putInt(LIMIT + 1).array();
         for (int cut = 1; cut < prefix.length; cut++) {
             EmbeddedChannel channel = decoder();
             channel.writeInbound(Unpooled.wrappedBuffer(prefix, 0, cut));

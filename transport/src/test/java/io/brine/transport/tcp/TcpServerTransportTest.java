@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.transport.Peer;
+import io.brine.transport.ServerTransport;
 import io.brine.transport.ServerTransport.Addresses;
 import io.brine.transport.testing.TestCertificates;
 import io.netty.channel.EventLoopGroup;
@@ -79,7 +80,7 @@ class TcpServerTransportTest {
             throws IOException {
         server = new TcpServerTransport("127.0.0.1", 0, options, tls, group, (ids, frame) -> lost.addAll(ids));
         TcpServerTransport self = server;
-        server.start(new io.brine.transport.ServerTransport.InboundHandler() {
+        server.start(new ServerTransport.InboundHandler() {
             @Override
             public void onFrame(Peer from, byte[] frame) {
                 Inbound in = new Inbound(from, frame);
@@ -144,7 +145,8 @@ class TcpServerTransportTest {
         int taken = start(fast()).addresses().request().getPort();
 
         try (TcpServerTransport second = new TcpServerTransport("127.0.0.1", taken, fast(), null, null, null)) {
-            assertThatThrownBy(() -> second.start((peer, frame) -> { })).isInstanceOf(IOException.class)
+            assertThatThrownBy(() -> second.start((peer, frame) -> {}))
+                    .isInstanceOf(IOException.class)
                     .hasMessageContaining("cannot bind");
         }
     }
@@ -200,8 +202,10 @@ class TcpServerTransportTest {
         start(fast());
         RawPeer peer = boundPeer("web1");
 
-        assertThat(server.send(peersByText.get("hello web1"), new byte[FrameLimits.MAX_FRAME + 1])).isFalse();
-        assertThat(server.publish(List.of("web1"), new byte[FrameLimits.MAX_FRAME + 1])).containsExactly("web1");
+        assertThat(server.send(peersByText.get("hello web1"), new byte[FrameLimits.MAX_FRAME + 1]))
+                .isFalse();
+        assertThat(server.publish(List.of("web1"), new byte[FrameLimits.MAX_FRAME + 1]))
+                .containsExactly("web1");
         assertThat(server.publish(List.of("web1"), text("fine"))).isEmpty();
         assertThat(peer.receiveText()).isEqualTo("fine");
     }
@@ -301,7 +305,8 @@ class TcpServerTransportTest {
 
     @Test
     void aMinionThatStopsReadingIsDisconnectedAndTheOthersCarryOn() throws IOException {
-        start(fast().withFrameLimits(FrameLimits.MAX_UNAUTHENTICATED, 256 * 1024).withMaxQueuedBytes(1024 * 1024));
+        start(fast().withFrameLimits(FrameLimits.MAX_UNAUTHENTICATED, 256 * 1024)
+                .withMaxQueuedBytes(1024 * 1024));
         RawPeer healthy = boundPeer("healthy");
         RawPeer stalled = RawPeer.connect(port(), 4096);
         closeables.add(stalled);
@@ -325,7 +330,9 @@ class TcpServerTransportTest {
             healthyIn.skipNBytes(length);
         }
 
-        assertThat(reported).as("the stalled minion is reported once its queue is over the cap").isTrue();
+        assertThat(reported)
+                .as("the stalled minion is reported once its queue is over the cap")
+                .isTrue();
         assertThat(stalled.closedWithin(CLOSE_WITHIN)).isTrue();
         await().until(() -> !server.boundMinions().contains("stalled"));
         assertThat(server.publish(List.of("healthy", "stalled"), text("after"))).containsExactly("stalled");
@@ -339,8 +346,10 @@ class TcpServerTransportTest {
         start(fast());
 
         assertThat(peer().sendPrefix(0xFFFF_FFFFL).closedWithin(CLOSE_WITHIN)).isTrue();
-        assertThat(peer().sendPrefix(Integer.MAX_VALUE).closedWithin(CLOSE_WITHIN)).isTrue();
-        assertThat(peer().sendPrefix(FrameLimits.MAX_UNAUTHENTICATED + 1).closedWithin(CLOSE_WITHIN)).isTrue();
+        assertThat(peer().sendPrefix(Integer.MAX_VALUE).closedWithin(CLOSE_WITHIN))
+                .isTrue();
+        assertThat(peer().sendPrefix(FrameLimits.MAX_UNAUTHENTICATED + 1).closedWithin(CLOSE_WITHIN))
+                .isTrue();
         assertThat(peer().sendPrefix(0).closedWithin(CLOSE_WITHIN)).isTrue();
         assertThat(inbound).isEmpty();
     }
@@ -507,7 +516,8 @@ class TcpServerTransportTest {
     void refusesAKeyThatIsNotAKey() throws IOException {
         TestCertificates.CertFiles files = TestCertificates.selfSigned(dir, "master", 0);
 
-        assertThatThrownBy(() -> TcpTls.server(files.cert(), files.cert())).isInstanceOf(IOException.class)
+        assertThatThrownBy(() -> TcpTls.server(files.cert(), files.cert()))
+                .isInstanceOf(IOException.class)
                 .hasMessageContaining("no PEM private key");
     }
 }

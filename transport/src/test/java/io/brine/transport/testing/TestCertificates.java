@@ -34,11 +34,9 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 public final class TestCertificates {
 
     /** The certificate and key files written by {@link #selfSigned}. */
-    public record CertFiles(Path cert, Path key) {
-    }
+    public record CertFiles(Path cert, Path key) {}
 
-    private TestCertificates() {
-    }
+    private TestCertificates() {}
 
     /**
      * Writes {@code name.crt} (PEM certificate) and {@code name.key} (PKCS#1 PEM key) into {@code dir}, for test key
@@ -55,12 +53,18 @@ public final class TestCertificates {
      * key {@code keyIndex}, signed by {@code issuer} (files {@link #selfSigned} wrote for test key
      * {@code issuerKeyIndex}), as a CA signs a TLS client's certificate.
      */
-    public static CertFiles issued(Path dir, String name, String commonName, int keyIndex, CertFiles issuer,
-            int issuerKeyIndex) {
+    public static CertFiles issued(
+            Path dir, String name, String commonName, int keyIndex, CertFiles issuer, int issuerKeyIndex) {
         try {
-            X500Name issuerName = new JcaX509CertificateHolder(TlsFiles.certificates(issuer.cert()).get(0))
+            X500Name issuerName = new JcaX509CertificateHolder(
+                            TlsFiles.certificates(issuer.cert()).get(0))
                     .getSubject();
-            return write(dir, name, new X500Name("CN=" + commonName), TestKeys.pair(keyIndex), issuerName,
+            return write(
+                    dir,
+                    name,
+                    new X500Name("CN=" + commonName),
+                    TestKeys.pair(keyIndex),
+                    issuerName,
                     TestKeys.pair(issuerKeyIndex));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -69,20 +73,24 @@ public final class TestCertificates {
         }
     }
 
-    private static CertFiles write(Path dir, String name, X500Name subject, KeyPair pair, X500Name issuer,
-            KeyPair issuerPair) {
+    private static CertFiles write(
+            Path dir, String name, X500Name subject, KeyPair pair, X500Name issuer, KeyPair issuerPair) {
         try {
             Files.createDirectories(dir);
             Instant now = Instant.now();
-            JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer,
-                    BigInteger.valueOf(now.toEpochMilli()), Date.from(now.minus(Duration.ofHours(1))),
-                    Date.from(now.plus(Duration.ofDays(1))), subject, pair.getPublic());
+            JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(
+                    issuer,
+                    BigInteger.valueOf(now.toEpochMilli()),
+                    Date.from(now.minus(Duration.ofHours(1))),
+                    Date.from(now.plus(Duration.ofDays(1))),
+                    subject,
+                    pair.getPublic());
             builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                new GeneralName(GeneralName.dNSName, "localhost"),
-                new GeneralName(GeneralName.iPAddress, "127.0.0.1")}));
+                new GeneralName(GeneralName.dNSName, "localhost"), new GeneralName(GeneralName.iPAddress, "127.0.0.1")
+            }));
             builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(subject.equals(issuer)));
-            X509CertificateHolder holder = builder.build(
-                    new JcaContentSignerBuilder("SHA256withRSA").build(issuerPair.getPrivate()));
+            X509CertificateHolder holder =
+                    builder.build(new JcaContentSignerBuilder("SHA256withRSA").build(issuerPair.getPrivate()));
             StringWriter pem = new StringWriter();
             try (JcaPEMWriter writer = new JcaPEMWriter(pem)) {
                 writer.writeObject(holder);

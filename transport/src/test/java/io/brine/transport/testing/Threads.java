@@ -6,8 +6,7 @@ import java.util.Set;
 /** The threads a test started, to check that closing a transport stops them all. */
 public final class Threads {
 
-    private Threads() {
-    }
+    private Threads() {}
 
     /** Every live thread now. */
     public static Set<Thread> live() {

@@ -74,20 +74,23 @@ final class SilentRelay implements AutoCloseable {
     }
 
     private static void pump(Socket from, Socket to, AtomicBoolean silent, AtomicLong counted) {
-        Thread thread = new Thread(() -> {
-            byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int read;
-                while ((read = in.read(buffer)) >= 0) {
-                    counted.addAndGet(read);
-                    if (!silent.get()) {
-                        out.write(buffer, 0, read);
+        Thread thread = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int read;
+                        while ((read = in.read(buffer)) >= 0) {
+                            counted.addAndGet(read);
+                            if (!silent.get()) {
+                                out.write(buffer, 0, read);
+                            }
+                        }
+                    } catch (IOException e) {
+                        // closed
                     }
-                }
-            } catch (IOException e) {
-                // closed
-            }
-        }, "relay-pump");
+                },
+                "relay-pump");
         thread.setDaemon(true);
         thread.start();
     }

@@ -139,8 +139,9 @@ class ZmqClientTransportTest {
         router.sendMore(identity);
         router.send("reply");
 
-        assertThat(frames).containsExactlyElementsOf(
-                IntStream.range(0, 500).mapToObj(i -> "frame-" + i).toList());
+        assertThat(frames)
+                .containsExactlyElementsOf(
+                        IntStream.range(0, 500).mapToObj(i -> "frame-" + i).toList());
         await().until(() -> recorder.replies.contains("reply"));
     }
 
@@ -292,11 +293,15 @@ class ZmqClientTransportTest {
 
             relay.silence();
             client.send("into the void".getBytes(US_ASCII));
-            assertThat(client.reconnect()).as("a connection that was up is replaced").isTrue();
+            assertThat(client.reconnect())
+                    .as("a connection that was up is replaced")
+                    .isTrue();
 
             await().until(() -> relay.connections() == 2);
             await().until(() -> recorder.connected.get() == 2);
-            assertThat(recorder.disconnected).as("the old connection reported lost").hasValue(1);
+            assertThat(recorder.disconnected)
+                    .as("the old connection reported lost")
+                    .hasValue(1);
             client.send("second".getBytes(US_ASCII));
             byte[] identity = receiveRequest(router, frames);
             assertThat(frames).containsExactly("first", "second");
@@ -313,15 +318,17 @@ class ZmqClientTransportTest {
         router.close();
         startClient(port);
 
-        assertThat(client.reconnect()).as("nothing to replace: ZeroMQ is connecting already").isFalse();
+        assertThat(client.reconnect())
+                .as("nothing to replace: ZeroMQ is connecting already")
+                .isFalse();
     }
 
     @Test
     void eachSocketHeartbeatsAtItsOwnInterval() throws IOException {
         ZMQ.Socket router = bind(SocketType.ROUTER);
         ZMQ.Socket xpub = publisher();
-        ZmqClientOptions publishOnly = FAST_RECONNECT.withHeartbeat(Duration.ZERO, Duration.ofMillis(100),
-                Duration.ofMillis(300));
+        ZmqClientOptions publishOnly =
+                FAST_RECONNECT.withHeartbeat(Duration.ZERO, Duration.ofMillis(100), Duration.ofMillis(300));
         try (SilentRelay requests = new SilentRelay(portOf(router));
                 SilentRelay publications = new SilentRelay(portOf(xpub))) {
             client = new ZmqClientTransport("127.0.0.1", requests.port(), publishOnly);
@@ -338,7 +345,9 @@ class ZmqClientTransportTest {
             // Meanwhile the DEALER has sent nothing at all: no PINGs (the minion's session heartbeat is its check).
             await().until(() -> publications.connections() >= 2);
             awaitSubscriptions(xpub, "+m/web1/", "+b/");
-            assertThat(requests.bytesFromClients()).as("bytes from the DEALER while idle").isEqualTo(requestBytes);
+            assertThat(requests.bytesFromClients())
+                    .as("bytes from the DEALER while idle")
+                    .isEqualTo(requestBytes);
             assertThat(requests.connections()).isEqualTo(1);
         }
     }
@@ -348,7 +357,8 @@ class ZmqClientTransportTest {
         ZmqClientOptions options = ZmqClientOptions.defaults();
 
         assertThat(options.requestHeartbeatInterval()).isZero();
-        assertThat(options.publishHeartbeatInterval()).isPositive()
+        assertThat(options.publishHeartbeatInterval())
+                .isPositive()
                 .isLessThan(ZmtpServerOptions.defaults().idleTimeout().dividedBy(2));
         assertThatThrownBy(() -> options.withHeartbeat(Duration.ofMillis(-1), Duration.ZERO, Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -400,6 +410,7 @@ class ZmqClientTransportTest {
         transport.close();
 
         // Polled on this thread: Awaitility's own poller thread would count as new.
-        await().pollInSameThread().untilAsserted(() -> assertThat(Threads.newSince(before)).isEmpty());
+        await().pollInSameThread()
+                .untilAsserted(() -> assertThat(Threads.newSince(before)).isEmpty());
     }
 }

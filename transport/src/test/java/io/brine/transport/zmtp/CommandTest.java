@@ -24,8 +24,8 @@ class CommandTest {
     @Test
     void readyWithSocketTypeAndIdentity() {
         // RFC 23's worked example: a DEALER with an empty Identity.
-        Command command = parse("05 5245414459 0b 536f636b65742d54797065 00000006 4445414c4552"
-                + " 08 4964656e74697479 00000000");
+        Command command = parse(
+                "05 5245414459 0b 536f636b65742d54797065 00000006 4445414c4552" + " 08 4964656e74697479 00000000");
         Metadata metadata = ((Command.Ready) command).metadata();
         assertThat(metadata.get("Socket-Type")).isEqualTo(ascii("DEALER"));
         assertThat(metadata.get("IDENTITY")).isEmpty();
@@ -34,13 +34,14 @@ class CommandTest {
 
     @Test
     void readyWithoutPropertiesParses() {
-        assertThat(((Command.Ready) parse("05 5245414459")).metadata().properties()).isEmpty();
+        assertThat(((Command.Ready) parse("05 5245414459")).metadata().properties())
+                .isEmpty();
     }
 
     @Test
     void readyKeepsUnknownProperties() {
-        Command command = Command.parse(commandBody("READY", properties("Socket-Type", "SUB", "X-Host", "web1",
-                "Resource", "a/b")));
+        Command command = Command.parse(
+                commandBody("READY", properties("Socket-Type", "SUB", "X-Host", "web1", "Resource", "a/b")));
         assertThat(((Command.Ready) command).metadata().get("x-host")).isEqualTo(ascii("web1"));
     }
 
@@ -58,28 +59,28 @@ class CommandTest {
 
     @Test
     void readyWithATruncatedNameIsMalformed() {
-        assertThat(malformed(parse("05 5245414459 0b 536f636b6574"))).isEqualTo(
-                "READY: a property name that runs past the command");
+        assertThat(malformed(parse("05 5245414459 0b 536f636b6574")))
+                .isEqualTo("READY: a property name that runs past the command");
     }
 
     @Test
     void readyWithATruncatedValueSizeIsMalformed() {
-        assertThat(malformed(parse("05 5245414459 01 41 0000"))).isEqualTo(
-                "READY: property A: its value size runs past the command");
+        assertThat(malformed(parse("05 5245414459 01 41 0000")))
+                .isEqualTo("READY: property A: its value size runs past the command");
     }
 
     @Test
     void readyWithATruncatedValueIsMalformed() {
-        assertThat(malformed(parse("05 5245414459 01 41 00000004 616263"))).isEqualTo(
-                "READY: property A: a value of 4 bytes runs past the command");
+        assertThat(malformed(parse("05 5245414459 01 41 00000004 616263")))
+                .isEqualTo("READY: property A: a value of 4 bytes runs past the command");
     }
 
     @Test
     void readyWithAValueOverTheRfcMaximumIsMalformed() {
-        assertThat(malformed(parse("05 5245414459 01 41 80000000 61"))).isEqualTo(
-                "READY: property A: a value of 2147483648 bytes (at most 2^31-1)");
-        assertThat(malformed(parse("05 5245414459 01 41 ffffffff 61"))).isEqualTo(
-                "READY: property A: a value of 4294967295 bytes (at most 2^31-1)");
+        assertThat(malformed(parse("05 5245414459 01 41 80000000 61")))
+                .isEqualTo("READY: property A: a value of 2147483648 bytes (at most 2^31-1)");
+        assertThat(malformed(parse("05 5245414459 01 41 ffffffff 61")))
+                .isEqualTo("READY: property A: a value of 4294967295 bytes (at most 2^31-1)");
     }
 
     @Test
@@ -89,8 +90,8 @@ class CommandTest {
 
     @Test
     void readyWithABadCharacterInAPropertyNameIsMalformed() {
-        assertThat(malformed(parse("05 5245414459 03 612062 00000000"))).isEqualTo(
-                "READY: a property name with a character outside ALPHA DIGIT - _ . +: a b");
+        assertThat(malformed(parse("05 5245414459 03 612062 00000000")))
+                .isEqualTo("READY: a property name with a character outside ALPHA DIGIT - _ . +: a b");
     }
 
     @Test
@@ -106,7 +107,8 @@ class CommandTest {
 
     @Test
     void subscribeAndCancelCarryTheRestAsTopic() {
-        assertThat(((Command.Subscribe) parse("09 535542534352494245 622f")).topic()).isEqualTo(ascii("b/"));
+        assertThat(((Command.Subscribe) parse("09 535542534352494245 622f")).topic())
+                .isEqualTo(ascii("b/"));
         assertThat(((Command.Subscribe) parse("09 535542534352494245")).topic()).isEmpty();
         assertThat(((Command.Cancel) parse("06 43414e43454c 00ff")).topic()).isEqualTo(hex("00ff"));
     }
@@ -117,8 +119,8 @@ class CommandTest {
         assertThat(ping.ttl()).isEqualTo(0x0123);
         assertThat(ping.context()).hasSize(16);
         assertThat(((Command.Ping) parse("04 50494e47 ffff")).ttl()).isEqualTo(65535);
-        assertThat(malformed(parse("04 50494e47 0000 " + "ab".repeat(17)))).isEqualTo(
-                "a PING context of 17 bytes (at most 16)");
+        assertThat(malformed(parse("04 50494e47 0000 " + "ab".repeat(17))))
+                .isEqualTo("a PING context of 17 bytes (at most 16)");
     }
 
     @Test
@@ -130,8 +132,8 @@ class CommandTest {
     @Test
     void pongCarriesTheContext() {
         assertThat(((Command.Pong) parse("04 504f4e47 0102")).context()).isEqualTo(hex("0102"));
-        assertThat(malformed(parse("04 504f4e47 " + "00".repeat(17)))).isEqualTo(
-                "a PONG context of 17 bytes (at most 16)");
+        assertThat(malformed(parse("04 504f4e47 " + "00".repeat(17))))
+                .isEqualTo("a PONG context of 17 bytes (at most 16)");
     }
 
     @Test
@@ -146,7 +148,7 @@ class CommandTest {
         assertThat(malformed(parse("00 41"))).isEqualTo("a command with an empty name");
         assertThat(malformed(parse("06 524541"))).isEqualTo("a command whose name runs past its frame");
         assertThat(malformed(parse("04 50 31 4e 47"))).isEqualTo("a command name that is not all letters: P1NG");
-        assertThat(malformed(Command.parse(concat(hex("02"), hex("0041"))))).isEqualTo(
-                "a command name that is not all letters: \\x00A");
+        assertThat(malformed(Command.parse(concat(hex("02"), hex("0041")))))
+                .isEqualTo("a command name that is not all letters: \\x00A");
     }
 }

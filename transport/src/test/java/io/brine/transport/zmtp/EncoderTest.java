@@ -28,27 +28,27 @@ class EncoderTest {
 
     @Test
     void routerReadyIsRfc23sWorkedExample() {
-        assertThat(hexOf(ZmtpEncoder.ready(ALLOC, SocketType.ROUTER, null))).isEqualTo(
-                "041c" + "055245414459" + "0b536f636b65742d54797065" + "00000006" + "524f55544552");
+        assertThat(hexOf(ZmtpEncoder.ready(ALLOC, SocketType.ROUTER, null)))
+                .isEqualTo("041c" + "055245414459" + "0b536f636b65742d54797065" + "00000006" + "524f55544552");
     }
 
     @Test
     void dealerReadyWithEmptyIdentityIsRfc23sWorkedExample() {
-        assertThat(hexOf(ZmtpEncoder.ready(ALLOC, SocketType.DEALER, new byte[0]))).isEqualTo(
-                "0429" + "055245414459" + "0b536f636b65742d54797065" + "00000006" + "4445414c4552"
+        assertThat(hexOf(ZmtpEncoder.ready(ALLOC, SocketType.DEALER, new byte[0])))
+                .isEqualTo("0429" + "055245414459" + "0b536f636b65742d54797065" + "00000006" + "4445414c4552"
                         + "084964656e74697479" + "00000000");
     }
 
     @Test
     void commandsHaveTheirRfcLayout() {
-        assertThat(hexOf(ZmtpEncoder.subscribe(ALLOC, ascii("b/")))).isEqualTo("040c 09535542534352494245 622f"
-                .replace(" ", ""));
+        assertThat(hexOf(ZmtpEncoder.subscribe(ALLOC, ascii("b/"))))
+                .isEqualTo("040c 09535542534352494245 622f".replace(" ", ""));
         assertThat(hexOf(ZmtpEncoder.cancel(ALLOC, new byte[0]))).isEqualTo("0407 0643414e43454c".replace(" ", ""));
-        assertThat(hexOf(ZmtpEncoder.ping(ALLOC, 300, hex("0102")))).isEqualTo("0409 0450494e47 012c 0102"
-                .replace(" ", ""));
+        assertThat(hexOf(ZmtpEncoder.ping(ALLOC, 300, hex("0102"))))
+                .isEqualTo("0409 0450494e47 012c 0102".replace(" ", ""));
         assertThat(hexOf(ZmtpEncoder.pong(ALLOC, hex("0102")))).isEqualTo("0407 04504f4e47 0102".replace(" ", ""));
-        assertThat(hexOf(ZmtpEncoder.error(ALLOC, "Invalid-Socket-Type"))).isEqualTo(
-                "041a 054552524f52 13".replace(" ", "") + hex(ascii("Invalid-Socket-Type")));
+        assertThat(hexOf(ZmtpEncoder.error(ALLOC, "Invalid-Socket-Type")))
+                .isEqualTo("041a 054552524f52 13".replace(" ", "") + hex(ascii("Invalid-Socket-Type")));
     }
 
     @Test

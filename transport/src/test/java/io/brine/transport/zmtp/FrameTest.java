@@ -73,14 +73,16 @@ class FrameTest {
     void commandFramesShortAndLongAreParsed() {
         byte[] longPing = longFrame(COMMAND, Wire.commandBody("PING", hex("0001 cafe")));
         assertThat(feed(decoder(), concat(Wire.command("SUBSCRIBE", ascii("b/")), longPing)))
-                .hasSize(2).allMatch(e -> e.startsWith("Subscribe[") || e.startsWith("Ping["));
+                .hasSize(2)
+                .allMatch(e -> e.startsWith("Subscribe[") || e.startsWith("Ping["));
     }
 
     @ParameterizedTest
     @ValueSource(ints = {0x08, 0x10, 0x20, 0x40, 0x80, 0xff})
     void reservedFlagBitsAreRefusedOnTheFlagsByteAlone(int flags) {
-        assertThat(feed(decoder(), new byte[] {(byte) flags})).containsExactly(String.format(
-                "Refused[reason=a frame with reserved flag bits set (flags 0x%02x)]", flags));
+        assertThat(feed(decoder(), new byte[] {(byte) flags}))
+                .containsExactly(
+                        String.format("Refused[reason=a frame with reserved flag bits set (flags 0x%02x)]", flags));
     }
 
     @Test
@@ -99,41 +101,44 @@ class FrameTest {
     @Test
     void frameOneBytePastTheLimitIsRefusedOnItsHeader() {
         // Only the 9 header bytes are sent: the refusal does not wait for the body.
-        assertThat(feed(decoder(), hex("02 000000000000012d"))).containsExactly(
-                "Refused[reason=a frame over the limit of 300 bytes, detail=301 bytes announced]");
+        assertThat(feed(decoder(), hex("02 000000000000012d")))
+                .containsExactly("Refused[reason=a frame over the limit of 300 bytes, detail=301 bytes announced]");
     }
 
     @Test
     void shortFrameOverASmallLimitIsRefused() {
-        assertThat(feed(decoder(ZmtpLimits.fixed(10, 16, 100)), hex("00 0b"))).containsExactly(
-                "Refused[reason=a frame over the limit of 10 bytes, detail=11 bytes announced]");
+        assertThat(feed(decoder(ZmtpLimits.fixed(10, 16, 100)), hex("00 0b")))
+                .containsExactly("Refused[reason=a frame over the limit of 10 bytes, detail=11 bytes announced]");
     }
 
     @Test
     void allOnesSizeIsRefused() {
-        assertThat(feed(decoder(), hex("02 ffffffffffffffff"))).containsExactly(
-                "Refused[reason=a frame over the limit of 300 bytes, detail=18446744073709551615 bytes announced]");
+        assertThat(feed(decoder(), hex("02 ffffffffffffffff")))
+                .containsExactly(
+                        "Refused[reason=a frame over the limit of 300 bytes, detail=18446744073709551615 bytes announced]");
     }
 
     @Test
     void sizeWithTheTopBitSetIsRefusedEvenWhenTheLimitIsTheLargestInt() {
         EmbeddedChannel channel = decoder(ZmtpLimits.fixed(Integer.MAX_VALUE, 16, Integer.MAX_VALUE));
-        assertThat(feed(channel, hex("02 8000000000000001"))).containsExactly(
-                "Refused[reason=a frame over the limit of 2147483647 bytes,"
+        assertThat(feed(channel, hex("02 8000000000000001")))
+                .containsExactly("Refused[reason=a frame over the limit of 2147483647 bytes,"
                         + " detail=9223372036854775809 bytes announced]");
     }
 
     @Test
     void commandSizeWithTheTopBitSetIsRefused() {
-        assertThat(feed(decoder(), hex("06 8000000000000000"))).containsExactly(
-                "Refused[reason=a command over the limit of 300 bytes, detail=9223372036854775808 bytes announced]");
+        assertThat(feed(decoder(), hex("06 8000000000000000")))
+                .containsExactly(
+                        "Refused[reason=a command over the limit of 300 bytes, detail=9223372036854775808 bytes announced]");
     }
 
     @Test
     void commandsAreHeldTo64KiBWhateverTheFrameLimit() {
         EmbeddedChannel channel = decoder(ZmtpLimits.fixed(1 << 23, 16, 1 << 23));
-        assertThat(feed(channel, hex("06 0000000000010001"))).containsExactly(
-                "Refused[reason=a command over the limit of 65536 bytes, detail=65537 bytes announced]");
+        assertThat(feed(channel, hex("06 0000000000010001")))
+                .containsExactly(
+                        "Refused[reason=a command over the limit of 65536 bytes, detail=65537 bytes announced]");
     }
 
     @Test
@@ -142,8 +147,8 @@ class FrameTest {
         EmbeddedChannel channel = decoder(new ZmtpLimits(limit::get, () -> 16, () -> 1 << 20));
         assertThat(feed(channel, hex("02 00000000"))).isEmpty();
         limit.set(40); // lowered while the header is half in: the new limit applies
-        assertThat(feed(channel, hex("00000032"))).containsExactly(
-                "Refused[reason=a frame over the limit of 40 bytes, detail=50 bytes announced]");
+        assertThat(feed(channel, hex("00000032")))
+                .containsExactly("Refused[reason=a frame over the limit of 40 bytes, detail=50 bytes announced]");
     }
 
     @Test
@@ -158,7 +163,8 @@ class FrameTest {
     @Test
     void everyByteAfterARefusalIsDiscarded() {
         EmbeddedChannel channel = decoder();
-        assertThat(feed(channel, concat(hex("02 ffffffffffffffff"), Wire.message("lost")))).hasSize(1);
+        assertThat(feed(channel, concat(hex("02 ffffffffffffffff"), Wire.message("lost"))))
+                .hasSize(1);
         assertThat(feed(channel, Wire.message("also lost"))).isEmpty();
         assertThat(feed(channel, Wire.command("PING", hex("0000")))).isEmpty();
     }

@@ -21,8 +21,8 @@ class GreetingTest {
 
     @Test
     void ourGreetingIsZmtp31NullWithZeroPaddingAndFiller() {
-        assertThat(hex(ByteBufUtil.getBytes(ZmtpEncoder.greeting()))).isEqualTo(
-                "ff00000000000000007f0301" + "4e554c4c" + "00".repeat(16) + "00" + "00".repeat(31));
+        assertThat(hex(ByteBufUtil.getBytes(ZmtpEncoder.greeting())))
+                .isEqualTo("ff00000000000000007f0301" + "4e554c4c" + "00".repeat(16) + "00" + "00".repeat(31));
     }
 
     @Test
@@ -57,68 +57,69 @@ class GreetingTest {
     @Test
     void aBadFirstByteIsRefusedAtOnce() {
         // An HTTP client, say: refused on its first byte, without waiting for 64.
-        assertThat(feed(decoder(LIMITS), Wire.ascii("G"))).containsExactly(
-                "Refused[reason=not a ZMTP greeting (first byte 0x47)]");
+        assertThat(feed(decoder(LIMITS), Wire.ascii("G")))
+                .containsExactly("Refused[reason=not a ZMTP greeting (first byte 0x47)]");
     }
 
     @Test
     void aSignatureWithoutItsClosing7fIsRefusedAtByteTen() {
         EmbeddedChannel channel = decoder(LIMITS);
         assertThat(feed(channel, hex("ff 00 00 00 00 00 00 00 05"))).isEmpty();
-        assertThat(feed(channel, hex("00"))).containsExactly(
-                "Refused[reason=not a ZMTP 3 signature (byte 9 is 0x00)]");
+        assertThat(feed(channel, hex("00"))).containsExactly("Refused[reason=not a ZMTP 3 signature (byte 9 is 0x00)]");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 4, 0xff})
     void aMajorVersionOtherThan3IsRefusedAtByteEleven(int major) {
         byte[] start = Arrays.copyOf(greeting(major, 0, "NULL", 0), 11);
-        assertThat(feed(decoder(LIMITS), start)).containsExactly(
-                "Refused[reason=ZMTP version " + major + ".x (only 3.0 and 3.1 are served)]");
+        assertThat(feed(decoder(LIMITS), start))
+                .containsExactly("Refused[reason=ZMTP version " + major + ".x (only 3.0 and 3.1 are served)]");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {2, 0xff})
     void aMinorVersionAbove1IsRefused(int minor) {
-        assertThat(feed(decoder(LIMITS), greeting(3, minor, "NULL", 0))).containsExactly(
-                "Refused[reason=ZMTP version 3." + minor + " (only 3.0 and 3.1 are served)]");
+        assertThat(feed(decoder(LIMITS), greeting(3, minor, "NULL", 0)))
+                .containsExactly("Refused[reason=ZMTP version 3." + minor + " (only 3.0 and 3.1 are served)]");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"PLAIN", "CURVE", "GSSAPI", "NUL", "NULLX"})
     void anyMechanismButNullIsRefused(String mechanism) {
-        assertThat(feed(decoder(LIMITS), greeting(3, 1, mechanism, 0))).containsExactly(
-                "Refused[reason=security mechanism " + mechanism + " (only NULL is served)]");
+        assertThat(feed(decoder(LIMITS), greeting(3, 1, mechanism, 0)))
+                .containsExactly("Refused[reason=security mechanism " + mechanism + " (only NULL is served)]");
     }
 
     @Test
     void aNullMechanismWithBytesAfterItsPaddingIsRefused() {
         byte[] g = greeting(3, 1, "NULL", 0);
         g[31] = 'X';
-        assertThat(feed(decoder(LIMITS), g)).containsExactly(
-                "Refused[reason=security mechanism NULL\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
-                        + "\\x00\\x00\\x00\\x00X (only NULL is served)]");
+        assertThat(feed(decoder(LIMITS), g))
+                .containsExactly(
+                        "Refused[reason=security mechanism NULL\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+                                + "\\x00\\x00\\x00\\x00X (only NULL is served)]");
     }
 
     @Test
     void theMechanismIsJudgedBeforeTheRestArrives() {
         byte[] g = greeting(3, 1, "CURVE", 0);
-        assertThat(feed(decoder(LIMITS), Arrays.copyOf(g, 32))).containsExactly(
-                "Refused[reason=security mechanism CURVE (only NULL is served)]");
+        assertThat(feed(decoder(LIMITS), Arrays.copyOf(g, 32)))
+                .containsExactly("Refused[reason=security mechanism CURVE (only NULL is served)]");
     }
 
     @ParameterizedTest
     @ValueSource(ints = {1, 2})
     void asServerSetIsRefusedWithNull(int asServer) {
-        assertThat(feed(decoder(LIMITS), greeting(3, 1, "NULL", asServer))).containsExactly(
-                "Refused[reason=as-server " + asServer + " with NULL (RFC 37: it MUST be 0)]");
+        assertThat(feed(decoder(LIMITS), greeting(3, 1, "NULL", asServer)))
+                .containsExactly("Refused[reason=as-server " + asServer + " with NULL (RFC 37: it MUST be 0)]");
     }
 
     @Test
     void bytesAfterARefusedGreetingAreDiscarded() {
         EmbeddedChannel channel = decoder(LIMITS);
         assertThat(feed(channel, greeting(2, 0, "NULL", 0))).hasSize(1);
-        assertThat(feed(channel, concat(greeting(3, 1, "NULL", 0), Wire.message("hi")))).isEmpty();
+        assertThat(feed(channel, concat(greeting(3, 1, "NULL", 0), Wire.message("hi"))))
+                .isEmpty();
     }
 
     @Test

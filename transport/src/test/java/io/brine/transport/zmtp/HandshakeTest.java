@@ -61,12 +61,22 @@ class HandshakeTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"ROUTER, ROUTER", "ROUTER, SUB", "ROUTER, PUB", "ROUTER, REP", "ROUTER, PAIR", "PUB, DEALER",
-        "PUB, PUB", "PUB, REQ", "XPUB, PUSH"})
+    @CsvSource({
+        "ROUTER, ROUTER",
+        "ROUTER, SUB",
+        "ROUTER, PUB",
+        "ROUTER, REP",
+        "ROUTER, PAIR",
+        "PUB, DEALER",
+        "PUB, PUB",
+        "PUB, REQ",
+        "XPUB, PUSH"
+    })
     void incompatiblePeerGetsAnErrorAndIsClosed(SocketType ours, String peer) {
         EmbeddedChannel channel = connected(ours);
-        assertThat(feed(channel, handshake(peer))).containsExactly(
-                "Refused[reason=a Socket-Type that cannot talk to " + ours + ", detail=Socket-Type " + peer + "]");
+        assertThat(feed(channel, handshake(peer)))
+                .containsExactly("Refused[reason=a Socket-Type that cannot talk to " + ours + ", detail=Socket-Type "
+                        + peer + "]");
         assertThat(written(channel)).isEqualTo(error("Invalid-Socket-Type"));
         assertThat(channel.isActive()).isFalse();
     }
@@ -74,16 +84,16 @@ class HandshakeTest {
     @Test
     void unknownSocketTypeIsRefused() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, handshake("dealer"))).containsExactly(
-                "Refused[reason=a Socket-Type that cannot talk to ROUTER, detail=Socket-Type dealer]");
+        assertThat(feed(channel, handshake("dealer")))
+                .containsExactly("Refused[reason=a Socket-Type that cannot talk to ROUTER, detail=Socket-Type dealer]");
         assertThat(channel.isActive()).isFalse();
     }
 
     @Test
     void readyWithoutSocketTypeIsRefused() {
         EmbeddedChannel channel = connected(SocketType.PUB);
-        assertThat(feed(channel, concat(greeting31(), ready("Identity", "x")))).containsExactly(
-                "Refused[reason=a READY without Socket-Type]");
+        assertThat(feed(channel, concat(greeting31(), ready("Identity", "x"))))
+                .containsExactly("Refused[reason=a READY without Socket-Type]");
         assertThat(written(channel)).isEqualTo(error("Missing-Socket-Type"));
     }
 
@@ -98,7 +108,9 @@ class HandshakeTest {
     void identityOf255BytesPassesAnd256IsRefused() {
         EmbeddedChannel ok = connected(SocketType.ROUTER);
         assertThat(feed(ok, concat(greeting31(), ready("Socket-Type", "REQ", "Identity", "i".repeat(255)))))
-                .singleElement().asString().startsWith("Handshaken[REQ");
+                .singleElement()
+                .asString()
+                .startsWith("Handshaken[REQ");
         EmbeddedChannel refused = connected(SocketType.ROUTER);
         assertThat(feed(refused, concat(greeting31(), ready("Socket-Type", "REQ", "Identity", "i".repeat(256)))))
                 .containsExactly("Refused[reason=an Identity of 256 bytes (at most 255)]");
@@ -131,30 +143,30 @@ class HandshakeTest {
     @Test
     void messageBeforeReadyIsRefused() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(greeting31(), Wire.message("early")))).containsExactly(
-                "Refused[reason=a message before READY]");
+        assertThat(feed(channel, concat(greeting31(), Wire.message("early"))))
+                .containsExactly("Refused[reason=a message before READY]");
     }
 
     @Test
     void pingBeforeReadyIsRefused() {
         EmbeddedChannel channel = connected(SocketType.PUB);
-        assertThat(feed(channel, concat(greeting31(), Wire.command("PING", hex("0000"))))).containsExactly(
-                "Refused[reason=PING before READY]");
+        assertThat(feed(channel, concat(greeting31(), Wire.command("PING", hex("0000")))))
+                .containsExactly("Refused[reason=PING before READY]");
     }
 
     @Test
     void errorInsteadOfReadyIsRefusal() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(greeting31(), Wire.command("ERROR", hex("03 426164"))))).containsExactly(
-                "Refused[reason=the peer sent ERROR, detail=Bad]");
+        assertThat(feed(channel, concat(greeting31(), Wire.command("ERROR", hex("03 426164")))))
+                .containsExactly("Refused[reason=the peer sent ERROR, detail=Bad]");
         assertThat(channel.isActive()).isFalse();
     }
 
     @Test
     void badGreetingClosesTheConnection() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, Wire.greeting(3, 1, "CURVE", 0))).containsExactly(
-                "Refused[reason=security mechanism CURVE (only NULL is served)]");
+        assertThat(feed(channel, Wire.greeting(3, 1, "CURVE", 0)))
+                .containsExactly("Refused[reason=security mechanism CURVE (only NULL is served)]");
         assertThat(written(channel)).isEmpty();
         assertThat(channel.isActive()).isFalse();
     }
@@ -171,8 +183,8 @@ class HandshakeTest {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
         feed(channel, handshake("DEALER"));
         written(channel);
-        assertThat(feed(channel, Wire.command("PING", hex("0064 c0ffee")))).containsExactly(
-                "Ping[ttl=100, context=\\xc0\\xff\\xee]");
+        assertThat(feed(channel, Wire.command("PING", hex("0064 c0ffee"))))
+                .containsExactly("Ping[ttl=100, context=\\xc0\\xff\\xee]");
         assertThat(written(channel)).isEqualTo(hex("04 08 04504f4e47 c0ffee"));
     }
 
@@ -195,56 +207,72 @@ class HandshakeTest {
     @Test
     void subscriptionsArriveInBothForms() {
         EmbeddedChannel channel = connected(SocketType.PUB);
-        byte[] stream = concat(handshake("SUB"), Wire.command("SUBSCRIBE", ascii("m/web1/")),
-                Wire.command("CANCEL", ascii("m/web1/")), Wire.frame(0, concat(hex("01"), ascii("b/"))),
-                Wire.frame(0, concat(hex("00"), ascii("b/"))), Wire.command("SUBSCRIBE", new byte[0]),
+        byte[] stream = concat(
+                handshake("SUB"),
+                Wire.command("SUBSCRIBE", ascii("m/web1/")),
+                Wire.command("CANCEL", ascii("m/web1/")),
+                Wire.frame(0, concat(hex("01"), ascii("b/"))),
+                Wire.frame(0, concat(hex("00"), ascii("b/"))),
+                Wire.command("SUBSCRIBE", new byte[0]),
                 Wire.frame(0, hex("01")));
-        assertThat(feed(channel, stream)).containsExactly("Handshaken[SUB, identity=]", "Subscribe[m/web1/]",
-                "Cancel[m/web1/]", "Subscribe[b/]", "Cancel[b/]", "Subscribe[]", "Subscribe[]");
+        assertThat(feed(channel, stream))
+                .containsExactly(
+                        "Handshaken[SUB, identity=]",
+                        "Subscribe[m/web1/]",
+                        "Cancel[m/web1/]",
+                        "Subscribe[b/]",
+                        "Cancel[b/]",
+                        "Subscribe[]",
+                        "Subscribe[]");
     }
 
     @Test
     void subscriberMessageThatIsNotASubscriptionIsRefused() {
         for (byte[] message : new byte[][] {Wire.message("\u0002x"), Wire.message(""), Wire.message("\u0001a", "b")}) {
             EmbeddedChannel channel = connected(SocketType.XPUB);
-            assertThat(feed(channel, concat(handshake("XSUB"), message))).containsExactly(
-                    "Handshaken[XSUB, identity=]", "Refused[reason=a message from a subscriber that is not a subscription]");
+            assertThat(feed(channel, concat(handshake("XSUB"), message)))
+                    .containsExactly(
+                            "Handshaken[XSUB, identity=]",
+                            "Refused[reason=a message from a subscriber that is not a subscription]");
         }
     }
 
     @Test
     void subscriptionOnARouterConnectionIsRefused() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(handshake("DEALER"), Wire.command("SUBSCRIBE", ascii("x"))))).containsExactly(
-                "Handshaken[DEALER, identity=]", "Refused[reason=SUBSCRIBE on an established ROUTER connection]");
+        assertThat(feed(channel, concat(handshake("DEALER"), Wire.command("SUBSCRIBE", ascii("x")))))
+                .containsExactly(
+                        "Handshaken[DEALER, identity=]",
+                        "Refused[reason=SUBSCRIBE on an established ROUTER connection]");
     }
 
     @Test
     void routerMessageStartingWith1IsJustAMessage() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(handshake("DEALER"), Wire.message("\u0001topic")))).containsExactly(
-                "Handshaken[DEALER, identity=]", "Message[\\x01topic]");
+        assertThat(feed(channel, concat(handshake("DEALER"), Wire.message("\u0001topic"))))
+                .containsExactly("Handshaken[DEALER, identity=]", "Message[\\x01topic]");
     }
 
     @Test
     void secondReadyIsRefused() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(handshake("DEALER"), ready("Socket-Type", "DEALER")))).containsExactly(
-                "Handshaken[DEALER, identity=]", "Refused[reason=READY on an established ROUTER connection]");
+        assertThat(feed(channel, concat(handshake("DEALER"), ready("Socket-Type", "DEALER"))))
+                .containsExactly(
+                        "Handshaken[DEALER, identity=]", "Refused[reason=READY on an established ROUTER connection]");
     }
 
     @Test
     void errorAfterTheHandshakeIsRefusal() {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
-        assertThat(feed(channel, concat(handshake("DEALER"), Wire.command("ERROR", hex("00"))))).containsExactly(
-                "Handshaken[DEALER, identity=]", "Refused[reason=the peer sent ERROR, detail=]");
+        assertThat(feed(channel, concat(handshake("DEALER"), Wire.command("ERROR", hex("00")))))
+                .containsExactly("Handshaken[DEALER, identity=]", "Refused[reason=the peer sent ERROR, detail=]");
     }
 
     @Test
     void unknownCommandIsSkippedSilently() {
         EmbeddedChannel channel = connected(SocketType.PUB);
-        byte[] stream = concat(handshake("SUB"), Wire.command("JOIN", ascii("g")),
-                Wire.command("SUBSCRIBE", ascii("b/")));
+        byte[] stream =
+                concat(handshake("SUB"), Wire.command("JOIN", ascii("g")), Wire.command("SUBSCRIBE", ascii("b/")));
         assertThat(feed(channel, stream)).containsExactly("Handshaken[SUB, identity=]", "Subscribe[b/]");
     }
 
@@ -253,8 +281,10 @@ class HandshakeTest {
         EmbeddedChannel channel = connected(SocketType.ROUTER);
         byte[] stream = concat(handshake("DEALER"), Wire.command("SUBSCRIBE", ascii("x")), Wire.message("after"));
         // The message came in the same read as the refused command: it is dropped.
-        assertThat(feed(channel, stream)).containsExactly("Handshaken[DEALER, identity=]",
-                "Refused[reason=SUBSCRIBE on an established ROUTER connection]");
+        assertThat(feed(channel, stream))
+                .containsExactly(
+                        "Handshaken[DEALER, identity=]",
+                        "Refused[reason=SUBSCRIBE on an established ROUTER connection]");
         assertThat(channel.isActive()).isFalse();
     }
 

@@ -42,14 +42,17 @@ class IdleTest {
     private final MockTicker clock = Ticker.newMockTicker();
 
     private EmbeddedChannel connection() {
-        return EmbeddedChannel.builder().ticker(clock).handlers(new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(Channel channel) {
-                ZmtpPipeline.addTo(channel.pipeline(), SocketType.ROUTER, Wire.roomy());
-                channel.pipeline().addLast("idle", new IdleStateHandler(IDLE_SECONDS, 0, 0, TimeUnit.SECONDS));
-                channel.pipeline().addLast("counter", counter);
-            }
-        }).build();
+        return EmbeddedChannel.builder()
+                .ticker(clock)
+                .handlers(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel channel) {
+                        ZmtpPipeline.addTo(channel.pipeline(), SocketType.ROUTER, Wire.roomy());
+                        channel.pipeline().addLast("idle", new IdleStateHandler(IDLE_SECONDS, 0, 0, TimeUnit.SECONDS));
+                        channel.pipeline().addLast("counter", counter);
+                    }
+                })
+                .build();
     }
 
     /** Feeds one piece per second, for as many seconds as there are pieces. */

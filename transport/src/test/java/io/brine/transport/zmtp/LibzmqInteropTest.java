@@ -99,24 +99,42 @@ class LibzmqInteropTest {
         Path script = Files.writeString(dir.resolve("peers.py"), SCRIPT);
         Path out = dir.resolve("out.txt");
         Process python = new ProcessBuilder(PYTHON, script.toString(), String.valueOf(router), String.valueOf(pub))
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
         if (!python.waitFor(60, TimeUnit.SECONDS)) {
             python.destroyForcibly();
             fail("the libzmq peers did not finish; they printed:%n%s", Files.readString(out));
         }
         List<String> printed = Files.readAllLines(out);
         assertThat(python.exitValue()).as("python exit; it printed %s", printed).isZero();
-        assertThat(printed).startsWith("dealer reply:dealer-hello", "req reply:req-hello", "sub m/web1/|first",
-                "sub m/web1/|after-ping", "dealer cancelled").last().asString().startsWith("libzmq 4.");
+        assertThat(printed)
+                .startsWith(
+                        "dealer reply:dealer-hello",
+                        "req reply:req-hello",
+                        "sub m/web1/|first",
+                        "sub m/web1/|after-ping",
+                        "dealer cancelled")
+                .last()
+                .asString()
+                .startsWith("libzmq 4.");
 
-        assertThat(routerEvents).contains("Handshaken[DEALER, identity=dealer-1]", "Handshaken[REQ, identity=]",
-                "Message[dealer-hello]", "Message[, req-hello]", "Message[await-cancel]");
-        assertThat(pubEvents).startsWith("Handshaken[SUB, identity=]").contains("Subscribe[m/web1/]",
-                "Ping[ttl=0, context=]", "Cancel[m/web1/]");
+        assertThat(routerEvents)
+                .contains(
+                        "Handshaken[DEALER, identity=dealer-1]",
+                        "Handshaken[REQ, identity=]",
+                        "Message[dealer-hello]",
+                        "Message[, req-hello]",
+                        "Message[await-cancel]");
+        assertThat(pubEvents)
+                .startsWith("Handshaken[SUB, identity=]")
+                .contains("Subscribe[m/web1/]", "Ping[ttl=0, context=]", "Cancel[m/web1/]");
     }
 
     private static void requirePyzmq() throws IOException, InterruptedException {
-        Process check = new ProcessBuilder(PYTHON, "-c", "import zmq").redirectErrorStream(true).start();
+        Process check = new ProcessBuilder(PYTHON, "-c", "import zmq")
+                .redirectErrorStream(true)
+                .start();
         check.getInputStream().readAllBytes();
         if (!check.waitFor(30, TimeUnit.SECONDS) || check.exitValue() != 0) {
             fail("python3-zmq missing: run apt-get install python3-zmq");
@@ -124,7 +142,9 @@ class LibzmqInteropTest {
     }
 
     private int serve(SocketType ours, Supplier<ChannelInboundHandlerAdapter> peer) {
-        Channel server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+        Channel server = new ServerBootstrap()
+                .group(group)
+                .channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel channel) {
@@ -132,7 +152,9 @@ class LibzmqInteropTest {
                         channel.pipeline().addLast("peer", peer.get());
                     }
                 })
-                .bind(new InetSocketAddress("127.0.0.1", 0)).syncUninterruptibly().channel();
+                .bind(new InetSocketAddress("127.0.0.1", 0))
+                .syncUninterruptibly()
+                .channel();
         return ((InetSocketAddress) server.localAddress()).getPort();
     }
 

@@ -70,8 +70,8 @@ class MultipartTest {
     @Test
     void commandInsideAMultipartMessageIsRefused() {
         EmbeddedChannel channel = decoder(16, 100);
-        byte[] stream = concat(frame(MORE, Wire.ascii("first")), Wire.command("PING", hex("0000")),
-                frame(0, Wire.ascii("last")));
+        byte[] stream = concat(
+                frame(MORE, Wire.ascii("first")), Wire.command("PING", hex("0000")), frame(0, Wire.ascii("last")));
         assertThat(feed(channel, stream)).containsExactly("Refused[reason=a command inside a multipart message]");
     }
 

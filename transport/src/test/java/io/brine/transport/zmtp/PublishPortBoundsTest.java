@@ -72,9 +72,10 @@ class PublishPortBoundsTest {
         await().until(() -> server.subscribedMinions().contains(id));
         byte[] body = ("for " + id).getBytes(US_ASCII);
         assertThat(server.publish(List.of(id), body)).isEmpty();
-        assertThat(sub.readMessage()).satisfiesExactly(
-                topic -> assertThat(topic).isEqualTo(("m/" + id + "/").getBytes(US_ASCII)),
-                got -> assertThat(got).isEqualTo(body));
+        assertThat(sub.readMessage())
+                .satisfiesExactly(
+                        topic -> assertThat(topic).isEqualTo(("m/" + id + "/").getBytes(US_ASCII)),
+                        got -> assertThat(got).isEqualTo(body));
     }
 
     private static byte[] topic(int length) {

@@ -58,8 +58,7 @@ final class RawZmtp implements AutoCloseable {
             throw new IOException("no ZMTP greeting from the server");
         }
         Frame ready = peer.readFrame();
-        if (!ready.command() || !new String(ready.body(), 1, 5, StandardCharsets.US_ASCII)
-                .equals("READY")) {
+        if (!ready.command() || !new String(ready.body(), 1, 5, StandardCharsets.US_ASCII).equals("READY")) {
             throw new IOException("no READY from the server");
         }
         return peer;

@@ -61,7 +61,9 @@ class RecordedVectorsTest {
     void everyRecordedGreetingAndCommandDecodes(String file) {
         int greetings = 0;
         int commands = 0;
-        for (Iterator<Map.Entry<String, JsonNode>> it = vector(file).get("handshakes").fields(); it.hasNext(); ) {
+        for (Iterator<Map.Entry<String, JsonNode>> it =
+                        vector(file).get("handshakes").fields();
+                it.hasNext(); ) {
             for (JsonNode unit : it.next().getValue()) {
                 byte[] wire = b64(unit.get("wire_b64"));
                 if (unit.get("kind").asText().equals("greeting")) {
@@ -86,10 +88,13 @@ class RecordedVectorsTest {
             case "READY" -> {
                 Metadata metadata = ((Command.Ready) decoded).metadata();
                 assertThat(metadata.properties()).hasSize(unit.get("props").size());
-                unit.get("props").fields().forEachRemaining(p ->
-                        assertThat(metadata.get(p.getKey())).isEqualTo(ascii(p.getValue().asText())));
+                unit.get("props")
+                        .fields()
+                        .forEachRemaining(p -> assertThat(metadata.get(p.getKey()))
+                                .isEqualTo(ascii(p.getValue().asText())));
             }
-            case "SUBSCRIBE" -> assertThat(((Command.Subscribe) decoded).topic()).isEmpty();
+            case "SUBSCRIBE" ->
+                assertThat(((Command.Subscribe) decoded).topic()).isEmpty();
             case "PING" -> {
                 Command.Ping ping = (Command.Ping) decoded;
                 assertThat(ping.ttl()).isZero(); // Salt 3008 sets no ZMQ_HEARTBEAT_TTL
@@ -112,8 +117,8 @@ class RecordedVectorsTest {
             Command.Subscribe subscribe = (Command.Subscribe) decodeCommand(wire);
             assertThat(new String(subscribe.topic(), StandardCharsets.US_ASCII))
                     .isEqualTo(subscription.get("topic").asText());
-            assertThat(ByteBufUtil.getBytes(ZmtpEncoder.subscribe(UnpooledByteBufAllocator.DEFAULT,
-                    subscribe.topic()))).isEqualTo(wire);
+            assertThat(ByteBufUtil.getBytes(ZmtpEncoder.subscribe(UnpooledByteBufAllocator.DEFAULT, subscribe.topic())))
+                    .isEqualTo(wire);
         }
     }
 
@@ -193,7 +198,9 @@ class RecordedVectorsTest {
         // The master's reply, framed by us, is what libzmq put on the wire (the 329-byte payload in a long frame).
         List<byte[]> reply = new ArrayList<>();
         auth.get("reply").get("zmtp_wire_b64").forEach(frame -> reply.add(b64(frame)));
-        byte[] framed = ByteBufUtil.getBytes(ZmtpEncoder.message(UnpooledByteBufAllocator.DEFAULT, new byte[0],
+        byte[] framed = ByteBufUtil.getBytes(ZmtpEncoder.message(
+                UnpooledByteBufAllocator.DEFAULT,
+                new byte[0],
                 b64(auth.get("reply").get("payload_b64"))));
         assertThat(framed).isEqualTo(concat(reply.toArray(byte[][]::new)));
     }

@@ -45,13 +45,13 @@ import org.slf4j.LoggerFactory;
 class SaltTcpBoundsTest {
 
     /** {@code {head: {}, body: ...}} up to the body's first byte. */
-    private static final byte[] HEAD = {(byte) 0x82, (byte) 0xa4, 'h', 'e', 'a', 'd', (byte) 0x80, (byte) 0xa4, 'b',
-        'o', 'd', 'y'};
+    private static final byte[] HEAD = {
+        (byte) 0x82, (byte) 0xa4, 'h', 'e', 'a', 'd', (byte) 0x80, (byte) 0xa4, 'b', 'o', 'd', 'y'
+    };
     /** The values of {@link #HEAD}: the frame's map, two keys, the head's map; the body is the fifth. */
     private static final int HEAD_VALUES = 4;
 
-    private record Inbound(Peer peer, byte[] frame) {
-    }
+    private record Inbound(Peer peer, byte[] frame) {}
 
     private final BlockingQueue<Inbound> inbound = new LinkedBlockingQueue<>();
     private final List<Socket> sockets = new ArrayList<>();
@@ -162,7 +162,8 @@ class SaltTcpBoundsTest {
             channel.writeInbound(Unpooled.wrappedBuffer(past, 0, cut));
             int from = cut;
             assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(past, from, past.length - from)))
-                    .as("cut at %d", cut).isInstanceOf(DecoderException.class)
+                    .as("cut at %d", cut)
+                    .isInstanceOf(DecoderException.class)
                     .hasMessage("frame: longer than the limit of 300 bytes");
             // Refused on the header: every later byte is discarded, nothing comes out.
             channel.writeInbound(Unpooled.wrappedBuffer(binFrame(20)));
@@ -185,7 +186,8 @@ class SaltTcpBoundsTest {
             channel.writeInbound(Unpooled.wrappedBuffer(past, i, 1));
         }
         assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(past, 299, 1)))
-                .isInstanceOf(DecoderException.class).hasMessage("frame: longer than the limit of 300 bytes");
+                .isInstanceOf(DecoderException.class)
+                .hasMessage("frame: longer than the limit of 300 bytes");
     }
 
     @Test
@@ -204,9 +206,12 @@ class SaltTcpBoundsTest {
                 Map.entry(nestedFrame(5, true), "frame: nested deeper than 4"));
         for (Map.Entry<byte[], String> c : past) {
             EmbeddedChannel channel = decoder(limits);
-            assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(c.getKey()))).as(c.getValue())
-                    .isInstanceOf(DecoderException.class).hasMessage(c.getValue());
-            assertThatThrownBy(() -> SaltTcpFrame.decode(c.getKey(), limits)).as(c.getValue())
+            assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(c.getKey())))
+                    .as(c.getValue())
+                    .isInstanceOf(DecoderException.class)
+                    .hasMessage(c.getValue());
+            assertThatThrownBy(() -> SaltTcpFrame.decode(c.getKey(), limits))
+                    .as(c.getValue())
                     .isInstanceOf(MalformedException.class);
         }
     }
@@ -242,7 +247,9 @@ class SaltTcpBoundsTest {
             at += piece;
         }
         Inbound got = inbound.poll(20, TimeUnit.SECONDS);
-        assertThat(got).as("a frame of %d bytes reached the master", frame.length).isNotNull();
+        assertThat(got)
+                .as("a frame of %d bytes reached the master", frame.length)
+                .isNotNull();
         assertThat(got.frame()).isEqualTo(frame);
         return got.peer();
     }
@@ -254,10 +261,14 @@ class SaltTcpBoundsTest {
     private void refused(Socket socket, byte[] bytes, String reason) throws IOException {
         socket.getOutputStream().write(bytes);
         assertThat(closedByServer(socket)).as(reason).isTrue();
-        assertThat(log.list).filteredOn(event -> event.getFormattedMessage().contains(reason)).as(reason)
-                .singleElement().satisfies(event -> {
+        assertThat(log.list)
+                .filteredOn(event -> event.getFormattedMessage().contains(reason))
+                .as(reason)
+                .singleElement()
+                .satisfies(event -> {
                     assertThat(event.getLevel()).isEqualTo(Level.WARN);
-                    assertThat(event.getFormattedMessage()).startsWith("Frames from 127.0.0.1 dropped: Salt TCP ")
+                    assertThat(event.getFormattedMessage())
+                            .startsWith("Frames from 127.0.0.1 dropped: Salt TCP ")
                             .contains(" port: " + reason + "; connection closed");
                 });
         assertThat(inbound).isEmpty();

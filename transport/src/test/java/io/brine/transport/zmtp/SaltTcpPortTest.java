@@ -46,8 +46,7 @@ import org.zeromq.ZMQ;
  */
 class SaltTcpPortTest {
 
-    private record Inbound(Peer peer, byte[] frame) {
-    }
+    private record Inbound(Peer peer, byte[] frame) {}
 
     private final BlockingQueue<Inbound> inbound = new LinkedBlockingQueue<>();
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -138,7 +137,9 @@ class SaltTcpPortTest {
             if (v.has("reply") && v.get("reply").has("tcp_stream_b64")) {
                 byte[] reply = b64(v.get("reply").get("tcp_stream_b64"));
                 assertThat(server.send(peer, reply)).isTrue();
-                assertThat(readExactly(socket.getInputStream(), reply.length)).as(name).isEqualTo(reply);
+                assertThat(readExactly(socket.getInputStream(), reply.length))
+                        .as(name)
+                        .isEqualTo(reply);
             }
         }
     }
@@ -147,7 +148,8 @@ class SaltTcpPortTest {
     void theHelloArrivesFromThePublishPortAndOnceBoundThatConnectionTakesItsMinionsPublicationsAsRecorded()
             throws Exception {
         start(ZmtpServerTransportTest.fast());
-        byte[] hello = b64(SaltVectors.vector("3008.2-tcp/pub-connection-id-frame").get("tcp_stream_b64"));
+        byte[] hello =
+                b64(SaltVectors.vector("3008.2-tcp/pub-connection-id-frame").get("tcp_stream_b64"));
         Socket socket = connect(server.addresses().publish().getPort());
         socket.getOutputStream().write(hello);
         Inbound frame = next();
@@ -155,7 +157,8 @@ class SaltTcpPortTest {
         assertThat(frame.peer().framing()).isEqualTo(Peer.Framing.SALT_TCP_PUBLISH);
 
         // Not proven yet: nothing goes to it.
-        assertThat(server.publish(List.of("vec-minion-1"), new byte[] {(byte) 0x80})).contains("vec-minion-1");
+        assertThat(server.publish(List.of("vec-minion-1"), new byte[] {(byte) 0x80}))
+                .contains("vec-minion-1");
 
         server.bind("vec-minion-1", frame.peer());
         assertThat(server.subscribedMinions()).contains("vec-minion-1");
@@ -164,13 +167,16 @@ class SaltTcpPortTest {
             SaltValue body = SaltTcpFrame.decode(recorded, SaltLimits.SESSION).body();
             byte[] envelope = ((SaltValue.Bin) body).value();
             assertThat(server.publish(List.of("vec-minion-1"), envelope)).isEmpty();
-            assertThat(readExactly(socket.getInputStream(), recorded.length)).as(name).isEqualTo(recorded);
+            assertThat(readExactly(socket.getInputStream(), recorded.length))
+                    .as(name)
+                    .isEqualTo(recorded);
         }
 
         // Removed: its publish connection is closed, and nothing more goes there.
         server.unbind("vec-minion-1");
         assertThat(socket.getInputStream().read()).isEqualTo(-1);
-        assertThat(server.publish(List.of("vec-minion-1"), new byte[] {(byte) 0x80})).contains("vec-minion-1");
+        assertThat(server.publish(List.of("vec-minion-1"), new byte[] {(byte) 0x80}))
+                .contains("vec-minion-1");
     }
 
     @Test
@@ -180,7 +186,8 @@ class SaltTcpPortTest {
         // connection (SaltService.hello), as Salt's does, so the minion does not lose the master a second time. It
         // outlives the unauthenticated timeout (Salt has no heartbeat on TCP) but stays in the unauthenticated budget.
         start(ZmtpServerTransportTest.fast().withTimeouts(Duration.ofMillis(500), Duration.ofSeconds(60)));
-        byte[] hello = b64(SaltVectors.vector("3008.2-tcp/pub-connection-id-frame").get("tcp_stream_b64"));
+        byte[] hello =
+                b64(SaltVectors.vector("3008.2-tcp/pub-connection-id-frame").get("tcp_stream_b64"));
         Socket proven = connect(server.addresses().publish().getPort());
         proven.getOutputStream().write(hello);
         Peer provenPeer = next().peer();
@@ -191,8 +198,7 @@ class SaltTcpPortTest {
         server.keepUnproven(unprovenPeer);
 
         byte[] envelope = {(byte) 0x81, (byte) 0xa3, 'e', 'n', 'c', (byte) 0xa3, 'a', 'e', 's'};
-        ByteBuf header = SaltTcpSubscribers.header(UnpooledByteBufAllocator.DEFAULT,
-                envelope.length);
+        ByteBuf header = SaltTcpSubscribers.header(UnpooledByteBufAllocator.DEFAULT, envelope.length);
         ByteArrayOutputStream framed = new ByteArrayOutputStream();
         framed.write(ByteBufUtil.getBytes(header));
         header.release();
@@ -200,7 +206,8 @@ class SaltTcpPortTest {
         byte[] frame = framed.toByteArray();
 
         // vec-minion-1 has its proven connection; salt2 none: the unproven connection takes the envelope, once.
-        assertThat(server.publish(List.of("vec-minion-1", "salt2", "salt3"), envelope)).isEmpty();
+        assertThat(server.publish(List.of("vec-minion-1", "salt2", "salt3"), envelope))
+                .isEmpty();
         assertThat(readExactly(proven.getInputStream(), frame.length)).isEqualTo(frame);
         assertThat(readExactly(unproven.getInputStream(), frame.length)).isEqualTo(frame);
         // A publication for proven minions only, and a brine frame, do not go there.
@@ -208,7 +215,8 @@ class SaltTcpPortTest {
         assertThat(readExactly(proven.getInputStream(), frame.length)).isEqualTo(frame);
         assertThat(server.publish(List.of("salt2"), new byte[] {1, 2, 3})).containsExactly("salt2");
         unproven.setSoTimeout(1_500); // three times the unauthenticated timeout
-        assertThatThrownBy(() -> unproven.getInputStream().read()).as("open, and nothing more sent")
+        assertThatThrownBy(() -> unproven.getInputStream().read())
+                .as("open, and nothing more sent")
                 .isInstanceOf(SocketTimeoutException.class);
         assertThat(server.subscribedMinions()).containsExactly("vec-minion-1");
         assertThat(server.unauthenticatedCount()).isEqualTo(1);
@@ -246,7 +254,9 @@ class SaltTcpPortTest {
         int port = server.addresses().request().getPort();
 
         Socket silent = connect(port);
-        assertThat(silent.getInputStream().read()).as("closed, nothing sent first").isEqualTo(-1);
+        assertThat(silent.getInputStream().read())
+                .as("closed, nothing sent first")
+                .isEqualTo(-1);
 
         Socket stranger = connect(port);
         stranger.getOutputStream().write(new byte[] {0x01, 0, 0, 0, 5});
@@ -262,8 +272,25 @@ class SaltTcpPortTest {
         assertThat(malformed.getInputStream().read()).isEqualTo(-1);
 
         Socket oversized = connect(port); // {head: {}, body: bin32 of 1 MiB}: refused from its header
-        oversized.getOutputStream().write(new byte[] {(byte) 0x82, (byte) 0xa4, 'h', 'e', 'a', 'd', (byte) 0x80,
-            (byte) 0xa4, 'b', 'o', 'd', 'y', (byte) 0xc6, 0, 0x10, 0, 0});
+        oversized.getOutputStream().write(new byte[] {
+            (byte) 0x82,
+            (byte) 0xa4,
+            'h',
+            'e',
+            'a',
+            'd',
+            (byte) 0x80,
+            (byte) 0xa4,
+            'b',
+            'o',
+            'd',
+            'y',
+            (byte) 0xc6,
+            0,
+            0x10,
+            0,
+            0
+        });
         assertThat(oversized.getInputStream().read()).isEqualTo(-1);
         assertThat(inbound).isEmpty();
         await().until(() -> server.connectionCount() == 0);

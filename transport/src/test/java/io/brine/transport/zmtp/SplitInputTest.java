@@ -16,11 +16,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 class SplitInputTest {
 
     /** What a connection made of a stream: its events, then everything it wrote, then whether it is still open. */
-    private record Outcome(List<String> events, String written, boolean open) {
-    }
+    private record Outcome(List<String> events, String written, boolean open) {}
 
     static List<Arguments> streams() {
-        return List.of(Arguments.of("dealer", SocketType.ROUTER, Streams.dealer()),
+        return List.of(
+                Arguments.of("dealer", SocketType.ROUTER, Streams.dealer()),
                 Arguments.of("subscriber", SocketType.PUB, Streams.subscriber()),
                 Arguments.of("refused dealer", SocketType.ROUTER, Streams.refusedDealer()));
     }
@@ -50,7 +50,11 @@ class SplitInputTest {
         assertThat(run(ours, stream, everyByte)).isEqualTo(whole);
         boolean refused = name.startsWith("refused");
         assertThat(whole.open()).isEqualTo(!refused);
-        assertThat(whole.events()).hasSizeGreaterThanOrEqualTo(3).last().asString().matches(refused ? "Refused.*" : "(?!Refused).*");
+        assertThat(whole.events())
+                .hasSizeGreaterThanOrEqualTo(3)
+                .last()
+                .asString()
+                .matches(refused ? "Refused.*" : "(?!Refused).*");
     }
 
     @ParameterizedTest(name = "{0}")
@@ -73,7 +77,9 @@ class SplitInputTest {
     void everySingleCutGivesWhatOneReadGives(String name, SocketType ours, byte[] stream) {
         Outcome whole = run(ours, stream, List.of(stream.length));
         for (int cut = 1; cut < stream.length; cut++) {
-            assertThat(run(ours, stream, List.of(cut, stream.length))).as("cut at %d", cut).isEqualTo(whole);
+            assertThat(run(ours, stream, List.of(cut, stream.length)))
+                    .as("cut at %d", cut)
+                    .isEqualTo(whole);
         }
     }
 }

@@ -12,14 +12,17 @@ import static io.brine.transport.zmtp.Wire.ready;
 /** Whole, valid client streams that touch every frame form, for the split-input and fuzz tests. */
 final class Streams {
 
-    private Streams() {
-    }
+    private Streams() {}
 
     /** A DEALER's side of a ROUTER connection. */
     static byte[] dealer() {
-        return concat(greeting31(), ready("Socket-Type", "DEALER", "Identity", "web1", "X-Extra", "1"),
+        return concat(
+                greeting31(),
+                ready("Socket-Type", "DEALER", "Identity", "web1", "X-Extra", "1"),
                 Wire.message("hello"),
-                frame(MORE, new byte[0]), longFrame(MORE, new byte[300]), longFrame(0, ascii("non-canonical")),
+                frame(MORE, new byte[0]),
+                longFrame(MORE, new byte[300]),
+                longFrame(0, ascii("non-canonical")),
                 Wire.command("PING", hex("0064 0102030405060708090a0b0c0d0e0f10")),
                 Wire.message("a", "b", "c"),
                 Wire.command("JOIN", ascii("g")),
@@ -29,7 +32,9 @@ final class Streams {
 
     /** A SUB's side of a PUB connection, with subscriptions in both forms. */
     static byte[] subscriber() {
-        return concat(greeting31(), ready("Socket-Type", "SUB"),
+        return concat(
+                greeting31(),
+                ready("Socket-Type", "SUB"),
                 Wire.command("SUBSCRIBE", ascii("m/web1/")),
                 Wire.command("SUBSCRIBE", ascii("b/")),
                 Wire.command("PING", hex("0000")),
@@ -41,7 +46,12 @@ final class Streams {
 
     /** A DEALER whose stream ends in a refusal (a command inside a multipart message). */
     static byte[] refusedDealer() {
-        return concat(greeting31(), ready("Socket-Type", "DEALER"), Wire.message("ok"), frame(MORE, ascii("x")),
-                Wire.command("PING", hex("0000")), Wire.message("never"));
+        return concat(
+                greeting31(),
+                ready("Socket-Type", "DEALER"),
+                Wire.message("ok"),
+                frame(MORE, ascii("x")),
+                Wire.command("PING", hex("0000")),
+                Wire.message("never"));
     }
 }

@@ -16,8 +16,8 @@ class SubscriptionsTest {
 
     private static final String NAT = "203.0.113.9";
 
-    private final AcceptedConnections owner = new AcceptedConnections("test", ZmtpServerOptions.defaults(), null,
-            LoggerFactory.getLogger(SubscriptionsTest.class));
+    private final AcceptedConnections owner = new AcceptedConnections(
+            "test", ZmtpServerOptions.defaults(), null, LoggerFactory.getLogger(SubscriptionsTest.class));
 
     private ZmtpConnection connection(String address, ZmtpConnection.Port port) {
         EmbeddedChannel channel = new EmbeddedChannel();
@@ -47,7 +47,8 @@ class SubscriptionsTest {
             ZmtpConnection sub = connection(NAT, ZmtpConnection.Port.PUBLISH);
             if (i % 10 == 0) { // zmq_filtering: broadcast and its own id's topic
                 assertThat(subscriptions.subscribe(sub, ascii("broadcast"))).isTrue();
-                assertThat(subscriptions.subscribe(sub, Subscriptions.saltTopic("salt" + i))).isTrue();
+                assertThat(subscriptions.subscribe(sub, Subscriptions.saltTopic("salt" + i)))
+                        .isTrue();
                 filtering.add(sub);
             } else {
                 assertThat(subscriptions.subscribe(sub, new byte[0])).isTrue();
@@ -57,18 +58,22 @@ class SubscriptionsTest {
         ZmtpConnection elsewhere = connection("198.51.100.4", ZmtpConnection.Port.PUBLISH);
         subscriptions.subscribe(elsewhere, new byte[0]);
 
-        assertThat(subscriptions.routingEntries()).as("O(N), not N routes of N subscribers")
+        assertThat(subscriptions.routingEntries())
+                .as("O(N), not N routes of N subscribers")
                 .isLessThanOrEqualTo(4 * minions);
         assertThat(subscriptions.honouredMinions()).hasSize(minions);
         SaltHolders.Route filtered = subscriptions.saltRoute("salt10");
         assertThat(filtered.holders().whole).containsExactlyInAnyOrderElementsOf(whole);
         assertThat(filtered.holders().filtering(filtered.topic())).containsExactly(filtering.get(1));
         assertThat(filtered.size()).isEqualTo(whole.size() + 1);
-        assertThat(subscriptions.saltRoute("salt11").size()).as("no filtering SUB holds salt11's topic")
+        assertThat(subscriptions.saltRoute("salt11").size())
+                .as("no filtering SUB holds salt11's topic")
                 .isEqualTo(whole.size());
         assertThat(whole).allMatch(ZmtpConnection::isAuthenticated);
         assertThat(filtering).allMatch(ZmtpConnection::isAuthenticated);
-        assertThat(elsewhere.isAuthenticated()).as("no Salt minion is bound from its address").isFalse();
+        assertThat(elsewhere.isAuthenticated())
+                .as("no Salt minion is bound from its address")
+                .isFalse();
         assertThat(subscriptions.allSaltHolders().whole).hasSize(whole.size() + 1);
     }
 
@@ -80,7 +85,9 @@ class SubscriptionsTest {
         subscriptions.bind("salt1", request);
         ZmtpConnection filtering = connection(NAT, ZmtpConnection.Port.PUBLISH);
         subscriptions.subscribe(filtering, ascii("broadcast"));
-        assertThat(subscriptions.saltRoute("salt1").size()).as("broadcast alone routes nothing").isZero();
+        assertThat(subscriptions.saltRoute("salt1").size())
+                .as("broadcast alone routes nothing")
+                .isZero();
         assertThat(filtering.isAuthenticated()).isFalse();
 
         subscriptions.subscribe(filtering, Subscriptions.saltTopic("salt1"));
@@ -100,7 +107,9 @@ class SubscriptionsTest {
         subscriptions.subscribe(again, new byte[0]);
         request.channel().close();
         subscriptions.requestClosed(request);
-        assertThat(subscriptions.saltRoute("salt1")).as("no live request connection").isNull();
+        assertThat(subscriptions.saltRoute("salt1"))
+                .as("no live request connection")
+                .isNull();
         assertThat(subscriptions.honouredMinions()).isEmpty();
     }
 }

@@ -17,7 +17,9 @@ class TimerGridTest {
         assertThat(ZmtpServerHandler.onGrid(10_250, 5_000, GRID)).isEqualTo(16_000);
         assertThat(ZmtpServerHandler.onGrid(10_000, 5_000, GRID)).isEqualTo(15_000);
         assertThat(ZmtpServerHandler.onGrid(10_999, 0, GRID)).isEqualTo(11_000);
-        assertThat(ZmtpServerHandler.onGrid(11_000, 0, GRID)).as("at least 1 ns ahead").isEqualTo(12_000);
+        assertThat(ZmtpServerHandler.onGrid(11_000, 0, GRID))
+                .as("at least 1 ns ahead")
+                .isEqualTo(12_000);
     }
 
     @Test

@@ -20,8 +20,7 @@ final class Wire {
     static final int LONG = 0x02;
     static final int COMMAND = 0x04;
 
-    private Wire() {
-    }
+    private Wire() {}
 
     static byte[] hex(String hex) {
         return HexFormat.of().parseHex(hex.replace(" ", ""));
@@ -132,9 +131,12 @@ final class Wire {
         return new EmbeddedChannel(new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel channel) {
-                ZmtpClientPipeline.addTo(channel.pipeline(), ours, limits, new ZmtpClientPipeline.Timers(
-                        Duration.ofSeconds(3), Duration.ofSeconds(10),
-                        Duration.ofSeconds(30)));
+                ZmtpClientPipeline.addTo(
+                        channel.pipeline(),
+                        ours,
+                        limits,
+                        new ZmtpClientPipeline.Timers(
+                                Duration.ofSeconds(3), Duration.ofSeconds(10), Duration.ofSeconds(30)));
             }
         });
     }
@@ -156,8 +158,11 @@ final class Wire {
     static List<String> drain(EmbeddedChannel channel) {
         List<String> events = new ArrayList<>();
         for (Object o = channel.readInbound(); o != null; o = channel.readInbound()) {
-            events.add(o instanceof Greeting g ? "Greeting[" + g.major() + "." + g.minor() + " " + g.mechanism()
-                    + (g.asServer() ? " as-server" : "") + "]" : String.valueOf(o));
+            events.add(
+                    o instanceof Greeting g
+                            ? "Greeting[" + g.major() + "." + g.minor() + " " + g.mechanism()
+                                    + (g.asServer() ? " as-server" : "") + "]"
+                            : String.valueOf(o));
         }
         return events;
     }

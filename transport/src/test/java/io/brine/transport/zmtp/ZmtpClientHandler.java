@@ -24,7 +24,12 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
 
     private static final byte[] NO_CONTEXT = new byte[0];
 
-    private enum Stage { GREETING, READY, TRAFFIC, CLOSED }
+    private enum Stage {
+        GREETING,
+        READY,
+        TRAFFIC,
+        CLOSED
+    }
 
     private final SocketType ours;
     private final ZmtpClientPipeline.Timers timers;
@@ -61,11 +66,18 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
 
     private void start(ChannelHandlerContext ctx) {
         ctx.writeAndFlush(ZmtpEncoder.greeting());
-        handshakeTimer = ctx.executor().schedule(() -> {
-            if (stage != Stage.TRAFFIC && stage != Stage.CLOSED) {
-                refuse(ctx, "no ZMTP handshake within " + timers.handshake().toMillis() + " ms");
-            }
-        }, timers.handshake().toMillis(), TimeUnit.MILLISECONDS);
+        handshakeTimer = ctx.executor()
+                .schedule(
+                        () -> {
+                            if (stage != Stage.TRAFFIC && stage != Stage.CLOSED) {
+                                refuse(
+                                        ctx,
+                                        "no ZMTP handshake within "
+                                                + timers.handshake().toMillis() + " ms");
+                            }
+                        },
+                        timers.handshake().toMillis(),
+                        TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -157,12 +169,18 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
         ctx.writeAndFlush(ZmtpEncoder.ping(ctx.alloc(), 0, NO_CONTEXT));
         if (heartbeatTimeout == null || heartbeatTimeout.isDone()) {
             long sent = System.nanoTime();
-            heartbeatTimeout = ctx.executor().schedule(() -> {
-                if (stage == Stage.TRAFFIC && lastRead - sent < 0) {
-                    refuse(ctx, "nothing from the server within " + timers.heartbeatTimeout().toMillis()
-                            + " ms of a heartbeat");
-                }
-            }, timers.heartbeatTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            heartbeatTimeout = ctx.executor()
+                    .schedule(
+                            () -> {
+                                if (stage == Stage.TRAFFIC && lastRead - sent < 0) {
+                                    refuse(
+                                            ctx,
+                                            "nothing from the server within "
+                                                    + timers.heartbeatTimeout().toMillis() + " ms of a heartbeat");
+                                }
+                            },
+                            timers.heartbeatTimeout().toMillis(),
+                            TimeUnit.MILLISECONDS);
         }
     }
 
@@ -180,8 +198,8 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
     /** ZMTP 3.1 subscribes with commands; a 3.0 server expects the message {@code 0x01 topic} ({@code 0x00}: cancel). */
     private ByteBuf subscription(ChannelHandlerContext ctx, boolean subscribe, byte[] topic) {
         if (ours != SocketType.SUB || stage != Stage.TRAFFIC) {
-            throw new IllegalStateException("a subscription goes on a handshaken SUB connection, not " + ours
-                    + " in " + stage);
+            throw new IllegalStateException(
+                    "a subscription goes on a handshaken SUB connection, not " + ours + " in " + stage);
         }
         if (peerMinor >= 1) {
             return subscribe ? ZmtpEncoder.subscribe(ctx.alloc(), topic) : ZmtpEncoder.cancel(ctx.alloc(), topic);
@@ -212,7 +230,8 @@ final class ZmtpClientHandler extends ChannelDuplexHandler {
     }
 
     private static String nameOf(Command command) {
-        return command instanceof Command.Unknown unknown ? unknown.name()
+        return command instanceof Command.Unknown unknown
+                ? unknown.name()
                 : command.getClass().getSimpleName().toUpperCase(Locale.ROOT);
     }
 }

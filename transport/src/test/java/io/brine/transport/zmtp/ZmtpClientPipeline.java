@@ -33,7 +33,8 @@ public final class ZmtpClientPipeline {
             Objects.requireNonNull(handshake, "handshake");
             Objects.requireNonNull(heartbeatInterval, "heartbeatInterval");
             Objects.requireNonNull(heartbeatTimeout, "heartbeatTimeout");
-            if (handshake.toMillis() < 1 || heartbeatInterval.isNegative()
+            if (handshake.toMillis() < 1
+                    || heartbeatInterval.isNegative()
                     || (!heartbeatInterval.isZero() && heartbeatInterval.toMillis() < 1)
                     || heartbeatTimeout.toMillis() < 1) {
                 throw new IllegalArgumentException("ZMTP client timers are at least 1 ms: " + this);
@@ -41,8 +42,7 @@ public final class ZmtpClientPipeline {
         }
     }
 
-    private ZmtpClientPipeline() {
-    }
+    private ZmtpClientPipeline() {}
 
     /** Adds the ZMTP handlers for a connection from our socket of type {@code ours} (DEALER, REQ or SUB). */
     public static void addTo(ChannelPipeline pipeline, SocketType ours, ZmtpLimits limits, Timers timers) {

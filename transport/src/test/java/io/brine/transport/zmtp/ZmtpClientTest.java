@@ -40,8 +40,8 @@ import org.zeromq.ZMsg;
  */
 class ZmtpClientTest {
 
-    private static final ZmtpClientPipeline.Timers QUIET = new ZmtpClientPipeline.Timers(Duration.ofSeconds(10),
-            Duration.ofHours(1), Duration.ofHours(1));
+    private static final ZmtpClientPipeline.Timers QUIET =
+            new ZmtpClientPipeline.Timers(Duration.ofSeconds(10), Duration.ofHours(1), Duration.ofHours(1));
 
     private final EventLoopGroup group = TcpIo.NIO.newGroup(1, "zmtp-client-test");
     private final ZContext zmq = new ZContext(1);
@@ -82,11 +82,13 @@ class ZmtpClientTest {
         List<String> nextMessage() throws InterruptedException {
             Object event = nextSkippingHeartbeats();
             assertThat(event).isInstanceOf(ZmtpEvent.Message.class);
-            return ((ZmtpEvent.Message) event).parts().stream().map(b -> new String(b, US_ASCII)).toList();
+            return ((ZmtpEvent.Message) event)
+                    .parts().stream().map(b -> new String(b, US_ASCII)).toList();
         }
 
         void send(String... parts) {
-            List<byte[]> bytes = Arrays.stream(parts).map(p -> p.getBytes(US_ASCII)).toList();
+            List<byte[]> bytes =
+                    Arrays.stream(parts).map(p -> p.getBytes(US_ASCII)).toList();
             channel.writeAndFlush(ZmtpEncoder.message(channel.alloc(), bytes));
         }
 
@@ -97,7 +99,9 @@ class ZmtpClientTest {
 
     Client connect(int port, SocketType ours, ZmtpClientPipeline.Timers timers) {
         BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-        Channel channel = new Bootstrap().group(group).channel(NioSocketChannel.class)
+        Channel channel = new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
@@ -114,7 +118,10 @@ class ZmtpClientTest {
                             }
                         });
                     }
-                }).connect("127.0.0.1", port).syncUninterruptibly().channel();
+                })
+                .connect("127.0.0.1", port)
+                .syncUninterruptibly()
+                .channel();
         closeables.add(() -> channel.close().syncUninterruptibly());
         return new Client(channel, events);
     }
@@ -122,13 +129,15 @@ class ZmtpClientTest {
     Client handshaken(int port, SocketType ours, SocketType theirs, ZmtpClientPipeline.Timers timers)
             throws InterruptedException {
         Client client = connect(port, ours, timers);
-        assertThat(client.next()).isInstanceOfSatisfying(ZmtpEvent.Handshaken.class,
-                h -> assertThat(h.socketType()).isEqualTo(theirs));
+        assertThat(client.next())
+                .isInstanceOfSatisfying(
+                        ZmtpEvent.Handshaken.class,
+                        h -> assertThat(h.socketType()).isEqualTo(theirs));
         return client;
     }
 
     void startServer(ZmtpServerOptions options) throws IOException {
-        server = new ZmtpServerTransport("127.0.0.1", 0, 0, options, null, (ids, frame) -> { });
+        server = new ZmtpServerTransport("127.0.0.1", 0, 0, options, null, (ids, frame) -> {});
         ZmtpServerTransport self = server;
         server.start(new ServerTransport.InboundHandler() {
             @Override
@@ -145,8 +154,7 @@ class ZmtpClientTest {
     @Test
     void aDealerAndASubscriberTalkToTheMastersServerTransportAsAMinionsSocketsDo() throws Exception {
         startServer(ZmtpServerTransportTest.fast());
-        Client dealer = handshaken(server.addresses().request().getPort(), SocketType.DEALER, SocketType.ROUTER,
-                QUIET);
+        Client dealer = handshaken(server.addresses().request().getPort(), SocketType.DEALER, SocketType.ROUTER, QUIET);
         dealer.send("auth web1");
         assertThat(dealer.nextMessage()).containsExactly("re:auth web1");
         server.bind("web1", peersByText.get("auth web1"));
@@ -163,8 +171,7 @@ class ZmtpClientTest {
     void theServersPingsAreAnsweredSoAQuietBoundClientIsNotClosed() throws Exception {
         // Pinged after 1 s of quiet, closed after 2 s without an answer: a second of slack for a loaded machine.
         startServer(ZmtpServerTransportTest.fast().withTimeouts(Duration.ofSeconds(30), Duration.ofSeconds(2)));
-        Client dealer = handshaken(server.addresses().request().getPort(), SocketType.DEALER, SocketType.ROUTER,
-                QUIET);
+        Client dealer = handshaken(server.addresses().request().getPort(), SocketType.DEALER, SocketType.ROUTER, QUIET);
         dealer.send("hello web1");
         assertThat(dealer.nextMessage()).containsExactly("re:hello web1");
         server.bind("web1", peersByText.get("hello web1"));
@@ -184,7 +191,10 @@ class ZmtpClientTest {
         ZMQ.Socket router = zmq.createSocket(org.zeromq.SocketType.ROUTER);
         router.setReceiveTimeOut(30_000);
         int port = router.bindToRandomPort("tcp://127.0.0.1");
-        Client dealer = handshaken(port, SocketType.DEALER, SocketType.ROUTER,
+        Client dealer = handshaken(
+                port,
+                SocketType.DEALER,
+                SocketType.ROUTER,
                 new ZmtpClientPipeline.Timers(Duration.ofSeconds(10), Duration.ofMillis(50), Duration.ofSeconds(30)));
         dealer.send("ping?");
         ZMsg request = ZMsg.recvMsg(router);
@@ -218,8 +228,10 @@ class ZmtpClientTest {
         ZMQ.Socket pub = zmq.createSocket(org.zeromq.SocketType.PUB);
         int port = pub.bindToRandomPort("tcp://127.0.0.1");
         Client dealer = connect(port, SocketType.DEALER, QUIET);
-        assertThat(dealer.next()).isInstanceOfSatisfying(ZmtpEvent.Refused.class,
-                r -> assertThat(r.reason()).isEqualTo("Socket-Type PUB cannot talk to DEALER"));
+        assertThat(dealer.next())
+                .isInstanceOfSatisfying(
+                        ZmtpEvent.Refused.class,
+                        r -> assertThat(r.reason()).isEqualTo("Socket-Type PUB cannot talk to DEALER"));
         assertThat(dealer.next()).isEqualTo("closed");
     }
 
@@ -233,8 +245,8 @@ class ZmtpClientTest {
                 try (RawZmtp raw = RawZmtp.accepted(listener.accept())) {
                     raw.send(Wire.concat(Wire.greeting(3, minor, "NULL", 0), Wire.ready("Socket-Type", "PUB")));
                     assertThat(raw.readGreeting()).startsWith(Wire.greeting31());
-                    assertThat(raw.readFrame().body()).isEqualTo(Wire.commandBody("READY",
-                            Wire.properties("Socket-Type", "SUB")));
+                    assertThat(raw.readFrame().body())
+                            .isEqualTo(Wire.commandBody("READY", Wire.properties("Socket-Type", "SUB")));
                     assertThat(sub.next()).isInstanceOf(ZmtpEvent.Handshaken.class);
                     sub.subscribe("b/");
                     RawZmtp.Frame subscription = raw.readFrame();
@@ -253,17 +265,21 @@ class ZmtpClientTest {
     @Test
     void aHeartbeatIntervalOfZeroMeansNoneAndANegativeOneIsRefused() {
         assertThat(new ZmtpClientPipeline.Timers(Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(1))
-                .heartbeatInterval()).isZero();
-        assertThatThrownBy(() -> new ZmtpClientPipeline.Timers(Duration.ofSeconds(1),
-                Duration.ofMillis(-1), Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class);
+                        .heartbeatInterval())
+                .isZero();
+        assertThatThrownBy(() -> new ZmtpClientPipeline.Timers(
+                        Duration.ofSeconds(1), Duration.ofMillis(-1), Duration.ofSeconds(1)))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
     void aServerSilentAfterOurHeartbeatIsDroppedAfterTheTimeout() throws Exception {
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            Client dealer = connect(listener.getLocalPort(), SocketType.DEALER,
-                    new ZmtpClientPipeline.Timers(Duration.ofSeconds(10), Duration.ofMillis(100),
-                            Duration.ofMillis(300)));
+            Client dealer = connect(
+                    listener.getLocalPort(),
+                    SocketType.DEALER,
+                    new ZmtpClientPipeline.Timers(
+                            Duration.ofSeconds(10), Duration.ofMillis(100), Duration.ofMillis(300)));
             try (RawZmtp raw = RawZmtp.accepted(listener.accept())) {
                 raw.send(Wire.handshake("ROUTER"));
                 assertThat(dealer.next()).isInstanceOf(ZmtpEvent.Handshaken.class);
@@ -271,10 +287,13 @@ class ZmtpClientTest {
                 raw.readFrame(); // READY
                 RawZmtp.Frame ping = raw.readFrame();
                 assertThat(ping.isPing()).isTrue();
-                assertThat(ping.body()).as("no TTL, no context, as a minion's jeromq sends it")
+                assertThat(ping.body())
+                        .as("no TTL, no context, as a minion's jeromq sends it")
                         .isEqualTo(Wire.commandBody("PING", new byte[2]));
-                assertThat(dealer.next()).isInstanceOfSatisfying(ZmtpEvent.Refused.class,
-                        r -> assertThat(r.reason()).contains("of a heartbeat"));
+                assertThat(dealer.next())
+                        .isInstanceOfSatisfying(
+                                ZmtpEvent.Refused.class,
+                                r -> assertThat(r.reason()).contains("of a heartbeat"));
                 assertThat(dealer.next()).isEqualTo("closed");
             }
         }
@@ -284,27 +303,40 @@ class ZmtpClientTest {
     void handlersAddedToAnAlreadyOpenConnectionGreetAndTimeTheHandshake() throws Exception {
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             BlockingQueue<Object> events = new LinkedBlockingQueue<>();
-            Channel channel = new Bootstrap().group(group).channel(NioSocketChannel.class)
+            Channel channel = new Bootstrap()
+                    .group(group)
+                    .channel(NioSocketChannel.class)
                     .handler(new ChannelInboundHandlerAdapter())
-                    .connect("127.0.0.1", listener.getLocalPort()).syncUninterruptibly().channel();
+                    .connect("127.0.0.1", listener.getLocalPort())
+                    .syncUninterruptibly()
+                    .channel();
             closeables.add(() -> channel.close().syncUninterruptibly());
-            channel.eventLoop().submit(() -> {
-                ZmtpClientPipeline.addTo(channel.pipeline(), SocketType.DEALER, ZmtpLimits.fixed(1 << 20, 16, 1 << 20),
-                        new ZmtpClientPipeline.Timers(Duration.ofMillis(200), Duration.ofHours(1), Duration.ofHours(1)));
-                channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        events.add(msg);
-                    }
-                });
-            }).syncUninterruptibly();
+            channel.eventLoop()
+                    .submit(() -> {
+                        ZmtpClientPipeline.addTo(
+                                channel.pipeline(),
+                                SocketType.DEALER,
+                                ZmtpLimits.fixed(1 << 20, 16, 1 << 20),
+                                new ZmtpClientPipeline.Timers(
+                                        Duration.ofMillis(200), Duration.ofHours(1), Duration.ofHours(1)));
+                        channel.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                            @Override
+                            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                events.add(msg);
+                            }
+                        });
+                    })
+                    .syncUninterruptibly();
             try (RawZmtp raw = RawZmtp.accepted(listener.accept())) {
-                assertThat(raw.readGreeting()).as("our greeting, sent when the handlers were added")
+                assertThat(raw.readGreeting())
+                        .as("our greeting, sent when the handlers were added")
                         .hasSize(64);
                 raw.send(Wire.greeting31()); // and never a READY: the handshake timer runs
                 Object event = events.poll(30, TimeUnit.SECONDS);
-                assertThat(event).isInstanceOfSatisfying(ZmtpEvent.Refused.class,
-                        r -> assertThat(r.reason()).startsWith("no ZMTP handshake"));
+                assertThat(event)
+                        .isInstanceOfSatisfying(
+                                ZmtpEvent.Refused.class,
+                                r -> assertThat(r.reason()).startsWith("no ZMTP handshake"));
             }
         }
     }
@@ -312,12 +344,16 @@ class ZmtpClientTest {
     @Test
     void aHandshakeNotDoneInTimeIsDropped() throws Exception {
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            Client dealer = connect(listener.getLocalPort(), SocketType.DEALER,
+            Client dealer = connect(
+                    listener.getLocalPort(),
+                    SocketType.DEALER,
                     new ZmtpClientPipeline.Timers(Duration.ofMillis(200), Duration.ofHours(1), Duration.ofHours(1)));
             try (RawZmtp raw = RawZmtp.accepted(listener.accept())) {
                 raw.send(Wire.greeting31()); // and never a READY
-                assertThat(dealer.next()).isInstanceOfSatisfying(ZmtpEvent.Refused.class,
-                        r -> assertThat(r.reason()).startsWith("no ZMTP handshake"));
+                assertThat(dealer.next())
+                        .isInstanceOfSatisfying(
+                                ZmtpEvent.Refused.class,
+                                r -> assertThat(r.reason()).startsWith("no ZMTP handshake"));
                 assertThat(dealer.next()).isEqualTo("closed");
             }
         }

@@ -35,11 +35,15 @@ class ZmtpConnectionQueueTest {
         FlushCounter counter = new FlushCounter();
         EmbeddedChannel channel = new EmbeddedChannel(counter);
         Outbox outbox = new Outbox(channel.eventLoop());
-        ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
-                null);
+        ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox, null);
         for (int i = 0; i < 10; i++) {
-            assertThat(connection.enqueue(Unpooled.wrappedBuffer(new byte[] {(byte) i}),
-                    Unpooled.wrappedBuffer(new byte[] {(byte) (100 + i)}), null, null, 1 << 20)).isTrue();
+            assertThat(connection.enqueue(
+                            Unpooled.wrappedBuffer(new byte[] {(byte) i}),
+                            Unpooled.wrappedBuffer(new byte[] {(byte) (100 + i)}),
+                            null,
+                            null,
+                            1 << 20))
+                    .isTrue();
         }
         assertThat(connection.queuedBytes()).isEqualTo(20);
         channel.runPendingTasks();
@@ -54,8 +58,8 @@ class ZmtpConnectionQueueTest {
             }
             buf.release();
         }
-        assertThat(written.toByteArray()).containsExactly(0, 100, 1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 6, 106, 7,
-                107, 8, 108, 9, 109);
+        assertThat(written.toByteArray())
+                .containsExactly(0, 100, 1, 101, 2, 102, 3, 103, 4, 104, 5, 105, 6, 106, 7, 107, 8, 108, 9, 109);
         assertThat(connection.queuedBytes()).isZero();
     }
 
@@ -63,10 +67,10 @@ class ZmtpConnectionQueueTest {
     void aWriteOverTheQueueBoundIsRefusedAndItsBuffersReleased() {
         EmbeddedChannel channel = new EmbeddedChannel();
         Outbox outbox = new Outbox(channel.eventLoop());
-        AcceptedConnections owner = new AcceptedConnections("test", ZmtpServerOptions.defaults(), null,
-                LoggerFactory.getLogger(ZmtpConnectionQueueTest.class));
-        ZmtpConnection connection = new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox,
-                owner);
+        AcceptedConnections owner = new AcceptedConnections(
+                "test", ZmtpServerOptions.defaults(), null, LoggerFactory.getLogger(ZmtpConnectionQueueTest.class));
+        ZmtpConnection connection =
+                new ZmtpConnection(channel, "127.0.0.1", ZmtpConnection.Port.PUBLISH, outbox, owner);
         ByteBuf header = Unpooled.wrappedBuffer(new byte[8]);
         ByteBuf body = Unpooled.wrappedBuffer(new byte[8]);
         assertThat(connection.enqueue(header, body, "web1", new byte[8], 10)).isFalse();

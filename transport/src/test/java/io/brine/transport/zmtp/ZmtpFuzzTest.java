@@ -26,12 +26,14 @@ class ZmtpFuzzTest {
     private static final ZmtpLimits LIMITS = ZmtpLimits.fixed(FRAME, PARTS, MESSAGE);
     private static final int MAX_READ = 64;
     /** Bytes that mean something to ZMTP: flags, sizes near the limits and 255, all-ones, name lengths, 0x7f. */
-    private static final int[] INTERESTING = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x7f, 0x80,
-        0xfe, 0xff, 0x2c, 0x2d};
+    private static final int[] INTERESTING = {
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x7f, 0x80, 0xfe, 0xff, 0x2c, 0x2d
+    };
 
     @Test
     void mutatedValidStreamsOnlyEverEndAsValues() {
-        List<Object[]> seeds = List.of(new Object[] {SocketType.ROUTER, Streams.dealer()},
+        List<Object[]> seeds = List.of(
+                new Object[] {SocketType.ROUTER, Streams.dealer()},
                 new Object[] {SocketType.PUB, Streams.subscriber()},
                 new Object[] {SocketType.ROUTER, Streams.refusedDealer()});
         Random random = new Random(20260501L);
@@ -69,10 +71,14 @@ class ZmtpFuzzTest {
     void mutatedServerStreamsToAClientOnlyEverEndAsValues() {
         byte[] ping = Wire.command("PING", Wire.concat(new byte[2], Wire.ascii("ctx")));
         List<Object[]> seeds = List.of(
-                new Object[] {SocketType.DEALER, Wire.concat(Wire.handshake("ROUTER"), Wire.message("re:auth"), ping,
-                        Wire.message("", "reply"))},
-                new Object[] {SocketType.SUB, Wire.concat(Wire.handshake("PUB"), Wire.message("m/web1/", "job"), ping,
-                        Wire.message("b/", "all"))});
+                new Object[] {
+                    SocketType.DEALER,
+                    Wire.concat(Wire.handshake("ROUTER"), Wire.message("re:auth"), ping, Wire.message("", "reply"))
+                },
+                new Object[] {
+                    SocketType.SUB,
+                    Wire.concat(Wire.handshake("PUB"), Wire.message("m/web1/", "job"), ping, Wire.message("b/", "all"))
+                });
         Random random = new Random(20261126L);
         int refused = 0;
         int rounds = 5_000;
@@ -122,7 +128,8 @@ class ZmtpFuzzTest {
                 assertThat(channel.isActive()).isFalse();
             } else if (event instanceof ZmtpEvent.Message message) {
                 assertThat(message.parts()).hasSizeBetween(1, PARTS);
-                assertThat(message.parts().stream().mapToInt(p -> p.length).sum()).isLessThanOrEqualTo(MESSAGE);
+                assertThat(message.parts().stream().mapToInt(p -> p.length).sum())
+                        .isLessThanOrEqualTo(MESSAGE);
             }
         }
         checkWritten(Wire.written(channel));
@@ -139,7 +146,8 @@ class ZmtpFuzzTest {
         for (Object unit = reader.readInbound(); unit != null; unit = reader.readInbound()) {
             assertThat(unit).isInstanceOfAny(Command.Ready.class, Command.Pong.class, Command.Error.class);
         }
-        assertThat(reader.<ZmtpDecoder>pipeline().get(ZmtpDecoder.class).pendingBytes()).isZero();
+        assertThat(reader.<ZmtpDecoder>pipeline().get(ZmtpDecoder.class).pendingBytes())
+                .isZero();
         reader.finishAndReleaseAll();
     }
 
@@ -151,8 +159,11 @@ class ZmtpFuzzTest {
             int at = random.nextInt(bytes.length);
             switch (random.nextInt(6)) {
                 case 0 -> bytes[at] ^= (byte) (1 << random.nextInt(8));
-                case 1 -> bytes[at] = (byte) (random.nextBoolean() ? random.nextInt(256)
-                        : INTERESTING[random.nextInt(INTERESTING.length)]);
+                case 1 ->
+                    bytes[at] = (byte)
+                            (random.nextBoolean()
+                                    ? random.nextInt(256)
+                                    : INTERESTING[random.nextInt(INTERESTING.length)]);
                 case 2 -> {
                     byte[] longer = new byte[bytes.length + 1];
                     System.arraycopy(bytes, 0, longer, 0, at);
@@ -167,7 +178,9 @@ class ZmtpFuzzTest {
                 case 4 -> bytes = Arrays.copyOf(bytes, at);
                 default -> {
                     int end = Math.min(bytes.length, at + 1 + random.nextInt(16));
-                    bytes = Wire.concat(Arrays.copyOf(bytes, end), Arrays.copyOfRange(bytes, at, end),
+                    bytes = Wire.concat(
+                            Arrays.copyOf(bytes, end),
+                            Arrays.copyOfRange(bytes, at, end),
                             Arrays.copyOfRange(bytes, end, bytes.length));
                 }
             }

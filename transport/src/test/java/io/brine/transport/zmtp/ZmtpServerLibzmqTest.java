@@ -87,8 +87,15 @@ class ZmtpServerLibzmqTest {
     @Test
     void libzmqDealerReqAndSubAreServedAndAQuietSubscriberIsKeptByPings() throws Exception {
         requirePyzmq();
-        server = new ZmtpServerTransport("127.0.0.1", 0, 0, ZmtpServerOptions.defaults().withIo(TcpIo.NIO, 1)
-                .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(2)), null, null);
+        server = new ZmtpServerTransport(
+                "127.0.0.1",
+                0,
+                0,
+                ZmtpServerOptions.defaults()
+                        .withIo(TcpIo.NIO, 1)
+                        .withTimeouts(Duration.ofSeconds(10), Duration.ofSeconds(2)),
+                null,
+                null);
         ZmtpServerTransport self = server;
         server.start(new ServerTransport.InboundHandler() {
             @Override
@@ -98,9 +105,10 @@ class ZmtpServerLibzmqTest {
                     self.bind("web1", from);
                     // Publish once the subscription is honoured, off the event loop.
                     new Thread(() -> {
-                        await().until(() -> self.subscribedMinions().contains("web1"));
-                        self.publish(List.of("web1"), "first".getBytes(US_ASCII));
-                    }).start();
+                                await().until(() -> self.subscribedMinions().contains("web1"));
+                                self.publish(List.of("web1"), "first".getBytes(US_ASCII));
+                            })
+                            .start();
                 } else if (text.equals("publish again")) {
                     self.publish(List.of("web1"), "after-quiet".getBytes(US_ASCII));
                 }
@@ -109,23 +117,37 @@ class ZmtpServerLibzmqTest {
         });
         Path script = Files.writeString(dir.resolve("peers.py"), SCRIPT);
         Path out = dir.resolve("out.txt");
-        Process python = new ProcessBuilder(PYTHON, script.toString(),
-                String.valueOf(server.addresses().request().getPort()),
-                String.valueOf(server.addresses().publish().getPort()))
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        Process python = new ProcessBuilder(
+                        PYTHON,
+                        script.toString(),
+                        String.valueOf(server.addresses().request().getPort()),
+                        String.valueOf(server.addresses().publish().getPort()))
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
         if (!python.waitFor(60, TimeUnit.SECONDS)) {
             python.destroyForcibly();
             fail("the libzmq peers did not finish; they printed:%n%s", Files.readString(out));
         }
         List<String> printed = Files.readAllLines(out);
         assertThat(python.exitValue()).as("python exit; it printed %s", printed).isZero();
-        assertThat(printed).startsWith("dealer reply:auth web1", "sub m/web1/|first", "req reply:req-hello",
-                "dealer reply:publish again", "sub m/web1/|after-quiet", "sub disconnects 0")
-                .last().asString().startsWith("libzmq 4.3");
+        assertThat(printed)
+                .startsWith(
+                        "dealer reply:auth web1",
+                        "sub m/web1/|first",
+                        "req reply:req-hello",
+                        "dealer reply:publish again",
+                        "sub m/web1/|after-quiet",
+                        "sub disconnects 0")
+                .last()
+                .asString()
+                .startsWith("libzmq 4.3");
     }
 
     private static void requirePyzmq() throws IOException, InterruptedException {
-        Process check = new ProcessBuilder(PYTHON, "-c", "import zmq").redirectErrorStream(true).start();
+        Process check = new ProcessBuilder(PYTHON, "-c", "import zmq")
+                .redirectErrorStream(true)
+                .start();
         check.getInputStream().readAllBytes();
         if (!check.waitFor(30, TimeUnit.SECONDS) || check.exitValue() != 0) {
             fail("python3-zmq missing: run apt-get install python3-zmq");

@@ -108,8 +108,9 @@ class ZmtpServerTransportTest {
     RawZmtp boundDealer(String id) throws IOException {
         RawZmtp dealer = closeLater(RawZmtp.handshaken("127.0.0.1", requestPort(), "DEALER"));
         dealer.send(Wire.message("hello " + id));
-        assertThat(dealer.readMessage()).singleElement().satisfies(b -> assertThat(new String(b, US_ASCII))
-                .isEqualTo("re:hello " + id));
+        assertThat(dealer.readMessage())
+                .singleElement()
+                .satisfies(b -> assertThat(new String(b, US_ASCII)).isEqualTo("re:hello " + id));
         server.bind(id, peersByText.get("hello " + id));
         return dealer;
     }
@@ -141,8 +142,9 @@ class ZmtpServerTransportTest {
     void aPortInUseFailsTheStartWithAnIoExceptionAndLeavesTheOtherServing() throws Exception {
         start(fast());
         ZmtpServerTransport second = new ZmtpServerTransport("127.0.0.1", 0, requestPort(), fast(), null, null);
-        assertThatThrownBy(() -> second.start((from, frame) -> { }))
-                .isInstanceOf(IOException.class).hasMessageContaining("cannot bind");
+        assertThatThrownBy(() -> second.start((from, frame) -> {}))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("cannot bind");
         second.close();
         assertStillServing();
     }
@@ -203,8 +205,11 @@ class ZmtpServerTransportTest {
         start(fast());
         BlockingQueue<String> replies = new LinkedBlockingQueue<>();
         BlockingQueue<String> publications = new LinkedBlockingQueue<>();
-        ZmqClientTransport client = closeLater(new ZmqClientTransport("127.0.0.1", requestPort(),
-                ZmqClientOptions.defaults().withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(5))));
+        ZmqClientTransport client = closeLater(new ZmqClientTransport(
+                "127.0.0.1",
+                requestPort(),
+                ZmqClientOptions.defaults()
+                        .withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(5))));
         client.start(new ClientTransport.Listener() {
             @Override
             public void onReply(byte[] frame) {
@@ -218,12 +223,14 @@ class ZmtpServerTransportTest {
         });
         client.send("auth web1".getBytes(US_ASCII));
         assertThat(replies.poll(30, TimeUnit.SECONDS)).isEqualTo("re:auth web1");
-        assertThat(server.publish(List.of("web1"), "too-early".getBytes(US_ASCII))).containsExactly("web1");
+        assertThat(server.publish(List.of("web1"), "too-early".getBytes(US_ASCII)))
+                .containsExactly("web1");
 
         server.bind("web1", peersByText.get("auth web1"));
         client.subscribe("web1", publishPort());
         await().until(() -> server.subscribedMinions().contains("web1"));
-        assertThat(server.publish(List.of("web1", "web2"), "job-1".getBytes(US_ASCII))).containsExactly("web2");
+        assertThat(server.publish(List.of("web1", "web2"), "job-1".getBytes(US_ASCII)))
+                .containsExactly("web2");
         assertThat(publications.poll(30, TimeUnit.SECONDS)).isEqualTo("job-1");
 
         // The client's heartbeats (every 200 ms) reach the server and are answered; it stays connected.
@@ -242,11 +249,13 @@ class ZmtpServerTransportTest {
 
         RawZmtp dealer = boundDealer("web1");
         await().until(() -> server.subscribedMinions().contains("web1"));
-        assertThat(server.publish(List.of("web1"), "honoured".getBytes(US_ASCII))).isEmpty();
+        assertThat(server.publish(List.of("web1"), "honoured".getBytes(US_ASCII)))
+                .isEmpty();
         assertThat(sub.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "honoured");
 
         server.unbind("web1");
-        assertThat(server.publish(List.of("web1"), "removed".getBytes(US_ASCII))).containsExactly("web1");
+        assertThat(server.publish(List.of("web1"), "removed".getBytes(US_ASCII)))
+                .containsExactly("web1");
         // Both of the removed minion's connections are closed; a live minion reconnects and subscribes anew.
         assertThat(dealer.readUntilClosed()).isEmpty();
         assertThat(sub.readUntilClosed()).isEmpty();
@@ -262,8 +271,11 @@ class ZmtpServerTransportTest {
         await().until(() -> server.subscribedMinions().containsAll(List.of("web1", "web2")));
 
         server.unbind("web1");
-        assertThat(server.publish(List.of("web1", "web2"), "after".getBytes(US_ASCII))).containsExactly("web1");
-        assertThat(shared.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web2/", "after");
+        assertThat(server.publish(List.of("web1", "web2"), "after".getBytes(US_ASCII)))
+                .containsExactly("web1");
+        assertThat(shared.readMessage())
+                .extracting(b -> new String(b, US_ASCII))
+                .containsExactly("m/web2/", "after");
     }
 
     @Test
@@ -301,7 +313,9 @@ class ZmtpServerTransportTest {
         await().until(() -> server.connectionCount() == 3 && server.unauthenticatedCount() == 0);
         assertThat(server.publish(List.of("web1"), "job".getBytes(US_ASCII))).isEmpty();
         assertThat(own.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "job");
-        assertThat(neighbour.readMessage()).extracting(b -> new String(b, US_ASCII)).containsExactly("m/web1/", "job");
+        assertThat(neighbour.readMessage())
+                .extracting(b -> new String(b, US_ASCII))
+                .containsExactly("m/web1/", "job");
     }
 
     @Test
@@ -355,8 +369,10 @@ class ZmtpServerTransportTest {
         assertThat(server.publish(ids, frame)).isEmpty();
         for (int i = 0; i < subs.size(); i++) {
             byte[] topic = Wire.ascii("m/" + ids.get(i) + "/");
-            assertThat(subs.get(i).readMessage()).satisfiesExactly(t -> assertThat(t).isEqualTo(topic),
-                    body -> assertThat(body).isEqualTo(frame));
+            assertThat(subs.get(i).readMessage())
+                    .satisfiesExactly(
+                            t -> assertThat(t).isEqualTo(topic),
+                            body -> assertThat(body).isEqualTo(frame));
         }
         ZmtpServerTransport.OutboundStats after = server.outboundStats();
         assertThat(after.writes() - before.writes()).isEqualTo(20);
@@ -428,8 +444,8 @@ class ZmtpServerTransportTest {
 
     @Test
     void idleDealersAreCappedPerSourceAndClosedOnTheUnauthenticatedTimeout() throws Exception {
-        start(fast().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(120)).withConnectionLimits(100_000, 20_000,
-                100));
+        start(fast().withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(120))
+                .withConnectionLimits(100_000, 20_000, 100));
         List<Socket> idle = new ArrayList<>();
         for (int i = 0; i < 1000; i++) {
             Socket socket = new Socket("127.0.0.1", requestPort());
@@ -440,8 +456,9 @@ class ZmtpServerTransportTest {
         // From another address while 127.0.0.1 is at its cap: admitted.
         RawZmtp other = closeLater(RawZmtp.handshaken("127.0.0.2", requestPort(), "DEALER"));
         other.send(Wire.message("from-elsewhere"));
-        assertThat(other.readMessage()).singleElement().satisfies(b -> assertThat(b).isEqualTo(
-                Wire.ascii("re:from-elsewhere")));
+        assertThat(other.readMessage())
+                .singleElement()
+                .satisfies(b -> assertThat(b).isEqualTo(Wire.ascii("re:from-elsewhere")));
         // The idle ones are closed on the unauthenticated timeout, and 127.0.0.1 is served again.
         await().until(() -> server.connectionCount() <= 1);
         assertStillServing();
@@ -469,9 +486,11 @@ class ZmtpServerTransportTest {
             int open = 5 + i;
             await().until(() -> server.unauthenticatedCount() == open);
         }
-        assertThat(closeLater(RawZmtp.connect("127.0.0.3", requestPort())).closedByServer()).as("past the share")
+        assertThat(closeLater(RawZmtp.connect("127.0.0.3", requestPort())).closedByServer())
+                .as("past the share")
                 .isTrue();
-        assertThat(closeLater(RawZmtp.connect("127.0.0.5", requestPort())).closedByServer()).as("a third source")
+        assertThat(closeLater(RawZmtp.connect("127.0.0.5", requestPort())).closedByServer())
+                .as("a third source")
                 .isTrue();
 
         // The reserve: this host and web1's address are admitted and served.
@@ -483,7 +502,8 @@ class ZmtpServerTransportTest {
         assertThat(again.readMessage()).singleElement().isEqualTo(Wire.ascii("re:web1-again"));
         assertThat(server.unauthenticatedCount()).isEqualTo(8);
         // And the whole budget is then spent, for reserved sources too.
-        assertThat(closeLater(RawZmtp.connect("127.0.0.1", requestPort())).closedByServer()).isTrue();
+        assertThat(closeLater(RawZmtp.connect("127.0.0.1", requestPort())).closedByServer())
+                .isTrue();
     }
 
     // ---------------------------------------------------------------- stock Salt minions (issue 15)
@@ -523,7 +543,8 @@ class ZmtpServerTransportTest {
         // With it: [sha1hex(id)][envelope]; its SUB drops salt1's copy, keeps its own.
         assertThat(filtering.recv()).isEqualTo(Subscriptions.saltTopic("salt2"));
         assertThat(filtering.recv()).isEqualTo(envelope);
-        assertThat(new String(Subscriptions.saltTopic("salt2"), US_ASCII)).as("hex SHA-1 of the id, as Salt's")
+        assertThat(new String(Subscriptions.saltTopic("salt2"), US_ASCII))
+                .as("hex SHA-1 of the id, as Salt's")
                 .isEqualTo("6baa5061cd4082e2bd71b9ed9598baa846b525da");
         // brine's subscription to m/salt1/ is not a Salt minion's: it gets nothing.
         server.close();

@@ -16,8 +16,7 @@ public final class BuiltinFunctions {
     /** cmd.* keeps at most this much of each output stream: a runaway command must not become a huge return. */
     public static final int DEFAULT_OUTPUT_CAP = 1 << 20;
 
-    private BuiltinFunctions() {
-    }
+    private BuiltinFunctions() {}
 
     /**
      * @param outputCapBytes how much of each output stream {@code cmd.*} keeps
@@ -42,8 +41,7 @@ public final class BuiltinFunctions {
     public static List<MinionFunction> create(Settings settings) {
         List<MinionFunction> all = new ArrayList<>(TestFunctions.functions(settings.version()));
         all.addAll(GrainsFunctions.functions());
-        all.addAll(new CmdFunctions(new CommandRunner(settings.outputCapBytes()), settings.defaultCwd())
-                .functions());
+        all.addAll(new CmdFunctions(new CommandRunner(settings.outputCapBytes()), settings.defaultCwd()).functions());
         return List.copyOf(all);
     }
 

@@ -26,8 +26,8 @@ final class CmdFunctions {
 
     private static final String SHELL = "/bin/sh";
     private static final Set<String> KEYWORDS = Set.of("cmd", "cwd", "timeout", "shell", "env", "stdin", "rstrip");
-    private static final String PARAMETERS = " CMD [cwd=DIR] [timeout=SECONDS] [shell=BOOL] [env={NAME: VALUE}]"
-            + " [stdin=TEXT] [rstrip=BOOL]";
+    private static final String PARAMETERS =
+            " CMD [cwd=DIR] [timeout=SECONDS] [shell=BOOL] [env={NAME: VALUE}]" + " [stdin=TEXT] [rstrip=BOOL]";
 
     private final CommandRunner runner;
     private final Path defaultCwd;
@@ -39,12 +39,17 @@ final class CmdFunctions {
 
     List<MinionFunction> functions() {
         return List.of(
-                MinionFunction.of("cmd.run", "cmd.run" + PARAMETERS + ": the command's output, stdout and stderr"
-                        + " interleaved; retcode = its exit code", this::run),
-                MinionFunction.of("cmd.run_all", "cmd.run_all" + PARAMETERS + ": {pid, retcode, stdout, stderr};"
-                        + " retcode = its exit code", this::runAll),
-                MinionFunction.of("cmd.retcode", "cmd.retcode" + PARAMETERS + ": the command's exit code",
-                        this::retcode));
+                MinionFunction.of(
+                        "cmd.run",
+                        "cmd.run" + PARAMETERS + ": the command's output, stdout and stderr"
+                                + " interleaved; retcode = its exit code",
+                        this::run),
+                MinionFunction.of(
+                        "cmd.run_all",
+                        "cmd.run_all" + PARAMETERS + ": {pid, retcode, stdout, stderr};" + " retcode = its exit code",
+                        this::runAll),
+                MinionFunction.of(
+                        "cmd.retcode", "cmd.retcode" + PARAMETERS + ": the command's exit code", this::retcode));
     }
 
     private Object run(FunctionCall call) throws Exception {
@@ -81,8 +86,7 @@ final class CmdFunctions {
         return new FunctionResult((long) retcode, retcode);
     }
 
-    private record Invocation(CommandRunner.Command command, boolean rstrip) {
-    }
+    private record Invocation(CommandRunner.Command command, boolean rstrip) {}
 
     private Invocation parse(FunctionCall call, boolean mergeOutput) throws FunctionException {
         call.checkArguments(1, KEYWORDS);
@@ -95,8 +99,8 @@ final class CmdFunctions {
             try {
                 argv = CommandLine.split(line);
             } catch (IllegalArgumentException e) {
-                throw new FunctionException("cannot split the command into arguments: " + e.getMessage()
-                        + " (or pass shell=true)");
+                throw new FunctionException(
+                        "cannot split the command into arguments: " + e.getMessage() + " (or pass shell=true)");
             }
         }
         Duration timeout = call.remaining();
@@ -159,7 +163,8 @@ final class CmdFunctions {
 
     private static String timeoutMarker(Invocation invocation) {
         String seconds = BigDecimal.valueOf(invocation.command().timeout().toMillis(), 3)
-                .stripTrailingZeros().toPlainString();
+                .stripTrailingZeros()
+                .toPlainString();
         return "[brine: timed out after " + seconds + " s; the command and its child processes were killed]";
     }
 

@@ -12,8 +12,7 @@ import java.util.List;
  */
 final class CommandLine {
 
-    private CommandLine() {
-    }
+    private CommandLine() {}
 
     /**
      * @throws IllegalArgumentException for an unterminated quote, a trailing backslash or an empty command

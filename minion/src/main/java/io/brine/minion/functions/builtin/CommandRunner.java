@@ -42,6 +42,7 @@ final class CommandRunner {
     static final String COOKIE = "BRINE_CMD_COOKIE";
     /** Idle readers re-check for output after this long at first, backing off to {@link #MAX_IDLE_NANOS}. */
     private static final long MIN_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private static final long MAX_IDLE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** After a kill, how long to wait for the process to be reaped and the pipes to close. */
     private static final long KILL_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -63,8 +64,8 @@ final class CommandRunner {
      * @param timeout     when to kill it
      * @param mergeOutput stderr into stdout (one interleaved text, as {@code cmd.run} returns)
      */
-    record Command(List<String> argv, Path cwd, Map<String, String> env, String stdin, Duration timeout,
-            boolean mergeOutput) {
+    record Command(
+            List<String> argv, Path cwd, Map<String, String> env, String stdin, Duration timeout, boolean mergeOutput) {
         Command {
             argv = List.copyOf(argv);
             Objects.requireNonNull(cwd, "cwd");
@@ -76,15 +77,15 @@ final class CommandRunner {
      * @param exitCode the exit code, or -1 when the command was killed before it exited
      * @param stderr   empty when the output was merged into stdout
      */
-    record Completed(long pid, int exitCode, String stdout, String stderr, boolean timedOut) {
-    }
+    record Completed(long pid, int exitCode, String stdout, String stderr, boolean timedOut) {}
 
     /**
      * @throws FunctionException    the command could not be started (retcode 127)
      * @throws InterruptedException the job was cancelled; the command's process tree has been killed
      */
     Completed run(Command command) throws FunctionException, InterruptedException {
-        ProcessBuilder builder = new ProcessBuilder(command.argv()).directory(command.cwd().toFile())
+        ProcessBuilder builder = new ProcessBuilder(command.argv())
+                .directory(command.cwd().toFile())
                 .redirectErrorStream(command.mergeOutput());
         Map<String, String> environment = builder.environment();
         String cookie = UUID.randomUUID().toString();
@@ -100,8 +101,8 @@ final class CommandRunner {
         try {
             process = builder.start();
         } catch (IOException e) {
-            throw new FunctionException("cannot run " + command.argv().get(0) + ": " + reason(e),
-                    FunctionResult.NOT_FOUND);
+            throw new FunctionException(
+                    "cannot run " + command.argv().get(0) + ": " + reason(e), FunctionResult.NOT_FOUND);
         }
         long pid = process.pid();
         CappedOutput stdout = new CappedOutput(process, process.getInputStream(), outputCapBytes);
@@ -123,8 +124,11 @@ final class CommandRunner {
             throw e;
         }
         if (timedOut) {
-            log.debug("Command {} (pid {}) timed out after {}; killing its process tree", command.argv().get(0),
-                    pid, command.timeout());
+            log.debug(
+                    "Command {} (pid {}) timed out after {}; killing its process tree",
+                    command.argv().get(0),
+                    pid,
+                    command.timeout());
             kill(process, cookie);
             process.waitFor(KILL_GRACE_NANOS, TimeUnit.NANOSECONDS);
             if (!join(readers, System.nanoTime() + KILL_GRACE_NANOS)) {
@@ -132,8 +136,8 @@ final class CommandRunner {
             }
         }
         int exitCode = process.isAlive() ? -1 : process.exitValue();
-        return new Completed(pid, timedOut ? -1 : exitCode, stdout.text(),
-                command.mergeOutput() ? "" : stderr.text(), timedOut);
+        return new Completed(
+                pid, timedOut ? -1 : exitCode, stdout.text(), command.mergeOutput() ? "" : stderr.text(), timedOut);
     }
 
     /** Writes stdin on its own thread: a command that does not read it must not block us past the timeout. */
@@ -144,13 +148,15 @@ final class CommandRunner {
             return;
         }
         byte[] bytes = stdin.getBytes(StandardCharsets.UTF_8);
-        start(() -> {
-            try (OutputStream out = in) {
-                out.write(bytes);
-            } catch (IOException e) {
-                // The command exited (or closed its stdin) without reading everything: not our error.
-            }
-        }, "brine-cmd-" + process.pid() + "-stdin");
+        start(
+                () -> {
+                    try (OutputStream out = in) {
+                        out.write(bytes);
+                    } catch (IOException e) {
+                        // The command exited (or closed its stdin) without reading everything: not our error.
+                    }
+                },
+                "brine-cmd-" + process.pid() + "-stdin");
     }
 
     /**
@@ -173,14 +179,17 @@ final class CommandRunner {
         }
         String entry = "\0" + COOKIE + "=" + cookie + "\0";
         long self = ProcessHandle.current().pid();
-        return ProcessHandle.allProcesses().filter(p -> p.pid() != self).filter(p -> {
-            try {
-                byte[] environ = Files.readAllBytes(proc.resolve(p.pid() + "/environ"));
-                return ("\0" + new String(environ, StandardCharsets.ISO_8859_1) + "\0").contains(entry);
-            } catch (IOException | SecurityException e) {
-                return false; // gone, or not ours
-            }
-        }).toList();
+        return ProcessHandle.allProcesses()
+                .filter(p -> p.pid() != self)
+                .filter(p -> {
+                    try {
+                        byte[] environ = Files.readAllBytes(proc.resolve(p.pid() + "/environ"));
+                        return ("\0" + new String(environ, StandardCharsets.ISO_8859_1) + "\0").contains(entry);
+                    } catch (IOException | SecurityException e) {
+                        return false; // gone, or not ours
+                    }
+                })
+                .toList();
     }
 
     /** Waits for the readers until {@code deadline} (System.nanoTime); true when they all finished. */

@@ -11,14 +11,15 @@ import java.util.regex.Pattern;
 /** Salt's {@code grains} module over the grains snapshot the job was accepted with. */
 final class GrainsFunctions {
 
-    private GrainsFunctions() {
-    }
+    private GrainsFunctions() {}
 
     static List<MinionFunction> functions() {
         return List.of(
                 MinionFunction.of("grains.items", "grains.items: all grains", FunctionCall::grains),
-                MinionFunction.of("grains.get", "grains.get KEY [DEFAULT=''] [delimiter=':']: the grain KEY; nested"
-                        + " keys (and list indexes) joined by ':', e.g. grains.get cloud:region",
+                MinionFunction.of(
+                        "grains.get",
+                        "grains.get KEY [DEFAULT=''] [delimiter=':']: the grain KEY; nested"
+                                + " keys (and list indexes) joined by ':', e.g. grains.get cloud:region",
                         GrainsFunctions::get));
     }
 

@@ -14,8 +14,7 @@ import java.util.Set;
 /** Salt's {@code test} module: the functions one uses to check that publication and returns work end to end. */
 final class TestFunctions {
 
-    private TestFunctions() {
-    }
+    private TestFunctions() {}
 
     static List<MinionFunction> functions(String version) {
         return List.of(
@@ -24,12 +23,16 @@ final class TestFunctions {
                     call.checkArguments(1, Set.of("text"));
                     return call.arg(0, "text").orElseThrow(() -> new FunctionException("missing argument 'text'"));
                 }),
-                MinionFunction.of("test.sleep", "test.sleep SECONDS: sleeps (fractions allowed), then true;"
-                        + " the job's timeout interrupts it", TestFunctions::sleep),
-                MinionFunction.of("test.version", "test.version: the brine version of this minion",
-                        call -> version),
-                MinionFunction.of("test.arg", "test.arg ARGS... [KEY=VALUE...]: {args: [...], kwargs: {...}}, to see"
-                        + " what arrived", call -> {
+                MinionFunction.of(
+                        "test.sleep",
+                        "test.sleep SECONDS: sleeps (fractions allowed), then true;"
+                                + " the job's timeout interrupts it",
+                        TestFunctions::sleep),
+                MinionFunction.of("test.version", "test.version: the brine version of this minion", call -> version),
+                MinionFunction.of(
+                        "test.arg",
+                        "test.arg ARGS... [KEY=VALUE...]: {args: [...], kwargs: {...}}, to see" + " what arrived",
+                        call -> {
                             Map<String, Object> result = new LinkedHashMap<>();
                             result.put("args", call.args());
                             result.put("kwargs", call.kwargs());
@@ -43,17 +46,20 @@ final class TestFunctions {
                     }
                     return new FunctionResult(true, (int) code);
                 }),
-                MinionFunction.of("test.exception", "test.exception [MESSAGE]: fails with MESSAGE, to see how"
-                        + " errors come back", call -> {
+                MinionFunction.of(
+                        "test.exception",
+                        "test.exception [MESSAGE]: fails with MESSAGE, to see how" + " errors come back",
+                        call -> {
                             call.checkArguments(1, Set.of("message"));
-                            throw new IllegalStateException(call.string(0, "message").orElse("Test Exception"));
+                            throw new IllegalStateException(
+                                    call.string(0, "message").orElse("Test Exception"));
                         }));
     }
 
     private static Object sleep(FunctionCall call) throws FunctionException, InterruptedException {
         call.checkArguments(1, Set.of("length"));
-        double seconds = call.number(0, "length").orElseThrow(
-                () -> new FunctionException("missing argument 'length' (seconds)"));
+        double seconds = call.number(0, "length")
+                .orElseThrow(() -> new FunctionException("missing argument 'length' (seconds)"));
         if (seconds < 0) {
             throw new FunctionException("argument 'length' must not be negative");
         }
@@ -62,8 +68,9 @@ final class TestFunctions {
         // Under a job runner the deadline interrupts the sleep; called without one, honour it ourselves.
         if (wanted.compareTo(left) > 0) {
             Thread.sleep(left.toMillis());
-            throw new FunctionException("test.sleep timed out: the job's deadline came before the "
-                    + BigDecimal.valueOf(seconds).stripTrailingZeros().toPlainString() + " s were over",
+            throw new FunctionException(
+                    "test.sleep timed out: the job's deadline came before the "
+                            + BigDecimal.valueOf(seconds).stripTrailingZeros().toPlainString() + " s were over",
                     FunctionResult.TIMEOUT);
         }
         Thread.sleep(wanted.toMillis(), wanted.toNanosPart() % 1_000_000);

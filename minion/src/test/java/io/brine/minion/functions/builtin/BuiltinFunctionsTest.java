@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 
 class BuiltinFunctionsTest {
 
-    private static final Map<String, Object> GRAINS = Map.of("os", "Debian", "cloud",
-            Map.of("region", "eu-west-1", "zones", List.of("a", "b")), "num_cpus", 2L);
+    private static final Map<String, Object> GRAINS =
+            Map.of("os", "Debian", "cloud", Map.of("region", "eu-west-1", "zones", List.of("a", "b")), "num_cpus", 2L);
 
     private final FunctionRegistry registry = new FunctionRegistry(
             BuiltinFunctions.create(new BuiltinFunctions.Settings(1024, Path.of("/"), "1.2.3")),
@@ -31,9 +31,22 @@ class BuiltinFunctionsTest {
 
     @Test
     void everyBuiltInIsRegisteredAndDocumented() {
-        assertThat(registry.names()).containsExactly("cmd.retcode", "cmd.run", "cmd.run_all", "grains.get",
-                "grains.items", "sys.doc", "sys.list_functions", "test.arg", "test.echo", "test.exception",
-                "test.ping", "test.retcode", "test.sleep", "test.version");
+        assertThat(registry.names())
+                .containsExactly(
+                        "cmd.retcode",
+                        "cmd.run",
+                        "cmd.run_all",
+                        "grains.get",
+                        "grains.items",
+                        "sys.doc",
+                        "sys.list_functions",
+                        "test.arg",
+                        "test.echo",
+                        "test.exception",
+                        "test.ping",
+                        "test.retcode",
+                        "test.sleep",
+                        "test.version");
         assertThat((Map<?, ?>) call("sys.doc", List.of(), Map.of()).value())
                 .allSatisfy((name, doc) -> assertThat((String) doc).startsWith((String) name));
     }
@@ -80,8 +93,8 @@ class BuiltinFunctionsTest {
     @Test
     void testSleepHonoursTheJobsDeadlineOnItsOwn() {
         // An hour's sleep: that it answers at all (within the suite's wait) shows the deadline was honoured.
-        CompletableFuture<FunctionResult> result = CompletableFuture.supplyAsync(() -> registry.call("test.sleep",
-                FunctionCall.of(List.of(3600L), Map.of()).withTimeout(Duration.ofMillis(200))));
+        CompletableFuture<FunctionResult> result = CompletableFuture.supplyAsync(() -> registry.call(
+                "test.sleep", FunctionCall.of(List.of(3600L), Map.of()).withTimeout(Duration.ofMillis(200))));
         await().until(result::isDone);
         assertThat(result.join().retcode()).isEqualTo(FunctionResult.TIMEOUT);
     }
@@ -107,13 +120,20 @@ class BuiltinFunctionsTest {
     @Test
     void grainsGetFollowsColonSeparatedKeysAndFallsBackToTheDefault() {
         assertThat(call("grains.get", List.of("os"), Map.of()).value()).isEqualTo("Debian");
-        assertThat(call("grains.get", List.of("cloud:region"), Map.of()).value()).isEqualTo("eu-west-1");
-        assertThat(call("grains.get", List.of("cloud:zones:1"), Map.of()).value()).isEqualTo("b");
-        assertThat(call("grains.get", List.of("cloud/region"), Map.of("delimiter", "/")).value())
+        assertThat(call("grains.get", List.of("cloud:region"), Map.of()).value())
                 .isEqualTo("eu-west-1");
-        assertThat(call("grains.get", List.of("cloud:nothing"), Map.of()).value()).isEqualTo("");
-        assertThat(call("grains.get", List.of("cloud:nothing", "fallback"), Map.of()).value())
+        assertThat(call("grains.get", List.of("cloud:zones:1"), Map.of()).value())
+                .isEqualTo("b");
+        assertThat(call("grains.get", List.of("cloud/region"), Map.of("delimiter", "/"))
+                        .value())
+                .isEqualTo("eu-west-1");
+        assertThat(call("grains.get", List.of("cloud:nothing"), Map.of()).value())
+                .isEqualTo("");
+        assertThat(call("grains.get", List.of("cloud:nothing", "fallback"), Map.of())
+                        .value())
                 .isEqualTo("fallback");
-        assertThat(call("grains.get", List.of("os:deeper"), Map.of("default", 5L)).value()).isEqualTo(5L);
+        assertThat(call("grains.get", List.of("os:deeper"), Map.of("default", 5L))
+                        .value())
+                .isEqualTo(5L);
     }
 }

@@ -46,8 +46,8 @@ class CmdFunctionsTest {
     @Test
     void withoutAShellSemicolonsPipesVariablesAndGlobsAreLiteral() throws IOException {
         Files.createFile(dir.resolve("file1"));
-        assertThat(run("echo a; echo b | cat $HOME * && x")).isEqualTo(
-                new FunctionResult("a; echo b | cat $HOME * && x", 0));
+        assertThat(run("echo a; echo b | cat $HOME * && x"))
+                .isEqualTo(new FunctionResult("a; echo b | cat $HOME * && x", 0));
     }
 
     @Test
@@ -58,7 +58,8 @@ class CmdFunctionsTest {
     @Test
     void withShellTrueTheShellInterpretsTheCommand() throws IOException {
         Files.createFile(dir.resolve("file1"));
-        assertThat(run("echo a; echo $((1+2)) | cat; echo *", "shell", true).value()).isEqualTo("a\n3\nfile1");
+        assertThat(run("echo a; echo $((1+2)) | cat; echo *", "shell", true).value())
+                .isEqualTo("a\n3\nfile1");
     }
 
     @Test
@@ -75,7 +76,10 @@ class CmdFunctionsTest {
         assertThat(result.retcode()).isEqualTo(2);
         @SuppressWarnings("unchecked")
         Map<String, Object> value = (Map<String, Object>) result.value();
-        assertThat(value).containsEntry("stdout", "out").containsEntry("stderr", "err").containsEntry("retcode", 2L);
+        assertThat(value)
+                .containsEntry("stdout", "out")
+                .containsEntry("stderr", "err")
+                .containsEntry("retcode", 2L);
         assertThat((Long) value.get("pid")).isPositive();
     }
 
@@ -94,10 +98,12 @@ class CmdFunctionsTest {
     @Test
     void cwdSetsTheWorkingDirectoryAndMustBeAnAbsoluteDirectory() throws IOException {
         Path sub = Files.createDirectory(dir.resolve("sub"));
-        assertThat(run("pwd", "cwd", sub.toString()).value()).isEqualTo(sub.toRealPath().toString());
+        assertThat(run("pwd", "cwd", sub.toString()).value())
+                .isEqualTo(sub.toRealPath().toString());
         assertThat(run("pwd").value()).isEqualTo(dir.toRealPath().toString());
         assertThat(run("pwd", "cwd", "sub").value()).isEqualTo("cwd must be an absolute path, not sub");
-        assertThat(run("pwd", "cwd", dir.resolve("absent").toString()).retcode()).isEqualTo(1);
+        assertThat(run("pwd", "cwd", dir.resolve("absent").toString()).retcode())
+                .isEqualTo(1);
     }
 
     @Test
@@ -108,7 +114,9 @@ class CmdFunctionsTest {
 
     @Test
     void envAddsAndRemovesVariables() {
-        assertThat(run("printenv BRINE_TEST", "env", Map.of("BRINE_TEST", "x y")).value()).isEqualTo("x y");
+        assertThat(run("printenv BRINE_TEST", "env", Map.of("BRINE_TEST", "x y"))
+                        .value())
+                .isEqualTo("x y");
         Map<String, Object> unset = new HashMap<>();
         unset.put("HOME", null);
         assertThat(run("printenv HOME", "env", unset).retcode()).isEqualTo(1);
@@ -118,9 +126,11 @@ class CmdFunctionsTest {
     @Test
     void typosAndUnquotedCommandsAreRefused() {
         assertThat((String) run("true", "timout", 5).value()).startsWith("unknown keyword argument timout");
-        FunctionRegistry registry = new FunctionRegistry(BuiltinFunctions.create(BuiltinFunctions.Settings.defaults()),
-                FunctionAccess.allowAll());
-        assertThat(registry.call("cmd.run", FunctionCall.of(List.of("ls", "-l"), Map.of())).retcode()).isEqualTo(1);
+        FunctionRegistry registry = new FunctionRegistry(
+                BuiltinFunctions.create(BuiltinFunctions.Settings.defaults()), FunctionAccess.allowAll());
+        assertThat(registry.call("cmd.run", FunctionCall.of(List.of("ls", "-l"), Map.of()))
+                        .retcode())
+                .isEqualTo(1);
         assertThat((String) run("echo 'unterminated").value()).contains("unterminated single quote");
     }
 
@@ -140,7 +150,8 @@ class CmdFunctionsTest {
 
     @Test
     void aTimeoutKillsTheWholeProcessTree() throws IOException {
-        FunctionResult result = call("cmd.run",
+        FunctionResult result = call(
+                "cmd.run",
                 "sleep 30 & echo $! > bg.pid; echo $$ > sh.pid; echo started; sleep 30",
                 Map.of("shell", true, "timeout", 0.5));
         assertThat(result.retcode()).isEqualTo(FunctionResult.TIMEOUT);
@@ -159,11 +170,15 @@ class CmdFunctionsTest {
         try {
             await().until(call::isDone);
             assertThat(call.join()).isEqualTo(new FunctionResult("started", 0));
-            long background = Long.parseLong(Files.readString(dir.resolve("bg.pid")).strip());
-            assertThat(running(background)).as("a daemon started with & is the admin's business").isTrue();
+            long background =
+                    Long.parseLong(Files.readString(dir.resolve("bg.pid")).strip());
+            assertThat(running(background))
+                    .as("a daemon started with & is the admin's business")
+                    .isTrue();
         } finally {
             if (Files.exists(dir.resolve("bg.pid"))) {
-                ProcessHandle.of(Long.parseLong(Files.readString(dir.resolve("bg.pid")).strip()))
+                ProcessHandle.of(Long.parseLong(
+                                Files.readString(dir.resolve("bg.pid")).strip()))
                         .ifPresent(ProcessHandle::destroyForcibly);
             }
         }
@@ -171,8 +186,8 @@ class CmdFunctionsTest {
 
     @Test
     void aTimeoutAlsoKillsDescendantsThatWereReparentedAway() throws IOException {
-        FunctionResult result = run("(sleep 30 & echo $! > orphan.pid); echo started; sleep 30", "shell", true,
-                "timeout", 0.5);
+        FunctionResult result =
+                run("(sleep 30 & echo $! > orphan.pid); echo started; sleep 30", "shell", true, "timeout", 0.5);
         assertThat(result.retcode()).isEqualTo(FunctionResult.TIMEOUT);
         assertThat((String) result.value()).startsWith("started\n");
         long orphan = Long.parseLong(Files.readString(dir.resolve("orphan.pid")).strip());
@@ -182,8 +197,8 @@ class CmdFunctionsTest {
     @Test
     void anInterruptedJobKillsItsCommandAndTheCommandsChildren() throws Exception {
         AtomicReference<FunctionResult> result = new AtomicReference<>();
-        Thread job = new Thread(() -> result.set(
-                run("echo $$ > sh.pid; sleep 30 & echo $! > bg.pid; wait", "shell", true)));
+        Thread job =
+                new Thread(() -> result.set(run("echo $$ > sh.pid; sleep 30 & echo $! > bg.pid; wait", "shell", true)));
         job.start();
         Path bgPid = dir.resolve("bg.pid");
         await().until(() -> Files.exists(bgPid) && Files.readString(bgPid).endsWith("\n"));
@@ -201,7 +216,9 @@ class CmdFunctionsTest {
         FunctionResult result = run("head -c 100000 /dev/zero | tr '\\0' a", "shell", true);
         assertThat(result.retcode()).isZero();
         String value = (String) result.value();
-        assertThat(value).startsWith("aaaa").hasSizeLessThan(CAP + 200)
+        assertThat(value)
+                .startsWith("aaaa")
+                .hasSizeLessThan(CAP + 200)
                 .endsWith("[brine: output truncated: kept the first 4096 of 100000 bytes]");
     }
 
@@ -209,7 +226,9 @@ class CmdFunctionsTest {
     void endlessOutputIsCappedAndEndsAtTheTimeout() {
         FunctionResult result = run("yes", "timeout", 0.5);
         assertThat(result.retcode()).isEqualTo(FunctionResult.TIMEOUT);
-        assertThat((String) result.value()).hasSizeLessThan(CAP + 300).contains("[brine: output truncated")
+        assertThat((String) result.value())
+                .hasSizeLessThan(CAP + 300)
+                .contains("[brine: output truncated")
                 .contains("timed out");
     }
 
