@@ -211,19 +211,7 @@ public final class PublisherService {
             if (!budget.trySpend(peer.remoteAddress(), "a publisher's 'try later'")) {
                 return Optional.empty();
             }
-            return Optional.of(new Answer(
-                    Codec.encodeSigned(
-                            new AuthReply(
-                                    Suite.RSA_OAEP_PSS_AES256GCM,
-                                    AuthStatus.REFUSED,
-                                    request.nonce(),
-                                    clock.millis(),
-                                    masterKeys.get().getPublic().getEncoded(),
-                                    TRY_LATER,
-                                    1,
-                                    null),
-                            masterKeys.get().getPrivate()),
-                    false));
+            return Optional.of(reply(request, AuthStatus.REFUSED, TRY_LATER, 1, null));
         }
         PublisherSession session = sessions.openPublisher(name, acl, peer);
         byte[] raw = session.requestKey().bytes();
@@ -231,19 +219,23 @@ public final class PublisherService {
                 new AuthReply.Session(session.sessionId().bytes(), 0, new byte[0], Rsa.wrap(offered, raw), 0, 0);
         Arrays.fill(raw, (byte) 0);
         LOG.info("Publisher {} ({}): session opened", name, peer.remoteAddress());
-        return Optional.of(new Answer(
-                Codec.encodeSigned(
-                        new AuthReply(
-                                Suite.RSA_OAEP_PSS_AES256GCM,
-                                AuthStatus.ACCEPTED,
-                                request.nonce(),
-                                clock.millis(),
-                                masterKeys.get().getPublic().getEncoded(),
-                                "accepted",
-                                0,
-                                granted),
-                        masterKeys.get().getPrivate()),
-                true));
+        return Optional.of(reply(request, AuthStatus.ACCEPTED, "accepted", 0, granted));
+    }
+
+    /** A reply to {@code request}, signed by the master key in force; a session opens only with an accepted one. */
+    private Answer reply(
+            ClientAuth request, AuthStatus status, String reason, int retryAfterSeconds, AuthReply.Session granted) {
+        KeyPair keys = masterKeys.get(); // once: a rotation in between must not pair one key's name with another's
+        AuthReply reply = new AuthReply(
+                Suite.RSA_OAEP_PSS_AES256GCM,
+                status,
+                request.nonce(),
+                clock.millis(),
+                keys.getPublic().getEncoded(),
+                reason,
+                retryAfterSeconds,
+                granted);
+        return new Answer(Codec.encodeSigned(reply, keys.getPrivate()), status == AuthStatus.ACCEPTED);
     }
 
     private Optional<Answer> refuse(Peer peer, ClientAuth request, String reason) {
@@ -266,19 +258,7 @@ public final class PublisherService {
         if (!budget.trySpend(peer.remoteAddress(), "a publisher's refusal")) {
             return Optional.empty();
         }
-        return Optional.of(new Answer(
-                Codec.encodeSigned(
-                        new AuthReply(
-                                Suite.RSA_OAEP_PSS_AES256GCM,
-                                AuthStatus.REJECTED,
-                                request.nonce(),
-                                clock.millis(),
-                                masterKeys.get().getPublic().getEncoded(),
-                                answer,
-                                0,
-                                null),
-                        masterKeys.get().getPrivate()),
-                false));
+        return Optional.of(reply(request, AuthStatus.REJECTED, answer, 0, null));
     }
 
     private Optional<RSAPublicKey> registeredKey(String name) {

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -100,6 +102,20 @@ class MasterKeyRotationTest {
         Files.writeString(pki.resolve(MasterKeys.PUBLIC_FILE), Pem.publicKeySpki(first.getPublic()));
         assertThat(MasterKeys.loadOrCreate(pki, 2048).getPublic()).isEqualTo(rotated.next());
         assertThat(Files.readString(pki.resolve(MasterKeys.PUBLIC_FILE))).isEqualTo(Pem.publicKeySpki(rotated.next()));
+    }
+
+    @Test
+    void saltsPubSigFileIsReadUpToItsBoundAndRefusedOneBytePast() throws Exception {
+        Path file = pki.resolve(SaltPubkeySignature.FILE);
+        Files.writeString(file, "\n".repeat(SaltPubkeySignature.MAX_BYTES));
+        // At the bound it is read (and found to hold no signature); one byte past, it is not read at all.
+        assertThatThrownBy(() -> MasterKeyRotation.readSaltSignature(pki))
+                .isInstanceOf(KeyStoreException.class)
+                .hasMessageContaining("no signature");
+        Files.writeString(file, "\n".repeat(SaltPubkeySignature.MAX_BYTES + 1));
+        assertThatThrownBy(() -> MasterKeyRotation.readSaltSignature(pki))
+                .isInstanceOf(IOException.class)
+                .isNotInstanceOf(KeyStoreException.class);
     }
 
     @Test
