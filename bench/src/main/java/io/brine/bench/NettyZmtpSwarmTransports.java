@@ -3,6 +3,7 @@ package io.brine.bench;
 import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
 import io.brine.transport.GuardedListener;
+import io.brine.transport.ReconnectBackoff;
 import io.brine.transport.Topics;
 import io.brine.transport.tcp.TcpIo;
 import io.brine.transport.zmq.ZmqClientOptions;
@@ -44,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * {@link ZmqClientOptions#defaults()}: READY with the Socket-Type and no Identity; a PING (no TTL) every heartbeat
  * interval of each socket (none on the DEALER, every 45 s on the SUB) and the connection dropped when the master is
  * silent for the heartbeat timeout after one;
- * the handshake timeout; a reconnect after each loss, waiting the reconnect interval doubled per failed attempt up
- * to its maximum, plus up to one interval at random; the subscriptions sent again on each connection. One
+ * the handshake timeout; a reconnect after each loss, waiting as jeromq does ({@link ReconnectBackoff}: the reconnect
+ * interval doubled per failed attempt up to its maximum, moved by up to one interval either way at random); the
+ * subscriptions sent again on each connection. One
  * difference in form: jeromq 0.5.4 greets as ZMTP 3.0 and subscribes with the message {@code 0x01 topic}, these
  * sockets greet as 3.1 and send the SUBSCRIBE command, as libzmq 4.3 does; the master handles both alike. What
  * differs otherwise is only the load generator's own cost (no jeromq I/O threads, pipes and mailboxes per socket).
@@ -277,7 +279,10 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
         private Channel channel;
         private boolean handshaken;
         private boolean closed;
-        private int attempt;
+        private final ReconnectBackoff backoff = new ReconnectBackoff(
+                OPTIONS.reconnectInterval(),
+                OPTIONS.reconnectIntervalMax(),
+                () -> ThreadLocalRandom.current().nextDouble());
         private ScheduledFuture<?> reconnect;
 
         Socket(Link link, SocketType type, int port, List<byte[]> topics) {
@@ -351,7 +356,7 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             }
             if (msg instanceof ZmtpEvent.Handshaken) {
                 handshaken = true;
-                attempt = 0;
+                backoff.reset();
                 if (type == SocketType.SUB) {
                     for (byte[] topic : topics) {
                         ctx.write(new ZmtpEvent.Subscribe(topic));
@@ -396,11 +401,7 @@ final class NettyZmtpSwarmTransports implements SwarmTransports {
             if (wasHandshaken && type == SocketType.DEALER) {
                 link.listener.onDisconnected();
             }
-            long base = OPTIONS.reconnectInterval().toMillis();
-            long wait = Math.min(OPTIONS.reconnectIntervalMax().toMillis(), base << Math.min(attempt, 20))
-                    + ThreadLocalRandom.current().nextLong(base + 1);
-            attempt++;
-            reconnect = link.loop.schedule(this::connect, wait, TimeUnit.MILLISECONDS);
+            reconnect = link.loop.schedule(this::connect, backoff.nextMillis(), TimeUnit.MILLISECONDS);
         }
     }
 }

@@ -20,6 +20,7 @@ import io.brine.transport.ClientTransport;
 import io.brine.transport.tcp.TcpClientOptions;
 import io.brine.transport.tcp.TcpClientTls;
 import io.brine.transport.tcp.TcpClientTransport;
+import io.brine.transport.zmq.ZmqClientOptions;
 import io.brine.transport.zmq.ZmqClientTransport;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -155,12 +156,16 @@ public final class MinionDaemon implements AutoCloseable {
             port = Integer.parseInt(master.substring(colon + 1));
         }
         return switch (config.transport()) {
-            case ZEROMQ -> new ZmqClientTransport(host, port);
+            case ZEROMQ ->
+                new ZmqClientTransport(
+                        host,
+                        port,
+                        ZmqClientOptions.defaults().withReconnect(config.reconDefault(), config.reconMax()));
             case TCP ->
                 new TcpClientTransport(
                         host,
                         port,
-                        TcpClientOptions.defaults(),
+                        TcpClientOptions.defaults().withReconnect(config.reconDefault(), config.reconMax()),
                         config.tls().isPresent()
                                 ? TcpClientTls.client(
                                         config.tls().get().ca(),

@@ -218,7 +218,7 @@ class MasterRestartIT {
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         Fleet.awaitState(m1, MinionState.ACCEPTED);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-        // ZeroMQ's reconnect back-off (doubling to 10 s) may take most of it.
+        // The reconnect back-off (doubling to 5 s) may take most of it.
         System.out.printf("MasterRestartIT: accepted %d ms after the master started%n", millis);
     }
 

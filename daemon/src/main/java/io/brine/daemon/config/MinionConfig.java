@@ -85,7 +85,9 @@ public record MinionConfig(
         OptionalInt httpPort,
         LogFormat logFormat,
         Optional<Duration> keyMaxAge,
-        Optional<Path> masterSignPub) {
+        Optional<Path> masterSignPub,
+        Duration reconDefault,
+        Duration reconMax) {
 
     /** The file {@link #load(Path)} reads in the config directory. */
     public static final String FILE_NAME = "minion.yaml";
@@ -102,6 +104,20 @@ public record MinionConfig(
 
     /** Salt's {@code master_sign_key_name} default: {@code pki_dir/master_sign.pub}. */
     public static final String DEFAULT_MASTER_SIGN_KEY_NAME = "master_sign";
+
+    /**
+     * {@code recon_default} and {@code recon_max}: 1 s doubling to 5 s, the transports' defaults (BENCHMARKS.md, the
+     * restart at 10,000: every minion back within 6 s of the master listening, 12 attempts a minute while it is down).
+     */
+    public static final Duration DEFAULT_RECON_DEFAULT = Duration.ofSeconds(1);
+
+    public static final Duration DEFAULT_RECON_MAX = Duration.ofSeconds(5);
+    /** {@code recon_default}'s bounds: 100 ms (no tighter loop against a master that is down) to a minute. */
+    public static final Duration MIN_RECON_DEFAULT = Duration.ofMillis(100);
+
+    public static final Duration MAX_RECON_DEFAULT = Duration.ofMinutes(1);
+    /** {@code recon_max}'s upper bound: an hour. */
+    public static final Duration MAX_RECON_MAX = Duration.ofHours(1);
 
     static final int DEFAULT_PUBLISH_PORT = 4505;
     static final int DEFAULT_RET_PORT = 4506;
@@ -150,6 +166,14 @@ public record MinionConfig(
                 age.compareTo(MIN_KEY_MAX_AGE) >= 0 && age.compareTo(MAX_KEY_MAX_AGE) <= 0,
                 "keyMaxAge must be from an hour to ten years"));
         Objects.requireNonNull(masterSignPub, "masterSignPub");
+        Objects.requireNonNull(reconDefault, "reconDefault");
+        Objects.requireNonNull(reconMax, "reconMax");
+        require(
+                reconDefault.compareTo(MIN_RECON_DEFAULT) >= 0 && reconDefault.compareTo(MAX_RECON_DEFAULT) <= 0,
+                "reconDefault must be from 100 ms to a minute");
+        require(
+                reconMax.compareTo(reconDefault) >= 0 && reconMax.compareTo(MAX_RECON_MAX) <= 0,
+                "reconMax must be from reconDefault to an hour");
     }
 
     /** Reads {@code configDir/minion.yaml}. */
@@ -282,6 +306,8 @@ public record MinionConfig(
         private LogFormat logFormat = LogFormat.TEXT;
         private Duration keyMaxAge;
         private String masterSignKeyName;
+        private Duration reconDefault = DEFAULT_RECON_DEFAULT;
+        private Duration reconMax = DEFAULT_RECON_MAX;
 
         private Builder(Path pkiDir, Path cachedir) {
             this.pkiDir = pkiDir;
@@ -457,6 +483,13 @@ public record MinionConfig(
             return this;
         }
 
+        /** {@code recon_default} and {@code recon_max}: the transport's reconnection back-off. */
+        public Builder reconnect(Duration reconDefault, Duration reconMax) {
+            this.reconDefault = reconDefault;
+            this.reconMax = reconMax;
+            return this;
+        }
+
         public Builder statusFile(Path statusFile) {
             this.statusFile = statusFile;
             return this;
@@ -497,7 +530,9 @@ public record MinionConfig(
                     httpPort == null ? OptionalInt.empty() : OptionalInt.of(httpPort),
                     logFormat,
                     Optional.ofNullable(keyMaxAge),
-                    Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name + ".pub")));
+                    Optional.ofNullable(masterSignKeyName).map(name -> pkiDir.resolve(name + ".pub")),
+                    reconDefault,
+                    reconMax);
         }
     }
 

@@ -7,6 +7,7 @@ import io.brine.protocol.crypto.Fingerprints;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -149,6 +150,7 @@ final class MinionConfigFile {
         root.seconds("key_max_age", MinionConfig.MIN_KEY_MAX_AGE.toSeconds(), MinionConfig.MAX_KEY_MAX_AGE.toSeconds())
                 .ifPresent(config::keyMaxAge);
         root.integer("worker_threads", 1, 1024).ifPresent(config::workerThreads);
+        reconnect(root, config);
         root.path("autosign_grant").ifPresent(config::autosignGrant);
         root.secret("autosign_token").ifPresent(config::autosignToken);
 
@@ -167,6 +169,31 @@ final class MinionConfigFile {
 
         reader.finish();
         return config.build();
+    }
+
+    /** {@code recon_default} and {@code recon_max}, in milliseconds as Salt's; the maximum not below the first wait. */
+    private static void reconnect(ConfigSection root, MinionConfig.Builder config) {
+        OptionalInt first = root.integer("recon_default", (int) MinionConfig.MIN_RECON_DEFAULT.toMillis(), (int)
+                MinionConfig.MAX_RECON_DEFAULT.toMillis());
+        OptionalInt max = root.integer("recon_max", (int) MinionConfig.MIN_RECON_DEFAULT.toMillis(), (int)
+                MinionConfig.MAX_RECON_MAX.toMillis());
+        Duration interval = first.isPresent()
+                ? Duration.ofMillis(first.getAsInt())
+                : root.has("recon_default") ? null : MinionConfig.DEFAULT_RECON_DEFAULT;
+        Duration cap = max.isPresent()
+                ? Duration.ofMillis(max.getAsInt())
+                : root.has("recon_max") ? null : MinionConfig.DEFAULT_RECON_MAX;
+        if (interval == null || cap == null) {
+            return; // reported
+        }
+        if (cap.compareTo(interval) < 0) {
+            root.problem(
+                    max.isPresent() ? "recon_max" : "recon_default",
+                    "recon_max (" + cap.toMillis() + " ms) is below recon_default (" + interval.toMillis()
+                            + " ms): the wait doubles from recon_default up to recon_max");
+            return;
+        }
+        config.reconnect(interval, cap);
     }
 
     private static Optional<MinionConfig.Tls> tls(ConfigSection tls) {

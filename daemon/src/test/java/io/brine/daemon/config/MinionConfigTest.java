@@ -282,6 +282,44 @@ class MinionConfigTest {
     }
 
     @Test
+    void reconnectionBacksOffFromOneToFiveSecondsByDefaultAndIsBoundedAtItsLines() throws Exception {
+        MinionConfig defaults = load("id: m1\n");
+        assertThat(defaults.reconDefault()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(defaults.reconMax()).isEqualTo(Duration.ofSeconds(5));
+        MinionConfig set = load("id: m1\nrecon_default: 100\nrecon_max: 3600000\n");
+        assertThat(set.reconDefault()).isEqualTo(Duration.ofMillis(100));
+        assertThat(set.reconMax()).isEqualTo(Duration.ofHours(1));
+        assertThat(load("id: m1\nrecon_default: 60000\nrecon_max: 60000\n").reconMax())
+                .isEqualTo(Duration.ofMinutes(1));
+        assertThat(problems("id: m1\nrecon_default: 99\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.line()).isEqualTo(2))
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_default"));
+        assertThat(problems("id: m1\nrecon_default: 60001\nrecon_max: 70000\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_default"));
+        assertThat(problems("id: m1\nrecon_max: 3600001\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_max"));
+        assertThat(problems("id: m1\nrecon_default: 2000\nrecon_max: 1999\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.line()).isEqualTo(3))
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_max"))
+                .satisfies(p -> assertThat(p.message()).contains("below recon_default"));
+        // The default recon_max (5 s) below a recon_default set alone is the same mistake, on recon_default's line.
+        assertThat(problems("id: m1\nrecon_default: 6000\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_default"));
+        assertThat(problems("id: m1\nrecon_max: 5s\n", NOT_ASKED))
+                .singleElement()
+                .satisfies(p -> assertThat(p.key()).isEqualTo("recon_max"));
+        assertThatThrownBy(() -> MinionConfig.builder(dir, "m1")
+                        .reconnect(Duration.ofSeconds(2), Duration.ofSeconds(1))
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void keyMaxAgeIsOffByDefaultAndBoundedAtItsLine() throws Exception {
         assertThat(load("id: m1\n").keyMaxAge()).isEmpty();
         assertThat(load("id: m1\nkey_max_age: 7776000\n").keyMaxAge()).hasValue(Duration.ofDays(90));

@@ -16,7 +16,8 @@ import java.util.Objects;
  *     connection before the frame is buffered
  * @param maxQueuedBytes bytes queued towards the master (also while disconnected) before {@code send} refuses
  * @param maxQueuedFrames frames waiting for a connection before {@code send} refuses (ZeroMQ's high-water mark)
- * @param reconnectInterval the first wait before reconnecting; a random part of up to half of it is taken off
+ * @param reconnectInterval the first wait before reconnecting; each wait is moved by up to this much either way at
+ *     random ({@link io.brine.transport.ReconnectBackoff}, ZeroMQ's rule)
  * @param reconnectIntervalMax the wait doubles after each failed attempt up to this
  * @param connectTimeout a TCP connect not done by then is abandoned and retried
  * @param idleTimeout the master silent this long counts as a lost connection (it answers the minion's heartbeats)
@@ -48,8 +49,8 @@ public record TcpClientOptions(
     }
 
     /**
-     * 8 MiB frames, 16 MiB and 10,000 frames queued, reconnect 1 s doubling to 30 s, connect and TLS handshake 10 s,
-     * idle 120 s, epoll where available.
+     * 8 MiB frames, 16 MiB and 10,000 frames queued, reconnect 1 s doubling to 5 s (as ZeroMQ's: a master that comes
+     * back sees every minion within 6 s), connect and TLS handshake 10 s, idle 120 s, epoll where available.
      */
     public static TcpClientOptions defaults() {
         return new TcpClientOptions(
@@ -57,7 +58,7 @@ public record TcpClientOptions(
                 16L * 1024 * 1024,
                 10_000,
                 Duration.ofSeconds(1),
-                Duration.ofSeconds(30),
+                Duration.ofSeconds(5),
                 Duration.ofSeconds(10),
                 Duration.ofSeconds(120),
                 Duration.ofSeconds(10),

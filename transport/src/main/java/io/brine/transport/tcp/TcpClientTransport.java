@@ -4,6 +4,7 @@ import io.brine.protocol.MinionIds;
 import io.brine.transport.ClientTransport;
 import io.brine.transport.DropLog;
 import io.brine.transport.GuardedListener;
+import io.brine.transport.ReconnectBackoff;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -39,7 +40,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Connection.</b> The transport connects at {@link #start} and again after every loss, waiting
  * {@link TcpClientOptions#reconnectInterval()} doubling up to {@link TcpClientOptions#reconnectIntervalMax()}, each
- * wait shortened at random by up to half so that a restarted master is not hit by every minion at once.
+ * wait moved at random by up to one interval either way, as ZeroMQ's sockets do ({@link ReconnectBackoff}), so that a
+ * restarted master is not hit by every minion at once.
  * {@link Listener#onConnected()} fires whenever a connection is ready (the first one too),
  * {@link Listener#onDisconnected()} when a ready connection is lost. Ready means connected, and with TLS the
  * handshake done and the master's certificate verified. A master silent for {@link TcpClientOptions#idleTimeout()} counts as lost.
@@ -86,7 +88,9 @@ public final class TcpClientTransport implements ClientTransport {
     private Listener listener;
     private Channel channel;
     private boolean ready;
-    private int attempt;
+    /** Grows while attempts fail; reset by a frame from the master. */
+    private ReconnectBackoff backoff;
+
     private ScheduledFuture<?> reconnect;
 
     /** Plain TCP with default options and its own event loop. */
@@ -126,6 +130,10 @@ public final class TcpClientTransport implements ClientTransport {
             throw new IOException("cannot start the TCP transport's event loop: " + e.getMessage(), e);
         }
         loop = group.next();
+        backoff = new ReconnectBackoff(
+                options.reconnectInterval(),
+                options.reconnectIntervalMax(),
+                () -> ThreadLocalRandom.current().nextDouble());
         bootstrap = new Bootstrap()
                 .group(loop)
                 .channel(TcpIo.socketChannel(group))
@@ -263,19 +271,7 @@ public final class TcpClientTransport implements ClientTransport {
             LOG.info("{}: lost the connection to the master at {}:{}; reconnecting", label, host, port);
             listener.onDisconnected();
         }
-        long delay = backoffMillis();
-        attempt++;
-        reconnect = loop.schedule(this::connect, delay, TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * The wait before the next attempt: the interval doubled per attempt since the master last sent a frame,
-     * capped, minus up to half.
-     */
-    private long backoffMillis() {
-        long base = options.reconnectInterval().toMillis();
-        long wait = Math.min(options.reconnectIntervalMax().toMillis(), base << Math.min(attempt, 20));
-        return wait - ThreadLocalRandom.current().nextLong(wait / 2 + 1);
+        reconnect = loop.schedule(this::connect, backoff.nextMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** The master announced a frame this minion may not take: a WARN per reason and interval, then reconnecting. */
@@ -289,7 +285,7 @@ public final class TcpClientTransport implements ClientTransport {
     void deliver(byte[] frame) {
         // Only a frame from the master proves the connection works (a TLS or framing mismatch is closed before
         // one arrives): until then the back-off keeps growing, so a misconfigured minion does not hammer.
-        attempt = 0;
+        backoff.reset();
         listener.onReply(frame);
     }
 

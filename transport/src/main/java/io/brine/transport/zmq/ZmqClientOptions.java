@@ -24,7 +24,8 @@ import java.time.Duration;
  * @param heartbeatTimeout the master silent this long after a PING counts as a lost connection
  * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried (jeromq 0.6.0 sometimes left a
  *     fresh connection waiting for this timer, which is one reason the build pins 0.5.4)
- * @param reconnectInterval the first wait before reconnecting (ZeroMQ adds up to as much again at random)
+ * @param reconnectInterval the first wait before reconnecting (ZeroMQ moves each wait by up to this much either way at
+ *     random)
  * @param reconnectIntervalMax the wait doubles after each failed attempt up to this
  * @param linger how long close() lets queued outbound frames drain
  * @param mailboxCapacity calls waiting for the transport thread before {@code send} returns false
@@ -57,7 +58,8 @@ public record ZmqClientOptions(
 
     /**
      * 10,000 requests, 100,000 publications, 8 MiB frames, ZMTP heartbeats none on the request connection and
-     * every 45 s on the publish connection (timeout 30 s), handshake 3 s, reconnect 1 s up to 10 s, linger 100 ms.
+     * every 45 s on the publish connection (timeout 30 s), handshake 3 s, reconnect 1 s up to 5 s (a master that comes
+     * back sees every minion within 6 s; BENCHMARKS.md, the restart at 10,000), linger 100 ms.
      */
     public static ZmqClientOptions defaults() {
         return new ZmqClientOptions(
@@ -69,7 +71,7 @@ public record ZmqClientOptions(
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(3),
                 Duration.ofSeconds(1),
-                Duration.ofSeconds(10),
+                Duration.ofSeconds(5),
                 Duration.ofMillis(100),
                 10_000);
     }
