@@ -203,21 +203,25 @@ final class Bench {
         limitFigures.put("rsa2048_private_op_ms", round(limits.privateOpMillis(), 3));
         limitFigures.put("rsa2048_public_op_ms", round(limits.publicOpMillis(), 4));
         limitFigures.put("key_check_us", round(limits.keyCheckMicros(), 1));
+        limitFigures.put("rsa_timing_core_share", round(limits.coreShare(), 3));
         limitFigures.put(
                 "how",
                 "JCA RSASSA-PSS-SHA256 sign (private) and verify (public), RSA-2048, and the key "
                         + "store's small-prime check of a new key, one thread, after warm-up, " + options.rsaSeconds()
-                        + " s each, before the master starts");
+                        + " s each, before the master starts; per second of the thread's CPU time (core share: its CPU"
+                        + " time over the wall clock's)");
         json.put("limits", limitFigures);
         System.out.printf(
                 "limits   RSA-2048 on one core: private op (PSS sign) %.0f/s = %.2f ms; public op (PSS "
-                        + "verify) %.0f/s = %.3f ms; new key's check %.0f us = %.3f private ops%n",
+                        + "verify) %.0f/s = %.3f ms; new key's check %.0f us = %.3f private ops (by the thread's CPU"
+                        + " time; it had %.0f %% of a core)%n",
                 limits.privateOpsPerSecond(),
                 limits.privateOpMillis(),
                 limits.publicOpsPerSecond(),
                 limits.publicOpMillis(),
                 limits.keyCheckMicros(),
-                limits.keyCheckMicros() / 1000 / limits.privateOpMillis());
+                limits.keyCheckMicros() / 1000 / limits.privateOpMillis(),
+                100 * limits.coreShare());
 
         Path home = options.masterHome()
                 .orElse(Path.of(System.getProperty("brine.home", ".")))
