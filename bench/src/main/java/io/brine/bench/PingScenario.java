@@ -8,6 +8,7 @@ import static io.brine.bench.Figures.verdict;
 import io.brine.bench.BenchMain.Scenario;
 import io.brine.client.BrineClient;
 import io.brine.client.ClientException;
+import io.brine.protocol.message.SessionMessage;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /** test.ping to every minion, round after round: when the first, the median, the last return arrives. */
 final class PingScenario {
@@ -119,13 +121,22 @@ final class PingScenario {
 
     /** One job of {@code fun} to every minion, timed from the publication to each return. */
     PingRound pingRound(BrineClient client, String fun, Duration timeout) throws ClientException {
+        return pingRound(client, fun, timeout, event -> {});
+    }
+
+    /** As {@link #pingRound(BrineClient, String, Duration)}, telling {@code each} of every return as it comes. */
+    PingRound pingRound(BrineClient client, String fun, Duration timeout, Consumer<SessionMessage.ReturnEvent> each)
+            throws ClientException {
         MasterProcess master = run.master();
         long cpu0 = master.cpuMillis();
         long swarm0 = run.swarm().cpuMillis();
         long t0 = System.nanoTime();
         BrineClient.Published published = client.publish(BrineClient.Job.of("glob", Bench.PREFIX + "*", fun));
         List<Long> times = new ArrayList<>(published.minions().size());
-        client.awaitReturns(published.jid(), published.minions(), timeout, event -> times.add(System.nanoTime()));
+        client.awaitReturns(published.jid(), published.minions(), timeout, event -> {
+            times.add(System.nanoTime());
+            each.accept(event);
+        });
         long cpu1 = master.cpuMillis();
         long swarm = run.swarm().cpuMillis() - swarm0;
         times.sort(Comparator.naturalOrder());

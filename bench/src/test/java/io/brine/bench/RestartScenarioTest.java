@@ -68,4 +68,19 @@ class RestartScenarioTest {
                 .containsEntry("served_full_over_resumed", 10.0)
                 .containsEntry("cpu_full_over_resumed", 15.0);
     }
+
+    @Test
+    void aMinionIsServedByTheFirstRoundItAnsweredAndTheRestartWhenTheLastOneFirstAnswered() {
+        RestartScenario.FirstReturns returns = new RestartScenario.FirstReturns();
+        // Round 1 ends with m3 missing; round 2 is published to all three again.
+        returns.note("m1", 100);
+        returns.note("m2", 250);
+        returns.note("m1", 900);
+        returns.note("m2", 950);
+        assertThat(returns.count()).isEqualTo(2);
+        returns.note("m3", 700);
+
+        assertThat(returns.count()).isEqualTo(3);
+        assertThat(returns.last()).isEqualTo(700);
+    }
 }
