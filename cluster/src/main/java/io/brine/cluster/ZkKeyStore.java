@@ -26,6 +26,7 @@ import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.Offer;
+import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.OutcomeUnknownException;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RetiredKeys;
@@ -644,17 +645,84 @@ public final class ZkKeyStore implements KeyStore {
             String actor,
             Clock clock)
             throws IOException, KeyStoreException {
+        return masterKeyChange(
+                () -> ZkMasterKeys.rotate(writes, installed, keysize, grace, keep, signingKey, actor, clock));
+    }
+
+    /**
+     * The first step of a cluster's rotation signed offline ({@link ZkMasterKeys#prepare}): the new key pending in
+     * {@code /master_key}, signed by the key in force, which {@code installed} (a master host's) leads to.
+     *
+     * @throws OutcomeUnknownException when the connection was lost while the transaction was sent
+     */
+    public OfflineMasterSigning.Request prepareMasterKeyRotation(
+            KeyPair installed, int keysize, Duration grace, String actor, Clock clock)
+            throws IOException, KeyStoreException {
+        return masterKeyChange(() -> ZkMasterKeys.prepare(writes, installed, keysize, grace, actor, clock));
+    }
+
+    /**
+     * The last step ({@link ZkMasterKeys#completePrepared}): checks {@code signature} and puts the prepared key in
+     * force on every master, with Salt's {@code pub_sig} of it.
+     *
+     * @throws OutcomeUnknownException when the connection was lost while the transaction was sent
+     */
+    public MasterKeyRotation.Rotated completeMasterKeyRotation(
+            KeyPair installed,
+            OfflineMasterSigning.Signature signature,
+            RSAPublicKey signingPub,
+            int keep,
+            String actor,
+            Clock clock)
+            throws IOException, KeyStoreException {
+        return masterKeyChange(
+                () -> ZkMasterKeys.completePrepared(writes, installed, signature, signingPub, keep, actor, clock));
+    }
+
+    /** Drops the prepared rotation ({@link ZkMasterKeys#cancel}). */
+    public Optional<OfflineMasterSigning.Request> cancelPreparedMasterKeyRotation(String actor)
+            throws IOException, KeyStoreException {
+        return masterKeyChange(() -> ZkMasterKeys.cancel(writes, actor));
+    }
+
+    /**
+     * Keeps Salt's {@code pub_sig} of the cluster's key in force ({@link ZkMasterKeys#installSaltSignature}); every
+     * master sends it once it verifies against its own {@code master_sign.pub}. Returns the key in force.
+     */
+    public RSAPublicKey installMasterKeySignature(
+            RSAPublicKey installed, OfflineMasterSigning.Signature signature, RSAPublicKey signingPub, String actor)
+            throws IOException, KeyStoreException {
+        return masterKeyChange(
+                () -> ZkMasterKeys.installSaltSignature(writes, installed, signature, signingPub, actor));
+    }
+
+    /** The rotation prepared for the offline signing key; empty when none waits. */
+    public Optional<OfflineMasterSigning.Request> preparedMasterKeyRotation() throws IOException, KeyStoreException {
+        return new ZkMasterKeys(client).pending();
+    }
+
+    @FunctionalInterface
+    private interface MasterKeyWrite<T> {
+        T write() throws KeeperException, KeyStoreException;
+    }
+
+    /**
+     * One change of {@code /master_key}, on a writable cluster: a connection lost while its transaction was sent may
+     * have committed it, which the caller must say ({@link OutcomeUnknownException}); any other failure changed
+     * nothing.
+     */
+    private <T> T masterKeyChange(MasterKeyWrite<T> change) throws IOException, KeyStoreException {
         ensureOpen();
         ClusterHealth now = awaitWritable();
         if (!now.writable()) {
             throw new IOException("the cluster cannot be written: " + now.describe());
         }
         try {
-            return ZkMasterKeys.rotate(writes, installed, keysize, grace, keep, signingKey, actor, clock);
+            return change.write();
         } catch (KeeperException e) {
             if (connectionProblem(e)) {
                 throw new OutcomeUnknownException(
-                        "the connection to ZooKeeper was lost while the rotation was sent ("
+                        "the connection to ZooKeeper was lost while the change was sent ("
                                 + e.code().name().toLowerCase(Locale.ROOT).replace('_', ' ') + ")",
                         e);
             }

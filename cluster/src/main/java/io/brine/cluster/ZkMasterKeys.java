@@ -15,9 +15,12 @@ import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.salt.SaltPubkeySignature;
+import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeyRotation.MasterKeySet;
+import io.brine.store.keys.OfflineMasterSigning;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +29,7 @@ import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -64,10 +68,40 @@ public final class ZkMasterKeys implements AutoCloseable {
     record Anchor(byte[] newest, byte[] previous, byte[] signature) {}
 
     /**
-     * What {@code /master_key} holds: the chain, oldest first, the sealed next key of each record, and the cluster's
-     * first key ({@code origin}) with its {@link Anchor} (null when the newest rotation was made without that key).
+     * A rotation prepared for the offline signing key ({@code brine-key --rotate-master-key --prepare}): its record,
+     * signed by the key in force but not yet by the signing key, and the new private key sealed for the key in force,
+     * as a record's is. Not in force; {@link #completePrepared} adds the signing key's signature and appends it.
      */
-    record Stored(List<MasterSuccession> chain, List<byte[]> sealed, byte[] origin, Anchor anchor) {
+    record Pending(MasterSuccession record, byte[] sealed) {
+
+        /** The request the admin signs, as a master alone's {@code master_sign.request}. */
+        OfflineMasterSigning.Request request() throws KeyStoreException {
+            try {
+                return new OfflineMasterSigning.Request(
+                        RsaKeys.publicKeyFromDer(record.previousKey()),
+                        RsaKeys.publicKeyFromDer(record.nextKey()),
+                        record.issuedMs(),
+                        record.graceUntilMs());
+            } catch (KeyFormatException e) {
+                throw new KeyStoreException(PATH + ": the prepared rotation names no RSA key: " + e.getMessage(), e);
+            }
+        }
+    }
+
+    /**
+     * What {@code /master_key} holds: the chain, oldest first, the sealed next key of each record, and the cluster's
+     * first key ({@code origin}) with its {@link Anchor} (null when the newest rotation was made without that key);
+     * the rotation prepared for the offline signing key ({@code pending}, or null), and Salt's {@code pub_sig} of the
+     * newest key as {@link SaltPubkeySignature#text} ({@code pubSig}, or null: made by the signing key, checked by each
+     * master against its own {@code master_sign.pub} before it is sent).
+     */
+    record Stored(
+            List<MasterSuccession> chain,
+            List<byte[]> sealed,
+            byte[] origin,
+            Anchor anchor,
+            Pending pending,
+            String pubSig) {
         Stored {
             chain = List.copyOf(chain);
             sealed = List.copyOf(sealed);
@@ -76,8 +110,22 @@ public final class ZkMasterKeys implements AutoCloseable {
             }
         }
 
+        Stored(List<MasterSuccession> chain, List<byte[]> sealed, byte[] origin, Anchor anchor) {
+            this(chain, sealed, origin, anchor, null, null);
+        }
+
+        Stored with(Pending pending, String pubSig) {
+            return new Stored(chain, sealed, origin, anchor, pending, pubSig);
+        }
+
         static final Stored NONE = new Stored(List.of(), List.of(), null, null);
     }
+
+    /**
+     * The keys in force for one master, and Salt's {@code pub_sig} as ZooKeeper holds it (unchecked, unparsed: the
+     * master parses it, bounded, and checks it against the key in force and its {@code master_sign.pub}).
+     */
+    public record InForce(MasterKeySet keys, Optional<String> saltSignature) {}
 
     private final CuratorFramework client;
     private CuratorCache cache;
@@ -113,6 +161,18 @@ public final class ZkMasterKeys implements AutoCloseable {
         return resolve(read(), installed, nowMs);
     }
 
+    /** As {@link #load}, with Salt's {@code pub_sig} of the same read. */
+    public InForce loadInForce(KeyPair installed, long nowMs) throws IOException, KeyStoreException {
+        Stored stored = read();
+        return new InForce(resolve(stored, installed, nowMs), Optional.ofNullable(stored.pubSig()));
+    }
+
+    /** The rotation prepared for the offline signing key; empty when none waits. */
+    public Optional<OfflineMasterSigning.Request> pending() throws IOException, KeyStoreException {
+        Pending pending = read().pending();
+        return pending == null ? Optional.empty() : Optional.of(pending.request());
+    }
+
     /**
      * The newest public key of the chain, each record verified from {@code installed} (no private key needed:
      * brine-key's {@code -F}); {@code installed} itself before the first rotation.
@@ -120,7 +180,11 @@ public final class ZkMasterKeys implements AutoCloseable {
      * @throws KeyStoreException when the chain does not lead from {@code installed}
      */
     public RSAPublicKey newestPublic(RSAPublicKey installed) throws IOException, KeyStoreException {
-        List<MasterSuccession> chain = read().chain();
+        return newestPublic(read().chain(), installed);
+    }
+
+    private static RSAPublicKey newestPublic(List<MasterSuccession> chain, RSAPublicKey installed)
+            throws KeyStoreException {
         if (chain.isEmpty() || Arrays.equals(chain.get(chain.size() - 1).nextKey(), installed.getEncoded())) {
             return installed;
         }
@@ -165,37 +229,218 @@ public final class ZkMasterKeys implements AutoCloseable {
             String actor,
             Clock clock)
             throws KeeperException, KeyStoreException {
-        KeyPair next = RsaKeys.generate(keysize);
         ZkWrites.Read read = writes.read(PATH);
         Stored stored = decode(read.data());
-        KeyPair old = resolve(stored, installed, clock.millis()).current();
-        long issuedMs = clock.millis();
-        long graceUntilMs = issuedMs + grace.toMillis();
-        byte[] previousDer = old.getPublic().getEncoded();
-        byte[] nextDer = next.getPublic().getEncoded();
-        byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
-        MasterSuccession record = new MasterSuccession(
-                previousDer,
-                nextDer,
-                issuedMs,
-                graceUntilMs,
-                Rsa.sign(old.getPrivate(), signed),
-                signingKey.map(key -> Rsa.sign(key, signed)).orElse(null));
+        Draft draft = Draft.make(stored, installed, keysize, grace, clock);
+        KeyPair old = draft.old();
+        KeyPair next = draft.next();
+        MasterSuccession record = draft.signedAlsoBy(signingKey);
         MasterKeyRotation.Rotated rotated =
                 new MasterKeyRotation.Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
-        byte[] data = encode(append(stored, record, next, old, installed, keep));
+        // Salt's pub_sig of the new key when the signing key signs the rotation; none else (an older one would not
+        // verify for the new key).
+        String pubSig = signingKey
+                .map(key -> SaltPubkeySignature.sign(key, next.getPublic()).text())
+                .orElse(null);
+        write(
+                writes,
+                read,
+                append(stored, record, next, old, installed, keep).with(null, pubSig),
+                rotated.auditEvent(actor));
+        return rotated;
+    }
+
+    /**
+     * The first of the two steps of a rotation signed offline, in the cluster: a new pair, its record signed by the
+     * key in force, kept in {@code /master_key} as the pending rotation (its private key sealed for the key in force)
+     * with the audit event, in one versioned transaction. Not in force. Refused while another waits.
+     */
+    static OfflineMasterSigning.Request prepare(
+            ZkWrites writes, KeyPair installed, int keysize, Duration grace, String actor, Clock clock)
+            throws KeeperException, KeyStoreException {
+        ZkWrites.Read read = writes.read(PATH);
+        Stored stored = decode(read.data());
+        Draft draft = Draft.make(stored, installed, keysize, grace, clock);
+        Pending pending = new Pending(
+                draft.record(),
+                seal(draft.next(), draft.record().previousKey(), draft.record().nextKey()));
+        OfflineMasterSigning.Request request = pending.request();
+        write(writes, read, stored.with(pending, stored.pubSig()), OfflineMasterSigning.prepared(request, actor));
+        return request;
+    }
+
+    /**
+     * The last step in the cluster: {@code signature} checked against the pending rotation and {@code signingPub}
+     * ({@link OfflineMasterSigning#checkRotation}), the pending record signed by the key in force, its key unsealed;
+     * then the record, with the signing key's signature, appended as {@link #rotate} does, the pending rotation
+     * dropped and Salt's {@code pub_sig} of the new key kept, with the audit event, in one versioned transaction.
+     */
+    static MasterKeyRotation.Rotated completePrepared(
+            ZkWrites writes,
+            KeyPair installed,
+            OfflineMasterSigning.Signature signature,
+            RSAPublicKey signingPub,
+            int keep,
+            String actor,
+            Clock clock)
+            throws KeeperException, KeyStoreException {
+        ZkWrites.Read read = writes.read(PATH);
+        Stored stored = decode(read.data());
+        Pending pending = stored.pending();
+        if (pending == null) {
+            throw new KeyStoreException("no prepared rotation in the cluster (" + PATH + "): run brine-key"
+                    + " --rotate-master-key --prepare first");
+        }
+        KeyPair old = resolve(stored, installed, clock.millis()).current();
+        OfflineMasterSigning.Request request = pending.request();
+        OfflineMasterSigning.checkRotation(
+                request, signature, (RSAPublicKey) old.getPublic(), signingPub, clock.millis());
+        MasterSuccession prepared = pending.record();
+        byte[] signed = MasterSuccessions.signedBytes(
+                prepared.previousKey(), prepared.nextKey(), prepared.issuedMs(), prepared.graceUntilMs());
+        if (prepared.previousSignature() == null
+                || !Rsa.verify(old.getPublic(), signed, prepared.previousSignature())) {
+            throw new KeyStoreException(PATH + ": the prepared rotation is not signed by the key in force (written by"
+                    + " someone without the master key?); drop it with brine-key --rotate-master-key --cancel");
+        }
+        KeyPair next = unseal(pending.sealed(), old, prepared.nextKey());
+        if (!Arrays.equals(next.getPublic().getEncoded(), prepared.nextKey())) {
+            throw new KeyStoreException(PATH + ": the prepared private key is not the key the request names; drop it"
+                    + " with brine-key --rotate-master-key --cancel");
+        }
+        MasterSuccession record = new MasterSuccession(
+                prepared.previousKey(),
+                prepared.nextKey(),
+                prepared.issuedMs(),
+                prepared.graceUntilMs(),
+                prepared.previousSignature(),
+                signature.succession());
+        MasterKeyRotation.Rotated rotated =
+                new MasterKeyRotation.Rotated(record, (RSAPublicKey) old.getPublic(), (RSAPublicKey) next.getPublic());
+        write(
+                writes,
+                read,
+                append(stored, record, next, old, installed, keep)
+                        .with(null, signature.pubSig().text()),
+                rotated.auditEvent(actor));
+        return rotated;
+    }
+
+    /** Drops the pending rotation, audited; returns its request (empty when it named no key). */
+    static Optional<OfflineMasterSigning.Request> cancel(ZkWrites writes, String actor)
+            throws KeeperException, KeyStoreException {
+        ZkWrites.Read read = writes.read(PATH);
+        Stored stored = decode(read.data());
+        if (stored.pending() == null) {
+            throw new KeyStoreException("no prepared rotation in the cluster (" + PATH + ") to cancel");
+        }
+        Optional<OfflineMasterSigning.Request> request;
+        try {
+            request = Optional.of(stored.pending().request());
+        } catch (KeyStoreException e) {
+            request = Optional.empty(); // an unreadable one is dropped too
+        }
+        write(writes, read, stored.with(null, stored.pubSig()), OfflineMasterSigning.cancelled(request, actor));
+        return request;
+    }
+
+    /**
+     * Keeps Salt's {@code pub_sig} of the cluster's key in force, reached from {@code installed} (a master host's
+     * {@code master.pub}: the records verified, no private key needed), once {@link
+     * OfflineMasterSigning#checkKeySignature} passes, with its audit event, in one versioned transaction. Every master
+     * checks it again against its own {@code master_sign.pub} before it sends it. Returns the key in force.
+     */
+    static RSAPublicKey installSaltSignature(
+            ZkWrites writes,
+            RSAPublicKey installed,
+            OfflineMasterSigning.Signature signature,
+            RSAPublicKey signingPub,
+            String actor)
+            throws KeeperException, KeyStoreException {
+        ZkWrites.Read read = writes.read(PATH);
+        Stored stored = decode(read.data());
+        RSAPublicKey inForce = newestPublic(stored.chain(), installed);
+        OfflineMasterSigning.checkKeySignature(signature, inForce, signingPub);
+        write(
+                writes,
+                read,
+                stored.with(stored.pending(), signature.pubSig().text()),
+                OfflineMasterSigning.keySignatureInstalled(inForce, signingPub, actor));
+        return inForce;
+    }
+
+    /**
+     * A new pair after the key in force and its record, signed by that key ({@code signingSignature} nil): refused
+     * while a prepared rotation waits.
+     */
+    private record Draft(KeyPair old, KeyPair next, MasterSuccession record) {
+
+        static Draft make(Stored stored, KeyPair installed, int keysize, Duration grace, Clock clock)
+                throws KeyStoreException {
+            refuseWhilePrepared(stored);
+            KeyPair old = resolve(stored, installed, clock.millis()).current();
+            KeyPair next = RsaKeys.generate(keysize);
+            long issuedMs = clock.millis();
+            long graceUntilMs = issuedMs + grace.toMillis();
+            byte[] previousDer = old.getPublic().getEncoded();
+            byte[] nextDer = next.getPublic().getEncoded();
+            byte[] signed = MasterSuccessions.signedBytes(previousDer, nextDer, issuedMs, graceUntilMs);
+            return new Draft(
+                    old,
+                    next,
+                    new MasterSuccession(
+                            previousDer, nextDer, issuedMs, graceUntilMs, Rsa.sign(old.getPrivate(), signed), null));
+        }
+
+        /** The record, also signed by {@code signingKey} when given. */
+        MasterSuccession signedAlsoBy(Optional<PrivateKey> signingKey) {
+            if (signingKey.isEmpty()) {
+                return record;
+            }
+            byte[] signed = MasterSuccessions.signedBytes(
+                    record.previousKey(), record.nextKey(), record.issuedMs(), record.graceUntilMs());
+            return new MasterSuccession(
+                    record.previousKey(),
+                    record.nextKey(),
+                    record.issuedMs(),
+                    record.graceUntilMs(),
+                    record.previousSignature(),
+                    Rsa.sign(signingKey.get(), signed));
+        }
+    }
+
+    private static void refuseWhilePrepared(Stored stored) throws KeyStoreException {
+        if (stored.pending() != null) {
+            OfflineMasterSigning.Request pending = stored.pending().request();
+            throw new KeyStoreException("a prepared rotation of the cluster's master key is waiting for its signature"
+                    + " (new key " + Fingerprints.of(pending.next()) + ", prepared at "
+                    + Instant.ofEpochMilli(pending.issuedMs()) + "): finish it with brine-key --rotate-master-key"
+                    + " --signature FILE on a master host, or drop it with brine-key --rotate-master-key --cancel");
+        }
+    }
+
+    /**
+     * Replaces {@code /master_key} as {@code read} saw it by {@code stored}, with {@code event}, in one versioned
+     * transaction; refused, nothing changed, when another change was committed since the read, or when the record
+     * would be over the bound masters read.
+     */
+    private static void write(ZkWrites writes, ZkWrites.Read read, Stored stored, AuditEvent event)
+            throws KeeperException, KeyStoreException {
+        byte[] data = encode(stored);
+        if (data.length > MAX_NODE_BYTES) {
+            throw new KeyStoreException(PATH + " would hold " + data.length + " bytes, over " + MAX_NODE_BYTES);
+        }
         ZkWrites.Transaction tx = writes.begin();
         if (read.exists()) {
             tx.setData(PATH, read.version(), data);
         } else {
             tx.create(PATH, data);
         }
-        tx.audit(rotated.auditEvent(actor));
+        tx.audit(event);
         if (tx.commit().isEmpty()) {
-            throw new KeyStoreException("another rotation of the cluster's master key was committed while this one"
-                    + " was made (look with brine-key -F before rotating again)");
+            throw new KeyStoreException("another change of the cluster's master key was committed while this one"
+                    + " was made (look with brine-key -F before trying again)");
         }
-        return rotated;
     }
 
     /** See {@link #load}. */
@@ -389,6 +634,20 @@ public final class ZkMasterKeys implements AutoCloseable {
                             "signature",
                             Base64.getEncoder().encodeToString(stored.anchor().signature()));
         }
+        if (stored.pending() != null) {
+            body.putObject("pending")
+                    .put(
+                            "record",
+                            Base64.getEncoder()
+                                    .encodeToString(MasterSuccessions.encodeChain(
+                                            List.of(stored.pending().record()))))
+                    .put(
+                            "sealed",
+                            Base64.getEncoder().encodeToString(stored.pending().sealed()));
+        }
+        if (stored.pubSig() != null) {
+            body.put("pub_sig", stored.pubSig());
+        }
         return body.toString().getBytes(StandardCharsets.UTF_8);
     }
 
@@ -420,6 +679,23 @@ public final class ZkMasterKeys implements AutoCloseable {
                     ? Base64.getDecoder().decode(body.get("origin").asText())
                     : null;
             JsonNode anchor = body.path("anchor");
+            Pending pending = null;
+            if (body.hasNonNull("pending")) {
+                List<MasterSuccession> record = MasterSuccessions.decodeChain(Base64.getDecoder()
+                        .decode(body.path("pending").path("record").asText("")));
+                if (record.size() != 1) {
+                    throw new KeyStoreException(
+                            PATH + ": the prepared rotation holds " + record.size() + " records, not one; not used");
+                }
+                pending = new Pending(
+                        record.get(0),
+                        Base64.getDecoder()
+                                .decode(body.path("pending").path("sealed").asText("")));
+            }
+            JsonNode pubSig = body.path("pub_sig");
+            if (!pubSig.isMissingNode() && !pubSig.isNull() && !pubSig.isTextual()) {
+                throw new KeyStoreException(PATH + ": pub_sig is not text; not used");
+            }
             return new Stored(
                     chain,
                     sealed,
@@ -432,7 +708,9 @@ public final class ZkMasterKeys implements AutoCloseable {
                                             .decode(anchor.path("previous").asText("")),
                                     Base64.getDecoder()
                                             .decode(anchor.path("signature").asText("")))
-                            : null);
+                            : null,
+                    pending,
+                    pubSig.isTextual() ? pubSig.asText() : null);
         } catch (IOException | MalformedException | IllegalArgumentException e) {
             throw new KeyStoreException(PATH + " is damaged: " + e.getMessage() + "; not used", e);
         }

@@ -34,7 +34,8 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         CLEAN,
         ROTATE_MASTER_KEY,
         ROTATE_KEYS,
-        SIGN_MASTER_KEY
+        SIGN_MASTER_KEY,
+        MASTER_PUBKEY_SIGNATURE
     }
 
     /** The one action the options ask for; listing all keys when none. */
@@ -73,6 +74,9 @@ record Action(Kind kind, String option, String argument, Set<KeyState> states, b
         if (options.signMasterKey != null) {
             actions.add(new Action(
                     Kind.SIGN_MASTER_KEY, "--sign-master-key", options.signMasterKey.toString(), all, false));
+        }
+        if (options.masterPubkeySignature) {
+            actions.add(new Action(Kind.MASTER_PUBKEY_SIGNATURE, "--master-pubkey-signature", null, all, true));
         }
         if (actions.size() > 1) {
             throw UserError.usage("choose one action; got "

@@ -97,6 +97,10 @@ import picocli.CommandLine.Spec;
             "                                   (where the signing key is) writes the .sig",
             "  brine-key --rotate-master-key --signature master_sign.request.sig",
             "                                   put the prepared key in force",
+            "  brine-key --master-pubkey-signature --prepare",
+            "                                   request to sign the key in force",
+            "  brine-key --master-pubkey-signature --signature FILE.sig",
+            "                                   install its Salt pub_sig",
             "  brine-key --gen-keys web1 --gen-keys-dir DIR",
             "                                   write DIR/web1.pem and DIR/web1.pub",
             "  brine-key policy check web1.example.com --pub web1.pub --addr 10.0.0.5",
@@ -259,7 +263,8 @@ public final class BrineKey implements Callable<Integer> {
                     + " a minion that was away is shown the chain at its next auth. The old key still signs"
                     + " publications for master_key_grace (7 days). With cluster: in master.yaml (read also with"
                     + " --pki-dir and --cachedir), the cluster's key is rotated in ZooKeeper, signed from this host's"
-                    + " master.pem, and every master switches within a second.")
+                    + " master.pem, and every master switches within a second; so are --prepare, --signature and"
+                    + " --cancel.")
     boolean rotateMasterKey;
 
     @Option(
@@ -268,8 +273,8 @@ public final class BrineKey implements Callable<Integer> {
             description = "With --rotate-master-key: also sign the succession record with this offline master"
                     + " signing key (a private key PEM, mode 0400, outside pki_dir; never copied), so that minions"
                     + " with verify_master_pubkey_sign follow the new key, and write Salt's pub_sig of the new key"
-                    + " (pki_dir/master_pubkey_signature) for Salt minions (a master alone: a cluster's masters"
-                    + " send none). Required when master.yaml sets"
+                    + " for Salt minions (pki_dir/master_pubkey_signature; a cluster's: in ZooKeeper, sent by every"
+                    + " master). Required when master.yaml sets"
                     + " master_sign_pubkey (or sign in two steps: --prepare), and then must match"
                     + " pki_dir/master_sign.pub. With --sign-master-key: the key that signs the request.")
     Path masterSignKey;
@@ -279,9 +284,12 @@ public final class BrineKey implements Callable<Integer> {
             description = "With --rotate-master-key: the first of the two steps of a rotation signed where the master"
                     + " signing key is kept (it never comes to this machine): make the new key pair, kept pending in"
                     + " pki_dir/master.pem.pending and not in force, and write the request to sign,"
-                    + " pki_dir/master_sign.request. Needs master_sign_pubkey; a master alone only (refused on a cluster host:"
-                    + " use --master-sign-key there). One at a time: a second is refused"
-                    + " while one waits (--cancel drops it).")
+                    + " pki_dir/master_sign.request. Needs master_sign_pubkey. With cluster: on a master host; the"
+                    + " pending key (sealed for the key in force) and the request are kept in ZooKeeper, where"
+                    + " --signature or --cancel on any master host finds them, and the request is written here"
+                    + " too. One at a time: a second, or a one-step rotation, is refused while one waits (--cancel"
+                    + " drops it). With --master-pubkey-signature: write the request to sign the key in force,"
+                    + " pki_dir/master_pubkey_signature.request.")
     boolean prepare;
 
     @Option(
@@ -291,8 +299,9 @@ public final class BrineKey implements Callable<Integer> {
                     + " pki_dir/master_sign.pub and the prepared key, then put that key in force as --rotate-master-key"
                     + " does, with Salt's pub_sig of it. Refused, nothing changed, for another key or request, a"
                     + " request made before another rotation or whose master_key_grace is over, or another signing"
-                    + " key. With --sign-master-key: where to write the signature (default: REQUEST.sig; never"
-                    + " overwritten).")
+                    + " key. With --master-pubkey-signature: check FILE against master_sign.pub and the key in"
+                    + " force, and install its pub_sig. With --sign-master-key: where to write the signature"
+                    + " (default: REQUEST.sig; never overwritten).")
     Path signature;
 
     @Option(
@@ -302,12 +311,27 @@ public final class BrineKey implements Callable<Integer> {
     boolean cancel;
 
     @Option(
+            names = "--master-pubkey-signature",
+            description = "Sign the master key in force without rotating it, for Salt minions with"
+                    + " verify_master_pubkey_sign (a key never rotated has no pub_sig, e.g. when master_sign_pubkey is"
+                    + " switched on): --prepare writes the request, pki_dir/master_pubkey_signature.request;"
+                    + " --sign-master-key signs it where the signing key is kept; --signature FILE checks it against"
+                    + " master_sign.pub and the key in force and installs Salt's pub_sig"
+                    + " (pki_dir/master_pubkey_signature, read by a running master within a second; with cluster: in"
+                    + " ZooKeeper, sent by every master that verifies it with its own master_sign.pub). Needs"
+                    + " master_sign_pubkey. Refused, nothing changed, for another key (one rotated meanwhile) or"
+                    + " another signing key.")
+    boolean masterPubkeySignature;
+
+    @Option(
             names = "--sign-master-key",
             paramLabel = "REQUEST",
             description = "On the machine that holds the master signing key (no master.yaml or pki_dir needed):"
                     + " sign the rotation in REQUEST (pki_dir/master_sign.request, copied from the master) with"
                     + " --master-sign-key FILE: brine's signature of the succession record and Salt's pub_sig of the"
-                    + " new key, written to REQUEST.sig (or --signature FILE). Shows both keys' fingerprints.")
+                    + " new key, written to REQUEST.sig (or --signature FILE). Shows both keys' fingerprints. A"
+                    + " request of --master-pubkey-signature (master_pubkey_signature.request) gets Salt's pub_sig of"
+                    + " the key in force.")
     Path signMasterKey;
 
     @Option(
@@ -480,14 +504,22 @@ public final class BrineKey implements Callable<Integer> {
     public Integer call() {
         Action action = Action.of(this);
         boolean masterKey = action.kind() == Action.Kind.ROTATE_MASTER_KEY;
+        boolean pubSig = action.kind() == Action.Kind.MASTER_PUBKEY_SIGNATURE;
         if (masterSignKey != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
             throw UserError.usage("--master-sign-key applies to --rotate-master-key and --sign-master-key only");
         }
-        if ((prepare || cancel) && !masterKey) {
-            throw UserError.usage((prepare ? "--prepare" : "--cancel") + " applies to --rotate-master-key only");
+        if (cancel && !masterKey) {
+            throw UserError.usage("--cancel applies to --rotate-master-key only");
         }
-        if (signature != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
-            throw UserError.usage("--signature applies to --rotate-master-key and --sign-master-key only");
+        if (prepare && !masterKey && !pubSig) {
+            throw UserError.usage("--prepare applies to --rotate-master-key and --master-pubkey-signature only");
+        }
+        if (signature != null && !masterKey && !pubSig && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
+            throw UserError.usage("--signature applies to --rotate-master-key, --master-pubkey-signature and"
+                    + " --sign-master-key only");
+        }
+        if (pubSig && prepare == (signature != null)) {
+            throw UserError.usage("--master-pubkey-signature: choose one of --prepare and --signature FILE");
         }
         if (masterKey
                 && (prepare ? 1 : 0) + (cancel ? 1 : 0) + (signature != null ? 1 : 0) + (masterSignKey != null ? 1 : 0)
@@ -520,6 +552,14 @@ public final class BrineKey implements Callable<Integer> {
         }
         if (action.kind() == Action.Kind.SIGN_MASTER_KEY) {
             return new MasterKeySigning(this, output).sign(signMasterKey, masterSignKey, signature);
+        }
+        if (pubSig) {
+            MasterKeySigning signing = new MasterKeySigning(this, output);
+            KeytoolConfig config = KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir, cachedir);
+            MasterConfig settings = KeytoolConfig.settings(configDir, defaults);
+            return prepare
+                    ? signing.prepareKeySignature(config, settings)
+                    : signing.installKeySignature(config, settings, signature);
         }
         if (masterKey && (prepare || cancel || signature != null)) {
             MasterKeySigning signing = new MasterKeySigning(this, output);
@@ -596,7 +636,8 @@ public final class BrineKey implements Callable<Integer> {
                     CLEAN,
                     ROTATE_MASTER_KEY,
                     ROTATE_KEYS,
-                    SIGN_MASTER_KEY -> throw new IllegalStateException();
+                    SIGN_MASTER_KEY,
+                    MASTER_PUBKEY_SIGNATURE -> throw new IllegalStateException();
         };
     }
 

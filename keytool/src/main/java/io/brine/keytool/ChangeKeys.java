@@ -560,8 +560,7 @@ final class ChangeKeys {
     }
 
     /**
-     * What a rotation did, for the admin: a line, or {@code --out json|yaml}; {@code inCluster}: written to ZooKeeper,
-     * where Salt's {@code pub_sig} is not kept.
+     * What a rotation did, for the admin: a line, or {@code --out json|yaml}; {@code inCluster}: written to ZooKeeper.
      */
     static int printRotated(
             Output output, boolean quiet, MasterKeyRotation.Rotated rotated, boolean signed, boolean inCluster) {
@@ -575,8 +574,8 @@ final class ChangeKeys {
                                 + (!signed
                                         ? ""
                                         : inCluster
-                                                ? ", signed by the master signing key too (a cluster's masters send Salt minions"
-                                                        + " no pub_sig: SALT.md 4.1)"
+                                                ? ", signed by the master signing key too (and Salt's pub_sig of the new key kept"
+                                                        + " in ZooKeeper for every master)"
                                                 : ", signed by the master signing key too (and Salt's pub_sig of the new key written)")
                                 + "."
                                 + (inCluster

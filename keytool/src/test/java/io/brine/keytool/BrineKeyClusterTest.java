@@ -10,11 +10,13 @@ import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.MasterKeyRotation.MasterKeySet;
+import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -352,32 +354,25 @@ class BrineKeyClusterTest {
         Result unsigned = run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key");
         assertThat(unsigned.exit()).isEqualTo(UserError.USAGE);
         assertThat(unsigned.err()).contains("master_sign_pubkey is on", "nothing changed");
-        // The offline two steps are for a master alone: refused on a cluster host, nothing pending, nothing in ZK.
+        // A rotation prepared for the offline signing key waits in ZooKeeper; a one-step rotation is refused meanwhile.
         Result prepare =
                 run("--pki-dir", pki.toString(), "--cachedir", cache.toString(), "--rotate-master-key", "--prepare");
-        assertThat(prepare.exit()).isEqualTo(UserError.USAGE);
-        assertThat(prepare.err())
-                .contains(
-                        "--prepare: the two-step offline signing is for a master alone",
-                        "--master-sign-key FILE",
-                        "nothing changed");
-        Result signature = run(
-                "--pki-dir",
-                pki.toString(),
-                "--cachedir",
-                cache.toString(),
-                "--rotate-master-key",
-                "--signature",
-                tmp.resolve("master_sign.request.sig").toString());
-        assertThat(signature.exit()).isEqualTo(UserError.USAGE);
-        assertThat(signature.err()).contains("--signature: the two-step offline signing is for a master alone");
+        assertThat(prepare.exit()).as(prepare.err()).isZero();
+        assertThat(prepare.out()).contains("prepared in the cluster (ZooKeeper), not in force");
         assertThat(pki.resolve("master.pem.pending")).doesNotExist();
-        assertThat(pki.resolve("master_sign.request")).doesNotExist();
         ZkMasterKeys keys = new ZkMasterKeys(client);
+        assertThat(keys.pending()).isPresent();
         assertThat(keys.load(TestKeys.pair(250), 0).chain()).isEmpty();
-
         Path signing = Files.writeString(tmp.resolve("master_sign.pem"), TestKeys.privatePem(200));
         Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
+        Result waiting = run("--rotate-master-key", "--master-sign-key", signing.toString());
+        assertThat(waiting.exit()).isEqualTo(UserError.USAGE);
+        assertThat(waiting.err()).contains("waiting for its signature", "nothing changed");
+        Result cancelled = run("--rotate-master-key", "--cancel");
+        assertThat(cancelled.exit()).as(cancelled.err()).isZero();
+        assertThat(keys.pending()).isEmpty();
+        assertThat(pki.resolve("master_sign.request")).doesNotExist();
+
         Result rotated = run(
                 "--pki-dir",
                 pki.toString(),
@@ -387,7 +382,8 @@ class BrineKeyClusterTest {
                 "--master-sign-key",
                 signing.toString());
         assertThat(rotated.exit()).as(rotated.err()).isZero();
-        assertThat(rotated.out()).contains("Every running master of the cluster takes it", "no pub_sig");
+        assertThat(rotated.out())
+                .contains("Every running master of the cluster takes it", "pub_sig of the new key kept");
         MasterKeySet now = keys.load(TestKeys.pair(250), System.currentTimeMillis());
         assertThat(now.chain()).hasSize(1);
         assertThat(now.chain().get(0).signingSignature()).isNotNull();
@@ -402,5 +398,70 @@ class BrineKeyClusterTest {
         assertThat(finger.out())
                 .contains(Fingerprints.of(now.current().getPublic()))
                 .doesNotContain(Fingerprints.of(key(250)));
+    }
+
+    /**
+     * Issue 25, the cluster: the key in force gets Salt's pub_sig without a rotation, and a rotation is signed offline
+     * in two steps: the request prepared on one master host, signed off the cluster, put in force from another
+     * (here: the same pki dir, another run), with its pub_sig in ZooKeeper; nothing is written to the pki dir but the
+     * request's copy, removed once the rotation is in force.
+     */
+    @Test
+    void theClustersKeyInForceIsSignedWithoutARotationAndARotationIsSignedOfflineInTwoSteps() throws Exception {
+        Path pki = tmp.resolve("pki");
+        Files.writeString(pki.resolve("master.pub"), TestKeys.publicPem(250));
+        Path pem = Files.writeString(pki.resolve("master.pem"), TestKeys.privatePem(250));
+        Files.setPosixFilePermissions(pem, PosixFilePermissions.fromString("r--------"));
+        Files.writeString(pki.resolve("master_sign.pub"), TestKeys.publicPem(200));
+        Files.writeString(etc.resolve("master.yaml"), "master_sign_pubkey: true\n", StandardOpenOption.APPEND);
+        Path offline = Files.createDirectories(tmp.resolve("usb"));
+        Path signing = Files.writeString(offline.resolve("master_sign.pem"), TestKeys.privatePem(200));
+        Files.setPosixFilePermissions(signing, PosixFilePermissions.fromString("r--------"));
+        ZkMasterKeys keys = new ZkMasterKeys(client);
+
+        Result request = run("--master-pubkey-signature", "--prepare");
+        assertThat(request.exit()).as(request.err()).isZero();
+        Path keyRequest = Files.copy(
+                pki.resolve("master_pubkey_signature.request"), offline.resolve("master_pubkey_signature.request"));
+        assertThat(run("--sign-master-key", keyRequest.toString(), "--master-sign-key", signing.toString())
+                        .exit())
+                .isZero();
+        Result installed = run(
+                "--master-pubkey-signature",
+                "--signature",
+                offline.resolve("master_pubkey_signature.request.sig").toString());
+        assertThat(installed.exit()).as(installed.err()).isZero();
+        assertThat(installed.out()).contains("installed in the cluster", "every running master");
+        assertThat(SaltPubkeySignature.parse(keys.loadInForce(TestKeys.pair(250), 0)
+                                .saltSignature()
+                                .orElseThrow())
+                        .verifies(key(250), key(200)))
+                .isTrue();
+
+        Result prepared = run("--rotate-master-key", "--prepare");
+        assertThat(prepared.exit()).as(prepared.err()).isZero();
+        Path rotation = Files.copy(pki.resolve("master_sign.request"), offline.resolve("master_sign.request"));
+        assertThat(run("--sign-master-key", rotation.toString(), "--master-sign-key", signing.toString())
+                        .exit())
+                .isZero();
+        Result done = run(
+                "--rotate-master-key",
+                "--signature",
+                offline.resolve("master_sign.request.sig").toString());
+        assertThat(done.exit()).as(done.err()).isZero();
+        assertThat(done.out()).contains("Every running master of the cluster takes it");
+        ZkMasterKeys.InForce now = keys.loadInForce(TestKeys.pair(250), System.currentTimeMillis());
+        assertThat(Fingerprints.of(now.keys().current().getPublic()))
+                .isEqualTo(Fingerprints.of(
+                        OfflineMasterSigning.readRequest(rotation).next()));
+        assertThat(SaltPubkeySignature.parse(now.saltSignature().orElseThrow())
+                        .verifies(now.keys().current().getPublic(), key(200)))
+                .isTrue();
+        assertThat(keys.pending()).isEmpty();
+        assertThat(pki.resolve("master_sign.request")).doesNotExist();
+        assertThat(pki.resolve("master_chain")).doesNotExist();
+        assertThat(pki.resolve("master_pubkey_signature")).doesNotExist();
+        assertThat(Files.readString(cache.resolve("audit.log")))
+                .contains("master-key-signature-installed", "master-key-rotation-prepared", "master-key-rotated");
     }
 }

@@ -28,6 +28,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
@@ -1278,5 +1279,77 @@ class BrineKeyTest {
                         "master-key-rotation-prepared",
                         "signed offline by the master signing key",
                         "master-key-rotation-cancelled");
+    }
+
+    /**
+     * Issue 25: the key in force, never rotated, gets Salt's pub_sig without a rotation: a request for it, signed
+     * where the signing key is, installed once it verifies against master_sign.pub; another signing key's, one of a
+     * key rotated since, a rotation's signature given to it (and its signature given to a rotation), and the steps
+     * without master_sign_pubkey are refused with nothing changed.
+     */
+    @Test
+    void theKeyInForceIsSignedWithoutARotationAndEverySignatureButItsOwnIsRefused() throws Exception {
+        Path offline = signingSetup();
+        Path signing = offline.resolve("master_sign.pem");
+        Path conf = tmp.resolve("etc");
+        Result both = runRaw("-c", conf.toString(), "--master-pubkey-signature");
+        assertThat(both.exit()).isEqualTo(2);
+        assertThat(both.err()).contains("choose one of --prepare and --signature FILE");
+
+        Result prepared = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--prepare");
+        assertThat(prepared.exit()).as(prepared.err()).isZero();
+        assertThat(prepared.out()).contains(Fingerprints.of(TestKeys.pair(60).getPublic()), "no rotation");
+        Path request = Files.copy(
+                pki.resolve("master_pubkey_signature.request"), offline.resolve("master_pubkey_signature.request"));
+        Result sign = runRaw("--sign-master-key", request.toString(), "--master-sign-key", signing.toString());
+        assertThat(sign.exit()).as(sign.err()).isZero();
+        assertThat(sign.out()).contains("--master-pubkey-signature --signature");
+        Path signature = offline.resolve("master_pubkey_signature.request.sig");
+        Path foreign = offline.resolve("other.sig");
+        assertThat(runRaw(
+                                "--sign-master-key",
+                                request.toString(),
+                                "--master-sign-key",
+                                offline.resolve("other.pem").toString(),
+                                "--signature",
+                                foreign.toString())
+                        .exit())
+                .isZero();
+
+        Result refused = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--signature", foreign.toString());
+        assertThat(refused.exit()).isEqualTo(1);
+        assertThat(refused.err()).contains("not made by the master signing key", "nothing changed");
+        Result notARotation = runRaw("-c", conf.toString(), "--rotate-master-key", "--prepare");
+        assertThat(notARotation.exit()).isZero();
+        Result given = runRaw("-c", conf.toString(), "--rotate-master-key", "--signature", signature.toString());
+        assertThat(given.exit()).isEqualTo(1);
+        assertThat(given.err()).contains("not of a rotation", "--master-pubkey-signature --signature");
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key", "--cancel")
+                        .exit())
+                .isZero();
+        assertThat(pki.resolve(SaltPubkeySignature.FILE)).doesNotExist();
+
+        Result installed =
+                runRaw("-c", conf.toString(), "--master-pubkey-signature", "--signature", signature.toString());
+        assertThat(installed.exit()).as(installed.err()).isZero();
+        assertThat(installed.out())
+                .contains("installed", Fingerprints.of(TestKeys.pair(60).getPublic()));
+        assertThat(SaltPubkeySignature.parse(Files.readString(pki.resolve(SaltPubkeySignature.FILE)))
+                        .verifies(
+                                TestKeys.pair(60).getPublic(), TestKeys.pair(61).getPublic()))
+                .isTrue();
+        assertThat(Files.readString(cache.resolve("audit.log"))).contains("master-key-signature-installed");
+
+        // Rotated since (unsigned: master_sign_pubkey is switched off for it): the old key's signature is stale.
+        Files.writeString(conf.resolve("master.yaml"), "pki_dir: " + pki + "\ncachedir: " + cache + "\n");
+        Result off = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--prepare");
+        assertThat(off.exit()).isEqualTo(2);
+        assertThat(off.err()).contains("master_sign_pubkey is off", "nothing changed");
+        assertThat(runRaw("-c", conf.toString(), "--rotate-master-key").exit()).isZero();
+        Files.writeString(conf.resolve("master.yaml"), "master_sign_pubkey: true\n", StandardOpenOption.APPEND);
+        Result stale = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--signature", signature.toString());
+        assertThat(stale.exit()).isEqualTo(1);
+        assertThat(stale.err()).contains("not the key in force", "nothing changed");
+        assertThat(pki.resolve(SaltPubkeySignature.FILE)).doesNotExist();
     }
 }

@@ -193,6 +193,7 @@ public final class MasterDaemon implements AutoCloseable {
             if (saltKeys.isPresent()) {
                 // A new master key: a new aes too, so that Salt minions sign in again and are shown the key.
                 masterKeyring.onRotated(saltKeys.get()::rotate);
+                masterKeyring.onSaltSignatureChanged(saltKeys.get()::pubSigChanged);
                 keyring.onRotate(saltKeys.get()::rotate); // Salt's aes rotates with brine's publish key
                 opened.add(keyStore.addListener(saltKeys.get()::onKeyChange));
             }

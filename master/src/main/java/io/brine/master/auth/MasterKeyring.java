@@ -1,7 +1,10 @@
 package io.brine.master.auth;
 
 import io.brine.cluster.ZkMasterKeys;
+import io.brine.daemon.WarnInterval;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.MinionIds;
+import io.brine.protocol.codec.MalformedException;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.salt.SaltPubkeySignature;
@@ -48,10 +51,18 @@ public final class MasterKeyring {
         void retire() throws IOException;
 
         /**
-         * The pki dir holding Salt's {@code pub_sig} of the keys in force ({@code master_pubkey_signature}); empty
-         * where it is not kept (a cluster's ZooKeeper records carry none).
+         * Salt's {@code pub_sig} as this source keeps it, unchecked: {@code pki_dir/master_pubkey_signature} for a
+         * master alone, the one {@code /master_key} held at the last read for a cluster's; empty when none.
+         *
+         * @throws KeyStoreException when what is kept is not one (malformed, over its bound)
          */
-        Optional<Path> saltSignatureDir();
+        Optional<SaltPubkeySignature> saltSignature() throws IOException, KeyStoreException;
+
+        /** Whether {@link #saltSignature} may hold another since it was last read. Timer thread. */
+        boolean saltSignatureChanged();
+
+        /** Where Salt's {@code pub_sig} is kept, for the log. */
+        String saltSignatureWhere();
     }
 
     private final Source source;
@@ -60,14 +71,21 @@ public final class MasterKeyring {
     private final Optional<Path> signPub;
 
     private final List<Runnable> rotationListeners = new CopyOnWriteArrayList<>();
+    private final List<Runnable> saltSignatureListeners = new CopyOnWriteArrayList<>();
     private volatile MasterKeySet keys;
     private volatile Optional<SaltPubkeySignature> saltSignature;
+    /**
+     * What is wrong with Salt's {@code pub_sig}, at most once a minute: anyone who can write {@code /master_key}, or
+     * the pki dir, could make each master log a line per write.
+     */
+    private final WarnInterval refusals;
 
     private MasterKeyring(Source source, MasterKeySet keys, Clock clock, Optional<Path> signPub) {
         this.source = source;
         this.keys = keys;
         this.clock = clock;
         this.signPub = signPub;
+        this.refusals = new WarnInterval(clock, Duration.ofMinutes(1).toMillis());
         this.saltSignature = loadSaltSignature(keys.current());
     }
 
@@ -84,8 +102,18 @@ public final class MasterKeyring {
                     public void retire() {}
 
                     @Override
-                    public Optional<Path> saltSignatureDir() {
+                    public Optional<SaltPubkeySignature> saltSignature() {
                         return Optional.empty();
+                    }
+
+                    @Override
+                    public boolean saltSignatureChanged() {
+                        return false;
+                    }
+
+                    @Override
+                    public String saltSignatureWhere() {
+                        return "nowhere";
                     }
                 },
                 new MasterKeySet(pair, Optional.empty(), List.of()),
@@ -111,7 +139,7 @@ public final class MasterKeyring {
 
     /**
      * Salt's {@code pub_sig} of the key in force, made offline by the master signing key and checked against it and
-     * {@code master_sign.pub}; empty without {@code master_sign_pubkey}, in a cluster, or when none verifies (logged).
+     * this master's {@code master_sign.pub}; empty without {@code master_sign_pubkey}, or when none verifies (logged).
      */
     public Optional<SaltPubkeySignature> saltSignature() {
         return saltSignature;
@@ -123,6 +151,14 @@ public final class MasterKeyring {
      */
     public void onRotated(Runnable listener) {
         rotationListeners.add(listener);
+    }
+
+    /**
+     * Runs {@code listener} (timer thread) once Salt's {@code pub_sig} of the key in force changed without a rotation
+     * (installed, replaced, or no longer verifying).
+     */
+    public void onSaltSignatureChanged(Runnable listener) {
+        saltSignatureListeners.add(listener);
     }
 
     /**
@@ -138,13 +174,15 @@ public final class MasterKeyring {
     }
 
     /**
-     * As {@link #cluster(ZkMasterKeys, KeyPair, Clock)}; with {@code master_sign_pubkey}'s {@code master_sign.pub}
-     * it logs that Salt minions are sent no {@code pub_sig}: ZooKeeper's records do not carry one.
+     * As {@link #cluster(ZkMasterKeys, KeyPair, Clock)}; with {@code master_sign_pubkey}'s {@code master_sign.pub},
+     * Salt's {@code pub_sig} that {@code /master_key} keeps is read with each write and offered to Salt minions once
+     * it verifies for the key in force against this master's {@code master_sign.pub}.
      */
     public static MasterKeyring cluster(ZkMasterKeys zk, KeyPair installed, Clock clock, Optional<Path> signPub)
             throws IOException, KeyStoreException {
-        InCluster source = new InCluster(zk, installed, clock);
-        MasterKeyring ring = new MasterKeyring(source, zk.load(installed, clock.millis()), clock, signPub);
+        ZkMasterKeys.InForce inForce = zk.loadInForce(installed, clock.millis());
+        InCluster source = new InCluster(zk, installed, clock, inForce.saltSignature());
+        MasterKeyring ring = new MasterKeyring(source, inForce.keys(), clock, signPub);
         zk.watch(source.changes::incrementAndGet);
         return ring;
     }
@@ -178,6 +216,21 @@ public final class MasterKeyring {
             keys = set;
             rotationListeners.forEach(Runnable::run);
         });
+        if (loaded.isEmpty() && signPub.isPresent() && source.saltSignatureChanged()) {
+            // Salt's pub_sig of the key in force, installed or replaced without a rotation.
+            Optional<SaltPubkeySignature> before = saltSignature;
+            saltSignature = loadSaltSignature(keys.current());
+            if (saltSignature.isPresent()) {
+                LOG.info(
+                        "Salt's pub_sig of the master key {} {} ({}): sent to Salt minions",
+                        Fingerprints.of(keys.current().getPublic()),
+                        before.isPresent() ? "replaced" : "installed",
+                        source.saltSignatureWhere());
+            }
+            if (!saltSignature.equals(before)) {
+                saltSignatureListeners.forEach(Runnable::run);
+            }
+        }
         return loaded.map(MasterKeySet::chain);
     }
 
@@ -222,6 +275,8 @@ public final class MasterKeyring {
         private final Clock clock;
         /** {@code master_chain}'s identity and time when last loaded; timer thread only. */
         private Object chainStamp;
+        /** {@code master_pubkey_signature}'s identity and time when last read. */
+        private volatile Object signatureStamp;
 
         PkiDir(Path pkiDir, Clock clock) throws IOException {
             this.pkiDir = pkiDir;
@@ -252,13 +307,32 @@ public final class MasterKeyring {
         }
 
         @Override
-        public Optional<Path> saltSignatureDir() {
-            return Optional.of(pkiDir);
+        public Optional<SaltPubkeySignature> saltSignature() throws IOException, KeyStoreException {
+            signatureStamp = stamp(SaltPubkeySignature.FILE);
+            return MasterKeyRotation.readSaltSignature(pkiDir);
+        }
+
+        @Override
+        public boolean saltSignatureChanged() {
+            try {
+                return !Objects.equals(stamp(SaltPubkeySignature.FILE), signatureStamp);
+            } catch (IOException e) {
+                LOG.debug("Salt's pub_sig not looked at: {}", e.getMessage());
+                return false;
+            }
+        }
+
+        @Override
+        public String saltSignatureWhere() {
+            return pkiDir.resolve(SaltPubkeySignature.FILE).toString();
         }
 
         private Object stamp() throws IOException {
-            Optional<PosixFileAttributes> attributes =
-                    AtomicFiles.attributes(pkiDir.resolve(MasterKeyRotation.CHAIN_FILE));
+            return stamp(MasterKeyRotation.CHAIN_FILE);
+        }
+
+        private Object stamp(String name) throws IOException {
+            Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(pkiDir.resolve(name));
             return attributes
                     .map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime(), a.size()))
                     .orElse(null);
@@ -277,11 +351,16 @@ public final class MasterKeyring {
         final AtomicLong changes = new AtomicLong();
         /** The count of writes last read; timer thread only. */
         private long seen;
+        /** Salt's pub_sig as the last read found it, and whether it differs from the one last given out. */
+        private volatile Optional<String> pubSig;
 
-        InCluster(ZkMasterKeys zk, KeyPair installed, Clock clock) {
+        private volatile boolean pubSigChanged;
+
+        InCluster(ZkMasterKeys zk, KeyPair installed, Clock clock, Optional<String> pubSig) {
             this.zk = zk;
             this.installed = installed;
             this.clock = clock;
+            this.pubSig = pubSig;
         }
 
         @Override
@@ -292,7 +371,12 @@ public final class MasterKeyring {
             }
             MasterKeySet loaded;
             try {
-                loaded = zk.load(installed, clock.millis());
+                ZkMasterKeys.InForce read = zk.loadInForce(installed, clock.millis());
+                loaded = read.keys();
+                if (!read.saltSignature().equals(pubSig)) {
+                    pubSig = read.saltSignature();
+                    pubSigChanged = true;
+                }
             } catch (IOException e) {
                 LOG.debug("Cluster master key record not read yet: {}", e.getMessage());
                 return Optional.empty(); // read again on the next tick
@@ -322,49 +406,68 @@ public final class MasterKeyring {
         }
 
         @Override
-        public Optional<Path> saltSignatureDir() {
-            return Optional.empty(); // brine-key's cluster rotation keeps no pub_sig in ZooKeeper (SALT.md 4.1)
+        public Optional<SaltPubkeySignature> saltSignature() throws KeyStoreException {
+            pubSigChanged = false;
+            Optional<String> text = pubSig;
+            if (text.isEmpty()) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(SaltPubkeySignature.parse(text.get()));
+            } catch (MalformedException e) {
+                throw new KeyStoreException("the cluster's pub_sig in ZooKeeper /master_key: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public boolean saltSignatureChanged() {
+            return pubSigChanged;
+        }
+
+        @Override
+        public String saltSignatureWhere() {
+            return "the cluster's, in ZooKeeper /master_key";
         }
     }
 
     /**
-     * Reads and checks the {@code pub_sig} of {@code current}; what is wrong is logged, since Salt minions that verify
-     * refuse a master that sends none.
+     * Reads and checks the {@code pub_sig} of {@code current} against this master's {@code master_sign.pub}; what is
+     * wrong is logged (at most once a minute, escaped: it may come from anyone who can write ZooKeeper), since Salt
+     * minions that verify refuse a master that sends none. A {@code pub_sig} that does not verify is never sent.
      */
     private Optional<SaltPubkeySignature> loadSaltSignature(KeyPair current) {
         if (signPub.isEmpty()) {
             return Optional.empty();
         }
-        Optional<Path> pkiDir = source.saltSignatureDir();
-        if (pkiDir.isEmpty()) {
-            LOG.warn(
-                    "master_sign_pubkey is on, but a cluster's masters send Salt minions no pub_sig (it is not kept"
-                            + " in ZooKeeper): Salt minions with verify_master_pubkey_sign refuse the key {} (SALT.md 4.1)",
-                    Fingerprints.of(current.getPublic()));
-            return Optional.empty();
-        }
-        Path file = pkiDir.get().resolve(SaltPubkeySignature.FILE);
-        String refused = "; Salt minions with verify_master_pubkey_sign refuse this master's key until a rotation"
-                + " signed by the master signing key (brine-key --rotate-master-key with --master-sign-key, or"
-                + " --prepare and --signature) writes one";
+        String where = source.saltSignatureWhere();
+        String refused = "; Salt minions with verify_master_pubkey_sign refuse this master's key until brine-key"
+                + " --master-pubkey-signature (the key in force) or a rotation signed by the master signing key"
+                + " installs one";
         try {
             Optional<RSAPublicKey> signer = MasterKeys.readPublic(signPub.get());
             if (signer.isEmpty()) {
-                LOG.error("master_sign_pubkey is on but {} is missing{}", signPub.get(), refused);
+                refusals.warn(LOG, "master_sign_pubkey is on but {} is missing{}", signPub.get(), refused);
                 return Optional.empty();
             }
-            Optional<SaltPubkeySignature> signature = MasterKeyRotation.readSaltSignature(pkiDir.get());
+            Optional<SaltPubkeySignature> signature = source.saltSignature();
             if (signature.isEmpty()) {
-                LOG.warn("master_sign_pubkey is on but {} is missing{}", file, refused);
+                refusals.warn(LOG, "master_sign_pubkey is on but there is no Salt pub_sig ({}){}", where, refused);
                 return Optional.empty();
             }
             if (!signature.get().verifies(current.getPublic(), signer.get())) {
-                LOG.error("{} is not the master signing key's signature of the key in force{}", file, refused);
+                refusals.warn(
+                        LOG,
+                        "Salt's pub_sig ({}) is not the signature of the master key in force ({}) by the master signing"
+                                + " key of {}; not sent{}",
+                        where,
+                        Fingerprints.of(current.getPublic()),
+                        signPub.get(),
+                        refused);
                 return Optional.empty();
             }
             return signature;
         } catch (IOException | KeyStoreException e) {
-            LOG.error("Salt's pub_sig not loaded: {}{}", e.getMessage(), refused);
+            refusals.warn(LOG, "Salt's pub_sig not loaded: {}{}", MinionIds.printable(e.getMessage()), refused);
             return Optional.empty();
         }
     }

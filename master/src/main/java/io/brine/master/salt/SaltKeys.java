@@ -83,6 +83,17 @@ public final class SaltKeys {
         responder = null;
     }
 
+    /**
+     * Salt's {@code pub_sig} of the key in force changed without a rotation ({@code brine-key
+     * --master-pubkey-signature}): answers from now on carry it, with the same {@code aes} key, so no minion has to
+     * sign in again.
+     */
+    public synchronized void pubSigChanged() {
+        if (responder != null) {
+            responder = new SaltAuthResponder(master.get(), responder.aes(), publishPort.getAsInt(), pubSig.get());
+        }
+    }
+
     /** The session key of an accepted Salt minion (the store filed its key as a Salt minion's), made on first use. */
     public Crypticle sessionFor(String id) {
         return sessions.computeIfAbsent(id, unused -> Crypticle.generate());

@@ -2,8 +2,15 @@ package io.brine.master.salt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.brine.cluster.ClusterConnection;
+import io.brine.cluster.ZkKeyStore;
+import io.brine.cluster.ZkKeyStoreOptions;
+import io.brine.cluster.ZkMasterKeys;
+import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.testing.LogCapture;
 import io.brine.master.auth.AuditedAuth;
@@ -43,6 +50,7 @@ import io.brine.store.keys.KeyPairFiles;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.SaltMarks;
 import io.brine.store.policy.AcceptancePolicies;
@@ -64,6 +72,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.test.TestingServer;
 import org.assertj.core.api.Assertions;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -475,15 +485,8 @@ class SaltServiceTest {
      */
     @Test
     void afterASignedMasterKeyRotationAVerifyingMinionIsShownTheNewKeyWithItsPubSig() throws Exception {
-        Path pki = dir.resolve("pki");
         KeyPair signing = TestKeys.pair(251);
-        Files.writeString(pki.resolve("master_sign.pub"), Pem.publicKeySpki(signing.getPublic()));
-        MasterKeyring ring = MasterKeyring.open(
-                pki, store.masterKeyPair(), Clock.systemUTC(), Optional.of(pki.resolve("master_sign.pub")));
-        keys = new SaltKeys(ring::current, ring::saltSignature, () -> 4505, store);
-        ring.onRotated(keys::rotate);
-        salt = service(1 << 20);
-        accepted("salt1");
+        MasterKeyring ring = aloneWithSigningKey(signing);
         RSAPublicKey before = (RSAPublicKey) store.masterKeyPair().getPublic();
         assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.of(signing.getPublic())))
                 .hasMessageContaining("did not send its public-key signature");
@@ -501,6 +504,123 @@ class SaltServiceTest {
                 .hasMessageContaining("signature verification failed");
         assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.empty()))
                 .hasMessageContaining("not enabled on the minion");
+    }
+
+    /**
+     * Issue 25, signing the key in force without a rotation: a master whose key was never rotated sends verifying
+     * minions no pub_sig (refused); once brine-key installs the signing key's pub_sig of that key, the running
+     * master reads it at its next look and the minion is accepted with the same key.
+     */
+    @Test
+    void aMasterAloneSendsThePubSigOfItsNeverRotatedKeyOnceInstalled() throws Exception {
+        Path pki = dir.resolve("pki");
+        KeyPair signing = TestKeys.pair(251);
+        MasterKeyring ring = aloneWithSigningKey(signing);
+        Crypticle aes = keys.aes();
+        RSAPublicKey master = (RSAPublicKey) store.masterKeyPair().getPublic();
+        assertThatThrownBy(() -> verifyingSignIn("salt1", master, Optional.of(signing.getPublic())))
+                .hasMessageContaining("did not send its public-key signature");
+
+        OfflineMasterSigning.KeyRequest request = OfflineMasterSigning.prepareKeySignature(pki, Clock.systemUTC());
+        assertThat(request.master()).isEqualTo(master);
+        ((FileKeyStore) store)
+                .installMasterKeySignature(
+                        OfflineMasterSigning.sign(request, signing.getPrivate(), (RSAPublicKey) signing.getPublic()),
+                        (RSAPublicKey) signing.getPublic());
+        assertThat(ring.reloadIfRotated()).as("no rotation").isEmpty();
+        SaltSignIn.Accepted accepted =
+                (SaltSignIn.Accepted) verifyingSignIn("salt1", master, Optional.of(signing.getPublic()));
+        assertThat(accepted.master()).isEqualTo(master);
+        assertThat(keys.aes()).as("no minion has to sign in again").isEqualTo(aes);
+    }
+
+    /**
+     * Issue 25, the cluster: Salt's pub_sig is kept in ZooKeeper and each master checks it against its own
+     * master_sign.pub before it is sent: one by another signing key is never sent (logged); the key in force's,
+     * installed without a rotation, is taken at the watch's next write; a rotation signed offline in two steps puts
+     * the new key in force with its pub_sig, which a verifying minion follows.
+     */
+    @Test
+    void aClusterMasterSendsThePubSigKeptInZooKeeperOnlyWhenItVerifiesWithItsOwnMasterSignPub() throws Exception {
+        Path pki = dir.resolve("pki");
+        KeyPair signing = TestKeys.pair(251);
+        RSAPublicKey signingPub = (RSAPublicKey) signing.getPublic();
+        Files.writeString(pki.resolve("master_sign.pub"), Pem.publicKeySpki(signingPub));
+        KeyPair installed = store.masterKeyPair();
+        RSAPublicKey before = (RSAPublicKey) installed.getPublic();
+        OfflineMasterSigning.KeyRequest request = new OfflineMasterSigning.KeyRequest(before, 1);
+        try (TestingServer server = new TestingServer();
+                CuratorFramework client = ClusterConnection.open(ClusterConfig.of(server.getConnectString()));
+                ZkKeyStore cluster = ZkKeyStore.open(
+                        client,
+                        ZkKeyStoreOptions.of(dir.resolve("cluster-pki"), null, AuditLog.none(), Clock.systemUTC()),
+                        Duration.ofSeconds(30));
+                LogCapture logs = LogCapture.of(MasterKeyring.class)) {
+            KeyPair other = TestKeys.pair(252);
+            cluster.installMasterKeySignature(
+                    before,
+                    OfflineMasterSigning.sign(request, other.getPrivate(), (RSAPublicKey) other.getPublic()),
+                    (RSAPublicKey) other.getPublic(),
+                    "brine-key:test");
+            MasterKeyring keyring = MasterKeyring.cluster(
+                    new ZkMasterKeys(client),
+                    installed,
+                    Clock.systemUTC(),
+                    Optional.of(pki.resolve("master_sign.pub")));
+            keys = new SaltKeys(keyring::current, keyring::saltSignature, () -> 4505, store);
+            keyring.onRotated(keys::rotate);
+            keyring.onSaltSignatureChanged(keys::pubSigChanged);
+            salt = service(1 << 20);
+            accepted("salt1");
+            assertThat(keyring.saltSignature())
+                    .as("another signing key's is never sent")
+                    .isEmpty();
+            assertThatThrownBy(() -> verifyingSignIn("salt1", before, Optional.of(signingPub)))
+                    .hasMessageContaining("did not send its public-key signature");
+            assertThat(logs.at(Level.WARN))
+                    .filteredOn(line -> line.contains("is not the signature of the master key in force"))
+                    .hasSize(1);
+
+            cluster.installMasterKeySignature(
+                    before, OfflineMasterSigning.sign(request, signing.getPrivate(), signingPub), signingPub, "t");
+            await().until(() -> {
+                keyring.reloadIfRotated();
+                return keyring.saltSignature().isPresent();
+            });
+            assertThat(((SaltSignIn.Accepted) verifyingSignIn("salt1", before, Optional.of(signingPub))).master())
+                    .isEqualTo(before);
+
+            OfflineMasterSigning.Request rotation =
+                    cluster.prepareMasterKeyRotation(installed, 2048, Duration.ofDays(7), "t", Clock.systemUTC());
+            cluster.completeMasterKeyRotation(
+                    installed,
+                    OfflineMasterSigning.sign(rotation, signing.getPrivate(), signingPub),
+                    signingPub,
+                    5,
+                    "t",
+                    Clock.systemUTC());
+            await().until(() -> keyring.reloadIfRotated().isPresent());
+            SaltSignIn.Accepted accepted =
+                    (SaltSignIn.Accepted) verifyingSignIn("salt1", before, Optional.of(signingPub));
+            assertThat(accepted.master()).isEqualTo(rotation.next());
+            assertThatThrownBy(() -> verifyingSignIn(
+                            "salt1", before, Optional.of(TestKeys.pair(252).getPublic())))
+                    .hasMessageContaining("signature verification failed");
+        }
+    }
+
+    /** A master alone with master_sign_pubkey (the signing key's public half in pki), salt1 accepted. */
+    private MasterKeyring aloneWithSigningKey(KeyPair signing) throws Exception {
+        Path pki = dir.resolve("pki");
+        Files.writeString(pki.resolve("master_sign.pub"), Pem.publicKeySpki(signing.getPublic()));
+        MasterKeyring ring = MasterKeyring.open(
+                pki, store.masterKeyPair(), Clock.systemUTC(), Optional.of(pki.resolve("master_sign.pub")));
+        keys = new SaltKeys(ring::current, ring::saltSignature, () -> 4505, store);
+        ring.onRotated(keys::rotate);
+        ring.onSaltSignatureChanged(keys::pubSigChanged);
+        salt = service(1 << 20);
+        accepted("salt1");
+        return ring;
     }
 
     private SaltSignIn.Outcome verifyingSignIn(String id, RSAPublicKey cached, Optional<PublicKey> masterSignPub)

@@ -77,8 +77,14 @@ public record SaltPubkeySignature(Map<SaltRsa.Signing, String> signatures) {
         return text.toString();
     }
 
-    /** Reads {@link #text()}; an unknown algorithm, a repeated one, bad base64 or an empty file is refused. */
+    /**
+     * Reads {@link #text()}; an unknown algorithm, a repeated one, bad base64, an empty text or one over {@link
+     * #MAX_BYTES} is refused.
+     */
     public static SaltPubkeySignature parse(String text) throws MalformedException {
+        if (text.length() > MAX_BYTES) {
+            throw new MalformedException(text.length() + " characters, over " + MAX_BYTES);
+        }
         Map<SaltRsa.Signing, String> signatures = new EnumMap<>(SaltRsa.Signing.class);
         int number = 0;
         for (String line : text.split("\n", -1)) {

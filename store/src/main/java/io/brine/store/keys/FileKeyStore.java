@@ -179,12 +179,7 @@ public final class FileKeyStore implements KeyStore {
         try (StoreLock.Held held = lock.acquire()) {
             request = OfflineMasterSigning.prepare(pkiDir(), keysize, grace, clock);
         }
-        options.auditLog()
-                .record(AuditEvent.builder("master-key-rotation-prepared", "brine-key")
-                        .from(Fingerprints.of(request.previous()))
-                        .to(Fingerprints.of(request.next()))
-                        .reason("waiting for the master signing key's signature; not in force")
-                        .build());
+        options.auditLog().record(OfflineMasterSigning.prepared(request, "brine-key"));
         return request;
     }
 
@@ -206,6 +201,25 @@ public final class FileKeyStore implements KeyStore {
         return rotated;
     }
 
+    /** {@link OfflineMasterSigning#prepareKeySignature} under the store lock. */
+    public OfflineMasterSigning.KeyRequest prepareMasterKeySignature(Clock clock)
+            throws IOException, KeyStoreException {
+        try (StoreLock.Held held = lock.acquire()) {
+            return OfflineMasterSigning.prepareKeySignature(pkiDir(), clock);
+        }
+    }
+
+    /** {@link OfflineMasterSigning#installKeySignature} under the store lock, audited. */
+    public RSAPublicKey installMasterKeySignature(OfflineMasterSigning.Signature signature, RSAPublicKey signingPub)
+            throws IOException, KeyStoreException {
+        RSAPublicKey inForce;
+        try (StoreLock.Held held = lock.acquire()) {
+            inForce = OfflineMasterSigning.installKeySignature(pkiDir(), signature, signingPub);
+        }
+        options.auditLog().record(OfflineMasterSigning.keySignatureInstalled(inForce, signingPub, "brine-key"));
+        return inForce;
+    }
+
     /** {@link OfflineMasterSigning#cancel} under the store lock, audited. */
     public Optional<OfflineMasterSigning.Request> cancelPreparedMasterKeyRotation()
             throws IOException, KeyStoreException {
@@ -213,10 +227,7 @@ public final class FileKeyStore implements KeyStore {
         try (StoreLock.Held held = lock.acquire()) {
             request = OfflineMasterSigning.cancel(pkiDir());
         }
-        AuditEvent.Builder event = AuditEvent.builder("master-key-rotation-cancelled", "brine-key")
-                .reason("the prepared key was dropped; the key in force is unchanged");
-        request.ifPresent(r -> event.from(Fingerprints.of(r.previous())).to(Fingerprints.of(r.next())));
-        options.auditLog().record(event.build());
+        options.auditLog().record(OfflineMasterSigning.cancelled(request, "brine-key"));
         return request;
     }
 

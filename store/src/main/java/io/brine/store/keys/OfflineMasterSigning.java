@@ -9,6 +9,7 @@ import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.salt.SaltPubkeySignature;
 import io.brine.protocol.salt.SaltRsa;
+import io.brine.store.audit.AuditEvent;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -42,13 +43,54 @@ public final class OfflineMasterSigning {
 
     public static final String PENDING_FILE = "master.pem.pending";
     public static final String REQUEST_FILE = "master_sign.request";
+    /** The request to sign the key in force, without a rotation ({@link #prepareKeySignature}). */
+    public static final String KEY_REQUEST_FILE = "master_pubkey_signature.request";
+
     static final String REQUEST_HEADER = "brine master key signing request 1";
+    static final String KEY_REQUEST_HEADER = "brine master key pub_sig request 1";
     static final String SIGNATURE_HEADER = "brine master key signature 1";
     /** A request or signature of 16,384-bit keys stays far below this. */
     static final int MAX_BYTES = 64 * 1024;
 
+    /** What the signing key is asked to sign: a rotation ({@link Request}) or the key in force ({@link KeyRequest}). */
+    public sealed interface ToSign permits Request, KeyRequest {
+        /** The master key Salt's {@code pub_sig} is made for. */
+        RSAPublicKey master();
+
+        long issuedMs();
+
+        /** Reads a request file's text, of either kind (its first line says which). */
+        static ToSign parse(String text) throws KeyStoreException {
+            return text.startsWith(KEY_REQUEST_HEADER) ? KeyRequest.parse(text) : Request.parse(text);
+        }
+    }
+
+    /**
+     * A request to sign the master key in force without rotating it (a master whose key was never rotated, or one
+     * switching {@code master_sign_pubkey} on): the signing key answers with Salt's {@code pub_sig} of {@code key}.
+     */
+    public record KeyRequest(RSAPublicKey master, long issuedMs) implements ToSign {
+
+        public String text() {
+            return KEY_REQUEST_HEADER + "\n"
+                    + "key: " + Base64.getEncoder().encodeToString(master.getEncoded()) + "\n"
+                    + "issued_ms: " + issuedMs + "\n";
+        }
+
+        public static KeyRequest parse(String text) throws KeyStoreException {
+            Map<String, String> fields = fields(text, KEY_REQUEST_HEADER, "a master key pub_sig request");
+            return new KeyRequest(key(fields, "key"), number(fields, "issued_ms"));
+        }
+    }
+
     /** What is signed: the succession from {@code previous} to {@code next} and its times. */
-    public record Request(RSAPublicKey previous, RSAPublicKey next, long issuedMs, long graceUntilMs) {
+    public record Request(RSAPublicKey previous, RSAPublicKey next, long issuedMs, long graceUntilMs)
+            implements ToSign {
+
+        @Override
+        public RSAPublicKey master() {
+            return next;
+        }
 
         byte[] signedBytes() {
             return MasterSuccessions.signedBytes(previous.getEncoded(), next.getEncoded(), issuedMs, graceUntilMs);
@@ -72,7 +114,10 @@ public final class OfflineMasterSigning {
         }
     }
 
-    /** The signing key's answer: its signature of the record, and Salt's {@code pub_sig} of the new key. */
+    /**
+     * The signing key's answer: its signature of the record ({@code succession}; null for a {@link KeyRequest}, which
+     * has no record), and Salt's {@code pub_sig} of {@code next}, the new key or the key in force.
+     */
     public record Signature(RSAPublicKey next, long issuedMs, byte[] succession, SaltPubkeySignature pubSig) {
 
         public String text() {
@@ -83,10 +128,12 @@ public final class OfflineMasterSigning {
                     .append('\n')
                     .append("issued_ms: ")
                     .append(issuedMs)
-                    .append('\n')
-                    .append("succession: ")
-                    .append(Base64.getEncoder().encodeToString(succession))
                     .append('\n');
+            if (succession != null) {
+                text.append("succession: ")
+                        .append(Base64.getEncoder().encodeToString(succession))
+                        .append('\n');
+            }
             for (SaltRsa.Signing signing : SaltRsa.Signing.values()) {
                 pubSig.forAlgorithm(signing)
                         .ifPresent(sig -> text.append("pub_sig ")
@@ -113,7 +160,7 @@ public final class OfflineMasterSigning {
             return new Signature(
                     key(fields, "next"),
                     number(fields, "issued_ms"),
-                    bytes(fields, "succession"),
+                    fields.containsKey("succession") ? bytes(fields, "succession") : null,
                     new SaltPubkeySignature(pubSigs));
         }
     }
@@ -145,6 +192,20 @@ public final class OfflineMasterSigning {
                 request.text().getBytes(StandardCharsets.US_ASCII),
                 AtomicFiles.PUBLIC_READ);
         return request;
+    }
+
+    /** Step 2, where the signing key is, for a request of either kind. Touches no pki dir. */
+    public static Signature sign(ToSign request, PrivateKey signingKey, RSAPublicKey signingPub)
+            throws KeyStoreException {
+        if (request instanceof Request rotation) {
+            return sign(rotation, signingKey, signingPub);
+        }
+        if (Arrays.equals(signingPub.getEncoded(), request.master().getEncoded())) {
+            throw new KeyStoreException(
+                    "the signing key is the master key of the request itself, not a separate signing key");
+        }
+        return new Signature(
+                request.master(), request.issuedMs(), null, SaltPubkeySignature.sign(signingKey, request.master()));
     }
 
     /** Step 2, where the signing key is: its signatures of {@code request}. Touches no pki dir. */
@@ -187,12 +248,39 @@ public final class OfflineMasterSigning {
             throw new KeyStoreException(pkiDir.resolve(PENDING_FILE) + " is not the key " + pkiDir.resolve(REQUEST_FILE)
                     + " names; drop both with brine-key --rotate-master-key --cancel and prepare again");
         }
-        if (!Arrays.equals(current.getPublic().getEncoded(), request.previous().getEncoded())) {
-            throw new KeyStoreException("stale request: the key in force (" + Fingerprints.of(current.getPublic())
+        checkRotation(request, signature, (RSAPublicKey) current.getPublic(), signingPub, clock.millis());
+        MasterKeyRotation.Rotated rotated = MasterKeyRotation.commit(
+                pkiDir,
+                current,
+                next,
+                request.issuedMs(),
+                request.graceUntilMs(),
+                keep,
+                signature.succession(),
+                Optional.of(signature.pubSig()));
+        AtomicFiles.delete(pkiDir.resolve(PENDING_FILE));
+        AtomicFiles.delete(pkiDir.resolve(REQUEST_FILE));
+        return rotated;
+    }
+
+    /**
+     * Whether {@code signature} signs the prepared {@code request} after the key in force {@code inForce}, made by the
+     * key whose public half is {@code signingPub}, within the request's grace; the reason it does not, else. A master
+     * alone's check and a cluster's.
+     */
+    public static void checkRotation(
+            Request request, Signature signature, RSAPublicKey inForce, RSAPublicKey signingPub, long nowMs)
+            throws KeyStoreException {
+        if (signature.succession() == null) {
+            throw new KeyStoreException("the signature is of the key in force (" + Fingerprints.of(signature.next())
+                    + "), not of a rotation: install it with brine-key --master-pubkey-signature --signature FILE");
+        }
+        if (!Arrays.equals(inForce.getEncoded(), request.previous().getEncoded())) {
+            throw new KeyStoreException("stale request: the key in force (" + Fingerprints.of(inForce)
                     + ") is no longer the one the request was prepared after (" + Fingerprints.of(request.previous())
                     + "); drop it with brine-key --rotate-master-key --cancel and prepare again");
         }
-        if (clock.millis() >= request.graceUntilMs()) {
+        if (nowMs >= request.graceUntilMs()) {
             throw new KeyStoreException("stale request: prepared at " + Instant.ofEpochMilli(request.issuedMs())
                     + ", its grace (master_key_grace) ended at " + Instant.ofEpochMilli(request.graceUntilMs())
                     + "; drop it with brine-key --rotate-master-key --cancel and prepare again");
@@ -211,18 +299,89 @@ public final class OfflineMasterSigning {
             throw new KeyStoreException("the signature was not made by the master signing key whose public half is"
                     + " master_sign.pub (" + Fingerprints.of(signingPub) + ")");
         }
-        MasterKeyRotation.Rotated rotated = MasterKeyRotation.commit(
-                pkiDir,
-                current,
-                next,
-                request.issuedMs(),
-                request.graceUntilMs(),
-                keep,
-                signature.succession(),
-                Optional.of(signature.pubSig()));
-        AtomicFiles.delete(pkiDir.resolve(PENDING_FILE));
-        AtomicFiles.delete(pkiDir.resolve(REQUEST_FILE));
-        return rotated;
+    }
+
+    /**
+     * Whether {@code signature} holds Salt's {@code pub_sig} of the key in force {@code inForce} made by the key whose
+     * public half is {@code signingPub} ({@code master_sign.pub}); the reason it does not, else. What is installed
+     * for the key in force, by a master alone and in a cluster; a rotation's signature whose key is now in force
+     * passes too.
+     */
+    public static void checkKeySignature(Signature signature, RSAPublicKey inForce, RSAPublicKey signingPub)
+            throws KeyStoreException {
+        if (!Arrays.equals(signature.next().getEncoded(), inForce.getEncoded())) {
+            throw new KeyStoreException("the signature is of another master key (" + Fingerprints.of(signature.next())
+                    + "), not the key in force (" + Fingerprints.of(inForce) + "); prepare a request again with"
+                    + " brine-key --master-pubkey-signature --prepare");
+        }
+        if (!signature.pubSig().verifies(inForce, signingPub)) {
+            throw new KeyStoreException("the signature was not made by the master signing key whose public half is"
+                    + " master_sign.pub (" + Fingerprints.of(signingPub) + ")");
+        }
+    }
+
+    /**
+     * The first step of signing the key in force without a rotation, on the master's machine: writes {@link
+     * #KEY_REQUEST_FILE} for it (replacing an older one: a request holds public keys only). The caller holds the
+     * store lock.
+     */
+    public static KeyRequest prepareKeySignature(Path pkiDir, Clock clock) throws IOException, KeyStoreException {
+        MasterKeyRotation.complete(pkiDir);
+        KeyRequest request = new KeyRequest(
+                (RSAPublicKey) MasterKeyRotation.readCurrent(pkiDir).getPublic(), clock.millis());
+        writeKeyRequest(pkiDir, request);
+        return request;
+    }
+
+    /** The {@code master-key-rotation-prepared} audit line, for both backends. */
+    public static AuditEvent prepared(Request request, String actor) {
+        return AuditEvent.builder("master-key-rotation-prepared", actor)
+                .from(Fingerprints.of(request.previous()))
+                .to(Fingerprints.of(request.next()))
+                .reason("waiting for the master signing key's signature; not in force")
+                .build();
+    }
+
+    /** The {@code master-key-rotation-cancelled} audit line, for both backends. */
+    public static AuditEvent cancelled(Optional<Request> request, String actor) {
+        AuditEvent.Builder event = AuditEvent.builder("master-key-rotation-cancelled", actor)
+                .reason("the prepared key was dropped; the key in force is unchanged");
+        request.ifPresent(r -> event.from(Fingerprints.of(r.previous())).to(Fingerprints.of(r.next())));
+        return event.build();
+    }
+
+    /** The {@code master-key-signature-installed} audit line, for both backends. */
+    public static AuditEvent keySignatureInstalled(RSAPublicKey inForce, RSAPublicKey signingPub, String actor) {
+        return AuditEvent.builder("master-key-signature-installed", actor)
+                .to(Fingerprints.of(inForce))
+                .reason("Salt's pub_sig of the master key in force, signed by the master signing key "
+                        + Fingerprints.of(signingPub))
+                .build();
+    }
+
+    /** Writes {@code request} as {@link #KEY_REQUEST_FILE} in {@code dir}. */
+    public static Path writeKeyRequest(Path dir, KeyRequest request) throws IOException {
+        Path file = dir.resolve(KEY_REQUEST_FILE);
+        AtomicFiles.write(file, request.text().getBytes(StandardCharsets.US_ASCII), AtomicFiles.PUBLIC_READ);
+        return file;
+    }
+
+    /**
+     * The last step of signing the key in force: checks {@code signature} ({@link #checkKeySignature}) and writes it
+     * as Salt's {@code pub_sig} of the key in force ({@code pki_dir/master_pubkey_signature}), which a running master
+     * reads within a second. Refused, with nothing changed, as the check says. The caller holds the store lock.
+     */
+    public static RSAPublicKey installKeySignature(Path pkiDir, Signature signature, RSAPublicKey signingPub)
+            throws IOException, KeyStoreException {
+        MasterKeyRotation.complete(pkiDir);
+        RSAPublicKey inForce =
+                (RSAPublicKey) MasterKeyRotation.readCurrent(pkiDir).getPublic();
+        checkKeySignature(signature, inForce, signingPub);
+        AtomicFiles.write(
+                pkiDir.resolve(SaltPubkeySignature.FILE),
+                signature.pubSig().text().getBytes(StandardCharsets.US_ASCII),
+                AtomicFiles.PUBLIC_READ);
+        return inForce;
     }
 
     /** Drops a prepared rotation; returns its request, or empty when none was pending. */
@@ -278,6 +437,20 @@ public final class OfflineMasterSigning {
             return Optional.empty();
         }
         return Optional.of(readRequest(file, attributes.get()));
+    }
+
+    /** Reads a request file of either kind (an admin's copy, or pki_dir's). */
+    public static ToSign readToSign(Path file) throws IOException, KeyStoreException {
+        PosixFileAttributes attributes =
+                AtomicFiles.attributes(file).orElseThrow(() -> new KeyStoreException(file + " does not exist"));
+        if (!attributes.isRegularFile()) {
+            throw new KeyStoreException(file + " is not a regular file");
+        }
+        try {
+            return ToSign.parse(new String(AtomicFiles.readSmall(file, MAX_BYTES), StandardCharsets.US_ASCII));
+        } catch (KeyStoreException e) {
+            throw new KeyStoreException(file + ": " + e.getMessage(), e);
+        }
     }
 
     /** Reads a request file (an admin's copy, or pki_dir's). */
