@@ -696,11 +696,6 @@ public final class ZkKeyStore implements KeyStore {
                 () -> ZkMasterKeys.installSaltSignature(writes, installed, signature, signingPub, actor));
     }
 
-    /** The rotation prepared for the offline signing key; empty when none waits. */
-    public Optional<OfflineMasterSigning.Request> preparedMasterKeyRotation() throws IOException, KeyStoreException {
-        return new ZkMasterKeys(client).pending();
-    }
-
     @FunctionalInterface
     private interface MasterKeyWrite<T> {
         T write() throws KeeperException, KeyStoreException;
