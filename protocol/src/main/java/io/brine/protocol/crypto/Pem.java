@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * PEM in Salt's formats. Writes private keys as PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) and public keys as SPKI
@@ -36,6 +37,8 @@ public final class Pem {
 
     /** One PEM block: its label, whether its RFC 1421 headers say it is encrypted, and its decoded body. */
     public record Block(String label, boolean encrypted, byte[] der) {}
+
+    private static final Pattern LINE_BREAK = Pattern.compile("\r\n|\n|\r");
 
     private Pem() {}
 
@@ -167,7 +170,7 @@ public final class Pem {
         if (pem.length() > MAX_PEM_CHARS) {
             throw new KeyFormatException("PEM data is larger than " + MAX_PEM_CHARS + " characters");
         }
-        if (!StandardCharsets.US_ASCII.newEncoder().canEncode(pem)) {
+        if (!ascii(pem)) {
             throw new KeyFormatException("PEM data has non-ASCII characters");
         }
         List<Block> blocks = blocks(pem);
@@ -185,7 +188,7 @@ public final class Pem {
      * RFC 1421 headers ({@code Proc-Type}, {@code DEK-Info}) may precede the base64, which must be valid.
      */
     public static List<Block> blocks(String text) throws KeyFormatException {
-        String[] lines = text.split("\r\n|\n|\r", -1);
+        String[] lines = LINE_BREAK.split(text, -1);
         List<Block> blocks = new ArrayList<>();
         int i = 0;
         while (i < lines.length) {
@@ -231,6 +234,16 @@ public final class Pem {
             blocks.add(new Block(label, encrypted, der));
         }
         return blocks;
+    }
+
+    // Not String.split or a new encoder per call: both were most of reading a stored key once its checks are spared.
+    private static boolean ascii(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) > 0x7F) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static String describe(Block block) {
