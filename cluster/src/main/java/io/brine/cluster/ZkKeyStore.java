@@ -9,6 +9,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.CheckedKeys;
 import io.brine.store.keys.KeyChangeListener;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyListing;
@@ -88,6 +89,8 @@ public final class ZkKeyStore implements KeyStore {
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile AutoCloseable alsoClose;
     private final ZkConnectionWatch connection;
+    /** The keys this master checked before (its pki dir's), whose small-factor check reading the view skips. */
+    private final CheckedKeys checked;
 
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
@@ -99,6 +102,9 @@ public final class ZkKeyStore implements KeyStore {
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
         this.connection = ZkConnectionWatch.start(client, options.clock());
+        this.checked = masterKeyPair != null && pkiDir != null
+                ? CheckedKeys.open(pkiDir, masterKeyPair.getPrivate())
+                : CheckedKeys.none();
     }
 
     /**
@@ -151,6 +157,7 @@ public final class ZkKeyStore implements KeyStore {
             if (!ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IOException("the cluster's keys could not be read within " + timeout.toSeconds() + " s");
             }
+            store.checked.saveChecked();
             return store;
         } catch (IOException e) {
             store.close();
@@ -203,7 +210,7 @@ public final class ZkKeyStore implements KeyStore {
             return;
         }
         try {
-            StoredKey key = ZkRecords.decodeKey(id, node.getData());
+            StoredKey key = ZkRecords.decodeKey(id, node.getData(), checked);
             if (denied != (key.state() == KeyState.DENIED)) {
                 throw new KeyFormatException("a " + key.state().label() + " key under " + parent);
             }
@@ -218,6 +225,11 @@ public final class ZkKeyStore implements KeyStore {
     @Override
     public Path pkiDir() {
         return pkiDir;
+    }
+
+    /** The keys whose small-factor check reading the view skips (a test's view). */
+    CheckedKeys checkedKeys() {
+        return checked;
     }
 
     @Override
@@ -836,6 +848,11 @@ public final class ZkKeyStore implements KeyStore {
         }
         connection.close();
         caches.forEach(CuratorCache::close);
+        // The keys accepted since the start are not checked again at the next one (the one after a crash checks them).
+        checked.save(view.all().values().stream()
+                .flatMap(List::stream)
+                .map(StoredKey::key)
+                .toList());
         view.close();
         if (alsoClose != null) {
             try {

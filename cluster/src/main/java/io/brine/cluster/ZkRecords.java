@@ -9,6 +9,7 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.FileAuditLog;
+import io.brine.store.keys.CheckedKeys;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.StoredKey;
@@ -138,6 +139,14 @@ final class ZkRecords {
 
     /** @throws KeyFormatException for data that is not a key record */
     static StoredKey decodeKey(String id, byte[] data) throws KeyFormatException {
+        return decodeKey(id, data, CheckedKeys.none());
+    }
+
+    /**
+     * {@link #decodeKey(String, byte[])}, sparing the small-factor check of a key {@code checked} holds (the view's
+     * start-up read of every key).
+     */
+    static StoredKey decodeKey(String id, byte[] data, CheckedKeys checked) throws KeyFormatException {
         if (data == null || data.length == 0 || data.length > MAX_RECORD_BYTES) {
             throw new KeyFormatException("empty or oversized key record");
         }
@@ -148,7 +157,7 @@ final class ZkRecords {
             throw new KeyFormatException("not a key record: " + e.getMessage());
         }
         KeyState state = stateOf(node.path("state").asText(""));
-        RSAPublicKey key = Pem.readPublicKey(node.path("pem").asText(""));
+        RSAPublicKey key = checked.readPublicKey(node.path("pem").asText("").getBytes(StandardCharsets.UTF_8));
         return new StoredKey(
                 id, state, key, Fingerprints.of(key), kindOf(node.path(KIND).asText("")));
     }

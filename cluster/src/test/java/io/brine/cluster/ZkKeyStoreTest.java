@@ -8,6 +8,7 @@ import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.CheckedKeys;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyLookup;
@@ -15,9 +16,15 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyFactory;
 import java.security.interfaces.RSAPublicKey;
+import java.security.spec.RSAKeyGenParameterSpec;
+import java.security.spec.RSAPublicKeySpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -357,6 +364,38 @@ class ZkKeyStoreTest {
         }
         for (String child : client.getChildren().forPath(path)) {
             collect(client, (path.equals("/") ? "" : path) + "/" + child, into);
+        }
+    }
+
+    @Test
+    void aMasterStartChecksInFullOnlyTheKeysItHasNotCheckedBefore() throws Exception {
+        for (int i = 1; i <= 3; i++) {
+            assertThat(a.offer("web" + i, key(i), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        }
+        Path cDir = pki.resolve("c");
+        Files.createDirectories(cDir);
+        Files.setPosixFilePermissions(cDir, PosixFilePermissions.fromString("rwx------"));
+        ZkKeyStoreOptions options = ZkKeyStoreOptions.of(cDir, TestKeys.pair(0), AuditLog.none(), Clock.systemUTC());
+        try (ZkKeyStore c = ZkKeyStore.open(client(), options, Duration.ofSeconds(30))) {
+            assertThat(c.checkedKeys().fullChecks()).isEqualTo(3);
+        }
+        assertThat(cDir.resolve(CheckedKeys.FILE_NAME)).exists();
+        try (ZkKeyStore c = ZkKeyStore.open(client(), options, Duration.ofSeconds(30))) {
+            assertThat(c.checkedKeys().fullChecks()).isZero();
+            assertThat(c.list().ids(KeyState.ACCEPTED)).containsExactly("web1", "web2", "web3");
+        }
+
+        // Written into ZooKeeper by something other than a master: a key no master checked.
+        BigInteger n = key(9).getModulus().multiply(BigInteger.valueOf(7919));
+        RSAPublicKey weak = (RSAPublicKey)
+                KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(n, RSAKeyGenParameterSpec.F4));
+        clients.get("a").create().forPath(ZkRecords.keyPath("weak"), ZkRecords.encodeKey(KeyState.ACCEPTED, weak));
+        try (ZkKeyStore c = ZkKeyStore.open(client(), options, Duration.ofSeconds(30))) {
+            assertThat(c.checkedKeys().fullChecks()).isEqualTo(1);
+            assertThat(c.list().ids(KeyState.ACCEPTED)).containsExactly("web1", "web2", "web3");
+            assertThat(c.list().problems())
+                    .singleElement()
+                    .satisfies(p -> assertThat(p.reason()).contains("small prime factor (7919)"));
         }
     }
 }

@@ -21,6 +21,13 @@ public final class RsaKeys {
     public static final int MIN_BITS = 2048;
     public static final int MAX_BITS = 8192;
 
+    /**
+     * The version of the checks {@link Pem#readPublicKey} makes of a public key ({@link #publicKeyFromDer}): a
+     * remembered verdict names it (the key store's {@code .checked_keys}). Add one whenever a check is added or made
+     * stricter, so that no key is spared a check it never passed.
+     */
+    public static final int CHECKS = 1;
+
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private RsaKeys() {}

@@ -120,12 +120,16 @@ public final class FileKeyStore implements KeyStore {
         try (StoreLock.Held held = lock.acquire()) {
             directory.prepareStateDirectories();
             KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize()) : null;
+            if (pair != null) {
+                directory.useChecked(CheckedKeys.open(directory.pkiDir(), pair.getPrivate()));
+            }
             Snapshot initial = directory.scan(
                     lock.generation(),
                     directory.stamps(),
                     Snapshot.EMPTY,
                     options.ticker().read());
             FileKeyStore store = new FileKeyStore(options, directory, lock, pair, initial, directorySync);
+            directory.checked().saveChecked();
             directory.asks().reloadIfChanged();
             store.watcher.pollEvery(options.pollInterval(), store::poll);
             return store;
@@ -135,9 +139,22 @@ public final class FileKeyStore implements KeyStore {
         }
     }
 
+    /** Every valid key the snapshot holds, denied keys too: each passed every check when it entered the store. */
+    private static List<RSAPublicKey> storedKeys(Snapshot snapshot) {
+        List<RSAPublicKey> keys = new ArrayList<>(snapshot.keys.size() + snapshot.denied.size());
+        snapshot.keys.values().forEach(entry -> keys.add(entry.key().key()));
+        snapshot.denied.values().forEach(entry -> keys.add(entry.key().key()));
+        return keys;
+    }
+
     @Override
     public Path pkiDir() {
         return directory.pkiDir();
+    }
+
+    /** The keys whose small-factor check this store's scans skip (a test's view). */
+    CheckedKeys checkedKeys() {
+        return directory.checked();
     }
 
     @Override
@@ -914,6 +931,12 @@ public final class FileKeyStore implements KeyStore {
             return;
         }
         watcher.close();
+        // The keys accepted since the start are not checked again at the next one (the one after a crash checks them).
+        try (StoreLock.Held held = lock.acquire()) {
+            directory.checked().save(storedKeys(writes.snapshot()));
+        } catch (IOException | RuntimeException e) {
+            log.debug("Key store {}: not recording its checked keys: {}", pkiDir(), e.toString());
+        }
         try {
             lock.close();
         } catch (IOException e) {

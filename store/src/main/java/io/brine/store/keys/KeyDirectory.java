@@ -8,7 +8,6 @@ import io.brine.protocol.crypto.Pem;
 import io.brine.store.keys.Snapshot.Entry;
 import io.brine.store.keys.Snapshot.FileStamp;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -45,6 +44,8 @@ final class KeyDirectory {
     private final Map<KeyState, Path> dirs;
     private final SaltMarks marks;
     private final RotationAsks asks;
+    /** Keys this master checked before, whose small-factor check a scan skips; none until the master key is read. */
+    private volatile CheckedKeys checked = CheckedKeys.none();
 
     private KeyDirectory(Path pkiDir) {
         this.pkiDir = pkiDir;
@@ -112,6 +113,15 @@ final class KeyDirectory {
         return asks;
     }
 
+    /** The keys whose small-factor check a scan may skip ({@link CheckedKeys}): set once the master key is read. */
+    void useChecked(CheckedKeys checked) {
+        this.checked = checked;
+    }
+
+    CheckedKeys checked() {
+        return checked;
+    }
+
     /** The kind of the id's pending, accepted or rejected key, as the disk holds it. */
     MinionKind kindOf(String id) {
         return marks.isMarked(id) ? MinionKind.SALT : MinionKind.BRINE;
@@ -146,8 +156,8 @@ final class KeyDirectory {
 
     private record ParsedFile(StoredKey key, String problem) {}
 
-    private static ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
-        KeyFile file = KeyFile.read(path, attributes);
+    private ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
+        KeyFile file = KeyFile.read(path, attributes, checked);
         return file.key() == null
                 ? new ParsedFile(null, file.problem())
                 : new ParsedFile(new StoredKey(id, state, file.key(), Fingerprints.of(file.key())), null);
@@ -165,12 +175,17 @@ final class KeyDirectory {
         }
 
         static KeyFile read(Path path, BasicFileAttributes attributes) {
+            return read(path, attributes, CheckedKeys.none());
+        }
+
+        /** {@link #read(Path, BasicFileAttributes)}, sparing the small-factor check of keys {@code checked} holds. */
+        static KeyFile read(Path path, BasicFileAttributes attributes, CheckedKeys checked) {
             String problem = problem(attributes);
             if (problem != null) {
                 return new KeyFile(null, problem);
             }
             try {
-                return parse(bytes(path));
+                return parse(bytes(path), checked);
             } catch (IOException e) {
                 return new KeyFile(null, "cannot be read: " + e.getMessage());
             }
@@ -196,8 +211,12 @@ final class KeyDirectory {
         }
 
         static KeyFile parse(byte[] bytes) {
+            return parse(bytes, CheckedKeys.none());
+        }
+
+        static KeyFile parse(byte[] bytes, CheckedKeys checked) {
             try {
-                return new KeyFile(Pem.readPublicKey(new String(bytes, StandardCharsets.US_ASCII)), null);
+                return new KeyFile(checked.readPublicKey(bytes), null);
             } catch (KeyFormatException e) {
                 return new KeyFile(null, "is not a valid public key: " + e.getMessage());
             }

@@ -1,0 +1,297 @@
+package io.brine.store.keys;
+
+import io.brine.daemon.WarnInterval;
+import io.brine.daemon.files.AtomicFiles;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.Pem;
+import io.brine.protocol.crypto.RsaKeys;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.PrivateKey;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The keys a master has already checked in full, by the SHA-256 of their exact PEM bytes, kept in
+ * {@code pki_dir/.checked_keys} so that a start does not run every stored key's small-factor check again
+ * ({@link RsaKeys#checkFactors}: most of a start's CPU at thousands of keys). Bytes found here skip that one check;
+ * every other check of {@link Pem#readPublicKey} still runs, and bytes not found here (a key copied into
+ * {@code minions/} by hand, another key under the same id) are checked in full.
+ *
+ * <p>Who else can write the file: it is trusted only when it is a regular file (not a link) owned by the pki dir's
+ * owner and writable by nobody else, names this build's checks ({@link RsaKeys#CHECKS}), is at most
+ * {@link #MAX_BYTES}, and carries an HMAC-SHA256 under a key derived from the master's private key, so that nobody
+ * who cannot read {@code master.pem} can add an entry, and a file copied from another master (or made before a
+ * master key rotation) is not used. A file that fails any of these is ignored as a whole, with a warning, and
+ * replaced at the next save. A process without the master key (brine-key) checks everything and saves nothing.
+ * Written atomically (temp, fsync, rename), mode 0600, at most {@link #MAX_ENTRIES} keys: the store's keys when it
+ * opens and when it closes.
+ */
+public final class CheckedKeys {
+
+    public static final String FILE_NAME = ".checked_keys";
+
+    /** Ten times the fleet brine is sized for; a store holding more keys checks the rest in full at each start. */
+    static final int MAX_ENTRIES = 100_000;
+
+    private static final byte[] MAGIC = "brine checked keys\n".getBytes(StandardCharsets.US_ASCII);
+    private static final int FORMAT = 1;
+    private static final int DIGEST_BYTES = 32;
+    private static final int HEADER_BYTES = MAGIC.length + 3 * Integer.BYTES;
+    static final int MAX_BYTES = HEADER_BYTES + MAX_ENTRIES * DIGEST_BYTES + DIGEST_BYTES;
+
+    private static final Logger log = LoggerFactory.getLogger(CheckedKeys.class);
+    private static final CheckedKeys NONE = new CheckedKeys(null, null, Set.of());
+
+    private final Path file;
+    private final byte[] macKey;
+    /** The digests the file held when opened, then those of the last save. */
+    private volatile Set<Digest> known;
+    /** Bytes {@link #readPublicKey} checked in full since the last save, and passed. */
+    private final Set<Digest> passed = ConcurrentHashMap.newKeySet();
+    /** A file was there but not used: the next save replaces it even with nothing to record. */
+    private volatile boolean ignored;
+
+    private final AtomicLong fullChecks = new AtomicLong();
+    private final WarnInterval warnings = new WarnInterval(Clock.systemUTC(), 60_000);
+
+    private CheckedKeys(Path file, byte[] macKey, Set<Digest> known) {
+        this.file = file;
+        this.macKey = macKey;
+        this.known = known;
+    }
+
+    /** Checks every key in full and remembers nothing: for a store opened without the master key. */
+    public static CheckedKeys none() {
+        return NONE;
+    }
+
+    /** The checked keys of the master whose private key is {@code masterKey}, read from {@code pkiDir}. */
+    public static CheckedKeys open(Path pkiDir, PrivateKey masterKey) {
+        CheckedKeys checked = new CheckedKeys(pkiDir.resolve(FILE_NAME), macKey(masterKey), Set.of());
+        checked.known = checked.load();
+        return checked;
+    }
+
+    /**
+     * Reads an RSA public key from PEM as {@link Pem#readPublicKey} does, skipping the small-factor check for bytes
+     * this master has checked before.
+     */
+    public RSAPublicKey readPublicKey(byte[] pem) throws KeyFormatException {
+        String text = new String(pem, StandardCharsets.US_ASCII);
+        if (file == null) {
+            fullChecks.incrementAndGet();
+            return Pem.readPublicKey(text);
+        }
+        Digest digest = Digest.of(pem);
+        if (known.contains(digest)) {
+            return Pem.readOfferedPublicKey(text);
+        }
+        fullChecks.incrementAndGet();
+        RSAPublicKey key = Pem.readPublicKey(text);
+        passed.add(digest);
+        return key;
+    }
+
+    /** How many keys {@link #readPublicKey} checked in full (a test's view). */
+    public long fullChecks() {
+        return fullChecks.get();
+    }
+
+    /**
+     * Adds the keys {@link #readPublicKey} checked in full to the file (a store's first read): nothing is written when
+     * every key was found in it. Cheaper than {@link #save}, which encodes every key; a failure is logged.
+     */
+    public void saveChecked() {
+        if (file == null || (passed.isEmpty() && !ignored)) {
+            return;
+        }
+        Set<Digest> digests = new HashSet<>(known);
+        for (Digest digest : passed) {
+            if (digests.size() == MAX_ENTRIES) {
+                break;
+            }
+            digests.add(digest);
+        }
+        write(digests);
+    }
+
+    /**
+     * Records {@code keys} (a store's keys, each checked in full when it entered the store) as the file's content, by
+     * the digest of their canonical PEM (as the store writes them); at most {@link #MAX_ENTRIES}. Writes only when
+     * that differs from what the file holds; a failure is logged, not thrown: the file only saves work.
+     */
+    public void save(Collection<RSAPublicKey> keys) {
+        if (file == null) {
+            return;
+        }
+        Set<Digest> digests = new HashSet<>();
+        for (RSAPublicKey key : keys) {
+            if (digests.size() == MAX_ENTRIES) {
+                break;
+            }
+            digests.add(Digest.of(Pem.bytes(Pem.publicKeySpki(key))));
+        }
+        if (!digests.equals(known) || ignored) {
+            write(digests);
+        }
+    }
+
+    private synchronized void write(Set<Digest> digests) {
+        try {
+            AtomicFiles.write(file, encode(digests, macKey), AtomicFiles.OWNER_RW);
+            passed.clear();
+            known = Set.copyOf(digests);
+            ignored = false;
+        } catch (IOException | RuntimeException e) {
+            warnings.warn(log, "Cannot write {}: {}; the next start checks every key in full", file, e.toString());
+        }
+    }
+
+    private Set<Digest> load() {
+        try {
+            Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+            if (attributes.isEmpty()) {
+                return Set.of();
+            }
+            String problem = problem(attributes.get());
+            if (problem == null) {
+                byte[] bytes = AtomicFiles.readSmall(file, MAX_BYTES);
+                Set<Digest> digests = decode(bytes, macKey);
+                if (digests != null) {
+                    return digests;
+                }
+                problem = "is damaged, from another master's key, or for other checks";
+            }
+            warnings.warn(log, "{} {}: ignored, every key is checked in full and the file rewritten", file, problem);
+        } catch (IOException | RuntimeException e) {
+            warnings.warn(log, "Cannot read {}: {}; every key is checked in full", file, e.toString());
+        }
+        ignored = true;
+        return Set.of();
+    }
+
+    private String problem(PosixFileAttributes attributes) throws IOException {
+        if (!attributes.isRegularFile()) {
+            return attributes.isSymbolicLink() ? "is a symbolic link" : "is not a regular file";
+        }
+        if (attributes.size() > MAX_BYTES) {
+            return "is larger than " + MAX_BYTES + " bytes";
+        }
+        if (!attributes.owner().equals(Files.getOwner(file.getParent(), LinkOption.NOFOLLOW_LINKS))) {
+            return "is owned by " + attributes.owner().getName() + ", not by the pki dir's owner";
+        }
+        if (PkiPermissions.groupOrOtherWrite(attributes)) {
+            return "is writable by group or others";
+        }
+        return null;
+    }
+
+    static byte[] encode(Set<Digest> digests, byte[] macKey) {
+        ByteBuffer out = ByteBuffer.allocate(HEADER_BYTES + digests.size() * DIGEST_BYTES + DIGEST_BYTES);
+        out.put(MAGIC).putInt(FORMAT).putInt(RsaKeys.CHECKS).putInt(digests.size());
+        digests.forEach(d -> out.put(d.bytes()));
+        out.put(mac(macKey, out.array(), out.position()));
+        return out.array();
+    }
+
+    /** The digests in {@code bytes}, or null when they are not a whole file of this format, checks and key. */
+    static Set<Digest> decode(byte[] bytes, byte[] macKey) {
+        if (bytes.length < HEADER_BYTES + DIGEST_BYTES || bytes.length > MAX_BYTES) {
+            return null;
+        }
+        int body = bytes.length - DIGEST_BYTES;
+        if (!MessageDigest.isEqual(mac(macKey, bytes, body), Arrays.copyOfRange(bytes, body, bytes.length))) {
+            return null;
+        }
+        ByteBuffer in = ByteBuffer.wrap(bytes, 0, body);
+        byte[] magic = new byte[MAGIC.length];
+        in.get(magic);
+        int count;
+        if (!Arrays.equals(magic, MAGIC)
+                || in.getInt() != FORMAT
+                || in.getInt() != RsaKeys.CHECKS
+                || (count = in.getInt()) < 0
+                || count > MAX_ENTRIES
+                || in.remaining() != (long) count * DIGEST_BYTES) {
+            return null;
+        }
+        Set<Digest> digests = new HashSet<>(count * 2);
+        for (int i = 0; i < count; i++) {
+            byte[] digest = new byte[DIGEST_BYTES];
+            in.get(digest);
+            digests.add(new Digest(digest));
+        }
+        return Collections.unmodifiableSet(digests);
+    }
+
+    /** The HMAC key: a hash of the master's private key under this file's own label, never the key itself. */
+    static byte[] macKey(PrivateKey masterKey) {
+        MessageDigest sha256 = sha256();
+        sha256.update(MAGIC);
+        sha256.update(masterKey.getEncoded());
+        return sha256.digest();
+    }
+
+    private static byte[] mac(byte[] key, byte[] bytes, int length) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            mac.update(bytes, 0, length);
+            return mac.doFinal();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK lacks HmacSHA256", e);
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK lacks SHA-256", e);
+        }
+    }
+
+    /** The SHA-256 of a key's PEM bytes. */
+    record Digest(byte[] bytes) {
+
+        static Digest of(byte[] pem) {
+            return new Digest(sha256().digest(pem));
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Digest d && Arrays.equals(bytes, d.bytes);
+        }
+
+        @Override
+        public int hashCode() {
+            return Arrays.hashCode(bytes);
+        }
+
+        @Override
+        public String toString() {
+            return HexFormat.of().formatHex(bytes);
+        }
+    }
+}
