@@ -151,6 +151,11 @@ final class ZkAdminOperations {
                             + "); delete some of them first"));
         }
         owners.writeTo(tx);
+        // An admin's ask to rotate the key goes with it (ZkRotationAsks bumps the key's version, so an ask made since
+        // the read fails this transaction, which is decided again).
+        Optional<ZkWrites.Read> asked = from == KeyState.ACCEPTED && to != KeyState.ACCEPTED
+                ? store.asks().dropIn(tx, id)
+                : Optional.empty();
         // One key, one id: an admin may accept a key stored under another id (brine-key asks for a flag); say so,
         // as the fingerprint's znode has it (this master's view may not have heard yet).
         List<String> sharing = to == null ? List.of() : owners.sameKeyAs(source.fingerprint());
@@ -167,6 +172,9 @@ final class ZkAdminOperations {
         Optional<Long> zxid = tx.commit();
         if (zxid.isEmpty()) {
             return Optional.empty();
+        }
+        if (asked.isPresent()) {
+            store.asks().dropped(id, zxid.get());
         }
         ZkKeyView view = store.view();
         if (to == null) {

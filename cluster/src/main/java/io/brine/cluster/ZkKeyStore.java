@@ -31,6 +31,7 @@ import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.OutcomeUnknownException;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RetiredKeys;
+import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.RotationDecision;
 import io.brine.store.keys.StoredKey;
 import java.io.IOException;
@@ -46,6 +47,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -92,6 +94,8 @@ public final class ZkKeyStore implements KeyStore {
     /** The keys this master checked before (its pki dir's), whose small-factor check reading the view skips. */
     private final CheckedKeys checked;
 
+    private final ZkRotationAsks asks;
+
     private ZkKeyStore(CuratorFramework client, ZkKeyStoreOptions options) {
         this.client = client;
         this.pkiDir = options.pkiDir();
@@ -105,6 +109,7 @@ public final class ZkKeyStore implements KeyStore {
         this.checked = masterKeyPair != null && pkiDir != null
                 ? CheckedKeys.open(pkiDir, masterKeyPair.getPrivate())
                 : CheckedKeys.none();
+        this.asks = new ZkRotationAsks(this, options.clock());
     }
 
     /**
@@ -144,16 +149,18 @@ public final class ZkKeyStore implements KeyStore {
                     ZkRecords.SPENT,
                     ZkRecords.SEQ,
                     ZkRecords.ROTATE,
-                    ZkRecords.RETIRED)) {
+                    ZkRecords.RETIRED,
+                    ZkRecords.ASKED)) {
                 try {
                     client.create().creatingParentContainersIfNeeded().forPath(path, new byte[0]);
                 } catch (KeeperException.NodeExistsException e) {
                     // made by another master
                 }
             }
-            CountDownLatch ready = new CountDownLatch(2);
+            CountDownLatch ready = new CountDownLatch(3);
             store.watch(ZkRecords.KEYS, false, ready);
             store.watch(ZkRecords.DENIED, true, ready);
+            store.asks.watch(ready);
             if (!ready.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IOException("the cluster's keys could not be read within " + timeout.toSeconds() + " s");
             }
@@ -641,6 +648,33 @@ public final class ZkKeyStore implements KeyStore {
         return Optional.of(decision);
     }
 
+    // ---------------------------------------------------------------- rotations admins ask for
+
+    /** In {@code /asked}, one transaction per id ({@link ZkRotationAsks}), decided as the file store decides. */
+    @Override
+    public List<AdminResult> askRotation(List<String> ids, String actor) {
+        ensureOpen();
+        return asks.ask(ids, actor);
+    }
+
+    @Override
+    public Map<String, RotationAsks.Ask> rotationAsks() {
+        ensureOpen();
+        return asks.all();
+    }
+
+    /** From memory: the asks as this master's watch has them, against its view's accepted key. */
+    @Override
+    public Optional<String> rotationAsked(String id) {
+        ZkKeyView.Entry entry = view.entry(id);
+        if (entry == null || entry.key().state() != KeyState.ACCEPTED) {
+            return Optional.empty();
+        }
+        return asks.of(id)
+                .filter(ask -> ask.outstandingFor(entry.key().fingerprint()))
+                .map(RotationAsks.Ask::fingerprint);
+    }
+
     // ---------------------------------------------------------------- the master key
 
     /**
@@ -853,6 +887,7 @@ public final class ZkKeyStore implements KeyStore {
                 .flatMap(List::stream)
                 .map(StoredKey::key)
                 .toList());
+        asks.close();
         view.close();
         if (alsoClose != null) {
             try {
@@ -891,6 +926,10 @@ public final class ZkKeyStore implements KeyStore {
 
     ZkWrites writes() {
         return writes;
+    }
+
+    ZkRotationAsks asks() {
+        return asks;
     }
 
     static StoredKey storedKey(String id, KeyState state, RSAPublicKey key) {

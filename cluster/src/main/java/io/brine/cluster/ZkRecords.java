@@ -38,6 +38,10 @@ import org.apache.zookeeper.KeeperException;
  * cluster and checked by every one that opens it: a master of another format refuses to start.</li>
  * <li>{@code /audit/e-<seq>}: one audit event per sequential znode, written in the same transaction as the
  * change it records: one ordered trail whichever master wrote it.</li>
+ * <li>{@code /asked/<id>}: an admin's ask that the id's minion rotate its accepted key ({@code brine-key
+ * --rotate-keys}), the record of the file store's {@code minions_rotation_asked/<id>} ({@link
+ * io.brine.store.keys.RotationAsks}); written with a version bump of {@code /keys/<id>} and deleted with that key
+ * ({@link ZkRotationAsks}).</li>
  * <li>{@code /rotate}: the count of admins' rotation requests; {@code /spent/<digest>}: spent grants and tokens.</li>
  * <li>{@code /master_key}: the master key's succession records, each with its private key sealed for the key before
  * it ({@link ZkMasterKeys}); absent before the cluster's first master key rotation.</li>
@@ -50,6 +54,7 @@ final class ZkRecords {
     static final String KEYS = "/keys";
     static final String DENIED = "/denied";
     static final String RETIRED = "/retired";
+    static final String ASKED = "/asked";
     static final String AUDIT = "/audit";
     static final String AUDIT_PREFIX = AUDIT + "/e-";
     static final String ROTATE = "/rotate";
@@ -112,6 +117,11 @@ final class ZkRecords {
     /** The fingerprints of the keys the id retired by rotating ({@link io.brine.store.keys.RetiredKeys}'s lines). */
     static String retiredPath(String id) {
         return RETIRED + "/" + id;
+    }
+
+    /** An admin's ask that the id's minion rotate its accepted key. */
+    static String askedPath(String id) {
+        return ASKED + "/" + id;
     }
 
     static String deniedPath(String id) {

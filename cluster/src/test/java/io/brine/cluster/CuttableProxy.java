@@ -7,13 +7,16 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP proxy on a loopback port (0, read back) to one ZooKeeper server, that a test can cut and heal: a network
  * partition between one master and the ensemble. While cut, open connections are closed and new ones are closed as
- * soon as they are accepted.
+ * soon as they are accepted. {@link #cutAfter} cuts it right after a request holding given bytes was passed on: a
+ * connection lost while a write was sent, its answer never seen.
  */
 final class CuttableProxy implements AutoCloseable {
 
@@ -21,6 +24,7 @@ final class CuttableProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean cut;
+    private volatile byte[] cutAfter;
 
     CuttableProxy(String targetHostPort) throws IOException {
         int colon = targetHostPort.lastIndexOf(':');
@@ -45,6 +49,11 @@ final class CuttableProxy implements AutoCloseable {
         cut = false;
     }
 
+    /** Cuts once the client has sent bytes holding {@code marker} (in one read), after passing them on. */
+    void cutAfter(String marker) {
+        cutAfter = marker.getBytes(StandardCharsets.UTF_8);
+    }
+
     private void accept() {
         while (!listener.isClosed()) {
             try {
@@ -56,20 +65,29 @@ final class CuttableProxy implements AutoCloseable {
                 Socket server = new Socket(target.getAddress(), target.getPort());
                 sockets.add(client);
                 sockets.add(server);
-                pump(client, server);
-                pump(server, client);
+                pump(client, server, true);
+                pump(server, client, false);
             } catch (IOException e) {
                 // closed, or the target refused: the client sees its connection end
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, boolean fromClient) {
         Thread t = new Thread(
                 () -> {
                     try (InputStream in = from.getInputStream();
                             OutputStream out = to.getOutputStream()) {
-                        in.transferTo(out);
+                        byte[] buffer = new byte[64 * 1024];
+                        for (int n; (n = in.read(buffer)) >= 0; ) {
+                            out.write(buffer, 0, n);
+                            out.flush();
+                            byte[] marker = cutAfter;
+                            if (fromClient && marker != null && contains(buffer, n, marker)) {
+                                cutAfter = null;
+                                cut();
+                            }
+                        }
                     } catch (IOException e) {
                         // either side closed
                     } finally {
@@ -80,6 +98,15 @@ final class CuttableProxy implements AutoCloseable {
                 "proxy-pump");
         t.setDaemon(true);
         t.start();
+    }
+
+    private static boolean contains(byte[] buffer, int length, byte[] marker) {
+        for (int i = 0; i + marker.length <= length; i++) {
+            if (Arrays.equals(buffer, i, i + marker.length, marker, 0, marker.length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void closeAll() {

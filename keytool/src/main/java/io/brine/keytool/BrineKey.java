@@ -243,7 +243,10 @@ public final class BrineKey implements Callable<Integer> {
                     + " brine-minion --rotate-key does (key_rotation of master.yaml applies). Asking again is"
                     + " harmless; a minion that never answers keeps its key; deleting or rejecting the key drops the"
                     + " ask. -L --long shows each ask: asked (since), rotated (when). Refused for a glob that matches"
-                    + " nothing, a key that is not accepted, a Salt minion's key, and key_rotation: deny.")
+                    + " nothing, a key that is not accepted, a Salt minion's key, and key_rotation: deny. With cluster:"
+                    + " in master.yaml (read also with --pki-dir and --cachedir), the asks go to ZooKeeper and every"
+                    + " master asks its minions; a lost connection while asking: exit 1, said may or may not be"
+                    + " recorded (-L shows).")
     String rotateKeys;
 
     @Option(
@@ -540,8 +543,9 @@ public final class BrineKey implements Callable<Integer> {
             return changes.requestRotation(KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir));
         }
         if (action.kind() == Action.Kind.ROTATE_KEYS) {
+            // master.yaml read also with --pki-dir and --cachedir: on a cluster host the asks go to ZooKeeper.
             return changes.askRotation(
-                    KeytoolConfig.resolve(configDir, defaults, pkiDir, cachedir),
+                    KeytoolConfig.resolveWithMasterConfig(configDir, defaults, pkiDir, cachedir),
                     KeytoolConfig.settings(configDir, defaults),
                     action.argument(),
                     Action.globs(action.argument()));
@@ -603,13 +607,14 @@ public final class BrineKey implements Callable<Integer> {
         }
         ShowKeys show = new ShowKeys(output);
         if (action.kind() == Action.Kind.LIST) {
-            KeyScan.Result scan = config.scan();
+            KeytoolConfig.Listed listed = config.scanWithAsks();
+            KeyScan.Result scan = listed.scan();
             warnAboutProblems(config.pkiDir(), scan.listing().problems());
             int exit = show.list(
                     scan,
                     action.states(),
                     ChangeKeys.waitingRotations(config, scan.listing()),
-                    ChangeKeys.rotationAsks(config),
+                    listed.asks(),
                     longListing
                             ? Optional.of(new ShowKeys.KeyTimes(
                                     config.cluster().isPresent() ? null : config.pkiDir(), Instant.now()))

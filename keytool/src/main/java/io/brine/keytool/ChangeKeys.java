@@ -20,7 +20,6 @@ import io.brine.store.keys.MasterKeyRotation;
 import io.brine.store.keys.MasterKeys;
 import io.brine.store.keys.OutcomeUnknownException;
 import io.brine.store.keys.PendingRotations;
-import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.StoredKey;
 import io.brine.store.policy.Classifications;
 import java.io.IOException;
@@ -181,19 +180,6 @@ final class ChangeKeys {
         } catch (IOException e) {
             throw new UncheckedIOException(
                     "cannot list " + config.pkiDir().resolve("minions_rotating") + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** The key rotations admins asked for (brine-key --rotate-keys), by id. */
-    static Map<String, RotationAsks.Ask> rotationAsks(KeytoolConfig config) {
-        if (config.cluster().isPresent()) {
-            return Map.of();
-        }
-        try {
-            return RotationAsks.read(config.pkiDir());
-        } catch (IOException e) {
-            throw new UncheckedIOException(
-                    "cannot list " + config.pkiDir().resolve(RotationAsks.DIRECTORY) + ": " + e.getMessage(), e);
         }
     }
 
@@ -388,10 +374,6 @@ final class ChangeKeys {
      * others are still asked).
      */
     int askRotation(KeytoolConfig config, MasterConfig settings, String argument, List<Glob> globs) {
-        if (config.cluster().isPresent()) {
-            throw UserError.usage("--rotate-keys: not with cluster: yet (this master.yaml names a cluster); nothing"
-                    + " was asked. brine-minion --rotate-key and key_max_age work in a cluster");
-        }
         if (settings.keyRotation() == KeyRotationPolicy.DENY) {
             throw new UserError(
                     UserError.REFUSED,
@@ -420,6 +402,14 @@ final class ChangeKeys {
         try (KeyStore store = command.openStore(config, audit)) {
             results = store.askRotation(ids, command.actor());
             unaudited = store.unauditedChanges();
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof OutcomeUnknownException unknown) {
+                throw new UserError(
+                        UserError.REFUSED,
+                        "--rotate-keys: the ask may or may not have been recorded: " + unknown.getMessage()
+                                + "; brine-key -L shows which minions are asked (asking again is harmless)");
+            }
+            throw e;
         } finally {
             audit.close();
         }
@@ -445,8 +435,11 @@ final class ChangeKeys {
                 }
                 output.out()
                         .println(asked.size() + " asked, " + already.size() + " already asked, " + refused.size()
-                                + " refused; a running master asks each minion at its next heartbeat (brine-key -L --long"
-                                + " shows the progress)");
+                                + " refused; "
+                                + (config.cluster().isPresent()
+                                        ? "each master of the cluster asks its minions"
+                                        : "a running master asks each minion")
+                                + " at its next heartbeat (brine-key -L --long shows the progress)");
                 output.out().flush();
             }
         } else {

@@ -16,15 +16,18 @@ import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.RotationAsks;
 import io.brine.store.keys.SharedKeys;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.zookeeper.KeeperException;
 
@@ -174,6 +177,26 @@ record KeytoolConfig(
             throw UserError.usage(e.getMessage());
         } catch (IOException e) {
             throw UserError.usage("cannot read the pki dir " + pkiDir + ": " + BrineKey.describe(e));
+        }
+    }
+
+    /** The keys as {@link #scan} lists them, with the key rotations admins asked for ({@code --rotate-keys}), by id. */
+    record Listed(KeyScan.Result scan, Map<String, RotationAsks.Ask> asks) {}
+
+    /** {@link #scan} and the asks, from one read of the store (a cluster's: one connection). */
+    Listed scanWithAsks() {
+        if (cluster.isPresent()) {
+            try (KeyStore store = openCluster(AuditLog.none())) {
+                KeyListing listing = store.list();
+                return new Listed(new KeyScan.Result(listing, SharedKeys.of(listing)), store.rotationAsks());
+            }
+        }
+        KeyScan.Result scan = scan();
+        try {
+            return new Listed(scan, RotationAsks.read(pkiDir));
+        } catch (IOException e) {
+            throw new UncheckedIOException(
+                    "cannot list " + pkiDir.resolve(RotationAsks.DIRECTORY) + ": " + e.getMessage(), e);
         }
     }
 

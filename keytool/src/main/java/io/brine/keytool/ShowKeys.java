@@ -70,7 +70,7 @@ final class ShowKeys {
             return "";
         }
         String asked = ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString();
-        return ask.fingerprint().equals(key.fingerprint())
+        return ask.outstandingFor(key.fingerprint())
                 ? "  (rotation asked " + asked + ", not yet rotated)"
                 : "  (rotated, asked " + asked + ")";
     }
@@ -147,7 +147,7 @@ final class ShowKeys {
                 RotationAsks.Ask ask = asks.get(key.id());
                 if (ask != null) {
                     Map<String, Object> entry = new LinkedHashMap<>();
-                    entry.put("status", ask.fingerprint().equals(key.fingerprint()) ? "asked" : "rotated");
+                    entry.put("status", ask.outstandingFor(key.fingerprint()) ? "asked" : "rotated");
                     entry.put(
                             "asked",
                             ask.askedAt().truncatedTo(ChronoUnit.SECONDS).toString());

@@ -3,11 +3,14 @@ package io.brine.keytool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.cluster.ClusterConnection;
 import io.brine.cluster.ZkKeyStore;
 import io.brine.cluster.ZkKeyStoreOptions;
 import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.salt.SaltPubkeySignature;
@@ -16,6 +19,7 @@ import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.KeyLookup;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.MasterKeyRotation.MasterKeySet;
+import io.brine.store.keys.MinionKind;
 import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.PolicyVerdict;
 import java.io.PrintWriter;
@@ -47,6 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
 class BrineKeyClusterTest {
 
     private static final AtomicInteger ROOTS = new AtomicInteger();
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static TestingServer server;
 
     @TempDir
@@ -463,5 +468,77 @@ class BrineKeyClusterTest {
         assertThat(pki.resolve("master_pubkey_signature")).doesNotExist();
         assertThat(Files.readString(cache.resolve("audit.log")))
                 .contains("master-key-signature-installed", "master-key-rotation-prepared", "master-key-rotated");
+    }
+
+    // ------------------------------------------------------------ --rotate-keys (issue 25)
+
+    @Test
+    void rotateKeysAsksInTheClusterWhereEveryMasterSeesIt_AndTheListingIsTheOneOfAMasterAlone() throws Exception {
+        master.offer("db1", key(41), PolicyVerdict.ACCEPT);
+        master.offer("db2", key(42), PolicyVerdict.ACCEPT);
+        String fp41 = Fingerprints.of(key(41));
+
+        Result asked = run("--rotate-keys", "db*");
+
+        assertThat(asked.exit()).as(asked.err()).isZero();
+        assertThat(asked.out())
+                .contains(
+                        "db1: asked to rotate " + fp41 + " at its next heartbeat",
+                        "db2: asked to rotate " + Fingerprints.of(key(42)),
+                        "2 asked, 0 already asked, 0 refused; each master of the cluster asks its minions");
+        await().until(() -> master.rotationAsked("db1").isPresent()
+                && master.rotationAsked("db2").isPresent());
+        Result again = run("--rotate-keys", "db1", "--out", "json");
+        assertThat(again.exit()).as(again.err()).isZero();
+        assertThat(JSON.readTree(again.out()).get("already_asked").toString()).isEqualTo("[\"db1\"]");
+        assertThat(JSON.readTree(again.out()).get("asked").toString()).isEqualTo("[]");
+        assertThat(Files.readAllLines(cache.resolve("audit.log")))
+                .filteredOn(line -> line.contains("\"event\":\"key-rotation-asked\""))
+                .as("asking again is no change")
+                .hasSize(2);
+        assertThat(run("-l", "acc").out())
+                .matches("Accepted Keys:\ndb1  \\(rotation asked \\S+Z, not yet"
+                        + " rotated\\)\ndb2  \\(rotation asked \\S+Z, not yet rotated\\)\n");
+
+        master.rotate("db1", key(41), key(43), KeyRotationPolicy.ALLOW, "minion db1");
+
+        assertThat(run("-l", "acc").out()).contains("db1  (rotated, asked ", "db2  (rotation asked ");
+        JsonNode json = JSON.readTree(run("-L", "--out", "json").out()).get("minions_rotation_asked");
+        assertThat(json.get("db1").get("status").asText()).isEqualTo("rotated");
+        assertThat(json.get("db1").get("asked_fingerprint").asText()).isEqualTo(fp41);
+        assertThat(json.get("db1").get("fingerprint").asText()).isEqualTo(Fingerprints.of(key(43)));
+        assertThat(json.get("db2").get("status").asText()).isEqualTo("asked");
+        assertThat(run("-d", "db2", "-y").exit()).isZero();
+        assertThat(JSON.readTree(run("-L", "--out", "json").out())
+                        .get("minions_rotation_asked")
+                        .has("db2"))
+                .isFalse();
+        await().until(() -> !master.rotationAsks().containsKey("db2"));
+    }
+
+    @Test
+    void rotateKeysRefusesInTheClusterWhatItRefusesAlone() throws Exception {
+        master.offer("db1", key(44), PolicyVerdict.ACCEPT);
+        master.offer("web1", key(45), PolicyVerdict.NONE);
+        master.offer("salt1", key(46), MinionKind.SALT, current -> PolicyVerdict.ACCEPT);
+
+        Result none = run("--rotate-keys", "nosuch*");
+        assertThat(none.exit()).isEqualTo(1);
+        assertThat(none.err()).isEqualTo("brine-key: the key glob 'nosuch*' does not match any key\n");
+        Result salt = run("--rotate-keys", "salt1");
+        assertThat(salt.exit()).isEqualTo(1);
+        assertThat(salt.err()).contains("salt1: a Salt minion cannot rotate its key", "brine-key -d salt1");
+        Result all = run("--rotate-keys", "*");
+        assertThat(all.exit()).isEqualTo(1);
+        assertThat(all.out()).contains("db1: asked to rotate", "1 asked, 0 already asked, 2 refused");
+        assertThat(all.err()).contains("web1: no accepted key (the id is pending)", "salt1: a Salt minion");
+        assertThat(master.rotationAsks()).containsOnlyKeys("db1");
+
+        Files.writeString(etc.resolve("master.yaml"), "key_rotation: deny\n", StandardOpenOption.APPEND);
+        master.offer("db2", key(47), PolicyVerdict.ACCEPT);
+        Result denied = run("--rotate-keys", "db2");
+        assertThat(denied.exit()).isEqualTo(1);
+        assertThat(denied.err()).contains("key_rotation: deny", "nothing was asked");
+        assertThat(master.rotationAsks()).containsOnlyKeys("db1");
     }
 }

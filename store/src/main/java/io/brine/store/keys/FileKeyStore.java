@@ -745,53 +745,21 @@ public final class FileKeyStore implements KeyStore {
             for (String id : ids) {
                 Optional<DiskEntry> current = directory.readMain(id);
                 StoredKey key = current.map(DiskEntry::key).orElse(null);
-                if (current.isEmpty() || current.get().state() != KeyState.ACCEPTED) {
-                    results.add(AdminResult.of(
-                            id,
-                            AdminResult.Status.NOT_FOUND,
-                            id + ": no accepted key"
-                                    + current.map(c ->
-                                                    " (the id is " + c.state().label() + ")")
-                                            .orElse("")
-                                    + "; only an accepted key is rotated"));
-                } else if (key == null) {
-                    results.add(AdminResult.of(
-                            id,
-                            AdminResult.Status.REFUSED,
-                            id + ": "
-                                    + KeyDirectory.relative(KeyState.ACCEPTED, id) + " "
-                                    + current.get().problem()
-                                    + "; not acted on: fix or remove it by hand"));
-                } else if (directory.kindOf(id) == MinionKind.SALT) {
-                    results.add(AdminResult.of(
-                            id,
-                            AdminResult.Status.REFUSED,
-                            id + ": a Salt minion cannot rotate"
-                                    + " its key over its session (Salt has no such message); rotate it by hand: stop the"
-                                    + " minion, remove its minion.pem and minion.pub, brine-key -d " + id
-                                    + ", start it, and"
-                                    + " accept its new key"));
-                } else if (asks.of(id)
-                        .filter(ask -> ask.fingerprint().equals(key.fingerprint()))
-                        .isPresent()) {
-                    results.add(new AdminResult(
-                            id,
-                            AdminResult.Status.UNCHANGED,
-                            Optional.of(KeyState.ACCEPTED),
-                            Optional.of(KeyState.ACCEPTED),
-                            key.fingerprint(),
-                            id + ": already asked to rotate " + key.fingerprint()));
-                } else {
+                AdminResult result = RotationAsks.decide(
+                        id,
+                        current.map(DiskEntry::state),
+                        key,
+                        key == null && current.isPresent() && current.get().state() == KeyState.ACCEPTED
+                                ? KeyDirectory.relative(KeyState.ACCEPTED, id) + " "
+                                        + current.get().problem()
+                                : null,
+                        directory.kindOf(id),
+                        key != null && key.state() == KeyState.ACCEPTED ? asks.of(id) : Optional.empty());
+                if (result.status() == AdminResult.Status.DONE) {
                     asks.putLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
                     events.add(KeyStore.rotationAskedEvent(id, actor, key.fingerprint()));
-                    results.add(new AdminResult(
-                            id,
-                            AdminResult.Status.DONE,
-                            Optional.of(KeyState.ACCEPTED),
-                            Optional.of(KeyState.ACCEPTED),
-                            key.fingerprint(),
-                            id + ": asked to rotate " + key.fingerprint() + " at its next heartbeat"));
                 }
+                results.add(result);
             }
             if (!events.isEmpty()) {
                 asks.bumpLocked();
@@ -824,7 +792,7 @@ public final class FileKeyStore implements KeyStore {
             return Optional.empty();
         }
         Entry entry = writes.snapshot().entry(KeyState.ACCEPTED, id);
-        return entry != null && entry.key().fingerprint().equals(ask.get().fingerprint())
+        return entry != null && ask.get().outstandingFor(entry.key().fingerprint())
                 ? Optional.of(ask.get().fingerprint())
                 : Optional.empty();
     }

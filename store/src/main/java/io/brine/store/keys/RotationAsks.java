@@ -31,32 +31,99 @@ public final class RotationAsks {
     public static final String DIRECTORY = "minions_rotation_asked";
     static final String COUNTER = ".rotate_keys";
 
+    /**
+     * An ask's record ({@code FINGERPRINT ASKED_MS}, a line) is at most this big, in a file or a cluster's znode: a
+     * larger one is not an ask (a fingerprint is 95 bytes, the time at most 20).
+     */
+    public static final int MAX_RECORD_BYTES = 128;
+
     private static final Logger log = LoggerFactory.getLogger(RotationAsks.class);
-    private static final int MAX_FILE_BYTES = 128;
 
     /** An admin's ask: the fingerprint of the accepted key to rotate, and when it was asked. */
-    public record Ask(String fingerprint, Instant askedAt) {}
+    public record Ask(String fingerprint, Instant askedAt) {
 
-    private final Path dir;
-    private final Path counter;
-    private volatile Map<String, Ask> cached = Map.of();
-    private volatile long loaded = Long.MIN_VALUE;
-
-    RotationAsks(Path pkiDir) {
-        this.dir = pkiDir.resolve(DIRECTORY);
-        this.counter = pkiDir.resolve(COUNTER);
-    }
-
-    /** The ask recorded for {@code id}; empty when none, or not a readable record. */
-    Optional<Ask> of(String id) throws IOException {
-        try {
-            return decode(AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), MAX_FILE_BYTES));
-        } catch (NoSuchFileException e) {
-            return Optional.empty();
+        /**
+         * Whether the minion is still to rotate: the key asked about is the id's accepted key ({@code accepted}, null
+         * when it has none). Once the minion rotated, the accepted key is another and the old one is retired for the id
+         * (never accepted again under it), so the ask is spent for good without being rewritten: both key stores keep
+         * it, and {@code brine-key -L} shows it rotated.
+         */
+        public boolean outstandingFor(String accepted) {
+            return fingerprint.equals(accepted);
         }
     }
 
-    private static Optional<Ask> decode(byte[] record) {
+    /**
+     * What an admin's ask does to {@code id} ({@code brine-key --rotate-keys}), decided by both key stores on what
+     * they read where they commit: DONE (the caller records {@code Ask(fingerprint, now)} and audits it) for an
+     * accepted brine minion's key not asked yet (or asked about another key); UNCHANGED when that key is asked already
+     * (the first time stays); NOT_FOUND without an accepted key; REFUSED for a Salt minion's key (Salt has no such
+     * message) or one the store cannot read.
+     *
+     * @param state      the id's state, empty when it holds no key
+     * @param key        the key as read; null when there is none or it cannot be read
+     * @param unreadable what is wrong with an accepted key's record that cannot be read (else null): refused
+     * @param kind       the kind the id's key is filed for
+     * @param existing   the ask recorded for the id, if one is readable
+     */
+    public static AdminResult decide(
+            String id,
+            Optional<KeyState> state,
+            StoredKey key,
+            String unreadable,
+            MinionKind kind,
+            Optional<Ask> existing) {
+        if (key == null && unreadable != null) {
+            return AdminResult.of(
+                    id,
+                    AdminResult.Status.REFUSED,
+                    id + ": " + unreadable + "; not acted on: fix or remove it by hand");
+        }
+        if (key == null || state.isEmpty() || state.get() != KeyState.ACCEPTED) {
+            return AdminResult.of(
+                    id,
+                    AdminResult.Status.NOT_FOUND,
+                    id + ": no accepted key"
+                            + state.map(s -> " (the id is " + s.label() + ")").orElse("")
+                            + "; only an accepted key is rotated");
+        }
+        if (kind == MinionKind.SALT) {
+            return AdminResult.of(
+                    id,
+                    AdminResult.Status.REFUSED,
+                    id + ": a Salt minion cannot rotate its key over its session (Salt has no such message); rotate it"
+                            + " by hand: stop the minion, remove its minion.pem and minion.pub, brine-key -d " + id
+                            + ", start it, and accept its new key");
+        }
+        Optional<KeyState> accepted = Optional.of(KeyState.ACCEPTED);
+        if (existing.filter(ask -> ask.outstandingFor(key.fingerprint())).isPresent()) {
+            return new AdminResult(
+                    id,
+                    AdminResult.Status.UNCHANGED,
+                    accepted,
+                    accepted,
+                    key.fingerprint(),
+                    id + ": already asked to rotate " + key.fingerprint());
+        }
+        return new AdminResult(
+                id,
+                AdminResult.Status.DONE,
+                accepted,
+                accepted,
+                key.fingerprint(),
+                id + ": asked to rotate " + key.fingerprint() + " at its next heartbeat");
+    }
+
+    /** An ask's record, as a file and a cluster's znode hold it. */
+    public static byte[] encode(Ask ask) {
+        return (ask.fingerprint() + " " + ask.askedAt().toEpochMilli() + "\n").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The ask in {@code record}; empty when it is not one, or is larger than {@link #MAX_RECORD_BYTES}. */
+    public static Optional<Ask> decode(byte[] record) {
+        if (record == null || record.length > MAX_RECORD_BYTES) {
+            return Optional.empty();
+        }
         String[] parts = new String(record, StandardCharsets.US_ASCII).strip().split(" ");
         if (parts.length != 2) {
             return Optional.empty();
@@ -72,13 +139,29 @@ public final class RotationAsks {
         }
     }
 
+    private final Path dir;
+    private final Path counter;
+    private volatile Map<String, Ask> cached = Map.of();
+    private volatile long loaded = Long.MIN_VALUE;
+
+    RotationAsks(Path pkiDir) {
+        this.dir = pkiDir.resolve(DIRECTORY);
+        this.counter = pkiDir.resolve(COUNTER);
+    }
+
+    /** The ask recorded for {@code id}; empty when none, or not a readable record. */
+    Optional<Ask> of(String id) throws IOException {
+        try {
+            return decode(AtomicFiles.readSmall(MinionIds.resolveInside(dir, id), MAX_RECORD_BYTES));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
     /** Records {@code ask} for {@code id}, over an earlier one (the caller holds the store lock, and bumps). */
     void putLocked(String id, Ask ask) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(
-                MinionIds.resolveInside(dir, id),
-                (ask.fingerprint() + " " + ask.askedAt().toEpochMilli() + "\n").getBytes(StandardCharsets.US_ASCII),
-                AtomicFiles.OWNER_RW);
+        AtomicFiles.write(MinionIds.resolveInside(dir, id), encode(ask), AtomicFiles.OWNER_RW);
     }
 
     /** Drops the ask of {@code id} and bumps the counter when there was one (the caller holds the store lock). */

@@ -212,6 +212,79 @@ public abstract class KeyStoreContract {
         assertThat(store.lookup("web2", key(4))).isEqualTo(KeyLookup.UNKNOWN);
     }
 
+    // ------------------------------------------------------------ rotations admins ask for (brine-key --rotate-keys)
+
+    private List<AdminResult.Status> ask(KeyStore on, String... ids) {
+        return on.askRotation(List.of(ids), "brine-key:root").stream()
+                .map(AdminResult::status)
+                .toList();
+    }
+
+    @Test
+    void anAskIsAuditedOnceSeenByAnotherStoreAndSpentByARotationThroughEither_ListedRotated() throws Exception {
+        store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        store.offer("db1", key(2), PolicyVerdict.ACCEPT);
+        store.offer("salt1", key(3), MinionKind.SALT, grant());
+        store.offer("new1", key(4), PolicyVerdict.NONE);
+
+        List<AdminResult> results =
+                store.askRotation(List.of("web1", "db1", "salt1", "new1", "none1"), "brine-key:root");
+
+        assertThat(results)
+                .extracting(AdminResult::status)
+                .containsExactly(
+                        AdminResult.Status.DONE,
+                        AdminResult.Status.DONE,
+                        AdminResult.Status.REFUSED,
+                        AdminResult.Status.NOT_FOUND,
+                        AdminResult.Status.NOT_FOUND);
+        assertThat(results.get(0).message())
+                .isEqualTo("web1: asked to rotate " + Fingerprints.of(key(1)) + " at its next heartbeat");
+        assertThat(results.get(2).message()).contains("a Salt minion cannot rotate", "brine-key -d salt1");
+        assertThat(results.get(3).message())
+                .isEqualTo("new1: no accepted key (the id is pending); only an accepted" + " key is rotated");
+        assertThat(ask(other(), "web1")).as("asked again elsewhere").containsExactly(AdminResult.Status.UNCHANGED);
+        assertThat(Files.readAllLines(audit.file()))
+                .filteredOn(line -> line.contains("\"key-rotation-asked\""))
+                .hasSize(2);
+        await().until(() -> other().rotationAsked("web1").equals(Optional.of(Fingerprints.of(key(1)))));
+        assertThat(other().rotationAsked("db1")).contains(Fingerprints.of(key(2)));
+        assertThat(other().rotationAsks()).containsOnlyKeys("web1", "db1");
+        RotationAsks.Ask asked = other().rotationAsks().get("web1");
+
+        assertThat(other().rotate("web1", key(1), key(5), KeyRotationPolicy.ALLOW, "minion web1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
+
+        await().until(() -> store.rotationAsked("web1").isEmpty()
+                && other().rotationAsked("web1").isEmpty());
+        // Spent, still listed (brine-key -L: "rotated, asked TIME"); the other minion still asked.
+        assertThat(store.rotationAsks().get("web1")).isEqualTo(asked);
+        assertThat(store.rotationAsked("db1")).contains(Fingerprints.of(key(2)));
+        assertThat(ask(store, "web1")).as("the new key, asked anew").containsExactly(AdminResult.Status.DONE);
+        await().until(() -> other().rotationAsked("web1").equals(Optional.of(Fingerprints.of(key(5)))));
+    }
+
+    @Test
+    void aDeleteOrRejectElsewhereDropsTheAsk_AndAcceptingTheKeyAgainDoesNotReviveIt() throws Exception {
+        store.offer("web1", key(11), PolicyVerdict.ACCEPT);
+        store.offer("db1", key(12), PolicyVerdict.ACCEPT);
+        assertThat(ask(store, "web1", "db1")).containsExactly(AdminResult.Status.DONE, AdminResult.Status.DONE);
+        await().until(() -> other().acceptedKey("db1").isPresent());
+
+        assertThat(other().reject("web1", KeyState.ACCEPTED, null, "admin").done())
+                .isTrue();
+        assertThat(other().delete("db1", "admin").done()).isTrue();
+
+        assertThat(other().rotationAsks()).isEmpty();
+        await().until(() -> store.rotationAsks().isEmpty());
+        assertThat(store.accept("web1", KeyState.REJECTED, null, "admin").done())
+                .isTrue();
+        await().until(() -> other().acceptedKey("web1").isPresent());
+        assertThat(other().rotationAsked("web1")).isEmpty();
+        assertThat(store.rotationAsked("web1")).isEmpty();
+        assertThat(other().rotationAsks()).isEmpty();
+    }
+
     @Test
     void aRotatedKeyHoldsItsIdForOneKeyOneIdAndTheOldKeyNoLonger() throws Exception {
         store.offer("web1", key(1), PolicyVerdict.ACCEPT);

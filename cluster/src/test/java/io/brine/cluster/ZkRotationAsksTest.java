@@ -1,0 +1,162 @@
+package io.brine.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import ch.qos.logback.classic.Level;
+import io.brine.daemon.config.ClusterConfig;
+import io.brine.daemon.testing.LogCapture;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.AdminResult;
+import io.brine.store.keys.AdminResult.Status;
+import io.brine.store.keys.OutcomeUnknownException;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RotationAsks;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.curator.framework.CuratorFramework;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Admins' asks that minions rotate their keys ({@code brine-key --rotate-keys}) in a cluster's {@code /asked/<id>}
+ * (issue 25), where the file store has no counterpart: a znode past the bound is no ask; a connection lost while an
+ * ask is sent leaves an outcome nobody may call "nothing changed". What both stores do alike is {@code
+ * KeyStoreContract}'s.
+ */
+class ZkRotationAsksTest {
+
+    @RegisterExtension
+    static final SharedZooKeeperServer ZOOKEEPER = new SharedZooKeeperServer();
+
+    @TempDir
+    Path pki;
+
+    private final List<AutoCloseable> open = new ArrayList<>();
+    private ClusterConfig root;
+    private ZkKeyStore a;
+    private ZkKeyStore b;
+
+    @BeforeEach
+    void twoMasters() throws Exception {
+        root = ZOOKEEPER.freshRoot();
+        a = store(root);
+        b = store(root);
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    private ZkKeyStore store(ClusterConfig config) throws Exception {
+        CuratorFramework client = ClusterConnection.open(config);
+        open.add(client);
+        ZkKeyStore store = ZkKeyStore.open(
+                client,
+                ZkKeyStoreOptions.of(pki.resolve("m" + open.size()), null, AuditLog.none(), Clock.systemUTC()),
+                Duration.ofSeconds(30));
+        open.add(store);
+        return store;
+    }
+
+    private static RSAPublicKey key(int i) {
+        return (RSAPublicKey) TestKeys.pair(i).getPublic();
+    }
+
+    private static String fp(int i) {
+        return Fingerprints.of(key(i));
+    }
+
+    private List<Status> ask(ZkKeyStore store, String... ids) {
+        return store.askRotation(List.of(ids), "brine-key:root").stream()
+                .map(AdminResult::status)
+                .toList();
+    }
+
+    private long askedEvents() throws Exception {
+        return ZkAuditTrail.read(a.client()).stream()
+                .filter(line -> line.contains("\"event\":\"key-rotation-asked\""))
+                .count();
+    }
+
+    private boolean znode(String path) throws Exception {
+        return a.client().checkExists().forPath(path) != null;
+    }
+
+    @Test
+    void aZnodeOneBytePastTheBoundIsNoAsk_LoggedOnceAMinute_AndAnAskReplacesIt() throws Exception {
+        a.offer("web1", key(21), PolicyVerdict.ACCEPT);
+        await().until(() -> b.acceptedKey("web1").isPresent());
+        String record = fp(21) + " 1764388800000";
+        byte[] atBound = (record + " ".repeat(RotationAsks.MAX_RECORD_BYTES - record.length()))
+                .getBytes(StandardCharsets.US_ASCII);
+        byte[] pastBound = (record + " ".repeat(RotationAsks.MAX_RECORD_BYTES + 1 - record.length()))
+                .getBytes(StandardCharsets.US_ASCII);
+        CuratorFramework writer = a.client(); // as anyone holding the cluster's credentials could
+        try (LogCapture logs = LogCapture.of(ZkRotationAsks.class)) {
+            writer.create().forPath(ZkRecords.askedPath("web1"), atBound);
+            await().until(() -> b.rotationAsked("web1").equals(Optional.of(fp(21))));
+
+            writer.setData().forPath(ZkRecords.askedPath("web1"), pastBound);
+            await().until(() -> b.rotationAsked("web1").isEmpty());
+            writer.setData().forPath(ZkRecords.askedPath("web1"), new byte[] {'x', '\n'});
+            writer.create().forPath(ZkRecords.ASKED + "/Bad'id", atBound);
+            await().until(() ->
+                    b.rotationAsks().isEmpty() && logs.at(Level.WARN).size() >= 2);
+
+            assertThat(logs.at(Level.WARN))
+                    .filteredOn(line -> line.contains("/asked/web1 is not a key rotation ask"))
+                    .as("one a minute per master, whatever comes since")
+                    .hasSize(2) // a's and b's
+                    .allMatch(line -> line.contains("larger than 128 bytes"));
+            assertThat(String.join("\n", logs.at(Level.WARN))).doesNotContain("Bad'id");
+        }
+
+        assertThat(ask(a, "web1")).containsExactly(Status.DONE);
+        await().until(() -> b.rotationAsked("web1").equals(Optional.of(fp(21))));
+    }
+
+    @Test
+    void aConnectionLostWhileAnAskIsSentIsAnUnknownOutcome_AndTheAskIsThereExactlyWhenItsAuditEventIs()
+            throws Exception {
+        a.offer("web1", key(31), PolicyVerdict.ACCEPT);
+        a.offer("web2", key(32), PolicyVerdict.ACCEPT);
+        a.offer("web3", key(33), PolicyVerdict.ACCEPT);
+        CuttableProxy proxy = new CuttableProxy(root.connect());
+        open.add(proxy);
+        ZkKeyStore cut =
+                store(new ClusterConfig(proxy.connectString(), root.root(), Duration.ofSeconds(2), root.auth()));
+        await().until(() -> cut.acceptedKey("web3").isPresent());
+        assertThat(ask(cut, "web1")).containsExactly(Status.DONE);
+        proxy.cutAfter("\"id\":\"web2\"");
+
+        assertThatThrownBy(() -> cut.askRotation(List.of("web2", "web3"), "brine-key:root"))
+                .isInstanceOf(UncheckedIOException.class)
+                .cause()
+                .isInstanceOf(OutcomeUnknownException.class)
+                .hasMessageContaining("web2: the connection to ZooKeeper was lost while its ask was sent")
+                .hasMessageContaining("0 asked before it, 1 not tried");
+
+        // Whatever happened, it happened whole: the ask with its audit event, or neither.
+        long events = askedEvents();
+        assertThat(events).isBetween(1L, 2L);
+        assertThat(znode(ZkRecords.askedPath("web2"))).isEqualTo(events == 2);
+        assertThat(znode(ZkRecords.askedPath("web3"))).isFalse();
+    }
+}
