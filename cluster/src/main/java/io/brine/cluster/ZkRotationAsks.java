@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every master knows the asks from a watch on {@code /asked} (and this process's own writes), ordered per id by
  * zxid as {@link ZkKeyView} orders keys. A znode that is not an ask (one byte past {@link
  * RotationAsks#MAX_RECORD_BYTES}, not a record, not a valid id: only someone holding the cluster's credentials writes
- * there) is no ask, logged escaped at most once a minute.
+ * there) is no ask, logged escaped at most once a minute (a bad name and a bad record each).
  */
 final class ZkRotationAsks implements AutoCloseable {
 
@@ -51,14 +51,16 @@ final class ZkRotationAsks implements AutoCloseable {
 
     private final ZkKeyStore store;
     private final Clock clock;
-    private final WarnInterval warnings;
+    private final WarnInterval badNames;
+    private final WarnInterval badRecords;
     private final Map<String, Held> asks = new HashMap<>();
     private CuratorCache cache;
 
     ZkRotationAsks(ZkKeyStore store, Clock clock) {
         this.store = store;
         this.clock = clock;
-        this.warnings = new WarnInterval(clock, 60_000);
+        this.badNames = new WarnInterval(clock, 60_000);
+        this.badRecords = new WarnInterval(clock, 60_000);
     }
 
     /** Starts the watch on {@code /asked}; {@code ready} is counted down once every ask was read. */
@@ -80,7 +82,7 @@ final class ZkRotationAsks implements AutoCloseable {
         String id = node.getPath().substring(ZkRecords.ASKED.length() + 1);
         if (MinionIds.problem(id).isPresent()) {
             if (!deleted) {
-                warnings.warn(
+                badNames.warn(
                         log,
                         "Cluster key store: {}/{} is not a minion id; ignored",
                         ZkRecords.ASKED,
@@ -96,7 +98,7 @@ final class ZkRotationAsks implements AutoCloseable {
         byte[] data = node.getData();
         Optional<RotationAsks.Ask> ask = RotationAsks.decode(data);
         if (ask.isEmpty()) {
-            warnings.warn(
+            badRecords.warn(
                     log,
                     "Cluster key store: {} is not a key rotation ask ({}); the minion is not asked",
                     ZkRecords.askedPath(id), // a valid id: nothing to escape
