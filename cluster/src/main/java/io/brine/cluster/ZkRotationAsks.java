@@ -13,13 +13,13 @@ import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -53,7 +53,9 @@ final class ZkRotationAsks implements AutoCloseable {
     private final Clock clock;
     private final WarnInterval badNames;
     private final WarnInterval badRecords;
-    private final Map<String, Held> asks = new HashMap<>();
+    /** Read at every heartbeat of every minion: lock-free; changed by {@code compute}, so per id in zxid order. */
+    private final Map<String, Held> asks = new ConcurrentHashMap<>();
+
     private CuratorCache cache;
 
     ZkRotationAsks(ZkKeyStore store, Clock clock) {
@@ -110,21 +112,18 @@ final class ZkRotationAsks implements AutoCloseable {
     }
 
     /** The ask of {@code id} is {@code ask} (null: none) as of {@code zxid}; ignored when a newer one was applied. */
-    private synchronized void apply(String id, RotationAsks.Ask ask, long zxid) {
-        Held last = asks.get(id);
-        if (last == null || zxid >= last.zxid()) {
-            asks.put(id, new Held(ask, zxid));
-        }
+    private void apply(String id, RotationAsks.Ask ask, long zxid) {
+        asks.compute(id, (key, last) -> last == null || zxid >= last.zxid() ? new Held(ask, zxid) : last);
     }
 
     /** The ask of {@code id}, as this master knows it. */
-    synchronized Optional<RotationAsks.Ask> of(String id) {
+    Optional<RotationAsks.Ask> of(String id) {
         Held held = asks.get(id);
         return held == null ? Optional.empty() : Optional.ofNullable(held.ask());
     }
 
     /** Every ask, outstanding or spent, by id. */
-    synchronized Map<String, RotationAsks.Ask> all() {
+    Map<String, RotationAsks.Ask> all() {
         Map<String, RotationAsks.Ask> all = new TreeMap<>();
         asks.forEach((id, held) -> {
             if (held.ask() != null) {

@@ -268,9 +268,11 @@ public interface KeyStore extends AutoCloseable {
      * --rotate-keys}, PROTOCOL.md 6.3): for each, one ask naming its accepted key, audited {@code key-rotation-asked}
      * as {@code actor}. Per id: DONE; UNCHANGED when the same key is asked already (the first ask's time stays);
      * NOT_FOUND without an accepted key; REFUSED for a Salt minion's key (Salt has no such message) or an unreadable
-     * one. The ask is dropped with the key (a delete or a reject); the minion's rotation fulfils it.
+     * one ({@link RotationAsks#decide}, for every backend). The ask is dropped with the key (a delete or a reject);
+     * the minion's rotation fulfils it.
      *
-     * @throws UncheckedIOException when the store cannot be read or written
+     * @throws UncheckedIOException when the store cannot be read or written; caused by an {@link
+     *         OutcomeUnknownException} when an ask was sent and its answer lost (a cluster): it may have been recorded
      */
     default List<AdminResult> askRotation(List<String> ids, String actor) {
         throw new UnsupportedOperationException("this key store keeps no key rotation asks");
@@ -283,7 +285,7 @@ public interface KeyStore extends AutoCloseable {
 
     /**
      * The fingerprint of {@code id}'s accepted key when an admin asked to rotate it and it still is the accepted key;
-     * empty otherwise. From memory, as of the store's last poll: asked at every heartbeat.
+     * empty otherwise. From memory, as of the store's last poll (a cluster's: its watch): asked at every heartbeat.
      */
     default Optional<String> rotationAsked(String id) {
         return Optional.empty();
