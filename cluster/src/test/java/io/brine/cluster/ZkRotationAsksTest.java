@@ -138,6 +138,22 @@ class ZkRotationAsksTest {
     }
 
     @Test
+    void aDeleteDecidedBeforeAnAskWasMadeIsDecidedAgain_SoNoAskOutlivesItsKey() throws Exception {
+        a.offer("web1", key(25), PolicyVerdict.ACCEPT);
+        // What a delete through b reads first: the key's znode, and no ask yet.
+        ZkWrites.Read decidedOn = b.read(ZkRecords.keyPath("web1"));
+        assertThat(b.read(ZkRecords.askedPath("web1")).exists()).isFalse();
+
+        assertThat(ask(a, "web1")).containsExactly(Status.DONE);
+
+        // Its transaction, as decided then, loses: it is read and decided again, and then it sees the ask.
+        ZkWrites.Transaction stale = b.writes().begin().delete(ZkRecords.keyPath("web1"), decidedOn.version());
+        assertThat(stale.commit()).isEmpty();
+        assertThat(b.delete("web1", "admin").done()).isTrue();
+        assertThat(znode(ZkRecords.askedPath("web1"))).isFalse();
+    }
+
+    @Test
     void aConnectionLostWhileAnAskIsSentIsAnUnknownOutcome_AndTheAskIsThereExactlyWhenItsAuditEventIs()
             throws Exception {
         a.offer("web1", key(31), PolicyVerdict.ACCEPT);
