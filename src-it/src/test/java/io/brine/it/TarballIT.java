@@ -203,10 +203,18 @@ class TarballIT {
                 "master.yaml",
                 Map.of("publish_port", "0", "ret_port", "0", "pki_dir", "pki", "cachedir", "cache"));
         Path masterLog = tmp.resolve("master.log");
-        start(home, "brine-master", masterDir, masterLog);
-        await().pollInterval(Duration.ofMillis(20))
-                .until(() -> Files.exists(masterLog)
-                        && SERVING.matcher(Files.readString(masterLog)).find());
+        Process master = start(home, "brine-master", masterDir, masterLog);
+        // A first start makes its keys: as long as a cluster test's master may take (a start is CPU work, and lintian
+        // runs beside it), as DaemonLaunchersIT's first master has; a master that exits fails at once.
+        await().atMost(ClusterMasterProcess.START_WAIT)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    assertThat(master.isAlive())
+                            .as("master exited: %s", Files.exists(masterLog) ? Files.readString(masterLog) : "")
+                            .isTrue();
+                    return Files.exists(masterLog)
+                            && SERVING.matcher(Files.readString(masterLog)).find();
+                });
         Matcher serving = SERVING.matcher(Files.readString(masterLog));
         assertThat(serving.find()).isTrue();
 
@@ -231,7 +239,8 @@ class TarballIT {
                         "auth_timeout",
                         "5"));
         start(home, "brine-minion", minionDir, tmp.resolve("minion.log"));
-        await().until(() -> state(minionDir), "pending"::equals);
+        // Its start (a JVM and a new key pair) is part of the wait, as the master's is.
+        await().atMost(ClusterMasterProcess.START_WAIT).until(() -> state(minionDir), "pending"::equals);
 
         // brine-key accepts it.
         Run accept = run(
