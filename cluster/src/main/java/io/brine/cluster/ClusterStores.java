@@ -71,7 +71,14 @@ public final class ClusterStores implements AutoCloseable {
             ZkKeyStore store = ZkKeyStore.open(
                     client,
                     new ZkKeyStoreOptions(
-                            master.pkiDir(), pair, audit, clock, master.maxPending(), master.maxMinions(), 1000),
+                            master.pkiDir(),
+                            pair,
+                            audit,
+                            clock,
+                            master.maxPending(),
+                            master.maxMinions(),
+                            1000,
+                            ZkKeyStoreOptions.RECONNECT_GRACE),
                     Duration.ofSeconds(30));
             log.info(
                     "Cluster {}{}: {} accepted keys",
@@ -143,7 +150,8 @@ public final class ClusterStores implements AutoCloseable {
     }
 
     /**
-     * As {@link #health()}, after waiting for a connection lost less than 5 s ago to come back (one server of three
+     * As {@link #health()}, after waiting for a connection lost less than 5 s ago ({@link
+     * ZkKeyStoreOptions#RECONNECT_GRACE}) to come back (one server of three
      * stopping costs a reconnect to another): what a write made now would meet.
      */
     public ClusterHealth awaitWritable() {

@@ -15,19 +15,20 @@ import org.slf4j.LoggerFactory;
  */
 final class ZkConnectionWatch implements AutoCloseable {
 
-    /** How long a write waits for a lost connection to come back before it is answered without the cluster. */
-    static final Duration RECONNECT_GRACE = Duration.ofSeconds(5);
-
     private static final Logger log = LoggerFactory.getLogger(ZkConnectionWatch.class);
 
     private final CuratorFramework client;
     private final Clock clock;
+    /** How long a write waits for a lost connection to come back before it is answered without the cluster. */
+    private final Duration reconnectGrace;
+
     private final ConnectionStateListener listener = (c, state) -> changed(state);
     private volatile ClusterHealth health;
 
-    private ZkConnectionWatch(CuratorFramework client, Clock clock) {
+    private ZkConnectionWatch(CuratorFramework client, Clock clock, Duration reconnectGrace) {
         this.client = client;
         this.clock = clock;
+        this.reconnectGrace = reconnectGrace;
         this.health = new ClusterHealth(
                 client.getZookeeperClient().isConnected()
                         ? ClusterHealth.State.CONNECTED
@@ -35,8 +36,8 @@ final class ZkConnectionWatch implements AutoCloseable {
                 clock.instant());
     }
 
-    static ZkConnectionWatch start(CuratorFramework client, Clock clock) {
-        ZkConnectionWatch watch = new ZkConnectionWatch(client, clock);
+    static ZkConnectionWatch start(CuratorFramework client, Clock clock, Duration reconnectGrace) {
+        ZkConnectionWatch watch = new ZkConnectionWatch(client, clock, reconnectGrace);
         client.getConnectionStateListenable().addListener(watch.listener);
         return watch;
     }
@@ -63,7 +64,7 @@ final class ZkConnectionWatch implements AutoCloseable {
     }
 
     /**
-     * The health a write goes on: a connection lost less than {@link ZkConnectionWatch#RECONNECT_GRACE} ago is waited for (one server
+     * The health a write goes on: a connection lost less than the reconnect grace ago is waited for (one server
      * of three stopping costs a reconnect to another, which nobody should see); after that, or with the session
      * expired, the answer is at once.
      */
@@ -72,11 +73,11 @@ final class ZkConnectionWatch implements AutoCloseable {
         if (now.state() != ClusterHealth.State.DISCONNECTED) {
             return now;
         }
-        long left = Duration.between(clock.instant(), now.since().plus(RECONNECT_GRACE))
+        long left = Duration.between(clock.instant(), now.since().plus(reconnectGrace))
                 .toMillis();
         if (left > 0) {
             try {
-                client.blockUntilConnected((int) left, TimeUnit.MILLISECONDS);
+                client.blockUntilConnected((int) Math.min(left, Integer.MAX_VALUE), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -105,7 +105,7 @@ public final class ZkKeyStore implements KeyStore {
         this.maxMinions = options.maxMinions();
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
-        this.connection = ZkConnectionWatch.start(client, options.clock());
+        this.connection = ZkConnectionWatch.start(client, options.clock(), options.reconnectGrace());
         this.checked = masterKeyPair != null && pkiDir != null
                 ? CheckedKeys.open(pkiDir, masterKeyPair.getPrivate())
                 : CheckedKeys.none();

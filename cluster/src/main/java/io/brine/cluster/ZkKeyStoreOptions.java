@@ -4,6 +4,7 @@ import io.brine.store.audit.AuditLog;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -17,6 +18,8 @@ import java.util.Objects;
  * @param maxPending    as {@code max_pending}; 0 = unlimited
  * @param maxMinions    as {@code max_minions}; 0 = unlimited
  * @param maxRejected   most rejected keys an autoreject may lead to; 0 = unlimited
+ * @param reconnectGrace how long a write waits for a lost ZooKeeper connection to come back before it is answered
+ *                      without the cluster ({@link #RECONNECT_GRACE}; zero: at once)
  */
 public record ZkKeyStoreOptions(
         Path pkiDir,
@@ -25,7 +28,14 @@ public record ZkKeyStoreOptions(
         Clock clock,
         int maxPending,
         int maxMinions,
-        int maxRejected) {
+        int maxRejected,
+        Duration reconnectGrace) {
+
+    /**
+     * The reconnect grace of a master: one ZooKeeper server of three stopping costs a reconnect to another, which
+     * nobody should see.
+     */
+    public static final Duration RECONNECT_GRACE = Duration.ofSeconds(5);
 
     public ZkKeyStoreOptions {
         Objects.requireNonNull(pkiDir, "pkiDir");
@@ -34,10 +44,20 @@ public record ZkKeyStoreOptions(
         if (maxPending < 0 || maxMinions < 0 || maxRejected < 0) {
             throw new IllegalArgumentException("limits must be >= 0");
         }
+        Objects.requireNonNull(reconnectGrace, "reconnectGrace");
+        if (reconnectGrace.isNegative()) {
+            throw new IllegalArgumentException("reconnectGrace must be >= 0");
+        }
     }
 
-    /** The defaults of {@code master.yaml}: 1000 pending, unlimited minions, 1000 rejected. */
+    /** The defaults of {@code master.yaml}: 1000 pending, unlimited minions, 1000 rejected, a 5 s reconnect grace. */
     public static ZkKeyStoreOptions of(Path pkiDir, KeyPair masterKeyPair, AuditLog auditLog, Clock clock) {
-        return new ZkKeyStoreOptions(pkiDir, masterKeyPair, auditLog, clock, 1000, 0, 1000);
+        return new ZkKeyStoreOptions(pkiDir, masterKeyPair, auditLog, clock, 1000, 0, 1000, RECONNECT_GRACE);
+    }
+
+    /** These options with {@code grace} as the reconnect grace. */
+    public ZkKeyStoreOptions withReconnectGrace(Duration grace) {
+        return new ZkKeyStoreOptions(
+                pkiDir, masterKeyPair, auditLog, clock, maxPending, maxMinions, maxRejected, grace);
     }
 }

@@ -66,9 +66,15 @@ final class ThreeServerEnsemble implements BeforeEachCallback, AfterEachCallback
         return closeAfter(ClusterConnection.open(config));
     }
 
-    /** A master's key store on {@code client}, with its pki directory {@code pki}. */
-    ZkKeyStore store(CuratorFramework client, Path pki) throws Exception {
+    /**
+     * A master's key store on {@code client}, with its pki directory {@code pki}, whose writes wait up to {@code
+     * reconnectGrace} for a lost connection to come back.
+     */
+    ZkKeyStore store(CuratorFramework client, Path pki, Duration reconnectGrace) throws Exception {
         return closeAfter(ZkKeyStore.open(
-                client, ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC()), Duration.ofSeconds(30)));
+                client,
+                ZkKeyStoreOptions.of(pki, null, AuditLog.none(), Clock.systemUTC())
+                        .withReconnectGrace(reconnectGrace),
+                Duration.ofSeconds(30)));
     }
 }

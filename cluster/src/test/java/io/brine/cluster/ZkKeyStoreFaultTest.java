@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.testing.SuiteDefaults;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyState;
@@ -36,8 +37,13 @@ class ZkKeyStoreFaultTest {
         return ensemble.client(ClusterConfig.of(ensemble.servers().getConnectString()));
     }
 
+    /**
+     * A master whose writes wait for a lost connection as long as the suite waits for anything: a reconnect to another
+     * server (after an election, when the killed one led) is what should happen, and on a loaded machine it took
+     * longer than a master's 5 s, which answered the offers meanwhile without the cluster.
+     */
     private ZkKeyStore store(CuratorFramework client) throws Exception {
-        return ensemble.store(client, pki);
+        return ensemble.store(client, pki, SuiteDefaults.WAIT);
     }
 
     @Test

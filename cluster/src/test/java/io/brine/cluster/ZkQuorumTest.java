@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.protocol.testing.SuiteDefaults;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.KeyDecision;
@@ -39,13 +40,20 @@ class ZkQuorumTest {
     @RegisterExtension
     final ThreeServerEnsemble ensemble = new ThreeServerEnsemble();
 
-    private ZkKeyStore store(String connect, Duration sessionTimeout) throws Exception {
+    private ZkKeyStore store(String connect, Duration sessionTimeout, Duration reconnectGrace) throws Exception {
         return ensemble.store(
-                ensemble.client(new ClusterConfig(connect, "/brine", sessionTimeout, Optional.empty())), pki);
+                ensemble.client(new ClusterConfig(connect, "/brine", sessionTimeout, Optional.empty())),
+                pki,
+                reconnectGrace);
     }
 
-    private ZkKeyStore store() throws Exception {
-        return store(ensemble.servers().getConnectString(), ClusterConfig.DEFAULT_SESSION_TIMEOUT);
+    /**
+     * A master whose writes wait {@code reconnectGrace} for a lost connection: the suite's wait where the test needs
+     * the reconnect to another server (after an election, when the stopped one led, it took longer than a master's
+     * 5 s on a loaded machine), a master's own where the test needs the answer given without the cluster.
+     */
+    private ZkKeyStore store(Duration reconnectGrace) throws Exception {
+        return store(ensemble.servers().getConnectString(), ClusterConfig.DEFAULT_SESSION_TIMEOUT, reconnectGrace);
     }
 
     private static RSAPublicKey key(int i) {
@@ -54,8 +62,8 @@ class ZkQuorumTest {
 
     @Test
     void oneServerOfThreeStoppedHasNoVisibleEffect() throws Exception {
-        ZkKeyStore a = store();
-        ZkKeyStore b = store();
+        ZkKeyStore a = store(SuiteDefaults.WAIT);
+        ZkKeyStore b = store(SuiteDefaults.WAIT);
         TestingCluster servers = ensemble.servers();
         assertThat(servers.killServer(servers.findConnectionInstance(
                         a.client().getZookeeperClient().getZooKeeper())))
@@ -75,8 +83,8 @@ class ZkQuorumTest {
 
     @Test
     void withoutQuorumMastersServeTheirLastViewWriteNothingAndCatchUpWhenItReturns() throws Exception {
-        ZkKeyStore a = store();
-        ZkKeyStore b = store();
+        ZkKeyStore a = store(ZkKeyStoreOptions.RECONNECT_GRACE);
+        ZkKeyStore b = store(ZkKeyStoreOptions.RECONNECT_GRACE);
         assertThat(a.offer("web1", key(62), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
         assertThat(a.offer("db1", key(63), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);
         await().until(() -> b.acceptedKey("web1").isPresent() && b.lookup("db1", key(63)) == KeyLookup.PENDING_SAME);
@@ -133,8 +141,8 @@ class ZkQuorumTest {
     void aMasterCutOffUntilItsSessionExpiresRefusesAdminChangesSaysSoAndCatchesUp() throws Exception {
         CuttableProxy partition = ensemble.closeAfter(new CuttableProxy(
                 ensemble.servers().getInstances().iterator().next().getConnectString()));
-        ZkKeyStore a = store(partition.connectString(), Duration.ofSeconds(4));
-        ZkKeyStore b = store();
+        ZkKeyStore a = store(partition.connectString(), Duration.ofSeconds(4), ZkKeyStoreOptions.RECONNECT_GRACE);
+        ZkKeyStore b = store(SuiteDefaults.WAIT);
         assertThat(b.offer("app1", key(66), PolicyVerdict.NONE)).isInstanceOf(KeyDecision.Pending.class);
         await().until(() -> a.lookup("app1", key(66)) == KeyLookup.PENDING_SAME);
 
