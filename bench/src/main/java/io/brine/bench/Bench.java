@@ -24,8 +24,9 @@ import java.util.stream.Stream;
 
 /**
  * The coordinator of one benchmark run: measures the RSA limits, starts the master and the {@link Swarm}, runs the
- * scenarios in order ({@link AuthScenario}, {@link RotateScenario}, {@link PingScenario}, {@link PublishScenario},
- * {@link ApiScenario}, {@link StateScenario}, {@link MemoryScenario}, {@link RestartScenario}), each printing a
+ * scenarios in order ({@link AuthScenario}, {@link RotateScenario}, {@link KeyRotateScenario}, {@link PingScenario},
+ * {@link PublishScenario}, {@link ApiScenario}, {@link StateScenario}, {@link MemoryScenario}, {@link
+ * RestartScenario}, {@link MasterKeyScenario}), each printing a
  * line of figures, and writes the JSON. Everything it starts, it stops.
  */
 final class Bench {
@@ -183,14 +184,16 @@ final class Bench {
         int warm = options.warmupMinions();
         KeyCache keys = options.keys();
         int wanted = options.minions() + warm;
-        int missing = keys.missing(wanted);
+        // keyrotate: each minion's second key, after the warm-up's (KeyCache.secondKey).
+        int keysWanted = options.scenarios().contains(Scenario.KEYROTATE) ? wanted + options.minions() : wanted;
+        int missing = keys.missing(keysWanted);
         if (missing > 0) {
             System.out.printf(
                     "key cache %s: generating %d RSA-%d keys on %d threads (once; later runs reuse them)%n",
                     keys.dir(), missing, KeyCache.BITS, Runtime.getRuntime().availableProcessors());
             long started = System.nanoTime();
             keys.ensure(
-                    wanted,
+                    keysWanted,
                     Runtime.getRuntime().availableProcessors(),
                     n -> System.out.printf("  %d of %d keys generated%n", n, missing));
             System.out.printf("  done in %.0f s%n", (System.nanoTime() - started) / 1e9);
@@ -308,6 +311,9 @@ final class Bench {
             } else if (options.scenarios().contains(Scenario.ROTATE)) {
                 new RotateScenario(run).run();
             }
+            if (options.scenarios().contains(Scenario.KEYROTATE)) {
+                new KeyRotateScenario(run).run(client);
+            }
             if (options.scenarios().contains(Scenario.PING)) {
                 ping.run(client);
             }
@@ -330,6 +336,10 @@ final class Bench {
         }
         if (options.scenarios().contains(Scenario.RESTART)) {
             new RestartScenario(run, home, metricsPort, this::restarted).run();
+        }
+        if (options.scenarios().contains(Scenario.MASTERKEY)) {
+            // Last: the swarm checks auth replies and publications with the key the run started with.
+            new MasterKeyScenario(run).run();
         }
     }
 

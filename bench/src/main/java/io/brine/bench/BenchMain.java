@@ -28,12 +28,14 @@ public final class BenchMain implements Callable<Integer> {
     enum Scenario {
         AUTH,
         ROTATE,
+        KEYROTATE,
         PING,
         PUBLISH,
         API,
         STATE,
         MEMORY,
-        RESTART
+        RESTART,
+        MASTERKEY
     }
 
     @Option(
@@ -73,8 +75,15 @@ public final class BenchMain implements Callable<Integer> {
             split = ",",
             paramLabel = "LIST",
             defaultValue = "auth,rotate,ping,publish,memory",
-            description = "Which of auth,rotate,ping,publish,api,state,memory,restart to run (default: all but api, "
-                    + "state and restart). auth always runs: the others need accepted minions. api turns on the "
+            description = "Which of auth,rotate,keyrotate,ping,publish,api,state,memory,restart,masterkey to run "
+                    + "(default: all but keyrotate, api, state, restart and masterkey). auth always runs: the others "
+                    + "need accepted minions. rotate rotates the publish key (a minion's key deleted). keyrotate asks "
+                    + "every minion to rotate its own key, as brine-key --rotate-keys does, with test.ping rounds "
+                    + "running, and measures the time until every new key is accepted (the master asks at each "
+                    + "minion's next heartbeat, 30 to 37.5 s), the master's CPU per rotation and the returns lost; it "
+                    + "needs 2N+W keys in the key cache (each minion's second key). masterkey, last, rotates the "
+                    + "master's key as brine-key --rotate-master-key does and measures the time until every minion "
+                    + "has pinned the new key and the master's CPU. api turns on the "
                     + "master's HTTP API on loopback and measures publish through it against BrineClient, events to "
                     + "--api-subscribers readers of GET /api/events, and a reader that never reads. state (--protocol "
                     + "salt) serves a tree of 100 files from file_roots and measures state.apply: each minion fetches "
@@ -171,7 +180,8 @@ public final class BenchMain implements Callable<Integer> {
             names = "--profile",
             paramLabel = "SCENARIO",
             description =
-                    "Record a JFR profile of the master during one scenario (auth, rotate, ping, publish; memory: "
+                    "Record a JFR profile of the master during one scenario (auth, rotate, keyrotate, ping, publish, "
+                            + "masterkey; memory: "
                             + "the master idle with every minion connected; restart: each restarted master from listening "
                             + "until served) and print where its CPU went; the recording is kept as "
                             + "brine-bench-master-SCENARIO.jfr in the current directory (restart: -restart-resuming.jfr and "
@@ -281,8 +291,8 @@ public final class BenchMain implements Callable<Integer> {
             try {
                 chosen.add(Scenario.valueOf(name.trim().toUpperCase(Locale.ROOT)));
             } catch (IllegalArgumentException e) {
-                System.err.println("unknown scenario " + name + "; expected auth, rotate, ping, publish, api, state, "
-                        + "memory, restart");
+                System.err.println("unknown scenario " + name + "; expected auth, rotate, keyrotate, ping, publish, "
+                        + "api, state, memory, restart, masterkey");
                 return 2;
             }
         }
@@ -343,6 +353,12 @@ public final class BenchMain implements Callable<Integer> {
         if (chosen.contains(Scenario.RESTART) && (masters > 1 || salt)) {
             System.err.println("the restart scenario runs against one brine master with the brine protocol, or with "
                     + "--against salt (not with --masters, --protocol salt)");
+            return 2;
+        }
+        if ((chosen.contains(Scenario.KEYROTATE) || chosen.contains(Scenario.MASTERKEY))
+                && (masters > 1 || salt || against != null)) {
+            System.err.println("the keyrotate and masterkey scenarios run against one brine master with the brine "
+                    + "protocol (not with --masters, --protocol salt, --against): Salt minions have no such rotation");
             return 2;
         }
         Scenario profiled = null;

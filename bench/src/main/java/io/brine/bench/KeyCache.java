@@ -47,6 +47,16 @@ final class KeyCache {
         return dir;
     }
 
+    /**
+     * The index of minion {@code index}'s second key, the one the keyrotate scenario rotates it to, in a run of
+     * {@code minions} minions (as requested) after {@code warm} warm-up minions. A run's keys: the minions' at {@code
+     * 0 .. N-1}, the warm-up's at {@code N .. N+W-1}, and with keyrotate the second keys at {@code N+W .. 2N+W-1}, so
+     * no two ids of a run share a key (the master refuses that) and one cache serves every N.
+     */
+    static int secondKey(int minions, int warm, int index) {
+        return minions + warm + index;
+    }
+
     Path file(int index) {
         return dir.resolve(String.format("%05d.pem", index));
     }

@@ -243,6 +243,12 @@ final class MasterProcess implements AutoCloseable {
         return dir.resolve(salt ? "cache/.root_key" : "cache/root.pem");
     }
 
+    /** The lines of the master's log so far (none before it wrote one). */
+    List<String> logLines() throws IOException {
+        Path log = dir.resolve("master.log");
+        return Files.isRegularFile(log) ? Files.readAllLines(log, StandardCharsets.UTF_8) : List.of();
+    }
+
     long cpuMillis() {
         return salt ? ProcStats.treeCpuMillis(pid()) : ProcStats.cpuMillis(pid());
     }

@@ -11,9 +11,6 @@ import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreException;
 import io.brine.store.keys.KeyStoreOptions;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -42,12 +39,7 @@ final class RotateScenario {
     void run() throws IOException {
         MasterProcess master = run.master();
         try (AuditLog audit = AuditLog.open(master.dir.resolve("cache"), Clock.systemUTC());
-                KeyStore keyStore = FileKeyStore.open(KeyStoreOptions.builder(master.pkiDir())
-                        .auditLog(audit)
-                        .masterKey(false)
-                        .createPkiDir(false)
-                        .pollInterval(Duration.ZERO)
-                        .build())) {
+                KeyStore keyStore = openKeyStore(master, audit)) {
             Map<String, Object> warm = rotation(keyStore, Bench.WARM_PREFIX + "00000", false);
             Map<String, Object> figures = rotation(keyStore, Bench.WARM_PREFIX + "00001", true);
             figures.put("warmup", warm);
@@ -78,6 +70,19 @@ final class RotateScenario {
         }
     }
 
+    /**
+     * The running master's key store as {@code brine-key} opens it (its pki dir, audited to its cache dir's audit log,
+     * no polling): where the scenarios make an admin's changes.
+     */
+    static FileKeyStore openKeyStore(MasterProcess master, AuditLog audit) throws KeyStoreException, IOException {
+        return FileKeyStore.open(KeyStoreOptions.builder(master.pkiDir())
+                .auditLog(audit)
+                .masterKey(false)
+                .createPkiDir(false)
+                .pollInterval(Duration.ZERO)
+                .build());
+    }
+
     /** Deletes {@code victim}'s key, as {@code brine-key -d} does, and waits until every minion holds the new key. */
     private Map<String, Object> rotation(KeyStore keyStore, String victim, boolean measured) throws IOException {
         MasterProcess master = run.master();
@@ -89,7 +94,7 @@ final class RotateScenario {
                     Long.parseLong(worker.command("generations -1", Duration.ofSeconds(30))
                             .split(" ")[3]));
         }
-        int logLines = masterLog().size();
+        int logLines = run.master().logLines().size();
         if (measured) {
             run.profiler().start(Scenario.ROTATE);
         }
@@ -138,7 +143,7 @@ final class RotateScenario {
         figures.put("master_cpu_ms_by_thread", byThread);
         figures.put("missing", (long) (minions - holding));
         MasterProcess.sleep(300);
-        List<String> log = masterLog();
+        List<String> log = run.master().logLines();
         for (String line : log.subList(Math.min(logLines, log.size()), log.size())) {
             Matcher matcher = ROTATED.matcher(line);
             if (matcher.find()) {
@@ -155,10 +160,5 @@ final class RotateScenario {
             run.failures().add("rotate: " + (minions - holding) + " minions never got the new publish key");
         }
         return figures;
-    }
-
-    private List<String> masterLog() throws IOException {
-        Path log = run.master().dir.resolve("master.log");
-        return Files.isRegularFile(log) ? Files.readAllLines(log, StandardCharsets.UTF_8) : List.of();
     }
 }

@@ -3,13 +3,16 @@ package io.brine.bench;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.codec.MalformedException;
+import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.codec.Publications;
 import io.brine.protocol.codec.ReplayWindow;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
+import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.protocol.message.AuthReply;
@@ -26,11 +29,13 @@ import io.brine.transport.ClientTransport;
 import java.io.IOException;
 import java.security.KeyPair;
 import java.security.SecureRandom;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -38,7 +43,12 @@ import java.util.TreeMap;
  * {@code io.brine.minion.Minion} does it (PROTOCOL.md 8.2-8.6): a signed auth request, the signed reply checked
  * against the pinned master key, both session keys unwrapped with its private key, subscription to its topic,
  * publications verified, checked for freshness and opened, key updates installed, and returns sealed in its
- * session. Methods are synchronized: the transport's thread and the worker's command thread both call in.
+ * session. Asked to rotate its key ({@code brine-key --rotate-keys}), it sends the request {@code brine-minion} sends
+ * ({@link KeyRotations#signedRequest}, to its second key, {@link #secondKey}) and switches keys on the master's answer
+ * signed by the pinned key ({@link KeyRotations#signedBy}); shown a rotation of the master's key, it walks the chain
+ * from its pinned key as {@code MasterPin.follow} does ({@link MasterSuccessions#walk}) and pins the newest (in memory:
+ * no {@code minion_master.pub}). Methods are synchronized: the transport's thread and the worker's command thread both
+ * call in.
  *
  * <p>Three things differ from a real minion, each to leave the two cores to the master while it is measured, and
  * each named in BENCHMARKS.md: the auth request is signed ahead of the timed window ({@link #prepareAuth}, fresh
@@ -80,12 +90,36 @@ final class SimMinion implements BenchMinion {
 
         /** Its resumption was refused: it authenticates in full. */
         void resumptionRefused(BenchMinion minion);
+
+        /** The master asked it to rotate its key, and it sent its request. */
+        void rotationAsked(BenchMinion minion, long nanos);
+
+        /** The master's signed answer says its new key is accepted: it uses that key from now on. */
+        void keyRotated(BenchMinion minion, long askedNanos, long nanos);
+
+        /** The master's signed answer refused (or left pending) its rotation, for {@code reason}. */
+        void rotationRefused(BenchMinion minion, String reason);
+
+        /** It walked the master's new chain from its pinned key and pinned the newest key. */
+        void masterKeyPinned(BenchMinion minion, long nanos);
+
+        /** It refused the master's chain (the walk's reason): its pin is unchanged. */
+        void masterChainRefused(BenchMinion minion, String reason);
     }
 
     final int index;
     final String id;
-    private final KeyPair keys;
+    private KeyPair keys;
     private final Swarm swarm;
+    /** The key it rotates to when the master asks ({@link #secondKey}); null when it has none, or has rotated. */
+    private KeyPair secondKey;
+    /** The session its rotation request was sent in, and when; null when none is outstanding. */
+    private byte[] rotationAskedIn;
+
+    private long rotationAskedNanos;
+    /** The master key it trusts: the swarm's until the master shows it a chain of succession records. */
+    private RSAPublicKey pinned;
+
     private ClientTransport transport;
 
     private byte[] preparedRequest;
@@ -112,10 +146,31 @@ final class SimMinion implements BenchMinion {
     private boolean useTickets;
 
     SimMinion(int index, String id, KeyPair keys, Swarm swarm) {
+        this(index, id, keys, swarm, null);
+    }
+
+    /** @param pinned the master key the swarm verified its replies with: this minion's pin */
+    SimMinion(int index, String id, KeyPair keys, Swarm swarm, RSAPublicKey pinned) {
         this.index = index;
         this.id = id;
         this.keys = keys;
         this.swarm = swarm;
+        this.pinned = pinned;
+    }
+
+    /** The key pair it rotates to when the master asks it to rotate (the keyrotate scenario). */
+    synchronized void secondKey(KeyPair second) {
+        secondKey = second;
+    }
+
+    /** The key it authenticates with: the second one once the master accepted its rotation. */
+    synchronized KeyPair keys() {
+        return keys;
+    }
+
+    /** The master key it trusts now. */
+    synchronized RSAPublicKey pinned() {
+        return pinned;
     }
 
     /** Opens its request connection. */
@@ -210,8 +265,10 @@ final class SimMinion implements BenchMinion {
     @Override
     public boolean unwrap() {
         AuthReply.Session session;
+        KeyPair own;
         synchronized (this) {
             session = granted;
+            own = keys;
             if (requestKey != null) {
                 return true;
             }
@@ -222,8 +279,8 @@ final class SimMinion implements BenchMinion {
         SessionKey publishKey;
         SessionKey request;
         try {
-            publishKey = SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedPublishKey()));
-            request = SessionKey.of(Rsa.unwrap(keys.getPrivate(), session.wrappedRequestKey()));
+            publishKey = SessionKey.of(Rsa.unwrap(own.getPrivate(), session.wrappedPublishKey()));
+            request = SessionKey.of(Rsa.unwrap(own.getPrivate(), session.wrappedRequestKey()));
         } catch (CryptoException e) {
             return false;
         }
@@ -455,8 +512,66 @@ final class SimMinion implements BenchMinion {
             swarm.keyInstalled(this, update.generation(), now);
         } else if (message instanceof SessionMessage.HeartbeatReply beat && beat.generation() > generation()) {
             send(new SessionMessage.KeyRequest(beat.generation()));
+        } else if (message instanceof SessionMessage.KeyRotateAsk ask) {
+            onRotationAsked(ask, now);
+        } else if (message instanceof SessionMessage.KeyRotateReply reply) {
+            onRotationReply(reply, now);
+        } else if (message instanceof SessionMessage.MasterKeySuccession succession) {
+            onMasterKeySuccession(succession, now);
         }
         // Ack: nothing is kept for resending here.
+    }
+
+    /**
+     * As {@code brine-minion} ({@code KeyRotation.dueByAsk}): only for its current key, with no request outstanding;
+     * a minion without a second key ignores the ask, as one that cannot make a key would.
+     */
+    private void onRotationAsked(SessionMessage.KeyRotateAsk ask, long now) {
+        if (secondKey == null
+                || rotationAskedIn != null
+                || !ask.fingerprint().equals(Fingerprints.of(keys.getPublic()))) {
+            return;
+        }
+        rotationAskedIn = sessionId.clone();
+        rotationAskedNanos = now;
+        send(KeyRotations.signedRequest(sessionId, id, keys, secondKey));
+        swarm.rotationAsked(this, now);
+    }
+
+    /** Believed only when the pinned master key signed it for this session, as {@code KeyRotation.onReply}. */
+    private void onRotationReply(SessionMessage.KeyRotateReply reply, long now) {
+        if (rotationAskedIn == null
+                || pinned == null
+                || !Arrays.equals(rotationAskedIn, sessionId)
+                || !KeyRotations.signedBy(pinned, sessionId, reply)) {
+            return;
+        }
+        rotationAskedIn = null;
+        if (reply.rotated() && reply.newFingerprint().equals(Fingerprints.of(secondKey.getPublic()))) {
+            keys = secondKey;
+            secondKey = null;
+            swarm.keyRotated(this, rotationAskedNanos, now);
+        } else {
+            swarm.rotationRefused(this, (reply.pending() ? "pending: " : "") + reply.reason());
+        }
+    }
+
+    /** Walks the chain from the pinned key; every step verified, it pins the newest (PROTOCOL.md 6.4). */
+    private void onMasterKeySuccession(SessionMessage.MasterKeySuccession succession, long now) {
+        if (pinned == null || succession.chain().isEmpty()) {
+            return;
+        }
+        byte[] newest = succession.chain().get(succession.chain().size() - 1).nextKey();
+        if (Arrays.equals(newest, pinned.getEncoded())) {
+            return; // pinned already: a second copy
+        }
+        MasterSuccessions.Walk walk = MasterSuccessions.walk(pinned, succession.chain(), Optional.empty());
+        if (walk instanceof MasterSuccessions.Walk.Verified verified) {
+            pinned = verified.newest();
+            swarm.masterKeyPinned(this, now);
+        } else {
+            swarm.masterChainRefused(this, ((MasterSuccessions.Walk.Refused) walk).reason());
+        }
     }
 
     private void send(SessionMessage message) {

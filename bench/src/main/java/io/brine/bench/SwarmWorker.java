@@ -110,20 +110,38 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicLong lastDelivered = new AtomicLong();
     private final AtomicLong returned = new AtomicLong();
     private final AtomicLong keysInstalled = new AtomicLong();
+    // Minion key rotations (the keyrotate scenario): requests sent, answered rotated or refused; waits from request
+    // to answer, in nanoseconds.
+    private final AtomicInteger rotationsAsked = new AtomicInteger();
+    private final AtomicInteger keysRotated = new AtomicInteger();
+    private final AtomicInteger rotationsRefused = new AtomicInteger();
+    private final AtomicLong lastRotated = new AtomicLong();
+    private final AtomicLong rotationWaitSum = new AtomicLong();
+    private final AtomicLong rotationWaitMax = new AtomicLong();
+    private volatile String lastRotationRefusal = "";
+    // The master key's rotation (the masterkey scenario): minions that pinned its new key, or refused its chain.
+    private final AtomicInteger masterKeysPinned = new AtomicInteger();
+    private final AtomicInteger masterChainsRefused = new AtomicInteger();
+    private final AtomicLong lastPinned = new AtomicLong();
+    private volatile String lastChainRefusal = "";
     // state.apply runs since the last reset: file server requests answered, file bytes served, runs failed.
     private final AtomicLong stateRequests = new AtomicLong();
     private final AtomicLong stateBytes = new AtomicLong();
     private final AtomicLong stateFailed = new AtomicLong();
     private volatile String stateFailure = "";
 
+    private final KeyCache keys;
+
     private SwarmWorker(
             PrintStream out,
+            KeyCache keys,
             RSAPublicKey masterKey,
             SwarmTransports transports,
             String host,
             int retPort,
             boolean salt) {
         this.out = out;
+        this.keys = keys;
         this.salt = salt;
         this.masterKey = masterKey;
         this.transports = transports;
@@ -152,13 +170,19 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
         boolean salt = args.length > 10 && args[10].equals("salt");
         ZmqClient zmqClient = args.length > 11 ? ZmqClient.of(args[11]) : ZmqClient.NETTY;
         SwarmWorker worker = new SwarmWorker(
-                protocol, masterKey, SwarmTransports.create(transport, zmqClient, ioThreads), host, retPort, salt);
+                protocol,
+                keys,
+                masterKey,
+                SwarmTransports.create(transport, zmqClient, ioThreads),
+                host,
+                retPort,
+                salt);
         long started = System.nanoTime();
         worker.minions.addAll(parallel(count, i -> {
             String id = String.format("%s%05d", prefix, first + i);
             return salt
                     ? new SaltSimMinion(first + i, id, keys.load(keyBase + first + i), worker)
-                    : new SimMinion(first + i, id, keys.load(keyBase + first + i), worker);
+                    : new SimMinion(first + i, id, keys.load(keyBase + first + i), worker, masterKey);
         }));
         worker.timer.scheduleWithFixedDelay(worker::heartbeats, 1, 1, TimeUnit.SECONDS);
         protocol.println("ready " + count + " " + (System.nanoTime() - started) / 1_000_000);
@@ -269,6 +293,26 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
                 }
                 return "generations " + count + " " + last + " " + min + " " + max;
             }
+            case "second-keys": {
+                // Each minion's key to rotate to: key BASE + its index (KeyCache.secondKey).
+                int base = Integer.parseInt(words[1]);
+                long started = System.nanoTime();
+                parallel(minions.size(), i -> {
+                    if (minions.get(i) instanceof SimMinion minion) {
+                        minion.secondKey(keys.load(base + minion.index));
+                    }
+                    return null;
+                });
+                return "second-keys " + minions.size() + " " + (System.nanoTime() - started) / 1_000_000;
+            }
+            case "rotations":
+                // The last refusal's reason ends the line (it has spaces).
+                return "rotations " + rotationsAsked.get() + " " + keysRotated.get() + " " + rotationsRefused.get()
+                        + " " + lastRotated.get() + " " + rotationWaitSum.get() + " " + rotationWaitMax.get() + " "
+                        + lastRotationRefusal;
+            case "master-pins":
+                return "master-pins " + masterKeysPinned.get() + " " + masterChainsRefused.get() + " "
+                        + lastPinned.get() + " " + lastChainRefusal;
             case "reset":
                 delivered.set(0);
                 firstDelivered.set(Long.MAX_VALUE);
@@ -505,6 +549,37 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     @Override
     public void resumptionRefused(BenchMinion minion) {
         resumptionsRefused.incrementAndGet();
+    }
+
+    @Override
+    public void rotationAsked(BenchMinion minion, long nanos) {
+        rotationsAsked.incrementAndGet();
+    }
+
+    @Override
+    public void keyRotated(BenchMinion minion, long askedNanos, long nanos) {
+        keysRotated.incrementAndGet();
+        lastRotated.accumulateAndGet(nanos, Math::max);
+        rotationWaitSum.addAndGet(nanos - askedNanos);
+        rotationWaitMax.accumulateAndGet(nanos - askedNanos, Math::max);
+    }
+
+    @Override
+    public void rotationRefused(BenchMinion minion, String reason) {
+        rotationsRefused.incrementAndGet();
+        lastRotationRefusal = reason.replace('\n', ' ');
+    }
+
+    @Override
+    public void masterKeyPinned(BenchMinion minion, long nanos) {
+        masterKeysPinned.incrementAndGet();
+        lastPinned.accumulateAndGet(nanos, Math::max);
+    }
+
+    @Override
+    public void masterChainRefused(BenchMinion minion, String reason) {
+        masterChainsRefused.incrementAndGet();
+        lastChainRefusal = reason.replace('\n', ' ');
     }
 
     @Override

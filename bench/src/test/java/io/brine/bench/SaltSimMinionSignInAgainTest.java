@@ -2,8 +2,6 @@ package io.brine.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.brine.protocol.codec.Decoded;
-import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.salt.Crypticle;
 import io.brine.protocol.salt.SaltAuthResponder;
 import io.brine.protocol.salt.SaltCommand;
@@ -18,7 +16,6 @@ import io.brine.transport.ClientTransport;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -109,7 +106,7 @@ class SaltSimMinionSignInAgainTest {
         public void close() {}
     }
 
-    private final class FakeSwarm implements SaltSimMinion.Swarm {
+    private final class FakeSwarm extends QuietSwarm implements SaltSimMinion.Swarm {
         @Override
         public RSAPublicKey masterKey() {
             return (RSAPublicKey) master.getPublic();
@@ -143,41 +140,5 @@ class SaltSimMinionSignInAgainTest {
         public void signedInAgain(BenchMinion minion) {
             signedInAgain++;
         }
-
-        @Override
-        public boolean verifiedByMaster(Decoded.Ok ok) {
-            return false;
-        }
-
-        @Override
-        public boolean verifyReply(Decoded.Ok ok) {
-            return false;
-        }
-
-        @Override
-        public Clock clock() {
-            return Clock.systemUTC();
-        }
-
-        @Override
-        public void accepted(BenchMinion minion, long nanos) {}
-
-        @Override
-        public void refused(BenchMinion minion, AuthStatus status) {}
-
-        @Override
-        public void keyInstalled(BenchMinion minion, long generation, long nanos) {}
-
-        @Override
-        public void delivered(BenchMinion minion, long nanos) {}
-
-        @Override
-        public void returned(BenchMinion minion) {}
-
-        @Override
-        public void sessionUnknown(BenchMinion minion) {}
-
-        @Override
-        public void resumptionRefused(BenchMinion minion) {}
     }
 }

@@ -6,7 +6,6 @@ import io.brine.minion.auth.MinionKeyring;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.crypto.RsaKeys;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
@@ -193,18 +192,16 @@ public final class KeyRotation {
         KeyPair next = keyring.candidate().orElseThrow();
         CrashPoints.reach("minion-rotation-key-written");
         keyring.candidateAsked();
-        KeyPair old = keyring.current();
-        byte[] newKey = next.getPublic().getEncoded();
-        byte[] signed = KeyRotations.request(sessionId, id, old.getPublic().getEncoded(), newKey);
+        KeyRotate request = KeyRotations.signedRequest(sessionId, id, keyring.current(), next);
         askedIn = sessionId.clone();
-        askedFor = newKey;
+        askedFor = request.newKey();
         askedAt = clock.instant();
         waiting = result;
         LOG.info(
                 "Minion {}: asking the master to rotate this minion's key to {}",
                 id,
                 Fingerprints.of(next.getPublic()));
-        return new KeyRotate(newKey, Rsa.sign(old.getPrivate(), signed), Rsa.sign(next.getPrivate(), signed));
+        return request;
     }
 
     /**
@@ -236,9 +233,7 @@ public final class KeyRotation {
                 || candidate == null
                 || master.isEmpty()
                 || !Arrays.equals(askedIn, sessionId)
-                || !pin.signedByMaster(
-                        key -> Rsa.verify(key, KeyRotations.reply(sessionId, reply), reply.signature()),
-                        clock.millis())) {
+                || !pin.signedByMaster(key -> KeyRotations.signedBy(key, sessionId, reply), clock.millis())) {
             LOG.warn(
                     "Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
                             + " pinned master key",

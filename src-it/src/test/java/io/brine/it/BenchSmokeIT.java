@@ -88,14 +88,16 @@ class BenchSmokeIT {
     }
 
     /**
-     * Brine minions with the swarm's default ZeroMQ client (the Netty one). The other client, the minion's own
+     * Brine minions with the swarm's default ZeroMQ client (the Netty one), and the master's key rotated at the end
+     * (masterkey: a few seconds, the new key's generation and the master's one-second tick; keyrotate is not run here,
+     * it waits for every minion's next heartbeat, 30 s or more). The other client, the minion's own
      * jeromq, is the Salt run's: the client is chosen below the protocol (SwarmTransports), so each client and each
      * protocol runs once, in two bench runs instead of three (each starts a master, a warm-up and a swarm JVM).
      */
     @Test
     void fiveMinionsAuthenticateAndAnswerAPing() throws Exception {
         Path json = tmp.resolve("bench.json");
-        String out = bench(json, "--scenarios", "auth,ping");
+        String out = bench(json, "--scenarios", "auth,ping,masterkey");
 
         JsonNode figures = new ObjectMapper().readTree(json.toFile());
         assertThat(figures.at("/limits/rsa2048_private_ops_per_s").asDouble()).isPositive();
@@ -108,8 +110,11 @@ class BenchSmokeIT {
                 .isTrue();
         assertThat(figures.at("/scenarios/ping/returned").asInt()).isEqualTo(5);
         assertThat(figures.at("/scenarios/ping/last_ms").asDouble()).isPositive();
+        assertThat(figures.at("/scenarios/masterkey/pinned").asInt())
+                .as("every minion walked the chain and pinned the new master key")
+                .isEqualTo(5);
         assertThat(figures.at("/failures").size()).as(out).isZero();
-        assertThat(out).contains("the swarm's ZeroMQ client: netty)", "auth ", "ping ");
+        assertThat(out).contains("the swarm's ZeroMQ client: netty)", "auth ", "ping ", "masterkey ");
     }
 
     @Test

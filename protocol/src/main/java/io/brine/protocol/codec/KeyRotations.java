@@ -1,5 +1,6 @@
 package io.brine.protocol.codec;
 
+import io.brine.protocol.crypto.Rsa;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.SessionMessage.KeyRotate;
 import io.brine.protocol.message.SessionMessage.KeyRotateReply;
@@ -7,6 +8,8 @@ import io.brine.protocol.message.SessionType;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.PublicKey;
 
 /**
  * A minion's key rotation on the wire (PROTOCOL.md 6.3): the layouts of {@link KeyRotate} and {@link
@@ -39,6 +42,22 @@ public final class KeyRotations {
                 .putShort((short) newKey.length)
                 .put(newKey)
                 .array();
+    }
+
+    /**
+     * A minion's request to rotate from {@code current} to {@code next} in session {@code sessionId}, signed by both
+     * private keys over {@link #request}'s bytes: two private-key operations. What {@code brine-minion} sends, and
+     * the benchmark's simulated minions.
+     */
+    public static KeyRotate signedRequest(byte[] sessionId, String id, KeyPair current, KeyPair next) {
+        byte[] newKey = next.getPublic().getEncoded();
+        byte[] signed = request(sessionId, id, current.getPublic().getEncoded(), newKey);
+        return new KeyRotate(newKey, Rsa.sign(current.getPrivate(), signed), Rsa.sign(next.getPrivate(), signed));
+    }
+
+    /** Whether {@code masterKey} signed {@code reply} for session {@code sessionId}: one public-key operation. */
+    public static boolean signedBy(PublicKey masterKey, byte[] sessionId, KeyRotateReply reply) {
+        return Rsa.verify(masterKey, reply(sessionId, reply), reply.signature());
     }
 
     /**
