@@ -106,9 +106,7 @@ public final class ZkKeyStore implements KeyStore {
         this.maxRejected = options.maxRejected();
         this.view = new ZkKeyView("brine-zk-keys");
         this.connection = ZkConnectionWatch.start(client, options.clock(), options.reconnectGrace());
-        this.checked = masterKeyPair != null && pkiDir != null
-                ? CheckedKeys.open(pkiDir, masterKeyPair.getPrivate())
-                : CheckedKeys.none();
+        this.checked = masterKeyPair != null && pkiDir != null ? CheckedKeys.open(pkiDir) : CheckedKeys.none();
         this.asks = new ZkRotationAsks(this, options.clock());
     }
 

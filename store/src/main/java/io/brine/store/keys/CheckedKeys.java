@@ -6,22 +6,26 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.crypto.RsaKeys;
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.security.PrivateKey;
+import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,22 +44,32 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Who else can write the file: it is trusted only when it is a regular file (not a link) owned by the pki dir's
  * owner and writable by nobody else, names this build's checks ({@link RsaKeys#CHECKS}), is at most
- * {@link #MAX_BYTES}, and carries an HMAC-SHA256 under a key derived from the master's private key, so that nobody
- * who cannot read {@code master.pem} can add an entry, and a file copied from another master (or made before a
- * master key rotation) is not used. A file that fails any of these is ignored as a whole, with a warning, and
- * replaced at the next save. A process without the master key (brine-key) checks everything and saves nothing.
- * Written atomically (temp, fsync, rename), mode 0600, at most {@link #MAX_ENTRIES} keys: the store's keys when it
- * opens and when it closes.
+ * {@link #MAX_BYTES}, and carries an HMAC-SHA256 under {@code pki_dir/.checked_keys.secret}: 32 random bytes the
+ * master creates once (mode 0600, whole or not at all) and trusts only as a regular file of the pki dir's owner that
+ * nobody else can read or write, as private as {@code master.pem} beside it, so nobody who cannot read the pki dir's
+ * secrets can add an entry. The secret is not the master key: an entry says only that these bytes passed these
+ * checks, which a master key rotation does not change, so a rotation costs the next start nothing and says nothing.
+ * A file that fails any of these is ignored as a whole, with a warning, and replaced at the next save; one of an
+ * earlier format or of other checks (an upgrade) is replaced the same way with an INFO line. A process that is not
+ * a master (brine-key) checks everything and saves nothing. Written atomically (temp, fsync, rename), mode 0600, at
+ * most {@link #MAX_ENTRIES} keys: the store's keys when it opens and when it closes.
  */
 public final class CheckedKeys {
 
     public static final String FILE_NAME = ".checked_keys";
 
+    /** The HMAC key of {@link #FILE_NAME}, beside it. */
+    public static final String SECRET_FILE_NAME = ".checked_keys.secret";
+
+    static final int SECRET_BYTES = 32;
+
     /** Ten times the fleet brine is sized for; a store holding more keys checks the rest in full at each start. */
     static final int MAX_ENTRIES = 100_000;
 
     private static final byte[] MAGIC = "brine checked keys\n".getBytes(StandardCharsets.US_ASCII);
-    private static final int FORMAT = 1;
+    /** 2: keyed by {@link #SECRET_FILE_NAME} (1 was keyed from the master key). */
+    private static final int FORMAT = 2;
+
     private static final int DIGEST_BYTES = 32;
     private static final int HEADER_BYTES = MAGIC.length + 3 * Integer.BYTES;
     static final int MAX_BYTES = HEADER_BYTES + MAX_ENTRIES * DIGEST_BYTES + DIGEST_BYTES;
@@ -72,6 +86,12 @@ public final class CheckedKeys {
     /** A file was there but not used: the next save replaces it even with nothing to record. */
     private volatile boolean ignored;
 
+    /**
+     * Keys read from bytes other than their canonical PEM (a key copied in by hand), by modulus, with those bytes'
+     * digest: {@link #save} records both, or such a key would be checked in full at every start.
+     */
+    private final Map<BigInteger, Digest> readAs = new ConcurrentHashMap<>();
+
     private final AtomicLong fullChecks = new AtomicLong();
     private final WarnInterval warnings = new WarnInterval(Clock.systemUTC(), 60_000);
 
@@ -86,11 +106,71 @@ public final class CheckedKeys {
         return NONE;
     }
 
-    /** The checked keys of the master whose private key is {@code masterKey}, read from {@code pkiDir}. */
-    public static CheckedKeys open(Path pkiDir, PrivateKey masterKey) {
-        CheckedKeys checked = new CheckedKeys(pkiDir.resolve(FILE_NAME), macKey(masterKey), Set.of());
-        checked.known = checked.load();
+    /**
+     * The checked keys of the master whose pki dir is {@code pkiDir}, creating its secret the first time. Without a
+     * usable secret (it cannot be read or written: logged) every key is checked in full and nothing is saved.
+     */
+    public static CheckedKeys open(Path pkiDir) {
+        Path secretFile = pkiDir.resolve(SECRET_FILE_NAME);
+        byte[] secret;
+        boolean fresh;
+        try {
+            Optional<byte[]> existing = readSecret(secretFile);
+            fresh = existing.isEmpty();
+            secret = fresh ? createSecret(secretFile) : existing.get();
+        } catch (IOException | RuntimeException e) {
+            SECRET_WARNINGS.warn(
+                    log, "Cannot use {}: {}; every key is checked in full at each start", secretFile, e.toString());
+            return new CheckedKeys(null, null, Set.of());
+        }
+        CheckedKeys checked = new CheckedKeys(pkiDir.resolve(FILE_NAME), secret, Set.of());
+        checked.known = checked.load(fresh);
         return checked;
+    }
+
+    private static final WarnInterval SECRET_WARNINGS = new WarnInterval(Clock.systemUTC(), 60_000);
+
+    /** The secret, or empty when there is none or it cannot be trusted (logged; the caller makes a new one). */
+    private static Optional<byte[]> readSecret(Path file) throws IOException {
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+        if (attributes.isEmpty()) {
+            return Optional.empty();
+        }
+        PosixFileAttributes a = attributes.get();
+        String problem = !a.isRegularFile()
+                ? (a.isSymbolicLink() ? "is a symbolic link" : "is not a regular file")
+                : a.size() != SECRET_BYTES
+                        ? "is not " + SECRET_BYTES + " bytes"
+                        : !a.owner().equals(Files.getOwner(file.getParent(), LinkOption.NOFOLLOW_LINKS))
+                                ? "is not owned by the pki dir's owner"
+                                : PkiPermissions.groupOrOtherAccess(a)
+                                        ? "is readable or writable by group or others"
+                                        : null;
+        if (problem == null) {
+            byte[] secret = AtomicFiles.readSmall(file, SECRET_BYTES);
+            if (secret.length == SECRET_BYTES) {
+                return Optional.of(secret);
+            }
+            problem = "changed while read";
+        }
+        SECRET_WARNINGS.warn(log, "{} {}: replaced, every key is checked in full once", file, problem);
+        if (!a.isRegularFile() && !a.isSymbolicLink()) {
+            throw new IOException(file + " " + problem);
+        }
+        AtomicFiles.delete(file);
+        return Optional.empty();
+    }
+
+    /** A new secret, created whole or not at all; another master process's, if it created one first. */
+    private static byte[] createSecret(Path file) throws IOException {
+        byte[] secret = new byte[SECRET_BYTES];
+        new SecureRandom().nextBytes(secret);
+        try {
+            AtomicFiles.create(file, secret, AtomicFiles.OWNER_RW);
+            return secret;
+        } catch (FileAlreadyExistsException e) {
+            return readSecret(file).orElseThrow(() -> new IOException(file + " was replaced while created"));
+        }
     }
 
     /**
@@ -105,11 +185,18 @@ public final class CheckedKeys {
         }
         Digest digest = Digest.of(pem);
         if (known.contains(digest)) {
-            return Pem.readOfferedPublicKey(text);
+            return remember(Pem.readOfferedPublicKey(text), digest);
         }
         fullChecks.incrementAndGet();
         RSAPublicKey key = Pem.readPublicKey(text);
         passed.add(digest);
+        return remember(key, digest);
+    }
+
+    private RSAPublicKey remember(RSAPublicKey key, Digest digest) {
+        if (!Digest.of(Pem.bytes(Pem.publicKeySpki(key))).equals(digest)) {
+            readAs.put(key.getModulus(), digest);
+        }
         return key;
     }
 
@@ -146,12 +233,19 @@ public final class CheckedKeys {
             return;
         }
         Set<Digest> digests = new HashSet<>();
+        Map<BigInteger, Digest> stillRead = new HashMap<>();
         for (RSAPublicKey key : keys) {
             if (digests.size() == MAX_ENTRIES) {
                 break;
             }
             digests.add(Digest.of(Pem.bytes(Pem.publicKeySpki(key))));
+            Digest raw = readAs.get(key.getModulus());
+            if (raw != null && digests.size() < MAX_ENTRIES) {
+                digests.add(raw);
+                stillRead.put(key.getModulus(), raw);
+            }
         }
+        readAs.keySet().retainAll(stillRead.keySet());
         if (!digests.equals(known) || ignored) {
             write(digests);
         }
@@ -168,7 +262,7 @@ public final class CheckedKeys {
         }
     }
 
-    private Set<Digest> load() {
+    private Set<Digest> load(boolean freshSecret) {
         try {
             Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
             if (attributes.isEmpty()) {
@@ -181,7 +275,16 @@ public final class CheckedKeys {
                 if (digests != null) {
                     return digests;
                 }
-                problem = "is damaged, from another master's key, or for other checks";
+                if (freshSecret || olderVersion(bytes)) {
+                    // An upgrade (an earlier format, or checks raised since) or the secret made just now: expected.
+                    log.info(
+                            "{} is of an earlier version of brine or its secret is new: every key is checked in full"
+                                    + " once and the file rewritten",
+                            file);
+                    ignored = true;
+                    return Set.of();
+                }
+                problem = "is damaged or not under " + SECRET_FILE_NAME;
             }
             warnings.warn(log, "{} {}: ignored, every key is checked in full and the file rewritten", file, problem);
         } catch (IOException | RuntimeException e) {
@@ -215,6 +318,15 @@ public final class CheckedKeys {
         return out.array();
     }
 
+    /** Whether {@code bytes} begin as this file does but name another format or other checks (unauthenticated). */
+    private static boolean olderVersion(byte[] bytes) {
+        if (bytes.length < HEADER_BYTES || !Arrays.equals(bytes, 0, MAGIC.length, MAGIC, 0, MAGIC.length)) {
+            return false;
+        }
+        ByteBuffer in = ByteBuffer.wrap(bytes, MAGIC.length, 2 * Integer.BYTES);
+        return in.getInt() != FORMAT || in.getInt() != RsaKeys.CHECKS;
+    }
+
     /** The digests in {@code bytes}, or null when they are not a whole file of this format, checks and key. */
     static Set<Digest> decode(byte[] bytes, byte[] macKey) {
         if (bytes.length < HEADER_BYTES + DIGEST_BYTES || bytes.length > MAX_BYTES) {
@@ -243,14 +355,6 @@ public final class CheckedKeys {
             digests.add(new Digest(digest));
         }
         return Collections.unmodifiableSet(digests);
-    }
-
-    /** The HMAC key: a hash of the master's private key under this file's own label, never the key itself. */
-    static byte[] macKey(PrivateKey masterKey) {
-        MessageDigest sha256 = sha256();
-        sha256.update(MAGIC);
-        sha256.update(masterKey.getEncoded());
-        return sha256.digest();
     }
 
     private static byte[] mac(byte[] key, byte[] bytes, int length) {

@@ -121,7 +121,7 @@ public final class FileKeyStore implements KeyStore {
             directory.prepareStateDirectories();
             KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize()) : null;
             if (pair != null) {
-                directory.useChecked(CheckedKeys.open(directory.pkiDir(), pair.getPrivate()));
+                directory.useChecked(CheckedKeys.open(directory.pkiDir()));
             }
             Snapshot initial = directory.scan(
                     lock.generation(),

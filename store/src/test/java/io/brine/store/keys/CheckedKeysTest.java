@@ -76,8 +76,8 @@ class CheckedKeysTest {
         return pki.resolve(CheckedKeys.FILE_NAME);
     }
 
-    private byte[] macKey() {
-        return CheckedKeys.macKey(TestKeys.pair(0).getPrivate());
+    private byte[] macKey() throws Exception {
+        return Files.readAllBytes(pki.resolve(CheckedKeys.SECRET_FILE_NAME));
     }
 
     /** Three accepted keys, recorded by the store's close. */
@@ -174,18 +174,76 @@ class CheckedKeysTest {
     }
 
     @Test
-    void aFileOfAnotherMasterKeyOrOtherChecksIsNotUsed() throws Exception {
+    void aFileUnderAnotherSecretIsNotUsed() throws Exception {
         threeAccepted();
         handCopy("weak", weakPem());
         Set<Digest> digests = new HashSet<>(CheckedKeys.decode(Files.readAllBytes(cacheFile()), macKey()));
         digests.add(digestOf(weakPem()));
-        Files.write(
-                cacheFile(),
-                CheckedKeys.encode(digests, CheckedKeys.macKey(TestKeys.pair(5).getPrivate())));
+        byte[] otherSecret = macKey().clone();
+        otherSecret[0] ^= 1;
+        Files.write(cacheFile(), CheckedKeys.encode(digests, otherSecret));
 
         try (FileKeyStore store = open()) {
             assertThat(store.checkedKeys().fullChecks()).isEqualTo(4);
             assertThat(store.list().ids(KeyState.ACCEPTED)).doesNotContain("weak");
+        }
+    }
+
+    @Test
+    void aMasterKeyRotationCostsTheNextStartNoCheck() throws Exception {
+        threeAccepted();
+        // master.pem replaced, as a rotation leaves it: the entries are about the minions' key bytes, still true.
+        Files.delete(pki.resolve("master.pub"));
+        Files.delete(pki.resolve("master.pem"));
+        Files.writeString(pki.resolve("master.pem"), TestKeys.privatePem(5));
+        Files.setPosixFilePermissions(pki.resolve("master.pem"), PosixFilePermissions.fromString("r--------"));
+
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks()).isZero();
+        }
+    }
+
+    @Test
+    void aKeyCopiedInByHandInAnotherLayoutIsCheckedInFullOnce() throws Exception {
+        threeAccepted();
+        handCopy("web4", TestKeys.publicPem(4).replace("\n", "\r\n"));
+
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks()).isEqualTo(1);
+            assertThat(store.list().ids(KeyState.ACCEPTED)).contains("web4");
+        }
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks())
+                    .as("its bytes recorded at the close")
+                    .isZero();
+        }
+    }
+
+    @Test
+    void aSecretOthersCouldReadIsReplacedAndTheFileNotUsed() throws Exception {
+        threeAccepted();
+        Path secret = pki.resolve(CheckedKeys.SECRET_FILE_NAME);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)))
+                .isEqualTo("rw-------");
+        byte[] before = Files.readAllBytes(secret);
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-r-----"));
+
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks()).isEqualTo(3);
+        }
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(secret)))
+                .isEqualTo("rw-------");
+        assertThat(Files.readAllBytes(secret)).hasSize(CheckedKeys.SECRET_BYTES).isNotEqualTo(before);
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks())
+                    .as("the file rewritten under the new secret")
+                    .isZero();
+        }
+        Files.write(secret, new byte[CheckedKeys.SECRET_BYTES + 1]);
+        try (FileKeyStore store = open()) {
+            assertThat(store.checkedKeys().fullChecks())
+                    .as("a secret one byte too long")
+                    .isEqualTo(3);
         }
     }
 
@@ -248,7 +306,7 @@ class CheckedKeysTest {
                     start.await();
                     for (int round = 0; round < 20; round++) {
                         // A fresh reader each time, so every save writes.
-                        CheckedKeys.open(pki, TestKeys.pair(0).getPrivate()).save(round % 2 == 0 ? keys : List.of());
+                        CheckedKeys.open(pki).save(round % 2 == 0 ? keys : List.of());
                     }
                     return null;
                 }));
