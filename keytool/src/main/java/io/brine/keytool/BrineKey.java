@@ -508,6 +508,17 @@ public final class BrineKey implements Callable<Integer> {
         Action action = Action.of(this);
         boolean masterKey = action.kind() == Action.Kind.ROTATE_MASTER_KEY;
         boolean pubSig = action.kind() == Action.Kind.MASTER_PUBKEY_SIGNATURE;
+        if (pubSig && masterSignKey != null) {
+            // As salt-key --gen-signature with the signing key at hand would: say the steps, the key never comes here.
+            throw UserError.usage("--master-pubkey-signature does not take --master-sign-key: the signing key never"
+                    + " comes to the master; run --master-pubkey-signature --prepare here, --sign-master-key"
+                    + " master_pubkey_signature.request --master-sign-key FILE where the signing key is, then"
+                    + " --master-pubkey-signature --signature master_pubkey_signature.request.sig here");
+        }
+        if (pubSig && cancel) {
+            throw UserError.usage("--master-pubkey-signature has nothing to cancel: its request changes nothing until"
+                    + " its --signature is installed (delete pki_dir/master_pubkey_signature.request if unwanted)");
+        }
         if (masterSignKey != null && !masterKey && action.kind() != Action.Kind.SIGN_MASTER_KEY) {
             throw UserError.usage("--master-sign-key applies to --rotate-master-key and --sign-master-key only");
         }

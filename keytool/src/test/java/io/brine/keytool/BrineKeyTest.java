@@ -1295,6 +1295,13 @@ class BrineKeyTest {
         Result both = runRaw("-c", conf.toString(), "--master-pubkey-signature");
         assertThat(both.exit()).isEqualTo(2);
         assertThat(both.err()).contains("choose one of --prepare and --signature FILE");
+        Result oneStep =
+                runRaw("-c", conf.toString(), "--master-pubkey-signature", "--master-sign-key", signing.toString());
+        assertThat(oneStep.exit()).isEqualTo(2);
+        assertThat(oneStep.err()).contains("--master-pubkey-signature --prepare here", "--sign-master-key");
+        Result cancelled = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--cancel");
+        assertThat(cancelled.exit()).isEqualTo(2);
+        assertThat(cancelled.err()).contains("nothing to cancel");
 
         Result prepared = runRaw("-c", conf.toString(), "--master-pubkey-signature", "--prepare");
         assertThat(prepared.exit()).as(prepared.err()).isZero();
