@@ -26,6 +26,8 @@ import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
@@ -62,6 +64,7 @@ public final class ResumeService {
     private final AtomicLong resumed = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private final AtomicLong tickets = new AtomicLong();
+    private final ResumptionLog resumptions;
 
     /**
      * @param lifetimeMs how long after a full auth its tickets are honoured; at most {@link
@@ -92,6 +95,11 @@ public final class ResumeService {
         this.publishPort = publishPort;
         this.lifetimeMs = lifetimeMs;
         this.refusals = new WarnInterval(clock, REFUSAL_LOG_INTERVAL_MS);
+        this.resumptions = new ResumptionLog(
+                LOG,
+                clock,
+                (delay, line) -> CompletableFuture.delayedExecutor(delay.toMillis(), TimeUnit.MILLISECONDS)
+                        .execute(line));
     }
 
     /** Whether the request names an id with an accepted key: which auth lane it waits in. In memory. */
@@ -216,12 +224,12 @@ public final class ResumeService {
         // The key may have been removed since the check above: the removal's own session deletion may have run
         // before this session existed. No session outlives its key.
         Optional<RSAPublicKey> still = keyStore.acceptedKey(id);
-        if (still.isEmpty() || !Fingerprints.of(still.get()).equals(contents.fingerprint())) {
+        if (still.isEmpty() || !still.get().equals(accepted.get())) {
             sessions.remove(session);
             return refuse(peer, request, contents.fingerprint(), "the key was removed while answering");
         }
         resumed.incrementAndGet();
-        LOG.info("Minion {} ({}): resumed with a ticket", id, peer.remoteAddress());
+        resumptions.resumed(id, peer.remoteAddress());
         return Optional.of(new Outcome(Resumptions.encode(reply), Optional.of(session)));
     }
 
