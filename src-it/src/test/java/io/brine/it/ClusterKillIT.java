@@ -46,8 +46,9 @@ class ClusterKillIT {
     private static final int LATE = 6;
     /**
      * {@code -Dbrine.it.kill.defaultTimers=true} runs the minions with the daemon's own timers (30 s heartbeat,
-     * {@code auth_timeout} 60 s) to measure how long the killed master's minions take to be served again (README,
-     * "Cluster mode"); by default they run with 1 s heartbeats and {@link #SHORT_AUTH_TIMEOUT}, to keep the run
+     * {@code auth_timeout} 60 s, reconnecting after 1 s doubling to 5 s) to measure how long the killed master's minions take to be served again (README,
+     * "Cluster mode"); by default they run with 1 s heartbeats, {@link #SHORT_AUTH_TIMEOUT} and the ITs' reconnect
+     * back-off ({@link Fleet#RECON_DEFAULT}), to keep the run
      * short.
      */
     private static final boolean DEFAULT_TIMERS = Boolean.getBoolean("brine.it.kill.defaultTimers");
@@ -93,6 +94,9 @@ class ClusterKillIT {
                                 ? MinionConfig.Auth.defaults()
                                 : new MinionConfig.Auth(
                                         Duration.ofSeconds(1), Duration.ofSeconds(2), false, SHORT_AUTH_TIMEOUT))
+                .reconnect(
+                        DEFAULT_TIMERS ? MinionConfig.DEFAULT_RECON_DEFAULT : Fleet.RECON_DEFAULT,
+                        DEFAULT_TIMERS ? MinionConfig.DEFAULT_RECON_MAX : Fleet.RECON_MAX)
                 .build();
         Fleet.seedKey(config.pkiDir(), 100 + index);
         MinionDaemon minion = DEFAULT_TIMERS

@@ -123,6 +123,7 @@ class DaemonLaunchersIT {
         values.put("cachedir", "cache");
         values.put("acceptance_wait_time", String.valueOf(ACCEPTANCE_WAIT));
         values.put("auth_timeout", "5");
+        values.putAll(Fleet.RECON_YAML);
         return config(dir, "minion.yaml", values);
     }
 

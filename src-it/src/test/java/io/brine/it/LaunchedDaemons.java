@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -76,7 +77,10 @@ final class LaunchedDaemons implements ParameterResolver {
             return masterDir.resolve("cache/audit.log");
         }
 
-        /** A new dir with a minion.yaml for this master, from conf/'s; the minion retries after a second. */
+        /**
+         * A new dir with a minion.yaml for this master, from conf/'s; the minion retries after a second and reconnects
+         * with the ITs' back-off ({@link Fleet#RECON_DEFAULT}).
+         */
         Path minionConfig(String id) throws IOException {
             return LaunchedDaemons.minionConfig(masterDir.getParent(), id, retPort, publishPort);
         }
@@ -101,22 +105,21 @@ final class LaunchedDaemons implements ParameterResolver {
     }
 
     private static Path minionConfig(Path parent, String id, int retPort, int publishPort) throws IOException {
-        return MetricsEndpointIT.config(
-                Files.createTempDirectory(parent, id),
-                "minion.yaml",
-                Map.of(
-                        "id",
-                        id,
-                        "ret_port",
-                        String.valueOf(retPort),
-                        "publish_port",
-                        String.valueOf(publishPort),
-                        "pki_dir",
-                        "pki",
-                        "cachedir",
-                        "cache",
-                        "acceptance_wait_time",
-                        "1"));
+        Map<String, String> values = new LinkedHashMap<>(Map.of(
+                "id",
+                id,
+                "ret_port",
+                String.valueOf(retPort),
+                "publish_port",
+                String.valueOf(publishPort),
+                "pki_dir",
+                "pki",
+                "cachedir",
+                "cache",
+                "acceptance_wait_time",
+                "1"));
+        values.putAll(Fleet.RECON_YAML);
+        return MetricsEndpointIT.config(Files.createTempDirectory(parent, id), "minion.yaml", values);
     }
 
     @Override

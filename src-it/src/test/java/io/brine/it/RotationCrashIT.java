@@ -120,6 +120,7 @@ class RotationCrashIT {
                 "1",
                 "auth_timeout",
                 "5"));
+        minionValues.putAll(Fleet.RECON_YAML); // back soon after each of the master's restarts
         if (kind == TransportKind.TCP) {
             minionValues.put("tcp_port", ports.group(1));
         } else {
