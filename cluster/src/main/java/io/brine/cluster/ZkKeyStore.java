@@ -54,6 +54,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -87,6 +88,7 @@ public final class ZkKeyStore implements KeyStore {
     private final int maxMinions;
     private final int maxRejected;
     private final ZkKeyView view;
+    private final AtomicLong rotationKeyReads = new AtomicLong();
     private final List<CuratorCache> caches = new ArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile AutoCloseable alsoClose;
@@ -606,12 +608,35 @@ public final class ZkKeyStore implements KeyStore {
         }
     }
 
+    /**
+     * The key of {@code main}, the id's znode as read: this master's view's when the view holds that very version of
+     * the znode (the same last-modifying zxid and version), which was decoded and checked when the view read it, else
+     * decoded and checked now (a znode the view has not heard yet, or one it refused).
+     */
+    private StoredKey keyOf(String id, ZkWrites.Read main) throws KeeperException {
+        ZkKeyView.Entry known = view.entry(id);
+        if (known != null
+                && known.key() != null
+                && main.exists()
+                && known.zxid() == main.zxid()
+                && known.version() == main.version()) {
+            return known.key();
+        }
+        rotationKeyReads.incrementAndGet();
+        return main.key(id);
+    }
+
+    /** How many rotations read and checked the id's key from its znode, not from the view (a test's view). */
+    long rotationKeyReads() {
+        return rotationKeyReads.get();
+    }
+
     /** One optimistic attempt; empty when another master changed the id or a fingerprint record meanwhile. */
     private Optional<RotationDecision> tryRotate(
             String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor, boolean first)
             throws KeeperException {
         ZkWrites.Read main = read(ZkRecords.keyPath(id));
-        StoredKey current = main.key(id);
+        StoredKey current = keyOf(id, main);
         ZkWrites.Read retired = read(ZkRecords.retiredPath(id));
         List<String> retiredKeys = RetiredKeys.decode(retired.data());
         String newFingerprint = Fingerprints.of(newKey);

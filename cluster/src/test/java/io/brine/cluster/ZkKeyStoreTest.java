@@ -1,9 +1,11 @@
 package io.brine.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.brine.daemon.config.ClusterConfig;
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
@@ -16,6 +18,8 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.Offer;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RotationDecision;
+import java.io.UncheckedIOException;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -397,5 +401,37 @@ class ZkKeyStoreTest {
                     .singleElement()
                     .satisfies(p -> assertThat(p.reason()).contains("small prime factor (7919)"));
         }
+    }
+
+    /**
+     * A rotation takes the accepted key from the master's view while the view holds that version of the znode (it was
+     * checked when the view read it); a znode written by hand since, which the view refused, is read, checked and
+     * refused as the accepted key it is not.
+     */
+    @Test
+    void aRotationTakesTheAcceptedKeyFromTheViewWhileItHoldsThatVersionOfTheZnode() throws Exception {
+        assertThat(a.offer("web1", key(1), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        assertThat(a.offer("web2", key(3), PolicyVerdict.ACCEPT)).isInstanceOf(KeyDecision.Accepted.class);
+        await().until(() -> a.acceptedKey("web2").isPresent());
+
+        assertThat(a.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
+        await().until(() -> a.acceptedKey("web1").equals(Optional.of(key(2))));
+        assertThat(a.rotate("web1", key(2), key(4), KeyRotationPolicy.ALLOW, "minion web1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
+        assertThat(a.rotationKeyReads()).isZero();
+
+        // A weak key written over web2's znode by hand: the view refuses it and keeps what it held.
+        BigInteger n = key(9).getModulus().multiply(BigInteger.valueOf(7919));
+        RSAPublicKey weak = (RSAPublicKey)
+                KeyFactory.getInstance("RSA").generatePublic(new RSAPublicKeySpec(n, RSAKeyGenParameterSpec.F4));
+        clients.get("b").setData().forPath(ZkRecords.keyPath("web2"), ZkRecords.encodeKey(KeyState.ACCEPTED, weak));
+        await().until(() -> !a.list().problems().isEmpty());
+        assertThatThrownBy(() -> a.rotate("web2", key(3), key(5), KeyRotationPolicy.ALLOW, "minion web2"))
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("small prime factor");
+        assertThat(a.rotationKeyReads()).isEqualTo(1);
+        assertThat(clients.get("b").getData().forPath(ZkRecords.keyPath("web2")))
+                .isEqualTo(ZkRecords.encodeKey(KeyState.ACCEPTED, weak));
     }
 }

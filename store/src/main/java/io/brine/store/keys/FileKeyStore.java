@@ -530,7 +530,11 @@ public final class FileKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- a minion's key rotation
 
-    /** Decided and written under the lock, on the id's files as read there. */
+    /**
+     * Decided and written under the lock, on the id's files as they are there: the accepted key as the synced
+     * snapshot holds it while {@code minions/ID} is the version it was read from (not read and checked again: it was
+     * checked when it was admitted), else as read from disk.
+     */
     @Override
     public RotationDecision rotate(
             String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
@@ -540,7 +544,8 @@ public final class FileKeyStore implements KeyStore {
         String newFingerprint = Fingerprints.of(newKey);
         try (StoreLock.Held held = lock.acquire()) {
             writes.syncLocked();
-            Optional<DiskEntry> current = directory.readMain(id);
+            Optional<DiskEntry> current =
+                    directory.readMain(id, writes.workingLocked().entry(KeyState.ACCEPTED, id));
             MinionKind kind = directory.kindOf(id);
             StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
             Current old = current.isEmpty()

@@ -141,6 +141,27 @@ final class KeyDirectory {
         return Optional.empty();
     }
 
+    /**
+     * {@link #readMain} for an id whose accepted key {@code known} holds, without reading the key again: when
+     * {@code minions/ID} is still the version of the file {@code known} was read from (the same identity, size and
+     * time, as a scan judges it), its key is {@code known}'s, which was checked when it was read or written. The
+     * caller has made the snapshot {@code known} comes from exact ({@code KeyWrites.syncLocked}), so no file of the
+     * id was added or removed in another state directory since; a file edited in place is another version, read.
+     */
+    Optional<DiskEntry> readMain(String id, Entry known) throws IOException {
+        if (known == null || known.key().state() != KeyState.ACCEPTED) {
+            return readMain(id);
+        }
+        Path path = MinionIds.resolveInside(dirs.get(KeyState.ACCEPTED), id);
+        Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
+        if (attributes.isEmpty()
+                || KeyFile.problem(attributes.get()) != null
+                || !FileStamp.of(attributes.get()).equals(known.stamp())) {
+            return readMain(id);
+        }
+        return Optional.of(new DiskEntry(KeyState.ACCEPTED, path, known.key().as(kindOf(id)), null));
+    }
+
     Optional<DiskEntry> readOne(KeyState state, String id) throws IOException {
         Path path = MinionIds.resolveInside(dirs.get(state), id);
         Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);

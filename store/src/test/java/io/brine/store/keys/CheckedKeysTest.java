@@ -3,12 +3,14 @@ package io.brine.store.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.protocol.crypto.Pem;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.CheckedKeys.Digest;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.security.KeyFactory;
@@ -323,6 +325,52 @@ class CheckedKeysTest {
         assertThat(List.of(Set.<Digest>of(), digests(first), digests(second))).contains(found);
         try (var leftovers = Files.list(pki)) {
             assertThat(leftovers.map(p -> p.getFileName().toString())).noneMatch(n -> n.startsWith(".tmp-"));
+        }
+    }
+
+    /**
+     * A rotation checks the new key and takes the old one from memory while {@code minions/ID} is the file the store
+     * read or wrote: the accepted key was checked when it was admitted (here: accepted during this run, so the file
+     * spares it nothing), and checking it again was 14 % of a rotation's master CPU.
+     */
+    @Test
+    void aRotationDoesNotReadOrCheckTheAcceptedKeyAgain() throws Exception {
+        try (FileKeyStore store = open()) {
+            store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+            long before = store.checkedKeys().fullChecks();
+
+            assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1"))
+                    .isInstanceOf(RotationDecision.Rotated.class);
+            assertThat(store.rotate("web1", key(2), key(3), KeyRotationPolicy.ALLOW, "minion web1"))
+                    .isInstanceOf(RotationDecision.Rotated.class);
+
+            assertThat(store.checkedKeys().fullChecks()).isEqualTo(before);
+            assertThat(store.acceptedKey("web1")).contains(key(3));
+        }
+    }
+
+    /**
+     * An admin's edit of {@code minions/ID} in place (the directory unchanged, so no rescan) is another version of the
+     * file: the rotation reads it, checks it in full and refuses the minion's old key, which is no longer the
+     * accepted one; the admin's key stays.
+     */
+    @Test
+    void aRotationOfAKeyReplacedByHandInPlaceReadsTheFileAndIsRefused() throws Exception {
+        try (FileKeyStore store = open()) {
+            store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+            Path file = pki.resolve("minions").resolve("web1");
+            FileTime written = Files.getLastModifiedTime(file);
+            Files.writeString(file, Pem.publicKeySpki(key(4)));
+            // The kernel's file clock is coarse: an edit within its tick would keep the time a later one changes.
+            Files.setLastModifiedTime(file, FileTime.fromMillis(written.toMillis() + 1_000));
+            long before = store.checkedKeys().fullChecks();
+
+            assertThat(store.rotate("web1", key(1), key(2), KeyRotationPolicy.ALLOW, "minion web1")
+                            .reason())
+                    .isEqualTo("the old key is no longer the accepted key (replaced meanwhile)");
+
+            assertThat(store.checkedKeys().fullChecks()).isEqualTo(before + 1);
+            assertThat(Files.readString(file)).isEqualTo(Pem.publicKeySpki(key(4)));
         }
     }
 
