@@ -89,6 +89,19 @@ public final class AtomicFiles {
      * @throws IOException if {@code target} is a symlink or a directory (neither is replaced nor followed)
      */
     public static void write(Path target, byte[] content, Set<PosixFilePermission> permissions) throws IOException {
+        writeUnforced(target, content, permissions);
+        forceDirectory(directoryOf(target));
+    }
+
+    /**
+     * {@link #write} without forcing the directory: after a crash the name holds the old content or the new, whole,
+     * and it is durable once the caller forces the directory ({@link #forceDirectory}), once for many files written
+     * in it (a group commit). Nothing that rests on the new content may be acted on before that.
+     *
+     * @throws IOException if {@code target} is a symlink or a directory (neither is replaced nor followed)
+     */
+    public static void writeUnforced(Path target, byte[] content, Set<PosixFilePermission> permissions)
+            throws IOException {
         Path dir = directoryOf(target);
         Optional<PosixFileAttributes> existing = attributes(target);
         if (existing.isPresent() && existing.get().isSymbolicLink()) {
@@ -104,7 +117,6 @@ public final class AtomicFiles {
             Files.deleteIfExists(temp);
             throw e;
         }
-        forceDirectory(dir);
     }
 
     /**

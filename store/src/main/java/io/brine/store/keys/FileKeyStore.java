@@ -748,7 +748,8 @@ public final class FileKeyStore implements KeyStore {
             Instant now = Instant.ofEpochMilli(System.currentTimeMillis());
             List<AuditEvent> events = new ArrayList<>();
             for (String id : ids) {
-                Optional<DiskEntry> current = directory.readMain(id);
+                Optional<DiskEntry> current =
+                        directory.readMain(id, writes.workingLocked().entry(KeyState.ACCEPTED, id));
                 StoredKey key = current.map(DiskEntry::key).orElse(null);
                 AdminResult result = RotationAsks.decide(
                         id,
@@ -761,12 +762,14 @@ public final class FileKeyStore implements KeyStore {
                         directory.kindOf(id),
                         key != null && key.state() == KeyState.ACCEPTED ? asks.of(id) : Optional.empty());
                 if (result.status() == AdminResult.Status.DONE) {
-                    asks.putLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
+                    asks.putUnforcedLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
                     events.add(KeyStore.rotationAskedEvent(id, actor, key.fingerprint()));
                 }
                 results.add(result);
             }
             if (!events.isEmpty()) {
+                // One force for the batch: a crash before it leaves each ask whole or absent, none answered asked.
+                writes.forceLocked(asks.dir());
                 asks.bumpLocked();
                 writes.auditAllLocked(events);
             }

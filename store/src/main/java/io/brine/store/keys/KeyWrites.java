@@ -135,6 +135,11 @@ final class KeyWrites {
         return lock.generation() != current.generation || !directory.stamps().equals(current.dirStamps);
     }
 
+    /** Forces {@code dir}'s new names to disk, once for the files a caller wrote there unforced. */
+    void forceLocked(Path dir) throws IOException {
+        directorySync.force(dir);
+    }
+
     /** Makes the snapshot exact: rescans if another process (or a hand) changed anything since. */
     void syncLocked() throws IOException {
         if (changedOutside(workingLocked())) {

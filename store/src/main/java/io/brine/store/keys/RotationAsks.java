@@ -158,10 +158,18 @@ public final class RotationAsks {
         }
     }
 
-    /** Records {@code ask} for {@code id}, over an earlier one (the caller holds the store lock, and bumps). */
-    void putLocked(String id, Ask ask) throws IOException {
+    /**
+     * Records {@code ask} for {@code id}, over an earlier one, whole but not yet durable: the caller holds the store
+     * lock, forces {@link #dir()} once for all the asks it wrote before it bumps or answers anyone, then bumps.
+     */
+    void putUnforcedLocked(String id, Ask ask) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(MinionIds.resolveInside(dir, id), encode(ask), AtomicFiles.OWNER_RW);
+        AtomicFiles.writeUnforced(MinionIds.resolveInside(dir, id), encode(ask), AtomicFiles.OWNER_RW);
+    }
+
+    /** Where the asks are, one file per id. */
+    Path dir() {
+        return dir;
     }
 
     /** Drops the ask of {@code id} and bumps the counter when there was one (the caller holds the store lock). */
