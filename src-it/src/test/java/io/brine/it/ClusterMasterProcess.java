@@ -193,5 +193,23 @@ final class ClusterMasterProcess implements AutoCloseable {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly();
         }
+        keepLog();
+    }
+
+    /**
+     * Copies the master's log to {@code target/cluster-master-logs/} (the test's {@code @TempDir}, where it was
+     * written, is deleted): a failure in a fresh-clone CI run is read from it afterwards. The masters of one test share
+     * their temp dir's name.
+     */
+    private void keepLog() {
+        try {
+            Path kept = Path.of(System.getProperty("user.dir"), "target", "cluster-master-logs");
+            Files.createDirectories(kept);
+            Path parent = dir.toAbsolutePath().getParent();
+            String run = parent == null ? "" : parent.getFileName() + "-";
+            Files.writeString(kept.resolve(run + dir.getFileName() + "-" + process.pid() + ".log"), text());
+        } catch (IOException e) {
+            // the log is a convenience
+        }
     }
 }
