@@ -130,7 +130,7 @@ public final class ClusterPublications implements SharedPublications {
             @Override
             public void announced(String jid, byte[] data) {
                 if (heard.asMap().putIfAbsent(jid, Boolean.TRUE) == null) {
-                    worker.execute(() -> deliver(jid, data));
+                    worker.execute(() -> heard(jid, data, deliverer));
                 }
             }
 
@@ -285,8 +285,26 @@ public final class ClusterPublications implements SharedPublications {
         return Optional.of(allReported ? Delivery.unreachable(notReached) : Delivery.unconfirmed(notReached));
     }
 
+    /**
+     * On the worker thread: {@link #deliver}, and any error it meets logged. The executor would keep an exception
+     * where nobody reads it: the job's master would wait for this master's report and call its minions unconfirmed,
+     * and nothing here would say why. No report is written: what reached which minion is not known.
+     */
+    void heard(String jid, byte[] data, Deliverer deliverer) {
+        try {
+            deliver(jid, data, deliverer);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "Job {}: announced by another master, not delivered here ({}); its master counts this master's"
+                            + " minions unconfirmed",
+                    MinionIds.printable(jid),
+                    e.toString(),
+                    e);
+        }
+    }
+
     /** On the worker thread: verify, open, deliver, report. */
-    private void deliver(String jid, byte[] data) {
+    private void deliver(String jid, byte[] data, Deliverer deliverer) {
         Heard job;
         try {
             job = decode(jid, data);

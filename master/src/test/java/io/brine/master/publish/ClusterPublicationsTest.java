@@ -3,7 +3,9 @@ package io.brine.master.publish;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import io.brine.cluster.ClusterHealth;
+import io.brine.daemon.testing.LogCapture;
 import io.brine.master.jobs.JobRecord;
 import io.brine.protocol.message.PublishLoad;
 import io.brine.protocol.testing.TestKeys;
@@ -63,6 +65,30 @@ class ClusterPublicationsTest {
         assertThat(heard.issuedMs()).isEqualTo(1234L);
         assertThat(heard.load()).isEqualTo(load);
         assertThat(heard.record()).isEqualTo(record);
+    }
+
+    @Test
+    void anErrorDeliveringAnotherMastersJobIsLoggedNotLost() throws Exception {
+        byte[] data = cluster.encode(record, load, 1234L);
+        ClusterPublications other = new ClusterPublications(
+                null,
+                null,
+                TestKeys.pair(250),
+                Clock.fixed(Instant.ofEpochMilli(1234L + 1000), ZoneOffset.UTC),
+                "m2:/var/cache/brine",
+                CONNECTED);
+
+        try (LogCapture logs = LogCapture.of(ClusterPublications.class)) {
+            other.heard(JID, data, (heardRecord, heardLoad, issuedMs) -> {
+                throw new IllegalStateException("the job cache's disk went away");
+            });
+
+            assertThat(logs.at(Level.WARN))
+                    .singleElement()
+                    .asString()
+                    .contains(
+                            "Job '" + JID + "'", "not delivered here", "the job cache's disk went away", "unconfirmed");
+        }
     }
 
     @Test
