@@ -134,6 +134,8 @@ class AuthFloodTest {
         servesTheKnown();
         // Every flood request decided (audited as refused), whether answered or not.
         await().untilAsserted(() -> assertThat(refusals()).isEqualTo(2 * SOURCES * EACH));
+        // A refusal is counted when it is audited, before the budget decides whether it is answered.
+        awaitBudgetDecided(SOURCES * EACH);
         assertThat(answers(notSigned))
                 .as("answers to requests not signed by the key they offer")
                 .isZero();
@@ -162,6 +164,7 @@ class AuthFloodTest {
 
         servesTheKnown();
         await().untilAsserted(() -> assertThat(refusals()).isEqualTo(SOURCES * EACH));
+        awaitBudgetDecided(SOURCES * EACH);
         await().untilAsserted(() ->
                 assertThat(answers(salt)).as("Salt's signed {ret: false}").isEqualTo(BUDGET));
         assertThat(unanswered("budget")).as("one past the budget and on").isEqualTo(SOURCES * EACH - BUDGET);
@@ -301,6 +304,13 @@ class AuthFloodTest {
         try (BrineClient root = master.root()) {
             assertThat(root.jobs(10)).isEmpty();
         }
+    }
+
+    /** Until the budget has decided {@code requests} answers, paid or not (it decides after a refusal is counted). */
+    private void awaitBudgetDecided(int requests) {
+        await().untilAsserted(() -> assertThat(unanswered("budget") + budgetAnswers())
+                .as("answers the budget decided")
+                .isEqualTo(requests));
     }
 
     private double unanswered(String reason) {
