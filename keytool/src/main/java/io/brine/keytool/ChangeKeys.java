@@ -537,10 +537,7 @@ final class ChangeKeys {
         } catch (KeyStoreException e) {
             throw UserError.usage(e.getMessage() + (installed != null ? "; nothing changed" : ""));
         } catch (OutcomeUnknownException e) {
-            throw new UserError(
-                    UserError.REFUSED,
-                    "the master key rotation may or may not have been made: " + e.getMessage()
-                            + "; brine-key -F shows the master key in force (the new one, if it was)");
+            throw rotationOutcomeUnknown(e);
         } catch (IOException e) {
             throw new UserError(
                     UserError.REFUSED,
@@ -550,6 +547,14 @@ final class ChangeKeys {
         } finally {
             audit.close();
         }
+    }
+
+    /** A master key rotation whose commit ZooKeeper may or may not have made: what the admin reads, and how to tell. */
+    static UserError rotationOutcomeUnknown(OutcomeUnknownException e) {
+        return new UserError(
+                UserError.REFUSED,
+                "the master key rotation may or may not have been made: " + e.getMessage()
+                        + "; brine-key -F shows the master key in force (the new one, if it was)");
     }
 
     /**

@@ -190,10 +190,7 @@ final class MasterKeySigning {
         } catch (KeyStoreException e) {
             throw new UserError(UserError.REFUSED, e.getMessage() + "; nothing changed");
         } catch (OutcomeUnknownException e) {
-            throw new UserError(
-                    UserError.REFUSED,
-                    "the master key rotation may or may not have been made: " + e.getMessage()
-                            + "; brine-key -F shows the master key in force (the new one, if it was)");
+            throw ChangeKeys.rotationOutcomeUnknown(e);
         } catch (IOException e) {
             throw new UserError(
                     UserError.REFUSED,
