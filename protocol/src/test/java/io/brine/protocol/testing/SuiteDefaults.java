@@ -20,6 +20,13 @@ public final class SuiteDefaults implements LauncherSessionListener {
     /** How long any test waits for something that should happen, before it fails. */
     public static final Duration WAIT = Duration.ofSeconds(30);
 
+    /**
+     * How long a test waits for a fixed amount of work to finish in another process (a worker that makes a few hundred
+     * synced store changes): its time grows with the machine's load (6 s alone, 62 s at a load average of 45), so the
+     * bound is larger than {@link #WAIT}; like it, it only decides how long a hung worker takes to fail the build.
+     */
+    public static final Duration WORK = Duration.ofSeconds(180);
+
     private static volatile boolean applied;
 
     @Override

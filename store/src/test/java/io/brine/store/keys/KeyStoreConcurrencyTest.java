@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.testing.SuiteDefaults;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import java.io.IOException;
@@ -84,7 +85,9 @@ class KeyStoreConcurrencyTest {
             threads.add(thread);
         }
         for (Process worker : workers) {
-            assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(worker.waitFor(SuiteDefaults.WORK.toSeconds(), TimeUnit.SECONDS))
+                    .as("a worker process still running after %s", SuiteDefaults.WORK)
+                    .isTrue();
             assertThat(new String(worker.getInputStream().readAllBytes(), StandardCharsets.UTF_8))
                     .contains("done");
             assertThat(worker.exitValue()).isZero();
