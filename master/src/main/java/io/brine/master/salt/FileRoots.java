@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * Salt's {@code roots} file server on disk, read-only: {@code file_roots} by environment, each a list of directories
  * searched in order. Confined (SALT.md §9): a path is relative, free of {@code ..} and hidden segments, and must
  * resolve, symlinks followed, to a regular file inside the root it was found in (Salt's CVE-2024-22232 was a path
- * that left it); {@code file_ignore_regex} and {@code file_ignore_glob} hide what they match. The listing of an
+ * that left it); {@code file_ignore_regex} and {@code file_ignore_glob} hide what they match, and hidden or ignored
+ * stays what a link points at: a link to {@code .git/config} serves nothing. The listing of an
  * environment is kept for {@code fileserver_list_cache_time} and hashes for as long as a file's size, modification
  * time and inode stay the same, so that a fleet's {@code state.apply} walks and hashes the tree once, not once per
  * minion. Thread-safe.
@@ -164,6 +165,11 @@ public final class FileRoots {
                 if (!real.startsWith(realRoot)) {
                     return new Refused("a symlink that leaves the root");
                 }
+                if (!real.equals(realRoot.resolve(rel))
+                        && unserved(realRoot.relativize(real).toString())) {
+                    // A link to .git/config or to an ignored file: what it points at is never served.
+                    return new Refused("a symlink to a hidden or ignored file");
+                }
                 BasicFileAttributes attrs =
                         Files.readAttributes(real, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 if (!attrs.isRegularFile()) {
@@ -257,6 +263,9 @@ public final class FileRoots {
         Map<String, String> links = new TreeMap<>();
         int[] entries = {0};
         for (Path root : roots) {
+            // The directories reached through a link, by the path they are listed under: what lies below them is
+            // checked as what it is, not as what the link names it.
+            List<String> linkedDirs = new ArrayList<>();
             Path realRoot;
             try {
                 realRoot = root.toRealPath();
@@ -293,6 +302,15 @@ public final class FileRoots {
                                 return FileVisitResult.CONTINUE;
                             }
 
+                            private boolean underLink(String rel) {
+                                for (String linked : linkedDirs) {
+                                    if (rel.startsWith(linked)) {
+                                        return true;
+                                    }
+                                }
+                                return false;
+                            }
+
                             /** Whether {@code path} is listed (and, for a directory, walked). */
                             private boolean add(Path path, boolean dir) {
                                 String rel = root.relativize(path).toString();
@@ -300,17 +318,26 @@ public final class FileRoots {
                                     return false;
                                 }
                                 boolean link = Files.isSymbolicLink(path);
-                                if (link) {
+                                if (link || underLink(rel)) {
                                     try {
-                                        if (!path.toRealPath().startsWith(realRoot)) {
+                                        Path real = path.toRealPath();
+                                        if (!real.startsWith(realRoot)) {
                                             return false; // a link that leaves the root is not served
                                         }
-                                        links.putIfAbsent(
-                                                rel,
-                                                Files.readSymbolicLink(path).toString());
+                                        if (unserved(realRoot.relativize(real).toString())) {
+                                            return false; // nor one to a hidden or ignored file
+                                        }
+                                        if (link) {
+                                            links.putIfAbsent(
+                                                    rel,
+                                                    Files.readSymbolicLink(path).toString());
+                                        }
                                     } catch (IOException e) {
                                         return false;
                                     }
+                                }
+                                if (link && dir) {
+                                    linkedDirs.add(rel + "/");
                                 }
                                 entries[0]++;
                                 (dir ? dirs : files).add(rel);
@@ -382,6 +409,11 @@ public final class FileRoots {
             }
         }
         return false;
+    }
+
+    /** Whether a file at {@code rel} (as it is, links resolved) is never served: hidden or ignored. */
+    private boolean unserved(String rel) {
+        return hidden(rel) || ignored(rel);
     }
 
     boolean ignored(String rel) {

@@ -270,6 +270,31 @@ class SaltFileServerTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void aLinkInsideTheRootToAHiddenOrIgnoredFileServesAndListsNothingAndTheRefusalIsLogged() throws Exception {
+        // A states repository's contributor commits links to what is never served: .git, an ignored file.
+        Files.createSymbolicLink(srv.resolve("web/config"), Path.of("../.git/config"));
+        Files.createSymbolicLink(srv.resolve("gitdir"), Path.of(".git"));
+        Files.createSymbolicLink(srv.resolve("web/notes"), Path.of("notes.bak"));
+        List<String> lines;
+        try (LogCapture logs = LogCapture.of(SaltFileServer.class)) {
+            for (String path : List.of("web/config", "gitdir/config", "web/notes")) {
+                assertThat(answer(request("_file_hash", path, "base"))).as(path).isEqualTo("");
+                assertThat(answer(request("_serve_file", path, "base")))
+                        .as(path)
+                        .isEqualTo(Map.of("data", "", "dest", ""));
+            }
+            lines = logs.at(Level.WARN);
+        }
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("a symlink to a hidden or ignored file"));
+        assertThat((List<Object>) answer(request("_file_list", null, "base")))
+                .isEqualTo(List.of("top.sls", "web/init.sls", "web/motd", "web/motd-link"));
+        assertThat((List<Object>) answer(request("_dir_list", null, "base")))
+                .isEqualTo(List.of("empty", "web", "web/files"));
+        assertThat(answer(request("_symlink_list", null, "base"))).isEqualTo(Map.of("web/motd-link", "motd"));
+    }
+
+    @Test
     void aTreeIsHashedOnceForAFleetAndAgainOnlyWhenAFileChanges() throws Exception {
         for (int i = 0; i < 200; i++) {
             answer(request("_file_hash", "web/motd", "base"));
