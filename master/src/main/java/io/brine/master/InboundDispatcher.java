@@ -308,7 +308,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
 
     /**
      * A resumption frame: read by its own codec; a request is unauthenticated, so rate-limited per source like an auth
-     * request, and queued in the known lane when its id has an accepted key. It costs no private-key operation.
+     * request, and queued in the known lane when its id has an accepted key and its ticket a ticket key this master
+     * holds; a ticket request naming no session is dropped here. It costs no private-key operation.
      */
     private boolean onResumption(Peer from, byte[] frame) {
         Resumption.ToMaster resumption;
@@ -320,6 +321,11 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             return false;
         }
         if (resumption instanceof Resumption.TicketRequest ticketRequest) {
+            if (!sessions.knows(ticketRequest.sessionId())) {
+                // A map lookup here, as for a session frame: a stranger's flood never queues in the known lane.
+                drop(from, "a ticket request that is no session's minion's");
+                return false;
+            }
             // Answered only when sealed under the session's request key: an AES open, rate-limited all the same.
             return unauthenticated(
                     from,

@@ -259,6 +259,50 @@ class AuthFloodTest {
         servesTheKnown();
     }
 
+    @Test
+    void strangersResumingUnderAnAcceptedIdWithATicketNoMasterSealedHoldUpNoAcceptedMinion() throws Exception {
+        start(HangingStrangers::new);
+        // Naming web1 costs nothing (ids are host names); the ticket's key id is no ticket key's.
+        Resumption.Grant forged = new Resumption.Grant(
+                Arrays.copyOf(WiredMaster.nonce(), 64), Long.MAX_VALUE, new byte[Resumptions.SECRET_LENGTH]);
+        flood(Resumptions.encode(Resumptions.request("web1", forged, WiredMaster.nonce(), System.currentTimeMillis())));
+        // Every worker of the strangers' lane is stuck sending a refusal, and the rest of the flood is queued.
+        await().until(() -> hanging.get() == master.config().workerThreads());
+
+        servesTheKnown();
+    }
+
+    @Test
+    void ticketRequestsNamingNoSessionAreDroppedOnArrivalNotQueuedInTheKnownLane() throws Exception {
+        start(HangingStrangers::new);
+        // web1 signs in from the flood's addresses until every worker of the known lane is stuck sending its answer.
+        int workers = master.config().workerThreads();
+        for (int i = 0; i < workers; i++) {
+            Socket known = HostilePeersTest.connect(master, "127.0.1." + (200 + i));
+            flood.add(known);
+            HostilePeersTest.frame(
+                    known,
+                    WiredMaster.authRequest(
+                            "web1", HostilePeersTest.MINION_KEY, WiredMaster.nonce(), System.currentTimeMillis() + i));
+            int stuck = i + 1; // one at a time: a request overtaken by a newer one opens no session, sends nothing
+            await().until(() -> hanging.get() == stuck);
+        }
+        double droppedBefore = master.master().droppedFrames();
+
+        Resumption.TicketRequest noSession =
+                new Resumption.TicketRequest(Arrays.copyOf(WiredMaster.nonce(), 16), new byte[64]);
+        flood(Resumptions.encode(noSession));
+
+        await().untilAsserted(() -> assertThat(master.master().droppedFrames() - droppedBefore + knownQueue())
+                .as("the flood, dropped or queued")
+                .isEqualTo(SOURCES * EACH));
+        assertThat(knownQueue()).as("ticket requests queued in the known lane").isZero();
+    }
+
+    private double knownQueue() {
+        return master.metrics().registry().get("brine.queue.auth").gauge().value();
+    }
+
     /** Sends to the flood's addresses (127.0.1.x) wait until the test ends: the workers sending them with them. */
     final class HangingStrangers extends ForwardingTransport {
         HangingStrangers(ServerTransport inner) {

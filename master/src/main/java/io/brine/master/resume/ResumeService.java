@@ -102,9 +102,14 @@ public final class ResumeService {
                         .execute(line));
     }
 
-    /** Whether the request names an id with an accepted key: which auth lane it waits in. In memory. */
+    /**
+     * Whether the request names an id with an accepted key and carries a ticket whose key id names a ticket key this
+     * master holds: which auth lane it waits in. Naming an id costs a stranger nothing (ids are host names); a key id
+     * is 8 random bytes it never saw. In memory, never waits.
+     */
     public boolean forAcceptedId(Resumption.Request request) {
-        return keyStore.acceptedKey(request.id()).isPresent();
+        return keys.holds(Resumptions.keyId(request.ticket()))
+                && keyStore.acceptedKey(request.id()).isPresent();
     }
 
     /**

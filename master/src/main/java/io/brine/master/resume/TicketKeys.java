@@ -68,8 +68,10 @@ public final class TicketKeys implements AutoCloseable {
     private final Path file;
     private final ZkTicketKeys cluster;
     private final Clock clock;
-    private Key current;
-    private Key previous;
+    /** Written under this object's lock; read without it by {@link #holds}. */
+    private volatile Key current;
+
+    private volatile Key previous;
     /** When a rotation through ZooKeeper that failed is tried again. */
     private long nextClusterAttemptMs = Long.MIN_VALUE;
 
@@ -221,6 +223,16 @@ public final class TicketKeys implements AutoCloseable {
         return stored.stream()
                 .map(key -> new Key(key.id(), key.key(), key.createdMs()))
                 .toList();
+    }
+
+    /**
+     * Whether {@code id} names the current or the previous key, retired or not: never waits (a rotation holds the lock
+     * while it writes ZooKeeper), for the transport thread choosing a resumption's lane; {@link #find} decides.
+     */
+    public boolean holds(byte[] id) {
+        Key now = current;
+        Key before = previous;
+        return Arrays.equals(now.id(), id) || (before != null && Arrays.equals(before.id(), id));
     }
 
     /** The key with this id, unless retired (replaced a period ago or more) or unknown. */
