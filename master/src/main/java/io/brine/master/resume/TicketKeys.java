@@ -5,6 +5,7 @@ import io.brine.daemon.WarnInterval;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.daemon.files.TrustedPath;
 import io.brine.protocol.codec.Resumptions;
+import io.brine.protocol.codec.Timestamps;
 import io.brine.protocol.crypto.CryptoException;
 import io.brine.protocol.crypto.SessionKey;
 import java.io.IOException;
@@ -160,10 +161,16 @@ public final class TicketKeys implements AutoCloseable {
         return keys;
     }
 
-    /** The key that seals new tickets; rotated first when it has sealed for a period. */
+    /**
+     * The key that seals new tickets; rotated first when it has sealed for a period, or when it is dated more than the
+     * clock skew ahead (made while this master's clock, or another master's, was ahead): else it would seal, and open
+     * its tickets, until the clock caught up, where a theft must expose at most two days of resumptions.
+     */
     public synchronized Key current() throws IOException {
         long now = clock.millis();
-        if (now - current.createdMs() >= PERIOD_MS && now >= nextClusterAttemptMs) {
+        boolean due = now - current.createdMs() >= PERIOD_MS
+                || current.createdMs() - now > Timestamps.MAX_CLOCK_SKEW.toMillis();
+        if (due && now >= nextClusterAttemptMs) {
             Key replaced = current;
             Key candidate = fresh(now);
             if (cluster != null) {

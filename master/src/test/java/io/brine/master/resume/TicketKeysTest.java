@@ -51,6 +51,27 @@ class TicketKeysTest {
     }
 
     @Test
+    void aKeyMadeWhileTheClockWasAheadIsReplacedOnceItIsSetRightAndRetiredAPeriodLater() throws Exception {
+        Path file = dir.resolve(TicketKeys.FILE);
+        Instant right = clock.instant();
+        clock.advance(Duration.ofDays(365)); // the master's clock a year ahead, then set right
+        TicketKeys.Key ahead = TicketKeys.open(file, clock).current();
+        clock.set(right);
+        TicketKeys keys = TicketKeys.open(file, clock);
+        TicketKeys.Key sealing = keys.current();
+        assertThat(sealing.id()).as("a key dated a year ahead seals on").isNotEqualTo(ahead.id());
+        assertThat(keys.find(ahead.id()))
+                .as("opens its tickets for one more period")
+                .isPresent();
+        clock.advance(Duration.ofMillis(TicketKeys.PERIOD_MS));
+        keys.current();
+        assertThat(keys.find(ahead.id()))
+                .as("retired 48 h at most after the clock is set right")
+                .isEmpty();
+        assertThat(keys.find(sealing.id())).isPresent();
+    }
+
+    @Test
     void aFileOthersCouldReadOrWriteOrADamagedOneIsReplacedNotUsed() throws Exception {
         Path file = dir.resolve(TicketKeys.FILE);
         TicketKeys.Key key = TicketKeys.open(file, clock).current();
