@@ -425,13 +425,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             // Bind first: a TCP connection must take authenticated frame sizes before the minion hears.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
-            List<MasterSuccession> chain = masterChain.get();
-            if (!chain.isEmpty()) {
-                // No auth reply showed the chain to a resumed session: a minion pinned before a rotation follows here.
-                outcome.session()
-                        .ifPresent(session -> session.sealAndSend(
-                                new SessionMessage.MasterKeySuccession(chain), frame -> transport.send(from, frame)));
-            }
+            outcome.session().ifPresent(session -> showChain(session, from));
         });
         if (answered.isEmpty()) {
             droppedFrames
@@ -445,7 +439,18 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             // Bind first, as for an accepted auth: the minion's next frame already takes the session's limits.
             outcome.session().ifPresent(session -> transport.bind(session.minionId(), from));
             transport.send(from, outcome.reply());
+            // No auth reply shows a resumed minion the chain: one that was away when the master key was rotated (a
+            // restart's rotation among them) follows it here, or it drops every publication once the grace ends.
+            outcome.session().ifPresent(session -> showChain(session, from));
         });
+    }
+
+    /** The master key's succession records, once it was rotated, in the session just opened (PROTOCOL.md 6.4). */
+    private void showChain(MinionSession session, Peer from) {
+        List<MasterSuccession> chain = masterChain.get();
+        if (!chain.isEmpty()) {
+            session.sealAndSend(new SessionMessage.MasterKeySuccession(chain), frame -> transport.send(from, frame));
+        }
     }
 
     private void onClientAuth(Peer from, Signed<ClientAuth> request) {

@@ -12,6 +12,7 @@ import io.brine.master.resume.TicketKeys;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.Rsa;
@@ -23,11 +24,13 @@ import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyState;
 import io.micrometer.core.instrument.Counter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,6 +38,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -201,6 +205,41 @@ class ResumptionHostilePeersTest {
         clock.advance(Duration.ofSeconds(1));
         assertThat(resume(kind, m2, m2.grant())).isEmpty();
         assertThat(resumeRefusals()).isEqualTo(1);
+    }
+
+    @Test
+    void aMinionResumingAfterAMasterKeyRotationIsShownTheChainInItsNewSession() throws Exception {
+        TransportKind kind = TransportKind.TCP; // the dispatcher's, whatever the transport
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        // brine-key --rotate-master-key while m1 is away; the running master loads it and tells the sessions it has.
+        ((FileKeyStore) master.keyStore()).rotateMasterKey(2048, Duration.ofDays(7), 5, Optional.empty(), clock);
+        await().until(() -> master.metrics()
+                        .registry()
+                        .get("brine.master.key.rotations")
+                        .counter()
+                        .count()
+                == 1);
+
+        byte[] nonce = WiredMaster.nonce();
+        clock.advance(Duration.ofMillis(1));
+        ClientChannel channel = connect(kind);
+        channel.send(Resumptions.encode(Resumptions.request("m1", m1.grant(), nonce, clock.millis())));
+        Resumption.Resumed resumed = Resumptions.openReply(
+                m1.grant().secret(), nonce, (Resumption.Reply) Resumptions.decode(channel.receive(ANSWER)));
+        // No auth reply shows a resumed minion the chain: its new session does, or it never follows the new key.
+        byte[] next = channel.receive(ANSWER);
+        assertThat(next).as("a frame after the resumption's reply").isNotNull();
+        SessionMessage shown = Sessions.open(
+                SessionKey.of(resumed.requestKey()),
+                (SessionFrame) ((Decoded.Ok) Codec.decode(next, FrameLimits.MAX_FRAME)).message(),
+                SessionFrame.Direction.MASTER_TO_MINION);
+        assertThat(shown).isInstanceOf(SessionMessage.MasterKeySuccession.class);
+        assertThat(MasterSuccessions.walk(
+                        (RSAPublicKey) WiredMaster.masterKey(),
+                        ((SessionMessage.MasterKeySuccession) shown).chain(),
+                        Optional.empty()))
+                .isInstanceOf(MasterSuccessions.Walk.Verified.class);
     }
 
     // ---- helpers ----
