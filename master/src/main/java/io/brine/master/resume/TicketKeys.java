@@ -24,6 +24,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,12 +70,14 @@ public final class TicketKeys implements AutoCloseable {
     private final Path file;
     private final ZkTicketKeys cluster;
     private final Clock clock;
-    /** Written under this object's lock; read without it by {@link #holds}. */
+    /** Written under this object's lock; read without it ({@link #find}, {@link #holds}, {@link #current}). */
     private volatile Key current;
 
     private volatile Key previous;
     /** When a rotation through ZooKeeper that failed is tried again. */
-    private long nextClusterAttemptMs = Long.MIN_VALUE;
+    private volatile long nextClusterAttemptMs = Long.MIN_VALUE;
+    /** A worker is writing this master's candidate to ZooKeeper: the others seal with the due key meanwhile. */
+    private final AtomicBoolean rotating = new AtomicBoolean();
 
     private TicketKeys(Path file, ZkTicketKeys cluster, Clock clock, Key current, Key previous) {
         this.file = file;
@@ -122,8 +125,8 @@ public final class TicketKeys implements AutoCloseable {
         if (Arrays.equals(first.id(), current.id()) || first.createdMs() < current.createdMs()) {
             return;
         }
+        previous = keys.size() > 1 ? keys.get(1) : null; // first: a reader that sees the new key sees its previous
         current = first;
-        previous = keys.size() > 1 ? keys.get(1) : null;
         LOG.info(
                 "Ticket keys rotated by another master: {} seals new tickets, {} opens those it sealed for one "
                         + "more period",
@@ -164,50 +167,79 @@ public final class TicketKeys implements AutoCloseable {
     /**
      * The key that seals new tickets; rotated first when it has sealed for a period, or when it is dated more than the
      * clock skew ahead (made while this master's clock, or another master's, was ahead): else it would seal, and open
-     * its tickets, until the clock caught up, where a theft must expose at most two days of resumptions.
+     * its tickets, until the clock caught up, where a theft must expose at most two days of resumptions. In a cluster
+     * one worker writes the candidate to ZooKeeper, holding no lock (Curator may retry for a minute while ZooKeeper is
+     * out of reach): the other workers, and {@link #find}, go on with the due key, which opens its tickets on every
+     * master for a period more.
      */
-    public synchronized Key current() throws IOException {
+    public Key current() throws IOException {
         long now = clock.millis();
-        boolean due = now - current.createdMs() >= PERIOD_MS
-                || current.createdMs() - now > Timestamps.MAX_CLOCK_SKEW.toMillis();
-        if (due && now >= nextClusterAttemptMs) {
-            Key replaced = current;
-            Key candidate = fresh(now);
-            if (cluster != null) {
-                // Of the masters whose key is due, one writes its candidate; the others take its keys.
-                List<Key> agreed;
-                try {
-                    agreed = keys(cluster.replace(replaced.id(), stored(candidate, replaced)));
-                } catch (IOException e) {
-                    // The due key still opens its tickets on every master for a period: seal with it meanwhile
-                    // rather than hold auth workers on ZooKeeper, and try again in a minute.
-                    candidate.key().wipe();
-                    nextClusterAttemptMs = now + CLUSTER_RETRY_MS;
-                    LOG.warn(
-                            "Ticket key not rotated: {}; {} seals on, tried again in {} s",
-                            e.getMessage(),
-                            current,
-                            CLUSTER_RETRY_MS / 1000);
-                    return current;
-                }
-                if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
-                    candidate.key().wipe();
-                    heard(agreed);
-                    return current;
-                }
-            }
-            current = candidate;
-            if (previous != null) {
-                previous.key().wipe();
-            }
-            previous = replaced;
-            save();
-            LOG.info(
-                    "Ticket key rotated: {} seals new tickets, {} opens those it sealed for one more period",
-                    current,
-                    previous);
+        Key sealing = current;
+        if (!due(sealing, now) || now < nextClusterAttemptMs) {
+            return sealing;
         }
-        return current;
+        if (cluster == null) {
+            synchronized (this) {
+                if (due(current, now)) {
+                    install(current, fresh(now));
+                    save();
+                }
+                return current;
+            }
+        }
+        if (!rotating.compareAndSet(false, true)) {
+            return sealing;
+        }
+        try {
+            // Of the masters whose key is due, one writes its candidate; the others take its keys.
+            Key candidate = fresh(now);
+            List<Key> agreed;
+            try {
+                agreed = keys(cluster.replace(sealing.id(), stored(candidate, sealing)));
+            } catch (IOException e) {
+                candidate.key().wipe();
+                nextClusterAttemptMs = now + CLUSTER_RETRY_MS;
+                LOG.warn(
+                        "Ticket key not rotated: {}; {} seals on, tried again in {} s",
+                        e.getMessage(),
+                        sealing,
+                        CLUSTER_RETRY_MS / 1000);
+                return current;
+            }
+            if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
+                candidate.key().wipe();
+                heard(agreed);
+                return current;
+            }
+            synchronized (this) {
+                if (current == sealing) {
+                    install(sealing, candidate);
+                } else {
+                    candidate.key().wipe(); // the watch heard the write first and took the znode's copy
+                }
+                return current;
+            }
+        } finally {
+            rotating.set(false);
+        }
+    }
+
+    private static boolean due(Key key, long nowMs) {
+        return nowMs - key.createdMs() >= PERIOD_MS || key.createdMs() - nowMs > Timestamps.MAX_CLOCK_SKEW.toMillis();
+    }
+
+    /** {@code candidate} seals from now on, {@code replaced} opens its tickets one period more; under the lock. */
+    private void install(Key replaced, Key candidate) {
+        Key dropped = previous;
+        previous = replaced; // first: a reader that sees the new key sees its previous
+        current = candidate;
+        if (dropped != null && dropped != replaced) {
+            dropped.key().wipe();
+        }
+        LOG.info(
+                "Ticket key rotated: {} seals new tickets, {} opens those it sealed for one more period",
+                candidate,
+                replaced);
     }
 
     /** Stops hearing the cluster's rotations. */
@@ -233,8 +265,8 @@ public final class TicketKeys implements AutoCloseable {
     }
 
     /**
-     * Whether {@code id} names the current or the previous key, retired or not: never waits (a rotation holds the lock
-     * while it writes ZooKeeper), for the transport thread choosing a resumption's lane; {@link #find} decides.
+     * Whether {@code id} names the current or the previous key, retired or not: never waits, for the transport thread
+     * choosing a resumption's lane; {@link #find} decides.
      */
     public boolean holds(byte[] id) {
         Key now = current;
@@ -242,14 +274,16 @@ public final class TicketKeys implements AutoCloseable {
         return Arrays.equals(now.id(), id) || (before != null && Arrays.equals(before.id(), id));
     }
 
-    /** The key with this id, unless retired (replaced a period ago or more) or unknown. */
-    public synchronized Optional<SessionKey> find(byte[] id) {
+    /** The key with this id, unless retired (replaced a period ago or more) or unknown. Never waits. */
+    public Optional<SessionKey> find(byte[] id) {
         long now = clock.millis();
-        if (Arrays.equals(current.id(), id) && now - current.createdMs() < 2 * PERIOD_MS) {
-            return Optional.of(current.key());
+        Key sealing = current;
+        Key before = previous;
+        if (Arrays.equals(sealing.id(), id) && now - sealing.createdMs() < 2 * PERIOD_MS) {
+            return Optional.of(sealing.key());
         }
-        if (previous != null && Arrays.equals(previous.id(), id) && now - previous.createdMs() < 2 * PERIOD_MS) {
-            return Optional.of(previous.key());
+        if (before != null && Arrays.equals(before.id(), id) && now - before.createdMs() < 2 * PERIOD_MS) {
+            return Optional.of(before.key());
         }
         return Optional.empty();
     }

@@ -12,11 +12,15 @@ import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.security.KeyPair;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
@@ -127,6 +131,46 @@ class SharedTicketKeysTest {
             assertThat(log.at(Level.WARN)).hasSize(2).allMatch(line -> line.contains("tried again in 60 s"));
         }
         assertThat(opens(a, ticket(first))).isTrue();
+    }
+
+    @Test
+    void whileAWorkerWaitsOnZooKeeperToRotateTheOthersOpenAndSealWithTheDueKey() throws Exception {
+        TicketKeys a = master();
+        TicketKeys.Key due = a.current();
+        byte[] ticket = ticket(due);
+        clock.advance(Duration.ofMillis(TicketKeys.PERIOD_MS));
+        server.stop(); // out of reach: Curator retries the rotation's write for up to a minute
+        Thread rotating = new Thread(() -> {
+            try {
+                a.current();
+            } catch (IOException e) {
+                // tried again in a minute
+            }
+        });
+        rotating.setDaemon(true);
+        rotating.start();
+        await().until(() -> inZooKeeper(rotating));
+
+        // The other auth workers: a resumption's ticket opens, and a new ticket is sealed, without waiting.
+        CompletableFuture<Boolean> opened = CompletableFuture.supplyAsync(() -> opens(a, ticket));
+        CompletableFuture<TicketKeys.Key> sealing = CompletableFuture.supplyAsync(() -> {
+            try {
+                return a.current();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        await().until(() -> opened.isDone() && sealing.isDone());
+        assertThat(inZooKeeper(rotating))
+                .as("answered while the rotation still waits on ZooKeeper")
+                .isTrue();
+        assertThat(opened.get()).isTrue();
+        assertThat(sealing.get().id()).isEqualTo(due.id());
+    }
+
+    private static boolean inZooKeeper(Thread thread) {
+        return Arrays.stream(thread.getStackTrace())
+                .anyMatch(frame -> frame.getClassName().equals(ZkTicketKeys.class.getName()));
     }
 
     @Test
