@@ -600,10 +600,11 @@ class HostilePeersTest {
                 channel.send(forged); // does not open
                 minion.send(new SessionMessage.JobQuery(null, 1)); // a publisher's message
             }
-            await().until(() -> master.master().droppedFrames() - before >= 30);
-            assertThat(appender.list)
-                    .filteredOn(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
-                    .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+            // A frame is counted before its line is written (InboundDispatcher.drop), on the thread that dropped
+            // it: wait for both, then look at what was logged; a line per frame would be 29 or more lines by then.
+            await().until(() -> master.master().droppedFrames() - before >= 30
+                    && warnings(appender).size() >= 3);
+            assertThat(warnings(appender))
                     .hasSize(3)
                     .allMatch(line -> line.startsWith("Frames from 127.0.0.1 dropped: "))
                     .anyMatch(line -> line.contains("a replayed session frame"))
@@ -820,5 +821,16 @@ class HostilePeersTest {
     static AuthReply reply(byte[] frame) {
         assertThat(frame).as("an answer").isNotNull();
         return (AuthReply) ((Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME)).message();
+    }
+
+    /** The WARN lines {@code appender} holds, read under its lock (it appends on the master's threads). */
+    private static List<String> warnings(
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender) {
+        synchronized (appender) {
+            return appender.list.stream()
+                    .filter(event -> event.getLevel() == ch.qos.logback.classic.Level.WARN)
+                    .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                    .toList();
+        }
     }
 }
