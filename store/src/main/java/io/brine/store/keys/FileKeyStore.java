@@ -2,6 +2,7 @@
 // split out).
 package io.brine.store.keys;
 
+import io.brine.daemon.CrashPoints;
 import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.MinionIds;
@@ -75,6 +76,7 @@ public final class FileKeyStore implements KeyStore {
     private final PendingRotations waiting;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Queue<Queued> queued = new ConcurrentLinkedQueue<>();
+    private final RotationCommits rotating;
 
     private FileKeyStore(
             KeyStoreOptions options,
@@ -94,6 +96,7 @@ public final class FileKeyStore implements KeyStore {
         this.rotations = new RotationRequests(directory.pkiDir(), lock, options.auditLog());
         this.retired = new RetiredKeys(directory.pkiDir());
         this.waiting = new PendingRotations(directory.pkiDir());
+        this.rotating = new RotationCommits(directory, lock, writes, retired, waiting);
     }
 
     /**
@@ -530,70 +533,18 @@ public final class FileKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- a minion's key rotation
 
-    /**
-     * Decided and written under the lock, on the id's files as they are there: the accepted key as the synced
-     * snapshot holds it while {@code minions/ID} is the version it was read from (not read and checked again: it was
-     * checked when it was admitted), else as read from disk.
-     */
+    /** Decided and written under the lock as a group commit of the rotations asked meanwhile ({@link RotationCommits}). */
     @Override
     public RotationDecision rotate(
             String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         KeyStore.checkRotation(id, oldKey, newKey, policy, actor);
         ensureOpen();
-        String oldFingerprint = Fingerprints.of(oldKey);
-        String newFingerprint = Fingerprints.of(newKey);
-        try (StoreLock.Held held = lock.acquire()) {
-            writes.syncLocked();
-            Optional<DiskEntry> current =
-                    directory.readMain(id, writes.workingLocked().entry(KeyState.ACCEPTED, id));
-            MinionKind kind = directory.kindOf(id);
-            StoredKey onDisk = current.map(DiskEntry::key).orElse(null);
-            Current old = current.isEmpty()
-                    ? Current.NONE
-                    : onDisk == null
-                            ? Current.unreadable(current.get().state(), kind)
-                            : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), oldKey), kind);
-            Current replacement =
-                    onDisk == null ? old : Current.of(KeyLookup.of(onDisk.state(), onDisk.key(), newKey), kind);
-            KeyTransitions.RotationPlan plan = KeyTransitions.planRotation(
-                    old,
-                    replacement,
-                    policy,
-                    writes.snapshot().otherIds(newFingerprint, id),
-                    retired.of(id).contains(newFingerprint));
-            RotationDecision decision = plan.decision(id, oldFingerprint, newFingerprint);
-            if (plan.rotates() && policy == KeyRotationPolicy.PENDING) {
-                Optional<RSAPublicKey> before = waiting.of(id)
-                        .filter(w -> w.oldFingerprint().equals(oldFingerprint))
-                        .map(PendingRotations.Waiting::newKey);
-                if (before.isPresent() && KeyLookup.sameKey(before.get(), newKey)) {
-                    return new RotationDecision.Pending(
-                            id, oldFingerprint, newFingerprint, "the new key awaits an admin (key_rotation: pending)");
-                }
-                RotationDecision.Pending pending = new RotationDecision.Pending(
-                        id,
-                        oldFingerprint,
-                        newFingerprint,
-                        "the new key awaits an admin (key_rotation: pending)"
-                                + (before.isPresent()
-                                        ? "; replaces the rotation to " + Fingerprints.of(before.get())
-                                                + " that was waiting"
-                                        : ""));
-                waiting.putLocked(id, oldFingerprint, newKey);
-                writes.auditLocked(KeyStore.rotationPendingEvent(id, actor, pending));
-                return pending;
-            }
-            if (plan.rotates()) {
-                writes.rotateLocked(current.get(), newKey, retired, actor, (RotationDecision.Rotated) decision);
-            }
-            if (plan.rotates() || plan.already()) {
-                waiting.removeLocked(id);
-            }
-            return decision;
-        } catch (IOException e) {
-            throw new UncheckedIOException(
-                    "key store " + pkiDir() + ": cannot rotate the key of " + id + ": " + e.getMessage(), e);
-        }
+        return rotating.rotate(id, oldKey, newKey, policy, actor);
+    }
+
+    /** The rotations waiting for a group commit to take them (tests). */
+    int queuedRotations() {
+        return rotating.queued();
     }
 
     /** From memory: the snapshot's stamps, as of its last write, poll or sync. */
@@ -718,7 +669,9 @@ public final class FileKeyStore implements KeyStore {
                     id, onDisk.fingerprint(), newFingerprint, "key rotation accepted by an admin");
             // The rename over minions/ID is the rotation; the waiting file after it (a crash between leaves a
             // waiting key that is the accepted one, which the next rotation or accept drops as done).
-            writes.rotateLocked(current.get(), newKey, retired, actor, rotated);
+            retired.retireLocked(id, onDisk.fingerprint());
+            CrashPoints.reach("master-rotation-retired");
+            writes.rotateLocked(current.get(), newKey, actor, rotated);
             waiting.removeLocked(id);
             return new AdminResult(
                     id,

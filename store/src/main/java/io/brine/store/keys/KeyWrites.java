@@ -1,7 +1,6 @@
 package io.brine.store.keys;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.brine.daemon.CrashPoints;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Pem;
@@ -88,7 +87,10 @@ final class KeyWrites {
         return staged != null ? staged : snapshot;
     }
 
-    /** Starts a group commit: {@link #createLocked} defers what makes its key durable until {@link #flushLocked}. */
+    /**
+     * Starts a group commit: {@link #createLocked} and {@link #rotateLocked} defer what makes their key durable until
+     * {@link #flushLocked}.
+     */
     void beginBatchLocked() {
         batching = true;
     }
@@ -282,29 +284,40 @@ final class KeyWrites {
     }
 
     /**
-     * Replaces the accepted key {@code source} by {@code newKey} and retires the old one for the id: the retired
-     * record first (harmless alone: an accepted key is never judged by it), then the new key over {@code minions/ID}
-     * with one rename(2), which is the rotation. A crash leaves the old key accepted or the new one, whole.
+     * Replaces the accepted key {@code source} by {@code newKey} with one rename(2) over {@code minions/ID}, which is
+     * the rotation. The caller has made the id's retired record durable first (harmless alone: an accepted key is
+     * never judged by it). A crash leaves the old key accepted or the new one, whole. In a batch
+     * ({@link #beginBatchLocked}) the directory's force, the counter, the snapshot and the audit wait for
+     * {@link #flushLocked}, as a new key's do.
      */
-    Entry rotateLocked(
-            DiskEntry source, RSAPublicKey newKey, RetiredKeys retired, String actor, RotationDecision.Rotated rotated)
+    Entry rotateLocked(DiskEntry source, RSAPublicKey newKey, String actor, RotationDecision.Rotated rotated)
             throws IOException {
-        flushLocked();
+        if (!batching) {
+            flushLocked();
+        }
         String id = source.key().id();
-        retired.retireLocked(id, source.key().fingerprint());
-        CrashPoints.reach("master-rotation-retired");
         Path file = directory.dir(KeyState.ACCEPTED).resolve(id);
-        AtomicFiles.write(file, Pem.bytes(Pem.publicKeySpki(newKey)), AtomicFiles.OWNER_RW);
+        byte[] pem = Pem.bytes(Pem.publicKeySpki(newKey));
+        if (!batching) {
+            AtomicFiles.write(file, pem, AtomicFiles.OWNER_RW);
+        } else {
+            AtomicFiles.writeUnforced(file, pem, AtomicFiles.OWNER_RW);
+        }
         Entry entry = Entry.of(
                 new StoredKey(id, KeyState.ACCEPTED, newKey, rotated.newFingerprint(), MinionKind.BRINE),
                 KeyDirectory.stamp(file));
-        commitLocked(
-                snapshot.without(KeyState.ACCEPTED, id).with(entry),
-                new KeyChange(
-                        id, Optional.of(KeyState.ACCEPTED), Optional.of(KeyState.ACCEPTED), rotated.newFingerprint()),
-                actor,
-                rotated.reason(),
-                KeyStore.rotationEvent(id, actor, rotated));
+        KeyChange change = new KeyChange(
+                id, Optional.of(KeyState.ACCEPTED), Optional.of(KeyState.ACCEPTED), rotated.newFingerprint());
+        AuditEvent event = KeyStore.rotationEvent(id, actor, rotated);
+        // Replaced in place: the accepted ids stay the same set, so their listing (each publication's targets) is kept.
+        if (!batching) {
+            commitLocked(snapshot.with(entry), change, actor, rotated.reason(), event);
+            return entry;
+        }
+        Snapshot working = workingLocked();
+        staged = working.with(entry).synced(working.generation, directory.stamps());
+        unforced.add(new Made(change, actor, rotated.reason(), event));
+        unforcedDirs.add(file.getParent());
         return entry;
     }
 

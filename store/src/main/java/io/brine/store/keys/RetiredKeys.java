@@ -44,8 +44,22 @@ public final class RetiredKeys {
 
     /** Adds {@code fingerprint} to the id's record (the caller holds the store lock). */
     void retireLocked(String id, String fingerprint) throws IOException {
+        retireUnforcedLocked(id, fingerprint);
+        AtomicFiles.forceDirectory(dir);
+    }
+
+    /**
+     * {@link #retireLocked} without forcing the directory: the record is whole, old or new, and durable once the
+     * caller forces {@link #dir()}, once for a batch of rotations, before any key it retires is replaced.
+     */
+    void retireUnforcedLocked(String id, String fingerprint) throws IOException {
         AtomicFiles.ensureDirectory(dir);
-        AtomicFiles.write(MinionIds.resolveInside(dir, id), adding(of(id), fingerprint), AtomicFiles.OWNER_RW);
+        AtomicFiles.writeUnforced(MinionIds.resolveInside(dir, id), adding(of(id), fingerprint), AtomicFiles.OWNER_RW);
+    }
+
+    /** The directory of the records. */
+    Path dir() {
+        return dir;
     }
 
     /** A record's fingerprints (null or empty: none); lines that are not a fingerprint are ignored. */

@@ -350,6 +350,25 @@ class CheckedKeysTest {
     }
 
     /**
+     * A rotation replaces the id's accepted key in place: the accepted ids are the same set, and their listing (which
+     * each publication to all minions walks) is kept, not rebuilt over every id after each of a fleet's rotations.
+     */
+    @Test
+    void aRotationKeepsTheListOfAcceptedIds() throws Exception {
+        try (FileKeyStore store = open()) {
+            store.offer("web1", key(1), PolicyVerdict.ACCEPT);
+            store.offer("web2", key(2), PolicyVerdict.ACCEPT);
+            Set<String> ids = store.acceptedIds();
+
+            assertThat(store.rotate("web1", key(1), key(3), KeyRotationPolicy.ALLOW, "minion web1"))
+                    .isInstanceOf(RotationDecision.Rotated.class);
+
+            assertThat(store.acceptedIds()).isSameAs(ids).containsExactly("web1", "web2");
+            assertThat(store.acceptedKey("web1")).contains(key(3));
+        }
+    }
+
+    /**
      * An admin's edit of {@code minions/ID} in place (the directory unchanged, so no rescan) is another version of the
      * file: the rotation reads it, checks it in full and refuses the minion's old key, which is no longer the
      * accepted one; the admin's key stays.

@@ -3,6 +3,7 @@ package io.brine.store.keys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
@@ -201,6 +202,101 @@ class GroupCommitTest {
             assertThat(durable).contains("web0", "web1", "web2");
             assertThat(store.rotationAsks()).containsOnlyKeys("web0", "web1", "web2");
         }
+    }
+
+    /**
+     * Concurrent minions' key rotations are a group commit too (issue 25, was five fsyncs each, one rotation at a
+     * time): every retired record of a batch is forced (one force of {@code minions_retired/}) before any of its keys
+     * is forced in (one force of {@code minions/}), and nobody is answered before the force that makes its new key
+     * durable. Two requests for one new key in a batch are decided one after the other: one key, one id.
+     */
+    @Test
+    void concurrentRotationsShareOneForceOfEachDirectoryAndNoneIsAnsweredBeforeIt() throws Exception {
+        int rotations = 6;
+        Path accepted = pki().resolve(KeyState.ACCEPTED.dirName());
+        Path retired = pki().resolve(RetiredKeys.DIRECTORY);
+        List<Path> forced = new CopyOnWriteArrayList<>();
+        Map<Path, Set<String>> durableIn = new ConcurrentHashMap<>();
+        CountDownLatch firstForce = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger keysForced = new AtomicInteger();
+        try (FileKeyStore store = open(KeyStoreOptions.builder(pki()), dir -> {
+            if (!forced.isEmpty() || dir.equals(retired)) {
+                forced.add(dir);
+            }
+            if (dir.equals(accepted) && !forced.isEmpty()) {
+                // Every retired record is durable before a key it retires is forced in.
+                assertThat(durableIn.getOrDefault(retired, Set.of())).containsAll(names(retired));
+                if (keysForced.incrementAndGet() == 1) {
+                    firstForce.countDown();
+                    waitFor(release);
+                }
+            }
+            List<String> linked = names(dir);
+            AtomicFiles.forceDirectory(dir);
+            durableIn.computeIfAbsent(dir, d -> ConcurrentHashMap.newKeySet()).addAll(linked);
+        })) {
+            for (int i = 0; i <= rotations; i++) {
+                store.offer(id(i), key(i), PolicyVerdict.ACCEPT);
+            }
+            durableIn.clear();
+            Map<String, String> early = new ConcurrentHashMap<>();
+            Future<RotationDecision> first = rotate(store, 0, key(100), early, accepted, durableIn);
+            waitFor(firstForce);
+            List<Future<RotationDecision>> rest = new ArrayList<>();
+            for (int i = 1; i < rotations; i++) {
+                rest.add(rotate(store, i, key(100 + i), early, accepted, durableIn));
+            }
+            // Minion 6 asks for the key minion 5 asks for, in the same batch: refused, not a second holder.
+            rest.add(rotate(store, rotations, key(100 + rotations - 1), early, accepted, durableIn));
+            await().until(() -> store.queuedRotations() == rotations);
+            assertThat(first).isNotDone();
+            assertThat(rest).noneMatch(Future::isDone);
+            release.countDown();
+
+            assertThat(first.get(30, TimeUnit.SECONDS)).isInstanceOf(RotationDecision.Rotated.class);
+            List<RotationDecision> decided = new ArrayList<>();
+            for (Future<RotationDecision> answer : rest) {
+                decided.add(answer.get(30, TimeUnit.SECONDS));
+            }
+            assertThat(decided.subList(0, rotations - 2)).allMatch(RotationDecision.Rotated.class::isInstance);
+            assertThat(decided.subList(rotations - 2, rotations))
+                    .filteredOn(RotationDecision.Rotated.class::isInstance)
+                    .hasSize(1);
+            assertThat(decided.subList(rotations - 2, rotations))
+                    .filteredOn(RotationDecision.Refused.class::isInstance)
+                    .singleElement()
+                    .extracting(RotationDecision::reason)
+                    .asString()
+                    .contains("held by another id");
+            assertThat(early).isEmpty();
+            assertThat(forced).containsExactly(retired, accepted, retired, accepted);
+            for (int i = 0; i < rotations - 2; i++) {
+                assertThat(store.list()
+                                .find(id(i), KeyState.ACCEPTED)
+                                .orElseThrow()
+                                .key())
+                        .isEqualTo(key(100 + i));
+            }
+        }
+    }
+
+    /** Rotates minion {@code i}'s key to {@code next}; a rotation answered before its key was forced goes to {@code early}. */
+    private Future<RotationDecision> rotate(
+            FileKeyStore store,
+            int i,
+            RSAPublicKey next,
+            Map<String, String> early,
+            Path accepted,
+            Map<Path, Set<String>> durableIn) {
+        return minions.submit(() -> {
+            RotationDecision decision = store.rotate(id(i), key(i), next, KeyRotationPolicy.ALLOW, "minion " + id(i));
+            if (decision instanceof RotationDecision.Rotated
+                    && !durableIn.getOrDefault(accepted, Set.of()).contains(id(i))) {
+                early.put(id(i), "answered before its new key was forced");
+            }
+            return decision;
+        });
     }
 
     /** The real force, after which every name in {@code dir} is durable. */
