@@ -357,26 +357,7 @@ public final class FileKeyStore implements KeyStore {
                     fast.offeredKeyHeld());
         }
         Queued mine = new Queued(new Asked(id, offered, kind, verdict, viewed.lookup()));
-        queued.add(mine);
-        try (StoreLock.Held held = lock.acquire()) {
-            if (!mine.done) {
-                commitQueuedLocked();
-            }
-        } catch (IOException e) {
-            // Taken meanwhile by a thread that holds the lock, it may still be written: the minion is not answered
-            // now and finds its key at its next try.
-            queued.remove(mine);
-            throw failure(id, e);
-        }
-        if (mine.failure instanceof IOException e) {
-            throw failure(id, e);
-        }
-        if (mine.failure instanceof RuntimeException e) {
-            throw e;
-        }
-        if (mine.failure != null) {
-            throw new IllegalStateException(mine.failure);
-        }
+        GroupCommit.join(queued, mine, lock, this::commitQueuedLocked, e -> failure(id, e));
         return mine.offer;
     }
 
@@ -435,11 +416,9 @@ public final class FileKeyStore implements KeyStore {
             String id, RSAPublicKey offered, MinionKind kind, PolicyVerdict verdict, KeyLookup askedAbout) {}
 
     /** An offer waiting for the lock; its answer is written and read under the lock. */
-    private static final class Queued {
+    private static final class Queued extends GroupCommit.Request {
         final Asked asked;
-        boolean done;
         Offer offer;
-        Throwable failure;
 
         Queued(Asked asked) {
             this.asked = asked;

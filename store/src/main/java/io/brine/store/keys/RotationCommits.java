@@ -26,7 +26,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * is durable; a minion not answered keeps both keys and signs in with either. One batch holds an id and a new key
  * once: a second request of either is decided after the first is durable, on what it left.
  */
-@SuppressWarnings("try") // try (StoreLock.Held held = lock.acquire()) holds the lock for the block; held is unused
 final class RotationCommits {
 
     private final KeyDirectory directory;
@@ -49,25 +48,7 @@ final class RotationCommits {
     RotationDecision rotate(
             String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
         Rotation mine = new Rotation(id, oldKey, newKey, policy, actor);
-        queued.add(mine);
-        try (StoreLock.Held held = lock.acquire()) {
-            if (!mine.done) {
-                commitQueuedLocked();
-            }
-        } catch (IOException e) {
-            // Taken meanwhile by a thread that holds the lock, it may still be written: not known, not answered.
-            queued.remove(mine);
-            throw failure(id, e);
-        }
-        if (mine.failure instanceof IOException e) {
-            throw failure(id, e);
-        }
-        if (mine.failure instanceof RuntimeException e) {
-            throw e;
-        }
-        if (mine.failure != null) {
-            throw new IllegalStateException(mine.failure);
-        }
+        GroupCommit.join(queued, mine, lock, this::commitQueuedLocked, e -> failure(id, e));
         return mine.decision;
     }
 
@@ -232,7 +213,7 @@ final class RotationCommits {
     }
 
     /** A rotation waiting for the lock; its decision is made and written under the lock. */
-    private static final class Rotation {
+    private static final class Rotation extends GroupCommit.Request {
         final String id;
         final RSAPublicKey oldKey;
         final RSAPublicKey newKey;
@@ -242,8 +223,6 @@ final class RotationCommits {
         final String newFingerprint;
         DiskEntry current;
         RotationDecision decision;
-        Throwable failure;
-        boolean done;
 
         Rotation(String id, RSAPublicKey oldKey, RSAPublicKey newKey, KeyRotationPolicy policy, String actor) {
             this.id = id;
