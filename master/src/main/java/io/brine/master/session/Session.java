@@ -62,14 +62,19 @@ public abstract sealed class Session permits MinionSession, PublisherSession {
      * lost (a rotation's KeyUpdate sealed on the timer thread, then overtaken by a burst of answers from the
      * workers). {@code send} must only queue, not wait for the network: the transports' sends do.
      *
-     * @return what {@code send} returned
+     * @return what {@code send} returned; false without calling it once the session is closed (its key wiped: the
+     *         minion holds another session's key by then, if any)
      */
     public synchronized boolean sealAndSend(SessionMessage message, Predicate<byte[]> send) {
+        if (requestKey.wiped()) {
+            return false;
+        }
         return send.test(Codec.encode(Sessions.seal(
                 requestKey, sessionId.bytes(), SessionFrame.Direction.MASTER_TO_MINION, ++sendCounter, message)));
     }
 
-    void close() {
+    /** Wipes the request key, under the lock {@link #sealAndSend} holds: never in the middle of a seal. */
+    synchronized void close() {
         requestKey.wipe();
     }
 }
