@@ -246,7 +246,8 @@ public final class BrineKey implements Callable<Integer> {
                     + " nothing, a key that is not accepted, a Salt minion's key, and key_rotation: deny. With cluster:"
                     + " in master.yaml (read also with --pki-dir and --cachedir), the asks go to ZooKeeper and every"
                     + " master asks its minions; a lost connection while asking: exit 1, said may or may not be"
-                    + " recorded (-L shows).")
+                    + " recorded (-L shows). A write that fails part way (full disk) stops at that id: the asks"
+                    + " before it are kept and audited, the rest named NOT asked, exit 1.")
     String rotateKeys;
 
     @Option(

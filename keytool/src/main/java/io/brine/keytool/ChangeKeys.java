@@ -11,6 +11,7 @@ import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.BulkDelete;
 import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.IncompleteBatchException;
 import io.brine.store.keys.KeyListing;
 import io.brine.store.keys.KeyScan;
 import io.brine.store.keys.KeyState;
@@ -399,8 +400,17 @@ final class ChangeKeys {
         AuditLog audit = command.openAudit(config);
         List<AdminResult> results;
         List<String> unaudited;
+        IncompleteBatchException incomplete = null;
         try (KeyStore store = command.openStore(config, audit)) {
-            results = store.askRotation(ids, command.actor());
+            try {
+                results = store.askRotation(ids, command.actor());
+            } catch (UncheckedIOException e) {
+                if (!(e.getCause() instanceof IncompleteBatchException stopped)) {
+                    throw e;
+                }
+                incomplete = stopped;
+                results = stopped.results();
+            }
             unaudited = store.unauditedChanges();
         } catch (UncheckedIOException e) {
             if (e.getCause() instanceof OutcomeUnknownException unknown) {
@@ -423,8 +433,23 @@ final class ChangeKeys {
                 case NOT_FOUND, REFUSED -> refused.put(result.id(), result.message());
             }
         }
+        List<String> unknown = incomplete == null ? List.of() : incomplete.unknown();
+        List<String> notAsked = incomplete == null ? List.of() : incomplete.notAsked();
         refused.values().forEach(message -> output.err().println("brine-key: " + message));
         unaudited.forEach(id -> output.err().println("brine-key: " + id + ": asked, but not written to the audit log"));
+        if (incomplete != null) {
+            output.err().println("brine-key: --rotate-keys " + incomplete.getMessage());
+            if (!unknown.isEmpty()) {
+                output.err()
+                        .println("brine-key: may or may not have been asked (brine-key -L shows which were; asking"
+                                + " again is harmless): " + String.join(", ", unknown));
+            }
+            if (!notAsked.isEmpty()) {
+                output.err()
+                        .println("brine-key: NOT asked (ask them again once the cause is fixed): "
+                                + String.join(", ", notAsked));
+            }
+        }
         output.err().flush();
         if (output.text()) {
             if (!command.quiet()) {
@@ -435,7 +460,12 @@ final class ChangeKeys {
                 }
                 output.out()
                         .println(asked.size() + " asked, " + already.size() + " already asked, " + refused.size()
-                                + " refused; "
+                                + " refused"
+                                + (incomplete == null
+                                        ? ""
+                                        : ", " + unknown.size() + " may or may not be asked, " + notAsked.size()
+                                                + " not asked")
+                                + "; "
                                 + (config.cluster().isPresent()
                                         ? "each master of the cluster asks its minions"
                                         : "a running master asks each minion")
@@ -447,12 +477,17 @@ final class ChangeKeys {
             document.put("asked", asked);
             document.put("already_asked", already);
             document.put("refused", refused);
+            if (incomplete != null) {
+                document.put("unknown", unknown);
+                document.put("not_asked", notAsked);
+                document.put("stopped", incomplete.getMessage());
+            }
             if (!unaudited.isEmpty()) {
                 document.put("unaudited", unaudited);
             }
             output.printStructured(document);
         }
-        return refused.isEmpty() && unaudited.isEmpty() ? 0 : UserError.REFUSED;
+        return refused.isEmpty() && unaudited.isEmpty() && incomplete == null ? 0 : UserError.REFUSED;
     }
 
     /** Bumps the rotation request counter in the pki dir; the master, in whatever process, acts on it. */

@@ -3,6 +3,7 @@ package io.brine.keytool;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.daemon.files.AtomicFiles;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.protocol.testing.TinyFileSystem;
 import io.brine.store.keys.FileKeyStore;
@@ -10,15 +11,18 @@ import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RotationAsks;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,7 +72,11 @@ class FullDiskTest {
     }
 
     private Result run(String... args) {
-        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cache.toString()));
+        return runWithCache(cache, args);
+    }
+
+    private Result runWithCache(Path cachedir, String... args) {
+        List<String> all = new ArrayList<>(List.of("--pki-dir", pki.toString(), "--cachedir", cachedir.toString()));
         all.addAll(List.of(args));
         KeytoolConfig.Defaults defaults =
                 new KeytoolConfig.Defaults(tmp.resolve("etc"), tmp.resolve("nopki"), tmp.resolve("default-cache"));
@@ -119,5 +127,58 @@ class FullDiskTest {
 
         assertThat(result.exit()).isNotZero();
         assertThat(result.err()).contains(pki.toString()).contains("No space left on device");
+    }
+
+    /**
+     * {@code --rotate-keys} on a pki dir that fills up part way (issue 25): the disk takes the asks of web1 and web2
+     * and refuses web3's. The two written are kept whole, synced and audited (the audit log is on another disk here),
+     * and brine-key says which were asked and which not, with exit 1; no half-written ask, no temp file.
+     */
+    @Test
+    void aRotateKeysBatchStoppedByAFullDiskKeepsAndAuditsTheAsksWrittenAndNamesTheRest() throws Exception {
+        try (KeyStore store = FileKeyStore.open(KeyStoreOptions.builder(pki)
+                .masterKey(false)
+                .pollInterval(Duration.ZERO)
+                .build())) {
+            for (String id : List.of("web1", "web2", "web3", "web4")) {
+                store.accept(id, KeyState.PENDING, null, "test");
+            }
+        }
+        Path asks = pki.resolve(RotationAsks.DIRECTORY);
+        Files.createDirectory(asks, PosixFilePermissions.asFileAttribute(AtomicFiles.OWNER_DIR));
+        // Two pages left once full: an ask file takes one.
+        List<Path> spacers = List.of(fs.root().resolve("spacer1"), fs.root().resolve("spacer2"));
+        for (Path spacer : spacers) {
+            Files.writeString(spacer, "x");
+        }
+        fs.fill();
+        for (Path spacer : spacers) {
+            Files.delete(spacer);
+        }
+        Path otherCache = tmp.resolve("other-cache");
+
+        Result result = runWithCache(otherCache, "--rotate-keys", "web*");
+
+        assertThat(result.exit()).isEqualTo(1);
+        assertThat(result.out())
+                .contains("web1: asked to rotate")
+                .contains("web2: asked to rotate")
+                .doesNotContain("web3: asked")
+                .contains("2 asked, 0 already asked, 1 refused, 0 may or may not be asked, 7 not asked");
+        assertThat(result.err())
+                .contains("stopped at web3, which cannot be asked (")
+                .contains("No space left on device")
+                .contains("NOT asked (ask them again once the cause is fixed): web3, web4, web5, web6, web7, web8,"
+                        + " web9");
+        try (Stream<Path> files = Files.list(asks)) {
+            assertThat(files.map(f -> f.getFileName().toString())).containsExactlyInAnyOrder("web1", "web2");
+        }
+        assertThat(RotationAsks.read(pki)).containsOnlyKeys("web1", "web2");
+        List<String> audited = Files.readAllLines(otherCache.resolve("audit.log")).stream()
+                .filter(line -> line.contains("key-rotation-asked"))
+                .toList();
+        assertThat(audited).hasSize(2);
+        assertThat(audited.get(0)).contains("\"web1\"");
+        assertThat(audited.get(1)).contains("\"web2\"");
     }
 }

@@ -667,7 +667,14 @@ public final class FileKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- rotations admins ask for
 
-    /** Decided and written under the lock, on each id's files as read there; one force of the audit log. */
+    /**
+     * Decided and written under the lock, on each id's files as read there; one force of the asks' directory and one of
+     * the audit log. An id that cannot be read or whose ask cannot be written stops the batch: the asks written before
+     * it are forced, counted and audited as a whole batch's are, and {@link IncompleteBatchException} names them asked
+     * and it and the rest not asked. Keeping them, not removing them, is what can be made whole: each is a complete
+     * file already renamed in place (possibly over an earlier ask, which a removal could not bring back), and their
+     * removal would need the same force of the same directory.
+     */
     @Override
     public List<AdminResult> askRotation(List<String> ids, String actor) {
         Objects.requireNonNull(actor, "actor");
@@ -675,42 +682,99 @@ public final class FileKeyStore implements KeyStore {
         ensureOpen();
         RotationAsks asks = directory.asks();
         List<AdminResult> results = new ArrayList<>(ids.size());
+        IOException stopped = null;
         try (StoreLock.Held held = lock.acquire()) {
             writes.syncLocked();
             Instant now = Instant.ofEpochMilli(System.currentTimeMillis());
             List<AuditEvent> events = new ArrayList<>();
             for (String id : ids) {
-                Optional<DiskEntry> current =
-                        directory.readMain(id, writes.workingLocked().entry(KeyState.ACCEPTED, id));
-                StoredKey key = current.map(DiskEntry::key).orElse(null);
-                AdminResult result = RotationAsks.decide(
-                        id,
-                        current.map(DiskEntry::state),
-                        key,
-                        key == null && current.isPresent() && current.get().state() == KeyState.ACCEPTED
-                                ? KeyDirectory.relative(KeyState.ACCEPTED, id) + " "
-                                        + current.get().problem()
-                                : null,
-                        directory.kindOf(id),
-                        key != null && key.state() == KeyState.ACCEPTED ? asks.of(id) : Optional.empty());
-                if (result.status() == AdminResult.Status.DONE) {
-                    asks.putUnforcedLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
-                    events.add(KeyStore.rotationAskedEvent(id, actor, key.fingerprint()));
+                try {
+                    AdminResult result = askLocked(asks, id, now);
+                    if (result.status() == AdminResult.Status.DONE) {
+                        events.add(KeyStore.rotationAskedEvent(id, actor, result.fingerprint()));
+                    }
+                    results.add(result);
+                } catch (IOException e) {
+                    stopped = e;
+                    break;
                 }
-                results.add(result);
             }
+            List<String> notAsked = ids.subList(results.size(), ids.size());
             if (!events.isEmpty()) {
-                // One force for the batch: a crash before it leaves each ask whole or absent, none answered asked.
-                writes.forceLocked(asks.dir());
-                asks.bumpLocked();
+                try {
+                    // One force for the batch: a crash before it leaves each ask whole or absent, none answered asked.
+                    writes.forceLocked(asks.dir());
+                } catch (IOException e) {
+                    List<String> written = events.stream().map(AuditEvent::id).toList();
+                    throw new UncheckedIOException(new IncompleteBatchException(
+                            "key store " + pkiDir() + ": the asks written cannot be made durable ("
+                                    + RotationAsks.DIRECTORY
+                                    + " not synced: " + e.getMessage() + ")"
+                                    + (stopped == null ? "" : "; and " + stoppedAt(ids, results, stopped)),
+                            e,
+                            results.stream().filter(r -> !r.done()).toList(),
+                            written,
+                            notAsked));
+                }
+                try {
+                    asks.bumpLocked();
+                } catch (IOException e) {
+                    // The asks are durable: never report them as not made. A running master rereads them at its next
+                    // full rescan (rescanInterval) instead of within a second.
+                    log.warn(
+                            "Key store {}: {} key rotation asks made, but the counter {} could not be bumped ({}): a"
+                                    + " running master reads them at its next full rescan",
+                            pkiDir(),
+                            events.size(),
+                            RotationAsks.COUNTER,
+                            e.getMessage());
+                }
                 writes.auditAllLocked(events);
+            }
+            if (stopped != null) {
+                throw new UncheckedIOException(new IncompleteBatchException(
+                        "key store " + pkiDir() + ": " + stoppedAt(ids, results, stopped),
+                        stopped,
+                        results,
+                        List.of(),
+                        notAsked));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(
                     "key store " + pkiDir() + ": cannot record the key rotation asks: " + e.getMessage(), e);
+        } finally {
+            asks.reloadIfChanged();
         }
-        asks.reloadIfChanged();
         return results;
+    }
+
+    /** What an id's failure did to the batch: it and the ids after it were not asked. */
+    private static String stoppedAt(List<String> ids, List<AdminResult> results, IOException e) {
+        String id = ids.get(results.size());
+        int rest = ids.size() - results.size() - 1;
+        return "stopped at " + id + ", which cannot be asked (" + e.getMessage() + ")"
+                + (rest == 0 ? "" : "; the " + rest + " after it were not tried");
+    }
+
+    /** Decides {@code id}'s ask on its files as read under the lock and, when DONE, writes it (not yet forced). */
+    private AdminResult askLocked(RotationAsks asks, String id, Instant now) throws IOException {
+        Optional<DiskEntry> current =
+                directory.readMain(id, writes.workingLocked().entry(KeyState.ACCEPTED, id));
+        StoredKey key = current.map(DiskEntry::key).orElse(null);
+        AdminResult result = RotationAsks.decide(
+                id,
+                current.map(DiskEntry::state),
+                key,
+                key == null && current.isPresent() && current.get().state() == KeyState.ACCEPTED
+                        ? KeyDirectory.relative(KeyState.ACCEPTED, id) + " "
+                                + current.get().problem()
+                        : null,
+                directory.kindOf(id),
+                key != null && key.state() == KeyState.ACCEPTED ? asks.of(id) : Optional.empty());
+        if (result.status() == AdminResult.Status.DONE) {
+            asks.putUnforcedLocked(id, new RotationAsks.Ask(key.fingerprint(), now));
+        }
+        return result;
     }
 
     @Override
@@ -816,6 +880,7 @@ public final class FileKeyStore implements KeyStore {
             }
             try (StoreLock.Held held = lock.acquire()) {
                 if (due) {
+                    directory.asks().reloadIfChangedOrStale();
                     writes.rescanLocked();
                 } else {
                     writes.syncLocked();

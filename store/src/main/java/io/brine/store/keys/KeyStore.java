@@ -271,8 +271,9 @@ public interface KeyStore extends AutoCloseable {
      * one ({@link RotationAsks#decide}, for every backend). The ask is dropped with the key (a delete or a reject);
      * the minion's rotation fulfils it.
      *
-     * @throws UncheckedIOException when the store cannot be read or written; caused by an {@link
-     *         OutcomeUnknownException} when an ask was sent and its answer lost (a cluster): it may have been recorded
+     * @throws UncheckedIOException when the store cannot be read or written before anything was asked; caused by an
+     *         {@link IncompleteBatchException} when it stopped part way, naming the ids asked, those that may or may
+     *         not have been (a cluster's connection lost during a commit) and those not asked
      */
     default List<AdminResult> askRotation(List<String> ids, String actor) {
         throw new UnsupportedOperationException("this key store keeps no key rotation asks");

@@ -11,7 +11,9 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import org.slf4j.Logger;
@@ -143,6 +145,7 @@ public final class RotationAsks {
     private final Path counter;
     private volatile Map<String, Ask> cached = Map.of();
     private volatile long loaded = Long.MIN_VALUE;
+    private volatile Object loadedStamp;
 
     RotationAsks(Path pkiDir) {
         this.dir = pkiDir.resolve(DIRECTORY);
@@ -223,15 +226,44 @@ public final class RotationAsks {
 
     /** Rereads the asks when the counter moved since the last reload (a master's poll: one small read otherwise). */
     void reloadIfChanged() {
+        reload(false);
+    }
+
+    /**
+     * {@link #reloadIfChanged}, and also when the directory changed since the last reload (its identity and time): a
+     * master's full rescan, which so finds asks whose writer could not bump the counter (a full disk).
+     */
+    void reloadIfChangedOrStale() {
+        reload(true);
+    }
+
+    private void reload(boolean stampToo) {
         long now = count();
-        if (now == loaded && now >= 0) {
+        boolean counted = now == loaded && now >= 0;
+        if (counted && !stampToo) {
+            return;
+        }
+        Object stamp = stamp();
+        if (counted && Objects.equals(stamp, loadedStamp)) {
             return;
         }
         try {
             cached = Map.copyOf(read());
             loaded = now;
+            loadedStamp = stamp; // taken before the read: a change during it is read again next time
         } catch (IOException e) {
             log.warn("Key store {}: cannot read {}: {}", dir.getParent(), DIRECTORY, e.toString());
+        }
+    }
+
+    /** The directory's identity and time; null when it is absent or cannot be stat'ed. */
+    private Object stamp() {
+        try {
+            return AtomicFiles.attributes(dir)
+                    .map(a -> List.of(String.valueOf(a.fileKey()), a.lastModifiedTime()))
+                    .orElse(null);
+        } catch (IOException e) {
+            return null;
         }
     }
 }
