@@ -4,6 +4,8 @@ import io.brine.protocol.crypto.KeyFormatException;
 import io.brine.store.audit.AuditEvent;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.StoredKey;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -13,8 +15,11 @@ import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.jute.BinaryOutputArchive;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,6 +88,8 @@ final class ZkWrites {
     final class Transaction {
         private final List<CuratorOp> ops = new ArrayList<>();
         private final List<AuditEvent> events = new ArrayList<>();
+        private int bytes;
+        private int failedOp = -1;
 
         Transaction create(String path, byte[] data) {
             return add(() -> client.transactionOp().create().forPath(path, data));
@@ -114,11 +121,31 @@ final class ZkWrites {
 
         private Transaction add(OpMaker maker) {
             try {
-                ops.add(maker.make());
+                CuratorOp op = maker.make();
+                ops.add(op);
+                bytes += requestBytes(op.get());
             } catch (Exception e) {
                 throw new IllegalStateException("cannot build a ZooKeeper operation", e);
             }
             return this;
+        }
+
+        /** How many operations it holds so far (the commit adds one, the bump of {@code /seq}). */
+        int size() {
+            return ops.size();
+        }
+
+        /** The bytes its operations take in the request that commits them, as ZooKeeper serialises it. */
+        int bytes() {
+            return bytes;
+        }
+
+        /**
+         * After a {@link #commit} that returned empty: the index of the operation whose version or existence check
+         * failed, as ZooKeeper's results name it; -1 when they name none.
+         */
+        int failedOp() {
+            return failedOp;
         }
 
         /** The transaction's zxid; empty when a version or existence check failed (a lost race). */
@@ -138,6 +165,7 @@ final class ZkWrites {
             } catch (KeeperException.BadVersionException
                     | KeeperException.NodeExistsException
                     | KeeperException.NoNodeException e) {
+                failedOp = firstFailed(e.getResults());
                 return Optional.empty();
             } catch (KeeperException e) {
                 throw e;
@@ -145,6 +173,35 @@ final class ZkWrites {
                 throw asKeeper(e);
             }
         }
+    }
+
+    /** The first operation a failed multi's results name as the one that failed; -1 when none does. */
+    private static int firstFailed(List<OpResult> results) {
+        if (results == null) {
+            return -1;
+        }
+        for (int i = 0; i < results.size(); i++) {
+            if (results.get(i) instanceof OpResult.ErrorResult error
+                    && error.getErr() != KeeperException.Code.OK.intValue()
+                    && error.getErr() != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * The bytes {@code op} takes in a multi request: its record as jute serialises it, and the header ZooKeeper puts
+     * before each operation (type, done, error: 9 bytes).
+     */
+    static int requestBytes(Op op) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            op.toRequestRecord().serialize(BinaryOutputArchive.getArchive(out), "op");
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot serialise a ZooKeeper operation", e);
+        }
+        return out.size() + 9;
     }
 
     @FunctionalInterface

@@ -80,11 +80,19 @@ final class CuttableProxy implements AutoCloseable {
                             OutputStream out = to.getOutputStream()) {
                         byte[] buffer = new byte[64 * 1024];
                         for (int n; (n = in.read(buffer)) >= 0; ) {
+                            byte[] marker = cutAfter;
+                            boolean last = fromClient && marker != null && contains(buffer, n, marker);
+                            if (last) {
+                                // Cut before the request is passed on: its answer can never come back, however
+                                // fast the server is and however late this thread runs again.
+                                cutAfter = null;
+                                cut = true;
+                            } else if (!fromClient && cut) {
+                                break;
+                            }
                             out.write(buffer, 0, n);
                             out.flush();
-                            byte[] marker = cutAfter;
-                            if (fromClient && marker != null && contains(buffer, n, marker)) {
-                                cutAfter = null;
+                            if (last) {
                                 cut();
                             }
                         }

@@ -12,7 +12,7 @@ import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.AdminResult;
 import io.brine.store.keys.AdminResult.Status;
-import io.brine.store.keys.OutcomeUnknownException;
+import io.brine.store.keys.IncompleteBatchException;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RotationAsks;
 import java.io.UncheckedIOException;
@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -170,14 +171,76 @@ class ZkRotationAsksTest {
         assertThatThrownBy(() -> cut.askRotation(List.of("web2", "web3"), "brine-key:root"))
                 .isInstanceOf(UncheckedIOException.class)
                 .cause()
-                .isInstanceOf(OutcomeUnknownException.class)
-                .hasMessageContaining("web2: the connection to ZooKeeper was lost while its ask was sent")
-                .hasMessageContaining("0 asked before it, 1 not tried");
+                .isInstanceOfSatisfying(IncompleteBatchException.class, stopped -> {
+                    assertThat(stopped.unknown()).containsExactly("web2", "web3");
+                    assertThat(stopped.notAsked()).isEmpty();
+                    assertThat(stopped.results()).isEmpty();
+                })
+                .hasMessageContaining("the connection to ZooKeeper was lost")
+                .hasMessageContaining("while the asks of 2 ids were sent: they may or may not have been recorded");
 
-        // Whatever happened, it happened whole: the ask with its audit event, or neither.
+        // Whatever happened, it happened whole, for the batch: both asks with their audit events, or none of them.
         long events = askedEvents();
-        assertThat(events).isBetween(1L, 2L);
-        assertThat(znode(ZkRecords.askedPath("web2"))).isEqualTo(events == 2);
-        assertThat(znode(ZkRecords.askedPath("web3"))).isFalse();
+        assertThat(events).isIn(1L, 3L);
+        assertThat(znode(ZkRecords.askedPath("web2"))).isEqualTo(events == 3);
+        assertThat(znode(ZkRecords.askedPath("web3"))).isEqualTo(events == 3);
+    }
+
+    private int transactions() throws Exception {
+        return a.client().checkExists().forPath(ZkRecords.SEQ).getVersion();
+    }
+
+    /**
+     * {@code --rotate-keys} on many ids commits one transaction per batch, not one per id (each bumps {@code /seq}
+     * once); one id past a batch's bound of ids, or past its bound of bytes, starts another batch, and nothing fails.
+     */
+    @Test
+    void theAsksOfManyIdsAreOneTransactionAndOnePastABatchBoundSplitsIt() throws Exception {
+        for (int i = 1; i <= 9; i++) {
+            a.offer("web" + i, key(40 + i), PolicyVerdict.ACCEPT);
+        }
+        int before = transactions();
+        assertThat(ask(a, "web1", "web2", "web3")).containsOnly(Status.DONE);
+        assertThat(transactions() - before).as("three asks, one transaction").isEqualTo(1);
+
+        a.asks().batchBounds(2, ZkRotationAsks.MAX_BATCH_BYTES);
+        before = transactions();
+        assertThat(ask(a, "web4", "web5", "web6")).containsOnly(Status.DONE);
+        assertThat(transactions() - before).as("a bound of 2 ids, 3 ids").isEqualTo(2);
+
+        a.asks().batchBounds(ZkRotationAsks.MAX_BATCH_IDS, 1);
+        before = transactions();
+        assertThat(ask(a, "web7", "web8", "web9")).containsOnly(Status.DONE);
+        assertThat(transactions() - before)
+                .as("every id past a bound of 1 byte: one each")
+                .isEqualTo(3);
+
+        assertThat(askedEvents()).isEqualTo(9);
+        await().until(() -> b.rotationAsks().size() == 9);
+    }
+
+    /**
+     * An id whose key is deleted between the batch's reads and its commit fails the batch's version check: it is read
+     * again and not asked (no accepted key), and the rest of the batch is committed without it.
+     */
+    @Test
+    void aKeyDeletedBeforeItsBatchIsCommittedIsNotAskedAndTheRestOfTheBatchIs() throws Exception {
+        for (int i = 1; i <= 3; i++) {
+            a.offer("web" + i, key(50 + i), PolicyVerdict.ACCEPT);
+        }
+        await().until(() -> b.acceptedKey("web2").isPresent());
+        AtomicBoolean deleted = new AtomicBoolean();
+        a.asks().beforeCommit(() -> {
+            if (deleted.compareAndSet(false, true)) {
+                assertThat(b.delete("web2", "admin").done()).isTrue();
+            }
+        });
+
+        assertThat(ask(a, "web1", "web2", "web3")).containsExactly(Status.DONE, Status.NOT_FOUND, Status.DONE);
+
+        assertThat(znode(ZkRecords.askedPath("web1"))).isTrue();
+        assertThat(znode(ZkRecords.askedPath("web2"))).isFalse();
+        assertThat(znode(ZkRecords.askedPath("web3"))).isTrue();
+        assertThat(askedEvents()).isEqualTo(2);
     }
 }
