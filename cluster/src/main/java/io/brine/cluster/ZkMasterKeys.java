@@ -39,6 +39,7 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
 
 /**
  * The cluster's master key rotations, {@code /master_key} (PROTOCOL.md 6.4): the chain of succession records and,
@@ -137,9 +138,13 @@ public final class ZkMasterKeys implements AutoCloseable {
     /** What {@code /master_key} holds now (nothing before the cluster's first rotation). */
     Stored read() throws IOException, KeyStoreException {
         try {
-            byte[] data = client.checkExists().forPath(PATH) == null
-                    ? null
-                    : client.getData().forPath(PATH);
+            Stat stat = client.checkExists().forPath(PATH);
+            if (stat != null && stat.getDataLength() > MAX_NODE_BYTES) {
+                // Refused before its bytes are fetched; decode checks again what a later write may have made.
+                throw new KeyStoreException(
+                        PATH + " holds " + stat.getDataLength() + " bytes, over " + MAX_NODE_BYTES + "; not used");
+            }
+            byte[] data = stat == null ? null : client.getData().forPath(PATH);
             return decode(data);
         } catch (IOException | KeyStoreException e) {
             throw e;

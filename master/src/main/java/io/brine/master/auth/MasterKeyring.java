@@ -348,6 +348,12 @@ public final class MasterKeyring {
         private final ZkMasterKeys zk;
         private final KeyPair installed;
         private final Clock clock;
+        /**
+         * A record not used, at most once a minute, escaped: anyone who can write {@code /master_key} could make each
+         * master log a line per write, and put what they like in it.
+         */
+        private final WarnInterval unused;
+
         final AtomicLong changes = new AtomicLong();
         /** The count of writes last read; timer thread only. */
         private long seen;
@@ -361,6 +367,7 @@ public final class MasterKeyring {
             this.installed = installed;
             this.clock = clock;
             this.pubSig = pubSig;
+            this.unused = new WarnInterval(clock, Duration.ofMinutes(1).toMillis());
         }
 
         @Override
@@ -382,7 +389,10 @@ public final class MasterKeyring {
                 return Optional.empty(); // read again on the next tick
             } catch (KeyStoreException e) {
                 seen = count;
-                LOG.warn("Cluster master key record not used, the key in force stays: {}", e.getMessage());
+                unused.warn(
+                        LOG,
+                        "Cluster master key record not used, the key in force stays: {}",
+                        MinionIds.printable(e.getMessage()));
                 return Optional.empty();
             }
             seen = count;
@@ -391,7 +401,8 @@ public final class MasterKeyring {
                 return Optional.empty();
             }
             if (loaded.chain().stream().noneMatch(record -> Arrays.equals(record.previousKey(), inForce))) {
-                LOG.warn(
+                unused.warn(
+                        LOG,
                         "Cluster master key record not used, the key in force stays: its chain does not lead on"
                                 + " from the key in force ({}), an older record written back?",
                         Fingerprints.of(now.current().getPublic()));
