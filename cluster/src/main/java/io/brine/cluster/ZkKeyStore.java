@@ -673,7 +673,7 @@ public final class ZkKeyStore implements KeyStore {
 
     // ---------------------------------------------------------------- rotations admins ask for
 
-    /** In {@code /asked}, one transaction per id ({@link ZkRotationAsks}), decided as the file store decides. */
+    /** In {@code /asked}, a transaction per batch of ids ({@link ZkRotationAsks}), decided as the file store does. */
     @Override
     public List<AdminResult> askRotation(List<String> ids, String actor) {
         ensureOpen();

@@ -226,7 +226,7 @@ final class ZkRotationAsks implements AutoCloseable {
                     continue;
                 }
                 // A lost race: the id whose check failed is read and decided again; the others go again as they are.
-                int failed = tx.failedOp() / Planned.OPS;
+                int failed = tx.failedOp() < 0 ? -1 : tx.failedOp() / Planned.OPS;
                 List<Planned> again =
                         failed >= 0 && failed < batch.size() ? List.of(batch.get(failed)) : List.copyOf(batch);
                 for (int i = again.size() - 1; i >= 0; i--) {
