@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -134,6 +135,27 @@ class KeyStoreNotificationTest {
 
         assertThat(master.acceptedKey("web1")).contains(key(2));
         await().until(() -> heard.contains(change("web1", KeyState.ACCEPTED, KeyState.ACCEPTED, 2)));
+    }
+
+    /**
+     * An ask to rotate written without a bump of the asks' counter, as brine-key leaves it when the counter cannot be
+     * written (a full disk): the master reads it at its next full rescan, not never.
+     */
+    @Test
+    void aRotationAskWrittenWithoutABumpOfItsCounterIsReadAtTheFullRescan() throws Exception {
+        master.offer("web1", key(1), PolicyVerdict.ACCEPT);
+        Path asks = Files.createDirectories(pki().resolve(RotationAsks.DIRECTORY));
+        Files.write(
+                asks.resolve("web1"),
+                RotationAsks.encode(new RotationAsks.Ask(Fingerprints.of(key(1)), Instant.ofEpochMilli(1))));
+
+        master.poll();
+        assertThat(master.rotationAsked("web1")).as("before the rescan is due").isEmpty();
+
+        nanos.addAndGet(RESCAN.toNanos());
+        master.poll();
+
+        assertThat(master.rotationAsked("web1")).contains(Fingerprints.of(key(1)));
     }
 
     @Test
