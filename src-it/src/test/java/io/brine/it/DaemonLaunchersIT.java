@@ -205,7 +205,9 @@ class DaemonLaunchersIT {
         String acceptedKey = Files.readString(masterDir.resolve("pki/minions/web1"));
 
         // An impostor with the same id and its own key ends in minions_denied/; the accepted key is untouched.
+        // (Its key is a test key: web1 showed a minion making its own above.)
         Path impostor = minionConfig(tmp.resolve("impostor"), "web1", retPort, publishPort);
+        Fleet.seedKey(impostor.resolve("pki"), 153);
         Process impostorProcess = start("brine-minion", impostor, tmp.resolve("impostor.log"));
         awaitState(impostor, "denied");
         assertThat(masterDir.resolve("pki/minions_denied/web1")).exists();

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * compare counters before and after what they do, and target minions by id.
  *
  * <p>The master: {@code log_format: json}, {@code http_port} and both ports chosen by the system (read from its
- * log), test keys seeded where it would generate its own (key generation is DaemonLaunchersIT's and TarballIT's),
+ * log), test keys seeded where it would generate its own (key generation is DaemonLaunchersIT's),
  * and an {@code autosign_file} naming {@link #MINION} alone, so that minion is accepted by a policy and any other a
  * test starts waits pending for an admin.
  */
