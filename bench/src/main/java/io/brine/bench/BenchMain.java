@@ -88,8 +88,9 @@ public final class BenchMain implements Callable<Integer> {
                     + "--api-subscribers readers of GET /api/events, and a reader that never reads. state (--protocol "
                     + "salt) serves a tree of 100 files from file_roots and measures state.apply: each minion fetches "
                     + "what a highstate fetches and returns (--state-rounds rounds). restart, last, restarts the "
-                    + "master twice with every minion connected (the minions resuming with their tickets, then "
-                    + "authenticating in full) and measures the time and master CPU until every one answers a "
+                    + "master twice with every minion connected (each minion resuming with its ticket as its "
+                    + "connection comes back, as brine-minion does, then authenticating in full; --zmq-client netty) "
+                    + "and measures the time and master CPU until every one answers a "
                     + "test.ping again; with --against salt also the salt-master's restart, its minions signing in "
                     + "again as stock minions do.")
     List<String> scenarios;
@@ -353,6 +354,11 @@ public final class BenchMain implements Callable<Integer> {
         if (chosen.contains(Scenario.RESTART) && (masters > 1 || salt)) {
             System.err.println("the restart scenario runs against one brine master with the brine protocol, or with "
                     + "--against salt (not with --masters, --protocol salt)");
+            return 2;
+        }
+        if (chosen.contains(Scenario.RESTART) && kind == Transport.ZEROMQ && swarmClient == ZmqClient.JEROMQ) {
+            System.err.println("the restart scenario runs with --zmq-client netty: its minions rejoin as their "
+                    + "connections come back, which the swarm's jeromq sockets do not tell");
             return 2;
         }
         if ((chosen.contains(Scenario.KEYROTATE) || chosen.contains(Scenario.MASTERKEY))

@@ -25,6 +25,12 @@ interface BenchMinion {
     /** Whether {@link #sendAuth} resumes with the ticket it holds (brine) or authenticates in full (the default). */
     default void useTickets(boolean use) {}
 
+    /**
+     * Whether it rejoins by itself when its connection comes back with a session open (brine: resumes, or authenticates
+     * in full, as a real minion does after a master restart), or ignores reconnections (the default).
+     */
+    default void rejoinOnReconnect(boolean rejoin) {}
+
     /** Whether it holds a resumption ticket (brine, PROTOCOL.md 8.9). */
     default boolean holdsTicket() {
         return false;
@@ -51,7 +57,18 @@ interface BenchMinion {
 
     /** The transport listener of a simulated minion: replies and publications to the given methods. */
     static ClientTransport.Listener listener(Consumer<byte[]> replies, Consumer<byte[]> publications) {
+        return listener(replies, publications, () -> {});
+    }
+
+    /** As {@link #listener(Consumer, Consumer)}, and each connection that comes up to {@code connected}. */
+    static ClientTransport.Listener listener(
+            Consumer<byte[]> replies, Consumer<byte[]> publications, Runnable connected) {
         return new ClientTransport.Listener() {
+            @Override
+            public void onConnected() {
+                connected.run();
+            }
+
             @Override
             public void onReply(byte[] frame) {
                 replies.accept(frame);

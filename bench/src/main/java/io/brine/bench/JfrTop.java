@@ -2,6 +2,7 @@ package io.brine.bench;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,12 +27,18 @@ final class JfrTop {
     }
 
     static String summary(Path recording, int top) throws IOException {
+        return summary(recording, top, Instant.MIN);
+    }
+
+    /** As {@link #summary(Path, int)}, over the samples taken from {@code since} on. */
+    static String summary(Path recording, int top, Instant since) throws IOException {
         Map<String, Integer> self = new HashMap<>();
         Map<String, Integer> total = new HashMap<>();
         Map<String, Integer> threads = new HashMap<>();
         int samples = 0;
         for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
-            if (!event.getEventType().getName().equals("jdk.ExecutionSample")) {
+            if (!event.getEventType().getName().equals("jdk.ExecutionSample")
+                    || event.getStartTime().isBefore(since)) {
                 continue;
             }
             RecordedStackTrace stack = event.getStackTrace();

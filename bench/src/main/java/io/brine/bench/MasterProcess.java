@@ -172,11 +172,18 @@ final class MasterProcess implements AutoCloseable {
 
     /**
      * The same brine-master started again on its master.yaml, pki dir and ports after a SIGTERM (the restart
-     * scenario), once the old one has exited; returns when the new one listens.
+     * scenario), once the old one has exited; returns when the new one listens. {@code whileDown} runs between the
+     * two, while no master runs.
      */
-    MasterProcess restart(Path home, Transport transport, String javaOptions) throws IOException {
+    MasterProcess restart(Path home, Transport transport, String javaOptions, Down whileDown) throws IOException {
         close();
+        whileDown.run();
         return launch(home, dir, retPort, publishPort, tcpPort, transport, javaOptions);
+    }
+
+    /** What is done while no master runs. */
+    interface Down {
+        void run() throws IOException;
     }
 
     private static MasterProcess launch(
@@ -300,6 +307,14 @@ final class MasterProcess implements AutoCloseable {
     /** Starts a JFR recording with the profiling settings; {@link #stopRecording} writes it to {@code file}. */
     void startRecording(Path file) throws IOException {
         jcmd("JFR.start", "name=brine-bench", "settings=profile", "filename=" + file);
+    }
+
+    /**
+     * The JVM option that starts the recording {@link #startRecording} would start, from the master's launch: a
+     * restarted master is recorded from its first moment, with no {@code jcmd} attach while it serves.
+     */
+    static String recordingFromLaunch(Path file) {
+        return "-XX:StartFlightRecording=name=brine-bench,settings=profile,filename=" + file;
     }
 
     void stopRecording() throws IOException {

@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  * beyond that {@code send} returns false. Frames from the master go to the listener as they are read (it only
  * enqueues), so nothing waits on the receiving side to be bounded. Each link lives on one event loop of the group.
  * {@link ClientTransport.Listener#onConnected()} and {@code onDisconnected()} follow the DEALER's handshakes and
- * losses (the simulated minions ignore them, as {@link ZmqSwarmTransports} never calls them).
+ * losses (a simulated minion rejoins on the first in the restart scenario, as a real minion does, and otherwise
+ * ignores them; {@link ZmqSwarmTransports} never calls them).
  */
 final class NettyZmtpSwarmTransports implements SwarmTransports {
 

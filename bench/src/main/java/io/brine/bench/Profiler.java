@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -43,10 +44,15 @@ final class Profiler {
         return threadCpu(before, threads());
     }
 
+    /** Where the recording of a run's master during {@code name} is written ({@link #start}, or from its launch). */
+    static Path recording(Path runDir, String name) {
+        return runDir.resolve("master-" + name + ".jfr");
+    }
+
     void start(Scenario scenario) {
         if (profiled.equals(Optional.of(scenario))) {
             try {
-                master.startRecording(runDir.resolve("master-" + name(scenario) + ".jfr"));
+                master.startRecording(recording(runDir, name(scenario)));
             } catch (IOException e) {
                 System.out.println("profile: cannot start JFR: " + e.getMessage());
             }
@@ -54,15 +60,24 @@ final class Profiler {
     }
 
     void stop(Scenario scenario) {
+        stop(scenario, Instant.MIN);
+    }
+
+    /**
+     * Stops the recording and summarises its samples from {@code since} on: a recording started with the master
+     * ({@link MasterProcess#recordingFromLaunch}) holds its start too, which a scenario measured from the master
+     * listening leaves out.
+     */
+    void stop(Scenario scenario, Instant since) {
         if (profiled.equals(Optional.of(scenario))) {
             try {
                 master.stopRecording();
-                Path recorded = runDir.resolve("master-" + name(scenario) + ".jfr");
+                Path recorded = recording(runDir, name(scenario));
                 Path kept =
                         Path.of("brine-bench-master-" + name(scenario) + ".jfr").toAbsolutePath();
                 Files.copy(recorded, kept, StandardCopyOption.REPLACE_EXISTING);
                 System.out.println("profile  JFR recording of the master during " + name(scenario) + ": " + kept);
-                System.out.print(JfrTop.summary(kept, 25));
+                System.out.print(JfrTop.summary(kept, 25, since));
             } catch (IOException e) {
                 System.out.println("profile: cannot stop JFR: " + e.getMessage());
             }

@@ -9,9 +9,11 @@ import io.brine.client.ClientException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -153,11 +155,12 @@ final class RestartScenario {
         Restarted first = restart(run, true);
         Recovery resumed = first.recovery();
         System.out.println(resumed.line(privateOp));
-        Recovery full = restart(first.run(), false).recovery();
+        Restarted second = restart(first.run(), false);
+        Recovery full = second.recovery();
         System.out.println(full.line(privateOp));
         Map<String, Object> figures = new LinkedHashMap<>();
-        figures.put("resumed", resumed.figures(privateOp));
-        figures.put("full_auth", full.figures(privateOp));
+        figures.put("resumed", first.figures(privateOp));
+        figures.put("full_auth", second.figures(privateOp));
         figures.put("ratios", ratios(full, resumed));
         figures.put(
                 "how",
@@ -165,8 +168,9 @@ final class RestartScenario {
                         + "again on the same master.yaml, pki dir and ports; from the new master listening until every "
                         + "minion answered one test.ping (rounds of " + ROUND.toSeconds()
                         + " s + 1 ms per minion, published again until every minion has answered one: the last "
-                        + "minion's first return); the minions resume (or, the second time, authenticate in full) when it listens; "
-                        + "counters from its /metrics");
+                        + "minion's first return); each minion resumes (or, the second time, authenticates in full) by itself "
+                        + "as its connection comes back, as brine-minion does; rejoined_ms: until every minion's session "
+                        + "was back; counters from its /metrics");
         run.scenarios().put("restart", figures);
         System.out.printf(
                 "restart  resuming vs full auth: served %sx sooner, %sx less master CPU%n",
@@ -201,7 +205,14 @@ final class RestartScenario {
     }
 
     /** The run with its new master, and what the restart measured. */
-    private record Restarted(BenchRun run, Recovery recovery) {}
+    private record Restarted(BenchRun run, Recovery recovery, double rejoinedMs) {
+
+        Map<String, Object> figures(double privateOpMillis) {
+            Map<String, Object> figures = recovery.figures(privateOpMillis);
+            figures.put("rejoined_ms", round(rejoinedMs, 1));
+            return figures;
+        }
+    }
 
     /** Until every minion holds a resumption ticket (asked for after its full auth). */
     private void awaitTickets() throws IOException {
@@ -224,16 +235,35 @@ final class RestartScenario {
 
     private Restarted restart(BenchRun before, boolean tickets) throws IOException, ClientException {
         Swarm swarm = before.swarm();
-        swarm.all("use-tickets " + (tickets ? "on" : "off"), "use-tickets", Duration.ofSeconds(30));
+        String label = tickets ? "restart-resuming" : "restart-full";
+        // --profile restart: a JFR recording of each new master from its launch (no jcmd attach while it serves),
+        // summarised from listening until served, one per restart.
+        String javaOptions = before.options().masterOpts();
+        if (before.options().profile().equals(Optional.of(Scenario.RESTART))) {
+            javaOptions += " " + MasterProcess.recordingFromLaunch(Profiler.recording(before.runDir(), label));
+        }
+        if (!tickets) {
+            // Each full auth's request signed ahead, as every timed auth of the bench: the swarm's RSA stays out of
+            // the master's window, and each request follows its queued frames within the master's grace.
+            swarm.presign();
+        }
         long stopped = System.nanoTime();
+        // The minions rejoin by themselves as their connections come back, as brine-minion does: armed while no
+        // master runs, so that none rejoins the master being stopped; nothing the bench does after the new master
+        // listens delays them.
         MasterProcess master = before.master()
-                .restart(home, before.options().transport(), before.options().masterOpts());
-        started.accept(master);
+                .restart(
+                        home,
+                        before.options().transport(),
+                        javaOptions,
+                        () -> swarm.all("rejoin " + (tickets ? "resume" : "full"), "rejoin", Duration.ofMinutes(5)));
         long listening = System.nanoTime();
+        Instant listeningAt = Instant.now();
         long startCpu = master.cpuMillis();
-        // --profile restart: a JFR recording of each new master from listening until served, one per restart.
-        Profiler profiler = new Profiler(
-                master, before.runDir(), before.options().profile(), tickets ? "restart-resuming" : "restart-full");
+        Profiler profiler =
+                new Profiler(master, before.runDir(), before.options().profile(), label);
+        Map<String, Long> threads0 = profiler.threads();
+        started.accept(master);
         BenchRun after = new BenchRun(
                 before.options(),
                 master,
@@ -244,12 +274,7 @@ final class RestartScenario {
                 profiler,
                 before.scenarios(),
                 before.failures());
-        profiler.start(Scenario.RESTART);
-        Map<String, Long> threads0 = profiler.threads();
-        swarm.all("reset-sessions", "reset-sessions", Duration.ofMinutes(1));
-        AuthScenario auth = new AuthScenario(after);
-        auth.authRound(false);
-        AuthScenario.requireUnwrapped(auth.unwrap());
+        long rejoined = awaitRejoined(swarm, before.minions());
         PingScenario ping = new PingScenario(after);
         FirstReturns returns = new FirstReturns();
         int rounds = 0;
@@ -269,7 +294,8 @@ final class RestartScenario {
         long served = returns.last();
         long cpu = master.cpuMillis() - startCpu;
         Map<String, Object> byThread = profiler.threadCpuSince(threads0);
-        profiler.stop(Scenario.RESTART);
+        swarm.all("rejoin off", "rejoin", Duration.ofMinutes(1));
+        profiler.stop(Scenario.RESTART, listeningAt);
         MetricsScrape metrics = MetricsScrape.of(metricsPort);
         Recovery recovery = new Recovery(
                 tickets ? "resuming" : "full auth",
@@ -284,8 +310,33 @@ final class RestartScenario {
                 (long) metrics.sum("brine_auth_budget_answers_total", ""),
                 rounds,
                 Profiler.jitMillis(byThread));
+        System.out.printf(
+                "restart  %s: every minion's session back %.0f ms after the master listened%n",
+                recovery.mode(), (rejoined - listening) / 1e6);
         System.out.println(Profiler.threadLine(byThread));
-        return new Restarted(after, recovery);
+        return new Restarted(after, recovery, (rejoined - listening) / 1e6);
+    }
+
+    /**
+     * Until every worker says each of its minions has its session back (resumed, or authenticated in full and
+     * unwrapped); when the last one had (System.nanoTime()).
+     */
+    private static long awaitRejoined(Swarm swarm, int minions) throws IOException {
+        Duration timeout = Duration.ofSeconds(120 + minions / 20);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long last = 0;
+        for (WorkerProcess worker : swarm.workers()) {
+            String event = null;
+            while ((event == null || !event.startsWith("event rejoined ")) && System.nanoTime() < deadline) {
+                event = worker.event(Duration.ofSeconds(1));
+            }
+            if (event == null || !event.startsWith("event rejoined ")) {
+                throw new IOException(
+                        "restart: not every minion rejoined within " + timeout.toSeconds() + " s" + swarm.status());
+            }
+            last = Math.max(last, worker.toLocal(Long.parseLong(event.split(" ")[4])));
+        }
+        return last;
     }
 
     /** master.yaml's lines for the scenario: the metrics endpoint on loopback, read after each restart. */

@@ -91,6 +91,17 @@ final class SimMinion implements BenchMinion {
         /** Its resumption was refused: it authenticates in full. */
         void resumptionRefused(BenchMinion minion);
 
+        /**
+         * Its session is back after its connection came back ({@link #rejoinOnReconnect}): resumed, or authenticated
+         * in full with its session keys unwrapped; it can be reached again.
+         */
+        default void rejoined(BenchMinion minion, long nanos) {}
+
+        /** Runs a rejoining minion's private-key work (its unwrap) off the transport's threads. */
+        default void offload(Runnable work) {
+            work.run();
+        }
+
         /** The master asked it to rotate its key, and it sent its request. */
         void rotationAsked(BenchMinion minion, long nanos);
 
@@ -144,6 +155,13 @@ final class SimMinion implements BenchMinion {
     private byte[] resumeNonce;
     /** Off but in the restart scenario: the re-auth round measures full auths of known keys. */
     private boolean useTickets;
+    /**
+     * On in the restart scenario ({@link #rejoinOnReconnect}): when its connection comes back with a session open, it
+     * resumes (or authenticates in full) by itself, as {@code Minion.onConnected} does; off, it ignores reconnections.
+     */
+    private boolean rejoinOnReconnect;
+    /** It is rejoining: its next acceptance is reported as {@link Swarm#rejoined}, not as an auth round's. */
+    private boolean rejoining;
 
     SimMinion(int index, String id, KeyPair keys, Swarm swarm) {
         this(index, id, keys, swarm, null);
@@ -177,7 +195,7 @@ final class SimMinion implements BenchMinion {
     @Override
     public synchronized void connect(ClientTransport transport) throws IOException {
         this.transport = transport;
-        transport.start(BenchMinion.listener(this::onFrame, this::onFrame));
+        transport.start(BenchMinion.listener(this::onFrame, this::onFrame, this::onConnected));
     }
 
     /** Signs a fresh auth request now, to be sent by {@link #sendAuth}: a private-key operation. */
@@ -226,19 +244,57 @@ final class SimMinion implements BenchMinion {
     /** Forgets the session, as a minion does after a master restart, so that {@link #sendAuth} starts anew. */
     @Override
     public synchronized void resetSession() {
+        forgetSession();
+        nonce = null;
+        preparedRequest = null;
+    }
+
+    private void forgetSession() {
         granted = null;
         requestKey = null;
         sessionId = null;
         sendCounter = 0;
         window = new ReplayWindow();
-        nonce = null;
-        preparedRequest = null;
         resumeNonce = null;
     }
 
     @Override
     public synchronized void useTickets(boolean use) {
         useTickets = use;
+    }
+
+    @Override
+    public synchronized void rejoinOnReconnect(boolean rejoin) {
+        rejoinOnReconnect = rejoin;
+    }
+
+    /**
+     * Its request connection is up: the first time, or again after a loss. With a session open and {@link
+     * #rejoinOnReconnect} on, it rejoins at once, as {@code Minion.onConnected} does after a master restart: with its
+     * ticket when it holds one and {@link #useTickets} is on, else with a full auth: the request {@link #prepareAuth}
+     * signed ahead (the bench's rule for every timed auth: the swarm's RSA off the master's window), or one signed
+     * now on the swarm's threads (a second reconnection meanwhile). Frames it queued while the master was down go
+     * first; the master spares its answers to those when the request follows within its grace (PROTOCOL.md 8.4).
+     */
+    private synchronized void onConnected() {
+        // Rejoining already: the request may have been lost with the connection, as Handshake.onConnected says.
+        if (!rejoinOnReconnect || !(accepted() || rejoining)) {
+            return;
+        }
+        forgetSession();
+        rejoining = true;
+        if ((useTickets && grant != null) || preparedRequest != null) {
+            sendAuth(System.nanoTime());
+        } else {
+            swarm.offload(this::authenticateToRejoin);
+        }
+    }
+
+    private synchronized void authenticateToRejoin() {
+        if (rejoining && !accepted()) {
+            prepareAuth();
+            sendAuth(System.nanoTime());
+        }
     }
 
     @Override
@@ -391,8 +447,17 @@ final class SimMinion implements BenchMinion {
             granted = reply.session();
             acceptedNanos = now;
             publishPort = granted.publishPort();
-            swarm.accepted(this, now);
             transport.subscribe(id, publishPort);
+            if (rejoining) {
+                // A real minion unwraps as soon as it is accepted; here on the worker's threads, not the transport's.
+                swarm.offload(() -> {
+                    if (unwrap()) {
+                        rejoined(System.nanoTime());
+                    }
+                });
+            } else {
+                swarm.accepted(this, now);
+            }
         } else {
             swarm.refused(this, reply.status());
         }
@@ -441,8 +506,19 @@ final class SimMinion implements BenchMinion {
         acceptedNanos = now;
         send(new SessionMessage.Grains(grains()));
         nextHeartbeatMs = swarm.clock().millis() + RANDOM.nextInt((int) HEARTBEAT_MS);
-        swarm.accepted(this, now);
         transport.subscribe(id, publishPort);
+        if (rejoining) {
+            rejoined(now);
+        } else {
+            swarm.accepted(this, now);
+        }
+    }
+
+    private synchronized void rejoined(long nanos) {
+        if (rejoining) {
+            rejoining = false;
+            swarm.rejoined(this, nanos);
+        }
     }
 
     private void onPublish(Decoded.Ok ok, Publish publish, long now) {

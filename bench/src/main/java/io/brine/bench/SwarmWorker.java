@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -95,6 +96,20 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     private final AtomicInteger signedInAgain = new AtomicInteger();
 
     private final AtomicInteger signInAgainSent = new AtomicInteger();
+    /** Minions whose session is back after a reconnection (the restart scenario), and when the first and last were. */
+    private final Set<BenchMinion> rejoined = ConcurrentHashMap.newKeySet();
+
+    private final AtomicInteger rejoinedCount = new AtomicInteger();
+    private final AtomicLong firstRejoined = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicLong lastRejoined = new AtomicLong();
+    /** Rejoining minions' private-key work (a full auth's unwrap), off the transport's threads. */
+    private final ExecutorService offloaded =
+            Executors.newFixedThreadPool(Runtime.getRuntime().availableProcessors(), r -> {
+                Thread thread = new Thread(r, "bench-worker-crypto");
+                thread.setDaemon(true);
+                return thread;
+            });
+
     private volatile int authWindow;
     private final AtomicInteger nextToSend = new AtomicInteger();
     private volatile boolean authRunning;
@@ -330,12 +345,22 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
             case "deliveries":
                 return "deliveries " + delivered.get() + " " + firstDelivered.get() + " " + lastDelivered.get() + " "
                         + returned.get();
-            case "use-tickets": {
-                boolean use = words[1].equals("on");
-                for (BenchMinion minion : minions) {
-                    minion.useTickets(use);
+            case "rejoin": {
+                // resume|full|off: how each minion rejoins by itself when its connection comes back with a session
+                // open (the restart scenario); "event rejoined" once every minion has.
+                String mode = words[1];
+                if (!List.of("resume", "full", "off").contains(mode)) {
+                    return "error rejoin resume|full|off, not " + mode;
                 }
-                return "use-tickets " + words[1];
+                rejoined.clear();
+                rejoinedCount.set(0);
+                firstRejoined.set(Long.MAX_VALUE);
+                lastRejoined.set(0);
+                for (BenchMinion minion : minions) {
+                    minion.useTickets(mode.equals("resume"));
+                    minion.rejoinOnReconnect(!mode.equals("off"));
+                }
+                return "rejoin " + mode;
             }
             case "tickets":
                 return "tickets "
@@ -549,6 +574,23 @@ public final class SwarmWorker implements SaltSimMinion.Swarm {
     @Override
     public void resumptionRefused(BenchMinion minion) {
         resumptionsRefused.incrementAndGet();
+    }
+
+    @Override
+    public void rejoined(BenchMinion minion, long nanos) {
+        if (!rejoined.add(minion)) {
+            return;
+        }
+        firstRejoined.accumulateAndGet(nanos, Math::min);
+        lastRejoined.accumulateAndGet(nanos, Math::max);
+        if (rejoinedCount.incrementAndGet() == minions.size()) {
+            out.println("event rejoined " + minions.size() + " " + firstRejoined.get() + " " + lastRejoined.get());
+        }
+    }
+
+    @Override
+    public void offload(Runnable work) {
+        offloaded.execute(work);
     }
 
     @Override
