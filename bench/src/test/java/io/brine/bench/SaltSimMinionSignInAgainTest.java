@@ -12,7 +12,6 @@ import io.brine.protocol.salt.SaltPublication;
 import io.brine.protocol.salt.SaltRequest;
 import io.brine.protocol.salt.SaltSessionRequest;
 import io.brine.protocol.salt.SaltValue;
-import io.brine.transport.ClientTransport;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
@@ -26,9 +25,9 @@ import org.junit.jupiter.api.Test;
 /** A simulated Salt minion after its master restarted with a new aes, as a stock minion: sign in again, then return. */
 class SaltSimMinionSignInAgainTest {
 
-    private final List<byte[]> sent = new ArrayList<>();
+    private final RecordingTransport transport = new RecordingTransport();
+    private final List<byte[]> sent = transport.sent;
     private final List<Runnable> timers = new ArrayList<>();
-    private ClientTransport.Listener listener;
     private KeyPair master;
     private int signedInAgain;
 
@@ -38,7 +37,7 @@ class SaltSimMinionSignInAgainTest {
         generator.initialize(2048);
         master = generator.generateKeyPair();
         SaltSimMinion minion = new SaltSimMinion(1, "bench-00001", generator.generateKeyPair(), new FakeSwarm());
-        minion.connect(new FakeTransport());
+        minion.connect(transport);
         Crypticle session = Crypticle.generate();
         minion.sendAuth(0);
         answer(new SaltAuthResponder(master, Crypticle.generate(), 4505), session);
@@ -58,7 +57,7 @@ class SaltSimMinionSignInAgainTest {
                 "root",
                 List.of(),
                 1);
-        listener.onPublication(ping.envelope(newAes, master.getPrivate(), SaltSimMinion.SIG));
+        transport.listener.onPublication(ping.envelope(newAes, master.getPrivate(), SaltSimMinion.SIG));
 
         assertThat(sent).hasSize(before + 1);
         assertThat(request(sent.get(before))).isInstanceOf(SaltRequest.Auth.class);
@@ -76,7 +75,7 @@ class SaltSimMinionSignInAgainTest {
     /** The master's accepting answer to the minion's last request, an auth request. */
     private void answer(SaltAuthResponder responder, Crypticle session) throws Exception {
         SaltRequest.Auth auth = (SaltRequest.Auth) request(sent.get(sent.size() - 1));
-        listener.onReply(SaltMsgpack.write(
+        transport.listener.onReply(SaltMsgpack.write(
                 responder
                         .respond(auth, SaltAuthResponder.Decision.ACCEPTED, session)
                         .encode(master.getPrivate()),
@@ -85,25 +84,6 @@ class SaltSimMinionSignInAgainTest {
 
     private static SaltRequest request(byte[] frame) throws Exception {
         return SaltRequest.read(frame, 0, frame.length);
-    }
-
-    private final class FakeTransport implements ClientTransport {
-        @Override
-        public void start(Listener started) {
-            listener = started;
-        }
-
-        @Override
-        public boolean send(byte[] frame) {
-            sent.add(frame);
-            return true;
-        }
-
-        @Override
-        public void subscribe(String minionId, int publishPort) {}
-
-        @Override
-        public void close() {}
     }
 
     private final class FakeSwarm extends QuietSwarm implements SaltSimMinion.Swarm {

@@ -14,7 +14,6 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.Suite;
-import io.brine.transport.ClientTransport;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
@@ -39,9 +38,9 @@ class SimMinionRejoinTest {
     private static KeyPair master;
     private static KeyPair own;
 
-    private final List<byte[]> sent = new ArrayList<>();
+    private final RecordingTransport transport = new RecordingTransport();
+    private final List<byte[]> sent = transport.sent;
     private final List<String> rejoined = new ArrayList<>();
-    private ClientTransport.Listener listener;
     private SessionKey requestKey;
     private SimMinion minion;
 
@@ -57,15 +56,15 @@ class SimMinionRejoinTest {
     @BeforeEach
     void accepted() throws Exception {
         minion = new SimMinion(3, "bench-00003", own, new RejoinSwarm(), (RSAPublicKey) master.getPublic());
-        minion.connect(new FakeTransport());
-        listener.onConnected(); // the first connection: nothing to rejoin
+        minion.connect(transport);
+        transport.listener.onConnected(); // the first connection: nothing to rejoin
         assertThat(sent).isEmpty();
         minion.sendAuth(System.nanoTime());
         AuthRequest request = (AuthRequest) decode(sent.get(sent.size() - 1)).message();
         requestKey = SessionKey.random();
-        listener.onReply(accept(request.nonce()));
+        transport.listener.onReply(accept(request.nonce()));
         assertThat(minion.unwrap()).isTrue();
-        listener.onReply(Resumptions.encode(Resumptions.sealTicket(
+        transport.listener.onReply(Resumptions.encode(Resumptions.sealTicket(
                 requestKey,
                 SESSION_ID,
                 new Resumption.Grant(TICKET, System.currentTimeMillis() + 60_000, new byte[32]))));
@@ -78,7 +77,7 @@ class SimMinionRejoinTest {
         minion.useTickets(true);
         minion.rejoinOnReconnect(true);
 
-        listener.onConnected();
+        transport.listener.onConnected();
 
         assertThat(sent).hasSize(1);
         Resumption.Request request = (Resumption.Request) Resumptions.decodeToMaster(sent.get(0));
@@ -86,7 +85,7 @@ class SimMinionRejoinTest {
         assertThat(request.ticket()).isEqualTo(TICKET);
         assertThat(minion.accepted()).isFalse();
 
-        listener.onReply(Resumptions.encode(Resumptions.sealReply(
+        transport.listener.onReply(Resumptions.encode(Resumptions.sealReply(
                 new byte[32],
                 request.nonce(),
                 new Resumption.Resumed(
@@ -108,11 +107,11 @@ class SimMinionRejoinTest {
         minion.prepareAuth();
         minion.rejoinOnReconnect(true);
 
-        listener.onConnected();
+        transport.listener.onConnected();
 
         assertThat(sent).hasSize(1);
         AuthRequest request = (AuthRequest) decode(sent.get(0)).message();
-        listener.onReply(accept(request.nonce()));
+        transport.listener.onReply(accept(request.nonce()));
 
         // Unwrapped by itself (the swarm runs the work at once here), then its grains and a ticket request sent.
         assertThat(rejoined).containsExactly("bench-00003");
@@ -124,7 +123,7 @@ class SimMinionRejoinTest {
     void withRejoiningOffAReconnectionChangesNothing() {
         minion.useTickets(true);
 
-        listener.onConnected();
+        transport.listener.onConnected();
 
         assertThat(sent).isEmpty();
         assertThat(minion.accepted()).isTrue();
@@ -158,25 +157,6 @@ class SimMinionRejoinTest {
 
     private static Decoded.Ok decode(byte[] frame) {
         return (Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MINION_TO_MASTER);
-    }
-
-    private final class FakeTransport implements ClientTransport {
-        @Override
-        public void start(Listener started) {
-            listener = started;
-        }
-
-        @Override
-        public boolean send(byte[] frame) {
-            sent.add(frame);
-            return true;
-        }
-
-        @Override
-        public void subscribe(String minionId, int publishPort) {}
-
-        @Override
-        public void close() {}
     }
 
     /** Checks the master's signatures as the worker does, and records which minions rejoined. */

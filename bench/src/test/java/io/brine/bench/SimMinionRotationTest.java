@@ -18,7 +18,6 @@ import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
-import io.brine.transport.ClientTransport;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
@@ -41,9 +40,9 @@ class SimMinionRotationTest {
     private static KeyPair second;
     private static KeyPair stranger;
 
-    private final List<byte[]> sent = new ArrayList<>();
+    private final RecordingTransport transport = new RecordingTransport();
+    private final List<byte[]> sent = transport.sent;
     private final List<String> events = new ArrayList<>();
-    private ClientTransport.Listener listener;
     private SessionKey requestKey;
     private long counter;
     private SimMinion minion;
@@ -62,7 +61,7 @@ class SimMinionRotationTest {
     void accepted() throws Exception {
         minion = new SimMinion(7, "bench-00007", first, new CountingSwarm(), (RSAPublicKey) master.getPublic());
         minion.secondKey(second);
-        minion.connect(new FakeTransport());
+        minion.connect(transport);
         minion.sendAuth(System.nanoTime());
         Decoded.Ok request = (Decoded.Ok)
                 Codec.decode(sent.get(sent.size() - 1), FrameLimits.MAX_FRAME, SessionFrame.Direction.MINION_TO_MASTER);
@@ -82,7 +81,7 @@ class SimMinionRotationTest {
                         Rsa.wrap(first.getPublic(), requestKey.bytes()),
                         0,
                         0));
-        listener.onReply(Codec.encodeSigned(reply, master.getPrivate()));
+        transport.listener.onReply(Codec.encodeSigned(reply, master.getPrivate()));
         assertThat(minion.unwrap()).isTrue();
         sent.clear();
     }
@@ -171,7 +170,7 @@ class SimMinionRotationTest {
     }
 
     private void fromMaster(SessionMessage message) {
-        listener.onReply(Codec.encode(
+        transport.listener.onReply(Codec.encode(
                 Sessions.seal(requestKey, SESSION_ID, SessionFrame.Direction.MASTER_TO_MINION, ++counter, message)));
     }
 
@@ -179,25 +178,6 @@ class SimMinionRotationTest {
         Decoded.Ok ok =
                 (Decoded.Ok) Codec.decode(frame, FrameLimits.MAX_FRAME, SessionFrame.Direction.MINION_TO_MASTER);
         return Sessions.open(requestKey, (SessionFrame) ok.message(), SessionMessage.FromMinion.class);
-    }
-
-    private final class FakeTransport implements ClientTransport {
-        @Override
-        public void start(Listener started) {
-            listener = started;
-        }
-
-        @Override
-        public boolean send(byte[] frame) {
-            sent.add(frame);
-            return true;
-        }
-
-        @Override
-        public void subscribe(String minionId, int publishPort) {}
-
-        @Override
-        public void close() {}
     }
 
     /** Checks the master's signatures as the worker does, and records what the minion reports of its rotations. */
