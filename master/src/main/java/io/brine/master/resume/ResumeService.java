@@ -202,20 +202,17 @@ public final class ResumeService {
             writes.failed(seen + ": " + e.getMessage());
             return refuse(peer, request, contents.fingerprint(), "the master cannot record it now");
         }
-        if (!writes.audit(
-                "brine resume",
-                id + " (" + peer.remoteAddress() + ")",
-                () -> audit.record(AuditEvent.builder("auth-resumed", "master")
-                        .id(id)
-                        .fingerprint(contents.fingerprint())
-                        .reason("resumed with a ticket")
-                        .source(peer.remoteAddress())
-                        .build()))) {
-            return refuse(peer, request, contents.fingerprint(), "its audit line cannot be written");
-        }
         Optional<MinionSession> opened = sessions.open(id, accepted.get(), peer, now, request.timestampMs());
         if (opened.isEmpty()) {
-            return Optional.empty(); // a newer request opened the session meanwhile
+            // Another request from the key, as new or newer, opened the session while this one was checked: the
+            // minion waits for that one's answer, so this one gets none (as a full auth's, AuthService).
+            refused(
+                    peer,
+                    request,
+                    contents.fingerprint(),
+                    "another request from its key, as new or newer, opened its session meanwhile",
+                    "not answered");
+            return Optional.empty();
         }
         MinionSession session = opened.get();
         Resumption.Reply reply;
@@ -232,6 +229,20 @@ public final class ResumeService {
         if (still.isEmpty() || !still.get().equals(accepted.get())) {
             sessions.remove(session);
             return refuse(peer, request, contents.fingerprint(), "the key was removed while answering");
+        }
+        // Written once the session stands and nothing can refuse it but this line: one true line per outcome, and
+        // no line, no session.
+        if (!writes.audit(
+                "brine resume",
+                id + " (" + peer.remoteAddress() + ")",
+                () -> audit.record(AuditEvent.builder("auth-resumed", "master")
+                        .id(id)
+                        .fingerprint(contents.fingerprint())
+                        .reason("resumed with a ticket")
+                        .source(peer.remoteAddress())
+                        .build()))) {
+            sessions.remove(session);
+            return refuse(peer, request, contents.fingerprint(), "its audit line cannot be written");
         }
         resumed.incrementAndGet();
         resumptions.resumed(id, peer.remoteAddress());
@@ -294,14 +305,22 @@ public final class ResumeService {
      * the path can force by dropping frames), audited, logged at most once per interval with a count.
      */
     private Optional<Outcome> refuse(Peer peer, Resumption.Request request, String fingerprint, String reason) {
+        refused(peer, request, fingerprint, reason, "it authenticates in full");
+        return Optional.of(
+                new Outcome(Resumptions.encode(new Resumption.Reply(request.nonce(), null)), Optional.empty()));
+    }
+
+    /** Counts, logs and audits a refusal; {@code then} says what follows it. */
+    private void refused(Peer peer, Resumption.Request request, String fingerprint, String reason, String then) {
         refused.incrementAndGet();
         long suppressed = refusals.due();
         if (suppressed >= 0) {
             LOG.info(
-                    "Minion {} ({}): resumption refused: {}; it authenticates in full{}",
+                    "Minion {} ({}): resumption refused: {}; {}{}",
                     request.id(),
                     peer.remoteAddress(),
                     reason,
+                    then,
                     suppressed > 0 ? " (and " + suppressed + " more refusals since the last line)" : "");
         }
         writes.audit(
@@ -313,7 +332,5 @@ public final class ResumeService {
                         .reason("resumption refused: " + reason)
                         .source(peer.remoteAddress())
                         .build()));
-        return Optional.of(
-                new Outcome(Resumptions.encode(new Resumption.Reply(request.nonce(), null)), Optional.empty()));
     }
 }

@@ -1,0 +1,176 @@
+package io.brine.master.resume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.master.auth.SeenAuthRequests;
+import io.brine.master.auth.StoreWrites;
+import io.brine.master.session.MinionSession;
+import io.brine.master.session.PublishKeyring;
+import io.brine.master.session.SessionTable;
+import io.brine.protocol.codec.Resumptions;
+import io.brine.protocol.message.Resumption;
+import io.brine.protocol.testing.MovableClock;
+import io.brine.protocol.testing.TestKeys;
+import io.brine.store.audit.AuditLog;
+import io.brine.store.keys.FileKeyStore;
+import io.brine.store.keys.KeyPairFiles;
+import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.PolicyVerdict;
+import io.brine.transport.Peer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.security.interfaces.RSAPublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the audit log says of a resumption is what came of it (PROTOCOL.md 8.9 step 4): the service wired over a real
+ * key store, session table, request record and audit log, with a race run while the request is being recorded.
+ */
+class ResumeServiceTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    final MovableClock clock = new MovableClock(Instant.now());
+    final Peer peer = () -> "10.0.0.5";
+    final RSAPublicKey m1Key = (RSAPublicKey) TestKeys.pair(1).getPublic();
+    /** Runs once, the next time the request record reads its clock: while a request's timestamp is recorded. */
+    volatile Runnable whileRecording;
+
+    FileKeyStore store;
+    SeenAuthRequests seen;
+    AuditLog audit;
+    SessionTable sessions;
+    ResumeService service;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Path pki = Files.createDirectories(dir.resolve("pki"));
+        Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
+        KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
+        store = FileKeyStore.open(
+                KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        store.offer("m1", m1Key, PolicyVerdict.ACCEPT);
+        seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), new RecordClock());
+        audit = AuditLog.openFile(dir.resolve("audit.log"), clock);
+        sessions = new SessionTable();
+        service = new ResumeService(
+                TicketKeys.inMemory(clock),
+                store,
+                sessions,
+                new PublishKeyring(clock),
+                seen,
+                audit,
+                new StoreWrites(clock),
+                clock,
+                p -> 4505,
+                Resumptions.MAX_LIFETIME_MS);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        seen.close();
+        audit.close();
+        store.close();
+    }
+
+    @Test
+    void aResumptionThatLosesItsSessionToAnotherRequestIsAuditedAsRefusedNotResumed() throws Exception {
+        Resumption.Request request = request(ticket());
+        // Another resumption of the same request, or a newer one, opens the session while this one is recorded.
+        whileRecording = () -> sessions.open("m1", m1Key, peer, clock.millis(), request.timestampMs());
+
+        assertThat(service.handle(peer, request)).isEmpty();
+        assertThat(audited())
+                .containsExactly("auth-refused: resumption refused: another request from its key, as new or newer,"
+                        + " opened its session meanwhile");
+    }
+
+    @Test
+    void aResumptionWhoseKeyIsDeletedWhileItIsAnsweredIsAuditedOnlyAsRefused() throws Exception {
+        Resumption.Request request = request(ticket());
+        whileRecording = () -> store.delete("m1", "test-admin");
+
+        ResumeService.Outcome outcome = service.handle(peer, request).orElseThrow();
+
+        assertThat(outcome.session()).isEmpty();
+        assertThat(Resumptions.decode(outcome.reply()))
+                .isInstanceOfSatisfying(
+                        Resumption.Reply.class,
+                        reply -> assertThat(reply.refused()).isTrue());
+        assertThat(sessions.byMinion("m1")).isEmpty();
+        assertThat(audited()).containsExactly("auth-refused: resumption refused: the key was removed while answering");
+    }
+
+    /** m1's ticket, given in a session opened as a full auth opens it. */
+    private Resumption.Grant ticket() throws Exception {
+        MinionSession session =
+                sessions.open("m1", m1Key, peer, clock.millis(), clock.millis()).orElseThrow();
+        byte[] frame = service.ticketFor(Resumptions.ticketRequest(
+                        session.requestKey(), session.sessionId().bytes(), clock.millis()))
+                .orElseThrow();
+        return Resumptions.openTicket(session.requestKey(), (Resumption.Ticket) Resumptions.decode(frame));
+    }
+
+    private Resumption.Request request(Resumption.Grant grant) {
+        clock.advance(Duration.ofMillis(1));
+        byte[] nonce = new byte[32];
+        new SecureRandom().nextBytes(nonce);
+        return Resumptions.request("m1", grant, nonce, clock.millis());
+    }
+
+    /** The audit log's lines, as "event: reason". */
+    private List<String> audited() throws IOException {
+        return Files.readAllLines(dir.resolve("audit.log")).stream()
+                .map(line -> {
+                    try {
+                        JsonNode node = JSON.readTree(line);
+                        return node.get("event").asText() + ": "
+                                + node.get("reason").asText();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                })
+                .toList();
+    }
+
+    /** The test's clock, running {@link #whileRecording} once when read. */
+    private final class RecordClock extends Clock {
+
+        @Override
+        public ZoneId getZone() {
+            return clock.getZone();
+        }
+
+        @Override
+        public Clock withZone(ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public Instant instant() {
+            Runnable hook = whileRecording;
+            whileRecording = null;
+            if (hook != null) {
+                hook.run();
+            }
+            return clock.instant();
+        }
+    }
+}
