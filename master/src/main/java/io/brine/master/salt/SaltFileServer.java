@@ -1,5 +1,7 @@
 package io.brine.master.salt;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.protocol.MinionIds;
@@ -17,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.zip.GZIPOutputStream;
@@ -30,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * {@code _master_tops} and {@code _ext_nodes} are answered with nothing. Bounded: a per-minion rate, and the bytes of
  * {@code _serve_file} chunks being read, compressed and sealed at once; past either the request gets no answer (the
  * minion asks again after its timeout), logged once a minute. A refused path is answered as a missing file and
- * logged the same way, escaped.
+ * logged the same way, escaped. A listing's answer is built once for each command, environment and prefix from the
+ * listing {@link FileRoots} keeps, and handed to every minion that asks until that listing is walked again: a fleet
+ * (or one minion at its rate) asking for 100,000 entries costs one filtering and conversion, not one per request.
  */
 public final class SaltFileServer {
 
@@ -61,6 +66,22 @@ public final class SaltFileServer {
     private final SourceRateLimiter rate;
     private final DropLog drops;
     private final AtomicLong inFlight = new AtomicLong();
+    /** Listing answers by what was asked, each with the listing it was built from; weighed by entries. */
+    private final Cache<ListingKey, ListingAnswer> listingAnswers = Caffeine.newBuilder()
+            .maximumWeight(MAX_CACHED_LISTING_ENTRIES)
+            // A minion chooses the prefix: it weighs as the entries its length would make (a path is about 64).
+            .weigher((ListingKey key, ListingAnswer answer) ->
+                    answer.entries() + 1 + key.prefix().length() / 64)
+            .build();
+
+    private static final Set<String> LISTINGS =
+            Set.of("_file_list", "_file_list_emptydirs", "_dir_list", "_symlink_list");
+    /** Entries the kept listing answers hold at most: the four commands over a full environment, least used out. */
+    private static final long MAX_CACHED_LISTING_ENTRIES = 4L * FileRoots.MAX_ENTRIES;
+
+    private record ListingKey(String cmd, String saltenv, String prefix) {}
+
+    private record ListingAnswer(FileRoots.Listing from, SaltValue value, int entries) {}
 
     public SaltFileServer(FileRoots roots, Limits limits, Clock clock, Ticker ticker) {
         this.roots = roots;
@@ -83,6 +104,10 @@ public final class SaltFileServer {
             serveFile(who, request, reply);
             return;
         }
+        if (LISTINGS.contains(request.cmd()) && request.saltenv().isPresent()) {
+            reply.accept(listingAnswer(request));
+            return;
+        }
         reply.accept(SaltValues.fromPlain(answer(who, request)));
     }
 
@@ -92,13 +117,9 @@ public final class SaltFileServer {
         return switch (request.cmd()) {
             case "_master_opts" -> masterOpts(request.envOnly());
             case "_file_envs" -> roots.environments();
-            case "_file_list" ->
-                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).files(), request);
-            case "_file_list_emptydirs" ->
-                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).emptyDirs(), request);
-            case "_dir_list" ->
-                saltenv == null ? List.of() : prefixed(roots.listing(saltenv).dirs(), request);
-            case "_symlink_list" -> saltenv == null ? Map.of() : links(saltenv, request);
+            case "_file_list", "_file_list_emptydirs", "_dir_list" ->
+                saltenv == null ? List.of() : listed(roots.listing(saltenv), request);
+            case "_symlink_list" -> saltenv == null ? Map.of() : listed(roots.listing(saltenv), request);
             case "_file_hash" -> find(who, request).<Object>map(this::hash).orElse("");
             case "_file_hash_and_stat" ->
                 find(who, request)
@@ -206,16 +227,49 @@ public final class SaltFileServer {
         return pair;
     }
 
+    /**
+     * The answer to a listing command for an environment, from the listing kept now: the one built from that very
+     * listing when there is one, else built once (concurrent askers wait for it) and kept.
+     */
+    private SaltValue listingAnswer(SaltCommand.FileRequest request) {
+        String saltenv = request.saltenv().orElseThrow();
+        FileRoots.Listing listing = roots.listing(saltenv);
+        ListingKey key =
+                new ListingKey(request.cmd(), saltenv, strip(request.prefix().orElse("")));
+        return listingAnswers
+                .asMap()
+                .compute(key, (k, kept) -> {
+                    if (kept != null && (kept.from() == listing || kept.from().builtAtMs() > listing.builtAtMs())) {
+                        return kept; // built from this listing, or from a newer one another asker took
+                    }
+                    Object plain = listed(listing, request);
+                    int entries = plain instanceof Collection<?> c ? c.size() : ((Map<?, ?>) plain).size();
+                    return new ListingAnswer(listing, SaltValues.fromPlain(plain), entries);
+                })
+                .value();
+    }
+
+    /** A listing command's plain answer from {@code listing}. */
+    private static Object listed(FileRoots.Listing listing, SaltCommand.FileRequest request) {
+        return switch (request.cmd()) {
+            case "_file_list" -> prefixed(listing.files(), request);
+            case "_file_list_emptydirs" -> prefixed(listing.emptyDirs(), request);
+            case "_dir_list" -> prefixed(listing.dirs(), request);
+            case "_symlink_list" -> links(listing, request);
+            default -> throw new IllegalArgumentException("not a listing command: " + request.cmd());
+        };
+    }
+
     /** Salt filters by {@code prefix} with its slashes stripped, and sorts. */
     private static List<String> prefixed(Collection<String> entries, SaltCommand.FileRequest request) {
         String prefix = strip(request.prefix().orElse(""));
         return entries.stream().filter(e -> e.startsWith(prefix)).sorted().toList();
     }
 
-    private Map<String, String> links(String saltenv, SaltCommand.FileRequest request) {
+    private static Map<String, String> links(FileRoots.Listing listing, SaltCommand.FileRequest request) {
         String prefix = strip(request.prefix().orElse(""));
         Map<String, String> links = new LinkedHashMap<>();
-        roots.listing(saltenv).links().forEach((rel, target) -> {
+        listing.links().forEach((rel, target) -> {
             if (rel.startsWith(prefix)) {
                 links.put(rel, target);
             }

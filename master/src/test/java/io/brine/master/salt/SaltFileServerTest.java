@@ -20,11 +20,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.BeforeEach;
@@ -316,6 +319,41 @@ class SaltFileServerTest {
         assertThat(answer(request("_file_hash", "web/new.sls", "base"))).isInstanceOf(Map.class);
         clock.advance(Duration.ofSeconds(20));
         assertThat((List<Object>) answer(request("_file_list", null, "base"))).contains("web/new.sls");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aListingAnswerIsBuiltOncePerListingNotOncePerRequest() throws Exception {
+        List<String> commands = List.of("_file_list", "_file_list_emptydirs", "_dir_list", "_symlink_list");
+        Set<SaltValue> built = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (int i = 0; i < 50; i++) {
+            for (String cmd : commands) {
+                server.serve("salt" + i, "10.0.0.7", request(cmd, null, "base"), built::add);
+            }
+        }
+        assertThat(built).hasSize(commands.size());
+        // Another prefix is its own answer.
+        assertThat(answer(new SaltCommand.FileRequest(
+                        "_file_list",
+                        Optional.empty(),
+                        Optional.of("base"),
+                        Optional.of("web"),
+                        Optional.empty(),
+                        Optional.empty(),
+                        false)))
+                .isEqualTo(List.of("web/init.sls", "web/motd", "web/motd-link"));
+
+        // Once the listing is walked again (fileserver_list_cache_time), the answers are built from it, once.
+        Files.writeString(srv.resolve("web/new.sls"), "x");
+        clock.advance(Duration.ofSeconds(20));
+        built.clear();
+        List<SaltValue> answers = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            server.serve("salt" + i, "10.0.0.7", request("_file_list", null, "base"), answers::add);
+        }
+        built.addAll(answers);
+        assertThat(built).hasSize(1);
+        assertThat((List<Object>) SaltValues.toPlain(answers.get(49))).contains("web/new.sls");
     }
 
     @Test
