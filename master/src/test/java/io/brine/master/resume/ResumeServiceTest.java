@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.master.TestKeyStores;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.StoreWrites;
 import io.brine.master.session.MinionSession;
@@ -15,15 +16,12 @@ import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
-import io.brine.store.keys.KeyPairFiles;
-import io.brine.store.keys.KeyStoreOptions;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.transport.Peer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
@@ -61,11 +59,7 @@ class ResumeServiceTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        Path pki = Files.createDirectories(dir.resolve("pki"));
-        Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
-        KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
-        store = FileKeyStore.open(
-                KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        store = TestKeyStores.open(dir);
         store.offer("m1", m1Key, PolicyVerdict.ACCEPT);
         seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), new RecordClock());
         audit = AuditLog.openFile(dir.resolve("audit.log"), clock);

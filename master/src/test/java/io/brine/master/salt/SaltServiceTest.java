@@ -13,6 +13,7 @@ import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.testing.LogCapture;
+import io.brine.master.TestKeyStores;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.MasterKeyring;
@@ -46,7 +47,6 @@ import io.brine.store.audit.FileAuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
-import io.brine.store.keys.KeyPairFiles;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
@@ -58,7 +58,6 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyFactory;
 import java.security.KeyPair;
 import java.security.PublicKey;
@@ -144,11 +143,7 @@ class SaltServiceTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        Path pki = Files.createDirectories(dir.resolve("pki"));
-        Files.setPosixFilePermissions(pki, PosixFilePermissions.fromString("rwx------"));
-        KeyPairFiles.writeNew(pki, "master", TestKeys.pair(250));
-        store = FileKeyStore.open(
-                KeyStoreOptions.builder(pki).pollInterval(Duration.ZERO).build());
+        store = TestKeyStores.open(dir);
         policies = AcceptancePolicies.fromConfig(
                 MasterConfig.builder(dir).build(), store, Clock.systemUTC(), AuditLog.none());
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
