@@ -26,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * The minion's side of a key rotation (PROTOCOL.md 6.3): writes the new key beside the old ({@link MinionKeyring}),
  * asks over the open session with a request signed by both, and switches keys only on the pinned master's signed
  * answer. A refusal drops the new key; no answer leaves it for the next auth to try first, and a request left
- * unanswered by a lost session is asked again in the next one. Confined to the event thread, except the making of
+ * unanswered by a lost session is asked again in the next one (and one a busy master dropped, at its ask {@link
+ * #RESEND_AFTER} later). Confined to the event thread, except the making of
  * the new key pair (seconds of CPU for 4096 bits), which runs on {@code keyMaker} and hands the pair back.
  */
 public final class KeyRotation {
@@ -47,6 +48,8 @@ public final class KeyRotation {
      * request a minute per minion (PROTOCOL.md 10.1), and drops one sooner unanswered, which this asks again.
      */
     static final Duration PENDING_POLL = Duration.ofMinutes(2);
+    /** A request the master asked for and left unanswered is sent again this long after (PROTOCOL.md 6.3). */
+    static final Duration RESEND_AFTER = KeyRotations.RESEND_AFTER;
 
     private final String id;
     private final MinionKeyring keyring;
@@ -136,15 +139,18 @@ public final class KeyRotation {
     /**
      * Whether to ask for a rotation now because the master asked for one of the key {@code fingerprint} (an admin's
      * {@code brine-key --rotate-keys}; the master asks at each heartbeat until the key changes): only when that is the
-     * current key, no request is outstanding, and the last one the master asked for was not refused within {@link
-     * #AGE_RETRY} (a master that refuses is not asked at every heartbeat). A new key waiting for an admin is asked
-     * about by {@link #pollDue} instead.
+     * current key, no request is outstanding (or the one outstanding is {@link #RESEND_AFTER} old: the master dropped
+     * it, and it is sent again for the same new key), and the last one the master asked for was not refused within
+     * {@link #AGE_RETRY} (a master that refuses is not asked at every heartbeat). A new key waiting for an admin is
+     * asked about by {@link #pollDue} instead.
      */
     boolean dueByAsk(String fingerprint) {
-        if (askedIn != null
-                || keyring.candidatePending()
+        if (keyring.candidatePending()
                 || !fingerprint.equals(Fingerprints.of(keyring.current().getPublic()))) {
             return false;
+        }
+        if (askedIn != null) {
+            return resendDue();
         }
         if (refusedAt != null && clock.instant().isBefore(refusedAt.plus(AGE_RETRY))) {
             return false;
@@ -153,6 +159,26 @@ public final class KeyRotation {
                 "Minion {}: the master asks this minion to rotate its key {} (brine-key --rotate-keys)",
                 id,
                 fingerprint);
+        return true;
+    }
+
+    /**
+     * Whether the outstanding request is {@link #RESEND_AFTER} old and is to be sent again: its new key is still the
+     * one beside the current key (never a new key pair), and either answer is taken ({@link #onReply}).
+     */
+    private boolean resendDue() {
+        Optional<KeyPair> candidate = keyring.candidate();
+        if (candidate.isEmpty()
+                || !Arrays.equals(askedFor, candidate.get().getPublic().getEncoded())
+                || clock.instant().isBefore(askedAt.plus(RESEND_AFTER))) {
+            return false;
+        }
+        LOG.info(
+                "Minion {}: the master asks again to rotate this minion's key and its request of {} s ago has no"
+                        + " answer (dropped by a busy master?): asking again for the same new key {}",
+                id,
+                Duration.between(askedAt, clock.instant()).toSeconds(),
+                Fingerprints.of(candidate.get().getPublic()));
         return true;
     }
 
@@ -186,13 +212,18 @@ public final class KeyRotation {
 
     /**
      * The request to send in session {@code sessionId}, signed by the current key and the new one ({@link #keyMade},
-     * or the one an unanswered rotation left).
+     * or the one an unanswered rotation left). Sent again while one is outstanding ({@link #resendDue}), whoever
+     * waits for the first answer gets this one's.
      */
     KeyRotate request(byte[] sessionId, CompletableFuture<Result> result) {
         KeyPair next = keyring.candidate().orElseThrow();
         CrashPoints.reach("minion-rotation-key-written");
         keyring.candidateAsked();
         KeyRotate request = KeyRotations.signedRequest(sessionId, id, keyring.current(), next);
+        CompletableFuture<Result> earlier = askedIn == null ? null : waiting;
+        if (earlier != null && earlier != result) {
+            result.whenComplete((answer, failure) -> earlier.complete(answer));
+        }
         askedIn = sessionId.clone();
         askedFor = request.newKey();
         askedAt = clock.instant();
@@ -225,10 +256,29 @@ public final class KeyRotation {
         return Optional.of(left);
     }
 
+    /** Whether {@code reply} says what an earlier answer did: rotated to the current key, or pending for the new one. */
+    private boolean answeredAlready(KeyRotateReply reply) {
+        if (reply.rotated()) {
+            return Fingerprints.of(keyring.current().getPublic()).equals(reply.newFingerprint());
+        }
+        return reply.pending()
+                && keyring.candidatePending()
+                && Fingerprints.of(keyring.candidate().orElseThrow().getPublic())
+                        .equals(reply.newFingerprint());
+    }
+
     /** The master's answer, in session {@code sessionId}: believed only when the pinned master key signed it. */
     void onReply(byte[] sessionId, KeyRotateReply reply) {
         Optional<RSAPublicKey> master = pin.pinned();
         KeyPair candidate = keyring.candidate().orElse(null);
+        if (askedIn == null
+                && answeredAlready(reply)
+                && master.isPresent()
+                && pin.signedByMaster(key -> KeyRotations.signedBy(key, sessionId, reply), clock.millis())) {
+            // The second answer to a request sent again (resendDue): the first one's said so already.
+            LOG.debug("Minion {}: key rotation to {} answered again, as before", id, reply.newFingerprint());
+            return;
+        }
         if (askedIn == null
                 || candidate == null
                 || master.isEmpty()

@@ -132,6 +132,28 @@ class KeyRotationServiceTest {
     }
 
     @Test
+    void aRequestSentAgainForTheKeyItRotatedToIsAnsweredRotatedAndWritesNothing() throws Exception {
+        KeyRotationService service = service(KeyRotationPolicy.ALLOW);
+        MinionSession session = session();
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))
+                        .orElseThrow()
+                        .rotated())
+                .isTrue();
+        nanos.addAndGet(KeyRotations.RESEND_AFTER.toNanos());
+
+        // The minion had no answer (lost, or late) and asks again in the same session, signed by the old key.
+        KeyRotateReply again =
+                service.rotate(session, request(session, OLD, NEW, NEW)).orElseThrow();
+
+        assertThat(again.rotated()).isTrue();
+        assertThat(again.newFingerprint()).isEqualTo(Fingerprints.of(NEW.getPublic()));
+        assertThat(again.reason()).isEqualTo("the new key is already the accepted key");
+        assertThat(signedByMaster(session, again)).isTrue();
+        assertThat(store.acceptedKey("web1")).contains(pub(NEW));
+        assertThat(Files.readString(audit.file())).containsOnlyOnce("\"key-rotated\"");
+    }
+
+    @Test
     void underKeyRotationPendingTheNewKeyWaitsAndTheAnswerSaysPendingSignedByTheMaster() throws Exception {
         MinionSession session = session();
 

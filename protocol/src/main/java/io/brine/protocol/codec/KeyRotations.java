@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPair;
 import java.security.PublicKey;
+import java.time.Duration;
 
 /**
  * A minion's key rotation on the wire (PROTOCOL.md 6.3): the layouts of {@link KeyRotate} and {@link
@@ -22,6 +23,14 @@ public final class KeyRotations {
     static final byte[] REPLY_CONTEXT = "brine-key-rotate-reply-v1".getBytes(StandardCharsets.US_ASCII);
     /** A fingerprint as {@code Fingerprints.of} prints it: 32 colon-separated hex pairs. */
     static final int FINGERPRINT_LENGTH = 95;
+    /**
+     * How long a minion's request asked for by the master ({@code brine-key --rotate-keys}) waits for its answer
+     * before a master that asks again is sent it again, for the same new key: a master drops a request unanswered when
+     * its auth work queue is full, and asks at every heartbeat until the key changes. Longer than an answer takes under
+     * load (up to 60 s measured at 1,000 minions on a loaded disk) and than the master's one answer a minute per
+     * minion (PROTOCOL.md 10.1); a few heartbeats at most.
+     */
+    public static final Duration RESEND_AFTER = Duration.ofMinutes(5);
 
     private KeyRotations() {}
 
