@@ -31,6 +31,7 @@ import java.security.KeyPair;
 import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -128,6 +129,10 @@ final class SimMinion implements BenchMinion {
     private byte[] rotationAskedIn;
 
     private long rotationAskedNanos;
+    /** When its outstanding request was sent last: sent again when the master asks past {@link #rotationResendAfter}. */
+    private long rotationSentNanos;
+
+    private long rotationResendAfter = KeyRotations.RESEND_AFTER.toNanos();
     /** The master key it trusts: the swarm's until the master shows it a chain of succession records. */
     private RSAPublicKey pinned;
 
@@ -179,6 +184,11 @@ final class SimMinion implements BenchMinion {
     /** The key pair it rotates to when the master asks it to rotate (the keyrotate scenario). */
     synchronized void secondKey(KeyPair second) {
         secondKey = second;
+    }
+
+    /** For tests: how long an unanswered rotation request waits before an ask sends it again. */
+    synchronized void rotationResendAfter(Duration after) {
+        rotationResendAfter = after.toNanos();
     }
 
     /** The key it authenticates with: the second one once the master accepted its rotation. */
@@ -599,23 +609,31 @@ final class SimMinion implements BenchMinion {
     }
 
     /**
-     * As {@code brine-minion} ({@code KeyRotation.dueByAsk}): only for its current key, with no request outstanding;
-     * a minion without a second key ignores the ask, as one that cannot make a key would.
+     * As {@code brine-minion} ({@code KeyRotation.dueByAsk}): only for its current key, with no request outstanding
+     * or one sent {@link KeyRotations#RESEND_AFTER} ago and unanswered (sent again, for the same key; the time to
+     * rotate still counts from the first); a minion without a second key ignores the ask, as one that cannot make a
+     * key would.
      */
     private void onRotationAsked(SessionMessage.KeyRotateAsk ask, long now) {
-        if (secondKey == null
-                || rotationAskedIn != null
-                || !ask.fingerprint().equals(Fingerprints.of(keys.getPublic()))) {
+        if (secondKey == null || !ask.fingerprint().equals(Fingerprints.of(keys.getPublic()))) {
+            return;
+        }
+        boolean again = rotationAskedIn != null;
+        if (again && now - rotationSentNanos < rotationResendAfter) {
             return;
         }
         rotationAskedIn = sessionId.clone();
-        rotationAskedNanos = now;
+        rotationSentNanos = now;
         send(KeyRotations.signedRequest(sessionId, id, keys, secondKey));
-        swarm.rotationAsked(this, now);
+        if (!again) {
+            rotationAskedNanos = now;
+            swarm.rotationAsked(this, now);
+        }
     }
 
     /** Believed only when the pinned master key signed it for this session, as {@code KeyRotation.onReply}. */
     private void onRotationReply(SessionMessage.KeyRotateReply reply, long now) {
+        // The second answer to a request sent again finds none outstanding: dropped, as brine-minion drops it.
         if (rotationAskedIn == null
                 || pinned == null
                 || !Arrays.equals(rotationAskedIn, sessionId)

@@ -21,6 +21,7 @@ import io.brine.protocol.message.Suite;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
@@ -124,6 +125,22 @@ class SimMinionRotationTest {
         assertThat(((AuthRequest) auth.message()).publicKey())
                 .isEqualTo(second.getPublic().getEncoded());
         assertThat(sent).hasSize(2);
+    }
+
+    @Test
+    void anUnansweredRequestIsSentAgainForTheSameKeyWhenAskedPastTheBoundAndEitherAnswerRotatesItOnce()
+            throws Exception {
+        minion.rotationResendAfter(Duration.ZERO);
+        fromMaster(new SessionMessage.KeyRotateAsk(Fingerprints.of(first.getPublic())));
+        fromMaster(new SessionMessage.KeyRotateAsk(Fingerprints.of(first.getPublic())));
+
+        assertThat(sent).hasSize(2);
+        assertThat(((SessionMessage.KeyRotate) fromMinion(sent.get(1))).newKey())
+                .isEqualTo(second.getPublic().getEncoded());
+        fromMaster(answer(master, true));
+        fromMaster(answer(master, true));
+        assertThat(minion.keys()).isSameAs(second);
+        assertThat(events).containsExactly("asked", "rotated");
     }
 
     @Test
