@@ -51,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * changed; it then writes with {@link AtomicFiles}. Moving a key between states is one rename(2), so at every
  * instant an id is in exactly one of {@code minions_pre/}, {@code minions/} and {@code minions_rejected/}.</li>
  * <li>Reads use an in-memory {@link Snapshot} that a poll refreshes when the lock file's change counter or a state
- * directory changes, and rereads in full every {@code rescanInterval} (on the injected ticker).</li>
+ * directory changes, and rescans in full every {@code rescanInterval} (on the injected ticker), reading only the
+ * files whose {@link Snapshot.FileStamp} changed: a file edited by hand in place is heard then.</li>
  * <li>Files whose name is not a valid id, whose content is not a valid public key, and links are reported in
  * {@link #list()} and never acted on.</li>
  * </ul>
@@ -153,6 +154,11 @@ public final class FileKeyStore implements KeyStore {
     @Override
     public Path pkiDir() {
         return directory.pkiDir();
+    }
+
+    /** How many key files this store read and parsed (a test's view). */
+    long filesRead() {
+        return directory.filesRead();
     }
 
     /** The keys whose small-factor check this store's scans skip (a test's view). */
@@ -863,8 +869,8 @@ public final class FileKeyStore implements KeyStore {
 
     /**
      * Looks for changes made by other processes now: the watcher's thread calls this every {@code pollInterval}.
-     * Costs eight bytes read and four directories stat'ed when nothing changed; rereads every file when a full
-     * rescan is due on the ticker.
+     * Costs eight bytes read and four directories stat'ed when nothing changed; when a full rescan is due on the
+     * ticker, the state directories are listed, every file stat'ed, and only those whose stamp changed read.
      */
     public void poll() {
         if (closed.get()) {

@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,8 @@ final class KeyDirectory {
     private final Map<KeyState, Path> dirs;
     private final SaltMarks marks;
     private final RotationAsks asks;
+    /** Key files read and parsed, by scans and single reads (a test's view: a rescan of unchanged files reads none). */
+    private final LongAdder filesRead = new LongAdder();
     /** Keys this master checked before, whose small-factor check a scan skips; none until the master key is read. */
     private volatile CheckedKeys checked = CheckedKeys.none();
 
@@ -122,6 +125,10 @@ final class KeyDirectory {
         return checked;
     }
 
+    long filesRead() {
+        return filesRead.sum();
+    }
+
     /** The kind of the id's pending, accepted or rejected key, as the disk holds it. */
     MinionKind kindOf(String id) {
         return marks.isMarked(id) ? MinionKind.SALT : MinionKind.BRINE;
@@ -143,8 +150,8 @@ final class KeyDirectory {
 
     /**
      * {@link #readMain} for an id whose accepted key {@code known} holds, without reading the key again: when
-     * {@code minions/ID} is still the version of the file {@code known} was read from (the same identity, size and
-     * time, as a scan judges it), its key is {@code known}'s, which was checked when it was read or written. The
+     * {@code minions/ID} is still the version of the file {@code known} was read from (its {@link FileStamp}, as a
+     * scan judges it), its key is {@code known}'s, which was checked when it was read or written. The
      * caller has made the snapshot {@code known} comes from exact ({@code KeyWrites.syncLocked}), so no file of the
      * id was added or removed in another state directory since; a file edited in place is another version, read.
      */
@@ -156,7 +163,7 @@ final class KeyDirectory {
         Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(path);
         if (attributes.isEmpty()
                 || KeyFile.problem(attributes.get()) != null
-                || !FileStamp.of(attributes.get()).equals(known.stamp())) {
+                || !FileStamp.of(path, attributes.get()).matches(known.stamp())) {
             return readMain(id);
         }
         return Optional.of(new DiskEntry(KeyState.ACCEPTED, path, known.key().as(kindOf(id)), null));
@@ -178,6 +185,7 @@ final class KeyDirectory {
     private record ParsedFile(StoredKey key, String problem) {}
 
     private ParsedFile parse(KeyState state, String id, Path path, BasicFileAttributes attributes) {
+        filesRead.increment();
         KeyFile file = KeyFile.read(path, attributes, checked);
         return file.key() == null
                 ? new ParsedFile(null, file.problem())
@@ -245,8 +253,9 @@ final class KeyDirectory {
     }
 
     /**
-     * Reads every state directory into a snapshot. Files whose identity, size and time are those of an entry of
-     * {@code previous} are not read again; an entry that keeps its state and key keeps its tenure.
+     * Reads every state directory into a snapshot. Files whose stamp (identity, size, mtime and ctime:
+     * {@link FileStamp}, which says why that is sound) {@link FileStamp#matches matches} an entry of {@code previous}
+     * are not read, parsed or checked again; an entry that keeps its state and key keeps its tenure.
      */
     Snapshot scan(long generation, List<Object> stamps, Snapshot previous, long nowNanos) throws IOException {
         long started = System.nanoTime();
@@ -275,10 +284,13 @@ final class KeyDirectory {
                     problems.add(new KeyProblem(file, "name is not a valid id (" + badName.get() + ")"));
                     continue;
                 }
-                FileStamp stamp = FileStamp.of(attributes.get());
+                // Stamped before the read: a write racing the read changes the ctime, so the next rescan reads it.
+                FileStamp stamp = FileStamp.of(path, attributes.get());
                 Entry old = previous.entry(state, name);
                 Entry entry;
-                if (old != null && old.stamp().equals(stamp) && attributes.get().isRegularFile()) {
+                if (old != null
+                        && stamp.matches(old.stamp())
+                        && attributes.get().isRegularFile()) {
                     entry = old;
                 } else {
                     ParsedFile parsed = parse(state, name, path, attributes.get());
@@ -366,7 +378,7 @@ final class KeyDirectory {
     }
 
     static FileStamp stamp(Path file) throws IOException {
-        return FileStamp.of(Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+        return FileStamp.of(file, Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
     }
 
     static String relative(KeyState state, String id) {

@@ -20,7 +20,7 @@ import java.util.Objects;
  * @param masterKey      load the master key pair, creating it on first use (the daemon); false for brine-key
  * @param createPkiDir   create a missing pki dir; when false, a missing pki dir is an error
  * @param pollInterval   how often to look for changes by other processes; zero for never (brine-key)
- * @param rescanInterval how often to re-read every file, to notice changes made by hand
+ * @param rescanInterval how often to stat every file and read those changed, to notice edits by hand in place
  * @param ticker         the monotonic time {@code rescanInterval} is measured on (tests move it by hand)
  */
 public record KeyStoreOptions(

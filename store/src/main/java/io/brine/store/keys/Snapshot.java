@@ -1,5 +1,9 @@
 package io.brine.store.keys;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -18,10 +22,38 @@ import java.util.TreeSet;
  */
 final class Snapshot {
 
-    /** What identifies one version of a file, so a rescan parses only what changed. */
-    record FileStamp(Object fileKey, long size, FileTime modified) {
-        static FileStamp of(BasicFileAttributes attributes) {
-            return new FileStamp(attributes.fileKey(), attributes.size(), attributes.lastModifiedTime());
+    /**
+     * What identifies one version of a file, taken before the file is read, so a rescan (and a rotation's
+     * {@code KeyDirectory.readMain(id, known)}) reads and checks again only what changed: its identity (device and
+     * inode: a file replaced by a rename or a copy is another), size, mtime and ctime. Sound because a user can set
+     * the mtime ({@code touch -d}, {@code cp -p}, {@code rsync -t}) but not the ctime: the kernel sets it to the
+     * current time at every write, truncate, chmod, chown or rename of the inode, so a file written in place since
+     * the stamp has another ctime even when its size and mtime were put back, and a version stamped before a write
+     * that raced its read is read again at the next rescan. Assumes a filesystem that keeps a ctime (every local
+     * POSIX one; the {@code unix} attribute view); where it is unavailable, {@code changed} is null and the stamp
+     * {@link #matches} nothing, so every file is read at each rescan, as before. What it does not see: an edit in
+     * the same clock tick as the stamp that keeps size and mtime (the kernel's ctime granularity: nanoseconds on
+     * ext4, xfs, btrfs and tmpfs).
+     */
+    record FileStamp(Object fileKey, long size, FileTime modified, FileTime changed) {
+
+        /** The stamp of the file at {@code path}, whose {@code attributes} were just read (not following links). */
+        static FileStamp of(Path path, BasicFileAttributes attributes) {
+            return new FileStamp(attributes.fileKey(), attributes.size(), attributes.lastModifiedTime(), ctime(path));
+        }
+
+        /** Whether both stamps name the same version of a file: never when either lacks an identity or a ctime. */
+        boolean matches(FileStamp other) {
+            return other != null && fileKey != null && changed != null && other.changed != null && equals(other);
+        }
+
+        private static FileTime ctime(Path path) {
+            try {
+                return (FileTime) Files.getAttribute(path, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException | UnsupportedOperationException | IllegalArgumentException | ClassCastException e) {
+                // No ctime (another filesystem or platform) or the file just went: read the file every time.
+                return null;
+            }
         }
     }
 

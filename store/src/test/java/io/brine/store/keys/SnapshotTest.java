@@ -21,7 +21,9 @@ class SnapshotTest {
             List.of(KeyState.PENDING, KeyState.ACCEPTED, KeyState.REJECTED, KeyState.DENIED);
 
     private static Entry entry(String id, KeyState state) {
-        return Entry.of(new StoredKey(id, state, KEY, "fp"), new FileStamp(id, 1, FileTime.fromMillis(0)));
+        return Entry.of(
+                new StoredKey(id, state, KEY, "fp"),
+                new FileStamp(id, 1, FileTime.fromMillis(0), FileTime.fromMillis(0)));
     }
 
     @Test
