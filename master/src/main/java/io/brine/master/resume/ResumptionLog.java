@@ -9,8 +9,8 @@ import org.slf4j.Logger;
  * What a default-level master logs of the minions that resume: a resumption after a quiet second is one INFO line
  * naming the minion, as before; while more follow (a restart: a whole fleet within seconds), they are counted and
  * told in one INFO line a second, and each minion's own line is logged at DEBUG. Nothing is left untold: a count
- * waits at most {@link #INTERVAL}. Each resumption is still audited one by one ({@code auth-resumed}); refusals are
- * logged apart.
+ * waits at most {@link #INTERVAL} (or, should its line's task never run, until the first resumption two intervals
+ * on). Each resumption is still audited one by one ({@code auth-resumed}); refusals are logged apart.
  */
 final class ResumptionLog {
 
@@ -42,8 +42,12 @@ final class ResumptionLog {
     void resumed(String id, Object address) {
         boolean alone;
         boolean tellLater = false;
+        boolean overdue;
         synchronized (lock) {
             long now = clock.millis();
+            // The count's line is the later task's; if that task never ran (it was lost, or its thread could not be
+            // started on a master at its limits), the count is told here, or every minion would stay at DEBUG.
+            overdue = counted > 0 && now - countedSinceMs >= 2 * INTERVAL.toMillis();
             alone = counted == 0 && now >= quietAtMs;
             if (alone) {
                 quietAtMs = now + INTERVAL.toMillis();
@@ -59,6 +63,9 @@ final class ResumptionLog {
         }
         if (tellLater) {
             later.accept(INTERVAL, this::tell);
+        }
+        if (overdue) {
+            tell();
         }
     }
 

@@ -91,4 +91,22 @@ class ResumptionLogTest {
             assertThat(later).isEmpty();
         }
     }
+
+    @Test
+    void aCountWhoseLaterLineNeverRanIsToldByTheNextResumption() {
+        ResumptionLog lost =
+                new ResumptionLog(LoggerFactory.getLogger(ResumeService.class), clock, (delay, line) -> {});
+        try (LogCapture lines = LogCapture.of(ResumeService.class)) {
+            for (int i = 0; i < 600; i++) {
+                lost.resumed("minion-" + i, "10.0.0.1:" + (1000 + i));
+            }
+            clock.advance(ResumptionLog.INTERVAL.multipliedBy(2));
+            lost.resumed("minion-600", "10.0.0.1:1600");
+
+            assertThat(lines.at(Level.INFO))
+                    .containsExactly(
+                            "Minion minion-0 (10.0.0.1:1000): resumed with a ticket",
+                            "600 more minions resumed with a ticket in 2000 ms (each minion's line at DEBUG)");
+        }
+    }
 }
