@@ -21,7 +21,9 @@ import java.time.Duration;
  * @param publishHeartbeatInterval how often the SUB sends the master a ZMTP PING; {@code ZERO} sends none. The
  *     publish connection is quiet between jobs: this keeps NAT state alive and finds a dead master. Keep it below
  *     the master's ping point (half its idle timeout, 60 s by default) so that the master never pings it
- * @param heartbeatTimeout the master silent this long after a PING counts as a lost connection
+ * @param heartbeatTimeout the master silent this long after a PING counts as a lost connection; shorter than each
+ *     heartbeat interval that is not {@code ZERO}, else jeromq 0.5.4 (and 0.6.0) may never time the PING out and
+ *     keeps a dead connection (ZMTP.md "Heartbeats, minion side")
  * @param handshakeTimeout a ZMTP handshake not done by then is dropped and retried (jeromq 0.6.0 sometimes left a
  *     fresh connection waiting for this timer, which is one reason the build pins 0.5.4)
  * @param reconnectInterval the first wait before reconnecting (ZeroMQ moves each wait by up to this much either way at
@@ -50,6 +52,8 @@ public record ZmqClientOptions(
         requireMillis("requestHeartbeatInterval", requestHeartbeatInterval, 0);
         requireMillis("publishHeartbeatInterval", publishHeartbeatInterval, 0);
         requireMillis("heartbeatTimeout", heartbeatTimeout, 1);
+        requireTimeoutBelow("requestHeartbeatInterval", requestHeartbeatInterval, heartbeatTimeout);
+        requireTimeoutBelow("publishHeartbeatInterval", publishHeartbeatInterval, heartbeatTimeout);
         requireMillis("handshakeTimeout", handshakeTimeout, 1);
         requireBackoff("reconnect", reconnectInterval, reconnectIntervalMax);
         requireMillis("linger", linger, 0);
@@ -150,5 +154,18 @@ public record ZmqClientOptions(
                 reconnectIntervalMax,
                 linger,
                 mailboxCapacity);
+    }
+
+    /**
+     * jeromq cancels a PING's timeout timer lazily (PollerBase marks it, the timer loop drops it when it gets there)
+     * and, arming a new one for the same engine while the cancelled one is still queued, keeps the cancelled one in its
+     * place (MultiMap.insert): the new PING then never times out. A cancelled timeout shorter than the interval comes
+     * before the next PING's timer in the loop, which drops it first.
+     */
+    private static void requireTimeoutBelow(String name, Duration interval, Duration timeout) {
+        if (interval.toMillis() > 0 && timeout.toMillis() >= interval.toMillis()) {
+            throw new IllegalArgumentException("heartbeatTimeout (" + timeout.toMillis() + " ms) must be shorter than "
+                    + name + " (" + interval.toMillis() + " ms): ZeroMQ would keep a dead connection");
+        }
     }
 }

@@ -328,7 +328,7 @@ class ZmqClientTransportTest {
         ZMQ.Socket router = bind(SocketType.ROUTER);
         ZMQ.Socket xpub = publisher();
         ZmqClientOptions publishOnly =
-                FAST_RECONNECT.withHeartbeat(Duration.ZERO, Duration.ofMillis(100), Duration.ofMillis(300));
+                FAST_RECONNECT.withHeartbeat(Duration.ZERO, Duration.ofMillis(200), Duration.ofMillis(100));
         try (SilentRelay requests = new SilentRelay(portOf(router));
                 SilentRelay publications = new SilentRelay(portOf(xpub))) {
             client = new ZmqClientTransport("127.0.0.1", requests.port(), publishOnly);
@@ -341,7 +341,7 @@ class ZmqClientTransportTest {
 
             publications.silence();
 
-            // The SUB's unanswered PING (after 100 ms, then 300 ms) drops its connection and ZeroMQ makes a new one.
+            // The SUB's unanswered PING (within 200 ms, then 100 ms) drops its connection and ZeroMQ makes a new one.
             // Meanwhile the DEALER has sent nothing at all: no PINGs (the minion's session heartbeat is its check).
             await().until(() -> publications.connections() >= 2);
             awaitSubscriptions(xpub, "+m/web1/", "+b/");
@@ -366,6 +366,26 @@ class ZmqClientTransportTest {
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> options.withHeartbeat(Duration.ZERO, Duration.ZERO, Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void refusesAHeartbeatTimeoutThatJeromqWouldLose() {
+        ZmqClientOptions options = ZmqClientOptions.defaults();
+        Duration interval = Duration.ofMillis(200);
+
+        assertThat(options.withHeartbeat(Duration.ZERO, interval, interval.minusMillis(1))
+                        .heartbeatTimeout())
+                .isEqualTo(interval.minusMillis(1));
+        assertThat(options.withHeartbeat(Duration.ZERO, Duration.ZERO, Duration.ofDays(1))
+                        .heartbeatTimeout())
+                .as("no heartbeat, nothing to time out")
+                .isEqualTo(Duration.ofDays(1));
+        assertThatThrownBy(() -> options.withHeartbeat(Duration.ZERO, interval, interval))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("publishHeartbeatInterval");
+        assertThatThrownBy(() -> options.withHeartbeat(interval, Duration.ZERO, interval.plusMillis(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("requestHeartbeatInterval");
     }
 
     /** The port may stay busy for a moment after the old socket closed. */

@@ -209,7 +209,7 @@ class ZmtpServerTransportTest {
                 "127.0.0.1",
                 requestPort(),
                 ZmqClientOptions.defaults()
-                        .withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofSeconds(5))));
+                        .withHeartbeat(Duration.ofMillis(200), Duration.ofMillis(200), Duration.ofMillis(150))));
         client.start(new ClientTransport.Listener() {
             @Override
             public void onReply(byte[] frame) {
