@@ -8,9 +8,12 @@ import io.brine.store.api.ApiTokens;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -29,6 +32,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -727,7 +731,7 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
 
     /**
      * The body, whole, up to {@code api.max_body_bytes}: a larger one (announced or arriving) is answered 413 and its
-     * connection closed, without reading the rest.
+     * connection closed without decoding the rest ({@link #closeAfterDraining}).
      */
     static final class BodyLimit extends HttpObjectAggregator {
         private final ApiServer.Shared shared;
@@ -756,7 +760,33 @@ final class ApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
                     .set(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             securityHeaders(response.headers());
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            ctx.writeAndFlush(response).addListener(future -> closeAfterDraining(ctx.channel()));
+        }
+    }
+
+    /** How long a connection refused with its body unread is drained before it is closed. */
+    static final long DRAIN_MILLIS = 2_000;
+
+    /**
+     * Closes a connection whose request was answered without reading its body: what still arrives is read and dropped
+     * (never decoded: no later request on it is served) until the client closes or {@link #DRAIN_MILLIS} pass, and a
+     * plain connection's output is shut at once so the client sees the answer end. Closing at once, with the body's
+     * bytes unread, makes the kernel answer them with a reset, which can destroy the answer before the client reads
+     * it (the client then sees no answer at all).
+     */
+    static void closeAfterDraining(Channel channel) {
+        if (!channel.isActive()) {
+            return;
+        }
+        channel.pipeline().addFirst("drain", new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                ReferenceCountUtil.release(msg);
+            }
+        });
+        channel.eventLoop().schedule(() -> channel.close(), DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+        if (channel instanceof DuplexChannel duplex && channel.pipeline().get(SslHandler.class) == null) {
+            duplex.shutdownOutput();
         }
     }
 }
