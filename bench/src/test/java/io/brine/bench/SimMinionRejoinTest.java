@@ -14,8 +14,8 @@ import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.testing.TestKeys;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,10 +46,8 @@ class SimMinionRejoinTest {
 
     @BeforeAll
     static void keys() throws Exception {
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        master = generator.generateKeyPair();
-        own = generator.generateKeyPair();
+        master = TestKeys.pair(0);
+        own = TestKeys.pair(1);
     }
 
     /** Accepted by a full auth, its keys unwrapped, holding a ticket: a minion connected before the restart. */

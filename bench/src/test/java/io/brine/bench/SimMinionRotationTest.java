@@ -18,8 +18,8 @@ import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
+import io.brine.protocol.testing.TestKeys;
 import java.security.KeyPair;
-import java.security.KeyPairGenerator;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,12 +50,10 @@ class SimMinionRotationTest {
 
     @BeforeAll
     static void keys() throws Exception {
-        KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
-        generator.initialize(2048);
-        master = generator.generateKeyPair();
-        first = generator.generateKeyPair();
-        second = generator.generateKeyPair();
-        stranger = generator.generateKeyPair();
+        master = TestKeys.pair(0);
+        first = TestKeys.pair(1);
+        second = TestKeys.pair(2);
+        stranger = TestKeys.pair(3);
     }
 
     @BeforeEach
@@ -154,7 +152,7 @@ class SimMinionRotationTest {
 
     @Test
     void itPinsTheNewMasterKeyOnlyWhenTheChainVerifiesFromItsPin() throws Exception {
-        KeyPair next = KeyPairGenerator.getInstance("RSA").generateKeyPair();
+        KeyPair next = TestKeys.pair(4);
 
         // Signed by a stranger, not by the pinned key: refused, the pin unchanged.
         fromMaster(succession(next, stranger));
