@@ -54,6 +54,11 @@ class TransportParityIT {
                 web1.minion().state() == MinionState.ACCEPTED && web2.minion().state() == MinionState.ACCEPTED);
         assertThat(Files.readString(dir.resolve("minions/web1/pki/minion_master.pub")))
                 .isEqualTo(Files.readString(fleet.masterConfig.pkiDir().resolve("master.pub")));
+        if (kind == TransportKind.ZEROMQ) {
+            // A minion subscribes on the publish port as its session opens; a KeyUpdate sent before the master honours
+            // that subscription reaches it only at its next heartbeat (30 s) or first publication (PROTOCOL.md 8.4).
+            fleet.awaitSubscribed("web1", "web2");
+        }
         long generation = fleet.master.master().keyring().current().number();
 
         assertThat(fleet.master.keyStore().delete("web2", "it").status()).isEqualTo(AdminResult.Status.DONE);
