@@ -46,6 +46,8 @@ import org.slf4j.LoggerFactory;
 class SaltMinionsIT {
 
     private static final String READY = "Minion is ready to receive requests!";
+    /** What a salt-minion logs when two of its sign-ins cross in Salt's own race (saltstack/salt#67947). */
+    private static final String SALT_AUTH_RACE = "'AsyncAuth' object has no attribute '_creds'";
     private static final List<String> SALTS = List.of("salt1", "salt2", "salt3");
     /** salt1 runs 3006 (LTS), salt2 3007, salt3 3008. */
     private static final Map<String, String> RELEASES = Map.of(
@@ -196,6 +198,26 @@ class SaltMinionsIT {
                             "    - source: salt://demo/escape",
                             ""));
             return dir.resolve("srv");
+        }
+
+        /**
+         * A salt-minion whose two sign-ins after a master restart (its request channel's and its publish channel's)
+         * crossed in Salt's own {@code AsyncAuth} race (saltstack/salt#67947, fixed by PR #69666, in none of the
+         * releases tested here; SALT.md 8, item 10): its channel to the master is dead until it is restarted, whatever master
+         * it talks to. Restarted, as Salt's fix note tells its users to; it must then sign in and answer.
+         */
+        private SaltMinionProcess restartAfterSaltsOwnRace(SaltMinionProcess salt) throws Exception {
+            System.err.println("SaltMinionsIT: salt-minion " + salt.version + " " + salt.id + " (" + transport
+                    + ") hit Salt's AsyncAuth race (saltstack/salt#67947) after the master restart: restarted");
+            int signedIn = salt.log().split(READY, -1).length;
+            salts.remove(salt);
+            salt.close();
+            SaltMinionProcess again = startSalt(salt.id, transport);
+            await().atMost(WAIT).until(() -> {
+                again.assertRunning();
+                return again.log().split(READY, -1).length > signedIn;
+            });
+            return again;
         }
 
         private SaltMinionProcess startSalt(String id, String transport, String... extra) throws Exception {
@@ -442,11 +464,16 @@ class SaltMinionsIT {
             if (zeromq) {
                 await().atMost(WAIT).until(() -> restarted.saltSubscriptions() >= 3);
             } else {
-                for (SaltMinionProcess salt : started) { // signed in again, its new publish channel open
+                for (int i = 0; i < started.size(); i++) { // signed in again, its new publish channel open
+                    SaltMinionProcess salt = started.get(i);
                     await().atMost(WAIT).until(() -> {
                         salt.assertRunning();
-                        return salt.log().split(READY, -1).length > 2;
+                        String log = salt.log();
+                        return log.split(READY, -1).length > 2 || log.contains(SALT_AUTH_RACE);
                     });
+                    if (salt.log().split(READY, -1).length <= 2) {
+                        started.set(i, restartAfterSaltsOwnRace(salt));
+                    }
                 }
                 awaitSubscribed("salt3"); // 3008.2's hello is always sealed with the new key
             }
