@@ -48,6 +48,7 @@ class SaltMinionsIT {
     private static final String READY = "Minion is ready to receive requests!";
     /** What a salt-minion logs when two of its sign-ins cross in Salt's own race (saltstack/salt#67947). */
     private static final String SALT_AUTH_RACE = "'AsyncAuth' object has no attribute '_creds'";
+
     private static final List<String> SALTS = List.of("salt1", "salt2", "salt3");
     /** salt1 runs 3006 (LTS), salt2 3007, salt3 3008. */
     private static final Map<String, String> RELEASES = Map.of(
