@@ -119,7 +119,7 @@ final class ApiRoutes {
         keyStore.addListener(change -> changes.incrementAndGet()); // closed with the key store
         this.keyStore = keyStore;
         this.publishers = publishers;
-        this.batches = new BatchRuns(publishers::publish);
+        this.batches = new BatchRuns(publishers::publish, BatchRuns.MAX_ACTIVE);
         this.sessions = sessions;
         this.reservedIds = reservedIds;
         this.classesDir = cachedir.resolve(Classifications.DIR_NAME);

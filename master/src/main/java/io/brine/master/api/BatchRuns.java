@@ -120,10 +120,6 @@ final class BatchRuns implements AutoCloseable {
             .expireAfterWrite(KEPT_FOR)
             .build();
 
-    BatchRuns(Publisher publisher) {
-        this(publisher, MAX_ACTIVE);
-    }
-
     BatchRuns(Publisher publisher, int maxActive) {
         this.publisher = publisher;
         this.maxActive = maxActive;

@@ -54,11 +54,6 @@ public final class KeyRotationService {
     private final Cache<String, Boolean> recent;
     private final Outcomes outcomes;
 
-    public KeyRotationService(
-            KeyStore keyStore, PrivateKey masterKey, KeyRotationPolicy policy, Ticker ticker, Outcomes outcomes) {
-        this(keyStore, () -> masterKey, policy, ticker, outcomes);
-    }
-
     /** {@code masterKey} signs the answers: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
     public KeyRotationService(
             KeyStore keyStore,

@@ -31,17 +31,11 @@ public final class SaltKeys {
     private volatile SaltAuthResponder responder;
 
     /**
-     * @param publishPort the publish port accepted replies name, read once the transport is bound
-     * @param keyStore whose {@linkplain KeyStore#kind kinds} say which minions are Salt minions
-     */
-    public SaltKeys(KeyPair master, IntSupplier publishPort, KeyStore keyStore) {
-        this(() -> master, Optional::empty, publishPort, keyStore);
-    }
-
-    /**
      * @param master the master key pair in force, read for each new {@code aes} generation ({@link #rotate} after a
      *               master key rotation, so that Salt minions sign in again and see the new key)
      * @param pubSig Salt's {@code pub_sig} of that key ({@code master_sign_pubkey}), or empty
+     * @param publishPort the publish port accepted replies name, read once the transport is bound
+     * @param keyStore whose {@linkplain KeyStore#kind kinds} say which minions are Salt minions
      */
     public SaltKeys(
             Supplier<KeyPair> master,

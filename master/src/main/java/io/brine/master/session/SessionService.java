@@ -60,10 +60,6 @@ public final class SessionService {
     private final Supplier<PrivateKey> masterKey;
     private final Clock clock;
 
-    public SessionService(SessionTable sessions, PublishKeyring keyring, PrivateKey masterKey, Clock clock) {
-        this(sessions, keyring, () -> masterKey, clock);
-    }
-
     /** {@code masterKey} signs SessionUnknown: a rotated master's previous key within its grace (PROTOCOL.md 6.4). */
     public SessionService(SessionTable sessions, PublishKeyring keyring, Supplier<PrivateKey> masterKey, Clock clock) {
         this.sessions = sessions;

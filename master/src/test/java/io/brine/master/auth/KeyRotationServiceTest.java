@@ -83,7 +83,7 @@ class KeyRotationServiceTest {
     private KeyRotationService service(KeyRotationPolicy policy) {
         return new KeyRotationService(
                 store,
-                MASTER.getPrivate(),
+                MASTER::getPrivate,
                 policy,
                 nanos::get,
                 (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));
@@ -246,7 +246,7 @@ class KeyRotationServiceTest {
                 });
         KeyRotationService service = new KeyRotationService(
                 failing,
-                MASTER.getPrivate(),
+                MASTER::getPrivate,
                 KeyRotationPolicy.ALLOW,
                 nanos::get,
                 (id, rotated, fingerprint, reason) -> answered.add(id + " " + rotated + " " + reason));

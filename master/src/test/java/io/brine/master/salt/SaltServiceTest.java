@@ -149,7 +149,8 @@ class SaltServiceTest {
         audit = AuditLog.openFile(dir.resolve("audit.log"), Clock.systemUTC());
         jobCache =
                 new JobCache(dir.resolve("jobs"), Duration.ofHours(1), 1 << 20, Clock.systemUTC(), SharedJobs.alone());
-        keys = new SaltKeys(store.masterKeyPair(), () -> 4505, store);
+        KeyPair master = store.masterKeyPair();
+        keys = new SaltKeys(() -> master, Optional::empty, () -> 4505, store);
         jobs = new ActiveJobs(
                 jobCache, audit, Clock.systemUTC(), new MasterMetrics(new EventStream(Clock.systemUTC())));
         Path srv = Files.createDirectories(dir.resolve("srv"));
@@ -658,7 +659,7 @@ class SaltServiceTest {
         try (KeyStore restarted = FileKeyStore.open(KeyStoreOptions.builder(dir.resolve("pki"))
                 .pollInterval(Duration.ZERO)
                 .build())) {
-            assertThat(new SaltKeys(store.masterKeyPair(), () -> 4505, restarted).isSalt("salt1"))
+            assertThat(new SaltKeys(store::masterKeyPair, Optional::empty, () -> 4505, restarted).isSalt("salt1"))
                     .as("a restarted master knows it")
                     .isTrue();
         }

@@ -33,7 +33,7 @@ class SessionServiceTest {
 
     private final SessionTable sessions = new SessionTable();
     private final PublishKeyring keyring = new PublishKeyring(CLOCK);
-    private final SessionService service = new SessionService(sessions, keyring, MASTER.getPrivate(), CLOCK);
+    private final SessionService service = new SessionService(sessions, keyring, MASTER::getPrivate, CLOCK);
     private final MinionSession web1 =
             sessions.open("web1", (RSAPublicKey) TestKeys.pair(0).getPublic(), PEER, CLOCK.millis());
 

@@ -95,7 +95,7 @@ public final class ExecutablePolicy implements AcceptancePolicy, AutoCloseable {
         this.clock = clock;
         this.notRun = new WarnInterval(clock, GrantPolicy.WARN_INTERVAL_MS);
         this.slots = new Semaphore(maxConcurrent);
-        this.process = new PolicyProcess(executable, timeout);
+        this.process = new PolicyProcess(executable, timeout, PolicyProcess.SETSID);
         this.answers = Caffeine.newBuilder()
                 .maximumSize(MAX_CACHED)
                 .ticker(() -> TimeUnit.MILLISECONDS.toNanos(clock.millis()))

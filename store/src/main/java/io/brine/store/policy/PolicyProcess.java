@@ -73,10 +73,6 @@ final class PolicyProcess implements AutoCloseable {
     private ExecutorService drains;
     private ScheduledExecutorService killer;
 
-    PolicyProcess(Path executable, Duration timeout) {
-        this(executable, timeout, SETSID);
-    }
-
     PolicyProcess(Path executable, Duration timeout, Optional<Path> setsid) {
         this.executable = executable;
         this.timeout = timeout;

@@ -156,7 +156,7 @@ class ExecutablePolicyTest {
         assertThat(decision.reason()).contains("timed out after 1 s: killed");
         long child = Long.parseLong(Files.readString(dir.resolve("child")).strip());
         await().until(() -> ProcessHandle.of(child).map(h -> !h.isAlive()).orElse(true));
-        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(1))) {
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(1), PolicyProcess.SETSID)) {
             PolicyProcess.Run run = process.run(attempt("web1", 1));
             assertThat(run.killed()).isTrue();
             assertThat(run.accepted()).isFalse();
@@ -287,7 +287,7 @@ class ExecutablePolicyTest {
     @Test
     void outputOverTheCapIsANoEvenWithExitZeroAndTheRunIsKilled() throws Exception {
         Path exe = script("head -c 100000000 /dev/zero | tr '\\0' a\nexit 0");
-        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(60))) {
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(60), PolicyProcess.SETSID)) {
             PolicyProcess.Run run = process.run(attempt("web1", 1));
             assertThat(run.accepted()).isFalse();
             assertThat(run.killed()).isTrue();
@@ -301,7 +301,7 @@ class ExecutablePolicyTest {
     @Test
     void outputUpToTheCapIsKept() throws Exception {
         Path exe = script("head -c " + PolicyProcess.MAX_OUTPUT + " /dev/zero | tr '\\0' a\nexit 0");
-        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10))) {
+        try (PolicyProcess process = new PolicyProcess(exe, Duration.ofSeconds(10), PolicyProcess.SETSID)) {
             PolicyProcess.Run run = process.run(attempt("web1", 1));
             assertThat(run.accepted()).isTrue();
             assertThat(run.output()).hasSize(PolicyProcess.MAX_OUTPUT);
