@@ -213,6 +213,9 @@ public final class KeyTransitions {
                 : plan;
     }
 
+    /** How a denial for an entry that is not a valid key file begins: an integrity warning, not a key mismatch. */
+    public static final String UNREADABLE_ENTRY = "integrity warning: not a valid key file";
+
     /**
      * The admission decision on an offer of a key of kind {@code offered}, and the write that makes it true.
      *
@@ -221,9 +224,6 @@ public final class KeyTransitions {
      * @param sharing the other ids holding the offered key, in any state (read as {@code current}, when
      *     {@link #readsSharing})
      */
-    /** How a denial for an entry that is not a valid key file begins: an integrity warning, not a key mismatch. */
-    public static final String UNREADABLE_ENTRY = "integrity warning: not a valid key file";
-
     public static Plan plan(
             Current current,
             MinionKind offered,
