@@ -18,6 +18,7 @@ import java.security.KeyPair;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
@@ -89,7 +90,7 @@ class MasterKeyringClusterTest {
         return out;
     }
 
-    private static java.util.List<String> notUsed(LogCapture logs) {
+    private static List<String> notUsed(LogCapture logs) {
         return logs.at(Level.WARN).stream()
                 .filter(line -> line.contains("record not used"))
                 .toList();
