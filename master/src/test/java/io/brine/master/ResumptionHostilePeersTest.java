@@ -3,9 +3,12 @@ package io.brine.master;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.brine.client.channel.ClientChannel;
 import io.brine.client.channel.TcpClientChannel;
 import io.brine.client.channel.ZmqClientChannel;
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.master.resume.TicketKeys;
@@ -26,7 +29,9 @@ import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.RotationDecision;
 import io.micrometer.core.instrument.Counter;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -51,6 +56,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class ResumptionHostilePeersTest {
 
     static final Duration ANSWER = Duration.ofSeconds(10);
+    static final ObjectMapper JSON = new ObjectMapper();
 
     @TempDir
     Path dir;
@@ -72,12 +78,16 @@ class ResumptionHostilePeersTest {
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
-    void aTicketResumesTheSessionWithoutAnRsaOperationAndAgainAfterARestart(TransportKind kind) throws Exception {
+    void aTicketResumesTheSessionWithoutAnRsaOperationAndAgainAfterARestartThatRefusesItsFirstRequestReplayed(
+            TransportKind kind) throws Exception {
         start(kind);
         Minion m1 = fullAuth(kind, "m1", 1);
         double signedAnswers = signedAuthAnswers();
 
-        Resumption.Resumed resumed = resume(kind, m1, m1.grant()).orElseThrow();
+        byte[] nonce = WiredMaster.nonce();
+        clock.advance(Duration.ofMillis(1));
+        byte[] request = Resumptions.encode(Resumptions.request("m1", m1.grant(), nonce, clock.millis()));
+        Resumption.Resumed resumed = Resumptions.openReply(m1.grant().secret(), nonce, ask(kind, request, nonce));
         assertThat(resumed.sessionId()).isNotEqualTo(m1.sessionId());
         assertThat(resumed.generation())
                 .isEqualTo(master.master().keyring().current().number());
@@ -97,6 +107,9 @@ class ResumptionHostilePeersTest {
         // The master restarts: its ticket keys and the record of requests taken are on disk.
         restart(kind);
         clock.advance(Duration.ofSeconds(1));
+        // The request that resumed before the restart, replayed: no session holds it back now, the record does.
+        assertThat(ask(kind, request, nonce).refused()).isTrue();
+        assertThat(refusalReasons()).containsExactly("a replay: not newer than a request already taken from its key");
         Resumption.Resumed again = resume(kind, m1, resumed.next()).orElseThrow();
         assertThat(master.master().sessions().byMinion("m1")).isPresent();
         assertThat(signedAuthAnswers()).isZero();
@@ -108,7 +121,8 @@ class ResumptionHostilePeersTest {
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
-    void aReplayABadProofAndAnotherMinionsTicketAreRefused(TransportKind kind) throws Exception {
+    void aReplayABadProofAnotherMinionsTicketADamagedOneAndAFutureDatedRequestAreRefused(TransportKind kind)
+            throws Exception {
         start(kind);
         Minion m1 = fullAuth(kind, "m1", 1);
         fullAuth(kind, "m2", 3);
@@ -149,6 +163,23 @@ class ResumptionHostilePeersTest {
                         new Resumption.Grant(
                                 unknownKey, m1.grant().expiresMs(), m1.grant().secret())))
                 .isEmpty();
+        // A ticket under a key the master holds, damaged (or forged without the key): it does not open.
+        byte[] damaged = m1.grant().ticket().clone();
+        damaged[damaged.length - 1] ^= 1;
+        assertThat(resume(
+                        kind,
+                        m1,
+                        new Resumption.Grant(
+                                damaged, m1.grant().expiresMs(), m1.grant().secret())))
+                .isEmpty();
+        // A request dated more than the clock skew ahead, with a valid ticket and proof.
+        byte[] aheadNonce = WiredMaster.nonce();
+        byte[] ahead = Resumptions.encode(Resumptions.request(
+                "m1",
+                m1.grant(),
+                aheadNonce,
+                clock.millis() + Duration.ofMinutes(6).toMillis()));
+        assertThat(ask(kind, ahead, aheadNonce).refused()).isTrue();
         assertThat(master.master()
                         .sessions()
                         .byMinion("m1")
@@ -156,7 +187,15 @@ class ResumptionHostilePeersTest {
                         .sessionId()
                         .bytes())
                 .isEqualTo(resumedSession);
-        assertThat(resumeRefusals()).isEqualTo(4);
+        assertThat(resumeRefusals()).isEqualTo(6);
+        assertThat(refusalReasons())
+                .containsExactly(
+                        "a replay: not newer than a request already taken from its key",
+                        "the proof of the ticket's secret fails",
+                        "the ticket is another minion's",
+                        "its ticket key is retired or unknown",
+                        "the ticket does not open (forged or damaged)",
+                        "clock skew of more than 300 s");
 
         // A ticket request for m1's session not sealed under its request key: dropped, no ticket.
         ClientChannel channel = connect(kind);
@@ -169,42 +208,67 @@ class ResumptionHostilePeersTest {
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
-    void aTicketIsRefusedOnceItsKeyIsDeletedRejectedOrReplaced(TransportKind kind) throws Exception {
+    void aTicketIsRefusedOnceItsKeyIsDeletedRejectedReplacedOrRotated(TransportKind kind) throws Exception {
         start(kind);
         Minion deleted = fullAuth(kind, "deleted", 1);
         Minion rejected = fullAuth(kind, "rejected", 3);
         Minion replaced = fullAuth(kind, "replaced", 4);
+        Minion rotated = fullAuth(kind, "rotated", 6);
         master.keyStore().delete("deleted", "test-admin");
         master.keyStore().reject("rejected", KeyState.ACCEPTED, null, "test-admin");
         master.keyStore().delete("replaced", "test-admin");
         fullAuth(kind, "replaced", 5);
+        // The store's change of a minion's key rotation (PROTOCOL.md 6.3): its session goes on, its ticket names the
+        // key it replaced.
+        assertThat(master.keyStore()
+                        .rotate(
+                                "rotated",
+                                (RSAPublicKey) TestKeys.pair(6).getPublic(),
+                                (RSAPublicKey) TestKeys.pair(7).getPublic(),
+                                KeyRotationPolicy.ALLOW,
+                                "rotated"))
+                .isInstanceOf(RotationDecision.Rotated.class);
 
         assertThat(resume(kind, deleted, deleted.grant())).isEmpty();
         assertThat(resume(kind, rejected, rejected.grant())).isEmpty();
         assertThat(resume(kind, replaced, replaced.grant())).isEmpty();
+        assertThat(resume(kind, rotated, rotated.grant())).isEmpty();
         assertThat(master.master().sessions().byMinion("deleted")).isEmpty();
         assertThat(master.master().sessions().byMinion("rejected")).isEmpty();
-        assertThat(resumeRefusals()).isEqualTo(3);
+        assertThat(resumeRefusals()).isEqualTo(4);
+        assertThat(refusalReasons())
+                .containsExactly(
+                        "the key is no longer accepted",
+                        "the key is no longer accepted",
+                        "the id's accepted key is another",
+                        "the id's accepted key is another");
     }
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
-    void anExpiredTicketAndOneWhoseKeyWasLostAreRefused(TransportKind kind) throws Exception {
+    void aTicketWhoseKeyWasLostAnExpiredOneAndOneWhoseKeyIsRetiredAreRefused(TransportKind kind) throws Exception {
         start(kind);
-        Minion m1 = fullAuth(kind, "m1", 1);
-        Minion m2 = fullAuth(kind, "m2", 3);
-        clock.advance(Duration.ofMillis(Resumptions.MAX_LIFETIME_MS));
-        assertThat(resume(kind, m1, m1.grant())).isEmpty();
-        assertThat(resumeRefusals()).isEqualTo(1);
-
+        Minion lost = fullAuth(kind, "lost", 1);
         // The ticket keys are gone with the file (a new pki dir, a restore): its tickets open no more.
-        clock.set(clock.instant().minus(Duration.ofMillis(Resumptions.MAX_LIFETIME_MS)));
         master.close();
         Files.delete(dir.resolve("pki").resolve(TicketKeys.FILE));
         master = WiredMaster.start(dir, config(kind), clock);
         clock.advance(Duration.ofSeconds(1));
+        assertThat(resume(kind, lost, lost.grant())).isEmpty();
+
+        Minion m1 = fullAuth(kind, "m1", 3);
+        Minion m2 = fullAuth(kind, "m2", 4);
+        clock.advance(Duration.ofMillis(Resumptions.MAX_LIFETIME_MS));
+        assertThat(resume(kind, m1, m1.grant())).isEmpty();
+        // A period more: the key that sealed m2's ticket is retired (48 h after it began sealing), whatever the ticket.
+        clock.advance(Duration.ofMillis(TicketKeys.PERIOD_MS));
         assertThat(resume(kind, m2, m2.grant())).isEmpty();
-        assertThat(resumeRefusals()).isEqualTo(1);
+        assertThat(resumeRefusals()).isEqualTo(3);
+        assertThat(refusalReasons())
+                .containsExactly(
+                        "its ticket key is retired or unknown",
+                        "the ticket expired",
+                        "its ticket key is retired or unknown");
     }
 
     @Test
@@ -337,6 +401,20 @@ class ResumptionHostilePeersTest {
                 .get("brine.frames.dropped")
                 .functionCounter()
                 .count();
+    }
+
+    /** Why each resumption was refused, in order, from the audit log (every master of the test writes to it). */
+    private List<String> refusalReasons() throws IOException {
+        String prefix = "resumption refused: ";
+        List<String> reasons = new ArrayList<>();
+        for (String line : Files.readAllLines(master.config().auditLog())) {
+            JsonNode event = JSON.readTree(line);
+            if (event.path("event").asText().equals("auth-refused")
+                    && event.path("reason").asText().startsWith(prefix)) {
+                reasons.add(event.path("reason").asText().substring(prefix.length()));
+            }
+        }
+        return reasons;
     }
 
     private double resumeRefusals() {
