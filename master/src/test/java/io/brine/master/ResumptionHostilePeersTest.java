@@ -29,6 +29,8 @@ import io.brine.protocol.testing.MovableClock;
 import io.brine.protocol.testing.TestKeys;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.KeyState;
+import io.brine.store.keys.MinionKind;
+import io.brine.store.keys.PolicyVerdict;
 import io.brine.store.keys.RotationDecision;
 import io.micrometer.core.instrument.Counter;
 import java.io.IOException;
@@ -208,12 +210,13 @@ class ResumptionHostilePeersTest {
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
-    void aTicketIsRefusedOnceItsKeyIsDeletedRejectedReplacedOrRotated(TransportKind kind) throws Exception {
+    void aTicketIsRefusedOnceItsKeyIsDeletedRejectedReplacedRotatedOrASaltMinions(TransportKind kind) throws Exception {
         start(kind);
         Minion deleted = fullAuth(kind, "deleted", 1);
         Minion rejected = fullAuth(kind, "rejected", 3);
         Minion replaced = fullAuth(kind, "replaced", 4);
         Minion rotated = fullAuth(kind, "rotated", 6);
+        Minion salted = fullAuth(kind, "salted", 8);
         master.keyStore().delete("deleted", "test-admin");
         master.keyStore().reject("rejected", KeyState.ACCEPTED, null, "test-admin");
         master.keyStore().delete("replaced", "test-admin");
@@ -228,18 +231,29 @@ class ResumptionHostilePeersTest {
                                 KeyRotationPolicy.ALLOW,
                                 "rotated"))
                 .isInstanceOf(RotationDecision.Rotated.class);
+        // The same key, deleted and accepted again as a stock Salt minion's: a brine ticket does not resume a Salt
+        // minion.
+        master.keyStore().delete("salted", "test-admin");
+        master.keyStore()
+                .offer(
+                        "salted",
+                        (RSAPublicKey) TestKeys.pair(8).getPublic(),
+                        MinionKind.SALT,
+                        current -> PolicyVerdict.ACCEPT);
 
         assertThat(resume(kind, deleted, deleted.grant())).isEmpty();
         assertThat(resume(kind, rejected, rejected.grant())).isEmpty();
         assertThat(resume(kind, replaced, replaced.grant())).isEmpty();
         assertThat(resume(kind, rotated, rotated.grant())).isEmpty();
+        assertThat(resume(kind, salted, salted.grant())).isEmpty();
         assertThat(master.master().sessions().byMinion("deleted")).isEmpty();
         assertThat(master.master().sessions().byMinion("rejected")).isEmpty();
-        assertThat(resumeRefusals()).isEqualTo(4);
+        assertThat(resumeRefusals()).isEqualTo(5);
         assertThat(refusalReasons())
                 .containsExactly(
                         "the key is no longer accepted",
                         "the key is no longer accepted",
+                        "the id's accepted key is another",
                         "the id's accepted key is another",
                         "the id's accepted key is another");
     }
