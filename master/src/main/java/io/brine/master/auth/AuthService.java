@@ -222,7 +222,8 @@ public final class AuthService {
 
     /**
      * Answers one decoded auth request; empty when it is not worth an answer (replayed, unsupported, not signed by
-     * the key it offers, or the {@link AuthWorkBudget} spent). The
+     * the key it offers, a newer request from its key opened the session meanwhile, or the {@link AuthWorkBudget}
+     * spent). The
      * caller binds the session's minion to {@code peer} before it sends the reply.
      */
     public Optional<Outcome> handle(Peer peer, Signed<AuthRequest> signed) {
@@ -339,21 +340,15 @@ public final class AuthService {
                 return storeFailed(request, peer, seen + ": " + e.getMessage());
             }
         }
-        if (!writes.audit(
-                        "brine auth",
-                        id + " (" + peer.remoteAddress() + ")",
-                        () -> audit.decided(
-                                id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy()))
-                && decision instanceof KeyDecision.Accepted) {
-            // No session without its audit line. An answer that grants nothing goes out without one (counted).
-            return storeFailed(
-                    request,
-                    peer,
-                    "the audit line of its accept cannot be written: "
-                            + writes.problem().orElse("write failed"));
+        if (!(decision instanceof KeyDecision.Accepted)) {
+            // An answer that grants nothing goes out whether or not its line is written (counted). An accept's line
+            // is written once its session stands (answer): it says what came of it.
+            writes.audit(
+                    "brine auth",
+                    id + " (" + peer.remoteAddress() + ")",
+                    () -> audit.decided(id, peer.remoteAddress(), fingerprint, admitted.decision(), admitted.policy()));
         }
-
-        return answer(request, peer, key, fingerprint, admitted.offer(), admitted.policy(), now);
+        return answer(request, peer, key, fingerprint, admitted, now);
     }
 
     private Optional<Outcome> answer(
@@ -361,10 +356,11 @@ public final class AuthService {
             Peer peer,
             RSAPublicKey key,
             String fingerprint,
-            Offer offer,
-            PolicyDecision policy,
+            Admission.Admitted admitted,
             long now) {
         String id = request.id();
+        Offer offer = admitted.offer();
+        PolicyDecision policy = admitted.policy();
         KeyDecision decision = offer.decision();
         if (!(decision instanceof KeyDecision.Pending)) {
             pendingLines.forget(id);
@@ -375,14 +371,16 @@ public final class AuthService {
             RSAPublicKey shared = offer.sameKey() ? offer.stored().orElseThrow().key() : key;
             Optional<MinionSession> opened = sessions.open(id, shared, peer, now, request.timestampMs());
             if (opened.isEmpty()) {
-                LOG.info(
-                        "Minion {} ({}): a newer auth request opened its session meanwhile; dropped",
-                        id,
-                        peer.remoteAddress());
+                // Another request from the key, as new or newer, opened the session since step 6 checked (a minion
+                // that asked again, or a replay): the minion waits for that one's answer, so this one gets none.
+                String reason = "another request from its key, as new or newer, opened its session meanwhile";
+                LOG.info("Minion {} ({}): auth refused: {}; not answered", id, peer.remoteAddress(), reason);
+                auditRefused(id, peer.remoteAddress(), fingerprint, reason);
                 return Optional.empty();
             }
             MinionSession session = opened.get();
-            byte[] reply = acceptedReply(request, session);
+            KeyPair master = masterKeys.current();
+            AuthReply reply = acceptedReply(request, session, master);
             // The decision may rest on the store's state just before the key was removed. Checked again once the
             // reply holds its generation (no store read: the store ends the key's tenure before it tells the
             // removal listener): a removal ended only later is followed by the removal listener (which closes
@@ -393,13 +391,27 @@ public final class AuthService {
                 auditRefused(id, peer.remoteAddress(), fingerprint, "key removed while answering");
                 return reply(request, peer, AuthStatus.REFUSED, "key removed while answering", pendingRetrySeconds);
             }
+            // Written once the session stands and nothing but this line can refuse it: one true line per outcome,
+            // and no session without its line.
+            if (!writes.audit(
+                    "brine auth",
+                    id + " (" + peer.remoteAddress() + ")",
+                    () -> audit.decided(id, peer.remoteAddress(), fingerprint, decision, policy))) {
+                sessions.remove(session);
+                return storeFailed(
+                        request,
+                        peer,
+                        "the audit line of its accept cannot be written: "
+                                + writes.problem().orElse("write failed"));
+            }
             LOG.info(
                     "Minion {} ({}): accepted ({}){}",
                     id,
                     peer.remoteAddress(),
                     accepted.reason(),
                     policy.besideAnswer());
-            return Optional.of(new Outcome(reply, AuthStatus.ACCEPTED, Optional.of(session)));
+            // Signed last: whatever refused it above signed its own answer instead (one private-key operation).
+            return Optional.of(new Outcome(sign(reply, master), AuthStatus.ACCEPTED, Optional.of(session)));
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (pending.reason().contains(SAME_KEY_AS)) {
                 // One key offered under several ids: a cloned host, or somebody else's key; an admin decides.
@@ -479,7 +491,8 @@ public final class AuthService {
         throw new IllegalStateException("unknown key decision " + decision);
     }
 
-    private byte[] acceptedReply(AuthRequest request, MinionSession session) {
+    /** The accepted reply, not signed yet, carrying {@code master}'s public key. */
+    private AuthReply acceptedReply(AuthRequest request, MinionSession session, KeyPair master) {
         PublishKeyring.Generation generation = keyring.current();
         byte[] publishKey = generation.key().bytes();
         byte[] requestKey = session.requestKey().bytes();
@@ -491,19 +504,16 @@ public final class AuthService {
                     Rsa.wrap(session.publicKey(), requestKey),
                     publishPort.applyAsInt(session.peer()),
                     keyring.serialFloor());
-            KeyPair master = masterKeys.current();
-            return sign(
-                    new AuthReply(
-                            Suite.RSA_OAEP_PSS_AES256GCM,
-                            AuthStatus.ACCEPTED,
-                            request.nonce(),
-                            clock.millis(),
-                            master.getPublic().getEncoded(),
-                            "accepted",
-                            0,
-                            granted,
-                            masterKeys.chain()),
-                    master);
+            return new AuthReply(
+                    Suite.RSA_OAEP_PSS_AES256GCM,
+                    AuthStatus.ACCEPTED,
+                    request.nonce(),
+                    clock.millis(),
+                    master.getPublic().getEncoded(),
+                    "accepted",
+                    0,
+                    granted,
+                    masterKeys.chain());
         } finally {
             Arrays.fill(publishKey, (byte) 0);
             Arrays.fill(requestKey, (byte) 0);

@@ -2,8 +2,8 @@ package io.brine.master.resume;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.brine.master.AuditLines;
+import io.brine.master.HookedClock;
 import io.brine.master.TestKeyStores;
 import io.brine.master.auth.SeenAuthRequests;
 import io.brine.master.auth.StoreWrites;
@@ -18,17 +18,11 @@ import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.PolicyVerdict;
 import io.brine.transport.Peer;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.security.interfaces.RSAPublicKey;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -40,16 +34,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ResumeServiceTest {
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @TempDir
     Path dir;
 
     final MovableClock clock = new MovableClock(Instant.now());
     final Peer peer = () -> "10.0.0.5";
     final RSAPublicKey m1Key = (RSAPublicKey) TestKeys.pair(1).getPublic();
-    /** Runs once, the next time the request record reads its clock: while a request's timestamp is recorded. */
-    volatile Runnable whileRecording;
+    /** The request record's clock: its hook runs while a request's timestamp is recorded. */
+    final HookedClock recordClock = new HookedClock(clock);
 
     FileKeyStore store;
     SeenAuthRequests seen;
@@ -61,7 +53,7 @@ class ResumeServiceTest {
     void setUp() throws Exception {
         store = TestKeyStores.open(dir);
         store.offer("m1", m1Key, PolicyVerdict.ACCEPT);
-        seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), new RecordClock());
+        seen = SeenAuthRequests.open(dir.resolve("cache").resolve(SeenAuthRequests.FILE), recordClock);
         audit = AuditLog.openFile(dir.resolve("audit.log"), clock);
         sessions = new SessionTable();
         service = new ResumeService(
@@ -88,10 +80,10 @@ class ResumeServiceTest {
     void aResumptionThatLosesItsSessionToAnotherRequestIsAuditedAsRefusedNotResumed() throws Exception {
         Resumption.Request request = request(ticket());
         // Another resumption of the same request, or a newer one, opens the session while this one is recorded.
-        whileRecording = () -> sessions.open("m1", m1Key, peer, clock.millis(), request.timestampMs());
+        recordClock.onNextRead(() -> sessions.open("m1", m1Key, peer, clock.millis(), request.timestampMs()));
 
         assertThat(service.handle(peer, request)).isEmpty();
-        assertThat(audited())
+        assertThat(AuditLines.of(dir.resolve("audit.log")))
                 .containsExactly("auth-refused: resumption refused: another request from its key, as new or newer,"
                         + " opened its session meanwhile");
     }
@@ -99,7 +91,7 @@ class ResumeServiceTest {
     @Test
     void aResumptionWhoseKeyIsDeletedWhileItIsAnsweredIsAuditedOnlyAsRefused() throws Exception {
         Resumption.Request request = request(ticket());
-        whileRecording = () -> store.delete("m1", "test-admin");
+        recordClock.onNextRead(() -> store.delete("m1", "test-admin"));
 
         ResumeService.Outcome outcome = service.handle(peer, request).orElseThrow();
 
@@ -109,7 +101,8 @@ class ResumeServiceTest {
                         Resumption.Reply.class,
                         reply -> assertThat(reply.refused()).isTrue());
         assertThat(sessions.byMinion("m1")).isEmpty();
-        assertThat(audited()).containsExactly("auth-refused: resumption refused: the key was removed while answering");
+        assertThat(AuditLines.of(dir.resolve("audit.log")))
+                .containsExactly("auth-refused: resumption refused: the key was removed while answering");
     }
 
     /** m1's ticket, given in a session opened as a full auth opens it. */
@@ -127,44 +120,5 @@ class ResumeServiceTest {
         byte[] nonce = new byte[32];
         new SecureRandom().nextBytes(nonce);
         return Resumptions.request("m1", grant, nonce, clock.millis());
-    }
-
-    /** The audit log's lines, as "event: reason". */
-    private List<String> audited() throws IOException {
-        return Files.readAllLines(dir.resolve("audit.log")).stream()
-                .map(line -> {
-                    try {
-                        JsonNode node = JSON.readTree(line);
-                        return node.get("event").asText() + ": "
-                                + node.get("reason").asText();
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                })
-                .toList();
-    }
-
-    /** The test's clock, running {@link #whileRecording} once when read. */
-    private final class RecordClock extends Clock {
-
-        @Override
-        public ZoneId getZone() {
-            return clock.getZone();
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Instant instant() {
-            Runnable hook = whileRecording;
-            whileRecording = null;
-            if (hook != null) {
-                hook.run();
-            }
-            return clock.instant();
-        }
     }
 }
