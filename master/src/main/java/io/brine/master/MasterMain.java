@@ -3,6 +3,7 @@ package io.brine.master;
 import io.brine.cluster.ClusterStores;
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.HangupSignal;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MasterConfig;
@@ -190,18 +191,10 @@ public final class MasterMain implements Callable<Integer> {
         }
     }
 
-    /**
-     * SIGHUP reopens the audit log and {@code log_file} (logrotate's postrotate). {@code sun.misc.Signal} is the
-     * JDK's only way to catch a signal; it is in {@code jdk.unsupported}, exported to every class path application.
-     */
-    @SuppressWarnings("removal")
+    /** SIGHUP reopens the audit log and {@code log_file} (logrotate's postrotate); a WARN when it cannot. */
     private static Hangups reopenOnHangup() {
         Hangups hangups = new Hangups();
-        try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> hangups.hangup());
-        } catch (IllegalArgumentException e) {
-            LOG.warn("SIGHUP not handled here ({}): restart the master to reopen its logs", e.getMessage());
-        }
+        HangupSignal.handle("master", "audit.log and log_file", hangups::hangup);
         return hangups;
     }
 

@@ -2,6 +2,7 @@ package io.brine.minion;
 
 import io.brine.daemon.BrineVersion;
 import io.brine.daemon.DaemonLogging;
+import io.brine.daemon.HangupSignal;
 import io.brine.daemon.config.ConfigException;
 import io.brine.daemon.config.LogLevel;
 import io.brine.daemon.config.MinionConfig;
@@ -149,12 +150,8 @@ public final class MinionMain implements Callable<Integer> {
             System.err.println("Minion cannot start: " + e.getMessage());
             return 2;
         }
-        try {
-            // SIGHUP reopens log_file (logrotate); sun.misc.Signal is the JDK's only way to catch a signal.
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), signal -> DaemonLogging.reopen());
-        } catch (IllegalArgumentException e) {
-            LOG.warn("SIGHUP not handled here ({}): restart the minion to reopen its log", e.getMessage());
-        }
+        // SIGHUP reopens log_file (logrotate); a WARN when it cannot.
+        HangupSignal.handle("minion", "log_file", DaemonLogging::reopen);
         MinionDaemon daemon;
         try {
             daemon = MinionDaemon.start(config, Clock.systemUTC());

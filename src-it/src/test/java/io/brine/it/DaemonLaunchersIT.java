@@ -80,8 +80,21 @@ class DaemonLaunchersIT {
 
     /** Starts a daemon with its log (standard error) going to {@code log}. */
     private Process start(String launcher, Path configDir, Path log) throws IOException {
-        Process process = new ProcessBuilder(
-                        "bash", home.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString())
+        return start(List.of(), launcher, configDir, log);
+    }
+
+    /**
+     * Starts a daemon as nohup does, with SIGHUP ignored (a disposition an exec keeps, and ProcessBuilder cannot
+     * set): through a shell that ignores it, then execs the launcher.
+     */
+    private Process startIgnoringHangups(String launcher, Path configDir, Path log) throws IOException {
+        return start(List.of("sh", "-c", "trap '' HUP; exec \"$@\"", "sh"), launcher, configDir, log);
+    }
+
+    private Process start(List<String> wrapper, String launcher, Path configDir, Path log) throws IOException {
+        List<String> command = new ArrayList<>(wrapper);
+        command.addAll(List.of("bash", home.resolve("bin").resolve(launcher).toString(), "-c", configDir.toString()));
+        Process process = new ProcessBuilder(command)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(log.toFile())
                 .redirectErrorStream(true)
@@ -205,11 +218,19 @@ class DaemonLaunchersIT {
         String acceptedKey = Files.readString(masterDir.resolve("pki/minions/web1"));
 
         // An impostor with the same id and its own key ends in minions_denied/; the accepted key is untouched.
-        // (Its key is a test key: web1 showed a minion making its own above.)
+        // (Its key is a test key: web1 showed a minion making its own above.) It is started as nohup starts a
+        // process, with SIGHUP ignored: it says at once that SIGHUP will not reopen its log.
         Path impostor = minionConfig(tmp.resolve("impostor"), "web1", retPort, publishPort);
         Fleet.seedKey(impostor.resolve("pki"), 153);
-        Process impostorProcess = start("brine-minion", impostor, tmp.resolve("impostor.log"));
+        Path impostorLog = tmp.resolve("impostor.log");
+        Process impostorProcess = startIgnoringHangups("brine-minion", impostor, impostorLog);
         awaitState(impostor, "denied");
+        assertThat(Files.readString(impostorLog))
+                .containsOnlyOnce("SIGHUP is ignored")
+                .contains(
+                        "SIGHUP is ignored: the minion was started with SIGHUP ignored (nohup",
+                        "will not reopen log_file",
+                        "logrotate's copytruncate");
         assertThat(masterDir.resolve("pki/minions_denied/web1")).exists();
         assertThat(Files.readString(masterDir.resolve("pki/minions_denied/web1")))
                 .isNotEqualTo(acceptedKey);
@@ -253,10 +274,17 @@ class DaemonLaunchersIT {
                 Files.createDirectories(swapped.resolve("cache")).resolve("root.pem"),
                 TestKeys.privatePem(TestKeys.COUNT - 2),
                 "r--------");
-        start("brine-master", swapped, tmp.resolve("swapped.log"));
+        // Started with SIGHUP ignored, as nohup does: it says so before it serves.
+        Path swappedLog = tmp.resolve("swapped.log");
+        startIgnoringHangups("brine-master", swapped, swappedLog);
         // The new master's start is part of the wait.
         await().atMost(ClusterMasterProcess.START_WAIT)
                 .until(() -> status(web1).path("state").asText(), "master_key_mismatch"::equals);
+        assertThat(Files.readString(swappedLog))
+                .contains(
+                        "SIGHUP is ignored: the master was started with SIGHUP ignored (nohup",
+                        "will not reopen audit.log and log_file",
+                        "logrotate's copytruncate");
         assertThat(Files.readString(web1Log)).contains("CRITICAL", "master key changed");
         assertThat(minion.isAlive()).isTrue();
         assertThat(Files.readString(web1.resolve("pki/minion_master.pub")))

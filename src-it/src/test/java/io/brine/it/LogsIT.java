@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,15 @@ abstract class LogsIT {
 
     @Test
     void theLogIsJsonLinesAndAuditLogIsReopenedOnSighup(LaunchedDaemons.Running daemons) throws Exception {
+        // A JVM started with SIGHUP ignored launches its daemons so, and they cannot catch it (HangupSignal): say so
+        // rather than time out waiting for a reopening that cannot come.
+        assertThat(hangupsIgnored())
+                .as("this test JVM runs with SIGHUP ignored (/proc/self/status SigIgn bit 0: the build was started"
+                        + " under nohup, or by a supervisor that ignores SIGHUP); the master it launched inherits that"
+                        + " and cannot reopen its logs on SIGHUP. Run the build without nohup")
+                .isFalse();
         Path masterLog = daemons.masterLog();
+        assertThat(Files.readString(masterLog)).doesNotContain("SIGHUP is ignored");
 
         // Every line the master logged once its config was read is one JSON object.
         List<String> lines = Files.readAllLines(masterLog);
@@ -80,5 +89,17 @@ abstract class LogsIT {
         MetricsEndpointIT.awaitLog(audit, "\"event\":\"publish-key-rotated\"");
         assertThat(Files.readString(rotated)).doesNotContain("publish-key-rotated");
         assertThat(daemons.master().isAlive()).isTrue();
+    }
+
+    /** Whether this process ignores SIGHUP: bit 0 (signal 1) of the SigIgn mask in /proc/self/status. */
+    private static boolean hangupsIgnored() throws IOException {
+        return Files.readAllLines(Path.of("/proc/self/status")).stream()
+                .filter(line -> line.startsWith("SigIgn:"))
+                .map(line -> (Long.parseUnsignedLong(
+                                        line.substring("SigIgn:".length()).strip(), 16)
+                                & 1)
+                        != 0)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no SigIgn line in /proc/self/status"));
     }
 }
