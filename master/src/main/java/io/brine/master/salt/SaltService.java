@@ -222,13 +222,13 @@ public final class SaltService {
         }
         Offer offer = admitted.offer();
         KeyDecision decision = offer.decision();
-        if (!writes.audit(
-                        "Salt _auth",
-                        id + " (" + from + ")",
-                        () -> audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy()))
-                && decision instanceof KeyDecision.Accepted) {
-            // No session without its audit line (as for brine minions): "pending" makes the minion ask again later.
-            return encode(responder, responder.respond(request, Decision.PENDING, null), from);
+        if (!(decision instanceof KeyDecision.Accepted)) {
+            // An answer that grants nothing goes out whether or not its line is written (counted). An accept's line
+            // is written once its key is checked again below: it says what came of it (as for brine minions).
+            writes.audit(
+                    "Salt _auth",
+                    id + " (" + from + ")",
+                    () -> audit.decided(id, from, fingerprint, admitted.decision(), admitted.policy()));
         }
         if (!(decision instanceof KeyDecision.Pending)) {
             pendingLines.forget(id);
@@ -241,6 +241,14 @@ public final class SaltService {
                 LOG.info("Salt minion {} ({}): key removed while answering; refused", id, from);
                 auditRefused(id, from, fingerprint, "key removed while answering");
                 return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
+            }
+            if (!writes.audit(
+                    "Salt _auth",
+                    id + " (" + from + ")",
+                    () -> audit.decided(id, from, fingerprint, decision, admitted.policy()))) {
+                // No session without its audit line (as for brine minions): "pending" makes the minion ask again
+                // later. The session key stays made (the same for every sign-in of the id), told to nobody.
+                return encode(responder, responder.respond(request, Decision.PENDING, null), from);
             }
             if (reply instanceof SaltAuthReply.Accepted) {
                 path.bind(id);

@@ -13,6 +13,7 @@ import io.brine.cluster.ZkMasterKeys;
 import io.brine.daemon.config.ClusterConfig;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.testing.LogCapture;
+import io.brine.master.AuditLines;
 import io.brine.master.TestKeyStores;
 import io.brine.master.auth.AuditedAuth;
 import io.brine.master.auth.AuthWorkBudget;
@@ -50,8 +51,11 @@ import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
 import io.brine.store.keys.KeyStoreOptions;
+import io.brine.store.keys.MinionKind;
+import io.brine.store.keys.Offer;
 import io.brine.store.keys.OfflineMasterSigning;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RecordingKeyStore;
 import io.brine.store.keys.SaltMarks;
 import io.brine.store.policy.AcceptancePolicies;
 import java.math.BigInteger;
@@ -289,6 +293,34 @@ class SaltServiceTest {
             assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Waiting.class);
             assertThat(bound).doesNotContain("salt1");
         }
+    }
+
+    @Test
+    void aSignInWhoseKeyIsDeletedWhileItIsAnsweredIsAuditedOnlyAsRefused() throws Exception {
+        accepted("salt1");
+        List<String> before = AuditLines.of(dir.resolve("audit.log"));
+        KeyStore real = store;
+        // An admin deletes the key once the store has answered 'accepted', before the answer goes out.
+        store = new RecordingKeyStore(real) {
+            @Override
+            public Offer offer(String id, RSAPublicKey offered, MinionKind kind, Policies asked) {
+                Offer offer = super.offer(id, offered, kind, asked);
+                delegate().delete(id, "test-admin");
+                return offer;
+            }
+        };
+        salt = service(1 << 20);
+
+        assertThat(signIn("salt1", 3)).isInstanceOf(SaltSignIn.Refused.class);
+        assertThat(keys.session("salt1")).isEmpty();
+        assertThat(AuditLines.of(dir.resolve("audit.log")))
+                .containsExactlyElementsOf(concat(before, "auth-refused: key removed while answering"));
+    }
+
+    private static List<String> concat(List<String> lines, String line) {
+        List<String> all = new ArrayList<>(lines);
+        all.add(line);
+        return all;
     }
 
     @Test
