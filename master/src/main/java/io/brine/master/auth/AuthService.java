@@ -102,35 +102,9 @@ public final class AuthService {
     /**
      * @param budget pays for every answer but an accepted key's
      * @param writes hears every failed write of this service's and writes its audit lines
+     * @param masterKeys the master's keys, as brine-key rotates them (PROTOCOL.md 6.4); {@link MasterKeyring#fixed}
+     *     for a master whose key does not change
      */
-    public AuthService(
-            KeyStore keyStore,
-            AcceptancePolicies policies,
-            SessionTable sessions,
-            PublishKeyring keyring,
-            AuthAudit audit,
-            Clock clock,
-            ToIntFunction<Peer> publishPort,
-            int pendingRetrySeconds,
-            SeenAuthRequests seen,
-            AuthWorkBudget budget,
-            StoreWrites writes) {
-        this(
-                keyStore,
-                policies,
-                sessions,
-                keyring,
-                audit,
-                clock,
-                publishPort,
-                pendingRetrySeconds,
-                seen,
-                budget,
-                writes,
-                MasterKeyring.fixed(keyStore.masterKeyPair(), clock));
-    }
-
-    /** As above, with the master's keys as {@code masterKeys} holds them: rotated by brine-key (PROTOCOL.md 6.4). */
     public AuthService(
             KeyStore keyStore,
             AcceptancePolicies policies,

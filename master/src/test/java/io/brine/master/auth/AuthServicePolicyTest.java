@@ -133,7 +133,8 @@ class AuthServicePolicyTest {
                 0,
                 seen,
                 budget,
-                new StoreWrites(Clock.systemUTC()));
+                new StoreWrites(Clock.systemUTC()),
+                MasterKeyring.fixed(keys.masterKeyPair(), Clock.systemUTC()));
     }
 
     private AuthService.Outcome handle(String id, int keyIndex, String token) {

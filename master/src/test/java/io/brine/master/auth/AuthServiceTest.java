@@ -83,7 +83,8 @@ class AuthServiceTest {
                 0,
                 seen,
                 new AuthWorkBudget(1_000, clock),
-                new StoreWrites(clock));
+                new StoreWrites(clock),
+                MasterKeyring.fixed(store.masterKeyPair(), clock));
     }
 
     @AfterEach
