@@ -4,6 +4,7 @@ import io.brine.master.auth.AuthService;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.KeyRotationService;
 import io.brine.master.auth.SourceRateLimiter;
+import io.brine.master.events.EventStream;
 import io.brine.master.jobs.ActiveJobs;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
@@ -96,6 +97,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
     private final AuthWorkBudget budget;
     private final AtomicLong droppedFrames = new AtomicLong();
     private final MasterMetrics metrics;
+    private final EventStream events;
     /** Stock Salt minions' frames (SALT.md), or none when {@code salt_minions} is off. */
     private final SaltInbound salt;
     /** The lanes Salt's requests take: those of brine's. */
@@ -150,6 +152,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             long maxReturnBytes,
             Clock clock,
             MasterMetrics metrics,
+            EventStream events,
             Supplier<List<MasterSuccession>> masterChain) {
         this.masterChain = masterChain;
         this.resume = resume;
@@ -167,6 +170,7 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
         this.grains = grains;
         this.clock = clock;
         this.metrics = metrics;
+        this.events = events;
         this.authPool = pool("brine-auth", workerThreads, AUTH_QUEUE);
         this.strangerPool = pool("brine-auth-new", workerThreads, AUTH_QUEUE);
         this.sessionPool = pool("brine-session", workerThreads, SESSION_QUEUE);
@@ -594,11 +598,8 @@ public final class InboundDispatcher implements ServerTransport.InboundHandler, 
             case JOB_QUERY -> () -> send(session, publishers.query(session, (SessionMessage.JobQuery) message));
             case HEARTBEAT -> () -> send(session, new SessionMessage.HeartbeatReply(0));
             case EVENTS_SUBSCRIBE ->
-                () -> metrics.events()
-                        .subscribe(
-                                session,
-                                ((SessionMessage.EventsSubscribe) message).tag(),
-                                event -> send(session, event));
+                () -> events.subscribe(
+                        session, ((SessionMessage.EventsSubscribe) message).tag(), event -> send(session, event));
         };
         route.run();
     }

@@ -1,6 +1,7 @@
 package io.brine.master;
 
 import io.brine.master.auth.MasterKeyring;
+import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.master.publish.GrainsStore;
 import io.brine.master.publish.JobPublisher;
@@ -55,6 +56,7 @@ public final class Master implements AutoCloseable {
             JobPublisher jobs,
             InboundDispatcher dispatcher,
             MasterMetrics metrics,
+            EventStream events,
             MasterKeyring masterKeys) {}
 
     private final KeyStore keyStore;
@@ -65,6 +67,7 @@ public final class Master implements AutoCloseable {
     private final JobPublisher jobs;
     private final InboundDispatcher dispatcher;
     private final MasterMetrics metrics;
+    private final EventStream events;
     private final MasterKeyring masterKeys;
     private final AuditLog auditLog;
     private final Duration publishSession;
@@ -103,6 +106,7 @@ public final class Master implements AutoCloseable {
         this.jobs = parts.jobs();
         this.dispatcher = parts.dispatcher();
         this.metrics = parts.metrics();
+        this.events = parts.events();
         this.masterKeys = parts.masterKeys();
         this.auditLog = auditLog;
         this.publishSession = publishSession;
@@ -280,7 +284,7 @@ public final class Master implements AutoCloseable {
             }
         }
         nextScheduledRotationMs = clock.millis() + publishSession.toMillis();
-        metrics.rotated(generation.number(), reason);
+        events.rotated(generation.number(), reason);
         LOG.info(
                 "Publish key rotated to generation {} ({}): sent to {} minions, {} unreachable (they will ask), "
                         + "{} ms",
@@ -338,7 +342,8 @@ public final class Master implements AutoCloseable {
                 .fingerprint(fingerprint)
                 .reason("chain sent to " + sent + " minions, " + undelivered + " unreachable")
                 .build());
-        metrics.masterKeyLoaded(newest, fingerprint, sent, undelivered);
+        metrics.masterKeyLoaded();
+        events.masterKeyLoaded(newest, fingerprint, sent, undelivered);
     }
 
     private void audit(AuditEvent event) {
@@ -372,7 +377,8 @@ public final class Master implements AutoCloseable {
                         .fingerprint(fingerprint)
                         .reason("master_key_grace over")
                         .build());
-                metrics.masterKeyRetired(fingerprint);
+                metrics.masterKeyRetired();
+                events.masterKeyRetired(fingerprint);
             });
             long requested = keyStore.rotationRequests();
             if (requested != rotationRequestsSeen && requested >= 0) {

@@ -89,6 +89,8 @@ public final class MasterDaemon implements AutoCloseable {
     private final AcceptancePolicies policies;
     private final Master master;
     private final MasterMetrics metrics;
+    /** {@code brine events} and the API's event stream. */
+    private final EventStream events;
     /** {@code /metrics}, {@code /healthz} and {@code /readyz}, when {@code http_port} is set. */
     private final Optional<MetricsServer> http;
 
@@ -106,6 +108,7 @@ public final class MasterDaemon implements AutoCloseable {
             AcceptancePolicies policies,
             Master master,
             MasterMetrics metrics,
+            EventStream events,
             Optional<MetricsServer> http,
             Optional<ApiServer> api,
             SeenAuthRequests seen,
@@ -120,6 +123,7 @@ public final class MasterDaemon implements AutoCloseable {
         this.policies = policies;
         this.master = master;
         this.metrics = metrics;
+        this.events = events;
         this.http = http;
     }
 
@@ -169,7 +173,8 @@ public final class MasterDaemon implements AutoCloseable {
             AcceptancePolicies policies = cluster.policies(audit);
             opened.add(policies);
 
-            MasterMetrics metrics = new MasterMetrics(new EventStream(clock)).withJvm();
+            MasterMetrics metrics = new MasterMetrics().withJvm();
+            EventStream events = new EventStream(clock);
             StoreWrites writes = new StoreWrites(clock);
             metrics.counter(
                     "brine.audit.failed",
@@ -180,7 +185,7 @@ public final class MasterDaemon implements AutoCloseable {
             SessionTable sessions = new SessionTable();
             PublishKeyring keyring = new PublishKeyring(clock);
             GrainsStore grains = new GrainsStore(policies::classification, clock);
-            ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics);
+            ActiveJobs active = new ActiveJobs(jobCache, audit, clock, metrics, events);
             ServerTransport transport = transports.open(active);
             opened.add(transport);
             Optional<SaltKeys> saltKeys = config.saltMinions()
@@ -219,7 +224,7 @@ public final class MasterDaemon implements AutoCloseable {
                     policies,
                     sessions,
                     keyring,
-                    new MeteredAuthAudit(new AuditedAuth(audit), metrics),
+                    new MeteredAuthAudit(new AuditedAuth(audit), metrics, events),
                     clock,
                     transport::publishPort,
                     PENDING_RETRY_SECONDS,
@@ -247,7 +252,7 @@ public final class MasterDaemon implements AutoCloseable {
                                     keyStore,
                                     policies,
                                     keys,
-                                    new MeteredAuthAudit(new AuditedAuth(audit), metrics),
+                                    new MeteredAuthAudit(new AuditedAuth(audit), metrics, events),
                                     grains,
                                     active,
                                     config.maxReturnBytes(),
@@ -262,7 +267,10 @@ public final class MasterDaemon implements AutoCloseable {
                     masterKeyring::publicationKey,
                     config.keyRotation(),
                     Ticker.systemTicker(),
-                    metrics::minionKeyRotation);
+                    (id, result, newFingerprint, reason) -> {
+                        metrics.minionKeyRotation(result);
+                        events.minionKeyRotation(id, result, newFingerprint, reason);
+                    });
             TicketKeys ticketKeys = cluster.ticketKeys(masterKeys);
             opened.add(ticketKeys);
             ResumeService resume = new ResumeService(
@@ -309,6 +317,7 @@ public final class MasterDaemon implements AutoCloseable {
                     config.maxReturnBytes(),
                     clock,
                     metrics,
+                    events,
                     masterKeyring::chain);
             metrics.counter(
                     "brine.sessions.unknown.spared",
@@ -320,7 +329,7 @@ public final class MasterDaemon implements AutoCloseable {
             Master master = new Master(
                     keyStore,
                     transport,
-                    new Master.Parts(sessions, keyring, grains, jobs, dispatcher, metrics, masterKeyring),
+                    new Master.Parts(sessions, keyring, grains, jobs, dispatcher, metrics, events, masterKeyring),
                     audit,
                     config.publishSession(),
                     clock,
@@ -330,7 +339,8 @@ public final class MasterDaemon implements AutoCloseable {
             master.start();
             // After the transport is up: the other masters wait for this one's delivery reports from now on.
             publications.start(jobs::deliverForwarded);
-            watch(metrics, config, keyStore, sessions, transport, keyring, jobCache, dispatcher, policies);
+            keyStore.addListener(events::keyChanged); // closed with the key store
+            watch(metrics, events, config, keyStore, sessions, transport, keyring, jobCache, dispatcher, policies);
             cluster.watch(metrics);
             metrics.masterKeys(masterKeyring);
             Optional<ApiServer> api = config.api().isEmpty()
@@ -340,7 +350,7 @@ public final class MasterDaemon implements AutoCloseable {
                             keyStore,
                             publishers,
                             sessions,
-                            metrics.events(),
+                            events,
                             active,
                             policies::reservedIds,
                             config.cachedir(),
@@ -356,7 +366,18 @@ public final class MasterDaemon implements AutoCloseable {
                         () -> readiness(master, cluster, writes)));
             }
             return new MasterDaemon(
-                    audit, cluster, publications, jobCache, policies, master, metrics, http, api, seen, ticketKeys);
+                    audit,
+                    cluster,
+                    publications,
+                    jobCache,
+                    policies,
+                    master,
+                    metrics,
+                    events,
+                    http,
+                    api,
+                    seen,
+                    ticketKeys);
         } catch (IOException | KeyStoreException | KeyFormatException | RuntimeException e) {
             for (int i = opened.size() - 1; i >= 0; i--) {
                 try {
@@ -369,7 +390,6 @@ public final class MasterDaemon implements AutoCloseable {
         }
     }
 
-    /** The gauges, read at scrape time from the parts that hold the state. */
     /** Salt's roots file server from {@code file_roots} (nothing served without it). */
     private static SaltFileServer fileServer(MasterConfig config, Clock clock) {
         MasterConfig.FileServer files = config.fileServer();
@@ -396,8 +416,10 @@ public final class MasterDaemon implements AutoCloseable {
                 Ticker.systemTicker());
     }
 
+    /** The gauges, read at scrape time from the parts that hold the state. */
     private static void watch(
             MasterMetrics metrics,
+            EventStream events,
             MasterConfig config,
             KeyStore keyStore,
             SessionTable sessions,
@@ -407,12 +429,8 @@ public final class MasterDaemon implements AutoCloseable {
             InboundDispatcher dispatcher,
             AcceptancePolicies policies) {
         metrics.keys(keyStore);
-        keyStore.addListener(metrics::keyChanged); // closed with the key store
         metrics.gauge(
-                "brine.event.subscribers",
-                "Publisher sessions subscribed to events",
-                metrics.events(),
-                EventStream::subscribers);
+                "brine.event.subscribers", "Publisher sessions subscribed to events", events, EventStream::subscribers);
         metrics.sessions(
                 config.transports().stream()
                         .map(kind -> kind.name().toLowerCase(Locale.ROOT))
@@ -539,6 +557,11 @@ public final class MasterDaemon implements AutoCloseable {
 
     public MasterMetrics metrics() {
         return metrics;
+    }
+
+    /** The event stream {@code brine events} and the API's subscribers read. */
+    public EventStream events() {
+        return events;
     }
 
     /** The port of {@code /metrics}, {@code /healthz} and {@code /readyz}; 0 when {@code http_port} is unset. */

@@ -5,6 +5,7 @@ import io.brine.client.channel.TcpClientChannel;
 import io.brine.daemon.config.MasterConfig;
 import io.brine.daemon.config.TransportKind;
 import io.brine.daemon.files.AtomicFiles;
+import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.protocol.RootPublisher;
 import io.brine.protocol.codec.Codec;
@@ -130,9 +131,14 @@ public final class WiredMaster implements AutoCloseable {
         return daemon.metrics();
     }
 
+    /** The master's event stream, as {@code brine events} and the API read it. */
+    public EventStream events() {
+        return daemon.events();
+    }
+
     /** Publisher sessions subscribed to the event stream. */
     public int eventSubscribers() {
-        return daemon.metrics().events().subscribers();
+        return daemon.events().subscribers();
     }
 
     /** The master's public key, which signs everything it sends. */

@@ -115,13 +115,13 @@ class EventScopeIT {
         fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
         Cli staying = events();
         Cli leaving = events("--no-reconnect");
-        await().until(() -> fleet.master.metrics().events().subscribers() == 2);
+        await().until(() -> fleet.master.events().subscribers() == 2);
 
         fleet.restartMaster();
 
         assertThat(leaving.exit.get(WAIT.toSeconds(), TimeUnit.SECONDS)).isEqualTo(2);
         assertThat(leaving.err.toString()).startsWith("brine: ").doesNotContain("lost the master");
-        await().until(() -> fleet.master.metrics().events().subscribers() == 1);
+        await().until(() -> fleet.master.events().subscribers() == 1);
         fleet.startMinion("web1");
         await().until(() -> staying.out.toString().contains("\"tag\":\"brine/auth/accepted\""));
         assertThat(staying.err.toString().lines())
@@ -193,7 +193,7 @@ class EventScopeIT {
         Thread thread = new Thread(listening, "events-" + subscribers);
         thread.setDaemon(true);
         thread.start();
-        await().until(() -> fleet.master.metrics().events().subscribers() == subscribers);
+        await().until(() -> fleet.master.events().subscribers() == subscribers);
         return heard;
     }
 

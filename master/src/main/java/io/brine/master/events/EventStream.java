@@ -2,12 +2,20 @@ package io.brine.master.events;
 
 import io.brine.daemon.config.MasterConfig;
 import io.brine.master.session.PublisherSession;
+import io.brine.protocol.crypto.Fingerprints;
+import io.brine.protocol.crypto.KeyFormatException;
+import io.brine.protocol.crypto.RsaKeys;
+import io.brine.protocol.message.MasterSuccession;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.targeting.Glob;
+import io.brine.store.keys.KeyChange;
+import io.brine.store.keys.KeyState;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -35,6 +43,9 @@ import org.slf4j.LoggerFactory;
  * cap instead. For their reconnection ({@code Last-Event-ID}) every event gets a number, and once {@link
  * #keepHistory} is called the last events are kept: a subscriber that names the last number it saw first gets the
  * kept events after it that it may see, then the live ones, in order and once each.
+ *
+ * <p>The daemon makes one and hands it to the parts where things happen, which call the named emitters below
+ * (their tags and data are the events' contract), and to the subscribers' entrances (the dispatcher, the API).
  */
 public final class EventStream {
 
@@ -219,6 +230,98 @@ public final class EventStream {
             }
         }
         subscribers.removeAll(gone);
+    }
+
+    // ---- the master's events, one emitter each, called where the thing happens ----
+
+    /**
+     * An auth request answered ({@code outcome}: accepted, pending, ... or refused) by {@code rule} (null or blank:
+     * none).
+     */
+    public void authAnswered(String id, String outcome, String rule) {
+        emit(
+                "brine/auth/" + outcome,
+                List.of(id),
+                Map.of("id", id, "outcome", outcome, "rule", rule == null ? "none" : rule));
+    }
+
+    /** Job {@code jid} of {@code fun} (null: no publisher ACL allows it) was published to {@code minions}. */
+    public void published(String jid, String fun, Collection<String> minions) {
+        String function = fun == null ? "unknown" : fun;
+        emit(
+                "brine/job/" + jid + "/new",
+                minions,
+                function,
+                Map.of("jid", jid, "fun", function, "minions", List.copyOf(minions)));
+    }
+
+    /**
+     * {@code minionId}'s return for job {@code jid} of {@code fun}, which targeted {@code jobMinions}, was stored. The
+     * event is about the job, so it goes to the publishers that could have published the whole job.
+     */
+    public void returned(
+            String jid, String fun, Collection<String> jobMinions, String minionId, boolean success, int retcode) {
+        String function = fun == null ? "unknown" : fun;
+        emit(
+                "brine/job/" + jid + "/ret/" + minionId,
+                jobMinions,
+                function,
+                Map.of("jid", jid, "fun", function, "id", minionId, "success", success, "retcode", retcode));
+    }
+
+    /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
+    public void keyChanged(KeyChange change) {
+        String to = change.to().map(KeyState::dirName).orElse("deleted");
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("id", change.id());
+        data.put("from", change.from().map(KeyState::dirName).orElse("none"));
+        data.put("to", to);
+        emit("brine/key/" + to, List.of(change.id()), data);
+    }
+
+    /**
+     * A minion's request to rotate its key was answered (PROTOCOL.md 6.3).
+     *
+     * @param result rotated, pending (waits for an admin) or refused
+     */
+    public void minionKeyRotation(String id, String result, String newFingerprint, String reason) {
+        emit(
+                "brine/key/minion/" + result,
+                List.of(id),
+                Map.of("id", id, "fingerprint", newFingerprint, "reason", reason));
+    }
+
+    /**
+     * A master key rotation was loaded (PROTOCOL.md 6.4): {@code newest} is its record, {@code fingerprint} the key
+     * now in force; its chain went to {@code sent} sessions, {@code unreachable} get it at their next auth.
+     */
+    public void masterKeyLoaded(MasterSuccession newest, String fingerprint, int sent, int unreachable) {
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("fingerprint", fingerprint);
+        data.put("previous", fingerprintOf(newest.previousKey()));
+        data.put("grace_until", Instant.ofEpochMilli(newest.graceUntilMs()).toString());
+        data.put("signing_key_signed", newest.signingSignature() != null);
+        data.put("sent", sent);
+        data.put("unreachable", unreachable);
+        emit("brine/key/master/rotated", List.of(), data);
+    }
+
+    /** The previous master key's grace ended: it signs nothing any more. */
+    public void masterKeyRetired(String fingerprint) {
+        emit("brine/key/master/retired", List.of(), Map.of("fingerprint", fingerprint));
+    }
+
+    private static String fingerprintOf(byte[] spki) {
+        try {
+            return Fingerprints.of(RsaKeys.publicKeyFromDer(spki));
+        } catch (KeyFormatException e) {
+            return "unknown"; // the master loaded this chain; its keys parsed then
+        }
+    }
+
+    /** The publish key was rotated to {@code generation}. */
+    public void rotated(long generation, String reason) {
+        emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));
     }
 
     private static boolean visible(Subscriber subscriber, Collection<String> minions, String fun) {

@@ -2,6 +2,7 @@ package io.brine.master.jobs;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.brine.master.events.EventStream;
 import io.brine.master.metrics.MasterMetrics;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.store.audit.AuditEvent;
@@ -50,6 +51,7 @@ public final class ActiveJobs implements UndeliveredListener {
     private final AuditLog audit;
     private final Clock clock;
     private final MasterMetrics metrics;
+    private final EventStream events;
     private final Cache<String, ActiveJob> active = Caffeine.newBuilder()
             .maximumSize(MAX_ACTIVE)
             .expireAfterWrite(ACTIVE_FOR)
@@ -61,11 +63,12 @@ public final class ActiveJobs implements UndeliveredListener {
     private final Cache<byte[], String> sending =
             Caffeine.newBuilder().weakKeys().build();
 
-    public ActiveJobs(JobCache cache, AuditLog audit, Clock clock, MasterMetrics metrics) {
+    public ActiveJobs(JobCache cache, AuditLog audit, Clock clock, MasterMetrics metrics, EventStream events) {
         this.cache = cache;
         this.audit = audit;
         this.clock = clock;
         this.metrics = metrics;
+        this.events = events;
     }
 
     /**
@@ -100,7 +103,8 @@ public final class ActiveJobs implements UndeliveredListener {
             job.watchers().add(watcher);
         }
         active.put(jid, job);
-        metrics.published(jid, fun, minions);
+        metrics.published();
+        events.published(jid, fun, minions);
         if (frame != null) {
             sending.put(frame, jid);
         }
@@ -225,7 +229,8 @@ public final class ActiveJobs implements UndeliveredListener {
                 ret.jid(),
                 stored,
                 () -> {
-                    metrics.returned(
+                    metrics.returned();
+                    events.returned(
                             ret.jid(), targeted.fun(), targeted.minions(), minionId, ret.success(), ret.retcode());
                     ack.accept(null);
                     ActiveJob job = active.getIfPresent(ret.jid());

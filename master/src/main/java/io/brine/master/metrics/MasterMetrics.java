@@ -4,12 +4,6 @@ import com.sun.management.OperatingSystemMXBean;
 import io.brine.daemon.BrineVersion;
 import io.brine.master.auth.AuthWorkBudget;
 import io.brine.master.auth.MasterKeyring;
-import io.brine.master.events.EventStream;
-import io.brine.protocol.crypto.Fingerprints;
-import io.brine.protocol.crypto.KeyFormatException;
-import io.brine.protocol.crypto.RsaKeys;
-import io.brine.protocol.message.MasterSuccession;
-import io.brine.store.keys.KeyChange;
 import io.brine.store.keys.KeyDecision;
 import io.brine.store.keys.KeyState;
 import io.brine.store.keys.KeyStore;
@@ -35,7 +29,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -47,7 +40,8 @@ import java.util.function.ToDoubleFunction;
  * The master's metrics, in one Prometheus registry: counters the master's parts move through one-line hooks
  * (auth answers, publications, returns, missing minions), and gauges read at scrape time from the parts that hold
  * the state (pending keys, sessions by transport, job cache, queues, publish key generation). Hooks cost a counter
- * increment; nothing here runs on the request path but those.
+ * increment; nothing here runs on the request path but those. The events of {@code brine events} are the event
+ * stream's ({@code events/}), which the same parts tell.
  *
  * <p>Names follow Prometheus' conventions ({@code brine_} prefix, {@code _total} for counters, base units).
  */
@@ -60,13 +54,10 @@ public final class MasterMetrics {
     private final Counter missing;
     private final Counter masterKeyRotations;
     private final Counter masterKeyRetirements;
-    private final EventStream events;
     /** Reads a scrape's gauges share, taken once before it. */
     private final List<Runnable> beforeScrape = new CopyOnWriteArrayList<>();
 
-    /** {@code events} hears what the hooks report, for {@code brine events}. */
-    public MasterMetrics(EventStream events) {
-        this.events = events;
+    public MasterMetrics() {
         // A histogram (buckets from 1 ms to 10 s), not a summary: buckets add up across masters, quantiles do not.
         authLatency = Timer.builder("brine.auth.latency")
                 .description("Time to answer one auth request, from the "
@@ -121,10 +112,6 @@ public final class MasterMetrics {
         return this;
     }
 
-    public EventStream events() {
-        return events;
-    }
-
     public MeterRegistry registry() {
         return registry;
     }
@@ -141,7 +128,7 @@ public final class MasterMetrics {
      * An auth request answered ({@code outcome}: accepted, pending, ... or refused) by {@code rule}. Only the rule's
      * kind is a label ({@code autosign_file}, not the file, line and pattern after it), so that labels stay few.
      */
-    public void authAnswered(String id, String outcome, String rule) {
+    public void authAnswered(String outcome, String rule) {
         String kind = rule == null || rule.isBlank() ? "none" : rule.strip().split("\\s", 2)[0];
         Counter.builder("brine.auth.answers")
                 .description("Auth requests decided, by outcome and by the kind of " + "rule that decided")
@@ -149,10 +136,6 @@ public final class MasterMetrics {
                 .tag("rule", kind)
                 .register(registry)
                 .increment();
-        events.emit(
-                "brine/auth/" + outcome,
-                List.of(id),
-                Map.of("id", id, "outcome", outcome, "rule", rule == null ? "none" : rule));
     }
 
     /** The key store's decision's name as an outcome label. */
@@ -165,15 +148,9 @@ public final class MasterMetrics {
         authLatency.record(Duration.ofNanos(nanos));
     }
 
-    /** Job {@code jid} of {@code fun} was published to {@code minions}. */
-    public void published(String jid, String fun, Collection<String> minions) {
+    /** A job was published. */
+    public void published() {
         publications.increment();
-        String function = fun == null ? "unknown" : fun; // unknown: no publisher ACL allows it
-        events.emit(
-                "brine/job/" + jid + "/new",
-                minions,
-                function,
-                Map.of("jid", jid, "fun", function, "minions", List.copyOf(minions)));
     }
 
     /** {@code count} minions were not reached by a publication. */
@@ -183,78 +160,32 @@ public final class MasterMetrics {
         }
     }
 
-    /**
-     * {@code minionId}'s return for job {@code jid} of {@code fun}, which targeted {@code jobMinions}, was stored. The
-     * event is about the job, so it goes to the publishers that could have published the whole job (EventStream).
-     */
-    public void returned(
-            String jid, String fun, Collection<String> jobMinions, String minionId, boolean success, int retcode) {
+    /** A job's return was stored. */
+    public void returned() {
         returns.increment();
-        String function = fun == null ? "unknown" : fun;
-        events.emit(
-                "brine/job/" + jid + "/ret/" + minionId,
-                jobMinions,
-                function,
-                Map.of("jid", jid, "fun", function, "id", minionId, "success", success, "retcode", retcode));
     }
 
-    /** A key changed state in the key store (the master's decision, or brine-key's in another process). */
-    public void keyChanged(KeyChange change) {
-        String to = change.to().map(KeyState::dirName).orElse("deleted");
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("id", change.id());
-        data.put("from", change.from().map(KeyState::dirName).orElse("none"));
-        data.put("to", to);
-        events.emit("brine/key/" + to, List.of(change.id()), data);
-    }
-
-    /** A minion's request to rotate its key was answered (PROTOCOL.md 6.3). */
-    /** @param result rotated, pending (waits for an admin) or refused */
-    public void minionKeyRotation(String id, String result, String newFingerprint, String reason) {
+    /**
+     * A minion's request to rotate its key was answered (PROTOCOL.md 6.3).
+     *
+     * @param result rotated, pending (waits for an admin) or refused
+     */
+    public void minionKeyRotation(String result) {
         Counter.builder("brine.minion.key.rotations")
                 .description("Minion key rotations answered, by result")
                 .tag("result", result)
                 .register(registry)
                 .increment();
-        events.emit(
-                "brine/key/minion/" + result,
-                List.of(id),
-                Map.of("id", id, "fingerprint", newFingerprint, "reason", reason));
     }
 
-    /**
-     * A master key rotation was loaded (PROTOCOL.md 6.4): {@code newest} is its record, {@code fingerprint} the key
-     * now in force; its chain went to {@code sent} sessions, {@code unreachable} get it at their next auth.
-     */
-    public void masterKeyLoaded(MasterSuccession newest, String fingerprint, int sent, int unreachable) {
+    /** A master key rotation was loaded (PROTOCOL.md 6.4). */
+    public void masterKeyLoaded() {
         masterKeyRotations.increment();
-        Map<String, Object> data = new LinkedHashMap<>();
-        data.put("fingerprint", fingerprint);
-        data.put("previous", fingerprintOf(newest.previousKey()));
-        data.put("grace_until", Instant.ofEpochMilli(newest.graceUntilMs()).toString());
-        data.put("signing_key_signed", newest.signingSignature() != null);
-        data.put("sent", sent);
-        data.put("unreachable", unreachable);
-        events.emit("brine/key/master/rotated", List.of(), data);
     }
 
     /** The previous master key's grace ended: it signs nothing any more. */
-    public void masterKeyRetired(String fingerprint) {
+    public void masterKeyRetired() {
         masterKeyRetirements.increment();
-        events.emit("brine/key/master/retired", List.of(), Map.of("fingerprint", fingerprint));
-    }
-
-    private static String fingerprintOf(byte[] spki) {
-        try {
-            return Fingerprints.of(RsaKeys.publicKeyFromDer(spki));
-        } catch (KeyFormatException e) {
-            return "unknown"; // the master loaded this chain; its keys parsed then
-        }
-    }
-
-    /** The publish key was rotated to {@code generation}. */
-    public void rotated(long generation, String reason) {
-        events.emit("brine/key/rotated", List.of(), Map.of("generation", generation, "reason", reason));
     }
 
     // ---- gauges over the parts that hold the state, read at scrape time ----

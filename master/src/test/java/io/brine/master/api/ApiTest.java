@@ -852,7 +852,7 @@ class ApiTest {
                 skipToSubscribed(in);
                 readers.add(in);
             }
-            master.metrics().events().emit("brine/key/probe", List.of("web1"), Map.of("probe", counted));
+            master.events().emit("brine/key/probe", List.of("web1"), Map.of("probe", counted));
             List<List<String>> got = new ArrayList<>();
             for (BufferedReader in : readers) {
                 got.add(readEvent(in));
@@ -895,7 +895,7 @@ class ApiTest {
             // Never read: 64 MiB of events cannot all fit in the socket buffers and the 1 MiB allowed.
             String pad = "x".repeat(64 * 1024);
             for (int i = 0; i < 1024 && master.eventSubscribers() > before; i++) {
-                master.metrics().events().emit("brine/key/test", List.of("web1"), Map.of("pad", pad));
+                master.events().emit("brine/key/test", List.of("web1"), Map.of("pad", pad));
             }
             assertThat(master.eventSubscribers()).isEqualTo(before);
             socket.setSoTimeout((int) TimeUnit.MINUTES.toMillis(1));

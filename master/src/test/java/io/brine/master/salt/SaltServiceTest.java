@@ -156,7 +156,7 @@ class SaltServiceTest {
         KeyPair master = store.masterKeyPair();
         keys = new SaltKeys(() -> master, Optional::empty, () -> 4505, store);
         jobs = new ActiveJobs(
-                jobCache, audit, Clock.systemUTC(), new MasterMetrics(new EventStream(Clock.systemUTC())));
+                jobCache, audit, Clock.systemUTC(), new MasterMetrics(), new EventStream(Clock.systemUTC()));
         Path srv = Files.createDirectories(dir.resolve("srv"));
         Files.writeString(srv.resolve("top.sls"), "base:\n  '*':\n    - motd\n");
         files = new SaltFileServer(
