@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * names it, and fresh keys replace it, so only resumptions are lost. In a cluster ({@link #shared}) the keys are the
  * masters' together, in ZooKeeper ({@link ZkTicketKeys}: wrapped and signed with the master key), so a minion resumes
  * on another master after a failover and on a restarted one; the first master whose current key has sealed for a
- * period rotates them for all. Without either ({@link #inMemory}) the keys last as long as the process.
+ * period rotates them for all. Without either ({@link #inMemory}) the keys last as long as the process. Where the
+ * keys are kept, and so how a due key is rotated, is one {@link Keeping} per mode, never absent.
  */
 public final class TicketKeys implements AutoCloseable {
 
@@ -67,21 +68,15 @@ public final class TicketKeys implements AutoCloseable {
         }
     }
 
-    private final Path file;
-    private final ZkTicketKeys cluster;
+    private final Keeping keeping;
     private final Clock clock;
     /** Written under this object's lock; read without it ({@link #find}, {@link #holds}, {@link #current}). */
     private volatile Key current;
 
     private volatile Key previous;
-    /** When a rotation through ZooKeeper that failed is tried again. */
-    private volatile long nextClusterAttemptMs = Long.MIN_VALUE;
-    /** A worker is writing this master's candidate to ZooKeeper: the others seal with the due key meanwhile. */
-    private final AtomicBoolean rotating = new AtomicBoolean();
 
-    private TicketKeys(Path file, ZkTicketKeys cluster, Clock clock, Key current, Key previous) {
-        this.file = file;
-        this.cluster = cluster;
+    private TicketKeys(Keeping keeping, Clock clock, Key current, Key previous) {
+        this.keeping = keeping;
         this.clock = clock;
         this.current = current;
         this.previous = previous;
@@ -89,7 +84,7 @@ public final class TicketKeys implements AutoCloseable {
 
     /** Keys that live in this process only: tickets do not outlive it. */
     public static TicketKeys inMemory(Clock clock) {
-        return new TicketKeys(null, null, clock, fresh(clock.millis()), null);
+        return new TicketKeys(new InMemory(), clock, fresh(clock.millis()), null);
     }
 
     /**
@@ -104,7 +99,8 @@ public final class TicketKeys implements AutoCloseable {
         if (!Arrays.equals(agreed.get(0).id(), own.id())) {
             own.key().wipe();
         }
-        TicketKeys keys = new TicketKeys(null, cluster, clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1) : null);
+        TicketKeys keys =
+                new TicketKeys(new InCluster(cluster), clock, agreed.get(0), agreed.size() > 1 ? agreed.get(1) : null);
         WarnInterval unusable = new WarnInterval(clock, UNUSABLE_LOG_INTERVAL_MS);
         cluster.watch(heard -> keys.heard(keys(heard)), why -> {
             long suppressed = unusable.due();
@@ -145,7 +141,7 @@ public final class TicketKeys implements AutoCloseable {
         if (problem.isEmpty()) {
             try {
                 List<Key> keys = parse(AtomicFiles.readSmall(file, MAX_FILE));
-                return new TicketKeys(file, null, clock, keys.get(0), keys.size() > 1 ? keys.get(1) : null);
+                return new TicketKeys(new InFile(file), clock, keys.get(0), keys.size() > 1 ? keys.get(1) : null);
             } catch (NoSuchFileException e) {
                 problem = Optional.empty();
             } catch (IOException | RuntimeException e) {
@@ -159,8 +155,9 @@ public final class TicketKeys implements AutoCloseable {
         if (AtomicFiles.attributes(file).isPresent()) {
             AtomicFiles.delete(file);
         }
-        TicketKeys keys = new TicketKeys(file, null, clock, fresh(clock.millis()), null);
-        keys.save();
+        InFile inFile = new InFile(file);
+        TicketKeys keys = new TicketKeys(inFile, clock, fresh(clock.millis()), null);
+        inFile.save(keys);
         return keys;
     }
 
@@ -175,52 +172,127 @@ public final class TicketKeys implements AutoCloseable {
     public Key current() throws IOException {
         long now = clock.millis();
         Key sealing = current;
-        if (!due(sealing, now) || now < nextClusterAttemptMs) {
+        if (!due(sealing, now)) {
             return sealing;
         }
-        if (cluster == null) {
-            synchronized (this) {
-                if (due(current, now)) {
-                    install(current, fresh(now));
-                    save();
+        return keeping.rotate(this, sealing, now);
+    }
+
+    /** Where the keys are kept, which decides how a due key is rotated: one per mode. */
+    private sealed interface Keeping permits Alone, InCluster {
+        /** Rotates {@code sealing}, due at {@code nowMs}; returns the key that seals from now on. */
+        Key rotate(TicketKeys keys, Key sealing, long nowMs) throws IOException;
+
+        /** Stops what the keeping started. */
+        void close();
+    }
+
+    /** A master alone rotates its keys itself, under the lock, and keeps them ({@link #save}) before it seals. */
+    private abstract static sealed class Alone implements Keeping permits InMemory, InFile {
+        @Override
+        public Key rotate(TicketKeys keys, Key sealing, long nowMs) throws IOException {
+            synchronized (keys) {
+                if (due(keys.current, nowMs)) {
+                    keys.install(keys.current, fresh(nowMs));
+                    save(keys);
                 }
-                return current;
+                return keys.current;
             }
         }
-        if (!rotating.compareAndSet(false, true)) {
-            return sealing;
+
+        /** Keeps {@code keys}' current and previous key; under its lock, or before it is shared. */
+        abstract void save(TicketKeys keys) throws IOException;
+
+        @Override
+        public void close() {}
+    }
+
+    /** In this process only: the keys last as long as it. */
+    private static final class InMemory extends Alone {
+        @Override
+        void save(TicketKeys keys) {}
+    }
+
+    /** In {@code pki_dir/ticket_keys}, mode 0600, written atomically at each rotation: they outlive a restart. */
+    private static final class InFile extends Alone {
+        private final Path file;
+
+        InFile(Path file) {
+            this.file = file;
         }
-        try {
-            // Of the masters whose key is due, one writes its candidate; the others take its keys.
-            Key candidate = fresh(now);
-            List<Key> agreed;
+
+        @Override
+        void save(TicketKeys keys) throws IOException {
+            StringBuilder text = new StringBuilder(HEADER).append('\n');
+            for (Key key : keys.previous == null ? List.of(keys.current) : List.of(keys.current, keys.previous)) {
+                byte[] bytes = key.key().bytes();
+                text.append(HexFormat.of().formatHex(key.id()))
+                        .append(' ')
+                        .append(key.createdMs())
+                        .append(' ')
+                        .append(Base64.getEncoder().encodeToString(bytes))
+                        .append('\n');
+                Arrays.fill(bytes, (byte) 0);
+            }
+            AtomicFiles.write(file, text.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
+        }
+    }
+
+    /** In ZooKeeper, the cluster's masters' together: rotated by one worker, holding no lock ({@link #current}). */
+    private static final class InCluster implements Keeping {
+        private final ZkTicketKeys cluster;
+        /** When a rotation through ZooKeeper that failed is tried again. */
+        private volatile long nextAttemptMs = Long.MIN_VALUE;
+        /** A worker is writing this master's candidate to ZooKeeper: the others seal with the due key meanwhile. */
+        private final AtomicBoolean rotating = new AtomicBoolean();
+
+        InCluster(ZkTicketKeys cluster) {
+            this.cluster = cluster;
+        }
+
+        @Override
+        public Key rotate(TicketKeys keys, Key sealing, long nowMs) throws IOException {
+            if (nowMs < nextAttemptMs || !rotating.compareAndSet(false, true)) {
+                return sealing;
+            }
             try {
-                agreed = keys(cluster.replace(sealing.id(), stored(candidate, sealing)));
-            } catch (IOException e) {
-                candidate.key().wipe();
-                nextClusterAttemptMs = now + CLUSTER_RETRY_MS;
-                LOG.warn(
-                        "Ticket key not rotated: {}; {} seals on, tried again in {} s",
-                        e.getMessage(),
-                        sealing,
-                        CLUSTER_RETRY_MS / 1000);
-                return current;
-            }
-            if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
-                candidate.key().wipe();
-                heard(agreed);
-                return current;
-            }
-            synchronized (this) {
-                if (current == sealing) {
-                    install(sealing, candidate);
-                } else {
-                    candidate.key().wipe(); // the watch heard the write first and took the znode's copy
+                // Of the masters whose key is due, one writes its candidate; the others take its keys.
+                Key candidate = fresh(nowMs);
+                List<Key> agreed;
+                try {
+                    agreed = keys(cluster.replace(sealing.id(), stored(candidate, sealing)));
+                } catch (IOException e) {
+                    candidate.key().wipe();
+                    nextAttemptMs = nowMs + CLUSTER_RETRY_MS;
+                    LOG.warn(
+                            "Ticket key not rotated: {}; {} seals on, tried again in {} s",
+                            e.getMessage(),
+                            sealing,
+                            CLUSTER_RETRY_MS / 1000);
+                    return keys.current;
                 }
-                return current;
+                if (!Arrays.equals(agreed.get(0).id(), candidate.id())) {
+                    candidate.key().wipe();
+                    keys.heard(agreed);
+                    return keys.current;
+                }
+                synchronized (keys) {
+                    if (keys.current == sealing) {
+                        keys.install(sealing, candidate);
+                    } else {
+                        candidate.key().wipe(); // the watch heard the write first and took the znode's copy
+                    }
+                    return keys.current;
+                }
+            } finally {
+                rotating.set(false);
             }
-        } finally {
-            rotating.set(false);
+        }
+
+        /** Stops hearing the cluster's rotations. */
+        @Override
+        public void close() {
+            cluster.close();
         }
     }
 
@@ -242,12 +314,10 @@ public final class TicketKeys implements AutoCloseable {
                 replaced);
     }
 
-    /** Stops hearing the cluster's rotations. */
+    /** Stops hearing the cluster's rotations (in a cluster). */
     @Override
     public void close() {
-        if (cluster != null) {
-            cluster.close();
-        }
+        keeping.close();
     }
 
     private static List<ZkTicketKeys.Stored> stored(Key current, Key previous) {
@@ -286,24 +356,6 @@ public final class TicketKeys implements AutoCloseable {
             return Optional.of(before.key());
         }
         return Optional.empty();
-    }
-
-    private void save() throws IOException {
-        if (file == null) {
-            return;
-        }
-        StringBuilder text = new StringBuilder(HEADER).append('\n');
-        for (Key key : previous == null ? List.of(current) : List.of(current, previous)) {
-            byte[] bytes = key.key().bytes();
-            text.append(HexFormat.of().formatHex(key.id()))
-                    .append(' ')
-                    .append(key.createdMs())
-                    .append(' ')
-                    .append(Base64.getEncoder().encodeToString(bytes))
-                    .append('\n');
-            Arrays.fill(bytes, (byte) 0);
-        }
-        AtomicFiles.write(file, text.toString().getBytes(StandardCharsets.US_ASCII), AtomicFiles.OWNER_RW);
     }
 
     /** Why {@code file} is not to be used: someone else could write or read it, or it is not a regular file. */
