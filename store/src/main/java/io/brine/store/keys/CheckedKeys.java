@@ -52,9 +52,10 @@ import org.slf4j.LoggerFactory;
  * A file that fails any of these is ignored as a whole, with a warning, and replaced at the next save; one of an
  * earlier format or of other checks (an upgrade) is replaced the same way with an INFO line. A process that is not
  * a master (brine-key) checks everything and saves nothing. Written atomically (temp, fsync, rename), mode 0600, at
- * most {@link #MAX_ENTRIES} keys: the store's keys when it opens and when it closes.
+ * most {@link #MAX_ENTRIES} keys: the store's keys when it opens and when it closes. The two modes are two
+ * implementations: {@link None} (check everything, remember nothing) and {@link InFile}.
  */
-public final class CheckedKeys {
+public abstract sealed class CheckedKeys permits CheckedKeys.None, CheckedKeys.InFile {
 
     public static final String FILE_NAME = ".checked_keys";
 
@@ -75,31 +76,11 @@ public final class CheckedKeys {
     static final int MAX_BYTES = HEADER_BYTES + MAX_ENTRIES * DIGEST_BYTES + DIGEST_BYTES;
 
     private static final Logger log = LoggerFactory.getLogger(CheckedKeys.class);
-    private static final CheckedKeys NONE = new CheckedKeys(null, null, Set.of());
-
-    private final Path file;
-    private final byte[] macKey;
-    /** The digests the file held when opened, then those of the last save. */
-    private volatile Set<Digest> known;
-    /** Bytes {@link #readPublicKey} checked in full since the last save, and passed. */
-    private final Set<Digest> passed = ConcurrentHashMap.newKeySet();
-    /** A file was there but not used: the next save replaces it even with nothing to record. */
-    private volatile boolean ignored;
-
-    /**
-     * Keys read from bytes other than their canonical PEM (a key copied in by hand), by modulus, with those bytes'
-     * digest: {@link #save} records both, or such a key would be checked in full at every start.
-     */
-    private final Map<BigInteger, Digest> readAs = new ConcurrentHashMap<>();
+    private static final CheckedKeys NONE = new None();
 
     private final AtomicLong fullChecks = new AtomicLong();
-    private final WarnInterval warnings = new WarnInterval(Clock.systemUTC(), 60_000);
 
-    private CheckedKeys(Path file, byte[] macKey, Set<Digest> known) {
-        this.file = file;
-        this.macKey = macKey;
-        this.known = known;
-    }
+    private CheckedKeys() {}
 
     /** Checks every key in full and remembers nothing: for a store opened without the master key. */
     public static CheckedKeys none() {
@@ -121,9 +102,9 @@ public final class CheckedKeys {
         } catch (IOException | RuntimeException e) {
             SECRET_WARNINGS.warn(
                     log, "Cannot use {}: {}; every key is checked in full at each start", secretFile, e.toString());
-            return new CheckedKeys(null, null, Set.of());
+            return new None();
         }
-        CheckedKeys checked = new CheckedKeys(pkiDir.resolve(FILE_NAME), secret, Set.of());
+        InFile checked = new InFile(pkiDir.resolve(FILE_NAME), secret);
         checked.known = checked.load(fresh);
         return checked;
     }
@@ -177,28 +158,7 @@ public final class CheckedKeys {
      * Reads an RSA public key from PEM as {@link Pem#readPublicKey} does, skipping the small-factor check for bytes
      * this master has checked before.
      */
-    public RSAPublicKey readPublicKey(byte[] pem) throws KeyFormatException {
-        String text = new String(pem, StandardCharsets.US_ASCII);
-        if (file == null) {
-            fullChecks.incrementAndGet();
-            return Pem.readPublicKey(text);
-        }
-        Digest digest = Digest.of(pem);
-        if (known.contains(digest)) {
-            return remember(Pem.readOfferedPublicKey(text), digest);
-        }
-        fullChecks.incrementAndGet();
-        RSAPublicKey key = Pem.readPublicKey(text);
-        passed.add(digest);
-        return remember(key, digest);
-    }
-
-    private RSAPublicKey remember(RSAPublicKey key, Digest digest) {
-        if (!Digest.of(Pem.bytes(Pem.publicKeySpki(key))).equals(digest)) {
-            readAs.put(key.getModulus(), digest);
-        }
-        return key;
-    }
+    public abstract RSAPublicKey readPublicKey(byte[] pem) throws KeyFormatException;
 
     /** How many keys {@link #readPublicKey} checked in full (a test's view). */
     public long fullChecks() {
@@ -209,105 +169,174 @@ public final class CheckedKeys {
      * Adds the keys {@link #readPublicKey} checked in full to the file (a store's first read): nothing is written when
      * every key was found in it. Cheaper than {@link #save}, which encodes every key; a failure is logged.
      */
-    public void saveChecked() {
-        if (file == null || (passed.isEmpty() && !ignored)) {
-            return;
-        }
-        Set<Digest> digests = new HashSet<>(known);
-        for (Digest digest : passed) {
-            if (digests.size() == MAX_ENTRIES) {
-                break;
-            }
-            digests.add(digest);
-        }
-        write(digests);
-    }
+    public abstract void saveChecked();
 
     /**
      * Records {@code keys} (a store's keys, each checked in full when it entered the store) as the file's content, by
      * the digest of their canonical PEM (as the store writes them); at most {@link #MAX_ENTRIES}. Writes only when
      * that differs from what the file holds; a failure is logged, not thrown: the file only saves work.
      */
-    public void save(Collection<RSAPublicKey> keys) {
-        if (file == null) {
-            return;
+    public abstract void save(Collection<RSAPublicKey> keys);
+
+    /** Reads {@code text} with every check, and counts it. */
+    RSAPublicKey readInFull(String text) throws KeyFormatException {
+        fullChecks.incrementAndGet();
+        return Pem.readPublicKey(text);
+    }
+
+    /** Checks every key in full and remembers nothing. */
+    static final class None extends CheckedKeys {
+        @Override
+        public RSAPublicKey readPublicKey(byte[] pem) throws KeyFormatException {
+            return readInFull(new String(pem, StandardCharsets.US_ASCII));
         }
-        Set<Digest> digests = new HashSet<>();
-        Map<BigInteger, Digest> stillRead = new HashMap<>();
-        for (RSAPublicKey key : keys) {
-            if (digests.size() == MAX_ENTRIES) {
-                break;
-            }
-            digests.add(Digest.of(Pem.bytes(Pem.publicKeySpki(key))));
-            Digest raw = readAs.get(key.getModulus());
-            if (raw != null && digests.size() < MAX_ENTRIES) {
-                digests.add(raw);
-                stillRead.put(key.getModulus(), raw);
-            }
+
+        @Override
+        public void saveChecked() {}
+
+        @Override
+        public void save(Collection<RSAPublicKey> keys) {}
+    }
+
+    /** The keys checked before, in {@link #FILE_NAME} under the HMAC of {@link #SECRET_FILE_NAME}. */
+    static final class InFile extends CheckedKeys {
+        private final Path file;
+        private final byte[] macKey;
+        /** The digests the file held when opened, then those of the last save. */
+        private volatile Set<Digest> known;
+        /** Bytes {@link #readPublicKey} checked in full since the last save, and passed. */
+        private final Set<Digest> passed = ConcurrentHashMap.newKeySet();
+        /** A file was there but not used: the next save replaces it even with nothing to record. */
+        private volatile boolean ignored;
+
+        /**
+         * Keys read from bytes other than their canonical PEM (a key copied in by hand), by modulus, with those bytes'
+         * digest: {@link #save} records both, or such a key would be checked in full at every start.
+         */
+        private final Map<BigInteger, Digest> readAs = new ConcurrentHashMap<>();
+
+        private final WarnInterval warnings = new WarnInterval(Clock.systemUTC(), 60_000);
+
+        private InFile(Path file, byte[] macKey) {
+            this.file = file;
+            this.macKey = macKey;
+            this.known = Set.of();
         }
-        readAs.keySet().retainAll(stillRead.keySet());
-        if (!digests.equals(known) || ignored) {
+
+        @Override
+        public RSAPublicKey readPublicKey(byte[] pem) throws KeyFormatException {
+            String text = new String(pem, StandardCharsets.US_ASCII);
+            Digest digest = Digest.of(pem);
+            if (known.contains(digest)) {
+                return remember(Pem.readOfferedPublicKey(text), digest);
+            }
+            RSAPublicKey key = readInFull(text);
+            passed.add(digest);
+            return remember(key, digest);
+        }
+
+        private RSAPublicKey remember(RSAPublicKey key, Digest digest) {
+            if (!Digest.of(Pem.bytes(Pem.publicKeySpki(key))).equals(digest)) {
+                readAs.put(key.getModulus(), digest);
+            }
+            return key;
+        }
+
+        @Override
+        public void saveChecked() {
+            if (passed.isEmpty() && !ignored) {
+                return;
+            }
+            Set<Digest> digests = new HashSet<>(known);
+            for (Digest digest : passed) {
+                if (digests.size() == MAX_ENTRIES) {
+                    break;
+                }
+                digests.add(digest);
+            }
             write(digests);
         }
-    }
 
-    private synchronized void write(Set<Digest> digests) {
-        try {
-            AtomicFiles.write(file, encode(digests, macKey), AtomicFiles.OWNER_RW);
-            passed.clear();
-            known = Set.copyOf(digests);
-            ignored = false;
-        } catch (IOException | RuntimeException e) {
-            warnings.warn(log, "Cannot write {}: {}; the next start checks every key in full", file, e.toString());
-        }
-    }
-
-    private Set<Digest> load(boolean freshSecret) {
-        try {
-            Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
-            if (attributes.isEmpty()) {
-                return Set.of();
-            }
-            String problem = problem(attributes.get());
-            if (problem == null) {
-                byte[] bytes = AtomicFiles.readSmall(file, MAX_BYTES);
-                Set<Digest> digests = decode(bytes, macKey);
-                if (digests != null) {
-                    return digests;
+        @Override
+        public void save(Collection<RSAPublicKey> keys) {
+            Set<Digest> digests = new HashSet<>();
+            Map<BigInteger, Digest> stillRead = new HashMap<>();
+            for (RSAPublicKey key : keys) {
+                if (digests.size() == MAX_ENTRIES) {
+                    break;
                 }
-                if (freshSecret || olderVersion(bytes)) {
-                    // An upgrade (an earlier format, or checks raised since) or the secret made just now: expected.
-                    log.info(
-                            "{} is of an earlier version of brine or its secret is new: every key is checked in full"
-                                    + " once and the file rewritten",
-                            file);
-                    ignored = true;
+                digests.add(Digest.of(Pem.bytes(Pem.publicKeySpki(key))));
+                Digest raw = readAs.get(key.getModulus());
+                if (raw != null && digests.size() < MAX_ENTRIES) {
+                    digests.add(raw);
+                    stillRead.put(key.getModulus(), raw);
+                }
+            }
+            readAs.keySet().retainAll(stillRead.keySet());
+            if (!digests.equals(known) || ignored) {
+                write(digests);
+            }
+        }
+
+        private synchronized void write(Set<Digest> digests) {
+            try {
+                AtomicFiles.write(file, encode(digests, macKey), AtomicFiles.OWNER_RW);
+                passed.clear();
+                known = Set.copyOf(digests);
+                ignored = false;
+            } catch (IOException | RuntimeException e) {
+                warnings.warn(log, "Cannot write {}: {}; the next start checks every key in full", file, e.toString());
+            }
+        }
+
+        private Set<Digest> load(boolean freshSecret) {
+            try {
+                Optional<PosixFileAttributes> attributes = AtomicFiles.attributes(file);
+                if (attributes.isEmpty()) {
                     return Set.of();
                 }
-                problem = "is damaged or not under " + SECRET_FILE_NAME;
+                String problem = problem(attributes.get());
+                if (problem == null) {
+                    byte[] bytes = AtomicFiles.readSmall(file, MAX_BYTES);
+                    Set<Digest> digests = decode(bytes, macKey);
+                    if (digests != null) {
+                        return digests;
+                    }
+                    if (freshSecret || olderVersion(bytes)) {
+                        // An upgrade (an earlier format, or checks raised since) or the secret made just now: expected.
+                        log.info(
+                                "{} is of an earlier version of brine or its secret is new: every key is checked in full"
+                                        + " once and the file rewritten",
+                                file);
+                        ignored = true;
+                        return Set.of();
+                    }
+                    problem = "is damaged or not under " + SECRET_FILE_NAME;
+                }
+                warnings.warn(
+                        log, "{} {}: ignored, every key is checked in full and the file rewritten", file, problem);
+            } catch (IOException | RuntimeException e) {
+                warnings.warn(log, "Cannot read {}: {}; every key is checked in full", file, e.toString());
             }
-            warnings.warn(log, "{} {}: ignored, every key is checked in full and the file rewritten", file, problem);
-        } catch (IOException | RuntimeException e) {
-            warnings.warn(log, "Cannot read {}: {}; every key is checked in full", file, e.toString());
+            ignored = true;
+            return Set.of();
         }
-        ignored = true;
-        return Set.of();
-    }
 
-    private String problem(PosixFileAttributes attributes) throws IOException {
-        if (!attributes.isRegularFile()) {
-            return attributes.isSymbolicLink() ? "is a symbolic link" : "is not a regular file";
+        private String problem(PosixFileAttributes attributes) throws IOException {
+            if (!attributes.isRegularFile()) {
+                return attributes.isSymbolicLink() ? "is a symbolic link" : "is not a regular file";
+            }
+            if (attributes.size() > MAX_BYTES) {
+                return "is larger than " + MAX_BYTES + " bytes";
+            }
+            if (!attributes.owner().equals(Files.getOwner(file.getParent(), LinkOption.NOFOLLOW_LINKS))) {
+                return "is owned by " + attributes.owner().getName() + ", not by the pki dir's owner";
+            }
+            if (PkiPermissions.groupOrOtherWrite(attributes)) {
+                return "is writable by group or others";
+            }
+            return null;
         }
-        if (attributes.size() > MAX_BYTES) {
-            return "is larger than " + MAX_BYTES + " bytes";
-        }
-        if (!attributes.owner().equals(Files.getOwner(file.getParent(), LinkOption.NOFOLLOW_LINKS))) {
-            return "is owned by " + attributes.owner().getName() + ", not by the pki dir's owner";
-        }
-        if (PkiPermissions.groupOrOtherWrite(attributes)) {
-            return "is writable by group or others";
-        }
-        return null;
     }
 
     static byte[] encode(Set<Digest> digests, byte[] macKey) {
