@@ -192,11 +192,10 @@ public final class PublisherService {
                             ? "unknown publisher " + name
                             : "key does not match the registered key of publisher " + name);
         }
-        Optional<MasterConfig.PublisherAcl> acl = name.equals(RootPublisher.NAME)
-                        && rootKey != null
-                        && Arrays.equals(rootKey.getEncoded(), offered.getEncoded())
-                ? Optional.empty()
-                : Optional.ofNullable(acls.get(name));
+        Optional<MasterConfig.PublisherAcl> acl =
+                name.equals(RootPublisher.NAME) && Arrays.equals(rootKey.getEncoded(), offered.getEncoded())
+                        ? Optional.empty()
+                        : Optional.ofNullable(acls.get(name));
         if (!name.equals(RootPublisher.NAME) && acl.isEmpty()) {
             return refuse(peer, request, "publisher " + name + " has no entry in publisher_acl");
         }
@@ -263,7 +262,7 @@ public final class PublisherService {
 
     private Optional<RSAPublicKey> registeredKey(String name) {
         if (name.equals(RootPublisher.NAME)) {
-            return Optional.ofNullable(rootKey);
+            return Optional.of(rootKey);
         }
         if (!MinionIds.isValid(name)) {
             return Optional.empty();

@@ -68,7 +68,9 @@ public final class FileKeyStore implements KeyStore {
     private final KeyStoreOptions options;
     private final KeyDirectory directory;
     private final StoreLock lock;
-    private final KeyPair masterKeyPair;
+    /** Empty when the store was opened without the master key (brine-key). */
+    private final Optional<KeyPair> masterKeyPair;
+
     private final KeyWatcher watcher;
     private final KeyWrites writes;
     private final AdminOperations admin;
@@ -83,7 +85,7 @@ public final class FileKeyStore implements KeyStore {
             KeyStoreOptions options,
             KeyDirectory directory,
             StoreLock lock,
-            KeyPair masterKeyPair,
+            Optional<KeyPair> masterKeyPair,
             Snapshot initial,
             KeyWrites.DirectorySync directorySync) {
         this.options = options;
@@ -123,8 +125,10 @@ public final class FileKeyStore implements KeyStore {
         StoreLock lock = StoreLock.open(directory.pkiDir());
         try (StoreLock.Held held = lock.acquire()) {
             directory.prepareStateDirectories();
-            KeyPair pair = options.masterKey() ? MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize()) : null;
-            if (pair != null) {
+            Optional<KeyPair> pair = options.masterKey()
+                    ? Optional.of(MasterKeys.loadOrCreate(directory.pkiDir(), options.keysize()))
+                    : Optional.empty();
+            if (pair.isPresent()) {
                 directory.useChecked(CheckedKeys.open(directory.pkiDir()));
             }
             Snapshot initial = directory.scan(
@@ -168,17 +172,15 @@ public final class FileKeyStore implements KeyStore {
 
     @Override
     public KeyPair masterKeyPair() {
-        if (masterKeyPair == null) {
-            throw new IllegalStateException("the key store was opened without the master key");
-        }
-        return masterKeyPair;
+        return masterKeyPair.orElseThrow(
+                () -> new IllegalStateException("the key store was opened without the master key"));
     }
 
     /** The master's public key, read from {@code master.pub} when the store was opened without the key pair. */
     @Override
     public Optional<RSAPublicKey> masterPublicKey() throws IOException, KeyStoreException {
-        if (masterKeyPair != null) {
-            return Optional.of((RSAPublicKey) masterKeyPair.getPublic());
+        if (masterKeyPair.isPresent()) {
+            return Optional.of((RSAPublicKey) masterKeyPair.get().getPublic());
         }
         return MasterKeys.readPublicIn(pkiDir());
     }
