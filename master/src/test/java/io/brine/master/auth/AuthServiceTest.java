@@ -55,7 +55,8 @@ class AuthServiceTest {
     final Peer peer = () -> "10.0.0.5";
     final KeyPair m1 = TestKeys.pair(1);
     final RSAPublicKey m1Key = (RSAPublicKey) m1.getPublic();
-    final MasterMetrics metrics = new MasterMetrics(new EventStream(clock));
+    final MasterMetrics metrics = new MasterMetrics();
+    final EventStream events = new EventStream(clock);
     /** The request record's clock: its hook runs while a request's timestamp is recorded. */
     final HookedClock recordClock = new HookedClock(clock);
 
@@ -77,7 +78,7 @@ class AuthServiceTest {
                 AcceptancePolicies.manual(),
                 sessions,
                 new PublishKeyring(clock),
-                new MeteredAuthAudit(new AuditedAuth(audit), metrics),
+                new MeteredAuthAudit(new AuditedAuth(audit), metrics, events),
                 clock,
                 p -> 4505,
                 0,
