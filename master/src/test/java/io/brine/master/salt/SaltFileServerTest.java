@@ -1,6 +1,7 @@
 package io.brine.master.salt;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -12,6 +13,7 @@ import io.brine.protocol.testing.MovableClock;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +30,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.BeforeEach;
@@ -295,6 +299,115 @@ class SaltFileServerTest {
         assertThat((List<Object>) answer(request("_dir_list", null, "base")))
                 .isEqualTo(List.of("empty", "web", "web/files"));
         assertThat(answer(request("_symlink_list", null, "base"))).isEqualTo(Map.of("web/motd-link", "motd"));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void linksThatStayInsideTheRootAreFollowedAndALoopEnds() throws Exception {
+        Files.createSymbolicLink(srv.resolve("site"), Path.of("web")); // a directory
+        Files.createSymbolicLink(srv.resolve("web/files/motd"), Path.of("../motd")); // up, and back down
+        Files.createSymbolicLink(srv.resolve("abs"), srv.resolve("web/motd")); // absolute, inside the root
+        Files.createSymbolicLink(srv.resolve("web/files/loop"), Path.of("../..")); // the root again
+        Object hash = answer(request("_file_hash", "web/motd", "base"));
+        for (String path : List.of("site/motd", "web/files/motd", "abs", "site/files/motd", "site/motd-link")) {
+            assertThat(answer(request("_file_hash", path, "base"))).as(path).isEqualTo(hash);
+        }
+        assertThat(answer(request("_file_hash", "web/files/loop/top.sls", "base")))
+                .isInstanceOf(Map.class);
+        assertThat((List<Object>) answer(request("_file_list", null, "base")))
+                .containsExactly(
+                        "abs",
+                        "site/files/motd",
+                        "site/init.sls",
+                        "site/motd",
+                        "site/motd-link",
+                        "top.sls",
+                        "web/files/motd",
+                        "web/init.sls",
+                        "web/motd",
+                        "web/motd-link");
+        assertThat((List<Object>) answer(request("_dir_list", null, "base")))
+                .containsExactly("empty", "site", "site/files", "web", "web/files");
+        assertThat(answer(request("_symlink_list", null, "base")))
+                .isEqualTo(Map.of(
+                        "abs", srv.resolve("web/motd").toString(),
+                        "site", "web",
+                        "site/files/motd", "../motd",
+                        "site/motd-link", "motd",
+                        "web/files/motd", "../motd",
+                        "web/motd-link", "motd"));
+    }
+
+    @Test
+    void aDirectoryOrFileSwappedForALinkOutAfterTheCheckIsNeverReadThrough() throws Exception {
+        Files.writeString(outside.resolve("motd"), "root:secret\n");
+        FileRoots.Found found = (FileRoots.Found) roots.find("base", "web/motd");
+        // Whoever can write the roots (a deploy job, a checkout) swaps the checked directory for a link out.
+        swapForLink(srv.resolve("web"), outside);
+        assertThatThrownBy(() -> roots.read(found, 0, CHUNK)).isInstanceOf(IOException.class);
+        assertThat(roots.hash(found)).isEmpty();
+
+        putBack(srv.resolve("web"));
+        FileRoots.Found again = (FileRoots.Found) roots.find("base", "web/motd");
+        swapForLink(srv.resolve("web/motd"), outside.resolve("motd"));
+        assertThatThrownBy(() -> roots.read(again, 0, CHUNK)).isInstanceOf(IOException.class);
+        assertThat(roots.hash(again)).isEmpty();
+    }
+
+    @Test
+    void aDirectorySwappedForALinkOutWhileARequestIsAnsweredServesNothingFromOutside() throws Exception {
+        Files.writeString(outside.resolve("motd"), "root:secret\n");
+        // The first opening of web is the check (the path resolved), the second the read.
+        for (int nth : new int[] {1, 2}) {
+            for (String cmd : List.of("_serve_file", "_file_hash")) {
+                roots.onOpening(swapOn("web", nth));
+                Object answer = answer(request(cmd, "web/motd", "base"));
+                assertThat(Files.isSymbolicLink(srv.resolve("web")))
+                        .as("swapped")
+                        .isTrue();
+                assertThat(answer)
+                        .as(cmd + ", swapped at opening " + nth)
+                        .isEqualTo(cmd.equals("_file_hash") ? "" : Map.of("data", "", "dest", ""));
+                roots.onOpening(path -> {});
+                putBack(srv.resolve("web"));
+            }
+        }
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aDirectorySwappedForALinkOutWhileTheListingIsWalkedIsNotListedThrough() throws Exception {
+        Files.writeString(outside.resolve("motd"), "root:secret\n");
+        roots.onOpening(swapOn("web", 1)); // checked as a directory, then swapped as the walk goes down into it
+        assertThat((List<Object>) answer(request("_file_list", null, "base"))).containsExactly("top.sls");
+        assertThat(Files.isSymbolicLink(srv.resolve("web"))).as("swapped").isTrue();
+        assertThat((List<Object>) answer(request("_dir_list", null, "base"))).containsExactly("empty");
+        assertThat(answer(request("_symlink_list", null, "base"))).isEqualTo(Map.of());
+    }
+
+    /** A hook that swaps the directory {@code rel} of the root for a link to {@link #outside} at its nth opening. */
+    private Consumer<String> swapOn(String rel, int nth) {
+        AtomicInteger openings = new AtomicInteger();
+        return path -> {
+            if (path.equals(rel) && openings.incrementAndGet() == nth) {
+                try {
+                    swapForLink(srv.resolve(rel), outside);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        };
+    }
+
+    /** {@code path} moved out of the roots and a link to {@code target} in its place. */
+    private void swapForLink(Path path, Path target) throws IOException {
+        Files.move(path, dir.resolve("moved"));
+        Files.createSymbolicLink(path, target);
+    }
+
+    private void putBack(Path path) throws IOException {
+        Files.delete(path);
+        Files.move(dir.resolve("moved"), path);
     }
 
     @Test
