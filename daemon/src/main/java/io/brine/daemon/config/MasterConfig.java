@@ -208,8 +208,8 @@ public record MasterConfig(
      * @param fileserverListCacheTime {@code fileserver_list_cache_time}: how long a listing is reused (20 s, as Salt's)
      * @param fileserverRequestsPerSecond {@code fileserver_requests_per_second}: each minion's request rate
      * @param fileserverBurst {@code fileserver_burst}: requests a minion may make at once before the rate applies
-     * @param fileserverMaxMibInFlight {@code fileserver_max_mib_in_flight}: MiB of file chunks being read and sealed at
-     *     once
+     * @param fileserverMaxMibInFlight {@code fileserver_max_mib_in_flight}: MiB of file server answers (chunks, listings)
+     *     being built and sealed at once
      */
     public record FileServer(
             Map<String, List<Path>> fileRoots,

@@ -6,6 +6,8 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.master.auth.SourceRateLimiter;
 import io.brine.protocol.MinionIds;
 import io.brine.protocol.salt.SaltCommand;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
 import io.brine.transport.DropLog;
@@ -31,11 +33,13 @@ import org.slf4j.LoggerFactory;
  * Salt's master answers them (salt/fileserver/__init__.py and roots.py, {@code AESFuncs._master_opts} in
  * salt/master.py): what states and {@code cp.*} need, read-only. Pillar stays empty ({@link SaltService}), and
  * {@code _master_tops} and {@code _ext_nodes} are answered with nothing. Bounded: a per-minion rate, and the bytes of
- * {@code _serve_file} chunks being read, compressed and sealed at once; past either the request gets no answer (the
- * minion asks again after its timeout), logged once a minute. A refused path is answered as a missing file and
- * logged the same way, escaped. A listing's answer is built once for each command, environment and prefix from the
- * listing {@link FileRoots} keeps, and handed to every minion that asks until that listing is walked again: a fleet
- * (or one minion at its rate) asking for 100,000 entries costs one filtering and conversion, not one per request.
+ * the answers being built, sealed and sent at once ({@code _serve_file} chunks by their data, every other answer by
+ * its encoded size: a listing of a large tree is megabytes, sealed again for each minion that asks); past either the
+ * request gets no answer (the minion asks again after its timeout), logged once a minute. A refused path is answered
+ * as a missing file and logged the same way, escaped. A listing's answer is built once for each command, environment
+ * and prefix from the listing {@link FileRoots} keeps, and handed to every minion that asks until that listing is
+ * walked again: a fleet (or one minion at its rate) asking for 100,000 entries costs one filtering and conversion,
+ * not one per request.
  */
 public final class SaltFileServer {
 
@@ -52,7 +56,8 @@ public final class SaltFileServer {
      * @param bufferSize {@code file_buffer_size}: the largest chunk {@code _serve_file} answers
      * @param requestsPerSecond {@code fileserver_requests_per_second}: each minion's rate
      * @param burst {@code fileserver_burst}: what a minion may ask at once before the rate applies
-     * @param maxBytesInFlight {@code fileserver_max_mib_in_flight}: chunk bytes being prepared at once
+     * @param maxBytesInFlight {@code fileserver_max_mib_in_flight}: answer bytes being prepared at once (a chunk's
+     *     data, any other answer's encoded size)
      */
     public record Limits(int bufferSize, int requestsPerSecond, int burst, long maxBytesInFlight) {
         public static Limits defaults() {
@@ -81,7 +86,8 @@ public final class SaltFileServer {
 
     private record ListingKey(String cmd, String saltenv, String prefix) {}
 
-    private record ListingAnswer(FileRoots.Listing from, SaltValue value, int entries) {}
+    /** {@code bytes}: the value's encoded size, what each request answered with it is charged. */
+    private record ListingAnswer(FileRoots.Listing from, SaltValue value, int entries, long bytes) {}
 
     public SaltFileServer(FileRoots roots, Limits limits, Clock clock, Ticker ticker) {
         this.roots = roots;
@@ -92,7 +98,7 @@ public final class SaltFileServer {
 
     /**
      * Answers {@code request} from minion {@code id} (authenticated) by {@code reply}, or not at all when it is over a
-     * bound. {@code reply} is called on this thread; a chunk's bytes count as in flight until it returns.
+     * bound. {@code reply} is called on this thread; the answer's bytes count as in flight until it returns.
      */
     public void serve(String id, String from, SaltCommand.FileRequest request, Consumer<SaltValue> reply) {
         String who = "Salt minion " + id + " (" + from + ")";
@@ -105,10 +111,44 @@ public final class SaltFileServer {
             return;
         }
         if (LISTINGS.contains(request.cmd()) && request.saltenv().isPresent()) {
-            reply.accept(listingAnswer(request));
+            ListingAnswer listing = listingAnswer(request);
+            charged(who, "listing", listing.value(), listing.bytes(), reply);
             return;
         }
-        reply.accept(SaltValues.fromPlain(answer(who, request)));
+        SaltValue value = SaltValues.fromPlain(answer(who, request));
+        charged(who, "answer", value, encodedSize(value), reply);
+    }
+
+    /** Answers {@code value} by {@code reply}, its {@code bytes} in flight meanwhile, or not at all past the bound. */
+    private void charged(String who, String what, SaltValue value, long bytes, Consumer<SaltValue> reply) {
+        long reserved = reserve(who, what, bytes);
+        if (reserved < 0) {
+            return;
+        }
+        try {
+            reply.accept(value);
+        } finally {
+            inFlight.addAndGet(-reserved);
+        }
+    }
+
+    /**
+     * Reserves {@code bytes} of {@code fileserver_max_mib_in_flight} for an answer being built, sealed and sent: what
+     * was reserved, to give back once it is, or -1 (the drop logged) when it would be past the bound. An answer larger
+     * than the whole bound (a listing can be) is charged the whole bound: it is answered alone, never beside another.
+     */
+    private long reserve(String who, String what, long bytes) {
+        long reserved = Math.min(bytes, limits.maxBytesInFlight());
+        if (reserved > 0 && inFlight.addAndGet(reserved) > limits.maxBytesInFlight()) {
+            inFlight.addAndGet(-reserved);
+            drops.dropped(who, "file server " + what + " over fileserver_max_mib_in_flight; not answered");
+            return -1;
+        }
+        return reserved;
+    }
+
+    private static long encodedSize(SaltValue value) {
+        return SaltMsgpack.write(value, SaltDialect.PAYLOAD).length;
     }
 
     /** The plain answer (lists, maps, strings) to every request but {@code _serve_file}. */
@@ -231,22 +271,20 @@ public final class SaltFileServer {
      * The answer to a listing command for an environment, from the listing kept now: the one built from that very
      * listing when there is one, else built once (concurrent askers wait for it) and kept.
      */
-    private SaltValue listingAnswer(SaltCommand.FileRequest request) {
+    private ListingAnswer listingAnswer(SaltCommand.FileRequest request) {
         String saltenv = request.saltenv().orElseThrow();
         FileRoots.Listing listing = roots.listing(saltenv);
         ListingKey key =
                 new ListingKey(request.cmd(), saltenv, strip(request.prefix().orElse("")));
-        return listingAnswers
-                .asMap()
-                .compute(key, (k, kept) -> {
-                    if (kept != null && (kept.from() == listing || kept.from().builtAtMs() > listing.builtAtMs())) {
-                        return kept; // built from this listing, or from a newer one another asker took
-                    }
-                    Object plain = listed(listing, request);
-                    int entries = plain instanceof Collection<?> c ? c.size() : ((Map<?, ?>) plain).size();
-                    return new ListingAnswer(listing, SaltValues.fromPlain(plain), entries);
-                })
-                .value();
+        return listingAnswers.asMap().compute(key, (k, kept) -> {
+            if (kept != null && (kept.from() == listing || kept.from().builtAtMs() > listing.builtAtMs())) {
+                return kept; // built from this listing, or from a newer one another asker took
+            }
+            Object plain = listed(listing, request);
+            int entries = plain instanceof Collection<?> c ? c.size() : ((Map<?, ?>) plain).size();
+            SaltValue value = SaltValues.fromPlain(plain);
+            return new ListingAnswer(listing, value, entries, encodedSize(value));
+        });
     }
 
     /** A listing command's plain answer from {@code listing}. */
@@ -304,10 +342,8 @@ public final class SaltFileServer {
         }
         FileRoots.Found file = found.get();
         long loc = request.loc().get();
-        long reserved = Math.max(0, Math.min(limits.bufferSize(), file.size() - loc));
-        if (inFlight.addAndGet(reserved) > limits.maxBytesInFlight() && reserved > 0) {
-            inFlight.addAndGet(-reserved);
-            drops.dropped(who, "file server chunk over fileserver_max_mib_in_flight; not answered");
+        long reserved = reserve(who, "chunk", Math.max(0, Math.min(limits.bufferSize(), file.size() - loc)));
+        if (reserved < 0) {
             return;
         }
         try {
@@ -331,7 +367,7 @@ public final class SaltFileServer {
         }
     }
 
-    /** Chunk bytes reserved now (for tests and metrics). */
+    /** Answer bytes reserved now (for tests and metrics). */
     long bytesInFlight() {
         return inFlight.get();
     }

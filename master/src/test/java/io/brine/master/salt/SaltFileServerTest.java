@@ -7,6 +7,8 @@ import ch.qos.logback.classic.Level;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.brine.daemon.testing.LogCapture;
 import io.brine.protocol.salt.SaltCommand;
+import io.brine.protocol.salt.SaltDialect;
+import io.brine.protocol.salt.SaltMsgpack;
 import io.brine.protocol.salt.SaltValue;
 import io.brine.protocol.salt.SaltValues;
 import io.brine.protocol.testing.MovableClock;
@@ -502,17 +504,60 @@ class SaltFileServerTest {
     }
 
     @Test
+    void aListingPastTheBytesInFlightGetsNoAnswerUntilTheOneBeforeIsSent() throws Exception {
+        // _file_list is then about 7 KiB encoded (300 entries of 23 bytes): more than half of 2 chunks' bound.
+        for (int i = 0; i < 300; i++) {
+            Files.writeString(srv.resolve("web/files/file-%03d.sls".formatted(i)), "x");
+        }
+        SaltCommand.FileRequest list = request("_file_list", null, "base");
+        long size = SaltMsgpack.write(SaltValues.fromPlain(answer(list)), SaltDialect.PAYLOAD).length;
+        assertThat(size).isBetween(CHUNK + 1L, 2L * CHUNK);
+        server = server(CHUNK, 1_000, 10_000, 2L * CHUNK);
+        Files.write(srv.resolve("web/big.bin"), new byte[CHUNK]);
+        SaltCommand.FileRequest chunk = firstChunk("web/big.bin");
+        List<String> lines;
+        try (LogCapture logs = LogCapture.of(SaltFileServer.class)) {
+            // While a listing, or a chunk, is being sent, a listing would be one past the bound.
+            for (SaltCommand.FileRequest first : List.of(list, chunk)) {
+                List<SaltValue> nested = new ArrayList<>();
+                List<SaltValue> outer = new ArrayList<>();
+                server.serve("salt1", "10.0.0.7", first, value -> {
+                    outer.add(value);
+                    assertThat(server.bytesInFlight()).isPositive();
+                    server.serve("salt2", "10.0.0.8", list, nested::add);
+                });
+                assertThat(outer).hasSize(1);
+                assertThat(nested)
+                        .as("a listing asked while %s is sent", first.cmd())
+                        .isEmpty();
+                assertThat(server.bytesInFlight()).isZero();
+            }
+            lines = logs.at(Level.WARN);
+        }
+        assertThat(lines)
+                .anySatisfy(l -> assertThat(l)
+                        .contains("salt2")
+                        .contains("file server listing over fileserver_max_mib_in_flight; not answered"));
+        assertThat(answers(list)).hasSize(1);
+
+        // A listing larger than the whole bound is answered alone, and nothing beside it, not even _file_envs.
+        server = server(CHUNK, 1_000, 10_000, CHUNK);
+        List<SaltValue> nested = new ArrayList<>();
+        List<SaltValue> outer = new ArrayList<>();
+        server.serve("salt1", "10.0.0.7", list, value -> {
+            outer.add(value);
+            server.serve("salt2", "10.0.0.8", request("_file_envs", null, null), nested::add);
+        });
+        assertThat(outer).hasSize(1);
+        assertThat(nested).isEmpty();
+        assertThat(answers(request("_file_envs", null, null))).hasSize(1);
+    }
+
+    @Test
     void aChunkPastTheBytesInFlightGetsNoAnswerUntilTheOneBeforeIsSent() throws Exception {
         server = server(CHUNK, 1_000, 10_000, CHUNK);
         Files.write(srv.resolve("web/big.bin"), new byte[CHUNK * 2]);
-        SaltCommand.FileRequest first = new SaltCommand.FileRequest(
-                "_serve_file",
-                Optional.of("web/big.bin"),
-                Optional.of("base"),
-                Optional.empty(),
-                Optional.of(0L),
-                Optional.empty(),
-                false);
+        SaltCommand.FileRequest first = firstChunk("web/big.bin");
         List<SaltValue> nested = new ArrayList<>();
         List<SaltValue> outer = new ArrayList<>();
         server.serve("salt1", "10.0.0.7", first, value -> {
@@ -524,5 +569,17 @@ class SaltFileServerTest {
         assertThat(nested).isEmpty();
         assertThat(server.bytesInFlight()).isZero();
         assertThat(answers(first)).hasSize(1);
+    }
+
+    /** {@code _serve_file} of {@code path}'s first chunk in base, not gzipped. */
+    private static SaltCommand.FileRequest firstChunk(String path) {
+        return new SaltCommand.FileRequest(
+                "_serve_file",
+                Optional.of(path),
+                Optional.of("base"),
+                Optional.empty(),
+                Optional.of(0L),
+                Optional.empty(),
+                false);
     }
 }
