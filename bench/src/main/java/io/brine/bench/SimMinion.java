@@ -645,6 +645,10 @@ final class SimMinion implements BenchMinion {
             keys = secondKey;
             secondKey = null;
             swarm.keyRotated(this, rotationAskedNanos, now);
+            // As brine-minion: the ticket names the replaced key; one for the new key, asked for in the session.
+            grant = null;
+            transport.send(Resumptions.encode(Resumptions.ticketRequest(
+                    requestKey, sessionId, swarm.clock().millis())));
         } else {
             swarm.rotationRefused(this, (reply.pending() ? "pending: " : "") + reply.reason());
         }

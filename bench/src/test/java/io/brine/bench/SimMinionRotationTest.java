@@ -7,6 +7,7 @@ import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
 import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.codec.MasterSuccessions;
+import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
 import io.brine.protocol.crypto.Fingerprints;
 import io.brine.protocol.crypto.Rsa;
@@ -15,6 +16,7 @@ import io.brine.protocol.message.AuthReply;
 import io.brine.protocol.message.AuthRequest;
 import io.brine.protocol.message.AuthStatus;
 import io.brine.protocol.message.MasterSuccession;
+import io.brine.protocol.message.Resumption;
 import io.brine.protocol.message.SessionFrame;
 import io.brine.protocol.message.SessionMessage;
 import io.brine.protocol.message.Suite;
@@ -113,6 +115,9 @@ class SimMinionRotationTest {
         fromMaster(answer(master, true));
         assertThat(minion.keys()).isSameAs(second);
         assertThat(events).containsExactly("asked", "rotated");
+        // As brine-minion: its ticket named the old key; it asks for one naming the new key in the session.
+        assertThat(sent).hasSize(2);
+        assertThat(Resumptions.decode(sent.get(1))).isInstanceOf(Resumption.TicketRequest.class);
 
         // Its next auth offers the new key; an ask for the old key is stale and ignored.
         fromMaster(new SessionMessage.KeyRotateAsk(Fingerprints.of(first.getPublic())));
@@ -122,7 +127,7 @@ class SimMinionRotationTest {
                 Codec.decode(sent.get(sent.size() - 1), FrameLimits.MAX_FRAME, SessionFrame.Direction.MINION_TO_MASTER);
         assertThat(((AuthRequest) auth.message()).publicKey())
                 .isEqualTo(second.getPublic().getEncoded());
-        assertThat(sent).hasSize(2);
+        assertThat(sent).hasSize(3);
     }
 
     @Test

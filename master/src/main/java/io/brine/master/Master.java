@@ -355,10 +355,7 @@ public final class Master implements AutoCloseable {
     }
 
     private boolean stillAccepted(MinionSession session) {
-        return keyStore.acceptedKey(session.minionId())
-                .filter(key -> key.getModulus().equals(session.publicKey().getModulus())
-                        && key.getPublicExponent().equals(session.publicKey().getPublicExponent()))
-                .isPresent();
+        return keyStore.acceptedKey(session.minionId()).filter(session::holds).isPresent();
     }
 
     private void tick() {

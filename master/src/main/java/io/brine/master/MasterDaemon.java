@@ -291,7 +291,7 @@ public final class MasterDaemon implements AutoCloseable {
                     ResumeService::resumed);
             metrics.counter(
                     "brine.resumption.tickets",
-                    "Resumption tickets given after full auths",
+                    "Resumption tickets given after full auths and key rotations",
                     resume,
                     ResumeService::tickets);
             metrics.counter(

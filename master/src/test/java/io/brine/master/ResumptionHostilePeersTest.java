@@ -15,6 +15,7 @@ import io.brine.master.resume.TicketKeys;
 import io.brine.protocol.codec.Codec;
 import io.brine.protocol.codec.Decoded;
 import io.brine.protocol.codec.FrameLimits;
+import io.brine.protocol.codec.KeyRotations;
 import io.brine.protocol.codec.MasterSuccessions;
 import io.brine.protocol.codec.Resumptions;
 import io.brine.protocol.codec.Sessions;
@@ -260,6 +261,58 @@ class ResumptionHostilePeersTest {
 
     @ParameterizedTest
     @EnumSource(names = {"TCP", "ZEROMQ"})
+    void aMinionThatRotatedItsKeyInItsSessionIsGivenATicketForTheNewKeyAndResumesWithItAfterARestart(TransportKind kind)
+            throws Exception {
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        ClientChannel channel = rotate(kind, m1, 2);
+
+        // Switched to the new key, the minion gives up its ticket and asks for one in the session, as after a full
+        // auth (PROTOCOL.md 8.9 step 1): the session's key is the new one, and so is the ticket's.
+        clock.advance(Duration.ofMillis(1));
+        channel.send(Resumptions.encode(Resumptions.ticketRequest(m1.requestKey(), m1.sessionId(), clock.millis())));
+        Resumption.Grant renewed = Resumptions.openTicket(
+                m1.requestKey(), (Resumption.Ticket) Resumptions.decode(channel.receive(ANSWER)));
+
+        restart(kind);
+        clock.advance(Duration.ofSeconds(1));
+        // The new key's ticket resumes the session: no full auth, no signed answer.
+        Optional<Resumption.Resumed> resumption = resume(kind, m1, renewed);
+        assertThat(resumption)
+                .as("resumed with the new key's ticket (refused: %s)", refusalReasons())
+                .isPresent();
+        Resumption.Resumed resumed = resumption.orElseThrow();
+        assertThat(signedAuthAnswers()).isZero();
+        assertThat(master.master().sessions().byMinion("m1").orElseThrow().publicKey())
+                .isEqualTo(TestKeys.pair(2).getPublic());
+        assertHeartbeatAnswered(kind, resumed);
+        // The full auth's ticket names the replaced key: refused once the new key is accepted.
+        assertThat(resume(kind, m1, m1.grant())).isEmpty();
+        assertThat(refusalReasons()).containsExactly("the id's accepted key is another");
+    }
+
+    @Test
+    void aSessionWhoseMinionRotatedItsKeyOutlivesAPublishKeyRotation() throws Exception {
+        TransportKind kind = TransportKind.TCP; // the master's, whatever the transport
+        start(kind);
+        Minion m1 = fullAuth(kind, "m1", 1);
+        rotate(kind, m1, 2);
+
+        long rotations = auditEvents("publish-key-rotated");
+        master.master().requestRotation("test");
+        await().until(() -> auditEvents("publish-key-rotated") > rotations);
+        // A session whose key is not the accepted one is closed at a publish key rotation (a removal racing an auth):
+        // the rotated minion's key is the accepted one.
+        assertThat(master.master()
+                        .sessions()
+                        .byMinion("m1")
+                        .map(session -> session.sessionId().bytes()))
+                .as("the rotated minion's session after a publish key rotation")
+                .hasValueSatisfying(id -> assertThat(id).isEqualTo(m1.sessionId()));
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"TCP", "ZEROMQ"})
     void aTicketWhoseKeyWasLostAnExpiredOneAndOneWhoseKeyIsRetiredAreRefused(TransportKind kind) throws Exception {
         start(kind);
         Minion lost = fullAuth(kind, "lost", 1);
@@ -364,6 +417,29 @@ class ResumptionHostilePeersTest {
         return new Minion(id, key, reply.session().sessionId(), requestKey, Resumptions.openTicket(requestKey, ticket));
     }
 
+    /**
+     * {@code minion} rotates to test key {@code key} over its session, as KeyRotation does (PROTOCOL.md 6.3), on a new
+     * connection: the master's signed answer says rotated. That connection, where its session's frames now go.
+     */
+    private ClientChannel rotate(TransportKind kind, Minion minion, int key) throws Exception {
+        ClientChannel channel = connect(kind);
+        channel.send(Codec.encode(Sessions.seal(
+                minion.requestKey(),
+                minion.sessionId(),
+                SessionFrame.Direction.MINION_TO_MASTER,
+                1,
+                KeyRotations.signedRequest(
+                        minion.sessionId(), minion.id(), TestKeys.pair(minion.key()), TestKeys.pair(key)))));
+        SessionMessage.KeyRotateReply answer = (SessionMessage.KeyRotateReply) Sessions.open(
+                minion.requestKey(),
+                (SessionFrame) ((Decoded.Ok) Codec.decode(channel.receive(ANSWER), FrameLimits.MAX_FRAME)).message(),
+                SessionFrame.Direction.MASTER_TO_MINION);
+        assertThat(answer.rotated()).as(answer.reason()).isTrue();
+        assertThat(KeyRotations.signedBy(WiredMaster.masterKey(), minion.sessionId(), answer))
+                .isTrue();
+        return channel;
+    }
+
     /** Sends {@code request} on a new connection: the answer to {@code nonce}. */
     private Resumption.Reply ask(TransportKind kind, byte[] request, byte[] nonce) throws Exception {
         ClientChannel channel = connect(kind);
@@ -429,6 +505,14 @@ class ResumptionHostilePeersTest {
             }
         }
         return reasons;
+    }
+
+    /** How many lines of {@code event} the audit log holds. */
+    private long auditEvents(String event) throws IOException {
+        String quoted = "\"" + event + "\"";
+        return Files.readAllLines(master.config().auditLog()).stream()
+                .filter(line -> line.contains(quoted))
+                .count();
     }
 
     private double resumeRefusals() {

@@ -205,7 +205,11 @@ final class Handshake {
         status.ticket(grant == null ? null : Instant.ofEpochMilli(grant.expiresMs()));
     }
 
-    private void dropTicket() {
+    /**
+     * Gives up the ticket held: a full auth is made (its session asks for the next one), or the minion switched to a
+     * rotation's new key, which the ticket does not name (PROTOCOL.md 6.3: the session asks for one that does).
+     */
+    void dropTicket() {
         if (ticket != null) {
             holdTicket(null);
         }

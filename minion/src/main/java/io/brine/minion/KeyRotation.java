@@ -267,8 +267,13 @@ public final class KeyRotation {
                         .equals(reply.newFingerprint());
     }
 
-    /** The master's answer, in session {@code sessionId}: believed only when the pinned master key signed it. */
-    void onReply(byte[] sessionId, KeyRotateReply reply) {
+    /**
+     * The master's answer, in session {@code sessionId}: believed only when the pinned master key signed it.
+     *
+     * @return whether the minion switched to the new key (the caller then gives up the resumption ticket, which names
+     *     the old key, and asks for one for the new key)
+     */
+    boolean onReply(byte[] sessionId, KeyRotateReply reply) {
         Optional<RSAPublicKey> master = pin.pinned();
         KeyPair candidate = keyring.candidate().orElse(null);
         if (askedIn == null
@@ -277,7 +282,7 @@ public final class KeyRotation {
                 && pin.signedByMaster(key -> KeyRotations.signedBy(key, sessionId, reply), clock.millis())) {
             // The second answer to a request sent again (resendDue): the first one's said so already.
             LOG.debug("Minion {}: key rotation to {} answered again, as before", id, reply.newFingerprint());
-            return;
+            return false;
         }
         if (askedIn == null
                 || candidate == null
@@ -288,12 +293,13 @@ public final class KeyRotation {
                     "Minion {}: key rotation answer dropped: not an answer to this minion's request signed by the"
                             + " pinned master key",
                     id);
-            return;
+            return false;
         }
         askedIn = null;
         CrashPoints.reach("minion-rotation-answered");
         String fingerprint = Fingerprints.of(candidate.getPublic());
         Result result;
+        boolean switched = false;
         try {
             if (reply.pending() && fingerprint.equals(reply.newFingerprint())) {
                 // The old key stays accepted and in use; the new one is kept for the admin's word.
@@ -308,6 +314,7 @@ public final class KeyRotation {
                 result = new Result(false, fingerprint, reply.reason(), true);
             } else if (reply.rotated() && fingerprint.equals(reply.newFingerprint())) {
                 keyring.promote(candidate);
+                switched = true;
                 status.fingerprint(fingerprint);
                 result = new Result(true, fingerprint, reply.reason());
             } else {
@@ -329,5 +336,6 @@ public final class KeyRotation {
         if (done != null) {
             done.complete(result);
         }
+        return switched;
     }
 }

@@ -419,9 +419,14 @@ public final class Minion implements AutoCloseable {
                     () -> gate.install((SessionMessage.KeyUpdate) message).forEach(jobs::onJob);
                 case ACK -> () -> channel.acknowledged((SessionMessage.Ack) message);
                 case KEY_ROTATE_REPLY ->
-                    () -> channel.sessionId()
-                            .ifPresent(
-                                    sessionId -> rotation.onReply(sessionId, (SessionMessage.KeyRotateReply) message));
+                    () -> channel.sessionId().ifPresent(sessionId -> {
+                        if (rotation.onReply(sessionId, (SessionMessage.KeyRotateReply) message)) {
+                            // The ticket held names the replaced key, which no master resumes now: one for the new
+                            // key, which the master's session holds from its answer on (PROTOCOL.md 6.3, 8.9).
+                            handshake.dropTicket();
+                            channel.requestTicket();
+                        }
+                    });
                 case KEY_ROTATE_ASK -> () -> onRotationAsked((SessionMessage.KeyRotateAsk) message);
                 case MASTER_KEY_SUCCESSION ->
                     () -> handshake.onMasterKeySuccession((SessionMessage.MasterKeySuccession) message);

@@ -632,6 +632,52 @@ class MinionProtocolTest {
     }
 
     @Test
+    void aMinionThatSwitchedToItsNewKeyGivesUpTheOldKeysTicketAndResumesWithTheOneItAsksForInTheSession()
+            throws Exception {
+        startAccepted();
+        Resumption.Grant oldKeys = grant();
+        master.reply(master.ticket(oldKeys));
+        fixture.settle();
+        assertThat(ticketRequests()).as("asked after the full auth").isEqualTo(1);
+        assertThat(minion.status().resumableUntil()).isEqualTo(Instant.ofEpochMilli(oldKeys.expiresMs()));
+
+        CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();
+        fixture.settle();
+        byte[] newKey = master.received(SessionMessage.KeyRotate.class).get(0).newKey();
+        master.reply(master.keyRotateReply(true, Fingerprints.of(RsaKeys.publicKeyFromDer(newKey)), "rotated"));
+        fixture.settle();
+        assertThat(rotated)
+                .isCompletedWithValue(
+                        new KeyRotation.Result(true, Fingerprints.of(RsaKeys.publicKeyFromDer(newKey)), "rotated"));
+        // The ticket names the replaced key, which a master refuses to resume: given up, and one asked for in the
+        // session, whose key is the new one from the master's answer on (PROTOCOL.md 6.3, 8.9).
+        assertThat(minion.status().resumableUntil())
+                .as("the old key's ticket given up")
+                .isNull();
+        assertThat(ticketRequests()).as("asked again once switched").isEqualTo(2);
+
+        clock.advance(Duration.ofSeconds(1));
+        Resumption.Grant newKeys = grant();
+        master.reply(master.ticket(newKeys));
+        fixture.settle();
+        assertThat(minion.status().resumableUntil()).isEqualTo(Instant.ofEpochMilli(newKeys.expiresMs()));
+        // The connection comes back (a restarted master): the minion resumes with the new key's ticket.
+        master.reconnected();
+        fixture.settle();
+        assertThat(master.resumptionRequests())
+                .singleElement()
+                .satisfies(request -> assertThat(request.ticket()).isEqualTo(newKeys.ticket()));
+        assertThat(master.authRequests()).as("no full auth").hasSize(1);
+    }
+
+    /** The ticket requests the minion sent, in any session. */
+    private long ticketRequests() {
+        return master.resumptionFrames.stream()
+                .filter(Resumption.TicketRequest.class::isInstance)
+                .count();
+    }
+
+    @Test
     void aRotationUnansweredWhenTheSessionIsLostIsAskedAgainInTheNextSession() throws Exception {
         startAccepted();
         CompletableFuture<KeyRotation.Result> rotated = minion.rotateKey();

@@ -21,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.security.PrivateKey;
 import java.security.interfaces.RSAPublicKey;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -96,12 +97,20 @@ public final class KeyRotationService {
             return Optional.empty();
         }
         byte[] sessionId = session.sessionId().bytes();
-        RSAPublicKey oldKey = session.publicKey();
         RSAPublicKey newKey;
         try {
             newKey = RsaKeys.offeredKeyFromDer(request.newKey());
         } catch (KeyFormatException e) {
             return Optional.of(answer(session, false, "-", "the new key is not usable: " + e.getMessage()));
+        }
+        // The session's key: the one it opened with, or the one a rotation in it committed. A request for that very
+        // key is one sent again after a rotation in this session whose answer the minion did not have yet, signed by
+        // the key the rotation replaced: judged as such, the store answers it rotated (never a refusal that would make
+        // the minion drop the key the master now holds).
+        RSAPublicKey oldKey = session.publicKey();
+        if (Arrays.equals(request.newKey(), oldKey.getEncoded())
+                && session.rotatedFrom().isPresent()) {
+            oldKey = session.rotatedFrom().get();
         }
         String newFingerprint = Fingerprints.of(newKey);
         byte[] signed = KeyRotations.request(sessionId, id, oldKey.getEncoded(), request.newKey());
@@ -113,7 +122,8 @@ public final class KeyRotationService {
             return Optional.of(answer(session, false, newFingerprint, reason));
         }
         CrashPoints.reach("master-rotation-checked");
-        RotationDecision decision;
+        RotationDecision decision = null;
+        session.rotating(newKey);
         try {
             decision = keyStore.rotate(id, oldKey, newKey, policy, "minion " + id);
         } catch (IllegalArgumentException e) {
@@ -133,6 +143,11 @@ public final class KeyRotationService {
                     e.getMessage());
             recent.invalidate(id);
             return Optional.empty();
+        } finally {
+            // Rotated: the session's accepted key is the new one from now on, before its answer is sent, so that the
+            // ticket the minion then asks for names the new key (PROTOCOL.md 8.9), a publish key rotation does not
+            // take the session for a removed key's, and a later rotation in it is signed by the new key.
+            session.rotationDecided(decision instanceof RotationDecision.Rotated);
         }
         CrashPoints.reach("master-rotation-stored");
         // Java 17: no pattern switch; RotationDecision is sealed to these three.

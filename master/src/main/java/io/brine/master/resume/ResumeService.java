@@ -113,9 +113,12 @@ public final class ResumeService {
     }
 
     /**
-     * The ticket a minion asks for in its session, sealed under the session's request key; empty when the request is
-     * not its session's minion's (no session by that id, a publisher's, a box that does not open), when resumption
-     * is off, or when the ticket key cannot be saved (the minion then authenticates in full next time).
+     * The ticket a minion asks for in its session, sealed under the session's request key and naming the session's
+     * key: the one it was opened with, or the one a key rotation in it committed (the minion asks again once it has
+     * switched keys). Empty when the request is not its session's minion's (no session by that id, a publisher's, a
+     * box that does not open), when that key is not the id's accepted key now (a ticket for it would only be refused),
+     * when resumption is off, or when the ticket key cannot be saved (the minion then authenticates in full next
+     * time).
      */
     public Optional<byte[]> ticketFor(Resumption.TicketRequest request) {
         Optional<Session> session = sessions.bySessionId(SessionId.of(request.sessionId()));
@@ -131,10 +134,19 @@ public final class ResumeService {
         if (lifetimeMs == 0) {
             return Optional.empty();
         }
+        String fingerprint = Fingerprints.of(session.publicKey());
+        if (!keyStore.acceptedKey(session.minionId())
+                .map(Fingerprints::of)
+                .filter(fingerprint::equals)
+                .isPresent()) {
+            LOG.debug(
+                    "Minion {}: no resumption ticket given: its session's key is not the accepted key now",
+                    session.minionId());
+            return Optional.empty();
+        }
         long now = clock.millis();
         try {
-            Resumption.Grant grant =
-                    grant(session.minionId(), Fingerprints.of(session.publicKey()), now, now + lifetimeMs);
+            Resumption.Grant grant = grant(session.minionId(), fingerprint, now, now + lifetimeMs);
             byte[] frame = Resumptions.encode(Resumptions.sealTicket(
                     session.requestKey(), session.sessionId().bytes(), grant));
             tickets.incrementAndGet();
@@ -254,7 +266,7 @@ public final class ResumeService {
         return resumed.get();
     }
 
-    /** Tickets given after full auths, since the start. */
+    /** Tickets given after full auths and key rotations, since the start. */
     public long tickets() {
         return tickets.get();
     }

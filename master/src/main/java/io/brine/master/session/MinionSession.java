@@ -3,12 +3,22 @@ package io.brine.master.session;
 import io.brine.protocol.crypto.SessionKey;
 import io.brine.transport.Peer;
 import java.security.interfaces.RSAPublicKey;
+import java.util.Optional;
 
-/** One accepted minion's session: its id and the key it was accepted with, and when it last spoke. */
+/**
+ * One accepted minion's session: its id and the key accepted for it, and when it last spoke. The key is the one the
+ * session was opened with until a key rotation in the session commits (PROTOCOL.md 6.3): from then on it is the new
+ * key, which the session's next ticket names and its next rotation is signed by.
+ */
 public final class MinionSession extends Session {
 
     private final String minionId;
-    private final RSAPublicKey publicKey;
+    private volatile RSAPublicKey publicKey;
+    /** The key a rotation in this session replaced: a request for it sent again is signed by that key. */
+    private volatile RSAPublicKey rotatedFrom;
+    /** The new key of a rotation being decided in the key store, which may hold it before the session does. */
+    private volatile RSAPublicKey rotatingTo;
+
     private final long authTimestampMs;
     private volatile long lastSeenMs;
 
@@ -36,8 +46,46 @@ public final class MinionSession extends Session {
         return minionId;
     }
 
+    /** The minion's accepted key, as far as this session knows: the one it opened with, or a rotation's. */
     public RSAPublicKey publicKey() {
         return publicKey;
+    }
+
+    /** The key the last rotation in this session replaced; empty when none rotated it. */
+    public Optional<RSAPublicKey> rotatedFrom() {
+        return Optional.ofNullable(rotatedFrom);
+    }
+
+    /** A rotation to {@code newKey} is being decided in the key store (until {@link #rotationDecided}). */
+    public void rotating(RSAPublicKey newKey) {
+        rotatingTo = newKey;
+    }
+
+    /**
+     * The rotation {@link #rotating} announced is decided: with {@code rotated}, the key store now holds its new key
+     * as the accepted key, and so does this session.
+     */
+    public void rotationDecided(boolean rotated) {
+        RSAPublicKey newKey = rotatingTo;
+        if (rotated && newKey != null && !sameKey(newKey, publicKey)) {
+            rotatedFrom = publicKey;
+            publicKey = newKey;
+        }
+        rotatingTo = null;
+    }
+
+    /**
+     * Whether {@code accepted}, the id's accepted key in the key store, is this session's: its key, or the new key of
+     * a rotation being decided (the store holds it once it commits, a moment before the session does).
+     */
+    public boolean holds(RSAPublicKey accepted) {
+        return sameKey(accepted, publicKey) || sameKey(accepted, rotatingTo);
+    }
+
+    private static boolean sameKey(RSAPublicKey a, RSAPublicKey b) {
+        return b != null
+                && a.getModulus().equals(b.getModulus())
+                && a.getPublicExponent().equals(b.getPublicExponent());
     }
 
     /** An authentic frame came from {@code from}: answers go there from now on. */

@@ -110,6 +110,14 @@ class KeyRotationServiceTest {
                 Rsa.sign(byNew.getPrivate(), signed));
     }
 
+    /** {@code session}'s minion rotates from {@link #OLD} to {@link #NEW}: answered rotated. */
+    private static void rotatedToNew(KeyRotationService service, MinionSession session) {
+        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))
+                        .orElseThrow()
+                        .rotated())
+                .isTrue();
+    }
+
     private static boolean signedByMaster(MinionSession session, KeyRotateReply reply) {
         return Rsa.verify(
                 MASTER.getPublic(), KeyRotations.reply(session.sessionId().bytes(), reply), reply.signature());
@@ -135,10 +143,7 @@ class KeyRotationServiceTest {
     void aRequestSentAgainForTheKeyItRotatedToIsAnsweredRotatedAndWritesNothing() throws Exception {
         KeyRotationService service = service(KeyRotationPolicy.ALLOW);
         MinionSession session = session();
-        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))
-                        .orElseThrow()
-                        .rotated())
-                .isTrue();
+        rotatedToNew(service, session);
         nanos.addAndGet(KeyRotations.RESEND_AFTER.toNanos());
 
         // The minion had no answer (lost, or late) and asks again in the same session, signed by the old key.
@@ -149,8 +154,37 @@ class KeyRotationServiceTest {
         assertThat(again.newFingerprint()).isEqualTo(Fingerprints.of(NEW.getPublic()));
         assertThat(again.reason()).isEqualTo("the new key is already the accepted key");
         assertThat(signedByMaster(session, again)).isTrue();
+        assertThat(session.publicKey()).isEqualTo(pub(NEW));
         assertThat(store.acceptedKey("web1")).contains(pub(NEW));
         assertThat(Files.readString(audit.file())).containsOnlyOnce("\"key-rotated\"");
+    }
+
+    @Test
+    void aRotationMakesTheNewKeyTheSessionsSoThatTheNextRotationInItIsSignedByThatKey() throws Exception {
+        KeyRotationService service = service(KeyRotationPolicy.ALLOW);
+        MinionSession session = session();
+        rotatedToNew(service, session);
+        // The ticket the minion asks for next names the session's key (ResumeService), as the store's does.
+        assertThat(session.publicKey()).isEqualTo(pub(NEW));
+        nanos.addAndGet(KeyRotationService.INTERVAL.toNanos());
+
+        KeyPair third = TestKeys.pair(3);
+        byte[] signed = KeyRotations.request(
+                session.sessionId().bytes(),
+                "web1",
+                NEW.getPublic().getEncoded(),
+                third.getPublic().getEncoded());
+        KeyRotateReply again = service.rotate(
+                        session,
+                        new KeyRotate(
+                                third.getPublic().getEncoded(),
+                                Rsa.sign(NEW.getPrivate(), signed),
+                                Rsa.sign(third.getPrivate(), signed)))
+                .orElseThrow();
+
+        assertThat(again.rotated()).as(again.reason()).isTrue();
+        assertThat(store.acceptedKey("web1")).contains(pub(third));
+        assertThat(session.publicKey()).isEqualTo(pub(third));
     }
 
     @Test
@@ -165,6 +199,7 @@ class KeyRotationServiceTest {
         assertThat(reply.rotated()).isFalse();
         assertThat(signedByMaster(session, reply)).isTrue();
         assertThat(store.acceptedKey("web1")).contains(pub(OLD));
+        assertThat(session.publicKey()).as("the session's key").isEqualTo(pub(OLD));
         assertThat(store.pendingRotations()).containsEntry("web1", Fingerprints.of(NEW.getPublic()));
         assertThat(answered).singleElement().asString().startsWith("web1 pending ");
     }
@@ -300,10 +335,7 @@ class KeyRotationServiceTest {
                 .as("at every heartbeat until it rotates")
                 .isPresent();
 
-        assertThat(service.rotate(session, request(session, OLD, NEW, NEW))
-                        .orElseThrow()
-                        .rotated())
-                .isTrue();
+        rotatedToNew(service, session);
         assertThat(service.ask(session)).as("rotated").isEmpty();
         assertThat(store.rotationAsks()).as("kept to show it done").containsOnlyKeys("web1");
         assertThat(Files.readString(audit.file())).containsOnlyOnce("\"key-rotation-asked\"");
