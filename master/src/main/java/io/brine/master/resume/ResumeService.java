@@ -145,8 +145,15 @@ public final class ResumeService {
             return Optional.empty();
         }
         long now = clock.millis();
+        // A session opened by resumption gives tickets of the dates of the one it resumed with: resuming never extends
+        // the 24 h since the full auth (or a rotation, which proved the new key as a full auth proves its key).
+        MinionSession.TicketDates dates =
+                session.resumedWith().orElse(new MinionSession.TicketDates(now, now + lifetimeMs));
+        if (now >= dates.expiresMs()) {
+            return Optional.empty();
+        }
         try {
-            Resumption.Grant grant = grant(session.minionId(), fingerprint, now, now + lifetimeMs);
+            Resumption.Grant grant = grant(session.minionId(), fingerprint, dates.issuedMs(), dates.expiresMs());
             byte[] frame = Resumptions.encode(Resumptions.sealTicket(
                     session.requestKey(), session.sessionId().bytes(), grant));
             tickets.incrementAndGet();
@@ -227,6 +234,7 @@ public final class ResumeService {
             return Optional.empty();
         }
         MinionSession session = opened.get();
+        session.resumedWith(new MinionSession.TicketDates(contents.issuedMs(), contents.expiresMs()));
         Resumption.Reply reply;
         try {
             reply = reply(request, contents, session);

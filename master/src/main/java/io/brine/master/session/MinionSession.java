@@ -19,8 +19,17 @@ public final class MinionSession extends Session {
     /** The new key of a rotation being decided in the key store, which may hold it before the session does. */
     private volatile RSAPublicKey rotatingTo;
 
+    /**
+     * The ticket this session was resumed with, when it was and no rotation in it has proved a key since: the tickets
+     * it gives keep that one's dates, so resuming never extends the 24 h since the full auth (PROTOCOL.md 8.9).
+     */
+    private volatile TicketDates resumedWith;
+
     private final long authTimestampMs;
     private volatile long lastSeenMs;
+
+    /** When a ticket was given (its full auth's or rotation's time) and when it expires. */
+    public record TicketDates(long issuedMs, long expiresMs) {}
 
     MinionSession(
             String minionId,
@@ -51,6 +60,19 @@ public final class MinionSession extends Session {
         return publicKey;
     }
 
+    /** This session was opened by resuming a ticket of these dates (before it is answered). */
+    public void resumedWith(TicketDates dates) {
+        resumedWith = dates;
+    }
+
+    /**
+     * The dates of the ticket this session was resumed with, which the tickets it gives keep; empty when a full auth
+     * opened it or a rotation in it committed since (each proved the private key of the key a ticket names).
+     */
+    public Optional<TicketDates> resumedWith() {
+        return Optional.ofNullable(resumedWith);
+    }
+
     /** The key the last rotation in this session replaced; empty when none rotated it. */
     public Optional<RSAPublicKey> rotatedFrom() {
         return Optional.ofNullable(rotatedFrom);
@@ -70,6 +92,7 @@ public final class MinionSession extends Session {
         if (rotated && newKey != null && !sameKey(newKey, publicKey)) {
             rotatedFrom = publicKey;
             publicKey = newKey;
+            resumedWith = null;
         }
         rotatingTo = null;
     }

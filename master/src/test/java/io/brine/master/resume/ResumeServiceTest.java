@@ -2,6 +2,7 @@ package io.brine.master.resume;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.brine.daemon.config.KeyRotationPolicy;
 import io.brine.master.AuditLines;
 import io.brine.master.HookedClock;
 import io.brine.master.TestKeyStores;
@@ -17,6 +18,7 @@ import io.brine.protocol.testing.TestKeys;
 import io.brine.store.audit.AuditLog;
 import io.brine.store.keys.FileKeyStore;
 import io.brine.store.keys.PolicyVerdict;
+import io.brine.store.keys.RotationDecision;
 import io.brine.transport.Peer;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -105,14 +107,42 @@ class ResumeServiceTest {
                 .containsExactly("auth-refused: resumption refused: the key was removed while answering");
     }
 
-    /** m1's ticket, given in a session opened as a full auth opens it. */
-    private Resumption.Grant ticket() throws Exception {
-        MinionSession session =
-                sessions.open("m1", m1Key, peer, clock.millis(), clock.millis()).orElseThrow();
+    @Test
+    void aTicketAskedForInAResumedSessionKeepsTheFullAuthsExpiryUntilARotationInItProvesTheNewKey() throws Exception {
+        Resumption.Grant first = ticket();
+        clock.advance(Duration.ofHours(1));
+        MinionSession resumed =
+                service.handle(peer, request(first)).orElseThrow().session().orElseThrow();
+
+        // Resuming never extends the 24 h since the full auth, nor does a ticket asked for in the resumed session.
+        assertThat(ticketIn(resumed).expiresMs()).isEqualTo(first.expiresMs());
+
+        // A rotation in the session proves the new key's private key, as a full auth does: a ticket of its own.
+        RSAPublicKey newKey = (RSAPublicKey) TestKeys.pair(2).getPublic();
+        resumed.rotating(newKey);
+        assertThat(store.rotate("m1", m1Key, newKey, KeyRotationPolicy.ALLOW, "minion m1"))
+                .isInstanceOf(RotationDecision.Rotated.class);
+        resumed.rotationDecided(true);
+        Resumption.Grant renewed = ticketIn(resumed);
+        assertThat(renewed.expiresMs()).isEqualTo(clock.millis() + Resumptions.MAX_LIFETIME_MS);
+        clock.advance(Duration.ofMillis(1));
+        assertThat(service.handle(peer, request(renewed)).orElseThrow().session())
+                .as("resumed with the new key's ticket")
+                .isPresent();
+    }
+
+    /** m1's ticket, given in {@code session}. */
+    private Resumption.Grant ticketIn(MinionSession session) throws Exception {
         byte[] frame = service.ticketFor(Resumptions.ticketRequest(
                         session.requestKey(), session.sessionId().bytes(), clock.millis()))
                 .orElseThrow();
         return Resumptions.openTicket(session.requestKey(), (Resumption.Ticket) Resumptions.decode(frame));
+    }
+
+    /** m1's ticket, given in a session opened as a full auth opens it. */
+    private Resumption.Grant ticket() throws Exception {
+        return ticketIn(
+                sessions.open("m1", m1Key, peer, clock.millis(), clock.millis()).orElseThrow());
     }
 
     private Resumption.Request request(Resumption.Grant grant) {
