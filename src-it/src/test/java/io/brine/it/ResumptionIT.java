@@ -7,12 +7,16 @@ import io.brine.daemon.config.TransportKind;
 import io.brine.master.MasterDaemon;
 import io.brine.master.publish.JobPublisher;
 import io.brine.master.resume.TicketKeys;
+import io.brine.minion.KeyRotation;
 import io.brine.minion.MinionDaemon;
 import io.brine.minion.MinionState;
+import io.brine.protocol.crypto.Fingerprints;
 import io.micrometer.core.instrument.Counter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -75,6 +79,42 @@ class ResumptionIT {
                                 && "accepted".equals(minion.minion().status().reason())));
         assertThat(counted(withoutKeys, "brine.resumptions.refused")).isEqualTo(IDS.size());
         ping(kind);
+    }
+
+    @ParameterizedTest
+    @EnumSource(names = {"ZEROMQ", "TCP"})
+    void aMinionThatRotatedItsKeyResumesWithTheNewKeysTicketAfterAMasterRestart(TransportKind kind) throws Exception {
+        fleet.transport(kind);
+        fleet.startMaster(b -> b.acceptance(Fleet.autoAccept()));
+        MinionDaemon m1 = fleet.startMinion("m1");
+        fleet.awaitAll(MinionState.ACCEPTED);
+        await().until(() -> holdsTicket(m1));
+        Instant firstTicket = m1.minion().status().resumableUntil();
+
+        CompletableFuture<KeyRotation.Result> rotating = m1.rotateKey();
+        await().until(rotating::isDone);
+        KeyRotation.Result rotation = rotating.join();
+        assertThat(rotation.rotated()).as(rotation.reason()).isTrue();
+        // The old key's ticket is given up and one for the new key is asked for and stored (a later expiry).
+        await().until(() ->
+                holdsTicket(m1) && m1.minion().status().resumableUntil().isAfter(firstTicket));
+
+        MasterDaemon restarted = fleet.restartMaster();
+        await().until(() -> restarted.master().sessions().size() == 1 && resumed(m1));
+        assertThat(counted(restarted, "brine.resumptions")).isEqualTo(1);
+        assertThat(counted(restarted, "brine.resumptions.refused")).isZero();
+        assertThat(signedAnswers(restarted)).isZero();
+        assertThat(Fingerprints.of(restarted
+                        .master()
+                        .sessions()
+                        .byMinion("m1")
+                        .orElseThrow()
+                        .publicKey()))
+                .isEqualTo(rotation.fingerprint());
+        if (kind == TransportKind.ZEROMQ) {
+            fleet.awaitSubscribed("m1");
+        }
+        fleet.awaitReturns(fleet.publish("test.ping", List.of("m1")).jid(), List.of("m1"));
     }
 
     static boolean holdsTicket(MinionDaemon minion) {
