@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
@@ -202,8 +203,14 @@ public final class Master implements AutoCloseable {
         boolean wasAccepted = change.from().filter(s -> s == KeyState.ACCEPTED).isPresent();
         boolean stillAccepted = change.to().filter(s -> s == KeyState.ACCEPTED).isPresent();
         if (wasAccepted && !stillAccepted) {
+            Optional<MinionSession> session = sessions.byMinion(change.id());
+            if (session.isPresent() && stillAccepted(session.get())) {
+                // Opened since, with the key the id holds now (its key deleted and another accepted at once): that
+                // session stays. The publish key still rotates, for the removed key's holder.
+                return true;
+            }
             grains.remove(change.id());
-            if (sessions.remove(change.id())) {
+            if (session.isPresent() && sessions.remove(session.get())) {
                 LOG.info(
                         "Minion {}: key {}; session closed",
                         change.id(),

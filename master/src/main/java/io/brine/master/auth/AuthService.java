@@ -260,8 +260,10 @@ public final class AuthService {
             auditRefused(id, peer.remoteAddress(), fingerprint, reason);
             return reply(request, peer, AuthStatus.REFUSED, reason, pendingRetrySeconds);
         }
+        // Only a session of the same key holds a request back: one of another key (its id's key deleted and this one
+        // accepted since, the removal listener not yet run) is no newer request of this minion's.
         Optional<MinionSession> live = sessions.byMinion(id);
-        if (live.isPresent() && live.get().authTimestampMs() >= request.timestampMs()) {
+        if (live.isPresent() && live.get().holds(key) && live.get().authTimestampMs() >= request.timestampMs()) {
             LOG.info(
                     "Minion {} ({}): auth request not newer than the one that opened its session dropped",
                     id,

@@ -37,8 +37,11 @@ public final class SessionTable {
 
     /**
      * Opens a fresh session for {@code minionId} made by an auth request dated {@code authTimestampMs}, replacing
-     * the previous one only when that was made by an older request: empty, and nothing changed, otherwise. A
-     * captured request, replayed, never takes a session from the request that came after it (PROTOCOL.md 8.1).
+     * the previous one when that was made by an older request or holds another key: empty, and nothing changed,
+     * otherwise. A captured request, replayed, never takes a session from the request of its key that came after it
+     * (PROTOCOL.md 8.1); a session of another key is never the newer one, since the caller opens only for a key the
+     * store accepted (a stale request of a removed key that replaces it is refused after the open, by the caller's
+     * check of its key, and the minion of the accepted key signs in again).
      */
     public Optional<MinionSession> open(
             String minionId, RSAPublicKey publicKey, Peer peer, long nowMs, long authTimestampMs) {
@@ -50,7 +53,10 @@ public final class SessionTable {
         MinionSession[] replaced = new MinionSession[1];
         MinionSession[] opened = new MinionSession[1];
         byMinion.compute(minionId, (id, previous) -> {
-            if (!always && previous != null && previous.authTimestampMs() >= authTimestampMs) {
+            if (!always
+                    && previous != null
+                    && previous.holds(publicKey)
+                    && previous.authTimestampMs() >= authTimestampMs) {
                 return previous;
             }
             opened[0] = new MinionSession(
