@@ -49,18 +49,40 @@ final class AgainstSalt {
     }
 
     /**
-     * The Salt program runner of {@code saltDir} ({@code ../shared/salt/salt} beside the checkout), or why not: one
+     * The Salt program runner to run: {@code saltDir}'s {@code salt} ({@code --salt-dir}), else the one the
+     * environment's {@code BRINE_SALT} names (as for the Salt tests and {@code .ci/run}, which sets it for a clone
+     * made away from the shared folder), else {@code ../shared/salt/salt} beside the checkout at {@code brineHome}.
+     */
+    static Path saltScript(Optional<Path> saltDir, Optional<String> brineSalt, Path brineHome) {
+        if (saltDir.isPresent()) {
+            return saltDir.get().resolve("salt");
+        }
+        return brineSalt
+                .filter(script -> !script.isBlank())
+                .map(Path::of)
+                .orElseGet(() -> brineHome
+                        .toAbsolutePath()
+                        .normalize()
+                        .resolveSibling("shared")
+                        .resolve("salt")
+                        .resolve("salt"))
+                .toAbsolutePath();
+    }
+
+    /**
+     * Why the Salt program runner {@code script} ({@link #saltScript}) cannot run the salt-master, if it cannot: one
      * line for stderr.
      */
-    static Optional<String> missingSalt(Path saltDir) {
-        Path script = saltDir.resolve("salt");
+    static Optional<String> missingSalt(Path script) {
+        Path saltDir = script.toAbsolutePath().getParent();
         if (!Files.isDirectory(saltDir)) {
             return Optional.of("--against salt needs Salt's release tarballs and their runner in " + saltDir
-                    + " (../shared/salt beside the checkout): no such directory; give another with --salt-dir DIR");
+                    + " (../shared/salt beside the checkout, or where BRINE_SALT names the runner): no such directory; "
+                    + "give another with --salt-dir DIR");
         }
         if (!Files.isExecutable(script) || !Files.isRegularFile(saltDir.resolve("salt-3008.2.tar.gz"))) {
-            return Optional.of("--against salt: " + saltDir + " has no executable 'salt' runner and "
-                    + "salt-3008.2.tar.gz beside it (../shared/salt); give another with --salt-dir DIR");
+            return Optional.of("--against salt: " + saltDir + " has no executable '" + script.getFileName()
+                    + "' runner and salt-3008.2.tar.gz beside it (../shared/salt); give another with --salt-dir DIR");
         }
         return Optional.empty();
     }
@@ -100,8 +122,9 @@ final class AgainstSalt {
         }
         System.out.println("--- the same swarm against a real salt-master 3008.2 ---");
         int failedBefore = failures.size();
+        // The JSON is written once, below, with the side by side: not by the salt-master's run as well.
         int saltExit = Bench.run(
-                options,
+                options.withoutJson(),
                 json,
                 failures,
                 () -> runDir,
@@ -114,6 +137,7 @@ final class AgainstSalt {
                 },
                 this::stopAll);
         if (failures.size() > failedBefore) {
+            write();
             return saltExit;
         }
         SideBySide.MasterFigures saltFigures = saltFigures();
@@ -367,7 +391,7 @@ final class AgainstSalt {
         signInRequests = signInsSent;
         // No resumption, no auth budget, no JIT in a salt-master: those figures are 0.
         return new RestartScenario.Recovery(
-                "salt-master",
+                RestartScenario.SALT_MASTER,
                 minions,
                 (listening - stopped) / 1e6,
                 (served - listening) / 1e6,

@@ -66,6 +66,34 @@ final class Bench {
             }
         }
 
+        /** The same options without {@code --json}: for a run whose figures its caller writes. */
+        Options withoutJson() {
+            return new Options(
+                    minions,
+                    transport,
+                    scenarios,
+                    Optional.empty(),
+                    keys,
+                    minionsPerWorker,
+                    pingRounds,
+                    publications,
+                    idleSeconds,
+                    profile,
+                    keep,
+                    masterOpts,
+                    rsaSeconds,
+                    warmupMinions,
+                    masterHome,
+                    workerIoThreads,
+                    salt,
+                    zmqClient,
+                    authFloodSources,
+                    apiRounds,
+                    apiSubscribers,
+                    stateRounds,
+                    settle);
+        }
+
         /** File descriptors one simulated minion holds in a swarm worker. */
         int workerFdsPerMinion() {
             return transport == Transport.ZEROMQ ? zmqClient.workerFdsPerMinion : transport.workerFdsPerMinion;

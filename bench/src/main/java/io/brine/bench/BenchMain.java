@@ -248,14 +248,16 @@ public final class BenchMain implements Callable<Integer> {
                     + "interface, ports, directories, user and auto_accept) on the same simulated stock-Salt swarm, "
                     + "after brine's master with salt_minions (auth, ping, memory), and print the ratios. The bench "
                     + "waits for the salt-master's answer to a publish, and then for the returns, up to 60 s + 300 "
-                    + "ms per minion (its workers answer the minions' own requests first). Needs --salt-dir.")
+                    + "ms per minion (its workers answer the minions' own requests first). Salt comes from "
+                    + "--salt-dir.")
     String against;
 
     @Option(
             names = "--salt-dir",
             paramLabel = "DIR",
-            description = "With --against salt: Salt's release tarballs and their runner 'salt' (default: "
-                    + "../shared/salt beside the checkout).")
+            description = "With --against salt: Salt's release tarballs and their runner 'salt' (default: the "
+                    + "directory of the runner the environment's BRINE_SALT names, as for the Salt tests and .ci/run, "
+                    + "when set; else ../shared/salt beside the checkout).")
     Path saltDir;
 
     @Option(
@@ -410,14 +412,11 @@ public final class BenchMain implements Callable<Integer> {
                         + "--masters, --auth-flood-sources, --profile)");
                 return 2;
             }
-            Path dir = saltDir != null
-                    ? saltDir
-                    : Path.of(System.getProperty("brine.home", "."))
-                            .toAbsolutePath()
-                            .normalize()
-                            .resolveSibling("shared")
-                            .resolve("salt");
-            Optional<String> missing = AgainstSalt.missingSalt(dir);
+            Path script = AgainstSalt.saltScript(
+                    Optional.ofNullable(saltDir),
+                    Optional.ofNullable(System.getenv("BRINE_SALT")),
+                    Path.of(System.getProperty("brine.home", ".")));
+            Optional<String> missing = AgainstSalt.missingSalt(script);
             if (missing.isPresent()) {
                 System.err.println(missing.get());
                 return 2;
@@ -453,7 +452,7 @@ public final class BenchMain implements Callable<Integer> {
                     apiSubscribers,
                     stateRounds,
                     !noSettle);
-            return new AgainstSalt(againstOptions, dir.resolve("salt")).run();
+            return new AgainstSalt(againstOptions, script).run();
         }
         if (saltDir != null) {
             System.err.println("--salt-dir needs --against salt");

@@ -129,6 +129,33 @@ final class ProcStats {
         return byGroup;
     }
 
+    /**
+     * CPU milliseconds of {@code pid} and its live descendants per process name ({@code comm}, as {@link #tree}), for
+     * a master that is a tree of processes (a salt-master): user time under the name, system time under "NAME (sys)",
+     * each process's reaped children counted under its name, so that the groups add up to {@link #treeCpuMillis}.
+     * The shared runner starts Salt as {@code /usr/bin/python3} and its processes are forks of it: each is named
+     * "python3" (Salt titles them, MWorker-0 and so on, only through Python's setproctitle, not among the packages
+     * the runner installs), so for a salt-master this is its tree's user and system CPU under one name.
+     */
+    static Map<String, Long> cpuMillisByProcessName(long pid) {
+        Map<String, Long> byName = new TreeMap<>();
+        for (long member : tree(pid)) {
+            try {
+                String stat = read(Path.of("/proc", Long.toString(member), "stat"));
+                String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                String[] fields =
+                        stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+                long user = Long.parseLong(fields[11]) + Long.parseLong(fields[13]);
+                long system = Long.parseLong(fields[12]) + Long.parseLong(fields[14]);
+                byName.merge(name, user * 1000 / TICKS_PER_SECOND, Long::sum);
+                byName.merge(name + " (sys)", system * 1000 / TICKS_PER_SECOND, Long::sum);
+            } catch (IllegalStateException e) {
+                // ended meanwhile
+            }
+        }
+        return byName;
+    }
+
     /** Resident set size in KiB ({@code VmRSS}). */
     static long rssKib(long pid) {
         return statusKib(pid, "VmRSS:");

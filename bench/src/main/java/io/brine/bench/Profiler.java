@@ -34,9 +34,12 @@ final class Profiler {
         this.label = Optional.ofNullable(label);
     }
 
-    /** The master's CPU per thread now, for {@link #threadCpuSince}. */
+    /**
+     * The master's CPU per thread now, for {@link #threadCpuSince}; a salt-master's, which is a tree of processes, per
+     * process name ({@link ProcStats#cpuMillisByProcessName}).
+     */
     Map<String, Long> threads() {
-        return ProcStats.cpuMillisByThread(master.pid());
+        return master.salt ? ProcStats.cpuMillisByProcessName(master.pid()) : ProcStats.cpuMillisByThread(master.pid());
     }
 
     /** The master's CPU per thread group since {@code before}, biggest first. */
@@ -103,8 +106,17 @@ final class Profiler {
                 .sum();
     }
 
+    /** {@link #threadLine}, or for a salt-master its processes' line: what {@link #threads} read. */
+    String cpuLine(Map<String, Object> delta) {
+        return master.salt ? line("         master CPU by process name (ms):", delta) : threadLine(delta);
+    }
+
     static String threadLine(Map<String, Object> delta) {
-        StringBuilder line = new StringBuilder("         master CPU by thread (ms):");
+        return line("         master CPU by thread (ms):", delta);
+    }
+
+    private static String line(String title, Map<String, Object> delta) {
+        StringBuilder line = new StringBuilder(title);
         delta.entrySet().stream()
                 .limit(8)
                 .forEach(e -> line.append(' ')
