@@ -178,32 +178,49 @@ final class Swarm implements AutoCloseable {
             worker.answer("connect", Duration.ofMinutes(10));
         }
         int perMinion = options.transport() == Transport.ZEROMQ ? 1 : options.transport().masterFdsPerMinion;
-        awaitFds(fdsBaseline + (long) perMinion * minions, Duration.ofSeconds(60 + minions / 200), "connections");
+        String waited = awaitFds(fdsBaseline, perMinion, "connections");
         System.out.printf(
-                "connect  %,d request connections open (%.1f s)%n", minions, (System.nanoTime() - started) / 1e9);
+                "connect  %,d request connections open (%.1f s; %s)%n",
+                minions, (System.nanoTime() - started) / 1e9, waited);
     }
 
     /** Until the master holds every minion's connections, subscriptions included. */
     void awaitSubscriptions(int fdsBaseline) throws IOException {
-        awaitFds(
-                fdsBaseline + (long) options.transport().masterFdsPerMinion * minions,
-                Duration.ofSeconds(60 + minions / 100),
-                "subscriptions");
+        long started = System.nanoTime();
+        String waited = awaitFds(fdsBaseline, options.transport().masterFdsPerMinion, "subscriptions");
+        if (options.transport().masterFdsPerMinion > 1) {
+            System.out.printf(
+                    "subscribe %,d subscription connections open (%.1f s after the auths; %s)%n",
+                    minions, (System.nanoTime() - started) / 1e9, waited);
+        }
     }
 
-    private void awaitFds(long expected, Duration timeout, String what) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+    /**
+     * Until the master holds about {@code perMinion} open files per minion more than {@code baseline}, for as long as
+     * their count keeps growing ({@link GrowthWait}); what it waited for, to print.
+     */
+    private String awaitFds(int baseline, int perMinion, String what) throws IOException {
         int tolerance = Math.max(2, minions / 1000);
-        int fds;
-        while ((fds = master.openFiles()) < expected - tolerance) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the master holds " + fds + " open files, expected about " + expected
-                        + " with every minion's " + what + " open");
-            }
-            MasterProcess.sleep(100);
+        long wanted = baseline + (long) perMinion * minions - tolerance;
+        GrowthWait.Outcome outcome = GrowthWait.await(wanted, GrowthWait.STALL, master::openFiles);
+        String counted = String.format(
+                "%,d wanted (%,d before, %d per minion, %,d short allowed)", wanted, baseline, perMinion, tolerance);
+        if (!outcome.reached()) {
+            throw new IOException(String.format(
+                    "the master holds %,d open files (%,d at most) of the %s with every minion's %s open:"
+                            + " none more for %d s, after %.1f s",
+                    outcome.count(),
+                    outcome.highest(),
+                    counted,
+                    what,
+                    GrowthWait.STALL.toSeconds(),
+                    outcome.waitedNanos() / 1e9));
         }
         // Handshakes and subscriptions follow the accept() by a moment.
         MasterProcess.sleep(1000);
+        return String.format(
+                "the master's open files reached %,d of the %s in %.1f s, at most %.1f s without growing",
+                outcome.count(), counted, outcome.waitedNanos() / 1e9, outcome.longestStallNanos() / 1e9);
     }
 
     /** Sends {@code line} to every worker, then collects every answer to it (in worker order). */
