@@ -269,8 +269,11 @@ final class KeyRotateScenario {
                         + BASELINE_ROUNDS
                         + " rounds before the ask), per rotation; on the auth workers: their CPU alone (where"
                         + " the master verifies, checks, stores and signs a rotation)");
-        boolean met = lost == 0 && rotated == minions && perRotationNoJit / op <= 1;
-        figures.put("target", "at most 1 private op of master CPU per rotation (JIT excluded), 0 returns lost");
+        boolean met = met(lost, rotated, minions, perRotationNoJit / op, onWorkers / op);
+        figures.put(
+                "target",
+                "at most 1 private op of master CPU per rotation (JIT excluded) and on the auth workers, 0 returns"
+                        + " lost");
         figures.put("met", met);
         run.scenarios().put("keyrotate", figures);
         Object all = figures.get("all_rotated_ms");
@@ -296,6 +299,16 @@ final class KeyRotateScenario {
             run.failures()
                     .add("keyrotate: " + lost + " of " + expected + " test.ping returns lost during the rotations");
         }
+    }
+
+    /**
+     * The verdict: every minion rotated, no return lost, and a rotation within 1 private op both over the whole master
+     * and on the auth workers. The whole-master figure takes the pings' rate before the ask off the window's CPU, which
+     * at 10,000 minions is off by more than a rotation costs (it came out negative over TCP); the auth workers'
+     * CPU is measured, not estimated, and is where a rotation is handled, so it alone can miss the target.
+     */
+    static boolean met(long lost, int rotated, int minions, double wholeMasterOps, double authWorkerOps) {
+        return lost == 0 && rotated == minions && wholeMasterOps <= 1 && authWorkerOps <= 1;
     }
 
     /** A thread group's CPU in a {@link Profiler#threadCpu} delta, user and system. */
