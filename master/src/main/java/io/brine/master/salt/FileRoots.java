@@ -63,6 +63,12 @@ public final class FileRoots {
     private static final Logger LOG = LoggerFactory.getLogger(FileRoots.class);
     /** Entries (files, directories, links) one environment's listing holds at most; the rest is left out, logged. */
     public static final int MAX_ENTRIES = 100_000;
+    /**
+     * Directories a listing walks down at most, links included: what lies deeper is left out of the listing, logged
+     * (its files are still served by name). The walk recurses a directory at a time, so a deeper tree (a checkout can
+     * be 2,000 deep) overflowed a lane's stack, inside a directory stream's lock that its close then waited for forever.
+     */
+    public static final int MAX_DEPTH = 64;
     /** Hashes kept at most. */
     static final int MAX_HASHES = 100_000;
     /** Salt's {@code hash_type} names and their JCA algorithms. */
@@ -133,6 +139,7 @@ public final class FileRoots {
     private final Cache<HashKey, String> hashes =
             Caffeine.newBuilder().maximumSize(MAX_HASHES).build();
     private final WarnInterval truncated;
+    private final WarnInterval tooDeep;
     private final Object walking = new Object();
     private final AtomicLong hashesComputed = new AtomicLong();
     private volatile Consumer<String> opening = path -> {};
@@ -142,6 +149,7 @@ public final class FileRoots {
         this.clock = clock;
         this.globs = options.ignoreGlob().stream().map(FileRoots::fnmatch).toList();
         this.truncated = new WarnInterval(clock, 60_000);
+        this.tooDeep = new WarnInterval(clock, 60_000);
     }
 
     public Options options() {
@@ -507,9 +515,26 @@ public final class FileRoots {
         final Set<Object> ancestors = new HashSet<>();
 
         int entries;
+        /** A directory below {@link #MAX_DEPTH} was left out. */
+        boolean deep;
 
         boolean full() {
             return entries >= options.maxEntries();
+        }
+
+        /** Whether the directory {@code listed} is past {@link #MAX_DEPTH}: then neither listed nor walked. */
+        boolean tooDeep(String listed) {
+            int segments = 1;
+            for (int i = 0; i < listed.length(); i++) {
+                if (listed.charAt(i) == '/') {
+                    segments++;
+                }
+            }
+            if (segments > MAX_DEPTH) {
+                deep = true;
+                return true;
+            }
+            return false;
         }
 
         void add(String rel, boolean dir) {
@@ -549,6 +574,9 @@ public final class FileRoots {
                 } else if (attrs.isRegularFile()) {
                     add(listed, false);
                 } else if (attrs.isDirectory()) {
+                    if (tooDeep(listed)) {
+                        continue;
+                    }
                     try {
                         walk.down(name);
                     } catch (IOException e) {
@@ -606,8 +634,8 @@ public final class FileRoots {
                     }
                     at.down(reached.name());
                 }
-                if (unserved(at.path()) || ancestors.contains(at.key())) {
-                    return; // hidden or ignored, or a loop
+                if (unserved(at.path()) || ancestors.contains(at.key()) || tooDeep(listed)) {
+                    return; // hidden or ignored, a loop, or past the depth walked
                 }
                 add(listed, true);
                 links.putIfAbsent(listed, text);
@@ -635,6 +663,14 @@ public final class FileRoots {
                     saltenv,
                     options.maxEntries(),
                     options.maxEntries());
+        }
+        if (lister.deep) {
+            tooDeep.warn(
+                    LOG,
+                    "Salt file server: environment {} has directories more than {} deep; the listing leaves out what "
+                            + "lies below them (a file is still served when asked for by name)",
+                    saltenv,
+                    MAX_DEPTH);
         }
         Set<String> empty = new TreeSet<>(lister.dirs);
         empty.removeAll(lister.nonEmpty);

@@ -2,6 +2,7 @@ package io.brine.master.salt;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -33,6 +34,7 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import java.util.zip.GZIPInputStream;
@@ -484,6 +486,44 @@ class SaltFileServerTest {
             lines = logs.at(Level.WARN);
         }
         assertThat(lines).anySatisfy(l -> assertThat(l).contains("more than 3"));
+    }
+
+    @Test
+    void aTreeDeeperThanTheListingWalksIsLeftOutBelowTheBoundAndSaidSoNotAStackOverflow() throws Exception {
+        // 400 levels (a checkout can hold 2,000): the walk recursed a level at a time, and a lane's stack overflowed
+        // (at 2,000 on a 1 MiB stack; here a 256 KiB one, the listing in a thread of that stack).
+        Path deep = Files.createDirectories(srv.resolve("deep/" + "d/".repeat(400)));
+        Files.writeString(deep.resolve("bottom.sls"), "x");
+        Files.writeString(srv.resolve("deep/" + "d/".repeat(10) + "shallow.sls"), "x");
+        AtomicReference<Object> walked = new AtomicReference<>();
+        List<String> lines;
+        try (LogCapture logs = LogCapture.of(FileRoots.class)) {
+            Thread lane = new Thread(
+                    null,
+                    () -> {
+                        try {
+                            walked.set(roots.listing("base"));
+                        } catch (Throwable t) {
+                            walked.set(t);
+                        }
+                    },
+                    "small-stack",
+                    256 * 1024);
+            lane.start();
+            // On main the overflow struck inside a directory stream's lock, which its close then waited for forever.
+            await().until(() -> walked.get() != null);
+            lines = logs.at(Level.WARN);
+        }
+
+        assertThat(walked.get()).isInstanceOf(FileRoots.Listing.class);
+        FileRoots.Listing listing = (FileRoots.Listing) walked.get();
+        assertThat(listing.files()).contains("top.sls", "deep/" + "d/".repeat(10) + "shallow.sls");
+        assertThat(listing.files()).noneMatch(f -> f.endsWith("bottom.sls"));
+        assertThat(listing.dirs()).allMatch(d -> d.split("/").length <= FileRoots.MAX_DEPTH);
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("more than " + FileRoots.MAX_DEPTH + " deep"));
+        // Still served by name: finding a file walks no deeper than its path.
+        assertThat(roots.find("base", "deep/" + "d/".repeat(400) + "bottom.sls"))
+                .isInstanceOf(FileRoots.Found.class);
     }
 
     @Test
