@@ -242,6 +242,16 @@ public final class SaltService {
                 auditRefused(id, from, fingerprint, "key removed while answering");
                 return encode(responder, responder.respond(request, Decision.REJECTED, null), from);
             }
+            if (!(reply instanceof SaltAuthReply.Accepted)) {
+                // The key is accepted but the answer grants nothing: an encryption algorithm not served (Salt's "bad
+                // enc algo"), which anyone holding the public key can ask for. Audited as the refusal it is.
+                String reason = reply instanceof SaltAuthReply.BadAlgorithm
+                        ? "encryption algorithm " + MinionIds.printable(load.encAlgo()) + " not served"
+                        : "the answer grants nothing";
+                LOG.info("Salt minion {} ({}): auth refused: {}", id, from, reason);
+                auditRefused(id, from, fingerprint, reason);
+                return encode(responder, reply, from);
+            }
             if (!writes.audit(
                     "Salt _auth",
                     id + " (" + from + ")",
@@ -250,17 +260,13 @@ public final class SaltService {
                 // later. The session key stays made (the same for every sign-in of the id), told to nobody.
                 return encode(responder, responder.respond(request, Decision.PENDING, null), from);
             }
-            if (reply instanceof SaltAuthReply.Accepted) {
-                path.bind(id);
-                LOG.info(
-                        "Salt minion {} ({}): accepted ({}){}",
-                        id,
-                        from,
-                        accepted.reason(),
-                        admitted.policy().besideAnswer());
-            } else {
-                LOG.info("Salt minion {} ({}): accepted key, but the request is not served: {}", id, from, reply);
-            }
+            path.bind(id);
+            LOG.info(
+                    "Salt minion {} ({}): accepted ({}){}",
+                    id,
+                    from,
+                    accepted.reason(),
+                    admitted.policy().besideAnswer());
             return encode(responder, reply, from);
         } else if (decision instanceof KeyDecision.Pending pending) {
             if (!pendingLines.repeats(id, fingerprint, pending.reason())) { // once, then only changes

@@ -222,8 +222,13 @@ class SaltServiceTest {
                 SaltAuthRequest.of(id, minion.getPublic(), nonce, ENC, SIG, Optional.empty(), Optional.empty());
         Recorded path = new Recorded();
         salt.handle(new SaltRequest.Auth(load, version), path);
+        return outcome(path.only(), nonce);
+    }
+
+    /** What a Salt minion makes of {@code reply} to its sign-in with {@code nonce}. */
+    private SaltSignIn.Outcome outcome(SaltValue reply, String nonce) throws Exception {
         return SaltSignIn.check(
-                path.only(),
+                reply,
                 nonce,
                 Optional.empty(),
                 minion.getPrivate(),
@@ -315,6 +320,31 @@ class SaltServiceTest {
         assertThat(keys.session("salt1")).isEmpty();
         assertThat(AuditLines.of(dir.resolve("audit.log")))
                 .containsExactlyElementsOf(concat(before, "auth-refused: key removed while answering"));
+    }
+
+    @Test
+    void anAcceptedKeyAskingForAnEncryptionAlgorithmNotServedIsAuditedAsRefusedNotAccepted() throws Exception {
+        accepted("salt1");
+        List<String> before = AuditLines.of(dir.resolve("audit.log"));
+        SaltAuthRequest load =
+                SaltAuthRequest.of("salt1", minion.getPublic(), nonce(), ENC, SIG, Optional.empty(), Optional.empty());
+        // Anyone holding the minion's public key can ask so: Salt answers "bad enc algo", which grants nothing.
+        SaltAuthRequest badEnc = new SaltAuthRequest(
+                load.id(),
+                load.pub(),
+                load.nonce(),
+                "OAEP-SHA256",
+                load.sigAlgo(),
+                load.token(),
+                load.autosignGrains(),
+                load.version());
+        Recorded path = new Recorded();
+        salt.handle(new SaltRequest.Auth(badEnc, 3), path);
+
+        assertThat(outcome(path.only(), badEnc.nonce())).isEqualTo(new SaltSignIn.BadAlgorithm("bad enc algo"));
+        assertThat(AuditLines.of(dir.resolve("audit.log")))
+                .containsExactlyElementsOf(
+                        concat(before, "auth-refused: encryption algorithm 'OAEP-SHA256' not served"));
     }
 
     private static List<String> concat(List<String> lines, String line) {
@@ -485,16 +515,7 @@ class SaltServiceTest {
                         SaltAuthRequest.of("salt1", bad, nonce, ENC, SIG, Optional.empty(), Optional.empty()), 3),
                 path);
 
-        assertThat(SaltSignIn.check(
-                        path.only(),
-                        nonce,
-                        Optional.empty(),
-                        minion.getPrivate(),
-                        ENC,
-                        SIG,
-                        Optional.empty(),
-                        SaltLimits.UNAUTHENTICATED))
-                .isInstanceOf(SaltSignIn.Refused.class);
+        assertThat(outcome(path.only(), nonce)).isInstanceOf(SaltSignIn.Refused.class);
         assertThat(dir.resolve("pki/minions_pre/salt1")).doesNotExist();
         assertThat(Files.readString(dir.resolve("audit.log"))).contains("small prime factor (7919)");
     }
