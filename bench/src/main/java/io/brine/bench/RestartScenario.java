@@ -295,6 +295,9 @@ final class RestartScenario {
                 before.scenarios(),
                 before.failures());
         long rejoined = awaitRejoined(swarm, before.minions());
+        // As the salt-master's side waits for every minion's connections: a publication sent before a minion's
+        // subscription is back would wait out a round's timeout for nothing, not measure the master.
+        awaitReachable(metricsPort, before.minions());
         PingScenario ping = new PingScenario(after);
         FirstReturns returns = new FirstReturns();
         int rounds = 0;
@@ -357,6 +360,25 @@ final class RestartScenario {
             last = Math.max(last, worker.toLocal(Long.parseLong(event.split(" ")[4])));
         }
         return last;
+    }
+
+    /**
+     * Waits until the master says every minion is reachable ({@code brine_minions_reachable}: a live session and, on
+     * ZeroMQ, its subscription honoured), polling its metrics every 100 ms.
+     */
+    private static void awaitReachable(int metricsPort, int minions) throws IOException {
+        Duration timeout = Duration.ofSeconds(120 + minions / 20);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        double reachable = 0;
+        while (System.nanoTime() < deadline) {
+            reachable = MetricsScrape.of(metricsPort).sum("brine_minions_reachable", "");
+            if (reachable >= minions) {
+                return;
+            }
+            MasterProcess.sleep(100);
+        }
+        throw new IOException("restart: " + (long) reachable + " of " + minions + " minions reachable after "
+                + timeout.toSeconds() + " s");
     }
 
     /** master.yaml's lines for the scenario: the metrics endpoint on loopback, read after each restart. */
