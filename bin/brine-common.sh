@@ -37,6 +37,21 @@ brine_java() {
     printf '%s' "$java"
 }
 
+# Java 17 reads and makes file names, and decodes its arguments, in the locale's character set: with none set (a
+# service manager's or a container's bare environment, POSIX), that is ASCII, and a pki_dir, state tree or config
+# under a non-ASCII path cannot be opened. Without a UTF-8 character type in the environment, the JVM gets C.UTF-8's
+# (LC_CTYPE only, or LC_ALL when that is what overrides it); a system without that locale runs as before.
+brine_utf8() {
+    case "${LC_ALL:-${LC_CTYPE:-${LANG:-}}}" in
+        *.[Uu][Tt][Ff]-8 | *.[Uu][Tt][Ff]8 | *.[Uu][Tt][Ff]-8@* | *.[Uu][Tt][Ff]8@*) return ;;
+    esac
+    if [ -n "${LC_ALL:-}" ]; then
+        export LC_ALL=C.UTF-8
+    else
+        export LC_CTYPE=C.UTF-8
+    fi
+}
+
 brine_exec() {
     local module=$1 main=$2 classpath java
     shift 2
@@ -48,6 +63,7 @@ brine_exec() {
     [ $# -gt 0 ] && shift
     classpath=$(brine_classpath "$module") || exit 2
     java=$(brine_java) || exit 2
+    brine_utf8
     # shellcheck disable=SC2086 # BRINE_JAVA_OPTS is a list of options
     exec "$java" "${jvm_options[@]}" ${BRINE_JAVA_OPTS:-} -cp "$classpath" "$main" "$@"
 }

@@ -13,6 +13,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
@@ -33,16 +34,29 @@ class BrineKeyLauncherIT {
     record Run(int exit, String out, String err) {}
 
     private Run run(Path launcher, String... args) throws IOException, InterruptedException {
+        return run(Map.of(), launcher, args);
+    }
+
+    /** As {@link #run(Path, String...)}, with {@code environment}'s variables set, an empty value removing one. */
+    private Run run(Map<String, String> environment, Path launcher, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of("bash", launcher.toString()));
         command.addAll(List.of(args));
         // Files, not pipes: a verbose run's stderr would fill a pipe while stdout is being read.
         Path out = Files.createTempFile(tmp, "out", ".txt");
         Path err = Files.createTempFile(tmp, "err", ".txt");
-        Process process = new ProcessBuilder(command)
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(out.toFile())
-                .redirectError(err.toFile())
-                .start();
+                .redirectError(err.toFile());
+        environment.forEach((name, value) -> {
+            if (value.isEmpty()) {
+                builder.environment().remove(name);
+            } else {
+                builder.environment().put(name, value);
+            }
+        });
+        Process process = builder.start();
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
         return new Run(
                 process.exitValue(),
@@ -154,6 +168,25 @@ class BrineKeyLauncherIT {
         Run usage = run(launcher, "--pki-dir", pki.toString(), "-a", "Web1", "-y");
         assertThat(usage.exit()).isEqualTo(2);
         assertThat(usage.err()).startsWith("brine-key: ").doesNotContain("Exception");
+    }
+
+    /**
+     * Started by a service manager or in a container with no locale (LANG unset: POSIX), Java 17 reads and makes file
+     * names as ASCII, so a state tree, pki_dir or config under a non-ASCII path was not found; the launchers give Java
+     * a UTF-8 character type (C.UTF-8) when the environment's is not.
+     */
+    @Test
+    void aNonAsciiPathWorksWhenTheEnvironmentHasNoUtf8Locale() throws Exception {
+        Path keys = tmp.resolve("clés");
+        Run gen = run(
+                Map.of("LANG", "", "LC_ALL", "", "LC_CTYPE", ""),
+                ROOT.resolve("bin/brine-key"),
+                "--gen-keys",
+                "web1",
+                "--gen-keys-dir",
+                keys.toString());
+        assertThat(gen.exit()).as(gen.err()).isZero();
+        assertThat(keys.resolve("web1.pem")).exists();
     }
 
     @Test
