@@ -57,6 +57,25 @@ final class SaltMinionProcess implements AutoCloseable {
             import salt  # noqa: F401
             """;
 
+    /**
+     * The shared salt script rewrites its {@code looseversion} shim ({@code printf > shim/looseversion.py}: truncated,
+     * then written) at every start, and Salt imports that module seconds into its own start: a salt process starting
+     * while another rewrites the shim imported an empty module ("module 'looseversion' has no attribute
+     * 'LooseVersion'", exit 1; seen in a CI run with salt-minions of three test JVMs starting together). Every process
+     * started here has the same class in {@code sys.modules} from {@code sitecustomize}, before Salt asks, so the file
+     * is never read.
+     */
+    private static final String LOOSEVERSION_SITECUSTOMIZE = """
+            # Written by brine's SaltMinionProcess: looseversion from distutils, as the shared script's shim gives it,
+            # without reading the shim while another salt process rewrites it.
+            import sys
+            import types
+            from distutils.version import LooseVersion
+            _looseversion = types.ModuleType("looseversion")
+            _looseversion.LooseVersion = LooseVersion
+            sys.modules.setdefault("looseversion", _looseversion)
+            """;
+
     final String id;
     final String version;
     final Path dir;
@@ -107,13 +126,19 @@ final class SaltMinionProcess implements AutoCloseable {
                 .redirectOutput(dir.resolve("stdout.txt").toFile());
         keepBytecode(builder);
         builder.environment().put("SALT_VERSION", version);
-        if (version.startsWith("3006.")) {
-            Path site = Files.createDirectories(dir.resolve("python"));
-            Files.writeString(site.resolve("sitecustomize.py"), SALT_3006_SITECUSTOMIZE, StandardCharsets.UTF_8);
-            String inherited = builder.environment().get("PYTHONPATH");
-            builder.environment().put("PYTHONPATH", site + (inherited == null ? "" : ":" + inherited));
-        }
+        siteCustomize(
+                builder,
+                dir,
+                LOOSEVERSION_SITECUSTOMIZE + (version.startsWith("3006.") ? SALT_3006_SITECUSTOMIZE : ""));
         return new SaltMinionProcess(id, version, dir, builder.start());
+    }
+
+    /** Puts {@code dir/python/sitecustomize.py} with {@code code} first on the process's Python path. */
+    private static void siteCustomize(ProcessBuilder builder, Path dir, String code) throws IOException {
+        Path site = Files.createDirectories(dir.resolve("python"));
+        Files.writeString(site.resolve("sitecustomize.py"), code, StandardCharsets.UTF_8);
+        String inherited = builder.environment().get("PYTHONPATH");
+        builder.environment().put("PYTHONPATH", site + (inherited == null ? "" : ":" + inherited));
     }
 
     /**
@@ -159,10 +184,10 @@ final class SaltMinionProcess implements AutoCloseable {
         List<String> command = new ArrayList<>(List.of(SALT.toString(), "salt-key", "--config-dir", conf.toString()));
         command.addAll(List.of(args));
         Path out = dir.resolve("salt-key-out.txt");
-        Process process = keepBytecode(new ProcessBuilder(command))
-                .redirectErrorStream(true)
-                .redirectOutput(out.toFile())
-                .start();
+        ProcessBuilder builder = keepBytecode(new ProcessBuilder(command));
+        siteCustomize(builder, conf, LOOSEVERSION_SITECUSTOMIZE);
+        Process process =
+                builder.redirectErrorStream(true).redirectOutput(out.toFile()).start();
         if (!process.waitFor(WAIT.toSeconds() * 2, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             fail("salt-key " + args[0] + " did not finish: " + Files.readString(out));
