@@ -21,6 +21,7 @@ import io.brine.store.keys.KeyStore;
 import io.brine.transport.ServerTransport;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.security.interfaces.RSAPublicKey;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -204,9 +205,9 @@ public final class Master implements AutoCloseable {
         boolean stillAccepted = change.to().filter(s -> s == KeyState.ACCEPTED).isPresent();
         if (wasAccepted && !stillAccepted) {
             Optional<MinionSession> session = sessions.byMinion(change.id());
-            if (session.isPresent() && stillAccepted(session.get())) {
-                // Opened since, with the key the id holds now (its key deleted and another accepted at once): that
-                // session stays. The publish key still rotates, for the removed key's holder.
+            if (session.isPresent() && holdsAnotherAcceptedKey(session.get(), change.fingerprint())) {
+                // Opened since, with another key the id holds now (its key deleted and another accepted at once):
+                // that session stays. The publish key still rotates, for the removed key's holder.
                 return true;
             }
             grains.remove(change.id());
@@ -359,6 +360,23 @@ public final class Master implements AutoCloseable {
         } catch (UncheckedIOException e) {
             LOG.error("{} not written to the audit log: {}", event.event(), e.getMessage());
         }
+    }
+
+    /**
+     * Whether {@code session} holds a key other than the one removed ({@code removedFingerprint}) and that key is
+     * accepted: never true for the removed key's session, whatever the store's view says when the listener runs (a
+     * rescan can tell its listeners before its view holds the change).
+     */
+    private boolean holdsAnotherAcceptedKey(MinionSession session, String removedFingerprint) {
+        if (removedFingerprint == null
+                || removedFingerprint.isBlank()
+                || Fingerprints.of(session.publicKey()).equals(removedFingerprint)) {
+            return false;
+        }
+        Optional<RSAPublicKey> accepted = keyStore.acceptedKey(session.minionId());
+        return accepted.isPresent()
+                && !Fingerprints.of(accepted.get()).equals(removedFingerprint)
+                && session.holds(accepted.get());
     }
 
     private boolean stillAccepted(MinionSession session) {
