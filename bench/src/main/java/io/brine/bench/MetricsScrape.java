@@ -10,14 +10,16 @@ import java.time.Duration;
 /** A brine-master's Prometheus exposition ({@code GET /metrics} on {@code http_port}), read for a few counters. */
 record MetricsScrape(String text) {
 
+    /** One client for every scrape: the restart scenario polls the master ten times a second. */
+    private static final HttpClient CLIENT = HttpClient.newHttpClient();
+
     /** The master's metrics now, from {@code http://127.0.0.1:port/metrics}. */
     static MetricsScrape of(int port) throws IOException {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
                 .timeout(Duration.ofSeconds(30))
                 .build();
         try {
-            HttpResponse<String> response =
-                    HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = CLIENT.send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IOException("GET /metrics on port " + port + " answered " + response.statusCode());
             }
